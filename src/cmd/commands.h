@@ -1,0 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/* The subcommands of the modelplane executable; each returns a process exit status. */
+
+int cmd_version(int argc, char **argv);

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "http/router.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int hexval(char c)
+{
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -1;
+}
+
+int http_percent_decode(const char *s, size_t len, char **ret)
+{
+        AUTOFREE char *out = malloc(len + 1);
+        size_t j = 0;
+
+        if (!out)
+                return -ENOMEM;
+        for (size_t i = 0; i < len; i++) {
+                if (s[i] != '%') {
+                        out[j++] = s[i];
+                        continue;
+                }
+                if (i + 2 >= len)
+                        return -EINVAL;
+                int hi = hexval(s[i + 1]), lo = hexval(s[i + 2]);
+                if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
+                        return -EINVAL;
+                out[j++] = (char)(hi * 16 + lo);
+                i += 2;
+        }
+        out[j] = '\0';
+        *ret = TAKE_PTR(out);
+        return 0;
+}
+
+void http_req_params_release(struct http_req *req)
+{
+        for (size_t i = 0; i < req->n_params; i++)
+                free(req->params[i].value);
+        req->n_params = 0;
+}
+
+/* Next segment of *cur (after skipping one '/'); returns false at the end. */
+static bool next_segment(const char **cur, const char **ret_start, size_t *ret_len)
+{
+        const char *p = *cur, *end;
+
+        if (*p != '/')
+                return false;
+        p++;
+        end = strchrnul(p, '/');
+        *ret_start = p;
+        *ret_len = (size_t)(end - p);
+        *cur = end;
+        return true;
+}
+
+/* Matches path against pattern; captures into params. Returns 1 match, 0 no match, <0 error. */
+static int match_one(const char *pattern, const char *path, struct http_param *params,
+                     size_t *n_params)
+{
+        const char *pc = pattern, *uc = path;
+        const char *ps, *us;
+        size_t pl, ul;
+        int r;
+
+        *n_params = 0;
+        for (;;) {
+                bool have_p = next_segment(&pc, &ps, &pl);
+                if (!have_p)
+                        return *uc == '\0' ? 1 : 0;
+                if (pl >= 3 && ps[0] == '{' && ps[pl - 1] == '}' && ps[pl - 2] == '+') {
+                        /* greedy tail: the rest of the path, at least one character */
+                        if (*uc != '/' || uc[1] == '\0')
+                                return 0;
+                        if (*n_params >= HTTP_PARAMS_MAX)
+                                return -E2BIG;
+                        r = http_percent_decode(uc + 1, strlen(uc + 1), &params[*n_params].value);
+                        if (r < 0)
+                                return r;
+                        params[*n_params].name = ps + 1; /* not NUL-terminated: fixed below */
+                        (*n_params)++;
+                        return 1;
+                }
+                if (!next_segment(&uc, &us, &ul))
+                        return 0;
+                if (pl >= 2 && ps[0] == '{' && ps[pl - 1] == '}') {
+                        if (ul == 0)
+                                return 0;
+                        if (*n_params >= HTTP_PARAMS_MAX)
+                                return -E2BIG;
+                        r = http_percent_decode(us, ul, &params[*n_params].value);
+                        if (r < 0)
+                                return r;
+                        params[*n_params].name = ps + 1;
+                        (*n_params)++;
+                        continue;
+                }
+                if (pl != ul || memcmp(ps, us, pl) != 0)
+                        return 0;
+        }
+}
+
+static void release_params(struct http_param *params, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                free(params[i].value);
+                params[i].value = NULL;
+        }
+}
+
+int http_route_match(const struct http_route *table, size_t n, const char *method,
+                     const char *path, struct http_req *req)
+{
+        struct http_param params[HTTP_PARAMS_MAX] = { 0 };
+        bool path_matched = false;
+        size_t n_params = 0;
+        int r;
+
+        for (size_t i = 0; i < n; i++) {
+                r = match_one(table[i].pattern, path, params, &n_params);
+                if (r < 0) {
+                        release_params(params, n_params);
+                        return r;
+                }
+                if (r == 0) {
+                        release_params(params, n_params);
+                        continue;
+                }
+                if (!streq(table[i].method, method)) {
+                        path_matched = true;
+                        release_params(params, n_params);
+                        continue;
+                }
+                http_req_params_release(req);
+                memcpy(req->params, params, sizeof(params));
+                req->n_params = n_params;
+                req->route_data = table[i].data;
+                return (int)i;
+        }
+        return path_matched ? -EOPNOTSUPP : -ENOENT;
+}
+
+const char *http_req_param(const struct http_req *req, const char *name)
+{
+        size_t len = strlen(name);
+
+        for (size_t i = 0; i < req->n_params; i++) {
+                const char *pn = req->params[i].name;
+                /* pattern names end at '}' or '+}' */
+                if (strneq(pn, name, len) && (pn[len] == '}' || pn[len] == '+'))
+                        return req->params[i].value;
+        }
+        return NULL;
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * A pure router: a static table of (method, pattern) pairs. Patterns are '/'-separated segments;
+ * "{name}" captures one segment, and a final "{name+}" captures the rest of the path including
+ * '/'. Captured values are percent-decoded. No I/O; unit-tested and fuzzed.
+ */
+
+#include <stddef.h>
+
+#include "http/server.h"
+#include "util/macro.h"
+
+struct http_route {
+        const char *method;  /* "GET", "POST" ... */
+        const char *pattern; /* "/api/x/v1/things/{id}" */
+        http_handler_fn fn;
+        void *data; /* available to the handler as req->route_data */
+};
+
+/*
+ * Finds the route for method and path (the path without query string). On success returns the
+ * index and stores the captured parameters in req->params (owned by req). Returns -ENOENT when no
+ * pattern matches the path, -EOPNOTSUPP when a pattern matches but not for this method, -EINVAL
+ * for a malformed percent-escape, -ENOMEM.
+ */
+_warn_unused_result_ int http_route_match(const struct http_route *table, size_t n,
+                                          const char *method, const char *path,
+                                          struct http_req *req);
+
+/* Releases the captured parameters of req. */
+void http_req_params_release(struct http_req *req);
+
+/* Decodes %XX escapes of s[0..len) into a new string. Rejects bad escapes and %00. */
+_warn_unused_result_ int http_percent_decode(const char *s, size_t len, char **ret);

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * HTTP server: libmicrohttpd glue shared by the registry, the catalog, the admission webhook and
+ * the manager's probe/metrics endpoints. Knows nothing about any of them.
+ *
+ * One thread per connection (handlers may block on a database), a bounded request body (413 past
+ * http_server_config.body_max), an idle timeout per connection, and a connection limit. The
+ * handler gets a struct http_req (everything borrowed for the duration of the call) and fills a
+ * struct http_resp; the server sends it after the handler returns.
+ */
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/buf.h"
+#include "util/macro.h"
+
+struct MHD_Connection;
+struct http_server;
+
+#define HTTP_PARAMS_MAX 8
+
+/* One path parameter captured by the router; both strings owned by the request. */
+struct http_param {
+        const char *name; /* borrowed from the route pattern */
+        char *value;      /* owned; percent-decoded */
+};
+
+struct http_req {
+        const char *method; /* borrowed */
+        const char *path;   /* borrowed; the raw (still percent-encoded) path, without query */
+        struct MHD_Connection *conn;
+        struct buf body; /* owned; the request body, NUL-terminated */
+        struct http_param params[HTTP_PARAMS_MAX];
+        size_t n_params;
+        void *route_data; /* borrowed; http_route.data of the matched route */
+};
+
+struct http_header {
+        char *name;  /* owned */
+        char *value; /* owned */
+};
+
+struct http_resp {
+        unsigned status;
+        char *content_type; /* owned; NULL means application/json */
+        struct buf body;
+        struct http_header *headers; /* owned */
+        size_t n_headers;
+};
+
+/* Returns 0 after filling resp, or a negative errno that the server turns into a 500. */
+typedef int (*http_handler_fn)(void *userdata, struct http_req *req, struct http_resp *resp);
+
+struct http_server_config {
+        const char *address;          /* borrowed; "127.0.0.1", "0.0.0.0", "::" ... */
+        uint16_t port;                /* 0 picks a free port; see http_server_port() */
+        size_t body_max;              /* request bodies above this get 413 */
+        unsigned connection_timeout;  /* seconds of inactivity before a connection is closed */
+        unsigned max_connections;     /* concurrent connections; further ones are refused */
+        http_handler_fn handler;
+        void *userdata;
+        /* TLS: both set means HTTPS. PEM contents, borrowed for the call to http_server_start(). */
+        const char *tls_cert_pem;
+        const char *tls_key_pem;
+};
+
+#define HTTP_SERVER_CONFIG_DEFAULTS                                                                \
+        .address = "127.0.0.1", .port = 0, .body_max = 1024U * 1024U, .connection_timeout = 30,    \
+        .max_connections = 1024
+
+_warn_unused_result_ int http_server_start(const struct http_server_config *cfg,
+                                           struct http_server **ret);
+/* Stops accepting, waits for in-flight handlers, frees. Accepts NULL; returns NULL. */
+struct http_server *http_server_free(struct http_server *s);
+DEFINE_CLEANUP_FUNC(struct http_server *, http_server_free)
+/* The bound port (useful with port 0). */
+uint16_t http_server_port(const struct http_server *s);
+
+/* Borrowed lookups, valid during the handler call. NULL when absent. */
+const char *http_req_query(const struct http_req *req, const char *key);
+const char *http_req_header(const struct http_req *req, const char *name);
+const char *http_req_param(const struct http_req *req, const char *name);
+/* Calls fn for every query argument in order (repeated keys included); stops on a negative result. */
+int http_req_query_foreach(const struct http_req *req,
+                           int (*fn)(void *userdata, const char *key, const char *value),
+                           void *userdata);
+
+/* Response builders. They never fail visibly: on OOM the server answers 500. */
+void http_resp_set_json(struct http_resp *resp, unsigned status, json_t *body /* takes ownership */);
+void http_resp_set_text(struct http_resp *resp, unsigned status, const char *content_type,
+                        const char *text);
+_warn_unused_result_ int http_resp_add_header(struct http_resp *resp, const char *name,
+                                              const char *value);
+
+/* Limits for responses we build, so a handler cannot produce an unbounded body. */
+#define HTTP_RESPONSE_MAX (256U * 1024U * 1024U)

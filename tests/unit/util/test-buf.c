@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "util/buf.h"
+
+Test(buf, append_and_take)
+{
+        struct buf b = BUF_INIT(64);
+        size_t len = 0;
+        char *s;
+
+        cr_assert_eq(buf_puts(&b, "hello"), 0);
+        cr_assert_eq(buf_printf(&b, " %d", 42), 0);
+        cr_assert_str_eq(buf_str(&b), "hello 42");
+        s = buf_take(&b, &len);
+        cr_assert_str_eq(s, "hello 42");
+        cr_assert_eq(len, 8);
+        cr_assert_null(b.p);
+        free(s);
+}
+
+Test(buf, cap_is_enforced_and_contents_survive)
+{
+        struct buf b = BUF_INIT(8);
+
+        cr_assert_eq(buf_puts(&b, "1234567"), 0);
+        cr_assert_eq(buf_putc(&b, 'x'), -E2BIG, "an append reaching the cap must fail");
+        cr_assert_str_eq(buf_str(&b), "1234567", "a failed append must leave contents unchanged");
+        cr_assert_eq(buf_printf(&b, "%s", "toolong"), -E2BIG);
+        cr_assert_eq(b.len, 7);
+        buf_release(&b);
+}
+
+Test(buf, empty_take_is_empty_string)
+{
+        struct buf b = BUF_INIT(8);
+        char *s = buf_take(&b, NULL);
+
+        cr_assert_not_null(s);
+        cr_assert_str_eq(s, "");
+        free(s);
+}
