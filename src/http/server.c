@@ -3,20 +3,58 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
-#include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <gnutls/abstract.h>
+#include <gnutls/gnutls.h>
+#include <microhttpd.h>
 
 #include "http/router.h"
 
+/* TLS below 1.2 is refused (SSL 3.0 is gone from gnutls anyway; listed for older builds). */
+#define TLS_PRIORITIES "NORMAL:-VERS-SSL3.0:-VERS-TLS1.0:-VERS-TLS1.1"
+/* Limits for the certificate files of a rotating TLS source. */
+#define TLS_FILE_MAX  (1024U * 1024U)
+#define TLS_CHAIN_MAX 16U
+
+/* Identity of a file's contents as far as stat(2) can tell. */
+struct file_id {
+        dev_t dev;
+        ino_t ino;
+        off_t size;
+        struct timespec mtime;
+        struct timespec ctime;
+};
+
+/*
+ * The certificate source of a TLS-from-files server: the PEM pair being served and the identity
+ * of the files it was last compared with. Consulted (under lock) by every new handshake.
+ */
+struct tls_source {
+        pthread_mutex_t lock;
+        char *cert_path; /* owned */
+        char *key_path;  /* owned */
+        struct file_id cert_id, key_id; /* files last looked at, loaded or rejected */
+        char *cert_pem;                 /* owned; the pair being served */
+        size_t cert_len;
+        char *key_pem; /* owned */
+        size_t key_len;
+        uint64_t generation;
+};
+
 struct http_server {
         struct MHD_Daemon *daemon;
-        struct http_server_config cfg; /* address and PEM pointers are not used after start */
+        struct http_server_config cfg; /* address, PEM and path pointers are not used after start */
         uint16_t port;
+        struct tls_source *tls; /* owned; NULL unless TLS from files */
 };
 
 /* Per-connection request state, created on the first callback and freed on completion. */
@@ -244,6 +282,323 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         *con_cls = NULL;
 }
 
+static bool file_id_equal(const struct file_id *a, const struct file_id *b)
+{
+        return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+               a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec &&
+               a->ctime.tv_sec == b->ctime.tv_sec && a->ctime.tv_nsec == b->ctime.tv_nsec;
+}
+
+static void file_id_from_stat(const struct stat *st, struct file_id *ret)
+{
+        *ret = (struct file_id){
+                .dev = st->st_dev,
+                .ino = st->st_ino,
+                .size = st->st_size,
+                .mtime = st->st_mtim,
+                .ctime = st->st_ctim,
+        };
+}
+
+static int file_id_get(const char *path, struct file_id *ret)
+{
+        struct stat st;
+
+        if (stat(path, &st) < 0)
+                return negative_errno();
+        file_id_from_stat(&st, ret);
+        return 0;
+}
+
+/* Reads a whole regular file of at most max bytes; the identity is taken from the open file. */
+static int read_file_bounded(const char *path, size_t max, char **ret, size_t *ret_len,
+                             struct file_id *ret_id)
+{
+        AUTOCLOSE int fd = -EBADF;
+        struct buf b = BUF_INIT(max + 1);
+        struct stat st;
+        char chunk[4096];
+        size_t len;
+        char *p;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return -EINVAL;
+        for (;;) {
+                ssize_t n = read(fd, chunk, sizeof(chunk));
+                int r;
+
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        r = negative_errno();
+                        buf_release(&b);
+                        return r;
+                }
+                if (n == 0)
+                        break;
+                r = buf_append(&b, chunk, (size_t)n);
+                if (r < 0) {
+                        buf_release(&b);
+                        return r == -E2BIG ? -EFBIG : r;
+                }
+        }
+        p = buf_take(&b, &len);
+        if (!p)
+                return -ENOMEM;
+        file_id_from_stat(&st, ret_id);
+        *ret = p;
+        *ret_len = len;
+        return 0;
+}
+
+static void pcerts_free(gnutls_pcert_st *pcerts, unsigned n)
+{
+        if (!pcerts)
+                return;
+        for (unsigned i = 0; i < n; i++)
+                gnutls_pcert_deinit(&pcerts[i]);
+        gnutls_free(pcerts);
+}
+
+/*
+ * Parses a PEM certificate chain and key into fresh gnutls objects (allocated with gnutls_malloc
+ * so that gnutls may free them). Fails with -EINVAL when either does not parse or the key does
+ * not belong to the first certificate.
+ */
+static int tls_pair_import(const char *cert_pem, size_t cert_len, const char *key_pem,
+                           size_t key_len, gnutls_pcert_st **ret_pcerts, unsigned *ret_n,
+                           gnutls_privkey_t *ret_key)
+{
+        gnutls_datum_t cd = { .data = (unsigned char *)cert_pem, .size = (unsigned)cert_len };
+        gnutls_datum_t kd = { .data = (unsigned char *)key_pem, .size = (unsigned)key_len };
+        unsigned char id_cert[64], id_key[64];
+        size_t id_cert_len = sizeof(id_cert), id_key_len = sizeof(id_key);
+        gnutls_pcert_st *pcerts;
+        gnutls_privkey_t key = NULL;
+        gnutls_pubkey_t pub = NULL;
+        unsigned n = TLS_CHAIN_MAX;
+        int r = -EINVAL;
+
+        if (cert_len > TLS_FILE_MAX || key_len > TLS_FILE_MAX)
+                return -EFBIG;
+        pcerts = gnutls_calloc(TLS_CHAIN_MAX, sizeof(*pcerts));
+        if (!pcerts)
+                return -ENOMEM;
+        if (gnutls_pcert_list_import_x509_raw(pcerts, &n, &cd, GNUTLS_X509_FMT_PEM, 0) < 0 ||
+            n == 0) {
+                gnutls_free(pcerts);
+                return -EINVAL;
+        }
+        if (gnutls_privkey_init(&key) < 0) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        if (gnutls_privkey_import_x509_raw(key, &kd, GNUTLS_X509_FMT_PEM, NULL, 0) < 0)
+                goto fail;
+        if (gnutls_pubkey_init(&pub) < 0) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        if (gnutls_pubkey_import_privkey(pub, key, 0, 0) < 0 ||
+            gnutls_pubkey_get_key_id(pub, 0, id_key, &id_key_len) < 0 ||
+            gnutls_pubkey_get_key_id(pcerts[0].pubkey, 0, id_cert, &id_cert_len) < 0 ||
+            id_key_len != id_cert_len || memcmp(id_key, id_cert, id_key_len) != 0)
+                goto fail;
+        gnutls_pubkey_deinit(pub);
+        *ret_pcerts = pcerts;
+        *ret_n = n;
+        *ret_key = key;
+        return 0;
+fail:
+        if (pub)
+                gnutls_pubkey_deinit(pub);
+        if (key)
+                gnutls_privkey_deinit(key);
+        pcerts_free(pcerts, n);
+        return r;
+}
+
+static int tls_pair_check(const char *cert_pem, size_t cert_len, const char *key_pem,
+                          size_t key_len)
+{
+        gnutls_pcert_st *pcerts;
+        gnutls_privkey_t key;
+        unsigned n;
+        int r;
+
+        r = tls_pair_import(cert_pem, cert_len, key_pem, key_len, &pcerts, &n, &key);
+        if (r < 0)
+                return r;
+        gnutls_privkey_deinit(key);
+        pcerts_free(pcerts, n);
+        return 0;
+}
+
+static struct tls_source *tls_source_free(struct tls_source *src)
+{
+        if (!src)
+                return NULL;
+        (void)pthread_mutex_destroy(&src->lock);
+        free(src->cert_path);
+        free(src->key_path);
+        free(src->cert_pem);
+        if (src->key_pem) {
+                explicit_bzero(src->key_pem, src->key_len);
+                free(src->key_pem);
+        }
+        free(src);
+        return NULL;
+}
+DEFINE_CLEANUP_FUNC(struct tls_source *, tls_source_free)
+
+static void free_secret(char *p, size_t len)
+{
+        if (!p)
+                return;
+        explicit_bzero(p, len);
+        free(p);
+}
+
+/*
+ * Re-reads the pair when either file changed since it was last looked at. Called with the lock
+ * held (or before the source is shared). Returns 1 when a new pair was taken, 0 when nothing
+ * changed or the new files were rejected (the old pair stays), negative errno when there is no
+ * pair at all yet and the files cannot be loaded.
+ */
+static int tls_source_refresh_locked(struct tls_source *src)
+{
+        struct file_id cid, kid, cid2, kid2;
+        char *cert = NULL, *key = NULL;
+        size_t cert_len = 0, key_len = 0;
+        int r;
+
+        if (src->cert_pem) {
+                if (file_id_get(src->cert_path, &cid) < 0 || file_id_get(src->key_path, &kid) < 0)
+                        return 0; /* mid-swap or gone: keep serving what we have */
+                if (file_id_equal(&cid, &src->cert_id) && file_id_equal(&kid, &src->key_id))
+                        return 0;
+        }
+        r = read_file_bounded(src->cert_path, TLS_FILE_MAX, &cert, &cert_len, &cid2);
+        if (r < 0)
+                return src->cert_pem ? 0 : r;
+        r = read_file_bounded(src->key_path, TLS_FILE_MAX, &key, &key_len, &kid2);
+        if (r < 0) {
+                free(cert);
+                return src->cert_pem ? 0 : r;
+        }
+        /* Remember what was looked at, so a rejected pair is not re-read on every handshake. */
+        src->cert_id = cid2;
+        src->key_id = kid2;
+        r = tls_pair_check(cert, cert_len, key, key_len);
+        if (r < 0) {
+                free(cert);
+                free_secret(key, key_len);
+                return src->cert_pem ? 0 : r;
+        }
+        free(src->cert_pem);
+        free_secret(src->key_pem, src->key_len);
+        src->cert_pem = cert;
+        src->cert_len = cert_len;
+        src->key_pem = key;
+        src->key_len = key_len;
+        src->generation++;
+        return 1;
+}
+
+static int tls_source_new(const char *cert_path, const char *key_path, struct tls_source **ret)
+{
+        CLEANUP(tls_source_freep) struct tls_source *src = NULL;
+        int r;
+
+        src = calloc(1, sizeof(*src));
+        if (!src)
+                return -ENOMEM;
+        r = pthread_mutex_init(&src->lock, NULL);
+        if (r != 0) {
+                free(TAKE_PTR(src));
+                return -r;
+        }
+        src->cert_path = strdup(cert_path);
+        src->key_path = strdup(key_path);
+        if (!src->cert_path || !src->key_path)
+                return -ENOMEM;
+        r = tls_source_refresh_locked(src);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(src);
+        return 0;
+}
+
+/*
+ * gnutls asks for the server's certificate on each handshake. The session pointer was set to the
+ * tls_source when the connection started (on_connection). Fresh copies are handed over with
+ * GNUTLS_CERT_RETR_DEINIT_ALL, so gnutls owns them for the session's lifetime and a rotation never
+ * frees anything a live session still uses.
+ */
+static int tls_retrieve_cert(gnutls_session_t session, const struct gnutls_cert_retr_st *info,
+                             gnutls_pcert_st **certs, unsigned int *certs_length,
+                             gnutls_ocsp_data_st **ocsp, unsigned int *ocsp_length,
+                             gnutls_privkey_t *privkey, unsigned int *flags)
+{
+        struct tls_source *src = gnutls_session_get_ptr(session);
+        gnutls_pcert_st *pcerts = NULL;
+        gnutls_privkey_t key = NULL;
+        unsigned n = 0;
+        int r;
+
+        (void)info;
+        if (!src)
+                return -1;
+        if (pthread_mutex_lock(&src->lock) != 0)
+                return -1;
+        (void)tls_source_refresh_locked(src);
+        r = tls_pair_import(src->cert_pem, src->cert_len, src->key_pem, src->key_len, &pcerts,
+                            &n, &key);
+        (void)pthread_mutex_unlock(&src->lock);
+        if (r < 0)
+                return -1;
+        *certs = pcerts;
+        *certs_length = n;
+        *ocsp = NULL;
+        *ocsp_length = 0;
+        *privkey = key;
+        *flags = GNUTLS_CERT_RETR_DEINIT_ALL;
+        return 0;
+}
+
+/* Runs in the accepting thread before the connection's handshake: binds the session to our source. */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+        struct http_server *s = cls;
+        const union MHD_ConnectionInfo *ci;
+
+        (void)socket_context;
+        if (toe != MHD_CONNECTION_NOTIFY_STARTED || !s->tls)
+                return;
+        ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+        if (ci && ci->tls_session)
+                gnutls_session_set_ptr((gnutls_session_t)ci->tls_session, s->tls);
+}
+
+uint64_t http_server_tls_generation(struct http_server *s)
+{
+        uint64_t g;
+
+        if (!s->tls)
+                return 0;
+        if (pthread_mutex_lock(&s->tls->lock) != 0)
+                return 0;
+        g = s->tls->generation;
+        (void)pthread_mutex_unlock(&s->tls->lock);
+        return g;
+}
+
 int http_server_start(const struct http_server_config *cfg, struct http_server **ret)
 {
         struct sockaddr_storage ss = { 0 };
@@ -256,6 +611,10 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
         if (!cfg || !cfg->handler || cfg->body_max == 0)
                 return -EINVAL;
         if (!!cfg->tls_cert_pem != !!cfg->tls_key_pem)
+                return -EINVAL;
+        if (!!cfg->tls_cert_file != !!cfg->tls_key_file)
+                return -EINVAL;
+        if (cfg->tls_cert_pem && cfg->tls_cert_file)
                 return -EINVAL;
 
         if (cfg->address && strchr(cfg->address, ':')) {
@@ -284,8 +643,26 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
         s->cfg.address = NULL;
         s->cfg.tls_cert_pem = NULL;
         s->cfg.tls_key_pem = NULL;
+        s->cfg.tls_cert_file = NULL;
+        s->cfg.tls_key_file = NULL;
 
-        if (cfg->tls_cert_pem) {
+        if (cfg->tls_cert_file) {
+                int r = tls_source_new(cfg->tls_cert_file, cfg->tls_key_file, &s->tls);
+
+                if (r < 0) {
+                        free(s);
+                        return r;
+                }
+                flags |= MHD_USE_TLS;
+                s->daemon = MHD_start_daemon(
+                        flags, cfg->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, &ss,
+                        MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout,
+                        MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,
+                        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+                        MHD_OPTION_HTTPS_CERT_CALLBACK2, tls_retrieve_cert,
+                        MHD_OPTION_HTTPS_PRIORITIES, TLS_PRIORITIES, MHD_OPTION_END);
+        } else if (cfg->tls_cert_pem) {
                 flags |= MHD_USE_TLS;
                 s->daemon = MHD_start_daemon(
                         flags, cfg->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, &ss,
@@ -293,8 +670,7 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
                         MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,
                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_HTTPS_MEM_CERT,
                         cfg->tls_cert_pem, MHD_OPTION_HTTPS_MEM_KEY, cfg->tls_key_pem,
-                        MHD_OPTION_HTTPS_PRIORITIES,
-                        "NORMAL:-VERS-SSL3.0:-VERS-TLS1.0:-VERS-TLS1.1", MHD_OPTION_END);
+                        MHD_OPTION_HTTPS_PRIORITIES, TLS_PRIORITIES, MHD_OPTION_END);
         } else
                 s->daemon = MHD_start_daemon(flags, cfg->port, NULL, NULL, on_request, s,
                                              MHD_OPTION_SOCK_ADDR, &ss,
@@ -303,6 +679,7 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
                                              cfg->max_connections, MHD_OPTION_NOTIFY_COMPLETED,
                                              on_completed, s, MHD_OPTION_END);
         if (!s->daemon) {
+                tls_source_free(s->tls);
                 free(s);
                 return -EADDRINUSE;
         }
@@ -318,6 +695,7 @@ struct http_server *http_server_free(struct http_server *s)
                 return NULL;
         if (s->daemon)
                 MHD_stop_daemon(s->daemon);
+        tls_source_free(s->tls);
         free(s);
         return NULL;
 }

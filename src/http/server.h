@@ -67,6 +67,18 @@ struct http_server_config {
         /* TLS: both set means HTTPS. PEM contents, borrowed for the call to http_server_start(). */
         const char *tls_cert_pem;
         const char *tls_key_pem;
+        /*
+         * TLS from files, with rotation: both set means HTTPS (exclusive with the PEM fields).
+         * Paths, copied. The pair is loaded at start (failure fails the start) and then consulted
+         * on every new handshake: when either file changed (inode, size, mtime or ctime of the
+         * file the path resolves to, so a Kubernetes secret volume's ..data symlink swap counts),
+         * both are re-read and, if they parse and the key matches the certificate, new handshakes
+         * use the new pair. A half-written or mismatched pair is ignored (the previous one keeps
+         * being served) until the files change again. Open connections are never touched. The
+         * cert file may hold a chain (leaf first). TLS below 1.2 is refused in both TLS modes.
+         */
+        const char *tls_cert_file;
+        const char *tls_key_file;
 };
 
 #define HTTP_SERVER_CONFIG_DEFAULTS                                                                \
@@ -80,6 +92,11 @@ struct http_server *http_server_free(struct http_server *s);
 DEFINE_CLEANUP_FUNC(struct http_server *, http_server_free)
 /* The bound port (useful with port 0). */
 uint16_t http_server_port(const struct http_server *s);
+/*
+ * TLS-from-files servers: how many certificate pairs have been loaded so far (1 after start, +1
+ * per accepted rotation). 0 for plain HTTP and static PEM. Thread-safe.
+ */
+uint64_t http_server_tls_generation(struct http_server *s);
 
 /* Borrowed lookups, valid during the handler call. NULL when absent. */
 const char *http_req_query(const struct http_req *req, const char *key);
