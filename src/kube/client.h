@@ -128,3 +128,9 @@ _warn_unused_result_ int kube_request(struct kube_client *c, const char *method,
 /* Builds "/api/v1/namespaces/ns/pods/name" style paths into buf (size len). */
 _warn_unused_result_ int kube_resource_path(const struct gvr *r, const char *ns, const char *name,
                                             const char *subresource, char *buf, size_t len);
+
+/* The client's default namespace (context namespace, in-cluster namespace or "default");
+ * borrowed, valid while the client lives. */
+const char *kube_client_namespace(const struct kube_client *c);
+/* The API server URL; borrowed, valid while the client lives. */
+const char *kube_client_server(const struct kube_client *c);

@@ -1,0 +1,760 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "kube/config.h"
+
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <yaml.h>
+
+#include "util/buf.h"
+
+/* A kubeconfig is a few KiB; inline PEM blobs make it bigger, 4 MiB is plenty. */
+#define KUBECONFIG_MAX ((size_t)4 * 1024 * 1024)
+/* CA bundles, certificates, keys and tokens read from files. */
+#define KUBE_CRED_FILE_MAX ((size_t)4 * 1024 * 1024)
+/* How many entries of clusters/users/contexts we look at. */
+#define KUBECONFIG_LIST_MAX 4096
+
+#define IN_CLUSTER_ROOT_DEFAULT "/var/run/secrets/kubernetes.io/serviceaccount"
+
+static void *mfree(void *p)
+{
+        free(p);
+        return NULL;
+}
+
+struct kube_config *kube_config_free(struct kube_config *c)
+{
+        if (!c)
+                return NULL;
+        free(c->server);
+        if (c->ca_pem)
+                explicit_bzero(c->ca_pem, strlen(c->ca_pem));
+        free(c->ca_pem);
+        free(c->client_cert_pem);
+        if (c->client_key_pem)
+                explicit_bzero(c->client_key_pem, strlen(c->client_key_pem));
+        free(c->client_key_pem);
+        if (c->token)
+                explicit_bzero(c->token, strlen(c->token));
+        free(c->token);
+        free(c->token_file);
+        free(c->namespace);
+        free(c->source);
+        free(c);
+        return NULL;
+}
+
+/* strerror() is banned (not thread-safe); GNU strerror_r into a caller buffer. */
+#define ERRSTR(r) strerror_r(-(r), (char[128]){ 0 }, 128)
+
+_printf_(4, 5) static int cfg_error(char *buf, size_t len, int r, const char *fmt, ...)
+{
+        va_list ap;
+
+        if (buf && len > 0) {
+                va_start(ap, fmt);
+                (void)vsnprintf(buf, len, fmt, ap);
+                va_end(ap);
+        }
+        return r;
+}
+
+/* Reads a whole file of at most max bytes into an owned NUL-terminated string. */
+static int read_file_bounded(const char *path, size_t max, char **ret, size_t *ret_len)
+{
+        AUTOCLOSE int fd = -EBADF;
+        struct buf b CLEANUP(buf_releasep) = BUF_INIT(max + 1);
+        char chunk[16384];
+        size_t len;
+        char *p;
+        int r;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+
+        for (;;) {
+                ssize_t n = read(fd, chunk, sizeof(chunk));
+
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (n == 0)
+                        break;
+                r = buf_append(&b, chunk, (size_t)n);
+                if (r < 0)
+                        return r;
+        }
+        if (b.len > 0 && memchr(b.p, '\0', b.len))
+                return -EBADMSG;
+
+        p = buf_take(&b, &len);
+        if (!p)
+                return -ENOMEM;
+        *ret = p;
+        if (ret_len)
+                *ret_len = len;
+        return 0;
+}
+
+static int b64_value(unsigned char c)
+{
+        if (c >= 'A' && c <= 'Z')
+                return c - 'A';
+        if (c >= 'a' && c <= 'z')
+                return c - 'a' + 26;
+        if (c >= '0' && c <= '9')
+                return c - '0' + 52;
+        if (c == '+' || c == '-')
+                return 62;
+        if (c == '/' || c == '_')
+                return 63;
+        return -1;
+}
+
+/* Decodes standard base64 (whitespace ignored, padding optional) into an owned, NUL-terminated
+ * string. -EINVAL on invalid input or a decoded NUL byte (PEM and tokens are text). */
+static int base64_decode_text(const char *in, char **ret)
+{
+        size_t n = strlen(in);
+        AUTOFREE char *out = malloc(n / 4 * 3 + 4);
+        uint32_t acc = 0;
+        unsigned bits = 0, pad = 0;
+        size_t o = 0;
+
+        if (!out)
+                return -ENOMEM;
+
+        for (size_t i = 0; i < n; i++) {
+                unsigned char c = (unsigned char)in[i];
+                int v;
+
+                if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
+                        continue;
+                if (c == '=') {
+                        pad++;
+                        continue;
+                }
+                if (pad > 0)
+                        return -EINVAL; /* data after padding */
+                v = b64_value(c);
+                if (v < 0)
+                        return -EINVAL;
+                acc = (acc << 6) | (uint32_t)v;
+                bits += 6;
+                if (bits >= 8) {
+                        bits -= 8;
+                        out[o] = (char)((acc >> bits) & 0xff);
+                        if (out[o] == '\0')
+                                return -EINVAL;
+                        o++;
+                }
+        }
+        if (pad > 2 || bits >= 6)
+                return -EINVAL;
+        out[o] = '\0';
+        *ret = TAKE_PTR(out);
+        return 0;
+}
+
+static void yaml_parser_deletep(yaml_parser_t **p)
+{
+        if (*p)
+                yaml_parser_delete(*p);
+}
+
+static void yaml_document_deletep(yaml_document_t **d)
+{
+        if (*d)
+                yaml_document_delete(*d);
+}
+
+struct kcfg {
+        const char *file;   /* borrowed */
+        char *dir;          /* owned; directory of file, for relative paths */
+        yaml_document_t doc;
+        char *err;          /* borrowed; the caller's message buffer */
+        size_t errlen;
+};
+
+static size_t node_line(const yaml_node_t *n)
+{
+        return n->start_mark.line + 1;
+}
+
+/* Whether a scalar is YAML null ("", "~", "null" unquoted). */
+static bool scalar_is_null(const yaml_node_t *n)
+{
+        const char *v = (const char *)n->data.scalar.value;
+
+        if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+                return false;
+        return v[0] == '\0' || streq(v, "~") || streq(v, "null") || streq(v, "Null") ||
+               streq(v, "NULL");
+}
+
+/* Borrowed value of key in mapping node map, NULL when absent or null. */
+static yaml_node_t *map_get(struct kcfg *k, yaml_node_t *map, const char *key)
+{
+        yaml_node_pair_t *pair;
+
+        if (!map || map->type != YAML_MAPPING_NODE)
+                return NULL;
+        for (pair = map->data.mapping.pairs.start; pair < map->data.mapping.pairs.top; pair++) {
+                yaml_node_t *kn = yaml_document_get_node(&k->doc, pair->key);
+                yaml_node_t *vn = yaml_document_get_node(&k->doc, pair->value);
+
+                if (!kn || kn->type != YAML_SCALAR_NODE)
+                        continue;
+                if (!streq((const char *)kn->data.scalar.value, key))
+                        continue;
+                if (vn && vn->type == YAML_SCALAR_NODE && scalar_is_null(vn))
+                        return NULL;
+                return vn;
+        }
+        return NULL;
+}
+
+/* *ret = borrowed string value of map.key (NULL if absent). -EINVAL with a message naming
+ * where.key when present but not a scalar. */
+static int get_string(struct kcfg *k, yaml_node_t *map, const char *where, const char *key,
+                      const char **ret)
+{
+        yaml_node_t *v = map_get(k, map, key);
+
+        if (!v) {
+                *ret = NULL;
+                return 0;
+        }
+        if (v->type != YAML_SCALAR_NODE)
+                return cfg_error(k->err, k->errlen, -EINVAL,
+                                 "%s:%zu: field %s.%s: expected a string", k->file,
+                                 node_line(v), where, key);
+        *ret = (const char *)v->data.scalar.value;
+        return 0;
+}
+
+static int get_bool(struct kcfg *k, yaml_node_t *map, const char *where, const char *key,
+                    bool *ret)
+{
+        const char *s;
+        int r;
+
+        r = get_string(k, map, where, key, &s);
+        if (r < 0)
+                return r;
+        if (!s) {
+                *ret = false;
+                return 0;
+        }
+        if (streq(s, "true") || streq(s, "True") || streq(s, "TRUE")) {
+                *ret = true;
+                return 0;
+        }
+        if (streq(s, "false") || streq(s, "False") || streq(s, "FALSE")) {
+                *ret = false;
+                return 0;
+        }
+        return cfg_error(k->err, k->errlen, -EINVAL,
+                         "%s:%zu: field %s.%s: expected true or false, got \"%s\"", k->file,
+                         node_line(map_get(k, map, key)), where, key, s);
+}
+
+/*
+ * Finds the entry of list list_key (clusters/users/contexts) whose name is name and returns its
+ * inner mapping (the value of inner_key) as a borrowed node.
+ */
+static int find_named(struct kcfg *k, yaml_node_t *root, const char *list_key, const char *name,
+                      const char *inner_key, yaml_node_t **ret)
+{
+        yaml_node_t *list = map_get(k, root, list_key);
+        yaml_node_item_t *item;
+        size_t i = 0;
+
+        if (!list)
+                return cfg_error(k->err, k->errlen, -EINVAL,
+                                 "%s: field %s: missing, but \"%s\" is referenced", k->file,
+                                 list_key, name);
+        if (list->type != YAML_SEQUENCE_NODE)
+                return cfg_error(k->err, k->errlen, -EINVAL, "%s:%zu: field %s: expected a list",
+                                 k->file, node_line(list), list_key);
+
+        for (item = list->data.sequence.items.start; item < list->data.sequence.items.top;
+             item++, i++) {
+                yaml_node_t *e = yaml_document_get_node(&k->doc, *item);
+                yaml_node_t *inner;
+                const char *n;
+                char where[64];
+                int r;
+
+                if (i >= KUBECONFIG_LIST_MAX)
+                        break;
+                (void)snprintf(where, sizeof(where), "%s[%zu]", list_key, i);
+                if (!e || e->type != YAML_MAPPING_NODE)
+                        return cfg_error(k->err, k->errlen, -EINVAL,
+                                         "%s:%zu: field %s: expected a mapping", k->file,
+                                         e ? node_line(e) : node_line(list), where);
+                r = get_string(k, e, where, "name", &n);
+                if (r < 0)
+                        return r;
+                if (!n || !streq(n, name))
+                        continue;
+                inner = map_get(k, e, inner_key);
+                if (!inner)
+                        return cfg_error(k->err, k->errlen, -EINVAL,
+                                         "%s:%zu: field %s.%s: missing", k->file, node_line(e),
+                                         where, inner_key);
+                if (inner->type != YAML_MAPPING_NODE)
+                        return cfg_error(k->err, k->errlen, -EINVAL,
+                                         "%s:%zu: field %s.%s: expected a mapping", k->file,
+                                         node_line(inner), where, inner_key);
+                *ret = inner;
+                return 0;
+        }
+        return cfg_error(k->err, k->errlen, -EINVAL, "%s:%zu: field %s: no entry named \"%s\"",
+                         k->file, node_line(list), list_key, name);
+}
+
+/* Resolves a path from the kubeconfig relative to the kubeconfig's directory. */
+static int resolve_path(struct kcfg *k, const char *path, char **ret)
+{
+        char *p;
+
+        if (path[0] == '/' || !k->dir)
+                p = strdup(path);
+        else if (asprintf(&p, "%s/%s", k->dir, path) < 0)
+                p = NULL;
+        if (!p)
+                return -ENOMEM;
+        *ret = p;
+        return 0;
+}
+
+/*
+ * Reads credential material from where.<data_key> (base64, inline) or where.<file_key> (a path).
+ * *ret stays NULL when neither is set.
+ */
+static int load_blob(struct kcfg *k, yaml_node_t *map, const char *where, const char *data_key,
+                     const char *file_key, char **ret)
+{
+        const char *data, *file;
+        int r;
+
+        r = get_string(k, map, where, data_key, &data);
+        if (r < 0)
+                return r;
+        r = get_string(k, map, where, file_key, &file);
+        if (r < 0)
+                return r;
+
+        if (data) {
+                r = base64_decode_text(data, ret);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        return cfg_error(k->err, k->errlen, r,
+                                         "%s:%zu: field %s.%s: invalid base64", k->file,
+                                         node_line(map_get(k, map, data_key)), where, data_key);
+                return 0;
+        }
+        if (file) {
+                AUTOFREE char *path = NULL;
+
+                r = resolve_path(k, file, &path);
+                if (r < 0)
+                        return r;
+                r = read_file_bounded(path, KUBE_CRED_FILE_MAX, ret, NULL);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0) {
+                        return cfg_error(k->err, k->errlen, r,
+                                         "%s:%zu: field %s.%s: cannot read \"%s\": %s", k->file,
+                                         node_line(map_get(k, map, file_key)), where, file_key,
+                                         path, ERRSTR(r));
+                }
+        }
+        return 0;
+}
+
+static int dup_or_null(const char *s, char **ret)
+{
+        if (!s) {
+                *ret = NULL;
+                return 0;
+        }
+        *ret = strdup(s);
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* Strips surrounding whitespace (tokens in files usually end with a newline). */
+static void strip(char *s)
+{
+        size_t n = strlen(s), i = 0;
+
+        while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' ||
+                         s[n - 1] == '\t'))
+                s[--n] = '\0';
+        while (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')
+                i++;
+        if (i > 0)
+                memmove(s, s + i, n - i + 1);
+}
+
+static int load_cluster(struct kcfg *k, yaml_node_t *root, const char *name, struct kube_config *c)
+{
+        yaml_node_t *cl;
+        const char *server;
+        char where[128];
+        size_t n;
+        int r;
+
+        r = find_named(k, root, "clusters", name, "cluster", &cl);
+        if (r < 0)
+                return r;
+        (void)snprintf(where, sizeof(where), "clusters[%s].cluster", name);
+
+        r = get_string(k, cl, where, "server", &server);
+        if (r < 0)
+                return r;
+        if (!server)
+                return cfg_error(k->err, k->errlen, -EINVAL, "%s:%zu: field %s.server: missing",
+                                 k->file, node_line(cl), where);
+        if (!strneq(server, "https://", 8) && !strneq(server, "http://", 7))
+                return cfg_error(k->err, k->errlen, -EINVAL,
+                                 "%s:%zu: field %s.server: \"%s\" is not an http(s) URL", k->file,
+                                 node_line(map_get(k, cl, "server")), where, server);
+        c->server = strdup(server);
+        if (!c->server)
+                return -ENOMEM;
+        n = strlen(c->server);
+        while (n > 0 && c->server[n - 1] == '/')
+                c->server[--n] = '\0';
+
+        r = load_blob(k, cl, where, "certificate-authority-data", "certificate-authority",
+                      &c->ca_pem);
+        if (r < 0)
+                return r;
+        return get_bool(k, cl, where, "insecure-skip-tls-verify", &c->insecure_skip_tls_verify);
+}
+
+static int load_user(struct kcfg *k, yaml_node_t *root, const char *name, struct kube_config *c)
+{
+        static const char *const unsupported[] = { "exec", "auth-provider", "username",
+                                                   "password" };
+        yaml_node_t *u;
+        const char *token, *token_file;
+        char where[128];
+        int r;
+
+        r = find_named(k, root, "users", name, "user", &u);
+        if (r < 0)
+                return r;
+        (void)snprintf(where, sizeof(where), "users[%s].user", name);
+
+        for (size_t i = 0; i < ELEMENTSOF(unsupported); i++) {
+                yaml_node_t *v = map_get(k, u, unsupported[i]);
+
+                if (v)
+                        return cfg_error(k->err, k->errlen, -EOPNOTSUPP,
+                                         "%s:%zu: field %s.%s: not supported by modelplane "
+                                         "(use a token or a client certificate)",
+                                         k->file, node_line(v), where, unsupported[i]);
+        }
+
+        r = load_blob(k, u, where, "client-certificate-data", "client-certificate",
+                      &c->client_cert_pem);
+        if (r < 0)
+                return r;
+        r = load_blob(k, u, where, "client-key-data", "client-key", &c->client_key_pem);
+        if (r < 0)
+                return r;
+        if (!!c->client_cert_pem != !!c->client_key_pem)
+                return cfg_error(k->err, k->errlen, -EINVAL,
+                                 "%s:%zu: field %s.%s: missing (a client certificate needs a key "
+                                 "and a key needs a certificate)",
+                                 k->file, node_line(u), where,
+                                 c->client_cert_pem ? "client-key" : "client-certificate");
+
+        r = get_string(k, u, where, "token", &token);
+        if (r < 0)
+                return r;
+        r = dup_or_null(token, &c->token);
+        if (r < 0)
+                return r;
+
+        r = get_string(k, u, where, "tokenFile", &token_file);
+        if (r < 0)
+                return r;
+        if (token_file) {
+                AUTOFREE char *t = NULL;
+
+                r = resolve_path(k, token_file, &c->token_file);
+                if (r < 0)
+                        return r;
+                /* Read once now so that a missing file is a configuration error. */
+                r = read_file_bounded(c->token_file, KUBE_CRED_FILE_MAX, &t, NULL);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0) {
+                        return cfg_error(k->err, k->errlen, r,
+                                         "%s:%zu: field %s.tokenFile: cannot read \"%s\": %s",
+                                         k->file, node_line(map_get(k, u, "tokenFile")), where,
+                                         c->token_file, ERRSTR(r));
+                }
+                if (!c->token) {
+                        strip(t);
+                        c->token = TAKE_PTR(t);
+                }
+        }
+        return 0;
+}
+
+static int load_kubeconfig(const char *file, const char *context_override, struct kube_config **ret,
+                           char *err, size_t errlen)
+{
+        struct kcfg k = { .file = file, .err = err, .errlen = errlen };
+        CLEANUP(kube_config_freep) struct kube_config *c = NULL;
+        AUTOFREE char *data = NULL;
+        AUTOFREE char *dir = NULL;
+        yaml_parser_t parser;
+        CLEANUP(yaml_parser_deletep) yaml_parser_t *pp = NULL;
+        CLEANUP(yaml_document_deletep) yaml_document_t *dp = NULL;
+        yaml_node_t *root, *ctx, *v;
+        const char *context, *cluster, *user, *ns;
+        char where[128];
+        size_t len;
+        int r;
+
+        r = read_file_bounded(file, KUBECONFIG_MAX, &data, &len);
+        if (r == -E2BIG)
+                return cfg_error(err, errlen, r, "%s: larger than %zu bytes", file,
+                                 KUBECONFIG_MAX);
+        if (r < 0) {
+                return cfg_error(err, errlen, r, "%s: cannot read: %s", file, ERRSTR(r));
+        }
+
+        dir = strdup(file);
+        if (!dir)
+                return -ENOMEM;
+        {
+                char *slash = strrchr(dir, '/');
+
+                if (slash)
+                        *slash = '\0';
+                else
+                        dir = mfree(dir);
+        }
+        k.dir = dir;
+
+        if (!yaml_parser_initialize(&parser))
+                return -ENOMEM;
+        pp = &parser;
+        yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
+        if (!yaml_parser_load(&parser, &k.doc)) {
+                if (parser.error == YAML_MEMORY_ERROR)
+                        return -ENOMEM;
+                return cfg_error(err, errlen, -EINVAL, "%s:%zu:%zu: invalid YAML: %s%s%s", file,
+                                 parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+                                 parser.problem ? parser.problem : "syntax error",
+                                 parser.context ? " " : "", parser.context ? parser.context : "");
+        }
+        dp = &k.doc;
+
+        root = yaml_document_get_root_node(&k.doc);
+        if (!root)
+                return cfg_error(err, errlen, -EINVAL, "%s: empty document", file);
+        if (root->type != YAML_MAPPING_NODE)
+                return cfg_error(err, errlen, -EINVAL, "%s:%zu: top level: expected a mapping",
+                                 file, node_line(root));
+
+        v = map_get(&k, root, "kind");
+        if (v && (v->type != YAML_SCALAR_NODE ||
+                  !streq((const char *)v->data.scalar.value, "Config")))
+                return cfg_error(err, errlen, -EINVAL, "%s:%zu: field kind: expected \"Config\"",
+                                 file, node_line(v));
+
+        if (context_override)
+                context = context_override;
+        else {
+                r = get_string(&k, root, "", "current-context", &context);
+                if (r < 0)
+                        return r;
+                if (!context)
+                        return cfg_error(err, errlen, -EINVAL,
+                                         "%s: field current-context: missing (and no context "
+                                         "was given)",
+                                         file);
+        }
+
+        r = find_named(&k, root, "contexts", context, "context", &ctx);
+        if (r < 0)
+                return r;
+        (void)snprintf(where, sizeof(where), "contexts[%s].context", context);
+        r = get_string(&k, ctx, where, "cluster", &cluster);
+        if (r < 0)
+                return r;
+        if (!cluster)
+                return cfg_error(err, errlen, -EINVAL, "%s:%zu: field %s.cluster: missing", file,
+                                 node_line(ctx), where);
+        r = get_string(&k, ctx, where, "user", &user);
+        if (r < 0)
+                return r;
+        r = get_string(&k, ctx, where, "namespace", &ns);
+        if (r < 0)
+                return r;
+
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+
+        r = load_cluster(&k, root, cluster, c);
+        if (r < 0)
+                return r;
+        if (user) {
+                r = load_user(&k, root, user, c);
+                if (r < 0)
+                        return r;
+        }
+
+        c->namespace = strdup(ns ? ns : "default");
+        c->source = strdup(file);
+        if (!c->namespace || !c->source)
+                return -ENOMEM;
+
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
+static int load_in_cluster(const char *root, struct kube_config **ret, char *err, size_t errlen)
+{
+        CLEANUP(kube_config_freep) struct kube_config *c = NULL;
+        const char *host = getenv("KUBERNETES_SERVICE_HOST"); /* NOLINT(concurrency-mt-unsafe) */
+        const char *port = getenv("KUBERNETES_SERVICE_PORT"); /* NOLINT(concurrency-mt-unsafe) */
+        AUTOFREE char *path = NULL;
+        AUTOFREE char *ns = NULL;
+        int r;
+
+        if (!host || !port || !*host || !*port)
+                return cfg_error(err, errlen, -ENOENT,
+                                 "in-cluster: KUBERNETES_SERVICE_HOST/PORT not set");
+
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+
+        if (strchr(host, ':'))
+                r = asprintf(&c->server, "https://[%s]:%s", host, port);
+        else
+                r = asprintf(&c->server, "https://%s:%s", host, port);
+        if (r < 0) {
+                c->server = NULL;
+                return -ENOMEM;
+        }
+
+        if (asprintf(&c->token_file, "%s/token", root) < 0) {
+                c->token_file = NULL;
+                return -ENOMEM;
+        }
+        r = read_file_bounded(c->token_file, KUBE_CRED_FILE_MAX, &c->token, NULL);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                return cfg_error(err, errlen, r, "in-cluster: %s: cannot read token: %s",
+                                 c->token_file, ERRSTR(r));
+        }
+        strip(c->token);
+
+        if (asprintf(&path, "%s/ca.crt", root) < 0) {
+                path = NULL;
+                return -ENOMEM;
+        }
+        r = read_file_bounded(path, KUBE_CRED_FILE_MAX, &c->ca_pem, NULL);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                return cfg_error(err, errlen, r, "in-cluster: %s: cannot read CA: %s", path,
+                                 ERRSTR(r));
+        }
+
+        path = mfree(path);
+        if (asprintf(&path, "%s/namespace", root) < 0) {
+                path = NULL;
+                return -ENOMEM;
+        }
+        r = read_file_bounded(path, 256, &ns, NULL);
+        if (r == -ENOMEM)
+                return r;
+        if (r >= 0)
+                strip(ns);
+        c->namespace = strdup(r >= 0 && ns[0] != '\0' ? ns : "default");
+        c->source = strdup("in-cluster");
+        if (!c->namespace || !c->source)
+                return -ENOMEM;
+
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
+int kube_config_load(const struct kube_config_options *opts, struct kube_config **ret,
+                     char *reterr_message, size_t len)
+{
+        static const struct kube_config_options defaults = {0};
+        const char *env, *home;
+
+        if (!ret)
+                return -EINVAL;
+        if (!opts)
+                opts = &defaults;
+        if (reterr_message && len > 0)
+                reterr_message[0] = '\0';
+
+        if (opts->kubeconfig_path)
+                return load_kubeconfig(opts->kubeconfig_path, opts->context, ret, reterr_message,
+                                       len);
+
+        env = getenv("KUBECONFIG"); /* NOLINT(concurrency-mt-unsafe) */
+        if (env && *env) {
+                AUTOFREE char *list = strdup(env);
+                char *cur, *next;
+
+                if (!list)
+                        return -ENOMEM;
+                for (cur = list; cur; cur = next) {
+                        next = strchr(cur, ':');
+                        if (next)
+                                *next++ = '\0';
+                        if (*cur && access(cur, F_OK) >= 0)
+                                return load_kubeconfig(cur, opts->context, ret, reterr_message,
+                                                       len);
+                }
+        }
+
+        env = getenv("KUBERNETES_SERVICE_HOST"); /* NOLINT(concurrency-mt-unsafe) */
+        if (env && *env)
+                return load_in_cluster(opts->in_cluster_root ? opts->in_cluster_root
+                                                             : IN_CLUSTER_ROOT_DEFAULT,
+                                       ret, reterr_message, len);
+
+        home = getenv("HOME"); /* NOLINT(concurrency-mt-unsafe) */
+        if (home && *home) {
+                AUTOFREE char *path = NULL;
+
+                if (asprintf(&path, "%s/.kube/config", home) < 0) {
+                        path = NULL;
+                        return -ENOMEM;
+                }
+                if (access(path, F_OK) >= 0)
+                        return load_kubeconfig(path, opts->context, ret, reterr_message, len);
+        }
+
+        return cfg_error(reterr_message, len, -ENOENT,
+                         "no Kubernetes configuration: no --kubeconfig, no usable $KUBECONFIG, "
+                         "not in a cluster, no ~/.kube/config");
+}

@@ -1,0 +1,545 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The client against a tiny scripted HTTP/1.1 server on 127.0.0.1 (fault injection: errors,
+ * Retry-After, garbage and truncated watch streams, hung servers). The behaviour against a real
+ * kube-apiserver is in tests/integration/apiserver/.
+ */
+#include <criterion/criterion.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <curl/curl.h>
+
+#include "kube/client.h"
+
+/* ---- scripted server ---- */
+
+#define MAX_STEPS 8
+
+struct step {
+        const char *response; /* raw bytes to send */
+        bool hold;            /* keep the connection open until the client closes it */
+        bool close;           /* close after sending */
+        bool silent;          /* send nothing, wait for the client to give up */
+};
+
+struct server {
+        int fd;
+        int port;
+        pthread_t thread;
+        struct step steps[MAX_STEPS];
+        size_t n_steps;
+        char requests[MAX_STEPS][8192];
+        atomic_int n_requests;
+        atomic_int n_connections;
+};
+
+static struct server srv;
+
+/* Reads one request (headers + Content-Length body) into buf; 0 on EOF. */
+static ssize_t read_request(int fd, char *buf, size_t size)
+{
+        size_t len = 0;
+        char *end;
+
+        for (;;) {
+                ssize_t n = recv(fd, buf + len, size - 1 - len, 0);
+
+                if (n <= 0)
+                        return n;
+                len += (size_t)n;
+                buf[len] = '\0';
+                end = strstr(buf, "\r\n\r\n");
+                if (end) {
+                        const char *cl = strcasestr(buf, "content-length:");
+                        size_t want = (size_t)(end + 4 - buf);
+
+                        if (cl && cl < end)
+                                want += strtoul(cl + 15, NULL, 10);
+                        while (len < want && len < size - 1) {
+                                n = recv(fd, buf + len, size - 1 - len, 0);
+                                if (n <= 0)
+                                        return n;
+                                len += (size_t)n;
+                        }
+                        buf[len] = '\0';
+                        return (ssize_t)len;
+                }
+                if (len >= size - 1)
+                        return (ssize_t)len;
+        }
+}
+
+static void *server_main(void *arg)
+{
+        size_t next = 0;
+
+        while (next < srv.n_steps) {
+                int c = accept(srv.fd, NULL, NULL);
+                bool open = true;
+
+                if (c < 0)
+                        break;
+                atomic_fetch_add(&srv.n_connections, 1);
+                while (open && next < srv.n_steps) {
+                        const struct step *st = &srv.steps[next];
+                        char tmp[64];
+
+                        if (read_request(c, srv.requests[next], sizeof(srv.requests[0])) <= 0)
+                                break;
+                        atomic_fetch_add(&srv.n_requests, 1);
+                        next++;
+                        if (!st->silent)
+                                (void)!send(c, st->response, strlen(st->response), MSG_NOSIGNAL);
+                        if (st->hold || st->silent)
+                                while (recv(c, tmp, sizeof(tmp), 0) > 0)
+                                        ;
+                        if (st->close || st->hold || st->silent)
+                                open = false;
+                }
+                close(c);
+        }
+        return NULL;
+}
+
+static void server_start(void)
+{
+        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof(a);
+        int one = 1;
+
+        srv.fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        cr_assert_geq(srv.fd, 0);
+        (void)setsockopt(srv.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        cr_assert_eq(bind(srv.fd, (struct sockaddr *)&a, sizeof(a)), 0);
+        cr_assert_eq(listen(srv.fd, 8), 0);
+        cr_assert_eq(getsockname(srv.fd, (struct sockaddr *)&a, &len), 0);
+        srv.port = ntohs(a.sin_port);
+        cr_assert_eq(pthread_create(&srv.thread, NULL, server_main, NULL), 0);
+}
+
+static void add_step(const char *response, bool close_after)
+{
+        cr_assert_lt(srv.n_steps, MAX_STEPS);
+        srv.steps[srv.n_steps++] = (struct step){ .response = response, .close = close_after };
+}
+
+static struct kube_client *client_for_server(const char *token, const char *token_file,
+                                             usec_t timeout)
+{
+        char server[64];
+        struct kube_config cfg = {
+                .server = server,
+                .token = (char *)token,
+                .token_file = (char *)token_file,
+                .namespace = (char *)"default",
+        };
+        struct kube_client_options opts = { .request_timeout = timeout };
+        struct kube_client *c = NULL;
+
+        (void)snprintf(server, sizeof(server), "http://127.0.0.1:%d", srv.port);
+        cr_assert_eq(kube_client_new(&cfg, &opts, &c), 0);
+        return c;
+}
+
+static void init(void)
+{
+        memset(&srv, 0, sizeof(srv));
+        cr_assert_eq(curl_global_init(CURL_GLOBAL_DEFAULT), CURLE_OK);
+}
+
+static void fini(void)
+{
+        if (srv.fd > 0) {
+                shutdown(srv.fd, SHUT_RDWR);
+                close(srv.fd);
+        }
+        curl_global_cleanup();
+}
+
+TestSuite(kube_client, .init = init, .fini = fini, .timeout = 30);
+
+static const struct gvr configmaps = { "", "v1", "configmaps" };
+static const struct gvr widgets = { "example.com", "v1", "widgets" };
+
+#define JSON_200(body)                                                                             \
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " body
+
+/* ---- paths ---- */
+
+Test(kube_path, resource_paths)
+{
+        static const struct gvr pods = { NULL, "v1", "pods" };
+        static const struct gvr apps = { "apps", "v1", "deployments" };
+        char buf[256];
+
+        cr_assert_eq(kube_resource_path(&pods, "ns", "p", NULL, buf, sizeof(buf)), 0);
+        cr_assert_str_eq(buf, "/api/v1/namespaces/ns/pods/p");
+        cr_assert_eq(kube_resource_path(&pods, NULL, NULL, NULL, buf, sizeof(buf)), 0);
+        cr_assert_str_eq(buf, "/api/v1/pods");
+        cr_assert_eq(kube_resource_path(&configmaps, "", NULL, NULL, buf, sizeof(buf)), 0);
+        cr_assert_str_eq(buf, "/api/v1/configmaps", "empty namespace = all / cluster-scoped");
+        cr_assert_eq(kube_resource_path(&apps, "kube-system", NULL, NULL, buf, sizeof(buf)), 0);
+        cr_assert_str_eq(buf, "/apis/apps/v1/namespaces/kube-system/deployments");
+        cr_assert_eq(kube_resource_path(&widgets, "a", "w-1", "status", buf, sizeof(buf)), 0);
+        cr_assert_str_eq(buf, "/apis/example.com/v1/namespaces/a/widgets/w-1/status");
+        cr_assert_eq(kube_resource_path(&widgets, NULL, "system:x", NULL, buf, sizeof(buf)), 0);
+        cr_assert_str_eq(buf, "/apis/example.com/v1/widgets/system:x");
+}
+
+Test(kube_path, rejects_bad_segments_and_small_buffers)
+{
+        static const struct gvr noversion = { "", "", "pods" };
+        char buf[256];
+
+        cr_assert_eq(kube_resource_path(&configmaps, "ns", "a/b", NULL, buf, sizeof(buf)), -EINVAL);
+        cr_assert_eq(kube_resource_path(&configmaps, "ns", "..", NULL, buf, sizeof(buf)), -EINVAL);
+        cr_assert_eq(kube_resource_path(&configmaps, "n s", "a", NULL, buf, sizeof(buf)), -EINVAL);
+        cr_assert_eq(kube_resource_path(&configmaps, "ns", "a?b", NULL, buf, sizeof(buf)), -EINVAL);
+        cr_assert_eq(kube_resource_path(&configmaps, "ns", "%2e", NULL, buf, sizeof(buf)), -EINVAL);
+        cr_assert_eq(kube_resource_path(&configmaps, "ns", "", NULL, buf, sizeof(buf)), -EINVAL);
+        cr_assert_eq(kube_resource_path(&configmaps, "ns", NULL, "status", buf, sizeof(buf)),
+                     -EINVAL, "a subresource needs a name");
+        cr_assert_eq(kube_resource_path(&noversion, NULL, NULL, NULL, buf, sizeof(buf)), -EINVAL);
+        cr_assert_eq(kube_resource_path(&configmaps, "ns", "x", NULL, buf, 10), -ENOBUFS);
+        cr_assert_eq(kube_resource_path(&widgets, "ns", "x", "status", buf, 36), -ENOBUFS);
+}
+
+/* ---- requests ---- */
+
+Test(kube_client, get_sends_auth_and_reuses_the_connection)
+{
+        struct kube_client *c;
+        struct kube_status st;
+        json_t *obj = NULL;
+
+        add_step(JSON_200("37\r\n\r\n{\"kind\":\"ConfigMap\",\"data\":{\"k\":\"v\"}}"), false);
+        add_step(JSON_200("2\r\n\r\n{}"), false);
+        server_start();
+        c = client_for_server("tok-1", NULL, 0);
+
+        cr_assert_eq(kube_get(c, &configmaps, "ns1", "cm", &obj, &st), 0, "%s", st.message);
+        cr_assert_eq(st.http_code, 200);
+        cr_assert_str_eq(json_string_value(json_object_get(json_object_get(obj, "data"), "k")), "v");
+        json_decref(obj);
+        cr_assert_eq(kube_get(c, &configmaps, "ns1", "cm2", NULL, NULL), 0);
+
+        kube_client_free(c);
+        pthread_join(srv.thread, NULL);
+        cr_assert(strstr(srv.requests[0], "GET /api/v1/namespaces/ns1/configmaps/cm HTTP/1.1\r\n"),
+                  "%s", srv.requests[0]);
+        cr_assert(strstr(srv.requests[0], "\r\nAuthorization: Bearer tok-1\r\n"));
+        cr_assert(strstr(srv.requests[0], "\r\nAccept: application/json\r\n"));
+        cr_assert(strstr(srv.requests[0], "\r\nUser-Agent: modelplane/"));
+        cr_assert_eq(atomic_load(&srv.n_connections), 1, "keep-alive: one connection for both");
+}
+
+Test(kube_client, status_errors_are_decoded)
+{
+        static const char notfound[] =
+                "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: 107\r\n\r\n"
+                "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":\"nope\","
+                "\"reason\":\"NotFound\",\"code\":404}        ";
+        static const char toomany[] =
+                "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 3\r\nContent-Length: 2\r\n\r\n{}";
+        static const char garbage[] = JSON_200("5\r\n\r\n{oops");
+        struct kube_client *c;
+        struct kube_status st;
+        json_t *obj = NULL;
+
+        add_step(notfound, false);
+        add_step(toomany, false);
+        add_step(garbage, false);
+        server_start();
+        c = client_for_server(NULL, NULL, 0);
+
+        cr_assert_eq(kube_get(c, &widgets, "ns", "w", &obj, &st), -ENOENT);
+        cr_assert_null(obj);
+        cr_assert_eq(st.http_code, 404);
+        cr_assert_str_eq(st.reason, "NotFound");
+        cr_assert_str_eq(st.message, "nope");
+
+        cr_assert_eq(kube_get(c, &widgets, "ns", "w", &obj, &st), -EAGAIN);
+        cr_assert_eq(st.http_code, 429);
+        cr_assert_eq(st.retry_after, 3, "Retry-After header");
+
+        cr_assert_eq(kube_get(c, &widgets, "ns", "w", &obj, &st), -EBADMSG);
+        cr_assert_null(obj);
+        cr_assert(strstr(st.message, "invalid JSON"), "%s", st.message);
+
+        kube_client_free(c);
+        pthread_join(srv.thread, NULL);
+        cr_assert(!strstr(srv.requests[0], "Authorization:"), "no token, no header");
+}
+
+Test(kube_client, list_query_is_escaped)
+{
+        struct kube_list_options lo = {
+                .label_selector = "app=x,tier in (a,b)",
+                .field_selector = "metadata.name=n",
+                .limit = 500,
+                .continue_token = "abc+/=",
+        };
+        struct kube_client *c;
+
+        add_step(JSON_200("2\r\n\r\n{}"), false);
+        server_start();
+        c = client_for_server(NULL, NULL, 0);
+        cr_assert_eq(kube_list(c, &configmaps, NULL, &lo, NULL, NULL), 0);
+        kube_client_free(c);
+        pthread_join(srv.thread, NULL);
+        cr_assert(strstr(srv.requests[0],
+                         "GET /api/v1/configmaps?labelSelector=app%3Dx%2Ctier%20in%20%28a%2Cb%29"
+                         "&fieldSelector=metadata.name%3Dn&limit=500&continue=abc%2B%2F%3D HTTP/1.1"),
+                  "%s", srv.requests[0]);
+}
+
+Test(kube_client, writes_send_method_type_and_body)
+{
+        struct kube_write_options apply = { .field_manager = "modelplane", .force = true };
+        struct kube_write_options status = { .subresource = "status" };
+        struct kube_delete_options del = { .propagation_policy = "Foreground",
+                                           .precondition_uid = "u-1",
+                                           .precondition_rv = "42" };
+        json_t *obj = json_pack("{s:s}", "kind", "Widget");
+        json_t *jp = json_pack("[{s:s, s:s, s:i}]", "op", "replace", "path", "/spec/x", "value", 1);
+        struct kube_client *c;
+
+        for (int i = 0; i < 5; i++)
+                add_step(JSON_200("2\r\n\r\n{}"), false);
+        server_start();
+        c = client_for_server(NULL, NULL, 0);
+
+        cr_assert_eq(kube_patch(c, &widgets, "ns", "w", KUBE_PATCH_APPLY, obj, NULL, NULL, NULL),
+                     -EINVAL, "apply needs a field manager");
+        cr_assert_eq(kube_patch(c, &widgets, "ns", "w", KUBE_PATCH_JSON, obj, NULL, NULL, NULL),
+                     -EINVAL, "a JSON patch is an array");
+
+        cr_assert_eq(kube_create(c, &widgets, "ns", obj, NULL, NULL, NULL), 0);
+        cr_assert_eq(kube_update(c, &widgets, "ns", "w", obj, &status, NULL, NULL), 0);
+        cr_assert_eq(kube_patch(c, &widgets, "ns", "w", KUBE_PATCH_APPLY, obj, &apply, NULL, NULL),
+                     0);
+        cr_assert_eq(kube_patch(c, &widgets, "ns", "w", KUBE_PATCH_JSON, jp, NULL, NULL, NULL), 0);
+        cr_assert_eq(kube_delete(c, &widgets, "ns", "w", &del, NULL, NULL), 0);
+        kube_client_free(c);
+        pthread_join(srv.thread, NULL);
+
+        cr_assert(strstr(srv.requests[0], "POST /apis/example.com/v1/namespaces/ns/widgets HTTP"));
+        cr_assert(strstr(srv.requests[0], "Content-Type: application/json\r\n"));
+        cr_assert(strstr(srv.requests[0], "\r\n\r\n{\"kind\":\"Widget\"}"));
+        cr_assert(strstr(srv.requests[1], "PUT /apis/example.com/v1/namespaces/ns/widgets/w/status "));
+        cr_assert(strstr(srv.requests[2],
+                         "PATCH /apis/example.com/v1/namespaces/ns/widgets/w?fieldManager=modelplane"
+                         "&force=true "),
+                  "%s", srv.requests[2]);
+        cr_assert(strstr(srv.requests[2], "Content-Type: application/apply-patch+yaml\r\n"));
+        cr_assert(strstr(srv.requests[3], "Content-Type: application/json-patch+json\r\n"));
+        cr_assert(strstr(srv.requests[3], "[{\"op\":\"replace\""));
+        cr_assert(strstr(srv.requests[4], "DELETE /apis/example.com/v1/namespaces/ns/widgets/w "));
+        cr_assert(strstr(srv.requests[4], "\"propagationPolicy\":\"Foreground\""), "%s",
+                  srv.requests[4]);
+        cr_assert(strstr(srv.requests[4], "\"preconditions\":{\"uid\":\"u-1\",\"resourceVersion\":\"42\"}"),
+                  "%s", srv.requests[4]);
+        json_decref(obj);
+        json_decref(jp);
+}
+
+Test(kube_client, token_file_is_reread_on_change_and_after_401)
+{
+        char path[] = "/tmp/test-kube-token-XXXXXX";
+        int fd = mkstemp(path);
+        struct kube_client *c;
+        struct kube_status st;
+
+        cr_assert_geq(fd, 0);
+        cr_assert_eq(write(fd, "first\n", 6), 6);
+        add_step(JSON_200("2\r\n\r\n{}"), false);
+        add_step("HTTP/1.1 401 Unauthorized\r\nContent-Length: 2\r\n\r\n{}", false);
+        add_step(JSON_200("2\r\n\r\n{}"), false);
+        server_start();
+        c = client_for_server("static-ignored", path, 0);
+
+        cr_assert_eq(kube_get(c, &configmaps, "ns", "a", NULL, &st), 0);
+        /* rotate: new content (different size, so the change is visible even within one mtime tick) */
+        cr_assert_eq(ftruncate(fd, 0), 0);
+        cr_assert_eq(pwrite(fd, "second-token\n", 13, 0), 13);
+        cr_assert_eq(kube_get(c, &configmaps, "ns", "b", NULL, &st), 0,
+                     "a 401 is retried once with the re-read token: %s", st.message);
+        kube_client_free(c);
+        pthread_join(srv.thread, NULL);
+        close(fd);
+        unlink(path);
+        cr_assert(strstr(srv.requests[0], "Bearer first\r\n"), "%s", srv.requests[0]);
+        cr_assert(strstr(srv.requests[1], "Bearer second-token\r\n"), "%s", srv.requests[1]);
+        cr_assert(strstr(srv.requests[2], "Bearer second-token\r\n"));
+}
+
+Test(kube_client, connection_refused_and_timeout)
+{
+        struct kube_client *c;
+        struct kube_status st;
+        int port;
+
+        server_start();
+        port = srv.port;
+        /* a closed port: bind, learn the port, close */
+        srv.steps[srv.n_steps++] = (struct step){ .silent = true };
+        c = client_for_server(NULL, NULL, 300 * USEC_PER_MSEC);
+        cr_assert_eq(kube_get(c, &configmaps, "ns", "a", NULL, &st), -ETIMEDOUT, "%s", st.message);
+        cr_assert_eq(st.http_code, 0);
+        kube_client_free(c);
+        pthread_join(srv.thread, NULL);
+        shutdown(srv.fd, SHUT_RDWR);
+        close(srv.fd);
+        srv.fd = -1;
+
+        srv.port = port;
+        c = client_for_server(NULL, NULL, 0);
+        cr_assert_eq(kube_get(c, &configmaps, "ns", "a", NULL, &st), -ECONNREFUSED, "%s",
+                     st.message);
+        cr_assert(strstr(st.message, "127.0.0.1"), "message names the server: %s", st.message);
+        kube_client_free(c);
+}
+
+/* ---- watch ---- */
+
+struct events {
+        char types[16][16];
+        char names[16][32];
+        size_t n;
+        atomic_bool *cancel_after_first;
+};
+
+static int on_event(void *userdata, const char *type, json_t *object)
+{
+        struct events *e = userdata;
+        const char *name = json_string_value(json_object_get(json_object_get(object, "metadata"), "name"));
+
+        cr_assert_lt(e->n, ELEMENTSOF(e->types));
+        (void)snprintf(e->types[e->n], sizeof(e->types[0]), "%s", type);
+        (void)snprintf(e->names[e->n], sizeof(e->names[0]), "%s", name ? name : "");
+        e->n++;
+        if (e->cancel_after_first)
+                atomic_store(e->cancel_after_first, true);
+        return 0;
+}
+
+#define STREAM_HEAD "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
+#define EV(type, name) "{\"type\":\"" type "\",\"object\":{\"metadata\":{\"name\":\"" name "\"}}}\n"
+
+Test(kube_client, watch_delivers_events_in_order)
+{
+        struct kube_watch_options wo = { .resource_version = "10", .allow_bookmarks = true,
+                                         .timeout_seconds = 30 };
+        struct events e = {0};
+        struct kube_client *c;
+        struct kube_status st;
+
+        add_step(STREAM_HEAD EV("ADDED", "a") EV("MODIFIED", "a") "\n"
+                 "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"12\"}}}\n"
+                 EV("DELETED", "a"), true);
+        server_start();
+        c = client_for_server(NULL, NULL, 0);
+        cr_assert_eq(kube_watch(c, &configmaps, "ns", &wo, on_event, &e, &st), 0, "%s", st.message);
+        kube_client_free(c);
+        pthread_join(srv.thread, NULL);
+
+        cr_assert_eq(e.n, 4);
+        cr_assert_str_eq(e.types[0], "ADDED");
+        cr_assert_str_eq(e.types[1], "MODIFIED");
+        cr_assert_str_eq(e.types[2], "BOOKMARK");
+        cr_assert_str_eq(e.types[3], "DELETED");
+        cr_assert_str_eq(e.names[3], "a");
+        cr_assert(strstr(srv.requests[0],
+                         "GET /api/v1/namespaces/ns/configmaps?watch=1&resourceVersion=10"
+                         "&allowWatchBookmarks=true&timeoutSeconds=30 "),
+                  "%s", srv.requests[0]);
+}
+
+Test(kube_client, watch_error_event_is_estale)
+{
+        struct events e = {0};
+        struct kube_client *c;
+        struct kube_status st;
+
+        add_step(STREAM_HEAD EV("ADDED", "a")
+                 "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"apiVersion\":\"v1\","
+                 "\"status\":\"Failure\",\"message\":\"too old resource version: 1 (5)\","
+                 "\"reason\":\"Expired\",\"code\":410}}\n",
+                 true);
+        server_start();
+        c = client_for_server(NULL, NULL, 0);
+        cr_assert_eq(kube_watch(c, &configmaps, NULL, NULL, on_event, &e, &st), -ESTALE);
+        kube_client_free(c);
+        pthread_join(srv.thread, NULL);
+        cr_assert_eq(e.n, 2, "the ERROR event is delivered too");
+        cr_assert_str_eq(e.types[1], "ERROR");
+        cr_assert_eq(st.http_code, 410);
+        cr_assert_str_eq(st.reason, "Expired");
+}
+
+Test(kube_client, watch_garbage_and_truncation_are_ebadmsg)
+{
+        struct events e = {0};
+        struct kube_client *c;
+        struct kube_status st;
+
+        add_step(STREAM_HEAD EV("ADDED", "a") "this is not json\n" EV("ADDED", "b"), true);
+        add_step(STREAM_HEAD EV("ADDED", "c") "{\"type\":\"ADDED\",\"obj", true);
+        server_start();
+        c = client_for_server(NULL, NULL, 0);
+        cr_assert_eq(kube_watch(c, &configmaps, NULL, NULL, on_event, &e, &st), -EBADMSG);
+        cr_assert(strstr(st.message, "this is not json"), "%s", st.message);
+        cr_assert_eq(e.n, 1, "nothing after the garbage line is delivered");
+
+        cr_assert_eq(kube_watch(c, &configmaps, NULL, NULL, on_event, &e, &st), -EBADMSG);
+        cr_assert_eq(e.n, 2);
+        cr_assert(strstr(st.message, "ended inside"), "%s", st.message);
+        kube_client_free(c);
+        pthread_join(srv.thread, NULL);
+}
+
+Test(kube_client, watch_http_error_and_callback_error)
+{
+        struct events e = {0};
+        struct kube_client *c;
+        struct kube_status st;
+
+        add_step("HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
+                 "{\"kind\":\"Status\",\"reason\":\"Forbidden\",\"message\":\"configmaps is forbidden\","
+                 "\"code\":403}",
+                 true);
+        server_start();
+        c = client_for_server(NULL, NULL, 0);
+        cr_assert_eq(kube_watch(c, &configmaps, NULL, NULL, on_event, &e, &st), -EACCES);
+        cr_assert_eq(st.http_code, 403);
+        cr_assert_str_eq(st.message, "configmaps is forbidden");
+        cr_assert_eq(e.n, 0);
+        kube_client_free(c);
+        pthread_join(srv.thread, NULL);
+}
+
+Test(kube_client, watch_cancel)
+{
+        atomic_bool cancel = false;
+        struct kube_watch_options wo = { .cancel = &cancel };
+        struct events e = { .cancel_after_first = &cancel };
+        struct kube_client *c;
+        struct kube_status st;
+
+        srv.steps[srv.n_steps++] = (struct step){ .response = STREAM_HEAD EV("ADDED", "a"),
+                                                  .hold = true };
+        server_start();
+        c = client_for_server(NULL, NULL, 0);
+        cr_assert_eq(kube_watch(c, &configmaps, NULL, &wo, on_event, &e, &st), -ECANCELED);
+        cr_assert_eq(e.n, 1);
+        kube_client_free(c); /* closes the connection, so the server thread ends */
+        pthread_join(srv.thread, NULL);
+
+        cr_assert_eq(kube_watch(NULL, &configmaps, NULL, &wo, on_event, &e, &st), -EINVAL);
+}
