@@ -1,0 +1,566 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "kube/cache.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json/json-util.h"
+
+struct cache_index {
+        char *name; /* owned */
+        cache_index_fn fn;
+        void *userdata;
+        json_t *map; /* owned; value -> object { key: true } */
+};
+
+struct cache {
+        pthread_rwlock_t lock;
+        json_t *objects; /* owned; key -> object */
+        struct cache_index *indexes; /* owned */
+        size_t n_indexes;
+        cache_transform_fn transform;
+        void *transform_userdata;
+        atomic_bool synced;
+};
+
+struct cache *cache_new(const struct cache_options *opts)
+{
+        struct cache *c = calloc(1, sizeof(*c));
+
+        if (!c)
+                return NULL;
+        c->objects = json_object();
+        if (!c->objects) {
+                free(c);
+                return NULL;
+        }
+        if (opts) {
+                c->transform = opts->transform;
+                c->transform_userdata = opts->transform_userdata;
+        }
+        (void)pthread_rwlock_init(&c->lock, NULL);
+        return c;
+}
+
+struct cache *cache_free(struct cache *c)
+{
+        if (!c)
+                return NULL;
+        for (size_t i = 0; i < c->n_indexes; i++) {
+                free(c->indexes[i].name);
+                json_decref(c->indexes[i].map);
+        }
+        free(c->indexes);
+        json_decref(c->objects);
+        (void)pthread_rwlock_destroy(&c->lock);
+        free(c);
+        return NULL;
+}
+
+int cache_key_of(const json_t *obj, char *buf, size_t len)
+{
+        const char *ns = json_get_string_path(obj, "metadata", "namespace", NULL);
+        const char *name = json_get_string_path(obj, "metadata", "name", NULL);
+        int n;
+
+        if (!name || !*name)
+                return -EINVAL;
+        if (ns && *ns)
+                n = snprintf(buf, len, "%s/%s", ns, name);
+        else
+                n = snprintf(buf, len, "%s", name);
+        if (n < 0 || (size_t)n >= len)
+                return -ENOBUFS;
+        return 0;
+}
+
+int cache_key_split(const char *key, char **ret_ns, char **ret_name)
+{
+        const char *slash;
+        char *ns = NULL, *name;
+
+        if (!key || !*key || !ret_ns || !ret_name)
+                return -EINVAL;
+        slash = strchr(key, '/');
+        if (slash) {
+                if (slash == key || slash[1] == '\0' || strchr(slash + 1, '/'))
+                        return -EINVAL;
+                ns = strndup(key, (size_t)(slash - key));
+                if (!ns)
+                        return -ENOMEM;
+                name = strdup(slash + 1);
+        } else
+                name = strdup(key);
+        if (!name) {
+                free(ns);
+                return -ENOMEM;
+        }
+        *ret_ns = ns;
+        *ret_name = name;
+        return 0;
+}
+
+/* Adds (add=true) or removes key from the index entries of obj. Called write-locked. */
+static int index_update(struct cache_index *idx, const char *key, const json_t *obj, bool add)
+{
+        json_auto_t *values = NULL;
+        size_t i;
+        json_t *v;
+        int r;
+
+        r = idx->fn(idx->userdata, obj, &values);
+        if (r < 0)
+                return r;
+        if (!json_is_array(values))
+                return 0;
+        json_array_foreach (values, i, v) {
+                const char *s = json_string_value(v);
+                json_t *set;
+
+                if (!s)
+                        continue;
+                set = json_object_get(idx->map, s);
+                if (add) {
+                        if (!set) {
+                                set = json_object();
+                                if (!set || json_object_set_new_nocheck(idx->map, s, set) < 0)
+                                        return -ENOMEM;
+                        }
+                        if (json_object_set_new_nocheck(set, key, json_true()) < 0)
+                                return -ENOMEM;
+                } else if (set) {
+                        (void)json_object_del(set, key);
+                        if (json_object_size(set) == 0)
+                                (void)json_object_del(idx->map, s);
+                }
+        }
+        return 0;
+}
+
+static int indexes_update(struct cache *c, const char *key, const json_t *obj, bool add)
+{
+        int r;
+
+        for (size_t i = 0; i < c->n_indexes; i++) {
+                r = index_update(&c->indexes[i], key, obj, add);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int cache_add_index(struct cache *c, const char *name, cache_index_fn fn, void *userdata)
+{
+        struct cache_index *n, idx = { .fn = fn, .userdata = userdata };
+        const char *key;
+        json_t *obj;
+        int r = 0;
+
+        if (!c || !name || !fn)
+                return -EINVAL;
+        idx.name = strdup(name);
+        idx.map = json_object();
+        if (!idx.name || !idx.map) {
+                free(idx.name);
+                json_decref(idx.map);
+                return -ENOMEM;
+        }
+        (void)pthread_rwlock_wrlock(&c->lock);
+        for (size_t i = 0; i < c->n_indexes; i++)
+                if (streq(c->indexes[i].name, name)) {
+                        r = -EEXIST;
+                        goto out_unlock;
+                }
+        json_object_foreach (c->objects, key, obj) {
+                r = index_update(&idx, key, obj, true);
+                if (r < 0)
+                        goto out_unlock;
+        }
+        n = reallocarray(c->indexes, c->n_indexes + 1, sizeof(*n));
+        if (!n) {
+                r = -ENOMEM;
+                goto out_unlock;
+        }
+        c->indexes = n;
+        n[c->n_indexes++] = idx;
+        idx = (struct cache_index){ 0 };
+out_unlock:
+        (void)pthread_rwlock_unlock(&c->lock);
+        free(idx.name);
+        json_decref(idx.map);
+        return r;
+}
+
+static json_t *transform(struct cache *c, json_t *obj)
+{
+        if (!c->transform)
+                return json_incref(obj);
+        return c->transform(c->transform_userdata, obj);
+}
+
+int cache_upsert(struct cache *c, json_t *obj, json_t **ret_old, json_t **ret_new)
+{
+        char key[CACHE_KEY_MAX];
+        json_auto_t *stored = NULL;
+        json_t *old;
+        int r;
+
+        if (!c || !json_is_object(obj))
+                return -EINVAL;
+        r = cache_key_of(obj, key, sizeof(key));
+        if (r < 0)
+                return r;
+        stored = transform(c, obj);
+        if (!stored)
+                return -ENOMEM;
+
+        (void)pthread_rwlock_wrlock(&c->lock);
+        old = json_incref(json_object_get(c->objects, key));
+        if (old)
+                (void)indexes_update(c, key, old, false);
+        r = json_object_set_nocheck(c->objects, key, stored);
+        if (r < 0) {
+                /* Keep the old object (and its index entries) on OOM. */
+                if (old)
+                        (void)indexes_update(c, key, old, true);
+                (void)pthread_rwlock_unlock(&c->lock);
+                json_decref(old);
+                return -ENOMEM;
+        }
+        r = indexes_update(c, key, stored, true);
+        (void)pthread_rwlock_unlock(&c->lock);
+        if (r < 0) {
+                json_decref(old);
+                return r;
+        }
+        if (ret_old)
+                *ret_old = old;
+        else
+                json_decref(old);
+        if (ret_new)
+                *ret_new = TAKE_PTR(stored);
+        return 0;
+}
+
+int cache_delete(struct cache *c, const char *key, json_t **ret_old)
+{
+        json_t *old;
+
+        if (!c || !key)
+                return -EINVAL;
+        (void)pthread_rwlock_wrlock(&c->lock);
+        old = json_incref(json_object_get(c->objects, key));
+        if (old) {
+                (void)indexes_update(c, key, old, false);
+                (void)json_object_del(c->objects, key);
+        }
+        (void)pthread_rwlock_unlock(&c->lock);
+        if (!old)
+                return -ENOENT;
+        if (ret_old)
+                *ret_old = old;
+        else
+                json_decref(old);
+        return 0;
+}
+
+static bool same_version(const json_t *a, const json_t *b)
+{
+        const char *ra = json_get_string_path(a, "metadata", "resourceVersion", NULL);
+        const char *rb = json_get_string_path(b, "metadata", "resourceVersion", NULL);
+
+        if (!ra || !rb)
+                return json_equal((json_t *)a, (json_t *)b);
+        return streq(ra, rb);
+}
+
+/* Builds the new indexes, records the diff in changes and swaps. Called write-locked; on error
+ * nothing changed. Takes ownership of *objects on success (sets it NULL). */
+static int replace_locked(struct cache *c, json_t **objects, json_t *changes, json_t **ret_old)
+{
+        struct cache_index *new_idx = NULL;
+        const char *key;
+        json_t *obj, *pair;
+        int r = 0;
+
+        if (c->n_indexes > 0) {
+                new_idx = calloc(c->n_indexes, sizeof(*new_idx));
+                if (!new_idx)
+                        return -ENOMEM;
+        }
+        for (size_t j = 0; j < c->n_indexes && r >= 0; j++) {
+                new_idx[j] = c->indexes[j];
+                new_idx[j].map = json_object();
+                if (!new_idx[j].map) {
+                        r = -ENOMEM;
+                        break;
+                }
+                json_object_foreach (*objects, key, obj) {
+                        r = index_update(&new_idx[j], key, obj, true);
+                        if (r < 0)
+                                break;
+                }
+        }
+        if (r < 0)
+                goto out_free_idx;
+
+        /* The diff: deletes first, then adds and updates. */
+        json_object_foreach (c->objects, key, obj)
+                if (!json_object_get(*objects, key)) {
+                        pair = json_pack("[OO]", obj, json_null());
+                        if (!pair || json_array_append_new(changes, pair) < 0) {
+                                r = -ENOMEM;
+                                goto out_free_idx;
+                        }
+                }
+        json_object_foreach (*objects, key, obj) {
+                json_t *prev = json_object_get(c->objects, key);
+
+                if (prev && same_version(prev, obj))
+                        continue;
+                pair = json_pack("[OO]", prev ? prev : json_null(), obj);
+                if (!pair || json_array_append_new(changes, pair) < 0) {
+                        r = -ENOMEM;
+                        goto out_free_idx;
+                }
+        }
+
+        /* Swap: nothing below can fail. */
+        *ret_old = c->objects;
+        c->objects = *objects;
+        *objects = NULL;
+        for (size_t j = 0; j < c->n_indexes; j++) {
+                json_decref(c->indexes[j].map);
+                c->indexes[j].map = new_idx[j].map;
+                new_idx[j].map = NULL;
+        }
+        atomic_store(&c->synced, true);
+
+out_free_idx:
+        for (size_t j = 0; new_idx && j < c->n_indexes; j++)
+                json_decref(new_idx[j].map);
+        free(new_idx);
+        return r;
+}
+
+int cache_replace(struct cache *c, json_t *items, cache_change_fn fn, void *userdata)
+{
+        json_auto_t *objects = json_object(), *changes = json_array(), *old_objects = NULL;
+        json_t *obj, *pair;
+        size_t i;
+        int r;
+
+        if (!c || !json_is_array(items))
+                return -EINVAL;
+        if (!objects || !changes)
+                return -ENOMEM;
+
+        /* Build the new content privately, outside the lock. */
+        json_array_foreach (items, i, obj) {
+                char k[CACHE_KEY_MAX];
+                json_t *stored;
+
+                if (!json_is_object(obj) || cache_key_of(obj, k, sizeof(k)) < 0)
+                        continue; /* not an object we can key: the API server never sends one */
+                stored = transform(c, obj);
+                if (!stored || json_object_set_new_nocheck(objects, k, stored) < 0)
+                        return -ENOMEM;
+        }
+
+        (void)pthread_rwlock_wrlock(&c->lock);
+        r = replace_locked(c, &objects, changes, &old_objects);
+        (void)pthread_rwlock_unlock(&c->lock);
+        if (r < 0 || !fn)
+                return r;
+        json_array_foreach (changes, i, pair) {
+                json_t *o = json_array_get(pair, 0), *n = json_array_get(pair, 1);
+                fn(userdata, json_is_null(o) ? NULL : o, json_is_null(n) ? NULL : n);
+        }
+        return 0;
+}
+
+json_t *cache_get(struct cache *c, const char *key)
+{
+        json_t *obj;
+
+        if (!c || !key)
+                return NULL;
+        (void)pthread_rwlock_rdlock(&c->lock);
+        obj = json_incref(json_object_get(c->objects, key));
+        (void)pthread_rwlock_unlock(&c->lock);
+        return obj;
+}
+
+json_t *cache_get_by_name(struct cache *c, const char *ns, const char *name)
+{
+        char key[CACHE_KEY_MAX];
+        int n;
+
+        if (!name)
+                return NULL;
+        if (ns && *ns)
+                n = snprintf(key, sizeof(key), "%s/%s", ns, name);
+        else
+                n = snprintf(key, sizeof(key), "%s", name);
+        if (n < 0 || (size_t)n >= sizeof(key))
+                return NULL;
+        return cache_get(c, key);
+}
+
+static int snapshot(struct cache *c, json_t *keys_or_null, bool want_keys, json_t **ret)
+{
+        json_auto_t *arr = json_array();
+        const char *key;
+        json_t *obj;
+        int r = 0;
+
+        if (!arr)
+                return -ENOMEM;
+        (void)pthread_rwlock_rdlock(&c->lock);
+        if (keys_or_null) {
+                json_t *unused;
+                json_object_foreach (keys_or_null, key, unused) {
+                        obj = json_object_get(c->objects, key);
+                        if (obj && json_array_append(arr, obj) < 0) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                }
+        } else
+                json_object_foreach (c->objects, key, obj) {
+                        if (json_array_append_new(arr, want_keys ? json_string(key)
+                                                                 : json_incref(obj)) < 0) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                }
+        (void)pthread_rwlock_unlock(&c->lock);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(arr);
+        return 0;
+}
+
+int cache_list(struct cache *c, json_t **ret)
+{
+        if (!c || !ret)
+                return -EINVAL;
+        return snapshot(c, NULL, false, ret);
+}
+
+int cache_keys(struct cache *c, json_t **ret)
+{
+        if (!c || !ret)
+                return -EINVAL;
+        return snapshot(c, NULL, true, ret);
+}
+
+int cache_by_index(struct cache *c, const char *index, const char *value, json_t **ret)
+{
+        json_auto_t *arr = json_array();
+        json_t *set = NULL, *unused;
+        const char *key;
+        bool found = false;
+        int r = 0;
+
+        if (!c || !index || !value || !ret)
+                return -EINVAL;
+        if (!arr)
+                return -ENOMEM;
+        (void)pthread_rwlock_rdlock(&c->lock);
+        for (size_t i = 0; i < c->n_indexes; i++)
+                if (streq(c->indexes[i].name, index)) {
+                        found = true;
+                        set = json_object_get(c->indexes[i].map, value);
+                        break;
+                }
+        if (set)
+                json_object_foreach (set, key, unused) {
+                        json_t *obj = json_object_get(c->objects, key);
+                        if (obj && json_array_append(arr, obj) < 0) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                }
+        (void)pthread_rwlock_unlock(&c->lock);
+        if (!found)
+                return -ENOENT;
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(arr);
+        return 0;
+}
+
+size_t cache_len(struct cache *c)
+{
+        size_t n;
+
+        (void)pthread_rwlock_rdlock(&c->lock);
+        n = json_object_size(c->objects);
+        (void)pthread_rwlock_unlock(&c->lock);
+        return n;
+}
+
+bool cache_has_synced(struct cache *c)
+{
+        return c && atomic_load(&c->synced);
+}
+
+int cache_index_namespace(void *userdata, const json_t *obj, json_t **ret_values)
+{
+        const char *ns = json_get_string_path(obj, "metadata", "namespace", NULL);
+
+        (void)userdata;
+        if (!ns) {
+                *ret_values = NULL;
+                return 0;
+        }
+        *ret_values = json_pack("[s]", ns);
+        return *ret_values ? 0 : -ENOMEM;
+}
+
+int cache_index_field(void *userdata, const json_t *obj, json_t **ret_values)
+{
+        const char *path = userdata;
+        const json_t *cur = obj;
+        char part[128];
+
+        while (path && *path && cur) {
+                const char *dot = strchr(path, '.');
+                size_t n = dot ? (size_t)(dot - path) : strlen(path);
+
+                if (n == 0 || n >= sizeof(part))
+                        return -EINVAL;
+                memcpy(part, path, n);
+                part[n] = '\0';
+                cur = json_object_get(cur, part);
+                path = dot ? dot + 1 : NULL;
+        }
+        if (!json_is_string(cur)) {
+                *ret_values = NULL;
+                return 0;
+        }
+        *ret_values = json_pack("[s]", json_string_value(cur));
+        return *ret_values ? 0 : -ENOMEM;
+}
+
+json_t *cache_transform_strip_managed_fields(void *userdata, json_t *obj)
+{
+        json_t *meta = json_object_get(obj, "metadata");
+        json_auto_t *copy = NULL, *meta_copy = NULL;
+
+        (void)userdata;
+        if (!json_object_get(meta, "managedFields"))
+                return json_incref(obj);
+        copy = json_copy(obj);
+        meta_copy = json_copy(meta);
+        if (!copy || !meta_copy)
+                return NULL;
+        (void)json_object_del(meta_copy, "managedFields");
+        if (json_object_set(copy, "metadata", meta_copy) < 0)
+                return NULL;
+        return TAKE_PTR(copy);
+}

@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "kube/controller.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "kube/metrics.h"
+#include "kube/workqueue.h"
+#include "util/log.h"
+
+struct controller {
+        struct reconciler reconciler;
+        char *name; /* owned copy of reconciler.name */
+        unsigned n_workers;
+        const struct clock *clock;
+        struct workqueue *queue; /* owned */
+        pthread_t *threads;      /* owned */
+        size_t n_threads;        /* started */
+        bool started;
+        atomic_bool stopping;
+
+        pthread_mutex_t lock;
+        pthread_cond_t exited; /* a worker exited */
+        unsigned running;      /* workers not yet exited */
+        atomic_uint active;    /* reconciles in progress */
+
+        struct metric *m_success, *m_error, *m_requeue, *m_requeue_after, *m_errors,
+                *m_terminal, *m_time, *m_max, *m_active;
+};
+
+bool reconcile_error_is_terminal(int r)
+{
+        return r == -EINVAL || r == -EACCES;
+}
+
+int uuid_random(char buf[static 37])
+{
+        uint8_t b[16];
+        size_t got = 0;
+
+        while (got < sizeof(b)) {
+                ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                got += (size_t)n;
+        }
+        b[6] = (uint8_t)((b[6] & 0x0f) | 0x40);
+        b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
+        (void)snprintf(buf, 37,
+                       "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                       b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
+                       b[12], b[13], b[14], b[15]);
+        return 0;
+}
+
+static int setup_metrics(struct controller *c, struct metrics_registry *reg)
+{
+        const char *const l1[] = { c->name };
+        const struct {
+                enum runtime_metric id;
+                const char *result;
+                struct metric **slot;
+        } t[] = {
+                { RUNTIME_METRIC_RECONCILE_TOTAL, "success", &c->m_success },
+                { RUNTIME_METRIC_RECONCILE_TOTAL, "error", &c->m_error },
+                { RUNTIME_METRIC_RECONCILE_TOTAL, "requeue", &c->m_requeue },
+                { RUNTIME_METRIC_RECONCILE_TOTAL, "requeue_after", &c->m_requeue_after },
+                { RUNTIME_METRIC_RECONCILE_ERRORS_TOTAL, NULL, &c->m_errors },
+                { RUNTIME_METRIC_TERMINAL_RECONCILE_ERRORS_TOTAL, NULL, &c->m_terminal },
+                { RUNTIME_METRIC_RECONCILE_TIME_SECONDS, NULL, &c->m_time },
+                { RUNTIME_METRIC_MAX_CONCURRENT_RECONCILES, NULL, &c->m_max },
+                { RUNTIME_METRIC_ACTIVE_WORKERS, NULL, &c->m_active },
+        };
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+                const char *const l2[] = { c->name, t[i].result };
+                r = metrics_runtime_child(reg, t[i].id, t[i].result ? l2 : l1, t[i].slot);
+                if (r < 0)
+                        return r;
+        }
+        metric_set(c->m_max, (double)c->n_workers);
+        metric_set(c->m_active, 0);
+        return 0;
+}
+
+int controller_new(const struct controller_options *opts, struct controller **ret)
+{
+        struct workqueue_options qo = { 0 };
+        struct controller *c;
+        pthread_condattr_t attr;
+        int r;
+
+        if (!opts || !ret || !opts->reconciler.reconcile || !opts->reconciler.name)
+                return -EINVAL;
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        c->reconciler = opts->reconciler;
+        c->n_workers = opts->workers ? opts->workers : 1;
+        c->clock = opts->clock ? opts->clock : &clock_monotonic;
+        (void)pthread_mutex_init(&c->lock, NULL);
+        (void)pthread_condattr_init(&attr);
+        (void)pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+        (void)pthread_cond_init(&c->exited, &attr);
+        (void)pthread_condattr_destroy(&attr);
+        c->name = strdup(opts->reconciler.name);
+        c->threads = calloc(c->n_workers, sizeof(*c->threads));
+        if (!c->name || !c->threads) {
+                controller_free(c);
+                return -ENOMEM;
+        }
+        qo.name = c->name;
+        qo.clock = c->clock;
+        qo.ratelimit = opts->ratelimit;
+        qo.metrics = opts->metrics;
+        r = workqueue_new(&qo, &c->queue);
+        if (r >= 0 && opts->metrics)
+                r = setup_metrics(c, opts->metrics);
+        if (r < 0) {
+                controller_free(c);
+                return r;
+        }
+        *ret = c;
+        return 0;
+}
+
+struct workqueue *controller_queue(struct controller *c)
+{
+        return c ? c->queue : NULL;
+}
+
+int controller_enqueue(struct controller *c, const char *key)
+{
+        if (!c)
+                return -EINVAL;
+        return workqueue_add(c->queue, key);
+}
+
+unsigned controller_active_workers(struct controller *c)
+{
+        return c ? atomic_load(&c->active) : 0;
+}
+
+/* Applies one reconcile's outcome to the queue; logs errors. */
+static void handle_result(struct controller *c, const char *key, const char *reconcile_id, int r,
+                          const struct reconcile_result *res)
+{
+        const struct log_fields fields = { .controller = c->name,
+                                           .object = key,
+                                           .reconcile_id = reconcile_id };
+
+        if (r < 0 || res->outcome == RECONCILE_TERMINAL) {
+                bool terminal = res->outcome == RECONCILE_TERMINAL || reconcile_error_is_terminal(r);
+
+                metric_inc(c->m_error);
+                metric_inc(c->m_errors);
+                if (terminal) {
+                        metric_inc(c->m_terminal);
+                        workqueue_forget(c->queue, key);
+                        (void)log_emit(LOG_LEVEL_ERROR, r < 0 ? r : -EINVAL, &fields,
+                                       "Reconciler error (terminal, not retried)");
+                        return;
+                }
+                (void)log_emit(LOG_LEVEL_ERROR, r, &fields, "Reconciler error");
+                if (workqueue_add_rate_limited(c->queue, key) < 0)
+                        (void)log_emit(LOG_LEVEL_ERROR, -ENOMEM, &fields,
+                                       "Failed to requeue, dropping key");
+                return;
+        }
+
+        switch (res->outcome) {
+        case RECONCILE_REQUEUE_AFTER:
+                metric_inc(c->m_requeue_after);
+                workqueue_forget(c->queue, key);
+                if (workqueue_add_after(c->queue, key, res->requeue_after) < 0)
+                        (void)log_emit(LOG_LEVEL_ERROR, -ENOMEM, &fields,
+                                       "Failed to requeue, dropping key");
+                break;
+        case RECONCILE_RETRY:
+                metric_inc(c->m_requeue);
+                if (workqueue_add_rate_limited(c->queue, key) < 0)
+                        (void)log_emit(LOG_LEVEL_ERROR, -ENOMEM, &fields,
+                                       "Failed to requeue, dropping key");
+                break;
+        case RECONCILE_DONE:
+        default:
+                metric_inc(c->m_success);
+                workqueue_forget(c->queue, key);
+                break;
+        }
+}
+
+static void process(struct controller *c, const char *key)
+{
+        struct reconcile_result res = { .outcome = RECONCILE_DONE };
+        char reconcile_id[37] = "";
+        usec_t start;
+        int r;
+
+        if (uuid_random(reconcile_id) < 0)
+                reconcile_id[0] = '\0';
+        atomic_fetch_add(&c->active, 1);
+        metric_add(c->m_active, 1);
+        start = clock_now(c->clock);
+        r = c->reconciler.reconcile(c->reconciler.userdata, key, &res);
+        metric_observe(c->m_time,
+                       (double)(clock_now(c->clock) - start) / (double)USEC_PER_SEC);
+        handle_result(c, key, reconcile_id, r, &res);
+        metric_add(c->m_active, -1);
+        atomic_fetch_sub(&c->active, 1);
+}
+
+static void *worker(void *p)
+{
+        struct controller *c = p;
+        char *key = NULL;
+
+        while (!atomic_load(&c->stopping)) {
+                if (workqueue_get(c->queue, &key) < 0)
+                        break;
+                /* Stop taking new keys once stopping, even if some are still queued. */
+                if (!atomic_load(&c->stopping))
+                        process(c, key);
+                workqueue_done(c->queue, key);
+                free(TAKE_PTR(key));
+        }
+        (void)pthread_mutex_lock(&c->lock);
+        c->running--;
+        (void)pthread_cond_broadcast(&c->exited);
+        (void)pthread_mutex_unlock(&c->lock);
+        return NULL;
+}
+
+int controller_start(struct controller *c)
+{
+        int r;
+
+        if (!c)
+                return -EINVAL;
+        if (c->started)
+                return -EALREADY;
+        c->started = true;
+        for (unsigned i = 0; i < c->n_workers; i++) {
+                (void)pthread_mutex_lock(&c->lock);
+                c->running++;
+                (void)pthread_mutex_unlock(&c->lock);
+                r = pthread_create(&c->threads[i], NULL, worker, c);
+                if (r != 0) {
+                        (void)pthread_mutex_lock(&c->lock);
+                        c->running--;
+                        (void)pthread_mutex_unlock(&c->lock);
+                        (void)!controller_stop(c, USEC_INFINITY);
+                        return -r;
+                }
+                c->n_threads++;
+        }
+        return 0;
+}
+
+int controller_stop(struct controller *c, usec_t timeout)
+{
+        usec_t deadline;
+        int r = 0;
+
+        if (!c)
+                return -EINVAL;
+        atomic_store(&c->stopping, true);
+        workqueue_shutdown(c->queue);
+        deadline = timeout == USEC_INFINITY ? USEC_INFINITY : now_monotonic() + timeout;
+        (void)pthread_mutex_lock(&c->lock);
+        while (c->running > 0) {
+                if (deadline == USEC_INFINITY)
+                        (void)pthread_cond_wait(&c->exited, &c->lock);
+                else {
+                        struct timespec ts = usec_to_timespec(deadline);
+                        if (pthread_cond_timedwait(&c->exited, &c->lock, &ts) == ETIMEDOUT &&
+                            c->running > 0) {
+                                r = -ETIMEDOUT;
+                                break;
+                        }
+                }
+        }
+        (void)pthread_mutex_unlock(&c->lock);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < c->n_threads; i++)
+                (void)pthread_join(c->threads[i], NULL);
+        c->n_threads = 0;
+        return 0;
+}
+
+struct controller *controller_free(struct controller *c)
+{
+        if (!c)
+                return NULL;
+        if (c->queue)
+                (void)!controller_stop(c, USEC_INFINITY);
+        workqueue_free(c->queue);
+        free(c->threads);
+        free(c->name);
+        (void)pthread_cond_destroy(&c->exited);
+        (void)pthread_mutex_destroy(&c->lock);
+        free(c);
+        return NULL;
+}

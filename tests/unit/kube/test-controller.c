@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kube/controller.h"
+#include "kube/metrics.h"
+#include "kube/workqueue.h"
+#include "util/log.h"
+
+struct rec {
+        atomic_int calls;
+        atomic_int fail_times;  /* -EIO this many times, then DONE */
+        int error;              /* returned while failing */
+        enum reconcile_outcome outcome;
+        usec_t requeue_after;
+        atomic_int requeue_times;
+        atomic_bool block;
+        atomic_bool release;
+        char last_key[64];
+};
+
+static int reconcile(void *userdata, const char *key, struct reconcile_result *ret)
+{
+        struct rec *r = userdata;
+
+        (void)snprintf(r->last_key, sizeof(r->last_key), "%s", key);
+        atomic_fetch_add(&r->calls, 1);
+        if (atomic_load(&r->block))
+                while (!atomic_load(&r->release))
+                        usleep(1000);
+        if (atomic_load(&r->fail_times) > 0) {
+                atomic_fetch_sub(&r->fail_times, 1);
+                return r->error;
+        }
+        if (r->outcome == RECONCILE_REQUEUE_AFTER) {
+                if (atomic_fetch_sub(&r->requeue_times, 1) > 0)
+                        return reconcile_requeue_after(ret, r->requeue_after);
+                return reconcile_done(ret);
+        }
+        if (r->outcome == RECONCILE_TERMINAL)
+                return reconcile_terminal(ret, -EINVAL);
+        return 0;
+}
+
+static const struct ratelimiter_options fast = { .base_delay = 1000, .max_delay = 10000 };
+
+static struct controller *new_controller(struct rec *r, struct metrics_registry *reg,
+                                         unsigned workers)
+{
+        struct controller_options o = {
+                .reconciler = { .name = "tm", .reconcile = reconcile, .userdata = r },
+                .workers = workers,
+                .ratelimit = &fast,
+                .metrics = reg,
+        };
+        struct controller *c = NULL;
+
+        cr_assert_eq(controller_new(&o, &c), 0);
+        cr_assert_eq(controller_start(c), 0);
+        return c;
+}
+
+static void wait_calls(struct rec *r, int n)
+{
+        for (int i = 0; i < 10000 && atomic_load(&r->calls) < n; i++)
+                usleep(1000);
+        cr_assert_geq(atomic_load(&r->calls), n, "expected %d calls, got %d", n,
+                      atomic_load(&r->calls));
+}
+
+static void wait_idle(struct controller *c)
+{
+        struct workqueue *q = controller_queue(c);
+
+        for (int i = 0; i < 10000; i++) {
+                if (workqueue_len(q) == 0 && workqueue_processing_len(q) == 0 &&
+                    workqueue_delayed_len(q) == 0)
+                        return;
+                usleep(1000);
+        }
+        cr_assert_fail("controller never became idle");
+}
+
+static double metric(struct metrics_registry *reg, const char *result)
+{
+        struct metric *m;
+
+        cr_assert_eq(metrics_runtime_child(reg, RUNTIME_METRIC_RECONCILE_TOTAL,
+                                           (const char *const[]){ "tm", result }, &m), 0);
+        return metric_value(m);
+}
+
+Test(controller, done_forgets)
+{
+        struct rec r = { 0 };
+        CLEANUP(metrics_registry_freep) struct metrics_registry *reg = metrics_registry_new();
+        CLEANUP(controller_freep) struct controller *c = new_controller(&r, reg, 2);
+
+        cr_assert_eq(controller_enqueue(c, "ns/a"), 0);
+        wait_calls(&r, 1);
+        wait_idle(c);
+        cr_assert_eq(atomic_load(&r.calls), 1);
+        cr_assert_str_eq(r.last_key, "ns/a");
+        cr_assert(metric(reg, "success") == 1.0);
+        cr_assert_eq(workqueue_num_requeues(controller_queue(c), "ns/a"), 0);
+}
+
+Test(controller, transient_errors_are_retried_with_backoff_then_forgotten)
+{
+        struct rec r = { .error = -EIO };
+        CLEANUP(metrics_registry_freep) struct metrics_registry *reg = metrics_registry_new();
+        CLEANUP(controller_freep) struct controller *c = NULL;
+
+        atomic_store(&r.fail_times, 3);
+        c = new_controller(&r, reg, 1);
+        cr_assert_eq(controller_enqueue(c, "ns/a"), 0);
+        wait_calls(&r, 4);
+        wait_idle(c);
+        cr_assert_eq(atomic_load(&r.calls), 4);
+        cr_assert(metric(reg, "error") == 3.0);
+        cr_assert(metric(reg, "success") == 1.0);
+        cr_assert_eq(workqueue_num_requeues(controller_queue(c), "ns/a"), 0);
+}
+
+static void check_terminal(int error, enum reconcile_outcome outcome)
+{
+        struct rec r = { .error = error, .outcome = outcome };
+        CLEANUP(metrics_registry_freep) struct metrics_registry *reg = metrics_registry_new();
+        CLEANUP(controller_freep) struct controller *c = NULL;
+        struct metric *term;
+
+        atomic_store(&r.fail_times, error ? 1000 : 0);
+        c = new_controller(&r, reg, 1);
+        cr_assert_eq(controller_enqueue(c, "ns/a"), 0);
+        wait_calls(&r, 1);
+        wait_idle(c);
+        usleep(30 * 1000); /* a retry would have come after 1 ms */
+        cr_assert_eq(atomic_load(&r.calls), 1);
+        cr_assert_eq(metrics_runtime_child(reg, RUNTIME_METRIC_TERMINAL_RECONCILE_ERRORS_TOTAL,
+                                           (const char *const[]){ "tm" }, &term), 0);
+        cr_assert(metric_value(term) == 1.0);
+}
+
+Test(controller, einval_eacces_and_terminal_are_not_retried)
+{
+        check_terminal(-EINVAL, RECONCILE_DONE);
+        check_terminal(-EACCES, RECONCILE_DONE);
+        check_terminal(0, RECONCILE_TERMINAL);
+}
+
+Test(controller, requeue_after)
+{
+        struct rec r = { .outcome = RECONCILE_REQUEUE_AFTER, .requeue_after = 2000 };
+        CLEANUP(metrics_registry_freep) struct metrics_registry *reg = metrics_registry_new();
+        CLEANUP(controller_freep) struct controller *c = NULL;
+
+        atomic_store(&r.requeue_times, 2);
+        c = new_controller(&r, reg, 1);
+        cr_assert_eq(controller_enqueue(c, "ns/a"), 0);
+        wait_calls(&r, 3);
+        wait_idle(c);
+        cr_assert_eq(atomic_load(&r.calls), 3);
+        cr_assert(metric(reg, "requeue_after") == 2.0);
+        cr_assert(metric(reg, "success") == 1.0);
+}
+
+Test(controller, error_log_line_has_controller_object_and_reconcile_id)
+{
+        struct rec r = { .error = -EINVAL };
+        CLEANUP(controller_freep) struct controller *c = NULL;
+        FILE *f = tmpfile();
+        char line[4096] = "";
+        json_auto_t *j = NULL;
+
+        cr_assert_not_null(f);
+        log_set_fd(fileno(f));
+        atomic_store(&r.fail_times, 1);
+        c = new_controller(&r, NULL, 1);
+        cr_assert_eq(controller_enqueue(c, "ns/broken"), 0);
+        wait_calls(&r, 1);
+        wait_idle(c);
+        cr_assert_eq(controller_stop(c, USEC_INFINITY), 0);
+        log_set_fd(STDERR_FILENO);
+        rewind(f);
+        cr_assert_not_null(fgets(line, sizeof(line), f));
+        j = json_loads(line, 0, NULL);
+        cr_assert_not_null(j, "not JSON: %s", line);
+        cr_assert_str_eq(json_string_value(json_object_get(j, "level")), "error");
+        cr_assert_str_eq(json_string_value(json_object_get(j, "controller")), "tm");
+        cr_assert_str_eq(json_string_value(json_object_get(j, "object")), "ns/broken");
+        const char *id = json_string_value(json_object_get(j, "reconcileID"));
+        cr_assert_not_null(id);
+        cr_assert_eq(strlen(id), 36);
+        cr_assert_eq(id[14], '4');
+        cr_assert_not_null(json_object_get(j, "error"));
+        cr_assert_null(fgets(line, sizeof(line), f), "exactly one line expected");
+        fclose(f);
+}
+
+Test(controller, graceful_stop_waits_for_in_flight_and_takes_no_new_keys)
+{
+        struct rec r = { 0 };
+        CLEANUP(controller_freep) struct controller *c = NULL;
+
+        atomic_store(&r.block, true);
+        c = new_controller(&r, NULL, 1);
+        cr_assert_eq(controller_enqueue(c, "ns/a"), 0);
+        wait_calls(&r, 1);
+        cr_assert_eq(controller_enqueue(c, "ns/b"), 0); /* queued behind the blocked one */
+        cr_assert_eq(controller_active_workers(c), 1);
+        cr_assert_eq(controller_stop(c, 20 * USEC_PER_MSEC), -ETIMEDOUT);
+        atomic_store(&r.release, true);
+        cr_assert_eq(controller_stop(c, USEC_INFINITY), 0);
+        cr_assert_eq(atomic_load(&r.calls), 1, "ns/b must not be reconciled after stop");
+        cr_assert_eq(controller_active_workers(c), 0);
+}
+
+Test(controller, uuid_format)
+{
+        char a[37], b[37];
+
+        cr_assert_eq(uuid_random(a), 0);
+        cr_assert_eq(uuid_random(b), 0);
+        cr_assert_eq(strlen(a), 36);
+        cr_assert_eq(a[8], '-');
+        cr_assert_eq(a[14], '4');
+        cr_assert(strchr("89ab", a[19]));
+        cr_assert_str_neq(a, b);
+}
