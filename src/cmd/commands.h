@@ -4,3 +4,4 @@
 /* The subcommands of the modelplane executable; each returns a process exit status. */
 
 int cmd_version(int argc, char **argv);
+int cmd_webhook(int argc, char **argv);

@@ -20,6 +20,7 @@ struct command {
 
 static const struct command commands[] = {
         { "version", cmd_version, "print the version" },
+        { "webhook", cmd_webhook, "serve the TrainedModel admission webhook (HTTPS)" },
 };
 
 int cmd_version(int argc, char **argv)

@@ -1,0 +1,446 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "serving/webhook.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include <jansson.h>
+
+#include "json/json-util.h"
+#include "util/macro.h"
+
+#define TM_GROUP      "serving.kserve.io"
+#define TM_VERSION    "v1alpha1"
+#define TM_KIND       "TrainedModel"
+#define TM_APIVERSION TM_GROUP "/" TM_VERSION
+
+void admission_request_release(struct admission_request *req)
+{
+        if (!req)
+                return;
+        free(req->api_version);
+        free(req->uid);
+        free(req->operation);
+        free(req->kind_group);
+        free(req->kind_version);
+        free(req->kind_kind);
+        free(req->sub_resource);
+        free(req->name);
+        free(req->namespace_);
+        json_decref(req->object);
+        json_decref(req->old_object);
+        *req = (struct admission_request){ 0 };
+}
+
+void admission_answer_release(struct admission_answer *a)
+{
+        if (!a)
+                return;
+        free(a->body);
+        *a = (struct admission_answer){ 0 };
+}
+
+/* request.kind: {group, version, kind}; group may be "" (core), version and kind may not. */
+struct gvk {
+        char *group;
+        char *version;
+        char *kind;
+};
+
+static int dispatch_gvk(const char *name, json_t *v, void *ret, struct json_dispatch_error *e)
+{
+        static const struct json_field table[] = {
+                { "group", JSON_STRING, json_dispatch_string, offsetof(struct gvk, group), 0 },
+                { "version", JSON_STRING, json_dispatch_string, offsetof(struct gvk, version),
+                  JSON_MANDATORY },
+                { "kind", JSON_STRING, json_dispatch_string, offsetof(struct gvk, kind),
+                  JSON_MANDATORY },
+                { 0 },
+        };
+        struct gvk *g = ret;
+        int r;
+
+        r = json_dispatch(v, table, JSON_DISPATCH_ALLOW_UNKNOWN, g, e);
+        if (r < 0 && e && e->field[0] == '\0')
+                (void)snprintf(e->field, sizeof(e->field), "%s", name);
+        return r;
+}
+
+/* Type-checks a field we do not keep. */
+static int dispatch_ignore(const char *name, json_t *v, void *ret, struct json_dispatch_error *e)
+{
+        (void)name;
+        (void)v;
+        (void)ret;
+        (void)e;
+        return 0;
+}
+
+/* object/oldObject: a JSON object or null. */
+static int dispatch_object(const char *name, json_t *v, void *ret, struct json_dispatch_error *e)
+{
+        json_t **j = ret;
+
+        if (json_is_null(v))
+                return 0;
+        if (!json_is_object(v)) {
+                if (e) {
+                        (void)snprintf(e->field, sizeof(e->field), "%s", name);
+                        (void)snprintf(e->message, sizeof(e->message),
+                                       "field \"%s\" must be an object", name);
+                }
+                return -EINVAL;
+        }
+        json_decref(*j);
+        *j = json_incref(v);
+        return 0;
+}
+
+struct review_top {
+        char *api_version;
+        char *kind;
+        json_t *request;
+};
+
+struct request_fields {
+        char *uid;
+        char *operation;
+        struct gvk kind;
+        char *sub_resource;
+        char *name;
+        char *namespace_;
+        json_t *object;
+        json_t *old_object;
+        bool dry_run;
+};
+
+static void request_fields_release(struct request_fields *f)
+{
+        free(f->uid);
+        free(f->operation);
+        free(f->kind.group);
+        free(f->kind.version);
+        free(f->kind.kind);
+        free(f->sub_resource);
+        free(f->name);
+        free(f->namespace_);
+        json_decref(f->object);
+        json_decref(f->old_object);
+}
+
+static void review_top_release(struct review_top *t)
+{
+        free(t->api_version);
+        free(t->kind);
+        json_decref(t->request);
+}
+
+static int fail(char *reterr, size_t reterr_len, int r, const char *fmt, ...) _printf_(4, 5);
+static int fail(char *reterr, size_t reterr_len, int r, const char *fmt, ...)
+{
+        va_list ap;
+
+        if (reterr && reterr_len > 0) {
+                va_start(ap, fmt);
+                (void)vsnprintf(reterr, reterr_len, fmt, ap);
+                va_end(ap);
+        }
+        return r;
+}
+
+int admission_review_decode(const char *data, size_t len, struct admission_request *ret,
+                            char *reterr, size_t reterr_len)
+{
+        static const struct json_field top_table[] = {
+                { "apiVersion", JSON_STRING, json_dispatch_string,
+                  offsetof(struct review_top, api_version), JSON_MANDATORY },
+                { "kind", JSON_STRING, json_dispatch_string, offsetof(struct review_top, kind),
+                  JSON_MANDATORY },
+                { "request", JSON_OBJECT, json_dispatch_json,
+                  offsetof(struct review_top, request), JSON_MANDATORY },
+                { "response", JSON_ANY_TYPE, dispatch_ignore, 0, 0 },
+                { 0 },
+        };
+        static const struct json_field request_table[] = {
+                { "uid", JSON_STRING, json_dispatch_string, offsetof(struct request_fields, uid),
+                  JSON_MANDATORY },
+                { "operation", JSON_STRING, json_dispatch_string,
+                  offsetof(struct request_fields, operation), JSON_MANDATORY },
+                { "kind", JSON_OBJECT, dispatch_gvk, offsetof(struct request_fields, kind),
+                  JSON_MANDATORY },
+                { "resource", JSON_OBJECT, dispatch_ignore, 0, JSON_NULLABLE },
+                { "subResource", JSON_STRING, json_dispatch_string,
+                  offsetof(struct request_fields, sub_resource), JSON_NULLABLE },
+                { "requestKind", JSON_OBJECT, dispatch_ignore, 0, JSON_NULLABLE },
+                { "requestResource", JSON_OBJECT, dispatch_ignore, 0, JSON_NULLABLE },
+                { "requestSubResource", JSON_STRING, dispatch_ignore, 0, JSON_NULLABLE },
+                { "name", JSON_STRING, json_dispatch_string, offsetof(struct request_fields, name),
+                  JSON_NULLABLE },
+                { "namespace", JSON_STRING, json_dispatch_string,
+                  offsetof(struct request_fields, namespace_), JSON_NULLABLE },
+                { "userInfo", JSON_OBJECT, dispatch_ignore, 0, JSON_NULLABLE },
+                { "object", JSON_ANY_TYPE, dispatch_object, offsetof(struct request_fields, object),
+                  0 },
+                { "oldObject", JSON_ANY_TYPE, dispatch_object,
+                  offsetof(struct request_fields, old_object), 0 },
+                { "dryRun", JSON_TRUE, dispatch_ignore, 0, JSON_NULLABLE },
+                { "options", JSON_ANY_TYPE, dispatch_ignore, 0, JSON_NULLABLE },
+                { 0 },
+        };
+        struct review_top top = { 0 };
+        struct request_fields req = { 0 };
+        struct json_dispatch_error e = { 0 };
+        json_auto_t *root = NULL;
+        char perr[160] = "";
+        json_t *dry;
+        int r;
+
+        if (!data || !ret)
+                return -EINVAL;
+        if (len > ADMISSION_BODY_MAX)
+                return fail(reterr, reterr_len, -EFBIG, "request body is larger than %u bytes",
+                            ADMISSION_BODY_MAX);
+        if (len == 0)
+                return fail(reterr, reterr_len, -EINVAL, "request body is empty");
+        r = json_parse_bounded(data, len, &root, perr, sizeof(perr));
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return fail(reterr, reterr_len, -EINVAL, "request body is not valid JSON: %s",
+                            perr);
+        if (!json_is_object(root))
+                return fail(reterr, reterr_len, -EINVAL,
+                            "request body is not an AdmissionReview (not a JSON object)");
+
+        r = json_dispatch(root, top_table, 0, &top, &e);
+        if (r < 0)
+                goto out_dispatch;
+        if (!streq(top.kind, "AdmissionReview")) {
+                r = fail(reterr, reterr_len, -EINVAL,
+                         "expected kind AdmissionReview, got \"%.64s\"", top.kind);
+                goto out;
+        }
+        if (!streq(top.api_version, ADMISSION_V1) && !streq(top.api_version, ADMISSION_V1BETA1)) {
+                r = fail(reterr, reterr_len, -EINVAL,
+                         "unsupported AdmissionReview apiVersion \"%.64s\" (expected "
+                         ADMISSION_V1 " or " ADMISSION_V1BETA1 ")",
+                         top.api_version);
+                goto out;
+        }
+
+        r = json_dispatch(top.request, request_table, JSON_DISPATCH_ALLOW_UNKNOWN, &req, &e);
+        if (r < 0)
+                goto out_dispatch;
+        if (req.uid[0] == '\0') {
+                r = fail(reterr, reterr_len, -EINVAL, "request.uid is empty");
+                goto out;
+        }
+        if (strlen(req.uid) > ADMISSION_UID_MAX) {
+                r = fail(reterr, reterr_len, -EINVAL, "request.uid is longer than %u bytes",
+                         ADMISSION_UID_MAX);
+                goto out;
+        }
+        dry = json_object_get(top.request, "dryRun");
+
+        *ret = (struct admission_request){
+                .api_version = TAKE_PTR(top.api_version),
+                .uid = TAKE_PTR(req.uid),
+                .operation = TAKE_PTR(req.operation),
+                .kind_group = req.kind.group ? TAKE_PTR(req.kind.group) : strdup(""),
+                .kind_version = TAKE_PTR(req.kind.version),
+                .kind_kind = TAKE_PTR(req.kind.kind),
+                .sub_resource = TAKE_PTR(req.sub_resource),
+                .name = TAKE_PTR(req.name),
+                .namespace_ = TAKE_PTR(req.namespace_),
+                .object = TAKE_PTR(req.object),
+                .old_object = TAKE_PTR(req.old_object),
+                .dry_run = json_is_true(dry),
+        };
+        if (!ret->kind_group) {
+                admission_request_release(ret);
+                r = -ENOMEM;
+                goto out;
+        }
+        r = 0;
+        goto out;
+
+out_dispatch:
+        if (r != -ENOMEM)
+                r = fail(reterr, reterr_len, -EINVAL, "invalid AdmissionReview: %s", e.message);
+out:
+        review_top_release(&top);
+        request_fields_release(&req);
+        return r;
+}
+
+char *admission_review_format_response(const char *api_version, const char *uid, bool allowed,
+                                       int code, const char *reason, const char *message)
+{
+        json_auto_t *status = NULL, *response = NULL, *review = NULL;
+        AUTOFREE char *s = NULL;
+        char *out;
+        size_t n;
+
+        status = json_object();
+        response = json_object();
+        review = json_object();
+        if (!status || !response || !review)
+                return NULL;
+        if (json_object_set_new(status, "metadata", json_object()) < 0 ||
+            (message && json_object_set_new(status, "message", json_string(message)) < 0) ||
+            (reason && json_object_set_new(status, "reason", json_string(reason)) < 0) ||
+            json_object_set_new(status, "code", json_integer(code)) < 0)
+                return NULL;
+        if (json_object_set_new(response, "uid", json_string(uid ? uid : "")) < 0 ||
+            json_object_set_new(response, "allowed", json_boolean(allowed)) < 0 ||
+            json_object_set(response, "status", status) < 0)
+                return NULL;
+        if (json_object_set_new(review, "kind", json_string("AdmissionReview")) < 0 ||
+            json_object_set_new(review, "apiVersion",
+                                json_string(api_version ? api_version : ADMISSION_V1)) < 0 ||
+            json_object_set(review, "response", response) < 0)
+                return NULL;
+        /* json_string() returns NULL for invalid UTF-8; the set then fails above. */
+        s = json_dumps(review, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        if (!s)
+                return NULL;
+        n = strlen(s);
+        out = malloc(n + 2);
+        if (!out)
+                return NULL;
+        memcpy(out, s, n);
+        out[n] = '\n';
+        out[n + 1] = '\0';
+        return out;
+}
+
+/* "application/json", any case, optionally followed by parameters ("; charset=utf-8"). */
+static bool content_type_is_json(const char *ct)
+{
+        static const char json[] = "application/json";
+        size_t n = sizeof(json) - 1;
+
+        if (!ct)
+                return false;
+        while (*ct == ' ' || *ct == '\t')
+                ct++;
+        if (strncasecmp(ct, json, n) != 0)
+                return false;
+        ct += n;
+        while (*ct == ' ' || *ct == '\t')
+                ct++;
+        return *ct == '\0' || *ct == ';';
+}
+
+/* Fills *a; message must be valid UTF-8 (ours always are: ASCII plus the rules' messages). */
+static int answer(struct admission_answer *a, unsigned http_status, const char *api_version,
+                  const char *uid, bool allowed, int code, const char *reason,
+                  const char *message)
+{
+        char *body;
+
+        body = admission_review_format_response(api_version, uid, allowed, code, reason, message);
+        if (!body && message) /* a message that is not UTF-8 (it quotes user input) */
+                body = admission_review_format_response(api_version, uid, allowed, code, reason,
+                                                        "denied (message not valid UTF-8)");
+        if (!body)
+                return -ENOMEM;
+        *a = (struct admission_answer){
+                .http_status = http_status,
+                .body = body,
+                .body_len = strlen(body),
+                .allowed = allowed,
+                .code = code,
+        };
+        return 0;
+}
+
+static const char *json_str_or(const json_t *v, const char *key, const char *dflt)
+{
+        const char *s = json_string_value(json_object_get(v, key));
+
+        return s ? s : dflt;
+}
+
+/* The object (or old object) must be a TrainedModel when it says what it is. */
+static bool object_is_tm(const json_t *obj)
+{
+        return streq(json_str_or(obj, "apiVersion", TM_APIVERSION), TM_APIVERSION) &&
+               streq(json_str_or(obj, "kind", TM_KIND), TM_KIND);
+}
+
+int webhook_review(const char *content_type, const char *body, size_t len,
+                   admission_validate_fn *validate, struct admission_answer *ret)
+{
+        struct admission_request req = { 0 };
+        char err[512] = "";
+        char msg[640];
+        AUTOFREE char *denial = NULL;
+        int r;
+
+        if (!ret || !validate)
+                return -EINVAL;
+        if (!content_type_is_json(content_type)) {
+                (void)snprintf(msg, sizeof(msg), "contentType=%.200s, expected application/json",
+                               content_type ? content_type : "");
+                r = answer(ret, 415, ADMISSION_V1, "", false, 415, NULL, msg);
+                /* The header is user input: if it is not UTF-8, say so without quoting it. */
+                if (r == 0 || !content_type)
+                        return r;
+                return answer(ret, 415, ADMISSION_V1, "", false, 415, NULL,
+                              "unsupported content type, expected application/json");
+        }
+        if (len > ADMISSION_BODY_MAX)
+                return answer(ret, 413, ADMISSION_V1, "", false, 413, NULL,
+                              "request body is larger than 7 MiB");
+
+        r = admission_review_decode(body ? body : "", body ? len : 0, &req, err, sizeof(err));
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return answer(ret, r == -EFBIG ? 413 : 400, ADMISSION_V1, "", false,
+                              r == -EFBIG ? 413 : 400, NULL, err);
+
+        if (!streq(req.kind_group, TM_GROUP) || !streq(req.kind_version, TM_VERSION) ||
+            !streq(req.kind_kind, TM_KIND)) {
+                (void)snprintf(msg, sizeof(msg),
+                               "this webhook validates " TM_APIVERSION " " TM_KIND
+                               ", not %.64s/%.64s %.64s",
+                               req.kind_group, req.kind_version, req.kind_kind);
+                r = answer(ret, 200, req.api_version, req.uid, false, 400, NULL, msg);
+                goto out;
+        }
+
+        /* Presence and shape of the objects are the rules' business; the kind is ours. */
+        if ((req.object && !object_is_tm(req.object)) ||
+            (req.old_object && !object_is_tm(req.old_object))) {
+                (void)snprintf(msg, sizeof(msg),
+                               "expected a " TM_APIVERSION " " TM_KIND " object, got %.64s %.64s",
+                               json_str_or(req.object, "apiVersion", ""),
+                               json_str_or(req.object, "kind", ""));
+                r = answer(ret, 200, req.api_version, req.uid, false, 400, NULL, msg);
+                goto out;
+        }
+
+        r = validate(req.operation, req.object, req.old_object, &denial);
+        if (r == -ENOMEM)
+                goto out;
+        if (r == ADMISSION_ALLOWED)
+                r = answer(ret, 200, req.api_version, req.uid, true, 200, NULL, NULL);
+        else if (r == ADMISSION_DENIED)
+                r = answer(ret, 200, req.api_version, req.uid, false, 403, "Forbidden",
+                           denial ? denial : "denied");
+        else {
+                if (!denial)
+                        (void)snprintf(msg, sizeof(msg), "cannot validate the object (%s)",
+                                       r < 0 && strerrorname_np(-r) ? strerrorname_np(-r)
+                                                                    : "bad request");
+                r = answer(ret, 200, req.api_version, req.uid, false, 400, NULL,
+                           denial ? denial : msg);
+        }
+out:
+        admission_request_release(&req);
+        return r;
+}

@@ -1,0 +1,646 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The webhook server over HTTPS on 127.0.0.1: reviews, bad input, stalled clients, TLS version
+ * floor and certificate rotation. Certificates come from gen-certs.sh (openssl CLI), path in
+ * $WEBHOOK_GEN_CERTS. Every wait is bounded by a count, never asserted as a duration.
+ */
+#include <criterion/criterion.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+#include <gnutls/gnutls.h>
+#include <jansson.h>
+
+#include "cmd/webhook-server.h"
+#include "json/json-util.h"
+#include "util/macro.h"
+
+#define CONN_TIMEOUT 2 /* seconds: the server's idle timeout in these tests */
+#define WAIT_MAX_S   30 /* upper bound for "gets closed eventually" */
+
+static char tmpdir[64];
+static struct webhook_server *server;
+static uint16_t port;
+
+static void sh(const char *fmt, ...) _printf_(1, 2);
+static void sh(const char *fmt, ...)
+{
+        char cmd[2048];
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        (void)vsnprintf(cmd, sizeof(cmd), fmt, ap);
+        va_end(ap);
+        r = system(cmd);
+        cr_assert_eq(r, 0, "command failed (%d): %s", r, cmd);
+}
+
+static void gen_cert(const char *name, const char *serial)
+{
+        const char *gen = getenv("WEBHOOK_GEN_CERTS");
+
+        cr_assert_not_null(gen, "WEBHOOK_GEN_CERTS is not set (run through meson test)");
+        sh("'%s' '%s' '%s' '%s'", gen, tmpdir, name, serial);
+}
+
+/* Atomically replaces tmpdir/dst with a copy of tmpdir/src (what cert-manager's writer does). */
+static void install(const char *src, const char *dst)
+{
+        sh("cp '%s/%s' '%s/.%s.tmp' && mv -f '%s/.%s.tmp' '%s/%s'", tmpdir, src, tmpdir, dst,
+           tmpdir, dst, tmpdir, dst);
+}
+
+static void start_server(const char *cert_dir)
+{
+        struct webhook_server_config cfg = { WEBHOOK_SERVER_CONFIG_DEFAULTS };
+
+        cfg.address = "127.0.0.1";
+        cfg.port = 0;
+        cfg.cert_dir = cert_dir;
+        cfg.connection_timeout = CONN_TIMEOUT;
+        cr_assert_eq(webhook_server_start(&cfg, &server), 0);
+        port = webhook_server_port(server);
+        cr_assert_neq(port, 0);
+}
+
+static void setup(void)
+{
+        (void)signal(SIGPIPE, SIG_IGN);
+        (void)snprintf(tmpdir, sizeof(tmpdir), "/tmp/mp-webhook-XXXXXX");
+        cr_assert_not_null(mkdtemp(tmpdir));
+        gen_cert("a", "1001");
+        gen_cert("b", "1002");
+        install("a.crt", "tls.crt");
+        install("a.key", "tls.key");
+        cr_assert_eq(curl_global_init(CURL_GLOBAL_DEFAULT), CURLE_OK);
+        start_server(tmpdir);
+}
+
+static void teardown(void)
+{
+        server = webhook_server_free(server);
+        if (tmpdir[0])
+                sh("rm -rf '%s'", tmpdir);
+        curl_global_cleanup();
+}
+
+/* ---- client helpers ---- */
+
+struct result {
+        CURLcode rc;
+        long status;
+        long connects; /* new connections made for this request (0 = reused) */
+        char serial[64];
+        char body[8192];
+        size_t body_len;
+};
+
+static size_t on_body(char *p, size_t size, size_t n, void *userdata)
+{
+        struct result *res = userdata;
+        size_t len = size * n, room = sizeof(res->body) - 1 - res->body_len;
+
+        memcpy(res->body + res->body_len, p, MIN(len, room));
+        res->body_len += MIN(len, room);
+        res->body[res->body_len] = '\0';
+        return len;
+}
+
+static CURL *client(void)
+{
+        static char ca[128];
+        CURL *h = curl_easy_init();
+
+        cr_assert_not_null(h);
+        (void)snprintf(ca, sizeof(ca), "%s/ca.crt", tmpdir);
+        curl_easy_setopt(h, CURLOPT_CAINFO, ca);
+        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(h, CURLOPT_TIMEOUT, (long)WAIT_MAX_S);
+        curl_easy_setopt(h, CURLOPT_CERTINFO, 1L);
+        return h;
+}
+
+static struct result request(CURL *h, const char *method, const char *path,
+                             const char *content_type, const char *body, size_t len)
+{
+        struct result res = { 0 };
+        struct curl_slist *hdrs = NULL;
+        struct curl_certinfo *ci = NULL;
+        char url[256], ct[128];
+
+        (void)snprintf(url, sizeof(url), "https://127.0.0.1:%u%s", (unsigned)port, path);
+        curl_easy_setopt(h, CURLOPT_URL, url);
+        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+        if (body) {
+                curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+                curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+        } else
+                curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+        (void)snprintf(ct, sizeof(ct), "Content-Type: %s", content_type ? content_type : "");
+        hdrs = curl_slist_append(hdrs, content_type ? ct : "Content-Type;");
+        hdrs = curl_slist_append(hdrs, "Expect:");
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+        curl_easy_setopt(h, CURLOPT_WRITEDATA, &res);
+        res.rc = curl_easy_perform(h);
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &res.status);
+        curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &res.connects);
+        if (curl_easy_getinfo(h, CURLINFO_CERTINFO, &ci) == CURLE_OK && ci &&
+            ci->num_of_certs > 0)
+                for (struct curl_slist *s = ci->certinfo[0]; s; s = s->next)
+                        if (strneq(s->data, "Serial Number:", 14))
+                                (void)snprintf(res.serial, sizeof(res.serial), "%s",
+                                               s->data + 14);
+        curl_slist_free_all(hdrs);
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+        return res;
+}
+
+static const char valid_review[] =
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+        "\"uid\":\"0c0ffee0-0000-4000-8000-000000000001\",\"kind\":{\"group\":"
+        "\"serving.kserve.io\",\"version\":\"v1alpha1\",\"kind\":\"TrainedModel\"},"
+        "\"operation\":\"CREATE\",\"object\":{\"apiVersion\":\"serving.kserve.io/v1alpha1\","
+        "\"kind\":\"TrainedModel\",\"metadata\":{\"name\":\"bar\",\"namespace\":\"default\"},"
+        "\"spec\":{\"inferenceService\":\"Parent\",\"model\":{\"storageUri\":"
+        "\"gs://kfserving/sklearn/iris\",\"framework\":\"sklearn\",\"memory\":\"100Mi\"}}},"
+        "\"oldObject\":null}}";
+
+static struct result post_review(CURL *h, const char *path, const char *body)
+{
+        return request(h, "POST", path, "application/json", body, strlen(body));
+}
+
+static json_t *parse(const struct result *res)
+{
+        json_t *v = json_loadb(res->body, res->body_len, 0, NULL);
+
+        cr_assert_not_null(v, "not JSON: %s", res->body);
+        return v;
+}
+
+static void expect_review(const struct result *res, long status, bool allowed, int code,
+                          const char *uid, const char *api_version)
+{
+        json_auto_t *v = NULL;
+        json_t *resp;
+
+        cr_assert_eq(res->rc, CURLE_OK, "curl: %s", curl_easy_strerror(res->rc));
+        cr_assert_eq(res->status, status, "status %ld: %s", res->status, res->body);
+        v = parse(res);
+        cr_assert_str_eq(json_string_value(json_object_get(v, "kind")), "AdmissionReview");
+        cr_assert_str_eq(json_string_value(json_object_get(v, "apiVersion")), api_version);
+        resp = json_object_get(v, "response");
+        cr_assert_str_eq(json_string_value(json_object_get(resp, "uid")), uid);
+        cr_assert_eq(json_is_true(json_object_get(resp, "allowed")), allowed, "%s", res->body);
+        cr_assert_eq(json_integer_value(json_object_get(json_object_get(resp, "status"), "code")),
+                     code, "%s", res->body);
+}
+
+static char *replace(const char *s, const char *from, const char *to)
+{
+        const char *at = strstr(s, from);
+        char *out;
+
+        cr_assert_not_null(at, "%s not in %s", from, s);
+        cr_assert(asprintf(&out, "%.*s%s%s", (int)(at - s), s, to, at + strlen(from)) > 0);
+        return out;
+}
+
+/* ---- reviews ---- */
+
+TestSuite(https, .init = setup, .fini = teardown, .timeout = 120);
+
+Test(https, valid_review_on_both_paths)
+{
+        CURL *h = client();
+        struct result res;
+
+        res = post_review(h, WEBHOOK_PATH, valid_review);
+        expect_review(&res, 200, true, 200, "0c0ffee0-0000-4000-8000-000000000001",
+                      ADMISSION_V1);
+        cr_assert_str_eq(res.serial, "1001");
+        res = post_review(h, WEBHOOK_PATH_ALIAS, valid_review);
+        expect_review(&res, 200, true, 200, "0c0ffee0-0000-4000-8000-000000000001",
+                      ADMISSION_V1);
+        curl_easy_cleanup(h);
+}
+
+Test(https, v1beta1_and_denial_message)
+{
+        AUTOFREE char *beta = replace(valid_review, "admission.k8s.io/v1\"",
+                                      "admission.k8s.io/v1beta1\"");
+        AUTOFREE char *bad = replace(beta, "\"name\":\"bar\"", "\"name\":\"abc.123\"");
+        CURL *h = client();
+        json_auto_t *v = NULL;
+        struct result res;
+
+        res = post_review(h, WEBHOOK_PATH, bad);
+        expect_review(&res, 200, false, 403, "0c0ffee0-0000-4000-8000-000000000001",
+                      ADMISSION_V1BETA1);
+        v = parse(&res);
+        cr_assert_str_eq(json_get_string_path(v, "response", "status", "reason", NULL), "Forbidden");
+        curl_easy_cleanup(h);
+}
+
+Test(https, unknown_path_and_method)
+{
+        CURL *h = client();
+        struct result res;
+
+        res = post_review(h, "/validate-something-else", valid_review);
+        cr_assert_eq(res.status, 404);
+        res = request(h, "GET", WEBHOOK_PATH, NULL, NULL, 0);
+        cr_assert_eq(res.status, 405);
+        curl_easy_cleanup(h);
+}
+
+/* ---- bad input ---- */
+
+Test(https, bad_input_gets_400_class_answers)
+{
+        AUTOFREE char *no_uid = replace(valid_review, "\"uid\":\"0c0ffee0-0000-4000-8000-000000000001\",", "");
+        AUTOFREE char *other_kind = replace(valid_review, "\"kind\":\"TrainedModel\",\"metadata\"",
+                                            "\"kind\":\"ConfigMap\",\"metadata\"");
+        const char *no_request = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\"}";
+        CURL *h = client();
+        struct result res;
+
+        res = post_review(h, WEBHOOK_PATH, "this is not json");
+        expect_review(&res, 400, false, 400, "", ADMISSION_V1);
+        res = request(h, "POST", WEBHOOK_PATH, "text/plain", valid_review, strlen(valid_review));
+        expect_review(&res, 415, false, 415, "", ADMISSION_V1);
+        res = request(h, "POST", WEBHOOK_PATH, NULL, valid_review, strlen(valid_review));
+        expect_review(&res, 415, false, 415, "", ADMISSION_V1);
+        res = post_review(h, WEBHOOK_PATH, no_request);
+        expect_review(&res, 400, false, 400, "", ADMISSION_V1);
+        res = post_review(h, WEBHOOK_PATH, no_uid);
+        expect_review(&res, 400, false, 400, "", ADMISSION_V1);
+        res = post_review(h, WEBHOOK_PATH, other_kind);
+        expect_review(&res, 200, false, 400, "0c0ffee0-0000-4000-8000-000000000001",
+                      ADMISSION_V1);
+        res = post_review(h, WEBHOOK_PATH, "");
+        expect_review(&res, 400, false, 400, "", ADMISSION_V1);
+        /* and the server is fine afterwards */
+        res = post_review(h, WEBHOOK_PATH, valid_review);
+        expect_review(&res, 200, true, 200, "0c0ffee0-0000-4000-8000-000000000001",
+                      ADMISSION_V1);
+        curl_easy_cleanup(h);
+}
+
+Test(https, body_over_7_mib_is_413)
+{
+        size_t n = ADMISSION_BODY_MAX + 1;
+        char *big = malloc(n);
+        CURL *h = client();
+        struct result res;
+
+        cr_assert_not_null(big);
+        memset(big, ' ', n);
+        res = request(h, "POST", WEBHOOK_PATH, "application/json", big, n);
+        cr_assert_eq(res.rc, CURLE_OK, "curl: %s", curl_easy_strerror(res.rc));
+        cr_assert_eq(res.status, 413);
+        /* exactly the limit is read (and is not a review) */
+        res = request(h, "POST", WEBHOOK_PATH, "application/json", big, n - 1);
+        cr_assert_eq(res.status, 400, "%ld %s", res.status, res.body);
+        free(big);
+        curl_easy_cleanup(h);
+}
+
+/* ---- stalled clients ---- */
+
+static int tcp_connect(void)
+{
+        struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        cr_assert_geq(fd, 0);
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+        return fd;
+}
+
+/* True when the peer closed fd within WAIT_MAX_S seconds (reads and discards anything sent). */
+static bool closed_by_peer(int fd, gnutls_session_t session)
+{
+        char b[512];
+
+        for (int i = 0; i < WAIT_MAX_S * 10; i++) {
+                struct pollfd p = { .fd = fd, .events = POLLIN };
+                ssize_t n;
+
+                if (session && gnutls_record_check_pending(session) == 0 &&
+                    poll(&p, 1, 100) == 0)
+                        continue;
+                if (!session && poll(&p, 1, 100) == 0)
+                        continue;
+                n = session ? gnutls_record_recv(session, b, sizeof(b)) : recv(fd, b, sizeof(b), 0);
+                if (n == 0 || (n < 0 && (session ? n != GNUTLS_E_AGAIN && n != GNUTLS_E_INTERRUPTED
+                                                 : errno != EINTR)))
+                        return true;
+        }
+        return false;
+}
+
+Test(https, stalled_half_request_is_closed_and_blocks_no_one)
+{
+        static const char half[] = "POST " WEBHOOK_PATH " HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                   "Content-Type: application/json\r\nContent-Length: 500\r\n"
+                                   "\r\n{\"apiVersion\":";
+        gnutls_certificate_credentials_t cred;
+        gnutls_session_t session;
+        CURL *h = client();
+        struct result res;
+        int fd = tcp_connect(), r;
+
+        cr_assert_eq(gnutls_certificate_allocate_credentials(&cred), 0);
+        cr_assert_eq(gnutls_init(&session, GNUTLS_CLIENT), 0);
+        cr_assert_eq(gnutls_set_default_priority(session), 0);
+        cr_assert_eq(gnutls_credentials_set(session, GNUTLS_CRD_CERTIFICATE, cred), 0);
+        gnutls_transport_set_int(session, fd);
+        gnutls_handshake_set_timeout(session, WAIT_MAX_S * 1000);
+        do
+                r = gnutls_handshake(session);
+        while (r < 0 && !gnutls_error_is_fatal(r));
+        cr_assert_eq(r, 0, "handshake: %s", gnutls_strerror(r));
+        cr_assert_eq(gnutls_record_send(session, half, sizeof(half) - 1), (ssize_t)sizeof(half) - 1);
+
+        /* While it stalls, others are answered. */
+        res = post_review(h, WEBHOOK_PATH, valid_review);
+        expect_review(&res, 200, true, 200, "0c0ffee0-0000-4000-8000-000000000001",
+                      ADMISSION_V1);
+
+        cr_assert(closed_by_peer(fd, session), "stalled TLS client was not disconnected");
+        gnutls_deinit(session);
+        gnutls_certificate_free_credentials(cred);
+        close(fd);
+        curl_easy_cleanup(h);
+}
+
+Test(https, stalled_handshake_is_closed_and_blocks_no_one)
+{
+        /* The first bytes of a TLS record header, then nothing. */
+        static const unsigned char partial[] = { 0x16, 0x03, 0x01, 0x02 };
+        CURL *h = client();
+        struct result res;
+        int fd = tcp_connect(), idle = tcp_connect();
+
+        cr_assert_eq(send(fd, partial, sizeof(partial), 0), (ssize_t)sizeof(partial));
+        res = post_review(h, WEBHOOK_PATH, valid_review);
+        expect_review(&res, 200, true, 200, "0c0ffee0-0000-4000-8000-000000000001",
+                      ADMISSION_V1);
+        cr_assert(closed_by_peer(fd, NULL), "stalled handshake was not disconnected");
+        cr_assert(closed_by_peer(idle, NULL), "silent connection was not disconnected");
+        close(fd);
+        close(idle);
+        curl_easy_cleanup(h);
+}
+
+/* ---- TLS version floor ---- */
+
+static size_t discard(char *p, size_t size, size_t n, void *userdata)
+{
+        (void)p;
+        (void)userdata;
+        return size * n;
+}
+
+static CURLcode connect_with(long sslversion, uint16_t to_port)
+{
+        CURL *h = client();
+        char url[128];
+        CURLcode rc;
+
+        (void)snprintf(url, sizeof(url), "https://127.0.0.1:%u/x", (unsigned)to_port);
+        curl_easy_setopt(h, CURLOPT_URL, url);
+        curl_easy_setopt(h, CURLOPT_SSLVERSION, sslversion);
+        /* OpenSSL 3 refuses TLS < 1.2 itself at its default security level: lower it, so that
+         * a failure below is the server's refusal (the control below proves the client can). */
+        curl_easy_setopt(h, CURLOPT_SSL_CIPHER_LIST, "DEFAULT:@SECLEVEL=0");
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
+        rc = curl_easy_perform(h);
+        curl_easy_cleanup(h);
+        return rc;
+}
+
+static uint16_t free_port(void)
+{
+        struct sockaddr_in a = { .sin_family = AF_INET };
+        socklen_t l = sizeof(a);
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+        cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &l), 0);
+        close(fd);
+        return ntohs(a.sin_port);
+}
+
+Test(https, tls_below_1_2_refused)
+{
+        const long v11 = CURL_SSLVERSION_TLSv1_1 | CURL_SSLVERSION_MAX_TLSv1_1;
+        const long v10 = CURL_SSLVERSION_TLSv1_0 | CURL_SSLVERSION_MAX_TLSv1_0;
+        const long v12 = CURL_SSLVERSION_TLSv1_2 | CURL_SSLVERSION_MAX_TLSv1_2;
+        const long v13 = CURL_SSLVERSION_TLSv1_3 | CURL_SSLVERSION_MAX_TLSv1_3;
+        char accept[64], cert[128], key[128];
+        uint16_t ctl_port;
+        CURLcode rc = CURLE_COULDNT_CONNECT;
+        pid_t pid;
+        int st;
+
+        cr_assert_neq(connect_with(v11, port), CURLE_OK, "TLS 1.1 was accepted");
+        cr_assert_neq(connect_with(v10, port), CURLE_OK, "TLS 1.0 was accepted");
+        cr_assert_eq(connect_with(v12, port), CURLE_OK);
+        cr_assert_eq(connect_with(v13, port), CURLE_OK);
+
+        /* Control: the same client does speak TLS 1.1 to a server that allows it. */
+        if (system("command -v openssl >/dev/null 2>&1") != 0) {
+                cr_log_warn("openssl CLI not found: TLS 1.1 control skipped");
+                return;
+        }
+        ctl_port = free_port();
+        (void)snprintf(accept, sizeof(accept), "127.0.0.1:%u", (unsigned)ctl_port);
+        (void)snprintf(cert, sizeof(cert), "%s/a.crt", tmpdir);
+        (void)snprintf(key, sizeof(key), "%s/a.key", tmpdir);
+        pid = fork();
+        cr_assert_geq(pid, 0);
+        if (pid == 0) {
+                int devnull = open("/dev/null", O_RDWR);
+
+                dup2(devnull, 0);
+                dup2(devnull, 1);
+                dup2(devnull, 2);
+                execlp("openssl", "openssl", "s_server", "-accept", accept, "-cert", cert, "-key",
+                       key, "-tls1_1", "-cipher", "DEFAULT:@SECLEVEL=0", "-www", (char *)NULL);
+                _exit(127);
+        }
+        for (int i = 0; i < 100 && rc == CURLE_COULDNT_CONNECT; i++) {
+                usleep(50 * 1000);
+                rc = connect_with(v11, ctl_port);
+        }
+        kill(pid, SIGTERM);
+        (void)waitpid(pid, &st, 0);
+        cr_assert_eq(rc, CURLE_OK, "control: TLS 1.1 client failed against openssl s_server: %s",
+                     curl_easy_strerror(rc));
+}
+
+/* ---- rotation ---- */
+
+struct flow {
+        pthread_t thread;
+        volatile bool stop;
+        unsigned requests, failures;
+        unsigned after_b; /* answers presenting serial 1002 */
+        char last_failure[256];
+};
+
+static void *flow_main(void *userdata)
+{
+        struct flow *f = userdata;
+
+        /* Bounded: at most 5000 requests. */
+        for (unsigned i = 0; i < 5000 && !f->stop; i++) {
+                CURL *h = client(); /* a new connection, so a new handshake, each time */
+                struct result res = post_review(h, WEBHOOK_PATH, valid_review);
+
+                f->requests++;
+                if (res.rc != CURLE_OK || res.status != 200 || !strstr(res.body, "\"allowed\":true")) {
+                        f->failures++;
+                        (void)snprintf(f->last_failure, sizeof(f->last_failure), "rc %d status %ld",
+                                       (int)res.rc, res.status);
+                }
+                if (streq(res.serial, "1002"))
+                        f->after_b++;
+                curl_easy_cleanup(h);
+        }
+        return NULL;
+}
+
+/* The serial a new handshake presents. */
+static void new_handshake_serial(char *ret, size_t size)
+{
+        CURL *h = client();
+        struct result res = post_review(h, WEBHOOK_PATH, valid_review);
+
+        cr_assert_eq(res.rc, CURLE_OK);
+        cr_assert_eq(res.status, 200);
+        (void)snprintf(ret, size, "%s", res.serial);
+        curl_easy_cleanup(h);
+}
+
+Test(https, rotation_while_requests_flow)
+{
+        struct flow f = { 0 };
+        CURL *keep = client();
+        struct result res;
+        char serial[64];
+
+        cr_assert_eq(webhook_server_cert_generation(server), 1);
+        res = post_review(keep, WEBHOOK_PATH, valid_review);
+        cr_assert_eq(res.status, 200);
+        cr_assert_str_eq(res.serial, "1001");
+        cr_assert_eq(res.connects, 1);
+
+        cr_assert_eq(pthread_create(&f.thread, NULL, flow_main, &f), 0);
+        for (int i = 0; i < 200 && f.requests < 5; i++)
+                usleep(10 * 1000);
+
+        /* cert-manager style: the certificate first, then the key. In between, the pair does
+         * not match: new handshakes keep getting the old pair. */
+        install("b.crt", "tls.crt");
+        new_handshake_serial(serial, sizeof(serial));
+        cr_assert_str_eq(serial, "1001", "a mismatched pair was served");
+        install("b.key", "tls.key");
+
+        for (int i = 0; i < 3000 && f.after_b < 5; i++)
+                usleep(10 * 1000);
+        f.stop = true;
+        pthread_join(f.thread, NULL);
+        cr_assert_eq(f.failures, 0, "%u of %u requests failed during rotation (%s)", f.failures,
+                     f.requests, f.last_failure);
+        cr_assert_geq(f.after_b, 5, "new handshakes never presented the new certificate");
+        new_handshake_serial(serial, sizeof(serial));
+        cr_assert_str_eq(serial, "1002");
+        cr_assert_eq(webhook_server_cert_generation(server), 2);
+
+        /* The connection opened before the rotation is still served, without reconnecting. */
+        res = post_review(keep, WEBHOOK_PATH, valid_review);
+        cr_assert_eq(res.rc, CURLE_OK);
+        cr_assert_eq(res.status, 200);
+        cr_assert_eq(res.connects, 0, "the open connection was dropped");
+        curl_easy_cleanup(keep);
+}
+
+Test(https, broken_files_keep_the_old_pair)
+{
+        char serial[64];
+
+        sh("printf 'garbage' > '%s/.x' && mv -f '%s/.x' '%s/tls.crt'", tmpdir, tmpdir, tmpdir);
+        new_handshake_serial(serial, sizeof(serial));
+        cr_assert_str_eq(serial, "1001");
+        sh("rm -f '%s/tls.key'", tmpdir);
+        new_handshake_serial(serial, sizeof(serial));
+        cr_assert_str_eq(serial, "1001");
+        install("b.crt", "tls.crt");
+        install("b.key", "tls.key");
+        new_handshake_serial(serial, sizeof(serial));
+        cr_assert_str_eq(serial, "1002");
+}
+
+/* A Kubernetes secret volume: tls.crt -> ..data/tls.crt, ..data -> ..<timestamp>/. */
+Test(https, secret_volume_data_symlink_swap)
+{
+        char dir[128], serial[64];
+
+        (void)snprintf(dir, sizeof(dir), "%s/vol", tmpdir);
+        sh("mkdir -p '%s/..2026_01' && cp '%s/a.crt' '%s/..2026_01/tls.crt' && "
+           "cp '%s/a.key' '%s/..2026_01/tls.key' && ln -s ..2026_01 '%s/..data' && "
+           "ln -s ..data/tls.crt '%s/tls.crt' && ln -s ..data/tls.key '%s/tls.key'",
+           dir, tmpdir, dir, tmpdir, dir, dir, dir, dir);
+        server = webhook_server_free(server);
+        start_server(dir);
+        new_handshake_serial(serial, sizeof(serial));
+        cr_assert_str_eq(serial, "1001");
+
+        sh("mkdir -p '%s/..2026_02' && cp '%s/b.crt' '%s/..2026_02/tls.crt' && "
+           "cp '%s/b.key' '%s/..2026_02/tls.key' && ln -s ..2026_02 '%s/..data_tmp' && "
+           "mv -T '%s/..data_tmp' '%s/..data' && rm -rf '%s/..2026_01'",
+           dir, tmpdir, dir, tmpdir, dir, dir, dir, dir, dir);
+        new_handshake_serial(serial, sizeof(serial));
+        cr_assert_str_eq(serial, "1002");
+}
+
+Test(https_start, fails_without_a_usable_pair)
+{
+        struct webhook_server_config cfg = { WEBHOOK_SERVER_CONFIG_DEFAULTS };
+        struct webhook_server *s = NULL;
+
+        (void)snprintf(tmpdir, sizeof(tmpdir), "/tmp/mp-webhook-XXXXXX");
+        cr_assert_not_null(mkdtemp(tmpdir));
+        cfg.address = "127.0.0.1";
+        cfg.port = 0;
+        cfg.cert_dir = tmpdir;
+        cr_assert_eq(webhook_server_start(&cfg, &s), -ENOENT);
+        gen_cert("a", "1001");
+        gen_cert("b", "1002");
+        install("a.crt", "tls.crt");
+        install("b.key", "tls.key");
+        cr_assert_eq(webhook_server_start(&cfg, &s), -EINVAL, "mismatched pair accepted");
+        cr_assert_null(s);
+        sh("rm -rf '%s'", tmpdir);
+}
