@@ -1,0 +1,1490 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Handlers of the Model Registry REST API. Each handler: parse path/query/body (codec, filter),
+ * call the store through entity.h in a transaction where it writes, encode the answer. Errors
+ * are collected in a struct reg_error and written in one place (reply_error).
+ */
+#include "registry/registry.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "http/router.h"
+#include "json/json-util.h"
+#include "registry/base64.h"
+#include "registry/codec.h"
+#include "registry/filter.h"
+#include "registry/kinds.h"
+#include "store/entity.h"
+#include "util/parse-util.h"
+#include "util/time-util.h"
+
+#define PAGE_TOKEN_MAX 1024
+#define STEP_IDS_MAX   256
+
+struct registry {
+        struct store *store;
+};
+
+struct ctx {
+        struct registry *reg;
+        struct http_req *req;
+        struct http_resp *resp;
+        struct store_conn *conn;
+        struct reg_error err;
+};
+
+enum route_op {
+        OP_LIST,
+        OP_CREATE,
+        OP_GET,
+        OP_PATCH,
+        OP_FIND,
+        OP_LIST_NESTED,
+        OP_CREATE_NESTED,
+};
+
+struct route_spec {
+        enum reg_kind_id kind;
+        enum route_op op;
+        enum reg_schema schema;
+        enum reg_kind_id parent_kind; /* nested routes */
+        bool honor_name;              /* nested lists that honour name/externalId */
+        bool any_artifact;            /* the artifact union */
+};
+
+/* ---- responses ---- */
+
+static const char *reason(unsigned status)
+{
+        switch (status) {
+        case 400:
+        case 422:
+                return "Bad Request";
+        case 404:
+                return "Not Found";
+        case 405:
+                return "Method Not Allowed";
+        case 409:
+                return "Conflict";
+        case 413:
+                return "Request Entity Too Large";
+        case 503:
+                return "Service Unavailable";
+        default:
+                return "Internal Server Error";
+        }
+}
+
+static int reply_json(struct ctx *x, unsigned status, json_t *v)
+{
+        AUTOFREE char *s = NULL;
+        struct buf b = BUF_INIT(HTTP_RESPONSE_MAX);
+        int r;
+
+        if (!v)
+                return -ENOMEM;
+        s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
+        json_decref(v);
+        if (!s)
+                return -ENOMEM;
+        r = buf_puts(&b, s);
+        if (r >= 0)
+                r = buf_putc(&b, '\n');
+        if (r < 0) {
+                buf_release(&b);
+                return r;
+        }
+        http_resp_set_text(x->resp, status, "application/json; charset=UTF-8", buf_str(&b));
+        buf_release(&b);
+        return 0;
+}
+
+static int reply_error_status(struct http_resp *resp, unsigned status, const char *message)
+{
+        struct ctx x = { .resp = resp };
+        return reply_json(&x, status,
+                          json_pack("{s:s,s:s}", "code", reason(status), "message", message));
+}
+
+static int reply_error(struct ctx *x)
+{
+        if (x->err.status == 0 || x->err.status >= 500)
+                return reply_error_status(x->resp, 500,
+                                          x->err.message[0] ? x->err.message
+                                                            : "internal server error");
+        return reply_error_status(x->resp, x->err.status, x->err.message);
+}
+
+/* Maps a store error to the error body. */
+static int store_error(struct ctx *x, int r, const char *what)
+{
+        switch (r) {
+        case -EBUSY:
+                return reg_error_set(&x->err, 503, r, "database busy, retry: %s", what);
+        case -E2BIG:
+                return reg_error_set(&x->err, 400, r, "query too large: bad request");
+        default:
+                return reg_error_set(&x->err, 500, r, "internal error while %s", what);
+        }
+}
+
+/* ---- helpers ---- */
+
+static int64_t now_ms(void)
+{
+        return (int64_t)(now_realtime() / USEC_PER_MSEC);
+}
+
+static int make_uuid(char ret[37])
+{
+        unsigned char b[16];
+
+        if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
+                return -EIO;
+        b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+        b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+        (void)snprintf(ret, 37,
+                       "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                       b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
+                       b[13], b[14], b[15]);
+        return 0;
+}
+
+static const char *query(struct ctx *x, const char *key)
+{
+        const char *v = http_req_query(x->req, key);
+        return v && *v ? v : NULL;
+}
+
+static int path_id(struct ctx *x, const char *param, const char *word, int64_t *ret)
+{
+        const char *v = http_req_param(x->req, param);
+        int32_t id;
+
+        if (!v || safe_atoi32(v, &id) < 0)
+                return reg_error_set(&x->err, 400, -EINVAL,
+                                     "invalid %s ID: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
+                                     word, v ? v : "");
+        *ret = id;
+        return 0;
+}
+
+static int parse_body(struct ctx *x, json_t **ret)
+{
+        char msg[256];
+        const char *data = x->req->body.p ? x->req->body.p : "";
+        size_t len = x->req->body.len;
+
+        if (len == 0)
+                return reg_error_set(&x->err, 400, -EINVAL, "EOF");
+        if (memchr(data, 0, len) || strstr(data, "\\u0000"))
+                return reg_error_set(&x->err, 400, -EINVAL,
+                                     "Request body contains null bytes which are not allowed");
+        if (json_parse_bounded(data, len, ret, msg, sizeof(msg)) < 0)
+                return reg_error_set(&x->err, 400, -EINVAL, "%s", msg);
+        return 0;
+}
+
+static bool is_artifact_type(const char *type)
+{
+        for (size_t i = 0; i < reg_n_artifact_types; i++)
+                if (streq(reg_artifact_types[i], type))
+                        return true;
+        return false;
+}
+
+/* Loads an entity of kind k (any non-history artifact when k is NULL). */
+static int load(struct ctx *x, const struct reg_kind *k, int64_t id, const char *word,
+                struct store_entity *ret, const struct reg_kind **ret_kind)
+{
+        struct store_entity e = { 0 };
+        const struct reg_kind *ek;
+        int r;
+
+        r = store_entity_get(x->reg->store, x->conn, k ? k->group : STORE_GROUP_ARTIFACT, id, &e);
+        if (r == -ENOENT)
+                goto notfound;
+        if (r < 0)
+                return store_error(x, r, "loading");
+        if (k ? !streq(e.type, k->type) : !is_artifact_type(e.type)) {
+                store_entity_done(&e);
+                goto notfound;
+        }
+        ek = reg_kind_by_type(e.type);
+        if (!ek) {
+                store_entity_done(&e);
+                goto notfound;
+        }
+        *ret = e;
+        if (ret_kind)
+                *ret_kind = ek;
+        return 0;
+notfound:
+        return reg_error_set(&x->err, 404, -ENOENT, "no %s found for id %" PRId64 ": not found",
+                             word, id);
+}
+
+static int prop_int(const struct store_entity *e, const char *name, int64_t *ret)
+{
+        const struct store_prop *p = store_entity_prop(e, name, false);
+
+        if (!p || p->type != STORE_P_INT)
+                return -ENOENT;
+        *ret = p->i;
+        return 0;
+}
+
+static int conflict(struct ctx *x, const struct reg_kind *k, const struct store_entity *e)
+{
+        return reg_error_set(&x->err, 409, -EEXIST, "%s with name %s already exists: conflict",
+                             k->word, e->name ? e->name : "");
+}
+
+/* ---- create / update ---- */
+
+struct placement {
+        int64_t parent_id;
+        bool scope_uuid;     /* uniqueness scope is a fresh UUID (never collides) */
+        bool scope_parent;   /* scope is the parent id */
+};
+
+static int build_new(struct ctx *x, struct reg_input *in, const struct placement *pl,
+                     struct store_entity *e)
+{
+        const struct reg_kind *k = in->kind;
+        char uuid[37], scope[40];
+        int r;
+
+        *e = (struct store_entity){ .group = k->group, .parent_id = pl->parent_id };
+        if (pl->scope_uuid) {
+                r = make_uuid(uuid);
+                if (r < 0)
+                        return reg_error_set(&x->err, 500, r, "no randomness");
+                (void)snprintf(scope, sizeof(scope), "%s", uuid);
+        } else if (pl->scope_parent)
+                (void)snprintf(scope, sizeof(scope), "%" PRId64, pl->parent_id);
+        else
+                scope[0] = 0;
+        e->type = strdup(k->type);
+        e->scope = strdup(scope);
+        if (in->has_name && in->vals.name && *in->vals.name)
+                e->name = TAKE_PTR(in->vals.name);
+        else {
+                r = make_uuid(uuid);
+                if (r < 0)
+                        return reg_error_set(&x->err, 500, r, "no randomness");
+                e->name = strdup(uuid);
+        }
+        if (in->has_external_id && in->vals.external_id && *in->vals.external_id)
+                e->external_id = TAKE_PTR(in->vals.external_id);
+        if (!e->type || !e->scope || !e->name)
+                return reg_error_set(&x->err, 500, -ENOMEM, "out of memory");
+        e->create_ms = e->update_ms = now_ms();
+        e->props = TAKE_PTR(in->vals.props);
+        e->n_props = in->vals.n_props;
+        in->vals.n_props = 0;
+        for (const struct reg_field *f = k->fields; f->json; f++) {
+                if (f->dflt && !store_entity_prop(e, f->prop, false)) {
+                        r = store_entity_set_string(e, f->prop, false, STORE_P_STRING, f->dflt);
+                        if (r < 0)
+                                return reg_error_set(&x->err, 500, r, "out of memory");
+                }
+                if ((f->flags & REG_FF_PARENT) && pl->parent_id > 0) {
+                        r = store_entity_set_int(e, f->prop, false, pl->parent_id);
+                        if (r < 0)
+                                return reg_error_set(&x->err, 500, r, "out of memory");
+                }
+        }
+        return 0;
+}
+
+/* Validation that needs the merged entity. */
+static int validate(struct ctx *x, const struct reg_kind *k, const struct store_entity *e)
+{
+        int64_t start, end;
+
+        if (k->id == REG_EXPERIMENT_RUN && prop_int(e, "start_time_since_epoch", &start) >= 0 &&
+            prop_int(e, "end_time_since_epoch", &end) >= 0 && end < start)
+                return reg_error_set(&x->err, 400, -EINVAL,
+                                     "endTimeSinceEpoch must not be before startTimeSinceEpoch: bad request");
+        return 0;
+}
+
+static int insert(struct ctx *x, const struct reg_kind *k, struct store_entity *e)
+{
+        int r;
+
+        r = validate(x, k, e);
+        if (r < 0)
+                return r;
+        r = store_entity_insert(x->reg->store, x->conn, e);
+        if (r == -EEXIST)
+                return conflict(x, k, e);
+        if (r < 0)
+                return store_error(x, r, "inserting");
+        return 0;
+}
+
+static int merge(struct ctx *x, struct store_entity *e, struct reg_input *in)
+{
+        int r;
+
+        for (size_t i = 0; i < in->vals.n_props; i++) {
+                if (in->vals.props[i].custom)
+                        continue;
+                r = store_entity_put_prop(e, &in->vals.props[i]);
+                if (r < 0)
+                        return reg_error_set(&x->err, 500, r, "out of memory");
+        }
+        if (in->has_custom) {
+                store_entity_remove_props(e, true);
+                for (size_t i = 0; i < in->vals.n_props; i++) {
+                        if (!in->vals.props[i].custom || !in->vals.props[i].name)
+                                continue;
+                        r = store_entity_put_prop(e, &in->vals.props[i]);
+                        if (r < 0)
+                                return reg_error_set(&x->err, 500, r, "out of memory");
+                }
+        }
+        if (in->has_external_id) {
+                free(e->external_id);
+                e->external_id = NULL;
+                if (in->vals.external_id && *in->vals.external_id)
+                        e->external_id = TAKE_PTR(in->vals.external_id);
+        }
+        e->update_ms = now_ms();
+        if (e->update_ms < e->create_ms)
+                e->update_ms = e->create_ms;
+        return 0;
+}
+
+static int update(struct ctx *x, const struct reg_kind *k, struct store_entity *e)
+{
+        int r;
+
+        r = validate(x, k, e);
+        if (r < 0)
+                return r;
+        r = store_entity_update(x->reg->store, x->conn, e);
+        if (r == -EEXIST)
+                return conflict(x, k, e);
+        if (r < 0)
+                return store_error(x, r, "updating");
+        return 0;
+}
+
+/* ---- transactions ---- */
+
+static int tx_begin(struct ctx *x)
+{
+        int r = store_begin(x->reg->store, x->conn);
+        return r < 0 ? store_error(x, r, "starting a transaction") : 0;
+}
+
+static int tx_end(struct ctx *x, int r)
+{
+        if (r < 0) {
+                store_rollback(x->reg->store, x->conn);
+                return r;
+        }
+        r = store_commit(x->reg->store, x->conn);
+        if (r == -EEXIST)
+                return reg_error_set(&x->err, 409, r, "already exists: conflict");
+        return r < 0 ? store_error(x, r, "committing") : 0;
+}
+
+/* ---- list ---- */
+
+static int parse_page_token(struct ctx *x, const char *tok, int64_t *ret_id, int64_t *ret_value)
+{
+        AUTOFREE char *raw = NULL;
+        char *colon;
+        int32_t id;
+        int64_t value;
+
+        if (strlen(tok) > PAGE_TOKEN_MAX)
+                return reg_error_set(&x->err, 400, -EINVAL,
+                                     "invalid nextPageToken: token too long: bad request");
+        if (base64_decode(tok, &raw, NULL) < 0)
+                return reg_error_set(&x->err, 400, -EINVAL,
+                                     "invalid nextPageToken: illegal base64 data: bad request");
+        colon = strchr(raw, ':');
+        if (!colon)
+                return reg_error_set(&x->err, 400, -EINVAL,
+                                     "invalid nextPageToken: invalid cursor format: bad request");
+        *colon = 0;
+        if (safe_atoi32(raw, &id) < 0 || safe_atoi64(colon + 1, &value) < 0)
+                return reg_error_set(&x->err, 400, -EINVAL,
+                                     "invalid nextPageToken: invalid cursor values: bad request");
+        *ret_id = id;
+        *ret_value = value;
+        return 0;
+}
+
+static char *make_page_token(const struct store_entity *e, enum store_order order)
+{
+        char raw[64];
+        int64_t v = order == STORE_ORDER_CREATE   ? e->create_ms
+                    : order == STORE_ORDER_UPDATE ? e->update_ms
+                                                  : e->id;
+
+        (void)snprintf(raw, sizeof(raw), "%" PRId64 ":%" PRId64, e->id, v);
+        return base64_encode(raw, strlen(raw));
+}
+
+/* Parses the common list parameters into q (filter compiled against k). */
+static int list_params(struct ctx *x, const struct reg_kind *k, struct store_query *q,
+                       struct store_cond **ret_filter, int32_t *ret_page_size)
+{
+        const char *ps = query(x, "pageSize"), *ob = query(x, "orderBy"),
+                   *so = query(x, "sortOrder"), *tok = query(x, "nextPageToken");
+        int32_t page_size = 0;
+        int r;
+
+        if (ps && safe_atoi32(ps, &page_size) < 0)
+                return reg_error_set(&x->err, 400, -EINVAL,
+                                     "invalid numeric string: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
+                                     ps);
+        q->limit = page_size > 0 ? page_size : 0;
+        q->order = STORE_ORDER_ID;
+        if (ob && streq(ob, "CREATE_TIME"))
+                q->order = STORE_ORDER_CREATE;
+        else if (ob && streq(ob, "LAST_UPDATE_TIME"))
+                q->order = STORE_ORDER_UPDATE;
+        q->desc = so && streq(so, "DESC");
+        if (tok) {
+                r = parse_page_token(x, tok, &q->cursor_id, &q->cursor_value);
+                if (r < 0)
+                        return r;
+                q->has_cursor = true;
+        }
+        r = reg_filter_compile(k, query(x, "filterQuery"), ret_filter, &x->err);
+        if (r < 0)
+                return r;
+        *ret_page_size = page_size;
+        return 0;
+}
+
+static int run_list(struct ctx *x, const struct store_query *q, int32_t page_size)
+{
+        struct store_entity *v = NULL;
+        size_t n = 0;
+        bool more = false;
+        json_t *items, *out;
+        AUTOFREE char *tok = NULL;
+        int r;
+
+        r = store_entity_list(x->reg->store, x->conn, q, &v, &n, &more);
+        if (r < 0)
+                return store_error(x, r, "listing");
+        items = json_array();
+        if (!items)
+                goto oom;
+        for (size_t i = 0; i < n; i++) {
+                const struct reg_kind *k = reg_kind_by_type(v[i].type);
+                if (!k || json_array_append_new(items, reg_encode(k, &v[i])) < 0) {
+                        json_decref(items);
+                        goto oom;
+                }
+        }
+        if (more && n > 0) {
+                tok = make_page_token(&v[n - 1], q->order);
+                if (!tok) {
+                        json_decref(items);
+                        goto oom;
+                }
+        }
+        out = json_pack("{s:o,s:s,s:i,s:i}", "items", items, "nextPageToken", tok ? tok : "",
+                        "pageSize", (int)page_size, "size", (int)n);
+        store_entities_free(v, n);
+        return out ? reply_json(x, 200, out) : -ENOMEM;
+oom:
+        store_entities_free(v, n);
+        return reg_error_set(&x->err, 500, -ENOMEM, "out of memory");
+}
+
+static int artifact_type_param(struct ctx *x, const char **ret_type)
+{
+        const char *at = http_req_query(x->req, "artifactType");
+        const struct reg_kind *k;
+
+        *ret_type = NULL;
+        if (!at)
+                return 0;
+        k = reg_kind_by_artifact_type(at);
+        if (!k)
+                return reg_error_set(&x->err, 400, -EINVAL,
+                                     "invalid artifact type, must be either ModelArtifact, DocArtifact, DataSet, Metric, or Parameter: bad request");
+        *ret_type = k->type;
+        return 0;
+}
+
+static int do_list(struct ctx *x, const struct route_spec *sp)
+{
+        const struct reg_kind *k = reg_kind(sp->kind);
+        CLEANUP(store_cond_freep) struct store_cond *filter = NULL;
+        struct store_query q = { .group = k->group, .types = &k->type, .n_types = 1 };
+        const char *one_type = NULL;
+        int32_t page_size;
+        int r;
+
+        if (sp->any_artifact) {
+                r = artifact_type_param(x, &one_type);
+                if (r < 0)
+                        return r;
+                if (one_type) {
+                        q.types = &one_type;
+                        k = reg_kind_by_type(one_type);
+                } else {
+                        q.types = reg_artifact_types;
+                        q.n_types = reg_n_artifact_types;
+                }
+        }
+        if (sp->op == OP_LIST_NESTED) {
+                int64_t pid;
+
+                r = path_id(x, "id", reg_kind(sp->parent_kind)->word, &pid);
+                if (r < 0)
+                        return r;
+                q.has_parent = true;
+                q.parent_id = pid;
+                if (sp->honor_name) {
+                        q.name_eq = query(x, "name");
+                        if (!q.name_eq)
+                                q.external_id_eq = query(x, "externalId");
+                }
+        }
+        r = list_params(x, k, &q, &filter, &page_size);
+        if (r < 0)
+                return r;
+        q.filter = filter;
+        return run_list(x, &q, page_size);
+}
+
+/* ---- get / find ---- */
+
+static int do_get(struct ctx *x, const struct route_spec *sp)
+{
+        const struct reg_kind *k = sp->any_artifact ? NULL : reg_kind(sp->kind);
+        const struct reg_kind *ek;
+        struct store_entity e;
+        int64_t id;
+        int r;
+
+        r = path_id(x, "id", k ? k->word : "artifact", &id);
+        if (r < 0)
+                return r;
+        r = load(x, k, id, k ? k->word : "artifact", &e, &ek);
+        if (r < 0)
+                return r;
+        r = reply_json(x, 200, reg_encode(ek, &e));
+        store_entity_done(&e);
+        return r;
+}
+
+static bool is_child_kind(const struct reg_kind *k)
+{
+        return k->id != REG_REGISTERED_MODEL && k->id != REG_SERVING_ENVIRONMENT &&
+               k->id != REG_EXPERIMENT;
+}
+
+static int do_find(struct ctx *x, const struct route_spec *sp)
+{
+        const struct reg_kind *k = reg_kind(sp->kind);
+        const char *name = query(x, "name"), *ext = query(x, "externalId"),
+                   *parent = query(x, "parentResourceId");
+        struct store_query q = { .group = k->group, .types = &k->type, .n_types = 1, .limit = 1 };
+        struct store_entity *v = NULL;
+        size_t n = 0;
+        bool more = false;
+        int r;
+
+        if (sp->any_artifact) {
+                q.types = reg_artifact_types;
+                q.n_types = reg_n_artifact_types;
+        }
+        if (is_child_kind(k)) {
+                if (!((name && parent) || ext))
+                        return reg_error_set(&x->err, 400, -EINVAL,
+                                             "invalid parameters call, supply either (name and parentResourceId), or externalId: bad request");
+        } else if (!name && !ext)
+                return reg_error_set(&x->err, 400, -EINVAL,
+                                     "invalid parameters call, supply either name or externalId: bad request");
+        if (name && (parent || !is_child_kind(k))) {
+                q.name_eq = name;
+                if (parent) {
+                        int32_t pid;
+
+                        if (safe_atoi32(parent, &pid) < 0)
+                                return reg_error_set(&x->err, 400, -EINVAL,
+                                                     "invalid parentResourceId: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
+                                                     parent);
+                        q.has_parent = true;
+                        q.parent_id = pid;
+                }
+        } else
+                q.external_id_eq = ext;
+
+        r = store_entity_list(x->reg->store, x->conn, &q, &v, &n, &more);
+        if (r < 0)
+                return store_error(x, r, "finding");
+        if (n == 0 || more) {
+                store_entities_free(v, n);
+                return reg_error_set(&x->err, 404, -ENOENT,
+                                     "%s %s found for name=%s, parentResourceId=%s, externalId=%s: not found",
+                                     n == 0 ? "no" : "multiple", k->plural_word, name ? name : "",
+                                     parent ? parent : "", ext ? ext : "");
+        }
+        r = reply_json(x, 200, reg_encode(reg_kind_by_type(v[0].type), &v[0]));
+        store_entities_free(v, n);
+        return r;
+}
+
+/* ---- create ---- */
+
+/* Loads the parent that a create must be attached to (404 when missing). */
+static int require_parent(struct ctx *x, enum reg_kind_id pk, int64_t pid, struct store_entity *ret)
+{
+        const struct reg_kind *k = reg_kind(pk);
+        int r = load(x, k, pid, k->word, ret, NULL);
+
+        if (r == -ENOENT && pk == REG_EXPERIMENT)
+                (void)reg_error_set(&x->err, 404, r,
+                                    "experiment not found: no experiment found for id %" PRId64 ": not found",
+                                    pid);
+        return r;
+}
+
+static int create_entity(struct ctx *x, struct reg_input *in, struct store_entity *e)
+{
+        const struct reg_kind *k = in->kind;
+        struct placement pl = { 0 };
+        struct store_entity parent = { 0 };
+        int64_t pid = 0;
+        int r;
+
+        r = reg_check_required(in, &x->err);
+        if (r < 0)
+                return r;
+        switch (k->id) {
+        case REG_MODEL_VERSION:
+                r = prop_int(&in->vals, "registered_model_id", &pid);
+                if (r >= 0)
+                        r = require_parent(x, REG_REGISTERED_MODEL, pid, &parent);
+                pl.scope_parent = true;
+                break;
+        case REG_INFERENCE_SERVICE:
+                r = prop_int(&in->vals, "serving_environment_id", &pid);
+                if (r >= 0)
+                        r = require_parent(x, REG_SERVING_ENVIRONMENT, pid, &parent);
+                if (r == -ENOENT)
+                        (void)reg_error_set(&x->err, 404, r,
+                                            "no serving environment found for id %" PRId64 ": not found",
+                                            pid);
+                pl.scope_parent = true;
+                break;
+        case REG_EXPERIMENT_RUN:
+                r = prop_int(&in->vals, "experiment_id", &pid);
+                if (r >= 0)
+                        r = require_parent(x, REG_EXPERIMENT, pid, &parent);
+                pl.scope_parent = true;
+                break;
+        default:
+                if (k->artifact_type)
+                        pl.scope_uuid = true;
+                break;
+        }
+        store_entity_done(&parent);
+        if (r < 0)
+                return r;
+        pl.parent_id = pid;
+        r = build_new(x, in, &pl, e);
+        if (r < 0)
+                return r;
+        return insert(x, k, e);
+}
+
+static int reply_entity(struct ctx *x, unsigned status, const struct reg_kind *k,
+                        const struct store_entity *e)
+{
+        return reply_json(x, status, reg_encode(k, e));
+}
+
+static int do_create(struct ctx *x, const struct route_spec *sp)
+{
+        json_auto_t *body = NULL;
+        struct reg_input in = { 0 };
+        struct store_entity e = { 0 };
+        const struct reg_kind *k = reg_kind(sp->kind);
+        int r;
+
+        r = parse_body(x, &body);
+        if (r < 0)
+                return r;
+        if (sp->any_artifact) {
+                k = reg_kind_by_artifact_type(reg_body_artifact_type(body));
+                if (!k)
+                        return reg_error_set(&x->err, 400, -EINVAL,
+                                             "invalid artifact type, must be either ModelArtifact, DocArtifact, DataSet, Metric, or Parameter: bad request");
+        }
+        r = reg_decode(k, sp->schema, body, &in, &x->err);
+        if (r < 0)
+                return r;
+        if (sp->op == OP_CREATE_NESTED) {
+                const struct reg_kind *pk = reg_kind(sp->parent_kind);
+                int64_t pid;
+
+                r = path_id(x, "id", pk->word, &pid);
+                if (r < 0)
+                        goto out;
+                /* The path wins over the body's parent id. */
+                for (const struct reg_field *f = k->fields; f->json; f++)
+                        if (f->flags & REG_FF_PARENT) {
+                                bool had = store_entity_prop(&in.vals, f->prop, false);
+                                if (sp->schema == REG_SCHEMA_FULL && !had) {
+                                        r = reg_error_set(&x->err, 422, -EINVAL,
+                                                          "required field '%s' is zero value.",
+                                                          f->json);
+                                        goto out;
+                                }
+                                r = store_entity_set_int(&in.vals, f->prop, false, pid);
+                                if (r < 0)
+                                        goto out;
+                        }
+        }
+        if (sp->kind == REG_SERVE_MODEL) {
+                /* POST /inference_services/{id}/serves: the parent is the inference service. */
+                struct store_entity is = { 0 };
+                struct placement pl = { .scope_parent = true };
+                int64_t pid;
+
+                r = path_id(x, "id", "inference service", &pid);
+                if (r < 0)
+                        goto out;
+                r = reg_check_required(&in, &x->err);
+                if (r < 0)
+                        goto out;
+                r = tx_begin(x);
+                if (r < 0)
+                        goto out;
+                r = load(x, reg_kind(REG_INFERENCE_SERVICE), pid, "inference service", &is, NULL);
+                store_entity_done(&is);
+                pl.parent_id = pid;
+                if (r >= 0)
+                        r = build_new(x, &in, &pl, &e);
+                if (r >= 0)
+                        r = insert(x, k, &e);
+                r = tx_end(x, r);
+        } else {
+                r = tx_begin(x);
+                if (r < 0)
+                        goto out;
+                r = tx_end(x, create_entity(x, &in, &e));
+        }
+        if (r >= 0)
+                r = reply_entity(x, 201, k, &e);
+out:
+        store_entity_done(&e);
+        reg_input_done(&in);
+        return r;
+}
+
+/* ---- patch ---- */
+
+static int do_patch(struct ctx *x, const struct route_spec *sp)
+{
+        json_auto_t *body = NULL;
+        struct reg_input in = { 0 };
+        struct store_entity e = { 0 };
+        const struct reg_kind *k = sp->any_artifact ? NULL : reg_kind(sp->kind);
+        const struct reg_kind *ek = NULL;
+        int64_t id;
+        int r;
+
+        r = path_id(x, "id", k ? k->word : "artifact", &id);
+        if (r < 0)
+                return r;
+        r = parse_body(x, &body);
+        if (r < 0)
+                return r;
+        r = tx_begin(x);
+        if (r < 0)
+                return r;
+        r = load(x, k, id, k ? k->word : "artifact", &e, &ek);
+        if (r < 0)
+                goto out;
+        if (sp->any_artifact) {
+                const char *at = reg_body_artifact_type(body);
+
+                if (at && !streq(at, ek->artifact_type)) {
+                        r = reg_error_set(&x->err, 400, -EINVAL,
+                                          "cannot change artifact type from '%s' to '%s': artifact type is immutable",
+                                          ek->artifact_type, at);
+                        goto out;
+                }
+        }
+        r = reg_decode(ek, REG_SCHEMA_UPDATE, body, &in, &x->err);
+        if (r < 0)
+                goto out;
+        r = merge(x, &e, &in);
+        if (r >= 0)
+                r = update(x, ek, &e);
+out:
+        r = tx_end(x, r);
+        if (r >= 0)
+                r = reply_entity(x, 200, ek, &e);
+        store_entity_done(&e);
+        reg_input_done(&in);
+        return r;
+}
+
+/* ---- artifacts under a model version / experiment run (upsert) ---- */
+
+static int log_metric_history(struct ctx *x, const struct store_entity *metric, int64_t run_id)
+{
+        struct store_entity h = { .group = STORE_GROUP_ARTIFACT, .parent_id = run_id };
+        char uuid[37];
+        int r;
+
+        r = make_uuid(uuid);
+        if (r < 0)
+                return reg_error_set(&x->err, 500, r, "no randomness");
+        h.type = strdup("MetricHistory");
+        h.scope = strdup(uuid);
+        h.name = strdup(metric->name);
+        if (metric->external_id)
+                h.external_id = NULL; /* external ids are unique; history rows carry none */
+        h.create_ms = h.update_ms = metric->update_ms;
+        if (!h.type || !h.scope || !h.name) {
+                store_entity_done(&h);
+                return reg_error_set(&x->err, 500, -ENOMEM, "out of memory");
+        }
+        for (size_t i = 0; i < metric->n_props && r >= 0; i++) {
+                const struct store_prop *p = &metric->props[i];
+
+                switch (p->type) {
+                case STORE_P_STRING:
+                case STORE_P_STRUCT:
+                        r = store_entity_set_string(&h, p->name, p->custom, p->type, p->s);
+                        break;
+                case STORE_P_INT:
+                        r = store_entity_set_int(&h, p->name, p->custom, p->i);
+                        break;
+                case STORE_P_DOUBLE:
+                        r = store_entity_set_double(&h, p->name, p->custom, p->d);
+                        break;
+                case STORE_P_BOOL:
+                        r = store_entity_set_bool(&h, p->name, p->custom, p->b);
+                        break;
+                }
+        }
+        if (r < 0) {
+                store_entity_done(&h);
+                return reg_error_set(&x->err, 500, r, "out of memory");
+        }
+        r = store_entity_insert(x->reg->store, x->conn, &h);
+        store_entity_done(&h);
+        return r < 0 ? store_error(x, r, "logging metric history") : 0;
+}
+
+static int do_upsert_artifact(struct ctx *x, const struct route_spec *sp)
+{
+        json_auto_t *body = NULL;
+        struct reg_input in = { 0 };
+        struct store_entity e = { 0 }, parent = { 0 };
+        const struct reg_kind *k;
+        const struct reg_kind *pk = reg_kind(sp->parent_kind);
+        bool run = sp->parent_kind == REG_EXPERIMENT_RUN;
+        unsigned status = 200;
+        int64_t pid, exp_id = 0;
+        int r;
+
+        r = path_id(x, "id", pk->word, &pid);
+        if (r < 0)
+                return r;
+        r = parse_body(x, &body);
+        if (r < 0)
+                return r;
+        k = reg_kind_by_artifact_type(reg_body_artifact_type(body));
+        if (!k)
+                return reg_error_set(&x->err, 400, -EINVAL,
+                                     "invalid artifact type, must be either ModelArtifact, DocArtifact, DataSet, Metric, or Parameter: bad request");
+        r = reg_decode(k, REG_SCHEMA_FULL, body, &in, &x->err);
+        if (r < 0)
+                return r;
+        if (k->id == REG_METRIC && run && !store_entity_prop(&in.vals, "value", false) && !in.has_id) {
+                r = reg_error_set(&x->err, 400, -EINVAL, "metric value is required: bad request");
+                goto done;
+        }
+        r = tx_begin(x);
+        if (r < 0)
+                goto done;
+        r = load(x, pk, pid, pk->word, &parent, NULL);
+        if (r < 0)
+                goto out;
+        if (run)
+                (void)prop_int(&parent, "experiment_id", &exp_id);
+
+        if (in.has_id) {
+                const struct reg_kind *ek;
+
+                r = load(x, NULL, in.id, "artifact", &e, &ek);
+                if (r == -ENOENT)
+                        x->err.status = 400;
+                if (r < 0)
+                        goto out;
+                if (ek != k) {
+                        r = reg_error_set(&x->err, 400, -EINVAL,
+                                          "artifact with id %" PRId64 " is not a %s artifact: bad request",
+                                          in.id, k->artifact_type);
+                        goto out;
+                }
+                r = merge(x, &e, &in);
+                if (r < 0)
+                        goto out;
+                if (e.parent_id != pid) {
+                        char scope[32];
+
+                        e.parent_id = pid;
+                        (void)snprintf(scope, sizeof(scope), "%" PRId64, pid);
+                        free(e.scope);
+                        e.scope = strdup(scope);
+                        if (!e.scope) {
+                                r = reg_error_set(&x->err, 500, -ENOMEM, "out of memory");
+                                goto out;
+                        }
+                }
+        } else {
+                struct placement pl = { .parent_id = pid, .scope_parent = k->id != REG_DATASET,
+                                        .scope_uuid = k->id == REG_DATASET };
+                bool existing = false;
+
+                if ((k->id == REG_METRIC || k->id == REG_PARAMETER) && in.has_name && in.vals.name &&
+                    *in.vals.name) {
+                        /* Log-by-name: update the artifact of that kind and name under the parent. */
+                        struct store_query q = { .group = k->group, .types = &k->type, .n_types = 1,
+                                                 .has_parent = true, .parent_id = pid,
+                                                 .name_eq = in.vals.name, .limit = 1 };
+                        struct store_entity *v = NULL;
+                        size_t n = 0;
+                        bool more;
+
+                        r = store_entity_list(x->reg->store, x->conn, &q, &v, &n, &more);
+                        if (r < 0) {
+                                r = store_error(x, r, "finding");
+                                goto out;
+                        }
+                        if (n > 0) {
+                                e = v[0];
+                                v[0] = (struct store_entity){ 0 };
+                                existing = true;
+                        }
+                        store_entities_free(v, n);
+                }
+                if (existing)
+                        r = merge(x, &e, &in);
+                else {
+                        r = build_new(x, &in, &pl, &e);
+                        status = (k->id == REG_MODEL_ARTIFACT || k->id == REG_DOC_ARTIFACT) ? 201 : 200;
+                }
+                if (r < 0)
+                        goto out;
+                if (!existing) {
+                        if (run) {
+                                r = store_entity_set_int(&e, "experiment_id", false, exp_id);
+                                if (r >= 0)
+                                        r = store_entity_set_int(&e, "experiment_run_id", false, pid);
+                                if (r < 0) {
+                                        r = reg_error_set(&x->err, 500, r, "out of memory");
+                                        goto out;
+                                }
+                        }
+                        r = insert(x, k, &e);
+                        if (r < 0)
+                                goto out;
+                        goto history;
+                }
+        }
+        if (run) {
+                r = store_entity_set_int(&e, "experiment_id", false, exp_id);
+                if (r >= 0)
+                        r = store_entity_set_int(&e, "experiment_run_id", false, pid);
+                if (r < 0) {
+                        r = reg_error_set(&x->err, 500, r, "out of memory");
+                        goto out;
+                }
+        }
+        r = update(x, k, &e);
+        if (r < 0)
+                goto out;
+history:
+        if (run && k->id == REG_METRIC)
+                r = log_metric_history(x, &e, pid);
+out:
+        r = tx_end(x, r);
+        if (r >= 0)
+                r = reply_entity(x, status, k, &e);
+done:
+        store_entity_done(&parent);
+        store_entity_done(&e);
+        reg_input_done(&in);
+        return r;
+}
+
+/* ---- derived resources of an inference service ---- */
+
+static int do_is_model(struct ctx *x, const struct route_spec *sp)
+{
+        struct store_entity is = { 0 }, rm = { 0 };
+        int64_t id, rmid = 0;
+        int r;
+
+        (void)sp;
+        r = path_id(x, "id", "inference service", &id);
+        if (r < 0)
+                return r;
+        r = load(x, reg_kind(REG_INFERENCE_SERVICE), id, "inference service", &is, NULL);
+        if (r < 0)
+                return r;
+        if (prop_int(&is, "registered_model_id", &rmid) < 0) {
+                store_entity_done(&is);
+                return reg_error_set(&x->err, 404, -ENOENT,
+                                     "no registered model found for inference service %" PRId64 ": not found",
+                                     id);
+        }
+        store_entity_done(&is);
+        r = load(x, reg_kind(REG_REGISTERED_MODEL), rmid, "registered model", &rm, NULL);
+        if (r < 0)
+                return r;
+        r = reply_entity(x, 200, reg_kind(REG_REGISTERED_MODEL), &rm);
+        store_entity_done(&rm);
+        return r;
+}
+
+static int do_is_version(struct ctx *x, const struct route_spec *sp)
+{
+        const struct reg_kind *mvk = reg_kind(REG_MODEL_VERSION);
+        struct store_entity is = { 0 }, mv = { 0 };
+        int64_t id, mvid = 0, rmid = 0;
+        int r;
+
+        (void)sp;
+        r = path_id(x, "id", "inference service", &id);
+        if (r < 0)
+                return r;
+        r = load(x, reg_kind(REG_INFERENCE_SERVICE), id, "inference service", &is, NULL);
+        if (r < 0)
+                return r;
+        (void)prop_int(&is, "model_version_id", &mvid);
+        (void)prop_int(&is, "registered_model_id", &rmid);
+        store_entity_done(&is);
+        if (mvid != 0) {
+                r = load(x, mvk, mvid, "model version", &mv, NULL);
+                if (r < 0)
+                        return r;
+        } else {
+                struct store_query q = { .group = mvk->group, .types = &mvk->type, .n_types = 1,
+                                         .has_parent = true, .parent_id = rmid,
+                                         .order = STORE_ORDER_CREATE, .desc = true, .limit = 1 };
+                struct store_entity *v = NULL;
+                size_t n = 0;
+                bool more;
+
+                r = store_entity_list(x->reg->store, x->conn, &q, &v, &n, &more);
+                if (r < 0)
+                        return store_error(x, r, "listing");
+                if (n == 0) {
+                        store_entities_free(v, n);
+                        return reg_error_set(&x->err, 404, -ENOENT,
+                                             "no model versions found for id %" PRId64 ": not found", id);
+                }
+                mv = v[0];
+                v[0] = (struct store_entity){ 0 };
+                store_entities_free(v, n);
+        }
+        r = reply_entity(x, 200, mvk, &mv);
+        store_entity_done(&mv);
+        return r;
+}
+
+/* ---- metric history ---- */
+
+static int do_metric_history(struct ctx *x, const struct route_spec *sp)
+{
+        const struct reg_kind *k = reg_kind(REG_METRIC_HISTORY);
+        CLEANUP(store_cond_freep) struct store_cond *filter = NULL;
+        struct store_query q = { .group = k->group, .types = &k->type, .n_types = 1 };
+        const char *step_ids = query(x, "stepIds");
+        int32_t page_size;
+        int r;
+
+        if (sp->op == OP_LIST_NESTED) {
+                int64_t pid;
+
+                r = path_id(x, "id", "experiment run", &pid);
+                if (r < 0)
+                        return r;
+                q.has_parent = true;
+                q.parent_id = pid;
+        }
+        q.name_eq = query(x, "name");
+        r = list_params(x, k, &q, &filter, &page_size);
+        if (r < 0)
+                return r;
+        if (step_ids) {
+                struct store_cond *c = calloc(1, sizeof(*c)), *and;
+                const char *p = step_ids;
+
+                if (!c)
+                        return reg_error_set(&x->err, 500, -ENOMEM, "out of memory");
+                c->kind = STORE_COND_CMP;
+                c->prop = strdup("step");
+                c->vcol = STORE_VCOL_INT;
+                c->op = STORE_OP_IN;
+                c->vals = calloc(STEP_IDS_MAX, sizeof(*c->vals));
+                if (!c->prop || !c->vals) {
+                        store_cond_free(c);
+                        return reg_error_set(&x->err, 500, -ENOMEM, "out of memory");
+                }
+                for (;;) {
+                        const char *comma = strchr(p, ',');
+                        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+                        char item[32];
+                        int32_t step;
+
+                        (void)snprintf(item, sizeof(item), "%.*s", (int)MIN(len, sizeof(item) - 1), p);
+                        if (len >= sizeof(item) || safe_atoi32(item, &step) < 0 ||
+                            c->n_vals >= STEP_IDS_MAX) {
+                                store_cond_free(c);
+                                return reg_error_set(&x->err, 400, -EINVAL,
+                                                     "invalid step ID '%s': must be a valid integer",
+                                                     item);
+                        }
+                        c->vals[c->n_vals++] = SV_INT(step);
+                        if (!comma)
+                                break;
+                        p = comma + 1;
+                }
+                if (filter) {
+                        and = calloc(1, sizeof(*and));
+                        if (!and) {
+                                store_cond_free(c);
+                                return reg_error_set(&x->err, 500, -ENOMEM, "out of memory");
+                        }
+                        and->kind = STORE_COND_AND;
+                        and->left = TAKE_PTR(filter);
+                        and->right = c;
+                        filter = and;
+                } else
+                        filter = c;
+        }
+        q.filter = filter;
+        return run_list(x, &q, page_size);
+}
+
+/* ---- routing ---- */
+
+static int dispatch(void *userdata, struct http_req *req, struct http_resp *resp);
+
+#define R(m, p, spec) { m, REG_BASE_PATH p, dispatch, (void *)&(spec) }
+
+#define SPEC(name, ...) static const struct route_spec name = { __VA_ARGS__ }
+
+/* registered models */
+SPEC(rm_list, .kind = REG_REGISTERED_MODEL, .op = OP_LIST);
+SPEC(rm_create, .kind = REG_REGISTERED_MODEL, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
+SPEC(rm_get, .kind = REG_REGISTERED_MODEL, .op = OP_GET);
+SPEC(rm_patch, .kind = REG_REGISTERED_MODEL, .op = OP_PATCH);
+SPEC(rm_find, .kind = REG_REGISTERED_MODEL, .op = OP_FIND);
+SPEC(rm_versions, .kind = REG_MODEL_VERSION, .op = OP_LIST_NESTED,
+     .parent_kind = REG_REGISTERED_MODEL, .honor_name = true);
+SPEC(rm_versions_create, .kind = REG_MODEL_VERSION, .op = OP_CREATE_NESTED,
+     .schema = REG_SCHEMA_FULL, .parent_kind = REG_REGISTERED_MODEL);
+/* model versions */
+SPEC(mv_list, .kind = REG_MODEL_VERSION, .op = OP_LIST);
+SPEC(mv_create, .kind = REG_MODEL_VERSION, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
+SPEC(mv_get, .kind = REG_MODEL_VERSION, .op = OP_GET);
+SPEC(mv_patch, .kind = REG_MODEL_VERSION, .op = OP_PATCH);
+SPEC(mv_find, .kind = REG_MODEL_VERSION, .op = OP_FIND);
+SPEC(mv_artifacts, .kind = REG_MODEL_ARTIFACT, .op = OP_LIST_NESTED,
+     .parent_kind = REG_MODEL_VERSION, .honor_name = true, .any_artifact = true);
+SPEC(mv_artifacts_upsert, .kind = REG_MODEL_ARTIFACT, .op = OP_CREATE_NESTED,
+     .parent_kind = REG_MODEL_VERSION, .any_artifact = true);
+/* artifacts */
+SPEC(art_list, .kind = REG_MODEL_ARTIFACT, .op = OP_LIST, .any_artifact = true);
+SPEC(art_create, .kind = REG_MODEL_ARTIFACT, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE,
+     .any_artifact = true);
+SPEC(art_get, .kind = REG_MODEL_ARTIFACT, .op = OP_GET, .any_artifact = true);
+SPEC(art_patch, .kind = REG_MODEL_ARTIFACT, .op = OP_PATCH, .any_artifact = true);
+SPEC(art_find, .kind = REG_MODEL_ARTIFACT, .op = OP_FIND, .any_artifact = true);
+SPEC(ma_list, .kind = REG_MODEL_ARTIFACT, .op = OP_LIST);
+SPEC(ma_create, .kind = REG_MODEL_ARTIFACT, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
+SPEC(ma_get, .kind = REG_MODEL_ARTIFACT, .op = OP_GET);
+SPEC(ma_patch, .kind = REG_MODEL_ARTIFACT, .op = OP_PATCH);
+SPEC(ma_find, .kind = REG_MODEL_ARTIFACT, .op = OP_FIND);
+/* serving environments */
+SPEC(se_list, .kind = REG_SERVING_ENVIRONMENT, .op = OP_LIST);
+SPEC(se_create, .kind = REG_SERVING_ENVIRONMENT, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
+SPEC(se_get, .kind = REG_SERVING_ENVIRONMENT, .op = OP_GET);
+SPEC(se_patch, .kind = REG_SERVING_ENVIRONMENT, .op = OP_PATCH);
+SPEC(se_find, .kind = REG_SERVING_ENVIRONMENT, .op = OP_FIND);
+SPEC(se_isvcs, .kind = REG_INFERENCE_SERVICE, .op = OP_LIST_NESTED,
+     .parent_kind = REG_SERVING_ENVIRONMENT);
+SPEC(se_isvcs_create, .kind = REG_INFERENCE_SERVICE, .op = OP_CREATE_NESTED,
+     .schema = REG_SCHEMA_CREATE, .parent_kind = REG_SERVING_ENVIRONMENT);
+/* inference services */
+SPEC(is_list, .kind = REG_INFERENCE_SERVICE, .op = OP_LIST);
+SPEC(is_create, .kind = REG_INFERENCE_SERVICE, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
+SPEC(is_get, .kind = REG_INFERENCE_SERVICE, .op = OP_GET);
+SPEC(is_patch, .kind = REG_INFERENCE_SERVICE, .op = OP_PATCH);
+SPEC(is_find, .kind = REG_INFERENCE_SERVICE, .op = OP_FIND);
+SPEC(is_model, .kind = REG_INFERENCE_SERVICE, .op = OP_GET);
+SPEC(is_version, .kind = REG_INFERENCE_SERVICE, .op = OP_GET);
+SPEC(is_serves, .kind = REG_SERVE_MODEL, .op = OP_LIST_NESTED,
+     .parent_kind = REG_INFERENCE_SERVICE);
+SPEC(is_serves_create, .kind = REG_SERVE_MODEL, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE,
+     .parent_kind = REG_INFERENCE_SERVICE);
+/* experiments */
+SPEC(ex_list, .kind = REG_EXPERIMENT, .op = OP_LIST);
+SPEC(ex_create, .kind = REG_EXPERIMENT, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
+SPEC(ex_get, .kind = REG_EXPERIMENT, .op = OP_GET);
+SPEC(ex_patch, .kind = REG_EXPERIMENT, .op = OP_PATCH);
+SPEC(ex_find, .kind = REG_EXPERIMENT, .op = OP_FIND);
+SPEC(ex_runs, .kind = REG_EXPERIMENT_RUN, .op = OP_LIST_NESTED, .parent_kind = REG_EXPERIMENT);
+SPEC(ex_runs_create, .kind = REG_EXPERIMENT_RUN, .op = OP_CREATE_NESTED,
+     .schema = REG_SCHEMA_FULL, .parent_kind = REG_EXPERIMENT);
+/* experiment runs */
+SPEC(er_list, .kind = REG_EXPERIMENT_RUN, .op = OP_LIST);
+SPEC(er_create, .kind = REG_EXPERIMENT_RUN, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
+SPEC(er_get, .kind = REG_EXPERIMENT_RUN, .op = OP_GET);
+SPEC(er_patch, .kind = REG_EXPERIMENT_RUN, .op = OP_PATCH);
+SPEC(er_find, .kind = REG_EXPERIMENT_RUN, .op = OP_FIND);
+SPEC(er_artifacts, .kind = REG_MODEL_ARTIFACT, .op = OP_LIST_NESTED,
+     .parent_kind = REG_EXPERIMENT_RUN, .any_artifact = true);
+SPEC(er_artifacts_upsert, .kind = REG_MODEL_ARTIFACT, .op = OP_CREATE_NESTED,
+     .parent_kind = REG_EXPERIMENT_RUN, .any_artifact = true);
+SPEC(er_history, .kind = REG_METRIC_HISTORY, .op = OP_LIST_NESTED,
+     .parent_kind = REG_EXPERIMENT_RUN);
+SPEC(er_history_all, .kind = REG_METRIC_HISTORY, .op = OP_LIST);
+
+static const struct http_route routes[] = {
+        R("GET", "/artifact", art_find),
+        R("GET", "/artifacts", art_list),
+        R("POST", "/artifacts", art_create),
+        R("GET", "/artifacts/{id}", art_get),
+        R("PATCH", "/artifacts/{id}", art_patch),
+        R("GET", "/experiment", ex_find),
+        R("GET", "/experiment_run", er_find),
+        R("GET", "/experiment_runs", er_list),
+        R("POST", "/experiment_runs", er_create),
+        R("GET", "/experiment_runs/metric_history", er_history_all),
+        R("GET", "/experiment_runs/{id}", er_get),
+        R("PATCH", "/experiment_runs/{id}", er_patch),
+        R("GET", "/experiment_runs/{id}/artifacts", er_artifacts),
+        R("POST", "/experiment_runs/{id}/artifacts", er_artifacts_upsert),
+        R("GET", "/experiment_runs/{id}/metric_history", er_history),
+        R("GET", "/experiments", ex_list),
+        R("POST", "/experiments", ex_create),
+        R("GET", "/experiments/{id}", ex_get),
+        R("PATCH", "/experiments/{id}", ex_patch),
+        R("GET", "/experiments/{id}/experiment_runs", ex_runs),
+        R("POST", "/experiments/{id}/experiment_runs", ex_runs_create),
+        R("GET", "/inference_service", is_find),
+        R("GET", "/inference_services", is_list),
+        R("POST", "/inference_services", is_create),
+        R("GET", "/inference_services/{id}", is_get),
+        R("PATCH", "/inference_services/{id}", is_patch),
+        R("GET", "/inference_services/{id}/model", is_model),
+        R("GET", "/inference_services/{id}/serves", is_serves),
+        R("POST", "/inference_services/{id}/serves", is_serves_create),
+        R("GET", "/inference_services/{id}/version", is_version),
+        R("GET", "/model_artifact", ma_find),
+        R("GET", "/model_artifacts", ma_list),
+        R("POST", "/model_artifacts", ma_create),
+        R("GET", "/model_artifacts/{id}", ma_get),
+        R("PATCH", "/model_artifacts/{id}", ma_patch),
+        R("GET", "/model_version", mv_find),
+        R("GET", "/model_versions", mv_list),
+        R("POST", "/model_versions", mv_create),
+        R("GET", "/model_versions/{id}", mv_get),
+        R("PATCH", "/model_versions/{id}", mv_patch),
+        R("GET", "/model_versions/{id}/artifacts", mv_artifacts),
+        R("POST", "/model_versions/{id}/artifacts", mv_artifacts_upsert),
+        R("GET", "/registered_model", rm_find),
+        R("GET", "/registered_models", rm_list),
+        R("POST", "/registered_models", rm_create),
+        R("GET", "/registered_models/{id}", rm_get),
+        R("PATCH", "/registered_models/{id}", rm_patch),
+        R("GET", "/registered_models/{id}/versions", rm_versions),
+        R("POST", "/registered_models/{id}/versions", rm_versions_create),
+        R("GET", "/serving_environment", se_find),
+        R("GET", "/serving_environments", se_list),
+        R("POST", "/serving_environments", se_create),
+        R("GET", "/serving_environments/{id}", se_get),
+        R("PATCH", "/serving_environments/{id}", se_patch),
+        R("GET", "/serving_environments/{id}/inference_services", se_isvcs),
+        R("POST", "/serving_environments/{id}/inference_services", se_isvcs_create),
+};
+
+static int route(struct ctx *x, const struct route_spec *sp)
+{
+        if (sp == &is_model)
+                return do_is_model(x, sp);
+        if (sp == &is_version)
+                return do_is_version(x, sp);
+        if (sp->kind == REG_METRIC_HISTORY)
+                return do_metric_history(x, sp);
+        if (sp == &mv_artifacts_upsert || sp == &er_artifacts_upsert)
+                return do_upsert_artifact(x, sp);
+        if (sp == &is_serves_create)
+                return do_create(x, sp);
+        switch (sp->op) {
+        case OP_LIST:
+        case OP_LIST_NESTED:
+                return do_list(x, sp);
+        case OP_CREATE:
+        case OP_CREATE_NESTED:
+                return do_create(x, sp);
+        case OP_GET:
+                return do_get(x, sp);
+        case OP_PATCH:
+                return do_patch(x, sp);
+        case OP_FIND:
+                return do_find(x, sp);
+        }
+        return -EINVAL;
+}
+
+static int dispatch(void *userdata, struct http_req *req, struct http_resp *resp)
+{
+        struct ctx x = { .reg = userdata, .req = req, .resp = resp };
+        int r;
+
+        r = store_acquire(x.reg->store, &x.conn);
+        if (r < 0)
+                return reply_error_status(resp, 503, "Datastore service is down or unavailable.");
+        r = route(&x, req->route_data);
+        store_release(x.reg->store, x.conn);
+        if (r < 0)
+                return reply_error(&x);
+        return 0;
+}
+
+/* ---- readiness ---- */
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+        size_t a = strlen(s), b = strlen(suffix);
+        return a >= b && streq(s + a - b, suffix);
+}
+
+static int check_db(struct registry *reg)
+{
+        struct store_conn *c;
+        int r;
+
+        r = store_acquire(reg->store, &c);
+        if (r < 0)
+                return r;
+        r = store_exec(reg->store, c, "SELECT COALESCE(MAX(version), 0) FROM schema_version", NULL,
+                       0, NULL, NULL);
+        store_release(reg->store, c);
+        return r < 0 ? r : 0;
+}
+
+static int readiness(struct registry *reg, struct http_req *req, struct http_resp *resp,
+                     const char *name)
+{
+        const char *fmt = http_req_query(req, "format");
+        bool ok;
+
+        if (!streq(req->method, "GET")) {
+                http_resp_set_text(resp, 405, "text/plain; charset=utf-8", "method not allowed\n");
+                return 0;
+        }
+        ok = check_db(reg) >= 0;
+        if (fmt && streq(fmt, "json")) {
+                struct ctx x = { .resp = resp };
+                char ts[64];
+
+                if (format_rfc3339(now_realtime(), ts, sizeof(ts)) < 0)
+                        ts[0] = 0;
+                return reply_json(&x, ok ? 200 : 503,
+                                  json_pack("{s:s,s:{s:{s:s,s:s,s:s,s:{}}},s:{s:i,s:s}}", "status",
+                                            ok ? "pass" : "fail", "checks", name, "Name", name,
+                                            "Status", ok ? "pass" : "fail", "Message",
+                                            ok ? "OK" : "database not reachable", "Details",
+                                            "meta", "check_duration_ms", 0, "timestamp", ts));
+        }
+        http_resp_set_text(resp, ok ? 200 : 503, "text/plain; charset=utf-8",
+                           ok ? "OK" : "database not reachable");
+        return 0;
+}
+
+static int check_query_arg(void *userdata, const char *key, const char *value)
+{
+        const char **bad = userdata;
+
+        if (value && strstr(value, "\\u0000")) {
+                *bad = key;
+                return -EINVAL;
+        }
+        return 0;
+}
+
+int registry_handle(void *userdata, struct http_req *req, struct http_resp *resp)
+{
+        struct registry *reg = userdata;
+        const char *bad = NULL;
+        char msg[256];
+        int r;
+
+        if (has_suffix(req->path, "/readyz/isDirty"))
+                return readiness(reg, req, resp, "database");
+        if (has_suffix(req->path, "/readyz/health"))
+                return readiness(reg, req, resp, "model-registry");
+
+        if (http_req_query_foreach(req, check_query_arg, &bad) < 0 && bad) {
+                (void)snprintf(msg, sizeof(msg),
+                               "Invalid %s query parameter: invalid %s parameter: contains null bytes which are not allowed",
+                               bad, bad);
+                return reply_error_status(resp, 400, msg);
+        }
+        r = http_route_match(routes, ELEMENTSOF(routes), req->method, req->path, req);
+        if (r == -ENOENT) {
+                http_resp_set_text(resp, 404, "text/plain; charset=utf-8", "404 page not found\n");
+                return 0;
+        }
+        if (r == -EOPNOTSUPP) {
+                http_resp_set_text(resp, 405, "text/plain; charset=utf-8", "");
+                return 0;
+        }
+        if (r == -EINVAL)
+                return reply_error_status(resp, 400, "invalid path escape");
+        if (r < 0)
+                return r;
+        req->route_data = routes[r].data;
+        return routes[r].fn(reg, req, resp);
+}
+
+int registry_new(struct store *store, struct registry **ret)
+{
+        struct registry *r = calloc(1, sizeof(*r));
+
+        if (!r)
+                return -ENOMEM;
+        r->store = store;
+        *ret = r;
+        return 0;
+}
+
+struct registry *registry_free(struct registry *r)
+{
+        free(r);
+        return NULL;
+}

@@ -1,0 +1,514 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "registry/codec.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "registry/base64.h"
+#include "util/parse-util.h"
+
+int reg_error_set(struct reg_error *err, unsigned status, int r, const char *fmt, ...)
+{
+        va_list ap;
+
+        err->status = status;
+        va_start(ap, fmt);
+        (void)vsnprintf(err->message, sizeof(err->message), fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+void reg_input_done(struct reg_input *in)
+{
+        store_entity_done(&in->vals);
+        *in = (struct reg_input){ 0 };
+}
+
+static const char *json_type_word(const json_t *v)
+{
+        switch (json_typeof(v)) {
+        case JSON_OBJECT:
+                return "object";
+        case JSON_ARRAY:
+                return "array";
+        case JSON_STRING:
+                return "string";
+        case JSON_INTEGER:
+        case JSON_REAL:
+                return "number";
+        case JSON_TRUE:
+        case JSON_FALSE:
+                return "bool";
+        default:
+                return "null";
+        }
+}
+
+static int type_error(struct reg_error *err, const char *schema, const char *field, const json_t *v,
+                      const char *want)
+{
+        return reg_error_set(err, 400, -EINVAL,
+                             "json: cannot unmarshal %s into Go struct field %s.%s of type %s",
+                             json_type_word(v), schema, field, want);
+}
+
+const char *reg_body_artifact_type(json_t *obj)
+{
+        json_t *t = json_object_get(obj, "artifactType");
+        return json_is_string(t) ? json_string_value(t) : NULL;
+}
+
+static int decode_metadata(const char *key, json_t *v, struct store_entity *e, struct reg_error *err)
+{
+        const char *mt, *k;
+        const char *value_key;
+        json_t *val, *x;
+        int r;
+
+        if (!json_is_object(v))
+                return type_error(err, "MetadataValue", key, v, "openapi.MetadataValue");
+        mt = json_string_value(json_object_get(v, "metadataType"));
+        if (!mt)
+                return reg_error_set(err, 400, -EINVAL, "metadataType not found for %s", key);
+        if (streq(mt, "MetadataStringValue"))
+                value_key = "string_value";
+        else if (streq(mt, "MetadataIntValue"))
+                value_key = "int_value";
+        else if (streq(mt, "MetadataDoubleValue"))
+                value_key = "double_value";
+        else if (streq(mt, "MetadataBoolValue"))
+                value_key = "bool_value";
+        else if (streq(mt, "MetadataStructValue"))
+                value_key = "struct_value";
+        else
+                return reg_error_set(err, 400, -EINVAL, "metadataType not found for %s", key);
+        json_object_foreach(v, k, x) {
+                if (!streq(k, "metadataType") && !streq(k, value_key))
+                        return reg_error_set(err, 400, -EINVAL, "json: unknown field \"%s\"", k);
+        }
+        val = json_object_get(v, value_key);
+        if (!val || json_is_null(val))
+                return reg_error_set(err, 422, -EINVAL, "required field '%s' is zero value.",
+                                     value_key);
+        if (streq(value_key, "string_value")) {
+                if (!json_is_string(val))
+                        return type_error(err, mt, value_key, val, "string");
+                r = store_entity_set_string(e, key, true, STORE_P_STRING, json_string_value(val));
+        } else if (streq(value_key, "int_value")) {
+                int32_t i;
+
+                if (json_is_integer(val)) {
+                        json_int_t j = json_integer_value(val);
+                        if (j < INT32_MIN || j > INT32_MAX)
+                                return reg_error_set(err, 400, -EINVAL,
+                                                     "bad request: unable to decode as int64 %" JSON_INTEGER_FORMAT " for key %s",
+                                                     j, key);
+                        i = (int32_t)j;
+                } else if (!json_is_string(val))
+                        return type_error(err, mt, value_key, val, "string");
+                else if (safe_atoi32(json_string_value(val), &i) < 0)
+                        return reg_error_set(err, 400, -EINVAL,
+                                             "bad request: unable to decode as int64 %s for key %s",
+                                             json_string_value(val), key);
+                r = store_entity_set_int(e, key, true, i);
+        } else if (streq(value_key, "double_value")) {
+                if (!json_is_number(val))
+                        return type_error(err, mt, value_key, val, "float64");
+                r = store_entity_set_double(e, key, true, json_number_value(val));
+        } else if (streq(value_key, "bool_value")) {
+                if (!json_is_boolean(val))
+                        return type_error(err, mt, value_key, val, "bool");
+                r = store_entity_set_bool(e, key, true, json_is_true(val));
+        } else {
+                AUTOFREE char *raw = NULL;
+                json_auto_t *obj = NULL;
+                char *text;
+
+                if (!json_is_string(val))
+                        return type_error(err, mt, value_key, val, "string");
+                if (base64_decode(json_string_value(val), &raw, NULL) < 0)
+                        return reg_error_set(err, 400, -EINVAL,
+                                             "bad request: invalid base64 struct_value for key %s", key);
+                obj = json_loads(raw, JSON_REJECT_DUPLICATES, NULL);
+                if (!json_is_object(obj))
+                        return reg_error_set(err, 400, -EINVAL,
+                                             "bad request: struct_value for key %s is not a JSON object",
+                                             key);
+                text = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS);
+                if (!text)
+                        return reg_error_set(err, 500, -ENOMEM, "out of memory");
+                r = store_entity_set_string(e, key, true, STORE_P_STRUCT, text);
+                free(text);
+        }
+        if (r < 0)
+                return reg_error_set(err, 500, r, "out of memory");
+        return 0;
+}
+
+int reg_decode_custom(json_t *obj, struct store_entity *e, struct reg_error *err)
+{
+        const char *key;
+        json_t *v;
+        int r;
+
+        if (!json_is_object(obj))
+                return type_error(err, "BaseResource", "customProperties", obj,
+                                  "map[string]openapi.MetadataValue");
+        json_object_foreach(obj, key, v) {
+                r = decode_metadata(key, v, e, err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static const char *schema_name(const struct reg_kind *k, enum reg_schema schema, char *buf,
+                               size_t len)
+{
+        (void)snprintf(buf, len, "%s%s", k->type,
+                       schema == REG_SCHEMA_CREATE   ? "Create"
+                       : schema == REG_SCHEMA_UPDATE ? "Update"
+                                                     : "");
+        return buf;
+}
+
+static bool field_allowed(const struct reg_field *f, enum reg_schema schema)
+{
+        switch (schema) {
+        case REG_SCHEMA_CREATE:
+                return f->flags & REG_FF_CREATE;
+        case REG_SCHEMA_UPDATE:
+                return f->flags & REG_FF_UPDATE;
+        default:
+                return true;
+        }
+}
+
+static int decode_field(const struct reg_field *f, const char *sname, json_t *v,
+                        struct store_entity *vals, struct reg_error *err)
+{
+        int r = 0;
+
+        switch (f->type) {
+        case REG_F_STRING:
+                if (!json_is_string(v))
+                        return type_error(err, sname, f->json, v, "string");
+                r = store_entity_set_string(vals, f->prop, false, STORE_P_STRING,
+                                            json_string_value(v));
+                break;
+        case REG_F_ENUM: {
+                const char *s;
+                bool ok = false;
+
+                if (!json_is_string(v))
+                        return type_error(err, sname, f->json, v, f->enum_name);
+                s = json_string_value(v);
+                for (const char *const *e = f->enums; *e; e++)
+                        if (streq(*e, s))
+                                ok = true;
+                if (!ok)
+                        return reg_error_set(err, 400, -EINVAL, "%s is not a valid %s", s,
+                                             f->enum_name);
+                r = store_entity_set_string(vals, f->prop, false, STORE_P_STRING, s);
+                break;
+        }
+        case REG_F_ID:
+        case REG_F_MS: {
+                int64_t i;
+
+                if (!json_is_string(v))
+                        return type_error(err, sname, f->json, v, "string");
+                if (f->type == REG_F_ID) {
+                        int32_t i32;
+                        if (json_string_length(v) == 0) {
+                                /* zero value: treated as absent, the required check reports it */
+                                return 0;
+                        }
+                        if (safe_atoi32(json_string_value(v), &i32) < 0)
+                                return reg_error_set(err, 400, -EINVAL,
+                                                     "invalid %s: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
+                                                     f->json, json_string_value(v));
+                        i = i32;
+                } else if (safe_atoi64(json_string_value(v), &i) < 0)
+                        return reg_error_set(err, 400, -EINVAL,
+                                             "invalid %s: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
+                                             f->json, json_string_value(v));
+                r = store_entity_set_int(vals, f->prop, false, i);
+                break;
+        }
+        case REG_F_DOUBLE:
+                if (!json_is_number(v))
+                        return type_error(err, sname, f->json, v, "float64");
+                r = store_entity_set_double(vals, f->prop, false, json_number_value(v));
+                break;
+        case REG_F_INT:
+                if (!json_is_integer(v))
+                        return type_error(err, sname, f->json, v, "int64");
+                r = store_entity_set_int(vals, f->prop, false, json_integer_value(v));
+                break;
+        case REG_F_STRLIST: {
+                size_t i;
+                json_t *x;
+                char *text;
+
+                if (!json_is_array(v))
+                        return type_error(err, sname, f->json, v, "[]string");
+                json_array_foreach(v, i, x)
+                        if (!json_is_string(x))
+                                return type_error(err, sname, f->json, x, "string");
+                text = json_dumps(v, JSON_COMPACT);
+                if (!text)
+                        return reg_error_set(err, 500, -ENOMEM, "out of memory");
+                r = store_entity_set_string(vals, f->prop, false, STORE_P_STRING, text);
+                free(text);
+                break;
+        }
+        }
+        if (r < 0)
+                return reg_error_set(err, 500, r, "out of memory");
+        return 0;
+}
+
+int reg_decode(const struct reg_kind *k, enum reg_schema schema, json_t *obj,
+               struct reg_input *ret, struct reg_error *err)
+{
+        struct reg_input in = { .kind = k };
+        char sname[64];
+        const char *key;
+        json_t *v;
+        int r;
+
+        schema_name(k, schema, sname, sizeof(sname));
+        if (!json_is_object(obj)) {
+                r = reg_error_set(err, 400, -EINVAL,
+                                  "json: cannot unmarshal %s into Go value of type openapi.%s",
+                                  json_type_word(obj), sname);
+                goto fail;
+        }
+        json_object_foreach(obj, key, v) {
+                const struct reg_field *f;
+
+                if (streq(key, "name") && schema != REG_SCHEMA_UPDATE) {
+                        if (json_is_null(v))
+                                continue;
+                        if (!json_is_string(v)) {
+                                r = type_error(err, sname, key, v, "string");
+                                goto fail;
+                        }
+                        in.has_name = true;
+                        free(in.vals.name);
+                        in.vals.name = strdup(json_string_value(v));
+                        if (!in.vals.name)
+                                goto oom;
+                        continue;
+                }
+                if (streq(key, "externalId") || streq(key, "description")) {
+                        if (json_is_null(v))
+                                continue;
+                        if (!json_is_string(v)) {
+                                r = type_error(err, sname, key, v, "string");
+                                goto fail;
+                        }
+                        if (streq(key, "description")) {
+                                r = store_entity_set_string(&in.vals, "description", false,
+                                                            STORE_P_STRING, json_string_value(v));
+                                if (r < 0)
+                                        goto oom;
+                        } else {
+                                in.has_external_id = true;
+                                free(in.vals.external_id);
+                                in.vals.external_id = strdup(json_string_value(v));
+                                if (!in.vals.external_id)
+                                        goto oom;
+                        }
+                        continue;
+                }
+                if (streq(key, "customProperties")) {
+                        if (json_is_null(v))
+                                continue;
+                        in.has_custom = true;
+                        r = reg_decode_custom(v, &in.vals, err);
+                        if (r < 0)
+                                goto fail;
+                        continue;
+                }
+                if (streq(key, "artifactType") && k->artifact_type) {
+                        if (json_is_null(v))
+                                continue;
+                        if (!json_is_string(v)) {
+                                r = type_error(err, sname, key, v, "string");
+                                goto fail;
+                        }
+                        if (!streq(json_string_value(v), k->artifact_type)) {
+                                r = reg_error_set(err, 400, -EINVAL,
+                                                  "invalid artifact type, must be either ModelArtifact, DocArtifact, DataSet, Metric, or Parameter: bad request");
+                                goto fail;
+                        }
+                        continue;
+                }
+                if (schema == REG_SCHEMA_FULL &&
+                    (streq(key, "id") || streq(key, "createTimeSinceEpoch") ||
+                     streq(key, "lastUpdateTimeSinceEpoch"))) {
+                        if (json_is_null(v))
+                                continue;
+                        if (!json_is_string(v)) {
+                                r = type_error(err, sname, key, v, "string");
+                                goto fail;
+                        }
+                        if (streq(key, "id")) {
+                                int32_t id;
+
+                                if (safe_atoi32(json_string_value(v), &id) < 0) {
+                                        r = reg_error_set(err, 400, -EINVAL,
+                                                          "invalid artifact ID: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
+                                                          json_string_value(v));
+                                        goto fail;
+                                }
+                                in.has_id = true;
+                                in.id = id;
+                        }
+                        continue;
+                }
+                f = reg_kind_field(k, key);
+                if (!f || !field_allowed(f, schema)) {
+                        r = reg_error_set(err, 400, -EINVAL, "json: unknown field \"%s\"", key);
+                        goto fail;
+                }
+                if (json_is_null(v) || (f->flags & REG_FF_OUTPUT))
+                        continue;
+                r = decode_field(f, sname, v, &in.vals, err);
+                if (r < 0)
+                        goto fail;
+        }
+        *ret = in;
+        return 0;
+oom:
+        r = reg_error_set(err, 500, -ENOMEM, "out of memory");
+fail:
+        reg_input_done(&in);
+        return r;
+}
+
+int reg_check_required(const struct reg_input *in, struct reg_error *err)
+{
+        const struct reg_kind *k = in->kind;
+
+        if (k->name_required && (!in->has_name || !in->vals.name || !*in->vals.name))
+                return reg_error_set(err, 422, -EINVAL, "required field 'name' is zero value.");
+        for (const struct reg_field *f = k->fields; f->json; f++) {
+                const struct store_prop *p;
+
+                if (!(f->flags & REG_FF_REQUIRED))
+                        continue;
+                p = store_entity_prop(&in->vals, f->prop, false);
+                if (!p || (p->type == STORE_P_STRING && (!p->s || !*p->s)))
+                        return reg_error_set(err, 422, -EINVAL,
+                                             "required field '%s' is zero value.", f->json);
+        }
+        return 0;
+}
+
+/* ---- encoding ---- */
+
+static json_t *int_string(int64_t i)
+{
+        char b[32];
+
+        (void)snprintf(b, sizeof(b), "%" PRId64, i);
+        return json_string(b);
+}
+
+static json_t *encode_custom(const struct store_prop *p)
+{
+        switch (p->type) {
+        case STORE_P_STRING:
+                return json_pack("{s:s,s:s}", "metadataType", "MetadataStringValue",
+                                 "string_value", p->s ? p->s : "");
+        case STORE_P_INT:
+                return json_pack("{s:s,s:o}", "metadataType", "MetadataIntValue", "int_value",
+                                 int_string(p->i));
+        case STORE_P_DOUBLE:
+                return json_pack("{s:s,s:f}", "metadataType", "MetadataDoubleValue",
+                                 "double_value", p->d);
+        case STORE_P_BOOL:
+                return json_pack("{s:s,s:b}", "metadataType", "MetadataBoolValue", "bool_value",
+                                 p->b);
+        case STORE_P_STRUCT:
+                return json_pack("{s:s,s:s}", "metadataType", "MetadataStructValue",
+                                 "struct_value", p->s ? p->s : "{}");
+        }
+        return NULL;
+}
+
+static int set_new(json_t *o, const char *key, json_t *v)
+{
+        return v ? json_object_set_new(o, key, v) : -1;
+}
+
+json_t *reg_encode(const struct reg_kind *k, const struct store_entity *e)
+{
+        json_auto_t *o = json_object(), *custom = json_object();
+        const struct store_prop *desc;
+
+        if (!o || !custom)
+                return NULL;
+        if (set_new(o, "id", int_string(e->id)) < 0 ||
+            set_new(o, "name", json_string(e->name ? e->name : "")) < 0 ||
+            set_new(o, "createTimeSinceEpoch", int_string(e->create_ms)) < 0 ||
+            set_new(o, "lastUpdateTimeSinceEpoch", int_string(e->update_ms)) < 0)
+                return NULL;
+        if (e->external_id && set_new(o, "externalId", json_string(e->external_id)) < 0)
+                return NULL;
+        desc = store_entity_prop(e, "description", false);
+        if (desc && desc->s && set_new(o, "description", json_string(desc->s)) < 0)
+                return NULL;
+        if (k->artifact_type && set_new(o, "artifactType", json_string(k->artifact_type)) < 0)
+                return NULL;
+        for (const struct reg_field *f = k->fields; f->json; f++) {
+                const struct store_prop *p = store_entity_prop(e, f->prop, false);
+                json_t *v = NULL;
+
+                if (!p)
+                        continue;
+                switch (f->type) {
+                case REG_F_STRING:
+                case REG_F_ENUM:
+                        v = json_string(p->s ? p->s : "");
+                        break;
+                case REG_F_ID:
+                case REG_F_MS:
+                        v = int_string(p->i);
+                        break;
+                case REG_F_DOUBLE:
+                        v = json_real(p->d);
+                        break;
+                case REG_F_INT:
+                        v = json_integer(p->i);
+                        break;
+                case REG_F_STRLIST:
+                        v = json_loads(p->s ? p->s : "[]", 0, NULL);
+                        if (!json_is_array(v)) {
+                                json_decref(v);
+                                v = json_array();
+                        }
+                        break;
+                }
+                if (set_new(o, f->json, v) < 0)
+                        return NULL;
+        }
+        for (size_t i = 0; i < e->n_props; i++) {
+                const struct store_prop *p = &e->props[i];
+
+                if (!p->custom)
+                        continue;
+                if (set_new(custom, p->name, encode_custom(p)) < 0)
+                        return NULL;
+        }
+        if (json_object_set(o, "customProperties", custom) < 0)
+                return NULL;
+        return TAKE_PTR(o);
+}

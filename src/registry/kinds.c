@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "registry/kinds.h"
+
+#include <string.h>
+
+static const char *const model_states[] = { "LIVE", "ARCHIVED", NULL };
+const char *const reg_artifact_states[] = {
+        "UNKNOWN", "PENDING", "LIVE", "MARKED_FOR_DELETION", "DELETED", "ABANDONED", "REFERENCE", NULL,
+};
+static const char *const execution_states[] = {
+        "UNKNOWN", "NEW", "RUNNING", "COMPLETE", "FAILED", "CACHED", "CANCELED", NULL,
+};
+static const char *const desired_states[] = { "DEPLOYED", "UNDEPLOYED", NULL };
+static const char *const run_statuses[] = { "RUNNING", "SCHEDULED", "FINISHED", "FAILED", "KILLED", NULL };
+static const char *const parameter_types[] = { "string", "number", "boolean", "object", NULL };
+
+#define CU (REG_FF_CREATE | REG_FF_UPDATE)
+
+static const struct reg_field registered_model_fields[] = {
+        { "owner", "owner", REG_F_STRING, CU, NULL, NULL, NULL },
+        { "state", "state", REG_F_ENUM, CU, model_states, "RegisteredModelState", "LIVE" },
+        { "readme", "readme", REG_F_STRING, CU, NULL, NULL, NULL },
+        { "maturity", "maturity", REG_F_STRING, CU, NULL, NULL, NULL },
+        { "language", "language", REG_F_STRLIST, CU, NULL, NULL, NULL },
+        { "tasks", "tasks", REG_F_STRLIST, CU, NULL, NULL, NULL },
+        { "provider", "provider", REG_F_STRING, CU, NULL, NULL, NULL },
+        { "logo", "logo", REG_F_STRING, CU, NULL, NULL, NULL },
+        { "license", "license", REG_F_STRING, CU, NULL, NULL, NULL },
+        { "licenseLink", "license_link", REG_F_STRING, CU, NULL, NULL, NULL },
+        { "libraryName", "library_name", REG_F_STRING, CU, NULL, NULL, NULL },
+        { NULL },
+};
+
+static const struct reg_field model_version_fields[] = {
+        { "registeredModelId", "registered_model_id", REG_F_ID,
+          REG_FF_CREATE | REG_FF_REQUIRED | REG_FF_PARENT, NULL, NULL, NULL },
+        { "state", "state", REG_F_ENUM, CU, model_states, "ModelVersionState", "LIVE" },
+        { "author", "author", REG_F_STRING, CU, NULL, NULL, NULL },
+        { NULL },
+};
+
+#define ARTIFACT_COMMON(dflt_state)                                                                \
+        { "uri", "uri", REG_F_STRING, CU, NULL, NULL, NULL },                                      \
+        { "state", "state", REG_F_ENUM, CU, reg_artifact_states, "ArtifactState", dflt_state },   \
+        { "experimentId", "experiment_id", REG_F_ID, REG_FF_OUTPUT, NULL, NULL, NULL },            \
+        { "experimentRunId", "experiment_run_id", REG_F_ID, REG_FF_OUTPUT, NULL, NULL, NULL }
+
+static const struct reg_field model_artifact_fields[] = {
+        ARTIFACT_COMMON("UNKNOWN"),
+        { "modelFormatName", "model_format_name", REG_F_STRING, CU, NULL, NULL, NULL },
+        { "modelFormatVersion", "model_format_version", REG_F_STRING, CU, NULL, NULL, NULL },
+        { "storageKey", "storage_key", REG_F_STRING, CU, NULL, NULL, NULL },
+        { "storagePath", "storage_path", REG_F_STRING, CU, NULL, NULL, NULL },
+        { "serviceAccountName", "service_account_name", REG_F_STRING, CU, NULL, NULL, NULL },
+        { "modelSourceKind", "model_source_kind", REG_F_STRING, CU, NULL, NULL, NULL },
+        { "modelSourceClass", "model_source_class", REG_F_STRING, CU, NULL, NULL, NULL },
+        { "modelSourceGroup", "model_source_group", REG_F_STRING, CU, NULL, NULL, NULL },
+        { "modelSourceId", "model_source_id", REG_F_STRING, CU, NULL, NULL, NULL },
+        { "modelSourceName", "model_source_name", REG_F_STRING, CU, NULL, NULL, NULL },
+        { NULL },
+};
+
+static const struct reg_field doc_artifact_fields[] = {
+        ARTIFACT_COMMON("UNKNOWN"),
+        { NULL },
+};
+
+static const struct reg_field dataset_fields[] = {
+        ARTIFACT_COMMON("UNKNOWN"),
+        { "digest", "digest", REG_F_STRING, CU, NULL, NULL, NULL },
+        { "sourceType", "source_type", REG_F_STRING, CU, NULL, NULL, NULL },
+        { "source", "source", REG_F_STRING, CU, NULL, NULL, NULL },
+        { "schema", "schema", REG_F_STRING, CU, NULL, NULL, NULL },
+        { "profile", "profile", REG_F_STRING, CU, NULL, NULL, NULL },
+        { NULL },
+};
+
+static const struct reg_field metric_fields[] = {
+        ARTIFACT_COMMON("UNKNOWN"),
+        { "value", "value", REG_F_DOUBLE, CU, NULL, NULL, NULL },
+        { "timestamp", "timestamp", REG_F_MS, CU, NULL, NULL, NULL },
+        { "step", "step", REG_F_INT, CU, NULL, NULL, NULL },
+        { NULL },
+};
+
+static const struct reg_field parameter_fields[] = {
+        ARTIFACT_COMMON("UNKNOWN"),
+        { "value", "value", REG_F_STRING, CU, NULL, NULL, NULL },
+        { "parameterType", "parameter_type", REG_F_ENUM, CU, parameter_types, "ParameterType", NULL },
+        { NULL },
+};
+
+static const struct reg_field serving_environment_fields[] = {
+        { NULL },
+};
+
+static const struct reg_field inference_service_fields[] = {
+        { "registeredModelId", "registered_model_id", REG_F_ID, REG_FF_CREATE | REG_FF_REQUIRED,
+          NULL, NULL, NULL },
+        { "servingEnvironmentId", "serving_environment_id", REG_F_ID,
+          REG_FF_CREATE | REG_FF_REQUIRED | REG_FF_PARENT, NULL, NULL, NULL },
+        { "modelVersionId", "model_version_id", REG_F_ID, CU, NULL, NULL, NULL },
+        { "runtime", "runtime", REG_F_STRING, CU, NULL, NULL, NULL },
+        { "desiredState", "desired_state", REG_F_ENUM, CU, desired_states, "InferenceServiceState",
+          "DEPLOYED" },
+        { NULL },
+};
+
+static const struct reg_field serve_model_fields[] = {
+        { "modelVersionId", "model_version_id", REG_F_ID, REG_FF_CREATE | REG_FF_REQUIRED, NULL,
+          NULL, NULL },
+        { "lastKnownState", "last_known_state", REG_F_ENUM, CU, execution_states, "ExecutionState",
+          "UNKNOWN" },
+        { NULL },
+};
+
+static const struct reg_field experiment_fields[] = {
+        { "owner", "owner", REG_F_STRING, CU, NULL, NULL, NULL },
+        { "state", "state", REG_F_ENUM, CU, model_states, "ExperimentState", "LIVE" },
+        { NULL },
+};
+
+static const struct reg_field experiment_run_fields[] = {
+        { "experimentId", "experiment_id", REG_F_ID, REG_FF_CREATE | REG_FF_REQUIRED | REG_FF_PARENT,
+          NULL, NULL, NULL },
+        { "startTimeSinceEpoch", "start_time_since_epoch", REG_F_MS, REG_FF_CREATE, NULL, NULL, NULL },
+        { "endTimeSinceEpoch", "end_time_since_epoch", REG_F_MS, CU, NULL, NULL, NULL },
+        { "status", "status", REG_F_ENUM, CU, run_statuses, "ExperimentRunStatus", "RUNNING" },
+        { "state", "state", REG_F_ENUM, CU, model_states, "ExperimentRunState", "LIVE" },
+        { "owner", "owner", REG_F_STRING, CU, NULL, NULL, NULL },
+        { NULL },
+};
+
+static const struct reg_kind kinds[_REG_KIND_MAX] = {
+        [REG_REGISTERED_MODEL] = { REG_REGISTERED_MODEL, "RegisteredModel", "registered model",
+                                   "registered models", STORE_GROUP_CONTEXT, NULL, true, false,
+                                   registered_model_fields },
+        [REG_MODEL_VERSION] = { REG_MODEL_VERSION, "ModelVersion", "model version", "model versions",
+                                STORE_GROUP_CONTEXT, NULL, true, false, model_version_fields },
+        [REG_MODEL_ARTIFACT] = { REG_MODEL_ARTIFACT, "ModelArtifact", "model artifact",
+                                 "model artifacts", STORE_GROUP_ARTIFACT, "model-artifact", false,
+                                 true, model_artifact_fields },
+        [REG_DOC_ARTIFACT] = { REG_DOC_ARTIFACT, "DocArtifact", "doc artifact", "doc artifacts",
+                               STORE_GROUP_ARTIFACT, "doc-artifact", false, true,
+                               doc_artifact_fields },
+        [REG_DATASET] = { REG_DATASET, "DataSet", "dataset", "datasets", STORE_GROUP_ARTIFACT,
+                          "dataset-artifact", false, true, dataset_fields },
+        [REG_METRIC] = { REG_METRIC, "Metric", "metric", "metrics", STORE_GROUP_ARTIFACT, "metric",
+                         false, true, metric_fields },
+        [REG_PARAMETER] = { REG_PARAMETER, "Parameter", "parameter", "parameters",
+                            STORE_GROUP_ARTIFACT, "parameter", false, true, parameter_fields },
+        [REG_METRIC_HISTORY] = { REG_METRIC_HISTORY, "MetricHistory", "metric history",
+                                 "metric history", STORE_GROUP_ARTIFACT, "metric", false, true,
+                                 metric_fields },
+        [REG_SERVING_ENVIRONMENT] = { REG_SERVING_ENVIRONMENT, "ServingEnvironment",
+                                      "serving environment", "serving environments",
+                                      STORE_GROUP_CONTEXT, NULL, true, false,
+                                      serving_environment_fields },
+        [REG_INFERENCE_SERVICE] = { REG_INFERENCE_SERVICE, "InferenceService", "inference service",
+                                    "inference services", STORE_GROUP_CONTEXT, NULL, false, true,
+                                    inference_service_fields },
+        [REG_SERVE_MODEL] = { REG_SERVE_MODEL, "ServeModel", "serve model", "serve models",
+                              STORE_GROUP_EXECUTION, NULL, false, true, serve_model_fields },
+        [REG_EXPERIMENT] = { REG_EXPERIMENT, "Experiment", "experiment", "experiments",
+                             STORE_GROUP_CONTEXT, NULL, true, false, experiment_fields },
+        [REG_EXPERIMENT_RUN] = { REG_EXPERIMENT_RUN, "ExperimentRun", "experiment run",
+                                 "experiment runs", STORE_GROUP_CONTEXT, NULL, false, true,
+                                 experiment_run_fields },
+};
+
+const char *const reg_artifact_types[] = {
+        "ModelArtifact", "DocArtifact", "DataSet", "Metric", "Parameter",
+};
+const size_t reg_n_artifact_types = ELEMENTSOF(reg_artifact_types);
+
+const struct reg_kind *reg_kind(enum reg_kind_id id)
+{
+        return id < _REG_KIND_MAX ? &kinds[id] : NULL;
+}
+
+const struct reg_kind *reg_kind_by_artifact_type(const char *artifact_type)
+{
+        if (!artifact_type)
+                return NULL;
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++)
+                if (kinds[i].id != REG_METRIC_HISTORY && kinds[i].artifact_type &&
+                    streq(kinds[i].artifact_type, artifact_type))
+                        return &kinds[i];
+        return NULL;
+}
+
+const struct reg_kind *reg_kind_by_type(const char *type)
+{
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++)
+                if (streq(kinds[i].type, type))
+                        return &kinds[i];
+        return NULL;
+}
+
+const struct reg_field *reg_kind_field(const struct reg_kind *k, const char *json)
+{
+        for (const struct reg_field *f = k->fields; f->json; f++)
+                if (streq(f->json, json))
+                        return f;
+        return NULL;
+}

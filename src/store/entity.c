@@ -1,0 +1,600 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "store/entity.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/queries.h"
+#include "util/buf.h"
+
+#define LIST_PARAMS_MAX 4096
+#define COND_DEPTH_MAX  64
+
+void store_prop_done(struct store_prop *p)
+{
+        free(p->name);
+        free(p->s);
+        *p = (struct store_prop){ 0 };
+}
+
+void store_entity_done(struct store_entity *e)
+{
+        free(e->type);
+        free(e->scope);
+        free(e->name);
+        free(e->external_id);
+        for (size_t i = 0; i < e->n_props; i++)
+                store_prop_done(&e->props[i]);
+        free(e->props);
+        *e = (struct store_entity){ 0 };
+}
+
+void store_entities_free(struct store_entity *v, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                store_entity_done(&v[i]);
+        free(v);
+}
+
+const struct store_prop *store_entity_prop(const struct store_entity *e, const char *name,
+                                           bool custom)
+{
+        for (size_t i = 0; i < e->n_props; i++)
+                if (e->props[i].custom == custom && streq(e->props[i].name, name))
+                        return &e->props[i];
+        return NULL;
+}
+
+int store_entity_put_prop(struct store_entity *e, struct store_prop *p)
+{
+        struct store_prop *v;
+
+        for (size_t i = 0; i < e->n_props; i++)
+                if (e->props[i].custom == p->custom && streq(e->props[i].name, p->name)) {
+                        store_prop_done(&e->props[i]);
+                        e->props[i] = *p;
+                        *p = (struct store_prop){ 0 };
+                        return 0;
+                }
+        v = reallocarray(e->props, e->n_props + 1, sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        e->props = v;
+        v[e->n_props++] = *p;
+        *p = (struct store_prop){ 0 };
+        return 0;
+}
+
+static int put(struct store_entity *e, const char *name, bool custom, struct store_prop *p)
+{
+        int r;
+
+        p->name = strdup(name);
+        p->custom = custom;
+        if (!p->name) {
+                store_prop_done(p);
+                return -ENOMEM;
+        }
+        r = store_entity_put_prop(e, p);
+        if (r < 0)
+                store_prop_done(p);
+        return r;
+}
+
+int store_entity_set_string(struct store_entity *e, const char *name, bool custom,
+                            enum store_ptype type, const char *s)
+{
+        struct store_prop p = { .type = type, .s = strdup(s ? s : "") };
+
+        if (!p.s)
+                return -ENOMEM;
+        return put(e, name, custom, &p);
+}
+
+int store_entity_set_int(struct store_entity *e, const char *name, bool custom, int64_t i)
+{
+        struct store_prop p = { .type = STORE_P_INT, .i = i };
+        return put(e, name, custom, &p);
+}
+
+int store_entity_set_double(struct store_entity *e, const char *name, bool custom, double d)
+{
+        struct store_prop p = { .type = STORE_P_DOUBLE, .d = d };
+        return put(e, name, custom, &p);
+}
+
+int store_entity_set_bool(struct store_entity *e, const char *name, bool custom, bool b)
+{
+        struct store_prop p = { .type = STORE_P_BOOL, .b = b };
+        return put(e, name, custom, &p);
+}
+
+void store_entity_remove_props(struct store_entity *e, bool custom)
+{
+        size_t j = 0;
+
+        for (size_t i = 0; i < e->n_props; i++) {
+                if (e->props[i].custom == custom)
+                        store_prop_done(&e->props[i]);
+                else
+                        e->props[j++] = e->props[i];
+        }
+        e->n_props = j;
+}
+
+static int insert_props(struct store *s, struct store_conn *c, const struct store_entity *e)
+{
+        for (size_t i = 0; i < e->n_props; i++) {
+                const struct store_prop *p = &e->props[i];
+                char vtype[2] = { (char)p->type, 0 };
+                struct store_val v[9] = {
+                        SV_INT(e->group), SV_INT(e->id), SV_INT(p->custom ? 1 : 0),
+                        SV_TEXT(p->name), SV_TEXT(vtype), SV_NULL, SV_NULL, SV_NULL, SV_NULL,
+                };
+                int r;
+
+                switch (p->type) {
+                case STORE_P_STRING:
+                case STORE_P_STRUCT:
+                        v[5] = SV_TEXT(p->s ? p->s : "");
+                        break;
+                case STORE_P_INT:
+                        v[6] = SV_INT(p->i);
+                        break;
+                case STORE_P_DOUBLE:
+                        v[7] = SV_DOUBLE(p->d);
+                        break;
+                case STORE_P_BOOL:
+                        v[8] = SV_INT(p->b ? 1 : 0);
+                        break;
+                }
+                r = store_exec(s, c, q_prop_insert, v, ELEMENTSOF(v), NULL, NULL);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int read_id(void *userdata, const struct store_val *cols, size_t n)
+{
+        int64_t *id = userdata;
+
+        if (n >= 1)
+                *id = store_val_int(&cols[0]);
+        return 0;
+}
+
+int store_entity_insert(struct store *s, struct store_conn *c, struct store_entity *e)
+{
+        struct store_val seq = SV_INT(e->group);
+        int64_t id = 0;
+        int r;
+
+        r = store_exec(s, c, q_seq_next, &seq, 1, read_id, &id);
+        if (r < 0)
+                return r;
+        if (id <= 0)
+                return -EIO;
+        {
+                struct store_val v[9] = {
+                        SV_INT(e->group),
+                        SV_INT(id),
+                        SV_TEXT(e->type),
+                        SV_INT(e->parent_id),
+                        SV_TEXT(e->scope ? e->scope : ""),
+                        SV_TEXT(e->name ? e->name : ""),
+                        e->external_id ? SV_TEXT(e->external_id) : SV_NULL,
+                        SV_INT(e->create_ms),
+                        SV_INT(e->update_ms),
+                };
+                r = store_exec(s, c, q_entity_insert, v, ELEMENTSOF(v), NULL, NULL);
+                if (r < 0)
+                        return r;
+        }
+        e->id = id;
+        return insert_props(s, c, e);
+}
+
+int store_entity_update(struct store *s, struct store_conn *c, const struct store_entity *e)
+{
+        struct store_val v[7] = {
+                SV_INT(e->parent_id),
+                SV_TEXT(e->scope ? e->scope : ""),
+                SV_TEXT(e->name ? e->name : ""),
+                e->external_id ? SV_TEXT(e->external_id) : SV_NULL,
+                SV_INT(e->update_ms),
+                SV_INT(e->group),
+                SV_INT(e->id),
+        };
+        struct store_val k[2] = { SV_INT(e->group), SV_INT(e->id) };
+        int r;
+
+        r = store_exec(s, c, q_entity_update, v, ELEMENTSOF(v), NULL, NULL);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return -ENOENT;
+        r = store_exec(s, c, q_prop_delete, k, ELEMENTSOF(k), NULL, NULL);
+        if (r < 0)
+                return r;
+        return insert_props(s, c, e);
+}
+
+/* ---- reading ---- */
+
+struct collect {
+        struct store_entity *v;
+        size_t n, cap;
+};
+
+static char *dup_text(const struct store_val *v)
+{
+        const char *t = store_val_text(v);
+
+        if (!t && v->type != STORE_NULL) {
+                /* SQLite may hand back a number for a TEXT column only if the value was bound
+                 * as one; we never do that. */
+                return NULL;
+        }
+        return t ? strdup(t) : NULL;
+}
+
+static int collect_row(void *userdata, const struct store_val *cols, size_t n)
+{
+        struct collect *col = userdata;
+        struct store_entity *e;
+
+        if (n < 9)
+                return -EIO;
+        if (col->n == col->cap) {
+                size_t cap = col->cap ? col->cap * 2 : 16;
+                struct store_entity *v = reallocarray(col->v, cap, sizeof(*v));
+
+                if (!v)
+                        return -ENOMEM;
+                col->v = v;
+                col->cap = cap;
+        }
+        e = &col->v[col->n];
+        *e = (struct store_entity){
+                .group = (enum store_group)store_val_int(&cols[0]),
+                .id = store_val_int(&cols[1]),
+                .type = dup_text(&cols[2]),
+                .parent_id = store_val_int(&cols[3]),
+                .scope = dup_text(&cols[4]),
+                .name = dup_text(&cols[5]),
+                .external_id = cols[6].type == STORE_NULL ? NULL : dup_text(&cols[6]),
+                .create_ms = store_val_int(&cols[7]),
+                .update_ms = store_val_int(&cols[8]),
+        };
+        col->n++;
+        if (!e->type || !e->scope || !e->name || (cols[6].type != STORE_NULL && !e->external_id))
+                return -ENOMEM;
+        return 0;
+}
+
+static int prop_row(void *userdata, const struct store_val *cols, size_t n)
+{
+        struct store_entity *e = userdata;
+        struct store_prop p = { 0 };
+        const char *vt, *name;
+        int r;
+
+        if (n < 7)
+                return -EIO;
+        name = store_val_text(&cols[1]);
+        vt = store_val_text(&cols[2]);
+        if (!name || !vt)
+                return -EIO;
+        p.type = (enum store_ptype)vt[0];
+        p.custom = store_val_int(&cols[0]) != 0;
+        switch (p.type) {
+        case STORE_P_STRING:
+        case STORE_P_STRUCT:
+                p.s = strdup(store_val_text(&cols[3]) ? store_val_text(&cols[3]) : "");
+                if (!p.s)
+                        return -ENOMEM;
+                break;
+        case STORE_P_INT:
+                p.i = store_val_int(&cols[4]);
+                break;
+        case STORE_P_DOUBLE:
+                p.d = store_val_double(&cols[5]);
+                break;
+        case STORE_P_BOOL:
+                p.b = store_val_int(&cols[6]) != 0;
+                break;
+        default:
+                return -EIO;
+        }
+        p.name = strdup(name);
+        if (!p.name) {
+                store_prop_done(&p);
+                return -ENOMEM;
+        }
+        r = store_entity_put_prop(e, &p);
+        if (r < 0)
+                store_prop_done(&p);
+        return r;
+}
+
+static int load_props(struct store *s, struct store_conn *c, struct store_entity *e)
+{
+        struct store_val k[2] = { SV_INT(e->group), SV_INT(e->id) };
+        int r = store_exec(s, c, q_prop_get, k, ELEMENTSOF(k), prop_row, e);
+        return r < 0 ? r : 0;
+}
+
+int store_entity_get(struct store *s, struct store_conn *c, enum store_group group, int64_t id,
+                     struct store_entity *ret)
+{
+        struct store_val k[2] = { SV_INT(group), SV_INT(id) };
+        struct collect col = { 0 };
+        int r;
+
+        r = store_exec(s, c, q_entity_get, k, ELEMENTSOF(k), collect_row, &col);
+        if (r < 0)
+                goto fail;
+        if (col.n == 0) {
+                r = -ENOENT;
+                goto fail;
+        }
+        r = load_props(s, c, &col.v[0]);
+        if (r < 0)
+                goto fail;
+        *ret = col.v[0];
+        for (size_t i = 1; i < col.n; i++)
+                store_entity_done(&col.v[i]);
+        free(col.v);
+        return 0;
+fail:
+        store_entities_free(col.v, col.n);
+        return r;
+}
+
+/* ---- list queries ---- */
+
+struct sqlb {
+        struct buf sql;
+        struct store_val params[LIST_PARAMS_MAX];
+        size_t n;
+        enum store_dialect dialect;
+};
+
+static int sqlb_puts(struct sqlb *b, const char *frag)
+{
+        return buf_puts(&b->sql, frag);
+}
+
+static int sqlb_bind(struct sqlb *b, struct store_val v)
+{
+        if (b->n >= ELEMENTSOF(b->params))
+                return -E2BIG;
+        b->params[b->n++] = v;
+        return 0;
+}
+
+static int compile_cmp_target(struct sqlb *b, const struct store_cond *c, enum store_vcol vcol)
+{
+        const char *target = c->is_column ? q_columns[c->column] : q_prop_columns[vcol];
+        bool lower = c->op == STORE_OP_ILIKE && b->dialect == STORE_DIALECT_SQLITE;
+        int r;
+
+        if (lower) {
+                r = sqlb_puts(b, q_lower_open);
+                if (r >= 0)
+                        r = sqlb_puts(b, target);
+                if (r >= 0)
+                        r = sqlb_puts(b, q_lower_close);
+                if (r >= 0)
+                        r = sqlb_puts(b, q_like_lower_param);
+        } else {
+                r = sqlb_puts(b, target);
+                if (r < 0)
+                        return r;
+                switch (c->op) {
+                case STORE_OP_LIKE:
+                        r = sqlb_puts(b, q_like);
+                        break;
+                case STORE_OP_ILIKE:
+                        r = sqlb_puts(b, q_ilike_pg);
+                        break;
+                case STORE_OP_IN:
+                        r = sqlb_puts(b, q_in_open);
+                        for (size_t i = 0; r >= 0 && i < c->n_vals; i++)
+                                r = sqlb_puts(b, i == 0 ? q_param : q_param_more);
+                        if (r >= 0)
+                                r = sqlb_puts(b, q_close);
+                        break;
+                default:
+                        r = sqlb_puts(b, q_ops[c->op]);
+                        break;
+                }
+        }
+        if (r < 0)
+                return r;
+        if (c->op == STORE_OP_IN) {
+                for (size_t i = 0; r >= 0 && i < c->n_vals; i++)
+                        r = sqlb_bind(b, c->vals[i]);
+                return r;
+        }
+        return sqlb_bind(b, c->vals[0]);
+}
+
+static int compile_cond(struct sqlb *b, const struct store_cond *c, unsigned depth)
+{
+        int r;
+
+        if (depth > COND_DEPTH_MAX)
+                return -E2BIG;
+        switch (c->kind) {
+        case STORE_COND_FALSE:
+                return sqlb_puts(b, q_false);
+        case STORE_COND_AND:
+        case STORE_COND_OR:
+                r = sqlb_puts(b, q_open);
+                if (r >= 0)
+                        r = compile_cond(b, c->left, depth + 1);
+                if (r >= 0)
+                        r = sqlb_puts(b, c->kind == STORE_COND_AND ? q_and : q_or);
+                if (r >= 0)
+                        r = compile_cond(b, c->right, depth + 1);
+                if (r >= 0)
+                        r = sqlb_puts(b, q_close);
+                return r;
+        case STORE_COND_CMP:
+                break;
+        }
+        if (c->n_vals == 0)
+                return sqlb_puts(b, q_false);
+        if (c->is_column)
+                return compile_cmp_target(b, c, STORE_VCOL_STRING);
+
+        r = sqlb_puts(b, q_prop_exists_open);
+        if (r >= 0)
+                r = sqlb_bind(b, SV_INT(c->custom ? 1 : 0));
+        if (r >= 0)
+                r = sqlb_bind(b, SV_TEXT(c->prop));
+        if (r < 0)
+                return r;
+        if (c->vcol == STORE_VCOL_INT_OR_DOUBLE) {
+                r = sqlb_puts(b, q_open);
+                if (r >= 0)
+                        r = compile_cmp_target(b, c, STORE_VCOL_INT);
+                if (r >= 0)
+                        r = sqlb_puts(b, q_or);
+                if (r >= 0)
+                        r = compile_cmp_target(b, c, STORE_VCOL_DOUBLE);
+                if (r >= 0)
+                        r = sqlb_puts(b, q_close);
+        } else
+                r = compile_cmp_target(b, c, c->vcol);
+        if (r >= 0)
+                r = sqlb_puts(b, q_close);
+        return r;
+}
+
+int store_entity_list(struct store *s, struct store_conn *c, const struct store_query *q,
+                      struct store_entity **ret, size_t *ret_n, bool *ret_more)
+{
+        struct sqlb *b;
+        struct collect col = { 0 };
+        bool more = false;
+        int r;
+
+        if (q->n_types == 0 || q->order > STORE_ORDER_UPDATE)
+                return -EINVAL;
+        b = calloc(1, sizeof(*b));
+        if (!b)
+                return -ENOMEM;
+        b->sql = BUF_INIT(256 * 1024);
+        b->dialect = store_dialect(s);
+
+        r = sqlb_puts(b, q_list_select);
+        if (r >= 0)
+                r = sqlb_bind(b, SV_INT(q->group));
+        for (size_t i = 0; r >= 0 && i < q->n_types; i++) {
+                r = sqlb_puts(b, i == 0 ? q_list_type_first : q_list_type_more);
+                if (r >= 0)
+                        r = sqlb_bind(b, SV_TEXT(q->types[i]));
+        }
+        if (r >= 0)
+                r = sqlb_puts(b, q_list_types_end);
+        if (r >= 0 && q->has_parent) {
+                r = sqlb_puts(b, q_list_parent);
+                if (r >= 0)
+                        r = sqlb_bind(b, SV_INT(q->parent_id));
+        }
+        if (r >= 0 && q->name_eq) {
+                r = sqlb_puts(b, q_list_name);
+                if (r >= 0)
+                        r = sqlb_bind(b, SV_TEXT(q->name_eq));
+        }
+        if (r >= 0 && q->external_id_eq) {
+                r = sqlb_puts(b, q_list_external_id);
+                if (r >= 0)
+                        r = sqlb_bind(b, SV_TEXT(q->external_id_eq));
+        }
+        if (r >= 0 && q->filter) {
+                r = sqlb_puts(b, q_and);
+                if (r >= 0)
+                        r = compile_cond(b, q->filter, 0);
+        }
+        if (r >= 0 && q->has_cursor) {
+                r = sqlb_puts(b, q->desc ? q_cursor_desc[q->order] : q_cursor_asc[q->order]);
+                if (r >= 0)
+                        r = sqlb_bind(b, SV_INT(q->cursor_value));
+                if (r >= 0)
+                        r = sqlb_bind(b, SV_INT(q->cursor_value));
+                if (r >= 0)
+                        r = sqlb_bind(b, SV_INT(q->cursor_id));
+        }
+        if (r >= 0)
+                r = sqlb_puts(b, q->desc ? q_order_desc[q->order] : q_order_asc[q->order]);
+        if (r >= 0 && q->limit > 0) {
+                r = sqlb_puts(b, q_limit);
+                if (r >= 0)
+                        r = sqlb_bind(b, SV_INT(q->limit + 1));
+        }
+        if (r < 0)
+                goto out;
+
+        r = store_exec(s, c, buf_str(&b->sql), b->params, b->n, collect_row, &col);
+        if (r < 0)
+                goto out;
+        if (q->limit > 0 && col.n > (size_t)q->limit) {
+                more = true;
+                while (col.n > (size_t)q->limit)
+                        store_entity_done(&col.v[--col.n]);
+        }
+        for (size_t i = 0; i < col.n; i++) {
+                r = load_props(s, c, &col.v[i]);
+                if (r < 0)
+                        goto out;
+        }
+        *ret = TAKE_PTR(col.v);
+        *ret_n = col.n;
+        col.n = 0;
+        *ret_more = more;
+        r = 0;
+out:
+        store_entities_free(col.v, col.n);
+        buf_release(&b->sql);
+        free(b);
+        return r;
+}
+
+struct store_cond *store_cond_free(struct store_cond *c)
+{
+        if (!c)
+                return NULL;
+        store_cond_free(c->left);
+        store_cond_free(c->right);
+        free(c->prop);
+        for (size_t i = 0; i < c->n_vals; i++)
+                if (c->vals[i].type == STORE_TEXT)
+                        free((char *)c->vals[i].s);
+        free(c->vals);
+        free(c);
+        return NULL;
+}
+
+int store_wipe(struct store *s, struct store_conn *c)
+{
+        int r;
+
+        r = store_begin(s, c);
+        if (r < 0)
+                return r;
+        r = store_exec(s, c, q_wipe_property, NULL, 0, NULL, NULL);
+        if (r >= 0)
+                r = store_exec(s, c, q_wipe_entity, NULL, 0, NULL, NULL);
+        if (r >= 0)
+                r = store_exec(s, c, q_wipe_seq, NULL, 0, NULL, NULL);
+        if (r < 0) {
+                store_rollback(s, c);
+                return r;
+        }
+        return store_commit(s, c);
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "store/migrations.h"
+
+const char store_sql_schema_version_create[] =
+        "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)";
+const char store_sql_schema_version_get[] = "SELECT COALESCE(MAX(version), 0) FROM schema_version";
+const char store_sql_schema_version_insert[] = "INSERT INTO schema_version (version) VALUES (?)";
+
+/* ---- SQLite ---- */
+
+static const char *const sqlite_0001[] = {
+        "CREATE TABLE seq (grp INTEGER PRIMARY KEY, next_id INTEGER NOT NULL)",
+        "INSERT INTO seq (grp, next_id) VALUES (0, 0), (1, 0), (2, 0)",
+        "CREATE TABLE entity ("
+        " grp INTEGER NOT NULL,"
+        " id INTEGER NOT NULL,"
+        " type TEXT NOT NULL,"
+        " parent_id INTEGER NOT NULL DEFAULT 0,"
+        " scope TEXT NOT NULL,"
+        " name TEXT NOT NULL,"
+        " external_id TEXT,"
+        " create_ms INTEGER NOT NULL,"
+        " update_ms INTEGER NOT NULL,"
+        " PRIMARY KEY (grp, id))",
+        "CREATE UNIQUE INDEX entity_name ON entity (type, scope, name)",
+        "CREATE UNIQUE INDEX entity_external_id ON entity (grp, external_id)",
+        "CREATE INDEX entity_type_id ON entity (type, id)",
+        "CREATE INDEX entity_type_create ON entity (type, create_ms, id)",
+        "CREATE INDEX entity_type_update ON entity (type, update_ms, id)",
+        "CREATE INDEX entity_parent ON entity (parent_id, type, id)",
+        "CREATE INDEX entity_type_name ON entity (type, name)",
+        "CREATE TABLE property ("
+        " grp INTEGER NOT NULL,"
+        " entity_id INTEGER NOT NULL,"
+        " custom INTEGER NOT NULL,"
+        " name TEXT NOT NULL,"
+        " vtype TEXT NOT NULL,"
+        " string_value TEXT,"
+        " int_value INTEGER,"
+        " double_value REAL,"
+        " bool_value INTEGER,"
+        " PRIMARY KEY (grp, entity_id, custom, name))",
+        "CREATE INDEX property_name_string ON property (name, custom, string_value)",
+        NULL,
+};
+
+static const struct store_migration sqlite_migrations[] = {
+        { 1, sqlite_0001 },
+};
+
+/* ---- PostgreSQL ---- */
+
+static const char *const pg_0001[] = {
+        "CREATE TABLE seq (grp INTEGER PRIMARY KEY, next_id BIGINT NOT NULL)",
+        "INSERT INTO seq (grp, next_id) VALUES (0, 0), (1, 0), (2, 0)",
+        "CREATE TABLE entity ("
+        " grp INTEGER NOT NULL,"
+        " id BIGINT NOT NULL,"
+        " type TEXT NOT NULL,"
+        " parent_id BIGINT NOT NULL DEFAULT 0,"
+        " scope TEXT NOT NULL,"
+        " name TEXT NOT NULL,"
+        " external_id TEXT,"
+        " create_ms BIGINT NOT NULL,"
+        " update_ms BIGINT NOT NULL,"
+        " PRIMARY KEY (grp, id))",
+        "CREATE UNIQUE INDEX entity_name ON entity (type, scope, name)",
+        "CREATE UNIQUE INDEX entity_external_id ON entity (grp, external_id)",
+        "CREATE INDEX entity_type_id ON entity (type, id)",
+        "CREATE INDEX entity_type_create ON entity (type, create_ms, id)",
+        "CREATE INDEX entity_type_update ON entity (type, update_ms, id)",
+        "CREATE INDEX entity_parent ON entity (parent_id, type, id)",
+        "CREATE INDEX entity_type_name ON entity (type, name)",
+        "CREATE TABLE property ("
+        " grp INTEGER NOT NULL,"
+        " entity_id BIGINT NOT NULL,"
+        " custom INTEGER NOT NULL,"
+        " name TEXT NOT NULL,"
+        " vtype TEXT NOT NULL,"
+        " string_value TEXT,"
+        " int_value BIGINT,"
+        " double_value DOUBLE PRECISION,"
+        " bool_value INTEGER,"
+        " PRIMARY KEY (grp, entity_id, custom, name))",
+        "CREATE INDEX property_name_string ON property (name, custom, string_value)",
+        NULL,
+};
+
+static const struct store_migration pg_migrations[] = {
+        { 1, pg_0001 },
+};
+
+const struct store_migration *store_migrations(enum store_dialect d, size_t *ret_n)
+{
+        if (d == STORE_DIALECT_POSTGRES) {
+                *ret_n = ELEMENTSOF(pg_migrations);
+                return pg_migrations;
+        }
+        *ret_n = ELEMENTSOF(sqlite_migrations);
+        return sqlite_migrations;
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "store/queries.h"
+
+#include <stddef.h>
+
+const char q_seq_next[] = "UPDATE seq SET next_id = next_id + 1 WHERE grp = ? RETURNING next_id";
+const char q_entity_insert[] =
+        "INSERT INTO entity (grp, id, type, parent_id, scope, name, external_id, create_ms, update_ms)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
+const char q_entity_update[] = "UPDATE entity SET parent_id = ?, scope = ?, name = ?, external_id = ?,"
+                               " update_ms = ? WHERE grp = ? AND id = ?";
+const char q_entity_get[] = "SELECT e.grp, e.id, e.type, e.parent_id, e.scope, e.name, e.external_id,"
+                            " e.create_ms, e.update_ms FROM entity e WHERE e.grp = ? AND e.id = ?";
+const char q_prop_delete[] = "DELETE FROM property WHERE grp = ? AND entity_id = ?";
+const char q_prop_insert[] =
+        "INSERT INTO property (grp, entity_id, custom, name, vtype, string_value, int_value,"
+        " double_value, bool_value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
+const char q_prop_get[] = "SELECT custom, name, vtype, string_value, int_value, double_value,"
+                          " bool_value FROM property WHERE grp = ? AND entity_id = ?"
+                          " ORDER BY custom, name";
+const char q_wipe_property[] = "DELETE FROM property";
+const char q_wipe_entity[] = "DELETE FROM entity";
+const char q_wipe_seq[] = "UPDATE seq SET next_id = 0";
+
+const char q_list_select[] = "SELECT e.grp, e.id, e.type, e.parent_id, e.scope, e.name,"
+                             " e.external_id, e.create_ms, e.update_ms FROM entity e"
+                             " WHERE e.grp = ? AND e.type IN (";
+const char q_list_type_first[] = "?";
+const char q_list_type_more[] = ", ?";
+const char q_list_types_end[] = ")";
+const char q_list_parent[] = " AND e.parent_id = ?";
+const char q_list_name[] = " AND e.name = ?";
+const char q_list_external_id[] = " AND e.external_id = ?";
+const char q_and[] = " AND ";
+const char q_or[] = " OR ";
+const char q_open[] = "(";
+const char q_close[] = ")";
+const char q_false[] = "1 = 0";
+const char q_limit[] = " LIMIT ?";
+const char q_prop_exists_open[] = "EXISTS (SELECT 1 FROM property p WHERE p.grp = e.grp AND"
+                                  " p.entity_id = e.id AND p.custom = ? AND p.name = ? AND ";
+const char q_in_open[] = " IN (";
+const char q_param[] = "?";
+const char q_param_more[] = ", ?";
+
+const char *const q_columns[] = {
+        "e.id", "e.name", "e.external_id", "e.create_ms", "e.update_ms",
+};
+const char *const q_prop_columns[] = {
+        "p.string_value", "p.int_value", "p.double_value", "p.bool_value",
+};
+const char *const q_ops[] = {
+        " = ?", " <> ?", " < ?", " <= ?", " > ?", " >= ?", NULL, NULL, NULL,
+};
+const char q_like[] = " LIKE ? ESCAPE '\\'";
+const char q_ilike_pg[] = " ILIKE ? ESCAPE '\\'";
+const char q_lower_open[] = "lower(";
+const char q_lower_close[] = ")";
+const char q_like_lower_param[] = " LIKE lower(?) ESCAPE '\\'";
+
+const char *const q_order_asc[] = {
+        " ORDER BY e.id ASC",
+        " ORDER BY e.create_ms ASC, e.id ASC",
+        " ORDER BY e.update_ms ASC, e.id ASC",
+};
+const char *const q_order_desc[] = {
+        " ORDER BY e.id DESC",
+        " ORDER BY e.create_ms DESC, e.id DESC",
+        " ORDER BY e.update_ms DESC, e.id DESC",
+};
+const char *const q_cursor_asc[] = {
+        " AND (e.id > ? OR (e.id = ? AND e.id > ?))",
+        " AND (e.create_ms > ? OR (e.create_ms = ? AND e.id > ?))",
+        " AND (e.update_ms > ? OR (e.update_ms = ? AND e.id > ?))",
+};
+const char *const q_cursor_desc[] = {
+        " AND (e.id < ? OR (e.id = ? AND e.id < ?))",
+        " AND (e.create_ms < ? OR (e.create_ms = ? AND e.id < ?))",
+        " AND (e.update_ms < ? OR (e.update_ms = ? AND e.id < ?))",
+};

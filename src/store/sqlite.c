@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The SQLite backend: one sqlite3 handle per pooled connection, WAL mode, busy timeout. */
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store.h"
+
+struct store_conn {
+        sqlite3 *db;
+};
+
+static int map_rc(sqlite3 *db, int rc)
+{
+        switch (rc & 0xff) {
+        case SQLITE_OK:
+        case SQLITE_DONE:
+        case SQLITE_ROW:
+                return 0;
+        case SQLITE_CONSTRAINT:
+                if (rc == SQLITE_CONSTRAINT_UNIQUE || rc == SQLITE_CONSTRAINT_PRIMARYKEY)
+                        return -EEXIST;
+                return -EINVAL;
+        case SQLITE_BUSY:
+        case SQLITE_LOCKED:
+                return -EBUSY;
+        case SQLITE_NOMEM:
+                return -ENOMEM;
+        case SQLITE_CANTOPEN:
+        case SQLITE_PERM:
+        case SQLITE_READONLY:
+                return -EACCES;
+        case SQLITE_FULL:
+                return -ENOSPC;
+        default:
+                (void)db;
+                return -EIO;
+        }
+}
+
+static int sqlite_exec(struct store_conn *c, const char *sql, const struct store_val *params,
+                       size_t n_params, store_row_fn fn, void *userdata)
+{
+        sqlite3_stmt *st = NULL;
+        struct store_val cols[32];
+        int rc, r = 0;
+
+        rc = sqlite3_prepare_v2(c->db, sql, -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return map_rc(c->db, sqlite3_extended_errcode(c->db));
+        for (size_t i = 0; i < n_params; i++) {
+                const struct store_val *v = &params[i];
+                int idx = (int)i + 1;
+
+                switch (v->type) {
+                case STORE_INT:
+                        rc = sqlite3_bind_int64(st, idx, v->i);
+                        break;
+                case STORE_DOUBLE:
+                        rc = sqlite3_bind_double(st, idx, v->d);
+                        break;
+                case STORE_TEXT:
+                        rc = v->s ? sqlite3_bind_text(st, idx, v->s, -1, SQLITE_STATIC)
+                                  : sqlite3_bind_null(st, idx);
+                        break;
+                default:
+                        rc = sqlite3_bind_null(st, idx);
+                        break;
+                }
+                if (rc != SQLITE_OK) {
+                        r = map_rc(c->db, rc);
+                        goto out;
+                }
+        }
+        for (;;) {
+                int n;
+
+                rc = sqlite3_step(st);
+                if (rc == SQLITE_DONE)
+                        break;
+                if (rc != SQLITE_ROW) {
+                        r = map_rc(c->db, sqlite3_extended_errcode(c->db));
+                        goto out;
+                }
+                n = sqlite3_column_count(st);
+                if (n > (int)ELEMENTSOF(cols)) {
+                        r = -E2BIG;
+                        goto out;
+                }
+                for (int i = 0; i < n; i++) {
+                        switch (sqlite3_column_type(st, i)) {
+                        case SQLITE_INTEGER:
+                                cols[i] = SV_INT(sqlite3_column_int64(st, i));
+                                break;
+                        case SQLITE_FLOAT:
+                                cols[i] = SV_DOUBLE(sqlite3_column_double(st, i));
+                                break;
+                        case SQLITE_NULL:
+                                cols[i] = SV_NULL;
+                                break;
+                        default:
+                                cols[i] = SV_TEXT((const char *)sqlite3_column_text(st, i));
+                                if (!cols[i].s) {
+                                        r = -ENOMEM;
+                                        goto out;
+                                }
+                                break;
+                        }
+                }
+                if (fn) {
+                        r = fn(userdata, cols, (size_t)n);
+                        if (r < 0)
+                                goto out;
+                }
+        }
+        r = sqlite3_changes(c->db);
+out:
+        sqlite3_finalize(st);
+        return r;
+}
+
+static int simple(struct store_conn *c, const char *sql)
+{
+        int r = sqlite_exec(c, sql, NULL, 0, NULL, NULL);
+        return r < 0 ? r : 0;
+}
+
+static void sqlite_close(struct store_conn *c)
+{
+        if (!c)
+                return;
+        sqlite3_close_v2(c->db);
+        free(c);
+}
+
+static int sqlite_open(const char *dsn, struct store_conn **ret)
+{
+        struct store_conn *c;
+        const char *path = dsn;
+        int rc, r;
+
+        if (strneq(path, "sqlite://", 9))
+                path += 9;
+        else if (strneq(path, "sqlite:", 7))
+                path += 7;
+        if (!*path)
+                return -EINVAL;
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        rc = sqlite3_open_v2(path, &c->db,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+        if (rc != SQLITE_OK) {
+                r = map_rc(c->db, rc);
+                sqlite_close(c);
+                return r;
+        }
+        (void)sqlite3_extended_result_codes(c->db, 1);
+        (void)sqlite3_busy_timeout(c->db, 10000);
+        r = simple(c, "PRAGMA journal_mode=WAL");
+        if (r >= 0)
+                r = simple(c, "PRAGMA synchronous=FULL");
+        if (r >= 0)
+                r = simple(c, "PRAGMA foreign_keys=ON");
+        /* LIKE is case-sensitive as in PostgreSQL; ILIKE is compiled to lower() LIKE lower(). */
+        if (r >= 0)
+                r = simple(c, "PRAGMA case_sensitive_like=ON");
+        if (r < 0) {
+                sqlite_close(c);
+                return r;
+        }
+        *ret = c;
+        return 0;
+}
+
+static int sqlite_begin(struct store_conn *c)
+{
+        return simple(c, "BEGIN IMMEDIATE");
+}
+
+static int sqlite_commit(struct store_conn *c)
+{
+        return simple(c, "COMMIT");
+}
+
+static int sqlite_rollback(struct store_conn *c)
+{
+        return simple(c, "ROLLBACK");
+}
+
+const struct store_backend_ops store_sqlite_ops = {
+        .name = "sqlite",
+        .dialect = STORE_DIALECT_SQLITE,
+        .open = sqlite_open,
+        .close = sqlite_close,
+        .exec = sqlite_exec,
+        .begin = sqlite_begin,
+        .commit = sqlite_commit,
+        .rollback = sqlite_rollback,
+};

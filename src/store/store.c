@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "store/store.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/migrations.h"
+
+struct store {
+        const struct store_backend_ops *ops;
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        struct store_conn **conns; /* owned */
+        bool *busy;
+        unsigned n_conns;
+        int version;
+};
+
+static const struct store_backend_ops *backend_for(const char *dsn)
+{
+        if (strneq(dsn, "postgres://", 11) || strneq(dsn, "postgresql://", 13) ||
+            strneq(dsn, "postgres:", 9))
+                return store_postgres_ops;
+        return &store_sqlite_ops;
+}
+
+static int read_version(void *userdata, const struct store_val *cols, size_t n)
+{
+        int *v = userdata;
+
+        if (n >= 1)
+                *v = (int)store_val_int(&cols[0]);
+        return 0;
+}
+
+int store_migrate(const struct store_backend_ops *ops, struct store_conn *c, int *ret_version)
+{
+        const struct store_migration *m;
+        size_t n;
+        int cur = 0, r;
+
+        r = ops->exec(c, store_sql_schema_version_create, NULL, 0, NULL, NULL);
+        if (r < 0)
+                return r;
+        r = ops->exec(c, store_sql_schema_version_get, NULL, 0, read_version, &cur);
+        if (r < 0)
+                return r;
+        m = store_migrations(ops->dialect, &n);
+        for (size_t i = 0; i < n; i++) {
+                struct store_val v = SV_INT(m[i].version);
+
+                if (m[i].version <= cur)
+                        continue;
+                r = ops->begin(c);
+                if (r < 0)
+                        return r;
+                for (const char *const *st = m[i].statements; *st; st++) {
+                        r = ops->exec(c, *st, NULL, 0, NULL, NULL);
+                        if (r < 0)
+                                goto fail;
+                }
+                r = ops->exec(c, store_sql_schema_version_insert, &v, 1, NULL, NULL);
+                if (r < 0)
+                        goto fail;
+                r = ops->commit(c);
+                if (r < 0)
+                        goto fail;
+                cur = m[i].version;
+        }
+        *ret_version = cur;
+        return 0;
+fail:
+        (void)ops->rollback(c);
+        return r;
+}
+
+int store_open(const char *dsn, unsigned n_conns, struct store **ret)
+{
+        const struct store_backend_ops *ops;
+        struct store *s;
+        int r;
+
+        if (!dsn || !*dsn || n_conns == 0 || n_conns > 256)
+                return -EINVAL;
+        ops = backend_for(dsn);
+        if (!ops)
+                return -EPROTONOSUPPORT;
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        s->ops = ops;
+        pthread_mutex_init(&s->lock, NULL);
+        pthread_cond_init(&s->cond, NULL);
+        s->conns = calloc(n_conns, sizeof(*s->conns));
+        s->busy = calloc(n_conns, sizeof(*s->busy));
+        if (!s->conns || !s->busy) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        /* The first connection creates the database file and runs the migrations. */
+        r = ops->open(dsn, &s->conns[0]);
+        if (r < 0)
+                goto fail;
+        s->n_conns = 1;
+        r = store_migrate(ops, s->conns[0], &s->version);
+        if (r < 0)
+                goto fail;
+        for (unsigned i = 1; i < n_conns; i++) {
+                r = ops->open(dsn, &s->conns[i]);
+                if (r < 0)
+                        goto fail;
+                s->n_conns++;
+        }
+        *ret = s;
+        return 0;
+fail:
+        store_free(s);
+        return r;
+}
+
+struct store *store_free(struct store *s)
+{
+        if (!s)
+                return NULL;
+        for (unsigned i = 0; i < s->n_conns; i++)
+                s->ops->close(s->conns[i]);
+        free(s->conns);
+        free(s->busy);
+        pthread_cond_destroy(&s->cond);
+        pthread_mutex_destroy(&s->lock);
+        free(s);
+        return NULL;
+}
+
+enum store_dialect store_dialect(const struct store *s)
+{
+        return s->ops->dialect;
+}
+
+int store_schema_version(const struct store *s)
+{
+        return s->version;
+}
+
+int store_acquire(struct store *s, struct store_conn **ret)
+{
+        pthread_mutex_lock(&s->lock);
+        for (;;) {
+                for (unsigned i = 0; i < s->n_conns; i++)
+                        if (!s->busy[i]) {
+                                s->busy[i] = true;
+                                *ret = s->conns[i];
+                                pthread_mutex_unlock(&s->lock);
+                                return 0;
+                        }
+                pthread_cond_wait(&s->cond, &s->lock);
+        }
+}
+
+void store_release(struct store *s, struct store_conn *c)
+{
+        if (!c)
+                return;
+        pthread_mutex_lock(&s->lock);
+        for (unsigned i = 0; i < s->n_conns; i++)
+                if (s->conns[i] == c)
+                        s->busy[i] = false;
+        pthread_cond_signal(&s->cond);
+        pthread_mutex_unlock(&s->lock);
+}
+
+int store_exec(struct store *s, struct store_conn *c, const char *sql,
+               const struct store_val *params, size_t n_params, store_row_fn fn, void *userdata)
+{
+        return s->ops->exec(c, sql, params, n_params, fn, userdata);
+}
+
+int store_begin(struct store *s, struct store_conn *c)
+{
+        return s->ops->begin(c);
+}
+
+int store_commit(struct store *s, struct store_conn *c)
+{
+        int r = s->ops->commit(c);
+
+        if (r < 0)
+                (void)s->ops->rollback(c);
+        return r;
+}
+
+void store_rollback(struct store *s, struct store_conn *c)
+{
+        (void)s->ops->rollback(c);
+}
+
+int64_t store_val_int(const struct store_val *v)
+{
+        switch (v->type) {
+        case STORE_INT:
+                return v->i;
+        case STORE_DOUBLE:
+                return (int64_t)v->d;
+        case STORE_TEXT:
+                return v->s ? (int64_t)strtoll(v->s, NULL, 10) : 0;
+        default:
+                return 0;
+        }
+}
+
+double store_val_double(const struct store_val *v)
+{
+        switch (v->type) {
+        case STORE_INT:
+                return (double)v->i;
+        case STORE_DOUBLE:
+                return v->d;
+        case STORE_TEXT:
+                return v->s ? strtod(v->s, NULL) : 0.0;
+        default:
+                return 0.0;
+        }
+}
+
+const char *store_val_text(const struct store_val *v)
+{
+        return v->type == STORE_TEXT ? v->s : NULL;
+}

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * The store port: a small pool of database connections behind a backend vtable (SQLite or
+ * PostgreSQL/libpq). Backends only know how to run one SQL statement with bound parameters;
+ * every statement text lives in store/queries.c (DML, dialect-neutral, '?' placeholders) and
+ * store/migrations.c (DDL per dialect, numbered, recorded in schema_version). Values are
+ * always bound, never spliced into SQL text.
+ *
+ * Errors: negative errno. -EEXIST = unique constraint violation, -ENOENT = no such row,
+ * -EBUSY = database locked/serialization failure, -EIO = any other database error.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/macro.h"
+
+enum store_vtype {
+        STORE_NULL,
+        STORE_INT,
+        STORE_DOUBLE,
+        STORE_TEXT,
+};
+
+/* A bound parameter or a result column. Text is borrowed. */
+struct store_val {
+        enum store_vtype type;
+        int64_t i;
+        double d;
+        const char *s;
+};
+
+#define SV_INT(x)    ((struct store_val){ .type = STORE_INT, .i = (x) })
+#define SV_DOUBLE(x) ((struct store_val){ .type = STORE_DOUBLE, .d = (x) })
+#define SV_TEXT(x)   ((struct store_val){ .type = STORE_TEXT, .s = (x) })
+#define SV_NULL      ((struct store_val){ .type = STORE_NULL })
+
+enum store_dialect {
+        STORE_DIALECT_SQLITE,
+        STORE_DIALECT_POSTGRES,
+};
+
+struct store_conn;
+
+/* Called once per result row; cols are borrowed for the call. A negative return stops. */
+typedef int (*store_row_fn)(void *userdata, const struct store_val *cols, size_t n_cols);
+
+/* The backend vtable. */
+struct store_backend_ops {
+        const char *name;
+        enum store_dialect dialect;
+        /* Opens one connection; dsn borrowed. */
+        int (*open)(const char *dsn, struct store_conn **ret);
+        void (*close)(struct store_conn *c);
+        /* Runs one statement ('?' placeholders). Returns rows changed (>= 0) or negative errno. */
+        int (*exec)(struct store_conn *c, const char *sql, const struct store_val *params,
+                    size_t n_params, store_row_fn fn, void *userdata);
+        /* Starts a transaction that will write (SQLite: BEGIN IMMEDIATE). */
+        int (*begin)(struct store_conn *c);
+        int (*commit)(struct store_conn *c);
+        int (*rollback)(struct store_conn *c);
+};
+
+extern const struct store_backend_ops store_sqlite_ops;
+/* NULL when built without libpq. */
+extern const struct store_backend_ops *const store_postgres_ops;
+
+struct store;
+
+/*
+ * Opens a pool of n_conns connections to dsn and runs the migrations. dsn is a SQLite file path
+ * (created on first use, WAL mode) or "postgres://…"/"postgresql://…" (libpq). -EPROTONOSUPPORT
+ * when PostgreSQL is asked for but not compiled in.
+ */
+_warn_unused_result_ int store_open(const char *dsn, unsigned n_conns, struct store **ret);
+/* Closes every connection. Accepts NULL; returns NULL. */
+struct store *store_free(struct store *s);
+DEFINE_CLEANUP_FUNC(struct store *, store_free)
+
+enum store_dialect store_dialect(const struct store *s);
+/* The schema version after migrations. */
+int store_schema_version(const struct store *s);
+
+/* Takes a connection from the pool, waiting for one. Give it back with store_release(). */
+_warn_unused_result_ int store_acquire(struct store *s, struct store_conn **ret);
+void store_release(struct store *s, struct store_conn *c);
+
+_warn_unused_result_ int store_exec(struct store *s, struct store_conn *c, const char *sql,
+                                    const struct store_val *params, size_t n_params,
+                                    store_row_fn fn, void *userdata);
+_warn_unused_result_ int store_begin(struct store *s, struct store_conn *c);
+_warn_unused_result_ int store_commit(struct store *s, struct store_conn *c);
+/* Never fails visibly. */
+void store_rollback(struct store *s, struct store_conn *c);
+
+/* Helpers for reading result columns whatever the backend's wire type (PG returns text). */
+int64_t store_val_int(const struct store_val *v);
+double store_val_double(const struct store_val *v);
+/* Borrowed; NULL for SQL NULL. */
+const char *store_val_text(const struct store_val *v);
+
+/* Runs the numbered migrations on one connection (used by store_open). */
+_warn_unused_result_ int store_migrate(const struct store_backend_ops *ops, struct store_conn *c,
+                                       int *ret_version);
