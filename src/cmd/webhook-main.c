@@ -23,7 +23,7 @@ static void help(void)
                "  POST " WEBHOOK_PATH "\n"
                "  POST " WEBHOOK_PATH_ALIAS "\n\n"
                "Options:\n"
-               "  --webhook-port PORT        listen port (default %d)\n"
+               "  --webhook-port PORT        listen port (default %d; 0 picks a free one, logged)\n"
                "  --webhook-cert-dir DIR     directory with tls.crt and tls.key, re-read when they\n"
                "                             change (default " WEBHOOK_DEFAULT_CERT_DIR ")\n"
                "  --webhook-bind-address IP  listen address (default 0.0.0.0)\n"
@@ -68,7 +68,7 @@ int cmd_webhook(int argc, char **argv)
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
                 switch (c) {
                 case OPT_PORT:
-                        if (parse_port(optarg, &cfg.port) < 0 || cfg.port == 0) {
+                        if (parse_port(optarg, &cfg.port) < 0) {
                                 fprintf(stderr, "modelplane webhook: invalid port '%s'\n", optarg);
                                 return 2;
                         }

@@ -44,8 +44,8 @@ static int on_request(void *userdata, struct http_req *req, struct http_resp *re
                            req->body.len, s->validate, &a);
         if (r < 0)
                 return log_error_errno(r, "admission review failed: %s", errno_to_string(r));
-        log_debug("admission review answered: http %u, allowed %s, code %d", a.http_status,
-                  a.allowed ? "true" : "false", a.code);
+        log_debug("answered %s review: http %u, allowed %s, code %d", a.api_version,
+                  a.http_status, a.allowed ? "true" : "false", a.code);
         http_resp_set_text(resp, a.http_status, "application/json", a.body);
         admission_answer_release(&a);
         return 0;

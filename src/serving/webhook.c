@@ -353,6 +353,9 @@ static int answer(struct admission_answer *a, unsigned http_status, const char *
                 .body_len = strlen(body),
                 .allowed = allowed,
                 .code = code,
+                .api_version = api_version && streq(api_version, ADMISSION_V1BETA1)
+                                       ? ADMISSION_V1BETA1
+                                       : ADMISSION_V1,
         };
         return 0;
 }

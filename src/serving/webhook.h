@@ -101,6 +101,7 @@ struct admission_answer {
         size_t body_len;
         bool allowed;  /* response.allowed */
         int code;      /* response.status.code */
+        const char *api_version; /* static; ADMISSION_V1 or ADMISSION_V1BETA1, as answered */
 };
 
 void admission_answer_release(struct admission_answer *a);
