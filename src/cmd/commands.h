@@ -6,3 +6,4 @@
 int cmd_version(int argc, char **argv);
 int cmd_webhook(int argc, char **argv);
 int cmd_registry(int argc, char **argv);
+int cmd_catalog(int argc, char **argv);

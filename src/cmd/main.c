@@ -22,6 +22,7 @@ static const struct command commands[] = {
         { "version", cmd_version, "print the version" },
         { "registry", cmd_registry, "serve the Model Registry REST API (SQLite or PostgreSQL)" },
         { "webhook", cmd_webhook, "serve the TrainedModel admission webhook (HTTPS)" },
+        { "catalog", cmd_catalog, "serve the Kubeflow model catalog API from YAML sources" },
 };
 
 int cmd_version(int argc, char **argv)

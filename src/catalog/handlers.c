@@ -1,0 +1,686 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "catalog/handlers.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "catalog/glob.h"
+#include "catalog/index.h"
+#include "catalog/limits.h"
+#include "http/router.h"
+#include "util/parse-util.h"
+
+struct ctx {
+        struct catalog_service *svc;
+        struct catalog_index *idx; /* the request's snapshot */
+};
+
+static const char *status_text(unsigned status)
+{
+        switch (status) {
+        case 400:
+                return "Bad Request";
+        case 404:
+                return "Not Found";
+        case 405:
+                return "Method Not Allowed";
+        case 422:
+                return "Unprocessable Entity";
+        default:
+                return "Internal Server Error";
+        }
+}
+
+static int reply_error(struct http_resp *resp, unsigned status, const char *fmt, ...)
+        _printf_(3, 4);
+static int reply_error(struct http_resp *resp, unsigned status, const char *fmt, ...)
+{
+        char msg[1024];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        http_resp_set_json(resp, status,
+                           json_pack("{s:s, s:s}", "code", status_text(status), "message", msg));
+        return 0;
+}
+
+static int reply_json(struct http_resp *resp, json_t *v)
+{
+        if (!v)
+                return reply_error(resp, 500, "out of memory");
+        http_resp_set_json(resp, 200, v);
+        return 0;
+}
+
+/* Maps an internal failure to 500 with the upstream body (never logs: the caller's job). */
+static int reply_errno(struct http_resp *resp, int r)
+{
+        return reply_error(resp, 500, "internal error: %s", r == -ENOMEM ? "out of memory" : "failed");
+}
+
+/* ---- common query parameters ---- */
+
+struct qcheck {
+        const char *bad_key;
+};
+
+static int check_nul(void *userdata, const char *key, const char *value)
+{
+        struct qcheck *c = userdata;
+
+        if (strstr(value, "\\u0000") || strstr(key, "\\u0000")) {
+                c->bad_key = key;
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static int parse_page(const struct http_req *req, struct catalog_page *page, struct http_resp *resp)
+{
+        const char *ps = http_req_query(req, "pageSize");
+        const char *so = http_req_query(req, "sortOrder");
+        int32_t n;
+
+        page->page_size = CATALOG_PAGE_SIZE_DEFAULT;
+        if (ps && ps[0]) {
+                if (safe_atoi32(ps, &n) < 0) {
+                        reply_error(resp, 400, "invalid pageSize '%s': not a number: bad request",
+                                    ps);
+                        return -EINVAL;
+                }
+                if (n < 1) {
+                        reply_error(resp, 400, "invalid pageSize '%s': must be at least 1: bad request",
+                                    ps);
+                        return -EINVAL;
+                }
+                page->page_size = (uint32_t)MIN((uint32_t)n, CATALOG_PAGE_SIZE_MAX);
+        }
+        page->desc = false;
+        if (so && so[0]) {
+                if (streq(so, "DESC"))
+                        page->desc = true;
+                else if (!streq(so, "ASC")) {
+                        reply_error(resp, 400,
+                                    "unsupported sort order '%s' (expected ASC or DESC): bad request",
+                                    so);
+                        return -EINVAL;
+                }
+        }
+        page->token = http_req_query(req, "nextPageToken");
+        if (page->token && strlen(page->token) > CATALOG_TOKEN_MAX) {
+                reply_error(resp, 400, "invalid nextPageToken: token too long: bad request");
+                return -EINVAL;
+        }
+        return 0;
+}
+
+/* Splits a comma-separated value into an owned strv of trimmed non-empty items. */
+static int split_csv(const char *s, char ***ret)
+{
+        CLEANUP(catalog_strv_freep) char **v = NULL;
+        size_t n = 0;
+
+        v = calloc(1, sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        while (s && *s) {
+                const char *e = strchr(s, ',');
+                size_t len = e ? (size_t)(e - s) : strlen(s);
+                const char *b = s;
+                char **nv;
+
+                while (len > 0 && (*b == ' ' || *b == '\t')) {
+                        b++;
+                        len--;
+                }
+                while (len > 0 && (b[len - 1] == ' ' || b[len - 1] == '\t'))
+                        len--;
+                if (len > 0) {
+                        if (n >= CATALOG_SOURCES_MAX * 4)
+                                return -E2BIG;
+                        nv = reallocarray(v, n + 2, sizeof(*v));
+                        if (!nv)
+                                return -ENOMEM;
+                        v = nv;
+                        v[n] = strndup(b, len);
+                        if (!v[n])
+                                return -ENOMEM;
+                        v[++n] = NULL;
+                }
+                s = e ? e + 1 : NULL;
+        }
+        *ret = TAKE_PTR(v);
+        return 0;
+}
+
+/* ---- GET /sources ---- */
+
+static int handle_sources(struct ctx *c, struct http_req *req, struct http_resp *resp)
+{
+        struct catalog_source_query q = { 0 };
+        const char *ob = http_req_query(req, "orderBy");
+        json_t *out = NULL;
+        int r;
+
+        if (parse_page(req, &q.page, resp) < 0)
+                return 0;
+        if (ob && ob[0] && !streq(ob, "ID") && !streq(ob, "NAME"))
+                return reply_error(resp, 400, "unsupported order by field '%s': bad request", ob);
+        q.order_by_name = ob && streq(ob, "NAME");
+        q.name = http_req_query(req, "name");
+        q.asset_type = http_req_query(req, "assetType");
+        if (q.asset_type && q.asset_type[0] == '\0')
+                q.asset_type = NULL;
+        r = catalog_index_list_sources(c->idx, &q, &out);
+        if (r < 0)
+                return reply_errno(resp, r);
+        return reply_json(resp, out);
+}
+
+/* ---- GET /models ---- */
+
+static int handle_models(struct ctx *c, struct http_req *req, struct http_resp *resp)
+{
+        struct catalog_model_query q = { 0 };
+        CLEANUP(catalog_strv_freep) char **sources = NULL, **labels = NULL;
+        CLEANUP(filter_freep) struct filter_node *filter = NULL;
+        AUTOFREE char *order_prop = NULL;
+        const char *src = http_req_query(req, "source");
+        const char *lbl = http_req_query(req, "sourceLabel");
+        const char *fq = http_req_query(req, "filterQuery");
+        const char *ob = http_req_query(req, "orderBy");
+        const char *rec = http_req_query(req, "recommendations");
+        char err[512];
+        json_t *out = NULL;
+        int r;
+
+        if (parse_page(req, &q.page, resp) < 0)
+                return 0;
+        if (src && src[0] && lbl && lbl[0])
+                return reply_error(resp, 400,
+                                   "source and sourceLabel cannot be used together: bad request");
+        if (src && src[0]) {
+                r = split_csv(src, &sources);
+                if (r < 0)
+                        return r == -E2BIG ? reply_error(resp, 400, "too many sources: bad request")
+                                           : reply_errno(resp, r);
+                q.sources = sources;
+        }
+        if (lbl && lbl[0]) {
+                r = split_csv(lbl, &labels);
+                if (r < 0)
+                        return r == -E2BIG ? reply_error(resp, 400, "too many labels: bad request")
+                                           : reply_errno(resp, r);
+                q.source_labels = labels;
+        }
+        if (rec && rec[0]) {
+                bool b;
+
+                if (parse_boolean(rec, &b) < 0)
+                        return reply_error(resp, 400, "invalid recommendations '%s': bad request",
+                                           rec);
+        }
+        r = filter_parse(fq, &filter, err, sizeof(err));
+        if (r == -ENOMEM)
+                return reply_errno(resp, r);
+        if (r < 0)
+                return reply_error(resp, 400, "invalid filter query: %s: bad request", err);
+        q.filter = filter;
+        r = catalog_order_parse_models(ob, &q.order, &order_prop, &q.order_suffix);
+        if (r == -ENOMEM)
+                return reply_errno(resp, r);
+        if (r < 0)
+                return reply_error(resp, 400, "unsupported order by field '%s': bad request", ob);
+        q.order_property = order_prop;
+        q.q = http_req_query(req, "q");
+        r = catalog_index_list_models(c->idx, &q, &out, err, sizeof(err));
+        if (r == -EINVAL)
+                return reply_error(resp, 400, "%s: bad request", err);
+        if (r < 0)
+                return reply_errno(resp, r);
+        return reply_json(resp, out);
+}
+
+/* ---- GET /sources/{source_id}/models/{model_name+}[/artifacts[/performance]] ---- */
+
+struct strv_builder {
+        char **v;
+        size_t n;
+        int r;
+};
+
+static int collect_artifact_types(void *userdata, const char *key, const char *value)
+{
+        struct strv_builder *b = userdata;
+        char **nv;
+
+        if (!streq(key, "artifactType") && !streq(key, "artifact_type"))
+                return 0;
+        if (value[0] == '\0')
+                return 0;
+        if (!streq(value, "model-artifact") && !streq(value, "metrics-artifact")) {
+                b->r = -EINVAL;
+                return -EINVAL;
+        }
+        if (b->n >= 16)
+                return 0;
+        nv = reallocarray(b->v, b->n + 2, sizeof(*nv));
+        if (!nv) {
+                b->r = -ENOMEM;
+                return -ENOMEM;
+        }
+        b->v = nv;
+        b->v[b->n] = strdup(value);
+        if (!b->v[b->n]) {
+                b->r = -ENOMEM;
+                return -ENOMEM;
+        }
+        b->v[++b->n] = NULL;
+        return 0;
+}
+
+static int handle_artifacts(struct ctx *c, struct http_req *req, struct http_resp *resp,
+                            const char *source_id, const char *name, bool performance)
+{
+        struct catalog_artifact_query q = { 0 };
+        struct strv_builder types = { 0 };
+        CLEANUP(filter_freep) struct filter_node *filter = NULL;
+        const char *tr = http_req_query(req, "targetRPS");
+        char err[512];
+        json_t *out = NULL;
+        int r;
+
+        if (parse_page(req, &q.page, resp) < 0)
+                return 0;
+        r = http_req_query_foreach(req, collect_artifact_types, &types);
+        if (types.r == -EINVAL || (r < 0 && r != -ENOMEM && types.r == 0)) {
+                catalog_strv_free(types.v);
+                return reply_error(resp, 400,
+                                   "invalid artifactType (expected model-artifact or "
+                                   "metrics-artifact): bad request");
+        }
+        if (types.r < 0) {
+                catalog_strv_free(types.v);
+                return reply_errno(resp, types.r);
+        }
+        q.artifact_types = types.v;
+        if (tr && tr[0]) {
+                int32_t t;
+
+                if (safe_atoi32(tr, &t) < 0 || t < 0) {
+                        catalog_strv_free(types.v);
+                        return reply_error(resp, 400, "invalid targetRPS '%s': bad request", tr);
+                }
+        }
+        r = filter_parse(http_req_query(req, "filterQuery"), &filter, err, sizeof(err));
+        if (r < 0) {
+                catalog_strv_free(types.v);
+                if (r == -ENOMEM)
+                        return reply_errno(resp, r);
+                return reply_error(resp, 400, "invalid filter query: %s: bad request", err);
+        }
+        q.filter = filter;
+        q.performance_only = performance;
+        q.order_by = http_req_query(req, "orderBy");
+        r = catalog_index_list_artifacts(c->idx, source_id, name, &q, &out, err, sizeof(err));
+        catalog_strv_free(types.v);
+        if (r == -ENOENT)
+                return reply_error(resp, 400, "invalid model name '%s' for source '%s': bad request",
+                                   name, source_id);
+        if (r == -EINVAL)
+                return reply_error(resp, 400, "%s: bad request", err);
+        if (r < 0)
+                return reply_errno(resp, r);
+        return reply_json(resp, out);
+}
+
+static bool has_suffix(const char *s, const char *suffix, size_t *ret_prefix_len)
+{
+        size_t ls = strlen(s), lx = strlen(suffix);
+
+        if (ls <= lx || !streq(s + ls - lx, suffix))
+                return false;
+        *ret_prefix_len = ls - lx;
+        return true;
+}
+
+static int handle_model(struct ctx *c, struct http_req *req, struct http_resp *resp)
+{
+        const char *source_id = http_req_param(req, "source_id");
+        const char *name = http_req_param(req, "model_name");
+        AUTOFREE char *prefix = NULL;
+        json_t *out = NULL;
+        size_t plen;
+        int r;
+
+        if (!source_id || !name)
+                return reply_error(resp, 404, "not found");
+        /* upstream re-dispatches .../artifacts and .../artifacts/performance */
+        if (has_suffix(name, "/artifacts/performance", &plen) ||
+            has_suffix(name, "/artifacts", &plen)) {
+                bool perf = has_suffix(name, "/artifacts/performance", &plen);
+
+                prefix = strndup(name, plen);
+                if (!prefix)
+                        return reply_errno(resp, -ENOMEM);
+                return handle_artifacts(c, req, resp, source_id, prefix, perf);
+        }
+        r = catalog_index_get_model(c->idx, source_id, name, &out);
+        if (r == -ENOENT)
+                return reply_error(resp, 404, "No model found '%s' in source '%s'", name,
+                                   source_id);
+        if (r < 0)
+                return reply_errno(resp, r);
+        return reply_json(resp, out);
+}
+
+/* ---- GET /models/filter_options, GET /labels ---- */
+
+static int handle_filter_options(struct ctx *c, struct http_req *req, struct http_resp *resp)
+{
+        (void)req;
+        return reply_json(resp, catalog_index_filter_options(c->idx));
+}
+
+static int handle_labels(struct ctx *c, struct http_req *req, struct http_resp *resp)
+{
+        struct catalog_label_query q = { 0 };
+        const char *at = http_req_query(req, "assetType");
+        json_t *out = NULL;
+        int r;
+
+        if (parse_page(req, &q.page, resp) < 0)
+                return 0;
+        if (at && at[0] && catalog_asset_type_from_string(at) < 0)
+                return reply_error(resp, 400, "invalid assetType '%s': bad request", at);
+        q.asset_type = at && at[0] ? at : "models";
+        q.order_by = http_req_query(req, "orderBy");
+        r = catalog_index_list_labels(c->idx, &q, &out);
+        if (r < 0)
+                return reply_errno(resp, r);
+        return reply_json(resp, out);
+}
+
+/* ---- POST /sources/preview ---- */
+
+static const char *memmem_str(const char *h, size_t hl, const char *n)
+{
+        return memmem(h, hl, n, strlen(n));
+}
+
+int catalog_multipart_find(const char *content_type, const char *body, size_t len,
+                           const char *name, const char **ret_data, size_t *ret_len)
+{
+        const char *b, *p, *end = body + len;
+        char delim[256];
+        size_t blen;
+
+        if (!content_type || strncasecmp(content_type, "multipart/form-data", 19) != 0)
+                return -EINVAL;
+        b = strcasestr(content_type, "boundary=");
+        if (!b)
+                return -EINVAL;
+        b += strlen("boundary=");
+        blen = strcspn(b, ";");
+        if (blen >= 2 && b[0] == '"' && b[blen - 1] == '"') {
+                b++;
+                blen -= 2;
+        }
+        if (blen == 0 || blen > 200)
+                return -EINVAL;
+        snprintf(delim, sizeof(delim), "--%.*s", (int)blen, b);
+
+        p = memmem_str(body, len, delim);
+        for (unsigned parts = 0; p && parts < 64; parts++) {
+                const char *hdr, *hdr_end, *data, *next;
+                bool match = false;
+
+                hdr = p + strlen(delim);
+                if (end - hdr >= 2 && hdr[0] == '-' && hdr[1] == '-')
+                        return -ENOENT; /* closing delimiter */
+                hdr_end = memmem_str(hdr, (size_t)(end - hdr), "\r\n\r\n");
+                if (!hdr_end)
+                        return -EINVAL;
+                /* look for name="<name>" in this part's headers */
+                {
+                        char want[300];
+                        const char *h = hdr;
+                        size_t hl = (size_t)(hdr_end - hdr);
+
+                        snprintf(want, sizeof(want), "name=\"%s\"", name);
+                        while (hl > 0) {
+                                const char *f = memmem_str(h, hl, want);
+
+                                if (!f)
+                                        break;
+                                /* not the tail of filename="..." */
+                                if (f == hdr || f[-1] == ' ' || f[-1] == ';' || f[-1] == '\t') {
+                                        match = true;
+                                        break;
+                                }
+                                hl -= (size_t)(f + 1 - h);
+                                h = f + 1;
+                        }
+                }
+                data = hdr_end + 4;
+                {
+                        char crlf_delim[300];
+
+                        snprintf(crlf_delim, sizeof(crlf_delim), "\r\n%s", delim);
+                        next = memmem_str(data, (size_t)(end - data), crlf_delim);
+                }
+                if (!next)
+                        return -EINVAL;
+                if (match) {
+                        *ret_data = data;
+                        *ret_len = (size_t)(next - data);
+                        return 0;
+                }
+                p = next + 2;
+        }
+        return -ENOENT;
+}
+
+/* A preview path: relative to the first sources file's directory, no "..", or a configured one. */
+static int preview_path(struct ctx *c, const char *p, char **ret)
+{
+        const struct catalog_config *cfg = catalog_index_config(c->idx);
+
+        if (p[0] == '/') {
+                for (size_t i = 0; i < cfg->n_sources; i++) {
+                        AUTOFREE char *sp = NULL;
+
+                        if (catalog_source_yaml_path(&cfg->sources[i], &sp) >= 0 && streq(sp, p)) {
+                                *ret = strdup(p);
+                                return *ret ? 0 : -ENOMEM;
+                        }
+                }
+                return -EPERM;
+        }
+        if (streq(p, "..") || strneq(p, "../", 3) || strstr(p, "/../") ||
+            (strlen(p) >= 3 && streq(p + strlen(p) - 3, "/..")))
+                return -EPERM;
+        return asprintf(ret, "%s/%s", catalog_service_base_dir(c->svc), p) < 0 ? -ENOMEM : 0;
+}
+
+static int handle_preview(struct ctx *c, struct http_req *req, struct http_resp *resp)
+{
+        const char *ct = http_req_header(req, "Content-Type");
+        const char *fs = http_req_query(req, "filterStatus");
+        const char *body = buf_str(&req->body);
+        const char *cfg_data = NULL, *cat_data = NULL;
+        size_t cfg_len = 0, cat_len = 0, n_incl = 0, n = 0, start, end;
+        struct catalog_source_config src = { .enabled = -1 };
+        CLEANUP(catalog_models_unrefp) struct catalog_models *models = NULL;
+        CLEANUP(catalog_strv_freep) char **excluded = NULL;
+        struct catalog_error err = { 0 };
+        struct catalog_page page = { 0 };
+        AUTOFREE char **values = NULL;
+        AUTOFREE bool *included = NULL;
+        AUTOFREE char *next = NULL;
+        json_auto_t *items = NULL;
+        char msg[1200];
+        int want = 0; /* 0 all, 1 included, 2 excluded */
+        int r;
+
+        if (parse_page(req, &page, resp) < 0)
+                return 0;
+        if (fs && fs[0]) {
+                if (streq(fs, "included"))
+                        want = 1;
+                else if (streq(fs, "excluded"))
+                        want = 2;
+                else if (!streq(fs, "all"))
+                        return reply_error(resp, 400,
+                                           "invalid filterStatus '%s' (expected all, included or "
+                                           "excluded): bad request",
+                                           fs);
+        }
+        r = catalog_multipart_find(ct, body, req->body.len, "config", &cfg_data, &cfg_len);
+        if (r < 0)
+                return reply_error(resp, 400, "missing required multipart field 'config': bad request");
+        r = catalog_multipart_find(ct, body, req->body.len, "catalogData", &cat_data, &cat_len);
+        if (r == -EINVAL)
+                return reply_error(resp, 400, "malformed multipart body: bad request");
+
+        r = catalog_source_parse_preview("config", cfg_data, cfg_len, &src, &err);
+        if (r == -ENOMEM)
+                return reply_errno(resp, r);
+        if (r < 0)
+                return reply_error(resp, 422, "invalid source config: %s",
+                                   catalog_error_format(&err, msg, sizeof(msg)));
+        if (!src.type || !streq(src.type, "yaml")) {
+                r = reply_error(resp, 422, "unsupported source type '%s'",
+                                src.type ? src.type : "");
+                catalog_source_config_release(&src);
+                return r;
+        }
+        if (cat_data)
+                r = catalog_models_parse("catalogData", cat_data, cat_len, &models, &err);
+        else {
+                const char *p = json_string_value(json_object_get(src.properties,
+                                                                  "yamlCatalogPath"));
+                AUTOFREE char *path = NULL;
+
+                if (!p) {
+                        catalog_source_config_release(&src);
+                        return reply_error(resp, 422,
+                                           "config needs properties.yamlCatalogPath or a "
+                                           "catalogData part");
+                }
+                r = preview_path(c, p, &path);
+                if (r == -EPERM) {
+                        catalog_source_config_release(&src);
+                        return reply_error(resp, 422, "yamlCatalogPath '%s' is not allowed", p);
+                }
+                if (r >= 0)
+                        r = catalog_models_load_file(path, &models, &err);
+        }
+        if (r >= 0)
+                r = catalog_source_excluded(&src, &excluded);
+        if (r == -ENOMEM) {
+                catalog_source_config_release(&src);
+                return reply_errno(resp, r);
+        }
+        if (r < 0) {
+                catalog_source_config_release(&src);
+                return reply_error(resp, 422, "invalid catalog data: %s",
+                                   catalog_error_format(&err, msg, sizeof(msg)));
+        }
+        values = calloc(models->n + 1, sizeof(*values));
+        included = calloc(models->n + 1, sizeof(*included));
+        items = json_array();
+        if (!values || !included || !items) {
+                catalog_source_config_release(&src);
+                return reply_errno(resp, -ENOMEM);
+        }
+        for (size_t i = 0; i < models->n; i++) {
+                bool inc = catalog_glob_included(src.included, excluded, models->v[i].name);
+
+                n_incl += inc;
+                if ((want == 1 && !inc) || (want == 2 && inc))
+                        continue;
+                values[n] = models->v[i].name;
+                included[n++] = inc;
+        }
+        catalog_source_config_release(&src);
+        r = catalog_page_memory(values, values, n, &page, &start, &end, &next);
+        if (r < 0)
+                return reply_errno(resp, r);
+        for (size_t i = start; i < end; i++)
+                if (json_array_append_new(items, json_pack("{s:s, s:b}", "name", values[i],
+                                                           "included", included[i])) < 0)
+                        return reply_errno(resp, -ENOMEM);
+        return reply_json(resp, json_pack("{s:O, s:{s:I, s:I, s:I}, s:s, s:I, s:I}", "items",
+                                          items, "summary", "totalModels",
+                                          (json_int_t)models->n, "includedModels",
+                                          (json_int_t)n_incl, "excludedModels",
+                                          (json_int_t)(models->n - n_incl), "nextPageToken",
+                                          next ? next : "", "pageSize",
+                                          (json_int_t)page.page_size, "size",
+                                          (json_int_t)json_array_size(items)));
+}
+
+/* ---- routing ---- */
+
+typedef int (*catalog_handler_fn)(struct ctx *c, struct http_req *req, struct http_resp *resp);
+
+static int dummy(void *userdata, struct http_req *req, struct http_resp *resp)
+{
+        (void)userdata;
+        (void)req;
+        (void)resp;
+        return 0;
+}
+
+struct handler_ref {
+        catalog_handler_fn fn;
+};
+
+static const struct handler_ref h_sources = { handle_sources }, h_preview = { handle_preview },
+                                h_models = { handle_models },
+                                h_filter_options = { handle_filter_options },
+                                h_labels = { handle_labels }, h_model = { handle_model };
+
+static const struct http_route routes[] = {
+        { "GET", CATALOG_API_BASE "/sources", dummy, (void *)&h_sources },
+        { "POST", CATALOG_API_BASE "/sources/preview", dummy, (void *)&h_preview },
+        { "GET", CATALOG_API_BASE "/models", dummy, (void *)&h_models },
+        { "GET", CATALOG_API_BASE "/models/filter_options", dummy, (void *)&h_filter_options },
+        { "GET", CATALOG_API_BASE "/labels", dummy, (void *)&h_labels },
+        { "GET", CATALOG_API_BASE "/sources/{source_id}/models/{model_name+}", dummy,
+          (void *)&h_model },
+};
+
+int catalog_http_handle(void *userdata, struct http_req *req, struct http_resp *resp)
+{
+        struct ctx c = { .svc = userdata };
+        struct qcheck qc = { 0 };
+        catalog_handler_fn fn;
+        int r;
+
+        r = http_route_match(routes, ELEMENTSOF(routes), req->method, req->path, req);
+        if (r == -EOPNOTSUPP) {
+                http_resp_set_text(resp, 405, "text/plain; charset=utf-8", "");
+                return 0;
+        }
+        if (r == -ENOMEM)
+                return reply_errno(resp, r);
+        if (r < 0) {
+                http_resp_set_text(resp, 404, "text/plain; charset=utf-8", "404 page not found\n");
+                return 0;
+        }
+        if (http_req_query_foreach(req, check_nul, &qc) < 0 && qc.bad_key)
+                return reply_error(resp, 400,
+                                   "query parameter '%s' contains null bytes which are not allowed",
+                                   qc.bad_key);
+        fn = ((const struct handler_ref *)routes[r].data)->fn;
+        c.idx = catalog_service_get(c.svc);
+        r = fn(&c, req, resp);
+        catalog_index_unref(c.idx);
+        http_req_params_release(req);
+        return r < 0 ? reply_errno(resp, r) : 0;
+}

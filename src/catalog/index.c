@@ -1,0 +1,1563 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "catalog/index.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <ctype.h>
+
+#include "catalog/glob.h"
+#include "catalog/limits.h"
+#include "util/buf.h"
+#include "util/parse-util.h"
+
+/* ---- small helpers ---- */
+
+static const char *str_or(const char *s, const char *def)
+{
+        return s ? s : def;
+}
+
+static const char *const state_names[CATALOG_SOURCE__MAX] = {
+        [CATALOG_SOURCE_AVAILABLE] = "available",
+        [CATALOG_SOURCE_PARTIALLY_AVAILABLE] = "partially-available",
+        [CATALOG_SOURCE_ERROR] = "error",
+        [CATALOG_SOURCE_DISABLED] = "disabled",
+};
+
+const char *catalog_source_state_to_string(enum catalog_source_state s)
+{
+        if ((int)s < 0 || s >= CATALOG_SOURCE__MAX)
+                return NULL;
+        return state_names[s];
+}
+
+void catalog_source_load_release(struct catalog_source_load *l)
+{
+        free(l->error);
+        catalog_models_unref(l->data);
+        *l = (struct catalog_source_load){ 0 };
+}
+
+static const char b64chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static char *b64_encode(const char *in, size_t len)
+{
+        size_t out_len = 4 * ((len + 2) / 3);
+        char *out = malloc(out_len + 1), *o = out;
+
+        if (!out)
+                return NULL;
+        for (size_t i = 0; i < len; i += 3) {
+                uint32_t v = (uint32_t)(unsigned char)in[i] << 16;
+
+                if (i + 1 < len)
+                        v |= (uint32_t)(unsigned char)in[i + 1] << 8;
+                if (i + 2 < len)
+                        v |= (uint32_t)(unsigned char)in[i + 2];
+                *o++ = b64chars[(v >> 18) & 63];
+                *o++ = b64chars[(v >> 12) & 63];
+                *o++ = i + 1 < len ? b64chars[(v >> 6) & 63] : '=';
+                *o++ = i + 2 < len ? b64chars[v & 63] : '=';
+        }
+        *o = '\0';
+        return out;
+}
+
+static int b64_value(char c)
+{
+        const char *p = c ? strchr(b64chars, c) : NULL;
+
+        return p ? (int)(p - b64chars) : -1;
+}
+
+/* Strict standard base64 with padding; -EINVAL on bad input. Owned NUL-terminated output. */
+static int b64_decode(const char *in, char **ret)
+{
+        size_t len = strlen(in), k = 0;
+        AUTOFREE char *out = NULL;
+
+        if (len % 4 != 0)
+                return -EINVAL;
+        out = malloc(len / 4 * 3 + 1);
+        if (!out)
+                return -ENOMEM;
+        for (size_t i = 0; i < len; i += 4) {
+                int a = b64_value(in[i]), b = b64_value(in[i + 1]);
+                int c = in[i + 2] == '=' ? -2 : b64_value(in[i + 2]);
+                int d = in[i + 3] == '=' ? -2 : b64_value(in[i + 3]);
+
+                if (a < 0 || b < 0 || c == -1 || d == -1 || (c == -2 && d != -2) ||
+                    ((c == -2 || d == -2) && i + 4 != len))
+                        return -EINVAL;
+                out[k++] = (char)((a << 2) | (b >> 4));
+                if (c >= 0)
+                        out[k++] = (char)(((b & 15) << 4) | (c >> 2));
+                if (d >= 0)
+                        out[k++] = (char)(((c & 3) << 6) | d);
+        }
+        if (memchr(out, '\0', k))
+                return -EINVAL;
+        out[k] = '\0';
+        *ret = TAKE_PTR(out);
+        return 0;
+}
+
+char *catalog_token_encode(const char *value, const char *id)
+{
+        AUTOFREE char *plain = NULL;
+
+        if (asprintf(&plain, "%s:%s", value, id) < 0)
+                return NULL;
+        return b64_encode(plain, strlen(plain));
+}
+
+static json_t *list_json(json_t *items /* takes */, const char *next, uint32_t page_size)
+{
+        size_t n = json_array_size(items);
+
+        return json_pack("{s:o, s:s, s:I, s:I}", "items", items, "nextPageToken", next ? next : "",
+                         "pageSize", (json_int_t)page_size, "size", (json_int_t)n);
+}
+
+/* ---- stable ids ---- */
+
+struct id_entry {
+        char *key; /* owned */
+        int64_t id;
+};
+
+struct catalog_ids {
+        struct id_entry *v;
+        size_t n;
+        int64_t next;
+};
+
+struct catalog_ids *catalog_ids_new(void)
+{
+        struct catalog_ids *ids = calloc(1, sizeof(*ids));
+
+        if (ids)
+                ids->next = 1;
+        return ids;
+}
+
+static void id_entries_free(struct id_entry *v, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                free(v[i].key);
+        free(v);
+}
+
+struct catalog_ids *catalog_ids_free(struct catalog_ids *ids)
+{
+        if (!ids)
+                return NULL;
+        id_entries_free(ids->v, ids->n);
+        free(ids);
+        return NULL;
+}
+
+static int id_entry_cmp(const void *a, const void *b)
+{
+        return strcmp(((const struct id_entry *)a)->key, ((const struct id_entry *)b)->key);
+}
+
+/* ---- the snapshot ---- */
+
+struct catalog_model {
+        const struct catalog_source_config *src; /* borrowed from the index config */
+        const struct catalog_model_data *data;   /* borrowed from the source's data */
+        int64_t id;
+        int64_t create_ms, update_ms;
+        bool has_accuracy;
+        double accuracy;
+        char *haystack; /* owned; lower-cased name, description, provider, tasks */
+        json_t *wire;   /* owned; the CatalogModel served */
+        json_t *artifacts; /* owned; array of CatalogArtifact with ids */
+};
+
+struct index_source {
+        enum catalog_source_state state;
+        char *error;                 /* owned */
+        struct catalog_models *data; /* owned reference */
+};
+
+struct catalog_index {
+        unsigned refs;
+        struct catalog_config config;  /* owned */
+        struct index_source *sources;  /* owned; parallel to config.sources */
+        struct catalog_model *models;  /* owned; sorted by NAME ASC (case-insensitive, id) */
+        size_t n_models;
+        struct catalog_model **by_key; /* owned array of borrowed; sorted by (source, name) */
+        json_t *filter_options;        /* owned */
+};
+
+struct catalog_index *catalog_index_ref(struct catalog_index *idx)
+{
+        if (idx)
+                __atomic_add_fetch(&idx->refs, 1, __ATOMIC_RELAXED);
+        return idx;
+}
+
+static void index_free(struct catalog_index *idx)
+{
+        for (size_t i = 0; i < idx->n_models; i++) {
+                free(idx->models[i].haystack);
+                json_decref(idx->models[i].wire);
+                json_decref(idx->models[i].artifacts);
+        }
+        free(idx->models);
+        free(idx->by_key);
+        if (idx->sources)
+                for (size_t i = 0; i < idx->config.n_sources; i++) {
+                        free(idx->sources[i].error);
+                        catalog_models_unref(idx->sources[i].data);
+                }
+        free(idx->sources);
+        json_decref(idx->filter_options);
+        catalog_config_release(&idx->config);
+        free(idx);
+}
+
+struct catalog_index *catalog_index_unref(struct catalog_index *idx)
+{
+        if (!idx)
+                return NULL;
+        if (__atomic_sub_fetch(&idx->refs, 1, __ATOMIC_ACQ_REL) == 0)
+                index_free(idx);
+        return NULL;
+}
+
+size_t catalog_index_n_models(const struct catalog_index *idx)
+{
+        return idx->n_models;
+}
+
+const struct catalog_config *catalog_index_config(const struct catalog_index *idx)
+{
+        return &idx->config;
+}
+
+static ssize_t source_pos(const struct catalog_index *idx, const char *id)
+{
+        for (size_t i = 0; i < idx->config.n_sources; i++)
+                if (streq(idx->config.sources[i].id, id))
+                        return (ssize_t)i;
+        return -1;
+}
+
+struct catalog_models *catalog_index_source_data(const struct catalog_index *idx, const char *id)
+{
+        ssize_t i = source_pos(idx, id);
+
+        return i < 0 ? NULL : idx->sources[i].data;
+}
+
+enum catalog_source_state catalog_index_source_state(const struct catalog_index *idx,
+                                                     const char *id)
+{
+        ssize_t i = source_pos(idx, id);
+
+        return i < 0 ? CATALOG_SOURCE__INVALID : idx->sources[i].state;
+}
+
+static int model_name_cmp(const char *a, const char *b)
+{
+        int c = strcasecmp(a, b);
+
+        return c != 0 ? c : strcmp(a, b);
+}
+
+static int model_cmp_name_asc(const void *pa, const void *pb)
+{
+        const struct catalog_model *a = pa, *b = pb;
+        int c = model_name_cmp(a->data->name, b->data->name);
+
+        if (c != 0)
+                return c;
+        return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static int model_cmp_key(const void *pa, const void *pb)
+{
+        const struct catalog_model *a = *(struct catalog_model *const *)pa;
+        const struct catalog_model *b = *(struct catalog_model *const *)pb;
+        int c = strcmp(a->src->id, b->src->id);
+
+        return c != 0 ? c : strcmp(a->data->name, b->data->name);
+}
+
+static int64_t epoch_of(const json_t *o, const char *key)
+{
+        int64_t v = 0;
+        const char *s = json_string_value(json_object_get(o, key));
+
+        if (s && safe_atoi64(s, &v) < 0)
+                v = 0;
+        return v;
+}
+
+static double metadata_number(const json_t *mv, bool *ret_ok)
+{
+        const char *type = json_string_value(json_object_get(mv, "metadataType"));
+        int64_t i;
+
+        *ret_ok = false;
+        if (!type)
+                return 0;
+        if (streq(type, "MetadataDoubleValue") && json_is_number(json_object_get(mv, "double_value"))) {
+                *ret_ok = true;
+                return json_number_value(json_object_get(mv, "double_value"));
+        }
+        if (streq(type, "MetadataIntValue") &&
+            safe_atoi64(json_string_value(json_object_get(mv, "int_value")), &i) == 0) {
+                *ret_ok = true;
+                return (double)i;
+        }
+        return 0;
+}
+
+static int lower_append(struct buf *b, const char *s)
+{
+        int r;
+
+        if (!s)
+                return 0;
+        for (; *s; s++) {
+                r = buf_putc(b, (char)tolower((unsigned char)*s));
+                if (r < 0)
+                        return r;
+        }
+        return buf_putc(b, '\x1f');
+}
+
+/* Builds the served JSON of one model (ids assigned, model-level customProperties strings only). */
+static int model_build(struct catalog_model *m, const char *source_id, int64_t *art_ids)
+{
+        const json_t *src = m->data->model;
+        json_t *custom = json_object_get(src, "customProperties");
+        json_auto_t *wire = json_copy((json_t *)src), *strings = json_object(), *arts = json_array();
+        struct buf hay = BUF_INIT(SIZE_MAX);
+        char idbuf[32];
+        const char *k;
+        json_t *v;
+        size_t i;
+        int r;
+
+        if (!wire || !strings || !arts)
+                return -ENOMEM;
+        json_object_foreach(custom, k, v)
+                if (streq(str_or(json_string_value(json_object_get(v, "metadataType")), ""),
+                          "MetadataStringValue") &&
+                    json_object_set(strings, k, v) < 0)
+                        return -ENOMEM;
+        snprintf(idbuf, sizeof(idbuf), "%" PRId64, m->id);
+        if (json_object_set_new(wire, "id", json_string(idbuf)) < 0 ||
+            json_object_set_new(wire, "source_id", json_string(source_id)) < 0 ||
+            json_object_set(wire, "customProperties", strings) < 0)
+                return -ENOMEM;
+
+        json_array_foreach(m->data->artifacts, i, v) {
+                json_t *a = json_copy(v);
+                json_t *avg;
+                bool ok;
+
+                if (!a)
+                        return -ENOMEM;
+                snprintf(idbuf, sizeof(idbuf), "%" PRId64, art_ids[i]);
+                if (json_object_set_new(a, "id", json_string(idbuf)) < 0 ||
+                    json_array_append_new(arts, a) < 0)
+                        return -ENOMEM;
+                avg = json_object_get(json_object_get(v, "customProperties"), "overall_average");
+                if (avg) {
+                        double d = metadata_number(avg, &ok);
+
+                        if (ok && (!m->has_accuracy || d > m->accuracy)) {
+                                m->accuracy = d;
+                                m->has_accuracy = true;
+                        }
+                }
+        }
+        m->create_ms = epoch_of(src, "createTimeSinceEpoch");
+        m->update_ms = epoch_of(src, "lastUpdateTimeSinceEpoch");
+
+        r = lower_append(&hay, m->data->name);
+        if (r >= 0)
+                r = lower_append(&hay, json_string_value(json_object_get(src, "description")));
+        if (r >= 0)
+                r = lower_append(&hay, json_string_value(json_object_get(src, "provider")));
+        json_array_foreach(json_object_get(src, "tasks"), i, v)
+                if (r >= 0)
+                        r = lower_append(&hay, json_string_value(v));
+        if (r < 0) {
+                buf_release(&hay);
+                return r;
+        }
+        m->haystack = buf_take(&hay, NULL);
+        if (!m->haystack)
+                return -ENOMEM;
+        m->wire = TAKE_PTR(wire);
+        m->artifacts = TAKE_PTR(arts);
+        return 0;
+}
+
+/* ---- filter_options ---- */
+
+static int cmp_strp(const void *a, const void *b)
+{
+        return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static const char *const option_string_fields[][2] = {
+        /* { option key, model JSON key } */
+        { "description", "description" }, { "readme", "readme" },   { "maturity", "maturity" },
+        { "language", "language" },       { "tasks", "tasks" },     { "provider", "provider" },
+        { "license", "license" },         { "library_name", "libraryName" },
+};
+
+/* Accumulates one observed value for key into acc: {key: {"s": {value: true}, "min", "max", "bad"}}. */
+static int option_add(json_t *acc, const char *key, const json_t *value)
+{
+        json_t *e = json_object_get(acc, key);
+
+        if (!e) {
+                e = json_object();
+                if (!e || json_object_set_new(acc, key, e) < 0)
+                        return -ENOMEM;
+        }
+        if (json_is_string(value)) {
+                json_t *set = json_object_get(e, "s");
+
+                if (json_object_get(e, "bad"))
+                        return 0;
+                if (!set) {
+                        set = json_object();
+                        if (!set || json_object_set_new(e, "s", set) < 0)
+                                return -ENOMEM;
+                }
+                if (strlen(json_string_value(value)) > CATALOG_FILTER_OPTION_VALUE_LEN_MAX ||
+                    json_object_size(set) >= CATALOG_FILTER_OPTION_VALUES_MAX) {
+                        json_object_del(e, "s");
+                        return json_object_set_new(e, "bad", json_true()) < 0 ? -ENOMEM : 0;
+                }
+                return json_object_set_new(set, json_string_value(value), json_true()) < 0
+                               ? -ENOMEM
+                               : 0;
+        }
+        if (json_is_number(value)) {
+                double d = json_number_value(value);
+                json_t *mn = json_object_get(e, "min"), *mx = json_object_get(e, "max");
+
+                if (!mn || d < json_real_value(mn))
+                        if (json_object_set_new(e, "min", json_real(d)) < 0)
+                                return -ENOMEM;
+                if (!mx || d > json_real_value(mx))
+                        if (json_object_set_new(e, "max", json_real(d)) < 0)
+                                return -ENOMEM;
+        }
+        return 0;
+}
+
+static int option_add_custom(json_t *acc, const char *prefix, const json_t *custom)
+{
+        const char *k;
+        json_t *v;
+
+        json_object_foreach((json_t *)custom, k, v) {
+                const char *type = json_string_value(json_object_get(v, "metadataType"));
+                char key[512];
+                json_auto_t *num = NULL;
+                int r = 0;
+
+                if (!type)
+                        continue;
+                if (streq(type, "MetadataStringValue")) {
+                        snprintf(key, sizeof(key), "%s%s.string_value", prefix, k);
+                        r = option_add(acc, key, json_object_get(v, "string_value"));
+                } else if (streq(type, "MetadataDoubleValue")) {
+                        snprintf(key, sizeof(key), "%s%s.double_value", prefix, k);
+                        r = option_add(acc, key, json_object_get(v, "double_value"));
+                } else if (streq(type, "MetadataIntValue")) {
+                        bool ok;
+                        double d = metadata_number(v, &ok);
+
+                        if (!ok)
+                                continue;
+                        num = json_real(d);
+                        snprintf(key, sizeof(key), "%s%s.int_value", prefix, k);
+                        r = option_add(acc, key, num);
+                }
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int filter_options_build(struct catalog_index *idx)
+{
+        json_auto_t *acc = json_object(), *filters = json_object(), *named = json_object();
+        const char *k;
+        json_t *v;
+
+        if (!acc || !filters || !named)
+                return -ENOMEM;
+        for (size_t i = 0; i < idx->n_models; i++) {
+                const json_t *src = idx->models[i].data->model;
+                size_t j;
+                json_t *a, *e;
+                int r;
+
+                for (size_t f = 0; f < ELEMENTSOF(option_string_fields); f++) {
+                        json_t *val = json_object_get(src, option_string_fields[f][1]);
+
+                        if (json_is_array(val)) {
+                                json_array_foreach(val, j, e) {
+                                        r = option_add(acc, option_string_fields[f][0], e);
+                                        if (r < 0)
+                                                return r;
+                                }
+                        } else if (val) {
+                                r = option_add(acc, option_string_fields[f][0], val);
+                                if (r < 0)
+                                        return r;
+                        }
+                }
+                r = option_add_custom(acc, "", json_object_get(src, "customProperties"));
+                if (r < 0)
+                        return r;
+                json_array_foreach(idx->models[i].data->artifacts, j, a) {
+                        json_t *custom = json_object_get(a, "customProperties");
+                        json_auto_t *copy = json_copy(custom);
+
+                        if (!copy)
+                                return -ENOMEM;
+                        json_object_del(copy, "metricsType");
+                        json_object_del(copy, "model_id");
+                        r = option_add_custom(acc, "artifacts.", copy);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        json_object_foreach(acc, k, v) {
+                json_t *set = json_object_get(v, "s");
+                json_t *o;
+
+                if (set) {
+                        json_auto_t *vals = json_array();
+                        const char **sorted;
+                        size_t n = 0;
+                        const char *sk;
+                        json_t *sv;
+
+                        if (!vals)
+                                return -ENOMEM;
+                        sorted = calloc(json_object_size(set) + 1, sizeof(*sorted));
+                        if (!sorted)
+                                return -ENOMEM;
+                        json_object_foreach(set, sk, sv)
+                                sorted[n++] = sk;
+                        qsort(sorted, n, sizeof(*sorted), cmp_strp);
+                        for (size_t j = 0; j < n; j++)
+                                if (json_array_append_new(vals, json_string(sorted[j])) < 0) {
+                                        free(sorted);
+                                        return -ENOMEM;
+                                }
+                        free(sorted);
+                        o = json_pack("{s:s, s:O}", "type", "string", "values", vals);
+                } else if (json_object_get(v, "min"))
+                        o = json_pack("{s:s, s:{s:O, s:O}}", "type", "number", "range", "min",
+                                      json_object_get(v, "min"), "max",
+                                      json_object_get(v, "max"));
+                else
+                        continue;
+                if (!o || json_object_set_new(filters, k, o) < 0)
+                        return -ENOMEM;
+        }
+        json_object_foreach(idx->config.named_queries, k, v) {
+                if (!streq(str_or(json_string_value(json_object_get(v, "assetType")), "models"),
+                           "models"))
+                        continue;
+                if (json_object_set(named, k, json_object_get(v, "filters")) < 0)
+                        return -ENOMEM;
+        }
+        idx->filter_options = json_pack("{s:O, s:O}", "filters", filters, "namedQueries", named);
+        return idx->filter_options ? 0 : -ENOMEM;
+}
+
+json_t *catalog_index_filter_options(const struct catalog_index *idx)
+{
+        return json_incref(idx->filter_options);
+}
+
+/* ---- build ---- */
+
+static int ids_key(struct buf *b, const char *source, const char *name, long art)
+{
+        buf_reset(b);
+        if (art < 0)
+                return buf_printf(b, "m\x1f%s\x1f%s", source, name);
+        return buf_printf(b, "a\x1f%s\x1f%s\x1f%ld", source, name, art);
+}
+
+/* Looks up or allocates the id of key in (old, new) maps; appends to new. */
+static int ids_assign(const struct catalog_ids *old, struct id_entry **nv, size_t *nn,
+                      size_t *ncap, int64_t *next, const char *key, int64_t *ret)
+{
+        struct id_entry probe = { .key = (char *)key }, *hit = NULL;
+        int64_t id;
+
+        if (old->n > 0)
+                hit = bsearch(&probe, old->v, old->n, sizeof(*old->v), id_entry_cmp);
+        id = hit ? hit->id : (*next)++;
+        if (id > INT32_MAX)
+                return -E2BIG;
+        if (*nn == *ncap) {
+                size_t c = *ncap ? *ncap * 2 : 256;
+                struct id_entry *p = reallocarray(*nv, c, sizeof(*p));
+
+                if (!p)
+                        return -ENOMEM;
+                *nv = p;
+                *ncap = c;
+        }
+        (*nv)[*nn].key = strdup(key);
+        if (!(*nv)[*nn].key)
+                return -ENOMEM;
+        (*nv)[(*nn)++].id = id;
+        *ret = id;
+        return 0;
+}
+
+int catalog_index_build(struct catalog_config *config, struct catalog_source_load *loads,
+                        size_t n_loads, struct catalog_ids *ids, struct catalog_index **ret)
+{
+        CLEANUP(catalog_index_unrefp) struct catalog_index *idx = NULL;
+        struct id_entry *nv = NULL;
+        size_t nn = 0, ncap = 0, total = 0;
+        int64_t next = ids->next;
+        struct buf key = BUF_INIT(64 * 1024);
+        AUTOFREE int64_t *art_ids = NULL;
+        int r = 0;
+
+        if (n_loads != config->n_sources)
+                return -EINVAL;
+        idx = calloc(1, sizeof(*idx));
+        if (!idx)
+                return -ENOMEM;
+        idx->refs = 1;
+        idx->config = *config;
+        *config = (struct catalog_config){ 0 };
+        idx->sources = calloc(n_loads + 1, sizeof(*idx->sources));
+        if (!idx->sources) {
+                for (size_t i = 0; i < n_loads; i++)
+                        catalog_source_load_release(&loads[i]);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < n_loads; i++) {
+                idx->sources[i].state = loads[i].state;
+                idx->sources[i].error = TAKE_PTR(loads[i].error);
+                idx->sources[i].data = TAKE_PTR(loads[i].data);
+                if (idx->sources[i].data && !idx->config.sources[i].is_mcp &&
+                    idx->config.sources[i].enabled)
+                        total += idx->sources[i].data->n;
+        }
+        idx->models = calloc(total + 1, sizeof(*idx->models));
+        idx->by_key = calloc(total + 1, sizeof(*idx->by_key));
+        art_ids = calloc(CATALOG_ARTIFACTS_PER_MODEL_MAX, sizeof(*art_ids));
+        if (!idx->models || !idx->by_key || !art_ids)
+                return -ENOMEM;
+
+        for (size_t i = 0; i < n_loads && r >= 0; i++) {
+                const struct catalog_source_config *s = &idx->config.sources[i];
+                struct catalog_models *data = idx->sources[i].data;
+                CLEANUP(catalog_strv_freep) char **excluded = NULL;
+
+                if (!data || s->is_mcp || !s->enabled)
+                        continue;
+                r = catalog_source_excluded(s, &excluded);
+                if (r < 0)
+                        break;
+                for (size_t j = 0; j < data->n; j++) {
+                        struct catalog_model *m = &idx->models[idx->n_models];
+                        const struct catalog_model_data *d = &data->v[j];
+                        size_t n_art = json_array_size(d->artifacts);
+
+                        if (!catalog_glob_included(s->included, excluded, d->name))
+                                continue;
+                        m->src = s;
+                        m->data = d;
+                        r = ids_key(&key, s->id, d->name, -1);
+                        if (r >= 0)
+                                r = ids_assign(ids, &nv, &nn, &ncap, &next, buf_str(&key), &m->id);
+                        for (size_t a = 0; a < n_art && r >= 0; a++) {
+                                r = ids_key(&key, s->id, d->name, (long)a);
+                                if (r >= 0)
+                                        r = ids_assign(ids, &nv, &nn, &ncap, &next, buf_str(&key),
+                                                       &art_ids[a]);
+                        }
+                        if (r >= 0)
+                                r = model_build(m, s->id, art_ids);
+                        idx->n_models++;
+                        if (r < 0)
+                                break;
+                }
+        }
+        buf_release(&key);
+        if (r < 0) {
+                id_entries_free(nv, nn);
+                return r;
+        }
+        /* commit the new id map */
+        qsort(nv, nn, sizeof(*nv), id_entry_cmp);
+        id_entries_free(ids->v, ids->n);
+        ids->v = nv;
+        ids->n = nn;
+        ids->next = next;
+
+        qsort(idx->models, idx->n_models, sizeof(*idx->models), model_cmp_name_asc);
+        for (size_t i = 0; i < idx->n_models; i++)
+                idx->by_key[i] = &idx->models[i];
+        qsort(idx->by_key, idx->n_models, sizeof(*idx->by_key), model_cmp_key);
+
+        r = filter_options_build(idx);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(idx);
+        return 0;
+}
+
+/* ---- keyset pagination (models, artifacts) ---- */
+
+struct sort_key {
+        bool has;
+        bool is_str;
+        const char *s; /* borrowed */
+        double num;
+        int64_t id;
+};
+
+struct keyed {
+        const void *item;
+        struct sort_key key;
+};
+
+static int cmp_num(double a, double b)
+{
+        return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/* Items with a value come first in either direction; then the value; then the id. */
+static int sort_key_cmp(const struct sort_key *a, const struct sort_key *b, bool desc)
+{
+        int c = 0;
+
+        if (a->has != b->has)
+                return a->has ? -1 : 1;
+        if (a->has) {
+                if (a->is_str)
+                        c = model_name_cmp(a->s, b->s);
+                else
+                        c = cmp_num(a->num, b->num);
+        }
+        if (c == 0)
+                c = a->id < b->id ? -1 : a->id > b->id;
+        return desc ? -c : c;
+}
+
+static int keyed_cmp(const void *pa, const void *pb, void *ud)
+{
+        const struct keyed *a = pa, *b = pb;
+
+        return sort_key_cmp(&a->key, &b->key, *(const bool *)ud);
+}
+
+static void format_value(const struct sort_key *k, char *buf, size_t n)
+{
+        if (!k->has)
+                buf[0] = '\0';
+        else if (k->is_str)
+                snprintf(buf, n, "%s", k->s);
+        else if (k->num == floor(k->num) && fabs(k->num) < 9e15)
+                snprintf(buf, n, "%" PRId64, (int64_t)k->num);
+        else
+                snprintf(buf, n, "%.17g", k->num);
+}
+
+/*
+ * Decodes a registry-format token into a cursor with the same shape (is_str, always_has) as the
+ * list's keys. value_buf keeps the string alive.
+ */
+static int cursor_decode(const char *token, bool is_str, bool always_has, struct sort_key *ret,
+                         char **ret_plain, char *reterr, size_t n_reterr)
+{
+        AUTOFREE char *plain = NULL;
+        char *colon;
+        int32_t id;
+        int r;
+
+        if (strlen(token) > CATALOG_TOKEN_MAX) {
+                snprintf(reterr, n_reterr, "invalid nextPageToken: token too long");
+                return -EINVAL;
+        }
+        r = b64_decode(token, &plain);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                snprintf(reterr, n_reterr, "invalid nextPageToken: illegal base64 data");
+                return -EINVAL;
+        }
+        colon = strchr(plain, ':');
+        if (!colon) {
+                snprintf(reterr, n_reterr, "invalid nextPageToken: missing ':' separator");
+                return -EINVAL;
+        }
+        *colon = '\0';
+        if (safe_atoi32(plain, &id) < 0) {
+                snprintf(reterr, n_reterr, "invalid nextPageToken: invalid id '%s'", plain);
+                return -EINVAL;
+        }
+        *ret = (struct sort_key){ .id = id, .is_str = is_str };
+        ret->has = always_has || colon[1] != '\0';
+        if (is_str)
+                ret->s = colon + 1;
+        else if (ret->has) {
+                char *end;
+
+                errno = 0;
+                ret->num = strtod(colon + 1, &end);
+                if (errno != 0 || *end != '\0') {
+                        snprintf(reterr, n_reterr, "invalid nextPageToken: invalid value");
+                        return -EINVAL;
+                }
+        }
+        *ret_plain = TAKE_PTR(plain);
+        return 0;
+}
+
+/*
+ * Sorts v (unless presorted), pages it after the token and returns the items (json via
+ * item_json) as a list object.
+ */
+static int keyed_page(struct keyed *v, size_t n, bool presorted, bool is_str, bool always_has,
+                      const struct catalog_page *page, json_t *(*item_json)(const void *item),
+                      json_t **ret, char *reterr, size_t n_reterr)
+{
+        AUTOFREE char *plain = NULL, *next = NULL;
+        json_auto_t *items = json_array();
+        size_t start = 0, end;
+        bool desc = page->desc;
+        int r;
+
+        if (!items)
+                return -ENOMEM;
+        if (page->token && page->token[0]) {
+                struct sort_key cur;
+
+                r = cursor_decode(page->token, is_str, always_has, &cur, &plain, reterr,
+                                  n_reterr);
+                if (r < 0)
+                        return r;
+                if (!presorted)
+                        qsort_r(v, n, sizeof(*v), keyed_cmp, &desc);
+                /* lower bound: first item strictly after the cursor */
+                {
+                        size_t lo = 0, hi = n;
+
+                        while (lo < hi) {
+                                size_t mid = lo + (hi - lo) / 2;
+
+                                if (sort_key_cmp(&v[mid].key, &cur, desc) <= 0)
+                                        lo = mid + 1;
+                                else
+                                        hi = mid;
+                        }
+                        start = lo;
+                }
+        } else if (!presorted)
+                qsort_r(v, n, sizeof(*v), keyed_cmp, &desc);
+
+        end = n - start > page->page_size ? start + page->page_size : n;
+        for (size_t i = start; i < end; i++)
+                if (json_array_append_new(items, item_json(v[i].item)) < 0)
+                        return -ENOMEM;
+        if (end < n && end > start) {
+                char value[1024], id[32];
+
+                format_value(&v[end - 1].key, value, sizeof(value));
+                snprintf(id, sizeof(id), "%" PRId64, v[end - 1].key.id);
+                {
+                        AUTOFREE char *p2 = NULL;
+
+                        if (asprintf(&p2, "%s:%s", id, value) < 0)
+                                return -ENOMEM;
+                        next = b64_encode(p2, strlen(p2));
+                        if (!next)
+                                return -ENOMEM;
+                }
+        }
+        *ret = list_json(TAKE_PTR(items), next, page->page_size);
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* ---- models ---- */
+
+static const char *const model_string_fields[][2] = {
+        { "name", "name" },
+        { "description", "description" },
+        { "readme", "readme" },
+        { "maturity", "maturity" },
+        { "provider", "provider" },
+        { "logo", "logo" },
+        { "license", "license" },
+        { "licenseLink", "licenseLink" },
+        { "license_link", "licenseLink" },
+        { "libraryName", "libraryName" },
+        { "library_name", "libraryName" },
+        { "externalId", "externalId" },
+        { "language", "language" },
+        { "tasks", "tasks" },
+};
+
+static bool match_json_any(const struct filter_cmp *cmp, const json_t *v)
+{
+        size_t i;
+        json_t *e;
+
+        if (!json_is_array(v))
+                return filter_match_value(cmp, v);
+        json_array_foreach(v, i, e)
+                if (filter_match_value(cmp, e))
+                        return true;
+        return false;
+}
+
+static bool match_int(const struct filter_cmp *cmp, int64_t v)
+{
+        json_auto_t *j = json_integer(v);
+
+        return j && filter_match_value(cmp, j);
+}
+
+static const char *const artifact_string_fields[] = {
+        "name", "uri", "artifactType", "metricsType", "externalId", "description",
+};
+
+static bool artifact_match_property(const json_t *a, const char *p, const struct filter_cmp *cmp)
+{
+        int64_t id;
+
+        for (size_t i = 0; i < ELEMENTSOF(artifact_string_fields); i++)
+                if (streq(p, artifact_string_fields[i]))
+                        return filter_match_value(cmp, json_object_get(a, p));
+        if (streq(p, "id"))
+                return safe_atoi64(str_or(json_string_value(json_object_get(a, "id")), ""), &id) == 0 &&
+                       match_int(cmp, id);
+        if (streq(p, "createTimeSinceEpoch") || streq(p, "lastUpdateTimeSinceEpoch"))
+                return json_object_get(a, p) && match_int(cmp, epoch_of(a, p));
+        return filter_match_metadata(cmp, json_object_get(json_object_get(a, "customProperties"), p));
+}
+
+static bool artifact_match(void *ud, const struct filter_cmp *cmp)
+{
+        return artifact_match_property(ud, cmp->property, cmp);
+}
+
+static bool model_match(void *ud, const struct filter_cmp *cmp)
+{
+        const struct catalog_model *m = ud;
+        const char *p = cmp->property;
+        const json_t *src = m->data->model;
+
+        if (strneq(p, "artifacts.", strlen("artifacts."))) {
+                size_t i;
+                json_t *a;
+
+                json_array_foreach(m->artifacts, i, a)
+                        if (artifact_match_property(a, p + strlen("artifacts."), cmp))
+                                return true;
+                return false;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(model_string_fields); i++)
+                if (streq(p, model_string_fields[i][0]))
+                        return match_json_any(cmp, json_object_get(src,
+                                                                   model_string_fields[i][1]));
+        if (streq(p, "source_id")) {
+                json_auto_t *s = json_string(m->src->id);
+
+                return s && filter_match_value(cmp, s);
+        }
+        if (streq(p, "id"))
+                return match_int(cmp, m->id);
+        if (streq(p, "createTimeSinceEpoch"))
+                return json_object_get(src, p) && match_int(cmp, m->create_ms);
+        if (streq(p, "lastUpdateTimeSinceEpoch"))
+                return json_object_get(src, p) && match_int(cmp, m->update_ms);
+        return filter_match_metadata(cmp, json_object_get(json_object_get(src, "customProperties"), p));
+}
+
+int catalog_order_parse_models(const char *s, enum catalog_order *ret_order, char **ret_property,
+                               enum filter_suffix *ret_suffix)
+{
+        static const struct {
+                const char *name;
+                enum catalog_order o;
+        } fixed[] = {
+                { "ID", CATALOG_ORDER_ID },
+                { "NAME", CATALOG_ORDER_NAME },
+                { "CREATE_TIME", CATALOG_ORDER_CREATE_TIME },
+                { "LAST_UPDATE_TIME", CATALOG_ORDER_LAST_UPDATE_TIME },
+                { "ACCURACY", CATALOG_ORDER_ACCURACY },
+        };
+        static const struct {
+                const char *suffix;
+                enum filter_suffix s;
+        } suffixes[] = {
+                { ".string_value", FILTER_SUFFIX_STRING },
+                { ".double_value", FILTER_SUFFIX_DOUBLE },
+                { ".int_value", FILTER_SUFFIX_INT },
+        };
+        size_t len;
+
+        *ret_property = NULL;
+        *ret_suffix = FILTER_SUFFIX_NONE;
+        if (!s || s[0] == '\0') {
+                *ret_order = CATALOG_ORDER_NAME;
+                return 0;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(fixed); i++)
+                if (streq(s, fixed[i].name)) {
+                        *ret_order = fixed[i].o;
+                        return 0;
+                }
+        len = strlen(s);
+        for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
+                size_t sl = strlen(suffixes[i].suffix);
+
+                if (len > sl && streq(s + len - sl, suffixes[i].suffix)) {
+                        char *p = strndup(s, len - sl);
+
+                        if (!p)
+                                return -ENOMEM;
+                        *ret_property = p;
+                        *ret_suffix = suffixes[i].s;
+                        *ret_order = CATALOG_ORDER_PROPERTY;
+                        return 0;
+                }
+        }
+        return -EINVAL;
+}
+
+/* The value of a custom or well-known property of a JSON entity for ordering. */
+static void property_key(const json_t *entity, const char *p, enum filter_suffix suffix,
+                         struct sort_key *k)
+{
+        const json_t *direct = json_object_get(entity, p);
+        const json_t *mv = json_object_get(json_object_get(entity, "customProperties"), p);
+        bool ok;
+
+        if (suffix == FILTER_SUFFIX_STRING) {
+                if (json_is_string(direct)) {
+                        k->has = true;
+                        k->s = json_string_value(direct);
+                } else if (mv && streq(str_or(json_string_value(json_object_get(mv, "metadataType")), ""),
+                                       "MetadataStringValue")) {
+                        k->has = true;
+                        k->s = json_string_value(json_object_get(mv, "string_value"));
+                }
+                k->is_str = true;
+                if (!k->s)
+                        k->has = false;
+                return;
+        }
+        k->num = metadata_number(mv, &ok);
+        k->has = ok;
+}
+
+static json_t *model_item_json(const void *item)
+{
+        return json_incref(((const struct catalog_model *)item)->wire);
+}
+
+static bool model_in_sources(const struct catalog_model *m, char **sources)
+{
+        return !sources || catalog_strv_contains(sources, m->src->id);
+}
+
+static bool model_in_labels(const struct catalog_model *m, char **labels)
+{
+        if (!labels)
+                return true;
+        for (char **l = labels; *l; l++) {
+                if (streq(*l, "null")) {
+                        if (catalog_strv_length(m->src->labels) == 0)
+                                return true;
+                        continue;
+                }
+                for (char **sl = m->src->labels; sl && *sl; sl++)
+                        if (strcasecmp(*sl, *l) == 0)
+                                return true;
+        }
+        return false;
+}
+
+int catalog_index_list_models(const struct catalog_index *idx, const struct catalog_model_query *q,
+                              json_t **ret, char *reterr, size_t n_reterr)
+{
+        AUTOFREE struct keyed *v = NULL;
+        AUTOFREE char *needle = NULL;
+        size_t n = 0;
+        bool is_str = false, always_has = true, presorted = false;
+
+        v = calloc(idx->n_models + 1, sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        if (q->q && q->q[0]) {
+                needle = strdup(q->q);
+                if (!needle)
+                        return -ENOMEM;
+                for (char *c = needle; *c; c++)
+                        *c = (char)tolower((unsigned char)*c);
+        }
+        for (size_t i = 0; i < idx->n_models; i++) {
+                struct catalog_model *m = &idx->models[i];
+                struct sort_key *k = &v[n].key;
+
+                if (!model_in_sources(m, q->sources) || !model_in_labels(m, q->source_labels))
+                        continue;
+                if (needle && !strstr(m->haystack, needle))
+                        continue;
+                if (!filter_eval(q->filter, model_match, m))
+                        continue;
+                v[n].item = m;
+                k->id = m->id;
+                switch (q->order) {
+                case CATALOG_ORDER_NAME:
+                        k->has = k->is_str = true;
+                        k->s = m->data->name;
+                        break;
+                case CATALOG_ORDER_ID:
+                        k->has = true;
+                        k->num = (double)m->id;
+                        break;
+                case CATALOG_ORDER_CREATE_TIME:
+                        k->has = true;
+                        k->num = (double)m->create_ms;
+                        break;
+                case CATALOG_ORDER_LAST_UPDATE_TIME:
+                        k->has = true;
+                        k->num = (double)m->update_ms;
+                        break;
+                case CATALOG_ORDER_ACCURACY:
+                        k->has = m->has_accuracy;
+                        k->num = m->accuracy;
+                        break;
+                case CATALOG_ORDER_PROPERTY:
+                        if (strneq(q->order_property, "artifacts.", strlen("artifacts."))) {
+                                const char *ap = q->order_property + strlen("artifacts.");
+                                size_t j;
+                                json_t *a;
+
+                                /* ASC uses the smallest value, DESC the largest */
+                                json_array_foreach(m->artifacts, j, a) {
+                                        struct sort_key ak = { 0 };
+
+                                        property_key(a, ap, q->order_suffix, &ak);
+                                        if (!ak.has)
+                                                continue;
+                                        if (!k->has ||
+                                            (ak.is_str ? (model_name_cmp(ak.s, k->s) < 0) != q->page.desc
+                                                       : (ak.num < k->num) != q->page.desc)) {
+                                                k->has = true;
+                                                k->is_str = ak.is_str;
+                                                k->s = ak.s;
+                                                k->num = ak.num;
+                                        }
+                                }
+                        } else
+                                property_key(m->data->model, q->order_property, q->order_suffix,
+                                             k);
+                        k->is_str = q->order_suffix == FILTER_SUFFIX_STRING;
+                        break;
+                }
+                n++;
+        }
+        switch (q->order) {
+        case CATALOG_ORDER_NAME:
+                is_str = true;
+                /* the index is kept in NAME ASC order; DESC is the exact reverse */
+                presorted = true;
+                if (q->page.desc)
+                        for (size_t i = 0; i < n / 2; i++) {
+                                struct keyed t = v[i];
+
+                                v[i] = v[n - 1 - i];
+                                v[n - 1 - i] = t;
+                        }
+                break;
+        case CATALOG_ORDER_ACCURACY:
+                always_has = false;
+                break;
+        case CATALOG_ORDER_PROPERTY:
+                always_has = false;
+                is_str = q->order_suffix == FILTER_SUFFIX_STRING;
+                break;
+        default:
+                break;
+        }
+        return keyed_page(v, n, presorted, is_str, always_has, &q->page, model_item_json, ret,
+                          reterr, n_reterr);
+}
+
+static const struct catalog_model *find_model(const struct catalog_index *idx,
+                                              const char *source_id, const char *name)
+{
+        struct catalog_source_config s = { .id = (char *)source_id };
+        struct catalog_model_data d = { .name = (char *)name };
+        struct catalog_model probe = { .src = &s, .data = &d }, *pp = &probe, **hit;
+
+        if (idx->n_models == 0)
+                return NULL;
+        hit = bsearch(&pp, idx->by_key, idx->n_models, sizeof(*idx->by_key), model_cmp_key);
+        return hit ? *hit : NULL;
+}
+
+int catalog_index_get_model(const struct catalog_index *idx, const char *source_id,
+                            const char *name, json_t **ret)
+{
+        const struct catalog_model *m = find_model(idx, source_id, name);
+
+        if (!m)
+                return -ENOENT;
+        *ret = json_incref(m->wire);
+        return 0;
+}
+
+static json_t *artifact_item_json(const void *item)
+{
+        return json_incref((json_t *)item);
+}
+
+int catalog_index_list_artifacts(const struct catalog_index *idx, const char *source_id,
+                                 const char *name, const struct catalog_artifact_query *q,
+                                 json_t **ret, char *reterr, size_t n_reterr)
+{
+        const struct catalog_model *m = find_model(idx, source_id, name);
+        AUTOFREE struct keyed *v = NULL;
+        AUTOFREE char *prop = NULL;
+        enum catalog_order order = CATALOG_ORDER_ID;
+        enum filter_suffix suffix = FILTER_SUFFIX_NONE;
+        bool always_has = true, is_str = false;
+        size_t n = 0, i;
+        json_t *a;
+
+        if (!m)
+                return -ENOENT;
+        if (q->order_by && q->order_by[0]) {
+                const char *dot = strrchr(q->order_by, '.');
+
+                if (streq(q->order_by, "ID"))
+                        order = CATALOG_ORDER_ID;
+                else if (streq(q->order_by, "NAME"))
+                        order = CATALOG_ORDER_NAME;
+                else if (streq(q->order_by, "CREATE_TIME"))
+                        order = CATALOG_ORDER_CREATE_TIME;
+                else if (streq(q->order_by, "LAST_UPDATE_TIME"))
+                        order = CATALOG_ORDER_LAST_UPDATE_TIME;
+                else if (dot) {
+                        if (dot == q->order_by) {
+                                snprintf(reterr, n_reterr, "invalid orderBy '%s': empty property name",
+                                         q->order_by);
+                                return -EINVAL;
+                        }
+                        if (streq(dot, ".double_value"))
+                                suffix = FILTER_SUFFIX_DOUBLE;
+                        else if (streq(dot, ".int_value"))
+                                suffix = FILTER_SUFFIX_INT;
+                        else if (streq(dot, ".string_value"))
+                                suffix = FILTER_SUFFIX_STRING;
+                        else {
+                                snprintf(reterr, n_reterr, "invalid orderBy '%s': unsupported value type",
+                                         q->order_by);
+                                return -EINVAL;
+                        }
+                        prop = strndup(q->order_by, (size_t)(dot - q->order_by));
+                        if (!prop)
+                                return -ENOMEM;
+                        order = CATALOG_ORDER_PROPERTY;
+                        always_has = false;
+                        is_str = suffix == FILTER_SUFFIX_STRING;
+                }
+                /* anything else falls back to ID ordering (upstream behaviour) */
+        }
+        v = calloc(json_array_size(m->artifacts) + 1, sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        json_array_foreach(m->artifacts, i, a) {
+                struct sort_key *k = &v[n].key;
+                const char *type = json_string_value(json_object_get(a, "artifactType"));
+
+                if (q->artifact_types && !catalog_strv_contains(q->artifact_types, type))
+                        continue;
+                if (q->performance_only &&
+                    !streq(str_or(json_string_value(json_object_get(a, "metricsType")), ""),
+                           "performance-metrics"))
+                        continue;
+                if (!filter_eval(q->filter, artifact_match, a))
+                        continue;
+                v[n].item = a;
+                (void)!safe_atoi64(json_string_value(json_object_get(a, "id")), &k->id);
+                k->has = true;
+                switch (order) {
+                case CATALOG_ORDER_NAME:
+                        k->is_str = true;
+                        k->s = str_or(json_string_value(json_object_get(a, "name")), "");
+                        break;
+                case CATALOG_ORDER_CREATE_TIME:
+                        k->num = (double)epoch_of(a, "createTimeSinceEpoch");
+                        break;
+                case CATALOG_ORDER_LAST_UPDATE_TIME:
+                        k->num = (double)epoch_of(a, "lastUpdateTimeSinceEpoch");
+                        break;
+                case CATALOG_ORDER_PROPERTY:
+                        k->has = false;
+                        property_key(a, prop, suffix, k);
+                        k->is_str = is_str;
+                        break;
+                default:
+                        k->num = (double)k->id;
+                        break;
+                }
+                n++;
+        }
+        if (order == CATALOG_ORDER_NAME)
+                is_str = true;
+        return keyed_page(v, n, false, is_str, always_has, &q->page, artifact_item_json, ret, reterr,
+                          n_reterr);
+}
+
+/* ---- in-memory lists (sources, labels, preview) ---- */
+
+int catalog_page_memory(char *const *values, char *const *ids, size_t n,
+                        const struct catalog_page *page, size_t *ret_start, size_t *ret_end,
+                        char **ret_next)
+{
+        size_t start = 0, end;
+        char *next = NULL;
+
+        if (page->token && page->token[0] && strlen(page->token) <= CATALOG_TOKEN_MAX) {
+                AUTOFREE char *plain = NULL;
+                int r = b64_decode(page->token, &plain);
+
+                if (r == -ENOMEM)
+                        return r;
+                if (r >= 0) {
+                        char *colon = strrchr(plain, ':');
+
+                        if (colon) {
+                                *colon = '\0';
+                                for (size_t i = 0; i < n; i++)
+                                        if (streq(values[i], plain) && streq(ids[i], colon + 1)) {
+                                                start = i + 1;
+                                                break;
+                                        }
+                        }
+                }
+        }
+        end = n - start > page->page_size ? start + page->page_size : n;
+        if (end < n && end > start) {
+                next = catalog_token_encode(values[end - 1], ids[end - 1]);
+                if (!next)
+                        return -ENOMEM;
+        }
+        *ret_start = start;
+        *ret_end = end;
+        *ret_next = next;
+        return 0;
+}
+
+static json_t *strv_json(char *const *v)
+{
+        json_t *a = json_array();
+
+        for (; a && v && *v; v++)
+                if (json_array_append_new(a, json_string(*v)) < 0) {
+                        json_decref(a);
+                        return NULL;
+                }
+        return a;
+}
+
+static json_t *source_json(const struct catalog_index *idx, size_t i)
+{
+        const struct catalog_source_config *s = &idx->config.sources[i];
+        const struct index_source *st = &idx->sources[i];
+        json_t *o;
+
+        o = json_pack("{s:s, s:s, s:b, s:o, s:s, s:o, s:s}", "id", s->id, "name",
+                      s->name ? s->name : s->id, "enabled", s->enabled > 0, "labels",
+                      strv_json(s->labels), "status",
+                      catalog_source_state_to_string(st->state), "error",
+                      st->error ? json_string(st->error) : json_null(), "assetType",
+                      s->is_mcp ? "mcp_servers" : (s->asset_type ? s->asset_type : "models"));
+        if (!o)
+                return NULL;
+        if (s->included && json_object_set_new(o, s->is_mcp ? "includedServers" : "includedModels",
+                                               strv_json(s->included)) < 0)
+                return json_decref(o), NULL;
+        if (s->excluded && json_object_set_new(o, s->is_mcp ? "excludedServers" : "excludedModels",
+                                               strv_json(s->excluded)) < 0)
+                return json_decref(o), NULL;
+        return o;
+}
+
+struct source_sort {
+        const struct catalog_source_config *s;
+        size_t pos;
+        bool by_name;
+};
+
+static int source_sort_cmp(const void *pa, const void *pb)
+{
+        const struct source_sort *a = pa, *b = pb;
+        int c = 0;
+
+        if (a->by_name)
+                c = strcmp(a->s->name ? a->s->name : a->s->id, b->s->name ? b->s->name : b->s->id);
+        if (c == 0)
+                c = strcmp(a->s->id, b->s->id);
+        return c;
+}
+
+int catalog_index_list_sources(const struct catalog_index *idx,
+                               const struct catalog_source_query *q, json_t **ret)
+{
+        size_t n_all = idx->config.n_sources, n = 0, start, end;
+        AUTOFREE struct source_sort *v = calloc(n_all + 1, sizeof(*v));
+        AUTOFREE char **values = calloc(n_all + 1, sizeof(char *));
+        AUTOFREE char **ids = calloc(n_all + 1, sizeof(char *));
+        AUTOFREE char *next = NULL;
+        json_auto_t *items = json_array();
+        bool mcp;
+        int r;
+
+        if (!v || !values || !ids || !items)
+                return -ENOMEM;
+        mcp = q->asset_type && streq(q->asset_type, "mcp_servers");
+        if (!q->asset_type || streq(q->asset_type, "models") || mcp)
+                for (size_t i = 0; i < n_all; i++) {
+                        const struct catalog_source_config *s = &idx->config.sources[i];
+                        const char *display = s->name ? s->name : s->id;
+
+                        if (s->is_mcp != mcp)
+                                continue;
+                        if (q->name && q->name[0] && !strcasestr(display, q->name))
+                                continue;
+                        v[n++] = (struct source_sort){ .s = s, .pos = i, .by_name = q->order_by_name };
+                }
+        qsort(v, n, sizeof(*v), source_sort_cmp);
+        if (q->page.desc)
+                for (size_t i = 0; i < n / 2; i++) {
+                        struct source_sort t = v[i];
+
+                        v[i] = v[n - 1 - i];
+                        v[n - 1 - i] = t;
+                }
+        for (size_t i = 0; i < n; i++) {
+                values[i] = q->order_by_name ? (v[i].s->name ? v[i].s->name : v[i].s->id) : v[i].s->id;
+                ids[i] = v[i].s->id;
+        }
+        r = catalog_page_memory(values, ids, n, &q->page, &start, &end, &next);
+        if (r < 0)
+                return r;
+        for (size_t i = start; i < end; i++)
+                if (json_array_append_new(items, source_json(idx, v[i].pos)) < 0)
+                        return -ENOMEM;
+        *ret = list_json(TAKE_PTR(items), next, q->page.page_size);
+        return *ret ? 0 : -ENOMEM;
+}
+
+struct label_sort {
+        json_t *label;
+        size_t pos;
+        const char *value; /* NULL when the label lacks the key */
+};
+
+static int label_sort_cmp(const void *pa, const void *pb)
+{
+        const struct label_sort *a = pa, *b = pb;
+        int c;
+
+        if (!a->value != !b->value)
+                return a->value ? -1 : 1;
+        if (a->value) {
+                c = strcmp(a->value, b->value);
+                if (c != 0)
+                        return c;
+        }
+        return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+int catalog_index_list_labels(const struct catalog_index *idx, const struct catalog_label_query *q,
+                              json_t **ret)
+{
+        size_t n_all = json_array_size(idx->config.labels), n = 0, start, end, i;
+        AUTOFREE struct label_sort *v = calloc(n_all + 1, sizeof(*v));
+        AUTOFREE char **values = calloc(n_all + 1, sizeof(char *));
+        AUTOFREE char **ids = calloc(n_all + 1, sizeof(char *));
+        AUTOFREE char *idbuf = calloc(n_all + 1, 24);
+        AUTOFREE char *next = NULL;
+        json_auto_t *items = json_array();
+        const char *want = q->asset_type ? q->asset_type : "models";
+        json_t *l;
+        int r;
+
+        if (!v || !values || !ids || !idbuf || !items)
+                return -ENOMEM;
+        json_array_foreach(idx->config.labels, i, l) {
+                const char *at = str_or(json_string_value(json_object_get(l, "assetType")), "models");
+
+                if (!streq(at, want))
+                        continue;
+                v[n].label = l;
+                v[n].pos = i;
+                if (q->order_by && q->order_by[0]) {
+                        json_t *val = json_object_get(l, q->order_by);
+
+                        v[n].value = json_is_string(val) ? json_string_value(val) : NULL;
+                }
+                n++;
+        }
+        if (q->order_by && q->order_by[0])
+                qsort(v, n, sizeof(*v), label_sort_cmp);
+        if (q->page.desc) {
+                /* reverse the labels that have the key; the others keep config order */
+                size_t k = 0;
+
+                while (k < n && v[k].value)
+                        k++;
+                if (!(q->order_by && q->order_by[0]))
+                        k = n;
+                for (size_t j = 0; j < k / 2; j++) {
+                        struct label_sort t = v[j];
+
+                        v[j] = v[k - 1 - j];
+                        v[k - 1 - j] = t;
+                }
+        }
+        for (size_t j = 0; j < n; j++) {
+                snprintf(idbuf + j * 24, 24, "%zu", v[j].pos);
+                ids[j] = idbuf + j * 24;
+                values[j] = (char *)(v[j].value ? v[j].value : "");
+        }
+        r = catalog_page_memory(values, ids, n, &q->page, &start, &end, &next);
+        if (r < 0)
+                return r;
+        for (size_t j = start; j < end; j++)
+                if (json_array_append(items, v[j].label) < 0)
+                        return -ENOMEM;
+        *ret = list_json(TAKE_PTR(items), next, q->page.page_size);
+        return *ret ? 0 : -ENOMEM;
+}

@@ -1,0 +1,509 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "catalog/service.h"
+
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+
+#include "catalog/limits.h"
+
+/* The last successfully parsed catalog file of one source. */
+struct good_entry {
+        char *source_id; /* owned */
+        char *path;      /* owned */
+        struct stat st;
+        struct catalog_models *data; /* owned reference */
+};
+
+struct catalog_service {
+        char **paths; /* owned strv */
+        size_t n_paths;
+        char *base_dir; /* owned */
+        unsigned poll_interval_ms, debounce_ms;
+        catalog_reload_fn on_reload;
+        void *userdata;
+
+        pthread_mutex_t lock; /* protects current and generation */
+        struct catalog_index *current;
+        uint64_t generation;
+
+        pthread_mutex_t reload_lock; /* serialises reloads; protects everything below */
+        struct catalog_ids *ids;
+        struct good_entry *good;
+        size_t n_good;
+        char **watched_files; /* owned strv: configs + catalog files of the current snapshot */
+        uint64_t signature;
+
+        pthread_t thread;
+        bool thread_started;
+        int stop_fd;
+};
+
+static void good_release(struct good_entry *g)
+{
+        free(g->source_id);
+        free(g->path);
+        catalog_models_unref(g->data);
+}
+
+static struct good_entry *good_find(struct catalog_service *s, const char *id)
+{
+        for (size_t i = 0; i < s->n_good; i++)
+                if (streq(s->good[i].source_id, id))
+                        return &s->good[i];
+        return NULL;
+}
+
+static int good_store(struct catalog_service *s, const char *id, const char *path,
+                      const struct stat *st, struct catalog_models *data)
+{
+        struct good_entry *g = good_find(s, id);
+        char *nid, *npath;
+
+        if (!g) {
+                struct good_entry *v = reallocarray(s->good, s->n_good + 1, sizeof(*v));
+
+                if (!v)
+                        return -ENOMEM;
+                s->good = v;
+                g = &v[s->n_good++];
+                *g = (struct good_entry){ 0 };
+        }
+        nid = strdup(id);
+        npath = strdup(path);
+        if (!nid || !npath) {
+                free(nid);
+                free(npath);
+                return -ENOMEM;
+        }
+        good_release(g);
+        *g = (struct good_entry){ .source_id = nid, .path = npath, .st = *st,
+                                  .data = catalog_models_ref(data) };
+        return 0;
+}
+
+static bool stat_same(const struct stat *a, const struct stat *b)
+{
+        return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+               a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+static char *error_text(const struct catalog_error *e)
+{
+        char buf[1200];
+
+        return strdup(catalog_error_format(e, buf, sizeof(buf)));
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+        const unsigned char *c = p;
+
+        for (size_t i = 0; i < n; i++) {
+                h ^= c[i];
+                h *= UINT64_C(1099511628211);
+        }
+        return h;
+}
+
+static uint64_t sig_add(uint64_t h, const char *path, const struct stat *st, int e)
+{
+        h = fnv(h, path, strlen(path) + 1);
+        if (!st)
+                return fnv(h, &e, sizeof(e));
+        h = fnv(h, &st->st_dev, sizeof(st->st_dev));
+        h = fnv(h, &st->st_ino, sizeof(st->st_ino));
+        h = fnv(h, &st->st_size, sizeof(st->st_size));
+        return fnv(h, &st->st_mtim, sizeof(st->st_mtim));
+}
+
+#define SIG_INIT UINT64_C(14695981039346656037)
+
+static uint64_t sig_add_path(uint64_t h, const char *path)
+{
+        struct stat st;
+
+        if (stat(path, &st) < 0)
+                return sig_add(h, path, NULL, errno);
+        return sig_add(h, path, &st, 0);
+}
+
+/*
+ * A hash of the stat results of every watched file, in the order the reload read them. The
+ * reload computes the same hash from the stats it took *before* reading each file, so a change
+ * that lands while (or after) a file is read always shows up as a difference.
+ */
+static uint64_t files_signature(char *const *files)
+{
+        uint64_t h = SIG_INIT;
+
+        for (char *const *f = files; f && *f; f++)
+                h = sig_add_path(h, *f);
+        return h;
+}
+
+static int load_source(struct catalog_service *s, const struct catalog_source_config *src,
+                       struct catalog_source_load *l, char **ret_path, uint64_t *sig)
+{
+        CLEANUP(catalog_models_unrefp) struct catalog_models *data = NULL;
+        struct catalog_error err = { 0 };
+        AUTOFREE char *path = NULL;
+        struct good_entry *g;
+        struct stat st;
+        int r;
+
+        *ret_path = NULL;
+        if (!src->enabled) {
+                l->state = CATALOG_SOURCE_DISABLED;
+                return 0;
+        }
+        l->state = CATALOG_SOURCE_ERROR;
+        if (!src->type) {
+                l->error = strdup("source has no type defined");
+                return l->error ? 0 : -ENOMEM;
+        }
+        if (!streq(src->type, "yaml")) {
+                if (asprintf(&l->error, "catalog type \"%s\" not registered", src->type) < 0)
+                        l->error = NULL;
+                return l->error ? 0 : -ENOMEM;
+        }
+        r = catalog_source_yaml_path(src, &path);
+        if (r == -ENOENT) {
+                l->error = strdup("missing required property yamlCatalogPath");
+                return l->error ? 0 : -ENOMEM;
+        }
+        if (r < 0)
+                return r;
+        *ret_path = strdup(path);
+        if (!*ret_path)
+                return -ENOMEM;
+
+        g = good_find(s, src->id);
+        if (stat(path, &st) < 0) {
+                *sig = sig_add(*sig, path, NULL, errno);
+                memset(&st, 0, sizeof(st));
+        } else
+                *sig = sig_add(*sig, path, &st, 0);
+        if (st.st_ino != 0 && g && streq(g->path, path) && stat_same(&g->st, &st)) {
+                l->state = CATALOG_SOURCE_AVAILABLE;
+                l->data = catalog_models_ref(g->data);
+                return 0;
+        }
+        r = catalog_models_load_file(path, &data, &err);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                l->error = error_text(&err);
+                if (!l->error)
+                        return -ENOMEM;
+                /* a broken file keeps the last good models of this source serving */
+                if (g)
+                        l->data = catalog_models_ref(g->data);
+                return 0;
+        }
+        r = good_store(s, src->id, path, &st, data);
+        if (r < 0)
+                return r;
+        l->state = CATALOG_SOURCE_AVAILABLE;
+        l->data = TAKE_PTR(data);
+        return 0;
+}
+
+static int reload_locked(struct catalog_service *s, struct catalog_error *err)
+{
+        struct catalog_config cfg = { 0 };
+        struct catalog_source_load *loads = NULL;
+        struct catalog_index *idx = NULL, *old;
+        char **files = NULL;
+        size_t n_files = 0, n_loads = 0;
+        uint64_t sig = SIG_INIT;
+        int r;
+
+        /* the signature is taken before reading, so a change during the reload triggers another */
+        files = calloc(s->n_paths + CATALOG_SOURCES_MAX + 1, sizeof(*files));
+        if (!files)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->n_paths; i++) {
+                files[n_files] = strdup(s->paths[i]);
+                if (!files[n_files++]) {
+                        r = -ENOMEM;
+                        goto out;
+                }
+        }
+        for (size_t i = 0; i < s->n_paths; i++)
+                sig = sig_add_path(sig, s->paths[i]);
+
+        r = catalog_config_load(s->paths, s->n_paths, &cfg, err);
+        if (r < 0)
+                goto out;
+        n_loads = cfg.n_sources;
+        loads = calloc(n_loads + 1, sizeof(*loads));
+        if (!loads) {
+                r = -ENOMEM;
+                goto out;
+        }
+        for (size_t i = 0; i < n_loads; i++) {
+                char *path = NULL;
+
+                r = load_source(s, &cfg.sources[i], &loads[i], &path, &sig);
+                if (r < 0)
+                        goto out;
+                if (path)
+                        files[n_files++] = path;
+        }
+        r = catalog_index_build(&cfg, loads, n_loads, s->ids, &idx);
+        if (r < 0)
+                goto out;
+
+        pthread_mutex_lock(&s->lock);
+        old = s->current;
+        s->current = idx;
+        s->generation++;
+        pthread_mutex_unlock(&s->lock);
+        catalog_index_unref(old);
+
+        catalog_strv_free(s->watched_files);
+        s->watched_files = TAKE_PTR(files);
+        s->signature = sig;
+        r = 0;
+out:
+        if (loads)
+                for (size_t i = 0; i < n_loads; i++)
+                        catalog_source_load_release(&loads[i]);
+        free(loads);
+        catalog_config_release(&cfg);
+        catalog_strv_free(files);
+        return r;
+}
+
+int catalog_service_reload(struct catalog_service *s, struct catalog_error *err)
+{
+        int r;
+
+        pthread_mutex_lock(&s->reload_lock);
+        r = reload_locked(s, err);
+        pthread_mutex_unlock(&s->reload_lock);
+        return r;
+}
+
+int catalog_service_new(const struct catalog_service_config *cfg, struct catalog_service **ret,
+                        struct catalog_error *err)
+{
+        struct catalog_service *s;
+        int r;
+
+        if (!cfg || cfg->n_config_paths == 0 || cfg->n_config_paths > CATALOG_CONFIG_FILES_MAX)
+                return -EINVAL;
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        s->stop_fd = -EBADF;
+        pthread_mutex_init(&s->lock, NULL);
+        pthread_mutex_init(&s->reload_lock, NULL);
+        s->poll_interval_ms = cfg->poll_interval_ms ? cfg->poll_interval_ms : 5000;
+        s->debounce_ms = cfg->debounce_ms ? cfg->debounce_ms : 200;
+        s->on_reload = cfg->on_reload;
+        s->userdata = cfg->userdata;
+        s->paths = calloc(cfg->n_config_paths + 1, sizeof(char *));
+        s->ids = catalog_ids_new();
+        if (!s->paths || !s->ids) {
+                catalog_service_free(s);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < cfg->n_config_paths; i++) {
+                s->paths[i] = strdup(cfg->config_paths[i]);
+                if (!s->paths[i]) {
+                        catalog_service_free(s);
+                        return -ENOMEM;
+                }
+                s->n_paths++;
+        }
+        {
+                AUTOFREE char *copy = strdup(s->paths[0]);
+
+                s->base_dir = copy ? strdup(dirname(copy)) : NULL;
+                if (!s->base_dir) {
+                        catalog_service_free(s);
+                        return -ENOMEM;
+                }
+        }
+        r = catalog_service_reload(s, err);
+        if (r < 0) {
+                catalog_service_free(s);
+                return r;
+        }
+        *ret = s;
+        return 0;
+}
+
+static void *watch_thread(void *arg);
+
+int catalog_service_watch_start(struct catalog_service *s)
+{
+        int r;
+
+        if (s->thread_started)
+                return -EBUSY;
+        s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (s->stop_fd < 0)
+                return negative_errno();
+        r = pthread_create(&s->thread, NULL, watch_thread, s);
+        if (r != 0)
+                return -r;
+        s->thread_started = true;
+        return 0;
+}
+
+struct catalog_service *catalog_service_free(struct catalog_service *s)
+{
+        if (!s)
+                return NULL;
+        if (s->thread_started) {
+                uint64_t one = 1;
+
+                (void)!write(s->stop_fd, &one, sizeof(one));
+                pthread_join(s->thread, NULL);
+        }
+        if (s->stop_fd >= 0)
+                close(s->stop_fd);
+        catalog_index_unref(s->current);
+        catalog_ids_free(s->ids);
+        for (size_t i = 0; i < s->n_good; i++)
+                good_release(&s->good[i]);
+        free(s->good);
+        catalog_strv_free(s->watched_files);
+        catalog_strv_free(s->paths);
+        free(s->base_dir);
+        pthread_mutex_destroy(&s->lock);
+        pthread_mutex_destroy(&s->reload_lock);
+        free(s);
+        return NULL;
+}
+
+struct catalog_index *catalog_service_get(struct catalog_service *s)
+{
+        struct catalog_index *idx;
+
+        pthread_mutex_lock(&s->lock);
+        idx = catalog_index_ref(s->current);
+        pthread_mutex_unlock(&s->lock);
+        return idx;
+}
+
+uint64_t catalog_service_generation(struct catalog_service *s)
+{
+        uint64_t g;
+
+        pthread_mutex_lock(&s->lock);
+        g = s->generation;
+        pthread_mutex_unlock(&s->lock);
+        return g;
+}
+
+const char *catalog_service_base_dir(const struct catalog_service *s)
+{
+        return s->base_dir;
+}
+
+/* ---- watcher ---- */
+
+/* A new inotify fd watching the parent directories of all watched files; -errno. */
+static int inotify_setup(struct catalog_service *s)
+{
+        int fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+
+        if (fd < 0)
+                return negative_errno();
+        pthread_mutex_lock(&s->reload_lock);
+        for (char **f = s->watched_files; f && *f; f++) {
+                AUTOFREE char *copy = strdup(*f);
+
+                if (!copy)
+                        continue;
+                /* failures (directory gone) are covered by the stat fallback */
+                (void)inotify_add_watch(fd, dirname(copy),
+                                        IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM |
+                                                IN_CLOSE_WRITE | IN_MODIFY | IN_ATTRIB |
+                                                IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR);
+        }
+        pthread_mutex_unlock(&s->reload_lock);
+        return fd;
+}
+
+static void drain(int fd)
+{
+        char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+
+        for (unsigned i = 0; i < 1024; i++)
+                if (read(fd, buf, sizeof(buf)) <= 0)
+                        break;
+}
+
+static void do_reload(struct catalog_service *s)
+{
+        struct catalog_error err = { 0 };
+        struct catalog_index *idx;
+        int r;
+
+        r = catalog_service_reload(s, &err);
+        if (!s->on_reload)
+                return;
+        idx = r >= 0 ? catalog_service_get(s) : NULL;
+        s->on_reload(s->userdata, r, &err, idx);
+        catalog_index_unref(idx);
+}
+
+static void *watch_thread(void *arg)
+{
+        struct catalog_service *s = arg;
+        int in_fd = inotify_setup(s);
+
+        for (;;) {
+                struct pollfd p[2] = {
+                        { .fd = s->stop_fd, .events = POLLIN },
+                        { .fd = in_fd, .events = POLLIN },
+                };
+                bool changed = false;
+                uint64_t sig;
+                int k;
+
+                k = poll(p, in_fd >= 0 ? 2 : 1, (int)s->poll_interval_ms);
+                if (k < 0 && errno != EINTR)
+                        break;
+                if (p[0].revents)
+                        break;
+                if (in_fd >= 0 && (p[1].revents & POLLIN)) {
+                        /* debounce: wait until the directory is quiet (bounded) */
+                        for (unsigned i = 0; i < 50; i++) {
+                                drain(in_fd);
+                                k = poll(p, 2, (int)s->debounce_ms);
+                                if (k <= 0 || p[0].revents)
+                                        break;
+                        }
+                        if (p[0].revents)
+                                break;
+                        changed = true;
+                }
+                pthread_mutex_lock(&s->reload_lock);
+                sig = files_signature(s->watched_files);
+                if (sig != s->signature)
+                        changed = true;
+                pthread_mutex_unlock(&s->reload_lock);
+                if (!changed)
+                        continue;
+                do_reload(s);
+                /* the set of files may have changed: re-arm the watches */
+                if (in_fd >= 0)
+                        close(in_fd);
+                in_fd = inotify_setup(s);
+        }
+        if (in_fd >= 0)
+                close(in_fd);
+        return NULL;
+}

@@ -1,0 +1,841 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "catalog/sources.h"
+
+#include <libgen.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "catalog/glob.h"
+#include "catalog/limits.h"
+
+static const char *const asset_type_names[CATALOG_ASSET__MAX] = {
+        [CATALOG_ASSET_MODELS] = "models",
+        [CATALOG_ASSET_MCP_SERVERS] = "mcp_servers",
+};
+
+const char *catalog_asset_type_to_string(enum catalog_asset_type t)
+{
+        if ((int)t < 0 || t >= CATALOG_ASSET__MAX)
+                return NULL;
+        return asset_type_names[t];
+}
+
+enum catalog_asset_type catalog_asset_type_from_string(const char *s)
+{
+        if (s)
+                for (int i = 0; i < CATALOG_ASSET__MAX; i++)
+                        if (streq(asset_type_names[i], s))
+                                return (enum catalog_asset_type)i;
+        return CATALOG_ASSET__INVALID;
+}
+
+void catalog_source_config_release(struct catalog_source_config *s)
+{
+        free(s->id);
+        free(s->name);
+        free(s->type);
+        catalog_strv_free(s->labels);
+        catalog_strv_free(s->included);
+        catalog_strv_free(s->excluded);
+        free(s->asset_type);
+        json_decref(s->properties);
+        free(s->base_dir);
+        *s = (struct catalog_source_config){ .enabled = -1 };
+}
+
+void catalog_config_release(struct catalog_config *c)
+{
+        for (size_t i = 0; i < c->n_sources; i++)
+                catalog_source_config_release(&c->sources[i]);
+        free(c->sources);
+        json_decref(c->labels);
+        json_decref(c->named_queries);
+        *c = (struct catalog_config){ 0 };
+}
+
+const struct catalog_source_config *catalog_config_find(const struct catalog_config *c,
+                                                        const char *id)
+{
+        for (size_t i = 0; i < c->n_sources; i++)
+                if (streq(c->sources[i].id, id))
+                        return &c->sources[i];
+        return NULL;
+}
+
+static struct catalog_source_config *config_find_mut(struct catalog_config *c, const char *id)
+{
+        return (struct catalog_source_config *)catalog_config_find(c, id);
+}
+
+static int config_add_source(struct catalog_config *c, struct catalog_source_config **ret)
+{
+        struct catalog_source_config *n;
+
+        if (c->n_sources >= CATALOG_SOURCES_MAX)
+                return -E2BIG;
+        n = reallocarray(c->sources, c->n_sources + 1, sizeof(*n));
+        if (!n)
+                return -ENOMEM;
+        c->sources = n;
+        n[c->n_sources] = (struct catalog_source_config){ .enabled = -1 };
+        *ret = &n[c->n_sources++];
+        return 0;
+}
+
+static int field_properties(struct ydoc *d, yaml_node_t *n, void *ret, struct catalog_error *err)
+{
+        if (!ynode_is_null(n) && n->type != YAML_MAPPING_NODE) {
+                catalog_error_set(err, d->file, ynode_line(n), "properties must be a mapping");
+                return -EINVAL;
+        }
+        return ydoc_field_json(d, n, ret, err);
+}
+
+static const struct yfield model_source_fields[] = {
+        { "id", ydoc_field_string, offsetof(struct catalog_source_config, id) },
+        { "name", ydoc_field_string, offsetof(struct catalog_source_config, name) },
+        { "type", ydoc_field_string, offsetof(struct catalog_source_config, type) },
+        { "enabled", ydoc_field_tristate, offsetof(struct catalog_source_config, enabled) },
+        { "labels", ydoc_field_strv, offsetof(struct catalog_source_config, labels) },
+        { "includedModels", ydoc_field_strv, offsetof(struct catalog_source_config, included) },
+        { "excludedModels", ydoc_field_strv, offsetof(struct catalog_source_config, excluded) },
+        { "assetType", ydoc_field_string, offsetof(struct catalog_source_config, asset_type) },
+        { "properties", field_properties, offsetof(struct catalog_source_config, properties) },
+        { NULL, NULL, 0 },
+};
+
+static const struct yfield mcp_source_fields[] = {
+        { "id", ydoc_field_string, offsetof(struct catalog_source_config, id) },
+        { "name", ydoc_field_string, offsetof(struct catalog_source_config, name) },
+        { "type", ydoc_field_string, offsetof(struct catalog_source_config, type) },
+        { "enabled", ydoc_field_tristate, offsetof(struct catalog_source_config, enabled) },
+        { "labels", ydoc_field_strv, offsetof(struct catalog_source_config, labels) },
+        { "includedServers", ydoc_field_strv, offsetof(struct catalog_source_config, included) },
+        { "excludedServers", ydoc_field_strv, offsetof(struct catalog_source_config, excluded) },
+        { "assetType", ydoc_field_string, offsetof(struct catalog_source_config, asset_type) },
+        { "properties", field_properties, offsetof(struct catalog_source_config, properties) },
+        { NULL, NULL, 0 },
+};
+
+static int validate_patterns(struct ydoc *d, unsigned line, const struct catalog_source_config *s,
+                             struct catalog_error *err)
+{
+        for (char **p = s->included; p && *p; p++) {
+                if (catalog_glob_validate(*p) < 0) {
+                        catalog_error_set(err, d->file, line,
+                                          "source '%s': empty or whitespace-only pattern",
+                                          s->id ? s->id : "");
+                        return -EINVAL;
+                }
+                if (catalog_strv_contains(s->excluded, *p)) {
+                        catalog_error_set(err, d->file, line,
+                                          "source '%s': pattern '%s' is both included and "
+                                          "excluded",
+                                          s->id ? s->id : "", *p);
+                        return -EINVAL;
+                }
+        }
+        for (char **p = s->excluded; p && *p; p++)
+                if (catalog_glob_validate(*p) < 0) {
+                        catalog_error_set(err, d->file, line,
+                                          "source '%s': empty or whitespace-only pattern",
+                                          s->id ? s->id : "");
+                        return -EINVAL;
+                }
+        return 0;
+}
+
+static int dir_of(const char *file, char **ret)
+{
+        AUTOFREE char *copy = strdup(file);
+        char *d;
+
+        if (!copy)
+                return -ENOMEM;
+        d = strdup(dirname(copy));
+        if (!d)
+                return -ENOMEM;
+        *ret = d;
+        return 0;
+}
+
+/* Parses one entry of model_catalogs/catalogs/mcp_catalogs into a fresh struct. */
+static int parse_source(struct ydoc *d, yaml_node_t *n, bool mcp, struct catalog_source_config *s,
+                        struct catalog_error *err)
+{
+        unsigned line = ynode_line(n);
+        int r;
+
+        if (n->type != YAML_MAPPING_NODE) {
+                catalog_error_set(err, d->file, line, "a catalog source must be a mapping");
+                return -EINVAL;
+        }
+        s->is_mcp = mcp;
+        r = ydoc_dispatch(d, n, mcp ? mcp_source_fields : model_source_fields, s, err);
+        if (r < 0)
+                return r;
+        if (!s->id || s->id[0] == '\0') {
+                catalog_error_set(err, d->file, line, "catalog source without id");
+                return -EINVAL;
+        }
+        if (s->asset_type && catalog_asset_type_from_string(s->asset_type) < 0) {
+                catalog_error_set(err, d->file, line, "source '%s': invalid assetType '%s'",
+                                  s->id, s->asset_type);
+                return -EINVAL;
+        }
+        if (s->properties) {
+                json_t *p = json_object_get(s->properties, "yamlCatalogPath");
+
+                if (p && !json_is_string(p)) {
+                        catalog_error_set(err, d->file, line,
+                                          "source '%s': yamlCatalogPath must be a string", s->id);
+                        return -EINVAL;
+                }
+                r = dir_of(d->file, &s->base_dir);
+                if (r < 0)
+                        return r;
+        }
+        return validate_patterns(d, line, s, err);
+}
+
+static int parse_source_list(struct ydoc *d, yaml_node_t *n, bool mcp, bool legacy,
+                             struct catalog_config *c, struct catalog_error *err)
+{
+        int r;
+
+        if (ynode_is_null(n))
+                return 0;
+        if (n->type != YAML_SEQUENCE_NODE) {
+                catalog_error_set(err, d->file, ynode_line(n), "expected a list of sources");
+                return -EINVAL;
+        }
+        for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+             it++) {
+                yaml_node_t *item = ydoc_node(d, *it);
+                struct catalog_source_config s = { .enabled = -1 }, *dst, *existing;
+
+                r = parse_source(d, item, mcp, &s, err);
+                if (r < 0) {
+                        catalog_source_config_release(&s);
+                        return r;
+                }
+                existing = config_find_mut(c, s.id);
+                if (existing) {
+                        /* legacy `catalogs` merges under model_catalogs, which wins */
+                        if (legacy && !existing->is_mcp) {
+                                catalog_source_config_release(&s);
+                                continue;
+                        }
+                        if (existing->is_mcp != mcp)
+                                catalog_error_set(err, d->file, ynode_line(item),
+                                                  "source id '%s' is in both model_catalogs and "
+                                                  "mcp_catalogs",
+                                                  s.id);
+                        else
+                                catalog_error_set(err, d->file, ynode_line(item),
+                                                  "duplicate source id '%s'", s.id);
+                        catalog_source_config_release(&s);
+                        return -EINVAL;
+                }
+                r = config_add_source(c, &dst);
+                if (r < 0) {
+                        catalog_error_set(err, d->file, ynode_line(item),
+                                          "too many sources (limit %u)", CATALOG_SOURCES_MAX);
+                        catalog_source_config_release(&s);
+                        return r;
+                }
+                *dst = s;
+        }
+        return 0;
+}
+
+static int parse_labels(struct ydoc *d, yaml_node_t *n, struct catalog_config *c,
+                        struct catalog_error *err)
+{
+        json_auto_t *v = NULL;
+        size_t i;
+        json_t *l;
+        int r;
+
+        if (ynode_is_null(n))
+                return 0;
+        if (n->type != YAML_SEQUENCE_NODE) {
+                catalog_error_set(err, d->file, ynode_line(n), "labels must be a list");
+                return -EINVAL;
+        }
+        r = ydoc_to_json(d, n, &v, err);
+        if (r < 0)
+                return r;
+        if (json_array_size(v) > CATALOG_LABELS_MAX) {
+                catalog_error_set(err, d->file, ynode_line(n), "too many labels");
+                return -E2BIG;
+        }
+        json_array_foreach(v, i, l) {
+                yaml_node_t *item = ydoc_node(d, n->data.sequence.items.start[i]);
+                const char *k;
+                json_t *val;
+
+                if (!json_is_object(l)) {
+                        catalog_error_set(err, d->file, ynode_line(item),
+                                          "a label must be a mapping");
+                        return -EINVAL;
+                }
+                val = json_object_get(l, "name");
+                if (!val || !(json_is_string(val) || json_is_null(val))) {
+                        catalog_error_set(err, d->file, ynode_line(item),
+                                          "a label needs a name (a string or null)");
+                        return -EINVAL;
+                }
+                json_object_foreach(l, k, val) {
+                        if (streq(k, "name"))
+                                continue;
+                        if (!json_is_string(val)) {
+                                catalog_error_set(err, d->file, ynode_line(item),
+                                                  "label value '%s' must be a string", k);
+                                return -EINVAL;
+                        }
+                }
+        }
+        c->labels = TAKE_PTR(v);
+        return 0;
+}
+
+static bool filter_operator_valid(const char *op)
+{
+        static const char *const ops[] = { "=",  "!=",   "<>",    ">",  ">=",     "<",
+                                           "<=", "LIKE", "ILIKE", "IN", "NOT IN" };
+
+        for (size_t i = 0; i < ELEMENTSOF(ops); i++)
+                if (strcasecmp(op, ops[i]) == 0)
+                        return true;
+        return false;
+}
+
+/* Validates {field: {operator, value}} and returns it normalised (operator upper-cased). */
+static int check_filters(struct ydoc *d, unsigned line, const char *qname, json_t *filters,
+                         struct catalog_error *err)
+{
+        const char *field;
+        json_t *f;
+
+        if (!json_is_object(filters) || json_object_size(filters) == 0) {
+                catalog_error_set(err, d->file, line, "named query '%s' has no filters", qname);
+                return -EINVAL;
+        }
+        json_object_foreach(filters, field, f) {
+                json_t *op = json_object_get(f, "operator");
+                json_t *val = json_object_get(f, "value");
+
+                if (!json_is_object(f) || json_object_size(f) != 2 || !json_is_string(op) ||
+                    !val || json_is_object(val) || json_is_null(val)) {
+                        catalog_error_set(err, d->file, line,
+                                          "named query '%s': field '%s' needs exactly operator "
+                                          "and value",
+                                          qname, field);
+                        return -EINVAL;
+                }
+                if (!filter_operator_valid(json_string_value(op))) {
+                        catalog_error_set(err, d->file, line,
+                                          "named query '%s': invalid operator '%s'", qname,
+                                          json_string_value(op));
+                        return -EINVAL;
+                }
+                if (json_is_array(val) && strcasecmp(json_string_value(op), "IN") != 0 &&
+                    strcasecmp(json_string_value(op), "NOT IN") != 0) {
+                        catalog_error_set(err, d->file, line,
+                                          "named query '%s': a list value needs operator IN",
+                                          qname);
+                        return -EINVAL;
+                }
+        }
+        return 0;
+}
+
+static int parse_named_queries(struct ydoc *d, yaml_node_t *n, struct catalog_config *c,
+                               struct catalog_error *err)
+{
+        json_auto_t *v = NULL, *out = NULL;
+        const char *qname;
+        json_t *q;
+        int r;
+
+        if (ynode_is_null(n))
+                return 0;
+        if (n->type != YAML_MAPPING_NODE) {
+                catalog_error_set(err, d->file, ynode_line(n), "namedQueries must be a mapping");
+                return -EINVAL;
+        }
+        r = ydoc_to_json(d, n, &v, err);
+        if (r < 0)
+                return r;
+        if (json_object_size(v) > CATALOG_NAMED_QUERIES_MAX) {
+                catalog_error_set(err, d->file, ynode_line(n), "too many named queries");
+                return -E2BIG;
+        }
+        out = json_object();
+        if (!out)
+                return -ENOMEM;
+        json_object_foreach(v, qname, q) {
+                json_t *filters = json_object_get(q, "filters");
+                json_t *asset = json_object_get(q, "assetType");
+                const char *at = "models";
+                unsigned line = ynode_line(n);
+
+                if (!json_is_object(q)) {
+                        catalog_error_set(err, d->file, line,
+                                          "named query '%s' must be a mapping", qname);
+                        return -EINVAL;
+                }
+                if (filters) {
+                        /* structured form: only assetType and filters */
+                        if (json_object_size(q) != (asset ? 2U : 1U)) {
+                                catalog_error_set(err, d->file, line,
+                                                  "named query '%s': unknown key (expected "
+                                                  "assetType, filters)",
+                                                  qname);
+                                return -EINVAL;
+                        }
+                        if (asset) {
+                                if (!json_is_string(asset) ||
+                                    catalog_asset_type_from_string(json_string_value(asset)) < 0) {
+                                        catalog_error_set(err, d->file, line,
+                                                          "named query '%s': invalid assetType",
+                                                          qname);
+                                        return -EINVAL;
+                                }
+                                at = json_string_value(asset);
+                        }
+                } else
+                        filters = q;
+                r = check_filters(d, line, qname, filters, err);
+                if (r < 0)
+                        return r;
+                if (json_object_set_new(out, qname,
+                                        json_pack("{s:s, s:O}", "assetType", at, "filters",
+                                                  filters)) < 0)
+                        return -ENOMEM;
+        }
+        c->named_queries = TAKE_PTR(out);
+        return 0;
+}
+
+struct top_level {
+        struct catalog_config *c;
+};
+
+static int parse_document(struct ydoc *d, struct catalog_config *c, struct catalog_error *err)
+{
+        yaml_node_t *root = ydoc_root(d);
+        yaml_node_t *models = NULL, *legacy = NULL, *mcp = NULL, *labels = NULL, *nq = NULL;
+        int r;
+
+        if (!root)
+                return 0;
+        if (root->type != YAML_MAPPING_NODE) {
+                catalog_error_set(err, d->file, ynode_line(root),
+                                  "the sources file must be a mapping");
+                return -EINVAL;
+        }
+        for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
+             p < root->data.mapping.pairs.top; p++) {
+                yaml_node_t *k = ydoc_node(d, p->key), *v = ydoc_node(d, p->value);
+                const char *key = ynode_scalar(k);
+                yaml_node_t **slot;
+
+                if (!key) {
+                        catalog_error_set(err, d->file, ynode_line(k),
+                                          "mapping keys must be scalars");
+                        return -EINVAL;
+                }
+                if (streq(key, "model_catalogs"))
+                        slot = &models;
+                else if (streq(key, "catalogs"))
+                        slot = &legacy;
+                else if (streq(key, "mcp_catalogs"))
+                        slot = &mcp;
+                else if (streq(key, "labels"))
+                        slot = &labels;
+                else if (streq(key, "namedQueries"))
+                        slot = &nq;
+                else {
+                        catalog_error_set(err, d->file, ynode_line(k), "unknown key '%s'", key);
+                        return -EINVAL;
+                }
+                if (*slot) {
+                        catalog_error_set(err, d->file, ynode_line(k), "duplicate key '%s'", key);
+                        return -EINVAL;
+                }
+                *slot = v;
+        }
+        if (models) {
+                r = parse_source_list(d, models, false, false, c, err);
+                if (r < 0)
+                        return r;
+        }
+        if (legacy) {
+                r = parse_source_list(d, legacy, false, true, c, err);
+                if (r < 0)
+                        return r;
+        }
+        if (mcp) {
+                r = parse_source_list(d, mcp, true, false, c, err);
+                if (r < 0)
+                        return r;
+        }
+        if (labels) {
+                r = parse_labels(d, labels, c, err);
+                if (r < 0)
+                        return r;
+        }
+        if (nq) {
+                r = parse_named_queries(d, nq, c, err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int catalog_config_parse(const char *file, const char *data, size_t len,
+                         struct catalog_config *ret, struct catalog_error *err)
+{
+        struct catalog_config c = { 0 };
+        struct ydoc d;
+        int r;
+
+        if (len > CATALOG_FILE_MAX) {
+                catalog_error_set(err, file, 0, "file too large (limit %u bytes)",
+                                  CATALOG_FILE_MAX);
+                return -EFBIG;
+        }
+        r = ydoc_load(&d, file, data, len, err);
+        if (r < 0)
+                return r;
+        r = parse_document(&d, &c, err);
+        ydoc_release(&d);
+        if (r < 0) {
+                catalog_config_release(&c);
+                return r;
+        }
+        *ret = c;
+        return 0;
+}
+
+int catalog_config_load_file(const char *path, struct catalog_config *ret,
+                             struct catalog_error *err)
+{
+        AUTOFREE char *data = NULL;
+        size_t len;
+        int r;
+
+        r = catalog_read_file(path, CATALOG_FILE_MAX, &data, &len);
+        if (r == -EFBIG) {
+                catalog_error_set(err, path, 0, "file too large (limit %u bytes)",
+                                  CATALOG_FILE_MAX);
+                return r;
+        }
+        if (r < 0) {
+                char msg[128];
+
+                catalog_error_set(err, path, 0, "cannot read: %s",
+                                  strerror_r(-r, msg, sizeof(msg)));
+                return r;
+        }
+        return catalog_config_parse(path, data, len, ret, err);
+}
+
+static int replace_str(char **dst, const char *src)
+{
+        char *s;
+
+        if (!src)
+                return 0;
+        s = strdup(src);
+        if (!s)
+                return -ENOMEM;
+        free(*dst);
+        *dst = s;
+        return 0;
+}
+
+static int replace_strv(char ***dst, char *const *src)
+{
+        char **v = NULL;
+        int r;
+
+        if (!src)
+                return 0;
+        r = catalog_strv_copy(src, &v);
+        if (r < 0)
+                return r;
+        catalog_strv_free(*dst);
+        *dst = v;
+        return 0;
+}
+
+static int merge_source(struct catalog_source_config *dst, const struct catalog_source_config *src)
+{
+        int r;
+
+        if ((r = replace_str(&dst->name, src->name)) < 0 ||
+            (r = replace_str(&dst->type, src->type)) < 0 ||
+            (r = replace_strv(&dst->labels, src->labels)) < 0 ||
+            (r = replace_strv(&dst->included, src->included)) < 0 ||
+            (r = replace_strv(&dst->excluded, src->excluded)) < 0)
+                return r;
+        if (src->enabled >= 0)
+                dst->enabled = src->enabled;
+        if (!dst->asset_type || dst->is_mcp) {
+                r = replace_str(&dst->asset_type, src->asset_type);
+                if (r < 0)
+                        return r;
+        }
+        if (src->properties) {
+                r = replace_str(&dst->base_dir, src->base_dir);
+                if (r < 0)
+                        return r;
+                json_decref(dst->properties);
+                dst->properties = json_deep_copy(src->properties);
+                if (!dst->properties)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+int catalog_config_merge(struct catalog_config *dst, const struct catalog_config *src,
+                         struct catalog_error *err)
+{
+        const char *k;
+        json_t *v;
+        size_t i;
+        int r;
+
+        for (i = 0; i < src->n_sources; i++) {
+                const struct catalog_source_config *s = &src->sources[i];
+                struct catalog_source_config *t = config_find_mut(dst, s->id);
+
+                if (t && t->is_mcp != s->is_mcp) {
+                        catalog_error_set(err, NULL, 0,
+                                          "source id '%s' is both a model and an MCP source",
+                                          s->id);
+                        return -EINVAL;
+                }
+                if (!t) {
+                        r = config_add_source(dst, &t);
+                        if (r < 0) {
+                                catalog_error_set(err, NULL, 0, "too many sources (limit %u)",
+                                                  CATALOG_SOURCES_MAX);
+                                return r;
+                        }
+                        t->id = strdup(s->id);
+                        if (!t->id)
+                                return -ENOMEM;
+                        t->is_mcp = s->is_mcp;
+                }
+                r = merge_source(t, s);
+                if (r < 0)
+                        return r;
+                if (t->included && t->excluded)
+                        for (char **p = t->included; *p; p++)
+                                if (catalog_strv_contains(t->excluded, *p)) {
+                                        catalog_error_set(err, NULL, 0,
+                                                          "source '%s': pattern '%s' is both "
+                                                          "included and excluded",
+                                                          t->id, *p);
+                                        return -EINVAL;
+                                }
+        }
+        if (src->labels) {
+                if (!dst->labels) {
+                        dst->labels = json_array();
+                        if (!dst->labels)
+                                return -ENOMEM;
+                }
+                json_array_foreach(src->labels, i, v) {
+                        json_t *name = json_object_get(v, "name");
+                        size_t j;
+                        json_t *old;
+                        bool replaced = false;
+
+                        json_array_foreach(dst->labels, j, old) {
+                                if (json_equal(json_object_get(old, "name"), name)) {
+                                        if (json_array_set(dst->labels, j, v) < 0)
+                                                return -ENOMEM;
+                                        replaced = true;
+                                        break;
+                                }
+                        }
+                        if (!replaced && json_array_append(dst->labels, v) < 0)
+                                return -ENOMEM;
+                }
+                if (json_array_size(dst->labels) > CATALOG_LABELS_MAX)
+                        return -E2BIG;
+        }
+        if (src->named_queries) {
+                if (!dst->named_queries) {
+                        dst->named_queries = json_object();
+                        if (!dst->named_queries)
+                                return -ENOMEM;
+                }
+                json_object_foreach(src->named_queries, k, v) {
+                        json_t *old = json_object_get(dst->named_queries, k);
+
+                        if (old) {
+                                /* later files override individual fields of the same query */
+                                json_t *copy = json_deep_copy(old);
+
+                                if (!copy ||
+                                    json_object_update(json_object_get(copy, "filters"),
+                                                       json_object_get(v, "filters")) < 0 ||
+                                    json_object_set(copy, "assetType",
+                                                    json_object_get(v, "assetType")) < 0) {
+                                        json_decref(copy);
+                                        return -ENOMEM;
+                                }
+                                if (json_object_set_new(dst->named_queries, k, copy) < 0)
+                                        return -ENOMEM;
+                        } else if (json_object_set(dst->named_queries, k, v) < 0)
+                                return -ENOMEM;
+                }
+                if (json_object_size(dst->named_queries) > CATALOG_NAMED_QUERIES_MAX)
+                        return -E2BIG;
+        }
+        return 0;
+}
+
+int catalog_config_load(char *const *files, size_t n, struct catalog_config *ret,
+                        struct catalog_error *err)
+{
+        struct catalog_config all = { 0 };
+        int r = 0;
+
+        if (n > CATALOG_CONFIG_FILES_MAX) {
+                catalog_error_set(err, NULL, 0, "too many config files (limit %u)",
+                                  CATALOG_CONFIG_FILES_MAX);
+                return -E2BIG;
+        }
+        for (size_t i = 0; i < n; i++) {
+                struct catalog_config one = { 0 };
+
+                r = catalog_config_load_file(files[i], &one, err);
+                if (r < 0)
+                        goto fail;
+                r = catalog_config_merge(&all, &one, err);
+                if (r < 0 && err && !err->file[0])
+                        catalog_error_set(err, files[i], 0, "%s", err->message);
+                catalog_config_release(&one);
+                if (r < 0)
+                        goto fail;
+        }
+        for (size_t i = 0; i < all.n_sources; i++) {
+                struct catalog_source_config *s = &all.sources[i];
+
+                if (s->enabled < 0)
+                        s->enabled = 1;
+                if (!s->labels) {
+                        s->labels = calloc(1, sizeof(char *));
+                        if (!s->labels) {
+                                r = -ENOMEM;
+                                goto fail;
+                        }
+                }
+        }
+        if (!all.labels)
+                all.labels = json_array();
+        if (!all.named_queries)
+                all.named_queries = json_object();
+        if (!all.labels || !all.named_queries) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        *ret = all;
+        return 0;
+fail:
+        catalog_config_release(&all);
+        return r;
+}
+
+int catalog_source_yaml_path(const struct catalog_source_config *s, char **ret)
+{
+        const char *p = json_string_value(json_object_get(s->properties, "yamlCatalogPath"));
+        char *out;
+
+        if (!p || p[0] == '\0')
+                return -ENOENT;
+        if (p[0] == '/' || !s->base_dir)
+                out = strdup(p);
+        else if (asprintf(&out, "%s/%s", s->base_dir, p) < 0)
+                out = NULL;
+        if (!out)
+                return -ENOMEM;
+        *ret = out;
+        return 0;
+}
+
+int catalog_source_excluded(const struct catalog_source_config *s, char ***ret)
+{
+        json_t *legacy = json_object_get(s->properties, "excludedModels");
+        size_t n = catalog_strv_length(s->excluded), k = 0;
+        CLEANUP(catalog_strv_freep) char **v = NULL;
+        size_t i;
+        json_t *e;
+
+        v = calloc(n + json_array_size(legacy) + 1, sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        for (i = 0; i < n; i++) {
+                v[k] = strdup(s->excluded[i]);
+                if (!v[k++])
+                        return -ENOMEM;
+        }
+        json_array_foreach(legacy, i, e) {
+                if (!json_is_string(e))
+                        continue;
+                v[k] = strdup(json_string_value(e));
+                if (!v[k++])
+                        return -ENOMEM;
+        }
+        *ret = TAKE_PTR(v);
+        return 0;
+}
+
+static const struct yfield preview_fields[] = {
+        { "id", ydoc_field_string, offsetof(struct catalog_source_config, id) },
+        { "name", ydoc_field_string, offsetof(struct catalog_source_config, name) },
+        { "type", ydoc_field_string, offsetof(struct catalog_source_config, type) },
+        { "enabled", ydoc_field_tristate, offsetof(struct catalog_source_config, enabled) },
+        { "labels", ydoc_field_strv, offsetof(struct catalog_source_config, labels) },
+        { "includedModels", ydoc_field_strv, offsetof(struct catalog_source_config, included) },
+        { "excludedModels", ydoc_field_strv, offsetof(struct catalog_source_config, excluded) },
+        { "assetType", ydoc_field_string, offsetof(struct catalog_source_config, asset_type) },
+        { "properties", field_properties, offsetof(struct catalog_source_config, properties) },
+        { NULL, NULL, 0 },
+};
+
+int catalog_source_parse_preview(const char *file, const char *data, size_t len,
+                                 struct catalog_source_config *ret, struct catalog_error *err)
+{
+        struct catalog_source_config s = { .enabled = -1 };
+        struct ydoc d;
+        yaml_node_t *root;
+        int r;
+
+        r = ydoc_load(&d, file, data, len, err);
+        if (r < 0)
+                return r;
+        root = ydoc_root(&d);
+        if (!root || root->type != YAML_MAPPING_NODE) {
+                catalog_error_set(err, file, ynode_line(root), "config must be a mapping");
+                ydoc_release(&d);
+                return -EINVAL;
+        }
+        r = ydoc_dispatch(&d, root, preview_fields, &s, err);
+        if (r >= 0)
+                r = validate_patterns(&d, ynode_line(root), &s, err);
+        ydoc_release(&d);
+        if (r < 0) {
+                catalog_source_config_release(&s);
+                return r;
+        }
+        *ret = s;
+        return 0;
+}

@@ -1,0 +1,648 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "catalog/yaml-catalog.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "catalog/limits.h"
+#include "util/parse-util.h"
+
+struct catalog_models *catalog_models_ref(struct catalog_models *m)
+{
+        if (m)
+                __atomic_add_fetch(&m->refs, 1, __ATOMIC_RELAXED);
+        return m;
+}
+
+struct catalog_models *catalog_models_unref(struct catalog_models *m)
+{
+        if (!m)
+                return NULL;
+        if (__atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) > 0)
+                return NULL;
+        for (size_t i = 0; i < m->n; i++) {
+                free(m->v[i].name);
+                json_decref(m->v[i].model);
+                json_decref(m->v[i].artifacts);
+        }
+        free(m->v);
+        json_decref(m->mcp_servers);
+        free(m);
+        return NULL;
+}
+
+static int store_node(struct ydoc *d, yaml_node_t *n, void *ret, struct catalog_error *err)
+{
+        (void)d;
+        (void)err;
+        *(yaml_node_t **)ret = n;
+        return 0;
+}
+
+/* A JSON string of milliseconds since the epoch; YAML may give it as a number or a string. */
+static int field_epoch(struct ydoc *d, yaml_node_t *n, void *ret, struct catalog_error *err)
+{
+        const char *s = ynode_scalar(n);
+        uint64_t v;
+        char buf[32];
+        json_t *j;
+        int r;
+
+        r = ydoc_visit(d, n, err);
+        if (r < 0)
+                return r;
+        if (ynode_is_null(n))
+                return 0;
+        if (!s || safe_atou64(s, &v) < 0 || v > INT64_MAX) {
+                catalog_error_set(err, d->file, ynode_line(n),
+                                  "expected milliseconds since the epoch, got '%s'", s ? s : "?");
+                return -EINVAL;
+        }
+        snprintf(buf, sizeof(buf), "%" PRIu64, v);
+        j = json_string(buf);
+        if (!j)
+                return -ENOMEM;
+        json_decref(*(json_t **)ret);
+        *(json_t **)ret = j;
+        return 0;
+}
+
+/* Validates and normalises a customProperties mapping into MetadataValue JSON. */
+static int field_custom_properties(struct ydoc *d, yaml_node_t *n, void *ret,
+                                   struct catalog_error *err)
+{
+        json_auto_t *out = NULL;
+        int r;
+
+        r = ydoc_visit(d, n, err);
+        if (r < 0)
+                return r;
+        out = json_object();
+        if (!out)
+                return -ENOMEM;
+        if (ynode_is_null(n))
+                goto done;
+        if (n->type != YAML_MAPPING_NODE) {
+                catalog_error_set(err, d->file, ynode_line(n),
+                                  "customProperties must be a mapping");
+                return -EINVAL;
+        }
+        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+             p++) {
+                yaml_node_t *k = ydoc_node(d, p->key), *v = ydoc_node(d, p->value);
+                const char *key = ynode_scalar(k);
+                json_auto_t *raw = NULL;
+                json_t *value = NULL;
+                const char *type;
+                const char *vkey;
+                unsigned line = ynode_line(k);
+
+                if (!key || key[0] == '\0') {
+                        catalog_error_set(err, d->file, line, "invalid customProperties key");
+                        return -EINVAL;
+                }
+                if (json_object_get(out, key)) {
+                        catalog_error_set(err, d->file, line, "duplicate key '%s'", key);
+                        return -EINVAL;
+                }
+                r = ydoc_to_json(d, v, &raw, err);
+                if (r < 0)
+                        return r;
+                type = json_string_value(json_object_get(raw, "metadataType"));
+                if (!json_is_object(raw) || !type) {
+                        catalog_error_set(err, d->file, line,
+                                          "custom property '%s' needs a metadataType", key);
+                        return -EINVAL;
+                }
+                if (streq(type, "MetadataStringValue")) {
+                        vkey = "string_value";
+                        value = json_object_get(raw, vkey);
+                        if (value && !json_is_string(value)) {
+                                /* a plain scalar that looked like a number stays text */
+                                char *t = json_dumps(value, JSON_ENCODE_ANY);
+
+                                if (!t)
+                                        return -ENOMEM;
+                                value = json_string(t);
+                                free(t);
+                        } else
+                                value = json_incref(value);
+                } else if (streq(type, "MetadataIntValue")) {
+                        json_t *iv;
+                        int64_t i;
+
+                        vkey = "int_value";
+                        iv = json_object_get(raw, vkey);
+                        if (json_is_integer(iv))
+                                i = json_integer_value(iv);
+                        else if (!json_is_string(iv) ||
+                                 safe_atoi64(json_string_value(iv), &i) < 0) {
+                                catalog_error_set(err, d->file, line,
+                                                  "custom property '%s': invalid int_value", key);
+                                return -EINVAL;
+                        }
+                        {
+                                char b[32];
+
+                                snprintf(b, sizeof(b), "%" PRId64, i);
+                                value = json_string(b);
+                        }
+                } else if (streq(type, "MetadataDoubleValue")) {
+                        json_t *dv;
+
+                        vkey = "double_value";
+                        dv = json_object_get(raw, vkey);
+                        if (json_is_number(dv))
+                                value = json_real(json_number_value(dv));
+                        else if (json_is_string(dv)) {
+                                char *end;
+                                double f;
+
+                                errno = 0;
+                                f = strtod(json_string_value(dv), &end);
+                                if (errno != 0 || *end != '\0' || end == json_string_value(dv)) {
+                                        catalog_error_set(err, d->file, line,
+                                                          "custom property '%s': invalid "
+                                                          "double_value",
+                                                          key);
+                                        return -EINVAL;
+                                }
+                                value = json_real(f);
+                        }
+                } else if (streq(type, "MetadataBoolValue")) {
+                        vkey = "bool_value";
+                        value = json_object_get(raw, vkey);
+                        value = json_is_boolean(value) ? json_incref(value) : NULL;
+                } else if (streq(type, "MetadataStructValue")) {
+                        vkey = "struct_value";
+                        value = json_object_get(raw, vkey);
+                        value = json_is_string(value) ? json_incref(value) : NULL;
+                } else {
+                        catalog_error_set(err, d->file, line,
+                                          "custom property '%s': unknown metadataType '%s'", key,
+                                          type);
+                        return -EINVAL;
+                }
+                if (!value || json_object_size(raw) != 2) {
+                        json_decref(value);
+                        catalog_error_set(err, d->file, line,
+                                          "custom property '%s': %s needs exactly metadataType "
+                                          "and %s",
+                                          key, type, vkey);
+                        return -EINVAL;
+                }
+                if (json_object_set_new(out, key,
+                                        json_pack("{s:s, s:o}", "metadataType", type, vkey,
+                                                  value)) < 0)
+                        return -ENOMEM;
+        }
+done:
+        json_decref(*(json_t **)ret);
+        *(json_t **)ret = TAKE_PTR(out);
+        return 0;
+}
+
+struct artifact_parse {
+        char *artifact_type, *metrics_type, *uri, *name, *description, *external_id;
+        json_t *create, *update, *custom;
+};
+
+static void artifact_parse_release(struct artifact_parse *a)
+{
+        free(a->artifact_type);
+        free(a->metrics_type);
+        free(a->uri);
+        free(a->name);
+        free(a->description);
+        free(a->external_id);
+        json_decref(a->create);
+        json_decref(a->update);
+        json_decref(a->custom);
+}
+
+static const struct yfield artifact_fields[] = {
+        { "artifactType", ydoc_field_string, offsetof(struct artifact_parse, artifact_type) },
+        { "metricsType", ydoc_field_string, offsetof(struct artifact_parse, metrics_type) },
+        { "uri", ydoc_field_string, offsetof(struct artifact_parse, uri) },
+        { "name", ydoc_field_string, offsetof(struct artifact_parse, name) },
+        { "description", ydoc_field_string, offsetof(struct artifact_parse, description) },
+        { "externalId", ydoc_field_string, offsetof(struct artifact_parse, external_id) },
+        { "createTimeSinceEpoch", field_epoch, offsetof(struct artifact_parse, create) },
+        { "lastUpdateTimeSinceEpoch", field_epoch, offsetof(struct artifact_parse, update) },
+        { "customProperties", field_custom_properties, offsetof(struct artifact_parse, custom) },
+        { NULL, NULL, 0 },
+};
+
+static int set_opt_string(json_t *o, const char *key, const char *v)
+{
+        if (!v)
+                return 0;
+        return json_object_set_new(o, key, json_string(v)) < 0 ? -ENOMEM : 0;
+}
+
+static int set_opt_json(json_t *o, const char *key, json_t *v)
+{
+        if (!v)
+                return 0;
+        return json_object_set(o, key, v) < 0 ? -ENOMEM : 0;
+}
+
+/* A URI needs a scheme ("oci:", "s3:", "https:" ...) followed by something. */
+static bool uri_valid(const char *u)
+{
+        const char *c = strchr(u, ':');
+
+        if (!c || c == u || c[1] == '\0')
+                return false;
+        for (const char *p = u; p < c; p++)
+                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                      (p > u && ((*p >= '0' && *p <= '9') || *p == '+' || *p == '-' || *p == '.'))))
+                        return false;
+        return true;
+}
+
+static int parse_artifact(struct ydoc *d, yaml_node_t *n, json_t **ret, struct catalog_error *err)
+{
+        struct artifact_parse a = { 0 };
+        json_auto_t *o = NULL;
+        unsigned line = ynode_line(n);
+        int r;
+
+        if (n->type != YAML_MAPPING_NODE) {
+                catalog_error_set(err, d->file, line, "an artifact must be a mapping");
+                return -EINVAL;
+        }
+        r = ydoc_dispatch(d, n, artifact_fields, &a, err);
+        if (r < 0)
+                goto out;
+        o = json_object();
+        if (!o) {
+                r = -ENOMEM;
+                goto out;
+        }
+        if (!a.artifact_type || streq(a.artifact_type, "model-artifact")) {
+                if (!a.uri || !uri_valid(a.uri)) {
+                        catalog_error_set(err, d->file, line,
+                                          a.uri ? "artifact uri '%s' is not a valid URI"
+                                                : "model artifact without uri%s",
+                                          a.uri ? a.uri : "");
+                        r = -EINVAL;
+                        goto out;
+                }
+                if (a.metrics_type) {
+                        catalog_error_set(err, d->file, line,
+                                          "metricsType is only valid on metrics artifacts");
+                        r = -EINVAL;
+                        goto out;
+                }
+                r = set_opt_string(o, "artifactType", "model-artifact");
+        } else if (streq(a.artifact_type, "metrics-artifact")) {
+                if (!a.metrics_type || !(streq(a.metrics_type, "performance-metrics") ||
+                                         streq(a.metrics_type, "accuracy-metrics"))) {
+                        catalog_error_set(err, d->file, line,
+                                          "metrics artifact needs metricsType performance-metrics "
+                                          "or accuracy-metrics");
+                        r = -EINVAL;
+                        goto out;
+                }
+                r = set_opt_string(o, "artifactType", "metrics-artifact");
+                if (r >= 0)
+                        r = set_opt_string(o, "metricsType", a.metrics_type);
+        } else {
+                catalog_error_set(err, d->file, line, "unknown artifactType '%s'",
+                                  a.artifact_type);
+                r = -EINVAL;
+                goto out;
+        }
+        if (r >= 0)
+                r = set_opt_string(o, "uri", a.uri);
+        if (r >= 0)
+                r = set_opt_string(o, "name", a.name);
+        if (r >= 0)
+                r = set_opt_string(o, "description", a.description);
+        if (r >= 0)
+                r = set_opt_string(o, "externalId", a.external_id);
+        if (r >= 0)
+                r = set_opt_json(o, "createTimeSinceEpoch", a.create);
+        if (r >= 0)
+                r = set_opt_json(o, "lastUpdateTimeSinceEpoch", a.update);
+        if (r >= 0 && !a.custom)
+                a.custom = json_object();
+        if (r >= 0)
+                r = a.custom ? set_opt_json(o, "customProperties", a.custom) : -ENOMEM;
+        if (r >= 0)
+                *ret = TAKE_PTR(o);
+out:
+        artifact_parse_release(&a);
+        return r;
+}
+
+struct model_parse {
+        char *name, *description, *readme, *maturity, *provider, *logo, *license, *license_link,
+                *library_name, *external_id;
+        char **language, **tasks;
+        json_t *create, *update, *custom;
+        yaml_node_t *artifacts;
+};
+
+static void model_parse_release(struct model_parse *m)
+{
+        free(m->name);
+        free(m->description);
+        free(m->readme);
+        free(m->maturity);
+        free(m->provider);
+        free(m->logo);
+        free(m->license);
+        free(m->license_link);
+        free(m->library_name);
+        free(m->external_id);
+        catalog_strv_free(m->language);
+        catalog_strv_free(m->tasks);
+        json_decref(m->create);
+        json_decref(m->update);
+        json_decref(m->custom);
+}
+
+static const struct yfield model_fields[] = {
+        { "name", ydoc_field_string, offsetof(struct model_parse, name) },
+        { "description", ydoc_field_string, offsetof(struct model_parse, description) },
+        { "readme", ydoc_field_string, offsetof(struct model_parse, readme) },
+        { "maturity", ydoc_field_string, offsetof(struct model_parse, maturity) },
+        { "provider", ydoc_field_string, offsetof(struct model_parse, provider) },
+        { "logo", ydoc_field_string, offsetof(struct model_parse, logo) },
+        { "license", ydoc_field_string, offsetof(struct model_parse, license) },
+        { "licenseLink", ydoc_field_string, offsetof(struct model_parse, license_link) },
+        { "libraryName", ydoc_field_string, offsetof(struct model_parse, library_name) },
+        { "externalId", ydoc_field_string, offsetof(struct model_parse, external_id) },
+        { "language", ydoc_field_strv, offsetof(struct model_parse, language) },
+        { "tasks", ydoc_field_strv, offsetof(struct model_parse, tasks) },
+        { "createTimeSinceEpoch", field_epoch, offsetof(struct model_parse, create) },
+        { "lastUpdateTimeSinceEpoch", field_epoch, offsetof(struct model_parse, update) },
+        { "customProperties", field_custom_properties, offsetof(struct model_parse, custom) },
+        { "artifacts", store_node, offsetof(struct model_parse, artifacts) },
+        { NULL, NULL, 0 },
+};
+
+static json_t *strv_to_json(char *const *v)
+{
+        json_t *a = json_array();
+
+        if (!a)
+                return NULL;
+        for (; v && *v; v++)
+                if (json_array_append_new(a, json_string(*v)) < 0) {
+                        json_decref(a);
+                        return NULL;
+                }
+        return a;
+}
+
+static int set_opt_strv(json_t *o, const char *key, char *const *v)
+{
+        if (!v)
+                return 0;
+        return json_object_set_new(o, key, strv_to_json(v)) < 0 ? -ENOMEM : 0;
+}
+
+static int parse_model(struct ydoc *d, yaml_node_t *n, struct catalog_model_data *ret,
+                       struct catalog_error *err)
+{
+        struct model_parse m = { 0 };
+        json_auto_t *o = NULL, *arts = NULL;
+        unsigned line = ynode_line(n);
+        int r;
+
+        if (n->type != YAML_MAPPING_NODE) {
+                catalog_error_set(err, d->file, line, "a model must be a mapping");
+                return -EINVAL;
+        }
+        r = ydoc_dispatch(d, n, model_fields, &m, err);
+        if (r < 0)
+                goto out;
+        if (!m.name || m.name[0] == '\0') {
+                catalog_error_set(err, d->file, line, "model without name");
+                r = -EINVAL;
+                goto out;
+        }
+        arts = json_array();
+        o = json_object();
+        if (!arts || !o) {
+                r = -ENOMEM;
+                goto out;
+        }
+        if (m.artifacts && !ynode_is_null(m.artifacts)) {
+                size_t count;
+
+                if (m.artifacts->type != YAML_SEQUENCE_NODE) {
+                        catalog_error_set(err, d->file, ynode_line(m.artifacts),
+                                          "artifacts must be a list");
+                        r = -EINVAL;
+                        goto out;
+                }
+                count = (size_t)(m.artifacts->data.sequence.items.top -
+                                 m.artifacts->data.sequence.items.start);
+                if (count > CATALOG_ARTIFACTS_PER_MODEL_MAX) {
+                        catalog_error_set(err, d->file, ynode_line(m.artifacts),
+                                          "too many artifacts (limit %u)",
+                                          CATALOG_ARTIFACTS_PER_MODEL_MAX);
+                        r = -E2BIG;
+                        goto out;
+                }
+                for (yaml_node_item_t *it = m.artifacts->data.sequence.items.start;
+                     it < m.artifacts->data.sequence.items.top; it++) {
+                        json_t *a = NULL;
+
+                        r = parse_artifact(d, ydoc_node(d, *it), &a, err);
+                        if (r < 0)
+                                goto out;
+                        if (json_array_append_new(arts, a) < 0) {
+                                r = -ENOMEM;
+                                goto out;
+                        }
+                }
+        }
+        r = set_opt_string(o, "name", m.name);
+        if (r >= 0)
+                r = set_opt_string(o, "description", m.description);
+        if (r >= 0)
+                r = set_opt_string(o, "readme", m.readme);
+        if (r >= 0)
+                r = set_opt_string(o, "maturity", m.maturity);
+        if (r >= 0)
+                r = set_opt_strv(o, "language", m.language);
+        if (r >= 0)
+                r = set_opt_strv(o, "tasks", m.tasks);
+        if (r >= 0)
+                r = set_opt_string(o, "provider", m.provider);
+        if (r >= 0)
+                r = set_opt_string(o, "logo", m.logo);
+        if (r >= 0)
+                r = set_opt_string(o, "license", m.license);
+        if (r >= 0)
+                r = set_opt_string(o, "licenseLink", m.license_link);
+        if (r >= 0)
+                r = set_opt_string(o, "libraryName", m.library_name);
+        if (r >= 0)
+                r = set_opt_string(o, "externalId", m.external_id);
+        if (r >= 0)
+                r = set_opt_json(o, "createTimeSinceEpoch", m.create);
+        if (r >= 0)
+                r = set_opt_json(o, "lastUpdateTimeSinceEpoch", m.update);
+        if (r >= 0 && !m.custom)
+                m.custom = json_object();
+        if (r >= 0)
+                r = m.custom ? set_opt_json(o, "customProperties", m.custom) : -ENOMEM;
+        if (r < 0)
+                goto out;
+        ret->name = TAKE_PTR(m.name);
+        ret->model = TAKE_PTR(o);
+        ret->artifacts = TAKE_PTR(arts);
+out:
+        model_parse_release(&m);
+        return r;
+}
+
+static int cmp_model_name(const void *a, const void *b)
+{
+        return strcmp(((const struct catalog_model_data *)a)->name,
+                      ((const struct catalog_model_data *)b)->name);
+}
+
+static int parse_catalog(struct ydoc *d, struct catalog_models *m, struct catalog_error *err)
+{
+        yaml_node_t *root = ydoc_root(d), *models = NULL, *servers = NULL;
+        size_t count;
+        int r;
+
+        if (!root)
+                return 0;
+        if (root->type != YAML_MAPPING_NODE) {
+                catalog_error_set(err, d->file, ynode_line(root),
+                                  "a catalog file must be a mapping");
+                return -EINVAL;
+        }
+        for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
+             p < root->data.mapping.pairs.top; p++) {
+                yaml_node_t *k = ydoc_node(d, p->key), *v = ydoc_node(d, p->value);
+                const char *key = ynode_scalar(k);
+
+                if (key && streq(key, "source")) {
+                        if (v->type != YAML_SCALAR_NODE) {
+                                catalog_error_set(err, d->file, ynode_line(v),
+                                                  "source must be a string");
+                                return -EINVAL;
+                        }
+                } else if (key && streq(key, "models") && !models)
+                        models = v;
+                else if (key && streq(key, "mcp_servers") && !servers)
+                        servers = v;
+                else {
+                        catalog_error_set(err, d->file, ynode_line(k), "%s key '%s'",
+                                          key && (streq(key, "models") || streq(key, "mcp_servers"))
+                                                  ? "duplicate"
+                                                  : "unknown",
+                                          key ? key : "?");
+                        return -EINVAL;
+                }
+        }
+        if (servers) {
+                if (servers->type != YAML_SEQUENCE_NODE && !ynode_is_null(servers)) {
+                        catalog_error_set(err, d->file, ynode_line(servers),
+                                          "mcp_servers must be a list");
+                        return -EINVAL;
+                }
+                r = ydoc_to_json(d, servers, &m->mcp_servers, err);
+                if (r < 0)
+                        return r;
+        }
+        if (!models || ynode_is_null(models))
+                return 0;
+        if (models->type != YAML_SEQUENCE_NODE) {
+                catalog_error_set(err, d->file, ynode_line(models), "models must be a list");
+                return -EINVAL;
+        }
+        count = (size_t)(models->data.sequence.items.top - models->data.sequence.items.start);
+        if (count > CATALOG_MODELS_PER_SOURCE_MAX) {
+                catalog_error_set(err, d->file, ynode_line(models), "too many models (limit %u)",
+                                  CATALOG_MODELS_PER_SOURCE_MAX);
+                return -E2BIG;
+        }
+        m->v = calloc(count ? count : 1, sizeof(*m->v));
+        if (!m->v)
+                return -ENOMEM;
+        for (size_t i = 0; i < count; i++) {
+                r = parse_model(d, ydoc_node(d, models->data.sequence.items.start[i]), &m->v[i],
+                                err);
+                if (r < 0)
+                        return r;
+                m->n++;
+        }
+        /* names are unique within a source: sort a copy of the order to find duplicates */
+        {
+                AUTOFREE struct catalog_model_data *sorted = malloc(count * sizeof(*sorted) + 1);
+
+                if (!sorted)
+                        return -ENOMEM;
+                memcpy(sorted, m->v, count * sizeof(*sorted));
+                qsort(sorted, count, sizeof(*sorted), cmp_model_name);
+                for (size_t i = 1; i < count; i++)
+                        if (streq(sorted[i].name, sorted[i - 1].name)) {
+                                catalog_error_set(err, d->file, 0, "duplicate model name '%s'",
+                                                  sorted[i].name);
+                                return -EINVAL;
+                        }
+        }
+        return 0;
+}
+
+int catalog_models_parse(const char *file, const char *data, size_t len,
+                         struct catalog_models **ret, struct catalog_error *err)
+{
+        CLEANUP(catalog_models_unrefp) struct catalog_models *m = NULL;
+        struct ydoc d;
+        int r;
+
+        if (len > CATALOG_FILE_MAX) {
+                catalog_error_set(err, file, 0, "file too large (limit %u bytes)",
+                                  CATALOG_FILE_MAX);
+                return -EFBIG;
+        }
+        m = calloc(1, sizeof(*m));
+        if (!m)
+                return -ENOMEM;
+        m->refs = 1;
+        r = ydoc_load(&d, file, data, len, err);
+        if (r < 0)
+                return r;
+        r = parse_catalog(&d, m, err);
+        ydoc_release(&d);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+int catalog_models_load_file(const char *path, struct catalog_models **ret,
+                             struct catalog_error *err)
+{
+        AUTOFREE char *data = NULL;
+        size_t len;
+        int r;
+
+        r = catalog_read_file(path, CATALOG_FILE_MAX, &data, &len);
+        if (r == -EFBIG) {
+                catalog_error_set(err, path, 0, "file too large (limit %u bytes)",
+                                  CATALOG_FILE_MAX);
+                return r;
+        }
+        if (r < 0) {
+                char msg[128];
+
+                catalog_error_set(err, path, 0, "cannot read: %s",
+                                  strerror_r(-r, msg, sizeof(msg)));
+                return r;
+        }
+        return catalog_models_parse(path, data, len, ret, err);
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * The YAML catalog data file of a `yaml` source (spec C.4): `source:` plus `models:`, each model
+ * with its artifacts. Parsed strictly: unknown keys, a model without name, a duplicate name, an
+ * artifact without uri or with an unknown artifactType reject the whole file (file and line in
+ * the error). MCP data files (`mcp_servers:`) are accepted as raw JSON objects.
+ *
+ * The result is wire-shaped JSON (jansson objects, immutable once built) so the index can hand
+ * out references without copying.
+ */
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "catalog/yaml-util.h"
+#include "util/macro.h"
+
+struct catalog_model_data {
+        char *name;        /* owned */
+        json_t *model;     /* owned; CatalogModel fields except id/source_id; full customProperties */
+        json_t *artifacts; /* owned; array of CatalogArtifact objects without id */
+};
+
+/* Refcounted and immutable after load: shared between successive index snapshots. */
+struct catalog_models {
+        unsigned refs;
+        struct catalog_model_data *v; /* owned array */
+        size_t n;
+        json_t *mcp_servers; /* owned; array (MCP data files), NULL for model files */
+};
+
+struct catalog_models *catalog_models_ref(struct catalog_models *m);
+struct catalog_models *catalog_models_unref(struct catalog_models *m);
+DEFINE_CLEANUP_FUNC(struct catalog_models *, catalog_models_unref)
+
+/* Parses a catalog file from memory; -EINVAL with err, -E2BIG past the limits, -ENOMEM. */
+_warn_unused_result_ int catalog_models_parse(const char *file, const char *data, size_t len,
+                                              struct catalog_models **ret,
+                                              struct catalog_error *err);
+/* Reads (bounded by CATALOG_FILE_MAX, -EFBIG) and parses. */
+_warn_unused_result_ int catalog_models_load_file(const char *path, struct catalog_models **ret,
+                                                  struct catalog_error *err);

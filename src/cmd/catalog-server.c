@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * modelplane catalog: the read-only Kubeflow model catalog API (spec Part C) over YAML sources,
+ * all in memory, hot-reloaded when the sources or catalog files change. Stateless: scale out by
+ * running more replicas behind the Service.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog/handlers.h"
+#include "catalog/limits.h"
+#include "catalog/service.h"
+#include "cmd/commands.h"
+#include "http/server.h"
+#include "util/log.h"
+#include "util/parse-util.h"
+
+#define CATALOG_BODY_MAX (16U * 1024U * 1024U)
+
+static void catalog_usage(FILE *f)
+{
+        fprintf(f,
+                "Usage: modelplane catalog [OPTIONS]\n\n"
+                "Serves the Kubeflow model catalog API (/api/model_catalog/v1alpha1).\n\n"
+                "  -l, --listen HOST:PORT     listen address (default 0.0.0.0:8080; port 0 = any)\n"
+                "      --catalogs-path PATHS  sources file(s); repeat or comma-separate; later\n"
+                "                             files override earlier ones per source id\n"
+                "                             (default sources.yaml)\n"
+                "      --poll-interval SECS   stat fallback for hot reload (default 5)\n"
+                "      --log-level LEVEL      debug, info, warn, error (default info)\n"
+                "  -h, --help                 show this help\n");
+}
+
+static int parse_listen(const char *s, char **ret_host, uint16_t *ret_port)
+{
+        const char *colon = strrchr(s, ':');
+        char *host;
+
+        if (!colon)
+                return -EINVAL;
+        if (safe_atou16(colon + 1, ret_port) < 0)
+                return -EINVAL;
+        if (colon == s)
+                host = strdup("0.0.0.0");
+        else if (s[0] == '[' && colon[-1] == ']')
+                host = strndup(s + 1, (size_t)(colon - s - 2));
+        else
+                host = strndup(s, (size_t)(colon - s));
+        if (!host)
+                return -ENOMEM;
+        *ret_host = host;
+        return 0;
+}
+
+static int add_paths(char ***paths, size_t *n, const char *arg)
+{
+        const char *p = arg;
+
+        while (p && *p) {
+                const char *e = strchr(p, ',');
+                size_t len = e ? (size_t)(e - p) : strlen(p);
+                char **v;
+
+                if (len > 0) {
+                        if (*n >= CATALOG_CONFIG_FILES_MAX)
+                                return -E2BIG;
+                        v = reallocarray(*paths, *n + 2, sizeof(*v));
+                        if (!v)
+                                return -ENOMEM;
+                        *paths = v;
+                        v[*n] = strndup(p, len);
+                        if (!v[*n])
+                                return -ENOMEM;
+                        v[++*n] = NULL;
+                }
+                p = e ? e + 1 : NULL;
+        }
+        return 0;
+}
+
+static void log_sources(const struct catalog_index *idx)
+{
+        const struct catalog_config *cfg = catalog_index_config(idx);
+
+        log_info("catalog: %zu models from %zu sources", catalog_index_n_models(idx),
+                 cfg->n_sources);
+        for (size_t i = 0; i < cfg->n_sources; i++) {
+                enum catalog_source_state st = catalog_index_source_state(idx, cfg->sources[i].id);
+
+                if (st == CATALOG_SOURCE_ERROR)
+                        log_warn("catalog: source '%s' is in error state", cfg->sources[i].id);
+        }
+}
+
+static void on_reload(void *userdata, int r, const struct catalog_error *err,
+                      const struct catalog_index *idx)
+{
+        char msg[1200];
+
+        (void)userdata;
+        if (r < 0) {
+                log_error_errno(r, "catalog: reload rejected, previous catalog keeps serving: %s",
+                                catalog_error_format(err, msg, sizeof(msg)));
+                return;
+        }
+        log_info("catalog: reloaded");
+        log_sources(idx);
+}
+
+int cmd_catalog(int argc, char **argv)
+{
+        enum { ARG_CATALOGS = 0x100, ARG_POLL, ARG_LOG_LEVEL };
+        static const struct option options[] = {
+                { "listen", required_argument, NULL, 'l' },
+                { "catalogs-path", required_argument, NULL, ARG_CATALOGS },
+                { "poll-interval", required_argument, NULL, ARG_POLL },
+                { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
+                { "help", no_argument, NULL, 'h' },
+                { NULL, 0, NULL, 0 },
+        };
+        CLEANUP(catalog_strv_freep) char **paths = NULL;
+        CLEANUP(catalog_service_freep) struct catalog_service *svc = NULL;
+        CLEANUP(http_server_freep) struct http_server *srv = NULL;
+        AUTOFREE char *host = NULL;
+        struct catalog_error err = { 0 };
+        uint16_t port = 8080;
+        uint32_t poll_s = 5;
+        size_t n_paths = 0;
+        sigset_t mask;
+        char msg[1200];
+        int c, r, sig;
+
+        optind = 0;
+        while ((c = getopt_long(argc, argv, "l:h", options, NULL)) >= 0)
+                switch (c) {
+                case 'l':
+                        free(host);
+                        host = NULL;
+                        if (parse_listen(optarg, &host, &port) < 0) {
+                                fprintf(stderr, "catalog: invalid --listen '%s'\n", optarg);
+                                return 2;
+                        }
+                        break;
+                case ARG_CATALOGS:
+                        r = add_paths(&paths, &n_paths, optarg);
+                        if (r < 0) {
+                                fprintf(stderr, "catalog: invalid --catalogs-path '%s'\n", optarg);
+                                return 2;
+                        }
+                        break;
+                case ARG_POLL:
+                        if (safe_atou32(optarg, &poll_s) < 0 || poll_s == 0 || poll_s > 86400) {
+                                fprintf(stderr, "catalog: invalid --poll-interval '%s'\n", optarg);
+                                return 2;
+                        }
+                        break;
+                case ARG_LOG_LEVEL:
+                        if (log_level_from_string(optarg) < 0) {
+                                fprintf(stderr, "catalog: invalid --log-level '%s'\n", optarg);
+                                return 2;
+                        }
+                        log_set_max_level(log_level_from_string(optarg));
+                        break;
+                case 'h':
+                        catalog_usage(stdout);
+                        return 0;
+                default:
+                        catalog_usage(stderr);
+                        return 2;
+                }
+        if (optind < argc) {
+                fprintf(stderr, "catalog: unexpected argument '%s'\n", argv[optind]);
+                return 2;
+        }
+        if (!host) {
+                host = strdup("0.0.0.0");
+                if (!host)
+                        return 1;
+        }
+        if (n_paths == 0 && add_paths(&paths, &n_paths, "sources.yaml") < 0)
+                return 1;
+
+        /* Block the termination signals before any thread starts, then wait for them. */
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        (void)pthread_sigmask(SIG_BLOCK, &mask, NULL);
+        (void)signal(SIGPIPE, SIG_IGN);
+
+        r = catalog_service_new(
+                &(struct catalog_service_config){ .config_paths = paths,
+                                                  .n_config_paths = n_paths,
+                                                  .poll_interval_ms = poll_s * 1000,
+                                                  .on_reload = on_reload },
+                &svc, &err);
+        if (r < 0) {
+                log_error_errno(r, "error starting loader: model config: %s",
+                                catalog_error_format(&err, msg, sizeof(msg)));
+                return 1;
+        }
+        {
+                struct catalog_index *idx = catalog_service_get(svc);
+
+                log_sources(idx);
+                catalog_index_unref(idx);
+        }
+        r = catalog_service_watch_start(svc);
+        if (r < 0)
+                log_warn_errno(r, "catalog: cannot watch files, hot reload disabled, ignoring");
+
+        {
+                struct http_server_config hc = { HTTP_SERVER_CONFIG_DEFAULTS };
+
+                hc.address = host;
+                hc.port = port;
+                hc.body_max = CATALOG_BODY_MAX;
+                hc.handler = catalog_http_handle;
+                hc.userdata = svc;
+                r = http_server_start(&hc, &srv);
+        }
+        if (r < 0) {
+                log_error_errno(r, "catalog: cannot listen on %s:%u", host, (unsigned)port);
+                return 1;
+        }
+        log_info("catalog: listening on %s:%u", host, (unsigned)http_server_port(srv));
+        printf("listening on %s:%u\n", host, (unsigned)http_server_port(srv));
+        fflush(stdout);
+
+        r = sigwait(&mask, &sig);
+        log_info("catalog: signal %d received, shutting down", r == 0 ? sig : -1);
+        /* stop accepting and finish in-flight requests before the catalog goes away */
+        srv = http_server_free(srv);
+        svc = catalog_service_free(svc);
+        return 0;
+}
