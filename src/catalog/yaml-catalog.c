@@ -496,6 +496,7 @@ static int parse_model(struct ydoc *d, yaml_node_t *n, struct catalog_model_data
                 r = m.custom ? set_opt_json(o, "customProperties", m.custom) : -ENOMEM;
         if (r < 0)
                 goto out;
+        ret->line = line;
         ret->name = TAKE_PTR(m.name);
         ret->model = TAKE_PTR(o);
         ret->artifacts = TAKE_PTR(arts);
@@ -589,8 +590,9 @@ static int parse_catalog(struct ydoc *d, struct catalog_models *m, struct catalo
                 qsort(sorted, count, sizeof(*sorted), cmp_model_name);
                 for (size_t i = 1; i < count; i++)
                         if (streq(sorted[i].name, sorted[i - 1].name)) {
-                                catalog_error_set(err, d->file, 0, "duplicate model name '%s'",
-                                                  sorted[i].name);
+                                catalog_error_set(err, d->file,
+                                                  MAX(sorted[i].line, sorted[i - 1].line),
+                                                  "duplicate model name '%s'", sorted[i].name);
                                 return -EINVAL;
                         }
         }

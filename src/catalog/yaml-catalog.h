@@ -21,6 +21,7 @@ struct catalog_model_data {
         char *name;        /* owned */
         json_t *model;     /* owned; CatalogModel fields except id/source_id; full customProperties */
         json_t *artifacts; /* owned; array of CatalogArtifact objects without id */
+        unsigned line;     /* where the model starts in its file */
 };
 
 /* Refcounted and immutable after load: shared between successive index snapshots. */

@@ -168,6 +168,11 @@ int ydoc_load(struct ydoc *d, const char *file, const char *data, size_t len,
                 return r;
         }
         d->loaded = true;
+        {
+                size_t n = (size_t)(d->doc.nodes.top - d->doc.nodes.start);
+
+                d->budget = MIN(n * 4 + 1024, (size_t)CATALOG_YAML_NODES_MAX);
+        }
         /* A second document in the stream is an error: one file, one catalog. */
         {
                 yaml_document_t extra;
@@ -236,9 +241,9 @@ bool ynode_is_null(const yaml_node_t *n)
 
 int ydoc_visit(struct ydoc *d, const yaml_node_t *n, struct catalog_error *err)
 {
-        if (++d->visited > CATALOG_YAML_NODES_MAX) {
-                catalog_error_set(err, d->file, ynode_line(n), "too many YAML nodes (limit %u)",
-                                  CATALOG_YAML_NODES_MAX);
+        if (++d->visited > d->budget) {
+                catalog_error_set(err, d->file, ynode_line(n),
+                                  "too many YAML nodes (aliases expand past %zu)", d->budget);
                 return -E2BIG;
         }
         return 0;

@@ -6,8 +6,9 @@
  * walk it with table-driven mapping dispatch (unknown and duplicate keys are errors), and report
  * every error with the file name and the 1-based line of the offending node.
  *
- * A struct ydoc counts the nodes its helpers visit; past CATALOG_YAML_NODES_MAX every helper
- * fails with -E2BIG, so alias fan-out ("billion laughs") cannot blow up conversion.
+ * A struct ydoc counts the nodes its helpers visit; past a small multiple of the document's own
+ * node count (and never past CATALOG_YAML_NODES_MAX) every helper fails with -E2BIG, so alias
+ * fan-out ("billion laughs") cannot blow up conversion.
  */
 
 #include <jansson.h>
@@ -49,6 +50,7 @@ struct ydoc {
         bool loaded;
         const char *file; /* borrowed; the name used in errors */
         size_t visited;
+        size_t budget; /* visits allowed: a small multiple of the document's node count */
 };
 
 /*

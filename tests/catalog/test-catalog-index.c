@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests: the index built from the test fixtures; ordering, pagination, status, filters. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "catalog/service.h"
+
+static struct catalog_service *svc;
+static struct catalog_index *idx;
+
+static void setup(void)
+{
+        const char *root = getenv("MODELPLANE_SOURCE_ROOT");
+        char *path = NULL;
+        struct catalog_error e = { 0 };
+
+        cr_assert_not_null(root);
+        cr_assert(asprintf(&path, "%s/tests/fixtures/catalog/sources.yaml", root) > 0);
+        cr_assert_eq(catalog_service_new(&(struct catalog_service_config){ .config_paths = &path,
+                                                                          .n_config_paths = 1 },
+                                         &svc, &e),
+                     0, "%s", e.message);
+        idx = catalog_service_get(svc);
+        free(path);
+}
+
+static void teardown(void)
+{
+        catalog_index_unref(idx);
+        catalog_service_free(svc);
+}
+
+TestSuite(index, .init = setup, .fini = teardown);
+
+static json_t *list(const struct catalog_model_query *q)
+{
+        json_t *out = NULL;
+        char err[256];
+
+        cr_assert_eq(catalog_index_list_models(idx, q, &out, err, sizeof(err)), 0, "%s", err);
+        return out;
+}
+
+static const char *item_name(json_t *l, size_t i)
+{
+        return json_string_value(json_object_get(json_array_get(json_object_get(l, "items"), i),
+                                                 "name"));
+}
+
+Test(index, sources_and_status)
+{
+        cr_assert_eq(catalog_index_source_state(idx, "acme_models"), CATALOG_SOURCE_AVAILABLE);
+        cr_assert_eq(catalog_index_source_state(idx, "disabled_models"), CATALOG_SOURCE_DISABLED);
+        cr_assert_eq(catalog_index_source_state(idx, "broken_models"), CATALOG_SOURCE_ERROR);
+        cr_assert_eq(catalog_index_source_state(idx, "missing_models"), CATALOG_SOURCE_ERROR);
+        cr_assert_eq(catalog_index_source_state(idx, "hf_models"), CATALOG_SOURCE_ERROR);
+        /* acme: 5 models, one excluded by *-draft; community: 18 */
+        cr_assert_eq(catalog_index_n_models(idx), 4 + 18);
+}
+
+Test(index, name_order_is_case_insensitive_and_deterministic)
+{
+        char s1[] = "acme_models";
+        char *src[] = { s1, NULL };
+        struct catalog_model_query q = { .page = { .page_size = 10 }, .order = CATALOG_ORDER_NAME,
+                                         .sources = src };
+        json_auto_t *l = list(&q);
+
+        cr_assert_eq(json_integer_value(json_object_get(l, "size")), 4);
+        cr_assert_str_eq(item_name(l, 0), "acme/granite-8b-code");
+        cr_assert_str_eq(item_name(l, 1), "alpha-model");
+        cr_assert_str_eq(item_name(l, 2), "Beta-Model");
+        cr_assert_str_eq(item_name(l, 3), "GAMMA-MODEL");
+}
+
+Test(index, names_differing_only_in_case)
+{
+        char s1[] = "community_models";
+        char *src[] = { s1, NULL };
+        struct catalog_model_query q = { .page = { .page_size = 100 },
+                                         .order = CATALOG_ORDER_NAME, .sources = src };
+        json_auto_t *l = list(&q);
+        size_t n = json_array_size(json_object_get(l, "items"));
+
+        /* "MODEL" < "Model" < "model" by byte order once case is folded equal */
+        cr_assert_str_eq(item_name(l, n - 3), "MODEL");
+        cr_assert_str_eq(item_name(l, n - 2), "Model");
+        cr_assert_str_eq(item_name(l, n - 1), "model");
+        q.page.desc = true;
+        {
+                json_auto_t *d = list(&q);
+
+                cr_assert_str_eq(item_name(d, 0), "model");
+                cr_assert_str_eq(item_name(d, 2), "MODEL");
+        }
+}
+
+/* Walks all pages; checks every item appears exactly once and in the full-list order. */
+static void walk(enum catalog_order order, bool desc, uint32_t page_size)
+{
+        struct catalog_model_query q = { .page = { .page_size = 1000, .desc = desc },
+                                         .order = order };
+        json_auto_t *all = list(&q);
+        size_t n = json_array_size(json_object_get(all, "items")), seen = 0;
+        char *token = NULL;
+
+        for (unsigned pages = 0; pages < 1000; pages++) {
+                json_t *l;
+                size_t k;
+
+                q.page.page_size = page_size;
+                q.page.token = token;
+                l = list(&q);
+                k = json_array_size(json_object_get(l, "items"));
+                cr_assert_leq(k, page_size);
+                for (size_t i = 0; i < k; i++, seen++)
+                        cr_assert_str_eq(item_name(l, i), item_name(all, seen),
+                                         "order %d desc %d page size %u: item %zu", order, desc,
+                                         page_size, seen);
+                free(token);
+                token = strdup(json_string_value(json_object_get(l, "nextPageToken")));
+                json_decref(l);
+                if (token[0] == '\0')
+                        break;
+        }
+        free(token);
+        cr_assert_eq(seen, n, "saw %zu of %zu", seen, n);
+}
+
+Test(index, pagination_never_repeats_or_skips)
+{
+        static const enum catalog_order orders[] = {
+                CATALOG_ORDER_NAME, CATALOG_ORDER_ID, CATALOG_ORDER_CREATE_TIME,
+                CATALOG_ORDER_LAST_UPDATE_TIME, CATALOG_ORDER_ACCURACY,
+        };
+
+        for (size_t o = 0; o < ELEMENTSOF(orders); o++)
+                for (uint32_t ps = 1; ps <= 7; ps += 2) {
+                        walk(orders[o], false, ps);
+                        walk(orders[o], true, ps);
+                }
+}
+
+Test(index, token_format_and_errors)
+{
+        struct catalog_model_query q = { .page = { .page_size = 2 }, .order = CATALOG_ORDER_ID };
+        json_auto_t *l = list(&q);
+        json_t *out = NULL;
+        char err[256];
+
+        /* registry format: base64("<id>:<value>"); ordered by ID both are the id; the ids of
+         * alpha-model's four artifacts come between alpha-model (1) and Beta-Model (6) */
+        cr_assert_str_eq(json_string_value(json_object_get(
+                                 json_array_get(json_object_get(l, "items"), 1), "id")),
+                         "6");
+        cr_assert_str_eq(json_string_value(json_object_get(l, "nextPageToken")), "Njo2");
+        q.page.token = "not base64!";
+        cr_assert_eq(catalog_index_list_models(idx, &q, &out, err, sizeof(err)), -EINVAL);
+        cr_assert(strstr(err, "invalid nextPageToken"), "%s", err);
+        q.page.token = "eDp5"; /* "x:y" */
+        cr_assert_eq(catalog_index_list_models(idx, &q, &out, err, sizeof(err)), -EINVAL);
+}
+
+Test(index, accuracy_and_property_order)
+{
+        struct catalog_model_query q = { .page = { .page_size = 3, .desc = true },
+                                         .order = CATALOG_ORDER_ACCURACY };
+        json_auto_t *l = list(&q);
+
+        cr_assert_str_eq(item_name(l, 0), "Beta-Model");
+        cr_assert_str_eq(item_name(l, 1), "alpha-model");
+        {
+                char *prop = NULL;
+                enum filter_suffix sfx;
+
+                cr_assert_eq(catalog_order_parse_models("artifacts.ttft_p90.double_value",
+                                                        &q.order, &prop, &sfx),
+                             0);
+                q.order_property = prop;
+                q.order_suffix = sfx;
+                q.page.desc = false;
+                json_auto_t *p = list(&q);
+
+                cr_assert_str_eq(item_name(p, 0), "alpha-model", "the only model with ttft_p90");
+                free(prop);
+        }
+        {
+                enum catalog_order o;
+                char *prop = NULL;
+                enum filter_suffix sfx;
+
+                cr_assert_eq(catalog_order_parse_models("BOGUS", &o, &prop, &sfx), -EINVAL);
+        }
+}
+
+Test(index, search_filter_labels)
+{
+        struct filter_node *f = NULL;
+        char l1[] = "validated", l2[] = "null";
+        char *labels[] = { l1, NULL };
+        char *null_label[] = { l2, NULL };
+        struct catalog_model_query q = { .page = { .page_size = 100 }, .order = CATALOG_ORDER_NAME };
+        json_t *l;
+
+        q.q = "EMBEDDING";
+        l = list(&q);
+        cr_assert_eq(json_integer_value(json_object_get(l, "size")), 1);
+        cr_assert_str_eq(item_name(l, 0), "GAMMA-MODEL", "q searches the description");
+        json_decref(l);
+        q.q = "gamma labs";
+        l = list(&q);
+        cr_assert_eq(json_integer_value(json_object_get(l, "size")), 1, "q searches the provider");
+        json_decref(l);
+        q.q = "code-generation";
+        l = list(&q);
+        cr_assert_eq(json_integer_value(json_object_get(l, "size")), 2, "q searches the tasks");
+        json_decref(l);
+        q.q = NULL;
+
+        cr_assert_eq(filter_parse("license = 'apache-2.0' AND artifacts.hardware_type = 'H100'",
+                                  &f, NULL, 0),
+                     0);
+        q.filter = f;
+        l = list(&q);
+        cr_assert_eq(json_integer_value(json_object_get(l, "size")), 1);
+        cr_assert_str_eq(item_name(l, 0), "alpha-model");
+        json_decref(l);
+        filter_free(f);
+        cr_assert_eq(filter_parse("tasks = 'code-generation' AND context_window > 1", &f, NULL, 0),
+                     0);
+        q.filter = f;
+        l = list(&q);
+        cr_assert_eq(json_integer_value(json_object_get(l, "size")), 0);
+        json_decref(l);
+        filter_free(f);
+        q.filter = NULL;
+
+        q.source_labels = labels;
+        l = list(&q);
+        cr_assert_eq(json_integer_value(json_object_get(l, "size")), 4, "labels are case-insensitive");
+        json_decref(l);
+        q.source_labels = null_label;
+        l = list(&q);
+        cr_assert_eq(json_integer_value(json_object_get(l, "size")), 18, "null = sources without labels");
+        json_decref(l);
+}
+
+Test(index, stable_ids_across_reload)
+{
+        json_t *a = NULL, *b = NULL;
+        struct catalog_error e = { 0 };
+        struct catalog_index *idx2;
+
+        cr_assert_eq(catalog_index_get_model(idx, "acme_models", "Beta-Model", &a), 0);
+        cr_assert_eq(catalog_service_reload(svc, &e), 0);
+        idx2 = catalog_service_get(svc);
+        cr_assert_neq(idx2, idx, "a reload swaps in a new snapshot");
+        cr_assert_eq(catalog_index_get_model(idx2, "acme_models", "Beta-Model", &b), 0);
+        cr_assert_str_eq(json_string_value(json_object_get(a, "id")),
+                         json_string_value(json_object_get(b, "id")));
+        cr_assert_eq(catalog_index_get_model(idx2, "acme_models", "acme/secret-draft", &b),
+                     -ENOENT, "excluded by glob");
+        json_decref(a);
+        json_decref(b);
+        catalog_index_unref(idx2);
+}
+
+Test(index, model_wire_shape)
+{
+        json_t *m = NULL, *cp;
+
+        cr_assert_eq(catalog_index_get_model(idx, "acme_models", "alpha-model", &m), 0);
+        cr_assert_str_eq(json_string_value(json_object_get(m, "source_id")), "acme_models");
+        cr_assert(json_is_string(json_object_get(m, "id")));
+        cp = json_object_get(m, "customProperties");
+        cr_assert_not_null(json_object_get(cp, "model_type"));
+        cr_assert_null(json_object_get(cp, "parameters_b"),
+                       "model-level customProperties only carry string values");
+        cr_assert_null(json_object_get(m, "artifacts"));
+        json_decref(m);
+}
+
+Test(index, filter_options)
+{
+        json_auto_t *fo = catalog_index_filter_options(idx);
+        json_t *f = json_object_get(fo, "filters");
+        json_t *lic = json_object_get(f, "license");
+        json_t *ttft = json_object_get(f, "artifacts.ttft_p90.double_value");
+
+        cr_assert_str_eq(json_string_value(json_object_get(lic, "type")), "string");
+        cr_assert_eq(json_array_size(json_object_get(lic, "values")), 3);
+        cr_assert_str_eq(json_string_value(json_array_get(json_object_get(lic, "values"), 0)),
+                         "apache-2.0");
+        cr_assert_str_eq(json_string_value(json_object_get(ttft, "type")), "number");
+        cr_assert_float_eq(json_real_value(json_object_get(json_object_get(ttft, "range"), "min")),
+                           45.5, 1e-9);
+        cr_assert_not_null(json_object_get(json_object_get(fo, "namedQueries"), "low_latency"));
+        cr_assert_not_null(json_object_get(json_object_get(fo, "namedQueries"), "apache_only"));
+}

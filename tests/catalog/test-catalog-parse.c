@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests: the strict sources-file parser, the YAML catalog loader, limits and globs. */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "catalog/glob.h"
+#include "catalog/limits.h"
+#include "catalog/sources.h"
+#include "catalog/yaml-catalog.h"
+
+static char *fixture(const char *name)
+{
+        const char *root = getenv("MODELPLANE_SOURCE_ROOT");
+        char *p = NULL;
+
+        cr_assert_not_null(root, "MODELPLANE_SOURCE_ROOT must be set");
+        cr_assert(asprintf(&p, "%s/tests/fixtures/catalog/%s", root, name) > 0);
+        return p;
+}
+
+static int parse_config(const char *text, struct catalog_config *c, struct catalog_error *e)
+{
+        return catalog_config_parse("test.yaml", text, strlen(text), c, e);
+}
+
+Test(sources, fixture_parses)
+{
+        char *p = fixture("sources.yaml");
+        struct catalog_config c = { 0 };
+        struct catalog_error e = { 0 };
+        const struct catalog_source_config *s;
+
+        cr_assert_eq(catalog_config_load(&p, 1, &c, &e), 0, "load failed: %s", e.message);
+        cr_assert_eq(c.n_sources, 7);
+        s = catalog_config_find(&c, "acme_models");
+        cr_assert_not_null(s);
+        cr_assert_str_eq(s->name, "Acme Models");
+        cr_assert_eq(s->enabled, 1);
+        cr_assert_eq(catalog_strv_length(s->labels), 2);
+        cr_assert_str_eq(s->excluded[0], "*-draft");
+        s = catalog_config_find(&c, "community_models");
+        cr_assert_eq(s->enabled, 1, "enabled defaults to true");
+        cr_assert_eq(catalog_strv_length(s->labels), 0, "labels default to []");
+        cr_assert_eq(catalog_config_find(&c, "disabled_models")->enabled, 0);
+        cr_assert(catalog_config_find(&c, "acme_mcp")->is_mcp);
+        cr_assert_eq(json_array_size(c.labels), 4);
+        cr_assert(json_is_null(json_object_get(json_array_get(c.labels, 3), "name")));
+        cr_assert_str_eq(json_string_value(json_object_get(
+                                 json_object_get(c.named_queries, "low_latency"), "assetType")),
+                         "models");
+        {
+                char *path = NULL;
+
+                cr_assert_eq(catalog_source_yaml_path(catalog_config_find(&c, "acme_models"),
+                                                      &path),
+                             0);
+                cr_assert(strstr(path, "tests/fixtures/catalog/acme-models.yaml"),
+                          "relative path resolved against the sources file: %s", path);
+                free(path);
+        }
+        catalog_config_release(&c);
+        free(p);
+}
+
+Test(sources, later_file_overrides_field_by_field)
+{
+        char *files[2] = { fixture("sources.yaml"), fixture("override.yaml") };
+        struct catalog_config c = { 0 };
+        struct catalog_error e = { 0 };
+        const struct catalog_source_config *s;
+        json_t *v;
+
+        cr_assert_eq(catalog_config_load(files, 2, &c, &e), 0, "load failed: %s", e.message);
+        cr_assert_eq(c.n_sources, 7, "override adds no source");
+        s = catalog_config_find(&c, "community_models");
+        cr_assert_eq(catalog_strv_length(s->labels), 1);
+        cr_assert_str_eq(s->labels[0], "Community");
+        cr_assert_str_eq(s->name, "Community Models", "fields not set in the override stay");
+        s = catalog_config_find(&c, "disabled_models");
+        cr_assert_str_eq(s->name, "Disabled Models (renamed)");
+        cr_assert_eq(s->enabled, 0, "enabled keeps the earlier value");
+        cr_assert_not_null(s->properties, "properties keep the earlier value");
+        v = json_object_get(json_object_get(json_object_get(json_object_get(c.named_queries,
+                                                                            "low_latency"),
+                                                            "filters"),
+                                            "ttft_p90"),
+                            "value");
+        cr_assert_eq(json_integer_value(v), 80);
+        catalog_config_release(&c);
+        free(files[0]);
+        free(files[1]);
+}
+
+Test(sources, unknown_key_names_file_and_line)
+{
+        struct catalog_config c = { 0 };
+        struct catalog_error e = { 0 };
+
+        cr_assert_eq(parse_config("model_catalogs:\n"
+                                  "  - id: a\n"
+                                  "    type: yaml\n"
+                                  "    enabeld: true\n",
+                                  &c, &e),
+                     -EINVAL);
+        cr_assert_str_eq(e.file, "test.yaml");
+        cr_assert_eq(e.line, 4, "line %u", e.line);
+        cr_assert(strstr(e.message, "unknown key 'enabeld'"), "%s", e.message);
+
+        cr_assert_eq(parse_config("model_catalogs: []\nsourcez: 1\n", &c, &e), -EINVAL);
+        cr_assert_eq(e.line, 2);
+        cr_assert(strstr(e.message, "sourcez"));
+}
+
+Test(sources, malformed_yaml_names_line)
+{
+        struct catalog_config c = { 0 };
+        struct catalog_error e = { 0 };
+        char buf[1500];
+
+        cr_assert_eq(parse_config("model_catalogs:\n"
+                                  "  - id: a\n"
+                                  "    name: \"unterminated\n"
+                                  "    type: yaml\n",
+                                  &c, &e),
+                     -EINVAL);
+        cr_assert_str_eq(e.file, "test.yaml");
+        cr_assert_geq(e.line, 3, "line %u", e.line);
+        catalog_error_format(&e, buf, sizeof(buf));
+        cr_assert(strneq(buf, "test.yaml:", 10), "%s", buf);
+}
+
+Test(sources, validation_errors)
+{
+        static const char *const bad[] = {
+                "model_catalogs:\n  - name: no id\n",
+                "model_catalogs:\n  - id: a\n  - id: a\n",
+                "model_catalogs:\n  - id: a\nmcp_catalogs:\n  - id: a\n",
+                "model_catalogs:\n  - id: a\n    includedModels: ['  ']\n",
+                "model_catalogs:\n  - id: a\n    includedModels: ['x/*']\n    excludedModels: ['x/*']\n",
+                "model_catalogs:\n  - id: a\n    enabled: maybe\n",
+                "model_catalogs:\n  - id: a\n    assetType: pictures\n",
+                "model_catalogs:\n  - id: a\n    id: b\n",
+                "namedQueries:\n  q: {f: {operator: '~', value: 1}}\n",
+                "namedQueries:\n  q: {f: {operator: '=', value: 1, extra: 2}}\n",
+                "namedQueries:\n  q: {assetType: models, filters: {}}\n",
+                "labels:\n  - displayName: no name\n",
+                "- just a list\n",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                struct catalog_config c = { 0 };
+                struct catalog_error e = { 0 };
+
+                cr_assert_eq(parse_config(bad[i], &c, &e), -EINVAL, "case %zu accepted: %s", i,
+                             bad[i]);
+                cr_assert_neq(e.message[0], '\0', "case %zu has no message", i);
+        }
+}
+
+Test(sources, legacy_catalogs_key_merges)
+{
+        struct catalog_config c = { 0 };
+        struct catalog_error e = { 0 };
+
+        cr_assert_eq(parse_config("model_catalogs:\n  - {id: a, name: New}\n"
+                                  "catalogs:\n  - {id: a, name: Old}\n  - {id: b, name: B}\n",
+                                  &c, &e),
+                     0, "%s", e.message);
+        cr_assert_eq(c.n_sources, 2);
+        cr_assert_str_eq(catalog_config_find(&c, "a")->name, "New");
+        catalog_config_release(&c);
+}
+
+Test(sources, oversized_file_is_rejected)
+{
+        char path[] = "/tmp/catalog-big-XXXXXX";
+        struct catalog_config c = { 0 };
+        struct catalog_models *m = NULL;
+        struct catalog_error e = { 0 };
+        int fd = mkstemp(path);
+
+        cr_assert_geq(fd, 0);
+        /* sparse: costs no disk */
+        cr_assert_eq(ftruncate(fd, (off_t)CATALOG_FILE_MAX + 1), 0);
+        close(fd);
+        cr_assert_eq(catalog_config_load_file(path, &c, &e), -EFBIG);
+        cr_assert(strstr(e.message, "too large"), "%s", e.message);
+        cr_assert_eq(catalog_models_load_file(path, &m, &e), -EFBIG);
+        cr_assert_null(m);
+        unlink(path);
+}
+
+Test(sources, too_many_sources)
+{
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        struct catalog_config c = { 0 };
+        struct catalog_error e = { 0 };
+
+        fprintf(f, "model_catalogs:\n");
+        for (unsigned i = 0; i <= CATALOG_SOURCES_MAX; i++)
+                fprintf(f, "  - id: s%u\n", i);
+        fclose(f);
+        cr_assert_eq(parse_config(text, &c, &e), -E2BIG);
+        free(text);
+}
+
+/* ---- catalog files ---- */
+
+static int parse_models(const char *text, struct catalog_models **m, struct catalog_error *e)
+{
+        return catalog_models_parse("models.yaml", text, strlen(text), m, e);
+}
+
+Test(catalog_file, fixture_parses)
+{
+        char *p = fixture("acme-models.yaml");
+        struct catalog_models *m = NULL;
+        struct catalog_error e = { 0 };
+        json_t *alpha, *cp;
+
+        cr_assert_eq(catalog_models_load_file(p, &m, &e), 0, "%s", e.message);
+        cr_assert_eq(m->n, 5);
+        cr_assert_str_eq(m->v[0].name, "alpha-model");
+        alpha = m->v[0].model;
+        cr_assert_str_eq(json_string_value(json_object_get(alpha, "createTimeSinceEpoch")),
+                         "1736899200000");
+        cp = json_object_get(json_object_get(alpha, "customProperties"), "context_window");
+        cr_assert_str_eq(json_string_value(json_object_get(cp, "int_value")), "8192");
+        cr_assert_eq(json_array_size(m->v[0].artifacts), 4);
+        cr_assert_str_eq(json_string_value(json_object_get(json_array_get(m->v[0].artifacts, 0),
+                                                           "artifactType")),
+                         "model-artifact");
+        cr_assert_str_eq(json_string_value(json_object_get(json_array_get(m->v[0].artifacts, 1),
+                                                           "metricsType")),
+                         "performance-metrics");
+        catalog_models_unref(m);
+        free(p);
+}
+
+Test(catalog_file, broken_fixture_names_file_and_line)
+{
+        char *p = fixture("broken-models.yaml");
+        struct catalog_models *m = NULL;
+        struct catalog_error e = { 0 };
+
+        cr_assert_eq(catalog_models_load_file(p, &m, &e), -EINVAL);
+        cr_assert(strstr(e.file, "broken-models.yaml"));
+        cr_assert_eq(e.line, 6, "line %u (%s)", e.line, e.message);
+        free(p);
+}
+
+Test(catalog_file, strictness)
+{
+        static const char *const bad[] = {
+                "models:\n  - name: a\n    colour: red\n",
+                "models:\n  - description: no name\n",
+                "models:\n  - name: a\n  - name: a\n",
+                "models:\n  - name: a\n    artifacts:\n      - name: no uri\n",
+                "models:\n  - name: a\n    artifacts:\n      - uri: not a uri\n",
+                "models:\n  - name: a\n    artifacts:\n      - {artifactType: dataset-artifact, uri: 's3://x'}\n",
+                "models:\n  - name: a\n    artifacts:\n      - {artifactType: metrics-artifact}\n",
+                "models:\n  - name: a\n    customProperties:\n      x: {metadataType: MetadataFooValue, string_value: y}\n",
+                "models:\n  - name: a\n    customProperties:\n      x: {metadataType: MetadataIntValue, int_value: abc}\n",
+                "models:\n  - name: a\n    createTimeSinceEpoch: yesterday\n",
+                "models:\n  - name: a\n    tasks: text\n",
+                "models: {name: a}\n",
+                "source: x\nextra: 1\n",
+                "models:\n  - name: a\n---\nmodels: []\n",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                struct catalog_models *m = NULL;
+                struct catalog_error e = { 0 };
+
+                cr_assert_lt(parse_models(bad[i], &m, &e), 0, "case %zu accepted:\n%s", i, bad[i]);
+                cr_assert_null(m);
+                cr_assert_gt(e.line, 0, "case %zu: error without line (%s)", i, e.message);
+        }
+}
+
+Test(catalog_file, alias_bomb_is_bounded)
+{
+        /* 9 levels of 10x fan-out: 10^9 nodes if expanded */
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        struct catalog_models *m = NULL;
+        struct catalog_error e = { 0 };
+
+        fprintf(f, "models:\n  - name: bomb\n    customProperties:\n      x:\n"
+                   "        metadataType: MetadataStringValue\n        string_value: y\n"
+                   "        a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for (int i = 1; i < 9; i++)
+                fprintf(f,
+                        "        a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, "
+                        "*a%d]\n",
+                        i, i, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1);
+        fclose(f);
+        cr_assert_eq(parse_models(text, &m, &e), -E2BIG, "%s", e.message);
+        cr_assert_null(m);
+        free(text);
+}
+
+/* ---- globs ---- */
+
+Test(glob, matching)
+{
+        cr_assert(catalog_glob_match("ibm-granite/*", "ibm-granite/granite-8b"));
+        cr_assert(catalog_glob_match("Granite/*", "granite/model"), "case-insensitive");
+        cr_assert(catalog_glob_match("Granite/*", "GRANITE/model"));
+        cr_assert(catalog_glob_match("*", ""));
+        cr_assert(catalog_glob_match("*-draft", "x-draft"));
+        cr_assert_not(catalog_glob_match("*-draft", "x-draft2"), "anchored at the end");
+        cr_assert_not(catalog_glob_match("granite/*", "ibm/granite/x"), "anchored at the start");
+        cr_assert(catalog_glob_match("*deprecated*", "old-DEPRECATED-model"));
+        cr_assert(catalog_glob_match("*/beta-*", "org/beta-1"));
+        cr_assert(catalog_glob_match("a*b*c", "aXXbYYc"));
+        cr_assert_not(catalog_glob_match("a*b*c", "aXXbYY"));
+        cr_assert(catalog_glob_match("a?b", "a?b"), "only * is special");
+        cr_assert_not(catalog_glob_match("a?b", "axb"));
+        cr_assert_not(catalog_glob_match("a.b", "axb"));
+        cr_assert_eq(catalog_glob_validate("  "), -EINVAL);
+        cr_assert_eq(catalog_glob_validate(""), -EINVAL);
+        cr_assert_eq(catalog_glob_validate("x"), 0);
+}
+
+Test(glob, include_exclude)
+{
+        char i1[] = "acme/*", i2[] = "beta-*", e1[] = "*-draft";
+        char *inc[] = { i1, i2, NULL };
+        char *exc[] = { e1, NULL };
+
+        cr_assert(catalog_glob_included(inc, exc, "acme/x"));
+        cr_assert_not(catalog_glob_included(inc, exc, "acme/x-draft"), "exclude wins");
+        cr_assert_not(catalog_glob_included(inc, exc, "other/x"));
+        cr_assert(catalog_glob_included(NULL, exc, "other/x"), "empty include list = all");
+        cr_assert(catalog_glob_included(NULL, NULL, "anything"));
+}
+
+Test(glob, pathological_pattern_is_fast)
+{
+        /* backtracking bounded: would be exponential with naive recursion */
+        char name[4001];
+
+        memset(name, 'a', 4000);
+        name[4000] = '\0';
+        cr_assert_not(catalog_glob_match("*a*a*a*a*a*a*a*a*a*a*b", name));
+}
