@@ -274,6 +274,18 @@ fi
 expect_denied "$(name_err after.rotation)" \
         create_tm after.rotation gs://x 1Mi
 
+# ---- the deploy/webhook manifests are accepted by the API server (server-side dry run) ----
+in_ns() { sed "s/namespace: modelplane-system/namespace: $NS/" "$@"; }
+expect_ok sh -c "sed 's/namespace: modelplane-system/namespace: $NS/' '$ROOT/deploy/webhook/service.yaml' | '$KUBECTL' create --dry-run=server -f -"
+expect_ok k create --dry-run=server -f "$ROOT/deploy/webhook/validatingwebhookconfiguration.yaml"
+if [ -f "$ROOT/deploy/controller/deployment.yaml" ]; then
+        in_ns "$ROOT/deploy/controller/deployment.yaml" | k create -f - >/dev/null
+        expect_ok k -n "$NS" patch deployment modelplane-controller --dry-run=server \
+                --patch-file "$ROOT/deploy/webhook/deployment-patch.yaml"
+fi
+# (cert-manager's own kinds need its CRDs, which the test control plane does not have)
+expect_ok k create --dry-run=server -f "$ROOT/deploy/webhook/cert-manager/validatingwebhookconfiguration.yaml"
+
 if [ "$FAILS" -ne 0 ]; then
         echo "--- webhook log (tail)"
         tail -20 "$TMP/webhook.log"
