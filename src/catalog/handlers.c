@@ -573,8 +573,9 @@ static int handle_preview(struct ctx *c, struct http_req *req, struct http_resp 
                 }
                 r = preview_path(c, p, &path);
                 if (r == -EPERM) {
+                        reply_error(resp, 422, "yamlCatalogPath '%s' is not allowed", p);
                         catalog_source_config_release(&src);
-                        return reply_error(resp, 422, "yamlCatalogPath '%s' is not allowed", p);
+                        return 0;
                 }
                 if (r >= 0)
                         r = catalog_models_load_file(path, &models, &err);
