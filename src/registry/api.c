@@ -1441,7 +1441,7 @@ int registry_handle(void *userdata, struct http_req *req, struct http_resp *resp
 {
         struct registry *reg = userdata;
         const char *bad = NULL;
-        char msg[256];
+        char msg[256], path[4096];
         int r;
 
         if (has_suffix(req->path, "/readyz/isDirty"))
@@ -1455,7 +1455,18 @@ int registry_handle(void *userdata, struct http_req *req, struct http_resp *resp
                                bad, bad);
                 return reply_error_status(resp, 400, msg);
         }
-        r = http_route_match(routes, ELEMENTSOF(routes), req->method, req->path, req);
+        /* Newer clients (model-registry >= 0.3.1x) speak the same API under /v1. */
+        if (strneq(req->path, REG_V1_PATH "/", strlen(REG_V1_PATH "/"))) {
+                (void)snprintf(path, sizeof(path), REG_BASE_PATH "%s",
+                               req->path + strlen(REG_V1_PATH));
+                if (strlen(req->path) + strlen(REG_BASE_PATH) >= sizeof(path)) {
+                        http_resp_set_text(resp, 404, "text/plain; charset=utf-8",
+                                           "404 page not found\n");
+                        return 0;
+                }
+        } else
+                (void)snprintf(path, sizeof(path), "%s", req->path);
+        r = http_route_match(routes, ELEMENTSOF(routes), req->method, path, req);
         if (r == -ENOENT) {
                 http_resp_set_text(resp, 404, "text/plain; charset=utf-8", "404 page not found\n");
                 return 0;

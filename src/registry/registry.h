@@ -12,6 +12,8 @@
 #include "util/macro.h"
 
 #define REG_BASE_PATH "/api/model_registry/v1alpha3"
+/* Also served: the same API under the /v1 prefix used by newer clients. */
+#define REG_V1_PATH "/api/model_registry/v1"
 
 struct registry;
 

@@ -74,6 +74,14 @@ Test(registry, root_is_404_and_unknown_paths)
         http_do("DELETE", API "/registered_models", NULL, 0, &r);
         cr_assert_eq(r.status, 405);
         reply_done(&r);
+        /* the same API under /v1 (newer Python clients) */
+        http_do("GET", "/api/model_registry/v1/registered_models?pageSize=1", NULL, 0, &r);
+        cr_assert_eq(r.status, 200);
+        cr_assert(json_is_array(json_object_get(r.json, "items")));
+        reply_done(&r);
+        http_do("GET", "/api/model_registry/v2/registered_models", NULL, 0, &r);
+        cr_assert_eq(r.status, 404);
+        reply_done(&r);
 }
 
 Test(registry, readiness)
