@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * modelplane controller: the controller manager. Flags are named as controller-runtime managers
+ * name them, so that manifests written for KServe's manager translate one to one.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/commands.h"
+#include "cmd/webhook-server.h"
+#include "kube/cache.h"
+#include "kube/client.h"
+#include "kube/config.h"
+#include "kube/controller.h"
+#include "kube/informer.h"
+#include "kube/manager.h"
+#include "serving/reconciler.h"
+#include "util/log.h"
+#include "util/parse-util.h"
+
+/* Command-line results: the one place process-global state may live (house style 5.6). */
+static const char *arg_kubeconfig;
+static const char *arg_context;
+static const char *arg_metrics_bind = ":8080";
+static const char *arg_probe_bind = ":8081";
+static bool arg_leader_elect;
+static const char *arg_leader_id = "modelplane-controller.serving.kserve.io";
+static const char *arg_leader_namespace;
+static unsigned arg_workers = 4;
+static double arg_qps = 50;
+static unsigned arg_burst = 100;
+static bool arg_webhook;
+static unsigned arg_webhook_port = WEBHOOK_DEFAULT_PORT;
+static const char *arg_webhook_cert_dir = WEBHOOK_DEFAULT_CERT_DIR;
+static const char *arg_namespace;
+
+static void help(void)
+{
+        printf("Usage: modelplane controller [OPTIONS]\n\n"
+               "Runs the TrainedModel controller (KServe multi-model serving).\n\n"
+               "  --kubeconfig PATH                  kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)\n"
+               "  --context NAME                     kubeconfig context (default: current-context)\n"
+               "  --metrics-bind-address ADDR        Prometheus /metrics (default :8080, 0 = off)\n"
+               "  --health-probe-bind-address ADDR   /healthz and /readyz (default :8081, 0 = off)\n"
+               "  --leader-elect                     use a coordination.k8s.io Lease (one active replica)\n"
+               "  --leader-election-id NAME          Lease name (default %s)\n"
+               "  --leader-election-namespace NS     Lease namespace (default: in-cluster namespace)\n"
+               "  --max-concurrent-reconciles N      workers (default 4)\n"
+               "  --kube-api-qps N, --kube-api-burst N  client-side rate limit (default 50/100)\n"
+               "  --namespace NS                     watch one namespace only (default: all)\n"
+               "  --enable-webhook                   serve the TrainedModel admission webhook\n"
+               "  --webhook-port N                   webhook port (default %d)\n"
+               "  --webhook-cert-dir DIR             tls.crt and tls.key (default %s)\n"
+               "  --zap-log-level LEVEL, -v          debug, info, warn, error (-v = debug)\n"
+               "  --log-format json|text             log encoding (default json)\n",
+               "modelplane-controller.serving.kserve.io", WEBHOOK_DEFAULT_PORT,
+               WEBHOOK_DEFAULT_CERT_DIR);
+}
+
+enum {
+        ARG_KUBECONFIG = 0x100,
+        ARG_CONTEXT,
+        ARG_METRICS,
+        ARG_PROBE,
+        ARG_LEADER_ELECT,
+        ARG_LEADER_ID,
+        ARG_LEADER_NS,
+        ARG_WORKERS,
+        ARG_QPS,
+        ARG_BURST,
+        ARG_WEBHOOK,
+        ARG_WEBHOOK_PORT,
+        ARG_WEBHOOK_CERT_DIR,
+        ARG_LOG_LEVEL,
+        ARG_LOG_FORMAT,
+        ARG_NAMESPACE,
+};
+
+static int parse_argv(int argc, char **argv)
+{
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "kubeconfig", required_argument, NULL, ARG_KUBECONFIG },
+                { "context", required_argument, NULL, ARG_CONTEXT },
+                { "metrics-bind-address", required_argument, NULL, ARG_METRICS },
+                { "health-probe-bind-address", required_argument, NULL, ARG_PROBE },
+                { "leader-elect", optional_argument, NULL, ARG_LEADER_ELECT },
+                { "leader-election-id", required_argument, NULL, ARG_LEADER_ID },
+                { "leader-election-namespace", required_argument, NULL, ARG_LEADER_NS },
+                { "max-concurrent-reconciles", required_argument, NULL, ARG_WORKERS },
+                { "kube-api-qps", required_argument, NULL, ARG_QPS },
+                { "kube-api-burst", required_argument, NULL, ARG_BURST },
+                { "enable-webhook", optional_argument, NULL, ARG_WEBHOOK },
+                { "webhook-port", required_argument, NULL, ARG_WEBHOOK_PORT },
+                { "webhook-cert-dir", required_argument, NULL, ARG_WEBHOOK_CERT_DIR },
+                { "zap-log-level", required_argument, NULL, ARG_LOG_LEVEL },
+                { "log-format", required_argument, NULL, ARG_LOG_FORMAT },
+                { "namespace", required_argument, NULL, ARG_NAMESPACE },
+                { NULL, 0, NULL, 0 }
+        };
+        uint32_t u;
+        bool b;
+        int c;
+
+        optind = 0;
+        while ((c = getopt_long(argc, argv, "hv", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        help();
+                        return 0;
+                case 'v':
+                        log_set_max_level(LOG_LEVEL_DEBUG);
+                        break;
+                case ARG_KUBECONFIG:
+                        arg_kubeconfig = optarg;
+                        break;
+                case ARG_CONTEXT:
+                        arg_context = optarg;
+                        break;
+                case ARG_METRICS:
+                        arg_metrics_bind = optarg;
+                        break;
+                case ARG_PROBE:
+                        arg_probe_bind = optarg;
+                        break;
+                case ARG_LEADER_ELECT:
+                        if (!optarg)
+                                arg_leader_elect = true;
+                        else if (parse_boolean(optarg, &b) < 0) {
+                                fprintf(stderr, "Invalid --leader-elect value: %s\n", optarg);
+                                return -EINVAL;
+                        } else
+                                arg_leader_elect = b;
+                        break;
+                case ARG_LEADER_ID:
+                        arg_leader_id = optarg;
+                        break;
+                case ARG_LEADER_NS:
+                        arg_leader_namespace = optarg;
+                        break;
+                case ARG_WORKERS:
+                        if (safe_atou32(optarg, &u) < 0 || u == 0 || u > 256) {
+                                fprintf(stderr, "Invalid --max-concurrent-reconciles: %s (1-256)\n",
+                                        optarg);
+                                return -EINVAL;
+                        }
+                        arg_workers = u;
+                        break;
+                case ARG_QPS:
+                        if (safe_atou32(optarg, &u) < 0 || u > 100000) {
+                                fprintf(stderr, "Invalid --kube-api-qps: %s\n", optarg);
+                                return -EINVAL;
+                        }
+                        arg_qps = u;
+                        break;
+                case ARG_BURST:
+                        if (safe_atou32(optarg, &u) < 0 || u > 100000) {
+                                fprintf(stderr, "Invalid --kube-api-burst: %s\n", optarg);
+                                return -EINVAL;
+                        }
+                        arg_burst = u;
+                        break;
+                case ARG_WEBHOOK:
+                        if (!optarg)
+                                arg_webhook = true;
+                        else if (parse_boolean(optarg, &b) < 0) {
+                                fprintf(stderr, "Invalid --enable-webhook value: %s\n", optarg);
+                                return -EINVAL;
+                        } else
+                                arg_webhook = b;
+                        break;
+                case ARG_WEBHOOK_PORT:
+                        if (safe_atou32(optarg, &u) < 0 || u > 65535) {
+                                fprintf(stderr, "Invalid --webhook-port: %s\n", optarg);
+                                return -EINVAL;
+                        }
+                        arg_webhook_port = u;
+                        break;
+                case ARG_WEBHOOK_CERT_DIR:
+                        arg_webhook_cert_dir = optarg;
+                        break;
+                case ARG_LOG_LEVEL: {
+                        enum log_level l = log_level_from_string(optarg);
+                        if (l < 0) {
+                                fprintf(stderr, "Invalid --zap-log-level: %s\n", optarg);
+                                return -EINVAL;
+                        }
+                        log_set_max_level(l);
+                        break;
+                }
+                case ARG_LOG_FORMAT:
+                        if (streq(optarg, "json"))
+                                log_set_format(LOG_FORMAT_JSON);
+                        else if (streq(optarg, "text"))
+                                log_set_format(LOG_FORMAT_TEXT);
+                        else {
+                                fprintf(stderr, "Invalid --log-format: %s (json or text)\n",
+                                        optarg);
+                                return -EINVAL;
+                        }
+                        break;
+                case ARG_NAMESPACE:
+                        arg_namespace = optarg;
+                        break;
+                default:
+                        return -EINVAL;
+                }
+        if (optind < argc) {
+                fprintf(stderr, "Unexpected argument: %s\n", argv[optind]);
+                return -EINVAL;
+        }
+        return 1;
+}
+
+/* Keeps only what the TrainedModel controller reads from an InferenceService (memory). */
+static json_t *isvc_transform(void *userdata, json_t *obj)
+{
+        static const char *const meta_keys[] = { "name",   "namespace",         "uid",
+                                                  "labels", "resourceVersion",   "generation",
+                                                  "deletionTimestamp", "annotations" };
+        json_t *out = json_object(), *meta = json_object(), *m = json_object_get(obj, "metadata");
+
+        (void)userdata;
+        if (!out || !meta)
+                goto fail;
+        for (size_t i = 0; i < ELEMENTSOF(meta_keys); i++) {
+                json_t *v = json_object_get(m, meta_keys[i]);
+                if (v && json_object_set(meta, meta_keys[i], v) < 0)
+                        goto fail;
+        }
+        if (json_object_set_new(out, "metadata", meta) < 0) {
+                meta = NULL;
+                goto fail;
+        }
+        meta = NULL;
+        if (json_object_get(obj, "apiVersion") &&
+            json_object_set(out, "apiVersion", json_object_get(obj, "apiVersion")) < 0)
+                goto fail;
+        if (json_object_get(obj, "kind") &&
+            json_object_set(out, "kind", json_object_get(obj, "kind")) < 0)
+                goto fail;
+        if (json_object_get(obj, "spec") &&
+            json_object_set(out, "spec", json_object_get(obj, "spec")) < 0)
+                goto fail;
+        if (json_object_get(obj, "status") &&
+            json_object_set(out, "status", json_object_get(obj, "status")) < 0)
+                goto fail;
+        return out;
+fail:
+        json_decref(meta);
+        json_decref(out);
+        return NULL;
+}
+
+int cmd_controller(int argc, char **argv)
+{
+        struct kube_config_options copts = { .kubeconfig_path = NULL };
+        CLEANUP(kube_config_freep) struct kube_config *cfg = NULL;
+        CLEANUP(kube_client_freep) struct kube_client *client = NULL;
+        CLEANUP(manager_freep) struct manager *m = NULL;
+        CLEANUP(informer_freep) struct informer *tms = NULL, *isvcs = NULL;
+        CLEANUP(tm_reconciler_freep) struct tm_reconciler *rec = NULL;
+        CLEANUP(controller_freep) struct controller *ctrl = NULL;
+        CLEANUP(webhook_server_freep) struct webhook_server *wh = NULL;
+        struct kube_client_options kopts = { 0 };
+        char err[512] = "";
+        int r;
+
+        r = parse_argv(argc, argv);
+        if (r <= 0)
+                return r < 0 ? 2 : 0;
+
+        copts.kubeconfig_path = arg_kubeconfig;
+        copts.context = arg_context;
+        r = kube_config_load(&copts, &cfg, err, sizeof(err));
+        if (r < 0) {
+                log_error_errno(r, "Failed to load Kubernetes configuration: %s", err);
+                return 1;
+        }
+        kopts.qps = arg_qps;
+        kopts.burst = arg_burst;
+        r = kube_client_new(cfg, &kopts, &client);
+        if (r < 0) {
+                log_error_errno(r, "Failed to create the Kubernetes client");
+                return 1;
+        }
+
+        r = manager_new(&(struct manager_options){
+                                .client = client,
+                                .metrics_bind_address = arg_metrics_bind,
+                                .health_probe_bind_address = arg_probe_bind,
+                                .leader_elect = arg_leader_elect,
+                                .leader_election_id = arg_leader_id,
+                                .leader_election_namespace = arg_leader_namespace,
+                        },
+                        &m);
+        if (r < 0) {
+                log_error_errno(r, "Failed to set up the manager");
+                return 1;
+        }
+
+        r = informer_new(&(struct informer_options){
+                                 .name = "trainedmodels",
+                                 .client = client,
+                                 .gvr = gvr_trainedmodels,
+                                 .namespace = arg_namespace,
+                                 .cache = { .transform = cache_transform_strip_managed_fields },
+                         },
+                         &tms);
+        if (r >= 0)
+                r = cache_add_index(informer_cache(tms), TM_INDEX_ISVC, tm_index_isvc, NULL);
+        if (r >= 0)
+                r = informer_new(&(struct informer_options){
+                                         .name = "inferenceservices",
+                                         .client = client,
+                                         .gvr = gvr_inferenceservices,
+                                         .namespace = arg_namespace,
+                                         .cache = { .transform = isvc_transform },
+                                 },
+                                 &isvcs);
+        if (r < 0) {
+                log_error_errno(r, "Failed to set up informers");
+                return 1;
+        }
+
+        r = tm_reconciler_new(&(struct tm_reconciler_options){
+                                      .client = client,
+                                      .trainedmodels = tms,
+                                      .inferenceservices = isvcs,
+                                      .workers = arg_workers,
+                                      .event = manager_event_fn,
+                                      .event_userdata = m,
+                              },
+                              &rec);
+        if (r >= 0)
+                r = controller_new(&(struct controller_options){
+                                           .reconciler = tm_reconciler_get(rec),
+                                           .workers = arg_workers,
+                                           .metrics = manager_metrics(m),
+                                   },
+                                   &ctrl);
+        if (r >= 0)
+                r = tm_reconciler_watch(rec, ctrl);
+        if (r >= 0)
+                r = manager_add_informer(m, tms);
+        if (r >= 0)
+                r = manager_add_informer(m, isvcs);
+        if (r >= 0)
+                r = manager_add_controller(m, ctrl);
+        if (r < 0) {
+                log_error_errno(r, "Failed to set up the TrainedModel controller");
+                return 1;
+        }
+
+        if (arg_webhook) {
+                struct webhook_server_config wc = { WEBHOOK_SERVER_CONFIG_DEFAULTS };
+                wc.port = (uint16_t)arg_webhook_port;
+                wc.cert_dir = arg_webhook_cert_dir;
+                r = webhook_server_start(&wc, &wh);
+                if (r < 0) {
+                        log_error_errno(r, "Failed to start the admission webhook on port %u with certificates from %s",
+                                        arg_webhook_port, arg_webhook_cert_dir);
+                        return 1;
+                }
+                log_info("Serving the TrainedModel admission webhook on port %u",
+                         webhook_server_port(wh));
+        }
+
+        r = manager_run(m);
+        if (r < 0) {
+                log_error_errno(r, "Controller manager stopped");
+                return 1;
+        }
+        log_info("Controller manager stopped");
+        return 0;
+}

@@ -1,0 +1,379 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "kube/manager.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "http/router.h"
+#include "json/json-util.h"
+#include "kube/cache.h"
+#include "http/server.h"
+#include "kube/leader.h"
+#include "util/log.h"
+#include "util/parse-util.h"
+
+#define MANAGER_SHUTDOWN_DEFAULT (30 * USEC_PER_SEC)
+#define MANAGER_MAX_INFORMERS    16
+#define MANAGER_MAX_CONTROLLERS  8
+/* How often the main loop looks at the leader state between signals. */
+#define MANAGER_TICK_NSEC (100L * 1000L * 1000L)
+
+struct manager {
+        struct manager_options opts;
+        char *lease_namespace; /* owned */
+        char *identity;        /* owned */
+        struct metrics_registry *metrics; /* owned */
+        struct informer *informers[MANAGER_MAX_INFORMERS]; /* borrowed */
+        size_t n_informers;
+        struct controller *controllers[MANAGER_MAX_CONTROLLERS]; /* borrowed */
+        size_t n_controllers;
+        struct leader_elector *elector; /* owned */
+        struct http_server *probes;     /* owned */
+        struct http_server *metrics_srv; /* owned */
+        atomic_bool leading;
+        atomic_bool lost_lease;
+        bool controllers_started;
+};
+
+int parse_bind_address(const char *s, char *ret_addr, size_t len, uint16_t *ret_port)
+{
+        const char *colon, *host;
+        size_t hl;
+        uint16_t port;
+        int n;
+
+        if (!s)
+                return -EINVAL;
+        colon = strrchr(s, ':');
+        if (!colon)
+                return -EINVAL;
+        if (safe_atou16(colon + 1, &port) < 0)
+                return -EINVAL;
+        host = s;
+        hl = (size_t)(colon - s);
+        if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
+                host++;
+                hl -= 2;
+        }
+        if (hl == 0)
+                n = snprintf(ret_addr, len, "0.0.0.0");
+        else
+                n = snprintf(ret_addr, len, "%.*s", (int)hl, host);
+        if (n < 0 || (size_t)n >= len)
+                return -ENAMETOOLONG;
+        *ret_port = port;
+        return 0;
+}
+
+int manager_new(const struct manager_options *opts, struct manager **ret)
+{
+        struct manager *m;
+        sigset_t mask;
+        char host[256] = "modelplane";
+        char uuid[37];
+        const char *ns;
+
+        if (!opts || !opts->client)
+                return -EINVAL;
+        if (opts->leader_elect && (!opts->leader_election_id || !opts->leader_election_id[0]))
+                return -EINVAL;
+
+        m = calloc(1, sizeof(*m));
+        if (!m)
+                return -ENOMEM;
+        m->opts = *opts;
+        if (m->opts.graceful_shutdown_timeout == 0)
+                m->opts.graceful_shutdown_timeout = MANAGER_SHUTDOWN_DEFAULT;
+        m->metrics = metrics_registry_new();
+        ns = opts->leader_election_namespace ? opts->leader_election_namespace
+                                             : kube_client_namespace(opts->client);
+        m->lease_namespace = strdup(ns ? ns : "default");
+        (void)gethostname(host, sizeof(host) - 1);
+        if (opts->identity)
+                m->identity = strdup(opts->identity);
+        else if (uuid_random(uuid) >= 0)
+                (void)!asprintf(&m->identity, "%s_%s", host, uuid);
+        if (!m->metrics || !m->lease_namespace || !m->identity) {
+                manager_free(m);
+                return -ENOMEM;
+        }
+
+        /* Signals are taken synchronously by manager_run(); every later thread inherits this. */
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        (void)pthread_sigmask(SIG_BLOCK, &mask, NULL);
+
+        *ret = m;
+        return 0;
+}
+
+struct manager *manager_free(struct manager *m)
+{
+        if (!m)
+                return NULL;
+        leader_elector_free(m->elector);
+        http_server_free(m->probes);
+        http_server_free(m->metrics_srv);
+        metrics_registry_free(m->metrics);
+        free(m->lease_namespace);
+        free(m->identity);
+        free(m);
+        return NULL;
+}
+
+struct metrics_registry *manager_metrics(struct manager *m)
+{
+        return m->metrics;
+}
+
+int manager_add_informer(struct manager *m, struct informer *inf)
+{
+        if (m->n_informers >= MANAGER_MAX_INFORMERS)
+                return -E2BIG;
+        m->informers[m->n_informers++] = inf;
+        return 0;
+}
+
+int manager_add_controller(struct manager *m, struct controller *c)
+{
+        if (m->n_controllers >= MANAGER_MAX_CONTROLLERS)
+                return -E2BIG;
+        m->controllers[m->n_controllers++] = c;
+        return 0;
+}
+
+uint16_t manager_metrics_port(struct manager *m)
+{
+        return m->metrics_srv ? http_server_port(m->metrics_srv) : 0;
+}
+
+uint16_t manager_probe_port(struct manager *m)
+{
+        return m->probes ? http_server_port(m->probes) : 0;
+}
+
+void manager_event_fn(void *userdata, const json_t *obj, const char *type, const char *reason,
+                      const char *message)
+{
+        struct manager *m = userdata;
+        const char *ns = json_get_string_path(obj, "metadata", "namespace", NULL);
+        const char *name = json_get_string_path(obj, "metadata", "name", NULL);
+        char object[CACHE_KEY_MAX];
+
+        (void)m;
+        (void)snprintf(object, sizeof(object), "%s/%s", ns ? ns : "", name ? name : "");
+        log_emit(streq(type, "Warning") ? LOG_LEVEL_WARN : LOG_LEVEL_INFO, 0,
+                 &(struct log_fields){ .object = object }, "Event %s %s: %s", type, reason,
+                 message);
+}
+
+static int probe_handler(void *userdata, struct http_req *req, struct http_resp *resp)
+{
+        struct manager *m = userdata;
+
+        if (!streq(req->method, "GET") && !streq(req->method, "HEAD")) {
+                http_resp_set_text(resp, 405, "text/plain; charset=utf-8", "method not allowed\n");
+                return 0;
+        }
+        if (streq(req->path, "/healthz") || streq(req->path, "/livez")) {
+                http_resp_set_text(resp, 200, "text/plain; charset=utf-8", "ok");
+                return 0;
+        }
+        if (streq(req->path, "/readyz")) {
+                for (size_t i = 0; i < m->n_informers; i++)
+                        if (!informer_has_synced(m->informers[i])) {
+                                http_resp_set_text(resp, 503, "text/plain; charset=utf-8",
+                                                   "informers not synced\n");
+                                return 0;
+                        }
+                http_resp_set_text(resp, 200, "text/plain; charset=utf-8", "ok");
+                return 0;
+        }
+        http_resp_set_text(resp, 404, "text/plain; charset=utf-8", "not found\n");
+        return 0;
+}
+
+static int metrics_handler(void *userdata, struct http_req *req, struct http_resp *resp)
+{
+        struct manager *m = userdata;
+        struct buf b = BUF_INIT(HTTP_RESPONSE_MAX);
+        int r;
+
+        if (!streq(req->path, "/metrics")) {
+                http_resp_set_text(resp, 404, "text/plain; charset=utf-8", "not found\n");
+                return 0;
+        }
+        r = metrics_serialize(m->metrics, &b);
+        if (r < 0) {
+                buf_release(&b);
+                return r;
+        }
+        http_resp_set_text(resp, 200, METRICS_CONTENT_TYPE, buf_str(&b));
+        buf_release(&b);
+        return 0;
+}
+
+static int start_server(const char *bind, http_handler_fn fn, void *userdata,
+                        struct http_server **ret)
+{
+        struct http_server_config cfg = { HTTP_SERVER_CONFIG_DEFAULTS };
+        char addr[128];
+        uint16_t port;
+        int r;
+
+        if (!bind || streq(bind, "0") || !bind[0])
+                return 0;
+        r = parse_bind_address(bind, addr, sizeof(addr), &port);
+        if (r < 0)
+                return r;
+        cfg.address = addr;
+        cfg.port = port;
+        cfg.body_max = 4096;
+        cfg.connection_timeout = 10;
+        cfg.max_connections = 64;
+        cfg.handler = fn;
+        cfg.userdata = userdata;
+        return http_server_start(&cfg, ret);
+}
+
+static void on_started_leading(void *userdata)
+{
+        struct manager *m = userdata;
+
+        atomic_store(&m->leading, true);
+}
+
+static void on_stopped_leading(void *userdata)
+{
+        struct manager *m = userdata;
+
+        if (atomic_load(&m->leading))
+                atomic_store(&m->lost_lease, true);
+}
+
+static void on_new_leader(void *userdata, const char *identity)
+{
+        struct manager *m = userdata;
+
+        if (!streq(identity, m->identity))
+                log_info("New leader elected: %s", identity);
+}
+
+static void exit_now(int sig)
+{
+        (void)sig;
+        _exit(1);
+}
+
+static int start_controllers(struct manager *m)
+{
+        int r;
+
+        for (size_t i = 0; i < m->n_controllers; i++) {
+                r = controller_start(m->controllers[i]);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to start a controller");
+        }
+        m->controllers_started = true;
+        log_info("Started %zu controller(s)", m->n_controllers);
+        return 0;
+}
+
+int manager_run(struct manager *m)
+{
+        struct timespec tick = { .tv_sec = 0, .tv_nsec = MANAGER_TICK_NSEC };
+        sigset_t mask;
+        int r, result = 0;
+
+        r = start_server(m->opts.health_probe_bind_address, probe_handler, m, &m->probes);
+        if (r < 0)
+                return log_error_errno(r, "Failed to serve health probes on %s",
+                                       m->opts.health_probe_bind_address);
+        r = start_server(m->opts.metrics_bind_address, metrics_handler, m, &m->metrics_srv);
+        if (r < 0)
+                return log_error_errno(r, "Failed to serve metrics on %s",
+                                       m->opts.metrics_bind_address);
+        if (m->probes)
+                log_info("Serving health probes on port %u", manager_probe_port(m));
+        if (m->metrics_srv)
+                log_info("Serving metrics on port %u", manager_metrics_port(m));
+
+        for (size_t i = 0; i < m->n_informers; i++) {
+                r = informer_start(m->informers[i]);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to start an informer");
+        }
+
+        if (m->opts.leader_elect) {
+                r = leader_elector_new(
+                        &(struct leader_options){
+                                .client = m->opts.client,
+                                .namespace = m->lease_namespace,
+                                .name = m->opts.leader_election_id,
+                                .identity = m->identity,
+                                .release_on_cancel = true,
+                                .metrics = m->metrics,
+                                .callbacks = { .on_started_leading = on_started_leading,
+                                               .on_stopped_leading = on_stopped_leading,
+                                               .on_new_leader = on_new_leader,
+                                               .userdata = m },
+                        },
+                        &m->elector);
+                if (r >= 0)
+                        r = leader_elector_start(m->elector);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to start leader election");
+                log_info("Attempting to acquire leader lease %s/%s as %s", m->lease_namespace,
+                         m->opts.leader_election_id, m->identity);
+        } else {
+                r = start_controllers(m);
+                if (r < 0)
+                        result = r;
+        }
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        while (result == 0) {
+                int sig = sigtimedwait(&mask, NULL, &tick);
+                if (sig == SIGTERM || sig == SIGINT) {
+                        log_info("Received %s, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+                        break;
+                }
+                if (atomic_load(&m->lost_lease)) {
+                        result = log_error_errno(-ENOLINK, "Leader lease lost, exiting");
+                        break;
+                }
+                if (atomic_load(&m->leading) && !m->controllers_started) {
+                        log_info("Acquired leader lease %s/%s", m->lease_namespace,
+                                 m->opts.leader_election_id);
+                        r = start_controllers(m);
+                        if (r < 0)
+                                result = r;
+                }
+        }
+
+        /* A second signal during shutdown exits at once. */
+        (void)signal(SIGTERM, exit_now);
+        (void)signal(SIGINT, exit_now);
+        (void)pthread_sigmask(SIG_UNBLOCK, &mask, NULL);
+
+        for (size_t i = 0; i < m->n_controllers; i++) {
+                r = controller_stop(m->controllers[i], m->opts.graceful_shutdown_timeout);
+                if (r < 0)
+                        log_warn_errno(r, "Controller did not stop within the grace period, ignoring");
+        }
+        if (m->elector)
+                leader_elector_stop(m->elector); /* releases the lease */
+        for (size_t i = 0; i < m->n_informers; i++)
+                informer_stop(m->informers[i]);
+        m->probes = http_server_free(m->probes);
+        m->metrics_srv = http_server_free(m->metrics_srv);
+        return result;
+}

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * The TrainedModel controller's imperative shell (house style 5.12): the only file of the serving
+ * layer that does I/O. One reconcile per InferenceService key ("ns/isvc") — one writer per
+ * InferenceService (W2): it reads the TrainedModels that name the InferenceService from the
+ * informer cache, the InferenceService from its cache and the ConfigMap fresh from the API
+ * server, calls the pure planner (plan.h) and applies the plan:
+ *
+ *   1. metadata patches of TrainedModels that are not being deleted (finalizer, labels, owner
+ *      reference) — the finalizer is on before the model is ever written to models.json;
+ *   2. the ConfigMap: create when missing (W3) or one merge patch of models.json with the
+ *      observed resourceVersion as precondition; a 409 re-reads and re-plans at once (bounded);
+ *   3. the planner again with the written ConfigMap, then status writes (only on change),
+ *      finalizer removals of finalized TrainedModels, and deletes of TrainedModels whose parent
+ *      is missing;
+ *   4. events for what was written.
+ *
+ * Keys "tm:ns/name" name a TrainedModel without a usable spec.inferenceService (an orphan).
+ */
+
+#include <jansson.h>
+
+#include "kube/client.h"
+#include "kube/controller.h"
+#include "kube/informer.h"
+#include "util/macro.h"
+
+#define TM_INDEX_ISVC "isvc"
+#define TM_ORPHAN_KEY_PREFIX "tm:"
+
+extern const struct gvr gvr_trainedmodels;
+extern const struct gvr gvr_inferenceservices;
+extern const struct gvr gvr_configmaps;
+
+/* Emits a Kubernetes event about obj (borrowed). type is "Normal" or "Warning". */
+typedef void (*tm_event_fn)(void *userdata, const json_t *obj, const char *type,
+                            const char *reason, const char *message);
+
+struct tm_reconciler_options {
+        struct kube_client *client; /* borrowed; cloned once per worker */
+        struct informer *trainedmodels;      /* borrowed; its cache must carry TM_INDEX_ISVC */
+        struct informer *inferenceservices;  /* borrowed */
+        unsigned workers;
+        tm_event_fn event;                   /* may be NULL */
+        void *event_userdata;
+};
+
+struct tm_reconciler;
+
+_warn_unused_result_ int tm_reconciler_new(const struct tm_reconciler_options *opts,
+                                           struct tm_reconciler **ret);
+struct tm_reconciler *tm_reconciler_free(struct tm_reconciler *r);
+DEFINE_CLEANUP_FUNC(struct tm_reconciler *, tm_reconciler_free)
+
+/* The reconciler to hand to controller_new(); userdata is r. */
+struct reconciler tm_reconciler_get(struct tm_reconciler *r);
+
+/* Index function for the TrainedModel cache: "ns/<spec.inferenceService>" and
+ * "ns/<label inferenceservice>" (after a move, W7), or "tm:ns/name" for orphans. */
+int tm_index_isvc(void *userdata, const json_t *obj, json_t **ret_values);
+
+/* Wires the informers to the controller's queue: TrainedModel changes map to their InferenceService
+ * keys (old and new), InferenceService changes to their own key. */
+_warn_unused_result_ int tm_reconciler_watch(struct tm_reconciler *r, struct controller *c);
+
+/* Counters for benchmarks and tests. */
+struct tm_reconciler_stats {
+        unsigned long configmap_gets, configmap_writes, configmap_conflicts;
+        unsigned long tm_metadata_writes, tm_status_writes, tm_deletes;
+        unsigned long long configmap_bytes_written;
+};
+void tm_reconciler_get_stats(struct tm_reconciler *r, struct tm_reconciler_stats *ret);
