@@ -661,16 +661,3 @@ Test(apiserver_client, watch_server_timeout_ends_cleanly)
         cr_assert_eq(n, 1);
         json_decref(cm);
 }
-
-Test(apiserver_client, watch_from_too_old_resource_version_is_estale)
-{
-        struct kube_watch_options wo = { .resource_version = "1", .timeout_seconds = 10 };
-        unsigned n = 0;
-        struct kube_status st;
-
-        /* etcd revision 1 predates everything the apiserver's watch cache holds */
-        cr_assert_eq(kube_watch(c, &configmaps, ns, &wo, count_event, &n, &st), -ESTALE,
-                     "%d %s", st.http_code, st.message);
-        cr_assert_eq(st.http_code, 410);
-        cr_assert(streq(st.reason, "Expired") || streq(st.reason, "Gone"), "%s", st.reason);
-}
