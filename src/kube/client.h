@@ -8,7 +8,10 @@
  *
  * Threads: a struct kube_client owns one CURL easy handle and must be used by one thread at a
  * time (libcurl's rule). kube_client_dup() makes another client for another thread; clones share
- * the configuration, the rate limiter and a CURLSH (DNS, TLS sessions, connections).
+ * the configuration, the rate limiter, the current token and a CURLSH (DNS cache and TLS
+ * sessions). Each handle keeps its own keep-alive connection (connections are not shared across
+ * threads). Non-2xx answers are decoded in one place (status.h); a 401 with a token file re-reads
+ * the file and retries once. Responses are capped (256 MiB), watch lines too (WATCH_LINE_MAX).
  *
  * Objects are jansson values. Every call taking json_t *obj borrows it; every ret_obj is a new
  * reference the caller owns. ret_obj may be NULL when the caller does not need the answer.
@@ -113,8 +116,12 @@ struct kube_watch_options {
 
 /*
  * Streams a watch, calling fn for each event line in order, until the server ends the stream
- * (returns 0), fn returns < 0 (returned as is), cancel is set (-ECANCELED), or a transport or
- * decoding error (negative errno; a garbage or over-long line is -EBADMSG).
+ * (returns 0), fn returns < 0 (returned as is), cancel is set (-ECANCELED, noticed within about a
+ * second even on an idle stream), or a transport or decoding error (negative errno; a garbage or
+ * over-long line, or a stream that ends inside a line, is -EBADMSG, with the line in
+ * reterr->message). An ERROR event is passed to fn and then ends the watch with the errno of its
+ * Status (410 Expired/Gone -> -ESTALE), reterr filled from it. A non-2xx answer to the watch
+ * request itself is decoded like any other request.
  */
 _warn_unused_result_ int kube_watch(struct kube_client *c, const struct gvr *r, const char *ns,
                                     const struct kube_watch_options *opts, kube_watch_fn fn,
