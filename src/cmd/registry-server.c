@@ -183,6 +183,7 @@ int cmd_registry(int argc, char **argv)
                         HTTP_SERVER_CONFIG_DEFAULTS,
                         .handler = registry_handle,
                         .userdata = reg,
+                        .too_large_json = REG_TOO_LARGE_JSON,
                 };
 
                 cfg.address = host;

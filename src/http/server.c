@@ -201,6 +201,20 @@ static enum MHD_Result send_simple(struct MHD_Connection *conn, unsigned status,
         return r;
 }
 
+static enum MHD_Result send_too_large(const struct http_server *s, struct MHD_Connection *conn)
+{
+        struct http_resp resp = { .status = MHD_HTTP_CONTENT_TOO_LARGE,
+                                  .body = BUF_INIT(HTTP_RESPONSE_MAX) };
+        enum MHD_Result r;
+
+        if (!s->cfg.too_large_json)
+                return send_simple(conn, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large");
+        http_resp_set_text(&resp, MHD_HTTP_CONTENT_TOO_LARGE, NULL, s->cfg.too_large_json);
+        r = send_resp(conn, &resp);
+        resp_release(&resp);
+        return r;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_data_size,
@@ -230,8 +244,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                 if (cl && sscanf(cl, "%" SCNu64, &clen) == 1 && clen > s->cfg.body_max) {
                         st->too_large = true;
                         st->responded = true;
-                        return send_simple(conn, MHD_HTTP_CONTENT_TOO_LARGE,
-                                           "request body too large");
+                        return send_too_large(s, conn);
                 }
                 return MHD_YES;
         }
@@ -245,8 +258,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                 *upload_data_size = 0;
                 if (st->too_large && !st->responded) {
                         st->responded = true;
-                        return send_simple(conn, MHD_HTTP_CONTENT_TOO_LARGE,
-                                           "request body too large");
+                        return send_too_large(s, conn);
                 }
                 return MHD_YES;
         }

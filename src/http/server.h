@@ -79,6 +79,12 @@ struct http_server_config {
          */
         const char *tls_cert_file;
         const char *tls_key_file;
+        /*
+         * Optional JSON body of the 413 reply sent for an oversized request body, so that an API
+         * can keep its own error shape. Must have static storage (e.g. a string literal); NULL
+         * means {"message":"request body too large","code":413}.
+         */
+        const char *too_large_json;
 };
 
 #define HTTP_SERVER_CONFIG_DEFAULTS                                                                \

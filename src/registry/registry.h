@@ -15,6 +15,10 @@
 /* Also served: the same API under the /v1 prefix used by newer clients. */
 #define REG_V1_PATH "/api/model_registry/v1"
 
+/* For http_server_config.too_large_json: the 413 reply in the registry's error shape. */
+#define REG_TOO_LARGE_JSON                                                                         \
+        "{\"code\":\"Request Entity Too Large\",\"message\":\"request body too large\"}\n"
+
 struct registry;
 
 /* store is borrowed and must outlive the registry. */

@@ -46,7 +46,8 @@ void reg_setup(void)
         cr_assert_eq(registry_new(store, &reg), 0);
         {
                 struct http_server_config cfg = { HTTP_SERVER_CONFIG_DEFAULTS,
-                                                  .handler = registry_handle, .userdata = reg };
+                                                  .handler = registry_handle, .userdata = reg,
+                                                  .too_large_json = REG_TOO_LARGE_JSON };
                 cfg.body_max = 64 * 1024;
                 cr_assert_eq(http_server_start(&cfg, &srv), 0);
         }

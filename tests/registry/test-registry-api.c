@@ -690,6 +690,8 @@ Test(registry, body_over_limit_is_413)
         memcpy(big + n + 50, "\"}", 3);
         http_do("POST", API "/registered_models", big, n + 52, &r);
         cr_assert_eq(r.status, 413);
+        cr_assert_str_eq(json_string_value(json_object_get(r.json, "code")), "Request Entity Too Large");
+        cr_assert(json_is_string(json_object_get(r.json, "message")));
         reply_done(&r);
         free(big);
         cr_assert_eq(list_size(API "/registered_models"), 0);
