@@ -4,6 +4,8 @@
  * name them, so that manifests written for KServe's manager translate one to one.
  */
 #include <getopt.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,6 +17,7 @@
 #include "kube/controller.h"
 #include "kube/informer.h"
 #include "kube/manager.h"
+#include "kube/metrics.h"
 #include "serving/reconciler.h"
 #include "util/log.h"
 #include "util/parse-util.h"
@@ -213,6 +216,110 @@ static int parse_argv(int argc, char **argv)
         return 1;
 }
 
+/* rest_client_requests_total{code,method,host}: fed by the client's request observer. The
+ * registry exists only once the manager does, so the observer finds it through this struct. */
+struct request_metrics {
+        _Atomic(struct metrics_registry *) reg;
+        char host[256];
+};
+
+static void observe_request(void *userdata, const char *method, int code)
+{
+        struct request_metrics *rm = userdata;
+        struct metrics_registry *reg = atomic_load(&rm->reg);
+        struct metric *m;
+        char code_s[16];
+
+        if (!reg)
+                return;
+        if (code > 0)
+                (void)snprintf(code_s, sizeof(code_s), "%d", code);
+        else
+                (void)snprintf(code_s, sizeof(code_s), "<error>");
+        if (metrics_runtime_child(reg, RUNTIME_METRIC_REST_CLIENT_REQUESTS_TOTAL,
+                                  (const char *const[]){ code_s, method, rm->host, NULL }, &m) >= 0)
+                metric_inc(m);
+}
+
+/* modelplane_trainedmodel_* counters from the reconciler's own statistics. */
+struct tm_metrics {
+        struct tm_reconciler *rec;
+        struct metric *configmap_gets, *configmap_writes, *configmap_conflicts, *configmap_bytes;
+        struct metric *metadata_writes, *status_writes, *deletes;
+};
+
+static void counter_to(struct metric *m, double v)
+{
+        double cur = metric_value(m);
+
+        if (v > cur)
+                metric_add(m, v - cur);
+}
+
+static void collect_tm_metrics(void *userdata)
+{
+        struct tm_metrics *tm = userdata;
+        struct tm_reconciler_stats st;
+
+        tm_reconciler_get_stats(tm->rec, &st);
+        counter_to(tm->configmap_gets, (double)st.configmap_gets);
+        counter_to(tm->configmap_writes, (double)st.configmap_writes);
+        counter_to(tm->configmap_conflicts, (double)st.configmap_conflicts);
+        counter_to(tm->configmap_bytes, (double)st.configmap_bytes_written);
+        counter_to(tm->metadata_writes, (double)st.tm_metadata_writes);
+        counter_to(tm->status_writes, (double)st.tm_status_writes);
+        counter_to(tm->deletes, (double)st.tm_deletes);
+}
+
+static int counter_new(struct metrics_registry *reg, const char *name, const char *help,
+                       struct metric **ret)
+{
+        struct metric_family *f;
+        int r;
+
+        r = metrics_register(reg, METRIC_COUNTER, name, help, NULL, NULL, 0, &f);
+        if (r < 0)
+                return r;
+        return metric_family_child(f, NULL, ret);
+}
+
+static int tm_metrics_register(struct metrics_registry *reg, struct tm_metrics *tm)
+{
+        static const struct {
+                const char *name, *help;
+                size_t offset;
+        } table[] = {
+                { "modelplane_trainedmodel_configmap_gets_total",
+                  "ConfigMap reads by the TrainedModel controller",
+                  offsetof(struct tm_metrics, configmap_gets) },
+                { "modelplane_trainedmodel_configmap_writes_total",
+                  "ConfigMap creates and models.json patches",
+                  offsetof(struct tm_metrics, configmap_writes) },
+                { "modelplane_trainedmodel_configmap_conflicts_total",
+                  "ConfigMap writes answered 409 (re-read and re-planned)",
+                  offsetof(struct tm_metrics, configmap_conflicts) },
+                { "modelplane_trainedmodel_configmap_bytes_written_total",
+                  "Bytes of models.json written", offsetof(struct tm_metrics, configmap_bytes) },
+                { "modelplane_trainedmodel_metadata_writes_total",
+                  "TrainedModel metadata patches (finalizer, labels, owner reference)",
+                  offsetof(struct tm_metrics, metadata_writes) },
+                { "modelplane_trainedmodel_status_writes_total", "TrainedModel status patches",
+                  offsetof(struct tm_metrics, status_writes) },
+                { "modelplane_trainedmodel_deletes_total",
+                  "TrainedModels deleted because their InferenceService does not exist",
+                  offsetof(struct tm_metrics, deletes) },
+        };
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                r = counter_new(reg, table[i].name, table[i].help,
+                                (struct metric **)((char *)tm + table[i].offset));
+                if (r < 0)
+                        return r;
+        }
+        return metrics_add_collector(reg, collect_tm_metrics, tm);
+}
+
 /* Keeps only what the TrainedModel controller reads from an InferenceService (memory). */
 static json_t *isvc_transform(void *userdata, json_t *obj)
 {
@@ -264,6 +371,8 @@ int cmd_controller(int argc, char **argv)
         CLEANUP(controller_freep) struct controller *ctrl = NULL;
         CLEANUP(webhook_server_freep) struct webhook_server *wh = NULL;
         struct kube_client_options kopts = { 0 };
+        struct request_metrics rm = { .host = "" };
+        struct tm_metrics tmm = { 0 };
         char err[512] = "";
         int r;
 
@@ -280,6 +389,13 @@ int cmd_controller(int argc, char **argv)
         }
         kopts.qps = arg_qps;
         kopts.burst = arg_burst;
+        kopts.observer = observe_request;
+        kopts.observer_userdata = &rm;
+        {
+                /* the host label: the server URL without scheme */
+                const char *h = strstr(cfg->server, "://");
+                (void)snprintf(rm.host, sizeof(rm.host), "%s", h ? h + 3 : cfg->server);
+        }
         r = kube_client_new(cfg, &kopts, &client);
         if (r < 0) {
                 log_error_errno(r, "Failed to create the Kubernetes client");
@@ -299,6 +415,7 @@ int cmd_controller(int argc, char **argv)
                 log_error_errno(r, "Failed to set up the manager");
                 return 1;
         }
+        atomic_store(&rm.reg, manager_metrics(m));
 
         r = informer_new(&(struct informer_options){
                                  .name = "trainedmodels",
@@ -342,6 +459,10 @@ int cmd_controller(int argc, char **argv)
                                    &ctrl);
         if (r >= 0)
                 r = tm_reconciler_watch(rec, ctrl);
+        if (r >= 0) {
+                tmm.rec = rec;
+                r = tm_metrics_register(manager_metrics(m), &tmm);
+        }
         if (r >= 0)
                 r = manager_add_informer(m, tms);
         if (r >= 0)
@@ -368,6 +489,7 @@ int cmd_controller(int argc, char **argv)
         }
 
         r = manager_run(m);
+        atomic_store(&rm.reg, NULL);
         if (r < 0) {
                 log_error_errno(r, "Controller manager stopped");
                 return 1;

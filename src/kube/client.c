@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "json/json-util.h"
+#include "kube/bucket.h"
 #include "kube/watch.h"
 #include "util/buf.h"
 #include "util/parse-util.h"
@@ -44,13 +45,15 @@ struct kube_shared {
         char *user_agent;      /* owned */
         bool insecure;
         usec_t timeout;
+        kube_request_observer_fn observer;
+        void *observer_userdata;
 
         CURLSH *share;
         pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
 
         pthread_mutex_t limiter_lock;
-        double qps, burst, tokens;
-        usec_t last_refill;
+        struct token_bucket bucket; /* only when limited */
+        bool limited;
 
         pthread_mutex_t token_lock;
         char *token; /* owned, may be NULL */
@@ -153,10 +156,11 @@ static int shared_new(const struct kube_config *cfg, const struct kube_client_op
         sh->insecure = cfg->insecure_skip_tls_verify;
         sh->timeout = opts && opts->request_timeout > 0 ? opts->request_timeout
                                                           : KUBE_DEFAULT_TIMEOUT;
-        sh->qps = opts && opts->qps > 0 ? opts->qps : 0;
-        sh->burst = opts && opts->burst > 0 ? (double)opts->burst : 1.0;
-        sh->tokens = sh->burst;
-        sh->last_refill = now_monotonic();
+        sh->observer = opts ? opts->observer : NULL;
+        sh->observer_userdata = opts ? opts->observer_userdata : NULL;
+        sh->limited = opts && opts->qps > 0;
+        if (sh->limited)
+                token_bucket_init(&sh->bucket, opts->qps, opts->burst, now_monotonic());
 
         sh->share = curl_share_init();
         if (!sh->share) {
@@ -260,28 +264,15 @@ static void sleep_usec(usec_t u)
 
 static void limiter_wait(struct kube_shared *sh)
 {
-        double wait_sec = 0;
-        usec_t now;
+        usec_t delay;
 
-        if (sh->qps <= 0)
+        if (!sh->limited)
                 return;
-
         (void)pthread_mutex_lock(&sh->limiter_lock);
-        now = now_monotonic();
-        if (now > sh->last_refill) {
-                sh->tokens += (double)(now - sh->last_refill) / (double)USEC_PER_SEC * sh->qps;
-                if (sh->tokens > sh->burst)
-                        sh->tokens = sh->burst;
-                sh->last_refill = now;
-        }
-        /* Reserve a token; a negative balance is the queue of waiters ahead of us. */
-        sh->tokens -= 1.0;
-        if (sh->tokens < 0)
-                wait_sec = -sh->tokens / sh->qps;
+        delay = token_bucket_reserve(&sh->bucket, now_monotonic());
         (void)pthread_mutex_unlock(&sh->limiter_lock);
-
-        if (wait_sec > 0)
-                sleep_usec((usec_t)(wait_sec * (double)USEC_PER_SEC));
+        if (delay > 0)
+                sleep_usec(delay);
 }
 
 /* ---- bearer token, re-read from token_file when it changes (rotation) ---- */
@@ -685,6 +676,12 @@ static int perform(struct kube_client *c, const char *method, const char *url,
 
                 limiter_wait(c->sh);
                 cc = curl_easy_perform(c->curl);
+                if (c->sh->observer) {
+                        long obs_code = 0;
+                        if (cc == CURLE_OK)
+                                (void)curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &obs_code);
+                        c->sh->observer(c->sh->observer_userdata, method, (int)obs_code);
+                }
                 if (resp.cb_error < 0) {
                         buf_release(&resp.body);
                         status_local(reterr, resp.cb_error == -EFBIG ? "response body too large"
@@ -1121,6 +1118,12 @@ int kube_watch(struct kube_client *c, const struct gvr *r, const char *ns,
 
         limiter_wait(c->sh);
         cc = curl_easy_perform(c->curl);
+        if (c->sh->observer) {
+                long obs_code = w.code;
+                if (obs_code == 0 && cc == CURLE_OK)
+                        (void)curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &obs_code);
+                c->sh->observer(c->sh->observer_userdata, "WATCH", (int)obs_code);
+        }
 
         if (w.error < 0)
                 k = w.error;

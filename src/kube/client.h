@@ -35,11 +35,17 @@ struct gvr {
         const char *resource;
 };
 
+/* Called after every request of the client and its clones (from the calling thread): the HTTP
+ * method and the response code, 0 when no response arrived. Must be thread-safe and quick. */
+typedef void (*kube_request_observer_fn)(void *userdata, const char *method, int code);
+
 struct kube_client_options {
         double qps;             /* client-side rate limit, 0 = unlimited */
         unsigned burst;         /* token bucket size when qps > 0 */
         usec_t request_timeout; /* per non-watch request; 0 = 30 s */
         const char *user_agent; /* borrowed; default "modelplane/<version>" */
+        kube_request_observer_fn observer; /* may be NULL (rest_client_requests_total) */
+        void *observer_userdata;
 };
 
 struct kube_client;
