@@ -664,6 +664,8 @@ static int perform(struct kube_client *c, const char *method, const char *url,
                 SETOPT(c->curl, CURLOPT_HEADERFUNCTION, on_header);
                 SETOPT(c->curl, CURLOPT_HEADERDATA, &resp);
                 SETOPT(c->curl, CURLOPT_TIMEOUT_MS, (long)(c->sh->timeout / USEC_PER_MSEC));
+                /* the apiserver gzips large responses (LISTs) when asked */
+                SETOPT(c->curl, CURLOPT_ACCEPT_ENCODING, "gzip");
                 if (body) {
                         SETOPT(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
                         SETOPT(c->curl, CURLOPT_POSTFIELDS, body);
