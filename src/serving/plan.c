@@ -1,0 +1,773 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "serving/plan.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json/json-util.h"
+#include "serving/conditions.h"
+#include "serving/isvc.h"
+#include "serving/modelconfig.h"
+#include "serving/quantity.h"
+#include "serving/trainedmodel.h"
+
+static const char *const state_names[TM_STATE__MAX] = {
+        [TM_STATE_IGNORED] = "Ignored",
+        [TM_STATE_READY] = "Ready",
+        [TM_STATE_PENDING] = "Pending",
+        [TM_STATE_WAITING_ISVC] = "WaitingForInferenceService",
+        [TM_STATE_WAITING_MMS] = "WaitingForMultiModelPredictor",
+        [TM_STATE_WAITING_MEMORY] = "WaitingForMemory",
+        [TM_STATE_DOES_NOT_FIT] = "DoesNotFit",
+        [TM_STATE_INVALID] = "Invalid",
+        [TM_STATE_DELETING] = "Deleting",
+        [TM_STATE_FINALIZED] = "Finalized",
+        [TM_STATE_PARENT_MISSING] = "ParentMissing",
+};
+
+const char *tm_state_to_string(enum tm_state s)
+{
+        if (s < 0 || s >= TM_STATE__MAX)
+                return NULL;
+        return state_names[s];
+}
+
+bool tm_state_is_waiting(enum tm_state s)
+{
+        return s == TM_STATE_WAITING_ISVC || s == TM_STATE_WAITING_MMS ||
+               s == TM_STATE_WAITING_MEMORY || s == TM_STATE_DOES_NOT_FIT ||
+               s == TM_STATE_INVALID;
+}
+
+void tm_plan_release(struct tm_plan *p)
+{
+        free(p->name);
+        json_decref(p->metadata_patch);
+        json_decref(p->status);
+        free(p->event_message);
+        *p = (struct tm_plan){ 0 };
+}
+
+void isvc_plan_release(struct isvc_plan *p)
+{
+        for (size_t i = 0; i < p->n_tms; i++)
+                tm_plan_release(&p->tms[i]);
+        free(p->tms);
+        free(p->configmap_name);
+        free(p->models_json);
+        json_decref(p->configmap_create);
+        json_decref(p->configmap_patch);
+        *p = (struct isvc_plan){ 0 };
+}
+
+/* Per-TrainedModel working state. */
+struct tm_work {
+        struct trained_model tm;
+        bool readable;
+        bool ours;               /* spec.inferenceService names this InferenceService */
+        bool observed_listed;    /* the observed models.json lists its name */
+        bool observed_identical; /* ... with exactly the entry we want */
+        bool had_allocated;      /* label allocated == this InferenceService */
+        bool admitted;
+        bool eligible; /* admitted and allowed into models.json */
+        bool listed;   /* in the desired models.json */
+        bool full;     /* eligible but does not fit */
+        char memory[QUANTITY_STRING_MAX];
+};
+
+struct order_ctx {
+        const struct tm_work *w;
+        size_t idx;
+};
+
+/* had_allocated first, then creationTimestamp, then name. */
+static int cmp_admission(const void *a, const void *b)
+{
+        const struct order_ctx *x = a, *y = b;
+
+        if (x->w->had_allocated != y->w->had_allocated)
+                return x->w->had_allocated ? -1 : 1;
+        if (x->w->tm.created != y->w->tm.created)
+                return x->w->tm.created < y->w->tm.created ? -1 : 1;
+        return strcmp(x->w->tm.name, y->w->tm.name);
+}
+
+/* listed already first, then creationTimestamp, then name. */
+static int cmp_fit(const void *a, const void *b)
+{
+        const struct order_ctx *x = a, *y = b;
+
+        if (x->w->observed_listed != y->w->observed_listed)
+                return x->w->observed_listed ? -1 : 1;
+        if (x->w->tm.created != y->w->tm.created)
+                return x->w->tm.created < y->w->tm.created ? -1 : 1;
+        return strcmp(x->w->tm.name, y->w->tm.name);
+}
+
+/* Decoded size of the ConfigMap's other data: every data value but models.json + binaryData. */
+static size_t other_data_bytes(const json_t *cm)
+{
+        const json_t *data = json_object_get(cm, "data"), *bin = json_object_get(cm, "binaryData");
+        const char *key;
+        json_t *v;
+        size_t total = 0;
+
+        if (json_is_object(data))
+                json_object_foreach ((json_t *)data, key, v)
+                        if (!streq(key, MODELCONFIG_KEY) && json_is_string(v))
+                                total += json_string_length(v);
+        if (json_is_object(bin))
+                json_object_foreach ((json_t *)bin, key, v)
+                        if (json_is_string(v)) {
+                                const char *s = json_string_value(v);
+                                size_t len = json_string_length(v), pad = 0;
+                                if (len > 0 && s[len - 1] == '=')
+                                        pad++;
+                                if (len > 1 && s[len - 2] == '=')
+                                        pad++;
+                                total += len / 4 * 3 - MIN(pad, len / 4 * 3);
+                        }
+        return total;
+}
+
+static const char *label_of(const struct trained_model *tm, const char *key)
+{
+        return trained_model_label(tm, key);
+}
+
+/* A JSON merge patch {"metadata": {...}} or NULL when @changes is empty. Takes @changes. */
+static json_t *metadata_patch_new(json_t *changes, const char *resource_version)
+{
+        json_auto_t *c = changes;
+
+        if (!c || json_object_size(c) == 0)
+                return NULL;
+        if (resource_version &&
+            json_object_set_new(c, "resourceVersion", json_string(resource_version)) < 0)
+                return NULL;
+        return json_pack("{s:O}", "metadata", c);
+}
+
+static bool is_isvc_ref(const json_t *ref)
+{
+        const char *kind = json_get_string_path(ref, "kind", NULL);
+        const char *api = json_get_string_path(ref, "apiVersion", NULL);
+
+        return kind && streq(kind, "InferenceService") && api &&
+               strneq(api, "serving.kserve.io/", strlen("serving.kserve.io/"));
+}
+
+/*
+ * The ownerReferences list we want: all non-InferenceService references kept, references to
+ * other InferenceServices dropped, one non-controller reference to @isvc (when @uid is known).
+ * Returns a new reference, or NULL (OOM). Sets *ret_changed.
+ */
+static json_t *owner_refs_desired(const json_t *current, const char *isvc, const char *uid,
+                                  bool *ret_changed)
+{
+        json_auto_t *out = json_array();
+        bool have = false;
+        size_t i;
+        json_t *ref;
+
+        if (!out)
+                return NULL;
+        json_array_foreach (current, i, ref) {
+                if (is_isvc_ref(ref)) {
+                        const char *n = json_get_string_path(ref, "name", NULL);
+                        const char *u = json_get_string_path(ref, "uid", NULL);
+                        if (!uid || !n || !streq(n, isvc) || !u || !streq(u, uid) || have)
+                                continue;
+                        have = true;
+                }
+                if (json_array_append(out, ref) < 0)
+                        return NULL;
+        }
+        if (uid && !have) {
+                json_t *r = json_pack("{s:s, s:s, s:s, s:s}", "apiVersion",
+                                      "serving.kserve.io/v1beta1", "kind", "InferenceService",
+                                      "name", isvc, "uid", uid);
+                if (!r || json_array_append_new(out, r) < 0)
+                        return NULL;
+        }
+        if (current)
+                *ret_changed = !json_equal(out, (json_t *)current);
+        else
+                *ret_changed = json_array_size(out) > 0;
+        return TAKE_PTR(out);
+}
+
+static json_t *finalizers_without(const json_t *current)
+{
+        json_auto_t *out = json_array();
+        size_t i;
+        json_t *f;
+
+        if (!out)
+                return NULL;
+        json_array_foreach (current, i, f)
+                if (!(json_is_string(f) && streq(json_string_value(f), TM_FINALIZER)) &&
+                    json_array_append(out, f) < 0)
+                        return NULL;
+        return TAKE_PTR(out);
+}
+
+static json_t *finalizers_with(const json_t *current)
+{
+        json_auto_t *out = current ? json_copy((json_t *)current) : json_array();
+
+        if (!out || json_array_append_new(out, json_string(TM_FINALIZER)) < 0)
+                return NULL;
+        return TAKE_PTR(out);
+}
+
+static int set_event(struct tm_plan *p, const char *type, const char *reason, const char *fmt,
+                     ...) _printf_(4, 5);
+
+static int set_event(struct tm_plan *p, const char *type, const char *reason, const char *fmt, ...)
+{
+        va_list ap;
+        char *m;
+        int k;
+
+        va_start(ap, fmt);
+        k = vasprintf(&m, fmt, ap);
+        va_end(ap);
+        if (k < 0)
+                return -ENOMEM;
+        free(p->event_message);
+        p->event_type = type;
+        p->event_reason = reason;
+        p->event_message = m;
+        return 0;
+}
+
+/* The status we want: the observed one with new conditions and, when given, URLs. */
+static int status_build(const struct trained_model *tm, const struct conditions *conds,
+                        const char *url, const char *address_url, struct tm_plan *p)
+{
+        json_auto_t *st = tm->status ? json_deep_copy(tm->status) : json_object();
+        json_t *c;
+
+        if (!st)
+                return -ENOMEM;
+        c = conditions_to_json(conds);
+        if (!c || json_object_set_new(st, "conditions", c) < 0)
+                return -ENOMEM;
+        if (url && json_object_set_new(st, "url", json_string(url)) < 0)
+                return -ENOMEM;
+        if (address_url &&
+            json_object_set_new(st, "address", json_pack("{s:s}", "url", address_url)) < 0)
+                return -ENOMEM;
+        p->status_changed = !tm->status || !json_equal(st, (json_t *)tm->status);
+        p->status = TAKE_PTR(st);
+        return 0;
+}
+
+static int plan_metadata(const struct trained_model *tm, const char *isvc, const char *uid,
+                         bool admitted, struct tm_plan *p)
+{
+        json_auto_t *changes = json_object(), *labels = json_object();
+        json_auto_t *refs = NULL;
+        const char *cur;
+        bool refs_changed = false;
+
+        if (!changes || !labels)
+                return -ENOMEM;
+        cur = label_of(tm, TM_LABEL_ISVC);
+        if ((!cur || !streq(cur, isvc)) &&
+            json_object_set_new(labels, TM_LABEL_ISVC, json_string(isvc)) < 0)
+                return -ENOMEM;
+        cur = label_of(tm, TM_LABEL_ALLOCATED);
+        if (admitted && (!cur || !streq(cur, isvc)) &&
+            json_object_set_new(labels, TM_LABEL_ALLOCATED, json_string(isvc)) < 0)
+                return -ENOMEM;
+        if (!admitted && tm->labels && json_object_get(tm->labels, TM_LABEL_ALLOCATED) &&
+            json_object_set_new(labels, TM_LABEL_ALLOCATED, json_null()) < 0)
+                return -ENOMEM;
+        if (json_object_size(labels) > 0 && json_object_set(changes, "labels", labels) < 0)
+                return -ENOMEM;
+
+        if (!tm->has_finalizer &&
+            json_object_set_new(changes, "finalizers", finalizers_with(tm->finalizers)) < 0)
+                return -ENOMEM;
+
+        refs = owner_refs_desired(tm->owner_references, isvc, uid, &refs_changed);
+        if (!refs)
+                return -ENOMEM;
+        if (refs_changed && json_object_set(changes, "ownerReferences", refs) < 0)
+                return -ENOMEM;
+
+        if (json_object_size(changes) > 0) {
+                p->metadata_patch = metadata_patch_new(TAKE_PTR(changes), tm->resource_version);
+                if (!p->metadata_patch)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+static int plan_finalizer_removal(const struct trained_model *tm, struct tm_plan *p)
+{
+        json_t *changes;
+
+        if (!tm->has_finalizer)
+                return 0;
+        changes = json_pack("{s:o}", "finalizers", finalizers_without(tm->finalizers));
+        if (!changes)
+                return -ENOMEM;
+        p->metadata_patch = metadata_patch_new(changes, tm->resource_version);
+        return p->metadata_patch ? 0 : -ENOMEM;
+}
+
+static int plan_active(const struct tm_work *w, const struct isvc_info *info, const char *isvc,
+                       const char *cm_name, usec_t now, struct tm_plan *p)
+{
+        const struct trained_model *tm = &w->tm;
+        CLEANUP(conditions_releasep) struct conditions observed = { 0 }, c = { 0 };
+        AUTOFREE char *url = NULL, *address_url = NULL;
+        bool impl_ok = info->has_impl && info->mms;
+        bool all_true;
+        int r;
+
+        if (conditions_from_json(json_object_get(tm->status, "conditions"), &observed) < 0)
+                conditions_init(&observed);
+        r = conditions_copy(&observed, &c);
+        if (r < 0)
+                return r;
+
+        /* §2.2 step 6, in KServe's order */
+        r = info->ready ? conditions_mark_true(&c, CONDITION_INFERENCE_SERVICE_READY, now)
+                        : conditions_mark_false(&c, CONDITION_INFERENCE_SERVICE_READY,
+                                                REASON_INFERENCE_SERVICE_NOT_READY,
+                                                MESSAGE_INFERENCE_SERVICE_NOT_READY, now);
+        if (r < 0)
+                return r;
+        r = impl_ok ? conditions_mark_true(&c, CONDITION_IS_MMS_PREDICTOR, now)
+                    : conditions_mark_false(&c, CONDITION_IS_MMS_PREDICTOR,
+                                            REASON_IS_NOT_MMS_PREDICTOR,
+                                            MESSAGE_IS_NOT_MMS_PREDICTOR, now);
+        if (r < 0)
+                return r;
+        if (!tm->valid)
+                r = conditions_mark_false(&c, CONDITION_MEMORY_RESOURCE_AVAILABLE,
+                                          REASON_INVALID_SPEC, tm->invalid_message, now);
+        else if (w->admitted)
+                r = conditions_mark_true(&c, CONDITION_MEMORY_RESOURCE_AVAILABLE, now);
+        else
+                r = conditions_mark_false(&c, CONDITION_MEMORY_RESOURCE_AVAILABLE,
+                                          REASON_MEMORY_RESOURCE_NOT_AVAILABLE,
+                                          MESSAGE_MEMORY_RESOURCE_NOT_AVAILABLE, now);
+        if (r < 0)
+                return r;
+
+        all_true = tm->valid && info->ready && impl_ok && w->admitted;
+        if (!tm->valid)
+                p->state = TM_STATE_INVALID;
+        else if (!w->admitted)
+                p->state = TM_STATE_WAITING_MEMORY;
+        else if (!impl_ok)
+                p->state = TM_STATE_WAITING_MMS;
+        else if (!info->ready)
+                p->state = TM_STATE_WAITING_ISVC;
+        else if (w->full)
+                p->state = TM_STATE_DOES_NOT_FIT;
+        else if (w->observed_identical)
+                p->state = TM_STATE_READY;
+        else
+                p->state = TM_STATE_PENDING;
+
+        if (p->state == TM_STATE_DOES_NOT_FIT) {
+                AUTOFREE char *msg = NULL;
+                if (asprintf(&msg,
+                             "models.json of ConfigMap \"%s\" would exceed %zu bytes: model \"%s\" "
+                             "does not fit",
+                             cm_name, MODELCONFIG_DATA_MAX, tm->name) < 0)
+                        return -ENOMEM;
+                r = conditions_mark_false(&c, CONDITION_READY, REASON_MODEL_CONFIG_FULL, msg, now);
+                if (r < 0)
+                        return r;
+        } else if (p->state == TM_STATE_PENDING) {
+                AUTOFREE char *msg = NULL;
+                if (asprintf(&msg,
+                             "Waiting for models.json of ConfigMap \"%s\" to list model \"%s\"",
+                             cm_name, tm->name) < 0)
+                        return -ENOMEM;
+                r = conditions_set(&c, CONDITION_READY, CONDITION_STATUS_UNKNOWN, "",
+                                   REASON_MODEL_CONFIG_PENDING, msg, now);
+                if (r < 0)
+                        return r;
+        }
+        conditions_keep_transition_times(&c, &observed);
+
+        /* §2.2 step 7: URLs only once all three conditions are True */
+        if (all_true && info->url) {
+                url = isvc_model_url(info->url, info->protocol, tm->name);
+                if (!url)
+                        return -ENOMEM;
+        }
+        if (all_true && info->address_url) {
+                address_url = isvc_model_url(info->address_url, info->protocol, tm->name);
+                if (!address_url)
+                        return -ENOMEM;
+        }
+        r = status_build(tm, &c, url, address_url, p);
+        if (r < 0)
+                return r;
+
+        r = plan_metadata(tm, isvc, info->uid, w->admitted, p);
+        if (r < 0)
+                return r;
+
+        /* events (W: Normal on models.json changes, Warning for invalid / full) */
+        if (p->state == TM_STATE_INVALID && p->status_changed)
+                return set_event(p, "Warning", REASON_INVALID_SPEC, "%s", tm->invalid_message);
+        if (p->state == TM_STATE_DOES_NOT_FIT && p->status_changed)
+                return set_event(p, "Warning", REASON_MODEL_CONFIG_FULL,
+                                 "Model \"%s\" does not fit in models.json of ConfigMap \"%s\"",
+                                 tm->name, cm_name);
+        if (w->listed && !w->observed_listed)
+                return set_event(p, "Normal", "ModelAdded",
+                                 "Added model \"%s\" to models.json of ConfigMap \"%s\"", tm->name,
+                                 cm_name);
+        if (w->listed && !w->observed_identical)
+                return set_event(p, "Normal", "ModelUpdated",
+                                 "Updated model \"%s\" in models.json of ConfigMap \"%s\"",
+                                 tm->name, cm_name);
+        if (!w->listed && w->observed_listed)
+                return set_event(p, "Normal", "ModelRemoved",
+                                 "Removed model \"%s\" from models.json of ConfigMap \"%s\"",
+                                 tm->name, cm_name);
+        return 0;
+}
+
+static int configmap_patch_new(const json_t *cm, const char *models_json, json_t **ret)
+{
+        const char *rv = json_get_string_path(cm, "metadata", "resourceVersion", NULL);
+        json_auto_t *p = json_pack("{s:{s:s}}", "data", MODELCONFIG_KEY, models_json);
+
+        if (!p)
+                return -ENOMEM;
+        if (rv && json_object_set_new(p, "metadata", json_pack("{s:s}", "resourceVersion", rv)) < 0)
+                return -ENOMEM;
+        *ret = TAKE_PTR(p);
+        return 0;
+}
+
+int isvc_plan_compute(const struct plan_input *in, struct isvc_plan *ret)
+{
+        CLEANUP(isvc_plan_releasep) struct isvc_plan plan = { 0 };
+        CLEANUP(model_entries_release) struct model_entries observed = { 0 }, wanted = { 0 };
+        AUTOFREE struct tm_work *work = NULL;
+        AUTOFREE struct order_ctx *order = NULL;
+        AUTOFREE size_t *fit_order = NULL;
+        AUTOFREE bool *fits = NULL;
+        struct isvc_info info = { 0 };
+        char cm_name[MODELCONFIG_NAME_MAX];
+        const char *observed_data = NULL;
+        bool cm_ok = false;
+        size_t n_order = 0;
+        struct quantity total;
+        int r;
+
+        if (!in || !in->isvc_name || in->isvc_name[0] == '\0' || (in->n_tms > 0 && !in->tms))
+                return -EINVAL;
+        if (in->isvc && isvc_info_from_json(in->isvc, &info) < 0)
+                return -EINVAL;
+        if (in->configmap && !json_is_object(in->configmap))
+                return -EINVAL;
+        r = modelconfig_name(in->isvc_name, cm_name, sizeof(cm_name));
+        if (r < 0)
+                return -EINVAL;
+
+        plan.isvc_found = in->isvc != NULL;
+        plan.configmap_name = strdup(cm_name);
+        if (!plan.configmap_name)
+                return -ENOMEM;
+
+        /* the observed models.json (a ConfigMap of another name is no ConfigMap: §9.2 M2) */
+        if (in->configmap) {
+                const char *n = json_get_string_path(in->configmap, "metadata", "name", NULL);
+                cm_ok = n && streq(n, cm_name);
+        }
+        if (cm_ok) {
+                observed_data = json_get_string_path(in->configmap, "data", MODELCONFIG_KEY, NULL);
+                if (modelconfig_parse(observed_data, &observed, NULL, 0) < 0)
+                        model_entries_init(&observed); /* corrupt: rewritten from the desired set */
+        }
+
+        if (in->n_tms > 0) {
+                work = calloc(in->n_tms, sizeof(*work));
+                order = calloc(in->n_tms, sizeof(*order));
+                fit_order = calloc(in->n_tms, sizeof(*fit_order));
+                plan.tms = calloc(in->n_tms, sizeof(*plan.tms));
+                if (!work || !order || !fit_order || !plan.tms)
+                        return -ENOMEM;
+        }
+        plan.n_tms = in->n_tms;
+
+        for (size_t i = 0; i < in->n_tms; i++) {
+                struct tm_work *w = &work[i];
+                const char *alloc;
+
+                w->readable = trained_model_from_json(in->tms[i], &w->tm) >= 0;
+                plan.tms[i].name = strdup(w->readable ? w->tm.name : "");
+                if (!plan.tms[i].name)
+                        return -ENOMEM;
+                if (!w->readable)
+                        continue;
+                w->ours = w->tm.isvc && streq(w->tm.isvc, in->isvc_name);
+                w->observed_listed = model_entries_get(&observed, w->tm.name) != NULL;
+                alloc = label_of(&w->tm, TM_LABEL_ALLOCATED);
+                w->had_allocated = alloc && streq(alloc, in->isvc_name);
+                if (w->tm.valid &&
+                    quantity_to_string(&w->tm.memory, w->memory, sizeof(w->memory)) < 0)
+                        return -ENOMEM;
+        }
+
+        /* Parent missing: delete live models, release deleting ones (W6). */
+        if (!in->isvc) {
+                for (size_t i = 0; i < in->n_tms; i++) {
+                        struct tm_work *w = &work[i];
+                        struct tm_plan *p = &plan.tms[i];
+
+                        if (!w->readable || !w->ours) {
+                                p->state = TM_STATE_IGNORED;
+                                continue;
+                        }
+                        if (w->tm.being_deleted) {
+                                p->state = TM_STATE_FINALIZED;
+                                r = plan_finalizer_removal(&w->tm, p);
+                                if (r < 0)
+                                        return r;
+                        } else {
+                                p->state = TM_STATE_PARENT_MISSING;
+                                p->delete_object = true;
+                        }
+                }
+                *ret = plan;
+                plan = (struct isvc_plan){ 0 };
+                return 0;
+        }
+
+        /* Memory admission (W2/W8): still-loaded deleting models first, then first fit. */
+        quantity_init_zero(&total, QUANTITY_BINARY_SI);
+        for (size_t i = 0; i < in->n_tms; i++) {
+                struct tm_work *w = &work[i];
+
+                if (!w->readable || !w->ours || !w->tm.valid)
+                        continue;
+                if (w->tm.being_deleted) {
+                        if (w->observed_listed) {
+                                r = quantity_add(&total, &w->tm.memory);
+                                if (r < 0)
+                                        return r;
+                        }
+                        continue;
+                }
+                order[n_order++] = (struct order_ctx){ .w = w, .idx = i };
+        }
+        qsort(order, n_order, sizeof(*order), cmp_admission);
+        for (size_t j = 0; j < n_order; j++) {
+                struct tm_work *w = &work[order[j].idx];
+                struct quantity t = total;
+
+                if (quantity_add(&t, &w->tm.memory) < 0)
+                        continue; /* beyond any limit */
+                if (isvc_memory_available(&info, &t)) {
+                        w->admitted = true;
+                        total = t;
+                }
+        }
+
+        /* models.json: eligible models, W4 fit with already-listed ones first */
+        n_order = 0;
+        for (size_t i = 0; i < in->n_tms; i++) {
+                struct tm_work *w = &work[i];
+
+                w->eligible = w->admitted && info.has_impl && info.mms &&
+                              (info.ready || w->observed_listed);
+                if (w->eligible)
+                        order[n_order++] = (struct order_ctx){ .w = w, .idx = i };
+        }
+        qsort(order, n_order, sizeof(*order), cmp_fit);
+        for (size_t j = 0; j < n_order; j++) {
+                const struct tm_work *w = &work[order[j].idx];
+                r = model_entries_upsert(&wanted, w->tm.name, w->tm.storage_uri, w->tm.framework,
+                                         w->memory);
+                if (r < 0)
+                        return r;
+                fit_order[j] = j; /* wanted is built in fit priority order */
+        }
+        if (wanted.n > 0) {
+                fits = calloc(wanted.n, sizeof(*fits));
+                if (!fits)
+                        return -ENOMEM;
+        }
+        {
+                size_t other = cm_ok ? other_data_bytes(in->configmap) : 0;
+                size_t budget = other < MODELCONFIG_DATA_MAX ? MODELCONFIG_DATA_MAX - other : 0;
+                (void)modelconfig_fit(&wanted, fit_order, wanted.n, budget, fits);
+        }
+        for (size_t j = n_order; j > 0; j--) {
+                struct tm_work *w = &work[order[j - 1].idx];
+                const struct model_entry *o;
+
+                if (!fits[j - 1]) {
+                        w->full = true;
+                        (void)model_entries_remove(&wanted, w->tm.name);
+                        continue;
+                }
+                w->listed = true;
+                o = model_entries_get(&observed, w->tm.name);
+                w->observed_identical =
+                        o && model_entry_equal(o, model_entries_get(&wanted, w->tm.name));
+        }
+
+        r = modelconfig_serialize(&wanted, &plan.models_json, /* ret_len= */ NULL);
+        if (r < 0)
+                return r;
+
+        if (cm_ok) {
+                bool same = (observed_data && streq(observed_data, plan.models_json)) ||
+                            (streq(plan.models_json, "[]") &&
+                             (!observed_data || observed_data[0] == '\0'));
+                if (!same) {
+                        r = configmap_patch_new(in->configmap, plan.models_json,
+                                                &plan.configmap_patch);
+                        if (r < 0)
+                                return r;
+                }
+        } else if (info.has_impl && info.mms) {
+                plan.configmap_create = modelconfig_configmap_new(&info, plan.models_json);
+                if (!plan.configmap_create)
+                        return -ENOMEM;
+        } else {
+                free(plan.models_json);
+                plan.models_json = NULL;
+        }
+
+        for (size_t i = 0; i < in->n_tms; i++) {
+                struct tm_work *w = &work[i];
+                struct tm_plan *p = &plan.tms[i];
+
+                if (!w->readable || !w->ours) {
+                        p->state = TM_STATE_IGNORED;
+                        continue;
+                }
+                p->admitted = w->admitted;
+                p->listed = w->listed;
+                if (w->tm.being_deleted) {
+                        if (w->observed_listed) {
+                                p->state = TM_STATE_DELETING;
+                                r = set_event(p, "Normal", "ModelRemoved",
+                                              "Removed model \"%s\" from models.json of ConfigMap "
+                                              "\"%s\"",
+                                              w->tm.name, cm_name);
+                        } else {
+                                p->state = TM_STATE_FINALIZED;
+                                r = plan_finalizer_removal(&w->tm, p);
+                        }
+                } else
+                        r = plan_active(w, &info, in->isvc_name, cm_name, in->now, p);
+                if (r < 0)
+                        return r;
+        }
+
+        *ret = plan;
+        plan = (struct isvc_plan){ 0 };
+        return 0;
+}
+
+static inline void tm_plan_releasep(struct tm_plan *p)
+{
+        tm_plan_release(p);
+}
+
+/* Labels and ownerReferences of a model that has no parent to belong to. */
+static int orphan_metadata(const struct trained_model *tm, struct tm_plan *p)
+{
+        json_auto_t *changes = json_object(), *labels = json_object(), *refs = NULL;
+        bool refs_changed = false;
+
+        if (!changes || !labels)
+                return -ENOMEM;
+        if (tm->labels && json_object_get(tm->labels, TM_LABEL_ISVC) &&
+            json_object_set_new(labels, TM_LABEL_ISVC, json_null()) < 0)
+                return -ENOMEM;
+        if (tm->labels && json_object_get(tm->labels, TM_LABEL_ALLOCATED) &&
+            json_object_set_new(labels, TM_LABEL_ALLOCATED, json_null()) < 0)
+                return -ENOMEM;
+        if (json_object_size(labels) > 0 && json_object_set(changes, "labels", labels) < 0)
+                return -ENOMEM;
+        refs = owner_refs_desired(tm->owner_references, "", NULL, &refs_changed);
+        if (!refs)
+                return -ENOMEM;
+        if (refs_changed && json_object_set(changes, "ownerReferences", refs) < 0)
+                return -ENOMEM;
+        if (json_object_size(changes) > 0) {
+                p->metadata_patch = metadata_patch_new(TAKE_PTR(changes), tm->resource_version);
+                if (!p->metadata_patch)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+int tm_plan_orphan(const json_t *obj, usec_t now, struct tm_plan *ret)
+{
+        CLEANUP(tm_plan_releasep) struct tm_plan p = { 0 };
+        CLEANUP(conditions_releasep) struct conditions observed = { 0 }, c = { 0 };
+        struct trained_model tm;
+        const char *msg;
+        int r;
+
+        if (trained_model_from_json(obj, &tm) < 0)
+                return -EINVAL;
+        p.name = strdup(tm.name);
+        if (!p.name)
+                return -ENOMEM;
+
+        if (tm.being_deleted) {
+                p.state = TM_STATE_FINALIZED;
+                r = plan_finalizer_removal(&tm, &p);
+                if (r < 0)
+                        return r;
+                *ret = p;
+                p = (struct tm_plan){ 0 };
+                return 0;
+        }
+
+        p.state = TM_STATE_INVALID;
+        msg = tm.valid ? "spec.inferenceService is required" : tm.invalid_message;
+        if (conditions_from_json(json_object_get(tm.status, "conditions"), &observed) < 0)
+                conditions_init(&observed);
+        r = conditions_copy(&observed, &c);
+        if (r < 0)
+                return r;
+        r = conditions_mark_false(&c, CONDITION_INFERENCE_SERVICE_READY, REASON_INVALID_SPEC, msg,
+                                  now);
+        if (r >= 0)
+                r = conditions_mark_false(&c, CONDITION_IS_MMS_PREDICTOR, REASON_INVALID_SPEC, msg,
+                                          now);
+        if (r >= 0)
+                r = conditions_mark_false(&c, CONDITION_MEMORY_RESOURCE_AVAILABLE,
+                                          REASON_INVALID_SPEC, msg, now);
+        if (r < 0)
+                return r;
+        conditions_keep_transition_times(&c, &observed);
+        r = status_build(&tm, &c, NULL, NULL, &p);
+        if (r < 0)
+                return r;
+        r = orphan_metadata(&tm, &p);
+        if (r < 0)
+                return r;
+        if (p.status_changed) {
+                r = set_event(&p, "Warning", REASON_INVALID_SPEC, "%s", msg);
+                if (r < 0)
+                        return r;
+        }
+        *ret = p;
+        p = (struct tm_plan){ 0 };
+        return 0;
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * The TrainedModel controller's pure core: one call per InferenceService computes, from fresh
+ * state, everything the shell has to write (house style 5.12, spec trainedmodel.md §2 with the
+ * fixes of §10). No I/O, no clock (now is an input), no logging; same inputs, same output.
+ *
+ * Inputs: the InferenceService name, its JSON (NULL when it does not exist), the ConfigMap JSON
+ * (NULL when it does not exist) and every TrainedModel whose spec.inferenceService names it. The
+ * shell should also pass TrainedModels that still carry the label inferenceservice=<isvc> after
+ * a move (W7): they get TM_STATE_IGNORED and, not being in the desired set, their entry leaves
+ * this models.json.
+ *
+ * Decisions:
+ *  - memory admission per InferenceService (W2/W8): deleting TrainedModels still listed in
+ *    models.json are counted first (they are still loaded); then valid, not-deleting models in
+ *    priority order: those already holding serving.kserve.io/trainedmodel-allocated=<isvc>, then
+ *    by creationTimestamp, then by name; first fit against the predictor's memory limit (exact;
+ *    equality fits). 50 x 100Mi against 2000Mi admits exactly 20.
+ *  - models.json (W1/W3/W4): an admitted, valid model of a multi-model parent is listed when the
+ *    parent is ready, and stays listed while the parent is temporarily not ready (§9.9 X9). If
+ *    the array would exceed the ConfigMap limit (1 MiB minus the other data keys), models already
+ *    listed keep their place, then creationTimestamp/name order; the rest get Ready=False,
+ *    reason ModelConfigFull. Entries sorted by modelName; entries of no current model are dropped.
+ *  - conditions (§3): KServe's order ISR, IsMMS, Memory with its reasons; an invalid spec gives
+ *    MemoryResourceAvailable=False reason InvalidSpec with a message naming the field; an
+ *    admitted model not yet in the observed models.json has Ready=Unknown reason
+ *    ModelConfigPending (W3: Ready is True only once models.json holds the entry). Transition
+ *    times move only on real changes, so an unchanged world gives status_changed == false.
+ *  - metadata: labels inferenceservice=<isvc> and allocated=<isvc> (only while admitted),
+ *    finalizer trainedmodel.finalizer, a non-controller ownerReference to the InferenceService
+ *    (W13; references to other InferenceServices are dropped, W7).
+ *  - deletion (W6): the finalizer goes once models.json (observed) does not list the model; a
+ *    missing InferenceService or ConfigMap means there is nothing to remove. A TrainedModel
+ *    whose parent is missing and that is not being deleted is deleted (§2.2 step 2).
+ *
+ * The shell applies, in this order: configmap_create or configmap_patch (409 → re-read and
+ * recompute at once); then re-runs the planner with the written ConfigMap, so that Ready and the
+ * finalizer removal reflect the write; then each TrainedModel's metadata_patch, status (when
+ * status_changed, to the status subresource) and delete_object. Emit a plan's event when the
+ * write it describes succeeded (events of statuses: only when status_changed).
+ */
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "util/macro.h"
+#include "util/time-util.h"
+
+enum tm_state {
+        TM_STATE_IGNORED,        /* not this InferenceService's (moved away, unreadable) */
+        TM_STATE_READY,          /* listed in the observed models.json, all conditions True */
+        TM_STATE_PENDING,        /* admitted; the desired models.json lists it, observed not yet */
+        TM_STATE_WAITING_ISVC,   /* parent not ready (W5: a waiting state, not an error) */
+        TM_STATE_WAITING_MMS,    /* parent not multi-model / no implementation */
+        TM_STATE_WAITING_MEMORY, /* not enough memory */
+        TM_STATE_DOES_NOT_FIT,   /* W4: models.json would be too large */
+        TM_STATE_INVALID,        /* invalid spec (a False condition names the field) */
+        TM_STATE_DELETING,       /* being deleted; the observed models.json still lists it */
+        TM_STATE_FINALIZED,      /* being deleted; nothing left to remove, finalizer may go */
+        TM_STATE_PARENT_MISSING, /* parent missing and not being deleted: delete the object */
+        TM_STATE__MAX,
+        TM_STATE__INVALID = -EINVAL,
+};
+
+const char *tm_state_to_string(enum tm_state s);
+/* WAITING_*, DOES_NOT_FIT, INVALID: nothing to retry until something else changes. */
+bool tm_state_is_waiting(enum tm_state s);
+
+struct tm_plan {
+        char *name;             /* owned; metadata.name ("" for an unreadable object) */
+        enum tm_state state;
+        bool admitted;          /* holds memory on the InferenceService */
+        bool listed;            /* the desired models.json lists it */
+        bool delete_object;     /* issue a DELETE for the TrainedModel */
+        json_t *metadata_patch; /* owned; JSON merge patch (labels, finalizers, ownerReferences,
+                                   with metadata.resourceVersion as precondition); NULL: no change */
+        json_t *status;         /* owned; the desired .status; NULL: do not write status */
+        bool status_changed;    /* status differs from the observed .status */
+        const char *event_type;   /* static "Normal"/"Warning", NULL: no event */
+        const char *event_reason; /* static */
+        char *event_message;      /* owned */
+};
+
+struct isvc_plan {
+        bool isvc_found;
+        char *configmap_name;     /* owned; modelconfig-<isvc>-0 */
+        char *models_json;        /* owned; desired bytes, NULL when no ConfigMap is wanted */
+        json_t *configmap_create; /* owned; the ConfigMap to create, NULL: none */
+        json_t *configmap_patch;  /* owned; merge patch of data["models.json"] with the observed
+                                     resourceVersion as precondition; NULL: no write needed */
+        size_t n_tms;
+        struct tm_plan *tms; /* owned; parallel to plan_input.tms */
+};
+
+struct plan_input {
+        const char *isvc_name;       /* required */
+        const json_t *isvc;          /* borrowed; NULL: the InferenceService does not exist */
+        const json_t *configmap;     /* borrowed; NULL: the ConfigMap does not exist */
+        const json_t *const *tms;    /* borrowed */
+        size_t n_tms;
+        usec_t now;                  /* CLOCK_REALTIME, for lastTransitionTime */
+};
+
+void isvc_plan_release(struct isvc_plan *p);
+
+static inline void isvc_plan_releasep(struct isvc_plan *p)
+{
+        isvc_plan_release(p);
+}
+
+/*
+ * Computes the plan. Returns 0, -EINVAL for a missing isvc_name or an ISVC/ConfigMap that is
+ * not a JSON object, -ENOMEM.
+ */
+_warn_unused_result_ int isvc_plan_compute(const struct plan_input *in, struct isvc_plan *ret);
+
+/*
+ * The plan for a TrainedModel without a usable spec.inferenceService (no parent to plan with):
+ * all three conditions False, reason InvalidSpec, message naming the field; the parent labels
+ * and InferenceService ownerReferences dropped; when being deleted, the finalizer goes.
+ * Returns 0, -EINVAL when @tm is not a readable TrainedModel, -ENOMEM.
+ */
+_warn_unused_result_ int tm_plan_orphan(const json_t *tm, usec_t now, struct tm_plan *ret);
+
+void tm_plan_release(struct tm_plan *p);
