@@ -543,3 +543,33 @@ Test(kube_client, watch_cancel)
 
         cr_assert_eq(kube_watch(NULL, &configmaps, NULL, &wo, on_event, &e, &st), -EINVAL);
 }
+
+static void *cancel_later(void *arg)
+{
+        struct timespec ts = { .tv_sec = 0, .tv_nsec = 200 * 1000 * 1000 };
+
+        (void)nanosleep(&ts, NULL);
+        atomic_store((atomic_bool *)arg, true);
+        return NULL;
+}
+
+Test(kube_client, watch_cancel_from_another_thread_on_an_idle_stream)
+{
+        atomic_bool cancel = false;
+        struct kube_watch_options wo = { .cancel = &cancel };
+        struct events e = {0};
+        struct kube_client *c;
+        struct kube_status st;
+        pthread_t t;
+
+        srv.steps[srv.n_steps++] = (struct step){ .response = STREAM_HEAD, .hold = true };
+        server_start();
+        c = client_for_server(NULL, NULL, 0);
+        cr_assert_eq(pthread_create(&t, NULL, cancel_later, &cancel), 0);
+        /* nothing ever arrives: only the progress callback can notice the flag */
+        cr_assert_eq(kube_watch(c, &configmaps, NULL, &wo, on_event, &e, &st), -ECANCELED);
+        cr_assert_eq(e.n, 0);
+        pthread_join(t, NULL);
+        kube_client_free(c);
+        pthread_join(srv.thread, NULL);
+}
