@@ -360,6 +360,39 @@ static void set_rv(struct informer *inf, const char *rv)
 
 /* ---- list ---- */
 
+/*
+ * The API server leaves kind and apiVersion out of list items, while watch events carry them:
+ * set them from the list's own ("ConfigMapList" -> "ConfigMap") so that every cached object looks
+ * the same whichever way it arrived. The list was just parsed for us, so it is still ours to change.
+ */
+static int fill_kind(json_t *list)
+{
+        const char *lk = json_string_value(json_object_get(list, "kind"));
+        const char *av = json_string_value(json_object_get(list, "apiVersion"));
+        char kind[256];
+        size_t n, i;
+        json_t *item;
+
+        if (!lk || !av)
+                return 0;
+        n = strlen(lk);
+        if (n <= 4 || n - 4 >= sizeof(kind) || !streq(lk + n - 4, "List"))
+                return 0;
+        memcpy(kind, lk, n - 4);
+        kind[n - 4] = '\0';
+        json_array_foreach (json_object_get(list, "items"), i, item) {
+                if (!json_is_object(item))
+                        continue;
+                if (!json_object_get(item, "kind") &&
+                    json_object_set_new(item, "kind", json_string(kind)) < 0)
+                        return -ENOMEM;
+                if (!json_object_get(item, "apiVersion") &&
+                    json_object_set_new(item, "apiVersion", json_string(av)) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 static int list_all(struct informer *inf, json_t **ret_items, char *ret_rv, size_t rv_len,
                     struct kube_status *st)
 {
@@ -387,6 +420,9 @@ static int list_all(struct informer *inf, json_t **ret_items, char *ret_rv, size
                         free(TAKE_PTR(cont));
                         continue;
                 }
+                if (r < 0)
+                        return r;
+                r = fill_kind(list);
                 if (r < 0)
                         return r;
                 if (json_array_extend(items, json_object_get(list, "items")) < 0 &&

@@ -176,7 +176,7 @@ static int handle_list(struct fake_apiserver *f, const struct parsed_path *p, st
         unsigned long offset = 0, i = 0;
         json_t *items = json_array(), *obj, *meta;
         const char *key;
-        char rvs[32], next[64] = "";
+        char rvs[32], next[64] = "", list_kind[128] = "", list_av[128] = "";
 
         f->n_lists++;
         if (f->list_fail_n > 0) {
@@ -217,15 +217,26 @@ static int handle_list(struct fake_apiserver *f, const struct parsed_path *p, st
                         (void)snprintf(next, sizeof(next), "%" PRIu64 ":%lu", list_rv, i - 1);
                         break;
                 }
-                (void)json_array_append(items, obj);
+                /* like the real server: items carry no kind/apiVersion, the list does */
+                if (!*list_kind && json_string_value(json_object_get(obj, "kind")))
+                        (void)snprintf(list_kind, sizeof(list_kind), "%sList",
+                                       json_string_value(json_object_get(obj, "kind")));
+                if (!*list_av && json_string_value(json_object_get(obj, "apiVersion")))
+                        (void)snprintf(list_av, sizeof(list_av), "%s",
+                                       json_string_value(json_object_get(obj, "apiVersion")));
+                json_t *item = json_copy(obj);
+                (void)json_object_del(item, "kind");
+                (void)json_object_del(item, "apiVersion");
+                (void)json_array_append_new(items, item);
         }
         (void)snprintf(rvs, sizeof(rvs), "%" PRIu64, list_rv);
         meta = json_pack("{s:s}", "resourceVersion", rvs);
         if (*next)
                 (void)json_object_set_new(meta, "continue", json_string(next));
         http_resp_set_json(resp, 200,
-                           json_pack("{s:s,s:s,s:o,s:o}", "kind", "List", "apiVersion", "v1",
-                                     "metadata", meta, "items", items));
+                           json_pack("{s:s,s:s,s:o,s:o}", "kind", *list_kind ? list_kind : "List",
+                                     "apiVersion", *list_av ? list_av : "v1", "metadata", meta,
+                                     "items", items));
         return 0;
 }
 

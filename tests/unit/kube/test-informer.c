@@ -193,6 +193,11 @@ Test(informer, paged_first_list_then_every_change_in_order)
         cr_assert_eq(fake_apiserver_lists(fake), 3);
         wait_events("+ns/a +ns/b +ns/c +ns/d +ns/e ");
         assert_cache_equals_server(inf, 5, (const char *const[]){ "a", "b", "c", "d", "e" });
+        /* list items come without kind/apiVersion; the informer fills them in */
+        json_auto_t *a = cache_get_by_name(informer_cache(inf), "ns", "a");
+        cr_assert_str_eq(json_string_value(json_object_get(a, "kind")), "TrainedModel");
+        cr_assert_str_eq(json_string_value(json_object_get(a, "apiVersion")),
+                         "serving.kserve.io/v1alpha1");
 
         clear_events();
         put("f", "i1");
