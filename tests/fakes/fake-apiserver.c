@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "http/server.h"
 #include "util/time-util.h"
@@ -15,7 +16,8 @@
 struct fake_apiserver {
         pthread_mutex_t lock;
         pthread_cond_t cond; /* objects changed, watches ended, or stopping */
-        struct http_server *srv;
+        struct http_server *srv; /* NULL while "down" */
+        uint16_t port;
         char url[64];
 
         uint64_t rv;
@@ -483,9 +485,51 @@ static int handler(void *userdata, struct http_req *req, struct http_resp *resp)
         return r;
 }
 
-int fake_apiserver_start(struct fake_apiserver **ret)
+static int listen_on(struct fake_apiserver *f, uint16_t port)
 {
         struct http_server_config cfg = { HTTP_SERVER_CONFIG_DEFAULTS };
+
+        cfg.handler = handler;
+        cfg.userdata = f;
+        cfg.port = port;
+        cfg.body_max = 4U * 1024U * 1024U;
+        return http_server_start(&cfg, &f->srv);
+}
+
+int fake_apiserver_set_down(struct fake_apiserver *f, bool down)
+{
+        uint16_t port;
+        int r = 0;
+
+        if (down) {
+                if (!f->srv)
+                        return 0;
+                f->port = http_server_port(f->srv);
+                (void)pthread_mutex_lock(&f->lock);
+                f->stopping = true; /* held watches end */
+                (void)pthread_cond_broadcast(&f->cond);
+                (void)pthread_mutex_unlock(&f->lock);
+                f->srv = http_server_free(f->srv);
+                (void)pthread_mutex_lock(&f->lock);
+                f->stopping = false;
+                (void)pthread_mutex_unlock(&f->lock);
+                return 0;
+        }
+        if (f->srv)
+                return 0;
+        port = f->port;
+        /* the old socket may linger for a moment */
+        for (int i = 0; i < 100; i++) {
+                r = listen_on(f, port);
+                if (r >= 0)
+                        break;
+                usleep(20 * 1000);
+        }
+        return r;
+}
+
+int fake_apiserver_start(struct fake_apiserver **ret)
+{
         struct fake_apiserver *f = calloc(1, sizeof(*f));
         pthread_condattr_t attr;
         int r;
@@ -501,10 +545,7 @@ int fake_apiserver_start(struct fake_apiserver **ret)
         f->log = json_array();
         f->by_method = json_object();
         f->hold_msec = 5000;
-        cfg.handler = handler;
-        cfg.userdata = f;
-        cfg.body_max = 4U * 1024U * 1024U;
-        r = http_server_start(&cfg, &f->srv);
+        r = listen_on(f, 0);
         if (r < 0) {
                 fake_apiserver_free(f);
                 return r;

@@ -75,6 +75,13 @@ void fake_apiserver_set_watch_hold(struct fake_apiserver *f, unsigned msec);
 /* While paused, held watches deliver no events (they still end, and faults still apply). */
 void fake_apiserver_pause_watches(struct fake_apiserver *f, bool paused);
 
+/*
+ * Simulates a kube-apiserver crash and restart: down closes the listening socket and every
+ * connection (clients get connection refused); up listens again on the same port. Objects and
+ * history survive (they live in "etcd"). Returns 0 or a negative errno from the restart.
+ */
+_warn_unused_result_ int fake_apiserver_set_down(struct fake_apiserver *f, bool down);
+
 /* Counters of requests served. */
 unsigned fake_apiserver_lists(struct fake_apiserver *f);
 unsigned fake_apiserver_watches(struct fake_apiserver *f);

@@ -318,6 +318,39 @@ Test(informer, server_error_on_watch_backs_off_and_recovers)
         check_bad_stream(FAKE_WATCH_HTTP_500);
 }
 
+/* kube-apiserver killed mid-watch, changes happen while it is down (and history is compacted),
+ * then it comes back: the informer backs off, recovers, and ends equal to the server. */
+Test(informer, apiserver_restart_mid_watch_recovers_without_missed_or_phantom_objects)
+{
+        CLEANUP(informer_freep) struct informer *inf = NULL;
+        struct informer_stats st;
+
+        put("a", "i1");
+        put("b", "i1");
+        inf = new_informer();
+        cr_assert_eq(informer_start(inf), 0);
+        cr_assert_eq(informer_wait_synced(inf, 10 * USEC_PER_SEC), 0);
+        wait_events("+ns/a +ns/b ");
+        clear_events();
+
+        cr_assert_eq(fake_apiserver_set_down(fake, true), 0);
+        wait_stat(inf, offsetof(struct informer_stats, backoffs), 2);
+        put("a", "i2");
+        cr_assert_neq(fake_apiserver_delete(fake, COLL, "b"), 0);
+        put("c", "i3");
+        fake_apiserver_compact(fake);
+        cr_assert_eq(fake_apiserver_set_down(fake, false), 0);
+
+        wait_events("-ns/b ~ns/a +ns/c ");
+        assert_cache_equals_server(inf, 2, (const char *const[]){ "a", "c" });
+        informer_get_stats(inf, &st);
+        cr_assert_geq(st.relists, 1);
+        cr_assert_eq(count_log_lines("Failed to "), st.backoffs, "one log line per backoff step");
+        clear_events();
+        put("d", "i1");
+        wait_events("+ns/d ");
+}
+
 Test(informer, bookmarks_advance_the_resource_version)
 {
         CLEANUP(informer_freep) struct informer *inf = NULL;
