@@ -13,6 +13,7 @@
 #include "json/json-util.h"
 #include "kube/cache.h"
 #include "http/server.h"
+#include "kube/events.h"
 #include "kube/leader.h"
 #include "util/log.h"
 #include "util/parse-util.h"
@@ -33,6 +34,7 @@ struct manager {
         struct controller *controllers[MANAGER_MAX_CONTROLLERS]; /* borrowed */
         size_t n_controllers;
         struct leader_elector *elector; /* owned */
+        struct event_recorder *events;  /* owned */
         struct http_server *probes;     /* owned */
         struct http_server *metrics_srv; /* owned */
         atomic_bool leading;
@@ -102,6 +104,20 @@ int manager_new(const struct manager_options *opts, struct manager **ret)
                 manager_free(m);
                 return -ENOMEM;
         }
+        {
+                int r = event_recorder_new(
+                        &(struct event_recorder_options){
+                                .client = opts->client,
+                                .correlator = { .component = opts->component ? opts->component
+                                                                             : "modelplane",
+                                                .host = host },
+                        },
+                        &m->events);
+                if (r < 0) {
+                        manager_free(m);
+                        return r;
+                }
+        }
 
         /* Signals are taken synchronously by manager_run(); every later thread inherits this. */
         sigemptyset(&mask);
@@ -118,6 +134,7 @@ struct manager *manager_free(struct manager *m)
         if (!m)
                 return NULL;
         leader_elector_free(m->elector);
+        event_recorder_free(m->events);
         http_server_free(m->probes);
         http_server_free(m->metrics_srv);
         metrics_registry_free(m->metrics);
@@ -162,15 +179,23 @@ void manager_event_fn(void *userdata, const json_t *obj, const char *type, const
                       const char *message)
 {
         struct manager *m = userdata;
-        const char *ns = json_get_string_path(obj, "metadata", "namespace", NULL);
-        const char *name = json_get_string_path(obj, "metadata", "name", NULL);
+        const struct event_object_ref ref = {
+                .api_version = json_get_string_path(obj, "apiVersion", NULL),
+                .kind = json_get_string_path(obj, "kind", NULL),
+                .namespace = json_get_string_path(obj, "metadata", "namespace", NULL),
+                .name = json_get_string_path(obj, "metadata", "name", NULL),
+                .uid = json_get_string_path(obj, "metadata", "uid", NULL),
+                .resource_version = json_get_string_path(obj, "metadata", "resourceVersion", NULL),
+        };
         char object[CACHE_KEY_MAX];
 
-        (void)m;
-        (void)snprintf(object, sizeof(object), "%s/%s", ns ? ns : "", name ? name : "");
+        (void)snprintf(object, sizeof(object), "%s/%s", ref.namespace ? ref.namespace : "",
+                       ref.name ? ref.name : "");
         log_emit(streq(type, "Warning") ? LOG_LEVEL_WARN : LOG_LEVEL_INFO, 0,
-                 &(struct log_fields){ .object = object }, "Event %s %s: %s", type, reason,
-                 message);
+                 &(struct log_fields){ .object = object }, "%s: %s", reason, message);
+        (void)event_recorder_emit(m->events, &ref,
+                                  streq(type, "Warning") ? EVENT_WARNING : EVENT_NORMAL, reason,
+                                  "%s", message);
 }
 
 static int probe_handler(void *userdata, struct http_req *req, struct http_resp *resp)
@@ -373,6 +398,9 @@ int manager_run(struct manager *m)
                 leader_elector_stop(m->elector); /* releases the lease */
         for (size_t i = 0; i < m->n_informers; i++)
                 informer_stop(m->informers[i]);
+        r = event_recorder_flush(m->events, 2 * USEC_PER_SEC);
+        if (r < 0)
+                log_warn_errno(r, "Not every event could be sent before shutdown, ignoring");
         m->probes = http_server_free(m->probes);
         m->metrics_srv = http_server_free(m->metrics_srv);
         return result;

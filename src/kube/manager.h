@@ -37,6 +37,7 @@ struct manager_options {
         const char *leader_election_namespace; /* NULL: the client's namespace */
         const char *identity;                  /* NULL: hostname + random suffix */
         usec_t graceful_shutdown_timeout;      /* 0: 30 s */
+        const char *component;                 /* event source; NULL: "modelplane" */
 };
 
 struct manager;
