@@ -568,7 +568,8 @@ int isvc_plan_compute(const struct plan_input *in, struct isvc_plan *ret)
                 }
                 order[n_order++] = (struct order_ctx){ .w = w, .idx = i };
         }
-        qsort(order, n_order, sizeof(*order), cmp_admission);
+        if (n_order > 1)
+                qsort(order, n_order, sizeof(*order), cmp_admission);
         for (size_t j = 0; j < n_order; j++) {
                 struct tm_work *w = &work[order[j].idx];
                 struct quantity t = total;
@@ -591,7 +592,8 @@ int isvc_plan_compute(const struct plan_input *in, struct isvc_plan *ret)
                 if (w->eligible)
                         order[n_order++] = (struct order_ctx){ .w = w, .idx = i };
         }
-        qsort(order, n_order, sizeof(*order), cmp_fit);
+        if (n_order > 1)
+                qsort(order, n_order, sizeof(*order), cmp_fit);
         for (size_t j = 0; j < n_order; j++) {
                 const struct tm_work *w = &work[order[j].idx];
                 r = model_entries_upsert(&wanted, w->tm.name, w->tm.storage_uri, w->tm.framework,

@@ -724,3 +724,110 @@ Test(plan, unreadable_models_are_ignored)
         cr_assert_eq(p.tms[1].state, TM_STATE_IGNORED);
         cr_assert_str_eq(tm_state_to_string(p.tms[0].state), "Ignored");
 }
+
+/* §9.2 M3: an existing ConfigMap with empty data gets the entry (memory "0" is kept as "0"). */
+Test(plan, configmap_m3_empty_data)
+{
+        json_auto_t *is = isvc("my-isvc", (struct isvc_opts){ .ready = true, .limit = "1Gi" });
+        json_auto_t *cm = configmap("modelconfig-my-isvc-0", NULL);
+        json_auto_t *tm = trained_model("tm1", "my-isvc", "0", 0);
+        json_t *tms[] = { tm };
+        CLEANUP(isvc_plan_releasep) struct isvc_plan p = { 0 };
+
+        json_object_set_new(json_get_path(tm, "spec", "model", NULL), "storageUri",
+                            json_string("gs://foo/bar"));
+        json_object_set_new(json_get_path(tm, "spec", "model", NULL), "framework", json_string(""));
+        p = compute("my-isvc", is, cm, tms, 1);
+        cr_assert_str_eq(models_json_of(&p),
+                         "[{\"modelName\":\"tm1\",\"modelSpec\":{\"storageUri\":\"gs://foo/bar\","
+                         "\"framework\":\"\",\"memory\":\"0\"}}]");
+        /* the patch touches only data["models.json"]: other keys stay as they are */
+        cr_assert_eq(json_object_size(json_object_get(p.configmap_patch, "data")), 1);
+}
+
+/* §9.2 M4: deleting tm1 with a ConfigMap that has only another key: nothing to remove. */
+Test(plan, configmap_m4_other_key)
+{
+        json_auto_t *is = isvc("my-isvc", (struct isvc_opts){ .ready = true, .limit = "1Gi" });
+        json_auto_t *cm = configmap("modelconfig-my-isvc-0", NULL);
+        json_auto_t *tm = trained_model("tm1", "my-isvc", "1", 0);
+        json_t *tms[] = { tm };
+        CLEANUP(isvc_plan_releasep) struct isvc_plan p = { 0 };
+
+        json_object_set_new(json_object_get(cm, "data"), "tm1", json_string("{\"x\":1}"));
+        set_meta(tm, "deletionTimestamp", json_string("2025-01-01T00:00:00Z"));
+        set_meta(tm, "finalizers", json_pack("[s]", "trainedmodel.finalizer"));
+        p = compute("my-isvc", is, cm, tms, 1);
+        cr_assert_null(p.configmap_patch, "an absent models.json already means []");
+        cr_assert_eq(p.tms[0].state, TM_STATE_FINALIZED);
+}
+
+/* §9.2 M5/M6: invalid bytes under another key of a wrongly named ConfigMap do not matter. */
+Test(plan, configmap_m5_wrong_name)
+{
+        json_auto_t *is = isvc("my-isvc", (struct isvc_opts){ .ready = true, .limit = "1Gi" });
+        json_auto_t *cm = configmap("my-isvc-0-modelconfig", NULL);
+        json_auto_t *tm = trained_model("tm1", "my-isvc", "1", 0);
+        json_t *tms[] = { tm };
+        CLEANUP(isvc_plan_releasep) struct isvc_plan p = { 0 };
+
+        json_object_set_new(json_object_get(cm, "data"), "other", json_string("\xc3\xa9 {{{"));
+        p = compute("my-isvc", is, cm, tms, 1);
+        cr_assert_not_null(p.configmap_create);
+        cr_assert_null(p.configmap_patch);
+}
+
+/* A deleting model still listed keeps its memory until its entry is gone (W5 re-admission). */
+Test(plan, deleting_model_holds_memory_until_unlisted)
+{
+        json_auto_t *is = isvc("p", (struct isvc_opts){ .ready = true, .limit = "1Gi" });
+        json_auto_t *cm = configmap("modelconfig-p-0",
+                                    "[{\"modelName\":\"old\",\"modelSpec\":{\"storageUri\":\"s3//model1\","
+                                    "\"framework\":\"tensorflow\",\"memory\":\"1Gi\"}}]");
+        json_auto_t *old = trained_model("old", "p", "1Gi", 0);
+        json_auto_t *next = trained_model("next", "p", "1Gi", 1);
+        json_t *tms[] = { old, next };
+        struct isvc_plan p;
+
+        set_meta(old, "deletionTimestamp", json_string("2025-01-01T00:00:00Z"));
+        set_meta(old, "finalizers", json_pack("[s]", "trainedmodel.finalizer"));
+        p = compute("p", is, cm, tms, 2);
+        cr_assert_eq(p.tms[0].state, TM_STATE_DELETING);
+        cr_assert_not(p.tms[1].admitted, "the deleting model is still loaded");
+        cr_assert_str_eq(models_json_of(&p), "[]");
+        isvc_plan_release(&p);
+
+        json_object_set_new(json_object_get(cm, "data"), "models.json", json_string("[]"));
+        p = compute("p", is, cm, tms, 2);
+        cr_assert_eq(p.tms[0].state, TM_STATE_FINALIZED);
+        cr_assert(p.tms[1].admitted, "memory freed: the waiting model is admitted");
+        cr_assert(p.tms[1].listed);
+        isvc_plan_release(&p);
+}
+
+/* lastTransitionTime moves only for the condition that changed. */
+Test(plan, transition_times_are_stable)
+{
+        json_auto_t *notready = isvc("p", (struct isvc_opts){ .ready = false, .limit = "1Gi" });
+        json_auto_t *ready = isvc("p", (struct isvc_opts){ .ready = true, .limit = "1Gi" });
+        json_auto_t *tm = trained_model("m", "p", "1", 0);
+        json_t *tms[] = { tm };
+        struct plan_input in = { .isvc_name = "p", .isvc = notready, .tms = (const json_t *const *)tms,
+                                 .n_tms = 1, .now = NOW };
+        struct isvc_plan p;
+
+        cr_assert_eq(isvc_plan_compute(&in, &p), 0);
+        apply(tm, &p.tms[0]);
+        isvc_plan_release(&p);
+
+        in.isvc = ready;
+        in.now = NOW + 3600 * USEC_PER_SEC;
+        cr_assert_eq(isvc_plan_compute(&in, &p), 0);
+        cr_assert_str_eq(cond_field(&p.tms[0], CONDITION_INFERENCE_SERVICE_READY, "lastTransitionTime"),
+                         "2025-06-15T16:06:40Z");
+        cr_assert_str_eq(cond_field(&p.tms[0], CONDITION_IS_MMS_PREDICTOR, "lastTransitionTime"),
+                         "2025-06-15T15:06:40Z", "unchanged conditions keep their time");
+        cr_assert_str_eq(cond_field(&p.tms[0], CONDITION_MEMORY_RESOURCE_AVAILABLE, "lastTransitionTime"),
+                         "2025-06-15T15:06:40Z");
+        isvc_plan_release(&p);
+}

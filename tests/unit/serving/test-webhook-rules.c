@@ -39,7 +39,8 @@ static json_t *named(const char *name)
 
 static void expect(const char *op, json_t *obj, json_t *old, int verdict, const char *msg)
 {
-        char *m = (char *)"unset";
+        static char unset[] = "unset";
+        char *m = unset;
         int r;
 
         r = tm_validate_admission(op, obj, old, &m);
@@ -51,7 +52,8 @@ static void expect(const char *op, json_t *obj, json_t *old, int verdict, const 
         } else if (verdict == TM_ADMISSION_ALLOWED) {
                 cr_assert_null(m);
         }
-        free(m == (char *)"unset" ? NULL : m);
+        if (m != unset)
+                free(m);
         json_decref(obj);
         json_decref(old);
 }
