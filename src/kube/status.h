@@ -10,6 +10,7 @@
  *   409 AlreadyExists           -EEXIST     create raced: re-read
  *   409 Conflict, 410 Gone      -ESTALE     stale resourceVersion: re-read and retry / relist
  *   413                         -E2BIG
+ *   other 4xx (405, 406, 415)   -EINVAL     a request we should not have sent: terminal
  *   429, 503                    -EAGAIN     retry after retry_after seconds
  *   504, transfer timeout       -ETIMEDOUT  retry with backoff
  *   connect failure             -ECONNREFUSED
