@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "catalog/index.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -177,7 +178,12 @@ struct catalog_model {
         char *haystack; /* owned; lower-cased name, description, provider, tasks */
         json_t *wire;   /* owned; the CatalogModel served */
         json_t *artifacts; /* owned; array of CatalogArtifact with ids */
+        /* borrowed from data->model: the well-known fields, resolved once (filter hot path) */
+        const json_t *fields[16];
+        const json_t *custom;
 };
+
+static void model_resolve_fields(struct catalog_model *m);
 
 struct index_source {
         enum catalog_source_state state;
@@ -700,6 +706,8 @@ int catalog_index_build(struct catalog_config *config, struct catalog_source_loa
                         }
                         if (r >= 0)
                                 r = model_build(m, s->id, art_ids);
+                        if (r >= 0)
+                                model_resolve_fields(m);
                         idx->n_models++;
                         if (r < 0)
                                 break;
@@ -982,8 +990,7 @@ static bool model_match(void *ud, const struct filter_cmp *cmp)
         }
         for (size_t i = 0; i < ELEMENTSOF(model_string_fields); i++)
                 if (streq(p, model_string_fields[i][0]))
-                        return match_json_any(cmp, json_object_get(src,
-                                                                   model_string_fields[i][1]));
+                        return match_json_any(cmp, m->fields[i]);
         if (streq(p, "source_id")) {
                 json_auto_t *s = json_string(m->src->id);
 
@@ -995,7 +1002,15 @@ static bool model_match(void *ud, const struct filter_cmp *cmp)
                 return json_object_get(src, p) && match_int(cmp, m->create_ms);
         if (streq(p, "lastUpdateTimeSinceEpoch"))
                 return json_object_get(src, p) && match_int(cmp, m->update_ms);
-        return filter_match_metadata(cmp, json_object_get(json_object_get(src, "customProperties"), p));
+        return filter_match_metadata(cmp, json_object_get(m->custom, p));
+}
+
+static void model_resolve_fields(struct catalog_model *m)
+{
+        static_assert(ELEMENTSOF(model_string_fields) <= ELEMENTSOF(m->fields), "fields");
+        for (size_t i = 0; i < ELEMENTSOF(model_string_fields); i++)
+                m->fields[i] = json_object_get(m->data->model, model_string_fields[i][1]);
+        m->custom = json_object_get(m->data->model, "customProperties");
 }
 
 int catalog_order_parse_models(const char *s, enum catalog_order *ret_order, char **ret_property,

@@ -488,8 +488,12 @@ static void *watch_thread(void *arg)
                         }
                         if (p[0].revents)
                                 break;
-                        changed = true;
                 }
+                /*
+                 * Events only prompt a check: other files in the same directory (logs, editors'
+                 * temporaries) must not cause reloads. The signature follows symlinks, so the
+                 * ConfigMap "..data" swap changes it.
+                 */
                 pthread_mutex_lock(&s->reload_lock);
                 sig = files_signature(s->watched_files);
                 if (sig != s->signature)

@@ -1,0 +1,51 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# Catalog benchmark: load N models (default 10000), report load time and RSS, then p50/p99 with
+# wrk (64 connections) for a list with filterQuery, a q search and a get.
+#   bench/catalog/run.sh [BUILD_DIR] [N] [DURATION]
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+build=${1:-$here/../../build-catalog}
+n=${2:-10000}
+dur=${3:-10s}
+bin=$build/src/cmd/modelplane
+port=18181
+work=$(mktemp -d /tmp/catalog-bench-XXXXXX)
+trap 'kill "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT INT TERM
+
+python3 "$here/gen.py" "$work" "$n"
+echo "catalog file: $(du -h "$work/models.yaml" | cut -f1), $n models"
+
+start=$(date +%s%N)
+"$bin" catalog --listen "127.0.0.1:$port" --catalogs-path "$work/sources.yaml" \
+        --log-level warn >"$work/server.log" 2>&1 &
+pid=$!
+base="http://127.0.0.1:$port/api/model_catalog/v1alpha1"
+i=0
+until curl -sf "$base/sources" >/dev/null 2>&1; do
+        i=$((i + 1))
+        [ $i -lt 3000 ] || { echo "server did not start"; cat "$work/server.log"; exit 1; }
+        sleep 0.01
+done
+end=$(date +%s%N)
+echo "load time (start to first answer): $(( (end - start) / 1000000 )) ms"
+echo "RSS after load: $(awk '/VmRSS/ {print $2 " " $3}' /proc/$pid/status)"
+total=$(curl -s "$base/models?pageSize=1&source=bench" | python3 -c 'import json,sys; print(json.load(sys.stdin)["size"])')
+[ "$total" = 1 ] || { echo "unexpected answer"; exit 1; }
+
+run() {
+        label=$1; path=$2
+        out=$(wrk -t2 -c64 -d"$dur" --latency "http://127.0.0.1:$port$path")
+        p50=$(echo "$out" | awk '$1 == "50%" {print $2}')
+        p99=$(echo "$out" | awk '$1 == "99%" {print $2}')
+        rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
+        non2xx=$(echo "$out" | awk '/Non-2xx/ {print $NF}')
+        printf '%-34s p50 %-9s p99 %-9s %s req/s%s\n' "$label" "$p50" "$p99" "$rps" \
+                "${non2xx:+  NON-2XX: $non2xx}"
+}
+api=/api/model_catalog/v1alpha1
+run "list + filterQuery (pageSize 10)" \
+        "$api/models?filterQuery=license%3D%27mit%27%20AND%20artifacts.ttft_p90%20%3C%20100"
+run "q search (pageSize 10)" "$api/models?q=translation"
+run "get one model" "$api/sources/bench/models/acme/model-04000-instruct"
+echo "RSS after load test: $(awk '/VmRSS/ {print $2 " " $3}' /proc/$pid/status)"
