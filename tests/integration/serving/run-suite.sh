@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# run-suite.sh VARIANT TEST [ARGS...] — run one serving integration test binary against its own
+# fresh control plane (scripts/with-testenv: etcd + kube-apiserver + kube-controller-manager)
+# whose CRDs are the VARIANT's, installed by `testenv start --crds` before kube-controller-manager
+# starts (its garbage collector must know TrainedModels, W13).
+#
+#   deploy          the project's CRDs (deploy/crds)
+#   kserve          KServe's real CRDs: trainedmodels-full + inferenceservices-full (../shared)
+#   kserve-minimal  KServe's minimal CRDs (no schema: invalid specs reach the controller)
+#
+# CRDs are cluster-scoped, so each variant gets its own control plane instead of sharing the one
+# of an outer `scripts/with-testenv meson test ...` run. The tests are opt-in like the apiserver
+# suite: without MODELPLANE_KUBECONFIG or MODELPLANE_TESTBIN (the built kube binaries) they skip
+# (exit 77). The kserve variants skip when ../shared/fixtures/kserve is absent.
+set -euo pipefail
+
+variant=$1
+shift
+src=${MODELPLANE_SOURCE_ROOT:?}
+kserve=$src/../shared/fixtures/kserve
+
+if [ -z "${MODELPLANE_KUBECONFIG:-}" ] && [ -z "${MODELPLANE_TESTBIN:-}" ]; then
+        echo "SKIP: no test control plane (run under scripts/with-testenv or set MODELPLANE_TESTBIN)"
+        exit 77
+fi
+
+case $variant in
+deploy)
+        crds=("$src/deploy/crds")
+        ;;
+kserve | kserve-minimal)
+        if [ ! -d "$kserve" ]; then
+                echo "SKIP: $kserve is absent"
+                exit 77
+        fi
+        kind=full
+        [ "$variant" = kserve-minimal ] && kind=minimal
+        crds=("$kserve/crd-trainedmodels-$kind.yaml" "$kserve/crd-inferenceservices-$kind.yaml")
+        ;;
+*)
+        echo "run-suite.sh: unknown variant $variant" >&2
+        exit 2
+        ;;
+esac
+
+args=""
+for c in "${crds[@]}"; do
+        args+=" --crds $c"
+done
+export MODELPLANE_TESTENV_ARGS="${MODELPLANE_TESTENV_ARGS:-}$args"
+export MODELPLANE_SERVING_VARIANT=$variant
+exec "$src/scripts/with-testenv" "$@"
