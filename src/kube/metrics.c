@@ -400,7 +400,8 @@ void metrics_format_value(double v, char *buf, size_t len)
                 (void)snprintf(buf, len, v > 0 ? "+Inf" : "-Inf");
                 return;
         }
-        if (v == floor(v) && fabs(v) < 1e15) {
+        /* integral values print without a fraction (no libm: the range check comes first) */
+        if (v > -1e15 && v < 1e15 && v == (double)(long long)v) {
                 (void)snprintf(buf, len, "%.0f", v);
                 return;
         }
@@ -587,62 +588,126 @@ struct runtime_metric_def {
 };
 
 static const struct runtime_metric_def runtime_metrics[RUNTIME_METRIC__MAX] = {
-        [RUNTIME_METRIC_RECONCILE_TOTAL] = { METRIC_COUNTER, "controller_runtime_reconcile_total",
-                "Total number of reconciliations per controller", labels_controller_result },
-        [RUNTIME_METRIC_RECONCILE_ERRORS_TOTAL] = { METRIC_COUNTER,
-                "controller_runtime_reconcile_errors_total",
-                "Total number of reconciliation errors per controller", labels_controller },
-        [RUNTIME_METRIC_TERMINAL_RECONCILE_ERRORS_TOTAL] = { METRIC_COUNTER,
-                "controller_runtime_terminal_reconcile_errors_total",
-                "Total number of terminal reconciliation errors per controller",
-                labels_controller },
-        [RUNTIME_METRIC_RECONCILE_PANICS_TOTAL] = { METRIC_COUNTER,
-                "controller_runtime_reconcile_panics_total",
-                "Total number of reconciliation panics per controller", labels_controller },
-        [RUNTIME_METRIC_RECONCILE_TIME_SECONDS] = { METRIC_HISTOGRAM,
-                "controller_runtime_reconcile_time_seconds",
-                "Length of time per reconciliation per controller", labels_controller,
-                reconcile_buckets, ELEMENTSOF(reconcile_buckets) },
-        [RUNTIME_METRIC_MAX_CONCURRENT_RECONCILES] = { METRIC_GAUGE,
-                "controller_runtime_max_concurrent_reconciles",
-                "Maximum number of concurrent reconciles per controller", labels_controller },
-        [RUNTIME_METRIC_ACTIVE_WORKERS] = { METRIC_GAUGE, "controller_runtime_active_workers",
-                "Number of currently used workers per controller", labels_controller },
-        [RUNTIME_METRIC_WORKQUEUE_DEPTH] = { METRIC_GAUGE, "workqueue_depth",
-                "Current depth of workqueue", labels_queue },
-        [RUNTIME_METRIC_WORKQUEUE_ADDS_TOTAL] = { METRIC_COUNTER, "workqueue_adds_total",
-                "Total number of adds handled by workqueue", labels_queue },
-        [RUNTIME_METRIC_WORKQUEUE_RETRIES_TOTAL] = { METRIC_COUNTER, "workqueue_retries_total",
-                "Total number of retries handled by workqueue", labels_queue },
-        [RUNTIME_METRIC_WORKQUEUE_QUEUE_DURATION] = { METRIC_HISTOGRAM,
-                "workqueue_queue_duration_seconds",
-                "How long in seconds an item stays in workqueue before being requested",
-                labels_queue, workqueue_buckets, ELEMENTSOF(workqueue_buckets) },
-        [RUNTIME_METRIC_WORKQUEUE_WORK_DURATION] = { METRIC_HISTOGRAM,
-                "workqueue_work_duration_seconds",
-                "How long in seconds processing an item from workqueue takes", labels_queue,
-                workqueue_buckets, ELEMENTSOF(workqueue_buckets) },
-        [RUNTIME_METRIC_WORKQUEUE_UNFINISHED_WORK] = { METRIC_GAUGE,
-                "workqueue_unfinished_work_seconds",
-                "How many seconds of work has been done that is in progress and hasn't been "
-                "observed by work_duration. Large values indicate stuck threads. One can deduce "
-                "the number of stuck threads by observing the rate at which this increases.",
-                labels_queue },
-        [RUNTIME_METRIC_WORKQUEUE_LONGEST_RUNNING] = { METRIC_GAUGE,
-                "workqueue_longest_running_processor_seconds",
-                "How many seconds has the longest running processor for workqueue been running.",
-                labels_queue },
-        [RUNTIME_METRIC_REST_CLIENT_REQUESTS_TOTAL] = { METRIC_COUNTER,
-                "rest_client_requests_total",
-                "Number of HTTP requests, partitioned by status code, method, and host.",
-                labels_rest },
-        [RUNTIME_METRIC_LEADER_ELECTION_MASTER_STATUS] = { METRIC_GAUGE,
-                "leader_election_master_status",
-                "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
-                "backup, 1 indicates master. 'name' is the string used to identify the lease. "
-                "Please make sure to group by name.",
-                labels_name },
+        [RUNTIME_METRIC_RECONCILE_TOTAL] = {
+                .type = METRIC_COUNTER,
+                .name = "controller_runtime_reconcile_total",
+                .help = "Total number of reconciliations per controller",
+                .labels = labels_controller_result,
+                .buckets = NULL, .n_buckets = 0,
+        },
+        [RUNTIME_METRIC_RECONCILE_ERRORS_TOTAL] = {
+                .type = METRIC_COUNTER,
+                .name = "controller_runtime_reconcile_errors_total",
+                .help = "Total number of reconciliation errors per controller",
+                .labels = labels_controller,
+                .buckets = NULL, .n_buckets = 0,
+        },
+        [RUNTIME_METRIC_TERMINAL_RECONCILE_ERRORS_TOTAL] = {
+                .type = METRIC_COUNTER,
+                .name = "controller_runtime_terminal_reconcile_errors_total",
+                .help = "Total number of terminal reconciliation errors per controller",
+                .labels = labels_controller,
+                .buckets = NULL, .n_buckets = 0,
+        },
+        [RUNTIME_METRIC_RECONCILE_PANICS_TOTAL] = {
+                .type = METRIC_COUNTER,
+                .name = "controller_runtime_reconcile_panics_total",
+                .help = "Total number of reconciliation panics per controller",
+                .labels = labels_controller,
+                .buckets = NULL, .n_buckets = 0,
+        },
+        [RUNTIME_METRIC_RECONCILE_TIME_SECONDS] = {
+                .type = METRIC_HISTOGRAM,
+                .name = "controller_runtime_reconcile_time_seconds",
+                .help = "Length of time per reconciliation per controller",
+                .labels = labels_controller,
+                .buckets = reconcile_buckets, .n_buckets = ELEMENTSOF(reconcile_buckets),
+        },
+        [RUNTIME_METRIC_MAX_CONCURRENT_RECONCILES] = {
+                .type = METRIC_GAUGE,
+                .name = "controller_runtime_max_concurrent_reconciles",
+                .help = "Maximum number of concurrent reconciles per controller",
+                .labels = labels_controller,
+                .buckets = NULL, .n_buckets = 0,
+        },
+        [RUNTIME_METRIC_ACTIVE_WORKERS] = {
+                .type = METRIC_GAUGE,
+                .name = "controller_runtime_active_workers",
+                .help = "Number of currently used workers per controller",
+                .labels = labels_controller,
+                .buckets = NULL, .n_buckets = 0,
+        },
+        [RUNTIME_METRIC_WORKQUEUE_DEPTH] = {
+                .type = METRIC_GAUGE,
+                .name = "workqueue_depth",
+                .help = "Current depth of workqueue",
+                .labels = labels_queue,
+                .buckets = NULL, .n_buckets = 0,
+        },
+        [RUNTIME_METRIC_WORKQUEUE_ADDS_TOTAL] = {
+                .type = METRIC_COUNTER,
+                .name = "workqueue_adds_total",
+                .help = "Total number of adds handled by workqueue",
+                .labels = labels_queue,
+                .buckets = NULL, .n_buckets = 0,
+        },
+        [RUNTIME_METRIC_WORKQUEUE_RETRIES_TOTAL] = {
+                .type = METRIC_COUNTER,
+                .name = "workqueue_retries_total",
+                .help = "Total number of retries handled by workqueue",
+                .labels = labels_queue,
+                .buckets = NULL, .n_buckets = 0,
+        },
+        [RUNTIME_METRIC_WORKQUEUE_QUEUE_DURATION] = {
+                .type = METRIC_HISTOGRAM,
+                .name = "workqueue_queue_duration_seconds",
+                .help = "How long in seconds an item stays in workqueue before being requested",
+                .labels = labels_queue,
+                .buckets = workqueue_buckets, .n_buckets = ELEMENTSOF(workqueue_buckets),
+        },
+        [RUNTIME_METRIC_WORKQUEUE_WORK_DURATION] = {
+                .type = METRIC_HISTOGRAM,
+                .name = "workqueue_work_duration_seconds",
+                .help = "How long in seconds processing an item from workqueue takes",
+                .labels = labels_queue,
+                .buckets = workqueue_buckets, .n_buckets = ELEMENTSOF(workqueue_buckets),
+        },
+        [RUNTIME_METRIC_WORKQUEUE_UNFINISHED_WORK] = {
+                .type = METRIC_GAUGE,
+                .name = "workqueue_unfinished_work_seconds",
+                .help = "How many seconds of work has been done that is in progress and hasn't been "
+                         "observed by work_duration. Large values indicate stuck threads. One can "
+                         "deduce the number of stuck threads by observing the rate at which this "
+                         "increases.",
+                .labels = labels_queue,
+                .buckets = NULL, .n_buckets = 0,
+        },
+        [RUNTIME_METRIC_WORKQUEUE_LONGEST_RUNNING] = {
+                .type = METRIC_GAUGE,
+                .name = "workqueue_longest_running_processor_seconds",
+                .help = "How many seconds has the longest running processor for workqueue been "
+                         "running.",
+                .labels = labels_queue,
+                .buckets = NULL, .n_buckets = 0,
+        },
+        [RUNTIME_METRIC_REST_CLIENT_REQUESTS_TOTAL] = {
+                .type = METRIC_COUNTER,
+                .name = "rest_client_requests_total",
+                .help = "Number of HTTP requests, partitioned by status code, method, and host.",
+                .labels = labels_rest,
+                .buckets = NULL, .n_buckets = 0,
+        },
+        [RUNTIME_METRIC_LEADER_ELECTION_MASTER_STATUS] = {
+                .type = METRIC_GAUGE,
+                .name = "leader_election_master_status",
+                .help = "Gauge of if the reporting system is master of the relevant lease, 0 "
+                         "indicates backup, 1 indicates master. 'name' is the string used to "
+                         "identify the lease. Please make sure to group by name.",
+                .labels = labels_name,
+                .buckets = NULL, .n_buckets = 0,
+        },
 };
+
 
 const char *runtime_metric_name(enum runtime_metric m)
 {

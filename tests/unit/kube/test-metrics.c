@@ -89,11 +89,11 @@ Test(metrics, format_value)
         cr_assert_str_eq(b, "1000");
         metrics_format_value(0.1 + 0.2, b, sizeof(b));
         cr_assert_str_eq(b, "0.30000000000000004");
-        metrics_format_value(INFINITY, b, sizeof(b));
+        metrics_format_value((double)INFINITY, b, sizeof(b));
         cr_assert_str_eq(b, "+Inf");
-        metrics_format_value(-INFINITY, b, sizeof(b));
+        metrics_format_value(-(double)INFINITY, b, sizeof(b));
         cr_assert_str_eq(b, "-Inf");
-        metrics_format_value(NAN, b, sizeof(b));
+        metrics_format_value((double)NAN, b, sizeof(b));
         cr_assert_str_eq(b, "NaN");
 }
 
