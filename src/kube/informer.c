@@ -55,6 +55,7 @@ struct informer {
         usec_t backoff_last;
         unsigned seed;
         unsigned events_in_watch;
+        usec_t last_resync; /* clock time */
 };
 
 static int strdup_opt(const char *s, char **ret)
@@ -555,6 +556,32 @@ static bool backoff(struct informer *inf, int err, const char *what, const struc
         return !atomic_load(&inf->cancel);
 }
 
+/* Re-delivers every cached object as an update when the resync period has passed. */
+static void maybe_resync(struct informer *inf)
+{
+        json_auto_t *all = NULL;
+        usec_t now = clock_now(inf->clock);
+        json_t *obj;
+        size_t i;
+
+        if (inf->opts.resync_period == 0)
+                return;
+        if (inf->last_resync == 0) {
+                inf->last_resync = now;
+                return;
+        }
+        if (now - inf->last_resync < inf->opts.resync_period)
+                return;
+        inf->last_resync = now;
+        if (cache_list(inf->cache, &all) < 0)
+                return; /* OOM: try again at the next period */
+        json_array_foreach (all, i, obj)
+                dispatch(inf, obj, obj);
+        (void)pthread_mutex_lock(&inf->lock);
+        inf->stats.resyncs++;
+        (void)pthread_mutex_unlock(&inf->lock);
+}
+
 static void *informer_thread(void *p)
 {
         struct informer *inf = p;
@@ -576,6 +603,7 @@ static void *informer_thread(void *p)
                         }
                         need_list = false;
                 }
+                maybe_resync(inf);
 
                 usec_t started = now_monotonic();
                 r = do_watch(inf, &st);

@@ -55,6 +55,12 @@ struct informer_options {
         usec_t backoff_max;          /* 0 = 30 s */
         usec_t backoff_reset;        /* 0 = 2 min */
         bool no_jitter;              /* tests: exact backoff steps */
+        /*
+         * Resync (controller-runtime SyncPeriod, default 10 h there): every period, every cached
+         * object is handed to on_update(obj, obj) again, as a safety net for lost triggers. Checked
+         * when a watch ends (watches last 5-10 minutes), so it is that coarse. 0 = never.
+         */
+        usec_t resync_period;
 };
 
 struct informer_handler {
@@ -70,6 +76,7 @@ struct informer_stats {
         unsigned watches;     /* watch requests started */
         unsigned backoffs;    /* backoff steps taken */
         unsigned errors;      /* failed list/watch attempts */
+        unsigned resyncs;     /* periodic resyncs done */
         char resource_version[64]; /* last resourceVersion seen */
 };
 

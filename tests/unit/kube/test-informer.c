@@ -376,6 +376,29 @@ Test(informer, bookmarks_advance_the_resource_version)
         cr_assert_eq(st.relists, 0);
 }
 
+Test(informer, resync_redelivers_cached_objects_as_updates)
+{
+        struct informer_options o = {
+                .client = client,
+                .gvr = { "serving.kserve.io", "v1alpha1", "trainedmodels" },
+                .namespace = "ns",
+                .resync_period = 1, /* every time a watch ends */
+        };
+        struct informer_handler h = { on_add, on_update, on_delete, NULL };
+        CLEANUP(informer_freep) struct informer *inf = NULL;
+
+        put("a", "i1");
+        fake_apiserver_set_watch_hold(fake, 20);
+        cr_assert_eq(informer_new(&o, &inf), 0);
+        cr_assert_eq(informer_add_handler(inf, &h), 0);
+        cr_assert_eq(informer_start(inf), 0);
+        cr_assert_eq(informer_wait_synced(inf, 10 * USEC_PER_SEC), 0);
+        wait_stat(inf, offsetof(struct informer_stats, resyncs), 2);
+        (void)pthread_mutex_lock(&ev_lock);
+        cr_assert_eq(strncmp(events, "+ns/a ~ns/a ~ns/a", 17), 0, "got %s", events);
+        (void)pthread_mutex_unlock(&ev_lock);
+}
+
 Test(informer, stop_cancels_a_held_watch)
 {
         CLEANUP(informer_freep) struct informer *inf = NULL;
