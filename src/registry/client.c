@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "registry/client.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/buf.h"
+
+#define MR_API_PATH      "/api/model_registry/v1alpha3"
+#define MR_REPLY_MAX     (64U * 1024U * 1024U)
+#define MR_URL_MAX       8192
+
+struct mr_client {
+        CURL *curl;
+        char *base_url;
+        char *auth_header;
+        char *ca_file;
+        long timeout_ms;
+};
+
+static void set_err(struct mr_error *e, long status, const char *msg)
+{
+        if (!e)
+                return;
+        e->status = status;
+        (void)snprintf(e->message, sizeof(e->message), "%s", msg ? msg : "");
+}
+
+int mr_client_new(const struct mr_client_config *cfg, struct mr_client **ret)
+{
+        struct mr_client *c;
+        size_t n;
+
+        if (!cfg || !cfg->base_url || !*cfg->base_url)
+                return -EINVAL;
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        c->base_url = strdup(cfg->base_url);
+        c->curl = curl_easy_init();
+        c->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : 30000;
+        if (cfg->ca_file)
+                c->ca_file = strdup(cfg->ca_file);
+        if (cfg->token && *cfg->token) {
+                struct buf b = BUF_INIT(64 * 1024);
+                if (buf_printf(&b, "Authorization: Bearer %s", cfg->token) >= 0)
+                        c->auth_header = buf_take(&b, NULL);
+                buf_release(&b);
+        }
+        if (!c->base_url || !c->curl || (cfg->ca_file && !c->ca_file) ||
+            (cfg->token && *cfg->token && !c->auth_header)) {
+                mr_client_free(c);
+                return -ENOMEM;
+        }
+        n = strlen(c->base_url);
+        while (n > 0 && c->base_url[n - 1] == '/')
+                c->base_url[--n] = 0;
+        *ret = c;
+        return 0;
+}
+
+struct mr_client *mr_client_free(struct mr_client *c)
+{
+        if (!c)
+                return NULL;
+        if (c->curl)
+                curl_easy_cleanup(c->curl);
+        free(c->base_url);
+        free(c->auth_header);
+        free(c->ca_file);
+        free(c);
+        return NULL;
+}
+
+static size_t on_data(char *p, size_t size, size_t n, void *ud)
+{
+        struct buf *b = ud;
+        return buf_append(b, p, size * n) < 0 ? 0 : size * n;
+}
+
+static int status_errno(long status)
+{
+        switch (status) {
+        case 404:
+                return -ENOENT;
+        case 409:
+                return -EEXIST;
+        case 400:
+        case 422:
+                return -EINVAL;
+        default:
+                return -EIO;
+        }
+}
+
+static int curl_errno(CURLcode cc)
+{
+        switch (cc) {
+        case CURLE_COULDNT_CONNECT:
+                return -ECONNREFUSED;
+        case CURLE_OPERATION_TIMEDOUT:
+                return -ETIMEDOUT;
+        case CURLE_COULDNT_RESOLVE_HOST:
+                return -EHOSTUNREACH;
+        case CURLE_OUT_OF_MEMORY:
+                return -ENOMEM;
+        case CURLE_WRITE_ERROR:
+                return -E2BIG;
+        default:
+                return -EIO;
+        }
+}
+
+int mr_client_call(struct mr_client *c, const char *method, const char *path_and_query,
+                   json_t *body, json_t **ret, struct mr_error *reterr)
+{
+        struct buf reply = BUF_INIT(MR_REPLY_MAX);
+        struct curl_slist *h = NULL, *t;
+        AUTOFREE char *payload = NULL;
+        char url[MR_URL_MAX];
+        long status = 0;
+        CURLcode cc;
+        int r;
+
+        if (snprintf(url, sizeof(url), "%s" MR_API_PATH "%s", c->base_url, path_and_query) >=
+            (int)sizeof(url))
+                return -ENAMETOOLONG;
+        if (body) {
+                payload = json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS);
+                if (!payload)
+                        return -ENOMEM;
+        }
+        t = curl_slist_append(h, "Accept: application/json");
+        if (t)
+                h = t;
+        if (t && payload)
+                h = (t = curl_slist_append(h, "Content-Type: application/json")) ? t : h;
+        if (t && c->auth_header)
+                h = (t = curl_slist_append(h, c->auth_header)) ? t : h;
+        if (t)
+                h = (t = curl_slist_append(h, "Expect:")) ? t : h;
+        if (!t) {
+                curl_slist_free_all(h);
+                return -ENOMEM;
+        }
+
+        curl_easy_reset(c->curl);
+        curl_easy_setopt(c->curl, CURLOPT_URL, url);
+        curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, method);
+        curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, h);
+        curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_data);
+        curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &reply);
+        curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+        curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+        curl_easy_setopt(c->curl, CURLOPT_USERAGENT, "modelplane-registry-client/1");
+        if (c->ca_file)
+                curl_easy_setopt(c->curl, CURLOPT_CAINFO, c->ca_file);
+        if (payload) {
+                curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, payload);
+                curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE, (long)strlen(payload));
+        }
+        cc = curl_easy_perform(c->curl);
+        curl_slist_free_all(h);
+        if (cc != CURLE_OK) {
+                set_err(reterr, 0, curl_easy_strerror(cc));
+                r = curl_errno(cc);
+                goto out;
+        }
+        curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
+        if (status < 200 || status > 299) {
+                json_t *j = json_loads(buf_str(&reply), 0, NULL);
+                const char *m = json_string_value(json_object_get(j, "message"));
+
+                set_err(reterr, status, m ? m : buf_str(&reply));
+                json_decref(j);
+                r = status_errno(status);
+                goto out;
+        }
+        if (ret) {
+                json_t *j = json_loads(buf_str(&reply), JSON_DECODE_ANY, NULL);
+                if (!j) {
+                        set_err(reterr, status, "reply body is not JSON");
+                        r = -EBADMSG;
+                        goto out;
+                }
+                *ret = j;
+        }
+        set_err(reterr, status, "");
+        r = (int)status;
+out:
+        buf_release(&reply);
+        return r;
+}
+
+/* Appends key=value (form-encoded) to a query string buffer. */
+static int add_query(struct mr_client *c, struct buf *b, const char *key, const char *value)
+{
+        char *e;
+        int r;
+
+        if (!value)
+                return 0;
+        e = curl_easy_escape(c->curl, value, 0);
+        if (!e)
+                return -ENOMEM;
+        r = buf_printf(b, "%c%s=%s", b->len == 0 || !strchr(buf_str(b), '?') ? '?' : '&', key, e);
+        curl_free(e);
+        return r;
+}
+
+static int find(struct mr_client *c, const char *path, const char *name, const char *parent,
+                json_t **ret, struct mr_error *reterr)
+{
+        struct buf b = BUF_INIT(MR_URL_MAX);
+        int r;
+
+        r = buf_puts(&b, path);
+        if (r >= 0)
+                r = add_query(c, &b, "name", name);
+        if (r >= 0)
+                r = add_query(c, &b, "parentResourceId", parent);
+        if (r >= 0)
+                r = mr_client_call(c, "GET", buf_str(&b), NULL, ret, reterr);
+        buf_release(&b);
+        return r;
+}
+
+int mr_find_serving_environment(struct mr_client *c, const char *name, json_t **ret,
+                                struct mr_error *reterr)
+{
+        return find(c, "/serving_environment", name, NULL, ret, reterr);
+}
+
+int mr_create_serving_environment(struct mr_client *c, const char *name, json_t **ret,
+                                  struct mr_error *reterr)
+{
+        json_auto_t *body = json_pack("{s:s}", "name", name);
+
+        if (!body)
+                return -ENOMEM;
+        return mr_client_call(c, "POST", "/serving_environments", body, ret, reterr);
+}
+
+static int id_path(struct mr_client *c, const char *prefix, const char *id, char *buf, size_t len)
+{
+        char *e = curl_easy_escape(c->curl, id, 0);
+        int n;
+
+        if (!e)
+                return -ENOMEM;
+        n = snprintf(buf, len, "%s/%s", prefix, e);
+        curl_free(e);
+        return n >= (int)len ? -ENAMETOOLONG : 0;
+}
+
+int mr_get_inference_service(struct mr_client *c, const char *id, json_t **ret,
+                             struct mr_error *reterr)
+{
+        char path[1024];
+        int r = id_path(c, "/inference_services", id, path, sizeof(path));
+
+        return r < 0 ? r : mr_client_call(c, "GET", path, NULL, ret, reterr);
+}
+
+int mr_find_inference_service(struct mr_client *c, const char *name,
+                              const char *serving_environment_id, json_t **ret,
+                              struct mr_error *reterr)
+{
+        return find(c, "/inference_service", name, serving_environment_id, ret, reterr);
+}
+
+int mr_create_inference_service(struct mr_client *c, const struct mr_inference_service_create *in,
+                                json_t **ret, struct mr_error *reterr)
+{
+        json_auto_t *body = json_pack("{s:s,s:s,s:s,s:s}", "name", in->name, "registeredModelId",
+                                      in->registered_model_id, "servingEnvironmentId",
+                                      in->serving_environment_id, "desiredState",
+                                      in->desired_state ? in->desired_state : "DEPLOYED");
+
+        if (!body)
+                return -ENOMEM;
+        if (in->model_version_id &&
+            json_object_set_new(body, "modelVersionId", json_string(in->model_version_id)) < 0)
+                return -ENOMEM;
+        if (in->runtime && json_object_set_new(body, "runtime", json_string(in->runtime)) < 0)
+                return -ENOMEM;
+        if (in->url &&
+            json_object_set_new(body, "customProperties",
+                                json_pack("{s:{s:s,s:s}}", "url", "metadataType",
+                                          "MetadataStringValue", "string_value", in->url)) < 0)
+                return -ENOMEM;
+        return mr_client_call(c, "POST", "/inference_services", body, ret, reterr);
+}
+
+int mr_update_inference_service(struct mr_client *c, const char *id, json_t *update, json_t **ret,
+                                struct mr_error *reterr)
+{
+        char path[1024];
+        int r = id_path(c, "/inference_services", id, path, sizeof(path));
+
+        return r < 0 ? r : mr_client_call(c, "PATCH", path, update, ret, reterr);
+}

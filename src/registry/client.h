@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * A small blocking client for the Model Registry REST API (v1alpha3), over libcurl: one generic
+ * call plus the typed calls the InferenceService controller makes (spec A.7). Sends
+ * Accept/Content-Type JSON and, when a token is set, "Authorization: Bearer <token>".
+ *
+ * Errors: negative errno, with the HTTP status and the server's message in struct mr_error:
+ * -ENOENT (404), -EEXIST (409), -EINVAL (400/422), -EBADMSG (2xx body not JSON), -EIO (other
+ * statuses), -ECONNREFUSED/-ETIMEDOUT/-EHOSTUNREACH (transport). Not thread-safe per client
+ * object; use one client per thread.
+ */
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "util/macro.h"
+
+struct mr_client;
+
+struct mr_error {
+        long status;       /* HTTP status, 0 on a transport error */
+        char message[512]; /* the error body's "message", or a transport error text */
+};
+
+struct mr_client_config {
+        const char *base_url; /* "http://host:8080", no trailing path; copied */
+        const char *token;    /* bearer token or NULL; copied */
+        long timeout_ms;      /* per request; 0 = 30 s */
+        const char *ca_file;  /* PEM bundle for https, or NULL for the system store; copied */
+};
+
+_warn_unused_result_ int mr_client_new(const struct mr_client_config *cfg, struct mr_client **ret);
+struct mr_client *mr_client_free(struct mr_client *c);
+DEFINE_CLEANUP_FUNC(struct mr_client *, mr_client_free)
+
+/*
+ * method path_and_query (relative to the API base, e.g. "/registered_models?pageSize=1") with an
+ * optional JSON body (borrowed). On 2xx stores the decoded body (new reference) in *ret when ret
+ * is set and returns the status (> 0).
+ */
+_warn_unused_result_ int mr_client_call(struct mr_client *c, const char *method,
+                                        const char *path_and_query, json_t *body, json_t **ret,
+                                        struct mr_error *reterr);
+
+/* GET /serving_environment?name= */
+_warn_unused_result_ int mr_find_serving_environment(struct mr_client *c, const char *name,
+                                                     json_t **ret, struct mr_error *reterr);
+/* POST /serving_environments {"name":…} */
+_warn_unused_result_ int mr_create_serving_environment(struct mr_client *c, const char *name,
+                                                       json_t **ret, struct mr_error *reterr);
+/* GET /inference_services/{id} */
+_warn_unused_result_ int mr_get_inference_service(struct mr_client *c, const char *id, json_t **ret,
+                                                  struct mr_error *reterr);
+/* GET /inference_service?name=&parentResourceId= */
+_warn_unused_result_ int mr_find_inference_service(struct mr_client *c, const char *name,
+                                                   const char *serving_environment_id, json_t **ret,
+                                                   struct mr_error *reterr);
+
+struct mr_inference_service_create {
+        const char *name;
+        const char *registered_model_id;
+        const char *serving_environment_id;
+        const char *model_version_id; /* NULL: omitted */
+        const char *runtime;          /* NULL: omitted */
+        const char *desired_state;    /* NULL: "DEPLOYED" */
+        const char *url;              /* NULL: no "url" custom property */
+};
+
+/* POST /inference_services */
+_warn_unused_result_ int mr_create_inference_service(struct mr_client *c,
+                                                     const struct mr_inference_service_create *in,
+                                                     json_t **ret, struct mr_error *reterr);
+/* PATCH /inference_services/{id} with an InferenceServiceUpdate object (borrowed). */
+_warn_unused_result_ int mr_update_inference_service(struct mr_client *c, const char *id,
+                                                     json_t *update, json_t **ret,
+                                                     struct mr_error *reterr);
