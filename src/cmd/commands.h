@@ -4,6 +4,7 @@
 /* The subcommands of the modelplane executable; each returns a process exit status. */
 
 int cmd_version(int argc, char **argv);
+int cmd_controller(int argc, char **argv);
 int cmd_webhook(int argc, char **argv);
 int cmd_registry(int argc, char **argv);
 int cmd_catalog(int argc, char **argv);

@@ -19,6 +19,7 @@ struct command {
 };
 
 static const struct command commands[] = {
+        { "controller", cmd_controller, "run the TrainedModel controller manager" },
         { "version", cmd_version, "print the version" },
         { "registry", cmd_registry, "serve the Model Registry REST API (SQLite or PostgreSQL)" },
         { "webhook", cmd_webhook, "serve the TrainedModel admission webhook (HTTPS)" },
