@@ -40,27 +40,31 @@ const struct model_entry *model_entries_get(const struct model_entries *e, const
         return NULL;
 }
 
-int model_entries_upsert(struct model_entries *e, const char *name, const char *storage_uri,
-                         const char *framework, const char *memory)
+static int entry_new(struct model_entry *m, const char *name, const char *storage_uri,
+                     const char *framework, const char *memory)
 {
-        struct model_entry m = {
+        *m = (struct model_entry){
                 .name = strdup(name ? name : ""),
                 .storage_uri = strdup(storage_uri ? storage_uri : ""),
                 .framework = strdup(framework ? framework : ""),
                 .memory = strdup(memory ? memory : "0"),
         };
-        struct model_entry *items;
-
-        if (!m.name || !m.storage_uri || !m.framework || !m.memory) {
-                entry_release(&m);
+        if (!m->name || !m->storage_uri || !m->framework || !m->memory) {
+                entry_release(m);
                 return -ENOMEM;
         }
-        for (size_t i = 0; i < e->n; i++)
-                if (streq(e->items[i].name, m.name)) {
-                        entry_release(&e->items[i]);
-                        e->items[i] = m;
-                        return 0;
-                }
+        return 0;
+}
+
+int model_entries_append(struct model_entries *e, const char *name, const char *storage_uri,
+                         const char *framework, const char *memory)
+{
+        struct model_entry m, *items;
+        int r;
+
+        r = entry_new(&m, name, storage_uri, framework, memory);
+        if (r < 0)
+                return r;
         items = reallocarray(e->items, e->n + 1, sizeof(*items));
         if (!items) {
                 entry_release(&m);
@@ -69,6 +73,24 @@ int model_entries_upsert(struct model_entries *e, const char *name, const char *
         e->items = items;
         e->items[e->n++] = m;
         return 0;
+}
+
+int model_entries_upsert(struct model_entries *e, const char *name, const char *storage_uri,
+                         const char *framework, const char *memory)
+{
+        struct model_entry m;
+        int r;
+
+        for (size_t i = 0; i < e->n; i++)
+                if (streq(e->items[i].name, name ? name : "")) {
+                        r = entry_new(&m, name, storage_uri, framework, memory);
+                        if (r < 0)
+                                return r;
+                        entry_release(&e->items[i]);
+                        e->items[i] = m;
+                        return 0;
+                }
+        return model_entries_append(e, name, storage_uri, framework, memory);
 }
 
 int model_entries_remove(struct model_entries *e, const char *name)
@@ -94,6 +116,64 @@ void model_entries_sort(struct model_entries *e)
 {
         if (e->n > 1)
                 qsort(e->items, e->n, sizeof(e->items[0]), cmp_entry);
+}
+
+const struct model_entry *model_entries_find_sorted(const struct model_entries *e,
+                                                    const char *name)
+{
+        size_t lo = 0, hi = e->n;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                int c = strcmp(e->items[mid].name, name);
+                if (c == 0)
+                        return &e->items[mid];
+                if (c < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return NULL;
+}
+
+/* Sorts by name, keeping only the last of equal names (Go's map: later duplicates win). */
+struct dedupe_key {
+        struct model_entry m;
+        size_t idx;
+};
+
+static int cmp_dedupe(const void *a, const void *b)
+{
+        const struct dedupe_key *x = a, *y = b;
+        int c = strcmp(x->m.name, y->m.name);
+
+        if (c != 0)
+                return c;
+        return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int sort_dedupe(struct model_entries *e)
+{
+        AUTOFREE struct dedupe_key *keys = NULL;
+        size_t out = 0;
+
+        if (e->n < 2)
+                return 0;
+        keys = calloc(e->n, sizeof(*keys));
+        if (!keys)
+                return -ENOMEM;
+        for (size_t i = 0; i < e->n; i++)
+                keys[i] = (struct dedupe_key){ .m = e->items[i], .idx = i };
+        qsort(keys, e->n, sizeof(*keys), cmp_dedupe);
+        for (size_t i = 0; i < e->n; i++) {
+                if (i + 1 < e->n && streq(keys[i].m.name, keys[i + 1].m.name)) {
+                        entry_release(&keys[i].m);
+                        continue;
+                }
+                e->items[out++] = keys[i].m;
+        }
+        e->n = out;
+        return 0;
 }
 
 bool model_entry_equal(const struct model_entry *a, const struct model_entry *b)
@@ -198,10 +278,13 @@ int modelconfig_parse(const char *data, struct model_entries *ret, char *reterr,
                         if (quantity_to_string(&q, memory, sizeof(memory)) < 0)
                                 return -ENOMEM;
                 }
-                r = model_entries_upsert(&out, name, uri, framework, memory);
+                r = model_entries_append(&out, name, uri, framework, memory);
                 if (r < 0)
                         return r;
         }
+        r = sort_dedupe(&out);
+        if (r < 0)
+                return r;
         *ret = out;
         out = (struct model_entries){ 0 };
         return 0;

@@ -46,10 +46,17 @@ void model_entries_release(struct model_entries *e);
 _warn_unused_result_ int model_entries_upsert(struct model_entries *e, const char *name,
                                               const char *storage_uri, const char *framework,
                                               const char *memory);
+/* Appends without looking for an existing entry of that name (the caller knows it is new). */
+_warn_unused_result_ int model_entries_append(struct model_entries *e, const char *name,
+                                              const char *storage_uri, const char *framework,
+                                              const char *memory);
 /* Removes the entry called @name; returns 1 if one was removed, 0 if absent. */
 int model_entries_remove(struct model_entries *e, const char *name);
 /* Returns: borrowed; NULL when absent. */
 const struct model_entry *model_entries_get(const struct model_entries *e, const char *name);
+/* Binary search; @e must be sorted by name (as modelconfig_parse() returns it). Borrowed. */
+const struct model_entry *model_entries_find_sorted(const struct model_entries *e,
+                                                    const char *name);
 /* Sorts by name, byte-wise. */
 void model_entries_sort(struct model_entries *e);
 
@@ -59,7 +66,7 @@ bool model_entry_equal(const struct model_entry *a, const struct model_entry *b)
  * Parses a models.json value as KServe's agent/controller does: NULL or "" is the empty list;
  * otherwise a JSON array of objects, field names matched case-insensitively, unknown fields
  * ignored, null fields empty, memory parsed as a quantity (and kept in String() form), later
- * duplicates of a modelName win. Returns 0, -EINVAL with a message in @reterr (size @len_err) on
+ * duplicates of a modelName win. The result is sorted by name. Returns 0, -EINVAL with a message in @reterr (size @len_err) on
  * bad input, -ENOMEM.
  */
 _warn_unused_result_ int modelconfig_parse(const char *data, struct model_entries *ret,

@@ -82,6 +82,17 @@ struct order_ctx {
         size_t idx;
 };
 
+/* By name, then input position. */
+static int cmp_name_index(const void *a, const void *b)
+{
+        const struct order_ctx *x = a, *y = b;
+        int c = strcmp(x->w->tm.name, y->w->tm.name);
+
+        if (c != 0)
+                return c;
+        return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
 /* had_allocated first, then creationTimestamp, then name. */
 static int cmp_admission(const void *a, const void *b)
 {
@@ -458,7 +469,8 @@ static int configmap_patch_new(const json_t *cm, const char *models_json, json_t
 int isvc_plan_compute(const struct plan_input *in, struct isvc_plan *ret)
 {
         CLEANUP(isvc_plan_releasep) struct isvc_plan plan = { 0 };
-        CLEANUP(model_entries_release) struct model_entries observed = { 0 }, wanted = { 0 };
+        CLEANUP(model_entries_release) struct model_entries observed = { 0 }, wanted = { 0 },
+                                                            candidates = { 0 };
         AUTOFREE struct tm_work *work = NULL;
         AUTOFREE struct order_ctx *order = NULL;
         AUTOFREE size_t *fit_order = NULL;
@@ -518,13 +530,25 @@ int isvc_plan_compute(const struct plan_input *in, struct isvc_plan *ret)
                 if (!w->readable)
                         continue;
                 w->ours = w->tm.isvc && streq(w->tm.isvc, in->isvc_name);
-                w->observed_listed = model_entries_get(&observed, w->tm.name) != NULL;
+                w->observed_listed = model_entries_find_sorted(&observed, w->tm.name) != NULL;
                 alloc = label_of(&w->tm, TM_LABEL_ALLOCATED);
                 w->had_allocated = alloc && streq(alloc, in->isvc_name);
                 if (w->tm.valid &&
                     quantity_to_string(&w->tm.memory, w->memory, sizeof(w->memory)) < 0)
                         return -ENOMEM;
         }
+
+        /* One plan per name: a model passed twice is planned once (the first occurrence). */
+        n_order = 0;
+        for (size_t i = 0; i < in->n_tms; i++)
+                if (work[i].readable)
+                        order[n_order++] = (struct order_ctx){ .w = &work[i], .idx = i };
+        if (n_order > 1)
+                qsort(order, n_order, sizeof(*order), cmp_name_index);
+        for (size_t j = 1; j < n_order; j++)
+                if (streq(order[j].w->tm.name, order[j - 1].w->tm.name))
+                        work[order[j].idx].readable = false;
+        n_order = 0;
 
         /* Parent missing: delete live models, release deleting ones (W6). */
         if (!in->isvc) {
@@ -596,35 +620,37 @@ int isvc_plan_compute(const struct plan_input *in, struct isvc_plan *ret)
                 qsort(order, n_order, sizeof(*order), cmp_fit);
         for (size_t j = 0; j < n_order; j++) {
                 const struct tm_work *w = &work[order[j].idx];
-                r = model_entries_upsert(&wanted, w->tm.name, w->tm.storage_uri, w->tm.framework,
-                                         w->memory);
+                r = model_entries_append(&candidates, w->tm.name, w->tm.storage_uri,
+                                         w->tm.framework, w->memory);
                 if (r < 0)
                         return r;
-                fit_order[j] = j; /* wanted is built in fit priority order */
+                fit_order[j] = j; /* candidates are in fit priority order */
         }
-        if (wanted.n > 0) {
-                fits = calloc(wanted.n, sizeof(*fits));
+        if (candidates.n > 0) {
+                fits = calloc(candidates.n, sizeof(*fits));
                 if (!fits)
                         return -ENOMEM;
         }
         {
                 size_t other = cm_ok ? other_data_bytes(in->configmap) : 0;
                 size_t budget = other < MODELCONFIG_DATA_MAX ? MODELCONFIG_DATA_MAX - other : 0;
-                (void)modelconfig_fit(&wanted, fit_order, wanted.n, budget, fits);
+                (void)modelconfig_fit(&candidates, fit_order, candidates.n, budget, fits);
         }
-        for (size_t j = n_order; j > 0; j--) {
-                struct tm_work *w = &work[order[j - 1].idx];
-                const struct model_entry *o;
+        for (size_t j = 0; j < n_order; j++) {
+                struct tm_work *w = &work[order[j].idx];
+                const struct model_entry *c = &candidates.items[j], *o;
 
-                if (!fits[j - 1]) {
+                if (!fits[j]) {
                         w->full = true;
-                        (void)model_entries_remove(&wanted, w->tm.name);
                         continue;
                 }
                 w->listed = true;
-                o = model_entries_get(&observed, w->tm.name);
-                w->observed_identical =
-                        o && model_entry_equal(o, model_entries_get(&wanted, w->tm.name));
+                o = model_entries_find_sorted(&observed, w->tm.name);
+                w->observed_identical = o && model_entry_equal(o, c);
+                r = model_entries_append(&wanted, c->name, c->storage_uri, c->framework,
+                                         c->memory);
+                if (r < 0)
+                        return r;
         }
 
         r = modelconfig_serialize(&wanted, &plan.models_json, /* ret_len= */ NULL);

@@ -227,3 +227,20 @@ Test(modelconfig, name)
         cr_assert_str_eq(buf, "modelconfig-my-isvc-0");
         cr_assert_eq(modelconfig_name("my-isvc", buf, 8), -ENAMETOOLONG);
 }
+
+Test(modelconfig, parse_sorts_and_finds)
+{
+        CLEANUP(model_entries_release) struct model_entries e = { 0 };
+
+        cr_assert_eq(modelconfig_parse("[{\"modelName\":\"c\"},{\"modelName\":\"a\"},{\"modelName\":\"b\"},"
+                                       "{\"modelName\":\"a\",\"modelSpec\":{\"framework\":\"last\"}}]",
+                                       &e, NULL, 0),
+                     0);
+        cr_assert_eq(e.n, 3);
+        cr_assert_str_eq(e.items[0].name, "a");
+        cr_assert_str_eq(e.items[2].name, "c");
+        cr_assert_str_eq(model_entries_find_sorted(&e, "a")->framework, "last");
+        cr_assert_not_null(model_entries_find_sorted(&e, "c"));
+        cr_assert_null(model_entries_find_sorted(&e, "d"));
+        cr_assert_null(model_entries_find_sorted(&e, ""));
+}

@@ -831,3 +831,47 @@ Test(plan, transition_times_are_stable)
                          "2025-06-15T15:06:40Z");
         isvc_plan_release(&p);
 }
+
+/* The same model passed twice is planned once. */
+Test(plan, duplicate_inputs)
+{
+        json_auto_t *is = isvc("p", (struct isvc_opts){ .ready = true, .limit = "1Gi" });
+        json_auto_t *a = trained_model("a", "p", "512Mi", 0);
+        json_t *tms[] = { a, a };
+        CLEANUP(isvc_plan_releasep) struct isvc_plan p = compute("p", is, NULL, tms, 2);
+
+        cr_assert_eq(p.tms[0].state, TM_STATE_PENDING);
+        cr_assert_eq(p.tms[1].state, TM_STATE_IGNORED);
+        cr_assert_not_null(strstr(p.models_json, "\"a\""));
+        cr_assert_null(strstr(strstr(p.models_json, "\"a\"") + 1, "\"a\""), "listed once");
+}
+
+/* Scale: 5000 models on one InferenceService (the bench's largest case) in one plan. */
+Test(plan, five_thousand_models)
+{
+        json_auto_t *is = isvc("p", (struct isvc_opts){ .ready = true, .limit = "400000Mi" });
+        json_auto_t *cm = configmap("modelconfig-p-0", "[]");
+        json_t **tms = calloc(5000, sizeof(*tms));
+        struct isvc_plan p;
+        size_t admitted = 0, listed = 0, full = 0;
+
+        for (int i = 0; i < 5000; i++) {
+                char name[32];
+                (void)snprintf(name, sizeof(name), "model-%05d", i);
+                tms[i] = trained_model(name, "p", "100Mi", i);
+        }
+        p = compute("p", is, cm, tms, 5000);
+        for (int i = 0; i < 5000; i++) {
+                admitted += p.tms[i].admitted;
+                listed += p.tms[i].listed;
+                full += p.tms[i].state == TM_STATE_DOES_NOT_FIT;
+        }
+        cr_assert_eq(admitted, 4000, "400000Mi / 100Mi");
+        cr_assert_eq(listed + full, 4000);
+        cr_assert_gt(listed, 0);
+        cr_assert_leq(strlen(p.models_json), (size_t)1048576);
+        isvc_plan_release(&p);
+        for (int i = 0; i < 5000; i++)
+                json_decref(tms[i]);
+        free(tms);
+}
