@@ -37,6 +37,9 @@ struct collector {
 
 struct metrics_registry {
         pthread_mutex_t lock;
+        /* held while collectors run and while one is removed, so that a collector is never
+         * called after metrics_remove_collector() returned (taken before lock, never after) */
+        pthread_mutex_t collect_lock;
         struct metric_family **families; /* owned */
         size_t n_families;
         struct collector *collectors; /* owned */
@@ -84,6 +87,7 @@ struct metrics_registry *metrics_registry_new(void)
         if (!reg)
                 return NULL;
         (void)pthread_mutex_init(&reg->lock, NULL);
+        (void)pthread_mutex_init(&reg->collect_lock, NULL);
         return reg;
 }
 
@@ -95,6 +99,7 @@ struct metrics_registry *metrics_registry_free(struct metrics_registry *reg)
                 family_free(reg->families[i]);
         free(reg->families);
         free(reg->collectors);
+        (void)pthread_mutex_destroy(&reg->collect_lock);
         (void)pthread_mutex_destroy(&reg->lock);
         free(reg);
         return NULL;
@@ -379,6 +384,7 @@ void metrics_remove_collector(struct metrics_registry *reg, metrics_collect_fn f
 {
         if (!reg)
                 return;
+        (void)pthread_mutex_lock(&reg->collect_lock);
         (void)pthread_mutex_lock(&reg->lock);
         for (size_t i = 0; i < reg->n_collectors; i++)
                 if (reg->collectors[i].fn == fn && reg->collectors[i].userdata == userdata) {
@@ -388,6 +394,7 @@ void metrics_remove_collector(struct metrics_registry *reg, metrics_collect_fn f
                         break;
                 }
         (void)pthread_mutex_unlock(&reg->lock);
+        (void)pthread_mutex_unlock(&reg->collect_lock);
 }
 
 void metrics_format_value(double v, char *buf, size_t len)
@@ -527,7 +534,8 @@ int metrics_serialize(struct metrics_registry *reg, struct buf *out)
         if (!reg || !out)
                 return -EINVAL;
 
-        /* Run collectors on a copy, without the lock: they update metrics themselves. */
+        /* Run collectors on a copy, without the registry lock: they update metrics themselves. */
+        (void)pthread_mutex_lock(&reg->collect_lock);
         (void)pthread_mutex_lock(&reg->lock);
         n_cs = reg->n_collectors;
         if (n_cs > 0) {
@@ -536,10 +544,13 @@ int metrics_serialize(struct metrics_registry *reg, struct buf *out)
                         memcpy(cs, reg->collectors, n_cs * sizeof(*cs));
         }
         (void)pthread_mutex_unlock(&reg->lock);
-        if (n_cs > 0 && !cs)
+        if (n_cs > 0 && !cs) {
+                (void)pthread_mutex_unlock(&reg->collect_lock);
                 return -ENOMEM;
+        }
         for (size_t i = 0; i < n_cs; i++)
                 cs[i].fn(cs[i].userdata);
+        (void)pthread_mutex_unlock(&reg->collect_lock);
         free(cs);
 
         (void)pthread_mutex_lock(&reg->lock);

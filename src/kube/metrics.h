@@ -67,7 +67,9 @@ double metric_value(struct metric *m);
 
 /*
  * A collector runs at the start of every serialization (outside the registry lock), to refresh
- * gauges that are computed rather than updated (e.g. workqueue_unfinished_work_seconds).
+ * gauges that are computed rather than updated (e.g. workqueue_unfinished_work_seconds). Once
+ * metrics_remove_collector() returns, the collector is not running and will not run again, so
+ * its userdata may be freed. A collector must not add or remove collectors.
  */
 typedef void (*metrics_collect_fn)(void *userdata);
 _warn_unused_result_ int metrics_add_collector(struct metrics_registry *reg, metrics_collect_fn fn,
