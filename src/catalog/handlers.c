@@ -625,6 +625,224 @@ static int handle_preview(struct ctx *c, struct http_req *req, struct http_resp 
                                           (json_int_t)json_array_size(items)));
 }
 
+/* ---- MCP catalog (/api/mcp_catalog/v1alpha1) ---- */
+
+static int append_literal(struct buf *b, const json_t *v)
+{
+        if (json_is_string(v)) {
+                int r = buf_putc(b, '\'');
+
+                for (const char *c = json_string_value(v); r >= 0 && *c; c++) {
+                        if (*c == '\'' || *c == '\\')
+                                r = buf_putc(b, '\\');
+                        if (r >= 0)
+                                r = buf_putc(b, *c);
+                }
+                return r < 0 ? r : buf_putc(b, '\'');
+        }
+        if (json_is_boolean(v))
+                return buf_puts(b, json_is_true(v) ? "true" : "false");
+        if (json_is_integer(v))
+                return buf_printf(b, "%lld", (long long)json_integer_value(v));
+        if (json_is_real(v))
+                return buf_printf(b, "%.17g", json_real_value(v));
+        return -EINVAL;
+}
+
+/* Turns a named query's {field: {operator, value}} into filterQuery text. */
+static int named_query_text(const json_t *filters, struct buf *b)
+{
+        const char *field;
+        json_t *f;
+        bool first = true;
+        int r = 0;
+
+        json_object_foreach((json_t *)filters, field, f) {
+                json_t *val = json_object_get(f, "value");
+
+                r = buf_printf(b, "%s`%s` %s ", first ? "" : " AND ", field,
+                               json_string_value(json_object_get(f, "operator")));
+                first = false;
+                if (r >= 0 && json_is_array(val)) {
+                        size_t i;
+                        json_t *e;
+
+                        r = buf_putc(b, '(');
+                        json_array_foreach(val, i, e) {
+                                if (r >= 0 && i > 0)
+                                        r = buf_puts(b, ", ");
+                                if (r >= 0)
+                                        r = append_literal(b, e);
+                        }
+                        if (r >= 0)
+                                r = buf_putc(b, ')');
+                } else if (r >= 0)
+                        r = append_literal(b, val);
+                if (r < 0)
+                        return r;
+        }
+        return r;
+}
+
+static int parse_mcp_tools(const struct http_req *req, bool *include, uint32_t *limit,
+                           struct http_resp *resp)
+{
+        const char *it = http_req_query(req, "includeTools");
+        const char *tl = http_req_query(req, "toolLimit");
+        int32_t n;
+
+        *include = false;
+        *limit = 10;
+        if (it && it[0] && parse_boolean(it, include) < 0) {
+                reply_error(resp, 400, "invalid includeTools '%s': bad request", it);
+                return -EINVAL;
+        }
+        if (tl && tl[0]) {
+                if (safe_atoi32(tl, &n) < 0 || n < 0 || n > 100) {
+                        reply_error(resp, 400, "invalid toolLimit '%s' (0 to 100): bad request", tl);
+                        return -EINVAL;
+                }
+                *limit = (uint32_t)n;
+        }
+        return 0;
+}
+
+static int handle_mcp_servers(struct ctx *c, struct http_req *req, struct http_resp *resp)
+{
+        struct catalog_mcp_query q = { 0 };
+        CLEANUP(catalog_strv_freep) char **labels = NULL;
+        CLEANUP(filter_freep) struct filter_node *filter = NULL;
+        struct buf text = BUF_INIT(2 * CATALOG_FILTER_QUERY_MAX);
+        const char *lbl = http_req_query(req, "sourceLabel");
+        const char *fq = http_req_query(req, "filterQuery");
+        const char *nq = http_req_query(req, "namedQuery");
+        const char *ob = http_req_query(req, "orderBy");
+        char err[512];
+        json_t *out = NULL;
+        int r;
+
+        if (parse_page(req, &q.page, resp) < 0 ||
+            parse_mcp_tools(req, &q.include_tools, &q.tool_limit, resp) < 0)
+                return 0;
+        if (!ob || !ob[0] || streq(ob, "ID"))
+                q.order = CATALOG_ORDER_ID;
+        else if (streq(ob, "NAME"))
+                q.order = CATALOG_ORDER_NAME;
+        else if (streq(ob, "CREATE_TIME"))
+                q.order = CATALOG_ORDER_CREATE_TIME;
+        else if (streq(ob, "LAST_UPDATE_TIME"))
+                q.order = CATALOG_ORDER_LAST_UPDATE_TIME;
+        else
+                return reply_error(resp, 400, "unsupported order by field '%s': bad request", ob);
+        if (lbl && lbl[0]) {
+                r = split_csv(lbl, &labels);
+                if (r < 0)
+                        return reply_errno(resp, r);
+                q.source_labels = labels;
+        }
+        if (nq && nq[0]) {
+                const json_t *named = json_object_get(catalog_index_config(c->idx)->named_queries,
+                                                      nq);
+
+                if (!named || !streq(json_string_value(json_object_get(named, "assetType")),
+                                     "mcp_servers"))
+                        return reply_error(resp, 400, "unknown named query '%s': bad request", nq);
+                r = named_query_text(json_object_get(named, "filters"), &text);
+                if (r < 0) {
+                        buf_release(&text);
+                        return reply_errno(resp, r);
+                }
+        }
+        if (fq && fq[0]) {
+                if (text.len > 0)
+                        r = buf_printf(&text, " AND (%s)", fq);
+                else
+                        r = buf_puts(&text, fq);
+                if (r < 0) {
+                        buf_release(&text);
+                        return reply_error(resp, 400, "filter query too long: bad request");
+                }
+        }
+        r = filter_parse(buf_str(&text), &filter, err, sizeof(err));
+        buf_release(&text);
+        if (r == -ENOMEM)
+                return reply_errno(resp, r);
+        if (r < 0)
+                return reply_error(resp, 400, "invalid filter query: %s: bad request", err);
+        q.filter = filter;
+        q.name = http_req_query(req, "name");
+        q.q = http_req_query(req, "q");
+        r = catalog_index_list_mcp(c->idx, &q, &out, err, sizeof(err));
+        if (r == -EINVAL)
+                return reply_error(resp, 400, "%s: bad request", err);
+        if (r < 0)
+                return reply_errno(resp, r);
+        return reply_json(resp, out);
+}
+
+static int handle_mcp_filter_options(struct ctx *c, struct http_req *req, struct http_resp *resp)
+{
+        (void)req;
+        return reply_json(resp, catalog_index_mcp_filter_options(c->idx));
+}
+
+static int handle_mcp_server(struct ctx *c, struct http_req *req, struct http_resp *resp)
+{
+        const char *id = http_req_param(req, "server_id");
+        uint32_t limit;
+        bool include;
+        json_t *out = NULL;
+        int r;
+
+        if (parse_mcp_tools(req, &include, &limit, resp) < 0)
+                return 0;
+        r = catalog_index_get_mcp(c->idx, id, include, limit, &out);
+        if (r == -ENOENT)
+                return reply_error(resp, 404, "MCP server '%s' not found", id);
+        if (r < 0)
+                return reply_errno(resp, r);
+        return reply_json(resp, out);
+}
+
+static int handle_mcp_tools(struct ctx *c, struct http_req *req, struct http_resp *resp)
+{
+        const char *id = http_req_param(req, "server_id");
+        CLEANUP(filter_freep) struct filter_node *filter = NULL;
+        struct catalog_page page = { 0 };
+        char err[512];
+        json_t *out = NULL;
+        int r;
+
+        if (parse_page(req, &page, resp) < 0)
+                return 0;
+        r = filter_parse(http_req_query(req, "filterQuery"), &filter, err, sizeof(err));
+        if (r == -ENOMEM)
+                return reply_errno(resp, r);
+        if (r < 0)
+                return reply_error(resp, 400, "invalid filter query: %s: bad request", err);
+        r = catalog_index_list_mcp_tools(c->idx, id, &page, filter, &out);
+        if (r == -ENOENT)
+                return reply_error(resp, 404, "MCP server '%s' not found", id);
+        if (r < 0)
+                return reply_errno(resp, r);
+        return reply_json(resp, out);
+}
+
+static int handle_mcp_tool(struct ctx *c, struct http_req *req, struct http_resp *resp)
+{
+        const char *id = http_req_param(req, "server_id");
+        const char *tool = http_req_param(req, "tool_name");
+        json_t *out = NULL;
+        int r;
+
+        r = catalog_index_get_mcp_tool(c->idx, id, tool, &out);
+        if (r == -ENOENT)
+                return reply_error(resp, 404, "tool '%s' not found on MCP server '%s'", tool, id);
+        if (r < 0)
+                return reply_errno(resp, r);
+        return reply_json(resp, out);
+}
+
 /* ---- routing ---- */
 
 typedef int (*catalog_handler_fn)(struct ctx *c, struct http_req *req, struct http_resp *resp);
@@ -644,7 +862,11 @@ struct handler_ref {
 static const struct handler_ref h_sources = { handle_sources }, h_preview = { handle_preview },
                                 h_models = { handle_models },
                                 h_filter_options = { handle_filter_options },
-                                h_labels = { handle_labels }, h_model = { handle_model };
+                                h_labels = { handle_labels }, h_model = { handle_model },
+                                h_mcp_servers = { handle_mcp_servers },
+                                h_mcp_filter_options = { handle_mcp_filter_options },
+                                h_mcp_server = { handle_mcp_server },
+                                h_mcp_tools = { handle_mcp_tools }, h_mcp_tool = { handle_mcp_tool };
 
 static const struct http_route routes[] = {
         { "GET", CATALOG_API_BASE "/sources", dummy, (void *)&h_sources },
@@ -654,6 +876,14 @@ static const struct http_route routes[] = {
         { "GET", CATALOG_API_BASE "/labels", dummy, (void *)&h_labels },
         { "GET", CATALOG_API_BASE "/sources/{source_id}/models/{model_name+}", dummy,
           (void *)&h_model },
+        { "GET", CATALOG_MCP_API_BASE "/mcp_servers", dummy, (void *)&h_mcp_servers },
+        { "GET", CATALOG_MCP_API_BASE "/mcp_servers/filter_options", dummy,
+          (void *)&h_mcp_filter_options },
+        { "GET", CATALOG_MCP_API_BASE "/mcp_servers/{server_id}", dummy, (void *)&h_mcp_server },
+        { "GET", CATALOG_MCP_API_BASE "/mcp_servers/{server_id}/tools", dummy,
+          (void *)&h_mcp_tools },
+        { "GET", CATALOG_MCP_API_BASE "/mcp_servers/{server_id}/tools/{tool_name}", dummy,
+          (void *)&h_mcp_tool },
 };
 
 int catalog_http_handle(void *userdata, struct http_req *req, struct http_resp *resp)

@@ -199,6 +199,8 @@ struct catalog_index {
         size_t n_models;
         struct catalog_model **by_key; /* owned array of borrowed; sorted by (source, name) */
         json_t *filter_options;        /* owned */
+        json_t *mcp;                   /* owned; array of MCPServer wire objects */
+        json_t *mcp_filter_options;    /* owned */
 };
 
 struct catalog_index *catalog_index_ref(struct catalog_index *idx)
@@ -224,6 +226,8 @@ static void index_free(struct catalog_index *idx)
                 }
         free(idx->sources);
         json_decref(idx->filter_options);
+        json_decref(idx->mcp);
+        json_decref(idx->mcp_filter_options);
         catalog_config_release(&idx->config);
         free(idx);
 }
@@ -598,6 +602,87 @@ json_t *catalog_index_filter_options(const struct catalog_index *idx)
         return json_incref(idx->filter_options);
 }
 
+static int mcp_filter_options_build(struct catalog_index *idx)
+{
+        static const char *const keys[] = { "provider", "license", "deploymentMode", "transports",
+                                            "tags", "version" };
+        json_auto_t *acc = json_object(), *filters = json_object(), *named = json_object();
+        const char *k;
+        json_t *v, *sv;
+        size_t i;
+        int r;
+
+        if (!acc || !filters || !named)
+                return -ENOMEM;
+        json_array_foreach(idx->mcp, i, sv) {
+                for (size_t f = 0; f < ELEMENTSOF(keys); f++) {
+                        json_t *val = json_object_get(sv, keys[f]), *e;
+                        size_t j;
+
+                        if (json_is_array(val)) {
+                                json_array_foreach(val, j, e) {
+                                        r = option_add(acc, keys[f], e);
+                                        if (r < 0)
+                                                return r;
+                                }
+                        } else if (json_is_string(val)) {
+                                r = option_add(acc, keys[f], val);
+                                if (r < 0)
+                                        return r;
+                        }
+                }
+        }
+        json_object_foreach(acc, k, v) {
+                json_t *set = json_object_get(v, "s");
+                json_auto_t *vals = json_array();
+                const char *sk;
+                json_t *sx;
+                size_t n = 0;
+                const char **sorted;
+
+                if (!set)
+                        continue;
+                sorted = calloc(json_object_size(set) + 1, sizeof(*sorted));
+                if (!vals || !sorted) {
+                        free(sorted);
+                        return -ENOMEM;
+                }
+                json_object_foreach(set, sk, sx)
+                        sorted[n++] = sk;
+                qsort(sorted, n, sizeof(*sorted), cmp_strp);
+                for (size_t j = 0; j < n; j++)
+                        if (json_array_append_new(vals, json_string(sorted[j])) < 0) {
+                                free(sorted);
+                                return -ENOMEM;
+                        }
+                free(sorted);
+                if (json_object_set_new(filters, k,
+                                        json_pack("{s:s, s:O}", "type", "string", "values",
+                                                  vals)) < 0)
+                        return -ENOMEM;
+        }
+        json_object_foreach(idx->config.named_queries, k, v) {
+                if (!streq(str_or(json_string_value(json_object_get(v, "assetType")), "models"),
+                           "mcp_servers"))
+                        continue;
+                if (json_object_set(named, k, json_object_get(v, "filters")) < 0)
+                        return -ENOMEM;
+        }
+        idx->mcp_filter_options =
+                json_pack("{s:O, s:O}", "filters", filters, "namedQueries", named);
+        return idx->mcp_filter_options ? 0 : -ENOMEM;
+}
+
+json_t *catalog_index_mcp_filter_options(const struct catalog_index *idx)
+{
+        return json_incref(idx->mcp_filter_options);
+}
+
+json_t *catalog_index_mcp_servers(const struct catalog_index *idx)
+{
+        return idx->mcp;
+}
+
 /* ---- build ---- */
 
 static int ids_key(struct buf *b, const char *source, const char *name, long art)
@@ -713,6 +798,45 @@ int catalog_index_build(struct catalog_config *config, struct catalog_source_loa
                                 break;
                 }
         }
+        idx->mcp = json_array();
+        if (!idx->mcp)
+                r = -ENOMEM;
+        for (size_t i = 0; i < n_loads && r >= 0; i++) {
+                const struct catalog_source_config *s = &idx->config.sources[i];
+                struct catalog_models *data = idx->sources[i].data;
+                size_t j;
+                json_t *sv;
+
+                if (!data || !s->is_mcp || !s->enabled || !data->mcp_servers)
+                        continue;
+                json_array_foreach(data->mcp_servers, j, sv) {
+                        const char *name = json_string_value(json_object_get(sv, "name"));
+                        json_t *tools = json_object_get(sv, "tools");
+                        int64_t id = 0;
+                        char idbuf[32];
+                        json_t *w;
+
+                        if (!name || !catalog_glob_included(s->included, s->excluded, name))
+                                continue;
+                        r = buf_printf(&key, "s\x1f%s\x1f%s", s->id, name);
+                        if (r >= 0)
+                                r = ids_assign(ids, &nv, &nn, &ncap, &next, buf_str(&key), &id);
+                        buf_reset(&key);
+                        if (r < 0)
+                                break;
+                        snprintf(idbuf, sizeof(idbuf), "%" PRId64, id);
+                        w = json_deep_copy(sv);
+                        if (!w || json_object_set_new(w, "id", json_string(idbuf)) < 0 ||
+                            json_object_set_new(w, "source_id", json_string(s->id)) < 0 ||
+                            json_object_set_new(w, "toolCount",
+                                                json_integer((json_int_t)json_array_size(tools))) <
+                                    0 ||
+                            json_array_append_new(idx->mcp, w) < 0) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                }
+        }
         buf_release(&key);
         if (r < 0) {
                 id_entries_free(nv, nn);
@@ -731,6 +855,9 @@ int catalog_index_build(struct catalog_config *config, struct catalog_source_loa
         qsort(idx->by_key, idx->n_models, sizeof(*idx->by_key), model_cmp_key);
 
         r = filter_options_build(idx);
+        if (r < 0)
+                return r;
+        r = mcp_filter_options_build(idx);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(idx);
@@ -1575,4 +1702,225 @@ int catalog_index_list_labels(const struct catalog_index *idx, const struct cata
                         return -ENOMEM;
         *ret = list_json(TAKE_PTR(items), next, q->page.page_size);
         return *ret ? 0 : -ENOMEM;
+}
+
+/* ---- MCP servers ---- */
+
+static const json_t *json_walk(const json_t *o, const char *path)
+{
+        char seg[256];
+
+        while (o && *path) {
+                size_t len = strcspn(path, ".");
+
+                if (len >= sizeof(seg))
+                        return NULL;
+                memcpy(seg, path, len);
+                seg[len] = '\0';
+                o = json_object_get(o, seg);
+                path += len;
+                if (*path == '.')
+                        path++;
+        }
+        return o;
+}
+
+static bool mcp_match(void *ud, const struct filter_cmp *cmp)
+{
+        const json_t *s = ud;
+        const char *p = cmp->property;
+        const json_t *v = json_object_get(s, p);
+
+        if (!v && strchr(p, '.'))
+                v = json_walk(s, p);
+        if (!v)
+                v = json_object_get(json_object_get(s, "securityIndicators"), p);
+        if (v && !json_is_object(v))
+                return match_json_any(cmp, v);
+        return filter_match_metadata(cmp, json_object_get(json_object_get(s, "customProperties"), p));
+}
+
+static bool tool_match(void *ud, const struct filter_cmp *cmp)
+{
+        return match_json_any(cmp, json_object_get(ud, cmp->property));
+}
+
+static bool mcp_in_labels(const struct catalog_index *idx, const json_t *s, char **labels)
+{
+        const struct catalog_source_config *src;
+        struct catalog_model m = { 0 };
+
+        if (!labels)
+                return true;
+        src = catalog_config_find(&idx->config, json_string_value(json_object_get(s, "source_id")));
+        if (!src)
+                return false;
+        m.src = src;
+        return model_in_labels(&m, labels);
+}
+
+static json_t *mcp_item_json(const void *item)
+{
+        return json_incref((json_t *)item);
+}
+
+/* A copy of server s shaped for output: tools dropped or cut to tool_limit. */
+static json_t *mcp_shape(const json_t *s, bool include_tools, uint32_t tool_limit)
+{
+        json_t *c = json_copy((json_t *)s), *tools;
+
+        if (!c)
+                return NULL;
+        if (!include_tools) {
+                json_object_del(c, "tools");
+                return c;
+        }
+        tools = json_object_get(s, "tools");
+        if (json_array_size(tools) > tool_limit) {
+                json_t *cut = json_array();
+
+                for (size_t i = 0; cut && i < tool_limit; i++)
+                        if (json_array_append(cut, json_array_get(tools, i)) < 0) {
+                                json_decref(cut);
+                                cut = NULL;
+                        }
+                if (!cut || json_object_set_new(c, "tools", cut) < 0) {
+                        json_decref(c);
+                        return NULL;
+                }
+        }
+        return c;
+}
+
+int catalog_index_list_mcp(const struct catalog_index *idx, const struct catalog_mcp_query *q,
+                           json_t **ret, char *reterr, size_t n_reterr)
+{
+        size_t n_all = json_array_size(idx->mcp), n = 0, i;
+        AUTOFREE struct keyed *v = calloc(n_all + 1, sizeof(*v));
+        json_auto_t *out = NULL;
+        json_t *s, *items;
+        bool is_str = q->order == CATALOG_ORDER_NAME;
+        int r;
+
+        if (!v)
+                return -ENOMEM;
+        json_array_foreach(idx->mcp, i, s) {
+                const char *name = json_string_value(json_object_get(s, "name"));
+                struct sort_key *k = &v[n].key;
+
+                if (q->name && q->name[0] && !filter_like(q->name, name, false))
+                        continue;
+                if (q->q && q->q[0] && !strcasestr(name, q->q) &&
+                    !strcasestr(str_or(json_string_value(json_object_get(s, "description")), ""),
+                                q->q) &&
+                    !strcasestr(str_or(json_string_value(json_object_get(s, "provider")), ""), q->q))
+                        continue;
+                if (!mcp_in_labels(idx, s, q->source_labels))
+                        continue;
+                if (!filter_eval(q->filter, mcp_match, s))
+                        continue;
+                v[n].item = s;
+                (void)!safe_atoi64(json_string_value(json_object_get(s, "id")), &k->id);
+                k->has = true;
+                switch (q->order) {
+                case CATALOG_ORDER_NAME:
+                        k->is_str = true;
+                        k->s = name;
+                        break;
+                case CATALOG_ORDER_CREATE_TIME:
+                        k->num = (double)epoch_of(s, "createTimeSinceEpoch");
+                        break;
+                case CATALOG_ORDER_LAST_UPDATE_TIME:
+                        k->num = (double)epoch_of(s, "lastUpdateTimeSinceEpoch");
+                        break;
+                default:
+                        k->num = (double)k->id;
+                        break;
+                }
+                n++;
+        }
+        r = keyed_page(v, n, false, is_str, true, &q->page, mcp_item_json, &out, reterr, n_reterr);
+        if (r < 0)
+                return r;
+        items = json_object_get(out, "items");
+        json_array_foreach(items, i, s)
+                if (json_array_set_new(items, i, mcp_shape(s, q->include_tools, q->tool_limit)) < 0)
+                        return -ENOMEM;
+        *ret = TAKE_PTR(out);
+        return 0;
+}
+
+static const json_t *mcp_find(const struct catalog_index *idx, const char *id)
+{
+        size_t i;
+        json_t *s;
+
+        json_array_foreach(idx->mcp, i, s)
+                if (streq(json_string_value(json_object_get(s, "id")), id))
+                        return s;
+        return NULL;
+}
+
+int catalog_index_get_mcp(const struct catalog_index *idx, const char *id, bool include_tools,
+                          uint32_t tool_limit, json_t **ret)
+{
+        const json_t *s = mcp_find(idx, id);
+
+        if (!s)
+                return -ENOENT;
+        *ret = mcp_shape(s, include_tools, tool_limit);
+        return *ret ? 0 : -ENOMEM;
+}
+
+int catalog_index_list_mcp_tools(const struct catalog_index *idx, const char *id,
+                                 const struct catalog_page *page, const struct filter_node *filter,
+                                 json_t **ret)
+{
+        const json_t *s = mcp_find(idx, id);
+        json_t *tools = json_object_get(s, "tools"), *t;
+        size_t n_all = json_array_size(tools), n = 0, start, end, i;
+        AUTOFREE char **names = calloc(n_all + 1, sizeof(char *));
+        AUTOFREE json_t **sel = calloc(n_all + 1, sizeof(json_t *));
+        AUTOFREE char *next = NULL;
+        json_auto_t *items = json_array();
+        int r;
+
+        if (!s)
+                return -ENOENT;
+        if (!names || !sel || !items)
+                return -ENOMEM;
+        json_array_foreach(tools, i, t) {
+                const char *nm = json_string_value(json_object_get(t, "name"));
+
+                if (!nm || !filter_eval(filter, tool_match, t))
+                        continue;
+                names[n] = (char *)nm;
+                sel[n++] = t;
+        }
+        r = catalog_page_memory(names, names, n, page, &start, &end, &next);
+        if (r < 0)
+                return r;
+        for (i = start; i < end; i++)
+                if (json_array_append(items, sel[i]) < 0)
+                        return -ENOMEM;
+        *ret = list_json(TAKE_PTR(items), next, page->page_size);
+        return *ret ? 0 : -ENOMEM;
+}
+
+int catalog_index_get_mcp_tool(const struct catalog_index *idx, const char *id, const char *tool,
+                               json_t **ret)
+{
+        const json_t *s = mcp_find(idx, id);
+        size_t i;
+        json_t *t;
+
+        if (!s)
+                return -ENOENT;
+        json_array_foreach(json_object_get(s, "tools"), i, t)
+                if (streq(str_or(json_string_value(json_object_get(t, "name")), ""), tool)) {
+                        *ret = json_pack("{s:O, s:O, s:O}", "serverId", json_object_get(s, "id"),
+                                         "serverName", json_object_get(s, "name"), "tool", t);
+                        return *ret ? 0 : -ENOMEM;
+                }
+        return -ENOENT;
 }

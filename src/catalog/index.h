@@ -158,6 +158,40 @@ _warn_unused_result_ int catalog_index_list_labels(const struct catalog_index *i
 /* New reference to the precomputed FilterOptionsList. */
 json_t *catalog_index_filter_options(const struct catalog_index *idx);
 
+/* ---- MCP catalog (C.9) ---- */
+
+/* Borrowed array of MCPServer wire objects (with id, source_id, toolCount). */
+json_t *catalog_index_mcp_servers(const struct catalog_index *idx);
+/* New reference to the MCP FilterOptionsList. */
+json_t *catalog_index_mcp_filter_options(const struct catalog_index *idx);
+
+struct catalog_mcp_query {
+        struct catalog_page page;
+        const char *name;          /* SQL LIKE pattern on the name; NULL = all */
+        const char *q;             /* substring of name, description, provider */
+        char **source_labels;      /* as for models */
+        const struct filter_node *filter;
+        enum catalog_order order;  /* ID, NAME, CREATE_TIME, LAST_UPDATE_TIME */
+        bool include_tools;
+        uint32_t tool_limit;
+};
+
+_warn_unused_result_ int catalog_index_list_mcp(const struct catalog_index *idx,
+                                                const struct catalog_mcp_query *q, json_t **ret,
+                                                char *reterr, size_t n_reterr);
+/* -ENOENT when absent. */
+_warn_unused_result_ int catalog_index_get_mcp(const struct catalog_index *idx, const char *id,
+                                               bool include_tools, uint32_t tool_limit,
+                                               json_t **ret);
+_warn_unused_result_ int catalog_index_list_mcp_tools(const struct catalog_index *idx,
+                                                      const char *id,
+                                                      const struct catalog_page *page,
+                                                      const struct filter_node *filter,
+                                                      json_t **ret);
+_warn_unused_result_ int catalog_index_get_mcp_tool(const struct catalog_index *idx,
+                                                    const char *id, const char *tool,
+                                                    json_t **ret);
+
 /* In-memory list helpers shared with the preview endpoint. */
 char *catalog_token_encode(const char *value, const char *id); /* base64("<value>:<id>"), owned */
 

@@ -302,8 +302,7 @@ static int parse_labels(struct ydoc *d, yaml_node_t *n, struct catalog_config *c
 
 static bool filter_operator_valid(const char *op)
 {
-        static const char *const ops[] = { "=",  "!=",   "<>",    ">",  ">=",     "<",
-                                           "<=", "LIKE", "ILIKE", "IN", "NOT IN" };
+        static const char *const ops[] = { "=", "!=", "<>", ">", ">=", "<", "<=", "LIKE", "ILIKE", "IN" };
 
         for (size_t i = 0; i < ELEMENTSOF(ops); i++)
                 if (strcasecmp(op, ops[i]) == 0)
@@ -340,10 +339,10 @@ static int check_filters(struct ydoc *d, unsigned line, const char *qname, json_
                                           json_string_value(op));
                         return -EINVAL;
                 }
-                if (json_is_array(val) && strcasecmp(json_string_value(op), "IN") != 0 &&
-                    strcasecmp(json_string_value(op), "NOT IN") != 0) {
+                if (json_is_array(val) != (strcasecmp(json_string_value(op), "IN") == 0)) {
                         catalog_error_set(err, d->file, line,
-                                          "named query '%s': a list value needs operator IN",
+                                          "named query '%s': operator IN needs a list value "
+                                          "and a list value needs IN",
                                           qname);
                         return -EINVAL;
                 }

@@ -557,6 +557,30 @@ static int parse_catalog(struct ydoc *d, struct catalog_models *m, struct catalo
                 r = ydoc_to_json(d, servers, &m->mcp_servers, err);
                 if (r < 0)
                         return r;
+                if (json_array_size(m->mcp_servers) > CATALOG_MODELS_PER_SOURCE_MAX) {
+                        catalog_error_set(err, d->file, ynode_line(servers),
+                                          "too many MCP servers");
+                        return -E2BIG;
+                }
+                for (size_t i = 0; i < json_array_size(m->mcp_servers); i++) {
+                        json_t *sv = json_array_get(m->mcp_servers, i);
+                        const char *nm = json_string_value(json_object_get(sv, "name"));
+                        yaml_node_t *item = ydoc_node(d, servers->data.sequence.items.start[i]);
+
+                        if (!json_is_object(sv) || !nm || nm[0] == '\0') {
+                                catalog_error_set(err, d->file, ynode_line(item),
+                                                  "MCP server without name");
+                                return -EINVAL;
+                        }
+                        for (size_t j = 0; j < i; j++)
+                                if (streq(json_string_value(json_object_get(
+                                                  json_array_get(m->mcp_servers, j), "name")),
+                                          nm)) {
+                                        catalog_error_set(err, d->file, ynode_line(item),
+                                                          "duplicate MCP server name '%s'", nm);
+                                        return -EINVAL;
+                                }
+                }
         }
         if (!models || ynode_is_null(models))
                 return 0;

@@ -543,6 +543,88 @@ Test(http, unknown_paths_and_methods)
         reply_release(&r);
 }
 
+/* ---- MCP catalog ---- */
+
+static struct reply mcp_get(const char *fmt, ...) _printf_(1, 2);
+static struct reply mcp_get(const char *fmt, ...)
+{
+        char path[1024], url[1400], base[128];
+        struct reply r;
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(path, sizeof(path), fmt, ap);
+        va_end(ap);
+        snprintf(base, sizeof(base), "%s", fx.base);
+        *strstr(base, CATALOG_API_BASE) = '\0';
+        snprintf(url, sizeof(url), "%s" CATALOG_MCP_API_BASE "%s", base, path);
+        cr_assert_eq(request(NULL, "GET", url, NULL, NULL, &r), 0);
+        return r;
+}
+
+Test(http, mcp_servers)
+{
+        struct reply r = mcp_get("/mcp_servers");
+        char id[32];
+
+        cr_assert_eq(r.status, 200, "%s", r.body);
+        cr_assert_eq(json_array_size(items(&r)), 2);
+        cr_assert_null(json_object_get(json_array_get(items(&r), 0), "tools"),
+                       "includeTools defaults to false");
+        cr_assert_eq(json_integer_value(json_object_get(json_array_get(items(&r), 0), "toolCount")),
+                     2);
+        reply_release(&r);
+
+        r = mcp_get("/mcp_servers?namedQuery=remote_verified");
+        cr_assert_eq(json_array_size(items(&r)), 1, "%s", r.body);
+        cr_assert_str_eq(json_string_value(json_object_get(json_array_get(items(&r), 0), "name")),
+                         "acme-search");
+        snprintf(id, sizeof(id), "%s",
+                 json_string_value(json_object_get(json_array_get(items(&r), 0), "id")));
+        reply_release(&r);
+        r = mcp_get("/mcp_servers?filterQuery=%s&includeTools=true&toolLimit=1",
+                    "securityIndicators.verifiedSource%3Dfalse");
+        cr_assert_eq(json_array_size(items(&r)), 1, "%s", r.body);
+        cr_assert_eq(json_array_size(json_object_get(json_array_get(items(&r), 0), "tools")), 1);
+        reply_release(&r);
+        r = mcp_get("/mcp_servers?q=deploy&orderBy=NAME");
+        cr_assert_eq(json_array_size(items(&r)), 1);
+        reply_release(&r);
+        r = mcp_get("/mcp_servers?name=acme-%%25");
+        cr_assert_eq(json_array_size(items(&r)), 2, "%s", r.body);
+        reply_release(&r);
+
+        r = mcp_get("/mcp_servers/%s?includeTools=true", id);
+        cr_assert_eq(r.status, 200);
+        cr_assert_eq(json_array_size(json_object_get(r.json, "tools")), 2);
+        reply_release(&r);
+        r = mcp_get("/mcp_servers/%s/tools?filterQuery=%s", id, "name%3D%27fetch%27");
+        cr_assert_eq(json_array_size(items(&r)), 1, "%s", r.body);
+        reply_release(&r);
+        r = mcp_get("/mcp_servers/%s/tools/search", id);
+        cr_assert_eq(r.status, 200);
+        cr_assert_str_eq(json_string_value(json_object_get(r.json, "serverName")), "acme-search");
+        reply_release(&r);
+        r = mcp_get("/mcp_servers/%s/tools/nope", id);
+        assert_error(&r, 404, NULL);
+        reply_release(&r);
+        r = mcp_get("/mcp_servers/12345678");
+        assert_error(&r, 404, NULL);
+        reply_release(&r);
+        r = mcp_get("/mcp_servers/filter_options");
+        cr_assert_eq(r.status, 200);
+        cr_assert_not_null(json_object_get(json_object_get(r.json, "namedQueries"),
+                                           "remote_verified"));
+        cr_assert_not_null(json_object_get(json_object_get(r.json, "filters"), "deploymentMode"));
+        reply_release(&r);
+        r = mcp_get("/mcp_servers?namedQuery=apache_only");
+        assert_error(&r, 400, "unknown named query");
+        reply_release(&r);
+        r = mcp_get("/mcp_servers?toolLimit=500");
+        assert_error(&r, 400, NULL);
+        reply_release(&r);
+}
+
 /* ---- the shared demo catalogs (skipped when ../shared is absent) ---- */
 
 static int copy_file(const char *from, const char *to)

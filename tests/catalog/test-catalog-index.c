@@ -297,4 +297,6 @@ Test(index, filter_options)
                            45.5, 1e-9);
         cr_assert_not_null(json_object_get(json_object_get(fo, "namedQueries"), "low_latency"));
         cr_assert_not_null(json_object_get(json_object_get(fo, "namedQueries"), "apache_only"));
+        cr_assert_null(json_object_get(json_object_get(fo, "namedQueries"), "remote_verified"),
+                       "MCP named queries are not model filter options");
 }
