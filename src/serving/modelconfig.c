@@ -275,7 +275,7 @@ int modelconfig_parse(const char *data, struct model_entries *ret, char *reterr,
                                                "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
                                 return -EINVAL;
                         }
-                        if (quantity_to_string(&q, memory, sizeof(memory)) < 0)
+                        if (quantity_to_canonical_string(&q, memory, sizeof(memory)) < 0)
                                 return -ENOMEM;
                 }
                 r = model_entries_append(&out, name, uri, framework, memory);

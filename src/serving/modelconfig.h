@@ -31,7 +31,7 @@ struct model_entry {
         char *name;        /* owned; modelName */
         char *storage_uri; /* owned; modelSpec.storageUri */
         char *framework;   /* owned; modelSpec.framework */
-        char *memory;      /* owned; modelSpec.memory in Quantity String() form */
+        char *memory;      /* owned; modelSpec.memory, canonical Quantity form (§10 W15) */
 };
 
 struct model_entries {
@@ -65,7 +65,7 @@ bool model_entry_equal(const struct model_entry *a, const struct model_entry *b)
 /*
  * Parses a models.json value as KServe's agent/controller does: NULL or "" is the empty list;
  * otherwise a JSON array of objects, field names matched case-insensitively, unknown fields
- * ignored, null fields empty, memory parsed as a quantity (and kept in String() form), later
+ * ignored, null fields empty, memory parsed as a quantity (and kept in canonical form), later
  * duplicates of a modelName win. The result is sorted by name. Returns 0, -EINVAL with a message in @reterr (size @len_err) on
  * bad input, -ENOMEM.
  */

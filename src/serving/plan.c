@@ -533,8 +533,8 @@ int isvc_plan_compute(const struct plan_input *in, struct isvc_plan *ret)
                 w->observed_listed = model_entries_find_sorted(&observed, w->tm.name) != NULL;
                 alloc = label_of(&w->tm, TM_LABEL_ALLOCATED);
                 w->had_allocated = alloc && streq(alloc, in->isvc_name);
-                if (w->tm.valid &&
-                    quantity_to_string(&w->tm.memory, w->memory, sizeof(w->memory)) < 0)
+                if (w->tm.valid && quantity_to_canonical_string(&w->tm.memory, w->memory,
+                                                                sizeof(w->memory)) < 0)
                         return -ENOMEM;
         }
 

@@ -22,7 +22,8 @@
  *    parent is ready, and stays listed while the parent is temporarily not ready (§9.9 X9). If
  *    the array would exceed the ConfigMap limit (1 MiB minus the other data keys), models already
  *    listed keep their place, then creationTimestamp/name order; the rest get Ready=False,
- *    reason ModelConfigFull. Entries sorted by modelName; entries of no current model are dropped.
+ *    reason ModelConfigFull. Entries sorted by modelName; entries of no current model are dropped;
+ *    memory in canonical form ("+1G" is written "1G", W15).
  *  - conditions (§3): KServe's order ISR, IsMMS, Memory with its reasons; an invalid spec gives
  *    MemoryResourceAvailable=False reason InvalidSpec with a message naming the field; an
  *    admitted model not yet in the observed models.json has Ready=Unknown reason

@@ -607,6 +607,15 @@ static int emit(char *buf, size_t len, bool negative, const char *digits, const 
 
 int quantity_to_string(const struct quantity *q, char *buf, size_t len)
 {
+        if (!buf || len == 0)
+                return -ENOBUFS;
+        if (q->cached[0] != '\0')
+                return emit(buf, len, false, q->cached, "");
+        return quantity_to_canonical_string(q, buf, len);
+}
+
+int quantity_to_canonical_string(const struct quantity *q, char *buf, size_t len)
+{
         char digits[9 * BIG_LIMBS + 1], expbuf[16];
         enum quantity_format format = q->format;
         struct big m;
@@ -614,8 +623,6 @@ int quantity_to_string(const struct quantity *q, char *buf, size_t len)
 
         if (!buf || len == 0)
                 return -ENOBUFS;
-        if (q->cached[0] != '\0')
-                return emit(buf, len, false, q->cached, "");
         if (quantity_is_zero(q))
                 return emit(buf, len, false, "0", "");
 

@@ -82,4 +82,11 @@ int quantity_sign(const struct quantity *q);
  */
 _warn_unused_result_ int quantity_to_string(const struct quantity *q, char *buf, size_t len);
 
+/*
+ * Like quantity_to_string() but ignores the cached input text: always the canonical form for
+ * the quantity's format ("+1G" → "1G", "01G" → "1G", "1E3" → "1e3"). §10 W15.
+ */
+_warn_unused_result_ int quantity_to_canonical_string(const struct quantity *q, char *buf,
+                                                      size_t len);
+
 const char *quantity_format_to_string(enum quantity_format f);

@@ -875,3 +875,16 @@ Test(plan, five_thousand_models)
                 json_decref(tms[i]);
         free(tms);
 }
+
+/* W15: a non-canonical memory spelling is written canonically into models.json. */
+Test(plan, canonical_memory_in_models_json)
+{
+        json_auto_t *is = isvc("p", (struct isvc_opts){ .ready = true, .limit = "2Gi" });
+        json_auto_t *a = trained_model("a", "p", "+1G", 0);
+        json_auto_t *b = trained_model("b", "p", "1024Mi", 1);
+        json_t *tms[] = { a, b };
+        CLEANUP(isvc_plan_releasep) struct isvc_plan p = compute("p", is, NULL, tms, 2);
+
+        cr_assert_not_null(strstr(p.models_json, "\"memory\":\"1G\""), "%s", p.models_json);
+        cr_assert_not_null(strstr(p.models_json, "\"memory\":\"1Gi\""), "%s", p.models_json);
+}

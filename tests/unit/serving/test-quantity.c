@@ -279,3 +279,26 @@ Test(quantity, to_string_small_buffer)
         cr_assert_eq(quantity_parse("100Mi", &q), 0);
         cr_assert_eq(quantity_to_string(&q, buf, sizeof(buf)), -ENOBUFS);
 }
+
+/* §10 W15: the canonical form ignores the kept input text. */
+Test(quantity, canonical_ignores_cached_text)
+{
+        static const struct {
+                const char *in, *string, *canonical;
+        } cases[] = {
+                { "+1G", "+1G", "1G" },  { "01G", "01G", "1G" },     { "1.G", "1.G", "1G" },
+                { "1E3", "1E3", "1e3" }, { "1e+3", "1e+3", "1e3" },  { "100Mi", "100Mi", "100Mi" },
+                { "0", "0", "0" },       { "-1G", "-1G", "-1G" },    { "0010", "0010", "10" },
+        };
+
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                struct quantity q;
+                char a[QUANTITY_STRING_MAX], b[QUANTITY_STRING_MAX];
+
+                cr_assert_eq(quantity_parse(cases[i].in, &q), 0);
+                cr_assert_gt(quantity_to_string(&q, a, sizeof(a)), 0);
+                cr_assert_gt(quantity_to_canonical_string(&q, b, sizeof(b)), 0);
+                cr_assert_str_eq(a, cases[i].string);
+                cr_assert_str_eq(b, cases[i].canonical, "%s", cases[i].in);
+        }
+}
