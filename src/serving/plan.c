@@ -799,3 +799,36 @@ int tm_plan_orphan(const json_t *obj, usec_t now, struct tm_plan *ret)
         p = (struct tm_plan){ 0 };
         return 0;
 }
+
+static json_t *or_null(json_t *v)
+{
+        return v ? json_incref(v) : json_null();
+}
+
+json_t *isvc_plan_to_json(const struct isvc_plan *p)
+{
+        json_auto_t *tms = json_array();
+        json_t *o;
+
+        if (!tms)
+                return NULL;
+        for (size_t i = 0; i < p->n_tms; i++) {
+                const struct tm_plan *t = &p->tms[i];
+                json_t *event = t->event_type ? json_pack("{s:s, s:s, s:s?}", "type", t->event_type,
+                                                          "reason", t->event_reason, "message",
+                                                          t->event_message)
+                                              : json_null();
+                o = json_pack("{s:s, s:s, s:b, s:b, s:b, s:o, s:o, s:b, s:o}", "name",
+                              t->name ? t->name : "", "state", tm_state_to_string(t->state),
+                              "admitted", t->admitted, "listed", t->listed, "deleteObject",
+                              t->delete_object, "metadataPatch", or_null(t->metadata_patch),
+                              "status", or_null(t->status), "statusChanged", t->status_changed,
+                              "event", event);
+                if (!o || json_array_append_new(tms, o) < 0)
+                        return NULL;
+        }
+        return json_pack("{s:b, s:s?, s:s?, s:o, s:o, s:O}", "isvcFound", p->isvc_found,
+                         "configMapName", p->configmap_name, "modelsJson", p->models_json,
+                         "configMapCreate", or_null(p->configmap_create), "configMapPatch",
+                         or_null(p->configmap_patch), "trainedModels", tms);
+}

@@ -127,3 +127,11 @@ _warn_unused_result_ int isvc_plan_compute(const struct plan_input *in, struct i
 _warn_unused_result_ int tm_plan_orphan(const json_t *tm, usec_t now, struct tm_plan *ret);
 
 void tm_plan_release(struct tm_plan *p);
+
+/*
+ * The plan as JSON, for golden tests and debug logs: {"isvcFound", "configMapName",
+ * "modelsJson", "configMapCreate", "configMapPatch", "trainedModels": [{"name", "state",
+ * "admitted", "listed", "deleteObject", "metadataPatch", "status", "statusChanged", "event"}]}.
+ * Returns: new reference; NULL on OOM.
+ */
+json_t *isvc_plan_to_json(const struct isvc_plan *p);

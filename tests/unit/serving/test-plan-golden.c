@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Golden-file tests of the planner (house style 5.12 rule 3): each case in
+ * tests/fixtures/serving/plan/<case>/ has input.json ({isvcName, now, isvc, configMap,
+ * trainedModels}) and expected.json (isvc_plan_to_json()). UPDATE_GOLDEN=1 rewrites expected.json;
+ * review the diff.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json/json-util.h"
+#include "serving/plan.h"
+
+static void run_case(const char *name)
+{
+        const char *root = getenv("MODELPLANE_SOURCE_ROOT");
+        char in_path[4096], exp_path[4096];
+        json_error_t err;
+        json_auto_t *input = NULL, *got = NULL, *want = NULL;
+        const json_t **tms = NULL;
+        json_t *list;
+        struct plan_input in;
+        struct isvc_plan plan;
+        usec_t now;
+        int r;
+
+        cr_assert_not_null(root, "MODELPLANE_SOURCE_ROOT must point at the source tree");
+        (void)snprintf(in_path, sizeof(in_path), "%s/tests/fixtures/serving/plan/%s/input.json",
+                       root, name);
+        (void)snprintf(exp_path, sizeof(exp_path),
+                       "%s/tests/fixtures/serving/plan/%s/expected.json", root, name);
+        input = json_load_file(in_path, JSON_REJECT_DUPLICATES, &err);
+        cr_assert_not_null(input, "%s: %s", in_path, err.text);
+        cr_assert_eq(parse_rfc3339(json_string_value(json_object_get(input, "now")), &now), 0);
+
+        list = json_object_get(input, "trainedModels");
+        tms = calloc(json_array_size(list) + 1, sizeof(*tms));
+        cr_assert_not_null(tms);
+        for (size_t i = 0; i < json_array_size(list); i++)
+                tms[i] = json_array_get(list, i);
+        in = (struct plan_input){
+                .isvc_name = json_string_value(json_object_get(input, "isvcName")),
+                .isvc = json_is_null(json_object_get(input, "isvc")) ? NULL : json_object_get(input, "isvc"),
+                .configmap = json_is_null(json_object_get(input, "configMap"))
+                                     ? NULL
+                                     : json_object_get(input, "configMap"),
+                .tms = tms,
+                .n_tms = json_array_size(list),
+                .now = now,
+        };
+        r = isvc_plan_compute(&in, &plan);
+        free(tms);
+        cr_assert_eq(r, 0);
+        got = isvc_plan_to_json(&plan);
+        isvc_plan_release(&plan);
+        cr_assert_not_null(got);
+
+        if (getenv("UPDATE_GOLDEN")) {
+                cr_assert_eq(json_dump_file(got, exp_path, JSON_INDENT(2) | JSON_SORT_KEYS), 0);
+                return;
+        }
+        want = json_load_file(exp_path, JSON_REJECT_DUPLICATES, &err);
+        cr_assert_not_null(want, "%s: %s (UPDATE_GOLDEN=1 creates it)", exp_path, err.text);
+        if (!json_equal(got, want)) {
+                char *s = json_dumps(got, JSON_INDENT(2) | JSON_SORT_KEYS);
+                cr_assert_fail("plan for %s differs from %s; got:\n%s", name, exp_path, s);
+                free(s);
+        }
+}
+
+Test(plan_golden, healthy)
+{
+        run_case("healthy");
+}
+
+Test(plan_golden, mixed)
+{
+        run_case("mixed");
+}
+
+Test(plan_golden, parent_missing)
+{
+        run_case("parent-missing");
+}
