@@ -182,6 +182,7 @@ struct kcfg {
         yaml_document_t doc;
         char *err;          /* borrowed; the caller's message buffer */
         size_t errlen;
+        bool no_files;      /* file references are errors (fuzzing) */
 };
 
 static size_t node_line(const yaml_node_t *n)
@@ -337,6 +338,14 @@ static int resolve_path(struct kcfg *k, const char *path, char **ret)
         return 0;
 }
 
+/* The error for a file reference when files are disabled. */
+static int no_files_error(struct kcfg *k, yaml_node_t *map, const char *where, const char *key)
+{
+        return cfg_error(k->err, k->errlen, -EPERM,
+                         "%s:%zu: field %s.%s: file references are disabled", k->file,
+                         node_line(map_get(k, map, key)), where, key);
+}
+
 /*
  * Reads credential material from where.<data_key> (base64, inline) or where.<file_key> (a path).
  * *ret stays NULL when neither is set.
@@ -366,6 +375,9 @@ static int load_blob(struct kcfg *k, yaml_node_t *map, const char *where, const 
         }
         if (file) {
                 AUTOFREE char *path = NULL;
+
+                if (k->no_files)
+                        return no_files_error(k, map, where, file_key);
 
                 r = resolve_path(k, file, &path);
                 if (r < 0)
@@ -495,6 +507,9 @@ static int load_user(struct kcfg *k, yaml_node_t *root, const char *name, struct
         if (token_file) {
                 AUTOFREE char *t = NULL;
 
+                if (k->no_files)
+                        return no_files_error(k, u, where, "tokenFile");
+
                 r = resolve_path(k, token_file, &c->token_file);
                 if (r < 0)
                         return r;
@@ -516,12 +531,14 @@ static int load_user(struct kcfg *k, yaml_node_t *root, const char *name, struct
         return 0;
 }
 
-static int load_kubeconfig(const char *file, const char *context_override, struct kube_config **ret,
-                           char *err, size_t errlen)
+int kube__config_parse(const char *file, const char *data, size_t len,
+                       const char *context_override, bool allow_files, struct kube_config **ret,
+                       char *reterr_message, size_t len_message)
 {
-        struct kcfg k = { .file = file, .err = err, .errlen = errlen };
+        char *err = reterr_message;
+        size_t errlen = len_message;
+        struct kcfg k = { .file = file, .err = err, .errlen = errlen, .no_files = !allow_files };
         CLEANUP(kube_config_freep) struct kube_config *c = NULL;
-        AUTOFREE char *data = NULL;
         AUTOFREE char *dir = NULL;
         yaml_parser_t parser;
         CLEANUP(yaml_parser_deletep) yaml_parser_t *pp = NULL;
@@ -529,16 +546,13 @@ static int load_kubeconfig(const char *file, const char *context_override, struc
         yaml_node_t *root, *ctx, *v;
         const char *context, *cluster, *user, *ns;
         char where[128];
-        size_t len;
         int r;
 
-        r = read_file_bounded(file, KUBECONFIG_MAX, &data, &len);
-        if (r == -E2BIG)
-                return cfg_error(err, errlen, r, "%s: larger than %zu bytes", file,
+        if (!file || !data || !ret)
+                return -EINVAL;
+        if (len > KUBECONFIG_MAX)
+                return cfg_error(err, errlen, -E2BIG, "%s: larger than %zu bytes", file,
                                  KUBECONFIG_MAX);
-        if (r < 0) {
-                return cfg_error(err, errlen, r, "%s: cannot read: %s", file, ERRSTR(r));
-        }
 
         dir = strdup(file);
         if (!dir)
@@ -630,6 +644,23 @@ static int load_kubeconfig(const char *file, const char *context_override, struc
 
         *ret = TAKE_PTR(c);
         return 0;
+}
+
+static int load_kubeconfig(const char *file, const char *context_override, struct kube_config **ret,
+                           char *err, size_t errlen)
+{
+        AUTOFREE char *data = NULL;
+        size_t len;
+        int r;
+
+        r = read_file_bounded(file, KUBECONFIG_MAX, &data, &len);
+        if (r == -E2BIG)
+                return cfg_error(err, errlen, r, "%s: larger than %zu bytes", file,
+                                 KUBECONFIG_MAX);
+        if (r < 0)
+                return cfg_error(err, errlen, r, "%s: cannot read: %s", file, ERRSTR(r));
+        return kube__config_parse(file, data, len, context_override, /* allow_files= */ true, ret,
+                                  err, errlen);
 }
 
 static int load_in_cluster(const char *root, struct kube_config **ret, char *err, size_t errlen)

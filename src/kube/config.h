@@ -46,3 +46,13 @@ _warn_unused_result_ int kube_config_load(const struct kube_config_options *opts
                                           size_t len);
 struct kube_config *kube_config_free(struct kube_config *c);
 DEFINE_CLEANUP_FUNC(struct kube_config *, kube_config_free)
+
+/*
+ * Parses kubeconfig YAML already in memory (len bytes; file names it in messages and anchors
+ * relative paths). With allow_files false every file reference (certificate-authority,
+ * client-certificate, client-key, tokenFile) is an error (-EPERM): for fuzzing. Layer-internal.
+ */
+_warn_unused_result_ int kube__config_parse(const char *file, const char *data, size_t len,
+                                            const char *context_override, bool allow_files,
+                                            struct kube_config **ret, char *reterr_message,
+                                            size_t len_message);

@@ -315,3 +315,28 @@ Test(kubeconfig, in_cluster)
         cr_assert_str_eq(c->server, "https://[fd00::1]:443");
         kube_config_free(c);
 }
+
+Test(kubeconfig, parse_from_memory_without_files)
+{
+        static const char with_file[] = "current-context: x\n"
+                                        "contexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+                                        "clusters:\n- name: c\n  cluster: {server: 'https://h'}\n"
+                                        "users:\n- name: u\n  user:\n    tokenFile: /etc/passwd\n";
+        struct kube_config *c = NULL;
+        char err[512] = "";
+
+        cr_assert_eq(kube__config_parse("mem", inline_config, strlen(inline_config), NULL,
+                                        /* allow_files= */ false, &c, err, sizeof(err)),
+                     0, "%s", err);
+        cr_assert_str_eq(c->source, "mem");
+        cr_assert_str_eq(c->client_key_pem, KEY_PEM);
+        kube_config_free(c);
+        c = NULL;
+
+        cr_assert_eq(kube__config_parse("mem", with_file, strlen(with_file), NULL, false, &c, err,
+                                        sizeof(err)),
+                     -EPERM);
+        cr_assert_null(c);
+        cr_assert(strstr(err, "mem:11: field users[u].user.tokenFile: file references are disabled"),
+                  "%s", err);
+}
