@@ -43,10 +43,35 @@ kserve | kserve-minimal)
         ;;
 esac
 
+# KServe's full InferenceService CRD is ~2 MB: a client-side `kubectl apply` (what testenv's
+# install-crds runs) fails on it (the last-applied-configuration annotation is limited to
+# 256 KiB) and install-crds does not notice. Until testenv applies server-side, run testenv with
+# a bin directory whose kubectl turns `apply` into `apply --server-side --force-conflicts`.
+if [ "$variant" = kserve ]; then
+        real=${MODELPLANE_TESTBIN:-$("$src/scripts/testbin-build")}
+        shim=$(mktemp -d "${TMPDIR:-/tmp}/modelplane-serving-bin.XXXXXX")
+        trap 'rm -rf "$shim"' EXIT
+        for b in "$real"/*; do
+                ln -s "$b" "$shim/$(basename "$b")"
+        done
+        rm -f "$shim/kubectl"
+        cat >"$shim/kubectl" <<SHIM
+#!/usr/bin/env bash
+args=()
+for a in "\$@"; do
+        args+=("\$a")
+        [ "\$a" = apply ] && args+=(--server-side --force-conflicts)
+done
+exec "$real/kubectl" "\${args[@]}"
+SHIM
+        chmod +x "$shim/kubectl"
+        export MODELPLANE_TESTBIN=$shim
+fi
+
 args=""
 for c in "${crds[@]}"; do
         args+=" --crds $c"
 done
 export MODELPLANE_TESTENV_ARGS="${MODELPLANE_TESTENV_ARGS:-}$args"
 export MODELPLANE_SERVING_VARIANT=$variant
-exec "$src/scripts/with-testenv" "$@"
+"$src/scripts/with-testenv" "$@"
