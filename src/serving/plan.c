@@ -189,7 +189,8 @@ static json_t *owner_refs_desired(const json_t *current, const char *isvc, const
                 if (is_isvc_ref(ref)) {
                         const char *n = json_get_string_path(ref, "name", NULL);
                         const char *u = json_get_string_path(ref, "uid", NULL);
-                        if (!uid || !n || !streq(n, isvc) || !u || !streq(u, uid) || have)
+                        /* keep one reference to this InferenceService (same uid when known) */
+                        if (have || !n || !streq(n, isvc) || (uid && (!u || !streq(u, uid))))
                                 continue;
                         have = true;
                 }

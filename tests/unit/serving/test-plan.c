@@ -888,3 +888,34 @@ Test(plan, canonical_memory_in_models_json)
         cr_assert_not_null(strstr(p.models_json, "\"memory\":\"1G\""), "%s", p.models_json);
         cr_assert_not_null(strstr(p.models_json, "\"memory\":\"1Gi\""), "%s", p.models_json);
 }
+
+/* W13 details: a reference to a re-created parent (new uid) is replaced; without a known uid the
+ * existing reference to the same parent is kept; duplicates collapse to one. */
+Test(plan, owner_reference_maintenance)
+{
+        json_auto_t *is = isvc("p", (struct isvc_opts){ .ready = true, .limit = "1Gi" });
+        json_auto_t *tm = trained_model("m", "p", "1", 0);
+        json_t *tms[] = { tm };
+        json_t *refs;
+        struct isvc_plan p;
+
+        set_meta(tm, "ownerReferences",
+                 json_pack("[{s:s, s:s, s:s, s:s}, {s:s, s:s, s:s, s:s}]", "apiVersion",
+                           "serving.kserve.io/v1beta1", "kind", "InferenceService", "name", "p",
+                           "uid", "old-uid", "apiVersion", "serving.kserve.io/v1beta1", "kind",
+                           "InferenceService", "name", "p", "uid", "uid-p"));
+        p = compute("p", is, NULL, tms, 1);
+        refs = json_get_path(p.tms[0].metadata_patch, "metadata", "ownerReferences", NULL);
+        cr_assert_eq(json_array_size(refs), 1);
+        cr_assert_str_eq(json_string_value(json_object_get(json_array_get(refs, 0), "uid")), "uid-p");
+        isvc_plan_release(&p);
+
+        json_object_del(json_object_get(is, "metadata"), "uid");
+        set_meta(tm, "ownerReferences",
+                 json_pack("[{s:s, s:s, s:s, s:s}]", "apiVersion", "serving.kserve.io/v1beta1",
+                           "kind", "InferenceService", "name", "p", "uid", "whatever"));
+        p = compute("p", is, NULL, tms, 1);
+        cr_assert_null(json_get_path(p.tms[0].metadata_patch, "metadata", "ownerReferences", NULL),
+                       "without the parent's uid the existing reference stays");
+        isvc_plan_release(&p);
+}
