@@ -479,7 +479,7 @@ int isvc_plan_compute(const struct plan_input *in, struct isvc_plan *ret)
         struct isvc_info info = { 0 };
         char cm_name[MODELCONFIG_NAME_MAX];
         const char *observed_data = NULL;
-        bool cm_ok = false;
+        bool cm_ok = false, total_overflow = false;
         size_t n_order = 0;
         struct quantity total;
         int r;
@@ -584,11 +584,9 @@ int isvc_plan_compute(const struct plan_input *in, struct isvc_plan *ret)
                 if (!w->readable || !w->ours || !w->tm.valid)
                         continue;
                 if (w->tm.being_deleted) {
-                        if (w->observed_listed) {
-                                r = quantity_add(&total, &w->tm.memory);
-                                if (r < 0)
-                                        return r;
-                        }
+                        /* beyond any representable limit: nothing else can be admitted */
+                        if (w->observed_listed && quantity_add(&total, &w->tm.memory) < 0)
+                                total_overflow = true;
                         continue;
                 }
                 order[n_order++] = (struct order_ctx){ .w = w, .idx = i };
@@ -599,7 +597,7 @@ int isvc_plan_compute(const struct plan_input *in, struct isvc_plan *ret)
                 struct tm_work *w = &work[order[j].idx];
                 struct quantity t = total;
 
-                if (quantity_add(&t, &w->tm.memory) < 0)
+                if (total_overflow || quantity_add(&t, &w->tm.memory) < 0)
                         continue; /* beyond any limit */
                 if (isvc_memory_available(&info, &t)) {
                         w->admitted = true;

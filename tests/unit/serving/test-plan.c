@@ -919,3 +919,29 @@ Test(plan, owner_reference_maintenance)
                        "without the parent's uid the existing reference stays");
         isvc_plan_release(&p);
 }
+
+/* Absurd memory values never fail the plan: sums beyond the representable range admit nothing. */
+Test(plan, absurd_memory_sums)
+{
+        json_auto_t *is = isvc("p", (struct isvc_opts){ .ready = true, .limit = "1e130" });
+        json_t *tms[12];
+        char entries[4096] = "[";
+        json_auto_t *cm = NULL;
+        struct isvc_plan p;
+
+        for (int i = 0; i < 12; i++) {
+                char name[8];
+                (void)snprintf(name, sizeof(name), "m%02d", i);
+                tms[i] = trained_model(name, "p", "9e134", i);
+                set_meta(tms[i], "deletionTimestamp", json_string("2025-01-01T00:00:00Z"));
+                (void)snprintf(entries + strlen(entries), sizeof(entries) - strlen(entries),
+                               "%s{\"modelName\":\"%s\"}", i ? "," : "", name);
+        }
+        (void)snprintf(entries + strlen(entries), sizeof(entries) - strlen(entries), "]");
+        cm = configmap("modelconfig-p-0", entries);
+        p = compute("p", is, cm, tms, 12);
+        cr_assert_eq(p.tms[0].state, TM_STATE_DELETING);
+        isvc_plan_release(&p);
+        for (int i = 0; i < 12; i++)
+                json_decref(tms[i]);
+}
