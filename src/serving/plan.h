@@ -77,7 +77,9 @@ struct tm_plan {
         bool listed;            /* the desired models.json lists it */
         bool delete_object;     /* issue a DELETE for the TrainedModel */
         json_t *metadata_patch; /* owned; JSON merge patch (labels, finalizers, ownerReferences,
-                                   with metadata.resourceVersion as precondition); NULL: no change */
+                                   with metadata.resourceVersion as precondition, when the object
+                                   had one: delete that key for an unconditional patch);
+                                   NULL: no change */
         json_t *status;         /* owned; the desired .status; NULL: do not write status */
         bool status_changed;    /* status differs from the observed .status */
         const char *event_type;   /* static "Normal"/"Warning", NULL: no event */
