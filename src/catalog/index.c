@@ -169,6 +169,7 @@ static int id_entry_cmp(const void *a, const void *b)
 /* ---- the snapshot ---- */
 
 struct catalog_model {
+        const struct catalog_index *index;       /* borrowed; the owning snapshot */
         const struct catalog_source_config *src; /* borrowed from the index config */
         const struct catalog_model_data *data;   /* borrowed from the source's data */
         int64_t id;
@@ -181,6 +182,14 @@ struct catalog_model {
         /* borrowed from data->model: the well-known fields, resolved once (filter hot path) */
         const json_t *fields[16];
         const json_t *custom;
+        /* the custom properties of all artifacts, by interned name id (filter hot path) */
+        struct art_prop *aprops; /* owned; sorted by id */
+        size_t n_aprops;
+};
+
+struct art_prop {
+        uint32_t id;      /* index into catalog_index.prop_names */
+        const json_t *mv; /* borrowed MetadataValue */
 };
 
 static void model_resolve_fields(struct catalog_model *m);
@@ -200,6 +209,8 @@ struct catalog_index {
         struct catalog_model **by_key; /* owned array of borrowed; sorted by (source, name) */
         json_t *filter_options;        /* owned */
         json_t *mcp;                   /* owned; array of MCPServer wire objects */
+        const char **prop_names;       /* owned array of borrowed keys; sorted, unique */
+        size_t n_prop_names;
         json_t *mcp_filter_options;    /* owned */
 };
 
@@ -214,11 +225,13 @@ static void index_free(struct catalog_index *idx)
 {
         for (size_t i = 0; i < idx->n_models; i++) {
                 free(idx->models[i].haystack);
+                free(idx->models[i].aprops);
                 json_decref(idx->models[i].wire);
                 json_decref(idx->models[i].artifacts);
         }
         free(idx->models);
         free(idx->by_key);
+        free(idx->prop_names);
         if (idx->sources)
                 for (size_t i = 0; i < idx->config.n_sources; i++) {
                         free(idx->sources[i].error);
@@ -683,6 +696,84 @@ json_t *catalog_index_mcp_servers(const struct catalog_index *idx)
         return idx->mcp;
 }
 
+static int art_prop_cmp(const void *a, const void *b)
+{
+        const struct art_prop *x = a, *y = b;
+
+        return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static ssize_t prop_name_id(const struct catalog_index *idx, const char *name)
+{
+        size_t lo = 0, hi = idx->n_prop_names;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                int c = strcmp(idx->prop_names[mid], name);
+
+                if (c == 0)
+                        return (ssize_t)mid;
+                if (c < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return -1;
+}
+
+/* Interns the artifact custom property names and gives every model a compact (id, value) list. */
+static int artifact_props_build(struct catalog_index *idx)
+{
+        size_t total = 0, n = 0;
+
+        for (size_t i = 0; i < idx->n_models; i++) {
+                size_t j;
+                json_t *a;
+
+                json_array_foreach(idx->models[i].data->artifacts, j, a)
+                        total += json_object_size(json_object_get(a, "customProperties"));
+        }
+        idx->prop_names = calloc(total + 1, sizeof(*idx->prop_names));
+        if (!idx->prop_names)
+                return -ENOMEM;
+        for (size_t i = 0; i < idx->n_models; i++) {
+                size_t j;
+                json_t *a, *v;
+                const char *k;
+
+                json_array_foreach(idx->models[i].data->artifacts, j, a)
+                        json_object_foreach(json_object_get(a, "customProperties"), k, v)
+                                idx->prop_names[n++] = k;
+        }
+        qsort(idx->prop_names, n, sizeof(*idx->prop_names), cmp_strp);
+        idx->n_prop_names = 0;
+        for (size_t i = 0; i < n; i++)
+                if (idx->n_prop_names == 0 ||
+                    !streq(idx->prop_names[idx->n_prop_names - 1], idx->prop_names[i]))
+                        idx->prop_names[idx->n_prop_names++] = idx->prop_names[i];
+        for (size_t i = 0; i < idx->n_models; i++) {
+                struct catalog_model *m = &idx->models[i];
+                size_t j, cnt = 0;
+                json_t *a, *v;
+                const char *k;
+
+                json_array_foreach(m->data->artifacts, j, a)
+                        cnt += json_object_size(json_object_get(a, "customProperties"));
+                if (cnt == 0)
+                        continue;
+                m->aprops = calloc(cnt, sizeof(*m->aprops));
+                if (!m->aprops)
+                        return -ENOMEM;
+                json_array_foreach(m->data->artifacts, j, a)
+                        json_object_foreach(json_object_get(a, "customProperties"), k, v)
+                                m->aprops[m->n_aprops++] = (struct art_prop){
+                                        .id = (uint32_t)prop_name_id(idx, k), .mv = v
+                                };
+                qsort(m->aprops, m->n_aprops, sizeof(*m->aprops), art_prop_cmp);
+        }
+        return 0;
+}
+
 /* ---- build ---- */
 
 static int ids_key(struct buf *b, const char *source, const char *name, long art)
@@ -850,10 +941,15 @@ int catalog_index_build(struct catalog_config *config, struct catalog_source_loa
         ids->next = next;
 
         qsort(idx->models, idx->n_models, sizeof(*idx->models), model_cmp_name_asc);
-        for (size_t i = 0; i < idx->n_models; i++)
+        for (size_t i = 0; i < idx->n_models; i++) {
                 idx->by_key[i] = &idx->models[i];
+                idx->models[i].index = idx;
+        }
         qsort(idx->by_key, idx->n_models, sizeof(*idx->by_key), model_cmp_key);
 
+        r = artifact_props_build(idx);
+        if (r < 0)
+                return r;
         r = filter_options_build(idx);
         if (r < 0)
                 return r;
@@ -1095,6 +1191,15 @@ static bool artifact_match_property(const json_t *a, const char *p, const struct
         return filter_match_metadata(cmp, json_object_get(json_object_get(a, "customProperties"), p));
 }
 
+static bool artifact_field_is_builtin(const char *p)
+{
+        for (size_t i = 0; i < ELEMENTSOF(artifact_string_fields); i++)
+                if (streq(p, artifact_string_fields[i]))
+                        return true;
+        return streq(p, "id") || streq(p, "createTimeSinceEpoch") ||
+               streq(p, "lastUpdateTimeSinceEpoch");
+}
+
 static bool artifact_match(void *ud, const struct filter_cmp *cmp)
 {
         return artifact_match_property(ud, cmp->property, cmp);
@@ -1107,11 +1212,24 @@ static bool model_match(void *ud, const struct filter_cmp *cmp)
         const json_t *src = m->data->model;
 
         if (strneq(p, "artifacts.", strlen("artifacts."))) {
+                const char *ap = p + strlen("artifacts.");
                 size_t i;
                 json_t *a;
+                ssize_t id;
 
+                if (!artifact_field_is_builtin(ap)) {
+                        /* custom property: interned id, compact per-model list */
+                        id = prop_name_id(m->index, ap);
+                        if (id < 0)
+                                return false;
+                        for (i = 0; i < m->n_aprops && m->aprops[i].id <= (uint32_t)id; i++)
+                                if (m->aprops[i].id == (uint32_t)id &&
+                                    filter_match_metadata(cmp, m->aprops[i].mv))
+                                        return true;
+                        return false;
+                }
                 json_array_foreach(m->artifacts, i, a)
-                        if (artifact_match_property(a, p + strlen("artifacts."), cmp))
+                        if (artifact_match_property(a, ap, cmp))
                                 return true;
                 return false;
         }
