@@ -422,7 +422,8 @@ int cmd_controller(int argc, char **argv)
                                  .client = client,
                                  .gvr = gvr_trainedmodels,
                                  .namespace = arg_namespace,
-                                 .cache = { .transform = cache_transform_strip_managed_fields },
+                                 .cache = { .transform = cache_transform_strip_managed_fields,
+                                            .compact = true },
                          },
                          &tms);
         if (r >= 0)
@@ -433,7 +434,7 @@ int cmd_controller(int argc, char **argv)
                                          .client = client,
                                          .gvr = gvr_inferenceservices,
                                          .namespace = arg_namespace,
-                                         .cache = { .transform = isvc_transform },
+                                         .cache = { .transform = isvc_transform, .compact = true },
                                  },
                                  &isvcs);
         if (r < 0) {

@@ -16,14 +16,27 @@ struct cache_index {
         json_t *map; /* owned; value -> object { key: true } */
 };
 
+/*
+ * Stored values are the transformed objects, or for a compact cache JSON strings holding their
+ * serialization (sorted keys, so equal objects serialize equally). load() turns a stored value
+ * into what readers get.
+ */
 struct cache {
         pthread_rwlock_t lock;
-        json_t *objects; /* owned; key -> object */
+        json_t *objects; /* owned; key -> stored value */
         struct cache_index *indexes; /* owned */
         size_t n_indexes;
         cache_transform_fn transform;
         void *transform_userdata;
+        bool compact;
         atomic_bool synced;
+};
+
+struct cache_batch {
+        struct cache *c;  /* borrowed */
+        json_t *objects;  /* owned; key -> stored value */
+        json_t *values;   /* owned; key -> [index values of index 0, 1, ...] */
+        size_t n_indexes; /* indexes known when the values were computed */
 };
 
 struct cache *cache_new(const struct cache_options *opts)
@@ -40,6 +53,7 @@ struct cache *cache_new(const struct cache_options *opts)
         if (opts) {
                 c->transform = opts->transform;
                 c->transform_userdata = opts->transform_userdata;
+                c->compact = opts->compact;
         }
         (void)pthread_rwlock_init(&c->lock, NULL);
         return c;
@@ -103,17 +117,78 @@ int cache_key_split(const char *key, char **ret_ns, char **ret_name)
         return 0;
 }
 
-/* Adds (add=true) or removes key from the index entries of obj. Called write-locked. */
-static int index_update(struct cache_index *idx, const char *key, const json_t *obj, bool add)
+static json_t *transform(struct cache *c, json_t *obj)
 {
-        json_auto_t *values = NULL;
+        if (!c->transform)
+                return json_incref(obj);
+        return c->transform(c->transform_userdata, obj);
+}
+
+/* The value to store for obj, and (ret_plain, may be NULL) a new reference to the transformed
+ * object itself. NULL on OOM. */
+static json_t *store_new(struct cache *c, json_t *obj, json_t **ret_plain)
+{
+        json_auto_t *plain = transform(c, obj);
+        json_t *stored;
+        char *text;
+        size_t n;
+
+        if (!plain)
+                return NULL;
+        if (!c->compact) {
+                if (ret_plain)
+                        *ret_plain = json_incref(plain);
+                return TAKE_PTR(plain);
+        }
+        n = json_dumpb(plain, NULL, 0, JSON_COMPACT | JSON_SORT_KEYS);
+        if (n == 0)
+                return NULL;
+        text = malloc(n);
+        if (!text)
+                return NULL;
+        if (json_dumpb(plain, text, n, JSON_COMPACT | JSON_SORT_KEYS) != n) {
+                free(text);
+                return NULL;
+        }
+        stored = json_stringn_nocheck(text, n);
+        free(text);
+        if (stored && ret_plain)
+                *ret_plain = TAKE_PTR(plain);
+        return stored;
+}
+
+/* A new reference to what readers get for a stored value (NULL for NULL or on OOM). */
+static json_t *load(const struct cache *c, json_t *stored)
+{
+        if (!stored)
+                return NULL;
+        if (!c->compact)
+                return json_incref(stored);
+        return json_loadb(json_string_value(stored), json_string_length(stored), 0, NULL);
+}
+
+/* The index values of a stored value (plain: the loaded object if the caller has it). */
+static int index_values(const struct cache *c, const struct cache_index *idx, json_t *stored,
+                        const json_t *plain, json_t **ret)
+{
+        json_auto_t *loaded = NULL;
+
+        if (!plain) {
+                loaded = load(c, stored);
+                if (!loaded)
+                        return -ENOMEM;
+                plain = loaded;
+        }
+        *ret = NULL;
+        return idx->fn(idx->userdata, plain, ret);
+}
+
+/* Adds (add=true) or removes key under each of values. Called write-locked. */
+static int index_apply(struct cache_index *idx, const char *key, const json_t *values, bool add)
+{
         size_t i;
         json_t *v;
-        int r;
 
-        r = idx->fn(idx->userdata, obj, &values);
-        if (r < 0)
-                return r;
         if (!json_is_array(values))
                 return 0;
         json_array_foreach (values, i, v) {
@@ -140,12 +215,18 @@ static int index_update(struct cache_index *idx, const char *key, const json_t *
         return 0;
 }
 
-static int indexes_update(struct cache *c, const char *key, const json_t *obj, bool add)
+static int indexes_update(struct cache *c, const char *key, json_t *stored, const json_t *plain,
+                          bool add)
 {
         int r;
 
         for (size_t i = 0; i < c->n_indexes; i++) {
-                r = index_update(&c->indexes[i], key, obj, add);
+                json_auto_t *values = NULL;
+
+                r = index_values(c, &c->indexes[i], stored, plain, &values);
+                if (r < 0)
+                        return r;
+                r = index_apply(&c->indexes[i], key, values, add);
                 if (r < 0)
                         return r;
         }
@@ -175,7 +256,12 @@ int cache_add_index(struct cache *c, const char *name, cache_index_fn fn, void *
                         goto out_unlock;
                 }
         json_object_foreach (c->objects, key, obj) {
-                r = index_update(&idx, key, obj, true);
+                json_t *values = NULL;
+
+                r = index_values(c, &idx, obj, NULL, &values);
+                if (r >= 0)
+                        r = index_apply(&idx, key, values, true);
+                json_decref(values);
                 if (r < 0)
                         goto out_unlock;
         }
@@ -194,18 +280,10 @@ out_unlock:
         return r;
 }
 
-static json_t *transform(struct cache *c, json_t *obj)
-{
-        if (!c->transform)
-                return json_incref(obj);
-        return c->transform(c->transform_userdata, obj);
-}
-
 int cache_upsert(struct cache *c, json_t *obj, json_t **ret_old, json_t **ret_new)
 {
         char key[CACHE_KEY_MAX];
-        json_auto_t *stored = NULL;
-        json_t *old;
+        json_auto_t *stored = NULL, *plain = NULL, *old = NULL;
         int r;
 
         if (!c || !json_is_object(obj))
@@ -213,73 +291,155 @@ int cache_upsert(struct cache *c, json_t *obj, json_t **ret_old, json_t **ret_ne
         r = cache_key_of(obj, key, sizeof(key));
         if (r < 0)
                 return r;
-        stored = transform(c, obj);
+        stored = store_new(c, obj, &plain);
         if (!stored)
                 return -ENOMEM;
 
         (void)pthread_rwlock_wrlock(&c->lock);
         old = json_incref(json_object_get(c->objects, key));
         if (old)
-                (void)indexes_update(c, key, old, false);
+                (void)indexes_update(c, key, old, NULL, false);
         r = json_object_set_nocheck(c->objects, key, stored);
         if (r < 0) {
                 /* Keep the old object (and its index entries) on OOM. */
                 if (old)
-                        (void)indexes_update(c, key, old, true);
+                        (void)indexes_update(c, key, old, NULL, true);
                 (void)pthread_rwlock_unlock(&c->lock);
-                json_decref(old);
                 return -ENOMEM;
         }
-        r = indexes_update(c, key, stored, true);
+        r = indexes_update(c, key, stored, plain, true);
         (void)pthread_rwlock_unlock(&c->lock);
-        if (r < 0) {
-                json_decref(old);
+        if (r < 0)
                 return r;
-        }
         if (ret_old)
-                *ret_old = old;
-        else
-                json_decref(old);
+                *ret_old = load(c, old);
         if (ret_new)
-                *ret_new = TAKE_PTR(stored);
+                *ret_new = TAKE_PTR(plain);
         return 0;
 }
 
 int cache_delete(struct cache *c, const char *key, json_t **ret_old)
 {
-        json_t *old;
+        json_auto_t *old = NULL;
 
         if (!c || !key)
                 return -EINVAL;
         (void)pthread_rwlock_wrlock(&c->lock);
         old = json_incref(json_object_get(c->objects, key));
         if (old) {
-                (void)indexes_update(c, key, old, false);
+                (void)indexes_update(c, key, old, NULL, false);
                 (void)json_object_del(c->objects, key);
         }
         (void)pthread_rwlock_unlock(&c->lock);
         if (!old)
                 return -ENOENT;
         if (ret_old)
-                *ret_old = old;
-        else
-                json_decref(old);
+                *ret_old = load(c, old);
         return 0;
 }
 
-static bool same_version(const json_t *a, const json_t *b)
+/* Whether two stored values are the same version of an object. */
+static bool same_version(const struct cache *c, json_t *a, json_t *b)
 {
-        const char *ra = json_get_string_path(a, "metadata", "resourceVersion", NULL);
-        const char *rb = json_get_string_path(b, "metadata", "resourceVersion", NULL);
+        json_auto_t *la = NULL, *lb = NULL;
+        const char *ra, *rb;
 
+        if (c->compact && json_string_length(a) == json_string_length(b) &&
+            memcmp(json_string_value(a), json_string_value(b), json_string_length(a)) == 0)
+                return true;
+        la = load(c, a);
+        lb = load(c, b);
+        if (!la || !lb)
+                return false;
+        ra = json_get_string_path(la, "metadata", "resourceVersion", NULL);
+        rb = json_get_string_path(lb, "metadata", "resourceVersion", NULL);
         if (!ra || !rb)
-                return json_equal((json_t *)a, (json_t *)b);
+                return json_equal(la, lb);
         return streq(ra, rb);
 }
 
+int cache_batch_new(struct cache *c, struct cache_batch **ret)
+{
+        struct cache_batch *b;
+
+        if (!c || !ret)
+                return -EINVAL;
+        b = calloc(1, sizeof(*b));
+        if (!b)
+                return -ENOMEM;
+        b->c = c;
+        b->objects = json_object();
+        b->values = json_object();
+        if (!b->objects || !b->values) {
+                cache_batch_free(b);
+                return -ENOMEM;
+        }
+        (void)pthread_rwlock_rdlock(&c->lock);
+        b->n_indexes = c->n_indexes;
+        (void)pthread_rwlock_unlock(&c->lock);
+        *ret = b;
+        return 0;
+}
+
+struct cache_batch *cache_batch_free(struct cache_batch *b)
+{
+        if (!b)
+                return NULL;
+        json_decref(b->objects);
+        json_decref(b->values);
+        free(b);
+        return NULL;
+}
+
+void cache_batch_clear(struct cache_batch *b)
+{
+        json_object_clear(b->objects);
+        json_object_clear(b->values);
+}
+
+int cache_batch_add(struct cache_batch *b, json_t *obj)
+{
+        struct cache *c = b->c;
+        char k[CACHE_KEY_MAX];
+        json_auto_t *plain = NULL, *all = NULL;
+        json_t *stored;
+        int r;
+
+        if (!json_is_object(obj) || cache_key_of(obj, k, sizeof(k)) < 0)
+                return 0; /* not an object we can key: the API server never sends one */
+        stored = store_new(c, obj, &plain);
+        if (!stored || json_object_set_new_nocheck(b->objects, k, stored) < 0)
+                return -ENOMEM;
+
+        /* index values now, while the parsed object is at hand (the indexes are fixed once
+         * informers run; a commit after a new index recomputes them) */
+        all = json_array();
+        if (!all)
+                return -ENOMEM;
+        (void)pthread_rwlock_rdlock(&c->lock);
+        for (size_t j = 0; j < b->n_indexes && j < c->n_indexes; j++) {
+                json_t *values = NULL;
+
+                r = c->indexes[j].fn(c->indexes[j].userdata, plain, &values);
+                if (r < 0) {
+                        (void)pthread_rwlock_unlock(&c->lock);
+                        return r;
+                }
+                if (json_array_append_new(all, values ? values : json_null()) < 0) {
+                        (void)pthread_rwlock_unlock(&c->lock);
+                        return -ENOMEM;
+                }
+        }
+        (void)pthread_rwlock_unlock(&c->lock);
+        if (json_object_set_new_nocheck(b->values, k, TAKE_PTR(all)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 /* Builds the new indexes, records the diff in changes and swaps. Called write-locked; on error
- * nothing changed. Takes ownership of *objects on success (sets it NULL). */
-static int replace_locked(struct cache *c, json_t **objects, json_t *changes, json_t **ret_old)
+ * nothing changed. Takes the batch's objects on success. */
+static int replace_locked(struct cache *c, struct cache_batch *b, json_t *changes,
+                          json_t **ret_old)
 {
         struct cache_index *new_idx = NULL;
         const char *key;
@@ -298,8 +458,20 @@ static int replace_locked(struct cache *c, json_t **objects, json_t *changes, js
                         r = -ENOMEM;
                         break;
                 }
-                json_object_foreach (*objects, key, obj) {
-                        r = index_update(&new_idx[j], key, obj, true);
+                json_object_foreach (b->objects, key, obj) {
+                        json_t *pre = j < b->n_indexes
+                                              ? json_array_get(json_object_get(b->values, key), j)
+                                              : NULL;
+                        json_auto_t *values = NULL;
+
+                        if (pre)
+                                values = json_incref(pre);
+                        else {
+                                r = index_values(c, &c->indexes[j], obj, NULL, &values);
+                                if (r < 0)
+                                        break;
+                        }
+                        r = index_apply(&new_idx[j], key, values, true);
                         if (r < 0)
                                 break;
                 }
@@ -307,19 +479,19 @@ static int replace_locked(struct cache *c, json_t **objects, json_t *changes, js
         if (r < 0)
                 goto out_free_idx;
 
-        /* The diff: deletes first, then adds and updates. */
+        /* The diff: deletes first, then adds and updates (stored values; loaded for callbacks). */
         json_object_foreach (c->objects, key, obj)
-                if (!json_object_get(*objects, key)) {
+                if (!json_object_get(b->objects, key)) {
                         pair = json_pack("[OO]", obj, json_null());
                         if (!pair || json_array_append_new(changes, pair) < 0) {
                                 r = -ENOMEM;
                                 goto out_free_idx;
                         }
                 }
-        json_object_foreach (*objects, key, obj) {
+        json_object_foreach (b->objects, key, obj) {
                 json_t *prev = json_object_get(c->objects, key);
 
-                if (prev && same_version(prev, obj))
+                if (prev && same_version(c, prev, obj))
                         continue;
                 pair = json_pack("[OO]", prev ? prev : json_null(), obj);
                 if (!pair || json_array_append_new(changes, pair) < 0) {
@@ -330,8 +502,9 @@ static int replace_locked(struct cache *c, json_t **objects, json_t *changes, js
 
         /* Swap: nothing below can fail. */
         *ret_old = c->objects;
-        c->objects = *objects;
-        *objects = NULL;
+        c->objects = b->objects;
+        b->objects = json_object();
+        json_object_clear(b->values);
         for (size_t j = 0; j < c->n_indexes; j++) {
                 json_decref(c->indexes[j].map);
                 c->indexes[j].map = new_idx[j].map;
@@ -346,52 +519,63 @@ out_free_idx:
         return r;
 }
 
+int cache_batch_commit(struct cache_batch *b, cache_change_fn fn, void *userdata)
+{
+        struct cache *c = b->c;
+        json_auto_t *changes = json_array(), *old_objects = NULL;
+        json_t *pair;
+        size_t i;
+        int r;
+
+        if (!changes)
+                return -ENOMEM;
+        (void)pthread_rwlock_wrlock(&c->lock);
+        r = replace_locked(c, b, changes, &old_objects);
+        (void)pthread_rwlock_unlock(&c->lock);
+        if (!b->objects)
+                return -ENOMEM; /* the swap happened; only the batch's fresh map failed */
+        if (r < 0 || !fn)
+                return r;
+        json_array_foreach (changes, i, pair) {
+                json_t *so = json_array_get(pair, 0), *sn = json_array_get(pair, 1);
+                json_auto_t *o = json_is_null(so) ? NULL : load(c, so);
+                json_auto_t *n = json_is_null(sn) ? NULL : load(c, sn);
+
+                fn(userdata, o, n);
+        }
+        return 0;
+}
+
 int cache_replace(struct cache *c, json_t *items, cache_change_fn fn, void *userdata)
 {
-        json_auto_t *objects = json_object(), *changes = json_array(), *old_objects = NULL;
-        json_t *obj, *pair;
+        CLEANUP(cache_batch_freep) struct cache_batch *b = NULL;
+        json_t *obj;
         size_t i;
         int r;
 
         if (!c || !json_is_array(items))
                 return -EINVAL;
-        if (!objects || !changes)
-                return -ENOMEM;
-
-        /* Build the new content privately, outside the lock. */
-        json_array_foreach (items, i, obj) {
-                char k[CACHE_KEY_MAX];
-                json_t *stored;
-
-                if (!json_is_object(obj) || cache_key_of(obj, k, sizeof(k)) < 0)
-                        continue; /* not an object we can key: the API server never sends one */
-                stored = transform(c, obj);
-                if (!stored || json_object_set_new_nocheck(objects, k, stored) < 0)
-                        return -ENOMEM;
-        }
-
-        (void)pthread_rwlock_wrlock(&c->lock);
-        r = replace_locked(c, &objects, changes, &old_objects);
-        (void)pthread_rwlock_unlock(&c->lock);
-        if (r < 0 || !fn)
+        r = cache_batch_new(c, &b);
+        if (r < 0)
                 return r;
-        json_array_foreach (changes, i, pair) {
-                json_t *o = json_array_get(pair, 0), *n = json_array_get(pair, 1);
-                fn(userdata, json_is_null(o) ? NULL : o, json_is_null(n) ? NULL : n);
+        json_array_foreach (items, i, obj) {
+                r = cache_batch_add(b, obj);
+                if (r < 0)
+                        return r;
         }
-        return 0;
+        return cache_batch_commit(b, fn, userdata);
 }
 
 json_t *cache_get(struct cache *c, const char *key)
 {
-        json_t *obj;
+        json_auto_t *stored = NULL;
 
         if (!c || !key)
                 return NULL;
         (void)pthread_rwlock_rdlock(&c->lock);
-        obj = json_incref(json_object_get(c->objects, key));
+        stored = json_incref(json_object_get(c->objects, key));
         (void)pthread_rwlock_unlock(&c->lock);
-        return obj;
+        return load(c, stored);
 }
 
 json_t *cache_get_by_name(struct cache *c, const char *ns, const char *name)
@@ -410,7 +594,23 @@ json_t *cache_get_by_name(struct cache *c, const char *ns, const char *name)
         return cache_get(c, key);
 }
 
-static int snapshot(struct cache *c, json_t *keys_or_null, bool want_keys, json_t **ret)
+/* Loads an array of stored values (taken under the lock) into an array of objects, in place. */
+static int load_all(const struct cache *c, json_t *arr)
+{
+        size_t i;
+        json_t *v;
+
+        if (!c->compact)
+                return 0;
+        json_array_foreach (arr, i, v) {
+                json_t *obj = load(c, v);
+                if (!obj || json_array_set_new(arr, i, obj) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+static int snapshot(struct cache *c, bool want_keys, json_t **ret)
 {
         json_auto_t *arr = json_array();
         const char *key;
@@ -420,26 +620,21 @@ static int snapshot(struct cache *c, json_t *keys_or_null, bool want_keys, json_
         if (!arr)
                 return -ENOMEM;
         (void)pthread_rwlock_rdlock(&c->lock);
-        if (keys_or_null) {
-                json_t *unused;
-                json_object_foreach (keys_or_null, key, unused) {
-                        obj = json_object_get(c->objects, key);
-                        if (obj && json_array_append(arr, obj) < 0) {
-                                r = -ENOMEM;
-                                break;
-                        }
+        json_object_foreach (c->objects, key, obj) {
+                if (json_array_append_new(arr, want_keys ? json_string(key) : json_incref(obj)) <
+                    0) {
+                        r = -ENOMEM;
+                        break;
                 }
-        } else
-                json_object_foreach (c->objects, key, obj) {
-                        if (json_array_append_new(arr, want_keys ? json_string(key)
-                                                                 : json_incref(obj)) < 0) {
-                                r = -ENOMEM;
-                                break;
-                        }
-                }
+        }
         (void)pthread_rwlock_unlock(&c->lock);
         if (r < 0)
                 return r;
+        if (!want_keys) {
+                r = load_all(c, arr);
+                if (r < 0)
+                        return r;
+        }
         *ret = TAKE_PTR(arr);
         return 0;
 }
@@ -448,14 +643,14 @@ int cache_list(struct cache *c, json_t **ret)
 {
         if (!c || !ret)
                 return -EINVAL;
-        return snapshot(c, NULL, false, ret);
+        return snapshot(c, false, ret);
 }
 
 int cache_keys(struct cache *c, json_t **ret)
 {
         if (!c || !ret)
                 return -EINVAL;
-        return snapshot(c, NULL, true, ret);
+        return snapshot(c, true, ret);
 }
 
 int cache_by_index(struct cache *c, const char *index, const char *value, json_t **ret)
@@ -488,6 +683,9 @@ int cache_by_index(struct cache *c, const char *index, const char *value, json_t
         (void)pthread_rwlock_unlock(&c->lock);
         if (!found)
                 return -ENOENT;
+        if (r < 0)
+                return r;
+        r = load_all(c, arr);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(arr);

@@ -44,6 +44,13 @@ typedef void (*cache_change_fn)(void *userdata, json_t *old_obj, json_t *new_obj
 struct cache_options {
         cache_transform_fn transform; /* may be NULL */
         void *transform_userdata;
+        /*
+         * Store each object serialized (compact JSON with sorted keys) instead of as a jansson
+         * tree, which takes about 7 times the object's JSON size. Readers then get freshly
+         * parsed copies (still new references, still read-only by contract); index values are
+         * computed once when an object is stored. For caches of many objects.
+         */
+        bool compact;
 };
 
 /* opts may be NULL. Returns NULL only on OOM. */
@@ -79,6 +86,23 @@ _warn_unused_result_ int cache_delete(struct cache *c, const char *key, json_t *
  */
 _warn_unused_result_ int cache_replace(struct cache *c, json_t *items, cache_change_fn fn,
                                        void *userdata);
+
+/*
+ * A batch builds the content of a cache_replace() piece by piece, so that a paged list never
+ * holds every object as a parsed tree at once: each object is transformed (and, for a compact
+ * cache, serialized) when added. Commit swaps it in whole, exactly as cache_replace() does.
+ */
+struct cache_batch;
+_warn_unused_result_ int cache_batch_new(struct cache *c, struct cache_batch **ret);
+/* Adds obj (borrowed). Objects without metadata.name are skipped. -ENOMEM. */
+_warn_unused_result_ int cache_batch_add(struct cache_batch *b, json_t *obj);
+/* Empties the batch (a list that has to start over). */
+void cache_batch_clear(struct cache_batch *b);
+/* As cache_replace() with the batch's objects; the batch is empty afterwards. */
+_warn_unused_result_ int cache_batch_commit(struct cache_batch *b, cache_change_fn fn,
+                                            void *userdata);
+struct cache_batch *cache_batch_free(struct cache_batch *b);
+DEFINE_CLEANUP_FUNC(struct cache_batch *, cache_batch_free)
 
 /* Returns: new reference to the object stored under key, or NULL when absent. */
 json_t *cache_get(struct cache *c, const char *key);

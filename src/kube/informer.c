@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "kube/informer.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -394,16 +395,18 @@ static int fill_kind(json_t *list)
         return 0;
 }
 
-static int list_all(struct informer *inf, json_t **ret_items, char *ret_rv, size_t rv_len,
+/*
+ * Lists every page into a cache batch: each page's objects are transformed (and serialized for a
+ * compact cache) as they arrive, so a large list never sits in memory as one parsed tree.
+ */
+static int list_all(struct informer *inf, struct cache_batch *batch, char *ret_rv, size_t rv_len,
                     struct kube_status *st)
 {
-        json_auto_t *items = json_array();
         AUTOFREE char *cont = NULL;
         unsigned restarts = 0;
+        bool first = true;
         int r;
 
-        if (!items)
-                return -ENOMEM;
         for (unsigned page = 0; page < INFORMER_LIST_PAGES_MAX; page++) {
                 struct kube_list_options lo = { .label_selector = inf->label_selector,
                                                 .field_selector = inf->field_selector,
@@ -411,14 +414,17 @@ static int list_all(struct informer *inf, json_t **ret_items, char *ret_rv, size
                                                 .continue_token = cont };
                 json_auto_t *list = NULL;
                 const char *next, *rv;
+                json_t *item;
+                size_t i;
 
                 if (atomic_load(&inf->cancel))
                         return -ECANCELED;
                 r = kube_list(inf->client, &inf->gvr, inf->ns, &lo, &list, st);
                 if (r == -ESTALE && cont && restarts++ < 3) {
                         /* The continue token expired mid-list: start over (client-go does). */
-                        json_array_clear(items);
+                        cache_batch_clear(batch);
                         free(TAKE_PTR(cont));
+                        first = true;
                         continue;
                 }
                 if (r < 0)
@@ -426,17 +432,18 @@ static int list_all(struct informer *inf, json_t **ret_items, char *ret_rv, size
                 r = fill_kind(list);
                 if (r < 0)
                         return r;
-                if (json_array_extend(items, json_object_get(list, "items")) < 0 &&
-                    json_object_get(list, "items"))
-                        return -ENOMEM;
-                rv = json_get_string_path(list, "metadata", "resourceVersion", NULL);
-                if (rv && page == 0) /* later pages are served at the first page's version */
-                        (void)snprintf(ret_rv, rv_len, "%s", rv);
-                next = json_get_string_path(list, "metadata", "continue", NULL);
-                if (!next || !*next) {
-                        *ret_items = TAKE_PTR(items);
-                        return 0;
+                json_array_foreach (json_object_get(list, "items"), i, item) {
+                        r = cache_batch_add(batch, item);
+                        if (r < 0)
+                                return r;
                 }
+                rv = json_get_string_path(list, "metadata", "resourceVersion", NULL);
+                if (rv && first) /* later pages are served at the first page's version */
+                        (void)snprintf(ret_rv, rv_len, "%s", rv);
+                first = false;
+                next = json_get_string_path(list, "metadata", "continue", NULL);
+                if (!next || !*next)
+                        return 0;
                 free(cont);
                 cont = strdup(next);
                 if (!cont)
@@ -447,16 +454,21 @@ static int list_all(struct informer *inf, json_t **ret_items, char *ret_rv, size
 
 static int do_list(struct informer *inf, struct kube_status *st)
 {
-        json_auto_t *items = NULL;
+        CLEANUP(cache_batch_freep) struct cache_batch *batch = NULL;
         char rv[64] = "";
         int r;
 
-        r = list_all(inf, &items, rv, sizeof(rv), st);
+        r = cache_batch_new(inf->cache, &batch);
         if (r < 0)
                 return r;
-        r = cache_replace(inf->cache, items, on_replace_change, inf);
+        r = list_all(inf, batch, rv, sizeof(rv), st);
         if (r < 0)
                 return r;
+        r = cache_batch_commit(batch, on_replace_change, inf);
+        if (r < 0)
+                return r;
+        /* a big list leaves freed pages behind: give them back to the system */
+        (void)malloc_trim(0);
         set_rv(inf, rv);
         (void)pthread_mutex_lock(&inf->lock);
         if (inf->stats.lists++ > 0)

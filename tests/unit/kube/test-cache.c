@@ -186,3 +186,68 @@ Test(cache, transform_strips_managed_fields)
         cr_assert_eq(cache_list(c, &list), 0);
         cr_assert_eq(json_array_get(list, 0), stored);
 }
+
+/* A compact cache stores serialized objects; readers get equal, independent copies. */
+Test(cache, compact_storage_behaves_like_the_tree_cache)
+{
+        struct cache_options o = { .compact = true };
+        CLEANUP(cache_freep) struct cache *c = cache_new(&o);
+        struct changes ch = { 0 };
+        json_auto_t *a = tm("ns", "a", "1", "i"), *got = NULL, *got2 = NULL, *old = NULL;
+        json_auto_t *newer = NULL, *list = NULL;
+        json_auto_t *first = json_pack("[ooo]", tm("ns", "a", "1", "i"), tm("ns", "b", "1", "i"),
+                                       tm("ns", "c", "1", "j"));
+        json_auto_t *second = json_pack("[ooo]", tm("ns", "a", "1", "i"), tm("ns", "b", "5", "j"),
+                                        tm("ns", "d", "6", "j"));
+
+        cr_assert_not_null(c);
+        cr_assert_eq(cache_add_index(c, "isvc", cache_index_field, (void *)"spec.inferenceService"),
+                     0);
+        cr_assert_eq(cache_upsert(c, a, &old, &newer), 0);
+        cr_assert_null(old);
+        cr_assert(json_equal(newer, a));
+        got = cache_get(c, "ns/a");
+        got2 = cache_get(c, "ns/a");
+        cr_assert(json_equal(got, a), "a compact cache must give back an equal object");
+        cr_assert_neq(got, got2, "each reader gets its own copy");
+        cr_assert_eq(count_index(c, "i"), 1);
+
+        cr_assert_eq(cache_replace(c, first, on_change, &ch), 0);
+        cr_assert_eq(ch.adds, 2, "a was there with the same version: only b and c are new");
+        memset(&ch, 0, sizeof(ch));
+        cr_assert_eq(cache_replace(c, second, on_change, &ch), 0);
+        cr_assert_str_eq(ch.log, "-ns/c ~ns/b +ns/d ", "got %s", ch.log);
+        cr_assert_eq(count_index(c, "i"), 1);
+        cr_assert_eq(count_index(c, "j"), 2);
+        cr_assert_eq(cache_list(c, &list), 0);
+        cr_assert_eq(json_array_size(list), 3);
+        cr_assert(json_is_object(json_array_get(list, 0)), "list gives objects, not their text");
+        json_decref(old);
+        old = NULL;
+        cr_assert_eq(cache_delete(c, "ns/d", &old), 0);
+        cr_assert_str_eq(json_string_value(json_object_get(json_object_get(old, "metadata"), "name")),
+                         "d");
+        cr_assert_eq(count_index(c, "j"), 1);
+}
+
+/* A batch fills a cache page by page and commits like cache_replace. */
+Test(cache, batch_commit_swaps_whole)
+{
+        CLEANUP(cache_freep) struct cache *c = cache_new(&(struct cache_options){ .compact = true });
+        CLEANUP(cache_batch_freep) struct cache_batch *b = NULL;
+        struct changes ch = { 0 };
+        json_auto_t *x = tm("ns", "x", "1", "i"), *y = tm("ns", "y", "1", "i");
+
+        cr_assert_eq(cache_add_index(c, "isvc", cache_index_field, (void *)"spec.inferenceService"),
+                     0);
+        cr_assert_eq(cache_batch_new(c, &b), 0);
+        cr_assert_eq(cache_batch_add(b, x), 0);
+        cr_assert(!cache_has_synced(c));
+        cr_assert_eq(cache_len(c), 0, "nothing is visible before the commit");
+        cache_batch_clear(b);
+        cr_assert_eq(cache_batch_add(b, y), 0);
+        cr_assert_eq(cache_batch_commit(b, on_change, &ch), 0);
+        cr_assert(cache_has_synced(c));
+        cr_assert_str_eq(ch.log, "+ns/y ", "got %s", ch.log);
+        cr_assert_eq(count_index(c, "i"), 1);
+}
