@@ -12,6 +12,12 @@
 #include "util/log.h"
 #include "util/macro.h"
 
+/* The HTTP layer's 413 answer (sent before the body is read), shaped as a review. */
+#define TOO_LARGE_REVIEW                                                                           \
+        "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"" ADMISSION_V1 "\",\"response\":{"     \
+        "\"uid\":\"\",\"allowed\":false,\"status\":{\"metadata\":{},\"message\":"              \
+        "\"request body is larger than 7 MiB\",\"code\":413}}}\n"
+
 struct webhook_server {
         struct http_server *http;
         admission_validate_fn *validate;
@@ -91,6 +97,7 @@ int webhook_server_start(const struct webhook_server_config *cfg, struct webhook
         hc.userdata = s;
         hc.tls_cert_file = cert;
         hc.tls_key_file = key;
+        hc.too_large_json = TOO_LARGE_REVIEW;
         r = http_server_start(&hc, &s->http);
         if (r < 0) {
                 free(s);

@@ -35,19 +35,36 @@ struct file_id {
 };
 
 /*
- * The certificate source of a TLS-from-files server: the PEM pair being served and the identity
- * of the files it was last compared with. Consulted (under lock) by every new handshake.
+ * A parsed certificate chain and key, shared by every session that selected it. Reference
+ * counted under tls_source.lock: the source holds one reference for the pair it serves, and each
+ * connection whose handshake picked the pair holds one until the connection closes. gnutls gets
+ * the pair without ownership (no GNUTLS_CERT_RETR_DEINIT_ALL) and uses it read-only, from any
+ * number of sessions at once, as it does with its own credentials.
+ */
+struct tls_pair {
+        unsigned refs;
+        gnutls_pcert_st *pcerts; /* owned; n entries, allocated with gnutls_malloc */
+        unsigned n;
+        gnutls_privkey_t key; /* owned */
+};
+
+/*
+ * The certificate source of a TLS-from-files server: the pair being served and the identity of
+ * the files it was last compared with. Consulted (under lock) by every new handshake.
  */
 struct tls_source {
         pthread_mutex_t lock;
         char *cert_path; /* owned */
         char *key_path;  /* owned */
         struct file_id cert_id, key_id; /* files last looked at, loaded or rejected */
-        char *cert_pem;                 /* owned; the pair being served */
-        size_t cert_len;
-        char *key_pem; /* owned */
-        size_t key_len;
+        struct tls_pair *current;       /* a reference; the pair new handshakes get */
         uint64_t generation;
+};
+
+/* Per TLS connection (libmicrohttpd socket context and gnutls session pointer). */
+struct tls_conn {
+        struct tls_source *src; /* borrowed */
+        struct tls_pair *pair;  /* a reference; the pair this connection's handshake selected */
 };
 
 struct http_server {
@@ -377,92 +394,87 @@ static void pcerts_free(gnutls_pcert_st *pcerts, unsigned n)
         gnutls_free(pcerts);
 }
 
+static void tls_pair_unref_locked(struct tls_pair *pair)
+{
+        if (!pair || --pair->refs > 0)
+                return;
+        gnutls_privkey_deinit(pair->key);
+        pcerts_free(pair->pcerts, pair->n);
+        free(pair);
+}
+
 /*
- * Parses a PEM certificate chain and key into fresh gnutls objects (allocated with gnutls_malloc
- * so that gnutls may free them). Fails with -EINVAL when either does not parse or the key does
- * not belong to the first certificate.
+ * Parses a PEM certificate chain and key into a new pair (one reference). Fails with -EINVAL
+ * when either does not parse or the key does not belong to the first certificate.
  */
 static int tls_pair_import(const char *cert_pem, size_t cert_len, const char *key_pem,
-                           size_t key_len, gnutls_pcert_st **ret_pcerts, unsigned *ret_n,
-                           gnutls_privkey_t *ret_key)
+                           size_t key_len, struct tls_pair **ret)
 {
         gnutls_datum_t cd = { .data = (unsigned char *)cert_pem, .size = (unsigned)cert_len };
         gnutls_datum_t kd = { .data = (unsigned char *)key_pem, .size = (unsigned)key_len };
         unsigned char id_cert[64], id_key[64];
         size_t id_cert_len = sizeof(id_cert), id_key_len = sizeof(id_key);
-        gnutls_pcert_st *pcerts;
-        gnutls_privkey_t key = NULL;
+        struct tls_pair *pair;
         gnutls_pubkey_t pub = NULL;
-        unsigned n = TLS_CHAIN_MAX;
         int r = -EINVAL;
 
         if (cert_len > TLS_FILE_MAX || key_len > TLS_FILE_MAX)
                 return -EFBIG;
-        pcerts = gnutls_calloc(TLS_CHAIN_MAX, sizeof(*pcerts));
-        if (!pcerts)
+        pair = calloc(1, sizeof(*pair));
+        if (!pair)
                 return -ENOMEM;
-        if (gnutls_pcert_list_import_x509_raw(pcerts, &n, &cd, GNUTLS_X509_FMT_PEM, 0) < 0 ||
-            n == 0) {
-                gnutls_free(pcerts);
+        pair->refs = 1;
+        pair->pcerts = gnutls_calloc(TLS_CHAIN_MAX, sizeof(*pair->pcerts));
+        if (!pair->pcerts) {
+                free(pair);
+                return -ENOMEM;
+        }
+        pair->n = TLS_CHAIN_MAX;
+        if (gnutls_pcert_list_import_x509_raw(pair->pcerts, &pair->n, &cd, GNUTLS_X509_FMT_PEM,
+                                              0) < 0 ||
+            pair->n == 0) {
+                gnutls_free(pair->pcerts);
+                free(pair);
                 return -EINVAL;
         }
-        if (gnutls_privkey_init(&key) < 0) {
+        if (gnutls_privkey_init(&pair->key) < 0) {
+                pair->key = NULL;
                 r = -ENOMEM;
                 goto fail;
         }
-        if (gnutls_privkey_import_x509_raw(key, &kd, GNUTLS_X509_FMT_PEM, NULL, 0) < 0)
+        if (gnutls_privkey_import_x509_raw(pair->key, &kd, GNUTLS_X509_FMT_PEM, NULL, 0) < 0)
                 goto fail;
         if (gnutls_pubkey_init(&pub) < 0) {
+                pub = NULL;
                 r = -ENOMEM;
                 goto fail;
         }
-        if (gnutls_pubkey_import_privkey(pub, key, 0, 0) < 0 ||
+        if (gnutls_pubkey_import_privkey(pub, pair->key, 0, 0) < 0 ||
             gnutls_pubkey_get_key_id(pub, 0, id_key, &id_key_len) < 0 ||
-            gnutls_pubkey_get_key_id(pcerts[0].pubkey, 0, id_cert, &id_cert_len) < 0 ||
+            gnutls_pubkey_get_key_id(pair->pcerts[0].pubkey, 0, id_cert, &id_cert_len) < 0 ||
             id_key_len != id_cert_len || memcmp(id_key, id_cert, id_key_len) != 0)
                 goto fail;
         gnutls_pubkey_deinit(pub);
-        *ret_pcerts = pcerts;
-        *ret_n = n;
-        *ret_key = key;
+        *ret = pair;
         return 0;
 fail:
         if (pub)
                 gnutls_pubkey_deinit(pub);
-        if (key)
-                gnutls_privkey_deinit(key);
-        pcerts_free(pcerts, n);
+        if (pair->key)
+                gnutls_privkey_deinit(pair->key);
+        pcerts_free(pair->pcerts, pair->n);
+        free(pair);
         return r;
-}
-
-static int tls_pair_check(const char *cert_pem, size_t cert_len, const char *key_pem,
-                          size_t key_len)
-{
-        gnutls_pcert_st *pcerts;
-        gnutls_privkey_t key;
-        unsigned n;
-        int r;
-
-        r = tls_pair_import(cert_pem, cert_len, key_pem, key_len, &pcerts, &n, &key);
-        if (r < 0)
-                return r;
-        gnutls_privkey_deinit(key);
-        pcerts_free(pcerts, n);
-        return 0;
 }
 
 static struct tls_source *tls_source_free(struct tls_source *src)
 {
         if (!src)
                 return NULL;
+        tls_pair_unref_locked(src->current);
         (void)pthread_mutex_destroy(&src->lock);
         free(src->cert_path);
         free(src->key_path);
-        free(src->cert_pem);
-        if (src->key_pem) {
-                explicit_bzero(src->key_pem, src->key_len);
-                free(src->key_pem);
-        }
         free(src);
         return NULL;
 }
@@ -487,9 +499,10 @@ static int tls_source_refresh_locked(struct tls_source *src)
         struct file_id cid, kid, cid2, kid2;
         char *cert = NULL, *key = NULL;
         size_t cert_len = 0, key_len = 0;
+        struct tls_pair *pair;
         int r;
 
-        if (src->cert_pem) {
+        if (src->current) {
                 if (file_id_get(src->cert_path, &cid) < 0 || file_id_get(src->key_path, &kid) < 0)
                         return 0; /* mid-swap or gone: keep serving what we have */
                 if (file_id_equal(&cid, &src->cert_id) && file_id_equal(&kid, &src->key_id))
@@ -497,27 +510,22 @@ static int tls_source_refresh_locked(struct tls_source *src)
         }
         r = read_file_bounded(src->cert_path, TLS_FILE_MAX, &cert, &cert_len, &cid2);
         if (r < 0)
-                return src->cert_pem ? 0 : r;
+                return src->current ? 0 : r;
         r = read_file_bounded(src->key_path, TLS_FILE_MAX, &key, &key_len, &kid2);
         if (r < 0) {
                 free(cert);
-                return src->cert_pem ? 0 : r;
+                return src->current ? 0 : r;
         }
         /* Remember what was looked at, so a rejected pair is not re-read on every handshake. */
         src->cert_id = cid2;
         src->key_id = kid2;
-        r = tls_pair_check(cert, cert_len, key, key_len);
-        if (r < 0) {
-                free(cert);
-                free_secret(key, key_len);
-                return src->cert_pem ? 0 : r;
-        }
-        free(src->cert_pem);
-        free_secret(src->key_pem, src->key_len);
-        src->cert_pem = cert;
-        src->cert_len = cert_len;
-        src->key_pem = key;
-        src->key_len = key_len;
+        r = tls_pair_import(cert, cert_len, key, key_len, &pair);
+        free(cert);
+        free_secret(key, key_len);
+        if (r < 0)
+                return src->current ? 0 : r;
+        tls_pair_unref_locked(src->current);
+        src->current = pair;
         src->generation++;
         return 1;
 }
@@ -547,55 +555,75 @@ static int tls_source_new(const char *cert_path, const char *key_path, struct tl
 }
 
 /*
- * gnutls asks for the server's certificate on each handshake. The session pointer was set to the
- * tls_source when the connection started (on_connection). Fresh copies are handed over with
- * GNUTLS_CERT_RETR_DEINIT_ALL, so gnutls owns them for the session's lifetime and a rotation never
- * frees anything a live session still uses.
+ * gnutls asks for the server's certificate on each handshake. The session pointer is the
+ * connection's tls_conn (set when the connection started, see on_connection). The connection
+ * keeps a reference on the pair it got until it closes, so a rotation never frees anything a live
+ * session uses.
  */
 static int tls_retrieve_cert(gnutls_session_t session, const struct gnutls_cert_retr_st *info,
                              gnutls_pcert_st **certs, unsigned int *certs_length,
                              gnutls_ocsp_data_st **ocsp, unsigned int *ocsp_length,
                              gnutls_privkey_t *privkey, unsigned int *flags)
 {
-        struct tls_source *src = gnutls_session_get_ptr(session);
-        gnutls_pcert_st *pcerts = NULL;
-        gnutls_privkey_t key = NULL;
-        unsigned n = 0;
-        int r;
+        struct tls_conn *tc = gnutls_session_get_ptr(session);
+        struct tls_source *src;
+        struct tls_pair *pair;
 
         (void)info;
-        if (!src)
+        if (!tc || !tc->src)
                 return -1;
+        src = tc->src;
         if (pthread_mutex_lock(&src->lock) != 0)
                 return -1;
         (void)tls_source_refresh_locked(src);
-        r = tls_pair_import(src->cert_pem, src->cert_len, src->key_pem, src->key_len, &pcerts,
-                            &n, &key);
+        pair = src->current;
+        pair->refs++;
+        tls_pair_unref_locked(tc->pair); /* a renegotiation replaces the earlier choice */
+        tc->pair = pair;
         (void)pthread_mutex_unlock(&src->lock);
-        if (r < 0)
-                return -1;
-        *certs = pcerts;
-        *certs_length = n;
+        *certs = pair->pcerts;
+        *certs_length = pair->n;
         *ocsp = NULL;
         *ocsp_length = 0;
-        *privkey = key;
-        *flags = GNUTLS_CERT_RETR_DEINIT_ALL;
+        *privkey = pair->key;
+        *flags = 0;
         return 0;
 }
 
-/* Runs in the accepting thread before the connection's handshake: binds the session to our source. */
+/*
+ * Connection start runs in the accepting thread before the connection's handshake: bind the
+ * session to a tls_conn. Close releases the pair the handshake selected.
+ */
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
 {
         struct http_server *s = cls;
         const union MHD_ConnectionInfo *ci;
+        struct tls_conn *tc;
 
-        (void)socket_context;
-        if (toe != MHD_CONNECTION_NOTIFY_STARTED || !s->tls)
+        if (!s->tls)
                 return;
-        ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
-        if (ci && ci->tls_session)
-                gnutls_session_set_ptr((gnutls_session_t)ci->tls_session, s->tls);
+        if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+                ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+                if (!ci || !ci->tls_session)
+                        return;
+                tc = calloc(1, sizeof(*tc)); /* on OOM the handshake fails: no session pointer */
+                if (!tc)
+                        return;
+                tc->src = s->tls;
+                *socket_context = tc;
+                gnutls_session_set_ptr((gnutls_session_t)ci->tls_session, tc);
+                return;
+        }
+        tc = *socket_context;
+        if (toe != MHD_CONNECTION_NOTIFY_CLOSED || !tc)
+                return;
+        if (tc->pair && pthread_mutex_lock(&s->tls->lock) == 0) {
+                tls_pair_unref_locked(tc->pair);
+                (void)pthread_mutex_unlock(&s->tls->lock);
+        }
+        free(tc);
+        *socket_context = NULL;
 }
 
 uint64_t http_server_tls_generation(struct http_server *s)
