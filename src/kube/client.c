@@ -1068,6 +1068,7 @@ int kube_watch(struct kube_client *c, const struct gvr *r, const char *ns,
                 .userdata = userdata,
                 .reterr = reterr,
         };
+        struct response hdr = { .body = BUF_INIT(1) }; /* headers only: Retry-After */
         CURLcode cc;
         int k;
 
@@ -1108,6 +1109,8 @@ int kube_watch(struct kube_client *c, const struct gvr *r, const char *ns,
         SETOPT(c->curl, CURLOPT_NOPROGRESS, 0L);
         SETOPT(c->curl, CURLOPT_XFERINFOFUNCTION, on_watch_progress);
         SETOPT(c->curl, CURLOPT_XFERINFODATA, &w);
+        SETOPT(c->curl, CURLOPT_HEADERFUNCTION, on_header);
+        SETOPT(c->curl, CURLOPT_HEADERDATA, &hdr);
         if (opts->timeout_seconds > 0)
                 /* the server ends the stream; this only catches a server that does not */
                 SETOPT(c->curl, CURLOPT_TIMEOUT_MS, ((long)opts->timeout_seconds + 60L) * 1000L);
@@ -1140,6 +1143,8 @@ int kube_watch(struct kube_client *c, const struct gvr *r, const char *ns,
 
                         k = kube_status_from_response((int)w.code, w.error_body.p,
                                                       w.error_body.len, &st);
+                        if (hdr.retry_after > 0)
+                                st.retry_after = hdr.retry_after;
                         if (reterr)
                                 *reterr = st;
                         if (k >= 0)

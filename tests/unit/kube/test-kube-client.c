@@ -514,12 +514,17 @@ Test(kube_client, watch_http_error_and_callback_error)
                  "{\"kind\":\"Status\",\"reason\":\"Forbidden\",\"message\":\"configmaps is forbidden\","
                  "\"code\":403}",
                  true);
+        add_step("HTTP/1.1 429 Too Many Requests\r\nRetry-After: 2\r\nConnection: close\r\n\r\n{}",
+                 true);
         server_start();
         c = client_for_server(NULL, NULL, 0);
         cr_assert_eq(kube_watch(c, &configmaps, NULL, NULL, on_event, &e, &st), -EACCES);
         cr_assert_eq(st.http_code, 403);
         cr_assert_str_eq(st.message, "configmaps is forbidden");
         cr_assert_eq(e.n, 0);
+        cr_assert_eq(kube_watch(c, &configmaps, NULL, NULL, on_event, &e, &st), -EAGAIN);
+        cr_assert_eq(st.http_code, 429);
+        cr_assert_eq(st.retry_after, 2, "Retry-After on a refused watch");
         kube_client_free(c);
         pthread_join(srv.thread, NULL);
 }
