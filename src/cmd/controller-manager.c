@@ -18,6 +18,8 @@
 #include "kube/informer.h"
 #include "kube/manager.h"
 #include "kube/metrics.h"
+#include "mrlink/config.h"
+#include "mrlink/reconciler.h"
 #include "serving/reconciler.h"
 #include "util/log.h"
 #include "util/parse-util.h"
@@ -37,6 +39,7 @@ static bool arg_webhook;
 static unsigned arg_webhook_port = WEBHOOK_DEFAULT_PORT;
 static const char *arg_webhook_cert_dir = WEBHOOK_DEFAULT_CERT_DIR;
 static const char *arg_namespace;
+static bool arg_registry_controller;
 
 static void help(void)
 {
@@ -55,6 +58,8 @@ static void help(void)
                "  --enable-webhook                   serve the TrainedModel admission webhook\n"
                "  --webhook-port N                   webhook port (default %d)\n"
                "  --webhook-cert-dir DIR             tls.crt and tls.key (default %s)\n"
+               "  --enable-registry-controller       link InferenceServices to the model registry\n"
+               "                                     (also INFERENCE_SERVICE_CONTROLLER=managed)\n"
                "  --zap-log-level LEVEL, -v          debug, info, warn, error (-v = debug)\n"
                "  --log-format json|text             log encoding (default json)\n",
                "modelplane-controller.serving.kserve.io", WEBHOOK_DEFAULT_PORT,
@@ -78,6 +83,7 @@ enum {
         ARG_LOG_LEVEL,
         ARG_LOG_FORMAT,
         ARG_NAMESPACE,
+        ARG_REGISTRY_CONTROLLER,
 };
 
 static int parse_argv(int argc, char **argv)
@@ -100,6 +106,7 @@ static int parse_argv(int argc, char **argv)
                 { "zap-log-level", required_argument, NULL, ARG_LOG_LEVEL },
                 { "log-format", required_argument, NULL, ARG_LOG_FORMAT },
                 { "namespace", required_argument, NULL, ARG_NAMESPACE },
+                { "enable-registry-controller", no_argument, NULL, ARG_REGISTRY_CONTROLLER },
                 { NULL, 0, NULL, 0 }
         };
         uint32_t u;
@@ -205,6 +212,9 @@ static int parse_argv(int argc, char **argv)
                         break;
                 case ARG_NAMESPACE:
                         arg_namespace = optarg;
+                        break;
+                case ARG_REGISTRY_CONTROLLER:
+                        arg_registry_controller = true;
                         break;
                 default:
                         return -EINVAL;
@@ -320,12 +330,14 @@ static int tm_metrics_register(struct metrics_registry *reg, struct tm_metrics *
         return metrics_add_collector(reg, collect_tm_metrics, tm);
 }
 
-/* Keeps only what the TrainedModel controller reads from an InferenceService (memory). */
+/* Keeps only what the TrainedModel and model registry controllers read from an
+ * InferenceService (memory). */
 static json_t *isvc_transform(void *userdata, json_t *obj)
 {
         static const char *const meta_keys[] = { "name",   "namespace",         "uid",
                                                   "labels", "resourceVersion",   "generation",
-                                                  "deletionTimestamp", "annotations" };
+                                                  "deletionTimestamp", "annotations",
+                                                  "finalizers" };
         json_t *out = json_object(), *meta = json_object(), *m = json_object_get(obj, "metadata");
 
         (void)userdata;
@@ -370,6 +382,9 @@ int cmd_controller(int argc, char **argv)
         CLEANUP(tm_reconciler_freep) struct tm_reconciler *rec = NULL;
         CLEANUP(controller_freep) struct controller *ctrl = NULL;
         CLEANUP(webhook_server_freep) struct webhook_server *wh = NULL;
+        CLEANUP(mrlink_config_freep) struct mrlink_config *mrcfg = NULL;
+        CLEANUP(mrlink_reconciler_freep) struct mrlink_reconciler *mrrec = NULL;
+        CLEANUP(controller_freep) struct controller *mrctrl = NULL;
         struct kube_client_options kopts = { 0 };
         struct request_metrics rm = { .host = "" };
         struct tm_metrics tmm = { 0 };
@@ -473,6 +488,47 @@ int cmd_controller(int argc, char **argv)
         if (r < 0) {
                 log_error_errno(r, "Failed to set up the TrainedModel controller");
                 return 1;
+        }
+
+        /* The InferenceService <-> model registry controller (docs/mrlink.md): enabled as
+         * upstream enables it, on the same InferenceService informer (one watch, one cache). */
+        if (arg_registry_controller || mrlink_enabled(mrlink_getenv)) {
+                const char *token_file = cfg->token_file;
+
+                r = mrlink_config_from_env(mrlink_getenv, &mrcfg, err, sizeof(err));
+                if (r < 0) {
+                        log_error_errno(r, "unable to create controller: %s", err);
+                        return 1;
+                }
+                if (mrcfg->token_file)
+                        token_file = mrcfg->token_file;
+                r = mrlink_reconciler_new(&(struct mrlink_reconciler_options){
+                                                  .config = mrcfg,
+                                                  .client = client,
+                                                  .inferenceservices = isvcs,
+                                                  .token = cfg->token,
+                                                  .token_file = token_file,
+                                                  .event = manager_event_fn,
+                                                  .event_userdata = m,
+                                          },
+                                          &mrrec);
+                if (r >= 0)
+                        r = controller_new(&(struct controller_options){
+                                                   .reconciler = mrlink_reconciler_get(mrrec),
+                                                   .workers = arg_workers,
+                                                   .metrics = manager_metrics(m),
+                                           },
+                                           &mrctrl);
+                if (r >= 0)
+                        r = mrlink_reconciler_watch(mrrec, mrctrl);
+                if (r >= 0)
+                        r = manager_add_controller(m, mrctrl);
+                if (r < 0) {
+                        log_error_errno(r, "Failed to set up the model registry controller");
+                        return 1;
+                }
+                log_info("Model registry InferenceService controller enabled (registries namespace %s)",
+                         mrcfg->registries_namespace);
         }
 
         if (arg_webhook) {

@@ -19,6 +19,7 @@ struct mr_client {
         char *auth_header;
         char *ca_file;
         long timeout_ms;
+        bool insecure;
 };
 
 static void set_err(struct mr_error *e, long status, const char *msg)
@@ -42,6 +43,7 @@ int mr_client_new(const struct mr_client_config *cfg, struct mr_client **ret)
         c->base_url = strdup(cfg->base_url);
         c->curl = curl_easy_init();
         c->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : 30000;
+        c->insecure = cfg->insecure_skip_verify;
         if (cfg->ca_file)
                 c->ca_file = strdup(cfg->ca_file);
         if (cfg->token && *cfg->token) {
@@ -159,6 +161,10 @@ int mr_client_call(struct mr_client *c, const char *method, const char *path_and
         curl_easy_setopt(c->curl, CURLOPT_USERAGENT, "modelplane-registry-client/1");
         if (c->ca_file)
                 curl_easy_setopt(c->curl, CURLOPT_CAINFO, c->ca_file);
+        if (c->insecure) {
+                curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYPEER, 0L);
+                curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYHOST, 0L);
+        }
         if (payload) {
                 curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, payload);
                 curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE, (long)strlen(payload));

@@ -29,6 +29,7 @@ struct mr_client_config {
         const char *token;    /* bearer token or NULL; copied */
         long timeout_ms;      /* per request; 0 = 30 s */
         const char *ca_file;  /* PEM bundle for https, or NULL for the system store; copied */
+        bool insecure_skip_verify; /* https without certificate/host verification (this client only) */
 };
 
 _warn_unused_result_ int mr_client_new(const struct mr_client_config *cfg, struct mr_client **ret);

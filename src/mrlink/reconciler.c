@@ -1,0 +1,655 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "mrlink/reconciler.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "json/json-util.h"
+#include "kube/cache.h"
+#include "mrlink/plan.h"
+#include "registry/client.h"
+#include "util/log.h"
+
+#define CONTROLLER_NAME "inferenceservice"
+#define URL_MAX 2048
+#define FINGERPRINT_MAX 4096
+#define TOKEN_MAX (64 * 1024)
+/* An ambiguous or port-less registry Service: looked at again after this long (it is not
+ * watched), besides every change of the InferenceService. */
+#define MISCONFIGURED_REQUEUE (5 * USEC_PER_MINUTE)
+/* Registry requests of one reconcile */
+#define REGISTRY_TIMEOUT_MS 10000
+
+static const struct gvr gvr_isvcs = { "serving.kserve.io", "v1beta1", "inferenceservices" };
+static const struct gvr gvr_services = { "", "v1", "services" };
+
+struct mrlink_reconciler {
+        const struct mrlink_config *cfg; /* borrowed */
+        struct kube_client *client;      /* borrowed */
+        struct informer *isvcs;          /* borrowed */
+        char *token, *token_file;        /* owned */
+        mrlink_event_fn event;
+        void *event_userdata;
+
+        pthread_mutex_t lock; /* pool, fingerprints, se_ids */
+        struct kube_client **pool;
+        size_t n_pool, n_pool_alloc;
+        json_t *fingerprints; /* key -> fingerprint of the last successful reconcile */
+        json_t *se_ids;       /* "<base URL>\x1f<namespace>" -> serving environment id */
+
+        atomic_ulong calls, errors, writes, skipped;
+};
+
+/* One reconcile. */
+struct ctx {
+        struct mrlink_reconciler *r;
+        struct kube_client *kc;
+        struct mr_client *mr;
+        const char *key;
+        json_t *obj; /* owned; the InferenceService as last seen (cache or write answer) */
+        struct mrlink_isvc v;
+        struct log_fields lf;
+        char base[URL_MAX];
+        char se_key[URL_MAX + 256];
+};
+
+int mrlink_reconciler_new(const struct mrlink_reconciler_options *opts,
+                          struct mrlink_reconciler **ret)
+{
+        struct mrlink_reconciler *r;
+
+        if (!opts || !opts->config || !opts->client || !opts->inferenceservices)
+                return -EINVAL;
+        r = calloc(1, sizeof(*r));
+        if (!r)
+                return -ENOMEM;
+        r->cfg = opts->config;
+        r->client = opts->client;
+        r->isvcs = opts->inferenceservices;
+        r->event = opts->event;
+        r->event_userdata = opts->event_userdata;
+        r->fingerprints = json_object();
+        r->se_ids = json_object();
+        if (opts->token && *opts->token)
+                r->token = strdup(opts->token);
+        if (opts->token_file && *opts->token_file)
+                r->token_file = strdup(opts->token_file);
+        (void)pthread_mutex_init(&r->lock, NULL);
+        if (!r->fingerprints || !r->se_ids || (opts->token && *opts->token && !r->token) ||
+            (opts->token_file && *opts->token_file && !r->token_file)) {
+                mrlink_reconciler_free(r);
+                return -ENOMEM;
+        }
+        *ret = r;
+        return 0;
+}
+
+struct mrlink_reconciler *mrlink_reconciler_free(struct mrlink_reconciler *r)
+{
+        if (!r)
+                return NULL;
+        for (size_t i = 0; i < r->n_pool; i++)
+                kube_client_free(r->pool[i]);
+        free(r->pool);
+        json_decref(r->fingerprints);
+        json_decref(r->se_ids);
+        free(r->token);
+        free(r->token_file);
+        (void)pthread_mutex_destroy(&r->lock);
+        free(r);
+        return NULL;
+}
+
+void mrlink_reconciler_get_stats(struct mrlink_reconciler *r, struct mrlink_reconciler_stats *ret)
+{
+        *ret = (struct mrlink_reconciler_stats){
+                .registry_calls = atomic_load(&r->calls),
+                .registry_errors = atomic_load(&r->errors),
+                .isvc_writes = atomic_load(&r->writes),
+                .skipped = atomic_load(&r->skipped),
+        };
+}
+
+static int client_acquire(struct mrlink_reconciler *r, struct kube_client **ret)
+{
+        (void)pthread_mutex_lock(&r->lock);
+        if (r->n_pool > 0) {
+                *ret = r->pool[--r->n_pool];
+                (void)pthread_mutex_unlock(&r->lock);
+                return 0;
+        }
+        (void)pthread_mutex_unlock(&r->lock);
+        return kube_client_dup(r->client, ret);
+}
+
+static void client_release(struct mrlink_reconciler *r, struct kube_client *c)
+{
+        if (!c)
+                return;
+        (void)pthread_mutex_lock(&r->lock);
+        if (r->n_pool == r->n_pool_alloc) {
+                size_t n = r->n_pool_alloc ? r->n_pool_alloc * 2 : 4;
+                struct kube_client **p = reallocarray(r->pool, n, sizeof(*p));
+                if (!p) {
+                        (void)pthread_mutex_unlock(&r->lock);
+                        kube_client_free(c);
+                        return;
+                }
+                r->pool = p;
+                r->n_pool_alloc = n;
+        }
+        r->pool[r->n_pool++] = c;
+        (void)pthread_mutex_unlock(&r->lock);
+}
+
+/* string map under the lock: get (copied into buf), set (value NULL = delete) */
+static bool map_get(struct mrlink_reconciler *r, json_t *map, const char *key, char *buf,
+                    size_t len)
+{
+        const char *s;
+        bool found = false;
+
+        (void)pthread_mutex_lock(&r->lock);
+        s = json_string_value(json_object_get(map, key));
+        if (s && strlen(s) < len) {
+                memcpy(buf, s, strlen(s) + 1);
+                found = true;
+        }
+        (void)pthread_mutex_unlock(&r->lock);
+        return found;
+}
+
+static void map_set(struct mrlink_reconciler *r, json_t *map, const char *key, const char *value)
+{
+        (void)pthread_mutex_lock(&r->lock);
+        if (value)
+                (void)!json_object_set_new(map, key, json_string(value));
+        else
+                (void)!json_object_del(map, key);
+        (void)pthread_mutex_unlock(&r->lock);
+}
+
+static int map_isvc(void *userdata, const json_t *obj, json_t **ret_keys)
+{
+        struct mrlink_reconciler *r = userdata;
+        char key[CACHE_KEY_MAX];
+
+        *ret_keys = NULL;
+        if (!mrlink_isvc_relevant(r->cfg, obj) || cache_key_of(obj, key, sizeof(key)) < 0)
+                return 0;
+        *ret_keys = json_pack("[s]", key);
+        return *ret_keys ? 0 : -ENOMEM;
+}
+
+int mrlink_reconciler_watch(struct mrlink_reconciler *r, struct controller *c)
+{
+        return informer_enqueue_mapped(r->isvcs, controller_queue(c), map_isvc, r);
+}
+
+static void emit(struct ctx *x, const char *type, const char *reason, const char *fmt, ...)
+        _printf_(4, 5);
+static void emit(struct ctx *x, const char *type, const char *reason, const char *fmt, ...)
+{
+        char msg[1024];
+        va_list ap;
+
+        va_start(ap, fmt);
+        (void)vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        log_emit(streq(type, "Warning") ? LOG_LEVEL_WARN : LOG_LEVEL_INFO, 0, &x->lf, "%s: %s",
+                 reason, msg);
+        if (x->r->event)
+                x->r->event(x->r->event_userdata, x->obj, type, reason, msg);
+}
+
+/* Replaces the current object (stolen) and re-reads the view. */
+static void set_obj(struct ctx *x, json_t *obj)
+{
+        json_decref(x->obj);
+        x->obj = obj;
+        (void)!mrlink_isvc_read(x->r->cfg, x->obj, &x->v);
+}
+
+static int patch_isvc(struct ctx *x, json_t *patch)
+{
+        struct kube_status st = { 0 };
+        json_t *out = NULL;
+        int k;
+
+        if (!patch)
+                return -ENOMEM;
+        k = kube_patch(x->kc, &gvr_isvcs, x->v.ns, x->v.name, KUBE_PATCH_MERGE, patch, NULL, &out,
+                       &st);
+        json_decref(patch);
+        atomic_fetch_add(&x->r->writes, 1);
+        if (k < 0) {
+                log_emit(LOG_LEVEL_DEBUG, k, &x->lf, "InferenceService patch failed: %s",
+                         st.message);
+                return k;
+        }
+        set_obj(x, out);
+        return 0;
+}
+
+static int finalizer_remove(struct ctx *x)
+{
+        int k;
+
+        if (!x->v.has_finalizer)
+                return 0;
+        k = patch_isvc(x, mrlink_finalizer_patch(x->obj, x->r->cfg->finalizer, false,
+                                                 x->v.resource_version));
+        return k == -ENOENT ? 0 : k;
+}
+
+/* Registry errors are never terminal for the runner: a 400 (bad id label) is retried like
+ * upstream does; OOM stays OOM. */
+static int registry_errno(struct ctx *x, int k)
+{
+        atomic_fetch_add(&x->r->errors, 1);
+        return k == -EINVAL || k == -EACCES ? -EPROTO : k;
+}
+
+/* A.6. On failure why describes it (for events). */
+static int resolve_url(struct ctx *x, char *why, size_t whylen)
+{
+        const struct mrlink_config *cfg = x->r->cfg;
+        char url[URL_MAX], names[512];
+        struct kube_status st = { 0 };
+        json_auto_t *got = NULL;
+        const json_t *svc = NULL;
+        int k;
+
+        if (x->v.mr_url && *x->v.mr_url) {
+                k = snprintf(url, sizeof(url), "%s", x->v.mr_url);
+                if (k < 0 || (size_t)k >= sizeof(url))
+                        return -ENAMETOOLONG;
+        } else {
+                const char *ns = x->v.mr_namespace;
+
+                if (x->v.mr_name && *x->v.mr_name) {
+                        k = kube_get(x->kc, &gvr_services, ns, x->v.mr_name, &got, &st);
+                        if (k < 0) {
+                                (void)snprintf(why, whylen, "model registry Service %s/%s: %s",
+                                               ns, x->v.mr_name, st.message);
+                                return k;
+                        }
+                        svc = got;
+                } else {
+                        k = kube_list(x->kc, &gvr_services, ns,
+                                      &(struct kube_list_options){
+                                              .label_selector = "component=model-registry" },
+                                      &got, &st);
+                        if (k < 0) {
+                                (void)snprintf(why, whylen,
+                                               "listing model registry Services in %s: %s", ns,
+                                               st.message);
+                                return k;
+                        }
+                        k = mrlink_pick_service(json_object_get(got, "items"), &svc, names,
+                                                sizeof(names));
+                        if (k == -ENOENT) {
+                                (void)snprintf(why, whylen,
+                                               "no model registry services found in the namespace %s",
+                                               ns);
+                                return k;
+                        }
+                        if (k == -ENOTUNIQ) {
+                                (void)snprintf(why, whylen,
+                                               "more than one model registry service found in the namespace %s (%s), consider to specify the name in the label %s",
+                                               ns, names, cfg->name_label);
+                                return k;
+                        }
+                }
+                k = mrlink_service_url(cfg, svc, url, sizeof(url));
+                if (k < 0) {
+                        (void)snprintf(why, whylen,
+                                       "unable to find the http port in the Model Registry service %s/%s",
+                                       ns, json_get_string_path(svc, "metadata", "name", NULL));
+                        return k == -ENOPROTOOPT ? k : k;
+                }
+        }
+        k = mrlink_rewrite_url(cfg->url_rewrite, url, x->base, sizeof(x->base));
+        if (k < 0)
+                return k;
+        log_emit(LOG_LEVEL_DEBUG, 0, &x->lf, "model registry URL %s (requests go to %s)", url,
+                 x->base);
+        return 0;
+}
+
+static int read_token(struct mrlink_reconciler *r, char **ret)
+{
+        char buf[TOKEN_MAX];
+        ssize_t n;
+        size_t len = 0;
+        int fd;
+
+        *ret = NULL;
+        if (!r->token_file) {
+                if (r->token && !(*ret = strdup(r->token)))
+                        return -ENOMEM;
+                return 0;
+        }
+        fd = open(r->token_file, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        while (len < sizeof(buf) - 1 && (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+                len += (size_t)n;
+        (void)close(fd);
+        while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' '))
+                len--;
+        buf[len] = '\0';
+        if (len > 0 && !(*ret = strdup(buf)))
+                return -ENOMEM;
+        return 0;
+}
+
+static int mr_open(struct ctx *x)
+{
+        AUTOFREE char *token = NULL;
+        int k;
+
+        k = read_token(x->r, &token);
+        if (k < 0)
+                log_emit(LOG_LEVEL_WARN, k, &x->lf, "Cannot read the token file %s",
+                         x->r->token_file);
+        return mr_client_new(&(struct mr_client_config){
+                                     .base_url = x->base,
+                                     .token = token,
+                                     .timeout_ms = REGISTRY_TIMEOUT_MS,
+                                     .insecure_skip_verify = x->r->cfg->skip_tls_verify,
+                             },
+                             &x->mr);
+}
+
+/* counts a registry call */
+#define MR_CALL(x, call) ((void)atomic_fetch_add(&(x)->r->calls, 1), (call))
+
+/* Serving environment id for the InferenceService's namespace (calls 1-2), remembered. */
+static int serving_environment(struct ctx *x, char *id, size_t len, char *why, size_t whylen)
+{
+        struct mr_error e = { 0 };
+        json_auto_t *se = NULL;
+        const char *s;
+        int k;
+
+        (void)snprintf(x->se_key, sizeof(x->se_key), "%s\x1f%s", x->base, x->v.ns);
+        if (map_get(x->r, x->r->se_ids, x->se_key, id, len))
+                return 0;
+        k = MR_CALL(x, mr_find_serving_environment(x->mr, x->v.ns, &se, &e));
+        if (k < 0) {
+                if (k != -ENOENT)
+                        atomic_fetch_add(&x->r->errors, 1);
+                k = MR_CALL(x, mr_create_serving_environment(x->mr, x->v.ns, &se, &e));
+                if (k < 0) {
+                        (void)snprintf(why, whylen, "unable to create ServingEnvironment: %s",
+                                       e.message);
+                        return registry_errno(x, k);
+                }
+        }
+        s = mrlink_record_id(se, id, len);
+        if (!s) {
+                (void)snprintf(why, whylen, "ServingEnvironment without an id");
+                return -EBADMSG;
+        }
+        if (s != id)
+                (void)snprintf(id, len, "%s", s);
+        map_set(x->r, x->r->se_ids, x->se_key, id);
+        return 0;
+}
+
+/* Steps 9-10: the registry's record of this InferenceService (owned in *ret). */
+static int sync_record(struct ctx *x, json_t **ret, char *why, size_t whylen)
+{
+        struct mr_error e = { 0 };
+        json_auto_t *rec = NULL;
+        char se_id[64], name[320];
+        int k;
+
+        k = serving_environment(x, se_id, sizeof(se_id), why, whylen);
+        if (k < 0)
+                return k;
+        if (x->v.has_isid) {
+                k = MR_CALL(x, mr_get_inference_service(x->mr, x->v.isid ? x->v.isid : "", &rec,
+                                                        &e));
+                if (k < 0) {
+                        (void)snprintf(why, whylen,
+                                       "unable to find InferenceService with id %s in model registry: %s",
+                                       x->v.isid, e.message);
+                        return registry_errno(x, k);
+                }
+                if (!x->v.deletion_timestamp && mrlink_url_differs(rec, x->v.status_url)) {
+                        json_auto_t *patch = mrlink_url_patch(rec, x->v.status_url);
+                        char idb[32];
+                        const char *id = mrlink_record_id(rec, idb, sizeof(idb));
+
+                        if (!patch)
+                                return -ENOMEM;
+                        k = MR_CALL(x, mr_update_inference_service(x->mr, id ? id : x->v.isid,
+                                                                   patch, NULL, &e));
+                        if (k < 0) {
+                                (void)snprintf(why, whylen,
+                                               "unable to update the url of InferenceService %s in model registry: %s",
+                                               x->v.isid, e.message);
+                                return registry_errno(x, k);
+                        }
+                }
+        } else {
+                k = snprintf(name, sizeof(name), "%s/%s", x->v.name, x->v.uid ? x->v.uid : "");
+                if (k < 0 || (size_t)k >= sizeof(name))
+                        return -ENAMETOOLONG;
+                k = MR_CALL(x, mr_find_inference_service(x->mr, name, se_id, &rec, &e));
+                if (k < 0) {
+                        if (k != -ENOENT)
+                                atomic_fetch_add(&x->r->errors, 1);
+                        k = MR_CALL(x, mr_create_inference_service(
+                                               x->mr,
+                                               &(struct mr_inference_service_create){
+                                                       .name = name,
+                                                       .registered_model_id =
+                                                               x->v.rmid ? x->v.rmid : "",
+                                                       .serving_environment_id = se_id,
+                                                       .model_version_id = x->v.mvid,
+                                                       .runtime = x->v.runtime,
+                                                       .url = x->v.status_url,
+                                               },
+                                               &rec, &e));
+                        if (k < 0) {
+                                /* the remembered environment may be gone (registry wiped) */
+                                map_set(x->r, x->r->se_ids, x->se_key, NULL);
+                                (void)snprintf(why, whylen,
+                                               "unable to create InferenceService %s in model registry: %s",
+                                               name, e.message);
+                                return registry_errno(x, k);
+                        }
+                }
+        }
+        if (!rec) {
+                (void)snprintf(why, whylen, "unexpected nil model registry InferenceService");
+                return -EBADMSG;
+        }
+        *ret = TAKE_PTR(rec);
+        return 0;
+}
+
+/* A deleted InferenceService whose record could not be marked UNDEPLOYED: keep the finalizer
+ * and retry, until the undeploy timeout has passed since deletion. */
+static int deletion_failed(struct ctx *x, int k, const char *why, struct reconcile_result *res)
+{
+        usec_t remaining, timeout = x->r->cfg->undeploy_timeout;
+        char ts[64];
+        int q;
+
+        if (!mrlink_undeploy_expired(x->v.deletion_timestamp, now_realtime(), timeout,
+                                     &remaining)) {
+                log_emit(LOG_LEVEL_WARN, k, &x->lf,
+                         "Cannot mark the model registry record UNDEPLOYED yet (%s); retrying, finalizer kept for at most %llus more",
+                         why, (unsigned long long)(remaining / USEC_PER_SEC));
+                return reconcile_requeue_after(
+                        res, mrlink_undeploy_retry_delay(timeout - remaining, remaining));
+        }
+        (void)!format_rfc3339(timeout, ts, sizeof(ts));
+        emit(x, "Warning", "UndeployFailed",
+             "the model registry record could not be marked UNDEPLOYED within %llus of deletion: %s; finalizer %s removed",
+             (unsigned long long)(timeout / USEC_PER_SEC), why, x->r->cfg->finalizer);
+        q = finalizer_remove(x);
+        if (q < 0)
+                return q;
+        map_set(x->r, x->r->fingerprints, x->key, NULL);
+        return reconcile_done(res);
+}
+
+static int resolve_failed(struct ctx *x, int k, const char *why, struct reconcile_result *res)
+{
+        if (x->v.deletion_timestamp) {
+                if (k == -ENOENT) {
+                        /* the registry Service is gone: nobody can be told any more */
+                        emit(x, "Warning", "UndeployFailed",
+                             "the model registry record could not be marked UNDEPLOYED: %s; finalizer %s removed",
+                             why, x->r->cfg->finalizer);
+                        k = finalizer_remove(x);
+                        if (k < 0)
+                                return k;
+                        map_set(x->r, x->r->fingerprints, x->key, NULL);
+                        return reconcile_done(res);
+                }
+                return deletion_failed(x, k, why, res);
+        }
+        if (k == -ENOTUNIQ || k == -ENOPROTOOPT) {
+                emit(x, "Warning",
+                     k == -ENOTUNIQ ? "RegistryServiceAmbiguous" : "RegistryServiceNoPort", "%s",
+                     why);
+                return reconcile_requeue_after(res, MISCONFIGURED_REQUEUE);
+        }
+        if (k == -ENOENT)
+                emit(x, "Warning", "RegistryServiceNotFound", "%s", why);
+        else
+                log_emit(LOG_LEVEL_WARN, k, &x->lf, "Cannot resolve the model registry: %s", why);
+        return k == -EINVAL ? -EPROTO : k;
+}
+
+static int reconcile_one(struct ctx *x, struct reconcile_result *res)
+{
+        struct mrlink_reconciler *r = x->r;
+        char fp[FINGERPRINT_MAX], old_fp[FINGERPRINT_MAX], why[1024] = "", idb[32];
+        json_auto_t *rec = NULL;
+        const char *id;
+        bool deleting;
+        int k;
+
+        x->obj = cache_get(informer_cache(r->isvcs), x->key);
+        if (!x->obj || mrlink_isvc_read(r->cfg, x->obj, &x->v) < 0) {
+                map_set(r, r->fingerprints, x->key, NULL);
+                return reconcile_done(res);
+        }
+        if (!x->v.has_isid && !x->v.has_rmid) {
+                log_emit(LOG_LEVEL_DEBUG, 0, &x->lf,
+                         "missing model registry specific label, skipping");
+                map_set(r, r->fingerprints, x->key, NULL);
+                /* our finalizer on an InferenceService that lost its labels: let it go */
+                k = finalizer_remove(x);
+                return k < 0 ? k : reconcile_done(res);
+        }
+        deleting = x->v.deletion_timestamp != NULL;
+        if (deleting && !x->v.has_finalizer)
+                return reconcile_done(res);
+        if (mrlink_fingerprint(&x->v, NULL, fp, sizeof(fp)) >= 0 &&
+            map_get(r, r->fingerprints, x->key, old_fp, sizeof(old_fp)) && streq(fp, old_fp)) {
+                atomic_fetch_add(&r->skipped, 1);
+                return reconcile_done(res);
+        }
+        if (!x->v.has_name && !x->v.has_url)
+                log_emit(LOG_LEVEL_DEBUG, 0, &x->lf,
+                         "neither the name label nor the URL annotation is set: looking for the model registry Service by label");
+
+        k = resolve_url(x, why, sizeof(why));
+        if (k < 0)
+                return resolve_failed(x, k, why, res);
+
+        if (!deleting && !x->v.has_finalizer) {
+                k = patch_isvc(x, mrlink_finalizer_patch(x->obj, r->cfg->finalizer, true,
+                                                         x->v.resource_version));
+                if (k < 0)
+                        return k == -ENOENT ? reconcile_done(res) : k;
+        }
+
+        k = mr_open(x);
+        if (k < 0)
+                return k;
+        k = sync_record(x, &rec, why, sizeof(why));
+        if (k < 0) {
+                if (deleting)
+                        return deletion_failed(x, k, why, res);
+                log_emit(LOG_LEVEL_WARN, k, &x->lf, "%s", why);
+                return k;
+        }
+        id = mrlink_record_id(rec, idb, sizeof(idb));
+        if (!id) {
+                log_emit(LOG_LEVEL_WARN, 0, &x->lf, "model registry InferenceService without id");
+                return deleting ? deletion_failed(x, -EBADMSG, "record without id", res)
+                                : -EBADMSG;
+        }
+
+        if (deleting) {
+                if (mrlink_needs_undeploy(rec)) {
+                        struct mr_error e = { 0 };
+                        json_auto_t *body = json_pack("{s:s}", "desiredState", "UNDEPLOYED");
+
+                        if (!body)
+                                return -ENOMEM;
+                        k = MR_CALL(x, mr_update_inference_service(x->mr, id, body, NULL, &e));
+                        if (k < 0) {
+                                (void)snprintf(why, sizeof(why),
+                                               "failed to update DesiredState to UNDEPLOYED: %s",
+                                               e.message);
+                                return deletion_failed(x, registry_errno(x, k), why, res);
+                        }
+                }
+                k = finalizer_remove(x);
+                if (k < 0)
+                        return k;
+                map_set(r, r->fingerprints, x->key, NULL);
+                return reconcile_done(res);
+        }
+
+        if (!x->v.isid || !streq(x->v.isid, id)) {
+                k = patch_isvc(x, json_pack("{s:{s:{s:s}}}", "metadata", "labels",
+                                            r->cfg->isid_label, id));
+                if (k < 0)
+                        return k == -ENOENT ? reconcile_done(res) : k;
+        }
+        if (mrlink_fingerprint(&x->v, id, fp, sizeof(fp)) >= 0)
+                map_set(r, r->fingerprints, x->key, fp);
+        return reconcile_done(res);
+}
+
+static int reconcile(void *userdata, const char *key, struct reconcile_result *res)
+{
+        struct ctx x = {
+                .r = userdata,
+                .key = key,
+                .lf = { .controller = CONTROLLER_NAME, .object = key },
+        };
+        int k;
+
+        k = client_acquire(x.r, &x.kc);
+        if (k < 0)
+                return k;
+        k = reconcile_one(&x, res);
+        client_release(x.r, x.kc);
+        mr_client_free(x.mr);
+        json_decref(x.obj);
+        return k;
+}
+
+struct reconciler mrlink_reconciler_get(struct mrlink_reconciler *r)
+{
+        return (struct reconciler){ .name = CONTROLLER_NAME, .reconcile = reconcile,
+                                    .userdata = r };
+}

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * The InferenceService <-> model registry controller's imperative shell (spec A.5-A.10; the
+ * decisions are in plan.h). One reconcile per InferenceService key ("ns/name"), reading the
+ * object from the InferenceService informer it shares with the TrainedModel controller (one
+ * watch, one cache; it must keep metadata.finalizers, labels, annotations, uid,
+ * deletionTimestamp, resourceVersion, spec.predictor.model.runtime and status.url):
+ *
+ *   1. no IS-id / RM-id label: nothing (a leftover finalizer of ours is removed);
+ *   2. the registry's base URL: the URL annotation, else the Service (GET by NAME_LABEL, or the
+ *      one labelled component=model-registry) in the NAMESPACE_LABEL / REGISTRIES_NAMESPACE
+ *      namespace, read fresh from the API server;
+ *   3. the finalizer (merge patch with resourceVersion precondition) before any registry write;
+ *   4. serving environment found or created (the id is remembered per registry and namespace),
+ *      inference-service record found or created as "<name>/<uid>", or fetched by the IS-id
+ *      label and its customProperties.url patched to follow status.url;
+ *   5. deleting: record PATCHed UNDEPLOYED, then the finalizer removed; when the registry's
+ *      Service is gone the finalizer is removed at once with a Warning event, when the registry
+ *      does not answer it is retried (growing delay) until the undeploy timeout has passed since
+ *      deletion, then removed with a Warning event;
+ *   6. the record's id written back as the IS-id label (merge patch of that one label).
+ *
+ * A reconcile whose inputs (plan.h mrlink_fingerprint) equal those of the last successful one
+ * makes no call at all: resyncs and the controller's own label write cost nothing.
+ * Registry errors are retried (the runner's rate limiter), never terminal; an ambiguous or
+ * port-less registry Service is a Warning event naming the Services and a requeue after 5
+ * minutes (no hot loop).
+ */
+
+#include <jansson.h>
+
+#include "kube/client.h"
+#include "kube/controller.h"
+#include "kube/informer.h"
+#include "mrlink/config.h"
+#include "util/macro.h"
+
+/* Emits a Kubernetes event about obj (borrowed); type "Normal" or "Warning". */
+typedef void (*mrlink_event_fn)(void *userdata, const json_t *obj, const char *type,
+                                const char *reason, const char *message);
+
+struct mrlink_reconciler_options {
+        const struct mrlink_config *config; /* borrowed */
+        struct kube_client *client;         /* borrowed; cloned per worker */
+        struct informer *inferenceservices; /* borrowed; the shared InferenceService informer */
+        const char *token;      /* borrowed, may be NULL: static bearer token for the registry */
+        const char *token_file; /* borrowed, may be NULL: re-read before registry calls; wins */
+        mrlink_event_fn event;  /* may be NULL */
+        void *event_userdata;
+};
+
+struct mrlink_reconciler;
+
+_warn_unused_result_ int mrlink_reconciler_new(const struct mrlink_reconciler_options *opts,
+                                               struct mrlink_reconciler **ret);
+struct mrlink_reconciler *mrlink_reconciler_free(struct mrlink_reconciler *r);
+DEFINE_CLEANUP_FUNC(struct mrlink_reconciler *, mrlink_reconciler_free)
+
+/* The reconciler for controller_new() (name "inferenceservice", as upstream). */
+struct reconciler mrlink_reconciler_get(struct mrlink_reconciler *r);
+
+/* Adds a handler to the InferenceService informer (before it starts) that enqueues into c's
+ * queue only InferenceServices with the IS-id or RM-id label (or our finalizer). */
+_warn_unused_result_ int mrlink_reconciler_watch(struct mrlink_reconciler *r, struct controller *c);
+
+struct mrlink_reconciler_stats {
+        unsigned long registry_calls;    /* HTTP calls to model registries */
+        unsigned long registry_errors;   /* of which failed */
+        unsigned long isvc_writes;       /* finalizer and label patches */
+        unsigned long skipped;           /* reconciles skipped by the fingerprint */
+};
+void mrlink_reconciler_get_stats(struct mrlink_reconciler *r, struct mrlink_reconciler_stats *ret);
