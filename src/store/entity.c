@@ -475,6 +475,74 @@ static int compile_cond(struct sqlb *b, const struct store_cond *c, unsigned dep
         return r;
 }
 
+#define PROP_BATCH 256
+
+struct id_index {
+        int64_t id;
+        struct store_entity *e;
+};
+
+struct batch {
+        struct id_index idx[PROP_BATCH];
+        size_t n;
+};
+
+static int cmp_id(const void *a, const void *b)
+{
+        const struct id_index *x = a, *y = b;
+        return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int batch_row(void *userdata, const struct store_val *cols, size_t n)
+{
+        struct batch *b = userdata;
+        struct id_index key, *hit;
+
+        if (n < 8)
+                return -EIO;
+        key.id = store_val_int(&cols[7]);
+        hit = bsearch(&key, b->idx, b->n, sizeof(b->idx[0]), cmp_id);
+        if (!hit)
+                return 0;
+        return prop_row(hit->e, cols, 7);
+}
+
+/* Loads the properties of n entities of one group with one query per PROP_BATCH entities. */
+static int load_props_batched(struct store *s, struct store_conn *c, struct store_entity *v,
+                              size_t n)
+{
+        struct batch *b;
+        int r = 0;
+
+        if (n == 0)
+                return 0;
+        b = calloc(1, sizeof(*b));
+        if (!b)
+                return -ENOMEM;
+        for (size_t start = 0; start < n && r >= 0; start += PROP_BATCH) {
+                struct buf sql = BUF_INIT(64 * 1024);
+                struct store_val params[PROP_BATCH + 1];
+                size_t k = MIN(PROP_BATCH, n - start);
+
+                params[0] = SV_INT(v[start].group);
+                b->n = k;
+                r = buf_puts(&sql, q_prop_batch_select);
+                for (size_t i = 0; i < k && r >= 0; i++) {
+                        b->idx[i] = (struct id_index){ .id = v[start + i].id, .e = &v[start + i] };
+                        params[i + 1] = SV_INT(v[start + i].id);
+                        r = buf_puts(&sql, i == 0 ? q_param : q_param_more);
+                }
+                if (r >= 0)
+                        r = buf_puts(&sql, q_close);
+                qsort(b->idx, k, sizeof(b->idx[0]), cmp_id);
+                if (r >= 0)
+                        r = store_exec(s, c, buf_str(&sql), params, k + 1, batch_row, b);
+                buf_release(&sql);
+        }
+        free(b);
+        return r < 0 ? r : 0;
+}
+
 int store_entity_list(struct store *s, struct store_conn *c, const struct store_query *q,
                       struct store_entity **ret, size_t *ret_n, bool *ret_more)
 {
@@ -548,11 +616,9 @@ int store_entity_list(struct store *s, struct store_conn *c, const struct store_
                 while (col.n > (size_t)q->limit)
                         store_entity_done(&col.v[--col.n]);
         }
-        for (size_t i = 0; i < col.n; i++) {
-                r = load_props(s, c, &col.v[i]);
-                if (r < 0)
-                        goto out;
-        }
+        r = load_props_batched(s, c, col.v, col.n);
+        if (r < 0)
+                goto out;
         *ret = TAKE_PTR(col.v);
         *ret_n = col.n;
         col.n = 0;

@@ -18,6 +18,9 @@ const char q_prop_insert[] =
 const char q_prop_get[] = "SELECT custom, name, vtype, string_value, int_value, double_value,"
                           " bool_value FROM property WHERE grp = ? AND entity_id = ?"
                           " ORDER BY custom, name";
+const char q_prop_batch_select[] =
+        "SELECT custom, name, vtype, string_value, int_value, double_value, bool_value, entity_id"
+        " FROM property WHERE grp = ? AND entity_id IN (";
 const char q_wipe_property[] = "DELETE FROM property";
 const char q_wipe_entity[] = "DELETE FROM entity";
 const char q_wipe_seq[] = "UPDATE seq SET next_id = 0";

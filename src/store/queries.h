@@ -14,6 +14,7 @@ extern const char q_entity_get[];
 extern const char q_prop_delete[];
 extern const char q_prop_insert[];
 extern const char q_prop_get[];
+extern const char q_prop_batch_select[]; /* … WHERE grp = ? AND entity_id IN ( */
 extern const char q_wipe_property[];
 extern const char q_wipe_entity[];
 extern const char q_wipe_seq[];
