@@ -112,7 +112,8 @@ uri_err() {
 CRD="$ROOT/deploy/crds/serving.kserve.io_trainedmodels.yaml"
 [ -f "$CRD" ] || CRD="$ROOT/../shared/fixtures/kserve/crd-trainedmodels-minimal.yaml"
 [ -f "$CRD" ] || { echo "no TrainedModel CRD found: skipping"; exit 77; }
-k apply -f "$CRD" >/dev/null
+# Other suites share the control plane: install the CRD only when it is missing, never change it.
+k get crd trainedmodels.serving.kserve.io >/dev/null 2>&1 || k create -f "$CRD" >/dev/null 2>&1 || true
 k wait --for=condition=Established crd/trainedmodels.serving.kserve.io --timeout=60s >/dev/null
 for _ in $(seq 1 100); do
         k api-resources --api-group=serving.kserve.io 2>/dev/null | grep -q '^trainedmodels' && break
