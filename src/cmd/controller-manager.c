@@ -4,6 +4,7 @@
  * name them, so that manifests written for KServe's manager translate one to one.
  */
 #include <getopt.h>
+#include <malloc.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -394,6 +395,10 @@ int cmd_controller(int argc, char **argv)
         r = parse_argv(argc, argv);
         if (r <= 0)
                 return r < 0 ? 2 : 0;
+
+        /* Few malloc arenas: workers come and go on many objects; per-thread arenas would keep
+         * each one's high-water mark resident. */
+        (void)mallopt(M_ARENA_MAX, 2);
 
         copts.kubeconfig_path = arg_kubeconfig;
         copts.context = arg_context;

@@ -2,6 +2,7 @@
 #include "kube/manager.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -23,6 +24,10 @@
 #define MANAGER_MAX_CONTROLLERS  8
 /* How often the main loop looks at the leader state between signals. */
 #define MANAGER_TICK_NSEC (100L * 1000L * 1000L)
+/* Freed heap pages are handed back to the system this often (ticks): reconciles of many objects
+ * leave garbage in the per-thread malloc arenas that glibc would otherwise keep (Go's runtime
+ * scavenges the same way). */
+#define MANAGER_TRIM_TICKS 100U
 
 struct manager {
         struct manager_options opts;
@@ -365,8 +370,11 @@ int manager_run(struct manager *m)
         sigemptyset(&mask);
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGINT);
-        while (result == 0) {
+        for (unsigned ticks = 1; result == 0; ticks++) {
                 int sig = sigtimedwait(&mask, NULL, &tick);
+
+                if (ticks % MANAGER_TRIM_TICKS == 0)
+                        (void)malloc_trim(0);
                 if (sig == SIGTERM || sig == SIGINT) {
                         log_info("Received %s, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
                         break;
