@@ -394,8 +394,20 @@ static int tm_reconcile_isvc(struct tm_reconciler *r, struct kube_client *c, con
         k = cache_by_index(informer_cache(r->tms), TM_INDEX_ISVC, key, &tms);
         if (k < 0)
                 return k;
-        if (json_array_size(tms) == 0)
-                return reconcile_done(ret); /* nothing of ours points here */
+        if (json_array_size(tms) == 0) {
+                /* Nothing points here (any more). A TrainedModel moved to another parent may
+                 * have been relabelled by that parent's reconcile before this one ran (W7): its
+                 * entry must still leave this models.json. Only an existing, non-empty
+                 * ConfigMap is touched (planned with no TrainedModels: "[]"). */
+                const char *data;
+
+                k = get_configmap(r, c, ns, cm_name, &cm, lf);
+                if (k < 0)
+                        return k;
+                data = json_get_string_path(cm, "data", "models.json", NULL);
+                if (!cm || !data || streq(data, "") || streq(data, "[]"))
+                        return reconcile_done(ret);
+        }
 
         for (unsigned attempt = 0;; attempt++) {
                 const json_t **arr;
@@ -407,7 +419,7 @@ static int tm_reconcile_isvc(struct tm_reconciler *r, struct kube_client *c, con
                 if (k < 0)
                         return k;
 
-                arr = calloc(json_array_size(tms), sizeof(*arr));
+                arr = calloc(json_array_size(tms) + 1, sizeof(*arr));
                 if (!arr)
                         return -ENOMEM;
                 for (size_t i = 0; i < json_array_size(tms); i++)
