@@ -350,6 +350,19 @@ static int check_filters(struct ydoc *d, unsigned line, const char *qname, json_
         return 0;
 }
 
+/* The line of key in mapping n (for messages about values already converted to JSON). */
+static unsigned line_of_key(struct ydoc *d, yaml_node_t *n, const char *key)
+{
+        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+                yaml_node_t *k = ydoc_node(d, p->key);
+                const char *s = ynode_scalar(k);
+
+                if (s && streq(s, key))
+                        return ynode_line(k);
+        }
+        return ynode_line(n);
+}
+
 static int parse_named_queries(struct ydoc *d, yaml_node_t *n, struct catalog_config *c,
                                struct catalog_error *err)
 {
@@ -378,7 +391,7 @@ static int parse_named_queries(struct ydoc *d, yaml_node_t *n, struct catalog_co
                 json_t *filters = json_object_get(q, "filters");
                 json_t *asset = json_object_get(q, "assetType");
                 const char *at = "models";
-                unsigned line = ynode_line(n);
+                unsigned line = line_of_key(d, n, qname);
 
                 if (!json_is_object(q)) {
                         catalog_error_set(err, d->file, line,

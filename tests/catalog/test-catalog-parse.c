@@ -160,6 +160,20 @@ Test(sources, validation_errors)
         }
 }
 
+Test(sources, named_query_error_names_its_line)
+{
+        struct catalog_config c = { 0 };
+        struct catalog_error e = { 0 };
+
+        cr_assert_eq(parse_config("namedQueries:\n"
+                                  "  good: {f: {operator: '=', value: 1}}\n"
+                                  "  bad: {f: {operator: '~', value: 1}}\n",
+                                  &c, &e),
+                     -EINVAL);
+        cr_assert_eq(e.line, 3, "line %u: %s", e.line, e.message);
+        cr_assert(strstr(e.message, "'bad'"), "%s", e.message);
+}
+
 Test(sources, legacy_catalogs_key_merges)
 {
         struct catalog_config c = { 0 };
