@@ -1,0 +1,971 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The InferenceService <-> model registry controller (docs/mrlink.md, spec A.11/A.12) against a
+ * real kube-apiserver (+ kube-controller-manager) and a real `modelplane registry` on loopback
+ * (SQLite in a temp dir), with the real `modelplane controller` authenticated as the shipped
+ * RBAC's ServiceAccount (helpers of tests/integration/serving).
+ *
+ * The registry listens on 127.0.0.1, not behind a Service: cases that resolve the registry from
+ * a Service map the in-cluster URL the controller resolved ("http://<svc>.<ns>.svc.cluster.local:
+ * <http-api port>" or "https://<external address>") to the loopback registry with
+ * MODELPLANE_MRLINK_TEST_URL_REWRITE (exact match): a wrong resolution finds no registry, and the
+ * test fails.
+ */
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "json/json-util.h"
+#include "registry/client.h"
+
+#define ISID "modelregistry.kubeflow.org/inference-service-id"
+#define RMID "modelregistry.kubeflow.org/registered-model-id"
+#define MVID "modelregistry.kubeflow.org/model-version-id"
+#define NAME_L "modelregistry.kubeflow.org/name"
+#define NS_L "modelregistry.kubeflow.org/namespace"
+#define URL_A "modelregistry.kubeflow.org/url"
+#define FINALIZER "modelregistry.kubeflow.org/finalizer"
+#define EXT_A "routing.kubeflow.org/external-address-rest"
+
+static const struct gvr gvr_services = { "", "v1", "services" };
+static const struct gvr gvr_events = { "", "v1", "events" };
+static const struct gvr gvr_ns = { "", "v1", "namespaces" };
+
+/* ---- a real `modelplane registry` ---- */
+
+struct reg {
+        pid_t pid;
+        unsigned port;
+        char dir[256];
+        char db[320];
+        char url[64];
+};
+
+static unsigned free_port(void)
+{
+        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof(a);
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        cr_assert(fd >= 0);
+        cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+        cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+        close(fd);
+        return ntohs(a.sin_port);
+}
+
+static json_t *reg_call(struct reg *g, const char *method, const char *path, json_t *body,
+                        int *ret_code)
+{
+        struct mr_client *c = NULL;
+        struct mr_error e = { 0 };
+        json_t *out = NULL;
+        int r;
+
+        cr_assert_eq(mr_client_new(&(struct mr_client_config){ .base_url = g->url,
+                                                               .timeout_ms = 5000 },
+                                   &c),
+                     0);
+        r = mr_client_call(c, method, path, body, &out, &e);
+        mr_client_free(c);
+        if (ret_code)
+                *ret_code = r;
+        return r > 0 ? out : NULL;
+}
+
+static bool reg_up(struct reg *g)
+{
+        json_t *j = reg_call(g, "GET", "/registered_models", NULL, NULL);
+        bool up = j != NULL;
+
+        json_decref(j);
+        return up;
+}
+
+static void reg_start(struct reg *g)
+{
+        const char *bin = getenv("MODELPLANE_BIN");
+        char port[16], log[400];
+        pid_t pid;
+
+        cr_assert(bin && *bin, "MODELPLANE_BIN is not set");
+        if (!g->dir[0]) {
+                (void)snprintf(g->dir, sizeof(g->dir), "/tmp/mrlink-it-XXXXXX");
+                cr_assert_not_null(mkdtemp(g->dir));
+                (void)snprintf(g->db, sizeof(g->db), "%s/mr.db", g->dir);
+                g->port = free_port();
+                (void)snprintf(g->url, sizeof(g->url), "http://127.0.0.1:%u", g->port);
+        }
+        (void)snprintf(port, sizeof(port), "%u", g->port);
+        (void)snprintf(log, sizeof(log), "%s/registry.log", g->dir);
+        pid = fork();
+        cr_assert(pid >= 0);
+        if (pid == 0) {
+                int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+                if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+                        _exit(126);
+                execl(bin, bin, "registry", "-n", "127.0.0.1", "-p", port, "-d", g->db,
+                      (char *)NULL);
+                _exit(127);
+        }
+        g->pid = pid;
+        SRV_WAIT(SRV_TIMEOUT, reg_up(g), "registry did not come up (log %s)", log);
+}
+
+static void reg_stop(struct reg *g)
+{
+        int status;
+
+        if (g->pid <= 0)
+                return;
+        kill(g->pid, SIGTERM);
+        for (int i = 0; i < 100; i++) {
+                if (waitpid(g->pid, &status, WNOHANG) == g->pid) {
+                        g->pid = 0;
+                        return;
+                }
+                srv_sleep_ms(100);
+        }
+        kill(g->pid, SIGKILL);
+        (void)waitpid(g->pid, &status, 0);
+        g->pid = 0;
+}
+
+/* id of a created entity */
+static void reg_create(struct reg *g, const char *path, json_t *body, char *id, size_t len)
+{
+        int code = 0;
+        json_t *j = reg_call(g, "POST", path, body, &code);
+
+        json_decref(body);
+        cr_assert_not_null(j, "POST %s: %d", path, code);
+        (void)snprintf(id, len, "%s", json_string_value(json_object_get(j, "id")));
+        json_decref(j);
+}
+
+/* The record named "<isvc>/<uid>" (owned), NULL when absent. */
+static json_t *reg_find_is(struct reg *g, const char *full_name)
+{
+        json_t *list = reg_call(g, "GET", "/inference_services?pageSize=1000", NULL, NULL), *it;
+        json_t *found = NULL;
+        size_t i;
+
+        json_array_foreach(json_object_get(list, "items"), i, it) {
+                const char *n = json_string_value(json_object_get(it, "name"));
+                if (n && streq(n, full_name))
+                        found = json_incref(it);
+        }
+        json_decref(list);
+        return found;
+}
+
+static size_t reg_count(struct reg *g, const char *path)
+{
+        json_t *list = reg_call(g, "GET", path, NULL, NULL);
+        size_t n = json_array_size(json_object_get(list, "items"));
+
+        json_decref(list);
+        return n;
+}
+
+static json_t *reg_get_is(struct reg *g, const char *id)
+{
+        char path[128];
+
+        (void)snprintf(path, sizeof(path), "/inference_services/%s", id);
+        return reg_call(g, "GET", path, NULL, NULL);
+}
+
+/* ---- one test's world ---- */
+
+struct world {
+        struct srv s;
+        struct reg g;
+        char rm[32], mv[32];
+        char extra_ns[80]; /* a second namespace to delete at teardown */
+};
+
+static void set_env(const char *registries_ns, const char *rewrite, const char *undeploy_timeout)
+{
+        setenv("INFERENCE_SERVICE_CONTROLLER", "managed", 1);
+        setenv("NAMESPACE_LABEL", NS_L, 1);
+        setenv("NAME_LABEL", NAME_L, 1);
+        setenv("URL_ANNOTATION", URL_A, 1);
+        setenv("INFERENCE_SERVICE_ID_LABEL", ISID, 1);
+        setenv("MODEL_VERSION_ID_LABEL", MVID, 1);
+        setenv("REGISTERED_MODEL_ID_LABEL", RMID, 1);
+        setenv("FINALIZER", FINALIZER, 1);
+        setenv("SERVICE_ANNOTATION", EXT_A, 1);
+        setenv("REGISTRIES_NAMESPACE", registries_ns, 1);
+        setenv("SKIP_TLS_VERIFY", "false", 1);
+        if (rewrite)
+                setenv("MODELPLANE_MRLINK_TEST_URL_REWRITE", rewrite, 1);
+        else
+                unsetenv("MODELPLANE_MRLINK_TEST_URL_REWRITE");
+        if (undeploy_timeout)
+                setenv("MODELPLANE_MRLINK_UNDEPLOY_TIMEOUT", undeploy_timeout, 1);
+        else
+                unsetenv("MODELPLANE_MRLINK_UNDEPLOY_TIMEOUT");
+}
+
+static void world_setup(struct world *w, const char *prefix)
+{
+        memset(w, 0, sizeof(*w));
+        srv_setup(&w->s, prefix);
+        reg_start(&w->g);
+        reg_create(&w->g, "/registered_models", json_pack("{s:s}", "name", "mnist"), w->rm,
+                   sizeof(w->rm));
+        reg_create(&w->g, "/model_versions",
+                   json_pack("{s:s,s:s}", "name", "v1", "registeredModelId", w->rm), w->mv,
+                   sizeof(w->mv));
+        set_env(w->s.ns, NULL, NULL);
+}
+
+/* rewrite "http://<svc>.<ns>.svc.cluster.local:8080" to the loopback registry */
+static void rewrite_service(struct world *w, const char *svc, const char *ns, char *buf,
+                            size_t len)
+{
+        (void)snprintf(buf, len, "http://%s.%s.svc.cluster.local:8080=%s", svc, ns, w->g.url);
+}
+
+static void drop_isvc_finalizers(struct srv *s, const char *ns)
+{
+        json_t *list = NULL, *it;
+        size_t i;
+
+        if (kube_list(s->c, &srv_gvr_isvc, ns, NULL, &list, NULL) < 0)
+                return;
+        json_array_foreach(json_object_get(list, "items"), i, it) {
+                json_t *p = json_pack("{s:{s:n}}", "metadata", "finalizers");
+                (void)!kube_patch(s->c, &srv_gvr_isvc, ns,
+                                  json_get_string_path(it, "metadata", "name", NULL),
+                                  KUBE_PATCH_MERGE, p, NULL, NULL, NULL);
+                json_decref(p);
+        }
+        json_decref(list);
+}
+
+static void world_teardown(struct world *w)
+{
+        if (w->s.ctrl > 0)
+                srv_controller_stop(&w->s);
+        if (w->s.c) {
+                drop_isvc_finalizers(&w->s, w->s.ns);
+                if (w->extra_ns[0])
+                        (void)!kube_delete(w->s.c, &gvr_ns, NULL, w->extra_ns, NULL, NULL, NULL);
+        }
+        reg_stop(&w->g);
+        srv_teardown(&w->s);
+}
+
+static void create_ns(struct world *w, const char *name)
+{
+        json_t *ns = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
+                               "metadata", "name", name);
+        struct kube_status st = { 0 };
+
+        cr_assert_eq(kube_create(w->s.c, &gvr_ns, NULL, ns, NULL, NULL, &st), 0, "%s", st.message);
+        json_decref(ns);
+}
+
+/* The fixture Service (labels app=metadata, component=model-registry; http-api 8080, grpc-api). */
+static void service_create(struct world *w, const char *ns, const char *name, bool http_port,
+                           json_t *annotations)
+{
+        json_t *svc = json_pack(
+                "{s:s,s:s,s:{s:s,s:s,s:{s:s,s:s}},s:{s:[{s:s,s:i,s:s}],s:{s:s}}}", "apiVersion",
+                "v1", "kind", "Service", "metadata", "name", name, "namespace", ns, "labels",
+                "app", "metadata", "component", "model-registry", "spec", "ports", "name",
+                "grpc-api", "port", 9090, "protocol", "TCP", "selector", "component",
+                "model-registry-server");
+        struct kube_status st = { 0 };
+
+        if (http_port)
+                json_array_append_new(json_get_path(svc, "spec", "ports", NULL),
+                                      json_pack("{s:s,s:i,s:s,s:s}", "name", "http-api", "port",
+                                                8080, "protocol", "TCP", "appProtocol", "http"));
+        if (annotations)
+                json_object_set_new(json_object_get(svc, "metadata"), "annotations", annotations);
+        cr_assert_eq(kube_create(w->s.c, &gvr_services, ns, svc, NULL, NULL, &st), 0, "%s",
+                     st.message);
+        json_decref(svc);
+}
+
+/* ISVC with the upstream fixture's predictor; labels/annotations stolen (may be NULL). */
+static void isvc_create(struct world *w, const char *name, json_t *labels, json_t *annotations)
+{
+        json_t *o = json_pack("{s:s,s:s,s:{s:s},s:{s:{s:{s:{s:s},s:s,s:{s:s,s:s}}}}}",
+                              "apiVersion", "serving.kserve.io/v1beta1", "kind",
+                              "InferenceService", "metadata", "name", name, "spec", "predictor",
+                              "model", "modelFormat", "name", "onnx", "runtime", "kserve-ovms",
+                              "storage", "key", "testkey", "path", "/testpath/test");
+
+        if (labels)
+                json_object_set_new(json_object_get(o, "metadata"), "labels", labels);
+        if (annotations)
+                json_object_set_new(json_object_get(o, "metadata"), "annotations", annotations);
+        srv_create(&w->s, &srv_gvr_isvc, o);
+}
+
+static char *isid_of(struct world *w, const char *name)
+{
+        return srv_label(&w->s, &srv_gvr_isvc, name, ISID);
+}
+
+static bool has_isid(struct world *w, const char *name)
+{
+        char *v = isid_of(w, name);
+        bool ok = v && *v;
+
+        free(v);
+        return ok;
+}
+
+static bool has_finalizer(struct world *w, const char *name)
+{
+        json_t *o = srv_get(&w->s, &srv_gvr_isvc, name), *f;
+        bool found = false;
+        size_t i;
+
+        json_array_foreach(json_get_path(o, "metadata", "finalizers", NULL), i, f)
+                if (streq(json_string_value(f), FINALIZER))
+                        found = true;
+        json_decref(o);
+        return found;
+}
+
+static char *uid_of(struct world *w, const char *name)
+{
+        json_t *o = srv_get(&w->s, &srv_gvr_isvc, name);
+        char *u;
+
+        cr_assert_not_null(o);
+        u = strdup(json_get_string_path(o, "metadata", "uid", NULL));
+        json_decref(o);
+        return u;
+}
+
+static bool has_event(struct world *w, const char *ns, const char *obj, const char *reason,
+                      const char *needle)
+{
+        char sel[256];
+        json_t *list = NULL, *it;
+        bool found = false;
+        size_t i;
+
+        (void)snprintf(sel, sizeof(sel), "involvedObject.name=%s", obj);
+        if (kube_list(w->s.c, &gvr_events, ns,
+                      &(struct kube_list_options){ .field_selector = sel }, &list, NULL) < 0)
+                return false;
+        json_array_foreach(json_object_get(list, "items"), i, it) {
+                const char *r = json_string_value(json_object_get(it, "reason"));
+                const char *m = json_string_value(json_object_get(it, "message"));
+                if (r && streq(r, reason) && (!needle || (m && strstr(m, needle))))
+                        found = true;
+        }
+        json_decref(list);
+        return found;
+}
+
+static const char *desired_state(json_t *rec)
+{
+        return json_string_value(json_object_get(rec, "desiredState"));
+}
+
+static bool record_state_is(struct world *w, const char *id, const char *state)
+{
+        json_t *rec = reg_get_is(&w->g, id);
+        bool ok = rec && desired_state(rec) && streq(desired_state(rec), state);
+
+        json_decref(rec);
+        return ok;
+}
+
+static bool record_url_is(struct world *w, const char *id, const char *url)
+{
+        json_t *rec = reg_get_is(&w->g, id);
+        const char *u = json_get_string_path(rec, "customProperties", "url", "string_value", NULL);
+        bool ok = url ? (u && streq(u, url)) : (rec && !u);
+
+        json_decref(rec);
+        return ok;
+}
+
+static void wait_gone(struct world *w, const char *name)
+{
+        SRV_WAIT(SRV_TIMEOUT, srv_gone(&w->s, &srv_gvr_isvc, name),
+                 "InferenceService %s still exists (log %s)", name, w->s.log_path);
+}
+
+/* ---- A.11 ---- */
+
+/* A-T1 + A-T2 (+ A-X7): name label, Service fixture, record contents, deletion. */
+Test(mrlink, t1_t2_create_and_delete_with_name_label, .timeout = 240)
+{
+        struct world w;
+        char rw[256], full[400];
+        char *uid, *id;
+        json_t *rec, *se_list;
+
+        world_setup(&w, "mrl-t1");
+        rewrite_service(&w, "model-registry", w.s.ns, rw, sizeof(rw));
+        set_env(w.s.ns, rw, NULL);
+        service_create(&w, w.s.ns, "model-registry", true, NULL);
+        srv_controller_start(&w.s);
+        isvc_create(&w, "example-onnx-mnist",
+                    json_pack("{s:s,s:s,s:s,s:s}", RMID, w.rm, NAME_L, "model-registry", NS_L,
+                              w.s.ns, MVID, w.mv),
+                    NULL);
+        SRV_WAIT(SRV_TIMEOUT, has_isid(&w, "example-onnx-mnist"), "no IS-id label (log %s)",
+                 w.s.log_path);
+        cr_assert(has_finalizer(&w, "example-onnx-mnist"));
+        cr_assert(srv_log_count(&w.s, "model registry URL http://model-registry.") > 0,
+                  "resolved from the Service's http-api port");
+
+        uid = uid_of(&w, "example-onnx-mnist");
+        id = isid_of(&w, "example-onnx-mnist");
+        (void)snprintf(full, sizeof(full), "example-onnx-mnist/%s", uid);
+        rec = reg_find_is(&w.g, full);
+        cr_assert_not_null(rec, "record %s", full);
+        cr_assert_str_eq(json_string_value(json_object_get(rec, "id")), id);
+        cr_assert_str_eq(desired_state(rec), "DEPLOYED");
+        cr_assert_str_eq(json_string_value(json_object_get(rec, "runtime")), "kserve-ovms");
+        cr_assert_str_eq(json_string_value(json_object_get(rec, "modelVersionId")), w.mv);
+        cr_assert_str_eq(json_string_value(json_object_get(rec, "registeredModelId")), w.rm);
+        json_decref(rec);
+        /* the serving environment is named after the InferenceService's namespace */
+        se_list = reg_call(&w.g, "GET", "/serving_environments?pageSize=100", NULL, NULL);
+        cr_assert_eq(json_array_size(json_object_get(se_list, "items")), 1);
+        cr_assert_str_eq(json_get_string_path(json_array_get(json_object_get(se_list, "items"), 0),
+                                              "name", NULL),
+                         w.s.ns);
+        json_decref(se_list);
+
+        /* A-T2 */
+        srv_delete(&w.s, &srv_gvr_isvc, "example-onnx-mnist", NULL);
+        SRV_WAIT(SRV_TIMEOUT, record_state_is(&w, id, "UNDEPLOYED"), "record not UNDEPLOYED");
+        wait_gone(&w, "example-onnx-mnist");
+        cr_assert_eq(reg_count(&w.g, "/inference_services?pageSize=100"), 1,
+                     "deletion never deletes the record");
+        free(uid);
+        free(id);
+        srv_controller_assert_alive(&w.s);
+        world_teardown(&w);
+}
+
+/* A-T3: no name label, one Service labelled component=model-registry. */
+Test(mrlink, t3_single_service_by_label, .timeout = 180)
+{
+        struct world w;
+        char rw[256];
+
+        world_setup(&w, "mrl-t3");
+        rewrite_service(&w, "model-registry", w.s.ns, rw, sizeof(rw));
+        set_env(w.s.ns, rw, NULL);
+        service_create(&w, w.s.ns, "model-registry", true, NULL);
+        srv_controller_start(&w.s);
+        isvc_create(&w, "example-onnx-mnist-missing-name",
+                    json_pack("{s:s,s:s}", RMID, w.rm, NS_L, w.s.ns), NULL);
+        SRV_WAIT(SRV_TIMEOUT, has_isid(&w, "example-onnx-mnist-missing-name"), "no IS-id label");
+        world_teardown(&w);
+}
+
+/* A-T4: two registry Services and no name label: never linked, no finalizer, a Warning event
+ * naming both Services. */
+Test(mrlink, t4_two_services_warning, .timeout = 180)
+{
+        struct world w;
+        char rw[256];
+
+        world_setup(&w, "mrl-t4");
+        rewrite_service(&w, "model-registry", w.s.ns, rw, sizeof(rw));
+        set_env(w.s.ns, rw, NULL);
+        service_create(&w, w.s.ns, "model-registry", true, NULL);
+        service_create(&w, w.s.ns, "model-registry-2", true, NULL);
+        srv_controller_start(&w.s);
+        isvc_create(&w, "example-onnx-mnist-missing-name",
+                    json_pack("{s:s,s:s}", RMID, w.rm, NS_L, w.s.ns), NULL);
+        SRV_WAIT(SRV_TIMEOUT,
+                 has_event(&w, w.s.ns, "example-onnx-mnist-missing-name",
+                           "RegistryServiceAmbiguous", "model-registry, model-registry-2"),
+                 "no Warning event naming both Services");
+        cr_assert_not(has_isid(&w, "example-onnx-mnist-missing-name"));
+        cr_assert_not(has_finalizer(&w, "example-onnx-mnist-missing-name"));
+        cr_assert_eq(reg_count(&w.g, "/inference_services?pageSize=100"), 0);
+        /* no hot retry loop: one resolution, then a requeue after minutes */
+        srv_sleep_ms(2000);
+        cr_assert_leq(srv_log_count(&w.s, "more than one model registry service"), 2);
+        world_teardown(&w);
+}
+
+/* A-T5: the URL annotation key on the Service is ignored; the http-api port is used. */
+Test(mrlink, t5_url_annotation_on_service_ignored, .timeout = 180)
+{
+        struct world w;
+        char rw[256];
+
+        world_setup(&w, "mrl-t5");
+        rewrite_service(&w, "model-registry", w.s.ns, rw, sizeof(rw));
+        set_env(w.s.ns, rw, NULL);
+        service_create(&w, w.s.ns, "model-registry", true,
+                       json_pack("{s:s}", URL_A, "model-registry.svc.cluster.local:8080"));
+        srv_controller_start(&w.s);
+        isvc_create(&w, "example-onnx-mnist",
+                    json_pack("{s:s,s:s,s:s}", RMID, w.rm, NAME_L, "model-registry", NS_L, w.s.ns),
+                    NULL);
+        SRV_WAIT(SRV_TIMEOUT, has_isid(&w, "example-onnx-mnist"), "no IS-id label");
+        world_teardown(&w);
+}
+
+/* A-T6, A-T7, A-T8: customProperties.url follows status.url. */
+Test(mrlink, t6_t7_t8_status_url, .timeout = 180)
+{
+        struct world w;
+        char rw[256];
+        char *id;
+
+        world_setup(&w, "mrl-t6");
+        rewrite_service(&w, "model-registry", w.s.ns, rw, sizeof(rw));
+        set_env(w.s.ns, rw, NULL);
+        service_create(&w, w.s.ns, "model-registry", true, NULL);
+        srv_controller_start(&w.s);
+        isvc_create(&w, "url-reconcile", json_pack("{s:s,s:s}", RMID, w.rm, NS_L, w.s.ns), NULL);
+        SRV_WAIT(SRV_TIMEOUT, has_isid(&w, "url-reconcile"), "no IS-id label");
+        id = isid_of(&w, "url-reconcile");
+        cr_assert(record_url_is(&w, id, NULL), "no url before status.url");
+
+        /* A-T7: a status without url: still no url property */
+        srv_patch(&w.s, &srv_gvr_isvc, "url-reconcile", "status",
+                  srv_json("{'status':{'observedGeneration':1}}"));
+        srv_sleep_ms(2000);
+        cr_assert(record_url_is(&w, id, NULL), "no PATCH when both are empty");
+
+        /* A-T6, A-T8 */
+        srv_patch(&w.s, &srv_gvr_isvc, "url-reconcile", "status",
+                  srv_json("{'status':{'url':'https://example.com'}}"));
+        SRV_WAIT(SRV_TIMEOUT, record_url_is(&w, id, "https://example.com"), "url not patched");
+        srv_patch(&w.s, &srv_gvr_isvc, "url-reconcile", "status",
+                  srv_json("{'status':{'url':'https://example-updated.com'}}"));
+        SRV_WAIT(SRV_TIMEOUT, record_url_is(&w, id, "https://example-updated.com"),
+                 "url does not follow");
+        /* status.url removed: the property becomes "" */
+        srv_patch(&w.s, &srv_gvr_isvc, "url-reconcile", "status",
+                  srv_json("{'status':{'url':null}}"));
+        SRV_WAIT(SRV_TIMEOUT, record_url_is(&w, id, ""), "url not cleared");
+        free(id);
+        world_teardown(&w);
+}
+
+/* ---- A.12 ---- */
+
+/* A-X1: no labels: ignored, no finalizer, no record. A-X2: URL annotation, no Service at all. */
+Test(mrlink, x1_x2_unlabelled_ignored_and_url_annotation, .timeout = 180)
+{
+        struct world w;
+        char rw[256];
+        json_t *o;
+
+        world_setup(&w, "mrl-x1");
+        (void)snprintf(rw, sizeof(rw), "http://mr:8080=%s", w.g.url);
+        set_env(w.s.ns, rw, NULL);
+        srv_controller_start(&w.s);
+        isvc_create(&w, "plain", json_pack("{s:s}", "app", "x"), NULL);
+        isvc_create(&w, "annotated", json_pack("{s:s}", RMID, w.rm),
+                    json_pack("{s:s}", URL_A, "http://mr:8080"));
+        SRV_WAIT(SRV_TIMEOUT, has_isid(&w, "annotated"), "no IS-id label (log %s)", w.s.log_path);
+        cr_assert(srv_log_count(&w.s, "model registry URL http://mr:8080") > 0);
+        /* the unlabelled one: untouched */
+        srv_patch(&w.s, &srv_gvr_isvc, "plain", "status",
+                  srv_json("{'status':{'url':'http://plain'}}"));
+        srv_sleep_ms(1500);
+        o = srv_get(&w.s, &srv_gvr_isvc, "plain");
+        cr_assert_null(json_get_path(o, "metadata", "finalizers", NULL));
+        cr_assert_eq(json_object_size(json_get_path(o, "metadata", "labels", NULL)), 1);
+        json_decref(o);
+        cr_assert_eq(reg_count(&w.g, "/inference_services?pageSize=100"), 1);
+        world_teardown(&w);
+}
+
+/* A-X3: the Service's external-address annotation gives https://<value>. */
+Test(mrlink, x3_external_address, .timeout = 180)
+{
+        struct world w;
+        char rw[256];
+
+        world_setup(&w, "mrl-x3");
+        (void)snprintf(rw, sizeof(rw), "https://mr.example.com:443=%s", w.g.url);
+        set_env(w.s.ns, rw, NULL);
+        service_create(&w, w.s.ns, "model-registry", true,
+                       json_pack("{s:s}", EXT_A, "mr.example.com:443"));
+        srv_controller_start(&w.s);
+        isvc_create(&w, "ext", json_pack("{s:s,s:s}", RMID, w.rm, NAME_L, "model-registry"),
+                    NULL);
+        SRV_WAIT(SRV_TIMEOUT, has_isid(&w, "ext"), "no IS-id label (log %s)", w.s.log_path);
+        cr_assert(srv_log_count(&w.s, "model registry URL https://mr.example.com:443") > 0);
+        world_teardown(&w);
+}
+
+/* A-X4: no http-api port: no finalizer, a Warning event, no record. */
+Test(mrlink, x4_no_http_port, .timeout = 180)
+{
+        struct world w;
+
+        world_setup(&w, "mrl-x4");
+        service_create(&w, w.s.ns, "model-registry", false, NULL);
+        srv_controller_start(&w.s);
+        isvc_create(&w, "noport", json_pack("{s:s}", RMID, w.rm), NULL);
+        SRV_WAIT(SRV_TIMEOUT,
+                 has_event(&w, w.s.ns, "noport", "RegistryServiceNoPort",
+                           "unable to find the http port"),
+                 "no Warning event");
+        cr_assert_not(has_finalizer(&w, "noport"));
+        cr_assert_not(has_isid(&w, "noport"));
+        world_teardown(&w);
+}
+
+/* A-X5, A-X6: existing serving environment and record are found, not created again. */
+Test(mrlink, x5_x6_existing_records_found, .timeout = 180)
+{
+        struct world w;
+        char rw[256], se[32], is[32], full[400];
+        char *uid, *id;
+
+        world_setup(&w, "mrl-x5");
+        (void)snprintf(rw, sizeof(rw), "http://mr:8080=%s", w.g.url);
+        set_env(w.s.ns, rw, NULL);
+        reg_create(&w.g, "/serving_environments", json_pack("{s:s}", "name", w.s.ns), se,
+                   sizeof(se));
+        isvc_create(&w, "existing", json_pack("{s:s}", RMID, w.rm),
+                    json_pack("{s:s}", URL_A, "http://mr:8080"));
+        uid = uid_of(&w, "existing");
+        (void)snprintf(full, sizeof(full), "existing/%s", uid);
+        reg_create(&w.g, "/inference_services",
+                   json_pack("{s:s,s:s,s:s,s:s}", "name", full, "registeredModelId", w.rm,
+                             "servingEnvironmentId", se, "desiredState", "DEPLOYED"),
+                   is, sizeof(is));
+        srv_controller_start(&w.s);
+        SRV_WAIT(SRV_TIMEOUT, has_isid(&w, "existing"), "no IS-id label");
+        id = isid_of(&w, "existing");
+        cr_assert_str_eq(id, is, "the existing record is used");
+        cr_assert_eq(reg_count(&w.g, "/serving_environments?pageSize=100"), 1);
+        cr_assert_eq(reg_count(&w.g, "/inference_services?pageSize=100"), 1);
+        free(uid);
+        free(id);
+        world_teardown(&w);
+}
+
+/* A-X8: registry Service in another namespace (namespace label); the serving environment is
+ * still named after the InferenceService's own namespace. */
+Test(mrlink, x8_registry_in_other_namespace, .timeout = 180)
+{
+        struct world w;
+        char rw[256];
+        json_t *se_list;
+
+        world_setup(&w, "mrl-x8");
+        (void)snprintf(w.extra_ns, sizeof(w.extra_ns), "%s-reg", w.s.ns);
+        create_ns(&w, w.extra_ns);
+        rewrite_service(&w, "model-registry", w.extra_ns, rw, sizeof(rw));
+        set_env("kubeflow-nonexistent", rw, NULL);
+        service_create(&w, w.extra_ns, "model-registry", true, NULL);
+        srv_controller_start(&w.s);
+        isvc_create(&w, "elsewhere", json_pack("{s:s,s:s}", RMID, w.rm, NS_L, w.extra_ns), NULL);
+        SRV_WAIT(SRV_TIMEOUT, has_isid(&w, "elsewhere"), "no IS-id label (log %s)",
+                 w.s.log_path);
+        se_list = reg_call(&w.g, "GET", "/serving_environments?pageSize=100", NULL, NULL);
+        cr_assert_str_eq(json_get_string_path(json_array_get(json_object_get(se_list, "items"), 0),
+                                              "name", NULL),
+                         w.s.ns);
+        json_decref(se_list);
+        world_teardown(&w);
+}
+
+/* A-X10 + "down during create": registry down at create, caught up once back; down at
+ * deletion: finalizer kept, then UNDEPLOYED and removed once back. */
+Test(mrlink, x10_registry_down_create_and_delete, .timeout = 240)
+{
+        struct world w;
+        char rw[256];
+        char *id;
+
+        world_setup(&w, "mrl-x10");
+        (void)snprintf(rw, sizeof(rw), "http://mr:8080=%s", w.g.url);
+        set_env(w.s.ns, rw, NULL);
+        srv_controller_start(&w.s);
+        reg_stop(&w.g);
+        isvc_create(&w, "flaky", json_pack("{s:s}", RMID, w.rm),
+                    json_pack("{s:s}", URL_A, "http://mr:8080"));
+        SRV_WAIT(SRV_TIMEOUT, has_finalizer(&w, "flaky"), "finalizer first");
+        srv_sleep_ms(1500);
+        cr_assert_not(has_isid(&w, "flaky"));
+        reg_start(&w.g);
+        SRV_WAIT(60, has_isid(&w, "flaky"), "not caught up (log %s)", w.s.log_path);
+        id = isid_of(&w, "flaky");
+
+        reg_stop(&w.g);
+        srv_delete(&w.s, &srv_gvr_isvc, "flaky", NULL);
+        srv_sleep_ms(2000);
+        cr_assert_not(srv_gone(&w.s, &srv_gvr_isvc, "flaky"), "finalizer kept while down");
+        reg_start(&w.g);
+        wait_gone(&w, "flaky");
+        cr_assert(record_state_is(&w, id, "UNDEPLOYED"));
+        free(id);
+        srv_controller_assert_alive(&w.s);
+        world_teardown(&w);
+}
+
+/* A-X11: already UNDEPLOYED: deletion just removes the finalizer. */
+Test(mrlink, x11_already_undeployed, .timeout = 180)
+{
+        struct world w;
+        char rw[256], path[64];
+        char *id;
+        json_t *j;
+
+        world_setup(&w, "mrl-x11");
+        (void)snprintf(rw, sizeof(rw), "http://mr:8080=%s", w.g.url);
+        set_env(w.s.ns, rw, NULL);
+        srv_controller_start(&w.s);
+        isvc_create(&w, "gone", json_pack("{s:s}", RMID, w.rm),
+                    json_pack("{s:s}", URL_A, "http://mr:8080"));
+        SRV_WAIT(SRV_TIMEOUT, has_isid(&w, "gone"), "no IS-id label");
+        id = isid_of(&w, "gone");
+        (void)snprintf(path, sizeof(path), "/inference_services/%s", id);
+        j = json_pack("{s:s}", "desiredState", "UNDEPLOYED");
+        json_decref(reg_call(&w.g, "PATCH", path, j, NULL));
+        json_decref(j);
+        srv_delete(&w.s, &srv_gvr_isvc, "gone", NULL);
+        wait_gone(&w, "gone");
+        cr_assert(record_state_is(&w, id, "UNDEPLOYED"));
+        free(id);
+        world_teardown(&w);
+}
+
+/* A-X12: an IS-id label naming no record: retried, label never repaired, no crash. */
+Test(mrlink, x12_dangling_isid, .timeout = 180)
+{
+        struct world w;
+        char rw[256];
+        char *id;
+
+        world_setup(&w, "mrl-x12");
+        (void)snprintf(rw, sizeof(rw), "http://mr:8080=%s", w.g.url);
+        set_env(w.s.ns, rw, NULL);
+        srv_controller_start(&w.s);
+        isvc_create(&w, "dangling", json_pack("{s:s}", ISID, "999"),
+                    json_pack("{s:s}", URL_A, "http://mr:8080"));
+        SRV_WAIT(SRV_TIMEOUT, srv_log_count(&w.s, "unable to find InferenceService with id 999") >= 2,
+                 "not retried (log %s)", w.s.log_path);
+        id = isid_of(&w, "dangling");
+        cr_assert_str_eq(id, "999");
+        free(id);
+        srv_controller_assert_alive(&w.s);
+        world_teardown(&w);
+}
+
+/* ---- robustness ---- */
+
+/* The registry Service is gone at deletion: the finalizer is removed at once, with a Warning
+ * event saying the record could not be marked UNDEPLOYED. */
+Test(mrlink, service_gone_at_deletion, .timeout = 180)
+{
+        struct world w;
+        char rw[256];
+
+        world_setup(&w, "mrl-svcgone");
+        rewrite_service(&w, "model-registry", w.s.ns, rw, sizeof(rw));
+        set_env(w.s.ns, rw, NULL);
+        service_create(&w, w.s.ns, "model-registry", true, NULL);
+        srv_controller_start(&w.s);
+        isvc_create(&w, "orphan", json_pack("{s:s,s:s}", RMID, w.rm, NAME_L, "model-registry"),
+                    NULL);
+        SRV_WAIT(SRV_TIMEOUT, has_isid(&w, "orphan"), "no IS-id label");
+        srv_delete(&w.s, &gvr_services, "model-registry", NULL);
+        srv_delete(&w.s, &srv_gvr_isvc, "orphan", NULL);
+        wait_gone(&w, "orphan");
+        SRV_WAIT(SRV_TIMEOUT,
+                 has_event(&w, w.s.ns, "orphan", "UndeployFailed",
+                           "could not be marked UNDEPLOYED"),
+                 "no Warning event");
+        world_teardown(&w);
+}
+
+/* The Service (here: the URL) exists but nothing answers: retried, then after the undeploy
+ * timeout (3 s here, 10 min by default) the finalizer goes with a Warning event. */
+Test(mrlink, registry_silent_timeout, .timeout = 180)
+{
+        struct world w;
+        char rw[256];
+
+        world_setup(&w, "mrl-silent");
+        (void)snprintf(rw, sizeof(rw), "http://mr:8080=%s", w.g.url);
+        set_env(w.s.ns, rw, "3s");
+        srv_controller_start(&w.s);
+        isvc_create(&w, "silent", json_pack("{s:s}", RMID, w.rm),
+                    json_pack("{s:s}", URL_A, "http://mr:8080"));
+        SRV_WAIT(SRV_TIMEOUT, has_isid(&w, "silent"), "no IS-id label");
+        reg_stop(&w.g);
+        srv_delete(&w.s, &srv_gvr_isvc, "silent", NULL);
+        SRV_WAIT(SRV_TIMEOUT, srv_log_count(&w.s, "Cannot mark the model registry record UNDEPLOYED yet") > 0,
+                 "not retried");
+        wait_gone(&w, "silent");
+        SRV_WAIT(SRV_TIMEOUT,
+                 has_event(&w, w.s.ns, "silent", "UndeployFailed", "within 3s of deletion"),
+                 "no Warning event");
+        srv_controller_assert_alive(&w.s);
+        world_teardown(&w);
+}
+
+/* A registry answering 500, then garbage: retried, never a crash; carries the bearer token
+ * (A-X9); once the URL points at a real registry the InferenceService is linked. */
+struct fake {
+        int fd;
+        unsigned port;
+        atomic_int mode; /* 0: 500, 1: 200 with garbage */
+        atomic_int requests, with_token;
+        pthread_t thread;
+};
+
+static const char answer_500[] = "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\n"
+                                 "Connection: close\r\n\r\noops";
+static const char answer_garbage[] = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                                     "Content-Length: 9\r\nConnection: close\r\n\r\n{\"id\":[}x";
+
+static void *fake_main(void *p)
+{
+        struct fake *f = p;
+
+        for (;;) {
+                char req[8192];
+                ssize_t n;
+                int c = accept(f->fd, NULL, NULL);
+
+                if (c < 0)
+                        return NULL;
+                n = read(c, req, sizeof(req) - 1);
+                if (n > 0) {
+                        req[n] = 0;
+                        atomic_fetch_add(&f->requests, 1);
+                        if (strstr(req, "Authorization: Bearer ") ||
+                            strstr(req, "authorization: Bearer "))
+                                atomic_fetch_add(&f->with_token, 1);
+                        const char *a = atomic_load(&f->mode) == 0 ? answer_500 : answer_garbage;
+
+                        (void)!write(c, a, strlen(a));
+                }
+                close(c);
+        }
+}
+
+Test(mrlink, registry_5xx_and_garbage, .timeout = 180)
+{
+        struct world w;
+        struct fake f = { 0 };
+        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof(a);
+        char url[64];
+        int before;
+
+        world_setup(&w, "mrl-5xx");
+        f.fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        cr_assert_eq(bind(f.fd, (struct sockaddr *)&a, sizeof(a)), 0);
+        cr_assert_eq(listen(f.fd, 16), 0);
+        cr_assert_eq(getsockname(f.fd, (struct sockaddr *)&a, &len), 0);
+        f.port = ntohs(a.sin_port);
+        cr_assert_eq(pthread_create(&f.thread, NULL, fake_main, &f), 0);
+        (void)snprintf(url, sizeof(url), "http://127.0.0.1:%u", f.port);
+
+        srv_controller_start(&w.s);
+        isvc_create(&w, "bad-registry", json_pack("{s:s}", RMID, w.rm),
+                    json_pack("{s:s}", URL_A, url));
+        SRV_WAIT(SRV_TIMEOUT, atomic_load(&f.requests) >= 3, "not retried after 500");
+        cr_assert_eq(atomic_load(&f.with_token), atomic_load(&f.requests),
+                     "every call carries the bearer token");
+        before = atomic_load(&f.requests);
+        atomic_store(&f.mode, 1);
+        SRV_WAIT(SRV_TIMEOUT, atomic_load(&f.requests) >= before + 3, "not retried after garbage");
+        srv_controller_assert_alive(&w.s);
+        cr_assert_not(has_isid(&w, "bad-registry"));
+        cr_assert(has_finalizer(&w, "bad-registry"));
+
+        /* point it at the real registry: linked */
+        srv_patch(&w.s, &srv_gvr_isvc, "bad-registry", NULL,
+                  json_pack("{s:{s:{s:s}}}", "metadata", "annotations", URL_A, w.g.url));
+        SRV_WAIT(60, has_isid(&w, "bad-registry"), "not linked after repair (log %s)",
+                 w.s.log_path);
+        srv_controller_assert_alive(&w.s);
+        shutdown(f.fd, SHUT_RDWR);
+        close(f.fd);
+        world_teardown(&w);
+}
+
+/* Deleting a namespace that holds labelled InferenceServices completes; also when the registry
+ * (its Service in that namespace) is deleted with it / first. */
+static bool ns_gone(struct world *w, const char *ns)
+{
+        json_t *o = NULL;
+        int r = kube_get(w->s.c, &gvr_ns, NULL, ns, &o, NULL);
+
+        json_decref(o);
+        return r == -ENOENT;
+}
+
+Test(mrlink, namespace_deletion_completes, .timeout = 240)
+{
+        struct world w;
+        char rw[512], rw2[256];
+
+        world_setup(&w, "mrl-nsdel");
+        rewrite_service(&w, "model-registry", w.s.ns, rw2, sizeof(rw2));
+        (void)snprintf(rw, sizeof(rw), "%s,http://mr:8080=%s", rw2, w.g.url);
+        set_env(w.s.ns, rw, "3s");
+        service_create(&w, w.s.ns, "model-registry", true, NULL);
+        srv_controller_start(&w.s);
+        isvc_create(&w, "a", json_pack("{s:s,s:s}", RMID, w.rm, NAME_L, "model-registry"), NULL);
+        isvc_create(&w, "b", json_pack("{s:s}", RMID, w.rm), NULL);
+        isvc_create(&w, "c", json_pack("{s:s}", RMID, w.rm),
+                    json_pack("{s:s}", URL_A, "http://mr:8080"));
+        SRV_WAIT(SRV_TIMEOUT, has_isid(&w, "a") && has_isid(&w, "b") && has_isid(&w, "c"),
+                 "not linked");
+        /* the registry goes first: its Service, and the process behind the URL annotation */
+        srv_delete(&w.s, &gvr_services, "model-registry", NULL);
+        reg_stop(&w.g);
+        cr_assert_eq(kube_delete(w.s.c, &gvr_ns, NULL, w.s.ns, NULL, NULL, NULL), 0);
+        SRV_WAIT(120, ns_gone(&w, w.s.ns), "namespace %s not deleted (log %s)", w.s.ns,
+                 w.s.log_path);
+        srv_controller_assert_alive(&w.s);
+        world_teardown(&w);
+}
+
+Test(mrlink, namespace_deletion_registry_up, .timeout = 240)
+{
+        struct world w;
+        char rw[256];
+        char *id;
+
+        world_setup(&w, "mrl-nsdel2");
+        rewrite_service(&w, "model-registry", w.s.ns, rw, sizeof(rw));
+        set_env(w.s.ns, rw, NULL);
+        service_create(&w, w.s.ns, "model-registry", true, NULL);
+        srv_controller_start(&w.s);
+        isvc_create(&w, "a", json_pack("{s:s,s:s}", RMID, w.rm, NAME_L, "model-registry"), NULL);
+        SRV_WAIT(SRV_TIMEOUT, has_isid(&w, "a"), "not linked");
+        id = isid_of(&w, "a");
+        cr_assert_eq(kube_delete(w.s.c, &gvr_ns, NULL, w.s.ns, NULL, NULL, NULL), 0);
+        SRV_WAIT(120, ns_gone(&w, w.s.ns), "namespace %s not deleted (log %s)", w.s.ns,
+                 w.s.log_path);
+        free(id);
+        world_teardown(&w);
+}
