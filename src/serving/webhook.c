@@ -275,13 +275,46 @@ out:
         return r;
 }
 
+/*
+ * Go's encoder escapes <, > and & (HTML safety) and U+2028/U+2029 inside strings; jansson does
+ * not. They can only occur inside strings of jansson's compact output, so a byte-level rewrite is
+ * exact. Also appends the trailing newline Go's Encoder writes. Returns an owned string or NULL.
+ */
+static char *go_escape(const char *s)
+{
+        size_t n = strlen(s), extra = 2;
+        char *out, *o;
+
+        for (const char *p = s; *p; p++)
+                if (*p == '<' || *p == '>' || *p == '&')
+                        extra += 5;
+                else if ((unsigned char)p[0] == 0xe2 && (unsigned char)p[1] == 0x80 &&
+                         ((unsigned char)p[2] == 0xa8 || (unsigned char)p[2] == 0xa9))
+                        extra += 3;
+        out = malloc(n + extra);
+        if (!out)
+                return NULL;
+        o = out;
+        for (const char *p = s; *p; p++) {
+                if (*p == '<' || *p == '>' || *p == '&') {
+                        o += snprintf(o, 7, "\\u%04x", (unsigned)*p);
+                } else if ((unsigned char)p[0] == 0xe2 && (unsigned char)p[1] == 0x80 &&
+                           ((unsigned char)p[2] == 0xa8 || (unsigned char)p[2] == 0xa9)) {
+                        o += snprintf(o, 7, "\\u%04x", 0x2000U + ((unsigned char)p[2] - 0x80U));
+                        p += 2;
+                } else
+                        *o++ = *p;
+        }
+        *o++ = '\n';
+        *o = '\0';
+        return out;
+}
+
 char *admission_review_format_response(const char *api_version, const char *uid, bool allowed,
                                        int code, const char *reason, const char *message)
 {
         json_auto_t *status = NULL, *response = NULL, *review = NULL;
         AUTOFREE char *s = NULL;
-        char *out;
-        size_t n;
 
         status = json_object();
         response = json_object();
@@ -306,14 +339,7 @@ char *admission_review_format_response(const char *api_version, const char *uid,
         s = json_dumps(review, JSON_COMPACT | JSON_PRESERVE_ORDER);
         if (!s)
                 return NULL;
-        n = strlen(s);
-        out = malloc(n + 2);
-        if (!out)
-                return NULL;
-        memcpy(out, s, n);
-        out[n] = '\n';
-        out[n + 1] = '\0';
-        return out;
+        return go_escape(s);
 }
 
 /* "application/json", any case, optionally followed by parameters ("; charset=utf-8"). */

@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "json/json-util.h"
 #include "serving/webhook-rules.h"
 #include "serving/webhook.h"
 #include "util/macro.h"
@@ -283,6 +284,21 @@ Test(exchange, denied_bytes_like_go)
                             "\"response\":{\"uid\":\"u\",\"allowed\":false,\"status\":{"
                             "\"metadata\":{},\"message\":\"no \\\"way\\\"\",\"reason\":"
                             "\"Forbidden\",\"code\":403}}}\n");
+}
+
+Test(exchange, escapes_like_go)
+{
+        AUTOFREE char *s = admission_review_format_response(
+                ADMISSION_V1, "u", false, 403, "Forbidden", "a<b>&c\xe2\x80\xa8" "d\xe2\x80\xa9\xc3\xa9");
+        json_auto_t *v = NULL;
+
+        cr_assert_str_eq(s, "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1\","
+                            "\"response\":{\"uid\":\"u\",\"allowed\":false,\"status\":{"
+                            "\"metadata\":{},\"message\":\"a\\u003cb\\u003e\\u0026c\\u2028d"
+                            "\\u2029\xc3\xa9\",\"reason\":\"Forbidden\",\"code\":403}}}\n");
+        v = json_loads(s, 0, NULL);
+        cr_assert_str_eq(json_get_string_path(v, "response", "status", "message", NULL),
+                         "a<b>&c\xe2\x80\xa8" "d\xe2\x80\xa9\xc3\xa9");
 }
 
 Test(exchange, content_type)
