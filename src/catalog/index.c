@@ -1614,15 +1614,17 @@ int catalog_page_memory(char *const *values, char *const *ids, size_t n,
                 if (r == -ENOMEM)
                         return r;
                 if (r >= 0) {
-                        char *colon = strrchr(plain, ':');
+                        /* compare whole "<value>:<id>" strings: values and ids may contain ':' */
+                        size_t len = strlen(plain);
 
-                        if (colon) {
-                                *colon = '\0';
-                                for (size_t i = 0; i < n; i++)
-                                        if (streq(values[i], plain) && streq(ids[i], colon + 1)) {
-                                                start = i + 1;
-                                                break;
-                                        }
+                        for (size_t i = 0; i < n; i++) {
+                                size_t lv = strlen(values[i]);
+
+                                if (lv + 1 + strlen(ids[i]) == len && strneq(plain, values[i], lv) &&
+                                    plain[lv] == ':' && streq(plain + lv + 1, ids[i])) {
+                                        start = i + 1;
+                                        break;
+                                }
                         }
                 }
         }

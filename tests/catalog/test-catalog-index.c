@@ -300,3 +300,28 @@ Test(index, filter_options)
         cr_assert_null(json_object_get(json_object_get(fo, "namedQueries"), "remote_verified"),
                        "MCP named queries are not model filter options");
 }
+
+Test(index, memory_tokens_with_colons)
+{
+        char a[] = "x:1", b[] = "x:2", c2[] = "y";
+        char *vals[] = { a, b, c2 };
+        struct catalog_page page = { .page_size = 1 };
+        size_t start, end;
+        char *next = NULL;
+
+        /* walk a list whose values and ids contain ':' one item at a time */
+        for (size_t want = 0; want < 3; want++) {
+                cr_assert_eq(catalog_page_memory(vals, vals, 3, &page, &start, &end, &next), 0);
+                cr_assert_eq(start, want, "page %zu starts at %zu", want, start);
+                cr_assert_eq(end, want + 1);
+                free((char *)page.token);
+                page.token = next;
+                if (!next)
+                        break;
+        }
+        cr_assert_null(page.token, "no token after the last page");
+        page.token = "bm90LWEtdG9rZW4="; /* unknown token: restart */
+        cr_assert_eq(catalog_page_memory(vals, vals, 3, &page, &start, &end, &next), 0);
+        cr_assert_eq(start, 0);
+        free(next);
+}
