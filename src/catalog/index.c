@@ -1328,7 +1328,8 @@ static void property_key(const json_t *entity, const char *p, enum filter_suffix
                         k->s = json_string_value(json_object_get(mv, "string_value"));
                 }
                 k->is_str = true;
-                if (!k->s)
+                /* "" encodes "no value" in page tokens: treat an empty string as absent */
+                if (!k->s || k->s[0] == '\0')
                         k->has = false;
                 return;
         }
