@@ -257,6 +257,15 @@ static int reload_locked(struct catalog_service *s, struct catalog_error *err)
                 if (path)
                         files[n_files++] = path;
         }
+        /* forget the last good data of sources that are no longer configured */
+        for (size_t i = 0; i < s->n_good;) {
+                if (catalog_config_find(&cfg, s->good[i].source_id)) {
+                        i++;
+                        continue;
+                }
+                good_release(&s->good[i]);
+                s->good[i] = s->good[--s->n_good];
+        }
         r = catalog_index_build(&cfg, loads, n_loads, s->ids, &idx);
         if (r < 0)
                 goto out;
