@@ -1437,12 +1437,54 @@ static int check_query_arg(void *userdata, const char *key, const char *value)
         return 0;
 }
 
+/*
+ * CORS as upstream's middleware: origins http(s)://<any>, credentials not allowed, exposed header
+ * Link, preflight max-age 300. Deviation: PATCH is allowed too (upstream omits it, which breaks
+ * browser PATCHes).
+ */
+static int cors(struct http_req *req, struct http_resp *resp, bool *ret_preflight)
+{
+        const char *origin = http_req_header(req, "Origin");
+        const char *want = http_req_header(req, "Access-Control-Request-Method");
+        int r;
+
+        *ret_preflight = false;
+        if (!origin || !(strneq(origin, "http://", 7) || strneq(origin, "https://", 8)))
+                return 0;
+        r = http_resp_add_header(resp, "Access-Control-Allow-Origin", origin);
+        if (r >= 0)
+                r = http_resp_add_header(resp, "Vary", "Origin");
+        if (r < 0)
+                return r;
+        if (streq(req->method, "OPTIONS") && want) {
+                *ret_preflight = true;
+                r = http_resp_add_header(resp, "Access-Control-Allow-Methods",
+                                         "GET, POST, PUT, PATCH, DELETE, OPTIONS");
+                if (r >= 0)
+                        r = http_resp_add_header(resp, "Access-Control-Allow-Headers",
+                                                 "Accept, Authorization, Content-Type, X-CSRF-Token, X-PINGOTHER");
+                if (r >= 0)
+                        r = http_resp_add_header(resp, "Access-Control-Max-Age", "300");
+                return r;
+        }
+        return http_resp_add_header(resp, "Access-Control-Expose-Headers", "Link");
+}
+
 int registry_handle(void *userdata, struct http_req *req, struct http_resp *resp)
 {
         struct registry *reg = userdata;
         const char *bad = NULL;
         char msg[256], path[4096];
+        bool preflight;
         int r;
+
+        r = cors(req, resp, &preflight);
+        if (r < 0)
+                return r;
+        if (preflight) {
+                http_resp_set_text(resp, 200, "text/plain; charset=utf-8", "");
+                return 0;
+        }
 
         if (has_suffix(req->path, "/readyz/isDirty"))
                 return readiness(reg, req, resp, "database");

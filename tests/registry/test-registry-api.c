@@ -4,6 +4,7 @@
  * runs on SQLite and on PostgreSQL (MODELPLANE_TEST_BACKEND).
  */
 #include <criterion/criterion.h>
+#include <curl/curl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -775,4 +776,34 @@ Test(registry, concurrent_creates_one_wins)
         cr_assert_eq(ok, 1);
         cr_assert_eq(conflict, 7);
         cr_assert_eq(list_size(API "/registered_models"), 1);
+}
+
+Test(registry, cors)
+{
+        CURL *c;
+        struct curl_slist *h = NULL;
+        char url[256];
+        long status = 0;
+
+        curl_global_init(CURL_GLOBAL_DEFAULT);
+        c = curl_easy_init();
+        (void)snprintf(url, sizeof(url), "%s" API "/registered_models", base_url());
+        h = curl_slist_append(h, "Origin: https://ui.example");
+        h = curl_slist_append(h, "Access-Control-Request-Method: PATCH");
+        curl_easy_setopt(c, CURLOPT_URL, url);
+        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "OPTIONS");
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+        curl_easy_setopt(c, CURLOPT_NOBODY, 0L);
+        cr_assert_eq(curl_easy_perform(c), CURLE_OK);
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+        cr_assert_eq(status, 200);
+        {
+                struct curl_header *hd = NULL;
+                cr_assert_eq(curl_easy_header(c, "Access-Control-Allow-Origin", 0, CURLH_HEADER, -1, &hd), CURLHE_OK);
+                cr_assert_str_eq(hd->value, "https://ui.example");
+                cr_assert_eq(curl_easy_header(c, "Access-Control-Allow-Methods", 0, CURLH_HEADER, -1, &hd), CURLHE_OK);
+                cr_assert(strstr(hd->value, "PATCH"));
+        }
+        curl_slist_free_all(h);
+        curl_easy_cleanup(c);
 }
