@@ -123,6 +123,17 @@ static void server_start(void)
         cr_assert_eq(pthread_create(&srv.thread, NULL, server_main, NULL), 0);
 }
 
+/*
+ * Waits for the server thread after the client is done. Shutting the listening socket down first
+ * unblocks an accept() for a step that never came (on a slow or loaded run a client timeout or
+ * cancel can fire before its request reached the server).
+ */
+static void server_stop(void)
+{
+        shutdown(srv.fd, SHUT_RDWR);
+        pthread_join(srv.thread, NULL);
+}
+
 static void add_step(const char *response, bool close_after)
 {
         cr_assert_lt(srv.n_steps, MAX_STEPS);
@@ -162,7 +173,7 @@ static void fini(void)
         curl_global_cleanup();
 }
 
-TestSuite(kube_client, .init = init, .fini = fini, .timeout = 30);
+TestSuite(kube_client, .init = init, .fini = fini, .timeout = 120); /* hang guard only */
 
 static const struct gvr configmaps = { "", "v1", "configmaps" };
 static const struct gvr widgets = { "example.com", "v1", "widgets" };
@@ -230,7 +241,7 @@ Test(kube_client, get_sends_auth_and_reuses_the_connection)
         cr_assert_eq(kube_get(c, &configmaps, "ns1", "cm2", NULL, NULL), 0);
 
         kube_client_free(c);
-        pthread_join(srv.thread, NULL);
+        server_stop();
         cr_assert(strstr(srv.requests[0], "GET /api/v1/namespaces/ns1/configmaps/cm HTTP/1.1\r\n"),
                   "%s", srv.requests[0]);
         cr_assert(strstr(srv.requests[0], "\r\nAuthorization: Bearer tok-1\r\n"));
@@ -273,7 +284,7 @@ Test(kube_client, status_errors_are_decoded)
         cr_assert(strstr(st.message, "invalid JSON"), "%s", st.message);
 
         kube_client_free(c);
-        pthread_join(srv.thread, NULL);
+        server_stop();
         cr_assert(!strstr(srv.requests[0], "Authorization:"), "no token, no header");
 }
 
@@ -292,7 +303,7 @@ Test(kube_client, list_query_is_escaped)
         c = client_for_server(NULL, NULL, 0);
         cr_assert_eq(kube_list(c, &configmaps, NULL, &lo, NULL, NULL), 0);
         kube_client_free(c);
-        pthread_join(srv.thread, NULL);
+        server_stop();
         cr_assert(strstr(srv.requests[0],
                          "GET /api/v1/configmaps?labelSelector=app%3Dx%2Ctier%20in%20%28a%2Cb%29"
                          "&fieldSelector=metadata.name%3Dn&limit=500&continue=abc%2B%2F%3D HTTP/1.1"),
@@ -327,7 +338,7 @@ Test(kube_client, writes_send_method_type_and_body)
         cr_assert_eq(kube_patch(c, &widgets, "ns", "w", KUBE_PATCH_JSON, jp, NULL, NULL, NULL), 0);
         cr_assert_eq(kube_delete(c, &widgets, "ns", "w", &del, NULL, NULL), 0);
         kube_client_free(c);
-        pthread_join(srv.thread, NULL);
+        server_stop();
 
         cr_assert(strstr(srv.requests[0], "POST /apis/example.com/v1/namespaces/ns/widgets HTTP"));
         cr_assert(strstr(srv.requests[0], "Content-Type: application/json\r\n"));
@@ -371,7 +382,7 @@ Test(kube_client, token_file_is_reread_on_change_and_after_401)
         cr_assert_eq(kube_get(c, &configmaps, "ns", "b", NULL, &st), 0,
                      "a 401 is retried once with the re-read token: %s", st.message);
         kube_client_free(c);
-        pthread_join(srv.thread, NULL);
+        server_stop();
         close(fd);
         unlink(path);
         cr_assert(strstr(srv.requests[0], "Bearer first\r\n"), "%s", srv.requests[0]);
@@ -393,7 +404,7 @@ Test(kube_client, connection_refused_and_timeout)
         cr_assert_eq(kube_get(c, &configmaps, "ns", "a", NULL, &st), -ETIMEDOUT, "%s", st.message);
         cr_assert_eq(st.http_code, 0);
         kube_client_free(c);
-        pthread_join(srv.thread, NULL);
+        server_stop();
         shutdown(srv.fd, SHUT_RDWR);
         close(srv.fd);
         srv.fd = -1;
@@ -447,7 +458,7 @@ Test(kube_client, watch_delivers_events_in_order)
         c = client_for_server(NULL, NULL, 0);
         cr_assert_eq(kube_watch(c, &configmaps, "ns", &wo, on_event, &e, &st), 0, "%s", st.message);
         kube_client_free(c);
-        pthread_join(srv.thread, NULL);
+        server_stop();
 
         cr_assert_eq(e.n, 4);
         cr_assert_str_eq(e.types[0], "ADDED");
@@ -476,7 +487,7 @@ Test(kube_client, watch_error_event_is_estale)
         c = client_for_server(NULL, NULL, 0);
         cr_assert_eq(kube_watch(c, &configmaps, NULL, NULL, on_event, &e, &st), -ESTALE);
         kube_client_free(c);
-        pthread_join(srv.thread, NULL);
+        server_stop();
         cr_assert_eq(e.n, 2, "the ERROR event is delivered too");
         cr_assert_str_eq(e.types[1], "ERROR");
         cr_assert_eq(st.http_code, 410);
@@ -501,7 +512,7 @@ Test(kube_client, watch_garbage_and_truncation_are_ebadmsg)
         cr_assert_eq(e.n, 2);
         cr_assert(strstr(st.message, "ended inside"), "%s", st.message);
         kube_client_free(c);
-        pthread_join(srv.thread, NULL);
+        server_stop();
 }
 
 Test(kube_client, watch_http_error_and_callback_error)
@@ -526,7 +537,7 @@ Test(kube_client, watch_http_error_and_callback_error)
         cr_assert_eq(st.http_code, 429);
         cr_assert_eq(st.retry_after, 2, "Retry-After on a refused watch");
         kube_client_free(c);
-        pthread_join(srv.thread, NULL);
+        server_stop();
 }
 
 Test(kube_client, watch_cancel)
@@ -544,7 +555,7 @@ Test(kube_client, watch_cancel)
         cr_assert_eq(kube_watch(c, &configmaps, NULL, &wo, on_event, &e, &st), -ECANCELED);
         cr_assert_eq(e.n, 1);
         kube_client_free(c); /* closes the connection, so the server thread ends */
-        pthread_join(srv.thread, NULL);
+        server_stop();
 
         cr_assert_eq(kube_watch(NULL, &configmaps, NULL, &wo, on_event, &e, &st), -EINVAL);
 }
@@ -576,7 +587,5 @@ Test(kube_client, watch_cancel_from_another_thread_on_an_idle_stream)
         cr_assert_eq(e.n, 0);
         pthread_join(t, NULL);
         kube_client_free(c);
-        /* on a slow run (valgrind) the cancel may come before the connection: unblock accept() */
-        shutdown(srv.fd, SHUT_RDWR);
-        pthread_join(srv.thread, NULL);
+        server_stop();
 }
