@@ -390,10 +390,10 @@ int kube_resource_path(const struct gvr *r, const char *ns, const char *name,
         if (subresource && (!name || !segment_ok(subresource)))
                 return -EINVAL;
 
-        n = snprintf(buf, len, "%s%s%s/%s%s%s%s%s%s%s", core ? "/api" : "/apis/",
-                     core ? "" : r->group, core ? "" : "", r->version,
-                     ns && *ns ? "/namespaces/" : "", ns && *ns ? ns : "",
-                     "/", r->resource, name ? "/" : "", name ? name : "");
+        /* /api/v1 or /apis/<group>/<version>, [/namespaces/<ns>], /<resource>, [/<name>] */
+        n = snprintf(buf, len, "%s%s/%s%s%s/%s%s%s", core ? "/api" : "/apis/",
+                     core ? "" : r->group, r->version, ns && *ns ? "/namespaces/" : "",
+                     ns && *ns ? ns : "", r->resource, name ? "/" : "", name ? name : "");
         if (n < 0 || (size_t)n >= len)
                 return -ENOBUFS;
         if (subresource) {
