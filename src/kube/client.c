@@ -621,8 +621,14 @@ static int make_headers(const char *content_type, const char *token, bool json_a
         if (token) {
                 AUTOFREE char *auth = NULL;
 
-                if (asprintf(&auth, "Authorization: Bearer %s", token) < 0)
+                /* a token is one header value: no CR/LF or other control characters */
+                for (const char *p = token; *p; p++)
+                        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+                                return -EINVAL;
+                if (asprintf(&auth, "Authorization: Bearer %s", token) < 0) {
+                        auth = NULL;
                         return -ENOMEM;
+                }
                 t = curl_slist_append(l, auth);
                 explicit_bzero(auth, strlen(auth));
                 if (!t)

@@ -589,3 +589,13 @@ Test(kube_client, watch_cancel_from_another_thread_on_an_idle_stream)
         kube_client_free(c);
         server_stop();
 }
+
+Test(kube_client, token_with_control_characters_is_refused)
+{
+        struct kube_client *c;
+
+        srv.port = 1; /* never contacted */
+        c = client_for_server("abc\r\nX-Injected: 1", NULL, 0);
+        cr_assert_eq(kube_get(c, &configmaps, "ns", "a", NULL, NULL), -EINVAL);
+        kube_client_free(c);
+}
