@@ -997,3 +997,92 @@ Test(reload, plain_file_rewrite_is_seen, .timeout = 120)
         rmdir(dir);
         free(cfg);
 }
+
+/* ---- the real command: flags, startup, SIGTERM ---- */
+
+#include <signal.h>
+#include <sys/wait.h>
+
+Test(cmd, serves_and_stops_on_sigterm, .timeout = 60)
+{
+        const char *build = getenv("MODELPLANE_BUILD_ROOT");
+        char *bin = NULL, *paths = NULL, *a = fixture("sources.yaml"), *b = fixture("override.yaml");
+        char line[256] = "", url[512];
+        int out[2], status = 0;
+        unsigned port = 0;
+        struct reply r;
+        FILE *f;
+        pid_t pid;
+
+        cr_assert_not_null(build);
+        cr_assert(asprintf(&bin, "%s/src/cmd/modelplane", build) > 0);
+        if (access(bin, X_OK) < 0)
+                cr_skip_test("%s not built", bin);
+        cr_assert(asprintf(&paths, "%s,%s", a, b) > 0);
+        cr_assert_eq(pipe(out), 0);
+        pid = fork();
+        cr_assert_geq(pid, 0);
+        if (pid == 0) {
+                dup2(out[1], STDOUT_FILENO);
+                close(out[0]);
+                execl(bin, bin, "catalog", "--listen", "127.0.0.1:0", "--log-level", "warn",
+                      "--catalogs-path", paths, (char *)NULL);
+                _exit(127);
+        }
+        close(out[1]);
+        f = fdopen(out[0], "r");
+        cr_assert_not_null(fgets(line, sizeof(line), f), "no output from the server");
+        cr_assert_eq(sscanf(line, "listening on 127.0.0.1:%u", &port), 1, "%s", line);
+
+        curl_global_init(CURL_GLOBAL_DEFAULT);
+        snprintf(url, sizeof(url), "http://127.0.0.1:%u" CATALOG_API_BASE "/sources?pageSize=100",
+                 port);
+        cr_assert_eq(request(NULL, "GET", url, NULL, NULL, &r), 0);
+        cr_assert_eq(r.status, 200);
+        /* the comma-separated second file overrode community_models' labels */
+        cr_assert_str_eq(json_string_value(json_array_get(json_object_get(find_by(items(&r), "id",
+                                                                                  "community_models"),
+                                                                          "labels"),
+                                                          0)),
+                         "Community");
+        reply_release(&r);
+        curl_global_cleanup();
+
+        cr_assert_eq(kill(pid, SIGTERM), 0);
+        cr_assert_eq(waitpid(pid, &status, 0), pid);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "exit status %d", status);
+        fclose(f);
+        free(bin);
+        free(paths);
+        free(a);
+        free(b);
+}
+
+Test(cmd, broken_sources_file_is_fatal_at_startup, .timeout = 60)
+{
+        const char *build = getenv("MODELPLANE_BUILD_ROOT");
+        char *bin = NULL, cfg[] = "/tmp/catalog-bad-XXXXXX";
+        int fd = mkstemp(cfg), status = 0;
+        pid_t pid;
+
+        cr_assert(asprintf(&bin, "%s/src/cmd/modelplane", build ? build : ".") > 0);
+        if (access(bin, X_OK) < 0)
+                cr_skip_test("%s not built", bin);
+        cr_assert_geq(fd, 0);
+        cr_assert_gt(write(fd, "model_catalogs:\n  - id: a\n    tpye: yaml\n", 41), 0);
+        close(fd);
+        pid = fork();
+        if (pid == 0) {
+                int null = open("/dev/null", O_WRONLY);
+
+                dup2(null, STDOUT_FILENO);
+                dup2(null, STDERR_FILENO);
+                execl(bin, bin, "catalog", "--listen", "127.0.0.1:0", "--catalogs-path", cfg,
+                      (char *)NULL);
+                _exit(127);
+        }
+        cr_assert_eq(waitpid(pid, &status, 0), pid);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 1, "exit status %d", status);
+        unlink(cfg);
+        free(bin);
+}
