@@ -515,6 +515,7 @@ int cmd_controller(int argc, char **argv)
                                                   .token_file = token_file,
                                                   .event = manager_event_fn,
                                                   .event_userdata = m,
+                                                  .metrics = manager_metrics(m),
                                           },
                                           &mrrec);
                 if (r >= 0)

@@ -44,7 +44,43 @@ struct mrlink_reconciler {
         json_t *se_ids;       /* "<base URL>\x1f<namespace>" -> serving environment id */
 
         atomic_ulong calls, errors, writes, skipped;
+        struct metric *m_calls, *m_errors, *m_writes, *m_skipped; /* borrowed, may be NULL */
 };
+
+static void count(atomic_ulong *a, struct metric *m)
+{
+        atomic_fetch_add(a, 1);
+        if (m)
+                metric_inc(m);
+}
+
+static int counter_new(struct metrics_registry *reg, const char *name, const char *help,
+                       struct metric **ret)
+{
+        struct metric_family *f;
+        int k;
+
+        k = metrics_register(reg, METRIC_COUNTER, name, help, NULL, NULL, 0, &f);
+        return k < 0 ? k : metric_family_child(f, NULL, ret);
+}
+
+static int metrics_setup(struct mrlink_reconciler *r, struct metrics_registry *reg)
+{
+        int k;
+
+        k = counter_new(reg, "modelplane_mrlink_registry_calls_total",
+                        "HTTP calls to model registries", &r->m_calls);
+        if (k >= 0)
+                k = counter_new(reg, "modelplane_mrlink_registry_errors_total",
+                                "Failed HTTP calls to model registries", &r->m_errors);
+        if (k >= 0)
+                k = counter_new(reg, "modelplane_mrlink_isvc_writes_total",
+                                "InferenceService finalizer and label patches", &r->m_writes);
+        if (k >= 0)
+                k = counter_new(reg, "modelplane_mrlink_skipped_total",
+                                "Reconciles skipped because nothing changed", &r->m_skipped);
+        return k;
+}
 
 /* One reconcile. */
 struct ctx {
@@ -85,6 +121,13 @@ int mrlink_reconciler_new(const struct mrlink_reconciler_options *opts,
             (opts->token_file && *opts->token_file && !r->token_file)) {
                 mrlink_reconciler_free(r);
                 return -ENOMEM;
+        }
+        if (opts->metrics) {
+                int k = metrics_setup(r, opts->metrics);
+                if (k < 0) {
+                        mrlink_reconciler_free(r);
+                        return k;
+                }
         }
         *ret = r;
         return 0;
@@ -227,7 +270,7 @@ static int patch_isvc(struct ctx *x, json_t *patch)
         k = kube_patch(x->kc, &gvr_isvcs, x->v.ns, x->v.name, KUBE_PATCH_MERGE, patch, NULL, &out,
                        &st);
         json_decref(patch);
-        atomic_fetch_add(&x->r->writes, 1);
+        count(&x->r->writes, x->r->m_writes);
         if (k < 0) {
                 log_emit(LOG_LEVEL_DEBUG, k, &x->lf, "InferenceService patch failed: %s",
                          st.message);
@@ -252,7 +295,7 @@ static int finalizer_remove(struct ctx *x)
  * upstream does; OOM stays OOM. */
 static int registry_errno(struct ctx *x, int k)
 {
-        atomic_fetch_add(&x->r->errors, 1);
+        count(&x->r->errors, x->r->m_errors);
         return k == -EINVAL || k == -EACCES ? -EPROTO : k;
 }
 
@@ -369,7 +412,7 @@ static int mr_open(struct ctx *x)
 }
 
 /* counts a registry call */
-#define MR_CALL(x, call) ((void)atomic_fetch_add(&(x)->r->calls, 1), (call))
+#define MR_CALL(x, call) (count(&(x)->r->calls, (x)->r->m_calls), (call))
 
 /* Serving environment id for the InferenceService's namespace (calls 1-2), remembered. */
 static int serving_environment(struct ctx *x, char *id, size_t len, char *why, size_t whylen)
@@ -385,7 +428,7 @@ static int serving_environment(struct ctx *x, char *id, size_t len, char *why, s
         k = MR_CALL(x, mr_find_serving_environment(x->mr, x->v.ns, &se, &e));
         if (k < 0) {
                 if (k != -ENOENT)
-                        atomic_fetch_add(&x->r->errors, 1);
+                        count(&x->r->errors, x->r->m_errors);
                 k = MR_CALL(x, mr_create_serving_environment(x->mr, x->v.ns, &se, &e));
                 if (k < 0) {
                         (void)snprintf(why, whylen, "unable to create ServingEnvironment: %s",
@@ -447,7 +490,7 @@ static int sync_record(struct ctx *x, json_t **ret, char *why, size_t whylen)
                 k = MR_CALL(x, mr_find_inference_service(x->mr, name, se_id, &rec, &e));
                 if (k < 0) {
                         if (k != -ENOENT)
-                                atomic_fetch_add(&x->r->errors, 1);
+                                count(&x->r->errors, x->r->m_errors);
                         k = MR_CALL(x, mr_create_inference_service(
                                                x->mr,
                                                &(struct mr_inference_service_create){
@@ -561,7 +604,7 @@ static int reconcile_one(struct ctx *x, struct reconcile_result *res)
                 return reconcile_done(res);
         if (mrlink_fingerprint(&x->v, NULL, fp, sizeof(fp)) >= 0 &&
             map_get(r, r->fingerprints, x->key, old_fp, sizeof(old_fp)) && streq(fp, old_fp)) {
-                atomic_fetch_add(&r->skipped, 1);
+                count(&r->skipped, r->m_skipped);
                 return reconcile_done(res);
         }
         if (!x->v.has_name && !x->v.has_url)

@@ -34,6 +34,7 @@
 #include "kube/client.h"
 #include "kube/controller.h"
 #include "kube/informer.h"
+#include "kube/metrics.h"
 #include "mrlink/config.h"
 #include "util/macro.h"
 
@@ -49,6 +50,9 @@ struct mrlink_reconciler_options {
         const char *token_file; /* borrowed, may be NULL: re-read before registry calls; wins */
         mrlink_event_fn event;  /* may be NULL */
         void *event_userdata;
+        /* borrowed, may be NULL: modelplane_mrlink_{registry_calls,registry_errors,isvc_writes,
+         * skipped}_total counters (the stats below) */
+        struct metrics_registry *metrics;
 };
 
 struct mrlink_reconciler;
