@@ -591,15 +591,16 @@ int store_entity_list(struct store *s, struct store_conn *c, const struct store_
         }
         if (r >= 0 && q->has_cursor) {
                 r = sqlb_puts(b, q->desc ? q_cursor_desc[q->order] : q_cursor_asc[q->order]);
-                if (r >= 0)
-                        r = sqlb_bind(b, SV_INT(q->cursor_value));
-                if (r >= 0)
+                if (r >= 0 && q->order != STORE_ORDER_ID)
                         r = sqlb_bind(b, SV_INT(q->cursor_value));
                 if (r >= 0)
                         r = sqlb_bind(b, SV_INT(q->cursor_id));
         }
         if (r >= 0)
-                r = sqlb_puts(b, q->desc ? q_order_desc[q->order] : q_order_asc[q->order]);
+                r = sqlb_puts(b, (q->name_eq || q->external_id_eq)
+                                         ? (q->desc ? q_order_desc_sort[q->order]
+                                                    : q_order_asc_sort[q->order])
+                                         : (q->desc ? q_order_desc[q->order] : q_order_asc[q->order]));
         if (r >= 0 && q->limit > 0) {
                 r = sqlb_puts(b, q_limit);
                 if (r >= 0)

@@ -5,6 +5,11 @@ const char store_sql_schema_version_create[] =
         "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)";
 const char store_sql_schema_version_get[] = "SELECT COALESCE(MAX(version), 0) FROM schema_version";
 const char store_sql_schema_version_insert[] = "INSERT INTO schema_version (version) VALUES (?)";
+const char *const store_sql_sqlite_analyze[] = {
+        "PRAGMA analysis_limit=1000",
+        "ANALYZE",
+        NULL,
+};
 
 /* ---- SQLite ---- */
 

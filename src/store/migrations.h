@@ -22,3 +22,5 @@ const struct store_migration *store_migrations(enum store_dialect d, size_t *ret
 extern const char store_sql_schema_version_create[];
 extern const char store_sql_schema_version_get[];
 extern const char store_sql_schema_version_insert[];
+/* Run at start on SQLite: bounded ANALYZE so the planner has statistics. */
+extern const char *const store_sql_sqlite_analyze[];

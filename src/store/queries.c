@@ -71,13 +71,27 @@ const char *const q_order_desc[] = {
         " ORDER BY e.create_ms DESC, e.id DESC",
         " ORDER BY e.update_ms DESC, e.id DESC",
 };
+/* For selective lookups (exact name/external id): a sort expression, so that SQLite's planner
+ * picks the selective index instead of walking the id index. */
+const char *const q_order_asc_sort[] = {
+        " ORDER BY +e.id ASC",
+        " ORDER BY +e.create_ms ASC, e.id ASC",
+        " ORDER BY +e.update_ms ASC, e.id ASC",
+};
+const char *const q_order_desc_sort[] = {
+        " ORDER BY +e.id DESC",
+        " ORDER BY +e.create_ms DESC, e.id DESC",
+        " ORDER BY +e.update_ms DESC, e.id DESC",
+};
+/* Keyset cursors written so that the (type, col, id) indexes serve them as a range scan: ID order
+ * binds the cursor id; time orders bind (value, id) as a row value. */
 const char *const q_cursor_asc[] = {
-        " AND (e.id > ? OR (e.id = ? AND e.id > ?))",
-        " AND (e.create_ms > ? OR (e.create_ms = ? AND e.id > ?))",
-        " AND (e.update_ms > ? OR (e.update_ms = ? AND e.id > ?))",
+        " AND e.id > ?",
+        " AND (e.create_ms, e.id) > (?, ?)",
+        " AND (e.update_ms, e.id) > (?, ?)",
 };
 const char *const q_cursor_desc[] = {
-        " AND (e.id < ? OR (e.id = ? AND e.id < ?))",
-        " AND (e.create_ms < ? OR (e.create_ms = ? AND e.id < ?))",
-        " AND (e.update_ms < ? OR (e.update_ms = ? AND e.id < ?))",
+        " AND e.id < ?",
+        " AND (e.create_ms, e.id) < (?, ?)",
+        " AND (e.update_ms, e.id) < (?, ?)",
 };

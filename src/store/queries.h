@@ -50,8 +50,11 @@ extern const char q_lower_open[];
 extern const char q_lower_close[];
 extern const char q_like_lower_param[];
 
-/* ORDER BY / cursor fragments indexed by enum store_order. */
+/* ORDER BY / cursor fragments indexed by enum store_order (cursor: ID binds the id; the time
+ * orders bind value, id). */
 extern const char *const q_order_asc[];
 extern const char *const q_order_desc[];
+extern const char *const q_order_asc_sort[];
+extern const char *const q_order_desc_sort[];
 extern const char *const q_cursor_asc[];
 extern const char *const q_cursor_desc[];

@@ -108,6 +108,9 @@ int store_open(const char *dsn, unsigned n_conns, struct store **ret)
         r = store_migrate(ops, s->conns[0], &s->version);
         if (r < 0)
                 goto fail;
+        if (ops->dialect == STORE_DIALECT_SQLITE)
+                for (const char *const *st = store_sql_sqlite_analyze; *st; st++)
+                        (void)ops->exec(s->conns[0], *st, NULL, 0, NULL, NULL); /* best effort */
         for (unsigned i = 1; i < n_conns; i++) {
                 r = ops->open(dsn, &s->conns[i]);
                 if (r < 0)
