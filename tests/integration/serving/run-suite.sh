@@ -46,7 +46,9 @@ esac
 # KServe's full InferenceService CRD is ~2 MB: a client-side `kubectl apply` (what testenv's
 # install-crds runs) fails on it (the last-applied-configuration annotation is limited to
 # 256 KiB) and install-crds does not notice. Until testenv applies server-side, run testenv with
-# a bin directory whose kubectl turns `apply` into `apply --server-side --force-conflicts`.
+# a bin directory whose kubectl turns `apply` into `apply --server-side --force-conflicts`, and
+# retries `wait` (testenv's `kubectl wait --for=condition=Established` right after the apply can
+# fail with ".status.conditions accessor error" while the big CRD has no status yet).
 if [ "$variant" = kserve ]; then
         real=${MODELPLANE_TESTBIN:-$("$src/scripts/testbin-build")}
         shim=$(mktemp -d "${TMPDIR:-/tmp}/modelplane-serving-bin.XXXXXX")
@@ -58,11 +60,18 @@ if [ "$variant" = kserve ]; then
         cat >"$shim/kubectl" <<SHIM
 #!/usr/bin/env bash
 args=()
+wait=
 for a in "\$@"; do
         args+=("\$a")
         [ "\$a" = apply ] && args+=(--server-side --force-conflicts)
+        [ "\$a" = wait ] && wait=1
 done
-exec "$real/kubectl" "\${args[@]}"
+[ -n "\$wait" ] || exec "$real/kubectl" "\${args[@]}"
+for i in 1 2 3 4 5 6 7 8 9 10; do
+        "$real/kubectl" "\${args[@]}" && exit 0
+        sleep 1
+done
+exit 1
 SHIM
         chmod +x "$shim/kubectl"
         export MODELPLANE_TESTBIN=$shim
@@ -72,6 +81,7 @@ args=""
 for c in "${crds[@]}"; do
         args+=" --crds $c"
 done
-export MODELPLANE_TESTENV_ARGS="${MODELPLANE_TESTENV_ARGS:-}$args"
+# not inherited: an outer run's --crds must not mix into this variant's CRDs
+export MODELPLANE_TESTENV_ARGS="$args"
 export MODELPLANE_SERVING_VARIANT=$variant
 "$src/scripts/with-testenv" "$@"
