@@ -355,7 +355,7 @@ static int resolve_url(struct ctx *x, char *why, size_t whylen)
                         (void)snprintf(why, whylen,
                                        "unable to find the http port in the Model Registry service %s/%s",
                                        ns, json_get_string_path(svc, "metadata", "name", NULL));
-                        return k == -ENOPROTOOPT ? k : k;
+                        return k;
                 }
         }
         k = mrlink_rewrite_url(cfg->url_rewrite, url, x->base, sizeof(x->base));
@@ -574,7 +574,8 @@ static int resolve_failed(struct ctx *x, int k, const char *why, struct reconcil
                 emit(x, "Warning", "RegistryServiceNotFound", "%s", why);
         else
                 log_emit(LOG_LEVEL_WARN, k, &x->lf, "Cannot resolve the model registry: %s", why);
-        return k == -EINVAL ? -EPROTO : k;
+        /* retried: RBAC or a bad label may be fixed without an InferenceService event */
+        return k == -EINVAL || k == -EACCES ? -EPROTO : k;
 }
 
 static int reconcile_one(struct ctx *x, struct reconcile_result *res)
