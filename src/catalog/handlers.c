@@ -55,6 +55,12 @@ static int reply_json(struct http_resp *resp, json_t *v)
         return 0;
 }
 
+/* Answers 200 with JSON text already serialized into text (copied). */
+static void reply_text_json(struct http_resp *resp, const struct buf *text)
+{
+        http_resp_set_text(resp, 200, NULL, buf_str(text));
+}
+
 /* Maps an internal failure to 500 with the upstream body (never logs: the caller's job). */
 static int reply_errno(struct http_resp *resp, int r)
 {
@@ -194,7 +200,6 @@ static int handle_models(struct ctx *c, struct http_req *req, struct http_resp *
         const char *ob = http_req_query(req, "orderBy");
         const char *rec = http_req_query(req, "recommendations");
         char err[512];
-        json_t *out = NULL;
         int r;
 
         if (parse_page(req, &q.page, resp) < 0)
@@ -236,12 +241,19 @@ static int handle_models(struct ctx *c, struct http_req *req, struct http_resp *
                 return reply_error(resp, 400, "unsupported order by field '%s': bad request", ob);
         q.order_property = order_prop;
         q.q = http_req_query(req, "q");
-        r = catalog_index_list_models(c->idx, &q, &out, err, sizeof(err));
+        {
+                struct buf text = BUF_INIT(HTTP_RESPONSE_MAX);
+
+                r = catalog_index_list_models_text(c->idx, &q, &text, err, sizeof(err));
+                if (r >= 0)
+                        reply_text_json(resp, &text);
+                buf_release(&text);
+        }
         if (r == -EINVAL)
                 return reply_error(resp, 400, "%s: bad request", err);
         if (r < 0)
                 return reply_errno(resp, r);
-        return reply_json(resp, out);
+        return 0;
 }
 
 /* ---- GET /sources/{source_id}/models/{model_name+}[/artifacts[/performance]] ---- */
@@ -352,8 +364,8 @@ static int handle_model(struct ctx *c, struct http_req *req, struct http_resp *r
         const char *source_id = http_req_param(req, "source_id");
         const char *name = http_req_param(req, "model_name");
         AUTOFREE char *prefix = NULL;
-        json_t *out = NULL;
-        size_t plen;
+        const char *text = NULL;
+        size_t plen, len = 0;
         int r;
 
         if (!source_id || !name)
@@ -368,13 +380,15 @@ static int handle_model(struct ctx *c, struct http_req *req, struct http_resp *r
                         return reply_errno(resp, -ENOMEM);
                 return handle_artifacts(c, req, resp, source_id, prefix, perf);
         }
-        r = catalog_index_get_model(c->idx, source_id, name, &out);
+        r = catalog_index_get_model_text(c->idx, source_id, name, &text, &len);
         if (r == -ENOENT)
                 return reply_error(resp, 404, "No model found '%s' in source '%s'", name,
                                    source_id);
         if (r < 0)
                 return reply_errno(resp, r);
-        return reply_json(resp, out);
+        (void)len;
+        http_resp_set_text(resp, 200, NULL, text);
+        return 0;
 }
 
 /* ---- GET /models/filter_options, GET /labels ---- */

@@ -178,6 +178,8 @@ struct catalog_model {
         double accuracy;
         char *haystack; /* owned; lower-cased name, description, provider, tasks */
         json_t *wire;   /* owned; the CatalogModel served */
+        char *wire_text; /* owned; wire serialized once (compact, insertion order) */
+        size_t wire_len;
         json_t *artifacts; /* owned; array of CatalogArtifact with ids */
         /* borrowed from data->model: the well-known fields, resolved once (filter hot path) */
         const json_t *fields[16];
@@ -226,6 +228,7 @@ static void index_free(struct catalog_index *idx)
         for (size_t i = 0; i < idx->n_models; i++) {
                 free(idx->models[i].haystack);
                 free(idx->models[i].aprops);
+                free(idx->models[i].wire_text);
                 json_decref(idx->models[i].wire);
                 json_decref(idx->models[i].artifacts);
         }
@@ -422,6 +425,10 @@ static int model_build(struct catalog_model *m, const char *source_id, int64_t *
         m->haystack = buf_take(&hay, NULL);
         if (!m->haystack)
                 return -ENOMEM;
+        m->wire_text = json_dumps(wire, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        if (!m->wire_text)
+                return -ENOMEM;
+        m->wire_len = strlen(m->wire_text);
         m->wire = TAKE_PTR(wire);
         m->artifacts = TAKE_PTR(arts);
         return 0;
@@ -1072,18 +1079,20 @@ static int cursor_decode(const char *token, bool is_str, bool always_has, struct
  * Sorts v (unless presorted), pages it after the token and returns the items (json via
  * item_json) as a list object.
  */
-static int keyed_page(struct keyed *v, size_t n, bool presorted, bool is_str, bool always_has,
-                      const struct catalog_page *page, json_t *(*item_json)(const void *item),
-                      json_t **ret, char *reterr, size_t n_reterr)
+/*
+ * Sorts v (unless presorted) and finds the page after the token: [*ret_start, *ret_end) plus an
+ * owned next token (NULL when this is the last page).
+ */
+static int keyed_window(struct keyed *v, size_t n, bool presorted, bool is_str, bool always_has,
+                        const struct catalog_page *page, size_t *ret_start, size_t *ret_end,
+                        char **ret_next, char *reterr, size_t n_reterr)
 {
-        AUTOFREE char *plain = NULL, *next = NULL;
-        json_auto_t *items = json_array();
+        AUTOFREE char *plain = NULL;
+        char *next = NULL;
         size_t start = 0, end;
         bool desc = page->desc;
         int r;
 
-        if (!items)
-                return -ENOMEM;
         if (page->token && page->token[0]) {
                 struct sort_key cur;
 
@@ -1111,24 +1120,43 @@ static int keyed_page(struct keyed *v, size_t n, bool presorted, bool is_str, bo
                 qsort_r(v, n, sizeof(*v), keyed_cmp, &desc);
 
         end = n - start > page->page_size ? start + page->page_size : n;
-        for (size_t i = start; i < end; i++)
-                if (json_array_append_new(items, item_json(v[i].item)) < 0)
-                        return -ENOMEM;
         if (end < n && end > start) {
                 char value[1024], id[32];
+                AUTOFREE char *p2 = NULL;
 
                 format_value(&v[end - 1].key, value, sizeof(value));
                 snprintf(id, sizeof(id), "%" PRId64, v[end - 1].key.id);
-                {
-                        AUTOFREE char *p2 = NULL;
-
-                        if (asprintf(&p2, "%s:%s", id, value) < 0)
-                                return -ENOMEM;
-                        next = b64_encode(p2, strlen(p2));
-                        if (!next)
-                                return -ENOMEM;
-                }
+                if (asprintf(&p2, "%s:%s", id, value) < 0)
+                        return -ENOMEM;
+                next = b64_encode(p2, strlen(p2));
+                if (!next)
+                        return -ENOMEM;
         }
+        *ret_start = start;
+        *ret_end = end;
+        *ret_next = next;
+        return 0;
+}
+
+/* keyed_window() rendered as a list object, items via item_json. */
+static int keyed_page(struct keyed *v, size_t n, bool presorted, bool is_str, bool always_has,
+                      const struct catalog_page *page, json_t *(*item_json)(const void *item),
+                      json_t **ret, char *reterr, size_t n_reterr)
+{
+        AUTOFREE char *next = NULL;
+        json_auto_t *items = json_array();
+        size_t start, end;
+        int r;
+
+        if (!items)
+                return -ENOMEM;
+        r = keyed_window(v, n, presorted, is_str, always_has, page, &start, &end, &next, reterr,
+                         n_reterr);
+        if (r < 0)
+                return r;
+        for (size_t i = start; i < end; i++)
+                if (json_array_append_new(items, item_json(v[i].item)) < 0)
+                        return -ENOMEM;
         *ret = list_json(TAKE_PTR(items), next, page->page_size);
         return *ret ? 0 : -ENOMEM;
 }
@@ -1364,8 +1392,15 @@ static bool model_in_labels(const struct catalog_model *m, char **labels)
         return false;
 }
 
-int catalog_index_list_models(const struct catalog_index *idx, const struct catalog_model_query *q,
-                              json_t **ret, char *reterr, size_t n_reterr)
+struct model_selection {
+        struct keyed *v; /* owned */
+        size_t n;
+        bool is_str, always_has, presorted;
+};
+
+/* Filters the snapshot's models for q and computes their sort keys. */
+static int models_select(const struct catalog_index *idx, const struct catalog_model_query *q,
+                         struct model_selection *ret)
 {
         AUTOFREE struct keyed *v = NULL;
         AUTOFREE char *needle = NULL;
@@ -1468,8 +1503,57 @@ int catalog_index_list_models(const struct catalog_index *idx, const struct cata
         default:
                 break;
         }
-        return keyed_page(v, n, presorted, is_str, always_has, &q->page, model_item_json, ret,
-                          reterr, n_reterr);
+        *ret = (struct model_selection){ .v = TAKE_PTR(v), .n = n, .is_str = is_str,
+                                         .always_has = always_has, .presorted = presorted };
+        return 0;
+}
+
+int catalog_index_list_models(const struct catalog_index *idx, const struct catalog_model_query *q,
+                              json_t **ret, char *reterr, size_t n_reterr)
+{
+        struct model_selection sel;
+        int r;
+
+        r = models_select(idx, q, &sel);
+        if (r < 0)
+                return r;
+        r = keyed_page(sel.v, sel.n, sel.presorted, sel.is_str, sel.always_has, &q->page,
+                       model_item_json, ret, reterr, n_reterr);
+        free(sel.v);
+        return r;
+}
+
+int catalog_index_list_models_text(const struct catalog_index *idx,
+                                   const struct catalog_model_query *q, struct buf *out,
+                                   char *reterr, size_t n_reterr)
+{
+        struct model_selection sel;
+        AUTOFREE char *next = NULL;
+        size_t start, end;
+        int r;
+
+        r = models_select(idx, q, &sel);
+        if (r < 0)
+                return r;
+        r = keyed_window(sel.v, sel.n, sel.presorted, sel.is_str, sel.always_has, &q->page, &start,
+                         &end, &next, reterr, n_reterr);
+        if (r >= 0)
+                r = buf_puts(out, "{\"items\":[");
+        for (size_t i = start; r >= 0 && i < end; i++) {
+                const struct catalog_model *m = sel.v[i].item;
+
+                if (i > start)
+                        r = buf_putc(out, ',');
+                if (r >= 0)
+                        r = buf_append(out, m->wire_text, m->wire_len);
+        }
+        /* base64 tokens need no JSON escaping */
+        if (r >= 0)
+                r = buf_printf(out, "],\"nextPageToken\":\"%s\",\"pageSize\":%" PRIu32
+                                    ",\"size\":%zu}",
+                               next ? next : "", q->page.page_size, end - start);
+        free(sel.v);
+        return r;
 }
 
 static const struct catalog_model *find_model(const struct catalog_index *idx,
@@ -1493,6 +1577,18 @@ int catalog_index_get_model(const struct catalog_index *idx, const char *source_
         if (!m)
                 return -ENOENT;
         *ret = json_incref(m->wire);
+        return 0;
+}
+
+int catalog_index_get_model_text(const struct catalog_index *idx, const char *source_id,
+                                 const char *name, const char **ret_text, size_t *ret_len)
+{
+        const struct catalog_model *m = find_model(idx, source_id, name);
+
+        if (!m)
+                return -ENOENT;
+        *ret_text = m->wire_text;
+        *ret_len = m->wire_len;
         return 0;
 }
 

@@ -24,6 +24,7 @@
 #include "catalog/filter.h"
 #include "catalog/sources.h"
 #include "catalog/yaml-catalog.h"
+#include "util/buf.h"
 #include "util/macro.h"
 
 enum catalog_source_state {
@@ -113,6 +114,20 @@ _warn_unused_result_ int catalog_order_parse_models(const char *s, enum catalog_
 _warn_unused_result_ int catalog_index_list_models(const struct catalog_index *idx,
                                                    const struct catalog_model_query *q,
                                                    json_t **ret, char *reterr, size_t n_reterr);
+
+/*
+ * The same page, serialized: appends the CatalogModelList JSON text to out (models are
+ * serialized once per snapshot, so this is concatenation). -E2BIG when out's cap is reached.
+ */
+_warn_unused_result_ int catalog_index_list_models_text(const struct catalog_index *idx,
+                                                        const struct catalog_model_query *q,
+                                                        struct buf *out, char *reterr,
+                                                        size_t n_reterr);
+
+/* GET one model as JSON text: borrowed, valid while the caller holds its reference on idx. */
+_warn_unused_result_ int catalog_index_get_model_text(const struct catalog_index *idx,
+                                                      const char *source_id, const char *name,
+                                                      const char **ret_text, size_t *ret_len);
 
 /* GET one model: new reference to its wire JSON; -ENOENT. */
 _warn_unused_result_ int catalog_index_get_model(const struct catalog_index *idx,
