@@ -301,6 +301,14 @@ static void exit_now(int sig)
         _exit(1);
 }
 
+static bool informers_synced(struct manager *m)
+{
+        for (size_t i = 0; i < m->n_informers; i++)
+                if (!informer_has_synced(m->informers[i]))
+                        return false;
+        return true;
+}
+
 static int start_controllers(struct manager *m)
 {
         int r;
@@ -361,15 +369,13 @@ int manager_run(struct manager *m)
                         return log_error_errno(r, "Failed to start leader election");
                 log_info("Attempting to acquire leader lease %s/%s as %s", m->lease_namespace,
                          m->opts.leader_election_id, m->identity);
-        } else {
-                r = start_controllers(m);
-                if (r < 0)
-                        result = r;
-        }
+        } else
+                atomic_store(&m->leading, true);
 
         sigemptyset(&mask);
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGINT);
+        bool announced = false;
         for (unsigned ticks = 1; result == 0; ticks++) {
                 int sig = sigtimedwait(&mask, NULL, &tick);
 
@@ -383,9 +389,16 @@ int manager_run(struct manager *m)
                         result = log_error_errno(-ENOLINK, "Leader lease lost, exiting");
                         break;
                 }
-                if (atomic_load(&m->leading) && !m->controllers_started) {
-                        log_info("Acquired leader lease %s/%s", m->lease_namespace,
-                                 m->opts.leader_election_id);
+                /* controllers start when leading and once every cache holds its first list
+                 * (controller-runtime's WaitForCacheSync): an object missing from an unsynced
+                 * cache is unknown, not gone */
+                if (atomic_load(&m->leading) && !announced) {
+                        announced = true;
+                        if (m->elector)
+                                log_info("Acquired leader lease %s/%s", m->lease_namespace,
+                                         m->opts.leader_election_id);
+                }
+                if (atomic_load(&m->leading) && !m->controllers_started && informers_synced(m)) {
                         r = start_controllers(m);
                         if (r < 0)
                                 result = r;
