@@ -483,6 +483,13 @@ static int tm_reconcile(void *userdata, const char *key, struct reconcile_result
         struct kube_client *c = NULL;
         int k;
 
+        /* Workers may start before the caches are loaded (controller-runtime would wait for
+         * the sync): an InferenceService absent from an unsynced cache is unknown, not gone
+         * (planning with it would delete its TrainedModels), and a partial TrainedModel set
+         * would mis-admit memory. Wait for both caches. */
+        if (!informer_has_synced(r->isvcs) || !informer_has_synced(r->tms))
+                return reconcile_requeue_after(ret, 200 * USEC_PER_MSEC);
+
         k = client_acquire(r, &c);
         if (k < 0)
                 return k;

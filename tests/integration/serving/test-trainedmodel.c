@@ -924,3 +924,33 @@ Test(tm, invalid_specs_named_not_listed_no_crash)
                         SRV_WAIT(SRV_TIMEOUT, srv_gone(&S, &srv_gvr_tm, cases[i].name),
                                  "%s stuck Terminating", cases[i].name);
 }
+
+/* ---- start with existing objects ---- */
+
+/* The controller starting (or restarting) over existing objects must not take an InferenceService
+ * that its cache has not loaded yet for a missing one (that would delete its TrainedModels). */
+Test(tm, start_over_existing_objects_deletes_nothing)
+{
+        enum { N_ISVC = 8, N_PER = 4 };
+        char isvc[32], name[32];
+
+        for (int j = 0; j < N_ISVC; j++) {
+                (void)snprintf(isvc, sizeof(isvc), "pre-%d", j);
+                isvc_ready(isvc, "2Gi");
+                for (int i = 0; i < N_PER; i++) {
+                        (void)snprintf(name, sizeof(name), "pre-%d-tm-%d", j, i);
+                        srv_tm_create(&S, name, isvc, "s3//m", "sklearn", "100Mi");
+                }
+        }
+        srv_controller_start(&S);
+        for (int j = 0; j < N_ISVC; j++)
+                for (int i = 0; i < N_PER; i++) {
+                        (void)snprintf(isvc, sizeof(isvc), "pre-%d", j);
+                        (void)snprintf(name, sizeof(name), "pre-%d-tm-%d", j, i);
+                        SRV_WAIT(SRV_TIMEOUT, tm_ready_and_listed(name, isvc),
+                                 "%s never Ready and listed (deleted: %d)", name,
+                                 srv_gone(&S, &srv_gvr_tm, name));
+                }
+        cr_assert_eq(srv_count(&S, &srv_gvr_tm), (size_t)(N_ISVC * N_PER));
+        cr_assert_eq(srv_log_count(&S, "Deleted TrainedModel"), 0, "TrainedModels deleted");
+}
