@@ -374,6 +374,27 @@ static int apply_rest(struct tm_reconciler *r, struct kube_client *c, const char
         return first_error;
 }
 
+/* (Re)computes *plan for the InferenceService name from the given objects (all borrowed). */
+static int compute_plan(const char *name, const json_t *isvc, const json_t *cm, json_t *tms,
+                        struct isvc_plan *plan)
+{
+        size_t n = json_array_size(tms);
+        const json_t **arr = calloc(n + 1, sizeof(*arr));
+        struct plan_input in;
+        int k;
+
+        if (!arr)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                arr[i] = json_array_get(tms, i);
+        in = (struct plan_input){ .isvc_name = name, .isvc = isvc, .configmap = cm, .tms = arr,
+                                  .n_tms = n, .now = now_realtime() };
+        isvc_plan_release(plan);
+        k = isvc_plan_compute(&in, plan);
+        free(arr);
+        return k;
+}
+
 static int tm_reconcile_isvc(struct tm_reconciler *r, struct kube_client *c, const char *key,
                              const struct log_fields *lf, struct reconcile_result *ret)
 {
@@ -410,26 +431,15 @@ static int tm_reconcile_isvc(struct tm_reconciler *r, struct kube_client *c, con
         }
 
         for (unsigned attempt = 0;; attempt++) {
-                const json_t **arr;
-                struct plan_input in;
-
                 json_decref(cm);
                 cm = NULL;
                 k = get_configmap(r, c, ns, cm_name, &cm, lf);
                 if (k < 0)
                         return k;
 
-                arr = calloc(json_array_size(tms) + 1, sizeof(*arr));
-                if (!arr)
-                        return -ENOMEM;
-                for (size_t i = 0; i < json_array_size(tms); i++)
-                        arr[i] = json_array_get(tms, i);
-                in = (struct plan_input){ .isvc_name = name, .isvc = isvc, .configmap = cm,
-                                          .tms = arr, .n_tms = json_array_size(tms),
-                                          .now = now_realtime() };
-                isvc_plan_release(&plan);
-                k = isvc_plan_compute(&in, &plan);
-                free(arr);
+                k = compute_plan(name, isvc, cm, tms, &plan);
+                if (k == -ENOMEM)
+                        return k;
                 if (k < 0)
                         return reconcile_terminal(ret, k);
 
@@ -453,23 +463,11 @@ static int tm_reconcile_isvc(struct tm_reconciler *r, struct kube_client *c, con
         }
 
         /* second plan: with the written ConfigMap, Ready and finalizer removals follow the write */
-        {
-                const json_t **arr = calloc(json_array_size(tms) + 1, sizeof(*arr));
-                struct plan_input in;
-
-                if (!arr)
-                        return -ENOMEM;
-                for (size_t i = 0; i < json_array_size(tms); i++)
-                        arr[i] = json_array_get(tms, i);
-                in = (struct plan_input){ .isvc_name = name, .isvc = isvc, .configmap = cm,
-                                          .tms = arr, .n_tms = json_array_size(tms),
-                                          .now = now_realtime() };
-                isvc_plan_release(&plan);
-                k = isvc_plan_compute(&in, &plan);
-                free(arr);
-                if (k < 0)
-                        return reconcile_terminal(ret, k);
-        }
+        k = compute_plan(name, isvc, cm, tms, &plan);
+        if (k == -ENOMEM)
+                return k;
+        if (k < 0)
+                return reconcile_terminal(ret, k);
         k = apply_rest(r, c, ns, &plan, tms, lf);
         if (k < 0)
                 return k;
