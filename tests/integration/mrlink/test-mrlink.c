@@ -829,12 +829,13 @@ Test(mrlink, registry_silent_timeout, .timeout = 180)
 }
 
 /* A registry answering 500, then garbage: retried, never a crash; carries the bearer token
- * (A-X9); once the URL points at a real registry the InferenceService is linked. */
+ * (A-X9) from MODELPLANE_MRLINK_TOKEN_FILE, re-read when it rotates; once the URL points at a
+ * real registry the InferenceService is linked. */
 struct fake {
         int fd;
         unsigned port;
         atomic_int mode; /* 0: 500, 1: 200 with garbage */
-        atomic_int requests, with_token;
+        atomic_int requests, with_token, token1, token2;
         pthread_t thread;
 };
 
@@ -861,6 +862,10 @@ static void *fake_main(void *p)
                         if (strstr(req, "Authorization: Bearer ") ||
                             strstr(req, "authorization: Bearer "))
                                 atomic_fetch_add(&f->with_token, 1);
+                        if (strstr(req, "Bearer rotating-token-1\r\n"))
+                                atomic_fetch_add(&f->token1, 1);
+                        if (strstr(req, "Bearer rotating-token-2\r\n"))
+                                atomic_fetch_add(&f->token2, 1);
                         const char *a = atomic_load(&f->mode) == 0 ? answer_500 : answer_garbage;
 
                         (void)!write(c, a, strlen(a));
@@ -869,13 +874,26 @@ static void *fake_main(void *p)
         }
 }
 
+static void write_file(const char *path, const char *text)
+{
+        char tmp[400];
+        FILE *fp;
+
+        (void)snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+        fp = fopen(tmp, "we");
+        cr_assert_not_null(fp);
+        cr_assert_eq(fputs(text, fp) >= 0, true);
+        cr_assert_eq(fclose(fp), 0);
+        cr_assert_eq(rename(tmp, path), 0);
+}
+
 Test(mrlink, registry_5xx_and_garbage, .timeout = 180)
 {
         struct world w;
         struct fake f = { 0 };
         struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
         socklen_t len = sizeof(a);
-        char url[64];
+        char url[64], token_file[320];
         int before;
 
         world_setup(&w, "mrl-5xx");
@@ -886,13 +904,20 @@ Test(mrlink, registry_5xx_and_garbage, .timeout = 180)
         f.port = ntohs(a.sin_port);
         cr_assert_eq(pthread_create(&f.thread, NULL, fake_main, &f), 0);
         (void)snprintf(url, sizeof(url), "http://127.0.0.1:%u", f.port);
+        (void)snprintf(token_file, sizeof(token_file), "%s/token", w.g.dir);
+        write_file(token_file, "rotating-token-1\n");
+        setenv("MODELPLANE_MRLINK_TOKEN_FILE", token_file, 1);
 
         srv_controller_start(&w.s);
+        unsetenv("MODELPLANE_MRLINK_TOKEN_FILE");
         isvc_create(&w, "bad-registry", json_pack("{s:s}", RMID, w.rm),
                     json_pack("{s:s}", URL_A, url));
         SRV_WAIT(SRV_TIMEOUT, atomic_load(&f.requests) >= 3, "not retried after 500");
         cr_assert_eq(atomic_load(&f.with_token), atomic_load(&f.requests),
                      "every call carries the bearer token");
+        cr_assert_gt(atomic_load(&f.token1), 0, "the token file's token");
+        write_file(token_file, "rotating-token-2\n");
+        SRV_WAIT(SRV_TIMEOUT, atomic_load(&f.token2) > 0, "rotated token not used");
         before = atomic_load(&f.requests);
         atomic_store(&f.mode, 1);
         SRV_WAIT(SRV_TIMEOUT, atomic_load(&f.requests) >= before + 3, "not retried after garbage");
