@@ -29,7 +29,9 @@ struct catalog_service {
         catalog_reload_fn on_reload;
         void *userdata;
 
-        pthread_mutex_t lock; /* protects current and generation */
+        /* protects current and generation; writer-preferring so a swap is never starved by a
+         * stream of requests taking references */
+        pthread_rwlock_t lock;
         struct catalog_index *current;
         uint64_t generation;
 
@@ -270,11 +272,11 @@ static int reload_locked(struct catalog_service *s, struct catalog_error *err)
         if (r < 0)
                 goto out;
 
-        pthread_mutex_lock(&s->lock);
+        pthread_rwlock_wrlock(&s->lock);
         old = s->current;
         s->current = idx;
         s->generation++;
-        pthread_mutex_unlock(&s->lock);
+        pthread_rwlock_unlock(&s->lock);
         catalog_index_unref(old);
 
         catalog_strv_free(s->watched_files);
@@ -313,7 +315,14 @@ int catalog_service_new(const struct catalog_service_config *cfg, struct catalog
         if (!s)
                 return -ENOMEM;
         s->stop_fd = -EBADF;
-        pthread_mutex_init(&s->lock, NULL);
+        {
+                pthread_rwlockattr_t attr;
+
+                pthread_rwlockattr_init(&attr);
+                pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+                pthread_rwlock_init(&s->lock, &attr);
+                pthread_rwlockattr_destroy(&attr);
+        }
         pthread_mutex_init(&s->reload_lock, NULL);
         s->poll_interval_ms = cfg->poll_interval_ms ? cfg->poll_interval_ms : 5000;
         s->debounce_ms = cfg->debounce_ms ? cfg->debounce_ms : 200;
@@ -389,7 +398,7 @@ struct catalog_service *catalog_service_free(struct catalog_service *s)
         catalog_strv_free(s->watched_files);
         catalog_strv_free(s->paths);
         free(s->base_dir);
-        pthread_mutex_destroy(&s->lock);
+        pthread_rwlock_destroy(&s->lock);
         pthread_mutex_destroy(&s->reload_lock);
         free(s);
         return NULL;
@@ -399,9 +408,9 @@ struct catalog_index *catalog_service_get(struct catalog_service *s)
 {
         struct catalog_index *idx;
 
-        pthread_mutex_lock(&s->lock);
+        pthread_rwlock_rdlock(&s->lock);
         idx = catalog_index_ref(s->current);
-        pthread_mutex_unlock(&s->lock);
+        pthread_rwlock_unlock(&s->lock);
         return idx;
 }
 
@@ -409,9 +418,9 @@ uint64_t catalog_service_generation(struct catalog_service *s)
 {
         uint64_t g;
 
-        pthread_mutex_lock(&s->lock);
+        pthread_rwlock_rdlock(&s->lock);
         g = s->generation;
-        pthread_mutex_unlock(&s->lock);
+        pthread_rwlock_unlock(&s->lock);
         return g;
 }
 
@@ -483,8 +492,12 @@ static void *watch_thread(void *arg)
                 int k;
 
                 k = poll(p, in_fd >= 0 ? 2 : 1, (int)s->poll_interval_ms);
-                if (k < 0 && errno != EINTR)
-                        break;
+                if (k < 0) {
+                        /* never give up watching: fall back to the stat check */
+                        if (errno != EINTR)
+                                (void)poll(p, 1, (int)s->poll_interval_ms);
+                        p[1].revents = 0;
+                }
                 if (p[0].revents)
                         break;
                 if (in_fd >= 0 && (p[1].revents & POLLIN)) {
