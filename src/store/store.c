@@ -24,6 +24,10 @@ static const struct store_backend_ops *backend_for(const char *dsn)
         if (strneq(dsn, "postgres://", 11) || strneq(dsn, "postgresql://", 13) ||
             strneq(dsn, "postgres:", 9))
                 return store_postgres_ops;
+        /* libpq key=value connection strings ("host=db user=mr dbname=registry") */
+        if (strchr(dsn, '=') && (strstr(dsn, "host=") || strstr(dsn, "dbname=") ||
+                                 strstr(dsn, "user=") || strstr(dsn, "port=")))
+                return store_postgres_ops;
         return &store_sqlite_ops;
 }
 

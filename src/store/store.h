@@ -72,8 +72,9 @@ struct store;
 
 /*
  * Opens a pool of n_conns connections to dsn and runs the migrations. dsn is a SQLite file path
- * (created on first use, WAL mode) or "postgres://…"/"postgresql://…" (libpq). -EPROTONOSUPPORT
- * when PostgreSQL is asked for but not compiled in.
+ * (created on first use, WAL mode) or "postgres://…"/"postgresql://…" or a libpq key=value
+ * string with host=/dbname=/user=/port= (PostgreSQL). -EPROTONOSUPPORT when PostgreSQL is asked
+ * for but not compiled in.
  */
 _warn_unused_result_ int store_open(const char *dsn, unsigned n_conns, struct store **ret);
 /* Closes every connection. Accepts NULL; returns NULL. */
