@@ -2,10 +2,17 @@
 /* The SQLite backend: one sqlite3 handle per pooled connection, WAL mode, busy timeout. */
 #include <errno.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "store/store.h"
+
+/* Re-gather planner statistics (bounded ANALYZE) every this many commits in the process, so
+ * that a database that grew since the start keeps good plans. */
+#define ANALYZE_EVERY_COMMITS 5000U
+
+static atomic_uint commits;
 
 struct store_conn {
         sqlite3 *db;
@@ -181,7 +188,13 @@ static int sqlite_begin(struct store_conn *c)
 
 static int sqlite_commit(struct store_conn *c)
 {
-        return simple(c, "COMMIT");
+        int r = simple(c, "COMMIT");
+
+        if (r >= 0 && (atomic_fetch_add(&commits, 1) + 1) % ANALYZE_EVERY_COMMITS == 0) {
+                (void)simple(c, "PRAGMA analysis_limit=1000");
+                (void)simple(c, "ANALYZE"); /* best effort */
+        }
+        return r;
 }
 
 static int sqlite_rollback(struct store_conn *c)
