@@ -317,6 +317,14 @@ static int apply_metadata(struct tm_reconciler *r, struct kube_client *c, const 
                 if (k < 0)
                         return k;
                 atomic_fetch_add(&r->tm_metadata_writes, 1);
+                if (updated) {
+                        /* keep what the second plan reads, not the server's managedFields */
+                        json_t *slim = cache_transform_strip_managed_fields(NULL, updated);
+                        json_decref(updated);
+                        updated = slim;
+                        if (!updated)
+                                return -ENOMEM;
+                }
                 if (updated && json_array_set_new(tms, i, updated) < 0)
                         return -ENOMEM;
         }
