@@ -657,18 +657,8 @@ int catalog_models_load_file(const char *path, struct catalog_models **ret,
         size_t len;
         int r;
 
-        r = catalog_read_file(path, CATALOG_FILE_MAX, &data, &len);
-        if (r == -EFBIG) {
-                catalog_error_set(err, path, 0, "file too large (limit %u bytes)",
-                                  CATALOG_FILE_MAX);
+        r = catalog_read_file_reported(path, CATALOG_FILE_MAX, &data, &len, err);
+        if (r < 0)
                 return r;
-        }
-        if (r < 0) {
-                char msg[128];
-
-                catalog_error_set(err, path, 0, "cannot read: %s",
-                                  strerror_r(-r, msg, sizeof(msg)));
-                return r;
-        }
         return catalog_models_parse(path, data, len, ret, err);
 }

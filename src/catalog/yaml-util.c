@@ -87,6 +87,21 @@ bool catalog_strv_contains(char *const *v, const char *s)
         return false;
 }
 
+int catalog_read_file_reported(const char *path, size_t max, char **ret_data, size_t *ret_len,
+                               struct catalog_error *err)
+{
+        char msg[128];
+        int r;
+
+        r = catalog_read_file(path, max, ret_data, ret_len);
+        if (r == -EFBIG)
+                catalog_error_set(err, path, 0, "file too large (limit %zu bytes)", max);
+        else if (r < 0)
+                catalog_error_set(err, path, 0, "cannot read: %s",
+                                  strerror_r(-r, msg, sizeof(msg)));
+        return r;
+}
+
 int catalog_read_file(const char *path, size_t max, char **ret_data, size_t *ret_len)
 {
         AUTOCLOSE int fd = -EBADF;

@@ -44,6 +44,10 @@ DEFINE_CLEANUP_FUNC(char **, catalog_strv_free)
  */
 _warn_unused_result_ int catalog_read_file(const char *path, size_t max, char **ret_data,
                                            size_t *ret_len);
+/* As catalog_read_file(), and on failure describes it in err ("file too large (limit N bytes)",
+ * "cannot read: <reason>") naming path. */
+_warn_unused_result_ int catalog_read_file_reported(const char *path, size_t max, char **ret_data,
+                                                    size_t *ret_len, struct catalog_error *err);
 
 struct ydoc {
         yaml_document_t doc;
