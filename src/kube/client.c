@@ -822,36 +822,16 @@ static int add_write_query(struct kube_client *c, struct buf *url,
         return k;
 }
 
-int kube_create(struct kube_client *c, const struct gvr *r, const char *ns, const json_t *obj,
-                const struct kube_write_options *opts, json_t **ret_obj,
-                struct kube_status *reterr)
+/* POST/PUT/PATCH of body to the resource URL with the write options' query. */
+static int write_request(struct kube_client *c, const char *method, const struct gvr *r,
+                         const char *ns, const char *name, const struct kube_write_options *opts,
+                         const char *content_type, const json_t *obj, json_t **ret_obj,
+                         struct kube_status *reterr)
 {
         struct buf url CLEANUP(buf_releasep) = BUF_INIT(KUBE_URL_MAX);
         AUTOFREE char *body = NULL;
         int k;
 
-        if (!c || !json_is_object(obj) || (opts && opts->subresource))
-                return -EINVAL;
-        k = build_url(c, &url, r, ns, NULL, NULL);
-        if (k >= 0)
-                k = add_write_query(c, &url, opts);
-        if (k >= 0)
-                k = dump_body(obj, &body);
-        if (k < 0)
-                return k;
-        return perform(c, "POST", buf_str(&url), "application/json", body, ret_obj, reterr);
-}
-
-int kube_update(struct kube_client *c, const struct gvr *r, const char *ns, const char *name,
-                const json_t *obj, const struct kube_write_options *opts, json_t **ret_obj,
-                struct kube_status *reterr)
-{
-        struct buf url CLEANUP(buf_releasep) = BUF_INIT(KUBE_URL_MAX);
-        AUTOFREE char *body = NULL;
-        int k;
-
-        if (!c || !name || !json_is_object(obj))
-                return -EINVAL;
         k = build_url(c, &url, r, ns, name, opts ? opts->subresource : NULL);
         if (k >= 0)
                 k = add_write_query(c, &url, opts);
@@ -859,7 +839,27 @@ int kube_update(struct kube_client *c, const struct gvr *r, const char *ns, cons
                 k = dump_body(obj, &body);
         if (k < 0)
                 return k;
-        return perform(c, "PUT", buf_str(&url), "application/json", body, ret_obj, reterr);
+        return perform(c, method, buf_str(&url), content_type, body, ret_obj, reterr);
+}
+
+int kube_create(struct kube_client *c, const struct gvr *r, const char *ns, const json_t *obj,
+                const struct kube_write_options *opts, json_t **ret_obj,
+                struct kube_status *reterr)
+{
+        if (!c || !json_is_object(obj) || (opts && opts->subresource))
+                return -EINVAL;
+        return write_request(c, "POST", r, ns, NULL, opts, "application/json", obj, ret_obj,
+                             reterr);
+}
+
+int kube_update(struct kube_client *c, const struct gvr *r, const char *ns, const char *name,
+                const json_t *obj, const struct kube_write_options *opts, json_t **ret_obj,
+                struct kube_status *reterr)
+{
+        if (!c || !name || !json_is_object(obj))
+                return -EINVAL;
+        return write_request(c, "PUT", r, ns, name, opts, "application/json", obj, ret_obj,
+                             reterr);
 }
 
 static const char *patch_content_type(enum kube_patch_type type)
@@ -881,10 +881,7 @@ int kube_patch(struct kube_client *c, const struct gvr *r, const char *ns, const
                enum kube_patch_type type, const json_t *patch,
                const struct kube_write_options *opts, json_t **ret_obj, struct kube_status *reterr)
 {
-        struct buf url CLEANUP(buf_releasep) = BUF_INIT(KUBE_URL_MAX);
-        AUTOFREE char *body = NULL;
         const char *ctype = patch_content_type(type);
-        int k;
 
         if (!c || !name || !patch || !ctype)
                 return -EINVAL;
@@ -892,14 +889,7 @@ int kube_patch(struct kube_client *c, const struct gvr *r, const char *ns, const
                 return -EINVAL;
         if (type == KUBE_PATCH_APPLY && (!opts || !opts->field_manager))
                 return -EINVAL;
-        k = build_url(c, &url, r, ns, name, opts ? opts->subresource : NULL);
-        if (k >= 0)
-                k = add_write_query(c, &url, opts);
-        if (k >= 0)
-                k = dump_body(patch, &body);
-        if (k < 0)
-                return k;
-        return perform(c, "PATCH", buf_str(&url), ctype, body, ret_obj, reterr);
+        return write_request(c, "PATCH", r, ns, name, opts, ctype, patch, ret_obj, reterr);
 }
 
 int kube_delete(struct kube_client *c, const struct gvr *r, const char *ns, const char *name,
