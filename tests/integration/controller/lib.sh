@@ -18,7 +18,15 @@ cleanup_lib() {
 }
 trap cleanup_lib EXIT
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+fail() {
+        echo "FAIL: $*" >&2
+        for f in "$T"/*.log; do
+                [ -f "$f" ] || continue
+                echo "--- last lines of $(basename "$f")" >&2
+                tail -n 15 "$f" >&2
+        done
+        exit 1
+}
 ok() { echo "ok - $*"; }
 
 # wait_for SECONDS CMD...: polls CMD every 0.2 s until it succeeds; bounded.

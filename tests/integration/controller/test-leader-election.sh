@@ -31,7 +31,7 @@ kind: TrainedModel
 metadata: {name: m1, namespace: $NS}
 spec: {inferenceService: parent, model: {storageUri: "s3://b/m1", framework: sklearn, memory: 10Mi}}
 YAML
-wait_for 30 sh -c "kubectl -n $NS get tm m1 -o jsonpath='{.metadata.finalizers}' | grep -q trainedmodel.finalizer" ||
+wait_for 90 sh -c "kubectl -n $NS get tm m1 -o jsonpath='{.metadata.finalizers}' | grep -q trainedmodel.finalizer" ||
         fail "the leader did not reconcile"
 grep -q 'Started 1 controller' "$T/b.log" && fail "the follower started its controllers"
 ok "only the leader runs controllers"
