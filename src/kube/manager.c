@@ -367,8 +367,6 @@ int manager_run(struct manager *m)
                         r = leader_elector_start(m->elector);
                 if (r < 0)
                         return log_error_errno(r, "Failed to start leader election");
-                log_info("Attempting to acquire leader lease %s/%s as %s", m->lease_namespace,
-                         m->opts.leader_election_id, m->identity);
         } else
                 atomic_store(&m->leading, true);
 
