@@ -315,19 +315,26 @@ static int validate(struct ctx *x, const struct reg_kind *k, const struct store_
         return 0;
 }
 
-static int insert(struct ctx *x, const struct reg_kind *k, struct store_entity *e)
+/* Validates and writes e: a new row (create) or the existing one; a uniqueness clash is 409. */
+static int save(struct ctx *x, const struct reg_kind *k, struct store_entity *e, bool create)
 {
         int r;
 
         r = validate(x, k, e);
         if (r < 0)
                 return r;
-        r = store_entity_insert(x->reg->store, x->conn, e);
+        r = create ? store_entity_insert(x->reg->store, x->conn, e)
+                   : store_entity_update(x->reg->store, x->conn, e);
         if (r == -EEXIST)
                 return conflict(x, k, e);
         if (r < 0)
-                return store_error(x, r, "inserting");
+                return store_error(x, r, create ? "inserting" : "updating");
         return 0;
+}
+
+static int insert(struct ctx *x, const struct reg_kind *k, struct store_entity *e)
+{
+        return save(x, k, e, true);
 }
 
 static int merge(struct ctx *x, struct store_entity *e, struct reg_input *in)
@@ -365,17 +372,7 @@ static int merge(struct ctx *x, struct store_entity *e, struct reg_input *in)
 
 static int update(struct ctx *x, const struct reg_kind *k, struct store_entity *e)
 {
-        int r;
-
-        r = validate(x, k, e);
-        if (r < 0)
-                return r;
-        r = store_entity_update(x->reg->store, x->conn, e);
-        if (r == -EEXIST)
-                return conflict(x, k, e);
-        if (r < 0)
-                return store_error(x, r, "updating");
-        return 0;
+        return save(x, k, e, false);
 }
 
 /* ---- transactions ---- */
