@@ -889,6 +889,19 @@ static int log_metric_history(struct ctx *x, const struct store_entity *metric, 
         return r < 0 ? store_error(x, r, "logging metric history") : 0;
 }
 
+/* An artifact logged under an experiment run records the run and its experiment. */
+static int set_run_ids(struct ctx *x, struct store_entity *e, int64_t exp_id, int64_t run_id)
+{
+        int r;
+
+        r = store_entity_set_int(e, "experiment_id", false, exp_id);
+        if (r >= 0)
+                r = store_entity_set_int(e, "experiment_run_id", false, run_id);
+        if (r < 0)
+                return reg_error_set(&x->err, 500, r, "out of memory");
+        return 0;
+}
+
 static int do_upsert_artifact(struct ctx *x, const struct route_spec *sp)
 {
         json_auto_t *body = NULL;
@@ -993,13 +1006,9 @@ static int do_upsert_artifact(struct ctx *x, const struct route_spec *sp)
                         goto out;
                 if (!existing) {
                         if (run) {
-                                r = store_entity_set_int(&e, "experiment_id", false, exp_id);
-                                if (r >= 0)
-                                        r = store_entity_set_int(&e, "experiment_run_id", false, pid);
-                                if (r < 0) {
-                                        r = reg_error_set(&x->err, 500, r, "out of memory");
+                                r = set_run_ids(x, &e, exp_id, pid);
+                                if (r < 0)
                                         goto out;
-                                }
                         }
                         r = insert(x, k, &e);
                         if (r < 0)
@@ -1008,13 +1017,9 @@ static int do_upsert_artifact(struct ctx *x, const struct route_spec *sp)
                 }
         }
         if (run) {
-                r = store_entity_set_int(&e, "experiment_id", false, exp_id);
-                if (r >= 0)
-                        r = store_entity_set_int(&e, "experiment_run_id", false, pid);
-                if (r < 0) {
-                        r = reg_error_set(&x->err, 500, r, "out of memory");
+                r = set_run_ids(x, &e, exp_id, pid);
+                if (r < 0)
                         goto out;
-                }
         }
         r = update(x, k, &e);
         if (r < 0)
