@@ -113,7 +113,7 @@ static int reply_error_status(struct http_resp *resp, unsigned status, const cha
 
 static int reply_error(struct ctx *x)
 {
-        if (x->err.status == 0 || x->err.status >= 500)
+        if (x->err.status == 0 || (x->err.status >= 500 && x->err.status != 503))
                 return reply_error_status(x->resp, 500,
                                           x->err.message[0] ? x->err.message
                                                             : "internal server error");
@@ -126,6 +126,14 @@ static int store_error(struct ctx *x, int r, const char *what)
         switch (r) {
         case -EBUSY:
                 return reg_error_set(&x->err, 503, r, "database busy, retry: %s", what);
+        case -ECONNREFUSED:
+        case -ECONNRESET:
+                /* the store reconnects by itself once the database is back */
+                return reg_error_set(&x->err, 503, r,
+                                     "Datastore service is down or unavailable (database not "
+                                     "reachable while %s). Please check that the database is "
+                                     "reachable and try again later.",
+                                     what);
         case -E2BIG:
                 return reg_error_set(&x->err, 400, r, "query too large: bad request");
         default:

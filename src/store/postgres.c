@@ -3,22 +3,37 @@
  * The PostgreSQL backend (libpq). Statement texts use '?' placeholders (shared with SQLite);
  * they are rewritten to $1, $2 … here, outside string literals. Parameters are sent as text
  * with explicit types (int8, float8, text), results come back as text.
+ *
+ * Lost connections: before a statement runs outside a transaction, the connection is checked
+ * (a dead socket is noticed without a round trip) and re-established with PQreset() when the
+ * server went away; while the server is unreachable every statement fails fast with
+ * -ECONNREFUSED (one reconnect attempt per connection and second at most). Inside a
+ * transaction a lost connection is -ECONNRESET: nothing is retried there, so a transaction
+ * never continues on a new session. A read, or a BEGIN, that failed because the connection
+ * was lost is retried once on a fresh connection.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "store/store.h"
 #include "util/buf.h"
+#include "util/time-util.h"
 
 #if HAVE_LIBPQ
 #include <libpq-fe.h>
 
+#define RECONNECT_INTERVAL_USEC (1U * USEC_PER_SEC)
+
 struct store_conn {
         PGconn *pg;
+        bool in_tx;          /* between a successful BEGIN and COMMIT/ROLLBACK */
+        usec_t next_connect; /* monotonic; no reconnect attempt before */
 };
 
 #define OID_INT8   20
@@ -59,15 +74,16 @@ static int map_result(PGresult *res)
                 return -EINVAL;
         if (streq(state, "40001") || streq(state, "40P01") || streq(state, "55P03"))
                 return -EBUSY;
-        if (strneq(state, "08", 2))
+        /* connection exceptions; admin/crash shutdown, server starting up */
+        if (strneq(state, "08", 2) || strneq(state, "57P", 3))
                 return -ECONNRESET;
         if (streq(state, "22P02") || strneq(state, "22", 2))
                 return -EINVAL;
         return -EIO;
 }
 
-static int pg_exec(struct store_conn *c, const char *sql, const struct store_val *params,
-                   size_t n_params, store_row_fn fn, void *userdata)
+static int exec_once(struct store_conn *c, const char *sql, const struct store_val *params,
+                     size_t n_params, store_row_fn fn, void *userdata)
 {
         struct buf q = BUF_INIT(1024 * 1024);
         const char **values = NULL;
@@ -143,10 +159,9 @@ static int pg_exec(struct store_conn *c, const char *sql, const struct store_val
         }
         default:
                 r = map_result(res);
-                if (PQstatus(c->pg) != CONNECTION_OK) {
-                        PQreset(c->pg);
+                /* re-established on the next use, outside a transaction */
+                if (PQstatus(c->pg) != CONNECTION_OK)
                         r = -ECONNRESET;
-                }
                 break;
         }
 out:
@@ -166,31 +181,106 @@ static void pg_close(struct store_conn *c)
         free(c);
 }
 
-static int simple(struct store_conn *c, const char *sql)
+static int session_setup(struct store_conn *c)
 {
-        int r = pg_exec(c, sql, NULL, 0, NULL, NULL);
+        int r = exec_once(c, "SET client_min_messages TO warning", NULL, 0, NULL, NULL);
+
+        if (r >= 0)
+                r = exec_once(c, "SET standard_conforming_strings TO on", NULL, 0, NULL, NULL);
         return r < 0 ? r : 0;
 }
 
-static int pg_open(const char *dsn, struct store_conn **ret)
+/*
+ * An idle connection has nothing to read. Readable data or EOF means the server sent its
+ * shutdown error or closed the socket (restart, crash, idle timeout): consuming it makes libpq
+ * notice, without a round trip.
+ */
+static bool alive(struct store_conn *c)
 {
-        struct store_conn *c = calloc(1, sizeof(*c));
+        for (int i = 0; i < 4 && PQstatus(c->pg) == CONNECTION_OK; i++) {
+                struct pollfd p = { .fd = PQsocket(c->pg), .events = POLLIN };
+
+                if (p.fd < 0 || poll(&p, 1, 0) <= 0)
+                        break;
+                if (!PQconsumeInput(c->pg))
+                        break;
+        }
+        return PQstatus(c->pg) == CONNECTION_OK;
+}
+
+/* Makes sure c has a live session before a statement; see the comment at the top. */
+static int ensure_connected(struct store_conn *c)
+{
+        usec_t now;
+
+        if (alive(c))
+                return 0;
+        if (c->in_tx)
+                return -ECONNRESET;
+        now = now_monotonic();
+        if (now < c->next_connect)
+                return -ECONNREFUSED;
+        PQreset(c->pg);
+        if (PQstatus(c->pg) != CONNECTION_OK || session_setup(c) < 0) {
+                c->next_connect = now + RECONNECT_INTERVAL_USEC;
+                return -ECONNREFUSED;
+        }
+        return 0;
+}
+
+/* Statements that may run twice without a visible effect. */
+static bool retry_safe(const char *sql)
+{
+        return strncasecmp(sql, "SELECT", 6) == 0 || strncasecmp(sql, "BEGIN", 5) == 0;
+}
+
+static int pg_exec(struct store_conn *c, const char *sql, const struct store_val *params,
+                   size_t n_params, store_row_fn fn, void *userdata)
+{
+        int r = ensure_connected(c);
+
+        if (r < 0)
+                return r;
+        r = exec_once(c, sql, params, n_params, fn, userdata);
+        if (r == -ECONNRESET && !c->in_tx && retry_safe(sql)) {
+                r = ensure_connected(c);
+                if (r >= 0)
+                        r = exec_once(c, sql, params, n_params, fn, userdata);
+        }
+        return r;
+}
+
+static int pg_open(const char *dsn, const struct store_pg_tls *tls, char *err, size_t err_size,
+                   struct store_conn **ret)
+{
+        const char *keywords[STORE_PG_PARAMS_MAX + 1], *values[STORE_PG_PARAMS_MAX + 1];
+        struct store_conn *c;
         int r;
 
+        r = store_pg_conn_params(dsn, tls, keywords, values);
+        if (r < 0)
+                return r;
+        c = calloc(1, sizeof(*c));
         if (!c)
                 return -ENOMEM;
-        c->pg = PQconnectdb(dsn);
+        c->pg = PQconnectdbParams(keywords, values, 1);
         if (!c->pg) {
                 free(c);
                 return -ENOMEM;
         }
         if (PQstatus(c->pg) != CONNECTION_OK) {
+                if (err && err_size > 0) {
+                        size_t n;
+
+                        (void)snprintf(err, err_size, "%s", PQerrorMessage(c->pg));
+                        n = strlen(err);
+                        while (n > 0 && (err[n - 1] == '\n' || err[n - 1] == ' '))
+                                err[--n] = 0;
+                }
                 pg_close(c);
                 return -ECONNREFUSED;
         }
-        r = simple(c, "SET client_min_messages TO warning");
-        if (r >= 0)
-                r = simple(c, "SET standard_conforming_strings TO on");
+        r = session_setup(c);
         if (r < 0) {
                 pg_close(c);
                 return r;
@@ -201,17 +291,28 @@ static int pg_open(const char *dsn, struct store_conn **ret)
 
 static int pg_begin(struct store_conn *c)
 {
-        return simple(c, "BEGIN");
+        int r = pg_exec(c, "BEGIN", NULL, 0, NULL, NULL);
+
+        if (r < 0)
+                return r;
+        c->in_tx = true;
+        return 0;
 }
 
 static int pg_commit(struct store_conn *c)
 {
-        return simple(c, "COMMIT");
+        int r = pg_exec(c, "COMMIT", NULL, 0, NULL, NULL);
+
+        c->in_tx = false;
+        return r < 0 ? r : 0;
 }
 
 static int pg_rollback(struct store_conn *c)
 {
-        return simple(c, "ROLLBACK");
+        int r = pg_exec(c, "ROLLBACK", NULL, 0, NULL, NULL);
+
+        c->in_tx = false;
+        return r < 0 ? r : 0;
 }
 
 static const struct store_backend_ops pg_ops = {

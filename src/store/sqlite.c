@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <sqlite3.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,7 +142,8 @@ static void sqlite_close(struct store_conn *c)
         free(c);
 }
 
-static int sqlite_open(const char *dsn, struct store_conn **ret)
+static int sqlite_open(const char *dsn, const struct store_pg_tls *tls, char *err,
+                       size_t err_size, struct store_conn **ret)
 {
         struct store_conn *c;
         const char *path = dsn;
@@ -160,6 +162,8 @@ static int sqlite_open(const char *dsn, struct store_conn **ret)
                              SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
         if (rc != SQLITE_OK) {
                 r = map_rc(c->db, rc);
+                if (err && err_size > 0)
+                        (void)snprintf(err, err_size, "%s: %s", path, sqlite3_errmsg(c->db));
                 sqlite_close(c);
                 return r;
         }

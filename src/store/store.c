@@ -31,6 +31,59 @@ static const struct store_backend_ops *backend_for(const char *dsn)
         return &store_sqlite_ops;
 }
 
+bool store_pg_sslmode_valid(const char *mode)
+{
+        static const char *const modes[] = { "disable", "allow", "prefer",
+                                             "require", "verify-ca", "verify-full" };
+
+        if (!mode)
+                return false;
+        for (size_t i = 0; i < ELEMENTSOF(modes); i++)
+                if (streq(mode, modes[i]))
+                        return true;
+        return false;
+}
+
+int store_pg_conn_params(const char *dsn, const struct store_pg_tls *tls,
+                         const char *keywords[STORE_PG_PARAMS_MAX + 1],
+                         const char *values[STORE_PG_PARAMS_MAX + 1])
+{
+        size_t n = 0;
+
+#define ADD(k, v)                                                                                  \
+        do {                                                                                       \
+                keywords[n] = (k);                                                                 \
+                values[n] = (v);                                                                   \
+                n++;                                                                               \
+        } while (0)
+
+        if (!dsn || !*dsn)
+                return -EINVAL;
+        if (tls && tls->sslmode && !store_pg_sslmode_valid(tls->sslmode))
+                return -EINVAL;
+        /* Defaults the DSN may override: never wait forever for an unreachable host, and
+         * notice a silently dead peer within about a minute. */
+        ADD("connect_timeout", "10");
+        ADD("keepalives", "1");
+        ADD("keepalives_idle", "30");
+        ADD("keepalives_interval", "10");
+        ADD("keepalives_count", "3");
+        ADD("dbname", dsn);
+        /* Explicit TLS settings win over the DSN's. */
+        if (tls && tls->sslmode)
+                ADD("sslmode", tls->sslmode);
+        if (tls && tls->sslcert)
+                ADD("sslcert", tls->sslcert);
+        if (tls && tls->sslkey)
+                ADD("sslkey", tls->sslkey);
+        if (tls && tls->sslrootcert)
+                ADD("sslrootcert", tls->sslrootcert);
+#undef ADD
+        keywords[n] = NULL;
+        values[n] = NULL;
+        return 0;
+}
+
 static int read_version(void *userdata, const struct store_val *cols, size_t n)
 {
         int *v = userdata;
@@ -81,13 +134,19 @@ fail:
         return r;
 }
 
-int store_open(const char *dsn, unsigned n_conns, struct store **ret)
+int store_open_with(const char *dsn, const struct store_open_options *o, struct store **ret)
 {
         const struct store_backend_ops *ops;
+        const struct store_pg_tls *tls = &o->tls;
+        unsigned n_conns = o->n_conns;
         struct store *s;
         int r;
 
+        if (o->error && o->error_size > 0)
+                o->error[0] = 0;
         if (!dsn || !*dsn || n_conns == 0 || n_conns > 256)
+                return -EINVAL;
+        if (tls->sslmode && !store_pg_sslmode_valid(tls->sslmode))
                 return -EINVAL;
         ops = backend_for(dsn);
         if (!ops)
@@ -105,7 +164,7 @@ int store_open(const char *dsn, unsigned n_conns, struct store **ret)
                 goto fail;
         }
         /* The first connection creates the database file and runs the migrations. */
-        r = ops->open(dsn, &s->conns[0]);
+        r = ops->open(dsn, tls, o->error, o->error_size, &s->conns[0]);
         if (r < 0)
                 goto fail;
         s->n_conns = 1;
@@ -116,7 +175,7 @@ int store_open(const char *dsn, unsigned n_conns, struct store **ret)
                 for (const char *const *st = store_sql_sqlite_analyze; *st; st++)
                         (void)ops->exec(s->conns[0], *st, NULL, 0, NULL, NULL); /* best effort */
         for (unsigned i = 1; i < n_conns; i++) {
-                r = ops->open(dsn, &s->conns[i]);
+                r = ops->open(dsn, tls, o->error, o->error_size, &s->conns[i]);
                 if (r < 0)
                         goto fail;
                 s->n_conns++;
@@ -126,6 +185,13 @@ int store_open(const char *dsn, unsigned n_conns, struct store **ret)
 fail:
         store_free(s);
         return r;
+}
+
+int store_open(const char *dsn, unsigned n_conns, struct store **ret)
+{
+        struct store_open_options o = { .n_conns = n_conns };
+
+        return store_open_with(dsn, &o, ret);
 }
 
 struct store *store_free(struct store *s)

@@ -9,7 +9,10 @@
  * always bound, never spliced into SQL text.
  *
  * Errors: negative errno. -EEXIST = unique constraint violation, -ENOENT = no such row,
- * -EBUSY = database locked/serialization failure, -EIO = any other database error.
+ * -EBUSY = database locked/serialization failure, -ECONNREFUSED = the database cannot be
+ * reached (PostgreSQL down; the connection is re-established on its next use),
+ * -ECONNRESET = the connection was lost during the statement or transaction, -EIO = any other
+ * database error.
  */
 
 #include <stdbool.h>
@@ -45,6 +48,34 @@ enum store_dialect {
 
 struct store_conn;
 
+/*
+ * TLS settings of a PostgreSQL connection, mapped onto the libpq parameters of the same name.
+ * NULL = not set: the DSN's value or libpq's default applies (sslmode "prefer"). SQLite ignores
+ * them.
+ */
+struct store_pg_tls {
+        const char *sslmode; /* disable, allow, prefer, require, verify-ca, verify-full */
+        const char *sslcert;
+        const char *sslkey;
+        const char *sslrootcert;
+};
+
+/* Whether mode is one of libpq's sslmode values. */
+bool store_pg_sslmode_valid(const char *mode);
+
+#define STORE_PG_PARAMS_MAX 12
+
+/*
+ * Builds the NULL-terminated keyword/value arrays (at most STORE_PG_PARAMS_MAX entries plus the
+ * terminator) handed to libpq's PQconnectdbParams(…, expand_dbname=1): a bounded connect timeout
+ * and TCP keepalives that the DSN may override, then the DSN itself (as "dbname", which libpq
+ * expands), then the TLS settings that are set, which override the DSN's. Strings are
+ * borrowed. -EINVAL for an invalid sslmode or an empty dsn.
+ */
+_warn_unused_result_ int store_pg_conn_params(const char *dsn, const struct store_pg_tls *tls,
+                                              const char *keywords[STORE_PG_PARAMS_MAX + 1],
+                                              const char *values[STORE_PG_PARAMS_MAX + 1]);
+
 /* Called once per result row; cols are borrowed for the call. A negative return stops. */
 typedef int (*store_row_fn)(void *userdata, const struct store_val *cols, size_t n_cols);
 
@@ -52,8 +83,10 @@ typedef int (*store_row_fn)(void *userdata, const struct store_val *cols, size_t
 struct store_backend_ops {
         const char *name;
         enum store_dialect dialect;
-        /* Opens one connection; dsn borrowed. */
-        int (*open)(const char *dsn, struct store_conn **ret);
+        /* Opens one connection; dsn and tls borrowed (tls may be NULL). On failure the
+         * database's own message goes to err (err_size bytes, may be 0). */
+        int (*open)(const char *dsn, const struct store_pg_tls *tls, char *err, size_t err_size,
+                    struct store_conn **ret);
         void (*close)(struct store_conn *c);
         /* Runs one statement ('?' placeholders). Returns rows changed (>= 0) or negative errno. */
         int (*exec)(struct store_conn *c, const char *sql, const struct store_val *params,
@@ -77,6 +110,16 @@ struct store;
  * for but not compiled in.
  */
 _warn_unused_result_ int store_open(const char *dsn, unsigned n_conns, struct store **ret);
+
+struct store_open_options {
+        unsigned n_conns;
+        struct store_pg_tls tls; /* PostgreSQL only */
+        char *error;             /* optional: the database's message when opening fails */
+        size_t error_size;
+};
+/* store_open() with TLS settings and the database's error message. */
+_warn_unused_result_ int store_open_with(const char *dsn, const struct store_open_options *o,
+                                         struct store **ret);
 /* Closes every connection. Accepts NULL; returns NULL. */
 struct store *store_free(struct store *s);
 DEFINE_CLEANUP_FUNC(struct store *, store_free)
