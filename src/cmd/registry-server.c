@@ -11,18 +11,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/commands.h"
 #include "http/server.h"
+#include "registry/options.h"
 #include "registry/registry.h"
 #include "store/entity.h"
 #include "store/store.h"
 #include "util/log.h"
 #include "util/parse-util.h"
-
-#define DEFAULT_DSN        "model-registry.db"
-#define DEFAULT_BODY_MAX   (4U * 1024U * 1024U)
-#define DEFAULT_POOL_SIZE  8U
 
 static void usage(FILE *f)
 {
@@ -35,123 +33,143 @@ static void usage(FILE *f)
                 "                             env MODEL_REGISTRY_REST_SERVICE_PORT, MR_PORT)\n"
                 "      --datastore-type TYPE  only 'embedmd' (env MODEL_REGISTRY_DATA_STORE_TYPE,\n"
                 "                             MR_DATASTORE_TYPE)\n"
-                "  -d, --database DSN         SQLite file (default ./" DEFAULT_DSN ") or\n"
-                "                             postgres://… (env MODELPLANE_REGISTRY_DSN)\n"
-                "      --pool-size N          database connections (default 8)\n"
-                "      --body-max BYTES       request body limit, larger bodies get 413 (default 4 MiB)\n"
-                "      --wipe                 delete all stored entities at start (tests)\n"
-                "  -h, --help                 show this help\n");
+                "  -d, --database DSN, --embedmd-database-dsn DSN\n"
+                "                             SQLite file (default ./model-registry.db),\n"
+                "                             postgres://… or libpq key=value (env\n"
+                "                             MODELPLANE_REGISTRY_DSN, MR_EMBEDMD_DATABASE_DSN)\n"
+                "      --embedmd-database-type T  accepted and ignored (the DSN decides)\n"
+                "      --pool-size N          database connections, 1-256 (default 8; env MR_POOL_SIZE)\n"
+                "      --body-max BYTES       request body limit, larger bodies get 413\n"
+                "                             (default 4 MiB; env MR_BODY_MAX)\n"
+                "      --wipe                 delete all stored entities at start (tests;\n"
+                "                             command line only)\n"
+                "  -c, --config FILE          YAML file whose keys are the long option names\n"
+                "                             (default ~/.model-registry.yaml when it exists)\n"
+                "  -h, --help                 show this help\n\n"
+                "PostgreSQL TLS (libpq sslmode/sslcert/sslkey/sslrootcert; env MR_<NAME>,\n"
+                "e.g. MR_EMBEDMD_DATABASE_SSL_MODE):\n"
+                "      --embedmd-database-ssl-mode MODE  disable, allow, prefer, require,\n"
+                "                             verify-ca or verify-full (default: the DSN's\n"
+                "                             sslmode, else libpq's 'prefer')\n"
+                "      --embedmd-database-ssl-verify-server-cert[=BOOL]  sslmode verify-full\n"
+                "      --embedmd-database-ssl-cert FILE      client certificate (sslmode require)\n"
+                "      --embedmd-database-ssl-key FILE       client key (sslmode require)\n"
+                "      --embedmd-database-ssl-root-cert FILE CA certificates (sslmode require)\n"
+                "      --embedmd-database-ssl-ca FILE        same, when --…-root-cert is not given\n"
+                "      --embedmd-database-ssl-cipher LIST    accepted and ignored (libpq has none)\n\n"
+                "Precedence: command-line flag > environment variable > config file > default.\n"
+                "While PostgreSQL is unreachable, requests get 503 and /readyz/* reports not\n"
+                "ready; the server reconnects by itself when the database is back.\n");
 }
 
-static const char *env_first(const char *a, const char *b)
+static const char *env_lookup(const char *name)
 {
-        const char *v = getenv(a);
+        return getenv(name);
+}
 
-        if (v && *v)
-                return v;
-        v = b ? getenv(b) : NULL;
-        return v && *v ? v : NULL;
+/* Reads flags, environment and the config file; exit status or -1 to go on. */
+static int load_options(struct reg_options *o, int argc, char **argv)
+{
+        char err[REG_OPTIONS_ERROR_MAX] = "";
+        const char *config;
+        char home_config[4096];
+        int r;
+
+        r = reg_options_parse_args(o, argc, argv, err, sizeof(err));
+        if (r == 1) {
+                usage(stdout);
+                return 0;
+        }
+        if (r < 0) {
+                fprintf(stderr, "registry: %s\nTry 'modelplane registry --help'.\n",
+                        err[0] ? err : "invalid arguments");
+                return 2;
+        }
+        r = reg_options_load_env(o, env_lookup, err, sizeof(err));
+        if (r < 0) {
+                fprintf(stderr, "registry: %s\n", err);
+                return 2;
+        }
+        config = o->config_file;
+        if (!config) {
+                /* upstream's default; optional */
+                const char *home = getenv("HOME");
+
+                if (home && *home &&
+                    (size_t)snprintf(home_config, sizeof(home_config), "%s/.model-registry.yaml",
+                                     home) < sizeof(home_config) &&
+                    access(home_config, F_OK) == 0)
+                        config = home_config;
+        }
+        if (config) {
+                r = reg_options_load_file(o, config, err, sizeof(err));
+                if (r < 0) {
+                        fprintf(stderr, "registry: %s\n", err);
+                        return 2;
+                }
+        }
+        return -1;
 }
 
 int cmd_registry(int argc, char **argv)
 {
-        enum { ARG_DATASTORE = 0x100, ARG_POOL, ARG_BODY_MAX, ARG_WIPE, ARG_DB_TYPE, ARG_DB_DSN };
-        static const struct option options[] = {
-                { "hostname", required_argument, NULL, 'n' },
-                { "port", required_argument, NULL, 'p' },
-                { "datastore-type", required_argument, NULL, ARG_DATASTORE },
-                { "database", required_argument, NULL, 'd' },
-                { "embedmd-database-dsn", required_argument, NULL, ARG_DB_DSN },
-                { "embedmd-database-type", required_argument, NULL, ARG_DB_TYPE },
-                { "pool-size", required_argument, NULL, ARG_POOL },
-                { "body-max", required_argument, NULL, ARG_BODY_MAX },
-                { "wipe", no_argument, NULL, ARG_WIPE },
-                { "help", no_argument, NULL, 'h' },
-                { NULL, 0, NULL, 0 },
-        };
-        const char *host = env_first("MR_HOSTNAME", NULL);
-        const char *port_s = env_first("MODEL_REGISTRY_REST_SERVICE_PORT", "MR_PORT");
-        const char *datastore = env_first("MODEL_REGISTRY_DATA_STORE_TYPE", "MR_DATASTORE_TYPE");
-        const char *dsn = env_first("MODELPLANE_REGISTRY_DSN", "MR_EMBEDMD_DATABASE_DSN");
-        uint32_t pool = DEFAULT_POOL_SIZE;
-        uint64_t body_max = DEFAULT_BODY_MAX;
-        bool wipe = false;
-        uint16_t port = 8080;
+        CLEANUP(reg_options_release) struct reg_options opts;
         CLEANUP(store_freep) struct store *store = NULL;
         CLEANUP(registry_freep) struct registry *reg = NULL;
         CLEANUP(http_server_freep) struct http_server *srv = NULL;
+        char dberr[512] = "";
+        struct store_open_options so = { .error = dberr, .error_size = sizeof(dberr) };
+        const char *host, *datastore, *dsn;
+        uint16_t port;
+        bool wipe;
         sigset_t mask;
-        int c, r, sig;
+        int r, sig;
 
-        optind = 1;
-        while ((c = getopt_long(argc, argv, "n:p:d:h", options, NULL)) >= 0) {
-                switch (c) {
-                case 'n':
-                        host = optarg;
-                        break;
-                case 'p':
-                        port_s = optarg;
-                        break;
-                case 'd':
-                case ARG_DB_DSN:
-                        dsn = optarg;
-                        break;
-                case ARG_DATASTORE:
-                        datastore = optarg;
-                        break;
-                case ARG_DB_TYPE:
-                        /* accepted for compatibility; the DSN selects the database */
-                        break;
-                case ARG_POOL:
-                        if (safe_atou32(optarg, &pool) < 0 || pool == 0 || pool > 256) {
-                                fprintf(stderr, "registry: invalid --pool-size '%s'\n", optarg);
-                                return 2;
-                        }
-                        break;
-                case ARG_BODY_MAX:
-                        if (safe_atou64(optarg, &body_max) < 0 || body_max == 0) {
-                                fprintf(stderr, "registry: invalid --body-max '%s'\n", optarg);
-                                return 2;
-                        }
-                        break;
-                case ARG_WIPE:
-                        wipe = true;
-                        break;
-                case 'h':
-                        usage(stdout);
-                        return 0;
-                default:
-                        usage(stderr);
-                        return 2;
-                }
-        }
-        if (optind < argc) {
-                fprintf(stderr, "registry: unexpected argument '%s'\n", argv[optind]);
-                return 2;
-        }
-        if (datastore && !streq(datastore, "embedmd")) {
+        reg_options_init(&opts);
+        r = load_options(&opts, argc, argv);
+        if (r >= 0)
+                return r;
+        host = reg_options_str(&opts, REG_OPT_HOSTNAME);
+        port = (uint16_t)reg_options_uint(&opts, REG_OPT_PORT);
+        datastore = reg_options_str(&opts, REG_OPT_DATASTORE_TYPE);
+        dsn = reg_options_str(&opts, REG_OPT_DSN);
+        wipe = reg_options_bool(&opts, REG_OPT_WIPE);
+        so.n_conns = (unsigned)reg_options_uint(&opts, REG_OPT_POOL_SIZE);
+        so.tls = (struct store_pg_tls){
+                .sslmode = reg_options_sslmode(&opts),
+                .sslcert = reg_options_str(&opts, REG_OPT_SSL_CERT),
+                .sslkey = reg_options_str(&opts, REG_OPT_SSL_KEY),
+                .sslrootcert = reg_options_sslrootcert(&opts),
+        };
+
+        if (!streq(datastore, "embedmd")) {
                 fprintf(stderr, "registry: unsupported datastore type: %s. Supported types: [embedmd]\n",
                         datastore);
                 return 1;
         }
-        if (port_s && safe_atou16(port_s, &port) < 0) {
-                fprintf(stderr, "registry: invalid port '%s'\n", port_s);
-                return 2;
-        }
-        if (!host || streq(host, "localhost"))
+        if (streq(host, "localhost"))
                 host = "127.0.0.1";
-        if (!dsn)
-                dsn = DEFAULT_DSN;
+        if (reg_options_str(&opts, REG_OPT_SSL_CIPHER))
+                log_warn("registry: --embedmd-database-ssl-cipher is not supported for PostgreSQL "
+                         "connections (libpq), ignoring it");
 
-        r = store_open(dsn, pool, &store);
+        r = store_open_with(dsn, &so, &store);
         if (r == -EPROTONOSUPPORT) {
                 log_error("registry: this build has no PostgreSQL support (libpq)");
+                return 1;
+        }
+        if (r < 0 && dberr[0]) {
+                log_error("registry: error connecting to datastore: %s", dberr);
                 return 1;
         }
         if (r < 0) {
                 log_error_errno(r, "registry: error connecting to datastore");
                 return 1;
         }
+        if (store_dialect(store) == STORE_DIALECT_SQLITE && (so.tls.sslmode || so.tls.sslcert ||
+                                                             so.tls.sslkey || so.tls.sslrootcert))
+                log_warn("registry: the database TLS options apply to PostgreSQL only; "
+                         "ignored for SQLite");
         if (wipe) {
                 struct store_conn *conn;
 
@@ -188,7 +206,7 @@ int cmd_registry(int argc, char **argv)
 
                 cfg.address = host;
                 cfg.port = port;
-                cfg.body_max = (size_t)body_max;
+                cfg.body_max = (size_t)reg_options_uint(&opts, REG_OPT_BODY_MAX);
                 r = http_server_start(&cfg, &srv);
         }
         if (r < 0) {

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Pure parts of the registry: base64, the filterQuery compiler, the codec. No I/O. */
+/*
+ * Pure parts of the registry: base64, the filterQuery compiler, the codec, the server's options
+ * (flags, environment, --config YAML, precedence) and the PostgreSQL connection parameters.
+ * No network I/O; the options tests write small config files to a temporary directory.
+ */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -9,6 +13,8 @@
 #include "registry/codec.h"
 #include "registry/filter.h"
 #include "registry/kinds.h"
+#include "registry/options.h"
+#include "store/store.h"
 
 Test(base64, roundtrip_and_rejects)
 {
@@ -162,4 +168,389 @@ Test(codec, encode_shape)
         cr_assert_str_eq(json_string_value(json_object_get(json_object_get(json_object_get(j, "customProperties"), "st"), "struct_value")), "{\"a\":1}");
         json_decref(j);
         store_entity_done(&e);
+}
+
+/* ---- PostgreSQL connection parameters (TLS flags onto libpq keywords) ---- */
+
+static const char *param(const char *const *k, const char *const *v, const char *key)
+{
+        const char *found = NULL;
+
+        for (size_t i = 0; k[i]; i++)
+                if (strcmp(k[i], key) == 0)
+                        found = v[i]; /* libpq: the last one wins */
+        return found;
+}
+
+static size_t param_index(const char *const *k, const char *key)
+{
+        size_t i;
+
+        for (i = 0; k[i] && strcmp(k[i], key) != 0; i++)
+                ;
+        return i;
+}
+
+Test(pgconn, params_without_tls_leave_the_dsn_alone)
+{
+        const char *k[STORE_PG_PARAMS_MAX + 1], *v[STORE_PG_PARAMS_MAX + 1];
+        const char *dsn = "postgresql://u@db:5432/reg?sslmode=verify-full&connect_timeout=3";
+
+        cr_assert_eq(store_pg_conn_params(dsn, NULL, k, v), 0);
+        cr_assert_str_eq(param(k, v, "dbname"), dsn);
+        cr_assert_null(param(k, v, "sslmode"));
+        cr_assert_null(param(k, v, "sslrootcert"));
+        /* defaults come before the DSN so that the DSN's own values win */
+        cr_assert_str_eq(param(k, v, "connect_timeout"), "10");
+        cr_assert_lt(param_index(k, "connect_timeout"), param_index(k, "dbname"));
+        cr_assert_lt(param_index(k, "keepalives_idle"), param_index(k, "dbname"));
+
+        {
+                struct store_pg_tls empty = { NULL };
+
+                cr_assert_eq(store_pg_conn_params("host=db dbname=reg", &empty, k, v), 0);
+                cr_assert_str_eq(param(k, v, "dbname"), "host=db dbname=reg");
+                cr_assert_null(param(k, v, "sslmode"));
+        }
+}
+
+Test(pgconn, tls_settings_follow_and_override_the_dsn)
+{
+        const char *k[STORE_PG_PARAMS_MAX + 1], *v[STORE_PG_PARAMS_MAX + 1];
+        struct store_pg_tls tls = { .sslmode = "verify-full", .sslcert = "/c.crt",
+                                    .sslkey = "/c.key", .sslrootcert = "/ca.crt" };
+        size_t db;
+
+        cr_assert_eq(store_pg_conn_params("postgres://db/reg?sslmode=disable", &tls, k, v), 0);
+        db = param_index(k, "dbname");
+        cr_assert_str_eq(param(k, v, "sslmode"), "verify-full");
+        cr_assert_str_eq(param(k, v, "sslcert"), "/c.crt");
+        cr_assert_str_eq(param(k, v, "sslkey"), "/c.key");
+        cr_assert_str_eq(param(k, v, "sslrootcert"), "/ca.crt");
+        cr_assert_gt(param_index(k, "sslmode"), db);
+        cr_assert_gt(param_index(k, "sslrootcert"), db);
+
+        /* only what is set */
+        tls = (struct store_pg_tls){ .sslrootcert = "/ca.crt" };
+        cr_assert_eq(store_pg_conn_params("host=db", &tls, k, v), 0);
+        cr_assert_null(param(k, v, "sslmode"));
+        cr_assert_null(param(k, v, "sslcert"));
+        cr_assert_str_eq(param(k, v, "sslrootcert"), "/ca.crt");
+}
+
+Test(pgconn, invalid_sslmode_and_empty_dsn)
+{
+        const char *k[STORE_PG_PARAMS_MAX + 1], *v[STORE_PG_PARAMS_MAX + 1];
+        struct store_pg_tls tls = { .sslmode = "verify" };
+        static const char *const good[] = { "disable", "allow", "prefer",
+                                             "require", "verify-ca", "verify-full" };
+
+        cr_assert_eq(store_pg_conn_params("host=db", &tls, k, v), -EINVAL);
+        cr_assert_eq(store_pg_conn_params("", NULL, k, v), -EINVAL);
+        cr_assert_eq(store_pg_conn_params(NULL, NULL, k, v), -EINVAL);
+        for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+                cr_assert(store_pg_sslmode_valid(good[i]), "%s", good[i]);
+        cr_assert_not(store_pg_sslmode_valid("VERIFY-FULL"));
+        cr_assert_not(store_pg_sslmode_valid(""));
+        cr_assert_not(store_pg_sslmode_valid(NULL));
+
+        {
+                struct store *s = NULL;
+                struct store_open_options o = { .n_conns = 1, .tls = { .sslmode = "bogus" } };
+
+                cr_assert_eq(store_open_with("host=127.0.0.1 dbname=x", &o, &s), -EINVAL);
+                cr_assert_null(s);
+        }
+}
+
+/* ---- options: flags, environment, config file, precedence ---- */
+
+static char optdir[128];
+
+static void opt_setup(void)
+{
+        (void)snprintf(optdir, sizeof(optdir), "/tmp/mp-reg-options-XXXXXX");
+        cr_assert_not_null(mkdtemp(optdir));
+}
+
+static void opt_teardown(void)
+{
+        char cmd[200];
+
+        (void)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", optdir);
+        (void)!system(cmd);
+}
+
+TestSuite(options, .init = opt_setup, .fini = opt_teardown);
+
+/* Writes a config file in optdir; returns its path (static buffer). */
+static const char *write_config(const char *name, const char *text)
+{
+        static char path[256];
+        FILE *f;
+
+        (void)snprintf(path, sizeof(path), "%s/%s", optdir, name);
+        f = fopen(path, "w");
+        cr_assert_not_null(f);
+        cr_assert_eq(fputs(text, f) >= 0, true);
+        cr_assert_eq(fclose(f), 0);
+        return path;
+}
+
+static const char *fake_env(const char *name)
+{
+        if (strcmp(name, "MR_PORT") == 0)
+                return "2222";
+        if (strcmp(name, "MR_POOL_SIZE") == 0)
+                return "5";
+        if (strcmp(name, "MODEL_REGISTRY_REST_SERVICE_PORT") == 0)
+                return ""; /* empty: the next name is read */
+        return NULL;
+}
+
+static const char *no_env(const char *name)
+{
+        (void)name;
+        return NULL;
+}
+
+Test(options, defaults)
+{
+        struct reg_options o;
+
+        reg_options_init(&o);
+        cr_assert_str_eq(reg_options_str(&o, REG_OPT_HOSTNAME), "localhost");
+        cr_assert_eq(reg_options_uint(&o, REG_OPT_PORT), 8080);
+        cr_assert_str_eq(reg_options_str(&o, REG_OPT_DATASTORE_TYPE), "embedmd");
+        cr_assert_str_eq(reg_options_str(&o, REG_OPT_DSN), "model-registry.db");
+        cr_assert_eq(reg_options_uint(&o, REG_OPT_POOL_SIZE), 8);
+        cr_assert_eq(reg_options_uint(&o, REG_OPT_BODY_MAX), 4U * 1024U * 1024U);
+        cr_assert_not(reg_options_bool(&o, REG_OPT_WIPE));
+        cr_assert_null(reg_options_sslmode(&o));
+        cr_assert_null(reg_options_sslrootcert(&o));
+        cr_assert_eq(reg_options_source(&o, REG_OPT_PORT), REG_SRC_DEFAULT);
+        reg_options_release(&o);
+}
+
+Test(options, precedence_flag_env_config_default)
+{
+        const char *path = write_config("c.yaml", "# registry\n"
+                                                  "hostname: 0.0.0.0\n"
+                                                  "port: 1111\n"
+                                                  "pool-size: 3\n"
+                                                  "database: /var/lib/mr.db\n"
+                                                  "embedmd-database-ssl-mode: require\n");
+        const char *argv[] = { "registry", "--port", "3333", NULL };
+        char err[REG_OPTIONS_ERROR_MAX] = "";
+        struct reg_options o;
+
+        /* the config file is read first here: order does not matter, rank does */
+        reg_options_init(&o);
+        cr_assert_eq(reg_options_load_file(&o, path, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(reg_options_load_env(&o, fake_env, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(reg_options_parse_args(&o, 3, (char **)argv, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(reg_options_uint(&o, REG_OPT_PORT), 3333);               /* flag */
+        cr_assert_eq(reg_options_source(&o, REG_OPT_PORT), REG_SRC_FLAG);
+        cr_assert_eq(reg_options_uint(&o, REG_OPT_POOL_SIZE), 5);             /* env */
+        cr_assert_eq(reg_options_source(&o, REG_OPT_POOL_SIZE), REG_SRC_ENV);
+        cr_assert_str_eq(reg_options_str(&o, REG_OPT_HOSTNAME), "0.0.0.0");   /* config */
+        cr_assert_eq(reg_options_source(&o, REG_OPT_HOSTNAME), REG_SRC_CONFIG);
+        cr_assert_str_eq(reg_options_str(&o, REG_OPT_DSN), "/var/lib/mr.db"); /* alias key */
+        cr_assert_str_eq(reg_options_sslmode(&o), "require");
+        cr_assert_eq(reg_options_uint(&o, REG_OPT_BODY_MAX), 4U * 1024U * 1024U); /* default */
+        reg_options_release(&o);
+
+        /* the other order gives the same result */
+        reg_options_init(&o);
+        cr_assert_eq(reg_options_parse_args(&o, 3, (char **)argv, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(reg_options_load_env(&o, fake_env, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(reg_options_load_file(&o, path, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(reg_options_uint(&o, REG_OPT_PORT), 3333);
+        cr_assert_eq(reg_options_uint(&o, REG_OPT_POOL_SIZE), 5);
+        cr_assert_str_eq(reg_options_str(&o, REG_OPT_HOSTNAME), "0.0.0.0");
+        reg_options_release(&o);
+
+        /* without the flag the environment wins over the file; without both, the file */
+        reg_options_init(&o);
+        cr_assert_eq(reg_options_load_file(&o, path, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(reg_options_load_env(&o, fake_env, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(reg_options_uint(&o, REG_OPT_PORT), 2222);
+        reg_options_release(&o);
+        reg_options_init(&o);
+        cr_assert_eq(reg_options_load_env(&o, no_env, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(reg_options_load_file(&o, path, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(reg_options_uint(&o, REG_OPT_PORT), 1111);
+        reg_options_release(&o);
+}
+
+Test(options, config_types_quoting_and_nulls)
+{
+        const char *path = write_config("t.yaml", "---\n"
+                                                  "port: \"9090\"\n"
+                                                  "hostname:\n"
+                                                  "embedmd-database-ssl-verify-server-cert: true\n"
+                                                  "embedmd-database-ssl-ca: '/etc/ca.pem'\n"
+                                                  "embedmd-database-dsn: host=db dbname=mr\n");
+        char err[REG_OPTIONS_ERROR_MAX] = "";
+        struct reg_options o;
+
+        reg_options_init(&o);
+        cr_assert_eq(reg_options_load_file(&o, path, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(reg_options_uint(&o, REG_OPT_PORT), 9090);
+        cr_assert_str_eq(reg_options_str(&o, REG_OPT_HOSTNAME), "localhost"); /* null: unset */
+        cr_assert_eq(reg_options_source(&o, REG_OPT_HOSTNAME), REG_SRC_DEFAULT);
+        cr_assert_str_eq(reg_options_sslmode(&o), "verify-full");
+        cr_assert_str_eq(reg_options_sslrootcert(&o), "/etc/ca.pem");
+        cr_assert_str_eq(reg_options_str(&o, REG_OPT_DSN), "host=db dbname=mr");
+        reg_options_release(&o);
+
+        /* an empty file and a file with only comments set nothing */
+        reg_options_init(&o);
+        cr_assert_eq(reg_options_load_file(&o, write_config("e.yaml", ""), err, sizeof(err)), 0);
+        cr_assert_eq(reg_options_load_file(&o, write_config("n.yaml", "# nothing\n"), err,
+                                           sizeof(err)), 0);
+        cr_assert_eq(reg_options_source(&o, REG_OPT_PORT), REG_SRC_DEFAULT);
+        reg_options_release(&o);
+}
+
+/* Loads text as a config file and expects -EINVAL with all of the given fragments. */
+static void config_error(const char *text, const char *a, const char *b, const char *c)
+{
+        const char *path = write_config("bad.yaml", text);
+        char err[REG_OPTIONS_ERROR_MAX] = "";
+        struct reg_options o;
+
+        reg_options_init(&o);
+        cr_assert_eq(reg_options_load_file(&o, path, err, sizeof(err)), -EINVAL, "%s", text);
+        cr_assert_not_null(strstr(err, path), "no file name in: %s", err);
+        cr_assert_not_null(strstr(err, a), "'%s' not in: %s", a, err);
+        if (b)
+                cr_assert_not_null(strstr(err, b), "'%s' not in: %s", b, err);
+        if (c)
+                cr_assert_not_null(strstr(err, c), "'%s' not in: %s", c, err);
+        reg_options_release(&o);
+}
+
+Test(options, config_errors_name_file_line_and_key)
+{
+        config_error("hostname: a\nport: 80\nbogus: 1\n", ":3:", "unknown key 'bogus'", NULL);
+        config_error("port: abc\n", ":1:", "key 'port'", "expected an integer");
+        config_error("port: 70000\n", ":1:", "key 'port'", "0 to 65535");
+        config_error("pool-size: 0\n", ":1:", "key 'pool-size'", "1 to 256");
+        config_error("\n\nport:\n  - 1\n", ":4:", "key 'port'", "expected a single value");
+        config_error("hostname: {a: b}\n", ":1:", "key 'hostname'", "mapping");
+        config_error("embedmd-database-ssl-verify-server-cert: maybe\n", ":1:",
+                     "expected a boolean", NULL);
+        config_error("embedmd-database-ssl-mode: strict\n", ":1:", "invalid TLS mode 'strict'",
+                     "verify-full");
+        config_error("database: a.db\nembedmd-database-dsn: b.db\n", ":2:", "set twice", NULL);
+        config_error("port: 1\nport: 2\n", ":2:", "set twice", NULL);
+        config_error("wipe: true\n", ":1:", "unknown key 'wipe'", NULL); /* command line only */
+        config_error("config: other.yaml\n", ":1:", "unknown key 'config'", NULL);
+        config_error("- port\n- 8080\n", ":1:", "expected a mapping", NULL);
+        config_error("port: 1\n  hostname: [\n", "invalid YAML", NULL, NULL);
+        config_error("? [a, b]\n: 1\n", ":1:", "plain strings", NULL);
+}
+
+Test(options, unreadable_config_file)
+{
+        char err[REG_OPTIONS_ERROR_MAX] = "";
+        char path[256];
+        struct reg_options o;
+
+        (void)snprintf(path, sizeof(path), "%s/missing.yaml", optdir);
+        reg_options_init(&o);
+        cr_assert_eq(reg_options_load_file(&o, path, err, sizeof(err)), -ENOENT);
+        cr_assert_not_null(strstr(err, path));
+        cr_assert_not_null(strstr(err, "cannot read config file"));
+        cr_assert_eq(reg_options_load_file(&o, optdir, err, sizeof(err)), -EINVAL);
+        cr_assert_not_null(strstr(err, "not a regular file"));
+        reg_options_release(&o);
+}
+
+Test(options, environment_errors_name_the_variable)
+{
+        char err[REG_OPTIONS_ERROR_MAX] = "";
+        struct reg_options o;
+
+        reg_options_init(&o);
+        cr_assert_eq(reg_options_load_env(&o, no_env, err, sizeof(err)), 0);
+        cr_assert_eq(reg_options_set(&o, REG_OPT_BODY_MAX, "-1", REG_SRC_ENV,
+                                     "environment variable MR_BODY_MAX", err, sizeof(err)),
+                     -EINVAL);
+        cr_assert_not_null(strstr(err, "environment variable MR_BODY_MAX"), "%s", err);
+        cr_assert_not_null(strstr(err, "'-1'"), "%s", err);
+        reg_options_release(&o);
+}
+
+Test(options, command_line)
+{
+        char err[REG_OPTIONS_ERROR_MAX] = "";
+        struct reg_options o;
+
+        {
+                const char *argv[] = { "registry", "-n", "0.0.0.0", "-p", "0", "-d", "x.db", "--wipe",
+                                 "--embedmd-database-ssl-verify-server-cert=false",
+                                 "--embedmd-database-ssl-root-cert", "/ca.pem", "-c", "f.yaml",
+                                 NULL };
+
+                reg_options_init(&o);
+                cr_assert_eq(reg_options_parse_args(&o, 13, (char **)argv, err, sizeof(err)), 0, "%s", err);
+                cr_assert_str_eq(reg_options_str(&o, REG_OPT_HOSTNAME), "0.0.0.0");
+                cr_assert_eq(reg_options_uint(&o, REG_OPT_PORT), 0);
+                cr_assert_str_eq(reg_options_str(&o, REG_OPT_DSN), "x.db");
+                cr_assert(reg_options_bool(&o, REG_OPT_WIPE));
+                cr_assert_not(reg_options_bool(&o, REG_OPT_SSL_VERIFY_SERVER_CERT));
+                cr_assert_str_eq(reg_options_sslmode(&o), "require"); /* a root cert, as upstream */
+                cr_assert_str_eq(reg_options_sslrootcert(&o), "/ca.pem");
+                cr_assert_str_eq(o.config_file, "f.yaml");
+                reg_options_release(&o);
+        }
+        {
+                const char *argv[] = { "registry", "--help", NULL };
+
+                reg_options_init(&o);
+                cr_assert_eq(reg_options_parse_args(&o, 2, (char **)argv, err, sizeof(err)), 1);
+                reg_options_release(&o);
+        }
+        {
+                const char *argv[] = { "registry", "--embedmd-database-ssl-mode", "verify-ca",
+                                 "--embedmd-database-ssl-verify-server-cert", NULL };
+
+                reg_options_init(&o);
+                cr_assert_eq(reg_options_parse_args(&o, 4, (char **)argv, err, sizeof(err)), 0, "%s", err);
+                cr_assert_str_eq(reg_options_sslmode(&o), "verify-ca"); /* explicit mode wins */
+                reg_options_release(&o);
+        }
+        {
+                static const struct {
+                        const char *args[3];
+                        const char *msg;
+                } bad[] = {
+                        { { "--bogus" }, "unknown option '--bogus'" },
+                        { { "-x" }, "unknown option '-x'" },
+                        { { "--port" }, "'--port' requires an argument" },
+                        { { "--port", "x" }, "--port: invalid value 'x'" },
+                        { { "--pool-size", "300" }, "1 to 256" },
+                        { { "--body-max", "0" }, "--body-max" },
+                        { { "--wipe=perhaps" }, "expected a boolean" },
+                        { { "--embedmd-database-ssl-mode", "on" }, "invalid TLS mode 'on'" },
+                        { { "stray" }, "unexpected argument 'stray'" },
+                };
+
+                for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                        const char *argv[4] = { "registry" };
+                        int argc = 1;
+
+                        for (size_t j = 0; j < 3 && bad[i].args[j]; j++)
+                                argv[argc++] = bad[i].args[j];
+                        reg_options_init(&o);
+                        err[0] = 0;
+                        cr_assert_eq(reg_options_parse_args(&o, argc, (char **)argv, err, sizeof(err)),
+                                     -EINVAL, "%s", bad[i].args[0]);
+                        cr_assert_not_null(strstr(err, bad[i].msg), "'%s' not in '%s'",
+                                           bad[i].msg, err);
+                        reg_options_release(&o);
+                }
+        }
 }

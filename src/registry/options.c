@@ -1,0 +1,454 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "registry/options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <yaml.h>
+
+#include "store/store.h"
+#include "util/parse-util.h"
+
+#define CONFIG_FILE_MAX (1024U * 1024U)
+
+enum opt_type {
+        T_STRING,
+        T_UINT,
+        T_BOOL,
+        T_SSLMODE,
+};
+
+struct opt_def {
+        const char *name;  /* long flag = config key */
+        const char *alias; /* another long flag (and config key) for the same option */
+        char short_opt;
+        enum opt_type type;
+        uint64_t min, max; /* T_UINT */
+        const char *def;   /* default as text; NULL = none */
+        bool flag_only;    /* neither environment nor config file */
+        const char *env[3];
+};
+
+static const struct opt_def defs[_REG_OPT_MAX] = {
+        [REG_OPT_HOSTNAME] = { "hostname", NULL, 'n', T_STRING, 0, 0, "localhost", false,
+                               { "MR_HOSTNAME" } },
+        [REG_OPT_PORT] = { "port", NULL, 'p', T_UINT, 0, 65535, "8080", false,
+                           { "MODEL_REGISTRY_REST_SERVICE_PORT", "MR_PORT" } },
+        [REG_OPT_DATASTORE_TYPE] = { "datastore-type", NULL, 0, T_STRING, 0, 0, "embedmd", false,
+                                     { "MODEL_REGISTRY_DATA_STORE_TYPE", "MR_DATASTORE_TYPE" } },
+        [REG_OPT_DSN] = { "embedmd-database-dsn", "database", 'd', T_STRING, 0, 0,
+                          "model-registry.db", false,
+                          { "MODELPLANE_REGISTRY_DSN", "MR_EMBEDMD_DATABASE_DSN" } },
+        [REG_OPT_DB_TYPE] = { "embedmd-database-type", NULL, 0, T_STRING, 0, 0, NULL, false,
+                              { "MR_EMBEDMD_DATABASE_TYPE" } },
+        [REG_OPT_SSL_MODE] = { "embedmd-database-ssl-mode", NULL, 0, T_SSLMODE, 0, 0, NULL, false,
+                               { "MR_EMBEDMD_DATABASE_SSL_MODE" } },
+        [REG_OPT_SSL_CERT] = { "embedmd-database-ssl-cert", NULL, 0, T_STRING, 0, 0, NULL, false,
+                               { "MR_EMBEDMD_DATABASE_SSL_CERT" } },
+        [REG_OPT_SSL_KEY] = { "embedmd-database-ssl-key", NULL, 0, T_STRING, 0, 0, NULL, false,
+                              { "MR_EMBEDMD_DATABASE_SSL_KEY" } },
+        [REG_OPT_SSL_ROOT_CERT] = { "embedmd-database-ssl-root-cert", NULL, 0, T_STRING, 0, 0,
+                                    NULL, false, { "MR_EMBEDMD_DATABASE_SSL_ROOT_CERT" } },
+        [REG_OPT_SSL_CA] = { "embedmd-database-ssl-ca", NULL, 0, T_STRING, 0, 0, NULL, false,
+                             { "MR_EMBEDMD_DATABASE_SSL_CA" } },
+        [REG_OPT_SSL_CIPHER] = { "embedmd-database-ssl-cipher", NULL, 0, T_STRING, 0, 0, NULL,
+                                 false, { "MR_EMBEDMD_DATABASE_SSL_CIPHER" } },
+        [REG_OPT_SSL_VERIFY_SERVER_CERT] = { "embedmd-database-ssl-verify-server-cert", NULL, 0,
+                                             T_BOOL, 0, 0, "false", false,
+                                             { "MR_EMBEDMD_DATABASE_SSL_VERIFY_SERVER_CERT" } },
+        [REG_OPT_POOL_SIZE] = { "pool-size", NULL, 0, T_UINT, 1, 256, "8", false,
+                                { "MR_POOL_SIZE" } },
+        [REG_OPT_BODY_MAX] = { "body-max", NULL, 0, T_UINT, 1, UINT64_C(1) << 40, "4194304",
+                               false, { "MR_BODY_MAX" } },
+        [REG_OPT_WIPE] = { "wipe", NULL, 0, T_BOOL, 0, 0, "false", true, { NULL } },
+};
+
+static void set_err(char *err, size_t n, const char *fmt, ...) _printf_(3, 4);
+static void set_err(char *err, size_t n, const char *fmt, ...)
+{
+        va_list ap;
+
+        if (!err || n == 0)
+                return;
+        va_start(ap, fmt);
+        (void)vsnprintf(err, n, fmt, ap);
+        va_end(ap);
+}
+
+void reg_options_init(struct reg_options *o)
+{
+        *o = (struct reg_options){ .config_file = NULL };
+}
+
+void reg_options_release(struct reg_options *o)
+{
+        for (size_t i = 0; i < _REG_OPT_MAX; i++) {
+                free(o->value[i]);
+                o->value[i] = NULL;
+                o->source[i] = REG_SRC_DEFAULT;
+        }
+        free(o->config_file);
+        o->config_file = NULL;
+}
+
+const char *reg_option_name(enum reg_opt opt)
+{
+        return defs[opt].name;
+}
+
+int reg_option_lookup(const char *name, enum reg_opt *ret)
+{
+        for (size_t i = 0; i < _REG_OPT_MAX; i++)
+                if (streq(name, defs[i].name) || (defs[i].alias && streq(name, defs[i].alias))) {
+                        *ret = (enum reg_opt)i;
+                        return 0;
+                }
+        return -ENOENT;
+}
+
+/* Checks value against the option's type; writes the normalised text to buf. */
+static int normalise(enum reg_opt opt, const char *value, char *buf, size_t n, const char *origin,
+                     char *err, size_t err_size)
+{
+        const struct opt_def *d = &defs[opt];
+
+        switch (d->type) {
+        case T_UINT: {
+                uint64_t u;
+
+                if (safe_atou64(value, &u) < 0 || u < d->min || u > d->max) {
+                        set_err(err, err_size,
+                                "%s: invalid value '%s': expected an integer from %llu to %llu",
+                                origin, value, (unsigned long long)d->min,
+                                (unsigned long long)d->max);
+                        return -EINVAL;
+                }
+                (void)snprintf(buf, n, "%llu", (unsigned long long)u);
+                return 0;
+        }
+        case T_BOOL: {
+                bool b;
+
+                if (parse_boolean(value, &b) < 0) {
+                        set_err(err, err_size,
+                                "%s: invalid value '%s': expected a boolean (true or false)",
+                                origin, value);
+                        return -EINVAL;
+                }
+                (void)snprintf(buf, n, "%s", b ? "true" : "false");
+                return 0;
+        }
+        case T_SSLMODE:
+                if (!store_pg_sslmode_valid(value)) {
+                        set_err(err, err_size,
+                                "%s: invalid TLS mode '%s': expected one of disable, allow, "
+                                "prefer, require, verify-ca, verify-full",
+                                origin, value);
+                        return -EINVAL;
+                }
+                break;
+        case T_STRING:
+                break;
+        }
+        return 1; /* keep value as given */
+}
+
+int reg_options_set(struct reg_options *o, enum reg_opt opt, const char *value,
+                    enum reg_opt_source src, const char *origin, char *err, size_t err_size)
+{
+        char buf[32];
+        char *copy;
+        int r;
+
+        if ((unsigned)opt >= _REG_OPT_MAX || !value)
+                return -EINVAL;
+        r = normalise(opt, value, buf, sizeof(buf), origin, err, err_size);
+        if (r < 0)
+                return r;
+        if (src < o->source[opt])
+                return 0; /* a stronger source already set it */
+        copy = strdup(r == 0 ? buf : value);
+        if (!copy)
+                return -ENOMEM;
+        free(o->value[opt]);
+        o->value[opt] = copy;
+        o->source[opt] = src;
+        return 0;
+}
+
+int reg_options_parse_args(struct reg_options *o, int argc, char **argv, char *err,
+                           size_t err_size)
+{
+        enum { ARG_BASE = 0x100, ARG_CONFIG = 0x200, ARG_HELP = 0x201 };
+        struct option longopts[2 * _REG_OPT_MAX + 3];
+        char shortopts[64] = ":";
+        size_t n = 0, ns = 1;
+        int c;
+
+        for (size_t i = 0; i < _REG_OPT_MAX; i++) {
+                int has = defs[i].type == T_BOOL ? optional_argument : required_argument;
+
+                longopts[n++] = (struct option){ defs[i].name, has, NULL, (int)(ARG_BASE + i) };
+                if (defs[i].alias)
+                        longopts[n++] = (struct option){ defs[i].alias, has, NULL,
+                                                         (int)(ARG_BASE + i) };
+                if (defs[i].short_opt) {
+                        shortopts[ns++] = defs[i].short_opt;
+                        shortopts[ns++] = ':';
+                }
+        }
+        longopts[n++] = (struct option){ "config", required_argument, NULL, ARG_CONFIG };
+        longopts[n++] = (struct option){ "help", no_argument, NULL, ARG_HELP };
+        longopts[n] = (struct option){ NULL, 0, NULL, 0 };
+        (void)snprintf(shortopts + ns, sizeof(shortopts) - ns, "c:h");
+
+        optind = 1;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) >= 0) {
+                char origin[96];
+                size_t i;
+                int r;
+
+                if (c == ARG_HELP || c == 'h')
+                        return 1;
+                if (c == ARG_CONFIG || c == 'c') {
+                        free(o->config_file);
+                        o->config_file = strdup(optarg);
+                        if (!o->config_file)
+                                return -ENOMEM;
+                        continue;
+                }
+                if (c == ':') {
+                        set_err(err, err_size, "option '%s' requires an argument",
+                                argv[optind - 1]);
+                        return -EINVAL;
+                }
+                if (c == '?') {
+                        if (optopt && optopt < ARG_BASE)
+                                set_err(err, err_size, "unknown option '-%c'", optopt);
+                        else
+                                set_err(err, err_size, "unknown option '%s'", argv[optind - 1]);
+                        return -EINVAL;
+                }
+                if (c >= ARG_BASE && c < ARG_BASE + _REG_OPT_MAX)
+                        i = (size_t)(c - ARG_BASE);
+                else {
+                        for (i = 0; i < _REG_OPT_MAX && defs[i].short_opt != c; i++)
+                                ;
+                        if (i == _REG_OPT_MAX)
+                                return -EINVAL;
+                }
+                (void)snprintf(origin, sizeof(origin), "--%s", defs[i].name);
+                r = reg_options_set(o, (enum reg_opt)i, optarg ? optarg : "true", REG_SRC_FLAG,
+                                    origin, err, err_size);
+                if (r < 0)
+                        return r;
+        }
+        if (optind < argc) {
+                set_err(err, err_size, "unexpected argument '%s'", argv[optind]);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+int reg_options_load_env(struct reg_options *o, const char *(*lookup)(const char *name),
+                         char *err, size_t err_size)
+{
+        for (size_t i = 0; i < _REG_OPT_MAX; i++) {
+                if (defs[i].flag_only)
+                        continue;
+                for (size_t k = 0; k < ELEMENTSOF(defs[i].env) && defs[i].env[k]; k++) {
+                        const char *v = lookup(defs[i].env[k]);
+                        char origin[96];
+                        int r;
+
+                        if (!v || !*v)
+                                continue;
+                        (void)snprintf(origin, sizeof(origin), "environment variable %s",
+                                       defs[i].env[k]);
+                        r = reg_options_set(o, (enum reg_opt)i, v, REG_SRC_ENV, origin, err,
+                                            err_size);
+                        if (r < 0)
+                                return r;
+                        break; /* the first non-empty variable wins */
+                }
+        }
+        return 0;
+}
+
+static unsigned line_of(const yaml_node_t *n)
+{
+        return (unsigned)n->start_mark.line + 1;
+}
+
+static bool plain_null(const yaml_node_t *n)
+{
+        const char *s = (const char *)n->data.scalar.value;
+
+        if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+                return false;
+        return !*s || streq(s, "~") || streq(s, "null") || streq(s, "Null") || streq(s, "NULL");
+}
+
+static int load_mapping(struct reg_options *o, const char *path, yaml_document_t *doc, char *err,
+                        size_t err_size)
+{
+        yaml_node_t *root = yaml_document_get_root_node(doc);
+        bool seen[_REG_OPT_MAX] = { false };
+
+        if (!root)
+                return 0; /* empty file */
+        if (root->type == YAML_SCALAR_NODE && plain_null(root))
+                return 0;
+        if (root->type != YAML_MAPPING_NODE) {
+                set_err(err, err_size, "%s:%u: expected a mapping of option names to values",
+                        path, line_of(root));
+                return -EINVAL;
+        }
+        for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
+             p < root->data.mapping.pairs.top; p++) {
+                yaml_node_t *k = yaml_document_get_node(doc, p->key);
+                yaml_node_t *v = yaml_document_get_node(doc, p->value);
+                const char *key;
+                char origin[REG_OPTIONS_ERROR_MAX / 2];
+                enum reg_opt opt;
+                int r;
+
+                if (!k || !v)
+                        return -EINVAL;
+                if (k->type != YAML_SCALAR_NODE) {
+                        set_err(err, err_size, "%s:%u: option names must be plain strings", path,
+                                line_of(k));
+                        return -EINVAL;
+                }
+                key = (const char *)k->data.scalar.value;
+                if (reg_option_lookup(key, &opt) < 0 || defs[opt].flag_only) {
+                        set_err(err, err_size, "%s:%u: unknown key '%.128s'", path, line_of(k),
+                                key);
+                        return -EINVAL;
+                }
+                if (seen[opt]) {
+                        set_err(err, err_size, "%s:%u: key '%.128s': option '%s' is set twice",
+                                path, line_of(k), key, defs[opt].name);
+                        return -EINVAL;
+                }
+                seen[opt] = true;
+                (void)snprintf(origin, sizeof(origin), "%s:%u: key '%s'", path, line_of(v),
+                               defs[opt].name);
+                if (v->type != YAML_SCALAR_NODE) {
+                        set_err(err, err_size, "%s: expected a single value, got a %s", origin,
+                                v->type == YAML_MAPPING_NODE ? "mapping" : "list");
+                        return -EINVAL;
+                }
+                if (plain_null(v))
+                        continue;
+                r = reg_options_set(o, opt, (const char *)v->data.scalar.value, REG_SRC_CONFIG,
+                                    origin, err, err_size);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int reg_options_load_file(struct reg_options *o, const char *path, char *err, size_t err_size)
+{
+        yaml_parser_t parser;
+        yaml_document_t doc;
+        struct stat st;
+        FILE *f;
+        int r;
+
+        f = fopen(path, "re");
+        if (!f) {
+                char msg[128];
+
+                r = negative_errno();
+                set_err(err, err_size, "%s: cannot read config file: %s", path,
+                        strerror_r(-r, msg, sizeof(msg)));
+                return r;
+        }
+        if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode)) {
+                (void)fclose(f);
+                set_err(err, err_size, "%s: not a regular file", path);
+                return -EINVAL;
+        }
+        if (st.st_size > (off_t)CONFIG_FILE_MAX) {
+                (void)fclose(f);
+                set_err(err, err_size, "%s: config file too large (limit %u bytes)", path,
+                        CONFIG_FILE_MAX);
+                return -EFBIG;
+        }
+        if (!yaml_parser_initialize(&parser)) {
+                (void)fclose(f);
+                return -ENOMEM;
+        }
+        yaml_parser_set_input_file(&parser, f);
+        if (!yaml_parser_load(&parser, &doc)) {
+                set_err(err, err_size, "%s:%u: invalid YAML: %s", path,
+                        (unsigned)parser.problem_mark.line + 1,
+                        parser.problem ? parser.problem : "syntax error");
+                yaml_parser_delete(&parser);
+                (void)fclose(f);
+                return -EINVAL;
+        }
+        r = load_mapping(o, path, &doc, err, err_size);
+        yaml_document_delete(&doc);
+        yaml_parser_delete(&parser);
+        (void)fclose(f);
+        return r;
+}
+
+const char *reg_options_str(const struct reg_options *o, enum reg_opt opt)
+{
+        return o->value[opt] ? o->value[opt] : defs[opt].def;
+}
+
+uint64_t reg_options_uint(const struct reg_options *o, enum reg_opt opt)
+{
+        const char *s = reg_options_str(o, opt);
+        uint64_t u = 0;
+
+        return s && safe_atou64(s, &u) >= 0 ? u : 0;
+}
+
+bool reg_options_bool(const struct reg_options *o, enum reg_opt opt)
+{
+        const char *s = reg_options_str(o, opt);
+
+        return s && streq(s, "true");
+}
+
+enum reg_opt_source reg_options_source(const struct reg_options *o, enum reg_opt opt)
+{
+        return o->source[opt];
+}
+
+const char *reg_options_sslrootcert(const struct reg_options *o)
+{
+        const char *root = reg_options_str(o, REG_OPT_SSL_ROOT_CERT);
+
+        return root && *root ? root : reg_options_str(o, REG_OPT_SSL_CA);
+}
+
+const char *reg_options_sslmode(const struct reg_options *o)
+{
+        static const enum reg_opt files[] = { REG_OPT_SSL_CERT, REG_OPT_SSL_KEY,
+                                              REG_OPT_SSL_ROOT_CERT, REG_OPT_SSL_CA };
+        const char *mode = reg_options_str(o, REG_OPT_SSL_MODE);
+
+        if (mode && *mode)
+                return mode;
+        if (reg_options_bool(o, REG_OPT_SSL_VERIFY_SERVER_CERT))
+                return "verify-full";
+        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                const char *v = reg_options_str(o, files[i]);
+
+                if (v && *v)
+                        return "require";
+        }
+        return NULL;
+}
