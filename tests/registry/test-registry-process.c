@@ -4,6 +4,14 @@
  * SIGKILL during a concurrent write load, restart on the same database, every write that was
  * acknowledged with 201 is still there and the database opens cleanly.
  * MODELPLANE_BIN is the built executable; MODELPLANE_TEST_BACKEND as in the API suite.
+ *
+ * Operations (suite "ops"): the server started from a --config file and the precedence of flag,
+ * environment and file (SQLite, always); and with MODELPLANE_TEST_BACKEND=pgops, against a
+ * private PostgreSQL started by scripts/pg-start (skipped without Debian's PostgreSQL 15
+ * binaries): the database stopped under a running server (503 with the error body, readiness
+ * not ready, no crash), restarted (the server recovers by itself, data intact, a restart
+ * without requests in between is invisible), and TLS (verify-full with the right CA works,
+ * the wrong CA fails at start with libpq's verification error).
  */
 #include <criterion/criterion.h>
 #include <curl/curl.h>
@@ -30,6 +38,8 @@ static void setup(void)
         const char *backend = getenv("MODELPLANE_TEST_BACKEND");
 
         cr_assert_not_null(getenv("MODELPLANE_BIN"));
+        if (backend && strcmp(backend, "pgops") == 0)
+                cr_skip_test("run by registry-process-sqlite/-postgres");
         postgres = backend && strcmp(backend, "postgres") == 0;
         (void)snprintf(tmpdir, sizeof(tmpdir), "/tmp/mp-registry-proc-XXXXXX");
         cr_assert_not_null(mkdtemp(tmpdir));
@@ -253,4 +263,559 @@ Test(process, sigkill_under_write_load_loses_no_acknowledged_write)
                 }
         cr_assert_eq(http(s.port, "GET", "/readyz/isDirty", NULL), 200);
         (void)stop(&s, SIGTERM);
+}
+
+/* ---- operations: config file, PostgreSQL down/up, TLS ---- */
+
+static char opsdir[256];
+static char pgdir[256];
+
+static void ops_setup(void)
+{
+        cr_assert_not_null(getenv("MODELPLANE_BIN"));
+        opsdir[0] = 0;
+        pgdir[0] = 0;
+        curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/* After the skip checks: a skipped test does not run the suite's fini. */
+static void make_opsdir(void)
+{
+        (void)snprintf(opsdir, sizeof(opsdir), "/tmp/mp-registry-ops-XXXXXX");
+        cr_assert_not_null(mkdtemp(opsdir));
+}
+
+static void run_script(const char *name, const char *args)
+{
+        char cmd[1024];
+        const char *root = getenv("MODELPLANE_SOURCE_ROOT");
+
+        (void)snprintf(cmd, sizeof(cmd), "'%s/scripts/%s' %s >/dev/null 2>&1", root ? root : ".",
+                       name, args);
+        (void)!system(cmd);
+}
+
+static void ops_teardown(void)
+{
+        char cmd[600];
+
+        if (pgdir[0]) {
+                char args[300];
+
+                (void)snprintf(args, sizeof(args), "'%s'", pgdir);
+                run_script("pg-stop", args);
+        }
+        if (opsdir[0]) {
+                (void)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", opsdir);
+                (void)!system(cmd);
+        }
+}
+
+TestSuite(ops, .init = ops_setup, .fini = ops_teardown, .timeout = 240);
+
+/* A response: status and body (bounded). */
+struct reply {
+        long status;
+        char body[4096];
+        size_t len;
+};
+
+static size_t collect(char *p, size_t size, size_t n, void *ud)
+{
+        struct reply *r = ud;
+        size_t k = size * n, room = sizeof(r->body) - 1 - r->len;
+
+        memcpy(r->body + r->len, p, k < room ? k : room);
+        r->len += k < room ? k : room;
+        r->body[r->len] = 0;
+        return size * n;
+}
+
+static struct reply request(unsigned port, const char *method, const char *path, const char *body)
+{
+        struct reply r = { 0 };
+        CURL *c = curl_easy_init();
+        char url[1024];
+
+        (void)snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", port, path);
+        curl_easy_setopt(c, CURLOPT_URL, url);
+        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+        curl_easy_setopt(c, CURLOPT_WRITEDATA, &r);
+        curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+        if (body)
+                curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+        if (curl_easy_perform(c) == CURLE_OK)
+                curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
+        curl_easy_cleanup(c);
+        return r;
+}
+
+/*
+ * Runs `modelplane registry ARGS…` with extra environment (NAME=VALUE strings). Returns true
+ * with s filled once it prints its "listening on" line; false when it exits first, with its
+ * exit status in *ret_status and its stderr in errbuf.
+ */
+static bool launch(struct server *s, const char *const *args, const char *const *env,
+                   int *ret_status, char *errbuf, size_t errsize)
+{
+        const char *argv[32];
+        char errpath[300], line[256] = "";
+        size_t argc = 0, len = 0;
+        int p[2], st = 0;
+
+        argv[argc++] = getenv("MODELPLANE_BIN");
+        argv[argc++] = "registry";
+        for (size_t i = 0; args && args[i] && argc < 31; i++)
+                argv[argc++] = args[i];
+        argv[argc] = NULL;
+        (void)snprintf(errpath, sizeof(errpath), "%s/stderr", opsdir);
+
+        cr_assert_eq(pipe(p), 0);
+        s->pid = fork();
+        cr_assert_neq(s->pid, -1);
+        if (s->pid == 0) {
+                int e = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+                dup2(p[1], 1);
+                if (e >= 0)
+                        dup2(e, 2);
+                close(p[0]);
+                for (size_t i = 0; env && env[i]; i++)
+                        putenv((char *)env[i]);
+                execv(argv[0], (char *const *)argv);
+                _exit(127);
+        }
+        close(p[1]);
+        while (len < sizeof(line) - 1) {
+                ssize_t k = read(p[0], line + len, 1);
+                if (k <= 0 || line[len] == '\n')
+                        break;
+                len++;
+        }
+        line[len] = 0;
+        close(p[0]);
+        if (sscanf(line, "listening on 127.0.0.1:%u", &s->port) == 1)
+                return true;
+        cr_assert_eq(waitpid(s->pid, &st, 0), s->pid);
+        if (ret_status)
+                *ret_status = st;
+        if (errbuf && errsize) {
+                FILE *f = fopen(errpath, "r");
+                size_t n = f ? fread(errbuf, 1, errsize - 1, f) : 0;
+
+                errbuf[n] = 0;
+                if (f)
+                        fclose(f);
+        }
+        return false;
+}
+
+static void launch_ok(struct server *s, const char *const *args, const char *const *env)
+{
+        char err[4096] = "";
+        int st = 0;
+
+        cr_assert(launch(s, args, env, &st, err, sizeof(err)), "server did not start (%d): %s",
+                  st, err);
+}
+
+static const char *write_file(const char *name, const char *text)
+{
+        static char path[2][300];
+        static int which;
+        char *p = path[which++ % 2];
+        FILE *f;
+
+        (void)snprintf(p, sizeof(path[0]), "%s/%s", opsdir, name);
+        f = fopen(p, "w");
+        cr_assert_not_null(f);
+        cr_assert(fputs(text, f) >= 0);
+        cr_assert_eq(fclose(f), 0);
+        return p;
+}
+
+Test(ops, server_from_config_file_and_precedence)
+{
+        const char *backend = getenv("MODELPLANE_TEST_BACKEND");
+        char yaml[1024], db[300], big[256], err[4096] = "";
+        const char *cfg;
+        struct server s;
+        int st = 0;
+
+        if (!backend || strcmp(backend, "sqlite") != 0)
+                cr_skip_test("SQLite variant only");
+        make_opsdir();
+        (void)snprintf(db, sizeof(db), "%s/from-config.db", opsdir);
+        (void)snprintf(yaml, sizeof(yaml),
+                       "# modelplane registry settings\n"
+                       "hostname: localhost\n"
+                       "port: 0\n"
+                       "datastore-type: embedmd\n"
+                       "embedmd-database-dsn: %s\n"
+                       "pool-size: 2\n"
+                       "body-max: 100\n",
+                       db);
+        cfg = write_file("registry.yaml", yaml);
+        memset(big, 'x', sizeof(big) - 1);
+        big[sizeof(big) - 1] = 0;
+        memcpy(big, "{\"name\":\"", 9);
+        memcpy(big + sizeof(big) - 3, "\"}", 2);
+
+        /* everything from the file: port 0, the database path, the body limit */
+        {
+                const char *args[] = { "--config", cfg, NULL };
+
+                launch_ok(&s, args, NULL);
+                cr_assert_eq(request(s.port, "POST", API "/registered_models", "{\"name\":\"cfg\"}")
+                                     .status,
+                             201);
+                cr_assert_eq(request(s.port, "POST", API "/registered_models", big).status, 413);
+                cr_assert_eq(access(db, F_OK), 0, "the DSN from the file was not used");
+                st = stop(&s, SIGTERM);
+                cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        }
+        /* environment beats the file */
+        {
+                const char *args[] = { "-c", cfg, NULL };
+                const char *env[] = { "MR_BODY_MAX=100000", NULL };
+
+                launch_ok(&s, args, env);
+                cr_assert_eq(request(s.port, "POST", API "/registered_models", big).status, 201);
+                (void)stop(&s, SIGTERM);
+        }
+        /* a flag beats the environment */
+        {
+                const char *args[] = { "-c", cfg, "--body-max", "100", NULL };
+                const char *env[] = { "MR_BODY_MAX=100000", NULL };
+
+                launch_ok(&s, args, env);
+                cr_assert_eq(request(s.port, "POST", API "/registered_models", big).status, 413);
+                cr_assert_eq(request(s.port, "GET", API "/registered_model?name=cfg", NULL).status,
+                             200);
+                (void)stop(&s, SIGTERM);
+        }
+        /* errors: unknown key and wrong type name the file, line and key; exit 2 */
+        {
+                const char *bad = write_file("bad.yaml", "port: 0\nhostnme: localhost\n");
+                const char *args[] = { "--config", bad, NULL };
+
+                cr_assert_not(launch(&s, args, NULL, &st, err, sizeof(err)));
+                cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2, "status %d", st);
+                cr_assert_not_null(strstr(err, bad), "%s", err);
+                cr_assert_not_null(strstr(err, ":2: unknown key 'hostnme'"), "%s", err);
+        }
+        {
+                const char *bad = write_file("type.yaml", "port: eighty\n");
+                const char *args[] = { "--config", bad, NULL };
+
+                cr_assert_not(launch(&s, args, NULL, &st, err, sizeof(err)));
+                cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2, "status %d", st);
+                cr_assert_not_null(strstr(err, ":1: key 'port'"), "%s", err);
+                cr_assert_not_null(strstr(err, "expected an integer"), "%s", err);
+        }
+        {
+                const char *args[] = { "--config", "/nonexistent/registry.yaml", NULL };
+
+                cr_assert_not(launch(&s, args, NULL, &st, err, sizeof(err)));
+                cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2, "status %d", st);
+                cr_assert_not_null(strstr(err, "/nonexistent/registry.yaml: cannot read"), "%s",
+                                   err);
+        }
+}
+
+static bool pg_available(void)
+{
+        return access("/usr/lib/postgresql/15/bin/initdb", X_OK) == 0 ||
+               (getenv("PG_BINDIR") && *getenv("PG_BINDIR"));
+}
+
+/* scripts/pg-start [opts] pgdir; returns the printed DSN in dsn_out. */
+static void pg_start(const char *opts, char *dsn_out, size_t n)
+{
+        char cmd[1024];
+        const char *root = getenv("MODELPLANE_SOURCE_ROOT");
+        FILE *f;
+        size_t len;
+
+        (void)snprintf(cmd, sizeof(cmd), "'%s/scripts/pg-start' %s '%s' 2>&1", root ? root : ".",
+                       opts, pgdir);
+        f = popen(cmd, "r");
+        cr_assert_not_null(f);
+        dsn_out[0] = 0;
+        if (!fgets(dsn_out, (int)n, f))
+                dsn_out[0] = 0;
+        cr_assert_eq(pclose(f), 0, "pg-start failed: %s", dsn_out);
+        len = strlen(dsn_out);
+        while (len > 0 && dsn_out[len - 1] == '\n')
+                dsn_out[--len] = 0;
+        cr_assert(strncmp(dsn_out, "postgresql://", 13) == 0, "pg-start said: %s", dsn_out);
+}
+
+static unsigned pg_port(void)
+{
+        char path[300];
+        unsigned port = 0;
+        FILE *f;
+
+        (void)snprintf(path, sizeof(path), "%s/port", pgdir);
+        f = fopen(path, "r");
+        cr_assert_not_null(f);
+        cr_assert_eq(fscanf(f, "%u", &port), 1);
+        fclose(f);
+        return port;
+}
+
+/* Fast shutdown of the postmaster (SIGINT, as pg_ctl -m fast); waits until it is gone. */
+static void pg_stop_keep_data(void)
+{
+        char path[300];
+        long pid = 0;
+        FILE *f;
+
+        (void)snprintf(path, sizeof(path), "%s/data/postmaster.pid", pgdir);
+        f = fopen(path, "r");
+        cr_assert_not_null(f);
+        cr_assert_eq(fscanf(f, "%ld", &pid), 1);
+        fclose(f);
+        cr_assert_gt(pid, 1);
+        cr_assert_eq(kill((pid_t)pid, SIGINT), 0);
+        /* bounded: the suite timeout ends a postmaster that never stops */
+        while (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+                usleep(20 * 1000);
+}
+
+static bool is_unavailable_body(const struct reply *r)
+{
+        return strstr(r->body, "\"code\":\"Service Unavailable\"") &&
+               strstr(r->body, "Datastore service is down or unavailable") &&
+               strstr(r->body, "database not reachable");
+}
+
+static void assert_alive(const struct server *s)
+{
+        int st = 0;
+
+        cr_assert_eq(waitpid(s->pid, &st, WNOHANG), 0, "the server exited (status %d)", st);
+}
+
+Test(ops, postgres_down_gives_503_then_recovers_with_data_intact)
+{
+        const char *backend = getenv("MODELPLANE_TEST_BACKEND");
+        char pgdsn[512], port_opt[64], path[256];
+        struct server s;
+        struct reply r;
+        unsigned port;
+        int i;
+
+        if (!backend || strcmp(backend, "pgops") != 0)
+                cr_skip_test("run by registry-process-pgops");
+        if (!pg_available())
+                cr_skip_test("PostgreSQL 15 binaries not installed");
+        make_opsdir();
+        (void)snprintf(pgdir, sizeof(pgdir), "/tmp/mp-registry-pgops-XXXXXX");
+        cr_assert_not_null(mkdtemp(pgdir));
+        pg_start("", pgdsn, sizeof(pgdsn));
+        port = pg_port();
+
+        {
+                const char *args[] = { "--database", pgdsn, "--port", "0", "--pool-size", "4",
+                                       NULL };
+                launch_ok(&s, args, NULL);
+        }
+        r = request(s.port, "POST", API "/registered_models", "{\"name\":\"before\"}");
+        cr_assert_eq(r.status, 201, "%s", r.body);
+        r = request(s.port, "POST", API "/model_versions",
+                    "{\"name\":\"v1\",\"registeredModelId\":\"1\"}");
+        cr_assert_eq(r.status, 201, "%s", r.body);
+        cr_assert_eq(request(s.port, "GET", "/readyz/isDirty", NULL).status, 200);
+
+        /* the database goes away under the running server */
+        pg_stop_keep_data();
+        {
+                static const struct {
+                        const char *method, *path, *body;
+                } calls[] = {
+                        { "GET", API "/registered_models/1", NULL },
+                        { "GET", API "/registered_models", NULL },
+                        { "GET", API "/registered_model?name=before", NULL },
+                        { "GET", API "/registered_models/1/versions", NULL },
+                        { "POST", API "/registered_models", "{\"name\":\"during\"}" },
+                        { "PATCH", API "/registered_models/1", "{\"description\":\"during\"}" },
+                        { "GET", API "/model_versions/2", NULL },
+                };
+
+                /* twice over: the first use of each pooled connection and the later ones */
+                for (int round = 0; round < 2; round++)
+                        for (size_t k = 0; k < sizeof(calls) / sizeof(calls[0]); k++) {
+                                r = request(s.port, calls[k].method, calls[k].path, calls[k].body);
+                                cr_assert_eq(r.status, 503, "%s %s: %ld %s", calls[k].method,
+                                             calls[k].path, r.status, r.body);
+                                cr_assert(is_unavailable_body(&r), "%s", r.body);
+                        }
+        }
+        r = request(s.port, "GET", "/readyz/isDirty", NULL);
+        cr_assert_eq(r.status, 503);
+        cr_assert_not_null(strstr(r.body, "database not reachable"), "%s", r.body);
+        cr_assert_eq(request(s.port, "GET", "/readyz/health", NULL).status, 503);
+        r = request(s.port, "GET", "/readyz/health?format=json", NULL);
+        cr_assert_eq(r.status, 503);
+        cr_assert_not_null(strstr(r.body, "\"status\":\"fail\""), "%s", r.body);
+        cr_assert_eq(request(s.port, "GET", "/", NULL).status, 404); /* still serving */
+        assert_alive(&s);
+
+        /* back on the same port: the server reconnects by itself */
+        (void)snprintf(port_opt, sizeof(port_opt), "--port %u", port);
+        pg_start(port_opt, pgdsn, sizeof(pgdsn));
+        for (i = 0; i < 600; i++) {
+                if (request(s.port, "GET", "/readyz/isDirty", NULL).status == 200)
+                        break;
+                usleep(50 * 1000);
+        }
+        cr_assert_lt(i, 600, "readiness never came back");
+        /* every pooled connection serves again (more requests than connections) */
+        for (i = 0; i < 12; i++) {
+                r = request(s.port, "GET", API "/registered_models/1", NULL);
+                if (r.status == 200)
+                        break;
+                cr_assert_eq(r.status, 503, "%ld %s", r.status, r.body);
+                usleep(100 * 1000);
+        }
+        for (i = 0; i < 12; i++) {
+                r = request(s.port, "GET", API "/registered_models/1", NULL);
+                cr_assert_eq(r.status, 200, "%ld %s", r.status, r.body);
+                cr_assert_not_null(strstr(r.body, "\"name\":\"before\""), "%s", r.body);
+                cr_assert_null(strstr(r.body, "during"), "a write during the outage: %s", r.body);
+        }
+        r = request(s.port, "GET", API "/model_versions/2", NULL);
+        cr_assert_eq(r.status, 200, "%s", r.body);
+        cr_assert_eq(request(s.port, "GET", API "/registered_model?name=during", NULL).status, 404);
+        r = request(s.port, "POST", API "/registered_models", "{\"name\":\"after\"}");
+        cr_assert_eq(r.status, 201, "%s", r.body);
+
+        /* a restart without requests in between is invisible: stale connections are noticed
+         * before use and replaced, so not one request fails */
+        pg_stop_keep_data();
+        pg_start(port_opt, pgdsn, sizeof(pgdsn));
+        for (i = 0; i < 12; i++) {
+                (void)snprintf(path, sizeof(path), API "/registered_models/%d", i % 2 ? 1 : 3);
+                r = request(s.port, "GET", path, NULL);
+                cr_assert_eq(r.status, 200, "request %d after the restart: %ld %s", i, r.status,
+                             r.body);
+        }
+        r = request(s.port, "POST", API "/registered_models", "{\"name\":\"after-restart\"}");
+        cr_assert_eq(r.status, 201, "%s", r.body);
+        r = request(s.port, "GET", API "/registered_models", NULL);
+        cr_assert_eq(r.status, 200);
+        cr_assert_not_null(strstr(r.body, "\"size\":3"), "%s", r.body);
+        cr_assert_eq(request(s.port, "GET", "/readyz/health", NULL).status, 200);
+
+        {
+                int st = stop(&s, SIGTERM);
+                cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+        }
+}
+
+Test(ops, postgres_tls_verify_full)
+{
+        const char *backend = getenv("MODELPLANE_TEST_BACKEND");
+        char pgdsn[512], base[256], ca[300], other[300], yaml[1024], err[4096] = "";
+        struct server s;
+        struct reply r;
+        int st = 0;
+
+        if (!backend || strcmp(backend, "pgops") != 0)
+                cr_skip_test("run by registry-process-pgops");
+        if (!pg_available())
+                cr_skip_test("PostgreSQL 15 binaries not installed");
+        if (system("command -v openssl >/dev/null 2>&1") != 0)
+                cr_skip_test("openssl CLI not installed");
+        make_opsdir();
+        (void)snprintf(pgdir, sizeof(pgdir), "/tmp/mp-registry-pgtls-XXXXXX");
+        cr_assert_not_null(mkdtemp(pgdir));
+        pg_start("--ssl", pgdsn, sizeof(pgdsn));
+        /* the DSN without TLS parameters: the flags decide */
+        (void)snprintf(base, sizeof(base), "postgresql://postgres@127.0.0.1:%u/modelplane",
+                       pg_port());
+        (void)snprintf(ca, sizeof(ca), "%s/tls/ca.crt", pgdir);
+        (void)snprintf(other, sizeof(other), "%s/tls/other-ca.crt", pgdir);
+
+        /* verify-full with the CA that signed the server's certificate (TLS is required) */
+        {
+                const char *args[] = { "--database", base, "--port", "0", "--wipe",
+                                       "--embedmd-database-ssl-mode", "verify-full",
+                                       "--embedmd-database-ssl-root-cert", ca, NULL };
+
+                launch_ok(&s, args, NULL);
+                r = request(s.port, "POST", API "/registered_models", "{\"name\":\"tls\"}");
+                cr_assert_eq(r.status, 201, "%s", r.body);
+                cr_assert_eq(request(s.port, "GET", "/readyz/isDirty", NULL).status, 200);
+                (void)stop(&s, SIGTERM);
+        }
+        /* a wrong CA: no start, exit 1, libpq's verification error in the log */
+        {
+                const char *args[] = { "--database", base, "--port", "0",
+                                       "--embedmd-database-ssl-verify-server-cert",
+                                       "--embedmd-database-ssl-root-cert", other, NULL };
+
+                cr_assert_not(launch(&s, args, NULL, &st, err, sizeof(err)));
+                cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %d", st);
+                cr_assert_not_null(strstr(err, "error connecting to datastore"), "%s", err);
+                cr_assert_not_null(strstr(err, "SSL error: certificate verify failed"), "%s",
+                                   err);
+        }
+        /* the flag overrides the DSN's own sslmode=disable */
+        {
+                char off[300];
+                const char *args[] = { "--database", off, "--port", "0",
+                                       "--embedmd-database-ssl-mode", "verify-ca",
+                                       "--embedmd-database-ssl-ca", other, NULL };
+
+                (void)snprintf(off, sizeof(off), "%s?sslmode=disable", base);
+                cr_assert_not(launch(&s, args, NULL, &st, err, sizeof(err)));
+                cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %d", st);
+                cr_assert_not_null(strstr(err, "certificate verify failed"), "%s", err);
+        }
+        /* an invalid mode is refused before any connection */
+        {
+                const char *args[] = { "--database", base, "--embedmd-database-ssl-mode",
+                                       "verify", NULL };
+
+                cr_assert_not(launch(&s, args, NULL, &st, err, sizeof(err)));
+                cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2, "status %d", st);
+                cr_assert_not_null(strstr(err, "invalid TLS mode 'verify'"), "%s", err);
+        }
+        /* the same settings from the environment and from a config file */
+        {
+                char e1[400], e2[400];
+                const char *env[] = { e1, e2, NULL };
+                const char *args[] = { "--port", "0", NULL };
+
+                (void)snprintf(e1, sizeof(e1), "MR_EMBEDMD_DATABASE_DSN=%s", base);
+                (void)snprintf(e2, sizeof(e2), "MR_EMBEDMD_DATABASE_SSL_ROOT_CERT=%s", ca);
+                launch_ok(&s, args, (const char *const *)env);
+                cr_assert_eq(request(s.port, "GET", API "/registered_model?name=tls", NULL).status,
+                             200);
+                (void)stop(&s, SIGTERM);
+        }
+        {
+                const char *cfg;
+                const char *args[2] = { "--config", NULL };
+
+                (void)snprintf(yaml, sizeof(yaml),
+                               "port: 0\n"
+                               "embedmd-database-dsn: \"%s\"\n"
+                               "embedmd-database-ssl-verify-server-cert: true\n"
+                               "embedmd-database-ssl-root-cert: %s\n",
+                               base, ca);
+                cfg = write_file("tls.yaml", yaml);
+                {
+                        const char *a[] = { args[0], cfg, NULL };
+
+                        launch_ok(&s, a, NULL);
+                }
+                cr_assert_eq(request(s.port, "GET", API "/registered_model?name=tls", NULL).status,
+                             200);
+                (void)stop(&s, SIGTERM);
+        }
 }
