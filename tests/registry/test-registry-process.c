@@ -269,12 +269,14 @@ Test(process, sigkill_under_write_load_loses_no_acknowledged_write)
 
 static char opsdir[256];
 static char pgdir[256];
+static pid_t ops_server; /* the last server launched, ended by the fini if a test failed */
 
 static void ops_setup(void)
 {
         cr_assert_not_null(getenv("MODELPLANE_BIN"));
         opsdir[0] = 0;
         pgdir[0] = 0;
+        ops_server = 0;
         curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
@@ -299,6 +301,11 @@ static void ops_teardown(void)
 {
         char cmd[600];
 
+        if (ops_server > 0 && waitpid(ops_server, NULL, WNOHANG) == 0) {
+                kill(ops_server, SIGKILL);
+                (void)waitpid(ops_server, NULL, 0);
+        }
+        ops_server = 0;
         if (pgdir[0]) {
                 char args[300];
 
@@ -387,6 +394,7 @@ static bool launch(struct server *s, const char *const *args, const char *const 
                 _exit(127);
         }
         close(p[1]);
+        ops_server = s->pid;
         while (len < sizeof(line) - 1) {
                 ssize_t k = read(p[0], line + len, 1);
                 if (k <= 0 || line[len] == '\n')
@@ -397,6 +405,7 @@ static bool launch(struct server *s, const char *const *args, const char *const 
         close(p[0]);
         if (sscanf(line, "listening on 127.0.0.1:%u", &s->port) == 1)
                 return true;
+        ops_server = 0;
         cr_assert_eq(waitpid(s->pid, &st, 0), s->pid);
         if (ret_status)
                 *ret_status = st;
