@@ -4,7 +4,6 @@
  * name them, so that manifests written for KServe's manager translate one to one.
  */
 #include <getopt.h>
-#include <malloc.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -23,6 +22,7 @@
 #include "mrlink/reconciler.h"
 #include "serving/reconciler.h"
 #include "util/log.h"
+#include "util/memory.h"
 #include "util/parse-util.h"
 
 /* Command-line results: the one place process-global state may live (house style 5.6). */
@@ -398,7 +398,7 @@ int cmd_controller(int argc, char **argv)
 
         /* Few malloc arenas: workers come and go on many objects; per-thread arenas would keep
          * each one's high-water mark resident. */
-        (void)mallopt(M_ARENA_MAX, 2);
+        memory_limit_arenas(2);
 
         copts.kubeconfig_path = arg_kubeconfig;
         copts.context = arg_context;

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "kube/informer.h"
 
-#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -11,6 +10,7 @@
 #include "json/json-util.h"
 #include "kube/workqueue.h"
 #include "util/log.h"
+#include "util/memory.h"
 
 /* A list is at most this many pages (bounds a server that keeps returning continue tokens). */
 #define INFORMER_LIST_PAGES_MAX 100000U
@@ -468,7 +468,7 @@ static int do_list(struct informer *inf, struct kube_status *st)
         if (r < 0)
                 return r;
         /* a big list leaves freed pages behind: give them back to the system */
-        (void)malloc_trim(0);
+        memory_trim();
         set_rv(inf, rv);
         (void)pthread_mutex_lock(&inf->lock);
         if (inf->stats.lists++ > 0)

@@ -2,7 +2,6 @@
 #include "kube/manager.h"
 
 #include <errno.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -17,6 +16,7 @@
 #include "kube/events.h"
 #include "kube/leader.h"
 #include "util/log.h"
+#include "util/memory.h"
 #include "util/parse-util.h"
 
 #define MANAGER_SHUTDOWN_DEFAULT (30 * USEC_PER_SEC)
@@ -378,7 +378,7 @@ int manager_run(struct manager *m)
                 int sig = sigtimedwait(&mask, NULL, &tick);
 
                 if (ticks % MANAGER_TRIM_TICKS == 0)
-                        (void)malloc_trim(0);
+                        memory_trim();
                 if (sig == SIGTERM || sig == SIGINT) {
                         log_info("Received %s, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
                         break;
