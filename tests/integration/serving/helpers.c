@@ -517,6 +517,34 @@ static long http_get(unsigned port, const char *path, struct body *ret_body)
         return code;
 }
 
+/* The log is gone with CI's checkout: a failing test prints the controller's last lines (and
+ * any sanitizer report, which comes last) to stderr. */
+static void dump_log_tail(const char *path)
+{
+        enum { KEEP = 80 };
+        char *lines[KEEP] = { NULL };
+        char buf[8192];
+        size_t n = 0;
+        FILE *f = fopen(path, "re");
+
+        if (!f)
+                return;
+        while (fgets(buf, sizeof(buf), f)) {
+                free(lines[n % KEEP]);
+                lines[n % KEEP] = strdup(buf);
+                n++;
+        }
+        (void)fclose(f);
+        fprintf(stderr, "---- last %zu line(s) of %s\n", n < KEEP ? n : (size_t)KEEP, path);
+        for (size_t i = n < KEEP ? 0 : n - KEEP; i < n; i++) {
+                if (lines[i % KEEP])
+                        fputs(lines[i % KEEP], stderr);
+                free(lines[i % KEEP]);
+                lines[i % KEEP] = NULL;
+        }
+        fprintf(stderr, "----\n");
+}
+
 void srv_controller_start(struct srv *s)
 {
         char bin_buf[512], kc[512], lease[128];
@@ -577,8 +605,14 @@ void srv_controller_start(struct srv *s)
         cr_assert(s->probe_port > 0, "controller did not report its probe port (log %s)",
                   s->log_path);
         s->metrics_port = log_port(s->log_path, offset, "Serving metrics on port ");
-        SRV_WAIT(SRV_TIMEOUT, http_get(s->probe_port, "/readyz", NULL) == 200,
-                 "controller /readyz not 200 (log %s)", s->log_path);
+        for (int i = 0; i < SRV_TIMEOUT * 5; i++) {
+                srv_controller_assert_alive(s);
+                if (http_get(s->probe_port, "/readyz", NULL) == 200)
+                        return;
+                srv_sleep_ms(200);
+        }
+        dump_log_tail(s->log_path);
+        cr_assert_fail("controller /readyz not 200 within %d s (log %s)", SRV_TIMEOUT, s->log_path);
 }
 
 void srv_controller_assert_alive(struct srv *s)
@@ -590,6 +624,7 @@ void srv_controller_assert_alive(struct srv *s)
         r = waitpid(s->ctrl, &status, WNOHANG);
         if (r == s->ctrl) {
                 s->ctrl = 0;
+                dump_log_tail(s->log_path);
                 cr_assert_fail("controller exited (%s %d), log %s",
                                WIFSIGNALED(status) ? "signal" : "status",
                                WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
@@ -608,6 +643,8 @@ void srv_controller_stop(struct srv *s)
         for (int i = 0; i < 200; i++) {
                 if (waitpid(pid, &status, WNOHANG) == pid) {
                         s->ctrl = 0;
+                        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                                dump_log_tail(s->log_path);
                         cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
                                   "controller did not exit cleanly on SIGTERM (status 0x%x), log %s",
                                   (unsigned)status, s->log_path);
