@@ -41,6 +41,10 @@ static void usage(FILE *f)
                 "      --pool-size N          database connections, 1-256 (default 8; env MR_POOL_SIZE)\n"
                 "      --body-max BYTES       request body limit, larger bodies get 413\n"
                 "                             (default 4 MiB; env MR_BODY_MAX)\n"
+                "      --tls-cert-file FILE   serve HTTPS with this PEM certificate (chain, leaf\n"
+                "                             first); needs --tls-key-file (env MR_TLS_CERT_FILE)\n"
+                "      --tls-key-file FILE    its PEM private key (env MR_TLS_KEY_FILE). TLS 1.2+;\n"
+                "                             both files are re-read when they change (rotation)\n"
                 "      --wipe                 delete all stored entities at start (tests;\n"
                 "                             command line only)\n"
                 "  -c, --config FILE          YAML file whose keys are the long option names\n"
@@ -108,6 +112,11 @@ static int load_options(struct reg_options *o, int argc, char **argv)
                         return 2;
                 }
         }
+        r = reg_options_check(o, err, sizeof(err));
+        if (r < 0) {
+                fprintf(stderr, "registry: %s\n", err);
+                return 2;
+        }
         return -1;
 }
 
@@ -119,7 +128,7 @@ int cmd_registry(int argc, char **argv)
         CLEANUP(http_server_freep) struct http_server *srv = NULL;
         char dberr[512] = "";
         struct store_open_options so = { .error = dberr, .error_size = sizeof(dberr) };
-        const char *host, *datastore, *dsn;
+        const char *host, *datastore, *dsn, *tls_cert, *tls_key;
         uint16_t port;
         bool wipe;
         sigset_t mask;
@@ -134,6 +143,10 @@ int cmd_registry(int argc, char **argv)
         datastore = reg_options_str(&opts, REG_OPT_DATASTORE_TYPE);
         dsn = reg_options_str(&opts, REG_OPT_DSN);
         wipe = reg_options_bool(&opts, REG_OPT_WIPE);
+        tls_cert = reg_options_str(&opts, REG_OPT_TLS_CERT_FILE);
+        tls_key = reg_options_str(&opts, REG_OPT_TLS_KEY_FILE);
+        if (!tls_cert || !*tls_cert || !tls_key || !*tls_key)
+                tls_cert = tls_key = NULL; /* reg_options_check(): both or neither */
         so.n_conns = (unsigned)reg_options_uint(&opts, REG_OPT_POOL_SIZE);
         so.tls = (struct store_pg_tls){
                 .sslmode = reg_options_sslmode(&opts),
@@ -207,14 +220,26 @@ int cmd_registry(int argc, char **argv)
                 cfg.address = host;
                 cfg.port = port;
                 cfg.body_max = (size_t)reg_options_uint(&opts, REG_OPT_BODY_MAX);
+                /* HTTPS from files: re-read on change, TLS >= 1.2 (http/server.h) */
+                cfg.tls_cert_file = tls_cert;
+                cfg.tls_key_file = tls_key;
                 r = http_server_start(&cfg, &srv);
+        }
+        if (r < 0 && tls_cert && r != -EADDRINUSE) {
+                /* the pair is loaded before listening: unreadable, not PEM, or a key that does
+                 * not match the certificate (-EINVAL also covers a bad listen address) */
+                log_error_errno(r, "registry: cannot serve HTTPS on %s:%u with certificate %s "
+                                "and key %s: %s", host, (unsigned)port, tls_cert, tls_key,
+                                errno_to_string(r));
+                return 1;
         }
         if (r < 0) {
                 log_error_errno(r, "registry: cannot listen on %s:%u", host, (unsigned)port);
                 return 1;
         }
-        log_info("registry: listening on %s:%u (schema version %d, database %s)", host,
-                 (unsigned)http_server_port(srv), store_schema_version(store),
+        log_info("registry: listening on %s:%u (%s, schema version %d, database %s)", host,
+                 (unsigned)http_server_port(srv), tls_cert ? "https" : "http",
+                 store_schema_version(store),
                  store_dialect(store) == STORE_DIALECT_POSTGRES ? "postgres" : "sqlite");
         /* Machine-readable line for scripts that start us on port 0. */
         printf("listening on %s:%u\n", host, (unsigned)http_server_port(srv));

@@ -64,6 +64,10 @@ static const struct opt_def defs[_REG_OPT_MAX] = {
                                 { "MR_POOL_SIZE" } },
         [REG_OPT_BODY_MAX] = { "body-max", NULL, 0, T_UINT, 1, UINT64_C(1) << 40, "4194304",
                                false, { "MR_BODY_MAX" } },
+        [REG_OPT_TLS_CERT_FILE] = { "tls-cert-file", NULL, 0, T_STRING, 0, 0, NULL, false,
+                                    { "MR_TLS_CERT_FILE" } },
+        [REG_OPT_TLS_KEY_FILE] = { "tls-key-file", NULL, 0, T_STRING, 0, 0, NULL, false,
+                                   { "MR_TLS_KEY_FILE" } },
         [REG_OPT_WIPE] = { "wipe", NULL, 0, T_BOOL, 0, 0, "false", true, { NULL } },
 };
 
@@ -400,6 +404,40 @@ int reg_options_load_file(struct reg_options *o, const char *path, char *err, si
         yaml_parser_delete(&parser);
         (void)fclose(f);
         return r;
+}
+
+static const char *source_name(enum reg_opt_source src)
+{
+        switch (src) {
+        case REG_SRC_FLAG:
+                return "command line";
+        case REG_SRC_ENV:
+                return "environment";
+        case REG_SRC_CONFIG:
+                return "config file";
+        case REG_SRC_DEFAULT:
+                break;
+        }
+        return "default";
+}
+
+int reg_options_check(const struct reg_options *o, char *err, size_t err_size)
+{
+        const char *cert = reg_options_str(o, REG_OPT_TLS_CERT_FILE);
+        const char *key = reg_options_str(o, REG_OPT_TLS_KEY_FILE);
+        bool has_cert = cert && *cert, has_key = key && *key;
+
+        if (has_cert != has_key) {
+                enum reg_opt given = has_cert ? REG_OPT_TLS_CERT_FILE : REG_OPT_TLS_KEY_FILE;
+                enum reg_opt missing = has_cert ? REG_OPT_TLS_KEY_FILE : REG_OPT_TLS_CERT_FILE;
+
+                set_err(err, err_size,
+                        "--%s (from the %s) needs --%s too: HTTPS takes a certificate and its "
+                        "key (flags, MR_TLS_CERT_FILE/MR_TLS_KEY_FILE or the config file)",
+                        defs[given].name, source_name(o->source[given]), defs[missing].name);
+                return -EINVAL;
+        }
+        return 0;
 }
 
 const char *reg_options_str(const struct reg_options *o, enum reg_opt opt)

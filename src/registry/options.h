@@ -39,6 +39,8 @@ enum reg_opt {
         REG_OPT_SSL_VERIFY_SERVER_CERT,
         REG_OPT_POOL_SIZE,
         REG_OPT_BODY_MAX,
+        REG_OPT_TLS_CERT_FILE, /* HTTPS: both or neither, see reg_options_check() */
+        REG_OPT_TLS_KEY_FILE,
         REG_OPT_WIPE, /* command line only */
         _REG_OPT_MAX,
 };
@@ -96,6 +98,14 @@ _warn_unused_result_ int reg_options_load_env(struct reg_options *o,
  */
 _warn_unused_result_ int reg_options_load_file(struct reg_options *o, const char *path, char *err,
                                                size_t err_size);
+
+/*
+ * Checks what no single value can show, once every source has been read: --tls-cert-file and
+ * --tls-key-file come together (from any sources) or not at all. -EINVAL with err naming the
+ * missing option and where the other one came from.
+ */
+_warn_unused_result_ int reg_options_check(const struct reg_options *o, char *err,
+                                           size_t err_size);
 
 /* Typed getters; unset options give the table's default. */
 const char *reg_options_str(const struct reg_options *o, enum reg_opt opt);
