@@ -18,6 +18,7 @@ struct mr_client {
         char *base_url;
         char *auth_header;
         char *ca_file;
+        char *ca_path;
         long timeout_ms;
         bool insecure;
 };
@@ -46,6 +47,8 @@ int mr_client_new(const struct mr_client_config *cfg, struct mr_client **ret)
         c->insecure = cfg->insecure_skip_verify;
         if (cfg->ca_file)
                 c->ca_file = strdup(cfg->ca_file);
+        if (cfg->ca_path)
+                c->ca_path = strdup(cfg->ca_path);
         if (cfg->token && *cfg->token) {
                 struct buf b = BUF_INIT(64 * 1024);
                 if (buf_printf(&b, "Authorization: Bearer %s", cfg->token) >= 0)
@@ -53,6 +56,7 @@ int mr_client_new(const struct mr_client_config *cfg, struct mr_client **ret)
                 buf_release(&b);
         }
         if (!c->base_url || !c->curl || (cfg->ca_file && !c->ca_file) ||
+            (cfg->ca_path && !c->ca_path) ||
             (cfg->token && *cfg->token && !c->auth_header)) {
                 mr_client_free(c);
                 return -ENOMEM;
@@ -73,6 +77,7 @@ struct mr_client *mr_client_free(struct mr_client *c)
         free(c->base_url);
         free(c->auth_header);
         free(c->ca_file);
+        free(c->ca_path);
         free(c);
         return NULL;
 }
@@ -116,13 +121,29 @@ static int curl_errno(CURLcode cc)
         }
 }
 
+/* libcurl's detail (e.g. "SSL certificate problem: unable to get local issuer certificate")
+ * when it has one; certificate problems say so first. */
+static void transport_err(struct mr_error *e, CURLcode cc, const char *detail)
+{
+        const char *msg = detail[0] ? detail : curl_easy_strerror(cc);
+
+        if (!e)
+                return;
+        e->status = 0;
+        if (cc == CURLE_PEER_FAILED_VERIFICATION || cc == CURLE_SSL_CACERT_BADFILE)
+                (void)snprintf(e->message, sizeof(e->message),
+                               "TLS certificate verification failed: %s", msg);
+        else
+                (void)snprintf(e->message, sizeof(e->message), "%s", msg);
+}
+
 int mr_client_call(struct mr_client *c, const char *method, const char *path_and_query,
                    json_t *body, json_t **ret, struct mr_error *reterr)
 {
         struct buf reply = BUF_INIT(MR_REPLY_MAX);
         struct curl_slist *h = NULL, *t;
         AUTOFREE char *payload = NULL;
-        char url[MR_URL_MAX];
+        char url[MR_URL_MAX], detail[CURL_ERROR_SIZE] = "";
         long status = 0;
         CURLcode cc;
         int r;
@@ -159,8 +180,11 @@ int mr_client_call(struct mr_client *c, const char *method, const char *path_and
         curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
         curl_easy_setopt(c->curl, CURLOPT_USERAGENT, "modelplane-registry-client/1");
+        curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, detail);
         if (c->ca_file)
                 curl_easy_setopt(c->curl, CURLOPT_CAINFO, c->ca_file);
+        if (c->ca_path)
+                curl_easy_setopt(c->curl, CURLOPT_CAPATH, c->ca_path);
         if (c->insecure) {
                 curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYPEER, 0L);
                 curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYHOST, 0L);
@@ -171,8 +195,9 @@ int mr_client_call(struct mr_client *c, const char *method, const char *path_and
         }
         cc = curl_easy_perform(c->curl);
         curl_slist_free_all(h);
+        curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, NULL);
         if (cc != CURLE_OK) {
-                set_err(reterr, 0, curl_easy_strerror(cc));
+                transport_err(reterr, cc, detail);
                 r = curl_errno(cc);
                 goto out;
         }

@@ -8,7 +8,9 @@
  *
  * Errors: negative errno, with the HTTP status and the server's message in struct mr_error:
  * -ENOENT (404), -EEXIST (409), -EINVAL (400/422), -EBADMSG (2xx body not JSON), -EIO (other
- * statuses), -ECONNREFUSED/-ETIMEDOUT/-EHOSTUNREACH (transport). Not thread-safe per client
+ * statuses), -ECONNREFUSED/-ETIMEDOUT/-EHOSTUNREACH (transport), -EIO (TLS: the message then
+ * starts with "TLS certificate verification failed: " when the server's certificate was not
+ * trusted, followed by libcurl's detail). Not thread-safe per client
  * object; use one client per thread.
  */
 
@@ -28,7 +30,11 @@ struct mr_client_config {
         const char *base_url; /* "http://host:8080", no trailing path; copied */
         const char *token;    /* bearer token or NULL; copied */
         long timeout_ms;      /* per request; 0 = 30 s */
-        const char *ca_file;  /* PEM bundle for https, or NULL for the system store; copied */
+        const char *ca_file;  /* PEM bundle for https (CURLOPT_CAINFO), or NULL for libcurl's
+                               * default bundle; copied */
+        const char *ca_path;  /* directory of hashed CA certificates (CURLOPT_CAPATH; with
+                               * OpenSSL a ':'-separated list), or NULL for libcurl's default;
+                               * copied */
         bool insecure_skip_verify; /* https without certificate/host verification (this client only) */
 };
 
