@@ -50,6 +50,8 @@ struct mrlink_config *mrlink_config_free(struct mrlink_config *c)
         free(c->registries_namespace);
         free(c->url_rewrite);
         free(c->token_file);
+        free(c->ca_file);
+        free(c->ca_path);
         free(c);
         return NULL;
 }
@@ -113,7 +115,9 @@ int mrlink_config_from_env(mrlink_getenv_fn getenv_fn, struct mrlink_config **re
                 c->undeploy_timeout = u;
         }
         if (dup_opt(getenv_fn("MODELPLANE_MRLINK_TEST_URL_REWRITE"), &c->url_rewrite) < 0 ||
-            dup_opt(getenv_fn("MODELPLANE_MRLINK_TOKEN_FILE"), &c->token_file) < 0)
+            dup_opt(getenv_fn("MODELPLANE_MRLINK_TOKEN_FILE"), &c->token_file) < 0 ||
+            dup_opt(getenv_fn("SSL_CERT_FILE"), &c->ca_file) < 0 ||
+            dup_opt(getenv_fn("SSL_CERT_DIR"), &c->ca_path) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(c);
         return 0;

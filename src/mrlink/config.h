@@ -38,6 +38,13 @@ struct mrlink_config {
         /* SKIP_TLS_VERIFY, Go strconv.ParseBool; anything else is false. Only the registry
          * client is affected. */
         bool skip_tls_verify;
+        /* The trust store of the registry client, as Go's crypto/x509 on Linux extends the
+         * system pool (upstream's controller is Go; libcurl does not read these): SSL_CERT_FILE
+         * replaces the default CA bundle (CURLOPT_CAINFO), SSL_CERT_DIR the default certificate
+         * directories (CURLOPT_CAPATH; ':'-separated, hashed as `openssl rehash` does). Empty =
+         * unset = libcurl's defaults. Owned. */
+        char *ca_file; /* SSL_CERT_FILE */
+        char *ca_path; /* SSL_CERT_DIR */
         /* MODELPLANE_MRLINK_UNDEPLOY_TIMEOUT (duration, parse_duration_usec) */
         usec_t undeploy_timeout;
         /* MODELPLANE_MRLINK_TEST_URL_REWRITE: "from=to[,from=to...]", exact base URLs. A test

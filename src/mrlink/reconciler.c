@@ -406,6 +406,8 @@ static int mr_open(struct ctx *x)
                                      .base_url = x->base,
                                      .token = token,
                                      .timeout_ms = REGISTRY_TIMEOUT_MS,
+                                     .ca_file = x->r->cfg->ca_file,
+                                     .ca_path = x->r->cfg->ca_path,
                                      .insecure_skip_verify = x->r->cfg->skip_tls_verify,
                              },
                              &x->mr);

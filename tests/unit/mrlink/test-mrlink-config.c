@@ -106,3 +106,35 @@ Test(config, undeploy_timeout)
         cr_assert_eq(mrlink_config_from_env(fake_env, &c, err, sizeof(err)), -EINVAL);
         cr_assert(strstr(err, "MODELPLANE_MRLINK_UNDEPLOY_TIMEOUT"));
 }
+
+/* SSL_CERT_FILE / SSL_CERT_DIR, as Go reads them: the registry client's CA bundle and CA
+ * directories; empty is unset; neither touches SKIP_TLS_VERIFY. */
+Test(config, ssl_cert_file_and_dir)
+{
+        struct mrlink_config *c = NULL;
+        char err[256];
+
+        set_override(NULL, NULL);
+        cr_assert_eq(mrlink_config_from_env(fake_env, &c, err, sizeof(err)), 0);
+        cr_assert_null(c->ca_file, "unset: libcurl's default bundle");
+        cr_assert_null(c->ca_path);
+        mrlink_config_free(c);
+
+        set_override("SSL_CERT_FILE", "/etc/mr/ca.crt");
+        cr_assert_eq(mrlink_config_from_env(fake_env, &c, err, sizeof(err)), 0);
+        cr_assert_str_eq(c->ca_file, "/etc/mr/ca.crt");
+        cr_assert_null(c->ca_path);
+        cr_assert_not(c->skip_tls_verify, "a CA never turns verification off");
+        mrlink_config_free(c);
+
+        set_override("SSL_CERT_DIR", "/etc/mr/certs:/etc/ssl/certs");
+        cr_assert_eq(mrlink_config_from_env(fake_env, &c, err, sizeof(err)), 0);
+        cr_assert_null(c->ca_file);
+        cr_assert_str_eq(c->ca_path, "/etc/mr/certs:/etc/ssl/certs", "the list is passed whole");
+        mrlink_config_free(c);
+
+        set_override("SSL_CERT_FILE", "");
+        cr_assert_eq(mrlink_config_from_env(fake_env, &c, err, sizeof(err)), 0);
+        cr_assert_null(c->ca_file, "empty is unset, as in Go");
+        mrlink_config_free(c);
+}
