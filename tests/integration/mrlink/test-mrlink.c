@@ -10,6 +10,10 @@
  * <http-api port>" or "https://<external address>") to the loopback registry with
  * MODELPLANE_MRLINK_TEST_URL_REWRITE (exact match): a wrong resolution finds no registry, and the
  * test fails.
+ *
+ * The https_* cases run the registry with --tls-cert-file/--tls-key-file, a test CA and a server
+ * certificate for 127.0.0.1/localhost made by tests/webhook/gen-certs.sh (openssl CLI), and give
+ * the controller that CA with SSL_CERT_FILE / SSL_CERT_DIR — or not, or SKIP_TLS_VERIFY.
  */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
@@ -51,6 +55,9 @@ struct reg {
         char dir[256];
         char db[320];
         char url[64];
+        bool tls;      /* serve HTTPS with the certificates below */
+        char ca[320];  /* the test CA (PEM) that signed cert */
+        char cert[320], key[320];
 };
 
 static unsigned free_port(void)
@@ -75,7 +82,8 @@ static json_t *reg_call(struct reg *g, const char *method, const char *path, jso
         int r;
 
         cr_assert_eq(mr_client_new(&(struct mr_client_config){ .base_url = g->url,
-                                                               .timeout_ms = 5000 },
+                                                               .timeout_ms = 5000,
+                                                               .ca_file = g->tls ? g->ca : NULL },
                                    &c),
                      0);
         r = mr_client_call(c, method, path, body, &out, &e);
@@ -94,6 +102,29 @@ static bool reg_up(struct reg *g)
         return up;
 }
 
+/* runs tests/webhook/gen-certs.sh DIR NAME SERIAL: DIR/ca.crt (once) + DIR/NAME.{crt,key} */
+static void gen_certs(const char *dir, const char *name, const char *serial)
+{
+        const char *src = getenv("MODELPLANE_SOURCE_ROOT");
+        char script[512];
+        pid_t pid;
+        int status;
+
+        cr_assert(src && *src, "MODELPLANE_SOURCE_ROOT is not set");
+        if (system("command -v openssl >/dev/null 2>&1") != 0)
+                cr_skip_test("openssl CLI not installed");
+        (void)snprintf(script, sizeof(script), "%s/tests/webhook/gen-certs.sh", src);
+        pid = fork();
+        cr_assert(pid >= 0);
+        if (pid == 0) {
+                execlp("bash", "bash", script, dir, name, serial, (char *)NULL);
+                _exit(127);
+        }
+        cr_assert_eq(waitpid(pid, &status, 0), pid);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s %s %s failed", script, dir,
+                  name);
+}
+
 static void reg_start(struct reg *g)
 {
         const char *bin = getenv("MODELPLANE_BIN");
@@ -106,7 +137,17 @@ static void reg_start(struct reg *g)
                 cr_assert_not_null(mkdtemp(g->dir));
                 (void)snprintf(g->db, sizeof(g->db), "%s/mr.db", g->dir);
                 g->port = free_port();
-                (void)snprintf(g->url, sizeof(g->url), "http://127.0.0.1:%u", g->port);
+                (void)snprintf(g->url, sizeof(g->url), "%s://127.0.0.1:%u",
+                               g->tls ? "https" : "http", g->port);
+                if (g->tls) {
+                        char certs[300];
+
+                        (void)snprintf(certs, sizeof(certs), "%s/certs", g->dir);
+                        gen_certs(certs, "registry", "1001");
+                        (void)snprintf(g->ca, sizeof(g->ca), "%s/ca.crt", certs);
+                        (void)snprintf(g->cert, sizeof(g->cert), "%s/registry.crt", certs);
+                        (void)snprintf(g->key, sizeof(g->key), "%s/registry.key", certs);
+                }
         }
         (void)snprintf(port, sizeof(port), "%u", g->port);
         (void)snprintf(log, sizeof(log), "%s/registry.log", g->dir);
@@ -116,8 +157,13 @@ static void reg_start(struct reg *g)
                 int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
                 if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
                         _exit(126);
-                execl(bin, bin, "registry", "-n", "127.0.0.1", "-p", port, "-d", g->db,
-                      (char *)NULL);
+                if (g->tls)
+                        execl(bin, bin, "registry", "-n", "127.0.0.1", "-p", port, "-d", g->db,
+                              "--tls-cert-file", g->cert, "--tls-key-file", g->key,
+                              (char *)NULL);
+                else
+                        execl(bin, bin, "registry", "-n", "127.0.0.1", "-p", port, "-d", g->db,
+                              (char *)NULL);
                 _exit(127);
         }
         g->pid = pid;
@@ -210,6 +256,9 @@ static void set_env(const char *registries_ns, const char *rewrite, const char *
         setenv("SERVICE_ANNOTATION", EXT_A, 1);
         setenv("REGISTRIES_NAMESPACE", registries_ns, 1);
         setenv("SKIP_TLS_VERIFY", "false", 1);
+        /* the trust store: libcurl's defaults unless a case sets these */
+        unsetenv("SSL_CERT_FILE");
+        unsetenv("SSL_CERT_DIR");
         if (rewrite)
                 setenv("MODELPLANE_MRLINK_TEST_URL_REWRITE", rewrite, 1);
         else
@@ -220,9 +269,10 @@ static void set_env(const char *registries_ns, const char *rewrite, const char *
                 unsetenv("MODELPLANE_MRLINK_UNDEPLOY_TIMEOUT");
 }
 
-static void world_setup(struct world *w, const char *prefix)
+static void world_setup_tls(struct world *w, const char *prefix, bool tls)
 {
         memset(w, 0, sizeof(*w));
+        w->g.tls = tls;
         srv_setup(&w->s, prefix);
         reg_start(&w->g);
         reg_create(&w->g, "/registered_models", json_pack("{s:s}", "name", "mnist"), w->rm,
@@ -231,6 +281,11 @@ static void world_setup(struct world *w, const char *prefix)
                    json_pack("{s:s,s:s}", "name", "v1", "registeredModelId", w->rm), w->mv,
                    sizeof(w->mv));
         set_env(w->s.ns, NULL, NULL);
+}
+
+static void world_setup(struct world *w, const char *prefix)
+{
+        world_setup_tls(w, prefix, false);
 }
 
 /* rewrite "http://<svc>.<ns>.svc.cluster.local:8080" to the loopback registry */
@@ -993,4 +1048,257 @@ Test(mrlink, namespace_deletion_registry_up, .timeout = 240)
                  w.s.log_path);
         free(id);
         world_teardown(&w);
+}
+
+/* ---- an https registry ---- */
+
+/* The controller trusts the test CA through SSL_CERT_FILE (as upstream's Go controller would):
+ * the registry is resolved from the Service's external-address annotation (https://), the
+ * record is created DEPLOYED and marked UNDEPLOYED at deletion, over TLS. */
+Test(mrlink, https_ssl_cert_file_create_and_delete, .timeout = 240)
+{
+        struct world w;
+        char rw[256], full[400];
+        char *uid, *id;
+        json_t *rec;
+
+        world_setup_tls(&w, "mrl-tls1", true);
+        cr_assert(strncmp(w.g.url, "https://", 8) == 0);
+        (void)snprintf(rw, sizeof(rw), "https://mr.example.com:443=%s", w.g.url);
+        set_env(w.s.ns, rw, NULL);
+        setenv("SSL_CERT_FILE", w.g.ca, 1);
+        service_create(&w, w.s.ns, "model-registry", true,
+                       json_pack("{s:s}", EXT_A, "mr.example.com:443"));
+        srv_controller_start(&w.s);
+        isvc_create(&w, "tls-mnist",
+                    json_pack("{s:s,s:s,s:s}", RMID, w.rm, NAME_L, "model-registry", MVID, w.mv),
+                    NULL);
+        SRV_WAIT(SRV_TIMEOUT, has_isid(&w, "tls-mnist"), "no IS-id label (log %s)",
+                 w.s.log_path);
+        cr_assert(srv_log_count(&w.s, "model registry URL https://mr.example.com:443") > 0);
+        uid = uid_of(&w, "tls-mnist");
+        id = isid_of(&w, "tls-mnist");
+        (void)snprintf(full, sizeof(full), "tls-mnist/%s", uid);
+        rec = reg_find_is(&w.g, full);
+        cr_assert_not_null(rec, "record %s", full);
+        cr_assert_str_eq(json_string_value(json_object_get(rec, "id")), id);
+        cr_assert_str_eq(desired_state(rec), "DEPLOYED");
+        json_decref(rec);
+
+        srv_delete(&w.s, &srv_gvr_isvc, "tls-mnist", NULL);
+        SRV_WAIT(SRV_TIMEOUT, record_state_is(&w, id, "UNDEPLOYED"), "record not UNDEPLOYED");
+        wait_gone(&w, "tls-mnist");
+        cr_assert_eq(srv_log_count(&w.s, "certificate verification failed"), 0);
+        free(uid);
+        free(id);
+        srv_controller_assert_alive(&w.s);
+        world_teardown(&w);
+}
+
+/* Verification is on by default: without the CA the controller never gets through to the
+ * registry (no serving environment, no record), says why (certificate verification), and the
+ * deletion still completes, like an unreachable registry: finalizer kept and retried, then
+ * removed after the undeploy timeout with a Warning event carrying the TLS error. */
+Test(mrlink, https_untrusted_ca_refused, .timeout = 240)
+{
+        struct world w;
+
+        world_setup_tls(&w, "mrl-tls2", true);
+        set_env(w.s.ns, NULL, "3s");
+        srv_controller_start(&w.s);
+        isvc_create(&w, "untrusted", json_pack("{s:s}", RMID, w.rm),
+                    json_pack("{s:s}", URL_A, w.g.url));
+        SRV_WAIT(SRV_TIMEOUT, srv_log_count(&w.s, "TLS certificate verification failed") >= 2,
+                 "no certificate verification error, or not retried (log %s)", w.s.log_path);
+        cr_assert(has_finalizer(&w, "untrusted"), "finalizer first, as for a registry that is down");
+        cr_assert_not(has_isid(&w, "untrusted"));
+        cr_assert_eq(reg_count(&w.g, "/serving_environments?pageSize=100"), 0);
+        cr_assert_eq(reg_count(&w.g, "/inference_services?pageSize=100"), 0);
+
+        srv_delete(&w.s, &srv_gvr_isvc, "untrusted", NULL);
+        SRV_WAIT(SRV_TIMEOUT,
+                 srv_log_count(&w.s, "Cannot mark the model registry record UNDEPLOYED yet") > 0,
+                 "not retried at deletion (log %s)", w.s.log_path);
+        wait_gone(&w, "untrusted");
+        SRV_WAIT(SRV_TIMEOUT,
+                 has_event(&w, w.s.ns, "untrusted", "UndeployFailed",
+                           "TLS certificate verification failed"),
+                 "no Warning event naming the TLS error");
+        cr_assert_eq(reg_count(&w.g, "/inference_services?pageSize=100"), 0);
+        srv_controller_assert_alive(&w.s);
+        world_teardown(&w);
+}
+
+/* SSL_CERT_FILE naming no file: the same refusal, the error names the file; SKIP_TLS_VERIFY is
+ * still false, so nothing is recorded. */
+Test(mrlink, https_ssl_cert_file_missing, .timeout = 240)
+{
+        struct world w;
+        char missing[400];
+
+        world_setup_tls(&w, "mrl-tls5", true);
+        (void)snprintf(missing, sizeof(missing), "%s/no-such-ca.crt", w.g.dir);
+        set_env(w.s.ns, NULL, NULL);
+        setenv("SSL_CERT_FILE", missing, 1);
+        srv_controller_start(&w.s);
+        isvc_create(&w, "badca", json_pack("{s:s}", RMID, w.rm),
+                    json_pack("{s:s}", URL_A, w.g.url));
+        SRV_WAIT(SRV_TIMEOUT, srv_log_count(&w.s, "TLS certificate verification failed") > 0,
+                 "no TLS error (log %s)", w.s.log_path);
+        cr_assert(srv_log_count(&w.s, "no-such-ca.crt") > 0, "the file is named (log %s)",
+                  w.s.log_path);
+        cr_assert_not(has_isid(&w, "badca"));
+        cr_assert_eq(reg_count(&w.g, "/inference_services?pageSize=100"), 0);
+        srv_controller_assert_alive(&w.s);
+        world_teardown(&w);
+}
+
+/* SKIP_TLS_VERIFY=true and no CA: works (this client only). */
+Test(mrlink, https_skip_tls_verify, .timeout = 240)
+{
+        struct world w;
+        char *id;
+
+        world_setup_tls(&w, "mrl-tls3", true);
+        set_env(w.s.ns, NULL, NULL);
+        setenv("SKIP_TLS_VERIFY", "true", 1);
+        srv_controller_start(&w.s);
+        isvc_create(&w, "skipverify", json_pack("{s:s}", RMID, w.rm),
+                    json_pack("{s:s}", URL_A, w.g.url));
+        SRV_WAIT(SRV_TIMEOUT, has_isid(&w, "skipverify"), "no IS-id label (log %s)",
+                 w.s.log_path);
+        id = isid_of(&w, "skipverify");
+        cr_assert(record_state_is(&w, id, "DEPLOYED"));
+        srv_delete(&w.s, &srv_gvr_isvc, "skipverify", NULL);
+        SRV_WAIT(SRV_TIMEOUT, record_state_is(&w, id, "UNDEPLOYED"), "record not UNDEPLOYED");
+        wait_gone(&w, "skipverify");
+        free(id);
+        srv_controller_assert_alive(&w.s);
+        world_teardown(&w);
+}
+
+/* SSL_CERT_DIR (a hashed directory, `openssl rehash`, listed after a directory without the CA),
+ * and a host name checked against the certificate's DNS name: https://localhost:<port>. */
+Test(mrlink, https_ssl_cert_dir, .timeout = 240)
+{
+        struct world w;
+        char dir[300], dirs[700], cmd[2400], url[64];
+
+        world_setup_tls(&w, "mrl-tls4", true);
+        (void)snprintf(dir, sizeof(dir), "%s/cadir", w.g.dir);
+        (void)snprintf(cmd, sizeof(cmd),
+                       "mkdir -p '%s' '%s-empty' && cp '%s' '%s/test-ca.pem' && openssl rehash '%s'",
+                       dir, dir, w.g.ca, dir, dir);
+        cr_assert_eq(system(cmd), 0, "%s", cmd);
+        (void)snprintf(dirs, sizeof(dirs), "%s-empty:%s", dir, dir);
+        (void)snprintf(url, sizeof(url), "https://localhost:%u", w.g.port);
+        set_env(w.s.ns, NULL, NULL);
+        setenv("SSL_CERT_DIR", dirs, 1);
+        srv_controller_start(&w.s);
+        isvc_create(&w, "cadir", json_pack("{s:s}", RMID, w.rm), json_pack("{s:s}", URL_A, url));
+        SRV_WAIT(SRV_TIMEOUT, has_isid(&w, "cadir"), "no IS-id label (log %s)", w.s.log_path);
+        cr_assert_eq(srv_log_count(&w.s, "certificate verification failed"), 0);
+        srv_controller_assert_alive(&w.s);
+        world_teardown(&w);
+}
+
+/* `modelplane registry` with a wrong HTTPS setup stops at once, saying what is wrong: one of
+ * the two files only (from a flag, the environment or the config file) is exit 2; a missing
+ * file or a key that does not match the certificate is exit 1. */
+static void expect_registry_fails(const char *dir, const char *const *args, const char *env_name,
+                                  const char *env_value, int want_status, const char *needle)
+{
+        const char *bin = getenv("MODELPLANE_BIN");
+        char log[400], db[400], text[4096] = "";
+        const char *argv[16];
+        size_t n = 0;
+        int status = -1;
+        ssize_t len;
+        pid_t pid;
+        int fd;
+
+        (void)snprintf(log, sizeof(log), "%s/fail.log", dir);
+        (void)snprintf(db, sizeof(db), "%s/mr.db", dir);
+        argv[n++] = bin;
+        argv[n++] = "registry";
+        argv[n++] = "-p";
+        argv[n++] = "0";
+        argv[n++] = "-d";
+        argv[n++] = db;
+        for (size_t i = 0; args[i] && n < ELEMENTSOF(argv) - 1; i++)
+                argv[n++] = args[i];
+        argv[n] = NULL;
+        pid = fork();
+        cr_assert(pid >= 0);
+        if (pid == 0) {
+                fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+                if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+                        _exit(126);
+                setenv("HOME", dir, 1); /* no ~/.model-registry.yaml */
+                unsetenv("MR_TLS_CERT_FILE");
+                unsetenv("MR_TLS_KEY_FILE");
+                if (env_name)
+                        setenv(env_name, env_value, 1);
+                execv(bin, (char *const *)argv);
+                _exit(127);
+        }
+        for (int i = 0; i < 300 && waitpid(pid, &status, WNOHANG) != pid; i++)
+                srv_sleep_ms(100);
+        if (status == -1) {
+                kill(pid, SIGKILL);
+                (void)waitpid(pid, &status, 0);
+                cr_assert_fail("registry %s did not stop (log %s)", args[0], log);
+        }
+        fd = open(log, O_RDONLY | O_CLOEXEC);
+        cr_assert(fd >= 0);
+        len = read(fd, text, sizeof(text) - 1);
+        close(fd);
+        text[len > 0 ? len : 0] = 0;
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == want_status,
+                  "%s: status %d, want exit %d: %s", args[0], status, want_status, text);
+        cr_assert(strstr(text, needle), "%s: '%s' not in: %s", args[0], needle, text);
+}
+
+Test(mrlink, https_registry_bad_tls_options, .timeout = 120)
+{
+        char dir[] = "/tmp/mrlink-tlsopt-XXXXXX", certs[300], ca[320], a_crt[320], b_key[320],
+             conf[320], missing[320], rm[400];
+        FILE *f;
+
+        cr_assert_not_null(mkdtemp(dir));
+        (void)snprintf(certs, sizeof(certs), "%s/certs", dir);
+        gen_certs(certs, "a", "1001");
+        gen_certs(certs, "b", "1002");
+        (void)snprintf(ca, sizeof(ca), "%s/ca.crt", certs);
+        (void)snprintf(a_crt, sizeof(a_crt), "%s/a.crt", certs);
+        (void)snprintf(b_key, sizeof(b_key), "%s/b.key", certs);
+        (void)snprintf(missing, sizeof(missing), "%s/missing.crt", certs);
+        (void)snprintf(conf, sizeof(conf), "%s/registry.yaml", dir);
+        f = fopen(conf, "we");
+        cr_assert_not_null(f);
+        fprintf(f, "tls-cert-file: %s\n", a_crt);
+        cr_assert_eq(fclose(f), 0);
+
+        expect_registry_fails(dir, (const char *const[]){ "--tls-cert-file", a_crt, NULL }, NULL,
+                              NULL, 2, "--tls-cert-file (from the command line) needs --tls-key-file");
+        expect_registry_fails(dir, (const char *const[]){ "--hostname", "127.0.0.1", NULL },
+                              "MR_TLS_KEY_FILE", b_key, 2,
+                              "--tls-key-file (from the environment) needs --tls-cert-file");
+        expect_registry_fails(dir, (const char *const[]){ "--config", conf, NULL }, NULL, NULL, 2,
+                              "--tls-cert-file (from the config file) needs --tls-key-file");
+        expect_registry_fails(dir,
+                              (const char *const[]){ "--tls-cert-file", a_crt, "--tls-key-file",
+                                                     b_key, NULL },
+                              NULL, NULL, 1, "cannot serve HTTPS");
+        expect_registry_fails(dir,
+                              (const char *const[]){ "--tls-cert-file", missing, "--tls-key-file",
+                                                     b_key, NULL },
+                              NULL, NULL, 1, "No such file or directory");
+        /* a CA certificate is no key */
+        expect_registry_fails(dir,
+                              (const char *const[]){ "--tls-cert-file", a_crt, "--tls-key-file",
+                                                     ca, NULL },
+                              NULL, NULL, 1, "cannot serve HTTPS");
+        (void)snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
+        (void)!system(rm);
 }
