@@ -189,6 +189,18 @@ static void reg_stop(struct reg *g)
         g->pid = 0;
 }
 
+/* The registry's temporary directory (database, log, certificates) goes with the test. */
+static void reg_remove_dir(struct reg *g)
+{
+        char cmd[400];
+
+        if (!g->dir[0] || !strneq(g->dir, "/tmp/mrlink-it-", strlen("/tmp/mrlink-it-")))
+                return;
+        (void)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g->dir);
+        (void)!system(cmd);
+        g->dir[0] = '\0';
+}
+
 /* id of a created entity */
 static void reg_create(struct reg *g, const char *path, json_t *body, char *id, size_t len)
 {
@@ -322,6 +334,7 @@ static void world_teardown(struct world *w)
                         (void)!kube_delete(w->s.c, &gvr_ns, NULL, w->extra_ns, NULL, NULL, NULL);
         }
         reg_stop(&w->g);
+        reg_remove_dir(&w->g);
         srv_teardown(&w->s);
 }
 
