@@ -561,32 +561,34 @@ static void pg_start(const char *opts, char *dsn_out, size_t n)
         cr_assert(strncmp(dsn_out, "postgresql://", 13) == 0, "pg-start said: %s", dsn_out);
 }
 
-static unsigned pg_port(void)
+/* The first number in pgdir/REL (pg-start's port file, the postmaster.pid). */
+static long pg_file_number(const char *rel)
 {
         char path[300];
-        unsigned port = 0;
+        long v = 0;
         FILE *f;
 
-        (void)snprintf(path, sizeof(path), "%s/port", pgdir);
-        f = fopen(path, "r");
-        cr_assert_not_null(f);
-        cr_assert_eq(fscanf(f, "%u", &port), 1);
+        (void)snprintf(path, sizeof(path), "%s/%s", pgdir, rel);
+        f = fopen(path, "re");
+        cr_assert_not_null(f, "cannot open %s", path);
+        cr_assert_eq(fscanf(f, "%ld", &v), 1, "no number in %s", path);
         fclose(f);
-        return port;
+        return v;
+}
+
+static unsigned pg_port(void)
+{
+        long port = pg_file_number("port");
+
+        cr_assert(port > 0 && port < 65536, "bad port %ld", port);
+        return (unsigned)port;
 }
 
 /* Fast shutdown of the postmaster (SIGINT, as pg_ctl -m fast); waits until it is gone. */
 static void pg_stop_keep_data(void)
 {
-        char path[300];
-        long pid = 0;
-        FILE *f;
+        long pid = pg_file_number("data/postmaster.pid");
 
-        (void)snprintf(path, sizeof(path), "%s/data/postmaster.pid", pgdir);
-        f = fopen(path, "r");
-        cr_assert_not_null(f);
-        cr_assert_eq(fscanf(f, "%ld", &pid), 1);
-        fclose(f);
         cr_assert_gt(pid, 1);
         cr_assert_eq(kill((pid_t)pid, SIGINT), 0);
         /* bounded: the suite timeout ends a postmaster that never stops */
