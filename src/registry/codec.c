@@ -232,6 +232,15 @@ static int decode_field(const struct reg_field *f, const char *sname, json_t *v,
                                 return reg_error_set(err, 400, -EINVAL,
                                                      "invalid %s: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
                                                      f->json, json_string_value(v));
+                        /*
+                         * Ids start at 1 (the schema's pattern is ^[1-9][0-9]{0,8}$). Upstream
+                         * stores 0 or a negative reference and then answers it back, breaking
+                         * its own response schema; nothing can be referenced by such an id.
+                         */
+                        if (i32 < 1)
+                                return reg_error_set(err, 400, -EINVAL,
+                                                     "invalid %s: \"%s\" is not a positive id: bad request",
+                                                     f->json, json_string_value(v));
                         i = i32;
                 } else if (safe_atoi64(json_string_value(v), &i) < 0)
                         return reg_error_set(err, 400, -EINVAL,

@@ -425,6 +425,42 @@ Test(registry, serving_environments_inference_services_serves)
         expect("GET", API "/inference_services/99/model", NULL, 404, "not found");
 }
 
+/* Id references in bodies are positive int32s: 0 or a negative id is a 400, nothing stored. */
+Test(registry, id_references_must_be_positive)
+{
+        json_t *j = NULL;
+
+        create(API "/registered_models", "{\"name\":\"rm\"}", 201);
+        create(API "/serving_environments", "{\"name\":\"ns\"}", 201);
+        create(API "/experiments", "{\"name\":\"ex\"}", 201);
+        expect("POST", API "/inference_services",
+               "{\"name\":\"is\",\"registeredModelId\":\"0\",\"servingEnvironmentId\":\"2\"}", 400,
+               "invalid registeredModelId: \"0\" is not a positive id");
+        expect("POST", API "/serving_environments/2/inference_services",
+               "{\"name\":\"is\",\"registeredModelId\":\"1\",\"servingEnvironmentId\":\"2\",\"modelVersionId\":\"-4\"}",
+               400, "invalid modelVersionId: \"-4\" is not a positive id");
+        expect("POST", API "/model_versions", "{\"name\":\"v\",\"registeredModelId\":\"-1\"}", 400,
+               "is not a positive id");
+        expect("POST", API "/experiment_runs", "{\"experimentId\":\"0\"}", 400,
+               "invalid experimentId: \"0\" is not a positive id");
+        cr_assert_eq(list_size(API "/inference_services"), 0);
+        cr_assert_eq(list_size(API "/model_versions"), 0);
+        cr_assert_eq(list_size(API "/experiment_runs"), 0);
+
+        cr_assert_eq(req("POST", API "/inference_services",
+                         "{\"name\":\"is\",\"registeredModelId\":\"1\",\"servingEnvironmentId\":\"2\"}", &j),
+                     201);
+        json_decref(j);
+        expect("PATCH", API "/inference_services/4", "{\"modelVersionId\":\"0\"}", 400,
+               "invalid modelVersionId: \"0\" is not a positive id");
+        j = get_ok(API "/inference_services/4");
+        cr_assert_null(json_object_get(j, "modelVersionId"));
+        json_decref(j);
+        expect("POST", API "/inference_services/4/serves", "{\"modelVersionId\":\"-2\"}", 400,
+               "is not a positive id");
+        cr_assert_eq(list_size(API "/inference_services/4/serves"), 0);
+}
+
 /* ---------------------------------------------------------------- experiments */
 
 Test(registry, experiments_runs_metrics)
