@@ -235,8 +235,13 @@ static int decode_field(const struct reg_field *f, const char *sname, json_t *v,
                         /*
                          * Ids start at 1 (the schema's pattern is ^[1-9][0-9]{0,8}$). Upstream
                          * stores 0 or a negative reference and then answers it back, breaking
-                         * its own response schema; nothing can be referenced by such an id.
+                         * its own response schema; nothing can be referenced by such an id. But
+                         * upstream reads an optional reference of 0 as "none" (an
+                         * InferenceService's modelVersionId 0 means its model's latest
+                         * version, B.3 #30), so an optional "0" is accepted as absent.
                          */
+                        if (i32 == 0 && !(f->flags & REG_FF_REQUIRED))
+                                return 0;
                         if (i32 < 1)
                                 return reg_error_set(err, 400, -EINVAL,
                                                      "invalid %s: \"%s\" is not a positive id: bad request",

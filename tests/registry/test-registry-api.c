@@ -451,10 +451,21 @@ Test(registry, id_references_must_be_positive)
                          "{\"name\":\"is\",\"registeredModelId\":\"1\",\"servingEnvironmentId\":\"2\"}", &j),
                      201);
         json_decref(j);
-        expect("PATCH", API "/inference_services/4", "{\"modelVersionId\":\"0\"}", 400,
-               "invalid modelVersionId: \"0\" is not a positive id");
+        expect("PATCH", API "/inference_services/4", "{\"modelVersionId\":\"-1\"}", 400,
+               "invalid modelVersionId: \"-1\" is not a positive id");
+        /* an optional reference of "0" means none, as upstream reads it (B.3 #30) */
+        cr_assert_eq(req("PATCH", API "/inference_services/4", "{\"modelVersionId\":\"0\"}", &j),
+                     200);
+        json_decref(j);
         j = get_ok(API "/inference_services/4");
         cr_assert_null(json_object_get(j, "modelVersionId"));
+        json_decref(j);
+        cr_assert_eq(req("POST", API "/inference_services",
+                         "{\"name\":\"is0\",\"registeredModelId\":\"1\",\"servingEnvironmentId\":\"2\","
+                         "\"modelVersionId\":\"0\"}",
+                         &j),
+                     201);
+        cr_assert_null(json_object_get(j, "modelVersionId"), "modelVersionId 0 was stored");
         json_decref(j);
         expect("POST", API "/inference_services/4/serves", "{\"modelVersionId\":\"-2\"}", 400,
                "is not a positive id");
