@@ -92,6 +92,8 @@ int webhook_server_start(const struct webhook_server_config *cfg, struct webhook
         hc.port = cfg->port;
         hc.body_max = ADMISSION_BODY_MAX;
         hc.connection_timeout = cfg->connection_timeout ? cfg->connection_timeout : 10;
+        /* a review is one small request: cut off a client that trickles it */
+        hc.request_timeout = MAX(30U, 3U * hc.connection_timeout);
         hc.max_connections = cfg->max_connections ? cfg->max_connections : 256;
         hc.handler = on_request;
         hc.userdata = s;

@@ -12,12 +12,14 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <gnutls/abstract.h>
 #include <gnutls/gnutls.h>
 #include <microhttpd.h>
 
 #include "http/router.h"
+#include "util/time-util.h"
 
 /* TLS below 1.2 is refused (SSL 3.0 is gone from gnutls anyway; listed for older builds). */
 #define TLS_PRIORITIES "NORMAL:-VERS-SSL3.0:-VERS-TLS1.0:-VERS-TLS1.1"
@@ -67,11 +69,35 @@ struct tls_conn {
         struct tls_pair *pair;  /* a reference; the pair this connection's handshake selected */
 };
 
+/*
+ * Per connection (libmicrohttpd's socket context), from accept to close: the TLS binding and the
+ * request deadline's state. The deadline watchdog cuts a connection off with shutdown(2) on a
+ * duplicate of its socket: the duplicate stays open until the connection's close notification,
+ * so the descriptor number can never be reused by another connection while the watchdog holds it.
+ */
+struct sock_ctx {
+        struct sock_ctx *prev, *next; /* on http_server.conns, under http_server.lock */
+        struct tls_conn tls;          /* used when the server has a tls_source */
+        int fd;                       /* owned duplicate of the socket; -1 if dup failed */
+        usec_t since;                 /* start of the current request (or of the connection) */
+        bool in_handler;              /* the application handler runs: its time does not count */
+        bool cut;
+};
+
 struct http_server {
         struct MHD_Daemon *daemon;
         struct http_server_config cfg; /* address, PEM and path pointers are not used after start */
         uint16_t port;
         struct tls_source *tls; /* owned; NULL unless TLS from files */
+
+        /* request deadline (cfg.request_timeout > 0) */
+        pthread_mutex_t lock;
+        pthread_cond_t wake;
+        struct sock_ctx *conns;
+        bool stopping;
+        bool watchdog_running;
+        pthread_t watchdog;
+        uint64_t cut_total;
 };
 
 /* Per-connection request state, created on the first callback and freed on completion. */
@@ -232,6 +258,24 @@ static enum MHD_Result send_too_large(const struct http_server *s, struct MHD_Co
         return r;
 }
 
+/* The handler starts (in = true) or has returned: the deadline pauses, then restarts for sending
+ * the response; on_completed restarts it for the next request of a keep-alive connection. */
+static void deadline_mark(struct http_server *s, struct MHD_Connection *conn, bool in)
+{
+        const union MHD_ConnectionInfo *ci;
+        struct sock_ctx *c;
+
+        if (s->cfg.request_timeout == 0)
+                return;
+        ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        c = ci ? ci->socket_context : NULL;
+        if (!c || pthread_mutex_lock(&s->lock) != 0)
+                return;
+        c->in_handler = in;
+        c->since = now_monotonic();
+        (void)pthread_mutex_unlock(&s->lock);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_data_size,
@@ -285,7 +329,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
         buf_init(&resp.body, HTTP_RESPONSE_MAX);
         resp.status = 200;
+        deadline_mark(s, conn, true);
         r = s->cfg.handler(s->cfg.userdata, &st->req, &resp);
+        deadline_mark(s, conn, false);
         if (r < 0)
                 http_resp_set_json(&resp, 500,
                                    json_pack("{s:s,s:i}", "message", "internal server error",
@@ -300,9 +346,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 {
         struct conn_state *st = *con_cls;
 
-        (void)cls;
-        (void)conn;
         (void)toe;
+        deadline_mark(cls, conn, false);
         if (!st)
                 return;
         http_req_params_release(&st->req);
@@ -591,39 +636,103 @@ static int tls_retrieve_cert(gnutls_session_t session, const struct gnutls_cert_
 }
 
 /*
- * Connection start runs in the accepting thread before the connection's handshake: bind the
- * session to a tls_conn. Close releases the pair the handshake selected.
+ * Connection start runs in the accepting thread before the connection's handshake: register the
+ * connection with the deadline watchdog and bind a TLS session to its tls_conn. Close releases
+ * the pair the handshake selected and the socket duplicate.
  */
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
 {
         struct http_server *s = cls;
         const union MHD_ConnectionInfo *ci;
-        struct tls_conn *tc;
+        struct sock_ctx *c;
 
-        if (!s->tls)
-                return;
         if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-                ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
-                if (!ci || !ci->tls_session)
+                c = calloc(1, sizeof(*c)); /* on OOM: no deadline, and a TLS handshake fails */
+                if (!c)
                         return;
-                tc = calloc(1, sizeof(*tc)); /* on OOM the handshake fails: no session pointer */
-                if (!tc)
-                        return;
-                tc->src = s->tls;
-                *socket_context = tc;
-                gnutls_session_set_ptr((gnutls_session_t)ci->tls_session, tc);
+                c->fd = -1;
+                c->tls.src = s->tls;
+                c->since = now_monotonic();
+                if (s->tls) {
+                        ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+                        if (ci && ci->tls_session)
+                                gnutls_session_set_ptr((gnutls_session_t)ci->tls_session, &c->tls);
+                }
+                if (s->cfg.request_timeout > 0) {
+                        ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+                        if (ci)
+                                c->fd = fcntl(ci->connect_fd, F_DUPFD_CLOEXEC, 3);
+                        if (c->fd >= 0 && pthread_mutex_lock(&s->lock) == 0) {
+                                c->next = s->conns;
+                                if (s->conns)
+                                        s->conns->prev = c;
+                                s->conns = c;
+                                (void)pthread_mutex_unlock(&s->lock);
+                        }
+                }
+                *socket_context = c;
                 return;
         }
-        tc = *socket_context;
-        if (toe != MHD_CONNECTION_NOTIFY_CLOSED || !tc)
+        c = *socket_context;
+        if (toe != MHD_CONNECTION_NOTIFY_CLOSED || !c)
                 return;
-        if (tc->pair && pthread_mutex_lock(&s->tls->lock) == 0) {
-                tls_pair_unref_locked(tc->pair);
+        if (c->fd >= 0 && pthread_mutex_lock(&s->lock) == 0) {
+                if (c->prev)
+                        c->prev->next = c->next;
+                else if (s->conns == c)
+                        s->conns = c->next;
+                if (c->next)
+                        c->next->prev = c->prev;
+                (void)close(c->fd);
+                c->fd = -1;
+                (void)pthread_mutex_unlock(&s->lock);
+        }
+        if (c->tls.pair && pthread_mutex_lock(&s->tls->lock) == 0) {
+                tls_pair_unref_locked(c->tls.pair);
                 (void)pthread_mutex_unlock(&s->tls->lock);
         }
-        free(tc);
+        free(c);
         *socket_context = NULL;
+}
+
+/*
+ * The request deadline: a connection that has spent more than request_timeout seconds on one
+ * request outside the handler (receiving headers and body, or sending the response) is shut
+ * down. The idle timeout alone cannot stop a client that trickles a byte per timeout.
+ */
+static void *watchdog_thread(void *p)
+{
+        struct http_server *s = p;
+        usec_t limit = (usec_t)s->cfg.request_timeout * USEC_PER_SEC;
+
+        if (pthread_mutex_lock(&s->lock) != 0)
+                return NULL;
+        while (!s->stopping) {
+                struct timespec ts = usec_to_timespec(now_realtime() + 250 * USEC_PER_MSEC);
+                usec_t now = now_monotonic();
+
+                for (struct sock_ctx *c = s->conns; c; c = c->next)
+                        if (!c->cut && !c->in_handler && now - c->since > limit) {
+                                c->cut = true;
+                                s->cut_total++;
+                                (void)shutdown(c->fd, SHUT_RDWR);
+                        }
+                (void)pthread_cond_timedwait(&s->wake, &s->lock, &ts);
+        }
+        (void)pthread_mutex_unlock(&s->lock);
+        return NULL;
+}
+
+uint64_t http_server_deadline_cuts(struct http_server *s)
+{
+        uint64_t n = 0;
+
+        if (s && pthread_mutex_lock(&s->lock) == 0) {
+                n = s->cut_total;
+                (void)pthread_mutex_unlock(&s->lock);
+        }
+        return n;
 }
 
 uint64_t http_server_tls_generation(struct http_server *s)
@@ -656,6 +765,10 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
                 return -EINVAL;
         if (cfg->tls_cert_pem && cfg->tls_cert_file)
                 return -EINVAL;
+        /* the idle timeout must end idle keep-alive connections before the deadline would */
+        if (cfg->request_timeout > 0 && cfg->connection_timeout > 0 &&
+            cfg->request_timeout <= cfg->connection_timeout)
+                return -EINVAL;
 
         if (cfg->address && strchr(cfg->address, ':')) {
                 struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
@@ -685,12 +798,21 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
         s->cfg.tls_key_pem = NULL;
         s->cfg.tls_cert_file = NULL;
         s->cfg.tls_key_file = NULL;
+        if (pthread_mutex_init(&s->lock, NULL) != 0) {
+                free(s);
+                return -ENOMEM;
+        }
+        if (pthread_cond_init(&s->wake, NULL) != 0) {
+                (void)pthread_mutex_destroy(&s->lock);
+                free(s);
+                return -ENOMEM;
+        }
 
         if (cfg->tls_cert_file) {
                 int r = tls_source_new(cfg->tls_cert_file, cfg->tls_key_file, &s->tls);
 
                 if (r < 0) {
-                        free(s);
+                        (void)http_server_free(s);
                         return r;
                 }
                 flags |= MHD_USE_TLS;
@@ -708,7 +830,8 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
                         flags, cfg->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, &ss,
                         MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout,
                         MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,
-                        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_HTTPS_MEM_CERT,
+                        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_HTTPS_MEM_CERT,
                         cfg->tls_cert_pem, MHD_OPTION_HTTPS_MEM_KEY, cfg->tls_key_pem,
                         MHD_OPTION_HTTPS_PRIORITIES, TLS_PRIORITIES, MHD_OPTION_END);
         } else
@@ -717,11 +840,20 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
                                              MHD_OPTION_CONNECTION_TIMEOUT,
                                              cfg->connection_timeout, MHD_OPTION_CONNECTION_LIMIT,
                                              cfg->max_connections, MHD_OPTION_NOTIFY_COMPLETED,
-                                             on_completed, s, MHD_OPTION_END);
+                                             on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
+                                             on_connection, s, MHD_OPTION_END);
         if (!s->daemon) {
-                tls_source_free(s->tls);
-                free(s);
+                (void)http_server_free(s);
                 return -EADDRINUSE;
+        }
+        if (cfg->request_timeout > 0) {
+                int r = -pthread_create(&s->watchdog, NULL, watchdog_thread, s);
+
+                if (r < 0) {
+                        (void)http_server_free(s);
+                        return r;
+                }
+                s->watchdog_running = true;
         }
         info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
         s->port = info ? info->port : cfg->port;
@@ -734,7 +866,15 @@ struct http_server *http_server_free(struct http_server *s)
         if (!s)
                 return NULL;
         if (s->daemon)
-                MHD_stop_daemon(s->daemon);
+                MHD_stop_daemon(s->daemon); /* every connection's close notification has run */
+        if (s->watchdog_running && pthread_mutex_lock(&s->lock) == 0) {
+                s->stopping = true;
+                (void)pthread_cond_signal(&s->wake);
+                (void)pthread_mutex_unlock(&s->lock);
+                (void)pthread_join(s->watchdog, NULL);
+        }
+        (void)pthread_cond_destroy(&s->wake);
+        (void)pthread_mutex_destroy(&s->lock);
         tls_source_free(s->tls);
         free(s);
         return NULL;

@@ -61,6 +61,14 @@ struct http_server_config {
         uint16_t port;                /* 0 picks a free port; see http_server_port() */
         size_t body_max;              /* request bodies above this get 413 */
         unsigned connection_timeout;  /* seconds of inactivity before a connection is closed */
+        /*
+         * Seconds one request may take outside the handler (the TLS handshake, receiving headers
+         * and body, sending the response), so a client trickling a byte per idle timeout is cut
+         * off; handler time does not count, and each completed request restarts the clock of a
+         * keep-alive connection. Must exceed connection_timeout (idle connections are the idle
+         * timeout's business); 0 disables.
+         */
+        unsigned request_timeout;
         unsigned max_connections;     /* concurrent connections; further ones are refused */
         http_handler_fn handler;
         void *userdata;
@@ -89,7 +97,7 @@ struct http_server_config {
 
 #define HTTP_SERVER_CONFIG_DEFAULTS                                                                \
         .address = "127.0.0.1", .port = 0, .body_max = 1024U * 1024U, .connection_timeout = 30,    \
-        .max_connections = 1024
+        .request_timeout = 60, .max_connections = 1024
 
 _warn_unused_result_ int http_server_start(const struct http_server_config *cfg,
                                            struct http_server **ret);
@@ -103,6 +111,8 @@ uint16_t http_server_port(const struct http_server *s);
  * per accepted rotation). 0 for plain HTTP and static PEM. Thread-safe.
  */
 uint64_t http_server_tls_generation(struct http_server *s);
+/* How many connections the request deadline has cut off so far. Thread-safe. */
+uint64_t http_server_deadline_cuts(struct http_server *s);
 
 /* Borrowed lookups, valid during the handler call. NULL when absent. */
 const char *http_req_query(const struct http_req *req, const char *key);

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * http/server over real loopback sockets: the request deadline. A client that trickles a request
+ * a byte at a time (each byte resets the idle timeout) is cut off without blocking others; a
+ * keep-alive connection whose requests each complete in time, and a slow handler, are not.
+ */
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "http/server.h"
+#include "util/macro.h"
+
+#define IDLE_S     1
+#define DEADLINE_S 2
+
+static int handler(void *userdata, struct http_req *req, struct http_resp *resp)
+{
+        (void)userdata;
+        if (streq(req->path, "/slow"))
+                (void)usleep((DEADLINE_S + 1) * 1000 * 1000);
+        http_resp_set_text(resp, 200, "text/plain", "ok");
+        return 0;
+}
+
+static struct http_server *start(void)
+{
+        struct http_server_config cfg = { HTTP_SERVER_CONFIG_DEFAULTS };
+        struct http_server *s = NULL;
+
+        cfg.connection_timeout = IDLE_S;
+        cfg.request_timeout = DEADLINE_S;
+        cfg.handler = handler;
+        cr_assert_eq(http_server_start(&cfg, &s), 0);
+        return s;
+}
+
+static int dial(struct http_server *s)
+{
+        struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(http_server_port(s)) };
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        cr_assert_geq(fd, 0);
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0, "connect: %d", errno);
+        return fd;
+}
+
+static void send_all(int fd, const char *data)
+{
+        size_t n = strlen(data);
+
+        cr_assert_eq(send(fd, data, n, MSG_NOSIGNAL), (ssize_t)n, "send: %d", errno);
+}
+
+/* Reads one response (up to the "ok" body); true when it is a 200. */
+static bool read_ok(int fd)
+{
+        char buf[2048];
+        size_t len = 0;
+
+        while (len < sizeof(buf) - 1) {
+                struct pollfd p = { .fd = fd, .events = POLLIN };
+                ssize_t k;
+
+                if (poll(&p, 1, 10000) != 1)
+                        return false;
+                k = recv(fd, buf + len, sizeof(buf) - 1 - len, 0);
+                if (k <= 0)
+                        return false;
+                len += (size_t)k;
+                buf[len] = '\0';
+                if (strstr(buf, "\r\n\r\nok"))
+                        return strneq(buf, "HTTP/1.1 200", 12);
+        }
+        return false;
+}
+
+/* True when the server has closed (or reset) the connection. */
+static bool closed_by_server(int fd)
+{
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        char c;
+
+        if (poll(&p, 1, 0) != 1)
+                return false;
+        return recv(fd, &c, 1, MSG_DONTWAIT) <= 0;
+}
+
+Test(http_server, trickling_client_is_cut_off_and_blocks_no_one)
+{
+        struct http_server *s = start();
+        int fd = dial(s);
+        bool cut = false, other_served = false;
+
+        send_all(fd, "GET / HTTP/1.1\r\nHost: t\r\nX-Pad: ");
+        /* a byte every 200 ms: never idle for the 1 s idle timeout; 150 bytes would take 30 s */
+        for (int i = 0; i < 150 && !cut; i++) {
+                if (send(fd, "a", 1, MSG_NOSIGNAL) != 1 || closed_by_server(fd)) {
+                        cut = true;
+                        break;
+                }
+                if (i == 3) {
+                        int other = dial(s);
+
+                        send_all(other, "GET / HTTP/1.1\r\nHost: t\r\n\r\n");
+                        other_served = read_ok(other);
+                        close(other);
+                }
+                (void)usleep(200 * 1000);
+        }
+        cr_assert(other_served, "another client was not served while one trickled");
+        cr_assert(cut, "a client trickling one header byte every 200 ms was never cut off");
+        cr_assert_geq(http_server_deadline_cuts(s), 1);
+        close(fd);
+        http_server_free(s);
+}
+
+Test(http_server, keep_alive_requests_that_complete_are_not_cut)
+{
+        struct http_server *s = start();
+        int fd = dial(s);
+
+        /* 8 requests 400 ms apart on one connection: 3.2 s > the 2 s deadline, never idle 1 s */
+        for (int i = 0; i < 8; i++) {
+                send_all(fd, "GET / HTTP/1.1\r\nHost: t\r\n\r\n");
+                cr_assert(read_ok(fd), "request %d on the keep-alive connection failed", i);
+                (void)usleep(400 * 1000);
+        }
+        cr_assert_eq(http_server_deadline_cuts(s), 0);
+        close(fd);
+        http_server_free(s);
+}
+
+Test(http_server, handler_time_does_not_count)
+{
+        struct http_server *s = start();
+        int fd = dial(s);
+
+        send_all(fd, "GET /slow HTTP/1.1\r\nHost: t\r\n\r\n");
+        cr_assert(read_ok(fd), "a handler that takes longer than the deadline was cut off");
+        cr_assert_eq(http_server_deadline_cuts(s), 0);
+        close(fd);
+        http_server_free(s);
+}
+
+Test(http_server, deadline_must_exceed_idle_timeout)
+{
+        struct http_server_config cfg = { HTTP_SERVER_CONFIG_DEFAULTS };
+        struct http_server *s = NULL;
+
+        cfg.handler = handler;
+        cfg.connection_timeout = 5;
+        cfg.request_timeout = 5;
+        cr_assert_eq(http_server_start(&cfg, &s), -EINVAL);
+        cfg.request_timeout = 0; /* disabled */
+        cr_assert_eq(http_server_start(&cfg, &s), 0);
+        http_server_free(s);
+}
