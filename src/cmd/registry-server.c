@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "store/store.h"
 #include "util/log.h"
 #include "util/parse-util.h"
+#include "util/time-util.h"
 
 static void usage(FILE *f)
 {
@@ -62,6 +64,9 @@ static void usage(FILE *f)
                 "      --embedmd-database-ssl-ca FILE        same, when --…-root-cert is not given\n"
                 "      --embedmd-database-ssl-cipher LIST    accepted and ignored (libpq has none)\n\n"
                 "Precedence: command-line flag > environment variable > config file > default.\n"
+                "The listener starts at once; until the database is connected and migrated\n"
+                "every request gets 503, and a PostgreSQL that does not answer yet is retried\n"
+                "(backoff up to 30 s). 'listening on HOST:PORT' is printed on stdout once ready.\n"
                 "While PostgreSQL is unreachable, requests get 503 and /readyz/* reports not\n"
                 "ready; the server reconnects by itself when the database is back.\n");
 }
@@ -120,12 +125,64 @@ static int load_options(struct reg_options *o, int argc, char **argv)
         return -1;
 }
 
+/*
+ * Until the datastore is connected and migrated, every request gets upstream's 503 (spec B.1
+ * startup sequence: the listener starts at once, the real router is installed afterwards).
+ */
+#define DATASTORE_DOWN_TEXT                                                                         \
+        "Datastore service is down or unavailable. Please check that the database is reachable " \
+        "and try again later.\n"
+#define CONNECT_BACKOFF_MAX (30 * USEC_PER_SEC)
+
+struct gate {
+        _Atomic(struct registry *) reg;
+};
+
+static int gate_handle(void *userdata, struct http_req *req, struct http_resp *resp)
+{
+        struct gate *g = userdata;
+        struct registry *reg = atomic_load(&g->reg);
+
+        if (reg)
+                return registry_handle(reg, req, resp);
+        http_resp_set_text(resp, 503, "text/plain; charset=utf-8", DATASTORE_DOWN_TEXT);
+        return 0;
+}
+
+/*
+ * Opens the datastore; while no PostgreSQL server answers (-EHOSTDOWN: a pod that starts before
+ * its database), retries with backoff up to 30 s instead of exiting into a crash loop. Returns
+ * 1 when a termination signal arrived meanwhile.
+ */
+static int open_datastore(const char *dsn, struct store_open_options *so, const sigset_t *mask,
+                          struct store **ret)
+{
+        usec_t backoff = USEC_PER_SEC;
+
+        for (;;) {
+                struct timespec ts;
+                int r = store_open_with(dsn, so, ret), sig;
+
+                if (r != -EHOSTDOWN)
+                        return r;
+                log_warn("registry: database not reachable (%s), retrying in %us; answering 503 "
+                         "meanwhile", so->error && so->error[0] ? so->error : "no answer",
+                         (unsigned)(backoff / USEC_PER_SEC));
+                ts = (struct timespec){ .tv_sec = (time_t)(backoff / USEC_PER_SEC) };
+                sig = sigtimedwait(mask, NULL, &ts);
+                if (sig == SIGTERM || sig == SIGINT)
+                        return 1;
+                backoff = MIN(backoff * 2, CONNECT_BACKOFF_MAX);
+        }
+}
+
 int cmd_registry(int argc, char **argv)
 {
         CLEANUP(reg_options_release) struct reg_options opts;
         CLEANUP(store_freep) struct store *store = NULL;
         CLEANUP(registry_freep) struct registry *reg = NULL;
-        CLEANUP(http_server_freep) struct http_server *srv = NULL;
+        struct gate gate = { .reg = NULL };
+        CLEANUP(http_server_freep) struct http_server *srv = NULL; /* freed first: it calls gate */
         char dberr[512] = "";
         struct store_open_options so = { .error = dberr, .error_size = sizeof(dberr) };
         const char *host, *datastore, *dsn, *tls_cert, *tls_key;
@@ -166,7 +223,47 @@ int cmd_registry(int argc, char **argv)
                 log_warn("registry: --embedmd-database-ssl-cipher is not supported for PostgreSQL "
                          "connections (libpq), ignoring it");
 
-        r = store_open_with(dsn, &so, &store);
+        /* Block the termination signals before any thread starts, then wait for them. */
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        (void)pthread_sigmask(SIG_BLOCK, &mask, NULL);
+        (void)signal(SIGPIPE, SIG_IGN);
+
+        {
+                struct http_server_config cfg = {
+                        HTTP_SERVER_CONFIG_DEFAULTS,
+                        .handler = gate_handle,
+                        .userdata = &gate,
+                        .too_large_json = REG_TOO_LARGE_JSON,
+                };
+
+                cfg.address = host;
+                cfg.port = port;
+                cfg.body_max = (size_t)reg_options_uint(&opts, REG_OPT_BODY_MAX);
+                /* HTTPS from files: re-read on change, TLS >= 1.2 (http/server.h) */
+                cfg.tls_cert_file = tls_cert;
+                cfg.tls_key_file = tls_key;
+                r = http_server_start(&cfg, &srv);
+        }
+        if (r < 0 && tls_cert && r != -EADDRINUSE) {
+                /* the pair is loaded before listening: unreadable, not PEM, or a key that does
+                 * not match the certificate (-EINVAL also covers a bad listen address) */
+                log_error_errno(r, "registry: cannot serve HTTPS on %s:%u with certificate %s "
+                                "and key %s: %s", host, (unsigned)port, tls_cert, tls_key,
+                                errno_to_string(r));
+                return 1;
+        }
+        if (r < 0) {
+                log_error_errno(r, "registry: cannot listen on %s:%u", host, (unsigned)port);
+                return 1;
+        }
+
+        r = open_datastore(dsn, &so, &mask, &store);
+        if (r == 1) {
+                log_info("registry: signal received while waiting for the database, exiting");
+                return 0;
+        }
         if (r == -EPROTONOSUPPORT) {
                 log_error("registry: this build has no PostgreSQL support (libpq)");
                 return 1;
@@ -201,47 +298,14 @@ int cmd_registry(int argc, char **argv)
                 log_error_errno(r, "registry: out of memory");
                 return 1;
         }
+        atomic_store(&gate.reg, reg);
 
-        /* Block the termination signals before any thread starts, then wait for them. */
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGINT);
-        (void)pthread_sigmask(SIG_BLOCK, &mask, NULL);
-        (void)signal(SIGPIPE, SIG_IGN);
-
-        {
-                struct http_server_config cfg = {
-                        HTTP_SERVER_CONFIG_DEFAULTS,
-                        .handler = registry_handle,
-                        .userdata = reg,
-                        .too_large_json = REG_TOO_LARGE_JSON,
-                };
-
-                cfg.address = host;
-                cfg.port = port;
-                cfg.body_max = (size_t)reg_options_uint(&opts, REG_OPT_BODY_MAX);
-                /* HTTPS from files: re-read on change, TLS >= 1.2 (http/server.h) */
-                cfg.tls_cert_file = tls_cert;
-                cfg.tls_key_file = tls_key;
-                r = http_server_start(&cfg, &srv);
-        }
-        if (r < 0 && tls_cert && r != -EADDRINUSE) {
-                /* the pair is loaded before listening: unreadable, not PEM, or a key that does
-                 * not match the certificate (-EINVAL also covers a bad listen address) */
-                log_error_errno(r, "registry: cannot serve HTTPS on %s:%u with certificate %s "
-                                "and key %s: %s", host, (unsigned)port, tls_cert, tls_key,
-                                errno_to_string(r));
-                return 1;
-        }
-        if (r < 0) {
-                log_error_errno(r, "registry: cannot listen on %s:%u", host, (unsigned)port);
-                return 1;
-        }
         log_info("registry: listening on %s:%u (%s, schema version %d, database %s)", host,
                  (unsigned)http_server_port(srv), tls_cert ? "https" : "http",
                  store_schema_version(store),
                  store_dialect(store) == STORE_DIALECT_POSTGRES ? "postgres" : "sqlite");
-        /* Machine-readable line for scripts that start us on port 0. */
+        /* Machine-readable line for scripts that start us on port 0: printed once the database
+         * is ready (before that, every request gets 503). */
         printf("listening on %s:%u\n", host, (unsigned)http_server_port(srv));
         fflush(stdout);
 

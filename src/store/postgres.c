@@ -250,6 +250,22 @@ static int pg_exec(struct store_conn *c, const char *sql, const struct store_val
         return r;
 }
 
+/*
+ * Whether a failed connection met no server (nothing listening, no route, a name that does not
+ * resolve yet, a server starting up or shutting down), as opposed to a server that answered and
+ * refused (authentication, unknown database) or a TLS handshake that failed verification: the
+ * first may pass by itself, the others are configuration errors.
+ */
+static bool pg_unreachable(const char *const *keywords, const char *const *values, const char *msg)
+{
+        PGPing p;
+
+        if (msg && (strstr(msg, "SSL") || strstr(msg, "certificate")))
+                return false;
+        p = PQpingParams(keywords, values, 1);
+        return p == PQPING_NO_RESPONSE || p == PQPING_REJECT;
+}
+
 static int pg_open(const char *dsn, const struct store_pg_tls *tls, char *err, size_t err_size,
                    struct store_conn **ret)
 {
@@ -277,8 +293,10 @@ static int pg_open(const char *dsn, const struct store_pg_tls *tls, char *err, s
                         while (n > 0 && (err[n - 1] == '\n' || err[n - 1] == ' '))
                                 err[--n] = 0;
                 }
+                r = pg_unreachable(keywords, values, PQerrorMessage(c->pg)) ? -EHOSTDOWN
+                                                                          : -ECONNREFUSED;
                 pg_close(c);
-                return -ECONNREFUSED;
+                return r;
         }
         r = session_setup(c);
         if (r < 0) {

@@ -117,7 +117,11 @@ struct store_open_options {
         char *error;             /* optional: the database's message when opening fails */
         size_t error_size;
 };
-/* store_open() with TLS settings and the database's error message. */
+/*
+ * store_open() with TLS settings and the database's error message. -EHOSTDOWN: no PostgreSQL
+ * server answered (nothing listening, a name that does not resolve yet, a server starting up):
+ * worth retrying; -ECONNREFUSED: a server answered and refused, or TLS verification failed.
+ */
 _warn_unused_result_ int store_open_with(const char *dsn, const struct store_open_options *o,
                                          struct store **ret);
 /* Closes every connection. Accepts NULL; returns NULL. */

@@ -13,10 +13,12 @@
  * without requests in between is invisible), and TLS (verify-full with the right CA works,
  * the wrong CA fails at start with libpq's verification error).
  */
+#include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -24,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -725,6 +728,144 @@ Test(ops, postgres_down_gives_503_then_recovers_with_data_intact)
                 int st = stop(&s, SIGTERM);
                 cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
         }
+}
+
+/* A free loopback TCP port (closed again; the server binds it right after). */
+static unsigned free_tcp_port(void)
+{
+        struct sockaddr_in a = { .sin_family = AF_INET };
+        socklen_t len = sizeof(a);
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        cr_assert_geq(fd, 0);
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+        cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+        close(fd);
+        return ntohs(a.sin_port);
+}
+
+/* Runs `modelplane registry ARGS…` without waiting for its "listening on" line (which it prints
+ * only once the database is ready); stdout and stderr go to opsdir/out. */
+static void launch_nowait(struct server *s, const char *const *args, unsigned port)
+{
+        const char *argv[32];
+        char out[300];
+        size_t argc = 0;
+
+        argv[argc++] = getenv("MODELPLANE_BIN");
+        argv[argc++] = "registry";
+        for (size_t i = 0; args[i] && argc < 31; i++)
+                argv[argc++] = args[i];
+        argv[argc] = NULL;
+        (void)snprintf(out, sizeof(out), "%s/out", opsdir);
+        s->port = port;
+        s->pid = fork();
+        cr_assert_neq(s->pid, -1);
+        if (s->pid == 0) {
+                int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+                if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+                        _exit(126);
+                execv(argv[0], (char *const *)argv);
+                _exit(127);
+        }
+        ops_server = s->pid;
+}
+
+static bool out_contains(const char *needle)
+{
+        char path[300], buf[16384];
+        size_t n;
+        FILE *f;
+
+        (void)snprintf(path, sizeof(path), "%s/out", opsdir);
+        f = fopen(path, "re");
+        if (!f)
+                return false;
+        n = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        return strstr(buf, needle) != NULL;
+}
+
+/* Upstream's startup sequence (B.1): listen at once, 503 until the datastore is ready. Beyond
+ * upstream: a PostgreSQL that is not up yet is waited for (no exit, no crash loop). */
+Test(ops, postgres_not_up_yet_503_until_it_is)
+{
+        const char *backend = getenv("MODELPLANE_TEST_BACKEND");
+        char pgdsn[512], port_opt[64], pstr[16];
+        struct server s;
+        struct reply r;
+        unsigned pgport, port;
+        int i, st = 0;
+
+        if (!backend || strcmp(backend, "pgops") != 0)
+                cr_skip_test("run by registry-process-pgops");
+        if (!pg_available())
+                cr_skip_test("PostgreSQL 15 binaries not installed");
+        make_opsdir();
+        (void)snprintf(pgdir, sizeof(pgdir), "/tmp/mp-registry-pgops-XXXXXX");
+        cr_assert_not_null(mkdtemp(pgdir));
+        pg_start("", pgdsn, sizeof(pgdsn));
+        pgport = pg_port();
+        pg_stop_keep_data(); /* the registry starts before its database */
+
+        port = free_tcp_port();
+        (void)snprintf(pstr, sizeof(pstr), "%u", port);
+        {
+                const char *args[] = { "--database", pgdsn, "--port", pstr, NULL };
+                launch_nowait(&s, args, port);
+        }
+        for (i = 0; i < 600; i++) {
+                r = request(port, "GET", API "/registered_models", NULL);
+                if (r.status != 0)
+                        break;
+                assert_alive(&s);
+                usleep(50 * 1000);
+        }
+        cr_assert_eq(r.status, 503, "%ld %s", r.status, r.body);
+        cr_assert_str_eq(r.body, "Datastore service is down or unavailable. Please check that the "
+                                 "database is reachable and try again later.\n");
+        cr_assert_eq(request(port, "POST", API "/registered_models", "{\"name\":\"x\"}").status,
+                     503);
+        cr_assert_eq(request(port, "GET", "/readyz/isDirty", NULL).status, 503);
+        for (i = 0; i < 200 && !out_contains("database not reachable"); i++)
+                usleep(50 * 1000);
+        cr_assert(out_contains("database not reachable"), "no retry logged");
+        assert_alive(&s);
+
+        /* the database comes up: the server connects, migrates and serves by itself */
+        (void)snprintf(port_opt, sizeof(port_opt), "--port %u", pgport);
+        pg_start(port_opt, pgdsn, sizeof(pgdsn));
+        for (i = 0; i < 900; i++) { /* the retry backoff is at most 30 s */
+                r = request(port, "GET", API "/registered_models", NULL);
+                if (r.status != 503)
+                        break;
+                assert_alive(&s);
+                usleep(100 * 1000);
+        }
+        cr_assert_eq(r.status, 200, "%ld %s", r.status, r.body);
+        cr_assert(out_contains("listening on 127.0.0.1:"), "no listening line once ready");
+        r = request(port, "POST", API "/registered_models", "{\"name\":\"late\"}");
+        cr_assert_eq(r.status, 201, "%s", r.body);
+        cr_assert_eq(request(port, "GET", "/readyz/isDirty", NULL).status, 200);
+        st = stop(&s, SIGTERM);
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+
+        /* and SIGTERM while still waiting ends it cleanly */
+        pg_stop_keep_data();
+        port = free_tcp_port();
+        (void)snprintf(pstr, sizeof(pstr), "%u", port);
+        {
+                const char *args[] = { "--database", pgdsn, "--port", pstr, NULL };
+                launch_nowait(&s, args, port);
+        }
+        for (i = 0; i < 600 && request(port, "GET", "/readyz/isDirty", NULL).status != 503; i++)
+                usleep(50 * 1000);
+        cr_assert_lt(i, 600, "the waiting server did not answer 503");
+        st = stop(&s, SIGTERM);
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
 }
 
 Test(ops, postgres_tls_verify_full)
