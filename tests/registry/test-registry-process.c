@@ -564,6 +564,27 @@ static void pg_start(const char *opts, char *dsn_out, size_t n)
         cr_assert(strncmp(dsn_out, "postgresql://", 13) == 0, "pg-start said: %s", dsn_out);
 }
 
+/*
+ * Start of every PostgreSQL operations test: skips unless run by registry-process-pgops with the
+ * PostgreSQL binaries at hand (and openssl for TLS), then starts a private server with pg-start
+ * OPTS and returns its DSN.
+ */
+static void pgops_begin(const char *opts, char *dsn_out, size_t n)
+{
+        const char *backend = getenv("MODELPLANE_TEST_BACKEND");
+
+        if (!backend || strcmp(backend, "pgops") != 0)
+                cr_skip_test("run by registry-process-pgops");
+        if (!pg_available())
+                cr_skip_test("PostgreSQL 15 binaries not installed");
+        if (strstr(opts, "--ssl") && system("command -v openssl >/dev/null 2>&1") != 0)
+                cr_skip_test("openssl CLI not installed");
+        make_opsdir();
+        (void)snprintf(pgdir, sizeof(pgdir), "/tmp/mp-registry-pgops-XXXXXX");
+        cr_assert_not_null(mkdtemp(pgdir));
+        pg_start(opts, dsn_out, n);
+}
+
 /* The first number in pgdir/REL (pg-start's port file, the postmaster.pid). */
 static long pg_file_number(const char *rel)
 {
@@ -615,21 +636,13 @@ static void assert_alive(const struct server *s)
 
 Test(ops, postgres_down_gives_503_then_recovers_with_data_intact)
 {
-        const char *backend = getenv("MODELPLANE_TEST_BACKEND");
         char pgdsn[512], port_opt[64], path[256];
         struct server s;
         struct reply r;
         unsigned port;
         int i;
 
-        if (!backend || strcmp(backend, "pgops") != 0)
-                cr_skip_test("run by registry-process-pgops");
-        if (!pg_available())
-                cr_skip_test("PostgreSQL 15 binaries not installed");
-        make_opsdir();
-        (void)snprintf(pgdir, sizeof(pgdir), "/tmp/mp-registry-pgops-XXXXXX");
-        cr_assert_not_null(mkdtemp(pgdir));
-        pg_start("", pgdsn, sizeof(pgdsn));
+        pgops_begin("", pgdsn, sizeof(pgdsn));
         port = pg_port();
 
         {
@@ -793,21 +806,13 @@ static bool out_contains(const char *needle)
  * upstream: a PostgreSQL that is not up yet is waited for (no exit, no crash loop). */
 Test(ops, postgres_not_up_yet_503_until_it_is)
 {
-        const char *backend = getenv("MODELPLANE_TEST_BACKEND");
         char pgdsn[512], port_opt[64], pstr[16];
         struct server s;
         struct reply r;
         unsigned pgport, port;
         int i, st = 0;
 
-        if (!backend || strcmp(backend, "pgops") != 0)
-                cr_skip_test("run by registry-process-pgops");
-        if (!pg_available())
-                cr_skip_test("PostgreSQL 15 binaries not installed");
-        make_opsdir();
-        (void)snprintf(pgdir, sizeof(pgdir), "/tmp/mp-registry-pgops-XXXXXX");
-        cr_assert_not_null(mkdtemp(pgdir));
-        pg_start("", pgdsn, sizeof(pgdsn));
+        pgops_begin("", pgdsn, sizeof(pgdsn));
         pgport = pg_port();
         pg_stop_keep_data(); /* the registry starts before its database */
 
@@ -870,22 +875,12 @@ Test(ops, postgres_not_up_yet_503_until_it_is)
 
 Test(ops, postgres_tls_verify_full)
 {
-        const char *backend = getenv("MODELPLANE_TEST_BACKEND");
         char pgdsn[512], base[256], ca[300], other[300], yaml[1024], err[4096] = "";
         struct server s;
         struct reply r;
         int st = 0;
 
-        if (!backend || strcmp(backend, "pgops") != 0)
-                cr_skip_test("run by registry-process-pgops");
-        if (!pg_available())
-                cr_skip_test("PostgreSQL 15 binaries not installed");
-        if (system("command -v openssl >/dev/null 2>&1") != 0)
-                cr_skip_test("openssl CLI not installed");
-        make_opsdir();
-        (void)snprintf(pgdir, sizeof(pgdir), "/tmp/mp-registry-pgtls-XXXXXX");
-        cr_assert_not_null(mkdtemp(pgdir));
-        pg_start("--ssl", pgdsn, sizeof(pgdsn));
+        pgops_begin("--ssl", pgdsn, sizeof(pgdsn));
         /* the DSN without TLS parameters: the flags decide */
         (void)snprintf(base, sizeof(base), "postgresql://postgres@127.0.0.1:%u/modelplane",
                        pg_port());
