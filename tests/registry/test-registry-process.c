@@ -44,14 +44,14 @@ static void setup(void)
         if (backend && strcmp(backend, "pgops") == 0)
                 cr_skip_test("run by registry-process-sqlite/-postgres");
         postgres = backend && strcmp(backend, "postgres") == 0;
+        /* skips first: a skipped test does not run the suite's fini, which removes tmpdir */
+        if (postgres && (!getenv("MODELPLANE_PG_DSN") || !*getenv("MODELPLANE_PG_DSN")))
+                cr_skip_test("MODELPLANE_PG_DSN is not set");
         (void)snprintf(tmpdir, sizeof(tmpdir), "/tmp/mp-registry-proc-XXXXXX");
         cr_assert_not_null(mkdtemp(tmpdir));
-        if (postgres) {
-                const char *pg = getenv("MODELPLANE_PG_DSN");
-                if (!pg || !*pg)
-                        cr_skip_test("MODELPLANE_PG_DSN is not set");
-                (void)snprintf(dsn, sizeof(dsn), "%s", pg);
-        } else
+        if (postgres)
+                (void)snprintf(dsn, sizeof(dsn), "%s", getenv("MODELPLANE_PG_DSN"));
+        else
                 (void)snprintf(dsn, sizeof(dsn), "%s/registry.db", tmpdir);
         curl_global_init(CURL_GLOBAL_DEFAULT);
 }
