@@ -715,6 +715,12 @@ Test(shared, demo_catalogs, .timeout = 120)
         server_stop(&s);
         curl_global_cleanup();
         free(cfg);
+        {
+                char cmd[128];
+
+                snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+                (void)!system(cmd);
+        }
 }
 
 /* ---- hot reload under load ---- */
