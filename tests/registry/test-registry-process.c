@@ -71,12 +71,30 @@ struct server {
         unsigned port;
 };
 
+/*
+ * Reads the server's first stdout line (bounded to size - 1 bytes) into line and closes fd;
+ * true when it is "listening on 127.0.0.1:PORT".
+ */
+static bool read_listening_port(int fd, char *line, size_t size, unsigned *port)
+{
+        size_t len = 0;
+
+        while (len < size - 1) {
+                ssize_t k = read(fd, line + len, 1);
+                if (k <= 0 || line[len] == '\n')
+                        break;
+                len++;
+        }
+        line[len] = 0;
+        close(fd);
+        return sscanf(line, "listening on 127.0.0.1:%u", port) == 1;
+}
+
 /* Starts the registry with extra args; waits for its "listening on" line. */
 static void start(struct server *s, const char *const *extra, size_t n_extra, const char *env_port)
 {
         int p[2];
         char line[256] = "";
-        size_t len = 0;
         const char *argv[16];
         size_t argc = 0;
 
@@ -107,16 +125,7 @@ static void start(struct server *s, const char *const *extra, size_t n_extra, co
                 _exit(127);
         }
         close(p[1]);
-        /* bounded: one line of at most sizeof(line) bytes */
-        while (len < sizeof(line) - 1) {
-                ssize_t k = read(p[0], line + len, 1);
-                if (k <= 0 || line[len] == '\n')
-                        break;
-                len++;
-        }
-        line[len] = 0;
-        close(p[0]);
-        cr_assert_eq(sscanf(line, "listening on 127.0.0.1:%u", &s->port), 1, "got '%s'", line);
+        cr_assert(read_listening_port(p[0], line, sizeof(line), &s->port), "got '%s'", line);
 }
 
 static int stop(struct server *s, int sig)
@@ -371,7 +380,7 @@ static bool launch(struct server *s, const char *const *args, const char *const 
 {
         const char *argv[32];
         char errpath[300], line[256] = "";
-        size_t argc = 0, len = 0;
+        size_t argc = 0;
         int p[2], st = 0;
 
         argv[argc++] = getenv("MODELPLANE_BIN");
@@ -398,15 +407,7 @@ static bool launch(struct server *s, const char *const *args, const char *const 
         }
         close(p[1]);
         ops_server = s->pid;
-        while (len < sizeof(line) - 1) {
-                ssize_t k = read(p[0], line + len, 1);
-                if (k <= 0 || line[len] == '\n')
-                        break;
-                len++;
-        }
-        line[len] = 0;
-        close(p[0]);
-        if (sscanf(line, "listening on 127.0.0.1:%u", &s->port) == 1)
+        if (read_listening_port(p[0], line, sizeof(line), &s->port))
                 return true;
         ops_server = 0;
         cr_assert_eq(waitpid(s->pid, &st, 0), s->pid);
