@@ -815,6 +815,22 @@ Test(ops, postgres_not_up_yet_503_until_it_is)
 
         pgops_begin("", pgdsn, sizeof(pgdsn));
         pgport = pg_port();
+
+        /* a server that answers and refuses (here: no such database) is not waited for */
+        {
+                char bad[600], err[4096] = "";
+                const char *args[] = { "--database", bad, "--port", "0", NULL };
+                char *slash = strrchr(pgdsn, '/');
+
+                cr_assert_not_null(slash);
+                (void)snprintf(bad, sizeof(bad), "%.*s/nosuchdb?sslmode=disable",
+                               (int)(slash - pgdsn), pgdsn);
+                cr_assert_not(launch(&s, args, NULL, &st, err, sizeof(err)),
+                              "started on a database that does not exist");
+                cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %d: %s", st, err);
+                cr_assert_not_null(strstr(err, "nosuchdb"), "%s", err);
+                cr_assert_null(strstr(err, "retrying"), "a refusal was retried: %s", err);
+        }
         pg_stop_keep_data(); /* the registry starts before its database */
 
         port = free_tcp_port();
