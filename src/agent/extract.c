@@ -134,6 +134,7 @@ int archive_extract_safe(const char *path, const char *dir, uint64_t size_max, c
         CLEANUP(archive_read_freep_p) struct archive *a = NULL;
         CLEANUP(archive_write_freep_p) struct archive *w = NULL;
         struct archive_entry *e;
+        AUTOFREE char *real = NULL;
         uint64_t total = 0;
         int r;
 
@@ -143,12 +144,17 @@ int archive_extract_safe(const char *path, const char *dir, uint64_t size_max, c
         r = open_reader(path, &a);
         if (r < 0)
                 return r;
+        real = realpath(dir, NULL);
+        if (!real)
+                return negative_errno();
+        dir = real;
         w = archive_write_disk_new();
         if (!w)
                 return -ENOMEM;
+        /* entry paths become <real dir>/<entry>: absolute by construction, so not NOABSOLUTEPATHS
+         * (check_entries() refused absolute entries already) */
         archive_write_disk_set_options(w, ARCHIVE_EXTRACT_SECURE_NODOTDOT |
-                                                  ARCHIVE_EXTRACT_SECURE_SYMLINKS |
-                                                  ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS);
+                                                  ARCHIVE_EXTRACT_SECURE_SYMLINKS);
         while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK || r == ARCHIVE_WARN) {
                 AUTOFREE char *full = NULL, *fullhl = NULL;
                 const char *hl = archive_entry_hardlink(e);

@@ -155,6 +155,22 @@ int repo_index(struct repo_client *c, struct repo_index *ret, char *reterr, size
         return 0;
 }
 
+/* A Python server's 500 body may be a traceback: its last line names the exception. */
+static const char *last_line_of_traceback(const char *body)
+{
+        const char *end, *start;
+
+        if (!strstr(body, "Traceback (most recent call last)"))
+                return NULL;
+        end = body + strlen(body);
+        while (end > body && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
+                end--;
+        start = end;
+        while (start > body && start[-1] != '\n')
+                start--;
+        return *start && start < end ? start : NULL;
+}
+
 static int model_call(struct repo_client *c, const char *name, const char *verb, char *reterr,
                       size_t len)
 {
@@ -178,6 +194,8 @@ static int model_call(struct repo_client *c, const char *name, const char *verb,
                 const char *msg = json_string_value(json_object_get(j, "error"));
                 if (!msg)
                         msg = json_string_value(json_object_get(j, "detail"));
+                if (!msg)
+                        msg = last_line_of_traceback(buf_str(&body));
                 snprintf(reterr, len, "%s %s: HTTP %d: %.1000s", verb, name, r, msg ? msg : buf_str(&body));
                 json_decref(j);
                 r = r == 404 ? -ENOENT : -EIO;

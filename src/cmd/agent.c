@@ -248,13 +248,13 @@ int cmd_agent(int argc, char **argv)
         if (getenv("MODELPLANE_LOG_FORMAT") && streq(getenv("MODELPLANE_LOG_FORMAT"), "text"))
                 log_set_format(LOG_FORMAT_TEXT);
         optind = 1;
-        while ((c = getopt_long_only(argc, argv, "h", agent_options, NULL)) >= 0) {
-                const char *name = optind - 1 < argc ? argv[optind - 1] : "?";
+        for (int idx = -1; (c = getopt_long_only(argc, argv, "h", agent_options, &idx)) >= 0; idx = -1) {
+                const char *name = idx >= 0 ? agent_options[idx].name : "?";
                 switch (c) {
                 case OPT_PORT:
                 case OPT_COMPONENT_PORT:
                         if (safe_atou16(optarg, c == OPT_PORT ? &port : &component_port) < 0) {
-                                fprintf(stderr, "agent: %s: invalid port '%s'\n", name, optarg);
+                                fprintf(stderr, "agent: --%s: invalid port '%s'\n", name, optarg);
                                 return 2;
                         }
                         break;
@@ -321,11 +321,8 @@ int cmd_agent(int argc, char **argv)
                         (void)bool_value(argc, argv, &ok);
                         __attribute__((fallthrough));
                 case OPT_IGNORED: {
-                        const char *eq = strchr(name, '=');
-                        size_t n = eq ? (size_t)(eq - name) : strlen(name);
                         size_t used = strlen(ignored);
-                        snprintf(ignored + used, sizeof(ignored) - used, "%s%.*s", used ? " " : "",
-                                 (int)n, name);
+                        snprintf(ignored + used, sizeof(ignored) - used, "%s--%s", used ? " " : "", name);
                         break;
                 }
                 case 'h':
