@@ -28,6 +28,8 @@ import time
 import urllib.request
 
 BIN = os.path.abspath(sys.argv[1])
+KUBE = "--kube" in sys.argv[2:]
+SRC = os.environ.get("MODELPLANE_SOURCE_ROOT", os.path.join(os.path.dirname(__file__), "..", ".."))
 HANG = 120  # seconds: a bound an order of magnitude above normal, to detect a hang
 procs = []
 failures = []
@@ -241,7 +243,7 @@ def main():
     finally:
         stop_all()
         if failures:
-            for f in ("moto.log", "mlserver.log", "agent.log"):
+            for f in ("moto.log", "mlserver.log", "agent.log", "controller.log"):
                 p = os.path.join(work, f)
                 if os.path.exists(p):
                     log(f"---- {f} (tail) ----")
@@ -297,7 +299,6 @@ def run(work, model_dir, config_dir):
                                                timeout=2).status == 200, "mlserver"),
        "MLServer is up")
 
-    cfg = ConfigDir(config_dir)
     agent_env = dict(os.environ, AWS_ENDPOINT_URL=f"http://127.0.0.1:{s3_port}",
                      AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing",
                      AWS_DEFAULT_REGION="us-east-1",
@@ -305,6 +306,10 @@ def run(work, model_dir, config_dir):
                                                                      "port": ml_port}}),
                      MODELPLANE_LOG_FORMAT="text")
     agent_env.pop("KUBECONFIG", None)
+    world = dict(ml_port=ml_port, agent_port=agent_port, agent_env=agent_env, models=models, s3=s3)
+    if KUBE:
+        return kube_phase(work, model_dir, config_dir, world)
+    cfg = ConfigDir(config_dir)
     cfg.write([("iris", "s3://models/iris/v1")])
     start([BIN, "agent", "--enable-puller", "--config-dir", config_dir, "--model-dir", model_dir,
            "--port", str(agent_port), "--component-port", str(ml_port), "--listen-address",
@@ -435,6 +440,87 @@ def run(work, model_dir, config_dir):
     ok(st is not None, "after SIGKILL and restart every model is Loaded again")
     ok("already loaded" in open(os.path.join(work, "agent2.log")).read(),
        "restart adopts loaded models from the server's index (no reload)")
+
+
+# ---- the API path: modelplane controller + TrainedModels + the agent's ConfigMap watch ----
+
+def kubectl(*args, stdin=None):
+    d = os.environ["MODELPLANE_TESTENV_DIR"]
+    r = subprocess.run([os.path.join(SRC, "scripts", "testenv"), "kubectl", d, *args],
+                       input=stdin, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"kubectl {' '.join(args)}: {r.stderr.strip()}")
+    return r.stdout
+
+
+def sa_kubeconfig(sa):
+    d = os.environ["MODELPLANE_TESTENV_DIR"]
+    return subprocess.run([os.path.join(SRC, "scripts", "testenv"), "kubeconfig", d, sa],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def kube_phase(work, model_dir, config_dir, w):
+    ns = f"agent-e2e-{os.getpid()}"
+    agent_port = w["agent_port"]
+    kubectl("create", "namespace", ns)
+    for f in ("namespace.yaml", "serviceaccount.yaml", "clusterrole.yaml", "clusterrolebinding.yaml",
+              "role.yaml"):
+        kubectl("apply", "-f", os.path.join(SRC, "deploy", "controller", f))
+    ctrl_kc = sa_kubeconfig("modelplane-system/modelplane-controller")
+    kubectl("-n", ns, "apply", "-f", os.path.join(SRC, "deploy", "agent", "rbac.yaml"))
+    agent_kc = wait_for(lambda: sa_kubeconfig(f"{ns}/default"), "default service account")
+    ok(agent_kc, "the agent gets a kubeconfig of the namespace's default service account")
+
+    start([BIN, "controller", "--kubeconfig", ctrl_kc, "--namespace", ns,
+           "--health-probe-bind-address", "127.0.0.1:0", "--metrics-bind-address", "127.0.0.1:0"],
+          os.path.join(work, "controller.log"))
+    isvc = {"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+            "metadata": {"name": "sklearn-mm", "namespace": ns},
+            "spec": {"predictor": {"minReplicas": 1, "sklearn": {
+                "name": "kserve-container",
+                "resources": {"requests": {"cpu": "1", "memory": "4Gi"},
+                              "limits": {"cpu": "1", "memory": "4Gi"}}}}}}
+    kubectl("apply", "-f", "-", stdin=json.dumps(isvc))
+    kubectl("-n", ns, "patch", "inferenceservice", "sklearn-mm", "--subresource=status", "--type=merge",
+            "-p", json.dumps({"status": {"url": f"http://sklearn-mm.{ns}.example.com", "conditions": [
+                {"type": t, "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}
+                for t in ("IngressReady", "PredictorReady", "Ready")]}}))
+
+    env = dict(w["agent_env"], POD_NAME="not-a-pod")
+    # the mounted file never changes here: every model arrives through the API watch
+    start([BIN, "agent", "--enable-puller", "--config-dir", config_dir, "--model-dir", model_dir,
+           "--port", str(agent_port), "--component-port", str(w["ml_port"]), "--listen-address",
+           "127.0.0.1", "--api-watch", "on", "--kubeconfig", agent_kc, "--namespace", ns,
+           "--inference-service", "sklearn-mm"], os.path.join(work, "agent.log"), env=env)
+    ok(wait_for(lambda: "watching ConfigMap" in open(os.path.join(work, "agent.log")).read(),
+                "agent watch"), "the agent watches modelconfig-sklearn-mm-0 through the API")
+
+    def tm(uri):
+        return json.dumps({"apiVersion": "serving.kserve.io/v1alpha1", "kind": "TrainedModel",
+                           "metadata": {"name": "iris", "namespace": ns},
+                           "spec": {"inferenceService": "sklearn-mm",
+                                    "model": {"storageUri": uri, "framework": "sklearn",
+                                              "memory": "256Mi"}}})
+    t0 = time.monotonic()
+    kubectl("apply", "-f", "-", stdin=tm("s3://models/iris/v1"))
+    st = wait_for(lambda: agent_status(agent_port).get("iris", {}).get("state") == "Loaded", "iris Loaded")
+    log(f"TrainedModel create -> Loaded through the API watch: {time.monotonic() - t0:.2f} s "
+        "(download and MLServer load included; kubelet's file path would add its sync period)")
+    ok(st, "TrainedModel create -> ConfigMap -> API watch -> downloaded and loaded")
+    ok(wait_for(lambda: infer(agent_port, "iris") == [1, 0], "inference"), "V2 inference through the agent")
+    ok(not os.listdir(config_dir), "the mounted file played no part")
+
+    kubectl("apply", "-f", "-", stdin=tm("s3://models/iris/v2"))
+    ok(wait_for(lambda: infer(agent_port, "iris") == [7, 7], "v2"), "TrainedModel storageUri change reloads")
+
+    kubectl("-n", ns, "delete", "trainedmodel", "iris", "--wait=false")
+    ok(wait_for(lambda: not os.path.exists(os.path.join(model_dir, "iris")) and
+                "iris" not in agent_status(agent_port), "iris removed"),
+       "TrainedModel delete unloads and removes the files")
+    try:
+        kubectl("delete", "namespace", ns, "--wait=false")
+    except RuntimeError as e:
+        log(str(e))
 
 
 if __name__ == "__main__":
