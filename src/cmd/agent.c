@@ -49,6 +49,8 @@ static void agent_usage(FILE *f)
                 "  --namespace NS              (default: the service account's namespace)\n"
                 "  --api-watch auto|on|off     watch the ConfigMap through the API (default auto)\n"
                 "  --file-poll SECS            safety-net re-read of models.json (default 10)\n"
+                "  --connect-timeout SECS      per download connection (default 10)\n"
+                "  --stall-timeout SECS        abort a download below 1 byte/s for this long (default 30)\n"
                 "  --log-level LEVEL           debug, info, warn, error (default info)\n"
                 "  -h, --help\n\n"
                 "KServe's logger and batcher flags are accepted and ignored with a warning.\n");
@@ -70,6 +72,8 @@ enum {
         OPT_API_WATCH,
         OPT_FILE_POLL,
         OPT_LOG_LEVEL,
+        OPT_CONNECT_TIMEOUT,
+        OPT_STALL_TIMEOUT,
         OPT_IGNORED,      /* takes a value */
         OPT_IGNORED_BOOL, /* Go bool flag: alone, =value, or followed by true/false */
 };
@@ -90,6 +94,8 @@ static const struct option agent_options[] = {
         { "api-watch", required_argument, NULL, OPT_API_WATCH },
         { "file-poll", required_argument, NULL, OPT_FILE_POLL },
         { "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+        { "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
+        { "stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT },
         { "help", no_argument, NULL, 'h' },
         /* KServe's logger, batcher and probe flags (cmd/agent/main.go): not implemented */
         { "log-url", required_argument, NULL, OPT_IGNORED },
@@ -234,7 +240,7 @@ int cmd_agent(int argc, char **argv)
         const char *config_dir = "/mnt/configs", *model_dir = "/mnt/models", *listen = "0.0.0.0";
         const char *server_url = NULL, *kubeconfig = NULL, *configmap = NULL, *isvc = NULL;
         const char *ns = NULL, *api_watch = "auto";
-        uint32_t workers = 4, file_poll = 10;
+        uint32_t workers = 4, file_poll = 10, connect_timeout = 10, stall_timeout = 30;
         char ignored[1024] = "", err[512] = "", default_url[64];
         struct agent_ctx ctx = { 0 };
         struct fetch_config fc = { 0 };
@@ -308,6 +314,14 @@ int cmd_agent(int argc, char **argv)
                                 return 2;
                         }
                         break;
+                case OPT_CONNECT_TIMEOUT:
+                case OPT_STALL_TIMEOUT:
+                        if (safe_atou32(optarg, c == OPT_CONNECT_TIMEOUT ? &connect_timeout : &stall_timeout) < 0 ||
+                            (c == OPT_CONNECT_TIMEOUT ? connect_timeout : stall_timeout) == 0) {
+                                fprintf(stderr, "agent: --%s: expected seconds > 0, got '%s'\n", name, optarg);
+                                return 2;
+                        }
+                        break;
                 case OPT_LOG_LEVEL: {
                         enum log_level l = log_level_from_string(optarg);
                         if (l < 0) {
@@ -364,6 +378,8 @@ int cmd_agent(int argc, char **argv)
                 r = fetch_config_from_env(&fc);
                 if (r < 0)
                         goto out;
+                fc.connect_timeout_sec = connect_timeout;
+                fc.stall_timeout_sec = stall_timeout;
                 snprintf(default_url, sizeof(default_url), "http://127.0.0.1:%u", component_port);
                 r = agent_new(&(struct agent_options){
                                       .model_dir = model_dir,

@@ -103,6 +103,9 @@ class Faults:
     lock = threading.Lock()
     fail500 = {}  # bucket -> remaining 500 answers
     deny = set()  # buckets answering 403
+    drop = {}  # bucket -> remaining connections closed without an answer
+    stall = set()  # buckets whose object bodies stop after a few bytes
+    slow = set()  # buckets whose object bodies trickle (64 KiB per 0.2 s)
     hits = {}
 
 
@@ -124,6 +127,15 @@ def make_fault_proxy(upstream_port):
                 if n500 > 0:
                     Faults.fail500[b] = n500 - 1
                 denied = b in Faults.deny
+                ndrop = Faults.drop.get(b, 0)
+                if ndrop > 0:
+                    Faults.drop[b] = ndrop - 1
+                stall = b in Faults.stall and "list-type" not in self.path
+                slow = b in Faults.slow and "list-type" not in self.path
+            if ndrop > 0:
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else None
             if n500 > 0 or denied:
@@ -147,12 +159,24 @@ def make_fault_proxy(upstream_port):
                     self.send_header(k, v)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
-            self.wfile.write(data)
             c.close()
+            if stall:
+                self.wfile.write(data[:10])
+                self.wfile.flush()
+                time.sleep(60)
+                return
+            if slow:
+                for i in range(0, len(data), 65536):
+                    self.wfile.write(data[i:i + 65536])
+                    self.wfile.flush()
+                    time.sleep(0.2)
+                return
+            self.wfile.write(data)
 
         do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = _any
 
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+    srv.daemon_threads = True
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     return srv
 
@@ -288,6 +312,10 @@ def run(work, model_dir, config_dir):
     upload(s3, "models", "other", models["v1"])
     upload(s3, "flaky", "m", models["v1"])
     upload(s3, "denied", "m", models["v1"])
+    for b in ("slow", "stall", "drop"):
+        s3.create_bucket(Bucket=b)
+        upload(s3, b, "m", models["v1"])
+    s3.put_object(Bucket="slow", Key="m/pad.bin", Body=os.urandom(3 << 20))
 
     ml_env = dict(os.environ, MLSERVER_HOST="127.0.0.1", MLSERVER_HTTP_PORT=str(ml_port),
                   MLSERVER_GRPC_PORT=str(grpc_port), MLSERVER_METRICS_PORT=str(metrics_port),
@@ -306,6 +334,7 @@ def run(work, model_dir, config_dir):
                                                                      "port": ml_port}}),
                      MODELPLANE_LOG_FORMAT="text")
     agent_env.pop("KUBECONFIG", None)
+    w_ml = ml_port
     world = dict(ml_port=ml_port, agent_port=agent_port, agent_env=agent_env, models=models, s3=s3)
     if KUBE:
         return kube_phase(work, model_dir, config_dir, world)
@@ -433,13 +462,48 @@ def run(work, model_dir, config_dir):
     agent.wait()
     start([BIN, "agent", "--enable-puller", "--config-dir", config_dir, "--model-dir", model_dir,
            "--port", str(agent_port), "--component-port", str(ml_port), "--listen-address",
-           "127.0.0.1", "--api-watch", "off"], os.path.join(work, "agent2.log"), env=agent_env)
+           "127.0.0.1", "--api-watch", "off", "--stall-timeout", "2"], os.path.join(work, "agent2.log"),
+          env=agent_env)
     st = wait_for(lambda: (lambda s: s if all(s.get(n, {}).get("state") == "Loaded"
                                               for n in ("other", "flaky", "denied")) else None)(agent_status(agent_port)),
                   "restart converges")
     ok(st is not None, "after SIGKILL and restart every model is Loaded again")
     ok("already loaded" in open(os.path.join(work, "agent2.log")).read(),
        "restart adopts loaded models from the server's index (no reload)")
+
+    # SIGKILL mid-download: nothing half-written counts; the restarted agent completes the work
+    Faults.slow.add("slow")
+    cfg.write([("other", "s3://models/other"), ("big", "s3://slow/m")])
+    partial = wait_for(lambda: [d for d in os.listdir(model_dir) if d.startswith(".mp-tmp-big-")],
+                       "download in progress")
+    ok(partial and not os.path.exists(os.path.join(model_dir, "big")), "a download in progress lives in a hidden temp dir")
+    agent = procs[-1]
+    os.killpg(agent.pid, signal.SIGKILL)
+    agent.wait()
+    ok(not os.path.exists(os.path.join(model_dir, "big")), "SIGKILL mid-download leaves no model directory")
+    _, ix = http_json("POST", f"http://127.0.0.1:{w_ml}/v2/repository/index", {})
+    ok(not [m for m in ix if m["name"] == "big"], "the model server never saw the partial copy")
+    Faults.slow.discard("slow")
+    start([BIN, "agent", "--enable-puller", "--config-dir", config_dir, "--model-dir", model_dir,
+           "--port", str(agent_port), "--component-port", str(ml_port), "--listen-address",
+           "127.0.0.1", "--api-watch", "off", "--stall-timeout", "2"], os.path.join(work, "agent3.log"),
+          env=agent_env)
+    ok(wait_for(lambda: agent_status(agent_port).get("big", {}).get("state") == "Loaded", "big after restart"),
+       "after the restart the download completes and loads")
+    ok(not [d for d in os.listdir(model_dir) if d.startswith(".mp-tmp-")], "the crash's temp dir was removed")
+    ok(os.path.getsize(os.path.join(model_dir, "big", "pad.bin")) == 3 << 20, "the model is complete")
+
+    # a stalled transfer times out (and is retried); dropped connections are retried
+    Faults.stall.add("stall")
+    Faults.drop["drop"] = 2
+    cfg.write([("other", "s3://models/other"), ("stalled", "s3://stall/m"), ("dropped", "s3://drop/m")])
+    st = wait_for(lambda: (lambda s: s if s.get("stalled", {}).get("state") == "FailedToDownload" and
+                           s.get("dropped", {}).get("state") == "Loaded" else None)(agent_status(agent_port)),
+                  "stall timeout")
+    ok(st is not None, "stalled S3 body: FailedToDownload after the stall timeout; dropped connections: retried and loaded")
+    reason = (st or {}).get("stalled", {}).get("reason", "")
+    ok("too slow" in reason or "timed out" in reason.lower(), f"stall reason is clear ({reason[:160]})")
+    ok(infer(agent_port, "other") == [1, 0], "the other model kept serving throughout")
 
 
 # ---- the API path: modelplane controller + TrainedModels + the agent's ConfigMap watch ----
