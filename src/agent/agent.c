@@ -516,6 +516,78 @@ static const char *effective_desired(struct agent *a)
         return a->desired[AGENT_SOURCE_API];
 }
 
+/* One load or unload call on the model server. */
+static void server_call(struct agent *a, struct repo_client *repo, const struct owned_action *ac)
+{
+        char err[REASON_MAX];
+        int r;
+
+        if (ac->kind == ACTION_LOAD) {
+                mem_update(a, ac->name, ac->uri, PHASE_LOADING, NULL, NULL);
+                r = repo_load(repo, ac->name, err, sizeof(err));
+                if (r < 0) {
+                        log_error("agent: model %s: load failed: %s", ac->name, err);
+                        mem_update(a, ac->name, ac->uri, PHASE_FAILED_TO_LOAD, NULL, err);
+                } else {
+                        log_info("agent: model %s loaded (%s)", ac->name, ac->uri);
+                        mem_update(a, ac->name, ac->uri, PHASE_LOADED, ac->uri, NULL);
+                }
+        } else if (ac->kind == ACTION_UNLOAD) {
+                mem_update(a, ac->name, NULL, PHASE_UNLOADING, NULL, NULL);
+                r = repo_unload(repo, ac->name, err, sizeof(err));
+                if (r < 0 && r != -ENOENT)
+                        log_warn("agent: model %s: unload failed: %s", ac->name, err);
+                else
+                        log_info("agent: model %s unloaded", ac->name);
+        }
+}
+
+struct call_pool {
+        struct agent *a;
+        const struct owned_action *acts;
+        size_t n;
+        atomic_size_t next;
+};
+
+static void *call_worker(void *userdata)
+{
+        struct call_pool *p = userdata;
+        CLEANUP(repo_client_freep) struct repo_client *repo = NULL;
+        size_t i;
+
+        if (repo_client_new(p->a->server_url, p->a->o.load_timeout_sec, &repo) < 0)
+                return NULL; /* the other workers (or the caller) take the calls */
+        while ((i = atomic_fetch_add(&p->next, 1)) < p->n)
+                server_call(p->a, repo, &p->acts[i]);
+        return NULL;
+}
+
+/* Load and unload calls, concurrently (a model server loads models in parallel), bounded. */
+static void run_calls(struct agent *a, const struct owned_action *acts, size_t n)
+{
+        AUTOFREE struct owned_action *calls = calloc(n + 1, sizeof(*calls));
+        struct call_pool p = { .a = a };
+        pthread_t t[64];
+        size_t nw, started = 0;
+
+        if (!calls)
+                return;
+        for (size_t i = 0; i < n; i++)
+                if (acts[i].kind == ACTION_LOAD || acts[i].kind == ACTION_UNLOAD)
+                        calls[p.n++] = acts[i]; /* shallow: acts owns the strings */
+        p.acts = calls;
+        nw = MIN(MIN((size_t)a->o.download_workers, p.n), ELEMENTSOF(t));
+        if (nw > 1)
+                for (size_t i = 0; i < nw; i++)
+                        if (pthread_create(&t[i], NULL, call_worker, &p) == 0)
+                                started++;
+        for (size_t i = 0; i < started; i++)
+                pthread_join(t[i], NULL);
+        /* whatever no worker took (none started, or their clients failed) runs here */
+        for (size_t i; (i = atomic_fetch_add(&p.next, 1)) < p.n;)
+                server_call(a, a->repo, &calls[i]);
+}
+
 /* Returns how many actions it executed (>= 0) and the next retry time. */
 static int pass(struct agent *a, const char *models_json, usec_t *ret_wake)
 {
@@ -612,6 +684,7 @@ static int pass(struct agent *a, const char *models_json, usec_t *ret_wake)
                 done++;
         }
 
+        run_calls(a, acts, n_acts);
         for (size_t i = 0; i < n_acts; i++) {
                 const struct owned_action *ac = &acts[i];
                 const char *name = ac->name, *uri = ac->uri;
@@ -624,24 +697,8 @@ static int pass(struct agent *a, const char *models_json, usec_t *ret_wake)
                         mem_update(a, name, uri, PHASE_LOADED, uri, NULL);
                         break;
                 case ACTION_LOAD:
-                        mem_update(a, name, uri, PHASE_LOADING, NULL, NULL);
-                        r = repo_load(a->repo, name, err, sizeof(err));
-                        if (r < 0) {
-                                log_error("agent: model %s: load failed: %s", name, err);
-                                mem_update(a, name, uri, PHASE_FAILED_TO_LOAD, NULL, err);
-                        } else {
-                                log_info("agent: model %s loaded (%s)", name, uri);
-                                mem_update(a, name, uri, PHASE_LOADED, uri, NULL);
-                        }
-                        break;
                 case ACTION_UNLOAD:
-                        mem_update(a, name, NULL, PHASE_UNLOADING, NULL, NULL);
-                        r = repo_unload(a->repo, name, err, sizeof(err));
-                        if (r < 0 && r != -ENOENT)
-                                log_warn("agent: model %s: unload failed: %s", name, err);
-                        else
-                                log_info("agent: model %s unloaded", name);
-                        break;
+                        break; /* done by the call pool above */
                 case ACTION_REMOVE: {
                         AUTOFREE char *path = NULL;
                         if (asprintf(&path, "%s/%s", a->model_dir, name) < 0) {

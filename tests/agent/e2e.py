@@ -504,6 +504,21 @@ def run(work, model_dir, config_dir):
     reason = (st or {}).get("stalled", {}).get("reason", "")
     ok("too slow" in reason or "timed out" in reason.lower(), f"stall reason is clear ({reason[:160]})")
     ok(infer(agent_port, "other") == [1, 0], "the other model kept serving throughout")
+    clean_exit(work, procs[-1], ["agent.log", "agent2.log", "agent3.log"])
+
+
+def clean_exit(work, agent, logs):
+    """SIGTERM: exit 0, and no sanitizer report in any of the agent's logs (ASan build)."""
+    agent.send_signal(signal.SIGTERM)
+    try:
+        rc = agent.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        rc = None
+    ok(rc == 0, f"the agent exits 0 on SIGTERM (got {rc})")
+    bad = [f for f in logs if os.path.exists(os.path.join(work, f)) and any(
+        m in open(os.path.join(work, f), errors="replace").read()
+        for m in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"))]
+    ok(not bad, f"no sanitizer report in the agent logs {bad}")
 
 
 # ---- the API path: modelplane controller + TrainedModels + the agent's ConfigMap watch ----
@@ -581,6 +596,7 @@ def kube_phase(work, model_dir, config_dir, w):
     ok(wait_for(lambda: not os.path.exists(os.path.join(model_dir, "iris")) and
                 "iris" not in agent_status(agent_port), "iris removed"),
        "TrainedModel delete unloads and removes the files")
+    clean_exit(work, procs[-1], ["agent.log"])
     try:
         kubectl("delete", "namespace", ns, "--wait=false")
     except RuntimeError as e:
