@@ -332,7 +332,7 @@ def run(work, model_dir, config_dir):
                      AWS_DEFAULT_REGION="us-east-1",
                      SERVING_READINESS_PROBE=json.dumps({"httpGet": {"path": "/v2/health/ready",
                                                                      "port": ml_port}}),
-                     MODELPLANE_LOG_FORMAT="text")
+                     )
     agent_env.pop("KUBECONFIG", None)
     w_ml = ml_port
     world = dict(ml_port=ml_port, agent_port=agent_port, agent_env=agent_env, models=models, s3=s3)
@@ -340,7 +340,7 @@ def run(work, model_dir, config_dir):
         return kube_phase(work, model_dir, config_dir, world)
     cfg = ConfigDir(config_dir)
     cfg.write([("iris", "s3://models/iris/v1")])
-    start([BIN, "agent", "--enable-puller", "--config-dir", config_dir, "--model-dir", model_dir,
+    start([BIN, "agent", "--log-format", "text", "--enable-puller", "--config-dir", config_dir, "--model-dir", model_dir,
            "--port", str(agent_port), "--component-port", str(ml_port), "--listen-address",
            "127.0.0.1", "--api-watch", "off", "--log-url", "http://logger", "--logger-tls-skip-verify",
            "false"], os.path.join(work, "agent.log"), env=agent_env)
@@ -460,7 +460,7 @@ def run(work, model_dir, config_dir):
     agent = procs[-1]
     os.killpg(agent.pid, signal.SIGKILL)
     agent.wait()
-    start([BIN, "agent", "--enable-puller", "--config-dir", config_dir, "--model-dir", model_dir,
+    start([BIN, "agent", "--log-format", "text", "--enable-puller", "--config-dir", config_dir, "--model-dir", model_dir,
            "--port", str(agent_port), "--component-port", str(ml_port), "--listen-address",
            "127.0.0.1", "--api-watch", "off", "--stall-timeout", "2"], os.path.join(work, "agent2.log"),
           env=agent_env)
@@ -484,7 +484,7 @@ def run(work, model_dir, config_dir):
     _, ix = http_json("POST", f"http://127.0.0.1:{w_ml}/v2/repository/index", {})
     ok(not [m for m in ix if m["name"] == "big"], "the model server never saw the partial copy")
     Faults.slow.discard("slow")
-    start([BIN, "agent", "--enable-puller", "--config-dir", config_dir, "--model-dir", model_dir,
+    start([BIN, "agent", "--log-format", "text", "--enable-puller", "--config-dir", config_dir, "--model-dir", model_dir,
            "--port", str(agent_port), "--component-port", str(ml_port), "--listen-address",
            "127.0.0.1", "--api-watch", "off", "--stall-timeout", "2"], os.path.join(work, "agent3.log"),
           env=agent_env)
@@ -567,7 +567,7 @@ def kube_phase(work, model_dir, config_dir, w):
 
     env = dict(w["agent_env"], POD_NAME="not-a-pod")
     # the mounted file never changes here: every model arrives through the API watch
-    start([BIN, "agent", "--enable-puller", "--config-dir", config_dir, "--model-dir", model_dir,
+    start([BIN, "agent", "--log-format", "text", "--enable-puller", "--config-dir", config_dir, "--model-dir", model_dir,
            "--port", str(agent_port), "--component-port", str(w["ml_port"]), "--listen-address",
            "127.0.0.1", "--api-watch", "on", "--kubeconfig", agent_kc, "--namespace", ns,
            "--inference-service", "sklearn-mm"], os.path.join(work, "agent.log"), env=env)
