@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -233,14 +232,6 @@ static void set_str(char **p, const char *v)
         *p = c;
 }
 
-static double random01(void)
-{
-        uint32_t v = 0;
-        if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != sizeof(v))
-                v = (uint32_t)now_monotonic();
-        return (double)v / 4294967296.0;
-}
-
 /* Records a success or a failure of @name at @uri. */
 static void mem_update(struct agent *a, const char *name, const char *uri, enum model_phase phase,
                        const char *loaded_uri, const char *reason)
@@ -263,7 +254,7 @@ static void mem_update(struct agent *a, const char *name, const char *uri, enum 
                 set_str(&m->reason, reason);
                 m->failed_load = phase == PHASE_FAILED_TO_LOAD;
                 m->retry_at = now_monotonic() +
-                              backoff_delay(m->failures, a->o.retry_base, a->o.retry_max, random01());
+                              backoff_delay(m->failures, a->o.retry_base, a->o.retry_max, fetch_jitter01());
         } else if (phase == PHASE_LOADED || phase == PHASE_PENDING || phase == PHASE_UNLOADING) {
                 set_str(&m->failed_uri, NULL);
                 set_str(&m->reason, NULL);

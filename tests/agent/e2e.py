@@ -27,6 +27,10 @@ import threading
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from agentlib import (ConfigDir, controller_kubeconfig, free_port, kubectl, ready_isvc,  # noqa: E402
+                      sa_kubeconfig, trained_model)
+
 BIN = os.path.abspath(sys.argv[1])
 KUBE = "--kube" in sys.argv[2:]
 SRC = os.environ.get("MODELPLANE_SOURCE_ROOT", os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -46,14 +50,6 @@ def ok(cond, what):
     if not cond:
         failures.append(what)
     return cond
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def wait_for(pred, what, timeout=HANG):
@@ -229,31 +225,6 @@ def upload(s3, bucket, prefix, d):
         for fn in files:
             p = os.path.join(root, fn)
             s3.upload_file(p, bucket, prefix + "/" + os.path.relpath(p, d))
-
-
-class ConfigDir:
-    """models.json projected as kubelet does: ..<ts>/models.json, ..data -> ..<ts>, models.json -> ..data/models.json."""
-
-    def __init__(self, path):
-        self.path = path
-        self.n = 0
-        os.symlink("..data/models.json", os.path.join(path, "models.json"))
-
-    def write(self, entries):
-        self.n += 1
-        ts = os.path.join(self.path, f"..2026_12_01_{self.n:06d}")
-        os.mkdir(ts)
-        with open(os.path.join(ts, "models.json"), "w") as f:
-            json.dump([{"modelName": n, "modelSpec": {"storageUri": u, "framework": "sklearn",
-                                                      "memory": "1Gi"}} for n, u in entries], f,
-                      separators=(",", ":"))
-        old = os.path.realpath(os.path.join(self.path, "..data")) if os.path.islink(
-            os.path.join(self.path, "..data")) else None
-        tmp = os.path.join(self.path, "..data_tmp")
-        os.symlink(os.path.basename(ts), tmp)
-        os.rename(tmp, os.path.join(self.path, "..data"))
-        if old:
-            shutil.rmtree(old)
 
 
 def main():
@@ -523,29 +494,11 @@ def clean_exit(work, agent, logs):
 
 # ---- the API path: modelplane controller + TrainedModels + the agent's ConfigMap watch ----
 
-def kubectl(*args, stdin=None):
-    d = os.environ["MODELPLANE_TESTENV_DIR"]
-    r = subprocess.run([os.path.join(SRC, "scripts", "testenv"), "kubectl", d, *args],
-                       input=stdin, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError(f"kubectl {' '.join(args)}: {r.stderr.strip()}")
-    return r.stdout
-
-
-def sa_kubeconfig(sa):
-    d = os.environ["MODELPLANE_TESTENV_DIR"]
-    return subprocess.run([os.path.join(SRC, "scripts", "testenv"), "kubeconfig", d, sa],
-                          capture_output=True, text=True, check=True).stdout.strip()
-
-
 def kube_phase(work, model_dir, config_dir, w):
     ns = f"agent-e2e-{os.getpid()}"
     agent_port = w["agent_port"]
     kubectl("create", "namespace", ns)
-    for f in ("namespace.yaml", "serviceaccount.yaml", "clusterrole.yaml", "clusterrolebinding.yaml",
-              "role.yaml"):
-        kubectl("apply", "-f", os.path.join(SRC, "deploy", "controller", f))
-    ctrl_kc = sa_kubeconfig("modelplane-system/modelplane-controller")
+    ctrl_kc = controller_kubeconfig()
     kubectl("-n", ns, "apply", "-f", os.path.join(SRC, "deploy", "agent", "rbac.yaml"))
     agent_kc = wait_for(lambda: sa_kubeconfig(f"{ns}/default"), "default service account")
     ok(agent_kc, "the agent gets a kubeconfig of the namespace's default service account")
@@ -553,17 +506,7 @@ def kube_phase(work, model_dir, config_dir, w):
     start([BIN, "controller", "--kubeconfig", ctrl_kc, "--namespace", ns,
            "--health-probe-bind-address", "127.0.0.1:0", "--metrics-bind-address", "127.0.0.1:0"],
           os.path.join(work, "controller.log"))
-    isvc = {"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
-            "metadata": {"name": "sklearn-mm", "namespace": ns},
-            "spec": {"predictor": {"minReplicas": 1, "sklearn": {
-                "name": "kserve-container",
-                "resources": {"requests": {"cpu": "1", "memory": "4Gi"},
-                              "limits": {"cpu": "1", "memory": "4Gi"}}}}}}
-    kubectl("apply", "-f", "-", stdin=json.dumps(isvc))
-    kubectl("-n", ns, "patch", "inferenceservice", "sklearn-mm", "--subresource=status", "--type=merge",
-            "-p", json.dumps({"status": {"url": f"http://sklearn-mm.{ns}.example.com", "conditions": [
-                {"type": t, "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}
-                for t in ("IngressReady", "PredictorReady", "Ready")]}}))
+    ready_isvc(ns, "sklearn-mm")
 
     env = dict(w["agent_env"], POD_NAME="not-a-pod")
     # the mounted file never changes here: every model arrives through the API watch
@@ -575,11 +518,7 @@ def kube_phase(work, model_dir, config_dir, w):
                 "agent watch"), "the agent watches modelconfig-sklearn-mm-0 through the API")
 
     def tm(uri):
-        return json.dumps({"apiVersion": "serving.kserve.io/v1alpha1", "kind": "TrainedModel",
-                           "metadata": {"name": "iris", "namespace": ns},
-                           "spec": {"inferenceService": "sklearn-mm",
-                                    "model": {"storageUri": uri, "framework": "sklearn",
-                                              "memory": "256Mi"}}})
+        return trained_model(ns, "iris", "sklearn-mm", uri)
     t0 = time.monotonic()
     kubectl("apply", "-f", "-", stdin=tm("s3://models/iris/v1"))
     st = wait_for(lambda: agent_status(agent_port).get("iris", {}).get("state") == "Loaded", "iris Loaded")
