@@ -40,6 +40,7 @@ struct agent {
         size_t n_mem;
         struct model_entries last_desired; /* reconciler thread only */
         atomic_ulong passes;
+        atomic_ulong status_generation; /* bumped on every per-model state change */
 
         pthread_t thread;
         bool started;
@@ -147,6 +148,11 @@ void agent_set_api_healthy(struct agent *a, bool healthy)
                 pthread_cond_broadcast(&a->cond);
         }
         pthread_mutex_unlock(&a->lock);
+}
+
+unsigned long agent_status_generation(struct agent *a)
+{
+        return atomic_load(&a->status_generation);
 }
 
 unsigned long agent_passes(struct agent *a)
@@ -261,6 +267,7 @@ static void mem_update(struct agent *a, const char *name, const char *uri, enum 
                 m->failures = 0;
                 m->retry_at = 0;
         }
+        atomic_fetch_add(&a->status_generation, 1);
         if (phase == PHASE_LOADED)
                 set_str(&m->loaded_uri, loaded_uri);
         if (phase == PHASE_UNLOADING)
@@ -277,6 +284,7 @@ static void mem_forget(struct agent *a, const char *name)
                 memory_release(&a->mem[pos]);
                 memmove(&a->mem[pos], &a->mem[pos + 1], (a->n_mem - pos - 1) * sizeof(a->mem[0]));
                 a->n_mem--;
+                atomic_fetch_add(&a->status_generation, 1);
         }
         pthread_mutex_unlock(&a->lock);
 }

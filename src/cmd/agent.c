@@ -16,6 +16,7 @@
 #include "agent/fetch.h"
 #include "agent/proxy.h"
 #include "agent/readiness.h"
+#include "agent/status-writer.h"
 #include "agent/watch-configmap.h"
 #include "agent/watch-file.h"
 #include "cmd/cli.h"
@@ -281,19 +282,27 @@ static char *ctx_status(void *userdata)
         return s;
 }
 
+/* This pod's name: $POD_NAME (downward API) or $HOSTNAME (a pod's hostname is its name). */
+static const char *pod_name(void)
+{
+        const char *pod = getenv("POD_NAME");
+
+        if (!pod || !*pod)
+                pod = getenv("HOSTNAME");
+        return pod && *pod ? pod : NULL;
+}
+
 /* The InferenceService of this pod, from its label (needs get on pods). */
 static char *isvc_of_pod(struct kube_client *kc, const char *ns)
 {
         static const struct gvr pods = { "", "v1", "pods" };
-        const char *pod = getenv("POD_NAME");
+        const char *pod = pod_name();
         struct kube_status st = { 0 };
         json_t *obj = NULL;
         const char *isvc;
         char *ret = NULL;
 
-        if (!pod || !*pod)
-                pod = getenv("HOSTNAME");
-        if (!pod || !*pod)
+        if (!pod)
                 return NULL;
         if (kube_get(kc, &pods, ns, pod, &obj, &st) < 0) {
                 log_warn("agent: cannot read pod %s/%s to find its InferenceService: %s", ns, pod,
@@ -311,7 +320,7 @@ static char *isvc_of_pod(struct kube_client *kc, const char *ns)
 
 static int start_api_watch(struct agent *a, const char *kubeconfig, const char *configmap,
                            const char *isvc, const char *ns_opt, bool required,
-                           struct cm_watch **ret)
+                           struct cm_watch **ret, struct status_writer **ret_sw)
 {
         struct kube_config_options ko = { .kubeconfig_path = kubeconfig };
         CLEANUP(kube_config_freep) struct kube_config *cfg = NULL;
@@ -348,6 +357,15 @@ static int start_api_watch(struct agent *a, const char *kubeconfig, const char *
                         return log_error_errno(r, "agent: InferenceService name too long");
         }
         log_info("agent: watching ConfigMap %s/%s via %s", ns, name, cfg->source);
+        if (isvc && pod_name()) {
+                struct kube_client *sc = NULL;
+                r = kube_client_dup(kc, &sc);
+                if (r >= 0)
+                        r = status_writer_start(a, sc, ns, pod_name(), isvc, 0, ret_sw);
+                if (r < 0)
+                        return log_error_errno(r, "agent: cannot start the status writer");
+                log_info("agent: per-model status in ConfigMap %s/modelstatus-%s", ns, pod_name());
+        }
         return cm_watch_start(a, TAKE_PTR(kc), ns, name, ret);
 }
 
@@ -366,6 +384,7 @@ int cmd_agent(int argc, char **argv)
         CLEANUP(agent_freep) struct agent *agent = NULL;
         CLEANUP(file_watch_stopp) struct file_watch *fw = NULL;
         CLEANUP(cm_watch_stopp) struct cm_watch *cw = NULL;
+        CLEANUP(status_writer_stopp) struct status_writer *sw = NULL;
         sigset_t mask;
         int ac = 0, r, sig;
 
@@ -434,7 +453,7 @@ int cmd_agent(int argc, char **argv)
                 ctx.agent = agent;
                 if (!streq(api_watch, "off")) {
                         r = start_api_watch(agent, kubeconfig, configmap, isvc, ns,
-                                            streq(api_watch, "on"), &cw);
+                                            streq(api_watch, "on"), &cw, &sw);
                         if (r < 0) {
                                 r = 1;
                                 goto out;
@@ -479,6 +498,7 @@ out:
         proxy = proxy_stop(proxy);
         fw = file_watch_stop(fw);
         cw = cm_watch_stop(cw);
+        sw = status_writer_stop(sw); /* one last write of the final state */
         agent = agent_free(agent);
         fetch_config_release(&fc);
         readiness_probe_release(&ctx.probe);

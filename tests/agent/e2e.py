@@ -508,12 +508,17 @@ def kube_phase(work, model_dir, config_dir, w):
           os.path.join(work, "controller.log"))
     ready_isvc(ns, "sklearn-mm")
 
-    env = dict(w["agent_env"], POD_NAME="not-a-pod")
+    pod = "sklearn-mm-predictor-0"
+    kubectl("apply", "-f", "-", stdin=json.dumps({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": pod, "namespace": ns, "labels": {"serving.kserve.io/inferenceservice": "sklearn-mm"}},
+        "spec": {"containers": [{"name": "kserve-container", "image": "example.invalid/none"}]}}))
+    env = dict(w["agent_env"], POD_NAME=pod)
     # the mounted file never changes here: every model arrives through the API watch
     start([BIN, "agent", "--log-format", "text", "--enable-puller", "--config-dir", config_dir, "--model-dir", model_dir,
            "--port", str(agent_port), "--component-port", str(w["ml_port"]), "--listen-address",
-           "127.0.0.1", "--api-watch", "on", "--kubeconfig", agent_kc, "--namespace", ns,
-           "--inference-service", "sklearn-mm"], os.path.join(work, "agent.log"), env=env)
+           "127.0.0.1", "--api-watch", "on", "--kubeconfig", agent_kc, "--namespace", ns],
+          os.path.join(work, "agent.log"), env=env)
     ok(wait_for(lambda: "watching ConfigMap" in open(os.path.join(work, "agent.log")).read(),
                 "agent watch"), "the agent watches modelconfig-sklearn-mm-0 through the API")
 
@@ -528,6 +533,19 @@ def kube_phase(work, model_dir, config_dir, w):
     ok(wait_for(lambda: infer(agent_port, "iris") == [1, 0], "inference"), "V2 inference through the agent")
     ok(not os.listdir(config_dir), "the mounted file played no part")
 
+    def pod_status():
+        cm = json.loads(kubectl("-n", ns, "get", "configmap", f"modelstatus-{pod}", "-o", "json"))
+        return cm, {m["name"]: m for m in json.loads(cm["data"]["models.json"])}
+    st = wait_for(lambda: (lambda cm, m: (cm, m) if m.get("iris", {}).get("state") == "Loaded" else None)(*pod_status()),
+                  "per-pod status")
+    ok(st, "the per-pod status ConfigMap reports iris Loaded (InferenceService found from the pod's label)")
+    if st:
+        cm = st[0]
+        uid = json.loads(kubectl("-n", ns, "get", "pod", pod, "-o", "json"))["metadata"]["uid"]
+        ok([o["uid"] for o in cm["metadata"].get("ownerReferences", [])] == [uid] and
+           cm["metadata"]["labels"].get("serving.kserve.io/inferenceservice") == "sklearn-mm",
+           "it is owned by the pod and labelled with the InferenceService")
+
     kubectl("apply", "-f", "-", stdin=tm("s3://models/iris/v2"))
     ok(wait_for(lambda: infer(agent_port, "iris") == [7, 7], "v2"), "TrainedModel storageUri change reloads")
 
@@ -535,7 +553,12 @@ def kube_phase(work, model_dir, config_dir, w):
     ok(wait_for(lambda: not os.path.exists(os.path.join(model_dir, "iris")) and
                 "iris" not in agent_status(agent_port), "iris removed"),
        "TrainedModel delete unloads and removes the files")
+    ok(wait_for(lambda: "iris" not in pod_status()[1], "status without iris"), "the per-pod status drops the deleted model")
     clean_exit(work, procs[-1], ["agent.log"])
+    kubectl("-n", ns, "delete", "pod", pod, "--grace-period=0", "--force")
+    ok(wait_for(lambda: not kubectl("-n", ns, "get", "configmap", "-l", "modelplane.io/model-status=agent",
+                                    "-o", "name").strip(), "garbage collection"),
+       "the pod gone, its status object is garbage-collected")
     try:
         kubectl("delete", "namespace", ns, "--wait=false")
     except RuntimeError as e:
