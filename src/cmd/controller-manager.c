@@ -381,7 +381,7 @@ int cmd_controller(int argc, char **argv)
         CLEANUP(manager_freep) struct manager *m = NULL;
         CLEANUP(informer_freep) struct informer *tms = NULL, *isvcs = NULL;
         CLEANUP(tm_reconciler_freep) struct tm_reconciler *rec = NULL;
-        CLEANUP(controller_freep) struct controller *ctrl = NULL;
+        CLEANUP(controller_freep) struct controller *ctrl = NULL, *orphans = NULL;
         CLEANUP(webhook_server_freep) struct webhook_server *wh = NULL;
         CLEANUP(mrlink_config_freep) struct mrlink_config *mrcfg = NULL;
         CLEANUP(mrlink_reconciler_freep) struct mrlink_reconciler *mrrec = NULL;
@@ -463,10 +463,8 @@ int cmd_controller(int argc, char **argv)
         }
 
         r = tm_reconciler_new(&(struct tm_reconciler_options){
-                                      .client = client,
-                                      .trainedmodels = tms,
-                                      .inferenceservices = isvcs,
-                                      .workers = arg_workers,
+                                      .trainedmodels = informer_cache(tms),
+                                      .inferenceservices = informer_cache(isvcs),
                                       .event = manager_event_fn,
                                       .event_userdata = m,
                               },
@@ -476,10 +474,23 @@ int cmd_controller(int argc, char **argv)
                                            .reconciler = tm_reconciler_get(rec),
                                            .workers = arg_workers,
                                            .metrics = manager_metrics(m),
+                                           .client = client,
+                                           .wait_for = (struct informer *[]){ tms, isvcs },
+                                           .n_wait_for = 2,
                                    },
                                    &ctrl);
         if (r >= 0)
-                r = tm_reconciler_watch(rec, ctrl);
+                r = controller_new(&(struct controller_options){
+                                           .reconciler = tm_orphan_reconciler_get(rec),
+                                           .workers = 1,
+                                           .metrics = manager_metrics(m),
+                                           .client = client,
+                                           .wait_for = (struct informer *[]){ tms },
+                                           .n_wait_for = 1,
+                                   },
+                                   &orphans);
+        if (r >= 0)
+                r = tm_reconciler_watch(rec, tms, isvcs, ctrl, orphans);
         if (r >= 0) {
                 tmm.rec = rec;
                 r = tm_metrics_register(manager_metrics(m), &tmm);
@@ -490,6 +501,8 @@ int cmd_controller(int argc, char **argv)
                 r = manager_add_informer(m, isvcs);
         if (r >= 0)
                 r = manager_add_controller(m, ctrl);
+        if (r >= 0)
+                r = manager_add_controller(m, orphans);
         if (r < 0) {
                 log_error_errno(r, "Failed to set up the TrainedModel controller");
                 return 1;
@@ -509,8 +522,7 @@ int cmd_controller(int argc, char **argv)
                         token_file = mrcfg->token_file;
                 r = mrlink_reconciler_new(&(struct mrlink_reconciler_options){
                                                   .config = mrcfg,
-                                                  .client = client,
-                                                  .inferenceservices = isvcs,
+                                                  .inferenceservices = informer_cache(isvcs),
                                                   .token = cfg->token,
                                                   .token_file = token_file,
                                                   .event = manager_event_fn,
@@ -523,10 +535,13 @@ int cmd_controller(int argc, char **argv)
                                                    .reconciler = mrlink_reconciler_get(mrrec),
                                                    .workers = arg_workers,
                                                    .metrics = manager_metrics(m),
+                                                   .client = client,
+                                                   .wait_for = (struct informer *[]){ isvcs },
+                                                   .n_wait_for = 1,
                                            },
                                            &mrctrl);
                 if (r >= 0)
-                        r = mrlink_reconciler_watch(mrrec, mrctrl);
+                        r = mrlink_reconciler_watch(mrrec, isvcs, mrctrl);
                 if (r >= 0)
                         r = manager_add_controller(m, mrctrl);
                 if (r < 0) {

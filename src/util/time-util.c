@@ -32,6 +32,15 @@ static usec_t monotonic_now(void *userdata)
 static const struct clock_ops monotonic_ops = { .now = monotonic_now };
 const struct clock clock_monotonic = { .ops = &monotonic_ops, .userdata = NULL };
 
+static usec_t realtime_now(void *userdata)
+{
+        (void)userdata;
+        return now_realtime();
+}
+
+static const struct clock_ops realtime_ops = { .now = realtime_now };
+const struct clock clock_realtime = { .ops = &realtime_ops, .userdata = NULL };
+
 struct timespec usec_to_timespec(usec_t u)
 {
         return (struct timespec){ .tv_sec = (time_t)(u / USEC_PER_SEC),

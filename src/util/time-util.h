@@ -39,6 +39,8 @@ struct clock {
 
 /* The real monotonic clock. */
 extern const struct clock clock_monotonic;
+/* The real wall clock (CLOCK_REALTIME): for comparing with timestamps of API objects. */
+extern const struct clock clock_realtime;
 
 static inline usec_t clock_now(const struct clock *c)
 {
