@@ -16,7 +16,7 @@
 #include "kube/config.h"
 #include "kube/controller.h"
 #include "kube/informer.h"
-#include "kube/manager.h"
+#include "manager/manager.h"
 #include "kube/metrics.h"
 #include "mrlink/config.h"
 #include "mrlink/reconciler.h"
