@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "cmd/commands.h"
-#include "cmd/webhook-server.h"
+#include "webhook/server.h"
 #include "kube/cache.h"
 #include "kube/client.h"
 #include "kube/config.h"

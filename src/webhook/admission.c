@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "serving/webhook.h"
+#include "webhook/admission.h"
 
 #include <errno.h>
 #include <stdio.h>
