@@ -20,6 +20,7 @@
 #include "kube/metrics.h"
 #include "mrlink/config.h"
 #include "mrlink/reconciler.h"
+#include "serving/isvc.h"
 #include "serving/reconciler.h"
 #include "util/log.h"
 #include "util/memory.h"
@@ -331,48 +332,6 @@ static int tm_metrics_register(struct metrics_registry *reg, struct tm_metrics *
         return metrics_add_collector(reg, collect_tm_metrics, tm);
 }
 
-/* Keeps only what the TrainedModel and model registry controllers read from an
- * InferenceService (memory). */
-static json_t *isvc_transform(void *userdata, json_t *obj)
-{
-        static const char *const meta_keys[] = { "name",   "namespace",         "uid",
-                                                  "labels", "resourceVersion",   "generation",
-                                                  "deletionTimestamp", "annotations",
-                                                  "finalizers" };
-        json_t *out = json_object(), *meta = json_object(), *m = json_object_get(obj, "metadata");
-
-        (void)userdata;
-        if (!out || !meta)
-                goto fail;
-        for (size_t i = 0; i < ELEMENTSOF(meta_keys); i++) {
-                json_t *v = json_object_get(m, meta_keys[i]);
-                if (v && json_object_set(meta, meta_keys[i], v) < 0)
-                        goto fail;
-        }
-        if (json_object_set_new(out, "metadata", meta) < 0) {
-                meta = NULL;
-                goto fail;
-        }
-        meta = NULL;
-        if (json_object_get(obj, "apiVersion") &&
-            json_object_set(out, "apiVersion", json_object_get(obj, "apiVersion")) < 0)
-                goto fail;
-        if (json_object_get(obj, "kind") &&
-            json_object_set(out, "kind", json_object_get(obj, "kind")) < 0)
-                goto fail;
-        if (json_object_get(obj, "spec") &&
-            json_object_set(out, "spec", json_object_get(obj, "spec")) < 0)
-                goto fail;
-        if (json_object_get(obj, "status") &&
-            json_object_set(out, "status", json_object_get(obj, "status")) < 0)
-                goto fail;
-        return out;
-fail:
-        json_decref(meta);
-        json_decref(out);
-        return NULL;
-}
-
 int cmd_controller(int argc, char **argv)
 {
         struct kube_config_options copts = { .kubeconfig_path = NULL };
@@ -454,7 +413,7 @@ int cmd_controller(int argc, char **argv)
                                          .client = client,
                                          .gvr = gvr_inferenceservices,
                                          .namespace = arg_namespace,
-                                         .cache = { .transform = isvc_transform, .compact = true },
+                                         .cache = { .transform = isvc_cache_transform, .compact = true },
                                  },
                                  &isvcs);
         if (r < 0) {
