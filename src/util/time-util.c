@@ -2,6 +2,7 @@
 #include "util/time-util.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -47,7 +48,8 @@ struct timespec usec_to_timespec(usec_t u)
                                   .tv_nsec = (long)((u % USEC_PER_SEC) * NSEC_PER_USEC) };
 }
 
-int format_rfc3339(usec_t t, char *buf, size_t len)
+/* RFC 3339 in UTC, with microseconds when micro. */
+static int format_utc(usec_t t, bool micro, char *buf, size_t len)
 {
         time_t sec = (time_t)(t / USEC_PER_SEC);
         struct tm tm;
@@ -55,11 +57,26 @@ int format_rfc3339(usec_t t, char *buf, size_t len)
 
         if (!gmtime_r(&sec, &tm))
                 return -EINVAL;
-        n = snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+        if (micro)
+                n = snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ", tm.tm_year + 1900,
+                             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                             (unsigned)(t % USEC_PER_SEC));
+        else
+                n = snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
+                             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
         if (n < 0 || (size_t)n >= len)
                 return -ENOBUFS;
         return 0;
+}
+
+int format_rfc3339(usec_t t, char *buf, size_t len)
+{
+        return format_utc(t, false, buf, len);
+}
+
+int format_micro_time(usec_t t, char *buf, size_t len)
+{
+        return format_utc(t, true, buf, len);
 }
 
 int parse_rfc3339(const char *s, usec_t *ret)
