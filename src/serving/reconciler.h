@@ -6,7 +6,8 @@
  * layer that does I/O. One reconcile per InferenceService key ("ns/isvc") — one writer per
  * InferenceService (W2): it reads the TrainedModels that name the InferenceService from the
  * informer cache, the InferenceService from its cache and the ConfigMap fresh from the API
- * server, calls the pure planner (plan.h) and applies the plan:
+ * server, calls the pure planner (plan.h) and applies the plan in this order (the one
+ * description of it; plan.h states what the order must guarantee):
  *
  *   1. metadata patches of TrainedModels that are not being deleted (finalizer, labels, owner
  *      reference) — the finalizer is on before the model is ever written to models.json;
