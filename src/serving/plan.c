@@ -570,31 +570,6 @@ static int read_models(struct planner *p)
         return 0;
 }
 
-/* The parent is missing: delete live models, release deleting ones (W6). */
-static int plan_parent_missing(struct planner *p)
-{
-        for (size_t i = 0; i < p->in->n_tms; i++) {
-                struct tm_work *w = &p->work[i];
-                struct tm_plan *t = &p->plan.tms[i];
-                int r;
-
-                if (!w->readable || !w->ours) {
-                        t->state = TM_STATE_IGNORED;
-                        continue;
-                }
-                if (w->tm.being_deleted) {
-                        t->state = TM_STATE_FINALIZED;
-                        r = plan_finalizer_removal(&w->tm, t);
-                        if (r < 0)
-                                return r;
-                } else {
-                        t->state = TM_STATE_PARENT_MISSING;
-                        t->delete_object = true;
-                }
-        }
-        return 0;
-}
-
 /* Phase 3, memory admission (W2/W8): still-loaded deleting models first, then first fit. */
 static void admit_memory(struct planner *p)
 {
@@ -713,13 +688,16 @@ static int plan_configmap(struct planner *p)
         return 0;
 }
 
-/* Phase 6: each TrainedModel's state, metadata, status and event. */
+/* Phase 6: each TrainedModel's state, metadata, status and event. Without a parent: live
+ * models are deleted, deleting ones released (W6). */
 static int plan_models(struct planner *p)
 {
+        bool parent = p->in->isvc != NULL;
+
         for (size_t i = 0; i < p->in->n_tms; i++) {
                 struct tm_work *w = &p->work[i];
                 struct tm_plan *t = &p->plan.tms[i];
-                int r;
+                int r = 0;
 
                 if (!w->readable || !w->ours) {
                         t->state = TM_STATE_IGNORED;
@@ -727,9 +705,12 @@ static int plan_models(struct planner *p)
                 }
                 t->admitted = w->admitted;
                 t->listed = w->listed;
-                if (!w->tm.being_deleted)
+                if (!w->tm.being_deleted && !parent) {
+                        t->state = TM_STATE_PARENT_MISSING;
+                        t->delete_object = true;
+                } else if (!w->tm.being_deleted)
                         r = plan_active(w, &p->info, p->in->isvc_name, p->cm_name, p->in->now, t);
-                else if (w->observed_listed) {
+                else if (parent && w->observed_listed) {
                         t->state = TM_STATE_DELETING;
                         r = set_event(t, "Normal", "ModelRemoved",
                                       "Removed model \"%s\" from models.json of ConfigMap \"%s\"",
@@ -754,16 +735,14 @@ int isvc_plan_compute(const struct plan_input *in, struct isvc_plan *ret)
         r = planner_init(&p, in);
         if (r >= 0)
                 r = read_models(&p);
-        if (r >= 0 && !in->isvc)
-                r = plan_parent_missing(&p);
-        else if (r >= 0) {
+        if (r >= 0 && in->isvc) {
                 admit_memory(&p);
                 r = fit_models_json(&p);
                 if (r >= 0)
                         r = plan_configmap(&p);
-                if (r >= 0)
-                        r = plan_models(&p);
         }
+        if (r >= 0)
+                r = plan_models(&p);
         if (r < 0)
                 return r;
         *ret = p.plan;

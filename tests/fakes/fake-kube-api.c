@@ -276,6 +276,22 @@ static int check_rv(const json_t *stored, const json_t *body, struct kube_status
         return 0;
 }
 
+/* Under the lock: the stored object (borrowed) and its key, or a 404. */
+static int lookup(struct fake_kube_api *f, const struct gvr *r, const char *ns, const char *name,
+                  char key[static KEY_MAX], json_t **ret, struct kube_status *reterr)
+{
+        int k;
+
+        k = make_key(r, ns, name, key, KEY_MAX);
+        if (k < 0)
+                return k;
+        *ret = json_object_get(f->objects, key);
+        if (!*ret)
+                return fail_with(reterr, 404, "NotFound", "%s \"%s\" not found", r->resource,
+                                 name);
+        return 0;
+}
+
 static int op_get(void *userdata, const struct gvr *r, const char *ns, const char *name,
                   json_t **ret_obj, struct kube_status *reterr)
 {
@@ -289,15 +305,9 @@ static int op_get(void *userdata, const struct gvr *r, const char *ns, const cha
         if (k > 0)
                 k = injected(reterr, k, FAKE_KUBE_GET);
         else
-                k = make_key(r, ns, name, key, sizeof(key));
-        if (k >= 0) {
-                obj = json_object_get(f->objects, key);
-                if (!obj)
-                        k = fail_with(reterr, 404, "NotFound", "%s \"%s\" not found", r->resource,
-                                      name);
-                else if (ret_obj && !(*ret_obj = json_deep_copy(obj)))
-                        k = -ENOMEM;
-        }
+                k = lookup(f, r, ns, name, key, &obj, reterr);
+        if (k >= 0 && ret_obj && !(*ret_obj = json_deep_copy(obj)))
+                k = -ENOMEM;
         (void)pthread_mutex_unlock(&f->lock);
         return k;
 }
@@ -509,17 +519,12 @@ static int write_existing(struct fake_kube_api *f, const struct gvr *r, const ch
 {
         bool status = opts && opts->subresource && streq(opts->subresource, "status");
         char key[KEY_MAX];
-        const json_t *stored;
-        json_t *out, *meta;
+        json_t *stored, *out, *meta;
         int k;
 
-        k = make_key(r, ns, name, key, sizeof(key));
+        k = lookup(f, r, ns, name, key, &stored, reterr);
         if (k < 0)
                 return k;
-        stored = json_object_get(f->objects, key);
-        if (!stored)
-                return fail_with(reterr, 404, "NotFound", "%s \"%s\" not found", r->resource,
-                                 name);
         k = check_rv(stored, body, reterr, name);
         if (k < 0)
                 return k;
@@ -601,13 +606,9 @@ static int delete_locked(struct fake_kube_api *f, const struct gvr *r, const cha
         json_t *stored, *out;
         int k;
 
-        k = make_key(r, ns, name, key, sizeof(key));
+        k = lookup(f, r, ns, name, key, &stored, reterr);
         if (k < 0)
                 return k;
-        stored = json_object_get(f->objects, key);
-        if (!stored)
-                return fail_with(reterr, 404, "NotFound", "%s \"%s\" not found", r->resource,
-                                 name);
         if (opts && opts->precondition_rv &&
             !streq_ptr(opts->precondition_rv,
                        json_get_string_path(stored, "metadata", "resourceVersion", NULL)))

@@ -217,17 +217,24 @@ Test(tm_shell, happy_path_writes_finalizer_configmap_status_then_nothing)
         cr_assert_eq(st.configmap_conflicts, 0);
 }
 
+/* sk (1Gi) with m1 (100Mi) and an existing, empty modelconfig-sk-0; caches synced. */
+static void seed_empty_configmap(void)
+{
+        json_auto_t *cm = json_pack("{s:{s:s},s:{s:s}}", "metadata", "name", "modelconfig-sk-0",
+                                    "data", "models.json", "[]");
+
+        cr_assert_gt(fake_kube_api_put(W.fake, &gvr_configmaps, NS, cm), 0);
+        put_isvc("sk", "1Gi");
+        put_tm("m1", "sk", "100Mi");
+        sync_caches();
+}
+
 Test(tm_shell, configmap_patch_409_rereads_and_replans_at_once)
 {
         struct reconcile_result res;
         struct tm_reconciler_stats st;
-        json_auto_t *seed = json_pack("{s:{s:s},s:{s:s}}", "metadata", "name", "modelconfig-sk-0",
-                                      "data", "models.json", "[]");
 
-        fake_kube_api_put(W.fake, &gvr_configmaps, NS, seed);
-        put_isvc("sk", "1Gi");
-        put_tm("m1", "sk", "100Mi");
-        sync_caches();
+        seed_empty_configmap();
         cr_assert_eq(fake_kube_api_fail(W.fake, FAKE_KUBE_PATCH, "configmaps", 1, 1, 409), 0);
         cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
         cr_assert_eq(res.outcome, RECONCILE_REQUEUE_AFTER);
@@ -242,13 +249,8 @@ Test(tm_shell, configmap_patch_409_rereads_and_replans_at_once)
 Test(tm_shell, configmap_conflicts_without_end_hand_the_key_back)
 {
         struct reconcile_result res;
-        json_auto_t *seed = json_pack("{s:{s:s},s:{s:s}}", "metadata", "name", "modelconfig-sk-0",
-                                      "data", "models.json", "[]");
 
-        fake_kube_api_put(W.fake, &gvr_configmaps, NS, seed);
-        put_isvc("sk", "1Gi");
-        put_tm("m1", "sk", "100Mi");
-        sync_caches();
+        seed_empty_configmap();
         cr_assert_eq(fake_kube_api_fail(W.fake, FAKE_KUBE_PATCH, "configmaps", 1, 1000, 409), 0);
         cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
         cr_assert_eq(res.outcome, RECONCILE_RETRY);
