@@ -333,106 +333,82 @@ static int plan_finalizer_removal(const struct trained_model *tm, struct tm_plan
         return p->metadata_patch ? 0 : -ENOMEM;
 }
 
-static int plan_active(const struct tm_work *w, const struct isvc_info *info, const char *isvc,
-                       const char *cm_name, usec_t now, struct tm_plan *p)
+/* §2.2 step 6, in KServe's order: InferenceServiceReady, IsMMSPredictor, MemoryResource... */
+static int mark_conditions(const struct tm_work *w, const struct isvc_info *info, usec_t now,
+                           struct conditions *c)
 {
         const struct trained_model *tm = &w->tm;
-        CLEANUP(conditions_releasep) struct conditions observed = { 0 }, c = { 0 };
-        AUTOFREE char *url = NULL, *address_url = NULL;
         bool impl_ok = info->has_impl && info->mms;
-        bool all_true;
         int r;
 
-        if (conditions_from_json(json_object_get(tm->status, "conditions"), &observed) < 0)
-                conditions_init(&observed);
-        r = conditions_copy(&observed, &c);
-        if (r < 0)
-                return r;
-
-        /* §2.2 step 6, in KServe's order */
-        r = info->ready ? conditions_mark_true(&c, CONDITION_INFERENCE_SERVICE_READY, now)
-                        : conditions_mark_false(&c, CONDITION_INFERENCE_SERVICE_READY,
+        r = info->ready ? conditions_mark_true(c, CONDITION_INFERENCE_SERVICE_READY, now)
+                        : conditions_mark_false(c, CONDITION_INFERENCE_SERVICE_READY,
                                                 REASON_INFERENCE_SERVICE_NOT_READY,
                                                 MESSAGE_INFERENCE_SERVICE_NOT_READY, now);
         if (r < 0)
                 return r;
-        r = impl_ok ? conditions_mark_true(&c, CONDITION_IS_MMS_PREDICTOR, now)
-                    : conditions_mark_false(&c, CONDITION_IS_MMS_PREDICTOR,
+        r = impl_ok ? conditions_mark_true(c, CONDITION_IS_MMS_PREDICTOR, now)
+                    : conditions_mark_false(c, CONDITION_IS_MMS_PREDICTOR,
                                             REASON_IS_NOT_MMS_PREDICTOR,
                                             MESSAGE_IS_NOT_MMS_PREDICTOR, now);
         if (r < 0)
                 return r;
         if (!tm->valid)
-                r = conditions_mark_false(&c, CONDITION_MEMORY_RESOURCE_AVAILABLE,
-                                          REASON_INVALID_SPEC, tm->invalid_message, now);
-        else if (w->admitted)
-                r = conditions_mark_true(&c, CONDITION_MEMORY_RESOURCE_AVAILABLE, now);
-        else
-                r = conditions_mark_false(&c, CONDITION_MEMORY_RESOURCE_AVAILABLE,
-                                          REASON_MEMORY_RESOURCE_NOT_AVAILABLE,
-                                          MESSAGE_MEMORY_RESOURCE_NOT_AVAILABLE, now);
-        if (r < 0)
-                return r;
+                return conditions_mark_false(c, CONDITION_MEMORY_RESOURCE_AVAILABLE,
+                                             REASON_INVALID_SPEC, tm->invalid_message, now);
+        if (w->admitted)
+                return conditions_mark_true(c, CONDITION_MEMORY_RESOURCE_AVAILABLE, now);
+        return conditions_mark_false(c, CONDITION_MEMORY_RESOURCE_AVAILABLE,
+                                     REASON_MEMORY_RESOURCE_NOT_AVAILABLE,
+                                     MESSAGE_MEMORY_RESOURCE_NOT_AVAILABLE, now);
+}
 
-        all_true = tm->valid && info->ready && impl_ok && w->admitted;
-        if (!tm->valid)
-                p->state = TM_STATE_INVALID;
-        else if (!w->admitted)
-                p->state = TM_STATE_WAITING_MEMORY;
-        else if (!impl_ok)
-                p->state = TM_STATE_WAITING_MMS;
-        else if (!info->ready)
-                p->state = TM_STATE_WAITING_ISVC;
-        else if (w->full)
-                p->state = TM_STATE_DOES_NOT_FIT;
-        else if (w->observed_identical)
-                p->state = TM_STATE_READY;
-        else
-                p->state = TM_STATE_PENDING;
+static enum tm_state active_state(const struct tm_work *w, const struct isvc_info *info)
+{
+        if (!w->tm.valid)
+                return TM_STATE_INVALID;
+        if (!w->admitted)
+                return TM_STATE_WAITING_MEMORY;
+        if (!info->has_impl || !info->mms)
+                return TM_STATE_WAITING_MMS;
+        if (!info->ready)
+                return TM_STATE_WAITING_ISVC;
+        if (w->full)
+                return TM_STATE_DOES_NOT_FIT;
+        return w->observed_identical ? TM_STATE_READY : TM_STATE_PENDING;
+}
 
-        if (p->state == TM_STATE_DOES_NOT_FIT) {
-                AUTOFREE char *msg = NULL;
+/* Ready of a model that does not fit (W4) or is not listed yet (W3). */
+static int mark_ready(const struct trained_model *tm, enum tm_state state, const char *cm_name,
+                      usec_t now, struct conditions *c)
+{
+        AUTOFREE char *msg = NULL;
+
+        if (state == TM_STATE_DOES_NOT_FIT) {
                 if (asprintf(&msg,
                              "models.json of ConfigMap \"%s\" would exceed %zu bytes: model \"%s\" "
                              "does not fit",
                              cm_name, MODELCONFIG_DATA_MAX, tm->name) < 0)
                         return -ENOMEM;
-                r = conditions_mark_false(&c, CONDITION_READY, REASON_MODEL_CONFIG_FULL, msg, now);
-                if (r < 0)
-                        return r;
-        } else if (p->state == TM_STATE_PENDING) {
-                AUTOFREE char *msg = NULL;
+                return conditions_mark_false(c, CONDITION_READY, REASON_MODEL_CONFIG_FULL, msg,
+                                             now);
+        }
+        if (state == TM_STATE_PENDING) {
                 if (asprintf(&msg,
                              "Waiting for models.json of ConfigMap \"%s\" to list model \"%s\"",
                              cm_name, tm->name) < 0)
                         return -ENOMEM;
-                r = conditions_set(&c, CONDITION_READY, CONDITION_STATUS_UNKNOWN, "",
-                                   REASON_MODEL_CONFIG_PENDING, msg, now);
-                if (r < 0)
-                        return r;
+                return conditions_set(c, CONDITION_READY, CONDITION_STATUS_UNKNOWN, "",
+                                      REASON_MODEL_CONFIG_PENDING, msg, now);
         }
-        conditions_keep_transition_times(&c, &observed);
+        return 0;
+}
 
-        /* §2.2 step 7: URLs only once all three conditions are True */
-        if (all_true && info->url) {
-                url = isvc_model_url(info->url, info->protocol, tm->name);
-                if (!url)
-                        return -ENOMEM;
-        }
-        if (all_true && info->address_url) {
-                address_url = isvc_model_url(info->address_url, info->protocol, tm->name);
-                if (!address_url)
-                        return -ENOMEM;
-        }
-        r = status_build(tm, &c, url, address_url, p);
-        if (r < 0)
-                return r;
+/* Events: Normal on models.json changes, Warning for invalid / full. */
+static int active_event(const struct tm_work *w, const char *cm_name, struct tm_plan *p)
+{
+        const struct trained_model *tm = &w->tm;
 
-        r = plan_metadata(tm, isvc, info->uid, w->admitted, p);
-        if (r < 0)
-                return r;
-
-        /* events (W: Normal on models.json changes, Warning for invalid / full) */
         if (p->state == TM_STATE_INVALID && p->status_changed)
                 return set_event(p, "Warning", REASON_INVALID_SPEC, "%s", tm->invalid_message);
         if (p->state == TM_STATE_DOES_NOT_FIT && p->status_changed)
@@ -452,6 +428,49 @@ static int plan_active(const struct tm_work *w, const struct isvc_info *info, co
                                  "Removed model \"%s\" from models.json of ConfigMap \"%s\"",
                                  tm->name, cm_name);
         return 0;
+}
+
+static int plan_active(const struct tm_work *w, const struct isvc_info *info, const char *isvc,
+                       const char *cm_name, usec_t now, struct tm_plan *p)
+{
+        const struct trained_model *tm = &w->tm;
+        CLEANUP(conditions_releasep) struct conditions observed = { 0 }, c = { 0 };
+        AUTOFREE char *url = NULL, *address_url = NULL;
+        bool all_true;
+        int r;
+
+        if (conditions_from_json(json_object_get(tm->status, "conditions"), &observed) < 0)
+                conditions_init(&observed);
+        r = conditions_copy(&observed, &c);
+        if (r >= 0)
+                r = mark_conditions(w, info, now, &c);
+        if (r < 0)
+                return r;
+        p->state = active_state(w, info);
+        r = mark_ready(tm, p->state, cm_name, now, &c);
+        if (r < 0)
+                return r;
+        conditions_keep_transition_times(&c, &observed);
+
+        /* §2.2 step 7: URLs only once all three conditions are True */
+        all_true = tm->valid && info->ready && info->has_impl && info->mms && w->admitted;
+        if (all_true && info->url) {
+                url = isvc_model_url(info->url, info->protocol, tm->name);
+                if (!url)
+                        return -ENOMEM;
+        }
+        if (all_true && info->address_url) {
+                address_url = isvc_model_url(info->address_url, info->protocol, tm->name);
+                if (!address_url)
+                        return -ENOMEM;
+        }
+        r = status_build(tm, &c, url, address_url, p);
+        if (r < 0)
+                return r;
+        r = plan_metadata(tm, isvc, info->uid, w->admitted, p);
+        if (r < 0)
+                return r;
+        return active_event(w, cm_name, p);
 }
 
 static int configmap_patch_new(const json_t *cm, const char *models_json, json_t **ret)
