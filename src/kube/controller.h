@@ -122,7 +122,7 @@ struct reconciler {
 struct controller_options {
         struct reconciler reconciler;
         unsigned workers;                          /* concurrent reconciles; 0 = 1 */
-        const struct clock *clock;                 /* borrowed; queue and metrics; NULL = monotonic */
+        const struct clock *clock;                 /* borrowed; queue, metrics; NULL = monotonic */
         const struct clock *wall_clock;            /* borrowed; ctx->clock; NULL = CLOCK_REALTIME */
         const struct ratelimiter_options *ratelimit; /* NULL = client-go defaults */
         struct metrics_registry *metrics;          /* borrowed, may be NULL */

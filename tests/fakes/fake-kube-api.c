@@ -39,12 +39,13 @@ struct fake_kube_api {
 };
 
 static const char *const reasons[][2] = {
-        { "400", "BadRequest" },   { "403", "Forbidden" },          { "404", "NotFound" },
-        { "409", "Conflict" },     { "410", "Gone" },               { "415", "UnsupportedMediaType" },
-        { "422", "Invalid" },      { "429", "TooManyRequests" },    { "500", "InternalError" },
-        { "503", "ServiceUnavailable" }, { "504", "Timeout" },
+        { "400", "BadRequest" },      { "403", "Forbidden" },
+        { "404", "NotFound" },        { "409", "Conflict" },
+        { "410", "Gone" },            { "415", "UnsupportedMediaType" },
+        { "422", "Invalid" },         { "429", "TooManyRequests" },
+        { "500", "InternalError" },   { "503", "ServiceUnavailable" },
+        { "504", "Timeout" },
 };
-
 /* Fills *st (may be NULL) and returns the errno for an HTTP code (0: transport timeout). */
 static int fail_with(struct kube_status *st, int code, const char *reason, const char *fmt, ...)
         _printf_(4, 5);
