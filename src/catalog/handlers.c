@@ -8,6 +8,7 @@
 #include "catalog/glob.h"
 #include "catalog/index.h"
 #include "catalog/limits.h"
+#include "http/errors.h"
 #include "http/router.h"
 #include "util/parse-util.h"
 
@@ -15,22 +16,6 @@ struct ctx {
         struct catalog_service *svc;
         struct catalog_index *idx; /* the request's snapshot */
 };
-
-static const char *status_text(unsigned status)
-{
-        switch (status) {
-        case 400:
-                return "Bad Request";
-        case 404:
-                return "Not Found";
-        case 405:
-                return "Method Not Allowed";
-        case 422:
-                return "Unprocessable Entity";
-        default:
-                return "Internal Server Error";
-        }
-}
 
 static int reply_error(struct http_resp *resp, unsigned status, const char *fmt, ...)
         _printf_(3, 4);
@@ -43,7 +28,7 @@ static int reply_error(struct http_resp *resp, unsigned status, const char *fmt,
         vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
         http_resp_set_json(resp, status,
-                           json_pack("{s:s, s:s}", "code", status_text(status), "message", msg));
+                           json_pack("{s:s, s:s}", "code", http_reason_phrase(status), "message", msg));
         return 0;
 }
 

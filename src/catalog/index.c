@@ -11,6 +11,7 @@
 
 #include "catalog/glob.h"
 #include "catalog/limits.h"
+#include "util/base64.h"
 #include "util/buf.h"
 #include "util/parse-util.h"
 
@@ -42,66 +43,18 @@ void catalog_source_load_release(struct catalog_source_load *l)
         *l = (struct catalog_source_load){ 0 };
 }
 
-static const char b64chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static char *b64_encode(const char *in, size_t len)
-{
-        size_t out_len = 4 * ((len + 2) / 3);
-        char *out = malloc(out_len + 1), *o = out;
-
-        if (!out)
-                return NULL;
-        for (size_t i = 0; i < len; i += 3) {
-                uint32_t v = (uint32_t)(unsigned char)in[i] << 16;
-
-                if (i + 1 < len)
-                        v |= (uint32_t)(unsigned char)in[i + 1] << 8;
-                if (i + 2 < len)
-                        v |= (uint32_t)(unsigned char)in[i + 2];
-                *o++ = b64chars[(v >> 18) & 63];
-                *o++ = b64chars[(v >> 12) & 63];
-                *o++ = i + 1 < len ? b64chars[(v >> 6) & 63] : '=';
-                *o++ = i + 2 < len ? b64chars[v & 63] : '=';
-        }
-        *o = '\0';
-        return out;
-}
-
-static int b64_value(char c)
-{
-        const char *p = c ? strchr(b64chars, c) : NULL;
-
-        return p ? (int)(p - b64chars) : -1;
-}
-
-/* Strict standard base64 with padding; -EINVAL on bad input. Owned NUL-terminated output. */
+/* Strict standard base64 with padding, decoding to a C string (no NUL inside); -EINVAL. */
 static int b64_decode(const char *in, char **ret)
 {
-        size_t len = strlen(in), k = 0;
         AUTOFREE char *out = NULL;
+        size_t n;
+        int r;
 
-        if (len % 4 != 0)
+        r = base64_decode(in, &out, &n);
+        if (r < 0)
+                return r;
+        if (strlen(out) != n)
                 return -EINVAL;
-        out = malloc(len / 4 * 3 + 1);
-        if (!out)
-                return -ENOMEM;
-        for (size_t i = 0; i < len; i += 4) {
-                int a = b64_value(in[i]), b = b64_value(in[i + 1]);
-                int c = in[i + 2] == '=' ? -2 : b64_value(in[i + 2]);
-                int d = in[i + 3] == '=' ? -2 : b64_value(in[i + 3]);
-
-                if (a < 0 || b < 0 || c == -1 || d == -1 || (c == -2 && d != -2) ||
-                    ((c == -2 || d == -2) && i + 4 != len))
-                        return -EINVAL;
-                out[k++] = (char)((a << 2) | (b >> 4));
-                if (c >= 0)
-                        out[k++] = (char)(((b & 15) << 4) | (c >> 2));
-                if (d >= 0)
-                        out[k++] = (char)(((c & 3) << 6) | d);
-        }
-        if (memchr(out, '\0', k))
-                return -EINVAL;
-        out[k] = '\0';
         *ret = TAKE_PTR(out);
         return 0;
 }
@@ -112,7 +65,7 @@ char *catalog_token_encode(const char *value, const char *id)
 
         if (asprintf(&plain, "%s:%s", value, id) < 0)
                 return NULL;
-        return b64_encode(plain, strlen(plain));
+        return base64_encode(plain, strlen(plain));
 }
 
 static json_t *list_json(json_t *items /* takes */, const char *next, uint32_t page_size)
@@ -1128,7 +1081,7 @@ static int keyed_window(struct keyed *v, size_t n, bool presorted, bool is_str, 
                 snprintf(id, sizeof(id), "%" PRId64, v[end - 1].key.id);
                 if (asprintf(&p2, "%s:%s", id, value) < 0)
                         return -ENOMEM;
-                next = b64_encode(p2, strlen(p2));
+                next = base64_encode(p2, strlen(p2));
                 if (!next)
                         return -ENOMEM;
         }

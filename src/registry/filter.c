@@ -42,7 +42,7 @@ struct parser {
 
 static int perr(struct parser *p, const char *what)
 {
-        return reg_error_set(p->err, 400, -EINVAL,
+        return reg_error_set(p->err, REG_ERR_INVALID, -EINVAL,
                              "invalid filter query: %s at position %zu: bad request", what,
                              p->cur.pos);
 }
@@ -78,13 +78,13 @@ static int lex_quoted(struct parser *p, char quote, enum tok_type type)
                 r = buf_putc(&b, c);
                 if (r < 0) {
                         buf_release(&b);
-                        return reg_error_set(p->err, 400, r, "filter query too long");
+                        return reg_error_set(p->err, REG_ERR_INVALID, r, "filter query too long");
                 }
         }
         p->cur.type = type;
         p->cur.text = buf_take(&b, NULL);
         p->pos = i;
-        return p->cur.text ? 0 : reg_error_set(p->err, 500, -ENOMEM, "out of memory");
+        return p->cur.text ? 0 : reg_error_set(p->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
 }
 
 static int next(struct parser *p)
@@ -120,7 +120,7 @@ static int next(struct parser *p)
                 p->cur.type = TOK_IDENT;
                 p->cur.text = strndup(s + start, i - start);
                 p->pos = i;
-                return p->cur.text ? 0 : reg_error_set(p->err, 500, -ENOMEM, "out of memory");
+                return p->cur.text ? 0 : reg_error_set(p->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
         }
         {
                 size_t i = start;
@@ -154,7 +154,7 @@ static int next(struct parser *p)
                         p->cur.text = strndup(s + start, i - start);
                         p->pos = i;
                         return p->cur.text ? 0
-                                           : reg_error_set(p->err, 500, -ENOMEM, "out of memory");
+                                           : reg_error_set(p->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
                 }
         }
         {
@@ -165,7 +165,7 @@ static int next(struct parser *p)
                                 p->cur.text = strdup(ops[i]);
                                 p->pos += strlen(ops[i]);
                                 return p->cur.text ? 0
-                                                   : reg_error_set(p->err, 500, -ENOMEM,
+                                                   : reg_error_set(p->err, REG_ERR_INTERNAL, -ENOMEM,
                                                                    "out of memory");
                         }
         }
@@ -420,10 +420,10 @@ static int parse_property(struct parser *p, struct target *t, char **ret_name)
         }
         *ret_name = buf_take(&b, NULL);
         if (!*ret_name)
-                return reg_error_set(p->err, 500, -ENOMEM, "out of memory");
+                return reg_error_set(p->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
         return 0;
 toolong:
-        r = reg_error_set(p->err, 400, -EINVAL, "invalid filter query: property name too long");
+        r = reg_error_set(p->err, REG_ERR_INVALID, -EINVAL, "invalid filter query: property name too long");
 fail:
         buf_release(&b);
         return r;
@@ -442,7 +442,7 @@ static int parse_comparison(struct parser *p, struct store_cond **ret)
         int r;
 
         if (++p->terms > REG_FILTER_MAX_TERMS)
-                return reg_error_set(p->err, 400, -EINVAL, "invalid filter query: too many terms");
+                return reg_error_set(p->err, REG_ERR_INVALID, -EINVAL, "invalid filter query: too many terms");
         r = parse_property(p, &t, &name);
         if (r < 0)
                 return r;
@@ -492,7 +492,7 @@ static int parse_comparison(struct parser *p, struct store_cond **ret)
                                         goto out;
                         }
                         if (n >= REG_FILTER_MAX_TERMS) {
-                                r = reg_error_set(p->err, 400, -EINVAL,
+                                r = reg_error_set(p->err, REG_ERR_INVALID, -EINVAL,
                                                   "invalid filter query: IN list too long");
                                 goto out;
                         }
@@ -576,7 +576,7 @@ done:
         goto out;
 oom:
         store_cond_free(c);
-        r = reg_error_set(p->err, 500, -ENOMEM, "out of memory");
+        r = reg_error_set(p->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
 out:
         for (size_t i = 0; i < ELEMENTSOF(owned); i++)
                 free(owned[i]);
@@ -591,7 +591,7 @@ static int parse_term(struct parser *p, unsigned depth, struct store_cond **ret)
                 struct store_cond *c = NULL;
 
                 if (depth >= REG_FILTER_MAX_DEPTH)
-                        return reg_error_set(p->err, 400, -EINVAL,
+                        return reg_error_set(p->err, REG_ERR_INVALID, -EINVAL,
                                              "invalid filter query: nesting too deep");
                 r = next(p);
                 if (r < 0)
@@ -649,7 +649,7 @@ static int parse_and(struct parser *p, unsigned depth, struct store_cond **ret)
                 }
                 r = combine(STORE_COND_AND, left, right, &left);
                 if (r < 0)
-                        return reg_error_set(p->err, 500, r, "out of memory");
+                        return reg_error_set(p->err, REG_ERR_INTERNAL, r, "out of memory");
         }
         *ret = left;
         return 0;
@@ -673,7 +673,7 @@ static int parse_or(struct parser *p, unsigned depth, struct store_cond **ret)
                 }
                 r = combine(STORE_COND_OR, left, right, &left);
                 if (r < 0)
-                        return reg_error_set(p->err, 500, r, "out of memory");
+                        return reg_error_set(p->err, REG_ERR_INTERNAL, r, "out of memory");
         }
         *ret = left;
         return 0;
@@ -691,7 +691,7 @@ int reg_filter_compile(const struct reg_kind *k, const char *query, struct store
                 return 0;
         }
         if (strlen(query) > REG_FILTER_MAX_LEN)
-                return reg_error_set(err, 400, -EINVAL, "invalid filter query: too long");
+                return reg_error_set(err, REG_ERR_INVALID, -EINVAL, "invalid filter query: too long");
         r = next(&p);
         if (r < 0)
                 goto out;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "registry/base64.h"
+#include "util/base64.h"
 #include "registry/codec.h"
 #include "registry/filter.h"
 #include "registry/kinds.h"
@@ -57,7 +57,7 @@ static void compile_bad(const char *q)
         struct store_cond *c = NULL;
 
         cr_assert_lt(reg_filter_compile(reg_kind(REG_REGISTERED_MODEL), q, &c, &err), 0, "%s", q);
-        cr_assert_eq(err.status, 400, "%s", q);
+        cr_assert_eq(err.kind, REG_ERR_INVALID, "%s", q);
         cr_assert_null(c);
 }
 
@@ -143,7 +143,7 @@ Test(codec, strict_decode)
         reg_input_done(&in);
         /* name is not part of the Update schema */
         cr_assert_lt(reg_decode(reg_kind(REG_REGISTERED_MODEL), REG_SCHEMA_UPDATE, j, &in, &err), 0);
-        cr_assert_eq(err.status, 400);
+        cr_assert_eq(err.kind, REG_ERR_INVALID);
         cr_assert_str_eq(err.message, "json: unknown field \"name\"");
         json_decref(j);
 }
