@@ -177,7 +177,7 @@ static int handle_models(struct ctx *c, struct http_req *req, struct http_resp *
 {
         struct catalog_model_query q = { 0 };
         CLEANUP(catalog_strv_freep) char **sources = NULL, **labels = NULL;
-        CLEANUP(filter_freep) struct filter_node *filter = NULL;
+        CLEANUP(filterq_freep) struct filterq_node *filter = NULL;
         AUTOFREE char *order_prop = NULL;
         const char *src = http_req_query(req, "source");
         const char *lbl = http_req_query(req, "sourceLabel");
@@ -213,7 +213,7 @@ static int handle_models(struct ctx *c, struct http_req *req, struct http_resp *
                         return reply_error(resp, 400, "invalid recommendations '%s': bad request",
                                            rec);
         }
-        r = filter_parse(fq, &filter, err, sizeof(err));
+        r = filterq_parse(fq, &filter, err, sizeof(err));
         if (r == -ENOMEM)
                 return reply_errno(resp, r);
         if (r < 0)
@@ -284,7 +284,7 @@ static int handle_artifacts(struct ctx *c, struct http_req *req, struct http_res
 {
         struct catalog_artifact_query q = { 0 };
         struct strv_builder types = { 0 };
-        CLEANUP(filter_freep) struct filter_node *filter = NULL;
+        CLEANUP(filterq_freep) struct filterq_node *filter = NULL;
         const char *tr = http_req_query(req, "targetRPS");
         char err[512];
         json_t *out = NULL;
@@ -312,7 +312,7 @@ static int handle_artifacts(struct ctx *c, struct http_req *req, struct http_res
                         return reply_error(resp, 400, "invalid targetRPS '%s': bad request", tr);
                 }
         }
-        r = filter_parse(http_req_query(req, "filterQuery"), &filter, err, sizeof(err));
+        r = filterq_parse(http_req_query(req, "filterQuery"), &filter, err, sizeof(err));
         if (r < 0) {
                 catalog_strv_free(types.v);
                 if (r == -ENOMEM)
@@ -710,8 +710,8 @@ static int handle_mcp_servers(struct ctx *c, struct http_req *req, struct http_r
 {
         struct catalog_mcp_query q = { 0 };
         CLEANUP(catalog_strv_freep) char **labels = NULL;
-        CLEANUP(filter_freep) struct filter_node *filter = NULL;
-        struct buf text = BUF_INIT(2 * CATALOG_FILTER_QUERY_MAX);
+        CLEANUP(filterq_freep) struct filterq_node *filter = NULL;
+        struct buf text = BUF_INIT(2 * FILTERQ_QUERY_MAX);
         const char *lbl = http_req_query(req, "sourceLabel");
         const char *fq = http_req_query(req, "filterQuery");
         const char *nq = http_req_query(req, "namedQuery");
@@ -762,7 +762,7 @@ static int handle_mcp_servers(struct ctx *c, struct http_req *req, struct http_r
                         return reply_error(resp, 400, "filter query too long: bad request");
                 }
         }
-        r = filter_parse(buf_str(&text), &filter, err, sizeof(err));
+        r = filterq_parse(buf_str(&text), &filter, err, sizeof(err));
         buf_release(&text);
         if (r == -ENOMEM)
                 return reply_errno(resp, r);
@@ -806,7 +806,7 @@ static int handle_mcp_server(struct ctx *c, struct http_req *req, struct http_re
 static int handle_mcp_tools(struct ctx *c, struct http_req *req, struct http_resp *resp)
 {
         const char *id = http_req_param(req, "server_id");
-        CLEANUP(filter_freep) struct filter_node *filter = NULL;
+        CLEANUP(filterq_freep) struct filterq_node *filter = NULL;
         struct catalog_page page = { 0 };
         char err[512];
         json_t *out = NULL;
@@ -814,7 +814,7 @@ static int handle_mcp_tools(struct ctx *c, struct http_req *req, struct http_res
 
         if (parse_page(req, &page, resp) < 0)
                 return 0;
-        r = filter_parse(http_req_query(req, "filterQuery"), &filter, err, sizeof(err));
+        r = filterq_parse(http_req_query(req, "filterQuery"), &filter, err, sizeof(err));
         if (r == -ENOMEM)
                 return reply_errno(resp, r);
         if (r < 0)

@@ -16,7 +16,6 @@
 #include "http/router.h"
 #include "json/json-util.h"
 #include "registry/codec.h"
-#include "registry/filter.h"
 #include "registry/kinds.h"
 #include "store/entity.h"
 #include "util/base64.h"
@@ -1167,13 +1166,17 @@ static int do_metric_history(struct ctx *x, const struct route_spec *sp)
                 }
                 if (filter) {
                         and = calloc(1, sizeof(*and));
-                        if (!and) {
+                        if (and)
+                                and->kids = calloc(2, sizeof(*and->kids));
+                        if (!and || !and->kids) {
+                                store_cond_free(and);
                                 store_cond_free(c);
                                 return reg_error_set(&x->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
                         }
                         and->kind = STORE_COND_AND;
-                        and->left = TAKE_PTR(filter);
-                        and->right = c;
+                        and->kids[0] = TAKE_PTR(filter);
+                        and->kids[1] = c;
+                        and->n_kids = 2;
                         filter = and;
                 } else
                         filter = c;

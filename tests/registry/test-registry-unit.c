@@ -11,7 +11,6 @@
 
 #include "util/base64.h"
 #include "registry/codec.h"
-#include "registry/filter.h"
 #include "registry/kinds.h"
 #include "registry/options.h"
 #include "store/store.h"
@@ -71,15 +70,15 @@ Test(filter, precedence_and_resolution)
         /* a = 1 OR b = 2 AND c = 3  ==  a OR (b AND c) */
         c = compile_ok("name = 'a' OR owner = 'b' AND x = 3");
         cr_assert_eq(c->kind, STORE_COND_OR);
-        cr_assert_eq(c->left->kind, STORE_COND_CMP);
-        cr_assert(c->left->is_column);
-        cr_assert_eq(c->left->column, STORE_COL_NAME);
-        cr_assert_eq(c->right->kind, STORE_COND_AND);
-        cr_assert_str_eq(c->right->left->prop, "owner");
-        cr_assert(!c->right->left->custom);
-        cr_assert_str_eq(c->right->right->prop, "x");
-        cr_assert(c->right->right->custom);
-        cr_assert_eq(c->right->right->vcol, STORE_VCOL_INT_OR_DOUBLE);
+        cr_assert_eq(c->kids[0]->kind, STORE_COND_CMP);
+        cr_assert(c->kids[0]->is_column);
+        cr_assert_eq(c->kids[0]->column, STORE_COL_NAME);
+        cr_assert_eq(c->kids[1]->kind, STORE_COND_AND);
+        cr_assert_str_eq(c->kids[1]->kids[0]->prop, "owner");
+        cr_assert(!c->kids[1]->kids[0]->custom);
+        cr_assert_str_eq(c->kids[1]->kids[1]->prop, "x");
+        cr_assert(c->kids[1]->kids[1]->custom);
+        cr_assert_eq(c->kids[1]->kids[1]->vcol, STORE_VCOL_INT_OR_DOUBLE);
         store_cond_free(c);
 
         c = compile_ok("licenseLink <> \"u\"");
