@@ -16,6 +16,7 @@
 #include "kube/events.h"
 #include "kube/leader.h"
 #include "util/log.h"
+#include "util/uuid.h"
 #include "util/memory.h"
 #include "util/parse-util.h"
 
