@@ -468,11 +468,34 @@ static bool is_token_char_list_of_digits(const char *v)
         }
 }
 
+struct header_size {
+        size_t n, bytes;
+};
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+        struct header_size *h = cls;
+
+        (void)kind;
+        h->n++;
+        h->bytes += strlen(key) + (value ? strlen(value) : 0);
+        return MHD_YES;
+}
+
 /* RFC 9112 §6: the framing headers. Returns 0 or the status to refuse with (and its message). */
 static unsigned check_framing(struct MHD_Connection *conn, const char **msg)
 {
         struct header_scan cl = { .name = MHD_HTTP_HEADER_CONTENT_LENGTH };
         struct header_scan te = { .name = MHD_HTTP_HEADER_TRANSFER_ENCODING };
+        struct header_size size = { 0 };
+
+        (void)MHD_get_connection_values(conn, MHD_HEADER_KIND, count_header, &size);
+        if (size.n > HTTP_HEADERS_MAX || size.bytes > HTTP_HEADER_BYTES_MAX) {
+                *msg = size.n > HTTP_HEADERS_MAX ? "more than 100 header fields"
+                                                 : "header fields larger than 32 KiB";
+                return 431;
+        }
 
         (void)MHD_get_connection_values(conn, MHD_HEADER_KIND, scan_header, &cl);
         (void)MHD_get_connection_values(conn, MHD_HEADER_KIND, scan_header, &te);

@@ -147,6 +147,9 @@ uint64_t http_server_shed_count(struct http_server *s);
 #define HTTP_TARGET_MAX       8192U /* bytes of path and query together */
 #define HTTP_PATH_MAX         2048U /* bytes of the path */
 #define HTTP_QUERY_PARAMS_MAX 256U  /* query parameters */
+/* Limits of the header section (431 past them). */
+#define HTTP_HEADERS_MAX      100U           /* header fields */
+#define HTTP_HEADER_BYTES_MAX (32U * 1024U) /* bytes of names and values together */
 /*
  * A chunked body over body_max is read and discarded up to this many bytes before the 413 is
  * sent, so that a client that sends its whole body before reading gets the answer instead of a
