@@ -66,7 +66,10 @@ class Server:
         elif kind == "catalog":
             src = os.path.join(self.tmp, "sources.yaml")
             with open(src, "w") as f:
-                f.write("catalogs: []\n")
+                f.write("model_catalogs:\n  - {id: s, name: S, type: yaml, "
+                        "properties: {yamlCatalogPath: models.yaml}}\n")
+            with open(os.path.join(self.tmp, "models.yaml"), "w") as f:
+                f.write("source: s\nmodels:\n  - name: org/model-1\n    description: one\n")
             argv = [b, "catalog", "--listen", "127.0.0.1:0", "--catalogs-path", src]
             pat = re.compile(r"^listening on 127\.0\.0\.1:(\d+)$", re.M)
         elif kind == "webhook":
