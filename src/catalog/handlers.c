@@ -409,7 +409,10 @@ static int handle_labels(struct ctx *c, struct http_req *req, struct http_resp *
         if (parse_page(req, &q.page, resp) < 0)
                 return 0;
         if (at && at[0] && catalog_asset_type_from_string(at) < 0)
-                return reply_error(resp, 400, "invalid assetType '%s': bad request", at);
+                return reply_error(resp, 400,
+                                   "invalid value '%s' for assetType: valid values are [models "
+                                   "mcp_servers]",
+                                   at);
         q.asset_type = at && at[0] ? at : "models";
         q.order_by = http_req_query(req, "orderBy");
         r = catalog_index_list_labels(c->idx, &q, &out);

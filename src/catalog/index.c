@@ -820,6 +820,19 @@ static int ids_assign(const struct catalog_ids *old, struct id_entry **nv, size_
         return 0;
 }
 
+/* A tool without accessType is served as "read_only", as upstream stores it. */
+static int mcp_tools_default_access(json_t *tools)
+{
+        size_t i;
+        json_t *t;
+
+        json_array_foreach(tools, i, t)
+                if (json_is_object(t) && !json_object_get(t, "accessType") &&
+                    json_object_set_new(t, "accessType", json_string("read_only")) < 0)
+                        return -ENOMEM;
+        return 0;
+}
+
 int catalog_index_build(struct catalog_config *config, struct catalog_source_load *loads,
                         size_t n_loads, struct catalog_ids *ids, struct catalog_index **ret)
 {
@@ -924,6 +937,10 @@ int catalog_index_build(struct catalog_config *config, struct catalog_source_loa
                                 break;
                         snprintf(idbuf, sizeof(idbuf), "%" PRId64, id);
                         w = json_deep_copy(sv);
+                        if (w && mcp_tools_default_access(json_object_get(w, "tools")) < 0) {
+                                json_decref(w);
+                                w = NULL;
+                        }
                         if (!w || json_object_set_new(w, "id", json_string(idbuf)) < 0 ||
                             json_object_set_new(w, "source_id", json_string(s->id)) < 0 ||
                             json_object_set_new(w, "toolCount",
@@ -987,8 +1004,17 @@ static int cmp_num(double a, double b)
         return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/* Items with a value come first in either direction; then the value; then the id. */
-static int sort_key_cmp(const struct sort_key *a, const struct sort_key *b, bool desc)
+struct sort_opts {
+        bool desc;
+        bool id_asc; /* ties by id ascending in both directions (property orderings, upstream) */
+};
+
+/*
+ * Items with a value come first in either direction; then the value; then the id (reversed
+ * with the value in DESC order, unless id_asc).
+ */
+static int sort_key_cmp(const struct sort_key *a, const struct sort_key *b,
+                        const struct sort_opts *o)
 {
         int c = 0;
 
@@ -1000,16 +1026,17 @@ static int sort_key_cmp(const struct sort_key *a, const struct sort_key *b, bool
                 else
                         c = cmp_num(a->num, b->num);
         }
-        if (c == 0)
-                c = a->id < b->id ? -1 : a->id > b->id;
-        return desc ? -c : c;
+        if (c != 0)
+                return o->desc ? -c : c;
+        c = a->id < b->id ? -1 : a->id > b->id;
+        return o->desc && !o->id_asc ? -c : c;
 }
 
 static int keyed_cmp(const void *pa, const void *pb, void *ud)
 {
         const struct keyed *a = pa, *b = pb;
 
-        return sort_key_cmp(&a->key, &b->key, *(const bool *)ud);
+        return sort_key_cmp(&a->key, &b->key, ud);
 }
 
 static void format_value(const struct sort_key *k, char *buf, size_t n)
@@ -1084,13 +1111,13 @@ static int cursor_decode(const char *token, bool is_str, bool always_has, struct
  * owned next token (NULL when this is the last page).
  */
 static int keyed_window(struct keyed *v, size_t n, bool presorted, bool is_str, bool always_has,
-                        const struct catalog_page *page, size_t *ret_start, size_t *ret_end,
-                        char **ret_next, char *reterr, size_t n_reterr)
+                        bool id_asc, const struct catalog_page *page, size_t *ret_start,
+                        size_t *ret_end, char **ret_next, char *reterr, size_t n_reterr)
 {
         AUTOFREE char *plain = NULL;
         char *next = NULL;
         size_t start = 0, end;
-        bool desc = page->desc;
+        struct sort_opts opts = { .desc = page->desc, .id_asc = id_asc };
         int r;
 
         if (page->token && page->token[0]) {
@@ -1101,7 +1128,7 @@ static int keyed_window(struct keyed *v, size_t n, bool presorted, bool is_str, 
                 if (r < 0)
                         return r;
                 if (!presorted)
-                        qsort_r(v, n, sizeof(*v), keyed_cmp, &desc);
+                        qsort_r(v, n, sizeof(*v), keyed_cmp, &opts);
                 /* lower bound: first item strictly after the cursor */
                 {
                         size_t lo = 0, hi = n;
@@ -1109,7 +1136,7 @@ static int keyed_window(struct keyed *v, size_t n, bool presorted, bool is_str, 
                         while (lo < hi) {
                                 size_t mid = lo + (hi - lo) / 2;
 
-                                if (sort_key_cmp(&v[mid].key, &cur, desc) <= 0)
+                                if (sort_key_cmp(&v[mid].key, &cur, &opts) <= 0)
                                         lo = mid + 1;
                                 else
                                         hi = mid;
@@ -1117,7 +1144,7 @@ static int keyed_window(struct keyed *v, size_t n, bool presorted, bool is_str, 
                         start = lo;
                 }
         } else if (!presorted)
-                qsort_r(v, n, sizeof(*v), keyed_cmp, &desc);
+                qsort_r(v, n, sizeof(*v), keyed_cmp, &opts);
 
         end = n - start > page->page_size ? start + page->page_size : n;
         if (end < n && end > start) {
@@ -1140,8 +1167,9 @@ static int keyed_window(struct keyed *v, size_t n, bool presorted, bool is_str, 
 
 /* keyed_window() rendered as a list object, items via item_json. */
 static int keyed_page(struct keyed *v, size_t n, bool presorted, bool is_str, bool always_has,
-                      const struct catalog_page *page, json_t *(*item_json)(const void *item),
-                      json_t **ret, char *reterr, size_t n_reterr)
+                      bool id_asc, const struct catalog_page *page,
+                      json_t *(*item_json)(const void *item), json_t **ret, char *reterr,
+                      size_t n_reterr)
 {
         AUTOFREE char *next = NULL;
         json_auto_t *items = json_array();
@@ -1150,8 +1178,8 @@ static int keyed_page(struct keyed *v, size_t n, bool presorted, bool is_str, bo
 
         if (!items)
                 return -ENOMEM;
-        r = keyed_window(v, n, presorted, is_str, always_has, page, &start, &end, &next, reterr,
-                         n_reterr);
+        r = keyed_window(v, n, presorted, is_str, always_has, id_asc, page, &start, &end, &next,
+                         reterr, n_reterr);
         if (r < 0)
                 return r;
         for (size_t i = start; i < end; i++)
@@ -1395,7 +1423,7 @@ static bool model_in_labels(const struct catalog_model *m, char **labels)
 struct model_selection {
         struct keyed *v; /* owned */
         size_t n;
-        bool is_str, always_has, presorted;
+        bool is_str, always_has, presorted, id_asc;
 };
 
 /* Filters the snapshot's models for q and computes their sort keys. */
@@ -1504,7 +1532,8 @@ static int models_select(const struct catalog_index *idx, const struct catalog_m
                 break;
         }
         *ret = (struct model_selection){ .v = TAKE_PTR(v), .n = n, .is_str = is_str,
-                                         .always_has = always_has, .presorted = presorted };
+                                         .always_has = always_has, .presorted = presorted,
+                                         .id_asc = q->order == CATALOG_ORDER_PROPERTY };
         return 0;
 }
 
@@ -1517,8 +1546,8 @@ int catalog_index_list_models(const struct catalog_index *idx, const struct cata
         r = models_select(idx, q, &sel);
         if (r < 0)
                 return r;
-        r = keyed_page(sel.v, sel.n, sel.presorted, sel.is_str, sel.always_has, &q->page,
-                       model_item_json, ret, reterr, n_reterr);
+        r = keyed_page(sel.v, sel.n, sel.presorted, sel.is_str, sel.always_has, sel.id_asc,
+                       &q->page, model_item_json, ret, reterr, n_reterr);
         free(sel.v);
         return r;
 }
@@ -1535,8 +1564,8 @@ int catalog_index_list_models_text(const struct catalog_index *idx,
         r = models_select(idx, q, &sel);
         if (r < 0)
                 return r;
-        r = keyed_window(sel.v, sel.n, sel.presorted, sel.is_str, sel.always_has, &q->page, &start,
-                         &end, &next, reterr, n_reterr);
+        r = keyed_window(sel.v, sel.n, sel.presorted, sel.is_str, sel.always_has, sel.id_asc,
+                         &q->page, &start, &end, &next, reterr, n_reterr);
         if (r >= 0)
                 r = buf_puts(out, "{\"items\":[");
         for (size_t i = start; r >= 0 && i < end; i++) {
@@ -1691,8 +1720,8 @@ int catalog_index_list_artifacts(const struct catalog_index *idx, const char *so
         }
         if (order == CATALOG_ORDER_NAME)
                 is_str = true;
-        return keyed_page(v, n, false, is_str, always_has, &q->page, artifact_item_json, ret, reterr,
-                          n_reterr);
+        return keyed_page(v, n, false, is_str, always_has, order == CATALOG_ORDER_PROPERTY,
+                          &q->page, artifact_item_json, ret, reterr, n_reterr);
 }
 
 /* ---- in-memory lists (sources, labels, preview) ---- */
@@ -2056,7 +2085,8 @@ int catalog_index_list_mcp(const struct catalog_index *idx, const struct catalog
                 }
                 n++;
         }
-        r = keyed_page(v, n, false, is_str, true, &q->page, mcp_item_json, &out, reterr, n_reterr);
+        r = keyed_page(v, n, false, is_str, true, false, &q->page, mcp_item_json, &out, reterr,
+                       n_reterr);
         if (r < 0)
                 return r;
         items = json_object_get(out, "items");

@@ -304,9 +304,13 @@ Test(http, models_list_paging_and_order)
         r = get(&fx, "/models?source=disabled_models");
         cr_assert_eq(json_array_size(items(&r)), 0, "disabled sources serve nothing");
         reply_release(&r);
-        r = get(&fx, "/models?orderBy=CREATE_TIME&sortOrder=DESC&pageSize=1&source=acme_models");
+        /* acme/granite-8b-code has no createTimeSinceEpoch: it gets the load time (upstream) */
+        r = get(&fx, "/models?orderBy=CREATE_TIME&sortOrder=DESC&pageSize=2&source=acme_models");
         cr_assert_str_eq(json_string_value(json_object_get(json_array_get(items(&r), 0), "name")),
+                         "acme/granite-8b-code", "%s", r.body);
+        cr_assert_str_eq(json_string_value(json_object_get(json_array_get(items(&r), 1), "name")),
                          "Beta-Model");
+        cr_assert_not_null(json_object_get(json_array_get(items(&r), 0), "lastUpdateTimeSinceEpoch"));
         reply_release(&r);
 }
 
@@ -420,7 +424,7 @@ Test(http, filter_options_and_labels)
         cr_assert_str_neq(json_string_value(json_object_get(r.json, "nextPageToken")), "");
         reply_release(&r);
         r = get(&fx, "/labels?assetType=bogus");
-        assert_error(&r, 400, NULL);
+        assert_error(&r, 400, "invalid value 'bogus' for assetType: valid values are [models mcp_servers]");
         reply_release(&r);
 }
 
@@ -604,6 +608,16 @@ Test(http, mcp_servers)
         r = mcp_get("/mcp_servers/%s/tools/search", id);
         cr_assert_eq(r.status, 200);
         cr_assert_str_eq(json_string_value(json_object_get(r.json, "serverName")), "acme-search");
+        reply_release(&r);
+        /* "fetch" has no accessType in the YAML: served as read_only (upstream's default) */
+        r = mcp_get("/mcp_servers/%s/tools/fetch", id);
+        cr_assert_eq(r.status, 200);
+        cr_assert_str_eq(json_string_value(json_object_get(json_object_get(r.json, "tool"),
+                                                           "accessType")),
+                         "read_only", "%s", r.body);
+        reply_release(&r);
+        r = mcp_get("/mcp_servers/%s/tools?filterQuery=%s", id, "accessType%3D%27read_only%27");
+        cr_assert_eq(json_array_size(items(&r)), 2, "%s", r.body);
         reply_release(&r);
         r = mcp_get("/mcp_servers/%s/tools/nope", id);
         assert_error(&r, 404, NULL);
