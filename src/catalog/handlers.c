@@ -294,13 +294,53 @@ static int collect_artifact_types(void *userdata, const char *key, const char *v
         return 0;
 }
 
+/*
+ * targetRPS (an int32 >= 0), recommendations (a boolean) and the four property names of the
+ * performance endpoint. Answers 400 itself and returns -EINVAL on bad input.
+ */
+static int parse_perf(const struct http_req *req, struct catalog_perf_params *p,
+                      struct http_resp *resp)
+{
+        const char *tr = http_req_query(req, "targetRPS");
+        const char *rec = http_req_query(req, "recommendations");
+        int32_t t = 0;
+
+        if (tr && tr[0]) {
+                if (safe_atoi32(tr, &t) < 0) {
+                        reply_error(resp, 400,
+                                    "invalid targetRPS '%s': not an integer: bad request", tr);
+                        return -EINVAL;
+                }
+                if (t < 0) {
+                        reply_error(resp, 400,
+                                    "invalid targetRPS '%s': must not be negative: bad request",
+                                    tr);
+                        return -EINVAL;
+                }
+        }
+        *p = (struct catalog_perf_params){
+                .target_rps = t,
+                .rps_property = http_req_query(req, "rpsProperty"),
+                .latency_property = http_req_query(req, "latencyProperty"),
+                .hw_count_property = http_req_query(req, "hardwareCountProperty"),
+                .hw_type_property = http_req_query(req, "hardwareTypeProperty"),
+        };
+        if (rec && rec[0] && parse_boolean(rec, &p->recommendations) < 0) {
+                reply_error(resp, 400,
+                            "invalid recommendations '%s' (expected true or false): bad request",
+                            rec);
+                return -EINVAL;
+        }
+        return 0;
+}
+
 static int handle_artifacts(struct ctx *c, struct http_req *req, struct http_resp *resp,
                             const char *source_id, const char *name, bool performance)
 {
         struct catalog_artifact_query q = { 0 };
+        struct catalog_perf_params perf = { 0 };
         struct strv_builder types = { 0 };
         CLEANUP(filter_freep) struct filter_node *filter = NULL;
-        const char *tr = http_req_query(req, "targetRPS");
         char err[512];
         json_t *out = NULL;
         int r;
@@ -319,14 +359,12 @@ static int handle_artifacts(struct ctx *c, struct http_req *req, struct http_res
                 return reply_errno(resp, types.r);
         }
         q.artifact_types = types.v;
-        if (tr && tr[0]) {
-                int32_t t;
-
-                if (safe_atoi32(tr, &t) < 0 || t < 0) {
-                        catalog_strv_free(types.v);
-                        return reply_error(resp, 400, "invalid targetRPS '%s': bad request", tr);
-                }
+        if (parse_perf(req, &perf, resp) < 0) {
+                catalog_strv_free(types.v);
+                return 0;
         }
+        if (performance)
+                q.perf = &perf;
         r = filter_parse(http_req_query(req, "filterQuery"), &filter, err, sizeof(err));
         if (r < 0) {
                 catalog_strv_free(types.v);

@@ -1626,6 +1626,116 @@ static json_t *artifact_item_json(const void *item)
         return json_incref((json_t *)item);
 }
 
+/* upstream's recommendations paging: after the item with the token's id; no token = first page */
+static int perf_recommended_page(struct keyed *v, size_t n, const struct catalog_page *page,
+                                 json_t **ret)
+{
+        AUTOFREE char *plain = NULL, *next = NULL;
+        json_auto_t *items = json_array();
+        size_t start = 0, end;
+        int32_t id;
+
+        if (!items)
+                return -ENOMEM;
+        if (page->token && page->token[0] && strlen(page->token) <= CATALOG_TOKEN_MAX &&
+            b64_decode(page->token, &plain) == 0) {
+                char *colon = strchr(plain, ':');
+
+                if (colon)
+                        *colon = '\0';
+                if (safe_atoi32(plain, &id) == 0) {
+                        start = n;
+                        for (size_t i = 0; i < n; i++)
+                                if (v[i].key.id == id) {
+                                        start = i + 1;
+                                        break;
+                                }
+                }
+        }
+        end = n - start > page->page_size ? start + page->page_size : n;
+        if (end < n) {
+                AUTOFREE char *p2 = NULL;
+
+                if (asprintf(&p2, "%" PRId64 ":", v[end - 1].key.id) < 0)
+                        return -ENOMEM;
+                next = b64_encode(p2, strlen(p2));
+                if (!next)
+                        return -ENOMEM;
+        }
+        for (size_t i = start; i < end; i++)
+                if (json_array_append(items, (json_t *)v[i].item) < 0)
+                        return -ENOMEM;
+        *ret = list_json(TAKE_PTR(items), next, page->page_size);
+        return *ret ? 0 : -ENOMEM;
+}
+
+/*
+ * The performance endpoint's extras over the selected artifacts v[0..n): validation of the
+ * property names, targetRPS properties on private copies, the recommendations filter.
+ */
+static int perf_page(struct keyed *v, size_t n, bool is_str, bool always_has, bool id_asc,
+                     const struct catalog_artifact_query *q, json_t **ret, char *reterr,
+                     size_t n_reterr)
+{
+        struct catalog_perf_params p = *q->perf;
+        struct sort_opts opts = { .desc = q->page.desc, .id_asc = id_asc };
+        AUTOFREE json_t **arts = calloc(n + 1, sizeof(*arts));
+        AUTOFREE bool *keep = calloc(n + 1, sizeof(*keep));
+        size_t k = 0;
+        int r;
+
+        if (!arts || !keep)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                arts[i] = (json_t *)v[i].item;
+        r = catalog_perf_validate(arts, n, &p, reterr, n_reterr);
+        if (r < 0)
+                return r;
+        if (!catalog_perf_active(&p))
+                return keyed_page(v, n, false, is_str, always_has, id_asc, &q->page,
+                                  artifact_item_json, ret, reterr, n_reterr);
+        if (p.recommendations && p.target_rps <= 0)
+                p.target_rps = 1;
+        /* private copies with the computed properties; v[i].item then owns one reference */
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                json_t *c = json_copy(arts[i]);
+                json_t *custom = json_copy(json_object_get(arts[i], "customProperties"));
+
+                if (!c || !custom || json_object_set_new(c, "customProperties", custom) < 0) {
+                        json_decref(c);
+                        json_decref(custom);
+                        r = -ENOMEM;
+                        break;
+                }
+                v[i].item = c;
+                k = i + 1;
+                r = catalog_perf_add_target_rps(c, p.target_rps, p.rps_property);
+        }
+        if (r >= 0 && !p.recommendations)
+                r = keyed_page(v, n, false, is_str, always_has, id_asc, &q->page,
+                               artifact_item_json, ret, reterr, n_reterr);
+        else if (r >= 0) {
+                size_t m = 0;
+
+                qsort_r(v, n, sizeof(*v), keyed_cmp, &opts);
+                for (size_t i = 0; i < n; i++)
+                        arts[i] = (json_t *)v[i].item;
+                r = catalog_perf_recommend(arts, n, &p, keep);
+                for (size_t i = 0; r >= 0 && i < n; i++)
+                        if (keep[i]) {
+                                struct keyed t = v[m];
+
+                                v[m++] = v[i];
+                                v[i] = t;
+                        }
+                if (r >= 0)
+                        r = perf_recommended_page(v, m, &q->page, ret);
+        }
+        for (size_t i = 0; i < k; i++)
+                json_decref((json_t *)v[i].item);
+        return r;
+}
+
 int catalog_index_list_artifacts(const struct catalog_index *idx, const char *source_id,
                                  const char *name, const struct catalog_artifact_query *q,
                                  json_t **ret, char *reterr, size_t n_reterr)
@@ -1720,6 +1830,9 @@ int catalog_index_list_artifacts(const struct catalog_index *idx, const char *so
         }
         if (order == CATALOG_ORDER_NAME)
                 is_str = true;
+        if (q->perf)
+                return perf_page(v, n, is_str, always_has, order == CATALOG_ORDER_PROPERTY, q,
+                                 ret, reterr, n_reterr);
         return keyed_page(v, n, false, is_str, always_has, order == CATALOG_ORDER_PROPERTY,
                           &q->page, artifact_item_json, ret, reterr, n_reterr);
 }

@@ -401,6 +401,85 @@ Test(http, model_and_artifacts)
         reply_release(&r);
 }
 
+static const json_t *custom(const json_t *item, const char *k)
+{
+        return json_object_get(json_object_get(item, "customProperties"), k);
+}
+
+Test(http, performance_target_rps_and_recommendations)
+{
+        static const char base[] = "/sources/acme_models/models/alpha-model/artifacts/performance";
+        struct reply r = get(&fx, "%s?targetRPS=25", base);
+        json_t *h100, *a100;
+
+        /* h100: rps 10 -> ceil(25/10) = 3 replicas, 30 rps; a100: no rps (1) -> 25, 25 */
+        cr_assert_eq(r.status, 200, "%s", r.body);
+        h100 = find_by(items(&r), "name", "alpha-perf-h100");
+        a100 = find_by(items(&r), "name", "alpha-perf-a100");
+        cr_assert(h100 && a100, "%s", r.body);
+        cr_assert_str_eq(json_string_value(json_object_get(custom(h100, "replicas"), "int_value")), "3");
+        cr_assert_str_eq(json_string_value(json_object_get(custom(h100, "replicas"), "metadataType")),
+                         "MetadataIntValue");
+        cr_assert_float_eq(json_number_value(json_object_get(custom(h100, "total_requests_per_second"),
+                                                             "double_value")),
+                           30, 1e-9);
+        cr_assert_str_eq(json_string_value(json_object_get(custom(a100, "replicas"), "int_value")), "25");
+        reply_release(&r);
+
+        /* without targetRPS nothing is computed, and the stored artifact was not changed */
+        r = get(&fx, "%s", base);
+        cr_assert_null(custom(find_by(items(&r), "name", "alpha-perf-h100"), "replicas"), "%s", r.body);
+        reply_release(&r);
+
+        /* two hardware types: each is its own front, both stay; pages of 1 by the id token */
+        r = get(&fx, "%s?recommendations=true&pageSize=1", base);
+        cr_assert_eq(r.status, 200, "%s", r.body);
+        cr_assert_eq(json_array_size(items(&r)), 1);
+        cr_assert_not_null(custom(json_array_get(items(&r), 0), "replicas"), "targetRPS defaults to 1");
+        {
+                char tok[128];
+
+                snprintf(tok, sizeof(tok), "%s",
+                         json_string_value(json_object_get(r.json, "nextPageToken")));
+                cr_assert_neq(tok[0], '\0');
+                reply_release(&r);
+                r = get(&fx, "%s?recommendations=true&pageSize=1&nextPageToken=%s", base, tok);
+                cr_assert_eq(json_array_size(items(&r)), 1, "%s", r.body);
+                cr_assert_str_eq(json_string_value(json_object_get(r.json, "nextPageToken")), "");
+        }
+        reply_release(&r);
+        /* grouped by a property that is no string (ttft_p90): one group "". The a100 (120.25 ms,
+         * 4 devices * 1 replica) is slower and dearer than the h100 (45.5 ms, 2 * 1): only the
+         * h100 is recommended */
+        r = get(&fx, "%s?recommendations=true&hardwareTypeProperty=ttft_p90", base);
+        cr_assert_eq(json_array_size(items(&r)), 1, "%s", r.body);
+        cr_assert_str_eq(json_string_value(json_object_get(json_array_get(items(&r), 0), "name")),
+                         "alpha-perf-h100");
+        reply_release(&r);
+        r = get(&fx, "%s?recommendations=true&hardwareTypeProperty=metricsType_missing", base);
+        assert_error(&r, 400, "properties not found in any performance artifacts: [metricsType_missing]");
+        reply_release(&r);
+        r = get(&fx, "%s?recommendations=true&hardwareTypeProperty=format", base);
+        assert_error(&r, 400, NULL);
+        reply_release(&r);
+
+        r = get(&fx, "%s?targetRPS=abc", base);
+        assert_error(&r, 400, "invalid targetRPS 'abc': not an integer");
+        reply_release(&r);
+        r = get(&fx, "%s?targetRPS=-5", base);
+        assert_error(&r, 400, "invalid targetRPS '-5': must not be negative");
+        reply_release(&r);
+        r = get(&fx, "%s?targetRPS=99999999999", base);
+        assert_error(&r, 400, "not an integer");
+        reply_release(&r);
+        r = get(&fx, "%s?recommendations=maybe", base);
+        assert_error(&r, 400, "invalid recommendations 'maybe'");
+        reply_release(&r);
+        r = get(&fx, "%s?latencyProperty=p99_nope&targetRPS=1", base);
+        assert_error(&r, 400, "[p99_nope]");
+        reply_release(&r);
+}
+
 Test(http, filter_options_and_labels)
 {
         struct reply r = get(&fx, "/models/filter_options");
