@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "catalog/glob.h"
+#include "catalog/hf-sync.h"
 #include "catalog/index.h"
 #include "catalog/limits.h"
 #include "http/router.h"
@@ -561,20 +562,117 @@ static int preview_path(struct ctx *c, const char *p, char **ret)
         return asprintf(ret, "%s/%s", catalog_service_base_dir(c->svc), p) < 0 ? -ENOMEM : 0;
 }
 
+/*
+ * The model names of a yaml preview source (catalogData, or its yamlCatalogPath) with their
+ * include decision. Answers 422 itself (returns -EINVAL) for bad data.
+ */
+static int preview_yaml_names(struct ctx *c, struct catalog_source_config *src,
+                              const char *cat_data, size_t cat_len, struct http_resp *resp,
+                              char ***ret_names, bool **ret_included)
+{
+        CLEANUP(catalog_models_unrefp) struct catalog_models *models = NULL;
+        CLEANUP(catalog_strv_freep) char **excluded = NULL, **names = NULL;
+        struct catalog_error err = { 0 };
+        AUTOFREE bool *included = NULL;
+        char msg[1200];
+        int r;
+
+        if (cat_data)
+                r = catalog_models_parse("catalogData", cat_data, cat_len, &models, &err);
+        else {
+                const char *p = json_string_value(json_object_get(src->properties,
+                                                                  "yamlCatalogPath"));
+                AUTOFREE char *path = NULL;
+
+                if (!p) {
+                        reply_error(resp, 422,
+                                    "config needs properties.yamlCatalogPath or a catalogData part");
+                        return -EINVAL;
+                }
+                r = preview_path(c, p, &path);
+                if (r == -EPERM) {
+                        reply_error(resp, 422, "yamlCatalogPath '%s' is not allowed", p);
+                        return -EINVAL;
+                }
+                if (r >= 0)
+                        r = catalog_models_load_file(path, &models, &err);
+        }
+        if (r >= 0)
+                r = catalog_source_excluded(src, &excluded);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                reply_error(resp, 422, "invalid catalog data: %s",
+                            catalog_error_format(&err, msg, sizeof(msg)));
+                return -EINVAL;
+        }
+        names = calloc(models->n + 1, sizeof(*names));
+        included = calloc(models->n + 1, sizeof(*included));
+        if (!names || !included)
+                return -ENOMEM;
+        for (size_t i = 0; i < models->n; i++) {
+                names[i] = strdup(models->v[i].name);
+                if (!names[i])
+                        return -ENOMEM;
+                included[i] = catalog_glob_included(src->included, excluded, names[i]);
+        }
+        *ret_names = TAKE_PTR(names);
+        *ret_included = TAKE_PTR(included);
+        return 0;
+}
+
+/* The same for an hf preview source: the names the hub has for its patterns (upstream). */
+static int preview_hf_names(struct catalog_source_config *src, struct http_resp *resp,
+                            char ***ret_names, bool **ret_included)
+{
+        struct catalog_hf_config cfg = { 0 };
+        CLEANUP(catalog_strv_freep) char **names = NULL;
+        AUTOFREE bool *included = NULL;
+        char err[1024];
+        size_t n;
+        int r;
+
+        r = catalog_hf_config_from_source(src, NULL, &cfg, err, sizeof(err));
+        if (r == -EINVAL) {
+                reply_error(resp, 422, "invalid source config: %s", err);
+                return r;
+        }
+        if (r < 0)
+                return r;
+        r = catalog_hf_preview_names(&cfg, NULL, &names, err, sizeof(err));
+        if (r == -EINVAL)
+                reply_error(resp, 422, "%s", err);
+        if (r < 0) {
+                catalog_hf_config_release(&cfg);
+                return r;
+        }
+        n = catalog_strv_length(names);
+        included = calloc(n + 1, sizeof(*included));
+        if (!included) {
+                catalog_hf_config_release(&cfg);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < n; i++)
+                included[i] = catalog_glob_included(cfg.included, cfg.excluded, names[i]);
+        catalog_hf_config_release(&cfg);
+        *ret_names = TAKE_PTR(names);
+        *ret_included = TAKE_PTR(included);
+        return 0;
+}
+
 static int handle_preview(struct ctx *c, struct http_req *req, struct http_resp *resp)
 {
         const char *ct = http_req_header(req, "Content-Type");
         const char *fs = http_req_query(req, "filterStatus");
         const char *body = buf_str(&req->body);
         const char *cfg_data = NULL, *cat_data = NULL;
-        size_t cfg_len = 0, cat_len = 0, n_incl = 0, n = 0, start, end;
+        size_t cfg_len = 0, cat_len = 0, n_incl = 0, n = 0, total, start, end;
         struct catalog_source_config src = { .enabled = -1 };
-        CLEANUP(catalog_models_unrefp) struct catalog_models *models = NULL;
-        CLEANUP(catalog_strv_freep) char **excluded = NULL;
+        CLEANUP(catalog_strv_freep) char **names = NULL;
         struct catalog_error err = { 0 };
         struct catalog_page page = { 0 };
         AUTOFREE char **values = NULL;
-        AUTOFREE bool *included = NULL;
+        AUTOFREE bool *all_included = NULL, *included = NULL;
         AUTOFREE char *next = NULL;
         json_auto_t *items = NULL;
         char msg[1200];
@@ -607,62 +705,33 @@ static int handle_preview(struct ctx *c, struct http_req *req, struct http_resp 
         if (r < 0)
                 return reply_error(resp, 422, "invalid source config: %s",
                                    catalog_error_format(&err, msg, sizeof(msg)));
-        if (!src.type || !streq(src.type, "yaml")) {
+        if (src.type && streq(src.type, "yaml"))
+                r = preview_yaml_names(c, &src, cat_data, cat_len, resp, &names, &all_included);
+        else if (src.type && (streq(src.type, "hf") || streq(src.type, "huggingface")))
+                r = preview_hf_names(&src, resp, &names, &all_included);
+        else
                 r = reply_error(resp, 422, "unsupported source type '%s'",
-                                src.type ? src.type : "");
-                catalog_source_config_release(&src);
-                return r;
-        }
-        if (cat_data)
-                r = catalog_models_parse("catalogData", cat_data, cat_len, &models, &err);
-        else {
-                const char *p = json_string_value(json_object_get(src.properties,
-                                                                  "yamlCatalogPath"));
-                AUTOFREE char *path = NULL;
-
-                if (!p) {
-                        catalog_source_config_release(&src);
-                        return reply_error(resp, 422,
-                                           "config needs properties.yamlCatalogPath or a "
-                                           "catalogData part");
-                }
-                r = preview_path(c, p, &path);
-                if (r == -EPERM) {
-                        reply_error(resp, 422, "yamlCatalogPath '%s' is not allowed", p);
-                        catalog_source_config_release(&src);
-                        return 0;
-                }
-                if (r >= 0)
-                        r = catalog_models_load_file(path, &models, &err);
-        }
-        if (r >= 0)
-                r = catalog_source_excluded(&src, &excluded);
-        if (r == -ENOMEM) {
-                catalog_source_config_release(&src);
+                                src.type ? src.type : "") < 0 ? -ENOMEM : -EINVAL;
+        catalog_source_config_release(&src);
+        if (r == -EINVAL)
+                return 0;
+        if (r < 0)
                 return reply_errno(resp, r);
-        }
-        if (r < 0) {
-                catalog_source_config_release(&src);
-                return reply_error(resp, 422, "invalid catalog data: %s",
-                                   catalog_error_format(&err, msg, sizeof(msg)));
-        }
-        values = calloc(models->n + 1, sizeof(*values));
-        included = calloc(models->n + 1, sizeof(*included));
+        total = catalog_strv_length(names);
+        values = calloc(total + 1, sizeof(*values));
+        included = calloc(total + 1, sizeof(*included));
         items = json_array();
-        if (!values || !included || !items) {
-                catalog_source_config_release(&src);
+        if (!values || !included || !items)
                 return reply_errno(resp, -ENOMEM);
-        }
-        for (size_t i = 0; i < models->n; i++) {
-                bool inc = catalog_glob_included(src.included, excluded, models->v[i].name);
+        for (size_t i = 0; i < total; i++) {
+                bool inc = all_included[i];
 
                 n_incl += inc;
                 if ((want == 1 && !inc) || (want == 2 && inc))
                         continue;
-                values[n] = models->v[i].name;
+                values[n] = names[i];
                 included[n++] = inc;
         }
-        catalog_source_config_release(&src);
         r = catalog_page_memory(values, values, n, &page, &start, &end, &next);
         if (r < 0)
                 return reply_errno(resp, r);
@@ -671,10 +740,9 @@ static int handle_preview(struct ctx *c, struct http_req *req, struct http_resp 
                                                            "included", included[i])) < 0)
                         return reply_errno(resp, -ENOMEM);
         return reply_json(resp, json_pack("{s:O, s:{s:I, s:I, s:I}, s:s, s:I, s:I}", "items",
-                                          items, "summary", "totalModels",
-                                          (json_int_t)models->n, "includedModels",
-                                          (json_int_t)n_incl, "excludedModels",
-                                          (json_int_t)(models->n - n_incl), "nextPageToken",
+                                          items, "summary", "totalModels", (json_int_t)total,
+                                          "includedModels", (json_int_t)n_incl, "excludedModels",
+                                          (json_int_t)(total - n_incl), "nextPageToken",
                                           next ? next : "", "pageSize",
                                           (json_int_t)page.page_size, "size",
                                           (json_int_t)json_array_size(items)));

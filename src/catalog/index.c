@@ -887,7 +887,9 @@ int catalog_index_build(struct catalog_config *config, struct catalog_source_loa
                         const struct catalog_model_data *d = &data->v[j];
                         size_t n_art = json_array_size(d->artifacts);
 
-                        if (!catalog_glob_included(s->included, excluded, d->name))
+                        /* hf sources are filtered by their sync (patterns with the org prefix) */
+                        if (!(s->type && streq(s->type, "hf")) &&
+                            !catalog_glob_included(s->included, excluded, d->name))
                                 continue;
                         m->src = s;
                         m->data = d;

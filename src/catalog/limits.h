@@ -33,3 +33,7 @@
 /* filter_options: string options only for properties with fewer distinct values, each this short. */
 #define CATALOG_FILTER_OPTION_VALUES_MAX 50U
 #define CATALOG_FILTER_OPTION_VALUE_LEN_MAX 100U
+/* hf sources: largest hub response (model list page, model info), model card, list pages per pattern. */
+#define CATALOG_HF_BODY_MAX (16U * 1024U * 1024U)
+#define CATALOG_HF_README_MAX (4U * 1024U * 1024U)
+#define CATALOG_HF_PAGES_MAX 1000U

@@ -200,7 +200,7 @@ Test(http, sources_with_status)
         json_t *s;
 
         cr_assert_eq(r.status, 200, "%s", r.body);
-        cr_assert_eq(json_array_size(items(&r)), 6, "all model sources, incl. disabled/error: %s",
+        cr_assert_eq(json_array_size(items(&r)), 7, "all model sources, incl. disabled/error: %s",
                      r.body);
         cr_assert_eq(json_integer_value(json_object_get(r.json, "pageSize")), 10);
         s = find_by(items(&r), "id", "acme_models");
@@ -218,6 +218,11 @@ Test(http, sources_with_status)
         s = find_by(items(&r), "id", "missing_models");
         cr_assert_str_eq(json_string_value(json_object_get(s, "status")), "error");
         s = find_by(items(&r), "id", "hf_models");
+        cr_assert_str_eq(json_string_value(json_object_get(s, "status")), "error");
+        cr_assert(strstr(json_string_value(json_object_get(s, "error")),
+                         "failed to expand model patterns: no models found: [ibm-granite/*]"),
+                  "%s", json_string_value(json_object_get(s, "error")));
+        s = find_by(items(&r), "id", "mlflow_models");
         cr_assert(strstr(json_string_value(json_object_get(s, "error")), "not registered"));
         reply_release(&r);
 

@@ -34,7 +34,7 @@ Test(sources, fixture_parses)
         const struct catalog_source_config *s;
 
         cr_assert_eq(catalog_config_load(&p, 1, &c, &e), 0, "load failed: %s", e.message);
-        cr_assert_eq(c.n_sources, 7);
+        cr_assert_eq(c.n_sources, 8);
         s = catalog_config_find(&c, "acme_models");
         cr_assert_not_null(s);
         cr_assert_str_eq(s->name, "Acme Models");
@@ -74,7 +74,7 @@ Test(sources, later_file_overrides_field_by_field)
         json_t *v;
 
         cr_assert_eq(catalog_config_load(files, 2, &c, &e), 0, "load failed: %s", e.message);
-        cr_assert_eq(c.n_sources, 7, "override adds no source");
+        cr_assert_eq(c.n_sources, 8, "override adds no source");
         s = catalog_config_find(&c, "community_models");
         cr_assert_eq(catalog_strv_length(s->labels), 1);
         cr_assert_str_eq(s->labels[0], "Community");
