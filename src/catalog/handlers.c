@@ -26,6 +26,8 @@ static const char *status_text(unsigned status)
                 return "Not Found";
         case 405:
                 return "Method Not Allowed";
+        case 413:
+                return "Request Entity Too Large";
         case 422:
                 return "Unprocessable Entity";
         default:
@@ -540,26 +542,36 @@ int catalog_multipart_find(const char *content_type, const char *body, size_t le
         return -ENOENT;
 }
 
-/* A preview path: relative to the first sources file's directory, no "..", or a configured one. */
+/*
+ * A preview path: only the catalog file of a configured source (absolute, or relative to the
+ * first sources file's directory), compared after resolving symlinks; -EPERM for anything else.
+ */
 static int preview_path(struct ctx *c, const char *p, char **ret)
 {
         const struct catalog_config *cfg = catalog_index_config(c->idx);
+        AUTOFREE char *joined = NULL, *want = NULL;
 
-        if (p[0] == '/') {
-                for (size_t i = 0; i < cfg->n_sources; i++) {
-                        AUTOFREE char *sp = NULL;
+        if (p[0] == '/')
+                joined = strdup(p);
+        else if (asprintf(&joined, "%s/%s", catalog_service_base_dir(c->svc), p) < 0)
+                joined = NULL;
+        if (!joined)
+                return -ENOMEM;
+        want = realpath(joined, NULL);
+        if (!want)
+                return errno == ENOMEM ? -ENOMEM : -EPERM;
+        for (size_t i = 0; i < cfg->n_sources; i++) {
+                AUTOFREE char *sp = NULL, *real = NULL;
 
-                        if (catalog_source_yaml_path(&cfg->sources[i], &sp) >= 0 && streq(sp, p)) {
-                                *ret = strdup(p);
-                                return *ret ? 0 : -ENOMEM;
-                        }
+                if (cfg->sources[i].is_mcp || catalog_source_yaml_path(&cfg->sources[i], &sp) < 0)
+                        continue;
+                real = realpath(sp, NULL);
+                if (real && streq(real, want)) {
+                        *ret = TAKE_PTR(want);
+                        return 0;
                 }
-                return -EPERM;
         }
-        if (streq(p, "..") || strneq(p, "../", 3) || strstr(p, "/../") ||
-            (strlen(p) >= 3 && streq(p + strlen(p) - 3, "/..")))
-                return -EPERM;
-        return asprintf(ret, "%s/%s", catalog_service_base_dir(c->svc), p) < 0 ? -ENOMEM : 0;
+        return -EPERM;
 }
 
 /*
@@ -679,6 +691,9 @@ static int handle_preview(struct ctx *c, struct http_req *req, struct http_resp 
         int want = 0; /* 0 all, 1 included, 2 excluded */
         int r;
 
+        if (req->body.len > CATALOG_PREVIEW_BODY_MAX)
+                return reply_error(resp, 413, "request body too large (limit %u bytes)",
+                                   CATALOG_PREVIEW_BODY_MAX);
         if (parse_page(req, &page, resp) < 0)
                 return 0;
         if (fs && fs[0]) {

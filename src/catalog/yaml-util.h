@@ -38,6 +38,9 @@ _warn_unused_result_ int catalog_strv_copy(char *const *v, char ***ret);
 bool catalog_strv_contains(char *const *v, const char *s);
 DEFINE_CLEANUP_FUNC(char **, catalog_strv_free)
 
+/* catalog_read_file(): the path is no regular file (a FIFO, a device, a socket). */
+#define EFTYPE_CATALOG EBADFD
+
 /*
  * Reads the whole file at path into a new NUL-terminated buffer. -EFBIG when it is larger than
  * max bytes, -errno from open/read. Follows symlinks.

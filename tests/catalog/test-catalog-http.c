@@ -572,6 +572,14 @@ Test(http, source_preview)
                              0);
                 assert_error(&r, 422, NULL);
                 reply_release(&r);
+                /* a file next to the sources file that no source uses is not read */
+                cr_assert_eq(request(NULL, "POST", url, "multipart/form-data; boundary=b",
+                                     "--b\r\nContent-Disposition: form-data; name=\"config\"\r\n\r\n"
+                                     "type: yaml\nproperties: {yamlCatalogPath: override.yaml}\n\r\n--b--\r\n",
+                                     &r),
+                             0);
+                assert_error(&r, 422, "yamlCatalogPath 'override.yaml' is not allowed");
+                reply_release(&r);
                 cr_assert_eq(request(NULL, "POST", url, "multipart/form-data; boundary=b", badcfg,
                                      &r),
                              0);
@@ -583,6 +591,38 @@ Test(http, source_preview)
                 assert_error(&r, 400, NULL);
                 reply_release(&r);
         }
+}
+
+Test(http, preview_is_bounded)
+{
+        static const char head[] = "--b\r\nContent-Disposition: form-data; name=\"config\"\r\n\r\n"
+                                   "type: yaml\n\r\n--b\r\nContent-Disposition: form-data; "
+                                   "name=\"catalogData\"\r\n\r\nmodels: ";
+        size_t depth = 150000, n = strlen(head);
+        char *body = malloc(n + 2 * depth + 32), url[256];
+        struct reply r;
+
+        /* 300 KB of nested [ ] in catalogData: once 121 s of CPU; now refused at the depth limit */
+        cr_assert_not_null(body);
+        memcpy(body, head, n);
+        memset(body + n, '[', depth);
+        memset(body + n + depth, ']', depth);
+        memcpy(body + n + 2 * depth, "\r\n--b--\r\n", sizeof("\r\n--b--\r\n"));
+        snprintf(url, sizeof(url), "%s/sources/preview", fx.base);
+        cr_assert_eq(request(NULL, "POST", url, "multipart/form-data; boundary=b", body, &r), 0);
+        assert_error(&r, 422, "nesting deeper than 64 levels");
+        reply_release(&r);
+        free(body);
+
+        /* a body over the preview's own limit (2 MiB) is a 413 */
+        body = malloc(3U * 1024U * 1024U);
+        cr_assert_not_null(body);
+        memset(body, 'x', 3U * 1024U * 1024U - 1);
+        body[3U * 1024U * 1024U - 1] = '\0';
+        cr_assert_eq(request(NULL, "POST", url, "multipart/form-data; boundary=b", body, &r), 0);
+        assert_error(&r, 413, "request body too large");
+        reply_release(&r);
+        free(body);
 }
 
 Test(http, invalid_parameters_are_400)
