@@ -398,6 +398,16 @@ static int strv_push(char ***v, size_t *n, const char *s)
         return 0;
 }
 
+/* upstream's message for "*", "*\/x" and patterns without an organization; -EIO */
+static int unsupported_pattern(const char *p, char *err, size_t n_err)
+{
+        snprintf(err, n_err,
+                 "wildcard pattern \"%s\" is not supported - Hugging Face requires a specific "
+                 "organization (e.g., 'ibm-granite/*' or 'meta-llama/Llama-2-*')",
+                 p);
+        return -EIO;
+}
+
 /*
  * Step 2: the concrete names. Returns -EIO with err when a pattern is unsupported or when
  * wildcard patterns found nothing at all.
@@ -423,12 +433,7 @@ static int expand_names(struct hf_client *cl, char ***ret, char *err, size_t n_e
                         break;
                 switch (type) {
                 case CATALOG_HF_PATTERN_INVALID:
-                        snprintf(err, n_err,
-                                 "wildcard pattern \"%s\" is not supported - Hugging Face "
-                                 "requires a specific organization (e.g., 'ibm-granite/*' or "
-                                 "'meta-llama/Llama-2-*')",
-                                 *p);
-                        r = -EIO;
+                        r = unsupported_pattern(*p, err, n_err);
                         break;
                 case CATALOG_HF_PATTERN_ORG_ALL:
                 case CATALOG_HF_PATTERN_ORG_PREFIX:
@@ -726,12 +731,7 @@ int catalog_hf_preview_names(const struct catalog_hf_config *c, const struct cat
                         break;
                 switch (type) {
                 case CATALOG_HF_PATTERN_INVALID:
-                        snprintf(reterr, n_reterr,
-                                 "wildcard pattern \"%s\" is not supported - Hugging Face "
-                                 "requires a specific organization (e.g., 'ibm-granite/*' or "
-                                 "'meta-llama/Llama-2-*')",
-                                 *p);
-                        r = -EIO;
+                        r = unsupported_pattern(*p, reterr, n_reterr);
                         break;
                 case CATALOG_HF_PATTERN_ORG_ALL:
                 case CATALOG_HF_PATTERN_ORG_PREFIX:

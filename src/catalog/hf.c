@@ -142,24 +142,12 @@ int catalog_hf_config_from_source(const struct catalog_source_config *src,
         return 0;
 }
 
-static json_t *strv_to_json(char *const *v)
-{
-        json_t *a = json_array();
-
-        for (; a && v && *v; v++)
-                if (json_array_append_new(a, json_string(*v)) < 0) {
-                        json_decref(a);
-                        return NULL;
-                }
-        return a;
-}
-
 char *catalog_hf_config_key(const struct catalog_hf_config *c)
 {
         json_auto_t *o = json_pack("{s:s, s:s, s:s?, s:b, s:o, s:o, s:I, s:I}", "source",
                                    c->source_id, "url", c->base_url, "key", c->api_key, "hasKey",
-                                   c->has_key, "included", strv_to_json(c->included), "excluded",
-                                   strv_to_json(c->excluded), "maxModels",
+                                   c->has_key, "included", catalog_strv_to_json(c->included), "excluded",
+                                   catalog_strv_to_json(c->excluded), "maxModels",
                                    (json_int_t)c->max_models, "sync",
                                    (json_int_t)c->sync_interval);
 

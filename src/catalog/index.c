@@ -959,8 +959,9 @@ int catalog_index_build(struct catalog_config *config, struct catalog_source_loa
                 id_entries_free(nv, nn);
                 return r;
         }
-        /* commit the new id map */
-        qsort(nv, nn, sizeof(*nv), id_entry_cmp);
+        /* commit the new id map (empty when nothing is served: nv is NULL then) */
+        if (nn > 0)
+                qsort(nv, nn, sizeof(*nv), id_entry_cmp);
         id_entries_free(ids->v, ids->n);
         ids->v = nv;
         ids->n = nn;
@@ -1881,18 +1882,6 @@ int catalog_page_memory(char *const *values, char *const *ids, size_t n,
         return 0;
 }
 
-static json_t *strv_json(char *const *v)
-{
-        json_t *a = json_array();
-
-        for (; a && v && *v; v++)
-                if (json_array_append_new(a, json_string(*v)) < 0) {
-                        json_decref(a);
-                        return NULL;
-                }
-        return a;
-}
-
 static json_t *source_json(const struct catalog_index *idx, size_t i)
 {
         const struct catalog_source_config *s = &idx->config.sources[i];
@@ -1901,17 +1890,17 @@ static json_t *source_json(const struct catalog_index *idx, size_t i)
 
         o = json_pack("{s:s, s:s, s:b, s:o, s:s, s:o, s:s}", "id", s->id, "name",
                       s->name ? s->name : s->id, "enabled", s->enabled > 0, "labels",
-                      strv_json(s->labels), "status",
+                      catalog_strv_to_json(s->labels), "status",
                       catalog_source_state_to_string(st->state), "error",
                       st->error ? json_string(st->error) : json_null(), "assetType",
                       s->is_mcp ? "mcp_servers" : (s->asset_type ? s->asset_type : "models"));
         if (!o)
                 return NULL;
         if (s->included && json_object_set_new(o, s->is_mcp ? "includedServers" : "includedModels",
-                                               strv_json(s->included)) < 0)
+                                               catalog_strv_to_json(s->included)) < 0)
                 return json_decref(o), NULL;
         if (s->excluded && json_object_set_new(o, s->is_mcp ? "excludedServers" : "excludedModels",
-                                               strv_json(s->excluded)) < 0)
+                                               catalog_strv_to_json(s->excluded)) < 0)
                 return json_decref(o), NULL;
         return o;
 }

@@ -88,6 +88,18 @@ bool catalog_strv_contains(char *const *v, const char *s)
         return false;
 }
 
+json_t *catalog_strv_to_json(char *const *v)
+{
+        json_t *a = json_array();
+
+        for (; a && v && *v; v++)
+                if (json_array_append_new(a, json_string(*v)) < 0) {
+                        json_decref(a);
+                        return NULL;
+                }
+        return a;
+}
+
 int catalog_read_file_reported(const char *path, size_t max, char **ret_data, size_t *ret_len,
                                struct catalog_error *err)
 {

@@ -36,6 +36,8 @@ size_t catalog_strv_length(char *const *v);
 /* Deep copy; NULL copies to NULL. Returns -ENOMEM. */
 _warn_unused_result_ int catalog_strv_copy(char *const *v, char ***ret);
 bool catalog_strv_contains(char *const *v, const char *s);
+/* A new JSON array of the strings of v (NULL: empty); NULL on ENOMEM. */
+json_t *catalog_strv_to_json(char *const *v);
 DEFINE_CLEANUP_FUNC(char **, catalog_strv_free)
 
 /* catalog_read_file(): the path is no regular file (a FIFO, a device, a socket). */
