@@ -24,13 +24,22 @@ import statistics
 import subprocess
 import tempfile
 import threading
+import sys
 import time
 
 here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, "..", "..", "tests", "agent"))
+from agentlib import (ConfigDir, controller_kubeconfig, free_port, kubectl, ready_isvc,  # noqa: E402
+                      sa_kubeconfig, trained_model)
+import ssl  # noqa: E402
+import urllib.request  # noqa: E402
 ap = argparse.ArgumentParser()
 ap.add_argument("--build", default=os.path.join(here, "..", "..", "build"))
 ap.add_argument("--models", type=int, default=1000)
 ap.add_argument("--models-prop", type=int, default=100)
+ap.add_argument("--kube", action="store_true",
+                help="also the API path (TrainedModel create -> load call): run under "
+                     "MODELPLANE_TESTENV_ARGS='--crds deploy/crds' scripts/with-testenv")
 args = ap.parse_args()
 BIN = os.path.join(args.build, "src", "cmd", "modelplane")
 
@@ -65,40 +74,16 @@ class Repo(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-def rss_kib(pid):
+def rss_kib(pid, field="VmRSS"):
     for line in open(f"/proc/{pid}/status"):
-        if line.startswith("VmRSS:"):
+        if line.startswith(field + ":"):
             return int(line.split()[1])
     return -1
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
-class ConfigDir:
-    def __init__(self, path):
-        self.path, self.n = path, 0
-        os.symlink("..data/models.json", os.path.join(path, "models.json"))
-
-    def write(self, entries):
-        self.n += 1
-        ts = os.path.join(self.path, f"..ts_{self.n:06d}")
-        os.mkdir(ts)
-        with open(os.path.join(ts, "models.json"), "w") as f:
-            json.dump([{"modelName": n, "modelSpec": {"storageUri": u, "framework": "sklearn",
-                                                      "memory": "1Mi"}} for n, u in entries], f)
-        link = os.path.join(self.path, "..data")
-        old = os.path.realpath(link) if os.path.islink(link) else None
-        os.symlink(os.path.basename(ts), link + "_tmp")
-        os.rename(link + "_tmp", link)
-        if old:
-            shutil.rmtree(old)
-        return time.monotonic()
+def rss(pid):
+    return (f"{rss_kib(pid) / 1024:.1f} MiB (anonymous {rss_kib(pid, 'RssAnon') / 1024:.1f} MiB, "
+            f"file-backed {rss_kib(pid, 'RssFile') / 1024:.1f} MiB: the shared libraries of the one binary)")
 
 
 def wait(pred, timeout=600):
@@ -130,7 +115,7 @@ def main():
                               "--api-watch", "off", "--log-level", "warn"],
                              stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "agent.log"), "w"))
         time.sleep(2)
-        print(f"agent RSS idle (puller on, 0 models): {rss_kib(p.pid) / 1024:.1f} MiB")
+        print(f"agent RSS idle (puller on, 0 models): {rss(p.pid)}")
 
         # propagation over the file path, one model at a time
         lat = []
@@ -154,16 +139,69 @@ def main():
         print(f"{args.models} models in one models.json: all load calls after {t1 - t0:.1f} s"
               f"{'' if ok else ' (TIMED OUT)'}")
         time.sleep(1)
-        print(f"agent RSS with {args.models} models tracked: {rss_kib(p.pid) / 1024:.1f} MiB")
+        print(f"agent RSS with {args.models} models tracked: {rss(p.pid)}")
         t0 = cfg.write([])
         wait(lambda: not any(n in loads for n, _ in entries), timeout=900)
         print(f"removing all {args.models}: {time.monotonic() - t0:.1f} s; "
-              f"RSS after: {rss_kib(p.pid) / 1024:.1f} MiB")
-        print(f"machine load average: {os.getloadavg()[0]:.2f} (2 cores shared)")
+              f"RSS after: {rss(p.pid)}")
         p.terminate()
         p.wait(timeout=30)
+        if args.kube:
+            kube_propagation(work, src, srv.server_address[1])
+        print(f"machine load average: {os.getloadavg()[0]:.2f} (2 cores shared)")
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def kube_propagation(work, src, repo_port):
+    """TrainedModel create (API answer) -> the agent's load call, through the real controller
+    (models.json in the ConfigMap) and the agent's ConfigMap watch; one model at a time."""
+    ns = f"agent-bench-{os.getpid()}"
+    kubectl("create", "namespace", ns)
+    kubectl("-n", ns, "create", "serviceaccount", "bench")
+    kubectl("create", "clusterrolebinding", ns, "--clusterrole=cluster-admin", f"--serviceaccount={ns}:bench")
+    kc = sa_kubeconfig(f"{ns}/bench")
+    text = open(kc).read()
+    server = text.split("server: ")[1].split()[0]
+    ca = text.split("certificate-authority: ")[1].split()[0]
+    token = text.split("token: ")[1].split()[0]
+    ctx = ssl.create_default_context(cafile=ca)
+    ctrl = subprocess.Popen([BIN, "controller", "--kubeconfig", controller_kubeconfig(), "--namespace", ns,
+                             "--health-probe-bind-address", "127.0.0.1:0", "--metrics-bind-address",
+                             "127.0.0.1:0", "--log-level", "warn"],
+                            stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "controller.log"), "w"))
+    ready_isvc(ns, "bench", memory="64Gi")
+    cfg_dir, model_dir = os.path.join(work, "cfg-kube"), os.path.join(work, "models-kube")
+    os.makedirs(cfg_dir)
+    os.makedirs(model_dir)
+    agent = subprocess.Popen([BIN, "agent", "--enable-puller", "--config-dir", cfg_dir, "--model-dir",
+                              model_dir, "--port", str(free_port()), "--listen-address", "127.0.0.1",
+                              "--model-server-url", f"http://127.0.0.1:{repo_port}", "--api-watch", "on",
+                              "--kubeconfig", kc, "--namespace", ns, "--inference-service", "bench",
+                              "--log-level", "warn"],
+                             stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "agent-kube.log"), "w"))
+    try:
+        time.sleep(2)
+        lat = []
+        url = f"{server}/apis/serving.kserve.io/v1alpha1/namespaces/{ns}/trainedmodels"
+        for i in range(args.models_prop):
+            name = f"k{i:05d}"
+            req = urllib.request.Request(url, data=trained_model(ns, name, "bench", "file://" + src, "1Mi").encode(),
+                                         method="POST", headers={"Authorization": f"Bearer {token}",
+                                                                 "Content-Type": "application/json"})
+            t0 = time.monotonic()
+            urllib.request.urlopen(req, context=ctx, timeout=30).read()
+            wait(lambda: name in loads, timeout=60)
+            lat.append((loads.get(name, float("inf")) - t0) * 1000)
+        lat.sort()
+        print(f"propagation, API path (TrainedModel POST -> controller -> ConfigMap -> watch -> load call), "
+              f"{len(lat)} models: p50 {statistics.median(lat):.1f} ms, p99 {lat[int(len(lat) * 0.99) - 1]:.1f} ms, "
+              f"max {lat[-1]:.1f} ms")
+    finally:
+        agent.terminate()
+        ctrl.terminate()
+        agent.wait(timeout=30)
+        ctrl.wait(timeout=30)
 
 
 if __name__ == "__main__":

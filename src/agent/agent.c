@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -41,6 +40,7 @@ struct agent {
         size_t n_mem;
         struct model_entries last_desired; /* reconciler thread only */
         atomic_ulong passes;
+        atomic_ulong status_generation; /* bumped on every per-model state change */
 
         pthread_t thread;
         bool started;
@@ -150,6 +150,11 @@ void agent_set_api_healthy(struct agent *a, bool healthy)
         pthread_mutex_unlock(&a->lock);
 }
 
+unsigned long agent_status_generation(struct agent *a)
+{
+        return atomic_load(&a->status_generation);
+}
+
 unsigned long agent_passes(struct agent *a)
 {
         return atomic_load(&a->passes);
@@ -233,14 +238,6 @@ static void set_str(char **p, const char *v)
         *p = c;
 }
 
-static double random01(void)
-{
-        uint32_t v = 0;
-        if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != sizeof(v))
-                v = (uint32_t)now_monotonic();
-        return (double)v / 4294967296.0;
-}
-
 /* Records a success or a failure of @name at @uri. */
 static void mem_update(struct agent *a, const char *name, const char *uri, enum model_phase phase,
                        const char *loaded_uri, const char *reason)
@@ -263,13 +260,14 @@ static void mem_update(struct agent *a, const char *name, const char *uri, enum 
                 set_str(&m->reason, reason);
                 m->failed_load = phase == PHASE_FAILED_TO_LOAD;
                 m->retry_at = now_monotonic() +
-                              backoff_delay(m->failures, a->o.retry_base, a->o.retry_max, random01());
+                              backoff_delay(m->failures, a->o.retry_base, a->o.retry_max, fetch_jitter01());
         } else if (phase == PHASE_LOADED || phase == PHASE_PENDING || phase == PHASE_UNLOADING) {
                 set_str(&m->failed_uri, NULL);
                 set_str(&m->reason, NULL);
                 m->failures = 0;
                 m->retry_at = 0;
         }
+        atomic_fetch_add(&a->status_generation, 1);
         if (phase == PHASE_LOADED)
                 set_str(&m->loaded_uri, loaded_uri);
         if (phase == PHASE_UNLOADING)
@@ -286,6 +284,7 @@ static void mem_forget(struct agent *a, const char *name)
                 memory_release(&a->mem[pos]);
                 memmove(&a->mem[pos], &a->mem[pos + 1], (a->n_mem - pos - 1) * sizeof(a->mem[0]));
                 a->n_mem--;
+                atomic_fetch_add(&a->status_generation, 1);
         }
         pthread_mutex_unlock(&a->lock);
 }

@@ -62,5 +62,7 @@ void agent_set_api_healthy(struct agent *a, bool healthy);
  * Thread-safe. Returns: new reference; NULL on OOM.
  */
 json_t *agent_status(struct agent *a);
+/* Changes whenever agent_status() would answer differently (coalescing writers poll it). */
+unsigned long agent_status_generation(struct agent *a);
 /* How many passes have completed (tests and probes). Thread-safe. */
 unsigned long agent_passes(struct agent *a);

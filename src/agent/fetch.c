@@ -168,7 +168,7 @@ static size_t sink_write(char *p, size_t size, size_t nmemb, void *userdata)
         return buf_append(s->body, p, len) < 0 ? 0 : len;
 }
 
-static double random01(void)
+double fetch_jitter01(void)
 {
         uint32_t v = 0;
 
@@ -309,7 +309,7 @@ static int transfer(const struct fetch_config *c, const struct request *q, char 
                 if (r == 0 || r == -ENOMEM || r == -EFBIG || !retryable(cc, code))
                         return r;
                 if (attempt < c->attempts) {
-                        usec_t d = backoff_delay(attempt, c->retry_base, 30 * USEC_PER_SEC, random01());
+                        usec_t d = backoff_delay(attempt, c->retry_base, 30 * USEC_PER_SEC, fetch_jitter01());
                         log_warn("%s (attempt %u of %u, retrying in %llu ms)", reterr, attempt,
                                  c->attempts, (unsigned long long)(d / USEC_PER_MSEC));
                         struct timespec ts = usec_to_timespec(d);

@@ -55,5 +55,8 @@ void fetch_config_release(struct fetch_config *c);
  * -ETIMEDOUT, -EIO, -EPROTONOSUPPORT, -EINVAL) and a message in @reterr naming the object and the
  * server's answer; @dir may then hold partial content (the caller removes it).
  */
+/* A uniform random number in [0, 1) for backoff jitter (getrandom; the clock as a fallback). */
+double fetch_jitter01(void);
+
 _warn_unused_result_ int fetch_model(const struct fetch_config *c, const char *uri,
                                      const char *dir, char *reterr, size_t len_err);

@@ -5,7 +5,6 @@
  * agent.image in inferenceservice-config is all it takes to switch.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,8 +16,10 @@
 #include "agent/fetch.h"
 #include "agent/proxy.h"
 #include "agent/readiness.h"
+#include "agent/status-writer.h"
 #include "agent/watch-configmap.h"
 #include "agent/watch-file.h"
+#include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "kube/client.h"
 #include "kube/config.h"
@@ -28,36 +29,8 @@
 
 #define AGENT_STATUS_PATH "/modelplane/agent/models"
 
-static void agent_usage(FILE *f)
-{
-        fprintf(f,
-                "Usage: modelplane agent [OPTIONS]\n\n"
-                "The model agent of a multi-model serving pod: proxies serving traffic to the model\n"
-                "server and, with --enable-puller, turns models.json into downloaded, loaded models.\n\n"
-                "  --port PORT                 serving/readiness port (default 9081)\n"
-                "  --component-port PORT       the model server's port (default 8080)\n"
-                "  --enable-puller             download and load the models of models.json\n"
-                "  --config-dir DIR            the mounted modelconfig ConfigMap (default /mnt/configs)\n"
-                "  --model-dir DIR             where models are downloaded (default /mnt/models)\n"
-                "  --listen-address ADDR       (default 0.0.0.0)\n"
-                "  --model-server-url URL      repository API base (default http://127.0.0.1:COMPONENT-PORT)\n"
-                "  --download-workers N        concurrent downloads (default 4)\n"
-                "  --kubeconfig FILE           API access for the ConfigMap watch (default: $KUBECONFIG,\n"
-                "                              in-cluster, ~/.kube/config)\n"
-                "  --configmap NAME            watch this ConfigMap (default modelconfig-ISVC-0)\n"
-                "  --inference-service NAME    the InferenceService (default: this pod's label)\n"
-                "  --namespace NS              (default: the service account's namespace)\n"
-                "  --api-watch auto|on|off     watch the ConfigMap through the API (default auto)\n"
-                "  --file-poll SECS            safety-net re-read of models.json (default 10)\n"
-                "  --connect-timeout SECS      per download connection (default 10)\n"
-                "  --stall-timeout SECS        abort a download below 1 byte/s for this long (default 30)\n"
-                "  --log-level LEVEL           debug, info, warn, error (default info)\n"
-                "  -h, --help\n\n"
-                "KServe's logger and batcher flags are accepted and ignored with a warning.\n");
-}
-
 enum {
-        OPT_PORT = 1000,
+        OPT_PORT,
         OPT_COMPONENT_PORT,
         OPT_ENABLE_PULLER,
         OPT_CONFIG_DIR,
@@ -71,54 +44,147 @@ enum {
         OPT_NAMESPACE,
         OPT_API_WATCH,
         OPT_FILE_POLL,
-        OPT_LOG_LEVEL,
         OPT_CONNECT_TIMEOUT,
         OPT_STALL_TIMEOUT,
-        OPT_IGNORED,      /* takes a value */
-        OPT_IGNORED_BOOL, /* Go bool flag: alone, =value, or followed by true/false */
+        OPT_IGNORED, /* KServe flags this agent does not implement */
 };
 
-static const struct option agent_options[] = {
-        { "port", required_argument, NULL, OPT_PORT },
-        { "component-port", required_argument, NULL, OPT_COMPONENT_PORT },
-        { "enable-puller", optional_argument, NULL, OPT_ENABLE_PULLER },
-        { "config-dir", required_argument, NULL, OPT_CONFIG_DIR },
-        { "model-dir", required_argument, NULL, OPT_MODEL_DIR },
-        { "listen-address", required_argument, NULL, OPT_LISTEN },
-        { "model-server-url", required_argument, NULL, OPT_SERVER_URL },
-        { "download-workers", required_argument, NULL, OPT_WORKERS },
-        { "kubeconfig", required_argument, NULL, OPT_KUBECONFIG },
-        { "configmap", required_argument, NULL, OPT_CONFIGMAP },
-        { "inference-service", required_argument, NULL, OPT_ISVC },
-        { "namespace", required_argument, NULL, OPT_NAMESPACE },
-        { "api-watch", required_argument, NULL, OPT_API_WATCH },
-        { "file-poll", required_argument, NULL, OPT_FILE_POLL },
-        { "log-level", required_argument, NULL, OPT_LOG_LEVEL },
-        { "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
-        { "stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT },
-        { "help", no_argument, NULL, 'h' },
-        /* KServe's logger, batcher and probe flags (cmd/agent/main.go): not implemented */
-        { "log-url", required_argument, NULL, OPT_IGNORED },
-        { "source-uri", required_argument, NULL, OPT_IGNORED },
-        { "log-mode", required_argument, NULL, OPT_IGNORED },
-        { "log-store-path", required_argument, NULL, OPT_IGNORED },
-        { "log-store-format", required_argument, NULL, OPT_IGNORED },
-        { "log-marshaller-url", required_argument, NULL, OPT_IGNORED },
-        { "log-marshaller-port", required_argument, NULL, OPT_IGNORED },
-        { "log-batch-size", required_argument, NULL, OPT_IGNORED },
-        { "log-batch-interval", required_argument, NULL, OPT_IGNORED },
-        { "endpoint", required_argument, NULL, OPT_IGNORED },
-        { "component", required_argument, NULL, OPT_IGNORED },
-        { "metadata-headers", required_argument, NULL, OPT_IGNORED },
-        { "metadata-annotations", required_argument, NULL, OPT_IGNORED },
-        { "logger-ca-cert-file", required_argument, NULL, OPT_IGNORED },
-        { "logger-tls-skip-verify", optional_argument, NULL, OPT_IGNORED_BOOL },
-        { "workers", required_argument, NULL, OPT_IGNORED },
-        { "enable-batcher", optional_argument, NULL, OPT_IGNORED_BOOL },
-        { "max-batchsize", required_argument, NULL, OPT_IGNORED },
-        { "max-latency", required_argument, NULL, OPT_IGNORED },
-        { "probe-period", required_argument, NULL, OPT_IGNORED },
-        { 0 },
+#define IGNORED(name, kind) { name, 0, kind, kind == CLI_ARG_OPTIONAL ? "BOOL" : "VALUE", "KServe flag, not implemented: accepted and named in a warning", OPT_IGNORED }
+
+static const struct cli_option agent_options[] = {
+        { "port", 0, CLI_ARG_REQUIRED, "PORT", "serving/readiness port (default 9081)", OPT_PORT },
+        { "component-port", 0, CLI_ARG_REQUIRED, "PORT", "the model server's port (default 8080)", OPT_COMPONENT_PORT },
+        { "enable-puller", 0, CLI_ARG_OPTIONAL, "BOOL", "download and load the models of models.json", OPT_ENABLE_PULLER },
+        { "config-dir", 0, CLI_ARG_REQUIRED, "DIR", "the mounted modelconfig ConfigMap (default /mnt/configs)", OPT_CONFIG_DIR },
+        { "model-dir", 0, CLI_ARG_REQUIRED, "DIR", "where models are downloaded (default /mnt/models)", OPT_MODEL_DIR },
+        { "listen-address", 0, CLI_ARG_REQUIRED, "ADDR", "(default 0.0.0.0)", OPT_LISTEN },
+        { "model-server-url", 0, CLI_ARG_REQUIRED, "URL", "repository API base\n(default http://127.0.0.1:COMPONENT-PORT)", OPT_SERVER_URL },
+        { "download-workers", 0, CLI_ARG_REQUIRED, "N", "concurrent downloads and load calls (default 4)", OPT_WORKERS },
+        { "kubeconfig", 0, CLI_ARG_REQUIRED, "FILE", "API access for the ConfigMap watch (default: $KUBECONFIG,\nin-cluster, ~/.kube/config)", OPT_KUBECONFIG },
+        { "configmap", 0, CLI_ARG_REQUIRED, "NAME", "watch this ConfigMap (default modelconfig-ISVC-0)", OPT_CONFIGMAP },
+        { "inference-service", 0, CLI_ARG_REQUIRED, "NAME", "the InferenceService (default: this pod's label)", OPT_ISVC },
+        { "namespace", 0, CLI_ARG_REQUIRED, "NS", "(default: the service account's namespace)", OPT_NAMESPACE },
+        { "api-watch", 0, CLI_ARG_REQUIRED, "MODE", "auto, on or off: watch the ConfigMap through the API\n(default auto)", OPT_API_WATCH },
+        { "file-poll", 0, CLI_ARG_REQUIRED, "SECS", "safety-net re-read of models.json (default 10)", OPT_FILE_POLL },
+        { "connect-timeout", 0, CLI_ARG_REQUIRED, "SECS", "per download connection (default 10)", OPT_CONNECT_TIMEOUT },
+        { "stall-timeout", 0, CLI_ARG_REQUIRED, "SECS", "abort a download below 1 byte/s for this long\n(default 30)", OPT_STALL_TIMEOUT },
+        /* KServe's logger, batcher and probe flags (cmd/agent/main.go) */
+        IGNORED("log-url", CLI_ARG_REQUIRED),
+        IGNORED("source-uri", CLI_ARG_REQUIRED),
+        IGNORED("log-mode", CLI_ARG_REQUIRED),
+        IGNORED("log-store-path", CLI_ARG_REQUIRED),
+        IGNORED("log-store-format", CLI_ARG_REQUIRED),
+        IGNORED("log-marshaller-url", CLI_ARG_REQUIRED),
+        IGNORED("log-marshaller-port", CLI_ARG_REQUIRED),
+        IGNORED("log-batch-size", CLI_ARG_REQUIRED),
+        IGNORED("log-batch-interval", CLI_ARG_REQUIRED),
+        IGNORED("endpoint", CLI_ARG_REQUIRED),
+        IGNORED("component", CLI_ARG_REQUIRED),
+        IGNORED("metadata-headers", CLI_ARG_REQUIRED),
+        IGNORED("metadata-annotations", CLI_ARG_REQUIRED),
+        IGNORED("logger-ca-cert-file", CLI_ARG_REQUIRED),
+        IGNORED("logger-tls-skip-verify", CLI_ARG_OPTIONAL),
+        IGNORED("workers", CLI_ARG_REQUIRED),
+        IGNORED("enable-batcher", CLI_ARG_OPTIONAL),
+        IGNORED("max-batchsize", CLI_ARG_REQUIRED),
+        IGNORED("max-latency", CLI_ARG_REQUIRED),
+        IGNORED("probe-period", CLI_ARG_REQUIRED),
+};
+
+struct agent_args {
+        uint16_t port, component_port;
+        bool puller;
+        const char *config_dir, *model_dir, *listen, *server_url, *kubeconfig, *configmap;
+        const char *isvc, *ns, *api_watch;
+        uint32_t workers, file_poll, connect_timeout, stall_timeout;
+        char ignored[1024];
+};
+
+static int agent_set(void *userdata, const struct cli_option *opt, const char *arg, char *err,
+                     size_t err_size)
+{
+        struct agent_args *a = userdata;
+        uint32_t *secs = NULL;
+        size_t used;
+
+        switch (opt->id) {
+        case OPT_PORT:
+                return safe_atou16(arg, &a->port) < 0 ? -EINVAL : 0;
+        case OPT_COMPONENT_PORT:
+                return safe_atou16(arg, &a->component_port) < 0 ? -EINVAL : 0;
+        case OPT_ENABLE_PULLER:
+                return cli_parse_bool(arg, &a->puller) < 0 ? -EINVAL : 0;
+        case OPT_CONFIG_DIR:
+                a->config_dir = arg;
+                return 0;
+        case OPT_MODEL_DIR:
+                a->model_dir = arg;
+                return 0;
+        case OPT_LISTEN:
+                a->listen = arg;
+                return 0;
+        case OPT_SERVER_URL:
+                a->server_url = arg;
+                return 0;
+        case OPT_WORKERS:
+                if (safe_atou32(arg, &a->workers) < 0 || a->workers == 0 || a->workers > 64) {
+                        (void)snprintf(err, err_size, "invalid --download-workers '%s' (1-64)", arg);
+                        return -EINVAL;
+                }
+                return 0;
+        case OPT_KUBECONFIG:
+                a->kubeconfig = arg;
+                return 0;
+        case OPT_CONFIGMAP:
+                a->configmap = arg;
+                return 0;
+        case OPT_ISVC:
+                a->isvc = arg;
+                return 0;
+        case OPT_NAMESPACE:
+                a->ns = arg;
+                return 0;
+        case OPT_API_WATCH:
+                if (!streq(arg, "auto") && !streq(arg, "on") && !streq(arg, "off")) {
+                        (void)snprintf(err, err_size, "invalid --api-watch '%s' (auto, on or off)", arg);
+                        return -EINVAL;
+                }
+                a->api_watch = arg;
+                return 0;
+        case OPT_FILE_POLL:
+                secs = &a->file_poll;
+                break;
+        case OPT_CONNECT_TIMEOUT:
+                secs = &a->connect_timeout;
+                break;
+        case OPT_STALL_TIMEOUT:
+                secs = &a->stall_timeout;
+                break;
+        case OPT_IGNORED:
+                used = strlen(a->ignored);
+                (void)snprintf(a->ignored + used, sizeof(a->ignored) - used, "%s--%s",
+                               used ? " " : "", opt->name);
+                return 0;
+        default:
+                return -EINVAL;
+        }
+        if (safe_atou32(arg, secs) < 0 || *secs == 0 || *secs > 86400) {
+                (void)snprintf(err, err_size, "invalid --%s '%s' (1-86400 seconds)", opt->name, arg);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static const struct cli_command agent_cli = {
+        .name = "agent",
+        .synopsis = "The model agent of a multi-model serving pod (KServe's agent container):\n"
+                    "proxies serving traffic to the model server and, with --enable-puller,\n"
+                    "turns models.json into downloaded, loaded models (docs/agent.md).",
+        .options = agent_options,
+        .n_options = ELEMENTSOF(agent_options),
+        .epilog = "KServe's logger and batcher flags are accepted and named in a startup warning.\n"
+                  "Go spellings work too: -port 9081, --enable-puller=true, --logger-tls-skip-verify false.",
+        .set = agent_set,
 };
 
 static bool is_bool_word(const char *s)
@@ -126,17 +192,70 @@ static bool is_bool_word(const char *s)
         return s && (streq(s, "true") || streq(s, "false"));
 }
 
-/* Go's bool flags: "--x", "--x=true"; KServe also writes "--x false" (two words). */
-static bool bool_value(int argc, char **argv, bool *ok)
+static const struct cli_option *find_option(const char *name, size_t len)
 {
-        *ok = true;
-        if (optarg)
-                return streq(optarg, "true") || streq(optarg, "1") ||
-                       (!(streq(optarg, "false") || streq(optarg, "0")) && !(*ok = false));
-        if (optind < argc && is_bool_word(argv[optind]))
-                return streq(argv[optind++], "true");
-        return true;
+        for (size_t i = 0; i < ELEMENTSOF(agent_options); i++)
+                if (strlen(agent_options[i].name) == len && strneq(agent_options[i].name, name, len))
+                        return &agent_options[i];
+        return NULL;
 }
+
+/*
+ * Go's flag package, which KServe's agent uses, also takes "-name" and, as KServe's pod mutator
+ * writes it, a boolean followed by "true"/"false" as a separate word. Rewrites those into
+ * getopt's spellings ("--name", "--name=false"). Returns an owned argv (strings owned too).
+ */
+static char **go_flags_to_getopt(int argc, char **argv, int *ret_argc)
+{
+        char **out = calloc((size_t)argc + 1, sizeof(char *));
+        int n = 0;
+
+        if (!out)
+                return NULL;
+        for (int i = 0; i < argc; i++) {
+                const char *a = argv[i];
+                const struct cli_option *o = NULL;
+                char *s = NULL;
+
+                if (i > 0 && a[0] == '-' && a[1] != '-' && a[1] && a[2]) {
+                        size_t len = strcspn(a + 1, "=");
+                        o = find_option(a + 1, len);
+                        if (o && asprintf(&s, "-%s", a) < 0)
+                                s = NULL;
+                        else if (!o)
+                                s = strdup(a);
+                } else {
+                        s = strdup(a);
+                }
+                if (s && s[0] == '-' && s[1] == '-' && !strchr(s, '=')) {
+                        o = find_option(s + 2, strlen(s + 2));
+                        if (o && o->arg == CLI_ARG_OPTIONAL && i + 1 < argc && is_bool_word(argv[i + 1])) {
+                                char *j = NULL;
+                                if (asprintf(&j, "%s=%s", s, argv[++i]) < 0)
+                                        j = NULL;
+                                free(s);
+                                s = j;
+                        }
+                }
+                if (!s) {
+                        for (int k = 0; k < n; k++)
+                                free(out[k]);
+                        free(out);
+                        return NULL;
+                }
+                out[n++] = s;
+        }
+        *ret_argc = n;
+        return out;
+}
+
+static void strv_free(char **v)
+{
+        for (size_t i = 0; v && v[i]; i++)
+                free(v[i]);
+        free(v);
+}
+DEFINE_CLEANUP_FUNC(char **, strv_free)
 
 struct agent_ctx {
         struct readiness_probe probe;
@@ -163,19 +282,27 @@ static char *ctx_status(void *userdata)
         return s;
 }
 
+/* This pod's name: $POD_NAME (downward API) or $HOSTNAME (a pod's hostname is its name). */
+static const char *pod_name(void)
+{
+        const char *pod = getenv("POD_NAME");
+
+        if (!pod || !*pod)
+                pod = getenv("HOSTNAME");
+        return pod && *pod ? pod : NULL;
+}
+
 /* The InferenceService of this pod, from its label (needs get on pods). */
 static char *isvc_of_pod(struct kube_client *kc, const char *ns)
 {
         static const struct gvr pods = { "", "v1", "pods" };
-        const char *pod = getenv("POD_NAME");
+        const char *pod = pod_name();
         struct kube_status st = { 0 };
         json_t *obj = NULL;
         const char *isvc;
         char *ret = NULL;
 
-        if (!pod || !*pod)
-                pod = getenv("HOSTNAME");
-        if (!pod || !*pod)
+        if (!pod)
                 return NULL;
         if (kube_get(kc, &pods, ns, pod, &obj, &st) < 0) {
                 log_warn("agent: cannot read pod %s/%s to find its InferenceService: %s", ns, pod,
@@ -193,7 +320,7 @@ static char *isvc_of_pod(struct kube_client *kc, const char *ns)
 
 static int start_api_watch(struct agent *a, const char *kubeconfig, const char *configmap,
                            const char *isvc, const char *ns_opt, bool required,
-                           struct cm_watch **ret)
+                           struct cm_watch **ret, struct status_writer **ret_sw)
 {
         struct kube_config_options ko = { .kubeconfig_path = kubeconfig };
         CLEANUP(kube_config_freep) struct kube_config *cfg = NULL;
@@ -230,127 +357,55 @@ static int start_api_watch(struct agent *a, const char *kubeconfig, const char *
                         return log_error_errno(r, "agent: InferenceService name too long");
         }
         log_info("agent: watching ConfigMap %s/%s via %s", ns, name, cfg->source);
+        if (isvc && pod_name()) {
+                struct kube_client *sc = NULL;
+                r = kube_client_dup(kc, &sc);
+                if (r >= 0)
+                        r = status_writer_start(a, sc, ns, pod_name(), isvc, 0, ret_sw);
+                if (r < 0)
+                        return log_error_errno(r, "agent: cannot start the status writer");
+                log_info("agent: per-model status in ConfigMap %s/modelstatus-%s", ns, pod_name());
+        }
         return cm_watch_start(a, TAKE_PTR(kc), ns, name, ret);
 }
 
 int cmd_agent(int argc, char **argv)
 {
-        uint16_t port = 9081, component_port = 8080;
-        bool puller = false, ok;
-        const char *config_dir = "/mnt/configs", *model_dir = "/mnt/models", *listen = "0.0.0.0";
-        const char *server_url = NULL, *kubeconfig = NULL, *configmap = NULL, *isvc = NULL;
-        const char *ns = NULL, *api_watch = "auto";
-        uint32_t workers = 4, file_poll = 10, connect_timeout = 10, stall_timeout = 30;
-        char ignored[1024] = "", err[512] = "", default_url[64];
+        struct agent_args args = {
+                .port = 9081, .component_port = 8080, .config_dir = "/mnt/configs",
+                .model_dir = "/mnt/models", .listen = "0.0.0.0", .api_watch = "auto",
+                .workers = 4, .file_poll = 10, .connect_timeout = 10, .stall_timeout = 30,
+        };
+        CLEANUP(strv_freep) char **av = NULL;
+        char err[512] = "", default_url[64];
         struct agent_ctx ctx = { 0 };
         struct fetch_config fc = { 0 };
         CLEANUP(proxy_stopp) struct proxy *proxy = NULL;
         CLEANUP(agent_freep) struct agent *agent = NULL;
         CLEANUP(file_watch_stopp) struct file_watch *fw = NULL;
         CLEANUP(cm_watch_stopp) struct cm_watch *cw = NULL;
+        CLEANUP(status_writer_stopp) struct status_writer *sw = NULL;
         sigset_t mask;
-        int c, r, sig;
+        int ac = 0, r, sig;
 
-        if (getenv("MODELPLANE_LOG_FORMAT") && streq(getenv("MODELPLANE_LOG_FORMAT"), "text"))
-                log_set_format(LOG_FORMAT_TEXT);
-        optind = 1;
-        for (int idx = -1; (c = getopt_long_only(argc, argv, "h", agent_options, &idx)) >= 0; idx = -1) {
-                const char *name = idx >= 0 ? agent_options[idx].name : "?";
-                switch (c) {
-                case OPT_PORT:
-                case OPT_COMPONENT_PORT:
-                        if (safe_atou16(optarg, c == OPT_PORT ? &port : &component_port) < 0) {
-                                fprintf(stderr, "agent: --%s: invalid port '%s'\n", name, optarg);
-                                return 2;
-                        }
-                        break;
-                case OPT_ENABLE_PULLER:
-                        puller = bool_value(argc, argv, &ok);
-                        if (!ok) {
-                                fprintf(stderr, "agent: --enable-puller: invalid boolean '%s'\n", optarg);
-                                return 2;
-                        }
-                        break;
-                case OPT_CONFIG_DIR:
-                        config_dir = optarg;
-                        break;
-                case OPT_MODEL_DIR:
-                        model_dir = optarg;
-                        break;
-                case OPT_LISTEN:
-                        listen = optarg;
-                        break;
-                case OPT_SERVER_URL:
-                        server_url = optarg;
-                        break;
-                case OPT_WORKERS:
-                        if (safe_atou32(optarg, &workers) < 0 || workers == 0 || workers > 256) {
-                                fprintf(stderr, "agent: --download-workers: expected 1..256, got '%s'\n", optarg);
-                                return 2;
-                        }
-                        break;
-                case OPT_KUBECONFIG:
-                        kubeconfig = optarg;
-                        break;
-                case OPT_CONFIGMAP:
-                        configmap = optarg;
-                        break;
-                case OPT_ISVC:
-                        isvc = optarg;
-                        break;
-                case OPT_NAMESPACE:
-                        ns = optarg;
-                        break;
-                case OPT_API_WATCH:
-                        if (!streq(optarg, "auto") && !streq(optarg, "on") && !streq(optarg, "off")) {
-                                fprintf(stderr, "agent: --api-watch: expected auto, on or off, got '%s'\n", optarg);
-                                return 2;
-                        }
-                        api_watch = optarg;
-                        break;
-                case OPT_FILE_POLL:
-                        if (safe_atou32(optarg, &file_poll) < 0 || file_poll == 0) {
-                                fprintf(stderr, "agent: --file-poll: expected seconds > 0, got '%s'\n", optarg);
-                                return 2;
-                        }
-                        break;
-                case OPT_CONNECT_TIMEOUT:
-                case OPT_STALL_TIMEOUT:
-                        if (safe_atou32(optarg, c == OPT_CONNECT_TIMEOUT ? &connect_timeout : &stall_timeout) < 0 ||
-                            (c == OPT_CONNECT_TIMEOUT ? connect_timeout : stall_timeout) == 0) {
-                                fprintf(stderr, "agent: --%s: expected seconds > 0, got '%s'\n", name, optarg);
-                                return 2;
-                        }
-                        break;
-                case OPT_LOG_LEVEL: {
-                        enum log_level l = log_level_from_string(optarg);
-                        if (l < 0) {
-                                fprintf(stderr, "agent: --log-level: unknown level '%s'\n", optarg);
-                                return 2;
-                        }
-                        log_set_max_level(l);
-                        break;
-                }
-                case OPT_IGNORED_BOOL:
-                        (void)bool_value(argc, argv, &ok);
-                        __attribute__((fallthrough));
-                case OPT_IGNORED: {
-                        size_t used = strlen(ignored);
-                        snprintf(ignored + used, sizeof(ignored) - used, "%s--%s", used ? " " : "", name);
-                        break;
-                }
-                case 'h':
-                        agent_usage(stdout);
-                        return 0;
-                default:
-                        agent_usage(stderr);
-                        return 2;
-                }
+        av = go_flags_to_getopt(argc, argv, &ac);
+        if (!av) {
+                fprintf(stderr, "modelplane agent: out of memory\n");
+                return 1;
         }
-        if (optind < argc) {
-                fprintf(stderr, "agent: unexpected argument '%s'\n", argv[optind]);
-                return 2;
-        }
+        r = cli_parse(&agent_cli, ac, av, &args);
+        if (r != 0)
+                return cli_exit_status(r);
+        const uint16_t port = args.port, component_port = args.component_port;
+        const bool puller = args.puller;
+        const char *config_dir = args.config_dir, *model_dir = args.model_dir, *listen = args.listen;
+        const char *server_url = args.server_url, *kubeconfig = args.kubeconfig;
+        const char *configmap = args.configmap, *isvc = args.isvc, *ns = args.ns;
+        const char *api_watch = args.api_watch;
+        const uint32_t workers = args.workers, file_poll = args.file_poll;
+        const uint32_t connect_timeout = args.connect_timeout, stall_timeout = args.stall_timeout;
+        const char *ignored = args.ignored;
+
         if (ignored[0])
                 log_warn("agent: not implemented, ignored: %s (request logging and batching are "
                          "not done by this agent; see docs/agent.md)", ignored);
@@ -398,7 +453,7 @@ int cmd_agent(int argc, char **argv)
                 ctx.agent = agent;
                 if (!streq(api_watch, "off")) {
                         r = start_api_watch(agent, kubeconfig, configmap, isvc, ns,
-                                            streq(api_watch, "on"), &cw);
+                                            streq(api_watch, "on"), &cw, &sw);
                         if (r < 0) {
                                 r = 1;
                                 goto out;
@@ -443,6 +498,7 @@ out:
         proxy = proxy_stop(proxy);
         fw = file_watch_stop(fw);
         cw = cm_watch_stop(cw);
+        sw = status_writer_stop(sw); /* one last write of the final state */
         agent = agent_free(agent);
         fetch_config_release(&fc);
         readiness_probe_release(&ctx.probe);

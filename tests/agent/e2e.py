@@ -27,6 +27,10 @@ import threading
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from agentlib import (ConfigDir, controller_kubeconfig, free_port, kubectl, ready_isvc,  # noqa: E402
+                      sa_kubeconfig, trained_model)
+
 BIN = os.path.abspath(sys.argv[1])
 KUBE = "--kube" in sys.argv[2:]
 SRC = os.environ.get("MODELPLANE_SOURCE_ROOT", os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -46,14 +50,6 @@ def ok(cond, what):
     if not cond:
         failures.append(what)
     return cond
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def wait_for(pred, what, timeout=HANG):
@@ -231,31 +227,6 @@ def upload(s3, bucket, prefix, d):
             s3.upload_file(p, bucket, prefix + "/" + os.path.relpath(p, d))
 
 
-class ConfigDir:
-    """models.json projected as kubelet does: ..<ts>/models.json, ..data -> ..<ts>, models.json -> ..data/models.json."""
-
-    def __init__(self, path):
-        self.path = path
-        self.n = 0
-        os.symlink("..data/models.json", os.path.join(path, "models.json"))
-
-    def write(self, entries):
-        self.n += 1
-        ts = os.path.join(self.path, f"..2026_12_01_{self.n:06d}")
-        os.mkdir(ts)
-        with open(os.path.join(ts, "models.json"), "w") as f:
-            json.dump([{"modelName": n, "modelSpec": {"storageUri": u, "framework": "sklearn",
-                                                      "memory": "1Gi"}} for n, u in entries], f,
-                      separators=(",", ":"))
-        old = os.path.realpath(os.path.join(self.path, "..data")) if os.path.islink(
-            os.path.join(self.path, "..data")) else None
-        tmp = os.path.join(self.path, "..data_tmp")
-        os.symlink(os.path.basename(ts), tmp)
-        os.rename(tmp, os.path.join(self.path, "..data"))
-        if old:
-            shutil.rmtree(old)
-
-
 def main():
     work = tempfile.mkdtemp(prefix="mp-agent-e2e-")
     model_dir = os.path.join(work, "mnt-models")
@@ -332,7 +303,7 @@ def run(work, model_dir, config_dir):
                      AWS_DEFAULT_REGION="us-east-1",
                      SERVING_READINESS_PROBE=json.dumps({"httpGet": {"path": "/v2/health/ready",
                                                                      "port": ml_port}}),
-                     MODELPLANE_LOG_FORMAT="text")
+                     )
     agent_env.pop("KUBECONFIG", None)
     w_ml = ml_port
     world = dict(ml_port=ml_port, agent_port=agent_port, agent_env=agent_env, models=models, s3=s3)
@@ -340,7 +311,7 @@ def run(work, model_dir, config_dir):
         return kube_phase(work, model_dir, config_dir, world)
     cfg = ConfigDir(config_dir)
     cfg.write([("iris", "s3://models/iris/v1")])
-    start([BIN, "agent", "--enable-puller", "--config-dir", config_dir, "--model-dir", model_dir,
+    start([BIN, "agent", "--log-format", "text", "--enable-puller", "--config-dir", config_dir, "--model-dir", model_dir,
            "--port", str(agent_port), "--component-port", str(ml_port), "--listen-address",
            "127.0.0.1", "--api-watch", "off", "--log-url", "http://logger", "--logger-tls-skip-verify",
            "false"], os.path.join(work, "agent.log"), env=agent_env)
@@ -460,7 +431,7 @@ def run(work, model_dir, config_dir):
     agent = procs[-1]
     os.killpg(agent.pid, signal.SIGKILL)
     agent.wait()
-    start([BIN, "agent", "--enable-puller", "--config-dir", config_dir, "--model-dir", model_dir,
+    start([BIN, "agent", "--log-format", "text", "--enable-puller", "--config-dir", config_dir, "--model-dir", model_dir,
            "--port", str(agent_port), "--component-port", str(ml_port), "--listen-address",
            "127.0.0.1", "--api-watch", "off", "--stall-timeout", "2"], os.path.join(work, "agent2.log"),
           env=agent_env)
@@ -484,7 +455,7 @@ def run(work, model_dir, config_dir):
     _, ix = http_json("POST", f"http://127.0.0.1:{w_ml}/v2/repository/index", {})
     ok(not [m for m in ix if m["name"] == "big"], "the model server never saw the partial copy")
     Faults.slow.discard("slow")
-    start([BIN, "agent", "--enable-puller", "--config-dir", config_dir, "--model-dir", model_dir,
+    start([BIN, "agent", "--log-format", "text", "--enable-puller", "--config-dir", config_dir, "--model-dir", model_dir,
            "--port", str(agent_port), "--component-port", str(ml_port), "--listen-address",
            "127.0.0.1", "--api-watch", "off", "--stall-timeout", "2"], os.path.join(work, "agent3.log"),
           env=agent_env)
@@ -523,29 +494,11 @@ def clean_exit(work, agent, logs):
 
 # ---- the API path: modelplane controller + TrainedModels + the agent's ConfigMap watch ----
 
-def kubectl(*args, stdin=None):
-    d = os.environ["MODELPLANE_TESTENV_DIR"]
-    r = subprocess.run([os.path.join(SRC, "scripts", "testenv"), "kubectl", d, *args],
-                       input=stdin, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError(f"kubectl {' '.join(args)}: {r.stderr.strip()}")
-    return r.stdout
-
-
-def sa_kubeconfig(sa):
-    d = os.environ["MODELPLANE_TESTENV_DIR"]
-    return subprocess.run([os.path.join(SRC, "scripts", "testenv"), "kubeconfig", d, sa],
-                          capture_output=True, text=True, check=True).stdout.strip()
-
-
 def kube_phase(work, model_dir, config_dir, w):
     ns = f"agent-e2e-{os.getpid()}"
     agent_port = w["agent_port"]
     kubectl("create", "namespace", ns)
-    for f in ("namespace.yaml", "serviceaccount.yaml", "clusterrole.yaml", "clusterrolebinding.yaml",
-              "role.yaml"):
-        kubectl("apply", "-f", os.path.join(SRC, "deploy", "controller", f))
-    ctrl_kc = sa_kubeconfig("modelplane-system/modelplane-controller")
+    ctrl_kc = controller_kubeconfig()
     kubectl("-n", ns, "apply", "-f", os.path.join(SRC, "deploy", "agent", "rbac.yaml"))
     agent_kc = wait_for(lambda: sa_kubeconfig(f"{ns}/default"), "default service account")
     ok(agent_kc, "the agent gets a kubeconfig of the namespace's default service account")
@@ -553,33 +506,24 @@ def kube_phase(work, model_dir, config_dir, w):
     start([BIN, "controller", "--kubeconfig", ctrl_kc, "--namespace", ns,
            "--health-probe-bind-address", "127.0.0.1:0", "--metrics-bind-address", "127.0.0.1:0"],
           os.path.join(work, "controller.log"))
-    isvc = {"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
-            "metadata": {"name": "sklearn-mm", "namespace": ns},
-            "spec": {"predictor": {"minReplicas": 1, "sklearn": {
-                "name": "kserve-container",
-                "resources": {"requests": {"cpu": "1", "memory": "4Gi"},
-                              "limits": {"cpu": "1", "memory": "4Gi"}}}}}}
-    kubectl("apply", "-f", "-", stdin=json.dumps(isvc))
-    kubectl("-n", ns, "patch", "inferenceservice", "sklearn-mm", "--subresource=status", "--type=merge",
-            "-p", json.dumps({"status": {"url": f"http://sklearn-mm.{ns}.example.com", "conditions": [
-                {"type": t, "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}
-                for t in ("IngressReady", "PredictorReady", "Ready")]}}))
+    ready_isvc(ns, "sklearn-mm")
 
-    env = dict(w["agent_env"], POD_NAME="not-a-pod")
+    pod = "sklearn-mm-predictor-0"
+    kubectl("apply", "-f", "-", stdin=json.dumps({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": pod, "namespace": ns, "labels": {"serving.kserve.io/inferenceservice": "sklearn-mm"}},
+        "spec": {"containers": [{"name": "kserve-container", "image": "example.invalid/none"}]}}))
+    env = dict(w["agent_env"], POD_NAME=pod)
     # the mounted file never changes here: every model arrives through the API watch
-    start([BIN, "agent", "--enable-puller", "--config-dir", config_dir, "--model-dir", model_dir,
+    start([BIN, "agent", "--log-format", "text", "--enable-puller", "--config-dir", config_dir, "--model-dir", model_dir,
            "--port", str(agent_port), "--component-port", str(w["ml_port"]), "--listen-address",
-           "127.0.0.1", "--api-watch", "on", "--kubeconfig", agent_kc, "--namespace", ns,
-           "--inference-service", "sklearn-mm"], os.path.join(work, "agent.log"), env=env)
+           "127.0.0.1", "--api-watch", "on", "--kubeconfig", agent_kc, "--namespace", ns],
+          os.path.join(work, "agent.log"), env=env)
     ok(wait_for(lambda: "watching ConfigMap" in open(os.path.join(work, "agent.log")).read(),
                 "agent watch"), "the agent watches modelconfig-sklearn-mm-0 through the API")
 
     def tm(uri):
-        return json.dumps({"apiVersion": "serving.kserve.io/v1alpha1", "kind": "TrainedModel",
-                           "metadata": {"name": "iris", "namespace": ns},
-                           "spec": {"inferenceService": "sklearn-mm",
-                                    "model": {"storageUri": uri, "framework": "sklearn",
-                                              "memory": "256Mi"}}})
+        return trained_model(ns, "iris", "sklearn-mm", uri)
     t0 = time.monotonic()
     kubectl("apply", "-f", "-", stdin=tm("s3://models/iris/v1"))
     st = wait_for(lambda: agent_status(agent_port).get("iris", {}).get("state") == "Loaded", "iris Loaded")
@@ -589,6 +533,19 @@ def kube_phase(work, model_dir, config_dir, w):
     ok(wait_for(lambda: infer(agent_port, "iris") == [1, 0], "inference"), "V2 inference through the agent")
     ok(not os.listdir(config_dir), "the mounted file played no part")
 
+    def pod_status():
+        cm = json.loads(kubectl("-n", ns, "get", "configmap", f"modelstatus-{pod}", "-o", "json"))
+        return cm, {m["name"]: m for m in json.loads(cm["data"]["models.json"])}
+    st = wait_for(lambda: (lambda cm, m: (cm, m) if m.get("iris", {}).get("state") == "Loaded" else None)(*pod_status()),
+                  "per-pod status")
+    ok(st, "the per-pod status ConfigMap reports iris Loaded (InferenceService found from the pod's label)")
+    if st:
+        cm = st[0]
+        uid = json.loads(kubectl("-n", ns, "get", "pod", pod, "-o", "json"))["metadata"]["uid"]
+        ok([o["uid"] for o in cm["metadata"].get("ownerReferences", [])] == [uid] and
+           cm["metadata"]["labels"].get("serving.kserve.io/inferenceservice") == "sklearn-mm",
+           "it is owned by the pod and labelled with the InferenceService")
+
     kubectl("apply", "-f", "-", stdin=tm("s3://models/iris/v2"))
     ok(wait_for(lambda: infer(agent_port, "iris") == [7, 7], "v2"), "TrainedModel storageUri change reloads")
 
@@ -596,7 +553,12 @@ def kube_phase(work, model_dir, config_dir, w):
     ok(wait_for(lambda: not os.path.exists(os.path.join(model_dir, "iris")) and
                 "iris" not in agent_status(agent_port), "iris removed"),
        "TrainedModel delete unloads and removes the files")
+    ok(wait_for(lambda: "iris" not in pod_status()[1], "status without iris"), "the per-pod status drops the deleted model")
     clean_exit(work, procs[-1], ["agent.log"])
+    kubectl("-n", ns, "delete", "pod", pod, "--grace-period=0", "--force")
+    ok(wait_for(lambda: not kubectl("-n", ns, "get", "configmap", "-l", "modelplane.io/model-status=agent",
+                                    "-o", "name").strip(), "garbage collection"),
+       "the pod gone, its status object is garbage-collected")
     try:
         kubectl("delete", "namespace", ns, "--wait=false")
     except RuntimeError as e:

@@ -8,7 +8,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-SUBCOMMANDS=(controller webhook registry catalog)
+SUBCOMMANDS=(controller webhook registry catalog agent)
 
 # expect_usage_error SUB MESSAGE ARGS... — exit 2, first line "modelplane SUB: MESSAGE", the hint
 expect_usage_error() {

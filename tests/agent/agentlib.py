@@ -1,0 +1,92 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Pieces shared by tests/agent/e2e.py and bench/agent/bench.py: models.json written the way
+kubelet projects a ConfigMap volume, free loopback ports, and the test control plane's kubectl
+and service-account kubeconfigs (scripts/testenv)."""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import time
+
+SRC = os.environ.get("MODELPLANE_SOURCE_ROOT",
+                     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def kubectl(*args, stdin=None):
+    d = os.environ["MODELPLANE_TESTENV_DIR"]
+    r = subprocess.run([os.path.join(SRC, "scripts", "testenv"), "kubectl", d, *args],
+                       input=stdin, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"kubectl {' '.join(args)}: {r.stderr.strip()}")
+    return r.stdout
+
+
+def sa_kubeconfig(sa):
+    d = os.environ["MODELPLANE_TESTENV_DIR"]
+    return subprocess.run([os.path.join(SRC, "scripts", "testenv"), "kubeconfig", d, sa],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def controller_kubeconfig():
+    """The shipped controller RBAC applied, and its service account's kubeconfig."""
+    for f in ("namespace.yaml", "serviceaccount.yaml", "clusterrole.yaml", "clusterrolebinding.yaml",
+              "role.yaml"):
+        kubectl("apply", "-f", os.path.join(SRC, "deploy", "controller", f))
+    return sa_kubeconfig("modelplane-system/modelplane-controller")
+
+
+def ready_isvc(ns, name, memory="4Gi"):
+    """A multi-model sklearn InferenceService, marked ready (no serving runtime runs here)."""
+    isvc = {"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": {"predictor": {"minReplicas": 1, "sklearn": {
+                "name": "kserve-container",
+                "resources": {"requests": {"cpu": "1", "memory": memory},
+                              "limits": {"cpu": "1", "memory": memory}}}}}}
+    kubectl("apply", "-f", "-", stdin=json.dumps(isvc))
+    kubectl("-n", ns, "patch", "inferenceservice", name, "--subresource=status", "--type=merge",
+            "-p", json.dumps({"status": {"url": f"http://{name}.{ns}.example.com", "conditions": [
+                {"type": t, "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}
+                for t in ("IngressReady", "PredictorReady", "Ready")]}}))
+
+
+def trained_model(ns, name, isvc, uri, memory="256Mi"):
+    return json.dumps({"apiVersion": "serving.kserve.io/v1alpha1", "kind": "TrainedModel",
+                       "metadata": {"name": name, "namespace": ns},
+                       "spec": {"inferenceService": isvc,
+                                "model": {"storageUri": uri, "framework": "sklearn", "memory": memory}}})
+
+
+class ConfigDir:
+    """models.json projected as kubelet does: ..<ts>/models.json, ..data -> ..<ts>, models.json -> ..data/models.json."""
+
+    def __init__(self, path):
+        self.path = path
+        self.n = 0
+        os.symlink("..data/models.json", os.path.join(path, "models.json"))
+
+    def write(self, entries):
+        self.n += 1
+        ts = os.path.join(self.path, f"..2026_12_01_{self.n:06d}")
+        os.mkdir(ts)
+        with open(os.path.join(ts, "models.json"), "w") as f:
+            json.dump([{"modelName": n, "modelSpec": {"storageUri": u, "framework": "sklearn",
+                                                      "memory": "1Gi"}} for n, u in entries], f,
+                      separators=(",", ":"))
+        old = os.path.realpath(os.path.join(self.path, "..data")) if os.path.islink(
+            os.path.join(self.path, "..data")) else None
+        tmp = os.path.join(self.path, "..data_tmp")
+        os.symlink(os.path.basename(ts), tmp)
+        os.rename(tmp, os.path.join(self.path, "..data"))
+        if old:
+            shutil.rmtree(old)
+        return time.monotonic()

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The agent's parsers of outside input. The first byte picks one: 0 an S3 ListObjectsV2 page
+ * (twice, as two pages), 1 an S3 Error document, 2 a storageUri and archive entry paths (the rest
+ * split at the first NUL into entry and link target), 3 SERVING_READINESS_PROBE, 4 models.json.
+ * Invariants: a path judged safe has no ".." segment and is not absolute; a link judged safe has
+ * a safe entry.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/plan.h"
+#include "agent/readiness.h"
+#include "agent/s3-xml.h"
+#include "agent/uri.h"
+#include "serving/modelconfig.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static bool has_dotdot(const char *p)
+{
+        for (const char *s = p; (s = strstr(s, "..")); s++)
+                if ((s == p || s[-1] == '/') && (s[2] == 0 || s[2] == '/'))
+                        return true;
+        return false;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+        char *text, err[512];
+
+        if (size < 1)
+                return 0;
+        text = malloc(size);
+        if (!text)
+                return 0;
+        memcpy(text, data + 1, size - 1);
+        text[size - 1] = 0;
+        switch (data[0] % 5) {
+        case 0: {
+                struct s3_list l = { 0 };
+                if (s3_list_parse(text, size - 1, &l) == 0)
+                        (void)s3_list_parse(text, size - 1, &l);
+                for (size_t i = 0; i < l.n_keys; i++)
+                        if (!l.keys[i])
+                                __builtin_trap();
+                s3_list_release(&l);
+                break;
+        }
+        case 1:
+                (void)s3_error_parse(text, size - 1, err, sizeof(err));
+                break;
+        case 2: {
+                struct storage_uri u;
+                const char *target = text + strlen(text) + 1;
+                char *name;
+                if (storage_uri_parse(text, &u, err, sizeof(err)) == 0)
+                        storage_uri_release(&u);
+                (void)archive_kind_from_url(text);
+                name = url_file_name(text);
+                if (name && !model_name_is_safe(name))
+                        __builtin_trap();
+                free(name);
+                if (relative_path_is_safe(text) && (text[0] == '/' || has_dotdot(text)))
+                        __builtin_trap();
+                if (target < text + size - 1 && link_target_is_safe(text, target) &&
+                    (!relative_path_is_safe(text) || target[0] == '/'))
+                        __builtin_trap();
+                break;
+        }
+        case 3: {
+                struct readiness_probe p;
+                if (readiness_probe_parse(text, 8080, &p, err, sizeof(err)) == 0)
+                        readiness_probe_release(&p);
+                break;
+        }
+        case 4: {
+                struct model_entries e;
+                model_entries_init(&e);
+                if (modelconfig_parse(text, &e, err, sizeof(err)) == 0) {
+                        struct plan_result r;
+                        struct plan_input in = { .desired = &e };
+                        if (agent_plan(&in, &r) == 0) {
+                                if (r.n_actions != e.n)
+                                        __builtin_trap(); /* every new model gets a download */
+                                plan_result_release(&r);
+                        }
+                }
+                model_entries_release(&e);
+                break;
+        }
+        }
+        free(text);
+        return 0;
+}
