@@ -218,7 +218,7 @@ static int open_datastore(const char *dsn, struct store_open_options *so, const 
 
 int cmd_registry(int argc, char **argv)
 {
-        CLEANUP(reg_options_release) struct reg_options opts;
+        CLEANUP(reg_options_release) struct reg_options opts = { 0 };
         CLEANUP(store_freep) struct store *store = NULL;
         CLEANUP(registry_freep) struct registry *reg = NULL;
         struct gate gate = { .reg = NULL };

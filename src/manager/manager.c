@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "kube/manager.h"
+#include "manager/manager.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -16,6 +16,7 @@
 #include "kube/events.h"
 #include "kube/leader.h"
 #include "util/log.h"
+#include "util/uuid.h"
 #include "util/memory.h"
 #include "util/parse-util.h"
 
