@@ -28,10 +28,13 @@ static const struct {
         { 405, "Method Not Allowed" },
         { 409, "Conflict" },
         { 413, "Request Entity Too Large" },
+        { 414, "URI Too Long" },
         { 415, "Unsupported Media Type" },
         { 422, "Unprocessable Entity" },
         { 429, "Too Many Requests" },
+        { 431, "Request Header Fields Too Large" },
         { 500, "Internal Server Error" },
+        { 501, "Not Implemented" },
         { 503, "Service Unavailable" },
 };
 

@@ -21,6 +21,7 @@
 #include <gnutls/gnutls.h>
 #include <microhttpd.h>
 
+#include "http/errors.h"
 #include "http/router.h"
 #include "util/time-util.h"
 
@@ -261,29 +262,9 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, struct http_resp *
         return ret;
 }
 
-static const char *reason_phrase(unsigned status)
-{
-        switch (status) {
-        case 400:
-                return "Bad Request";
-        case 413:
-                return "Request Entity Too Large";
-        case 414:
-                return "URI Too Long";
-        case 431:
-                return "Request Header Fields Too Large";
-        case 500:
-                return "Internal Server Error";
-        case 501:
-                return "Not Implemented";
-        default:
-                return "Error";
-        }
-}
-
 /*
- * The one writer of the refusals the server sends itself, in the server's error shape (to be
- * replaced by the shared status/body table of http/errors once it exists). The 413 keeps a
+ * The one writer of the refusals the server sends itself, in the server's error shape (reason
+ * phrases from the shared table in http/errors). The 413 keeps a
  * caller-provided body (too_large_json) so that an API can keep its own shape.
  */
 static enum MHD_Result send_error(const struct http_server *s, struct MHD_Connection *conn,
@@ -296,7 +277,7 @@ static enum MHD_Result send_error(const struct http_server *s, struct MHD_Connec
                 http_resp_set_text(&resp, status, NULL, s->cfg.too_large_json);
         else if (s->cfg.error_style == HTTP_ERROR_REASON)
                 http_resp_set_json(&resp, status,
-                                   json_pack("{s:s,s:s}", "code", reason_phrase(status),
+                                   json_pack("{s:s,s:s}", "code", http_reason_phrase(status),
                                              "message", msg));
         else
                 http_resp_set_json(&resp, status,

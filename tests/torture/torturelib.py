@@ -9,13 +9,11 @@ import json
 import os
 import re
 import resource
-import select
 import shutil
 import signal
 import socket
 import ssl
 import subprocess
-import sys
 import tempfile
 import time
 
@@ -174,11 +172,9 @@ def connect(server, source="127.0.0.1", timeout=10.0, port=None):
     return s
 
 
-def recv_response(s, limit=4 * 1024 * 1024):
-    """Reads one response (headers and a Content-Length body) or up to EOF; returns
-    (status or None, headers dict, body bytes)."""
-    data = b""
-    while b"\r\n\r\n" not in data and len(data) < limit:
+def _recv_until(s, data, done, limit):
+    """Appends what s sends to data until done(data), EOF, an error or limit bytes."""
+    while not done(data) and len(data) < limit:
         try:
             chunk = s.recv(65536)
         except (ConnectionResetError, ssl.SSLError, socket.timeout, BrokenPipeError):
@@ -186,6 +182,13 @@ def recv_response(s, limit=4 * 1024 * 1024):
         if not chunk:
             break
         data += chunk
+    return data
+
+
+def recv_response(s, limit=4 * 1024 * 1024):
+    """Reads one response (headers and a Content-Length body) or up to EOF; returns
+    (status or None, headers dict, body bytes)."""
+    data = _recv_until(s, b"", lambda d: b"\r\n\r\n" in d, limit)
     if b"\r\n\r\n" not in data:
         return None, {}, data
     head, body = data.split(b"\r\n\r\n", 1)
@@ -198,14 +201,7 @@ def recv_response(s, limit=4 * 1024 * 1024):
             k, v = line.split(":", 1)
             headers[k.strip().lower()] = v.strip()
     n = int(headers.get("content-length", "-1"))
-    while (n < 0 or len(body) < n) and len(body) < limit:
-        try:
-            chunk = s.recv(65536)
-        except (ConnectionResetError, ssl.SSLError, socket.timeout, BrokenPipeError):
-            chunk = b""
-        if not chunk:
-            break
-        body += chunk
+    body = _recv_until(s, body, lambda d: n >= 0 and len(d) >= n, limit)
     return status, headers, body
 
 
