@@ -7,7 +7,7 @@ n=0
 while IFS= read -r f; do
         # kustomize files, and what base/ and overlays/ hold: test-kustomize.sh renders those
         case $f in
-        */kustomization.yaml | "$ROOT"/deploy/base/* | "$ROOT"/deploy/overlays/*)
+        */kustomization.yaml | */*-patch.yaml | "$ROOT"/deploy/base/* | "$ROOT"/deploy/overlays/*)
                 continue ;;
         esac
         # patches (no kind) are applied with kubectl patch, not apply
