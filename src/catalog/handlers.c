@@ -8,6 +8,7 @@
 #include "catalog/glob.h"
 #include "catalog/index.h"
 #include "catalog/limits.h"
+#include "http/errors.h"
 #include "http/router.h"
 #include "util/parse-util.h"
 
@@ -15,22 +16,6 @@ struct ctx {
         struct catalog_service *svc;
         struct catalog_index *idx; /* the request's snapshot */
 };
-
-static const char *status_text(unsigned status)
-{
-        switch (status) {
-        case 400:
-                return "Bad Request";
-        case 404:
-                return "Not Found";
-        case 405:
-                return "Method Not Allowed";
-        case 422:
-                return "Unprocessable Entity";
-        default:
-                return "Internal Server Error";
-        }
-}
 
 static int reply_error(struct http_resp *resp, unsigned status, const char *fmt, ...)
         _printf_(3, 4);
@@ -43,7 +28,7 @@ static int reply_error(struct http_resp *resp, unsigned status, const char *fmt,
         vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
         http_resp_set_json(resp, status,
-                           json_pack("{s:s, s:s}", "code", status_text(status), "message", msg));
+                           json_pack("{s:s, s:s}", "code", http_reason_phrase(status), "message", msg));
         return 0;
 }
 
@@ -192,7 +177,7 @@ static int handle_models(struct ctx *c, struct http_req *req, struct http_resp *
 {
         struct catalog_model_query q = { 0 };
         CLEANUP(catalog_strv_freep) char **sources = NULL, **labels = NULL;
-        CLEANUP(filter_freep) struct filter_node *filter = NULL;
+        CLEANUP(filterq_freep) struct filterq_node *filter = NULL;
         AUTOFREE char *order_prop = NULL;
         const char *src = http_req_query(req, "source");
         const char *lbl = http_req_query(req, "sourceLabel");
@@ -228,7 +213,7 @@ static int handle_models(struct ctx *c, struct http_req *req, struct http_resp *
                         return reply_error(resp, 400, "invalid recommendations '%s': bad request",
                                            rec);
         }
-        r = filter_parse(fq, &filter, err, sizeof(err));
+        r = filterq_parse(fq, &filter, err, sizeof(err));
         if (r == -ENOMEM)
                 return reply_errno(resp, r);
         if (r < 0)
@@ -299,7 +284,7 @@ static int handle_artifacts(struct ctx *c, struct http_req *req, struct http_res
 {
         struct catalog_artifact_query q = { 0 };
         struct strv_builder types = { 0 };
-        CLEANUP(filter_freep) struct filter_node *filter = NULL;
+        CLEANUP(filterq_freep) struct filterq_node *filter = NULL;
         const char *tr = http_req_query(req, "targetRPS");
         char err[512];
         json_t *out = NULL;
@@ -327,7 +312,7 @@ static int handle_artifacts(struct ctx *c, struct http_req *req, struct http_res
                         return reply_error(resp, 400, "invalid targetRPS '%s': bad request", tr);
                 }
         }
-        r = filter_parse(http_req_query(req, "filterQuery"), &filter, err, sizeof(err));
+        r = filterq_parse(http_req_query(req, "filterQuery"), &filter, err, sizeof(err));
         if (r < 0) {
                 catalog_strv_free(types.v);
                 if (r == -ENOMEM)
@@ -725,8 +710,8 @@ static int handle_mcp_servers(struct ctx *c, struct http_req *req, struct http_r
 {
         struct catalog_mcp_query q = { 0 };
         CLEANUP(catalog_strv_freep) char **labels = NULL;
-        CLEANUP(filter_freep) struct filter_node *filter = NULL;
-        struct buf text = BUF_INIT(2 * CATALOG_FILTER_QUERY_MAX);
+        CLEANUP(filterq_freep) struct filterq_node *filter = NULL;
+        struct buf text = BUF_INIT(2 * FILTERQ_QUERY_MAX);
         const char *lbl = http_req_query(req, "sourceLabel");
         const char *fq = http_req_query(req, "filterQuery");
         const char *nq = http_req_query(req, "namedQuery");
@@ -777,7 +762,7 @@ static int handle_mcp_servers(struct ctx *c, struct http_req *req, struct http_r
                         return reply_error(resp, 400, "filter query too long: bad request");
                 }
         }
-        r = filter_parse(buf_str(&text), &filter, err, sizeof(err));
+        r = filterq_parse(buf_str(&text), &filter, err, sizeof(err));
         buf_release(&text);
         if (r == -ENOMEM)
                 return reply_errno(resp, r);
@@ -821,7 +806,7 @@ static int handle_mcp_server(struct ctx *c, struct http_req *req, struct http_re
 static int handle_mcp_tools(struct ctx *c, struct http_req *req, struct http_resp *resp)
 {
         const char *id = http_req_param(req, "server_id");
-        CLEANUP(filter_freep) struct filter_node *filter = NULL;
+        CLEANUP(filterq_freep) struct filterq_node *filter = NULL;
         struct catalog_page page = { 0 };
         char err[512];
         json_t *out = NULL;
@@ -829,7 +814,7 @@ static int handle_mcp_tools(struct ctx *c, struct http_req *req, struct http_res
 
         if (parse_page(req, &page, resp) < 0)
                 return 0;
-        r = filter_parse(http_req_query(req, "filterQuery"), &filter, err, sizeof(err));
+        r = filterq_parse(http_req_query(req, "filterQuery"), &filter, err, sizeof(err));
         if (r == -ENOMEM)
                 return reply_errno(resp, r);
         if (r < 0)

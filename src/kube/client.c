@@ -17,6 +17,7 @@
 #include "kube/watch.h"
 #include "util/buf.h"
 #include "util/parse-util.h"
+#include "util/string-util.h"
 
 /* Largest non-watch response body we accept (a big unpaged LIST). */
 #define KUBE_RESPONSE_MAX ((size_t)256 * 1024 * 1024)
@@ -109,15 +110,6 @@ static void share_unlock(CURL *h, curl_lock_data data, void *userdata)
 
         if (data >= 0 && data < CURL_LOCK_DATA_LAST)
                 (void)pthread_mutex_unlock(&sh->share_locks[data]);
-}
-
-static int strdup_opt(const char *s, char **ret)
-{
-        *ret = NULL;
-        if (!s)
-                return 0;
-        *ret = strdup(s);
-        return *ret ? 0 : -ENOMEM;
 }
 
 static int shared_new(const struct kube_config *cfg, const struct kube_client_options *opts,
@@ -1160,4 +1152,61 @@ int kube_watch(struct kube_client *c, const struct gvr *r, const char *ns,
         watch_splitter_release(&w.splitter);
         buf_release(&w.error_body);
         return k;
+}
+
+/* The port (api.h): thin adapters from void *userdata to the client. */
+static int api_get(void *userdata, const struct gvr *r, const char *ns, const char *name,
+                   json_t **ret_obj, struct kube_status *reterr)
+{
+        return kube_get(userdata, r, ns, name, ret_obj, reterr);
+}
+
+static int api_list(void *userdata, const struct gvr *r, const char *ns,
+                    const struct kube_list_options *opts, json_t **ret_list,
+                    struct kube_status *reterr)
+{
+        return kube_list(userdata, r, ns, opts, ret_list, reterr);
+}
+
+static int api_create(void *userdata, const struct gvr *r, const char *ns, const json_t *obj,
+                      const struct kube_write_options *opts, json_t **ret_obj,
+                      struct kube_status *reterr)
+{
+        return kube_create(userdata, r, ns, obj, opts, ret_obj, reterr);
+}
+
+static int api_update(void *userdata, const struct gvr *r, const char *ns, const char *name,
+                      const json_t *obj, const struct kube_write_options *opts, json_t **ret_obj,
+                      struct kube_status *reterr)
+{
+        return kube_update(userdata, r, ns, name, obj, opts, ret_obj, reterr);
+}
+
+static int api_patch(void *userdata, const struct gvr *r, const char *ns, const char *name,
+                     enum kube_patch_type type, const json_t *patch,
+                     const struct kube_write_options *opts, json_t **ret_obj,
+                     struct kube_status *reterr)
+{
+        return kube_patch(userdata, r, ns, name, type, patch, opts, ret_obj, reterr);
+}
+
+static int api_delete(void *userdata, const struct gvr *r, const char *ns, const char *name,
+                      const struct kube_delete_options *opts, json_t **ret_obj,
+                      struct kube_status *reterr)
+{
+        return kube_delete(userdata, r, ns, name, opts, ret_obj, reterr);
+}
+
+static const struct kube_api_ops kube_client_api_ops = {
+        .get = api_get,
+        .list = api_list,
+        .create = api_create,
+        .update = api_update,
+        .patch = api_patch,
+        .remove = api_delete,
+};
+
+struct kube_api kube_client_api(struct kube_client *c)
+{
+        return (struct kube_api){ .ops = &kube_client_api_ops, .userdata = c };
 }

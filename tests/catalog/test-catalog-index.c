@@ -172,7 +172,7 @@ Test(index, accuracy_and_property_order)
         cr_assert_str_eq(item_name(l, 1), "alpha-model");
         {
                 char *prop = NULL;
-                enum filter_suffix sfx;
+                enum filterq_suffix sfx;
 
                 cr_assert_eq(catalog_order_parse_models("artifacts.ttft_p90.double_value",
                                                         &q.order, &prop, &sfx),
@@ -188,7 +188,7 @@ Test(index, accuracy_and_property_order)
         {
                 enum catalog_order o;
                 char *prop = NULL;
-                enum filter_suffix sfx;
+                enum filterq_suffix sfx;
 
                 cr_assert_eq(catalog_order_parse_models("BOGUS", &o, &prop, &sfx), -EINVAL);
         }
@@ -196,7 +196,7 @@ Test(index, accuracy_and_property_order)
 
 Test(index, search_filter_labels)
 {
-        struct filter_node *f = NULL;
+        struct filterq_node *f = NULL;
         char l1[] = "validated", l2[] = "null";
         char *labels[] = { l1, NULL };
         char *null_label[] = { l2, NULL };
@@ -218,7 +218,7 @@ Test(index, search_filter_labels)
         json_decref(l);
         q.q = NULL;
 
-        cr_assert_eq(filter_parse("license = 'apache-2.0' AND artifacts.hardware_type = 'H100'",
+        cr_assert_eq(filterq_parse("license = 'apache-2.0' AND artifacts.hardware_type = 'H100'",
                                   &f, NULL, 0),
                      0);
         q.filter = f;
@@ -226,14 +226,14 @@ Test(index, search_filter_labels)
         cr_assert_eq(json_integer_value(json_object_get(l, "size")), 1);
         cr_assert_str_eq(item_name(l, 0), "alpha-model");
         json_decref(l);
-        filter_free(f);
-        cr_assert_eq(filter_parse("tasks = 'code-generation' AND context_window > 1", &f, NULL, 0),
+        filterq_free(f);
+        cr_assert_eq(filterq_parse("tasks = 'code-generation' AND context_window > 1", &f, NULL, 0),
                      0);
         q.filter = f;
         l = list(&q);
         cr_assert_eq(json_integer_value(json_object_get(l, "size")), 0);
         json_decref(l);
-        filter_free(f);
+        filterq_free(f);
         q.filter = NULL;
 
         q.source_labels = labels;
