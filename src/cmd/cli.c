@@ -42,6 +42,8 @@ static const struct cli_option common_options[_COMMON_MAX] = {
 #define VAL_BASE 0x100
 
 static int vprint_error(const struct cli_command *cmd, const char *fmt, va_list ap)
+        __attribute__((format(printf, 2, 0)));
+static int vprint_error(const struct cli_command *cmd, const char *fmt, va_list ap)
 {
         fprintf(stderr, "modelplane %s: ", cmd->name);
         vfprintf(stderr, fmt, ap);

@@ -5,6 +5,7 @@
  * variables MODEL_REGISTRY_REST_SERVICE_PORT / MODEL_REGISTRY_DATA_STORE_TYPE are read too.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -176,17 +177,55 @@ static int load_options(struct reg_options *o, int argc, char **argv)
 
 struct gate {
         _Atomic(struct registry *) reg;
+        _Atomic uint64_t responses[5]; /* by status class: 1xx .. 5xx */
 };
 
+/* GET /metrics: the responses by status class, in the Prometheus text format. */
+static int gate_metrics(struct gate *g, struct http_resp *resp)
+{
+        char text[1024];
+        size_t n;
+
+        n = (size_t)snprintf(text, sizeof(text),
+                             "# HELP modelplane_registry_http_responses_total HTTP responses of the "
+                             "registry API by status class.\n"
+                             "# TYPE modelplane_registry_http_responses_total counter\n");
+        for (size_t i = 0; i < ELEMENTSOF(g->responses) && n < sizeof(text); i++)
+                n += (size_t)snprintf(text + n, sizeof(text) - n,
+                                      "modelplane_registry_http_responses_total{code=\"%zuxx\"} "
+                                      "%" PRIu64 "\n",
+                                      i + 1, atomic_load(&g->responses[i]));
+        http_resp_set_text(resp, 200, "text/plain; version=0.0.4; charset=utf-8", text);
+        return 0;
+}
+
+/*
+ * Every request: the API (or 503 until the datastore is ready), then one access-log line
+ * (method, path, status, duration, bytes) at info, at warn for a 5xx, and the count of its
+ * status class for /metrics. A handler error becomes the server's 500, logged as such.
+ */
 static int gate_handle(void *userdata, struct http_req *req, struct http_resp *resp)
 {
         struct gate *g = userdata;
         struct registry *reg = atomic_load(&g->reg);
+        usec_t start = now_monotonic(), took;
+        unsigned status;
+        int r = 0;
 
+        if (streq(req->path, "/metrics") && streq(req->method, "GET"))
+                return gate_metrics(g, resp);
         if (reg)
-                return registry_handle(reg, req, resp);
-        http_resp_set_text(resp, 503, "text/plain; charset=utf-8", DATASTORE_DOWN_TEXT);
-        return 0;
+                r = registry_handle(reg, req, resp);
+        else
+                http_resp_set_text(resp, 503, "text/plain; charset=utf-8", DATASTORE_DOWN_TEXT);
+        status = r < 0 ? 500 : resp->status;
+        took = now_monotonic() - start;
+        if (status >= 100 && status < 600)
+                atomic_fetch_add(&g->responses[status / 100 - 1], 1);
+        log_emit(status >= 500 ? LOG_LEVEL_WARN : LOG_LEVEL_INFO, r < 0 ? r : 0, NULL,
+                 "registry: %s %s status=%u duration_ms=%.3f bytes=%zu", req->method, req->path,
+                 status, (double)took / 1000.0, r < 0 ? (size_t)0 : resp->body.len);
+        return r;
 }
 
 /*
@@ -221,7 +260,7 @@ int cmd_registry(int argc, char **argv)
         CLEANUP(reg_options_release) struct reg_options opts = { 0 };
         CLEANUP(store_freep) struct store *store = NULL;
         CLEANUP(registry_freep) struct registry *reg = NULL;
-        struct gate gate = { .reg = NULL };
+        struct gate gate = { .reg = NULL, .responses = { 0 } };
         CLEANUP(http_server_freep) struct http_server *srv = NULL; /* freed first: it calls gate */
         char dberr[512] = "";
         struct store_open_options so = { .error = dberr, .error_size = sizeof(dberr) };

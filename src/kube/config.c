@@ -246,7 +246,7 @@ static int get_string(struct kcfg *k, yaml_node_t *map, const char *where, const
 static int get_bool(struct kcfg *k, yaml_node_t *map, const char *where, const char *key,
                     bool *ret)
 {
-        const char *s;
+        const char *s = NULL;
         int r;
 
         r = get_string(k, map, where, key, &s);
@@ -292,7 +292,7 @@ static int find_named(struct kcfg *k, yaml_node_t *root, const char *list_key, c
              item++, i++) {
                 yaml_node_t *e = yaml_document_get_node(&k->doc, *item);
                 yaml_node_t *inner;
-                const char *n;
+                const char *n = NULL;
                 char where[64];
                 int r;
 
@@ -354,7 +354,7 @@ static int no_files_error(struct kcfg *k, yaml_node_t *map, const char *where, c
 static int load_blob(struct kcfg *k, yaml_node_t *map, const char *where, const char *data_key,
                      const char *file_key, char **ret)
 {
-        const char *data, *file;
+        const char *data = NULL, *file = NULL;
         int r;
 
         r = get_string(k, map, where, data_key, &data);
@@ -413,7 +413,7 @@ static void strip(char *s)
 static int load_cluster(struct kcfg *k, yaml_node_t *root, const char *name, struct kube_config *c)
 {
         yaml_node_t *cl;
-        const char *server;
+        const char *server = NULL;
         char where[128];
         size_t n;
         int r;
@@ -535,7 +535,7 @@ int kube__config_parse(const char *file, const char *data, size_t len,
         CLEANUP(yaml_parser_deletep) yaml_parser_t *pp = NULL;
         CLEANUP(yaml_document_deletep) yaml_document_t *dp = NULL;
         yaml_node_t *root, *ctx, *v;
-        const char *context, *cluster, *user, *ns;
+        const char *context = NULL, *cluster = NULL, *user = NULL, *ns = NULL;
         char where[128];
         int r;
 

@@ -535,7 +535,7 @@ static int do_list(struct ctx *x, const struct route_spec *sp)
                 }
         }
         if (sp->op == OP_LIST_NESTED) {
-                int64_t pid;
+                int64_t pid = 0;
 
                 r = path_id(x, "id", reg_kind(sp->parent_kind)->word, &pid);
                 if (r < 0)
@@ -562,7 +562,7 @@ static int do_get(struct ctx *x, const struct route_spec *sp)
         const struct reg_kind *k = sp->any_artifact ? NULL : reg_kind(sp->kind);
         const struct reg_kind *ek;
         struct store_entity e;
-        int64_t id;
+        int64_t id = 0;
         int r;
 
         r = path_id(x, "id", k ? k->word : "artifact", &id);
@@ -726,7 +726,7 @@ static int do_create(struct ctx *x, const struct route_spec *sp)
                 return r;
         if (sp->op == OP_CREATE_NESTED) {
                 const struct reg_kind *pk = reg_kind(sp->parent_kind);
-                int64_t pid;
+                int64_t pid = 0;
 
                 r = path_id(x, "id", pk->word, &pid);
                 if (r < 0)
@@ -750,7 +750,7 @@ static int do_create(struct ctx *x, const struct route_spec *sp)
                 /* POST /inference_services/{id}/serves: the parent is the inference service. */
                 struct store_entity is = { 0 };
                 struct placement pl = { .scope_parent = true };
-                int64_t pid;
+                int64_t pid = 0;
 
                 r = path_id(x, "id", "inference service", &pid);
                 if (r < 0)
@@ -792,7 +792,7 @@ static int do_patch(struct ctx *x, const struct route_spec *sp)
         struct store_entity e = { 0 };
         const struct reg_kind *k = sp->any_artifact ? NULL : reg_kind(sp->kind);
         const struct reg_kind *ek = NULL;
-        int64_t id;
+        int64_t id = 0;
         int r;
 
         r = path_id(x, "id", k ? k->word : "artifact", &id);
@@ -903,7 +903,7 @@ static int do_upsert_artifact(struct ctx *x, const struct route_spec *sp)
         const struct reg_kind *pk = reg_kind(sp->parent_kind);
         bool run = sp->parent_kind == REG_EXPERIMENT_RUN;
         unsigned status = 200;
-        int64_t pid, exp_id = 0;
+        int64_t pid = 0, exp_id = 0;
         int r;
 
         r = path_id(x, "id", pk->word, &pid);
@@ -1035,7 +1035,7 @@ done:
 static int do_is_model(struct ctx *x, const struct route_spec *sp)
 {
         struct store_entity is = { 0 }, rm = { 0 };
-        int64_t id, rmid = 0;
+        int64_t id = 0, rmid = 0;
         int r;
 
         (void)sp;
@@ -1064,7 +1064,7 @@ static int do_is_version(struct ctx *x, const struct route_spec *sp)
 {
         const struct reg_kind *mvk = reg_kind(REG_MODEL_VERSION);
         struct store_entity is = { 0 }, mv = { 0 };
-        int64_t id, mvid = 0, rmid = 0;
+        int64_t id = 0, mvid = 0, rmid = 0;
         int r;
 
         (void)sp;
@@ -1118,7 +1118,7 @@ static int do_metric_history(struct ctx *x, const struct route_spec *sp)
         int r;
 
         if (sp->op == OP_LIST_NESTED) {
-                int64_t pid;
+                int64_t pid = 0;
 
                 r = path_id(x, "id", "experiment run", &pid);
                 if (r < 0)

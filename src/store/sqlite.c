@@ -169,7 +169,20 @@ static int sqlite_open(const char *dsn, const struct store_pg_tls *tls, char *er
         }
         (void)sqlite3_extended_result_codes(c->db, 1);
         (void)sqlite3_busy_timeout(c->db, 10000);
+        /* The first statements read the file's header and schema: a file that is not SQLite,
+         * or is damaged, fails here and is named as such. */
         r = simple(c, "PRAGMA journal_mode=WAL");
+        if (r >= 0)
+                r = simple(c, "SELECT count(*) FROM sqlite_master");
+        if (r < 0 && err && err_size > 0) {
+                int xrc = sqlite3_errcode(c->db);
+
+                if (xrc == SQLITE_NOTADB || xrc == SQLITE_CORRUPT)
+                        (void)snprintf(err, err_size, "%s: not a database, or a damaged one (%s)",
+                                       path, sqlite3_errmsg(c->db));
+                else
+                        (void)snprintf(err, err_size, "%s: %s", path, sqlite3_errmsg(c->db));
+        }
         if (r >= 0)
                 r = simple(c, "PRAGMA synchronous=FULL");
         if (r >= 0)

@@ -298,7 +298,7 @@ static int op_get(void *userdata, const struct gvr *r, const char *ns, const cha
 {
         struct fake_kube_api *f = userdata;
         char key[KEY_MAX];
-        json_t *obj;
+        json_t *obj = NULL;
         int k;
 
         (void)pthread_mutex_lock(&f->lock);

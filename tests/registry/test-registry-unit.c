@@ -205,7 +205,7 @@ Test(pgconn, params_without_tls_leave_the_dsn_alone)
         cr_assert_lt(param_index(k, "keepalives_idle"), param_index(k, "dbname"));
 
         {
-                struct store_pg_tls empty = { NULL };
+                struct store_pg_tls empty = { .sslmode = NULL };
 
                 cr_assert_eq(store_pg_conn_params("host=db dbname=reg", &empty, k, v), 0);
                 cr_assert_str_eq(param(k, v, "dbname"), "host=db dbname=reg");
