@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "kube/manager.h"
+#include "manager/manager.h"
 
 #include <errno.h>
 #include <pthread.h>

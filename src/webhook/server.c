@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "cmd/webhook-server.h"
+#include "webhook/server.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -8,9 +8,9 @@
 
 #include "http/server.h"
 #include "serving/webhook-rules.h"
-#include "serving/webhook.h"
 #include "util/log.h"
 #include "util/macro.h"
+#include "webhook/admission.h"
 
 /* The HTTP layer's 413 answer (sent before the body is read), shaped as a review. */
 #define TOO_LARGE_REVIEW                                                                           \

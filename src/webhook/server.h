@@ -4,7 +4,7 @@
 /*
  * The TrainedModel validating admission webhook server: HTTPS (TLS 1.2+) on top of http/server,
  * serving POST /validate-serving-kserve-io-v1alpha1-trainedmodel and its alias
- * /validate-trainedmodel with serving/webhook's AdmissionReview exchange. The certificate pair
+ * /validate-trainedmodel with webhook/admission's AdmissionReview exchange. The certificate pair
  * is read from <cert_dir>/tls.crt and <cert_dir>/tls.key (controller-runtime's layout) and
  * re-read when the files change, for new handshakes only (cert-manager rotation, secret volume
  * ..data swaps); open connections keep their session.
@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "serving/webhook.h"
+#include "webhook/admission.h"
 #include "util/macro.h"
 
 struct webhook_server;
