@@ -9,6 +9,7 @@
 #include "catalog/hf-sync.h"
 #include "catalog/index.h"
 #include "catalog/limits.h"
+#include "http/errors.h"
 #include "http/router.h"
 #include "util/parse-util.h"
 
@@ -16,24 +17,6 @@ struct ctx {
         struct catalog_service *svc;
         struct catalog_index *idx; /* the request's snapshot */
 };
-
-static const char *status_text(unsigned status)
-{
-        switch (status) {
-        case 400:
-                return "Bad Request";
-        case 404:
-                return "Not Found";
-        case 405:
-                return "Method Not Allowed";
-        case 413:
-                return "Request Entity Too Large";
-        case 422:
-                return "Unprocessable Entity";
-        default:
-                return "Internal Server Error";
-        }
-}
 
 static int reply_error(struct http_resp *resp, unsigned status, const char *fmt, ...)
         _printf_(3, 4);
@@ -46,7 +29,7 @@ static int reply_error(struct http_resp *resp, unsigned status, const char *fmt,
         vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
         http_resp_set_json(resp, status,
-                           json_pack("{s:s, s:s}", "code", status_text(status), "message", msg));
+                           json_pack("{s:s, s:s}", "code", http_reason_phrase(status), "message", msg));
         return 0;
 }
 
@@ -195,7 +178,7 @@ static int handle_models(struct ctx *c, struct http_req *req, struct http_resp *
 {
         struct catalog_model_query q = { 0 };
         CLEANUP(catalog_strv_freep) char **sources = NULL, **labels = NULL;
-        CLEANUP(filter_freep) struct filter_node *filter = NULL;
+        CLEANUP(filterq_freep) struct filterq_node *filter = NULL;
         AUTOFREE char *order_prop = NULL;
         const char *src = http_req_query(req, "source");
         const char *lbl = http_req_query(req, "sourceLabel");
@@ -231,7 +214,7 @@ static int handle_models(struct ctx *c, struct http_req *req, struct http_resp *
                         return reply_error(resp, 400, "invalid recommendations '%s': bad request",
                                            rec);
         }
-        r = filter_parse(fq, &filter, err, sizeof(err));
+        r = filterq_parse(fq, &filter, err, sizeof(err));
         if (r == -ENOMEM)
                 return reply_errno(resp, r);
         if (r < 0)
@@ -343,7 +326,7 @@ static int handle_artifacts(struct ctx *c, struct http_req *req, struct http_res
         struct catalog_artifact_query q = { 0 };
         struct catalog_perf_params perf = { 0 };
         struct strv_builder types = { 0 };
-        CLEANUP(filter_freep) struct filter_node *filter = NULL;
+        CLEANUP(filterq_freep) struct filterq_node *filter = NULL;
         char err[512];
         json_t *out = NULL;
         int r;
@@ -368,7 +351,7 @@ static int handle_artifacts(struct ctx *c, struct http_req *req, struct http_res
         }
         if (performance)
                 q.perf = &perf;
-        r = filter_parse(http_req_query(req, "filterQuery"), &filter, err, sizeof(err));
+        r = filterq_parse(http_req_query(req, "filterQuery"), &filter, err, sizeof(err));
         if (r < 0) {
                 catalog_strv_free(types.v);
                 if (r == -ENOMEM)
@@ -849,8 +832,8 @@ static int handle_mcp_servers(struct ctx *c, struct http_req *req, struct http_r
 {
         struct catalog_mcp_query q = { 0 };
         CLEANUP(catalog_strv_freep) char **labels = NULL;
-        CLEANUP(filter_freep) struct filter_node *filter = NULL;
-        struct buf text = BUF_INIT(2 * CATALOG_FILTER_QUERY_MAX);
+        CLEANUP(filterq_freep) struct filterq_node *filter = NULL;
+        struct buf text = BUF_INIT(2 * FILTERQ_QUERY_MAX);
         const char *lbl = http_req_query(req, "sourceLabel");
         const char *fq = http_req_query(req, "filterQuery");
         const char *nq = http_req_query(req, "namedQuery");
@@ -901,7 +884,7 @@ static int handle_mcp_servers(struct ctx *c, struct http_req *req, struct http_r
                         return reply_error(resp, 400, "filter query too long: bad request");
                 }
         }
-        r = filter_parse(buf_str(&text), &filter, err, sizeof(err));
+        r = filterq_parse(buf_str(&text), &filter, err, sizeof(err));
         buf_release(&text);
         if (r == -ENOMEM)
                 return reply_errno(resp, r);
@@ -945,7 +928,7 @@ static int handle_mcp_server(struct ctx *c, struct http_req *req, struct http_re
 static int handle_mcp_tools(struct ctx *c, struct http_req *req, struct http_resp *resp)
 {
         const char *id = http_req_param(req, "server_id");
-        CLEANUP(filter_freep) struct filter_node *filter = NULL;
+        CLEANUP(filterq_freep) struct filterq_node *filter = NULL;
         struct catalog_page page = { 0 };
         char err[512];
         json_t *out = NULL;
@@ -953,7 +936,7 @@ static int handle_mcp_tools(struct ctx *c, struct http_req *req, struct http_res
 
         if (parse_page(req, &page, resp) < 0)
                 return 0;
-        r = filter_parse(http_req_query(req, "filterQuery"), &filter, err, sizeof(err));
+        r = filterq_parse(http_req_query(req, "filterQuery"), &filter, err, sizeof(err));
         if (r == -ENOMEM)
                 return reply_errno(resp, r);
         if (r < 0)

@@ -11,6 +11,7 @@
 
 #include "catalog/glob.h"
 #include "catalog/limits.h"
+#include "util/base64.h"
 #include "util/buf.h"
 #include "util/parse-util.h"
 
@@ -42,66 +43,18 @@ void catalog_source_load_release(struct catalog_source_load *l)
         *l = (struct catalog_source_load){ 0 };
 }
 
-static const char b64chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static char *b64_encode(const char *in, size_t len)
-{
-        size_t out_len = 4 * ((len + 2) / 3);
-        char *out = malloc(out_len + 1), *o = out;
-
-        if (!out)
-                return NULL;
-        for (size_t i = 0; i < len; i += 3) {
-                uint32_t v = (uint32_t)(unsigned char)in[i] << 16;
-
-                if (i + 1 < len)
-                        v |= (uint32_t)(unsigned char)in[i + 1] << 8;
-                if (i + 2 < len)
-                        v |= (uint32_t)(unsigned char)in[i + 2];
-                *o++ = b64chars[(v >> 18) & 63];
-                *o++ = b64chars[(v >> 12) & 63];
-                *o++ = i + 1 < len ? b64chars[(v >> 6) & 63] : '=';
-                *o++ = i + 2 < len ? b64chars[v & 63] : '=';
-        }
-        *o = '\0';
-        return out;
-}
-
-static int b64_value(char c)
-{
-        const char *p = c ? strchr(b64chars, c) : NULL;
-
-        return p ? (int)(p - b64chars) : -1;
-}
-
-/* Strict standard base64 with padding; -EINVAL on bad input. Owned NUL-terminated output. */
+/* Strict standard base64 with padding, decoding to a C string (no NUL inside); -EINVAL. */
 static int b64_decode(const char *in, char **ret)
 {
-        size_t len = strlen(in), k = 0;
         AUTOFREE char *out = NULL;
+        size_t n;
+        int r;
 
-        if (len % 4 != 0)
+        r = base64_decode(in, &out, &n);
+        if (r < 0)
+                return r;
+        if (strlen(out) != n)
                 return -EINVAL;
-        out = malloc(len / 4 * 3 + 1);
-        if (!out)
-                return -ENOMEM;
-        for (size_t i = 0; i < len; i += 4) {
-                int a = b64_value(in[i]), b = b64_value(in[i + 1]);
-                int c = in[i + 2] == '=' ? -2 : b64_value(in[i + 2]);
-                int d = in[i + 3] == '=' ? -2 : b64_value(in[i + 3]);
-
-                if (a < 0 || b < 0 || c == -1 || d == -1 || (c == -2 && d != -2) ||
-                    ((c == -2 || d == -2) && i + 4 != len))
-                        return -EINVAL;
-                out[k++] = (char)((a << 2) | (b >> 4));
-                if (c >= 0)
-                        out[k++] = (char)(((b & 15) << 4) | (c >> 2));
-                if (d >= 0)
-                        out[k++] = (char)(((c & 3) << 6) | d);
-        }
-        if (memchr(out, '\0', k))
-                return -EINVAL;
-        out[k] = '\0';
         *ret = TAKE_PTR(out);
         return 0;
 }
@@ -112,7 +65,7 @@ char *catalog_token_encode(const char *value, const char *id)
 
         if (asprintf(&plain, "%s:%s", value, id) < 0)
                 return NULL;
-        return b64_encode(plain, strlen(plain));
+        return base64_encode(plain, strlen(plain));
 }
 
 static json_t *list_json(json_t *items /* takes */, const char *next, uint32_t page_size)
@@ -1158,7 +1111,7 @@ static int keyed_window(struct keyed *v, size_t n, bool presorted, bool is_str, 
                 snprintf(id, sizeof(id), "%" PRId64, v[end - 1].key.id);
                 if (asprintf(&p2, "%s:%s", id, value) < 0)
                         return -ENOMEM;
-                next = b64_encode(p2, strlen(p2));
+                next = base64_encode(p2, strlen(p2));
                 if (!next)
                         return -ENOMEM;
         }
@@ -1211,43 +1164,43 @@ static const char *const model_string_fields[][2] = {
         { "tasks", "tasks" },
 };
 
-static bool match_json_any(const struct filter_cmp *cmp, const json_t *v)
+static bool match_json_any(const struct filterq_cmp *cmp, const json_t *v)
 {
         size_t i;
         json_t *e;
 
         if (!json_is_array(v))
-                return filter_match_value(cmp, v);
+                return filterq_match_value(cmp, v);
         json_array_foreach(v, i, e)
-                if (filter_match_value(cmp, e))
+                if (filterq_match_value(cmp, e))
                         return true;
         return false;
 }
 
-static bool match_int(const struct filter_cmp *cmp, int64_t v)
+static bool match_int(const struct filterq_cmp *cmp, int64_t v)
 {
         json_auto_t *j = json_integer(v);
 
-        return j && filter_match_value(cmp, j);
+        return j && filterq_match_value(cmp, j);
 }
 
 static const char *const artifact_string_fields[] = {
         "name", "uri", "artifactType", "metricsType", "externalId", "description",
 };
 
-static bool artifact_match_property(const json_t *a, const char *p, const struct filter_cmp *cmp)
+static bool artifact_match_property(const json_t *a, const char *p, const struct filterq_cmp *cmp)
 {
         int64_t id;
 
         for (size_t i = 0; i < ELEMENTSOF(artifact_string_fields); i++)
                 if (streq(p, artifact_string_fields[i]))
-                        return filter_match_value(cmp, json_object_get(a, p));
+                        return filterq_match_value(cmp, json_object_get(a, p));
         if (streq(p, "id"))
                 return safe_atoi64(str_or(json_string_value(json_object_get(a, "id")), ""), &id) == 0 &&
                        match_int(cmp, id);
         if (streq(p, "createTimeSinceEpoch") || streq(p, "lastUpdateTimeSinceEpoch"))
                 return json_object_get(a, p) && match_int(cmp, epoch_of(a, p));
-        return filter_match_metadata(cmp, json_object_get(json_object_get(a, "customProperties"), p));
+        return filterq_match_metadata(cmp, json_object_get(json_object_get(a, "customProperties"), p));
 }
 
 static bool artifact_field_is_builtin(const char *p)
@@ -1259,12 +1212,12 @@ static bool artifact_field_is_builtin(const char *p)
                streq(p, "lastUpdateTimeSinceEpoch");
 }
 
-static bool artifact_match(void *ud, const struct filter_cmp *cmp)
+static int artifact_match(void *ud, const struct filterq_cmp *cmp)
 {
         return artifact_match_property(ud, cmp->property, cmp);
 }
 
-static bool model_match(void *ud, const struct filter_cmp *cmp)
+static int model_match(void *ud, const struct filterq_cmp *cmp)
 {
         const struct catalog_model *m = ud;
         const char *p = cmp->property;
@@ -1283,7 +1236,7 @@ static bool model_match(void *ud, const struct filter_cmp *cmp)
                                 return false;
                         for (i = 0; i < m->n_aprops && m->aprops[i].id <= (uint32_t)id; i++)
                                 if (m->aprops[i].id == (uint32_t)id &&
-                                    filter_match_metadata(cmp, m->aprops[i].mv))
+                                    filterq_match_metadata(cmp, m->aprops[i].mv))
                                         return true;
                         return false;
                 }
@@ -1298,7 +1251,7 @@ static bool model_match(void *ud, const struct filter_cmp *cmp)
         if (streq(p, "source_id")) {
                 json_auto_t *s = json_string(m->src->id);
 
-                return s && filter_match_value(cmp, s);
+                return s && filterq_match_value(cmp, s);
         }
         if (streq(p, "id"))
                 return match_int(cmp, m->id);
@@ -1306,7 +1259,7 @@ static bool model_match(void *ud, const struct filter_cmp *cmp)
                 return json_object_get(src, p) && match_int(cmp, m->create_ms);
         if (streq(p, "lastUpdateTimeSinceEpoch"))
                 return json_object_get(src, p) && match_int(cmp, m->update_ms);
-        return filter_match_metadata(cmp, json_object_get(m->custom, p));
+        return filterq_match_metadata(cmp, json_object_get(m->custom, p));
 }
 
 static void model_resolve_fields(struct catalog_model *m)
@@ -1318,7 +1271,7 @@ static void model_resolve_fields(struct catalog_model *m)
 }
 
 int catalog_order_parse_models(const char *s, enum catalog_order *ret_order, char **ret_property,
-                               enum filter_suffix *ret_suffix)
+                               enum filterq_suffix *ret_suffix)
 {
         static const struct {
                 const char *name;
@@ -1332,16 +1285,16 @@ int catalog_order_parse_models(const char *s, enum catalog_order *ret_order, cha
         };
         static const struct {
                 const char *suffix;
-                enum filter_suffix s;
+                enum filterq_suffix s;
         } suffixes[] = {
-                { ".string_value", FILTER_SUFFIX_STRING },
-                { ".double_value", FILTER_SUFFIX_DOUBLE },
-                { ".int_value", FILTER_SUFFIX_INT },
+                { ".string_value", FILTERQ_SUFFIX_STRING },
+                { ".double_value", FILTERQ_SUFFIX_DOUBLE },
+                { ".int_value", FILTERQ_SUFFIX_INT },
         };
         size_t len;
 
         *ret_property = NULL;
-        *ret_suffix = FILTER_SUFFIX_NONE;
+        *ret_suffix = FILTERQ_SUFFIX_NONE;
         if (!s || s[0] == '\0') {
                 *ret_order = CATALOG_ORDER_NAME;
                 return 0;
@@ -1370,14 +1323,14 @@ int catalog_order_parse_models(const char *s, enum catalog_order *ret_order, cha
 }
 
 /* The value of a custom or well-known property of a JSON entity for ordering. */
-static void property_key(const json_t *entity, const char *p, enum filter_suffix suffix,
+static void property_key(const json_t *entity, const char *p, enum filterq_suffix suffix,
                          struct sort_key *k)
 {
         const json_t *direct = json_object_get(entity, p);
         const json_t *mv = json_object_get(json_object_get(entity, "customProperties"), p);
         bool ok;
 
-        if (suffix == FILTER_SUFFIX_STRING) {
+        if (suffix == FILTERQ_SUFFIX_STRING) {
                 if (json_is_string(direct)) {
                         k->has = true;
                         k->s = json_string_value(direct);
@@ -1456,7 +1409,7 @@ static int models_select(const struct catalog_index *idx, const struct catalog_m
                         continue;
                 if (needle && !strstr(m->haystack, needle))
                         continue;
-                if (!filter_eval(q->filter, model_match, m))
+                if (filterq_eval(q->filter, model_match, m) <= 0)
                         continue;
                 v[n].item = m;
                 k->id = m->id;
@@ -1506,7 +1459,7 @@ static int models_select(const struct catalog_index *idx, const struct catalog_m
                         } else
                                 property_key(m->data->model, q->order_property, q->order_suffix,
                                              k);
-                        k->is_str = q->order_suffix == FILTER_SUFFIX_STRING;
+                        k->is_str = q->order_suffix == FILTERQ_SUFFIX_STRING;
                         break;
                 }
                 n++;
@@ -1529,7 +1482,7 @@ static int models_select(const struct catalog_index *idx, const struct catalog_m
                 break;
         case CATALOG_ORDER_PROPERTY:
                 always_has = false;
-                is_str = q->order_suffix == FILTER_SUFFIX_STRING;
+                is_str = q->order_suffix == FILTERQ_SUFFIX_STRING;
                 break;
         default:
                 break;
@@ -1661,7 +1614,7 @@ static int perf_recommended_page(struct keyed *v, size_t n, const struct catalog
 
                 if (asprintf(&p2, "%" PRId64 ":", v[end - 1].key.id) < 0)
                         return -ENOMEM;
-                next = b64_encode(p2, strlen(p2));
+                next = base64_encode(p2, strlen(p2));
                 if (!next)
                         return -ENOMEM;
         }
@@ -1747,7 +1700,7 @@ int catalog_index_list_artifacts(const struct catalog_index *idx, const char *so
         AUTOFREE struct keyed *v = NULL;
         AUTOFREE char *prop = NULL;
         enum catalog_order order = CATALOG_ORDER_ID;
-        enum filter_suffix suffix = FILTER_SUFFIX_NONE;
+        enum filterq_suffix suffix = FILTERQ_SUFFIX_NONE;
         bool always_has = true, is_str = false;
         size_t n = 0, i;
         json_t *a;
@@ -1772,11 +1725,11 @@ int catalog_index_list_artifacts(const struct catalog_index *idx, const char *so
                                 return -EINVAL;
                         }
                         if (streq(dot, ".double_value"))
-                                suffix = FILTER_SUFFIX_DOUBLE;
+                                suffix = FILTERQ_SUFFIX_DOUBLE;
                         else if (streq(dot, ".int_value"))
-                                suffix = FILTER_SUFFIX_INT;
+                                suffix = FILTERQ_SUFFIX_INT;
                         else if (streq(dot, ".string_value"))
-                                suffix = FILTER_SUFFIX_STRING;
+                                suffix = FILTERQ_SUFFIX_STRING;
                         else {
                                 snprintf(reterr, n_reterr, "invalid orderBy '%s': unsupported value type",
                                          q->order_by);
@@ -1787,7 +1740,7 @@ int catalog_index_list_artifacts(const struct catalog_index *idx, const char *so
                                 return -ENOMEM;
                         order = CATALOG_ORDER_PROPERTY;
                         always_has = false;
-                        is_str = suffix == FILTER_SUFFIX_STRING;
+                        is_str = suffix == FILTERQ_SUFFIX_STRING;
                 }
                 /* anything else falls back to ID ordering (upstream behaviour) */
         }
@@ -1804,7 +1757,7 @@ int catalog_index_list_artifacts(const struct catalog_index *idx, const char *so
                     !streq(str_or(json_string_value(json_object_get(a, "metricsType")), ""),
                            "performance-metrics"))
                         continue;
-                if (!filter_eval(q->filter, artifact_match, a))
+                if (filterq_eval(q->filter, artifact_match, a) <= 0)
                         continue;
                 v[n].item = a;
                 (void)!safe_atoi64(json_string_value(json_object_get(a, "id")), &k->id);
@@ -2075,7 +2028,7 @@ static const json_t *json_walk(const json_t *o, const char *path)
         return o;
 }
 
-static bool mcp_match(void *ud, const struct filter_cmp *cmp)
+static int mcp_match(void *ud, const struct filterq_cmp *cmp)
 {
         const json_t *s = ud;
         const char *p = cmp->property;
@@ -2087,10 +2040,10 @@ static bool mcp_match(void *ud, const struct filter_cmp *cmp)
                 v = json_object_get(json_object_get(s, "securityIndicators"), p);
         if (v && !json_is_object(v))
                 return match_json_any(cmp, v);
-        return filter_match_metadata(cmp, json_object_get(json_object_get(s, "customProperties"), p));
+        return filterq_match_metadata(cmp, json_object_get(json_object_get(s, "customProperties"), p));
 }
 
-static bool tool_match(void *ud, const struct filter_cmp *cmp)
+static int tool_match(void *ud, const struct filterq_cmp *cmp)
 {
         return match_json_any(cmp, json_object_get(ud, cmp->property));
 }
@@ -2158,7 +2111,7 @@ int catalog_index_list_mcp(const struct catalog_index *idx, const struct catalog
                 const char *name = json_string_value(json_object_get(s, "name"));
                 struct sort_key *k = &v[n].key;
 
-                if (q->name && q->name[0] && !filter_like(q->name, name, false))
+                if (q->name && q->name[0] && !filterq_like(q->name, name, false))
                         continue;
                 if (q->q && q->q[0] && !strcasestr(name, q->q) &&
                     !strcasestr(str_or(json_string_value(json_object_get(s, "description")), ""),
@@ -2167,7 +2120,7 @@ int catalog_index_list_mcp(const struct catalog_index *idx, const struct catalog
                         continue;
                 if (!mcp_in_labels(idx, s, q->source_labels))
                         continue;
-                if (!filter_eval(q->filter, mcp_match, s))
+                if (filterq_eval(q->filter, mcp_match, s) <= 0)
                         continue;
                 v[n].item = s;
                 (void)!safe_atoi64(json_string_value(json_object_get(s, "id")), &k->id);
@@ -2224,7 +2177,7 @@ int catalog_index_get_mcp(const struct catalog_index *idx, const char *id, bool 
 }
 
 int catalog_index_list_mcp_tools(const struct catalog_index *idx, const char *id,
-                                 const struct catalog_page *page, const struct filter_node *filter,
+                                 const struct catalog_page *page, const struct filterq_node *filter,
                                  json_t **ret)
 {
         const json_t *s = mcp_find(idx, id);
@@ -2243,7 +2196,7 @@ int catalog_index_list_mcp_tools(const struct catalog_index *idx, const char *id
         json_array_foreach(tools, i, t) {
                 const char *nm = json_string_value(json_object_get(t, "name"));
 
-                if (!nm || !filter_eval(filter, tool_match, t))
+                if (!nm || filterq_eval(filter, tool_match, t) <= 0)
                         continue;
                 names[n] = (char *)nm;
                 sel[n++] = t;

@@ -28,8 +28,7 @@
 #define CATALOG_PAGE_SIZE_DEFAULT 10U
 #define CATALOG_PAGE_SIZE_MAX 100000U
 #define CATALOG_TOKEN_MAX 1024U
-#define CATALOG_FILTER_QUERY_MAX 4096U
-#define CATALOG_FILTER_NODES_MAX 256U
+/* filterQuery: FILTERQ_QUERY_MAX, FILTERQ_DEPTH_MAX, FILTERQ_CMP_MAX, FILTERQ_IN_MAX (filterq/filterq.h). */
 /* filter_options: string options only for properties with fewer distinct values, each this short. */
 #define CATALOG_FILTER_OPTION_VALUES_MAX 50U
 #define CATALOG_FILTER_OPTION_VALUE_LEN_MAX 100U

@@ -175,7 +175,7 @@ Test(index, accuracy_and_property_order)
         cr_assert_str_eq(item_name(l, 1), "alpha-model");
         {
                 char *prop = NULL;
-                enum filter_suffix sfx;
+                enum filterq_suffix sfx;
 
                 cr_assert_eq(catalog_order_parse_models("artifacts.ttft_p90.double_value",
                                                         &q.order, &prop, &sfx),
@@ -191,7 +191,7 @@ Test(index, accuracy_and_property_order)
         {
                 enum catalog_order o;
                 char *prop = NULL;
-                enum filter_suffix sfx;
+                enum filterq_suffix sfx;
 
                 cr_assert_eq(catalog_order_parse_models("BOGUS", &o, &prop, &sfx), -EINVAL);
         }
@@ -199,7 +199,7 @@ Test(index, accuracy_and_property_order)
 
 Test(index, search_filter_labels)
 {
-        struct filter_node *f = NULL;
+        struct filterq_node *f = NULL;
         char l1[] = "validated", l2[] = "null";
         char *labels[] = { l1, NULL };
         char *null_label[] = { l2, NULL };
@@ -221,7 +221,7 @@ Test(index, search_filter_labels)
         json_decref(l);
         q.q = NULL;
 
-        cr_assert_eq(filter_parse("license = 'apache-2.0' AND artifacts.hardware_type = 'H100'",
+        cr_assert_eq(filterq_parse("license = 'apache-2.0' AND artifacts.hardware_type = 'H100'",
                                   &f, NULL, 0),
                      0);
         q.filter = f;
@@ -229,14 +229,14 @@ Test(index, search_filter_labels)
         cr_assert_eq(json_integer_value(json_object_get(l, "size")), 1);
         cr_assert_str_eq(item_name(l, 0), "alpha-model");
         json_decref(l);
-        filter_free(f);
-        cr_assert_eq(filter_parse("tasks = 'code-generation' AND context_window > 1", &f, NULL, 0),
+        filterq_free(f);
+        cr_assert_eq(filterq_parse("tasks = 'code-generation' AND context_window > 1", &f, NULL, 0),
                      0);
         q.filter = f;
         l = list(&q);
         cr_assert_eq(json_integer_value(json_object_get(l, "size")), 0);
         json_decref(l);
-        filter_free(f);
+        filterq_free(f);
         q.filter = NULL;
 
         q.source_labels = labels;
@@ -423,7 +423,7 @@ Test(behaviour, property_order_ties_by_id_ascending_and_absent_last)
         struct mem_index mi = mem_index_build(tie_models, NULL);
         struct catalog_model_query q = { .order = CATALOG_ORDER_PROPERTY,
                                          .order_property = "score",
-                                         .order_suffix = FILTER_SUFFIX_DOUBLE };
+                                         .order_suffix = FILTERQ_SUFFIX_DOUBLE };
         char names[256];
 
         /* ids follow the file order: m1 < m2 < ... < m6 */
