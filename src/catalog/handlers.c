@@ -53,6 +53,9 @@ static int reply_errno(struct http_resp *resp, int r)
         return reply_error(resp, 500, "internal error: %s", r == -ENOMEM ? "out of memory" : "failed");
 }
 
+/* upstream's answer to a filterQuery comparison of mismatched types (a PostgreSQL type error) */
+#define TYPE_MISMATCH "invalid filter query, type mismatch or invalid value in comparison"
+
 /* ---- common query parameters ---- */
 
 struct qcheck {
@@ -219,6 +222,8 @@ static int handle_models(struct ctx *c, struct http_req *req, struct http_resp *
                 return reply_errno(resp, r);
         if (r < 0)
                 return reply_error(resp, 400, "invalid filter query: %s: bad request", err);
+        if (catalog_filter_check_types(filter) == -EDOM)
+                return reply_error(resp, 400, TYPE_MISMATCH);
         q.filter = filter;
         r = catalog_order_parse_models(ob, &q.order, &order_prop, &q.order_suffix);
         if (r == -ENOMEM)
@@ -237,6 +242,8 @@ static int handle_models(struct ctx *c, struct http_req *req, struct http_resp *
         }
         if (r == -EINVAL)
                 return reply_error(resp, 400, "%s: bad request", err);
+        if (r == -EDOM)
+                return reply_error(resp, 400, TYPE_MISMATCH);
         if (r < 0)
                 return reply_errno(resp, r);
         return 0;
@@ -358,6 +365,10 @@ static int handle_artifacts(struct ctx *c, struct http_req *req, struct http_res
                         return reply_errno(resp, r);
                 return reply_error(resp, 400, "invalid filter query: %s: bad request", err);
         }
+        if (catalog_filter_check_types(filter) == -EDOM) {
+                catalog_strv_free(types.v);
+                return reply_error(resp, 400, TYPE_MISMATCH);
+        }
         q.filter = filter;
         q.performance_only = performance;
         q.order_by = http_req_query(req, "orderBy");
@@ -368,6 +379,8 @@ static int handle_artifacts(struct ctx *c, struct http_req *req, struct http_res
                                    name, source_id);
         if (r == -EINVAL)
                 return reply_error(resp, 400, "%s: bad request", err);
+        if (r == -EDOM)
+                return reply_error(resp, 400, TYPE_MISMATCH);
         if (r < 0)
                 return reply_errno(resp, r);
         return reply_json(resp, out);

@@ -1188,7 +1188,8 @@ static const char *const artifact_string_fields[] = {
         "name", "uri", "artifactType", "metricsType", "externalId", "description",
 };
 
-static bool artifact_match_property(const json_t *a, const char *p, const struct filterq_cmp *cmp)
+/* 1 match, 0 no match, -EDOM when a custom property's value cannot be compared (upstream: 400) */
+static int artifact_match_property(const json_t *a, const char *p, const struct filterq_cmp *cmp)
 {
         int64_t id;
 
@@ -1200,7 +1201,8 @@ static bool artifact_match_property(const json_t *a, const char *p, const struct
                        match_int(cmp, id);
         if (streq(p, "createTimeSinceEpoch") || streq(p, "lastUpdateTimeSinceEpoch"))
                 return json_object_get(a, p) && match_int(cmp, epoch_of(a, p));
-        return filterq_match_metadata(cmp, json_object_get(json_object_get(a, "customProperties"), p));
+        return filterq_compare_metadata(cmp,
+                                        json_object_get(json_object_get(a, "customProperties"), p));
 }
 
 static bool artifact_field_is_builtin(const char *p)
@@ -1235,14 +1237,20 @@ static int model_match(void *ud, const struct filterq_cmp *cmp)
                         if (id < 0)
                                 return false;
                         for (i = 0; i < m->n_aprops && m->aprops[i].id <= (uint32_t)id; i++)
-                                if (m->aprops[i].id == (uint32_t)id &&
-                                    filterq_match_metadata(cmp, m->aprops[i].mv))
-                                        return true;
+                                if (m->aprops[i].id == (uint32_t)id) {
+                                        int r = filterq_compare_metadata(cmp, m->aprops[i].mv);
+
+                                        if (r != 0)
+                                                return r;
+                                }
                         return false;
                 }
-                json_array_foreach(m->artifacts, i, a)
-                        if (artifact_match_property(a, ap, cmp))
-                                return true;
+                json_array_foreach(m->artifacts, i, a) {
+                        int r = artifact_match_property(a, ap, cmp);
+
+                        if (r != 0)
+                                return r;
+                }
                 return false;
         }
         for (size_t i = 0; i < ELEMENTSOF(model_string_fields); i++)
@@ -1259,7 +1267,43 @@ static int model_match(void *ud, const struct filterq_cmp *cmp)
                 return json_object_get(src, p) && match_int(cmp, m->create_ms);
         if (streq(p, "lastUpdateTimeSinceEpoch"))
                 return json_object_get(src, p) && match_int(cmp, m->update_ms);
-        return filterq_match_metadata(cmp, json_object_get(m->custom, p));
+        return filterq_compare_metadata(cmp, json_object_get(m->custom, p));
+}
+
+int catalog_filter_check_types(const struct filterq_node *n)
+{
+        const struct filterq_literal *l;
+        bool ok = true;
+
+        if (!n)
+                return 0;
+        if (n->kind != FILTERQ_CMP) {
+                for (size_t i = 0; i < n->n_kids; i++) {
+                        int r = catalog_filter_check_types(n->kids[i]);
+
+                        if (r < 0)
+                                return r;
+                }
+                return 0;
+        }
+        l = filterq_cmp_first_literal(&n->cmp);
+        if (!l)
+                return 0;
+        switch (n->cmp.suffix) {
+        case FILTERQ_SUFFIX_STRING:
+                ok = l->type == FILTERQ_LIT_STRING;
+                break;
+        case FILTERQ_SUFFIX_DOUBLE:
+        case FILTERQ_SUFFIX_INT:
+                ok = l->type == FILTERQ_LIT_INT || l->type == FILTERQ_LIT_FLOAT;
+                break;
+        case FILTERQ_SUFFIX_BOOL:
+                ok = l->type == FILTERQ_LIT_BOOL;
+                break;
+        default:
+                break;
+        }
+        return ok ? 0 : -EDOM;
 }
 
 static void model_resolve_fields(struct catalog_model *m)
@@ -1390,6 +1434,7 @@ static int models_select(const struct catalog_index *idx, const struct catalog_m
         AUTOFREE char *needle = NULL;
         size_t n = 0;
         bool is_str = false, always_has = true, presorted = false;
+        int r;
 
         v = calloc(idx->n_models + 1, sizeof(*v));
         if (!v)
@@ -1409,7 +1454,10 @@ static int models_select(const struct catalog_index *idx, const struct catalog_m
                         continue;
                 if (needle && !strstr(m->haystack, needle))
                         continue;
-                if (filterq_eval(q->filter, model_match, m) <= 0)
+                r = filterq_eval(q->filter, model_match, m);
+                if (r < 0)
+                        return r;
+                if (r == 0)
                         continue;
                 v[n].item = m;
                 k->id = m->id;
@@ -1696,6 +1744,7 @@ int catalog_index_list_artifacts(const struct catalog_index *idx, const char *so
                                  const char *name, const struct catalog_artifact_query *q,
                                  json_t **ret, char *reterr, size_t n_reterr)
 {
+        int r;
         const struct catalog_model *m = find_model(idx, source_id, name);
         AUTOFREE struct keyed *v = NULL;
         AUTOFREE char *prop = NULL;
@@ -1757,7 +1806,10 @@ int catalog_index_list_artifacts(const struct catalog_index *idx, const char *so
                     !streq(str_or(json_string_value(json_object_get(a, "metricsType")), ""),
                            "performance-metrics"))
                         continue;
-                if (filterq_eval(q->filter, artifact_match, a) <= 0)
+                r = filterq_eval(q->filter, artifact_match, a);
+                if (r < 0)
+                        return r;
+                if (r == 0)
                         continue;
                 v[n].item = a;
                 (void)!safe_atoi64(json_string_value(json_object_get(a, "id")), &k->id);

@@ -107,6 +107,14 @@ struct catalog_model_query {
         enum filterq_suffix order_suffix;
 };
 
+/*
+ * Upstream answers a comparison whose typed property cannot take the literal
+ * (`hardware_type.string_value = 5.0`, `x.int_value = 'a'`) with 400 however many entities exist:
+ * -EDOM for such a tree. The list functions also return -EDOM when a value met during the scan
+ * cannot be compared (filterq_compare_metadata()).
+ */
+_warn_unused_result_ int catalog_filter_check_types(const struct filterq_node *n);
+
 /* Parses a models orderBy value ("NAME", "provider.string_value", "artifacts.x.double_value"). */
 _warn_unused_result_ int catalog_order_parse_models(const char *s, enum catalog_order *ret_order,
                                                    char **ret_property,

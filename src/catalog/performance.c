@@ -200,7 +200,7 @@ int catalog_perf_recommend(json_t *const *artifacts, size_t n, const struct cata
                         .latency = prop_double(a, lat, DBL_MAX),
                         .hw_sort = prop_int(a, hwc, INT32_MAX),
                         .cost = count * replicas,
-                        .latency_raw = prop_double(a, lat, NAN),
+                        .latency_raw = prop_double(a, lat, (double)NAN),
                 };
                 if (v[i].latency <= 0)
                         v[i].latency = DBL_MAX;

@@ -343,6 +343,26 @@ Test(http, search_filter_and_labels)
         r = get(&fx, "/models?sourceLabel=null&pageSize=100");
         cr_assert_eq(json_array_size(items(&r)), 18);
         reply_release(&r);
+        /* a typed property compared with a literal of another type: upstream's 400 */
+        r = get(&fx, "/models?filterQuery=%s", "hardware_type.string_value%20%3D%205.0");
+        assert_error(&r, 400, "invalid filter query, type mismatch or invalid value in comparison");
+        reply_release(&r);
+        r = get(&fx, "/models?filterQuery=%s", "artifacts.hardware_count.int_value%20%3D%20%27two%27");
+        assert_error(&r, 400, "type mismatch");
+        reply_release(&r);
+        r = get(&fx, "/sources/acme_models/models/alpha-model/artifacts?filterQuery=%s",
+                "hardware_type.string_value%20%3D%205.0");
+        assert_error(&r, 400, "invalid filter query, type mismatch or invalid value in comparison");
+        reply_release(&r);
+        r = get(&fx, "/sources/acme_models/models/alpha-model/artifacts/performance?filterQuery=%s",
+                "ttft_p90.double_value%20%3D%20true");
+        assert_error(&r, 400, "type mismatch");
+        reply_release(&r);
+        /* the same property with a literal of its type still filters */
+        r = get(&fx, "/sources/acme_models/models/alpha-model/artifacts?filterQuery=%s",
+                "hardware_type.string_value%20%3D%20%27H100%27");
+        cr_assert_eq(json_array_size(items(&r)), 1, "%s", r.body);
+        reply_release(&r);
         r = get(&fx, "/models?sourceLabel=nothing");
         cr_assert_eq(r.status, 200);
         cr_assert_eq(json_array_size(items(&r)), 0);
