@@ -11,6 +11,7 @@
 
 #include "catalog/glob.h"
 #include "catalog/limits.h"
+#include "util/base64.h"
 #include "util/buf.h"
 #include "util/parse-util.h"
 
@@ -42,66 +43,18 @@ void catalog_source_load_release(struct catalog_source_load *l)
         *l = (struct catalog_source_load){ 0 };
 }
 
-static const char b64chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static char *b64_encode(const char *in, size_t len)
-{
-        size_t out_len = 4 * ((len + 2) / 3);
-        char *out = malloc(out_len + 1), *o = out;
-
-        if (!out)
-                return NULL;
-        for (size_t i = 0; i < len; i += 3) {
-                uint32_t v = (uint32_t)(unsigned char)in[i] << 16;
-
-                if (i + 1 < len)
-                        v |= (uint32_t)(unsigned char)in[i + 1] << 8;
-                if (i + 2 < len)
-                        v |= (uint32_t)(unsigned char)in[i + 2];
-                *o++ = b64chars[(v >> 18) & 63];
-                *o++ = b64chars[(v >> 12) & 63];
-                *o++ = i + 1 < len ? b64chars[(v >> 6) & 63] : '=';
-                *o++ = i + 2 < len ? b64chars[v & 63] : '=';
-        }
-        *o = '\0';
-        return out;
-}
-
-static int b64_value(char c)
-{
-        const char *p = c ? strchr(b64chars, c) : NULL;
-
-        return p ? (int)(p - b64chars) : -1;
-}
-
-/* Strict standard base64 with padding; -EINVAL on bad input. Owned NUL-terminated output. */
+/* Strict standard base64 with padding, decoding to a C string (no NUL inside); -EINVAL. */
 static int b64_decode(const char *in, char **ret)
 {
-        size_t len = strlen(in), k = 0;
         AUTOFREE char *out = NULL;
+        size_t n;
+        int r;
 
-        if (len % 4 != 0)
+        r = base64_decode(in, &out, &n);
+        if (r < 0)
+                return r;
+        if (strlen(out) != n)
                 return -EINVAL;
-        out = malloc(len / 4 * 3 + 1);
-        if (!out)
-                return -ENOMEM;
-        for (size_t i = 0; i < len; i += 4) {
-                int a = b64_value(in[i]), b = b64_value(in[i + 1]);
-                int c = in[i + 2] == '=' ? -2 : b64_value(in[i + 2]);
-                int d = in[i + 3] == '=' ? -2 : b64_value(in[i + 3]);
-
-                if (a < 0 || b < 0 || c == -1 || d == -1 || (c == -2 && d != -2) ||
-                    ((c == -2 || d == -2) && i + 4 != len))
-                        return -EINVAL;
-                out[k++] = (char)((a << 2) | (b >> 4));
-                if (c >= 0)
-                        out[k++] = (char)(((b & 15) << 4) | (c >> 2));
-                if (d >= 0)
-                        out[k++] = (char)(((c & 3) << 6) | d);
-        }
-        if (memchr(out, '\0', k))
-                return -EINVAL;
-        out[k] = '\0';
         *ret = TAKE_PTR(out);
         return 0;
 }
@@ -112,7 +65,7 @@ char *catalog_token_encode(const char *value, const char *id)
 
         if (asprintf(&plain, "%s:%s", value, id) < 0)
                 return NULL;
-        return b64_encode(plain, strlen(plain));
+        return base64_encode(plain, strlen(plain));
 }
 
 static json_t *list_json(json_t *items /* takes */, const char *next, uint32_t page_size)
@@ -820,6 +773,19 @@ static int ids_assign(const struct catalog_ids *old, struct id_entry **nv, size_
         return 0;
 }
 
+/* A tool without accessType is served as "read_only", as upstream stores it. */
+static int mcp_tools_default_access(json_t *tools)
+{
+        size_t i;
+        json_t *t;
+
+        json_array_foreach(tools, i, t)
+                if (json_is_object(t) && !json_object_get(t, "accessType") &&
+                    json_object_set_new(t, "accessType", json_string("read_only")) < 0)
+                        return -ENOMEM;
+        return 0;
+}
+
 int catalog_index_build(struct catalog_config *config, struct catalog_source_load *loads,
                         size_t n_loads, struct catalog_ids *ids, struct catalog_index **ret)
 {
@@ -874,7 +840,9 @@ int catalog_index_build(struct catalog_config *config, struct catalog_source_loa
                         const struct catalog_model_data *d = &data->v[j];
                         size_t n_art = json_array_size(d->artifacts);
 
-                        if (!catalog_glob_included(s->included, excluded, d->name))
+                        /* hf sources are filtered by their sync (patterns with the org prefix) */
+                        if (!(s->type && streq(s->type, "hf")) &&
+                            !catalog_glob_included(s->included, excluded, d->name))
                                 continue;
                         m->src = s;
                         m->data = d;
@@ -924,6 +892,10 @@ int catalog_index_build(struct catalog_config *config, struct catalog_source_loa
                                 break;
                         snprintf(idbuf, sizeof(idbuf), "%" PRId64, id);
                         w = json_deep_copy(sv);
+                        if (w && mcp_tools_default_access(json_object_get(w, "tools")) < 0) {
+                                json_decref(w);
+                                w = NULL;
+                        }
                         if (!w || json_object_set_new(w, "id", json_string(idbuf)) < 0 ||
                             json_object_set_new(w, "source_id", json_string(s->id)) < 0 ||
                             json_object_set_new(w, "toolCount",
@@ -940,8 +912,9 @@ int catalog_index_build(struct catalog_config *config, struct catalog_source_loa
                 id_entries_free(nv, nn);
                 return r;
         }
-        /* commit the new id map */
-        qsort(nv, nn, sizeof(*nv), id_entry_cmp);
+        /* commit the new id map (empty when nothing is served: nv is NULL then) */
+        if (nn > 0)
+                qsort(nv, nn, sizeof(*nv), id_entry_cmp);
         id_entries_free(ids->v, ids->n);
         ids->v = nv;
         ids->n = nn;
@@ -987,8 +960,17 @@ static int cmp_num(double a, double b)
         return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/* Items with a value come first in either direction; then the value; then the id. */
-static int sort_key_cmp(const struct sort_key *a, const struct sort_key *b, bool desc)
+struct sort_opts {
+        bool desc;
+        bool id_asc; /* ties by id ascending in both directions (property orderings, upstream) */
+};
+
+/*
+ * Items with a value come first in either direction; then the value; then the id (reversed
+ * with the value in DESC order, unless id_asc).
+ */
+static int sort_key_cmp(const struct sort_key *a, const struct sort_key *b,
+                        const struct sort_opts *o)
 {
         int c = 0;
 
@@ -1000,16 +982,17 @@ static int sort_key_cmp(const struct sort_key *a, const struct sort_key *b, bool
                 else
                         c = cmp_num(a->num, b->num);
         }
-        if (c == 0)
-                c = a->id < b->id ? -1 : a->id > b->id;
-        return desc ? -c : c;
+        if (c != 0)
+                return o->desc ? -c : c;
+        c = a->id < b->id ? -1 : a->id > b->id;
+        return o->desc && !o->id_asc ? -c : c;
 }
 
 static int keyed_cmp(const void *pa, const void *pb, void *ud)
 {
         const struct keyed *a = pa, *b = pb;
 
-        return sort_key_cmp(&a->key, &b->key, *(const bool *)ud);
+        return sort_key_cmp(&a->key, &b->key, ud);
 }
 
 static void format_value(const struct sort_key *k, char *buf, size_t n)
@@ -1084,13 +1067,13 @@ static int cursor_decode(const char *token, bool is_str, bool always_has, struct
  * owned next token (NULL when this is the last page).
  */
 static int keyed_window(struct keyed *v, size_t n, bool presorted, bool is_str, bool always_has,
-                        const struct catalog_page *page, size_t *ret_start, size_t *ret_end,
-                        char **ret_next, char *reterr, size_t n_reterr)
+                        bool id_asc, const struct catalog_page *page, size_t *ret_start,
+                        size_t *ret_end, char **ret_next, char *reterr, size_t n_reterr)
 {
         AUTOFREE char *plain = NULL;
         char *next = NULL;
         size_t start = 0, end;
-        bool desc = page->desc;
+        struct sort_opts opts = { .desc = page->desc, .id_asc = id_asc };
         int r;
 
         if (page->token && page->token[0]) {
@@ -1101,7 +1084,7 @@ static int keyed_window(struct keyed *v, size_t n, bool presorted, bool is_str, 
                 if (r < 0)
                         return r;
                 if (!presorted)
-                        qsort_r(v, n, sizeof(*v), keyed_cmp, &desc);
+                        qsort_r(v, n, sizeof(*v), keyed_cmp, &opts);
                 /* lower bound: first item strictly after the cursor */
                 {
                         size_t lo = 0, hi = n;
@@ -1109,7 +1092,7 @@ static int keyed_window(struct keyed *v, size_t n, bool presorted, bool is_str, 
                         while (lo < hi) {
                                 size_t mid = lo + (hi - lo) / 2;
 
-                                if (sort_key_cmp(&v[mid].key, &cur, desc) <= 0)
+                                if (sort_key_cmp(&v[mid].key, &cur, &opts) <= 0)
                                         lo = mid + 1;
                                 else
                                         hi = mid;
@@ -1117,7 +1100,7 @@ static int keyed_window(struct keyed *v, size_t n, bool presorted, bool is_str, 
                         start = lo;
                 }
         } else if (!presorted)
-                qsort_r(v, n, sizeof(*v), keyed_cmp, &desc);
+                qsort_r(v, n, sizeof(*v), keyed_cmp, &opts);
 
         end = n - start > page->page_size ? start + page->page_size : n;
         if (end < n && end > start) {
@@ -1128,7 +1111,7 @@ static int keyed_window(struct keyed *v, size_t n, bool presorted, bool is_str, 
                 snprintf(id, sizeof(id), "%" PRId64, v[end - 1].key.id);
                 if (asprintf(&p2, "%s:%s", id, value) < 0)
                         return -ENOMEM;
-                next = b64_encode(p2, strlen(p2));
+                next = base64_encode(p2, strlen(p2));
                 if (!next)
                         return -ENOMEM;
         }
@@ -1140,8 +1123,9 @@ static int keyed_window(struct keyed *v, size_t n, bool presorted, bool is_str, 
 
 /* keyed_window() rendered as a list object, items via item_json. */
 static int keyed_page(struct keyed *v, size_t n, bool presorted, bool is_str, bool always_has,
-                      const struct catalog_page *page, json_t *(*item_json)(const void *item),
-                      json_t **ret, char *reterr, size_t n_reterr)
+                      bool id_asc, const struct catalog_page *page,
+                      json_t *(*item_json)(const void *item), json_t **ret, char *reterr,
+                      size_t n_reterr)
 {
         AUTOFREE char *next = NULL;
         json_auto_t *items = json_array();
@@ -1150,8 +1134,8 @@ static int keyed_page(struct keyed *v, size_t n, bool presorted, bool is_str, bo
 
         if (!items)
                 return -ENOMEM;
-        r = keyed_window(v, n, presorted, is_str, always_has, page, &start, &end, &next, reterr,
-                         n_reterr);
+        r = keyed_window(v, n, presorted, is_str, always_has, id_asc, page, &start, &end, &next,
+                         reterr, n_reterr);
         if (r < 0)
                 return r;
         for (size_t i = start; i < end; i++)
@@ -1180,43 +1164,43 @@ static const char *const model_string_fields[][2] = {
         { "tasks", "tasks" },
 };
 
-static bool match_json_any(const struct filter_cmp *cmp, const json_t *v)
+static bool match_json_any(const struct filterq_cmp *cmp, const json_t *v)
 {
         size_t i;
         json_t *e;
 
         if (!json_is_array(v))
-                return filter_match_value(cmp, v);
+                return filterq_match_value(cmp, v);
         json_array_foreach(v, i, e)
-                if (filter_match_value(cmp, e))
+                if (filterq_match_value(cmp, e))
                         return true;
         return false;
 }
 
-static bool match_int(const struct filter_cmp *cmp, int64_t v)
+static bool match_int(const struct filterq_cmp *cmp, int64_t v)
 {
         json_auto_t *j = json_integer(v);
 
-        return j && filter_match_value(cmp, j);
+        return j && filterq_match_value(cmp, j);
 }
 
 static const char *const artifact_string_fields[] = {
         "name", "uri", "artifactType", "metricsType", "externalId", "description",
 };
 
-static bool artifact_match_property(const json_t *a, const char *p, const struct filter_cmp *cmp)
+static bool artifact_match_property(const json_t *a, const char *p, const struct filterq_cmp *cmp)
 {
         int64_t id;
 
         for (size_t i = 0; i < ELEMENTSOF(artifact_string_fields); i++)
                 if (streq(p, artifact_string_fields[i]))
-                        return filter_match_value(cmp, json_object_get(a, p));
+                        return filterq_match_value(cmp, json_object_get(a, p));
         if (streq(p, "id"))
                 return safe_atoi64(str_or(json_string_value(json_object_get(a, "id")), ""), &id) == 0 &&
                        match_int(cmp, id);
         if (streq(p, "createTimeSinceEpoch") || streq(p, "lastUpdateTimeSinceEpoch"))
                 return json_object_get(a, p) && match_int(cmp, epoch_of(a, p));
-        return filter_match_metadata(cmp, json_object_get(json_object_get(a, "customProperties"), p));
+        return filterq_match_metadata(cmp, json_object_get(json_object_get(a, "customProperties"), p));
 }
 
 static bool artifact_field_is_builtin(const char *p)
@@ -1228,12 +1212,12 @@ static bool artifact_field_is_builtin(const char *p)
                streq(p, "lastUpdateTimeSinceEpoch");
 }
 
-static bool artifact_match(void *ud, const struct filter_cmp *cmp)
+static int artifact_match(void *ud, const struct filterq_cmp *cmp)
 {
         return artifact_match_property(ud, cmp->property, cmp);
 }
 
-static bool model_match(void *ud, const struct filter_cmp *cmp)
+static int model_match(void *ud, const struct filterq_cmp *cmp)
 {
         const struct catalog_model *m = ud;
         const char *p = cmp->property;
@@ -1252,7 +1236,7 @@ static bool model_match(void *ud, const struct filter_cmp *cmp)
                                 return false;
                         for (i = 0; i < m->n_aprops && m->aprops[i].id <= (uint32_t)id; i++)
                                 if (m->aprops[i].id == (uint32_t)id &&
-                                    filter_match_metadata(cmp, m->aprops[i].mv))
+                                    filterq_match_metadata(cmp, m->aprops[i].mv))
                                         return true;
                         return false;
                 }
@@ -1267,7 +1251,7 @@ static bool model_match(void *ud, const struct filter_cmp *cmp)
         if (streq(p, "source_id")) {
                 json_auto_t *s = json_string(m->src->id);
 
-                return s && filter_match_value(cmp, s);
+                return s && filterq_match_value(cmp, s);
         }
         if (streq(p, "id"))
                 return match_int(cmp, m->id);
@@ -1275,7 +1259,7 @@ static bool model_match(void *ud, const struct filter_cmp *cmp)
                 return json_object_get(src, p) && match_int(cmp, m->create_ms);
         if (streq(p, "lastUpdateTimeSinceEpoch"))
                 return json_object_get(src, p) && match_int(cmp, m->update_ms);
-        return filter_match_metadata(cmp, json_object_get(m->custom, p));
+        return filterq_match_metadata(cmp, json_object_get(m->custom, p));
 }
 
 static void model_resolve_fields(struct catalog_model *m)
@@ -1287,7 +1271,7 @@ static void model_resolve_fields(struct catalog_model *m)
 }
 
 int catalog_order_parse_models(const char *s, enum catalog_order *ret_order, char **ret_property,
-                               enum filter_suffix *ret_suffix)
+                               enum filterq_suffix *ret_suffix)
 {
         static const struct {
                 const char *name;
@@ -1301,16 +1285,16 @@ int catalog_order_parse_models(const char *s, enum catalog_order *ret_order, cha
         };
         static const struct {
                 const char *suffix;
-                enum filter_suffix s;
+                enum filterq_suffix s;
         } suffixes[] = {
-                { ".string_value", FILTER_SUFFIX_STRING },
-                { ".double_value", FILTER_SUFFIX_DOUBLE },
-                { ".int_value", FILTER_SUFFIX_INT },
+                { ".string_value", FILTERQ_SUFFIX_STRING },
+                { ".double_value", FILTERQ_SUFFIX_DOUBLE },
+                { ".int_value", FILTERQ_SUFFIX_INT },
         };
         size_t len;
 
         *ret_property = NULL;
-        *ret_suffix = FILTER_SUFFIX_NONE;
+        *ret_suffix = FILTERQ_SUFFIX_NONE;
         if (!s || s[0] == '\0') {
                 *ret_order = CATALOG_ORDER_NAME;
                 return 0;
@@ -1339,14 +1323,14 @@ int catalog_order_parse_models(const char *s, enum catalog_order *ret_order, cha
 }
 
 /* The value of a custom or well-known property of a JSON entity for ordering. */
-static void property_key(const json_t *entity, const char *p, enum filter_suffix suffix,
+static void property_key(const json_t *entity, const char *p, enum filterq_suffix suffix,
                          struct sort_key *k)
 {
         const json_t *direct = json_object_get(entity, p);
         const json_t *mv = json_object_get(json_object_get(entity, "customProperties"), p);
         bool ok;
 
-        if (suffix == FILTER_SUFFIX_STRING) {
+        if (suffix == FILTERQ_SUFFIX_STRING) {
                 if (json_is_string(direct)) {
                         k->has = true;
                         k->s = json_string_value(direct);
@@ -1395,7 +1379,7 @@ static bool model_in_labels(const struct catalog_model *m, char **labels)
 struct model_selection {
         struct keyed *v; /* owned */
         size_t n;
-        bool is_str, always_has, presorted;
+        bool is_str, always_has, presorted, id_asc;
 };
 
 /* Filters the snapshot's models for q and computes their sort keys. */
@@ -1425,7 +1409,7 @@ static int models_select(const struct catalog_index *idx, const struct catalog_m
                         continue;
                 if (needle && !strstr(m->haystack, needle))
                         continue;
-                if (!filter_eval(q->filter, model_match, m))
+                if (filterq_eval(q->filter, model_match, m) <= 0)
                         continue;
                 v[n].item = m;
                 k->id = m->id;
@@ -1475,7 +1459,7 @@ static int models_select(const struct catalog_index *idx, const struct catalog_m
                         } else
                                 property_key(m->data->model, q->order_property, q->order_suffix,
                                              k);
-                        k->is_str = q->order_suffix == FILTER_SUFFIX_STRING;
+                        k->is_str = q->order_suffix == FILTERQ_SUFFIX_STRING;
                         break;
                 }
                 n++;
@@ -1498,13 +1482,14 @@ static int models_select(const struct catalog_index *idx, const struct catalog_m
                 break;
         case CATALOG_ORDER_PROPERTY:
                 always_has = false;
-                is_str = q->order_suffix == FILTER_SUFFIX_STRING;
+                is_str = q->order_suffix == FILTERQ_SUFFIX_STRING;
                 break;
         default:
                 break;
         }
         *ret = (struct model_selection){ .v = TAKE_PTR(v), .n = n, .is_str = is_str,
-                                         .always_has = always_has, .presorted = presorted };
+                                         .always_has = always_has, .presorted = presorted,
+                                         .id_asc = q->order == CATALOG_ORDER_PROPERTY };
         return 0;
 }
 
@@ -1517,8 +1502,8 @@ int catalog_index_list_models(const struct catalog_index *idx, const struct cata
         r = models_select(idx, q, &sel);
         if (r < 0)
                 return r;
-        r = keyed_page(sel.v, sel.n, sel.presorted, sel.is_str, sel.always_has, &q->page,
-                       model_item_json, ret, reterr, n_reterr);
+        r = keyed_page(sel.v, sel.n, sel.presorted, sel.is_str, sel.always_has, sel.id_asc,
+                       &q->page, model_item_json, ret, reterr, n_reterr);
         free(sel.v);
         return r;
 }
@@ -1535,8 +1520,8 @@ int catalog_index_list_models_text(const struct catalog_index *idx,
         r = models_select(idx, q, &sel);
         if (r < 0)
                 return r;
-        r = keyed_window(sel.v, sel.n, sel.presorted, sel.is_str, sel.always_has, &q->page, &start,
-                         &end, &next, reterr, n_reterr);
+        r = keyed_window(sel.v, sel.n, sel.presorted, sel.is_str, sel.always_has, sel.id_asc,
+                         &q->page, &start, &end, &next, reterr, n_reterr);
         if (r >= 0)
                 r = buf_puts(out, "{\"items\":[");
         for (size_t i = start; r >= 0 && i < end; i++) {
@@ -1597,6 +1582,116 @@ static json_t *artifact_item_json(const void *item)
         return json_incref((json_t *)item);
 }
 
+/* upstream's recommendations paging: after the item with the token's id; no token = first page */
+static int perf_recommended_page(struct keyed *v, size_t n, const struct catalog_page *page,
+                                 json_t **ret)
+{
+        AUTOFREE char *plain = NULL, *next = NULL;
+        json_auto_t *items = json_array();
+        size_t start = 0, end;
+        int32_t id;
+
+        if (!items)
+                return -ENOMEM;
+        if (page->token && page->token[0] && strlen(page->token) <= CATALOG_TOKEN_MAX &&
+            b64_decode(page->token, &plain) == 0) {
+                char *colon = strchr(plain, ':');
+
+                if (colon)
+                        *colon = '\0';
+                if (safe_atoi32(plain, &id) == 0) {
+                        start = n;
+                        for (size_t i = 0; i < n; i++)
+                                if (v[i].key.id == id) {
+                                        start = i + 1;
+                                        break;
+                                }
+                }
+        }
+        end = n - start > page->page_size ? start + page->page_size : n;
+        if (end < n) {
+                AUTOFREE char *p2 = NULL;
+
+                if (asprintf(&p2, "%" PRId64 ":", v[end - 1].key.id) < 0)
+                        return -ENOMEM;
+                next = base64_encode(p2, strlen(p2));
+                if (!next)
+                        return -ENOMEM;
+        }
+        for (size_t i = start; i < end; i++)
+                if (json_array_append(items, (json_t *)v[i].item) < 0)
+                        return -ENOMEM;
+        *ret = list_json(TAKE_PTR(items), next, page->page_size);
+        return *ret ? 0 : -ENOMEM;
+}
+
+/*
+ * The performance endpoint's extras over the selected artifacts v[0..n): validation of the
+ * property names, targetRPS properties on private copies, the recommendations filter.
+ */
+static int perf_page(struct keyed *v, size_t n, bool is_str, bool always_has, bool id_asc,
+                     const struct catalog_artifact_query *q, json_t **ret, char *reterr,
+                     size_t n_reterr)
+{
+        struct catalog_perf_params p = *q->perf;
+        struct sort_opts opts = { .desc = q->page.desc, .id_asc = id_asc };
+        AUTOFREE json_t **arts = calloc(n + 1, sizeof(*arts));
+        AUTOFREE bool *keep = calloc(n + 1, sizeof(*keep));
+        size_t k = 0;
+        int r;
+
+        if (!arts || !keep)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                arts[i] = (json_t *)v[i].item;
+        r = catalog_perf_validate(arts, n, &p, reterr, n_reterr);
+        if (r < 0)
+                return r;
+        if (!catalog_perf_active(&p))
+                return keyed_page(v, n, false, is_str, always_has, id_asc, &q->page,
+                                  artifact_item_json, ret, reterr, n_reterr);
+        if (p.recommendations && p.target_rps <= 0)
+                p.target_rps = 1;
+        /* private copies with the computed properties; v[i].item then owns one reference */
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                json_t *c = json_copy(arts[i]);
+                json_t *custom = json_copy(json_object_get(arts[i], "customProperties"));
+
+                if (!c || !custom || json_object_set_new(c, "customProperties", custom) < 0) {
+                        json_decref(c);
+                        json_decref(custom);
+                        r = -ENOMEM;
+                        break;
+                }
+                v[i].item = c;
+                k = i + 1;
+                r = catalog_perf_add_target_rps(c, p.target_rps, p.rps_property);
+        }
+        if (r >= 0 && !p.recommendations)
+                r = keyed_page(v, n, false, is_str, always_has, id_asc, &q->page,
+                               artifact_item_json, ret, reterr, n_reterr);
+        else if (r >= 0) {
+                size_t m = 0;
+
+                qsort_r(v, n, sizeof(*v), keyed_cmp, &opts);
+                for (size_t i = 0; i < n; i++)
+                        arts[i] = (json_t *)v[i].item;
+                r = catalog_perf_recommend(arts, n, &p, keep);
+                for (size_t i = 0; r >= 0 && i < n; i++)
+                        if (keep[i]) {
+                                struct keyed t = v[m];
+
+                                v[m++] = v[i];
+                                v[i] = t;
+                        }
+                if (r >= 0)
+                        r = perf_recommended_page(v, m, &q->page, ret);
+        }
+        for (size_t i = 0; i < k; i++)
+                json_decref((json_t *)v[i].item);
+        return r;
+}
+
 int catalog_index_list_artifacts(const struct catalog_index *idx, const char *source_id,
                                  const char *name, const struct catalog_artifact_query *q,
                                  json_t **ret, char *reterr, size_t n_reterr)
@@ -1605,7 +1700,7 @@ int catalog_index_list_artifacts(const struct catalog_index *idx, const char *so
         AUTOFREE struct keyed *v = NULL;
         AUTOFREE char *prop = NULL;
         enum catalog_order order = CATALOG_ORDER_ID;
-        enum filter_suffix suffix = FILTER_SUFFIX_NONE;
+        enum filterq_suffix suffix = FILTERQ_SUFFIX_NONE;
         bool always_has = true, is_str = false;
         size_t n = 0, i;
         json_t *a;
@@ -1630,11 +1725,11 @@ int catalog_index_list_artifacts(const struct catalog_index *idx, const char *so
                                 return -EINVAL;
                         }
                         if (streq(dot, ".double_value"))
-                                suffix = FILTER_SUFFIX_DOUBLE;
+                                suffix = FILTERQ_SUFFIX_DOUBLE;
                         else if (streq(dot, ".int_value"))
-                                suffix = FILTER_SUFFIX_INT;
+                                suffix = FILTERQ_SUFFIX_INT;
                         else if (streq(dot, ".string_value"))
-                                suffix = FILTER_SUFFIX_STRING;
+                                suffix = FILTERQ_SUFFIX_STRING;
                         else {
                                 snprintf(reterr, n_reterr, "invalid orderBy '%s': unsupported value type",
                                          q->order_by);
@@ -1645,7 +1740,7 @@ int catalog_index_list_artifacts(const struct catalog_index *idx, const char *so
                                 return -ENOMEM;
                         order = CATALOG_ORDER_PROPERTY;
                         always_has = false;
-                        is_str = suffix == FILTER_SUFFIX_STRING;
+                        is_str = suffix == FILTERQ_SUFFIX_STRING;
                 }
                 /* anything else falls back to ID ordering (upstream behaviour) */
         }
@@ -1662,7 +1757,7 @@ int catalog_index_list_artifacts(const struct catalog_index *idx, const char *so
                     !streq(str_or(json_string_value(json_object_get(a, "metricsType")), ""),
                            "performance-metrics"))
                         continue;
-                if (!filter_eval(q->filter, artifact_match, a))
+                if (filterq_eval(q->filter, artifact_match, a) <= 0)
                         continue;
                 v[n].item = a;
                 (void)!safe_atoi64(json_string_value(json_object_get(a, "id")), &k->id);
@@ -1691,8 +1786,11 @@ int catalog_index_list_artifacts(const struct catalog_index *idx, const char *so
         }
         if (order == CATALOG_ORDER_NAME)
                 is_str = true;
-        return keyed_page(v, n, false, is_str, always_has, &q->page, artifact_item_json, ret, reterr,
-                          n_reterr);
+        if (q->perf)
+                return perf_page(v, n, is_str, always_has, order == CATALOG_ORDER_PROPERTY, q,
+                                 ret, reterr, n_reterr);
+        return keyed_page(v, n, false, is_str, always_has, order == CATALOG_ORDER_PROPERTY,
+                          &q->page, artifact_item_json, ret, reterr, n_reterr);
 }
 
 /* ---- in-memory lists (sources, labels, preview) ---- */
@@ -1737,18 +1835,6 @@ int catalog_page_memory(char *const *values, char *const *ids, size_t n,
         return 0;
 }
 
-static json_t *strv_json(char *const *v)
-{
-        json_t *a = json_array();
-
-        for (; a && v && *v; v++)
-                if (json_array_append_new(a, json_string(*v)) < 0) {
-                        json_decref(a);
-                        return NULL;
-                }
-        return a;
-}
-
 static json_t *source_json(const struct catalog_index *idx, size_t i)
 {
         const struct catalog_source_config *s = &idx->config.sources[i];
@@ -1757,17 +1843,17 @@ static json_t *source_json(const struct catalog_index *idx, size_t i)
 
         o = json_pack("{s:s, s:s, s:b, s:o, s:s, s:o, s:s}", "id", s->id, "name",
                       s->name ? s->name : s->id, "enabled", s->enabled > 0, "labels",
-                      strv_json(s->labels), "status",
+                      catalog_strv_to_json(s->labels), "status",
                       catalog_source_state_to_string(st->state), "error",
                       st->error ? json_string(st->error) : json_null(), "assetType",
                       s->is_mcp ? "mcp_servers" : (s->asset_type ? s->asset_type : "models"));
         if (!o)
                 return NULL;
         if (s->included && json_object_set_new(o, s->is_mcp ? "includedServers" : "includedModels",
-                                               strv_json(s->included)) < 0)
+                                               catalog_strv_to_json(s->included)) < 0)
                 return json_decref(o), NULL;
         if (s->excluded && json_object_set_new(o, s->is_mcp ? "excludedServers" : "excludedModels",
-                                               strv_json(s->excluded)) < 0)
+                                               catalog_strv_to_json(s->excluded)) < 0)
                 return json_decref(o), NULL;
         return o;
 }
@@ -1942,7 +2028,7 @@ static const json_t *json_walk(const json_t *o, const char *path)
         return o;
 }
 
-static bool mcp_match(void *ud, const struct filter_cmp *cmp)
+static int mcp_match(void *ud, const struct filterq_cmp *cmp)
 {
         const json_t *s = ud;
         const char *p = cmp->property;
@@ -1954,10 +2040,10 @@ static bool mcp_match(void *ud, const struct filter_cmp *cmp)
                 v = json_object_get(json_object_get(s, "securityIndicators"), p);
         if (v && !json_is_object(v))
                 return match_json_any(cmp, v);
-        return filter_match_metadata(cmp, json_object_get(json_object_get(s, "customProperties"), p));
+        return filterq_match_metadata(cmp, json_object_get(json_object_get(s, "customProperties"), p));
 }
 
-static bool tool_match(void *ud, const struct filter_cmp *cmp)
+static int tool_match(void *ud, const struct filterq_cmp *cmp)
 {
         return match_json_any(cmp, json_object_get(ud, cmp->property));
 }
@@ -2025,7 +2111,7 @@ int catalog_index_list_mcp(const struct catalog_index *idx, const struct catalog
                 const char *name = json_string_value(json_object_get(s, "name"));
                 struct sort_key *k = &v[n].key;
 
-                if (q->name && q->name[0] && !filter_like(q->name, name, false))
+                if (q->name && q->name[0] && !filterq_like(q->name, name, false))
                         continue;
                 if (q->q && q->q[0] && !strcasestr(name, q->q) &&
                     !strcasestr(str_or(json_string_value(json_object_get(s, "description")), ""),
@@ -2034,7 +2120,7 @@ int catalog_index_list_mcp(const struct catalog_index *idx, const struct catalog
                         continue;
                 if (!mcp_in_labels(idx, s, q->source_labels))
                         continue;
-                if (!filter_eval(q->filter, mcp_match, s))
+                if (filterq_eval(q->filter, mcp_match, s) <= 0)
                         continue;
                 v[n].item = s;
                 (void)!safe_atoi64(json_string_value(json_object_get(s, "id")), &k->id);
@@ -2056,7 +2142,8 @@ int catalog_index_list_mcp(const struct catalog_index *idx, const struct catalog
                 }
                 n++;
         }
-        r = keyed_page(v, n, false, is_str, true, &q->page, mcp_item_json, &out, reterr, n_reterr);
+        r = keyed_page(v, n, false, is_str, true, false, &q->page, mcp_item_json, &out, reterr,
+                       n_reterr);
         if (r < 0)
                 return r;
         items = json_object_get(out, "items");
@@ -2090,7 +2177,7 @@ int catalog_index_get_mcp(const struct catalog_index *idx, const char *id, bool 
 }
 
 int catalog_index_list_mcp_tools(const struct catalog_index *idx, const char *id,
-                                 const struct catalog_page *page, const struct filter_node *filter,
+                                 const struct catalog_page *page, const struct filterq_node *filter,
                                  json_t **ret)
 {
         const json_t *s = mcp_find(idx, id);
@@ -2109,7 +2196,7 @@ int catalog_index_list_mcp_tools(const struct catalog_index *idx, const char *id
         json_array_foreach(tools, i, t) {
                 const char *nm = json_string_value(json_object_get(t, "name"));
 
-                if (!nm || !filter_eval(filter, tool_match, t))
+                if (!nm || filterq_eval(filter, tool_match, t) <= 0)
                         continue;
                 names[n] = (char *)nm;
                 sel[n++] = t;

@@ -21,7 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "catalog/filter.h"
+#include "catalog/performance.h"
+#include "filterq/eval.h"
 #include "catalog/sources.h"
 #include "catalog/yaml-catalog.h"
 #include "util/buf.h"
@@ -100,16 +101,16 @@ struct catalog_model_query {
         char **sources;        /* borrowed strv; NULL = all */
         char **source_labels;  /* borrowed strv; NULL = all; "null" = sources without labels */
         const char *q;         /* NULL = no search */
-        const struct filter_node *filter; /* borrowed; NULL = no filter */
+        const struct filterq_node *filter; /* borrowed; NULL = no filter */
         enum catalog_order order;
         const char *order_property; /* CATALOG_ORDER_PROPERTY: "provider", "artifacts.x" */
-        enum filter_suffix order_suffix;
+        enum filterq_suffix order_suffix;
 };
 
 /* Parses a models orderBy value ("NAME", "provider.string_value", "artifacts.x.double_value"). */
 _warn_unused_result_ int catalog_order_parse_models(const char *s, enum catalog_order *ret_order,
                                                    char **ret_property,
-                                                   enum filter_suffix *ret_suffix);
+                                                   enum filterq_suffix *ret_suffix);
 
 _warn_unused_result_ int catalog_index_list_models(const struct catalog_index *idx,
                                                    const struct catalog_model_query *q,
@@ -138,11 +139,17 @@ struct catalog_artifact_query {
         struct catalog_page page;
         char **artifact_types; /* borrowed strv; NULL = all */
         bool performance_only; /* metricsType == performance-metrics */
-        const struct filter_node *filter;
+        const struct filterq_node *filter;
         const char *order_by;  /* NULL = ID; NAME, CREATE_TIME, LAST_UPDATE_TIME, <p>.<type>_value */
+        const struct catalog_perf_params *perf; /* NULL = none; see catalog/performance.h */
 };
 
-/* -ENOENT when the model does not exist (the handler turns that into 400, as upstream). */
+/*
+ * -ENOENT when the model does not exist (the handler turns that into 400, as upstream); -EINVAL
+ * (reterr) for a bad token or orderBy, or perf property names that no selected artifact has.
+ * With perf->recommendations the page is cut from the recommended list in orderBy order, after
+ * the item whose id the token names (upstream: an undecodable token is the first page).
+ */
 _warn_unused_result_ int catalog_index_list_artifacts(const struct catalog_index *idx,
                                                       const char *source_id, const char *name,
                                                       const struct catalog_artifact_query *q,
@@ -185,7 +192,7 @@ struct catalog_mcp_query {
         const char *name;          /* SQL LIKE pattern on the name; NULL = all */
         const char *q;             /* substring of name, description, provider */
         char **source_labels;      /* as for models */
-        const struct filter_node *filter;
+        const struct filterq_node *filter;
         enum catalog_order order;  /* ID, NAME, CREATE_TIME, LAST_UPDATE_TIME */
         bool include_tools;
         uint32_t tool_limit;
@@ -201,7 +208,7 @@ _warn_unused_result_ int catalog_index_get_mcp(const struct catalog_index *idx, 
 _warn_unused_result_ int catalog_index_list_mcp_tools(const struct catalog_index *idx,
                                                       const char *id,
                                                       const struct catalog_page *page,
-                                                      const struct filter_node *filter,
+                                                      const struct filterq_node *filter,
                                                       json_t **ret);
 _warn_unused_result_ int catalog_index_get_mcp_tool(const struct catalog_index *idx,
                                                     const char *id, const char *tool,

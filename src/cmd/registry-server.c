@@ -218,7 +218,7 @@ static int open_datastore(const char *dsn, struct store_open_options *so, const 
 
 int cmd_registry(int argc, char **argv)
 {
-        CLEANUP(reg_options_release) struct reg_options opts;
+        CLEANUP(reg_options_release) struct reg_options opts = { 0 };
         CLEANUP(store_freep) struct store *store = NULL;
         CLEANUP(registry_freep) struct registry *reg = NULL;
         struct gate gate = { .reg = NULL };
@@ -276,6 +276,7 @@ int cmd_registry(int argc, char **argv)
                         .handler = gate_handle,
                         .userdata = &gate,
                         .too_large_json = REG_TOO_LARGE_JSON,
+                        .error_style = HTTP_ERROR_REASON,
                 };
 
                 cfg.address = host;

@@ -17,6 +17,7 @@
 #include "kube/watch.h"
 #include "util/buf.h"
 #include "util/parse-util.h"
+#include "util/string-util.h"
 
 /* Largest non-watch response body we accept (a big unpaged LIST). */
 #define KUBE_RESPONSE_MAX ((size_t)256 * 1024 * 1024)
@@ -109,15 +110,6 @@ static void share_unlock(CURL *h, curl_lock_data data, void *userdata)
 
         if (data >= 0 && data < CURL_LOCK_DATA_LAST)
                 (void)pthread_mutex_unlock(&sh->share_locks[data]);
-}
-
-static int strdup_opt(const char *s, char **ret)
-{
-        *ret = NULL;
-        if (!s)
-                return 0;
-        *ret = strdup(s);
-        return *ret ? 0 : -ENOMEM;
 }
 
 static int shared_new(const struct kube_config *cfg, const struct kube_client_options *opts,

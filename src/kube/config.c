@@ -11,6 +11,7 @@
 #include <yaml.h>
 
 #include "util/buf.h"
+#include "util/string-util.h"
 
 /* A kubeconfig is a few KiB; inline PEM blobs make it bigger, 4 MiB is plenty. */
 #define KUBECONFIG_MAX ((size_t)4 * 1024 * 1024)
@@ -395,16 +396,6 @@ static int load_blob(struct kcfg *k, yaml_node_t *map, const char *where, const 
         return 0;
 }
 
-static int dup_or_null(const char *s, char **ret)
-{
-        if (!s) {
-                *ret = NULL;
-                return 0;
-        }
-        *ret = strdup(s);
-        return *ret ? 0 : -ENOMEM;
-}
-
 /* Strips surrounding whitespace (tokens in files usually end with a newline). */
 static void strip(char *s)
 {
@@ -497,7 +488,7 @@ static int load_user(struct kcfg *k, yaml_node_t *root, const char *name, struct
         r = get_string(k, u, where, "token", &token);
         if (r < 0)
                 return r;
-        r = dup_or_null(token, &c->token);
+        r = strdup_opt(token, &c->token);
         if (r < 0)
                 return r;
 

@@ -7,13 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "kube/client.h"
 #include "kube/informer.h"
 #include "kube/metrics.h"
 #include "kube/workqueue.h"
 #include "util/log.h"
+#include "util/uuid.h"
 
 /* How long a key waits while the caches of controller_options.wait_for are not synced. */
 #define CACHE_SYNC_REQUEUE (200 * USEC_PER_MSEC)
@@ -60,29 +60,6 @@ int reconcile_errorf(const struct reconcile_ctx *ctx, int r, const char *fmt, ..
         (void)vsnprintf(ctx->error, ctx->error_size, fmt, ap);
         va_end(ap);
         return r;
-}
-
-int uuid_random(char buf[static 37])
-{
-        uint8_t b[16];
-        size_t got = 0;
-
-        while (got < sizeof(b)) {
-                ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                got += (size_t)n;
-        }
-        b[6] = (uint8_t)((b[6] & 0x0f) | 0x40);
-        b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
-        (void)snprintf(buf, 37,
-                       "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-                       b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
-                       b[12], b[13], b[14], b[15]);
-        return 0;
 }
 
 static int setup_metrics(struct controller *c, struct metrics_registry *reg)

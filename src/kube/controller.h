@@ -163,5 +163,3 @@ unsigned controller_active_workers(struct controller *c);
 /* Errors the runner treats as terminal: -EINVAL, -EACCES. */
 bool reconcile_error_is_terminal(int r);
 
-/* Writes a random (version 4) UUID, 37 bytes with the NUL. */
-_warn_unused_result_ int uuid_random(char buf[static 37]);

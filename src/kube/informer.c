@@ -11,6 +11,7 @@
 #include "kube/workqueue.h"
 #include "util/log.h"
 #include "util/memory.h"
+#include "util/string-util.h"
 
 /* A list is at most this many pages (bounds a server that keeps returning continue tokens). */
 #define INFORMER_LIST_PAGES_MAX 100000U
@@ -58,16 +59,6 @@ struct informer {
         unsigned events_in_watch;
         usec_t last_resync; /* clock time */
 };
-
-static int strdup_opt(const char *s, char **ret)
-{
-        if (!s) {
-                *ret = NULL;
-                return 0;
-        }
-        *ret = strdup(s);
-        return *ret ? 0 : -ENOMEM;
-}
 
 int informer_new(const struct informer_options *opts, struct informer **ret)
 {

@@ -16,6 +16,7 @@
 #include "kube/events.h"
 #include "kube/leader.h"
 #include "util/log.h"
+#include "util/uuid.h"
 #include "util/memory.h"
 #include "util/parse-util.h"
 
@@ -266,7 +267,7 @@ static int start_server(const char *bind, http_handler_fn fn, void *userdata,
         cfg.port = port;
         cfg.body_max = 4096;
         cfg.connection_timeout = 10;
-        cfg.max_connections = 64;
+        cfg.threads = 2; /* the probe and metrics handlers never block */
         cfg.handler = fn;
         cfg.userdata = userdata;
         return http_server_start(&cfg, ret);

@@ -11,17 +11,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
+#include "http/errors.h"
 #include "http/router.h"
 #include "json/json-util.h"
-#include "registry/base64.h"
 #include "registry/codec.h"
-#include "registry/filter.h"
 #include "registry/kinds.h"
 #include "store/entity.h"
+#include "util/base64.h"
 #include "util/parse-util.h"
 #include "util/time-util.h"
+#include "util/uuid.h"
 
 #define PAGE_TOKEN_MAX 1024
 #define STEP_IDS_MAX   256
@@ -59,27 +59,6 @@ struct route_spec {
 
 /* ---- responses ---- */
 
-static const char *reason(unsigned status)
-{
-        switch (status) {
-        case 400:
-        case 422:
-                return "Bad Request";
-        case 404:
-                return "Not Found";
-        case 405:
-                return "Method Not Allowed";
-        case 409:
-                return "Conflict";
-        case 413:
-                return "Request Entity Too Large";
-        case 503:
-                return "Service Unavailable";
-        default:
-                return "Internal Server Error";
-        }
-}
-
 static int reply_json(struct ctx *x, unsigned status, json_t *v)
 {
         AUTOFREE char *s = NULL;
@@ -104,20 +83,40 @@ static int reply_json(struct ctx *x, unsigned status, json_t *v)
         return 0;
 }
 
-static int reply_error_status(struct http_resp *resp, unsigned status, const char *message)
+/* The one mapping from the registry's error kinds to the HTTP error table. */
+static enum http_error_kind http_kind(enum reg_error_kind kind)
+{
+        switch (kind) {
+        case REG_ERR_INVALID:
+                return HTTP_ERR_INVALID;
+        case REG_ERR_UNPROCESSABLE:
+                return HTTP_ERR_REQUIRED_FIELD; /* 422 with code "Bad Request", as upstream */
+        case REG_ERR_NOT_FOUND:
+                return HTTP_ERR_NOT_FOUND;
+        case REG_ERR_CONFLICT:
+                return HTTP_ERR_CONFLICT;
+        case REG_ERR_UNAVAILABLE:
+                return HTTP_ERR_UNAVAILABLE;
+        case REG_ERR_INTERNAL:
+        case REG_ERR__MAX:
+                break;
+        }
+        return HTTP_ERR_INTERNAL;
+}
+
+static int reply_error_kind(struct http_resp *resp, enum http_error_kind kind, const char *message)
 {
         struct ctx x = { .resp = resp };
-        return reply_json(&x, status,
-                          json_pack("{s:s,s:s}", "code", reason(status), "message", message));
+        return reply_json(&x, http_error_status(kind), http_error_body(kind, message));
 }
 
 static int reply_error(struct ctx *x)
 {
-        if (x->err.status == 0 || (x->err.status >= 500 && x->err.status != 503))
-                return reply_error_status(x->resp, 500,
-                                          x->err.message[0] ? x->err.message
-                                                            : "internal server error");
-        return reply_error_status(x->resp, x->err.status, x->err.message);
+        enum http_error_kind kind = http_kind(x->err.kind);
+
+        if (kind == HTTP_ERR_INTERNAL && !x->err.message[0])
+                return reply_error_kind(x->resp, kind, "internal server error");
+        return reply_error_kind(x->resp, kind, x->err.message);
 }
 
 /* Maps a store error to the error body. */
@@ -125,19 +124,19 @@ static int store_error(struct ctx *x, int r, const char *what)
 {
         switch (r) {
         case -EBUSY:
-                return reg_error_set(&x->err, 503, r, "database busy, retry: %s", what);
+                return reg_error_set(&x->err, REG_ERR_UNAVAILABLE, r, "database busy, retry: %s", what);
         case -ECONNREFUSED:
         case -ECONNRESET:
                 /* the store reconnects by itself once the database is back */
-                return reg_error_set(&x->err, 503, r,
+                return reg_error_set(&x->err, REG_ERR_UNAVAILABLE, r,
                                      "Datastore service is down or unavailable (database not "
                                      "reachable while %s). Please check that the database is "
                                      "reachable and try again later.",
                                      what);
         case -E2BIG:
-                return reg_error_set(&x->err, 400, r, "query too large: bad request");
+                return reg_error_set(&x->err, REG_ERR_INVALID, r, "query too large: bad request");
         default:
-                return reg_error_set(&x->err, 500, r, "internal error while %s", what);
+                return reg_error_set(&x->err, REG_ERR_INTERNAL, r, "internal error while %s", what);
         }
 }
 
@@ -146,21 +145,6 @@ static int store_error(struct ctx *x, int r, const char *what)
 static int64_t now_ms(void)
 {
         return (int64_t)(now_realtime() / USEC_PER_MSEC);
-}
-
-static int make_uuid(char ret[37])
-{
-        unsigned char b[16];
-
-        if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
-                return -EIO;
-        b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
-        b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
-        (void)snprintf(ret, 37,
-                       "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
-                       b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
-                       b[13], b[14], b[15]);
-        return 0;
 }
 
 static const char *query(struct ctx *x, const char *key)
@@ -175,7 +159,7 @@ static int path_id(struct ctx *x, const char *param, const char *word, int64_t *
         int32_t id;
 
         if (!v || safe_atoi32(v, &id) < 0)
-                return reg_error_set(&x->err, 400, -EINVAL,
+                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
                                      "invalid %s ID: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
                                      word, v ? v : "");
         *ret = id;
@@ -189,12 +173,12 @@ static int parse_body(struct ctx *x, json_t **ret)
         size_t len = x->req->body.len;
 
         if (len == 0)
-                return reg_error_set(&x->err, 400, -EINVAL, "EOF");
+                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL, "EOF");
         if (memchr(data, 0, len) || strstr(data, "\\u0000"))
-                return reg_error_set(&x->err, 400, -EINVAL,
+                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
                                      "Request body contains null bytes which are not allowed");
         if (json_parse_bounded(data, len, ret, msg, sizeof(msg)) < 0)
-                return reg_error_set(&x->err, 400, -EINVAL, "%s", msg);
+                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL, "%s", msg);
         return 0;
 }
 
@@ -233,7 +217,7 @@ static int load(struct ctx *x, const struct reg_kind *k, int64_t id, const char 
                 *ret_kind = ek;
         return 0;
 notfound:
-        return reg_error_set(&x->err, 404, -ENOENT, "no %s found for id %" PRId64 ": not found",
+        return reg_error_set(&x->err, REG_ERR_NOT_FOUND, -ENOENT, "no %s found for id %" PRId64 ": not found",
                              word, id);
 }
 
@@ -249,7 +233,7 @@ static int prop_int(const struct store_entity *e, const char *name, int64_t *ret
 
 static int conflict(struct ctx *x, const struct reg_kind *k, const struct store_entity *e)
 {
-        return reg_error_set(&x->err, 409, -EEXIST, "%s with name %s already exists: conflict",
+        return reg_error_set(&x->err, REG_ERR_CONFLICT, -EEXIST, "%s with name %s already exists: conflict",
                              k->word, e->name ? e->name : "");
 }
 
@@ -270,9 +254,9 @@ static int build_new(struct ctx *x, struct reg_input *in, const struct placement
 
         *e = (struct store_entity){ .group = k->group, .parent_id = pl->parent_id };
         if (pl->scope_uuid) {
-                r = make_uuid(uuid);
+                r = uuid_random(uuid);
                 if (r < 0)
-                        return reg_error_set(&x->err, 500, r, "no randomness");
+                        return reg_error_set(&x->err, REG_ERR_INTERNAL, r, "no randomness");
                 (void)snprintf(scope, sizeof(scope), "%s", uuid);
         } else if (pl->scope_parent)
                 (void)snprintf(scope, sizeof(scope), "%" PRId64, pl->parent_id);
@@ -283,15 +267,15 @@ static int build_new(struct ctx *x, struct reg_input *in, const struct placement
         if (in->has_name && in->vals.name && *in->vals.name)
                 e->name = TAKE_PTR(in->vals.name);
         else {
-                r = make_uuid(uuid);
+                r = uuid_random(uuid);
                 if (r < 0)
-                        return reg_error_set(&x->err, 500, r, "no randomness");
+                        return reg_error_set(&x->err, REG_ERR_INTERNAL, r, "no randomness");
                 e->name = strdup(uuid);
         }
         if (in->has_external_id && in->vals.external_id && *in->vals.external_id)
                 e->external_id = TAKE_PTR(in->vals.external_id);
         if (!e->type || !e->scope || !e->name)
-                return reg_error_set(&x->err, 500, -ENOMEM, "out of memory");
+                return reg_error_set(&x->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
         e->create_ms = e->update_ms = now_ms();
         e->props = TAKE_PTR(in->vals.props);
         e->n_props = in->vals.n_props;
@@ -300,12 +284,12 @@ static int build_new(struct ctx *x, struct reg_input *in, const struct placement
                 if (f->dflt && !store_entity_prop(e, f->prop, false)) {
                         r = store_entity_set_string(e, f->prop, false, STORE_P_STRING, f->dflt);
                         if (r < 0)
-                                return reg_error_set(&x->err, 500, r, "out of memory");
+                                return reg_error_set(&x->err, REG_ERR_INTERNAL, r, "out of memory");
                 }
                 if ((f->flags & REG_FF_PARENT) && pl->parent_id > 0) {
                         r = store_entity_set_int(e, f->prop, false, pl->parent_id);
                         if (r < 0)
-                                return reg_error_set(&x->err, 500, r, "out of memory");
+                                return reg_error_set(&x->err, REG_ERR_INTERNAL, r, "out of memory");
                 }
         }
         return 0;
@@ -318,7 +302,7 @@ static int validate(struct ctx *x, const struct reg_kind *k, const struct store_
 
         if (k->id == REG_EXPERIMENT_RUN && prop_int(e, "start_time_since_epoch", &start) >= 0 &&
             prop_int(e, "end_time_since_epoch", &end) >= 0 && end < start)
-                return reg_error_set(&x->err, 400, -EINVAL,
+                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
                                      "endTimeSinceEpoch must not be before startTimeSinceEpoch: bad request");
         return 0;
 }
@@ -354,7 +338,7 @@ static int merge(struct ctx *x, struct store_entity *e, struct reg_input *in)
                         continue;
                 r = store_entity_put_prop(e, &in->vals.props[i]);
                 if (r < 0)
-                        return reg_error_set(&x->err, 500, r, "out of memory");
+                        return reg_error_set(&x->err, REG_ERR_INTERNAL, r, "out of memory");
         }
         if (in->has_custom) {
                 store_entity_remove_props(e, true);
@@ -363,7 +347,7 @@ static int merge(struct ctx *x, struct store_entity *e, struct reg_input *in)
                                 continue;
                         r = store_entity_put_prop(e, &in->vals.props[i]);
                         if (r < 0)
-                                return reg_error_set(&x->err, 500, r, "out of memory");
+                                return reg_error_set(&x->err, REG_ERR_INTERNAL, r, "out of memory");
                 }
         }
         if (in->has_external_id) {
@@ -399,7 +383,7 @@ static int tx_end(struct ctx *x, int r)
         }
         r = store_commit(x->reg->store, x->conn);
         if (r == -EEXIST)
-                return reg_error_set(&x->err, 409, r, "already exists: conflict");
+                return reg_error_set(&x->err, REG_ERR_CONFLICT, r, "already exists: conflict");
         return r < 0 ? store_error(x, r, "committing") : 0;
 }
 
@@ -413,18 +397,18 @@ static int parse_page_token(struct ctx *x, const char *tok, int64_t *ret_id, int
         int64_t value;
 
         if (strlen(tok) > PAGE_TOKEN_MAX)
-                return reg_error_set(&x->err, 400, -EINVAL,
+                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
                                      "invalid nextPageToken: token too long: bad request");
         if (base64_decode(tok, &raw, NULL) < 0)
-                return reg_error_set(&x->err, 400, -EINVAL,
+                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
                                      "invalid nextPageToken: illegal base64 data: bad request");
         colon = strchr(raw, ':');
         if (!colon)
-                return reg_error_set(&x->err, 400, -EINVAL,
+                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
                                      "invalid nextPageToken: invalid cursor format: bad request");
         *colon = 0;
         if (safe_atoi32(raw, &id) < 0 || safe_atoi64(colon + 1, &value) < 0)
-                return reg_error_set(&x->err, 400, -EINVAL,
+                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
                                      "invalid nextPageToken: invalid cursor values: bad request");
         *ret_id = id;
         *ret_value = value;
@@ -452,7 +436,7 @@ static int list_params(struct ctx *x, const struct reg_kind *k, struct store_que
         int r;
 
         if (ps && safe_atoi32(ps, &page_size) < 0)
-                return reg_error_set(&x->err, 400, -EINVAL,
+                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
                                      "invalid numeric string: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
                                      ps);
         q->limit = page_size > 0 ? page_size : 0;
@@ -510,7 +494,7 @@ static int run_list(struct ctx *x, const struct store_query *q, int32_t page_siz
         return out ? reply_json(x, 200, out) : -ENOMEM;
 oom:
         store_entities_free(v, n);
-        return reg_error_set(&x->err, 500, -ENOMEM, "out of memory");
+        return reg_error_set(&x->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
 }
 
 static int artifact_type_param(struct ctx *x, const char **ret_type)
@@ -523,7 +507,7 @@ static int artifact_type_param(struct ctx *x, const char **ret_type)
                 return 0;
         k = reg_kind_by_artifact_type(at);
         if (!k)
-                return reg_error_set(&x->err, 400, -EINVAL,
+                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
                                      "invalid artifact type, must be either ModelArtifact, DocArtifact, DataSet, Metric, or Parameter: bad request");
         *ret_type = k->type;
         return 0;
@@ -615,10 +599,10 @@ static int do_find(struct ctx *x, const struct route_spec *sp)
         }
         if (is_child_kind(k)) {
                 if (!((name && parent) || ext))
-                        return reg_error_set(&x->err, 400, -EINVAL,
+                        return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
                                              "invalid parameters call, supply either (name and parentResourceId), or externalId: bad request");
         } else if (!name && !ext)
-                return reg_error_set(&x->err, 400, -EINVAL,
+                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
                                      "invalid parameters call, supply either name or externalId: bad request");
         if (name && (parent || !is_child_kind(k))) {
                 q.name_eq = name;
@@ -626,7 +610,7 @@ static int do_find(struct ctx *x, const struct route_spec *sp)
                         int32_t pid;
 
                         if (safe_atoi32(parent, &pid) < 0)
-                                return reg_error_set(&x->err, 400, -EINVAL,
+                                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
                                                      "invalid parentResourceId: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
                                                      parent);
                         q.has_parent = true;
@@ -640,7 +624,7 @@ static int do_find(struct ctx *x, const struct route_spec *sp)
                 return store_error(x, r, "finding");
         if (n == 0 || more) {
                 store_entities_free(v, n);
-                return reg_error_set(&x->err, 404, -ENOENT,
+                return reg_error_set(&x->err, REG_ERR_NOT_FOUND, -ENOENT,
                                      "%s %s found for name=%s, parentResourceId=%s, externalId=%s: not found",
                                      n == 0 ? "no" : "multiple", k->plural_word, name ? name : "",
                                      parent ? parent : "", ext ? ext : "");
@@ -659,7 +643,7 @@ static int require_parent(struct ctx *x, enum reg_kind_id pk, int64_t pid, struc
         int r = load(x, k, pid, k->word, ret, NULL);
 
         if (r == -ENOENT && pk == REG_EXPERIMENT)
-                (void)reg_error_set(&x->err, 404, r,
+                (void)reg_error_set(&x->err, REG_ERR_NOT_FOUND, r,
                                     "experiment not found: no experiment found for id %" PRId64 ": not found",
                                     pid);
         return r;
@@ -688,7 +672,7 @@ static int create_entity(struct ctx *x, struct reg_input *in, struct store_entit
                 if (r >= 0)
                         r = require_parent(x, REG_SERVING_ENVIRONMENT, pid, &parent);
                 if (r == -ENOENT)
-                        (void)reg_error_set(&x->err, 404, r,
+                        (void)reg_error_set(&x->err, REG_ERR_NOT_FOUND, r,
                                             "no serving environment found for id %" PRId64 ": not found",
                                             pid);
                 pl.scope_parent = true;
@@ -734,7 +718,7 @@ static int do_create(struct ctx *x, const struct route_spec *sp)
         if (sp->any_artifact) {
                 k = reg_kind_by_artifact_type(reg_body_artifact_type(body));
                 if (!k)
-                        return reg_error_set(&x->err, 400, -EINVAL,
+                        return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
                                              "invalid artifact type, must be either ModelArtifact, DocArtifact, DataSet, Metric, or Parameter: bad request");
         }
         r = reg_decode(k, sp->schema, body, &in, &x->err);
@@ -752,7 +736,7 @@ static int do_create(struct ctx *x, const struct route_spec *sp)
                         if (f->flags & REG_FF_PARENT) {
                                 bool had = store_entity_prop(&in.vals, f->prop, false);
                                 if (sp->schema == REG_SCHEMA_FULL && !had) {
-                                        r = reg_error_set(&x->err, 422, -EINVAL,
+                                        r = reg_error_set(&x->err, REG_ERR_UNPROCESSABLE, -EINVAL,
                                                           "required field '%s' is zero value.",
                                                           f->json);
                                         goto out;
@@ -827,7 +811,7 @@ static int do_patch(struct ctx *x, const struct route_spec *sp)
                 const char *at = reg_body_artifact_type(body);
 
                 if (at && !streq(at, ek->artifact_type)) {
-                        r = reg_error_set(&x->err, 400, -EINVAL,
+                        r = reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
                                           "cannot change artifact type from '%s' to '%s': artifact type is immutable",
                                           ek->artifact_type, at);
                         goto out;
@@ -856,9 +840,9 @@ static int log_metric_history(struct ctx *x, const struct store_entity *metric, 
         char uuid[37];
         int r;
 
-        r = make_uuid(uuid);
+        r = uuid_random(uuid);
         if (r < 0)
-                return reg_error_set(&x->err, 500, r, "no randomness");
+                return reg_error_set(&x->err, REG_ERR_INTERNAL, r, "no randomness");
         h.type = strdup("MetricHistory");
         h.scope = strdup(uuid);
         h.name = strdup(metric->name);
@@ -867,7 +851,7 @@ static int log_metric_history(struct ctx *x, const struct store_entity *metric, 
         h.create_ms = h.update_ms = metric->update_ms;
         if (!h.type || !h.scope || !h.name) {
                 store_entity_done(&h);
-                return reg_error_set(&x->err, 500, -ENOMEM, "out of memory");
+                return reg_error_set(&x->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
         }
         for (size_t i = 0; i < metric->n_props && r >= 0; i++) {
                 const struct store_prop *p = &metric->props[i];
@@ -890,7 +874,7 @@ static int log_metric_history(struct ctx *x, const struct store_entity *metric, 
         }
         if (r < 0) {
                 store_entity_done(&h);
-                return reg_error_set(&x->err, 500, r, "out of memory");
+                return reg_error_set(&x->err, REG_ERR_INTERNAL, r, "out of memory");
         }
         r = store_entity_insert(x->reg->store, x->conn, &h);
         store_entity_done(&h);
@@ -906,7 +890,7 @@ static int set_run_ids(struct ctx *x, struct store_entity *e, int64_t exp_id, in
         if (r >= 0)
                 r = store_entity_set_int(e, "experiment_run_id", false, run_id);
         if (r < 0)
-                return reg_error_set(&x->err, 500, r, "out of memory");
+                return reg_error_set(&x->err, REG_ERR_INTERNAL, r, "out of memory");
         return 0;
 }
 
@@ -930,13 +914,13 @@ static int do_upsert_artifact(struct ctx *x, const struct route_spec *sp)
                 return r;
         k = reg_kind_by_artifact_type(reg_body_artifact_type(body));
         if (!k)
-                return reg_error_set(&x->err, 400, -EINVAL,
+                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
                                      "invalid artifact type, must be either ModelArtifact, DocArtifact, DataSet, Metric, or Parameter: bad request");
         r = reg_decode(k, REG_SCHEMA_FULL, body, &in, &x->err);
         if (r < 0)
                 return r;
         if (k->id == REG_METRIC && run && !store_entity_prop(&in.vals, "value", false) && !in.has_id) {
-                r = reg_error_set(&x->err, 400, -EINVAL, "metric value is required: bad request");
+                r = reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL, "metric value is required: bad request");
                 goto done;
         }
         r = tx_begin(x);
@@ -953,11 +937,11 @@ static int do_upsert_artifact(struct ctx *x, const struct route_spec *sp)
 
                 r = load(x, NULL, in.id, "artifact", &e, &ek);
                 if (r == -ENOENT)
-                        x->err.status = 400;
+                        x->err.kind = REG_ERR_INVALID;
                 if (r < 0)
                         goto out;
                 if (ek != k) {
-                        r = reg_error_set(&x->err, 400, -EINVAL,
+                        r = reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
                                           "artifact with id %" PRId64 " is not a %s artifact: bad request",
                                           in.id, k->artifact_type);
                         goto out;
@@ -973,7 +957,7 @@ static int do_upsert_artifact(struct ctx *x, const struct route_spec *sp)
                         free(e.scope);
                         e.scope = strdup(scope);
                         if (!e.scope) {
-                                r = reg_error_set(&x->err, 500, -ENOMEM, "out of memory");
+                                r = reg_error_set(&x->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
                                 goto out;
                         }
                 }
@@ -1063,7 +1047,7 @@ static int do_is_model(struct ctx *x, const struct route_spec *sp)
                 return r;
         if (prop_int(&is, "registered_model_id", &rmid) < 0) {
                 store_entity_done(&is);
-                return reg_error_set(&x->err, 404, -ENOENT,
+                return reg_error_set(&x->err, REG_ERR_NOT_FOUND, -ENOENT,
                                      "no registered model found for inference service %" PRId64 ": not found",
                                      id);
         }
@@ -1110,7 +1094,7 @@ static int do_is_version(struct ctx *x, const struct route_spec *sp)
                         return store_error(x, r, "listing");
                 if (n == 0) {
                         store_entities_free(v, n);
-                        return reg_error_set(&x->err, 404, -ENOENT,
+                        return reg_error_set(&x->err, REG_ERR_NOT_FOUND, -ENOENT,
                                              "no model versions found for id %" PRId64 ": not found", id);
                 }
                 mv = v[0];
@@ -1151,7 +1135,7 @@ static int do_metric_history(struct ctx *x, const struct route_spec *sp)
                 const char *p = step_ids;
 
                 if (!c)
-                        return reg_error_set(&x->err, 500, -ENOMEM, "out of memory");
+                        return reg_error_set(&x->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
                 c->kind = STORE_COND_CMP;
                 c->prop = strdup("step");
                 c->vcol = STORE_VCOL_INT;
@@ -1159,7 +1143,7 @@ static int do_metric_history(struct ctx *x, const struct route_spec *sp)
                 c->vals = calloc(STEP_IDS_MAX, sizeof(*c->vals));
                 if (!c->prop || !c->vals) {
                         store_cond_free(c);
-                        return reg_error_set(&x->err, 500, -ENOMEM, "out of memory");
+                        return reg_error_set(&x->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
                 }
                 for (;;) {
                         const char *comma = strchr(p, ',');
@@ -1171,7 +1155,7 @@ static int do_metric_history(struct ctx *x, const struct route_spec *sp)
                         if (len >= sizeof(item) || safe_atoi32(item, &step) < 0 ||
                             c->n_vals >= STEP_IDS_MAX) {
                                 store_cond_free(c);
-                                return reg_error_set(&x->err, 400, -EINVAL,
+                                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
                                                      "invalid step ID '%s': must be a valid integer",
                                                      item);
                         }
@@ -1182,13 +1166,17 @@ static int do_metric_history(struct ctx *x, const struct route_spec *sp)
                 }
                 if (filter) {
                         and = calloc(1, sizeof(*and));
-                        if (!and) {
+                        if (and)
+                                and->kids = calloc(2, sizeof(*and->kids));
+                        if (!and || !and->kids) {
+                                store_cond_free(and);
                                 store_cond_free(c);
-                                return reg_error_set(&x->err, 500, -ENOMEM, "out of memory");
+                                return reg_error_set(&x->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
                         }
                         and->kind = STORE_COND_AND;
-                        and->left = TAKE_PTR(filter);
-                        and->right = c;
+                        and->kids[0] = TAKE_PTR(filter);
+                        and->kids[1] = c;
+                        and->n_kids = 2;
                         filter = and;
                 } else
                         filter = c;
@@ -1377,7 +1365,7 @@ static int dispatch(void *userdata, struct http_req *req, struct http_resp *resp
 
         r = store_acquire(x.reg->store, &x.conn);
         if (r < 0)
-                return reply_error_status(resp, 503, "Datastore service is down or unavailable.");
+                return reply_error_kind(resp, HTTP_ERR_UNAVAILABLE, "Datastore service is down or unavailable.");
         r = route(&x, req->route_data);
         store_release(x.reg->store, x.conn);
         if (r < 0)
@@ -1505,7 +1493,7 @@ int registry_handle(void *userdata, struct http_req *req, struct http_resp *resp
                 (void)snprintf(msg, sizeof(msg),
                                "Invalid %s query parameter: invalid %s parameter: contains null bytes which are not allowed",
                                bad, bad);
-                return reply_error_status(resp, 400, msg);
+                return reply_error_kind(resp, HTTP_ERR_INVALID, msg);
         }
         /* Newer clients (model-registry >= 0.3.1x) speak the same API under /v1. */
         if (strneq(req->path, REG_V1_PATH "/", strlen(REG_V1_PATH "/"))) {
@@ -1528,7 +1516,7 @@ int registry_handle(void *userdata, struct http_req *req, struct http_resp *resp
                 return 0;
         }
         if (r == -EINVAL)
-                return reply_error_status(resp, 400, "invalid path escape");
+                return reply_error_kind(resp, HTTP_ERR_INVALID, "invalid path escape");
         if (r < 0)
                 return r;
         req->route_data = routes[r].data;

@@ -8,19 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "registry/base64.h"
+#include "util/base64.h"
 #include "util/parse-util.h"
-
-int reg_error_set(struct reg_error *err, unsigned status, int r, const char *fmt, ...)
-{
-        va_list ap;
-
-        err->status = status;
-        va_start(ap, fmt);
-        (void)vsnprintf(err->message, sizeof(err->message), fmt, ap);
-        va_end(ap);
-        return r;
-}
 
 void reg_input_done(struct reg_input *in)
 {
@@ -51,7 +40,7 @@ static const char *json_type_word(const json_t *v)
 static int type_error(struct reg_error *err, const char *schema, const char *field, const json_t *v,
                       const char *want)
 {
-        return reg_error_set(err, 400, -EINVAL,
+        return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
                              "json: cannot unmarshal %s into Go struct field %s.%s of type %s",
                              json_type_word(v), schema, field, want);
 }
@@ -73,7 +62,7 @@ static int decode_metadata(const char *key, json_t *v, struct store_entity *e, s
                 return type_error(err, "MetadataValue", key, v, "openapi.MetadataValue");
         mt = json_string_value(json_object_get(v, "metadataType"));
         if (!mt)
-                return reg_error_set(err, 400, -EINVAL, "metadataType not found for %s", key);
+                return reg_error_set(err, REG_ERR_INVALID, -EINVAL, "metadataType not found for %s", key);
         if (streq(mt, "MetadataStringValue"))
                 value_key = "string_value";
         else if (streq(mt, "MetadataIntValue"))
@@ -85,14 +74,14 @@ static int decode_metadata(const char *key, json_t *v, struct store_entity *e, s
         else if (streq(mt, "MetadataStructValue"))
                 value_key = "struct_value";
         else
-                return reg_error_set(err, 400, -EINVAL, "metadataType not found for %s", key);
+                return reg_error_set(err, REG_ERR_INVALID, -EINVAL, "metadataType not found for %s", key);
         json_object_foreach(v, k, x) {
                 if (!streq(k, "metadataType") && !streq(k, value_key))
-                        return reg_error_set(err, 400, -EINVAL, "json: unknown field \"%s\"", k);
+                        return reg_error_set(err, REG_ERR_INVALID, -EINVAL, "json: unknown field \"%s\"", k);
         }
         val = json_object_get(v, value_key);
         if (!val || json_is_null(val))
-                return reg_error_set(err, 422, -EINVAL, "required field '%s' is zero value.",
+                return reg_error_set(err, REG_ERR_UNPROCESSABLE, -EINVAL, "required field '%s' is zero value.",
                                      value_key);
         if (streq(value_key, "string_value")) {
                 if (!json_is_string(val))
@@ -104,14 +93,14 @@ static int decode_metadata(const char *key, json_t *v, struct store_entity *e, s
                 if (json_is_integer(val)) {
                         json_int_t j = json_integer_value(val);
                         if (j < INT32_MIN || j > INT32_MAX)
-                                return reg_error_set(err, 400, -EINVAL,
+                                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
                                                      "bad request: unable to decode as int64 %" JSON_INTEGER_FORMAT " for key %s",
                                                      j, key);
                         i = (int32_t)j;
                 } else if (!json_is_string(val))
                         return type_error(err, mt, value_key, val, "string");
                 else if (safe_atoi32(json_string_value(val), &i) < 0)
-                        return reg_error_set(err, 400, -EINVAL,
+                        return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
                                              "bad request: unable to decode as int64 %s for key %s",
                                              json_string_value(val), key);
                 r = store_entity_set_int(e, key, true, i);
@@ -131,21 +120,21 @@ static int decode_metadata(const char *key, json_t *v, struct store_entity *e, s
                 if (!json_is_string(val))
                         return type_error(err, mt, value_key, val, "string");
                 if (base64_decode(json_string_value(val), &raw, NULL) < 0)
-                        return reg_error_set(err, 400, -EINVAL,
+                        return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
                                              "bad request: invalid base64 struct_value for key %s", key);
                 obj = json_loads(raw, JSON_REJECT_DUPLICATES, NULL);
                 if (!json_is_object(obj))
-                        return reg_error_set(err, 400, -EINVAL,
+                        return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
                                              "bad request: struct_value for key %s is not a JSON object",
                                              key);
                 text = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS);
                 if (!text)
-                        return reg_error_set(err, 500, -ENOMEM, "out of memory");
+                        return reg_error_set(err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
                 r = store_entity_set_string(e, key, true, STORE_P_STRUCT, text);
                 free(text);
         }
         if (r < 0)
-                return reg_error_set(err, 500, r, "out of memory");
+                return reg_error_set(err, REG_ERR_INTERNAL, r, "out of memory");
         return 0;
 }
 
@@ -211,7 +200,7 @@ static int decode_field(const struct reg_field *f, const char *sname, json_t *v,
                         if (streq(*e, s))
                                 ok = true;
                 if (!ok)
-                        return reg_error_set(err, 400, -EINVAL, "%s is not a valid %s", s,
+                        return reg_error_set(err, REG_ERR_INVALID, -EINVAL, "%s is not a valid %s", s,
                                              f->enum_name);
                 r = store_entity_set_string(vals, f->prop, false, STORE_P_STRING, s);
                 break;
@@ -229,7 +218,7 @@ static int decode_field(const struct reg_field *f, const char *sname, json_t *v,
                                 return 0;
                         }
                         if (safe_atoi32(json_string_value(v), &i32) < 0)
-                                return reg_error_set(err, 400, -EINVAL,
+                                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
                                                      "invalid %s: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
                                                      f->json, json_string_value(v));
                         /*
@@ -243,12 +232,12 @@ static int decode_field(const struct reg_field *f, const char *sname, json_t *v,
                         if (i32 == 0 && !(f->flags & REG_FF_REQUIRED))
                                 return 0;
                         if (i32 < 1)
-                                return reg_error_set(err, 400, -EINVAL,
+                                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
                                                      "invalid %s: \"%s\" is not a positive id: bad request",
                                                      f->json, json_string_value(v));
                         i = i32;
                 } else if (safe_atoi64(json_string_value(v), &i) < 0)
-                        return reg_error_set(err, 400, -EINVAL,
+                        return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
                                              "invalid %s: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
                                              f->json, json_string_value(v));
                 r = store_entity_set_int(vals, f->prop, false, i);
@@ -276,14 +265,14 @@ static int decode_field(const struct reg_field *f, const char *sname, json_t *v,
                                 return type_error(err, sname, f->json, x, "string");
                 text = json_dumps(v, JSON_COMPACT);
                 if (!text)
-                        return reg_error_set(err, 500, -ENOMEM, "out of memory");
+                        return reg_error_set(err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
                 r = store_entity_set_string(vals, f->prop, false, STORE_P_STRING, text);
                 free(text);
                 break;
         }
         }
         if (r < 0)
-                return reg_error_set(err, 500, r, "out of memory");
+                return reg_error_set(err, REG_ERR_INTERNAL, r, "out of memory");
         return 0;
 }
 
@@ -298,7 +287,7 @@ int reg_decode(const struct reg_kind *k, enum reg_schema schema, json_t *obj,
 
         schema_name(k, schema, sname, sizeof(sname));
         if (!json_is_object(obj)) {
-                r = reg_error_set(err, 400, -EINVAL,
+                r = reg_error_set(err, REG_ERR_INVALID, -EINVAL,
                                   "json: cannot unmarshal %s into Go value of type openapi.%s",
                                   json_type_word(obj), sname);
                 goto fail;
@@ -358,7 +347,7 @@ int reg_decode(const struct reg_kind *k, enum reg_schema schema, json_t *obj,
                                 goto fail;
                         }
                         if (!streq(json_string_value(v), k->artifact_type)) {
-                                r = reg_error_set(err, 400, -EINVAL,
+                                r = reg_error_set(err, REG_ERR_INVALID, -EINVAL,
                                                   "invalid artifact type, must be either ModelArtifact, DocArtifact, DataSet, Metric, or Parameter: bad request");
                                 goto fail;
                         }
@@ -377,7 +366,7 @@ int reg_decode(const struct reg_kind *k, enum reg_schema schema, json_t *obj,
                                 int32_t id;
 
                                 if (safe_atoi32(json_string_value(v), &id) < 0) {
-                                        r = reg_error_set(err, 400, -EINVAL,
+                                        r = reg_error_set(err, REG_ERR_INVALID, -EINVAL,
                                                           "invalid artifact ID: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
                                                           json_string_value(v));
                                         goto fail;
@@ -389,7 +378,7 @@ int reg_decode(const struct reg_kind *k, enum reg_schema schema, json_t *obj,
                 }
                 f = reg_kind_field(k, key);
                 if (!f || !field_allowed(f, schema)) {
-                        r = reg_error_set(err, 400, -EINVAL, "json: unknown field \"%s\"", key);
+                        r = reg_error_set(err, REG_ERR_INVALID, -EINVAL, "json: unknown field \"%s\"", key);
                         goto fail;
                 }
                 if (json_is_null(v) || (f->flags & REG_FF_OUTPUT))
@@ -401,7 +390,7 @@ int reg_decode(const struct reg_kind *k, enum reg_schema schema, json_t *obj,
         *ret = in;
         return 0;
 oom:
-        r = reg_error_set(err, 500, -ENOMEM, "out of memory");
+        r = reg_error_set(err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
 fail:
         reg_input_done(&in);
         return r;
@@ -412,7 +401,7 @@ int reg_check_required(const struct reg_input *in, struct reg_error *err)
         const struct reg_kind *k = in->kind;
 
         if (k->name_required && (!in->has_name || !in->vals.name || !*in->vals.name))
-                return reg_error_set(err, 422, -EINVAL, "required field 'name' is zero value.");
+                return reg_error_set(err, REG_ERR_UNPROCESSABLE, -EINVAL, "required field 'name' is zero value.");
         for (const struct reg_field *f = k->fields; f->json; f++) {
                 const struct store_prop *p;
 
@@ -420,7 +409,7 @@ int reg_check_required(const struct reg_input *in, struct reg_error *err)
                         continue;
                 p = store_entity_prop(&in->vals, f->prop, false);
                 if (!p || (p->type == STORE_P_STRING && (!p->s || !*p->s)))
-                        return reg_error_set(err, 422, -EINVAL,
+                        return reg_error_set(err, REG_ERR_UNPROCESSABLE, -EINVAL,
                                              "required field '%s' is zero value.", f->json);
         }
         return 0;

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "registry/error.h"
 #include "registry/kinds.h"
 #include "store/entity.h"
 
@@ -20,15 +21,6 @@ enum reg_schema {
         REG_SCHEMA_UPDATE, /* <Kind>Update */
         REG_SCHEMA_FULL,   /* <Kind>: everything, id and timestamps accepted */
 };
-
-struct reg_error {
-        unsigned status; /* 400, 404, 409, 422, 500 */
-        char message[512];
-};
-
-/* Fills err and returns -EINVAL (or the given errno). */
-int reg_error_set(struct reg_error *err, unsigned status, int r, const char *fmt, ...)
-        _printf_(4, 5);
 
 /* A decoded request body. vals holds system properties (custom=false) for the fields present,
  * "description" included, and the custom properties when has_custom. */

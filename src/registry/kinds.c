@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "registry/kinds.h"
 
+#include <errno.h>
 #include <string.h>
+
+#include "filterq/filterq.h"
+#include "filterq/sql.h"
 
 static const char *const model_states[] = { "LIVE", "ARCHIVED", NULL };
 const char *const reg_artifact_states[] = {
@@ -203,4 +207,81 @@ const struct reg_field *reg_kind_field(const struct reg_kind *k, const char *jso
                 if (streq(f->json, json))
                         return f;
         return NULL;
+}
+
+/* ---- filterQuery resolution ---- */
+
+static const struct {
+        const char *json;
+        enum store_column col;
+        enum store_vcol vcol;
+} filter_columns[] = {
+        { "id", STORE_COL_ID, STORE_VCOL_INT },
+        { "name", STORE_COL_NAME, STORE_VCOL_STRING },
+        { "externalId", STORE_COL_EXTERNAL_ID, STORE_VCOL_STRING },
+        { "createTimeSinceEpoch", STORE_COL_CREATE, STORE_VCOL_INT },
+        { "lastUpdateTimeSinceEpoch", STORE_COL_UPDATE, STORE_VCOL_INT },
+};
+
+static enum store_vcol field_vcol(enum reg_ftype type)
+{
+        switch (type) {
+        case REG_F_ID:
+        case REG_F_MS:
+        case REG_F_INT:
+                return STORE_VCOL_INT;
+        case REG_F_DOUBLE:
+                return STORE_VCOL_DOUBLE;
+        default:
+                return STORE_VCOL_STRING;
+        }
+}
+
+static void filter_resolve(void *userdata, const char *name, struct filterq_sql_target *t)
+{
+        const struct reg_kind *k = userdata;
+        const struct reg_field *f;
+
+        for (size_t i = 0; i < ELEMENTSOF(filter_columns); i++)
+                if (streq(name, filter_columns[i].json)) {
+                        t->is_column = true;
+                        t->column = filter_columns[i].col;
+                        t->vcol = filter_columns[i].vcol;
+                        return;
+                }
+        if (streq(name, "description")) {
+                t->prop = "description";
+                t->vcol = STORE_VCOL_STRING;
+                return;
+        }
+        f = reg_kind_field(k, name);
+        if (f) {
+                t->prop = f->prop;
+                t->vcol = field_vcol(f->type);
+                if (k->artifact_type && streq(name, "state")) {
+                        t->enum_names = reg_artifact_states;
+                        t->n_enum_names = 7;
+                }
+                return;
+        }
+        t->custom = true;
+        t->prop = name;
+}
+
+int reg_filter_compile(const struct reg_kind *k, const char *query, struct store_cond **ret,
+                       struct reg_error *err)
+{
+        CLEANUP(filterq_freep) struct filterq_node *tree = NULL;
+        char msg[256];
+        int r;
+
+        r = filterq_parse(query, &tree, msg, sizeof(msg));
+        if (r == -EINVAL)
+                return reg_error_set(err, REG_ERR_INVALID, r, "invalid filter query: %s: bad request",
+                                     msg);
+        if (r >= 0)
+                r = filterq_sql_lower(tree, filter_resolve, (void *)k, ret);
+        if (r < 0)
+                return reg_error_set(err, REG_ERR_INTERNAL, r, "out of memory");
+        return 0;
 }

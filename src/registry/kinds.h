@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "registry/error.h"
 #include "store/entity.h"
 
 enum reg_ftype {
@@ -82,3 +83,13 @@ extern const char *const reg_artifact_types[];
 extern const size_t reg_n_artifact_types;
 
 extern const char *const reg_artifact_states[];
+
+/*
+ * filterQuery (spec B.8) for one kind: parses query with filterq and lowers it to a store
+ * condition, resolving names against k (well-known columns, "description", the kind's system
+ * properties, else custom properties; an artifact's `state` also takes its enum index). *ret =
+ * NULL for a NULL or empty query. A syntax error or an exceeded limit (filterq/filterq.h) fills
+ * err with REG_ERR_INVALID and "invalid filter query: ...: bad request".
+ */
+_warn_unused_result_ int reg_filter_compile(const struct reg_kind *k, const char *query,
+                                            struct store_cond **ret, struct reg_error *err);

@@ -434,12 +434,12 @@ static int compile_cond(struct sqlb *b, const struct store_cond *c, unsigned dep
         case STORE_COND_AND:
         case STORE_COND_OR:
                 r = sqlb_puts(b, q_open);
-                if (r >= 0)
-                        r = compile_cond(b, c->left, depth + 1);
-                if (r >= 0)
-                        r = sqlb_puts(b, c->kind == STORE_COND_AND ? q_and : q_or);
-                if (r >= 0)
-                        r = compile_cond(b, c->right, depth + 1);
+                for (size_t i = 0; r >= 0 && i < c->n_kids; i++) {
+                        if (i > 0)
+                                r = sqlb_puts(b, c->kind == STORE_COND_AND ? q_and : q_or);
+                        if (r >= 0)
+                                r = compile_cond(b, c->kids[i], depth + 1);
+                }
                 if (r >= 0)
                         r = sqlb_puts(b, q_close);
                 return r;
@@ -636,8 +636,9 @@ struct store_cond *store_cond_free(struct store_cond *c)
 {
         if (!c)
                 return NULL;
-        store_cond_free(c->left);
-        store_cond_free(c->right);
+        for (size_t i = 0; i < c->n_kids; i++)
+                store_cond_free(c->kids[i]);
+        free(c->kids);
         free(c->prop);
         for (size_t i = 0; i < c->n_vals; i++)
                 if (c->vals[i].type == STORE_TEXT)

@@ -127,7 +127,8 @@ enum store_cond_kind {
 
 struct store_cond {
         enum store_cond_kind kind;
-        struct store_cond *left, *right; /* owned; AND/OR */
+        struct store_cond **kids; /* owned, each owned; AND/OR (n_kids >= 1) */
+        size_t n_kids;
         /* CMP: */
         bool is_column;
         enum store_column column;

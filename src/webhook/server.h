@@ -44,7 +44,7 @@ struct webhook_server_config {
 #define WEBHOOK_SERVER_CONFIG_DEFAULTS                                                             \
         .address = "0.0.0.0", .port = WEBHOOK_DEFAULT_PORT, .cert_dir = WEBHOOK_DEFAULT_CERT_DIR,  \
         .cert_name = "tls.crt", .key_name = "tls.key", .connection_timeout = 10,                   \
-        .max_connections = 256, .validate = NULL
+        .max_connections = 4096, .validate = NULL
 
 /*
  * Loads the certificate pair and starts listening (threads of its own; returns at once).

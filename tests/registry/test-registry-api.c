@@ -665,6 +665,39 @@ Test(registry, filter_query_nesting_is_bounded)
         expect("GET", path, NULL, 400, "too deep");
 }
 
+/* The documented bound: 256 comparisons work on both stores, the 257th is a clean 400. */
+Test(registry, filter_query_256_comparisons)
+{
+        size_t cap = 256 * 48 + 64, k = 0;
+        char *q = malloc(cap), *e, *path;
+        json_t *j = NULL;
+        long st;
+
+        cr_assert_not_null(q);
+        (void)create(API "/registered_models", "{\"name\":\"m-255\",\"owner\":\"o\"}", 201);
+        /* the name AND (254 custom-property comparisons OR owner): 256, one match */
+        k += (size_t)snprintf(q + k, cap - k, "name = 'm-255' AND (");
+        for (int i = 0; i < 254; i++)
+                k += (size_t)snprintf(q + k, cap - k, "%sp%d = %d", i ? " OR " : "", i, i);
+        (void)snprintf(q + k, cap - k, " OR owner = 'o')");
+        e = urlenc(q);
+        cr_assert(asprintf(&path, API "/registered_models?filterQuery=%s", e) > 0);
+        free(e);
+        st = req("GET", path, NULL, &j);
+        cr_assert_eq(st, 200, "256 comparisons -> %ld %s", st, j ? json_dumps(j, 0) : "");
+        cr_assert_eq(json_array_size(json_object_get(j, "items")), 1);
+        json_decref(j);
+        free(path);
+
+        (void)snprintf(q + k, cap - k, " OR owner = 'o' OR p9999 = 1)"); /* 257 */
+        e = urlenc(q);
+        cr_assert(asprintf(&path, API "/registered_models?filterQuery=%s", e) > 0);
+        free(e);
+        expect("GET", path, NULL, 400, "too many comparisons (limit 256)");
+        free(path);
+        free(q);
+}
+
 /* ---------------------------------------------------------------- bad input */
 
 Test(registry, bad_input_changes_nothing)

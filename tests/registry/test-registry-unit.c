@@ -9,9 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "registry/base64.h"
+#include "util/base64.h"
 #include "registry/codec.h"
-#include "registry/filter.h"
 #include "registry/kinds.h"
 #include "registry/options.h"
 #include "store/store.h"
@@ -57,7 +56,7 @@ static void compile_bad(const char *q)
         struct store_cond *c = NULL;
 
         cr_assert_lt(reg_filter_compile(reg_kind(REG_REGISTERED_MODEL), q, &c, &err), 0, "%s", q);
-        cr_assert_eq(err.status, 400, "%s", q);
+        cr_assert_eq(err.kind, REG_ERR_INVALID, "%s", q);
         cr_assert_null(c);
 }
 
@@ -71,15 +70,15 @@ Test(filter, precedence_and_resolution)
         /* a = 1 OR b = 2 AND c = 3  ==  a OR (b AND c) */
         c = compile_ok("name = 'a' OR owner = 'b' AND x = 3");
         cr_assert_eq(c->kind, STORE_COND_OR);
-        cr_assert_eq(c->left->kind, STORE_COND_CMP);
-        cr_assert(c->left->is_column);
-        cr_assert_eq(c->left->column, STORE_COL_NAME);
-        cr_assert_eq(c->right->kind, STORE_COND_AND);
-        cr_assert_str_eq(c->right->left->prop, "owner");
-        cr_assert(!c->right->left->custom);
-        cr_assert_str_eq(c->right->right->prop, "x");
-        cr_assert(c->right->right->custom);
-        cr_assert_eq(c->right->right->vcol, STORE_VCOL_INT_OR_DOUBLE);
+        cr_assert_eq(c->kids[0]->kind, STORE_COND_CMP);
+        cr_assert(c->kids[0]->is_column);
+        cr_assert_eq(c->kids[0]->column, STORE_COL_NAME);
+        cr_assert_eq(c->kids[1]->kind, STORE_COND_AND);
+        cr_assert_str_eq(c->kids[1]->kids[0]->prop, "owner");
+        cr_assert(!c->kids[1]->kids[0]->custom);
+        cr_assert_str_eq(c->kids[1]->kids[1]->prop, "x");
+        cr_assert(c->kids[1]->kids[1]->custom);
+        cr_assert_eq(c->kids[1]->kids[1]->vcol, STORE_VCOL_INT_OR_DOUBLE);
         store_cond_free(c);
 
         c = compile_ok("licenseLink <> \"u\"");
@@ -143,7 +142,7 @@ Test(codec, strict_decode)
         reg_input_done(&in);
         /* name is not part of the Update schema */
         cr_assert_lt(reg_decode(reg_kind(REG_REGISTERED_MODEL), REG_SCHEMA_UPDATE, j, &in, &err), 0);
-        cr_assert_eq(err.status, 400);
+        cr_assert_eq(err.kind, REG_ERR_INVALID);
         cr_assert_str_eq(err.message, "json: unknown field \"name\"");
         json_decref(j);
 }

@@ -220,19 +220,6 @@ Test(controller, graceful_stop_waits_for_in_flight_and_takes_no_new_keys)
         cr_assert_eq(controller_active_workers(c), 0);
 }
 
-Test(controller, uuid_format)
-{
-        char a[37], b[37];
-
-        cr_assert_eq(uuid_random(a), 0);
-        cr_assert_eq(uuid_random(b), 0);
-        cr_assert_eq(strlen(a), 36);
-        cr_assert_eq(a[8], '-');
-        cr_assert_eq(a[14], '4');
-        cr_assert(strchr("89ab", a[19]));
-        cr_assert_str_neq(a, b);
-}
-
 /* What the runner hands a reconcile: its port, the wall clock, the log fields, a message slot. */
 struct seen {
         atomic_int calls;

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "util/string-util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int strdup_opt(const char *s, char **ret)
+{
+        *ret = NULL;
+        if (!s)
+                return 0;
+        *ret = strdup(s);
+        return *ret ? 0 : -ENOMEM;
+}
