@@ -10,14 +10,13 @@
 
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "webhook/server.h"
 #include "kube/cache.h"
 #include "kube/client.h"
 #include "kube/config.h"
 #include "kube/controller.h"
 #include "kube/informer.h"
-#include "manager/manager.h"
 #include "kube/metrics.h"
+#include "manager/manager.h"
 #include "mrlink/config.h"
 #include "mrlink/reconciler.h"
 #include "serving/isvc.h"
@@ -25,6 +24,7 @@
 #include "util/log.h"
 #include "util/memory.h"
 #include "util/parse-util.h"
+#include "webhook/server.h"
 
 /* Command-line results: the one place process-global state may live (house style 5.6). */
 static const char *arg_kubeconfig;

@@ -11,10 +11,10 @@
 
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "webhook/server.h"
 #include "util/log.h"
 #include "util/macro.h"
 #include "util/parse-util.h"
+#include "webhook/server.h"
 
 enum { OPT_PORT, OPT_CERT_DIR, OPT_BIND, OPT_TIMEOUT };
 

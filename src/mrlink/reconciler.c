@@ -542,6 +542,33 @@ static int resolve_failed(struct ctx *x, int k, const char *why, struct reconcil
                                 "Cannot resolve the model registry: %s", why);
 }
 
+/* Step 5: a deleted InferenceService's record is marked UNDEPLOYED, then our finalizer goes. */
+static int undeploy(struct ctx *x, const json_t *rec, const char *id, struct reconcile_result *res)
+{
+        char why[1024];
+        int k;
+
+        if (mrlink_needs_undeploy(rec)) {
+                struct mr_error e = { 0 };
+                json_auto_t *body = json_pack("{s:s}", "desiredState", "UNDEPLOYED");
+
+                if (!body)
+                        return -ENOMEM;
+                k = MR_CALL(x, mr_update_inference_service(x->mr, id, body, NULL, &e));
+                if (k < 0) {
+                        (void)snprintf(why, sizeof(why),
+                                       "failed to update DesiredState to UNDEPLOYED: %s",
+                                       e.message);
+                        return deletion_failed(x, registry_errno(x, k), why, res);
+                }
+        }
+        k = finalizer_remove(x);
+        if (k < 0)
+                return k;
+        map_set(x->r, x->r->fingerprints, x->key, NULL);
+        return reconcile_done(res);
+}
+
 static int reconcile_one(struct ctx *x, struct reconcile_result *res)
 {
         struct mrlink_reconciler *r = x->r;
@@ -605,27 +632,8 @@ static int reconcile_one(struct ctx *x, struct reconcile_result *res)
                                         "model registry InferenceService without id");
         }
 
-        if (deleting) {
-                if (mrlink_needs_undeploy(rec)) {
-                        struct mr_error e = { 0 };
-                        json_auto_t *body = json_pack("{s:s}", "desiredState", "UNDEPLOYED");
-
-                        if (!body)
-                                return -ENOMEM;
-                        k = MR_CALL(x, mr_update_inference_service(x->mr, id, body, NULL, &e));
-                        if (k < 0) {
-                                (void)snprintf(why, sizeof(why),
-                                               "failed to update DesiredState to UNDEPLOYED: %s",
-                                               e.message);
-                                return deletion_failed(x, registry_errno(x, k), why, res);
-                        }
-                }
-                k = finalizer_remove(x);
-                if (k < 0)
-                        return k;
-                map_set(r, r->fingerprints, x->key, NULL);
-                return reconcile_done(res);
-        }
+        if (deleting)
+                return undeploy(x, rec, id, res);
 
         if (!x->v.isid || !streq(x->v.isid, id)) {
                 k = patch_isvc(x, json_pack("{s:{s:{s:s}}}", "metadata", "labels",

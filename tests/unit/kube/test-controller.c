@@ -254,6 +254,28 @@ static usec_t fixed_now(void *userdata)
         return 42 * USEC_PER_SEC;
 }
 
+/* Runs one reconcile of "ns/a" through a controller with the given port and wall clock. */
+static void probe_once(struct seen *s, const struct kube_api *api, const struct clock *wall)
+{
+        CLEANUP(controller_freep) struct controller *c = NULL;
+
+        cr_assert_eq(controller_new(&(struct controller_options){
+                                            .reconciler = { .name = "probe",
+                                                            .reconcile = reconcile_ctx_probe,
+                                                            .userdata = s },
+                                            .wall_clock = wall,
+                                            .api = api,
+                                    },
+                                    &c),
+                     0);
+        cr_assert_eq(controller_start(c), 0);
+        cr_assert_eq(controller_enqueue(c, "ns/a"), 0);
+        for (int i = 0; i < 10000 && atomic_load(&s->calls) < 1; i++)
+                usleep(1000);
+        cr_assert_eq(controller_stop(c, USEC_INFINITY), 0);
+        cr_assert_eq(atomic_load(&s->calls), 1);
+}
+
 Test(controller, reconcile_ctx_carries_the_port_the_wall_clock_and_the_log_fields)
 {
         static const struct clock_ops fixed_ops = { .now = fixed_now };
@@ -261,23 +283,8 @@ Test(controller, reconcile_ctx_carries_the_port_the_wall_clock_and_the_log_field
         int marker = 0;
         const struct kube_api api = { .ops = NULL, .userdata = &marker };
         struct seen s = { 0 };
-        CLEANUP(controller_freep) struct controller *c = NULL;
 
-        cr_assert_eq(controller_new(&(struct controller_options){
-                                            .reconciler = { .name = "probe",
-                                                            .reconcile = reconcile_ctx_probe,
-                                                            .userdata = &s },
-                                            .wall_clock = &wall,
-                                            .api = &api,
-                                    },
-                                    &c),
-                     0);
-        cr_assert_eq(controller_start(c), 0);
-        cr_assert_eq(controller_enqueue(c, "ns/a"), 0);
-        for (int i = 0; i < 10000 && atomic_load(&s.calls) < 1; i++)
-                usleep(1000);
-        cr_assert_eq(atomic_load(&s.calls), 1);
-        cr_assert_eq(controller_stop(c, USEC_INFINITY), 0);
+        probe_once(&s, &api, &wall);
         cr_assert(s.has_api);
         cr_assert_eq(s.api_userdata, &marker, "the port given in the options");
         cr_assert_eq(s.now, 42 * USEC_PER_SEC);
@@ -288,22 +295,9 @@ Test(controller, reconcile_ctx_carries_the_port_the_wall_clock_and_the_log_field
 
 Test(controller, reconcile_ctx_without_a_port)
 {
-        struct seen s = { 0 };
-        CLEANUP(controller_freep) struct controller *c = NULL;
+        struct seen s = { .has_api = true };
 
-        s.has_api = true;
-        cr_assert_eq(controller_new(&(struct controller_options){
-                                            .reconciler = { .name = "probe",
-                                                            .reconcile = reconcile_ctx_probe,
-                                                            .userdata = &s },
-                                    },
-                                    &c),
-                     0);
-        cr_assert_eq(controller_start(c), 0);
-        cr_assert_eq(controller_enqueue(c, "ns/a"), 0);
-        for (int i = 0; i < 10000 && atomic_load(&s.calls) < 1; i++)
-                usleep(1000);
-        cr_assert_eq(controller_stop(c, USEC_INFINITY), 0);
+        probe_once(&s, NULL, NULL);
         cr_assert_not(s.has_api);
         cr_assert_gt(s.now, 1700000000 * USEC_PER_SEC, "CLOCK_REALTIME by default");
 }
