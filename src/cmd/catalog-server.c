@@ -5,7 +5,6 @@
  * running more replicas behind the Service.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,26 +14,13 @@
 #include "catalog/handlers.h"
 #include "catalog/limits.h"
 #include "catalog/service.h"
+#include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "http/server.h"
 #include "util/log.h"
 #include "util/parse-util.h"
 
 #define CATALOG_BODY_MAX (16U * 1024U * 1024U)
-
-static void catalog_usage(FILE *f)
-{
-        fprintf(f,
-                "Usage: modelplane catalog [OPTIONS]\n\n"
-                "Serves the Kubeflow model catalog API (/api/model_catalog/v1alpha1).\n\n"
-                "  -l, --listen HOST:PORT     listen address (default 0.0.0.0:8080; port 0 = any)\n"
-                "      --catalogs-path PATHS  sources file(s); repeat or comma-separate; later\n"
-                "                             files override earlier ones per source id\n"
-                "                             (default sources.yaml)\n"
-                "      --poll-interval SECS   stat fallback for hot reload (default 5)\n"
-                "      --log-level LEVEL      debug, info, warn, error (default info)\n"
-                "  -h, --help                 show this help\n");
-}
 
 static int parse_listen(const char *s, char **ret_host, uint16_t *ret_port)
 {
@@ -112,71 +98,106 @@ static void on_reload(void *userdata, int r, const struct catalog_error *err,
         log_sources(idx);
 }
 
+enum { OPT_LISTEN, OPT_CATALOGS, OPT_POLL };
+
+static const struct cli_option catalog_options[] = {
+        { "listen", 'l', CLI_ARG_REQUIRED, "HOST:PORT",
+          "listen address (default 0.0.0.0:8080; port 0 = any)", OPT_LISTEN },
+        { "catalogs-path", 0, CLI_ARG_REQUIRED, "PATHS",
+          "sources file(s); repeat or comma-separate; later\nfiles override earlier ones per "
+          "source id\n(default sources.yaml)",
+          OPT_CATALOGS },
+        { "poll-interval", 0, CLI_ARG_REQUIRED, "SECS",
+          "stat fallback for hot reload (default 5)", OPT_POLL },
+};
+
+struct catalog_args {
+        char *host; /* owned */
+        uint16_t port;
+        char **paths; /* owned */
+        size_t n_paths;
+        uint32_t poll_s;
+};
+
+static int catalog_set(void *userdata, const struct cli_option *opt, const char *arg, char *err,
+                       size_t err_size)
+{
+        struct catalog_args *a = userdata;
+        int r;
+
+        switch (opt->id) {
+        case OPT_LISTEN:
+                free(a->host);
+                a->host = NULL;
+                return parse_listen(arg, &a->host, &a->port);
+        case OPT_CATALOGS:
+                r = add_paths(&a->paths, &a->n_paths, arg);
+                if (r == -E2BIG) {
+                        (void)snprintf(err, err_size, "--catalogs-path: more than %u files",
+                                       (unsigned)CATALOG_CONFIG_FILES_MAX);
+                        return -EINVAL;
+                }
+                return r;
+        case OPT_POLL:
+                if (safe_atou32(arg, &a->poll_s) < 0 || a->poll_s == 0 || a->poll_s > 86400) {
+                        (void)snprintf(err, err_size,
+                                       "invalid --poll-interval '%s' (1-86400 seconds)", arg);
+                        return -EINVAL;
+                }
+                return 0;
+        default:
+                return -EINVAL;
+        }
+}
+
+static const struct cli_command catalog_cli = {
+        .name = "catalog",
+        .synopsis = "Serves the Kubeflow model catalog API (/api/model_catalog/v1alpha1),\n"
+                    "with /healthz and /readyz for probes.",
+        .options = catalog_options,
+        .n_options = ELEMENTSOF(catalog_options),
+        .set = catalog_set,
+};
+
+/* Probes, answered before the catalog API: alive while the process serves; ready once the
+ * catalog is loaded, which happens before the listener starts. */
+static int catalog_handle(void *userdata, struct http_req *req, struct http_resp *resp)
+{
+        if (streq(req->path, "/healthz") || streq(req->path, "/readyz")) {
+                if (!streq(req->method, "GET") && !streq(req->method, "HEAD")) {
+                        http_resp_set_text(resp, 405, "text/plain; charset=utf-8",
+                                           "method not allowed\n");
+                        return http_resp_add_header(resp, "Allow", "GET, HEAD");
+                }
+                http_resp_set_text(resp, 200, "text/plain; charset=utf-8", "ok\n");
+                return 0;
+        }
+        return catalog_http_handle(userdata, req, resp);
+}
+
 int cmd_catalog(int argc, char **argv)
 {
-        enum { ARG_CATALOGS = 0x100, ARG_POLL, ARG_LOG_LEVEL };
-        static const struct option options[] = {
-                { "listen", required_argument, NULL, 'l' },
-                { "catalogs-path", required_argument, NULL, ARG_CATALOGS },
-                { "poll-interval", required_argument, NULL, ARG_POLL },
-                { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
-                { "help", no_argument, NULL, 'h' },
-                { NULL, 0, NULL, 0 },
-        };
-        CLEANUP(catalog_strv_freep) char **paths = NULL;
+        CLEANUP(catalog_strv_freep) char **paths = NULL; /* freed last: the service uses them */
+        AUTOFREE char *host = NULL;
         CLEANUP(catalog_service_freep) struct catalog_service *svc = NULL;
         CLEANUP(http_server_freep) struct http_server *srv = NULL;
-        AUTOFREE char *host = NULL;
+        struct catalog_args args = { .port = 8080, .poll_s = 5 };
         struct catalog_error err = { 0 };
-        uint16_t port = 8080;
-        uint32_t poll_s = 5;
-        size_t n_paths = 0;
+        uint16_t port;
+        uint32_t poll_s;
+        size_t n_paths;
         sigset_t mask;
         char msg[1200];
-        int c, r, sig;
+        int r, sig;
 
-        optind = 0;
-        while ((c = getopt_long(argc, argv, "l:h", options, NULL)) >= 0)
-                switch (c) {
-                case 'l':
-                        free(host);
-                        host = NULL;
-                        if (parse_listen(optarg, &host, &port) < 0) {
-                                fprintf(stderr, "catalog: invalid --listen '%s'\n", optarg);
-                                return 2;
-                        }
-                        break;
-                case ARG_CATALOGS:
-                        r = add_paths(&paths, &n_paths, optarg);
-                        if (r < 0) {
-                                fprintf(stderr, "catalog: invalid --catalogs-path '%s'\n", optarg);
-                                return 2;
-                        }
-                        break;
-                case ARG_POLL:
-                        if (safe_atou32(optarg, &poll_s) < 0 || poll_s == 0 || poll_s > 86400) {
-                                fprintf(stderr, "catalog: invalid --poll-interval '%s'\n", optarg);
-                                return 2;
-                        }
-                        break;
-                case ARG_LOG_LEVEL:
-                        if (log_level_from_string(optarg) < 0) {
-                                fprintf(stderr, "catalog: invalid --log-level '%s'\n", optarg);
-                                return 2;
-                        }
-                        log_set_max_level(log_level_from_string(optarg));
-                        break;
-                case 'h':
-                        catalog_usage(stdout);
-                        return 0;
-                default:
-                        catalog_usage(stderr);
-                        return 2;
-                }
-        if (optind < argc) {
-                fprintf(stderr, "catalog: unexpected argument '%s'\n", argv[optind]);
-                return 2;
-        }
+        r = cli_parse(&catalog_cli, argc, argv, &args);
+        host = args.host;
+        paths = args.paths;
+        if (r != 0)
+                return cli_exit_status(r);
+        port = args.port;
+        poll_s = args.poll_s;
+        n_paths = args.n_paths;
         if (!host) {
                 host = strdup("0.0.0.0");
                 if (!host)
@@ -219,7 +240,7 @@ int cmd_catalog(int argc, char **argv)
                 hc.address = host;
                 hc.port = port;
                 hc.body_max = CATALOG_BODY_MAX;
-                hc.handler = catalog_http_handle;
+                hc.handler = catalog_handle;
                 hc.userdata = svc;
                 r = http_server_start(&hc, &srv);
         }

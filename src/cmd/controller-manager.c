@@ -3,12 +3,12 @@
  * modelplane controller: the controller manager. Flags are named as controller-runtime managers
  * name them, so that manifests written for KServe's manager translate one to one.
  */
-#include <getopt.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "cmd/webhook-server.h"
 #include "kube/cache.h"
@@ -42,33 +42,8 @@ static const char *arg_webhook_cert_dir = WEBHOOK_DEFAULT_CERT_DIR;
 static const char *arg_namespace;
 static bool arg_registry_controller;
 
-static void help(void)
-{
-        printf("Usage: modelplane controller [OPTIONS]\n\n"
-               "Runs the TrainedModel controller (KServe multi-model serving).\n\n"
-               "  --kubeconfig PATH                  kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)\n"
-               "  --context NAME                     kubeconfig context (default: current-context)\n"
-               "  --metrics-bind-address ADDR        Prometheus /metrics (default :8080, 0 = off)\n"
-               "  --health-probe-bind-address ADDR   /healthz and /readyz (default :8081, 0 = off)\n"
-               "  --leader-elect                     use a coordination.k8s.io Lease (one active replica)\n"
-               "  --leader-election-id NAME          Lease name (default %s)\n"
-               "  --leader-election-namespace NS     Lease namespace (default: in-cluster namespace)\n"
-               "  --max-concurrent-reconciles N      workers (default 4)\n"
-               "  --kube-api-qps N, --kube-api-burst N  client-side rate limit (default 50/100)\n"
-               "  --namespace NS                     watch one namespace only (default: all)\n"
-               "  --enable-webhook                   serve the TrainedModel admission webhook\n"
-               "  --webhook-port N                   webhook port (default %d)\n"
-               "  --webhook-cert-dir DIR             tls.crt and tls.key (default %s)\n"
-               "  --enable-registry-controller       link InferenceServices to the model registry\n"
-               "                                     (also INFERENCE_SERVICE_CONTROLLER=managed)\n"
-               "  --zap-log-level LEVEL, -v          debug, info, warn, error (-v = debug)\n"
-               "  --log-format json|text             log encoding (default json)\n",
-               "modelplane-controller.serving.kserve.io", WEBHOOK_DEFAULT_PORT,
-               WEBHOOK_DEFAULT_CERT_DIR);
-}
-
 enum {
-        ARG_KUBECONFIG = 0x100,
+        ARG_KUBECONFIG,
         ARG_CONTEXT,
         ARG_METRICS,
         ARG_PROBE,
@@ -78,154 +53,137 @@ enum {
         ARG_WORKERS,
         ARG_QPS,
         ARG_BURST,
+        ARG_NAMESPACE,
         ARG_WEBHOOK,
         ARG_WEBHOOK_PORT,
         ARG_WEBHOOK_CERT_DIR,
-        ARG_LOG_LEVEL,
-        ARG_LOG_FORMAT,
-        ARG_NAMESPACE,
         ARG_REGISTRY_CONTROLLER,
+        ARG_VERBOSE,
 };
 
-static int parse_argv(int argc, char **argv)
+static const struct cli_option controller_options[] = {
+        { "kubeconfig", 0, CLI_ARG_REQUIRED, "PATH",
+          "kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)", ARG_KUBECONFIG },
+        { "context", 0, CLI_ARG_REQUIRED, "NAME", "kubeconfig context (default: current-context)",
+          ARG_CONTEXT },
+        { "metrics-bind-address", 0, CLI_ARG_REQUIRED, "ADDR",
+          "Prometheus /metrics (default :8080, 0 = off)", ARG_METRICS },
+        { "health-probe-bind-address", 0, CLI_ARG_REQUIRED, "ADDR",
+          "/healthz and /readyz (default :8081, 0 = off)", ARG_PROBE },
+        { "leader-elect", 0, CLI_ARG_OPTIONAL, "BOOL",
+          "use a coordination.k8s.io Lease (one active replica)", ARG_LEADER_ELECT },
+        { "leader-election-id", 0, CLI_ARG_REQUIRED, "NAME",
+          "Lease name (default modelplane-controller.serving.kserve.io)", ARG_LEADER_ID },
+        { "leader-election-namespace", 0, CLI_ARG_REQUIRED, "NS",
+          "Lease namespace (default: in-cluster namespace)", ARG_LEADER_NS },
+        { "max-concurrent-reconciles", 0, CLI_ARG_REQUIRED, "N", "workers, 1-256 (default 4)",
+          ARG_WORKERS },
+        { "kube-api-qps", 0, CLI_ARG_REQUIRED, "N", "client-side rate limit (default 50)",
+          ARG_QPS },
+        { "kube-api-burst", 0, CLI_ARG_REQUIRED, "N", "client-side burst (default 100)",
+          ARG_BURST },
+        { "namespace", 0, CLI_ARG_REQUIRED, "NS", "watch one namespace only (default: all)",
+          ARG_NAMESPACE },
+        { "enable-webhook", 0, CLI_ARG_OPTIONAL, "BOOL",
+          "serve the TrainedModel admission webhook", ARG_WEBHOOK },
+        { "webhook-port", 0, CLI_ARG_REQUIRED, "N", "webhook port (default 9443)",
+          ARG_WEBHOOK_PORT },
+        { "webhook-cert-dir", 0, CLI_ARG_REQUIRED, "DIR",
+          "tls.crt and tls.key (default " WEBHOOK_DEFAULT_CERT_DIR ")", ARG_WEBHOOK_CERT_DIR },
+        { "enable-registry-controller", 0, CLI_ARG_NONE, NULL,
+          "link InferenceServices to the model registry\n"
+          "(also INFERENCE_SERVICE_CONTROLLER=managed)",
+          ARG_REGISTRY_CONTROLLER },
+        { "verbose", 'v', CLI_ARG_NONE, NULL, "debug logging (same as --zap-log-level debug)",
+          ARG_VERBOSE },
+};
+
+static int controller_set(void *userdata, const struct cli_option *opt, const char *arg,
+                          char *err, size_t err_size)
 {
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "kubeconfig", required_argument, NULL, ARG_KUBECONFIG },
-                { "context", required_argument, NULL, ARG_CONTEXT },
-                { "metrics-bind-address", required_argument, NULL, ARG_METRICS },
-                { "health-probe-bind-address", required_argument, NULL, ARG_PROBE },
-                { "leader-elect", optional_argument, NULL, ARG_LEADER_ELECT },
-                { "leader-election-id", required_argument, NULL, ARG_LEADER_ID },
-                { "leader-election-namespace", required_argument, NULL, ARG_LEADER_NS },
-                { "max-concurrent-reconciles", required_argument, NULL, ARG_WORKERS },
-                { "kube-api-qps", required_argument, NULL, ARG_QPS },
-                { "kube-api-burst", required_argument, NULL, ARG_BURST },
-                { "enable-webhook", optional_argument, NULL, ARG_WEBHOOK },
-                { "webhook-port", required_argument, NULL, ARG_WEBHOOK_PORT },
-                { "webhook-cert-dir", required_argument, NULL, ARG_WEBHOOK_CERT_DIR },
-                { "zap-log-level", required_argument, NULL, ARG_LOG_LEVEL },
-                { "log-format", required_argument, NULL, ARG_LOG_FORMAT },
-                { "namespace", required_argument, NULL, ARG_NAMESPACE },
-                { "enable-registry-controller", no_argument, NULL, ARG_REGISTRY_CONTROLLER },
-                { NULL, 0, NULL, 0 }
-        };
         uint32_t u;
         bool b;
-        int c;
 
-        optind = 0;
-        while ((c = getopt_long(argc, argv, "hv", options, NULL)) >= 0)
-                switch (c) {
-                case 'h':
-                        help();
-                        return 0;
-                case 'v':
-                        log_set_max_level(LOG_LEVEL_DEBUG);
-                        break;
-                case ARG_KUBECONFIG:
-                        arg_kubeconfig = optarg;
-                        break;
-                case ARG_CONTEXT:
-                        arg_context = optarg;
-                        break;
-                case ARG_METRICS:
-                        arg_metrics_bind = optarg;
-                        break;
-                case ARG_PROBE:
-                        arg_probe_bind = optarg;
-                        break;
-                case ARG_LEADER_ELECT:
-                        if (!optarg)
-                                arg_leader_elect = true;
-                        else if (parse_boolean(optarg, &b) < 0) {
-                                fprintf(stderr, "Invalid --leader-elect value: %s\n", optarg);
-                                return -EINVAL;
-                        } else
-                                arg_leader_elect = b;
-                        break;
-                case ARG_LEADER_ID:
-                        arg_leader_id = optarg;
-                        break;
-                case ARG_LEADER_NS:
-                        arg_leader_namespace = optarg;
-                        break;
-                case ARG_WORKERS:
-                        if (safe_atou32(optarg, &u) < 0 || u == 0 || u > 256) {
-                                fprintf(stderr, "Invalid --max-concurrent-reconciles: %s (1-256)\n",
-                                        optarg);
-                                return -EINVAL;
-                        }
-                        arg_workers = u;
-                        break;
-                case ARG_QPS:
-                        if (safe_atou32(optarg, &u) < 0 || u > 100000) {
-                                fprintf(stderr, "Invalid --kube-api-qps: %s\n", optarg);
-                                return -EINVAL;
-                        }
-                        arg_qps = u;
-                        break;
-                case ARG_BURST:
-                        if (safe_atou32(optarg, &u) < 0 || u > 100000) {
-                                fprintf(stderr, "Invalid --kube-api-burst: %s\n", optarg);
-                                return -EINVAL;
-                        }
-                        arg_burst = u;
-                        break;
-                case ARG_WEBHOOK:
-                        if (!optarg)
-                                arg_webhook = true;
-                        else if (parse_boolean(optarg, &b) < 0) {
-                                fprintf(stderr, "Invalid --enable-webhook value: %s\n", optarg);
-                                return -EINVAL;
-                        } else
-                                arg_webhook = b;
-                        break;
-                case ARG_WEBHOOK_PORT:
-                        if (safe_atou32(optarg, &u) < 0 || u > 65535) {
-                                fprintf(stderr, "Invalid --webhook-port: %s\n", optarg);
-                                return -EINVAL;
-                        }
-                        arg_webhook_port = u;
-                        break;
-                case ARG_WEBHOOK_CERT_DIR:
-                        arg_webhook_cert_dir = optarg;
-                        break;
-                case ARG_LOG_LEVEL: {
-                        enum log_level l = log_level_from_string(optarg);
-                        if (l < 0) {
-                                fprintf(stderr, "Invalid --zap-log-level: %s\n", optarg);
-                                return -EINVAL;
-                        }
-                        log_set_max_level(l);
-                        break;
-                }
-                case ARG_LOG_FORMAT:
-                        if (streq(optarg, "json"))
-                                log_set_format(LOG_FORMAT_JSON);
-                        else if (streq(optarg, "text"))
-                                log_set_format(LOG_FORMAT_TEXT);
-                        else {
-                                fprintf(stderr, "Invalid --log-format: %s (json or text)\n",
-                                        optarg);
-                                return -EINVAL;
-                        }
-                        break;
-                case ARG_NAMESPACE:
-                        arg_namespace = optarg;
-                        break;
-                case ARG_REGISTRY_CONTROLLER:
-                        arg_registry_controller = true;
-                        break;
-                default:
+        (void)userdata;
+        switch (opt->id) {
+        case ARG_KUBECONFIG:
+                arg_kubeconfig = arg;
+                return 0;
+        case ARG_CONTEXT:
+                arg_context = arg;
+                return 0;
+        case ARG_METRICS:
+                arg_metrics_bind = arg;
+                return 0;
+        case ARG_PROBE:
+                arg_probe_bind = arg;
+                return 0;
+        case ARG_LEADER_ELECT:
+        case ARG_WEBHOOK:
+                if (cli_parse_bool(arg, &b) < 0) {
+                        (void)snprintf(err, err_size, "invalid --%s value '%s' (true or false)",
+                                       opt->name, arg);
                         return -EINVAL;
                 }
-        if (optind < argc) {
-                fprintf(stderr, "Unexpected argument: %s\n", argv[optind]);
+                *(opt->id == ARG_WEBHOOK ? &arg_webhook : &arg_leader_elect) = b;
+                return 0;
+        case ARG_LEADER_ID:
+                arg_leader_id = arg;
+                return 0;
+        case ARG_LEADER_NS:
+                arg_leader_namespace = arg;
+                return 0;
+        case ARG_WORKERS:
+                if (safe_atou32(arg, &u) < 0 || u == 0 || u > 256) {
+                        (void)snprintf(err, err_size,
+                                       "invalid --max-concurrent-reconciles '%s' (1-256)", arg);
+                        return -EINVAL;
+                }
+                arg_workers = u;
+                return 0;
+        case ARG_QPS:
+        case ARG_BURST:
+                if (safe_atou32(arg, &u) < 0 || u > 100000) {
+                        (void)snprintf(err, err_size, "invalid --%s '%s' (0-100000)", opt->name,
+                                       arg);
+                        return -EINVAL;
+                }
+                if (opt->id == ARG_QPS)
+                        arg_qps = u;
+                else
+                        arg_burst = u;
+                return 0;
+        case ARG_NAMESPACE:
+                arg_namespace = arg;
+                return 0;
+        case ARG_WEBHOOK_PORT:
+                if (safe_atou32(arg, &u) < 0 || u > 65535) {
+                        (void)snprintf(err, err_size, "invalid --webhook-port '%s' (0-65535)", arg);
+                        return -EINVAL;
+                }
+                arg_webhook_port = u;
+                return 0;
+        case ARG_WEBHOOK_CERT_DIR:
+                arg_webhook_cert_dir = arg;
+                return 0;
+        case ARG_REGISTRY_CONTROLLER:
+                arg_registry_controller = true;
+                return 0;
+        case ARG_VERBOSE:
+                log_set_max_level(LOG_LEVEL_DEBUG);
+                return 0;
+        default:
                 return -EINVAL;
         }
-        return 1;
 }
+
+static const struct cli_command controller_cli = {
+        .name = "controller",
+        .synopsis = "Runs the TrainedModel controller (KServe multi-model serving).",
+        .options = controller_options,
+        .n_options = ELEMENTSOF(controller_options),
+        .set = controller_set,
+};
 
 /* rest_client_requests_total{code,method,host}: fed by the client's request observer. The
  * registry exists only once the manager does, so the observer finds it through this struct. */
@@ -392,9 +350,9 @@ int cmd_controller(int argc, char **argv)
         char err[512] = "";
         int r;
 
-        r = parse_argv(argc, argv);
-        if (r <= 0)
-                return r < 0 ? 2 : 0;
+        r = cli_parse(&controller_cli, argc, argv, NULL);
+        if (r != 0)
+                return cli_exit_status(r);
 
         /* Few malloc arenas: workers come and go on many objects; per-thread arenas would keep
          * each one's high-water mark resident. */

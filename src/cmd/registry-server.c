@@ -5,7 +5,6 @@
  * variables MODEL_REGISTRY_REST_SERVICE_PORT / MODEL_REGISTRY_DATA_STORE_TYPE are read too.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -14,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "http/server.h"
 #include "registry/options.h"
@@ -24,52 +24,75 @@
 #include "util/parse-util.h"
 #include "util/time-util.h"
 
-static void usage(FILE *f)
+/* Help text per option, in the table's order (registry/options.c holds names and types). */
+static const struct {
+        const char *metavar, *help;
+} reg_help[_REG_OPT_MAX] = {
+        [REG_OPT_HOSTNAME] = { "HOST", "listen address (default localhost = 127.0.0.1;\n"
+                                       "env MR_HOSTNAME)" },
+        [REG_OPT_PORT] = { "PORT", "listen port, 0 = any free port (default 8080;\n"
+                                   "env MODEL_REGISTRY_REST_SERVICE_PORT, MR_PORT)" },
+        [REG_OPT_DATASTORE_TYPE] = { "TYPE", "only 'embedmd' (env MODEL_REGISTRY_DATA_STORE_TYPE,\n"
+                                             "MR_DATASTORE_TYPE)" },
+        [REG_OPT_DSN] = { "DSN", "SQLite file (default ./model-registry.db),\n"
+                                 "postgres://… or libpq key=value (env\n"
+                                 "MODELPLANE_REGISTRY_DSN, MR_EMBEDMD_DATABASE_DSN)" },
+        [REG_OPT_DB_TYPE] = { "T", "accepted and ignored (the DSN decides)" },
+        [REG_OPT_SSL_MODE] = { "MODE", "PostgreSQL sslmode: disable, allow, prefer, require,\n"
+                                       "verify-ca or verify-full (default: the DSN's\n"
+                                       "sslmode, else libpq's 'prefer')" },
+        [REG_OPT_SSL_CERT] = { "FILE", "client certificate (sslmode require)" },
+        [REG_OPT_SSL_KEY] = { "FILE", "client key (sslmode require)" },
+        [REG_OPT_SSL_ROOT_CERT] = { "FILE", "CA certificates (sslmode require)" },
+        [REG_OPT_SSL_CA] = { "FILE", "same, when --embedmd-database-ssl-root-cert is not given" },
+        [REG_OPT_SSL_CIPHER] = { "LIST", "accepted and ignored (libpq has none)" },
+        [REG_OPT_SSL_VERIFY_SERVER_CERT] = { "BOOL", "sslmode verify-full" },
+        [REG_OPT_POOL_SIZE] = { "N", "database connections, 1-256 (default 8; env MR_POOL_SIZE)" },
+        [REG_OPT_BODY_MAX] = { "BYTES", "request body limit, larger bodies get 413\n"
+                                        "(default 4 MiB; env MR_BODY_MAX)" },
+        [REG_OPT_TLS_CERT_FILE] = { "FILE", "serve HTTPS with this PEM certificate (chain, leaf\n"
+                                            "first); needs --tls-key-file (env MR_TLS_CERT_FILE)" },
+        [REG_OPT_TLS_KEY_FILE] = { "FILE", "its PEM private key (env MR_TLS_KEY_FILE). TLS 1.2+;\n"
+                                           "both files are re-read when they change (rotation)" },
+        [REG_OPT_WIPE] = { NULL, "delete all stored entities at start (tests;\n"
+                                 "command line only)" },
+};
+
+#define REG_ARG_CONFIG _REG_OPT_MAX
+
+static const char registry_epilog[] =
+        "PostgreSQL TLS options read the environment as MR_<NAME>, e.g.\n"
+        "MR_EMBEDMD_DATABASE_SSL_MODE.\n"
+        "Precedence: command-line flag > environment variable > config file > default.\n"
+        "The listener starts at once; until the database is connected and migrated\n"
+        "every request gets 503, and a PostgreSQL that does not answer yet is retried\n"
+        "(backoff up to 30 s). 'listening on HOST:PORT' is printed on stdout once ready.\n"
+        "While PostgreSQL is unreachable, requests get 503 and /readyz/* reports not\n"
+        "ready; the server reconnects by itself when the database is back.\n"
+        "Each request is logged at info (method, path, status, duration, bytes).";
+
+static int registry_set(void *userdata, const struct cli_option *opt, const char *arg,
+                        char *err, size_t err_size)
 {
-        fprintf(f,
-                "Usage: modelplane registry [OPTIONS]\n\n"
-                "Serves the Kubeflow Model Registry REST API v1alpha3.\n\n"
-                "  -n, --hostname HOST        listen address (default localhost = 127.0.0.1;\n"
-                "                             env MR_HOSTNAME)\n"
-                "  -p, --port PORT            listen port, 0 = any free port (default 8080;\n"
-                "                             env MODEL_REGISTRY_REST_SERVICE_PORT, MR_PORT)\n"
-                "      --datastore-type TYPE  only 'embedmd' (env MODEL_REGISTRY_DATA_STORE_TYPE,\n"
-                "                             MR_DATASTORE_TYPE)\n"
-                "  -d, --database DSN, --embedmd-database-dsn DSN\n"
-                "                             SQLite file (default ./model-registry.db),\n"
-                "                             postgres://… or libpq key=value (env\n"
-                "                             MODELPLANE_REGISTRY_DSN, MR_EMBEDMD_DATABASE_DSN)\n"
-                "      --embedmd-database-type T  accepted and ignored (the DSN decides)\n"
-                "      --pool-size N          database connections, 1-256 (default 8; env MR_POOL_SIZE)\n"
-                "      --body-max BYTES       request body limit, larger bodies get 413\n"
-                "                             (default 4 MiB; env MR_BODY_MAX)\n"
-                "      --tls-cert-file FILE   serve HTTPS with this PEM certificate (chain, leaf\n"
-                "                             first); needs --tls-key-file (env MR_TLS_CERT_FILE)\n"
-                "      --tls-key-file FILE    its PEM private key (env MR_TLS_KEY_FILE). TLS 1.2+;\n"
-                "                             both files are re-read when they change (rotation)\n"
-                "      --wipe                 delete all stored entities at start (tests;\n"
-                "                             command line only)\n"
-                "  -c, --config FILE          YAML file whose keys are the long option names\n"
-                "                             (default ~/.model-registry.yaml when it exists)\n"
-                "  -h, --help                 show this help\n\n"
-                "PostgreSQL TLS (libpq sslmode/sslcert/sslkey/sslrootcert; env MR_<NAME>,\n"
-                "e.g. MR_EMBEDMD_DATABASE_SSL_MODE):\n"
-                "      --embedmd-database-ssl-mode MODE  disable, allow, prefer, require,\n"
-                "                             verify-ca or verify-full (default: the DSN's\n"
-                "                             sslmode, else libpq's 'prefer')\n"
-                "      --embedmd-database-ssl-verify-server-cert[=BOOL]  sslmode verify-full\n"
-                "      --embedmd-database-ssl-cert FILE      client certificate (sslmode require)\n"
-                "      --embedmd-database-ssl-key FILE       client key (sslmode require)\n"
-                "      --embedmd-database-ssl-root-cert FILE CA certificates (sslmode require)\n"
-                "      --embedmd-database-ssl-ca FILE        same, when --…-root-cert is not given\n"
-                "      --embedmd-database-ssl-cipher LIST    accepted and ignored (libpq has none)\n\n"
-                "Precedence: command-line flag > environment variable > config file > default.\n"
-                "The listener starts at once; until the database is connected and migrated\n"
-                "every request gets 503, and a PostgreSQL that does not answer yet is retried\n"
-                "(backoff up to 30 s). 'listening on HOST:PORT' is printed on stdout once ready.\n"
-                "While PostgreSQL is unreachable, requests get 503 and /readyz/* reports not\n"
-                "ready; the server reconnects by itself when the database is back.\n");
+        struct reg_options *o = userdata;
+        char origin[96];
+
+        if (opt->id == REG_ARG_CONFIG) {
+                free(o->config_file);
+                o->config_file = strdup(arg);
+                return o->config_file ? 0 : -ENOMEM;
+        }
+        (void)snprintf(origin, sizeof(origin), "--%s", reg_option_name((enum reg_opt)opt->id));
+        return reg_options_set(o, (enum reg_opt)opt->id, arg ? arg : "true", REG_SRC_FLAG, origin,
+                               err, err_size);
 }
+
+static const struct cli_command registry_cli_base = {
+        .name = "registry",
+        .synopsis = "Serves the Kubeflow Model Registry REST API v1alpha3.",
+        .epilog = registry_epilog,
+        .set = registry_set,
+};
 
 static const char *env_lookup(const char *name)
 {
@@ -79,24 +102,43 @@ static const char *env_lookup(const char *name)
 /* Reads flags, environment and the config file; exit status or -1 to go on. */
 static int load_options(struct reg_options *o, int argc, char **argv)
 {
+        struct cli_option opts[2 * _REG_OPT_MAX + 1];
+        struct cli_command cli = registry_cli_base;
         char err[REG_OPTIONS_ERROR_MAX] = "";
+        char alias_help[_REG_OPT_MAX][96];
         const char *config;
         char home_config[4096];
+        size_t n = 0;
         int r;
 
-        r = reg_options_parse_args(o, argc, argv, err, sizeof(err));
-        if (r == 1) {
-                usage(stdout);
-                return 0;
+        /* The command line from the options table: every option, its alias, --config. */
+        for (size_t i = 0; i < _REG_OPT_MAX; i++) {
+                enum cli_arg a = reg_option_is_bool(i) ? CLI_ARG_OPTIONAL : CLI_ARG_REQUIRED;
+                const char *alias = reg_option_alias(i);
+
+                opts[n++] = (struct cli_option){ reg_option_name(i), reg_option_short(i), a,
+                                                 reg_help[i].metavar ? reg_help[i].metavar
+                                                 : a == CLI_ARG_OPTIONAL ? "BOOL" : "VALUE",
+                                                 reg_help[i].help, (int)i };
+                if (alias) {
+                        (void)snprintf(alias_help[i], sizeof(alias_help[i]), "same as --%s",
+                                       reg_option_name(i));
+                        opts[n++] = (struct cli_option){ alias, 0, a, reg_help[i].metavar,
+                                                         alias_help[i], (int)i };
+                }
         }
-        if (r < 0) {
-                fprintf(stderr, "registry: %s\nTry 'modelplane registry --help'.\n",
-                        err[0] ? err : "invalid arguments");
-                return 2;
-        }
+        opts[n++] = (struct cli_option){ "config", 'c', CLI_ARG_REQUIRED, "FILE",
+                                         "YAML file whose keys are the long option names\n"
+                                         "(default ~/.model-registry.yaml when it exists)",
+                                         REG_ARG_CONFIG };
+        cli.options = opts;
+        cli.n_options = n;
+        r = cli_parse(&cli, argc, argv, o);
+        if (r != 0)
+                return cli_exit_status(r);
         r = reg_options_load_env(o, env_lookup, err, sizeof(err));
         if (r < 0) {
-                fprintf(stderr, "registry: %s\n", err);
+                fprintf(stderr, "modelplane registry: %s\n", err);
                 return 2;
         }
         config = o->config_file;
@@ -113,15 +155,13 @@ static int load_options(struct reg_options *o, int argc, char **argv)
         if (config) {
                 r = reg_options_load_file(o, config, err, sizeof(err));
                 if (r < 0) {
-                        fprintf(stderr, "registry: %s\n", err);
+                        fprintf(stderr, "modelplane registry: %s\n", err);
                         return 2;
                 }
         }
         r = reg_options_check(o, err, sizeof(err));
-        if (r < 0) {
-                fprintf(stderr, "registry: %s\n", err);
-                return 2;
-        }
+        if (r < 0)
+                return cli_exit_status(cli_usage_error(&cli, "%s", err));
         return -1;
 }
 

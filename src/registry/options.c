@@ -104,6 +104,21 @@ const char *reg_option_name(enum reg_opt opt)
         return defs[opt].name;
 }
 
+const char *reg_option_alias(enum reg_opt opt)
+{
+        return defs[opt].alias;
+}
+
+char reg_option_short(enum reg_opt opt)
+{
+        return defs[opt].short_opt;
+}
+
+bool reg_option_is_bool(enum reg_opt opt)
+{
+        return defs[opt].type == T_BOOL;
+}
+
 int reg_option_lookup(const char *name, enum reg_opt *ret)
 {
         for (size_t i = 0; i < _REG_OPT_MAX; i++)

@@ -66,6 +66,12 @@ void reg_options_init(struct reg_options *o);
 
 /* The long name (= config key) of opt. */
 const char *reg_option_name(enum reg_opt opt);
+/* The command-line shape of opt, for a parser built from the table (src/cmd/cli.h): its alias
+ * (NULL when none), its short letter (0 when none), and whether it is a boolean
+ * (--name[=BOOL]; the others take a value). */
+const char *reg_option_alias(enum reg_opt opt);
+char reg_option_short(enum reg_opt opt);
+bool reg_option_is_bool(enum reg_opt opt);
 /* Looks an option up by long name or alias; -ENOENT when unknown. */
 _warn_unused_result_ int reg_option_lookup(const char *name, enum reg_opt *ret);
 

@@ -110,7 +110,7 @@ uri_err() {
 
 # ---- CRD, namespace, a legacy object stored before the webhook exists ----
 CRD="$ROOT/deploy/crds/serving.kserve.io_trainedmodels.yaml"
-[ -f "$CRD" ] || CRD="$ROOT/../shared/fixtures/kserve/crd-trainedmodels-minimal.yaml"
+[ -f "$CRD" ] || CRD="${MODELPLANE_KSERVE_DIR:-/nonexistent}/config/crd/minimal/serving.kserve.io_trainedmodels.yaml"
 [ -f "$CRD" ] || { echo "no TrainedModel CRD found: skipping"; exit 77; }
 # Other suites share the control plane: install the CRD only when it is missing, never change it.
 k get crd trainedmodels.serving.kserve.io >/dev/null 2>&1 || k create -f "$CRD" >/dev/null 2>&1 || true

@@ -5,19 +5,21 @@
 # starts (its garbage collector must know TrainedModels, W13).
 #
 #   deploy          the project's CRDs (deploy/crds)
-#   kserve          KServe's real CRDs: trainedmodels-full + inferenceservices-full (../shared)
-#   kserve-minimal  KServe's minimal CRDs (no schema: invalid specs reach the controller)
+#   kserve          KServe's real CRDs: config/crd/full/serving.kserve.io_{trainedmodels,
+#                   inferenceservices}.yaml of the kserve Go module (scripts/kserve-module)
+#   kserve-minimal  KServe's minimal CRDs (config/crd/minimal: no schema, invalid specs reach
+#                   the controller)
 #
 # CRDs are cluster-scoped, so each variant gets its own control plane instead of sharing the one
 # of an outer `scripts/with-testenv meson test ...` run. The tests are opt-in like the apiserver
 # suite: without MODELPLANE_KUBECONFIG or MODELPLANE_TESTBIN (the built kube binaries) they skip
-# (exit 77). The kserve variants skip when ../shared/fixtures/kserve is absent.
+# (exit 77). The kserve variants read the module from MODELPLANE_KSERVE_DIR (scripts/test sets
+# it), else fetch it with scripts/kserve-module; they skip, naming why, when neither works.
 set -euo pipefail
 
 variant=$1
 shift
 src=${MODELPLANE_SOURCE_ROOT:?}
-kserve=$src/../shared/fixtures/kserve
 
 if [ -z "${MODELPLANE_KUBECONFIG:-}" ] && [ -z "${MODELPLANE_TESTBIN:-}" ]; then
         echo "SKIP: no test control plane (run under scripts/with-testenv or set MODELPLANE_TESTBIN)"
@@ -29,13 +31,18 @@ deploy)
         crds=("$src/deploy/crds")
         ;;
 kserve | kserve-minimal)
-        if [ ! -d "$kserve" ]; then
-                echo "SKIP: $kserve is absent"
+        kserve=${MODELPLANE_KSERVE_DIR:-}
+        if [ -z "$kserve" ] && ! kserve=$("$src/scripts/kserve-module"); then
+                echo "SKIP: the kserve Go module could not be fetched (scripts/kserve-module)"
                 exit 77
         fi
         kind=full
         [ "$variant" = kserve-minimal ] && kind=minimal
-        crds=("$kserve/crd-trainedmodels-$kind.yaml" "$kserve/crd-inferenceservices-$kind.yaml")
+        crds=("$kserve/config/crd/$kind/serving.kserve.io_trainedmodels.yaml"
+              "$kserve/config/crd/$kind/serving.kserve.io_inferenceservices.yaml")
+        for c in "${crds[@]}"; do
+                [ -f "$c" ] || { echo "run-suite.sh: $c is missing" >&2; exit 1; }
+        done
         ;;
 *)
         echo "run-suite.sh: unknown variant $variant" >&2

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Optional extra check against KServe's own sample objects (../shared/fixtures/kserve/samples):
- * the webhook admits them and the planner serves them. Skipped when that folder is absent; the
- * project's own tests never depend on it.
+ * A check against KServe's own sample objects (docs/samples/multimodelserving/ of the kserve Go
+ * module at the pinned version, MODELPLANE_KSERVE_DIR: scripts/test sets it from
+ * scripts/kserve-module): the webhook admits them and the planner serves them. Skipped, naming
+ * why, when the variable is unset.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -55,20 +56,23 @@ static json_t *node_to_json(yaml_document_t *doc, yaml_node_t *node, int depth)
         }
 }
 
-/* All documents of a YAML file, as a JSON array; NULL when the samples folder is absent. */
+#define SAMPLES "docs/samples/multimodelserving"
+
+/* All documents of a YAML file of the kserve module, as a JSON array; NULL when the module's
+ * directory is not given. */
 static json_t *load_samples(const char *file)
 {
-        const char *root = getenv("MODELPLANE_SOURCE_ROOT");
+        const char *root = getenv("MODELPLANE_KSERVE_DIR");
         char path[4096];
         yaml_parser_t parser;
         json_t *docs;
         FILE *f;
 
-        (void)snprintf(path, sizeof(path), "%s/../shared/fixtures/kserve/samples/%s",
-                       root ? root : ".", file);
-        f = fopen(path, "re");
-        if (!f)
+        if (!root || !*root)
                 return NULL;
+        (void)snprintf(path, sizeof(path), "%s/" SAMPLES "/%s", root, file);
+        f = fopen(path, "re");
+        cr_assert_not_null(f, "%s: %m", path);
         docs = json_array();
         cr_assert(yaml_parser_initialize(&parser));
         yaml_parser_set_input_file(&parser, f);
@@ -112,7 +116,7 @@ static void check_pair(const char *isvc_file, const char *const *tm_files, size_
         struct plan_input in;
 
         if (!isvcs)
-                cr_skip_test("../shared/fixtures/kserve/samples is absent");
+                cr_skip_test("MODELPLANE_KSERVE_DIR is not set (scripts/kserve-module prints it)");
         for (size_t f = 0; f < n_files; f++) {
                 json_auto_t *docs = load_samples(tm_files[f]);
                 cr_assert_not_null(docs);
@@ -153,15 +157,15 @@ static void check_pair(const char *isvc_file, const char *const *tm_files, size_
 
 Test(kserve_samples, sklearn)
 {
-        static const char *const files[] = { "sklearn-trainedmodels.yaml" };
+        static const char *const files[] = { "sklearn/trainedmodels.yaml" };
 
-        check_pair("sklearn-inferenceservice.yaml", files, 1, "/v1/models/");
+        check_pair("sklearn/inferenceservice.yaml", files, 1, "/v1/models/");
 }
 
 Test(kserve_samples, triton)
 {
-        static const char *const files[] = { "triton-trained_model.yaml",
-                                             "triton-trained_model2.yaml" };
+        static const char *const files[] = { "triton/trained_model.yaml",
+                                             "triton/trained_model2.yaml" };
 
-        check_pair("triton-multi_model_triton.yaml", files, 2, "/v2/models/");
+        check_pair("triton/multi_model_triton.yaml", files, 2, "/v2/models/");
 }

@@ -1,0 +1,148 @@
+# shellcheck shell=bash
+# scripts/lib/steps.sh — the step runner of scripts/test (sourced; bash).
+#
+# Every check scripts/test runs is a step with a name. A step passes, fails or is skipped, and
+# each counts once in the closing line; Meson test logs count each of their tests the same way.
+# No step ends silently: a failed step prints its name, its exit status, its log's path and the
+# log's last lines; a skipped step is listed with its reason just above the closing line.
+#
+#   steps_init LOGDIR             where step logs go (kept after the run)
+#   step_run [--tee] NAME CMD [ARGS...]
+#                                 runs CMD with stdout+stderr in LOGDIR/NAME.log (--tee: shown
+#                                 too); exit 0 passes, 77 skips (reason: the last output line
+#                                 that starts with "SKIP"), anything else fails
+#   step_setup NAME CMD [ARGS...] the same for preparation (install, build, start a service):
+#                                 counts only when it fails; returns CMD's status
+#   step_skip NAME REASON         records a check that cannot run here, and why
+#   step_fail NAME MESSAGE        records a failure found outside step_run
+#   steps_add_meson BUILD         counts each test of BUILD/meson-logs/testlog.json
+#   steps_finish                  prints the skipped and failed lists and
+#                                 "N passed, N failed, K skipped"; returns 1 when any failed
+#
+# STEPS_TAIL (default 40): how many log lines a failure prints.
+STEPS_PASSED=0
+STEPS_FAILED=()
+STEPS_SKIPPED=()
+STEPS_LOGDIR=
+
+steps_init() {
+        STEPS_LOGDIR=$1
+        mkdir -p "$STEPS_LOGDIR"
+        STEPS_PASSED=0
+        STEPS_FAILED=()
+        STEPS_SKIPPED=()
+}
+
+# Runs "$@" into the log of step $name; sets STEP_RC.
+_step_exec() {
+        local tee=$1 log=$2
+        shift 2
+        STEP_RC=0
+        if [ "$tee" = 1 ]; then
+                if "$@" </dev/null 2>&1 | tee "$log" >&2; then
+                        STEP_RC=0
+                else
+                        STEP_RC=${PIPESTATUS[0]}
+                fi
+        else
+                "$@" >"$log" 2>&1 </dev/null || STEP_RC=$?
+        fi
+}
+
+_step_log() {
+        printf '%s/%s.log' "$STEPS_LOGDIR" "$(printf '%s' "$1" | tr -c 'A-Za-z0-9._-' '_')"
+}
+
+step_setup() {
+        local name=$1 log
+        shift
+        log=$(_step_log "$name")
+        echo "== $name (log $log)" >&2
+        _step_exec 0 "$log" "$@"
+        if [ "$STEP_RC" != 0 ]; then
+                STEPS_FAILED+=("$name (exit $STEP_RC, log $log)")
+                echo "FAILED: $name (exit $STEP_RC, log $log); last lines:" >&2
+                tail -n "${STEPS_TAIL:-40}" "$log" | sed 's/^/  | /' >&2
+        fi
+        return "$STEP_RC"
+}
+
+step_run() {
+        local tee=0 name log start reason
+        [ "$1" = --tee ] && { tee=1; shift; }
+        name=$1
+        shift
+        log=$(_step_log "$name")
+        start=$(date +%s)
+        echo "== $name (log $log)" >&2
+        _step_exec "$tee" "$log" "$@"
+        case $STEP_RC in
+        0)
+                STEPS_PASSED=$((STEPS_PASSED + 1))
+                echo "ok: $name ($(($(date +%s) - start)) s)" >&2
+                ;;
+        77)
+                reason=$(grep -E '^SKIP' "$log" | tail -n 1 | sed -E 's/^SKIP:? *//')
+                STEPS_SKIPPED+=("$name: ${reason:-exit status 77, no reason printed}")
+                echo "skipped: $name: ${reason:-no reason printed}" >&2
+                ;;
+        *)
+                STEPS_FAILED+=("$name (exit $STEP_RC, log $log)")
+                echo "FAILED: $name (exit $STEP_RC, log $log); last lines:" >&2
+                tail -n "${STEPS_TAIL:-40}" "$log" | sed 's/^/  | /' >&2
+                ;;
+        esac
+        return 0
+}
+
+step_skip() {
+        STEPS_SKIPPED+=("$1: $2")
+        echo "skipped: $1: $2" >&2
+}
+
+step_fail() {
+        STEPS_FAILED+=("$1 ($2)")
+        echo "FAILED: $1: $2" >&2
+}
+
+# Each Meson test counts under "BUILD/NAME"; a skip's reason is its last "SKIP" output line.
+steps_add_meson() {
+        local build=$1 out
+        if [ ! -f "$build/meson-logs/testlog.json" ]; then
+                step_fail "meson test ($build)" "no $build/meson-logs/testlog.json"
+                return 0
+        fi
+        out=$(python3 - "$build" <<'PY'
+import json, sys
+b = sys.argv[1]
+with open(f"{b}/meson-logs/testlog.json") as f:
+    for line in f:
+        t = json.loads(line)
+        r, name = t.get("result"), f"{b}/{t.get('name', '?').split(' / ')[-1]}"
+        if r in ("OK", "EXPECTEDFAIL"):
+            print("P")
+        elif r == "SKIP":
+            why = [l for l in (t.get("stdout") or "").splitlines() if l.lstrip().upper().startswith(("SKIP", "# SKIP", "OK 1 # SKIP"))]
+            reason = why[-1].strip() if why else "skipped (exit 77)"
+            print(f"S{name}: {reason}")
+        else:
+            print(f"F{name} ({r}, log {b}/meson-logs/testlog.txt)")
+PY
+) || { step_fail "meson test ($build)" "cannot read $build/meson-logs/testlog.json"; return 0; }
+        while IFS= read -r l; do
+                case $l in
+                P) STEPS_PASSED=$((STEPS_PASSED + 1)) ;;
+                S*) STEPS_SKIPPED+=("${l#S}") ;;
+                F*) STEPS_FAILED+=("${l#F}") ;;
+                esac
+        done <<<"$out"
+        return 0
+}
+
+steps_finish() {
+        local s
+        for s in "${STEPS_SKIPPED[@]}"; do echo "skipped: $s"; done
+        for s in "${STEPS_FAILED[@]}"; do echo "failed: $s"; done
+        echo "$STEPS_PASSED passed, ${#STEPS_FAILED[@]} failed, ${#STEPS_SKIPPED[@]} skipped"
+        [ "${#STEPS_FAILED[@]}" = 0 ]
+}
