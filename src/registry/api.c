@@ -48,7 +48,12 @@ enum route_op {
         OP_CREATE_NESTED,
 };
 
+/*
+ * One row per route: the handler (parse, call the store, encode) and the data it needs. The
+ * HTTP route table points every route at serve(), which lends the handler a store connection.
+ */
 struct route_spec {
+        int (*handler)(struct ctx *x, const struct route_spec *sp);
         enum reg_kind_id kind;
         enum route_op op;
         enum reg_schema schema;
@@ -1187,88 +1192,88 @@ static int do_metric_history(struct ctx *x, const struct route_spec *sp)
 
 /* ---- routing ---- */
 
-static int dispatch(void *userdata, struct http_req *req, struct http_resp *resp);
+static int serve(void *userdata, struct http_req *req, struct http_resp *resp);
 
-#define R(m, p, spec) { m, REG_BASE_PATH p, dispatch, (void *)&(spec) }
+#define R(m, p, spec) { m, REG_BASE_PATH p, serve, (void *)&(spec) }
 
 #define SPEC(name, ...) static const struct route_spec name = { __VA_ARGS__ }
 
 /* registered models */
-SPEC(rm_list, .kind = REG_REGISTERED_MODEL, .op = OP_LIST);
-SPEC(rm_create, .kind = REG_REGISTERED_MODEL, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
-SPEC(rm_get, .kind = REG_REGISTERED_MODEL, .op = OP_GET);
-SPEC(rm_patch, .kind = REG_REGISTERED_MODEL, .op = OP_PATCH);
-SPEC(rm_find, .kind = REG_REGISTERED_MODEL, .op = OP_FIND);
-SPEC(rm_versions, .kind = REG_MODEL_VERSION, .op = OP_LIST_NESTED,
+SPEC(rm_list, .handler = do_list, .kind = REG_REGISTERED_MODEL, .op = OP_LIST);
+SPEC(rm_create, .handler = do_create, .kind = REG_REGISTERED_MODEL, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
+SPEC(rm_get, .handler = do_get, .kind = REG_REGISTERED_MODEL, .op = OP_GET);
+SPEC(rm_patch, .handler = do_patch, .kind = REG_REGISTERED_MODEL, .op = OP_PATCH);
+SPEC(rm_find, .handler = do_find, .kind = REG_REGISTERED_MODEL, .op = OP_FIND);
+SPEC(rm_versions, .handler = do_list, .kind = REG_MODEL_VERSION, .op = OP_LIST_NESTED,
      .parent_kind = REG_REGISTERED_MODEL, .honor_name = true);
-SPEC(rm_versions_create, .kind = REG_MODEL_VERSION, .op = OP_CREATE_NESTED,
+SPEC(rm_versions_create, .handler = do_create, .kind = REG_MODEL_VERSION, .op = OP_CREATE_NESTED,
      .schema = REG_SCHEMA_FULL, .parent_kind = REG_REGISTERED_MODEL);
 /* model versions */
-SPEC(mv_list, .kind = REG_MODEL_VERSION, .op = OP_LIST);
-SPEC(mv_create, .kind = REG_MODEL_VERSION, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
-SPEC(mv_get, .kind = REG_MODEL_VERSION, .op = OP_GET);
-SPEC(mv_patch, .kind = REG_MODEL_VERSION, .op = OP_PATCH);
-SPEC(mv_find, .kind = REG_MODEL_VERSION, .op = OP_FIND);
-SPEC(mv_artifacts, .kind = REG_MODEL_ARTIFACT, .op = OP_LIST_NESTED,
+SPEC(mv_list, .handler = do_list, .kind = REG_MODEL_VERSION, .op = OP_LIST);
+SPEC(mv_create, .handler = do_create, .kind = REG_MODEL_VERSION, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
+SPEC(mv_get, .handler = do_get, .kind = REG_MODEL_VERSION, .op = OP_GET);
+SPEC(mv_patch, .handler = do_patch, .kind = REG_MODEL_VERSION, .op = OP_PATCH);
+SPEC(mv_find, .handler = do_find, .kind = REG_MODEL_VERSION, .op = OP_FIND);
+SPEC(mv_artifacts, .handler = do_list, .kind = REG_MODEL_ARTIFACT, .op = OP_LIST_NESTED,
      .parent_kind = REG_MODEL_VERSION, .honor_name = true, .any_artifact = true);
-SPEC(mv_artifacts_upsert, .kind = REG_MODEL_ARTIFACT, .op = OP_CREATE_NESTED,
+SPEC(mv_artifacts_upsert, .handler = do_upsert_artifact, .kind = REG_MODEL_ARTIFACT, .op = OP_CREATE_NESTED,
      .parent_kind = REG_MODEL_VERSION, .any_artifact = true);
 /* artifacts */
-SPEC(art_list, .kind = REG_MODEL_ARTIFACT, .op = OP_LIST, .any_artifact = true);
-SPEC(art_create, .kind = REG_MODEL_ARTIFACT, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE,
+SPEC(art_list, .handler = do_list, .kind = REG_MODEL_ARTIFACT, .op = OP_LIST, .any_artifact = true);
+SPEC(art_create, .handler = do_create, .kind = REG_MODEL_ARTIFACT, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE,
      .any_artifact = true);
-SPEC(art_get, .kind = REG_MODEL_ARTIFACT, .op = OP_GET, .any_artifact = true);
-SPEC(art_patch, .kind = REG_MODEL_ARTIFACT, .op = OP_PATCH, .any_artifact = true);
-SPEC(art_find, .kind = REG_MODEL_ARTIFACT, .op = OP_FIND, .any_artifact = true);
-SPEC(ma_list, .kind = REG_MODEL_ARTIFACT, .op = OP_LIST);
-SPEC(ma_create, .kind = REG_MODEL_ARTIFACT, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
-SPEC(ma_get, .kind = REG_MODEL_ARTIFACT, .op = OP_GET);
-SPEC(ma_patch, .kind = REG_MODEL_ARTIFACT, .op = OP_PATCH);
-SPEC(ma_find, .kind = REG_MODEL_ARTIFACT, .op = OP_FIND);
+SPEC(art_get, .handler = do_get, .kind = REG_MODEL_ARTIFACT, .op = OP_GET, .any_artifact = true);
+SPEC(art_patch, .handler = do_patch, .kind = REG_MODEL_ARTIFACT, .op = OP_PATCH, .any_artifact = true);
+SPEC(art_find, .handler = do_find, .kind = REG_MODEL_ARTIFACT, .op = OP_FIND, .any_artifact = true);
+SPEC(ma_list, .handler = do_list, .kind = REG_MODEL_ARTIFACT, .op = OP_LIST);
+SPEC(ma_create, .handler = do_create, .kind = REG_MODEL_ARTIFACT, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
+SPEC(ma_get, .handler = do_get, .kind = REG_MODEL_ARTIFACT, .op = OP_GET);
+SPEC(ma_patch, .handler = do_patch, .kind = REG_MODEL_ARTIFACT, .op = OP_PATCH);
+SPEC(ma_find, .handler = do_find, .kind = REG_MODEL_ARTIFACT, .op = OP_FIND);
 /* serving environments */
-SPEC(se_list, .kind = REG_SERVING_ENVIRONMENT, .op = OP_LIST);
-SPEC(se_create, .kind = REG_SERVING_ENVIRONMENT, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
-SPEC(se_get, .kind = REG_SERVING_ENVIRONMENT, .op = OP_GET);
-SPEC(se_patch, .kind = REG_SERVING_ENVIRONMENT, .op = OP_PATCH);
-SPEC(se_find, .kind = REG_SERVING_ENVIRONMENT, .op = OP_FIND);
-SPEC(se_isvcs, .kind = REG_INFERENCE_SERVICE, .op = OP_LIST_NESTED,
+SPEC(se_list, .handler = do_list, .kind = REG_SERVING_ENVIRONMENT, .op = OP_LIST);
+SPEC(se_create, .handler = do_create, .kind = REG_SERVING_ENVIRONMENT, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
+SPEC(se_get, .handler = do_get, .kind = REG_SERVING_ENVIRONMENT, .op = OP_GET);
+SPEC(se_patch, .handler = do_patch, .kind = REG_SERVING_ENVIRONMENT, .op = OP_PATCH);
+SPEC(se_find, .handler = do_find, .kind = REG_SERVING_ENVIRONMENT, .op = OP_FIND);
+SPEC(se_isvcs, .handler = do_list, .kind = REG_INFERENCE_SERVICE, .op = OP_LIST_NESTED,
      .parent_kind = REG_SERVING_ENVIRONMENT);
-SPEC(se_isvcs_create, .kind = REG_INFERENCE_SERVICE, .op = OP_CREATE_NESTED,
+SPEC(se_isvcs_create, .handler = do_create, .kind = REG_INFERENCE_SERVICE, .op = OP_CREATE_NESTED,
      .schema = REG_SCHEMA_CREATE, .parent_kind = REG_SERVING_ENVIRONMENT);
 /* inference services */
-SPEC(is_list, .kind = REG_INFERENCE_SERVICE, .op = OP_LIST);
-SPEC(is_create, .kind = REG_INFERENCE_SERVICE, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
-SPEC(is_get, .kind = REG_INFERENCE_SERVICE, .op = OP_GET);
-SPEC(is_patch, .kind = REG_INFERENCE_SERVICE, .op = OP_PATCH);
-SPEC(is_find, .kind = REG_INFERENCE_SERVICE, .op = OP_FIND);
-SPEC(is_model, .kind = REG_INFERENCE_SERVICE, .op = OP_GET);
-SPEC(is_version, .kind = REG_INFERENCE_SERVICE, .op = OP_GET);
-SPEC(is_serves, .kind = REG_SERVE_MODEL, .op = OP_LIST_NESTED,
+SPEC(is_list, .handler = do_list, .kind = REG_INFERENCE_SERVICE, .op = OP_LIST);
+SPEC(is_create, .handler = do_create, .kind = REG_INFERENCE_SERVICE, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
+SPEC(is_get, .handler = do_get, .kind = REG_INFERENCE_SERVICE, .op = OP_GET);
+SPEC(is_patch, .handler = do_patch, .kind = REG_INFERENCE_SERVICE, .op = OP_PATCH);
+SPEC(is_find, .handler = do_find, .kind = REG_INFERENCE_SERVICE, .op = OP_FIND);
+SPEC(is_model, .handler = do_is_model, .kind = REG_INFERENCE_SERVICE, .op = OP_GET);
+SPEC(is_version, .handler = do_is_version, .kind = REG_INFERENCE_SERVICE, .op = OP_GET);
+SPEC(is_serves, .handler = do_list, .kind = REG_SERVE_MODEL, .op = OP_LIST_NESTED,
      .parent_kind = REG_INFERENCE_SERVICE);
-SPEC(is_serves_create, .kind = REG_SERVE_MODEL, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE,
+SPEC(is_serves_create, .handler = do_create, .kind = REG_SERVE_MODEL, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE,
      .parent_kind = REG_INFERENCE_SERVICE);
 /* experiments */
-SPEC(ex_list, .kind = REG_EXPERIMENT, .op = OP_LIST);
-SPEC(ex_create, .kind = REG_EXPERIMENT, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
-SPEC(ex_get, .kind = REG_EXPERIMENT, .op = OP_GET);
-SPEC(ex_patch, .kind = REG_EXPERIMENT, .op = OP_PATCH);
-SPEC(ex_find, .kind = REG_EXPERIMENT, .op = OP_FIND);
-SPEC(ex_runs, .kind = REG_EXPERIMENT_RUN, .op = OP_LIST_NESTED, .parent_kind = REG_EXPERIMENT);
-SPEC(ex_runs_create, .kind = REG_EXPERIMENT_RUN, .op = OP_CREATE_NESTED,
+SPEC(ex_list, .handler = do_list, .kind = REG_EXPERIMENT, .op = OP_LIST);
+SPEC(ex_create, .handler = do_create, .kind = REG_EXPERIMENT, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
+SPEC(ex_get, .handler = do_get, .kind = REG_EXPERIMENT, .op = OP_GET);
+SPEC(ex_patch, .handler = do_patch, .kind = REG_EXPERIMENT, .op = OP_PATCH);
+SPEC(ex_find, .handler = do_find, .kind = REG_EXPERIMENT, .op = OP_FIND);
+SPEC(ex_runs, .handler = do_list, .kind = REG_EXPERIMENT_RUN, .op = OP_LIST_NESTED, .parent_kind = REG_EXPERIMENT);
+SPEC(ex_runs_create, .handler = do_create, .kind = REG_EXPERIMENT_RUN, .op = OP_CREATE_NESTED,
      .schema = REG_SCHEMA_FULL, .parent_kind = REG_EXPERIMENT);
 /* experiment runs */
-SPEC(er_list, .kind = REG_EXPERIMENT_RUN, .op = OP_LIST);
-SPEC(er_create, .kind = REG_EXPERIMENT_RUN, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
-SPEC(er_get, .kind = REG_EXPERIMENT_RUN, .op = OP_GET);
-SPEC(er_patch, .kind = REG_EXPERIMENT_RUN, .op = OP_PATCH);
-SPEC(er_find, .kind = REG_EXPERIMENT_RUN, .op = OP_FIND);
-SPEC(er_artifacts, .kind = REG_MODEL_ARTIFACT, .op = OP_LIST_NESTED,
+SPEC(er_list, .handler = do_list, .kind = REG_EXPERIMENT_RUN, .op = OP_LIST);
+SPEC(er_create, .handler = do_create, .kind = REG_EXPERIMENT_RUN, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
+SPEC(er_get, .handler = do_get, .kind = REG_EXPERIMENT_RUN, .op = OP_GET);
+SPEC(er_patch, .handler = do_patch, .kind = REG_EXPERIMENT_RUN, .op = OP_PATCH);
+SPEC(er_find, .handler = do_find, .kind = REG_EXPERIMENT_RUN, .op = OP_FIND);
+SPEC(er_artifacts, .handler = do_list, .kind = REG_MODEL_ARTIFACT, .op = OP_LIST_NESTED,
      .parent_kind = REG_EXPERIMENT_RUN, .any_artifact = true);
-SPEC(er_artifacts_upsert, .kind = REG_MODEL_ARTIFACT, .op = OP_CREATE_NESTED,
+SPEC(er_artifacts_upsert, .handler = do_upsert_artifact, .kind = REG_MODEL_ARTIFACT, .op = OP_CREATE_NESTED,
      .parent_kind = REG_EXPERIMENT_RUN, .any_artifact = true);
-SPEC(er_history, .kind = REG_METRIC_HISTORY, .op = OP_LIST_NESTED,
+SPEC(er_history, .handler = do_metric_history, .kind = REG_METRIC_HISTORY, .op = OP_LIST_NESTED,
      .parent_kind = REG_EXPERIMENT_RUN);
-SPEC(er_history_all, .kind = REG_METRIC_HISTORY, .op = OP_LIST);
+SPEC(er_history_all, .handler = do_metric_history, .kind = REG_METRIC_HISTORY, .op = OP_LIST);
 
 static const struct http_route routes[] = {
         R("GET", "/artifact", art_find),
@@ -1329,44 +1334,17 @@ static const struct http_route routes[] = {
         R("POST", "/serving_environments/{id}/inference_services", se_isvcs_create),
 };
 
-static int route(struct ctx *x, const struct route_spec *sp)
+/* Runs the route's handler on a store connection; errors become the JSON error body. */
+static int serve(void *userdata, struct http_req *req, struct http_resp *resp)
 {
-        if (sp == &is_model)
-                return do_is_model(x, sp);
-        if (sp == &is_version)
-                return do_is_version(x, sp);
-        if (sp->kind == REG_METRIC_HISTORY)
-                return do_metric_history(x, sp);
-        if (sp == &mv_artifacts_upsert || sp == &er_artifacts_upsert)
-                return do_upsert_artifact(x, sp);
-        if (sp == &is_serves_create)
-                return do_create(x, sp);
-        switch (sp->op) {
-        case OP_LIST:
-        case OP_LIST_NESTED:
-                return do_list(x, sp);
-        case OP_CREATE:
-        case OP_CREATE_NESTED:
-                return do_create(x, sp);
-        case OP_GET:
-                return do_get(x, sp);
-        case OP_PATCH:
-                return do_patch(x, sp);
-        case OP_FIND:
-                return do_find(x, sp);
-        }
-        return -EINVAL;
-}
-
-static int dispatch(void *userdata, struct http_req *req, struct http_resp *resp)
-{
+        const struct route_spec *sp = req->route_data;
         struct ctx x = { .reg = userdata, .req = req, .resp = resp };
         int r;
 
         r = store_acquire(x.reg->store, &x.conn);
         if (r < 0)
                 return reply_error_kind(resp, HTTP_ERR_UNAVAILABLE, "Datastore service is down or unavailable.");
-        r = route(&x, req->route_data);
+        r = sp->handler(&x, sp);
         store_release(x.reg->store, x.conn);
         if (r < 0)
                 return reply_error(&x);
