@@ -13,7 +13,7 @@
 #include "json/json-util.h"
 #include "kube/cache.h"
 #include "mrlink/plan.h"
-#include "registry/client.h"
+#include "registry-client/client.h"
 #include "util/log.h"
 
 #define CONTROLLER_NAME "inferenceservice"
