@@ -17,6 +17,7 @@
 #include "json/json-util.h"
 #include "registry/codec.h"
 #include "registry/kinds.h"
+#include "registry/service.h"
 #include "store/entity.h"
 #include "util/base64.h"
 #include "util/parse-util.h"
@@ -36,6 +37,7 @@ struct ctx {
         struct http_resp *resp;
         struct store_conn *conn;
         struct reg_error err;
+        struct reg_db db; /* store, conn and &err, for the service layer */
 };
 
 enum route_op {
@@ -124,33 +126,7 @@ static int reply_error(struct ctx *x)
         return reply_error_kind(x->resp, kind, x->err.message);
 }
 
-/* Maps a store error to the error body. */
-static int store_error(struct ctx *x, int r, const char *what)
-{
-        switch (r) {
-        case -EBUSY:
-                return reg_error_set(&x->err, REG_ERR_UNAVAILABLE, r, "database busy, retry: %s", what);
-        case -ECONNREFUSED:
-        case -ECONNRESET:
-                /* the store reconnects by itself once the database is back */
-                return reg_error_set(&x->err, REG_ERR_UNAVAILABLE, r,
-                                     "Datastore service is down or unavailable (database not "
-                                     "reachable while %s). Please check that the database is "
-                                     "reachable and try again later.",
-                                     what);
-        case -E2BIG:
-                return reg_error_set(&x->err, REG_ERR_INVALID, r, "query too large: bad request");
-        default:
-                return reg_error_set(&x->err, REG_ERR_INTERNAL, r, "internal error while %s", what);
-        }
-}
-
 /* ---- helpers ---- */
-
-static int64_t now_ms(void)
-{
-        return (int64_t)(now_realtime() / USEC_PER_MSEC);
-}
 
 static const char *query(struct ctx *x, const char *key)
 {
@@ -187,210 +163,9 @@ static int parse_body(struct ctx *x, json_t **ret)
         return 0;
 }
 
-static bool is_artifact_type(const char *type)
-{
-        for (size_t i = 0; i < reg_n_artifact_types; i++)
-                if (streq(reg_artifact_types[i], type))
-                        return true;
-        return false;
-}
-
-/* Loads an entity of kind k (any non-history artifact when k is NULL). */
-static int load(struct ctx *x, const struct reg_kind *k, int64_t id, const char *word,
-                struct store_entity *ret, const struct reg_kind **ret_kind)
-{
-        struct store_entity e = { 0 };
-        const struct reg_kind *ek;
-        int r;
-
-        r = store_entity_get(x->reg->store, x->conn, k ? k->group : STORE_GROUP_ARTIFACT, id, &e);
-        if (r == -ENOENT)
-                goto notfound;
-        if (r < 0)
-                return store_error(x, r, "loading");
-        if (k ? !streq(e.type, k->type) : !is_artifact_type(e.type)) {
-                store_entity_done(&e);
-                goto notfound;
-        }
-        ek = reg_kind_by_type(e.type);
-        if (!ek) {
-                store_entity_done(&e);
-                goto notfound;
-        }
-        *ret = e;
-        if (ret_kind)
-                *ret_kind = ek;
-        return 0;
-notfound:
-        return reg_error_set(&x->err, REG_ERR_NOT_FOUND, -ENOENT, "no %s found for id %" PRId64 ": not found",
-                             word, id);
-}
-
-static int prop_int(const struct store_entity *e, const char *name, int64_t *ret)
-{
-        const struct store_prop *p = store_entity_prop(e, name, false);
-
-        if (!p || p->type != STORE_P_INT)
-                return -ENOENT;
-        *ret = p->i;
-        return 0;
-}
-
-static int conflict(struct ctx *x, const struct reg_kind *k, const struct store_entity *e)
-{
-        return reg_error_set(&x->err, REG_ERR_CONFLICT, -EEXIST, "%s with name %s already exists: conflict",
-                             k->word, e->name ? e->name : "");
-}
-
 /* ---- create / update ---- */
 
-struct placement {
-        int64_t parent_id;
-        bool scope_uuid;     /* uniqueness scope is a fresh UUID (never collides) */
-        bool scope_parent;   /* scope is the parent id */
-};
-
-static int build_new(struct ctx *x, struct reg_input *in, const struct placement *pl,
-                     struct store_entity *e)
-{
-        const struct reg_kind *k = in->kind;
-        char uuid[37], scope[40];
-        int r;
-
-        *e = (struct store_entity){ .group = k->group, .parent_id = pl->parent_id };
-        if (pl->scope_uuid) {
-                r = uuid_random(uuid);
-                if (r < 0)
-                        return reg_error_set(&x->err, REG_ERR_INTERNAL, r, "no randomness");
-                (void)snprintf(scope, sizeof(scope), "%s", uuid);
-        } else if (pl->scope_parent)
-                (void)snprintf(scope, sizeof(scope), "%" PRId64, pl->parent_id);
-        else
-                scope[0] = 0;
-        e->type = strdup(k->type);
-        e->scope = strdup(scope);
-        if (in->has_name && in->vals.name && *in->vals.name)
-                e->name = TAKE_PTR(in->vals.name);
-        else {
-                r = uuid_random(uuid);
-                if (r < 0)
-                        return reg_error_set(&x->err, REG_ERR_INTERNAL, r, "no randomness");
-                e->name = strdup(uuid);
-        }
-        if (in->has_external_id && in->vals.external_id && *in->vals.external_id)
-                e->external_id = TAKE_PTR(in->vals.external_id);
-        if (!e->type || !e->scope || !e->name)
-                return reg_error_set(&x->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
-        e->create_ms = e->update_ms = now_ms();
-        e->props = TAKE_PTR(in->vals.props);
-        e->n_props = in->vals.n_props;
-        in->vals.n_props = 0;
-        for (const struct reg_field *f = k->fields; f->json; f++) {
-                if (f->dflt && !store_entity_prop(e, f->prop, false)) {
-                        r = store_entity_set_string(e, f->prop, false, STORE_P_STRING, f->dflt);
-                        if (r < 0)
-                                return reg_error_set(&x->err, REG_ERR_INTERNAL, r, "out of memory");
-                }
-                if ((f->flags & REG_FF_PARENT) && pl->parent_id > 0) {
-                        r = store_entity_set_int(e, f->prop, false, pl->parent_id);
-                        if (r < 0)
-                                return reg_error_set(&x->err, REG_ERR_INTERNAL, r, "out of memory");
-                }
-        }
-        return 0;
-}
-
-/* Validation that needs the merged entity. */
-static int validate(struct ctx *x, const struct reg_kind *k, const struct store_entity *e)
-{
-        int64_t start, end;
-
-        if (k->id == REG_EXPERIMENT_RUN && prop_int(e, "start_time_since_epoch", &start) >= 0 &&
-            prop_int(e, "end_time_since_epoch", &end) >= 0 && end < start)
-                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
-                                     "endTimeSinceEpoch must not be before startTimeSinceEpoch: bad request");
-        return 0;
-}
-
-/* Validates and writes e: a new row (create) or the existing one; a uniqueness clash is 409. */
-static int save(struct ctx *x, const struct reg_kind *k, struct store_entity *e, bool create)
-{
-        int r;
-
-        r = validate(x, k, e);
-        if (r < 0)
-                return r;
-        r = create ? store_entity_insert(x->reg->store, x->conn, e)
-                   : store_entity_update(x->reg->store, x->conn, e);
-        if (r == -EEXIST)
-                return conflict(x, k, e);
-        if (r < 0)
-                return store_error(x, r, create ? "inserting" : "updating");
-        return 0;
-}
-
-static int insert(struct ctx *x, const struct reg_kind *k, struct store_entity *e)
-{
-        return save(x, k, e, true);
-}
-
-static int merge(struct ctx *x, struct store_entity *e, struct reg_input *in)
-{
-        int r;
-
-        for (size_t i = 0; i < in->vals.n_props; i++) {
-                if (in->vals.props[i].custom)
-                        continue;
-                r = store_entity_put_prop(e, &in->vals.props[i]);
-                if (r < 0)
-                        return reg_error_set(&x->err, REG_ERR_INTERNAL, r, "out of memory");
-        }
-        if (in->has_custom) {
-                store_entity_remove_props(e, true);
-                for (size_t i = 0; i < in->vals.n_props; i++) {
-                        if (!in->vals.props[i].custom || !in->vals.props[i].name)
-                                continue;
-                        r = store_entity_put_prop(e, &in->vals.props[i]);
-                        if (r < 0)
-                                return reg_error_set(&x->err, REG_ERR_INTERNAL, r, "out of memory");
-                }
-        }
-        if (in->has_external_id) {
-                free(e->external_id);
-                e->external_id = NULL;
-                if (in->vals.external_id && *in->vals.external_id)
-                        e->external_id = TAKE_PTR(in->vals.external_id);
-        }
-        e->update_ms = now_ms();
-        if (e->update_ms < e->create_ms)
-                e->update_ms = e->create_ms;
-        return 0;
-}
-
-static int update(struct ctx *x, const struct reg_kind *k, struct store_entity *e)
-{
-        return save(x, k, e, false);
-}
-
 /* ---- transactions ---- */
-
-static int tx_begin(struct ctx *x)
-{
-        int r = store_begin(x->reg->store, x->conn);
-        return r < 0 ? store_error(x, r, "starting a transaction") : 0;
-}
-
-static int tx_end(struct ctx *x, int r)
-{
-        if (r < 0) {
-                store_rollback(x->reg->store, x->conn);
-                return r;
-        }
-        r = store_commit(x->reg->store, x->conn);
-        if (r == -EEXIST)
-                return reg_error_set(&x->err, REG_ERR_CONFLICT, r, "already exists: conflict");
-        return r < 0 ? store_error(x, r, "committing") : 0;
-}
 
 /* ---- list ---- */
 
@@ -475,7 +250,7 @@ static int run_list(struct ctx *x, const struct store_query *q, int32_t page_siz
 
         r = store_entity_list(x->reg->store, x->conn, q, &v, &n, &more);
         if (r < 0)
-                return store_error(x, r, "listing");
+                return reg_store_error(&x->db, r, "listing");
         items = json_array();
         if (!items)
                 goto oom;
@@ -573,7 +348,7 @@ static int do_get(struct ctx *x, const struct route_spec *sp)
         r = path_id(x, "id", k ? k->word : "artifact", &id);
         if (r < 0)
                 return r;
-        r = load(x, k, id, k ? k->word : "artifact", &e, &ek);
+        r = reg_load(&x->db, k, id, k ? k->word : "artifact", &e, &ek);
         if (r < 0)
                 return r;
         r = reply_json(x, 200, reg_encode(ek, &e));
@@ -626,7 +401,7 @@ static int do_find(struct ctx *x, const struct route_spec *sp)
 
         r = store_entity_list(x->reg->store, x->conn, &q, &v, &n, &more);
         if (r < 0)
-                return store_error(x, r, "finding");
+                return reg_store_error(&x->db, r, "finding");
         if (n == 0 || more) {
                 store_entities_free(v, n);
                 return reg_error_set(&x->err, REG_ERR_NOT_FOUND, -ENOENT,
@@ -645,7 +420,7 @@ static int do_find(struct ctx *x, const struct route_spec *sp)
 static int require_parent(struct ctx *x, enum reg_kind_id pk, int64_t pid, struct store_entity *ret)
 {
         const struct reg_kind *k = reg_kind(pk);
-        int r = load(x, k, pid, k->word, ret, NULL);
+        int r = reg_load(&x->db, k, pid, k->word, ret, NULL);
 
         if (r == -ENOENT && pk == REG_EXPERIMENT)
                 (void)reg_error_set(&x->err, REG_ERR_NOT_FOUND, r,
@@ -657,7 +432,7 @@ static int require_parent(struct ctx *x, enum reg_kind_id pk, int64_t pid, struc
 static int create_entity(struct ctx *x, struct reg_input *in, struct store_entity *e)
 {
         const struct reg_kind *k = in->kind;
-        struct placement pl = { 0 };
+        struct reg_placement pl = { 0 };
         struct store_entity parent = { 0 };
         int64_t pid = 0;
         int r;
@@ -667,13 +442,13 @@ static int create_entity(struct ctx *x, struct reg_input *in, struct store_entit
                 return r;
         switch (k->id) {
         case REG_MODEL_VERSION:
-                r = prop_int(&in->vals, "registered_model_id", &pid);
+                r = reg_prop_int(&in->vals, "registered_model_id", &pid);
                 if (r >= 0)
                         r = require_parent(x, REG_REGISTERED_MODEL, pid, &parent);
                 pl.scope_parent = true;
                 break;
         case REG_INFERENCE_SERVICE:
-                r = prop_int(&in->vals, "serving_environment_id", &pid);
+                r = reg_prop_int(&in->vals, "serving_environment_id", &pid);
                 if (r >= 0)
                         r = require_parent(x, REG_SERVING_ENVIRONMENT, pid, &parent);
                 if (r == -ENOENT)
@@ -683,7 +458,7 @@ static int create_entity(struct ctx *x, struct reg_input *in, struct store_entit
                 pl.scope_parent = true;
                 break;
         case REG_EXPERIMENT_RUN:
-                r = prop_int(&in->vals, "experiment_id", &pid);
+                r = reg_prop_int(&in->vals, "experiment_id", &pid);
                 if (r >= 0)
                         r = require_parent(x, REG_EXPERIMENT, pid, &parent);
                 pl.scope_parent = true;
@@ -697,10 +472,10 @@ static int create_entity(struct ctx *x, struct reg_input *in, struct store_entit
         if (r < 0)
                 return r;
         pl.parent_id = pid;
-        r = build_new(x, in, &pl, e);
+        r = reg_build_new(&x->db, in, &pl, e);
         if (r < 0)
                 return r;
-        return insert(x, k, e);
+        return reg_insert(&x->db, k, e);
 }
 
 static int reply_entity(struct ctx *x, unsigned status, const struct reg_kind *k,
@@ -754,7 +529,7 @@ static int do_create(struct ctx *x, const struct route_spec *sp)
         if (sp->kind == REG_SERVE_MODEL) {
                 /* POST /inference_services/{id}/serves: the parent is the inference service. */
                 struct store_entity is = { 0 };
-                struct placement pl = { .scope_parent = true };
+                struct reg_placement pl = { .scope_parent = true };
                 int64_t pid;
 
                 r = path_id(x, "id", "inference service", &pid);
@@ -763,22 +538,22 @@ static int do_create(struct ctx *x, const struct route_spec *sp)
                 r = reg_check_required(&in, &x->err);
                 if (r < 0)
                         goto out;
-                r = tx_begin(x);
+                r = reg_tx_begin(&x->db);
                 if (r < 0)
                         goto out;
-                r = load(x, reg_kind(REG_INFERENCE_SERVICE), pid, "inference service", &is, NULL);
+                r = reg_load(&x->db, reg_kind(REG_INFERENCE_SERVICE), pid, "inference service", &is, NULL);
                 store_entity_done(&is);
                 pl.parent_id = pid;
                 if (r >= 0)
-                        r = build_new(x, &in, &pl, &e);
+                        r = reg_build_new(&x->db, &in, &pl, &e);
                 if (r >= 0)
-                        r = insert(x, k, &e);
-                r = tx_end(x, r);
+                        r = reg_insert(&x->db, k, &e);
+                r = reg_tx_end(&x->db, r);
         } else {
-                r = tx_begin(x);
+                r = reg_tx_begin(&x->db);
                 if (r < 0)
                         goto out;
-                r = tx_end(x, create_entity(x, &in, &e));
+                r = reg_tx_end(&x->db, create_entity(x, &in, &e));
         }
         if (r >= 0)
                 r = reply_entity(x, 201, k, &e);
@@ -806,10 +581,10 @@ static int do_patch(struct ctx *x, const struct route_spec *sp)
         r = parse_body(x, &body);
         if (r < 0)
                 return r;
-        r = tx_begin(x);
+        r = reg_tx_begin(&x->db);
         if (r < 0)
                 return r;
-        r = load(x, k, id, k ? k->word : "artifact", &e, &ek);
+        r = reg_load(&x->db, k, id, k ? k->word : "artifact", &e, &ek);
         if (r < 0)
                 goto out;
         if (sp->any_artifact) {
@@ -825,11 +600,11 @@ static int do_patch(struct ctx *x, const struct route_spec *sp)
         r = reg_decode(ek, REG_SCHEMA_UPDATE, body, &in, &x->err);
         if (r < 0)
                 goto out;
-        r = merge(x, &e, &in);
+        r = reg_merge(&x->db, &e, &in);
         if (r >= 0)
-                r = update(x, ek, &e);
+                r = reg_update(&x->db, ek, &e);
 out:
-        r = tx_end(x, r);
+        r = reg_tx_end(&x->db, r);
         if (r >= 0)
                 r = reply_entity(x, 200, ek, &e);
         store_entity_done(&e);
@@ -883,7 +658,7 @@ static int log_metric_history(struct ctx *x, const struct store_entity *metric, 
         }
         r = store_entity_insert(x->reg->store, x->conn, &h);
         store_entity_done(&h);
-        return r < 0 ? store_error(x, r, "logging metric history") : 0;
+        return r < 0 ? reg_store_error(&x->db, r, "logging metric history") : 0;
 }
 
 /* An artifact logged under an experiment run records the run and its experiment. */
@@ -928,19 +703,19 @@ static int do_upsert_artifact(struct ctx *x, const struct route_spec *sp)
                 r = reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL, "metric value is required: bad request");
                 goto done;
         }
-        r = tx_begin(x);
+        r = reg_tx_begin(&x->db);
         if (r < 0)
                 goto done;
-        r = load(x, pk, pid, pk->word, &parent, NULL);
+        r = reg_load(&x->db, pk, pid, pk->word, &parent, NULL);
         if (r < 0)
                 goto out;
         if (run)
-                (void)prop_int(&parent, "experiment_id", &exp_id);
+                (void)reg_prop_int(&parent, "experiment_id", &exp_id);
 
         if (in.has_id) {
                 const struct reg_kind *ek;
 
-                r = load(x, NULL, in.id, "artifact", &e, &ek);
+                r = reg_load(&x->db, NULL, in.id, "artifact", &e, &ek);
                 if (r == -ENOENT)
                         x->err.kind = REG_ERR_INVALID;
                 if (r < 0)
@@ -951,7 +726,7 @@ static int do_upsert_artifact(struct ctx *x, const struct route_spec *sp)
                                           in.id, k->artifact_type);
                         goto out;
                 }
-                r = merge(x, &e, &in);
+                r = reg_merge(&x->db, &e, &in);
                 if (r < 0)
                         goto out;
                 if (e.parent_id != pid) {
@@ -967,7 +742,7 @@ static int do_upsert_artifact(struct ctx *x, const struct route_spec *sp)
                         }
                 }
         } else {
-                struct placement pl = { .parent_id = pid, .scope_parent = k->id != REG_DATASET,
+                struct reg_placement pl = { .parent_id = pid, .scope_parent = k->id != REG_DATASET,
                                         .scope_uuid = k->id == REG_DATASET };
                 bool existing = false;
 
@@ -983,7 +758,7 @@ static int do_upsert_artifact(struct ctx *x, const struct route_spec *sp)
 
                         r = store_entity_list(x->reg->store, x->conn, &q, &v, &n, &more);
                         if (r < 0) {
-                                r = store_error(x, r, "finding");
+                                r = reg_store_error(&x->db, r, "finding");
                                 goto out;
                         }
                         if (n > 0) {
@@ -994,9 +769,9 @@ static int do_upsert_artifact(struct ctx *x, const struct route_spec *sp)
                         store_entities_free(v, n);
                 }
                 if (existing)
-                        r = merge(x, &e, &in);
+                        r = reg_merge(&x->db, &e, &in);
                 else {
-                        r = build_new(x, &in, &pl, &e);
+                        r = reg_build_new(&x->db, &in, &pl, &e);
                         status = (k->id == REG_MODEL_ARTIFACT || k->id == REG_DOC_ARTIFACT) ? 201 : 200;
                 }
                 if (r < 0)
@@ -1007,7 +782,7 @@ static int do_upsert_artifact(struct ctx *x, const struct route_spec *sp)
                                 if (r < 0)
                                         goto out;
                         }
-                        r = insert(x, k, &e);
+                        r = reg_insert(&x->db, k, &e);
                         if (r < 0)
                                 goto out;
                         goto history;
@@ -1018,14 +793,14 @@ static int do_upsert_artifact(struct ctx *x, const struct route_spec *sp)
                 if (r < 0)
                         goto out;
         }
-        r = update(x, k, &e);
+        r = reg_update(&x->db, k, &e);
         if (r < 0)
                 goto out;
 history:
         if (run && k->id == REG_METRIC)
                 r = log_metric_history(x, &e, pid);
 out:
-        r = tx_end(x, r);
+        r = reg_tx_end(&x->db, r);
         if (r >= 0)
                 r = reply_entity(x, status, k, &e);
 done:
@@ -1047,17 +822,17 @@ static int do_is_model(struct ctx *x, const struct route_spec *sp)
         r = path_id(x, "id", "inference service", &id);
         if (r < 0)
                 return r;
-        r = load(x, reg_kind(REG_INFERENCE_SERVICE), id, "inference service", &is, NULL);
+        r = reg_load(&x->db, reg_kind(REG_INFERENCE_SERVICE), id, "inference service", &is, NULL);
         if (r < 0)
                 return r;
-        if (prop_int(&is, "registered_model_id", &rmid) < 0) {
+        if (reg_prop_int(&is, "registered_model_id", &rmid) < 0) {
                 store_entity_done(&is);
                 return reg_error_set(&x->err, REG_ERR_NOT_FOUND, -ENOENT,
                                      "no registered model found for inference service %" PRId64 ": not found",
                                      id);
         }
         store_entity_done(&is);
-        r = load(x, reg_kind(REG_REGISTERED_MODEL), rmid, "registered model", &rm, NULL);
+        r = reg_load(&x->db, reg_kind(REG_REGISTERED_MODEL), rmid, "registered model", &rm, NULL);
         if (r < 0)
                 return r;
         r = reply_entity(x, 200, reg_kind(REG_REGISTERED_MODEL), &rm);
@@ -1076,14 +851,14 @@ static int do_is_version(struct ctx *x, const struct route_spec *sp)
         r = path_id(x, "id", "inference service", &id);
         if (r < 0)
                 return r;
-        r = load(x, reg_kind(REG_INFERENCE_SERVICE), id, "inference service", &is, NULL);
+        r = reg_load(&x->db, reg_kind(REG_INFERENCE_SERVICE), id, "inference service", &is, NULL);
         if (r < 0)
                 return r;
-        (void)prop_int(&is, "model_version_id", &mvid);
-        (void)prop_int(&is, "registered_model_id", &rmid);
+        (void)reg_prop_int(&is, "model_version_id", &mvid);
+        (void)reg_prop_int(&is, "registered_model_id", &rmid);
         store_entity_done(&is);
         if (mvid != 0) {
-                r = load(x, mvk, mvid, "model version", &mv, NULL);
+                r = reg_load(&x->db, mvk, mvid, "model version", &mv, NULL);
                 if (r < 0)
                         return r;
         } else {
@@ -1096,7 +871,7 @@ static int do_is_version(struct ctx *x, const struct route_spec *sp)
 
                 r = store_entity_list(x->reg->store, x->conn, &q, &v, &n, &more);
                 if (r < 0)
-                        return store_error(x, r, "listing");
+                        return reg_store_error(&x->db, r, "listing");
                 if (n == 0) {
                         store_entities_free(v, n);
                         return reg_error_set(&x->err, REG_ERR_NOT_FOUND, -ENOENT,
@@ -1344,6 +1119,7 @@ static int serve(void *userdata, struct http_req *req, struct http_resp *resp)
         r = store_acquire(x.reg->store, &x.conn);
         if (r < 0)
                 return reply_error_kind(resp, HTTP_ERR_UNAVAILABLE, "Datastore service is down or unavailable.");
+        x.db = (struct reg_db){ .store = x.reg->store, .conn = x.conn, .err = &x.err };
         r = sp->handler(&x, sp);
         store_release(x.reg->store, x.conn);
         if (r < 0)
