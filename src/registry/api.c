@@ -239,42 +239,46 @@ static int list_params(struct ctx *x, const struct reg_kind *k, struct store_que
         return 0;
 }
 
+/* The list body for n entities: {items, nextPageToken, pageSize, size}. New reference or NULL. */
+static json_t *encode_list(const struct store_entity *v, size_t n, bool more,
+                           enum store_order order, int32_t page_size)
+{
+        json_auto_t *items = json_array();
+        AUTOFREE char *tok = NULL;
+
+        if (!items)
+                return NULL;
+        for (size_t i = 0; i < n; i++) {
+                const struct reg_kind *k = reg_kind_by_type(v[i].type);
+
+                if (!k || json_array_append_new(items, reg_encode(k, &v[i])) < 0)
+                        return NULL;
+        }
+        if (more && n > 0) {
+                tok = make_page_token(&v[n - 1], order);
+                if (!tok)
+                        return NULL;
+        }
+        return json_pack("{s:O,s:s,s:i,s:i}", "items", items, "nextPageToken", tok ? tok : "",
+                         "pageSize", (int)page_size, "size", (int)n);
+}
+
 static int run_list(struct ctx *x, const struct store_query *q, int32_t page_size)
 {
         struct store_entity *v = NULL;
         size_t n = 0;
         bool more = false;
-        json_t *items, *out;
-        AUTOFREE char *tok = NULL;
+        json_t *out;
         int r;
 
         r = store_entity_list(x->reg->store, x->conn, q, &v, &n, &more);
         if (r < 0)
                 return reg_store_error(&x->db, r, "listing");
-        items = json_array();
-        if (!items)
-                goto oom;
-        for (size_t i = 0; i < n; i++) {
-                const struct reg_kind *k = reg_kind_by_type(v[i].type);
-                if (!k || json_array_append_new(items, reg_encode(k, &v[i])) < 0) {
-                        json_decref(items);
-                        goto oom;
-                }
-        }
-        if (more && n > 0) {
-                tok = make_page_token(&v[n - 1], q->order);
-                if (!tok) {
-                        json_decref(items);
-                        goto oom;
-                }
-        }
-        out = json_pack("{s:o,s:s,s:i,s:i}", "items", items, "nextPageToken", tok ? tok : "",
-                        "pageSize", (int)page_size, "size", (int)n);
+        out = encode_list(v, n, more, q->order, page_size);
         store_entities_free(v, n);
-        return out ? reply_json(x, 200, out) : -ENOMEM;
-oom:
-        store_entities_free(v, n);
-        return reg_error_set(&x->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
+        if (!out)
+                return reg_error_set(&x->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
+        return reply_json(x, 200, out);
 }
 
 static int artifact_type_param(struct ctx *x, const char **ret_type)
@@ -565,6 +569,33 @@ out:
 
 /* ---- patch ---- */
 
+/* Inside the transaction: loads the entity, checks the artifact type, merges and writes. */
+static int patch_in_tx(struct ctx *x, const struct route_spec *sp, const struct reg_kind *k,
+                       int64_t id, json_t *body, struct store_entity *e,
+                       const struct reg_kind **ek, struct reg_input *in)
+{
+        int r;
+
+        r = reg_load(&x->db, k, id, k ? k->word : "artifact", e, ek);
+        if (r < 0)
+                return r;
+        if (sp->any_artifact) {
+                const char *at = reg_body_artifact_type(body);
+
+                if (at && !streq(at, (*ek)->artifact_type))
+                        return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
+                                             "cannot change artifact type from '%s' to '%s': artifact type is immutable",
+                                             (*ek)->artifact_type, at);
+        }
+        r = reg_decode(*ek, REG_SCHEMA_UPDATE, body, in, &x->err);
+        if (r < 0)
+                return r;
+        r = reg_merge(&x->db, e, in);
+        if (r < 0)
+                return r;
+        return reg_update(&x->db, *ek, e);
+}
+
 static int do_patch(struct ctx *x, const struct route_spec *sp)
 {
         json_auto_t *body = NULL;
@@ -584,27 +615,7 @@ static int do_patch(struct ctx *x, const struct route_spec *sp)
         r = reg_tx_begin(&x->db);
         if (r < 0)
                 return r;
-        r = reg_load(&x->db, k, id, k ? k->word : "artifact", &e, &ek);
-        if (r < 0)
-                goto out;
-        if (sp->any_artifact) {
-                const char *at = reg_body_artifact_type(body);
-
-                if (at && !streq(at, ek->artifact_type)) {
-                        r = reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
-                                          "cannot change artifact type from '%s' to '%s': artifact type is immutable",
-                                          ek->artifact_type, at);
-                        goto out;
-                }
-        }
-        r = reg_decode(ek, REG_SCHEMA_UPDATE, body, &in, &x->err);
-        if (r < 0)
-                goto out;
-        r = reg_merge(&x->db, &e, &in);
-        if (r >= 0)
-                r = reg_update(&x->db, ek, &e);
-out:
-        r = reg_tx_end(&x->db, r);
+        r = reg_tx_end(&x->db, patch_in_tx(x, sp, k, id, body, &e, &ek, &in));
         if (r >= 0)
                 r = reply_entity(x, 200, ek, &e);
         store_entity_done(&e);
