@@ -488,6 +488,77 @@ static int reply_entity(struct ctx *x, unsigned status, const struct reg_kind *k
         return reply_json(x, status, reg_encode(k, e));
 }
 
+/* Nested creates: the parent id comes from the path and wins over the body's. */
+static int set_path_parent(struct ctx *x, const struct route_spec *sp, const struct reg_kind *k,
+                           struct reg_input *in)
+{
+        const struct reg_kind *pk = reg_kind(sp->parent_kind);
+        int64_t pid;
+        int r;
+
+        r = path_id(x, "id", pk->word, &pid);
+        if (r < 0)
+                return r;
+        for (const struct reg_field *f = k->fields; f->json; f++) {
+                if (!(f->flags & REG_FF_PARENT))
+                        continue;
+                if (sp->schema == REG_SCHEMA_FULL && !store_entity_prop(&in->vals, f->prop, false))
+                        return reg_error_set(&x->err, REG_ERR_UNPROCESSABLE, -EINVAL,
+                                             "required field '%s' is zero value.", f->json);
+                r = store_entity_set_int(&in->vals, f->prop, false, pid);
+                if (r < 0)
+                        return reg_error_set(&x->err, REG_ERR_INTERNAL, r, "out of memory");
+        }
+        return 0;
+}
+
+/* POST /inference_services/{id}/serves: the parent is the inference service of the path. */
+static int create_serve_model(struct ctx *x, const struct reg_kind *k, struct reg_input *in,
+                              struct store_entity *e)
+{
+        struct store_entity is = { 0 };
+        struct reg_placement pl = { .scope_parent = true };
+        int64_t pid;
+        int r;
+
+        r = path_id(x, "id", "inference service", &pid);
+        if (r < 0)
+                return r;
+        r = reg_check_required(in, &x->err);
+        if (r < 0)
+                return r;
+        r = reg_tx_begin(&x->db);
+        if (r < 0)
+                return r;
+        r = reg_load(&x->db, reg_kind(REG_INFERENCE_SERVICE), pid, "inference service", &is, NULL);
+        store_entity_done(&is);
+        pl.parent_id = pid;
+        if (r >= 0)
+                r = reg_build_new(&x->db, in, &pl, e);
+        if (r >= 0)
+                r = reg_insert(&x->db, k, e);
+        return reg_tx_end(&x->db, r);
+}
+
+/* Creates the decoded body in; on success e holds the new entity. */
+static int create_decoded(struct ctx *x, const struct route_spec *sp, const struct reg_kind *k,
+                          struct reg_input *in, struct store_entity *e)
+{
+        int r;
+
+        if (sp->op == OP_CREATE_NESTED) {
+                r = set_path_parent(x, sp, k, in);
+                if (r < 0)
+                        return r;
+        }
+        if (sp->kind == REG_SERVE_MODEL)
+                return create_serve_model(x, k, in, e);
+        r = reg_tx_begin(&x->db);
+        if (r < 0)
+                return r;
+        return reg_tx_end(&x->db, create_entity(x, in, e));
+}
+
 static int do_create(struct ctx *x, const struct route_spec *sp)
 {
         json_auto_t *body = NULL;
@@ -506,62 +577,10 @@ static int do_create(struct ctx *x, const struct route_spec *sp)
                                              "invalid artifact type, must be either ModelArtifact, DocArtifact, DataSet, Metric, or Parameter: bad request");
         }
         r = reg_decode(k, sp->schema, body, &in, &x->err);
-        if (r < 0)
-                return r;
-        if (sp->op == OP_CREATE_NESTED) {
-                const struct reg_kind *pk = reg_kind(sp->parent_kind);
-                int64_t pid;
-
-                r = path_id(x, "id", pk->word, &pid);
-                if (r < 0)
-                        goto out;
-                /* The path wins over the body's parent id. */
-                for (const struct reg_field *f = k->fields; f->json; f++)
-                        if (f->flags & REG_FF_PARENT) {
-                                bool had = store_entity_prop(&in.vals, f->prop, false);
-                                if (sp->schema == REG_SCHEMA_FULL && !had) {
-                                        r = reg_error_set(&x->err, REG_ERR_UNPROCESSABLE, -EINVAL,
-                                                          "required field '%s' is zero value.",
-                                                          f->json);
-                                        goto out;
-                                }
-                                r = store_entity_set_int(&in.vals, f->prop, false, pid);
-                                if (r < 0)
-                                        goto out;
-                        }
-        }
-        if (sp->kind == REG_SERVE_MODEL) {
-                /* POST /inference_services/{id}/serves: the parent is the inference service. */
-                struct store_entity is = { 0 };
-                struct reg_placement pl = { .scope_parent = true };
-                int64_t pid;
-
-                r = path_id(x, "id", "inference service", &pid);
-                if (r < 0)
-                        goto out;
-                r = reg_check_required(&in, &x->err);
-                if (r < 0)
-                        goto out;
-                r = reg_tx_begin(&x->db);
-                if (r < 0)
-                        goto out;
-                r = reg_load(&x->db, reg_kind(REG_INFERENCE_SERVICE), pid, "inference service", &is, NULL);
-                store_entity_done(&is);
-                pl.parent_id = pid;
-                if (r >= 0)
-                        r = reg_build_new(&x->db, &in, &pl, &e);
-                if (r >= 0)
-                        r = reg_insert(&x->db, k, &e);
-                r = reg_tx_end(&x->db, r);
-        } else {
-                r = reg_tx_begin(&x->db);
-                if (r < 0)
-                        goto out;
-                r = reg_tx_end(&x->db, create_entity(x, &in, &e));
-        }
+        if (r >= 0)
+                r = create_decoded(x, sp, k, &in, &e);
         if (r >= 0)
                 r = reply_entity(x, 201, k, &e);
-out:
         store_entity_done(&e);
         reg_input_done(&in);
         return r;
