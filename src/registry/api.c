@@ -704,137 +704,144 @@ static int set_run_ids(struct ctx *x, struct store_entity *e, int64_t exp_id, in
         return 0;
 }
 
+/* One POST .../artifacts upsert (B.10.4) in progress. */
+struct upsert {
+        const struct reg_kind *k; /* the body's artifact kind */
+        int64_t pid;              /* the parent of the path */
+        bool run;                 /* the parent is an experiment run */
+        unsigned status;          /* 201 for new model/doc artifacts, else 200 */
+        struct reg_input *in;     /* borrowed; the decoded body */
+        struct store_entity *e;   /* borrowed; the artifact written */
+};
+
+/* The body names an existing artifact by id: it must be of the body's kind; moves it under pid. */
+static int upsert_load_by_id(struct ctx *x, struct upsert *u)
+{
+        const struct reg_kind *ek;
+        char scope[32];
+        int r;
+
+        r = reg_load(&x->db, NULL, u->in->id, "artifact", u->e, &ek);
+        if (r == -ENOENT)
+                x->err.kind = REG_ERR_INVALID;
+        if (r < 0)
+                return r;
+        if (ek != u->k)
+                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
+                                     "artifact with id %" PRId64 " is not a %s artifact: bad request",
+                                     u->in->id, u->k->artifact_type);
+        r = reg_merge(&x->db, u->e, u->in);
+        if (r < 0 || u->e->parent_id == u->pid)
+                return r;
+        u->e->parent_id = u->pid;
+        (void)snprintf(scope, sizeof(scope), "%" PRId64, u->pid);
+        free(u->e->scope);
+        u->e->scope = strdup(scope);
+        if (!u->e->scope)
+                return reg_error_set(&x->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
+        return 0;
+}
+
+/* Log-by-name: metrics and parameters update the artifact of that kind and name under pid. */
+static int upsert_find_by_name(struct ctx *x, struct upsert *u, bool *ret_existing)
+{
+        const struct reg_kind *k = u->k;
+        struct store_query q = { .group = k->group, .types = &k->type, .n_types = 1,
+                                 .has_parent = true, .parent_id = u->pid,
+                                 .name_eq = u->in->vals.name, .limit = 1 };
+        struct store_entity *v = NULL;
+        size_t n = 0;
+        bool more;
+        int r;
+
+        *ret_existing = false;
+        if ((k->id != REG_METRIC && k->id != REG_PARAMETER) || !u->in->has_name ||
+            !u->in->vals.name || !*u->in->vals.name)
+                return 0;
+        r = store_entity_list(x->reg->store, x->conn, &q, &v, &n, &more);
+        if (r < 0)
+                return reg_store_error(&x->db, r, "finding");
+        if (n > 0) {
+                *u->e = v[0];
+                v[0] = (struct store_entity){ 0 };
+                *ret_existing = true;
+        }
+        store_entities_free(v, n);
+        return 0;
+}
+
+/* Inside the transaction: resolves the artifact (by id, by name or new) and writes it. */
+static int upsert_in_tx(struct ctx *x, struct upsert *u, const struct reg_kind *pk)
+{
+        struct store_entity parent = { 0 };
+        int64_t exp_id = 0;
+        bool existing = true;
+        int r;
+
+        r = reg_load(&x->db, pk, u->pid, pk->word, &parent, NULL);
+        if (r < 0)
+                return r;
+        if (u->run)
+                (void)reg_prop_int(&parent, "experiment_id", &exp_id);
+        store_entity_done(&parent);
+        if (u->in->has_id)
+                r = upsert_load_by_id(x, u);
+        else
+                r = upsert_find_by_name(x, u, &existing);
+        if (r >= 0 && !u->in->has_id && existing)
+                r = reg_merge(&x->db, u->e, u->in);
+        if (r >= 0 && !existing) {
+                struct reg_placement pl = { .parent_id = u->pid,
+                                            .scope_parent = u->k->id != REG_DATASET,
+                                            .scope_uuid = u->k->id == REG_DATASET };
+
+                r = reg_build_new(&x->db, u->in, &pl, u->e);
+                if (u->k->id == REG_MODEL_ARTIFACT || u->k->id == REG_DOC_ARTIFACT)
+                        u->status = 201;
+        }
+        if (r >= 0 && u->run)
+                r = set_run_ids(x, u->e, exp_id, u->pid);
+        if (r >= 0)
+                r = existing ? reg_update(&x->db, u->k, u->e) : reg_insert(&x->db, u->k, u->e);
+        if (r >= 0 && u->run && u->k->id == REG_METRIC)
+                r = log_metric_history(x, u->e, u->pid);
+        return r;
+}
+
 static int do_upsert_artifact(struct ctx *x, const struct route_spec *sp)
 {
         json_auto_t *body = NULL;
         struct reg_input in = { 0 };
-        struct store_entity e = { 0 }, parent = { 0 };
-        const struct reg_kind *k;
+        struct store_entity e = { 0 };
         const struct reg_kind *pk = reg_kind(sp->parent_kind);
-        bool run = sp->parent_kind == REG_EXPERIMENT_RUN;
-        unsigned status = 200;
-        int64_t pid, exp_id = 0;
+        struct upsert u = { .run = sp->parent_kind == REG_EXPERIMENT_RUN, .status = 200,
+                            .in = &in, .e = &e };
         int r;
 
-        r = path_id(x, "id", pk->word, &pid);
+        r = path_id(x, "id", pk->word, &u.pid);
         if (r < 0)
                 return r;
         r = parse_body(x, &body);
         if (r < 0)
                 return r;
-        k = reg_kind_by_artifact_type(reg_body_artifact_type(body));
-        if (!k)
+        u.k = reg_kind_by_artifact_type(reg_body_artifact_type(body));
+        if (!u.k)
                 return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
                                      "invalid artifact type, must be either ModelArtifact, DocArtifact, DataSet, Metric, or Parameter: bad request");
-        r = reg_decode(k, REG_SCHEMA_FULL, body, &in, &x->err);
+        r = reg_decode(u.k, REG_SCHEMA_FULL, body, &in, &x->err);
         if (r < 0)
                 return r;
-        if (k->id == REG_METRIC && run && !store_entity_prop(&in.vals, "value", false) && !in.has_id) {
-                r = reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL, "metric value is required: bad request");
-                goto done;
-        }
-        r = reg_tx_begin(&x->db);
-        if (r < 0)
-                goto done;
-        r = reg_load(&x->db, pk, pid, pk->word, &parent, NULL);
-        if (r < 0)
-                goto out;
-        if (run)
-                (void)reg_prop_int(&parent, "experiment_id", &exp_id);
-
-        if (in.has_id) {
-                const struct reg_kind *ek;
-
-                r = reg_load(&x->db, NULL, in.id, "artifact", &e, &ek);
-                if (r == -ENOENT)
-                        x->err.kind = REG_ERR_INVALID;
-                if (r < 0)
-                        goto out;
-                if (ek != k) {
-                        r = reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
-                                          "artifact with id %" PRId64 " is not a %s artifact: bad request",
-                                          in.id, k->artifact_type);
-                        goto out;
-                }
-                r = reg_merge(&x->db, &e, &in);
-                if (r < 0)
-                        goto out;
-                if (e.parent_id != pid) {
-                        char scope[32];
-
-                        e.parent_id = pid;
-                        (void)snprintf(scope, sizeof(scope), "%" PRId64, pid);
-                        free(e.scope);
-                        e.scope = strdup(scope);
-                        if (!e.scope) {
-                                r = reg_error_set(&x->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
-                                goto out;
-                        }
-                }
-        } else {
-                struct reg_placement pl = { .parent_id = pid, .scope_parent = k->id != REG_DATASET,
-                                        .scope_uuid = k->id == REG_DATASET };
-                bool existing = false;
-
-                if ((k->id == REG_METRIC || k->id == REG_PARAMETER) && in.has_name && in.vals.name &&
-                    *in.vals.name) {
-                        /* Log-by-name: update the artifact of that kind and name under the parent. */
-                        struct store_query q = { .group = k->group, .types = &k->type, .n_types = 1,
-                                                 .has_parent = true, .parent_id = pid,
-                                                 .name_eq = in.vals.name, .limit = 1 };
-                        struct store_entity *v = NULL;
-                        size_t n = 0;
-                        bool more;
-
-                        r = store_entity_list(x->reg->store, x->conn, &q, &v, &n, &more);
-                        if (r < 0) {
-                                r = reg_store_error(&x->db, r, "finding");
-                                goto out;
-                        }
-                        if (n > 0) {
-                                e = v[0];
-                                v[0] = (struct store_entity){ 0 };
-                                existing = true;
-                        }
-                        store_entities_free(v, n);
-                }
-                if (existing)
-                        r = reg_merge(&x->db, &e, &in);
-                else {
-                        r = reg_build_new(&x->db, &in, &pl, &e);
-                        status = (k->id == REG_MODEL_ARTIFACT || k->id == REG_DOC_ARTIFACT) ? 201 : 200;
-                }
-                if (r < 0)
-                        goto out;
-                if (!existing) {
-                        if (run) {
-                                r = set_run_ids(x, &e, exp_id, pid);
-                                if (r < 0)
-                                        goto out;
-                        }
-                        r = reg_insert(&x->db, k, &e);
-                        if (r < 0)
-                                goto out;
-                        goto history;
-                }
-        }
-        if (run) {
-                r = set_run_ids(x, &e, exp_id, pid);
-                if (r < 0)
-                        goto out;
-        }
-        r = reg_update(&x->db, k, &e);
-        if (r < 0)
-                goto out;
-history:
-        if (run && k->id == REG_METRIC)
-                r = log_metric_history(x, &e, pid);
-out:
-        r = reg_tx_end(&x->db, r);
+        if (u.k->id == REG_METRIC && u.run && !store_entity_prop(&in.vals, "value", false) &&
+            !in.has_id)
+                r = reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
+                                  "metric value is required: bad request");
         if (r >= 0)
-                r = reply_entity(x, status, k, &e);
-done:
-        store_entity_done(&parent);
+                r = reg_tx_begin(&x->db);
+        if (r >= 0) {
+                r = reg_tx_end(&x->db, upsert_in_tx(x, &u, pk));
+                if (r >= 0)
+                        r = reply_entity(x, u.status, u.k, &e);
+        }
         store_entity_done(&e);
         reg_input_done(&in);
         return r;
