@@ -276,6 +276,109 @@ static int decode_field(const struct reg_field *f, const char *sname, json_t *v,
         return 0;
 }
 
+/* name, externalId, description: strings (null = absent). 1 handled, 0 not this key, <0. */
+static int decode_string_member(enum reg_schema schema, const char *sname, const char *key,
+                                json_t *v, struct reg_input *in, struct reg_error *err)
+{
+        bool name = streq(key, "name") && schema != REG_SCHEMA_UPDATE;
+        char **dst;
+        int r;
+
+        if (!name && !streq(key, "externalId") && !streq(key, "description"))
+                return 0;
+        if (json_is_null(v))
+                return 1;
+        if (!json_is_string(v))
+                return type_error(err, sname, key, v, "string");
+        if (streq(key, "description")) {
+                r = store_entity_set_string(&in->vals, "description", false, STORE_P_STRING,
+                                            json_string_value(v));
+                return r < 0 ? reg_error_set(err, REG_ERR_INTERNAL, r, "out of memory") : 1;
+        }
+        if (name) {
+                in->has_name = true;
+                dst = &in->vals.name;
+        } else {
+                in->has_external_id = true;
+                dst = &in->vals.external_id;
+        }
+        free(*dst);
+        *dst = strdup(json_string_value(v));
+        return *dst ? 1 : reg_error_set(err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
+}
+
+/* id, createTimeSinceEpoch, lastUpdateTimeSinceEpoch of a full body. 1 handled, 0, <0. */
+static int decode_full_member(enum reg_schema schema, const char *sname, const char *key,
+                              json_t *v, struct reg_input *in, struct reg_error *err)
+{
+        int32_t id;
+
+        if (schema != REG_SCHEMA_FULL ||
+            (!streq(key, "id") && !streq(key, "createTimeSinceEpoch") &&
+             !streq(key, "lastUpdateTimeSinceEpoch")))
+                return 0;
+        if (json_is_null(v))
+                return 1;
+        if (!json_is_string(v))
+                return type_error(err, sname, key, v, "string");
+        if (!streq(key, "id"))
+                return 1;
+        if (safe_atoi32(json_string_value(v), &id) < 0)
+                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
+                                     "invalid artifact ID: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
+                                     json_string_value(v));
+        in->has_id = true;
+        in->id = id;
+        return 1;
+}
+
+/* customProperties and artifactType. 1 handled, 0 not this key, <0. */
+static int decode_special_member(const struct reg_kind *k, const char *sname, const char *key,
+                                 json_t *v, struct reg_input *in, struct reg_error *err)
+{
+        int r;
+
+        if (streq(key, "customProperties")) {
+                if (json_is_null(v))
+                        return 1;
+                in->has_custom = true;
+                r = reg_decode_custom(v, &in->vals, err);
+                return r < 0 ? r : 1;
+        }
+        if (!streq(key, "artifactType") || !k->artifact_type)
+                return 0;
+        if (json_is_null(v))
+                return 1;
+        if (!json_is_string(v))
+                return type_error(err, sname, key, v, "string");
+        if (!streq(json_string_value(v), k->artifact_type))
+                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
+                                     "invalid artifact type, must be either ModelArtifact, DocArtifact, DataSet, Metric, or Parameter: bad request");
+        return 1;
+}
+
+/* One member of the body. */
+static int decode_member(const struct reg_kind *k, enum reg_schema schema, const char *sname,
+                         const char *key, json_t *v, struct reg_input *in, struct reg_error *err)
+{
+        const struct reg_field *f;
+        int r;
+
+        r = decode_string_member(schema, sname, key, v, in, err);
+        if (r == 0)
+                r = decode_special_member(k, sname, key, v, in, err);
+        if (r == 0)
+                r = decode_full_member(schema, sname, key, v, in, err);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        f = reg_kind_field(k, key);
+        if (!f || !field_allowed(f, schema))
+                return reg_error_set(err, REG_ERR_INVALID, -EINVAL, "json: unknown field \"%s\"", key);
+        if (json_is_null(v) || (f->flags & REG_FF_OUTPUT))
+                return 0;
+        return decode_field(f, sname, v, &in->vals, err);
+}
+
 int reg_decode(const struct reg_kind *k, enum reg_schema schema, json_t *obj,
                struct reg_input *ret, struct reg_error *err)
 {
@@ -286,114 +389,19 @@ int reg_decode(const struct reg_kind *k, enum reg_schema schema, json_t *obj,
         int r;
 
         schema_name(k, schema, sname, sizeof(sname));
-        if (!json_is_object(obj)) {
-                r = reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                  "json: cannot unmarshal %s into Go value of type openapi.%s",
-                                  json_type_word(obj), sname);
-                goto fail;
-        }
+        if (!json_is_object(obj))
+                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
+                                     "json: cannot unmarshal %s into Go value of type openapi.%s",
+                                     json_type_word(obj), sname);
         json_object_foreach(obj, key, v) {
-                const struct reg_field *f;
-
-                if (streq(key, "name") && schema != REG_SCHEMA_UPDATE) {
-                        if (json_is_null(v))
-                                continue;
-                        if (!json_is_string(v)) {
-                                r = type_error(err, sname, key, v, "string");
-                                goto fail;
-                        }
-                        in.has_name = true;
-                        free(in.vals.name);
-                        in.vals.name = strdup(json_string_value(v));
-                        if (!in.vals.name)
-                                goto oom;
-                        continue;
+                r = decode_member(k, schema, sname, key, v, &in, err);
+                if (r < 0) {
+                        reg_input_done(&in);
+                        return r;
                 }
-                if (streq(key, "externalId") || streq(key, "description")) {
-                        if (json_is_null(v))
-                                continue;
-                        if (!json_is_string(v)) {
-                                r = type_error(err, sname, key, v, "string");
-                                goto fail;
-                        }
-                        if (streq(key, "description")) {
-                                r = store_entity_set_string(&in.vals, "description", false,
-                                                            STORE_P_STRING, json_string_value(v));
-                                if (r < 0)
-                                        goto oom;
-                        } else {
-                                in.has_external_id = true;
-                                free(in.vals.external_id);
-                                in.vals.external_id = strdup(json_string_value(v));
-                                if (!in.vals.external_id)
-                                        goto oom;
-                        }
-                        continue;
-                }
-                if (streq(key, "customProperties")) {
-                        if (json_is_null(v))
-                                continue;
-                        in.has_custom = true;
-                        r = reg_decode_custom(v, &in.vals, err);
-                        if (r < 0)
-                                goto fail;
-                        continue;
-                }
-                if (streq(key, "artifactType") && k->artifact_type) {
-                        if (json_is_null(v))
-                                continue;
-                        if (!json_is_string(v)) {
-                                r = type_error(err, sname, key, v, "string");
-                                goto fail;
-                        }
-                        if (!streq(json_string_value(v), k->artifact_type)) {
-                                r = reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                                  "invalid artifact type, must be either ModelArtifact, DocArtifact, DataSet, Metric, or Parameter: bad request");
-                                goto fail;
-                        }
-                        continue;
-                }
-                if (schema == REG_SCHEMA_FULL &&
-                    (streq(key, "id") || streq(key, "createTimeSinceEpoch") ||
-                     streq(key, "lastUpdateTimeSinceEpoch"))) {
-                        if (json_is_null(v))
-                                continue;
-                        if (!json_is_string(v)) {
-                                r = type_error(err, sname, key, v, "string");
-                                goto fail;
-                        }
-                        if (streq(key, "id")) {
-                                int32_t id;
-
-                                if (safe_atoi32(json_string_value(v), &id) < 0) {
-                                        r = reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                                          "invalid artifact ID: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
-                                                          json_string_value(v));
-                                        goto fail;
-                                }
-                                in.has_id = true;
-                                in.id = id;
-                        }
-                        continue;
-                }
-                f = reg_kind_field(k, key);
-                if (!f || !field_allowed(f, schema)) {
-                        r = reg_error_set(err, REG_ERR_INVALID, -EINVAL, "json: unknown field \"%s\"", key);
-                        goto fail;
-                }
-                if (json_is_null(v) || (f->flags & REG_FF_OUTPUT))
-                        continue;
-                r = decode_field(f, sname, v, &in.vals, err);
-                if (r < 0)
-                        goto fail;
         }
         *ret = in;
         return 0;
-oom:
-        r = reg_error_set(err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
-fail:
-        reg_input_done(&in);
-        return r;
 }
 
 int reg_check_required(const struct reg_input *in, struct reg_error *err)
