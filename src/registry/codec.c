@@ -177,9 +177,88 @@ static bool field_allowed(const struct reg_field *f, enum reg_schema schema)
         }
 }
 
+static int decode_enum(const struct reg_field *f, const char *sname, json_t *v,
+                       struct store_entity *vals, struct reg_error *err)
+{
+        const char *s;
+
+        if (!json_is_string(v))
+                return type_error(err, sname, f->json, v, f->enum_name);
+        s = json_string_value(v);
+        for (const char *const *e = f->enums; *e; e++)
+                if (streq(*e, s))
+                        return store_entity_set_string(vals, f->prop, false, STORE_P_STRING, s);
+        return reg_error_set(err, REG_ERR_INVALID, -EINVAL, "%s is not a valid %s", s,
+                             f->enum_name);
+}
+
+/* An id (string of an int32) or a millisecond timestamp (string of an int64). */
+static int decode_id_or_ms(const struct reg_field *f, const char *sname, json_t *v,
+                           struct store_entity *vals, struct reg_error *err)
+{
+        int32_t i32;
+        int64_t i;
+
+        if (!json_is_string(v))
+                return type_error(err, sname, f->json, v, "string");
+        if (f->type == REG_F_MS) {
+                if (safe_atoi64(json_string_value(v), &i) < 0)
+                        return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
+                                             "invalid %s: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
+                                             f->json, json_string_value(v));
+                return store_entity_set_int(vals, f->prop, false, i);
+        }
+        if (json_string_length(v) == 0) {
+                /* zero value: treated as absent, the required check reports it */
+                return 0;
+        }
+        if (safe_atoi32(json_string_value(v), &i32) < 0)
+                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
+                                     "invalid %s: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
+                                     f->json, json_string_value(v));
+        /*
+         * Ids start at 1 (the schema's pattern is ^[1-9][0-9]{0,8}$). Upstream stores 0 or a
+         * negative reference and then answers it back, breaking its own response schema;
+         * nothing can be referenced by such an id. But upstream reads an optional reference of 0
+         * as "none" (an InferenceService's modelVersionId 0 means its model's latest version,
+         * B.3 #30), so an optional "0" is accepted as absent.
+         */
+        if (i32 == 0 && !(f->flags & REG_FF_REQUIRED))
+                return 0;
+        if (i32 < 1)
+                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
+                                     "invalid %s: \"%s\" is not a positive id: bad request",
+                                     f->json, json_string_value(v));
+        return store_entity_set_int(vals, f->prop, false, i32);
+}
+
+/* An array of strings, stored as its compact JSON text. */
+static int decode_strlist(const struct reg_field *f, const char *sname, json_t *v,
+                          struct store_entity *vals, struct reg_error *err)
+{
+        AUTOFREE char *text = NULL;
+        size_t i;
+        json_t *x;
+
+        if (!json_is_array(v))
+                return type_error(err, sname, f->json, v, "[]string");
+        json_array_foreach(v, i, x)
+                if (!json_is_string(x))
+                        return type_error(err, sname, f->json, x, "string");
+        text = json_dumps(v, JSON_COMPACT);
+        if (!text)
+                return -ENOMEM;
+        return store_entity_set_string(vals, f->prop, false, STORE_P_STRING, text);
+}
+
+/*
+ * One field of the kind's table. Returns 0, or a negative errno with err filled (a failure
+ * without detail is an allocation failure).
+ */
 static int decode_field(const struct reg_field *f, const char *sname, json_t *v,
                         struct store_entity *vals, struct reg_error *err)
 {
+        struct reg_error detail = { 0 };
         int r = 0;
 
         switch (f->type) {
@@ -189,60 +268,13 @@ static int decode_field(const struct reg_field *f, const char *sname, json_t *v,
                 r = store_entity_set_string(vals, f->prop, false, STORE_P_STRING,
                                             json_string_value(v));
                 break;
-        case REG_F_ENUM: {
-                const char *s;
-                bool ok = false;
-
-                if (!json_is_string(v))
-                        return type_error(err, sname, f->json, v, f->enum_name);
-                s = json_string_value(v);
-                for (const char *const *e = f->enums; *e; e++)
-                        if (streq(*e, s))
-                                ok = true;
-                if (!ok)
-                        return reg_error_set(err, REG_ERR_INVALID, -EINVAL, "%s is not a valid %s", s,
-                                             f->enum_name);
-                r = store_entity_set_string(vals, f->prop, false, STORE_P_STRING, s);
+        case REG_F_ENUM:
+                r = decode_enum(f, sname, v, vals, &detail);
                 break;
-        }
         case REG_F_ID:
-        case REG_F_MS: {
-                int64_t i;
-
-                if (!json_is_string(v))
-                        return type_error(err, sname, f->json, v, "string");
-                if (f->type == REG_F_ID) {
-                        int32_t i32;
-                        if (json_string_length(v) == 0) {
-                                /* zero value: treated as absent, the required check reports it */
-                                return 0;
-                        }
-                        if (safe_atoi32(json_string_value(v), &i32) < 0)
-                                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                                     "invalid %s: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
-                                                     f->json, json_string_value(v));
-                        /*
-                         * Ids start at 1 (the schema's pattern is ^[1-9][0-9]{0,8}$). Upstream
-                         * stores 0 or a negative reference and then answers it back, breaking
-                         * its own response schema; nothing can be referenced by such an id. But
-                         * upstream reads an optional reference of 0 as "none" (an
-                         * InferenceService's modelVersionId 0 means its model's latest
-                         * version, B.3 #30), so an optional "0" is accepted as absent.
-                         */
-                        if (i32 == 0 && !(f->flags & REG_FF_REQUIRED))
-                                return 0;
-                        if (i32 < 1)
-                                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                                     "invalid %s: \"%s\" is not a positive id: bad request",
-                                                     f->json, json_string_value(v));
-                        i = i32;
-                } else if (safe_atoi64(json_string_value(v), &i) < 0)
-                        return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                             "invalid %s: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
-                                             f->json, json_string_value(v));
-                r = store_entity_set_int(vals, f->prop, false, i);
+        case REG_F_MS:
+                r = decode_id_or_ms(f, sname, v, vals, &detail);
                 break;
-        }
         case REG_F_DOUBLE:
                 if (!json_is_number(v))
                         return type_error(err, sname, f->json, v, "float64");
@@ -253,27 +285,17 @@ static int decode_field(const struct reg_field *f, const char *sname, json_t *v,
                         return type_error(err, sname, f->json, v, "int64");
                 r = store_entity_set_int(vals, f->prop, false, json_integer_value(v));
                 break;
-        case REG_F_STRLIST: {
-                size_t i;
-                json_t *x;
-                char *text;
-
-                if (!json_is_array(v))
-                        return type_error(err, sname, f->json, v, "[]string");
-                json_array_foreach(v, i, x)
-                        if (!json_is_string(x))
-                                return type_error(err, sname, f->json, x, "string");
-                text = json_dumps(v, JSON_COMPACT);
-                if (!text)
-                        return reg_error_set(err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
-                r = store_entity_set_string(vals, f->prop, false, STORE_P_STRING, text);
-                free(text);
+        case REG_F_STRLIST:
+                r = decode_strlist(f, sname, v, vals, &detail);
                 break;
         }
+        if (r >= 0)
+                return 0;
+        if (detail.message[0]) {
+                *err = detail;
+                return r;
         }
-        if (r < 0)
-                return reg_error_set(err, REG_ERR_INTERNAL, r, "out of memory");
-        return 0;
+        return reg_error_set(err, REG_ERR_INTERNAL, r, "out of memory");
 }
 
 /* name, externalId, description: strings (null = absent). 1 handled, 0 not this key, <0. */
