@@ -85,8 +85,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         r = filterq_parse(q, &n, err, sizeof(err));
         if (r == -EINVAL && err[0] == '\0')
                 __builtin_trap(); /* every rejection names what was wrong */
-        for (const char *c = err; r == -EINVAL && *c; c++)
-                if ((unsigned char)*c >= 0x80)
+        for (const char *m = err; r == -EINVAL && *m; m++)
+                if ((unsigned char)*m >= 0x80)
                         __builtin_trap(); /* messages go into JSON bodies: ASCII only */
         if (r >= 0 && n) {
                 if (check(n, 0) > FILTERQ_CMP_MAX)
