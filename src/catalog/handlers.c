@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "catalog/glob.h"
+#include "catalog/hf-sync.h"
 #include "catalog/index.h"
 #include "catalog/limits.h"
 #include "http/errors.h"
@@ -279,13 +280,53 @@ static int collect_artifact_types(void *userdata, const char *key, const char *v
         return 0;
 }
 
+/*
+ * targetRPS (an int32 >= 0), recommendations (a boolean) and the four property names of the
+ * performance endpoint. Answers 400 itself and returns -EINVAL on bad input.
+ */
+static int parse_perf(const struct http_req *req, struct catalog_perf_params *p,
+                      struct http_resp *resp)
+{
+        const char *tr = http_req_query(req, "targetRPS");
+        const char *rec = http_req_query(req, "recommendations");
+        int32_t t = 0;
+
+        if (tr && tr[0]) {
+                if (safe_atoi32(tr, &t) < 0) {
+                        reply_error(resp, 400,
+                                    "invalid targetRPS '%s': not an integer: bad request", tr);
+                        return -EINVAL;
+                }
+                if (t < 0) {
+                        reply_error(resp, 400,
+                                    "invalid targetRPS '%s': must not be negative: bad request",
+                                    tr);
+                        return -EINVAL;
+                }
+        }
+        *p = (struct catalog_perf_params){
+                .target_rps = t,
+                .rps_property = http_req_query(req, "rpsProperty"),
+                .latency_property = http_req_query(req, "latencyProperty"),
+                .hw_count_property = http_req_query(req, "hardwareCountProperty"),
+                .hw_type_property = http_req_query(req, "hardwareTypeProperty"),
+        };
+        if (rec && rec[0] && parse_boolean(rec, &p->recommendations) < 0) {
+                reply_error(resp, 400,
+                            "invalid recommendations '%s' (expected true or false): bad request",
+                            rec);
+                return -EINVAL;
+        }
+        return 0;
+}
+
 static int handle_artifacts(struct ctx *c, struct http_req *req, struct http_resp *resp,
                             const char *source_id, const char *name, bool performance)
 {
         struct catalog_artifact_query q = { 0 };
+        struct catalog_perf_params perf = { 0 };
         struct strv_builder types = { 0 };
         CLEANUP(filterq_freep) struct filterq_node *filter = NULL;
-        const char *tr = http_req_query(req, "targetRPS");
         char err[512];
         json_t *out = NULL;
         int r;
@@ -304,14 +345,12 @@ static int handle_artifacts(struct ctx *c, struct http_req *req, struct http_res
                 return reply_errno(resp, types.r);
         }
         q.artifact_types = types.v;
-        if (tr && tr[0]) {
-                int32_t t;
-
-                if (safe_atoi32(tr, &t) < 0 || t < 0) {
-                        catalog_strv_free(types.v);
-                        return reply_error(resp, 400, "invalid targetRPS '%s': bad request", tr);
-                }
+        if (parse_perf(req, &perf, resp) < 0) {
+                catalog_strv_free(types.v);
+                return 0;
         }
+        if (performance)
+                q.perf = &perf;
         r = filterq_parse(http_req_query(req, "filterQuery"), &filter, err, sizeof(err));
         if (r < 0) {
                 catalog_strv_free(types.v);
@@ -394,7 +433,10 @@ static int handle_labels(struct ctx *c, struct http_req *req, struct http_resp *
         if (parse_page(req, &q.page, resp) < 0)
                 return 0;
         if (at && at[0] && catalog_asset_type_from_string(at) < 0)
-                return reply_error(resp, 400, "invalid assetType '%s': bad request", at);
+                return reply_error(resp, 400,
+                                   "invalid value '%s' for assetType: valid values are [models "
+                                   "mcp_servers]",
+                                   at);
         q.asset_type = at && at[0] ? at : "models";
         q.order_by = http_req_query(req, "orderBy");
         r = catalog_index_list_labels(c->idx, &q, &out);
@@ -483,26 +525,134 @@ int catalog_multipart_find(const char *content_type, const char *body, size_t le
         return -ENOENT;
 }
 
-/* A preview path: relative to the first sources file's directory, no "..", or a configured one. */
+/*
+ * A preview path: only the catalog file of a configured source (absolute, or relative to the
+ * first sources file's directory), compared after resolving symlinks; -EPERM for anything else.
+ */
 static int preview_path(struct ctx *c, const char *p, char **ret)
 {
         const struct catalog_config *cfg = catalog_index_config(c->idx);
+        AUTOFREE char *joined = NULL, *want = NULL;
 
-        if (p[0] == '/') {
-                for (size_t i = 0; i < cfg->n_sources; i++) {
-                        AUTOFREE char *sp = NULL;
+        if (p[0] == '/')
+                joined = strdup(p);
+        else if (asprintf(&joined, "%s/%s", catalog_service_base_dir(c->svc), p) < 0)
+                joined = NULL;
+        if (!joined)
+                return -ENOMEM;
+        want = realpath(joined, NULL);
+        if (!want)
+                return errno == ENOMEM ? -ENOMEM : -EPERM;
+        for (size_t i = 0; i < cfg->n_sources; i++) {
+                AUTOFREE char *sp = NULL, *real = NULL;
 
-                        if (catalog_source_yaml_path(&cfg->sources[i], &sp) >= 0 && streq(sp, p)) {
-                                *ret = strdup(p);
-                                return *ret ? 0 : -ENOMEM;
-                        }
+                if (cfg->sources[i].is_mcp || catalog_source_yaml_path(&cfg->sources[i], &sp) < 0)
+                        continue;
+                real = realpath(sp, NULL);
+                if (real && streq(real, want)) {
+                        *ret = TAKE_PTR(want);
+                        return 0;
                 }
-                return -EPERM;
         }
-        if (streq(p, "..") || strneq(p, "../", 3) || strstr(p, "/../") ||
-            (strlen(p) >= 3 && streq(p + strlen(p) - 3, "/..")))
-                return -EPERM;
-        return asprintf(ret, "%s/%s", catalog_service_base_dir(c->svc), p) < 0 ? -ENOMEM : 0;
+        return -EPERM;
+}
+
+/*
+ * The model names of a yaml preview source (catalogData, or its yamlCatalogPath) with their
+ * include decision. Answers 422 itself (returns -EINVAL) for bad data.
+ */
+static int preview_yaml_names(struct ctx *c, struct catalog_source_config *src,
+                              const char *cat_data, size_t cat_len, struct http_resp *resp,
+                              char ***ret_names, bool **ret_included)
+{
+        CLEANUP(catalog_models_unrefp) struct catalog_models *models = NULL;
+        CLEANUP(catalog_strv_freep) char **excluded = NULL, **names = NULL;
+        struct catalog_error err = { 0 };
+        AUTOFREE bool *included = NULL;
+        char msg[1200];
+        int r;
+
+        if (cat_data)
+                r = catalog_models_parse("catalogData", cat_data, cat_len, &models, &err);
+        else {
+                const char *p = json_string_value(json_object_get(src->properties,
+                                                                  "yamlCatalogPath"));
+                AUTOFREE char *path = NULL;
+
+                if (!p) {
+                        reply_error(resp, 422,
+                                    "config needs properties.yamlCatalogPath or a catalogData part");
+                        return -EINVAL;
+                }
+                r = preview_path(c, p, &path);
+                if (r == -EPERM) {
+                        reply_error(resp, 422, "yamlCatalogPath '%s' is not allowed", p);
+                        return -EINVAL;
+                }
+                if (r >= 0)
+                        r = catalog_models_load_file(path, &models, &err);
+        }
+        if (r >= 0)
+                r = catalog_source_excluded(src, &excluded);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                reply_error(resp, 422, "invalid catalog data: %s",
+                            catalog_error_format(&err, msg, sizeof(msg)));
+                return -EINVAL;
+        }
+        names = calloc(models->n + 1, sizeof(*names));
+        included = calloc(models->n + 1, sizeof(*included));
+        if (!names || !included)
+                return -ENOMEM;
+        for (size_t i = 0; i < models->n; i++) {
+                names[i] = strdup(models->v[i].name);
+                if (!names[i])
+                        return -ENOMEM;
+                included[i] = catalog_glob_included(src->included, excluded, names[i]);
+        }
+        *ret_names = TAKE_PTR(names);
+        *ret_included = TAKE_PTR(included);
+        return 0;
+}
+
+/* The same for an hf preview source: the names the hub has for its patterns (upstream). */
+static int preview_hf_names(struct catalog_source_config *src, struct http_resp *resp,
+                            char ***ret_names, bool **ret_included)
+{
+        struct catalog_hf_config cfg = { 0 };
+        CLEANUP(catalog_strv_freep) char **names = NULL;
+        AUTOFREE bool *included = NULL;
+        char err[1024];
+        size_t n;
+        int r;
+
+        r = catalog_hf_config_from_source(src, NULL, &cfg, err, sizeof(err));
+        if (r == -EINVAL) {
+                reply_error(resp, 422, "invalid source config: %s", err);
+                return r;
+        }
+        if (r < 0)
+                return r;
+        r = catalog_hf_preview_names(&cfg, NULL, &names, err, sizeof(err));
+        if (r == -EINVAL)
+                reply_error(resp, 422, "%s", err);
+        if (r < 0) {
+                catalog_hf_config_release(&cfg);
+                return r;
+        }
+        n = catalog_strv_length(names);
+        included = calloc(n + 1, sizeof(*included));
+        if (!included) {
+                catalog_hf_config_release(&cfg);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < n; i++)
+                included[i] = catalog_glob_included(cfg.included, cfg.excluded, names[i]);
+        catalog_hf_config_release(&cfg);
+        *ret_names = TAKE_PTR(names);
+        *ret_included = TAKE_PTR(included);
+        return 0;
 }
 
 static int handle_preview(struct ctx *c, struct http_req *req, struct http_resp *resp)
@@ -511,20 +661,22 @@ static int handle_preview(struct ctx *c, struct http_req *req, struct http_resp 
         const char *fs = http_req_query(req, "filterStatus");
         const char *body = buf_str(&req->body);
         const char *cfg_data = NULL, *cat_data = NULL;
-        size_t cfg_len = 0, cat_len = 0, n_incl = 0, n = 0, start, end;
+        size_t cfg_len = 0, cat_len = 0, n_incl = 0, n = 0, total, start, end;
         struct catalog_source_config src = { .enabled = -1 };
-        CLEANUP(catalog_models_unrefp) struct catalog_models *models = NULL;
-        CLEANUP(catalog_strv_freep) char **excluded = NULL;
+        CLEANUP(catalog_strv_freep) char **names = NULL;
         struct catalog_error err = { 0 };
         struct catalog_page page = { 0 };
         AUTOFREE char **values = NULL;
-        AUTOFREE bool *included = NULL;
+        AUTOFREE bool *all_included = NULL, *included = NULL;
         AUTOFREE char *next = NULL;
         json_auto_t *items = NULL;
         char msg[1200];
         int want = 0; /* 0 all, 1 included, 2 excluded */
         int r;
 
+        if (req->body.len > CATALOG_PREVIEW_BODY_MAX)
+                return reply_error(resp, 413, "request body too large (limit %u bytes)",
+                                   CATALOG_PREVIEW_BODY_MAX);
         if (parse_page(req, &page, resp) < 0)
                 return 0;
         if (fs && fs[0]) {
@@ -551,62 +703,33 @@ static int handle_preview(struct ctx *c, struct http_req *req, struct http_resp 
         if (r < 0)
                 return reply_error(resp, 422, "invalid source config: %s",
                                    catalog_error_format(&err, msg, sizeof(msg)));
-        if (!src.type || !streq(src.type, "yaml")) {
+        if (src.type && streq(src.type, "yaml"))
+                r = preview_yaml_names(c, &src, cat_data, cat_len, resp, &names, &all_included);
+        else if (src.type && (streq(src.type, "hf") || streq(src.type, "huggingface")))
+                r = preview_hf_names(&src, resp, &names, &all_included);
+        else
                 r = reply_error(resp, 422, "unsupported source type '%s'",
-                                src.type ? src.type : "");
-                catalog_source_config_release(&src);
-                return r;
-        }
-        if (cat_data)
-                r = catalog_models_parse("catalogData", cat_data, cat_len, &models, &err);
-        else {
-                const char *p = json_string_value(json_object_get(src.properties,
-                                                                  "yamlCatalogPath"));
-                AUTOFREE char *path = NULL;
-
-                if (!p) {
-                        catalog_source_config_release(&src);
-                        return reply_error(resp, 422,
-                                           "config needs properties.yamlCatalogPath or a "
-                                           "catalogData part");
-                }
-                r = preview_path(c, p, &path);
-                if (r == -EPERM) {
-                        reply_error(resp, 422, "yamlCatalogPath '%s' is not allowed", p);
-                        catalog_source_config_release(&src);
-                        return 0;
-                }
-                if (r >= 0)
-                        r = catalog_models_load_file(path, &models, &err);
-        }
-        if (r >= 0)
-                r = catalog_source_excluded(&src, &excluded);
-        if (r == -ENOMEM) {
-                catalog_source_config_release(&src);
+                                src.type ? src.type : "") < 0 ? -ENOMEM : -EINVAL;
+        catalog_source_config_release(&src);
+        if (r == -EINVAL)
+                return 0;
+        if (r < 0)
                 return reply_errno(resp, r);
-        }
-        if (r < 0) {
-                catalog_source_config_release(&src);
-                return reply_error(resp, 422, "invalid catalog data: %s",
-                                   catalog_error_format(&err, msg, sizeof(msg)));
-        }
-        values = calloc(models->n + 1, sizeof(*values));
-        included = calloc(models->n + 1, sizeof(*included));
+        total = catalog_strv_length(names);
+        values = calloc(total + 1, sizeof(*values));
+        included = calloc(total + 1, sizeof(*included));
         items = json_array();
-        if (!values || !included || !items) {
-                catalog_source_config_release(&src);
+        if (!values || !included || !items)
                 return reply_errno(resp, -ENOMEM);
-        }
-        for (size_t i = 0; i < models->n; i++) {
-                bool inc = catalog_glob_included(src.included, excluded, models->v[i].name);
+        for (size_t i = 0; i < total; i++) {
+                bool inc = all_included[i];
 
                 n_incl += inc;
                 if ((want == 1 && !inc) || (want == 2 && inc))
                         continue;
-                values[n] = models->v[i].name;
+                values[n] = names[i];
                 included[n++] = inc;
         }
-        catalog_source_config_release(&src);
         r = catalog_page_memory(values, values, n, &page, &start, &end, &next);
         if (r < 0)
                 return reply_errno(resp, r);
@@ -615,10 +738,9 @@ static int handle_preview(struct ctx *c, struct http_req *req, struct http_resp 
                                                            "included", included[i])) < 0)
                         return reply_errno(resp, -ENOMEM);
         return reply_json(resp, json_pack("{s:O, s:{s:I, s:I, s:I}, s:s, s:I, s:I}", "items",
-                                          items, "summary", "totalModels",
-                                          (json_int_t)models->n, "includedModels",
-                                          (json_int_t)n_incl, "excludedModels",
-                                          (json_int_t)(models->n - n_incl), "nextPageToken",
+                                          items, "summary", "totalModels", (json_int_t)total,
+                                          "includedModels", (json_int_t)n_incl, "excludedModels",
+                                          (json_int_t)(total - n_incl), "nextPageToken",
                                           next ? next : "", "pageSize",
                                           (json_int_t)page.page_size, "size",
                                           (json_int_t)json_array_size(items)));

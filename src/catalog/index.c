@@ -773,6 +773,19 @@ static int ids_assign(const struct catalog_ids *old, struct id_entry **nv, size_
         return 0;
 }
 
+/* A tool without accessType is served as "read_only", as upstream stores it. */
+static int mcp_tools_default_access(json_t *tools)
+{
+        size_t i;
+        json_t *t;
+
+        json_array_foreach(tools, i, t)
+                if (json_is_object(t) && !json_object_get(t, "accessType") &&
+                    json_object_set_new(t, "accessType", json_string("read_only")) < 0)
+                        return -ENOMEM;
+        return 0;
+}
+
 int catalog_index_build(struct catalog_config *config, struct catalog_source_load *loads,
                         size_t n_loads, struct catalog_ids *ids, struct catalog_index **ret)
 {
@@ -827,7 +840,9 @@ int catalog_index_build(struct catalog_config *config, struct catalog_source_loa
                         const struct catalog_model_data *d = &data->v[j];
                         size_t n_art = json_array_size(d->artifacts);
 
-                        if (!catalog_glob_included(s->included, excluded, d->name))
+                        /* hf sources are filtered by their sync (patterns with the org prefix) */
+                        if (!(s->type && streq(s->type, "hf")) &&
+                            !catalog_glob_included(s->included, excluded, d->name))
                                 continue;
                         m->src = s;
                         m->data = d;
@@ -877,6 +892,10 @@ int catalog_index_build(struct catalog_config *config, struct catalog_source_loa
                                 break;
                         snprintf(idbuf, sizeof(idbuf), "%" PRId64, id);
                         w = json_deep_copy(sv);
+                        if (w && mcp_tools_default_access(json_object_get(w, "tools")) < 0) {
+                                json_decref(w);
+                                w = NULL;
+                        }
                         if (!w || json_object_set_new(w, "id", json_string(idbuf)) < 0 ||
                             json_object_set_new(w, "source_id", json_string(s->id)) < 0 ||
                             json_object_set_new(w, "toolCount",
@@ -893,8 +912,9 @@ int catalog_index_build(struct catalog_config *config, struct catalog_source_loa
                 id_entries_free(nv, nn);
                 return r;
         }
-        /* commit the new id map */
-        qsort(nv, nn, sizeof(*nv), id_entry_cmp);
+        /* commit the new id map (empty when nothing is served: nv is NULL then) */
+        if (nn > 0)
+                qsort(nv, nn, sizeof(*nv), id_entry_cmp);
         id_entries_free(ids->v, ids->n);
         ids->v = nv;
         ids->n = nn;
@@ -940,8 +960,17 @@ static int cmp_num(double a, double b)
         return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/* Items with a value come first in either direction; then the value; then the id. */
-static int sort_key_cmp(const struct sort_key *a, const struct sort_key *b, bool desc)
+struct sort_opts {
+        bool desc;
+        bool id_asc; /* ties by id ascending in both directions (property orderings, upstream) */
+};
+
+/*
+ * Items with a value come first in either direction; then the value; then the id (reversed
+ * with the value in DESC order, unless id_asc).
+ */
+static int sort_key_cmp(const struct sort_key *a, const struct sort_key *b,
+                        const struct sort_opts *o)
 {
         int c = 0;
 
@@ -953,16 +982,17 @@ static int sort_key_cmp(const struct sort_key *a, const struct sort_key *b, bool
                 else
                         c = cmp_num(a->num, b->num);
         }
-        if (c == 0)
-                c = a->id < b->id ? -1 : a->id > b->id;
-        return desc ? -c : c;
+        if (c != 0)
+                return o->desc ? -c : c;
+        c = a->id < b->id ? -1 : a->id > b->id;
+        return o->desc && !o->id_asc ? -c : c;
 }
 
 static int keyed_cmp(const void *pa, const void *pb, void *ud)
 {
         const struct keyed *a = pa, *b = pb;
 
-        return sort_key_cmp(&a->key, &b->key, *(const bool *)ud);
+        return sort_key_cmp(&a->key, &b->key, ud);
 }
 
 static void format_value(const struct sort_key *k, char *buf, size_t n)
@@ -1037,13 +1067,13 @@ static int cursor_decode(const char *token, bool is_str, bool always_has, struct
  * owned next token (NULL when this is the last page).
  */
 static int keyed_window(struct keyed *v, size_t n, bool presorted, bool is_str, bool always_has,
-                        const struct catalog_page *page, size_t *ret_start, size_t *ret_end,
-                        char **ret_next, char *reterr, size_t n_reterr)
+                        bool id_asc, const struct catalog_page *page, size_t *ret_start,
+                        size_t *ret_end, char **ret_next, char *reterr, size_t n_reterr)
 {
         AUTOFREE char *plain = NULL;
         char *next = NULL;
         size_t start = 0, end;
-        bool desc = page->desc;
+        struct sort_opts opts = { .desc = page->desc, .id_asc = id_asc };
         int r;
 
         if (page->token && page->token[0]) {
@@ -1054,7 +1084,7 @@ static int keyed_window(struct keyed *v, size_t n, bool presorted, bool is_str, 
                 if (r < 0)
                         return r;
                 if (!presorted)
-                        qsort_r(v, n, sizeof(*v), keyed_cmp, &desc);
+                        qsort_r(v, n, sizeof(*v), keyed_cmp, &opts);
                 /* lower bound: first item strictly after the cursor */
                 {
                         size_t lo = 0, hi = n;
@@ -1062,7 +1092,7 @@ static int keyed_window(struct keyed *v, size_t n, bool presorted, bool is_str, 
                         while (lo < hi) {
                                 size_t mid = lo + (hi - lo) / 2;
 
-                                if (sort_key_cmp(&v[mid].key, &cur, desc) <= 0)
+                                if (sort_key_cmp(&v[mid].key, &cur, &opts) <= 0)
                                         lo = mid + 1;
                                 else
                                         hi = mid;
@@ -1070,7 +1100,7 @@ static int keyed_window(struct keyed *v, size_t n, bool presorted, bool is_str, 
                         start = lo;
                 }
         } else if (!presorted)
-                qsort_r(v, n, sizeof(*v), keyed_cmp, &desc);
+                qsort_r(v, n, sizeof(*v), keyed_cmp, &opts);
 
         end = n - start > page->page_size ? start + page->page_size : n;
         if (end < n && end > start) {
@@ -1093,8 +1123,9 @@ static int keyed_window(struct keyed *v, size_t n, bool presorted, bool is_str, 
 
 /* keyed_window() rendered as a list object, items via item_json. */
 static int keyed_page(struct keyed *v, size_t n, bool presorted, bool is_str, bool always_has,
-                      const struct catalog_page *page, json_t *(*item_json)(const void *item),
-                      json_t **ret, char *reterr, size_t n_reterr)
+                      bool id_asc, const struct catalog_page *page,
+                      json_t *(*item_json)(const void *item), json_t **ret, char *reterr,
+                      size_t n_reterr)
 {
         AUTOFREE char *next = NULL;
         json_auto_t *items = json_array();
@@ -1103,8 +1134,8 @@ static int keyed_page(struct keyed *v, size_t n, bool presorted, bool is_str, bo
 
         if (!items)
                 return -ENOMEM;
-        r = keyed_window(v, n, presorted, is_str, always_has, page, &start, &end, &next, reterr,
-                         n_reterr);
+        r = keyed_window(v, n, presorted, is_str, always_has, id_asc, page, &start, &end, &next,
+                         reterr, n_reterr);
         if (r < 0)
                 return r;
         for (size_t i = start; i < end; i++)
@@ -1348,7 +1379,7 @@ static bool model_in_labels(const struct catalog_model *m, char **labels)
 struct model_selection {
         struct keyed *v; /* owned */
         size_t n;
-        bool is_str, always_has, presorted;
+        bool is_str, always_has, presorted, id_asc;
 };
 
 /* Filters the snapshot's models for q and computes their sort keys. */
@@ -1457,7 +1488,8 @@ static int models_select(const struct catalog_index *idx, const struct catalog_m
                 break;
         }
         *ret = (struct model_selection){ .v = TAKE_PTR(v), .n = n, .is_str = is_str,
-                                         .always_has = always_has, .presorted = presorted };
+                                         .always_has = always_has, .presorted = presorted,
+                                         .id_asc = q->order == CATALOG_ORDER_PROPERTY };
         return 0;
 }
 
@@ -1470,8 +1502,8 @@ int catalog_index_list_models(const struct catalog_index *idx, const struct cata
         r = models_select(idx, q, &sel);
         if (r < 0)
                 return r;
-        r = keyed_page(sel.v, sel.n, sel.presorted, sel.is_str, sel.always_has, &q->page,
-                       model_item_json, ret, reterr, n_reterr);
+        r = keyed_page(sel.v, sel.n, sel.presorted, sel.is_str, sel.always_has, sel.id_asc,
+                       &q->page, model_item_json, ret, reterr, n_reterr);
         free(sel.v);
         return r;
 }
@@ -1488,8 +1520,8 @@ int catalog_index_list_models_text(const struct catalog_index *idx,
         r = models_select(idx, q, &sel);
         if (r < 0)
                 return r;
-        r = keyed_window(sel.v, sel.n, sel.presorted, sel.is_str, sel.always_has, &q->page, &start,
-                         &end, &next, reterr, n_reterr);
+        r = keyed_window(sel.v, sel.n, sel.presorted, sel.is_str, sel.always_has, sel.id_asc,
+                         &q->page, &start, &end, &next, reterr, n_reterr);
         if (r >= 0)
                 r = buf_puts(out, "{\"items\":[");
         for (size_t i = start; r >= 0 && i < end; i++) {
@@ -1548,6 +1580,116 @@ int catalog_index_get_model_text(const struct catalog_index *idx, const char *so
 static json_t *artifact_item_json(const void *item)
 {
         return json_incref((json_t *)item);
+}
+
+/* upstream's recommendations paging: after the item with the token's id; no token = first page */
+static int perf_recommended_page(struct keyed *v, size_t n, const struct catalog_page *page,
+                                 json_t **ret)
+{
+        AUTOFREE char *plain = NULL, *next = NULL;
+        json_auto_t *items = json_array();
+        size_t start = 0, end;
+        int32_t id;
+
+        if (!items)
+                return -ENOMEM;
+        if (page->token && page->token[0] && strlen(page->token) <= CATALOG_TOKEN_MAX &&
+            b64_decode(page->token, &plain) == 0) {
+                char *colon = strchr(plain, ':');
+
+                if (colon)
+                        *colon = '\0';
+                if (safe_atoi32(plain, &id) == 0) {
+                        start = n;
+                        for (size_t i = 0; i < n; i++)
+                                if (v[i].key.id == id) {
+                                        start = i + 1;
+                                        break;
+                                }
+                }
+        }
+        end = n - start > page->page_size ? start + page->page_size : n;
+        if (end < n) {
+                AUTOFREE char *p2 = NULL;
+
+                if (asprintf(&p2, "%" PRId64 ":", v[end - 1].key.id) < 0)
+                        return -ENOMEM;
+                next = base64_encode(p2, strlen(p2));
+                if (!next)
+                        return -ENOMEM;
+        }
+        for (size_t i = start; i < end; i++)
+                if (json_array_append(items, (json_t *)v[i].item) < 0)
+                        return -ENOMEM;
+        *ret = list_json(TAKE_PTR(items), next, page->page_size);
+        return *ret ? 0 : -ENOMEM;
+}
+
+/*
+ * The performance endpoint's extras over the selected artifacts v[0..n): validation of the
+ * property names, targetRPS properties on private copies, the recommendations filter.
+ */
+static int perf_page(struct keyed *v, size_t n, bool is_str, bool always_has, bool id_asc,
+                     const struct catalog_artifact_query *q, json_t **ret, char *reterr,
+                     size_t n_reterr)
+{
+        struct catalog_perf_params p = *q->perf;
+        struct sort_opts opts = { .desc = q->page.desc, .id_asc = id_asc };
+        AUTOFREE json_t **arts = calloc(n + 1, sizeof(*arts));
+        AUTOFREE bool *keep = calloc(n + 1, sizeof(*keep));
+        size_t k = 0;
+        int r;
+
+        if (!arts || !keep)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                arts[i] = (json_t *)v[i].item;
+        r = catalog_perf_validate(arts, n, &p, reterr, n_reterr);
+        if (r < 0)
+                return r;
+        if (!catalog_perf_active(&p))
+                return keyed_page(v, n, false, is_str, always_has, id_asc, &q->page,
+                                  artifact_item_json, ret, reterr, n_reterr);
+        if (p.recommendations && p.target_rps <= 0)
+                p.target_rps = 1;
+        /* private copies with the computed properties; v[i].item then owns one reference */
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                json_t *c = json_copy(arts[i]);
+                json_t *custom = json_copy(json_object_get(arts[i], "customProperties"));
+
+                if (!c || !custom || json_object_set_new(c, "customProperties", custom) < 0) {
+                        json_decref(c);
+                        json_decref(custom);
+                        r = -ENOMEM;
+                        break;
+                }
+                v[i].item = c;
+                k = i + 1;
+                r = catalog_perf_add_target_rps(c, p.target_rps, p.rps_property);
+        }
+        if (r >= 0 && !p.recommendations)
+                r = keyed_page(v, n, false, is_str, always_has, id_asc, &q->page,
+                               artifact_item_json, ret, reterr, n_reterr);
+        else if (r >= 0) {
+                size_t m = 0;
+
+                qsort_r(v, n, sizeof(*v), keyed_cmp, &opts);
+                for (size_t i = 0; i < n; i++)
+                        arts[i] = (json_t *)v[i].item;
+                r = catalog_perf_recommend(arts, n, &p, keep);
+                for (size_t i = 0; r >= 0 && i < n; i++)
+                        if (keep[i]) {
+                                struct keyed t = v[m];
+
+                                v[m++] = v[i];
+                                v[i] = t;
+                        }
+                if (r >= 0)
+                        r = perf_recommended_page(v, m, &q->page, ret);
+        }
+        for (size_t i = 0; i < k; i++)
+                json_decref((json_t *)v[i].item);
+        return r;
 }
 
 int catalog_index_list_artifacts(const struct catalog_index *idx, const char *source_id,
@@ -1644,8 +1786,11 @@ int catalog_index_list_artifacts(const struct catalog_index *idx, const char *so
         }
         if (order == CATALOG_ORDER_NAME)
                 is_str = true;
-        return keyed_page(v, n, false, is_str, always_has, &q->page, artifact_item_json, ret, reterr,
-                          n_reterr);
+        if (q->perf)
+                return perf_page(v, n, is_str, always_has, order == CATALOG_ORDER_PROPERTY, q,
+                                 ret, reterr, n_reterr);
+        return keyed_page(v, n, false, is_str, always_has, order == CATALOG_ORDER_PROPERTY,
+                          &q->page, artifact_item_json, ret, reterr, n_reterr);
 }
 
 /* ---- in-memory lists (sources, labels, preview) ---- */
@@ -1690,18 +1835,6 @@ int catalog_page_memory(char *const *values, char *const *ids, size_t n,
         return 0;
 }
 
-static json_t *strv_json(char *const *v)
-{
-        json_t *a = json_array();
-
-        for (; a && v && *v; v++)
-                if (json_array_append_new(a, json_string(*v)) < 0) {
-                        json_decref(a);
-                        return NULL;
-                }
-        return a;
-}
-
 static json_t *source_json(const struct catalog_index *idx, size_t i)
 {
         const struct catalog_source_config *s = &idx->config.sources[i];
@@ -1710,17 +1843,17 @@ static json_t *source_json(const struct catalog_index *idx, size_t i)
 
         o = json_pack("{s:s, s:s, s:b, s:o, s:s, s:o, s:s}", "id", s->id, "name",
                       s->name ? s->name : s->id, "enabled", s->enabled > 0, "labels",
-                      strv_json(s->labels), "status",
+                      catalog_strv_to_json(s->labels), "status",
                       catalog_source_state_to_string(st->state), "error",
                       st->error ? json_string(st->error) : json_null(), "assetType",
                       s->is_mcp ? "mcp_servers" : (s->asset_type ? s->asset_type : "models"));
         if (!o)
                 return NULL;
         if (s->included && json_object_set_new(o, s->is_mcp ? "includedServers" : "includedModels",
-                                               strv_json(s->included)) < 0)
+                                               catalog_strv_to_json(s->included)) < 0)
                 return json_decref(o), NULL;
         if (s->excluded && json_object_set_new(o, s->is_mcp ? "excludedServers" : "excludedModels",
-                                               strv_json(s->excluded)) < 0)
+                                               catalog_strv_to_json(s->excluded)) < 0)
                 return json_decref(o), NULL;
         return o;
 }
@@ -2009,7 +2142,8 @@ int catalog_index_list_mcp(const struct catalog_index *idx, const struct catalog
                 }
                 n++;
         }
-        r = keyed_page(v, n, false, is_str, true, &q->page, mcp_item_json, &out, reterr, n_reterr);
+        r = keyed_page(v, n, false, is_str, true, false, &q->page, mcp_item_json, &out, reterr,
+                       n_reterr);
         if (r < 0)
                 return r;
         items = json_object_get(out, "items");

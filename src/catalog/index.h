@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "catalog/performance.h"
 #include "filterq/eval.h"
 #include "catalog/sources.h"
 #include "catalog/yaml-catalog.h"
@@ -140,9 +141,15 @@ struct catalog_artifact_query {
         bool performance_only; /* metricsType == performance-metrics */
         const struct filterq_node *filter;
         const char *order_by;  /* NULL = ID; NAME, CREATE_TIME, LAST_UPDATE_TIME, <p>.<type>_value */
+        const struct catalog_perf_params *perf; /* NULL = none; see catalog/performance.h */
 };
 
-/* -ENOENT when the model does not exist (the handler turns that into 400, as upstream). */
+/*
+ * -ENOENT when the model does not exist (the handler turns that into 400, as upstream); -EINVAL
+ * (reterr) for a bad token or orderBy, or perf property names that no selected artifact has.
+ * With perf->recommendations the page is cut from the recommended list in orderBy order, after
+ * the item whose id the token names (upstream: an undecodable token is the first page).
+ */
 _warn_unused_result_ int catalog_index_list_artifacts(const struct catalog_index *idx,
                                                       const char *source_id, const char *name,
                                                       const struct catalog_artifact_query *q,

@@ -32,3 +32,11 @@
 /* filter_options: string options only for properties with fewer distinct values, each this short. */
 #define CATALOG_FILTER_OPTION_VALUES_MAX 50U
 #define CATALOG_FILTER_OPTION_VALUE_LEN_MAX 100U
+/* hf sources: largest hub response (model list page, model info), model card, list pages per pattern. */
+#define CATALOG_HF_BODY_MAX (16U * 1024U * 1024U)
+#define CATALOG_HF_README_MAX (4U * 1024U * 1024U)
+#define CATALOG_HF_PAGES_MAX 1000U
+/* Parse time of one YAML file (sources, catalog, preview data) before it is refused. */
+#define CATALOG_PARSE_USEC_MAX (10ULL * 1000000ULL)
+/* POST /sources/preview request body (config + catalogData). */
+#define CATALOG_PREVIEW_BODY_MAX (2U * 1024U * 1024U)

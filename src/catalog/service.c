@@ -11,6 +11,7 @@
 #include <sys/inotify.h>
 #include <sys/stat.h>
 
+#include "catalog/hf-sync.h"
 #include "catalog/limits.h"
 
 /* The last successfully parsed catalog file of one source. */
@@ -19,6 +20,17 @@ struct good_entry {
         char *path;      /* owned */
         struct stat st;
         struct catalog_models *data; /* owned reference */
+};
+
+/* An hf source: its settings and the outcome of its last sync (refreshed every syncInterval). */
+struct hf_entry {
+        char *source_id; /* owned */
+        char *key;       /* owned; catalog_hf_config_key() of cfg */
+        struct catalog_hf_config cfg;
+        enum catalog_source_state state;
+        char *error;                 /* owned */
+        struct catalog_models *data; /* owned reference; the last data a sync delivered */
+        usec_t next_sync;            /* CLOCK_MONOTONIC */
 };
 
 struct catalog_service {
@@ -42,10 +54,118 @@ struct catalog_service {
         char **watched_files; /* owned strv: configs + catalog files of the current snapshot */
         uint64_t signature;
 
+        struct hf_entry *hf; /* owned array, protected by reload_lock */
+        size_t n_hf;
+        struct catalog_hf_opts hf_opts;
+        atomic_bool stopping; /* aborts a running hub sync */
+
         pthread_t thread;
         bool thread_started;
         int stop_fd;
 };
+
+static void hf_entry_release(struct hf_entry *e)
+{
+        free(e->source_id);
+        free(e->key);
+        catalog_hf_config_release(&e->cfg);
+        free(e->error);
+        catalog_models_unref(e->data);
+        *e = (struct hf_entry){ 0 };
+}
+
+static struct hf_entry *hf_find(struct catalog_service *s, const char *id)
+{
+        for (size_t i = 0; i < s->n_hf; i++)
+                if (streq(s->hf[i].source_id, id))
+                        return &s->hf[i];
+        return NULL;
+}
+
+/*
+ * Syncs e from the hub now. A sync that delivers models replaces the data (partially-available
+ * when some failed); one that delivers nothing keeps the last data and shows the error.
+ */
+static int hf_sync_entry(struct catalog_service *s, struct hf_entry *e)
+{
+        struct catalog_hf_result res = { 0 };
+        int r;
+
+        r = catalog_hf_sync(&e->cfg, &s->hf_opts, &res);
+        e->next_sync = now_monotonic() + e->cfg.sync_interval;
+        if (r < 0)
+                return r;
+        free(e->error);
+        e->error = TAKE_PTR(res.error);
+        if (res.data) {
+                catalog_models_unref(e->data);
+                e->data = TAKE_PTR(res.data);
+                e->state = e->error ? CATALOG_SOURCE_PARTIALLY_AVAILABLE : CATALOG_SOURCE_AVAILABLE;
+        } else
+                e->state = CATALOG_SOURCE_ERROR;
+        catalog_hf_result_release(&res);
+        return 0;
+}
+
+/* The load of an hf source: its entry, created (and synced) when new or its settings changed. */
+static int load_hf_source(struct catalog_service *s, const struct catalog_source_config *src,
+                          struct catalog_source_load *l)
+{
+        struct catalog_hf_config cfg = { 0 };
+        struct hf_entry *e;
+        AUTOFREE char *key = NULL;
+        char err[512];
+        int r;
+
+        r = catalog_hf_config_from_source(src, NULL, &cfg, err, sizeof(err));
+        if (r == -EINVAL) {
+                l->state = CATALOG_SOURCE_ERROR;
+                l->error = strdup(err);
+                return l->error ? 0 : -ENOMEM;
+        }
+        if (r < 0)
+                return r;
+        key = catalog_hf_config_key(&cfg);
+        if (!key) {
+                catalog_hf_config_release(&cfg);
+                return -ENOMEM;
+        }
+        e = hf_find(s, src->id);
+        if (!e || !streq(e->key, key)) {
+                if (!e) {
+                        struct hf_entry *v = reallocarray(s->hf, s->n_hf + 1, sizeof(*v));
+
+                        if (!v) {
+                                catalog_hf_config_release(&cfg);
+                                return -ENOMEM;
+                        }
+                        s->hf = v;
+                        e = &v[s->n_hf++];
+                        *e = (struct hf_entry){ 0 };
+                } else
+                        hf_entry_release(e);
+                e->source_id = strdup(src->id);
+                if (!e->source_id) {
+                        catalog_hf_config_release(&cfg);
+                        return -ENOMEM;
+                }
+                e->key = TAKE_PTR(key);
+                e->cfg = cfg;
+                cfg = (struct catalog_hf_config){ 0 };
+                r = hf_sync_entry(s, e);
+                if (r < 0)
+                        return r;
+        }
+        catalog_hf_config_release(&cfg);
+        l->state = e->state;
+        if (e->error) {
+                l->error = strdup(e->error);
+                if (!l->error)
+                        return -ENOMEM;
+        }
+        l->data = catalog_models_ref(e->data);
+        return 0;
+}
 
 static void good_release(struct good_entry *g)
 {
@@ -170,6 +290,8 @@ static int load_source(struct catalog_service *s, const struct catalog_source_co
                 l->error = strdup("source has no type defined");
                 return l->error ? 0 : -ENOMEM;
         }
+        if (streq(src->type, "hf"))
+                return load_hf_source(s, src, l);
         if (!streq(src->type, "yaml")) {
                 if (asprintf(&l->error, "catalog type \"%s\" not registered", src->type) < 0)
                         l->error = NULL;
@@ -259,6 +381,17 @@ static int reload_locked(struct catalog_service *s, struct catalog_error *err)
                 if (path)
                         files[n_files++] = path;
         }
+        /* forget hf sources that are no longer configured (or no longer hf) */
+        for (size_t i = 0; i < s->n_hf;) {
+                const struct catalog_source_config *c = catalog_config_find(&cfg, s->hf[i].source_id);
+
+                if (c && c->enabled && c->type && streq(c->type, "hf")) {
+                        i++;
+                        continue;
+                }
+                hf_entry_release(&s->hf[i]);
+                s->hf[i] = s->hf[--s->n_hf];
+        }
         /* forget the last good data of sources that are no longer configured */
         for (size_t i = 0; i < s->n_good;) {
                 if (catalog_config_find(&cfg, s->good[i].source_id)) {
@@ -328,6 +461,9 @@ int catalog_service_new(const struct catalog_service_config *cfg, struct catalog
         s->debounce_ms = cfg->debounce_ms ? cfg->debounce_ms : 200;
         s->on_reload = cfg->on_reload;
         s->userdata = cfg->userdata;
+        if (cfg->hf_opts)
+                s->hf_opts = *cfg->hf_opts;
+        s->hf_opts.cancel = &s->stopping;
         s->paths = calloc(cfg->n_config_paths + 1, sizeof(char *));
         s->ids = catalog_ids_new();
         if (!s->paths || !s->ids) {
@@ -382,6 +518,7 @@ struct catalog_service *catalog_service_free(struct catalog_service *s)
 {
         if (!s)
                 return NULL;
+        atomic_store(&s->stopping, true);
         if (s->thread_started) {
                 uint64_t one = 1;
 
@@ -395,6 +532,9 @@ struct catalog_service *catalog_service_free(struct catalog_service *s)
         for (size_t i = 0; i < s->n_good; i++)
                 good_release(&s->good[i]);
         free(s->good);
+        for (size_t i = 0; i < s->n_hf; i++)
+                hf_entry_release(&s->hf[i]);
+        free(s->hf);
         catalog_strv_free(s->watched_files);
         catalog_strv_free(s->paths);
         free(s->base_dir);
@@ -477,6 +617,44 @@ static void do_reload(struct catalog_service *s)
         catalog_index_unref(idx);
 }
 
+int catalog_service_sync_hf(struct catalog_service *s, bool all)
+{
+        struct catalog_error err = { 0 };
+        usec_t now = now_monotonic();
+        unsigned synced = 0;
+        int r = 0;
+
+        pthread_mutex_lock(&s->reload_lock);
+        for (size_t i = 0; i < s->n_hf && r >= 0; i++)
+                if (all || s->hf[i].next_sync <= now) {
+                        r = hf_sync_entry(s, &s->hf[i]);
+                        synced++;
+                }
+        pthread_mutex_unlock(&s->reload_lock);
+        if (r < 0 || synced == 0)
+                return r < 0 ? r : 0;
+        r = catalog_service_reload(s, &err);
+        return r < 0 ? r : (int)synced;
+}
+
+/* Milliseconds until the next hf sync is due (capped at cap_ms). */
+static int hf_wait_ms(struct catalog_service *s, int cap_ms)
+{
+        usec_t now = now_monotonic();
+        int ms = cap_ms;
+
+        pthread_mutex_lock(&s->reload_lock);
+        for (size_t i = 0; i < s->n_hf; i++) {
+                usec_t due = s->hf[i].next_sync;
+                int64_t d = due <= now ? 0 : (int64_t)((due - now) / USEC_PER_MSEC) + 1;
+
+                if (d < ms)
+                        ms = (int)d;
+        }
+        pthread_mutex_unlock(&s->reload_lock);
+        return ms;
+}
+
 static void *watch_thread(void *arg)
 {
         struct catalog_service *s = arg;
@@ -491,7 +669,7 @@ static void *watch_thread(void *arg)
                 uint64_t sig;
                 int k;
 
-                k = poll(p, in_fd >= 0 ? 2 : 1, (int)s->poll_interval_ms);
+                k = poll(p, in_fd >= 0 ? 2 : 1, hf_wait_ms(s, (int)s->poll_interval_ms));
                 if (k < 0) {
                         /* never give up watching: fall back to the stat check */
                         if (errno != EINTR)
@@ -500,6 +678,13 @@ static void *watch_thread(void *arg)
                 }
                 if (p[0].revents)
                         break;
+                /* hf sources whose syncInterval passed (the reload inside keeps on_reload quiet) */
+                if (catalog_service_sync_hf(s, false) > 0 && s->on_reload) {
+                        struct catalog_index *idx = catalog_service_get(s);
+
+                        s->on_reload(s->userdata, 0, &(struct catalog_error){ 0 }, idx);
+                        catalog_index_unref(idx);
+                }
                 if (in_fd >= 0 && (p[1].revents & POLLIN)) {
                         /* debounce: wait until the directory is quiet (bounded) */
                         for (unsigned i = 0; i < 50; i++) {

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "catalog/hf-sync.h"
 #include "catalog/index.h"
 #include "catalog/yaml-util.h"
 #include "util/macro.h"
@@ -38,6 +39,7 @@ struct catalog_service_config {
         unsigned debounce_ms;      /* quiet time after an inotify event; 0 = 200 */
         catalog_reload_fn on_reload; /* optional */
         void *userdata;
+        const struct catalog_hf_opts *hf_opts; /* optional: hub client timeouts (copied) */
 };
 
 /*
@@ -57,6 +59,14 @@ struct catalog_index *catalog_service_get(struct catalog_service *s);
 /* Reloads now (serialised with the watcher). On a config error the previous snapshot stays. */
 _warn_unused_result_ int catalog_service_reload(struct catalog_service *s,
                                                 struct catalog_error *err);
+
+/*
+ * Syncs the hf sources from the hub now: those whose syncInterval passed, or all; then rebuilds
+ * the snapshot. The watcher thread does this by itself. Returns the number of sources synced.
+ * A new or changed hf source syncs during the reload that finds it (so the first snapshot of
+ * catalog_service_new() already has its models, as upstream's loader waits for them).
+ */
+_warn_unused_result_ int catalog_service_sync_hf(struct catalog_service *s, bool all);
 
 /* Number of snapshots swapped in so far (1 after catalog_service_new()). */
 uint64_t catalog_service_generation(struct catalog_service *s);

@@ -7,6 +7,7 @@
 
 #include "catalog/limits.h"
 #include "util/parse-util.h"
+#include "util/time-util.h"
 
 struct catalog_models *catalog_models_ref(struct catalog_models *m)
 {
@@ -623,6 +624,36 @@ static int parse_catalog(struct ydoc *d, struct catalog_models *m, struct catalo
         return 0;
 }
 
+/* Sets key to the epoch-ms string stamp unless o already has it. */
+static int stamp_missing(json_t *o, const char *key, const char *stamp)
+{
+        if (json_object_get(o, key))
+                return 0;
+        return json_object_set_new(o, key, json_string(stamp)) < 0 ? -ENOMEM : 0;
+}
+
+int catalog_models_stamp(struct catalog_models *m, int64_t load_ms)
+{
+        char stamp[32];
+        size_t j;
+        json_t *a;
+        int r = 0;
+
+        snprintf(stamp, sizeof(stamp), "%" PRId64, load_ms);
+        for (size_t i = 0; i < m->n && r >= 0; i++) {
+                r = stamp_missing(m->v[i].model, "createTimeSinceEpoch", stamp);
+                if (r >= 0)
+                        r = stamp_missing(m->v[i].model, "lastUpdateTimeSinceEpoch", stamp);
+                json_array_foreach(m->v[i].artifacts, j, a) {
+                        if (r >= 0)
+                                r = stamp_missing(a, "createTimeSinceEpoch", stamp);
+                        if (r >= 0)
+                                r = stamp_missing(a, "lastUpdateTimeSinceEpoch", stamp);
+                }
+        }
+        return r;
+}
+
 int catalog_models_parse(const char *file, const char *data, size_t len,
                          struct catalog_models **ret, struct catalog_error *err)
 {
@@ -644,6 +675,9 @@ int catalog_models_parse(const char *file, const char *data, size_t len,
                 return r;
         r = parse_catalog(&d, m, err);
         ydoc_release(&d);
+        if (r < 0)
+                return r;
+        r = catalog_models_stamp(m, (int64_t)(now_realtime() / USEC_PER_MSEC));
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(m);

@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "catalog/yaml-util.h"
 #include "util/macro.h"
@@ -35,6 +36,13 @@ struct catalog_models {
 struct catalog_models *catalog_models_ref(struct catalog_models *m);
 struct catalog_models *catalog_models_unref(struct catalog_models *m);
 DEFINE_CLEANUP_FUNC(struct catalog_models *, catalog_models_unref)
+
+/*
+ * Gives every model and artifact without createTimeSinceEpoch/lastUpdateTimeSinceEpoch the load
+ * time (epoch ms as a string), as upstream stores them, so CREATE_TIME/LAST_UPDATE_TIME orderings
+ * always have a value. catalog_models_parse() does this with the current time.
+ */
+_warn_unused_result_ int catalog_models_stamp(struct catalog_models *m, int64_t load_ms);
 
 /* Parses a catalog file from memory; -EINVAL with err, -E2BIG past the limits, -ENOMEM. */
 _warn_unused_result_ int catalog_models_parse(const char *file, const char *data, size_t len,

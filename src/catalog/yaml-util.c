@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "catalog/limits.h"
+#include "util/time-util.h"
 #include "util/parse-util.h"
 
 void catalog_error_set(struct catalog_error *e, const char *file, unsigned line, const char *fmt,
@@ -87,6 +88,18 @@ bool catalog_strv_contains(char *const *v, const char *s)
         return false;
 }
 
+json_t *catalog_strv_to_json(char *const *v)
+{
+        json_t *a = json_array();
+
+        for (; a && v && *v; v++)
+                if (json_array_append_new(a, json_string(*v)) < 0) {
+                        json_decref(a);
+                        return NULL;
+                }
+        return a;
+}
+
 int catalog_read_file_reported(const char *path, size_t max, char **ret_data, size_t *ret_len,
                                struct catalog_error *err)
 {
@@ -96,6 +109,8 @@ int catalog_read_file_reported(const char *path, size_t max, char **ret_data, si
         r = catalog_read_file(path, max, ret_data, ret_len);
         if (r == -EFBIG)
                 catalog_error_set(err, path, 0, "file too large (limit %zu bytes)", max);
+        else if (r == -EFTYPE_CATALOG)
+                catalog_error_set(err, path, 0, "cannot read: not a regular file");
         else if (r < 0)
                 catalog_error_set(err, path, 0, "cannot read: %s",
                                   strerror_r(-r, msg, sizeof(msg)));
@@ -109,13 +124,16 @@ int catalog_read_file(const char *path, size_t max, char **ret_data, size_t *ret
         struct stat st;
         size_t len = 0, cap;
 
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        /* non-blocking: a FIFO (or a device) in place of a file must not block the reload */
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0)
                 return negative_errno();
         if (fstat(fd, &st) < 0)
                 return negative_errno();
         if (S_ISDIR(st.st_mode))
                 return -EISDIR;
+        if (!S_ISREG(st.st_mode))
+                return -EFTYPE_CATALOG;
         if (st.st_size > 0 && (size_t)st.st_size > max)
                 return -EFBIG;
         cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 4096;
@@ -156,23 +174,76 @@ int catalog_read_file(const char *path, size_t max, char **ret_data, size_t *ret
         return 0;
 }
 
+/*
+ * A first pass over the events: refuses collections nested deeper than CATALOG_YAML_DEPTH_MAX
+ * and files that take longer than CATALOG_PARSE_USEC_MAX to parse, before the document is built.
+ * (libyaml's scanner does work proportional to the depth for every token, so deep nesting is
+ * quadratic; stopping at the limit keeps every file linear.) Syntax errors are left to the load.
+ */
+static int ydoc_precheck(const char *file, const char *data, size_t len, struct catalog_error *err)
+{
+        yaml_parser_t parser;
+        usec_t deadline = now_monotonic() + CATALOG_PARSE_USEC_MAX;
+        unsigned depth = 0;
+        int r = 0;
+
+        if (!yaml_parser_initialize(&parser))
+                return -ENOMEM;
+        yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
+        for (size_t n = 0;; n++) {
+                yaml_event_t ev;
+                yaml_event_type_t type;
+                unsigned line;
+
+                if (!yaml_parser_parse(&parser, &ev))
+                        break; /* reported by the load */
+                type = ev.type;
+                line = (unsigned)ev.start_mark.line + 1;
+                yaml_event_delete(&ev);
+                if (type == YAML_STREAM_END_EVENT)
+                        break;
+                if (type == YAML_SEQUENCE_START_EVENT || type == YAML_MAPPING_START_EVENT) {
+                        if (++depth > CATALOG_YAML_DEPTH_MAX) {
+                                catalog_error_set(err, file, line,
+                                                  "nesting deeper than %u levels",
+                                                  CATALOG_YAML_DEPTH_MAX);
+                                r = -E2BIG;
+                                break;
+                        }
+                } else if ((type == YAML_SEQUENCE_END_EVENT || type == YAML_MAPPING_END_EVENT) &&
+                           depth > 0)
+                        depth--;
+                if ((n & 4095) == 4095 && now_monotonic() > deadline) {
+                        catalog_error_set(err, file, line, "parsing took longer than %u s",
+                                          (unsigned)(CATALOG_PARSE_USEC_MAX / USEC_PER_SEC));
+                        r = -E2BIG;
+                        break;
+                }
+        }
+        yaml_parser_delete(&parser);
+        return r;
+}
+
 int ydoc_load(struct ydoc *d, const char *file, const char *data, size_t len,
               struct catalog_error *err)
 {
         yaml_parser_t parser;
-        int ok;
+        int ok, r;
 
         *d = (struct ydoc){ .file = file };
         if (memchr(data, '\0', len)) {
                 catalog_error_set(err, file, 0, "file contains NUL bytes");
                 return -EINVAL;
         }
+        r = ydoc_precheck(file, data, len, err);
+        if (r < 0)
+                return r;
         if (!yaml_parser_initialize(&parser))
                 return -ENOMEM;
         yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
         ok = yaml_parser_load(&parser, &d->doc);
         if (!ok) {
-                int r = parser.error == YAML_MEMORY_ERROR ? -ENOMEM : -EINVAL;
+                r = parser.error == YAML_MEMORY_ERROR ? -ENOMEM : -EINVAL;
                 yaml_mark_t m = parser.problem ? parser.problem_mark : parser.context_mark;
 
                 catalog_error_set(err, file, (unsigned)m.line + 1, "invalid YAML: %s%s%s",

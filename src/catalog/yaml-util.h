@@ -36,7 +36,12 @@ size_t catalog_strv_length(char *const *v);
 /* Deep copy; NULL copies to NULL. Returns -ENOMEM. */
 _warn_unused_result_ int catalog_strv_copy(char *const *v, char ***ret);
 bool catalog_strv_contains(char *const *v, const char *s);
+/* A new JSON array of the strings of v (NULL: empty); NULL on ENOMEM. */
+json_t *catalog_strv_to_json(char *const *v);
 DEFINE_CLEANUP_FUNC(char **, catalog_strv_free)
+
+/* catalog_read_file(): the path is no regular file (a FIFO, a device, a socket). */
+#define EFTYPE_CATALOG EBADFD
 
 /*
  * Reads the whole file at path into a new NUL-terminated buffer. -EFBIG when it is larger than

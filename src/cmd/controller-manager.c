@@ -10,16 +10,17 @@
 
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "cmd/webhook-server.h"
+#include "webhook/server.h"
 #include "kube/cache.h"
 #include "kube/client.h"
 #include "kube/config.h"
 #include "kube/controller.h"
 #include "kube/informer.h"
-#include "kube/manager.h"
+#include "manager/manager.h"
 #include "kube/metrics.h"
 #include "mrlink/config.h"
 #include "mrlink/reconciler.h"
+#include "serving/isvc.h"
 #include "serving/reconciler.h"
 #include "util/log.h"
 #include "util/memory.h"
@@ -289,48 +290,6 @@ static int tm_metrics_register(struct metrics_registry *reg, struct tm_metrics *
         return metrics_add_collector(reg, collect_tm_metrics, tm);
 }
 
-/* Keeps only what the TrainedModel and model registry controllers read from an
- * InferenceService (memory). */
-static json_t *isvc_transform(void *userdata, json_t *obj)
-{
-        static const char *const meta_keys[] = { "name",   "namespace",         "uid",
-                                                  "labels", "resourceVersion",   "generation",
-                                                  "deletionTimestamp", "annotations",
-                                                  "finalizers" };
-        json_t *out = json_object(), *meta = json_object(), *m = json_object_get(obj, "metadata");
-
-        (void)userdata;
-        if (!out || !meta)
-                goto fail;
-        for (size_t i = 0; i < ELEMENTSOF(meta_keys); i++) {
-                json_t *v = json_object_get(m, meta_keys[i]);
-                if (v && json_object_set(meta, meta_keys[i], v) < 0)
-                        goto fail;
-        }
-        if (json_object_set_new(out, "metadata", meta) < 0) {
-                meta = NULL;
-                goto fail;
-        }
-        meta = NULL;
-        if (json_object_get(obj, "apiVersion") &&
-            json_object_set(out, "apiVersion", json_object_get(obj, "apiVersion")) < 0)
-                goto fail;
-        if (json_object_get(obj, "kind") &&
-            json_object_set(out, "kind", json_object_get(obj, "kind")) < 0)
-                goto fail;
-        if (json_object_get(obj, "spec") &&
-            json_object_set(out, "spec", json_object_get(obj, "spec")) < 0)
-                goto fail;
-        if (json_object_get(obj, "status") &&
-            json_object_set(out, "status", json_object_get(obj, "status")) < 0)
-                goto fail;
-        return out;
-fail:
-        json_decref(meta);
-        json_decref(out);
-        return NULL;
-}
-
 int cmd_controller(int argc, char **argv)
 {
         struct kube_config_options copts = { .kubeconfig_path = NULL };
@@ -339,7 +298,7 @@ int cmd_controller(int argc, char **argv)
         CLEANUP(manager_freep) struct manager *m = NULL;
         CLEANUP(informer_freep) struct informer *tms = NULL, *isvcs = NULL;
         CLEANUP(tm_reconciler_freep) struct tm_reconciler *rec = NULL;
-        CLEANUP(controller_freep) struct controller *ctrl = NULL;
+        CLEANUP(controller_freep) struct controller *ctrl = NULL, *orphans = NULL;
         CLEANUP(webhook_server_freep) struct webhook_server *wh = NULL;
         CLEANUP(mrlink_config_freep) struct mrlink_config *mrcfg = NULL;
         CLEANUP(mrlink_reconciler_freep) struct mrlink_reconciler *mrrec = NULL;
@@ -412,7 +371,7 @@ int cmd_controller(int argc, char **argv)
                                          .client = client,
                                          .gvr = gvr_inferenceservices,
                                          .namespace = arg_namespace,
-                                         .cache = { .transform = isvc_transform, .compact = true },
+                                         .cache = { .transform = isvc_cache_transform, .compact = true },
                                  },
                                  &isvcs);
         if (r < 0) {
@@ -421,10 +380,8 @@ int cmd_controller(int argc, char **argv)
         }
 
         r = tm_reconciler_new(&(struct tm_reconciler_options){
-                                      .client = client,
-                                      .trainedmodels = tms,
-                                      .inferenceservices = isvcs,
-                                      .workers = arg_workers,
+                                      .trainedmodels = informer_cache(tms),
+                                      .inferenceservices = informer_cache(isvcs),
                                       .event = manager_event_fn,
                                       .event_userdata = m,
                               },
@@ -434,10 +391,23 @@ int cmd_controller(int argc, char **argv)
                                            .reconciler = tm_reconciler_get(rec),
                                            .workers = arg_workers,
                                            .metrics = manager_metrics(m),
+                                           .client = client,
+                                           .wait_for = (struct informer *[]){ tms, isvcs },
+                                           .n_wait_for = 2,
                                    },
                                    &ctrl);
         if (r >= 0)
-                r = tm_reconciler_watch(rec, ctrl);
+                r = controller_new(&(struct controller_options){
+                                           .reconciler = tm_orphan_reconciler_get(rec),
+                                           .workers = 1,
+                                           .metrics = manager_metrics(m),
+                                           .client = client,
+                                           .wait_for = (struct informer *[]){ tms },
+                                           .n_wait_for = 1,
+                                   },
+                                   &orphans);
+        if (r >= 0)
+                r = tm_reconciler_watch(rec, tms, isvcs, ctrl, orphans);
         if (r >= 0) {
                 tmm.rec = rec;
                 r = tm_metrics_register(manager_metrics(m), &tmm);
@@ -448,6 +418,8 @@ int cmd_controller(int argc, char **argv)
                 r = manager_add_informer(m, isvcs);
         if (r >= 0)
                 r = manager_add_controller(m, ctrl);
+        if (r >= 0)
+                r = manager_add_controller(m, orphans);
         if (r < 0) {
                 log_error_errno(r, "Failed to set up the TrainedModel controller");
                 return 1;
@@ -467,8 +439,7 @@ int cmd_controller(int argc, char **argv)
                         token_file = mrcfg->token_file;
                 r = mrlink_reconciler_new(&(struct mrlink_reconciler_options){
                                                   .config = mrcfg,
-                                                  .client = client,
-                                                  .inferenceservices = isvcs,
+                                                  .inferenceservices = informer_cache(isvcs),
                                                   .token = cfg->token,
                                                   .token_file = token_file,
                                                   .event = manager_event_fn,
@@ -481,10 +452,13 @@ int cmd_controller(int argc, char **argv)
                                                    .reconciler = mrlink_reconciler_get(mrrec),
                                                    .workers = arg_workers,
                                                    .metrics = manager_metrics(m),
+                                                   .client = client,
+                                                   .wait_for = (struct informer *[]){ isvcs },
+                                                   .n_wait_for = 1,
                                            },
                                            &mrctrl);
                 if (r >= 0)
-                        r = mrlink_reconciler_watch(mrrec, mrctrl);
+                        r = mrlink_reconciler_watch(mrrec, isvcs, mrctrl);
                 if (r >= 0)
                         r = manager_add_controller(m, mrctrl);
                 if (r < 0) {

@@ -24,6 +24,7 @@ static const struct command commands[] = {
         { "registry", cmd_registry, "serve the Model Registry REST API (SQLite or PostgreSQL)" },
         { "webhook", cmd_webhook, "serve the TrainedModel admission webhook (HTTPS)" },
         { "catalog", cmd_catalog, "serve the Kubeflow model catalog API from YAML sources" },
+        { "agent", cmd_agent, "the model agent of a multi-model serving pod (KServe drop-in)" },
 };
 
 int cmd_version(int argc, char **argv)

@@ -276,6 +276,7 @@ int cmd_registry(int argc, char **argv)
                         .handler = gate_handle,
                         .userdata = &gate,
                         .too_large_json = REG_TOO_LARGE_JSON,
+                        .error_style = HTTP_ERROR_REASON,
                 };
 
                 cfg.address = host;

@@ -11,7 +11,7 @@
 
 #include "cmd/cli.h"
 #include "cmd/commands.h"
-#include "cmd/webhook-server.h"
+#include "webhook/server.h"
 #include "util/log.h"
 #include "util/macro.h"
 #include "util/parse-util.h"

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,42 @@ static int hexval(char c)
         if (c >= 'A' && c <= 'F')
                 return c - 'A' + 10;
         return -1;
+}
+
+bool http_utf8_valid(const char *s, size_t len)
+{
+        const unsigned char *p = (const unsigned char *)s, *end = p + len;
+
+        while (p < end) {
+                unsigned c = *p++, n;
+                uint32_t cp;
+
+                if (c < 0x80)
+                        continue;
+                if (c >= 0xc2 && c <= 0xdf) {
+                        n = 1;
+                        cp = c & 0x1f;
+                } else if (c >= 0xe0 && c <= 0xef) {
+                        n = 2;
+                        cp = c & 0x0f;
+                } else if (c >= 0xf0 && c <= 0xf4) {
+                        n = 3;
+                        cp = c & 0x07;
+                } else
+                        return false; /* continuation byte, overlong lead (c0, c1) or past f4 */
+                if ((size_t)(end - p) < n)
+                        return false;
+                for (unsigned i = 0; i < n; i++) {
+                        if ((p[i] & 0xc0) != 0x80)
+                                return false;
+                        cp = (cp << 6) | (p[i] & 0x3f);
+                }
+                p += n;
+                if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
+                    (cp >= 0xd800 && cp <= 0xdfff))
+                        return false;
+        }
+        return true;
 }
 
 int http_percent_decode(const char *s, size_t len, char **ret)

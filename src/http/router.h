@@ -7,6 +7,7 @@
  * '/'. Captured values are percent-decoded. No I/O; unit-tested and fuzzed.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "http/server.h"
@@ -31,6 +32,10 @@ _warn_unused_result_ int http_route_match(const struct http_route *table, size_t
 
 /* Releases the captured parameters of req. */
 void http_req_params_release(struct http_req *req);
+
+/* True when s[0..len) is well-formed UTF-8 (no overlong forms, surrogates or code points past
+ * U+10FFFF). */
+bool http_utf8_valid(const char *s, size_t len);
 
 /* Decodes %XX escapes of s[0..len) into a new string. Rejects bad escapes and %00. */
 _warn_unused_result_ int http_percent_decode(const char *s, size_t len, char **ret);

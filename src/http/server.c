@@ -7,10 +7,13 @@
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,6 +29,10 @@
 /* Limits for the certificate files of a rotating TLS source. */
 #define TLS_FILE_MAX  (1024U * 1024U)
 #define TLS_CHAIN_MAX 16U
+/* libmicrohttpd's memory per connection: the request head and its parsed fields must fit (a
+ * target of HTTP_TARGET_MAX bytes with HTTP_QUERY_PARAMS_MAX parameters, and headers); a head
+ * past it gets libmicrohttpd's own 414 or 431. */
+#define CONNECTION_MEMORY (64U * 1024U)
 
 /* Identity of a file's contents as far as stat(2) can tell. */
 struct file_id {
@@ -76,12 +83,15 @@ struct tls_conn {
  * so the descriptor number can never be reused by another connection while the watchdog holds it.
  */
 struct sock_ctx {
-        struct sock_ctx *prev, *next; /* on http_server.conns, under http_server.lock */
+        struct sock_ctx *prev, *next; /* on http_server.conns (newest first), under .lock */
         struct tls_conn tls;          /* used when the server has a tls_source */
         int fd;                       /* owned duplicate of the socket; -1 if dup failed */
+        usec_t accepted;              /* for the TLS handshake deadline */
         usec_t since;                 /* start of the current request (or of the connection) */
+        bool busy;                    /* a request head has arrived; its response is not done */
         bool in_handler;              /* the application handler runs: its time does not count */
         bool cut;
+        atomic_bool handshake_done;   /* set by the gnutls hook in the connection's thread */
 };
 
 struct http_server {
@@ -89,27 +99,57 @@ struct http_server {
         struct http_server_config cfg; /* address, PEM and path pointers are not used after start */
         uint16_t port;
         struct tls_source *tls; /* owned; NULL unless TLS from files */
+        bool tls_mode;          /* HTTPS, from files or PEM */
 
         /* request deadline (cfg.request_timeout > 0) */
         pthread_mutex_t lock;
         pthread_cond_t wake;
-        struct sock_ctx *conns;
+        struct sock_ctx *conns, *oldest;
+        size_t n_conns;
+        uint64_t shed_total;
         bool stopping;
         bool watchdog_running;
         pthread_t watchdog;
         uint64_t cut_total;
 };
 
-/* Per-connection request state, created on the first callback and freed on completion. */
+/* One query argument, decoded once; value NULL for a key without '='. */
+struct http_arg {
+        char *key;
+        char *value;
+};
+
+/*
+ * Per-request state, created by the URI callback (before libmicrohttpd parses the query) and
+ * freed on completion.
+ */
 struct conn_state {
         struct http_req req;
+        const char *version_at; /* where the HTTP version must start if the target has no NUL */
+        unsigned refuse;        /* status decided from the raw target, 0 when it is fine */
+        const char *refuse_msg;
+        struct http_arg *args;
+        size_t n_args;
+        uint64_t received; /* body bytes seen, kept or discarded */
+        bool started;      /* the first access-handler call (head complete) has run */
         bool too_large;
         bool responded;
 };
 
+/* The request's state: req is the first member of conn_state. */
+static const struct conn_state *req_state(const struct http_req *req)
+{
+        return (const struct conn_state *)(const void *)req;
+}
+
 const char *http_req_query(const struct http_req *req, const char *key)
 {
-        return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, key);
+        const struct conn_state *st = req_state(req);
+
+        for (size_t i = 0; i < st->n_args; i++)
+                if (streq(st->args[i].key, key))
+                        return st->args[i].value;
+        return NULL;
 }
 
 const char *http_req_header(const struct http_req *req, const char *name)
@@ -117,30 +157,19 @@ const char *http_req_header(const struct http_req *req, const char *name)
         return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
 }
 
-struct foreach_ctx {
-        int (*fn)(void *userdata, const char *key, const char *value);
-        void *userdata;
-        int r;
-};
-
-static enum MHD_Result foreach_arg(void *cls, enum MHD_ValueKind kind, const char *key,
-                                   const char *value)
-{
-        struct foreach_ctx *ctx = cls;
-
-        (void)kind;
-        ctx->r = ctx->fn(ctx->userdata, key, value ? value : "");
-        return ctx->r < 0 ? MHD_NO : MHD_YES;
-}
-
 int http_req_query_foreach(const struct http_req *req,
                            int (*fn)(void *userdata, const char *key, const char *value),
                            void *userdata)
 {
-        struct foreach_ctx ctx = { .fn = fn, .userdata = userdata, .r = 0 };
+        const struct conn_state *st = req_state(req);
 
-        (void)MHD_get_connection_values(req->conn, MHD_GET_ARGUMENT_KIND, foreach_arg, &ctx);
-        return ctx.r < 0 ? ctx.r : 0;
+        for (size_t i = 0; i < st->n_args; i++) {
+                int r = fn(userdata, st->args[i].key, st->args[i].value ? st->args[i].value : "");
+
+                if (r < 0)
+                        return r;
+        }
+        return 0;
 }
 
 static void resp_reset_body(struct http_resp *resp)
@@ -232,13 +261,49 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, struct http_resp *
         return ret;
 }
 
-static enum MHD_Result send_simple(struct MHD_Connection *conn, unsigned status, const char *msg)
+static const char *reason_phrase(unsigned status)
+{
+        switch (status) {
+        case 400:
+                return "Bad Request";
+        case 413:
+                return "Request Entity Too Large";
+        case 414:
+                return "URI Too Long";
+        case 431:
+                return "Request Header Fields Too Large";
+        case 500:
+                return "Internal Server Error";
+        case 501:
+                return "Not Implemented";
+        default:
+                return "Error";
+        }
+}
+
+/*
+ * The one writer of the refusals the server sends itself, in the server's error shape (to be
+ * replaced by the shared status/body table of http/errors once it exists). The 413 keeps a
+ * caller-provided body (too_large_json) so that an API can keep its own shape.
+ */
+static enum MHD_Result send_error(const struct http_server *s, struct MHD_Connection *conn,
+                                  unsigned status, const char *msg)
 {
         struct http_resp resp = { .status = status, .body = BUF_INIT(HTTP_RESPONSE_MAX) };
-        json_t *body = json_pack("{s:s,s:i}", "message", msg, "code", (int)status);
         enum MHD_Result r;
 
-        http_resp_set_json(&resp, status, body);
+        if (status == MHD_HTTP_CONTENT_TOO_LARGE && s->cfg.too_large_json)
+                http_resp_set_text(&resp, status, NULL, s->cfg.too_large_json);
+        else if (s->cfg.error_style == HTTP_ERROR_REASON)
+                http_resp_set_json(&resp, status,
+                                   json_pack("{s:s,s:s}", "code", reason_phrase(status),
+                                             "message", msg));
+        else
+                http_resp_set_json(&resp, status,
+                                   json_pack("{s:s,s:i}", "message", msg, "code", (int)status));
+        /* a refused request may have left a body unread: never reuse the connection */
+        if (status != 200 && http_resp_add_header(&resp, MHD_HTTP_HEADER_CONNECTION, "close") < 0)
+                resp.status = 500;
         r = send_resp(conn, &resp);
         resp_release(&resp);
         return r;
@@ -246,34 +311,322 @@ static enum MHD_Result send_simple(struct MHD_Connection *conn, unsigned status,
 
 static enum MHD_Result send_too_large(const struct http_server *s, struct MHD_Connection *conn)
 {
-        struct http_resp resp = { .status = MHD_HTTP_CONTENT_TOO_LARGE,
-                                  .body = BUF_INIT(HTTP_RESPONSE_MAX) };
-        enum MHD_Result r;
+        return send_error(s, conn, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large");
+}
 
-        if (!s->cfg.too_large_json)
-                return send_simple(conn, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large");
-        http_resp_set_text(&resp, MHD_HTTP_CONTENT_TOO_LARGE, NULL, s->cfg.too_large_json);
-        r = send_resp(conn, &resp);
-        resp_release(&resp);
-        return r;
+static struct sock_ctx *conn_sock_ctx(struct MHD_Connection *conn)
+{
+        const union MHD_ConnectionInfo *ci =
+                MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+        return ci ? ci->socket_context : NULL;
+}
+
+/*
+ * The deadlines' view of a connection. A request head arrived (busy) or its response is done
+ * (idle: the head deadline runs again for the next request of a keep-alive connection).
+ */
+static void mark_busy(struct http_server *s, struct MHD_Connection *conn, bool busy)
+{
+        struct sock_ctx *c = conn_sock_ctx(conn);
+
+        if (!c || pthread_mutex_lock(&s->lock) != 0)
+                return;
+        if (c->busy && !busy)
+                c->since = now_monotonic();
+        c->busy = busy;
+        c->in_handler = false;
+        (void)pthread_mutex_unlock(&s->lock);
 }
 
 /* The handler starts (in = true) or has returned: the deadline pauses, then restarts for sending
- * the response; on_completed restarts it for the next request of a keep-alive connection. */
+ * the response. */
 static void deadline_mark(struct http_server *s, struct MHD_Connection *conn, bool in)
 {
-        const union MHD_ConnectionInfo *ci;
-        struct sock_ctx *c;
+        struct sock_ctx *c = conn_sock_ctx(conn);
 
-        if (s->cfg.request_timeout == 0)
-                return;
-        ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-        c = ci ? ci->socket_context : NULL;
         if (!c || pthread_mutex_lock(&s->lock) != 0)
                 return;
         c->in_handler = in;
         c->since = now_monotonic();
         (void)pthread_mutex_unlock(&s->lock);
+}
+
+/*
+ * libmicrohttpd is told not to decode anything (the unescape callback): the path is decoded by
+ * the router, one segment at a time (so %2F stays inside its segment and %2531 means "%31"), and
+ * the query by query_decode() below, each exactly once. libmicrohttpd still turns '+' into ' ' in
+ * query arguments, before this callback, as form encoding wants.
+ */
+static size_t unescape_none(void *cls, struct MHD_Connection *conn, char *s)
+{
+        (void)cls;
+        (void)conn;
+        return strlen(s);
+}
+
+/*
+ * Called with the raw request target, after the request line has been split and before
+ * libmicrohttpd parses the query into arguments. Creates the request's state and judges the
+ * target: bytes outside visible ASCII (RFC 9112 §3.2; a raw NUL is caught later, see version_at),
+ * its length and its number of parameters. A refused target's query is emptied in the read
+ * buffer (the one write into libmicrohttpd's memory, which owns the buffer and hands it out as
+ * const), so that thousands of parameters never reach libmicrohttpd's per-connection pool, which
+ * would close the connection without an answer when exhausted.
+ */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+        struct http_server *s = cls;
+        struct conn_state *st;
+        size_t n = strlen(uri), path_len, params = 0;
+        const char *q;
+
+        (void)conn;
+        st = calloc(1, sizeof(*st));
+        if (!st)
+                return NULL;
+        buf_init(&st->req.body, s->cfg.body_max + 1);
+        /* the line is "METHOD SP target SP version", each separator overwritten with NUL */
+        st->version_at = uri + n + 1;
+        q = memchr(uri, '?', n);
+        path_len = q ? (size_t)(q - uri) : n;
+        if (q)
+                for (const char *p = q; p && p < uri + n; p = memchr(p + 1, '&', (size_t)(uri + n - p - 1)))
+                        params++;
+        for (size_t i = 0; i < n; i++) {
+                unsigned char c = (unsigned char)uri[i];
+
+                if (c <= 0x20 || c >= 0x7f) {
+                        st->refuse = 400;
+                        st->refuse_msg = "request target has a byte that is not visible ASCII "
+                                         "(RFC 9112 section 3.2)";
+                        break;
+                }
+        }
+        if (!st->refuse && (n > HTTP_TARGET_MAX || path_len > HTTP_PATH_MAX)) {
+                st->refuse = 414;
+                st->refuse_msg = n > HTTP_TARGET_MAX ? "request target longer than 8192 bytes"
+                                                     : "request path longer than 2048 bytes";
+        }
+        if (!st->refuse && params > HTTP_QUERY_PARAMS_MAX) {
+                st->refuse = 414;
+                st->refuse_msg = "more than 256 query parameters";
+        }
+        if (st->refuse && q)
+                ((char *)(uintptr_t)q)[1] = '\0';
+        return st;
+}
+
+/* Field values of every header named name, counted; the first kept in *first. */
+struct header_scan {
+        const char *name;
+        size_t n;
+        const char *first;
+        bool differ;
+};
+
+static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+        struct header_scan *h = cls;
+
+        (void)kind;
+        if (strcasecmp(key, h->name) != 0)
+                return MHD_YES;
+        if (h->n++ == 0)
+                h->first = value ? value : "";
+        else if (!streq(h->first, value ? value : ""))
+                h->differ = true;
+        return MHD_YES;
+}
+
+static bool is_token_char_list_of_digits(const char *v)
+{
+        /* "5" or "5, 5" (RFC 9110 §8.6 lets a recipient accept a list of one repeated value) */
+        const char *first = NULL;
+        size_t first_len = 0;
+
+        for (;;) {
+                size_t len;
+
+                v += strspn(v, " \t");
+                len = strspn(v, "0123456789");
+                if (len == 0 || len > 19)
+                        return false;
+                if (!first) {
+                        first = v;
+                        first_len = len;
+                } else if (len != first_len || memcmp(v, first, len) != 0)
+                        return false;
+                v += len;
+                v += strspn(v, " \t");
+                if (*v == '\0')
+                        return true;
+                if (*v != ',')
+                        return false;
+                v++;
+        }
+}
+
+struct header_size {
+        size_t n, bytes;
+};
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+        struct header_size *h = cls;
+
+        (void)kind;
+        h->n++;
+        h->bytes += strlen(key) + (value ? strlen(value) : 0);
+        return MHD_YES;
+}
+
+/* RFC 9112 §6: the framing headers. Returns 0 or the status to refuse with (and its message). */
+static unsigned check_framing(struct MHD_Connection *conn, const char **msg)
+{
+        struct header_scan cl = { .name = MHD_HTTP_HEADER_CONTENT_LENGTH };
+        struct header_scan te = { .name = MHD_HTTP_HEADER_TRANSFER_ENCODING };
+        struct header_size size = { 0 };
+
+        (void)MHD_get_connection_values(conn, MHD_HEADER_KIND, count_header, &size);
+        if (size.n > HTTP_HEADERS_MAX || size.bytes > HTTP_HEADER_BYTES_MAX) {
+                *msg = size.n > HTTP_HEADERS_MAX ? "more than 100 header fields"
+                                                 : "header fields larger than 32 KiB";
+                return 431;
+        }
+
+        (void)MHD_get_connection_values(conn, MHD_HEADER_KIND, scan_header, &cl);
+        (void)MHD_get_connection_values(conn, MHD_HEADER_KIND, scan_header, &te);
+        if (te.n > 0 && cl.n > 0) {
+                *msg = "Content-Length together with Transfer-Encoding (RFC 9112 section 6.1)";
+                return 400;
+        }
+        if (te.n > 1 || te.differ ||
+            (te.n == 1 && strcasecmp(te.first + strspn(te.first, " \t"), "chunked") != 0)) {
+                *msg = "transfer coding not implemented: only chunked is";
+                return 501;
+        }
+        if (cl.differ) {
+                *msg = "conflicting Content-Length values (RFC 9110 section 8.6)";
+                return 400;
+        }
+        if (cl.n > 0 && !is_token_char_list_of_digits(cl.first)) {
+                *msg = "Content-Length is not a number (RFC 9110 section 8.6)";
+                return 400;
+        }
+        return 0;
+}
+
+/* Percent-decodes s once, refusing bad escapes, %00 and anything that is not UTF-8. */
+static int decode_utf8(const char *s, char **ret)
+{
+        char *d = NULL;
+        int r = http_percent_decode(s, strlen(s), &d);
+
+        if (r < 0)
+                return r;
+        if (!http_utf8_valid(d, strlen(d))) {
+                free(d);
+                return -EILSEQ;
+        }
+        *ret = d;
+        return 0;
+}
+
+struct args_ctx {
+        struct conn_state *st;
+        int r;
+};
+
+static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+        struct args_ctx *a = cls;
+        struct conn_state *st = a->st;
+        struct http_arg *arg;
+
+        (void)kind;
+        if (st->n_args >= HTTP_QUERY_PARAMS_MAX) {
+                a->r = -E2BIG;
+                return MHD_NO;
+        }
+        arg = &st->args[st->n_args];
+        a->r = decode_utf8(key, &arg->key);
+        if (a->r < 0)
+                return MHD_NO;
+        if (value) {
+                a->r = decode_utf8(value, &arg->value);
+                if (a->r < 0) {
+                        free(arg->key);
+                        return MHD_NO;
+                }
+        }
+        st->n_args++;
+        return MHD_YES;
+}
+
+static void args_release(struct conn_state *st)
+{
+        for (size_t i = 0; i < st->n_args; i++) {
+                free(st->args[i].key);
+                free(st->args[i].value);
+        }
+        free(st->args);
+        st->args = NULL;
+        st->n_args = 0;
+}
+
+/*
+ * The first access-handler call, when the head is complete: everything about the request line
+ * and the headers that must be refused is refused here, before any body is read. Returns 0 or the
+ * status to refuse with.
+ */
+static unsigned check_head(struct conn_state *st, struct MHD_Connection *conn, const char *url,
+                           const char *version, const char **msg)
+{
+        struct args_ctx a = { .st = st };
+        char *path = NULL;
+        unsigned status;
+        int r;
+
+        if (version != st->version_at) {
+                /* the request line's separator before the version is not where the target's
+                 * first NUL is: the target itself had a NUL byte */
+                *msg = "request target has a NUL byte";
+                return 400;
+        }
+        if (st->refuse) {
+                *msg = st->refuse_msg;
+                return st->refuse;
+        }
+        status = check_framing(conn, msg);
+        if (status)
+                return status;
+        r = decode_utf8(url, &path);
+        if (r < 0) {
+                *msg = r == -ENOMEM ? "out of memory"
+                       : r == -EILSEQ ? "request path is not UTF-8 once percent-decoded"
+                                      : "request path has a bad percent-escape or %00";
+                return r == -ENOMEM ? 500 : 400;
+        }
+        free(path);
+        st->args = calloc(HTTP_QUERY_PARAMS_MAX, sizeof(*st->args));
+        if (!st->args) {
+                *msg = "out of memory";
+                return 500;
+        }
+        (void)MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_arg, &a);
+        if (a.r < 0) {
+                *msg = a.r == -ENOMEM  ? "out of memory"
+                       : a.r == -E2BIG ? "more than 256 query parameters"
+                       : a.r == -EILSEQ
+                               ? "query parameter is not UTF-8 once percent-decoded"
+                               : "query parameter has a bad percent-escape or %00";
+                return a.r == -ENOMEM ? 500 : a.r == -E2BIG ? 414 : 400;
+        }
+        return 0;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -287,19 +640,24 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         enum MHD_Result ret;
         int r;
 
-        (void)version;
-        if (!st) {
-                const char *cl;
+        if (!st)
+                return MHD_NO; /* the URI callback ran out of memory */
+        if (!st->started) {
+                const char *cl, *msg = NULL;
+                unsigned status;
                 uint64_t clen;
 
-                st = calloc(1, sizeof(*st));
-                if (!st)
-                        return MHD_NO;
-                buf_init(&st->req.body, s->cfg.body_max + 1);
+                st->started = true;
                 st->req.conn = conn;
                 st->req.method = method;
                 st->req.path = url;
-                *con_cls = st;
+                mark_busy(s, conn, true);
+                status = check_head(st, conn, url, version, &msg);
+                if (status) {
+                        st->responded = true;
+                        st->too_large = true; /* nothing more is kept */
+                        return send_error(s, conn, status, msg);
+                }
                 cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
                                                  MHD_HTTP_HEADER_CONTENT_LENGTH);
                 if (cl && sscanf(cl, "%" SCNu64, &clen) == 1 && clen > s->cfg.body_max) {
@@ -311,13 +669,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         }
 
         if (*upload_data_size > 0) {
+                st->received += *upload_data_size;
                 if (!st->too_large &&
                     buf_append(&st->req.body, upload_data, *upload_data_size) < 0) {
                         st->too_large = true;
                         buf_release(&st->req.body);
                 }
                 *upload_data_size = 0;
-                if (st->too_large && !st->responded) {
+                /* a chunked body over the limit is discarded up to HTTP_DRAIN_MAX, then 413 */
+                if (st->too_large && !st->responded && st->received > HTTP_DRAIN_MAX) {
                         st->responded = true;
                         return send_too_large(s, conn);
                 }
@@ -326,6 +686,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         if (st->responded)
                 return MHD_YES;
         st->responded = true;
+        if (st->too_large)
+                return send_too_large(s, conn);
 
         buf_init(&resp.body, HTTP_RESPONSE_MAX);
         resp.status = 200;
@@ -347,11 +709,12 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         struct conn_state *st = *con_cls;
 
         (void)toe;
-        deadline_mark(cls, conn, false);
+        mark_busy(cls, conn, false);
         if (!st)
                 return;
         http_req_params_release(&st->req);
         buf_release(&st->req.body);
+        args_release(st);
         free(st);
         *con_cls = NULL;
 }
@@ -610,7 +973,8 @@ static int tls_retrieve_cert(gnutls_session_t session, const struct gnutls_cert_
                              gnutls_ocsp_data_st **ocsp, unsigned int *ocsp_length,
                              gnutls_privkey_t *privkey, unsigned int *flags)
 {
-        struct tls_conn *tc = gnutls_session_get_ptr(session);
+        struct sock_ctx *c = gnutls_session_get_ptr(session);
+        struct tls_conn *tc = c ? &c->tls : NULL;
         struct tls_source *src;
         struct tls_pair *pair;
 
@@ -635,10 +999,48 @@ static int tls_retrieve_cert(gnutls_session_t session, const struct gnutls_cert_
         return 0;
 }
 
+/* gnutls: the handshake's Finished message went by; the handshake deadline no longer applies. */
+static int on_handshake_finished(gnutls_session_t session, unsigned htype, unsigned when,
+                                 unsigned incoming, const gnutls_datum_t *msg)
+{
+        struct sock_ctx *c = gnutls_session_get_ptr(session);
+
+        (void)htype;
+        (void)when;
+        (void)incoming;
+        (void)msg;
+        if (c)
+                atomic_store(&c->handshake_done, true);
+        return 0;
+}
+
+/* Closes c's connection from another thread: its event loop sees EOF and closes it. */
+static void cut_locked(struct http_server *s, struct sock_ctx *c, uint64_t *counter)
+{
+        (void)s;
+        c->cut = true;
+        (*counter)++;
+        (void)shutdown(c->fd, SHUT_RDWR);
+}
+
 /*
- * Connection start runs in the accepting thread before the connection's handshake: register the
- * connection with the deadline watchdog and bind a TLS session to its tls_conn. Close releases
- * the pair the handshake selected and the socket duplicate.
+ * Past max_connections, the oldest connection that has no request in progress is closed, so new
+ * clients are served while idle sockets are shed; when all have one, the new connection is.
+ */
+static void shed_locked(struct http_server *s, struct sock_ctx *newest)
+{
+        for (struct sock_ctx *c = s->oldest; c; c = c->prev)
+                if (!c->cut && !c->busy && c != newest) {
+                        cut_locked(s, c, &s->shed_total);
+                        return;
+                }
+        cut_locked(s, newest, &s->shed_total);
+}
+
+/*
+ * Connection start runs in the connection's thread before its handshake: register the connection
+ * with the deadline watchdog (and shed an idle one past the limit) and bind a TLS session to it.
+ * Close releases the pair the handshake selected and the socket duplicate.
  */
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
@@ -653,23 +1055,32 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
                         return;
                 c->fd = -1;
                 c->tls.src = s->tls;
-                c->since = now_monotonic();
-                if (s->tls) {
+                c->since = c->accepted = now_monotonic();
+                atomic_init(&c->handshake_done, false);
+                if (s->tls_mode) {
                         ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
-                        if (ci && ci->tls_session)
-                                gnutls_session_set_ptr((gnutls_session_t)ci->tls_session, &c->tls);
-                }
-                if (s->cfg.request_timeout > 0) {
-                        ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-                        if (ci)
-                                c->fd = fcntl(ci->connect_fd, F_DUPFD_CLOEXEC, 3);
-                        if (c->fd >= 0 && pthread_mutex_lock(&s->lock) == 0) {
-                                c->next = s->conns;
-                                if (s->conns)
-                                        s->conns->prev = c;
-                                s->conns = c;
-                                (void)pthread_mutex_unlock(&s->lock);
+                        if (ci && ci->tls_session) {
+                                gnutls_session_t ts = (gnutls_session_t)ci->tls_session;
+
+                                gnutls_session_set_ptr(ts, c);
+                                gnutls_handshake_set_hook_function(ts, GNUTLS_HANDSHAKE_FINISHED,
+                                                                   GNUTLS_HOOK_POST,
+                                                                   on_handshake_finished);
                         }
+                }
+                ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+                if (ci)
+                        c->fd = fcntl(ci->connect_fd, F_DUPFD_CLOEXEC, 3);
+                if (c->fd >= 0 && pthread_mutex_lock(&s->lock) == 0) {
+                        c->next = s->conns;
+                        if (s->conns)
+                                s->conns->prev = c;
+                        else
+                                s->oldest = c;
+                        s->conns = c;
+                        if (++s->n_conns > s->cfg.max_connections)
+                                shed_locked(s, c);
+                        (void)pthread_mutex_unlock(&s->lock);
                 }
                 *socket_context = c;
                 return;
@@ -684,6 +1095,9 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
                         s->conns = c->next;
                 if (c->next)
                         c->next->prev = c->prev;
+                else if (s->oldest == c)
+                        s->oldest = c->prev;
+                s->n_conns--;
                 (void)close(c->fd);
                 c->fd = -1;
                 (void)pthread_mutex_unlock(&s->lock);
@@ -697,14 +1111,18 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 }
 
 /*
- * The request deadline: a connection that has spent more than request_timeout seconds on one
- * request outside the handler (receiving headers and body, or sending the response) is shut
- * down. The idle timeout alone cannot stop a client that trickles a byte per timeout.
+ * The deadlines, checked four times a second: a TLS handshake not finished tls_handshake_timeout
+ * seconds after accept; a request head not complete header_timeout seconds after accept or after
+ * the previous response (this also ends idle keep-alive connections); a request that has spent
+ * more than request_timeout seconds outside the handler (a client trickling a byte per idle
+ * timeout). Such a connection is shut down; its event loop then closes it.
  */
 static void *watchdog_thread(void *p)
 {
         struct http_server *s = p;
-        usec_t limit = (usec_t)s->cfg.request_timeout * USEC_PER_SEC;
+        usec_t req_limit = (usec_t)s->cfg.request_timeout * USEC_PER_SEC;
+        usec_t head_limit = (usec_t)s->cfg.header_timeout * USEC_PER_SEC;
+        usec_t tls_limit = (usec_t)s->cfg.tls_handshake_timeout * USEC_PER_SEC;
 
         if (pthread_mutex_lock(&s->lock) != 0)
                 return NULL;
@@ -712,16 +1130,30 @@ static void *watchdog_thread(void *p)
                 struct timespec ts = usec_to_timespec(now_realtime() + 250 * USEC_PER_MSEC);
                 usec_t now = now_monotonic();
 
-                for (struct sock_ctx *c = s->conns; c; c = c->next)
-                        if (!c->cut && !c->in_handler && now - c->since > limit) {
-                                c->cut = true;
-                                s->cut_total++;
-                                (void)shutdown(c->fd, SHUT_RDWR);
-                        }
+                for (struct sock_ctx *c = s->conns; c; c = c->next) {
+                        if (c->cut || c->in_handler)
+                                continue;
+                        if ((s->tls_mode && tls_limit > 0 && !atomic_load(&c->handshake_done) &&
+                             now - c->accepted > tls_limit) ||
+                            (!c->busy && head_limit > 0 && now - c->since > head_limit) ||
+                            (req_limit > 0 && now - c->since > req_limit))
+                                cut_locked(s, c, &s->cut_total);
+                }
                 (void)pthread_cond_timedwait(&s->wake, &s->lock, &ts);
         }
         (void)pthread_mutex_unlock(&s->lock);
         return NULL;
+}
+
+uint64_t http_server_shed_count(struct http_server *s)
+{
+        uint64_t n = 0;
+
+        if (s && pthread_mutex_lock(&s->lock) == 0) {
+                n = s->shed_total;
+                (void)pthread_mutex_unlock(&s->lock);
+        }
+        return n;
 }
 
 uint64_t http_server_deadline_cuts(struct http_server *s)
@@ -748,16 +1180,51 @@ uint64_t http_server_tls_generation(struct http_server *s)
         return g;
 }
 
+/* MHD_OPTION_HTTPS_CERT_CALLBACK2 in an option array: the function as ptr_value. */
+static void *cert_callback_ptr(void)
+{
+        gnutls_certificate_retrieve_function3 *fn = tls_retrieve_cert;
+        void *p;
+
+        _Static_assert(sizeof(p) == sizeof(fn), "function and object pointers differ in size");
+        memcpy(&p, &fn, sizeof(p));
+        return p;
+}
+
+/*
+ * Every connection takes two descriptors (the socket and the watchdog's duplicate): raise the
+ * soft limit towards the hard one so that max_connections fit; where they cannot, lower
+ * max_connections to what fits.
+ */
+static void raise_nofile(unsigned *max_connections)
+{
+        rlim_t want = (rlim_t)*max_connections * 4U + 256U;
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+                return;
+        if (rl.rlim_cur < want) {
+                rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want
+                                                                                  : rl.rlim_max;
+                (void)setrlimit(RLIMIT_NOFILE, &rl);
+                if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+                        return;
+        }
+        if (rl.rlim_cur < want)
+                *max_connections = rl.rlim_cur > 512U ? (unsigned)((rl.rlim_cur - 256U) / 4U) : 64U;
+}
+
 int http_server_start(const struct http_server_config *cfg, struct http_server **ret)
 {
         struct sockaddr_storage ss = { 0 };
         socklen_t sl;
         const union MHD_DaemonInfo *info;
-        unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-                         MHD_USE_POLL;
+        unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD;
+        struct MHD_OptionItem opts[24];
+        size_t n = 0;
         struct http_server *s;
 
-        if (!cfg || !cfg->handler || cfg->body_max == 0)
+        if (!cfg || !cfg->handler || cfg->body_max == 0 || cfg->max_connections == 0)
                 return -EINVAL;
         if (!!cfg->tls_cert_pem != !!cfg->tls_key_pem)
                 return -EINVAL;
@@ -815,38 +1282,47 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
                         (void)http_server_free(s);
                         return r;
                 }
+        }
+        s->tls_mode = cfg->tls_cert_file || cfg->tls_cert_pem;
+        raise_nofile(&s->cfg.max_connections);
+
+        /* MHD_OPTION_ARRAY: numbers and the callback of a (callback, closure) pair go in value,
+         * a lone pointer in ptr_value */
+#define OPT(o, v, p) (opts[n++] = (struct MHD_OptionItem){ (o), (intptr_t)(v), (p) })
+        OPT(MHD_OPTION_SOCK_ADDR, 0, &ss);
+        OPT(MHD_OPTION_THREAD_POOL_SIZE, cfg->threads ? cfg->threads : 1, NULL);
+        OPT(MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout, NULL);
+        /* the hard cap; max_connections itself is kept by shedding (on_connection), which needs
+         * room above it, and libmicrohttpd splits its cap evenly over the pool's threads */
+        OPT(MHD_OPTION_CONNECTION_LIMIT, 2U * s->cfg.max_connections + 16U * cfg->threads, NULL);
+        if (cfg->max_per_ip)
+                OPT(MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_per_ip, NULL);
+        OPT(MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONNECTION_MEMORY, NULL);
+        OPT(MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, NULL);
+        OPT(MHD_OPTION_URI_LOG_CALLBACK, on_uri, s);
+        OPT(MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, s);
+        OPT(MHD_OPTION_NOTIFY_COMPLETED, on_completed, s);
+        OPT(MHD_OPTION_NOTIFY_CONNECTION, on_connection, s);
+        if (cfg->tls_cert_file) {
                 flags |= MHD_USE_TLS;
-                s->daemon = MHD_start_daemon(
-                        flags, cfg->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, &ss,
-                        MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout,
-                        MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,
-                        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-                        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
-                        MHD_OPTION_HTTPS_CERT_CALLBACK2, tls_retrieve_cert,
-                        MHD_OPTION_HTTPS_PRIORITIES, TLS_PRIORITIES, MHD_OPTION_END);
+                /* a one-pointer option: the function goes in ptr_value (POSIX lets it pass as void *) */
+                OPT(MHD_OPTION_HTTPS_CERT_CALLBACK2, 0, cert_callback_ptr());
+                OPT(MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)(uintptr_t)TLS_PRIORITIES);
         } else if (cfg->tls_cert_pem) {
                 flags |= MHD_USE_TLS;
-                s->daemon = MHD_start_daemon(
-                        flags, cfg->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, &ss,
-                        MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout,
-                        MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,
-                        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-                        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_HTTPS_MEM_CERT,
-                        cfg->tls_cert_pem, MHD_OPTION_HTTPS_MEM_KEY, cfg->tls_key_pem,
-                        MHD_OPTION_HTTPS_PRIORITIES, TLS_PRIORITIES, MHD_OPTION_END);
-        } else
-                s->daemon = MHD_start_daemon(flags, cfg->port, NULL, NULL, on_request, s,
-                                             MHD_OPTION_SOCK_ADDR, &ss,
-                                             MHD_OPTION_CONNECTION_TIMEOUT,
-                                             cfg->connection_timeout, MHD_OPTION_CONNECTION_LIMIT,
-                                             cfg->max_connections, MHD_OPTION_NOTIFY_COMPLETED,
-                                             on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
-                                             on_connection, s, MHD_OPTION_END);
+                OPT(MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)(uintptr_t)cfg->tls_cert_pem);
+                OPT(MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)(uintptr_t)cfg->tls_key_pem);
+                OPT(MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)(uintptr_t)TLS_PRIORITIES);
+        }
+        OPT(MHD_OPTION_END, 0, NULL);
+#undef OPT
+        s->daemon = MHD_start_daemon(flags, cfg->port, NULL, NULL, on_request, s,
+                                     MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
         if (!s->daemon) {
                 (void)http_server_free(s);
                 return -EADDRINUSE;
         }
-        if (cfg->request_timeout > 0) {
+        {
                 int r = -pthread_create(&s->watchdog, NULL, watchdog_thread, s);
 
                 if (r < 0) {

@@ -5,10 +5,22 @@
  * HTTP server: libmicrohttpd glue shared by the registry, the catalog, the admission webhook and
  * the manager's probe/metrics endpoints. Knows nothing about any of them.
  *
- * One thread per connection (handlers may block on a database), a bounded request body (413 past
- * http_server_config.body_max), an idle timeout per connection, and a connection limit. The
- * handler gets a struct http_req (everything borrowed for the duration of the call) and fills a
- * struct http_resp; the server sends it after the handler returns.
+ * An epoll event loop per thread of a small pool (MHD_USE_EPOLL_INTERNAL_THREAD with
+ * MHD_OPTION_THREAD_POOL_SIZE): an idle or stalled connection, TLS handshakes included, holds no
+ * thread, only a socket. Handlers may block (a database call); while one does, the other
+ * connections of its thread wait, so http_server_config.threads should exceed the number of
+ * handlers expected to block at once. The front follows RFC 9112/9110 where libmicrohttpd 0.9.75
+ * does not (see docs/ARCHITECTURE.md, "HTTP front"): Content-Length with Transfer-Encoding and
+ * conflicting Content-Lengths get 400, a transfer coding other than chunked 501, a request target
+ * with a byte outside visible ASCII 400, a target or path over its limit or too many query
+ * parameters 414, a path or query that is not percent-encoded UTF-8 400. The path is decoded once
+ * (by the router, per segment; req->path stays encoded), query arguments once (by the server).
+ * Every refusal the server writes itself has a JSON {code, message} body. Bounded request body
+ * (413 past http_server_config.body_max), a deadline for the request head (header_timeout), for
+ * the TLS handshake and for the whole request (request_timeout), a limit per client address, and
+ * a total limit past which the oldest connection that has no request in progress is closed to
+ * make room. The handler gets a struct http_req (everything borrowed for the duration of the
+ * call) and fills a struct http_resp; the server sends it after the handler returns.
  */
 
 #include <jansson.h>
@@ -69,7 +81,21 @@ struct http_server_config {
          * timeout's business); 0 disables.
          */
         unsigned request_timeout;
-        unsigned max_connections;     /* concurrent connections; further ones are refused */
+        /*
+         * Concurrent connections. Past it, the oldest connection with no request in progress
+         * (idle keep-alive, or its head still incomplete) is closed to make room; when every
+         * connection has a request in progress, the new one is closed.
+         */
+        unsigned max_connections;
+        unsigned max_per_ip;        /* concurrent connections from one address; more are refused */
+        unsigned header_timeout;    /* seconds from accept (or the last response) to a full head */
+        unsigned tls_handshake_timeout; /* seconds from accept to a finished TLS handshake */
+        unsigned threads;           /* event-loop threads (each serves many connections) */
+        /* The shape of the JSON bodies the server writes itself (refusals). */
+        enum http_error_style {
+                HTTP_ERROR_NUMERIC, /* {"message":"...","code":414} */
+                HTTP_ERROR_REASON,  /* {"code":"URI Too Long","message":"..."} (model registry) */
+        } error_style;
         http_handler_fn handler;
         void *userdata;
         /* TLS: both set means HTTPS. PEM contents, borrowed for the call to http_server_start(). */
@@ -97,7 +123,8 @@ struct http_server_config {
 
 #define HTTP_SERVER_CONFIG_DEFAULTS                                                                \
         .address = "127.0.0.1", .port = 0, .body_max = 1024U * 1024U, .connection_timeout = 30,    \
-        .request_timeout = 60, .max_connections = 1024
+        .request_timeout = 60, .max_connections = 4096, .max_per_ip = 256, .header_timeout = 5,   \
+        .tls_handshake_timeout = 3, .threads = 8
 
 _warn_unused_result_ int http_server_start(const struct http_server_config *cfg,
                                            struct http_server **ret);
@@ -111,8 +138,24 @@ uint16_t http_server_port(const struct http_server *s);
  * per accepted rotation). 0 for plain HTTP and static PEM. Thread-safe.
  */
 uint64_t http_server_tls_generation(struct http_server *s);
-/* How many connections the request deadline has cut off so far. Thread-safe. */
+/* How many connections a deadline (head, handshake, request) has cut off so far. Thread-safe. */
 uint64_t http_server_deadline_cuts(struct http_server *s);
+/* How many idle connections have been closed to make room for new ones. Thread-safe. */
+uint64_t http_server_shed_count(struct http_server *s);
+
+/* Limits of the request target (the server answers 414 past them). */
+#define HTTP_TARGET_MAX       8192U /* bytes of path and query together */
+#define HTTP_PATH_MAX         2048U /* bytes of the path */
+#define HTTP_QUERY_PARAMS_MAX 256U  /* query parameters */
+/* Limits of the header section (431 past them). */
+#define HTTP_HEADERS_MAX      100U           /* header fields */
+#define HTTP_HEADER_BYTES_MAX (32U * 1024U) /* bytes of names and values together */
+/*
+ * A chunked body over body_max is read and discarded up to this many bytes before the 413 is
+ * sent, so that a client that sends its whole body before reading gets the answer instead of a
+ * reset; past it the connection is answered and closed at once.
+ */
+#define HTTP_DRAIN_MAX (128U * 1024U * 1024U)
 
 /* Borrowed lookups, valid during the handler call. NULL when absent. */
 const char *http_req_query(const struct http_req *req, const char *key);

@@ -436,28 +436,37 @@ int cache_batch_add(struct cache_batch *b, json_t *obj)
         return 0;
 }
 
-/* Builds the new indexes, records the diff in changes and swaps. Called write-locked; on error
- * nothing changed. Takes the batch's objects on success. */
-static int replace_locked(struct cache *c, struct cache_batch *b, json_t *changes,
-                          json_t **ret_old)
-{
-        struct cache_index *new_idx = NULL;
-        const char *key;
-        json_t *obj, *pair;
-        int r = 0;
+/* Indexes being built for a replace (owned maps); released unless swapped in. */
+struct new_indexes {
+        struct cache_index *idx;
+        size_t n; /* entries of idx whose map is owned here */
+};
 
-        if (c->n_indexes > 0) {
-                new_idx = calloc(c->n_indexes, sizeof(*new_idx));
-                if (!new_idx)
+static void new_indexes_release(struct new_indexes *ni)
+{
+        for (size_t j = 0; j < ni->n; j++)
+                json_decref(ni->idx[j].map);
+        free(ni->idx);
+}
+
+/* The indexes of the batch's objects: values computed when added, or now. */
+static int build_indexes(struct cache *c, struct cache_batch *b, struct new_indexes *ret)
+{
+        const char *key;
+        json_t *obj;
+        int r;
+
+        if (c->n_indexes == 0)
+                return 0;
+        ret->idx = calloc(c->n_indexes, sizeof(*ret->idx));
+        if (!ret->idx)
+                return -ENOMEM;
+        for (size_t j = 0; j < c->n_indexes; j++) {
+                ret->idx[j] = c->indexes[j];
+                ret->idx[j].map = json_object();
+                ret->n = j + 1;
+                if (!ret->idx[j].map)
                         return -ENOMEM;
-        }
-        for (size_t j = 0; j < c->n_indexes && r >= 0; j++) {
-                new_idx[j] = c->indexes[j];
-                new_idx[j].map = json_object();
-                if (!new_idx[j].map) {
-                        r = -ENOMEM;
-                        break;
-                }
                 json_object_foreach (b->objects, key, obj) {
                         json_t *pre = j < b->n_indexes
                                               ? json_array_get(json_object_get(b->values, key), j)
@@ -469,24 +478,27 @@ static int replace_locked(struct cache *c, struct cache_batch *b, json_t *change
                         else {
                                 r = index_values(c, &c->indexes[j], obj, NULL, &values);
                                 if (r < 0)
-                                        break;
+                                        return r;
                         }
-                        r = index_apply(&new_idx[j], key, values, true);
+                        r = index_apply(&ret->idx[j], key, values, true);
                         if (r < 0)
-                                break;
+                                return r;
                 }
         }
-        if (r < 0)
-                goto out_free_idx;
+        return 0;
+}
 
-        /* The diff: deletes first, then adds and updates (stored values; loaded for callbacks). */
+/* The diff as [old, new] pairs: deletes first, then adds and updates. */
+static int record_diff(struct cache *c, struct cache_batch *b, json_t *changes)
+{
+        const char *key;
+        json_t *obj, *pair;
+
         json_object_foreach (c->objects, key, obj)
                 if (!json_object_get(b->objects, key)) {
                         pair = json_pack("[OO]", obj, json_null());
-                        if (!pair || json_array_append_new(changes, pair) < 0) {
-                                r = -ENOMEM;
-                                goto out_free_idx;
-                        }
+                        if (!pair || json_array_append_new(changes, pair) < 0)
+                                return -ENOMEM;
                 }
         json_object_foreach (b->objects, key, obj) {
                 json_t *prev = json_object_get(c->objects, key);
@@ -494,11 +506,26 @@ static int replace_locked(struct cache *c, struct cache_batch *b, json_t *change
                 if (prev && same_version(c, prev, obj))
                         continue;
                 pair = json_pack("[OO]", prev ? prev : json_null(), obj);
-                if (!pair || json_array_append_new(changes, pair) < 0) {
-                        r = -ENOMEM;
-                        goto out_free_idx;
-                }
+                if (!pair || json_array_append_new(changes, pair) < 0)
+                        return -ENOMEM;
         }
+        return 0;
+}
+
+/* Builds the new indexes, records the diff in changes and swaps. Called write-locked; on error
+ * nothing changed. Takes the batch's objects on success. */
+static int replace_locked(struct cache *c, struct cache_batch *b, json_t *changes,
+                          json_t **ret_old)
+{
+        CLEANUP(new_indexes_release) struct new_indexes ni = { 0 };
+        int r;
+
+        r = build_indexes(c, b, &ni);
+        if (r < 0)
+                return r;
+        r = record_diff(c, b, changes);
+        if (r < 0)
+                return r;
 
         /* Swap: nothing below can fail. */
         *ret_old = c->objects;
@@ -507,16 +534,11 @@ static int replace_locked(struct cache *c, struct cache_batch *b, json_t *change
         json_object_clear(b->values);
         for (size_t j = 0; j < c->n_indexes; j++) {
                 json_decref(c->indexes[j].map);
-                c->indexes[j].map = new_idx[j].map;
-                new_idx[j].map = NULL;
+                c->indexes[j].map = ni.idx[j].map;
+                ni.idx[j].map = NULL;
         }
         atomic_store(&c->synced, true);
-
-out_free_idx:
-        for (size_t j = 0; new_idx && j < c->n_indexes; j++)
-                json_decref(new_idx[j].map);
-        free(new_idx);
-        return r;
+        return 0;
 }
 
 int cache_batch_commit(struct cache_batch *b, cache_change_fn fn, void *userdata)

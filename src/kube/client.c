@@ -1153,3 +1153,60 @@ int kube_watch(struct kube_client *c, const struct gvr *r, const char *ns,
         buf_release(&w.error_body);
         return k;
 }
+
+/* The port (api.h): thin adapters from void *userdata to the client. */
+static int api_get(void *userdata, const struct gvr *r, const char *ns, const char *name,
+                   json_t **ret_obj, struct kube_status *reterr)
+{
+        return kube_get(userdata, r, ns, name, ret_obj, reterr);
+}
+
+static int api_list(void *userdata, const struct gvr *r, const char *ns,
+                    const struct kube_list_options *opts, json_t **ret_list,
+                    struct kube_status *reterr)
+{
+        return kube_list(userdata, r, ns, opts, ret_list, reterr);
+}
+
+static int api_create(void *userdata, const struct gvr *r, const char *ns, const json_t *obj,
+                      const struct kube_write_options *opts, json_t **ret_obj,
+                      struct kube_status *reterr)
+{
+        return kube_create(userdata, r, ns, obj, opts, ret_obj, reterr);
+}
+
+static int api_update(void *userdata, const struct gvr *r, const char *ns, const char *name,
+                      const json_t *obj, const struct kube_write_options *opts, json_t **ret_obj,
+                      struct kube_status *reterr)
+{
+        return kube_update(userdata, r, ns, name, obj, opts, ret_obj, reterr);
+}
+
+static int api_patch(void *userdata, const struct gvr *r, const char *ns, const char *name,
+                     enum kube_patch_type type, const json_t *patch,
+                     const struct kube_write_options *opts, json_t **ret_obj,
+                     struct kube_status *reterr)
+{
+        return kube_patch(userdata, r, ns, name, type, patch, opts, ret_obj, reterr);
+}
+
+static int api_delete(void *userdata, const struct gvr *r, const char *ns, const char *name,
+                      const struct kube_delete_options *opts, json_t **ret_obj,
+                      struct kube_status *reterr)
+{
+        return kube_delete(userdata, r, ns, name, opts, ret_obj, reterr);
+}
+
+static const struct kube_api_ops kube_client_api_ops = {
+        .get = api_get,
+        .list = api_list,
+        .create = api_create,
+        .update = api_update,
+        .patch = api_patch,
+        .remove = api_delete,
+};
+
+struct kube_api kube_client_api(struct kube_client *c)
+{
+        return (struct kube_api){ .ops = &kube_client_api_ops, .userdata = c };
+}

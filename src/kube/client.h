@@ -23,17 +23,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kube/api.h"
 #include "kube/config.h"
 #include "kube/status.h"
 #include "util/macro.h"
 #include "util/time-util.h"
-
-/* A resource: group ("" for the core group), version and plural resource name. */
-struct gvr {
-        const char *group;
-        const char *version;
-        const char *resource;
-};
 
 /* Called after every request of the client and its clones (from the calling thread): the HTTP
  * method and the response code, 0 when no response arrived. Must be thread-safe and quick. */
@@ -57,34 +51,7 @@ _warn_unused_result_ int kube_client_dup(struct kube_client *c, struct kube_clie
 struct kube_client *kube_client_free(struct kube_client *c);
 DEFINE_CLEANUP_FUNC(struct kube_client *, kube_client_free)
 
-struct kube_list_options {
-        const char *label_selector;         /* borrowed, may be NULL */
-        const char *field_selector;         /* borrowed, may be NULL */
-        unsigned limit;                     /* 0 = no paging */
-        const char *continue_token;         /* borrowed, may be NULL */
-        const char *resource_version;       /* borrowed, may be NULL */
-        const char *resource_version_match; /* borrowed, may be NULL */
-};
-
-enum kube_patch_type {
-        KUBE_PATCH_MERGE,     /* application/merge-patch+json */
-        KUBE_PATCH_JSON,      /* application/json-patch+json */
-        KUBE_PATCH_APPLY,     /* application/apply-patch+yaml (server-side apply, JSON body) */
-        KUBE_PATCH_STRATEGIC, /* application/strategic-merge-patch+json (built-in types only) */
-};
-
-struct kube_write_options {
-        const char *subresource;   /* borrowed; "status" or NULL */
-        const char *field_manager; /* borrowed; required for KUBE_PATCH_APPLY */
-        bool force;                /* server-side apply force */
-        bool dry_run;              /* dryRun=All */
-};
-
-struct kube_delete_options {
-        const char *propagation_policy; /* "Foreground", "Background", "Orphan" or NULL */
-        const char *precondition_uid;   /* borrowed, may be NULL */
-        const char *precondition_rv;    /* borrowed, may be NULL */
-};
+/* struct gvr and the option types are in api.h (the port this client implements). */
 
 _warn_unused_result_ int kube_get(struct kube_client *c, const struct gvr *r, const char *ns,
                                   const char *name, json_t **ret_obj, struct kube_status *reterr);
@@ -141,6 +108,9 @@ _warn_unused_result_ int kube_request(struct kube_client *c, const char *method,
 /* Builds "/api/v1/namespaces/ns/pods/name" style paths into buf (size len). */
 _warn_unused_result_ int kube_resource_path(const struct gvr *r, const char *ns, const char *name,
                                             const char *subresource, char *buf, size_t len);
+
+/* The port (api.h) over this client: userdata is c (borrowed), so the same one-thread rule holds. */
+struct kube_api kube_client_api(struct kube_client *c);
 
 /* The client's default namespace (context namespace, in-cluster namespace or "default");
  * borrowed, valid while the client lives. */

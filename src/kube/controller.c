@@ -2,21 +2,34 @@
 #include "kube/controller.h"
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/client.h"
+#include "kube/informer.h"
 #include "kube/metrics.h"
 #include "kube/workqueue.h"
 #include "util/log.h"
 #include "util/uuid.h"
+
+/* How long a key waits while the caches of controller_options.wait_for are not synced. */
+#define CACHE_SYNC_REQUEUE (200 * USEC_PER_MSEC)
+/* The reconciler's error message (reconcile_errorf), as logged by the runner. */
+#define RECONCILE_ERROR_MAX 1024
 
 struct controller {
         struct reconciler reconciler;
         char *name; /* owned copy of reconciler.name */
         unsigned n_workers;
         const struct clock *clock;
+        const struct clock *wall_clock;
+        struct kube_client *client;   /* borrowed, may be NULL */
+        const struct kube_api *api;   /* borrowed, may be NULL */
+        struct informer **wait_for;   /* owned array of borrowed informers */
+        size_t n_wait_for;
         struct workqueue *queue; /* owned */
         pthread_t *threads;      /* owned */
         size_t n_threads;        /* started */
@@ -35,6 +48,18 @@ struct controller {
 bool reconcile_error_is_terminal(int r)
 {
         return r == -EINVAL || r == -EACCES;
+}
+
+int reconcile_errorf(const struct reconcile_ctx *ctx, int r, const char *fmt, ...)
+{
+        va_list ap;
+
+        if (!ctx || !ctx->error || ctx->error_size == 0 || ctx->error[0] != '\0')
+                return r;
+        va_start(ap, fmt);
+        (void)vsnprintf(ctx->error, ctx->error_size, fmt, ap);
+        va_end(ap);
+        return r;
 }
 
 static int setup_metrics(struct controller *c, struct metrics_registry *reg)
@@ -83,6 +108,9 @@ int controller_new(const struct controller_options *opts, struct controller **re
         c->reconciler = opts->reconciler;
         c->n_workers = opts->workers ? opts->workers : 1;
         c->clock = opts->clock ? opts->clock : &clock_monotonic;
+        c->wall_clock = opts->wall_clock ? opts->wall_clock : &clock_realtime;
+        c->client = opts->client;
+        c->api = opts->api;
         (void)pthread_mutex_init(&c->lock, NULL);
         (void)pthread_condattr_init(&attr);
         (void)pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
@@ -90,7 +118,15 @@ int controller_new(const struct controller_options *opts, struct controller **re
         (void)pthread_condattr_destroy(&attr);
         c->name = strdup(opts->reconciler.name);
         c->threads = calloc(c->n_workers, sizeof(*c->threads));
-        if (!c->name || !c->threads) {
+        if (opts->n_wait_for > 0) {
+                c->wait_for = calloc(opts->n_wait_for, sizeof(*c->wait_for));
+                if (c->wait_for) {
+                        memcpy(c->wait_for, opts->wait_for,
+                               opts->n_wait_for * sizeof(*c->wait_for));
+                        c->n_wait_for = opts->n_wait_for;
+                }
+        }
+        if (!c->name || !c->threads || (opts->n_wait_for > 0 && !c->wait_for)) {
                 controller_free(c);
                 return -ENOMEM;
         }
@@ -127,12 +163,11 @@ unsigned controller_active_workers(struct controller *c)
 }
 
 /* Applies one reconcile's outcome to the queue; logs errors. */
-static void handle_result(struct controller *c, const char *key, const char *reconcile_id, int r,
-                          const struct reconcile_result *res)
+static void handle_result(struct controller *c, const struct log_fields *lf, int r,
+                          const struct reconcile_result *res, const char *msg)
 {
-        const struct log_fields fields = { .controller = c->name,
-                                           .object = key,
-                                           .reconcile_id = reconcile_id };
+        const struct log_fields fields = *lf;
+        const char *key = lf->object;
 
         if (r < 0 || res->outcome == RECONCILE_TERMINAL) {
                 bool terminal = res->outcome == RECONCILE_TERMINAL || reconcile_error_is_terminal(r);
@@ -143,10 +178,12 @@ static void handle_result(struct controller *c, const char *key, const char *rec
                         metric_inc(c->m_terminal);
                         workqueue_forget(c->queue, key);
                         (void)log_emit(LOG_LEVEL_ERROR, r < 0 ? r : -EINVAL, &fields,
-                                       "Reconciler error (terminal, not retried)");
+                                       "Reconciler error (terminal, not retried)%s%s",
+                                       msg[0] ? ": " : "", msg);
                         return;
                 }
-                (void)log_emit(LOG_LEVEL_ERROR, r, &fields, "Reconciler error");
+                (void)log_emit(LOG_LEVEL_ERROR, r, &fields, "Reconciler error%s%s",
+                               msg[0] ? ": " : "", msg);
                 if (workqueue_add_rate_limited(c->queue, key) < 0)
                         (void)log_emit(LOG_LEVEL_ERROR, -ENOMEM, &fields,
                                        "Failed to requeue, dropping key");
@@ -175,10 +212,50 @@ static void handle_result(struct controller *c, const char *key, const char *rec
         }
 }
 
-static void process(struct controller *c, const char *key)
+static bool caches_synced(struct controller *c)
+{
+        for (size_t i = 0; i < c->n_wait_for; i++)
+                if (!informer_has_synced(c->wait_for[i]))
+                        return false;
+        return true;
+}
+
+/* The port this worker reconciles with: its own client clone, made once (*mine, owned). */
+static int worker_api(struct controller *c, struct kube_client **mine, struct kube_api *ret)
+{
+        int r;
+
+        if (c->client) {
+                if (!*mine) {
+                        r = kube_client_dup(c->client, mine);
+                        if (r < 0)
+                                return r;
+                }
+                *ret = kube_client_api(*mine);
+                return 1;
+        }
+        if (c->api) {
+                *ret = *c->api;
+                return 1;
+        }
+        return 0;
+}
+
+static void process(struct controller *c, struct kube_client **mine, const char *key)
 {
         struct reconcile_result res = { .outcome = RECONCILE_DONE };
-        char reconcile_id[37] = "";
+        char reconcile_id[37] = "", msg[RECONCILE_ERROR_MAX] = "";
+        const struct log_fields lf = { .controller = c->name,
+                                       .object = key,
+                                       .reconcile_id = reconcile_id };
+        struct kube_api api;
+        struct reconcile_ctx ctx = {
+                .userdata = c->reconciler.userdata,
+                .clock = c->wall_clock,
+                .log = &lf,
+                .error = msg,
+                .error_size = sizeof(msg),
+        };
         usec_t start;
         int r;
 
@@ -187,10 +264,22 @@ static void process(struct controller *c, const char *key)
         atomic_fetch_add(&c->active, 1);
         metric_add(c->m_active, 1);
         start = clock_now(c->clock);
-        r = c->reconciler.reconcile(c->reconciler.userdata, key, &res);
+        if (!caches_synced(c))
+                r = reconcile_requeue_after(&res, CACHE_SYNC_REQUEUE);
+        else {
+                r = worker_api(c, mine, &api);
+                if (r > 0) {
+                        ctx.api = &api;
+                        r = 0;
+                }
+                if (r >= 0)
+                        r = c->reconciler.reconcile(&ctx, key, &res);
+                else
+                        (void)reconcile_errorf(&ctx, r, "Failed to make this worker's client");
+        }
         metric_observe(c->m_time,
                        (double)(clock_now(c->clock) - start) / (double)USEC_PER_SEC);
-        handle_result(c, key, reconcile_id, r, &res);
+        handle_result(c, &lf, r, &res, msg);
         metric_add(c->m_active, -1);
         atomic_fetch_sub(&c->active, 1);
 }
@@ -198,6 +287,7 @@ static void process(struct controller *c, const char *key)
 static void *worker(void *p)
 {
         struct controller *c = p;
+        struct kube_client *mine = NULL; /* owned: this worker's client */
         char *key = NULL;
 
         while (!atomic_load(&c->stopping)) {
@@ -205,10 +295,11 @@ static void *worker(void *p)
                         break;
                 /* Stop taking new keys once stopping, even if some are still queued. */
                 if (!atomic_load(&c->stopping))
-                        process(c, key);
+                        process(c, &mine, key);
                 workqueue_done(c->queue, key);
                 free(TAKE_PTR(key));
         }
+        kube_client_free(mine);
         (void)pthread_mutex_lock(&c->lock);
         c->running--;
         (void)pthread_cond_broadcast(&c->exited);
@@ -282,6 +373,7 @@ struct controller *controller_free(struct controller *c)
                 (void)!controller_stop(c, USEC_INFINITY);
         workqueue_free(c->queue);
         free(c->threads);
+        free(c->wait_for);
         free(c->name);
         (void)pthread_cond_destroy(&c->exited);
         (void)pthread_mutex_destroy(&c->lock);

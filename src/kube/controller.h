@@ -13,20 +13,35 @@
  *   returns any other negative errno     -> add_rate_limited(key), logged     result=error
  *
  * The reconcile contract is level-based: the reconciler gets only the key ("namespace/name" or
- * "name"), never the event, and must be idempotent. It reads caches and writes to the API server.
+ * "name"), never the event, and must be idempotent. It reads caches and writes to the API server
+ * through ctx->api (api.h), the port the runner hands it:
  *
- * The runner logs (it is runtime, like the informer): one JSON line per error with controller,
- * object and reconcileID (a random UUID per reconcile call). Metrics (metrics.h) are updated when
- * a registry is given. Shutdown: controller_stop() makes workers stop taking keys, waits for
- * in-flight reconciles up to a timeout, and reports whether they all finished.
+ *   - client per worker: with controller_options.client, every worker thread reconciles with its
+ *     own kube_client_dup() (libcurl: never one handle in two threads), made on its first
+ *     reconcile and kept until the worker exits; with controller_options.api instead, every
+ *     worker gets that one (thread-safe) port, e.g. the in-memory fake;
+ *   - the cache-sync gate: while any informer of controller_options.wait_for has not synced its
+ *     first list, keys are requeued after 200 ms without calling the reconciler (an object absent
+ *     from an unsynced cache is unknown, not gone);
+ *   - one log line per failure: the reconciler does not log its errors, it describes them with
+ *     reconcile_errorf() and returns them; the runner logs the message once, with controller,
+ *     object and reconcileID (a random UUID per reconcile call).
+ *
+ * Metrics (metrics.h) are updated when a registry is given. Shutdown: controller_stop() makes
+ * workers stop taking keys, waits for in-flight reconciles up to a timeout, and reports whether
+ * they all finished.
  */
 
 #include <stdbool.h>
 
+#include "kube/api.h"
 #include "kube/ratelimit.h"
+#include "util/log.h"
 #include "util/macro.h"
 #include "util/time-util.h"
 
+struct informer;
+struct kube_client;
 struct metrics_registry;
 struct workqueue;
 
@@ -70,19 +85,54 @@ static inline int reconcile_terminal(struct reconcile_result *ret, int r)
         return r;
 }
 
+/* What one reconcile call gets besides its key (kube-rs's Ctx). Valid during the call only. */
+struct reconcile_ctx {
+        void *userdata;               /* the reconciler's userdata (struct reconciler) */
+        const struct kube_api *api;   /* borrowed; this worker's port; NULL without client/api */
+        const struct clock *clock;    /* borrowed; wall clock (CLOCK_REALTIME or a test's) */
+        const struct log_fields *log; /* borrowed; controller, object, reconcileID for the
+                                       * reconciler's own info/debug lines */
+        char *error;                  /* the runner's message buffer (reconcile_errorf) */
+        size_t error_size;
+};
+
+/* Level-based: gets only the key, never the event. Must be idempotent. */
+typedef int reconcile_fn(const struct reconcile_ctx *ctx, const char *key,
+                         struct reconcile_result *ret);
+
+/*
+ * Describes the failure r (negative errno) that the reconcile is about to return, for the one
+ * log line the runner writes, and returns r. The first message of a call wins (the reconciler
+ * returns its first error); later calls only return r.
+ */
+int reconcile_errorf(const struct reconcile_ctx *ctx, int r, const char *fmt, ...) _printf_(3, 4);
+
+/* Wall time now (usec, CLOCK_REALTIME or the test's clock): clock_now(ctx->clock). */
+static inline usec_t reconcile_now(const struct reconcile_ctx *ctx)
+{
+        return clock_now(ctx->clock);
+}
+
 struct reconciler {
         const char *name; /* borrowed; the controller name (logs, metrics) */
-        /* Level-based: gets only the key, never the event. Must be idempotent. */
-        int (*reconcile)(void *userdata, const char *key, struct reconcile_result *ret);
-        void *userdata;
+        reconcile_fn *reconcile;
+        void *userdata;   /* ctx->userdata */
 };
 
 struct controller_options {
         struct reconciler reconciler;
         unsigned workers;                          /* concurrent reconciles; 0 = 1 */
-        const struct clock *clock;                 /* borrowed; NULL = monotonic */
+        const struct clock *clock;                 /* borrowed; queue, metrics; NULL = monotonic */
+        const struct clock *wall_clock;            /* borrowed; ctx->clock; NULL = CLOCK_REALTIME */
         const struct ratelimiter_options *ratelimit; /* NULL = client-go defaults */
         struct metrics_registry *metrics;          /* borrowed, may be NULL */
+        /* The port of ctx->api: one kube_client_dup() of client per worker, or else api (borrowed,
+         * shared by the workers, so thread-safe), or else none. */
+        struct kube_client *client;                /* borrowed, may be NULL */
+        const struct kube_api *api;                /* borrowed, may be NULL */
+        /* The cache-sync gate: these informers (borrowed) must have synced before a reconcile. */
+        struct informer *const *wait_for;
+        size_t n_wait_for;
 };
 
 struct controller;

@@ -36,22 +36,6 @@ struct leader_elector {
         char leader[256];     /* last holder reported to on_new_leader */
 };
 
-int format_micro_time(usec_t t, char *buf, size_t len)
-{
-        time_t sec = (time_t)(t / USEC_PER_SEC);
-        struct tm tm;
-        int n;
-
-        if (!gmtime_r(&sec, &tm))
-                return -EINVAL;
-        n = snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ", tm.tm_year + 1900,
-                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                     (unsigned)(t % USEC_PER_SEC));
-        if (n < 0 || (size_t)n >= len)
-                return -ENOBUFS;
-        return 0;
-}
-
 int leader_elector_new(const struct leader_options *opts, struct leader_elector **ret)
 {
         struct leader_elector *le;

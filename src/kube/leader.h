@@ -64,6 +64,3 @@ _warn_unused_result_ int leader_elector_start(struct leader_elector *le);
  * on_stopped_leading if it was leading; joins the thread. Idempotent. */
 void leader_elector_stop(struct leader_elector *le);
 bool leader_elector_is_leader(struct leader_elector *le);
-
-/* Formats a CLOCK_REALTIME usec value as a Kubernetes MicroTime ("2026-01-02T03:04:05.123456Z"). */
-_warn_unused_result_ int format_micro_time(usec_t t, char *buf, size_t len);

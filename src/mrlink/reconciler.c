@@ -12,6 +12,7 @@
 
 #include "json/json-util.h"
 #include "kube/cache.h"
+#include "kube/informer.h"
 #include "mrlink/plan.h"
 #include "registry-client/client.h"
 #include "util/log.h"
@@ -31,15 +32,12 @@ static const struct gvr gvr_services = { "", "v1", "services" };
 
 struct mrlink_reconciler {
         const struct mrlink_config *cfg; /* borrowed */
-        struct kube_client *client;      /* borrowed */
-        struct informer *isvcs;          /* borrowed */
+        struct cache *isvcs;             /* borrowed */
         char *token, *token_file;        /* owned */
         mrlink_event_fn event;
         void *event_userdata;
 
-        pthread_mutex_t lock; /* pool, fingerprints, se_ids */
-        struct kube_client **pool;
-        size_t n_pool, n_pool_alloc;
+        pthread_mutex_t lock; /* fingerprints, se_ids */
         json_t *fingerprints; /* key -> fingerprint of the last successful reconcile */
         json_t *se_ids;       /* "<base URL>\x1f<namespace>" -> serving environment id */
 
@@ -85,12 +83,11 @@ static int metrics_setup(struct mrlink_reconciler *r, struct metrics_registry *r
 /* One reconcile. */
 struct ctx {
         struct mrlink_reconciler *r;
-        struct kube_client *kc;
+        const struct reconcile_ctx *rc; /* the runner's: the API port, clock, log fields */
         struct mr_client *mr;
         const char *key;
         json_t *obj; /* owned; the InferenceService as last seen (cache or write answer) */
         struct mrlink_isvc v;
-        struct log_fields lf;
         char base[URL_MAX];
         char se_key[URL_MAX + 256];
 };
@@ -100,13 +97,12 @@ int mrlink_reconciler_new(const struct mrlink_reconciler_options *opts,
 {
         struct mrlink_reconciler *r;
 
-        if (!opts || !opts->config || !opts->client || !opts->inferenceservices)
+        if (!opts || !opts->config || !opts->inferenceservices)
                 return -EINVAL;
         r = calloc(1, sizeof(*r));
         if (!r)
                 return -ENOMEM;
         r->cfg = opts->config;
-        r->client = opts->client;
         r->isvcs = opts->inferenceservices;
         r->event = opts->event;
         r->event_userdata = opts->event_userdata;
@@ -137,9 +133,6 @@ struct mrlink_reconciler *mrlink_reconciler_free(struct mrlink_reconciler *r)
 {
         if (!r)
                 return NULL;
-        for (size_t i = 0; i < r->n_pool; i++)
-                kube_client_free(r->pool[i]);
-        free(r->pool);
         json_decref(r->fingerprints);
         json_decref(r->se_ids);
         free(r->token);
@@ -157,38 +150,6 @@ void mrlink_reconciler_get_stats(struct mrlink_reconciler *r, struct mrlink_reco
                 .isvc_writes = atomic_load(&r->writes),
                 .skipped = atomic_load(&r->skipped),
         };
-}
-
-static int client_acquire(struct mrlink_reconciler *r, struct kube_client **ret)
-{
-        (void)pthread_mutex_lock(&r->lock);
-        if (r->n_pool > 0) {
-                *ret = r->pool[--r->n_pool];
-                (void)pthread_mutex_unlock(&r->lock);
-                return 0;
-        }
-        (void)pthread_mutex_unlock(&r->lock);
-        return kube_client_dup(r->client, ret);
-}
-
-static void client_release(struct mrlink_reconciler *r, struct kube_client *c)
-{
-        if (!c)
-                return;
-        (void)pthread_mutex_lock(&r->lock);
-        if (r->n_pool == r->n_pool_alloc) {
-                size_t n = r->n_pool_alloc ? r->n_pool_alloc * 2 : 4;
-                struct kube_client **p = reallocarray(r->pool, n, sizeof(*p));
-                if (!p) {
-                        (void)pthread_mutex_unlock(&r->lock);
-                        kube_client_free(c);
-                        return;
-                }
-                r->pool = p;
-                r->n_pool_alloc = n;
-        }
-        r->pool[r->n_pool++] = c;
-        (void)pthread_mutex_unlock(&r->lock);
 }
 
 /* string map under the lock: get (copied into buf), set (value NULL = delete) */
@@ -230,9 +191,10 @@ static int map_isvc(void *userdata, const json_t *obj, json_t **ret_keys)
         return *ret_keys ? 0 : -ENOMEM;
 }
 
-int mrlink_reconciler_watch(struct mrlink_reconciler *r, struct controller *c)
+int mrlink_reconciler_watch(struct mrlink_reconciler *r, struct informer *inferenceservices,
+                            struct controller *c)
 {
-        return informer_enqueue_mapped(r->isvcs, controller_queue(c), map_isvc, r);
+        return informer_enqueue_mapped(inferenceservices, controller_queue(c), map_isvc, r);
 }
 
 static void emit(struct ctx *x, const char *type, const char *reason, const char *fmt, ...)
@@ -245,8 +207,8 @@ static void emit(struct ctx *x, const char *type, const char *reason, const char
         va_start(ap, fmt);
         (void)vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
-        log_emit(streq(type, "Warning") ? LOG_LEVEL_WARN : LOG_LEVEL_INFO, 0, &x->lf, "%s: %s",
-                 reason, msg);
+        log_emit(streq(type, "Warning") ? LOG_LEVEL_WARN : LOG_LEVEL_INFO, 0, x->rc->log,
+                 "%s: %s", reason, msg);
         if (x->r->event)
                 x->r->event(x->r->event_userdata, x->obj, type, reason, msg);
 }
@@ -267,15 +229,15 @@ static int patch_isvc(struct ctx *x, json_t *patch)
 
         if (!patch)
                 return -ENOMEM;
-        k = kube_patch(x->kc, &gvr_isvcs, x->v.ns, x->v.name, KUBE_PATCH_MERGE, patch, NULL, &out,
-                       &st);
+        k = kube_api_patch(x->rc->api, &gvr_isvcs, x->v.ns, x->v.name, KUBE_PATCH_MERGE, patch,
+                           NULL, &out, &st);
         json_decref(patch);
         count(&x->r->writes, x->r->m_writes);
-        if (k < 0) {
-                log_emit(LOG_LEVEL_DEBUG, k, &x->lf, "InferenceService patch failed: %s",
-                         st.message);
-                return k;
-        }
+        if (k == -ENOENT)
+                return k; /* gone: the callers are done with it */
+        if (k < 0)
+                return reconcile_errorf(x->rc, k, "InferenceService patch failed: %s",
+                                        st.message);
         set_obj(x, out);
         return 0;
 }
@@ -317,7 +279,8 @@ static int resolve_url(struct ctx *x, char *why, size_t whylen)
                 const char *ns = x->v.mr_namespace;
 
                 if (x->v.mr_name && *x->v.mr_name) {
-                        k = kube_get(x->kc, &gvr_services, ns, x->v.mr_name, &got, &st);
+                        k = kube_api_get(x->rc->api, &gvr_services, ns, x->v.mr_name, &got,
+                                         &st);
                         if (k < 0) {
                                 (void)snprintf(why, whylen, "model registry Service %s/%s: %s",
                                                ns, x->v.mr_name, st.message);
@@ -325,10 +288,10 @@ static int resolve_url(struct ctx *x, char *why, size_t whylen)
                         }
                         svc = got;
                 } else {
-                        k = kube_list(x->kc, &gvr_services, ns,
-                                      &(struct kube_list_options){
-                                              .label_selector = "component=model-registry" },
-                                      &got, &st);
+                        k = kube_api_list(x->rc->api, &gvr_services, ns,
+                                          &(struct kube_list_options){
+                                                  .label_selector = "component=model-registry" },
+                                          &got, &st);
                         if (k < 0) {
                                 (void)snprintf(why, whylen,
                                                "listing model registry Services in %s: %s", ns,
@@ -361,7 +324,7 @@ static int resolve_url(struct ctx *x, char *why, size_t whylen)
         k = mrlink_rewrite_url(cfg->url_rewrite, url, x->base, sizeof(x->base));
         if (k < 0)
                 return k;
-        log_emit(LOG_LEVEL_DEBUG, 0, &x->lf, "model registry URL %s (requests go to %s)", url,
+        log_emit(LOG_LEVEL_DEBUG, 0, x->rc->log, "model registry URL %s (requests go to %s)", url,
                  x->base);
         return 0;
 }
@@ -400,7 +363,7 @@ static int mr_open(struct ctx *x)
 
         k = read_token(x->r, &token);
         if (k < 0)
-                log_emit(LOG_LEVEL_WARN, k, &x->lf, "Cannot read the token file %s",
+                log_emit(LOG_LEVEL_WARN, k, x->rc->log, "Cannot read the token file %s, ignoring",
                          x->r->token_file);
         return mr_client_new(&(struct mr_client_config){
                                      .base_url = x->base,
@@ -531,9 +494,9 @@ static int deletion_failed(struct ctx *x, int k, const char *why, struct reconci
         char ts[64];
         int q;
 
-        if (!mrlink_undeploy_expired(x->v.deletion_timestamp, now_realtime(), timeout,
+        if (!mrlink_undeploy_expired(x->v.deletion_timestamp, reconcile_now(x->rc), timeout,
                                      &remaining)) {
-                log_emit(LOG_LEVEL_WARN, k, &x->lf,
+                log_emit(LOG_LEVEL_WARN, k, x->rc->log,
                          "Cannot mark the model registry record UNDEPLOYED yet (%s); retrying, finalizer kept for at most %llus more",
                          why, (unsigned long long)(remaining / USEC_PER_SEC));
                 return reconcile_requeue_after(
@@ -574,10 +537,9 @@ static int resolve_failed(struct ctx *x, int k, const char *why, struct reconcil
         }
         if (k == -ENOENT)
                 emit(x, "Warning", "RegistryServiceNotFound", "%s", why);
-        else
-                log_emit(LOG_LEVEL_WARN, k, &x->lf, "Cannot resolve the model registry: %s", why);
         /* retried: RBAC or a bad label may be fixed without an InferenceService event */
-        return k == -EINVAL || k == -EACCES ? -EPROTO : k;
+        return reconcile_errorf(x->rc, k == -EINVAL || k == -EACCES ? -EPROTO : k,
+                                "Cannot resolve the model registry: %s", why);
 }
 
 static int reconcile_one(struct ctx *x, struct reconcile_result *res)
@@ -589,13 +551,13 @@ static int reconcile_one(struct ctx *x, struct reconcile_result *res)
         bool deleting;
         int k;
 
-        x->obj = cache_get(informer_cache(r->isvcs), x->key);
+        x->obj = cache_get(r->isvcs, x->key);
         if (!x->obj || mrlink_isvc_read(r->cfg, x->obj, &x->v) < 0) {
                 map_set(r, r->fingerprints, x->key, NULL);
                 return reconcile_done(res);
         }
         if (!x->v.has_isid && !x->v.has_rmid) {
-                log_emit(LOG_LEVEL_DEBUG, 0, &x->lf,
+                log_emit(LOG_LEVEL_DEBUG, 0, x->rc->log,
                          "missing model registry specific label, skipping");
                 map_set(r, r->fingerprints, x->key, NULL);
                 /* our finalizer on an InferenceService that lost its labels: let it go */
@@ -611,7 +573,7 @@ static int reconcile_one(struct ctx *x, struct reconcile_result *res)
                 return reconcile_done(res);
         }
         if (!x->v.has_name && !x->v.has_url)
-                log_emit(LOG_LEVEL_DEBUG, 0, &x->lf,
+                log_emit(LOG_LEVEL_DEBUG, 0, x->rc->log,
                          "neither the name label nor the URL annotation is set: looking for the model registry Service by label");
 
         k = resolve_url(x, why, sizeof(why));
@@ -627,19 +589,20 @@ static int reconcile_one(struct ctx *x, struct reconcile_result *res)
 
         k = mr_open(x);
         if (k < 0)
-                return k;
+                return reconcile_errorf(x->rc, k, "Cannot make the model registry client for %s",
+                                        x->base);
         k = sync_record(x, &rec, why, sizeof(why));
         if (k < 0) {
                 if (deleting)
                         return deletion_failed(x, k, why, res);
-                log_emit(LOG_LEVEL_WARN, k, &x->lf, "%s", why);
-                return k;
+                return reconcile_errorf(x->rc, k, "%s", why);
         }
         id = mrlink_record_id(rec, idb, sizeof(idb));
         if (!id) {
-                log_emit(LOG_LEVEL_WARN, 0, &x->lf, "model registry InferenceService without id");
-                return deleting ? deletion_failed(x, -EBADMSG, "record without id", res)
-                                : -EBADMSG;
+                if (deleting)
+                        return deletion_failed(x, -EBADMSG, "record without id", res);
+                return reconcile_errorf(x->rc, -EBADMSG,
+                                        "model registry InferenceService without id");
         }
 
         if (deleting) {
@@ -675,20 +638,16 @@ static int reconcile_one(struct ctx *x, struct reconcile_result *res)
         return reconcile_done(res);
 }
 
-static int reconcile(void *userdata, const char *key, struct reconcile_result *res)
+static int reconcile(const struct reconcile_ctx *rc, const char *key, struct reconcile_result *res)
 {
         struct ctx x = {
-                .r = userdata,
+                .r = rc->userdata,
+                .rc = rc,
                 .key = key,
-                .lf = { .controller = CONTROLLER_NAME, .object = key },
         };
         int k;
 
-        k = client_acquire(x.r, &x.kc);
-        if (k < 0)
-                return k;
         k = reconcile_one(&x, res);
-        client_release(x.r, x.kc);
         mr_client_free(x.mr);
         json_decref(x.obj);
         return k;

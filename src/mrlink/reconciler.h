@@ -31,12 +31,14 @@
 
 #include <jansson.h>
 
-#include "kube/client.h"
+#include "kube/api.h"
 #include "kube/controller.h"
-#include "kube/informer.h"
 #include "kube/metrics.h"
 #include "mrlink/config.h"
 #include "util/macro.h"
+
+struct cache;
+struct informer;
 
 /* Emits a Kubernetes event about obj (borrowed); type "Normal" or "Warning". */
 typedef void (*mrlink_event_fn)(void *userdata, const json_t *obj, const char *type,
@@ -44,8 +46,7 @@ typedef void (*mrlink_event_fn)(void *userdata, const json_t *obj, const char *t
 
 struct mrlink_reconciler_options {
         const struct mrlink_config *config; /* borrowed */
-        struct kube_client *client;         /* borrowed; cloned per worker */
-        struct informer *inferenceservices; /* borrowed; the shared InferenceService informer */
+        struct cache *inferenceservices;    /* borrowed; the shared InferenceService informer's */
         const char *token;      /* borrowed, may be NULL: static bearer token for the registry */
         const char *token_file; /* borrowed, may be NULL: re-read before registry calls; wins */
         mrlink_event_fn event;  /* may be NULL */
@@ -65,9 +66,11 @@ DEFINE_CLEANUP_FUNC(struct mrlink_reconciler *, mrlink_reconciler_free)
 /* The reconciler for controller_new() (name "inferenceservice", as upstream). */
 struct reconciler mrlink_reconciler_get(struct mrlink_reconciler *r);
 
-/* Adds a handler to the InferenceService informer (before it starts) that enqueues into c's
- * queue only InferenceServices with the IS-id or RM-id label (or our finalizer). */
-_warn_unused_result_ int mrlink_reconciler_watch(struct mrlink_reconciler *r, struct controller *c);
+/* Adds a handler to the InferenceService informer (borrowed, before it starts) that enqueues
+ * into c's queue only InferenceServices with the IS-id or RM-id label (or our finalizer). */
+_warn_unused_result_ int mrlink_reconciler_watch(struct mrlink_reconciler *r,
+                                                 struct informer *inferenceservices,
+                                                 struct controller *c);
 
 struct mrlink_reconciler_stats {
         unsigned long registry_calls;    /* HTTP calls to model registries */

@@ -213,3 +213,35 @@ char *isvc_model_url(const char *base, const char *protocol, const char *tm)
                 return NULL;
         return s;
 }
+
+/* Copies the listed keys of from (borrowed) into to; false on OOM. */
+static bool copy_keys(json_t *to, const json_t *from, const char *const *keys, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                json_t *v = json_object_get(from, keys[i]);
+
+                if (v && json_object_set(to, keys[i], v) < 0)
+                        return false;
+        }
+        return true;
+}
+
+json_t *isvc_cache_transform(void *userdata, json_t *obj)
+{
+        static const char *const meta_keys[] = { "name",   "namespace",         "uid",
+                                                  "labels", "resourceVersion",   "generation",
+                                                  "deletionTimestamp", "annotations",
+                                                  "finalizers" };
+        static const char *const top_keys[] = { "apiVersion", "kind", "spec", "status" };
+        json_auto_t *out = json_object();
+        json_t *meta;
+
+        (void)userdata;
+        if (!out || json_object_set_new(out, "metadata", json_object()) < 0)
+                return NULL;
+        meta = json_object_get(out, "metadata");
+        if (!copy_keys(meta, json_object_get(obj, "metadata"), meta_keys, ELEMENTSOF(meta_keys)) ||
+            !copy_keys(out, obj, top_keys, ELEMENTSOF(top_keys)))
+                return NULL;
+        return TAKE_PTR(out);
+}

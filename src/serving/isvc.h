@@ -75,3 +75,12 @@ char *isvc_model_path(const char *protocol, const char *tm);
 
 /* base + isvc_model_path(). Returns an owned string, NULL on OOM. */
 char *isvc_model_url(const char *base, const char *protocol, const char *tm);
+
+/*
+ * The InferenceService as the controllers keep it in their cache (a cache_transform_fn):
+ * apiVersion, kind, spec, status and the metadata fields the TrainedModel and model registry
+ * controllers read (name, namespace, uid, labels, annotations, finalizers, resourceVersion,
+ * generation, deletionTimestamp); managedFields and the rest are dropped to save memory.
+ * obj is borrowed. Returns: new reference; NULL on OOM.
+ */
+json_t *isvc_cache_transform(void *userdata, json_t *obj);

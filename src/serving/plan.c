@@ -333,106 +333,82 @@ static int plan_finalizer_removal(const struct trained_model *tm, struct tm_plan
         return p->metadata_patch ? 0 : -ENOMEM;
 }
 
-static int plan_active(const struct tm_work *w, const struct isvc_info *info, const char *isvc,
-                       const char *cm_name, usec_t now, struct tm_plan *p)
+/* §2.2 step 6, in KServe's order: InferenceServiceReady, IsMMSPredictor, MemoryResource... */
+static int mark_conditions(const struct tm_work *w, const struct isvc_info *info, usec_t now,
+                           struct conditions *c)
 {
         const struct trained_model *tm = &w->tm;
-        CLEANUP(conditions_releasep) struct conditions observed = { 0 }, c = { 0 };
-        AUTOFREE char *url = NULL, *address_url = NULL;
         bool impl_ok = info->has_impl && info->mms;
-        bool all_true;
         int r;
 
-        if (conditions_from_json(json_object_get(tm->status, "conditions"), &observed) < 0)
-                conditions_init(&observed);
-        r = conditions_copy(&observed, &c);
-        if (r < 0)
-                return r;
-
-        /* §2.2 step 6, in KServe's order */
-        r = info->ready ? conditions_mark_true(&c, CONDITION_INFERENCE_SERVICE_READY, now)
-                        : conditions_mark_false(&c, CONDITION_INFERENCE_SERVICE_READY,
+        r = info->ready ? conditions_mark_true(c, CONDITION_INFERENCE_SERVICE_READY, now)
+                        : conditions_mark_false(c, CONDITION_INFERENCE_SERVICE_READY,
                                                 REASON_INFERENCE_SERVICE_NOT_READY,
                                                 MESSAGE_INFERENCE_SERVICE_NOT_READY, now);
         if (r < 0)
                 return r;
-        r = impl_ok ? conditions_mark_true(&c, CONDITION_IS_MMS_PREDICTOR, now)
-                    : conditions_mark_false(&c, CONDITION_IS_MMS_PREDICTOR,
+        r = impl_ok ? conditions_mark_true(c, CONDITION_IS_MMS_PREDICTOR, now)
+                    : conditions_mark_false(c, CONDITION_IS_MMS_PREDICTOR,
                                             REASON_IS_NOT_MMS_PREDICTOR,
                                             MESSAGE_IS_NOT_MMS_PREDICTOR, now);
         if (r < 0)
                 return r;
         if (!tm->valid)
-                r = conditions_mark_false(&c, CONDITION_MEMORY_RESOURCE_AVAILABLE,
-                                          REASON_INVALID_SPEC, tm->invalid_message, now);
-        else if (w->admitted)
-                r = conditions_mark_true(&c, CONDITION_MEMORY_RESOURCE_AVAILABLE, now);
-        else
-                r = conditions_mark_false(&c, CONDITION_MEMORY_RESOURCE_AVAILABLE,
-                                          REASON_MEMORY_RESOURCE_NOT_AVAILABLE,
-                                          MESSAGE_MEMORY_RESOURCE_NOT_AVAILABLE, now);
-        if (r < 0)
-                return r;
+                return conditions_mark_false(c, CONDITION_MEMORY_RESOURCE_AVAILABLE,
+                                             REASON_INVALID_SPEC, tm->invalid_message, now);
+        if (w->admitted)
+                return conditions_mark_true(c, CONDITION_MEMORY_RESOURCE_AVAILABLE, now);
+        return conditions_mark_false(c, CONDITION_MEMORY_RESOURCE_AVAILABLE,
+                                     REASON_MEMORY_RESOURCE_NOT_AVAILABLE,
+                                     MESSAGE_MEMORY_RESOURCE_NOT_AVAILABLE, now);
+}
 
-        all_true = tm->valid && info->ready && impl_ok && w->admitted;
-        if (!tm->valid)
-                p->state = TM_STATE_INVALID;
-        else if (!w->admitted)
-                p->state = TM_STATE_WAITING_MEMORY;
-        else if (!impl_ok)
-                p->state = TM_STATE_WAITING_MMS;
-        else if (!info->ready)
-                p->state = TM_STATE_WAITING_ISVC;
-        else if (w->full)
-                p->state = TM_STATE_DOES_NOT_FIT;
-        else if (w->observed_identical)
-                p->state = TM_STATE_READY;
-        else
-                p->state = TM_STATE_PENDING;
+static enum tm_state active_state(const struct tm_work *w, const struct isvc_info *info)
+{
+        if (!w->tm.valid)
+                return TM_STATE_INVALID;
+        if (!w->admitted)
+                return TM_STATE_WAITING_MEMORY;
+        if (!info->has_impl || !info->mms)
+                return TM_STATE_WAITING_MMS;
+        if (!info->ready)
+                return TM_STATE_WAITING_ISVC;
+        if (w->full)
+                return TM_STATE_DOES_NOT_FIT;
+        return w->observed_identical ? TM_STATE_READY : TM_STATE_PENDING;
+}
 
-        if (p->state == TM_STATE_DOES_NOT_FIT) {
-                AUTOFREE char *msg = NULL;
+/* Ready of a model that does not fit (W4) or is not listed yet (W3). */
+static int mark_ready(const struct trained_model *tm, enum tm_state state, const char *cm_name,
+                      usec_t now, struct conditions *c)
+{
+        AUTOFREE char *msg = NULL;
+
+        if (state == TM_STATE_DOES_NOT_FIT) {
                 if (asprintf(&msg,
                              "models.json of ConfigMap \"%s\" would exceed %zu bytes: model \"%s\" "
                              "does not fit",
                              cm_name, MODELCONFIG_DATA_MAX, tm->name) < 0)
                         return -ENOMEM;
-                r = conditions_mark_false(&c, CONDITION_READY, REASON_MODEL_CONFIG_FULL, msg, now);
-                if (r < 0)
-                        return r;
-        } else if (p->state == TM_STATE_PENDING) {
-                AUTOFREE char *msg = NULL;
+                return conditions_mark_false(c, CONDITION_READY, REASON_MODEL_CONFIG_FULL, msg,
+                                             now);
+        }
+        if (state == TM_STATE_PENDING) {
                 if (asprintf(&msg,
                              "Waiting for models.json of ConfigMap \"%s\" to list model \"%s\"",
                              cm_name, tm->name) < 0)
                         return -ENOMEM;
-                r = conditions_set(&c, CONDITION_READY, CONDITION_STATUS_UNKNOWN, "",
-                                   REASON_MODEL_CONFIG_PENDING, msg, now);
-                if (r < 0)
-                        return r;
+                return conditions_set(c, CONDITION_READY, CONDITION_STATUS_UNKNOWN, "",
+                                      REASON_MODEL_CONFIG_PENDING, msg, now);
         }
-        conditions_keep_transition_times(&c, &observed);
+        return 0;
+}
 
-        /* §2.2 step 7: URLs only once all three conditions are True */
-        if (all_true && info->url) {
-                url = isvc_model_url(info->url, info->protocol, tm->name);
-                if (!url)
-                        return -ENOMEM;
-        }
-        if (all_true && info->address_url) {
-                address_url = isvc_model_url(info->address_url, info->protocol, tm->name);
-                if (!address_url)
-                        return -ENOMEM;
-        }
-        r = status_build(tm, &c, url, address_url, p);
-        if (r < 0)
-                return r;
+/* Events: Normal on models.json changes, Warning for invalid / full. */
+static int active_event(const struct tm_work *w, const char *cm_name, struct tm_plan *p)
+{
+        const struct trained_model *tm = &w->tm;
 
-        r = plan_metadata(tm, isvc, info->uid, w->admitted, p);
-        if (r < 0)
-                return r;
-
-        /* events (W: Normal on models.json changes, Warning for invalid / full) */
         if (p->state == TM_STATE_INVALID && p->status_changed)
                 return set_event(p, "Warning", REASON_INVALID_SPEC, "%s", tm->invalid_message);
         if (p->state == TM_STATE_DOES_NOT_FIT && p->status_changed)
@@ -454,6 +430,49 @@ static int plan_active(const struct tm_work *w, const struct isvc_info *info, co
         return 0;
 }
 
+static int plan_active(const struct tm_work *w, const struct isvc_info *info, const char *isvc,
+                       const char *cm_name, usec_t now, struct tm_plan *p)
+{
+        const struct trained_model *tm = &w->tm;
+        CLEANUP(conditions_releasep) struct conditions observed = { 0 }, c = { 0 };
+        AUTOFREE char *url = NULL, *address_url = NULL;
+        bool all_true;
+        int r;
+
+        if (conditions_from_json(json_object_get(tm->status, "conditions"), &observed) < 0)
+                conditions_init(&observed);
+        r = conditions_copy(&observed, &c);
+        if (r >= 0)
+                r = mark_conditions(w, info, now, &c);
+        if (r < 0)
+                return r;
+        p->state = active_state(w, info);
+        r = mark_ready(tm, p->state, cm_name, now, &c);
+        if (r < 0)
+                return r;
+        conditions_keep_transition_times(&c, &observed);
+
+        /* §2.2 step 7: URLs only once all three conditions are True */
+        all_true = tm->valid && info->ready && info->has_impl && info->mms && w->admitted;
+        if (all_true && info->url) {
+                url = isvc_model_url(info->url, info->protocol, tm->name);
+                if (!url)
+                        return -ENOMEM;
+        }
+        if (all_true && info->address_url) {
+                address_url = isvc_model_url(info->address_url, info->protocol, tm->name);
+                if (!address_url)
+                        return -ENOMEM;
+        }
+        r = status_build(tm, &c, url, address_url, p);
+        if (r < 0)
+                return r;
+        r = plan_metadata(tm, isvc, info->uid, w->admitted, p);
+        if (r < 0)
+                return r;
+        return active_event(w, cm_name, p);
+}
+
 static int configmap_patch_new(const json_t *cm, const char *models_json, json_t **ret)
 {
         const char *rv = json_get_string_path(cm, "metadata", "resourceVersion", NULL);
@@ -467,119 +486,119 @@ static int configmap_patch_new(const json_t *cm, const char *models_json, json_t
         return 0;
 }
 
-int isvc_plan_compute(const struct plan_input *in, struct isvc_plan *ret)
-{
-        CLEANUP(isvc_plan_releasep) struct isvc_plan plan = { 0 };
-        CLEANUP(model_entries_release) struct model_entries observed = { 0 }, wanted = { 0 },
-                                                            candidates = { 0 };
-        AUTOFREE struct tm_work *work = NULL;
-        AUTOFREE struct order_ctx *order = NULL;
-        AUTOFREE size_t *fit_order = NULL;
-        AUTOFREE bool *fits = NULL;
-        struct isvc_info info = { 0 };
+/* The state of one isvc_plan_compute() call, shared by its phases. */
+struct planner {
+        const struct plan_input *in; /* borrowed */
+        struct isvc_plan plan;       /* what is being built; moved to the caller at the end */
+        struct isvc_info info;
         char cm_name[MODELCONFIG_NAME_MAX];
-        const char *observed_data = NULL;
-        bool cm_ok = false, total_overflow = false;
-        size_t n_order = 0;
-        struct quantity total;
-        int r;
+        bool cm_ok;                /* the ConfigMap exists and has our name */
+        const char *observed_data; /* borrowed; its models.json */
+        struct model_entries observed, wanted, candidates;
+        struct tm_work *work;      /* owned, parallel to in->tms */
+        struct order_ctx *order;   /* owned; scratch for the orderings */
+        size_t *fit_order;         /* owned */
+        bool *fits;                /* owned, parallel to candidates */
+};
 
-        if (!in || !in->isvc_name || in->isvc_name[0] == '\0' || (in->n_tms > 0 && !in->tms))
-                return -EINVAL;
-        if (in->isvc && isvc_info_from_json(in->isvc, &info) < 0)
-                return -EINVAL;
-        if (in->configmap && !json_is_object(in->configmap))
-                return -EINVAL;
-        r = modelconfig_name(in->isvc_name, cm_name, sizeof(cm_name));
-        if (r < 0)
-                return -EINVAL;
+static void planner_release(struct planner *p)
+{
+        isvc_plan_release(&p->plan);
+        model_entries_release(&p->observed);
+        model_entries_release(&p->wanted);
+        model_entries_release(&p->candidates);
+        free(p->work);
+        free(p->order);
+        free(p->fit_order);
+        free(p->fits);
+}
 
-        plan.isvc_found = in->isvc != NULL;
-        plan.configmap_name = strdup(cm_name);
-        if (!plan.configmap_name)
+/* Phase 1: inputs checked; the ConfigMap's name and its observed models.json (a ConfigMap of
+ * another name is no ConfigMap: §9.2 M2; a corrupt one is rewritten from the desired set). */
+static int planner_init(struct planner *p, const struct plan_input *in)
+{
+        const json_t *cm = in->configmap;
+        size_t n = in->n_tms;
+
+        if (!in->isvc_name || in->isvc_name[0] == '\0' || (n > 0 && !in->tms))
+                return -EINVAL;
+        if (in->isvc && isvc_info_from_json(in->isvc, &p->info) < 0)
+                return -EINVAL;
+        if (cm && !json_is_object(cm))
+                return -EINVAL;
+        if (modelconfig_name(in->isvc_name, p->cm_name, sizeof(p->cm_name)) < 0)
+                return -EINVAL;
+        p->in = in;
+        p->plan.isvc_found = in->isvc != NULL;
+        p->plan.configmap_name = strdup(p->cm_name);
+        if (!p->plan.configmap_name)
                 return -ENOMEM;
-
-        /* the observed models.json (a ConfigMap of another name is no ConfigMap: §9.2 M2) */
-        if (in->configmap) {
-                const char *n = json_get_string_path(in->configmap, "metadata", "name", NULL);
-                cm_ok = n && streq(n, cm_name);
+        if (cm) {
+                const char *name = json_get_string_path(cm, "metadata", "name", NULL);
+                p->cm_ok = name && streq(name, p->cm_name);
         }
-        if (cm_ok) {
-                observed_data = json_get_string_path(in->configmap, "data", MODELCONFIG_KEY, NULL);
-                if (modelconfig_parse(observed_data, &observed, NULL, 0) < 0)
-                        model_entries_init(&observed); /* corrupt: rewritten from the desired set */
+        if (p->cm_ok) {
+                p->observed_data = json_get_string_path(cm, "data", MODELCONFIG_KEY, NULL);
+                if (modelconfig_parse(p->observed_data, &p->observed, NULL, 0) < 0)
+                        model_entries_init(&p->observed);
         }
-
-        if (in->n_tms > 0) {
-                work = calloc(in->n_tms, sizeof(*work));
-                order = calloc(in->n_tms, sizeof(*order));
-                fit_order = calloc(in->n_tms, sizeof(*fit_order));
-                plan.tms = calloc(in->n_tms, sizeof(*plan.tms));
-                if (!work || !order || !fit_order || !plan.tms)
+        if (n > 0) {
+                p->work = calloc(n, sizeof(*p->work));
+                p->order = calloc(n, sizeof(*p->order));
+                p->fit_order = calloc(n, sizeof(*p->fit_order));
+                p->plan.tms = calloc(n, sizeof(*p->plan.tms));
+                if (!p->work || !p->order || !p->fit_order || !p->plan.tms)
                         return -ENOMEM;
         }
-        plan.n_tms = in->n_tms;
+        p->plan.n_tms = n;
+        return 0;
+}
+
+/* Phase 2: each TrainedModel read; a model passed twice is planned once (the first one). */
+static int read_models(struct planner *p)
+{
+        const struct plan_input *in = p->in;
+        size_t n_order = 0;
 
         for (size_t i = 0; i < in->n_tms; i++) {
-                struct tm_work *w = &work[i];
+                struct tm_work *w = &p->work[i];
                 const char *alloc;
 
                 w->readable = trained_model_from_json(in->tms[i], &w->tm) >= 0;
-                plan.tms[i].name = strdup(w->readable ? w->tm.name : "");
-                if (!plan.tms[i].name)
+                p->plan.tms[i].name = strdup(w->readable ? w->tm.name : "");
+                if (!p->plan.tms[i].name)
                         return -ENOMEM;
                 if (!w->readable)
                         continue;
                 w->ours = w->tm.isvc && streq(w->tm.isvc, in->isvc_name);
-                w->observed_listed = model_entries_find_sorted(&observed, w->tm.name) != NULL;
+                w->observed_listed = model_entries_find_sorted(&p->observed, w->tm.name) != NULL;
                 alloc = label_of(&w->tm, TM_LABEL_ALLOCATED);
                 w->had_allocated = alloc && streq(alloc, in->isvc_name);
                 if (w->tm.valid && quantity_to_canonical_string(&w->tm.memory, w->memory,
                                                                 sizeof(w->memory)) < 0)
                         return -ENOMEM;
         }
-
-        /* One plan per name: a model passed twice is planned once (the first occurrence). */
-        n_order = 0;
         for (size_t i = 0; i < in->n_tms; i++)
-                if (work[i].readable)
-                        order[n_order++] = (struct order_ctx){ .w = &work[i], .idx = i };
+                if (p->work[i].readable)
+                        p->order[n_order++] = (struct order_ctx){ .w = &p->work[i], .idx = i };
         if (n_order > 1)
-                qsort(order, n_order, sizeof(*order), cmp_name_index);
+                qsort(p->order, n_order, sizeof(*p->order), cmp_name_index);
         for (size_t j = 1; j < n_order; j++)
-                if (streq(order[j].w->tm.name, order[j - 1].w->tm.name))
-                        work[order[j].idx].readable = false;
-        n_order = 0;
+                if (streq(p->order[j].w->tm.name, p->order[j - 1].w->tm.name))
+                        p->work[p->order[j].idx].readable = false;
+        return 0;
+}
 
-        /* Parent missing: delete live models, release deleting ones (W6). */
-        if (!in->isvc) {
-                for (size_t i = 0; i < in->n_tms; i++) {
-                        struct tm_work *w = &work[i];
-                        struct tm_plan *p = &plan.tms[i];
+/* Phase 3, memory admission (W2/W8): still-loaded deleting models first, then first fit. */
+static void admit_memory(struct planner *p)
+{
+        bool total_overflow = false;
+        struct quantity total;
+        size_t n_order = 0;
 
-                        if (!w->readable || !w->ours) {
-                                p->state = TM_STATE_IGNORED;
-                                continue;
-                        }
-                        if (w->tm.being_deleted) {
-                                p->state = TM_STATE_FINALIZED;
-                                r = plan_finalizer_removal(&w->tm, p);
-                                if (r < 0)
-                                        return r;
-                        } else {
-                                p->state = TM_STATE_PARENT_MISSING;
-                                p->delete_object = true;
-                        }
-                }
-                *ret = plan;
-                plan = (struct isvc_plan){ 0 };
-                return 0;
-        }
-
-        /* Memory admission (W2/W8): still-loaded deleting models first, then first fit. */
         quantity_init_zero(&total, QUANTITY_BINARY_SI);
-        for (size_t i = 0; i < in->n_tms; i++) {
-                struct tm_work *w = &work[i];
+        for (size_t i = 0; i < p->in->n_tms; i++) {
+                struct tm_work *w = &p->work[i];
 
                 if (!w->readable || !w->ours || !w->tm.valid)
                         continue;
@@ -589,121 +608,164 @@ int isvc_plan_compute(const struct plan_input *in, struct isvc_plan *ret)
                                 total_overflow = true;
                         continue;
                 }
-                order[n_order++] = (struct order_ctx){ .w = w, .idx = i };
+                p->order[n_order++] = (struct order_ctx){ .w = w, .idx = i };
         }
         if (n_order > 1)
-                qsort(order, n_order, sizeof(*order), cmp_admission);
+                qsort(p->order, n_order, sizeof(*p->order), cmp_admission);
         for (size_t j = 0; j < n_order; j++) {
-                struct tm_work *w = &work[order[j].idx];
+                struct tm_work *w = &p->work[p->order[j].idx];
                 struct quantity t = total;
 
                 if (total_overflow || quantity_add(&t, &w->tm.memory) < 0)
                         continue; /* beyond any limit */
-                if (isvc_memory_available(&info, &t)) {
+                if (isvc_memory_available(&p->info, &t)) {
                         w->admitted = true;
                         total = t;
                 }
         }
+}
 
-        /* models.json: eligible models, W4 fit with already-listed ones first */
-        n_order = 0;
-        for (size_t i = 0; i < in->n_tms; i++) {
-                struct tm_work *w = &work[i];
+/* Phase 4, models.json (W4): eligible models fitted into the size budget, already-listed ones
+ * first; p->wanted gets the entries that fit. */
+static int fit_models_json(struct planner *p)
+{
+        const struct isvc_info *info = &p->info;
+        size_t n_order = 0, other, budget;
+        int r;
 
-                w->eligible = w->admitted && info.has_impl && info.mms &&
-                              (info.ready || w->observed_listed);
+        for (size_t i = 0; i < p->in->n_tms; i++) {
+                struct tm_work *w = &p->work[i];
+
+                w->eligible = w->admitted && info->has_impl && info->mms &&
+                              (info->ready || w->observed_listed);
                 if (w->eligible)
-                        order[n_order++] = (struct order_ctx){ .w = w, .idx = i };
+                        p->order[n_order++] = (struct order_ctx){ .w = w, .idx = i };
         }
         if (n_order > 1)
-                qsort(order, n_order, sizeof(*order), cmp_fit);
+                qsort(p->order, n_order, sizeof(*p->order), cmp_fit);
         for (size_t j = 0; j < n_order; j++) {
-                const struct tm_work *w = &work[order[j].idx];
-                r = model_entries_append(&candidates, w->tm.name, w->tm.storage_uri,
+                const struct tm_work *w = &p->work[p->order[j].idx];
+
+                r = model_entries_append(&p->candidates, w->tm.name, w->tm.storage_uri,
                                          w->tm.framework, w->memory);
                 if (r < 0)
                         return r;
-                fit_order[j] = j; /* candidates are in fit priority order */
+                p->fit_order[j] = j; /* candidates are in fit priority order */
         }
-        if (candidates.n > 0) {
-                fits = calloc(candidates.n, sizeof(*fits));
-                if (!fits)
+        if (p->candidates.n > 0) {
+                p->fits = calloc(p->candidates.n, sizeof(*p->fits));
+                if (!p->fits)
                         return -ENOMEM;
         }
-        {
-                size_t other = cm_ok ? other_data_bytes(in->configmap) : 0;
-                size_t budget = other < MODELCONFIG_DATA_MAX ? MODELCONFIG_DATA_MAX - other : 0;
-                (void)modelconfig_fit(&candidates, fit_order, candidates.n, budget, fits);
-        }
+        other = p->cm_ok ? other_data_bytes(p->in->configmap) : 0;
+        budget = other < MODELCONFIG_DATA_MAX ? MODELCONFIG_DATA_MAX - other : 0;
+        (void)modelconfig_fit(&p->candidates, p->fit_order, p->candidates.n, budget, p->fits);
         for (size_t j = 0; j < n_order; j++) {
-                struct tm_work *w = &work[order[j].idx];
-                const struct model_entry *c = &candidates.items[j], *o;
+                struct tm_work *w = &p->work[p->order[j].idx];
+                const struct model_entry *c = &p->candidates.items[j], *o;
 
-                if (!fits[j]) {
+                if (!p->fits[j]) {
                         w->full = true;
                         continue;
                 }
                 w->listed = true;
-                o = model_entries_find_sorted(&observed, w->tm.name);
+                o = model_entries_find_sorted(&p->observed, w->tm.name);
                 w->observed_identical = o && model_entry_equal(o, c);
-                r = model_entries_append(&wanted, c->name, c->storage_uri, c->framework,
+                r = model_entries_append(&p->wanted, c->name, c->storage_uri, c->framework,
                                          c->memory);
                 if (r < 0)
                         return r;
         }
+        return 0;
+}
 
-        r = modelconfig_serialize(&wanted, &plan.models_json, /* ret_len= */ NULL);
+/* Phase 5: the desired bytes, and the ConfigMap patch (only on change) or create. */
+static int plan_configmap(struct planner *p)
+{
+        struct isvc_plan *plan = &p->plan;
+        int r;
+
+        r = modelconfig_serialize(&p->wanted, &plan->models_json, /* ret_len= */ NULL);
         if (r < 0)
                 return r;
+        if (p->cm_ok) {
+                const char *have = p->observed_data;
+                bool same = (have && streq(have, plan->models_json)) ||
+                            (streq(plan->models_json, "[]") && (!have || have[0] == '\0'));
 
-        if (cm_ok) {
-                bool same = (observed_data && streq(observed_data, plan.models_json)) ||
-                            (streq(plan.models_json, "[]") &&
-                             (!observed_data || observed_data[0] == '\0'));
-                if (!same) {
-                        r = configmap_patch_new(in->configmap, plan.models_json,
-                                                &plan.configmap_patch);
-                        if (r < 0)
-                                return r;
-                }
-        } else if (info.has_impl && info.mms) {
-                plan.configmap_create = modelconfig_configmap_new(&info, plan.models_json);
-                if (!plan.configmap_create)
-                        return -ENOMEM;
-        } else {
-                free(plan.models_json);
-                plan.models_json = NULL;
+                if (same)
+                        return 0;
+                return configmap_patch_new(p->in->configmap, plan->models_json,
+                                           &plan->configmap_patch);
         }
+        if (p->info.has_impl && p->info.mms) {
+                plan->configmap_create = modelconfig_configmap_new(&p->info, plan->models_json);
+                return plan->configmap_create ? 0 : -ENOMEM;
+        }
+        free(plan->models_json);
+        plan->models_json = NULL;
+        return 0;
+}
 
-        for (size_t i = 0; i < in->n_tms; i++) {
-                struct tm_work *w = &work[i];
-                struct tm_plan *p = &plan.tms[i];
+/* Phase 6: each TrainedModel's state, metadata, status and event. Without a parent: live
+ * models are deleted, deleting ones released (W6). */
+static int plan_models(struct planner *p)
+{
+        bool parent = p->in->isvc != NULL;
+
+        for (size_t i = 0; i < p->in->n_tms; i++) {
+                struct tm_work *w = &p->work[i];
+                struct tm_plan *t = &p->plan.tms[i];
+                int r = 0;
 
                 if (!w->readable || !w->ours) {
-                        p->state = TM_STATE_IGNORED;
+                        t->state = TM_STATE_IGNORED;
                         continue;
                 }
-                p->admitted = w->admitted;
-                p->listed = w->listed;
-                if (w->tm.being_deleted) {
-                        if (w->observed_listed) {
-                                p->state = TM_STATE_DELETING;
-                                r = set_event(p, "Normal", "ModelRemoved",
-                                              "Removed model \"%s\" from models.json of ConfigMap "
-                                              "\"%s\"",
-                                              w->tm.name, cm_name);
-                        } else {
-                                p->state = TM_STATE_FINALIZED;
-                                r = plan_finalizer_removal(&w->tm, p);
-                        }
-                } else
-                        r = plan_active(w, &info, in->isvc_name, cm_name, in->now, p);
+                t->admitted = w->admitted;
+                t->listed = w->listed;
+                if (!w->tm.being_deleted && !parent) {
+                        t->state = TM_STATE_PARENT_MISSING;
+                        t->delete_object = true;
+                } else if (!w->tm.being_deleted)
+                        r = plan_active(w, &p->info, p->in->isvc_name, p->cm_name, p->in->now, t);
+                else if (parent && w->observed_listed) {
+                        t->state = TM_STATE_DELETING;
+                        r = set_event(t, "Normal", "ModelRemoved",
+                                      "Removed model \"%s\" from models.json of ConfigMap \"%s\"",
+                                      w->tm.name, p->cm_name);
+                } else {
+                        t->state = TM_STATE_FINALIZED;
+                        r = plan_finalizer_removal(&w->tm, t);
+                }
                 if (r < 0)
                         return r;
         }
+        return 0;
+}
 
-        *ret = plan;
-        plan = (struct isvc_plan){ 0 };
+int isvc_plan_compute(const struct plan_input *in, struct isvc_plan *ret)
+{
+        CLEANUP(planner_release) struct planner p = { 0 };
+        int r;
+
+        if (!in || !ret)
+                return -EINVAL;
+        r = planner_init(&p, in);
+        if (r >= 0)
+                r = read_models(&p);
+        if (r >= 0 && in->isvc) {
+                admit_memory(&p);
+                r = fit_models_json(&p);
+                if (r >= 0)
+                        r = plan_configmap(&p);
+        }
+        if (r >= 0)
+                r = plan_models(&p);
+        if (r < 0)
+                return r;
+        *ret = p.plan;
+        p.plan = (struct isvc_plan){ 0 };
         return 0;
 }
 

@@ -36,11 +36,12 @@
  *    missing InferenceService or ConfigMap means there is nothing to remove. A TrainedModel
  *    whose parent is missing and that is not being deleted is deleted (§2.2 step 2).
  *
- * The shell applies, in this order: configmap_create or configmap_patch (409 → re-read and
- * recompute at once); then re-runs the planner with the written ConfigMap, so that Ready and the
- * finalizer removal reflect the write; then each TrainedModel's metadata_patch, status (when
- * status_changed, to the status subresource) and delete_object. Emit a plan's event when the
- * write it describes succeeded (events of statuses: only when status_changed).
+ * What the plan asks of the shell that applies it (the write order itself is written once, in
+ * serving/reconciler.h): the metadata_patch of a TrainedModel that is not being deleted (its
+ * finalizer) is written before any ConfigMap write lists the model; statuses, finalizer removals
+ * (metadata_patch of a deleting model) and delete_object come from a second plan over the
+ * ConfigMap as written, so that Ready and the removal reflect the write. A plan's event is
+ * emitted once the write it describes succeeded (events of statuses: only when status_changed).
  */
 
 #include <jansson.h>

@@ -2,13 +2,13 @@
 #include "serving/reconciler.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "json/json-util.h"
 #include "kube/cache.h"
+#include "kube/informer.h"
 #include "serving/modelconfig.h"
 #include "serving/plan.h"
 #include "util/log.h"
@@ -23,15 +23,10 @@ const struct gvr gvr_configmaps = { "", "v1", "configmaps" };
 #define RESYNC_PERIOD (60 * USEC_PER_MINUTE)
 
 struct tm_reconciler {
-        struct kube_client *client; /* borrowed */
-        struct informer *tms;       /* borrowed */
-        struct informer *isvcs;     /* borrowed */
+        struct cache *tms;   /* borrowed */
+        struct cache *isvcs; /* borrowed */
         tm_event_fn event;
         void *event_userdata;
-
-        pthread_mutex_t pool_lock;
-        struct kube_client **pool; /* owned clients not in use */
-        size_t n_pool, n_pool_alloc;
 
         atomic_ulong configmap_gets, configmap_writes, configmap_conflicts;
         atomic_ulong tm_metadata_writes, tm_status_writes, tm_deletes;
@@ -42,62 +37,23 @@ int tm_reconciler_new(const struct tm_reconciler_options *opts, struct tm_reconc
 {
         struct tm_reconciler *r;
 
-        if (!opts || !opts->client || !opts->trainedmodels || !opts->inferenceservices)
+        if (!opts || !opts->trainedmodels || !opts->inferenceservices)
                 return -EINVAL;
         r = calloc(1, sizeof(*r));
         if (!r)
                 return -ENOMEM;
-        r->client = opts->client;
         r->tms = opts->trainedmodels;
         r->isvcs = opts->inferenceservices;
         r->event = opts->event;
         r->event_userdata = opts->event_userdata;
-        (void)pthread_mutex_init(&r->pool_lock, NULL);
         *ret = r;
         return 0;
 }
 
 struct tm_reconciler *tm_reconciler_free(struct tm_reconciler *r)
 {
-        if (!r)
-                return NULL;
-        for (size_t i = 0; i < r->n_pool; i++)
-                kube_client_free(r->pool[i]);
-        free(r->pool);
-        (void)pthread_mutex_destroy(&r->pool_lock);
         free(r);
         return NULL;
-}
-
-/* A client for this worker: one from the pool, or a new clone (libcurl: one handle per thread). */
-static int client_acquire(struct tm_reconciler *r, struct kube_client **ret)
-{
-        (void)pthread_mutex_lock(&r->pool_lock);
-        if (r->n_pool > 0) {
-                *ret = r->pool[--r->n_pool];
-                (void)pthread_mutex_unlock(&r->pool_lock);
-                return 0;
-        }
-        (void)pthread_mutex_unlock(&r->pool_lock);
-        return kube_client_dup(r->client, ret);
-}
-
-static void client_release(struct tm_reconciler *r, struct kube_client *c)
-{
-        (void)pthread_mutex_lock(&r->pool_lock);
-        if (r->n_pool == r->n_pool_alloc) {
-                size_t n = r->n_pool_alloc ? r->n_pool_alloc * 2 : 4;
-                struct kube_client **p = reallocarray(r->pool, n, sizeof(*p));
-                if (!p) {
-                        (void)pthread_mutex_unlock(&r->pool_lock);
-                        kube_client_free(c);
-                        return;
-                }
-                r->pool = p;
-                r->n_pool_alloc = n;
-        }
-        r->pool[r->n_pool++] = c;
-        (void)pthread_mutex_unlock(&r->pool_lock);
 }
 
 void tm_reconciler_get_stats(struct tm_reconciler *r, struct tm_reconciler_stats *ret)
@@ -154,31 +110,41 @@ int tm_index_isvc(void *userdata, const json_t *obj, json_t **ret_values)
                 if (r < 0)
                         return r;
         }
-        if (json_array_size(keys) == 0) {
-                char key[CACHE_KEY_MAX];
-                int n = snprintf(key, sizeof(key), TM_ORPHAN_KEY_PREFIX "%s/%s", ns, name);
-                if (n < 0 || (size_t)n >= sizeof(key))
-                        return -ENAMETOOLONG;
-                if (json_array_append_new(keys, json_string(key)) < 0)
-                        return -ENOMEM;
-        }
-        *ret_values = TAKE_PTR(keys);
+        *ret_values = json_array_size(keys) > 0 ? TAKE_PTR(keys) : NULL;
         return 0;
 }
 
-static int map_tm(void *userdata, const json_t *obj, json_t **ret_keys)
+/* An orphan's own key: a TrainedModel with neither spec.inferenceService nor the label. */
+static int map_orphan(void *userdata, const json_t *obj, json_t **ret_keys)
 {
-        return tm_index_isvc(userdata, obj, ret_keys);
+        json_auto_t *parents = NULL;
+        char key[CACHE_KEY_MAX];
+        int k;
+
+        *ret_keys = NULL;
+        k = tm_index_isvc(userdata, obj, &parents);
+        if (k < 0 || parents)
+                return k;
+        if (cache_key_of(obj, key, sizeof(key)) < 0)
+                return 0;
+        *ret_keys = json_pack("[s]", key);
+        return *ret_keys ? 0 : -ENOMEM;
 }
 
-int tm_reconciler_watch(struct tm_reconciler *r, struct controller *c)
+int tm_reconciler_watch(struct tm_reconciler *r, struct informer *trainedmodels,
+                        struct informer *inferenceservices, struct controller *isvc_controller,
+                        struct controller *orphan_controller)
 {
         int k;
 
-        k = informer_enqueue_mapped(r->tms, controller_queue(c), map_tm, r);
-        if (k < 0)
-                return k;
-        return informer_enqueue_self(r->isvcs, controller_queue(c));
+        k = informer_enqueue_mapped(trainedmodels, controller_queue(isvc_controller),
+                                    tm_index_isvc, r);
+        if (k >= 0)
+                k = informer_enqueue_self(inferenceservices, controller_queue(isvc_controller));
+        if (k >= 0 && orphan_controller)
+                k = informer_enqueue_mapped(trainedmodels, controller_queue(orphan_controller),
+                                            map_orphan, r);
+        return k;
 }
 
 static void emit(struct tm_reconciler *r, const json_t *obj, const struct tm_plan *p,
@@ -191,69 +157,69 @@ static void emit(struct tm_reconciler *r, const json_t *obj, const struct tm_pla
         r->event(r->event_userdata, obj, p->event_type, p->event_reason, p->event_message);
 }
 
-static int patch_tm(struct kube_client *c, const char *ns, const char *name, const json_t *patch,
-                    const char *subresource, json_t **ret_obj, const struct log_fields *lf)
+static int patch_tm(const struct reconcile_ctx *ctx, const char *ns, const char *name,
+                    const json_t *patch, const char *subresource, json_t **ret_obj)
 {
         struct kube_write_options wo = { .subresource = subresource };
         struct kube_status st = { 0 };
         int r;
 
-        r = kube_patch(c, &gvr_trainedmodels, ns, name, KUBE_PATCH_MERGE, patch, &wo, ret_obj,
-                       &st);
+        r = kube_api_patch(ctx->api, &gvr_trainedmodels, ns, name, KUBE_PATCH_MERGE, patch, &wo,
+                           ret_obj, &st);
         if (r == -ENOENT)
                 return 0; /* gone meanwhile: nothing left to do for it */
         if (r < 0)
-                return log_emit(r == -ESTALE ? LOG_LEVEL_DEBUG : LOG_LEVEL_ERROR, r, lf,
-                                "Failed to patch %s of TrainedModel %s/%s: %s",
-                                subresource ? subresource : "metadata", ns, name, st.message);
+                return reconcile_errorf(ctx, r, "Failed to patch %s of TrainedModel %s/%s: %s",
+                                        subresource ? subresource : "metadata", ns, name,
+                                        st.message);
         return 0;
 }
 
 /* Reads the ConfigMap fresh; *ret is NULL when it does not exist. */
-static int get_configmap(struct tm_reconciler *r, struct kube_client *c, const char *ns,
-                         const char *name, json_t **ret, const struct log_fields *lf)
+static int get_configmap(struct tm_reconciler *r, const struct reconcile_ctx *ctx, const char *ns,
+                         const char *name, json_t **ret)
 {
         struct kube_status st = { 0 };
         json_t *cm = NULL;
         int k;
 
         atomic_fetch_add(&r->configmap_gets, 1);
-        k = kube_get(c, &gvr_configmaps, ns, name, &cm, &st);
+        k = kube_api_get(ctx->api, &gvr_configmaps, ns, name, &cm, &st);
         if (k == -ENOENT) {
                 *ret = NULL;
                 return 0;
         }
         if (k < 0)
-                return log_emit(LOG_LEVEL_ERROR, k, lf, "Failed to get ConfigMap %s/%s: %s", ns,
-                                name, st.message);
+                return reconcile_errorf(ctx, k, "Failed to get ConfigMap %s/%s: %s", ns, name,
+                                        st.message);
         *ret = cm;
         return 0;
 }
 
 /* Writes the ConfigMap the plan asks for. Returns 1 after a 409/AlreadyExists (re-read and
  * re-plan), 0 when written or nothing to write (*cm updated), < 0 on error. */
-static int write_configmap(struct tm_reconciler *r, struct kube_client *c, const char *ns,
-                           const struct isvc_plan *plan, json_t **cm, const struct log_fields *lf)
+static int write_configmap(struct tm_reconciler *r, const struct reconcile_ctx *ctx,
+                           const char *ns, const struct isvc_plan *plan, json_t **cm)
 {
         struct kube_status st = { 0 };
         json_t *written = NULL;
         int k;
 
         if (plan->configmap_create) {
-                k = kube_create(c, &gvr_configmaps, ns, plan->configmap_create, NULL, &written,
-                                &st);
+                k = kube_api_create(ctx->api, &gvr_configmaps, ns, plan->configmap_create, NULL,
+                                    &written, &st);
                 if (k == -EEXIST)
                         return 1;
         } else if (plan->configmap_patch) {
-                k = kube_patch(c, &gvr_configmaps, ns, plan->configmap_name, KUBE_PATCH_MERGE,
-                               plan->configmap_patch, NULL, &written, &st);
+                k = kube_api_patch(ctx->api, &gvr_configmaps, ns, plan->configmap_name,
+                                   KUBE_PATCH_MERGE, plan->configmap_patch, NULL, &written, &st);
                 if (k == -ESTALE || k == -ENOENT)
                         return 1;
         } else
                 return 0;
         if (k < 0)
-                return log_emit(LOG_LEVEL_ERROR, k, lf, "Failed to write ConfigMap %s/%s: %s", ns,
-                                plan->configmap_name, st.message);
+                return reconcile_errorf(ctx, k, "Failed to write ConfigMap %s/%s: %s", ns,
+                                        plan->configmap_name, st.message);
         atomic_fetch_add(&r->configmap_writes, 1);
         if (plan->models_json)
                 atomic_fetch_add(&r->configmap_bytes_written, strlen(plan->models_json));
@@ -267,23 +233,30 @@ static bool tm_is_deleting(const json_t *tm)
         return json_get_path(tm, "metadata", "deletionTimestamp", NULL) != NULL;
 }
 
-static int reconcile_orphan(struct tm_reconciler *r, struct kube_client *c, const char *key,
-                            const struct log_fields *lf, struct reconcile_result *ret)
+/* The orphan controller: one reconcile per TrainedModel key ("ns/name") without a parent. */
+static int tm_reconcile_orphan(const struct reconcile_ctx *ctx, const char *key,
+                               struct reconcile_result *ret)
 {
+        struct tm_reconciler *r = ctx->userdata;
         CLEANUP(tm_plan_release) struct tm_plan p = { 0 };
-        json_auto_t *tm = cache_get(informer_cache(r->tms), key + strlen(TM_ORPHAN_KEY_PREFIX));
+        json_auto_t *tm = cache_get(r->tms, key);
+        json_auto_t *parents = NULL;
         const char *ns, *name;
         int k;
 
         if (!tm)
                 return reconcile_done(ret);
+        /* it got a parent meanwhile: the InferenceService's reconcile owns it now */
+        k = tm_index_isvc(r, tm, &parents);
+        if (k < 0 || parents)
+                return k < 0 ? k : reconcile_done(ret);
         ns = json_get_string_path(tm, "metadata", "namespace", NULL);
         name = json_get_string_path(tm, "metadata", "name", NULL);
-        k = tm_plan_orphan(tm, now_realtime(), &p);
+        k = tm_plan_orphan(tm, reconcile_now(ctx), &p);
         if (k < 0)
                 return reconcile_terminal(ret, k);
         if (p.metadata_patch) {
-                k = patch_tm(c, ns, name, p.metadata_patch, NULL, NULL, lf);
+                k = patch_tm(ctx, ns, name, p.metadata_patch, NULL, NULL);
                 if (k < 0)
                         return k;
                 atomic_fetch_add(&r->tm_metadata_writes, 1);
@@ -292,7 +265,7 @@ static int reconcile_orphan(struct tm_reconciler *r, struct kube_client *c, cons
                 json_auto_t *sp = json_pack("{s:O}", "status", p.status);
                 if (!sp)
                         return -ENOMEM;
-                k = patch_tm(c, ns, name, sp, "status", NULL, lf);
+                k = patch_tm(ctx, ns, name, sp, "status", NULL);
                 if (k < 0)
                         return k;
                 atomic_fetch_add(&r->tm_status_writes, 1);
@@ -303,8 +276,8 @@ static int reconcile_orphan(struct tm_reconciler *r, struct kube_client *c, cons
 
 /* Phase 1: metadata patches of live TrainedModels (finalizer before models.json). Replaces the
  * patched objects in tms with the server's answers so that the second plan sees them. */
-static int apply_metadata(struct tm_reconciler *r, struct kube_client *c, const char *ns,
-                          const struct isvc_plan *plan, json_t *tms, const struct log_fields *lf)
+static int apply_metadata(struct tm_reconciler *r, const struct reconcile_ctx *ctx,
+                          const char *ns, const struct isvc_plan *plan, json_t *tms)
 {
         for (size_t i = 0; i < plan->n_tms; i++) {
                 const struct tm_plan *p = &plan->tms[i];
@@ -313,7 +286,7 @@ static int apply_metadata(struct tm_reconciler *r, struct kube_client *c, const 
 
                 if (!p->metadata_patch || tm_is_deleting(obj) || p->delete_object)
                         continue;
-                k = patch_tm(c, ns, p->name, p->metadata_patch, NULL, &updated, lf);
+                k = patch_tm(ctx, ns, p->name, p->metadata_patch, NULL, &updated);
                 if (k < 0)
                         return k;
                 atomic_fetch_add(&r->tm_metadata_writes, 1);
@@ -332,8 +305,8 @@ static int apply_metadata(struct tm_reconciler *r, struct kube_client *c, const 
 }
 
 /* Phase 3: status, finalizer removal, deletes, events. */
-static int apply_rest(struct tm_reconciler *r, struct kube_client *c, const char *ns,
-                      const struct isvc_plan *plan, json_t *tms, const struct log_fields *lf)
+static int apply_rest(struct tm_reconciler *r, const struct reconcile_ctx *ctx, const char *ns,
+                      const struct isvc_plan *plan, json_t *tms)
 {
         int first_error = 0;
 
@@ -344,16 +317,17 @@ static int apply_rest(struct tm_reconciler *r, struct kube_client *c, const char
                 int k = 0;
 
                 if (p->delete_object) {
-                        k = kube_delete(c, &gvr_trainedmodels, ns, p->name, NULL, NULL, &st);
+                        k = kube_api_delete(ctx->api, &gvr_trainedmodels, ns, p->name, NULL, NULL,
+                                            &st);
                         if (k == -ENOENT)
                                 k = 0;
                         else if (k < 0)
-                                log_emit(LOG_LEVEL_ERROR, k, lf,
-                                         "Failed to delete TrainedModel %s/%s: %s", ns, p->name,
-                                         st.message);
+                                (void)reconcile_errorf(ctx, k,
+                                                       "Failed to delete TrainedModel %s/%s: %s",
+                                                       ns, p->name, st.message);
                         else {
                                 atomic_fetch_add(&r->tm_deletes, 1);
-                                log_emit(LOG_LEVEL_INFO, 0, lf,
+                                log_emit(LOG_LEVEL_INFO, 0, ctx->log,
                                          "Deleted TrainedModel %s/%s: its InferenceService does not exist",
                                          ns, p->name);
                         }
@@ -365,14 +339,14 @@ static int apply_rest(struct tm_reconciler *r, struct kube_client *c, const char
                         json_auto_t *sp = json_pack("{s:O}", "status", p->status);
                         if (!sp)
                                 return -ENOMEM;
-                        k = patch_tm(c, ns, p->name, sp, "status", NULL, lf);
+                        k = patch_tm(ctx, ns, p->name, sp, "status", NULL);
                         if (k == 0) {
                                 atomic_fetch_add(&r->tm_status_writes, 1);
                                 emit(r, obj, p, "Warning");
                         }
                 }
                 if (k == 0 && p->metadata_patch && tm_is_deleting(obj)) {
-                        k = patch_tm(c, ns, p->name, p->metadata_patch, NULL, NULL, lf);
+                        k = patch_tm(ctx, ns, p->name, p->metadata_patch, NULL, NULL);
                         if (k == 0)
                                 atomic_fetch_add(&r->tm_metadata_writes, 1);
                 }
@@ -384,7 +358,7 @@ static int apply_rest(struct tm_reconciler *r, struct kube_client *c, const char
 
 /* (Re)computes *plan for the InferenceService name from the given objects (all borrowed). */
 static int compute_plan(const char *name, const json_t *isvc, const json_t *cm, json_t *tms,
-                        struct isvc_plan *plan)
+                        usec_t now, struct isvc_plan *plan)
 {
         size_t n = json_array_size(tms);
         const json_t **arr = calloc(n + 1, sizeof(*arr));
@@ -396,16 +370,18 @@ static int compute_plan(const char *name, const json_t *isvc, const json_t *cm, 
         for (size_t i = 0; i < n; i++)
                 arr[i] = json_array_get(tms, i);
         in = (struct plan_input){ .isvc_name = name, .isvc = isvc, .configmap = cm, .tms = arr,
-                                  .n_tms = n, .now = now_realtime() };
+                                  .n_tms = n, .now = now };
         isvc_plan_release(plan);
         k = isvc_plan_compute(&in, plan);
         free(arr);
         return k;
 }
 
-static int tm_reconcile_isvc(struct tm_reconciler *r, struct kube_client *c, const char *key,
-                             const struct log_fields *lf, struct reconcile_result *ret)
+/* The InferenceService controller: one reconcile per InferenceService key ("ns/isvc"). */
+static int tm_reconcile_isvc(const struct reconcile_ctx *ctx, const char *key,
+                             struct reconcile_result *ret)
 {
+        struct tm_reconciler *r = ctx->userdata;
         AUTOFREE char *ns = NULL, *name = NULL;
         CLEANUP(isvc_plan_releasep) struct isvc_plan plan = { 0 };
         json_auto_t *isvc = NULL, *tms = NULL, *cm = NULL;
@@ -419,8 +395,8 @@ static int tm_reconcile_isvc(struct tm_reconciler *r, struct kube_client *c, con
         if (k < 0)
                 return reconcile_terminal(ret, k);
 
-        isvc = cache_get(informer_cache(r->isvcs), key);
-        k = cache_by_index(informer_cache(r->tms), TM_INDEX_ISVC, key, &tms);
+        isvc = cache_get(r->isvcs, key);
+        k = cache_by_index(r->tms, TM_INDEX_ISVC, key, &tms);
         if (k < 0)
                 return k;
         if (json_array_size(tms) == 0) {
@@ -430,7 +406,7 @@ static int tm_reconcile_isvc(struct tm_reconciler *r, struct kube_client *c, con
                  * ConfigMap is touched (planned with no TrainedModels: "[]"). */
                 const char *data;
 
-                k = get_configmap(r, c, ns, cm_name, &cm, lf);
+                k = get_configmap(r, ctx, ns, cm_name, &cm);
                 if (k < 0)
                         return k;
                 data = json_get_string_path(cm, "data", "models.json", NULL);
@@ -441,21 +417,21 @@ static int tm_reconcile_isvc(struct tm_reconciler *r, struct kube_client *c, con
         for (unsigned attempt = 0;; attempt++) {
                 json_decref(cm);
                 cm = NULL;
-                k = get_configmap(r, c, ns, cm_name, &cm, lf);
+                k = get_configmap(r, ctx, ns, cm_name, &cm);
                 if (k < 0)
                         return k;
 
-                k = compute_plan(name, isvc, cm, tms, &plan);
+                k = compute_plan(name, isvc, cm, tms, reconcile_now(ctx), &plan);
                 if (k == -ENOMEM)
                         return k;
                 if (k < 0)
                         return reconcile_terminal(ret, k);
 
-                k = apply_metadata(r, c, ns, &plan, tms, lf);
+                k = apply_metadata(r, ctx, ns, &plan, tms);
                 if (k < 0)
                         return k;
 
-                k = write_configmap(r, c, ns, &plan, &cm, lf);
+                k = write_configmap(r, ctx, ns, &plan, &cm);
                 if (k < 0)
                         return k;
                 if (k == 0) {
@@ -471,44 +447,26 @@ static int tm_reconcile_isvc(struct tm_reconciler *r, struct kube_client *c, con
         }
 
         /* second plan: with the written ConfigMap, Ready and finalizer removals follow the write */
-        k = compute_plan(name, isvc, cm, tms, &plan);
+        k = compute_plan(name, isvc, cm, tms, reconcile_now(ctx), &plan);
         if (k == -ENOMEM)
                 return k;
         if (k < 0)
                 return reconcile_terminal(ret, k);
-        k = apply_rest(r, c, ns, &plan, tms, lf);
+        k = apply_rest(r, ctx, ns, &plan, tms);
         if (k < 0)
                 return k;
         return reconcile_requeue_after(ret, RESYNC_PERIOD);
 }
 
-static int tm_reconcile(void *userdata, const char *key, struct reconcile_result *ret)
-{
-        struct tm_reconciler *r = userdata;
-        struct log_fields lf = { .controller = "trainedmodel", .object = key };
-        struct kube_client *c = NULL;
-        int k;
-
-        /* Workers may start before the caches are loaded (controller-runtime would wait for
-         * the sync): an InferenceService absent from an unsynced cache is unknown, not gone
-         * (planning with it would delete its TrainedModels), and a partial TrainedModel set
-         * would mis-admit memory. Wait for both caches. */
-        if (!informer_has_synced(r->isvcs) || !informer_has_synced(r->tms))
-                return reconcile_requeue_after(ret, 200 * USEC_PER_MSEC);
-
-        k = client_acquire(r, &c);
-        if (k < 0)
-                return k;
-        if (strneq(key, TM_ORPHAN_KEY_PREFIX, strlen(TM_ORPHAN_KEY_PREFIX)))
-                k = reconcile_orphan(r, c, key, &lf, ret);
-        else
-                k = tm_reconcile_isvc(r, c, key, &lf, ret);
-        client_release(r, c);
-        return k;
-}
-
 struct reconciler tm_reconciler_get(struct tm_reconciler *r)
 {
-        return (struct reconciler){ .name = "trainedmodel", .reconcile = tm_reconcile,
+        return (struct reconciler){ .name = "trainedmodel", .reconcile = tm_reconcile_isvc,
+                                    .userdata = r };
+}
+
+struct reconciler tm_orphan_reconciler_get(struct tm_reconciler *r)
+{
+        return (struct reconciler){ .name = "trainedmodel-orphan",
+                                    .reconcile = tm_reconcile_orphan,
                                     .userdata = r };
 }

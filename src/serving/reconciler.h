@@ -6,7 +6,8 @@
  * layer that does I/O. One reconcile per InferenceService key ("ns/isvc") — one writer per
  * InferenceService (W2): it reads the TrainedModels that name the InferenceService from the
  * informer cache, the InferenceService from its cache and the ConfigMap fresh from the API
- * server, calls the pure planner (plan.h) and applies the plan:
+ * server, calls the pure planner (plan.h) and applies the plan in this order (the one
+ * description of it; plan.h states what the order must guarantee):
  *
  *   1. metadata patches of TrainedModels that are not being deleted (finalizer, labels, owner
  *      reference) — the finalizer is on before the model is ever written to models.json;
@@ -17,18 +18,26 @@
  *      is missing;
  *   4. events for what was written.
  *
- * Keys "tm:ns/name" name a TrainedModel without a usable spec.inferenceService (an orphan).
+ * A second controller, the orphan controller (tm_orphan_reconciler_get()), takes the keys
+ * ("ns/name") of TrainedModels without a usable spec.inferenceService or parent label: their
+ * conditions say InvalidSpec, parent labels and owner references go, and a finalizer of one being
+ * deleted is removed.
+ *
+ * Both reconcile through ctx->api (kube/api.h) and read the caches given here; the runner
+ * (kube/controller.h) gives each worker its client and holds keys back until the two informers
+ * have synced (controller_options.wait_for), and logs the errors that the reconcile describes.
  */
 
 #include <jansson.h>
 
-#include "kube/client.h"
+#include "kube/api.h"
 #include "kube/controller.h"
-#include "kube/informer.h"
 #include "util/macro.h"
 
+struct cache;
+struct informer;
+
 #define TM_INDEX_ISVC "isvc"
-#define TM_ORPHAN_KEY_PREFIX "tm:"
 
 extern const struct gvr gvr_trainedmodels;
 extern const struct gvr gvr_inferenceservices;
@@ -39,11 +48,9 @@ typedef void (*tm_event_fn)(void *userdata, const json_t *obj, const char *type,
                             const char *reason, const char *message);
 
 struct tm_reconciler_options {
-        struct kube_client *client; /* borrowed; cloned once per worker */
-        struct informer *trainedmodels;      /* borrowed; its cache must carry TM_INDEX_ISVC */
-        struct informer *inferenceservices;  /* borrowed */
-        unsigned workers;
-        tm_event_fn event;                   /* may be NULL */
+        struct cache *trainedmodels;     /* borrowed; must carry the index TM_INDEX_ISVC */
+        struct cache *inferenceservices; /* borrowed */
+        tm_event_fn event;               /* may be NULL */
         void *event_userdata;
 };
 
@@ -54,16 +61,23 @@ _warn_unused_result_ int tm_reconciler_new(const struct tm_reconciler_options *o
 struct tm_reconciler *tm_reconciler_free(struct tm_reconciler *r);
 DEFINE_CLEANUP_FUNC(struct tm_reconciler *, tm_reconciler_free)
 
-/* The reconciler to hand to controller_new(); userdata is r. */
+/* The reconcilers to hand to controller_new(); userdata is r. "trainedmodel": one key per
+ * InferenceService; "trainedmodel-orphan": one key per TrainedModel without a parent. */
 struct reconciler tm_reconciler_get(struct tm_reconciler *r);
+struct reconciler tm_orphan_reconciler_get(struct tm_reconciler *r);
 
 /* Index function for the TrainedModel cache: "ns/<spec.inferenceService>" and
- * "ns/<label inferenceservice>" (after a move, W7), or "tm:ns/name" for orphans. */
+ * "ns/<label inferenceservice>" (after a move, W7); no value (NULL) for an orphan. */
 int tm_index_isvc(void *userdata, const json_t *obj, json_t **ret_values);
 
-/* Wires the informers to the controller's queue: TrainedModel changes map to their InferenceService
- * keys (old and new), InferenceService changes to their own key. */
-_warn_unused_result_ int tm_reconciler_watch(struct tm_reconciler *r, struct controller *c);
+/* Wires the informers (borrowed; those whose caches r reads) to the controllers' queues (before
+ * the informers start): TrainedModel changes map to their InferenceService keys (old and new),
+ * InferenceService changes to their own key, and orphan TrainedModels to their own key in
+ * orphan_controller's queue (may be NULL: orphans are then not reconciled). */
+_warn_unused_result_ int tm_reconciler_watch(struct tm_reconciler *r, struct informer *trainedmodels,
+                                             struct informer *inferenceservices,
+                                             struct controller *isvc_controller,
+                                             struct controller *orphan_controller);
 
 /* Counters for benchmarks and tests. */
 struct tm_reconciler_stats {

@@ -2,6 +2,7 @@
 #include "util/time-util.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,13 +33,23 @@ static usec_t monotonic_now(void *userdata)
 static const struct clock_ops monotonic_ops = { .now = monotonic_now };
 const struct clock clock_monotonic = { .ops = &monotonic_ops, .userdata = NULL };
 
+static usec_t realtime_now(void *userdata)
+{
+        (void)userdata;
+        return now_realtime();
+}
+
+static const struct clock_ops realtime_ops = { .now = realtime_now };
+const struct clock clock_realtime = { .ops = &realtime_ops, .userdata = NULL };
+
 struct timespec usec_to_timespec(usec_t u)
 {
         return (struct timespec){ .tv_sec = (time_t)(u / USEC_PER_SEC),
                                   .tv_nsec = (long)((u % USEC_PER_SEC) * NSEC_PER_USEC) };
 }
 
-int format_rfc3339(usec_t t, char *buf, size_t len)
+/* RFC 3339 in UTC, with microseconds when micro. */
+static int format_utc(usec_t t, bool micro, char *buf, size_t len)
 {
         time_t sec = (time_t)(t / USEC_PER_SEC);
         struct tm tm;
@@ -46,11 +57,26 @@ int format_rfc3339(usec_t t, char *buf, size_t len)
 
         if (!gmtime_r(&sec, &tm))
                 return -EINVAL;
-        n = snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+        if (micro)
+                n = snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ", tm.tm_year + 1900,
+                             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                             (unsigned)(t % USEC_PER_SEC));
+        else
+                n = snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
+                             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
         if (n < 0 || (size_t)n >= len)
                 return -ENOBUFS;
         return 0;
+}
+
+int format_rfc3339(usec_t t, char *buf, size_t len)
+{
+        return format_utc(t, false, buf, len);
+}
+
+int format_micro_time(usec_t t, char *buf, size_t len)
+{
+        return format_utc(t, true, buf, len);
 }
 
 int parse_rfc3339(const char *s, usec_t *ret)

@@ -25,6 +25,8 @@ usec_t now_realtime(void);
 
 /* Formats a CLOCK_REALTIME usec value as RFC 3339 with second precision ("2026-01-02T03:04:05Z"). */
 _warn_unused_result_ int format_rfc3339(usec_t t, char *buf, size_t len);
+/* Formats a CLOCK_REALTIME usec value as a Kubernetes MicroTime ("2026-01-02T03:04:05.123456Z"). */
+_warn_unused_result_ int format_micro_time(usec_t t, char *buf, size_t len);
 /* Parses "YYYY-MM-DDTHH:MM:SS[.frac](Z|±hh:mm)". */
 _warn_unused_result_ int parse_rfc3339(const char *s, usec_t *ret);
 
@@ -39,6 +41,8 @@ struct clock {
 
 /* The real monotonic clock. */
 extern const struct clock clock_monotonic;
+/* The real wall clock (CLOCK_REALTIME): for comparing with timestamps of API objects. */
+extern const struct clock clock_realtime;
 
 static inline usec_t clock_now(const struct clock *c)
 {

@@ -200,7 +200,7 @@ Test(http, sources_with_status)
         json_t *s;
 
         cr_assert_eq(r.status, 200, "%s", r.body);
-        cr_assert_eq(json_array_size(items(&r)), 6, "all model sources, incl. disabled/error: %s",
+        cr_assert_eq(json_array_size(items(&r)), 7, "all model sources, incl. disabled/error: %s",
                      r.body);
         cr_assert_eq(json_integer_value(json_object_get(r.json, "pageSize")), 10);
         s = find_by(items(&r), "id", "acme_models");
@@ -218,6 +218,11 @@ Test(http, sources_with_status)
         s = find_by(items(&r), "id", "missing_models");
         cr_assert_str_eq(json_string_value(json_object_get(s, "status")), "error");
         s = find_by(items(&r), "id", "hf_models");
+        cr_assert_str_eq(json_string_value(json_object_get(s, "status")), "error");
+        cr_assert(strstr(json_string_value(json_object_get(s, "error")),
+                         "failed to expand model patterns: no models found: [ibm-granite/*]"),
+                  "%s", json_string_value(json_object_get(s, "error")));
+        s = find_by(items(&r), "id", "mlflow_models");
         cr_assert(strstr(json_string_value(json_object_get(s, "error")), "not registered"));
         reply_release(&r);
 
@@ -304,9 +309,13 @@ Test(http, models_list_paging_and_order)
         r = get(&fx, "/models?source=disabled_models");
         cr_assert_eq(json_array_size(items(&r)), 0, "disabled sources serve nothing");
         reply_release(&r);
-        r = get(&fx, "/models?orderBy=CREATE_TIME&sortOrder=DESC&pageSize=1&source=acme_models");
+        /* acme/granite-8b-code has no createTimeSinceEpoch: it gets the load time (upstream) */
+        r = get(&fx, "/models?orderBy=CREATE_TIME&sortOrder=DESC&pageSize=2&source=acme_models");
         cr_assert_str_eq(json_string_value(json_object_get(json_array_get(items(&r), 0), "name")),
+                         "acme/granite-8b-code", "%s", r.body);
+        cr_assert_str_eq(json_string_value(json_object_get(json_array_get(items(&r), 1), "name")),
                          "Beta-Model");
+        cr_assert_not_null(json_object_get(json_array_get(items(&r), 0), "lastUpdateTimeSinceEpoch"));
         reply_release(&r);
 }
 
@@ -397,6 +406,85 @@ Test(http, model_and_artifacts)
         reply_release(&r);
 }
 
+static const json_t *custom(const json_t *item, const char *k)
+{
+        return json_object_get(json_object_get(item, "customProperties"), k);
+}
+
+Test(http, performance_target_rps_and_recommendations)
+{
+        static const char base[] = "/sources/acme_models/models/alpha-model/artifacts/performance";
+        struct reply r = get(&fx, "%s?targetRPS=25", base);
+        json_t *h100, *a100;
+
+        /* h100: rps 10 -> ceil(25/10) = 3 replicas, 30 rps; a100: no rps (1) -> 25, 25 */
+        cr_assert_eq(r.status, 200, "%s", r.body);
+        h100 = find_by(items(&r), "name", "alpha-perf-h100");
+        a100 = find_by(items(&r), "name", "alpha-perf-a100");
+        cr_assert(h100 && a100, "%s", r.body);
+        cr_assert_str_eq(json_string_value(json_object_get(custom(h100, "replicas"), "int_value")), "3");
+        cr_assert_str_eq(json_string_value(json_object_get(custom(h100, "replicas"), "metadataType")),
+                         "MetadataIntValue");
+        cr_assert_float_eq(json_number_value(json_object_get(custom(h100, "total_requests_per_second"),
+                                                             "double_value")),
+                           30, 1e-9);
+        cr_assert_str_eq(json_string_value(json_object_get(custom(a100, "replicas"), "int_value")), "25");
+        reply_release(&r);
+
+        /* without targetRPS nothing is computed, and the stored artifact was not changed */
+        r = get(&fx, "%s", base);
+        cr_assert_null(custom(find_by(items(&r), "name", "alpha-perf-h100"), "replicas"), "%s", r.body);
+        reply_release(&r);
+
+        /* two hardware types: each is its own front, both stay; pages of 1 by the id token */
+        r = get(&fx, "%s?recommendations=true&pageSize=1", base);
+        cr_assert_eq(r.status, 200, "%s", r.body);
+        cr_assert_eq(json_array_size(items(&r)), 1);
+        cr_assert_not_null(custom(json_array_get(items(&r), 0), "replicas"), "targetRPS defaults to 1");
+        {
+                char tok[128];
+
+                snprintf(tok, sizeof(tok), "%s",
+                         json_string_value(json_object_get(r.json, "nextPageToken")));
+                cr_assert_neq(tok[0], '\0');
+                reply_release(&r);
+                r = get(&fx, "%s?recommendations=true&pageSize=1&nextPageToken=%s", base, tok);
+                cr_assert_eq(json_array_size(items(&r)), 1, "%s", r.body);
+                cr_assert_str_eq(json_string_value(json_object_get(r.json, "nextPageToken")), "");
+        }
+        reply_release(&r);
+        /* grouped by a property that is no string (ttft_p90): one group "". The a100 (120.25 ms,
+         * 4 devices * 1 replica) is slower and dearer than the h100 (45.5 ms, 2 * 1): only the
+         * h100 is recommended */
+        r = get(&fx, "%s?recommendations=true&hardwareTypeProperty=ttft_p90", base);
+        cr_assert_eq(json_array_size(items(&r)), 1, "%s", r.body);
+        cr_assert_str_eq(json_string_value(json_object_get(json_array_get(items(&r), 0), "name")),
+                         "alpha-perf-h100");
+        reply_release(&r);
+        r = get(&fx, "%s?recommendations=true&hardwareTypeProperty=metricsType_missing", base);
+        assert_error(&r, 400, "properties not found in any performance artifacts: [metricsType_missing]");
+        reply_release(&r);
+        r = get(&fx, "%s?recommendations=true&hardwareTypeProperty=format", base);
+        assert_error(&r, 400, NULL);
+        reply_release(&r);
+
+        r = get(&fx, "%s?targetRPS=abc", base);
+        assert_error(&r, 400, "invalid targetRPS 'abc': not an integer");
+        reply_release(&r);
+        r = get(&fx, "%s?targetRPS=-5", base);
+        assert_error(&r, 400, "invalid targetRPS '-5': must not be negative");
+        reply_release(&r);
+        r = get(&fx, "%s?targetRPS=99999999999", base);
+        assert_error(&r, 400, "not an integer");
+        reply_release(&r);
+        r = get(&fx, "%s?recommendations=maybe", base);
+        assert_error(&r, 400, "invalid recommendations 'maybe'");
+        reply_release(&r);
+        r = get(&fx, "%s?latencyProperty=p99_nope&targetRPS=1", base);
+        assert_error(&r, 400, "[p99_nope]");
+        reply_release(&r);
+}
+
 Test(http, filter_options_and_labels)
 {
         struct reply r = get(&fx, "/models/filter_options");
@@ -420,7 +508,7 @@ Test(http, filter_options_and_labels)
         cr_assert_str_neq(json_string_value(json_object_get(r.json, "nextPageToken")), "");
         reply_release(&r);
         r = get(&fx, "/labels?assetType=bogus");
-        assert_error(&r, 400, NULL);
+        assert_error(&r, 400, "invalid value 'bogus' for assetType: valid values are [models mcp_servers]");
         reply_release(&r);
 }
 
@@ -484,6 +572,14 @@ Test(http, source_preview)
                              0);
                 assert_error(&r, 422, NULL);
                 reply_release(&r);
+                /* a file next to the sources file that no source uses is not read */
+                cr_assert_eq(request(NULL, "POST", url, "multipart/form-data; boundary=b",
+                                     "--b\r\nContent-Disposition: form-data; name=\"config\"\r\n\r\n"
+                                     "type: yaml\nproperties: {yamlCatalogPath: override.yaml}\n\r\n--b--\r\n",
+                                     &r),
+                             0);
+                assert_error(&r, 422, "yamlCatalogPath 'override.yaml' is not allowed");
+                reply_release(&r);
                 cr_assert_eq(request(NULL, "POST", url, "multipart/form-data; boundary=b", badcfg,
                                      &r),
                              0);
@@ -495,6 +591,38 @@ Test(http, source_preview)
                 assert_error(&r, 400, NULL);
                 reply_release(&r);
         }
+}
+
+Test(http, preview_is_bounded)
+{
+        static const char head[] = "--b\r\nContent-Disposition: form-data; name=\"config\"\r\n\r\n"
+                                   "type: yaml\n\r\n--b\r\nContent-Disposition: form-data; "
+                                   "name=\"catalogData\"\r\n\r\nmodels: ";
+        size_t depth = 150000, n = strlen(head);
+        char *body = malloc(n + 2 * depth + 32), url[256];
+        struct reply r;
+
+        /* 300 KB of nested [ ] in catalogData: once 121 s of CPU; now refused at the depth limit */
+        cr_assert_not_null(body);
+        memcpy(body, head, n);
+        memset(body + n, '[', depth);
+        memset(body + n + depth, ']', depth);
+        memcpy(body + n + 2 * depth, "\r\n--b--\r\n", sizeof("\r\n--b--\r\n"));
+        snprintf(url, sizeof(url), "%s/sources/preview", fx.base);
+        cr_assert_eq(request(NULL, "POST", url, "multipart/form-data; boundary=b", body, &r), 0);
+        assert_error(&r, 422, "nesting deeper than 64 levels");
+        reply_release(&r);
+        free(body);
+
+        /* a body over the preview's own limit (2 MiB) is a 413 */
+        body = malloc(3U * 1024U * 1024U);
+        cr_assert_not_null(body);
+        memset(body, 'x', 3U * 1024U * 1024U - 1);
+        body[3U * 1024U * 1024U - 1] = '\0';
+        cr_assert_eq(request(NULL, "POST", url, "multipart/form-data; boundary=b", body, &r), 0);
+        assert_error(&r, 413, "request body too large");
+        reply_release(&r);
+        free(body);
 }
 
 Test(http, invalid_parameters_are_400)
@@ -604,6 +732,16 @@ Test(http, mcp_servers)
         r = mcp_get("/mcp_servers/%s/tools/search", id);
         cr_assert_eq(r.status, 200);
         cr_assert_str_eq(json_string_value(json_object_get(r.json, "serverName")), "acme-search");
+        reply_release(&r);
+        /* "fetch" has no accessType in the YAML: served as read_only (upstream's default) */
+        r = mcp_get("/mcp_servers/%s/tools/fetch", id);
+        cr_assert_eq(r.status, 200);
+        cr_assert_str_eq(json_string_value(json_object_get(json_object_get(r.json, "tool"),
+                                                           "accessType")),
+                         "read_only", "%s", r.body);
+        reply_release(&r);
+        r = mcp_get("/mcp_servers/%s/tools?filterQuery=%s", id, "accessType%3D%27read_only%27");
+        cr_assert_eq(json_array_size(items(&r)), 2, "%s", r.body);
         reply_release(&r);
         r = mcp_get("/mcp_servers/%s/tools/nope", id);
         assert_error(&r, 404, NULL);

@@ -5,6 +5,9 @@
 #include <string.h>
 
 #include "catalog/service.h"
+#include "util/parse-util.h"
+#include "util/time-util.h"
+#include <inttypes.h>
 
 static struct catalog_service *svc;
 static struct catalog_index *idx;
@@ -324,4 +327,243 @@ Test(index, memory_tokens_with_colons)
         cr_assert_eq(catalog_page_memory(vals, vals, 3, &page, &start, &end, &next), 0);
         cr_assert_eq(start, 0);
         free(next);
+}
+
+/* ---- upstream behaviours on an index built from in-memory YAML (issue 14, item 2) ---- */
+
+struct mem_index {
+        struct catalog_ids *ids;
+        struct catalog_index *idx;
+};
+
+/* One model source "s" (and an MCP source "m" when mcp_yaml is given). */
+static struct mem_index mem_index_build(const char *models_yaml, const char *mcp_yaml)
+{
+        static const char sources[] = "model_catalogs:\n"
+                                      "  - {id: s, name: S, type: yaml, properties: {yamlCatalogPath: s.yaml}}\n"
+                                      "mcp_catalogs:\n"
+                                      "  - {id: m, name: M, type: yaml, properties: {yamlCatalogPath: m.yaml}}\n";
+        struct catalog_config cfg = { 0 };
+        struct catalog_source_load loads[2] = { 0 };
+        struct catalog_error e = { 0 };
+        struct mem_index mi = { .ids = catalog_ids_new() };
+
+        cr_assert_not_null(mi.ids);
+        cr_assert_eq(catalog_config_parse("sources.yaml", sources, strlen(sources), &cfg, &e), 0,
+                     "%s", e.message);
+        cr_assert_eq(cfg.n_sources, 2);
+        loads[0].state = CATALOG_SOURCE_AVAILABLE;
+        cr_assert_eq(catalog_models_parse("s.yaml", models_yaml, strlen(models_yaml),
+                                          &loads[0].data, &e),
+                     0, "%s:%u: %s", e.file, e.line, e.message);
+        loads[1].state = CATALOG_SOURCE_AVAILABLE;
+        if (mcp_yaml)
+                cr_assert_eq(catalog_models_parse("m.yaml", mcp_yaml, strlen(mcp_yaml),
+                                                  &loads[1].data, &e),
+                             0, "%s", e.message);
+        cr_assert_eq(catalog_index_build(&cfg, loads, 2, mi.ids, &mi.idx), 0);
+        return mi;
+}
+
+static void mem_index_free(struct mem_index *mi)
+{
+        catalog_index_unref(mi->idx);
+        catalog_ids_free(mi->ids);
+}
+
+static json_t *mem_list(const struct mem_index *mi, const struct catalog_model_query *q)
+{
+        json_t *out = NULL;
+        char err[256];
+
+        cr_assert_eq(catalog_index_list_models(mi->idx, q, &out, err, sizeof(err)), 0, "%s", err);
+        return out;
+}
+
+/* Names of every model over pages of page_size, joined with ','. */
+static void walk_names(const struct mem_index *mi, struct catalog_model_query q, uint32_t page_size,
+                       char *out, size_t n_out)
+{
+        char token[256] = "";
+
+        out[0] = '\0';
+        for (unsigned pages = 0; pages < 100; pages++) {
+                json_t *l;
+                size_t i;
+
+                q.page.page_size = page_size;
+                q.page.token = token;
+                l = mem_list(mi, &q);
+                for (i = 0; i < json_array_size(json_object_get(l, "items")); i++) {
+                        size_t len = strlen(out);
+
+                        snprintf(out + len, n_out - len, "%s%s", len ? "," : "", item_name(l, i));
+                }
+                snprintf(token, sizeof(token), "%s",
+                         json_string_value(json_object_get(l, "nextPageToken")));
+                json_decref(l);
+                if (!token[0])
+                        return;
+        }
+        cr_assert_fail("too many pages");
+}
+
+#define SCORE(v) "    customProperties: {score: {metadataType: MetadataDoubleValue, double_value: " v "}}\n"
+
+static const char tie_models[] = "models:\n"
+                                 "  - name: m1\n" SCORE("2")
+                                 "  - name: m2\n" SCORE("5")
+                                 "  - name: m3\n" SCORE("5")
+                                 "  - name: m4\n"
+                                 "  - name: m5\n" SCORE("2")
+                                 "  - name: m6\n";
+
+Test(behaviour, property_order_ties_by_id_ascending_and_absent_last)
+{
+        struct mem_index mi = mem_index_build(tie_models, NULL);
+        struct catalog_model_query q = { .order = CATALOG_ORDER_PROPERTY,
+                                         .order_property = "score",
+                                         .order_suffix = FILTERQ_SUFFIX_DOUBLE };
+        char names[256];
+
+        /* ids follow the file order: m1 < m2 < ... < m6 */
+        q.page.desc = true;
+        for (uint32_t ps = 1; ps <= 7; ps++) {
+                walk_names(&mi, q, ps, names, sizeof(names));
+                cr_assert_str_eq(names, "m2,m3,m1,m5,m4,m6", "DESC, page size %u", ps);
+        }
+        q.page.desc = false;
+        for (uint32_t ps = 1; ps <= 7; ps++) {
+                walk_names(&mi, q, ps, names, sizeof(names));
+                cr_assert_str_eq(names, "m1,m5,m2,m3,m4,m6", "ASC, page size %u", ps);
+        }
+        mem_index_free(&mi);
+}
+
+#define PERF(n, v) "      - {artifactType: metrics-artifact, metricsType: performance-metrics, name: " n \
+                   ", customProperties: {ttft_p90: {metadataType: MetadataDoubleValue, double_value: " v "}}}\n"
+
+Test(behaviour, artifact_property_order_ties_by_id_ascending)
+{
+        static const char yaml[] = "models:\n"
+                                   "  - name: m\n"
+                                   "    artifacts:\n"
+                                   PERF("a1", "30") PERF("a2", "50") PERF("a3", "30")
+                                   "      - {uri: 'oci://x/y:1', name: a4}\n"
+                                   PERF("a5", "50");
+        struct mem_index mi = mem_index_build(yaml, NULL);
+        struct catalog_artifact_query q = { .page = { .page_size = 1, .desc = true },
+                                            .order_by = "ttft_p90.double_value" };
+        char names[256] = "", token[256] = "";
+
+        for (unsigned pages = 0; pages < 10; pages++) {
+                json_t *out = NULL;
+                char err[256];
+                size_t len = strlen(names);
+
+                q.page.token = token;
+                cr_assert_eq(catalog_index_list_artifacts(mi.idx, "s", "m", &q, &out, err,
+                                                          sizeof(err)),
+                             0, "%s", err);
+                snprintf(names + len, sizeof(names) - len, "%s%s", len ? "," : "",
+                         item_name(out, 0));
+                snprintf(token, sizeof(token), "%s",
+                         json_string_value(json_object_get(out, "nextPageToken")));
+                json_decref(out);
+                if (!token[0])
+                        break;
+        }
+        cr_assert_str_eq(names, "a2,a5,a1,a3,a4");
+        mem_index_free(&mi);
+}
+
+Test(behaviour, missing_times_get_the_load_time)
+{
+        static const char yaml[] = "models:\n"
+                                   "  - name: old\n"
+                                   "    createTimeSinceEpoch: '1000'\n"
+                                   "    lastUpdateTimeSinceEpoch: '2000'\n"
+                                   "    artifacts: [{uri: 'oci://x/y:1'}]\n"
+                                   "  - name: new\n"
+                                   "    artifacts: [{uri: 'oci://x/y:2', createTimeSinceEpoch: '5'}]\n";
+        int64_t before = (int64_t)(now_realtime() / USEC_PER_MSEC), after, v;
+        struct mem_index mi;
+        struct catalog_model_query q = { .page = { .page_size = 10, .desc = true },
+                                         .order = CATALOG_ORDER_CREATE_TIME };
+        struct catalog_artifact_query aq = { .page = { .page_size = 10 } };
+        json_t *l, *m, *a, *out = NULL;
+        char err[256];
+
+        mi = mem_index_build(yaml, NULL);
+        after = (int64_t)(now_realtime() / USEC_PER_MSEC);
+        l = mem_list(&mi, &q);
+        cr_assert_str_eq(item_name(l, 0), "new", "the load time is newer than 1000");
+        m = json_array_get(json_object_get(l, "items"), 0);
+        cr_assert_eq(safe_atoi64(json_string_value(json_object_get(m, "createTimeSinceEpoch")), &v), 0);
+        cr_assert(v >= before && v <= after, "%" PRId64 " not in [%" PRId64 ", %" PRId64 "]", v,
+                  before, after);
+        cr_assert_str_eq(json_string_value(json_object_get(m, "lastUpdateTimeSinceEpoch")),
+                         json_string_value(json_object_get(m, "createTimeSinceEpoch")));
+        m = json_array_get(json_object_get(l, "items"), 1);
+        cr_assert_str_eq(json_string_value(json_object_get(m, "createTimeSinceEpoch")), "1000",
+                         "given times are kept");
+        json_decref(l);
+        q.order = CATALOG_ORDER_LAST_UPDATE_TIME;
+        q.page.desc = false;
+        l = mem_list(&mi, &q);
+        cr_assert_str_eq(item_name(l, 0), "old");
+        json_decref(l);
+
+        cr_assert_eq(catalog_index_list_artifacts(mi.idx, "s", "new", &aq, &out, err, sizeof(err)), 0);
+        a = json_array_get(json_object_get(out, "items"), 0);
+        cr_assert_str_eq(json_string_value(json_object_get(a, "createTimeSinceEpoch")), "5");
+        cr_assert_eq(safe_atoi64(json_string_value(json_object_get(a, "lastUpdateTimeSinceEpoch")), &v),
+                     0);
+        cr_assert(v >= before && v <= after);
+        json_decref(out);
+        mem_index_free(&mi);
+}
+
+Test(behaviour, mcp_tools_default_to_read_only)
+{
+        static const char mcp[] = "mcp_servers:\n"
+                                  "  - name: srv\n"
+                                  "    tools:\n"
+                                  "      - {name: t1}\n"
+                                  "      - {name: t2, accessType: execute}\n";
+        struct mem_index mi = mem_index_build("models: []\n", mcp);
+        const char *id = json_string_value(
+                json_object_get(json_array_get(catalog_index_mcp_servers(mi.idx), 0), "id"));
+        struct catalog_page page = { .page_size = 10 };
+        struct catalog_mcp_query q = { .page = page, .include_tools = true, .tool_limit = 10 };
+        json_t *out = NULL;
+        char err[256];
+
+        cr_assert_eq(catalog_index_get_mcp_tool(mi.idx, id, "t1", &out), 0);
+        cr_assert_str_eq(json_string_value(json_object_get(json_object_get(out, "tool"), "accessType")),
+                         "read_only");
+        json_decref(out);
+        cr_assert_eq(catalog_index_get_mcp_tool(mi.idx, id, "t2", &out), 0);
+        cr_assert_str_eq(json_string_value(json_object_get(json_object_get(out, "tool"), "accessType")),
+                         "execute");
+        json_decref(out);
+        cr_assert_eq(catalog_index_list_mcp_tools(mi.idx, id, &page, NULL, &out), 0);
+        cr_assert_str_eq(json_string_value(json_object_get(
+                                 json_array_get(json_object_get(out, "items"), 0), "accessType")),
+                         "read_only");
+        json_decref(out);
+        cr_assert_eq(catalog_index_list_mcp(mi.idx, &q, &out, err, sizeof(err)), 0, "%s", err);
+        cr_assert_str_eq(json_string_value(json_object_get(
+                                 json_array_get(json_object_get(json_array_get(json_object_get(out, "items"), 0),
+                                                                "tools"),
+                                                0),
+                                 "accessType")),
+                         "read_only");
+        json_decref(out);
+        cr_assert_eq(catalog_index_get_mcp(mi.idx, id, true, 10, &out), 0);
+        cr_assert_str_eq(json_string_value(json_object_get(
+                                 json_array_get(json_object_get(out, "tools"), 0), "accessType")),
+                         "read_only");
+        json_decref(out);
+        mem_index_free(&mi);
 }

@@ -8,6 +8,7 @@
 
 #include "catalog/glob.h"
 #include "catalog/limits.h"
+#include "catalog/service.h"
 #include "catalog/sources.h"
 #include "catalog/yaml-catalog.h"
 
@@ -34,7 +35,7 @@ Test(sources, fixture_parses)
         const struct catalog_source_config *s;
 
         cr_assert_eq(catalog_config_load(&p, 1, &c, &e), 0, "load failed: %s", e.message);
-        cr_assert_eq(c.n_sources, 7);
+        cr_assert_eq(c.n_sources, 8);
         s = catalog_config_find(&c, "acme_models");
         cr_assert_not_null(s);
         cr_assert_str_eq(s->name, "Acme Models");
@@ -74,7 +75,7 @@ Test(sources, later_file_overrides_field_by_field)
         json_t *v;
 
         cr_assert_eq(catalog_config_load(files, 2, &c, &e), 0, "load failed: %s", e.message);
-        cr_assert_eq(c.n_sources, 7, "override adds no source");
+        cr_assert_eq(c.n_sources, 8, "override adds no source");
         s = catalog_config_find(&c, "community_models");
         cr_assert_eq(catalog_strv_length(s->labels), 1);
         cr_assert_str_eq(s->labels[0], "Community");
@@ -364,4 +365,100 @@ Test(glob, pathological_pattern_is_fast)
         memset(name, 'a', 4000);
         name[4000] = '\0';
         cr_assert_not(catalog_glob_match("*a*a*a*a*a*a*a*a*a*a*b", name));
+}
+
+/* ---- hostile files (issue 16, item 4) ---- */
+
+static char *nested(size_t depth)
+{
+        char *s = malloc(2 * depth + 16);
+
+        cr_assert_not_null(s);
+        memcpy(s, "models: ", 8);
+        memset(s + 8, '[', depth);
+        memset(s + 8 + depth, ']', depth);
+        s[8 + 2 * depth] = '\n';
+        s[9 + 2 * depth] = '\0';
+        return s;
+}
+
+Test(hostile, deep_nesting_is_refused_before_the_parse)
+{
+        struct catalog_models *m = NULL;
+        struct catalog_config c = { 0 };
+        struct catalog_error e = { 0 };
+        char *deep = nested(60000), *ok = nested(CATALOG_YAML_DEPTH_MAX - 1);
+
+        /* 120 KB of [ ]: once 7 s of CPU in libyaml; now stops at the limit */
+        cr_assert_eq(catalog_models_parse("deep.yaml", deep, strlen(deep), &m, &e), -E2BIG);
+        cr_assert(strstr(e.message, "nesting deeper than 64 levels"), "%s", e.message);
+        cr_assert_eq(e.line, 1);
+        cr_assert_eq(catalog_config_parse("deep-sources.yaml", deep, strlen(deep), &c, &e), -E2BIG);
+        cr_assert(strstr(e.message, "nesting deeper"), "%s", e.message);
+        /* just under the limit parses (and is then refused for its shape, not its depth) */
+        e = (struct catalog_error){ 0 };
+        cr_assert_neq(catalog_models_parse("ok.yaml", ok, strlen(ok), &m, &e), -E2BIG, "%s", e.message);
+        free(deep);
+        free(ok);
+}
+
+Test(hostile, a_fifo_is_refused_without_blocking)
+{
+        char dir[] = "/tmp/mp-hostile-XXXXXX", fifo[64], *data = NULL;
+        struct catalog_models *m = NULL;
+        struct catalog_error e = { 0 };
+        size_t len;
+
+        cr_assert_not_null(mkdtemp(dir));
+        snprintf(fifo, sizeof(fifo), "%s/catalog.yaml", dir);
+        cr_assert_eq(mkfifo(fifo, 0600), 0);
+        /* no writer: a blocking open would never return (the test's timeout would fire) */
+        cr_assert_eq(catalog_read_file(fifo, 1024, &data, &len), -EFTYPE_CATALOG);
+        cr_assert_eq(catalog_models_load_file(fifo, &m, &e), -EFTYPE_CATALOG);
+        cr_assert(strstr(e.message, "not a regular file"), "%s", e.message);
+        cr_assert_eq(catalog_read_file("/dev/zero", 1024, &data, &len), -EFTYPE_CATALOG,
+                     "a device is no file either");
+        unlink(fifo);
+        rmdir(dir);
+}
+
+Test(hostile, a_fifo_source_does_not_stop_the_service)
+{
+        char dir[] = "/tmp/mp-hostile-XXXXXX", path[96], cat[96];
+        char *paths[] = { path };
+        struct catalog_service *svc = NULL;
+        struct catalog_error e = { 0 };
+        struct catalog_index *idx;
+        FILE *f;
+
+        cr_assert_not_null(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/sources.yaml", dir);
+        snprintf(cat, sizeof(cat), "%s/models.yaml", dir);
+        f = fopen(path, "we");
+        cr_assert_not_null(f);
+        fputs("model_catalogs:\n  - {id: s, type: yaml, properties: {yamlCatalogPath: models.yaml}}\n", f);
+        fclose(f);
+        cr_assert_eq(mkfifo(cat, 0600), 0);
+        cr_assert_eq(catalog_service_new(&(struct catalog_service_config){ .config_paths = paths,
+                                                                          .n_config_paths = 1 },
+                                         &svc, &e),
+                     0, "%s", e.message);
+        idx = catalog_service_get(svc);
+        cr_assert_eq(catalog_index_source_state(idx, "s"), CATALOG_SOURCE_ERROR);
+        catalog_index_unref(idx);
+        /* the FIFO is replaced by a good file: the next reload serves it */
+        unlink(cat);
+        f = fopen(cat, "we");
+        cr_assert_not_null(f);
+        fputs("models:\n  - name: m\n", f);
+        fclose(f);
+        cr_assert_eq(catalog_service_reload(svc, &e), 0, "%s", e.message);
+        idx = catalog_service_get(svc);
+        cr_assert_eq(catalog_index_source_state(idx, "s"), CATALOG_SOURCE_AVAILABLE);
+        cr_assert_eq(catalog_index_n_models(idx), 1);
+        catalog_index_unref(idx);
+        catalog_service_free(svc);
+        unlink(cat);
+        unlink(path);
+        rmdir(dir);
 }

@@ -12,7 +12,7 @@
 #include <jansson.h>
 
 #include "serving/webhook-rules.h"
-#include "serving/webhook.h"
+#include "webhook/admission.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

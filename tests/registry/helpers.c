@@ -47,7 +47,8 @@ void reg_setup(void)
         {
                 struct http_server_config cfg = { HTTP_SERVER_CONFIG_DEFAULTS,
                                                   .handler = registry_handle, .userdata = reg,
-                                                  .too_large_json = REG_TOO_LARGE_JSON };
+                                                  .too_large_json = REG_TOO_LARGE_JSON,
+                                                  .error_style = HTTP_ERROR_REASON };
                 cfg.body_max = 64 * 1024;
                 cr_assert_eq(http_server_start(&cfg, &srv), 0);
         }

@@ -78,7 +78,9 @@ Test(client, controller_flow)
 
         /* errors */
         cr_assert_eq(mr_get_inference_service(c, "999", &is, &err), -ENOENT);
-        cr_assert_eq(mr_get_inference_service(c, "x/y", &is, &err), -ENOENT); /* escaped: no route */
+        /* escaped, so "x/y" stays one segment (RFC 3986 2.2) and is refused as an id, not routed */
+        cr_assert_eq(mr_get_inference_service(c, "x/y", &is, &err), -EINVAL);
+        cr_assert_eq(err.status, 400);
         in.registered_model_id = "not-a-number";
         in.name = "other";
         cr_assert_eq(mr_create_inference_service(c, &in, &is, &err), -EINVAL);

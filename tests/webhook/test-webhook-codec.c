@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The AdmissionReview codec (serving/webhook) and, through it, every webhook case of
+ * The AdmissionReview codec (webhook/admission) and, through it, every webhook case of
  * trainedmodel.md §9.6 with the real rules (serving/webhook-rules).
  */
 #include <criterion/criterion.h>
@@ -11,7 +11,7 @@
 
 #include "json/json-util.h"
 #include "serving/webhook-rules.h"
-#include "serving/webhook.h"
+#include "webhook/admission.h"
 #include "util/macro.h"
 
 #define NAME_ERR(n)                                                                                \

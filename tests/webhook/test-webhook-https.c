@@ -23,7 +23,7 @@
 #include <gnutls/gnutls.h>
 #include <jansson.h>
 
-#include "cmd/webhook-server.h"
+#include "webhook/server.h"
 #include "json/json-util.h"
 #include "util/macro.h"
 

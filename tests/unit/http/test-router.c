@@ -65,3 +65,24 @@ Test(router, not_found_and_method_not_allowed)
                      -EINVAL);
         cr_assert_eq(req.n_params, 0);
 }
+
+Test(router, utf8_validation)
+{
+        static const char *const good[] = { "", "abc", "caf\xc3\xa9", "\xe2\x82\xac",
+                                            "\xf0\x9f\x98\x80", "\xf4\x8f\xbf\xbf" };
+        static const char *const bad[] = {
+                "\xff",             /* never in UTF-8 */
+                "\xc0\xaf",         /* overlong '/' */
+                "\xe0\x80\xaf",     /* overlong, three bytes */
+                "\xed\xa0\x80",     /* a UTF-16 surrogate */
+                "\xf4\x90\x80\x80", /* past U+10FFFF */
+                "\xc3",             /* truncated */
+                "\x80",             /* a lone continuation byte */
+                "\xe2\x82",         /* truncated, three bytes */
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(good); i++)
+                cr_assert(http_utf8_valid(good[i], strlen(good[i])), "good %zu", i);
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                cr_assert_not(http_utf8_valid(bad[i], strlen(bad[i])), "bad %zu", i);
+}

@@ -24,9 +24,9 @@ struct rec {
         char last_key[64];
 };
 
-static int reconcile(void *userdata, const char *key, struct reconcile_result *ret)
+static int reconcile(const struct reconcile_ctx *ctx, const char *key, struct reconcile_result *ret)
 {
-        struct rec *r = userdata;
+        struct rec *r = ctx->userdata;
 
         (void)snprintf(r->last_key, sizeof(r->last_key), "%s", key);
         atomic_fetch_add(&r->calls, 1);
@@ -218,4 +218,92 @@ Test(controller, graceful_stop_waits_for_in_flight_and_takes_no_new_keys)
         cr_assert_eq(controller_stop(c, USEC_INFINITY), 0);
         cr_assert_eq(atomic_load(&r.calls), 1, "ns/b must not be reconciled after stop");
         cr_assert_eq(controller_active_workers(c), 0);
+}
+
+/* What the runner hands a reconcile: its port, the wall clock, the log fields, a message slot. */
+struct seen {
+        atomic_int calls;
+        bool has_api;
+        void *api_userdata;
+        usec_t now;
+        char object[64], reconcile_id[40];
+        int second;
+};
+
+static int reconcile_ctx_probe(const struct reconcile_ctx *ctx, const char *key,
+                               struct reconcile_result *ret)
+{
+        struct seen *s = ctx->userdata;
+
+        s->has_api = ctx->api != NULL;
+        s->api_userdata = ctx->api ? ctx->api->userdata : NULL;
+        s->now = reconcile_now(ctx);
+        (void)snprintf(s->object, sizeof(s->object), "%s", ctx->log->object);
+        (void)snprintf(s->reconcile_id, sizeof(s->reconcile_id), "%s", ctx->log->reconcile_id);
+        /* the first message wins; the return value is passed through */
+        (void)reconcile_errorf(ctx, -EIO, "first %s", key);
+        s->second = reconcile_errorf(ctx, -ESTALE, "second");
+        cr_assert_str_eq(ctx->error, "first ns/a");
+        atomic_fetch_add(&s->calls, 1);
+        return reconcile_done(ret);
+}
+
+static usec_t fixed_now(void *userdata)
+{
+        (void)userdata;
+        return 42 * USEC_PER_SEC;
+}
+
+Test(controller, reconcile_ctx_carries_the_port_the_wall_clock_and_the_log_fields)
+{
+        static const struct clock_ops fixed_ops = { .now = fixed_now };
+        const struct clock wall = { .ops = &fixed_ops };
+        int marker = 0;
+        const struct kube_api api = { .ops = NULL, .userdata = &marker };
+        struct seen s = { 0 };
+        CLEANUP(controller_freep) struct controller *c = NULL;
+
+        cr_assert_eq(controller_new(&(struct controller_options){
+                                            .reconciler = { .name = "probe",
+                                                            .reconcile = reconcile_ctx_probe,
+                                                            .userdata = &s },
+                                            .wall_clock = &wall,
+                                            .api = &api,
+                                    },
+                                    &c),
+                     0);
+        cr_assert_eq(controller_start(c), 0);
+        cr_assert_eq(controller_enqueue(c, "ns/a"), 0);
+        for (int i = 0; i < 10000 && atomic_load(&s.calls) < 1; i++)
+                usleep(1000);
+        cr_assert_eq(atomic_load(&s.calls), 1);
+        cr_assert_eq(controller_stop(c, USEC_INFINITY), 0);
+        cr_assert(s.has_api);
+        cr_assert_eq(s.api_userdata, &marker, "the port given in the options");
+        cr_assert_eq(s.now, 42 * USEC_PER_SEC);
+        cr_assert_str_eq(s.object, "ns/a");
+        cr_assert_eq(strlen(s.reconcile_id), 36);
+        cr_assert_eq(s.second, -ESTALE);
+}
+
+Test(controller, reconcile_ctx_without_a_port)
+{
+        struct seen s = { 0 };
+        CLEANUP(controller_freep) struct controller *c = NULL;
+
+        s.has_api = true;
+        cr_assert_eq(controller_new(&(struct controller_options){
+                                            .reconciler = { .name = "probe",
+                                                            .reconcile = reconcile_ctx_probe,
+                                                            .userdata = &s },
+                                    },
+                                    &c),
+                     0);
+        cr_assert_eq(controller_start(c), 0);
+        cr_assert_eq(controller_enqueue(c, "ns/a"), 0);
+        for (int i = 0; i < 10000 && atomic_load(&s.calls) < 1; i++)
+                usleep(1000);
+        cr_assert_eq(controller_stop(c, USEC_INFINITY), 0);
+        cr_assert_not(s.has_api);
+        cr_assert_gt(s.now, 1700000000 * USEC_PER_SEC, "CLOCK_REALTIME by default");
 }

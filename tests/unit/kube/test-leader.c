@@ -171,12 +171,3 @@ Test(leader, leadership_lost_when_renewals_fail)
         cr_assert_not(leader_elector_is_leader(la));
         leader_elector_free(la);
 }
-
-Test(leader, micro_time)
-{
-        char b[40];
-
-        cr_assert_eq(format_micro_time(1700000000123456ULL, b, sizeof(b)), 0);
-        cr_assert_str_eq(b, "2023-11-14T22:13:20.123456Z");
-        cr_assert_eq(format_micro_time(1, b, 10), -ENOBUFS);
-}

@@ -222,3 +222,39 @@ Test(isvc, memory_limit)
         i = info_of(num);
         expect_fits(&i, "2Gi", true);
 }
+
+Test(isvc, cache_transform_keeps_what_the_controllers_read)
+{
+        json_error_t err;
+        json_t *in = json_loads(
+                "{\"apiVersion\":\"serving.kserve.io/v1beta1\",\"kind\":\"InferenceService\","
+                "\"metadata\":{\"name\":\"a\",\"namespace\":\"n\",\"uid\":\"u\","
+                "\"labels\":{\"l\":\"1\"},\"annotations\":{\"x\":\"y\"},\"finalizers\":[\"f\"],"
+                "\"resourceVersion\":\"7\",\"generation\":2,\"deletionTimestamp\":\"t\","
+                "\"managedFields\":[{\"manager\":\"kubectl\"}],\"creationTimestamp\":\"c\"},"
+                "\"spec\":{\"predictor\":{}},\"status\":{\"url\":\"http://a\"},\"extra\":1}",
+                0, &err);
+        json_t *want = json_loads(
+                "{\"apiVersion\":\"serving.kserve.io/v1beta1\",\"kind\":\"InferenceService\","
+                "\"metadata\":{\"name\":\"a\",\"namespace\":\"n\",\"uid\":\"u\","
+                "\"labels\":{\"l\":\"1\"},\"annotations\":{\"x\":\"y\"},\"finalizers\":[\"f\"],"
+                "\"resourceVersion\":\"7\",\"generation\":2,\"deletionTimestamp\":\"t\"},"
+                "\"spec\":{\"predictor\":{}},\"status\":{\"url\":\"http://a\"}}",
+                0, &err);
+        json_t *out;
+
+        cr_assert(in && want);
+        out = isvc_cache_transform(NULL, in);
+        cr_assert_not_null(out);
+        cr_assert(json_equal(out, want));
+        json_decref(out);
+        /* a bare object keeps an empty metadata */
+        json_decref(want);
+        want = json_loads("{\"metadata\":{}}", 0, &err);
+        json_object_clear(in);
+        out = isvc_cache_transform(NULL, in);
+        cr_assert(json_equal(out, want));
+        json_decref(out);
+        json_decref(want);
+        json_decref(in);
+}

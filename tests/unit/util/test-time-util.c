@@ -24,3 +24,14 @@ Test(time_util, rfc3339_fraction_and_offset)
         cr_assert_eq(parse_rfc3339("2026-11-30 01:02:03Z", &a), -EINVAL);
         cr_assert_eq(parse_rfc3339("2026-11-30T01:02:03", &a), -EINVAL);
 }
+
+Test(time_util, micro_time)
+{
+        char b[40];
+
+        cr_assert_eq(format_micro_time(1700000000123456ULL, b, sizeof(b)), 0);
+        cr_assert_str_eq(b, "2023-11-14T22:13:20.123456Z");
+        cr_assert_eq(format_micro_time(1, b, 10), -ENOBUFS);
+        cr_assert_eq(format_rfc3339(1700000000123456ULL, b, sizeof(b)), 0);
+        cr_assert_str_eq(b, "2023-11-14T22:13:20Z");
+}

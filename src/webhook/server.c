@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "cmd/webhook-server.h"
+#include "webhook/server.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -8,9 +8,9 @@
 
 #include "http/server.h"
 #include "serving/webhook-rules.h"
-#include "serving/webhook.h"
 #include "util/log.h"
 #include "util/macro.h"
+#include "webhook/admission.h"
 
 /* The HTTP layer's 413 answer (sent before the body is read), shaped as a review. */
 #define TOO_LARGE_REVIEW                                                                           \
@@ -94,7 +94,9 @@ int webhook_server_start(const struct webhook_server_config *cfg, struct webhook
         hc.connection_timeout = cfg->connection_timeout ? cfg->connection_timeout : 10;
         /* a review is one small request: cut off a client that trickles it */
         hc.request_timeout = MAX(30U, 3U * hc.connection_timeout);
-        hc.max_connections = cfg->max_connections ? cfg->max_connections : 256;
+        if (cfg->max_connections)
+                hc.max_connections = cfg->max_connections;
+        hc.threads = 4; /* reviews are CPU only; handshakes never hold a thread */
         hc.handler = on_request;
         hc.userdata = s;
         hc.tls_cert_file = cert;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "kube/manager.h"
+#include "manager/manager.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -267,7 +267,7 @@ static int start_server(const char *bind, http_handler_fn fn, void *userdata,
         cfg.port = port;
         cfg.body_max = 4096;
         cfg.connection_timeout = 10;
-        cfg.max_connections = 64;
+        cfg.threads = 2; /* the probe and metrics handlers never block */
         cfg.handler = fn;
         cfg.userdata = userdata;
         return http_server_start(&cfg, ret);

@@ -4,7 +4,7 @@
 /*
  * The TrainedModel validating admission webhook server: HTTPS (TLS 1.2+) on top of http/server,
  * serving POST /validate-serving-kserve-io-v1alpha1-trainedmodel and its alias
- * /validate-trainedmodel with serving/webhook's AdmissionReview exchange. The certificate pair
+ * /validate-trainedmodel with webhook/admission's AdmissionReview exchange. The certificate pair
  * is read from <cert_dir>/tls.crt and <cert_dir>/tls.key (controller-runtime's layout) and
  * re-read when the files change, for new handshakes only (cert-manager rotation, secret volume
  * ..data swaps); open connections keep their session.
@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "serving/webhook.h"
+#include "webhook/admission.h"
 #include "util/macro.h"
 
 struct webhook_server;
@@ -44,7 +44,7 @@ struct webhook_server_config {
 #define WEBHOOK_SERVER_CONFIG_DEFAULTS                                                             \
         .address = "0.0.0.0", .port = WEBHOOK_DEFAULT_PORT, .cert_dir = WEBHOOK_DEFAULT_CERT_DIR,  \
         .cert_name = "tls.crt", .key_name = "tls.key", .connection_timeout = 10,                   \
-        .max_connections = 256, .validate = NULL
+        .max_connections = 4096, .validate = NULL
 
 /*
  * Loads the certificate pair and starts listening (threads of its own; returns at once).

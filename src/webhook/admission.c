@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "serving/webhook.h"
+#include "webhook/admission.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -150,6 +150,37 @@ static int fail(char *reterr, size_t reterr_len, int r, const char *fmt, ...)
         return r;
 }
 
+static int dispatch_failed(int r, const struct json_dispatch_error *e, char *reterr,
+                           size_t reterr_len)
+{
+        if (r == -ENOMEM)
+                return r;
+        return fail(reterr, reterr_len, -EINVAL, "invalid AdmissionReview: %s", e->message);
+}
+
+static int check_top(const struct review_top *top, char *reterr, size_t reterr_len)
+{
+        if (!streq(top->kind, "AdmissionReview"))
+                return fail(reterr, reterr_len, -EINVAL,
+                            "expected kind AdmissionReview, got \"%.64s\"", top->kind);
+        if (!streq(top->api_version, ADMISSION_V1) && !streq(top->api_version, ADMISSION_V1BETA1))
+                return fail(reterr, reterr_len, -EINVAL,
+                            "unsupported AdmissionReview apiVersion \"%.64s\" (expected "
+                            ADMISSION_V1 " or " ADMISSION_V1BETA1 ")",
+                            top->api_version);
+        return 0;
+}
+
+static int check_uid(const char *uid, char *reterr, size_t reterr_len)
+{
+        if (uid[0] == '\0')
+                return fail(reterr, reterr_len, -EINVAL, "request.uid is empty");
+        if (strlen(uid) > ADMISSION_UID_MAX)
+                return fail(reterr, reterr_len, -EINVAL, "request.uid is longer than %u bytes",
+                            ADMISSION_UID_MAX);
+        return 0;
+}
+
 int admission_review_decode(const char *data, size_t len, struct admission_request *ret,
                             char *reterr, size_t reterr_len)
 {
@@ -189,12 +220,12 @@ int admission_review_decode(const char *data, size_t len, struct admission_reque
                 { "options", JSON_ANY_TYPE, dispatch_ignore, 0, JSON_NULLABLE },
                 { 0 },
         };
-        struct review_top top = { 0 };
-        struct request_fields req = { 0 };
+        CLEANUP(review_top_release) struct review_top top = { 0 };
+        CLEANUP(request_fields_release) struct request_fields req = { 0 };
         struct json_dispatch_error e = { 0 };
         json_auto_t *root = NULL;
         char perr[160] = "";
-        json_t *dry;
+        char *kind_group;
         int r;
 
         if (!data || !ret)
@@ -216,39 +247,25 @@ int admission_review_decode(const char *data, size_t len, struct admission_reque
 
         r = json_dispatch(root, top_table, 0, &top, &e);
         if (r < 0)
-                goto out_dispatch;
-        if (!streq(top.kind, "AdmissionReview")) {
-                r = fail(reterr, reterr_len, -EINVAL,
-                         "expected kind AdmissionReview, got \"%.64s\"", top.kind);
-                goto out;
-        }
-        if (!streq(top.api_version, ADMISSION_V1) && !streq(top.api_version, ADMISSION_V1BETA1)) {
-                r = fail(reterr, reterr_len, -EINVAL,
-                         "unsupported AdmissionReview apiVersion \"%.64s\" (expected "
-                         ADMISSION_V1 " or " ADMISSION_V1BETA1 ")",
-                         top.api_version);
-                goto out;
-        }
-
+                return dispatch_failed(r, &e, reterr, reterr_len);
+        r = check_top(&top, reterr, reterr_len);
+        if (r < 0)
+                return r;
         r = json_dispatch(top.request, request_table, JSON_DISPATCH_ALLOW_UNKNOWN, &req, &e);
         if (r < 0)
-                goto out_dispatch;
-        if (req.uid[0] == '\0') {
-                r = fail(reterr, reterr_len, -EINVAL, "request.uid is empty");
-                goto out;
-        }
-        if (strlen(req.uid) > ADMISSION_UID_MAX) {
-                r = fail(reterr, reterr_len, -EINVAL, "request.uid is longer than %u bytes",
-                         ADMISSION_UID_MAX);
-                goto out;
-        }
-        dry = json_object_get(top.request, "dryRun");
+                return dispatch_failed(r, &e, reterr, reterr_len);
+        r = check_uid(req.uid, reterr, reterr_len);
+        if (r < 0)
+                return r;
+        kind_group = req.kind.group ? TAKE_PTR(req.kind.group) : strdup("");
+        if (!kind_group)
+                return -ENOMEM;
 
         *ret = (struct admission_request){
                 .api_version = TAKE_PTR(top.api_version),
                 .uid = TAKE_PTR(req.uid),
                 .operation = TAKE_PTR(req.operation),
-                .kind_group = req.kind.group ? TAKE_PTR(req.kind.group) : strdup(""),
+                .kind_group = kind_group,
                 .kind_version = TAKE_PTR(req.kind.version),
                 .kind_kind = TAKE_PTR(req.kind.kind),
                 .sub_resource = TAKE_PTR(req.sub_resource),
@@ -256,23 +273,9 @@ int admission_review_decode(const char *data, size_t len, struct admission_reque
                 .namespace_ = TAKE_PTR(req.namespace_),
                 .object = TAKE_PTR(req.object),
                 .old_object = TAKE_PTR(req.old_object),
-                .dry_run = json_is_true(dry),
+                .dry_run = json_is_true(json_object_get(top.request, "dryRun")),
         };
-        if (!ret->kind_group) {
-                admission_request_release(ret);
-                r = -ENOMEM;
-                goto out;
-        }
-        r = 0;
-        goto out;
-
-out_dispatch:
-        if (r != -ENOMEM)
-                r = fail(reterr, reterr_len, -EINVAL, "invalid AdmissionReview: %s", e.message);
-out:
-        review_top_release(&top);
-        request_fields_release(&req);
-        return r;
+        return 0;
 }
 
 /*
@@ -403,7 +406,7 @@ static bool object_is_tm(const json_t *obj)
 int webhook_review(const char *content_type, const char *body, size_t len,
                    admission_validate_fn *validate, struct admission_answer *ret)
 {
-        struct admission_request req = { 0 };
+        CLEANUP(admission_request_release) struct admission_request req = { 0 };
         char err[512] = "";
         char msg[640];
         AUTOFREE char *denial = NULL;
@@ -439,7 +442,7 @@ int webhook_review(const char *content_type, const char *body, size_t len,
                                ", not %.64s/%.64s %.64s",
                                req.kind_group, req.kind_version, req.kind_kind);
                 r = answer(ret, 200, req.api_version, req.uid, false, 400, NULL, msg);
-                goto out;
+                return r;
         }
 
         /* Presence and shape of the objects are the rules' business; the kind is ours. */
@@ -450,12 +453,12 @@ int webhook_review(const char *content_type, const char *body, size_t len,
                                json_str_or(req.object, "apiVersion", ""),
                                json_str_or(req.object, "kind", ""));
                 r = answer(ret, 200, req.api_version, req.uid, false, 400, NULL, msg);
-                goto out;
+                return r;
         }
 
         r = validate(req.operation, req.object, req.old_object, &denial);
         if (r == -ENOMEM)
-                goto out;
+                return r;
         if (r == ADMISSION_ALLOWED)
                 r = answer(ret, 200, req.api_version, req.uid, true, 200, NULL, NULL);
         else if (r == ADMISSION_DENIED)
@@ -469,7 +472,5 @@ int webhook_review(const char *content_type, const char *body, size_t len,
                 r = answer(ret, 200, req.api_version, req.uid, false, 400, NULL,
                            denial ? denial : msg);
         }
-out:
-        admission_request_release(&req);
         return r;
 }

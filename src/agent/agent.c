@@ -1,0 +1,793 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "agent/agent.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent/plan.h"
+#include "agent/repo.h"
+#include "agent/uri.h"
+#include "serving/modelconfig.h"
+#include "util/log.h"
+
+#define SOURCE_RECORD ".modelplane-source"
+#define TMP_PREFIX ".mp-tmp-"
+#define REASON_MAX 1024
+#define AGENT_RESYNC_USEC (30 * USEC_PER_SEC)
+
+struct agent {
+        struct agent_options o;
+        char *model_dir;
+        char *server_url;
+
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        /* under lock */
+        char *desired[2]; /* per source; NULL = none yet */
+        bool api_healthy;
+        unsigned long generation;
+        bool stop;
+        struct model_memory *mem; /* sorted by name; mutated by the reconciler thread only */
+        size_t n_mem;
+        struct model_entries last_desired; /* reconciler thread only */
+        atomic_ulong passes;
+
+        pthread_t thread;
+        bool started;
+        struct repo_client *repo;
+};
+
+static void memory_release(struct model_memory *m)
+{
+        free(m->name);
+        free(m->loaded_uri);
+        free(m->failed_uri);
+        free(m->reason);
+}
+
+int agent_new(const struct agent_options *opts, struct agent **ret)
+{
+        struct agent *a = calloc(1, sizeof(*a));
+        int r;
+
+        if (!a)
+                return -ENOMEM;
+        a->o = *opts;
+        if (a->o.download_workers == 0)
+                a->o.download_workers = 4;
+        if (a->o.retry_base == 0)
+                a->o.retry_base = USEC_PER_SEC;
+        if (a->o.retry_max == 0)
+                a->o.retry_max = 5 * USEC_PER_MINUTE;
+        if (a->o.load_timeout_sec == 0)
+                a->o.load_timeout_sec = 300;
+        a->model_dir = strdup(opts->model_dir);
+        a->server_url = strdup(opts->server_url);
+        pthread_mutex_init(&a->lock, NULL);
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&a->cond, &ca);
+        pthread_condattr_destroy(&ca);
+        a->o.model_dir = a->model_dir;
+        a->o.server_url = a->server_url;
+        if (!a->model_dir || !a->server_url) {
+                agent_free(a);
+                return -ENOMEM;
+        }
+        r = repo_client_new(a->server_url, a->o.load_timeout_sec, &a->repo);
+        if (r < 0) {
+                agent_free(a);
+                return r;
+        }
+        *ret = a;
+        return 0;
+}
+
+struct agent *agent_free(struct agent *a)
+{
+        if (!a)
+                return NULL;
+        if (a->started) {
+                pthread_mutex_lock(&a->lock);
+                a->stop = true;
+                pthread_cond_broadcast(&a->cond);
+                pthread_mutex_unlock(&a->lock);
+                pthread_join(a->thread, NULL);
+        }
+        for (size_t i = 0; i < a->n_mem; i++)
+                memory_release(&a->mem[i]);
+        free(a->mem);
+        free(a->desired[0]);
+        free(a->desired[1]);
+        model_entries_release(&a->last_desired);
+        repo_client_free(a->repo);
+        pthread_cond_destroy(&a->cond);
+        pthread_mutex_destroy(&a->lock);
+        free(a->model_dir);
+        free(a->server_url);
+        free(a);
+        return NULL;
+}
+
+void agent_set_desired(struct agent *a, enum agent_source source, const char *models_json)
+{
+        char *copy = models_json ? strdup(models_json) : NULL;
+
+        if (models_json && !copy) {
+                log_error("agent: out of memory taking models.json");
+                return;
+        }
+        pthread_mutex_lock(&a->lock);
+        if (!(copy && a->desired[source] && streq(copy, a->desired[source]))) {
+                free(a->desired[source]);
+                a->desired[source] = TAKE_PTR(copy);
+                a->generation++;
+                pthread_cond_broadcast(&a->cond);
+        }
+        pthread_mutex_unlock(&a->lock);
+        free(copy);
+}
+
+void agent_set_api_healthy(struct agent *a, bool healthy)
+{
+        pthread_mutex_lock(&a->lock);
+        if (a->api_healthy != healthy) {
+                a->api_healthy = healthy;
+                a->generation++;
+                pthread_cond_broadcast(&a->cond);
+        }
+        pthread_mutex_unlock(&a->lock);
+}
+
+unsigned long agent_passes(struct agent *a)
+{
+        return atomic_load(&a->passes);
+}
+
+json_t *agent_status(struct agent *a)
+{
+        json_t *arr = json_array();
+
+        if (!arr)
+                return NULL;
+        pthread_mutex_lock(&a->lock);
+        for (size_t i = 0; i < a->n_mem; i++) {
+                const struct model_memory *m = &a->mem[i];
+                json_t *o = json_pack("{s:s, s:s}", "name", m->name, "state",
+                                      model_phase_to_string(m->phase));
+                if (!o)
+                        continue;
+                if (m->loaded_uri)
+                        json_object_set_new(o, "storageUri", json_string(m->loaded_uri));
+                if (m->reason && (m->phase == PHASE_FAILED_TO_LOAD ||
+                                  m->phase == PHASE_FAILED_TO_DOWNLOAD))
+                        json_object_set_new(o, "reason", json_string(m->reason));
+                json_array_append_new(arr, o);
+        }
+        pthread_mutex_unlock(&a->lock);
+        return arr;
+}
+
+/* ---- memory (reconciler thread; writes under lock for agent_status()) ---- */
+
+static struct model_memory *mem_find(struct agent *a, const char *name, size_t *ret_pos)
+{
+        size_t lo = 0, hi = a->n_mem;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                int c = strcmp(a->mem[mid].name, name);
+                if (c == 0) {
+                        if (ret_pos)
+                                *ret_pos = mid;
+                        return &a->mem[mid];
+                }
+                if (c < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        if (ret_pos)
+                *ret_pos = lo;
+        return NULL;
+}
+
+/* Caller holds the lock. */
+static struct model_memory *mem_get(struct agent *a, const char *name)
+{
+        struct model_memory *m, *v;
+        size_t pos;
+
+        m = mem_find(a, name, &pos);
+        if (m)
+                return m;
+        v = reallocarray(a->mem, a->n_mem + 1, sizeof(*v));
+        if (!v)
+                return NULL;
+        a->mem = v;
+        memmove(&a->mem[pos + 1], &a->mem[pos], (a->n_mem - pos) * sizeof(*v));
+        a->mem[pos] = (struct model_memory){ .name = strdup(name) };
+        if (!a->mem[pos].name) {
+                memmove(&a->mem[pos], &a->mem[pos + 1], (a->n_mem - pos) * sizeof(*v));
+                return NULL;
+        }
+        a->n_mem++;
+        return &a->mem[pos];
+}
+
+static void set_str(char **p, const char *v)
+{
+        char *c = v ? strdup(v) : NULL;
+        free(*p);
+        *p = c;
+}
+
+static double random01(void)
+{
+        uint32_t v = 0;
+        if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != sizeof(v))
+                v = (uint32_t)now_monotonic();
+        return (double)v / 4294967296.0;
+}
+
+/* Records a success or a failure of @name at @uri. */
+static void mem_update(struct agent *a, const char *name, const char *uri, enum model_phase phase,
+                       const char *loaded_uri, const char *reason)
+{
+        struct model_memory *m;
+
+        pthread_mutex_lock(&a->lock);
+        m = mem_get(a, name);
+        if (!m) {
+                pthread_mutex_unlock(&a->lock);
+                log_error("agent: out of memory tracking model %s", name);
+                return;
+        }
+        m->phase = phase;
+        if (phase == PHASE_FAILED_TO_DOWNLOAD || phase == PHASE_FAILED_TO_LOAD) {
+                if (!(m->failed_uri && uri && streq(m->failed_uri, uri)))
+                        m->failures = 0;
+                m->failures++;
+                set_str(&m->failed_uri, uri);
+                set_str(&m->reason, reason);
+                m->failed_load = phase == PHASE_FAILED_TO_LOAD;
+                m->retry_at = now_monotonic() +
+                              backoff_delay(m->failures, a->o.retry_base, a->o.retry_max, random01());
+        } else if (phase == PHASE_LOADED || phase == PHASE_PENDING || phase == PHASE_UNLOADING) {
+                set_str(&m->failed_uri, NULL);
+                set_str(&m->reason, NULL);
+                m->failures = 0;
+                m->retry_at = 0;
+        }
+        if (phase == PHASE_LOADED)
+                set_str(&m->loaded_uri, loaded_uri);
+        if (phase == PHASE_UNLOADING)
+                set_str(&m->loaded_uri, NULL);
+        pthread_mutex_unlock(&a->lock);
+}
+
+static void mem_forget(struct agent *a, const char *name)
+{
+        size_t pos;
+
+        pthread_mutex_lock(&a->lock);
+        if (mem_find(a, name, &pos)) {
+                memory_release(&a->mem[pos]);
+                memmove(&a->mem[pos], &a->mem[pos + 1], (a->n_mem - pos - 1) * sizeof(a->mem[0]));
+                a->n_mem--;
+        }
+        pthread_mutex_unlock(&a->lock);
+}
+
+/* ---- disk ---- */
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+        (void)st;
+        (void)ftw;
+        if ((flag == FTW_DP ? rmdir(path) : unlink(path)) < 0 && errno != ENOENT)
+                return -1;
+        return 0;
+}
+
+static int rm_rf(const char *path)
+{
+        if (nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS) < 0 && errno != ENOENT)
+                return negative_errno();
+        return 0;
+}
+
+static char *read_record(const char *dir, const char *name)
+{
+        AUTOFREE char *path = NULL;
+        char buf[8192];
+        ssize_t n;
+        AUTOCLOSE int fd = -EBADF;
+
+        if (asprintf(&path, "%s/%s/" SOURCE_RECORD, dir, name) < 0)
+                return NULL;
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return NULL;
+        n = read(fd, buf, sizeof(buf) - 1);
+        if (n <= 0)
+                return NULL;
+        buf[n] = 0;
+        buf[strcspn(buf, "\n")] = 0;
+        return strdup(buf);
+}
+
+struct disk_scan {
+        struct disk_model *items;
+        char **owned; /* names and uris to free */
+        size_t n, n_owned;
+};
+
+static void disk_scan_release(struct disk_scan *d)
+{
+        for (size_t i = 0; i < d->n_owned; i++)
+                free(d->owned[i]);
+        free(d->owned);
+        free(d->items);
+        *d = (struct disk_scan){ 0 };
+}
+
+static int cmp_disk(const void *x, const void *y)
+{
+        return strcmp(((const struct disk_model *)x)->name, ((const struct disk_model *)y)->name);
+}
+
+/* Lists model directories; removes crash leftovers (no download runs during a scan). */
+static int disk_scan(struct agent *a, struct disk_scan *ret)
+{
+        struct disk_scan d = { 0 };
+        struct dirent *de;
+        DIR *dir = opendir(a->model_dir);
+
+        if (!dir)
+                return negative_errno();
+        while ((de = readdir(dir))) {
+                AUTOFREE char *path = NULL;
+                struct stat st;
+                char *name, *uri;
+
+                if (strncmp(de->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) == 0) {
+                        if (asprintf(&path, "%s/%s", a->model_dir, de->d_name) >= 0) {
+                                log_info("agent: removing leftover %s", path);
+                                (void)rm_rf(path);
+                        }
+                        continue;
+                }
+                if (!model_name_is_safe(de->d_name))
+                        continue;
+                if (asprintf(&path, "%s/%s", a->model_dir, de->d_name) < 0)
+                        goto oom;
+                if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+                        continue;
+                if (!(d.items = reallocarray(d.items, d.n + 1, sizeof(*d.items))) ||
+                    !(d.owned = reallocarray(d.owned, d.n_owned + 2, sizeof(*d.owned))))
+                        goto oom;
+                name = strdup(de->d_name);
+                if (!name)
+                        goto oom;
+                uri = read_record(a->model_dir, de->d_name);
+                d.owned[d.n_owned++] = name;
+                if (uri)
+                        d.owned[d.n_owned++] = uri;
+                d.items[d.n++] = (struct disk_model){ .name = name, .source_uri = uri };
+        }
+        closedir(dir);
+        if (d.n > 1)
+                qsort(d.items, d.n, sizeof(*d.items), cmp_disk);
+        *ret = d;
+        return 0;
+oom:
+        closedir(dir);
+        disk_scan_release(&d);
+        return -ENOMEM;
+}
+
+/* ---- downloads ---- */
+
+struct job {
+        const char *name;
+        const char *uri;
+        int r;
+        char reason[REASON_MAX];
+};
+
+struct pool {
+        struct agent *a;
+        struct job *jobs;
+        size_t n;
+        atomic_size_t next;
+};
+
+static int write_record(const char *dir, const char *uri)
+{
+        AUTOFREE char *path = NULL;
+        AUTOCLOSE int fd = -EBADF;
+        size_t len = strlen(uri);
+
+        if (asprintf(&path, "%s/" SOURCE_RECORD, dir) < 0)
+                return -ENOMEM;
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0 || write(fd, uri, len) != (ssize_t)len || write(fd, "\n", 1) != 1 ||
+            fsync(fd) < 0)
+                return negative_errno();
+        return 0;
+}
+
+static void download_one(struct agent *a, struct job *j)
+{
+        AUTOFREE char *tmp = NULL, *final = NULL;
+        int r;
+
+        if (asprintf(&tmp, "%s/" TMP_PREFIX "%s-XXXXXX", a->model_dir, j->name) < 0 ||
+            asprintf(&final, "%s/%s", a->model_dir, j->name) < 0) {
+                j->r = -ENOMEM;
+                snprintf(j->reason, sizeof(j->reason), "out of memory");
+                return;
+        }
+        if (!mkdtemp(tmp)) {
+                j->r = negative_errno();
+                snprintf(j->reason, sizeof(j->reason), "cannot create %s: %s", tmp, errno_to_string(-j->r));
+                return;
+        }
+        (void)chmod(tmp, 0755);
+        r = fetch_model(a->o.fetch, j->uri, tmp, j->reason, sizeof(j->reason));
+        if (r >= 0) {
+                r = write_record(tmp, j->uri);
+                if (r < 0)
+                        snprintf(j->reason, sizeof(j->reason), "cannot record the source in %s: %s",
+                                 tmp, errno_to_string(-r));
+        }
+        if (r >= 0) {
+                /* swap in atomically: a reader sees the old copy or the new, never a mix */
+                if (renameat2(AT_FDCWD, tmp, AT_FDCWD, final, RENAME_EXCHANGE) == 0) {
+                        (void)rm_rf(tmp); /* now the old copy */
+                } else if (errno == ENOENT) {
+                        if (rename(tmp, final) < 0)
+                                r = negative_errno();
+                } else {
+                        r = negative_errno();
+                }
+                if (r < 0)
+                        snprintf(j->reason, sizeof(j->reason), "cannot move %s into place: %s",
+                                 tmp, errno_to_string(-r));
+        }
+        if (r < 0)
+                (void)rm_rf(tmp);
+        j->r = r;
+}
+
+static void *pool_worker(void *userdata)
+{
+        struct pool *p = userdata;
+        size_t i;
+
+        while ((i = atomic_fetch_add(&p->next, 1)) < p->n)
+                download_one(p->a, &p->jobs[i]);
+        return NULL;
+}
+
+static void run_downloads(struct agent *a, struct job *jobs, size_t n)
+{
+        struct pool p = { .a = a, .jobs = jobs, .n = n };
+        size_t nw = MIN((size_t)a->o.download_workers, n);
+        pthread_t *t = calloc(nw, sizeof(*t));
+        size_t started = 0;
+
+        for (size_t i = 0; t && i < nw; i++)
+                if (pthread_create(&t[i], NULL, pool_worker, &p) == 0)
+                        started++;
+        if (started == 0)
+                pool_worker(&p);
+        for (size_t i = 0; i < started; i++)
+                pthread_join(t[i], NULL);
+        free(t);
+}
+
+/* ---- one pass ---- */
+
+struct owned_action {
+        enum action_kind kind;
+        char *name; /* owned */
+        char *uri;  /* owned; may be NULL */
+};
+
+static const char *effective_desired(struct agent *a)
+{
+        if (a->api_healthy && a->desired[AGENT_SOURCE_API])
+                return a->desired[AGENT_SOURCE_API];
+        if (a->desired[AGENT_SOURCE_FILE])
+                return a->desired[AGENT_SOURCE_FILE];
+        return a->desired[AGENT_SOURCE_API];
+}
+
+/* One load or unload call on the model server. */
+static void server_call(struct agent *a, struct repo_client *repo, const struct owned_action *ac)
+{
+        char err[REASON_MAX];
+        int r;
+
+        if (ac->kind == ACTION_LOAD) {
+                mem_update(a, ac->name, ac->uri, PHASE_LOADING, NULL, NULL);
+                r = repo_load(repo, ac->name, err, sizeof(err));
+                if (r < 0) {
+                        log_error("agent: model %s: load failed: %s", ac->name, err);
+                        mem_update(a, ac->name, ac->uri, PHASE_FAILED_TO_LOAD, NULL, err);
+                } else {
+                        log_info("agent: model %s loaded (%s)", ac->name, ac->uri);
+                        mem_update(a, ac->name, ac->uri, PHASE_LOADED, ac->uri, NULL);
+                }
+        } else if (ac->kind == ACTION_UNLOAD) {
+                mem_update(a, ac->name, NULL, PHASE_UNLOADING, NULL, NULL);
+                r = repo_unload(repo, ac->name, err, sizeof(err));
+                if (r < 0 && r != -ENOENT)
+                        log_warn("agent: model %s: unload failed: %s", ac->name, err);
+                else
+                        log_info("agent: model %s unloaded", ac->name);
+        }
+}
+
+struct call_pool {
+        struct agent *a;
+        const struct owned_action *acts;
+        size_t n;
+        atomic_size_t next;
+};
+
+static void *call_worker(void *userdata)
+{
+        struct call_pool *p = userdata;
+        CLEANUP(repo_client_freep) struct repo_client *repo = NULL;
+        size_t i;
+
+        if (repo_client_new(p->a->server_url, p->a->o.load_timeout_sec, &repo) < 0)
+                return NULL; /* the other workers (or the caller) take the calls */
+        while ((i = atomic_fetch_add(&p->next, 1)) < p->n)
+                server_call(p->a, repo, &p->acts[i]);
+        return NULL;
+}
+
+/* Load and unload calls, concurrently (a model server loads models in parallel), bounded. */
+static void run_calls(struct agent *a, const struct owned_action *acts, size_t n)
+{
+        AUTOFREE struct owned_action *calls = calloc(n + 1, sizeof(*calls));
+        struct call_pool p = { .a = a };
+        pthread_t t[64];
+        size_t nw, started = 0;
+
+        if (!calls)
+                return;
+        for (size_t i = 0; i < n; i++)
+                if (acts[i].kind == ACTION_LOAD || acts[i].kind == ACTION_UNLOAD)
+                        calls[p.n++] = acts[i]; /* shallow: acts owns the strings */
+        p.acts = calls;
+        nw = MIN(MIN((size_t)a->o.download_workers, p.n), ELEMENTSOF(t));
+        if (nw > 1)
+                for (size_t i = 0; i < nw; i++)
+                        if (pthread_create(&t[i], NULL, call_worker, &p) == 0)
+                                started++;
+        for (size_t i = 0; i < started; i++)
+                pthread_join(t[i], NULL);
+        /* whatever no worker took (none started, or their clients failed) runs here */
+        for (size_t i; (i = atomic_fetch_add(&p.next, 1)) < p.n;)
+                server_call(a, a->repo, &calls[i]);
+}
+
+/* Returns how many actions it executed (>= 0) and the next retry time. */
+static int pass(struct agent *a, const char *models_json, usec_t *ret_wake)
+{
+        struct model_entries desired;
+        struct disk_scan disk = { 0 };
+        struct repo_index ix = { 0 };
+        AUTOFREE struct server_model *server = NULL;
+        AUTOFREE struct job *jobs = NULL;
+        struct plan_result plan = { 0 };
+        struct plan_input in;
+        char err[REASON_MAX];
+        struct owned_action *acts = NULL;
+        size_t n_jobs = 0, n_acts = 0;
+        bool server_known;
+        int r, done = 0;
+
+        model_entries_init(&desired);
+        r = modelconfig_parse(models_json, &desired, err, sizeof(err));
+        if (r < 0) {
+                /* keep acting on the last good set: one bad write must not unload everything */
+                log_error("agent: models.json rejected, keeping the previous %zu models: %s",
+                          a->last_desired.n, err);
+                model_entries_release(&desired);
+                if (r == -ENOMEM)
+                        return r;
+                desired = a->last_desired;
+                model_entries_init(&a->last_desired);
+        }
+        r = disk_scan(a, &disk);
+        if (r < 0) {
+                log_error_errno(r, "agent: cannot list %s", a->model_dir);
+                goto out;
+        }
+        r = repo_index(a->repo, &ix, err, sizeof(err));
+        server_known = r >= 0;
+        if (r < 0)
+                log_warn("agent: model server index unavailable: %s", err);
+        server = calloc(ix.n + 1, sizeof(*server));
+        if (!server) {
+                r = -ENOMEM;
+                goto out;
+        }
+        for (size_t i = 0; i < ix.n; i++)
+                server[i] = (struct server_model){ .name = ix.items[i].name, .state = ix.items[i].state };
+
+        in = (struct plan_input){
+                .desired = &desired, .disk = disk.items, .n_disk = disk.n,
+                .server = server, .n_server = ix.n, .server_known = server_known,
+                .memory = a->mem, .n_memory = a->n_mem, .now = now_monotonic(),
+        };
+        r = agent_plan(&in, &plan);
+        if (r < 0)
+                goto out;
+        *ret_wake = plan.next_wake;
+        /* the plan borrows from the memory array, which the actions below change: copy first */
+        acts = calloc(plan.n_actions + 1, sizeof(*acts));
+        if (!acts) {
+                r = -ENOMEM;
+                goto out;
+        }
+        for (size_t i = 0; i < plan.n_actions; i++) {
+                acts[n_acts].kind = plan.actions[i].kind;
+                acts[n_acts].name = strdup(plan.actions[i].name);
+                acts[n_acts].uri = plan.actions[i].uri ? strdup(plan.actions[i].uri) : NULL;
+                n_acts++;
+                if (!acts[i].name || (plan.actions[i].uri && !acts[i].uri)) {
+                        r = -ENOMEM;
+                        goto out;
+                }
+        }
+
+        jobs = calloc(plan.n_actions + 1, sizeof(*jobs));
+        if (!jobs) {
+                r = -ENOMEM;
+                goto out;
+        }
+        for (size_t i = 0; i < n_acts; i++)
+                if (acts[i].kind == ACTION_DOWNLOAD) {
+                        jobs[n_jobs++] = (struct job){ .name = acts[i].name, .uri = acts[i].uri };
+                        mem_update(a, acts[i].name, acts[i].uri, PHASE_DOWNLOADING, NULL, NULL);
+                        log_info("agent: downloading model %s from %s", acts[i].name, acts[i].uri);
+                }
+        if (n_jobs > 0)
+                run_downloads(a, jobs, n_jobs);
+        for (size_t i = 0; i < n_jobs; i++) {
+                if (jobs[i].r < 0) {
+                        log_error("agent: model %s: download failed: %s", jobs[i].name, jobs[i].reason);
+                        mem_update(a, jobs[i].name, jobs[i].uri, PHASE_FAILED_TO_DOWNLOAD, NULL,
+                                   jobs[i].reason);
+                } else {
+                        log_info("agent: model %s downloaded", jobs[i].name);
+                        mem_update(a, jobs[i].name, jobs[i].uri, PHASE_LOADING, NULL, NULL);
+                }
+                done++;
+        }
+
+        run_calls(a, acts, n_acts);
+        for (size_t i = 0; i < n_acts; i++) {
+                const struct owned_action *ac = &acts[i];
+                const char *name = ac->name, *uri = ac->uri;
+
+                switch (ac->kind) {
+                case ACTION_DOWNLOAD:
+                        continue;
+                case ACTION_ADOPT:
+                        log_info("agent: model %s already loaded from %s", name, uri);
+                        mem_update(a, name, uri, PHASE_LOADED, uri, NULL);
+                        break;
+                case ACTION_LOAD:
+                case ACTION_UNLOAD:
+                        break; /* done by the call pool above */
+                case ACTION_REMOVE: {
+                        AUTOFREE char *path = NULL;
+                        if (asprintf(&path, "%s/%s", a->model_dir, name) < 0) {
+                                r = -ENOMEM;
+                                goto out;
+                        }
+                        r = rm_rf(path);
+                        if (r < 0)
+                                log_error_errno(r, "agent: cannot remove %s", path);
+                        else
+                                log_info("agent: model %s removed from disk", name);
+                        break;
+                }
+                case ACTION_FORGET:
+                        mem_forget(a, name);
+                        continue; /* bookkeeping only: no further pass needed */
+                }
+                done++;
+        }
+        r = done;
+out:
+        for (size_t i = 0; i < n_acts; i++) {
+                free(acts[i].name);
+                free(acts[i].uri);
+        }
+        free(acts);
+        plan_result_release(&plan);
+        repo_index_release(&ix);
+        disk_scan_release(&disk);
+        model_entries_release(&a->last_desired);
+        a->last_desired = desired;
+        return r;
+}
+
+static void *agent_thread(void *userdata)
+{
+        struct agent *a = userdata;
+        unsigned long seen = 0;
+        usec_t wake = USEC_INFINITY;
+        bool again = false;
+
+        for (;;) {
+                AUTOFREE char *json = NULL;
+                int r;
+
+                pthread_mutex_lock(&a->lock);
+                while (!a->stop && (!again && (seen == a->generation || !effective_desired(a)))) {
+                        if (wake == USEC_INFINITY) {
+                                pthread_cond_wait(&a->cond, &a->lock);
+                        } else {
+                                struct timespec ts = usec_to_timespec(wake);
+                                if (pthread_cond_timedwait(&a->cond, &a->lock, &ts) == ETIMEDOUT &&
+                                    effective_desired(a))
+                                        break;
+                        }
+                }
+                if (a->stop) {
+                        pthread_mutex_unlock(&a->lock);
+                        break;
+                }
+                seen = a->generation;
+                json = strdup(effective_desired(a));
+                pthread_mutex_unlock(&a->lock);
+                if (!json) {
+                        log_error("agent: out of memory");
+                        again = true;
+                        continue;
+                }
+                wake = USEC_INFINITY;
+                r = pass(a, json, &wake);
+                /* a periodic resync notices a model server that restarted and lost its models */
+                wake = MIN(wake, now_monotonic() + AGENT_RESYNC_USEC);
+                atomic_fetch_add(&a->passes, 1);
+                if (r < 0) {
+                        log_error_errno(r, "agent: reconcile pass failed");
+                        wake = now_monotonic() + a->o.retry_base;
+                        again = false;
+                } else {
+                        again = r > 0;
+                }
+        }
+        return NULL;
+}
+
+int agent_start(struct agent *a)
+{
+        int r = pthread_create(&a->thread, NULL, agent_thread, a);
+        if (r != 0)
+                return -r;
+        a->started = true;
+        return 0;
+}

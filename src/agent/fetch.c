@@ -1,0 +1,622 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "agent/fetch.h"
+
+#include <curl/curl.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "agent/extract.h"
+#include "agent/plan.h"
+#include "agent/s3-xml.h"
+#include "agent/uri.h"
+#include "util/buf.h"
+#include "util/log.h"
+
+#define ERROR_BODY_MAX (16U * 1024U)
+#define LIST_PAGE_MAX (16U * 1024U * 1024U)
+#define EMPTY_SHA256 "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+static char *env_dup(const char *name)
+{
+        const char *v = getenv(name);
+        return v && *v ? strdup(v) : NULL;
+}
+
+static bool env_bool(const char *name, bool def)
+{
+        const char *v = getenv(name);
+
+        if (!v || !*v)
+                return def;
+        return streq(v, "1") || strcasecmp(v, "true") == 0 || strcasecmp(v, "yes") == 0;
+}
+
+/* The first line of file @dir/@name, or NULL. */
+static char *read_secret(const char *dir, const char *name)
+{
+        AUTOFREE char *path = NULL;
+        char line[4096];
+        FILE *f;
+
+        if (!dir || asprintf(&path, "%s/%s", dir, name) < 0)
+                return NULL;
+        f = fopen(path, "re");
+        if (!f)
+                return NULL;
+        if (!fgets(line, sizeof(line), f)) {
+                fclose(f);
+                return NULL;
+        }
+        fclose(f);
+        line[strcspn(line, "\r\n")] = 0;
+        return *line ? strdup(line) : NULL;
+}
+
+void fetch_config_release(struct fetch_config *c)
+{
+        free(c->pvc_root);
+        free(c->s3_endpoint);
+        free(c->s3_region);
+        free(c->ca_bundle);
+        free(c->access_key);
+        free(c->secret_key);
+        free(c->session_token);
+        *c = (struct fetch_config){ 0 };
+}
+
+int fetch_config_from_env(struct fetch_config *c)
+{
+        const char *ep = getenv("AWS_ENDPOINT_URL");
+        const char *creds = getenv("AWS_CREDENTIALS_DIR");
+        bool https = env_bool("S3_USE_HTTPS", true);
+
+        *c = (struct fetch_config){
+                .connect_timeout_sec = 10,
+                .stall_timeout_sec = 30,
+                .size_max = 64ULL << 30,
+                .attempts = 4,
+                .retry_base = 500 * USEC_PER_MSEC,
+                .s3_verify = env_bool("S3_VERIFY_SSL", true),
+                .s3_virtual_host = env_bool("S3_USER_VIRTUAL_BUCKET", false) ||
+                                   env_bool("S3_USE_VIRTUAL_BUCKET", false),
+        };
+        if (!ep || !*ep)
+                ep = getenv("S3_ENDPOINT");
+        c->s3_region = env_dup("AWS_REGION");
+        if (!c->s3_region)
+                c->s3_region = env_dup("AWS_DEFAULT_REGION");
+        if (!c->s3_region)
+                c->s3_region = strdup("us-east-1");
+        if (ep && *ep) {
+                if (strstr(ep, "://"))
+                        c->s3_endpoint = strdup(ep);
+                else if (asprintf(&c->s3_endpoint, "%s://%s", https ? "https" : "http", ep) < 0)
+                        c->s3_endpoint = NULL;
+        } else if (c->s3_region &&
+                   asprintf(&c->s3_endpoint, "https://s3.%s.amazonaws.com", c->s3_region) < 0) {
+                c->s3_endpoint = NULL;
+        }
+        if (c->s3_endpoint)
+                for (size_t n = strlen(c->s3_endpoint); n > 0 && c->s3_endpoint[n - 1] == '/'; n--)
+                        c->s3_endpoint[n - 1] = 0;
+        c->ca_bundle = env_dup("AWS_CA_BUNDLE");
+        if (!env_bool("AWS_ANONYMOUS_CREDENTIAL", false)) {
+                c->access_key = env_dup("AWS_ACCESS_KEY_ID");
+                c->secret_key = env_dup("AWS_SECRET_ACCESS_KEY");
+                c->session_token = env_dup("AWS_SESSION_TOKEN");
+                if (!c->access_key && creds) {
+                        c->access_key = read_secret(creds, "AWS_ACCESS_KEY_ID");
+                        c->secret_key = read_secret(creds, "AWS_SECRET_ACCESS_KEY");
+                        c->session_token = read_secret(creds, "AWS_SESSION_TOKEN");
+                }
+                if (!c->access_key || !c->secret_key) {
+                        free(c->access_key);
+                        free(c->secret_key);
+                        c->access_key = c->secret_key = NULL;
+                }
+        }
+        c->pvc_root = env_dup("MODELPLANE_PVC_ROOT");
+        if (!c->pvc_root)
+                c->pvc_root = strdup("/mnt/pvc");
+        if (!c->s3_region || !c->s3_endpoint || !c->pvc_root) {
+                fetch_config_release(c);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+/* One transfer's sink: a file, or a capped buffer; error bodies always go to err. */
+struct sink {
+        CURL *curl;
+        FILE *file;
+        struct buf *body;
+        struct buf err;
+        uint64_t n, max;
+        bool too_big;
+};
+
+static size_t sink_write(char *p, size_t size, size_t nmemb, void *userdata)
+{
+        struct sink *s = userdata;
+        size_t len = size * nmemb;
+        long code = 0;
+
+        curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &code);
+        if (code >= 300) {
+                /* a long error body is truncated, never an abort */
+                size_t room = s->err.max - 1 - s->err.len;
+                if (buf_append(&s->err, p, MIN(len, room)) < 0)
+                        return 0;
+                return len;
+        }
+        s->n += len;
+        if (s->n > s->max) {
+                s->too_big = true;
+                return 0;
+        }
+        if (s->file)
+                return fwrite(p, 1, len, s->file);
+        return buf_append(s->body, p, len) < 0 ? 0 : len;
+}
+
+static double random01(void)
+{
+        uint32_t v = 0;
+
+        if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != sizeof(v))
+                v = (uint32_t)now_monotonic();
+        return (double)v / 4294967296.0;
+}
+
+/* The URL-encoding S3 signs: unreserved characters kept, '/' kept when @keep_slash. */
+static int s3_escape(struct buf *b, const char *s, bool keep_slash)
+{
+        static const char hex[] = "0123456789ABCDEF";
+        int r = 0;
+
+        for (const unsigned char *p = (const unsigned char *)s; *p && r >= 0; p++) {
+                if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+                    (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.' ||
+                    *p == '~' || (keep_slash && *p == '/'))
+                        r = buf_putc(b, (char)*p);
+                else
+                        r = buf_printf(b, "%%%c%c", hex[*p >> 4], hex[*p & 15]);
+        }
+        return r;
+}
+
+struct request {
+        const char *url;  /* borrowed */
+        bool s3;          /* sign with the S3 configuration */
+        FILE *file;       /* sink: file (rewound per attempt) ... */
+        struct buf *body; /* ... or buffer (reset per attempt) */
+        uint64_t max;
+};
+
+static bool retryable(CURLcode cc, long code)
+{
+        if (cc == CURLE_OK)
+                return code >= 500 || code == 429 || code == 408;
+        return cc != CURLE_WRITE_ERROR && cc != CURLE_URL_MALFORMAT &&
+               cc != CURLE_UNSUPPORTED_PROTOCOL && cc != CURLE_FILESIZE_EXCEEDED;
+}
+
+static int transfer_once(const struct fetch_config *c, const struct request *q, long *ret_code,
+                         CURLcode *ret_cc, char *reterr, size_t len)
+{
+        CURL *curl = curl_easy_init();
+        struct curl_slist *hdrs = NULL;
+        struct sink s = { .curl = curl, .file = q->file, .body = q->body, .max = q->max };
+        char curlerr[CURL_ERROR_SIZE] = "";
+        AUTOFREE char *sigv4 = NULL, *userpwd = NULL, *tok = NULL;
+        char reason[512];
+        CURLcode cc;
+        long code = 0;
+        int r = 0;
+
+        if (!curl)
+                return -ENOMEM;
+        buf_init(&s.err, ERROR_BODY_MAX);
+        curl_easy_setopt(curl, CURLOPT_URL, q->url);
+        curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+        curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, c->connect_timeout_sec);
+        curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, c->stall_timeout_sec);
+        curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)q->max);
+        curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, sink_write);
+        curl_easy_setopt(curl, CURLOPT_WRITEDATA, &s);
+        curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curlerr);
+        curl_easy_setopt(curl, CURLOPT_USERAGENT, "modelplane-agent/" MODELPLANE_VERSION);
+        if (!q->s3) {
+                curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+                curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
+                curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+        } else {
+                if (!c->s3_verify) {
+                        curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
+                        curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
+                }
+                if (c->ca_bundle)
+                        curl_easy_setopt(curl, CURLOPT_CAINFO, c->ca_bundle);
+                if (c->access_key) {
+                        if (asprintf(&sigv4, "aws:amz:%s:s3", c->s3_region) < 0 ||
+                            asprintf(&userpwd, "%s:%s", c->access_key, c->secret_key) < 0) {
+                                r = -ENOMEM;
+                                goto out;
+                        }
+                        hdrs = curl_slist_append(hdrs, "x-amz-content-sha256: " EMPTY_SHA256);
+                        if (c->session_token &&
+                            asprintf(&tok, "x-amz-security-token: %s", c->session_token) >= 0)
+                                hdrs = curl_slist_append(hdrs, tok);
+                        curl_easy_setopt(curl, CURLOPT_AWS_SIGV4, sigv4);
+                        curl_easy_setopt(curl, CURLOPT_USERPWD, userpwd);
+                        curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
+                }
+        }
+        cc = curl_easy_perform(curl);
+        curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
+        *ret_code = code;
+        *ret_cc = cc;
+        if (s.too_big || cc == CURLE_FILESIZE_EXCEEDED) {
+                snprintf(reterr, len, "GET %s: larger than the size limit of %llu bytes", q->url,
+                         (unsigned long long)q->max);
+                r = -EFBIG;
+        } else if (cc != CURLE_OK) {
+                snprintf(reterr, len, "GET %s: %s", q->url, *curlerr ? curlerr : curl_easy_strerror(cc));
+                r = cc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT : -EIO;
+        } else if (code >= 300) {
+                if (!s3_error_parse(buf_str(&s.err), s.err.len, reason, sizeof(reason)))
+                        snprintf(reason, sizeof(reason), "%.200s", buf_str(&s.err));
+                snprintf(reterr, len, "GET %s: HTTP %ld%s%s", q->url, code, *reason ? " " : "", reason);
+                r = code == 403 || code == 401 ? -EACCES : code == 404 ? -ENOENT : -EIO;
+        } else if (q->file && fflush(q->file) != 0) {
+                r = negative_errno();
+                snprintf(reterr, len, "GET %s: writing: %s", q->url, errno_to_string(-r));
+        }
+out:
+        buf_release(&s.err);
+        curl_slist_free_all(hdrs);
+        curl_easy_cleanup(curl);
+        return r;
+}
+
+static int transfer(const struct fetch_config *c, const struct request *q, char *reterr, size_t len)
+{
+        int r = -EIO;
+
+        for (unsigned attempt = 1; attempt <= MAX(c->attempts, 1U); attempt++) {
+                long code = 0;
+                CURLcode cc = CURLE_OK;
+
+                if (q->file) {
+                        rewind(q->file);
+                        if (ftruncate(fileno(q->file), 0) < 0)
+                                return negative_errno();
+                }
+                if (q->body)
+                        buf_reset(q->body);
+                r = transfer_once(c, q, &code, &cc, reterr, len);
+                if (r == 0 || r == -ENOMEM || r == -EFBIG || !retryable(cc, code))
+                        return r;
+                if (attempt < c->attempts) {
+                        usec_t d = backoff_delay(attempt, c->retry_base, 30 * USEC_PER_SEC, random01());
+                        log_warn("%s (attempt %u of %u, retrying in %llu ms)", reterr, attempt,
+                                 c->attempts, (unsigned long long)(d / USEC_PER_MSEC));
+                        struct timespec ts = usec_to_timespec(d);
+                        nanosleep(&ts, NULL);
+                }
+        }
+        return r;
+}
+
+static int mkdir_parents(const char *dir, const char *rel)
+{
+        AUTOFREE char *p = NULL;
+
+        if (asprintf(&p, "%s/%s", dir, rel) < 0)
+                return -ENOMEM;
+        for (char *s = p + strlen(dir) + 1; (s = strchr(s, '/')); s++) {
+                *s = 0;
+                if (mkdir(p, 0755) < 0 && errno != EEXIST)
+                        return negative_errno();
+                *s = '/';
+        }
+        return 0;
+}
+
+static int get_to_file(const struct fetch_config *c, const char *url, bool s3, const char *path,
+                       uint64_t max, char *reterr, size_t len)
+{
+        FILE *f = fopen(path, "wxe");
+        struct request q = { .url = url, .s3 = s3, .max = max };
+        int r;
+
+        if (!f) {
+                r = negative_errno();
+                snprintf(reterr, len, "cannot create %s: %s", path, errno_to_string(-r));
+                return r;
+        }
+        q.file = f;
+        r = transfer(c, &q, reterr, len);
+        if (fclose(f) != 0 && r == 0)
+                r = negative_errno();
+        return r;
+}
+
+static int s3_base(const struct fetch_config *c, const char *bucket, struct buf *b)
+{
+        const char *sep = strstr(c->s3_endpoint, "://");
+
+        if (c->s3_virtual_host && sep)
+                return buf_printf(b, "%.*s%s.%s/", (int)(sep + 3 - c->s3_endpoint), c->s3_endpoint,
+                                  bucket, sep + 3);
+        return buf_printf(b, "%s/%s/", c->s3_endpoint, bucket);
+}
+
+static uint64_t dir_budget(uint64_t max, uint64_t used)
+{
+        return used >= max ? 0 : max - used;
+}
+
+static int fetch_s3(const struct fetch_config *c, const struct storage_uri *u, const char *dir,
+                    char *reterr, size_t len)
+{
+        struct s3_list list = { 0 };
+        AUTOFREE char *prefix = NULL;
+        uint64_t used = 0;
+        size_t plen;
+        int r;
+
+        if (asprintf(&prefix, "%s%s", u->key, *u->key ? "/" : "") < 0)
+                return -ENOMEM;
+        plen = strlen(prefix);
+        do {
+                struct buf url = BUF_INIT(8192), page = BUF_INIT(LIST_PAGE_MAX);
+                /* query parameters in the sorted order SigV4's canonical request needs */
+                r = s3_base(c, u->bucket, &url);
+                if (r >= 0 && list.next_token) {
+                        r = buf_puts(&url, "?continuation-token=");
+                        if (r >= 0)
+                                r = s3_escape(&url, list.next_token, false);
+                        if (r >= 0)
+                                r = buf_puts(&url, "&list-type=2&prefix=");
+                } else if (r >= 0) {
+                        r = buf_puts(&url, "?list-type=2&prefix=");
+                }
+                if (r >= 0)
+                        r = s3_escape(&url, prefix, false);
+                if (r >= 0) {
+                        struct request q = { .url = buf_str(&url), .s3 = true, .body = &page,
+                                             .max = LIST_PAGE_MAX - 1 };
+                        r = transfer(c, &q, reterr, len);
+                }
+                if (r >= 0) {
+                        r = s3_list_parse(buf_str(&page), page.len, &list);
+                        if (r < 0)
+                                snprintf(reterr, len, "listing s3://%s/%s: %s", u->bucket, prefix,
+                                         r == -E2BIG ? "too many objects" : "malformed ListObjectsV2 answer");
+                }
+                buf_release(&url);
+                buf_release(&page);
+                if (r < 0) {
+                        s3_list_release(&list);
+                        return r;
+                }
+        } while (list.truncated);
+
+        if (list.n_keys == 0 && *u->key) {
+                /* not a folder: one object */
+                struct buf url = BUF_INIT(8192);
+                AUTOFREE char *name = NULL, *path = NULL;
+                const char *slash = strrchr(u->key, '/');
+
+                s3_list_release(&list);
+                name = strdup(slash ? slash + 1 : u->key);
+                if (!name || asprintf(&path, "%s/%s", dir, name) < 0)
+                        return -ENOMEM;
+                if (!model_name_is_safe(name)) {
+                        snprintf(reterr, len, "s3 object name '%s' is not a file name", name);
+                        return -EPERM;
+                }
+                r = s3_base(c, u->bucket, &url);
+                if (r >= 0)
+                        r = s3_escape(&url, u->key, true);
+                if (r >= 0)
+                        r = get_to_file(c, buf_str(&url), true, path, c->size_max, reterr, len);
+                buf_release(&url);
+                if (r == -ENOENT)
+                        snprintf(reterr, len, "s3://%s/%s: no such object or prefix", u->bucket, u->key);
+                return r;
+        }
+        if (list.n_keys == 0) {
+                snprintf(reterr, len, "s3://%s/: the bucket is empty", u->bucket);
+                s3_list_release(&list);
+                return -ENOENT;
+        }
+        for (size_t i = 0; i < list.n_keys && r >= 0; i++) {
+                const char *key = list.keys[i], *rel = key + plen;
+                struct buf url = BUF_INIT(8192);
+                AUTOFREE char *path = NULL;
+                struct stat st;
+
+                if (strncmp(key, prefix, plen) != 0 || *rel == 0 || key[strlen(key) - 1] == '/')
+                        continue; /* folder markers, foreign keys */
+                if (!relative_path_is_safe(rel)) {
+                        snprintf(reterr, len, "s3 key '%s' leaves the model directory", key);
+                        r = -EPERM;
+                        break;
+                }
+                r = mkdir_parents(dir, rel);
+                if (r >= 0 && asprintf(&path, "%s/%s", dir, rel) < 0)
+                        r = -ENOMEM;
+                if (r >= 0)
+                        r = s3_base(c, u->bucket, &url);
+                if (r >= 0)
+                        r = s3_escape(&url, key, true);
+                if (r >= 0)
+                        r = get_to_file(c, buf_str(&url), true, path, dir_budget(c->size_max, used),
+                                        reterr, len);
+                if (r >= 0 && stat(path, &st) == 0)
+                        used += (uint64_t)st.st_size;
+                buf_release(&url);
+        }
+        s3_list_release(&list);
+        return r;
+}
+
+static int fetch_http(const struct fetch_config *c, const struct storage_uri *u, const char *dir,
+                      char *reterr, size_t len)
+{
+        enum archive_kind ak = archive_kind_from_url(u->url);
+        AUTOFREE char *name = url_file_name(u->url), *path = NULL, *tmp = NULL;
+        char why[512] = "";
+        int r;
+
+        if (!name || asprintf(&path, "%s/%s", dir, name) < 0 ||
+            asprintf(&tmp, "%s/.download", dir) < 0)
+                return -ENOMEM;
+        r = get_to_file(c, u->url, false, ak == ARCHIVE_NONE ? path : tmp, c->size_max, reterr, len);
+        if (r < 0 || ak == ARCHIVE_NONE)
+                return r;
+        r = archive_extract_safe(tmp, dir, c->size_max, why, sizeof(why));
+        (void)unlink(tmp);
+        if (r < 0)
+                snprintf(reterr, len, "%s: %s", u->url, why);
+        return r;
+}
+
+static int copy_file(const char *from, const char *to, uint64_t *used, uint64_t max)
+{
+        AUTOCLOSE int in = open(from, O_RDONLY | O_CLOEXEC);
+        AUTOCLOSE int out = -EBADF;
+        char buf[65536];
+        ssize_t n;
+
+        if (in < 0)
+                return negative_errno();
+        out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (out < 0)
+                return negative_errno();
+        while ((n = read(in, buf, sizeof(buf))) > 0) {
+                *used += (uint64_t)n;
+                if (*used > max)
+                        return -EFBIG;
+                for (ssize_t off = 0; off < n;) {
+                        ssize_t w = write(out, buf + off, (size_t)(n - off));
+                        if (w < 0)
+                                return negative_errno();
+                        off += w;
+                }
+        }
+        return n < 0 ? negative_errno() : 0;
+}
+
+static int copy_tree(const char *from, const char *to, uint64_t *used, uint64_t max, unsigned depth)
+{
+        DIR *d;
+        struct dirent *de;
+        int r = 0;
+
+        if (depth > 64)
+                return -ELOOP;
+        d = opendir(from);
+        if (!d)
+                return negative_errno();
+        while (r >= 0 && (de = readdir(d))) {
+                AUTOFREE char *src = NULL, *dst = NULL;
+                struct stat st;
+
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                if (asprintf(&src, "%s/%s", from, de->d_name) < 0 ||
+                    asprintf(&dst, "%s/%s", to, de->d_name) < 0) {
+                        r = -ENOMEM;
+                        break;
+                }
+                if (stat(src, &st) < 0)
+                        continue; /* a dangling link of the volume is not part of the model */
+                if (S_ISDIR(st.st_mode)) {
+                        if (mkdir(dst, 0755) < 0)
+                                r = negative_errno();
+                        else
+                                r = copy_tree(src, dst, used, max, depth + 1);
+                } else if (S_ISREG(st.st_mode)) {
+                        r = copy_file(src, dst, used, max);
+                }
+        }
+        closedir(d);
+        return r;
+}
+
+static int fetch_local(const struct fetch_config *c, const struct storage_uri *u, const char *dir,
+                       char *reterr, size_t len)
+{
+        AUTOFREE char *src = NULL;
+        uint64_t used = 0;
+        struct stat st;
+        int r;
+
+        if (u->path)
+                src = strdup(u->path);
+        else if (asprintf(&src, "%s/%s%s%s", c->pvc_root, u->bucket, *u->key ? "/" : "", u->key) < 0)
+                src = NULL;
+        if (!src)
+                return -ENOMEM;
+        if (stat(src, &st) < 0) {
+                r = negative_errno();
+                snprintf(reterr, len, "%s: %s", src, errno_to_string(-r));
+                return r;
+        }
+        if (S_ISDIR(st.st_mode)) {
+                r = copy_tree(src, dir, &used, c->size_max, 0);
+        } else {
+                const char *slash = strrchr(src, '/');
+                AUTOFREE char *dst = NULL;
+                if (asprintf(&dst, "%s/%s", dir, slash ? slash + 1 : src) < 0)
+                        return -ENOMEM;
+                r = copy_file(src, dst, &used, c->size_max);
+        }
+        if (r < 0)
+                snprintf(reterr, len, "copying %s: %s", src,
+                         r == -EFBIG ? "larger than the size limit" : errno_to_string(-r));
+        return r;
+}
+
+int fetch_model(const struct fetch_config *c, const char *uri, const char *dir, char *reterr,
+                size_t len)
+{
+        struct storage_uri u;
+        int r;
+
+        r = storage_uri_parse(uri, &u, reterr, len);
+        if (r < 0)
+                return r;
+        switch (u.kind) {
+        case STORAGE_S3:
+                r = fetch_s3(c, &u, dir, reterr, len);
+                break;
+        case STORAGE_HTTP:
+                r = fetch_http(c, &u, dir, reterr, len);
+                break;
+        case STORAGE_LOCAL:
+                r = fetch_local(c, &u, dir, reterr, len);
+                break;
+        case STORAGE_GCS:
+        default:
+                snprintf(reterr, len, "%s: gs:// is not supported by this agent yet", uri);
+                r = -EPROTONOSUPPORT;
+                break;
+        }
+        storage_uri_release(&u);
+        return r;
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * Model downloads (libcurl): s3:// (SigV4 by libcurl's CURLOPT_AWS_SIGV4, ListObjectsV2 prefix
+ * listing), http(s):// (with .tar.gz/.tgz/.zip extraction), pvc:// and local paths (copied).
+ * gs:// is refused with -EPROTONOSUPPORT (not implemented yet).
+ *
+ * Every transfer has a connect timeout, a stall timeout (less than 1 byte/s for stall_timeout
+ * seconds aborts), a total size limit, and retries of transport errors, 5xx and 429 with
+ * exponential backoff and jitter. 403/404 and other 4xx fail at once (the caller's reconciler
+ * retries later, with its own backoff). Thread-safe: each call uses its own curl handle.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/macro.h"
+#include "util/time-util.h"
+
+struct fetch_config {
+        long connect_timeout_sec; /* default 10 */
+        long stall_timeout_sec;   /* default 30 */
+        uint64_t size_max;        /* per model, default 64 GiB */
+        unsigned attempts;        /* per transfer, default 4 */
+        usec_t retry_base;        /* default 500 ms, doubled per attempt, capped at 30 s */
+        char *pvc_root;           /* owned; default /mnt/pvc */
+        /* S3 */
+        char *s3_endpoint;    /* owned; scheme://host[:port], no trailing '/' */
+        char *s3_region;      /* owned */
+        bool s3_virtual_host; /* bucket.host/key instead of host/bucket/key */
+        bool s3_verify;
+        char *ca_bundle;     /* owned; may be NULL */
+        char *access_key;    /* owned; NULL = anonymous */
+        char *secret_key;    /* owned */
+        char *session_token; /* owned; may be NULL */
+};
+
+/*
+ * Fills @c from the environment (KServe's names and AWS's):
+ *   AWS_ENDPOINT_URL or S3_ENDPOINT (host[:port] or URL), S3_USE_HTTPS (default 1),
+ *   AWS_REGION or AWS_DEFAULT_REGION (default us-east-1), S3_USER_VIRTUAL_BUCKET or
+ *   S3_USE_VIRTUAL_BUCKET (default false), S3_VERIFY_SSL (default 1), AWS_CA_BUNDLE,
+ *   AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY (+ AWS_SESSION_TOKEN), or the same names as files
+ *   in $AWS_CREDENTIALS_DIR (a mounted secret); AWS_ANONYMOUS_CREDENTIAL=true forces anonymous.
+ * Returns 0, -ENOMEM.
+ */
+_warn_unused_result_ int fetch_config_from_env(struct fetch_config *c);
+void fetch_config_release(struct fetch_config *c);
+
+/*
+ * Downloads @uri into the existing, empty directory @dir. On failure returns a negative errno
+ * (-EACCES 403, -ENOENT 404 or nothing under the prefix, -EPERM unsafe entry, -EFBIG size limit,
+ * -ETIMEDOUT, -EIO, -EPROTONOSUPPORT, -EINVAL) and a message in @reterr naming the object and the
+ * server's answer; @dir may then hold partial content (the caller removes it).
+ */
+_warn_unused_result_ int fetch_model(const struct fetch_config *c, const char *uri,
+                                     const char *dir, char *reterr, size_t len_err);

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * The agent's serving port: an HTTP/1.1 reverse proxy to the model server on loopback, as
+ * KServe's agent is (its readiness included). One thread per client connection, one upstream
+ * connection per client connection, reused while both sides keep the connection alive. Bodies
+ * are streamed in both directions as they arrive (Content-Length, chunked - the chunk framing is
+ * checked and passed on - or, for a response, until the server closes); request and response
+ * headers are passed through except the hop-by-hop ones (Connection and the headers it names,
+ * Keep-Alive, Proxy-*, TE, Trailer, Upgrade); X-Forwarded-For is appended. "Expect:
+ * 100-continue" is answered by the proxy. Malformed requests get 400 (obs-fold, bad
+ * Content-Length, both Content-Length and Transfer-Encoding), unknown transfer codings 501,
+ * heads over 64 KiB 431, an unreachable model server 502.
+ *
+ * Readiness (Knative's queue semantics, which KServe's agent reuses): a request carrying
+ * "K-Network-Probe: queue", or with a "kube-probe/" User-Agent, is answered by the proxy: 200
+ * when @ready says so, 503 otherwise; another K-Network-Probe value is 400. GET @status_path
+ * (when set) is the agent's own per-model status.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/macro.h"
+
+struct proxy;
+
+struct proxy_config {
+        const char *address;       /* borrowed; listen address, e.g. "0.0.0.0" */
+        uint16_t port;             /* 0 = any free port */
+        const char *upstream_host; /* borrowed; "127.0.0.1" */
+        uint16_t upstream_port;
+        unsigned max_connections;  /* default 1024 */
+        unsigned idle_timeout_sec; /* client idle (between requests / within reads), default 120 */
+        unsigned upstream_timeout_sec; /* model server silence, default 600 */
+        bool (*ready)(void *userdata);
+        void *ready_userdata;
+        /* Optional: GET of exactly @status_path is answered with status()'s JSON (owned string;
+         * NULL = 500) instead of being proxied. */
+        const char *status_path;
+        char *(*status)(void *userdata);
+};
+
+_warn_unused_result_ int proxy_start(const struct proxy_config *cfg, struct proxy **ret);
+uint16_t proxy_port(const struct proxy *p);
+/* Stops accepting, shuts every open connection down, waits for their threads. NULL-safe. */
+struct proxy *proxy_stop(struct proxy *p);
+DEFINE_CLEANUP_FUNC(struct proxy *, proxy_stop)

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "agent/s3-xml.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void s3_list_release(struct s3_list *l)
+{
+        for (size_t i = 0; i < l->n_keys; i++)
+                free(l->keys[i]);
+        free(l->keys);
+        free(l->next_token);
+        *l = (struct s3_list){ 0 };
+}
+
+/* Appends the UTF-8 encoding of @cp to @out; returns the bytes written, 0 if invalid. */
+static size_t put_utf8(unsigned long cp, char *out)
+{
+        if (cp == 0 || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+                return 0;
+        if (cp < 0x80) {
+                out[0] = (char)cp;
+                return 1;
+        }
+        if (cp < 0x800) {
+                out[0] = (char)(0xC0 | (cp >> 6));
+                out[1] = (char)(0x80 | (cp & 0x3F));
+                return 2;
+        }
+        if (cp < 0x10000) {
+                out[0] = (char)(0xE0 | (cp >> 12));
+                out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+                out[2] = (char)(0x80 | (cp & 0x3F));
+                return 3;
+        }
+        out[0] = (char)(0xF0 | (cp >> 18));
+        out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+        out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        out[3] = (char)(0x80 | (cp & 0x3F));
+        return 4;
+}
+
+/* Decodes @n bytes of element text; returns an owned string, NULL on OOM or a bad entity. */
+static char *decode_text(const char *s, size_t n, int *ret_err)
+{
+        static const struct {
+                const char *ent;
+                char c;
+        } ents[] = { { "amp;", '&' }, { "lt;", '<' }, { "gt;", '>' }, { "quot;", '"' }, { "apos;", '\'' } };
+        char *out = malloc(n + 1), *o = out;
+        size_t i = 0;
+
+        if (!out) {
+                *ret_err = -ENOMEM;
+                return NULL;
+        }
+        while (i < n) {
+                bool done = false;
+
+                if (s[i] != '&') {
+                        if (s[i] == 0)
+                                goto bad;
+                        *o++ = s[i++];
+                        continue;
+                }
+                for (size_t e = 0; e < ELEMENTSOF(ents); e++) {
+                        size_t k = strlen(ents[e].ent);
+                        if (n - i - 1 >= k && strncmp(s + i + 1, ents[e].ent, k) == 0) {
+                                *o++ = ents[e].c;
+                                i += 1 + k;
+                                done = true;
+                                break;
+                        }
+                }
+                if (done)
+                        continue;
+                if (n - i >= 4 && s[i + 1] == '#') {
+                        bool hex = s[i + 2] == 'x' || s[i + 2] == 'X';
+                        size_t j = i + (hex ? 3 : 2);
+                        unsigned long cp = 0;
+                        size_t digits = 0, w;
+
+                        for (; j < n && s[j] != ';' && digits < 8; j++, digits++) {
+                                int c = s[j], v;
+                                if (c >= '0' && c <= '9')
+                                        v = c - '0';
+                                else if (hex && c >= 'a' && c <= 'f')
+                                        v = c - 'a' + 10;
+                                else if (hex && c >= 'A' && c <= 'F')
+                                        v = c - 'A' + 10;
+                                else
+                                        goto bad;
+                                cp = cp * (hex ? 16 : 10) + (unsigned long)v;
+                        }
+                        if (j >= n || s[j] != ';' || digits == 0)
+                                goto bad;
+                        /* a character reference never decodes to more bytes than its text */
+                        w = put_utf8(cp, o);
+                        if (w == 0)
+                                goto bad;
+                        o += w;
+                        i = j + 1;
+                        continue;
+                }
+        bad:
+                free(out);
+                *ret_err = -EBADMSG;
+                return NULL;
+        }
+        *o = 0;
+        return out;
+}
+
+/* Finds "<tag>" at or after @from (before @end); sets the text span. Returns the end or NULL. */
+static const char *find_element(const char *from, const char *end, const char *tag,
+                                const char **ret_text, size_t *ret_len)
+{
+        char open[64], close[64];
+        size_t lo, lc;
+        const char *p = from;
+
+        lo = (size_t)snprintf(open, sizeof(open), "<%s>", tag);
+        lc = (size_t)snprintf(close, sizeof(close), "</%s>", tag);
+        while (p && (size_t)(end - p) >= lo) {
+                const char *q = memmem(p, (size_t)(end - p), open, lo), *c;
+                if (!q)
+                        return NULL;
+                q += lo;
+                c = memmem(q, (size_t)(end - q), close, lc);
+                if (!c)
+                        return NULL;
+                *ret_text = q;
+                *ret_len = (size_t)(c - q);
+                return c + lc;
+        }
+        return NULL;
+}
+
+int s3_list_parse(const char *xml, size_t len, struct s3_list *l)
+{
+        const char *end = xml + len, *p = xml, *text, *cend;
+        size_t tlen;
+        int r = 0;
+
+        if (!memmem(xml, len, "<ListBucketResult", 17))
+                return -EBADMSG;
+        while ((cend = find_element(p, end, "Contents", &text, &tlen))) {
+                const char *ktext;
+                size_t klen;
+                char *key, **keys;
+
+                if (!find_element(text, text + tlen, "Key", &ktext, &klen))
+                        return -EBADMSG;
+                if (l->n_keys >= S3_LIST_KEYS_MAX)
+                        return -E2BIG;
+                key = decode_text(ktext, klen, &r);
+                if (!key)
+                        return r;
+                keys = reallocarray(l->keys, l->n_keys + 1, sizeof(*keys));
+                if (!keys) {
+                        free(key);
+                        return -ENOMEM;
+                }
+                l->keys = keys;
+                l->keys[l->n_keys++] = key;
+                p = cend;
+        }
+        l->truncated = false;
+        if (find_element(xml, end, "IsTruncated", &text, &tlen))
+                l->truncated = tlen == 4 && strncmp(text, "true", 4) == 0;
+        free(l->next_token);
+        l->next_token = NULL;
+        if (find_element(xml, end, "NextContinuationToken", &text, &tlen)) {
+                l->next_token = decode_text(text, tlen, &r);
+                if (!l->next_token)
+                        return r;
+        }
+        if (l->truncated && !l->next_token)
+                return -EBADMSG;
+        return 0;
+}
+
+bool s3_error_parse(const char *xml, size_t len, char *buf, size_t buf_len)
+{
+        const char *end = xml + len, *code, *msg = NULL;
+        size_t lcode, lmsg = 0;
+        AUTOFREE char *c = NULL, *m = NULL;
+        int r;
+
+        if (!memmem(xml, len, "<Error", 6) || !find_element(xml, end, "Code", &code, &lcode))
+                return false;
+        if (!find_element(xml, end, "Message", &msg, &lmsg))
+                lmsg = 0;
+        c = decode_text(code, lcode, &r);
+        m = lmsg ? decode_text(msg, lmsg, &r) : strdup("");
+        if (!c || !m)
+                return false;
+        snprintf(buf, buf_len, "%s%s%s", c, *m ? ": " : "", m);
+        return true;
+}

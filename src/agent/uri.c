@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "agent/uri.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+void storage_uri_release(struct storage_uri *u)
+{
+        free(u->bucket);
+        free(u->key);
+        free(u->url);
+        free(u->path);
+        *u = (struct storage_uri){ 0 };
+}
+
+_printf_(3, 4) static int fail(char *reterr, size_t len, const char *fmt, ...)
+{
+        va_list ap;
+
+        if (reterr && len > 0) {
+                va_start(ap, fmt);
+                vsnprintf(reterr, len, fmt, ap);
+                va_end(ap);
+        }
+        return -EINVAL;
+}
+
+static int split_bucket(const char *uri, const char *rest, struct storage_uri *u, char *reterr,
+                        size_t len)
+{
+        const char *slash = strchr(rest, '/');
+        size_t blen = slash ? (size_t)(slash - rest) : strlen(rest);
+        const char *key = slash ? slash + 1 : "";
+
+        if (blen == 0)
+                return fail(reterr, len, "storageUri %s: no bucket name", uri);
+        while (*key == '/')
+                key++;
+        u->bucket = strndup(rest, blen);
+        u->key = strdup(key);
+        if (!u->bucket || !u->key)
+                return -ENOMEM;
+        /* trailing slashes of a prefix carry no meaning */
+        for (size_t n = strlen(u->key); n > 0 && u->key[n - 1] == '/'; n--)
+                u->key[n - 1] = 0;
+        return 0;
+}
+
+int storage_uri_parse(const char *uri, struct storage_uri *ret, char *reterr, size_t len)
+{
+        struct storage_uri u = { 0 };
+        int r = 0;
+
+        if (!uri || !*uri)
+                return fail(reterr, len, "storageUri is empty");
+        if (strchr(uri, '\n') || strchr(uri, '\r'))
+                return fail(reterr, len, "storageUri contains a line break");
+        if (strncmp(uri, "s3://", 5) == 0) {
+                u.kind = STORAGE_S3;
+                r = split_bucket(uri, uri + 5, &u, reterr, len);
+        } else if (strncmp(uri, "gs://", 5) == 0) {
+                u.kind = STORAGE_GCS;
+                r = split_bucket(uri, uri + 5, &u, reterr, len);
+        } else if (strncasecmp(uri, "http://", 7) == 0 || strncasecmp(uri, "https://", 8) == 0) {
+                const char *host = strstr(uri, "://") + 3;
+                if (*host == 0 || *host == '/')
+                        return fail(reterr, len, "storageUri %s: no host", uri);
+                u.kind = STORAGE_HTTP;
+                u.url = strdup(uri);
+                if (!u.url)
+                        r = -ENOMEM;
+        } else if (strncmp(uri, "pvc://", 6) == 0) {
+                u.kind = STORAGE_LOCAL;
+                r = split_bucket(uri, uri + 6, &u, reterr, len);
+                if (r == 0 && *u.key && !relative_path_is_safe(u.key))
+                        r = fail(reterr, len, "storageUri %s: path leaves the volume", uri);
+        } else if (strncmp(uri, "file://", 7) == 0 || uri[0] == '/') {
+                const char *p = uri[0] == '/' ? uri : uri + 7;
+                if (p[0] != '/')
+                        return fail(reterr, len, "storageUri %s: a local path must be absolute", uri);
+                u.kind = STORAGE_LOCAL;
+                u.path = strdup(p);
+                if (!u.path)
+                        r = -ENOMEM;
+        } else {
+                const char *colon = strstr(uri, "://");
+                if (colon)
+                        return fail(reterr, len, "storageUri %s: unsupported scheme '%.*s'", uri,
+                                    (int)(colon - uri), uri);
+                return fail(reterr, len, "storageUri %s: not a URI nor an absolute path", uri);
+        }
+        if (r < 0) {
+                storage_uri_release(&u);
+                return r;
+        }
+        *ret = u;
+        return 0;
+}
+
+/* The path part of an URL: after "scheme://host", before '?' or '#'; length in @ret_len. */
+static const char *url_path(const char *url, size_t *ret_len)
+{
+        const char *p = strstr(url, "://");
+
+        p = p ? p + 3 : url;
+        p += strcspn(p, "/?#");
+        *ret_len = strcspn(p, "?#");
+        return p;
+}
+
+static bool ends_with_ci(const char *s, size_t n, const char *suffix)
+{
+        size_t k = strlen(suffix);
+        return n >= k && strncasecmp(s + n - k, suffix, k) == 0;
+}
+
+enum archive_kind archive_kind_from_url(const char *url)
+{
+        size_t n;
+        const char *p = url_path(url, &n);
+
+        if (ends_with_ci(p, n, ".tar.gz") || ends_with_ci(p, n, ".tgz"))
+                return ARCHIVE_TAR_GZ;
+        if (ends_with_ci(p, n, ".zip"))
+                return ARCHIVE_ZIP;
+        return ARCHIVE_NONE;
+}
+
+char *url_file_name(const char *url)
+{
+        size_t n, start;
+        const char *p = url_path(url, &n);
+        char *name;
+
+        start = n;
+        while (start > 0 && p[start - 1] != '/')
+                start--;
+        name = strndup(p + start, n - start);
+        if (!name)
+                return NULL;
+        if (!model_name_is_safe(name) || strchr(name, '%')) {
+                free(name);
+                return strdup("model");
+        }
+        return name;
+}
+
+bool relative_path_is_safe(const char *path)
+{
+        const char *p = path;
+
+        if (!path || !*path || path[0] == '/')
+                return false;
+        while (*p) {
+                size_t seg = strcspn(p, "/");
+                if (seg == 2 && p[0] == '.' && p[1] == '.')
+                        return false;
+                p += seg;
+                while (*p == '/')
+                        p++;
+        }
+        return true;
+}
+
+/* Depth of the directory containing @entry after lexical resolution, or -1 if it escapes. */
+static long walk(const char *p, size_t n, long depth)
+{
+        size_t i = 0;
+
+        while (i < n) {
+                size_t seg = 0;
+                while (i + seg < n && p[i + seg] != '/')
+                        seg++;
+                if (seg == 2 && p[i] == '.' && p[i + 1] == '.') {
+                        if (--depth < 0)
+                                return -1;
+                } else if (!(seg == 0 || (seg == 1 && p[i] == '.'))) {
+                        depth++;
+                }
+                i += seg + 1;
+        }
+        return depth;
+}
+
+bool link_target_is_safe(const char *entry, const char *target)
+{
+        const char *slash;
+        long depth;
+
+        if (!relative_path_is_safe(entry) || !target || !*target || target[0] == '/')
+                return false;
+        slash = strrchr(entry, '/');
+        depth = slash ? walk(entry, (size_t)(slash - entry), 0) : 0;
+        if (depth < 0)
+                return false;
+        return walk(target, strlen(target), depth) >= 0;
+}
+
+bool model_name_is_safe(const char *name)
+{
+        size_t n = name ? strlen(name) : 0;
+
+        return n > 0 && n <= 253 && name[0] != '.' && !strchr(name, '/');
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * Storage URIs of a TrainedModel's storageUri, and the path rules of the model directory. Pure.
+ *
+ *   s3://bucket/prefix         a folder of objects (every key under prefix/), or one object
+ *   gs://bucket/prefix         recognised, not supported yet (-EPROTONOSUPPORT at download)
+ *   http(s)://host/path        one file; .tar.gz/.tgz/.zip are extracted
+ *   pvc://claim/path           <pvc root>/path of a mounted volume (KServe mounts claims there)
+ *   /abs/path, file:///abs     a local directory or file
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "util/macro.h"
+
+enum storage_kind {
+        STORAGE_S3,
+        STORAGE_GCS,
+        STORAGE_HTTP,
+        STORAGE_LOCAL,
+};
+
+enum archive_kind {
+        ARCHIVE_NONE,
+        ARCHIVE_TAR_GZ,
+        ARCHIVE_ZIP,
+};
+
+struct storage_uri {
+        enum storage_kind kind;
+        char *bucket; /* owned; S3/GCS bucket, PVC claim */
+        char *key;    /* owned; S3/GCS object prefix without leading '/' (may be ""); PVC path */
+        char *url;    /* owned; HTTP(S) URL as given */
+        char *path;   /* owned; local path (absolute) */
+};
+
+void storage_uri_release(struct storage_uri *u);
+
+/* Returns 0, -EINVAL with the reason in @reterr (naming the URI's fault), -ENOMEM. */
+_warn_unused_result_ int storage_uri_parse(const char *uri, struct storage_uri *ret, char *reterr,
+                                           size_t len_err);
+
+/* The archive type of an HTTP download, from the URL path (query and fragment ignored). */
+enum archive_kind archive_kind_from_url(const char *url);
+
+/*
+ * The last path segment of an URL (no query/fragment), as a safe file name; "model" when empty
+ * or unsafe. Returns an owned string or NULL on OOM.
+ */
+char *url_file_name(const char *url);
+
+/*
+ * Whether @path (an archive entry or object key relative to the model directory) stays inside
+ * it: not empty, not absolute, no ".." segment, no NUL. "./a" and "a//b" are fine.
+ */
+bool relative_path_is_safe(const char *path);
+
+/*
+ * Whether a symbolic link at @entry (a safe relative path) pointing to @target stays inside the
+ * model directory, resolved lexically (absolute targets never do).
+ */
+bool link_target_is_safe(const char *entry, const char *target);
+
+/* Whether @name may be a model directory name (one path segment, no leading '.', ≤ 253). */
+bool model_name_is_safe(const char *name);

@@ -1,0 +1,607 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""End-to-end test of `modelplane agent`, all real parts, loopback only.
+
+moto's S3 server (behind a small fault-injecting pass-through that makes chosen buckets answer
+500 or 403), MLServer with mlserver-sklearn (multi-model, its repository = the agent's model
+dir), scikit-learn models trained here, and the agent following models.json written the way
+kubelet projects a ConfigMap (a ..data symlink swap). With MODELPLANE_KUBECONFIG set it also
+runs `modelplane controller` and drives the agent through the API (TrainedModel -> ConfigMap ->
+watch): see kube_phase().
+
+Usage: e2e.py MODELPLANE_BINARY
+"""
+import http.client
+import http.server
+import io
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tarfile
+import tempfile
+import threading
+import time
+import urllib.request
+
+BIN = os.path.abspath(sys.argv[1])
+KUBE = "--kube" in sys.argv[2:]
+SRC = os.environ.get("MODELPLANE_SOURCE_ROOT", os.path.join(os.path.dirname(__file__), "..", ".."))
+HANG = 120  # seconds: a bound an order of magnitude above normal, to detect a hang
+procs = []
+failures = []
+step_no = [0]
+
+
+def log(msg):
+    print(f"# {msg}", flush=True)
+
+
+def ok(cond, what):
+    step_no[0] += 1
+    print(f"{'ok' if cond else 'not ok'} {step_no[0]} - {what}", flush=True)
+    if not cond:
+        failures.append(what)
+    return cond
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def wait_for(pred, what, timeout=HANG):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = pred()
+            if last:
+                return last
+        except Exception as e:  # noqa: BLE001 - polling a server that may not be up yet
+            last = e
+        time.sleep(0.2)
+    log(f"timed out waiting for {what}; last: {last!r}")
+    return None
+
+
+def start(cmd, log_path, env=None):
+    f = open(log_path, "wb")
+    p = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    procs.append(p)
+    return p
+
+
+def stop_all():
+    for p in reversed(procs):
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGTERM)
+    for p in procs:
+        try:
+            p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+
+
+def http_json(method, url, body=None, timeout=30):
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url, data=data, method=method,
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=timeout) as r:
+        return r.status, json.loads(r.read() or b"null")
+
+
+# ---- S3 fault injection: a pass-through to moto that fails chosen buckets ----
+
+class Faults:
+    lock = threading.Lock()
+    fail500 = {}  # bucket -> remaining 500 answers
+    deny = set()  # buckets answering 403
+    drop = {}  # bucket -> remaining connections closed without an answer
+    stall = set()  # buckets whose object bodies stop after a few bytes
+    slow = set()  # buckets whose object bodies trickle (64 KiB per 0.2 s)
+    hits = {}
+
+
+def make_fault_proxy(upstream_port):
+    class H(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *a):
+            pass
+
+        def _bucket(self):
+            return self.path.lstrip("/").split("/", 1)[0].split("?", 1)[0]
+
+        def _any(self):
+            b = self._bucket()
+            with Faults.lock:
+                Faults.hits[b] = Faults.hits.get(b, 0) + 1
+                n500 = Faults.fail500.get(b, 0)
+                if n500 > 0:
+                    Faults.fail500[b] = n500 - 1
+                denied = b in Faults.deny
+                ndrop = Faults.drop.get(b, 0)
+                if ndrop > 0:
+                    Faults.drop[b] = ndrop - 1
+                stall = b in Faults.stall and "list-type" not in self.path
+                slow = b in Faults.slow and "list-type" not in self.path
+            if ndrop > 0:
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else None
+            if n500 > 0 or denied:
+                code, err = (500, "InternalError") if n500 > 0 else (403, "AccessDenied")
+                x = (f"<?xml version='1.0' encoding='UTF-8'?><Error><Code>{err}</Code>"
+                     f"<Message>injected by the test</Message></Error>").encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/xml")
+                self.send_header("Content-Length", str(len(x)))
+                self.end_headers()
+                self.wfile.write(x)
+                return
+            c = http.client.HTTPConnection("127.0.0.1", upstream_port, timeout=30)
+            hdrs = {k: v for k, v in self.headers.items() if k.lower() not in ("connection",)}
+            c.request(self.command, self.path, body=body, headers=hdrs)
+            r = c.getresponse()
+            data = r.read()
+            self.send_response(r.status)
+            for k, v in r.getheaders():
+                if k.lower() not in ("connection", "transfer-encoding", "content-length"):
+                    self.send_header(k, v)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            c.close()
+            if stall:
+                self.wfile.write(data[:10])
+                self.wfile.flush()
+                time.sleep(60)
+                return
+            if slow:
+                for i in range(0, len(data), 65536):
+                    self.wfile.write(data[i:i + 65536])
+                    self.wfile.flush()
+                    time.sleep(0.2)
+                return
+            self.wfile.write(data)
+
+        do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = _any
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+    srv.daemon_threads = True
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
+
+
+def serve_dir(path):
+    class H(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, directory=path, **kw)
+
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
+
+
+# ---- models ----
+
+def train(work):
+    import joblib
+    import numpy as np
+    from sklearn.dummy import DummyClassifier
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(200, 4))
+    y = (x[:, 0] > 0).astype(int)
+    out = {}
+    for name, model in (("v1", LogisticRegression().fit(x, y)),
+                        ("v2", DummyClassifier(strategy="constant", constant=7).fit(x, np.full(200, 7)))):
+        d = os.path.join(work, "models", name)
+        os.makedirs(d)
+        joblib.dump(model, os.path.join(d, "model.joblib"))
+        out[name] = d
+    d = os.path.join(work, "models", "corrupt")
+    os.makedirs(d)
+    with open(os.path.join(d, "model.joblib"), "wb") as f:
+        f.write(b"this is not a joblib file\n" * 10)
+    out["corrupt"] = d
+    for d in out.values():
+        with open(os.path.join(d, "model-settings.json"), "w") as f:
+            json.dump({"implementation": "mlserver_sklearn.SKLearnModel",
+                       "parameters": {"uri": "./model.joblib"}}, f)
+    return out
+
+
+def upload(s3, bucket, prefix, d):
+    for root, _, files in os.walk(d):
+        for fn in files:
+            p = os.path.join(root, fn)
+            s3.upload_file(p, bucket, prefix + "/" + os.path.relpath(p, d))
+
+
+class ConfigDir:
+    """models.json projected as kubelet does: ..<ts>/models.json, ..data -> ..<ts>, models.json -> ..data/models.json."""
+
+    def __init__(self, path):
+        self.path = path
+        self.n = 0
+        os.symlink("..data/models.json", os.path.join(path, "models.json"))
+
+    def write(self, entries):
+        self.n += 1
+        ts = os.path.join(self.path, f"..2026_12_01_{self.n:06d}")
+        os.mkdir(ts)
+        with open(os.path.join(ts, "models.json"), "w") as f:
+            json.dump([{"modelName": n, "modelSpec": {"storageUri": u, "framework": "sklearn",
+                                                      "memory": "1Gi"}} for n, u in entries], f,
+                      separators=(",", ":"))
+        old = os.path.realpath(os.path.join(self.path, "..data")) if os.path.islink(
+            os.path.join(self.path, "..data")) else None
+        tmp = os.path.join(self.path, "..data_tmp")
+        os.symlink(os.path.basename(ts), tmp)
+        os.rename(tmp, os.path.join(self.path, "..data"))
+        if old:
+            shutil.rmtree(old)
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="mp-agent-e2e-")
+    model_dir = os.path.join(work, "mnt-models")
+    config_dir = os.path.join(work, "mnt-configs")
+    os.makedirs(model_dir)
+    os.makedirs(config_dir)
+    try:
+        run(work, model_dir, config_dir)
+    finally:
+        stop_all()
+        if failures:
+            for f in ("moto.log", "mlserver.log", "agent.log", "controller.log"):
+                p = os.path.join(work, f)
+                if os.path.exists(p):
+                    log(f"---- {f} (tail) ----")
+                    for line in open(p, errors="replace").read().splitlines()[-60:]:
+                        log(line)
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"1..{step_no[0]}")
+    return 1 if failures else 0
+
+
+def agent_status(port):
+    _, st = http_json("GET", f"http://127.0.0.1:{port}/modelplane/agent/models")
+    return {m["name"]: m for m in st}
+
+
+def infer(port, name):
+    body = {"inputs": [{"name": "x", "shape": [2, 4], "datatype": "FP64",
+                        "data": [1.5, 0, 0, 0, -1.5, 0, 0, 0]}]}
+    _, r = http_json("POST", f"http://127.0.0.1:{port}/v2/models/{name}/infer", body)
+    return r["outputs"][0]["data"]
+
+
+def run(work, model_dir, config_dir):
+    import boto3
+
+    venv_bin = os.path.dirname(sys.executable)
+    moto_port, ml_port, grpc_port, metrics_port, agent_port = (free_port() for _ in range(5))
+
+    start([os.path.join(venv_bin, "moto_server"), "-H", "127.0.0.1", "-p", str(moto_port)],
+          os.path.join(work, "moto.log"))
+    faults = make_fault_proxy(moto_port)
+    s3_port = faults.server_address[1]
+    wait_for(lambda: urllib.request.urlopen(f"http://127.0.0.1:{moto_port}/", timeout=2), "moto")
+    s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{moto_port}", region_name="us-east-1",
+                      aws_access_key_id="testing", aws_secret_access_key="testing")
+    for b in ("models", "flaky", "denied"):
+        s3.create_bucket(Bucket=b)
+    models = train(work)
+    upload(s3, "models", "iris/v1", models["v1"])
+    upload(s3, "models", "iris/v2", models["v2"])
+    upload(s3, "models", "broken", models["corrupt"])
+    upload(s3, "models", "other", models["v1"])
+    upload(s3, "flaky", "m", models["v1"])
+    upload(s3, "denied", "m", models["v1"])
+    for b in ("slow", "stall", "drop"):
+        s3.create_bucket(Bucket=b)
+        upload(s3, b, "m", models["v1"])
+    s3.put_object(Bucket="slow", Key="m/pad.bin", Body=os.urandom(3 << 20))
+
+    ml_env = dict(os.environ, MLSERVER_HOST="127.0.0.1", MLSERVER_HTTP_PORT=str(ml_port),
+                  MLSERVER_GRPC_PORT=str(grpc_port), MLSERVER_METRICS_PORT=str(metrics_port),
+                  MLSERVER_LOAD_MODELS_AT_STARTUP="false", MLSERVER_PARALLEL_WORKERS="0",
+                  MLSERVER_METRICS_ENDPOINT="")
+    start([os.path.join(venv_bin, "mlserver"), "start", model_dir], os.path.join(work, "mlserver.log"),
+          env=ml_env)
+    ok(wait_for(lambda: urllib.request.urlopen(f"http://127.0.0.1:{ml_port}/v2/health/ready",
+                                               timeout=2).status == 200, "mlserver"),
+       "MLServer is up")
+
+    agent_env = dict(os.environ, AWS_ENDPOINT_URL=f"http://127.0.0.1:{s3_port}",
+                     AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing",
+                     AWS_DEFAULT_REGION="us-east-1",
+                     SERVING_READINESS_PROBE=json.dumps({"httpGet": {"path": "/v2/health/ready",
+                                                                     "port": ml_port}}),
+                     MODELPLANE_LOG_FORMAT="text")
+    agent_env.pop("KUBECONFIG", None)
+    w_ml = ml_port
+    world = dict(ml_port=ml_port, agent_port=agent_port, agent_env=agent_env, models=models, s3=s3)
+    if KUBE:
+        return kube_phase(work, model_dir, config_dir, world)
+    cfg = ConfigDir(config_dir)
+    cfg.write([("iris", "s3://models/iris/v1")])
+    start([BIN, "agent", "--enable-puller", "--config-dir", config_dir, "--model-dir", model_dir,
+           "--port", str(agent_port), "--component-port", str(ml_port), "--listen-address",
+           "127.0.0.1", "--api-watch", "off", "--log-url", "http://logger", "--logger-tls-skip-verify",
+           "false"], os.path.join(work, "agent.log"), env=agent_env)
+
+    # readiness on the agent's port, KServe/Knative style
+    def probe():
+        c = http.client.HTTPConnection("127.0.0.1", agent_port, timeout=5)
+        c.request("GET", "/", headers={"K-Network-Probe": "queue"})
+        r = c.getresponse()
+        r.read()
+        return r.status == 200
+    ok(wait_for(probe, "agent readiness"), "agent answers K-Network-Probe: queue with 200")
+    ok("not implemented, ignored: --log-url --logger-tls-skip-verify" in
+       open(os.path.join(work, "agent.log")).read(), "unimplemented KServe flags are named in a warning")
+
+    st = wait_for(lambda: agent_status(agent_port).get("iris", {}).get("state") == "Loaded" and
+                  agent_status(agent_port), "iris Loaded")
+    ok(st, "TM create: iris downloaded from s3 and loaded")
+    ok(os.path.isfile(os.path.join(model_dir, "iris", "model.joblib")), "iris is on disk in the model dir")
+    pred = wait_for(lambda: infer(agent_port, "iris"), "inference")
+    ok(pred == [1, 0], f"V2 inference through the agent's port answers ({pred})")
+
+    # keep-alive and streaming (chunked) request through the proxy
+    c = http.client.HTTPConnection("127.0.0.1", agent_port, timeout=30)
+    body = json.dumps({"inputs": [{"name": "x", "shape": [1, 4], "datatype": "FP64",
+                                   "data": [2, 0, 0, 0]}]}).encode()
+    statuses = []
+    for _ in range(3):
+        c.putrequest("POST", "/v2/models/iris/infer")
+        c.putheader("Content-Type", "application/json")
+        c.putheader("Transfer-Encoding", "chunked")
+        c.putheader("X-Test-Header", "passed-through")
+        c.endheaders()
+        for i in range(0, len(body), 7):
+            part = body[i:i + 7]
+            c.send(b"%x\r\n%s\r\n" % (len(part), part))
+        c.send(b"0\r\n\r\n")
+        r = c.getresponse()
+        statuses.append((r.status, json.loads(r.read())["outputs"][0]["data"]))
+    c.close()
+    ok(statuses == [(200, [1])] * 3, f"3 chunked requests on one keep-alive connection ({statuses})")
+
+    # storageUri change: new copy downloaded, swapped, reloaded
+    cfg.write([("iris", "s3://models/iris/v2")])
+    pred = wait_for(lambda: (lambda p: p if p == [7, 7] else None)(infer(agent_port, "iris")),
+                    "iris v2 prediction")
+    ok(pred == [7, 7], "storageUri change reloads the new model (prediction changes)")
+    ok(open(os.path.join(model_dir, "iris", ".modelplane-source")).read().strip() ==
+       "s3://models/iris/v2", "the directory records its new source")
+    ok(not [d for d in os.listdir(model_dir) if d.startswith(".mp-tmp-")], "no temp dirs left")
+
+    # a corrupt model fails to load with the server's reason; others keep serving
+    cfg.write([("iris", "s3://models/iris/v2"), ("broken", "s3://models/broken"),
+               ("other", "s3://models/other")])
+    st = wait_for(lambda: (lambda s: s if s.get("broken", {}).get("state") == "FailedToLoad" and
+                           s.get("other", {}).get("state") == "Loaded" else None)(agent_status(agent_port)),
+                  "broken FailedToLoad")
+    ok(st is not None, "corrupt model: FailedToLoad")
+    reason = (st or {}).get("broken", {}).get("reason", "")
+    ok("load broken" in reason and "HTTP" in reason, f"the reason carries the server's answer ({reason[:160]})")
+    ok(infer(agent_port, "iris") == [7, 7] and infer(agent_port, "other") == [1, 0],
+       "the other models keep serving")
+
+    # an archive with ../ entries is refused; nothing is written outside
+    web = os.path.join(work, "web")
+    os.makedirs(web)
+    with tarfile.open(os.path.join(web, "evil.tar.gz"), "w:gz") as t:
+        data = b"owned\n"
+        ti = tarfile.TarInfo("../../escaped.txt")
+        ti.size = len(data)
+        t.addfile(ti, io.BytesIO(data))
+    with tarfile.open(os.path.join(web, "good.tgz"), "w:gz") as t:
+        for fn in os.listdir(models["v1"]):
+            t.add(os.path.join(models["v1"], fn), arcname="./" + fn)
+    websrv = serve_dir(web)
+    wport = websrv.server_address[1]
+    cfg.write([("iris", "s3://models/iris/v2"), ("other", "s3://models/other"),
+               ("evil", f"http://127.0.0.1:{wport}/evil.tar.gz"),
+               ("fromtgz", f"http://127.0.0.1:{wport}/good.tgz")])
+    st = wait_for(lambda: (lambda s: s if s.get("evil", {}).get("state") == "FailedToDownload" and
+                           s.get("fromtgz", {}).get("state") == "Loaded" else None)(agent_status(agent_port)),
+                  "evil refused")
+    ok(st is not None, "archive with ../ entries refused; a good .tgz loads")
+    reason = (st or {}).get("evil", {}).get("reason", "")
+    ok("leaves the model directory" in reason, f"clear reason for the archive ({reason[:160]})")
+    ok(not os.path.exists(os.path.join(work, "escaped.txt")) and
+       not os.path.exists(os.path.join(model_dir, "escaped.txt")), "nothing escaped the model dir")
+    ok(infer(agent_port, "fromtgz") == [1, 0], "the model from the .tgz answers")
+
+    # delete: unloaded and removed (and the failed ones forgotten)
+    cfg.write([("other", "s3://models/other")])
+    gone = wait_for(lambda: not os.path.exists(os.path.join(model_dir, "iris")) and
+                    "iris" not in agent_status(agent_port), "iris removed")
+    ok(gone, "delete: iris unloaded and its files removed")
+    _, ix = http_json("POST", f"http://127.0.0.1:{ml_port}/v2/repository/index", {})
+    ok(not [m for m in ix if m["name"] == "iris"], "iris is no longer in the server's repository")
+    ok(infer(agent_port, "other") == [1, 0], "an unrelated delete leaves the other model serving")
+
+    # S3 answering 500 (retried within the transfer) and 403 (reported, retried with backoff)
+    Faults.fail500["flaky"] = 2
+    Faults.deny.add("denied")
+    cfg.write([("other", "s3://models/other"), ("flaky", "s3://flaky/m"), ("denied", "s3://denied/m")])
+    st = wait_for(lambda: (lambda s: s if s.get("flaky", {}).get("state") == "Loaded" and
+                           s.get("denied", {}).get("state") == "FailedToDownload" else None)(agent_status(agent_port)),
+                  "flaky loaded, denied failed")
+    ok(st is not None, "S3 500 twice: retried and loaded; S3 403: FailedToDownload")
+    reason = (st or {}).get("denied", {}).get("reason", "")
+    ok("HTTP 403" in reason and "AccessDenied" in reason, f"403 reason is clear ({reason[:160]})")
+    agent_log = open(os.path.join(work, "agent.log")).read()
+    ok("HTTP 500 InternalError" in agent_log and "retrying in" in agent_log, "500s are logged with the retry")
+    hits0 = Faults.hits.get("denied", 0)
+    Faults.deny.discard("denied")
+    st = wait_for(lambda: agent_status(agent_port).get("denied", {}).get("state") == "Loaded", "denied recovers")
+    ok(st and Faults.hits.get("denied", 0) > hits0, "after the 403 clears, the backoff retry loads it")
+
+    # restart: no marker files; the agent adopts what disk and server agree on
+    agent = procs[-1]
+    os.killpg(agent.pid, signal.SIGKILL)
+    agent.wait()
+    start([BIN, "agent", "--enable-puller", "--config-dir", config_dir, "--model-dir", model_dir,
+           "--port", str(agent_port), "--component-port", str(ml_port), "--listen-address",
+           "127.0.0.1", "--api-watch", "off", "--stall-timeout", "2"], os.path.join(work, "agent2.log"),
+          env=agent_env)
+    st = wait_for(lambda: (lambda s: s if all(s.get(n, {}).get("state") == "Loaded"
+                                              for n in ("other", "flaky", "denied")) else None)(agent_status(agent_port)),
+                  "restart converges")
+    ok(st is not None, "after SIGKILL and restart every model is Loaded again")
+    ok("already loaded" in open(os.path.join(work, "agent2.log")).read(),
+       "restart adopts loaded models from the server's index (no reload)")
+
+    # SIGKILL mid-download: nothing half-written counts; the restarted agent completes the work
+    Faults.slow.add("slow")
+    cfg.write([("other", "s3://models/other"), ("big", "s3://slow/m")])
+    partial = wait_for(lambda: [d for d in os.listdir(model_dir) if d.startswith(".mp-tmp-big-")],
+                       "download in progress")
+    ok(partial and not os.path.exists(os.path.join(model_dir, "big")), "a download in progress lives in a hidden temp dir")
+    agent = procs[-1]
+    os.killpg(agent.pid, signal.SIGKILL)
+    agent.wait()
+    ok(not os.path.exists(os.path.join(model_dir, "big")), "SIGKILL mid-download leaves no model directory")
+    _, ix = http_json("POST", f"http://127.0.0.1:{w_ml}/v2/repository/index", {})
+    ok(not [m for m in ix if m["name"] == "big"], "the model server never saw the partial copy")
+    Faults.slow.discard("slow")
+    start([BIN, "agent", "--enable-puller", "--config-dir", config_dir, "--model-dir", model_dir,
+           "--port", str(agent_port), "--component-port", str(ml_port), "--listen-address",
+           "127.0.0.1", "--api-watch", "off", "--stall-timeout", "2"], os.path.join(work, "agent3.log"),
+          env=agent_env)
+    ok(wait_for(lambda: agent_status(agent_port).get("big", {}).get("state") == "Loaded", "big after restart"),
+       "after the restart the download completes and loads")
+    ok(not [d for d in os.listdir(model_dir) if d.startswith(".mp-tmp-")], "the crash's temp dir was removed")
+    ok(os.path.getsize(os.path.join(model_dir, "big", "pad.bin")) == 3 << 20, "the model is complete")
+
+    # a stalled transfer times out (and is retried); dropped connections are retried
+    Faults.stall.add("stall")
+    Faults.drop["drop"] = 2
+    cfg.write([("other", "s3://models/other"), ("stalled", "s3://stall/m"), ("dropped", "s3://drop/m")])
+    st = wait_for(lambda: (lambda s: s if s.get("stalled", {}).get("state") == "FailedToDownload" and
+                           s.get("dropped", {}).get("state") == "Loaded" else None)(agent_status(agent_port)),
+                  "stall timeout")
+    ok(st is not None, "stalled S3 body: FailedToDownload after the stall timeout; dropped connections: retried and loaded")
+    reason = (st or {}).get("stalled", {}).get("reason", "")
+    ok("too slow" in reason or "timed out" in reason.lower(), f"stall reason is clear ({reason[:160]})")
+    ok(infer(agent_port, "other") == [1, 0], "the other model kept serving throughout")
+    clean_exit(work, procs[-1], ["agent.log", "agent2.log", "agent3.log"])
+
+
+def clean_exit(work, agent, logs):
+    """SIGTERM: exit 0, and no sanitizer report in any of the agent's logs (ASan build)."""
+    agent.send_signal(signal.SIGTERM)
+    try:
+        rc = agent.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        rc = None
+    ok(rc == 0, f"the agent exits 0 on SIGTERM (got {rc})")
+    bad = [f for f in logs if os.path.exists(os.path.join(work, f)) and any(
+        m in open(os.path.join(work, f), errors="replace").read()
+        for m in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"))]
+    ok(not bad, f"no sanitizer report in the agent logs {bad}")
+
+
+# ---- the API path: modelplane controller + TrainedModels + the agent's ConfigMap watch ----
+
+def kubectl(*args, stdin=None):
+    d = os.environ["MODELPLANE_TESTENV_DIR"]
+    r = subprocess.run([os.path.join(SRC, "scripts", "testenv"), "kubectl", d, *args],
+                       input=stdin, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"kubectl {' '.join(args)}: {r.stderr.strip()}")
+    return r.stdout
+
+
+def sa_kubeconfig(sa):
+    d = os.environ["MODELPLANE_TESTENV_DIR"]
+    return subprocess.run([os.path.join(SRC, "scripts", "testenv"), "kubeconfig", d, sa],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def kube_phase(work, model_dir, config_dir, w):
+    ns = f"agent-e2e-{os.getpid()}"
+    agent_port = w["agent_port"]
+    kubectl("create", "namespace", ns)
+    for f in ("namespace.yaml", "serviceaccount.yaml", "clusterrole.yaml", "clusterrolebinding.yaml",
+              "role.yaml"):
+        kubectl("apply", "-f", os.path.join(SRC, "deploy", "controller", f))
+    ctrl_kc = sa_kubeconfig("modelplane-system/modelplane-controller")
+    kubectl("-n", ns, "apply", "-f", os.path.join(SRC, "deploy", "agent", "rbac.yaml"))
+    agent_kc = wait_for(lambda: sa_kubeconfig(f"{ns}/default"), "default service account")
+    ok(agent_kc, "the agent gets a kubeconfig of the namespace's default service account")
+
+    start([BIN, "controller", "--kubeconfig", ctrl_kc, "--namespace", ns,
+           "--health-probe-bind-address", "127.0.0.1:0", "--metrics-bind-address", "127.0.0.1:0"],
+          os.path.join(work, "controller.log"))
+    isvc = {"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+            "metadata": {"name": "sklearn-mm", "namespace": ns},
+            "spec": {"predictor": {"minReplicas": 1, "sklearn": {
+                "name": "kserve-container",
+                "resources": {"requests": {"cpu": "1", "memory": "4Gi"},
+                              "limits": {"cpu": "1", "memory": "4Gi"}}}}}}
+    kubectl("apply", "-f", "-", stdin=json.dumps(isvc))
+    kubectl("-n", ns, "patch", "inferenceservice", "sklearn-mm", "--subresource=status", "--type=merge",
+            "-p", json.dumps({"status": {"url": f"http://sklearn-mm.{ns}.example.com", "conditions": [
+                {"type": t, "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}
+                for t in ("IngressReady", "PredictorReady", "Ready")]}}))
+
+    env = dict(w["agent_env"], POD_NAME="not-a-pod")
+    # the mounted file never changes here: every model arrives through the API watch
+    start([BIN, "agent", "--enable-puller", "--config-dir", config_dir, "--model-dir", model_dir,
+           "--port", str(agent_port), "--component-port", str(w["ml_port"]), "--listen-address",
+           "127.0.0.1", "--api-watch", "on", "--kubeconfig", agent_kc, "--namespace", ns,
+           "--inference-service", "sklearn-mm"], os.path.join(work, "agent.log"), env=env)
+    ok(wait_for(lambda: "watching ConfigMap" in open(os.path.join(work, "agent.log")).read(),
+                "agent watch"), "the agent watches modelconfig-sklearn-mm-0 through the API")
+
+    def tm(uri):
+        return json.dumps({"apiVersion": "serving.kserve.io/v1alpha1", "kind": "TrainedModel",
+                           "metadata": {"name": "iris", "namespace": ns},
+                           "spec": {"inferenceService": "sklearn-mm",
+                                    "model": {"storageUri": uri, "framework": "sklearn",
+                                              "memory": "256Mi"}}})
+    t0 = time.monotonic()
+    kubectl("apply", "-f", "-", stdin=tm("s3://models/iris/v1"))
+    st = wait_for(lambda: agent_status(agent_port).get("iris", {}).get("state") == "Loaded", "iris Loaded")
+    log(f"TrainedModel create -> Loaded through the API watch: {time.monotonic() - t0:.2f} s "
+        "(download and MLServer load included; kubelet's file path would add its sync period)")
+    ok(st, "TrainedModel create -> ConfigMap -> API watch -> downloaded and loaded")
+    ok(wait_for(lambda: infer(agent_port, "iris") == [1, 0], "inference"), "V2 inference through the agent")
+    ok(not os.listdir(config_dir), "the mounted file played no part")
+
+    kubectl("apply", "-f", "-", stdin=tm("s3://models/iris/v2"))
+    ok(wait_for(lambda: infer(agent_port, "iris") == [7, 7], "v2"), "TrainedModel storageUri change reloads")
+
+    kubectl("-n", ns, "delete", "trainedmodel", "iris", "--wait=false")
+    ok(wait_for(lambda: not os.path.exists(os.path.join(model_dir, "iris")) and
+                "iris" not in agent_status(agent_port), "iris removed"),
+       "TrainedModel delete unloads and removes the files")
+    clean_exit(work, procs[-1], ["agent.log"])
+    try:
+        kubectl("delete", "namespace", ns, "--wait=false")
+    except RuntimeError as e:
+        log(str(e))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

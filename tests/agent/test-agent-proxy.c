@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The agent's reverse proxy over real loopback sockets, against a scripted upstream (a raw socket
+ * server in this test): header pass-through, hop-by-hop removal, framing errors, streaming,
+ * keep-alive reuse, readiness probes, an unreachable model server.
+ */
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "agent/proxy.h"
+
+static int up_fd = -1;
+static uint16_t up_port;
+static pthread_t up_thread;
+static atomic_int up_accepts;
+static int release_pipe[2];
+static atomic_bool ready_flag;
+static struct proxy *proxy;
+
+static int listen_any(uint16_t *port)
+{
+        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t l = sizeof(a);
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+        cr_assert_geq(fd, 0);
+        cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+        cr_assert_eq(listen(fd, 16), 0);
+        getsockname(fd, (struct sockaddr *)&a, &l);
+        *port = ntohs(a.sin_port);
+        return fd;
+}
+
+static void send_str(int fd, const char *s)
+{
+        size_t n = strlen(s);
+        while (n > 0) {
+                ssize_t w = send(fd, s, n, MSG_NOSIGNAL);
+                if (w <= 0)
+                        return;
+                s += w;
+                n -= (size_t)w;
+        }
+}
+
+/* Reads a request head (and a Content-Length body) from fd; returns bytes read or 0 at EOF. */
+static size_t read_request(int fd, char *buf, size_t max)
+{
+        size_t n = 0;
+        char *end;
+
+        for (;;) {
+                ssize_t k = recv(fd, buf + n, max - 1 - n, 0);
+                if (k <= 0)
+                        return 0;
+                n += (size_t)k;
+                buf[n] = 0;
+                if ((end = strstr(buf, "\r\n\r\n"))) {
+                        const char *cl = strcasestr(buf, "\r\nContent-Length:");
+                        size_t want = (size_t)(end + 4 - buf) + (cl && cl < end ? strtoul(cl + 17, NULL, 10) : 0);
+                        if (strcasestr(buf, "Transfer-Encoding: chunked") &&
+                            !(strstr(end + 4, "\n0\r\n") && n >= 4 && strcmp(buf + n - 4, "\r\n\r\n") == 0))
+                                continue;
+                        if (n >= want)
+                                return n;
+                }
+        }
+}
+
+static void *upstream(void *u)
+{
+        (void)u;
+        for (;;) {
+                int c = accept(up_fd, NULL, NULL);
+                char buf[65536], resp[70000];
+                size_t n;
+
+                if (c < 0)
+                        return NULL;
+                atomic_fetch_add(&up_accepts, 1);
+                while ((n = read_request(c, buf, sizeof(buf))) > 0) {
+                        if (strncmp(buf, "GET /stream ", 12) == 0) {
+                                char x;
+                                send_str(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n");
+                                (void)!read(release_pipe[0], &x, 1); /* the client saw "hello" */
+                                send_str(c, "5\r\nworld\r\n0\r\n\r\n");
+                        } else if (strncmp(buf, "GET /close ", 11) == 0) {
+                                send_str(c, "HTTP/1.1 200 OK\r\n\r\nuntil-close");
+                                break;
+                        } else {
+                                snprintf(resp, sizeof(resp),
+                                         "HTTP/1.1 200 OK\r\nX-Up: yes\r\nKeep-Alive: timeout=5\r\n"
+                                         "Content-Length: %zu\r\n\r\n%s", n, buf);
+                                send_str(c, resp);
+                        }
+                }
+                close(c);
+        }
+}
+
+static bool is_ready(void *u)
+{
+        (void)u;
+        return atomic_load(&ready_flag);
+}
+
+static void setup(void)
+{
+        cr_assert_eq(pipe(release_pipe), 0);
+        up_fd = listen_any(&up_port);
+        atomic_store(&up_accepts, 0);
+        atomic_store(&ready_flag, true);
+        pthread_create(&up_thread, NULL, upstream, NULL);
+        cr_assert_eq(proxy_start(&(struct proxy_config){ .address = "127.0.0.1", .upstream_host = "127.0.0.1",
+                                                         .upstream_port = up_port, .ready = is_ready },
+                                 &proxy),
+                     0);
+}
+
+static void teardown(void)
+{
+        proxy = proxy_stop(proxy);
+        shutdown(up_fd, SHUT_RDWR);
+        close(up_fd);
+        pthread_join(up_thread, NULL);
+        close(release_pipe[0]);
+        close(release_pipe[1]);
+}
+
+static int dial(void)
+{
+        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+                                 .sin_port = htons(proxy_port(proxy)) };
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        struct timeval tv = { .tv_sec = 20 };
+
+        cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        return fd;
+}
+
+/* Reads one response (head + Content-Length body, or until @until appears, or EOF). */
+static char *read_response(int fd, const char *until)
+{
+        char *buf = calloc(1, 131072);
+        size_t n = 0;
+
+        for (;;) {
+                ssize_t k = recv(fd, buf + n, 131071 - n, 0);
+                if (k <= 0)
+                        break;
+                n += (size_t)k;
+                char *end = strstr(buf, "\r\n\r\n");
+                if (until && strstr(buf, until))
+                        break;
+                if (!until && end) {
+                        const char *cl = strcasestr(buf, "\r\nContent-Length:");
+                        if (cl && cl < end && n >= (size_t)(end + 4 - buf) + strtoul(cl + 17, NULL, 10))
+                                break;
+                }
+        }
+        return buf;
+}
+
+static char *roundtrip(const char *req)
+{
+        int fd = dial();
+        char *r;
+
+        send_str(fd, req);
+        r = read_response(fd, NULL);
+        close(fd);
+        return r;
+}
+
+TestSuite(proxy, .init = setup, .fini = teardown);
+
+Test(proxy, headers_pass_through_hop_by_hop_dropped)
+{
+        char *r = roundtrip("POST /v2/models/m/infer?x=1 HTTP/1.1\r\nHost: model.example\r\n"
+                            "X-Custom: keep me\r\nConnection: X-Hop\r\nX-Hop: drop me\r\n"
+                            "Keep-Alive: timeout=1\r\nTE: trailers\r\nContent-Length: 4\r\n\r\nbody");
+
+        cr_assert(strstr(r, "HTTP/1.1 200 OK\r\n"), "%s", r);
+        cr_assert(strstr(r, "X-Up: yes"), "response headers passed: %s", r);
+        cr_assert_null(strstr(r, "Keep-Alive: timeout=5"), "response hop-by-hop kept: %s", r);
+        cr_assert(strstr(r, "POST /v2/models/m/infer?x=1 HTTP/1.1\r\n"), "%s", r);
+        cr_assert(strstr(r, "Host: model.example\r\n"), "%s", r);
+        cr_assert(strstr(r, "X-Custom: keep me\r\n"), "%s", r);
+        cr_assert(strstr(r, "X-Forwarded-For: 127.0.0.1\r\n"), "%s", r);
+        cr_assert(strstr(r, "\r\n\r\nbody"), "%s", r);
+        cr_assert_null(strstr(r, "X-Hop"), "a header named by Connection was forwarded: %s", r);
+        cr_assert_null(strstr(r, "TE: trailers"), "%s", r);
+        cr_assert_null(strstr(r, "Keep-Alive: timeout=1"), "%s", r);
+        free(r);
+}
+
+Test(proxy, chunked_request_streams_through)
+{
+        char *r = roundtrip("POST /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+                            "3;ext=1\r\nabc\r\n2\r\nde\r\n0\r\nX-Trailer: t\r\n\r\n");
+
+        cr_assert(strstr(r, "Transfer-Encoding: chunked"), "%s", r);
+        cr_assert(strstr(r, "3;ext=1\r\nabc\r\n2\r\nde\r\n0\r\nX-Trailer: t\r\n\r\n"), "%s", r);
+        free(r);
+}
+
+Test(proxy, response_streams_before_it_ends)
+{
+        int fd = dial();
+        char *r;
+
+        send_str(fd, "GET /stream HTTP/1.1\r\nHost: h\r\n\r\n");
+        r = read_response(fd, "hello\r\n");
+        cr_assert(strstr(r, "hello"), "first chunk not forwarded before the upstream finished: %s", r);
+        free(r);
+        cr_assert_eq(write(release_pipe[1], "x", 1), 1);
+        r = read_response(fd, "0\r\n\r\n");
+        cr_assert(strstr(r, "world\r\n0\r\n\r\n"), "%s", r);
+        free(r);
+        close(fd);
+}
+
+Test(proxy, keep_alive_reuses_one_upstream_connection)
+{
+        int fd = dial();
+
+        for (int i = 0; i < 3; i++) {
+                send_str(fd, "GET /a HTTP/1.1\r\nHost: h\r\n\r\n");
+                char *r = read_response(fd, NULL);
+                cr_assert(strstr(r, "200 OK"), "request %d: %s", i, r);
+                free(r);
+        }
+        close(fd);
+        cr_assert_eq(atomic_load(&up_accepts), 1);
+}
+
+Test(proxy, response_until_close)
+{
+        char *r = roundtrip("GET /close HTTP/1.1\r\nHost: h\r\n\r\n");
+
+        cr_assert(strstr(r, "Connection: close\r\n"), "%s", r);
+        cr_assert(strstr(r, "\r\n\r\nuntil-close"), "%s", r);
+        free(r);
+}
+
+Test(proxy, malformed_requests)
+{
+        static const struct {
+                const char *req, *status;
+        } cases[] = {
+                { "POST / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", "400" },
+                { "GET / HTTP/1.1\r\nX: a\r\n folded\r\n\r\n", "400" },
+                { "POST / HTTP/1.1\r\nContent-Length: 1x\r\n\r\n", "400" },
+                { "POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", "400" },
+                { "POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", "501" },
+                { "GET / HTTP/2.0\r\n\r\n", "400" },
+                { "GET / HTTP/1.1\r\nBad Header: x\r\n\r\n", "400" },
+        };
+
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                char *r = roundtrip(cases[i].req);
+                char want[32];
+                snprintf(want, sizeof(want), "HTTP/1.1 %s ", cases[i].status);
+                cr_assert(strncmp(r, want, strlen(want)) == 0, "case %zu: %s", i, r);
+                free(r);
+        }
+        cr_assert_eq(atomic_load(&up_accepts), 0, "a malformed request reached the model server");
+}
+
+Test(proxy, head_too_large)
+{
+        char *big = malloc(70000), *r;
+        int fd = dial();
+
+        memset(big, 'a', 69999);
+        big[69999] = 0;
+        send_str(fd, "GET / HTTP/1.1\r\nX-Big: ");
+        send_str(fd, big);
+        r = read_response(fd, NULL);
+        cr_assert(strncmp(r, "HTTP/1.1 431 ", 13) == 0, "%.80s", r);
+        free(r);
+        free(big);
+        close(fd);
+}
+
+Test(proxy, readiness_probes)
+{
+        char *r = roundtrip("GET / HTTP/1.1\r\nK-Network-Probe: queue\r\n\r\n");
+
+        cr_assert(strncmp(r, "HTTP/1.1 200 ", 13) == 0 && strstr(r, "\r\n\r\nqueue"), "%s", r);
+        free(r);
+        r = roundtrip("GET /healthz HTTP/1.1\r\nUser-Agent: kube-probe/1.30\r\n\r\n");
+        cr_assert(strncmp(r, "HTTP/1.1 200 ", 13) == 0, "%s", r);
+        free(r);
+        r = roundtrip("GET / HTTP/1.1\r\nK-Network-Probe: activator\r\n\r\n");
+        cr_assert(strncmp(r, "HTTP/1.1 400 ", 13) == 0, "%s", r);
+        free(r);
+        atomic_store(&ready_flag, false);
+        r = roundtrip("GET / HTTP/1.1\r\nK-Network-Probe: queue\r\n\r\n");
+        cr_assert(strncmp(r, "HTTP/1.1 503 ", 13) == 0, "%s", r);
+        free(r);
+        cr_assert_eq(atomic_load(&up_accepts), 0, "a probe was proxied");
+}
+
+Test(proxy, upstream_down_is_502)
+{
+        struct proxy *p2 = NULL;
+        uint16_t dead;
+        int fd = listen_any(&dead);
+        char *r;
+
+        close(fd); /* nothing listens there now */
+        cr_assert_eq(proxy_start(&(struct proxy_config){ .address = "127.0.0.1",
+                                                         .upstream_port = dead, .ready = is_ready },
+                                 &p2),
+                     0);
+        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+                                 .sin_port = htons(proxy_port(p2)) };
+        fd = socket(AF_INET, SOCK_STREAM, 0);
+        cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+        send_str(fd, "GET / HTTP/1.1\r\nHost: h\r\n\r\n");
+        r = read_response(fd, NULL);
+        cr_assert(strncmp(r, "HTTP/1.1 502 ", 13) == 0, "%s", r);
+        free(r);
+        close(fd);
+        proxy_stop(p2);
+}

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "agent/uri.h"
+#include "agent/s3-xml.h"
+
+static struct storage_uri parse_ok(const char *s)
+{
+        struct storage_uri u;
+        char err[256] = "";
+
+        cr_assert_eq(storage_uri_parse(s, &u, err, sizeof(err)), 0, "%s: %s", s, err);
+        return u;
+}
+
+static void parse_bad(const char *s, const char *needle)
+{
+        struct storage_uri u;
+        char err[256] = "";
+
+        cr_assert_eq(storage_uri_parse(s, &u, err, sizeof(err)), -EINVAL, "%s accepted", s ? s : "(null)");
+        cr_assert(strstr(err, needle), "'%s' does not name '%s'", err, needle);
+}
+
+Test(uri, s3)
+{
+        struct storage_uri u = parse_ok("s3://bucket/a/b/");
+
+        cr_assert_eq(u.kind, STORAGE_S3);
+        cr_assert_str_eq(u.bucket, "bucket");
+        cr_assert_str_eq(u.key, "a/b");
+        storage_uri_release(&u);
+        u = parse_ok("s3://bucket");
+        cr_assert_str_eq(u.key, "");
+        storage_uri_release(&u);
+        u = parse_ok("s3://bucket//x");
+        cr_assert_str_eq(u.key, "x");
+        storage_uri_release(&u);
+}
+
+Test(uri, others)
+{
+        struct storage_uri u = parse_ok("gs://b/k");
+
+        cr_assert_eq(u.kind, STORAGE_GCS);
+        storage_uri_release(&u);
+        u = parse_ok("https://example.com/m.tar.gz?x=1");
+        cr_assert_eq(u.kind, STORAGE_HTTP);
+        cr_assert_str_eq(u.url, "https://example.com/m.tar.gz?x=1");
+        storage_uri_release(&u);
+        u = parse_ok("pvc://claim/models/iris");
+        cr_assert_eq(u.kind, STORAGE_LOCAL);
+        cr_assert_str_eq(u.bucket, "claim");
+        cr_assert_str_eq(u.key, "models/iris");
+        storage_uri_release(&u);
+        u = parse_ok("/mnt/data/m");
+        cr_assert_str_eq(u.path, "/mnt/data/m");
+        storage_uri_release(&u);
+        u = parse_ok("file:///mnt/data/m");
+        cr_assert_str_eq(u.path, "/mnt/data/m");
+        storage_uri_release(&u);
+}
+
+Test(uri, errors_name_the_fault)
+{
+        parse_bad(NULL, "empty");
+        parse_bad("", "empty");
+        parse_bad("s3:///key", "no bucket");
+        parse_bad("ftp://host/x", "unsupported scheme 'ftp'");
+        parse_bad("models/iris", "not a URI");
+        parse_bad("http:///x", "no host");
+        parse_bad("pvc://claim/../../etc", "leaves the volume");
+        parse_bad("file://relative", "absolute");
+        parse_bad("s3://b/k\nx", "line break");
+}
+
+Test(uri, archive_kind)
+{
+        cr_assert_eq(archive_kind_from_url("http://h/a.tar.gz"), ARCHIVE_TAR_GZ);
+        cr_assert_eq(archive_kind_from_url("http://h/a.TGZ?sig=1#f"), ARCHIVE_TAR_GZ);
+        cr_assert_eq(archive_kind_from_url("https://h/p/a.zip"), ARCHIVE_ZIP);
+        cr_assert_eq(archive_kind_from_url("https://h/p/a.zip.json"), ARCHIVE_NONE);
+        cr_assert_eq(archive_kind_from_url("https://h/model.joblib"), ARCHIVE_NONE);
+        cr_assert_eq(archive_kind_from_url("https://h.tar.gz/"), ARCHIVE_NONE);
+}
+
+Test(uri, url_file_name)
+{
+        char *n = url_file_name("http://h/dir/model.joblib?x=y");
+        cr_assert_str_eq(n, "model.joblib");
+        free(n);
+        n = url_file_name("http://h/");
+        cr_assert_str_eq(n, "model");
+        free(n);
+        n = url_file_name("http://h/a/..");
+        cr_assert_str_eq(n, "model");
+        free(n);
+        n = url_file_name("http://h/a/%2e%2e");
+        cr_assert_str_eq(n, "model");
+        free(n);
+}
+
+Test(path, relative_safety)
+{
+        cr_assert(relative_path_is_safe("a"));
+        cr_assert(relative_path_is_safe("./a/b"));
+        cr_assert(relative_path_is_safe("a//b/"));
+        cr_assert(relative_path_is_safe("a/..b/c.."));
+        cr_assert_not(relative_path_is_safe(""));
+        cr_assert_not(relative_path_is_safe("/etc/passwd"));
+        cr_assert_not(relative_path_is_safe(".."));
+        cr_assert_not(relative_path_is_safe("../x"));
+        cr_assert_not(relative_path_is_safe("a/../../x"));
+        cr_assert_not(relative_path_is_safe("a/.."));
+        cr_assert_not(relative_path_is_safe(NULL));
+}
+
+Test(path, link_targets)
+{
+        cr_assert(link_target_is_safe("a/link", "b"));
+        cr_assert(link_target_is_safe("a/link", "../b"));
+        cr_assert(link_target_is_safe("a/b/link", "../../c"));
+        cr_assert(link_target_is_safe("link", "./x/./y"));
+        cr_assert_not(link_target_is_safe("link", "../x"));
+        cr_assert_not(link_target_is_safe("a/link", "../../x"));
+        cr_assert_not(link_target_is_safe("a/link", "/etc/passwd"));
+        cr_assert_not(link_target_is_safe("a/link", "b/../../../x"));
+        cr_assert_not(link_target_is_safe("a/link", ""));
+        cr_assert_not(link_target_is_safe("../link", "x"));
+}
+
+Test(path, model_names)
+{
+        char long_name[300];
+
+        memset(long_name, 'a', sizeof(long_name) - 1);
+        long_name[sizeof(long_name) - 1] = 0;
+        cr_assert(model_name_is_safe("iris-v1"));
+        cr_assert_not(model_name_is_safe(""));
+        cr_assert_not(model_name_is_safe(".mp-tmp-x"));
+        cr_assert_not(model_name_is_safe(".."));
+        cr_assert_not(model_name_is_safe("a/b"));
+        cr_assert_not(model_name_is_safe(long_name));
+}
+
+static const char page1[] =
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
+        "<ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Name>b</Name>"
+        "<Prefix>m/</Prefix><KeyCount>2</KeyCount><IsTruncated>true</IsTruncated>"
+        "<NextContinuationToken>tok&amp;1==</NextContinuationToken>"
+        "<Contents><Key>m/a&amp;b.txt</Key><Size>3</Size></Contents>"
+        "<Contents><Key>m/caf&#233;/&#x4E2D;</Key><Size>4</Size></Contents></ListBucketResult>";
+
+Test(s3xml, list_pages)
+{
+        struct s3_list l = { 0 };
+        static const char page2[] = "<ListBucketResult><IsTruncated>false</IsTruncated>"
+                                    "<Contents><Key>m/z</Key></Contents></ListBucketResult>";
+
+        cr_assert_eq(s3_list_parse(page1, strlen(page1), &l), 0);
+        cr_assert_eq(l.n_keys, 2);
+        cr_assert_str_eq(l.keys[0], "m/a&b.txt");
+        cr_assert_str_eq(l.keys[1], "m/caf\xc3\xa9/\xe4\xb8\xad");
+        cr_assert(l.truncated);
+        cr_assert_str_eq(l.next_token, "tok&1==");
+        cr_assert_eq(s3_list_parse(page2, strlen(page2), &l), 0);
+        cr_assert_eq(l.n_keys, 3);
+        cr_assert_not(l.truncated);
+        cr_assert_null(l.next_token);
+        s3_list_release(&l);
+}
+
+Test(s3xml, list_malformed)
+{
+        struct s3_list l = { 0 };
+        static const char *bad[] = {
+                "<Error><Code>x</Code></Error>",
+                "<ListBucketResult><Contents><Size>1</Size></Contents></ListBucketResult>",
+                "<ListBucketResult><Contents><Key>a&bogus;</Key></Contents></ListBucketResult>",
+                "<ListBucketResult><Contents><Key>&#0;</Key></Contents></ListBucketResult>",
+                "<ListBucketResult><Contents><Key>&#xD800;</Key></Contents></ListBucketResult>",
+                "<ListBucketResult><IsTruncated>true</IsTruncated></ListBucketResult>",
+        };
+
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                cr_assert_eq(s3_list_parse(bad[i], strlen(bad[i]), &l), -EBADMSG, "%s", bad[i]);
+                s3_list_release(&l);
+        }
+}
+
+Test(s3xml, errors)
+{
+        char buf[128] = "untouched";
+        static const char e[] = "<?xml version=\"1.0\"?><Error><Code>AccessDenied</Code>"
+                                "<Message>Access &lt;Denied&gt;</Message></Error>";
+
+        cr_assert(s3_error_parse(e, strlen(e), buf, sizeof(buf)));
+        cr_assert_str_eq(buf, "AccessDenied: Access <Denied>");
+        cr_assert_not(s3_error_parse("oops", 4, buf, sizeof(buf)));
+}

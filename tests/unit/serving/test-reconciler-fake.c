@@ -1,0 +1,448 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The TrainedModel shell (serving/reconciler.c) against the in-memory kube_api fake: the error
+ * paths (409s, 404s, 429, 500s, timeouts, partial failures) that only the real-apiserver tier
+ * reached before. The "informer" here is the test: sync_caches() lists the fake into the caches between
+ * reconciles, as the watch would.
+ */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fake-clock.h"
+#include "fake-kube-api.h"
+#include "json/json-util.h"
+#include "kube/cache.h"
+#include "kube/controller.h"
+#include "serving/reconciler.h"
+
+#define NS "default"
+#define NOW ((usec_t)1750000000 * USEC_PER_SEC)
+
+struct world {
+        struct fake_clock clock;
+        struct fake_kube_api *fake;
+        struct kube_api api;
+        struct cache *tms, *isvcs;
+        struct tm_reconciler *rec;
+        json_t *events; /* [[type, reason, name]] */
+        char error[1024];
+};
+
+static struct world W;
+
+static void on_event(void *userdata, const json_t *obj, const char *type, const char *reason,
+                     const char *message)
+{
+        (void)userdata;
+        (void)message;
+        json_array_append_new(W.events,
+                              json_pack("[s,s,s]", type, reason,
+                                        json_get_string_path(obj, "metadata", "name", NULL)));
+}
+
+static void setup(void)
+{
+        memset(&W, 0, sizeof(W));
+        fake_clock_init(&W.clock, NOW);
+        W.fake = fake_kube_api_new(&W.clock.clock);
+        cr_assert_not_null(W.fake);
+        W.api = fake_kube_api_port(W.fake);
+        W.tms = cache_new(NULL);
+        W.isvcs = cache_new(NULL);
+        cr_assert(W.tms && W.isvcs);
+        cr_assert_eq(cache_add_index(W.tms, TM_INDEX_ISVC, tm_index_isvc, NULL), 0);
+        W.events = json_array();
+        cr_assert_eq(tm_reconciler_new(&(struct tm_reconciler_options){
+                                               .trainedmodels = W.tms,
+                                               .inferenceservices = W.isvcs,
+                                               .event = on_event,
+                                       },
+                                       &W.rec),
+                     0);
+}
+
+static void teardown(void)
+{
+        tm_reconciler_free(W.rec);
+        cache_free(W.tms);
+        cache_free(W.isvcs);
+        fake_kube_api_free(W.fake);
+        json_decref(W.events);
+}
+
+TestSuite(tm_shell, .init = setup, .fini = teardown);
+
+/* The informer's part: the caches get what the API server has. */
+static void sync_caches(void)
+{
+        const struct gvr *g[] = { &gvr_trainedmodels, &gvr_inferenceservices };
+        struct cache *c[] = { W.tms, W.isvcs };
+
+        for (size_t i = 0; i < 2; i++) {
+                json_auto_t *list = NULL;
+                struct kube_status st = { 0 };
+
+                fake_kube_api_clear_faults(W.fake);
+                cr_assert_eq(kube_api_list(&W.api, g[i], NS, NULL, &list, &st), 0);
+                cr_assert_eq(cache_replace(c[i], json_object_get(list, "items"), NULL, NULL), 0);
+        }
+        fake_kube_api_reset_calls(W.fake);
+}
+
+static int run(struct reconciler (*get)(struct tm_reconciler *), const char *key,
+               struct reconcile_result *res)
+{
+        const struct log_fields lf = { .controller = "test", .object = key };
+        struct reconciler rc = get(W.rec);
+        struct reconcile_ctx ctx = { .userdata = rc.userdata, .api = &W.api,
+                                     .clock = &W.clock.clock, .log = &lf,
+                                     .error = W.error, .error_size = sizeof(W.error) };
+
+        W.error[0] = '\0';
+        *res = (struct reconcile_result){ .outcome = RECONCILE_DONE };
+        return rc.reconcile(&ctx, key, res);
+}
+
+static int reconcile_isvc(const char *name, struct reconcile_result *res)
+{
+        char key[128];
+
+        (void)snprintf(key, sizeof(key), NS "/%s", name);
+        return run(tm_reconciler_get, key, res);
+}
+
+static void put_isvc(const char *name, const char *memory)
+{
+        json_auto_t *o = json_pack(
+                "{s:s,s:s,s:{s:s},s:{s:{s:{s:{s:{s:s}}}}},s:{s:[{s:s,s:s},{s:s,s:s}],s:s}}",
+                "apiVersion", "serving.kserve.io/v1beta1", "kind", "InferenceService", "metadata",
+                "name", name, "spec", "predictor", "tensorflow", "resources", "limits", "memory",
+                memory, "status", "conditions", "type", "Ready", "status", "True", "type",
+                "PredictorReady", "status", "True", "url", "http://isvc.example.com");
+
+        cr_assert_not_null(o);
+        cr_assert_gt(fake_kube_api_put(W.fake, &gvr_inferenceservices, NS, o), 0);
+}
+
+static void put_tm(const char *name, const char *parent, const char *memory)
+{
+        json_auto_t *o = json_pack("{s:s,s:s,s:{s:s},s:{s:s?,s:{s:s,s:s,s:s}}}", "apiVersion",
+                                   "serving.kserve.io/v1alpha1", "kind", "TrainedModel",
+                                   "metadata", "name", name, "spec", "inferenceService", parent,
+                                   "model", "storageUri", "s3://bucket/model", "framework",
+                                   "tensorflow", "memory", memory);
+
+        cr_assert_not_null(o);
+        if (!parent)
+                json_object_del(json_object_get(o, "spec"), "inferenceService");
+        cr_assert_gt(fake_kube_api_put(W.fake, &gvr_trainedmodels, NS, o), 0);
+}
+
+static json_t *get_obj(const struct gvr *g, const char *name)
+{
+        return fake_kube_api_get(W.fake, g, NS, name);
+}
+
+static const char *models_json(json_t *cm)
+{
+        return json_get_string_path(cm, "data", "models.json", NULL);
+}
+
+static bool has_finalizer(const json_t *tm)
+{
+        const json_t *f = json_get_path(tm, "metadata", "finalizers", NULL);
+
+        for (size_t i = 0; i < json_array_size(f); i++)
+                if (streq(json_string_value(json_array_get(f, i)), "trainedmodel.finalizer"))
+                        return true;
+        return false;
+}
+
+static const char *condition(const json_t *tm, const char *type)
+{
+        const json_t *cs = json_get_path(tm, "status", "conditions", NULL);
+
+        for (size_t i = 0; i < json_array_size(cs); i++)
+                if (streq(json_get_string_path(json_array_get(cs, i), "type", NULL), type))
+                        return json_get_string_path(json_array_get(cs, i), "status", NULL);
+        return NULL;
+}
+
+/* Reconciles until nothing is written any more (at most 5 rounds). */
+static void converge(const char *isvc)
+{
+        struct reconcile_result res;
+
+        for (int i = 0; i < 5; i++) {
+                sync_caches();
+                cr_assert_geq(reconcile_isvc(isvc, &res), 0, "reconcile failed: %s", W.error);
+                if (fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, NULL) == 0 &&
+                    fake_kube_api_calls(W.fake, FAKE_KUBE_CREATE, NULL) == 0)
+                        return;
+        }
+        cr_assert_fail("no convergence");
+}
+
+Test(tm_shell, happy_path_writes_finalizer_configmap_status_then_nothing)
+{
+        struct reconcile_result res;
+        struct tm_reconciler_stats st;
+
+        put_isvc("sk", "1Gi");
+        put_tm("m1", "sk", "100Mi");
+        sync_caches();
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(res.outcome, RECONCILE_REQUEUE_AFTER);
+
+        json_auto_t *cm = get_obj(&gvr_configmaps, "modelconfig-sk-0");
+        json_auto_t *tm = get_obj(&gvr_trainedmodels, "m1");
+        cr_assert_not_null(cm, "ConfigMap not created");
+        cr_assert_not_null(strstr(models_json(cm), "\"modelName\":\"m1\""), "%s", models_json(cm));
+        cr_assert(has_finalizer(tm), "finalizer missing");
+        cr_assert_str_eq(json_get_string_path(tm, "metadata", "labels", "inferenceservice", NULL),
+                         "sk");
+        cr_assert_not_null(condition(tm, "Ready"));
+        cr_assert_geq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "trainedmodels/status"), 1);
+
+        converge("sk");
+        /* level-based and idempotent: one more round writes nothing */
+        sync_caches();
+        cr_assert_eq(reconcile_isvc("sk", &res), 0);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, NULL), 0);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_CREATE, NULL), 0);
+        tm_reconciler_get_stats(W.rec, &st);
+        cr_assert_eq(st.configmap_writes, 1);
+        cr_assert_eq(st.configmap_conflicts, 0);
+}
+
+/* sk (1Gi) with m1 (100Mi) and an existing, empty modelconfig-sk-0; caches synced. */
+static void seed_empty_configmap(void)
+{
+        json_auto_t *cm = json_pack("{s:{s:s},s:{s:s}}", "metadata", "name", "modelconfig-sk-0",
+                                    "data", "models.json", "[]");
+
+        cr_assert_gt(fake_kube_api_put(W.fake, &gvr_configmaps, NS, cm), 0);
+        put_isvc("sk", "1Gi");
+        put_tm("m1", "sk", "100Mi");
+        sync_caches();
+}
+
+Test(tm_shell, configmap_patch_409_rereads_and_replans_at_once)
+{
+        struct reconcile_result res;
+        struct tm_reconciler_stats st;
+
+        seed_empty_configmap();
+        cr_assert_eq(fake_kube_api_fail(W.fake, FAKE_KUBE_PATCH, "configmaps", 1, 1, 409), 0);
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(res.outcome, RECONCILE_REQUEUE_AFTER);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "configmaps"), 2);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_GET, "configmaps"), 2);
+        tm_reconciler_get_stats(W.rec, &st);
+        cr_assert_eq(st.configmap_conflicts, 1);
+        json_auto_t *cm = get_obj(&gvr_configmaps, "modelconfig-sk-0");
+        cr_assert_not_null(strstr(models_json(cm), "\"modelName\":\"m1\""));
+}
+
+Test(tm_shell, configmap_conflicts_without_end_hand_the_key_back)
+{
+        struct reconcile_result res;
+
+        seed_empty_configmap();
+        cr_assert_eq(fake_kube_api_fail(W.fake, FAKE_KUBE_PATCH, "configmaps", 1, 1000, 409), 0);
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(res.outcome, RECONCILE_RETRY);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "configmaps"), 8);
+        /* nothing was claimed: no status was written while models.json is not */
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "trainedmodels/status"), 0);
+        json_auto_t *cm = get_obj(&gvr_configmaps, "modelconfig-sk-0");
+        cr_assert_str_eq(models_json(cm), "[]");
+}
+
+Test(tm_shell, configmap_create_already_exists_replans_with_the_winner)
+{
+        struct reconcile_result res;
+
+        put_isvc("sk", "1Gi");
+        put_tm("m1", "sk", "100Mi");
+        sync_caches();
+        cr_assert_eq(fake_kube_api_fail(W.fake, FAKE_KUBE_CREATE, "configmaps", 1, 1, 409), 0);
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_CREATE, "configmaps"), 2);
+        json_auto_t *cm = get_obj(&gvr_configmaps, "modelconfig-sk-0");
+        cr_assert_not_null(cm);
+        cr_assert_not_null(strstr(models_json(cm), "\"modelName\":\"m1\""));
+}
+
+Test(tm_shell, status_patch_500_is_an_error_with_its_message_then_retried)
+{
+        struct reconcile_result res;
+        int r;
+
+        put_isvc("sk", "1Gi");
+        put_tm("m1", "sk", "100Mi");
+        sync_caches();
+        cr_assert_eq(fake_kube_api_fail(W.fake, FAKE_KUBE_PATCH, "trainedmodels/status", 1, 1, 500),
+                     0);
+        r = reconcile_isvc("sk", &res);
+        cr_assert_eq(r, -EIO);
+        cr_assert_not(reconcile_error_is_terminal(r));
+        cr_assert_not_null(strstr(W.error, "Failed to patch status of TrainedModel default/m1"),
+                           "%s", W.error);
+        cr_assert_not_null(strstr(W.error, "injected failure 500"), "%s", W.error);
+        /* the ConfigMap write before it stands */
+        json_auto_t *cm = get_obj(&gvr_configmaps, "modelconfig-sk-0");
+        cr_assert_not_null(cm);
+
+        /* the runner's retry */
+        sync_caches();
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        json_auto_t *tm = get_obj(&gvr_trainedmodels, "m1");
+        cr_assert_not_null(condition(tm, "Ready"));
+}
+
+Test(tm_shell, configmap_get_429_and_timeout_are_transient_errors)
+{
+        struct reconcile_result res;
+        int r;
+
+        put_isvc("sk", "1Gi");
+        put_tm("m1", "sk", "100Mi");
+        sync_caches();
+        cr_assert_eq(fake_kube_api_fail(W.fake, FAKE_KUBE_GET, "configmaps", 1, 1, 429), 0);
+        r = reconcile_isvc("sk", &res);
+        cr_assert_eq(r, -EAGAIN);
+        cr_assert_not_null(strstr(W.error, "Failed to get ConfigMap default/modelconfig-sk-0"),
+                           "%s", W.error);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, NULL), 0,
+                     "nothing written before the ConfigMap is known");
+
+        cr_assert_eq(fake_kube_api_fail(W.fake, FAKE_KUBE_CREATE, "configmaps", 1, 1, 0), 0);
+        r = reconcile_isvc("sk", &res);
+        cr_assert_eq(r, -ETIMEDOUT);
+        cr_assert_not_null(strstr(W.error, "Failed to write ConfigMap"), "%s", W.error);
+        converge("sk");
+}
+
+Test(tm_shell, finalizer_removal_404_means_done)
+{
+        struct reconcile_result res;
+
+        put_isvc("sk", "1Gi");
+        put_tm("m1", "sk", "100Mi");
+        converge("sk");
+        /* kubectl delete: the finalizer holds it */
+        struct kube_status st = { 0 };
+        cr_assert_eq(kube_api_delete(&W.api, &gvr_trainedmodels, NS, "m1", NULL, NULL, &st), 0);
+        json_auto_t *tm = get_obj(&gvr_trainedmodels, "m1");
+        cr_assert_not_null(json_get_path(tm, "metadata", "deletionTimestamp", NULL));
+        sync_caches();
+        /* someone else removed it meanwhile */
+        cr_assert(fake_kube_api_remove(W.fake, &gvr_trainedmodels, NS, "m1"));
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_str_empty(W.error);
+        json_auto_t *cm = get_obj(&gvr_configmaps, "modelconfig-sk-0");
+        cr_assert_null(strstr(models_json(cm), "\"m1\""), "still listed: %s", models_json(cm));
+}
+
+Test(tm_shell, deleting_a_model_removes_it_then_its_finalizer)
+{
+        struct reconcile_result res;
+        struct kube_status st = { 0 };
+
+        put_isvc("sk", "1Gi");
+        put_tm("m1", "sk", "100Mi");
+        put_tm("m2", "sk", "100Mi");
+        converge("sk");
+        cr_assert_eq(kube_api_delete(&W.api, &gvr_trainedmodels, NS, "m1", NULL, NULL, &st), 0);
+        sync_caches();
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        json_auto_t *cm = get_obj(&gvr_configmaps, "modelconfig-sk-0");
+        cr_assert_null(strstr(models_json(cm), "\"m1\""), "%s", models_json(cm));
+        cr_assert_not_null(strstr(models_json(cm), "\"m2\""), "%s", models_json(cm));
+        json_auto_t *gone = get_obj(&gvr_trainedmodels, "m1");
+        cr_assert_null(gone, "the finalizer was not removed");
+}
+
+Test(tm_shell, missing_parent_deletes_and_one_failed_delete_does_not_stop_the_others)
+{
+        struct reconcile_result res;
+        int r;
+
+        put_tm("a", "nope", "100Mi");
+        put_tm("b", "nope", "100Mi");
+        sync_caches();
+        cr_assert_eq(fake_kube_api_fail(W.fake, FAKE_KUBE_DELETE, "trainedmodels", 1, 1, 500), 0);
+        r = reconcile_isvc("nope", &res);
+        cr_assert_eq(r, -EIO);
+        cr_assert_not_null(strstr(W.error, "Failed to delete TrainedModel default/"), "%s",
+                           W.error);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_DELETE, "trainedmodels"), 2);
+        json_auto_t *a = get_obj(&gvr_trainedmodels, "a");
+        json_auto_t *b = get_obj(&gvr_trainedmodels, "b");
+        cr_assert((a == NULL) != (b == NULL), "exactly one must be deleted");
+
+        sync_caches();
+        cr_assert_eq(reconcile_isvc("nope", &res), 0, "%s", W.error);
+        json_auto_t *a2 = get_obj(&gvr_trainedmodels, "a");
+        json_auto_t *b2 = get_obj(&gvr_trainedmodels, "b");
+        cr_assert(!a2 && !b2);
+}
+
+Test(tm_shell, metadata_patch_conflict_is_a_retry_and_nothing_is_listed_yet)
+{
+        struct reconcile_result res;
+        int r;
+
+        put_isvc("sk", "1Gi");
+        put_tm("m1", "sk", "100Mi");
+        sync_caches();
+        /* the object changed since the cache saw it: the precondition fails */
+        put_tm("m1", "sk", "100Mi");
+        r = reconcile_isvc("sk", &res);
+        cr_assert_eq(r, -ESTALE, "%d %s", r, W.error);
+        cr_assert_not_null(strstr(W.error, "Failed to patch metadata of TrainedModel default/m1"),
+                           "%s", W.error);
+        /* the finalizer comes before models.json: no ConfigMap write without it */
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_CREATE, "configmaps"), 0);
+        converge("sk");
+        json_auto_t *tm = get_obj(&gvr_trainedmodels, "m1");
+        cr_assert(has_finalizer(tm));
+}
+
+Test(tm_shell, orphan_controller_marks_invalid_spec)
+{
+        struct reconcile_result res;
+
+        put_tm("lost", NULL, "100Mi");
+        sync_caches();
+        json_auto_t *keys = NULL;
+        json_auto_t *cached = cache_get(W.tms, NS "/lost");
+        cr_assert_eq(tm_index_isvc(NULL, cached, &keys), 0);
+        cr_assert_null(keys, "an orphan has no parent key");
+
+        cr_assert_eq(run(tm_orphan_reconciler_get, NS "/lost", &res), 0, "%s", W.error);
+        cr_assert_eq(res.outcome, RECONCILE_DONE);
+        json_auto_t *tm = get_obj(&gvr_trainedmodels, "lost");
+        cr_assert_str_eq(condition(tm, "Ready"), "False");
+        AUTOFREE char *status = json_dumps(json_get_path(tm, "status", NULL), 0);
+        cr_assert_not_null(strstr(status, "InvalidSpec"), "%s", status);
+
+        /* status 500 is an error with its message */
+        put_tm("lost2", NULL, "100Mi");
+        sync_caches();
+        cr_assert_eq(fake_kube_api_fail(W.fake, FAKE_KUBE_PATCH, "trainedmodels/status", 1, 1, 500),
+                     0);
+        cr_assert_eq(run(tm_orphan_reconciler_get, NS "/lost2", &res), -EIO);
+        cr_assert_not_null(strstr(W.error, "lost2"), "%s", W.error);
+
+        /* gone or adopted meanwhile: nothing to do */
+        cr_assert_eq(run(tm_orphan_reconciler_get, NS "/nobody", &res), 0);
+        put_isvc("sk", "1Gi");
+        put_tm("lost", "sk", "100Mi");
+        sync_caches();
+        cr_assert_eq(run(tm_orphan_reconciler_get, NS "/lost", &res), 0);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_ANY, NULL), 0);
+}
