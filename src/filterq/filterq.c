@@ -92,6 +92,17 @@ static int fail(struct parser *p, const char *fmt, ...)
         return -EINVAL;
 }
 
+/*
+ * The message quotes printable ASCII only: the text ends up in JSON error bodies, and a lone
+ * byte of a multi-byte UTF-8 sequence would make them invalid.
+ */
+static int fail_char(struct parser *p, char c, size_t pos)
+{
+        if (c > 0x20 && c < 0x7f)
+                return fail(p, "unexpected character '%c' at position %zu", c, pos);
+        return fail(p, "unexpected byte 0x%02x at position %zu", (unsigned)(unsigned char)c, pos);
+}
+
 static bool is_ident_start(char c)
 {
         return isalpha((unsigned char)c) || c == '_';
@@ -209,7 +220,7 @@ static int next_token(struct parser *p)
                 size_t n = scan_number(q + i, &k);
 
                 if (n == 0)
-                        return fail(p, "unexpected character '%c' at position %zu", q[i], i);
+                        return fail_char(p, q[i], i);
                 p->tok.kind = k;
                 p->tok.len = n;
                 i += n;
@@ -223,7 +234,7 @@ static int next_token(struct parser *p)
                 p->tok.len = 1;
                 i++;
         } else
-                return fail(p, "unexpected character '%c' at position %zu", q[i], i);
+                return fail_char(p, q[i], i);
         p->pos = i;
         return r;
 }

@@ -14,7 +14,7 @@
 #include "kube/cache.h"
 #include "kube/informer.h"
 #include "mrlink/plan.h"
-#include "registry/client.h"
+#include "registry-client/client.h"
 #include "util/log.h"
 
 #define CONTROLLER_NAME "inferenceservice"

@@ -17,6 +17,7 @@
 #include "json/json-util.h"
 #include "registry/codec.h"
 #include "registry/kinds.h"
+#include "registry/service.h"
 #include "store/entity.h"
 #include "util/base64.h"
 #include "util/parse-util.h"
@@ -36,6 +37,7 @@ struct ctx {
         struct http_resp *resp;
         struct store_conn *conn;
         struct reg_error err;
+        struct reg_db db; /* store, conn and &err, for the service layer */
 };
 
 enum route_op {
@@ -48,7 +50,12 @@ enum route_op {
         OP_CREATE_NESTED,
 };
 
+/*
+ * One row per route: the handler (parse, call the store, encode) and the data it needs. The
+ * HTTP route table points every route at serve(), which lends the handler a store connection.
+ */
 struct route_spec {
+        int (*handler)(struct ctx *x, const struct route_spec *sp);
         enum reg_kind_id kind;
         enum route_op op;
         enum reg_schema schema;
@@ -119,33 +126,7 @@ static int reply_error(struct ctx *x)
         return reply_error_kind(x->resp, kind, x->err.message);
 }
 
-/* Maps a store error to the error body. */
-static int store_error(struct ctx *x, int r, const char *what)
-{
-        switch (r) {
-        case -EBUSY:
-                return reg_error_set(&x->err, REG_ERR_UNAVAILABLE, r, "database busy, retry: %s", what);
-        case -ECONNREFUSED:
-        case -ECONNRESET:
-                /* the store reconnects by itself once the database is back */
-                return reg_error_set(&x->err, REG_ERR_UNAVAILABLE, r,
-                                     "Datastore service is down or unavailable (database not "
-                                     "reachable while %s). Please check that the database is "
-                                     "reachable and try again later.",
-                                     what);
-        case -E2BIG:
-                return reg_error_set(&x->err, REG_ERR_INVALID, r, "query too large: bad request");
-        default:
-                return reg_error_set(&x->err, REG_ERR_INTERNAL, r, "internal error while %s", what);
-        }
-}
-
 /* ---- helpers ---- */
-
-static int64_t now_ms(void)
-{
-        return (int64_t)(now_realtime() / USEC_PER_MSEC);
-}
 
 static const char *query(struct ctx *x, const char *key)
 {
@@ -182,210 +163,9 @@ static int parse_body(struct ctx *x, json_t **ret)
         return 0;
 }
 
-static bool is_artifact_type(const char *type)
-{
-        for (size_t i = 0; i < reg_n_artifact_types; i++)
-                if (streq(reg_artifact_types[i], type))
-                        return true;
-        return false;
-}
-
-/* Loads an entity of kind k (any non-history artifact when k is NULL). */
-static int load(struct ctx *x, const struct reg_kind *k, int64_t id, const char *word,
-                struct store_entity *ret, const struct reg_kind **ret_kind)
-{
-        struct store_entity e = { 0 };
-        const struct reg_kind *ek;
-        int r;
-
-        r = store_entity_get(x->reg->store, x->conn, k ? k->group : STORE_GROUP_ARTIFACT, id, &e);
-        if (r == -ENOENT)
-                goto notfound;
-        if (r < 0)
-                return store_error(x, r, "loading");
-        if (k ? !streq(e.type, k->type) : !is_artifact_type(e.type)) {
-                store_entity_done(&e);
-                goto notfound;
-        }
-        ek = reg_kind_by_type(e.type);
-        if (!ek) {
-                store_entity_done(&e);
-                goto notfound;
-        }
-        *ret = e;
-        if (ret_kind)
-                *ret_kind = ek;
-        return 0;
-notfound:
-        return reg_error_set(&x->err, REG_ERR_NOT_FOUND, -ENOENT, "no %s found for id %" PRId64 ": not found",
-                             word, id);
-}
-
-static int prop_int(const struct store_entity *e, const char *name, int64_t *ret)
-{
-        const struct store_prop *p = store_entity_prop(e, name, false);
-
-        if (!p || p->type != STORE_P_INT)
-                return -ENOENT;
-        *ret = p->i;
-        return 0;
-}
-
-static int conflict(struct ctx *x, const struct reg_kind *k, const struct store_entity *e)
-{
-        return reg_error_set(&x->err, REG_ERR_CONFLICT, -EEXIST, "%s with name %s already exists: conflict",
-                             k->word, e->name ? e->name : "");
-}
-
 /* ---- create / update ---- */
 
-struct placement {
-        int64_t parent_id;
-        bool scope_uuid;     /* uniqueness scope is a fresh UUID (never collides) */
-        bool scope_parent;   /* scope is the parent id */
-};
-
-static int build_new(struct ctx *x, struct reg_input *in, const struct placement *pl,
-                     struct store_entity *e)
-{
-        const struct reg_kind *k = in->kind;
-        char uuid[37], scope[40];
-        int r;
-
-        *e = (struct store_entity){ .group = k->group, .parent_id = pl->parent_id };
-        if (pl->scope_uuid) {
-                r = uuid_random(uuid);
-                if (r < 0)
-                        return reg_error_set(&x->err, REG_ERR_INTERNAL, r, "no randomness");
-                (void)snprintf(scope, sizeof(scope), "%s", uuid);
-        } else if (pl->scope_parent)
-                (void)snprintf(scope, sizeof(scope), "%" PRId64, pl->parent_id);
-        else
-                scope[0] = 0;
-        e->type = strdup(k->type);
-        e->scope = strdup(scope);
-        if (in->has_name && in->vals.name && *in->vals.name)
-                e->name = TAKE_PTR(in->vals.name);
-        else {
-                r = uuid_random(uuid);
-                if (r < 0)
-                        return reg_error_set(&x->err, REG_ERR_INTERNAL, r, "no randomness");
-                e->name = strdup(uuid);
-        }
-        if (in->has_external_id && in->vals.external_id && *in->vals.external_id)
-                e->external_id = TAKE_PTR(in->vals.external_id);
-        if (!e->type || !e->scope || !e->name)
-                return reg_error_set(&x->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
-        e->create_ms = e->update_ms = now_ms();
-        e->props = TAKE_PTR(in->vals.props);
-        e->n_props = in->vals.n_props;
-        in->vals.n_props = 0;
-        for (const struct reg_field *f = k->fields; f->json; f++) {
-                if (f->dflt && !store_entity_prop(e, f->prop, false)) {
-                        r = store_entity_set_string(e, f->prop, false, STORE_P_STRING, f->dflt);
-                        if (r < 0)
-                                return reg_error_set(&x->err, REG_ERR_INTERNAL, r, "out of memory");
-                }
-                if ((f->flags & REG_FF_PARENT) && pl->parent_id > 0) {
-                        r = store_entity_set_int(e, f->prop, false, pl->parent_id);
-                        if (r < 0)
-                                return reg_error_set(&x->err, REG_ERR_INTERNAL, r, "out of memory");
-                }
-        }
-        return 0;
-}
-
-/* Validation that needs the merged entity. */
-static int validate(struct ctx *x, const struct reg_kind *k, const struct store_entity *e)
-{
-        int64_t start, end;
-
-        if (k->id == REG_EXPERIMENT_RUN && prop_int(e, "start_time_since_epoch", &start) >= 0 &&
-            prop_int(e, "end_time_since_epoch", &end) >= 0 && end < start)
-                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
-                                     "endTimeSinceEpoch must not be before startTimeSinceEpoch: bad request");
-        return 0;
-}
-
-/* Validates and writes e: a new row (create) or the existing one; a uniqueness clash is 409. */
-static int save(struct ctx *x, const struct reg_kind *k, struct store_entity *e, bool create)
-{
-        int r;
-
-        r = validate(x, k, e);
-        if (r < 0)
-                return r;
-        r = create ? store_entity_insert(x->reg->store, x->conn, e)
-                   : store_entity_update(x->reg->store, x->conn, e);
-        if (r == -EEXIST)
-                return conflict(x, k, e);
-        if (r < 0)
-                return store_error(x, r, create ? "inserting" : "updating");
-        return 0;
-}
-
-static int insert(struct ctx *x, const struct reg_kind *k, struct store_entity *e)
-{
-        return save(x, k, e, true);
-}
-
-static int merge(struct ctx *x, struct store_entity *e, struct reg_input *in)
-{
-        int r;
-
-        for (size_t i = 0; i < in->vals.n_props; i++) {
-                if (in->vals.props[i].custom)
-                        continue;
-                r = store_entity_put_prop(e, &in->vals.props[i]);
-                if (r < 0)
-                        return reg_error_set(&x->err, REG_ERR_INTERNAL, r, "out of memory");
-        }
-        if (in->has_custom) {
-                store_entity_remove_props(e, true);
-                for (size_t i = 0; i < in->vals.n_props; i++) {
-                        if (!in->vals.props[i].custom || !in->vals.props[i].name)
-                                continue;
-                        r = store_entity_put_prop(e, &in->vals.props[i]);
-                        if (r < 0)
-                                return reg_error_set(&x->err, REG_ERR_INTERNAL, r, "out of memory");
-                }
-        }
-        if (in->has_external_id) {
-                free(e->external_id);
-                e->external_id = NULL;
-                if (in->vals.external_id && *in->vals.external_id)
-                        e->external_id = TAKE_PTR(in->vals.external_id);
-        }
-        e->update_ms = now_ms();
-        if (e->update_ms < e->create_ms)
-                e->update_ms = e->create_ms;
-        return 0;
-}
-
-static int update(struct ctx *x, const struct reg_kind *k, struct store_entity *e)
-{
-        return save(x, k, e, false);
-}
-
 /* ---- transactions ---- */
-
-static int tx_begin(struct ctx *x)
-{
-        int r = store_begin(x->reg->store, x->conn);
-        return r < 0 ? store_error(x, r, "starting a transaction") : 0;
-}
-
-static int tx_end(struct ctx *x, int r)
-{
-        if (r < 0) {
-                store_rollback(x->reg->store, x->conn);
-                return r;
-        }
-        r = store_commit(x->reg->store, x->conn);
-        if (r == -EEXIST)
-                return reg_error_set(&x->err, REG_ERR_CONFLICT, r, "already exists: conflict");
-        return r < 0 ? store_error(x, r, "committing") : 0;
-}
 
 /* ---- list ---- */
 
@@ -459,42 +239,46 @@ static int list_params(struct ctx *x, const struct reg_kind *k, struct store_que
         return 0;
 }
 
+/* The list body for n entities: {items, nextPageToken, pageSize, size}. New reference or NULL. */
+static json_t *encode_list(const struct store_entity *v, size_t n, bool more,
+                           enum store_order order, int32_t page_size)
+{
+        json_auto_t *items = json_array();
+        AUTOFREE char *tok = NULL;
+
+        if (!items)
+                return NULL;
+        for (size_t i = 0; i < n; i++) {
+                const struct reg_kind *k = reg_kind_by_type(v[i].type);
+
+                if (!k || json_array_append_new(items, reg_encode(k, &v[i])) < 0)
+                        return NULL;
+        }
+        if (more && n > 0) {
+                tok = make_page_token(&v[n - 1], order);
+                if (!tok)
+                        return NULL;
+        }
+        return json_pack("{s:O,s:s,s:i,s:i}", "items", items, "nextPageToken", tok ? tok : "",
+                         "pageSize", (int)page_size, "size", (int)n);
+}
+
 static int run_list(struct ctx *x, const struct store_query *q, int32_t page_size)
 {
         struct store_entity *v = NULL;
         size_t n = 0;
         bool more = false;
-        json_t *items, *out;
-        AUTOFREE char *tok = NULL;
+        json_t *out;
         int r;
 
         r = store_entity_list(x->reg->store, x->conn, q, &v, &n, &more);
         if (r < 0)
-                return store_error(x, r, "listing");
-        items = json_array();
-        if (!items)
-                goto oom;
-        for (size_t i = 0; i < n; i++) {
-                const struct reg_kind *k = reg_kind_by_type(v[i].type);
-                if (!k || json_array_append_new(items, reg_encode(k, &v[i])) < 0) {
-                        json_decref(items);
-                        goto oom;
-                }
-        }
-        if (more && n > 0) {
-                tok = make_page_token(&v[n - 1], q->order);
-                if (!tok) {
-                        json_decref(items);
-                        goto oom;
-                }
-        }
-        out = json_pack("{s:o,s:s,s:i,s:i}", "items", items, "nextPageToken", tok ? tok : "",
-                        "pageSize", (int)page_size, "size", (int)n);
+                return reg_store_error(&x->db, r, "listing");
+        out = encode_list(v, n, more, q->order, page_size);
         store_entities_free(v, n);
-        return out ? reply_json(x, 200, out) : -ENOMEM;
-oom:
-        store_entities_free(v, n);
-        return reg_error_set(&x->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
+        if (!out)
+                return reg_error_set(&x->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
+        return reply_json(x, 200, out);
 }
 
 static int artifact_type_param(struct ctx *x, const char **ret_type)
@@ -568,7 +352,7 @@ static int do_get(struct ctx *x, const struct route_spec *sp)
         r = path_id(x, "id", k ? k->word : "artifact", &id);
         if (r < 0)
                 return r;
-        r = load(x, k, id, k ? k->word : "artifact", &e, &ek);
+        r = reg_load(&x->db, k, id, k ? k->word : "artifact", &e, &ek);
         if (r < 0)
                 return r;
         r = reply_json(x, 200, reg_encode(ek, &e));
@@ -621,7 +405,7 @@ static int do_find(struct ctx *x, const struct route_spec *sp)
 
         r = store_entity_list(x->reg->store, x->conn, &q, &v, &n, &more);
         if (r < 0)
-                return store_error(x, r, "finding");
+                return reg_store_error(&x->db, r, "finding");
         if (n == 0 || more) {
                 store_entities_free(v, n);
                 return reg_error_set(&x->err, REG_ERR_NOT_FOUND, -ENOENT,
@@ -640,7 +424,7 @@ static int do_find(struct ctx *x, const struct route_spec *sp)
 static int require_parent(struct ctx *x, enum reg_kind_id pk, int64_t pid, struct store_entity *ret)
 {
         const struct reg_kind *k = reg_kind(pk);
-        int r = load(x, k, pid, k->word, ret, NULL);
+        int r = reg_load(&x->db, k, pid, k->word, ret, NULL);
 
         if (r == -ENOENT && pk == REG_EXPERIMENT)
                 (void)reg_error_set(&x->err, REG_ERR_NOT_FOUND, r,
@@ -652,7 +436,7 @@ static int require_parent(struct ctx *x, enum reg_kind_id pk, int64_t pid, struc
 static int create_entity(struct ctx *x, struct reg_input *in, struct store_entity *e)
 {
         const struct reg_kind *k = in->kind;
-        struct placement pl = { 0 };
+        struct reg_placement pl = { 0 };
         struct store_entity parent = { 0 };
         int64_t pid = 0;
         int r;
@@ -662,13 +446,13 @@ static int create_entity(struct ctx *x, struct reg_input *in, struct store_entit
                 return r;
         switch (k->id) {
         case REG_MODEL_VERSION:
-                r = prop_int(&in->vals, "registered_model_id", &pid);
+                r = reg_prop_int(&in->vals, "registered_model_id", &pid);
                 if (r >= 0)
                         r = require_parent(x, REG_REGISTERED_MODEL, pid, &parent);
                 pl.scope_parent = true;
                 break;
         case REG_INFERENCE_SERVICE:
-                r = prop_int(&in->vals, "serving_environment_id", &pid);
+                r = reg_prop_int(&in->vals, "serving_environment_id", &pid);
                 if (r >= 0)
                         r = require_parent(x, REG_SERVING_ENVIRONMENT, pid, &parent);
                 if (r == -ENOENT)
@@ -678,7 +462,7 @@ static int create_entity(struct ctx *x, struct reg_input *in, struct store_entit
                 pl.scope_parent = true;
                 break;
         case REG_EXPERIMENT_RUN:
-                r = prop_int(&in->vals, "experiment_id", &pid);
+                r = reg_prop_int(&in->vals, "experiment_id", &pid);
                 if (r >= 0)
                         r = require_parent(x, REG_EXPERIMENT, pid, &parent);
                 pl.scope_parent = true;
@@ -692,16 +476,87 @@ static int create_entity(struct ctx *x, struct reg_input *in, struct store_entit
         if (r < 0)
                 return r;
         pl.parent_id = pid;
-        r = build_new(x, in, &pl, e);
+        r = reg_build_new(&x->db, in, &pl, e);
         if (r < 0)
                 return r;
-        return insert(x, k, e);
+        return reg_insert(&x->db, k, e);
 }
 
 static int reply_entity(struct ctx *x, unsigned status, const struct reg_kind *k,
                         const struct store_entity *e)
 {
         return reply_json(x, status, reg_encode(k, e));
+}
+
+/* Nested creates: the parent id comes from the path and wins over the body's. */
+static int set_path_parent(struct ctx *x, const struct route_spec *sp, const struct reg_kind *k,
+                           struct reg_input *in)
+{
+        const struct reg_kind *pk = reg_kind(sp->parent_kind);
+        int64_t pid = 0;
+        int r;
+
+        r = path_id(x, "id", pk->word, &pid);
+        if (r < 0)
+                return r;
+        for (const struct reg_field *f = k->fields; f->json; f++) {
+                if (!(f->flags & REG_FF_PARENT))
+                        continue;
+                if (sp->schema == REG_SCHEMA_FULL && !store_entity_prop(&in->vals, f->prop, false))
+                        return reg_error_set(&x->err, REG_ERR_UNPROCESSABLE, -EINVAL,
+                                             "required field '%s' is zero value.", f->json);
+                r = store_entity_set_int(&in->vals, f->prop, false, pid);
+                if (r < 0)
+                        return reg_error_set(&x->err, REG_ERR_INTERNAL, r, "out of memory");
+        }
+        return 0;
+}
+
+/* POST /inference_services/{id}/serves: the parent is the inference service of the path. */
+static int create_serve_model(struct ctx *x, const struct reg_kind *k, struct reg_input *in,
+                              struct store_entity *e)
+{
+        struct store_entity is = { 0 };
+        struct reg_placement pl = { .scope_parent = true };
+        int64_t pid = 0;
+        int r;
+
+        r = path_id(x, "id", "inference service", &pid);
+        if (r < 0)
+                return r;
+        r = reg_check_required(in, &x->err);
+        if (r < 0)
+                return r;
+        r = reg_tx_begin(&x->db);
+        if (r < 0)
+                return r;
+        r = reg_load(&x->db, reg_kind(REG_INFERENCE_SERVICE), pid, "inference service", &is, NULL);
+        store_entity_done(&is);
+        pl.parent_id = pid;
+        if (r >= 0)
+                r = reg_build_new(&x->db, in, &pl, e);
+        if (r >= 0)
+                r = reg_insert(&x->db, k, e);
+        return reg_tx_end(&x->db, r);
+}
+
+/* Creates the decoded body in; on success e holds the new entity. */
+static int create_decoded(struct ctx *x, const struct route_spec *sp, const struct reg_kind *k,
+                          struct reg_input *in, struct store_entity *e)
+{
+        int r;
+
+        if (sp->op == OP_CREATE_NESTED) {
+                r = set_path_parent(x, sp, k, in);
+                if (r < 0)
+                        return r;
+        }
+        if (sp->kind == REG_SERVE_MODEL)
+                return create_serve_model(x, k, in, e);
+        r = reg_tx_begin(&x->db);
+        if (r < 0)
+                return r;
+        return reg_tx_end(&x->db, create_entity(x, in, e));
 }
 
 static int do_create(struct ctx *x, const struct route_spec *sp)
@@ -722,68 +577,43 @@ static int do_create(struct ctx *x, const struct route_spec *sp)
                                              "invalid artifact type, must be either ModelArtifact, DocArtifact, DataSet, Metric, or Parameter: bad request");
         }
         r = reg_decode(k, sp->schema, body, &in, &x->err);
-        if (r < 0)
-                return r;
-        if (sp->op == OP_CREATE_NESTED) {
-                const struct reg_kind *pk = reg_kind(sp->parent_kind);
-                int64_t pid = 0;
-
-                r = path_id(x, "id", pk->word, &pid);
-                if (r < 0)
-                        goto out;
-                /* The path wins over the body's parent id. */
-                for (const struct reg_field *f = k->fields; f->json; f++)
-                        if (f->flags & REG_FF_PARENT) {
-                                bool had = store_entity_prop(&in.vals, f->prop, false);
-                                if (sp->schema == REG_SCHEMA_FULL && !had) {
-                                        r = reg_error_set(&x->err, REG_ERR_UNPROCESSABLE, -EINVAL,
-                                                          "required field '%s' is zero value.",
-                                                          f->json);
-                                        goto out;
-                                }
-                                r = store_entity_set_int(&in.vals, f->prop, false, pid);
-                                if (r < 0)
-                                        goto out;
-                        }
-        }
-        if (sp->kind == REG_SERVE_MODEL) {
-                /* POST /inference_services/{id}/serves: the parent is the inference service. */
-                struct store_entity is = { 0 };
-                struct placement pl = { .scope_parent = true };
-                int64_t pid = 0;
-
-                r = path_id(x, "id", "inference service", &pid);
-                if (r < 0)
-                        goto out;
-                r = reg_check_required(&in, &x->err);
-                if (r < 0)
-                        goto out;
-                r = tx_begin(x);
-                if (r < 0)
-                        goto out;
-                r = load(x, reg_kind(REG_INFERENCE_SERVICE), pid, "inference service", &is, NULL);
-                store_entity_done(&is);
-                pl.parent_id = pid;
-                if (r >= 0)
-                        r = build_new(x, &in, &pl, &e);
-                if (r >= 0)
-                        r = insert(x, k, &e);
-                r = tx_end(x, r);
-        } else {
-                r = tx_begin(x);
-                if (r < 0)
-                        goto out;
-                r = tx_end(x, create_entity(x, &in, &e));
-        }
+        if (r >= 0)
+                r = create_decoded(x, sp, k, &in, &e);
         if (r >= 0)
                 r = reply_entity(x, 201, k, &e);
-out:
         store_entity_done(&e);
         reg_input_done(&in);
         return r;
 }
 
 /* ---- patch ---- */
+
+/* Inside the transaction: loads the entity, checks the artifact type, merges and writes. */
+static int patch_in_tx(struct ctx *x, const struct route_spec *sp, const struct reg_kind *k,
+                       int64_t id, json_t *body, struct store_entity *e,
+                       const struct reg_kind **ek, struct reg_input *in)
+{
+        int r;
+
+        r = reg_load(&x->db, k, id, k ? k->word : "artifact", e, ek);
+        if (r < 0)
+                return r;
+        if (sp->any_artifact) {
+                const char *at = reg_body_artifact_type(body);
+
+                if (at && !streq(at, (*ek)->artifact_type))
+                        return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
+                                             "cannot change artifact type from '%s' to '%s': artifact type is immutable",
+                                             (*ek)->artifact_type, at);
+        }
+        r = reg_decode(*ek, REG_SCHEMA_UPDATE, body, in, &x->err);
+        if (r < 0)
+                return r;
+        r = reg_merge(&x->db, e, in);
+        if (r < 0)
+                return r;
+        return reg_update(&x->db, *ek, e);
+}
 
 static int do_patch(struct ctx *x, const struct route_spec *sp)
 {
@@ -801,30 +631,10 @@ static int do_patch(struct ctx *x, const struct route_spec *sp)
         r = parse_body(x, &body);
         if (r < 0)
                 return r;
-        r = tx_begin(x);
+        r = reg_tx_begin(&x->db);
         if (r < 0)
                 return r;
-        r = load(x, k, id, k ? k->word : "artifact", &e, &ek);
-        if (r < 0)
-                goto out;
-        if (sp->any_artifact) {
-                const char *at = reg_body_artifact_type(body);
-
-                if (at && !streq(at, ek->artifact_type)) {
-                        r = reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
-                                          "cannot change artifact type from '%s' to '%s': artifact type is immutable",
-                                          ek->artifact_type, at);
-                        goto out;
-                }
-        }
-        r = reg_decode(ek, REG_SCHEMA_UPDATE, body, &in, &x->err);
-        if (r < 0)
-                goto out;
-        r = merge(x, &e, &in);
-        if (r >= 0)
-                r = update(x, ek, &e);
-out:
-        r = tx_end(x, r);
+        r = reg_tx_end(&x->db, patch_in_tx(x, sp, k, id, body, &e, &ek, &in));
         if (r >= 0)
                 r = reply_entity(x, 200, ek, &e);
         store_entity_done(&e);
@@ -878,7 +688,7 @@ static int log_metric_history(struct ctx *x, const struct store_entity *metric, 
         }
         r = store_entity_insert(x->reg->store, x->conn, &h);
         store_entity_done(&h);
-        return r < 0 ? store_error(x, r, "logging metric history") : 0;
+        return r < 0 ? reg_store_error(&x->db, r, "logging metric history") : 0;
 }
 
 /* An artifact logged under an experiment run records the run and its experiment. */
@@ -894,137 +704,144 @@ static int set_run_ids(struct ctx *x, struct store_entity *e, int64_t exp_id, in
         return 0;
 }
 
+/* One POST .../artifacts upsert (B.10.4) in progress. */
+struct upsert {
+        const struct reg_kind *k; /* the body's artifact kind */
+        int64_t pid;              /* the parent of the path */
+        bool run;                 /* the parent is an experiment run */
+        unsigned status;          /* 201 for new model/doc artifacts, else 200 */
+        struct reg_input *in;     /* borrowed; the decoded body */
+        struct store_entity *e;   /* borrowed; the artifact written */
+};
+
+/* The body names an existing artifact by id: it must be of the body's kind; moves it under pid. */
+static int upsert_load_by_id(struct ctx *x, struct upsert *u)
+{
+        const struct reg_kind *ek;
+        char scope[32];
+        int r;
+
+        r = reg_load(&x->db, NULL, u->in->id, "artifact", u->e, &ek);
+        if (r == -ENOENT)
+                x->err.kind = REG_ERR_INVALID;
+        if (r < 0)
+                return r;
+        if (ek != u->k)
+                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
+                                     "artifact with id %" PRId64 " is not a %s artifact: bad request",
+                                     u->in->id, u->k->artifact_type);
+        r = reg_merge(&x->db, u->e, u->in);
+        if (r < 0 || u->e->parent_id == u->pid)
+                return r;
+        u->e->parent_id = u->pid;
+        (void)snprintf(scope, sizeof(scope), "%" PRId64, u->pid);
+        free(u->e->scope);
+        u->e->scope = strdup(scope);
+        if (!u->e->scope)
+                return reg_error_set(&x->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
+        return 0;
+}
+
+/* Log-by-name: metrics and parameters update the artifact of that kind and name under pid. */
+static int upsert_find_by_name(struct ctx *x, struct upsert *u, bool *ret_existing)
+{
+        const struct reg_kind *k = u->k;
+        struct store_query q = { .group = k->group, .types = &k->type, .n_types = 1,
+                                 .has_parent = true, .parent_id = u->pid,
+                                 .name_eq = u->in->vals.name, .limit = 1 };
+        struct store_entity *v = NULL;
+        size_t n = 0;
+        bool more;
+        int r;
+
+        *ret_existing = false;
+        if ((k->id != REG_METRIC && k->id != REG_PARAMETER) || !u->in->has_name ||
+            !u->in->vals.name || !*u->in->vals.name)
+                return 0;
+        r = store_entity_list(x->reg->store, x->conn, &q, &v, &n, &more);
+        if (r < 0)
+                return reg_store_error(&x->db, r, "finding");
+        if (n > 0) {
+                *u->e = v[0];
+                v[0] = (struct store_entity){ 0 };
+                *ret_existing = true;
+        }
+        store_entities_free(v, n);
+        return 0;
+}
+
+/* Inside the transaction: resolves the artifact (by id, by name or new) and writes it. */
+static int upsert_in_tx(struct ctx *x, struct upsert *u, const struct reg_kind *pk)
+{
+        struct store_entity parent = { 0 };
+        int64_t exp_id = 0;
+        bool existing = true;
+        int r;
+
+        r = reg_load(&x->db, pk, u->pid, pk->word, &parent, NULL);
+        if (r < 0)
+                return r;
+        if (u->run)
+                (void)reg_prop_int(&parent, "experiment_id", &exp_id);
+        store_entity_done(&parent);
+        if (u->in->has_id)
+                r = upsert_load_by_id(x, u);
+        else
+                r = upsert_find_by_name(x, u, &existing);
+        if (r >= 0 && !u->in->has_id && existing)
+                r = reg_merge(&x->db, u->e, u->in);
+        if (r >= 0 && !existing) {
+                struct reg_placement pl = { .parent_id = u->pid,
+                                            .scope_parent = u->k->id != REG_DATASET,
+                                            .scope_uuid = u->k->id == REG_DATASET };
+
+                r = reg_build_new(&x->db, u->in, &pl, u->e);
+                if (u->k->id == REG_MODEL_ARTIFACT || u->k->id == REG_DOC_ARTIFACT)
+                        u->status = 201;
+        }
+        if (r >= 0 && u->run)
+                r = set_run_ids(x, u->e, exp_id, u->pid);
+        if (r >= 0)
+                r = existing ? reg_update(&x->db, u->k, u->e) : reg_insert(&x->db, u->k, u->e);
+        if (r >= 0 && u->run && u->k->id == REG_METRIC)
+                r = log_metric_history(x, u->e, u->pid);
+        return r;
+}
+
 static int do_upsert_artifact(struct ctx *x, const struct route_spec *sp)
 {
         json_auto_t *body = NULL;
         struct reg_input in = { 0 };
-        struct store_entity e = { 0 }, parent = { 0 };
-        const struct reg_kind *k;
+        struct store_entity e = { 0 };
         const struct reg_kind *pk = reg_kind(sp->parent_kind);
-        bool run = sp->parent_kind == REG_EXPERIMENT_RUN;
-        unsigned status = 200;
-        int64_t pid = 0, exp_id = 0;
+        struct upsert u = { .run = sp->parent_kind == REG_EXPERIMENT_RUN, .status = 200,
+                            .in = &in, .e = &e };
         int r;
 
-        r = path_id(x, "id", pk->word, &pid);
+        r = path_id(x, "id", pk->word, &u.pid);
         if (r < 0)
                 return r;
         r = parse_body(x, &body);
         if (r < 0)
                 return r;
-        k = reg_kind_by_artifact_type(reg_body_artifact_type(body));
-        if (!k)
+        u.k = reg_kind_by_artifact_type(reg_body_artifact_type(body));
+        if (!u.k)
                 return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
                                      "invalid artifact type, must be either ModelArtifact, DocArtifact, DataSet, Metric, or Parameter: bad request");
-        r = reg_decode(k, REG_SCHEMA_FULL, body, &in, &x->err);
+        r = reg_decode(u.k, REG_SCHEMA_FULL, body, &in, &x->err);
         if (r < 0)
                 return r;
-        if (k->id == REG_METRIC && run && !store_entity_prop(&in.vals, "value", false) && !in.has_id) {
-                r = reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL, "metric value is required: bad request");
-                goto done;
-        }
-        r = tx_begin(x);
-        if (r < 0)
-                goto done;
-        r = load(x, pk, pid, pk->word, &parent, NULL);
-        if (r < 0)
-                goto out;
-        if (run)
-                (void)prop_int(&parent, "experiment_id", &exp_id);
-
-        if (in.has_id) {
-                const struct reg_kind *ek;
-
-                r = load(x, NULL, in.id, "artifact", &e, &ek);
-                if (r == -ENOENT)
-                        x->err.kind = REG_ERR_INVALID;
-                if (r < 0)
-                        goto out;
-                if (ek != k) {
-                        r = reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
-                                          "artifact with id %" PRId64 " is not a %s artifact: bad request",
-                                          in.id, k->artifact_type);
-                        goto out;
-                }
-                r = merge(x, &e, &in);
-                if (r < 0)
-                        goto out;
-                if (e.parent_id != pid) {
-                        char scope[32];
-
-                        e.parent_id = pid;
-                        (void)snprintf(scope, sizeof(scope), "%" PRId64, pid);
-                        free(e.scope);
-                        e.scope = strdup(scope);
-                        if (!e.scope) {
-                                r = reg_error_set(&x->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
-                                goto out;
-                        }
-                }
-        } else {
-                struct placement pl = { .parent_id = pid, .scope_parent = k->id != REG_DATASET,
-                                        .scope_uuid = k->id == REG_DATASET };
-                bool existing = false;
-
-                if ((k->id == REG_METRIC || k->id == REG_PARAMETER) && in.has_name && in.vals.name &&
-                    *in.vals.name) {
-                        /* Log-by-name: update the artifact of that kind and name under the parent. */
-                        struct store_query q = { .group = k->group, .types = &k->type, .n_types = 1,
-                                                 .has_parent = true, .parent_id = pid,
-                                                 .name_eq = in.vals.name, .limit = 1 };
-                        struct store_entity *v = NULL;
-                        size_t n = 0;
-                        bool more;
-
-                        r = store_entity_list(x->reg->store, x->conn, &q, &v, &n, &more);
-                        if (r < 0) {
-                                r = store_error(x, r, "finding");
-                                goto out;
-                        }
-                        if (n > 0) {
-                                e = v[0];
-                                v[0] = (struct store_entity){ 0 };
-                                existing = true;
-                        }
-                        store_entities_free(v, n);
-                }
-                if (existing)
-                        r = merge(x, &e, &in);
-                else {
-                        r = build_new(x, &in, &pl, &e);
-                        status = (k->id == REG_MODEL_ARTIFACT || k->id == REG_DOC_ARTIFACT) ? 201 : 200;
-                }
-                if (r < 0)
-                        goto out;
-                if (!existing) {
-                        if (run) {
-                                r = set_run_ids(x, &e, exp_id, pid);
-                                if (r < 0)
-                                        goto out;
-                        }
-                        r = insert(x, k, &e);
-                        if (r < 0)
-                                goto out;
-                        goto history;
-                }
-        }
-        if (run) {
-                r = set_run_ids(x, &e, exp_id, pid);
-                if (r < 0)
-                        goto out;
-        }
-        r = update(x, k, &e);
-        if (r < 0)
-                goto out;
-history:
-        if (run && k->id == REG_METRIC)
-                r = log_metric_history(x, &e, pid);
-out:
-        r = tx_end(x, r);
+        if (u.k->id == REG_METRIC && u.run && !store_entity_prop(&in.vals, "value", false) &&
+            !in.has_id)
+                r = reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
+                                  "metric value is required: bad request");
         if (r >= 0)
-                r = reply_entity(x, status, k, &e);
-done:
-        store_entity_done(&parent);
+                r = reg_tx_begin(&x->db);
+        if (r >= 0) {
+                r = reg_tx_end(&x->db, upsert_in_tx(x, &u, pk));
+                if (r >= 0)
+                        r = reply_entity(x, u.status, u.k, &e);
+        }
         store_entity_done(&e);
         reg_input_done(&in);
         return r;
@@ -1042,17 +859,17 @@ static int do_is_model(struct ctx *x, const struct route_spec *sp)
         r = path_id(x, "id", "inference service", &id);
         if (r < 0)
                 return r;
-        r = load(x, reg_kind(REG_INFERENCE_SERVICE), id, "inference service", &is, NULL);
+        r = reg_load(&x->db, reg_kind(REG_INFERENCE_SERVICE), id, "inference service", &is, NULL);
         if (r < 0)
                 return r;
-        if (prop_int(&is, "registered_model_id", &rmid) < 0) {
+        if (reg_prop_int(&is, "registered_model_id", &rmid) < 0) {
                 store_entity_done(&is);
                 return reg_error_set(&x->err, REG_ERR_NOT_FOUND, -ENOENT,
                                      "no registered model found for inference service %" PRId64 ": not found",
                                      id);
         }
         store_entity_done(&is);
-        r = load(x, reg_kind(REG_REGISTERED_MODEL), rmid, "registered model", &rm, NULL);
+        r = reg_load(&x->db, reg_kind(REG_REGISTERED_MODEL), rmid, "registered model", &rm, NULL);
         if (r < 0)
                 return r;
         r = reply_entity(x, 200, reg_kind(REG_REGISTERED_MODEL), &rm);
@@ -1071,14 +888,14 @@ static int do_is_version(struct ctx *x, const struct route_spec *sp)
         r = path_id(x, "id", "inference service", &id);
         if (r < 0)
                 return r;
-        r = load(x, reg_kind(REG_INFERENCE_SERVICE), id, "inference service", &is, NULL);
+        r = reg_load(&x->db, reg_kind(REG_INFERENCE_SERVICE), id, "inference service", &is, NULL);
         if (r < 0)
                 return r;
-        (void)prop_int(&is, "model_version_id", &mvid);
-        (void)prop_int(&is, "registered_model_id", &rmid);
+        (void)reg_prop_int(&is, "model_version_id", &mvid);
+        (void)reg_prop_int(&is, "registered_model_id", &rmid);
         store_entity_done(&is);
         if (mvid != 0) {
-                r = load(x, mvk, mvid, "model version", &mv, NULL);
+                r = reg_load(&x->db, mvk, mvid, "model version", &mv, NULL);
                 if (r < 0)
                         return r;
         } else {
@@ -1091,7 +908,7 @@ static int do_is_version(struct ctx *x, const struct route_spec *sp)
 
                 r = store_entity_list(x->reg->store, x->conn, &q, &v, &n, &more);
                 if (r < 0)
-                        return store_error(x, r, "listing");
+                        return reg_store_error(&x->db, r, "listing");
                 if (n == 0) {
                         store_entities_free(v, n);
                         return reg_error_set(&x->err, REG_ERR_NOT_FOUND, -ENOENT,
@@ -1187,88 +1004,88 @@ static int do_metric_history(struct ctx *x, const struct route_spec *sp)
 
 /* ---- routing ---- */
 
-static int dispatch(void *userdata, struct http_req *req, struct http_resp *resp);
+static int serve(void *userdata, struct http_req *req, struct http_resp *resp);
 
-#define R(m, p, spec) { m, REG_BASE_PATH p, dispatch, (void *)&(spec) }
+#define R(m, p, spec) { m, REG_BASE_PATH p, serve, (void *)&(spec) }
 
 #define SPEC(name, ...) static const struct route_spec name = { __VA_ARGS__ }
 
 /* registered models */
-SPEC(rm_list, .kind = REG_REGISTERED_MODEL, .op = OP_LIST);
-SPEC(rm_create, .kind = REG_REGISTERED_MODEL, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
-SPEC(rm_get, .kind = REG_REGISTERED_MODEL, .op = OP_GET);
-SPEC(rm_patch, .kind = REG_REGISTERED_MODEL, .op = OP_PATCH);
-SPEC(rm_find, .kind = REG_REGISTERED_MODEL, .op = OP_FIND);
-SPEC(rm_versions, .kind = REG_MODEL_VERSION, .op = OP_LIST_NESTED,
+SPEC(rm_list, .handler = do_list, .kind = REG_REGISTERED_MODEL, .op = OP_LIST);
+SPEC(rm_create, .handler = do_create, .kind = REG_REGISTERED_MODEL, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
+SPEC(rm_get, .handler = do_get, .kind = REG_REGISTERED_MODEL, .op = OP_GET);
+SPEC(rm_patch, .handler = do_patch, .kind = REG_REGISTERED_MODEL, .op = OP_PATCH);
+SPEC(rm_find, .handler = do_find, .kind = REG_REGISTERED_MODEL, .op = OP_FIND);
+SPEC(rm_versions, .handler = do_list, .kind = REG_MODEL_VERSION, .op = OP_LIST_NESTED,
      .parent_kind = REG_REGISTERED_MODEL, .honor_name = true);
-SPEC(rm_versions_create, .kind = REG_MODEL_VERSION, .op = OP_CREATE_NESTED,
+SPEC(rm_versions_create, .handler = do_create, .kind = REG_MODEL_VERSION, .op = OP_CREATE_NESTED,
      .schema = REG_SCHEMA_FULL, .parent_kind = REG_REGISTERED_MODEL);
 /* model versions */
-SPEC(mv_list, .kind = REG_MODEL_VERSION, .op = OP_LIST);
-SPEC(mv_create, .kind = REG_MODEL_VERSION, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
-SPEC(mv_get, .kind = REG_MODEL_VERSION, .op = OP_GET);
-SPEC(mv_patch, .kind = REG_MODEL_VERSION, .op = OP_PATCH);
-SPEC(mv_find, .kind = REG_MODEL_VERSION, .op = OP_FIND);
-SPEC(mv_artifacts, .kind = REG_MODEL_ARTIFACT, .op = OP_LIST_NESTED,
+SPEC(mv_list, .handler = do_list, .kind = REG_MODEL_VERSION, .op = OP_LIST);
+SPEC(mv_create, .handler = do_create, .kind = REG_MODEL_VERSION, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
+SPEC(mv_get, .handler = do_get, .kind = REG_MODEL_VERSION, .op = OP_GET);
+SPEC(mv_patch, .handler = do_patch, .kind = REG_MODEL_VERSION, .op = OP_PATCH);
+SPEC(mv_find, .handler = do_find, .kind = REG_MODEL_VERSION, .op = OP_FIND);
+SPEC(mv_artifacts, .handler = do_list, .kind = REG_MODEL_ARTIFACT, .op = OP_LIST_NESTED,
      .parent_kind = REG_MODEL_VERSION, .honor_name = true, .any_artifact = true);
-SPEC(mv_artifacts_upsert, .kind = REG_MODEL_ARTIFACT, .op = OP_CREATE_NESTED,
+SPEC(mv_artifacts_upsert, .handler = do_upsert_artifact, .kind = REG_MODEL_ARTIFACT, .op = OP_CREATE_NESTED,
      .parent_kind = REG_MODEL_VERSION, .any_artifact = true);
 /* artifacts */
-SPEC(art_list, .kind = REG_MODEL_ARTIFACT, .op = OP_LIST, .any_artifact = true);
-SPEC(art_create, .kind = REG_MODEL_ARTIFACT, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE,
+SPEC(art_list, .handler = do_list, .kind = REG_MODEL_ARTIFACT, .op = OP_LIST, .any_artifact = true);
+SPEC(art_create, .handler = do_create, .kind = REG_MODEL_ARTIFACT, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE,
      .any_artifact = true);
-SPEC(art_get, .kind = REG_MODEL_ARTIFACT, .op = OP_GET, .any_artifact = true);
-SPEC(art_patch, .kind = REG_MODEL_ARTIFACT, .op = OP_PATCH, .any_artifact = true);
-SPEC(art_find, .kind = REG_MODEL_ARTIFACT, .op = OP_FIND, .any_artifact = true);
-SPEC(ma_list, .kind = REG_MODEL_ARTIFACT, .op = OP_LIST);
-SPEC(ma_create, .kind = REG_MODEL_ARTIFACT, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
-SPEC(ma_get, .kind = REG_MODEL_ARTIFACT, .op = OP_GET);
-SPEC(ma_patch, .kind = REG_MODEL_ARTIFACT, .op = OP_PATCH);
-SPEC(ma_find, .kind = REG_MODEL_ARTIFACT, .op = OP_FIND);
+SPEC(art_get, .handler = do_get, .kind = REG_MODEL_ARTIFACT, .op = OP_GET, .any_artifact = true);
+SPEC(art_patch, .handler = do_patch, .kind = REG_MODEL_ARTIFACT, .op = OP_PATCH, .any_artifact = true);
+SPEC(art_find, .handler = do_find, .kind = REG_MODEL_ARTIFACT, .op = OP_FIND, .any_artifact = true);
+SPEC(ma_list, .handler = do_list, .kind = REG_MODEL_ARTIFACT, .op = OP_LIST);
+SPEC(ma_create, .handler = do_create, .kind = REG_MODEL_ARTIFACT, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
+SPEC(ma_get, .handler = do_get, .kind = REG_MODEL_ARTIFACT, .op = OP_GET);
+SPEC(ma_patch, .handler = do_patch, .kind = REG_MODEL_ARTIFACT, .op = OP_PATCH);
+SPEC(ma_find, .handler = do_find, .kind = REG_MODEL_ARTIFACT, .op = OP_FIND);
 /* serving environments */
-SPEC(se_list, .kind = REG_SERVING_ENVIRONMENT, .op = OP_LIST);
-SPEC(se_create, .kind = REG_SERVING_ENVIRONMENT, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
-SPEC(se_get, .kind = REG_SERVING_ENVIRONMENT, .op = OP_GET);
-SPEC(se_patch, .kind = REG_SERVING_ENVIRONMENT, .op = OP_PATCH);
-SPEC(se_find, .kind = REG_SERVING_ENVIRONMENT, .op = OP_FIND);
-SPEC(se_isvcs, .kind = REG_INFERENCE_SERVICE, .op = OP_LIST_NESTED,
+SPEC(se_list, .handler = do_list, .kind = REG_SERVING_ENVIRONMENT, .op = OP_LIST);
+SPEC(se_create, .handler = do_create, .kind = REG_SERVING_ENVIRONMENT, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
+SPEC(se_get, .handler = do_get, .kind = REG_SERVING_ENVIRONMENT, .op = OP_GET);
+SPEC(se_patch, .handler = do_patch, .kind = REG_SERVING_ENVIRONMENT, .op = OP_PATCH);
+SPEC(se_find, .handler = do_find, .kind = REG_SERVING_ENVIRONMENT, .op = OP_FIND);
+SPEC(se_isvcs, .handler = do_list, .kind = REG_INFERENCE_SERVICE, .op = OP_LIST_NESTED,
      .parent_kind = REG_SERVING_ENVIRONMENT);
-SPEC(se_isvcs_create, .kind = REG_INFERENCE_SERVICE, .op = OP_CREATE_NESTED,
+SPEC(se_isvcs_create, .handler = do_create, .kind = REG_INFERENCE_SERVICE, .op = OP_CREATE_NESTED,
      .schema = REG_SCHEMA_CREATE, .parent_kind = REG_SERVING_ENVIRONMENT);
 /* inference services */
-SPEC(is_list, .kind = REG_INFERENCE_SERVICE, .op = OP_LIST);
-SPEC(is_create, .kind = REG_INFERENCE_SERVICE, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
-SPEC(is_get, .kind = REG_INFERENCE_SERVICE, .op = OP_GET);
-SPEC(is_patch, .kind = REG_INFERENCE_SERVICE, .op = OP_PATCH);
-SPEC(is_find, .kind = REG_INFERENCE_SERVICE, .op = OP_FIND);
-SPEC(is_model, .kind = REG_INFERENCE_SERVICE, .op = OP_GET);
-SPEC(is_version, .kind = REG_INFERENCE_SERVICE, .op = OP_GET);
-SPEC(is_serves, .kind = REG_SERVE_MODEL, .op = OP_LIST_NESTED,
+SPEC(is_list, .handler = do_list, .kind = REG_INFERENCE_SERVICE, .op = OP_LIST);
+SPEC(is_create, .handler = do_create, .kind = REG_INFERENCE_SERVICE, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
+SPEC(is_get, .handler = do_get, .kind = REG_INFERENCE_SERVICE, .op = OP_GET);
+SPEC(is_patch, .handler = do_patch, .kind = REG_INFERENCE_SERVICE, .op = OP_PATCH);
+SPEC(is_find, .handler = do_find, .kind = REG_INFERENCE_SERVICE, .op = OP_FIND);
+SPEC(is_model, .handler = do_is_model, .kind = REG_INFERENCE_SERVICE, .op = OP_GET);
+SPEC(is_version, .handler = do_is_version, .kind = REG_INFERENCE_SERVICE, .op = OP_GET);
+SPEC(is_serves, .handler = do_list, .kind = REG_SERVE_MODEL, .op = OP_LIST_NESTED,
      .parent_kind = REG_INFERENCE_SERVICE);
-SPEC(is_serves_create, .kind = REG_SERVE_MODEL, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE,
+SPEC(is_serves_create, .handler = do_create, .kind = REG_SERVE_MODEL, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE,
      .parent_kind = REG_INFERENCE_SERVICE);
 /* experiments */
-SPEC(ex_list, .kind = REG_EXPERIMENT, .op = OP_LIST);
-SPEC(ex_create, .kind = REG_EXPERIMENT, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
-SPEC(ex_get, .kind = REG_EXPERIMENT, .op = OP_GET);
-SPEC(ex_patch, .kind = REG_EXPERIMENT, .op = OP_PATCH);
-SPEC(ex_find, .kind = REG_EXPERIMENT, .op = OP_FIND);
-SPEC(ex_runs, .kind = REG_EXPERIMENT_RUN, .op = OP_LIST_NESTED, .parent_kind = REG_EXPERIMENT);
-SPEC(ex_runs_create, .kind = REG_EXPERIMENT_RUN, .op = OP_CREATE_NESTED,
+SPEC(ex_list, .handler = do_list, .kind = REG_EXPERIMENT, .op = OP_LIST);
+SPEC(ex_create, .handler = do_create, .kind = REG_EXPERIMENT, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
+SPEC(ex_get, .handler = do_get, .kind = REG_EXPERIMENT, .op = OP_GET);
+SPEC(ex_patch, .handler = do_patch, .kind = REG_EXPERIMENT, .op = OP_PATCH);
+SPEC(ex_find, .handler = do_find, .kind = REG_EXPERIMENT, .op = OP_FIND);
+SPEC(ex_runs, .handler = do_list, .kind = REG_EXPERIMENT_RUN, .op = OP_LIST_NESTED, .parent_kind = REG_EXPERIMENT);
+SPEC(ex_runs_create, .handler = do_create, .kind = REG_EXPERIMENT_RUN, .op = OP_CREATE_NESTED,
      .schema = REG_SCHEMA_FULL, .parent_kind = REG_EXPERIMENT);
 /* experiment runs */
-SPEC(er_list, .kind = REG_EXPERIMENT_RUN, .op = OP_LIST);
-SPEC(er_create, .kind = REG_EXPERIMENT_RUN, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
-SPEC(er_get, .kind = REG_EXPERIMENT_RUN, .op = OP_GET);
-SPEC(er_patch, .kind = REG_EXPERIMENT_RUN, .op = OP_PATCH);
-SPEC(er_find, .kind = REG_EXPERIMENT_RUN, .op = OP_FIND);
-SPEC(er_artifacts, .kind = REG_MODEL_ARTIFACT, .op = OP_LIST_NESTED,
+SPEC(er_list, .handler = do_list, .kind = REG_EXPERIMENT_RUN, .op = OP_LIST);
+SPEC(er_create, .handler = do_create, .kind = REG_EXPERIMENT_RUN, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
+SPEC(er_get, .handler = do_get, .kind = REG_EXPERIMENT_RUN, .op = OP_GET);
+SPEC(er_patch, .handler = do_patch, .kind = REG_EXPERIMENT_RUN, .op = OP_PATCH);
+SPEC(er_find, .handler = do_find, .kind = REG_EXPERIMENT_RUN, .op = OP_FIND);
+SPEC(er_artifacts, .handler = do_list, .kind = REG_MODEL_ARTIFACT, .op = OP_LIST_NESTED,
      .parent_kind = REG_EXPERIMENT_RUN, .any_artifact = true);
-SPEC(er_artifacts_upsert, .kind = REG_MODEL_ARTIFACT, .op = OP_CREATE_NESTED,
+SPEC(er_artifacts_upsert, .handler = do_upsert_artifact, .kind = REG_MODEL_ARTIFACT, .op = OP_CREATE_NESTED,
      .parent_kind = REG_EXPERIMENT_RUN, .any_artifact = true);
-SPEC(er_history, .kind = REG_METRIC_HISTORY, .op = OP_LIST_NESTED,
+SPEC(er_history, .handler = do_metric_history, .kind = REG_METRIC_HISTORY, .op = OP_LIST_NESTED,
      .parent_kind = REG_EXPERIMENT_RUN);
-SPEC(er_history_all, .kind = REG_METRIC_HISTORY, .op = OP_LIST);
+SPEC(er_history_all, .handler = do_metric_history, .kind = REG_METRIC_HISTORY, .op = OP_LIST);
 
 static const struct http_route routes[] = {
         R("GET", "/artifact", art_find),
@@ -1329,44 +1146,18 @@ static const struct http_route routes[] = {
         R("POST", "/serving_environments/{id}/inference_services", se_isvcs_create),
 };
 
-static int route(struct ctx *x, const struct route_spec *sp)
+/* Runs the route's handler on a store connection; errors become the JSON error body. */
+static int serve(void *userdata, struct http_req *req, struct http_resp *resp)
 {
-        if (sp == &is_model)
-                return do_is_model(x, sp);
-        if (sp == &is_version)
-                return do_is_version(x, sp);
-        if (sp->kind == REG_METRIC_HISTORY)
-                return do_metric_history(x, sp);
-        if (sp == &mv_artifacts_upsert || sp == &er_artifacts_upsert)
-                return do_upsert_artifact(x, sp);
-        if (sp == &is_serves_create)
-                return do_create(x, sp);
-        switch (sp->op) {
-        case OP_LIST:
-        case OP_LIST_NESTED:
-                return do_list(x, sp);
-        case OP_CREATE:
-        case OP_CREATE_NESTED:
-                return do_create(x, sp);
-        case OP_GET:
-                return do_get(x, sp);
-        case OP_PATCH:
-                return do_patch(x, sp);
-        case OP_FIND:
-                return do_find(x, sp);
-        }
-        return -EINVAL;
-}
-
-static int dispatch(void *userdata, struct http_req *req, struct http_resp *resp)
-{
+        const struct route_spec *sp = req->route_data;
         struct ctx x = { .reg = userdata, .req = req, .resp = resp };
         int r;
 
         r = store_acquire(x.reg->store, &x.conn);
         if (r < 0)
                 return reply_error_kind(resp, HTTP_ERR_UNAVAILABLE, "Datastore service is down or unavailable.");
-        r = route(&x, req->route_data);
+        x.db = (struct reg_db){ .store = x.reg->store, .conn = x.conn, .err = &x.err };
+        r = sp->handler(&x, sp);
         store_release(x.reg->store, x.conn);
         if (r < 0)
                 return reply_error(&x);

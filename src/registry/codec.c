@@ -177,9 +177,88 @@ static bool field_allowed(const struct reg_field *f, enum reg_schema schema)
         }
 }
 
+static int decode_enum(const struct reg_field *f, const char *sname, json_t *v,
+                       struct store_entity *vals, struct reg_error *err)
+{
+        const char *s;
+
+        if (!json_is_string(v))
+                return type_error(err, sname, f->json, v, f->enum_name);
+        s = json_string_value(v);
+        for (const char *const *e = f->enums; *e; e++)
+                if (streq(*e, s))
+                        return store_entity_set_string(vals, f->prop, false, STORE_P_STRING, s);
+        return reg_error_set(err, REG_ERR_INVALID, -EINVAL, "%s is not a valid %s", s,
+                             f->enum_name);
+}
+
+/* An id (string of an int32) or a millisecond timestamp (string of an int64). */
+static int decode_id_or_ms(const struct reg_field *f, const char *sname, json_t *v,
+                           struct store_entity *vals, struct reg_error *err)
+{
+        int32_t i32;
+        int64_t i;
+
+        if (!json_is_string(v))
+                return type_error(err, sname, f->json, v, "string");
+        if (f->type == REG_F_MS) {
+                if (safe_atoi64(json_string_value(v), &i) < 0)
+                        return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
+                                             "invalid %s: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
+                                             f->json, json_string_value(v));
+                return store_entity_set_int(vals, f->prop, false, i);
+        }
+        if (json_string_length(v) == 0) {
+                /* zero value: treated as absent, the required check reports it */
+                return 0;
+        }
+        if (safe_atoi32(json_string_value(v), &i32) < 0)
+                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
+                                     "invalid %s: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
+                                     f->json, json_string_value(v));
+        /*
+         * Ids start at 1 (the schema's pattern is ^[1-9][0-9]{0,8}$). Upstream stores 0 or a
+         * negative reference and then answers it back, breaking its own response schema;
+         * nothing can be referenced by such an id. But upstream reads an optional reference of 0
+         * as "none" (an InferenceService's modelVersionId 0 means its model's latest version,
+         * B.3 #30), so an optional "0" is accepted as absent.
+         */
+        if (i32 == 0 && !(f->flags & REG_FF_REQUIRED))
+                return 0;
+        if (i32 < 1)
+                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
+                                     "invalid %s: \"%s\" is not a positive id: bad request",
+                                     f->json, json_string_value(v));
+        return store_entity_set_int(vals, f->prop, false, i32);
+}
+
+/* An array of strings, stored as its compact JSON text. */
+static int decode_strlist(const struct reg_field *f, const char *sname, json_t *v,
+                          struct store_entity *vals, struct reg_error *err)
+{
+        AUTOFREE char *text = NULL;
+        size_t i;
+        json_t *x;
+
+        if (!json_is_array(v))
+                return type_error(err, sname, f->json, v, "[]string");
+        json_array_foreach(v, i, x)
+                if (!json_is_string(x))
+                        return type_error(err, sname, f->json, x, "string");
+        text = json_dumps(v, JSON_COMPACT);
+        if (!text)
+                return -ENOMEM;
+        return store_entity_set_string(vals, f->prop, false, STORE_P_STRING, text);
+}
+
+/*
+ * One field of the kind's table. Returns 0, or a negative errno with err filled (a failure
+ * without detail is an allocation failure).
+ */
 static int decode_field(const struct reg_field *f, const char *sname, json_t *v,
                         struct store_entity *vals, struct reg_error *err)
 {
+        struct reg_error detail = { 0 };
         int r = 0;
 
         switch (f->type) {
@@ -189,60 +268,13 @@ static int decode_field(const struct reg_field *f, const char *sname, json_t *v,
                 r = store_entity_set_string(vals, f->prop, false, STORE_P_STRING,
                                             json_string_value(v));
                 break;
-        case REG_F_ENUM: {
-                const char *s;
-                bool ok = false;
-
-                if (!json_is_string(v))
-                        return type_error(err, sname, f->json, v, f->enum_name);
-                s = json_string_value(v);
-                for (const char *const *e = f->enums; *e; e++)
-                        if (streq(*e, s))
-                                ok = true;
-                if (!ok)
-                        return reg_error_set(err, REG_ERR_INVALID, -EINVAL, "%s is not a valid %s", s,
-                                             f->enum_name);
-                r = store_entity_set_string(vals, f->prop, false, STORE_P_STRING, s);
+        case REG_F_ENUM:
+                r = decode_enum(f, sname, v, vals, &detail);
                 break;
-        }
         case REG_F_ID:
-        case REG_F_MS: {
-                int64_t i;
-
-                if (!json_is_string(v))
-                        return type_error(err, sname, f->json, v, "string");
-                if (f->type == REG_F_ID) {
-                        int32_t i32;
-                        if (json_string_length(v) == 0) {
-                                /* zero value: treated as absent, the required check reports it */
-                                return 0;
-                        }
-                        if (safe_atoi32(json_string_value(v), &i32) < 0)
-                                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                                     "invalid %s: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
-                                                     f->json, json_string_value(v));
-                        /*
-                         * Ids start at 1 (the schema's pattern is ^[1-9][0-9]{0,8}$). Upstream
-                         * stores 0 or a negative reference and then answers it back, breaking
-                         * its own response schema; nothing can be referenced by such an id. But
-                         * upstream reads an optional reference of 0 as "none" (an
-                         * InferenceService's modelVersionId 0 means its model's latest
-                         * version, B.3 #30), so an optional "0" is accepted as absent.
-                         */
-                        if (i32 == 0 && !(f->flags & REG_FF_REQUIRED))
-                                return 0;
-                        if (i32 < 1)
-                                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                                     "invalid %s: \"%s\" is not a positive id: bad request",
-                                                     f->json, json_string_value(v));
-                        i = i32;
-                } else if (safe_atoi64(json_string_value(v), &i) < 0)
-                        return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                             "invalid %s: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
-                                             f->json, json_string_value(v));
-                r = store_entity_set_int(vals, f->prop, false, i);
+        case REG_F_MS:
+                r = decode_id_or_ms(f, sname, v, vals, &detail);
                 break;
-        }
         case REG_F_DOUBLE:
                 if (!json_is_number(v))
                         return type_error(err, sname, f->json, v, "float64");
@@ -253,27 +285,120 @@ static int decode_field(const struct reg_field *f, const char *sname, json_t *v,
                         return type_error(err, sname, f->json, v, "int64");
                 r = store_entity_set_int(vals, f->prop, false, json_integer_value(v));
                 break;
-        case REG_F_STRLIST: {
-                size_t i;
-                json_t *x;
-                char *text;
-
-                if (!json_is_array(v))
-                        return type_error(err, sname, f->json, v, "[]string");
-                json_array_foreach(v, i, x)
-                        if (!json_is_string(x))
-                                return type_error(err, sname, f->json, x, "string");
-                text = json_dumps(v, JSON_COMPACT);
-                if (!text)
-                        return reg_error_set(err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
-                r = store_entity_set_string(vals, f->prop, false, STORE_P_STRING, text);
-                free(text);
+        case REG_F_STRLIST:
+                r = decode_strlist(f, sname, v, vals, &detail);
                 break;
         }
+        if (r >= 0)
+                return 0;
+        if (detail.message[0]) {
+                *err = detail;
+                return r;
         }
-        if (r < 0)
-                return reg_error_set(err, REG_ERR_INTERNAL, r, "out of memory");
-        return 0;
+        return reg_error_set(err, REG_ERR_INTERNAL, r, "out of memory");
+}
+
+/* name, externalId, description: strings (null = absent). 1 handled, 0 not this key, <0. */
+static int decode_string_member(enum reg_schema schema, const char *sname, const char *key,
+                                json_t *v, struct reg_input *in, struct reg_error *err)
+{
+        bool name = streq(key, "name") && schema != REG_SCHEMA_UPDATE;
+        char **dst;
+        int r;
+
+        if (!name && !streq(key, "externalId") && !streq(key, "description"))
+                return 0;
+        if (json_is_null(v))
+                return 1;
+        if (!json_is_string(v))
+                return type_error(err, sname, key, v, "string");
+        if (streq(key, "description")) {
+                r = store_entity_set_string(&in->vals, "description", false, STORE_P_STRING,
+                                            json_string_value(v));
+                return r < 0 ? reg_error_set(err, REG_ERR_INTERNAL, r, "out of memory") : 1;
+        }
+        if (name) {
+                in->has_name = true;
+                dst = &in->vals.name;
+        } else {
+                in->has_external_id = true;
+                dst = &in->vals.external_id;
+        }
+        free(*dst);
+        *dst = strdup(json_string_value(v));
+        return *dst ? 1 : reg_error_set(err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
+}
+
+/* id, createTimeSinceEpoch, lastUpdateTimeSinceEpoch of a full body. 1 handled, 0, <0. */
+static int decode_full_member(enum reg_schema schema, const char *sname, const char *key,
+                              json_t *v, struct reg_input *in, struct reg_error *err)
+{
+        int32_t id;
+
+        if (schema != REG_SCHEMA_FULL ||
+            (!streq(key, "id") && !streq(key, "createTimeSinceEpoch") &&
+             !streq(key, "lastUpdateTimeSinceEpoch")))
+                return 0;
+        if (json_is_null(v))
+                return 1;
+        if (!json_is_string(v))
+                return type_error(err, sname, key, v, "string");
+        if (!streq(key, "id"))
+                return 1;
+        if (safe_atoi32(json_string_value(v), &id) < 0)
+                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
+                                     "invalid artifact ID: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
+                                     json_string_value(v));
+        in->has_id = true;
+        in->id = id;
+        return 1;
+}
+
+/* customProperties and artifactType. 1 handled, 0 not this key, <0. */
+static int decode_special_member(const struct reg_kind *k, const char *sname, const char *key,
+                                 json_t *v, struct reg_input *in, struct reg_error *err)
+{
+        int r;
+
+        if (streq(key, "customProperties")) {
+                if (json_is_null(v))
+                        return 1;
+                in->has_custom = true;
+                r = reg_decode_custom(v, &in->vals, err);
+                return r < 0 ? r : 1;
+        }
+        if (!streq(key, "artifactType") || !k->artifact_type)
+                return 0;
+        if (json_is_null(v))
+                return 1;
+        if (!json_is_string(v))
+                return type_error(err, sname, key, v, "string");
+        if (!streq(json_string_value(v), k->artifact_type))
+                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
+                                     "invalid artifact type, must be either ModelArtifact, DocArtifact, DataSet, Metric, or Parameter: bad request");
+        return 1;
+}
+
+/* One member of the body. */
+static int decode_member(const struct reg_kind *k, enum reg_schema schema, const char *sname,
+                         const char *key, json_t *v, struct reg_input *in, struct reg_error *err)
+{
+        const struct reg_field *f;
+        int r;
+
+        r = decode_string_member(schema, sname, key, v, in, err);
+        if (r == 0)
+                r = decode_special_member(k, sname, key, v, in, err);
+        if (r == 0)
+                r = decode_full_member(schema, sname, key, v, in, err);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        f = reg_kind_field(k, key);
+        if (!f || !field_allowed(f, schema))
+                return reg_error_set(err, REG_ERR_INVALID, -EINVAL, "json: unknown field \"%s\"", key);
+        if (json_is_null(v) || (f->flags & REG_FF_OUTPUT))
+                return 0;
+        return decode_field(f, sname, v, &in->vals, err);
 }
 
 int reg_decode(const struct reg_kind *k, enum reg_schema schema, json_t *obj,
@@ -286,114 +411,19 @@ int reg_decode(const struct reg_kind *k, enum reg_schema schema, json_t *obj,
         int r;
 
         schema_name(k, schema, sname, sizeof(sname));
-        if (!json_is_object(obj)) {
-                r = reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                  "json: cannot unmarshal %s into Go value of type openapi.%s",
-                                  json_type_word(obj), sname);
-                goto fail;
-        }
+        if (!json_is_object(obj))
+                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
+                                     "json: cannot unmarshal %s into Go value of type openapi.%s",
+                                     json_type_word(obj), sname);
         json_object_foreach(obj, key, v) {
-                const struct reg_field *f;
-
-                if (streq(key, "name") && schema != REG_SCHEMA_UPDATE) {
-                        if (json_is_null(v))
-                                continue;
-                        if (!json_is_string(v)) {
-                                r = type_error(err, sname, key, v, "string");
-                                goto fail;
-                        }
-                        in.has_name = true;
-                        free(in.vals.name);
-                        in.vals.name = strdup(json_string_value(v));
-                        if (!in.vals.name)
-                                goto oom;
-                        continue;
+                r = decode_member(k, schema, sname, key, v, &in, err);
+                if (r < 0) {
+                        reg_input_done(&in);
+                        return r;
                 }
-                if (streq(key, "externalId") || streq(key, "description")) {
-                        if (json_is_null(v))
-                                continue;
-                        if (!json_is_string(v)) {
-                                r = type_error(err, sname, key, v, "string");
-                                goto fail;
-                        }
-                        if (streq(key, "description")) {
-                                r = store_entity_set_string(&in.vals, "description", false,
-                                                            STORE_P_STRING, json_string_value(v));
-                                if (r < 0)
-                                        goto oom;
-                        } else {
-                                in.has_external_id = true;
-                                free(in.vals.external_id);
-                                in.vals.external_id = strdup(json_string_value(v));
-                                if (!in.vals.external_id)
-                                        goto oom;
-                        }
-                        continue;
-                }
-                if (streq(key, "customProperties")) {
-                        if (json_is_null(v))
-                                continue;
-                        in.has_custom = true;
-                        r = reg_decode_custom(v, &in.vals, err);
-                        if (r < 0)
-                                goto fail;
-                        continue;
-                }
-                if (streq(key, "artifactType") && k->artifact_type) {
-                        if (json_is_null(v))
-                                continue;
-                        if (!json_is_string(v)) {
-                                r = type_error(err, sname, key, v, "string");
-                                goto fail;
-                        }
-                        if (!streq(json_string_value(v), k->artifact_type)) {
-                                r = reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                                  "invalid artifact type, must be either ModelArtifact, DocArtifact, DataSet, Metric, or Parameter: bad request");
-                                goto fail;
-                        }
-                        continue;
-                }
-                if (schema == REG_SCHEMA_FULL &&
-                    (streq(key, "id") || streq(key, "createTimeSinceEpoch") ||
-                     streq(key, "lastUpdateTimeSinceEpoch"))) {
-                        if (json_is_null(v))
-                                continue;
-                        if (!json_is_string(v)) {
-                                r = type_error(err, sname, key, v, "string");
-                                goto fail;
-                        }
-                        if (streq(key, "id")) {
-                                int32_t id;
-
-                                if (safe_atoi32(json_string_value(v), &id) < 0) {
-                                        r = reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                                          "invalid artifact ID: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
-                                                          json_string_value(v));
-                                        goto fail;
-                                }
-                                in.has_id = true;
-                                in.id = id;
-                        }
-                        continue;
-                }
-                f = reg_kind_field(k, key);
-                if (!f || !field_allowed(f, schema)) {
-                        r = reg_error_set(err, REG_ERR_INVALID, -EINVAL, "json: unknown field \"%s\"", key);
-                        goto fail;
-                }
-                if (json_is_null(v) || (f->flags & REG_FF_OUTPUT))
-                        continue;
-                r = decode_field(f, sname, v, &in.vals, err);
-                if (r < 0)
-                        goto fail;
         }
         *ret = in;
         return 0;
-oom:
-        r = reg_error_set(err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
-fail:
-        reg_input_done(&in);
-        return r;
 }
 
 int reg_check_required(const struct reg_input *in, struct reg_error *err)

@@ -32,7 +32,7 @@ static const struct reg_field registered_model_fields[] = {
         { "license", "license", REG_F_STRING, CU, NULL, NULL, NULL },
         { "licenseLink", "license_link", REG_F_STRING, CU, NULL, NULL, NULL },
         { "libraryName", "library_name", REG_F_STRING, CU, NULL, NULL, NULL },
-        { .json = NULL }, /* end */
+        { 0 },
 };
 
 static const struct reg_field model_version_fields[] = {
@@ -40,7 +40,7 @@ static const struct reg_field model_version_fields[] = {
           REG_FF_CREATE | REG_FF_REQUIRED | REG_FF_PARENT, NULL, NULL, NULL },
         { "state", "state", REG_F_ENUM, CU, model_states, "ModelVersionState", "LIVE" },
         { "author", "author", REG_F_STRING, CU, NULL, NULL, NULL },
-        { .json = NULL }, /* end */
+        { 0 },
 };
 
 #define ARTIFACT_COMMON(dflt_state)                                                                \
@@ -61,12 +61,12 @@ static const struct reg_field model_artifact_fields[] = {
         { "modelSourceGroup", "model_source_group", REG_F_STRING, CU, NULL, NULL, NULL },
         { "modelSourceId", "model_source_id", REG_F_STRING, CU, NULL, NULL, NULL },
         { "modelSourceName", "model_source_name", REG_F_STRING, CU, NULL, NULL, NULL },
-        { .json = NULL }, /* end */
+        { 0 },
 };
 
 static const struct reg_field doc_artifact_fields[] = {
         ARTIFACT_COMMON("UNKNOWN"),
-        { .json = NULL }, /* end */
+        { 0 },
 };
 
 static const struct reg_field dataset_fields[] = {
@@ -76,7 +76,7 @@ static const struct reg_field dataset_fields[] = {
         { "source", "source", REG_F_STRING, CU, NULL, NULL, NULL },
         { "schema", "schema", REG_F_STRING, CU, NULL, NULL, NULL },
         { "profile", "profile", REG_F_STRING, CU, NULL, NULL, NULL },
-        { .json = NULL }, /* end */
+        { 0 },
 };
 
 static const struct reg_field metric_fields[] = {
@@ -84,18 +84,18 @@ static const struct reg_field metric_fields[] = {
         { "value", "value", REG_F_DOUBLE, CU, NULL, NULL, NULL },
         { "timestamp", "timestamp", REG_F_MS, CU, NULL, NULL, NULL },
         { "step", "step", REG_F_INT, CU, NULL, NULL, NULL },
-        { .json = NULL }, /* end */
+        { 0 },
 };
 
 static const struct reg_field parameter_fields[] = {
         ARTIFACT_COMMON("UNKNOWN"),
         { "value", "value", REG_F_STRING, CU, NULL, NULL, NULL },
         { "parameterType", "parameter_type", REG_F_ENUM, CU, parameter_types, "ParameterType", NULL },
-        { .json = NULL }, /* end */
+        { 0 },
 };
 
 static const struct reg_field serving_environment_fields[] = {
-        { .json = NULL }, /* end */
+        { 0 },
 };
 
 static const struct reg_field inference_service_fields[] = {
@@ -107,7 +107,7 @@ static const struct reg_field inference_service_fields[] = {
         { "runtime", "runtime", REG_F_STRING, CU, NULL, NULL, NULL },
         { "desiredState", "desired_state", REG_F_ENUM, CU, desired_states, "InferenceServiceState",
           "DEPLOYED" },
-        { .json = NULL }, /* end */
+        { 0 },
 };
 
 static const struct reg_field serve_model_fields[] = {
@@ -115,13 +115,13 @@ static const struct reg_field serve_model_fields[] = {
           NULL, NULL },
         { "lastKnownState", "last_known_state", REG_F_ENUM, CU, execution_states, "ExecutionState",
           "UNKNOWN" },
-        { .json = NULL }, /* end */
+        { 0 },
 };
 
 static const struct reg_field experiment_fields[] = {
         { "owner", "owner", REG_F_STRING, CU, NULL, NULL, NULL },
         { "state", "state", REG_F_ENUM, CU, model_states, "ExperimentState", "LIVE" },
-        { .json = NULL }, /* end */
+        { 0 },
 };
 
 static const struct reg_field experiment_run_fields[] = {
@@ -132,7 +132,7 @@ static const struct reg_field experiment_run_fields[] = {
         { "status", "status", REG_F_ENUM, CU, run_statuses, "ExperimentRunStatus", "RUNNING" },
         { "state", "state", REG_F_ENUM, CU, model_states, "ExperimentRunState", "LIVE" },
         { "owner", "owner", REG_F_STRING, CU, NULL, NULL, NULL },
-        { .json = NULL }, /* end */
+        { 0 },
 };
 
 static const struct reg_kind kinds[_REG_KIND_MAX] = {

@@ -3,7 +3,7 @@
  * filterq: the input is a filterQuery text. Parses it; on success checks the tree invariants
  * (n-ary AND/OR with >= 2 kids, at most FILTERQ_CMP_MAX comparisons and FILTERQ_DEPTH_MAX
  * levels), evaluates it against a small JSON entity (plain values and MetadataValues) and
- * lowers it with the SQL back end. On failure a message must have been written.
+ * lowers it with the SQL back end. On failure an ASCII message must have been written.
  */
 #include <jansson.h>
 #include <stdint.h>
@@ -85,6 +85,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         r = filterq_parse(q, &n, err, sizeof(err));
         if (r == -EINVAL && err[0] == '\0')
                 __builtin_trap(); /* every rejection names what was wrong */
+        for (const char *m = err; r == -EINVAL && *m; m++)
+                if ((unsigned char)*m >= 0x80)
+                        __builtin_trap(); /* messages go into JSON bodies: ASCII only */
         if (r >= 0 && n) {
                 if (check(n, 0) > FILTERQ_CMP_MAX)
                         __builtin_trap();

@@ -650,6 +650,8 @@ Test(registry, filter_query_grammar)
         expect("GET", API "/registered_models?filterQuery=%28name%20%3D%20%27x%27", NULL, 400, "invalid filter query");
         expect("GET", API "/registered_models?filterQuery=name%20%3D%20%27x%27%20garbage", NULL, 400, "invalid filter query");
         expect("GET", API "/registered_models?filterQuery=%3D%3D", NULL, 400, "invalid filter query");
+        /* bytes of UTF-8 in the query: a clean 400 whose body is valid JSON */
+        expect("GET", API "/registered_models?filterQuery=%C2%95%07%C2%8D", NULL, 400, "invalid filter query");
 }
 
 Test(registry, filter_query_nesting_is_bounded)

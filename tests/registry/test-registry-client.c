@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The C client (registry/client.h) against the real server: the controller's calls (spec A.7). */
+/* The C client (registry-client/client.h) against the real server: the controller's calls (spec A.7). */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <string.h>
 
 #include "helpers.h"
-#include "registry/client.h"
+#include "registry-client/client.h"
 
 TestSuite(client, .init = reg_setup, .fini = reg_teardown, .timeout = 60);
 

@@ -32,7 +32,7 @@
 
 #include "helpers.h"
 #include "json/json-util.h"
-#include "registry/client.h"
+#include "registry-client/client.h"
 
 #define ISID "modelregistry.kubeflow.org/inference-service-id"
 #define RMID "modelregistry.kubeflow.org/registered-model-id"

@@ -437,3 +437,20 @@ Test(sql, lowering)
         cr_assert_eq(c->vals[0].i, 1);
         store_cond_free(c);
 }
+
+Test(errors, messages_are_ascii)
+{
+        static const char *const bad[] = { "\xc2\x95 = 1", "name = 1 \xf1\xab\x94\xbe", "\x01", "a ~ 1" };
+        struct filterq_node *n = NULL;
+        char err[256];
+
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                cr_assert_eq(filterq_parse(bad[i], &n, err, sizeof(err)), -EINVAL);
+                for (const char *c = err; *c; c++)
+                        cr_assert((unsigned char)*c < 0x80, "non-ASCII in message: %s", err);
+        }
+        cr_assert_eq(filterq_parse("a ~ 1", &n, err, sizeof(err)), -EINVAL);
+        cr_assert_str_eq(err, "unexpected character '~' at position 2");
+        cr_assert_eq(filterq_parse("\xc2 = 1", &n, err, sizeof(err)), -EINVAL);
+        cr_assert_str_eq(err, "unexpected byte 0xc2 at position 0");
+}

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "registry/client.h"
+#include "registry-client/client.h"
 
 #include <curl/curl.h>
 #include <errno.h>

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "registry/service.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/time-util.h"
+#include "util/uuid.h"
+
+/* Maps a store error to the error body. */
+int reg_store_error(struct reg_db *db, int r, const char *what)
+{
+        switch (r) {
+        case -EBUSY:
+                return reg_error_set(db->err, REG_ERR_UNAVAILABLE, r, "database busy, retry: %s", what);
+        case -ECONNREFUSED:
+        case -ECONNRESET:
+                /* the store reconnects by itself once the database is back */
+                return reg_error_set(db->err, REG_ERR_UNAVAILABLE, r,
+                                     "Datastore service is down or unavailable (database not "
+                                     "reachable while %s). Please check that the database is "
+                                     "reachable and try again later.",
+                                     what);
+        case -E2BIG:
+                return reg_error_set(db->err, REG_ERR_INVALID, r, "query too large: bad request");
+        default:
+                return reg_error_set(db->err, REG_ERR_INTERNAL, r, "internal error while %s", what);
+        }
+}
+
+int64_t reg_now_ms(void)
+{
+        return (int64_t)(now_realtime() / USEC_PER_MSEC);
+}
+
+bool reg_is_artifact_type(const char *type)
+{
+        for (size_t i = 0; i < reg_n_artifact_types; i++)
+                if (streq(reg_artifact_types[i], type))
+                        return true;
+        return false;
+}
+
+/* Loads an entity of kind k (any non-history artifact when k is NULL). */
+int reg_load(struct reg_db *db, const struct reg_kind *k, int64_t id, const char *word,
+                struct store_entity *ret, const struct reg_kind **ret_kind)
+{
+        struct store_entity e = { 0 };
+        const struct reg_kind *ek;
+        int r;
+
+        r = store_entity_get(db->store, db->conn, k ? k->group : STORE_GROUP_ARTIFACT, id, &e);
+        if (r == -ENOENT)
+                goto notfound;
+        if (r < 0)
+                return reg_store_error(db, r, "loading");
+        if (k ? !streq(e.type, k->type) : !reg_is_artifact_type(e.type)) {
+                store_entity_done(&e);
+                goto notfound;
+        }
+        ek = reg_kind_by_type(e.type);
+        if (!ek) {
+                store_entity_done(&e);
+                goto notfound;
+        }
+        *ret = e;
+        if (ret_kind)
+                *ret_kind = ek;
+        return 0;
+notfound:
+        return reg_error_set(db->err, REG_ERR_NOT_FOUND, -ENOENT, "no %s found for id %" PRId64 ": not found",
+                             word, id);
+}
+
+int reg_prop_int(const struct store_entity *e, const char *name, int64_t *ret)
+{
+        const struct store_prop *p = store_entity_prop(e, name, false);
+
+        if (!p || p->type != STORE_P_INT)
+                return -ENOENT;
+        *ret = p->i;
+        return 0;
+}
+
+static int conflict(struct reg_db *db, const struct reg_kind *k, const struct store_entity *e)
+{
+        return reg_error_set(db->err, REG_ERR_CONFLICT, -EEXIST, "%s with name %s already exists: conflict",
+                             k->word, e->name ? e->name : "");
+}
+
+int reg_build_new(struct reg_db *db, struct reg_input *in, const struct reg_placement *pl,
+                     struct store_entity *e)
+{
+        const struct reg_kind *k = in->kind;
+        char uuid[37], scope[40];
+        int r;
+
+        *e = (struct store_entity){ .group = k->group, .parent_id = pl->parent_id };
+        if (pl->scope_uuid) {
+                r = uuid_random(uuid);
+                if (r < 0)
+                        return reg_error_set(db->err, REG_ERR_INTERNAL, r, "no randomness");
+                (void)snprintf(scope, sizeof(scope), "%s", uuid);
+        } else if (pl->scope_parent)
+                (void)snprintf(scope, sizeof(scope), "%" PRId64, pl->parent_id);
+        else
+                scope[0] = 0;
+        e->type = strdup(k->type);
+        e->scope = strdup(scope);
+        if (in->has_name && in->vals.name && *in->vals.name)
+                e->name = TAKE_PTR(in->vals.name);
+        else {
+                r = uuid_random(uuid);
+                if (r < 0)
+                        return reg_error_set(db->err, REG_ERR_INTERNAL, r, "no randomness");
+                e->name = strdup(uuid);
+        }
+        if (in->has_external_id && in->vals.external_id && *in->vals.external_id)
+                e->external_id = TAKE_PTR(in->vals.external_id);
+        if (!e->type || !e->scope || !e->name)
+                return reg_error_set(db->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
+        e->create_ms = e->update_ms = reg_now_ms();
+        e->props = TAKE_PTR(in->vals.props);
+        e->n_props = in->vals.n_props;
+        in->vals.n_props = 0;
+        for (const struct reg_field *f = k->fields; f->json; f++) {
+                if (f->dflt && !store_entity_prop(e, f->prop, false)) {
+                        r = store_entity_set_string(e, f->prop, false, STORE_P_STRING, f->dflt);
+                        if (r < 0)
+                                return reg_error_set(db->err, REG_ERR_INTERNAL, r, "out of memory");
+                }
+                if ((f->flags & REG_FF_PARENT) && pl->parent_id > 0) {
+                        r = store_entity_set_int(e, f->prop, false, pl->parent_id);
+                        if (r < 0)
+                                return reg_error_set(db->err, REG_ERR_INTERNAL, r, "out of memory");
+                }
+        }
+        return 0;
+}
+
+/* Validation that needs the merged entity. */
+static int validate(struct reg_db *db, const struct reg_kind *k, const struct store_entity *e)
+{
+        int64_t start, end;
+
+        if (k->id == REG_EXPERIMENT_RUN && reg_prop_int(e, "start_time_since_epoch", &start) >= 0 &&
+            reg_prop_int(e, "end_time_since_epoch", &end) >= 0 && end < start)
+                return reg_error_set(db->err, REG_ERR_INVALID, -EINVAL,
+                                     "endTimeSinceEpoch must not be before startTimeSinceEpoch: bad request");
+        return 0;
+}
+
+/* Validates and writes e: a new row (create) or the existing one; a uniqueness clash is 409. */
+int reg_save(struct reg_db *db, const struct reg_kind *k, struct store_entity *e, bool create)
+{
+        int r;
+
+        r = validate(db, k, e);
+        if (r < 0)
+                return r;
+        r = create ? store_entity_insert(db->store, db->conn, e)
+                   : store_entity_update(db->store, db->conn, e);
+        if (r == -EEXIST)
+                return conflict(db, k, e);
+        if (r < 0)
+                return reg_store_error(db, r, create ? "inserting" : "updating");
+        return 0;
+}
+
+int reg_insert(struct reg_db *db, const struct reg_kind *k, struct store_entity *e)
+{
+        return reg_save(db, k, e, true);
+}
+
+int reg_merge(struct reg_db *db, struct store_entity *e, struct reg_input *in)
+{
+        int r;
+
+        for (size_t i = 0; i < in->vals.n_props; i++) {
+                if (in->vals.props[i].custom)
+                        continue;
+                r = store_entity_put_prop(e, &in->vals.props[i]);
+                if (r < 0)
+                        return reg_error_set(db->err, REG_ERR_INTERNAL, r, "out of memory");
+        }
+        if (in->has_custom) {
+                store_entity_remove_props(e, true);
+                for (size_t i = 0; i < in->vals.n_props; i++) {
+                        if (!in->vals.props[i].custom || !in->vals.props[i].name)
+                                continue;
+                        r = store_entity_put_prop(e, &in->vals.props[i]);
+                        if (r < 0)
+                                return reg_error_set(db->err, REG_ERR_INTERNAL, r, "out of memory");
+                }
+        }
+        if (in->has_external_id) {
+                free(e->external_id);
+                e->external_id = NULL;
+                if (in->vals.external_id && *in->vals.external_id)
+                        e->external_id = TAKE_PTR(in->vals.external_id);
+        }
+        e->update_ms = reg_now_ms();
+        if (e->update_ms < e->create_ms)
+                e->update_ms = e->create_ms;
+        return 0;
+}
+
+int reg_update(struct reg_db *db, const struct reg_kind *k, struct store_entity *e)
+{
+        return reg_save(db, k, e, false);
+}
+
+int reg_tx_begin(struct reg_db *db)
+{
+        int r = store_begin(db->store, db->conn);
+        return r < 0 ? reg_store_error(db, r, "starting a transaction") : 0;
+}
+
+int reg_tx_end(struct reg_db *db, int r)
+{
+        if (r < 0) {
+                store_rollback(db->store, db->conn);
+                return r;
+        }
+        r = store_commit(db->store, db->conn);
+        if (r == -EEXIST)
+                return reg_error_set(db->err, REG_ERR_CONFLICT, r, "already exists: conflict");
+        return r < 0 ? reg_store_error(db, r, "committing") : 0;
+}
