@@ -201,7 +201,7 @@ static int copy_until_eof(struct rd *r, int out)
 static int copy_chunked(struct rd *r, int out)
 {
         char line[LINE_MAX_];
-        size_t len;
+        size_t len = 0;
         int k;
 
         for (;;) {
