@@ -373,7 +373,8 @@ static int decode_special_member(const struct reg_kind *k, const char *sname, co
                 return 1;
         if (!json_is_string(v))
                 return type_error(err, sname, key, v, "string");
-        if (!streq(json_string_value(v), k->artifact_type))
+        /* upstream's POST /model_artifacts ignores the body's artifactType (B.10) */
+        if (k->id != REG_MODEL_ARTIFACT && !streq(json_string_value(v), k->artifact_type))
                 return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
                                      "invalid artifact type, must be either ModelArtifact, DocArtifact, DataSet, Metric, or Parameter: bad request");
         return 1;
@@ -510,7 +511,8 @@ json_t *reg_encode(const struct reg_kind *k, const struct store_entity *e)
                 switch (f->type) {
                 case REG_F_STRING:
                 case REG_F_ENUM:
-                        v = json_string(p->s ? p->s : "");
+                        /* a time stored as a number by an earlier version */
+                        v = p->type == STORE_P_INT ? int_string(p->i) : json_string(p->s ? p->s : "");
                         break;
                 case REG_F_ID:
                 case REG_F_MS:

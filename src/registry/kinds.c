@@ -82,7 +82,7 @@ static const struct reg_field dataset_fields[] = {
 static const struct reg_field metric_fields[] = {
         ARTIFACT_COMMON("UNKNOWN"),
         { "value", "value", REG_F_DOUBLE, CU, NULL, NULL, NULL },
-        { "timestamp", "timestamp", REG_F_MS, CU, NULL, NULL, NULL },
+        { "timestamp", "timestamp", REG_F_STRING, CU, NULL, NULL, NULL },
         { "step", "step", REG_F_INT, CU, NULL, NULL, NULL },
         { 0 },
 };
@@ -127,8 +127,8 @@ static const struct reg_field experiment_fields[] = {
 static const struct reg_field experiment_run_fields[] = {
         { "experimentId", "experiment_id", REG_F_ID, REG_FF_CREATE | REG_FF_REQUIRED | REG_FF_PARENT,
           NULL, NULL, NULL },
-        { "startTimeSinceEpoch", "start_time_since_epoch", REG_F_MS, REG_FF_CREATE, NULL, NULL, NULL },
-        { "endTimeSinceEpoch", "end_time_since_epoch", REG_F_MS, CU, NULL, NULL, NULL },
+        { "startTimeSinceEpoch", "start_time_since_epoch", REG_F_STRING, REG_FF_CREATE, NULL, NULL, NULL },
+        { "endTimeSinceEpoch", "end_time_since_epoch", REG_F_STRING, CU, NULL, NULL, NULL },
         { "status", "status", REG_F_ENUM, CU, run_statuses, "ExperimentRunStatus", "RUNNING" },
         { "state", "state", REG_F_ENUM, CU, model_states, "ExperimentRunState", "LIVE" },
         { "owner", "owner", REG_F_STRING, CU, NULL, NULL, NULL },

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/parse-util.h"
 #include "util/time-util.h"
 #include "util/uuid.h"
 
@@ -24,6 +25,10 @@ int reg_store_error(struct reg_db *db, int r, const char *what)
                                      "reachable while %s). Please check that the database is "
                                      "reachable and try again later.",
                                      what);
+        case -EINVAL:
+                /* a constraint of the schema (a name over 255 characters) or a value it refuses */
+                return reg_error_set(db->err, REG_ERR_INVALID, r,
+                                     "the database refused the value while %s: bad request", what);
         case -E2BIG:
                 return reg_error_set(db->err, REG_ERR_INVALID, r, "query too large: bad request");
         default:
@@ -141,16 +146,82 @@ int reg_build_new(struct reg_db *db, struct reg_input *in, const struct reg_plac
         return 0;
 }
 
+/* A time property as an int64: stored as the string given, or as a number by an earlier version. */
+static int time_prop(struct reg_db *db, const struct store_entity *e, const char *prop, const char *json,
+                     int64_t *ret)
+{
+        const struct store_prop *p = store_entity_prop(e, prop, false);
+
+        if (p->type == STORE_P_INT) {
+                *ret = p->i;
+                return 0;
+        }
+        if (safe_atoi64(p->s ? p->s : "", ret) < 0)
+                return reg_error_set(db->err, REG_ERR_INVALID, -EINVAL,
+                                     "invalid %s: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
+                                     json, p->s ? p->s : "");
+        return 0;
+}
+
+/* Upstream parses a run's start and end only when both are there, and compares them. */
+static int validate_run_times(struct reg_db *db, const struct store_entity *e)
+{
+        int64_t start, end;
+        int r;
+
+        if (!store_entity_prop(e, "start_time_since_epoch", false) ||
+            !store_entity_prop(e, "end_time_since_epoch", false))
+                return 0;
+        r = time_prop(db, e, "start_time_since_epoch", "startTimeSinceEpoch", &start);
+        if (r >= 0)
+                r = time_prop(db, e, "end_time_since_epoch", "endTimeSinceEpoch", &end);
+        if (r >= 0 && end < start)
+                r = reg_error_set(db->err, REG_ERR_INVALID, -EINVAL,
+                                  "endTimeSinceEpoch must not be before startTimeSinceEpoch: bad request");
+        return r;
+}
+
+/* Characters (UTF-8 code points) in s. */
+static size_t utf8_length(const char *s)
+{
+        size_t n = 0;
+
+        for (; *s; s++)
+                if (((unsigned char)*s & 0xC0) != 0x80)
+                        n++;
+        return n;
+}
+
+/*
+ * Upstream stores a child's name as "<parentId>:<name>" (a standalone artifact's as
+ * "<uuid>:<name>") in a VARCHAR(255) column; ours keeps the prefix in scope.
+ */
+static int validate_name_length(struct reg_db *db, const struct reg_kind *k, const struct store_entity *e)
+{
+        size_t prefix = e->scope && *e->scope ? strlen(e->scope) + 1 : 0;
+        size_t n = utf8_length(e->name ? e->name : "");
+
+        if (prefix + n <= REG_NAME_MAX)
+                return 0;
+        if (prefix == 0)
+                return reg_error_set(db->err, REG_ERR_INVALID, -EINVAL,
+                                     "invalid %s name: %zu characters, at most %d allowed: bad request",
+                                     k->word, n, REG_NAME_MAX);
+        return reg_error_set(db->err, REG_ERR_INVALID, -EINVAL,
+                             "invalid %s name: %zu characters, at most %zu allowed (the name is stored "
+                             "as \"<%s>:<name>\" in at most %d characters): bad request",
+                             k->word, n, REG_NAME_MAX - prefix, strchr(e->scope, '-') ? "uuid" : "parentId",
+                             REG_NAME_MAX);
+}
+
 /* Validation that needs the merged entity. */
 static int validate(struct reg_db *db, const struct reg_kind *k, const struct store_entity *e)
 {
-        int64_t start, end;
+        int r = validate_name_length(db, k, e);
 
-        if (k->id == REG_EXPERIMENT_RUN && reg_prop_int(e, "start_time_since_epoch", &start) >= 0 &&
-            reg_prop_int(e, "end_time_since_epoch", &end) >= 0 && end < start)
-                return reg_error_set(db->err, REG_ERR_INVALID, -EINVAL,
-                                     "endTimeSinceEpoch must not be before startTimeSinceEpoch: bad request");
-        return 0;
+        if (r >= 0 && k->id == REG_EXPERIMENT_RUN)
+                r = validate_run_times(db, e);
+        return r;
 }
 
 /* Validates and writes e: a new row (create) or the existing one; a uniqueness clash is 409. */

@@ -22,6 +22,9 @@
 #include "store/entity.h"
 #include "store/store.h"
 
+/* Upstream's VARCHAR(255) name column, which holds "<parentId>:<name>" for children. */
+#define REG_NAME_MAX 255
+
 /* A store connection lent to one request, and where its error goes. */
 struct reg_db {
         struct store *store;     /* borrowed */

@@ -49,8 +49,23 @@ static const char *const sqlite_0001[] = {
         NULL,
 };
 
+/*
+ * 0002: no name longer than upstream's VARCHAR(255) column. SQLite cannot add a CHECK to an
+ * existing table, so triggers guard inserts and renames; rows already stored are kept.
+ */
+static const char *const sqlite_0002[] = {
+        "CREATE TRIGGER entity_name_length_insert BEFORE INSERT ON entity"
+        " WHEN length(NEW.name) > 255 OR length(NEW.scope) > 255"
+        " BEGIN SELECT RAISE(ABORT, 'entity name longer than 255 characters'); END",
+        "CREATE TRIGGER entity_name_length_update BEFORE UPDATE OF name, scope ON entity"
+        " WHEN length(NEW.name) > 255 OR length(NEW.scope) > 255"
+        " BEGIN SELECT RAISE(ABORT, 'entity name longer than 255 characters'); END",
+        NULL,
+};
+
 static const struct store_migration sqlite_migrations[] = {
         { 1, sqlite_0001 },
+        { 2, sqlite_0002 },
 };
 
 /* ---- PostgreSQL ---- */
@@ -91,8 +106,16 @@ static const char *const pg_0001[] = {
         NULL,
 };
 
+/* 0002: as SQLite's 0002; NOT VALID keeps rows already stored and checks every new write. */
+static const char *const pg_0002[] = {
+        "ALTER TABLE entity ADD CONSTRAINT entity_name_length"
+        " CHECK (length(name) <= 255 AND length(scope) <= 255) NOT VALID",
+        NULL,
+};
+
 static const struct store_migration pg_migrations[] = {
         { 1, pg_0001 },
+        { 2, pg_0002 },
 };
 
 const struct store_migration *store_migrations(enum store_dialect d, size_t *ret_n)

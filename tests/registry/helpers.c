@@ -20,11 +20,11 @@ static struct registry *reg;
 static struct http_server *srv;
 static char tmpdir[256];
 static char url[64];
+static char dsn[512];
 
 void reg_setup(void)
 {
         const char *backend = getenv("MODELPLANE_TEST_BACKEND");
-        char dsn[512];
         struct store_conn *c;
         int r;
 
@@ -201,4 +201,14 @@ char *urlenc(const char *s)
         curl_free(e);
         curl_easy_cleanup(c);
         return out;
+}
+
+struct store *test_store(void)
+{
+        return store;
+}
+
+const char *test_dsn(void)
+{
+        return dsn;
 }

@@ -32,6 +32,10 @@ void http_do(const char *method, const char *path, const char *body, size_t len,
 long req(const char *method, const char *path, const char *body, json_t **ret_json);
 /* The server's base URL, e.g. "http://127.0.0.1:43567". */
 const char *base_url(void);
+/* The store under the server (for tests that write below the API). */
+struct store *test_store(void);
+/* The DSN (or SQLite file) of that store. */
+const char *test_dsn(void);
 /* Creates an entity, asserts the status, returns its "id" (static buffer per call site). */
 char *create(const char *path, const char *body, long want_status);
 /* GET path and return the "size" of the list reply (asserts 200). */
