@@ -595,7 +595,8 @@ static int patch_in_tx(struct ctx *x, const struct route_spec *sp, const struct 
 {
         int r;
 
-        r = reg_load(&x->db, k, id, k ? k->word : "artifact", e, ek);
+        /* locked until the transaction ends: concurrent PATCHes never lose each other's fields */
+        r = reg_load_for_update(&x->db, k, id, k ? k->word : "artifact", e, ek);
         if (r < 0)
                 return r;
         if (sp->any_artifact) {
@@ -721,7 +722,7 @@ static int upsert_load_by_id(struct ctx *x, struct upsert *u)
         char scope[32];
         int r;
 
-        r = reg_load(&x->db, NULL, u->in->id, "artifact", u->e, &ek);
+        r = reg_load_for_update(&x->db, NULL, u->in->id, "artifact", u->e, &ek);
         if (r == -ENOENT)
                 x->err.kind = REG_ERR_INVALID;
         if (r < 0)
@@ -730,6 +731,12 @@ static int upsert_load_by_id(struct ctx *x, struct upsert *u)
                 return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
                                      "artifact with id %" PRId64 " is not a %s artifact: bad request",
                                      u->in->id, u->k->artifact_type);
+        /* names are immutable (upstream keeps the old one silently; we say so) */
+        if (u->in->has_name && u->in->vals.name && *u->in->vals.name &&
+            !streq(u->in->vals.name, u->e->name))
+                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
+                                     "cannot change name of artifact %" PRId64 " from '%s' to '%s': name is immutable: bad request",
+                                     u->in->id, u->e->name, u->in->vals.name);
         r = reg_merge(&x->db, u->e, u->in);
         if (r < 0 || u->e->parent_id == u->pid)
                 return r;
@@ -762,9 +769,15 @@ static int upsert_find_by_name(struct ctx *x, struct upsert *u, bool *ret_existi
         if (r < 0)
                 return reg_store_error(&x->db, r, "finding");
         if (n > 0) {
-                *u->e = v[0];
-                v[0] = (struct store_entity){ 0 };
+                /* read again, locked, for the read-modify-write */
+                int64_t id = v[0].id;
+
+                store_entities_free(v, n);
+                r = reg_load_for_update(&x->db, k, id, k->word, u->e, NULL);
+                if (r < 0)
+                        return r;
                 *ret_existing = true;
+                return 0;
         }
         store_entities_free(v, n);
         return 0;

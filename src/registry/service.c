@@ -49,15 +49,17 @@ bool reg_is_artifact_type(const char *type)
         return false;
 }
 
-/* Loads an entity of kind k (any non-history artifact when k is NULL). */
-int reg_load(struct reg_db *db, const struct reg_kind *k, int64_t id, const char *word,
-                struct store_entity *ret, const struct reg_kind **ret_kind)
+/* Loads an entity of kind k (any non-history artifact when k is NULL), locked when lock. */
+static int load(struct reg_db *db, const struct reg_kind *k, int64_t id, const char *word,
+                bool lock, struct store_entity *ret, const struct reg_kind **ret_kind)
 {
         struct store_entity e = { 0 };
+        enum store_group g = k ? k->group : STORE_GROUP_ARTIFACT;
         const struct reg_kind *ek;
         int r;
 
-        r = store_entity_get(db->store, db->conn, k ? k->group : STORE_GROUP_ARTIFACT, id, &e);
+        r = lock ? store_entity_get_for_update(db->store, db->conn, g, id, &e)
+                 : store_entity_get(db->store, db->conn, g, id, &e);
         if (r == -ENOENT)
                 goto notfound;
         if (r < 0)
@@ -78,6 +80,18 @@ int reg_load(struct reg_db *db, const struct reg_kind *k, int64_t id, const char
 notfound:
         return reg_error_set(db->err, REG_ERR_NOT_FOUND, -ENOENT, "no %s found for id %" PRId64 ": not found",
                              word, id);
+}
+
+int reg_load(struct reg_db *db, const struct reg_kind *k, int64_t id, const char *word,
+             struct store_entity *ret, const struct reg_kind **ret_kind)
+{
+        return load(db, k, id, word, false, ret, ret_kind);
+}
+
+int reg_load_for_update(struct reg_db *db, const struct reg_kind *k, int64_t id, const char *word,
+                        struct store_entity *ret, const struct reg_kind **ret_kind)
+{
+        return load(db, k, id, word, true, ret, ret_kind);
 }
 
 int reg_prop_int(const struct store_entity *e, const char *name, int64_t *ret)
@@ -214,13 +228,86 @@ static int validate_name_length(struct reg_db *db, const struct reg_kind *k, con
                              REG_NAME_MAX);
 }
 
+/* externalId and custom property keys: upstream's VARCHAR(255); the count and size of custom
+ * properties: our caps (docs/registry.md). */
+static int validate_sizes(struct reg_db *db, const struct reg_kind *k, const struct store_entity *e)
+{
+        size_t n_custom = 0, custom_bytes = 0, n;
+
+        if (e->external_id && (n = utf8_length(e->external_id)) > REG_EXTERNAL_ID_MAX)
+                return reg_error_set(db->err, REG_ERR_INVALID, -EINVAL,
+                                     "invalid %s externalId: %zu characters, at most %d allowed: bad request",
+                                     k->word, n, REG_EXTERNAL_ID_MAX);
+        for (size_t i = 0; i < e->n_props; i++) {
+                const struct store_prop *p = &e->props[i];
+
+                if (!p->custom)
+                        continue;
+                n_custom++;
+                custom_bytes += strlen(p->name) + (p->s ? strlen(p->s) : sizeof(p->d));
+                if ((n = utf8_length(p->name)) > REG_CUSTOM_KEY_MAX)
+                        return reg_error_set(db->err, REG_ERR_INVALID, -EINVAL,
+                                             "invalid customProperties: key of %zu characters, at most %d allowed: bad request",
+                                             n, REG_CUSTOM_KEY_MAX);
+        }
+        if (n_custom > REG_CUSTOM_PROPS_MAX)
+                return reg_error_set(db->err, REG_ERR_INVALID, -EINVAL,
+                                     "invalid customProperties: %zu properties, at most %d allowed: bad request",
+                                     n_custom, REG_CUSTOM_PROPS_MAX);
+        if (custom_bytes > REG_CUSTOM_BYTES_MAX)
+                return reg_error_set(db->err, REG_ERR_INVALID, -EINVAL,
+                                     "invalid customProperties: %zu bytes, at most %d allowed: bad request",
+                                     custom_bytes, REG_CUSTOM_BYTES_MAX);
+        return 0;
+}
+
+/* One id property of e that must name an existing entity of kind rk when set (not 0). */
+static int validate_ref(struct reg_db *db, const struct store_entity *e, const char *prop,
+                        enum reg_kind_id rk)
+{
+        const struct reg_kind *k = reg_kind(rk);
+        struct store_entity ref = { 0 };
+        int64_t id = 0;
+        int r;
+
+        if (reg_prop_int(e, prop, &id) < 0 || id == 0)
+                return 0;
+        r = reg_load(db, k, id, k->word, &ref, NULL);
+        store_entity_done(&ref);
+        return r;
+}
+
+/* References are checked wherever they are written: 404 for an id that names nothing. */
+static int validate_refs(struct reg_db *db, const struct reg_kind *k, const struct store_entity *e)
+{
+        int r = 0;
+
+        switch (k->id) {
+        case REG_INFERENCE_SERVICE:
+                r = validate_ref(db, e, "registered_model_id", REG_REGISTERED_MODEL);
+                if (r >= 0)
+                        r = validate_ref(db, e, "model_version_id", REG_MODEL_VERSION);
+                break;
+        case REG_SERVE_MODEL:
+                r = validate_ref(db, e, "model_version_id", REG_MODEL_VERSION);
+                break;
+        default:
+                break;
+        }
+        return r;
+}
+
 /* Validation that needs the merged entity. */
 static int validate(struct reg_db *db, const struct reg_kind *k, const struct store_entity *e)
 {
         int r = validate_name_length(db, k, e);
 
+        if (r >= 0)
+                r = validate_sizes(db, k, e);
         if (r >= 0 && k->id == REG_EXPERIMENT_RUN)
                 r = validate_run_times(db, e);
+        if (r >= 0)
+                r = validate_refs(db, k, e);
         return r;
 }
 
@@ -262,7 +349,8 @@ int reg_merge(struct reg_db *db, struct store_entity *e, struct reg_input *in)
                 for (size_t i = 0; i < in->vals.n_props; i++) {
                         if (!in->vals.props[i].custom || !in->vals.props[i].name)
                                 continue;
-                        r = store_entity_put_prop(e, &in->vals.props[i]);
+                        /* the keys of one JSON object, and e has no custom ones left: O(1) */
+                        r = store_entity_append_prop(e, &in->vals.props[i]);
                         if (r < 0)
                                 return reg_error_set(db->err, REG_ERR_INTERNAL, r, "out of memory");
                 }

@@ -24,6 +24,12 @@
 
 /* Upstream's VARCHAR(255) name column, which holds "<parentId>:<name>" for children. */
 #define REG_NAME_MAX 255
+/* Upstream's VARCHAR(255) external_id column and property name column (characters). */
+#define REG_EXTERNAL_ID_MAX 255
+#define REG_CUSTOM_KEY_MAX  255
+/* Our cap per object on custom properties' names and values together (bytes); their count is
+ * capped by REG_CUSTOM_PROPS_MAX (codec.h). */
+#define REG_CUSTOM_BYTES_MAX (1024 * 1024)
 
 /* A store connection lent to one request, and where its error goes. */
 struct reg_db {
@@ -61,6 +67,12 @@ _warn_unused_result_ int reg_load(struct reg_db *db, const struct reg_kind *k, i
                                   const char *word, struct store_entity *ret,
                                   const struct reg_kind **ret_kind);
 
+/* reg_load() inside a write transaction, locking the row until it ends (read-modify-write). */
+_warn_unused_result_ int reg_load_for_update(struct reg_db *db, const struct reg_kind *k,
+                                             int64_t id, const char *word,
+                                             struct store_entity *ret,
+                                             const struct reg_kind **ret_kind);
+
 /* Builds a new entity of in->kind at pl from in (whose values it takes over) into *e. */
 _warn_unused_result_ int reg_build_new(struct reg_db *db, struct reg_input *in,
                                        const struct reg_placement *pl, struct store_entity *e);
@@ -68,7 +80,11 @@ _warn_unused_result_ int reg_build_new(struct reg_db *db, struct reg_input *in,
 /* Merges a PATCH body into e (system properties, customProperties replaced, externalId). */
 _warn_unused_result_ int reg_merge(struct reg_db *db, struct store_entity *e, struct reg_input *in);
 
-/* Validates and writes e: a new row (create) or the existing one; a uniqueness clash is 409. */
+/*
+ * Validates and writes e: a new row (create) or the existing one; a uniqueness clash is 409.
+ * Validation: name, externalId and custom property limits (400), a run's times (400), and the
+ * references an inference service or a serve model holds (404 when they name nothing).
+ */
 _warn_unused_result_ int reg_save(struct reg_db *db, const struct reg_kind *k,
                                   struct store_entity *e, bool create);
 _warn_unused_result_ int reg_insert(struct reg_db *db, const struct reg_kind *k,

@@ -63,9 +63,13 @@ static const char *const sqlite_0002[] = {
         NULL,
 };
 
+/* 0003: nothing (SQLite indexes values of any length); keeps the numbering of PostgreSQL's. */
+static const char *const sqlite_0003[] = { NULL };
+
 static const struct store_migration sqlite_migrations[] = {
         { 1, sqlite_0001 },
         { 2, sqlite_0002 },
+        { 3, sqlite_0003 },
 };
 
 /* ---- PostgreSQL ---- */
@@ -113,9 +117,22 @@ static const char *const pg_0002[] = {
         NULL,
 };
 
+/*
+ * 0003: a btree index entry holds at most about 2,700 bytes, so the (name, custom,
+ * string_value) index made every long string property (a description, a readme, a custom
+ * property) fail with 500. A hash index stores only a hash of the value: equality lookups keep
+ * an index, and any length can be stored (as in SQLite).
+ */
+static const char *const pg_0003[] = {
+        "DROP INDEX IF EXISTS property_name_string",
+        "CREATE INDEX IF NOT EXISTS property_string_hash ON property USING hash (string_value)",
+        NULL,
+};
+
 static const struct store_migration pg_migrations[] = {
         { 1, pg_0001 },
         { 2, pg_0002 },
+        { 3, pg_0003 },
 };
 
 const struct store_migration *store_migrations(enum store_dialect d, size_t *ret_n)

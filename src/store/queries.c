@@ -11,6 +11,10 @@ const char q_entity_update[] = "UPDATE entity SET parent_id = ?, scope = ?, name
                                " update_ms = ? WHERE grp = ? AND id = ?";
 const char q_entity_get[] = "SELECT e.grp, e.id, e.type, e.parent_id, e.scope, e.name, e.external_id,"
                             " e.create_ms, e.update_ms FROM entity e WHERE e.grp = ? AND e.id = ?";
+/* PostgreSQL only (SQLite has no row locks; its BEGIN IMMEDIATE locks the database). */
+const char q_entity_get_for_update[] =
+        "SELECT e.grp, e.id, e.type, e.parent_id, e.scope, e.name, e.external_id,"
+        " e.create_ms, e.update_ms FROM entity e WHERE e.grp = ? AND e.id = ? FOR UPDATE";
 const char q_prop_delete[] = "DELETE FROM property WHERE grp = ? AND entity_id = ?";
 const char q_prop_insert[] =
         "INSERT INTO property (grp, entity_id, custom, name, vtype, string_value, int_value,"
@@ -57,9 +61,10 @@ const char *const q_ops[] = {
 };
 const char q_like[] = " LIKE ? ESCAPE '\\'";
 const char q_ilike_pg[] = " ILIKE ? ESCAPE '\\'";
-const char q_lower_open[] = "lower(";
+/* SQLite: mp_lower() is registered by store/sqlite.c (Unicode, as PostgreSQL's lower()). */
+const char q_lower_open[] = "mp_lower(";
 const char q_lower_close[] = ")";
-const char q_like_lower_param[] = " LIKE lower(?) ESCAPE '\\'";
+const char q_like_lower_param[] = " LIKE mp_lower(?) ESCAPE '\\'";
 
 const char *const q_order_asc[] = {
         " ORDER BY e.id ASC",

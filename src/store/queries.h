@@ -11,6 +11,7 @@ extern const char q_seq_next[];
 extern const char q_entity_insert[];
 extern const char q_entity_update[];
 extern const char q_entity_get[];
+extern const char q_entity_get_for_update[];
 extern const char q_prop_delete[];
 extern const char q_prop_insert[];
 extern const char q_prop_get[];
