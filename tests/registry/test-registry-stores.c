@@ -506,3 +506,41 @@ Test(stores, like_patterns_are_bounded)
                 free(f);
         }
 }
+
+/* ---- PostgreSQL: prepared statements per connection ---- */
+
+static int read_count(void *userdata, const struct store_val *cols, size_t n)
+{
+        *(int64_t *)userdata = n ? store_val_int(&cols[0]) : -1;
+        return 0;
+}
+
+Test(stores, postgres_prepares_each_statement_once_per_connection)
+{
+        struct store *s = test_store();
+        struct store_conn *c;
+        struct store_val one = SV_INT(1), txt = SV_TEXT("1");
+        int64_t n = -1;
+
+        if (store_dialect(s) != STORE_DIALECT_POSTGRES)
+                cr_skip_test("PostgreSQL only");
+        cr_assert_eq(store_acquire(s, &c), 0);
+        for (int i = 0; i < 3; i++)
+                cr_assert_eq(store_exec(s, c, "SELECT 1 WHERE 1 = ?", &one, 1, NULL, NULL), 1);
+        /* the same text with another parameter type is another statement */
+        cr_assert_eq(store_exec(s, c, "SELECT 1 WHERE '1' = ?", &txt, 1, NULL, NULL), 1);
+        cr_assert_eq(store_exec(s, c,
+                                "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE"
+                                " 'SELECT 1 WHERE %= $1'",
+                                NULL, 0, read_count, &n),
+                     1);
+        cr_assert_eq(n, 2, "prepared: %lld", (long long)n);
+        /* DDL and session statements run unnamed */
+        cr_assert_eq(store_exec(s, c, "SET client_min_messages TO warning", NULL, 0, NULL, NULL), 0);
+        cr_assert_eq(store_exec(s, c,
+                                "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE 'SET %'",
+                                NULL, 0, read_count, &n),
+                     1);
+        cr_assert_eq(n, 0);
+        store_release(s, c);
+}
