@@ -173,13 +173,38 @@ static int read_id(void *userdata, const struct store_val *cols, size_t n)
         return 0;
 }
 
+/*
+ * PostgreSQL takes ids from sequences, which a rolled-back insert does not give back: a name or
+ * external id already taken is answered before an id is drawn, so that a 409 leaves no gap (as
+ * on SQLite, whose counter rolls back). Two racing inserts of one name may still leave one.
+ */
+static int check_unique(struct store *s, struct store_conn *c, const struct store_entity *e)
+{
+        struct store_val name[3] = { SV_TEXT(e->type), SV_TEXT(e->scope ? e->scope : ""),
+                                     SV_TEXT(e->name ? e->name : "") };
+        struct store_val ext[2] = { SV_INT(e->group), SV_TEXT(e->external_id) };
+        int r;
+
+        r = store_exec(s, c, q_entity_name_taken, name, ELEMENTSOF(name), NULL, NULL);
+        if (r == 0 && e->external_id)
+                r = store_exec(s, c, q_entity_external_id_taken, ext, ELEMENTSOF(ext), NULL, NULL);
+        return r > 0 ? -EEXIST : r;
+}
+
 int store_entity_insert(struct store *s, struct store_conn *c, struct store_entity *e)
 {
         struct store_val seq = SV_INT(e->group);
         int64_t id = 0;
         int r;
 
-        r = store_exec(s, c, q_seq_next, &seq, 1, read_id, &id);
+        if (store_dialect(s) == STORE_DIALECT_POSTGRES) {
+                r = check_unique(s, c, e);
+                if (r < 0)
+                        return r;
+        }
+
+        r = store_exec(s, c, store_dialect(s) == STORE_DIALECT_POSTGRES ? q_seq_next_pg : q_seq_next,
+                       &seq, 1, read_id, &id);
         if (r < 0)
                 return r;
         if (id <= 0)
@@ -684,6 +709,8 @@ int store_wipe(struct store *s, struct store_conn *c)
                 r = store_exec(s, c, q_wipe_entity, NULL, 0, NULL, NULL);
         if (r >= 0)
                 r = store_exec(s, c, q_wipe_seq, NULL, 0, NULL, NULL);
+        if (r >= 0 && store_dialect(s) == STORE_DIALECT_POSTGRES)
+                r = store_exec(s, c, q_wipe_seq_pg, NULL, 0, NULL, NULL);
         if (r < 0) {
                 store_rollback(s, c);
                 return r;

@@ -4,6 +4,13 @@
 #include <stddef.h>
 
 const char q_seq_next[] = "UPDATE seq SET next_id = next_id + 1 WHERE grp = ? RETURNING next_id";
+/* PostgreSQL (migration 0004): one sequence per group, no row lock held until COMMIT. */
+const char q_seq_next_pg[] = "SELECT nextval(('entity_id_' || ?)::regclass)";
+/* Uniqueness looked up before an id is taken from a sequence (a failed insert leaves a gap). */
+const char q_entity_name_taken[] = "SELECT 1 FROM entity WHERE type = ? AND scope = ? AND name = ?";
+const char q_entity_external_id_taken[] = "SELECT 1 FROM entity WHERE grp = ? AND external_id = ?";
+const char q_wipe_seq_pg[] = "SELECT setval('entity_id_0', 1, false), setval('entity_id_1', 1, false),"
+                             " setval('entity_id_2', 1, false)";
 const char q_entity_insert[] =
         "INSERT INTO entity (grp, id, type, parent_id, scope, name, external_id, create_ms, update_ms)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
