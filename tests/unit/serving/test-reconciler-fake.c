@@ -345,6 +345,58 @@ Test(tm_shell, finalizer_removal_404_means_done)
         cr_assert_str_empty(W.error);
         json_auto_t *cm = get_obj(&gvr_configmaps, "modelconfig-sk-0");
         cr_assert_null(strstr(models_json(cm), "\"m1\""), "still listed: %s", models_json(cm));
+
+        /* the cache still shows m1 with its finalizer: no second attempt from it */
+        fake_kube_api_reset_calls(W.fake);
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "trainedmodels"), 0,
+                     "finalizer removal retried on a gone object");
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "trainedmodels/status"), 0);
+}
+
+/* Issue #12: the informer delivers our own writes late. A reconcile that runs before it did
+ * (the cache still holds the objects as they were) must not send the same patches again. */
+Test(tm_shell, stale_cache_after_own_writes_sends_no_patch)
+{
+        struct reconcile_result res;
+        struct kube_status st = { 0 };
+
+        put_isvc("sk", "1Gi");
+        put_tm("m1", "sk", "100Mi");
+        put_tm("m2", "sk", "100Mi");
+        put_tm("m3", "sk", "100Mi");
+        sync_caches();
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "trainedmodels"), 3);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "trainedmodels/status"), 3);
+
+        /* no sync: the cache has no finalizer and no status yet */
+        fake_kube_api_reset_calls(W.fake);
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, NULL), 0,
+                     "no-op patches from a stale cache");
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_CREATE, NULL), 0);
+
+        /* the cache catches up: still nothing to write, and the cache is the truth again */
+        sync_caches();
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, NULL), 0);
+
+        /* a change by someone else after our write is seen (the memory is dropped) */
+        cr_assert_eq(kube_api_delete(&W.api, &gvr_trainedmodels, NS, "m2", NULL, NULL, &st), 0);
+        sync_caches();
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        json_auto_t *gone = get_obj(&gvr_trainedmodels, "m2");
+        cr_assert_null(gone, "the finalizer of m2 was not removed");
+
+        /* and the finalizer removal is not sent again from the stale cache */
+        fake_kube_api_reset_calls(W.fake);
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, NULL), 0);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_DELETE, NULL), 0);
+        json_auto_t *cm = get_obj(&gvr_configmaps, "modelconfig-sk-0");
+        cr_assert_null(strstr(models_json(cm), "\"m2\""), "%s", models_json(cm));
+        cr_assert_not_null(strstr(models_json(cm), "\"m3\""), "%s", models_json(cm));
 }
 
 Test(tm_shell, deleting_a_model_removes_it_then_its_finalizer)
