@@ -69,6 +69,9 @@ struct kube_shared {
 struct kube_client {
         struct kube_shared *sh; /* reference */
         CURL *curl;             /* owned; used by one thread at a time */
+        bool own_budget;        /* kube_client_dup_budget(): own bucket, not the shared one */
+        bool own_limited;
+        struct token_bucket own_bucket; /* one thread at a time: no lock */
         char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -231,6 +234,25 @@ int kube_client_dup(struct kube_client *c, struct kube_client **ret)
         return client_new_shared(c->sh, ret);
 }
 
+int kube_client_dup_budget(struct kube_client *c, double qps, unsigned burst,
+                           struct kube_client **ret)
+{
+        struct kube_client *n = NULL;
+        int r;
+
+        if (!c || !ret || qps < 0)
+                return -EINVAL;
+        r = client_new_shared(c->sh, &n);
+        if (r < 0)
+                return r;
+        n->own_budget = true;
+        n->own_limited = qps > 0;
+        if (n->own_limited)
+                token_bucket_init(&n->own_bucket, qps, burst > 0 ? burst : 1, now_monotonic());
+        *ret = n;
+        return 0;
+}
+
 struct kube_client *kube_client_free(struct kube_client *c)
 {
         if (!c)
@@ -263,10 +285,19 @@ static void sleep_usec(usec_t u)
                 ;
 }
 
-static void limiter_wait(struct kube_shared *sh)
+static void limiter_wait(struct kube_client *c)
 {
+        struct kube_shared *sh = c->sh;
         usec_t delay;
 
+        if (c->own_budget) {
+                if (c->own_limited) {
+                        delay = token_bucket_reserve(&c->own_bucket, now_monotonic());
+                        if (delay > 0)
+                                sleep_usec(delay);
+                }
+                return;
+        }
         if (!sh->limited)
                 return;
         (void)pthread_mutex_lock(&sh->limiter_lock);
@@ -712,7 +743,7 @@ static int perform(struct kube_client *c, const char *method, const char *url,
                         return curl_to_errno(cc) == -EIO ? -EINVAL : curl_to_errno(cc);
                 }
 
-                limiter_wait(c->sh);
+                limiter_wait(c);
                 cc = curl_easy_perform(c->curl);
                 if (c->sh->observer) {
                         long obs_code = 0;
@@ -1159,7 +1190,7 @@ int kube_watch(struct kube_client *c, const struct gvr *r, const char *ns,
                 return curl_to_errno(cc);
         }
 
-        limiter_wait(c->sh);
+        limiter_wait(c);
         cc = curl_easy_perform(c->curl);
         if (c->sh->observer) {
                 long obs_code = w.code;

@@ -60,6 +60,10 @@ _warn_unused_result_ int kube_client_new(const struct kube_config *cfg,
                                          const struct kube_client_options *opts,
                                          struct kube_client **ret);
 _warn_unused_result_ int kube_client_dup(struct kube_client *c, struct kube_client **ret);
+/* As kube_client_dup(), but the clone has its own client-side budget (qps 0 = unlimited) instead
+ * of the shared one: for traffic that must neither wait for nor slow the others (Events). */
+_warn_unused_result_ int kube_client_dup_budget(struct kube_client *c, double qps, unsigned burst,
+                                                struct kube_client **ret);
 struct kube_client *kube_client_free(struct kube_client *c);
 DEFINE_CLEANUP_FUNC(struct kube_client *, kube_client_free)
 
