@@ -37,6 +37,7 @@ static const char *arg_leader_namespace;
 static unsigned arg_workers = 4;
 static double arg_qps; /* 0: off, as controller-runtime >= 0.21 (API Priority and Fairness) */
 static unsigned arg_burst = 100;
+static unsigned arg_write_concurrency = 8;
 static bool arg_webhook;
 static unsigned arg_webhook_port = WEBHOOK_DEFAULT_PORT;
 static const char *arg_webhook_cert_dir = WEBHOOK_DEFAULT_CERT_DIR;
@@ -54,6 +55,7 @@ enum {
         ARG_WORKERS,
         ARG_QPS,
         ARG_BURST,
+        ARG_WRITE_CONCURRENCY,
         ARG_NAMESPACE,
         ARG_WEBHOOK,
         ARG_WEBHOOK_PORT,
@@ -85,6 +87,8 @@ static const struct cli_option controller_options[] = {
           ARG_QPS },
         { "kube-api-burst", 0, CLI_ARG_REQUIRED, "N",
           "client-side burst when --kube-api-qps > 0 (default 100)", ARG_BURST },
+        { "max-concurrent-writes", 0, CLI_ARG_REQUIRED, "N",
+          "API writes in flight per reconcile, 1-64 (default 8)", ARG_WRITE_CONCURRENCY },
         { "namespace", 0, CLI_ARG_REQUIRED, "NS", "watch one namespace only (default: all)",
           ARG_NAMESPACE },
         { "enable-webhook", 0, CLI_ARG_OPTIONAL, "BOOL",
@@ -155,6 +159,14 @@ static int controller_set(void *userdata, const struct cli_option *opt, const ch
                         arg_qps = u;
                 else
                         arg_burst = u;
+                return 0;
+        case ARG_WRITE_CONCURRENCY:
+                if (safe_atou32(arg, &u) < 0 || u == 0 || u > 64) {
+                        (void)snprintf(err, err_size, "invalid --max-concurrent-writes '%s' (1-64)",
+                                       arg);
+                        return -EINVAL;
+                }
+                arg_write_concurrency = u;
                 return 0;
         case ARG_NAMESPACE:
                 arg_namespace = arg;
@@ -409,6 +421,7 @@ int cmd_controller(int argc, char **argv)
                                            .workers = arg_workers,
                                            .metrics = manager_metrics(m),
                                            .client = client,
+                                           .write_fanout = arg_write_concurrency - 1,
                                            .wait_for = (struct informer *[]){ tms, isvcs },
                                            .n_wait_for = 2,
                                    },

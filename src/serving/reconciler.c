@@ -384,33 +384,61 @@ static json_t *slim_answer(json_t *answer /* steals */)
         return slim;
 }
 
-/* Phase 1: metadata patches of live TrainedModels (finalizer before models.json). Replaces the
- * patched objects in tms with the server's answers so that the second plan sees them. */
+/* One phase of writes of one reconcile, run concurrently (reconcile_for_each). */
+struct phase {
+        struct tm_reconciler *r;
+        const char *key, *ns;
+        const struct isvc_plan *plan;
+        json_t *tms;     /* read-only while the items run */
+        json_t **answers; /* phase 1: the slimmed answer per index (owned), NULL: none */
+};
+
+static int metadata_item(const struct reconcile_ctx *ctx, size_t i, void *userdata)
+{
+        struct phase *ph = userdata;
+        const struct tm_plan *p = &ph->plan->tms[i];
+        json_t *obj = json_array_get(ph->tms, i), *updated = NULL;
+        int k;
+
+        if (!p->metadata_patch || tm_is_deleting(obj) || p->delete_object)
+                return 0;
+        k = patch_tm(ctx, ph->ns, p->name, p->metadata_patch, NULL, &updated);
+        if (k < 0)
+                return k;
+        atomic_fetch_add(&ph->r->tm_metadata_writes, 1);
+        /* keep what the second plan reads, not the server's managedFields */
+        updated = slim_answer(updated);
+        if (updated && own_writes_put(ph->r, ph->key, obj, updated) < 0) {
+                json_decref(updated);
+                return -ENOMEM;
+        }
+        ph->answers[i] = updated;
+        return 0;
+}
+
+/* Phase 1: metadata patches of live TrainedModels (finalizer before models.json), concurrently;
+ * all of them are answered before the ConfigMap is written. Replaces the patched objects in tms
+ * with the server's answers so that the second plan sees them. */
 static int apply_metadata(struct tm_reconciler *r, const struct reconcile_ctx *ctx,
                           const char *key, const char *ns, const struct isvc_plan *plan,
                           json_t *tms)
 {
-        for (size_t i = 0; i < plan->n_tms; i++) {
-                const struct tm_plan *p = &plan->tms[i];
-                json_t *obj = json_array_get(tms, i), *updated = NULL;
-                int k;
+        struct phase ph = { .r = r, .key = key, .ns = ns, .plan = plan, .tms = tms };
+        int k, first;
 
-                if (!p->metadata_patch || tm_is_deleting(obj) || p->delete_object)
+        ph.answers = calloc(plan->n_tms + 1, sizeof(*ph.answers));
+        if (!ph.answers)
+                return -ENOMEM;
+        first = reconcile_for_each(ctx, plan->n_tms, metadata_item, &ph);
+        for (size_t i = 0; i < plan->n_tms; i++) {
+                if (!ph.answers[i])
                         continue;
-                k = patch_tm(ctx, ns, p->name, p->metadata_patch, NULL, &updated);
-                if (k < 0)
-                        return k;
-                atomic_fetch_add(&r->tm_metadata_writes, 1);
-                /* keep what the second plan reads, not the server's managedFields */
-                updated = slim_answer(updated);
-                if (updated && own_writes_put(r, key, obj, updated) < 0) {
-                        json_decref(updated);
-                        return -ENOMEM;
-                }
-                if (updated && json_array_set_new(tms, i, updated) < 0)
-                        return -ENOMEM;
+                k = json_array_set_new(tms, i, ph.answers[i]);
+                if (k < 0 && first == 0)
+                        first = -ENOMEM;
         }
-        return 0;
+        free(ph.answers);
+        return first;
 }
 
 /* A status or finalizer patch of phase 3, its answer recorded as an own write. */
@@ -430,59 +458,57 @@ static int patch_tm_recorded(struct tm_reconciler *r, const struct reconcile_ctx
         return k;
 }
 
-/* Phase 3: status, finalizer removal, deletes, events. */
+static int rest_item(const struct reconcile_ctx *ctx, size_t i, void *userdata)
+{
+        struct phase *ph = userdata;
+        struct tm_reconciler *r = ph->r;
+        const struct tm_plan *p = &ph->plan->tms[i];
+        const char *ns = ph->ns;
+        json_t *obj = json_array_get(ph->tms, i);
+        struct kube_status st = { 0 };
+        int k = 0;
+
+        if (p->delete_object) {
+                k = kube_api_delete(ctx->api, &gvr_trainedmodels, ns, p->name, NULL, NULL, &st);
+                if (k >= 0 || k == -ENOENT) /* deleted or gone: never again from here */
+                        (void)own_writes_put(r, ph->key, obj, NULL);
+                if (k == -ENOENT)
+                        return 0;
+                if (k < 0)
+                        return reconcile_errorf(ctx, k, "Failed to delete TrainedModel %s/%s: %s",
+                                                ns, p->name, st.message);
+                atomic_fetch_add(&r->tm_deletes, 1);
+                log_emit(LOG_LEVEL_INFO, 0, ctx->log,
+                         "Deleted TrainedModel %s/%s: its InferenceService does not exist", ns,
+                         p->name);
+                return 0;
+        }
+        if (p->status && p->status_changed && !tm_is_deleting(obj)) {
+                json_auto_t *sp = json_pack("{s:O}", "status", p->status);
+                if (!sp)
+                        return -ENOMEM;
+                k = patch_tm_recorded(r, ctx, ph->key, ns, obj, p->name, sp, "status");
+                if (k == 0) {
+                        atomic_fetch_add(&r->tm_status_writes, 1);
+                        emit(r, obj, p, "Warning");
+                }
+        }
+        if (k == 0 && p->metadata_patch && tm_is_deleting(obj)) {
+                k = patch_tm_recorded(r, ctx, ph->key, ns, obj, p->name, p->metadata_patch, NULL);
+                if (k == 0)
+                        atomic_fetch_add(&r->tm_metadata_writes, 1);
+        }
+        return k;
+}
+
+/* Phase 3, after the ConfigMap write: status, finalizer removal, deletes, events, concurrently
+ * (one TrainedModel's writes stay in order on one thread). */
 static int apply_rest(struct tm_reconciler *r, const struct reconcile_ctx *ctx, const char *key,
                       const char *ns, const struct isvc_plan *plan, json_t *tms)
 {
-        int first_error = 0;
+        struct phase ph = { .r = r, .key = key, .ns = ns, .plan = plan, .tms = tms };
 
-        for (size_t i = 0; i < plan->n_tms; i++) {
-                const struct tm_plan *p = &plan->tms[i];
-                json_t *obj = json_array_get(tms, i);
-                struct kube_status st = { 0 };
-                int k = 0;
-
-                if (p->delete_object) {
-                        k = kube_api_delete(ctx->api, &gvr_trainedmodels, ns, p->name, NULL, NULL,
-                                            &st);
-                        if (k >= 0 || k == -ENOENT) /* deleted or gone: never again from here */
-                                (void)own_writes_put(r, key, obj, NULL);
-                        if (k == -ENOENT)
-                                k = 0;
-                        else if (k < 0)
-                                (void)reconcile_errorf(ctx, k,
-                                                       "Failed to delete TrainedModel %s/%s: %s",
-                                                       ns, p->name, st.message);
-                        else {
-                                atomic_fetch_add(&r->tm_deletes, 1);
-                                log_emit(LOG_LEVEL_INFO, 0, ctx->log,
-                                         "Deleted TrainedModel %s/%s: its InferenceService does not exist",
-                                         ns, p->name);
-                        }
-                        if (k < 0 && first_error == 0)
-                                first_error = k;
-                        continue;
-                }
-                if (p->status && p->status_changed && !tm_is_deleting(obj)) {
-                        json_auto_t *sp = json_pack("{s:O}", "status", p->status);
-                        if (!sp)
-                                return -ENOMEM;
-                        k = patch_tm_recorded(r, ctx, key, ns, obj, p->name, sp, "status");
-                        if (k == 0) {
-                                atomic_fetch_add(&r->tm_status_writes, 1);
-                                emit(r, obj, p, "Warning");
-                        }
-                }
-                if (k == 0 && p->metadata_patch && tm_is_deleting(obj)) {
-                        k = patch_tm_recorded(r, ctx, key, ns, obj, p->name, p->metadata_patch,
-                                              NULL);
-                        if (k == 0)
-                                atomic_fetch_add(&r->tm_metadata_writes, 1);
-                }
-                if (k < 0 && first_error == 0)
-                        first_error = k;
-        }
-        return first_error;
+        return reconcile_for_each(ctx, plan->n_tms, rest_item, &ph);
 }
 
 /* (Re)computes *plan for the InferenceService name from the given objects (all borrowed). */

@@ -7,6 +7,7 @@
  */
 #include <criterion/criterion.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,15 +32,21 @@ struct world {
 };
 
 static struct world W;
+static pthread_mutex_t events_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Extra ports for reconcile_for_each (the fake is thread-safe); run() uses n_fanout of them. */
+static struct kube_api fanout[7];
+static size_t n_fanout;
 
 static void on_event(void *userdata, const json_t *obj, const char *type, const char *reason,
                      const char *message)
 {
         (void)userdata;
         (void)message;
+        (void)pthread_mutex_lock(&events_lock);
         json_array_append_new(W.events,
                               json_pack("[s,s,s]", type, reason,
                                         json_get_string_path(obj, "metadata", "name", NULL)));
+        (void)pthread_mutex_unlock(&events_lock);
 }
 
 static void setup(void)
@@ -98,7 +105,11 @@ static int run(struct reconciler (*get)(struct tm_reconciler *), const char *key
         struct reconciler rc = get(W.rec);
         struct reconcile_ctx ctx = { .userdata = rc.userdata, .api = &W.api,
                                      .clock = &W.clock.clock, .log = &lf,
-                                     .error = W.error, .error_size = sizeof(W.error) };
+                                     .error = W.error, .error_size = sizeof(W.error),
+                                     .fanout = fanout, .n_fanout = n_fanout };
+
+        for (size_t i = 0; i < ELEMENTSOF(fanout); i++)
+                fanout[i] = W.api;
 
         W.error[0] = '\0';
         *res = (struct reconcile_result){ .outcome = RECONCILE_DONE };
@@ -497,4 +508,43 @@ Test(tm_shell, orphan_controller_marks_invalid_spec)
         sync_caches();
         cr_assert_eq(run(tm_orphan_reconciler_get, NS "/lost", &res), 0);
         cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_ANY, NULL), 0);
+}
+
+/* Concurrent writes (8 lanes) give the same result as sequential ones, and a failure of one
+ * TrainedModel's status write is reported while the others are written. */
+Test(tm_shell, concurrent_writes_converge_exactly_and_report_the_first_failure)
+{
+        struct reconcile_result res;
+        char name[16];
+        int r;
+
+        n_fanout = 7;
+        put_isvc("sk", "100Gi");
+        for (int i = 0; i < 200; i++) {
+                (void)snprintf(name, sizeof(name), "m%03d", i);
+                put_tm(name, "sk", "10Mi");
+        }
+        sync_caches();
+        cr_assert_eq(fake_kube_api_fail(W.fake, FAKE_KUBE_PATCH, "trainedmodels/status", 50, 1,
+                                        500),
+                     0);
+        r = reconcile_isvc("sk", &res);
+        cr_assert_eq(r, -EIO, "%d %s", r, W.error);
+        cr_assert_not_null(strstr(W.error, "Failed to patch status of TrainedModel"), "%s",
+                           W.error);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "trainedmodels"), 200);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "trainedmodels/status"), 200,
+                     "one failure does not stop the others");
+        converge("sk");
+
+        json_auto_t *cm = get_obj(&gvr_configmaps, "modelconfig-sk-0");
+        json_auto_t *models = json_loads(models_json(cm), 0, NULL);
+        cr_assert_eq(json_array_size(models), 200);
+        for (int i = 0; i < 200; i++) {
+                (void)snprintf(name, sizeof(name), "m%03d", i);
+                json_auto_t *tm = get_obj(&gvr_trainedmodels, name);
+                cr_assert(has_finalizer(tm), "%s", name);
+                cr_assert_str_eq(condition(tm, "Ready"), "True", "%s", name);
+        }
+        n_fanout = 0;
 }
