@@ -22,6 +22,10 @@ const struct gvr gvr_configmaps = { "", "v1", "configmaps" };
 #define CONFIGMAP_CONFLICT_TRIES 8
 /* Safety net: a quiet InferenceService is reconciled again after this long (kube-rs advice). */
 #define RESYNC_PERIOD (60 * USEC_PER_MINUTE)
+/* The time slice of one reconcile: TrainedModels whose status/finalizer it writes (phase 3). */
+#ifndef TM_WRITES_PER_PASS
+#define TM_WRITES_PER_PASS 500U
+#endif
 
 struct tm_reconciler {
         struct cache *tms;   /* borrowed */
@@ -501,14 +505,53 @@ static int rest_item(const struct reconcile_ctx *ctx, size_t i, void *userdata)
         return k;
 }
 
+static bool rest_has_writes(const struct tm_plan *p, const json_t *obj)
+{
+        return p->delete_object || (p->status && p->status_changed && !tm_is_deleting(obj)) ||
+               (p->metadata_patch && tm_is_deleting(obj));
+}
+
+struct capped {
+        struct phase *ph;
+        size_t *index; /* the plan indexes this pass writes */
+};
+
+static int capped_item(const struct reconcile_ctx *ctx, size_t i, void *userdata)
+{
+        struct capped *c = userdata;
+
+        return rest_item(ctx, c->index[i], c->ph);
+}
+
 /* Phase 3, after the ConfigMap write: status, finalizer removal, deletes, events, concurrently
- * (one TrainedModel's writes stay in order on one thread). */
+ * (one TrainedModel's writes stay in order on one thread). A time slice: at most
+ * TM_WRITES_PER_PASS TrainedModels are written per reconcile; *ret_more tells that the rest
+ * waits for the next pass (the key goes to the back of the queue: other InferenceServices get
+ * their turn; what was written here is remembered as own writes, so nothing is sent twice). */
 static int apply_rest(struct tm_reconciler *r, const struct reconcile_ctx *ctx, const char *key,
-                      const char *ns, const struct isvc_plan *plan, json_t *tms)
+                      const char *ns, const struct isvc_plan *plan, json_t *tms, bool *ret_more)
 {
         struct phase ph = { .r = r, .key = key, .ns = ns, .plan = plan, .tms = tms };
+        struct capped c = { .ph = &ph };
+        size_t n = 0;
+        int k;
 
-        return reconcile_for_each(ctx, plan->n_tms, rest_item, &ph);
+        *ret_more = false;
+        c.index = calloc(plan->n_tms + 1, sizeof(*c.index));
+        if (!c.index)
+                return -ENOMEM;
+        for (size_t i = 0; i < plan->n_tms; i++) {
+                if (!rest_has_writes(&plan->tms[i], json_array_get(tms, i)))
+                        continue;
+                if (n == TM_WRITES_PER_PASS) {
+                        *ret_more = true;
+                        break;
+                }
+                c.index[n++] = i;
+        }
+        k = reconcile_for_each(ctx, n, capped_item, &c);
+        free(c.index);
+        return k;
 }
 
 /* (Re)computes *plan for the InferenceService name from the given objects (all borrowed). */
@@ -541,6 +584,7 @@ static int tm_reconcile_isvc(const struct reconcile_ctx *ctx, const char *key,
         CLEANUP(isvc_plan_releasep) struct isvc_plan plan = { 0 };
         json_auto_t *isvc = NULL, *tms = NULL, *cm = NULL;
         char cm_name[MODELCONFIG_NAME_MAX];
+        bool more;
         int k;
 
         k = cache_key_split(key, &ns, &name);
@@ -609,10 +653,10 @@ static int tm_reconcile_isvc(const struct reconcile_ctx *ctx, const char *key,
                 return k;
         if (k < 0)
                 return reconcile_terminal(ret, k);
-        k = apply_rest(r, ctx, key, ns, &plan, tms);
+        k = apply_rest(r, ctx, key, ns, &plan, tms, &more);
         if (k < 0)
                 return k;
-        return reconcile_requeue_after(ret, RESYNC_PERIOD);
+        return reconcile_requeue_after(ret, more ? 0 : RESYNC_PERIOD);
 }
 
 struct reconciler tm_reconciler_get(struct tm_reconciler *r)

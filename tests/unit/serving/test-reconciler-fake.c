@@ -548,3 +548,33 @@ Test(tm_shell, concurrent_writes_converge_exactly_and_report_the_first_failure)
         }
         n_fanout = 0;
 }
+
+/* The time slice: one reconcile writes at most 500 TrainedModels' statuses, then hands the key
+ * to the back of the queue (requeue after 0); the next passes go on from there, even from a
+ * cache that has not seen the first pass's writes, and nothing is written twice. */
+Test(tm_shell, one_pass_writes_at_most_500_then_requeues_at_once)
+{
+        struct reconcile_result res;
+        char name[16];
+        unsigned passes = 0;
+
+        put_isvc("sk", "100Gi");
+        for (int i = 0; i < 1200; i++) {
+                (void)snprintf(name, sizeof(name), "m%04d", i);
+                put_tm(name, "sk", "1Mi");
+        }
+        sync_caches();
+        do {
+                cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+                cr_assert_eq(res.outcome, RECONCILE_REQUEUE_AFTER);
+                passes++;
+                cr_assert_leq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "trainedmodels/status"),
+                              500 * passes);
+        } while (res.requeue_after == 0 && passes < 10);
+        cr_assert_eq(passes, 3, "1200 = 500 + 500 + 200");
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "trainedmodels/status"), 1200,
+                     "each status written once");
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "trainedmodels"), 1200,
+                     "each finalizer written once");
+        cr_assert_gt(res.requeue_after, 0, "the last pass waits for the resync");
+}
