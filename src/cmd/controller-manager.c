@@ -236,10 +236,7 @@ struct tm_metrics {
 
 static void counter_to(struct metric *m, double v)
 {
-        double cur = metric_value(m);
-
-        if (v > cur)
-                metric_add(m, v - cur);
+        metric_raise_to(m, v);
 }
 
 static void collect_tm_metrics(void *userdata)

@@ -84,10 +84,7 @@ int parse_bind_address(const char *s, char *ret_addr, size_t len, uint16_t *ret_
 /* modelplane_events_*: the Event recorder's counters, brought up to date at every scrape. */
 static void counter_to(struct metric *m, unsigned long v)
 {
-        double cur = metric_value(m);
-
-        if ((double)v > cur)
-                metric_add(m, (double)v - cur);
+        metric_raise_to(m, (double)v);
 }
 
 static void collect_event_metrics(void *userdata)
