@@ -3,6 +3,7 @@
 
 #include <assert.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -130,8 +131,9 @@ struct catalog_model {
         bool has_accuracy;
         double accuracy;
         char *haystack; /* owned; lower-cased name, description, provider, tasks */
-        json_t *wire;   /* owned; the CatalogModel served */
-        char *wire_text; /* owned; wire serialized once (compact, insertion order) */
+        /* owned; the CatalogModel served, serialized once (compact, insertion order); the JSON
+         * tree it came from is not kept (the JSON API decodes this text) */
+        char *wire_text;
         size_t wire_len;
         json_t *artifacts; /* owned; array of CatalogArtifact with ids */
         /* borrowed from data->model: the well-known fields, resolved once (filter hot path) */
@@ -186,7 +188,6 @@ static void index_free(struct catalog_index *idx)
                 free(idx->models[i].haystack);
                 free(idx->models[i].aprops);
                 free(idx->models[i].wire_text);
-                json_decref(idx->models[i].wire);
                 json_decref(idx->models[i].artifacts);
         }
         free(idx->models);
@@ -210,8 +211,11 @@ struct catalog_index *catalog_index_unref(struct catalog_index *idx)
 {
         if (!idx)
                 return NULL;
-        if (__atomic_sub_fetch(&idx->refs, 1, __ATOMIC_ACQ_REL) == 0)
+        if (__atomic_sub_fetch(&idx->refs, 1, __ATOMIC_ACQ_REL) == 0) {
                 index_free(idx);
+                /* the last reader of an old snapshot returns its pages to the system */
+                malloc_trim(0);
+        }
         return NULL;
 }
 
@@ -395,7 +399,6 @@ static int model_build(struct catalog_model *m, const char *source_id, int64_t *
         if (!m->wire_text)
                 return -ENOMEM;
         m->wire_len = strlen(m->wire_text);
-        m->wire = TAKE_PTR(wire);
         m->artifacts = TAKE_PTR(arts);
         return 0;
 }
@@ -1454,7 +1457,9 @@ static void property_key(const json_t *entity, const char *p, enum filterq_suffi
 
 static json_t *model_item_json(const void *item)
 {
-        return json_incref(((const struct catalog_model *)item)->wire);
+        const struct catalog_model *m = item;
+
+        return json_loadb(m->wire_text, m->wire_len, 0, NULL);
 }
 
 static bool model_in_sources(const struct catalog_model *m, char **sources)
@@ -1793,7 +1798,9 @@ int catalog_index_get_model(const struct catalog_index *idx, const char *source_
 
         if (!m)
                 return -ENOENT;
-        *ret = json_incref(m->wire);
+        *ret = json_loadb(m->wire_text, m->wire_len, 0, NULL);
+        if (!*ret)
+                return -ENOMEM;
         return 0;
 }
 
