@@ -1560,15 +1560,20 @@ static bool model_selected(const struct catalog_model *m, const struct catalog_m
  */
 static int models_select_presorted(const struct catalog_index *idx,
                                    const struct catalog_model_query *q, const char *needle,
-                                   struct keyed *v, size_t *ret_n)
+                                   struct keyed **ret_v, size_t *ret_n)
 {
         struct sort_opts opts = { .desc = q->page.desc };
+        AUTOFREE struct keyed *v = NULL;
         size_t start = 0, n = 0;
         char err[8];
 
         if ((q->order != CATALOG_ORDER_ID && q->order != CATALOG_ORDER_NAME) ||
             (q->filter && (!idx->well_typed || !filter_is_total(q->filter))))
                 return 0;
+        /* the page and the one item that tells whether a next page exists */
+        v = calloc(MIN((size_t)q->page.page_size, idx->n_models) + 2, sizeof(*v));
+        if (!v)
+                return -ENOMEM;
         if (q->page.token && q->page.token[0]) {
                 AUTOFREE char *plain = NULL;
                 struct sort_key cur;
@@ -1604,6 +1609,7 @@ static int models_select_presorted(const struct catalog_index *idx,
                 presorted_key(m, q->order, &v[n].key);
                 n++;
         }
+        *ret_v = TAKE_PTR(v);
         *ret_n = n;
         return 1;
 }
@@ -1618,9 +1624,6 @@ static int models_select(const struct catalog_index *idx, const struct catalog_m
         bool is_str = false, always_has = true, presorted = false;
         int r;
 
-        v = calloc(idx->n_models + 1, sizeof(*v));
-        if (!v)
-                return -ENOMEM;
         if (q->q && q->q[0]) {
                 needle = strdup(q->q);
                 if (!needle)
@@ -1628,10 +1631,14 @@ static int models_select(const struct catalog_index *idx, const struct catalog_m
                 for (char *c = needle; *c; c++)
                         *c = (char)tolower((unsigned char)*c);
         }
-        r = models_select_presorted(idx, q, needle, v, &n);
+        r = models_select_presorted(idx, q, needle, &v, &n);
         if (r < 0)
                 return r;
-        if (r > 0) {
+        if (r == 0) {
+                v = calloc(idx->n_models + 1, sizeof(*v));
+                if (!v)
+                        return -ENOMEM;
+        } else {
                 *ret = (struct model_selection){ .v = TAKE_PTR(v), .n = n,
                                                  .is_str = q->order == CATALOG_ORDER_NAME,
                                                  .always_has = true, .presorted = true };
