@@ -113,6 +113,18 @@ static void assert_isolated(struct catalog_service *svc, const char *what)
         catalog_index_unref(idx);
 }
 
+/* Writes text as bad.yaml (consumes the buffer), loads, asserts the isolation. */
+static void assert_bad_text(struct buf *text, const char *what)
+{
+        struct catalog_service *svc;
+
+        write_file("bad.yaml", buf_str(text));
+        buf_release(text);
+        svc = start();
+        assert_isolated(svc, what);
+        catalog_service_free(svc);
+}
+
 Test(hostile, symlink_loop)
 {
         char a[256], b[256];
@@ -183,7 +195,6 @@ Test(hostile, oversize_file)
 Test(hostile, alias_bomb)
 {
         struct buf b = BUF_INIT(SIZE_MAX);
-        struct catalog_service *svc;
 
         write_sources();
         /* 9 levels of 10x fan-out: 10^9 nodes if expanded */
@@ -198,17 +209,12 @@ Test(hostile, alias_bomb)
                         cr_assert_geq(buf_printf(&b, "%s*a%d", k ? ", " : "", i - 1), 0);
                 cr_assert_geq(buf_puts(&b, "]\n"), 0);
         }
-        write_file("bad.yaml", buf_str(&b));
-        buf_release(&b);
-        svc = start();
-        assert_isolated(svc, "aliases expand");
-        catalog_service_free(svc);
+        assert_bad_text(&b, "aliases expand");
 }
 
 Test(hostile, deep_nesting)
 {
         struct buf b = BUF_INIT(SIZE_MAX);
-        struct catalog_service *svc;
 
         write_sources();
         cr_assert_geq(buf_puts(&b, "models:\n  - name: deep\n    x: "), 0);
@@ -217,11 +223,7 @@ Test(hostile, deep_nesting)
         for (int i = 0; i < 60000; i++)
                 cr_assert_geq(buf_putc(&b, ']'), 0);
         cr_assert_geq(buf_putc(&b, '\n'), 0);
-        write_file("bad.yaml", buf_str(&b));
-        buf_release(&b);
-        svc = start();
-        assert_isolated(svc, "nesting deeper than");
-        catalog_service_free(svc);
+        assert_bad_text(&b, "nesting deeper than");
 }
 
 static long rss_kib(void)
