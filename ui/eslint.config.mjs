@@ -8,7 +8,7 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   {
     languageOptions: {
-      globals: { window: 'readonly', document: 'readonly', fetch: 'readonly', console: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', URLSearchParams: 'readonly', AbortController: 'readonly', process: 'readonly', performance: 'readonly' },
+      globals: { window: 'readonly', document: 'readonly', fetch: 'readonly', console: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', URLSearchParams: 'readonly', AbortController: 'readonly', URL: 'readonly', process: 'readonly', performance: 'readonly' },
     },
     rules: {
       // names and messages come from users and servers: render them as text, never as HTML

@@ -79,6 +79,35 @@ test('register a model with a version, find it by search, open it, archive and r
   noProblems(page);
 });
 
+test('the list pages on the server (pageSize 20, nextPageToken), never loading everything', async () => {
+  const prefix = `page-${process.pid}-`;
+  for (let i = 0; i < 45; i++) await registry(stack, 'POST', '/registered_models', { name: `${prefix}${String(i).padStart(2, '0')}` });
+  const page = await userPage(browser, 'alice');
+  const lists = [];
+  page.on('request', (r) => {
+    if (/\/registered_models\?/.test(r.url())) lists.push(new URL(r.url()).searchParams);
+  });
+  await page.goto(`${stack.url}/#/models?q=${prefix}&sort=created_asc`);
+  const rows = page.getByTestId('models-table').locator('tbody tr');
+  const first = async () => (await rows.first().innerText()).split('\t')[0].trim();
+  await waitFor('page 1', async () => (await rows.count()) === 20 && (await first()) === `${prefix}00`, T);
+  await page.getByRole('button', { name: 'Next page' }).click();
+  await waitFor('page 2', async () => (await first()) === `${prefix}20`, T);
+  assert.equal(await rows.count(), 20);
+  await page.getByRole('button', { name: 'Next page' }).click();
+  await waitFor('page 3', async () => (await first()) === `${prefix}40`, T);
+  assert.equal(await rows.count(), 5);
+  assert.equal(await page.getByRole('button', { name: 'Next page' }).isDisabled(), true);
+  await page.getByRole('button', { name: 'Previous page' }).click();
+  await waitFor('back to page 2', async () => (await first()) === `${prefix}20`, T);
+  assert.ok(lists.length >= 4, `${lists.length} list requests`);
+  for (const q of lists) {
+    assert.equal(q.get('pageSize'), '20');
+    assert.match(q.get('filterQuery') ?? '', /ILIKE/);
+  }
+  noProblems(page);
+});
+
 test('a model name with HTML in it is shown as text', async () => {
   const evil = `<img src=x onerror="window.__pwned=1">${process.pid}`;
   await registry(stack, 'POST', '/registered_models', { name: evil });
@@ -115,7 +144,18 @@ test('a TrainedModel goes from waiting (not enough memory) to Ready when the lim
   const ns = stack.nsA;
   const isvc = 'sklearn-demo';
   const predictor = (mem) => ({ minReplicas: 1, sklearn: { name: 'kserve-container', resources: { requests: { cpu: '1', memory: mem }, limits: { cpu: '1', memory: mem } } } });
-  apply({ apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService', metadata: { name: isvc, namespace: ns }, spec: { predictor: predictor('2Gi') } });
+  // a registered model and version that the InferenceService serves (the registry controller links them)
+  const rm = await registry(stack, 'POST', '/registered_models', { name: `served-${process.pid}` });
+  const mv = await registry(stack, 'POST', `/registered_models/${rm.id}/versions`, { name: 'v1', registeredModelId: rm.id });
+  apply({
+    apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService',
+    metadata: {
+      name: isvc, namespace: ns,
+      labels: { 'modelregistry.kubeflow.org/registered-model-id': rm.id, 'modelregistry.kubeflow.org/model-version-id': mv.id },
+      annotations: { 'modelregistry.kubeflow.org/url': stack.registryUrl },
+    },
+    spec: { predictor: predictor('2Gi') },
+  });
   kubectl(['-n', ns, 'patch', 'inferenceservice', isvc, '--subresource=status', '--type=merge', '-p', JSON.stringify({
     status: { url: `http://${isvc}.${ns}.example.com`, address: { url: `http://${isvc}-predictor.${ns}.svc.cluster.local` },
       conditions: ['IngressReady', 'PredictorReady', 'Ready'].map((type) => ({ type, status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z' })) },
@@ -143,6 +183,22 @@ test('a TrainedModel goes from waiting (not enough memory) to Ready when the lim
   assert.equal(await page.evaluate(() => window.__noReload), true, 'the page was reloaded');
   await tm.getByRole('cell', { name: 'MemoryResourceAvailable' }).waitFor({ timeout: T });
   await screenshot(page, 'inferenceservice-ready');
+
+  // the link both ways: InferenceService -> registered model -> InferenceService
+  await page.getByRole('link', { name: new RegExp(`^model ${rm.id}, version ${mv.id}$`) }).click();
+  await page.getByTestId('model-name').filter({ hasText: `served-${process.pid}` }).waitFor({ timeout: T });
+  await page.getByTestId('linked-isvcs').getByRole('link', { name: isvc }).waitFor({ timeout: T });
+  await waitFor('the registry controller to record the InferenceService', async () => {
+    const r = await registry(stack, 'GET', `/inference_services?filterQuery=${encodeURIComponent(`registeredModelId = '${rm.id}'`)}`);
+    return (r.items ?? []).length > 0;
+  }, 120_000);
+  await page.reload();
+  await page.getByTestId('registry-isvcs').waitFor({ timeout: T });
+  await page.getByTestId('linked-isvcs').getByText(/recorded as \d+/).waitFor({ timeout: T });
+  await screenshot(page, 'model-detail-deployed');
+  await noA11yViolations(page, 'model detail (deployed)');
+  await page.getByTestId('linked-isvcs').getByRole('link', { name: isvc }).click();
+  await page.getByTestId('tm-big-model').waitFor({ timeout: T });
   noProblems(page);
 });
 

@@ -11,6 +11,21 @@ export const ROOT = process.env.MODELPLANE_SOURCE_ROOT;
 export const BIN = process.env.MODELPLANE_BIN;
 export const TESTENV = process.env.MODELPLANE_TESTENV_DIR;
 
+// The registry controller's settings, as upstream's deployment sets them
+export const MRLINK_ENV = {
+  INFERENCE_SERVICE_CONTROLLER: 'managed',
+  NAMESPACE_LABEL: 'modelregistry.kubeflow.org/namespace',
+  NAME_LABEL: 'modelregistry.kubeflow.org/name',
+  URL_ANNOTATION: 'modelregistry.kubeflow.org/url',
+  INFERENCE_SERVICE_ID_LABEL: 'modelregistry.kubeflow.org/inference-service-id',
+  MODEL_VERSION_ID_LABEL: 'modelregistry.kubeflow.org/model-version-id',
+  REGISTERED_MODEL_ID_LABEL: 'modelregistry.kubeflow.org/registered-model-id',
+  FINALIZER: 'modelregistry.kubeflow.org/finalizer',
+  SERVICE_ANNOTATION: 'routing.kubeflow.org/external-address-rest',
+  REGISTRIES_NAMESPACE: 'modelplane-system',
+  SKIP_TLS_VERIFY: 'false',
+};
+
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls fn until it returns a truthy value; throws what after limitMs (a hang guard only). */
@@ -61,9 +76,9 @@ export class Stack {
     }, 60_000);
   }
 
-  run(name, args) {
+  run(name, args, env = {}) {
     const log = join(this.dir, `${name}.log`);
-    const p = spawn(BIN, args, { stdio: ['ignore', openSync(log, 'a'), openSync(log, 'a')] });
+    const p = spawn(BIN, args, { stdio: ['ignore', openSync(log, 'a'), openSync(log, 'a')], env: { ...process.env, ...env } });
     this.procs.push(p);
     return p;
   }
@@ -123,8 +138,8 @@ export class Stack {
     kubectl(['apply', '-f', join(ROOT, 'deploy/controller/namespace.yaml'), '-f', join(ROOT, 'deploy/controller/serviceaccount.yaml'),
       '-f', join(ROOT, 'deploy/controller/clusterrole.yaml'), '-f', join(ROOT, 'deploy/controller/clusterrolebinding.yaml'),
       '-f', join(ROOT, 'deploy/controller/role.yaml')]);
-    return this.run('controller', ['controller', '--kubeconfig', kc, '--namespace', this.nsA,
-      '--health-probe-bind-address', '127.0.0.1:0', '--metrics-bind-address', '127.0.0.1:0']);
+    return this.run('controller', ['controller', '--kubeconfig', kc, '--namespace', this.nsA, '--enable-registry-controller',
+      '--health-probe-bind-address', '127.0.0.1:0', '--metrics-bind-address', '127.0.0.1:0'], MRLINK_ENV);
   }
 
   async stop() {

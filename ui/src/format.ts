@@ -159,15 +159,19 @@ export function formatBytes(n: number | null | undefined): string {
 /** The registry link labels the registry controller puts on an InferenceService. */
 export const LABEL_REGISTERED_MODEL = 'modelregistry.kubeflow.org/registered-model-id';
 export const LABEL_MODEL_VERSION = 'modelregistry.kubeflow.org/model-version-id';
+/** set by the registry controller once it recorded the InferenceService in the registry */
+export const LABEL_INFERENCE_SERVICE = 'modelregistry.kubeflow.org/inference-service-id';
 
 export function registryLink(labels: Record<string, string> | undefined | null): {
   registeredModelId?: string;
   modelVersionId?: string;
+  inferenceServiceId?: string;
 } {
   if (!labels) return {};
   return {
     registeredModelId: labels[LABEL_REGISTERED_MODEL] || undefined,
     modelVersionId: labels[LABEL_MODEL_VERSION] || undefined,
+    inferenceServiceId: labels[LABEL_INFERENCE_SERVICE] || undefined,
   };
 }
 

@@ -94,7 +94,10 @@ test('formatBytes', () => {
 });
 
 test('registryLink reads the registry controller labels', () => {
-  assert.deepEqual(registryLink({ 'modelregistry.kubeflow.org/registered-model-id': '7', 'modelregistry.kubeflow.org/model-version-id': '9' }), { registeredModelId: '7', modelVersionId: '9' });
-  assert.deepEqual(registryLink({}), { registeredModelId: undefined, modelVersionId: undefined });
+  assert.deepEqual(
+    registryLink({ 'modelregistry.kubeflow.org/registered-model-id': '7', 'modelregistry.kubeflow.org/model-version-id': '9', 'modelregistry.kubeflow.org/inference-service-id': '3' }),
+    { registeredModelId: '7', modelVersionId: '9', inferenceServiceId: '3' },
+  );
+  assert.deepEqual(registryLink({}), { registeredModelId: undefined, modelVersionId: undefined, inferenceServiceId: undefined });
   assert.deepEqual(registryLink(undefined), {});
 });

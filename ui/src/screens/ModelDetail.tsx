@@ -6,10 +6,10 @@ import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { ApiError, get, patch, type ListPage } from '../api';
 import { Empty, ErrorBanner, Loading, PropertiesTable, StatusLabel, useAsync } from '../common';
 import { linkedInferenceServices } from '../deployments';
-import { absoluteTime, registryLink, summaryStatus } from '../format';
+import { absoluteTime, filterLiteral, registryLink, summaryStatus } from '../format';
 import { mrPath } from '../registry';
 import { href } from '../router';
-import type { Artifact, ModelVersion, RegisteredModel } from '../types';
+import type { Artifact, ModelVersion, RegisteredModel, RegistryInferenceService } from '../types';
 import { AddVersionModal } from './RegisterModel';
 
 function Field({ term, children }: { term: string; children: React.ReactNode }) {
@@ -66,6 +66,38 @@ function VersionDetail({ version }: { version: ModelVersion }) {
   );
 }
 
+/** What the registry recorded: its InferenceService entities for this model. */
+function RegistryRecords({ modelId }: { modelId: string }) {
+  const [list] = useAsync(async (signal) => get<ListPage<RegistryInferenceService>>(await mrPath('inference_services'), { filterQuery: `registeredModelId = ${filterLiteral(modelId)}`, pageSize: 50 }, signal), [modelId]);
+  if (list.state === 'loading') return <Loading what="registry records" />;
+  if (list.state === 'error') return <ErrorBanner error={list.error} what="the registry's InferenceServices" />;
+  if ((list.data.items ?? []).length === 0) return <Empty title="The registry records no InferenceService for this model" />;
+  return (
+    <Table aria-label="InferenceServices recorded by the registry" variant="compact" data-testid="registry-isvcs">
+      <Thead>
+        <Tr>
+          <Th>Registry ID</Th>
+          <Th>Name</Th>
+          <Th>Version</Th>
+          <Th>Desired state</Th>
+          <Th>Runtime</Th>
+        </Tr>
+      </Thead>
+      <Tbody>
+        {list.data.items.map((s) => (
+          <Tr key={s.id}>
+            <Td dataLabel="Registry ID">{s.id}</Td>
+            <Td dataLabel="Name">{s.name ?? ''}</Td>
+            <Td dataLabel="Version">{s.modelVersionId ?? ''}</Td>
+            <Td dataLabel="Desired state">{s.desiredState ?? ''}</Td>
+            <Td dataLabel="Runtime">{s.runtime ?? ''}</Td>
+          </Tr>
+        ))}
+      </Tbody>
+    </Table>
+  );
+}
+
 function Deployed({ modelId }: { modelId: string }) {
   const [list] = useAsync((signal) => linkedInferenceServices(modelId, signal), [modelId]);
   if (list.state === 'loading') return <Loading what="deployments" />;
@@ -78,6 +110,7 @@ function Deployed({ modelId }: { modelId: string }) {
           <Th>InferenceService</Th>
           <Th>Namespace</Th>
           <Th>Version</Th>
+          <Th>Registry link</Th>
           <Th>Status</Th>
         </Tr>
       </Thead>
@@ -91,6 +124,7 @@ function Deployed({ modelId }: { modelId: string }) {
               </Td>
               <Td dataLabel="Namespace">{s.namespace}</Td>
               <Td dataLabel="Version">{registryLink(s.labels).modelVersionId ?? '—'}</Td>
+              <Td dataLabel="Registry link">{registryLink(s.labels).inferenceServiceId ? `recorded as ${registryLink(s.labels).inferenceServiceId}` : 'not recorded yet'}</Td>
               <Td dataLabel="Status">
                 <StatusLabel color={st.color}>{st.label}</StatusLabel>
               </Td>
@@ -225,6 +259,8 @@ export default function ModelDetail({ id }: { id: string }) {
       <PageSection>
         <Title headingLevel="h2">Deployments</Title>
         <Deployed modelId={m.id} />
+        <Title headingLevel="h3">Recorded in the registry</Title>
+        <RegistryRecords modelId={m.id} />
       </PageSection>
       {adding && (
         <AddVersionModal
