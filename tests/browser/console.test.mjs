@@ -2,12 +2,16 @@
 // playwright-core, axe-core. Screenshots of every screen go to the build directory.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Stack, apply, kubectl, registry, waitFor } from './stack.mjs';
+import { FULL, Stack, apply, kubectl, registry, waitFor } from './stack.mjs';
 import { axe, launch, screenshot, userPage } from './browser.mjs';
 
 let stack;
 let browser;
 const T = 60_000; // hang guard for one expectation, far above normal
+// without `modelplane ui` or the test control plane, the registry and catalog flows run behind
+// tests/browser/devserver.mjs (smoke tier) and the rest is skipped with this reason
+const NEEDS_FULL = FULL ? false : 'needs `modelplane ui` and the test control plane (MODELPLANE_TESTENV_DIR)';
+if (!FULL) console.log(`# smoke tier: ${NEEDS_FULL}`);
 
 before(async () => {
   stack = await new Stack().start();
@@ -60,8 +64,11 @@ test('register a model with a version, find it by search, open it, archive and r
 
   // search (typed: the list follows), open, archive, restore
   await page.getByLabel('Search models by name').fill(name.slice(0, -2));
-  await page.getByRole('link', { name }).waitFor({ timeout: T });
-  assert.match(page.url(), /q=browser-model/);
+  await waitFor('the search in the URL', () => page.url().includes(`q=${name.slice(0, -2)}`), T);
+  await waitFor('the list to show only matches', async () => {
+    const names = await page.getByTestId('models-table').locator('tbody tr td:first-child').allInnerTexts();
+    return names.length === 1 && names[0] === name;
+  }, T);
   await screenshot(page, 'registered-models-search');
   await noA11yViolations(page, 'registered models');
   await page.getByRole('link', { name }).click();
@@ -133,14 +140,14 @@ test('browse the catalog with a filter and open a model', async () => {
   await page.getByRole('link', { name: 'granite-demo' }).waitFor({ timeout: T });
   await page.getByRole('link', { name: 'granite-demo' }).click();
   await page.getByTestId('catalog-model-name').filter({ hasText: 'granite-demo' }).waitFor({ timeout: T });
-  await page.getByText('oci://registry.example.com/demo/granite-demo:1.0').waitFor({ timeout: T });
-  await page.getByText(/ttft_p90=41.5/).waitFor({ timeout: T });
+  await page.locator('table[aria-label="Artifacts"]').getByText('oci://registry.example.com/demo/granite-demo:1.0').waitFor({ timeout: T });
+  await page.locator('table[aria-label="Performance data"]').getByText(/ttft_p90=41.5/).waitFor({ timeout: T });
   await screenshot(page, 'catalog-model');
   await noA11yViolations(page, 'catalog model');
   noProblems(page);
 });
 
-test('a TrainedModel goes from waiting (not enough memory) to Ready when the limit is raised, without reload', async () => {
+test('a TrainedModel goes from waiting (not enough memory) to Ready when the limit is raised, without reload', { skip: NEEDS_FULL }, async () => {
   const ns = stack.nsA;
   const isvc = 'sklearn-demo';
   const predictor = (mem) => ({ minReplicas: 1, sklearn: { name: 'kserve-container', resources: { requests: { cpu: '1', memory: mem }, limits: { cpu: '1', memory: mem } } } });
@@ -202,7 +209,7 @@ test('a TrainedModel goes from waiting (not enough memory) to Ready when the lim
   noProblems(page);
 });
 
-test('a user without RBAC on a namespace does not see it and gets the 403 message', async () => {
+test('a user without RBAC on a namespace does not see it and gets the 403 message', { skip: NEEDS_FULL }, async () => {
   const page = await userPage(browser, 'alice');
   await page.goto(`${stack.url}/#/deployments`);
   const select = page.getByLabel('Namespace');
@@ -220,7 +227,7 @@ test('a user without RBAC on a namespace does not see it and gets the 403 messag
   await noA11yViolations(page, 'deployments (403)');
 });
 
-test('a write without the CSRF token is refused', async () => {
+test('a write without the CSRF token is refused', { skip: NEEDS_FULL }, async () => {
   const page = await userPage(browser, 'alice');
   await page.goto(`${stack.url}/#/models`);
   await page.getByRole('heading', { name: 'Registered models' }).waitFor({ timeout: T });
@@ -235,7 +242,7 @@ test('a write without the CSRF token is refused', async () => {
   assert.equal(found.items?.length ?? 0, 0, 'the forged write was stored');
 });
 
-test('a registry that is down shows a clear banner, and the catalog still works', async () => {
+test('a registry that is down shows a clear banner, and the catalog still works', { skip: NEEDS_FULL }, async () => {
   const dead = await stack.serve('ui-dead-registry', [
     'ui', '--listen', '127.0.0.1:0', '--static-dir', `${process.env.MODELPLANE_SOURCE_ROOT}/ui/dist`,
     '--registry-url', 'http://127.0.0.1:9', '--catalog-url', stack.catalogUrl,

@@ -6,10 +6,24 @@ import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, openSync, readFileSync, writeFileSync, rmSync, copyFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { devServer } from './devserver.mjs';
 
 export const ROOT = process.env.MODELPLANE_SOURCE_ROOT;
 export const BIN = process.env.MODELPLANE_BIN;
 export const TESTENV = process.env.MODELPLANE_TESTENV_DIR;
+
+/** Whether this modelplane has the `ui` subcommand (the real BFF). */
+export function hasUi() {
+  try {
+    execFileSync(BIN, ['ui', '--help'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The full stack needs `modelplane ui` and the test control plane; else only the smoke tier runs. */
+export const FULL = Boolean(TESTENV) && hasUi();
 
 // The registry controller's settings, as upstream's deployment sets them
 export const MRLINK_ENV = {
@@ -101,6 +115,14 @@ export class Stack {
     this.catalogPort = await this.serve('catalog', ['catalog', '--listen', '127.0.0.1:0', '--catalogs-path', join(cat, 'sources.yaml')]);
     this.catalogUrl = `http://127.0.0.1:${this.catalogPort}`;
 
+    if (!FULL) {
+      // smoke tier: ui/dist behind the development server, registry and catalog real
+      this.dev = devServer({ dist: join(ROOT, 'ui/dist'), registryUrl: this.registryUrl, catalogUrl: this.catalogUrl });
+      await new Promise((r) => this.dev.listen(0, '127.0.0.1', r));
+      this.url = `http://127.0.0.1:${this.dev.address().port}`;
+      return this;
+    }
+
     // Kubernetes: CRDs, two namespaces, alice may read team A only
     execFileSync(join(ROOT, 'scripts/testenv'), ['install-crds', TESTENV, join(ROOT, 'deploy/crds')], { stdio: 'ignore' });
     this.nsA = `mp-ui-a-${this.suffix}`;
@@ -143,6 +165,7 @@ export class Stack {
   }
 
   async stop() {
+    if (this.dev) await new Promise((r) => this.dev.close(r));
     for (const p of this.procs) if (p.exitCode === null) p.kill('SIGTERM');
     await Promise.all(this.procs.map((p) => (p.exitCode === null ? new Promise((r) => p.once('exit', r)) : null)));
     for (const ns of this.namespaces) {

@@ -40,7 +40,7 @@ function ArtifactsTable({ items, caption }: { items: CatalogArtifact[]; caption:
 export default function CatalogModel({ source, name }: { source: string; name: string }) {
   const base = (kind: string) => '/' + pathOf('model_catalog', 'sources', source, kind, name);
   const [model] = useAsync((signal) => get<Model>(base('models'), undefined, signal), [source, name]);
-  const [arts] = useAsync((signal) => get<ListPage<CatalogArtifact>>(base('artifacts'), { pageSize: 50 }, signal), [source, name]);
+  const [arts] = useAsync((signal) => get<ListPage<CatalogArtifact>>(base('artifacts'), { artifactType: 'model-artifact', pageSize: 50 }, signal), [source, name]);
   const [perf] = useAsync((signal) => get<ListPage<CatalogArtifact>>(base('performance_artifacts'), { pageSize: 50 }, signal), [source, name]);
   return (
     <>
