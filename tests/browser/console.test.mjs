@@ -115,6 +115,28 @@ test('the list pages on the server (pageSize 20, nextPageToken), never loading e
   noProblems(page);
 });
 
+test('keyboard only: skip link, navigation, opening a model', async () => {
+  const name = `keyboard-${process.pid}`;
+  await registry(stack, 'POST', '/registered_models', { name });
+  const page = await userPage(browser, 'alice');
+  await page.goto(`${stack.url}/#/models?q=${name}`);
+  await page.getByRole('link', { name }).waitFor({ timeout: T });
+  const focused = () => page.evaluate(() => document.activeElement?.textContent?.trim() ?? '');
+  await page.keyboard.press('Tab');
+  assert.equal(await focused(), 'Skip to content');
+  // Tab along until the Catalog entry of the navigation has the focus, then Enter
+  for (let i = 0; i < 10 && (await focused()) !== 'Catalog'; i++) await page.keyboard.press('Tab');
+  assert.equal(await focused(), 'Catalog');
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { name: 'Catalog', level: 1 }).waitFor({ timeout: T });
+  await page.goBack();
+  await page.getByRole('link', { name }).waitFor({ timeout: T });
+  await page.getByRole('link', { name }).focus();
+  await page.keyboard.press('Enter');
+  await page.getByTestId('model-name').filter({ hasText: name }).waitFor({ timeout: T });
+  noProblems(page);
+});
+
 test('a model name with HTML in it is shown as text', async () => {
   const evil = `<img src=x onerror="window.__pwned=1">${process.pid}`;
   await registry(stack, 'POST', '/registered_models', { name: evil });
@@ -186,7 +208,7 @@ test('a TrainedModel goes from waiting (not enough memory) to Ready when the lim
     window.__noReload = true;
   });
   kubectl(['-n', ns, 'patch', 'inferenceservice', isvc, '--type=merge', '-p', JSON.stringify({ spec: { predictor: predictor('4Gi') } })]);
-  await waitFor('the TrainedModel to show Ready', async () => (await tm.locator('h3').innerText()).includes('Ready'), 120_000);
+  await waitFor('the TrainedModel to show Ready', async () => (await tm.locator('h3 .pf-v6-c-label').innerText()).trim() === 'Ready', 120_000);
   assert.equal(await page.evaluate(() => window.__noReload), true, 'the page was reloaded');
   await tm.getByRole('cell', { name: 'MemoryResourceAvailable' }).waitFor({ timeout: T });
   await screenshot(page, 'inferenceservice-ready');
