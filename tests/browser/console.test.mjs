@@ -210,7 +210,7 @@ test('a TrainedModel goes from waiting (not enough memory) to Ready when the lim
   kubectl(['-n', ns, 'patch', 'inferenceservice', isvc, '--type=merge', '-p', JSON.stringify({ spec: { predictor: predictor('4Gi') } })]);
   await waitFor('the TrainedModel to show Ready', async () => (await tm.locator('h3 .pf-v6-c-label').innerText()).trim() === 'Ready', 120_000);
   assert.equal(await page.evaluate(() => window.__noReload), true, 'the page was reloaded');
-  await tm.getByRole('cell', { name: 'MemoryResourceAvailable' }).waitFor({ timeout: T });
+  await tm.locator('td', { hasText: /^MemoryResourceAvailable$/ }).waitFor({ timeout: T });
   await screenshot(page, 'inferenceservice-ready');
 
   // the link both ways: InferenceService -> registered model -> InferenceService
@@ -236,7 +236,7 @@ test('a user without RBAC on a namespace does not see it and gets the 403 messag
   await page.goto(`${stack.url}/#/deployments`);
   const select = page.getByLabel('Namespace');
   await select.waitFor({ timeout: T });
-  const options = await select.locator('option').allInnerTexts();
+  const options = await select.locator('option').evaluateAll((os) => os.map((o) => o.value));
   assert.ok(options.includes(stack.nsA), `alice does not see ${stack.nsA}: ${options}`);
   assert.ok(!options.includes(stack.nsB), `alice sees ${stack.nsB}`);
   await page.goto(`${stack.url}/#/deployments/${stack.nsB}`);
