@@ -1,9 +1,10 @@
 // Shared pieces of the screens: async loading state, error banners, empty states, status labels.
 import React, { useCallback, useEffect, useRef, useState } from 'react';
-import { Alert, Bullseye, EmptyState, EmptyStateBody, Label, Spinner } from '@patternfly/react-core';
+import { Alert, Bullseye, Button, DescriptionList, DescriptionListDescription, DescriptionListGroup, DescriptionListTerm, EmptyState, EmptyStateBody, Label, Spinner } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { ApiError } from './api';
 import { conditionColor, propertyRows, type Condition, type StatusColor } from './format';
+import { goNext, goPrev, hasNext, hasPrev, type PagerState } from './pager';
 
 export type Async<T> = { state: 'loading' } | { state: 'error'; error: ApiError } | { state: 'ok'; data: T };
 
@@ -124,5 +125,34 @@ export function PropertiesTable({ props, caption }: { props: Record<string, unkn
         ))}
       </Tbody>
     </Table>
+  );
+}
+
+/** Previous/next page buttons of a list paged by nextPageToken. */
+export function PagerNav({ pager, setPager, label }: { pager: PagerState; setPager: (f: (p: PagerState) => PagerState) => void; label: string }) {
+  return (
+    <nav className="mp-pager" aria-label={label}>
+      <span data-testid="page-number">Page {pager.index + 1}</span>
+      <Button variant="secondary" isDisabled={!hasPrev(pager)} onClick={() => setPager(goPrev)}>
+        Previous page
+      </Button>
+      <Button variant="secondary" isDisabled={!hasNext(pager)} onClick={() => setPager(goNext)}>
+        Next page
+      </Button>
+    </nav>
+  );
+}
+
+/** A horizontal description list of (term, text) pairs; an empty text shows as "—". */
+export function Fields({ items }: { items: [string, React.ReactNode][] }) {
+  return (
+    <DescriptionList isHorizontal isCompact>
+      {items.map(([t, v]) => (
+        <DescriptionListGroup key={t}>
+          <DescriptionListTerm>{t}</DescriptionListTerm>
+          <DescriptionListDescription>{v === undefined || v === null || v === '' ? '—' : v}</DescriptionListDescription>
+        </DescriptionListGroup>
+      ))}
+    </DescriptionList>
   );
 }

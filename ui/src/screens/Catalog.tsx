@@ -1,12 +1,12 @@
 // The model catalog: sources with their status, and models with the catalog's own filters
 // (/models/filter_options), a search and server-side paging.
 import { useEffect, useState } from 'react';
-import { Button, Content, FormSelect, FormSelectOption, PageSection, SearchInput, Title, Toolbar, ToolbarContent, ToolbarItem } from '@patternfly/react-core';
+import { Content, FormSelect, FormSelectOption, PageSection, SearchInput, Title, Toolbar, ToolbarContent, ToolbarItem } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { get, type ListPage } from '../api';
-import { Empty, ErrorBanner, Loading, StatusLabel, useAsync } from '../common';
+import { Empty, ErrorBanner, Loading, PagerNav, StatusLabel, useAsync } from '../common';
 import { catalogFilter } from '../format';
-import { currentToken, firstPage, goNext, goPrev, hasNext, hasPrev, loaded, type PagerState } from '../pager';
+import { currentToken, firstPage, loaded, type PagerState } from '../pager';
 import { href, type Route } from '../router';
 import type { CatalogModel, CatalogSource, FilterOptions } from '../types';
 
@@ -139,15 +139,7 @@ export default function Catalog({ route }: { route: CatalogRoute }) {
             </Tbody>
           </Table>
         )}
-        <nav className="mp-pager" aria-label="Pages of catalog models">
-          <span>Page {pager.index + 1}</span>
-          <Button variant="secondary" isDisabled={!hasPrev(pager)} onClick={() => setPager(goPrev)}>
-            Previous page
-          </Button>
-          <Button variant="secondary" isDisabled={!hasNext(pager)} onClick={() => setPager(goNext)}>
-            Next page
-          </Button>
-        </nav>
+        <PagerNav pager={pager} setPager={setPager} label="Pages of catalog models" />
       </PageSection>
     </>
   );

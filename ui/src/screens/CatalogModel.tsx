@@ -1,8 +1,8 @@
 // One catalog model: its details, artifacts and performance data.
-import { Breadcrumb, BreadcrumbItem, DescriptionList, DescriptionListDescription, DescriptionListGroup, DescriptionListTerm, PageSection, Title } from '@patternfly/react-core';
+import { Breadcrumb, BreadcrumbItem, PageSection, Title } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { get, pathOf, type ListPage } from '../api';
-import { Empty, ErrorBanner, Loading, PropertiesTable, useAsync } from '../common';
+import { Empty, ErrorBanner, Fields, Loading, PropertiesTable, useAsync } from '../common';
 import { absoluteTime, propertyRows } from '../format';
 import { href } from '../router';
 import type { CatalogArtifact, CatalogModel as Model } from '../types';
@@ -56,24 +56,17 @@ export default function CatalogModel({ source, name }: { source: string; name: s
         {model.state === 'error' && <ErrorBanner error={model.error} what={`catalog model ${name}`} />}
         {model.state === 'ok' && (
           <>
-            <DescriptionList isHorizontal isCompact>
-              {(
-                [
-                  ['Source', source],
-                  ['Description', model.data.description],
-                  ['Provider', model.data.provider],
-                  ['License', model.data.license],
-                  ['Tasks', (model.data.tasks ?? []).join(', ')],
-                  ['Library', model.data.libraryName],
-                  ['Last updated', absoluteTime(model.data.lastUpdateTimeSinceEpoch)],
-                ] as [string, string | undefined][]
-              ).map(([t, v]) => (
-                <DescriptionListGroup key={t}>
-                  <DescriptionListTerm>{t}</DescriptionListTerm>
-                  <DescriptionListDescription>{v || '—'}</DescriptionListDescription>
-                </DescriptionListGroup>
-              ))}
-            </DescriptionList>
+            <Fields
+              items={[
+                ['Source', source],
+                ['Description', model.data.description],
+                ['Provider', model.data.provider],
+                ['License', model.data.license],
+                ['Tasks', (model.data.tasks ?? []).join(', ')],
+                ['Library', model.data.libraryName],
+                ['Last updated', absoluteTime(model.data.lastUpdateTimeSinceEpoch)],
+              ]}
+            />
             <Title headingLevel="h2">Properties</Title>
             <PropertiesTable props={model.data.customProperties} caption="Properties of the catalog model" />
             {model.data.readme && (

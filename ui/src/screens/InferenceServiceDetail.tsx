@@ -3,7 +3,7 @@
 import { Breadcrumb, BreadcrumbItem, DescriptionList, DescriptionListDescription, DescriptionListGroup, DescriptionListTerm, PageSection, Title } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import type { ListPage } from '../api';
-import { ConditionsTable, Empty, ErrorBanner, Loading, StatusLabel } from '../common';
+import { ConditionsTable, Empty, ErrorBanner, Fields, Loading, StatusLabel } from '../common';
 import { isvcPath } from '../deployments';
 import { loadedText, registryLink, relativeTime, summaryStatus } from '../format';
 import { usePoll } from '../live';
@@ -25,21 +25,14 @@ function TrainedModels({ ns, name }: { ns: string; name: string }) {
             <Title headingLevel="h3">
               {tm.name} <StatusLabel color={st.color}>{st.label}</StatusLabel> <span data-testid="loaded">{loadedText(tm.loaded)}</span>
             </Title>
-            <DescriptionList isHorizontal isCompact>
-              {(
-                [
-                  ['Storage URI', tm.storageUri],
-                  ['Framework', tm.framework],
-                  ['Memory', tm.memory],
-                  ['URL', tm.url ?? undefined],
-                ] as [string, string | undefined][]
-              ).map(([t, v]) => (
-                <DescriptionListGroup key={t}>
-                  <DescriptionListTerm>{t}</DescriptionListTerm>
-                  <DescriptionListDescription>{v || '—'}</DescriptionListDescription>
-                </DescriptionListGroup>
-              ))}
-            </DescriptionList>
+            <Fields
+              items={[
+                ['Storage URI', tm.storageUri],
+                ['Framework', tm.framework],
+                ['Memory', tm.memory],
+                ['URL', tm.url ?? undefined],
+              ]}
+            />
             <ConditionsTable conditions={tm.conditions} caption={`Conditions of TrainedModel ${tm.name}`} />
           </section>
         );

@@ -51,13 +51,24 @@ function messageOf(e: unknown): string {
   return e instanceof ApiError ? e.message : e instanceof Error ? e.message : String(e);
 }
 
-function useErrors() {
+/** A form's submit: busy while run() works, its failure shown under the field it names. */
+function useSubmit(run: () => Promise<void>) {
   const [errors, setErrors] = useState<Partial<Record<Field, string>>>({});
-  const onFailure = (e: unknown) => {
-    if (e instanceof FieldFailure) setErrors({ [e.field]: messageOf(e.cause) });
-    else setErrors({ form: messageOf(e) });
+  const [busy, setBusy] = useState(false);
+  const submit = async (ev?: React.FormEvent) => {
+    ev?.preventDefault();
+    setBusy(true);
+    setErrors({});
+    try {
+      await run();
+    } catch (e) {
+      if (e instanceof FieldFailure) setErrors({ [e.field]: messageOf(e.cause) });
+      else setErrors({ form: messageOf(e) });
+    } finally {
+      setBusy(false);
+    }
   };
-  return { errors, setErrors, onFailure };
+  return { errors, busy, submit };
 }
 
 export function RegisterModelModal({ onClose }: { onClose: (createdId?: string) => void }) {
@@ -67,33 +78,21 @@ export function RegisterModelModal({ onClose }: { onClose: (createdId?: string) 
   const [versionName, setVersionName] = useState('v1');
   const [uri, setUri] = useState('');
   const [format, setFormat] = useState('');
-  const [busy, setBusy] = useState(false);
   const [createdId, setCreatedId] = useState<string | undefined>();
-  const { errors, setErrors, onFailure } = useErrors();
-
-  const submit = async (ev?: React.FormEvent) => {
-    ev?.preventDefault();
-    setBusy(true);
-    setErrors({});
-    try {
-      let id = createdId;
-      if (!id) {
-        try {
-          const m = await post<RegisteredModel>(await mrPath('registered_models'), { name, description: description || undefined, owner: owner || undefined });
-          id = m.id;
-          setCreatedId(id);
-        } catch (e) {
-          failWith('modelName', e);
-        }
+  const { errors, busy, submit } = useSubmit(async () => {
+    let id = createdId;
+    if (!id) {
+      try {
+        const m = await post<RegisteredModel>(await mrPath('registered_models'), { name, description: description || undefined, owner: owner || undefined });
+        id = m.id;
+        setCreatedId(id);
+      } catch (e) {
+        failWith('modelName', e);
       }
-      if (id && versionName) await createVersion(id, versionName, owner, uri, format, failWith);
-      onClose(id);
-    } catch (e) {
-      onFailure(e);
-    } finally {
-      setBusy(false);
     }
-  };
+    if (id && versionName) await createVersion(id, versionName, owner, uri, format, failWith);
+    onClose(id);
+  });
 
   return (
     <Modal isOpen onClose={() => onClose(createdId)} variant="medium" aria-labelledby="register-title">
@@ -142,22 +141,10 @@ export function AddVersionModal({ modelId, onClose }: { modelId: string; onClose
   const [author, setAuthor] = useState('');
   const [uri, setUri] = useState('');
   const [format, setFormat] = useState('');
-  const [busy, setBusy] = useState(false);
-  const { errors, setErrors, onFailure } = useErrors();
-
-  const submit = async (ev?: React.FormEvent) => {
-    ev?.preventDefault();
-    setBusy(true);
-    setErrors({});
-    try {
-      await createVersion(modelId, versionName, author, uri, format, failWith);
-      onClose(true);
-    } catch (e) {
-      onFailure(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { errors, busy, submit } = useSubmit(async () => {
+    await createVersion(modelId, versionName, author, uri, format, failWith);
+    onClose(true);
+  });
 
   return (
     <Modal isOpen onClose={() => onClose(false)} variant="medium" aria-labelledby="version-title">

@@ -4,9 +4,9 @@ import { useEffect, useState } from 'react';
 import { Button, Content, FormSelect, FormSelectOption, PageSection, SearchInput, Title, Toolbar, ToolbarContent, ToolbarItem } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { get, type ListPage } from '../api';
-import { Empty, ErrorBanner, Loading, StatusLabel, useAsync } from '../common';
+import { Empty, ErrorBanner, Loading, PagerNav, StatusLabel, useAsync } from '../common';
 import { registeredModelsFilter, relativeTime } from '../format';
-import { currentToken, firstPage, goNext, goPrev, hasNext, hasPrev, loaded, type PagerState } from '../pager';
+import { currentToken, firstPage, loaded, type PagerState } from '../pager';
 import { mrPath } from '../registry';
 import { href, type Route } from '../router';
 import type { RegisteredModel } from '../types';
@@ -125,15 +125,7 @@ export default function RegisteredModels({ route }: { route: ModelsRoute }) {
             </Tbody>
           </Table>
         )}
-        <nav className="mp-pager" aria-label="Pages of registered models">
-          <span data-testid="page-number">Page {pager.index + 1}</span>
-          <Button variant="secondary" isDisabled={!hasPrev(pager)} onClick={() => setPager(goPrev)}>
-            Previous page
-          </Button>
-          <Button variant="secondary" isDisabled={!hasNext(pager)} onClick={() => setPager(goNext)}>
-            Next page
-          </Button>
-        </nav>
+        <PagerNav pager={pager} setPager={setPager} label="Pages of registered models" />
       </PageSection>
       {registering && (
         <RegisterModelModal
