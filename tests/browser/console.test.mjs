@@ -36,7 +36,7 @@ test('register a model with a version, find it by search, open it, archive and r
   const page = await userPage(browser, 'alice');
   const name = `browser-model-${process.pid}`;
   await page.goto(`${stack.url}/#/models`);
-  await page.getByRole('heading', { name: 'Registered models' }).waitFor({ timeout: T });
+  await page.getByRole('heading', { name: 'Registered models', level: 1 }).waitFor({ timeout: T });
   await page.getByRole('button', { name: 'Register model' }).click();
   await page.getByLabel('Model name').fill(name);
   await page.getByLabel('Description').fill('registered from the browser test');
@@ -252,7 +252,7 @@ test('a user without RBAC on a namespace does not see it and gets the 403 messag
 test('a write without the CSRF token is refused', { skip: NEEDS_FULL }, async () => {
   const page = await userPage(browser, 'alice');
   await page.goto(`${stack.url}/#/models`);
-  await page.getByRole('heading', { name: 'Registered models' }).waitFor({ timeout: T });
+  await page.getByRole('heading', { name: 'Registered models', level: 1 }).waitFor({ timeout: T });
   const res = await page.evaluate(async () => {
     const mr = (await (await fetch('/api/v1/model_registry')).json()).data[0].name;
     const r = await fetch(`/api/v1/model_registry/${mr}/registered_models`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ data: { name: 'csrf-forged' } }) });
