@@ -15,7 +15,8 @@
  * Prepared statements: each connection keeps up to PREPARED_MAX named statements, one per DML
  * text (SELECT/INSERT/UPDATE/DELETE of at most PREPARED_SQL_MAX bytes) and parameter type
  * signature, prepared on first use (PQprepare) and run with PQexecPrepared, so PostgreSQL
- * parses and analyses each text once per session instead of once per statement. A reconnect
+ * parses and analyses each text once per session instead of once per statement (planning stays
+ * per execution: plan_cache_mode = force_custom_plan, see session_setup()). A reconnect
  * forgets them (the new session has none). Past the cap, or when preparing fails, statements
  * run unnamed as before (PQexecParams), which also reports the error.
  */
@@ -290,6 +291,11 @@ static int session_setup(struct store_conn *c)
 
         if (r >= 0)
                 r = exec_once(c, "SET standard_conforming_strings TO on", NULL, 0, NULL, NULL);
+        /* Prepared statements save parsing and analysis; planning stays per execution with the
+         * actual values, as for unnamed statements, so that no list query gets a generic plan
+         * worse than before. Best effort: PostgreSQL before 12 has no such setting. */
+        if (r >= 0)
+                (void)exec_once(c, "SET plan_cache_mode TO force_custom_plan", NULL, 0, NULL, NULL);
         return r < 0 ? r : 0;
 }
 
