@@ -361,6 +361,7 @@ int cmd_controller(int argc, char **argv)
                                  .namespace = arg_namespace,
                                  .cache = { .transform = cache_transform_strip_managed_fields,
                                             .compact = true },
+                                 .metrics = manager_metrics(m),
                          },
                          &tms);
         if (r >= 0)
@@ -372,6 +373,7 @@ int cmd_controller(int argc, char **argv)
                                          .gvr = gvr_inferenceservices,
                                          .namespace = arg_namespace,
                                          .cache = { .transform = isvc_cache_transform, .compact = true },
+                                         .metrics = manager_metrics(m),
                                  },
                                  &isvcs);
         if (r < 0) {
