@@ -81,7 +81,7 @@ int json_dispatch(json_t *v, const struct json_field *table, unsigned flags, voi
 
         for (const struct json_field *f = table; f->name; f++) {
                 value = json_object_get(v, f->name);
-                if (value && json_is_null(value) && (f->flags & JSON_NULLABLE))
+                if (json_is_null(value) && (f->flags & JSON_NULLABLE))
                         value = NULL;
                 if (!value) {
                         if (f->flags & JSON_MANDATORY)

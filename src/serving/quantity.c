@@ -350,7 +350,7 @@ static bool ends_with_000(const char *num, size_t num_len, const char *denom, si
                 return false;
         for (size_t k = 0; k < 3; k++) {
                 size_t idx = total - 3 + k;
-                tail[k] = idx < num_len ? num[idx] : denom[idx - num_len];
+                tail[k] = (char)(idx < num_len ? num[idx] : denom[idx - num_len]);
         }
         return tail[0] == '0' && tail[1] == '0' && tail[2] == '0';
 }

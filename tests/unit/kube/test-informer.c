@@ -256,6 +256,8 @@ Test(informer, expired_watch_relists_with_deletes_updates_and_adds)
         /* watch from the old version -> ERROR 410 Expired -> relist -> exact diff */
         wait_events("-ns/b ~ns/a +ns/c ");
         assert_cache_equals_server(inf, 3, (const char *const[]){ "a", "c", "keep" });
+        /* the handlers run inside the relist, before its count is updated */
+        wait_stat(inf, offsetof(struct informer_stats, relists), 1);
         informer_get_stats(inf, &st);
         cr_assert_eq(st.relists, 1);
         cr_assert_eq(st.backoffs, 0, "410 relists at once");
