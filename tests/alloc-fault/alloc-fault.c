@@ -8,10 +8,12 @@
  *
  * MODELPLANE_ALLOC_FAIL_AT=N makes the Nth counted allocation of each process fail (NULL,
  * errno ENOMEM), once; unset or 0 fails none. Criterion forks a process per test, so each test
- * counts from its own start. Each injected failure prints one line to stderr
- * ("alloc-fault: failing allocation N"), which tells the torture runner that N was reached.
+ * counts from its own start. Each injected failure appends one line ("alloc-fault: failing
+ * allocation N") to the file MODELPLANE_ALLOC_FAULT_LOG names (Criterion does not pass a test's
+ * stderr through), which tells the torture runner that some test reached N.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -34,6 +36,7 @@ char *__wrap_strdup(const char *s);
 char *__wrap_strndup(const char *s, size_t n);
 
 static unsigned long fail_at; /* set once before main(), read-only afterwards */
+static const char *fault_log; /* MODELPLANE_ALLOC_FAULT_LOG, or NULL */
 static atomic_ulong calls;
 
 static bool inject(void)
@@ -48,8 +51,14 @@ static bool inject(void)
         if (n != fail_at)
                 return false;
         len = snprintf(line, sizeof(line), "alloc-fault: failing allocation %lu\n", n);
-        if (len > 0)
-                (void)!write(STDERR_FILENO, line, (size_t)len);
+        if (len > 0 && fault_log) {
+                int fd = open(fault_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+
+                if (fd >= 0) {
+                        (void)!write(fd, line, (size_t)len);
+                        (void)close(fd);
+                }
+        }
         errno = ENOMEM;
         return true;
 }
@@ -105,5 +114,6 @@ __attribute__((constructor)) static void alloc_fault_init(void)
                 if (errno != 0 || !end || *end != '\0')
                         fail_at = 0;
         }
+        fault_log = getenv("MODELPLANE_ALLOC_FAULT_LOG");
         json_set_alloc_funcs(json_malloc, json_free);
 }
