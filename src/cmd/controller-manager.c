@@ -387,6 +387,7 @@ int cmd_controller(int argc, char **argv)
                                  .namespace = arg_namespace,
                                  .cache = { .transform = cache_transform_strip_managed_fields,
                                             .compact = true },
+                                 .metrics = manager_metrics(m),
                          },
                          &tms);
         if (r >= 0)
@@ -398,6 +399,7 @@ int cmd_controller(int argc, char **argv)
                                          .gvr = gvr_inferenceservices,
                                          .namespace = arg_namespace,
                                          .cache = { .transform = isvc_cache_transform, .compact = true },
+                                         .metrics = manager_metrics(m),
                                  },
                                  &isvcs);
         if (r < 0) {

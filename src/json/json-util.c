@@ -81,7 +81,7 @@ int json_dispatch(json_t *v, const struct json_field *table, unsigned flags, voi
 
         for (const struct json_field *f = table; f->name; f++) {
                 value = json_object_get(v, f->name);
-                if (value && json_is_null(value) && (f->flags & JSON_NULLABLE))
+                if (json_is_null(value) && (f->flags & JSON_NULLABLE))
                         value = NULL;
                 if (!value) {
                         if (f->flags & JSON_MANDATORY)
@@ -100,12 +100,29 @@ int json_dispatch(json_t *v, const struct json_field *table, unsigned flags, voi
         return 0;
 }
 
+bool json_string_has_nul(const json_t *v)
+{
+        return json_is_string(v) && strlen(json_string_value(v)) != json_string_length(v);
+}
+
+static int check_string(const char *name, const json_t *v, struct json_dispatch_error *e)
+{
+        if (!json_is_string(v))
+                return dispatch_error(e, name, -EINVAL, "field \"%s\" must be a string", name);
+        if (json_string_has_nul(v))
+                return dispatch_error(e, name, -EILSEQ, "field \"%s\" contains a NUL character",
+                                      name);
+        return 0;
+}
+
 int json_dispatch_string(const char *name, json_t *v, void *ret, struct json_dispatch_error *e)
 {
         char **s = ret, *copy;
+        int r;
 
-        if (!json_is_string(v))
-                return dispatch_error(e, name, -EINVAL, "field \"%s\" must be a string", name);
+        r = check_string(name, v, e);
+        if (r < 0)
+                return r;
         copy = strndup(json_string_value(v), json_string_length(v));
         if (!copy)
                 return -ENOMEM;
@@ -118,9 +135,11 @@ int json_dispatch_const_string(const char *name, json_t *v, void *ret,
                                struct json_dispatch_error *e)
 {
         const char **s = ret;
+        int r;
 
-        if (!json_is_string(v))
-                return dispatch_error(e, name, -EINVAL, "field \"%s\" must be a string", name);
+        r = check_string(name, v, e);
+        if (r < 0)
+                return r;
         *s = json_string_value(v);
         return 0;
 }
@@ -173,10 +192,19 @@ int json_dispatch_json(const char *name, json_t *v, void *ret, struct json_dispa
 int json_parse_bounded(const char *data, size_t len, json_t **ret, char *reterr_message,
                        size_t len_message)
 {
+        return json_parse_bounded_flags(data, len, 0, ret, reterr_message, len_message);
+}
+
+int json_parse_bounded_flags(const char *data, size_t len, unsigned flags, json_t **ret,
+                             char *reterr_message, size_t len_message)
+{
+        size_t jflags = JSON_REJECT_DUPLICATES;
         json_error_t err;
         json_t *v;
 
-        v = json_loadb(data, len, JSON_REJECT_DUPLICATES, &err);
+        if (flags & JSON_PARSE_ALLOW_NUL)
+                jflags |= JSON_ALLOW_NUL;
+        v = json_loadb(data, len, jflags, &err);
         if (!v) {
                 if (reterr_message)
                         (void)snprintf(reterr_message, len_message, "%s at line %d column %d",
@@ -210,7 +238,7 @@ const char *json_get_string_path(const json_t *root, ...)
         while (cur && (key = va_arg(ap, const char *)))
                 cur = json_is_object(cur) ? json_object_get(cur, key) : NULL;
         va_end(ap);
-        return json_is_string(cur) ? json_string_value(cur) : NULL;
+        return json_is_string(cur) && !json_string_has_nul(cur) ? json_string_value(cur) : NULL;
 }
 
 char *json_dumps_compact(const json_t *v)

@@ -53,7 +53,8 @@ struct json_field {
 _warn_unused_result_ int json_dispatch(json_t *v, const struct json_field *table, unsigned flags,
                                        void *base, struct json_dispatch_error *reterr);
 
-/* Callbacks for the common field types. */
+/* Callbacks for the common field types. The string callbacks refuse a string with an embedded
+ * NUL: -EILSEQ, message "field \"x\" contains a NUL character". */
 int json_dispatch_string(const char *name, json_t *v, void *ret, struct json_dispatch_error *e);
 int json_dispatch_const_string(const char *name, json_t *v, void *ret,
                                struct json_dispatch_error *e);
@@ -70,9 +71,27 @@ int json_dispatch_json(const char *name, json_t *v, void *ret, struct json_dispa
 _warn_unused_result_ int json_parse_bounded(const char *data, size_t len, json_t **ret,
                                             char *reterr_message, size_t len_message);
 
+enum {
+        /*
+         * Accept "\u0000" inside strings (jansson JSON_ALLOW_NUL), as the Kubernetes API server
+         * does: one such object must not make a whole LIST or watch line undecodable. Code that
+         * reads those strings must check json_string_has_nul() (the getters below and the
+         * dispatch callbacks do) instead of letting C strings silently truncate.
+         */
+        JSON_PARSE_ALLOW_NUL = 1U << 0,
+};
+
+/* json_parse_bounded() with JSON_PARSE_* flags. */
+_warn_unused_result_ int json_parse_bounded_flags(const char *data, size_t len, unsigned flags,
+                                                  json_t **ret, char *reterr_message,
+                                                  size_t len_message);
+
+/* True when v is a string with an embedded NUL character (its C string would be truncated). */
+bool json_string_has_nul(const json_t *v);
+
 /* Borrowed lookups along a path of object keys: json_get_path(obj, "metadata", "name", NULL). */
 json_t *json_get_path(const json_t *root, ...) __attribute__((__sentinel__));
-/* Borrowed string at a path, NULL when absent or not a string. */
+/* Borrowed string at a path, NULL when absent, not a string, or a string with an embedded NUL. */
 const char *json_get_string_path(const json_t *root, ...) __attribute__((__sentinel__));
 
 /* json_auto_t (jansson) is the cleanup type for json_t *. */

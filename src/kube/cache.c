@@ -164,7 +164,8 @@ static json_t *load(const struct cache *c, json_t *stored)
                 return NULL;
         if (!c->compact)
                 return json_incref(stored);
-        return json_loadb(json_string_value(stored), json_string_length(stored), 0, NULL);
+        return json_loadb(json_string_value(stored), json_string_length(stored), JSON_ALLOW_NUL,
+                          NULL);
 }
 
 /* The index values of a stored value (plain: the loaded object if the caller has it). */
@@ -401,14 +402,13 @@ int cache_batch_add(struct cache_batch *b, json_t *obj)
 {
         struct cache *c = b->c;
         char k[CACHE_KEY_MAX];
-        json_auto_t *plain = NULL, *all = NULL;
-        json_t *stored;
+        json_auto_t *plain = NULL, *all = NULL, *stored = NULL;
         int r;
 
         if (!json_is_object(obj) || cache_key_of(obj, k, sizeof(k)) < 0)
                 return 0; /* not an object we can key: the API server never sends one */
         stored = store_new(c, obj, &plain);
-        if (!stored || json_object_set_new_nocheck(b->objects, k, stored) < 0)
+        if (!stored)
                 return -ENOMEM;
 
         /* index values now, while the parsed object is at hand (the indexes are fixed once
@@ -431,8 +431,13 @@ int cache_batch_add(struct cache_batch *b, json_t *obj)
                 }
         }
         (void)pthread_rwlock_unlock(&c->lock);
+        /* the object goes in only with its index values: a refused object leaves no trace */
         if (json_object_set_new_nocheck(b->values, k, TAKE_PTR(all)) < 0)
                 return -ENOMEM;
+        if (json_object_set_new_nocheck(b->objects, k, TAKE_PTR(stored)) < 0) {
+                (void)json_object_del(b->values, k);
+                return -ENOMEM;
+        }
         return 0;
 }
 

@@ -94,7 +94,8 @@ _warn_unused_result_ int cache_replace(struct cache *c, json_t *items, cache_cha
  */
 struct cache_batch;
 _warn_unused_result_ int cache_batch_new(struct cache *c, struct cache_batch **ret);
-/* Adds obj (borrowed). Objects without metadata.name are skipped. -ENOMEM. */
+/* Adds obj (borrowed). Objects without a usable metadata.name are skipped. -ENOMEM, or an
+ * index function's error (the object is then not added). */
 _warn_unused_result_ int cache_batch_add(struct cache_batch *b, json_t *obj);
 /* Empties the batch (a list that has to start over). */
 void cache_batch_clear(struct cache_batch *b);

@@ -888,8 +888,9 @@ static int perform(struct kube_client *c, const char *method, const char *url,
                         if (resp.body.len == 0)
                                 obj = json_object();
                         else {
-                                r = json_parse_bounded(resp.body.p, resp.body.len, &obj, msg,
-                                                       sizeof(msg));
+                                r = json_parse_bounded_flags(resp.body.p, resp.body.len,
+                                                             JSON_PARSE_ALLOW_NUL, &obj, msg,
+                                                             sizeof(msg));
                                 if (r < 0) {
                                         buf_release(&resp.body);
                                         if (reterr) {

@@ -522,6 +522,87 @@ static int load_user(struct kcfg *k, yaml_node_t *root, const char *name, struct
         return 0;
 }
 
+/* The directory of file (relative paths in it are relative to that), NULL for a bare name. */
+static int parent_dir(const char *file, char **ret)
+{
+        char *dir = strdup(file), *slash;
+
+        if (!dir)
+                return -ENOMEM;
+        slash = strrchr(dir, '/');
+        if (slash)
+                *slash = '\0';
+        else
+                dir = mfree(dir);
+        *ret = dir;
+        return 0;
+}
+
+/* The document's root: a mapping whose kind, when present, is "Config". */
+static int config_root(struct kcfg *k, yaml_node_t **ret)
+{
+        yaml_node_t *root = yaml_document_get_root_node(&k->doc), *v;
+
+        if (!root)
+                return cfg_error(k->err, k->errlen, -EINVAL, "%s: empty document", k->file);
+        if (root->type != YAML_MAPPING_NODE)
+                return cfg_error(k->err, k->errlen, -EINVAL,
+                                 "%s:%zu: top level: expected a mapping", k->file, node_line(root));
+        v = map_get(k, root, "kind");
+        if (v && (v->type != YAML_SCALAR_NODE ||
+                  !streq((const char *)v->data.scalar.value, "Config")))
+                return cfg_error(k->err, k->errlen, -EINVAL,
+                                 "%s:%zu: field kind: expected \"Config\"", k->file, node_line(v));
+        *ret = root;
+        return 0;
+}
+
+struct context_names {
+        const char *cluster; /* borrowed from the document; never NULL on success */
+        const char *user;    /* borrowed; NULL when the context names none */
+        const char *ns;      /* borrowed; NULL when the context names none */
+};
+
+/* The names in the chosen context (context_override, else current-context). */
+static int read_context(struct kcfg *k, yaml_node_t *root, const char *context_override,
+                        struct context_names *ret)
+{
+        const char *context = context_override;
+        struct context_names n = { 0 };
+        yaml_node_t *ctx;
+        char where[128];
+        int r;
+
+        if (!context) {
+                r = get_string(k, root, "", "current-context", &context);
+                if (r < 0)
+                        return r;
+                if (!context)
+                        return cfg_error(k->err, k->errlen, -EINVAL,
+                                         "%s: field current-context: missing (and no context "
+                                         "was given)",
+                                         k->file);
+        }
+        r = find_named(k, root, "contexts", context, "context", &ctx);
+        if (r < 0)
+                return r;
+        (void)snprintf(where, sizeof(where), "contexts[%s].context", context);
+        r = get_string(k, ctx, where, "cluster", &n.cluster);
+        if (r < 0)
+                return r;
+        if (!n.cluster)
+                return cfg_error(k->err, k->errlen, -EINVAL, "%s:%zu: field %s.cluster: missing",
+                                 k->file, node_line(ctx), where);
+        r = get_string(k, ctx, where, "user", &n.user);
+        if (r < 0)
+                return r;
+        r = get_string(k, ctx, where, "namespace", &n.ns);
+        if (r < 0)
+                return r;
+        *ret = n;
+        return 0;
+}
+
 int kube__config_parse(const char *file, const char *data, size_t len,
                        const char *context_override, bool allow_files, struct kube_config **ret,
                        char *reterr_message, size_t len_message)
@@ -534,9 +615,8 @@ int kube__config_parse(const char *file, const char *data, size_t len,
         yaml_parser_t parser;
         CLEANUP(yaml_parser_deletep) yaml_parser_t *pp = NULL;
         CLEANUP(yaml_document_deletep) yaml_document_t *dp = NULL;
-        yaml_node_t *root, *ctx, *v;
-        const char *context = NULL, *cluster = NULL, *user = NULL, *ns = NULL;
-        char where[128];
+        struct context_names names = { 0 };
+        yaml_node_t *root = NULL;
         int r;
 
         if (!file || !data || !ret)
@@ -544,18 +624,9 @@ int kube__config_parse(const char *file, const char *data, size_t len,
         if (len > KUBECONFIG_MAX)
                 return cfg_error(err, errlen, -E2BIG, "%s: larger than %zu bytes", file,
                                  KUBECONFIG_MAX);
-
-        dir = strdup(file);
-        if (!dir)
-                return -ENOMEM;
-        {
-                char *slash = strrchr(dir, '/');
-
-                if (slash)
-                        *slash = '\0';
-                else
-                        dir = mfree(dir);
-        }
+        r = parent_dir(file, &dir);
+        if (r < 0)
+                return r;
         k.dir = dir;
 
         if (!yaml_parser_initialize(&parser))
@@ -572,63 +643,25 @@ int kube__config_parse(const char *file, const char *data, size_t len,
         }
         dp = &k.doc;
 
-        root = yaml_document_get_root_node(&k.doc);
-        if (!root)
-                return cfg_error(err, errlen, -EINVAL, "%s: empty document", file);
-        if (root->type != YAML_MAPPING_NODE)
-                return cfg_error(err, errlen, -EINVAL, "%s:%zu: top level: expected a mapping",
-                                 file, node_line(root));
-
-        v = map_get(&k, root, "kind");
-        if (v && (v->type != YAML_SCALAR_NODE ||
-                  !streq((const char *)v->data.scalar.value, "Config")))
-                return cfg_error(err, errlen, -EINVAL, "%s:%zu: field kind: expected \"Config\"",
-                                 file, node_line(v));
-
-        if (context_override)
-                context = context_override;
-        else {
-                r = get_string(&k, root, "", "current-context", &context);
-                if (r < 0)
-                        return r;
-                if (!context)
-                        return cfg_error(err, errlen, -EINVAL,
-                                         "%s: field current-context: missing (and no context "
-                                         "was given)",
-                                         file);
-        }
-
-        r = find_named(&k, root, "contexts", context, "context", &ctx);
+        r = config_root(&k, &root);
         if (r < 0)
                 return r;
-        (void)snprintf(where, sizeof(where), "contexts[%s].context", context);
-        r = get_string(&k, ctx, where, "cluster", &cluster);
-        if (r < 0)
-                return r;
-        if (!cluster)
-                return cfg_error(err, errlen, -EINVAL, "%s:%zu: field %s.cluster: missing", file,
-                                 node_line(ctx), where);
-        r = get_string(&k, ctx, where, "user", &user);
-        if (r < 0)
-                return r;
-        r = get_string(&k, ctx, where, "namespace", &ns);
+        r = read_context(&k, root, context_override, &names);
         if (r < 0)
                 return r;
 
         c = calloc(1, sizeof(*c));
         if (!c)
                 return -ENOMEM;
-
-        r = load_cluster(&k, root, cluster, c);
+        r = load_cluster(&k, root, names.cluster, c);
         if (r < 0)
                 return r;
-        if (user) {
-                r = load_user(&k, root, user, c);
+        if (names.user) {
+                r = load_user(&k, root, names.user, c);
                 if (r < 0)
                         return r;
         }
-
-        c->namespace = strdup(ns ? ns : "default");
+        c->namespace = strdup(names.ns ? names.ns : "default");
         c->source = strdup(file);
         if (!c->namespace || !c->source)
                 return -ENOMEM;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "json/json-util.h"
+#include "kube/metrics.h"
 #include "kube/workqueue.h"
 #include "util/log.h"
 #include "util/memory.h"
@@ -58,7 +59,27 @@ struct informer {
         unsigned seed;
         unsigned events_in_watch;
         usec_t last_resync; /* clock time */
+        struct metric *undecodable; /* borrowed from opts.metrics; NULL without metrics */
 };
+
+#define INFORMER_UNDECODABLE_METRIC "modelplane_informer_undecodable_objects_total"
+
+static int setup_metrics(struct informer *inf, struct metrics_registry *reg)
+{
+        static const char *const labels[] = { "resource", NULL };
+        struct metric_family *f;
+        int r;
+
+        if (!reg)
+                return 0;
+        r = metrics_register(reg, METRIC_COUNTER, INFORMER_UNDECODABLE_METRIC,
+                             "Objects an informer skipped because they could not be decoded or "
+                             "cached (see the controller's warnings for which).",
+                             labels, /* buckets= */ NULL, 0, &f);
+        if (r < 0)
+                return r;
+        return metric_family_child(f, (const char *const[]){ inf->name }, &inf->undecodable);
+}
 
 int informer_new(const struct informer_options *opts, struct informer **ret)
 {
@@ -109,6 +130,8 @@ int informer_new(const struct informer_options *opts, struct informer **ret)
         }
         if (r >= 0)
                 r = kube_client_dup(opts->client, &inf->client);
+        if (r >= 0)
+                r = setup_metrics(inf, opts->metrics);
         if (r < 0) {
                 informer_free(inf);
                 return r;
@@ -351,6 +374,56 @@ static void set_rv(struct informer *inf, const char *rv)
         (void)pthread_mutex_unlock(&inf->lock);
 }
 
+/* ---- undecodable objects ---- */
+
+/* Appends string s with NUL characters shown as \0. */
+static void append_escaped(struct buf *b, const json_t *s)
+{
+        const char *p = json_string_value(s);
+
+        for (size_t i = 0; i < json_string_length(s); i++)
+                if (buf_append(b, p[i] == '\0' ? "\\0" : &p[i], p[i] == '\0' ? 2 : 1) < 0)
+                        return; /* the description is cut at its limit */
+}
+
+/* "namespace/name" of obj for a log line: what can be read of it. */
+static void describe(const json_t *obj, char *buf, size_t len)
+{
+        const json_t *meta = json_is_object(obj) ? json_object_get(obj, "metadata") : NULL;
+        const json_t *ns = json_object_get(meta, "namespace");
+        const json_t *name = json_object_get(meta, "name");
+        struct buf b = BUF_INIT(len);
+
+        if (!json_is_string(name)) {
+                (void)snprintf(buf, len, "%s",
+                               json_is_object(obj) ? "(no metadata.name)" : "(not an object)");
+                return;
+        }
+        if (json_is_string(ns)) {
+                append_escaped(&b, ns);
+                if (buf_puts(&b, "/") < 0)
+                        buf_reset(&b);
+        }
+        append_escaped(&b, name);
+        (void)snprintf(buf, len, "%s", b.len > 0 ? buf_str(&b) : "(empty name)");
+        buf_release(&b);
+}
+
+/* Skips obj: counted, one warning with its name. */
+static void skip_undecodable(struct informer *inf, const json_t *obj, int err)
+{
+        char what[CACHE_KEY_MAX + 32];
+
+        describe(obj, what, sizeof(what));
+        (void)pthread_mutex_lock(&inf->lock);
+        inf->stats.undecodable++;
+        (void)pthread_mutex_unlock(&inf->lock);
+        if (inf->undecodable)
+                metric_inc(inf->undecodable);
+        (void)log_warn_errno(err, "Skipping %s object %s: it cannot be decoded or cached",
+                             inf->name, what);
+}
+
 /* ---- list ---- */
 
 /*
@@ -424,9 +497,18 @@ static int list_all(struct informer *inf, struct cache_batch *batch, char *ret_r
                 if (r < 0)
                         return r;
                 json_array_foreach (json_object_get(list, "items"), i, item) {
-                        r = cache_batch_add(batch, item);
-                        if (r < 0)
+                        char key[CACHE_KEY_MAX];
+
+                        if (!json_is_object(item))
+                                r = -EBADMSG;
+                        else
+                                r = cache_key_of(item, key, sizeof(key));
+                        if (r >= 0)
+                                r = cache_batch_add(batch, item);
+                        if (r == -ENOMEM)
                                 return r;
+                        if (r < 0)
+                                skip_undecodable(inf, item, r);
                 }
                 rv = json_get_string_path(list, "metadata", "resourceVersion", NULL);
                 if (rv && first) /* later pages are served at the first page's version */
@@ -486,8 +568,10 @@ static int on_event(void *userdata, const char *type, json_t *obj)
                 return 0;
         }
         if (streq(type, "DELETED")) {
-                if (cache_key_of(obj, key, sizeof(key)) >= 0 &&
-                    cache_delete(inf->cache, key, &old_obj) >= 0) {
+                r = cache_key_of(obj, key, sizeof(key));
+                if (r < 0)
+                        skip_undecodable(inf, obj, r);
+                else if (cache_delete(inf->cache, key, &old_obj) >= 0) {
                         dispatch(inf, old_obj, NULL);
                         json_decref(old_obj);
                 }
@@ -495,7 +579,9 @@ static int on_event(void *userdata, const char *type, json_t *obj)
                 r = cache_upsert(inf->cache, obj, &old_obj, &new_obj);
                 if (r == -ENOMEM)
                         return r;
-                if (r >= 0) {
+                if (r < 0)
+                        skip_undecodable(inf, obj, r);
+                else {
                         dispatch(inf, old_obj, new_obj);
                         json_decref(old_obj);
                         json_decref(new_obj);

@@ -18,6 +18,12 @@
  *    1.0), reset after 2 minutes without errors, with one log line per backoff step; then the
  *    informer relists, except after connection refused / 429 / 503, where it resumes the watch.
  *  - informer_stop() cancels a running watch (kube_watch's cancel flag) and joins the thread.
+ *  - An object that cannot be decoded or cached (not an object, no usable metadata.name or
+ *    namespace, e.g. one with a NUL character, or an index function that refuses it) is skipped
+ *    and counted (stats.undecodable and modelplane_informer_undecodable_objects_total{resource}),
+ *    with one warning naming it: one bad object never stops the list or the watch of the others.
+ *    Strings with "\u0000" are decoded (JSON_PARSE_ALLOW_NUL); what the consumers do with them is
+ *    theirs to decide (the TrainedModel reader gives such a spec a False condition).
  *
  * Handlers run on the informer thread, in event order; they must not block for long (enqueue
  * keys, do not reconcile). Objects passed to them are borrowed cached objects (read-only).
@@ -34,6 +40,7 @@
 
 struct workqueue;
 struct informer;
+struct metrics_registry;
 
 #define INFORMER_PAGE_SIZE_DEFAULT   500U
 #define INFORMER_BACKOFF_INITIAL     (800 * USEC_PER_MSEC)
@@ -61,6 +68,7 @@ struct informer_options {
          * when a watch ends (watches last 5-10 minutes), so it is that coarse. 0 = never.
          */
         usec_t resync_period;
+        struct metrics_registry *metrics; /* borrowed; may be NULL (no metrics) */
 };
 
 struct informer_handler {
@@ -77,6 +85,7 @@ struct informer_stats {
         unsigned backoffs;    /* backoff steps taken */
         unsigned errors;      /* failed list/watch attempts */
         unsigned resyncs;     /* periodic resyncs done */
+        unsigned undecodable; /* objects skipped because they could not be decoded or cached */
         char resource_version[64]; /* last resourceVersion seen */
 };
 

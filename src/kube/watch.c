@@ -132,13 +132,14 @@ int watch_event_decode(const char *line, size_t len, enum watch_event_type *ret_
         if (!line || !ret_type || !ret_object)
                 return -EINVAL;
 
-        r = json_parse_bounded(line, len, &ev, /* reterr_message= */ NULL, 0);
+        r = json_parse_bounded_flags(line, len, JSON_PARSE_ALLOW_NUL, &ev,
+                                     /* reterr_message= */ NULL, 0);
         if (r == -ENOMEM)
                 return r;
         if (r < 0 || !json_is_object(ev))
                 return -EBADMSG;
 
-        t = watch_event_type_from_string(json_string_value(json_object_get(ev, "type")));
+        t = watch_event_type_from_string(json_get_string_path(ev, "type", NULL));
         if (t < 0)
                 return -EBADMSG;
         obj = json_object_get(ev, "object");

@@ -350,7 +350,7 @@ static bool ends_with_000(const char *num, size_t num_len, const char *denom, si
                 return false;
         for (size_t k = 0; k < 3; k++) {
                 size_t idx = total - 3 + k;
-                tail[k] = idx < num_len ? num[idx] : denom[idx - num_len];
+                tail[k] = (char)(idx < num_len ? num[idx] : denom[idx - num_len]);
         }
         return tail[0] == '0' && tail[1] == '0' && tail[2] == '0';
 }
@@ -389,11 +389,93 @@ static bool parse_keeps_text(const struct parts *p, int exponent, enum quantity_
         return !(p->num_len == 1 && p->num[0] == '0');
 }
 
+/* |value| * 10^9 of a binary-SI quantity (num.denom * 2^exponent * 10^9) rounded up and capped;
+ * *format becomes DecimalSI for 0 < |value| < 1, as ParseQuantity shows those. */
+static int scaled_binary(const struct parts *p, int exponent, struct big *b,
+                         enum quantity_format *format)
+{
+        bool inexact = false;
+        struct big cap;
+        int r;
+
+        r = big_from_digits(b, p->num, p->num_len);
+        if (r < 0)
+                return r;
+        for (size_t k = 0; k < p->denom_len; k++) {
+                r = big_mul_small(b, 10);
+                if (r < 0)
+                        return r;
+                r = big_add_small(b, (uint32_t)(p->denom[k] - '0'));
+                if (r < 0)
+                        return r;
+        }
+        for (int k = 0; k < exponent / 10; k++) {
+                r = big_mul_small(b, 1024);
+                if (r < 0)
+                        return r;
+        }
+        r = big_mul_pow10(b, 9);
+        if (r < 0)
+                return r;
+        for (size_t k = 0; k < p->denom_len; k++)
+                if (big_div_small(b, 10) != 0)
+                        inexact = true;
+        if (inexact) {
+                r = big_add_small(b, 1);
+                if (r < 0)
+                        return r;
+        }
+        big_max_binary(&cap);
+        if (big_cmp(b, &cap) > 0)
+                *b = cap;
+        /* 0 < |v| < 1 is shown as DecimalSI */
+        if (b->n > 0 && (b->n == 1 && b->d[0] < BASE))
+                *format = QUANTITY_DECIMAL_SI;
+        return 0;
+}
+
+/* |value| * 10^9 of a decimal quantity (digits * 10^(exponent + 9 - #denom)) rounded up. */
+static int scaled_decimal(const struct parts *p, int exponent, struct big *b)
+{
+        char digits[2 * QUANTITY_INPUT_MAX + 1];
+        size_t n = 0, keep;
+        long shift = (long)exponent + 9 - (long)p->denom_len;
+        bool inexact = false;
+        int r;
+
+        memcpy(digits, p->num, p->num_len);
+        n = p->num_len;
+        memcpy(digits + n, p->denom, p->denom_len);
+        n += p->denom_len;
+        keep = n;
+        if (shift < 0) {
+                size_t drop = (size_t)-shift;
+                keep = drop >= n ? 0 : n - drop;
+                for (size_t k = keep; k < n; k++)
+                        if (digits[k] != '0')
+                                inexact = true;
+        }
+        r = big_from_digits(b, digits, keep);
+        if (r < 0)
+                return r;
+        if (shift > 0) {
+                r = big_mul_pow10(b, (unsigned)shift);
+                if (r < 0)
+                        return r;
+        }
+        if (inexact) {
+                r = big_add_small(b, 1);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 int quantity_parse(const char *s, struct quantity *ret)
 {
         struct quantity q = { 0 };
         struct parts p;
-        struct big b, cap;
+        struct big b;
         enum quantity_format format;
         int exponent, r;
         size_t len;
@@ -419,76 +501,12 @@ int quantity_parse(const char *s, struct quantity *ret)
         if (r < 0)
                 return r;
 
-        if (format == QUANTITY_BINARY_SI) {
-                /* |value| * 10^9 = num.denom * 2^exponent * 10^9, rounded up to an integer */
-                bool inexact = false;
-
-                r = big_from_digits(&b, p.num, p.num_len);
-                if (r < 0)
-                        return r;
-                for (size_t k = 0; k < p.denom_len; k++) {
-                        r = big_mul_small(&b, 10);
-                        if (r < 0)
-                                return r;
-                        r = big_add_small(&b, (uint32_t)(p.denom[k] - '0'));
-                        if (r < 0)
-                                return r;
-                }
-                for (int k = 0; k < exponent / 10; k++) {
-                        r = big_mul_small(&b, 1024);
-                        if (r < 0)
-                                return r;
-                }
-                r = big_mul_pow10(&b, 9);
-                if (r < 0)
-                        return r;
-                for (size_t k = 0; k < p.denom_len; k++)
-                        if (big_div_small(&b, 10) != 0)
-                                inexact = true;
-                if (inexact) {
-                        r = big_add_small(&b, 1);
-                        if (r < 0)
-                                return r;
-                }
-                big_max_binary(&cap);
-                if (big_cmp(&b, &cap) > 0)
-                        b = cap;
-                /* 0 < |v| < 1 is shown as DecimalSI */
-                if (b.n > 0 && (b.n == 1 && b.d[0] < BASE))
-                        format = QUANTITY_DECIMAL_SI;
-        } else {
-                /* |value| * 10^9 = digits * 10^(exponent + 9 - #denom), rounded up */
-                char digits[2 * QUANTITY_INPUT_MAX + 1];
-                size_t n = 0, keep;
-                long shift = (long)exponent + 9 - (long)p.denom_len;
-                bool inexact = false;
-
-                memcpy(digits, p.num, p.num_len);
-                n = p.num_len;
-                memcpy(digits + n, p.denom, p.denom_len);
-                n += p.denom_len;
-                keep = n;
-                if (shift < 0) {
-                        size_t drop = (size_t)-shift;
-                        keep = drop >= n ? 0 : n - drop;
-                        for (size_t k = keep; k < n; k++)
-                                if (digits[k] != '0')
-                                        inexact = true;
-                }
-                r = big_from_digits(&b, digits, keep);
-                if (r < 0)
-                        return r;
-                if (shift > 0) {
-                        r = big_mul_pow10(&b, (unsigned)shift);
-                        if (r < 0)
-                                return r;
-                }
-                if (inexact) {
-                        r = big_add_small(&b, 1);
-                        if (r < 0)
-                                return r;
-                }
-        }
+        if (format == QUANTITY_BINARY_SI)
+                r = scaled_binary(&p, exponent, &b, &format);
+        else
+                r = scaled_decimal(&p, exponent, &b);
+        if (r < 0)
+                return r;
 
         q.format = format;
         q.negative = !p.positive;

@@ -57,13 +57,15 @@ static void invalid(struct trained_model *tm, const char *field, const char *fmt
         va_end(ap);
 }
 
-static void invalid_dispatch(struct trained_model *tm, const char *prefix,
+static void invalid_dispatch(struct trained_model *tm, const char *prefix, int r,
                              const struct json_dispatch_error *err)
 {
         char field[TM_INVALID_FIELD_MAX + sizeof(err->field)];
 
         (void)snprintf(field, sizeof(field), "%s%s", prefix, err->field);
-        if (strstr(err->message, "is required"))
+        if (r == -EILSEQ)
+                invalid(tm, field, "%s contains a NUL character", field);
+        else if (strstr(err->message, "is required"))
                 invalid(tm, field, "%s is required", field);
         else
                 invalid(tm, field, "%s is invalid: %s", field, err->message);
@@ -75,13 +77,15 @@ static void check_spec(const json_t *obj, struct trained_model *tm)
         struct json_dispatch_error err = { 0 };
         json_t *spec = json_object_get(obj, "spec");
         char text[QUANTITY_INPUT_MAX + 1];
+        int r;
 
         if (!json_is_object(spec)) {
                 invalid(tm, "spec", "spec is required and must be an object");
                 return;
         }
-        if (json_dispatch(spec, spec_fields, JSON_DISPATCH_ALLOW_UNKNOWN, &f, &err) < 0) {
-                invalid_dispatch(tm, "spec.", &err);
+        r = json_dispatch(spec, spec_fields, JSON_DISPATCH_ALLOW_UNKNOWN, &f, &err);
+        if (r < 0) {
+                invalid_dispatch(tm, "spec.", r, &err);
                 if (f.isvc && f.isvc[0] != '\0')
                         tm->isvc = f.isvc;
                 return;
@@ -91,8 +95,9 @@ static void check_spec(const json_t *obj, struct trained_model *tm)
                 return;
         }
         tm->isvc = f.isvc;
-        if (json_dispatch(f.model, model_fields, JSON_DISPATCH_ALLOW_UNKNOWN, &f, &err) < 0) {
-                invalid_dispatch(tm, "spec.model.", &err);
+        r = json_dispatch(f.model, model_fields, JSON_DISPATCH_ALLOW_UNKNOWN, &f, &err);
+        if (r < 0) {
+                invalid_dispatch(tm, "spec.model.", r, &err);
                 return;
         }
         if (f.storage_uri[0] == '\0') {
@@ -101,6 +106,10 @@ static void check_spec(const json_t *obj, struct trained_model *tm)
         }
         if (json_is_null(f.memory)) {
                 invalid(tm, "spec.model.memory", "spec.model.memory is required");
+                return;
+        }
+        if (json_string_has_nul(f.memory)) {
+                invalid(tm, "spec.model.memory", "spec.model.memory contains a NUL character");
                 return;
         }
         if (quantity_from_json(f.memory, &tm->memory) < 0) {

@@ -30,8 +30,8 @@ char *base64_encode(const void *data, size_t len)
                         v |= p[i + 2];
                 *o++ = alphabet[(v >> 18) & 63];
                 *o++ = alphabet[(v >> 12) & 63];
-                *o++ = rem > 1 ? alphabet[(v >> 6) & 63] : '=';
-                *o++ = rem > 2 ? alphabet[v & 63] : '=';
+                *o++ = (char)(rem > 1 ? alphabet[(v >> 6) & 63] : '=');
+                *o++ = (char)(rem > 2 ? alphabet[v & 63] : '=');
         }
         *o = 0;
         return out;

@@ -16,7 +16,7 @@ static _Atomic int log_format_setting = LOG_FORMAT_JSON;
 static _Atomic int log_fd = STDERR_FILENO;
 
 /* A record longer than this is truncated; it bounds the memory one log call can take. */
-#define LOG_RECORD_MAX (64U * 1024U)
+#define LOG_RECORD_MAX ((size_t)64 * 1024)
 
 static const char *const level_names[LOG_LEVEL__MAX] = {
         [LOG_LEVEL_DEBUG] = "debug",

@@ -45,10 +45,10 @@
 
 /* Defines name##p(type *p), a cleanup function that calls func(*p) when *p is set. */
 #define DEFINE_CLEANUP_FUNC(type, func)                                                            \
-        static inline void func##p(type *p)                                                        \
+        static inline void func##p(type *p) /* NOLINT(bugprone-macro-parentheses) */               \
         {                                                                                          \
                 if (*p)                                                                            \
-                        (void)func(*p); /* NOLINT(bugprone-macro-parentheses) */                   \
+                        (void)func(*p);                                                            \
         }
 
 static inline void freep(void *p)

@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "fake-apiserver.h"
+#include "json/json-util.h"
 #include "kube/informer.h"
+#include "kube/metrics.h"
 #include "kube/workqueue.h"
 #include "util/log.h"
 
@@ -254,6 +256,8 @@ Test(informer, expired_watch_relists_with_deletes_updates_and_adds)
         /* watch from the old version -> ERROR 410 Expired -> relist -> exact diff */
         wait_events("-ns/b ~ns/a +ns/c ");
         assert_cache_equals_server(inf, 3, (const char *const[]){ "a", "c", "keep" });
+        /* the handlers run inside the relist, before its count is updated */
+        wait_stat(inf, offsetof(struct informer_stats, relists), 1);
         informer_get_stats(inf, &st);
         cr_assert_eq(st.relists, 1);
         cr_assert_eq(st.backoffs, 0, "410 relists at once");
@@ -479,4 +483,108 @@ Test(informer, owner_keys_and_enqueue_handlers)
         cr_assert_str_eq(k, "ns/modelconfig-x");
         free(k);
         cr_assert_eq(workqueue_try_get(q, &k), -EAGAIN);
+}
+
+/* A TrainedModel whose spec.model.storageUri is "s3://b/m" + U+0000 + "x" (the API server
+ * accepts it), or whose metadata.name has a NUL (which no C key can hold). */
+static void put_with_nul(const char *name, size_t name_len, bool nul_in_uri)
+{
+        json_auto_t *o = tm("placeholder", "i1");
+
+        cr_assert_eq(json_object_set_new(json_object_get(o, "metadata"), "name",
+                                         json_stringn(name, name_len)),
+                     0);
+        cr_assert_eq(json_object_set_new(json_object_get(o, "spec"), "model",
+                                         json_pack("{s:s%}", "storageUri", "s3://b/m\0x",
+                                                   nul_in_uri ? (size_t)10 : (size_t)8)),
+                     0);
+        cr_assert_neq(fake_apiserver_put(fake, COLL, o), 0);
+}
+
+static struct informer *new_informer_with_metrics(struct metrics_registry *reg)
+{
+        struct informer_options o = {
+                .client = client,
+                .gvr = { "serving.kserve.io", "v1alpha1", "trainedmodels" },
+                .namespace = "ns",
+                .page_size = 2,
+                .backoff_initial = 10 * USEC_PER_MSEC,
+                .no_jitter = true,
+                .metrics = reg,
+        };
+        struct informer_handler h = { on_add, on_update, on_delete, NULL };
+        struct informer *inf = NULL;
+
+        cr_assert_eq(informer_new(&o, &inf), 0);
+        cr_assert_eq(informer_add_handler(inf, &h), 0);
+        return inf;
+}
+
+static double undecodable_metric(struct metrics_registry *reg)
+{
+        struct metric_family *f;
+        struct metric *m;
+
+        cr_assert_eq(metrics_register(reg, METRIC_COUNTER,
+                                      "modelplane_informer_undecodable_objects_total", "x",
+                                      (const char *const[]){ "resource", NULL }, NULL, 0, &f),
+                     0);
+        cr_assert_eq(metric_family_child(f, (const char *const[]){ "trainedmodels" }, &m), 0);
+        return metric_value(m);
+}
+
+Test(informer, nul_in_a_string_is_decoded_and_a_nul_name_is_skipped_and_counted)
+{
+        CLEANUP(metrics_registry_freep) struct metrics_registry *reg = metrics_registry_new();
+        CLEANUP(informer_freep) struct informer *inf = NULL;
+        struct informer_stats st;
+
+        cr_assert_not_null(reg);
+        put("a", "i1");
+        put_with_nul("nul-uri", 7, true); /* decodable: the string keeps its NUL */
+        put_with_nul("bad\0name", 8, false);  /* no key: skipped */
+        put("z", "i1");
+        inf = new_informer_with_metrics(reg);
+        cr_assert_eq(informer_start(inf), 0);
+        cr_assert_eq(informer_wait_synced(inf, 10 * USEC_PER_SEC), 0);
+        wait_events("+ns/a +ns/nul-uri +ns/z ");
+        informer_get_stats(inf, &st);
+        cr_assert_eq(st.undecodable, 1, "undecodable %u, expected 1", st.undecodable);
+        cr_assert_eq(undecodable_metric(reg), 1.0);
+        cr_assert_eq(count_log_lines("Skipping trainedmodels object ns/bad\\\\0name"), 1);
+
+        /* the cached copy keeps the whole string (compact or not, no truncation) */
+        json_auto_t *o = cache_get_by_name(informer_cache(inf), "ns", "nul-uri");
+        json_t *uri = json_get_path(o, "spec", "model", "storageUri", NULL);
+        cr_assert_eq(json_string_length(uri), 10);
+        cr_assert(json_string_has_nul(uri));
+        cr_assert_null(json_get_string_path(o, "spec", "model", "storageUri", NULL));
+
+        /* on the watch: the bad object is skipped, the events around it all arrive */
+        clear_events();
+        put("b", "i2");
+        put_with_nul("bad\0again", 9, true);
+        put_with_nul("nul-2", 5, true);
+        put("c", "i2");
+        wait_events("+ns/b +ns/nul-2 +ns/c ");
+        informer_get_stats(inf, &st);
+        cr_assert_eq(st.undecodable, 2);
+        cr_assert_eq(undecodable_metric(reg), 2.0);
+        cr_assert_eq(st.lists, 1, "a bad object must not cause a relist (%u lists)", st.lists);
+        cr_assert_eq(st.backoffs, 0);
+}
+
+Test(informer, compact_cache_keeps_strings_with_nul)
+{
+        struct cache_options co = { .compact = true };
+        CLEANUP(cache_freep) struct cache *c = cache_new(&co);
+        json_auto_t *o = json_pack("{s:{s:s,s:s},s:s%}", "metadata", "name", "n", "namespace",
+                                   "ns", "v", "a\0b", (size_t)3);
+        json_auto_t *got = NULL;
+
+        cr_assert_not_null(c);
+        cr_assert_eq(cache_upsert(c, o, NULL, NULL), 0);
+        got = cache_get(c, "ns/n");
+        cr_assert_not_null(got, "a compact cache must load back an object with a NUL string");
+        cr_assert_eq(json_string_length(json_object_get(got, "v")), 3);
 }

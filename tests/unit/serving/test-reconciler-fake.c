@@ -510,6 +510,68 @@ Test(tm_shell, orphan_controller_marks_invalid_spec)
         cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_ANY, NULL), 0);
 }
 
+/* A TrainedModel with U+0000 in one string of its spec (the API server accepts it). */
+static void put_tm_with_nul(const char *name, const char *parent, const char *field)
+{
+        json_auto_t *o = json_pack("{s:s,s:s,s:{s:s},s:{s:s,s:{s:s,s:s,s:s}}}", "apiVersion",
+                                   "serving.kserve.io/v1alpha1", "kind", "TrainedModel",
+                                   "metadata", "name", name, "spec", "inferenceService", parent,
+                                   "model", "storageUri", "s3://bucket/model", "framework",
+                                   "tensorflow", "memory", "100Mi");
+        json_t *spec = json_object_get(o, "spec"), *model = json_object_get(spec, "model");
+
+        cr_assert_not_null(o);
+        if (streq(field, "inferenceService"))
+                cr_assert_eq(json_object_set_new(spec, field, json_stringn("sk\0evil", 7)), 0);
+        else
+                cr_assert_eq(json_object_set_new(model, field, json_stringn("s3://b/m\0/x", 11)), 0);
+        cr_assert_gt(fake_kube_api_put(W.fake, &gvr_trainedmodels, NS, o), 0);
+}
+
+static void assert_status_has(const char *name, const char *text)
+{
+        json_auto_t *tm = get_obj(&gvr_trainedmodels, name);
+        AUTOFREE char *status = json_dumps(json_get_path(tm, "status", NULL), 0);
+
+        cr_assert_not_null(status, "%s has no status", name);
+        cr_assert_not_null(strstr(status, text), "%s: expected \"%s\" in %s", name, text, status);
+}
+
+Test(tm_shell, nul_in_a_spec_string_is_a_false_condition_naming_the_field_others_converge)
+{
+        struct reconcile_result res;
+
+        put_isvc("sk", "1Gi");
+        put_tm("m1", "sk", "100Mi");
+        put_tm_with_nul("bad-uri", "sk", "storageUri");
+        put_tm_with_nul("bad-fw", "sk", "framework");
+        put_tm("m2", "sk", "100Mi");
+        converge("sk");
+
+        json_auto_t *cm = get_obj(&gvr_configmaps, "modelconfig-sk-0");
+        cr_assert_not_null(strstr(models_json(cm), "\"m1\""), "%s", models_json(cm));
+        cr_assert_not_null(strstr(models_json(cm), "\"m2\""), "%s", models_json(cm));
+        cr_assert_null(strstr(models_json(cm), "bad-"), "%s", models_json(cm));
+        json_auto_t *m1 = get_obj(&gvr_trainedmodels, "m1");
+        cr_assert_str_eq(condition(m1, "Ready"), "True");
+        json_auto_t *bad = get_obj(&gvr_trainedmodels, "bad-uri");
+        cr_assert_str_eq(condition(bad, "Ready"), "False");
+        assert_status_has("bad-uri", "InvalidSpec");
+        assert_status_has("bad-uri", "spec.model.storageUri contains a NUL character");
+        assert_status_has("bad-fw", "spec.model.framework contains a NUL character");
+
+        /* a NUL in the parent's name: no parent key (it would be "sk" if truncated), so the
+         * orphan controller owns it and names the field */
+        put_tm_with_nul("bad-parent", "sk", "inferenceService");
+        sync_caches();
+        json_auto_t *keys = NULL;
+        json_auto_t *cached = cache_get(W.tms, NS "/bad-parent");
+        cr_assert_eq(tm_index_isvc(NULL, cached, &keys), 0);
+        cr_assert_null(keys, "a truncated parent name must not be indexed");
+        cr_assert_eq(run(tm_orphan_reconciler_get, NS "/bad-parent", &res), 0, "%s", W.error);
+        assert_status_has("bad-parent", "spec.inferenceService contains a NUL character");
+}
+
 /* Concurrent writes (8 lanes) give the same result as sequential ones, and a failure of one
  * TrainedModel's status write is reported while the others are written. */
 Test(tm_shell, concurrent_writes_converge_exactly_and_report_the_first_failure)

@@ -147,3 +147,26 @@ Test(trainedmodel, zero_and_integer_memory)
         cr_assert_gt(quantity_to_string(&tm.memory, s, sizeof(s)), 0);
         cr_assert_str_eq(s, "1073741824");
 }
+
+Test(trainedmodel, nul_in_a_string_is_invalid_and_names_the_field)
+{
+        static const char *const fields[] = { "storageUri", "framework", "memory" };
+
+        for (size_t i = 0; i < 3; i++) {
+                json_auto_t *v = load("{" META ",\"spec\":{\"inferenceService\":\"isvc\",\"model\":"
+                                      "{\"storageUri\":\"s3//m\",\"framework\":\"tf\","
+                                      "\"memory\":\"1G\"}}}");
+                json_t *model = json_object_get(json_object_get(v, "spec"), "model");
+                struct trained_model tm;
+                char want[128];
+
+                cr_assert_eq(json_object_set_new(model, fields[i], json_stringn("1G\0x", 4)), 0);
+                cr_assert_eq(trained_model_from_json(v, &tm), 0);
+                cr_assert_not(tm.valid, "%s with a NUL must be invalid", fields[i]);
+                (void)snprintf(want, sizeof(want), "spec.model.%s contains a NUL character",
+                               fields[i]);
+                cr_assert_str_eq(tm.invalid_message, want);
+                (void)snprintf(want, sizeof(want), "spec.model.%s", fields[i]);
+                cr_assert_str_eq(tm.invalid_field, want);
+        }
+}
