@@ -9,3 +9,4 @@ int cmd_webhook(int argc, char **argv);
 int cmd_registry(int argc, char **argv);
 int cmd_catalog(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
+int cmd_ui(int argc, char **argv);

@@ -25,6 +25,7 @@ static const struct command commands[] = {
         { "webhook", cmd_webhook, "serve the TrainedModel admission webhook (HTTPS)" },
         { "catalog", cmd_catalog, "serve the Kubeflow model catalog API from YAML sources" },
         { "agent", cmd_agent, "the model agent of a multi-model serving pod (KServe drop-in)" },
+        { "ui", cmd_ui, "serve the web console and its API (registry, catalog, deployments)" },
 };
 
 int cmd_version(int argc, char **argv)

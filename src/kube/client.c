@@ -73,6 +73,9 @@ struct kube_client {
         bool own_limited;
         struct token_bucket own_bucket; /* one thread at a time: no lock */
         char errbuf[CURL_ERROR_SIZE];
+        /* kube_client_set_identity(): this client only, never its clones */
+        struct curl_slist *impersonate; /* owned; "Impersonate-User: ..." lines */
+        char *bearer;                   /* owned; replaces the shared token when set */
 };
 
 static void wipe_free(char *s)
@@ -259,9 +262,77 @@ struct kube_client *kube_client_free(struct kube_client *c)
                 return NULL;
         if (c->curl)
                 curl_easy_cleanup(c->curl);
+        curl_slist_free_all(c->impersonate);
+        wipe_free(c->bearer);
         shared_unref(c->sh);
         free(c);
         return NULL;
+}
+
+static void curl_slist_free_allp(struct curl_slist **l);
+
+static bool header_value_ok(const char *s, size_t max)
+{
+        size_t n = 0;
+
+        for (; s[n]; n++)
+                if ((unsigned char)s[n] < 0x20 || s[n] == 0x7f || n >= max)
+                        return false;
+        return n > 0;
+}
+
+int kube_client_set_identity(struct kube_client *c, const struct kube_identity *id)
+{
+        CLEANUP(curl_slist_free_allp) struct curl_slist *l = NULL;
+        AUTOFREE char *bearer = NULL;
+
+        if (!c)
+                return -EINVAL;
+        if (id && id->user) {
+                AUTOFREE char *line = NULL;
+                struct curl_slist *t;
+
+                if (!header_value_ok(id->user, KUBE_IDENTITY_VALUE_MAX) ||
+                    id->n_groups > KUBE_IDENTITY_GROUPS_MAX)
+                        return -EINVAL;
+                if (asprintf(&line, "Impersonate-User: %s", id->user) < 0) {
+                        line = NULL;
+                        return -ENOMEM;
+                }
+                t = curl_slist_append(l, line);
+                if (!t)
+                        return -ENOMEM;
+                l = t;
+                for (size_t i = 0; i < id->n_groups; i++) {
+                        AUTOFREE char *g = NULL;
+
+                        if (!header_value_ok(id->groups[i], KUBE_IDENTITY_VALUE_MAX))
+                                return -EINVAL;
+                        if (asprintf(&g, "Impersonate-Group: %s", id->groups[i]) < 0) {
+                                g = NULL;
+                                return -ENOMEM;
+                        }
+                        t = curl_slist_append(l, g);
+                        if (!t)
+                                return -ENOMEM;
+                        l = t;
+                }
+        }
+        if (id && id->bearer) {
+                /* a client certificate would authenticate the connection as the server */
+                if (c->sh->client_cert_pem)
+                        return -EPERM;
+                if (!header_value_ok(id->bearer, KUBE_IDENTITY_TOKEN_MAX))
+                        return -EINVAL;
+                bearer = strdup(id->bearer);
+                if (!bearer)
+                        return -ENOMEM;
+        }
+        curl_slist_free_all(c->impersonate);
+        c->impersonate = TAKE_PTR(l);
+        wipe_free(c->bearer);
+        c->bearer = TAKE_PTR(bearer);
+        return 0;
 }
 
 const char *kube_client_namespace(const struct kube_client *c)
@@ -386,6 +457,16 @@ static int current_token(struct kube_shared *sh, bool force, char **ret)
                 return r;
         *ret = copy;
         return 0;
+}
+
+/* The token of this request: the identity's bearer token, else the shared one. */
+static int client_token(struct kube_client *c, bool force, char **ret)
+{
+        if (c->bearer) {
+                *ret = strdup(c->bearer);
+                return *ret ? 0 : -ENOMEM;
+        }
+        return current_token(c->sh, force, ret);
 }
 
 /* ---- paths and queries ---- */
@@ -653,7 +734,7 @@ static CURLcode setup_handle(struct kube_client *c, const char *url, const char 
 }
 
 static int make_headers(const char *content_type, const char *token, bool json_accept,
-                        struct curl_slist **ret)
+                        const struct curl_slist *extra, struct curl_slist **ret)
 {
         CLEANUP(curl_slist_free_allp) struct curl_slist *l = NULL;
         struct curl_slist *t;
@@ -694,6 +775,12 @@ static int make_headers(const char *content_type, const char *token, bool json_a
                         return -ENOMEM;
                 l = t;
         }
+        for (; extra; extra = extra->next) {
+                t = curl_slist_append(l, extra->data);
+                if (!t)
+                        return -ENOMEM;
+                l = t;
+        }
         *ret = TAKE_PTR(l);
         return 0;
 }
@@ -716,10 +803,11 @@ static int perform(struct kube_client *c, const char *method, const char *url,
                 long code = 0;
                 int r;
 
-                r = current_token(c->sh, attempt > throttled, &token);
+                r = client_token(c, attempt > throttled, &token);
                 if (r < 0)
                         return r;
-                r = make_headers(body ? content_type : NULL, token, true, &headers);
+                r = make_headers(body ? content_type : NULL, token, true, c->impersonate,
+                                 &headers);
                 if (token)
                         explicit_bzero(token, strlen(token));
                 if (r < 0)
@@ -764,7 +852,7 @@ static int perform(struct kube_client *c, const char *method, const char *url,
                 }
                 (void)curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &code);
 
-                if (code == 401 && attempt == throttled && c->sh->token_file) {
+                if (code == 401 && attempt == throttled && c->sh->token_file && !c->bearer) {
                         buf_release(&resp.body);
                         continue;
                 }
@@ -1163,9 +1251,9 @@ int kube_watch(struct kube_client *c, const struct gvr *r, const char *ns,
         if (k >= 0)
                 k = query_add_uint(c, &url, "timeoutSeconds", opts->timeout_seconds);
         if (k >= 0)
-                k = current_token(c->sh, false, &token);
+                k = client_token(c, false, &token);
         if (k >= 0)
-                k = make_headers(NULL, token, true, &headers);
+                k = make_headers(NULL, token, true, c->impersonate, &headers);
         if (k < 0)
                 return k;
         if (opts->cancel && atomic_load(opts->cancel))

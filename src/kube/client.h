@@ -134,6 +134,27 @@ usec_t kube_throttle_delay(unsigned retry_after, unsigned attempt, usec_t cap);
  * returned -EAGAIN because the retries ran out (the caller requeued). Either may be NULL. */
 void kube_client_throttle_stats(const struct kube_client *c, unsigned long *ret_throttled,
                                 unsigned long *ret_exhausted);
+/*
+ * Acting for someone else (a server that calls the API on a user's behalf: modelplane ui).
+ * user set: every request carries "Impersonate-User: user" and one "Impersonate-Group" per
+ * group, authenticated with the client's own credentials (which need the impersonate verb).
+ * bearer set: every request authenticates with that token instead of the client's own; refused
+ * with -EPERM when the client's configuration has a client certificate (the TLS connection would
+ * authenticate as the certificate). Values with control characters, empty, or over the limits
+ * are -EINVAL. NULL id restores the client's own identity. Strings are copied; affects this
+ * client only, never its clones.
+ */
+#define KUBE_IDENTITY_VALUE_MAX  256U
+#define KUBE_IDENTITY_GROUPS_MAX 32U
+#define KUBE_IDENTITY_TOKEN_MAX  (8U * 1024U)
+struct kube_identity {
+        const char *user;          /* borrowed; NULL = no impersonation */
+        const char *const *groups; /* borrowed */
+        size_t n_groups;
+        const char *bearer; /* borrowed; NULL = the client's own credentials */
+};
+_warn_unused_result_ int kube_client_set_identity(struct kube_client *c,
+                                                  const struct kube_identity *id);
 
 /* The port (api.h) over this client: userdata is c (borrowed), so the same one-thread rule holds. */
 struct kube_api kube_client_api(struct kube_client *c);

@@ -16,6 +16,7 @@
 struct mr_client {
         CURL *curl;
         char *base_url;
+        char *api_path;
         char *auth_header;
         char *ca_file;
         char *ca_path;
@@ -42,6 +43,7 @@ int mr_client_new(const struct mr_client_config *cfg, struct mr_client **ret)
         if (!c)
                 return -ENOMEM;
         c->base_url = strdup(cfg->base_url);
+        c->api_path = strdup(cfg->api_path ? cfg->api_path : MR_API_PATH);
         c->curl = curl_easy_init();
         c->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : 30000;
         c->insecure = cfg->insecure_skip_verify;
@@ -55,7 +57,7 @@ int mr_client_new(const struct mr_client_config *cfg, struct mr_client **ret)
                         c->auth_header = buf_take(&b, NULL);
                 buf_release(&b);
         }
-        if (!c->base_url || !c->curl || (cfg->ca_file && !c->ca_file) ||
+        if (!c->base_url || !c->api_path || !c->curl || (cfg->ca_file && !c->ca_file) ||
             (cfg->ca_path && !c->ca_path) ||
             (cfg->token && *cfg->token && !c->auth_header)) {
                 mr_client_free(c);
@@ -75,6 +77,7 @@ struct mr_client *mr_client_free(struct mr_client *c)
         if (c->curl)
                 curl_easy_cleanup(c->curl);
         free(c->base_url);
+        free(c->api_path);
         free(c->auth_header);
         free(c->ca_file);
         free(c->ca_path);
@@ -148,7 +151,7 @@ int mr_client_call(struct mr_client *c, const char *method, const char *path_and
         CURLcode cc;
         int r;
 
-        if (snprintf(url, sizeof(url), "%s" MR_API_PATH "%s", c->base_url, path_and_query) >=
+        if (snprintf(url, sizeof(url), "%s%s%s", c->base_url, c->api_path, path_and_query) >=
             (int)sizeof(url))
                 return -ENAMETOOLONG;
         if (body) {

@@ -28,6 +28,8 @@ struct mr_error {
 
 struct mr_client_config {
         const char *base_url; /* "http://host:8080", no trailing path; copied */
+        const char *api_path; /* NULL = "/api/model_registry/v1alpha3"; another API of the same
+                               * shape (the catalog's "/api/model_catalog/v1alpha1"); copied */
         const char *token;    /* bearer token or NULL; copied */
         long timeout_ms;      /* per request; 0 = 30 s */
         const char *ca_file;  /* PEM bundle for https (CURLOPT_CAINFO), or NULL for libcurl's

@@ -1,0 +1,378 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * modelplane ui: the web console (static files) and its BFF API (docs/ui.md), in front of the
+ * registry, the catalog and the Kubernetes API.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "http/server.h"
+#include "kube/config.h"
+#include "ui/auth.h"
+#include "ui/bff.h"
+#include "util/log.h"
+#include "util/parse-util.h"
+
+#define UI_BODY_MAX   (1024U * 1024U)
+#define UI_SECRET_MAX 4096U
+
+enum {
+        OPT_LISTEN,
+        OPT_STATIC,
+        OPT_REGISTRY,
+        OPT_REGISTRY_NAME,
+        OPT_CATALOG,
+        OPT_KUBECONFIG,
+        OPT_CONTEXT,
+        OPT_USER_HEADER,
+        OPT_GROUPS_HEADER,
+        OPT_TRUSTED,
+        OPT_PROXY_SECRET,
+        OPT_CSRF_SECRET,
+        OPT_DEV_USER,
+        OPT_CA_FILE,
+        OPT_NO_KUBE,
+};
+
+static const struct cli_option ui_options[] = {
+        { "listen", 'l', CLI_ARG_REQUIRED, "HOST:PORT",
+          "listen address (default 127.0.0.1:4000; port 0 = any)", OPT_LISTEN },
+        { "static-dir", 0, CLI_ARG_REQUIRED, "DIR",
+          "the built web console (default: <exe>/../share/modelplane/ui,\nelse the source tree's "
+          "ui/dist)",
+          OPT_STATIC },
+        { "registry-url", 0, CLI_ARG_REQUIRED, "URL", "modelplane registry, e.g. http://host:8080",
+          OPT_REGISTRY },
+        { "registry-name", 0, CLI_ARG_REQUIRED, "NAME",
+          "the registry's name in the API (default modelplane)", OPT_REGISTRY_NAME },
+        { "catalog-url", 0, CLI_ARG_REQUIRED, "URL", "modelplane catalog, e.g. http://host:8080",
+          OPT_CATALOG },
+        { "kubeconfig", 0, CLI_ARG_REQUIRED, "PATH",
+          "else $KUBECONFIG, in-cluster, ~/.kube/config", OPT_KUBECONFIG },
+        { "context", 0, CLI_ARG_REQUIRED, "NAME", "kubeconfig context", OPT_CONTEXT },
+        { "no-kube", 0, CLI_ARG_NONE, NULL, "no Kubernetes API: deployment routes answer 503",
+          OPT_NO_KUBE },
+        { "user-header", 0, CLI_ARG_REQUIRED, "NAME",
+          "identity header of the auth proxy (default kubeflow-userid)", OPT_USER_HEADER },
+        { "groups-header", 0, CLI_ARG_REQUIRED, "NAME",
+          "groups header of the auth proxy (default kubeflow-groups)", OPT_GROUPS_HEADER },
+        { "trusted-proxy", 0, CLI_ARG_REQUIRED, "CIDRS",
+          "addresses whose user header is trusted (comma list)", OPT_TRUSTED },
+        { "proxy-secret-file", 0, CLI_ARG_REQUIRED, "PATH",
+          "trust the user header when X-Proxy-Secret equals\nthis file's content", OPT_PROXY_SECRET },
+        { "csrf-secret-file", 0, CLI_ARG_REQUIRED, "PATH",
+          "CSRF key shared by replicas (default: random)", OPT_CSRF_SECRET },
+        { "insecure-dev-user", 0, CLI_ARG_REQUIRED, "NAME",
+          "requests without identity act as NAME (loopback\n--listen only; development)",
+          OPT_DEV_USER },
+        { "ca-file", 0, CLI_ARG_REQUIRED, "PATH", "CA bundle for https registry/catalog URLs",
+          OPT_CA_FILE },
+};
+
+struct ui_args {
+        char *host;
+        uint16_t port;
+        const char *static_dir, *registry_url, *registry_name, *catalog_url, *kubeconfig,
+                *context, *user_header, *groups_header, *trusted, *proxy_secret_file,
+                *csrf_secret_file, *dev_user, *ca_file;
+        bool no_kube;
+};
+
+static int parse_listen(const char *s, char **ret_host, uint16_t *ret_port)
+{
+        const char *colon = strrchr(s, ':');
+        char *host;
+
+        if (!colon || safe_atou16(colon + 1, ret_port) < 0)
+                return -EINVAL;
+        if (colon == s)
+                host = strdup("0.0.0.0");
+        else if (s[0] == '[' && colon[-1] == ']')
+                host = strndup(s + 1, (size_t)(colon - s - 2));
+        else
+                host = strndup(s, (size_t)(colon - s));
+        if (!host)
+                return -ENOMEM;
+        *ret_host = host;
+        return 0;
+}
+
+static int ui_set(void *userdata, const struct cli_option *opt, const char *arg, char *err,
+                  size_t err_size)
+{
+        struct ui_args *a = userdata;
+
+        switch (opt->id) {
+        case OPT_LISTEN:
+                free(a->host);
+                a->host = NULL;
+                return parse_listen(arg, &a->host, &a->port);
+        case OPT_STATIC:
+                a->static_dir = arg;
+                return 0;
+        case OPT_REGISTRY:
+                a->registry_url = arg;
+                return 0;
+        case OPT_REGISTRY_NAME:
+                a->registry_name = arg;
+                return 0;
+        case OPT_CATALOG:
+                a->catalog_url = arg;
+                return 0;
+        case OPT_KUBECONFIG:
+                a->kubeconfig = arg;
+                return 0;
+        case OPT_CONTEXT:
+                a->context = arg;
+                return 0;
+        case OPT_NO_KUBE:
+                a->no_kube = true;
+                return 0;
+        case OPT_USER_HEADER:
+                a->user_header = arg;
+                return 0;
+        case OPT_GROUPS_HEADER:
+                a->groups_header = arg;
+                return 0;
+        case OPT_TRUSTED:
+                a->trusted = arg;
+                return 0;
+        case OPT_PROXY_SECRET:
+                a->proxy_secret_file = arg;
+                return 0;
+        case OPT_CSRF_SECRET:
+                a->csrf_secret_file = arg;
+                return 0;
+        case OPT_DEV_USER:
+                a->dev_user = arg;
+                return 0;
+        case OPT_CA_FILE:
+                a->ca_file = arg;
+                return 0;
+        default:
+                (void)snprintf(err, err_size, "unknown option");
+                return -EINVAL;
+        }
+}
+
+static const struct cli_command ui_cli = {
+        .name = "ui",
+        .synopsis = "Serves the web console and its API (/api/v1, docs/ui.md), talking to the\n"
+                    "registry, the catalog and the Kubernetes API as the user.",
+        .options = ui_options,
+        .n_options = ELEMENTSOF(ui_options),
+        .set = ui_set,
+};
+
+/* Reads a small secret file; a trailing newline is not part of the secret. */
+static int read_secret(const char *path, char **ret)
+{
+        AUTOCLOSE int fd = open(path, O_RDONLY | O_CLOEXEC);
+        char *s;
+        ssize_t n;
+
+        if (fd < 0)
+                return negative_errno();
+        s = calloc(1, UI_SECRET_MAX + 1);
+        if (!s)
+                return -ENOMEM;
+        n = read(fd, s, UI_SECRET_MAX + 1);
+        if (n < 0 || n > (ssize_t)UI_SECRET_MAX) {
+                int r = n < 0 ? negative_errno() : -EFBIG;
+
+                free(s);
+                return r;
+        }
+        while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r'))
+                s[--n] = '\0';
+        if (n == 0 || memchr(s, '\0', (size_t)n)) {
+                free(s);
+                return -EINVAL;
+        }
+        *ret = s;
+        return 0;
+}
+
+static void wipe_freep(char **p)
+{
+        if (*p) {
+                explicit_bzero(*p, strlen(*p));
+                free(*p);
+        }
+}
+
+static bool is_loopback(const char *host)
+{
+        return strneq(host, "127.", 4) || streq(host, "::1") || streq(host, "localhost");
+}
+
+/* The built console: <exe>/../share/modelplane/ui when installed, else the source tree's. */
+static const char *default_static_dir(char *buf, size_t len)
+{
+        char exe[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        struct stat st;
+
+        if (n > 0) {
+                char *slash;
+
+                exe[n] = '\0';
+                slash = strrchr(exe, '/');
+                if (slash) {
+                        *slash = '\0';
+                        if ((size_t)snprintf(buf, len, "%s/../share/modelplane/ui", exe) < len &&
+                            stat(buf, &st) == 0 && S_ISDIR(st.st_mode))
+                                return buf;
+                }
+        }
+        if (stat(MODELPLANE_SOURCE_UI_DIST, &st) == 0 && S_ISDIR(st.st_mode))
+                return MODELPLANE_SOURCE_UI_DIST;
+        return NULL;
+}
+
+int cmd_ui(int argc, char **argv)
+{
+        AUTOFREE char *host = NULL;
+        CLEANUP(wipe_freep) char *proxy_secret = NULL;
+        AUTOFREE struct ui_cidr *trusted = NULL;
+        CLEANUP(kube_config_freep) struct kube_config *kcfg = NULL;
+        CLEANUP(ui_server_freep) struct ui_server *ui = NULL;
+        CLEANUP(http_server_freep) struct http_server *srv = NULL;
+        struct ui_args a = { .port = 4000 };
+        struct ui_config cfg = { 0 };
+        char dirbuf[PATH_MAX];
+        size_t n_trusted = 0;
+        sigset_t mask;
+        int r, sig;
+
+        r = cli_parse(&ui_cli, argc, argv, &a);
+        host = a.host;
+        if (r != 0)
+                return cli_exit_status(r);
+        if (!host) {
+                host = strdup("127.0.0.1");
+                if (!host)
+                        return 1;
+        }
+        if (a.dev_user && !is_loopback(host))
+                return cli_exit_status(cli_usage_error(
+                        &ui_cli, "--insecure-dev-user needs a loopback --listen address, not %s",
+                        host));
+        if (a.trusted) {
+                r = ui_cidr_list_parse(a.trusted, &trusted, &n_trusted);
+                if (r < 0)
+                        return cli_exit_status(cli_usage_error(
+                                &ui_cli, "invalid --trusted-proxy '%s'%s", a.trusted,
+                                r == -E2BIG ? " (more than 64 entries)" : ""));
+        }
+        if (a.proxy_secret_file) {
+                r = read_secret(a.proxy_secret_file, &proxy_secret);
+                if (r < 0) {
+                        log_error_errno(r, "ui: cannot read --proxy-secret-file %s (1 to %u bytes)",
+                                        a.proxy_secret_file, UI_SECRET_MAX);
+                        return 1;
+                }
+        }
+        if (a.csrf_secret_file) {
+                CLEANUP(wipe_freep) char *secret = NULL;
+
+                r = read_secret(a.csrf_secret_file, &secret);
+                if (r >= 0)
+                        r = ui_csrf_key_from_secret(secret, strlen(secret), cfg.csrf_key);
+                if (r < 0) {
+                        log_error_errno(r, "ui: cannot read --csrf-secret-file %s",
+                                        a.csrf_secret_file);
+                        return 1;
+                }
+        } else if (getrandom(cfg.csrf_key, sizeof(cfg.csrf_key), 0) !=
+                   (ssize_t)sizeof(cfg.csrf_key)) {
+                log_error_errno(negative_errno(), "ui: no random bytes for the CSRF key");
+                return 1;
+        }
+        if (!a.no_kube) {
+                struct kube_config_options ko = { .kubeconfig_path = a.kubeconfig,
+                                                  .context = a.context };
+                char err[512];
+
+                r = kube_config_load(&ko, &kcfg, err, sizeof(err));
+                if (r < 0) {
+                        log_error_errno(r, "ui: cannot load the Kubernetes configuration: %s "
+                                           "(--no-kube runs without deployments)",
+                                        err);
+                        return 1;
+                }
+        }
+        cfg.static_dir = a.static_dir ? a.static_dir : default_static_dir(dirbuf, sizeof(dirbuf));
+        cfg.registry_url = a.registry_url;
+        cfg.registry_name = a.registry_name;
+        cfg.catalog_url = a.catalog_url;
+        cfg.ca_file = a.ca_file;
+        cfg.kube = kcfg;
+        cfg.auth = (struct ui_auth_config){
+                .user_header = a.user_header ? a.user_header : "kubeflow-userid",
+                .groups_header = a.groups_header ? a.groups_header : "kubeflow-groups",
+                .trusted = trusted,
+                .n_trusted = n_trusted,
+                .proxy_secret = proxy_secret,
+                .dev_user = a.dev_user,
+        };
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        (void)pthread_sigmask(SIG_BLOCK, &mask, NULL);
+        (void)signal(SIGPIPE, SIG_IGN);
+
+        r = ui_server_new(&cfg, &ui);
+        if (r < 0) {
+                log_error_errno(r, "ui: cannot start%s%s", a.static_dir ? ": --static-dir " : "",
+                                a.static_dir ? a.static_dir : "");
+                return 1;
+        }
+        if (!ui_server_has_frontend(ui))
+                log_warn("ui: no built web console (%s has no index.html): serving the API and "
+                         "an explanatory page",
+                         cfg.static_dir ? cfg.static_dir : "no --static-dir, no ui/dist");
+        if (!a.registry_url)
+                log_warn("ui: no --registry-url: registry routes answer 503");
+        if (!a.catalog_url)
+                log_warn("ui: no --catalog-url: catalog routes answer 503");
+        {
+                struct http_server_config hc = { HTTP_SERVER_CONFIG_DEFAULTS };
+
+                hc.address = host;
+                hc.port = a.port;
+                hc.body_max = UI_BODY_MAX;
+                hc.threads = 16;
+                hc.handler = ui_server_handle;
+                hc.userdata = ui;
+                hc.too_large_json =
+                        "{\"error\":{\"code\":\"413\",\"message\":\"request body larger than 1 MiB\","
+                        "\"source\":\"ui\"}}";
+                r = http_server_start(&hc, &srv);
+        }
+        if (r < 0) {
+                log_error_errno(r, "ui: cannot listen on %s:%u", host, (unsigned)a.port);
+                return 1;
+        }
+        log_info("ui: listening on %s:%u", host, (unsigned)http_server_port(srv));
+        printf("listening on %s:%u\n", host, (unsigned)http_server_port(srv));
+        fflush(stdout);
+
+        r = sigwait(&mask, &sig);
+        log_info("ui: signal %d received, shutting down", r == 0 ? sig : -1);
+        srv = http_server_free(srv);
+        ui = ui_server_free(ui);
+        return 0;
+}

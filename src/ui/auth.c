@@ -1,0 +1,414 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "ui/auth.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <gnutls/crypto.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "util/parse-util.h"
+
+int ui_cidr_parse(const char *s, struct ui_cidr *ret)
+{
+        char addr[INET6_ADDRSTRLEN + 1];
+        const char *slash = strchr(s, '/');
+        size_t n = slash ? (size_t)(slash - s) : strlen(s);
+        struct ui_cidr c = { 0 };
+        unsigned max;
+
+        if (n == 0 || n >= sizeof(addr))
+                return -EINVAL;
+        memcpy(addr, s, n);
+        addr[n] = '\0';
+        if (inet_pton(AF_INET, addr, c.addr) == 1) {
+                c.family = AF_INET;
+                max = 32;
+        } else if (inet_pton(AF_INET6, addr, c.addr) == 1) {
+                c.family = AF_INET6;
+                max = 128;
+        } else
+                return -EINVAL;
+        c.prefix = max;
+        if (slash) {
+                uint32_t p;
+
+                if (safe_atou32(slash + 1, &p) < 0 || p > max)
+                        return -EINVAL;
+                c.prefix = p;
+        }
+        *ret = c;
+        return 0;
+}
+
+int ui_cidr_list_parse(const char *list, struct ui_cidr **ret, size_t *ret_n)
+{
+        AUTOFREE struct ui_cidr *v = NULL;
+        size_t n = 0;
+        const char *p = list;
+
+        while (p && *p) {
+                const char *e = strchr(p, ',');
+                size_t len = e ? (size_t)(e - p) : strlen(p);
+                char item[64];
+
+                while (len > 0 && (*p == ' ' || *p == '\t')) {
+                        p++;
+                        len--;
+                }
+                while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+                        len--;
+                if (len > 0) {
+                        struct ui_cidr *t;
+
+                        if (len >= sizeof(item))
+                                return -EINVAL;
+                        if (n >= UI_CIDRS_MAX)
+                                return -E2BIG;
+                        memcpy(item, p, len);
+                        item[len] = '\0';
+                        t = reallocarray(v, n + 1, sizeof(*v));
+                        if (!t)
+                                return -ENOMEM;
+                        v = t;
+                        if (ui_cidr_parse(item, &v[n]) < 0)
+                                return -EINVAL;
+                        n++;
+                }
+                p = e ? e + 1 : NULL;
+        }
+        *ret = TAKE_PTR(v);
+        *ret_n = n;
+        return 0;
+}
+
+static bool prefix_equal(const uint8_t *a, const uint8_t *b, unsigned bits)
+{
+        unsigned bytes = bits / 8, rest = bits % 8;
+
+        if (memcmp(a, b, bytes) != 0)
+                return false;
+        if (rest == 0)
+                return true;
+        return ((a[bytes] ^ b[bytes]) & (uint8_t)(0xffU << (8 - rest))) == 0;
+}
+
+bool ui_cidr_match(const struct ui_cidr *cidrs, size_t n, const struct sockaddr *sa)
+{
+        static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+        uint8_t a4[4], a6[16];
+        bool has4 = false, has6 = false;
+
+        if (!sa)
+                return false;
+        if (sa->sa_family == AF_INET) {
+                memcpy(a4, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
+                has4 = true;
+        } else if (sa->sa_family == AF_INET6) {
+                memcpy(a6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
+                has6 = true;
+                if (memcmp(a6, mapped, sizeof(mapped)) == 0) {
+                        memcpy(a4, a6 + 12, 4);
+                        has4 = true;
+                }
+        } else
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                if (cidrs[i].family == AF_INET && has4 &&
+                    prefix_equal(cidrs[i].addr, a4, cidrs[i].prefix))
+                        return true;
+                if (cidrs[i].family == AF_INET6 && has6 &&
+                    prefix_equal(cidrs[i].addr, a6, cidrs[i].prefix))
+                        return true;
+        }
+        return false;
+}
+
+void ui_identity_done(struct ui_identity *id)
+{
+        if (!id)
+                return;
+        for (size_t i = 0; i < id->n_groups; i++)
+                free(id->groups[i]);
+        if (id->token) {
+                explicit_bzero(id->token, strlen(id->token));
+                free(id->token);
+        }
+        *id = (struct ui_identity){ 0 };
+}
+
+bool ui_secret_equal(const char *a, const char *b)
+{
+        size_t na, nb;
+        unsigned char d = 0;
+
+        if (!a || !b)
+                return false;
+        na = strlen(a);
+        nb = strlen(b);
+        for (size_t i = 0; i < nb; i++)
+                d |= (unsigned char)(a[i % (na ? na : 1)] ^ b[i]);
+        return na == nb && na > 0 && d == 0;
+}
+
+/* A user or group name: 1..UI_USER_MAX bytes, printable ASCII or UTF-8, no control characters. */
+static bool name_ok(const char *s, size_t n)
+{
+        if (n == 0 || n > UI_USER_MAX)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+                        return false;
+        return true;
+}
+
+static int parse_groups(const char *list, struct ui_identity *id, char *msg, size_t len)
+{
+        const char *p = list;
+
+        while (p && *p) {
+                const char *e = strchr(p, ',');
+                size_t n = e ? (size_t)(e - p) : strlen(p);
+
+                while (n > 0 && *p == ' ') {
+                        p++;
+                        n--;
+                }
+                while (n > 0 && p[n - 1] == ' ')
+                        n--;
+                if (n > 0) {
+                        if (id->n_groups >= UI_GROUPS_MAX) {
+                                (void)snprintf(msg, len, "more than %u groups in the groups header",
+                                               UI_GROUPS_MAX);
+                                return -EINVAL;
+                        }
+                        if (!name_ok(p, n)) {
+                                (void)snprintf(msg, len,
+                                               "a group name in the groups header is longer than %u "
+                                               "bytes or has control characters",
+                                               UI_USER_MAX);
+                                return -EINVAL;
+                        }
+                        id->groups[id->n_groups] = strndup(p, n);
+                        if (!id->groups[id->n_groups])
+                                return -ENOMEM;
+                        id->n_groups++;
+                }
+                p = e ? e + 1 : NULL;
+        }
+        return 0;
+}
+
+static void peer_text(const struct sockaddr *sa, char *buf, size_t len)
+{
+        const void *a = NULL;
+
+        if (sa && sa->sa_family == AF_INET)
+                a = &((const struct sockaddr_in *)(const void *)sa)->sin_addr;
+        else if (sa && sa->sa_family == AF_INET6)
+                a = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+        if (!a || !inet_ntop(sa->sa_family, a, buf, (socklen_t)len))
+                (void)snprintf(buf, len, "an unknown address");
+}
+
+static int bearer_token(const char *authorization, const char **ret, char *msg, size_t len)
+{
+        const char *t;
+
+        if (strncasecmp(authorization, "Bearer ", 7) != 0) {
+                (void)snprintf(msg, len, "the Authorization header is not \"Bearer <token>\"");
+                return -EINVAL;
+        }
+        t = authorization + 7;
+        while (*t == ' ')
+                t++;
+        if (!*t) {
+                (void)snprintf(msg, len, "the Authorization header has an empty bearer token");
+                return -EINVAL;
+        }
+        if (strlen(t) > UI_TOKEN_MAX) {
+                (void)snprintf(msg, len, "the bearer token is longer than %u bytes", UI_TOKEN_MAX);
+                return -EINVAL;
+        }
+        for (const char *p = t; *p; p++)
+                if ((unsigned char)*p <= 0x20 || *p == 0x7f) {
+                        (void)snprintf(msg, len, "the bearer token has a space or control character");
+                        return -EINVAL;
+                }
+        *ret = t;
+        return 0;
+}
+
+static int set_user(struct ui_identity *id, const char *user, const char *header, char *msg,
+                    size_t len)
+{
+        size_t n = strlen(user);
+
+        if (!name_ok(user, n)) {
+                (void)snprintf(msg, len,
+                               "the %s header must be 1 to %u bytes without control characters",
+                               header, UI_USER_MAX);
+                return -EINVAL;
+        }
+        memcpy(id->user, user, n + 1);
+        return 0;
+}
+
+int ui_auth_decide(const struct ui_auth_config *cfg, const struct ui_auth_input *in,
+                   struct ui_identity *ret, char *msg, size_t msg_len)
+{
+        struct ui_identity id = { 0 };
+        char ignored[256] = "";
+        int r;
+
+        msg[0] = '\0';
+        if (in->user) {
+                bool by_addr = ui_cidr_match(cfg->trusted, cfg->n_trusted, in->peer);
+                bool by_secret = cfg->proxy_secret &&
+                                 ui_secret_equal(cfg->proxy_secret, in->proxy_secret);
+
+                if (by_addr || by_secret) {
+                        id.mode = UI_AUTH_PROXY;
+                        r = set_user(&id, in->user, cfg->user_header, msg, msg_len);
+                        if (r >= 0 && in->groups)
+                                r = parse_groups(in->groups, &id, msg, msg_len);
+                        if (r < 0) {
+                                ui_identity_done(&id);
+                                return r;
+                        }
+                        *ret = id;
+                        return 0;
+                }
+                {
+                        char peer[INET6_ADDRSTRLEN + 1];
+
+                        peer_text(in->peer, peer, sizeof(peer));
+                        (void)snprintf(ignored, sizeof(ignored),
+                                       "%s header from untrusted address %s ignored (not in "
+                                       "--trusted-proxy%s); ",
+                                       cfg->user_header, peer,
+                                       cfg->proxy_secret ? ", no matching X-Proxy-Secret" : "");
+                }
+        }
+        if (in->authorization) {
+                const char *t;
+
+                r = bearer_token(in->authorization, &t, msg, msg_len);
+                if (r < 0)
+                        return r;
+                id.mode = UI_AUTH_BEARER;
+                id.token = strdup(t);
+                if (!id.token)
+                        return -ENOMEM;
+                *ret = id;
+                return 0;
+        }
+        if (cfg->dev_user && !in->user) {
+                id.mode = UI_AUTH_DEV;
+                r = set_user(&id, cfg->dev_user, "--insecure-dev-user", msg, msg_len);
+                if (r < 0)
+                        return r;
+                *ret = id;
+                return 0;
+        }
+        (void)snprintf(msg, msg_len,
+                       "%sno identity: send Authorization: Bearer <token>, or run behind an auth "
+                       "proxy that sets %s",
+                       ignored, cfg->user_header);
+        return -EACCES;
+}
+
+const char *ui_auth_mode_name(enum ui_auth_mode mode)
+{
+        switch (mode) {
+        case UI_AUTH_PROXY:
+                return "proxy";
+        case UI_AUTH_BEARER:
+                return "bearer";
+        case UI_AUTH_DEV:
+                return "dev";
+        }
+        return "unknown";
+}
+
+int ui_csrf_token(const uint8_t key[UI_CSRF_KEY_SIZE], const struct ui_identity *id,
+                  char ret[UI_CSRF_TOKEN_LEN + 1])
+{
+        static const char hex[] = "0123456789abcdef";
+        gnutls_hmac_hd_t h;
+        uint8_t digest[32];
+        const char *mode = ui_auth_mode_name(id->mode);
+
+        if (gnutls_hmac_init(&h, GNUTLS_MAC_SHA256, key, UI_CSRF_KEY_SIZE) < 0)
+                return -ENOMEM;
+        /* NUL-separated fields, so that no two identities hash the same bytes */
+        (void)gnutls_hmac(h, mode, strlen(mode) + 1);
+        (void)gnutls_hmac(h, id->user, strlen(id->user) + 1);
+        for (size_t i = 0; i < id->n_groups; i++)
+                (void)gnutls_hmac(h, id->groups[i], strlen(id->groups[i]) + 1);
+        if (id->token)
+                (void)gnutls_hmac(h, id->token, strlen(id->token) + 1);
+        gnutls_hmac_deinit(h, digest);
+        for (size_t i = 0; i < sizeof(digest); i++) {
+                ret[2 * i] = hex[digest[i] >> 4];
+                ret[2 * i + 1] = hex[digest[i] & 15];
+        }
+        ret[UI_CSRF_TOKEN_LEN] = '\0';
+        explicit_bzero(digest, sizeof(digest));
+        return 0;
+}
+
+bool ui_csrf_valid(const uint8_t key[UI_CSRF_KEY_SIZE], const struct ui_identity *id,
+                   const char *presented)
+{
+        char want[UI_CSRF_TOKEN_LEN + 1];
+        bool ok;
+
+        if (!presented || ui_csrf_token(key, id, want) < 0)
+                return false;
+        ok = ui_secret_equal(want, presented);
+        explicit_bzero(want, sizeof(want));
+        return ok;
+}
+
+bool ui_method_writes(const char *method)
+{
+        return streq(method, "POST") || streq(method, "PUT") || streq(method, "PATCH") ||
+               streq(method, "DELETE");
+}
+
+const char *ui_write_refusal(const char *content_type, bool has_body, const char *origin,
+                             const char *host, unsigned *ret_status)
+{
+        if (origin) {
+                const char *rest = NULL;
+
+                if (strncasecmp(origin, "https://", 8) == 0)
+                        rest = origin + 8;
+                else if (strncasecmp(origin, "http://", 7) == 0)
+                        rest = origin + 7;
+                if (!rest || !host || strcasecmp(rest, host) != 0) {
+                        *ret_status = 403;
+                        return "cross-origin write refused: the Origin header does not match the "
+                               "Host";
+                }
+        }
+        if (has_body) {
+                size_t n = strlen("application/json");
+
+                if (!content_type || strncasecmp(content_type, "application/json", n) != 0 ||
+                    (content_type[n] != '\0' && content_type[n] != ';' && content_type[n] != ' ')) {
+                        *ret_status = 415;
+                        return "writes must have Content-Type: application/json";
+                }
+        }
+        return NULL;
+}
+
+int ui_csrf_key_from_secret(const void *secret, size_t len, uint8_t key[UI_CSRF_KEY_SIZE])
+{
+        return gnutls_hash_fast(GNUTLS_DIG_SHA256, secret, len, key) < 0 ? -EINVAL : 0;
+}

@@ -1,0 +1,397 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "ui/views.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "json/json-util.h"
+#include "util/parse-util.h"
+
+json_t *ui_envelope(json_t *data)
+{
+        if (!data)
+                return NULL;
+        return json_pack("{s:o}", "data", data);
+}
+
+json_t *ui_error_body(unsigned status, const char *source, const char *message)
+{
+        char code[8];
+
+        (void)snprintf(code, sizeof(code), "%u", status);
+        return json_pack("{s:{s:s,s:s,s:s}}", "error", "code", code, "message",
+                         message ? message : "", "source", source ? source : "ui");
+}
+
+void ui_etag(const char *body, size_t len, char ret[UI_ETAG_SIZE])
+{
+        uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a 64 */
+
+        for (size_t i = 0; i < len; i++) {
+                h ^= (unsigned char)body[i];
+                h *= 0x100000001b3ULL;
+        }
+        (void)snprintf(ret, UI_ETAG_SIZE, "W/\"%016llx\"", (unsigned long long)h);
+}
+
+bool ui_etag_match(const char *inm, const char *etag)
+{
+        const char *want = strneq(etag, "W/", 2) ? etag + 2 : etag;
+        size_t wn = strlen(want);
+        const char *p = inm;
+
+        if (!inm)
+                return false;
+        while (*p) {
+                const char *e;
+                size_t n;
+
+                while (*p == ' ' || *p == ',')
+                        p++;
+                if (!*p)
+                        break;
+                e = strchr(p, ',');
+                n = e ? (size_t)(e - p) : strlen(p);
+                while (n > 0 && p[n - 1] == ' ')
+                        n--;
+                if (n == 1 && p[0] == '*')
+                        return true;
+                if (n > 2 && strneq(p, "W/", 2)) {
+                        p += 2;
+                        n -= 2;
+                }
+                if (n == wn && strneq(p, want, n))
+                        return true;
+                if (!e)
+                        break;
+                p = e + 1;
+        }
+        return false;
+}
+
+/* Copies key of from into to when it is present (null stays absent). */
+static int copy_field(json_t *to, const json_t *from, const char *key)
+{
+        json_t *v = json_object_get(from, key);
+
+        return v ? json_object_set(to, key, v) : 0;
+}
+
+static json_t *string_or_null(const char *s)
+{
+        return s ? json_string(s) : json_null();
+}
+
+json_t *ui_conditions_view(const json_t *obj)
+{
+        json_t *conds = json_get_path(obj, "status", "conditions", NULL);
+        json_t *out = json_array(), *c;
+        size_t i;
+
+        if (!out)
+                return NULL;
+        json_array_foreach(conds, i, c) {
+                static const char *const keys[] = { "reason", "message", "lastTransitionTime",
+                                                    "severity" };
+                json_t *v = json_pack("{s:s?,s:s?}", "type",
+                                      json_string_value(json_object_get(c, "type")), "status",
+                                      json_string_value(json_object_get(c, "status")));
+
+                if (!v || json_array_append_new(out, v) < 0) {
+                        json_decref(out);
+                        return NULL;
+                }
+                for (size_t k = 0; k < ELEMENTSOF(keys); k++) {
+                        const char *s = json_string_value(json_object_get(c, keys[k]));
+
+                        if (json_object_set_new(v, keys[k], string_or_null(s)) < 0) {
+                                json_decref(out);
+                                return NULL;
+                        }
+                }
+        }
+        return out;
+}
+
+static bool condition_true(const json_t *obj, const char *type, const json_t **ret_cond)
+{
+        json_t *conds = json_get_path(obj, "status", "conditions", NULL), *c;
+        size_t i;
+
+        json_array_foreach(conds, i, c) {
+                const char *t = json_string_value(json_object_get(c, "type"));
+
+                if (t && streq(t, type)) {
+                        const char *s = json_string_value(json_object_get(c, "status"));
+
+                        if (ret_cond)
+                                *ret_cond = c;
+                        return s && streq(s, "True");
+                }
+        }
+        if (ret_cond)
+                *ret_cond = NULL;
+        return false;
+}
+
+/* name, namespace, uid, creationTimestamp, labels, annotations of metadata. */
+static json_t *metadata_view(const json_t *obj)
+{
+        json_t *md = json_object_get(obj, "metadata");
+        json_t *v = json_object();
+
+        if (!v)
+                return NULL;
+        if (copy_field(v, md, "name") < 0 || copy_field(v, md, "namespace") < 0 ||
+            copy_field(v, md, "uid") < 0 || copy_field(v, md, "creationTimestamp") < 0 ||
+            json_object_set_new(v, "labels", json_object()) < 0 ||
+            json_object_set_new(v, "annotations", json_object()) < 0 ||
+            copy_field(v, md, "labels") < 0 || copy_field(v, md, "annotations") < 0) {
+                json_decref(v);
+                return NULL;
+        }
+        /* last-applied-configuration can be huge and says nothing to the console */
+        (void)json_object_del(json_object_get(v, "annotations"),
+                              "kubectl.kubernetes.io/last-applied-configuration");
+        return v;
+}
+
+static int set_common(json_t *v, const json_t *obj)
+{
+        json_t *conds = ui_conditions_view(obj);
+
+        if (!conds)
+                return -ENOMEM;
+        if (json_object_set_new(v, "conditions", conds) < 0 ||
+            json_object_set_new(v, "ready", json_boolean(condition_true(obj, "Ready", NULL))) < 0 ||
+            json_object_set_new(v, "url", string_or_null(json_get_string_path(obj, "status", "url",
+                                                                              NULL))) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* The predictor's model spec: v1beta1 "model" or the framework shorthand (sklearn, ...). */
+static const json_t *predictor_model(const json_t *pred, const char **ret_format)
+{
+        static const char *const frameworks[] = { "sklearn", "xgboost", "tensorflow", "pytorch",
+                                                  "triton", "onnx", "pmml", "lightgbm",
+                                                  "paddle", "huggingface" };
+        json_t *m = json_object_get(pred, "model");
+
+        if (m) {
+                *ret_format = json_get_string_path(m, "modelFormat", "name", NULL);
+                return m;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(frameworks); i++) {
+                m = json_object_get(pred, frameworks[i]);
+                if (m) {
+                        *ret_format = frameworks[i];
+                        return m;
+                }
+        }
+        *ret_format = NULL;
+        return NULL;
+}
+
+json_t *ui_isvc_view(const json_t *isvc)
+{
+        json_t *pred = json_get_path(isvc, "spec", "predictor", NULL);
+        const char *format = NULL;
+        const json_t *model = predictor_model(pred, &format);
+        /* the memory limit may sit on the model container or on the predictor's first container */
+        const json_t *res = json_object_get(model, "resources");
+        json_t *v, *p;
+
+        if (!res)
+                res = json_object_get(json_array_get(json_object_get(pred, "containers"), 0),
+                                      "resources");
+        v = metadata_view(isvc);
+        if (!v)
+                return NULL;
+        p = json_pack("{s:o,s:o,s:o,s:o,s:o}", "modelFormat", string_or_null(format), "runtime",
+                      string_or_null(json_string_value(json_object_get(model, "runtime"))),
+                      "storageUri",
+                      string_or_null(json_string_value(json_object_get(model, "storageUri"))),
+                      "memoryLimit",
+                      string_or_null(json_get_string_path(res, "limits", "memory", NULL)),
+                      "memoryRequest",
+                      string_or_null(json_get_string_path(res, "requests", "memory", NULL)));
+        if (!p || json_object_set_new(v, "predictor", p) < 0 || set_common(v, isvc) < 0) {
+                json_decref(v);
+                return NULL;
+        }
+        return v;
+}
+
+bool ui_parse_loaded(const char *message, unsigned *ret_ready, unsigned *ret_total)
+{
+        unsigned long a = 0, b = 0;
+        const char *p = message;
+        size_t da = 0, db = 0;
+
+        if (!p)
+                return false;
+        for (; *p >= '0' && *p <= '9' && da < 9; p++, da++)
+                a = a * 10 + (unsigned long)(*p - '0');
+        if (da == 0 || *p != '/')
+                return false;
+        for (p++; *p >= '0' && *p <= '9' && db < 9; p++, db++)
+                b = b * 10 + (unsigned long)(*p - '0');
+        if (db == 0 || a > b || (*p >= '0' && *p <= '9'))
+                return false;
+        *ret_ready = (unsigned)a;
+        *ret_total = (unsigned)b;
+        return true;
+}
+
+json_t *ui_trainedmodel_view(const json_t *tm)
+{
+        json_t *spec = json_object_get(tm, "spec");
+        const json_t *loaded_cond = NULL;
+        unsigned ready, total;
+        json_t *v = metadata_view(tm), *loaded;
+
+        if (!v)
+                return NULL;
+        (void)condition_true(tm, "ModelLoaded", &loaded_cond);
+        if (loaded_cond &&
+            ui_parse_loaded(json_string_value(json_object_get(loaded_cond, "message")), &ready,
+                            &total))
+                loaded = json_pack("{s:I,s:I}", "ready", (json_int_t)ready, "total",
+                                   (json_int_t)total);
+        else
+                loaded = json_null();
+        if (!loaded ||
+            json_object_set_new(v, "inferenceService",
+                                string_or_null(json_string_value(
+                                        json_object_get(spec, "inferenceService")))) < 0 ||
+            json_object_set_new(v, "storageUri",
+                                string_or_null(json_get_string_path(spec, "model", "storageUri",
+                                                                    NULL))) < 0 ||
+            json_object_set_new(v, "framework",
+                                string_or_null(json_get_string_path(spec, "model", "framework",
+                                                                    NULL))) < 0 ||
+            json_object_set_new(v, "memory",
+                                string_or_null(json_get_string_path(spec, "model", "memory",
+                                                                    NULL))) < 0 ||
+            json_object_set_new(v, "loaded", loaded) < 0 || set_common(v, tm) < 0) {
+                json_decref(v);
+                return NULL;
+        }
+        return v;
+}
+
+json_t *ui_event_view(const json_t *ev)
+{
+        json_t *io = json_object_get(ev, "involvedObject");
+        json_t *count = json_object_get(ev, "count");
+        const char *last = json_string_value(json_object_get(ev, "lastTimestamp"));
+
+        /* events.k8s.io-style writers leave lastTimestamp empty and set eventTime */
+        if (!last)
+                last = json_string_value(json_object_get(ev, "eventTime"));
+        return json_pack("{s:o,s:o,s:o,s:I,s:o,s:o,s:{s:o,s:o}}", "type",
+                         string_or_null(json_string_value(json_object_get(ev, "type"))), "reason",
+                         string_or_null(json_string_value(json_object_get(ev, "reason"))),
+                         "message",
+                         string_or_null(json_string_value(json_object_get(ev, "message"))),
+                         "count", json_is_integer(count) ? json_integer_value(count) : 1,
+                         "firstTimestamp",
+                         string_or_null(json_string_value(json_object_get(ev, "firstTimestamp"))),
+                         "lastTimestamp", string_or_null(last), "involvedObject", "kind",
+                         string_or_null(json_string_value(json_object_get(io, "kind"))), "name",
+                         string_or_null(json_string_value(json_object_get(io, "name"))));
+}
+
+unsigned ui_kube_error(int r, const struct kube_status *st, const char *user, const char *verb,
+                       const char *resource, const char *ns, const char *name, const char *server,
+                       char *msg, size_t len)
+{
+        const char *who = user && *user ? user : NULL;
+        char where[320] = "";
+        char what[320];
+
+        if (ns)
+                (void)snprintf(where, sizeof(where), " in namespace %s", ns);
+        if (name)
+                (void)snprintf(what, sizeof(what), "%s %s", resource, name);
+        else
+                (void)snprintf(what, sizeof(what), "%s", resource);
+        switch (st ? st->http_code : 0) {
+        case 401:
+                (void)snprintf(msg, len, "the Kubernetes API did not accept the credentials: %s",
+                               st->message);
+                return 401;
+        case 403:
+                (void)snprintf(msg, len, "%s%s may not %s %s%s", who ? "user " : "you",
+                               who ? who : "", verb, what, where);
+                return 403;
+        case 404:
+                (void)snprintf(msg, len, "%s not found%s", what, where);
+                return 404;
+        case 0:
+                break;
+        default:
+                if (st->http_code >= 400 && st->http_code < 500) {
+                        (void)snprintf(msg, len, "Kubernetes API: %s", st->message);
+                        return (unsigned)st->http_code;
+                }
+                (void)snprintf(msg, len, "Kubernetes API at %s answered %d: %s",
+                               server ? server : "?", st->http_code, st->message);
+                return 502;
+        }
+        (void)snprintf(msg, len, "Kubernetes API at %s is unavailable: %s", server ? server : "?",
+                       st && st->message[0] ? st->message : ui_errno_text(r));
+        return r == -EBADMSG ? 502 : 503;
+}
+
+unsigned ui_upstream_status(int r, long upstream_status)
+{
+        if (upstream_status == 0)
+                return r == -E2BIG || r == -EBADMSG ? 502 : 503;
+        if (upstream_status >= 400 && upstream_status < 500)
+                return (unsigned)upstream_status;
+        return 502;
+}
+
+static int add_encoded(struct buf *b, const char *s)
+{
+        static const char hex[] = "0123456789ABCDEF";
+
+        for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+                char e[3] = { '%', hex[*p >> 4], hex[*p & 15] };
+                bool plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                             (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.' ||
+                             *p == '~';
+                int r = plain ? buf_append(b, (const char *)p, 1) : buf_append(b, e, 3);
+
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int ui_query_add(struct buf *b, const char *key, const char *value)
+{
+        int r;
+
+        if (!value)
+                return 0;
+        r = buf_append(b, strchr(buf_str(b), '?') ? "&" : "?", 1);
+        if (r >= 0)
+                r = add_encoded(b, key);
+        if (r >= 0)
+                r = buf_append(b, "=", 1);
+        if (r >= 0)
+                r = add_encoded(b, value);
+        return r;
+}
+
+const char *ui_errno_text(int r)
+{
+        const char *s = strerrordesc_np(r < 0 ? -r : r);
+
+        return s ? s : "unknown error";
+}

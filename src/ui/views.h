@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * The BFF's wire shapes (docs/ui.md), pure: the {"data": ...} envelope, the error body, weak
+ * ETags, the views of InferenceServices, TrainedModels and Events, the messages that turn a
+ * Kubernetes refusal into one a person can act on, and the pass-through query strings.
+ */
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "kube/status.h"
+#include "util/buf.h"
+#include "util/macro.h"
+
+static inline void ui_json_decrefp(json_t **p)
+{
+        json_decref(*p);
+}
+
+/* Returns: new reference, {"data": data}; takes ownership of data. NULL on OOM. */
+json_t *ui_envelope(json_t *data);
+
+/* Returns: new reference, {"error": {"code": "<status>", "message", "source"}}; NULL on OOM. */
+json_t *ui_error_body(unsigned status, const char *source, const char *message);
+
+#define UI_ETAG_SIZE 24U /* W/"<16 hex>" plus NUL */
+/* The weak ETag of a body. */
+void ui_etag(const char *body, size_t len, char ret[UI_ETAG_SIZE]);
+/* True when an If-None-Match value (a list, "*", weak or strong) matches etag. */
+bool ui_etag_match(const char *if_none_match, const char *etag);
+
+/* Returns: new references; the views of docs/ui.md ("Deployments"). NULL on OOM. */
+json_t *ui_conditions_view(const json_t *obj);
+json_t *ui_isvc_view(const json_t *isvc);
+json_t *ui_trainedmodel_view(const json_t *tm);
+json_t *ui_event_view(const json_t *ev);
+
+/* Parses "n/m ..." at the start of a ModelLoaded message. */
+bool ui_parse_loaded(const char *message, unsigned *ret_ready, unsigned *ret_total);
+
+/*
+ * The status and message for a failed Kubernetes call made as user (may be empty: "you"):
+ * 403 "user alice may not list inferenceservices.serving.kserve.io in namespace team-b", 401,
+ * 404 naming the object, 503 naming the API server when it could not be reached, 502 otherwise.
+ */
+unsigned ui_kube_error(int r, const struct kube_status *st, const char *user, const char *verb,
+                       const char *resource, const char *ns, const char *name, const char *server,
+                       char *msg, size_t len);
+
+/*
+ * The status for a failed registry/catalog call: the upstream 4xx as is, 503 when unreachable
+ * (status 0), 502 for a 5xx or an answer that is not JSON.
+ */
+unsigned ui_upstream_status(int r, long upstream_status);
+
+/* Appends "&key=value" (the first one with '?'), percent-encoding both; value NULL adds nothing. */
+_warn_unused_result_ int ui_query_add(struct buf *b, const char *key, const char *value);
+
+/* A description of a negative errno (thread-safe, never NULL). */
+const char *ui_errno_text(int r);

@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Who is asking: CIDR trust, the proxy secret, bearer passthrough, dev user, CSRF. */
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ui/auth.h"
+
+static struct sockaddr_in v4(const char *a)
+{
+        struct sockaddr_in s = { .sin_family = AF_INET };
+
+        cr_assert_eq(inet_pton(AF_INET, a, &s.sin_addr), 1);
+        return s;
+}
+
+static struct sockaddr_in6 v6(const char *a)
+{
+        struct sockaddr_in6 s = { .sin6_family = AF_INET6 };
+
+        cr_assert_eq(inet_pton(AF_INET6, a, &s.sin6_addr), 1);
+        return s;
+}
+
+Test(cidr, parse_and_match)
+{
+        struct ui_cidr *c = NULL;
+        size_t n = 0;
+        struct sockaddr_in a = v4("10.1.2.3"), b = v4("11.0.0.1"), lo = v4("127.0.0.1");
+        struct sockaddr_in6 l6 = v6("::1"), m = v6("::ffff:10.9.9.9"), f = v6("fd00::5");
+
+        cr_assert_eq(ui_cidr_list_parse(" 10.0.0.0/8, 127.0.0.1 ,fd00::/8", &c, &n), 0);
+        cr_assert_eq(n, 3);
+        cr_assert(ui_cidr_match(c, n, (struct sockaddr *)&a));
+        cr_assert_not(ui_cidr_match(c, n, (struct sockaddr *)&b));
+        cr_assert(ui_cidr_match(c, n, (struct sockaddr *)&lo));
+        cr_assert_not(ui_cidr_match(c, n, (struct sockaddr *)&l6), "::1 is not 127.0.0.1");
+        cr_assert(ui_cidr_match(c, n, (struct sockaddr *)&m), "IPv4-mapped counts as IPv4");
+        cr_assert(ui_cidr_match(c, n, (struct sockaddr *)&f));
+        cr_assert_not(ui_cidr_match(c, n, NULL));
+        free(c);
+}
+
+Test(cidr, odd_prefixes)
+{
+        struct ui_cidr c;
+        struct sockaddr_in in = v4("192.168.1.200"), out = v4("192.168.1.100");
+
+        cr_assert_eq(ui_cidr_parse("192.168.1.128/25", &c), 0);
+        cr_assert(ui_cidr_match(&c, 1, (struct sockaddr *)&in));
+        cr_assert_not(ui_cidr_match(&c, 1, (struct sockaddr *)&out));
+        cr_assert_eq(ui_cidr_parse("0.0.0.0/0", &c), 0);
+        cr_assert(ui_cidr_match(&c, 1, (struct sockaddr *)&out));
+}
+
+Test(cidr, refuses_garbage)
+{
+        static const char *const bad[] = { "10.0.0.0/33", "::/129", "10.0.0/8", "abc", "/8",
+                                           "10.0.0.0/", "10.0.0.0/-1", "10.0.0.0/8x" };
+        struct ui_cidr c, *v = NULL;
+        size_t n;
+
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+                cr_assert_eq(ui_cidr_parse(bad[i], &c), -EINVAL, "%s", bad[i]);
+        cr_assert_eq(ui_cidr_list_parse("10.0.0.0/8,bogus", &v, &n), -EINVAL);
+        cr_assert_null(v);
+}
+
+Test(cidr, list_limit)
+{
+        char list[64 * 16];
+        struct ui_cidr *v = NULL;
+        size_t n, off = 0;
+
+        for (unsigned i = 0; i <= UI_CIDRS_MAX; i++)
+                off += (size_t)snprintf(list + off, sizeof(list) - off, "10.0.%u.0/24,", i);
+        cr_assert_eq(ui_cidr_list_parse(list, &v, &n), -E2BIG);
+}
+
+struct fixture {
+        struct ui_cidr lo;
+        struct ui_auth_config cfg;
+        struct sockaddr_in trusted, untrusted;
+};
+
+static void setup(struct fixture *f, const char *secret, const char *dev)
+{
+        cr_assert_eq(ui_cidr_parse("127.0.0.0/8", &f->lo), 0);
+        f->cfg = (struct ui_auth_config){ .user_header = "kubeflow-userid",
+                                          .groups_header = "kubeflow-groups",
+                                          .trusted = &f->lo,
+                                          .n_trusted = 1,
+                                          .proxy_secret = secret,
+                                          .dev_user = dev };
+        f->trusted = v4("127.0.0.1");
+        f->untrusted = v4("10.0.0.7");
+}
+
+Test(auth, trusted_proxy_header)
+{
+        struct fixture f;
+        struct ui_identity id;
+        char msg[512];
+
+        setup(&f, NULL, NULL);
+        cr_assert_eq(ui_auth_decide(&f.cfg,
+                                    &(struct ui_auth_input){ .peer = (struct sockaddr *)&f.trusted,
+                                                             .user = "alice",
+                                                             .groups = "team-a, ml ,,",
+                                                             .authorization = "Bearer x" },
+                                    &id, msg, sizeof(msg)),
+                     0);
+        cr_assert_eq(id.mode, UI_AUTH_PROXY, "the trusted header wins over a bearer token");
+        cr_assert_str_eq(id.user, "alice");
+        cr_assert_eq(id.n_groups, 2);
+        cr_assert_str_eq(id.groups[0], "team-a");
+        cr_assert_str_eq(id.groups[1], "ml");
+        cr_assert_null(id.token);
+        ui_identity_done(&id);
+}
+
+Test(auth, untrusted_header_is_ignored)
+{
+        struct fixture f;
+        struct ui_identity id;
+        char msg[512];
+
+        setup(&f, NULL, "dev");
+        cr_assert_eq(ui_auth_decide(&f.cfg,
+                                    &(struct ui_auth_input){
+                                            .peer = (struct sockaddr *)&f.untrusted,
+                                            .user = "admin" },
+                                    &id, msg, sizeof(msg)),
+                     -EACCES, "no dev fallback for a forged header");
+        cr_assert(strstr(msg, "untrusted address 10.0.0.7"), "%s", msg);
+        cr_assert(strstr(msg, "no identity"), "%s", msg);
+
+        /* with a bearer token too, the token is used and the header is not */
+        cr_assert_eq(ui_auth_decide(&f.cfg,
+                                    &(struct ui_auth_input){
+                                            .peer = (struct sockaddr *)&f.untrusted,
+                                            .user = "admin",
+                                            .authorization = "Bearer tok123" },
+                                    &id, msg, sizeof(msg)),
+                     0);
+        cr_assert_eq(id.mode, UI_AUTH_BEARER);
+        cr_assert_str_eq(id.user, "");
+        cr_assert_str_eq(id.token, "tok123");
+        ui_identity_done(&id);
+}
+
+Test(auth, proxy_secret)
+{
+        struct fixture f;
+        struct ui_identity id;
+        char msg[512];
+
+        setup(&f, "s3cret", NULL);
+        cr_assert_eq(ui_auth_decide(&f.cfg,
+                                    &(struct ui_auth_input){
+                                            .peer = (struct sockaddr *)&f.untrusted,
+                                            .user = "bob",
+                                            .proxy_secret = "s3cret" },
+                                    &id, msg, sizeof(msg)),
+                     0);
+        cr_assert_eq(id.mode, UI_AUTH_PROXY);
+        cr_assert_str_eq(id.user, "bob");
+        ui_identity_done(&id);
+        cr_assert_eq(ui_auth_decide(&f.cfg,
+                                    &(struct ui_auth_input){
+                                            .peer = (struct sockaddr *)&f.untrusted,
+                                            .user = "bob",
+                                            .proxy_secret = "s3cre" },
+                                    &id, msg, sizeof(msg)),
+                     -EACCES);
+        cr_assert(strstr(msg, "X-Proxy-Secret"), "%s", msg);
+        cr_assert_eq(ui_auth_decide(&f.cfg,
+                                    &(struct ui_auth_input){
+                                            .peer = (struct sockaddr *)&f.untrusted,
+                                            .user = "bob",
+                                            .proxy_secret = "s3cret!" },
+                                    &id, msg, sizeof(msg)),
+                     -EACCES);
+}
+
+Test(auth, nobody_gets_401_and_dev_user)
+{
+        struct fixture f;
+        struct ui_identity id;
+        char msg[512];
+
+        setup(&f, NULL, NULL);
+        cr_assert_eq(ui_auth_decide(&f.cfg, &(struct ui_auth_input){ 0 }, &id, msg, sizeof(msg)),
+                     -EACCES);
+        cr_assert(strstr(msg, "Authorization: Bearer"), "%s", msg);
+        cr_assert(strstr(msg, "kubeflow-userid"), "%s", msg);
+        setup(&f, NULL, "dev");
+        cr_assert_eq(ui_auth_decide(&f.cfg, &(struct ui_auth_input){ 0 }, &id, msg, sizeof(msg)),
+                     0);
+        cr_assert_eq(id.mode, UI_AUTH_DEV);
+        cr_assert_str_eq(id.user, "dev");
+        ui_identity_done(&id);
+}
+
+Test(auth, malformed_headers)
+{
+        struct fixture f;
+        struct ui_identity id;
+        char msg[512], big[UI_USER_MAX + 2], *tok;
+        const struct sockaddr *peer;
+
+        setup(&f, NULL, NULL);
+        peer = (struct sockaddr *)&f.trusted;
+        memset(big, 'u', sizeof(big) - 1);
+        big[sizeof(big) - 1] = '\0';
+        cr_assert_eq(ui_auth_decide(&f.cfg, &(struct ui_auth_input){ .peer = peer, .user = big },
+                                    &id, msg, sizeof(msg)),
+                     -EINVAL);
+        cr_assert(strstr(msg, "kubeflow-userid"), "%s", msg);
+        cr_assert_eq(ui_auth_decide(&f.cfg, &(struct ui_auth_input){ .peer = peer, .user = "" },
+                                    &id, msg, sizeof(msg)),
+                     -EINVAL);
+        cr_assert_eq(ui_auth_decide(&f.cfg,
+                                    &(struct ui_auth_input){ .peer = peer, .user = "a\tb" }, &id,
+                                    msg, sizeof(msg)),
+                     -EINVAL);
+        {
+                char groups[40 * 3];
+                size_t off = 0;
+
+                for (int i = 0; i < 33; i++)
+                        off += (size_t)snprintf(groups + off, sizeof(groups) - off, "g%d,", i);
+                cr_assert_eq(ui_auth_decide(&f.cfg,
+                                            &(struct ui_auth_input){
+                                                    .peer = peer, .user = "a", .groups = groups },
+                                            &id, msg, sizeof(msg)),
+                             -EINVAL);
+                cr_assert(strstr(msg, "more than 32 groups"), "%s", msg);
+        }
+        cr_assert_eq(ui_auth_decide(&f.cfg, &(struct ui_auth_input){ .authorization = "Basic eA==" },
+                                    &id, msg, sizeof(msg)),
+                     -EINVAL);
+        cr_assert(strstr(msg, "Bearer"), "%s", msg);
+        cr_assert_eq(ui_auth_decide(&f.cfg, &(struct ui_auth_input){ .authorization = "Bearer  " },
+                                    &id, msg, sizeof(msg)),
+                     -EINVAL);
+        cr_assert_eq(ui_auth_decide(&f.cfg,
+                                    &(struct ui_auth_input){ .authorization = "Bearer a\rb" },
+                                    &id, msg, sizeof(msg)),
+                     -EINVAL);
+        tok = malloc(UI_TOKEN_MAX + 16);
+        memcpy(tok, "Bearer ", 7);
+        memset(tok + 7, 't', UI_TOKEN_MAX + 1);
+        tok[7 + UI_TOKEN_MAX + 1] = '\0';
+        cr_assert_eq(ui_auth_decide(&f.cfg, &(struct ui_auth_input){ .authorization = tok }, &id,
+                                    msg, sizeof(msg)),
+                     -EINVAL);
+        cr_assert(strstr(msg, "longer than"), "%s", msg);
+        free(tok);
+}
+
+Test(csrf, token_is_bound_to_identity_and_key)
+{
+        uint8_t key[UI_CSRF_KEY_SIZE] = { 1, 2, 3 }, other[UI_CSRF_KEY_SIZE] = { 9 };
+        struct ui_identity alice = { .mode = UI_AUTH_PROXY }, bob = { .mode = UI_AUTH_PROXY };
+        struct ui_identity alice_dev = { .mode = UI_AUTH_DEV };
+        char t[UI_CSRF_TOKEN_LEN + 1], t2[UI_CSRF_TOKEN_LEN + 1];
+
+        (void)snprintf(alice.user, sizeof(alice.user), "alice");
+        (void)snprintf(bob.user, sizeof(bob.user), "bob");
+        (void)snprintf(alice_dev.user, sizeof(alice_dev.user), "alice");
+        cr_assert_eq(ui_csrf_token(key, &alice, t), 0);
+        cr_assert_eq(strlen(t), UI_CSRF_TOKEN_LEN);
+        cr_assert_eq(ui_csrf_token(key, &alice, t2), 0);
+        cr_assert_str_eq(t, t2, "stable for one identity");
+        cr_assert(ui_csrf_valid(key, &alice, t));
+        cr_assert_not(ui_csrf_valid(key, &bob, t), "another user's token");
+        cr_assert_not(ui_csrf_valid(key, &alice_dev, t), "another mode");
+        cr_assert_not(ui_csrf_valid(other, &alice, t), "another key");
+        cr_assert_not(ui_csrf_valid(key, &alice, NULL));
+        cr_assert_not(ui_csrf_valid(key, &alice, ""));
+        t[10] ^= 1;
+        cr_assert_not(ui_csrf_valid(key, &alice, t), "one flipped bit");
+}
+
+Test(csrf, write_rules)
+{
+        unsigned st = 0;
+
+        cr_assert(ui_method_writes("POST") && ui_method_writes("PATCH") &&
+                  ui_method_writes("PUT") && ui_method_writes("DELETE"));
+        cr_assert_not(ui_method_writes("GET") || ui_method_writes("HEAD"));
+        cr_assert_null(ui_write_refusal("application/json", true, NULL, "h:1", &st));
+        cr_assert_null(ui_write_refusal("application/json; charset=utf-8", true,
+                                        "http://h:1", "h:1", &st));
+        cr_assert_null(ui_write_refusal(NULL, false, NULL, "h:1", &st));
+        cr_assert_not_null(ui_write_refusal("text/plain", true, NULL, "h:1", &st));
+        cr_assert_eq(st, 415);
+        cr_assert_not_null(ui_write_refusal("application/jsonx", true, NULL, "h:1", &st));
+        cr_assert_not_null(ui_write_refusal("application/json", true, "http://evil:1", "h:1",
+                                            &st));
+        cr_assert_eq(st, 403);
+        cr_assert_not_null(ui_write_refusal("application/json", true, "null", "h:1", &st));
+        cr_assert_not_null(ui_write_refusal("application/json", true, "http://h:1", NULL, &st));
+}
+
+Test(secret, constant_time_equal)
+{
+        cr_assert(ui_secret_equal("abc", "abc"));
+        cr_assert_not(ui_secret_equal("abc", "abd"));
+        cr_assert_not(ui_secret_equal("abc", "abcd"));
+        cr_assert_not(ui_secret_equal("abcd", "abc"));
+        cr_assert_not(ui_secret_equal("", ""));
+        cr_assert_not(ui_secret_equal(NULL, "a"));
+        cr_assert_not(ui_secret_equal("a", NULL));
+}
