@@ -500,10 +500,44 @@ static int fetch_listed(const struct fetch_config *c, const struct object_store 
         return r;
 }
 
-static int fetch_s3(const struct fetch_config *c, const struct storage_uri *u, const char *dir,
-                    char *reterr, size_t len)
+/* One page of the listing of @prefix: S3 ListObjectsV2 (query parameters in the sorted order
+ * SigV4's canonical request needs) or the GCS objects list. */
+static int list_page_url(const struct fetch_config *c, const struct object_store *os,
+                         const char *bucket, const char *prefix, const char *token,
+                         struct buf *url)
 {
-        static const struct object_store os = { .scheme = "s3", .s3 = true };
+        int r;
+
+        if (os->s3) {
+                r = s3_base(c, bucket, url);
+                if (r >= 0 && token) {
+                        r = buf_puts(url, "?continuation-token=");
+                        if (r >= 0)
+                                r = s3_escape(url, token, false);
+                        if (r >= 0)
+                                r = buf_puts(url, "&list-type=2&prefix=");
+                } else if (r >= 0) {
+                        r = buf_puts(url, "?list-type=2&prefix=");
+                }
+                return r >= 0 ? s3_escape(url, prefix, false) : r;
+        }
+        r = gcs_base(c, bucket, url);
+        if (r >= 0)
+                r = buf_puts(url, "?fields=items(name),nextPageToken&prefix=");
+        if (r >= 0)
+                r = s3_escape(url, prefix, false);
+        if (r >= 0 && token) {
+                r = buf_puts(url, "&pageToken=");
+                if (r >= 0)
+                        r = s3_escape(url, token, false);
+        }
+        return r;
+}
+
+/* s3://bucket/prefix and gs://bucket/prefix: the listing (paged), then fetch_listed(). */
+static int fetch_bucket(const struct fetch_config *c, const struct object_store *os,
+                        const struct storage_uri *u, const char *dir, char *reterr, size_t len)
+{
         struct s3_list list = { 0 };
         AUTOFREE char *prefix = NULL;
         int r;
@@ -512,29 +546,22 @@ static int fetch_s3(const struct fetch_config *c, const struct storage_uri *u, c
                 return -ENOMEM;
         do {
                 struct buf url = BUF_INIT(8192), page = BUF_INIT(LIST_PAGE_MAX);
-                /* query parameters in the sorted order SigV4's canonical request needs */
-                r = s3_base(c, u->bucket, &url);
-                if (r >= 0 && list.next_token) {
-                        r = buf_puts(&url, "?continuation-token=");
-                        if (r >= 0)
-                                r = s3_escape(&url, list.next_token, false);
-                        if (r >= 0)
-                                r = buf_puts(&url, "&list-type=2&prefix=");
-                } else if (r >= 0) {
-                        r = buf_puts(&url, "?list-type=2&prefix=");
-                }
-                if (r >= 0)
-                        r = s3_escape(&url, prefix, false);
+
+                r = list_page_url(c, os, u->bucket, prefix, list.next_token, &url);
                 if (r >= 0) {
-                        struct request q = { .url = buf_str(&url), .s3 = true, .body = &page,
+                        struct request q = { .url = buf_str(&url), .s3 = os->s3,
+                                             .bearer = os->bearer, .body = &page,
                                              .max = LIST_PAGE_MAX - 1 };
                         r = transfer(c, &q, reterr, len);
                 }
                 if (r >= 0) {
-                        r = s3_list_parse(buf_str(&page), page.len, &list);
+                        r = os->s3 ? s3_list_parse(buf_str(&page), page.len, &list)
+                                   : gcs_list_parse(buf_str(&page), page.len, &list);
                         if (r < 0)
-                                snprintf(reterr, len, "listing s3://%s/%s: %s", u->bucket, prefix,
-                                         r == -E2BIG ? "too many objects" : "malformed ListObjectsV2 answer");
+                                snprintf(reterr, len, "listing %s://%s/%s: %s", os->scheme,
+                                         u->bucket, prefix,
+                                         r == -E2BIG ? "too many objects"
+                                                     : "malformed listing answer");
                 }
                 buf_release(&url);
                 buf_release(&page);
@@ -543,52 +570,7 @@ static int fetch_s3(const struct fetch_config *c, const struct storage_uri *u, c
                         return r;
                 }
         } while (list.truncated);
-        return fetch_listed(c, &os, u, &list, prefix, dir, reterr, len);
-}
-
-/* gs://bucket/prefix through the GCS JSON API (STORAGE_EMULATOR_HOST honoured). */
-static int fetch_gcs(const struct fetch_config *c, const struct storage_uri *u, const char *dir,
-                     char *reterr, size_t len)
-{
-        const struct object_store os = { .scheme = "gs", .bearer = c->gcs_token };
-        struct s3_list list = { 0 };
-        AUTOFREE char *prefix = NULL;
-        int r;
-
-        if (asprintf(&prefix, "%s%s", u->key, *u->key ? "/" : "") < 0)
-                return -ENOMEM;
-        do {
-                struct buf url = BUF_INIT(8192), page = BUF_INIT(LIST_PAGE_MAX);
-
-                r = gcs_base(c, u->bucket, &url);
-                if (r >= 0)
-                        r = buf_puts(&url, "?fields=items(name),nextPageToken&prefix=");
-                if (r >= 0)
-                        r = s3_escape(&url, prefix, false);
-                if (r >= 0 && list.next_token) {
-                        r = buf_puts(&url, "&pageToken=");
-                        if (r >= 0)
-                                r = s3_escape(&url, list.next_token, false);
-                }
-                if (r >= 0) {
-                        struct request q = { .url = buf_str(&url), .bearer = c->gcs_token,
-                                             .body = &page, .max = LIST_PAGE_MAX - 1 };
-                        r = transfer(c, &q, reterr, len);
-                }
-                if (r >= 0) {
-                        r = gcs_list_parse(buf_str(&page), page.len, &list);
-                        if (r < 0)
-                                snprintf(reterr, len, "listing gs://%s/%s: %s", u->bucket, prefix,
-                                         r == -E2BIG ? "too many objects" : "malformed objects list");
-                }
-                buf_release(&url);
-                buf_release(&page);
-                if (r < 0) {
-                        s3_list_release(&list);
-                        return r;
-                }
-        } while (list.truncated);
-        return fetch_listed(c, &os, u, &list, prefix, dir, reterr, len);
+        return fetch_listed(c, os, u, &list, prefix, dir, reterr, len);
 }
 
 static int fetch_http(const struct fetch_config *c, const struct storage_uri *u, const char *dir,
@@ -721,18 +703,23 @@ int fetch_model(const struct fetch_config *c, const char *uri, const char *dir, 
         if (r < 0)
                 return r;
         switch (u.kind) {
-        case STORAGE_S3:
-                r = fetch_s3(c, &u, dir, reterr, len);
+        case STORAGE_S3: {
+                static const struct object_store s3 = { .scheme = "s3", .s3 = true };
+                r = fetch_bucket(c, &s3, &u, dir, reterr, len);
                 break;
+        }
         case STORAGE_HTTP:
                 r = fetch_http(c, &u, dir, reterr, len);
                 break;
         case STORAGE_LOCAL:
                 r = fetch_local(c, &u, dir, reterr, len);
                 break;
-        case STORAGE_GCS:
-                r = fetch_gcs(c, &u, dir, reterr, len);
+        case STORAGE_GCS: {
+                /* GCS JSON API; STORAGE_EMULATOR_HOST honoured (fetch_config_from_env) */
+                const struct object_store gs = { .scheme = "gs", .bearer = c->gcs_token };
+                r = fetch_bucket(c, &gs, &u, dir, reterr, len);
                 break;
+        }
         default:
                 snprintf(reterr, len, "%s: this storage scheme is not supported", uri);
                 r = -EPROTONOSUPPORT;
