@@ -275,6 +275,49 @@ static void mem_update(struct agent *a, const char *name, const char *uri, enum 
         pthread_mutex_unlock(&a->lock);
 }
 
+/*
+ * The model server's index could not be read (it died, or does not answer): a model it held is
+ * not served by this replica now, so it is reported FailedToLoad with the reason. What it was
+ * loaded from is kept, and no failure is recorded against the URI: when the server answers
+ * again, mem_server_back() restores Loaded for what it still holds, and the planner reloads
+ * what it lost.
+ */
+static void mem_server_lost(struct agent *a, const char *why)
+{
+        AUTOFREE char *reason = NULL;
+
+        if (asprintf(&reason, "model server unavailable: %s", why) < 0)
+                return;
+        pthread_mutex_lock(&a->lock);
+        for (size_t i = 0; i < a->n_mem; i++) {
+                struct model_memory *m = &a->mem[i];
+                if (m->phase != PHASE_LOADED)
+                        continue;
+                m->phase = PHASE_FAILED_TO_LOAD;
+                set_str(&m->reason, reason);
+                atomic_fetch_add(&a->status_generation, 1);
+        }
+        pthread_mutex_unlock(&a->lock);
+}
+
+static void mem_server_back(struct agent *a, const struct server_model *server, size_t n)
+{
+        pthread_mutex_lock(&a->lock);
+        for (size_t i = 0; i < a->n_mem; i++) {
+                struct model_memory *m = &a->mem[i];
+                if (m->phase != PHASE_FAILED_TO_LOAD || m->failed_uri || !m->loaded_uri)
+                        continue;
+                for (size_t j = 0; j < n; j++)
+                        if (streq(server[j].name, m->name) && server[j].state == SERVER_READY) {
+                                m->phase = PHASE_LOADED;
+                                set_str(&m->reason, NULL);
+                                atomic_fetch_add(&a->status_generation, 1);
+                                break;
+                        }
+        }
+        pthread_mutex_unlock(&a->lock);
+}
+
 static void mem_forget(struct agent *a, const char *name)
 {
         size_t pos;
@@ -631,6 +674,10 @@ static int pass(struct agent *a, const char *models_json, usec_t *ret_wake)
         }
         for (size_t i = 0; i < ix.n; i++)
                 server[i] = (struct server_model){ .name = ix.items[i].name, .state = ix.items[i].state };
+        if (server_known)
+                mem_server_back(a, server, ix.n);
+        else
+                mem_server_lost(a, err);
 
         in = (struct plan_input){
                 .desired = &desired, .disk = disk.items, .n_disk = disk.n,

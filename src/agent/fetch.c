@@ -16,6 +16,7 @@
 #include "config.h"
 #include "agent/extract.h"
 #include "agent/plan.h"
+#include "agent/gcs-json.h"
 #include "agent/s3-xml.h"
 #include "agent/uri.h"
 #include "util/buf.h"
@@ -61,6 +62,13 @@ static char *read_secret(const char *dir, const char *name)
         return *line ? strdup(line) : NULL;
 }
 
+static void strip_slashes(char *url)
+{
+        if (url)
+                for (size_t n = strlen(url); n > 0 && url[n - 1] == '/'; n--)
+                        url[n - 1] = 0;
+}
+
 void fetch_config_release(struct fetch_config *c)
 {
         free(c->pvc_root);
@@ -70,6 +78,8 @@ void fetch_config_release(struct fetch_config *c)
         free(c->access_key);
         free(c->secret_key);
         free(c->session_token);
+        free(c->gcs_endpoint);
+        free(c->gcs_token);
         *c = (struct fetch_config){ 0 };
 }
 
@@ -105,9 +115,17 @@ int fetch_config_from_env(struct fetch_config *c)
                    asprintf(&c->s3_endpoint, "https://s3.%s.amazonaws.com", c->s3_region) < 0) {
                 c->s3_endpoint = NULL;
         }
-        if (c->s3_endpoint)
-                for (size_t n = strlen(c->s3_endpoint); n > 0 && c->s3_endpoint[n - 1] == '/'; n--)
-                        c->s3_endpoint[n - 1] = 0;
+        strip_slashes(c->s3_endpoint);
+        ep = getenv("STORAGE_EMULATOR_HOST");
+        if (ep && *ep) {
+                if (strstr(ep, "://"))
+                        c->gcs_endpoint = strdup(ep);
+                else if (asprintf(&c->gcs_endpoint, "http://%s", ep) < 0)
+                        c->gcs_endpoint = NULL;
+        } else
+                c->gcs_endpoint = strdup("https://storage.googleapis.com");
+        strip_slashes(c->gcs_endpoint);
+        c->gcs_token = env_dup("GOOGLE_OAUTH_ACCESS_TOKEN");
         c->ca_bundle = env_dup("AWS_CA_BUNDLE");
         if (!env_bool("AWS_ANONYMOUS_CREDENTIAL", false)) {
                 c->access_key = env_dup("AWS_ACCESS_KEY_ID");
@@ -127,7 +145,7 @@ int fetch_config_from_env(struct fetch_config *c)
         c->pvc_root = env_dup("MODELPLANE_PVC_ROOT");
         if (!c->pvc_root)
                 c->pvc_root = strdup("/mnt/pvc");
-        if (!c->s3_region || !c->s3_endpoint || !c->pvc_root) {
+        if (!c->s3_region || !c->s3_endpoint || !c->pvc_root || !c->gcs_endpoint) {
                 fetch_config_release(c);
                 return -ENOMEM;
         }
@@ -197,6 +215,7 @@ static int s3_escape(struct buf *b, const char *s, bool keep_slash)
 struct request {
         const char *url;  /* borrowed */
         bool s3;          /* sign with the S3 configuration */
+        const char *bearer; /* borrowed; Authorization: Bearer, may be NULL */
         FILE *file;       /* sink: file (rewound per attempt) ... */
         struct buf *body; /* ... or buffer (reset per attempt) */
         uint64_t max;
@@ -217,7 +236,7 @@ static int transfer_once(const struct fetch_config *c, const struct request *q, 
         struct curl_slist *hdrs = NULL;
         struct sink s = { .curl = curl, .file = q->file, .body = q->body, .max = q->max };
         char curlerr[CURL_ERROR_SIZE] = "";
-        AUTOFREE char *sigv4 = NULL, *userpwd = NULL, *tok = NULL;
+        AUTOFREE char *sigv4 = NULL, *userpwd = NULL, *tok = NULL, *auth = NULL;
         char reason[512];
         CURLcode cc;
         long code = 0;
@@ -241,6 +260,14 @@ static int transfer_once(const struct fetch_config *c, const struct request *q, 
                 curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
                 curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
                 curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+                if (q->bearer) {
+                        if (asprintf(&auth, "Authorization: Bearer %s", q->bearer) < 0) {
+                                r = -ENOMEM;
+                                goto out;
+                        }
+                        hdrs = curl_slist_append(hdrs, auth);
+                        curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
+                }
         } else {
                 if (!c->s3_verify) {
                         curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
@@ -275,7 +302,8 @@ static int transfer_once(const struct fetch_config *c, const struct request *q, 
                 snprintf(reterr, len, "GET %s: %s", q->url, *curlerr ? curlerr : curl_easy_strerror(cc));
                 r = cc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT : -EIO;
         } else if (code >= 300) {
-                if (!s3_error_parse(buf_str(&s.err), s.err.len, reason, sizeof(reason)))
+                if (!s3_error_parse(buf_str(&s.err), s.err.len, reason, sizeof(reason)) &&
+                    !gcs_error_parse(buf_str(&s.err), s.err.len, reason, sizeof(reason)))
                         snprintf(reason, sizeof(reason), "%.200s", buf_str(&s.err));
                 snprintf(reterr, len, "GET %s: HTTP %ld%s%s", q->url, code, *reason ? " " : "", reason);
                 r = code == 403 || code == 401 ? -EACCES : code == 404 ? -ENOENT : -EIO;
@@ -334,11 +362,19 @@ static int mkdir_parents(const char *dir, const char *rel)
         return 0;
 }
 
-static int get_to_file(const struct fetch_config *c, const char *url, bool s3, const char *path,
-                       uint64_t max, char *reterr, size_t len)
+/* How an object is fetched: plain (http), S3-signed, or GCS (alt=media, bearer token). */
+struct object_store {
+        const char *scheme; /* "s3", "gs": for messages */
+        bool s3;
+        const char *bearer; /* borrowed, may be NULL */
+};
+
+static int get_to_file(const struct fetch_config *c, const char *url,
+                       const struct object_store *os, const char *path, uint64_t max,
+                       char *reterr, size_t len)
 {
         FILE *f = fopen(path, "wxe");
-        struct request q = { .url = url, .s3 = s3, .max = max };
+        struct request q = { .url = url, .s3 = os->s3, .bearer = os->bearer, .max = max };
         int r;
 
         if (!f) {
@@ -363,48 +399,169 @@ static int s3_base(const struct fetch_config *c, const char *bucket, struct buf 
         return buf_printf(b, "%s/%s/", c->s3_endpoint, bucket);
 }
 
+/* GCS JSON API: <endpoint>/storage/v1/b/<bucket>/o (names fully escaped, '/' included). */
+static int gcs_base(const struct fetch_config *c, const char *bucket, struct buf *b)
+{
+        int r = buf_printf(b, "%s/storage/v1/b/", c->gcs_endpoint);
+
+        if (r >= 0)
+                r = s3_escape(b, bucket, false);
+        return r >= 0 ? buf_puts(b, "/o") : r;
+}
+
+static int object_url(const struct fetch_config *c, const struct object_store *os,
+                      const char *bucket, const char *key, struct buf *b)
+{
+        int r;
+
+        if (os->s3) {
+                r = s3_base(c, bucket, b);
+                return r >= 0 ? s3_escape(b, key, true) : r;
+        }
+        r = gcs_base(c, bucket, b);
+        if (r >= 0)
+                r = buf_putc(b, '/');
+        if (r >= 0)
+                r = s3_escape(b, key, false);
+        return r >= 0 ? buf_puts(b, "?alt=media") : r;
+}
+
 static uint64_t dir_budget(uint64_t max, uint64_t used)
 {
         return used >= max ? 0 : max - used;
 }
 
-static int fetch_s3(const struct fetch_config *c, const struct storage_uri *u, const char *dir,
-                    char *reterr, size_t len)
+/* Downloads what a prefix listing found (@list, consumed), or the single object @u->key when
+ * nothing is under "<key>/". */
+static int fetch_listed(const struct fetch_config *c, const struct object_store *os,
+                        const struct storage_uri *u, struct s3_list *list, const char *prefix,
+                        const char *dir, char *reterr, size_t len)
+{
+        size_t plen = strlen(prefix);
+        uint64_t used = 0;
+        int r = 0;
+
+        if (list->n_keys == 0 && *u->key) {
+                /* not a folder: one object */
+                struct buf url = BUF_INIT(8192);
+                AUTOFREE char *name = NULL, *path = NULL;
+                const char *slash = strrchr(u->key, '/');
+
+                s3_list_release(list);
+                name = strdup(slash ? slash + 1 : u->key);
+                if (!name || asprintf(&path, "%s/%s", dir, name) < 0)
+                        return -ENOMEM;
+                if (!model_name_is_safe(name)) {
+                        snprintf(reterr, len, "%s object name '%s' is not a file name", os->scheme,
+                                 name);
+                        return -EPERM;
+                }
+                r = object_url(c, os, u->bucket, u->key, &url);
+                if (r >= 0)
+                        r = get_to_file(c, buf_str(&url), os, path, c->size_max, reterr, len);
+                buf_release(&url);
+                if (r == -ENOENT)
+                        snprintf(reterr, len, "%s://%s/%s: no such object or prefix", os->scheme,
+                                 u->bucket, u->key);
+                return r;
+        }
+        if (list->n_keys == 0) {
+                snprintf(reterr, len, "%s://%s/: the bucket is empty", os->scheme, u->bucket);
+                s3_list_release(list);
+                return -ENOENT;
+        }
+        for (size_t i = 0; i < list->n_keys && r >= 0; i++) {
+                const char *key = list->keys[i], *rel = key + plen;
+                struct buf url = BUF_INIT(8192);
+                AUTOFREE char *path = NULL;
+                struct stat st;
+
+                if (strncmp(key, prefix, plen) != 0 || *rel == 0 || key[strlen(key) - 1] == '/')
+                        continue; /* folder markers, foreign keys */
+                if (!relative_path_is_safe(rel)) {
+                        snprintf(reterr, len, "%s key '%s' leaves the model directory", os->scheme,
+                                 key);
+                        r = -EPERM;
+                        break;
+                }
+                r = mkdir_parents(dir, rel);
+                if (r >= 0 && asprintf(&path, "%s/%s", dir, rel) < 0)
+                        r = -ENOMEM;
+                if (r >= 0)
+                        r = object_url(c, os, u->bucket, key, &url);
+                if (r >= 0)
+                        r = get_to_file(c, buf_str(&url), os, path, dir_budget(c->size_max, used),
+                                        reterr, len);
+                if (r >= 0 && stat(path, &st) == 0)
+                        used += (uint64_t)st.st_size;
+                buf_release(&url);
+        }
+        s3_list_release(list);
+        return r;
+}
+
+/* One page of the listing of @prefix: S3 ListObjectsV2 (query parameters in the sorted order
+ * SigV4's canonical request needs) or the GCS objects list. */
+static int list_page_url(const struct fetch_config *c, const struct object_store *os,
+                         const char *bucket, const char *prefix, const char *token,
+                         struct buf *url)
+{
+        int r;
+
+        if (os->s3) {
+                r = s3_base(c, bucket, url);
+                if (r >= 0 && token) {
+                        r = buf_puts(url, "?continuation-token=");
+                        if (r >= 0)
+                                r = s3_escape(url, token, false);
+                        if (r >= 0)
+                                r = buf_puts(url, "&list-type=2&prefix=");
+                } else if (r >= 0) {
+                        r = buf_puts(url, "?list-type=2&prefix=");
+                }
+                return r >= 0 ? s3_escape(url, prefix, false) : r;
+        }
+        r = gcs_base(c, bucket, url);
+        if (r >= 0)
+                r = buf_puts(url, "?fields=items(name),nextPageToken&prefix=");
+        if (r >= 0)
+                r = s3_escape(url, prefix, false);
+        if (r >= 0 && token) {
+                r = buf_puts(url, "&pageToken=");
+                if (r >= 0)
+                        r = s3_escape(url, token, false);
+        }
+        return r;
+}
+
+/* s3://bucket/prefix and gs://bucket/prefix: the listing (paged), then fetch_listed(). */
+static int fetch_bucket(const struct fetch_config *c, const struct object_store *os,
+                        const struct storage_uri *u, const char *dir, char *reterr, size_t len)
 {
         struct s3_list list = { 0 };
         AUTOFREE char *prefix = NULL;
-        uint64_t used = 0;
-        size_t plen;
         int r;
 
         if (asprintf(&prefix, "%s%s", u->key, *u->key ? "/" : "") < 0)
                 return -ENOMEM;
-        plen = strlen(prefix);
         do {
                 struct buf url = BUF_INIT(8192), page = BUF_INIT(LIST_PAGE_MAX);
-                /* query parameters in the sorted order SigV4's canonical request needs */
-                r = s3_base(c, u->bucket, &url);
-                if (r >= 0 && list.next_token) {
-                        r = buf_puts(&url, "?continuation-token=");
-                        if (r >= 0)
-                                r = s3_escape(&url, list.next_token, false);
-                        if (r >= 0)
-                                r = buf_puts(&url, "&list-type=2&prefix=");
-                } else if (r >= 0) {
-                        r = buf_puts(&url, "?list-type=2&prefix=");
-                }
-                if (r >= 0)
-                        r = s3_escape(&url, prefix, false);
+
+                r = list_page_url(c, os, u->bucket, prefix, list.next_token, &url);
                 if (r >= 0) {
-                        struct request q = { .url = buf_str(&url), .s3 = true, .body = &page,
+                        struct request q = { .url = buf_str(&url), .s3 = os->s3,
+                                             .bearer = os->bearer, .body = &page,
                                              .max = LIST_PAGE_MAX - 1 };
                         r = transfer(c, &q, reterr, len);
                 }
                 if (r >= 0) {
-                        r = s3_list_parse(buf_str(&page), page.len, &list);
+                        r = os->s3 ? s3_list_parse(buf_str(&page), page.len, &list)
+                                   : gcs_list_parse(buf_str(&page), page.len, &list);
                         if (r < 0)
-                                snprintf(reterr, len, "listing s3://%s/%s: %s", u->bucket, prefix,
-                                         r == -E2BIG ? "too many objects" : "malformed ListObjectsV2 answer");
+                                snprintf(reterr, len, "listing %s://%s/%s: %s", os->scheme,
+                                         u->bucket, prefix,
+                                         r == -E2BIG ? "too many objects"
+                                                     : "malformed listing answer");
                 }
                 buf_release(&url);
                 buf_release(&page);
@@ -413,65 +570,7 @@ static int fetch_s3(const struct fetch_config *c, const struct storage_uri *u, c
                         return r;
                 }
         } while (list.truncated);
-
-        if (list.n_keys == 0 && *u->key) {
-                /* not a folder: one object */
-                struct buf url = BUF_INIT(8192);
-                AUTOFREE char *name = NULL, *path = NULL;
-                const char *slash = strrchr(u->key, '/');
-
-                s3_list_release(&list);
-                name = strdup(slash ? slash + 1 : u->key);
-                if (!name || asprintf(&path, "%s/%s", dir, name) < 0)
-                        return -ENOMEM;
-                if (!model_name_is_safe(name)) {
-                        snprintf(reterr, len, "s3 object name '%s' is not a file name", name);
-                        return -EPERM;
-                }
-                r = s3_base(c, u->bucket, &url);
-                if (r >= 0)
-                        r = s3_escape(&url, u->key, true);
-                if (r >= 0)
-                        r = get_to_file(c, buf_str(&url), true, path, c->size_max, reterr, len);
-                buf_release(&url);
-                if (r == -ENOENT)
-                        snprintf(reterr, len, "s3://%s/%s: no such object or prefix", u->bucket, u->key);
-                return r;
-        }
-        if (list.n_keys == 0) {
-                snprintf(reterr, len, "s3://%s/: the bucket is empty", u->bucket);
-                s3_list_release(&list);
-                return -ENOENT;
-        }
-        for (size_t i = 0; i < list.n_keys && r >= 0; i++) {
-                const char *key = list.keys[i], *rel = key + plen;
-                struct buf url = BUF_INIT(8192);
-                AUTOFREE char *path = NULL;
-                struct stat st;
-
-                if (strncmp(key, prefix, plen) != 0 || *rel == 0 || key[strlen(key) - 1] == '/')
-                        continue; /* folder markers, foreign keys */
-                if (!relative_path_is_safe(rel)) {
-                        snprintf(reterr, len, "s3 key '%s' leaves the model directory", key);
-                        r = -EPERM;
-                        break;
-                }
-                r = mkdir_parents(dir, rel);
-                if (r >= 0 && asprintf(&path, "%s/%s", dir, rel) < 0)
-                        r = -ENOMEM;
-                if (r >= 0)
-                        r = s3_base(c, u->bucket, &url);
-                if (r >= 0)
-                        r = s3_escape(&url, key, true);
-                if (r >= 0)
-                        r = get_to_file(c, buf_str(&url), true, path, dir_budget(c->size_max, used),
-                                        reterr, len);
-                if (r >= 0 && stat(path, &st) == 0)
-                        used += (uint64_t)st.st_size;
-                buf_release(&url);
-        }
-        s3_list_release(&list);
-        return r;
+        return fetch_listed(c, os, u, &list, prefix, dir, reterr, len);
 }
 
 static int fetch_http(const struct fetch_config *c, const struct storage_uri *u, const char *dir,
@@ -485,7 +584,9 @@ static int fetch_http(const struct fetch_config *c, const struct storage_uri *u,
         if (!name || asprintf(&path, "%s/%s", dir, name) < 0 ||
             asprintf(&tmp, "%s/.download", dir) < 0)
                 return -ENOMEM;
-        r = get_to_file(c, u->url, false, ak == ARCHIVE_NONE ? path : tmp, c->size_max, reterr, len);
+        static const struct object_store os = { .scheme = "http" };
+        r = get_to_file(c, u->url, &os, ak == ARCHIVE_NONE ? path : tmp, c->size_max, reterr,
+                        len);
         if (r < 0 || ak == ARCHIVE_NONE)
                 return r;
         r = archive_extract_safe(tmp, dir, c->size_max, why, sizeof(why));
@@ -602,18 +703,25 @@ int fetch_model(const struct fetch_config *c, const char *uri, const char *dir, 
         if (r < 0)
                 return r;
         switch (u.kind) {
-        case STORAGE_S3:
-                r = fetch_s3(c, &u, dir, reterr, len);
+        case STORAGE_S3: {
+                static const struct object_store s3 = { .scheme = "s3", .s3 = true };
+                r = fetch_bucket(c, &s3, &u, dir, reterr, len);
                 break;
+        }
         case STORAGE_HTTP:
                 r = fetch_http(c, &u, dir, reterr, len);
                 break;
         case STORAGE_LOCAL:
                 r = fetch_local(c, &u, dir, reterr, len);
                 break;
-        case STORAGE_GCS:
+        case STORAGE_GCS: {
+                /* GCS JSON API; STORAGE_EMULATOR_HOST honoured (fetch_config_from_env) */
+                const struct object_store gs = { .scheme = "gs", .bearer = c->gcs_token };
+                r = fetch_bucket(c, &gs, &u, dir, reterr, len);
+                break;
+        }
         default:
-                snprintf(reterr, len, "%s: gs:// is not supported by this agent yet", uri);
+                snprintf(reterr, len, "%s: this storage scheme is not supported", uri);
                 r = -EPROTONOSUPPORT;
                 break;
         }

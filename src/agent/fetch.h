@@ -3,8 +3,9 @@
 
 /*
  * Model downloads (libcurl): s3:// (SigV4 by libcurl's CURLOPT_AWS_SIGV4, ListObjectsV2 prefix
- * listing), http(s):// (with .tar.gz/.tgz/.zip extraction), pvc:// and local paths (copied).
- * gs:// is refused with -EPROTONOSUPPORT (not implemented yet).
+ * listing), gs:// (the GCS JSON API: objects list with prefix, alt=media downloads; anonymous or
+ * a bearer token), http(s):// (with .tar.gz/.tgz/.zip extraction), pvc:// and local paths
+ * (copied).
  *
  * Every transfer has a connect timeout, a stall timeout (less than 1 byte/s for stall_timeout
  * seconds aborts), a total size limit, and retries of transport errors, 5xx and 429 with
@@ -35,6 +36,9 @@ struct fetch_config {
         char *access_key;    /* owned; NULL = anonymous */
         char *secret_key;    /* owned */
         char *session_token; /* owned; may be NULL */
+        /* GCS */
+        char *gcs_endpoint; /* owned; scheme://host[:port], no trailing '/' */
+        char *gcs_token;    /* owned; OAuth2 access token, NULL = anonymous */
 };
 
 /*
@@ -43,7 +47,9 @@ struct fetch_config {
  *   AWS_REGION or AWS_DEFAULT_REGION (default us-east-1), S3_USER_VIRTUAL_BUCKET or
  *   S3_USE_VIRTUAL_BUCKET (default false), S3_VERIFY_SSL (default 1), AWS_CA_BUNDLE,
  *   AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY (+ AWS_SESSION_TOKEN), or the same names as files
- *   in $AWS_CREDENTIALS_DIR (a mounted secret); AWS_ANONYMOUS_CREDENTIAL=true forces anonymous.
+ *   in $AWS_CREDENTIALS_DIR (a mounted secret); AWS_ANONYMOUS_CREDENTIAL=true forces anonymous;
+ *   STORAGE_EMULATOR_HOST (host:port -> http://host:port, or a URL; default
+ *   https://storage.googleapis.com), GOOGLE_OAUTH_ACCESS_TOKEN (bearer token for gs://).
  * Returns 0, -ENOMEM.
  */
 _warn_unused_result_ int fetch_config_from_env(struct fetch_config *c);

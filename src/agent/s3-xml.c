@@ -15,6 +15,24 @@ void s3_list_release(struct s3_list *l)
         *l = (struct s3_list){ 0 };
 }
 
+int s3_list_add(struct s3_list *l, char *key)
+{
+        char **keys;
+
+        if (l->n_keys >= S3_LIST_KEYS_MAX) {
+                free(key);
+                return -E2BIG;
+        }
+        keys = reallocarray(l->keys, l->n_keys + 1, sizeof(*keys));
+        if (!keys) {
+                free(key);
+                return -ENOMEM;
+        }
+        l->keys = keys;
+        l->keys[l->n_keys++] = key;
+        return 0;
+}
+
 /* Appends the UTF-8 encoding of @cp to @out; returns the bytes written, 0 if invalid. */
 static size_t put_utf8(unsigned long cp, char *out)
 {
@@ -149,7 +167,7 @@ int s3_list_parse(const char *xml, size_t len, struct s3_list *l)
         while ((cend = find_element(p, end, "Contents", &text, &tlen))) {
                 const char *ktext;
                 size_t klen;
-                char *key, **keys;
+                char *key;
 
                 if (!find_element(text, text + tlen, "Key", &ktext, &klen))
                         return -EBADMSG;
@@ -158,13 +176,9 @@ int s3_list_parse(const char *xml, size_t len, struct s3_list *l)
                 key = decode_text(ktext, klen, &r);
                 if (!key)
                         return r;
-                keys = reallocarray(l->keys, l->n_keys + 1, sizeof(*keys));
-                if (!keys) {
-                        free(key);
-                        return -ENOMEM;
-                }
-                l->keys = keys;
-                l->keys[l->n_keys++] = key;
+                r = s3_list_add(l, key);
+                if (r < 0)
+                        return r;
                 p = cend;
         }
         l->truncated = false;

@@ -23,6 +23,8 @@ struct s3_list {
 };
 
 void s3_list_release(struct s3_list *l);
+/* Appends @key (taken over; freed on failure). Returns 0, -E2BIG beyond S3_LIST_KEYS_MAX, -ENOMEM. */
+_warn_unused_result_ int s3_list_add(struct s3_list *l, char *key);
 
 /* Appends the page in @xml (length @len) to @l. Returns 0, -EBADMSG, -E2BIG, -ENOMEM. */
 _warn_unused_result_ int s3_list_parse(const char *xml, size_t len, struct s3_list *l);

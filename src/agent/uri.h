@@ -5,7 +5,7 @@
  * Storage URIs of a TrainedModel's storageUri, and the path rules of the model directory. Pure.
  *
  *   s3://bucket/prefix         a folder of objects (every key under prefix/), or one object
- *   gs://bucket/prefix         recognised, not supported yet (-EPROTONOSUPPORT at download)
+ *   gs://bucket/prefix         GCS: objects under prefix/ (or the one object), JSON API
  *   http(s)://host/path        one file; .tar.gz/.tgz/.zip are extracted
  *   pvc://claim/path           <pvc root>/path of a mounted volume (KServe mounts claims there)
  *   /abs/path, file:///abs     a local directory or file

@@ -21,6 +21,7 @@
 #include "mrlink/reconciler.h"
 #include "serving/isvc.h"
 #include "serving/reconciler.h"
+#include "serving/replicas.h"
 #include "util/log.h"
 #include "util/memory.h"
 #include "util/parse-util.h"
@@ -43,6 +44,7 @@ static unsigned arg_webhook_port = WEBHOOK_DEFAULT_PORT;
 static const char *arg_webhook_cert_dir = WEBHOOK_DEFAULT_CERT_DIR;
 static const char *arg_namespace;
 static bool arg_registry_controller;
+static bool arg_ready_requires_loaded;
 
 enum {
         ARG_KUBECONFIG,
@@ -61,6 +63,7 @@ enum {
         ARG_WEBHOOK_PORT,
         ARG_WEBHOOK_CERT_DIR,
         ARG_REGISTRY_CONTROLLER,
+        ARG_READY_REQUIRES_LOADED,
         ARG_VERBOSE,
 };
 
@@ -101,6 +104,10 @@ static const struct cli_option controller_options[] = {
           "link InferenceServices to the model registry\n"
           "(also INFERENCE_SERVICE_CONTROLLER=managed)",
           ARG_REGISTRY_CONTROLLER },
+        { "ready-requires-loaded", 0, CLI_ARG_OPTIONAL, "BOOL",
+          "a TrainedModel is Ready only once a serving replica loaded it\n"
+          "(default false: Ready = listed in models.json, as KServe)",
+          ARG_READY_REQUIRES_LOADED },
         { "verbose", 'v', CLI_ARG_NONE, NULL, "debug logging (same as --zap-log-level debug)",
           ARG_VERBOSE },
 };
@@ -127,12 +134,15 @@ static int controller_set(void *userdata, const struct cli_option *opt, const ch
                 return 0;
         case ARG_LEADER_ELECT:
         case ARG_WEBHOOK:
+        case ARG_READY_REQUIRES_LOADED:
                 if (cli_parse_bool(arg, &b) < 0) {
                         (void)snprintf(err, err_size, "invalid --%s value '%s' (true or false)",
                                        opt->name, arg);
                         return -EINVAL;
                 }
-                *(opt->id == ARG_WEBHOOK ? &arg_webhook : &arg_leader_elect) = b;
+                *(opt->id == ARG_WEBHOOK            ? &arg_webhook
+                  : opt->id == ARG_LEADER_ELECT     ? &arg_leader_elect
+                                                    : &arg_ready_requires_loaded) = b;
                 return 0;
         case ARG_LEADER_ID:
                 arg_leader_id = arg;
@@ -316,13 +326,32 @@ static int tm_metrics_register(struct metrics_registry *reg, struct tm_metrics *
         return metrics_add_collector(reg, collect_tm_metrics, tm);
 }
 
+/* The agents' per-pod reports and the modelconfig ConfigMaps (serving/replicas.h), selected by
+ * label so that no other ConfigMap is cached. */
+static int configmap_informer_new(struct kube_client *client, struct informer **ret)
+{
+        int r = informer_new(&(struct informer_options){
+                                     .name = "configmaps",
+                                     .client = client,
+                                     .gvr = gvr_configmaps,
+                                     .namespace = arg_namespace,
+                                     .label_selector = REPLICAS_CONFIGMAP_SELECTOR,
+                                     .cache = { .transform = replicas_transform_configmap },
+                             },
+                             ret);
+        if (r >= 0)
+                r = cache_add_index(informer_cache(*ret), REPLICAS_INDEX_ISVC,
+                                    replicas_index_isvc, NULL);
+        return r;
+}
+
 int cmd_controller(int argc, char **argv)
 {
         struct kube_config_options copts = { .kubeconfig_path = NULL };
         CLEANUP(kube_config_freep) struct kube_config *cfg = NULL;
         CLEANUP(kube_client_freep) struct kube_client *client = NULL;
         CLEANUP(manager_freep) struct manager *m = NULL;
-        CLEANUP(informer_freep) struct informer *tms = NULL, *isvcs = NULL;
+        CLEANUP(informer_freep) struct informer *tms = NULL, *isvcs = NULL, *cms = NULL;
         CLEANUP(tm_reconciler_freep) struct tm_reconciler *rec = NULL;
         CLEANUP(controller_freep) struct controller *ctrl = NULL, *orphans = NULL;
         CLEANUP(webhook_server_freep) struct webhook_server *wh = NULL;
@@ -402,6 +431,8 @@ int cmd_controller(int argc, char **argv)
                                          .metrics = manager_metrics(m),
                                  },
                                  &isvcs);
+        if (r >= 0)
+                r = configmap_informer_new(client, &cms);
         if (r < 0) {
                 log_error_errno(r, "Failed to set up informers");
                 return 1;
@@ -412,6 +443,8 @@ int cmd_controller(int argc, char **argv)
                                       .inferenceservices = informer_cache(isvcs),
                                       .event = manager_event_fn,
                                       .event_userdata = m,
+                                      .configmaps = informer_cache(cms),
+                                      .ready_requires_loaded = arg_ready_requires_loaded,
                               },
                               &rec);
         if (r >= 0)
@@ -421,8 +454,8 @@ int cmd_controller(int argc, char **argv)
                                            .metrics = manager_metrics(m),
                                            .client = client,
                                            .write_fanout = arg_write_concurrency - 1,
-                                           .wait_for = (struct informer *[]){ tms, isvcs },
-                                           .n_wait_for = 2,
+                                           .wait_for = (struct informer *[]){ tms, isvcs, cms },
+                                           .n_wait_for = 3,
                                    },
                                    &ctrl);
         if (r >= 0)
@@ -437,6 +470,8 @@ int cmd_controller(int argc, char **argv)
                                    &orphans);
         if (r >= 0)
                 r = tm_reconciler_watch(rec, tms, isvcs, ctrl, orphans);
+        if (r >= 0)
+                r = tm_reconciler_watch_configmaps(rec, cms, ctrl);
         if (r >= 0) {
                 tmm.rec = rec;
                 tmm.client = client;
@@ -446,6 +481,8 @@ int cmd_controller(int argc, char **argv)
                 r = manager_add_informer(m, tms);
         if (r >= 0)
                 r = manager_add_informer(m, isvcs);
+        if (r >= 0)
+                r = manager_add_informer(m, cms);
         if (r >= 0)
                 r = manager_add_controller(m, ctrl);
         if (r >= 0)

@@ -11,6 +11,7 @@
 #include "serving/isvc.h"
 #include "serving/modelconfig.h"
 #include "serving/quantity.h"
+#include "serving/replicas.h"
 #include "serving/trainedmodel.h"
 
 static const char *const state_names[TM_STATE__MAX] = {
@@ -473,14 +474,32 @@ static int plan_active(const struct tm_work *w, const struct isvc_info *info, co
         return active_event(w, cm_name, p);
 }
 
-static int configmap_patch_new(const json_t *cm, const char *models_json, json_t **ret)
+/* The label that lets the controller watch its modelconfig ConfigMaps (drift repair): the
+ * InferenceService's name under serving.kserve.io/inferenceservice (serving/replicas.h). */
+static bool configmap_labelled(const json_t *cm, const char *isvc)
+{
+        const char *v = json_get_string_path(cm, "metadata", "labels", REPLICAS_ISVC_LABEL, NULL);
+
+        return v && streq(v, isvc);
+}
+
+/* A merge patch of models.json, with the label when @isvc is given (NULL: present). */
+static int configmap_patch_new(const json_t *cm, const char *models_json, const char *isvc,
+                               json_t **ret)
 {
         const char *rv = json_get_string_path(cm, "metadata", "resourceVersion", NULL);
-        json_auto_t *p = json_pack("{s:{s:s}}", "data", MODELCONFIG_KEY, models_json);
+        json_auto_t *p = json_object(), *meta = json_object();
 
-        if (!p)
+        if (!p || !meta)
                 return -ENOMEM;
-        if (rv && json_object_set_new(p, "metadata", json_pack("{s:s}", "resourceVersion", rv)) < 0)
+        if (json_object_set_new(p, "data", json_pack("{s:s}", MODELCONFIG_KEY, models_json)) < 0)
+                return -ENOMEM;
+        if (rv && json_object_set_new(meta, "resourceVersion", json_string(rv)) < 0)
+                return -ENOMEM;
+        if (isvc && json_object_set_new(meta, "labels",
+                                        json_pack("{s:s}", REPLICAS_ISVC_LABEL, isvc)) < 0)
+                return -ENOMEM;
+        if (json_object_size(meta) > 0 && json_object_set(p, "metadata", meta) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(p);
         return 0;
@@ -693,14 +712,30 @@ static int plan_configmap(struct planner *p)
                 bool same = (have && streq(have, plan->models_json)) ||
                             (streq(plan->models_json, "[]") && (!have || have[0] == '\0'));
 
+                /* an unlabelled ConfigMap (KServe's, an older modelplane's) gets the label
+                 * with its next models.json write; no write for the label alone */
                 if (same)
                         return 0;
                 return configmap_patch_new(p->in->configmap, plan->models_json,
+                                           configmap_labelled(p->in->configmap, p->in->isvc_name)
+                                                   ? NULL
+                                                   : p->in->isvc_name,
                                            &plan->configmap_patch);
         }
         if (p->info.has_impl && p->info.mms) {
+                json_t *meta;
+
                 plan->configmap_create = modelconfig_configmap_new(&p->info, plan->models_json);
-                return plan->configmap_create ? 0 : -ENOMEM;
+                meta = json_object_get(plan->configmap_create, "metadata");
+                if (!meta)
+                        return -ENOMEM;
+                if (!json_is_object(json_object_get(meta, "labels")) &&
+                    json_object_set_new(meta, "labels", json_object()) < 0)
+                        return -ENOMEM;
+                return json_object_set_new(json_object_get(meta, "labels"), REPLICAS_ISVC_LABEL,
+                                           json_string(p->in->isvc_name)) < 0
+                               ? -ENOMEM
+                               : 0;
         }
         free(plan->models_json);
         plan->models_json = NULL;

@@ -12,6 +12,7 @@
 #include "kube/informer.h"
 #include "serving/modelconfig.h"
 #include "serving/plan.h"
+#include "serving/replicas.h"
 #include "util/log.h"
 
 const struct gvr gvr_trainedmodels = { "serving.kserve.io", "v1alpha1", "trainedmodels" };
@@ -32,6 +33,8 @@ struct tm_reconciler {
         tm_event_fn event;
         void *event_userdata;
         unsigned writes_per_pass;
+        struct cache *configmaps; /* borrowed, may be NULL */
+        bool ready_requires_loaded;
 
         /* Our own TrainedModel writes the informer has not delivered yet (own_writes_*). */
         pthread_mutex_t own_lock;
@@ -63,6 +66,8 @@ int tm_reconciler_new(const struct tm_reconciler_options *opts, struct tm_reconc
         r->event_userdata = opts->event_userdata;
         r->writes_per_pass = opts->writes_per_pass ? opts->writes_per_pass
                                                    : TM_WRITES_PER_PASS_DEFAULT;
+        r->configmaps = opts->configmaps;
+        r->ready_requires_loaded = opts->ready_requires_loaded;
         *ret = r;
         return 0;
 }
@@ -166,6 +171,13 @@ int tm_reconciler_watch(struct tm_reconciler *r, struct informer *trainedmodels,
                 k = informer_enqueue_mapped(trainedmodels, controller_queue(orphan_controller),
                                             map_orphan, r);
         return k;
+}
+
+int tm_reconciler_watch_configmaps(struct tm_reconciler *r, struct informer *configmaps,
+                                   struct controller *isvc_controller)
+{
+        return informer_enqueue_mapped(configmaps, controller_queue(isvc_controller),
+                                       replicas_map_configmap, r);
 }
 
 static void emit(struct tm_reconciler *r, const json_t *obj, const struct tm_plan *p,
@@ -577,6 +589,42 @@ static int compute_plan(const char *name, const json_t *isvc, const json_t *cm, 
         return k;
 }
 
+/* The replicas' reports (serving/replicas.h) merged into the planned statuses: the ModelLoaded
+ * condition, and Ready when it requires Loaded. status_changed is recomputed against what was
+ * read, so an unchanged world still writes nothing. */
+static int apply_replica_status(struct tm_reconciler *r, const char *key, usec_t now,
+                                struct isvc_plan *plan, json_t *tms)
+{
+        CLEANUP(replica_set_release) struct replica_set set = { 0 };
+        json_auto_t *reports = NULL;
+        int k;
+
+        if (!r->configmaps)
+                return 0;
+        k = cache_by_index(r->configmaps, REPLICAS_INDEX_ISVC, key, &reports);
+        if (k >= 0)
+                k = replica_set_build(reports, &set);
+        for (size_t i = 0; k >= 0 && i < plan->n_tms; i++) {
+                struct tm_plan *p = &plan->tms[i];
+                const json_t *tm = json_array_get(tms, i);
+                const json_t *observed = json_object_get(tm, "status");
+                CLEANUP(model_loaded_release) struct model_loaded m = { 0 };
+
+                if (!p->status || tm_is_deleting(tm))
+                        continue;
+                k = model_loaded_summarize(&set, p->name,
+                                           json_get_string_path(tm, "spec", "model", "storageUri",
+                                                                NULL),
+                                           &m);
+                if (k >= 0)
+                        k = model_loaded_apply(p->status, observed, &m, r->ready_requires_loaded,
+                                               now);
+                if (k >= 0)
+                        p->status_changed = !observed || !json_equal(p->status, (json_t *)observed);
+        }
+        return k;
+}
+
 /* The InferenceService controller: one reconcile per InferenceService key ("ns/isvc"). */
 static int tm_reconcile_isvc(const struct reconcile_ctx *ctx, const char *key,
                              struct reconcile_result *ret)
@@ -655,6 +703,9 @@ static int tm_reconcile_isvc(const struct reconcile_ctx *ctx, const char *key,
                 return k;
         if (k < 0)
                 return reconcile_terminal(ret, k);
+        k = apply_replica_status(r, key, reconcile_now(ctx), &plan, tms);
+        if (k < 0)
+                return k;
         k = apply_rest(r, ctx, key, ns, &plan, tms, &more);
         if (k < 0)
                 return k;

@@ -55,6 +55,10 @@ struct tm_reconciler_options {
         /* Time slice: TrainedModels whose status/finalizer one reconcile writes before the key
          * goes to the back of the queue; 0 = 2000. */
         unsigned writes_per_pass;
+        /* The agents' per-pod reports (serving/replicas.h), with the index REPLICAS_INDEX_ISVC;
+         * borrowed, may be NULL: no ModelLoaded condition. */
+        struct cache *configmaps;
+        bool ready_requires_loaded; /* Ready also needs >= 1 replica loaded (replicas.h) */
 };
 
 struct tm_reconciler;
@@ -81,6 +85,15 @@ _warn_unused_result_ int tm_reconciler_watch(struct tm_reconciler *r, struct inf
                                              struct informer *inferenceservices,
                                              struct controller *isvc_controller,
                                              struct controller *orphan_controller);
+
+/* Wires the ConfigMap informer (borrowed; selector REPLICAS_CONFIGMAP_SELECTOR, transform
+ * replicas_transform_configmap, the cache given as options.configmaps) to isvc_controller's
+ * queue: a report's change recounts its InferenceService, and a change of a modelconfig
+ * ConfigMap (a hand edit) reconciles its InferenceService, which rewrites models.json when it
+ * differs from what the controller would write (its own writes end there: no loop). */
+_warn_unused_result_ int tm_reconciler_watch_configmaps(struct tm_reconciler *r,
+                                                        struct informer *configmaps,
+                                                        struct controller *isvc_controller);
 
 /* Counters for benchmarks and tests. */
 struct tm_reconciler_stats {

@@ -227,6 +227,52 @@ def upload(s3, bucket, prefix, d):
             s3.upload_file(p, bucket, prefix + "/" + os.path.relpath(p, d))
 
 
+def start_gcs(work, models):
+    """gcp-storage-emulator (PyPI, tests/agent/gcs-emulator.sh) with iris v1 under gs://models/iris/v1."""
+    exe = os.environ.get("MODELPLANE_GCS_EMULATOR")
+    if not exe:
+        return None
+    port = free_port()
+    p = start([exe, "start", "--host", "127.0.0.1", "--port", str(port), "--in-memory",
+               "--default-bucket", "models"], os.path.join(work, "gcs.log"))
+    base = f"http://127.0.0.1:{port}"
+    wait_for(lambda: urllib.request.urlopen(f"{base}/storage/v1/b/models/o", timeout=2), "gcs emulator")
+    for fn in os.listdir(models["v1"]):
+        with open(os.path.join(models["v1"], fn), "rb") as f:
+            req = urllib.request.Request(
+                f"{base}/upload/storage/v1/b/models/o?uploadType=media&name=iris/v1/{fn}",
+                data=f.read(), method="POST")
+            urllib.request.urlopen(req, timeout=30).read()
+    return p, port
+
+
+def gcs_steps(cfg, agent_port, gcs):
+    """gs:// through the GCS JSON API against the emulator, then with the emulator gone."""
+    if not gcs:
+        step_no[0] += 1
+        print(f"ok {step_no[0]} # SKIP gs://: the GCS emulator could not be installed", flush=True)
+        return
+    keep = [("iris", "s3://models/iris/v2"), ("other", "s3://models/other")]
+    cfg.write(keep + [("fromgcs", "gs://models/iris/v1")])
+    ok(wait_for(lambda: agent_status(agent_port).get("fromgcs", {}).get("state") == "Loaded",
+                "fromgcs Loaded"), "gs:// model listed and downloaded through the GCS JSON API, loaded")
+    ok(infer(agent_port, "fromgcs") == [1, 0], "the gs:// model answers")
+    cfg.write(keep + [("fromgcs", "gs://models/iris/v1"), ("nogcs", "gs://models/iris/missing")])
+    st = wait_for(lambda: agent_status(agent_port).get("nogcs", {}).get("state") == "FailedToDownload"
+                  and agent_status(agent_port), "nogcs failed")
+    reason = (st or {}).get("nogcs", {}).get("reason", "")
+    ok("no such object or prefix" in reason, f"a missing gs:// prefix is named ({reason[:160]})")
+    # the storage endpoint gone: a bounded failure with a reason, not a hang
+    os.killpg(gcs[0].pid, signal.SIGKILL)
+    gcs[0].wait()
+    cfg.write(keep + [("fromgcs", "gs://models/iris/v1"), ("gcsgone", "gs://models/iris/v1")])
+    st = wait_for(lambda: agent_status(agent_port).get("gcsgone", {}).get("state") == "FailedToDownload"
+                  and agent_status(agent_port), "gcsgone failed")
+    reason = (st or {}).get("gcsgone", {}).get("reason", "")
+    ok("connect" in reason.lower(), f"GCS endpoint down: FailedToDownload with the reason ({reason[:160]})")
+    ok(st and st.get("fromgcs", {}).get("state") == "Loaded", "the loaded gs:// model keeps serving")
+
+
 def main():
     work = tempfile.mkdtemp(prefix="mp-agent-e2e-")
     model_dir = os.path.join(work, "mnt-models")
@@ -298,6 +344,7 @@ def run(work, model_dir, config_dir):
                                                timeout=2).status == 200, "mlserver"),
        "MLServer is up")
 
+    gcs = start_gcs(work, models) if not KUBE else None
     agent_env = dict(os.environ, AWS_ENDPOINT_URL=f"http://127.0.0.1:{s3_port}",
                      AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing",
                      AWS_DEFAULT_REGION="us-east-1",
@@ -305,6 +352,8 @@ def run(work, model_dir, config_dir):
                                                                      "port": ml_port}}),
                      )
     agent_env.pop("KUBECONFIG", None)
+    if gcs:
+        agent_env["STORAGE_EMULATOR_HOST"] = f"127.0.0.1:{gcs[1]}"
     w_ml = ml_port
     world = dict(ml_port=ml_port, agent_port=agent_port, agent_env=agent_env, models=models, s3=s3)
     if KUBE:
@@ -400,6 +449,8 @@ def run(work, model_dir, config_dir):
     ok(not os.path.exists(os.path.join(work, "escaped.txt")) and
        not os.path.exists(os.path.join(model_dir, "escaped.txt")), "nothing escaped the model dir")
     ok(infer(agent_port, "fromtgz") == [1, 0], "the model from the .tgz answers")
+
+    gcs_steps(cfg, agent_port, gcs)
 
     # delete: unloaded and removed (and the failed ones forgotten)
     cfg.write([("other", "s3://models/other")])

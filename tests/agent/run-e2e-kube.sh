@@ -8,7 +8,11 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
-bin=${1:?usage: run-e2e-kube.sh MODELPLANE_BINARY}
+bin=${1:?usage: run-e2e-kube.sh MODELPLANE_BINARY [SCRIPT]}
+# SCRIPT: another test of this folder on the same setup (agent-replicas: e2e_replicas.py)
+script=${2:-e2e.py}
+args=()
+[ "$script" = e2e.py ] && args=(--kube)
 if [ -z "${MODELPLANE_KUBECONFIG:-}" ] && [ -z "${MODELPLANE_TESTBIN:-}" ]; then
         echo "1..0 # SKIP no test control plane (run under scripts/with-testenv or set MODELPLANE_TESTBIN)"
         exit 0
@@ -17,4 +21,4 @@ venv=$("$here/venv.sh") || { echo "1..0 # SKIP the agent test venv could not be 
 export MODELPLANE_SOURCE_ROOT=$src
 # CRDs are cluster-scoped: this test gets its own control plane with the project's CRDs
 export MODELPLANE_TESTENV_ARGS="--crds $src/deploy/crds"
-exec "$src/scripts/with-testenv" "$venv/bin/python" "$here/e2e.py" "$bin" --kube
+exec "$src/scripts/with-testenv" "$venv/bin/python" "$here/$script" "$bin" "${args[@]}"

@@ -6,4 +6,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${1:?usage: run-e2e.sh MODELPLANE_BINARY}
 venv=$("$here/venv.sh") || exit $?
+# the GCS emulator for the gs:// steps (those skip, named, when it cannot be installed)
+MODELPLANE_GCS_EMULATOR=$("$here/gcs-emulator.sh" "$venv") || MODELPLANE_GCS_EMULATOR=
+export MODELPLANE_GCS_EMULATOR
 exec "$venv/bin/python" "$here/e2e.py" "$bin"

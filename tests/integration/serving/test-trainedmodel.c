@@ -594,9 +594,12 @@ Test(tm, w3_missing_configmap_is_created)
         SRV_WAIT(SRV_TIMEOUT, models_json_is("w3", "[]"), "ConfigMap not created with []");
 
         json_t *cm = srv_get(&S, &srv_gvr_cm, "modelconfig-w3-0");
-        cr_assert(json_equal(json_get_path(cm, "metadata", "labels", NULL),
-                             json_get_path(isvc, "metadata", "labels", NULL)),
+        /* the InferenceService's labels, plus the one the controller watches it by */
+        json_t *want_labels = json_deep_copy(json_get_path(isvc, "metadata", "labels", NULL));
+        json_object_set_new(want_labels, "serving.kserve.io/inferenceservice", json_string("w3"));
+        cr_assert(json_equal(json_get_path(cm, "metadata", "labels", NULL), want_labels),
                   "labels %s", dump(json_get_path(cm, "metadata", "labels", NULL)));
+        json_decref(want_labels);
         json_t *refs = json_get_path(cm, "metadata", "ownerReferences", NULL);
         cr_assert_eq(json_array_size(refs), 1, "ownerReferences %s", dump(refs));
         json_t *ref = json_array_get(refs, 0);

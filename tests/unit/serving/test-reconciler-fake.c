@@ -17,6 +17,7 @@
 #include "kube/cache.h"
 #include "kube/controller.h"
 #include "serving/reconciler.h"
+#include "serving/replicas.h"
 
 #define NS "default"
 #define NOW ((usec_t)1750000000 * USEC_PER_SEC)
@@ -648,4 +649,86 @@ Test(tm_shell, one_pass_writes_at_most_500_then_requeues_at_once)
         cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "trainedmodels"), 1200,
                      "each finalizer written once");
         cr_assert_gt(res.requeue_after, 0, "the last pass waits for the resync");
+}
+
+/* A report of pod @pod for InferenceService sk: m1 in @state, from the TrainedModel's URI. */
+static json_t *replica_report(const char *pod, const char *state)
+{
+        char name[64], data[256];
+
+        (void)snprintf(name, sizeof(name), "modelstatus-%s", pod);
+        (void)snprintf(data, sizeof(data),
+                       "[{\"name\":\"m1\",\"state\":\"%s\",\"storageUri\":\"s3://bucket/model\"}]",
+                       state);
+        return json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s,s:s},s:[{s:s,s:s,s:s,s:s}]},s:{s:s}}",
+                         "apiVersion", "v1", "kind", "ConfigMap", "metadata", "name", name,
+                         "namespace", NS, "labels", "serving.kserve.io/inferenceservice", "sk",
+                         "modelplane.io/model-status", "agent", "ownerReferences", "apiVersion",
+                         "v1", "kind", "Pod", "name", pod, "uid", "uid-1", "data", "models.json",
+                         data);
+}
+
+static const char *condition_message(const json_t *tm, const char *type)
+{
+        const json_t *cs = json_get_path(tm, "status", "conditions", NULL);
+
+        for (size_t i = 0; i < json_array_size(cs); i++)
+                if (streq(json_get_string_path(json_array_get(cs, i), "type", NULL), type))
+                        return json_get_string_path(json_array_get(cs, i), "message", NULL);
+        return NULL;
+}
+
+Test(tm_shell, replica_reports_become_model_loaded_and_unchanged_reports_write_nothing)
+{
+        struct reconcile_result res;
+        struct cache *cms = cache_new(NULL);
+        json_t *rep;
+
+        cr_assert_not_null(cms);
+        cr_assert_eq(cache_add_index(cms, REPLICAS_INDEX_ISVC, replicas_index_isvc, NULL), 0);
+        tm_reconciler_free(W.rec);
+        cr_assert_eq(tm_reconciler_new(&(struct tm_reconciler_options){
+                                               .trainedmodels = W.tms,
+                                               .inferenceservices = W.isvcs,
+                                               .configmaps = cms,
+                                       },
+                                       &W.rec),
+                     0);
+        put_isvc("sk", "1Gi");
+        put_tm("m1", "sk", "100Mi");
+        converge("sk");
+        json_auto_t *tm0 = get_obj(&gvr_trainedmodels, "m1");
+        cr_assert_null(condition(tm0, "ModelLoaded"), "a condition without any report");
+
+        for (int i = 0; i < 2; i++) {
+                rep = replica_report(i ? "p2" : "p1", "Loaded");
+                cr_assert_eq(cache_upsert(cms, rep, NULL, NULL), 0);
+                json_decref(rep);
+        }
+        sync_caches();
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "trainedmodels/status"), 1);
+        json_auto_t *tm1 = get_obj(&gvr_trainedmodels, "m1");
+        cr_assert_str_eq(condition(tm1, "ModelLoaded"), "True");
+        cr_assert_str_eq(condition_message(tm1, "ModelLoaded"), "2/2 replicas loaded");
+
+        /* the same reports again (an agent rewrote its object): nothing to write */
+        sync_caches();
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, NULL), 0);
+
+        rep = replica_report("p2", "FailedToLoad");
+        cr_assert_eq(cache_upsert(cms, rep, NULL, NULL), 0);
+        json_decref(rep);
+        sync_caches();
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "trainedmodels/status"), 1);
+        json_auto_t *tm2 = get_obj(&gvr_trainedmodels, "m1");
+        cr_assert_str_eq(condition(tm2, "ModelLoaded"), "False");
+        cr_assert_str_eq(condition_message(tm2, "ModelLoaded"),
+                         "1/2 replicas loaded; p2: FailedToLoad");
+        cr_assert_str_eq(condition(tm2, "Ready"), "True", "Ready requires Loaded is off");
+        tm_reconciler_free(W.rec);
+        W.rec = NULL;
+        cache_free(cms);
 }

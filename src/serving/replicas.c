@@ -1,0 +1,444 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "serving/replicas.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json/json-util.h"
+#include "serving/conditions.h"
+#include "serving/modelconfig.h"
+
+#define MODELCONFIG_PREFIX "modelconfig-"
+#define MODELCONFIG_SUFFIX "-0"
+
+static const char *nz(const char *s)
+{
+        return s ? s : "";
+}
+
+static bool has_pod_owner(const json_t *cm)
+{
+        const json_t *refs = json_get_path(cm, "metadata", "ownerReferences", NULL);
+        size_t i;
+        json_t *ref;
+
+        json_array_foreach (refs, i, ref) {
+                const char *kind = json_string_value(json_object_get(ref, "kind"));
+                const char *api = json_string_value(json_object_get(ref, "apiVersion"));
+                if (kind && api && streq(kind, "Pod") && streq(api, "v1"))
+                        return true;
+        }
+        return false;
+}
+
+static bool is_report(const json_t *cm)
+{
+        const char *v = json_get_string_path(cm, "metadata", "labels", REPLICAS_STATUS_LABEL,
+                                             NULL);
+        const char *isvc = json_get_string_path(cm, "metadata", "labels", REPLICAS_ISVC_LABEL,
+                                                NULL);
+
+        return v && streq(v, REPLICAS_STATUS_LABEL_VAL) && isvc && isvc[0] != '\0';
+}
+
+bool replica_report_counts(const json_t *cm)
+{
+        return is_report(cm) && has_pod_owner(cm) &&
+               !json_get_path(cm, "metadata", "deletionTimestamp", NULL) &&
+               json_get_string_path(cm, "metadata", "name", NULL);
+}
+
+static int cmp_model(const void *a, const void *b)
+{
+        return strcmp(((const struct replica_model *)a)->name,
+                      ((const struct replica_model *)b)->name);
+}
+
+static int cmp_replica(const void *a, const void *b)
+{
+        return strcmp(((const struct replica *)a)->pod, ((const struct replica *)b)->pod);
+}
+
+/* The report's pod: data.pod, else the name without "modelstatus-". */
+static const char *report_pod(const json_t *cm)
+{
+        const char *pod = json_get_string_path(cm, "data", "pod", NULL);
+        const char *name = json_get_string_path(cm, "metadata", "name", NULL);
+
+        if (pod && pod[0] != '\0')
+                return pod;
+        if (strncmp(name, REPLICAS_STATUS_PREFIX, strlen(REPLICAS_STATUS_PREFIX)) == 0)
+                return name + strlen(REPLICAS_STATUS_PREFIX);
+        return name;
+}
+
+/* Parses one report; an unreadable one keeps doc NULL (its models count as Unknown). */
+static int replica_read(const json_t *cm, struct replica *ret)
+{
+        const char *data = json_get_string_path(cm, "data", REPLICAS_STATUS_KEY, NULL);
+        json_t *doc, *m;
+        size_t i, n = 0;
+
+        *ret = (struct replica){ .pod = report_pod(cm) };
+        if (!data)
+                return 0;
+        doc = json_loads(data, JSON_REJECT_DUPLICATES, NULL);
+        if (!json_is_array(doc)) {
+                json_decref(doc);
+                return 0;
+        }
+        ret->models = calloc(json_array_size(doc) + 1, sizeof(*ret->models));
+        if (!ret->models) {
+                json_decref(doc);
+                return -ENOMEM;
+        }
+        json_array_foreach (doc, i, m) {
+                const char *name = json_string_value(json_object_get(m, "name"));
+                const char *state = json_string_value(json_object_get(m, "state"));
+                if (!name || !state)
+                        continue; /* an entry we cannot read: the model counts as absent */
+                ret->models[n++] = (struct replica_model){
+                        .name = name,
+                        .state = state,
+                        .storage_uri = json_string_value(json_object_get(m, "storageUri")),
+                        .reason = json_string_value(json_object_get(m, "reason")),
+                };
+        }
+        qsort(ret->models, n, sizeof(*ret->models), cmp_model);
+        ret->n_models = n;
+        ret->doc = doc;
+        return 0;
+}
+
+void replica_set_release(struct replica_set *s)
+{
+        for (size_t i = 0; i < s->n; i++) {
+                free(s->items[i].models);
+                json_decref(s->items[i].doc);
+        }
+        free(s->items);
+        json_decref(s->configmaps);
+        *s = (struct replica_set){ 0 };
+}
+
+int replica_set_build(json_t *configmaps, struct replica_set *ret)
+{
+        struct replica_set s = { .configmaps = json_incref(configmaps) };
+        size_t i;
+        json_t *cm;
+
+        s.items = calloc(json_array_size(configmaps) + 1, sizeof(*s.items));
+        if (!s.items) {
+                replica_set_release(&s);
+                return -ENOMEM;
+        }
+        json_array_foreach (configmaps, i, cm) {
+                if (!replica_report_counts(cm))
+                        continue;
+                if (replica_read(cm, &s.items[s.n]) < 0) {
+                        replica_set_release(&s);
+                        return -ENOMEM;
+                }
+                s.n++;
+        }
+        qsort(s.items, s.n, sizeof(*s.items), cmp_replica);
+        *ret = s;
+        return 0;
+}
+
+void model_loaded_release(struct model_loaded *m)
+{
+        free(m->message);
+        json_decref(m->detail);
+        *m = (struct model_loaded){ 0 };
+}
+
+/* Progress order of the not-loaded states: the least advanced gives the in-progress reason. */
+static const char *const progress_order[] = { "Unknown", "Pending", "Unloading", "Downloading",
+                                              "Loading" };
+
+static size_t progress_rank(const char *state)
+{
+        for (size_t i = 0; i < ELEMENTSOF(progress_order); i++)
+                if (streq(state, progress_order[i]))
+                        return i;
+        return 0; /* a state this controller does not know: as unknown */
+}
+
+/* The state of @model on replica @r, and its reason (borrowed, may be NULL). */
+static const char *replica_state(const struct replica *r, const char *model,
+                                 const char *storage_uri, const char **ret_reason)
+{
+        struct replica_model key = { .name = model };
+        const struct replica_model *m;
+
+        *ret_reason = NULL;
+        if (!r->doc)
+                return "Unknown";
+        m = bsearch(&key, r->models, r->n_models, sizeof(*r->models), cmp_model);
+        if (!m)
+                return "Pending";
+        if (streq(m->state, "Loaded") && storage_uri && m->storage_uri &&
+            !streq(m->storage_uri, storage_uri))
+                return "Pending";
+        *ret_reason = m->reason;
+        return m->state;
+}
+
+/* A copy of @s cut to at most @max bytes at a UTF-8 character boundary. */
+static char *utf8_cut(const char *s, size_t max)
+{
+        size_t n = strlen(s);
+
+        if (n > max) {
+                n = max;
+                while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+                        n--;
+        }
+        return strndup(s, n);
+}
+
+static int detail_add(json_t *detail, const char *pod, const char *state, const char *reason)
+{
+        json_auto_t *o = json_pack("{s:s, s:s}", "pod", pod, "state", state);
+        AUTOFREE char *cut = NULL;
+
+        if (!o)
+                return -ENOMEM;
+        if (reason && reason[0] != '\0') {
+                cut = utf8_cut(reason, REPLICAS_REASON_MAX);
+                if (!cut || json_object_set_new(o, "reason", json_string(cut)) < 0)
+                        return -ENOMEM;
+        }
+        return json_array_append(detail, o) < 0 ? -ENOMEM : 0;
+}
+
+int model_loaded_summarize(const struct replica_set *s, const char *model,
+                           const char *storage_uri, struct model_loaded *ret)
+{
+        struct model_loaded m = { .total = (unsigned)s->n, .detail = json_array() };
+        const struct replica *failed_load = NULL, *failed_download = NULL;
+        const char *failed_load_reason = NULL, *failed_download_reason = NULL;
+        size_t progress = ELEMENTSOF(progress_order);
+        int k;
+
+        if (!m.detail)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->n; i++) {
+                const char *reason, *state = replica_state(&s->items[i], model, storage_uri,
+                                                            &reason);
+
+                if (i < REPLICAS_DETAIL_MAX) {
+                        k = detail_add(m.detail, s->items[i].pod, state, reason);
+                        if (k < 0) {
+                                model_loaded_release(&m);
+                                return k;
+                        }
+                }
+                if (streq(state, "Loaded"))
+                        m.loaded++;
+                else if (streq(state, "FailedToLoad")) {
+                        if (!failed_load) {
+                                failed_load = &s->items[i];
+                                failed_load_reason = reason;
+                        }
+                } else if (streq(state, "FailedToDownload")) {
+                        if (!failed_download) {
+                                failed_download = &s->items[i];
+                                failed_download_reason = reason;
+                        }
+                } else if (progress_rank(state) < progress)
+                        progress = progress_rank(state);
+        }
+
+        if (m.total == 0) {
+                m.status = CONDITION_STATUS_UNKNOWN;
+                m.reason = REPLICAS_REASON_NO_REPLICAS;
+                k = asprintf(&m.message,
+                             "0/0 replicas loaded: no serving replica reports model status");
+        } else if (m.loaded == m.total) {
+                m.status = CONDITION_STATUS_TRUE;
+                m.reason = "Loaded";
+                k = asprintf(&m.message, "%u/%u replicas loaded", m.loaded, m.total);
+        } else if (failed_load || failed_download) {
+                const struct replica *f = failed_load ? failed_load : failed_download;
+                AUTOFREE char *why = utf8_cut(failed_load ? nz(failed_load_reason)
+                                                          : nz(failed_download_reason),
+                                              REPLICAS_REASON_MAX);
+
+                m.status = CONDITION_STATUS_FALSE;
+                m.reason = failed_load ? "FailedToLoad" : "FailedToDownload";
+                k = why ? asprintf(&m.message, "%u/%u replicas loaded; %s: %s%s%s", m.loaded,
+                                   m.total, f->pod, m.reason, why[0] ? ": " : "", why)
+                        : -1;
+        } else {
+                m.status = CONDITION_STATUS_UNKNOWN;
+                m.reason = progress_order[progress < ELEMENTSOF(progress_order) ? progress : 0];
+                k = asprintf(&m.message, "%u/%u replicas loaded", m.loaded, m.total);
+        }
+        if (k < 0) {
+                m.message = NULL;
+                model_loaded_release(&m);
+                return -ENOMEM;
+        }
+        *ret = m;
+        return 0;
+}
+
+static bool has_condition(const json_t *status, const char *type)
+{
+        const json_t *conds = json_object_get(status, "conditions");
+        size_t i;
+        json_t *c;
+
+        json_array_foreach (conds, i, c)
+                if (streq(nz(json_string_value(json_object_get(c, "type"))), type))
+                        return true;
+        return false;
+}
+
+static int set_annotation(json_t *status, const json_t *detail)
+{
+        json_t *ann = json_object_get(status, "annotations");
+        AUTOFREE char *s = json_dumps(detail, JSON_COMPACT);
+
+        if (!s)
+                return -ENOMEM;
+        if (!json_is_object(ann)) {
+                ann = json_object();
+                if (!ann || json_object_set_new(status, "annotations", ann) < 0)
+                        return -ENOMEM;
+        }
+        return json_object_set_new(ann, REPLICAS_ANNOTATION, json_string(s)) < 0 ? -ENOMEM : 0;
+}
+
+int model_loaded_apply(json_t *status, const json_t *observed, const struct model_loaded *m,
+                       bool ready_requires_loaded, usec_t now)
+{
+        CLEANUP(conditions_releasep) struct conditions c = { 0 }, seen = { 0 };
+        const struct condition *ready;
+        json_t *arr;
+        int k;
+
+        if (!json_is_object(status))
+                return -EINVAL;
+        /* nobody reports: add nothing that was not there (KServe's agent, no API access) */
+        if (m->total == 0 && !ready_requires_loaded &&
+            !has_condition(observed, CONDITION_MODEL_LOADED))
+                return 0;
+        k = conditions_from_json(json_object_get(status, "conditions"), &c);
+        if (k < 0)
+                return k;
+        if (conditions_from_json(json_object_get(observed, "conditions"), &seen) < 0)
+                conditions_init(&seen);
+        k = conditions_set(&c, CONDITION_MODEL_LOADED, m->status, "Info", m->reason, m->message,
+                           now);
+        if (k < 0)
+                return k;
+        ready = conditions_get(&c, CONDITION_READY);
+        if (ready_requires_loaded && m->loaded == 0 && ready &&
+            streq(ready->status, CONDITION_STATUS_TRUE)) {
+                const char *st = streq(m->status, CONDITION_STATUS_FALSE) &&
+                                                 m->total > 0
+                                         ? CONDITION_STATUS_FALSE
+                                         : CONDITION_STATUS_UNKNOWN;
+                k = conditions_set(&c, CONDITION_READY, st, "", m->reason, m->message, now);
+                if (k < 0)
+                        return k;
+        }
+        conditions_keep_transition_times(&c, &seen);
+        arr = conditions_to_json(&c);
+        if (!arr || json_object_set_new(status, "conditions", arr) < 0)
+                return -ENOMEM;
+        return set_annotation(status, m->detail);
+}
+
+int replicas_index_isvc(void *userdata, const json_t *obj, json_t **ret_values)
+{
+        const char *ns = json_get_string_path(obj, "metadata", "namespace", NULL);
+        const char *isvc = json_get_string_path(obj, "metadata", "labels", REPLICAS_ISVC_LABEL,
+                                                NULL);
+        char key[320];
+        int n;
+
+        (void)userdata;
+        *ret_values = NULL;
+        if (!ns || !replica_report_counts(obj))
+                return 0;
+        n = snprintf(key, sizeof(key), "%s/%s", ns, isvc);
+        if (n < 0 || (size_t)n >= sizeof(key))
+                return 0;
+        *ret_values = json_pack("[s]", key);
+        return *ret_values ? 0 : -ENOMEM;
+}
+
+/* "modelconfig-<isvc>-0" -> isvc (written to buf); false for any other name. */
+static bool modelconfig_isvc(const char *name, char *buf, size_t len)
+{
+        size_t n = strlen(name), p = strlen(MODELCONFIG_PREFIX), s = strlen(MODELCONFIG_SUFFIX);
+
+        if (n <= p + s || strncmp(name, MODELCONFIG_PREFIX, p) != 0 ||
+            !streq(name + n - s, MODELCONFIG_SUFFIX) || n - p - s >= len)
+                return false;
+        memcpy(buf, name + p, n - p - s);
+        buf[n - p - s] = '\0';
+        return true;
+}
+
+int replicas_map_configmap(void *userdata, const json_t *obj, json_t **ret_keys)
+{
+        const char *ns = json_get_string_path(obj, "metadata", "namespace", NULL);
+        const char *name = json_get_string_path(obj, "metadata", "name", NULL);
+        const char *isvc = NULL;
+        char buf[MODELCONFIG_NAME_MAX], key[320];
+        int n;
+
+        (void)userdata;
+        *ret_keys = NULL;
+        if (!ns || !name)
+                return 0;
+        if (is_report(obj))
+                isvc = json_get_string_path(obj, "metadata", "labels", REPLICAS_ISVC_LABEL, NULL);
+        else if (modelconfig_isvc(name, buf, sizeof(buf)))
+                isvc = buf;
+        if (!isvc)
+                return 0;
+        n = snprintf(key, sizeof(key), "%s/%s", ns, isvc);
+        if (n < 0 || (size_t)n >= sizeof(key))
+                return 0;
+        *ret_keys = json_pack("[s]", key);
+        return *ret_keys ? 0 : -ENOMEM;
+}
+
+json_t *replicas_transform_configmap(void *userdata, json_t *obj)
+{
+        json_t *meta = json_object_get(obj, "metadata"), *slim, *m;
+
+        (void)userdata;
+        if (!json_is_object(meta))
+                return json_incref(obj);
+        slim = json_object();
+        m = json_copy(meta);
+        if (!slim || !m) {
+                json_decref(slim);
+                json_decref(m);
+                return NULL;
+        }
+        (void)json_object_del(m, "managedFields");
+        if (json_object_set_new(slim, "metadata", m) < 0) {
+                json_decref(slim);
+                return NULL;
+        }
+        if (json_object_get(obj, "apiVersion"))
+                (void)json_object_set(slim, "apiVersion", json_object_get(obj, "apiVersion"));
+        if (json_object_get(obj, "kind"))
+                (void)json_object_set(slim, "kind", json_object_get(obj, "kind"));
+        if (is_report(obj) && json_object_get(obj, "data") &&
+            json_object_set(slim, "data", json_object_get(obj, "data")) < 0) {
+                json_decref(slim);
+                return NULL;
+        }
+        return slim;
+}

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * Per-replica model status, aggregated into a TrainedModel's ModelLoaded condition (pure: no
+ * I/O, no clock; issue 13 item 5, docs/agent.md "Status").
+ *
+ * Each serving replica's agent keeps one ConfigMap "modelstatus-<pod>" (agent/status-writer.h):
+ * labels serving.kserve.io/inferenceservice=<isvc> and modelplane.io/model-status=agent, an
+ * ownerReference to its Pod, data "models.json" = [{"name","state","storageUri"?,"reason"?}].
+ *
+ * Who counts as a replica (m in "n/m replicas loaded"): every such report of the
+ * InferenceService that has an ownerReference to a Pod and is not being deleted. The owner
+ * reference is what makes the count follow the pods: the garbage collector deletes a pod's
+ * report with the pod, so a deleted or replaced pod leaves the count. A report without a pod
+ * owner (the agent could not read its pod) is not counted: nothing would ever remove it.
+ *
+ * Per replica, a model's state is the agent's, except: absent from the report -> Pending;
+ * Loaded from another storageUri than the TrainedModel's -> Pending (the reload has not begun);
+ * a report whose models.json does not parse -> Unknown.
+ *
+ * The condition (type ModelLoaded, severity Info, so it never changes knative's Ready by itself):
+ *   all m loaded (m >= 1)             True    Loaded            "m/m replicas loaded"
+ *   some replica FailedToLoad         False   FailedToLoad      "n/m replicas loaded; <pod>: <reason>"
+ *   else some FailedToDownload        False   FailedToDownload  likewise
+ *   else (in progress)                Unknown the least advanced state among the others
+ *                                             (Unknown, Pending, Unloading, Downloading, Loading)
+ *   no replica reports (m = 0)        Unknown NoReplicas "0/0 replicas loaded: no serving replica
+ *                                             reports model status" -- only when the TrainedModel
+ *                                             had a ModelLoaded condition or Ready requires
+ *                                             Loaded; otherwise no condition is added (a cluster
+ *                                             with KServe's agent sees KServe's conditions only).
+ * The per-replica detail goes to status.annotations["modelplane.io/replicas"] (KServe's CRD
+ * prunes unknown status fields; annotations is a string map it keeps): compact JSON
+ * [{"pod","state","reason"?}] sorted by pod, at most REPLICAS_DETAIL_MAX entries, reasons cut
+ * to REPLICAS_REASON_MAX bytes (at a UTF-8 boundary).
+ *
+ * Ready requires Loaded (the controller's --ready-requires-loaded, default off): a Ready=True
+ * is replaced, while no replica has loaded the model (n = 0), by Ready=False (every reporting
+ * replica failed) or Ready=Unknown, with the ModelLoaded reason and message. One loaded replica
+ * suffices: the model answers requests, as an InferenceService is Ready with one ready pod.
+ */
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "util/macro.h"
+#include "util/time-util.h"
+
+#define CONDITION_MODEL_LOADED     "ModelLoaded"
+#define REPLICAS_ISVC_LABEL        "serving.kserve.io/inferenceservice"
+#define REPLICAS_STATUS_LABEL      "modelplane.io/model-status"
+#define REPLICAS_STATUS_LABEL_VAL  "agent"
+#define REPLICAS_STATUS_PREFIX     "modelstatus-"
+#define REPLICAS_STATUS_KEY        "models.json"
+#define REPLICAS_ANNOTATION        "modelplane.io/replicas"
+#define REPLICAS_REASON_NO_REPLICAS "NoReplicas"
+#define REPLICAS_DETAIL_MAX        32
+#define REPLICAS_REASON_MAX        256
+/* The controller's ConfigMap informer selects these: the agents' reports and the modelconfig
+ * ConfigMaps, which the controller labels with their InferenceService (serving/plan.h). */
+#define REPLICAS_CONFIGMAP_SELECTOR REPLICAS_ISVC_LABEL
+
+/* The cache index of the controller's ConfigMaps: "ns/<isvc>" of counted reports only. */
+#define REPLICAS_INDEX_ISVC "replica-isvc"
+
+struct replica_model {
+        const char *name, *state, *storage_uri, *reason; /* borrowed from the replica's doc */
+};
+
+struct replica {
+        const char *pod;              /* borrowed from the ConfigMap */
+        json_t *doc;                  /* owned; parsed models.json, NULL when unreadable */
+        struct replica_model *models; /* owned; sorted by name */
+        size_t n_models;
+};
+
+struct replica_set {
+        json_t *configmaps; /* owned reference to the input array */
+        struct replica *items; /* sorted by pod */
+        size_t n;
+};
+
+/* A counted report: labelled model-status=agent, owned by a Pod, not being deleted. */
+bool replica_report_counts(const json_t *cm);
+
+/* Reads the counted reports among @configmaps (a JSON array, borrowed; a reference is kept).
+ * Returns 0, -ENOMEM. */
+_warn_unused_result_ int replica_set_build(json_t *configmaps, struct replica_set *ret);
+void replica_set_release(struct replica_set *s);
+
+struct model_loaded {
+        unsigned loaded, total;
+        const char *status; /* static: "True", "False", "Unknown" */
+        const char *reason; /* static */
+        char *message;      /* owned */
+        json_t *detail;     /* owned; [{"pod","state","reason"?}] */
+};
+
+/* Aggregates the replicas' states of @model (wanted from @storage_uri, may be NULL: any). */
+_warn_unused_result_ int model_loaded_summarize(const struct replica_set *s, const char *model,
+                                                const char *storage_uri,
+                                                struct model_loaded *ret);
+void model_loaded_release(struct model_loaded *m);
+
+/*
+ * Merges @m into @status (a desired TrainedModel status, modified in place): the ModelLoaded
+ * condition, the annotation and, with @ready_requires_loaded, Ready. @observed (may be NULL) is
+ * the status as read: unchanged states keep their lastTransitionTime, so the same inputs give
+ * the same status. Returns 0, -EINVAL when @status is not an object, -ENOMEM.
+ */
+_warn_unused_result_ int model_loaded_apply(json_t *status, const json_t *observed,
+                                            const struct model_loaded *m,
+                                            bool ready_requires_loaded, usec_t now);
+
+/* For the controller's ConfigMap cache and informer (pure; borrowed objects). */
+/* Index REPLICAS_INDEX_ISVC: "ns/<isvc>" for a counted report, no value otherwise. */
+int replicas_index_isvc(void *userdata, const json_t *obj, json_t **ret_values);
+/* Reconcile keys ("ns/<isvc>") for a ConfigMap event: a report's InferenceService (counted or
+ * not, so that one losing its owner is recounted), or the InferenceService of a ConfigMap named
+ * modelconfig-<isvc>-0 (drift repair); NULL for any other ConfigMap. */
+int replicas_map_configmap(void *userdata, const json_t *obj, json_t **ret_keys);
+/* Cache transform: only a report keeps its data (and no managed fields); any other ConfigMap
+ * (a modelconfig one is read fresh by the reconcile) is kept as its metadata without
+ * managedFields, so that a 1 MiB models.json is not cached. */
+json_t *replicas_transform_configmap(void *userdata, json_t *obj);

@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* serving/replicas.h: counting replicas, the ModelLoaded condition, Ready requires Loaded. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "json/json-util.h"
+#include "serving/conditions.h"
+#include "serving/replicas.h"
+
+#define NOW  ((usec_t)1700000000 * USEC_PER_SEC)
+#define LATER (NOW + 3600 * USEC_PER_SEC)
+
+/* A report of pod @pod for InferenceService "mm", owned by the pod, with models.json @models. */
+static json_t *report(const char *pod, const char *models)
+{
+        char name[128];
+
+        (void)snprintf(name, sizeof(name), "modelstatus-%s", pod);
+        json_t *cm = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s}, s:[{s:s, s:s, s:s, s:s}]},"
+                               " s:{s:s, s:s}}",
+                               "apiVersion", "v1", "kind", "ConfigMap", "metadata", "name", name,
+                               "namespace", "ns", "labels", REPLICAS_ISVC_LABEL, "mm",
+                               REPLICAS_STATUS_LABEL, "agent", "ownerReferences", "apiVersion",
+                               "v1", "kind", "Pod", "name", pod, "uid", "u-1", "data",
+                               "models.json", models, "pod", pod);
+        cr_assert_not_null(cm);
+        return cm;
+}
+
+static const char *loaded_v1 = "[{\"name\":\"iris\",\"state\":\"Loaded\",\"storageUri\":\"s3://m/v1\"}]";
+
+static void summarize(json_t *cms, const char *model, const char *uri, struct model_loaded *ret)
+{
+        struct replica_set s = { 0 };
+
+        cr_assert_eq(replica_set_build(cms, &s), 0);
+        cr_assert_eq(model_loaded_summarize(&s, model, uri, ret), 0);
+        replica_set_release(&s);
+        json_decref(cms);
+}
+
+Test(replicas, counts_only_pod_owned_live_reports)
+{
+        json_t *cm = report("a", "[]");
+
+        cr_assert(replica_report_counts(cm));
+        json_object_set_new(json_object_get(cm, "metadata"), "deletionTimestamp",
+                            json_string("2026-01-01T00:00:00Z"));
+        cr_assert(!replica_report_counts(cm), "a report being deleted counted");
+        json_decref(cm);
+
+        cm = report("a", "[]");
+        json_object_del(json_object_get(cm, "metadata"), "ownerReferences");
+        cr_assert(!replica_report_counts(cm), "a report without a pod owner counted");
+        json_decref(cm);
+
+        cm = report("a", "[]");
+        json_object_set_new(json_get_path(cm, "metadata", "labels", NULL), REPLICAS_STATUS_LABEL,
+                            json_string("other"));
+        cr_assert(!replica_report_counts(cm), "another label value counted");
+        json_decref(cm);
+}
+
+Test(replicas, all_loaded)
+{
+        struct model_loaded m;
+
+        summarize(json_pack("[o,o]", report("b", loaded_v1), report("a", loaded_v1)), "iris",
+                  "s3://m/v1", &m);
+        cr_assert_eq(m.loaded, 2);
+        cr_assert_eq(m.total, 2);
+        cr_assert_str_eq(m.status, "True");
+        cr_assert_str_eq(m.reason, "Loaded");
+        cr_assert_str_eq(m.message, "2/2 replicas loaded");
+        AUTOFREE char *d = json_dumps(m.detail, JSON_COMPACT);
+        cr_assert_str_eq(d, "[{\"pod\":\"a\",\"state\":\"Loaded\"},{\"pod\":\"b\",\"state\":\"Loaded\"}]");
+        model_loaded_release(&m);
+}
+
+Test(replicas, one_failure_names_pod_and_reason)
+{
+        struct model_loaded m;
+
+        summarize(json_pack("[o,o]", report("a", loaded_v1),
+                            report("b", "[{\"name\":\"iris\",\"state\":\"FailedToLoad\","
+                                        "\"reason\":\"ValueError: bad pickle\"}]")),
+                  "iris", "s3://m/v1", &m);
+        cr_assert_eq(m.loaded, 1);
+        cr_assert_str_eq(m.status, "False");
+        cr_assert_str_eq(m.reason, "FailedToLoad");
+        cr_assert_str_eq(m.message, "1/2 replicas loaded; b: FailedToLoad: ValueError: bad pickle");
+        cr_assert_str_eq(json_get_string_path(json_array_get(m.detail, 1), "reason", NULL),
+                         "ValueError: bad pickle");
+        model_loaded_release(&m);
+
+        summarize(json_pack("[o]", report("a", "[{\"name\":\"iris\",\"state\":\"FailedToDownload\","
+                                                "\"reason\":\"HTTP 403\"}]")),
+                  "iris", NULL, &m);
+        cr_assert_str_eq(m.reason, "FailedToDownload");
+        cr_assert_str_eq(m.message, "0/1 replicas loaded; a: FailedToDownload: HTTP 403");
+        model_loaded_release(&m);
+}
+
+Test(replicas, in_progress_states)
+{
+        struct model_loaded m;
+
+        /* absent -> Pending, which is less advanced than Loading */
+        summarize(json_pack("[o,o,o]", report("a", loaded_v1),
+                            report("b", "[{\"name\":\"iris\",\"state\":\"Loading\"}]"),
+                            report("c", "[]")),
+                  "iris", "s3://m/v1", &m);
+        cr_assert_str_eq(m.status, "Unknown");
+        cr_assert_str_eq(m.reason, "Pending");
+        cr_assert_str_eq(m.message, "1/3 replicas loaded");
+        model_loaded_release(&m);
+
+        /* loaded from the old storageUri: the reload has not begun */
+        summarize(json_pack("[o]", report("a", loaded_v1)), "iris", "s3://m/v2", &m);
+        cr_assert_eq(m.loaded, 0);
+        cr_assert_str_eq(m.reason, "Pending");
+        model_loaded_release(&m);
+
+        /* a report that does not parse: its models are Unknown, the replica still counts */
+        summarize(json_pack("[o,o]", report("a", loaded_v1), report("b", "{garbage")), "iris",
+                  "s3://m/v1", &m);
+        cr_assert_eq(m.total, 2);
+        cr_assert_str_eq(m.reason, "Unknown");
+        model_loaded_release(&m);
+}
+
+Test(replicas, no_replicas)
+{
+        struct model_loaded m;
+        json_t *no_owner = report("a", loaded_v1);
+
+        json_object_del(json_object_get(no_owner, "metadata"), "ownerReferences");
+        summarize(json_pack("[o]", no_owner), "iris", NULL, &m);
+        cr_assert_eq(m.total, 0);
+        cr_assert_str_eq(m.status, "Unknown");
+        cr_assert_str_eq(m.reason, REPLICAS_REASON_NO_REPLICAS);
+        model_loaded_release(&m);
+}
+
+Test(replicas, long_reason_cut_at_utf8_boundary)
+{
+        struct model_loaded m;
+        char models[1024], reason[600];
+        size_t n = 0;
+
+        /* "é" is 2 bytes: 1 + 2k bytes puts a character across the limit */
+        reason[n++] = 'x';
+        while (n + 2 < 500) {
+                reason[n++] = (char)0xC3;
+                reason[n++] = (char)0xA9;
+        }
+        reason[n] = '\0';
+        (void)snprintf(models, sizeof(models),
+                       "[{\"name\":\"iris\",\"state\":\"FailedToLoad\",\"reason\":\"%s\"}]", reason);
+        summarize(json_pack("[o]", report("a", models)), "iris", NULL, &m);
+        const char *r = json_get_string_path(json_array_get(m.detail, 0), "reason", NULL);
+        cr_assert_not_null(r, "the cut reason is not valid UTF-8");
+        cr_assert_leq(strlen(r), REPLICAS_REASON_MAX);
+        cr_assert_geq(strlen(r), REPLICAS_REASON_MAX - 1);
+        model_loaded_release(&m);
+}
+
+static const json_t *condition(const json_t *status, const char *type)
+{
+        size_t i;
+        json_t *c;
+
+        json_array_foreach (json_object_get(status, "conditions"), i, c)
+                if (streq(json_string_value(json_object_get(c, "type")), type))
+                        return c;
+        return NULL;
+}
+
+static json_t *ready_status(void)
+{
+        struct conditions c;
+        json_t *st;
+
+        conditions_init(&c);
+        cr_assert_eq(conditions_mark_true(&c, CONDITION_INFERENCE_SERVICE_READY, NOW), 0);
+        cr_assert_eq(conditions_mark_true(&c, CONDITION_IS_MMS_PREDICTOR, NOW), 0);
+        cr_assert_eq(conditions_mark_true(&c, CONDITION_MEMORY_RESOURCE_AVAILABLE, NOW), 0);
+        st = json_pack("{s:o}", "conditions", conditions_to_json(&c));
+        conditions_release(&c);
+        return st;
+}
+
+static const char *cond_field(const json_t *st, const char *type, const char *field)
+{
+        return json_string_value(json_object_get(condition(st, type), field));
+}
+
+Test(replicas, apply_is_idempotent)
+{
+        struct model_loaded m;
+        json_t *st = ready_status(), *again;
+
+        summarize(json_pack("[o,o]", report("a", loaded_v1), report("b", "[]")), "iris",
+                  "s3://m/v1", &m);
+        cr_assert_eq(model_loaded_apply(st, NULL, &m, false, NOW), 0);
+        cr_assert_str_eq(cond_field(st, "ModelLoaded", "status"), "Unknown");
+        cr_assert_str_eq(cond_field(st, "ModelLoaded", "severity"), "Info");
+        cr_assert_str_eq(cond_field(st, "ModelLoaded", "message"), "1/2 replicas loaded");
+        cr_assert_str_eq(cond_field(st, "Ready", "status"), "True", "flag off: Ready untouched");
+        cr_assert_str_eq(json_get_string_path(st, "annotations", REPLICAS_ANNOTATION, NULL),
+                         "[{\"pod\":\"a\",\"state\":\"Loaded\"},{\"pod\":\"b\",\"state\":\"Pending\"}]");
+
+        /* the same world an hour later: the same status, transition times kept */
+        again = json_deep_copy(st);
+        cr_assert_eq(model_loaded_apply(again, st, &m, false, LATER), 0);
+        cr_assert(json_equal(again, st), "a second pass changed the status");
+        json_decref(again);
+        model_loaded_release(&m);
+        json_decref(st);
+}
+
+Test(replicas, nothing_added_without_reports)
+{
+        struct model_loaded m;
+        json_t *st = ready_status(), *before = json_deep_copy(st), *seen;
+
+        summarize(json_array(), "iris", NULL, &m);
+        cr_assert_eq(model_loaded_apply(st, NULL, &m, false, NOW), 0);
+        cr_assert(json_equal(st, before), "a condition appeared with no replica reporting");
+
+        /* but one that was there says so */
+        seen = json_deep_copy(st);
+        json_array_append_new(json_object_get(seen, "conditions"),
+                              json_pack("{s:s, s:s}", "type", "ModelLoaded", "status", "True"));
+        cr_assert_eq(model_loaded_apply(st, seen, &m, false, NOW), 0);
+        cr_assert_str_eq(cond_field(st, "ModelLoaded", "reason"), REPLICAS_REASON_NO_REPLICAS);
+        model_loaded_release(&m);
+        json_decref(st);
+        json_decref(before);
+        json_decref(seen);
+}
+
+Test(replicas, ready_requires_loaded)
+{
+        struct model_loaded m;
+        json_t *st;
+
+        /* nothing loaded yet: Ready Unknown with the reason */
+        st = ready_status();
+        summarize(json_pack("[o]", report("a", "[{\"name\":\"iris\",\"state\":\"Downloading\"}]")),
+                  "iris", NULL, &m);
+        cr_assert_eq(model_loaded_apply(st, NULL, &m, true, NOW), 0);
+        cr_assert_str_eq(cond_field(st, "Ready", "status"), "Unknown");
+        cr_assert_str_eq(cond_field(st, "Ready", "reason"), "Downloading");
+        model_loaded_release(&m);
+        json_decref(st);
+
+        /* every replica failed: Ready False with the agent's message */
+        st = ready_status();
+        summarize(json_pack("[o]", report("a", "[{\"name\":\"iris\",\"state\":\"FailedToLoad\","
+                                                "\"reason\":\"boom\"}]")),
+                  "iris", NULL, &m);
+        cr_assert_eq(model_loaded_apply(st, NULL, &m, true, NOW), 0);
+        cr_assert_str_eq(cond_field(st, "Ready", "status"), "False");
+        cr_assert_str_eq(cond_field(st, "Ready", "message"), "0/1 replicas loaded; a: FailedToLoad: boom");
+        model_loaded_release(&m);
+        json_decref(st);
+
+        /* one of two loaded is enough */
+        st = ready_status();
+        summarize(json_pack("[o,o]", report("a", loaded_v1),
+                            report("b", "[{\"name\":\"iris\",\"state\":\"FailedToLoad\"}]")),
+                  "iris", NULL, &m);
+        cr_assert_eq(model_loaded_apply(st, NULL, &m, true, NOW), 0);
+        cr_assert_str_eq(cond_field(st, "Ready", "status"), "True");
+        cr_assert_str_eq(cond_field(st, "ModelLoaded", "status"), "False");
+        model_loaded_release(&m);
+        json_decref(st);
+
+        /* no replica reports: not Ready */
+        st = ready_status();
+        summarize(json_array(), "iris", NULL, &m);
+        cr_assert_eq(model_loaded_apply(st, NULL, &m, true, NOW), 0);
+        cr_assert_str_eq(cond_field(st, "Ready", "status"), "Unknown");
+        cr_assert_str_eq(cond_field(st, "Ready", "reason"), REPLICAS_REASON_NO_REPLICAS);
+        model_loaded_release(&m);
+        json_decref(st);
+}
+
+static const char *first_key(json_t *keys)
+{
+        return json_string_value(json_array_get(keys, 0));
+}
+
+Test(replicas, informer_pieces)
+{
+        json_t *cm = report("a", loaded_v1), *keys = NULL, *slim;
+
+        cr_assert_eq(replicas_map_configmap(NULL, cm, &keys), 0);
+        cr_assert_str_eq(first_key(keys), "ns/mm");
+        json_decref(keys);
+        cr_assert_eq(replicas_index_isvc(NULL, cm, &keys), 0);
+        cr_assert_str_eq(first_key(keys), "ns/mm");
+        json_decref(keys);
+        slim = replicas_transform_configmap(NULL, cm);
+        cr_assert_str_eq(json_get_string_path(slim, "data", "models.json", NULL), loaded_v1);
+        json_decref(slim);
+        json_decref(cm);
+
+        cm = json_pack("{s:{s:s, s:s, s:{s:s}, s:[]}, s:{s:s}}", "metadata", "name",
+                       "modelconfig-my-isvc-0", "namespace", "ns", "labels", REPLICAS_ISVC_LABEL,
+                       "my-isvc", "managedFields", "data", "models.json", "[garbage");
+        cr_assert_eq(replicas_map_configmap(NULL, cm, &keys), 0);
+        cr_assert_str_eq(first_key(keys), "ns/my-isvc");
+        json_decref(keys);
+        cr_assert_eq(replicas_index_isvc(NULL, cm, &keys), 0);
+        cr_assert_null(keys, "a modelconfig ConfigMap indexed as a report");
+        slim = replicas_transform_configmap(NULL, cm);
+        cr_assert_null(json_object_get(slim, "data"), "models.json cached");
+        cr_assert_null(json_get_path(slim, "metadata", "managedFields", NULL));
+        cr_assert_str_eq(json_get_string_path(slim, "metadata", "name", NULL), "modelconfig-my-isvc-0");
+        json_decref(slim);
+        json_decref(cm);
+
+        cm = json_pack("{s:{s:s, s:s, s:{s:s}}}", "metadata", "name", "unrelated", "namespace",
+                       "ns", "labels", REPLICAS_ISVC_LABEL, "x");
+        cr_assert_eq(replicas_map_configmap(NULL, cm, &keys), 0);
+        cr_assert_null(keys, "an unrelated ConfigMap enqueued");
+        json_object_set_new(json_object_get(cm, "metadata"), "name", json_string("modelconfig--0"));
+        cr_assert_eq(replicas_map_configmap(NULL, cm, &keys), 0);
+        cr_assert_null(keys, "modelconfig--0 enqueued");
+        json_decref(cm);
+}
