@@ -66,7 +66,7 @@ static const struct cli_option ui_options[] = {
         { "user-header", 0, CLI_ARG_REQUIRED, "NAME",
           "identity header of the auth proxy (default kubeflow-userid)", OPT_USER_HEADER },
         { "groups-header", 0, CLI_ARG_REQUIRED, "NAME",
-          "groups header of the auth proxy (default kubeflow-groups)", OPT_GROUPS_HEADER },
+          "groups header of the auth proxy, impersonated too\n(default none; needs impersonate on groups)", OPT_GROUPS_HEADER },
         { "trusted-proxy", 0, CLI_ARG_REQUIRED, "CIDRS",
           "addresses whose user header is trusted (comma list)", OPT_TRUSTED },
         { "proxy-secret-file", 0, CLI_ARG_REQUIRED, "PATH",
@@ -321,7 +321,7 @@ int cmd_ui(int argc, char **argv)
         cfg.kube = kcfg;
         cfg.auth = (struct ui_auth_config){
                 .user_header = a.user_header ? a.user_header : "kubeflow-userid",
-                .groups_header = a.groups_header ? a.groups_header : "kubeflow-groups",
+                .groups_header = a.groups_header,
                 .trusted = trusted,
                 .n_trusted = n_trusted,
                 .proxy_secret = proxy_secret,
