@@ -34,6 +34,8 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
 
     def stop(self):
+        """SIGTERM, then the exit status, which must be 0 (a sanitizer report makes it not);
+        the log is kept only when it is not."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -41,7 +43,13 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        return self.proc.returncode
+        rc = self.proc.returncode
+        if rc != 0:
+            raise AssertionError(f"{self.name} exited with {rc}; log {self.log.name}: "
+                                 + open(self.log.name).read()[-2000:])
+        if os.path.exists(self.log.name):
+            os.unlink(self.log.name)
+        return rc
 
 
 def call(port, method, path, body=None, headers=None, raw_body=None, host="127.0.0.1"):
@@ -84,10 +92,13 @@ class Tap:
 
     def finish(self):
         for c in reversed(self.cleanups):
+            self.n += 1
             try:
                 c()
+                print(f"ok {self.n} - cleanup {getattr(c, '__qualname__', c)}", flush=True)
             except Exception as e:  # noqa: BLE001
-                print(f"# cleanup: {e}", flush=True)
+                self.failed += 1
+                print(f"not ok {self.n} - cleanup: {e}", flush=True)
         print(f"1..{self.n}", flush=True)
         sys.exit(1 if self.failed else 0)
 
