@@ -35,8 +35,9 @@ static bool arg_leader_elect;
 static const char *arg_leader_id = "modelplane-controller.serving.kserve.io";
 static const char *arg_leader_namespace;
 static unsigned arg_workers = 4;
-static double arg_qps = 50;
+static double arg_qps; /* 0: off, as controller-runtime >= 0.21 (API Priority and Fairness) */
 static unsigned arg_burst = 100;
+static unsigned arg_write_concurrency = 8;
 static bool arg_webhook;
 static unsigned arg_webhook_port = WEBHOOK_DEFAULT_PORT;
 static const char *arg_webhook_cert_dir = WEBHOOK_DEFAULT_CERT_DIR;
@@ -54,6 +55,7 @@ enum {
         ARG_WORKERS,
         ARG_QPS,
         ARG_BURST,
+        ARG_WRITE_CONCURRENCY,
         ARG_NAMESPACE,
         ARG_WEBHOOK,
         ARG_WEBHOOK_PORT,
@@ -79,10 +81,14 @@ static const struct cli_option controller_options[] = {
           "Lease namespace (default: in-cluster namespace)", ARG_LEADER_NS },
         { "max-concurrent-reconciles", 0, CLI_ARG_REQUIRED, "N", "workers, 1-256 (default 4)",
           ARG_WORKERS },
-        { "kube-api-qps", 0, CLI_ARG_REQUIRED, "N", "client-side rate limit (default 50)",
+        { "kube-api-qps", 0, CLI_ARG_REQUIRED, "N",
+          "client-side rate limit, 0 = off (default 0: the API server's\n"
+          "Priority and Fairness limits; its 429s are retried)",
           ARG_QPS },
-        { "kube-api-burst", 0, CLI_ARG_REQUIRED, "N", "client-side burst (default 100)",
-          ARG_BURST },
+        { "kube-api-burst", 0, CLI_ARG_REQUIRED, "N",
+          "client-side burst when --kube-api-qps > 0 (default 100)", ARG_BURST },
+        { "max-concurrent-writes", 0, CLI_ARG_REQUIRED, "N",
+          "API writes in flight per reconcile, 1-64 (default 8)", ARG_WRITE_CONCURRENCY },
         { "namespace", 0, CLI_ARG_REQUIRED, "NS", "watch one namespace only (default: all)",
           ARG_NAMESPACE },
         { "enable-webhook", 0, CLI_ARG_OPTIONAL, "BOOL",
@@ -154,6 +160,14 @@ static int controller_set(void *userdata, const struct cli_option *opt, const ch
                 else
                         arg_burst = u;
                 return 0;
+        case ARG_WRITE_CONCURRENCY:
+                if (safe_atou32(arg, &u) < 0 || u == 0 || u > 64) {
+                        (void)snprintf(err, err_size, "invalid --max-concurrent-writes '%s' (1-64)",
+                                       arg);
+                        return -EINVAL;
+                }
+                arg_write_concurrency = u;
+                return 0;
         case ARG_NAMESPACE:
                 arg_namespace = arg;
                 return 0;
@@ -214,16 +228,15 @@ static void observe_request(void *userdata, const char *method, int code)
 /* modelplane_trainedmodel_* counters from the reconciler's own statistics. */
 struct tm_metrics {
         struct tm_reconciler *rec;
+        struct kube_client *client; /* throttling counters (shared by every clone) */
+        struct metric *throttled, *throttle_exhausted;
         struct metric *configmap_gets, *configmap_writes, *configmap_conflicts, *configmap_bytes;
         struct metric *metadata_writes, *status_writes, *deletes;
 };
 
 static void counter_to(struct metric *m, double v)
 {
-        double cur = metric_value(m);
-
-        if (v > cur)
-                metric_add(m, v - cur);
+        metric_raise_to(m, v);
 }
 
 static void collect_tm_metrics(void *userdata)
@@ -232,6 +245,13 @@ static void collect_tm_metrics(void *userdata)
         struct tm_reconciler_stats st;
 
         tm_reconciler_get_stats(tm->rec, &st);
+        if (tm->client) {
+                unsigned long throttled, exhausted;
+
+                kube_client_throttle_stats(tm->client, &throttled, &exhausted);
+                counter_to(tm->throttled, (double)throttled);
+                counter_to(tm->throttle_exhausted, (double)exhausted);
+        }
         counter_to(tm->configmap_gets, (double)st.configmap_gets);
         counter_to(tm->configmap_writes, (double)st.configmap_writes);
         counter_to(tm->configmap_conflicts, (double)st.configmap_conflicts);
@@ -278,6 +298,12 @@ static int tm_metrics_register(struct metrics_registry *reg, struct tm_metrics *
                 { "modelplane_trainedmodel_deletes_total",
                   "TrainedModels deleted because their InferenceService does not exist",
                   offsetof(struct tm_metrics, deletes) },
+                { "modelplane_kube_client_throttled_total",
+                  "API answers 429 (Priority and Fairness) or 503 with Retry-After; retried",
+                  offsetof(struct tm_metrics, throttled) },
+                { "modelplane_kube_client_throttle_exhausted_total",
+                  "Requests that stayed throttled after every retry (their key was requeued)",
+                  offsetof(struct tm_metrics, throttle_exhausted) },
         };
         int r;
 
@@ -392,6 +418,7 @@ int cmd_controller(int argc, char **argv)
                                            .workers = arg_workers,
                                            .metrics = manager_metrics(m),
                                            .client = client,
+                                           .write_fanout = arg_write_concurrency - 1,
                                            .wait_for = (struct informer *[]){ tms, isvcs },
                                            .n_wait_for = 2,
                                    },
@@ -410,6 +437,7 @@ int cmd_controller(int argc, char **argv)
                 r = tm_reconciler_watch(rec, tms, isvcs, ctrl, orphans);
         if (r >= 0) {
                 tmm.rec = rec;
+                tmm.client = client;
                 r = tm_metrics_register(manager_metrics(m), &tmm);
         }
         if (r >= 0)

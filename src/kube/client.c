@@ -48,6 +48,10 @@ struct kube_shared {
         usec_t timeout;
         kube_request_observer_fn observer;
         void *observer_userdata;
+        unsigned throttle_retries; /* retries of a 429 / 503 with Retry-After */
+        usec_t throttle_wait_max;  /* cap of one wait */
+        atomic_ulong throttled;    /* answers 429 / 503 with Retry-After */
+        atomic_ulong throttle_exhausted;
 
         CURLSH *share;
         pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
@@ -65,6 +69,9 @@ struct kube_shared {
 struct kube_client {
         struct kube_shared *sh; /* reference */
         CURL *curl;             /* owned; used by one thread at a time */
+        bool own_budget;        /* kube_client_dup_budget(): own bucket, not the shared one */
+        bool own_limited;
+        struct token_bucket own_bucket; /* one thread at a time: no lock */
         char errbuf[CURL_ERROR_SIZE];
         /* kube_client_set_identity(): this client only, never its clones */
         struct curl_slist *impersonate; /* owned; "Impersonate-User: ..." lines */
@@ -153,6 +160,11 @@ static int shared_new(const struct kube_config *cfg, const struct kube_client_op
                                                           : KUBE_DEFAULT_TIMEOUT;
         sh->observer = opts ? opts->observer : NULL;
         sh->observer_userdata = opts ? opts->observer_userdata : NULL;
+        sh->throttle_retries = !opts || opts->throttle_retries == 0 ? KUBE_THROTTLE_RETRIES_DEFAULT
+                               : opts->throttle_retries < 0 ? 0
+                                                            : (unsigned)opts->throttle_retries;
+        sh->throttle_wait_max = opts && opts->throttle_wait_max > 0 ? opts->throttle_wait_max
+                                                                    : KUBE_THROTTLE_WAIT_MAX_DEFAULT;
         sh->limited = opts && opts->qps > 0;
         if (sh->limited)
                 token_bucket_init(&sh->bucket, opts->qps, opts->burst, now_monotonic());
@@ -223,6 +235,25 @@ int kube_client_dup(struct kube_client *c, struct kube_client **ret)
         if (!c || !ret)
                 return -EINVAL;
         return client_new_shared(c->sh, ret);
+}
+
+int kube_client_dup_budget(struct kube_client *c, double qps, unsigned burst,
+                           struct kube_client **ret)
+{
+        struct kube_client *n = NULL;
+        int r;
+
+        if (!c || !ret || qps < 0)
+                return -EINVAL;
+        r = client_new_shared(c->sh, &n);
+        if (r < 0)
+                return r;
+        n->own_budget = true;
+        n->own_limited = qps > 0;
+        if (n->own_limited)
+                token_bucket_init(&n->own_bucket, qps, burst > 0 ? burst : 1, now_monotonic());
+        *ret = n;
+        return 0;
 }
 
 struct kube_client *kube_client_free(struct kube_client *c)
@@ -325,10 +356,19 @@ static void sleep_usec(usec_t u)
                 ;
 }
 
-static void limiter_wait(struct kube_shared *sh)
+static void limiter_wait(struct kube_client *c)
 {
+        struct kube_shared *sh = c->sh;
         usec_t delay;
 
+        if (c->own_budget) {
+                if (c->own_limited) {
+                        delay = token_bucket_reserve(&c->own_bucket, now_monotonic());
+                        if (delay > 0)
+                                sleep_usec(delay);
+                }
+                return;
+        }
         if (!sh->limited)
                 return;
         (void)pthread_mutex_lock(&sh->limiter_lock);
@@ -518,6 +558,33 @@ static int build_url(struct kube_client *c, struct buf *url, const struct gvr *r
 }
 
 /* ---- the request engine ---- */
+
+bool kube_throttle_is_retryable(int http_code, unsigned retry_after)
+{
+        /* API Priority and Fairness rejects with 429 and Retry-After; an overloaded or starting
+         * server may answer 503 with Retry-After. Neither processed the request: safe to resend
+         * whatever the method (client-go's checkWait does the same). */
+        return http_code == 429 || (http_code == 503 && retry_after > 0);
+}
+
+usec_t kube_throttle_delay(unsigned retry_after, unsigned attempt, usec_t cap)
+{
+        usec_t backoff = KUBE_THROTTLE_BACKOFF_BASE << MIN(attempt, 16U);
+        usec_t d = (usec_t)retry_after * USEC_PER_SEC;
+
+        if (backoff > d)
+                d = backoff;
+        return MIN(d, cap);
+}
+
+void kube_client_throttle_stats(const struct kube_client *c, unsigned long *ret_throttled,
+                                unsigned long *ret_exhausted)
+{
+        if (ret_throttled)
+                *ret_throttled = atomic_load(&c->sh->throttled);
+        if (ret_exhausted)
+                *ret_exhausted = atomic_load(&c->sh->throttle_exhausted);
+}
 
 struct response {
         struct buf body;
@@ -726,6 +793,8 @@ static int perform(struct kube_client *c, const char *method, const char *url,
                    const char *content_type, const char *body, json_t **ret_obj,
                    struct kube_status *reterr)
 {
+        unsigned throttled = 0;
+
         for (unsigned attempt = 0;; attempt++) {
                 CLEANUP(curl_slist_free_allp) struct curl_slist *headers = NULL;
                 struct response resp = { .body = BUF_INIT(KUBE_RESPONSE_MAX) };
@@ -734,7 +803,7 @@ static int perform(struct kube_client *c, const char *method, const char *url,
                 long code = 0;
                 int r;
 
-                r = client_token(c, attempt > 0, &token);
+                r = client_token(c, attempt > throttled, &token);
                 if (r < 0)
                         return r;
                 r = make_headers(body ? content_type : NULL, token, true, c->impersonate,
@@ -762,7 +831,7 @@ static int perform(struct kube_client *c, const char *method, const char *url,
                         return curl_to_errno(cc) == -EIO ? -EINVAL : curl_to_errno(cc);
                 }
 
-                limiter_wait(c->sh);
+                limiter_wait(c);
                 cc = curl_easy_perform(c->curl);
                 if (c->sh->observer) {
                         long obs_code = 0;
@@ -783,9 +852,21 @@ static int perform(struct kube_client *c, const char *method, const char *url,
                 }
                 (void)curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &code);
 
-                if (code == 401 && attempt == 0 && c->sh->token_file && !c->bearer) {
+                if (code == 401 && attempt == throttled && c->sh->token_file && !c->bearer) {
                         buf_release(&resp.body);
                         continue;
+                }
+
+                if (kube_throttle_is_retryable((int)code, resp.retry_after)) {
+                        atomic_fetch_add(&c->sh->throttled, 1);
+                        if (throttled < c->sh->throttle_retries) {
+                                buf_release(&resp.body);
+                                sleep_usec(kube_throttle_delay(resp.retry_after, throttled,
+                                                               c->sh->throttle_wait_max));
+                                throttled++;
+                                continue;
+                        }
+                        atomic_fetch_add(&c->sh->throttle_exhausted, 1);
                 }
 
                 if (code < 200 || code >= 300) {
@@ -1197,7 +1278,7 @@ int kube_watch(struct kube_client *c, const struct gvr *r, const char *ns,
                 return curl_to_errno(cc);
         }
 
-        limiter_wait(c->sh);
+        limiter_wait(c);
         cc = curl_easy_perform(c->curl);
         if (c->sh->observer) {
                 long obs_code = w.code;

@@ -33,9 +33,21 @@
  * method and the response code, 0 when no response arrived. Must be thread-safe and quick. */
 typedef void (*kube_request_observer_fn)(void *userdata, const char *method, int code);
 
+/* Throttling (429 from API Priority and Fairness, 503 with Retry-After): defaults. */
+#define KUBE_THROTTLE_RETRIES_DEFAULT  10U
+#define KUBE_THROTTLE_WAIT_MAX_DEFAULT (10 * USEC_PER_SEC)
+#define KUBE_THROTTLE_BACKOFF_BASE     (100 * USEC_PER_MSEC)
+
 struct kube_client_options {
-        double qps;             /* client-side rate limit, 0 = unlimited */
+        double qps;             /* client-side rate limit, 0 = unlimited (the default, as
+                                 * controller-runtime >= 0.21: the server's API Priority and
+                                 * Fairness is the limit) */
         unsigned burst;         /* token bucket size when qps > 0 */
+        /* A 429, or a 503 with Retry-After, is resent after max(Retry-After, 100 ms * 2^n),
+         * capped at throttle_wait_max, up to throttle_retries times (0 = 10, < 0 = never); then
+         * the call returns -EAGAIN with st.retry_after, and the caller requeues. */
+        int throttle_retries;
+        usec_t throttle_wait_max; /* 0 = 10 s */
         usec_t request_timeout; /* per non-watch request; 0 = 30 s */
         const char *user_agent; /* borrowed; default "modelplane/<version>" */
         kube_request_observer_fn observer; /* may be NULL (rest_client_requests_total) */
@@ -48,6 +60,10 @@ _warn_unused_result_ int kube_client_new(const struct kube_config *cfg,
                                          const struct kube_client_options *opts,
                                          struct kube_client **ret);
 _warn_unused_result_ int kube_client_dup(struct kube_client *c, struct kube_client **ret);
+/* As kube_client_dup(), but the clone has its own client-side budget (qps 0 = unlimited) instead
+ * of the shared one: for traffic that must neither wait for nor slow the others (Events). */
+_warn_unused_result_ int kube_client_dup_budget(struct kube_client *c, double qps, unsigned burst,
+                                                struct kube_client **ret);
 struct kube_client *kube_client_free(struct kube_client *c);
 DEFINE_CLEANUP_FUNC(struct kube_client *, kube_client_free)
 
@@ -130,6 +146,16 @@ struct kube_identity {
 };
 _warn_unused_result_ int kube_client_set_identity(struct kube_client *c,
                                                   const struct kube_identity *id);
+
+/* Whether an answer is throttling that is retried (429, or 503 with Retry-After). Pure. */
+bool kube_throttle_is_retryable(int http_code, unsigned retry_after);
+/* The wait before retry number attempt (0-based): max(retry_after s, 100 ms * 2^attempt),
+ * capped at cap. Pure. */
+usec_t kube_throttle_delay(unsigned retry_after, unsigned attempt, usec_t cap);
+/* Counters shared by the client and its clones: throttled answers received, and calls that
+ * returned -EAGAIN because the retries ran out (the caller requeued). Either may be NULL. */
+void kube_client_throttle_stats(const struct kube_client *c, unsigned long *ret_throttled,
+                                unsigned long *ret_exhausted);
 
 /* The port (api.h) over this client: userdata is c (borrowed), so the same one-thread rule holds. */
 struct kube_api kube_client_api(struct kube_client *c);

@@ -28,6 +28,7 @@ struct controller {
         const struct clock *wall_clock;
         struct kube_client *client;   /* borrowed, may be NULL */
         const struct kube_api *api;   /* borrowed, may be NULL */
+        unsigned write_fanout;
         struct informer **wait_for;   /* owned array of borrowed informers */
         size_t n_wait_for;
         struct workqueue *queue; /* owned */
@@ -111,6 +112,7 @@ int controller_new(const struct controller_options *opts, struct controller **re
         c->wall_clock = opts->wall_clock ? opts->wall_clock : &clock_realtime;
         c->client = opts->client;
         c->api = opts->api;
+        c->write_fanout = MIN(opts->write_fanout, (unsigned)CONTROLLER_FANOUT_MAX);
         (void)pthread_mutex_init(&c->lock, NULL);
         (void)pthread_condattr_init(&attr);
         (void)pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
@@ -220,28 +222,53 @@ static bool caches_synced(struct controller *c)
         return true;
 }
 
-/* The port this worker reconciles with: its own client clone, made once (*mine, owned). */
-static int worker_api(struct controller *c, struct kube_client **mine, struct kube_api *ret)
+/* A worker's ports: its own client clone and the fanout clones, made on first use (owned). */
+struct worker_ports {
+        struct kube_client *mine;
+        struct kube_client *fan[CONTROLLER_FANOUT_MAX];
+        struct kube_api fan_api[CONTROLLER_FANOUT_MAX];
+        size_t n_fan;
+};
+
+static void worker_ports_release(struct worker_ports *w)
+{
+        kube_client_free(w->mine);
+        for (size_t i = 0; i < w->n_fan; i++)
+                kube_client_free(w->fan[i]);
+        *w = (struct worker_ports){ 0 };
+}
+
+/* The port this worker reconciles with, and its fanout ports (ctx->fanout). */
+static int worker_api(struct controller *c, struct worker_ports *w, struct kube_api *ret)
 {
         int r;
 
         if (c->client) {
-                if (!*mine) {
-                        r = kube_client_dup(c->client, mine);
+                if (!w->mine) {
+                        r = kube_client_dup(c->client, &w->mine);
                         if (r < 0)
                                 return r;
                 }
-                *ret = kube_client_api(*mine);
+                while (w->n_fan < c->write_fanout) {
+                        r = kube_client_dup(c->client, &w->fan[w->n_fan]);
+                        if (r < 0)
+                                return r;
+                        w->fan_api[w->n_fan] = kube_client_api(w->fan[w->n_fan]);
+                        w->n_fan++;
+                }
+                *ret = kube_client_api(w->mine);
                 return 1;
         }
         if (c->api) {
+                for (; w->n_fan < c->write_fanout; w->n_fan++)
+                        w->fan_api[w->n_fan] = *c->api;
                 *ret = *c->api;
                 return 1;
         }
         return 0;
 }
 
-static void process(struct controller *c, struct kube_client **mine, const char *key)
+static void process(struct controller *c, struct worker_ports *w, const char *key)
 {
         struct reconcile_result res = { .outcome = RECONCILE_DONE };
         char reconcile_id[37] = "", msg[RECONCILE_ERROR_MAX] = "";
@@ -267,9 +294,11 @@ static void process(struct controller *c, struct kube_client **mine, const char 
         if (!caches_synced(c))
                 r = reconcile_requeue_after(&res, CACHE_SYNC_REQUEUE);
         else {
-                r = worker_api(c, mine, &api);
+                r = worker_api(c, w, &api);
                 if (r > 0) {
                         ctx.api = &api;
+                        ctx.fanout = w->fan_api;
+                        ctx.n_fanout = w->n_fan;
                         r = 0;
                 }
                 if (r >= 0)
@@ -284,10 +313,106 @@ static void process(struct controller *c, struct kube_client **mine, const char 
         atomic_fetch_sub(&c->active, 1);
 }
 
+/* ---- reconcile_for_each ---- */
+
+struct for_each {
+        const struct reconcile_ctx *ctx;
+        size_t n;
+        reconcile_item_fn *fn;
+        void *userdata;
+        atomic_size_t next;
+        pthread_mutex_t lock;
+        size_t first_index; /* lowest failing index, n when none */
+        int first_error;
+        char message[RECONCILE_ERROR_MAX];
+};
+
+struct for_each_lane {
+        struct for_each *fe;
+        const struct kube_api *api;
+        pthread_t thread;
+};
+
+static void *for_each_lane(void *p)
+{
+        struct for_each_lane *lane = p;
+        struct for_each *fe = lane->fe;
+        char msg[RECONCILE_ERROR_MAX];
+        struct reconcile_ctx ctx = *fe->ctx;
+
+        ctx.api = lane->api;
+        ctx.fanout = NULL;
+        ctx.n_fanout = 0;
+        ctx.error = msg;
+        ctx.error_size = sizeof(msg);
+        for (;;) {
+                size_t i = atomic_fetch_add(&fe->next, 1);
+                int r;
+
+                if (i >= fe->n)
+                        break;
+                msg[0] = '\0';
+                r = fe->fn(&ctx, i, fe->userdata);
+                if (r >= 0)
+                        continue;
+                (void)pthread_mutex_lock(&fe->lock);
+                if (i < fe->first_index) {
+                        fe->first_index = i;
+                        fe->first_error = r;
+                        (void)snprintf(fe->message, sizeof(fe->message), "%s", msg);
+                }
+                (void)pthread_mutex_unlock(&fe->lock);
+        }
+        return NULL;
+}
+
+int reconcile_for_each(const struct reconcile_ctx *ctx, size_t n, reconcile_item_fn *fn,
+                       void *userdata)
+{
+        struct for_each_lane lanes[1 + CONTROLLER_FANOUT_MAX];
+        struct for_each fe = { .ctx = ctx, .n = n, .fn = fn, .userdata = userdata,
+                               .first_index = n };
+        size_t n_lanes, started = 0;
+
+        if (!ctx || !fn)
+                return -EINVAL;
+        n_lanes = MIN(n, 1 + MIN(ctx->n_fanout, (size_t)CONTROLLER_FANOUT_MAX));
+        if (n_lanes < 2 || !ctx->fanout) {
+                int first = 0;
+
+                for (size_t i = 0; i < n; i++) {
+                        int r = fn(ctx, i, userdata);
+
+                        if (r < 0 && first == 0)
+                                first = r;
+                }
+                return first;
+        }
+        atomic_init(&fe.next, 0);
+        (void)pthread_mutex_init(&fe.lock, NULL);
+        for (size_t l = 1; l < n_lanes; l++) {
+                lanes[l] = (struct for_each_lane){ .fe = &fe, .api = &ctx->fanout[l - 1] };
+                if (pthread_create(&lanes[l].thread, NULL, for_each_lane, &lanes[l]) != 0)
+                        break; /* fewer lanes: the items still all run */
+                started = l;
+        }
+        lanes[0] = (struct for_each_lane){ .fe = &fe, .api = ctx->api };
+        (void)for_each_lane(&lanes[0]);
+        for (size_t l = 1; l <= started; l++)
+                (void)pthread_join(lanes[l].thread, NULL);
+        (void)pthread_mutex_destroy(&fe.lock);
+        if (fe.first_index < n) {
+                if (ctx->error && ctx->error_size > 0 && ctx->error[0] == '\0')
+                        (void)snprintf(ctx->error, ctx->error_size, "%s", fe.message);
+                return fe.first_error;
+        }
+        return 0;
+}
+
 static void *worker(void *p)
 {
         struct controller *c = p;
-        struct kube_client *mine = NULL; /* owned: this worker's client */
+        struct worker_ports w = { 0 }; /* owned: this worker's clients */
         char *key = NULL;
 
         while (!atomic_load(&c->stopping)) {
@@ -295,11 +420,11 @@ static void *worker(void *p)
                         break;
                 /* Stop taking new keys once stopping, even if some are still queued. */
                 if (!atomic_load(&c->stopping))
-                        process(c, &mine, key);
+                        process(c, &w, key);
                 workqueue_done(c->queue, key);
                 free(TAKE_PTR(key));
         }
-        kube_client_free(mine);
+        worker_ports_release(&w);
         (void)pthread_mutex_lock(&c->lock);
         c->running--;
         (void)pthread_cond_broadcast(&c->exited);

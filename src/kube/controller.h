@@ -94,6 +94,10 @@ struct reconcile_ctx {
                                        * reconciler's own info/debug lines */
         char *error;                  /* the runner's message buffer (reconcile_errorf) */
         size_t error_size;
+        /* More ports of this worker, for concurrent writes within one reconcile
+         * (reconcile_for_each()); each is used by one thread at a time. */
+        const struct kube_api *fanout;
+        size_t n_fanout;
 };
 
 /* Level-based: gets only the key, never the event. Must be idempotent. */
@@ -106,6 +110,18 @@ typedef int reconcile_fn(const struct reconcile_ctx *ctx, const char *key,
  * returns its first error); later calls only return r.
  */
 int reconcile_errorf(const struct reconcile_ctx *ctx, int r, const char *fmt, ...) _printf_(3, 4);
+
+/*
+ * Concurrent writes within one reconcile (issue #12): calls fn(item_ctx, i, userdata) for every i
+ * in [0, n), on up to 1 + ctx->n_fanout threads (the caller's included), each with its own port
+ * (item_ctx->api: ctx->api or one of ctx->fanout) and its own error buffer. Every item runs even
+ * when others fail; returns 0 or the failure of the lowest failing index, whose message becomes
+ * ctx's (reconcile_errorf). fn must be safe against the other items running at the same time.
+ * With no fanout, or n < 2, the items run in order on the caller's thread.
+ */
+typedef int reconcile_item_fn(const struct reconcile_ctx *ctx, size_t i, void *userdata);
+int reconcile_for_each(const struct reconcile_ctx *ctx, size_t n, reconcile_item_fn *fn,
+                       void *userdata);
 
 /* Wall time now (usec, CLOCK_REALTIME or the test's clock): clock_now(ctx->clock). */
 static inline usec_t reconcile_now(const struct reconcile_ctx *ctx)
@@ -130,10 +146,15 @@ struct controller_options {
          * shared by the workers, so thread-safe), or else none. */
         struct kube_client *client;                /* borrowed, may be NULL */
         const struct kube_api *api;                /* borrowed, may be NULL */
+        /* ctx->n_fanout: ports per worker beyond its own for reconcile_for_each() (more clones of
+         * client, or api again); 0 = none, at most CONTROLLER_FANOUT_MAX. */
+        unsigned write_fanout;
         /* The cache-sync gate: these informers (borrowed) must have synced before a reconcile. */
         struct informer *const *wait_for;
         size_t n_wait_for;
 };
+
+#define CONTROLLER_FANOUT_MAX 64
 
 struct controller;
 

@@ -236,7 +236,7 @@ int event_correlate(struct event_correlator *c, const struct event_object_ref *o
 
 struct event_recorder {
         struct event_correlator *corr; /* owned */
-        struct kube_client *client;    /* owned */
+        struct kube_client *client;    /* owned; its own budget (kube_client_dup_budget) */
         size_t queue_max;
         unsigned max_tries;
         usec_t retry_sleep;
@@ -244,11 +244,12 @@ struct event_recorder {
         pthread_mutex_t lock;
         pthread_cond_t cond; /* work queued, idle, or stop */
         json_t *queue;       /* owned; array of { ns, name, create, patch|null } */
+        json_t *pending;     /* owned; Event name -> its item in queue (not sent yet) */
         bool busy;
         bool stop;
         pthread_t thread;
         bool started;
-        unsigned sent, dropped;
+        struct event_recorder_stats st;
 };
 
 static json_t *event_body(struct event_recorder *r, const struct event_object_ref *obj,
@@ -277,6 +278,23 @@ static json_t *event_body(struct event_recorder *r, const struct event_object_re
                          r->corr->component, "reportingInstance", r->corr->host);
 }
 
+/* Folds decision d into the queued item of the same Event: count, message, lastTimestamp of the
+ * body to create and of the patch (when the Event exists already). Called under the lock. */
+static int coalesce(json_t *item, const struct event_decision *d, const char *now)
+{
+        json_t *targets[] = { json_object_get(item, "create"), json_object_get(item, "patch") };
+
+        for (size_t i = 0; i < ELEMENTSOF(targets); i++) {
+                if (!json_is_object(targets[i]))
+                        continue;
+                if (json_object_set_new(targets[i], "count", json_integer(d->count)) < 0 ||
+                    json_object_set_new(targets[i], "message", json_string(d->message)) < 0 ||
+                    json_object_set_new(targets[i], "lastTimestamp", json_string(now)) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 int event_recorder_emit(struct event_recorder *r, const struct event_object_ref *obj,
                         enum event_type type, const char *reason, const char *fmt, ...)
 {
@@ -296,21 +314,38 @@ int event_recorder_emit(struct event_recorder *r, const struct event_object_ref 
         ns = obj->namespace && *obj->namespace ? obj->namespace : "default";
 
         (void)pthread_mutex_lock(&r->lock);
+        r->st.emitted++;
         k = event_correlate(r->corr, obj, type, reason, message, t, &d);
         if (k < 0 || d.action == EVENT_ACTION_DROP) {
-                r->dropped++;
+                if (k >= 0)
+                        r->st.dropped_spam++;
+                else
+                        r->st.dropped_failed++;
                 (void)pthread_mutex_unlock(&r->lock);
                 return k < 0 ? k : 0;
         }
-        if (json_array_size(r->queue) >= r->queue_max) {
-                r->dropped++;
-                (void)pthread_mutex_unlock(&r->lock);
-                return -ENOBUFS;
-        }
+        if (d.action == EVENT_ACTION_PATCH)
+                r->st.aggregated++; /* a count increment of an existing Event */
         if (format_rfc3339(d.first_seen, first, sizeof(first)) < 0 ||
             format_rfc3339(t, now, sizeof(now)) < 0) {
+                r->st.dropped_failed++;
                 (void)pthread_mutex_unlock(&r->lock);
                 return -EINVAL;
+        }
+        item = json_object_get(r->pending, d.name);
+        if (item) {
+                /* the Event is still queued: the queued write carries the new count */
+                k = coalesce(item, &d, now);
+                r->st.coalesced++;
+                if (k < 0)
+                        r->st.dropped_failed++;
+                (void)pthread_mutex_unlock(&r->lock);
+                return k;
+        }
+        if (json_array_size(r->queue) >= r->queue_max) {
+                r->st.dropped_queue_full++;
+                (void)pthread_mutex_unlock(&r->lock);
+                return -ENOBUFS;
         }
         create = event_body(r, obj, ns, type, reason, &d, first, now);
         if (create && d.action == EVENT_ACTION_PATCH)
@@ -319,8 +354,11 @@ int event_recorder_emit(struct event_recorder *r, const struct event_object_ref 
         item = create ? json_pack("{s:s,s:s,s:o,s:o?}", "ns", ns, "name", d.name, "create", create,
                                   "patch", patch)
                       : NULL;
-        if (!item || json_array_append_new(r->queue, item) < 0) {
-                r->dropped++;
+        if (!item || json_object_set(r->pending, d.name, item) < 0 ||
+            json_array_append_new(r->queue, item) < 0) {
+                if (item)
+                        (void)json_object_del(r->pending, d.name);
+                r->st.dropped_failed++;
                 (void)pthread_mutex_unlock(&r->lock);
                 return -ENOMEM;
         }
@@ -389,6 +427,9 @@ static void *sender(void *p)
                         break;
                 item = json_incref(json_array_get(r->queue, 0));
                 (void)json_array_remove(r->queue, 0);
+                /* from now on a repeat is a new write (PATCH of the count) */
+                (void)json_object_del(r->pending,
+                                      json_string_value(json_object_get(item, "name")));
                 r->busy = true;
                 (void)pthread_mutex_unlock(&r->lock);
                 ok = send_item(r, item);
@@ -396,9 +437,9 @@ static void *sender(void *p)
                 (void)pthread_mutex_lock(&r->lock);
                 r->busy = false;
                 if (ok)
-                        r->sent++;
+                        r->st.sent++;
                 else
-                        r->dropped++;
+                        r->st.dropped_failed++;
                 (void)pthread_cond_broadcast(&r->cond);
         }
         (void)pthread_mutex_unlock(&r->lock);
@@ -425,12 +466,16 @@ int event_recorder_new(const struct event_recorder_options *opts, struct event_r
         r->max_tries = opts->max_tries ? opts->max_tries : 12;
         r->retry_sleep = opts->retry_sleep ? opts->retry_sleep : 10 * USEC_PER_SEC;
         r->queue = json_array();
+        r->pending = json_object();
         r->corr = event_correlator_new(&opts->correlator);
-        if (!r->queue || !r->corr) {
+        if (!r->queue || !r->pending || !r->corr) {
                 event_recorder_free(r);
                 return -ENOMEM;
         }
-        k = kube_client_dup(opts->client, &r->client);
+        r->st.queue_max = r->queue_max;
+        /* Events have their own budget: they never wait for, nor slow, the reconciles' writes */
+        k = kube_client_dup_budget(opts->client, opts->qps > 0 ? opts->qps : EVENT_QPS_DEFAULT,
+                                   opts->burst ? opts->burst : EVENT_BURST_DEFAULT, &r->client);
         if (k >= 0) {
                 k = -pthread_create(&r->thread, NULL, sender, r);
                 r->started = k == 0;
@@ -457,6 +502,7 @@ struct event_recorder *event_recorder_free(struct event_recorder *r)
         kube_client_free(r->client);
         event_correlator_free(r->corr);
         json_decref(r->queue);
+        json_decref(r->pending);
         (void)pthread_cond_destroy(&r->cond);
         (void)pthread_mutex_destroy(&r->lock);
         free(r);
@@ -485,10 +531,20 @@ int event_recorder_flush(struct event_recorder *r, usec_t timeout)
 
 void event_recorder_stats(struct event_recorder *r, unsigned *ret_sent, unsigned *ret_dropped)
 {
-        (void)pthread_mutex_lock(&r->lock);
+        struct event_recorder_stats st;
+
+        event_recorder_get_stats(r, &st);
         if (ret_sent)
-                *ret_sent = r->sent;
+                *ret_sent = (unsigned)st.sent;
         if (ret_dropped)
-                *ret_dropped = r->dropped;
+                *ret_dropped = (unsigned)(st.dropped_spam + st.dropped_queue_full +
+                                          st.dropped_failed);
+}
+
+void event_recorder_get_stats(struct event_recorder *r, struct event_recorder_stats *ret)
+{
+        (void)pthread_mutex_lock(&r->lock);
+        *ret = r->st;
+        ret->queued = json_array_size(r->queue);
         (void)pthread_mutex_unlock(&r->lock);
 }

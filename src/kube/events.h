@@ -16,8 +16,11 @@
  *
  * The correlator is pure apart from the clock port (tests use a fake clock). The recorder
  * correlates in the caller's thread (cheap, never blocks on I/O) and sends from a bounded queue
- * (default 1000; beyond it events are dropped) on its own thread with its own kube_client clone,
- * retrying transient failures up to 12 times, so reconcilers never wait for the API server.
+ * (default 1000; beyond it events are dropped) on its own thread with its own kube_client clone
+ * and its own budget (default 50 QPS, burst 300, separate from the reconciles' writes), retrying
+ * transient failures up to 12 times, so reconcilers never wait for the API server. An event whose
+ * Event is still queued (not sent yet) updates that queued write (count, message,
+ * lastTimestamp) instead of taking a queue slot: a flood of repeats costs one write.
  */
 
 #include <stdarg.h>
@@ -90,9 +93,14 @@ _warn_unused_result_ int event_correlate(struct event_correlator *c,
                                          const char *reason, const char *message, usec_t now_real,
                                          struct event_decision *ret);
 
+#define EVENT_QPS_DEFAULT   50.0
+#define EVENT_BURST_DEFAULT 300U
+
 struct event_recorder_options {
-        struct kube_client *client; /* borrowed; the recorder works on its own kube_client_dup() */
+        struct kube_client *client; /* borrowed; the recorder works on its own clone */
         struct event_correlator_options correlator;
+        double qps;          /* the Events' own client-side budget; 0 = 50 */
+        unsigned burst;      /* 0 = 300 */
         size_t queue_max;    /* 0 = 1000 */
         unsigned max_tries;  /* 0 = 12 */
         usec_t retry_sleep;  /* 0 = 10 s */
@@ -119,3 +127,16 @@ _warn_unused_result_ int event_recorder_flush(struct event_recorder *r, usec_t t
 
 /* Counters (tests, metrics): sent = API writes that succeeded; dropped = spam + full + failed. */
 void event_recorder_stats(struct event_recorder *r, unsigned *ret_sent, unsigned *ret_dropped);
+
+struct event_recorder_stats {
+        unsigned long emitted;            /* event_recorder_emit() calls */
+        unsigned long sent;               /* API writes that succeeded */
+        unsigned long aggregated;         /* count increments of an existing Event (correlator) */
+        unsigned long coalesced;          /* folded into a queued write of the same Event */
+        unsigned long dropped_spam;       /* per-object spam filter */
+        unsigned long dropped_queue_full; /* queue at queue_max */
+        unsigned long dropped_failed;     /* write failed after the retries, or no memory */
+        size_t queued, queue_max;         /* now, and the bound */
+};
+
+void event_recorder_get_stats(struct event_recorder *r, struct event_recorder_stats *ret);

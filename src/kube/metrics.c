@@ -350,6 +350,19 @@ void metric_observe(struct metric *m, double v)
         (void)pthread_mutex_unlock(&f->reg->lock);
 }
 
+void metric_raise_to(struct metric *m, double v)
+{
+        pthread_mutex_t *lock;
+
+        if (!m)
+                return;
+        lock = &m->family->reg->lock;
+        (void)pthread_mutex_lock(lock);
+        if (v > m->value)
+                m->value = v;
+        (void)pthread_mutex_unlock(lock);
+}
+
 double metric_value(struct metric *m)
 {
         double v;

@@ -60,6 +60,8 @@ _warn_unused_result_ int metric_family_child(struct metric_family *f,
 void metric_inc(struct metric *m);
 void metric_add(struct metric *m, double v);
 void metric_set(struct metric *m, double v);
+/* A counter that mirrors a count kept elsewhere (collectors): raised to v, never lowered. */
+void metric_raise_to(struct metric *m, double v);
 /* Histograms. */
 void metric_observe(struct metric *m, double v);
 /* Current value of a counter or gauge, or the sample count of a histogram (tests). */

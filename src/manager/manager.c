@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -41,6 +42,8 @@ struct manager {
         size_t n_controllers;
         struct leader_elector *elector; /* owned */
         struct event_recorder *events;  /* owned */
+        struct metric *ev_emitted, *ev_sent, *ev_aggregated, *ev_coalesced, *ev_queued;
+        struct metric *ev_dropped[3];   /* spam, queue_full, failed */
         struct http_server *probes;     /* owned */
         struct http_server *metrics_srv; /* owned */
         atomic_bool leading;
@@ -76,6 +79,73 @@ int parse_bind_address(const char *s, char *ret_addr, size_t len, uint16_t *ret_
                 return -ENAMETOOLONG;
         *ret_port = port;
         return 0;
+}
+
+/* modelplane_events_*: the Event recorder's counters, brought up to date at every scrape. */
+static void counter_to(struct metric *m, unsigned long v)
+{
+        metric_raise_to(m, (double)v);
+}
+
+static void collect_event_metrics(void *userdata)
+{
+        struct manager *m = userdata;
+        struct event_recorder_stats st;
+
+        event_recorder_get_stats(m->events, &st);
+        counter_to(m->ev_emitted, st.emitted);
+        counter_to(m->ev_sent, st.sent);
+        counter_to(m->ev_aggregated, st.aggregated);
+        counter_to(m->ev_coalesced, st.coalesced);
+        counter_to(m->ev_dropped[0], st.dropped_spam);
+        counter_to(m->ev_dropped[1], st.dropped_queue_full);
+        counter_to(m->ev_dropped[2], st.dropped_failed);
+        metric_set(m->ev_queued, (double)st.queued);
+}
+
+static int event_metrics_register(struct manager *m)
+{
+        static const char *const reasons[] = { "spam", "queue_full", "failed" };
+        static const struct {
+                const char *name, *help;
+                size_t offset;
+        } counters[] = {
+                { "modelplane_events_emitted_total", "Events recorded by the controllers",
+                  offsetof(struct manager, ev_emitted) },
+                { "modelplane_events_sent_total", "Event writes the API server accepted",
+                  offsetof(struct manager, ev_sent) },
+                { "modelplane_events_aggregated_total",
+                  "Events counted into an existing Event (same object, reason, message)",
+                  offsetof(struct manager, ev_aggregated) },
+                { "modelplane_events_coalesced_total",
+                  "Events folded into a queued, not yet sent write of the same Event",
+                  offsetof(struct manager, ev_coalesced) },
+        };
+        struct metric_family *f;
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(counters); i++) {
+                r = metrics_register(m->metrics, METRIC_COUNTER, counters[i].name,
+                                     counters[i].help, NULL, NULL, 0, &f);
+                if (r >= 0)
+                        r = metric_family_child(f, NULL,
+                                                (struct metric **)((char *)m + counters[i].offset));
+                if (r < 0)
+                        return r;
+        }
+        r = metrics_register(m->metrics, METRIC_COUNTER, "modelplane_events_dropped_total",
+                             "Events not written: spam filter, full queue, failed writes",
+                             (const char *const[]){ "reason", NULL }, NULL, 0, &f);
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(reasons); i++)
+                r = metric_family_child(f, (const char *const[]){ reasons[i] }, &m->ev_dropped[i]);
+        if (r >= 0)
+                r = metrics_register(m->metrics, METRIC_GAUGE, "modelplane_events_queued",
+                                     "Event writes waiting to be sent", NULL, NULL, 0, &f);
+        if (r >= 0)
+                r = metric_family_child(f, NULL, &m->ev_queued);
+        if (r >= 0)
+                r = metrics_add_collector(m->metrics, collect_event_metrics, m);
+        return r;
 }
 
 int manager_new(const struct manager_options *opts, struct manager **ret)
@@ -119,6 +189,8 @@ int manager_new(const struct manager_options *opts, struct manager **ret)
                                                 .host = host },
                         },
                         &m->events);
+                if (r >= 0)
+                        r = event_metrics_register(m);
                 if (r < 0) {
                         manager_free(m);
                         return r;
@@ -140,6 +212,8 @@ struct manager *manager_free(struct manager *m)
         if (!m)
                 return NULL;
         leader_elector_free(m->elector);
+        if (m->metrics)
+                metrics_remove_collector(m->metrics, collect_event_metrics, m);
         event_recorder_free(m->events);
         http_server_free(m->probes);
         http_server_free(m->metrics_srv);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Handlers of the Model Registry REST API. Each handler: parse path/query/body (codec, filter),
- * call the store through entity.h in a transaction where it writes, encode the answer. Errors
- * are collected in a struct reg_error and written in one place (reply_error).
+ * The HTTP edge of the Model Registry REST API: the route table and one handler per route
+ * family. Each handler parses the path, the query and the body (codec), calls one operation of
+ * the domain layer (service.h), and encodes its result; the status of a failure is chosen in one
+ * place (http_kind(): error kind -> src/http/errors), from the struct reg_error it filled.
  */
 #include "registry/registry.h"
 
@@ -19,12 +20,9 @@
 #include "registry/kinds.h"
 #include "registry/service.h"
 #include "store/entity.h"
-#include "util/base64.h"
 #include "util/parse-util.h"
 #include "util/time-util.h"
-#include "util/uuid.h"
 
-#define PAGE_TOKEN_MAX 1024
 #define STEP_IDS_MAX   256
 
 struct registry {
@@ -163,122 +161,71 @@ static int parse_body(struct ctx *x, json_t **ret)
         return 0;
 }
 
-/* ---- create / update ---- */
+/* ---- answers ---- */
 
-/* ---- transactions ---- */
-
-/* ---- list ---- */
-
-static int parse_page_token(struct ctx *x, const char *tok, int64_t *ret_id, int64_t *ret_value)
+static int reply_result(struct ctx *x, unsigned status, struct reg_result *res)
 {
-        AUTOFREE char *raw = NULL;
-        char *colon;
-        int32_t id;
-        int64_t value;
+        int r = reply_json(x, status, reg_encode(res->kind, &res->e));
 
-        if (strlen(tok) > PAGE_TOKEN_MAX)
-                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
-                                     "invalid nextPageToken: token too long: bad request");
-        if (base64_decode(tok, &raw, NULL) < 0)
-                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
-                                     "invalid nextPageToken: illegal base64 data: bad request");
-        colon = strchr(raw, ':');
-        if (!colon)
-                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
-                                     "invalid nextPageToken: invalid cursor format: bad request");
-        *colon = 0;
-        if (safe_atoi32(raw, &id) < 0 || safe_atoi64(colon + 1, &value) < 0)
-                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
-                                     "invalid nextPageToken: invalid cursor values: bad request");
-        *ret_id = id;
-        *ret_value = value;
-        return 0;
+        reg_result_done(res);
+        return r;
 }
 
-static char *make_page_token(const struct store_entity *e, enum store_order order)
-{
-        char raw[64];
-        int64_t v = order == STORE_ORDER_CREATE   ? e->create_ms
-                    : order == STORE_ORDER_UPDATE ? e->update_ms
-                                                  : e->id;
-
-        (void)snprintf(raw, sizeof(raw), "%" PRId64 ":%" PRId64, e->id, v);
-        return base64_encode(raw, strlen(raw));
-}
-
-/* Parses the common list parameters into q (filter compiled against k). */
-static int list_params(struct ctx *x, const struct reg_kind *k, struct store_query *q,
-                       struct store_cond **ret_filter, int32_t *ret_page_size)
-{
-        const char *ps = query(x, "pageSize"), *ob = query(x, "orderBy"),
-                   *so = query(x, "sortOrder"), *tok = query(x, "nextPageToken");
-        int32_t page_size = 0;
-        int r;
-
-        if (ps && safe_atoi32(ps, &page_size) < 0)
-                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
-                                     "invalid numeric string: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
-                                     ps);
-        q->limit = page_size > 0 ? page_size : 0;
-        q->order = STORE_ORDER_ID;
-        if (ob && streq(ob, "CREATE_TIME"))
-                q->order = STORE_ORDER_CREATE;
-        else if (ob && streq(ob, "LAST_UPDATE_TIME"))
-                q->order = STORE_ORDER_UPDATE;
-        q->desc = so && streq(so, "DESC");
-        if (tok) {
-                r = parse_page_token(x, tok, &q->cursor_id, &q->cursor_value);
-                if (r < 0)
-                        return r;
-                q->has_cursor = true;
-        }
-        r = reg_filter_compile(k, query(x, "filterQuery"), ret_filter, &x->err);
-        if (r < 0)
-                return r;
-        *ret_page_size = page_size;
-        return 0;
-}
-
-/* The list body for n entities: {items, nextPageToken, pageSize, size}. New reference or NULL. */
-static json_t *encode_list(const struct store_entity *v, size_t n, bool more,
-                           enum store_order order, int32_t page_size)
+/* The list body: {items, nextPageToken, pageSize, size}. New reference or NULL. */
+static json_t *encode_list(const struct reg_list *l, int32_t page_size)
 {
         json_auto_t *items = json_array();
-        AUTOFREE char *tok = NULL;
 
         if (!items)
                 return NULL;
-        for (size_t i = 0; i < n; i++) {
-                const struct reg_kind *k = reg_kind_by_type(v[i].type);
+        for (size_t i = 0; i < l->n; i++) {
+                const struct reg_kind *k = reg_kind_by_type(l->items[i].type);
 
-                if (!k || json_array_append_new(items, reg_encode(k, &v[i])) < 0)
+                if (!k || json_array_append_new(items, reg_encode(k, &l->items[i])) < 0)
                         return NULL;
         }
-        if (more && n > 0) {
-                tok = make_page_token(&v[n - 1], order);
-                if (!tok)
-                        return NULL;
-        }
-        return json_pack("{s:O,s:s,s:i,s:i}", "items", items, "nextPageToken", tok ? tok : "",
-                         "pageSize", (int)page_size, "size", (int)n);
+        return json_pack("{s:O,s:s,s:i,s:i}", "items", items, "nextPageToken",
+                         l->next_page_token ? l->next_page_token : "", "pageSize", (int)page_size,
+                         "size", (int)l->n);
 }
 
-static int run_list(struct ctx *x, const struct store_query *q, int32_t page_size)
+static int run_list(struct ctx *x, const struct reg_list_req *rq)
 {
-        struct store_entity *v = NULL;
-        size_t n = 0;
-        bool more = false;
+        struct reg_list l;
         json_t *out;
         int r;
 
-        r = store_entity_list(x->reg->store, x->conn, q, &v, &n, &more);
+        r = reg_list(&x->db, rq, &l);
         if (r < 0)
-                return reg_store_error(&x->db, r, "listing");
-        out = encode_list(v, n, more, q->order, page_size);
-        store_entities_free(v, n);
+                return r;
+        out = encode_list(&l, rq->page_size);
+        reg_list_done(&l);
         if (!out)
                 return reg_error_set(&x->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
         return reply_json(x, 200, out);
+}
+
+/* ---- list ---- */
+
+/* The paging parameters; page token and filterQuery are the service's to parse. */
+static int list_params(struct ctx *x, struct reg_list_req *rq)
+{
+        const char *ps = query(x, "pageSize"), *ob = query(x, "orderBy"),
+                   *so = query(x, "sortOrder");
+
+        if (ps && safe_atoi32(ps, &rq->page_size) < 0)
+                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
+                                     "invalid numeric string: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
+                                     ps);
+        rq->order = STORE_ORDER_ID;
+        if (ob && streq(ob, "CREATE_TIME"))
+                rq->order = STORE_ORDER_CREATE;
+        else if (ob && streq(ob, "LAST_UPDATE_TIME"))
+                rq->order = STORE_ORDER_UPDATE;
+        rq->desc = so && streq(so, "DESC");
+        rq->page_token = query(x, "nextPageToken");
+        rq->filter = query(x, "filterQuery");
+        return 0;
 }
 
 static int artifact_type_param(struct ctx *x, const char **ret_type)
@@ -299,11 +246,8 @@ static int artifact_type_param(struct ctx *x, const char **ret_type)
 
 static int do_list(struct ctx *x, const struct route_spec *sp)
 {
-        const struct reg_kind *k = reg_kind(sp->kind);
-        CLEANUP(store_cond_freep) struct store_cond *filter = NULL;
-        struct store_query q = { .group = k->group, .types = &k->type, .n_types = 1 };
+        struct reg_list_req rq = { .kind = reg_kind(sp->kind) };
         const char *one_type = NULL;
-        int32_t page_size;
         int r;
 
         if (sp->any_artifact) {
@@ -311,32 +255,28 @@ static int do_list(struct ctx *x, const struct route_spec *sp)
                 if (r < 0)
                         return r;
                 if (one_type) {
-                        q.types = &one_type;
-                        k = reg_kind_by_type(one_type);
+                        rq.types = &one_type;
+                        rq.n_types = 1;
+                        rq.kind = reg_kind_by_type(one_type);
                 } else {
-                        q.types = reg_artifact_types;
-                        q.n_types = reg_n_artifact_types;
+                        rq.types = reg_artifact_types;
+                        rq.n_types = reg_n_artifact_types;
                 }
         }
         if (sp->op == OP_LIST_NESTED) {
-                int64_t pid = 0;
-
-                r = path_id(x, "id", reg_kind(sp->parent_kind)->word, &pid);
+                r = path_id(x, "id", reg_kind(sp->parent_kind)->word, &rq.parent_id);
                 if (r < 0)
                         return r;
-                q.has_parent = true;
-                q.parent_id = pid;
+                rq.has_parent = true;
                 if (sp->honor_name) {
-                        q.name_eq = query(x, "name");
-                        if (!q.name_eq)
-                                q.external_id_eq = query(x, "externalId");
+                        rq.name = query(x, "name");
+                        rq.external_id = query(x, "externalId");
                 }
         }
-        r = list_params(x, k, &q, &filter, &page_size);
+        r = list_params(x, &rq);
         if (r < 0)
                 return r;
-        q.filter = filter;
-        return run_list(x, &q, page_size);
+        return run_list(x, &rq);
 }
 
 /* ---- get / find ---- */
@@ -344,662 +284,193 @@ static int do_list(struct ctx *x, const struct route_spec *sp)
 static int do_get(struct ctx *x, const struct route_spec *sp)
 {
         const struct reg_kind *k = sp->any_artifact ? NULL : reg_kind(sp->kind);
-        const struct reg_kind *ek;
-        struct store_entity e;
+        struct reg_result res;
         int64_t id = 0;
         int r;
 
         r = path_id(x, "id", k ? k->word : "artifact", &id);
-        if (r < 0)
-                return r;
-        r = reg_load(&x->db, k, id, k ? k->word : "artifact", &e, &ek);
-        if (r < 0)
-                return r;
-        r = reply_json(x, 200, reg_encode(ek, &e));
-        store_entity_done(&e);
-        return r;
-}
-
-static bool is_child_kind(const struct reg_kind *k)
-{
-        return k->id != REG_REGISTERED_MODEL && k->id != REG_SERVING_ENVIRONMENT &&
-               k->id != REG_EXPERIMENT;
+        if (r >= 0)
+                r = reg_get(&x->db, k, id, &res);
+        return r < 0 ? r : reply_result(x, 200, &res);
 }
 
 static int do_find(struct ctx *x, const struct route_spec *sp)
 {
-        const struct reg_kind *k = reg_kind(sp->kind);
-        const char *name = query(x, "name"), *ext = query(x, "externalId"),
-                   *parent = query(x, "parentResourceId");
-        struct store_query q = { .group = k->group, .types = &k->type, .n_types = 1, .limit = 1 };
-        struct store_entity *v = NULL;
-        size_t n = 0;
-        bool more = false;
-        int r;
+        struct reg_find_req rq = { .kind = reg_kind(sp->kind), .any_artifact = sp->any_artifact,
+                                   .name = query(x, "name"), .external_id = query(x, "externalId"),
+                                   .parent = query(x, "parentResourceId") };
+        struct reg_result res;
+        int r = reg_find(&x->db, &rq, &res);
 
-        if (sp->any_artifact) {
-                q.types = reg_artifact_types;
-                q.n_types = reg_n_artifact_types;
-        }
-        if (is_child_kind(k)) {
-                if (!((name && parent) || ext))
-                        return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
-                                             "invalid parameters call, supply either (name and parentResourceId), or externalId: bad request");
-        } else if (!name && !ext)
-                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
-                                     "invalid parameters call, supply either name or externalId: bad request");
-        if (name && (parent || !is_child_kind(k))) {
-                q.name_eq = name;
-                if (parent) {
-                        int32_t pid;
-
-                        if (safe_atoi32(parent, &pid) < 0)
-                                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
-                                                     "invalid parentResourceId: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
-                                                     parent);
-                        q.has_parent = true;
-                        q.parent_id = pid;
-                }
-        } else
-                q.external_id_eq = ext;
-
-        r = store_entity_list(x->reg->store, x->conn, &q, &v, &n, &more);
-        if (r < 0)
-                return reg_store_error(&x->db, r, "finding");
-        if (n == 0 || more) {
-                store_entities_free(v, n);
-                return reg_error_set(&x->err, REG_ERR_NOT_FOUND, -ENOENT,
-                                     "%s %s found for name=%s, parentResourceId=%s, externalId=%s: not found",
-                                     n == 0 ? "no" : "multiple", k->plural_word, name ? name : "",
-                                     parent ? parent : "", ext ? ext : "");
-        }
-        r = reply_json(x, 200, reg_encode(reg_kind_by_type(v[0].type), &v[0]));
-        store_entities_free(v, n);
-        return r;
+        return r < 0 ? r : reply_result(x, 200, &res);
 }
 
 /* ---- create ---- */
 
-/* Loads the parent that a create must be attached to (404 when missing). */
-static int require_parent(struct ctx *x, enum reg_kind_id pk, int64_t pid, struct store_entity *ret)
+/* The body's kind: the route's, or for the artifact union its artifactType's. */
+static int body_kind(struct ctx *x, const struct route_spec *sp, json_t *body,
+                     const struct reg_kind **ret)
 {
-        const struct reg_kind *k = reg_kind(pk);
-        int r = reg_load(&x->db, k, pid, k->word, ret, NULL);
-
-        if (r == -ENOENT && pk == REG_EXPERIMENT)
-                (void)reg_error_set(&x->err, REG_ERR_NOT_FOUND, r,
-                                    "experiment not found: no experiment found for id %" PRId64 ": not found",
-                                    pid);
-        return r;
-}
-
-static int create_entity(struct ctx *x, struct reg_input *in, struct store_entity *e)
-{
-        const struct reg_kind *k = in->kind;
-        struct reg_placement pl = { 0 };
-        struct store_entity parent = { 0 };
-        int64_t pid = 0;
-        int r;
-
-        r = reg_check_required(in, &x->err);
-        if (r < 0)
-                return r;
-        switch (k->id) {
-        case REG_MODEL_VERSION:
-                r = reg_prop_int(&in->vals, "registered_model_id", &pid);
-                if (r >= 0)
-                        r = require_parent(x, REG_REGISTERED_MODEL, pid, &parent);
-                pl.scope_parent = true;
-                break;
-        case REG_INFERENCE_SERVICE:
-                r = reg_prop_int(&in->vals, "serving_environment_id", &pid);
-                if (r >= 0)
-                        r = require_parent(x, REG_SERVING_ENVIRONMENT, pid, &parent);
-                if (r == -ENOENT)
-                        (void)reg_error_set(&x->err, REG_ERR_NOT_FOUND, r,
-                                            "no serving environment found for id %" PRId64 ": not found",
-                                            pid);
-                pl.scope_parent = true;
-                break;
-        case REG_EXPERIMENT_RUN:
-                r = reg_prop_int(&in->vals, "experiment_id", &pid);
-                if (r >= 0)
-                        r = require_parent(x, REG_EXPERIMENT, pid, &parent);
-                pl.scope_parent = true;
-                break;
-        default:
-                if (k->artifact_type)
-                        pl.scope_uuid = true;
-                break;
-        }
-        store_entity_done(&parent);
-        if (r < 0)
-                return r;
-        pl.parent_id = pid;
-        r = reg_build_new(&x->db, in, &pl, e);
-        if (r < 0)
-                return r;
-        return reg_insert(&x->db, k, e);
-}
-
-static int reply_entity(struct ctx *x, unsigned status, const struct reg_kind *k,
-                        const struct store_entity *e)
-{
-        return reply_json(x, status, reg_encode(k, e));
-}
-
-/* Nested creates: the parent id comes from the path and wins over the body's. */
-static int set_path_parent(struct ctx *x, const struct route_spec *sp, const struct reg_kind *k,
-                           struct reg_input *in)
-{
-        const struct reg_kind *pk = reg_kind(sp->parent_kind);
-        int64_t pid = 0;
-        int r;
-
-        r = path_id(x, "id", pk->word, &pid);
-        if (r < 0)
-                return r;
-        for (const struct reg_field *f = k->fields; f->json; f++) {
-                if (!(f->flags & REG_FF_PARENT))
-                        continue;
-                if (sp->schema == REG_SCHEMA_FULL && !store_entity_prop(&in->vals, f->prop, false))
-                        return reg_error_set(&x->err, REG_ERR_UNPROCESSABLE, -EINVAL,
-                                             "required field '%s' is zero value.", f->json);
-                r = store_entity_set_int(&in->vals, f->prop, false, pid);
-                if (r < 0)
-                        return reg_error_set(&x->err, REG_ERR_INTERNAL, r, "out of memory");
-        }
+        *ret = reg_kind(sp->kind);
+        if (!sp->any_artifact)
+                return 0;
+        *ret = reg_kind_by_artifact_type(reg_body_artifact_type(body));
+        if (!*ret)
+                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
+                                     "invalid artifact type, must be either ModelArtifact, DocArtifact, DataSet, Metric, or Parameter: bad request");
         return 0;
-}
-
-/* POST /inference_services/{id}/serves: the parent is the inference service of the path. */
-static int create_serve_model(struct ctx *x, const struct reg_kind *k, struct reg_input *in,
-                              struct store_entity *e)
-{
-        struct store_entity is = { 0 };
-        struct reg_placement pl = { .scope_parent = true };
-        int64_t pid = 0;
-        int r;
-
-        r = path_id(x, "id", "inference service", &pid);
-        if (r < 0)
-                return r;
-        r = reg_check_required(in, &x->err);
-        if (r < 0)
-                return r;
-        r = reg_tx_begin(&x->db);
-        if (r < 0)
-                return r;
-        r = reg_load(&x->db, reg_kind(REG_INFERENCE_SERVICE), pid, "inference service", &is, NULL);
-        store_entity_done(&is);
-        pl.parent_id = pid;
-        if (r >= 0)
-                r = reg_build_new(&x->db, in, &pl, e);
-        if (r >= 0)
-                r = reg_insert(&x->db, k, e);
-        return reg_tx_end(&x->db, r);
-}
-
-/* Creates the decoded body in; on success e holds the new entity. */
-static int create_decoded(struct ctx *x, const struct route_spec *sp, const struct reg_kind *k,
-                          struct reg_input *in, struct store_entity *e)
-{
-        int r;
-
-        if (sp->op == OP_CREATE_NESTED) {
-                r = set_path_parent(x, sp, k, in);
-                if (r < 0)
-                        return r;
-        }
-        if (sp->kind == REG_SERVE_MODEL)
-                return create_serve_model(x, k, in, e);
-        r = reg_tx_begin(&x->db);
-        if (r < 0)
-                return r;
-        return reg_tx_end(&x->db, create_entity(x, in, e));
 }
 
 static int do_create(struct ctx *x, const struct route_spec *sp)
 {
         json_auto_t *body = NULL;
         struct reg_input in = { 0 };
-        struct store_entity e = { 0 };
-        const struct reg_kind *k = reg_kind(sp->kind);
+        struct reg_create_req rq = { .in = &in, .schema = sp->schema,
+                                     .parent_kind = sp->parent_kind };
+        struct reg_result res;
+        const struct reg_kind *k;
         int r;
 
         r = parse_body(x, &body);
-        if (r < 0)
-                return r;
-        if (sp->any_artifact) {
-                k = reg_kind_by_artifact_type(reg_body_artifact_type(body));
-                if (!k)
-                        return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
-                                             "invalid artifact type, must be either ModelArtifact, DocArtifact, DataSet, Metric, or Parameter: bad request");
+        if (r >= 0)
+                r = body_kind(x, sp, body, &k);
+        if (r >= 0)
+                r = reg_decode(k, sp->schema, body, &in, &x->err);
+        /* nested creates, and serve models under their inference service */
+        if (r >= 0 && (sp->op == OP_CREATE_NESTED || sp->kind == REG_SERVE_MODEL)) {
+                rq.path_parent = sp->op == OP_CREATE_NESTED;
+                r = path_id(x, "id", reg_kind(sp->parent_kind)->word, &rq.parent_id);
         }
-        r = reg_decode(k, sp->schema, body, &in, &x->err);
         if (r >= 0)
-                r = create_decoded(x, sp, k, &in, &e);
-        if (r >= 0)
-                r = reply_entity(x, 201, k, &e);
-        store_entity_done(&e);
+                r = reg_create(&x->db, &rq, &res);
         reg_input_done(&in);
-        return r;
+        return r < 0 ? r : reply_result(x, 201, &res);
 }
 
 /* ---- patch ---- */
 
-/* Inside the transaction: loads the entity, checks the artifact type, merges and writes. */
-static int patch_in_tx(struct ctx *x, const struct route_spec *sp, const struct reg_kind *k,
-                       int64_t id, json_t *body, struct store_entity *e,
-                       const struct reg_kind **ek, struct reg_input *in)
-{
-        int r;
-
-        r = reg_load(&x->db, k, id, k ? k->word : "artifact", e, ek);
-        if (r < 0)
-                return r;
-        if (sp->any_artifact) {
-                const char *at = reg_body_artifact_type(body);
-
-                if (at && !streq(at, (*ek)->artifact_type))
-                        return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
-                                             "cannot change artifact type from '%s' to '%s': artifact type is immutable",
-                                             (*ek)->artifact_type, at);
-        }
-        r = reg_decode(*ek, REG_SCHEMA_UPDATE, body, in, &x->err);
-        if (r < 0)
-                return r;
-        r = reg_merge(&x->db, e, in);
-        if (r < 0)
-                return r;
-        return reg_update(&x->db, *ek, e);
-}
-
 static int do_patch(struct ctx *x, const struct route_spec *sp)
 {
         json_auto_t *body = NULL;
-        struct reg_input in = { 0 };
-        struct store_entity e = { 0 };
         const struct reg_kind *k = sp->any_artifact ? NULL : reg_kind(sp->kind);
-        const struct reg_kind *ek = NULL;
+        struct reg_result res;
         int64_t id = 0;
         int r;
 
         r = path_id(x, "id", k ? k->word : "artifact", &id);
-        if (r < 0)
-                return r;
-        r = parse_body(x, &body);
-        if (r < 0)
-                return r;
-        r = reg_tx_begin(&x->db);
-        if (r < 0)
-                return r;
-        r = reg_tx_end(&x->db, patch_in_tx(x, sp, k, id, body, &e, &ek, &in));
         if (r >= 0)
-                r = reply_entity(x, 200, ek, &e);
-        store_entity_done(&e);
-        reg_input_done(&in);
-        return r;
+                r = parse_body(x, &body);
+        if (r >= 0)
+                r = reg_patch(&x->db, k, id, body, &res);
+        return r < 0 ? r : reply_result(x, 200, &res);
 }
 
 /* ---- artifacts under a model version / experiment run (upsert) ---- */
-
-static int log_metric_history(struct ctx *x, const struct store_entity *metric, int64_t run_id)
-{
-        struct store_entity h = { .group = STORE_GROUP_ARTIFACT, .parent_id = run_id };
-        char uuid[37];
-        int r;
-
-        r = uuid_random(uuid);
-        if (r < 0)
-                return reg_error_set(&x->err, REG_ERR_INTERNAL, r, "no randomness");
-        h.type = strdup("MetricHistory");
-        h.scope = strdup(uuid);
-        h.name = strdup(metric->name);
-        if (metric->external_id)
-                h.external_id = NULL; /* external ids are unique; history rows carry none */
-        h.create_ms = h.update_ms = metric->update_ms;
-        if (!h.type || !h.scope || !h.name) {
-                store_entity_done(&h);
-                return reg_error_set(&x->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
-        }
-        for (size_t i = 0; i < metric->n_props && r >= 0; i++) {
-                const struct store_prop *p = &metric->props[i];
-
-                switch (p->type) {
-                case STORE_P_STRING:
-                case STORE_P_STRUCT:
-                        r = store_entity_set_string(&h, p->name, p->custom, p->type, p->s);
-                        break;
-                case STORE_P_INT:
-                        r = store_entity_set_int(&h, p->name, p->custom, p->i);
-                        break;
-                case STORE_P_DOUBLE:
-                        r = store_entity_set_double(&h, p->name, p->custom, p->d);
-                        break;
-                case STORE_P_BOOL:
-                        r = store_entity_set_bool(&h, p->name, p->custom, p->b);
-                        break;
-                }
-        }
-        if (r < 0) {
-                store_entity_done(&h);
-                return reg_error_set(&x->err, REG_ERR_INTERNAL, r, "out of memory");
-        }
-        r = store_entity_insert(x->reg->store, x->conn, &h);
-        store_entity_done(&h);
-        return r < 0 ? reg_store_error(&x->db, r, "logging metric history") : 0;
-}
-
-/* An artifact logged under an experiment run records the run and its experiment. */
-static int set_run_ids(struct ctx *x, struct store_entity *e, int64_t exp_id, int64_t run_id)
-{
-        int r;
-
-        r = store_entity_set_int(e, "experiment_id", false, exp_id);
-        if (r >= 0)
-                r = store_entity_set_int(e, "experiment_run_id", false, run_id);
-        if (r < 0)
-                return reg_error_set(&x->err, REG_ERR_INTERNAL, r, "out of memory");
-        return 0;
-}
-
-/* One POST .../artifacts upsert (B.10.4) in progress. */
-struct upsert {
-        const struct reg_kind *k; /* the body's artifact kind */
-        int64_t pid;              /* the parent of the path */
-        bool run;                 /* the parent is an experiment run */
-        unsigned status;          /* 201 for new model/doc artifacts, else 200 */
-        struct reg_input *in;     /* borrowed; the decoded body */
-        struct store_entity *e;   /* borrowed; the artifact written */
-};
-
-/* The body names an existing artifact by id: it must be of the body's kind; moves it under pid. */
-static int upsert_load_by_id(struct ctx *x, struct upsert *u)
-{
-        const struct reg_kind *ek;
-        char scope[32];
-        int r;
-
-        r = reg_load(&x->db, NULL, u->in->id, "artifact", u->e, &ek);
-        if (r == -ENOENT)
-                x->err.kind = REG_ERR_INVALID;
-        if (r < 0)
-                return r;
-        if (ek != u->k)
-                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
-                                     "artifact with id %" PRId64 " is not a %s artifact: bad request",
-                                     u->in->id, u->k->artifact_type);
-        r = reg_merge(&x->db, u->e, u->in);
-        if (r < 0 || u->e->parent_id == u->pid)
-                return r;
-        u->e->parent_id = u->pid;
-        (void)snprintf(scope, sizeof(scope), "%" PRId64, u->pid);
-        free(u->e->scope);
-        u->e->scope = strdup(scope);
-        if (!u->e->scope)
-                return reg_error_set(&x->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
-        return 0;
-}
-
-/* Log-by-name: metrics and parameters update the artifact of that kind and name under pid. */
-static int upsert_find_by_name(struct ctx *x, struct upsert *u, bool *ret_existing)
-{
-        const struct reg_kind *k = u->k;
-        struct store_query q = { .group = k->group, .types = &k->type, .n_types = 1,
-                                 .has_parent = true, .parent_id = u->pid,
-                                 .name_eq = u->in->vals.name, .limit = 1 };
-        struct store_entity *v = NULL;
-        size_t n = 0;
-        bool more;
-        int r;
-
-        *ret_existing = false;
-        if ((k->id != REG_METRIC && k->id != REG_PARAMETER) || !u->in->has_name ||
-            !u->in->vals.name || !*u->in->vals.name)
-                return 0;
-        r = store_entity_list(x->reg->store, x->conn, &q, &v, &n, &more);
-        if (r < 0)
-                return reg_store_error(&x->db, r, "finding");
-        if (n > 0) {
-                *u->e = v[0];
-                v[0] = (struct store_entity){ 0 };
-                *ret_existing = true;
-        }
-        store_entities_free(v, n);
-        return 0;
-}
-
-/* Inside the transaction: resolves the artifact (by id, by name or new) and writes it. */
-static int upsert_in_tx(struct ctx *x, struct upsert *u, const struct reg_kind *pk)
-{
-        struct store_entity parent = { 0 };
-        int64_t exp_id = 0;
-        bool existing = true;
-        int r;
-
-        r = reg_load(&x->db, pk, u->pid, pk->word, &parent, NULL);
-        if (r < 0)
-                return r;
-        if (u->run)
-                (void)reg_prop_int(&parent, "experiment_id", &exp_id);
-        store_entity_done(&parent);
-        if (u->in->has_id)
-                r = upsert_load_by_id(x, u);
-        else
-                r = upsert_find_by_name(x, u, &existing);
-        if (r >= 0 && !u->in->has_id && existing)
-                r = reg_merge(&x->db, u->e, u->in);
-        if (r >= 0 && !existing) {
-                struct reg_placement pl = { .parent_id = u->pid,
-                                            .scope_parent = u->k->id != REG_DATASET,
-                                            .scope_uuid = u->k->id == REG_DATASET };
-
-                r = reg_build_new(&x->db, u->in, &pl, u->e);
-                if (u->k->id == REG_MODEL_ARTIFACT || u->k->id == REG_DOC_ARTIFACT)
-                        u->status = 201;
-        }
-        if (r >= 0 && u->run)
-                r = set_run_ids(x, u->e, exp_id, u->pid);
-        if (r >= 0)
-                r = existing ? reg_update(&x->db, u->k, u->e) : reg_insert(&x->db, u->k, u->e);
-        if (r >= 0 && u->run && u->k->id == REG_METRIC)
-                r = log_metric_history(x, u->e, u->pid);
-        return r;
-}
 
 static int do_upsert_artifact(struct ctx *x, const struct route_spec *sp)
 {
         json_auto_t *body = NULL;
         struct reg_input in = { 0 };
-        struct store_entity e = { 0 };
-        const struct reg_kind *pk = reg_kind(sp->parent_kind);
-        struct upsert u = { .run = sp->parent_kind == REG_EXPERIMENT_RUN, .status = 200,
-                            .in = &in, .e = &e };
+        struct reg_upsert_req rq = { .parent_kind = sp->parent_kind, .in = &in };
+        struct reg_result res;
+        const struct reg_kind *k = NULL;
+        unsigned status;
         int r;
 
-        r = path_id(x, "id", pk->word, &u.pid);
-        if (r < 0)
-                return r;
-        r = parse_body(x, &body);
-        if (r < 0)
-                return r;
-        u.k = reg_kind_by_artifact_type(reg_body_artifact_type(body));
-        if (!u.k)
-                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
-                                     "invalid artifact type, must be either ModelArtifact, DocArtifact, DataSet, Metric, or Parameter: bad request");
-        r = reg_decode(u.k, REG_SCHEMA_FULL, body, &in, &x->err);
-        if (r < 0)
-                return r;
-        if (u.k->id == REG_METRIC && u.run && !store_entity_prop(&in.vals, "value", false) &&
-            !in.has_id)
-                r = reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
-                                  "metric value is required: bad request");
+        r = path_id(x, "id", reg_kind(sp->parent_kind)->word, &rq.parent_id);
         if (r >= 0)
-                r = reg_tx_begin(&x->db);
-        if (r >= 0) {
-                r = reg_tx_end(&x->db, upsert_in_tx(x, &u, pk));
-                if (r >= 0)
-                        r = reply_entity(x, u.status, u.k, &e);
-        }
-        store_entity_done(&e);
+                r = parse_body(x, &body);
+        if (r >= 0)
+                r = body_kind(x, sp, body, &k);
+        if (r >= 0)
+                r = reg_decode(k, REG_SCHEMA_FULL, body, &in, &x->err);
+        if (r >= 0)
+                r = reg_upsert(&x->db, &rq, &res);
         reg_input_done(&in);
-        return r;
+        if (r < 0)
+                return r;
+        /* upstream's quirk (B.10.4): 201 only for new model and doc artifacts */
+        status = res.created && (res.kind->id == REG_MODEL_ARTIFACT || res.kind->id == REG_DOC_ARTIFACT)
+                         ? 201
+                         : 200;
+        return reply_result(x, status, &res);
 }
 
 /* ---- derived resources of an inference service ---- */
 
 static int do_is_model(struct ctx *x, const struct route_spec *sp)
 {
-        struct store_entity is = { 0 }, rm = { 0 };
-        int64_t id = 0, rmid = 0;
+        struct reg_result res;
+        int64_t id = 0;
         int r;
 
         (void)sp;
         r = path_id(x, "id", "inference service", &id);
-        if (r < 0)
-                return r;
-        r = reg_load(&x->db, reg_kind(REG_INFERENCE_SERVICE), id, "inference service", &is, NULL);
-        if (r < 0)
-                return r;
-        if (reg_prop_int(&is, "registered_model_id", &rmid) < 0) {
-                store_entity_done(&is);
-                return reg_error_set(&x->err, REG_ERR_NOT_FOUND, -ENOENT,
-                                     "no registered model found for inference service %" PRId64 ": not found",
-                                     id);
-        }
-        store_entity_done(&is);
-        r = reg_load(&x->db, reg_kind(REG_REGISTERED_MODEL), rmid, "registered model", &rm, NULL);
-        if (r < 0)
-                return r;
-        r = reply_entity(x, 200, reg_kind(REG_REGISTERED_MODEL), &rm);
-        store_entity_done(&rm);
-        return r;
+        if (r >= 0)
+                r = reg_is_model(&x->db, id, &res);
+        return r < 0 ? r : reply_result(x, 200, &res);
 }
 
 static int do_is_version(struct ctx *x, const struct route_spec *sp)
 {
-        const struct reg_kind *mvk = reg_kind(REG_MODEL_VERSION);
-        struct store_entity is = { 0 }, mv = { 0 };
-        int64_t id = 0, mvid = 0, rmid = 0;
+        struct reg_result res;
+        int64_t id = 0;
         int r;
 
         (void)sp;
         r = path_id(x, "id", "inference service", &id);
-        if (r < 0)
-                return r;
-        r = reg_load(&x->db, reg_kind(REG_INFERENCE_SERVICE), id, "inference service", &is, NULL);
-        if (r < 0)
-                return r;
-        (void)reg_prop_int(&is, "model_version_id", &mvid);
-        (void)reg_prop_int(&is, "registered_model_id", &rmid);
-        store_entity_done(&is);
-        if (mvid != 0) {
-                r = reg_load(&x->db, mvk, mvid, "model version", &mv, NULL);
-                if (r < 0)
-                        return r;
-        } else {
-                struct store_query q = { .group = mvk->group, .types = &mvk->type, .n_types = 1,
-                                         .has_parent = true, .parent_id = rmid,
-                                         .order = STORE_ORDER_CREATE, .desc = true, .limit = 1 };
-                struct store_entity *v = NULL;
-                size_t n = 0;
-                bool more;
-
-                r = store_entity_list(x->reg->store, x->conn, &q, &v, &n, &more);
-                if (r < 0)
-                        return reg_store_error(&x->db, r, "listing");
-                if (n == 0) {
-                        store_entities_free(v, n);
-                        return reg_error_set(&x->err, REG_ERR_NOT_FOUND, -ENOENT,
-                                             "no model versions found for id %" PRId64 ": not found", id);
-                }
-                mv = v[0];
-                v[0] = (struct store_entity){ 0 };
-                store_entities_free(v, n);
-        }
-        r = reply_entity(x, 200, mvk, &mv);
-        store_entity_done(&mv);
-        return r;
+        if (r >= 0)
+                r = reg_is_version(&x->db, id, &res);
+        return r < 0 ? r : reply_result(x, 200, &res);
 }
 
 /* ---- metric history ---- */
 
+/* stepIds: comma-separated int32s, at most STEP_IDS_MAX of them. */
+static int parse_step_ids(struct ctx *x, const char *p, int32_t *steps, size_t *ret_n)
+{
+        size_t n = 0;
+
+        for (;;) {
+                const char *comma = strchr(p, ',');
+                size_t len = comma ? (size_t)(comma - p) : strlen(p);
+                char item[32];
+
+                (void)snprintf(item, sizeof(item), "%.*s", (int)MIN(len, sizeof(item) - 1), p);
+                if (len >= sizeof(item) || n >= STEP_IDS_MAX || safe_atoi32(item, &steps[n]) < 0)
+                        return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
+                                             "invalid step ID '%s': must be a valid integer", item);
+                n++;
+                if (!comma)
+                        break;
+                p = comma + 1;
+        }
+        *ret_n = n;
+        return 0;
+}
+
 static int do_metric_history(struct ctx *x, const struct route_spec *sp)
 {
-        const struct reg_kind *k = reg_kind(REG_METRIC_HISTORY);
-        CLEANUP(store_cond_freep) struct store_cond *filter = NULL;
-        struct store_query q = { .group = k->group, .types = &k->type, .n_types = 1 };
+        struct reg_list_req rq = { .kind = reg_kind(REG_METRIC_HISTORY) };
         const char *step_ids = query(x, "stepIds");
-        int32_t page_size;
+        int32_t steps[STEP_IDS_MAX];
         int r;
 
         if (sp->op == OP_LIST_NESTED) {
-                int64_t pid = 0;
-
-                r = path_id(x, "id", "experiment run", &pid);
+                r = path_id(x, "id", "experiment run", &rq.parent_id);
                 if (r < 0)
                         return r;
-                q.has_parent = true;
-                q.parent_id = pid;
+                rq.has_parent = true;
         }
-        q.name_eq = query(x, "name");
-        r = list_params(x, k, &q, &filter, &page_size);
+        rq.name = query(x, "name");
+        r = list_params(x, &rq);
+        if (r >= 0 && step_ids) {
+                r = parse_step_ids(x, step_ids, steps, &rq.n_steps);
+                rq.steps = steps;
+        }
         if (r < 0)
                 return r;
-        if (step_ids) {
-                struct store_cond *c = calloc(1, sizeof(*c)), *and;
-                const char *p = step_ids;
-
-                if (!c)
-                        return reg_error_set(&x->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
-                c->kind = STORE_COND_CMP;
-                c->prop = strdup("step");
-                c->vcol = STORE_VCOL_INT;
-                c->op = STORE_OP_IN;
-                c->vals = calloc(STEP_IDS_MAX, sizeof(*c->vals));
-                if (!c->prop || !c->vals) {
-                        store_cond_free(c);
-                        return reg_error_set(&x->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
-                }
-                for (;;) {
-                        const char *comma = strchr(p, ',');
-                        size_t len = comma ? (size_t)(comma - p) : strlen(p);
-                        char item[32];
-                        int32_t step;
-
-                        (void)snprintf(item, sizeof(item), "%.*s", (int)MIN(len, sizeof(item) - 1), p);
-                        if (len >= sizeof(item) || safe_atoi32(item, &step) < 0 ||
-                            c->n_vals >= STEP_IDS_MAX) {
-                                store_cond_free(c);
-                                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
-                                                     "invalid step ID '%s': must be a valid integer",
-                                                     item);
-                        }
-                        c->vals[c->n_vals++] = SV_INT(step);
-                        if (!comma)
-                                break;
-                        p = comma + 1;
-                }
-                if (filter) {
-                        and = calloc(1, sizeof(*and));
-                        if (and)
-                                and->kids = calloc(2, sizeof(*and->kids));
-                        if (!and || !and->kids) {
-                                store_cond_free(and);
-                                store_cond_free(c);
-                                return reg_error_set(&x->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
-                        }
-                        and->kind = STORE_COND_AND;
-                        and->kids[0] = TAKE_PTR(filter);
-                        and->kids[1] = c;
-                        and->n_kids = 2;
-                        filter = and;
-                } else
-                        filter = c;
-        }
-        q.filter = filter;
-        return run_list(x, &q, page_size);
+        return run_list(x, &rq);
 }
 
 /* ---- routing ---- */

@@ -56,6 +56,7 @@ static int decode_metadata(const char *key, json_t *v, struct store_entity *e, s
         const char *mt, *k;
         const char *value_key;
         json_t *val, *x;
+        struct store_prop p = { .custom = true };
         int r;
 
         if (!json_is_object(v))
@@ -86,7 +87,8 @@ static int decode_metadata(const char *key, json_t *v, struct store_entity *e, s
         if (streq(value_key, "string_value")) {
                 if (!json_is_string(val))
                         return type_error(err, mt, value_key, val, "string");
-                r = store_entity_set_string(e, key, true, STORE_P_STRING, json_string_value(val));
+                p.type = STORE_P_STRING;
+                p.s = strdup(json_string_value(val));
         } else if (streq(value_key, "int_value")) {
                 int32_t i;
 
@@ -103,38 +105,50 @@ static int decode_metadata(const char *key, json_t *v, struct store_entity *e, s
                         return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
                                              "bad request: unable to decode as int64 %s for key %s",
                                              json_string_value(val), key);
-                r = store_entity_set_int(e, key, true, i);
+                p.type = STORE_P_INT;
+                p.i = i;
         } else if (streq(value_key, "double_value")) {
                 if (!json_is_number(val))
                         return type_error(err, mt, value_key, val, "float64");
-                r = store_entity_set_double(e, key, true, json_number_value(val));
+                p.type = STORE_P_DOUBLE;
+                p.d = json_number_value(val);
         } else if (streq(value_key, "bool_value")) {
                 if (!json_is_boolean(val))
                         return type_error(err, mt, value_key, val, "bool");
-                r = store_entity_set_bool(e, key, true, json_is_true(val));
+                p.type = STORE_P_BOOL;
+                p.b = json_is_true(val);
         } else {
                 AUTOFREE char *raw = NULL;
                 json_auto_t *obj = NULL;
-                char *text;
+                size_t raw_len = 0;
 
                 if (!json_is_string(val))
                         return type_error(err, mt, value_key, val, "string");
-                if (base64_decode(json_string_value(val), &raw, NULL) < 0)
+                if (base64_decode(json_string_value(val), &raw, &raw_len) < 0)
                         return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
                                              "bad request: invalid base64 struct_value for key %s", key);
-                obj = json_loads(raw, JSON_REJECT_DUPLICATES, NULL);
+                /* stored as JSON text: a NUL would cut it, so it is refused */
+                if (memchr(raw, 0, raw_len))
+                        return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
+                                             "bad request: struct_value for key %s contains a NUL byte",
+                                             key);
+                obj = json_loadb(raw, raw_len, JSON_REJECT_DUPLICATES, NULL);
                 if (!json_is_object(obj))
                         return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
                                              "bad request: struct_value for key %s is not a JSON object",
                                              key);
-                text = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS);
-                if (!text)
-                        return reg_error_set(err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
-                r = store_entity_set_string(e, key, true, STORE_P_STRUCT, text);
-                free(text);
+                p.type = STORE_P_STRUCT;
+                p.s = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS);
         }
-        if (r < 0)
+        p.name = strdup(key);
+        /* the keys of one JSON object are distinct: appended in O(1), not searched for */
+        r = p.name && (p.s || (p.type != STORE_P_STRING && p.type != STORE_P_STRUCT))
+                    ? store_entity_append_prop(e, &p)
+                    : -ENOMEM;
+        if (r < 0) {
+                store_prop_done(&p);
                 return reg_error_set(err, REG_ERR_INTERNAL, r, "out of memory");
+        }
         return 0;
 }
 
@@ -147,6 +161,11 @@ int reg_decode_custom(json_t *obj, struct store_entity *e, struct reg_error *err
         if (!json_is_object(obj))
                 return type_error(err, "BaseResource", "customProperties", obj,
                                   "map[string]openapi.MetadataValue");
+        /* checked before decoding, so that a huge map costs nothing */
+        if (json_object_size(obj) > REG_CUSTOM_PROPS_MAX)
+                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
+                                     "invalid customProperties: %zu properties, at most %d allowed: bad request",
+                                     json_object_size(obj), REG_CUSTOM_PROPS_MAX);
         json_object_foreach(obj, key, v) {
                 r = decode_metadata(key, v, e, err);
                 if (r < 0)

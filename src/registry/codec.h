@@ -16,6 +16,9 @@
 #include "registry/kinds.h"
 #include "store/entity.h"
 
+/* Custom properties per object at most (400 "invalid customProperties: ..." past it). */
+#define REG_CUSTOM_PROPS_MAX 1000
+
 enum reg_schema {
         REG_SCHEMA_CREATE, /* <Kind>Create */
         REG_SCHEMA_UPDATE, /* <Kind>Update */

@@ -268,6 +268,54 @@ static void filter_resolve(void *userdata, const char *name, struct filterq_sql_
         t->prop = name;
 }
 
+/* Characters and unescaped wildcards of a LIKE pattern (backslash escapes). */
+static void like_cost(const char *pat, size_t *ret_chars, size_t *ret_wild)
+{
+        size_t chars = 0, wild = 0;
+
+        for (const char *p = pat; *p; p++) {
+                if (((unsigned char)*p & 0xC0) != 0x80)
+                        chars++;
+                if (*p == '\\' && p[1])
+                        p++;
+                else if (*p == '%' || *p == '_')
+                        wild++;
+        }
+        *ret_chars = chars;
+        *ret_wild = wild;
+}
+
+/* LIKE/ILIKE cost grows with pattern length times text length: both bounds in docs/registry.md. */
+static int check_like(const struct store_cond *c, struct reg_error *err)
+{
+        if (c->kind == STORE_COND_AND || c->kind == STORE_COND_OR) {
+                for (size_t i = 0; i < c->n_kids; i++) {
+                        int r = check_like(c->kids[i], err);
+                        if (r < 0)
+                                return r;
+                }
+                return 0;
+        }
+        if (c->kind != STORE_COND_CMP || (c->op != STORE_OP_LIKE && c->op != STORE_OP_ILIKE))
+                return 0;
+        for (size_t i = 0; i < c->n_vals; i++) {
+                size_t chars, wild;
+
+                if (c->vals[i].type != STORE_TEXT)
+                        continue;
+                like_cost(c->vals[i].s, &chars, &wild);
+                if (chars > REG_LIKE_PATTERN_MAX)
+                        return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
+                                             "invalid filter query: LIKE pattern of %zu characters, at most %d allowed: bad request",
+                                             chars, REG_LIKE_PATTERN_MAX);
+                if (wild > REG_LIKE_WILDCARDS_MAX)
+                        return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
+                                             "invalid filter query: LIKE pattern with %zu wildcards, at most %d allowed: bad request",
+                                             wild, REG_LIKE_WILDCARDS_MAX);
+        }
+        return 0;
+}
+
 int reg_filter_compile(const struct reg_kind *k, const char *query, struct store_cond **ret,
                        struct reg_error *err)
 {
@@ -283,5 +331,10 @@ int reg_filter_compile(const struct reg_kind *k, const char *query, struct store
                 r = filterq_sql_lower(tree, filter_resolve, (void *)k, ret);
         if (r < 0)
                 return reg_error_set(err, REG_ERR_INTERNAL, r, "out of memory");
-        return 0;
+        if (*ret) {
+                r = check_like(*ret, err);
+                if (r < 0)
+                        *ret = store_cond_free(*ret);
+        }
+        return r;
 }

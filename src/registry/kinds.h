@@ -84,12 +84,17 @@ extern const size_t reg_n_artifact_types;
 
 extern const char *const reg_artifact_states[];
 
+/* LIKE/ILIKE patterns: at most this many characters and unescaped wildcards (% and _). */
+#define REG_LIKE_PATTERN_MAX   256
+#define REG_LIKE_WILDCARDS_MAX 16
+
 /*
  * filterQuery (spec B.8) for one kind: parses query with filterq and lowers it to a store
  * condition, resolving names against k (well-known columns, "description", the kind's system
  * properties, else custom properties; an artifact's `state` also takes its enum index). *ret =
  * NULL for a NULL or empty query. A syntax error or an exceeded limit (filterq/filterq.h) fills
- * err with REG_ERR_INVALID and "invalid filter query: ...: bad request".
+ * err with REG_ERR_INVALID and "invalid filter query: ...: bad request"; so does a LIKE/ILIKE
+ * pattern past REG_LIKE_PATTERN_MAX characters or REG_LIKE_WILDCARDS_MAX wildcards.
  */
 _warn_unused_result_ int reg_filter_compile(const struct reg_kind *k, const char *query,
                                             struct store_cond **ret, struct reg_error *err);

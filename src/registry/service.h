@@ -2,18 +2,19 @@
 #pragma once
 
 /*
- * The registry's domain operations over the store, without HTTP: loading an entity of a kind,
- * building a new one from a decoded body (defaults, parent, uniqueness scope), merging a PATCH,
- * validating and writing it (uniqueness clash -> REG_ERR_CONFLICT), transactions, and the one
- * mapping from store errors to error kinds. Every failure fills db->err (kind, errno, message)
- * and returns the negative errno. The handlers in api.c parse the request, call these and
- * encode the answer.
- *
- * TODO(#11): one function per operation (create/get/patch/list/find/upsert) still lives in
- * api.c's handlers; this module holds the steps they share.
+ * The registry's domain layer over the store, without HTTP. Operations, one per route family
+ * (get, find, list, create, patch, upsert, the derived resources of an inference service), take
+ * a store connection and a parsed request (ids as numbers, a decoded body as struct reg_input,
+ * or the parsed JSON where decoding needs the stored entity's kind) and return a domain result.
+ * Every failure fills db->err (kind, errno, message) and returns the negative errno; the HTTP
+ * status is chosen only by api.c from the error kind. The steps the operations share (load,
+ * build, merge, validate and save, transactions, the store-error -> kind mapping) are public
+ * too, for tests and for callers that compose them.
  */
 
+#include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "registry/codec.h"
@@ -24,6 +25,12 @@
 
 /* Upstream's VARCHAR(255) name column, which holds "<parentId>:<name>" for children. */
 #define REG_NAME_MAX 255
+/* Upstream's VARCHAR(255) external_id column and property name column (characters). */
+#define REG_EXTERNAL_ID_MAX 255
+#define REG_CUSTOM_KEY_MAX  255
+/* Our cap per object on custom properties' names and values together (bytes); their count is
+ * capped by REG_CUSTOM_PROPS_MAX (codec.h). */
+#define REG_CUSTOM_BYTES_MAX (1024 * 1024)
 
 /* A store connection lent to one request, and where its error goes. */
 struct reg_db {
@@ -61,6 +68,12 @@ _warn_unused_result_ int reg_load(struct reg_db *db, const struct reg_kind *k, i
                                   const char *word, struct store_entity *ret,
                                   const struct reg_kind **ret_kind);
 
+/* reg_load() inside a write transaction, locking the row until it ends (read-modify-write). */
+_warn_unused_result_ int reg_load_for_update(struct reg_db *db, const struct reg_kind *k,
+                                             int64_t id, const char *word,
+                                             struct store_entity *ret,
+                                             const struct reg_kind **ret_kind);
+
 /* Builds a new entity of in->kind at pl from in (whose values it takes over) into *e. */
 _warn_unused_result_ int reg_build_new(struct reg_db *db, struct reg_input *in,
                                        const struct reg_placement *pl, struct store_entity *e);
@@ -68,7 +81,11 @@ _warn_unused_result_ int reg_build_new(struct reg_db *db, struct reg_input *in,
 /* Merges a PATCH body into e (system properties, customProperties replaced, externalId). */
 _warn_unused_result_ int reg_merge(struct reg_db *db, struct store_entity *e, struct reg_input *in);
 
-/* Validates and writes e: a new row (create) or the existing one; a uniqueness clash is 409. */
+/*
+ * Validates and writes e: a new row (create) or the existing one; a uniqueness clash is 409.
+ * Validation: name, externalId and custom property limits (400), a run's times (400), and the
+ * references an inference service or a serve model holds (404 when they name nothing).
+ */
 _warn_unused_result_ int reg_save(struct reg_db *db, const struct reg_kind *k,
                                   struct store_entity *e, bool create);
 _warn_unused_result_ int reg_insert(struct reg_db *db, const struct reg_kind *k,
@@ -79,3 +96,94 @@ _warn_unused_result_ int reg_update(struct reg_db *db, const struct reg_kind *k,
 /* Transactions: reg_tx_end() commits when r >= 0 and rolls back otherwise; returns the result. */
 _warn_unused_result_ int reg_tx_begin(struct reg_db *db);
 _warn_unused_result_ int reg_tx_end(struct reg_db *db, int r);
+
+/* ---- operations ---- */
+
+/* One entity answered by an operation. */
+struct reg_result {
+        const struct reg_kind *kind; /* the entity's kind */
+        struct store_entity e;       /* owned */
+        bool created;                /* reg_upsert(): a new artifact was written */
+};
+void reg_result_done(struct reg_result *r);
+
+/* One entity of kind k by id (k NULL: any listed artifact kind); NOT_FOUND. */
+_warn_unused_result_ int reg_get(struct reg_db *db, const struct reg_kind *k, int64_t id,
+                                 struct reg_result *ret);
+
+/* Find-one (spec B.6): the parameters as given (NULL when absent; parent not parsed yet). */
+struct reg_find_req {
+        const struct reg_kind *kind;
+        bool any_artifact; /* any listed artifact kind */
+        const char *name;
+        const char *external_id;
+        const char *parent; /* parentResourceId */
+};
+/* INVALID for a wrong parameter combination or parent id; NOT_FOUND for 0 or several matches. */
+_warn_unused_result_ int reg_find(struct reg_db *db, const struct reg_find_req *rq,
+                                  struct reg_result *ret);
+
+/* A list (spec B.7). Strings are borrowed. */
+struct reg_list_req {
+        const struct reg_kind *kind; /* names in filter resolve against it */
+        const char *const *types;    /* the stored types listed; NULL: kind's own */
+        size_t n_types;
+        bool has_parent;
+        int64_t parent_id;
+        const char *name;        /* exact name, or NULL */
+        const char *external_id; /* exact external id, or NULL (ignored with name) */
+        int32_t page_size;       /* <= 0: unlimited */
+        enum store_order order;
+        bool desc;
+        const char *page_token; /* nextPageToken, or NULL */
+        const char *filter;     /* filterQuery, or NULL */
+        const int32_t *steps;   /* metric history: only these steps (n_steps > 0) */
+        size_t n_steps;
+};
+struct reg_list {
+        struct store_entity *items; /* owned, n of them */
+        size_t n;
+        char *next_page_token; /* owned; NULL when no more */
+};
+void reg_list_done(struct reg_list *l);
+/* INVALID for a bad page token or filter query ("invalid nextPageToken: …", "invalid filter…"). */
+_warn_unused_result_ int reg_list(struct reg_db *db, const struct reg_list_req *rq,
+                                  struct reg_list *ret);
+
+/* A create: the decoded body, and the parent the path names (nested routes). */
+struct reg_create_req {
+        struct reg_input *in;  /* borrowed; its values are taken over */
+        enum reg_schema schema; /* what in was decoded as */
+        bool path_parent;       /* parent_id comes from the path and wins over the body's */
+        enum reg_kind_id parent_kind;
+        int64_t parent_id;
+};
+/*
+ * Required fields (UNPROCESSABLE), the parent (NOT_FOUND), then validate and insert in one
+ * transaction (CONFLICT on a uniqueness clash).
+ */
+_warn_unused_result_ int reg_create(struct reg_db *db, const struct reg_create_req *rq,
+                                    struct reg_result *ret);
+
+/*
+ * PATCH (spec B.10.2) of entity id of kind k (NULL: any artifact, whose body may not change its
+ * artifactType): loads it locked, decodes body as its kind's Update schema, merges, validates
+ * and writes, in one transaction.
+ */
+_warn_unused_result_ int reg_patch(struct reg_db *db, const struct reg_kind *k, int64_t id,
+                                   json_t *body, struct reg_result *ret);
+
+/* An artifact upsert under a model version or experiment run (spec B.10.4). */
+struct reg_upsert_req {
+        enum reg_kind_id parent_kind; /* REG_MODEL_VERSION or REG_EXPERIMENT_RUN */
+        int64_t parent_id;
+        struct reg_input *in; /* borrowed, decoded as the full schema of its artifact kind */
+};
+/* ret->created tells a new artifact from an update (the 201/200 rule is the caller's). */
+_warn_unused_result_ int reg_upsert(struct reg_db *db, const struct reg_upsert_req *rq,
+                                    struct reg_result *ret);
+
+/* The registered model of inference service id (B.3 #27). */
+_warn_unused_result_ int reg_is_model(struct reg_db *db, int64_t id, struct reg_result *ret);
+/* The model version of inference service id, else its model's latest (B.3 #30). */
+_warn_unused_result_ int reg_is_version(struct reg_db *db, int64_t id, struct reg_result *ret);

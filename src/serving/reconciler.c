@@ -2,6 +2,7 @@
 #include "serving/reconciler.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,12 +22,20 @@ const struct gvr gvr_configmaps = { "", "v1", "configmaps" };
 #define CONFIGMAP_CONFLICT_TRIES 8
 /* Safety net: a quiet InferenceService is reconciled again after this long (kube-rs advice). */
 #define RESYNC_PERIOD (60 * USEC_PER_MINUTE)
+/* The time slice of one reconcile: TrainedModels whose status/finalizer it writes (phase 3). */
+#ifndef TM_WRITES_PER_PASS
+#define TM_WRITES_PER_PASS 500U
+#endif
 
 struct tm_reconciler {
         struct cache *tms;   /* borrowed */
         struct cache *isvcs; /* borrowed */
         tm_event_fn event;
         void *event_userdata;
+
+        /* Our own TrainedModel writes the informer has not delivered yet (own_writes_*). */
+        pthread_mutex_t own_lock;
+        json_t *own_writes; /* owned: isvc key -> { tm name: { "rv": s, "obj": o | null } } */
 
         atomic_ulong configmap_gets, configmap_writes, configmap_conflicts;
         atomic_ulong tm_metadata_writes, tm_status_writes, tm_deletes;
@@ -42,6 +51,12 @@ int tm_reconciler_new(const struct tm_reconciler_options *opts, struct tm_reconc
         r = calloc(1, sizeof(*r));
         if (!r)
                 return -ENOMEM;
+        r->own_writes = json_object();
+        if (!r->own_writes) {
+                free(r);
+                return -ENOMEM;
+        }
+        (void)pthread_mutex_init(&r->own_lock, NULL);
         r->tms = opts->trainedmodels;
         r->isvcs = opts->inferenceservices;
         r->event = opts->event;
@@ -52,6 +67,10 @@ int tm_reconciler_new(const struct tm_reconciler_options *opts, struct tm_reconc
 
 struct tm_reconciler *tm_reconciler_free(struct tm_reconciler *r)
 {
+        if (!r)
+                return NULL;
+        json_decref(r->own_writes);
+        (void)pthread_mutex_destroy(&r->own_lock);
         free(r);
         return NULL;
 }
@@ -274,86 +293,265 @@ static int tm_reconcile_orphan(const struct reconcile_ctx *ctx, const char *key,
         return reconcile_done(ret);
 }
 
-/* Phase 1: metadata patches of live TrainedModels (finalizer before models.json). Replaces the
- * patched objects in tms with the server's answers so that the second plan sees them. */
-static int apply_metadata(struct tm_reconciler *r, const struct reconcile_ctx *ctx,
-                          const char *ns, const struct isvc_plan *plan, json_t *tms)
+/*
+ * Own writes (issue #12: no wasted requests). The informer delivers the answer of a write some
+ * time after it: a reconcile in between would plan from the object as it was and send the same
+ * status or finalizer patch again, or remove a finalizer of an object that is gone (404). So the
+ * answer of every TrainedModel write is kept, keyed by the InferenceService and the TrainedModel,
+ * with the resourceVersion the cache had when it was written ("rv"; obj null: the object is gone).
+ * While the cache still holds exactly that resourceVersion, the next reconcile plans from the
+ * answer instead (or leaves a gone object out); as soon as the cache holds anything else, the
+ * entry is dropped and the cache is the truth again. Entries live only while their
+ * InferenceService has TrainedModels in the cache that match them, so memory stays bounded by the
+ * cache. One key is never reconciled by two workers at once; the lock guards the map itself.
+ */
+static const char *obj_rv(const json_t *o)
 {
-        for (size_t i = 0; i < plan->n_tms; i++) {
-                const struct tm_plan *p = &plan->tms[i];
-                json_t *obj = json_array_get(tms, i), *updated = NULL;
-                int k;
+        return json_get_string_path(o, "metadata", "resourceVersion", NULL);
+}
 
-                if (!p->metadata_patch || tm_is_deleting(obj) || p->delete_object)
+/* Replaces (or removes) the entries of tms the cache has not caught up with; drops the rest. */
+static int own_writes_overlay(struct tm_reconciler *r, const char *key, json_t *tms)
+{
+        json_auto_t *mine = NULL, *kept = json_object();
+
+        if (!kept)
+                return -ENOMEM;
+        (void)pthread_mutex_lock(&r->own_lock);
+        mine = json_incref(json_object_get(r->own_writes, key));
+        (void)pthread_mutex_unlock(&r->own_lock);
+        if (!mine)
+                return 0;
+        for (size_t i = json_array_size(tms); i-- > 0;) {
+                const json_t *o = json_array_get(tms, i);
+                const char *name = json_get_string_path(o, "metadata", "name", NULL);
+                json_t *e = name ? json_object_get(mine, name) : NULL;
+                const char *rv = obj_rv(o);
+                json_t *answer;
+
+                if (!e || !rv || !streq(rv, json_string_value(json_object_get(e, "rv"))))
                         continue;
-                k = patch_tm(ctx, ns, p->name, p->metadata_patch, NULL, &updated);
-                if (k < 0)
-                        return k;
-                atomic_fetch_add(&r->tm_metadata_writes, 1);
-                if (updated) {
-                        /* keep what the second plan reads, not the server's managedFields */
-                        json_t *slim = cache_transform_strip_managed_fields(NULL, updated);
-                        json_decref(updated);
-                        updated = slim;
-                        if (!updated)
-                                return -ENOMEM;
-                }
-                if (updated && json_array_set_new(tms, i, updated) < 0)
+                if (json_object_set(kept, name, e) < 0)
+                        return -ENOMEM;
+                answer = json_object_get(e, "obj");
+                if (json_is_null(answer) ? json_array_remove(tms, i) < 0
+                                         : json_array_set(tms, i, answer) < 0)
                         return -ENOMEM;
         }
+        (void)pthread_mutex_lock(&r->own_lock);
+        if (json_object_size(kept) == 0)
+                (void)json_object_del(r->own_writes, key);
+        else if (json_object_set(r->own_writes, key, kept) < 0) {
+                (void)pthread_mutex_unlock(&r->own_lock);
+                return -ENOMEM;
+        }
+        (void)pthread_mutex_unlock(&r->own_lock);
         return 0;
 }
 
-/* Phase 3: status, finalizer removal, deletes, events. */
-static int apply_rest(struct tm_reconciler *r, const struct reconcile_ctx *ctx, const char *ns,
-                      const struct isvc_plan *plan, json_t *tms)
+/* Records the answer (borrowed; NULL: gone) of a write to TrainedModel cached, as planned from
+ * the cache's object or from an earlier answer (whose entry keeps the cache's rv). */
+static int own_writes_put(struct tm_reconciler *r, const char *key, const json_t *cached,
+                          const json_t *answer)
 {
-        int first_error = 0;
+        const char *name = json_get_string_path(cached, "metadata", "name", NULL);
+        const char *rv = obj_rv(cached);
+        json_t *mine, *e;
+        int k = -ENOMEM;
 
-        for (size_t i = 0; i < plan->n_tms; i++) {
-                const struct tm_plan *p = &plan->tms[i];
-                json_t *obj = json_array_get(tms, i);
-                struct kube_status st = { 0 };
-                int k = 0;
+        if (!name || !rv)
+                return 0;
+        (void)pthread_mutex_lock(&r->own_lock);
+        mine = json_object_get(r->own_writes, key);
+        if (!mine && json_object_set_new(r->own_writes, key, mine = json_object()) < 0)
+                mine = NULL;
+        e = mine ? json_object_get(mine, name) : NULL;
+        if (e) /* planned from an earlier answer: the cache still has the entry's rv */
+                k = json_object_set(e, "obj", answer ? (json_t *)answer : json_null());
+        else if (mine)
+                k = json_object_set_new(mine, name,
+                                        json_pack("{s:s,s:O}", "rv", rv, "obj",
+                                                  answer ? (json_t *)answer : json_null()));
+        (void)pthread_mutex_unlock(&r->own_lock);
+        return k < 0 ? -ENOMEM : 0;
+}
 
-                if (p->delete_object) {
-                        k = kube_api_delete(ctx->api, &gvr_trainedmodels, ns, p->name, NULL, NULL,
-                                            &st);
-                        if (k == -ENOENT)
-                                k = 0;
-                        else if (k < 0)
-                                (void)reconcile_errorf(ctx, k,
-                                                       "Failed to delete TrainedModel %s/%s: %s",
-                                                       ns, p->name, st.message);
-                        else {
-                                atomic_fetch_add(&r->tm_deletes, 1);
-                                log_emit(LOG_LEVEL_INFO, 0, ctx->log,
-                                         "Deleted TrainedModel %s/%s: its InferenceService does not exist",
-                                         ns, p->name);
-                        }
-                        if (k < 0 && first_error == 0)
-                                first_error = k;
-                        continue;
-                }
-                if (p->status && p->status_changed && !tm_is_deleting(obj)) {
-                        json_auto_t *sp = json_pack("{s:O}", "status", p->status);
-                        if (!sp)
-                                return -ENOMEM;
-                        k = patch_tm(ctx, ns, p->name, sp, "status", NULL);
-                        if (k == 0) {
-                                atomic_fetch_add(&r->tm_status_writes, 1);
-                                emit(r, obj, p, "Warning");
-                        }
-                }
-                if (k == 0 && p->metadata_patch && tm_is_deleting(obj)) {
-                        k = patch_tm(ctx, ns, p->name, p->metadata_patch, NULL, NULL);
-                        if (k == 0)
-                                atomic_fetch_add(&r->tm_metadata_writes, 1);
-                }
-                if (k < 0 && first_error == 0)
-                        first_error = k;
+/* The server's answer as the cache would store it (no managedFields). Returns: owned. */
+static json_t *slim_answer(json_t *answer /* steals */)
+{
+        json_t *slim;
+
+        if (!answer)
+                return NULL;
+        slim = cache_transform_strip_managed_fields(NULL, answer);
+        json_decref(answer);
+        return slim;
+}
+
+/* One phase of writes of one reconcile, run concurrently (reconcile_for_each). */
+struct phase {
+        struct tm_reconciler *r;
+        const char *key, *ns;
+        const struct isvc_plan *plan;
+        json_t *tms;     /* read-only while the items run */
+        json_t **answers; /* phase 1: the slimmed answer per index (owned), NULL: none */
+};
+
+static int metadata_item(const struct reconcile_ctx *ctx, size_t i, void *userdata)
+{
+        struct phase *ph = userdata;
+        const struct tm_plan *p = &ph->plan->tms[i];
+        json_t *obj = json_array_get(ph->tms, i), *updated = NULL;
+        int k;
+
+        if (!p->metadata_patch || tm_is_deleting(obj) || p->delete_object)
+                return 0;
+        k = patch_tm(ctx, ph->ns, p->name, p->metadata_patch, NULL, &updated);
+        if (k < 0)
+                return k;
+        atomic_fetch_add(&ph->r->tm_metadata_writes, 1);
+        /* keep what the second plan reads, not the server's managedFields */
+        updated = slim_answer(updated);
+        if (updated && own_writes_put(ph->r, ph->key, obj, updated) < 0) {
+                json_decref(updated);
+                return -ENOMEM;
         }
-        return first_error;
+        ph->answers[i] = updated;
+        return 0;
+}
+
+/* Phase 1: metadata patches of live TrainedModels (finalizer before models.json), concurrently;
+ * all of them are answered before the ConfigMap is written. Replaces the patched objects in tms
+ * with the server's answers so that the second plan sees them. */
+static int apply_metadata(struct tm_reconciler *r, const struct reconcile_ctx *ctx,
+                          const char *key, const char *ns, const struct isvc_plan *plan,
+                          json_t *tms)
+{
+        struct phase ph = { .r = r, .key = key, .ns = ns, .plan = plan, .tms = tms };
+        int k, first;
+
+        ph.answers = calloc(plan->n_tms + 1, sizeof(*ph.answers));
+        if (!ph.answers)
+                return -ENOMEM;
+        first = reconcile_for_each(ctx, plan->n_tms, metadata_item, &ph);
+        for (size_t i = 0; i < plan->n_tms; i++) {
+                if (!ph.answers[i])
+                        continue;
+                k = json_array_set_new(tms, i, ph.answers[i]);
+                if (k < 0 && first == 0)
+                        first = -ENOMEM;
+        }
+        free(ph.answers);
+        return first;
+}
+
+/* A status or finalizer patch of phase 3, its answer recorded as an own write. */
+static int patch_tm_recorded(struct tm_reconciler *r, const struct reconcile_ctx *ctx,
+                             const char *key, const char *ns, const json_t *cached,
+                             const char *name, const json_t *patch, const char *subresource)
+{
+        json_t *answer = NULL;
+        int k;
+
+        k = patch_tm(ctx, ns, name, patch, subresource, &answer);
+        if (k < 0)
+                return k;
+        answer = slim_answer(answer); /* NULL: it was gone (404) */
+        k = own_writes_put(r, key, cached, answer);
+        json_decref(answer);
+        return k;
+}
+
+static int rest_item(const struct reconcile_ctx *ctx, size_t i, void *userdata)
+{
+        struct phase *ph = userdata;
+        struct tm_reconciler *r = ph->r;
+        const struct tm_plan *p = &ph->plan->tms[i];
+        const char *ns = ph->ns;
+        json_t *obj = json_array_get(ph->tms, i);
+        struct kube_status st = { 0 };
+        int k = 0;
+
+        if (p->delete_object) {
+                k = kube_api_delete(ctx->api, &gvr_trainedmodels, ns, p->name, NULL, NULL, &st);
+                if (k >= 0 || k == -ENOENT) /* deleted or gone: never again from here */
+                        (void)own_writes_put(r, ph->key, obj, NULL);
+                if (k == -ENOENT)
+                        return 0;
+                if (k < 0)
+                        return reconcile_errorf(ctx, k, "Failed to delete TrainedModel %s/%s: %s",
+                                                ns, p->name, st.message);
+                atomic_fetch_add(&r->tm_deletes, 1);
+                log_emit(LOG_LEVEL_INFO, 0, ctx->log,
+                         "Deleted TrainedModel %s/%s: its InferenceService does not exist", ns,
+                         p->name);
+                return 0;
+        }
+        if (p->status && p->status_changed && !tm_is_deleting(obj)) {
+                json_auto_t *sp = json_pack("{s:O}", "status", p->status);
+                if (!sp)
+                        return -ENOMEM;
+                k = patch_tm_recorded(r, ctx, ph->key, ns, obj, p->name, sp, "status");
+                if (k == 0) {
+                        atomic_fetch_add(&r->tm_status_writes, 1);
+                        emit(r, obj, p, "Warning");
+                }
+        }
+        if (k == 0 && p->metadata_patch && tm_is_deleting(obj)) {
+                k = patch_tm_recorded(r, ctx, ph->key, ns, obj, p->name, p->metadata_patch, NULL);
+                if (k == 0)
+                        atomic_fetch_add(&r->tm_metadata_writes, 1);
+        }
+        return k;
+}
+
+static bool rest_has_writes(const struct tm_plan *p, const json_t *obj)
+{
+        return p->delete_object || (p->status && p->status_changed && !tm_is_deleting(obj)) ||
+               (p->metadata_patch && tm_is_deleting(obj));
+}
+
+struct capped {
+        struct phase *ph;
+        size_t *index; /* the plan indexes this pass writes */
+};
+
+static int capped_item(const struct reconcile_ctx *ctx, size_t i, void *userdata)
+{
+        struct capped *c = userdata;
+
+        return rest_item(ctx, c->index[i], c->ph);
+}
+
+/* Phase 3, after the ConfigMap write: status, finalizer removal, deletes, events, concurrently
+ * (one TrainedModel's writes stay in order on one thread). A time slice: at most
+ * TM_WRITES_PER_PASS TrainedModels are written per reconcile; *ret_more tells that the rest
+ * waits for the next pass (the key goes to the back of the queue: other InferenceServices get
+ * their turn; what was written here is remembered as own writes, so nothing is sent twice). */
+static int apply_rest(struct tm_reconciler *r, const struct reconcile_ctx *ctx, const char *key,
+                      const char *ns, const struct isvc_plan *plan, json_t *tms, bool *ret_more)
+{
+        struct phase ph = { .r = r, .key = key, .ns = ns, .plan = plan, .tms = tms };
+        struct capped c = { .ph = &ph };
+        size_t n = 0;
+        int k;
+
+        *ret_more = false;
+        c.index = calloc(plan->n_tms + 1, sizeof(*c.index));
+        if (!c.index)
+                return -ENOMEM;
+        for (size_t i = 0; i < plan->n_tms; i++) {
+                if (!rest_has_writes(&plan->tms[i], json_array_get(tms, i)))
+                        continue;
+                if (n == TM_WRITES_PER_PASS) {
+                        *ret_more = true;
+                        break;
+                }
+                c.index[n++] = i;
+        }
+        k = reconcile_for_each(ctx, n, capped_item, &c);
+        free(c.index);
+        return k;
 }
 
 /* (Re)computes *plan for the InferenceService name from the given objects (all borrowed). */
@@ -386,6 +584,7 @@ static int tm_reconcile_isvc(const struct reconcile_ctx *ctx, const char *key,
         CLEANUP(isvc_plan_releasep) struct isvc_plan plan = { 0 };
         json_auto_t *isvc = NULL, *tms = NULL, *cm = NULL;
         char cm_name[MODELCONFIG_NAME_MAX];
+        bool more;
         int k;
 
         k = cache_key_split(key, &ns, &name);
@@ -397,6 +596,8 @@ static int tm_reconcile_isvc(const struct reconcile_ctx *ctx, const char *key,
 
         isvc = cache_get(r->isvcs, key);
         k = cache_by_index(r->tms, TM_INDEX_ISVC, key, &tms);
+        if (k >= 0)
+                k = own_writes_overlay(r, key, tms);
         if (k < 0)
                 return k;
         if (json_array_size(tms) == 0) {
@@ -427,7 +628,7 @@ static int tm_reconcile_isvc(const struct reconcile_ctx *ctx, const char *key,
                 if (k < 0)
                         return reconcile_terminal(ret, k);
 
-                k = apply_metadata(r, ctx, ns, &plan, tms);
+                k = apply_metadata(r, ctx, key, ns, &plan, tms);
                 if (k < 0)
                         return k;
 
@@ -452,10 +653,10 @@ static int tm_reconcile_isvc(const struct reconcile_ctx *ctx, const char *key,
                 return k;
         if (k < 0)
                 return reconcile_terminal(ret, k);
-        k = apply_rest(r, ctx, ns, &plan, tms);
+        k = apply_rest(r, ctx, key, ns, &plan, tms, &more);
         if (k < 0)
                 return k;
-        return reconcile_requeue_after(ret, RESYNC_PERIOD);
+        return reconcile_requeue_after(ret, more ? 0 : RESYNC_PERIOD);
 }
 
 struct reconciler tm_reconciler_get(struct tm_reconciler *r)

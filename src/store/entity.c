@@ -46,10 +46,24 @@ const struct store_prop *store_entity_prop(const struct store_entity *e, const c
         return NULL;
 }
 
+int store_entity_append_prop(struct store_entity *e, struct store_prop *p)
+{
+        if (e->n_props >= e->props_cap) {
+                size_t cap = MAX(e->n_props * 2, (size_t)8);
+                struct store_prop *v = reallocarray(e->props, cap, sizeof(*v));
+
+                if (!v)
+                        return -ENOMEM;
+                e->props = v;
+                e->props_cap = cap;
+        }
+        e->props[e->n_props++] = *p;
+        *p = (struct store_prop){ 0 };
+        return 0;
+}
+
 int store_entity_put_prop(struct store_entity *e, struct store_prop *p)
 {
-        struct store_prop *v;
-
         for (size_t i = 0; i < e->n_props; i++)
                 if (e->props[i].custom == p->custom && streq(e->props[i].name, p->name)) {
                         store_prop_done(&e->props[i]);
@@ -57,13 +71,7 @@ int store_entity_put_prop(struct store_entity *e, struct store_prop *p)
                         *p = (struct store_prop){ 0 };
                         return 0;
                 }
-        v = reallocarray(e->props, e->n_props + 1, sizeof(*v));
-        if (!v)
-                return -ENOMEM;
-        e->props = v;
-        v[e->n_props++] = *p;
-        *p = (struct store_prop){ 0 };
-        return 0;
+        return store_entity_append_prop(e, p);
 }
 
 static int put(struct store_entity *e, const char *name, bool custom, struct store_prop *p)
@@ -165,13 +173,38 @@ static int read_id(void *userdata, const struct store_val *cols, size_t n)
         return 0;
 }
 
+/*
+ * PostgreSQL takes ids from sequences, which a rolled-back insert does not give back: a name or
+ * external id already taken is answered before an id is drawn, so that a 409 leaves no gap (as
+ * on SQLite, whose counter rolls back). Two racing inserts of one name may still leave one.
+ */
+static int check_unique(struct store *s, struct store_conn *c, const struct store_entity *e)
+{
+        struct store_val name[3] = { SV_TEXT(e->type), SV_TEXT(e->scope ? e->scope : ""),
+                                     SV_TEXT(e->name ? e->name : "") };
+        struct store_val ext[2] = { SV_INT(e->group), SV_TEXT(e->external_id) };
+        int r;
+
+        r = store_exec(s, c, q_entity_name_taken, name, ELEMENTSOF(name), NULL, NULL);
+        if (r == 0 && e->external_id)
+                r = store_exec(s, c, q_entity_external_id_taken, ext, ELEMENTSOF(ext), NULL, NULL);
+        return r > 0 ? -EEXIST : r;
+}
+
 int store_entity_insert(struct store *s, struct store_conn *c, struct store_entity *e)
 {
         struct store_val seq = SV_INT(e->group);
         int64_t id = 0;
         int r;
 
-        r = store_exec(s, c, q_seq_next, &seq, 1, read_id, &id);
+        if (store_dialect(s) == STORE_DIALECT_POSTGRES) {
+                r = check_unique(s, c, e);
+                if (r < 0)
+                        return r;
+        }
+
+        r = store_exec(s, c, store_dialect(s) == STORE_DIALECT_POSTGRES ? q_seq_next_pg : q_seq_next,
+                       &seq, 1, read_id, &id);
         if (r < 0)
                 return r;
         if (id <= 0)
@@ -313,7 +346,8 @@ static int prop_row(void *userdata, const struct store_val *cols, size_t n)
                 store_prop_done(&p);
                 return -ENOMEM;
         }
-        r = store_entity_put_prop(e, &p);
+        /* (grp, entity_id, custom, name) is the primary key: every row is a new property */
+        r = store_entity_append_prop(e, &p);
         if (r < 0)
                 store_prop_done(&p);
         return r;
@@ -326,14 +360,14 @@ static int load_props(struct store *s, struct store_conn *c, struct store_entity
         return r < 0 ? r : 0;
 }
 
-int store_entity_get(struct store *s, struct store_conn *c, enum store_group group, int64_t id,
-                     struct store_entity *ret)
+static int entity_get(struct store *s, struct store_conn *c, const char *sql,
+                      enum store_group group, int64_t id, struct store_entity *ret)
 {
         struct store_val k[2] = { SV_INT(group), SV_INT(id) };
         struct collect col = { 0 };
         int r;
 
-        r = store_exec(s, c, q_entity_get, k, ELEMENTSOF(k), collect_row, &col);
+        r = store_exec(s, c, sql, k, ELEMENTSOF(k), collect_row, &col);
         if (r < 0)
                 goto fail;
         if (col.n == 0) {
@@ -351,6 +385,21 @@ int store_entity_get(struct store *s, struct store_conn *c, enum store_group gro
 fail:
         store_entities_free(col.v, col.n);
         return r;
+}
+
+int store_entity_get(struct store *s, struct store_conn *c, enum store_group group, int64_t id,
+                     struct store_entity *ret)
+{
+        return entity_get(s, c, q_entity_get, group, id, ret);
+}
+
+int store_entity_get_for_update(struct store *s, struct store_conn *c, enum store_group group,
+                                int64_t id, struct store_entity *ret)
+{
+        return entity_get(s, c,
+                          store_dialect(s) == STORE_DIALECT_POSTGRES ? q_entity_get_for_update
+                                                                    : q_entity_get,
+                          group, id, ret);
 }
 
 /* ---- list queries ---- */
@@ -660,6 +709,8 @@ int store_wipe(struct store *s, struct store_conn *c)
                 r = store_exec(s, c, q_wipe_entity, NULL, 0, NULL, NULL);
         if (r >= 0)
                 r = store_exec(s, c, q_wipe_seq, NULL, 0, NULL, NULL);
+        if (r >= 0 && store_dialect(s) == STORE_DIALECT_POSTGRES)
+                r = store_exec(s, c, q_wipe_seq_pg, NULL, 0, NULL, NULL);
         if (r < 0) {
                 store_rollback(s, c);
                 return r;

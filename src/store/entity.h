@@ -52,6 +52,7 @@ struct store_entity {
         int64_t update_ms;
         struct store_prop *props; /* owned */
         size_t n_props;
+        size_t props_cap; /* allocated slots of props (0: exactly n_props, e.g. built by hand) */
 };
 
 void store_prop_done(struct store_prop *p);
@@ -73,8 +74,14 @@ _warn_unused_result_ int store_entity_set_double(struct store_entity *e, const c
 _warn_unused_result_ int store_entity_set_bool(struct store_entity *e, const char *name,
                                                bool custom, bool b);
 void store_entity_remove_props(struct store_entity *e, bool custom);
-/* Moves property p (taken over) into e, replacing one with the same name/custom. */
+/* Moves property p (taken over) into e, replacing one with the same name/custom (O(n)). */
 _warn_unused_result_ int store_entity_put_prop(struct store_entity *e, struct store_prop *p);
+/*
+ * Moves property p (taken over) to the end of e without looking for one of the same name, in
+ * amortised O(1): for callers that know the name is new (rows of one entity's primary key, keys
+ * of one JSON object). -ENOMEM (p is then left to the caller).
+ */
+_warn_unused_result_ int store_entity_append_prop(struct store_entity *e, struct store_prop *p);
 
 /* Inside a transaction: allocates an id, inserts the row and its properties. -EEXIST. */
 _warn_unused_result_ int store_entity_insert(struct store *s, struct store_conn *c,
@@ -86,6 +93,15 @@ _warn_unused_result_ int store_entity_update(struct store *s, struct store_conn 
 _warn_unused_result_ int store_entity_get(struct store *s, struct store_conn *c,
                                           enum store_group group, int64_t id,
                                           struct store_entity *ret);
+/*
+ * store_entity_get() inside a write transaction, for a read-modify-write: the row stays locked
+ * until the transaction ends, so that concurrent writers of the same entity are serialised and
+ * none loses an acknowledged update (PostgreSQL: SELECT ... FOR UPDATE; SQLite: the BEGIN
+ * IMMEDIATE of store_begin() already holds the database's write lock).
+ */
+_warn_unused_result_ int store_entity_get_for_update(struct store *s, struct store_conn *c,
+                                                     enum store_group group, int64_t id,
+                                                     struct store_entity *ret);
 
 /* ---- filter conditions (already resolved against an entity kind by the caller) ---- */
 

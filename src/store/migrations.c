@@ -63,9 +63,17 @@ static const char *const sqlite_0002[] = {
         NULL,
 };
 
+/* 0003: nothing (SQLite indexes values of any length); keeps the numbering of PostgreSQL's. */
+static const char *const sqlite_0003[] = { NULL };
+
+/* 0004: nothing (SQLite has one writer at a time; its seq row costs no extra wait). */
+static const char *const sqlite_0004[] = { NULL };
+
 static const struct store_migration sqlite_migrations[] = {
         { 1, sqlite_0001 },
         { 2, sqlite_0002 },
+        { 3, sqlite_0003 },
+        { 4, sqlite_0004 },
 };
 
 /* ---- PostgreSQL ---- */
@@ -113,9 +121,42 @@ static const char *const pg_0002[] = {
         NULL,
 };
 
+/*
+ * 0003: a btree index entry holds at most about 2,700 bytes, so the (name, custom,
+ * string_value) index made every long string property (a description, a readme, a custom
+ * property) fail with 500. A hash index stores only a hash of the value: equality lookups keep
+ * an index, and any length can be stored (as in SQLite).
+ */
+static const char *const pg_0003[] = {
+        "DROP INDEX IF EXISTS property_name_string",
+        "CREATE INDEX IF NOT EXISTS property_string_hash ON property USING hash (string_value)",
+        NULL,
+};
+
+/*
+ * 0004: ids from one SEQUENCE per group instead of `UPDATE seq … RETURNING`, whose row lock
+ * serialised every create until its COMMIT. nextval() takes no lock that lasts (a rolled-back
+ * create leaves a gap, as upstream's serial ids do). Each sequence starts past both the old
+ * counter and the largest id stored (the seq table is left as it is).
+ */
+#define PG_SEQ_START(g)                                                                            \
+        "SELECT setval('entity_id_" #g "', GREATEST((SELECT next_id FROM seq WHERE grp = " #g     \
+        "), (SELECT COALESCE(MAX(id), 0) FROM entity WHERE grp = " #g ")) + 1, false)"
+static const char *const pg_0004[] = {
+        "CREATE SEQUENCE IF NOT EXISTS entity_id_0 AS BIGINT",
+        "CREATE SEQUENCE IF NOT EXISTS entity_id_1 AS BIGINT",
+        "CREATE SEQUENCE IF NOT EXISTS entity_id_2 AS BIGINT",
+        PG_SEQ_START(0),
+        PG_SEQ_START(1),
+        PG_SEQ_START(2),
+        NULL,
+};
+
 static const struct store_migration pg_migrations[] = {
         { 1, pg_0001 },
         { 2, pg_0002 },
+        { 3, pg_0003 },
+        { 4, pg_0004 },
 };
 
 const struct store_migration *store_migrations(enum store_dialect d, size_t *ret_n)

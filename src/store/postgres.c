@@ -11,6 +11,13 @@
  * transaction a lost connection is -ECONNRESET: nothing is retried there, so a transaction
  * never continues on a new session. A read, or a BEGIN, that failed because the connection
  * was lost is retried once on a fresh connection.
+ *
+ * Prepared statements: each connection keeps up to PREPARED_MAX named statements, one per DML
+ * text (SELECT/INSERT/UPDATE/DELETE of at most PREPARED_SQL_MAX bytes) and parameter type
+ * signature, prepared on first use (PQprepare) and run with PQexecPrepared, so PostgreSQL
+ * parses and analyses each text once per session instead of once per statement. A reconnect
+ * forgets them (the new session has none). Past the cap, or when preparing fails, statements
+ * run unnamed as before (PQexecParams), which also reports the error.
  */
 #include "config.h"
 
@@ -30,10 +37,25 @@
 
 #define RECONNECT_INTERVAL_USEC (1U * USEC_PER_SEC)
 
+#define PREPARED_MAX     128
+#define PREPARED_SQL_MAX (16U * 1024U)
+
+/* A statement prepared on one session: its text, its parameter types, its name. */
+struct prepared {
+        uint64_t hash; /* of sql and types */
+        char *sql;     /* owned; as given (with '?') */
+        unsigned *types; /* owned; n_params of them */
+        size_t n_params;
+        char name[16]; /* "mp_<n>" */
+};
+
 struct store_conn {
         PGconn *pg;
         bool in_tx;          /* between a successful BEGIN and COMMIT/ROLLBACK */
         usec_t next_connect; /* monotonic; no reconnect attempt before */
+        struct prepared prepared[PREPARED_MAX];
+        size_t n_prepared;
+        unsigned next_name;
 };
 
 #define OID_INT8   20
@@ -82,9 +104,81 @@ static int map_result(PGresult *res)
         return -EIO;
 }
 
+/* Forgets every prepared statement (the session that held them is gone). */
+static void prepared_forget(struct store_conn *c)
+{
+        for (size_t i = 0; i < c->n_prepared; i++) {
+                free(c->prepared[i].sql);
+                free(c->prepared[i].types);
+        }
+        c->n_prepared = 0;
+}
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+        const unsigned char *b = p;
+
+        for (size_t i = 0; i < n; i++)
+                h = (h ^ b[i]) * UINT64_C(0x100000001b3);
+        return h;
+}
+
+static bool preparable(const char *sql)
+{
+        return strlen(sql) <= PREPARED_SQL_MAX &&
+               (strncasecmp(sql, "SELECT", 6) == 0 || strncasecmp(sql, "INSERT", 6) == 0 ||
+                strncasecmp(sql, "UPDATE", 6) == 0 || strncasecmp(sql, "DELETE", 6) == 0);
+}
+
+/*
+ * The name of the statement prepared for sql with these parameter types, preparing it first
+ * when new; NULL when it is not prepared (not DML, too long, the cache is full, or PQprepare
+ * failed): the caller then runs it unnamed.
+ */
+static const char *prepared_name(struct store_conn *c, const char *sql, const char *rewritten,
+                                 const unsigned *types, size_t n_params)
+{
+        uint64_t h = fnv1a(UINT64_C(0xcbf29ce484222325), sql, strlen(sql));
+        struct prepared *p;
+        PGresult *res;
+        bool ok;
+
+        h = fnv1a(h, types, n_params * sizeof(*types));
+        for (size_t i = 0; i < c->n_prepared; i++) {
+                p = &c->prepared[i];
+                if (p->hash == h && p->n_params == n_params && streq(p->sql, sql) &&
+                    (n_params == 0 || memcmp(p->types, types, n_params * sizeof(*types)) == 0))
+                        return p->name;
+        }
+        if (c->n_prepared >= PREPARED_MAX || !preparable(sql))
+                return NULL;
+        p = &c->prepared[c->n_prepared];
+        *p = (struct prepared){ .hash = h, .n_params = n_params, .sql = strdup(sql),
+                                .types = n_params ? malloc(n_params * sizeof(*types)) : NULL };
+        if (!p->sql || (n_params && !p->types)) {
+                free(p->sql);
+                free(p->types);
+                return NULL;
+        }
+        if (n_params)
+                memcpy(p->types, types, n_params * sizeof(*types));
+        (void)snprintf(p->name, sizeof(p->name), "mp_%u", c->next_name++);
+        res = PQprepare(c->pg, p->name, rewritten, (int)n_params, types);
+        ok = res && PQresultStatus(res) == PGRES_COMMAND_OK;
+        PQclear(res);
+        if (!ok) {
+                free(p->sql);
+                free(p->types);
+                return NULL;
+        }
+        c->n_prepared++;
+        return p->name;
+}
+
 static int exec_once(struct store_conn *c, const char *sql, const struct store_val *params,
                      size_t n_params, store_row_fn fn, void *userdata)
 {
+        const char *name;
         struct buf q = BUF_INIT(1024 * 1024);
         const char **values = NULL;
         unsigned *types = NULL;
@@ -127,7 +221,15 @@ static int exec_once(struct store_conn *c, const char *sql, const struct store_v
                         break;
                 }
         }
-        res = PQexecParams(c->pg, buf_str(&q), (int)n_params, types, values, NULL, NULL, 0);
+        /* never inside a failed transaction: PQprepare would fail there, and so will the
+         * statement, which reports why */
+        name = PQtransactionStatus(c->pg) == PQTRANS_INERROR
+                       ? NULL
+                       : prepared_name(c, sql, buf_str(&q), types, n_params);
+        if (name)
+                res = PQexecPrepared(c->pg, name, (int)n_params, values, NULL, NULL, 0);
+        else
+                res = PQexecParams(c->pg, buf_str(&q), (int)n_params, types, values, NULL, NULL, 0);
         if (!res) {
                 r = -ENOMEM;
                 goto out;
@@ -177,6 +279,7 @@ static void pg_close(struct store_conn *c)
 {
         if (!c)
                 return;
+        prepared_forget(c);
         PQfinish(c->pg);
         free(c);
 }
@@ -221,6 +324,7 @@ static int ensure_connected(struct store_conn *c)
         if (now < c->next_connect)
                 return -ECONNREFUSED;
         PQreset(c->pg);
+        prepared_forget(c); /* the new session has none */
         if (PQstatus(c->pg) != CONNECTION_OK || session_setup(c) < 0) {
                 c->next_connect = now + RECONNECT_INTERVAL_USEC;
                 return -ECONNREFUSED;

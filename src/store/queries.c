@@ -4,6 +4,13 @@
 #include <stddef.h>
 
 const char q_seq_next[] = "UPDATE seq SET next_id = next_id + 1 WHERE grp = ? RETURNING next_id";
+/* PostgreSQL (migration 0004): one sequence per group, no row lock held until COMMIT. */
+const char q_seq_next_pg[] = "SELECT nextval(('entity_id_' || ?)::regclass)";
+/* Uniqueness looked up before an id is taken from a sequence (a failed insert leaves a gap). */
+const char q_entity_name_taken[] = "SELECT 1 FROM entity WHERE type = ? AND scope = ? AND name = ?";
+const char q_entity_external_id_taken[] = "SELECT 1 FROM entity WHERE grp = ? AND external_id = ?";
+const char q_wipe_seq_pg[] = "SELECT setval('entity_id_0', 1, false), setval('entity_id_1', 1, false),"
+                             " setval('entity_id_2', 1, false)";
 const char q_entity_insert[] =
         "INSERT INTO entity (grp, id, type, parent_id, scope, name, external_id, create_ms, update_ms)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
@@ -11,6 +18,10 @@ const char q_entity_update[] = "UPDATE entity SET parent_id = ?, scope = ?, name
                                " update_ms = ? WHERE grp = ? AND id = ?";
 const char q_entity_get[] = "SELECT e.grp, e.id, e.type, e.parent_id, e.scope, e.name, e.external_id,"
                             " e.create_ms, e.update_ms FROM entity e WHERE e.grp = ? AND e.id = ?";
+/* PostgreSQL only (SQLite has no row locks; its BEGIN IMMEDIATE locks the database). */
+const char q_entity_get_for_update[] =
+        "SELECT e.grp, e.id, e.type, e.parent_id, e.scope, e.name, e.external_id,"
+        " e.create_ms, e.update_ms FROM entity e WHERE e.grp = ? AND e.id = ? FOR UPDATE";
 const char q_prop_delete[] = "DELETE FROM property WHERE grp = ? AND entity_id = ?";
 const char q_prop_insert[] =
         "INSERT INTO property (grp, entity_id, custom, name, vtype, string_value, int_value,"
@@ -57,9 +68,10 @@ const char *const q_ops[] = {
 };
 const char q_like[] = " LIKE ? ESCAPE '\\'";
 const char q_ilike_pg[] = " ILIKE ? ESCAPE '\\'";
-const char q_lower_open[] = "lower(";
+/* SQLite: mp_lower() is registered by store/sqlite.c (Unicode, as PostgreSQL's lower()). */
+const char q_lower_open[] = "mp_lower(";
 const char q_lower_close[] = ")";
-const char q_like_lower_param[] = " LIKE lower(?) ESCAPE '\\'";
+const char q_like_lower_param[] = " LIKE mp_lower(?) ESCAPE '\\'";
 
 const char *const q_order_asc[] = {
         " ORDER BY e.id ASC",

@@ -8,9 +8,14 @@
  */
 
 extern const char q_seq_next[];
+extern const char q_seq_next_pg[];
+extern const char q_wipe_seq_pg[];
+extern const char q_entity_name_taken[];
+extern const char q_entity_external_id_taken[];
 extern const char q_entity_insert[];
 extern const char q_entity_update[];
 extern const char q_entity_get[];
+extern const char q_entity_get_for_update[];
 extern const char q_prop_delete[];
 extern const char q_prop_insert[];
 extern const char q_prop_get[];

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The SQLite backend: one sqlite3 handle per pooled connection, WAL mode, busy timeout. */
 #include <errno.h>
+#include <locale.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wctype.h>
 
 #include "store/store.h"
 
@@ -18,6 +21,110 @@ static atomic_uint commits;
 struct store_conn {
         sqlite3 *db;
 };
+
+/* ---- mp_lower(): Unicode lowercase, as PostgreSQL's lower() under a UTF-8 libc locale ---- */
+
+static locale_t utf8_locale;
+static pthread_once_t utf8_locale_once = PTHREAD_ONCE_INIT;
+
+static void utf8_locale_init(void)
+{
+        utf8_locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+}
+
+/* Decodes one UTF-8 sequence at s (n bytes left); returns its length, or 0 when invalid. */
+static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *ret)
+{
+        static const uint32_t min[] = { 0, 0, 0x80, 0x800, 0x10000 };
+        size_t len = s[0] < 0x80 ? 1 : (s[0] & 0xE0) == 0xC0 ? 2 : (s[0] & 0xF0) == 0xE0 ? 3
+                                    : (s[0] & 0xF8) == 0xF0 ? 4 : 0;
+        uint32_t cp;
+
+        if (len == 0 || len > n)
+                return 0;
+        cp = len == 1 ? s[0] : (uint32_t)(s[0] & (0x7F >> len));
+        for (size_t i = 1; i < len; i++) {
+                if ((s[i] & 0xC0) != 0x80)
+                        return 0;
+                cp = cp << 6 | (uint32_t)(s[i] & 0x3F);
+        }
+        if (cp < min[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+                return 0;
+        *ret = cp;
+        return len;
+}
+
+static size_t utf8_encode(uint32_t cp, unsigned char *out)
+{
+        if (cp < 0x80) {
+                out[0] = (unsigned char)cp;
+                return 1;
+        }
+        if (cp < 0x800) {
+                out[0] = (unsigned char)(0xC0 | cp >> 6);
+                out[1] = (unsigned char)(0x80 | (cp & 0x3F));
+                return 2;
+        }
+        if (cp < 0x10000) {
+                out[0] = (unsigned char)(0xE0 | cp >> 12);
+                out[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
+                out[2] = (unsigned char)(0x80 | (cp & 0x3F));
+                return 3;
+        }
+        out[0] = (unsigned char)(0xF0 | cp >> 18);
+        out[1] = (unsigned char)(0x80 | (cp >> 12 & 0x3F));
+        out[2] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
+        out[3] = (unsigned char)(0x80 | (cp & 0x3F));
+        return 4;
+}
+
+/*
+ * Lowercases every code point with the C library's Unicode tables (towlower_l in C.UTF-8), the
+ * same simple mapping PostgreSQL's lower() applies in a database whose LC_CTYPE is a UTF-8 libc
+ * locale. Bytes that are not valid UTF-8 pass through unchanged; so does everything when the
+ * C.UTF-8 locale is missing (then only ASCII is folded).
+ */
+static void sql_mp_lower(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+        const unsigned char *in;
+        unsigned char *out;
+        size_t n, o = 0;
+
+        (void)argc;
+        if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+                sqlite3_result_null(ctx);
+                return;
+        }
+        in = sqlite3_value_text(argv[0]);
+        n = (size_t)sqlite3_value_bytes(argv[0]);
+        if (!in) {
+                sqlite3_result_error_nomem(ctx);
+                return;
+        }
+        (void)pthread_once(&utf8_locale_once, utf8_locale_init);
+        /* a lowercase letter never needs more than 4 bytes, and one byte never grows past 2 */
+        out = sqlite3_malloc64((sqlite3_uint64)n * 2 + 4);
+        if (!out) {
+                sqlite3_result_error_nomem(ctx);
+                return;
+        }
+        for (size_t i = 0; i < n;) {
+                uint32_t cp;
+                size_t len = utf8_decode(in + i, n - i, &cp);
+
+                if (len == 0) {
+                        out[o++] = in[i++];
+                        continue;
+                }
+                if (cp < 0x80)
+                        cp = cp >= 'A' && cp <= 'Z' ? cp + 32 : cp;
+                else if (utf8_locale)
+                        cp = (uint32_t)towlower_l((wint_t)cp, utf8_locale);
+                o += utf8_encode(cp, out + o);
+                i += len;
+        }
+        sqlite3_result_text64(ctx, (const char *)out, o, sqlite3_free, SQLITE_UTF8);
+}
 
 static int map_rc(sqlite3 *db, int rc)
 {
@@ -187,9 +294,13 @@ static int sqlite_open(const char *dsn, const struct store_pg_tls *tls, char *er
                 r = simple(c, "PRAGMA synchronous=FULL");
         if (r >= 0)
                 r = simple(c, "PRAGMA foreign_keys=ON");
-        /* LIKE is case-sensitive as in PostgreSQL; ILIKE is compiled to lower() LIKE lower(). */
+        /* LIKE is case-sensitive as in PostgreSQL; ILIKE is compiled to mp_lower() LIKE mp_lower(). */
         if (r >= 0)
                 r = simple(c, "PRAGMA case_sensitive_like=ON");
+        if (r >= 0 && sqlite3_create_function_v2(c->db, "mp_lower", 1,
+                                                 SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                                                 sql_mp_lower, NULL, NULL, NULL) != SQLITE_OK)
+                r = -ENOMEM;
         if (r < 0) {
                 sqlite_close(c);
                 return r;

@@ -54,6 +54,12 @@ expect_usage_error controller "invalid --max-concurrent-reconciles '0' (1-256)" 
         --max-concurrent-reconciles 0
 expect_usage_error controller "invalid --leader-elect value 'maybe' (true or false)" \
         --leader-elect=maybe
+expect_usage_error controller "invalid --max-concurrent-writes '65' (1-64)" \
+        --max-concurrent-writes 65
+# no client-side rate limit by default (controller-runtime >= 0.21), and the help says so
+"$MP" controller --help >"$T/help" 2>&1 || fail "controller --help"
+grep -qF -- "client-side rate limit, 0 = off (default 0" "$T/help" ||
+        fail "controller --help does not say that --kube-api-qps 0 is off and the default"
 expect_usage_error webhook "invalid --webhook-port '70000' (0-65535)" --webhook-port 70000
 expect_usage_error registry "--port: invalid value 'x': expected an integer from 0 to 65535" -p x
 expect_usage_error registry "option '-d' requires an argument" -d

@@ -193,7 +193,7 @@ Test(limits, migration_keeps_existing_long_names)
         struct store_entity got = { 0 };
         int64_t id;
 
-        cr_assert_eq(store_schema_version(s), 2);
+        cr_assert_eq(store_schema_version(s), 4);
         cr_assert_eq(store_acquire(s, &c), 0);
         downgrade_to_v1(s, c);
         cr_assert_eq(store_entity_insert(s, c, &e), 0);
@@ -201,7 +201,7 @@ Test(limits, migration_keeps_existing_long_names)
         store_release(s, c);
 
         cr_assert_eq(store_open(test_dsn(), 1, &s2), 0);
-        cr_assert_eq(store_schema_version(s2), 2);
+        cr_assert_eq(store_schema_version(s2), 4);
         cr_assert_eq(store_acquire(s2, &c), 0);
         cr_assert_eq(store_entity_get(s2, c, STORE_GROUP_CONTEXT, id, &got), 0);
         cr_assert_str_eq(got.name, long_name);

@@ -51,7 +51,7 @@ def _low_nofile():
 class Server:
     """One real server process; .port is its HTTP(S) port, .tls whether it speaks TLS."""
 
-    def __init__(self, kind):
+    def __init__(self, kind, extra_args=()):
         self.kind = kind
         self.tmp = tempfile.mkdtemp(prefix="torture-" + kind + "-")
         self.tls = kind == "webhook"
@@ -60,6 +60,7 @@ class Server:
         b = binary()
         if kind == "registry":
             argv = [b, "registry", "-n", "127.0.0.1", "-p", "0", "-d", os.path.join(self.tmp, "r.db")]
+            argv += list(extra_args)  # a later -d (a PostgreSQL DSN) wins
             pat = re.compile(r"^listening on 127\.0\.0\.1:(\d+)$", re.M)
         elif kind == "catalog":
             src = os.path.join(self.tmp, "sources.yaml")

@@ -88,6 +88,10 @@ args=""
 for c in "${crds[@]}"; do
         args+=" --crds $c"
 done
+# extra kube-apiserver flags of one test (e.g. a low max-inflight), "--flag=value ..."
+for a in ${MODELPLANE_SERVING_APISERVER_ARGS:-}; do
+        args+=" --apiserver-arg $a"
+done
 # not inherited: an outer run's --crds must not mix into this variant's CRDs
 export MODELPLANE_TESTENV_ARGS="$args"
 export MODELPLANE_SERVING_VARIANT=$variant

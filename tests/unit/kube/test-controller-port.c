@@ -97,3 +97,71 @@ Test(controller_port, workers_use_their_own_client_and_wait_for_the_cache_sync, 
         informer_stop(inf);
         curl_global_cleanup();
 }
+
+/* A reconcile whose LIST stays throttled (429) after the client's retries hands its key back;
+ * the runner requeues it and it is reconciled once the server accepts again: no work lost. */
+struct throttled_probe {
+        atomic_int calls, failed, listed;
+};
+
+static int reconcile_lists(const struct reconcile_ctx *ctx, const char *key,
+                           struct reconcile_result *ret)
+{
+        struct throttled_probe *p = ctx->userdata;
+        struct kube_status st = { 0 };
+        json_auto_t *list = NULL;
+        int r;
+
+        (void)key;
+        atomic_fetch_add(&p->calls, 1);
+        r = kube_api_list(ctx->api, &gvr_cms, "ns", NULL, &list, &st);
+        if (r < 0) {
+                atomic_fetch_add(&p->failed, 1);
+                return reconcile_errorf(ctx, r, "list: %s", st.message);
+        }
+        atomic_fetch_add(&p->listed, 1);
+        return reconcile_done(ret);
+}
+
+Test(controller_port, throttled_past_the_retries_is_requeued_not_lost, .timeout = 60)
+{
+        CLEANUP(fake_apiserver_freep) struct fake_apiserver *fake = NULL;
+        CLEANUP(kube_client_freep) struct kube_client *client = NULL;
+        CLEANUP(controller_freep) struct controller *c = NULL;
+        struct kube_client_options o = { .request_timeout = 10 * USEC_PER_SEC,
+                                         .throttle_retries = 2,
+                                         .throttle_wait_max = USEC_PER_MSEC };
+        char server[64];
+        struct kube_config cfg = { .server = server, .namespace = (char *)"default" };
+        struct throttled_probe p = { 0 };
+        unsigned long throttled = 0, exhausted = 0;
+
+        cr_assert_eq(curl_global_init(CURL_GLOBAL_DEFAULT), CURLE_OK);
+        cr_assert_eq(fake_apiserver_start(&fake), 0);
+        (void)snprintf(server, sizeof(server), "%s", fake_apiserver_url(fake));
+        cr_assert_eq(kube_client_new(&cfg, &o, &client), 0);
+        cr_assert_eq(controller_new(&(struct controller_options){
+                                            .reconciler = { .name = "throttled",
+                                                            .reconcile = reconcile_lists,
+                                                            .userdata = &p },
+                                            .workers = 1,
+                                            .client = client,
+                                    },
+                                    &c),
+                     0);
+        /* 7 throttled answers: two reconciles use up their 3 tries, the third gets through */
+        fake_apiserver_fail_lists(fake, 429, 7);
+        cr_assert_eq(controller_start(c), 0);
+        cr_assert_eq(controller_enqueue(c, "ns/a"), 0);
+        for (int i = 0; i < 30000 && atomic_load(&p.listed) < 1; i++)
+                usleep(1000);
+        cr_assert_eq(atomic_load(&p.listed), 1, "the key was lost after the throttling");
+        cr_assert_eq(atomic_load(&p.failed), 2);
+        cr_assert_eq(atomic_load(&p.calls), 3);
+        kube_client_throttle_stats(client, &throttled, &exhausted);
+        cr_assert_eq(throttled, 7);
+        cr_assert_eq(exhausted, 2);
+
+        cr_assert_eq(controller_stop(c, USEC_INFINITY), 0);
+        curl_global_cleanup();
+}

@@ -3,6 +3,7 @@
 #include <curl/curl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../fakes/fake-clock.h"
 #include "fake-apiserver.h"
@@ -214,4 +215,136 @@ Test(events, emit_never_blocks_and_the_queue_is_bounded, .timeout = 30)
         cr_assert_geq(full, 7, "at most 1 in flight + 2 queued, got %d refused", full);
         cr_assert_eq(event_recorder_flush(r, 10 * USEC_PER_MSEC), -ETIMEDOUT);
         event_recorder_free(r); /* interrupts the retry sleep */
+}
+
+/* ---- a flood (issue #12): aggregated and counted, bounded, never blocking ---- */
+
+enum { FLOOD_OBJECTS = 100, FLOOD_MESSAGES = 50, FLOOD_REPEATS = 5000 };
+
+static void flood(struct event_recorder *r)
+{
+        char name[32], uid[32], msg[32];
+
+        /* 5,000 repeats of one event of one object */
+        for (int i = 0; i < FLOOD_REPEATS; i++)
+                (void)event_recorder_emit(r, &tm1, EVENT_WARNING, "Flood", "same message");
+        /* 100 objects x 50 distinct messages */
+        for (int o = 0; o < FLOOD_OBJECTS; o++) {
+                struct event_object_ref ref = tm2;
+
+                (void)snprintf(name, sizeof(name), "obj-%d", o);
+                (void)snprintf(uid, sizeof(uid), "uid-obj-%d", o);
+                ref.name = name;
+                ref.uid = uid;
+                for (int m = 0; m < FLOOD_MESSAGES; m++) {
+                        (void)snprintf(msg, sizeof(msg), "message %d", m);
+                        (void)event_recorder_emit(r, &ref, EVENT_NORMAL, "Flood", "%s", msg);
+                }
+        }
+}
+
+/* Every emit is accounted for exactly once. */
+static void assert_accounted(const struct event_recorder_stats *st, unsigned long extra,
+                             unsigned long written)
+{
+        cr_assert_eq(st->emitted, extra + FLOOD_REPEATS + FLOOD_OBJECTS * FLOOD_MESSAGES);
+        cr_assert_eq(st->emitted, st->dropped_spam + st->dropped_queue_full + st->dropped_failed +
+                                          st->coalesced + written,
+                     "emitted %lu != spam %lu + full %lu + failed %lu + coalesced %lu + "
+                     "written %lu",
+                     st->emitted, st->dropped_spam, st->dropped_queue_full, st->dropped_failed,
+                     st->coalesced, written);
+}
+
+Test(events, flood_of_10000_is_aggregated_and_counted, .timeout = 120)
+{
+        CLEANUP(fake_apiserver_freep) struct fake_apiserver *f = NULL;
+        CLEANUP(kube_client_freep) struct kube_client *c = NULL;
+        CLEANUP(event_recorder_freep) struct event_recorder *r = NULL;
+        struct event_recorder_options o = { .correlator = { .component = "modelplane" },
+                                            .qps = 100000, .burst = 100000 };
+        const struct gvr ev = { "", "v1", "events" };
+        struct event_recorder_stats st;
+        json_auto_t *list = NULL;
+        size_t n_events;
+        json_t *items;
+        long long tm1_count = 0;
+
+        log_set_max_level(LOG_LEVEL_ERROR);
+        cr_assert_eq(curl_global_init(CURL_GLOBAL_DEFAULT), CURLE_OK);
+        cr_assert_eq(fake_apiserver_start(&f), 0);
+        c = client_for(fake_apiserver_url(f));
+        o.client = c;
+        cr_assert_eq(event_recorder_new(&o, &r), 0);
+        flood(r);
+        cr_assert_eq(event_recorder_flush(r, 100 * USEC_PER_SEC), 0);
+        event_recorder_get_stats(r, &st);
+
+        /* the spam filter lets 25 per object through (burst 25, one more per 300 s) */
+        cr_assert_eq(st.dropped_spam, (FLOOD_REPEATS - 25) + FLOOD_OBJECTS * (FLOOD_MESSAGES - 25));
+        cr_assert_eq(st.dropped_queue_full, 0);
+        cr_assert_eq(st.dropped_failed, 0);
+        /* of tm1's 25: 24 count increments; of each object's 25: 9 distinct + 16 combined, 15 of
+         * which are increments of the combined Event */
+        cr_assert_eq(st.aggregated, 24 + FLOOD_OBJECTS * 15, "aggregated %lu", st.aggregated);
+        assert_accounted(&st, 0, st.sent);
+        cr_assert_eq(st.queued, 0);
+
+        cr_assert_eq(kube_list(c, &ev, "ns", NULL, &list, NULL), 0);
+        items = json_object_get(list, "items");
+        n_events = json_array_size(items);
+        cr_assert_eq(n_events, 1 + FLOOD_OBJECTS * 10, "Events stored: %zu", n_events);
+        for (size_t i = 0; i < n_events; i++) {
+                json_t *e = json_array_get(items, i);
+                const char *name = json_string_value(json_object_get(
+                        json_object_get(e, "involvedObject"), "name"));
+
+                if (streq(name, "tm1"))
+                        tm1_count = json_integer_value(json_object_get(e, "count"));
+        }
+        cr_assert_eq(tm1_count, 25, "the repeats are counted on one Event: %lld", tm1_count);
+        cr_assert_eq(fake_apiserver_requests(f, "POST"), 1 + FLOOD_OBJECTS * 10,
+                     "one create per Event");
+        cr_assert_leq(fake_apiserver_requests(f, "PATCH"), st.aggregated,
+                      "repeats coalesce: at most one PATCH per increment");
+        curl_global_cleanup();
+}
+
+Test(events, flood_while_the_api_server_is_down_is_bounded_and_never_blocks, .timeout = 120)
+{
+        CLEANUP(fake_apiserver_freep) struct fake_apiserver *f = NULL;
+        CLEANUP(kube_client_freep) struct kube_client *c = NULL;
+        struct event_recorder_options o = { .correlator = { .component = "modelplane" },
+                                            .queue_max = 100,
+                                            .retry_sleep = 3600 * USEC_PER_SEC };
+        struct event_recorder *r = NULL;
+        struct event_recorder_stats st;
+
+        log_set_max_level(LOG_LEVEL_ERROR);
+        cr_assert_eq(curl_global_init(CURL_GLOBAL_DEFAULT), CURLE_OK);
+        cr_assert_eq(fake_apiserver_start(&f), 0);
+        c = client_for(fake_apiserver_url(f));
+        o.client = c;
+        cr_assert_eq(fake_apiserver_set_down(f, true), 0);
+        cr_assert_eq(event_recorder_new(&o, &r), 0);
+        /* the sender takes a first event and is then stuck on it for an hour */
+        cr_assert_eq(event_recorder_emit(r, &tm2, EVENT_NORMAL, "First", "m"), 0);
+        for (int i = 0; i < 10000; i++) {
+                event_recorder_get_stats(r, &st);
+                if (st.queued == 0)
+                        break;
+                usleep(1000);
+        }
+        cr_assert_eq(st.queued, 0, "the sender never took the first event");
+        /* every emit still returns */
+        flood(r);
+        event_recorder_get_stats(r, &st);
+        cr_assert_leq(st.queued, 100, "the queue is bounded: %zu", st.queued);
+        cr_assert_eq(st.sent, 0);
+        cr_assert_gt(st.dropped_queue_full, 0, "the flood overflows 100 slots");
+        cr_assert_gt(st.coalesced, 0, "repeats of a queued Event take no slot");
+        /* queued now, or being sent (1), or folded, or dropped */
+        assert_accounted(&st, 1, st.queued + 1);
+        event_recorder_free(r);
+        curl_global_cleanup();
 }

@@ -140,6 +140,17 @@ static void add_step(const char *response, bool close_after)
         srv.steps[srv.n_steps++] = (struct step){ .response = response, .close = close_after };
 }
 
+static struct kube_client *client_with(const struct kube_client_options *opts)
+{
+        char server[64];
+        struct kube_config cfg = { .server = server, .namespace = (char *)"default" };
+        struct kube_client *c = NULL;
+
+        (void)snprintf(server, sizeof(server), "http://127.0.0.1:%d", srv.port);
+        cr_assert_eq(kube_client_new(&cfg, opts, &c), 0);
+        return c;
+}
+
 static struct kube_client *client_for_server(const char *token, const char *token_file,
                                              usec_t timeout)
 {
@@ -267,7 +278,7 @@ Test(kube_client, status_errors_are_decoded)
         add_step(toomany, false);
         add_step(garbage, false);
         server_start();
-        c = client_for_server(NULL, NULL, 0);
+        c = client_with(&(struct kube_client_options){ .throttle_retries = -1 });
 
         cr_assert_eq(kube_get(c, &widgets, "ns", "w", &obj, &st), -ENOENT);
         cr_assert_null(obj);
@@ -286,6 +297,113 @@ Test(kube_client, status_errors_are_decoded)
         kube_client_free(c);
         server_stop();
         cr_assert(!strstr(srv.requests[0], "Authorization:"), "no token, no header");
+}
+
+/* ---- throttling (API Priority and Fairness) ---- */
+
+Test(kube_throttle, which_answers_are_retried)
+{
+        cr_assert(kube_throttle_is_retryable(429, 0), "429 always");
+        cr_assert(kube_throttle_is_retryable(429, 1));
+        cr_assert(kube_throttle_is_retryable(503, 1), "503 with Retry-After");
+        cr_assert(!kube_throttle_is_retryable(503, 0), "503 without Retry-After is an outage");
+        cr_assert(!kube_throttle_is_retryable(500, 5));
+        cr_assert(!kube_throttle_is_retryable(409, 1));
+}
+
+Test(kube_throttle, delay_is_retry_after_or_backoff_capped)
+{
+        usec_t cap = 10 * USEC_PER_SEC;
+
+        cr_assert_eq(kube_throttle_delay(3, 0, cap), 3 * USEC_PER_SEC, "Retry-After wins");
+        cr_assert_eq(kube_throttle_delay(0, 0, cap), 100 * USEC_PER_MSEC, "backoff base");
+        cr_assert_eq(kube_throttle_delay(0, 3, cap), 800 * USEC_PER_MSEC, "doubles");
+        cr_assert_eq(kube_throttle_delay(1, 5, cap), 3200 * USEC_PER_MSEC, "backoff over 1 s");
+        cr_assert_eq(kube_throttle_delay(86400, 0, cap), cap, "capped");
+        cr_assert_eq(kube_throttle_delay(0, 40, cap), cap, "no overflow");
+}
+
+Test(kube_client, throttled_writes_are_resent_and_counted)
+{
+        static const char toomany[] =
+                "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 3\r\nContent-Length: 2\r\n\r\n{}";
+        static const char unavailable[] =
+                "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 2\r\n\r\n{}";
+        json_t *patch = json_pack("{s:{s:s}}", "metadata", "labels", "a");
+        struct kube_client *c, *clone = NULL;
+        unsigned long throttled = 0, exhausted = 0;
+        struct kube_status st;
+
+        add_step(toomany, false);
+        add_step(unavailable, false);
+        add_step(JSON_200("2\r\n\r\n{}"), false);
+        server_start();
+        /* the cap keeps the test quick: Retry-After 3 becomes 10 ms */
+        c = client_with(&(struct kube_client_options){ .throttle_wait_max = 10 * USEC_PER_MSEC });
+        cr_assert_eq(kube_client_dup(c, &clone), 0);
+
+        cr_assert_eq(kube_patch(clone, &widgets, "ns", "w", KUBE_PATCH_MERGE, patch, NULL, NULL,
+                                &st),
+                     0, "resent until accepted");
+        cr_assert_eq(st.http_code, 200);
+        cr_assert_eq(atomic_load(&srv.n_requests), 3);
+        for (int i = 0; i < 3; i++) {
+                cr_assert(strncmp(srv.requests[i], "PATCH /apis/example.com/v1/namespaces/ns/widgets/w",
+                                  50) == 0, "%d: %s", i, srv.requests[i]);
+                cr_assert(strstr(srv.requests[i], "{\"metadata\":{\"labels\":\"a\"}}"),
+                          "the body is resent (%d)", i);
+        }
+        kube_client_throttle_stats(c, &throttled, &exhausted);
+        cr_assert_eq(throttled, 2, "counted once per throttled answer, across clones");
+        cr_assert_eq(exhausted, 0);
+
+        json_decref(patch);
+        kube_client_free(clone);
+        kube_client_free(c);
+        server_stop();
+}
+
+Test(kube_client, throttling_without_end_returns_eagain_with_retry_after)
+{
+        static const char toomany[] =
+                "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 7\r\nContent-Length: 2\r\n\r\n{}";
+        static const char dated[] =
+                "HTTP/1.1 429 Too Many Requests\r\nRetry-After: Wed, 21 Oct 2026 07:28:00 GMT\r\n"
+                "Content-Length: 2\r\n\r\n{}";
+        static const char outage[] =
+                "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 2\r\n\r\n{}";
+        struct kube_client *c;
+        unsigned long throttled = 0, exhausted = 0;
+        struct kube_status st;
+        json_t *obj = NULL;
+
+        for (int i = 0; i < 3; i++)
+                add_step(toomany, false);
+        add_step(dated, false);
+        add_step(outage, false);
+        server_start();
+        c = client_with(&(struct kube_client_options){ .throttle_retries = 2,
+                                                       .throttle_wait_max = USEC_PER_MSEC });
+
+        cr_assert_eq(kube_get(c, &widgets, "ns", "w", &obj, &st), -EAGAIN);
+        cr_assert_null(obj);
+        cr_assert_eq(st.http_code, 429);
+        cr_assert_eq(st.retry_after, 7, "the caller learns how long to wait");
+        cr_assert_eq(atomic_load(&srv.n_requests), 3, "1 try + 2 retries");
+        kube_client_throttle_stats(c, &throttled, &exhausted);
+        cr_assert_eq(throttled, 3);
+        cr_assert_eq(exhausted, 1);
+        kube_client_free(c);
+
+        /* an HTTP-date counts as 1 s; a 503 without Retry-After is not throttling */
+        c = client_with(&(struct kube_client_options){ .throttle_retries = -1 });
+        cr_assert_eq(kube_get(c, &widgets, "ns", "w", &obj, &st), -EAGAIN);
+        cr_assert_eq(st.retry_after, 1, "HTTP-date Retry-After");
+        cr_assert_eq(kube_get(c, &widgets, "ns", "w", &obj, &st), -EAGAIN);
+        cr_assert_eq(st.http_code, 503);
+        cr_assert_eq(atomic_load(&srv.n_requests), 5, "the 503 was not resent");
+        kube_client_free(c);
+        server_stop();
 }
 
 Test(kube_client, list_query_is_escaped)

@@ -152,3 +152,21 @@ Test(metrics, collectors_run_before_serialization)
         free(s);
         cr_assert_eq(n_collected, 1);
 }
+
+Test(metrics, raise_to_mirrors_a_count_and_never_lowers)
+{
+        CLEANUP(metrics_registry_freep) struct metrics_registry *reg = metrics_registry_new();
+        struct metric_family *f;
+        struct metric *m;
+
+        cr_assert_not_null(reg);
+        cr_assert_eq(metrics_register(reg, METRIC_COUNTER, "x_total", "x", NULL, NULL, 0, &f), 0);
+        cr_assert_eq(metric_family_child(f, NULL, &m), 0);
+        metric_raise_to(m, 5);
+        cr_assert_float_eq(metric_value(m), 5, 1e-9);
+        metric_raise_to(m, 3);
+        cr_assert_float_eq(metric_value(m), 5, 1e-9, "a counter never goes down");
+        metric_raise_to(m, 12);
+        cr_assert_float_eq(metric_value(m), 12, 1e-9);
+        metric_raise_to(NULL, 1);
+}

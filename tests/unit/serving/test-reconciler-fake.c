@@ -7,6 +7,7 @@
  */
 #include <criterion/criterion.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,15 +32,21 @@ struct world {
 };
 
 static struct world W;
+static pthread_mutex_t events_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Extra ports for reconcile_for_each (the fake is thread-safe); run() uses n_fanout of them. */
+static struct kube_api fanout[7];
+static size_t n_fanout;
 
 static void on_event(void *userdata, const json_t *obj, const char *type, const char *reason,
                      const char *message)
 {
         (void)userdata;
         (void)message;
+        (void)pthread_mutex_lock(&events_lock);
         json_array_append_new(W.events,
                               json_pack("[s,s,s]", type, reason,
                                         json_get_string_path(obj, "metadata", "name", NULL)));
+        (void)pthread_mutex_unlock(&events_lock);
 }
 
 static void setup(void)
@@ -98,7 +105,11 @@ static int run(struct reconciler (*get)(struct tm_reconciler *), const char *key
         struct reconciler rc = get(W.rec);
         struct reconcile_ctx ctx = { .userdata = rc.userdata, .api = &W.api,
                                      .clock = &W.clock.clock, .log = &lf,
-                                     .error = W.error, .error_size = sizeof(W.error) };
+                                     .error = W.error, .error_size = sizeof(W.error),
+                                     .fanout = fanout, .n_fanout = n_fanout };
+
+        for (size_t i = 0; i < ELEMENTSOF(fanout); i++)
+                fanout[i] = W.api;
 
         W.error[0] = '\0';
         *res = (struct reconcile_result){ .outcome = RECONCILE_DONE };
@@ -345,6 +356,58 @@ Test(tm_shell, finalizer_removal_404_means_done)
         cr_assert_str_empty(W.error);
         json_auto_t *cm = get_obj(&gvr_configmaps, "modelconfig-sk-0");
         cr_assert_null(strstr(models_json(cm), "\"m1\""), "still listed: %s", models_json(cm));
+
+        /* the cache still shows m1 with its finalizer: no second attempt from it */
+        fake_kube_api_reset_calls(W.fake);
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "trainedmodels"), 0,
+                     "finalizer removal retried on a gone object");
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "trainedmodels/status"), 0);
+}
+
+/* Issue #12: the informer delivers our own writes late. A reconcile that runs before it did
+ * (the cache still holds the objects as they were) must not send the same patches again. */
+Test(tm_shell, stale_cache_after_own_writes_sends_no_patch)
+{
+        struct reconcile_result res;
+        struct kube_status st = { 0 };
+
+        put_isvc("sk", "1Gi");
+        put_tm("m1", "sk", "100Mi");
+        put_tm("m2", "sk", "100Mi");
+        put_tm("m3", "sk", "100Mi");
+        sync_caches();
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "trainedmodels"), 3);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "trainedmodels/status"), 3);
+
+        /* no sync: the cache has no finalizer and no status yet */
+        fake_kube_api_reset_calls(W.fake);
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, NULL), 0,
+                     "no-op patches from a stale cache");
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_CREATE, NULL), 0);
+
+        /* the cache catches up: still nothing to write, and the cache is the truth again */
+        sync_caches();
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, NULL), 0);
+
+        /* a change by someone else after our write is seen (the memory is dropped) */
+        cr_assert_eq(kube_api_delete(&W.api, &gvr_trainedmodels, NS, "m2", NULL, NULL, &st), 0);
+        sync_caches();
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        json_auto_t *gone = get_obj(&gvr_trainedmodels, "m2");
+        cr_assert_null(gone, "the finalizer of m2 was not removed");
+
+        /* and the finalizer removal is not sent again from the stale cache */
+        fake_kube_api_reset_calls(W.fake);
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, NULL), 0);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_DELETE, NULL), 0);
+        json_auto_t *cm = get_obj(&gvr_configmaps, "modelconfig-sk-0");
+        cr_assert_null(strstr(models_json(cm), "\"m2\""), "%s", models_json(cm));
+        cr_assert_not_null(strstr(models_json(cm), "\"m3\""), "%s", models_json(cm));
 }
 
 Test(tm_shell, deleting_a_model_removes_it_then_its_finalizer)
@@ -445,4 +508,73 @@ Test(tm_shell, orphan_controller_marks_invalid_spec)
         sync_caches();
         cr_assert_eq(run(tm_orphan_reconciler_get, NS "/lost", &res), 0);
         cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_ANY, NULL), 0);
+}
+
+/* Concurrent writes (8 lanes) give the same result as sequential ones, and a failure of one
+ * TrainedModel's status write is reported while the others are written. */
+Test(tm_shell, concurrent_writes_converge_exactly_and_report_the_first_failure)
+{
+        struct reconcile_result res;
+        char name[16];
+        int r;
+
+        n_fanout = 7;
+        put_isvc("sk", "100Gi");
+        for (int i = 0; i < 200; i++) {
+                (void)snprintf(name, sizeof(name), "m%03d", i);
+                put_tm(name, "sk", "10Mi");
+        }
+        sync_caches();
+        cr_assert_eq(fake_kube_api_fail(W.fake, FAKE_KUBE_PATCH, "trainedmodels/status", 50, 1,
+                                        500),
+                     0);
+        r = reconcile_isvc("sk", &res);
+        cr_assert_eq(r, -EIO, "%d %s", r, W.error);
+        cr_assert_not_null(strstr(W.error, "Failed to patch status of TrainedModel"), "%s",
+                           W.error);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "trainedmodels"), 200);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "trainedmodels/status"), 200,
+                     "one failure does not stop the others");
+        converge("sk");
+
+        json_auto_t *cm = get_obj(&gvr_configmaps, "modelconfig-sk-0");
+        json_auto_t *models = json_loads(models_json(cm), 0, NULL);
+        cr_assert_eq(json_array_size(models), 200);
+        for (int i = 0; i < 200; i++) {
+                (void)snprintf(name, sizeof(name), "m%03d", i);
+                json_auto_t *tm = get_obj(&gvr_trainedmodels, name);
+                cr_assert(has_finalizer(tm), "%s", name);
+                cr_assert_str_eq(condition(tm, "Ready"), "True", "%s", name);
+        }
+        n_fanout = 0;
+}
+
+/* The time slice: one reconcile writes at most 500 TrainedModels' statuses, then hands the key
+ * to the back of the queue (requeue after 0); the next passes go on from there, even from a
+ * cache that has not seen the first pass's writes, and nothing is written twice. */
+Test(tm_shell, one_pass_writes_at_most_500_then_requeues_at_once)
+{
+        struct reconcile_result res;
+        char name[16];
+        unsigned passes = 0;
+
+        put_isvc("sk", "100Gi");
+        for (int i = 0; i < 1200; i++) {
+                (void)snprintf(name, sizeof(name), "m%04d", i);
+                put_tm(name, "sk", "1Mi");
+        }
+        sync_caches();
+        do {
+                cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+                cr_assert_eq(res.outcome, RECONCILE_REQUEUE_AFTER);
+                passes++;
+                cr_assert_leq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "trainedmodels/status"),
+                              500 * passes);
+        } while (res.requeue_after == 0 && passes < 10);
+        cr_assert_eq(passes, 3, "1200 = 500 + 500 + 200");
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "trainedmodels/status"), 1200,
+                     "each status written once");
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "trainedmodels"), 1200,
+                     "each finalizer written once");
+        cr_assert_gt(res.requeue_after, 0, "the last pass waits for the resync");
 }
