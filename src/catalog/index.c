@@ -3,6 +3,7 @@
 
 #include <assert.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -130,8 +131,9 @@ struct catalog_model {
         bool has_accuracy;
         double accuracy;
         char *haystack; /* owned; lower-cased name, description, provider, tasks */
-        json_t *wire;   /* owned; the CatalogModel served */
-        char *wire_text; /* owned; wire serialized once (compact, insertion order) */
+        /* owned; the CatalogModel served, serialized once (compact, insertion order); the JSON
+         * tree it came from is not kept (the JSON API decodes this text) */
+        char *wire_text;
         size_t wire_len;
         json_t *artifacts; /* owned; array of CatalogArtifact with ids */
         /* borrowed from data->model: the well-known fields, resolved once (filter hot path) */
@@ -162,6 +164,10 @@ struct catalog_index {
         struct catalog_model *models;  /* owned; sorted by NAME ASC (case-insensitive, id) */
         size_t n_models;
         struct catalog_model **by_key; /* owned array of borrowed; sorted by (source, name) */
+        struct catalog_model **by_id;  /* owned array of borrowed; sorted by id */
+        /* every typed custom property holds a value of its metadataType's JSON type, so a
+         * filter can fail with -EDOM only through its own literals (see filter_is_total()) */
+        bool well_typed;
         json_t *filter_options;        /* owned */
         json_t *mcp;                   /* owned; array of MCPServer wire objects */
         const char **prop_names;       /* owned array of borrowed keys; sorted, unique */
@@ -182,11 +188,11 @@ static void index_free(struct catalog_index *idx)
                 free(idx->models[i].haystack);
                 free(idx->models[i].aprops);
                 free(idx->models[i].wire_text);
-                json_decref(idx->models[i].wire);
                 json_decref(idx->models[i].artifacts);
         }
         free(idx->models);
         free(idx->by_key);
+        free(idx->by_id);
         free(idx->prop_names);
         if (idx->sources)
                 for (size_t i = 0; i < idx->config.n_sources; i++) {
@@ -205,8 +211,11 @@ struct catalog_index *catalog_index_unref(struct catalog_index *idx)
 {
         if (!idx)
                 return NULL;
-        if (__atomic_sub_fetch(&idx->refs, 1, __ATOMIC_ACQ_REL) == 0)
+        if (__atomic_sub_fetch(&idx->refs, 1, __ATOMIC_ACQ_REL) == 0) {
                 index_free(idx);
+                /* the last reader of an old snapshot returns its pages to the system */
+                malloc_trim(0);
+        }
         return NULL;
 }
 
@@ -257,6 +266,14 @@ static int model_cmp_name_asc(const void *pa, const void *pb)
 
         if (c != 0)
                 return c;
+        return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static int model_cmp_id(const void *pa, const void *pb)
+{
+        const struct catalog_model *a = *(struct catalog_model *const *)pa;
+        const struct catalog_model *b = *(struct catalog_model *const *)pb;
+
         return a->id < b->id ? -1 : a->id > b->id;
 }
 
@@ -382,7 +399,6 @@ static int model_build(struct catalog_model *m, const char *source_id, int64_t *
         if (!m->wire_text)
                 return -ENOMEM;
         m->wire_len = strlen(m->wire_text);
-        m->wire = TAKE_PTR(wire);
         m->artifacts = TAKE_PTR(arts);
         return 0;
 }
@@ -786,6 +802,39 @@ static int mcp_tools_default_access(json_t *tools)
         return 0;
 }
 
+/*
+ * Whether every MetadataValue of a customProperties object holds its typed field with the JSON
+ * type filterq_compare_metadata() expects (string_value a string, double_value a number,
+ * bool_value a boolean; absent or null is fine; int_value is parsed leniently anyway).
+ */
+static bool custom_well_typed(const json_t *custom)
+{
+        const char *k;
+        json_t *mv;
+
+        json_object_foreach((json_t *)custom, k, mv) {
+                const char *type = json_string_value(json_object_get(mv, "metadataType"));
+                const json_t *v;
+
+                if (!type)
+                        continue;
+                if (streq(type, "MetadataStringValue")) {
+                        v = json_object_get(mv, "string_value");
+                        if (v && !json_is_null(v) && !json_is_string(v))
+                                return false;
+                } else if (streq(type, "MetadataDoubleValue")) {
+                        v = json_object_get(mv, "double_value");
+                        if (v && !json_is_null(v) && !json_is_number(v))
+                                return false;
+                } else if (streq(type, "MetadataBoolValue")) {
+                        v = json_object_get(mv, "bool_value");
+                        if (v && !json_is_null(v) && !json_is_boolean(v))
+                                return false;
+                }
+        }
+        return true;
+}
+
 int catalog_index_build(struct catalog_config *config, struct catalog_source_load *loads,
                         size_t n_loads, struct catalog_ids *ids, struct catalog_index **ret)
 {
@@ -821,8 +870,9 @@ int catalog_index_build(struct catalog_config *config, struct catalog_source_loa
         }
         idx->models = calloc(total + 1, sizeof(*idx->models));
         idx->by_key = calloc(total + 1, sizeof(*idx->by_key));
+        idx->by_id = calloc(total + 1, sizeof(*idx->by_id));
         art_ids = calloc(CATALOG_ARTIFACTS_PER_MODEL_MAX, sizeof(*art_ids));
-        if (!idx->models || !idx->by_key || !art_ids)
+        if (!idx->models || !idx->by_key || !idx->by_id || !art_ids)
                 return -ENOMEM;
 
         for (size_t i = 0; i < n_loads && r >= 0; i++) {
@@ -922,10 +972,22 @@ int catalog_index_build(struct catalog_config *config, struct catalog_source_loa
 
         qsort(idx->models, idx->n_models, sizeof(*idx->models), model_cmp_name_asc);
         for (size_t i = 0; i < idx->n_models; i++) {
-                idx->by_key[i] = &idx->models[i];
+                idx->by_key[i] = idx->by_id[i] = &idx->models[i];
                 idx->models[i].index = idx;
         }
         qsort(idx->by_key, idx->n_models, sizeof(*idx->by_key), model_cmp_key);
+        qsort(idx->by_id, idx->n_models, sizeof(*idx->by_id), model_cmp_id);
+        idx->well_typed = true;
+        for (size_t i = 0; i < idx->n_models && idx->well_typed; i++) {
+                const struct catalog_model *m = &idx->models[i];
+                size_t j;
+                json_t *a;
+
+                idx->well_typed = custom_well_typed(m->custom);
+                json_array_foreach(m->data->artifacts, j, a)
+                        if (!custom_well_typed(json_object_get(a, "customProperties")))
+                                idx->well_typed = false;
+        }
 
         r = artifact_props_build(idx);
         if (r < 0)
@@ -1395,7 +1457,9 @@ static void property_key(const json_t *entity, const char *p, enum filterq_suffi
 
 static json_t *model_item_json(const void *item)
 {
-        return json_incref(((const struct catalog_model *)item)->wire);
+        const struct catalog_model *m = item;
+
+        return json_loadb(m->wire_text, m->wire_len, 0, NULL);
 }
 
 static bool model_in_sources(const struct catalog_model *m, char **sources)
@@ -1426,6 +1490,130 @@ struct model_selection {
         bool is_str, always_has, presorted, id_asc;
 };
 
+/*
+ * Whether evaluating n against a well-typed snapshot can only answer match or no match: no
+ * comparison takes LIKE/ILIKE with a number or an ordering of booleans, the only -EDOM cases
+ * left once catalog_filter_check_types() passed and every value has its declared type.
+ */
+static bool filter_is_total(const struct filterq_node *n)
+{
+        const struct filterq_cmp *c;
+        size_t n_lit;
+
+        if (!n)
+                return true;
+        if (n->kind != FILTERQ_CMP) {
+                for (size_t i = 0; i < n->n_kids; i++)
+                        if (!filter_is_total(n->kids[i]))
+                                return false;
+                return true;
+        }
+        c = &n->cmp;
+        n_lit = c->op == FILTERQ_OP_IN ? c->n_list : 1;
+        for (size_t i = 0; i < n_lit; i++) {
+                const struct filterq_literal *l = c->op == FILTERQ_OP_IN ? &c->list[i] : &c->value;
+
+                if ((c->op == FILTERQ_OP_LIKE || c->op == FILTERQ_OP_ILIKE) &&
+                    l->type != FILTERQ_LIT_STRING)
+                        return false;
+                if (l->type == FILTERQ_LIT_BOOL && c->op != FILTERQ_OP_EQ &&
+                    c->op != FILTERQ_OP_NE && c->op != FILTERQ_OP_IN)
+                        return false;
+        }
+        return catalog_filter_check_types(n) == 0;
+}
+
+/* The model at position pos of a presorted order (NAME: idx->models, ID: idx->by_id). */
+static const struct catalog_model *presorted_at(const struct catalog_index *idx,
+                                                enum catalog_order order, bool desc, size_t pos)
+{
+        size_t i = desc ? idx->n_models - 1 - pos : pos;
+
+        return order == CATALOG_ORDER_NAME ? &idx->models[i] : idx->by_id[i];
+}
+
+static void presorted_key(const struct catalog_model *m, enum catalog_order order,
+                          struct sort_key *k)
+{
+        *k = (struct sort_key){ .has = true, .id = m->id };
+        if (order == CATALOG_ORDER_NAME) {
+                k->is_str = true;
+                k->s = m->data->name;
+        } else
+                k->num = (double)m->id;
+}
+
+static bool model_selected(const struct catalog_model *m, const struct catalog_model_query *q,
+                           const char *needle)
+{
+        return model_in_sources(m, q->sources) && model_in_labels(m, q->source_labels) &&
+               (!needle || strstr(m->haystack, needle));
+}
+
+/*
+ * The planned path for the presorted orders (ID, NAME): when the filter cannot fail on this
+ * snapshot, the page is the first page_size + 1 matches strictly after the cursor in that order,
+ * so the scan starts at the cursor (binary search) and stops there. keyed_window() then cuts the
+ * same page and token from these as it would from the full selection. 1 when it answered, 0
+ * when the full scan must run (another order, a filter that can fail, a token it cannot decode:
+ * keyed_window() reports that).
+ */
+static int models_select_presorted(const struct catalog_index *idx,
+                                   const struct catalog_model_query *q, const char *needle,
+                                   struct keyed **ret_v, size_t *ret_n)
+{
+        struct sort_opts opts = { .desc = q->page.desc };
+        AUTOFREE struct keyed *v = NULL;
+        size_t start = 0, n = 0;
+        char err[8];
+
+        if ((q->order != CATALOG_ORDER_ID && q->order != CATALOG_ORDER_NAME) ||
+            (q->filter && (!idx->well_typed || !filter_is_total(q->filter))))
+                return 0;
+        /* the page and the one item that tells whether a next page exists */
+        v = calloc(MIN((size_t)q->page.page_size, idx->n_models) + 2, sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        if (q->page.token && q->page.token[0]) {
+                AUTOFREE char *plain = NULL;
+                struct sort_key cur;
+                size_t lo = 0, hi = idx->n_models;
+
+                if (cursor_decode(q->page.token, q->order == CATALOG_ORDER_NAME, true, &cur,
+                                  &plain, err, sizeof(err)) < 0)
+                        return 0;
+                while (lo < hi) {
+                        size_t mid = lo + (hi - lo) / 2;
+                        struct sort_key k;
+
+                        presorted_key(presorted_at(idx, q->order, q->page.desc, mid), q->order, &k);
+                        if (sort_key_cmp(&k, &cur, &opts) <= 0)
+                                lo = mid + 1;
+                        else
+                                hi = mid;
+                }
+                start = lo;
+        }
+        for (size_t pos = start; pos < idx->n_models && n <= q->page.page_size; pos++) {
+                const struct catalog_model *m = presorted_at(idx, q->order, q->page.desc, pos);
+                int r;
+
+                if (!model_selected(m, q, needle))
+                        continue;
+                r = filterq_eval(q->filter, model_match, (void *)m);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        continue;
+                v[n].item = m;
+                presorted_key(m, q->order, &v[n].key);
+                n++;
+        }
+        *ret_v = TAKE_PTR(v);
+        *ret_n = n;
+        return 1;
+}
+
 /* Filters the snapshot's models for q and computes their sort keys. */
 static int models_select(const struct catalog_index *idx, const struct catalog_model_query *q,
                          struct model_selection *ret)
@@ -1436,9 +1624,6 @@ static int models_select(const struct catalog_index *idx, const struct catalog_m
         bool is_str = false, always_has = true, presorted = false;
         int r;
 
-        v = calloc(idx->n_models + 1, sizeof(*v));
-        if (!v)
-                return -ENOMEM;
         if (q->q && q->q[0]) {
                 needle = strdup(q->q);
                 if (!needle)
@@ -1446,13 +1631,24 @@ static int models_select(const struct catalog_index *idx, const struct catalog_m
                 for (char *c = needle; *c; c++)
                         *c = (char)tolower((unsigned char)*c);
         }
+        r = models_select_presorted(idx, q, needle, &v, &n);
+        if (r < 0)
+                return r;
+        if (r == 0) {
+                v = calloc(idx->n_models + 1, sizeof(*v));
+                if (!v)
+                        return -ENOMEM;
+        } else {
+                *ret = (struct model_selection){ .v = TAKE_PTR(v), .n = n,
+                                                 .is_str = q->order == CATALOG_ORDER_NAME,
+                                                 .always_has = true, .presorted = true };
+                return 0;
+        }
         for (size_t i = 0; i < idx->n_models; i++) {
                 struct catalog_model *m = &idx->models[i];
                 struct sort_key *k = &v[n].key;
 
-                if (!model_in_sources(m, q->sources) || !model_in_labels(m, q->source_labels))
-                        continue;
-                if (needle && !strstr(m->haystack, needle))
+                if (!model_selected(m, q, needle))
                         continue;
                 r = filterq_eval(q->filter, model_match, m);
                 if (r < 0)
@@ -1609,7 +1805,9 @@ int catalog_index_get_model(const struct catalog_index *idx, const char *source_
 
         if (!m)
                 return -ENOENT;
-        *ret = json_incref(m->wire);
+        *ret = json_loadb(m->wire_text, m->wire_len, 0, NULL);
+        if (!*ret)
+                return -ENOMEM;
         return 0;
 }
 

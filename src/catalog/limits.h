@@ -36,7 +36,7 @@
 #define CATALOG_HF_BODY_MAX (16U * 1024U * 1024U)
 #define CATALOG_HF_README_MAX (4U * 1024U * 1024U)
 #define CATALOG_HF_PAGES_MAX 1000U
-/* Parse time of one YAML file (sources, catalog, preview data) before it is refused. */
+/* Parse time (CPU time of the parsing thread) of one YAML file (sources, catalog, preview data) before it is refused. */
 #define CATALOG_PARSE_USEC_MAX (10ULL * 1000000ULL)
 /* POST /sources/preview request body (config + catalogData). */
 #define CATALOG_PREVIEW_BODY_MAX (2U * 1024U * 1024U)

@@ -2,6 +2,7 @@
 #include "catalog/service.h"
 
 #include <libgen.h>
+#include <malloc.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -423,6 +424,9 @@ out:
         free(loads);
         catalog_config_release(&cfg);
         catalog_strv_free(files);
+        /* a load frees the whole parse (libyaml's document, the intermediate trees): give those
+         * pages back, or RSS keeps the peak of every reload (issue 16: 83 -> 259 MiB in 20) */
+        malloc_trim(0);
         return r;
 }
 

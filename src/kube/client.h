@@ -125,6 +125,15 @@ _warn_unused_result_ int kube_request(struct kube_client *c, const char *method,
 _warn_unused_result_ int kube_resource_path(const struct gvr *r, const char *ns, const char *name,
                                             const char *subresource, char *buf, size_t len);
 
+/* Whether an answer is throttling that is retried (429, or 503 with Retry-After). Pure. */
+bool kube_throttle_is_retryable(int http_code, unsigned retry_after);
+/* The wait before retry number attempt (0-based): max(retry_after s, 100 ms * 2^attempt),
+ * capped at cap. Pure. */
+usec_t kube_throttle_delay(unsigned retry_after, unsigned attempt, usec_t cap);
+/* Counters shared by the client and its clones: throttled answers received, and calls that
+ * returned -EAGAIN because the retries ran out (the caller requeued). Either may be NULL. */
+void kube_client_throttle_stats(const struct kube_client *c, unsigned long *ret_throttled,
+                                unsigned long *ret_exhausted);
 /*
  * Acting for someone else (a server that calls the API on a user's behalf: modelplane ui).
  * user set: every request carries "Impersonate-User: user" and one "Impersonate-Group" per
@@ -146,16 +155,6 @@ struct kube_identity {
 };
 _warn_unused_result_ int kube_client_set_identity(struct kube_client *c,
                                                   const struct kube_identity *id);
-
-/* Whether an answer is throttling that is retried (429, or 503 with Retry-After). Pure. */
-bool kube_throttle_is_retryable(int http_code, unsigned retry_after);
-/* The wait before retry number attempt (0-based): max(retry_after s, 100 ms * 2^attempt),
- * capped at cap. Pure. */
-usec_t kube_throttle_delay(unsigned retry_after, unsigned attempt, usec_t cap);
-/* Counters shared by the client and its clones: throttled answers received, and calls that
- * returned -EAGAIN because the retries ran out (the caller requeued). Either may be NULL. */
-void kube_client_throttle_stats(const struct kube_client *c, unsigned long *ret_throttled,
-                                unsigned long *ret_exhausted);
 
 /* The port (api.h) over this client: userdata is c (borrowed), so the same one-thread rule holds. */
 struct kube_api kube_client_api(struct kube_client *c);

@@ -22,16 +22,16 @@ const struct gvr gvr_configmaps = { "", "v1", "configmaps" };
 #define CONFIGMAP_CONFLICT_TRIES 8
 /* Safety net: a quiet InferenceService is reconciled again after this long (kube-rs advice). */
 #define RESYNC_PERIOD (60 * USEC_PER_MINUTE)
-/* The time slice of one reconcile: TrainedModels whose status/finalizer it writes (phase 3). */
-#ifndef TM_WRITES_PER_PASS
-#define TM_WRITES_PER_PASS 500U
-#endif
+/* The time slice of one reconcile: TrainedModels whose status/finalizer it writes (phase 3).
+ * Every pass plans all TrainedModels of the InferenceService again, so the slice is large. */
+#define TM_WRITES_PER_PASS_DEFAULT 2000U
 
 struct tm_reconciler {
         struct cache *tms;   /* borrowed */
         struct cache *isvcs; /* borrowed */
         tm_event_fn event;
         void *event_userdata;
+        unsigned writes_per_pass;
 
         /* Our own TrainedModel writes the informer has not delivered yet (own_writes_*). */
         pthread_mutex_t own_lock;
@@ -61,6 +61,8 @@ int tm_reconciler_new(const struct tm_reconciler_options *opts, struct tm_reconc
         r->isvcs = opts->inferenceservices;
         r->event = opts->event;
         r->event_userdata = opts->event_userdata;
+        r->writes_per_pass = opts->writes_per_pass ? opts->writes_per_pass
+                                                   : TM_WRITES_PER_PASS_DEFAULT;
         *ret = r;
         return 0;
 }
@@ -525,7 +527,7 @@ static int capped_item(const struct reconcile_ctx *ctx, size_t i, void *userdata
 
 /* Phase 3, after the ConfigMap write: status, finalizer removal, deletes, events, concurrently
  * (one TrainedModel's writes stay in order on one thread). A time slice: at most
- * TM_WRITES_PER_PASS TrainedModels are written per reconcile; *ret_more tells that the rest
+ * writes_per_pass TrainedModels are written per reconcile; *ret_more tells that the rest
  * waits for the next pass (the key goes to the back of the queue: other InferenceServices get
  * their turn; what was written here is remembered as own writes, so nothing is sent twice). */
 static int apply_rest(struct tm_reconciler *r, const struct reconcile_ctx *ctx, const char *key,
@@ -543,7 +545,7 @@ static int apply_rest(struct tm_reconciler *r, const struct reconcile_ctx *ctx, 
         for (size_t i = 0; i < plan->n_tms; i++) {
                 if (!rest_has_writes(&plan->tms[i], json_array_get(tms, i)))
                         continue;
-                if (n == TM_WRITES_PER_PASS) {
+                if (n == r->writes_per_pass) {
                         *ret_more = true;
                         break;
                 }

@@ -52,6 +52,9 @@ struct tm_reconciler_options {
         struct cache *inferenceservices; /* borrowed */
         tm_event_fn event;               /* may be NULL */
         void *event_userdata;
+        /* Time slice: TrainedModels whose status/finalizer one reconcile writes before the key
+         * goes to the back of the queue; 0 = 2000. */
+        unsigned writes_per_pass;
 };
 
 struct tm_reconciler;

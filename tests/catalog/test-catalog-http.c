@@ -676,6 +676,26 @@ Test(http, invalid_parameters_are_400)
         }
 }
 
+/* Issue 16: a filter value with %00 was cut at the NUL (200, wrong result); now refused. */
+static void assert_nul_refused(const char *path)
+{
+        struct reply r = get(&fx, "%s", path);
+
+        /* the HTTP front refuses it (its body's code is the number, not "Bad Request") */
+        cr_assert_eq(r.status, 400, "%s -> %ld %s", path, r.status, r.body);
+        cr_assert(strstr(r.body, "%00"), "%s: %s", path, r.body);
+        reply_release(&r);
+}
+
+Test(http, nul_in_filter_value_is_400)
+{
+        assert_nul_refused("/models?filterQuery=license%3D%27mit%00zzz%27");
+        assert_nul_refused("/models?filterQuery=name%20LIKE%20%27%25%00%27");
+        assert_nul_refused("/models?q=alpha%00zzz");
+        assert_nul_refused("/sources/acme_models/models/alpha-model%00x");
+        assert_nul_refused("/sources/acme_models/models/alpha-model%00x/artifacts");
+}
+
 Test(http, unknown_paths_and_methods)
 {
         char url[512];

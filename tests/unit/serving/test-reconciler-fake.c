@@ -549,7 +549,7 @@ Test(tm_shell, concurrent_writes_converge_exactly_and_report_the_first_failure)
         n_fanout = 0;
 }
 
-/* The time slice: one reconcile writes at most 500 TrainedModels' statuses, then hands the key
+/* The time slice (writes_per_pass 500 here): one reconcile writes at most 500 TrainedModels' statuses, then hands the key
  * to the back of the queue (requeue after 0); the next passes go on from there, even from a
  * cache that has not seen the first pass's writes, and nothing is written twice. */
 Test(tm_shell, one_pass_writes_at_most_500_then_requeues_at_once)
@@ -558,6 +558,15 @@ Test(tm_shell, one_pass_writes_at_most_500_then_requeues_at_once)
         char name[16];
         unsigned passes = 0;
 
+        tm_reconciler_free(W.rec);
+        cr_assert_eq(tm_reconciler_new(&(struct tm_reconciler_options){
+                                               .trainedmodels = W.tms,
+                                               .inferenceservices = W.isvcs,
+                                               .event = on_event,
+                                               .writes_per_pass = 500,
+                                       },
+                                       &W.rec),
+                     0);
         put_isvc("sk", "100Gi");
         for (int i = 0; i < 1200; i++) {
                 (void)snprintf(name, sizeof(name), "m%04d", i);

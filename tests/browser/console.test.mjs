@@ -1,0 +1,282 @@
+// Browser tests of the web console against the real stack (stack.mjs): Debian's chromium,
+// playwright-core, axe-core. Screenshots of every screen go to the build directory.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FULL, Stack, apply, kubectl, registry, waitFor } from './stack.mjs';
+import { axe, launch, screenshot, userPage } from './browser.mjs';
+
+let stack;
+let browser;
+const T = 60_000; // hang guard for one expectation, far above normal
+// without `modelplane ui` or the test control plane, the registry and catalog flows run behind
+// tests/browser/devserver.mjs (smoke tier) and the rest is skipped with this reason
+const NEEDS_FULL = FULL ? false : 'needs `modelplane ui` and the test control plane (MODELPLANE_TESTENV_DIR)';
+if (!FULL) console.log(`# smoke tier: ${NEEDS_FULL}`);
+
+before(async () => {
+  stack = await new Stack().start();
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.close();
+  await stack?.stop();
+});
+
+async function noA11yViolations(page, screen) {
+  const v = await axe(page);
+  assert.deepEqual(v, [], `axe: serious/critical violations on ${screen}: ${JSON.stringify(v, null, 1)}`);
+}
+
+function noProblems(page) {
+  assert.deepEqual(page.problems, [], 'console errors or CSP violations in the page');
+}
+
+test('register a model with a version, find it by search, open it, archive and restore it', async () => {
+  const page = await userPage(browser, 'alice');
+  const name = `browser-model-${process.pid}`;
+  await page.goto(`${stack.url}/#/models`);
+  await page.getByRole('heading', { name: 'Registered models', level: 1 }).waitFor({ timeout: T });
+  await page.getByRole('button', { name: 'Register model' }).click();
+  await page.getByLabel('Model name').fill(name);
+  await page.getByLabel('Description').fill('registered from the browser test');
+  await page.getByLabel('Version name').fill('v1');
+  await page.getByLabel('Model artifact URI').fill('s3://bucket/browser/model');
+  await page.getByLabel('Model format').fill('sklearn');
+  await screenshot(page, 'register-model');
+  await noA11yViolations(page, 'register model dialog');
+  await page.getByRole('button', { name: 'Register', exact: true }).click();
+  await page.getByTestId('model-name').filter({ hasText: name }).waitFor({ timeout: T });
+  await page.getByTestId('version-detail').getByText('s3://bucket/browser/model').waitFor({ timeout: T });
+  await screenshot(page, 'model-detail');
+  await noA11yViolations(page, 'model detail');
+
+  // the same name again: the registry's message, inline under the name field
+  await page.goto(`${stack.url}/#/models`);
+  await page.getByRole('button', { name: 'Register model' }).click();
+  await page.getByLabel('Model name').fill(name);
+  await page.getByRole('button', { name: 'Register', exact: true }).click();
+  const err = page.locator('.pf-v6-c-helper-text__item.pf-m-error');
+  await err.waitFor({ timeout: T });
+  assert.match(await err.innerText(), /\S/, 'an empty inline error');
+  await screenshot(page, 'register-model-error');
+  await page.getByRole('button', { name: 'Cancel' }).click();
+
+  // search (typed: the list follows), open, archive, restore
+  await page.getByLabel('Search models by name').fill(name.slice(0, -2));
+  await waitFor('the search in the URL', () => page.url().includes(`q=${name.slice(0, -2)}`), T);
+  await waitFor('the list to show only matches', async () => {
+    const names = await page.getByTestId('models-table').locator('tbody tr td:first-child').allInnerTexts();
+    return names.length === 1 && names[0] === name;
+  }, T);
+  await screenshot(page, 'registered-models-search');
+  await noA11yViolations(page, 'registered models');
+  await page.getByRole('link', { name }).click();
+  await page.getByRole('button', { name: 'Archive model' }).click();
+  await page.getByRole('button', { name: 'Restore model' }).waitFor({ timeout: T });
+  const archived = await registry(stack, 'GET', `/registered_models?filterQuery=${encodeURIComponent(`name='${name}'`)}`);
+  assert.equal(archived.items[0].state, 'ARCHIVED');
+  await page.goto(`${stack.url}/#/models?state=ARCHIVED`);
+  await page.getByRole('link', { name }).waitFor({ timeout: T });
+  await page.getByRole('link', { name }).click();
+  await page.getByRole('button', { name: 'Restore model' }).click();
+  await page.getByRole('button', { name: 'Archive model' }).waitFor({ timeout: T });
+  const restored = await registry(stack, 'GET', `/registered_models?filterQuery=${encodeURIComponent(`name='${name}'`)}`);
+  assert.equal(restored.items[0].state, 'LIVE');
+  noProblems(page);
+});
+
+test('the list pages on the server (pageSize 20, nextPageToken), never loading everything', async () => {
+  const prefix = `page-${process.pid}-`;
+  for (let i = 0; i < 45; i++) await registry(stack, 'POST', '/registered_models', { name: `${prefix}${String(i).padStart(2, '0')}` });
+  const page = await userPage(browser, 'alice');
+  const lists = [];
+  page.on('request', (r) => {
+    if (/\/registered_models\?/.test(r.url())) lists.push(new URL(r.url()).searchParams);
+  });
+  await page.goto(`${stack.url}/#/models?q=${prefix}&sort=created_asc`);
+  const rows = page.getByTestId('models-table').locator('tbody tr');
+  const first = async () => (await rows.first().innerText()).split('\t')[0].trim();
+  await waitFor('page 1', async () => (await rows.count()) === 20 && (await first()) === `${prefix}00`, T);
+  await page.getByRole('button', { name: 'Next page' }).click();
+  await waitFor('page 2', async () => (await first()) === `${prefix}20`, T);
+  assert.equal(await rows.count(), 20);
+  await page.getByRole('button', { name: 'Next page' }).click();
+  await waitFor('page 3', async () => (await first()) === `${prefix}40`, T);
+  assert.equal(await rows.count(), 5);
+  assert.equal(await page.getByRole('button', { name: 'Next page' }).isDisabled(), true);
+  await page.getByRole('button', { name: 'Previous page' }).click();
+  await waitFor('back to page 2', async () => (await first()) === `${prefix}20`, T);
+  assert.ok(lists.length >= 4, `${lists.length} list requests`);
+  for (const q of lists) {
+    assert.equal(q.get('pageSize'), '20');
+    assert.match(q.get('filterQuery') ?? '', /ILIKE/);
+  }
+  noProblems(page);
+});
+
+test('keyboard only: skip link, navigation, opening a model', async () => {
+  const name = `keyboard-${process.pid}`;
+  await registry(stack, 'POST', '/registered_models', { name });
+  const page = await userPage(browser, 'alice');
+  await page.goto(`${stack.url}/#/models?q=${name}`);
+  await page.getByRole('link', { name }).waitFor({ timeout: T });
+  const focused = () => page.evaluate(() => document.activeElement?.textContent?.trim() ?? '');
+  await page.keyboard.press('Tab');
+  assert.equal(await focused(), 'Skip to content');
+  // Tab along until the Catalog entry of the navigation has the focus, then Enter
+  for (let i = 0; i < 10 && (await focused()) !== 'Catalog'; i++) await page.keyboard.press('Tab');
+  assert.equal(await focused(), 'Catalog');
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { name: 'Catalog', level: 1 }).waitFor({ timeout: T });
+  await page.goBack();
+  await page.getByRole('link', { name }).waitFor({ timeout: T });
+  await page.getByRole('link', { name }).focus();
+  await page.keyboard.press('Enter');
+  await page.getByTestId('model-name').filter({ hasText: name }).waitFor({ timeout: T });
+  noProblems(page);
+});
+
+test('a model name with HTML in it is shown as text', async () => {
+  const evil = `<img src=x onerror="window.__pwned=1">${process.pid}`;
+  await registry(stack, 'POST', '/registered_models', { name: evil });
+  const page = await userPage(browser, 'alice');
+  await page.goto(`${stack.url}/#/models?q=${encodeURIComponent(String(process.pid))}`);
+  await page.getByRole('link', { name: evil }).waitFor({ timeout: T });
+  assert.equal(await page.locator('img[src=x]').count(), 0, 'the name was rendered as HTML');
+  assert.equal(await page.evaluate(() => window.__pwned), undefined);
+});
+
+test('browse the catalog with a filter and open a model', async () => {
+  const page = await userPage(browser, 'alice');
+  await page.goto(`${stack.url}/#/catalog`);
+  const sources = page.getByTestId('sources-table');
+  await sources.getByText('Demo Models').waitFor({ timeout: T });
+  await sources.getByText('Missing Models').waitFor({ timeout: T });
+  await page.getByTestId('catalog-models-table').getByRole('link', { name: 'granite-demo' }).waitFor({ timeout: T });
+  await screenshot(page, 'catalog');
+  await noA11yViolations(page, 'catalog');
+  await page.getByLabel('Filter by license').selectOption('mit');
+  await waitFor('the license filter', async () => (await page.getByTestId('catalog-models-table').getByRole('link').allInnerTexts()).join(',') === 'vision-demo', T);
+  await page.getByLabel('Filter by license').selectOption('apache-2.0');
+  await page.getByRole('link', { name: 'granite-demo' }).waitFor({ timeout: T });
+  await page.getByRole('link', { name: 'granite-demo' }).click();
+  await page.getByTestId('catalog-model-name').filter({ hasText: 'granite-demo' }).waitFor({ timeout: T });
+  await page.locator('table[aria-label="Artifacts"]').getByText('oci://registry.example.com/demo/granite-demo:1.0').waitFor({ timeout: T });
+  await page.locator('table[aria-label="Performance data"]').getByText(/ttft_p90=41.5/).waitFor({ timeout: T });
+  await screenshot(page, 'catalog-model');
+  await noA11yViolations(page, 'catalog model');
+  noProblems(page);
+});
+
+test('a TrainedModel goes from waiting (not enough memory) to Ready when the limit is raised, without reload', { skip: NEEDS_FULL }, async () => {
+  const ns = stack.nsA;
+  const isvc = 'sklearn-demo';
+  const predictor = (mem) => ({ minReplicas: 1, sklearn: { name: 'kserve-container', resources: { requests: { cpu: '1', memory: mem }, limits: { cpu: '1', memory: mem } } } });
+  // a registered model and version that the InferenceService serves (the registry controller links them)
+  const rm = await registry(stack, 'POST', '/registered_models', { name: `served-${process.pid}` });
+  const mv = await registry(stack, 'POST', `/registered_models/${rm.id}/versions`, { name: 'v1', registeredModelId: rm.id });
+  apply({
+    apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService',
+    metadata: {
+      name: isvc, namespace: ns,
+      labels: { 'modelregistry.kubeflow.org/registered-model-id': rm.id, 'modelregistry.kubeflow.org/model-version-id': mv.id },
+      annotations: { 'modelregistry.kubeflow.org/url': stack.registryUrl },
+    },
+    spec: { predictor: predictor('2Gi') },
+  });
+  kubectl(['-n', ns, 'patch', 'inferenceservice', isvc, '--subresource=status', '--type=merge', '-p', JSON.stringify({
+    status: { url: `http://${isvc}.${ns}.example.com`, address: { url: `http://${isvc}-predictor.${ns}.svc.cluster.local` },
+      conditions: ['IngressReady', 'PredictorReady', 'Ready'].map((type) => ({ type, status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z' })) },
+  })]);
+  apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `modelconfig-${isvc}-0`, namespace: ns }, data: { 'models.json': '' } });
+  apply({ apiVersion: 'serving.kserve.io/v1alpha1', kind: 'TrainedModel', metadata: { name: 'big-model', namespace: ns },
+    spec: { inferenceService: isvc, model: { storageUri: 's3://bucket/big', framework: 'sklearn', memory: '3Gi' } } });
+  stack.startController();
+
+  const page = await userPage(browser, 'alice');
+  await page.goto(`${stack.url}/#/deployments/${ns}`);
+  await page.getByTestId('isvc-table').getByRole('link', { name: isvc }).waitFor({ timeout: T });
+  await screenshot(page, 'deployments');
+  await noA11yViolations(page, 'deployments');
+  await page.getByRole('link', { name: isvc }).click();
+  const tm = page.getByTestId('tm-big-model');
+  await tm.getByText('MemoryResourceNotAvailable').first().waitFor({ timeout: T });
+  await screenshot(page, 'inferenceservice-waiting');
+  await noA11yViolations(page, 'InferenceService detail');
+  await page.evaluate(() => {
+    window.__noReload = true;
+  });
+  kubectl(['-n', ns, 'patch', 'inferenceservice', isvc, '--type=merge', '-p', JSON.stringify({ spec: { predictor: predictor('4Gi') } })]);
+  await waitFor('the TrainedModel to show Ready', async () => (await tm.locator('h3 .pf-v6-c-label').innerText()).trim() === 'Ready', 120_000);
+  assert.equal(await page.evaluate(() => window.__noReload), true, 'the page was reloaded');
+  await tm.locator('td', { hasText: /^MemoryResourceAvailable$/ }).waitFor({ timeout: T });
+  await screenshot(page, 'inferenceservice-ready');
+
+  // the link both ways: InferenceService -> registered model -> InferenceService
+  await page.getByRole('link', { name: new RegExp(`^model ${rm.id}, version ${mv.id}$`) }).click();
+  await page.getByTestId('model-name').filter({ hasText: `served-${process.pid}` }).waitFor({ timeout: T });
+  await page.getByTestId('linked-isvcs').getByRole('link', { name: isvc }).waitFor({ timeout: T });
+  await waitFor('the registry controller to record the InferenceService', async () => {
+    const r = await registry(stack, 'GET', `/inference_services?filterQuery=${encodeURIComponent(`registeredModelId = '${rm.id}'`)}`);
+    return (r.items ?? []).length > 0;
+  }, 120_000);
+  await page.reload();
+  await page.getByTestId('registry-isvcs').waitFor({ timeout: T });
+  await page.getByTestId('linked-isvcs').getByText(/recorded as \d+/).waitFor({ timeout: T });
+  await screenshot(page, 'model-detail-deployed');
+  await noA11yViolations(page, 'model detail (deployed)');
+  await page.getByTestId('linked-isvcs').getByRole('link', { name: isvc }).click();
+  await page.getByTestId('tm-big-model').waitFor({ timeout: T });
+  noProblems(page);
+});
+
+test('a user without RBAC on a namespace does not see it and gets the 403 message', { skip: NEEDS_FULL }, async () => {
+  const page = await userPage(browser, 'alice');
+  await page.goto(`${stack.url}/#/deployments`);
+  const select = page.getByLabel('Namespace');
+  await select.waitFor({ timeout: T });
+  const options = await select.locator('option').evaluateAll((os) => os.map((o) => o.value));
+  assert.ok(options.includes(stack.nsA), `alice does not see ${stack.nsA}: ${options}`);
+  assert.ok(!options.includes(stack.nsB), `alice sees ${stack.nsB}`);
+  await page.goto(`${stack.url}/#/deployments/${stack.nsB}`);
+  const banner = page.getByTestId('error-banner');
+  await banner.waitFor({ timeout: T });
+  const text = await banner.innerText();
+  assert.match(text, /Access denied/);
+  assert.match(text, new RegExp(`alice.*${stack.nsB}`));
+  await screenshot(page, 'deployments-forbidden');
+  await noA11yViolations(page, 'deployments (403)');
+});
+
+test('a write without the CSRF token is refused', { skip: NEEDS_FULL }, async () => {
+  const page = await userPage(browser, 'alice');
+  await page.goto(`${stack.url}/#/models`);
+  await page.getByRole('heading', { name: 'Registered models', level: 1 }).waitFor({ timeout: T });
+  const res = await page.evaluate(async () => {
+    const mr = (await (await fetch('/api/v1/model_registry')).json()).data[0].name;
+    const r = await fetch(`/api/v1/model_registry/${mr}/registered_models`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ data: { name: 'csrf-forged' } }) });
+    return { status: r.status, body: await r.text() };
+  });
+  assert.equal(res.status, 403);
+  assert.match(res.body, /CSRF/);
+  const found = await registry(stack, 'GET', `/registered_models?filterQuery=${encodeURIComponent("name='csrf-forged'")}`);
+  assert.equal(found.items?.length ?? 0, 0, 'the forged write was stored');
+});
+
+test('a registry that is down shows a clear banner, and the catalog still works', { skip: NEEDS_FULL }, async () => {
+  const dead = await stack.serve('ui-dead-registry', [
+    'ui', '--listen', '127.0.0.1:0', '--static-dir', `${process.env.MODELPLANE_SOURCE_ROOT}/ui/dist`,
+    '--registry-url', 'http://127.0.0.1:9', '--catalog-url', stack.catalogUrl,
+    '--kubeconfig', stack.kubeconfig, '--trusted-proxy', '127.0.0.1/32',
+  ]);
+  const page = await userPage(browser, 'alice');
+  await page.goto(`http://127.0.0.1:${dead}/#/models`);
+  const banner = page.getByTestId('error-banner');
+  await banner.waitFor({ timeout: T });
+  assert.match(await banner.innerText(), /unavailable/i);
+  await screenshot(page, 'registry-down');
+  await noA11yViolations(page, 'registered models (registry down)');
+  await page.getByRole('link', { name: 'Catalog' }).click();
+  await page.getByRole('link', { name: 'granite-demo' }).waitFor({ timeout: T });
+});

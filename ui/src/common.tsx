@@ -1,0 +1,158 @@
+// Shared pieces of the screens: async loading state, error banners, empty states, status labels.
+import React, { useCallback, useEffect, useRef, useState } from 'react';
+import { Alert, Bullseye, Button, DescriptionList, DescriptionListDescription, DescriptionListGroup, DescriptionListTerm, EmptyState, EmptyStateBody, Label, Spinner } from '@patternfly/react-core';
+import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
+import { ApiError } from './api';
+import { conditionColor, propertyRows, type Condition, type StatusColor } from './format';
+import { goNext, goPrev, hasNext, hasPrev, type PagerState } from './pager';
+
+export type Async<T> = { state: 'loading' } | { state: 'error'; error: ApiError } | { state: 'ok'; data: T };
+
+function asApiError(e: unknown): ApiError {
+  return e instanceof ApiError ? e : new ApiError(0, (e as Error)?.message ?? String(e));
+}
+
+/** Runs load() whenever deps change; a newer run wins over an older one still in flight. */
+export function useAsync<T>(load: (signal: AbortSignal) => Promise<T>, deps: React.DependencyList): [Async<T>, () => void] {
+  const [v, setV] = useState<Async<T>>({ state: 'loading' });
+  const [tick, setTick] = useState(0);
+  const loadRef = useRef(load);
+  loadRef.current = load;
+  useEffect(() => {
+    const ac = new AbortController();
+    setV({ state: 'loading' });
+    loadRef.current(ac.signal).then(
+      (data) => !ac.signal.aborted && setV({ state: 'ok', data }),
+      (e) => !ac.signal.aborted && setV({ state: 'error', error: asApiError(e) }),
+    );
+    return () => ac.abort();
+  }, [...deps, tick]);
+  const reload = useCallback(() => setTick((t) => t + 1), []);
+  return [v, reload];
+}
+
+const SOURCE_NAMES: Record<string, string> = {
+  registry: 'The model registry',
+  catalog: 'The model catalog',
+  kubernetes: 'The Kubernetes API',
+};
+
+/** A clear banner for a failed call; names the service that failed when the BFF says which. */
+export function ErrorBanner({ error, what }: { error: ApiError; what: string }) {
+  const svc = SOURCE_NAMES[error.source];
+  let title = `Could not load ${what}`;
+  if (error.status === 503 || error.status === 502) title = `${svc ?? 'A service'} is unavailable: ${what} cannot be shown`;
+  else if (error.status === 403) title = `Access denied to ${what}`;
+  else if (error.status === 401) title = 'You are not signed in';
+  return (
+    <Alert variant="danger" isInline title={title} role="alert" data-testid="error-banner">
+      {error.message}
+    </Alert>
+  );
+}
+
+export function Loading({ what }: { what: string }) {
+  return (
+    <Bullseye>
+      <Spinner size="lg" aria-label={`Loading ${what}`} />
+    </Bullseye>
+  );
+}
+
+export function Empty({ title, children }: { title: string; children?: React.ReactNode }) {
+  return (
+    <EmptyState titleText={title} headingLevel="h3" variant="sm" data-testid="empty-state">
+      {children ? <EmptyStateBody>{children}</EmptyStateBody> : null}
+    </EmptyState>
+  );
+}
+
+const PF_COLORS: Record<StatusColor, 'green' | 'red' | 'orange' | 'grey'> = { green: 'green', red: 'red', orange: 'orange', grey: 'grey' };
+
+export function StatusLabel({ color, children }: { color: StatusColor; children: React.ReactNode }) {
+  return <Label color={PF_COLORS[color]}>{children}</Label>;
+}
+
+export function ConditionsTable({ conditions, caption }: { conditions: Condition[]; caption: string }) {
+  if (conditions.length === 0) return <Empty title="No conditions reported yet" />;
+  return (
+    <Table aria-label={caption} variant="compact">
+      <Thead>
+        <Tr>
+          <Th>Type</Th>
+          <Th>Status</Th>
+          <Th>Reason</Th>
+          <Th>Message</Th>
+          <Th>Last transition</Th>
+        </Tr>
+      </Thead>
+      <Tbody>
+        {conditions.map((c) => (
+          <Tr key={c.type}>
+            <Td dataLabel="Type">{c.type}</Td>
+            <Td dataLabel="Status">
+              <StatusLabel color={conditionColor(c)}>{c.status}</StatusLabel>
+            </Td>
+            <Td dataLabel="Reason">{c.reason ?? ''}</Td>
+            <Td dataLabel="Message">{c.message ?? ''}</Td>
+            <Td dataLabel="Last transition">{c.lastTransitionTime ?? ''}</Td>
+          </Tr>
+        ))}
+      </Tbody>
+    </Table>
+  );
+}
+
+export function PropertiesTable({ props, caption }: { props: Record<string, unknown> | undefined; caption: string }) {
+  const rows = propertyRows(props);
+  if (rows.length === 0) return <Empty title="No custom properties" />;
+  return (
+    <Table aria-label={caption} variant="compact">
+      <Thead>
+        <Tr>
+          <Th>Key</Th>
+          <Th>Type</Th>
+          <Th>Value</Th>
+        </Tr>
+      </Thead>
+      <Tbody>
+        {rows.map((r) => (
+          <Tr key={r.key}>
+            <Td dataLabel="Key">{r.key}</Td>
+            <Td dataLabel="Type">{r.type}</Td>
+            <Td dataLabel="Value">{r.value}</Td>
+          </Tr>
+        ))}
+      </Tbody>
+    </Table>
+  );
+}
+
+/** Previous/next page buttons of a list paged by nextPageToken. */
+export function PagerNav({ pager, setPager, label }: { pager: PagerState; setPager: (f: (p: PagerState) => PagerState) => void; label: string }) {
+  return (
+    <nav className="mp-pager" aria-label={label}>
+      <span data-testid="page-number">Page {pager.index + 1}</span>
+      <Button variant="secondary" isDisabled={!hasPrev(pager)} onClick={() => setPager(goPrev)}>
+        Previous page
+      </Button>
+      <Button variant="secondary" isDisabled={!hasNext(pager)} onClick={() => setPager(goNext)}>
+        Next page
+      </Button>
+    </nav>
+  );
+}
+
+/** A horizontal description list of (term, text) pairs; an empty text shows as "—". */
+export function Fields({ items }: { items: [string, React.ReactNode][] }) {
+  return (
+    <DescriptionList isHorizontal isCompact>
+      {items.map(([t, v]) => (
+        <DescriptionListGroup key={t}>
+          <DescriptionListTerm>{t}</DescriptionListTerm>
+          <DescriptionListDescription>{v === undefined || v === null || v === '' ? '—' : v}</DescriptionListDescription>
+        </DescriptionListGroup>
+      ))}
+    </DescriptionList>
+  );
+}

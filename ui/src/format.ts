@@ -1,0 +1,190 @@
+// Pure data and formatting helpers of the console (no DOM, no fetch): unit-tested in ui/tests.
+
+/** A registry customProperties value (MetadataValue) as one displayable row. */
+export interface PropertyRow {
+  key: string;
+  type: string;
+  value: string;
+}
+
+type MetadataValue = {
+  metadataType?: string;
+  string_value?: string;
+  int_value?: string | number;
+  double_value?: number;
+  bool_value?: boolean;
+  struct_value?: string;
+  proto_value?: { type?: string; value?: string };
+};
+
+const TYPE_NAMES: Record<string, string> = {
+  MetadataStringValue: 'string',
+  MetadataIntValue: 'int',
+  MetadataDoubleValue: 'double',
+  MetadataBoolValue: 'bool',
+  MetadataStructValue: 'struct',
+  MetadataProtoValue: 'proto',
+};
+
+/** customProperties → rows sorted by key; unknown shapes are shown as their JSON. */
+export function propertyRows(props: Record<string, unknown> | undefined | null): PropertyRow[] {
+  if (!props || typeof props !== 'object') return [];
+  return Object.keys(props)
+    .sort((a, b) => a.localeCompare(b))
+    .map((key) => {
+      const v = props[key] as MetadataValue;
+      if (!v || typeof v !== 'object') return { key, type: typeof v, value: String(v) };
+      const type = TYPE_NAMES[v.metadataType ?? ''] ?? v.metadataType ?? 'unknown';
+      let value: string;
+      if (v.string_value !== undefined) value = v.string_value;
+      else if (v.int_value !== undefined) value = String(v.int_value);
+      else if (v.double_value !== undefined) value = String(v.double_value);
+      else if (v.bool_value !== undefined) value = v.bool_value ? 'true' : 'false';
+      else if (v.struct_value !== undefined) value = v.struct_value;
+      else if (v.proto_value !== undefined) value = JSON.stringify(v.proto_value);
+      else value = JSON.stringify(v);
+      return { key, type, value };
+    });
+}
+
+/**
+ * A time as "5 min ago"-style text relative to now (both epoch ms or ISO/epoch-ms strings, as
+ * the registry sends epoch milliseconds as strings and Kubernetes sends RFC 3339).
+ */
+export function relativeTime(when: string | number | null | undefined, now: number): string {
+  const t = toEpochMs(when);
+  if (t === null) return '—';
+  const s = Math.round((now - t) / 1000);
+  if (s < 0) return 'in the future';
+  if (s < 60) return `${s} s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
+  return `${Math.floor(s / 86400)} d ago`;
+}
+
+export function toEpochMs(when: string | number | null | undefined): number | null {
+  if (when === null || when === undefined || when === '') return null;
+  if (typeof when === 'number') return Number.isFinite(when) ? when : null;
+  if (/^\d+$/.test(when)) return Number(when);
+  const t = Date.parse(when);
+  return Number.isNaN(t) ? null : t;
+}
+
+/** Absolute UTC timestamp, "2026-12-01 15:04:05 UTC". */
+export function absoluteTime(when: string | number | null | undefined): string {
+  const t = toEpochMs(when);
+  if (t === null) return '—';
+  return new Date(t).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+}
+
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown' | string;
+  reason?: string | null;
+  message?: string | null;
+  lastTransitionTime?: string | null;
+  severity?: string | null;
+}
+
+export type StatusColor = 'green' | 'red' | 'orange' | 'grey';
+
+/** The colour of one condition: True green, False red (orange when only a warning), else grey. */
+export function conditionColor(c: Condition): StatusColor {
+  if (c.status === 'True') return 'green';
+  if (c.status === 'False') return c.severity === 'Warning' || c.severity === 'Info' ? 'orange' : 'red';
+  return 'grey';
+}
+
+export interface Loaded {
+  ready: number;
+  total: number;
+}
+
+/** "2/3 loaded", or "—" when the agent has not reported. */
+export function loadedText(l: Loaded | null | undefined): string {
+  if (!l || !Number.isFinite(l.ready) || !Number.isFinite(l.total)) return '—';
+  return `${l.ready}/${l.total} loaded`;
+}
+
+/**
+ * One status for a TrainedModel or InferenceService: Ready, or the first not-True condition's
+ * reason (e.g. "MemoryResourceUnavailable"), or "Pending" when nothing is reported yet.
+ */
+export function summaryStatus(ready: boolean, conditions: Condition[] | undefined): {
+  label: string;
+  color: StatusColor;
+  message?: string;
+} {
+  if (ready) return { label: 'Ready', color: 'green' };
+  const list = conditions ?? [];
+  const bad = list.find((c) => c.type !== 'Ready' && c.status === 'False') ?? list.find((c) => c.status === 'False');
+  if (bad) return { label: bad.reason || `${bad.type} false`, color: 'red', message: bad.message ?? undefined };
+  const unknown = list.find((c) => c.status === 'Unknown');
+  if (unknown) return { label: unknown.reason || 'Pending', color: 'grey', message: unknown.message ?? undefined };
+  return { label: 'Pending', color: 'grey' };
+}
+
+/** A string literal for filterQuery: single-quoted, backslash and quote escaped. */
+export function filterLiteral(s: string): string {
+  return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+/** LIKE pattern that matches s anywhere, with % and _ in s taken literally. */
+export function likeContains(s: string): string {
+  return `%${s.replace(/\\/g, '\\\\').replace(/[%_]/g, (m) => `\\${m}`)}%`;
+}
+
+/** The registered-models filterQuery for a search text and a state filter ('' = any). */
+export function registeredModelsFilter(search: string, state: '' | 'LIVE' | 'ARCHIVED'): string {
+  const parts: string[] = [];
+  const q = search.trim();
+  if (q) parts.push(`name ILIKE ${filterLiteral(likeContains(q))}`);
+  if (state) parts.push(`state = ${filterLiteral(state)}`);
+  return parts.join(' AND ');
+}
+
+/** Byte counts as "1.5 GiB". */
+export function formatBytes(n: number | null | undefined): string {
+  if (n === null || n === undefined || !Number.isFinite(n) || n < 0) return '—';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return i === 0 ? `${v} B` : `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
+}
+
+/** The registry link labels the registry controller puts on an InferenceService. */
+export const LABEL_REGISTERED_MODEL = 'modelregistry.kubeflow.org/registered-model-id';
+export const LABEL_MODEL_VERSION = 'modelregistry.kubeflow.org/model-version-id';
+/** set by the registry controller once it recorded the InferenceService in the registry */
+export const LABEL_INFERENCE_SERVICE = 'modelregistry.kubeflow.org/inference-service-id';
+
+export function registryLink(labels: Record<string, string> | undefined | null): {
+  registeredModelId?: string;
+  modelVersionId?: string;
+  inferenceServiceId?: string;
+} {
+  if (!labels) return {};
+  return {
+    registeredModelId: labels[LABEL_REGISTERED_MODEL] || undefined,
+    modelVersionId: labels[LABEL_MODEL_VERSION] || undefined,
+    inferenceServiceId: labels[LABEL_INFERENCE_SERVICE] || undefined,
+  };
+}
+
+/** A filterQuery property name: bare when it is an identifier path, else `escaped`. */
+export function filterProperty(key: string): string {
+  return /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/.test(key) ? key : `\`${key.replace(/\\/g, '\\\\').replace(/`/g, '\\`')}\``;
+}
+
+/** The catalog filterQuery for the chosen value of each filter option ('' = not filtered). */
+export function catalogFilter(chosen: Record<string, string>): string {
+  return Object.keys(chosen)
+    .sort()
+    .filter((k) => chosen[k] !== '')
+    .map((k) => `${filterProperty(k)} = ${filterLiteral(chosen[k])}`)
+    .join(' AND ');
+}

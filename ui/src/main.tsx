@@ -1,0 +1,104 @@
+// Entry point: the page shell (masthead, navigation) and the routed screen, each screen its own
+// lazily loaded chunk so the first screen's JavaScript stays small.
+import '@patternfly/react-core/dist/styles/base.css';
+import './app.css';
+import { Suspense, lazy, useEffect, useState } from 'react';
+import { createRoot } from 'react-dom/client';
+import { Masthead, MastheadBrand, MastheadContent, MastheadMain, Nav, NavItem, NavList, Page, PageSidebar, PageSidebarBody, SkipToContent } from '@patternfly/react-core';
+import { href, parseRoute, type Route } from './router';
+import { Loading } from './common';
+import { UserBadge } from './user';
+
+const RegisteredModels = lazy(() => import('./screens/RegisteredModels'));
+const ModelDetail = lazy(() => import('./screens/ModelDetail'));
+const Catalog = lazy(() => import('./screens/Catalog'));
+const CatalogModel = lazy(() => import('./screens/CatalogModel'));
+const Deployments = lazy(() => import('./screens/Deployments'));
+const InferenceServiceDetail = lazy(() => import('./screens/InferenceServiceDetail'));
+
+function useRoute(): Route {
+  const [route, setRoute] = useState(() => parseRoute(window.location.hash));
+  useEffect(() => {
+    const on = () => setRoute(parseRoute(window.location.hash));
+    window.addEventListener('hashchange', on);
+    return () => window.removeEventListener('hashchange', on);
+  }, []);
+  return route;
+}
+
+function Screen({ route }: { route: Route }) {
+  switch (route.screen) {
+    case 'models':
+      return <RegisteredModels route={route} />;
+    case 'model':
+      return <ModelDetail id={route.id} />;
+    case 'catalog':
+      return <Catalog route={route} />;
+    case 'catalogModel':
+      return <CatalogModel source={route.source} name={route.name} />;
+    case 'deployments':
+      return <Deployments ns={route.ns} />;
+    case 'isvc':
+      return <InferenceServiceDetail ns={route.ns} name={route.name} />;
+    case 'notFound':
+      return (
+        <section className="mp-section">
+          <h1>Page not found</h1>
+          <p>There is no page at {route.path}.</p>
+        </section>
+      );
+  }
+}
+
+const SECTIONS = [
+  { key: 'models', label: 'Registered models', to: '#/models', match: ['models', 'model'] },
+  { key: 'catalog', label: 'Catalog', to: '#/catalog', match: ['catalog', 'catalogModel'] },
+  { key: 'deployments', label: 'Deployments', to: '#/deployments', match: ['deployments', 'isvc'] },
+];
+
+function App() {
+  const route = useRoute();
+  useEffect(() => {
+    const s = SECTIONS.find((x) => x.match.includes(route.screen));
+    document.title = `${s ? s.label : 'Not found'} · modelplane`;
+  }, [route.screen]);
+  const masthead = (
+    <Masthead>
+      <MastheadMain>
+        <MastheadBrand>
+          <a className="mp-brand" href={href({ screen: 'models', q: '', state: '', sort: '' })}>
+            modelplane
+          </a>
+        </MastheadBrand>
+      </MastheadMain>
+      <MastheadContent>
+        <UserBadge />
+      </MastheadContent>
+    </Masthead>
+  );
+  const sidebar = (
+    <PageSidebar>
+      <PageSidebarBody>
+        <Nav aria-label="Sections">
+          <NavList>
+            {SECTIONS.map((s) => (
+              <NavItem key={s.key} to={s.to} isActive={s.match.includes(route.screen)}>
+                {s.label}
+              </NavItem>
+            ))}
+          </NavList>
+        </Nav>
+      </PageSidebarBody>
+    </PageSidebar>
+  );
+  return (
+    <Page masthead={masthead} sidebar={sidebar} isManagedSidebar skipToContent={<SkipToContent href="#main">Skip to content</SkipToContent>} mainContainerId="main">
+      <Suspense fallback={<Loading what="page" />}>
+        <Screen route={route} />
+      </Suspense>
+    </Page>
+  );
+}
+
+const el = document.getElementById('root');
+if (el) createRoot(el).render(<App />);

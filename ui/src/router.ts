@@ -1,0 +1,65 @@
+// Hash routes of the console ("#/models/3"): parse and build. Pure.
+
+export type Route =
+  | { screen: 'models'; q: string; state: '' | 'LIVE' | 'ARCHIVED'; sort: string }
+  | { screen: 'model'; id: string }
+  | { screen: 'catalog'; source: string; q: string; filter: string }
+  | { screen: 'catalogModel'; source: string; name: string }
+  | { screen: 'deployments'; ns: string }
+  | { screen: 'isvc'; ns: string; name: string }
+  | { screen: 'notFound'; path: string };
+
+function dec(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
+export function parseRoute(hash: string): Route {
+  const h = hash.replace(/^#/, '');
+  const qi = h.indexOf('?');
+  const path = qi >= 0 ? h.slice(0, qi) : h;
+  const params = new URLSearchParams(qi >= 0 ? h.slice(qi + 1) : '');
+  const seg = path.split('/').filter((s) => s !== '').map(dec);
+  if (seg.length === 0 || (seg[0] === 'models' && seg.length === 1)) {
+    const st = params.get('state');
+    return { screen: 'models', q: params.get('q') ?? '', state: st === 'LIVE' || st === 'ARCHIVED' ? st : '', sort: params.get('sort') ?? '' };
+  }
+  if (seg[0] === 'models' && seg.length === 2) return { screen: 'model', id: seg[1] };
+  if (seg[0] === 'catalog' && seg.length === 1)
+    return { screen: 'catalog', source: params.get('source') ?? '', q: params.get('q') ?? '', filter: params.get('filter') ?? '' };
+  if (seg[0] === 'catalog' && seg.length >= 3) return { screen: 'catalogModel', source: seg[1], name: seg.slice(2).join('/') };
+  if (seg[0] === 'deployments' && seg.length <= 2) return { screen: 'deployments', ns: seg[1] ?? '' };
+  if (seg[0] === 'deployments' && seg.length === 3) return { screen: 'isvc', ns: seg[1], name: seg[2] };
+  return { screen: 'notFound', path: '/' + seg.join('/') };
+}
+
+function qs(p: Record<string, string>): string {
+  const u = new URLSearchParams();
+  for (const [k, v] of Object.entries(p)) if (v) u.set(k, v);
+  const s = u.toString();
+  return s ? `?${s}` : '';
+}
+
+const enc = (s: string) => encodeURIComponent(s);
+
+export function href(r: Route): string {
+  switch (r.screen) {
+    case 'models':
+      return `#/models${qs({ q: r.q, state: r.state, sort: r.sort })}`;
+    case 'model':
+      return `#/models/${enc(r.id)}`;
+    case 'catalog':
+      return `#/catalog${qs({ source: r.source, q: r.q, filter: r.filter })}`;
+    case 'catalogModel':
+      return `#/catalog/${enc(r.source)}/${r.name.split('/').map(enc).join('/')}`;
+    case 'deployments':
+      return r.ns ? `#/deployments/${enc(r.ns)}` : '#/deployments';
+    case 'isvc':
+      return `#/deployments/${enc(r.ns)}/${enc(r.name)}`;
+    case 'notFound':
+      return `#${r.path}`;
+  }
+}

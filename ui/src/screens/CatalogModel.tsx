@@ -1,0 +1,93 @@
+// One catalog model: its details, artifacts and performance data.
+import { Breadcrumb, BreadcrumbItem, PageSection, Title } from '@patternfly/react-core';
+import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
+import { get, pathOf, type ListPage } from '../api';
+import { Empty, ErrorBanner, Fields, Loading, PropertiesTable, useAsync } from '../common';
+import { absoluteTime, propertyRows } from '../format';
+import { href } from '../router';
+import type { CatalogArtifact, CatalogModel as Model } from '../types';
+
+function ArtifactsTable({ items, caption }: { items: CatalogArtifact[]; caption: string }) {
+  if (items.length === 0) return <Empty title={`No ${caption.toLowerCase()}`} />;
+  return (
+    <Table aria-label={caption} variant="compact">
+      <Thead>
+        <Tr>
+          <Th>Type</Th>
+          <Th>URI</Th>
+          <Th>Properties</Th>
+        </Tr>
+      </Thead>
+      <Tbody>
+        {items.map((a, i) => (
+          <Tr key={i}>
+            <Td dataLabel="Type">{a.artifactType ?? ''}</Td>
+            <Td dataLabel="URI" className="mp-mono">
+              {a.uri ?? ''}
+            </Td>
+            <Td dataLabel="Properties">
+              {propertyRows(a.customProperties)
+                .map((r) => `${r.key}=${r.value}`)
+                .join(', ')}
+            </Td>
+          </Tr>
+        ))}
+      </Tbody>
+    </Table>
+  );
+}
+
+export default function CatalogModel({ source, name }: { source: string; name: string }) {
+  const base = (kind: string) => '/' + pathOf('model_catalog', 'sources', source, kind, name);
+  const [model] = useAsync((signal) => get<Model>(base('models'), undefined, signal), [source, name]);
+  const [arts] = useAsync((signal) => get<ListPage<CatalogArtifact>>(base('artifacts'), { artifactType: 'model-artifact', pageSize: 50 }, signal), [source, name]);
+  const [perf] = useAsync((signal) => get<ListPage<CatalogArtifact>>(base('performance_artifacts'), { pageSize: 50 }, signal), [source, name]);
+  return (
+    <>
+      <PageSection>
+        <Breadcrumb>
+          <BreadcrumbItem to={href({ screen: 'catalog', source: '', q: '', filter: '' })}>Catalog</BreadcrumbItem>
+          <BreadcrumbItem isActive>{name}</BreadcrumbItem>
+        </Breadcrumb>
+        <Title headingLevel="h1" data-testid="catalog-model-name">
+          {name}
+        </Title>
+        {model.state === 'loading' && <Loading what="catalog model" />}
+        {model.state === 'error' && <ErrorBanner error={model.error} what={`catalog model ${name}`} />}
+        {model.state === 'ok' && (
+          <>
+            <Fields
+              items={[
+                ['Source', source],
+                ['Description', model.data.description],
+                ['Provider', model.data.provider],
+                ['License', model.data.license],
+                ['Tasks', (model.data.tasks ?? []).join(', ')],
+                ['Library', model.data.libraryName],
+                ['Last updated', absoluteTime(model.data.lastUpdateTimeSinceEpoch)],
+              ]}
+            />
+            <Title headingLevel="h2">Properties</Title>
+            <PropertiesTable props={model.data.customProperties} caption="Properties of the catalog model" />
+            {model.data.readme && (
+              <>
+                <Title headingLevel="h2">Readme</Title>
+                <div className="mp-readme">{model.data.readme}</div>
+              </>
+            )}
+          </>
+        )}
+      </PageSection>
+      <PageSection>
+        <Title headingLevel="h2">Artifacts</Title>
+        {arts.state === 'loading' && <Loading what="artifacts" />}
+        {arts.state === 'error' && <ErrorBanner error={arts.error} what="artifacts" />}
+        {arts.state === 'ok' && <ArtifactsTable items={arts.data.items ?? []} caption="Artifacts" />}
+        <Title headingLevel="h2">Performance</Title>
+        {perf.state === 'loading' && <Loading what="performance data" />}
+        {perf.state === 'error' && <ErrorBanner error={perf.error} what="performance data" />}
+        {perf.state === 'ok' && <ArtifactsTable items={perf.data.items ?? []} caption="Performance data" />}
+      </PageSection>
+    </>
+  );
+}

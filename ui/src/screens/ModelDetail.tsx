@@ -1,0 +1,276 @@
+// A registered model: its details, versions (each with artifacts and custom properties), the
+// InferenceServices that serve it, archive/restore, and adding a version.
+import React, { useState } from 'react';
+import { Alert, Breadcrumb, BreadcrumbItem, Button, DescriptionList, DescriptionListDescription, DescriptionListGroup, DescriptionListTerm, PageSection, Title, Toolbar, ToolbarContent, ToolbarItem } from '@patternfly/react-core';
+import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
+import { ApiError, get, patch, type ListPage } from '../api';
+import { Empty, ErrorBanner, Loading, PropertiesTable, StatusLabel, useAsync } from '../common';
+import { linkedInferenceServices } from '../deployments';
+import { absoluteTime, filterLiteral, registryLink, summaryStatus } from '../format';
+import { mrPath } from '../registry';
+import { href } from '../router';
+import type { Artifact, ModelVersion, RegisteredModel, RegistryInferenceService } from '../types';
+import { AddVersionModal } from './RegisterModel';
+
+function Field({ term, children }: { term: string; children: React.ReactNode }) {
+  return (
+    <DescriptionListGroup>
+      <DescriptionListTerm>{term}</DescriptionListTerm>
+      <DescriptionListDescription>{children}</DescriptionListDescription>
+    </DescriptionListGroup>
+  );
+}
+
+function VersionDetail({ version }: { version: ModelVersion }) {
+  const [arts] = useAsync(async (signal) => get<ListPage<Artifact>>(await mrPath('model_versions', version.id, 'artifacts'), { pageSize: 50 }, signal), [version.id]);
+  return (
+    <section aria-label={`Version ${version.name}`} data-testid="version-detail">
+      <Title headingLevel="h3">Version {version.name}</Title>
+      <DescriptionList isHorizontal isCompact>
+        <Field term="ID">{version.id}</Field>
+        <Field term="Author">{version.author ?? '—'}</Field>
+        <Field term="State">{version.state ?? 'LIVE'}</Field>
+        <Field term="Created">{absoluteTime(version.createTimeSinceEpoch)}</Field>
+      </DescriptionList>
+      <Title headingLevel="h4">Artifacts</Title>
+      {arts.state === 'loading' && <Loading what="artifacts" />}
+      {arts.state === 'error' && <ErrorBanner error={arts.error} what="artifacts" />}
+      {arts.state === 'ok' && arts.data.items.length === 0 && <Empty title="No artifacts" />}
+      {arts.state === 'ok' && arts.data.items.length > 0 && (
+        <Table aria-label={`Artifacts of version ${version.name}`} variant="compact">
+          <Thead>
+            <Tr>
+              <Th>Name</Th>
+              <Th>Type</Th>
+              <Th>URI</Th>
+              <Th>Format</Th>
+            </Tr>
+          </Thead>
+          <Tbody>
+            {arts.data.items.map((a, i) => (
+              <Tr key={a.id ?? i}>
+                <Td dataLabel="Name">{a.name ?? ''}</Td>
+                <Td dataLabel="Type">{a.artifactType ?? ''}</Td>
+                <Td dataLabel="URI" className="mp-mono">
+                  {a.uri ?? ''}
+                </Td>
+                <Td dataLabel="Format">{[a.modelFormatName, a.modelFormatVersion].filter(Boolean).join(' ')}</Td>
+              </Tr>
+            ))}
+          </Tbody>
+        </Table>
+      )}
+      <Title headingLevel="h4">Custom properties</Title>
+      <PropertiesTable props={version.customProperties} caption={`Custom properties of version ${version.name}`} />
+    </section>
+  );
+}
+
+/** What the registry recorded: its InferenceService entities for this model. */
+function RegistryRecords({ modelId }: { modelId: string }) {
+  const [list] = useAsync(async (signal) => get<ListPage<RegistryInferenceService>>(await mrPath('inference_services'), { filterQuery: `registeredModelId = ${filterLiteral(modelId)}`, pageSize: 50 }, signal), [modelId]);
+  if (list.state === 'loading') return <Loading what="registry records" />;
+  if (list.state === 'error') return <ErrorBanner error={list.error} what="the registry's InferenceServices" />;
+  if ((list.data.items ?? []).length === 0) return <Empty title="The registry records no InferenceService for this model" />;
+  return (
+    <Table aria-label="InferenceServices recorded by the registry" variant="compact" data-testid="registry-isvcs">
+      <Thead>
+        <Tr>
+          <Th>Registry ID</Th>
+          <Th>Name</Th>
+          <Th>Version</Th>
+          <Th>Desired state</Th>
+          <Th>Runtime</Th>
+        </Tr>
+      </Thead>
+      <Tbody>
+        {list.data.items.map((s) => (
+          <Tr key={s.id}>
+            <Td dataLabel="Registry ID">{s.id}</Td>
+            <Td dataLabel="Name">{s.name ?? ''}</Td>
+            <Td dataLabel="Version">{s.modelVersionId ?? ''}</Td>
+            <Td dataLabel="Desired state">{s.desiredState ?? ''}</Td>
+            <Td dataLabel="Runtime">{s.runtime ?? ''}</Td>
+          </Tr>
+        ))}
+      </Tbody>
+    </Table>
+  );
+}
+
+function Deployed({ modelId }: { modelId: string }) {
+  const [list] = useAsync((signal) => linkedInferenceServices(modelId, signal), [modelId]);
+  if (list.state === 'loading') return <Loading what="deployments" />;
+  if (list.state === 'error') return <ErrorBanner error={list.error} what="deployments" />;
+  if (list.data.length === 0) return <Empty title="Not deployed">No InferenceService that you can see is linked to this model.</Empty>;
+  return (
+    <Table aria-label="InferenceServices serving this model" variant="compact" data-testid="linked-isvcs">
+      <Thead>
+        <Tr>
+          <Th>InferenceService</Th>
+          <Th>Namespace</Th>
+          <Th>Version</Th>
+          <Th>Registry link</Th>
+          <Th>Status</Th>
+        </Tr>
+      </Thead>
+      <Tbody>
+        {list.data.map((s) => {
+          const st = summaryStatus(s.ready, s.conditions);
+          return (
+            <Tr key={`${s.namespace}/${s.name}`}>
+              <Td dataLabel="InferenceService">
+                <a href={href({ screen: 'isvc', ns: s.namespace, name: s.name })}>{s.name}</a>
+              </Td>
+              <Td dataLabel="Namespace">{s.namespace}</Td>
+              <Td dataLabel="Version">{registryLink(s.labels).modelVersionId ?? '—'}</Td>
+              <Td dataLabel="Registry link">{registryLink(s.labels).inferenceServiceId ? `recorded as ${registryLink(s.labels).inferenceServiceId}` : 'not recorded yet'}</Td>
+              <Td dataLabel="Status">
+                <StatusLabel color={st.color}>{st.label}</StatusLabel>
+              </Td>
+            </Tr>
+          );
+        })}
+      </Tbody>
+    </Table>
+  );
+}
+
+export default function ModelDetail({ id }: { id: string }) {
+  const [model, reloadModel] = useAsync(async (signal) => get<RegisteredModel>(await mrPath('registered_models', id), undefined, signal), [id]);
+  const [versions, reloadVersions] = useAsync(async (signal) => get<ListPage<ModelVersion>>(await mrPath('registered_models', id, 'versions'), { pageSize: 100, orderBy: 'CREATE_TIME', sortOrder: 'DESC' }, signal), [id]);
+  const [selected, setSelected] = useState<string | null>(null);
+  const [adding, setAdding] = useState(false);
+  const [actionError, setActionError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const setState = async (state: 'LIVE' | 'ARCHIVED') => {
+    setBusy(true);
+    setActionError(null);
+    try {
+      await patch<RegisteredModel>(await mrPath('registered_models', id), { state });
+      reloadModel();
+    } catch (e) {
+      setActionError(e instanceof ApiError ? e : new ApiError(0, String(e)));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const crumbs = (
+    <Breadcrumb>
+      <BreadcrumbItem to={href({ screen: 'models', q: '', state: '', sort: '' })}>Registered models</BreadcrumbItem>
+      <BreadcrumbItem isActive>{model.state === 'ok' ? model.data.name : id}</BreadcrumbItem>
+    </Breadcrumb>
+  );
+  if (model.state === 'loading')
+    return (
+      <PageSection>
+        {crumbs}
+        <Loading what="model" />
+      </PageSection>
+    );
+  if (model.state === 'error')
+    return (
+      <PageSection>
+        {crumbs}
+        <ErrorBanner error={model.error} what={`model ${id}`} />
+      </PageSection>
+    );
+  const m = model.data;
+  const archived = m.state === 'ARCHIVED';
+  const versionList = versions.state === 'ok' ? versions.data.items : [];
+  const shown = versionList.find((v) => v.id === selected) ?? versionList[0];
+  return (
+    <>
+      <PageSection>
+        {crumbs}
+        <Title headingLevel="h1" data-testid="model-name">
+          {m.name}
+        </Title>
+        <Toolbar>
+          <ToolbarContent>
+            <ToolbarItem>
+              <StatusLabel color={archived ? 'grey' : 'green'}>{archived ? 'Archived' : 'Live'}</StatusLabel>
+            </ToolbarItem>
+            <ToolbarItem>
+              {archived ? (
+                <Button variant="secondary" isLoading={busy} isDisabled={busy} onClick={() => setState('LIVE')}>
+                  Restore model
+                </Button>
+              ) : (
+                <Button variant="secondary" isDanger isLoading={busy} isDisabled={busy} onClick={() => setState('ARCHIVED')}>
+                  Archive model
+                </Button>
+              )}
+            </ToolbarItem>
+            <ToolbarItem>
+              <Button variant="primary" onClick={() => setAdding(true)} isDisabled={archived}>
+                Add version
+              </Button>
+            </ToolbarItem>
+          </ToolbarContent>
+        </Toolbar>
+        {actionError && <ErrorBanner error={actionError} what="the change" />}
+        <DescriptionList isHorizontal isCompact>
+          <Field term="ID">{m.id}</Field>
+          <Field term="Description">{m.description || '—'}</Field>
+          <Field term="Owner">{m.owner || '—'}</Field>
+          <Field term="Created">{absoluteTime(m.createTimeSinceEpoch)}</Field>
+          <Field term="Last updated">{absoluteTime(m.lastUpdateTimeSinceEpoch)}</Field>
+        </DescriptionList>
+        <Title headingLevel="h2">Custom properties</Title>
+        <PropertiesTable props={m.customProperties} caption="Custom properties of the model" />
+      </PageSection>
+      <PageSection>
+        <Title headingLevel="h2">Versions</Title>
+        {versions.state === 'loading' && <Loading what="versions" />}
+        {versions.state === 'error' && <ErrorBanner error={versions.error} what="versions" />}
+        {versions.state === 'ok' && versionList.length === 0 && <Empty title="No versions">Add a version to deploy this model.</Empty>}
+        {versionList.length > 0 && (
+          <Table aria-label="Versions" variant="compact" data-testid="versions-table">
+            <Thead>
+              <Tr>
+                <Th>Name</Th>
+                <Th>Author</Th>
+                <Th>State</Th>
+                <Th>Created</Th>
+              </Tr>
+            </Thead>
+            <Tbody>
+              {versionList.map((v) => (
+                <Tr key={v.id} isRowSelected={shown?.id === v.id}>
+                  <Td dataLabel="Name">
+                    <Button variant="link" isInline onClick={() => setSelected(v.id)} aria-pressed={shown?.id === v.id}>
+                      {v.name}
+                    </Button>
+                  </Td>
+                  <Td dataLabel="Author">{v.author ?? ''}</Td>
+                  <Td dataLabel="State">{v.state ?? 'LIVE'}</Td>
+                  <Td dataLabel="Created">{absoluteTime(v.createTimeSinceEpoch)}</Td>
+                </Tr>
+              ))}
+            </Tbody>
+          </Table>
+        )}
+        {versions.state === 'ok' && versions.data.nextPageToken && <Alert isInline variant="info" title="Only the 100 newest versions are listed." />}
+        {shown && <VersionDetail version={shown} />}
+      </PageSection>
+      <PageSection>
+        <Title headingLevel="h2">Deployments</Title>
+        <Deployed modelId={m.id} />
+        <Title headingLevel="h3">Recorded in the registry</Title>
+        <RegistryRecords modelId={m.id} />
+      </PageSection>
+      {adding && (
+        <AddVersionModal
+          modelId={m.id}
+          onClose={(added) => {
+            setAdding(false);
+            if (added) reloadVersions();
+          }}
+        />
+      )}
+    </>
+  );
+}

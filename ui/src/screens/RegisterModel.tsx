@@ -1,0 +1,181 @@
+// Register a model (with its first version and model artifact), and add a version to a model.
+// Validation is the registry's: its message is shown inline, under the field it concerns.
+import React, { useState } from 'react';
+import { Alert, Button, Form, FormGroup, FormHelperText, HelperText, HelperTextItem, Modal, ModalBody, ModalFooter, ModalHeader, TextInput } from '@patternfly/react-core';
+import { ApiError, post } from '../api';
+import { mrPath } from '../registry';
+import type { Artifact, ModelVersion, RegisteredModel } from '../types';
+
+type Field = 'modelName' | 'versionName' | 'uri' | 'form';
+
+function FieldError({ msg }: { msg?: string }) {
+  if (!msg) return null;
+  return (
+    <FormHelperText>
+      <HelperText>
+        <HelperTextItem variant="error">{msg}</HelperTextItem>
+      </HelperText>
+    </FormHelperText>
+  );
+}
+
+/** Creates the version (and its model artifact when a URI is given) under model id. */
+async function createVersion(modelId: string, versionName: string, author: string, uri: string, format: string, fail: (f: Field, e: unknown) => never): Promise<ModelVersion> {
+  let v: ModelVersion;
+  try {
+    v = await post<ModelVersion>(await mrPath('registered_models', modelId, 'versions'), { name: versionName, registeredModelId: modelId, author: author || undefined });
+  } catch (e) {
+    return fail('versionName', e);
+  }
+  if (uri) {
+    try {
+      await post<Artifact>(await mrPath('model_versions', v.id, 'artifacts'), { artifactType: 'model-artifact', name: versionName, uri, modelFormatName: format || undefined });
+    } catch (e) {
+      return fail('uri', e);
+    }
+  }
+  return v;
+}
+
+class FieldFailure extends Error {
+  constructor(readonly field: Field, readonly cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause));
+  }
+}
+
+const failWith = (f: Field, e: unknown): never => {
+  throw new FieldFailure(f, e);
+};
+
+function messageOf(e: unknown): string {
+  return e instanceof ApiError ? e.message : e instanceof Error ? e.message : String(e);
+}
+
+/** A form's submit: busy while run() works, its failure shown under the field it names. */
+function useSubmit(run: () => Promise<void>) {
+  const [errors, setErrors] = useState<Partial<Record<Field, string>>>({});
+  const [busy, setBusy] = useState(false);
+  const submit = async (ev?: React.FormEvent) => {
+    ev?.preventDefault();
+    setBusy(true);
+    setErrors({});
+    try {
+      await run();
+    } catch (e) {
+      if (e instanceof FieldFailure) setErrors({ [e.field]: messageOf(e.cause) });
+      else setErrors({ form: messageOf(e) });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { errors, busy, submit };
+}
+
+export function RegisterModelModal({ onClose }: { onClose: (createdId?: string) => void }) {
+  const [name, setName] = useState('');
+  const [description, setDescription] = useState('');
+  const [owner, setOwner] = useState('');
+  const [versionName, setVersionName] = useState('v1');
+  const [uri, setUri] = useState('');
+  const [format, setFormat] = useState('');
+  const [createdId, setCreatedId] = useState<string | undefined>();
+  const { errors, busy, submit } = useSubmit(async () => {
+    let id = createdId;
+    if (!id) {
+      try {
+        const m = await post<RegisteredModel>(await mrPath('registered_models'), { name, description: description || undefined, owner: owner || undefined });
+        id = m.id;
+        setCreatedId(id);
+      } catch (e) {
+        failWith('modelName', e);
+      }
+    }
+    if (id && versionName) await createVersion(id, versionName, owner, uri, format, failWith);
+    onClose(id);
+  });
+
+  return (
+    <Modal isOpen onClose={() => onClose(createdId)} variant="medium" aria-labelledby="register-title">
+      <ModalHeader title="Register model" labelId="register-title" />
+      <ModalBody>
+        {createdId && <Alert isInline variant="info" title="The model was registered; fix the version and submit again to add it." />}
+        {errors.form && <Alert isInline variant="danger" title={errors.form} />}
+        <Form id="register-form" onSubmit={submit}>
+          <FormGroup label="Model name" isRequired fieldId="rm-name">
+            <TextInput id="rm-name" isRequired value={name} onChange={(_e, v) => setName(v)} isDisabled={!!createdId} validated={errors.modelName ? 'error' : 'default'} />
+            <FieldError msg={errors.modelName} />
+          </FormGroup>
+          <FormGroup label="Description" fieldId="rm-description">
+            <TextInput id="rm-description" value={description} onChange={(_e, v) => setDescription(v)} isDisabled={!!createdId} />
+          </FormGroup>
+          <FormGroup label="Owner" fieldId="rm-owner">
+            <TextInput id="rm-owner" value={owner} onChange={(_e, v) => setOwner(v)} isDisabled={!!createdId} />
+          </FormGroup>
+          <FormGroup label="Version name" fieldId="rm-version">
+            <TextInput id="rm-version" value={versionName} onChange={(_e, v) => setVersionName(v)} validated={errors.versionName ? 'error' : 'default'} />
+            <FieldError msg={errors.versionName} />
+          </FormGroup>
+          <FormGroup label="Model artifact URI" fieldId="rm-uri">
+            <TextInput id="rm-uri" value={uri} placeholder="s3://bucket/path" onChange={(_e, v) => setUri(v)} validated={errors.uri ? 'error' : 'default'} />
+            <FieldError msg={errors.uri} />
+          </FormGroup>
+          <FormGroup label="Model format" fieldId="rm-format">
+            <TextInput id="rm-format" value={format} placeholder="sklearn" onChange={(_e, v) => setFormat(v)} />
+          </FormGroup>
+        </Form>
+      </ModalBody>
+      <ModalFooter>
+        <Button type="submit" form="register-form" isLoading={busy} isDisabled={busy}>
+          Register
+        </Button>
+        <Button variant="link" onClick={() => onClose(createdId)}>
+          Cancel
+        </Button>
+      </ModalFooter>
+    </Modal>
+  );
+}
+
+export function AddVersionModal({ modelId, onClose }: { modelId: string; onClose: (added: boolean) => void }) {
+  const [versionName, setVersionName] = useState('');
+  const [author, setAuthor] = useState('');
+  const [uri, setUri] = useState('');
+  const [format, setFormat] = useState('');
+  const { errors, busy, submit } = useSubmit(async () => {
+    await createVersion(modelId, versionName, author, uri, format, failWith);
+    onClose(true);
+  });
+
+  return (
+    <Modal isOpen onClose={() => onClose(false)} variant="medium" aria-labelledby="version-title">
+      <ModalHeader title="Add version" labelId="version-title" />
+      <ModalBody>
+        {errors.form && <Alert isInline variant="danger" title={errors.form} />}
+        <Form id="version-form" onSubmit={submit}>
+          <FormGroup label="Version name" isRequired fieldId="mv-name">
+            <TextInput id="mv-name" isRequired value={versionName} onChange={(_e, v) => setVersionName(v)} validated={errors.versionName ? 'error' : 'default'} />
+            <FieldError msg={errors.versionName} />
+          </FormGroup>
+          <FormGroup label="Author" fieldId="mv-author">
+            <TextInput id="mv-author" value={author} onChange={(_e, v) => setAuthor(v)} />
+          </FormGroup>
+          <FormGroup label="Model artifact URI" fieldId="mv-uri">
+            <TextInput id="mv-uri" value={uri} onChange={(_e, v) => setUri(v)} validated={errors.uri ? 'error' : 'default'} />
+            <FieldError msg={errors.uri} />
+          </FormGroup>
+          <FormGroup label="Model format" fieldId="mv-format">
+            <TextInput id="mv-format" value={format} onChange={(_e, v) => setFormat(v)} />
+          </FormGroup>
+        </Form>
+      </ModalBody>
+      <ModalFooter>
+        <Button type="submit" form="version-form" isLoading={busy} isDisabled={busy}>
+          Add version
+        </Button>
+        <Button variant="link" onClick={() => onClose(false)}>
+          Cancel
+        </Button>
+      </ModalFooter>
+    </Modal>
+  );
+}

@@ -1,0 +1,134 @@
+// The shapes the screens read (registry v1alpha3, catalog v1alpha1, docs/ui.md deployment views).
+import type { Condition, Loaded } from './format';
+
+export type Props = Record<string, unknown>;
+
+export interface RegisteredModel {
+  id: string;
+  name: string;
+  description?: string;
+  owner?: string;
+  state?: 'LIVE' | 'ARCHIVED';
+  createTimeSinceEpoch?: string;
+  lastUpdateTimeSinceEpoch?: string;
+  customProperties?: Props;
+  externalId?: string;
+}
+
+export interface ModelVersion {
+  id: string;
+  name: string;
+  registeredModelId: string;
+  description?: string;
+  author?: string;
+  state?: 'LIVE' | 'ARCHIVED';
+  createTimeSinceEpoch?: string;
+  customProperties?: Props;
+}
+
+export interface Artifact {
+  id?: string;
+  name?: string;
+  artifactType?: string;
+  uri?: string;
+  modelFormatName?: string;
+  modelFormatVersion?: string;
+  state?: string;
+  customProperties?: Props;
+}
+
+export interface RegistryInferenceService {
+  id: string;
+  name?: string;
+  registeredModelId?: string;
+  modelVersionId?: string;
+  runtime?: string;
+  desiredState?: string;
+  servingEnvironmentId?: string;
+}
+
+export interface ModelRegistryInfo {
+  name: string;
+  displayName?: string;
+  description?: string;
+  serverAddress?: string;
+}
+
+export interface CatalogSource {
+  id: string;
+  name: string;
+  enabled?: boolean;
+  status?: string;
+  error?: string;
+  labels?: string[];
+}
+
+export interface CatalogModel {
+  name: string;
+  source_id?: string;
+  description?: string;
+  provider?: string;
+  license?: string;
+  tasks?: string[];
+  libraryName?: string;
+  readme?: string;
+  logo?: string;
+  createTimeSinceEpoch?: string;
+  lastUpdateTimeSinceEpoch?: string;
+  customProperties?: Props;
+}
+
+export interface CatalogArtifact {
+  artifactType?: string;
+  uri?: string;
+  customProperties?: Props;
+  createTimeSinceEpoch?: string;
+}
+
+export interface FilterOption {
+  type: string;
+  values?: (string | number | boolean)[];
+  range?: { min?: number; max?: number };
+}
+
+export interface FilterOptions {
+  filters?: Record<string, FilterOption>;
+}
+
+export interface InferenceServiceView {
+  name: string;
+  namespace: string;
+  uid?: string;
+  creationTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  url: string | null;
+  ready: boolean;
+  conditions: Condition[];
+  predictor?: { modelFormat?: string | null; runtime?: string | null; storageUri?: string | null; memoryLimit?: string | null; memoryRequest?: string | null };
+}
+
+export interface TrainedModelView {
+  name: string;
+  namespace: string;
+  uid?: string;
+  creationTimestamp?: string;
+  inferenceService: string;
+  storageUri?: string;
+  framework?: string;
+  memory?: string;
+  url: string | null;
+  ready: boolean;
+  conditions: Condition[];
+  loaded: Loaded | null;
+}
+
+export interface EventView {
+  type: string;
+  reason: string;
+  message: string;
+  count?: number;
+  firstTimestamp?: string | null;
+  lastTimestamp?: string | null;
+  involvedObject: { kind: string; name: string };
+}

@@ -1,0 +1,75 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ApiError, errorFromBody, pathOf, queryString, unwrap } from '../src/api';
+import { currentToken, firstPage, goNext, goPrev, hasNext, hasPrev, loaded } from '../src/pager';
+import { href, parseRoute } from '../src/router';
+
+test('queryString: unset values dropped, arrays repeated, values escaped', () => {
+  assert.equal(queryString(undefined), '');
+  assert.equal(queryString({ a: '', b: undefined, c: null }), '');
+  assert.equal(queryString({ pageSize: 20, filterQuery: "name ILIKE '%a b%'" }), '?pageSize=20&filterQuery=name+ILIKE+%27%25a+b%25%27');
+  assert.equal(queryString({ source: ['x', 'y&z'] }), '?source=x&source=y%26z');
+});
+
+test('pathOf keeps slashes of a catalog model name and escapes the rest', () => {
+  assert.equal(pathOf('model_catalog', 'sources', 'hf', 'models', 'org/model name?'), 'model_catalog/sources/hf/models/org/model%20name%3F');
+});
+
+test('errorFromBody: the BFF error object, a plain message, raw text', () => {
+  const e = errorFromBody(409, '{"error":{"code":"409","message":"a model named x already exists","source":"registry"}}');
+  assert.ok(e instanceof ApiError);
+  assert.equal(e.status, 409);
+  assert.equal(e.message, 'a model named x already exists');
+  assert.equal(e.source, 'registry');
+  assert.equal(errorFromBody(400, '{"message":"bad"}').message, 'bad');
+  assert.equal(errorFromBody(502, '<html>Bad gateway</html>').message, '<html>Bad gateway</html>');
+  assert.equal(errorFromBody(500, '').message, 'HTTP 500');
+  assert.equal(errorFromBody(500, 'x'.repeat(1000)).message.length, 300);
+});
+
+test('unwrap: the data of the envelope, or a 502 when there is none', () => {
+  assert.deepEqual(unwrap('{"data":{"items":[]}}'), { items: [] });
+  assert.equal(unwrap('{"data":null}'), null);
+  assert.throws(() => unwrap('{"items":[]}'), (e: unknown) => e instanceof ApiError && e.status === 502);
+  assert.throws(() => unwrap('not json'));
+});
+
+test('pager: forward and back by nextPageToken, never past the last page', () => {
+  let p = firstPage;
+  assert.equal(currentToken(p), '');
+  assert.equal(hasPrev(p), false);
+  assert.equal(hasNext(p), false);
+  assert.equal(goNext(p), p);
+  p = loaded(p, 'T1');
+  assert.equal(hasNext(p), true);
+  p = goNext(p);
+  assert.equal(currentToken(p), 'T1');
+  assert.equal(hasNext(p), false);
+  p = loaded(p, 'T2');
+  p = goNext(p);
+  assert.equal(currentToken(p), 'T2');
+  p = loaded(p, '');
+  assert.equal(hasNext(p), false);
+  p = goPrev(p);
+  assert.equal(currentToken(p), 'T1');
+  assert.equal(p.index, 1);
+  p = goPrev(goPrev(p));
+  assert.equal(p.index, 0);
+  assert.equal(currentToken(p), '');
+  assert.equal(loaded(p, undefined).next, '');
+});
+
+test('routes: parse and build round trip', () => {
+  assert.deepEqual(parseRoute(''), { screen: 'models', q: '', state: '', sort: '' });
+  assert.deepEqual(parseRoute('#/models?q=mni&state=ARCHIVED'), { screen: 'models', q: 'mni', state: 'ARCHIVED', sort: '' });
+  assert.equal((parseRoute('#/models?state=bogus') as { state: string }).state, '');
+  assert.deepEqual(parseRoute('#/models/12'), { screen: 'model', id: '12' });
+  assert.deepEqual(parseRoute('#/catalog/hf/org/name%20x'), { screen: 'catalogModel', source: 'hf', name: 'org/name x' });
+  assert.deepEqual(parseRoute('#/deployments/team-a'), { screen: 'deployments', ns: 'team-a' });
+  assert.deepEqual(parseRoute('#/deployments/team-a/sklearn'), { screen: 'isvc', ns: 'team-a', name: 'sklearn' });
+  assert.deepEqual(parseRoute('#/nope/x'), { screen: 'notFound', path: '/nope/x' });
+  assert.equal(parseRoute('#/models/%E0%A4%A').screen, 'model');
+  for (const h of ['#/models?q=a+b', '#/models/5', '#/catalog?source=s1', '#/catalog/s1/org/m', '#/deployments', '#/deployments/ns/a']) {
+    assert.equal(href(parseRoute(h)), h);
+  }
+});

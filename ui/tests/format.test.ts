@@ -1,0 +1,103 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  absoluteTime, catalogFilter, conditionColor, filterLiteral, filterProperty, formatBytes, likeContains, loadedText,
+  propertyRows, registeredModelsFilter, registryLink, relativeTime, summaryStatus, toEpochMs,
+} from '../src/format';
+
+test('propertyRows: every MetadataValue type, sorted by key', () => {
+  const rows = propertyRows({
+    z: { metadataType: 'MetadataStringValue', string_value: '<b>x</b>' },
+    a: { metadataType: 'MetadataIntValue', int_value: '42' },
+    m: { metadataType: 'MetadataBoolValue', bool_value: false },
+    d: { metadataType: 'MetadataDoubleValue', double_value: 0.5 },
+    s: { metadataType: 'MetadataStructValue', struct_value: 'e30=' },
+    weird: { metadataType: 'Other' },
+  });
+  assert.deepEqual(rows.map((r) => r.key), ['a', 'd', 'm', 's', 'weird', 'z']);
+  assert.deepEqual(rows[0], { key: 'a', type: 'int', value: '42' });
+  assert.deepEqual(rows[2], { key: 'm', type: 'bool', value: 'false' });
+  assert.equal(rows[1].value, '0.5');
+  assert.equal(rows[4].type, 'Other');
+  assert.equal(rows[4].value, '{"metadataType":"Other"}');
+  assert.equal(rows[5].value, '<b>x</b>');
+  assert.deepEqual(propertyRows(undefined), []);
+  assert.deepEqual(propertyRows(null), []);
+});
+
+test('relativeTime and toEpochMs: registry epoch-ms strings and RFC 3339', () => {
+  const now = Date.parse('2026-12-01T12:00:00Z');
+  assert.equal(relativeTime(String(now - 30_000), now), '30 s ago');
+  assert.equal(relativeTime('2026-12-01T11:55:00Z', now), '5 min ago');
+  assert.equal(relativeTime(now - 7200_000, now), '2 h ago');
+  assert.equal(relativeTime(now - 3 * 86400_000, now), '3 d ago');
+  assert.equal(relativeTime(now + 10_000, now), 'in the future');
+  assert.equal(relativeTime(undefined, now), '—');
+  assert.equal(relativeTime('not a time', now), '—');
+  assert.equal(toEpochMs(''), null);
+  assert.equal(toEpochMs(Number.NaN), null);
+  assert.equal(absoluteTime('1764590645000'), '2025-12-01 12:04:05 UTC');
+  assert.equal(absoluteTime(null), '—');
+});
+
+test('conditions: colours and the one-line status', () => {
+  assert.equal(conditionColor({ type: 'Ready', status: 'True' }), 'green');
+  assert.equal(conditionColor({ type: 'Ready', status: 'False' }), 'red');
+  assert.equal(conditionColor({ type: 'X', status: 'False', severity: 'Warning' }), 'orange');
+  assert.equal(conditionColor({ type: 'Ready', status: 'Unknown' }), 'grey');
+  assert.deepEqual(summaryStatus(true, []), { label: 'Ready', color: 'green' });
+  const waiting = summaryStatus(false, [
+    { type: 'Ready', status: 'False', reason: 'MemoryResourceUnavailable' },
+    { type: 'FrameworkSupported', status: 'True' },
+    { type: 'IsMMSPredictor', status: 'True' },
+    { type: 'MemoryResourceAvailable', status: 'False', reason: 'MemoryResourceUnavailable', message: 'Not enough memory' },
+  ]);
+  assert.equal(waiting.label, 'MemoryResourceUnavailable');
+  assert.equal(waiting.message, 'Not enough memory');
+  assert.equal(summaryStatus(false, [{ type: 'Ready', status: 'False' }]).label, 'Ready false');
+  assert.equal(summaryStatus(false, [{ type: 'Ready', status: 'Unknown', reason: 'Loading' }]).label, 'Loading');
+  assert.equal(summaryStatus(false, undefined).label, 'Pending');
+});
+
+test('loadedText', () => {
+  assert.equal(loadedText({ ready: 2, total: 3 }), '2/3 loaded');
+  assert.equal(loadedText({ ready: 0, total: 0 }), '0/0 loaded');
+  assert.equal(loadedText(null), '—');
+  assert.equal(loadedText({ ready: Number.NaN, total: 1 }), '—');
+});
+
+test('filterQuery literals escape quotes, backslashes and LIKE wildcards', () => {
+  assert.equal(filterLiteral("it's"), "'it\\'s'");
+  assert.equal(filterLiteral('a\\b'), "'a\\\\b'");
+  assert.equal(likeContains('50%_x'), '%50\\%\\_x%');
+  assert.equal(registeredModelsFilter('', ''), '');
+  assert.equal(registeredModelsFilter('  mnist ', ''), "name ILIKE '%mnist%'");
+  assert.equal(registeredModelsFilter('o\'k', 'ARCHIVED'), "name ILIKE '%o\\'k%' AND state = 'ARCHIVED'");
+  assert.equal(registeredModelsFilter('', 'LIVE'), "state = 'LIVE'");
+});
+
+test('catalogFilter: sorted keys, unset values left out, odd keys escaped', () => {
+  assert.equal(catalogFilter({}), '');
+  assert.equal(catalogFilter({ provider: '', license: 'apache-2.0' }), "license = 'apache-2.0'");
+  assert.equal(catalogFilter({ b: 'x', a: 'y' }), "a = 'y' AND b = 'x'");
+  assert.equal(filterProperty('hardware_type.string_value'), 'hardware_type.string_value');
+  assert.equal(filterProperty('my-key'), '`my-key`');
+  assert.equal(filterProperty('we`ird'), '`we\\`ird`');
+});
+
+test('formatBytes', () => {
+  assert.equal(formatBytes(512), '512 B');
+  assert.equal(formatBytes(1536), '1.5 KiB');
+  assert.equal(formatBytes(300 * 1024 * 1024), '300 MiB');
+  assert.equal(formatBytes(-1), '—');
+  assert.equal(formatBytes(undefined), '—');
+});
+
+test('registryLink reads the registry controller labels', () => {
+  assert.deepEqual(
+    registryLink({ 'modelregistry.kubeflow.org/registered-model-id': '7', 'modelregistry.kubeflow.org/model-version-id': '9', 'modelregistry.kubeflow.org/inference-service-id': '3' }),
+    { registeredModelId: '7', modelVersionId: '9', inferenceServiceId: '3' },
+  );
+  assert.deepEqual(registryLink({}), { registeredModelId: undefined, modelVersionId: undefined, inferenceServiceId: undefined });
+  assert.deepEqual(registryLink(undefined), {});
+});
