@@ -22,27 +22,6 @@
 
 #define CATALOG_BODY_MAX (16U * 1024U * 1024U)
 
-static int parse_listen(const char *s, char **ret_host, uint16_t *ret_port)
-{
-        const char *colon = strrchr(s, ':');
-        char *host;
-
-        if (!colon)
-                return -EINVAL;
-        if (safe_atou16(colon + 1, ret_port) < 0)
-                return -EINVAL;
-        if (colon == s)
-                host = strdup("0.0.0.0");
-        else if (s[0] == '[' && colon[-1] == ']')
-                host = strndup(s + 1, (size_t)(colon - s - 2));
-        else
-                host = strndup(s, (size_t)(colon - s));
-        if (!host)
-                return -ENOMEM;
-        *ret_host = host;
-        return 0;
-}
-
 static int add_paths(char ***paths, size_t *n, const char *arg)
 {
         const char *p = arg;
@@ -129,7 +108,7 @@ static int catalog_set(void *userdata, const struct cli_option *opt, const char 
         case OPT_LISTEN:
                 free(a->host);
                 a->host = NULL;
-                return parse_listen(arg, &a->host, &a->port);
+                return cli_parse_listen(arg, &a->host, &a->port);
         case OPT_CATALOGS:
                 r = add_paths(&a->paths, &a->n_paths, arg);
                 if (r == -E2BIG) {

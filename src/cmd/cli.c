@@ -250,3 +250,22 @@ int cli_parse(const struct cli_command *cmd, int argc, char **argv, void *userda
                 return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
         return 0;
 }
+
+int cli_parse_listen(const char *s, char **ret_host, uint16_t *ret_port)
+{
+        const char *colon = strrchr(s, ':');
+        char *host;
+
+        if (!colon || safe_atou16(colon + 1, ret_port) < 0)
+                return -EINVAL;
+        if (colon == s)
+                host = strdup("0.0.0.0");
+        else if (s[0] == '[' && colon > s + 1 && colon[-1] == ']')
+                host = strndup(s + 1, (size_t)(colon - s - 2));
+        else
+                host = strndup(s, (size_t)(colon - s));
+        if (!host)
+                return -ENOMEM;
+        *ret_host = host;
+        return 0;
+}

@@ -21,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 enum cli_arg {
@@ -73,6 +74,12 @@ void cli_help(const struct cli_command *cmd, FILE *f);
  */
 int cli_usage_error(const struct cli_command *cmd, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
+
+/*
+ * A listen address "HOST:PORT", "[V6]:PORT" or ":PORT" (host 0.0.0.0): *ret_host is a new
+ * string. -EINVAL for a missing or bad port.
+ */
+int cli_parse_listen(const char *s, char **ret_host, uint16_t *ret_port);
 
 /* A boolean option value: NULL (flag given alone) is true; else parse_boolean() rules. */
 int cli_parse_bool(const char *arg, bool *ret);

@@ -66,7 +66,7 @@ static const struct cli_option ui_options[] = {
         { "user-header", 0, CLI_ARG_REQUIRED, "NAME",
           "identity header of the auth proxy (default kubeflow-userid)", OPT_USER_HEADER },
         { "groups-header", 0, CLI_ARG_REQUIRED, "NAME",
-          "groups header of the auth proxy (default kubeflow-groups)", OPT_GROUPS_HEADER },
+          "groups header of the auth proxy, impersonated too\n(default none; needs impersonate on groups)", OPT_GROUPS_HEADER },
         { "trusted-proxy", 0, CLI_ARG_REQUIRED, "CIDRS",
           "addresses whose user header is trusted (comma list)", OPT_TRUSTED },
         { "proxy-secret-file", 0, CLI_ARG_REQUIRED, "PATH",
@@ -89,25 +89,6 @@ struct ui_args {
         bool no_kube;
 };
 
-static int parse_listen(const char *s, char **ret_host, uint16_t *ret_port)
-{
-        const char *colon = strrchr(s, ':');
-        char *host;
-
-        if (!colon || safe_atou16(colon + 1, ret_port) < 0)
-                return -EINVAL;
-        if (colon == s)
-                host = strdup("0.0.0.0");
-        else if (s[0] == '[' && colon[-1] == ']')
-                host = strndup(s + 1, (size_t)(colon - s - 2));
-        else
-                host = strndup(s, (size_t)(colon - s));
-        if (!host)
-                return -ENOMEM;
-        *ret_host = host;
-        return 0;
-}
-
 static int ui_set(void *userdata, const struct cli_option *opt, const char *arg, char *err,
                   size_t err_size)
 {
@@ -117,7 +98,7 @@ static int ui_set(void *userdata, const struct cli_option *opt, const char *arg,
         case OPT_LISTEN:
                 free(a->host);
                 a->host = NULL;
-                return parse_listen(arg, &a->host, &a->port);
+                return cli_parse_listen(arg, &a->host, &a->port);
         case OPT_STATIC:
                 a->static_dir = arg;
                 return 0;
@@ -321,7 +302,7 @@ int cmd_ui(int argc, char **argv)
         cfg.kube = kcfg;
         cfg.auth = (struct ui_auth_config){
                 .user_header = a.user_header ? a.user_header : "kubeflow-userid",
-                .groups_header = a.groups_header ? a.groups_header : "kubeflow-groups",
+                .groups_header = a.groups_header,
                 .trusted = trusted,
                 .n_trusted = n_trusted,
                 .proxy_secret = proxy_secret,
@@ -341,9 +322,10 @@ int cmd_ui(int argc, char **argv)
                 return 1;
         }
         if (!ui_server_has_frontend(ui))
-                log_warn("ui: no built web console (%s has no index.html): serving the API and "
-                         "an explanatory page",
-                         cfg.static_dir ? cfg.static_dir : "no --static-dir, no ui/dist");
+                log_warn("ui: no built web console (%s%s): serving the API and an explanatory "
+                         "page",
+                         cfg.static_dir ? cfg.static_dir : "no --static-dir and no ui/dist",
+                         cfg.static_dir ? " has no index.html" : "");
         if (!a.registry_url)
                 log_warn("ui: no --registry-url: registry routes answer 503");
         if (!a.catalog_url)

@@ -185,6 +185,11 @@ static int parse_groups(const char *list, struct ui_identity *id, char *msg, siz
                                                UI_GROUPS_MAX);
                                 return -EINVAL;
                         }
+                        if (n >= 7 && strneq(p, "system:", 7)) {
+                                (void)snprintf(msg, len,
+                                               "the groups header names a reserved system: group");
+                                return -EINVAL;
+                        }
                         if (!name_ok(p, n)) {
                                 (void)snprintf(msg, len,
                                                "a group name in the groups header is longer than %u "
@@ -273,6 +278,13 @@ int ui_auth_decide(const struct ui_auth_config *cfg, const struct ui_auth_input 
                 if (by_addr || by_secret) {
                         id.mode = UI_AUTH_PROXY;
                         r = set_user(&id, in->user, cfg->user_header, msg, msg_len);
+                        /* Kubernetes' own identities are never taken from a header */
+                        if (r >= 0 && strneq(id.user, "system:", 7)) {
+                                (void)snprintf(msg, msg_len,
+                                               "the %s header names a reserved system: user",
+                                               cfg->user_header);
+                                r = -EINVAL;
+                        }
                         if (r >= 0 && in->groups)
                                 r = parse_groups(in->groups, &id, msg, msg_len);
                         if (r < 0) {

@@ -39,7 +39,7 @@ bool ui_cidr_match(const struct ui_cidr *cidrs, size_t n, const struct sockaddr 
 
 struct ui_auth_config {
         const char *user_header;   /* borrowed; "kubeflow-userid" */
-        const char *groups_header; /* borrowed; "kubeflow-groups"; NULL = none */
+        const char *groups_header; /* borrowed; NULL = groups are not taken from the proxy */
         const struct ui_cidr *trusted;
         size_t n_trusted;
         const char *proxy_secret; /* borrowed; NULL = no shared secret */
@@ -73,8 +73,8 @@ void ui_identity_done(struct ui_identity *id);
 
 /*
  * Decides the identity. Returns 0 with *ret filled (release with ui_identity_done()), -EACCES when
- * there is none (401; msg says what was missing or ignored), -EINVAL for a malformed header (400;
- * msg names it).
+ * there is none (401; msg says what was missing or ignored), -EINVAL for a malformed header or a
+ * proxy user or group starting with "system:" (400; msg names it).
  */
 _warn_unused_result_ int ui_auth_decide(const struct ui_auth_config *cfg,
                                         const struct ui_auth_input *in, struct ui_identity *ret,

@@ -325,6 +325,13 @@ unsigned ui_kube_error(int r, const struct kube_status *st, const char *user, co
                                st->message);
                 return 401;
         case 403:
+                if (strstr(st->message, "cannot impersonate")) {
+                        (void)snprintf(msg, len,
+                                       "the ui server may not impersonate %s (its RBAC: "
+                                       "deploy/base/ui/rbac.yaml): %s",
+                                       who ? who : "the user", st->message);
+                        return 500;
+                }
                 (void)snprintf(msg, len, "%s%s may not %s %s%s", who ? "user " : "you",
                                who ? who : "", verb, what, where);
                 return 403;

@@ -317,3 +317,25 @@ Test(secret, constant_time_equal)
         cr_assert_not(ui_secret_equal(NULL, "a"));
         cr_assert_not(ui_secret_equal("a", NULL));
 }
+
+Test(auth, system_identities_are_refused_from_the_header)
+{
+        struct fixture f;
+        struct ui_identity id;
+        char msg[512];
+
+        setup(&f, NULL, NULL);
+        cr_assert_eq(ui_auth_decide(&f.cfg,
+                                    &(struct ui_auth_input){ .peer = (struct sockaddr *)&f.trusted,
+                                                             .user = "system:admin" },
+                                    &id, msg, sizeof(msg)),
+                     -EINVAL);
+        cr_assert(strstr(msg, "reserved"), "%s", msg);
+        cr_assert_eq(ui_auth_decide(&f.cfg,
+                                    &(struct ui_auth_input){ .peer = (struct sockaddr *)&f.trusted,
+                                                             .user = "alice",
+                                                             .groups = "a,system:masters" },
+                                    &id, msg, sizeof(msg)),
+                     -EINVAL);
+        cr_assert(strstr(msg, "reserved"), "%s", msg);
+}

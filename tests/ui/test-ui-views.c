@@ -181,6 +181,13 @@ Test(kube_error, messages_name_user_resource_namespace)
                                    "https://k", msg, sizeof(msg)),
                      403);
         cr_assert_str_eq(msg, "you may not get inferenceservices x in namespace ns");
+        (void)snprintf(st.message, sizeof(st.message),
+                       "users \"alice\" is forbidden: User \"system:serviceaccount:x:y\" cannot "
+                       "impersonate resource \"users\"");
+        cr_assert_eq(ui_kube_error(-EACCES, &st, "alice", "list", "events", "ns", NULL,
+                                   "https://k", msg, sizeof(msg)),
+                     500);
+        cr_assert(strstr(msg, "may not impersonate alice"), "%s", msg);
         st.http_code = 404;
         cr_assert_eq(ui_kube_error(-ENOENT, &st, "a", "get", "inferenceservices", "ns", "x",
                                    "https://k", msg, sizeof(msg)),

@@ -1,0 +1,268 @@
+# SPDX-License-Identifier: Apache-2.0
+"""modelplane ui against the real test control plane (kube-apiserver + etcd, the project's CRDs;
+started by tests/integration/serving/run-suite.sh). The ui runs as the ServiceAccount of
+deploy/base/ui with that RBAC (impersonate users, list namespaces) and nothing else, so the
+tests also prove the shipped role is enough. user1 may read team-a only; user2 nothing.
+
+Covered: namespaces offered per user (SelfSubjectAccessReview fallback), 403 naming the user,
+verb, resource and namespace, InferenceServices, TrainedModels with every condition and n/m
+loaded, Events newest first, ETag/304 polling, bearer passthrough (SelfSubjectReview for the
+name, 401 for a bad token), a server without the impersonate right, an unreachable API server."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from uitest import SRC, Server, Tap, call, expect, expect_error
+
+DIR = os.environ.get("MODELPLANE_TESTENV_DIR")
+if not DIR:
+    print("SKIP: no test control plane (MODELPLANE_TESTENV_DIR unset)")
+    sys.exit(77)
+TESTENV = os.path.join(SRC, "scripts", "testenv")
+tap = Tap()
+
+
+def kubectl(*args, stdin=None):
+    r = subprocess.run([TESTENV, "kubectl", DIR, *args], input=stdin, capture_output=True,
+                       text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"kubectl {' '.join(args)}: {r.stderr}")
+    return r.stdout
+
+
+def testenv(*args):
+    return subprocess.run([TESTENV, *args], check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def apply(obj):
+    kubectl("apply", "-f", "-", stdin=json.dumps(obj))
+
+
+# ---- the cluster ----
+kubectl("apply", "-f", os.path.join(SRC, "deploy/controller/namespace.yaml"))
+kubectl("apply", "-n", "modelplane-system", "-f", os.path.join(SRC, "deploy/base/ui/serviceaccount.yaml"),
+        "-f", os.path.join(SRC, "deploy/base/ui/rbac.yaml"))
+for ns in ("team-a", "team-b"):
+    apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+       "metadata": {"name": "viewer", "namespace": "team-a"},
+       "rules": [{"apiGroups": ["serving.kserve.io"],
+                  "resources": ["inferenceservices", "trainedmodels"],
+                  "verbs": ["get", "list", "watch"]},
+                 {"apiGroups": [""], "resources": ["events"], "verbs": ["get", "list"]}]})
+apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+       "metadata": {"name": "viewer-user1", "namespace": "team-a"},
+       "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "viewer"},
+       "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "user1"}]})
+
+
+def isvc(ns, name, memory="1Gi"):
+    return {"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": {"predictor": {"minReplicas": 1, "sklearn": {
+                "protocolVersion": "v1",
+                "resources": {"limits": {"cpu": "100m", "memory": memory},
+                              "requests": {"cpu": "100m", "memory": memory}}}}}}
+
+
+def tm(ns, name, parent, memory="256Mi"):
+    return {"apiVersion": "serving.kserve.io/v1alpha1", "kind": "TrainedModel",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": {"inferenceService": parent,
+                     "model": {"storageUri": f"gs://bucket/{name}", "framework": "sklearn",
+                               "memory": memory}}}
+
+
+apply(isvc("team-a", "sklearn"))
+apply(isvc("team-b", "secret-isvc"))
+for name, parent in (("m1", "sklearn"), ("m2", "sklearn"), ("other", "elsewhere")):
+    apply(tm("team-a", name, parent))
+CONDITIONS = [
+    {"type": "FrameworkSupported", "status": "True", "lastTransitionTime": "2026-12-01T10:00:00Z"},
+    {"type": "InferenceServiceReady", "status": "True", "lastTransitionTime": "2026-12-01T10:00:00Z"},
+    {"type": "IsMMSPredictor", "status": "True", "lastTransitionTime": "2026-12-01T10:00:00Z"},
+    {"type": "MemoryResourceAvailable", "status": "True", "lastTransitionTime": "2026-12-01T10:00:00Z"},
+    {"type": "ModelLoaded", "status": "False", "reason": "Loading",
+     "message": "1/2 replicas loaded", "lastTransitionTime": "2026-12-01T10:00:01Z"},
+    {"type": "Ready", "status": "False", "reason": "ModelLoading",
+     "lastTransitionTime": "2026-12-01T10:00:01Z"},
+]
+kubectl("patch", "trainedmodel", "m1", "-n", "team-a", "--subresource=status", "--type=merge",
+        "-p", json.dumps({"status": {"conditions": CONDITIONS, "url": "http://sklearn/m1"}}))
+
+
+def event(name, kind, obj, reason, when, etype="Normal"):
+    apply({"apiVersion": "v1", "kind": "Event",
+           "metadata": {"name": name, "namespace": "team-a"},
+           "involvedObject": {"kind": kind, "name": obj, "namespace": "team-a"},
+           "reason": reason, "message": f"{reason} <b>{obj}</b>", "type": etype,
+           "firstTimestamp": when, "lastTimestamp": when, "count": 1,
+           "source": {"component": "modelplane-controller"}})
+
+
+event("e-old", "TrainedModel", "m1", "Waiting", "2026-12-01T10:00:00Z", "Warning")
+event("e-new", "TrainedModel", "m1", "Loaded", "2026-12-01T11:00:00Z")
+event("e-isvc", "InferenceService", "sklearn", "Updated", "2026-12-01T10:30:00Z")
+
+SA_KUBECONFIG = testenv("kubeconfig", DIR, "modelplane-system/modelplane-ui")
+USER1_TOKEN = testenv("token", DIR, "user1")
+ADMIN_TOKEN = testenv("token", DIR, "admin")
+ui = Server(["ui", "-l", "127.0.0.1:0", "--kubeconfig", SA_KUBECONFIG,
+             "--trusted-proxy", "127.0.0.1/32"], name="ui-kube")
+tap.cleanups.append(ui.stop)
+
+U1 = {"kubeflow-userid": "user1"}
+U2 = {"kubeflow-userid": "user2"}
+A = "/api/v1/namespaces/team-a"
+
+
+def get(path, headers, port=None):
+    return call(port or ui.port, "GET", path, headers=headers)
+
+
+def test_namespaces_only_those_the_user_may_read():
+    st, _, raw, doc = get("/api/v1/namespaces", U1)
+    expect(st == 200, f"{st} {raw[:300]!r}")
+    names = [n["name"] for n in doc["data"]]
+    expect(names == ["team-a"], f"user1 sees {names}")
+    st, _, _, doc = get("/api/v1/namespaces", U2)
+    expect(st == 200 and doc["data"] == [], f"user2 sees {doc}")
+
+
+def test_forbidden_namespace_is_403_naming_it():
+    expect_error(get("/api/v1/namespaces/team-b/inferenceservices", U1), 403, "kubernetes",
+                 "user user1 may not list inferenceservices.serving.kserve.io in namespace team-b")
+    expect_error(get("/api/v1/namespaces/team-b/inferenceservices/secret-isvc/trainedmodels", U1),
+                 403, "kubernetes", "namespace team-b")
+    expect_error(get("/api/v1/namespaces/team-b/events", U1), 403, "kubernetes",
+                 "may not list events in namespace team-b")
+    expect_error(get(A + "/inferenceservices", U2), 403, "kubernetes", "user user2")
+
+
+def test_inferenceservices():
+    st, h, raw, doc = get(A + "/inferenceservices", U1)
+    expect(st == 200, f"{st} {raw[:300]!r}")
+    items = doc["data"]["items"]
+    expect([i["name"] for i in items] == ["sklearn"], items)
+    p = items[0]["predictor"]
+    expect(p["modelFormat"] == "sklearn" and p["memoryLimit"] == "1Gi", p)
+    expect(doc["data"]["nextPageToken"] == "", doc["data"])
+    st, _, _, doc = get(A + "/inferenceservices/sklearn", U1)
+    expect(st == 200 and doc["data"]["namespace"] == "team-a", doc)
+    expect_error(get(A + "/inferenceservices/missing", U1), 404, "kubernetes",
+                 "missing not found in namespace team-a")
+    expect_error(get(A + "/inferenceservices?pageSize=501", U1), 400, "ui", "pageSize")
+
+
+def test_trainedmodels_every_condition_and_loaded():
+    st, _, raw, doc = get(A + "/inferenceservices/sklearn/trainedmodels", U1)
+    expect(st == 200, f"{st} {raw[:300]!r}")
+    items = {t["name"]: t for t in doc["data"]["items"]}
+    expect(sorted(items) == ["m1", "m2"], f"only sklearn's TrainedModels: {sorted(items)}")
+    m1 = items["m1"]
+    expect([c["type"] for c in m1["conditions"]] == [c["type"] for c in CONDITIONS],
+           m1["conditions"])
+    expect(m1["loaded"] == {"ready": 1, "total": 2}, m1["loaded"])
+    expect(m1["ready"] is False and m1["url"] == "http://sklearn/m1", m1)
+    expect(m1["memory"] == "256Mi" and m1["storageUri"] == "gs://bucket/m1", m1)
+    expect(items["m2"]["loaded"] is None and items["m2"]["conditions"] == [], items["m2"])
+
+
+def test_polling_with_etag():
+    path = A + "/inferenceservices/sklearn/trainedmodels"
+    st, h, _, _ = get(path, U1)
+    etag = h["etag"]
+    st, h2, raw, _ = get(path, {**U1, "If-None-Match": etag})
+    expect(st == 304 and raw == b"", f"unchanged: {st}")
+    kubectl("patch", "trainedmodel", "m2", "-n", "team-a", "--subresource=status",
+            "--type=merge", "-p", json.dumps({"status": {"conditions": [
+                {"type": "Ready", "status": "True", "lastTransitionTime": "2026-12-01T12:00:00Z"}]}}))
+    st, h3, _, doc = get(path, {**U1, "If-None-Match": etag})
+    expect(st == 200 and h3["etag"] != etag, f"changed: {st}")
+    m2 = [t for t in doc["data"]["items"] if t["name"] == "m2"][0]
+    expect(m2["ready"] is True, m2)
+
+
+def test_events_newest_first():
+    st, _, raw, doc = get(A + "/events?kind=TrainedModel&name=m1", U1)
+    expect(st == 200, f"{st} {raw[:300]!r}")
+    ev = doc["data"]["items"]
+    expect([e["reason"] for e in ev] == ["Loaded", "Waiting"], ev)
+    expect(ev[1]["type"] == "Warning" and ev[0]["message"] == "Loaded <b>m1</b>", ev)
+    st, _, _, doc = get(A + "/events?limit=1", U1)
+    expect(len(doc["data"]["items"]) == 1 and doc["data"]["items"][0]["reason"] == "Loaded", doc)
+    st, _, _, doc = get(A + "/events?kind=InferenceService", U1)
+    expect([e["reason"] for e in doc["data"]["items"]] == ["Updated"], doc)
+    expect_error(get(A + "/events?name=a,b", U1), 400, "ui")
+    expect_error(get(A + "/events?limit=9999", U1), 400, "ui", "limit")
+
+
+def test_bearer_passthrough():
+    b = {"Authorization": "Bearer " + USER1_TOKEN}
+    st, _, _, doc = get("/api/v1/user", b)
+    expect(st == 200 and doc["data"]["userId"] == "user1" and doc["data"]["authMode"] == "bearer",
+           doc)
+    expect(doc["data"]["clusterAdmin"] is False, doc)
+    st, _, _, doc = get(A + "/inferenceservices", b)
+    expect(st == 200 and len(doc["data"]["items"]) == 1, doc)
+    expect_error(get("/api/v1/namespaces/team-b/inferenceservices", b), 403, "kubernetes",
+                 "team-b")
+    st, _, _, doc = get("/api/v1/namespaces", b)
+    expect([n["name"] for n in doc["data"]] == ["team-a"], doc)
+    st, _, _, doc = get("/api/v1/user", {"Authorization": "Bearer " + ADMIN_TOKEN})
+    expect(doc["data"]["userId"] == "admin" and doc["data"]["clusterAdmin"] is True, doc)
+    st, _, _, doc = get("/api/v1/namespaces", {"Authorization": "Bearer " + ADMIN_TOKEN})
+    names = [n["name"] for n in doc["data"]]
+    expect("team-a" in names and "team-b" in names, names)
+
+
+def test_bad_token_is_401():
+    expect_error(get(A + "/inferenceservices", {"Authorization": "Bearer not-a-token"}), 401,
+                 "kubernetes")
+    expect_error(get("/api/v1/user", {"Authorization": "Bearer not-a-token"}), 401, "kubernetes")
+
+
+def test_server_without_impersonate_right():
+    nobody = testenv("kubeconfig", DIR, "nobody")
+    u = Server(["ui", "-l", "127.0.0.1:0", "--kubeconfig", nobody, "--trusted-proxy",
+                "127.0.0.1/32"], name="ui-nobody")
+    try:
+        expect_error(get(A + "/inferenceservices", U1, port=u.port), 500, "kubernetes",
+                     "may not impersonate user1")
+    finally:
+        u.stop()
+
+
+def test_unreachable_api_server_is_503():
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there now
+    kc = tempfile.NamedTemporaryFile("w", suffix=".kubeconfig", delete=False)
+    kc.write(open(SA_KUBECONFIG).read().replace(
+        [l for l in open(SA_KUBECONFIG).read().splitlines() if "server:" in l][0],
+        f"    server: https://127.0.0.1:{port}"))
+    kc.close()
+    u = Server(["ui", "-l", "127.0.0.1:0", "--kubeconfig", kc.name, "--trusted-proxy",
+                "127.0.0.1/32"], name="ui-down")
+    try:
+        expect_error(get(A + "/inferenceservices", U1, port=u.port), 503, "kubernetes",
+                     f"https://127.0.0.1:{port}")
+        st, _, _, _ = get("/healthcheck", {}, port=u.port)
+        expect(st == 200, "the server itself is fine")
+    finally:
+        u.stop()
+        os.unlink(kc.name)
+
+
+for t in (test_namespaces_only_those_the_user_may_read, test_forbidden_namespace_is_403_naming_it,
+          test_inferenceservices, test_trainedmodels_every_condition_and_loaded,
+          test_polling_with_etag, test_events_newest_first, test_bearer_passthrough,
+          test_bad_token_is_401, test_server_without_impersonate_right,
+          test_unreachable_api_server_is_503):
+    tap.run(t)
+tap.finish()
