@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/socket.h>
+struct sockaddr; /* <sys/socket.h>; only pointers here */
 
 #include "util/macro.h"
 

@@ -110,19 +110,12 @@ def drift_phase():
             json.dumps([{"op": "remove", "path": "/data/models.json"}]))
     ok(wait_for(lambda: models_json() == want, "models.json restored after removal"),
        "a removed models.json key is restored")
-    # A NUL: the API server accepts it, the controller's JSON decoding refuses it and (until the
-    # informer skips undecodable objects and decodes NULs: issue 16 item 3, branch i11-checks)
-    # the ConfigMap informer's list fails; reported as TODO until that lands.
+    # A NUL: the API server accepts it; the informer decodes it (issue 16 item 3) and the
+    # planner, which refuses a NUL in models.json, writes the list back.
     kubectl("-n", NS, "patch", "configmap", CM, "--type=merge", "-p",
             json.dumps({"data": {"models.json": want.replace("iris", "ir\u0000is", 1)}}))
-    if wait_for(lambda: models_json() == want, "models.json restored after a NUL", timeout=30):
-        ok(True, "a hand-edited models.json (a NUL) is restored by the controller")
-    else:
-        print(f"not ok {e2e.step_no[0] + 1} - a hand-edited models.json (a NUL) is restored "
-              "# TODO the informer does not decode NULs yet (issue 16 item 3)", flush=True)
-        e2e.step_no[0] += 1
-        kubectl("-n", NS, "patch", "configmap", CM, "--type=merge", "-p",
-                json.dumps({"data": {"models.json": want}}))
+    ok(wait_for(lambda: models_json() == want, "models.json restored after a NUL", timeout=30),
+       "a hand-edited models.json (a NUL) is restored by the controller")
     # its own write ends there: the ConfigMap stays put (no write loop)
     rv = json.loads(kubectl("-n", NS, "get", "configmap", CM, "-o", "json"))["metadata"]["resourceVersion"]
     time.sleep(3)
