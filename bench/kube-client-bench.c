@@ -39,8 +39,8 @@ static void *run(void *arg)
                 int r;
 
                 (void)snprintf(name, sizeof(name), "bench-%u-%u-%u", j->threads, j->id, i);
-                cm = json_pack("{s:s,s:s,s:{s:s},s:{s:s}}", "apiVersion", "v1", "kind",
-                               "ConfigMap", "metadata", "name", name, "data", "k", "v");
+                cm = json_pack("{s:s,s:s,s:{s:s},s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
+                               "metadata", "name", name, "data", "k", "v");
                 if (!cm) {
                         j->result = -ENOMEM;
                         return NULL;
@@ -67,7 +67,8 @@ int main(int argc, char **argv)
 
         if (argc != 5 || safe_atou32(argv[3], &count) < 0 || safe_atou32(argv[4], &threads) < 0 ||
             threads == 0 || threads > 64) {
-                fprintf(stderr, "usage: kube-client-bench KUBECONFIG NAMESPACE COUNT THREADS(1-64)\n");
+                fprintf(stderr,
+                        "usage: kube-client-bench KUBECONFIG NAMESPACE COUNT THREADS(1-64)\n");
                 return 2;
         }
         (void)curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -85,7 +86,9 @@ int main(int argc, char **argv)
         pthread_t tids[64];
         usec_t t0 = now_monotonic();
         for (unsigned t = 0; t < threads; t++) {
-                jobs[t] = (struct job){ .ns = argv[2], .id = t, .count = count / threads, .threads = threads };
+                jobs[t] = (struct job){
+                        .ns = argv[2], .id = t, .count = count / threads, .threads = threads
+                };
                 if (kube_client_dup(base, &jobs[t].client) < 0)
                         return 1;
                 if (pthread_create(&tids[t], NULL, run, &jobs[t]) != 0)
@@ -101,8 +104,7 @@ int main(int argc, char **argv)
         usec_t t1 = now_monotonic();
         unsigned done = (count / threads) * threads;
         printf("modelplane client creates/s with %u thread(s): %.0f (%u ConfigMaps in %.2f s)\n",
-               threads, (double)done * 1e6 / (double)(t1 - t0), done,
-               (double)(t1 - t0) / 1e6);
+               threads, (double)done * 1e6 / (double)(t1 - t0), done, (double)(t1 - t0) / 1e6);
         kube_client_free(base);
         kube_config_free(cfg);
         curl_global_cleanup();

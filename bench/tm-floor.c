@@ -82,9 +82,8 @@ static void *create_run(void *arg)
                 (void)snprintf(uri, sizeof(uri), "s3://models/%s/%u", p->prefix, i);
                 tm = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s,s:{s:s,s:s,s:s}}}", "apiVersion",
                                "serving.kserve.io/v1alpha1", "kind", "TrainedModel", "metadata",
-                               "name", name, "namespace", p->ns, "spec", "inferenceService",
-                               isvc, "model", "storageUri", uri, "framework", "sklearn",
-                               "memory", "1Mi");
+                               "name", name, "namespace", p->ns, "spec", "inferenceService", isvc,
+                               "model", "storageUri", uri, "framework", "sklearn", "memory", "1Mi");
                 if (!tm) {
                         atomic_store(&p->failed, -ENOMEM);
                         break;
@@ -138,17 +137,16 @@ static json_t *status_patch(const struct probe *p, const char *name, const char 
 {
         char url[512];
 
-        (void)snprintf(url, sizeof(url), "http://%s.%s.example.com/v1/models/%s:predict",
-                       p->isvc, p->ns, name);
+        (void)snprintf(url, sizeof(url), "http://%s.%s.example.com/v1/models/%s:predict", p->isvc,
+                       p->ns, name);
         return json_pack("{s:{s:s,s:[{s:s,s:s,s:s},{s:s,s:s,s:s},{s:s,s:s,s:s},"
                          "{s:s,s:s,s:s},{s:s,s:s,s:s}]}}",
-                         "status", "url", url, "conditions", "type", "FrameworkSupported",
+                         "status", "url", url, "conditions", "type", "FrameworkSupported", "status",
+                         "True", "lastTransitionTime", now, "type", "InferenceServiceReady",
+                         "status", "True", "lastTransitionTime", now, "type", "IsMMSPredictor",
                          "status", "True", "lastTransitionTime", now, "type",
-                         "InferenceServiceReady", "status", "True", "lastTransitionTime", now,
-                         "type", "IsMMSPredictor", "status", "True", "lastTransitionTime", now,
-                         "type", "MemoryResourceAvailable", "status", "True",
-                         "lastTransitionTime", now, "type", "Ready", "status", "True",
-                         "lastTransitionTime", now);
+                         "MemoryResourceAvailable", "status", "True", "lastTransitionTime", now,
+                         "type", "Ready", "status", "True", "lastTransitionTime", now);
 }
 
 static void *phase_run(void *arg)
@@ -219,10 +217,10 @@ static char *models_json(const struct probe *p, const unsigned *handled, unsigne
 
                 tm_name(p, handled[k], name, sizeof(name));
                 (void)snprintf(uri, sizeof(uri), "s3://models/%s/%u", p->prefix, handled[k]);
-                if (json_array_append_new(arr, json_pack("{s:s,s:{s:s,s:s,s:s}}", "modelName",
-                                                         name, "modelSpec", "storageUri", uri,
-                                                         "framework", "sklearn", "memory",
-                                                         "1Mi")) < 0) {
+                if (json_array_append_new(arr, json_pack("{s:s,s:{s:s,s:s,s:s}}", "modelName", name,
+                                                         "modelSpec", "storageUri", uri,
+                                                         "framework", "sklearn", "memory", "1Mi")) <
+                    0) {
                         json_decref(arr);
                         return NULL;
                 }
@@ -233,8 +231,8 @@ static char *models_json(const struct probe *p, const unsigned *handled, unsigne
 }
 
 /* The writer: batches of acknowledged creates until all COUNT are Ready. */
-static int write_all(struct probe *p, struct kube_client *base, unsigned *batches,
-                     unsigned *writes, size_t *cm_bytes)
+static int write_all(struct probe *p, struct kube_client *base, unsigned *batches, unsigned *writes,
+                     size_t *cm_bytes)
 {
         struct writer ws[MAX_THREADS] = { 0 };
         unsigned *handled = calloc(p->count, sizeof(*handled));
@@ -334,15 +332,14 @@ int main(int argc, char **argv)
         if (argc < 8)
                 return usage();
         p.writes = strcmp(argv[1], "floor") == 0;
-        if ((!p.writes && (strcmp(argv[1], "create") != 0 || argc != 8)) ||
-            (p.writes && argc != 9))
+        if ((!p.writes && (strcmp(argv[1], "create") != 0 || argc != 8)) || (p.writes && argc != 9))
                 return usage();
         if (safe_atou32(argv[5], &p.count) < 0 || safe_atou32(argv[6], &p.creators) < 0 ||
             p.creators == 0 || p.creators > MAX_THREADS || p.count == 0)
                 return usage();
         p.window = 1;
-        if (p.writes && (safe_atou32(argv[8], &p.window) < 0 || p.window == 0 ||
-                         p.window > MAX_THREADS))
+        if (p.writes &&
+            (safe_atou32(argv[8], &p.window) < 0 || p.window == 0 || p.window > MAX_THREADS))
                 return usage();
         p.ns = argv[3];
         p.isvc = argv[4];
@@ -379,8 +376,8 @@ int main(int argc, char **argv)
                                 st.message);
                         return 1;
                 }
-                p.isvc_uid = json_string_value(json_object_get(json_object_get(isvc, "metadata"),
-                                                               "uid"));
+                p.isvc_uid = json_string_value(
+                        json_object_get(json_object_get(isvc, "metadata"), "uid"));
                 if (!p.isvc_uid)
                         return 1;
         }

@@ -19,9 +19,9 @@
 #include "serving/modelconfig.h"
 #include "util/log.h"
 
-#define SOURCE_RECORD ".modelplane-source"
-#define TMP_PREFIX ".mp-tmp-"
-#define REASON_MAX 1024
+#define SOURCE_RECORD     ".modelplane-source"
+#define TMP_PREFIX        ".mp-tmp-"
+#define REASON_MAX        1024
 #define AGENT_RESYNC_USEC (30 * USEC_PER_SEC)
 
 struct agent {
@@ -175,8 +175,8 @@ json_t *agent_status(struct agent *a)
                         continue;
                 if (m->loaded_uri)
                         json_object_set_new(o, "storageUri", json_string(m->loaded_uri));
-                if (m->reason && (m->phase == PHASE_FAILED_TO_LOAD ||
-                                  m->phase == PHASE_FAILED_TO_DOWNLOAD))
+                if (m->reason &&
+                    (m->phase == PHASE_FAILED_TO_LOAD || m->phase == PHASE_FAILED_TO_DOWNLOAD))
                         json_object_set_new(o, "reason", json_string(m->reason));
                 json_array_append_new(arr, o);
         }
@@ -259,8 +259,8 @@ static void mem_update(struct agent *a, const char *name, const char *uri, enum 
                 set_str(&m->failed_uri, uri);
                 set_str(&m->reason, reason);
                 m->failed_load = phase == PHASE_FAILED_TO_LOAD;
-                m->retry_at = now_monotonic() +
-                              backoff_delay(m->failures, a->o.retry_base, a->o.retry_max, fetch_jitter01());
+                m->retry_at = now_monotonic() + backoff_delay(m->failures, a->o.retry_base,
+                                                              a->o.retry_max, fetch_jitter01());
         } else if (phase == PHASE_LOADED || phase == PHASE_PENDING || phase == PHASE_UNLOADING) {
                 set_str(&m->failed_uri, NULL);
                 set_str(&m->reason, NULL);
@@ -484,7 +484,8 @@ static void download_one(struct agent *a, struct job *j)
         }
         if (!mkdtemp(tmp)) {
                 j->r = negative_errno();
-                snprintf(j->reason, sizeof(j->reason), "cannot create %s: %s", tmp, errno_to_string(-j->r));
+                snprintf(j->reason, sizeof(j->reason), "cannot create %s: %s", tmp,
+                         errno_to_string(-j->r));
                 return;
         }
         (void)chmod(tmp, 0755);
@@ -506,8 +507,8 @@ static void download_one(struct agent *a, struct job *j)
                         r = negative_errno();
                 }
                 if (r < 0)
-                        snprintf(j->reason, sizeof(j->reason), "cannot move %s into place: %s",
-                                 tmp, errno_to_string(-r));
+                        snprintf(j->reason, sizeof(j->reason), "cannot move %s into place: %s", tmp,
+                                 errno_to_string(-r));
         }
         if (r < 0)
                 (void)rm_rf(tmp);
@@ -673,16 +674,23 @@ static int pass(struct agent *a, const char *models_json, usec_t *ret_wake)
                 goto out;
         }
         for (size_t i = 0; i < ix.n; i++)
-                server[i] = (struct server_model){ .name = ix.items[i].name, .state = ix.items[i].state };
+                server[i] = (struct server_model){ .name = ix.items[i].name,
+                                                   .state = ix.items[i].state };
         if (server_known)
                 mem_server_back(a, server, ix.n);
         else
                 mem_server_lost(a, err);
 
         in = (struct plan_input){
-                .desired = &desired, .disk = disk.items, .n_disk = disk.n,
-                .server = server, .n_server = ix.n, .server_known = server_known,
-                .memory = a->mem, .n_memory = a->n_mem, .now = now_monotonic(),
+                .desired = &desired,
+                .disk = disk.items,
+                .n_disk = disk.n,
+                .server = server,
+                .n_server = ix.n,
+                .server_known = server_known,
+                .memory = a->mem,
+                .n_memory = a->n_mem,
+                .now = now_monotonic(),
         };
         r = agent_plan(&in, &plan);
         if (r < 0)
@@ -720,7 +728,8 @@ static int pass(struct agent *a, const char *models_json, usec_t *ret_wake)
                 run_downloads(a, jobs, n_jobs);
         for (size_t i = 0; i < n_jobs; i++) {
                 if (jobs[i].r < 0) {
-                        log_error("agent: model %s: download failed: %s", jobs[i].name, jobs[i].reason);
+                        log_error("agent: model %s: download failed: %s", jobs[i].name,
+                                  jobs[i].reason);
                         mem_update(a, jobs[i].name, jobs[i].uri, PHASE_FAILED_TO_DOWNLOAD, NULL,
                                    jobs[i].reason);
                 } else {

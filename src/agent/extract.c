@@ -74,15 +74,19 @@ static int check_entries(const char *path, uint64_t size_max, char *reterr, size
                         return -EPERM;
                 }
                 if (hl && !relative_path_is_safe(hl)) {
-                        snprintf(reterr, len, "archive entry '%s' is a hard link out of the model directory ('%s')",
-                                 name, hl);
+                        snprintf(
+                                reterr, len,
+                                "archive entry '%s' is a hard link out of the model directory ('%s')",
+                                name, hl);
                         return -EPERM;
                 }
                 if (type == AE_IFLNK) {
                         const char *target = archive_entry_symlink(e);
                         if (!link_target_is_safe(name, target)) {
-                                snprintf(reterr, len, "archive entry '%s' is a symbolic link out of the model directory ('%s')",
-                                         name, target ? target : "");
+                                snprintf(
+                                        reterr, len,
+                                        "archive entry '%s' is a symbolic link out of the model directory ('%s')",
+                                        name, target ? target : "");
                                 return -EPERM;
                         }
                 } else if (type != AE_IFREG && type != AE_IFDIR && !hl) {
@@ -93,7 +97,8 @@ static int check_entries(const char *path, uint64_t size_max, char *reterr, size
                 if (type == AE_IFREG && archive_entry_size_is_set(e)) {
                         total += (uint64_t)archive_entry_size(e);
                         if (total > size_max) {
-                                snprintf(reterr, len, "archive content exceeds the size limit of %llu bytes",
+                                snprintf(reterr, len,
+                                         "archive content exceeds the size limit of %llu bytes",
                                          (unsigned long long)size_max);
                                 return -EFBIG;
                         }
@@ -177,8 +182,9 @@ int archive_extract_safe(const char *path, const char *dir, uint64_t size_max, c
                 if (archive_entry_size(e) > 0) {
                         r = copy_data(a, w, &total, size_max);
                         if (r < 0) {
-                                snprintf(reterr, len, r == -EFBIG ? "archive content exceeds the size limit"
-                                                                  : "corrupt archive data");
+                                snprintf(reterr, len,
+                                         r == -EFBIG ? "archive content exceeds the size limit"
+                                                     : "corrupt archive data");
                                 return r;
                         }
                 }

@@ -23,8 +23,8 @@
 #include "util/log.h"
 
 #define ERROR_BODY_MAX (16U * 1024U)
-#define LIST_PAGE_MAX (16U * 1024U * 1024U)
-#define EMPTY_SHA256 "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+#define LIST_PAGE_MAX  (16U * 1024U * 1024U)
+#define EMPTY_SHA256   "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
 static char *env_dup(const char *name)
 {
@@ -203,8 +203,8 @@ static int s3_escape(struct buf *b, const char *s, bool keep_slash)
 
         for (const unsigned char *p = (const unsigned char *)s; *p && r >= 0; p++) {
                 if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
-                    (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.' ||
-                    *p == '~' || (keep_slash && *p == '/'))
+                    (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.' || *p == '~' ||
+                    (keep_slash && *p == '/'))
                         r = buf_putc(b, (char)*p);
                 else
                         r = buf_printf(b, "%%%c%c", hex[*p >> 4], hex[*p & 15]);
@@ -213,11 +213,11 @@ static int s3_escape(struct buf *b, const char *s, bool keep_slash)
 }
 
 struct request {
-        const char *url;  /* borrowed */
-        bool s3;          /* sign with the S3 configuration */
+        const char *url;    /* borrowed */
+        bool s3;            /* sign with the S3 configuration */
         const char *bearer; /* borrowed; Authorization: Bearer, may be NULL */
-        FILE *file;       /* sink: file (rewound per attempt) ... */
-        struct buf *body; /* ... or buffer (reset per attempt) */
+        FILE *file;         /* sink: file (rewound per attempt) ... */
+        struct buf *body;   /* ... or buffer (reset per attempt) */
         uint64_t max;
 };
 
@@ -299,13 +299,15 @@ static int transfer_once(const struct fetch_config *c, const struct request *q, 
                          (unsigned long long)q->max);
                 r = -EFBIG;
         } else if (cc != CURLE_OK) {
-                snprintf(reterr, len, "GET %s: %s", q->url, *curlerr ? curlerr : curl_easy_strerror(cc));
+                snprintf(reterr, len, "GET %s: %s", q->url,
+                         *curlerr ? curlerr : curl_easy_strerror(cc));
                 r = cc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT : -EIO;
         } else if (code >= 300) {
                 if (!s3_error_parse(buf_str(&s.err), s.err.len, reason, sizeof(reason)) &&
                     !gcs_error_parse(buf_str(&s.err), s.err.len, reason, sizeof(reason)))
                         snprintf(reason, sizeof(reason), "%.200s", buf_str(&s.err));
-                snprintf(reterr, len, "GET %s: HTTP %ld%s%s", q->url, code, *reason ? " " : "", reason);
+                snprintf(reterr, len, "GET %s: HTTP %ld%s%s", q->url, code, *reason ? " " : "",
+                         reason);
                 r = code == 403 || code == 401 ? -EACCES : code == 404 ? -ENOENT : -EIO;
         } else if (q->file && fflush(q->file) != 0) {
                 r = negative_errno();
@@ -337,7 +339,8 @@ static int transfer(const struct fetch_config *c, const struct request *q, char 
                 if (r == 0 || r == -ENOMEM || r == -EFBIG || !retryable(cc, code))
                         return r;
                 if (attempt < c->attempts) {
-                        usec_t d = backoff_delay(attempt, c->retry_base, 30 * USEC_PER_SEC, fetch_jitter01());
+                        usec_t d = backoff_delay(attempt, c->retry_base, 30 * USEC_PER_SEC,
+                                                 fetch_jitter01());
                         log_warn("%s (attempt %u of %u, retrying in %llu ms)", reterr, attempt,
                                  c->attempts, (unsigned long long)(d / USEC_PER_MSEC));
                         struct timespec ts = usec_to_timespec(d);
@@ -369,9 +372,8 @@ struct object_store {
         const char *bearer; /* borrowed, may be NULL */
 };
 
-static int get_to_file(const struct fetch_config *c, const char *url,
-                       const struct object_store *os, const char *path, uint64_t max,
-                       char *reterr, size_t len)
+static int get_to_file(const struct fetch_config *c, const char *url, const struct object_store *os,
+                       const char *path, uint64_t max, char *reterr, size_t len)
 {
         FILE *f = fopen(path, "wxe");
         struct request q = { .url = url, .s3 = os->s3, .bearer = os->bearer, .max = max };
@@ -503,8 +505,7 @@ static int fetch_listed(const struct fetch_config *c, const struct object_store 
 /* One page of the listing of @prefix: S3 ListObjectsV2 (query parameters in the sorted order
  * SigV4's canonical request needs) or the GCS objects list. */
 static int list_page_url(const struct fetch_config *c, const struct object_store *os,
-                         const char *bucket, const char *prefix, const char *token,
-                         struct buf *url)
+                         const char *bucket, const char *prefix, const char *token, struct buf *url)
 {
         int r;
 
@@ -549,8 +550,10 @@ static int fetch_bucket(const struct fetch_config *c, const struct object_store 
 
                 r = list_page_url(c, os, u->bucket, prefix, list.next_token, &url);
                 if (r >= 0) {
-                        struct request q = { .url = buf_str(&url), .s3 = os->s3,
-                                             .bearer = os->bearer, .body = &page,
+                        struct request q = { .url = buf_str(&url),
+                                             .s3 = os->s3,
+                                             .bearer = os->bearer,
+                                             .body = &page,
                                              .max = LIST_PAGE_MAX - 1 };
                         r = transfer(c, &q, reterr, len);
                 }
@@ -585,8 +588,7 @@ static int fetch_http(const struct fetch_config *c, const struct storage_uri *u,
             asprintf(&tmp, "%s/.download", dir) < 0)
                 return -ENOMEM;
         static const struct object_store os = { .scheme = "http" };
-        r = get_to_file(c, u->url, &os, ak == ARCHIVE_NONE ? path : tmp, c->size_max, reterr,
-                        len);
+        r = get_to_file(c, u->url, &os, ak == ARCHIVE_NONE ? path : tmp, c->size_max, reterr, len);
         if (r < 0 || ak == ARCHIVE_NONE)
                 return r;
         r = archive_extract_safe(tmp, dir, c->size_max, why, sizeof(why));
@@ -669,7 +671,8 @@ static int fetch_local(const struct fetch_config *c, const struct storage_uri *u
 
         if (u->path)
                 src = strdup(u->path);
-        else if (asprintf(&src, "%s/%s%s%s", c->pvc_root, u->bucket, *u->key ? "/" : "", u->key) < 0)
+        else if (asprintf(&src, "%s/%s%s%s", c->pvc_root, u->bucket, *u->key ? "/" : "", u->key) <
+                 0)
                 src = NULL;
         if (!src)
                 return -ENOMEM;

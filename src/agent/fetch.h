@@ -64,5 +64,5 @@ void fetch_config_release(struct fetch_config *c);
 /* A uniform random number in [0, 1) for backoff jitter (getrandom; the clock as a fallback). */
 double fetch_jitter01(void);
 
-_warn_unused_result_ int fetch_model(const struct fetch_config *c, const char *uri,
-                                     const char *dir, char *reterr, size_t len_err);
+_warn_unused_result_ int fetch_model(const struct fetch_config *c, const char *uri, const char *dir,
+                                     char *reterr, size_t len_err);

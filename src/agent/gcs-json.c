@@ -22,7 +22,7 @@ int gcs_list_parse(const char *json, size_t len, struct s3_list *l)
         items = json_object_get(doc, "items");
         if (items && !json_is_array(items))
                 return -EBADMSG;
-        json_array_foreach (items, i, it) {
+        json_array_foreach(items, i, it) {
                 const char *name = json_string_value(json_object_get(it, "name"));
                 char *key;
 

@@ -11,8 +11,8 @@ enum server_state server_state_from_string(const char *s)
                 const char *name;
                 enum server_state state;
         } table[] = {
-                { "READY", SERVER_READY },           { "UNAVAILABLE", SERVER_UNAVAILABLE },
-                { "LOADING", SERVER_LOADING },       { "UNLOADING", SERVER_UNLOADING },
+                { "READY", SERVER_READY },     { "UNAVAILABLE", SERVER_UNAVAILABLE },
+                { "LOADING", SERVER_LOADING }, { "UNLOADING", SERVER_UNLOADING },
                 { "UNKNOWN", SERVER_UNKNOWN },
         };
 
@@ -100,8 +100,10 @@ static void plan_one(const struct plan_input *in, const char *name, struct plan_
 {
         const struct model_entry *d = model_entries_find_sorted(in->desired, name);
         const struct disk_model *k = find_by_name(in->disk, in->n_disk, sizeof(*in->disk), name);
-        const struct server_model *s = find_by_name(in->server, in->n_server, sizeof(*in->server), name);
-        const struct model_memory *m = find_by_name(in->memory, in->n_memory, sizeof(*in->memory), name);
+        const struct server_model *s = find_by_name(in->server, in->n_server, sizeof(*in->server),
+                                                    name);
+        const struct model_memory *m = find_by_name(in->memory, in->n_memory, sizeof(*in->memory),
+                                                    name);
         enum server_state st = s ? s->state : SERVER_ABSENT;
         struct action a = { .name = name };
 
@@ -125,9 +127,8 @@ static void plan_one(const struct plan_input *in, const char *name, struct plan_
                         a.kind = ACTION_LOAD;
                 }
         } else {
-                bool maybe_loaded = in->server_known
-                                            ? (st == SERVER_READY || st == SERVER_LOADING)
-                                            : (m && m->loaded_uri);
+                bool maybe_loaded = in->server_known ? (st == SERVER_READY || st == SERVER_LOADING)
+                                                     : (m && m->loaded_uri);
                 if (maybe_loaded)
                         a.kind = ACTION_UNLOAD;
                 else if (k)

@@ -58,13 +58,13 @@ const char *model_phase_to_string(enum model_phase p);
 
 /* What this process remembers about one model (owned by the shell, kept sorted by name). */
 struct model_memory {
-        char *name;         /* owned */
-        char *loaded_uri;   /* owned; the storageUri whose copy we last loaded, NULL if none */
-        char *failed_uri;   /* owned; the storageUri of the last failure, NULL if none */
-        bool failed_load;   /* the last failure was a load (else a download) */
-        unsigned failures;  /* consecutive failures of failed_uri */
-        usec_t retry_at;    /* monotonic; no new attempt before */
-        char *reason;       /* owned; the last failure's message */
+        char *name;        /* owned */
+        char *loaded_uri;  /* owned; the storageUri whose copy we last loaded, NULL if none */
+        char *failed_uri;  /* owned; the storageUri of the last failure, NULL if none */
+        bool failed_load;  /* the last failure was a load (else a download) */
+        unsigned failures; /* consecutive failures of failed_uri */
+        usec_t retry_at;   /* monotonic; no new attempt before */
+        char *reason;      /* owned; the last failure's message */
         enum model_phase phase;
 };
 
@@ -89,10 +89,10 @@ struct plan_input {
         const struct model_entries *desired; /* sorted by name (modelconfig_parse() does) */
         const struct disk_model *disk;       /* sorted by name */
         size_t n_disk;
-        const struct server_model *server;   /* sorted by name */
+        const struct server_model *server; /* sorted by name */
         size_t n_server;
-        bool server_known;                   /* false when the index could not be read */
-        const struct model_memory *memory;   /* sorted by name */
+        bool server_known;                 /* false when the index could not be read */
+        const struct model_memory *memory; /* sorted by name */
         size_t n_memory;
         usec_t now;
 };

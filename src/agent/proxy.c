@@ -18,9 +18,9 @@
 #include "util/buf.h"
 #include "util/log.h"
 
-#define HEAD_MAX (64U * 1024U)
+#define HEAD_MAX  (64U * 1024U)
 #define LINE_MAX_ 8192U
-#define FDS_MAX 4096
+#define FDS_MAX   4096
 
 struct proxy {
         struct proxy_config c;
@@ -211,11 +211,13 @@ static int copy_chunked(struct rd *r, int out)
                 k = read_line(r, line, sizeof(line), &len);
                 if (k < 0)
                         return k;
-                for (const char *c = line; *c && *c != ';' && *c != '\r' && *c != '\n' &&
-                                           *c != ' ' && *c != '\t'; c++, digits++) {
-                        int v = *c >= '0' && *c <= '9' ? *c - '0'
-                              : *c >= 'a' && *c <= 'f' ? *c - 'a' + 10
-                              : *c >= 'A' && *c <= 'F' ? *c - 'A' + 10 : -1;
+                for (const char *c = line;
+                     *c && *c != ';' && *c != '\r' && *c != '\n' && *c != ' ' && *c != '\t';
+                     c++, digits++) {
+                        int v = *c >= '0' && *c <= '9'   ? *c - '0'
+                                : *c >= 'a' && *c <= 'f' ? *c - 'a' + 10
+                                : *c >= 'A' && *c <= 'F' ? *c - 'A' + 10
+                                                         : -1;
                         if (v < 0 || digits >= 15)
                                 return -EBADMSG;
                         size = size * 16 + (uint64_t)v;
@@ -253,7 +255,7 @@ static int copy_chunked(struct rd *r, int out)
 }
 
 struct header {
-        char *name;  /* points into the head buffer */
+        char *name; /* points into the head buffer */
         char *value;
 };
 
@@ -343,16 +345,24 @@ static bool token_in_list(const char *list, const char *token)
 
 static bool hop_by_hop(const struct head *hd, const char *name)
 {
-        static const char *const hop[] = { "Connection", "Keep-Alive", "Proxy-Connection",
-                                           "Proxy-Authenticate", "Proxy-Authorization", "TE",
-                                           "Trailer", "Upgrade", "Transfer-Encoding",
-                                           "Content-Length", "Expect" };
+        static const char *const hop[] = { "Connection",
+                                           "Keep-Alive",
+                                           "Proxy-Connection",
+                                           "Proxy-Authenticate",
+                                           "Proxy-Authorization",
+                                           "TE",
+                                           "Trailer",
+                                           "Upgrade",
+                                           "Transfer-Encoding",
+                                           "Content-Length",
+                                           "Expect" };
 
         for (size_t i = 0; i < ELEMENTSOF(hop); i++)
                 if (strcasecmp(hop[i], name) == 0)
                         return true;
         for (size_t i = 0; i < hd->n; i++)
-                if (strcasecmp(hd->h[i].name, "Connection") == 0 && token_in_list(hd->h[i].value, name))
+                if (strcasecmp(hd->h[i].name, "Connection") == 0 &&
+                    token_in_list(hd->h[i].value, name))
                         return true;
         return false;
 }
@@ -496,12 +506,14 @@ static int exchange(struct conn *c)
 
         r = read_head(&c->client, &reqb);
         if (r == -EMSGSIZE) {
-                reply(c->client.fd, 431, "Request Header Fields Too Large", "request head too large\n", true);
+                reply(c->client.fd, 431, "Request Header Fields Too Large",
+                      "request head too large\n", true);
                 goto out;
         }
         if (r < 0)
                 goto out; /* EOF, idle timeout, reset */
-        if (parse_head(reqb.p, &rq) < 0 || strncmp(rq.start[2], "HTTP/1.", 7) != 0 || !*rq.start[1]) {
+        if (parse_head(reqb.p, &rq) < 0 || strncmp(rq.start[2], "HTTP/1.", 7) != 0 ||
+            !*rq.start[1]) {
                 reply(c->client.fd, 400, "Bad Request", "malformed request head\n", true);
                 goto out;
         }
@@ -513,11 +525,13 @@ static int exchange(struct conn *c)
         ua = head_get(&rq, "User-Agent");
         if (probe || (ua && strncmp(ua, "kube-probe/", 11) == 0)) {
                 if (probe && !streq(probe, "queue")) {
-                        reply(c->client.fd, 400, "Bad Request", "unexpected probe header value\n", !keep);
+                        reply(c->client.fd, 400, "Bad Request", "unexpected probe header value\n",
+                              !keep);
                 } else if (c->p->c.ready(c->p->c.ready_userdata)) {
                         reply(c->client.fd, 200, "OK", "queue", !keep);
                 } else {
-                        reply(c->client.fd, 503, "Service Unavailable", "model server not ready\n", !keep);
+                        reply(c->client.fd, 503, "Service Unavailable", "model server not ready\n",
+                              !keep);
                 }
                 r = framing_of(&rq, &rqf, &rql);
                 if (r < 0 || rqf != FRAME_NONE)
@@ -526,7 +540,8 @@ static int exchange(struct conn *c)
                 goto out;
         }
 
-        if (c->p->c.status_path && streq(rq.start[0], "GET") && streq(rq.start[1], c->p->c.status_path)) {
+        if (c->p->c.status_path && streq(rq.start[0], "GET") &&
+            streq(rq.start[1], c->p->c.status_path)) {
                 AUTOFREE char *json = c->p->c.status(c->p->c.ready_userdata);
                 char h[256];
                 int n;
@@ -535,9 +550,12 @@ static int exchange(struct conn *c)
                         reply(c->client.fd, 500, "Internal Server Error", "no status\n", true);
                         goto out;
                 }
-                n = snprintf(h, sizeof(h), "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                             "Content-Length: %zu\r\n%s\r\n", strlen(json), keep ? "" : "Connection: close\r\n");
-                if (write_all(c->client.fd, h, (size_t)n) < 0 || write_all(c->client.fd, json, strlen(json)) < 0)
+                n = snprintf(h, sizeof(h),
+                             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                             "Content-Length: %zu\r\n%s\r\n",
+                             strlen(json), keep ? "" : "Connection: close\r\n");
+                if (write_all(c->client.fd, h, (size_t)n) < 0 ||
+                    write_all(c->client.fd, json, strlen(json)) < 0)
                         goto out;
                 ret = keep;
                 goto out;
@@ -560,8 +578,8 @@ static int exchange(struct conn *c)
         }
         xff = head_get(&rq, "X-Forwarded-For");
         if (asprintf(&first, "%s %s HTTP/1.1\r\n", rq.start[0], rq.start[1]) < 0 ||
-            asprintf(&extra, "X-Forwarded-For: %s%s%s\r\n%s", xff ? xff : "", xff ? ", " : "", c->peer,
-                     rqf == FRAME_CHUNKED ? "Transfer-Encoding: chunked\r\n" : "") < 0) {
+            asprintf(&extra, "X-Forwarded-For: %s%s%s\r\n%s", xff ? xff : "", xff ? ", " : "",
+                     c->peer, rqf == FRAME_CHUNKED ? "Transfer-Encoding: chunked\r\n" : "") < 0) {
                 first = extra = NULL;
                 goto out;
         }
@@ -596,7 +614,8 @@ static int exchange(struct conn *c)
                     strlen(rs.start[1]) != 3 || strspn(rs.start[1], "0123456789") != 3 ||
                     rs.start[1][0] < '1' || rs.start[1][0] > '5')
                         goto upstream_fail;
-                code = (unsigned)((rs.start[1][0] - '0') * 100 + (rs.start[1][1] - '0') * 10 + (rs.start[1][2] - '0'));
+                code = (unsigned)((rs.start[1][0] - '0') * 100 + (rs.start[1][1] - '0') * 10 +
+                                  (rs.start[1][2] - '0'));
                 if (code >= 200 || code == 101)
                         break;
                 if (code != 100 || !token_in_list(head_get(&rq, "Expect"), "100-continue"))
@@ -606,7 +625,8 @@ static int exchange(struct conn *c)
         r = framing_of(&rs, &rsf, &rsl);
         if (r < 0 || code == 101)
                 goto upstream_fail;
-        up_keep = !token_in_list(head_get(&rs, "Connection"), "close") && streq(rs.start[0], "HTTP/1.1");
+        up_keep = !token_in_list(head_get(&rs, "Connection"), "close") &&
+                  streq(rs.start[0], "HTTP/1.1");
         if (head_req || code == 204 || code == 304)
                 rsf = FRAME_NONE;
         else if (rsf == FRAME_NONE)
@@ -626,8 +646,10 @@ static int exchange(struct conn *c)
                 if (head_req && orig_cl)
                         snprintf(cl, sizeof(cl), "Content-Length: %s\r\n", orig_cl);
                 else if (rsf == FRAME_LENGTH)
-                        snprintf(cl, sizeof(cl), "Content-Length: %llu\r\n", (unsigned long long)rsl);
-                if (!first || asprintf(&extra, "%s%s%s", te, cl, keep ? "" : "Connection: close\r\n") < 0) {
+                        snprintf(cl, sizeof(cl), "Content-Length: %llu\r\n",
+                                 (unsigned long long)rsl);
+                if (!first ||
+                    asprintf(&extra, "%s%s%s", te, cl, keep ? "" : "Connection: close\r\n") < 0) {
                         extra = NULL;
                         goto out;
                 }
@@ -650,7 +672,8 @@ static int exchange(struct conn *c)
 
 upstream_fail:
         upstream_close(c);
-        reply(c->client.fd, 502, "Bad Gateway", "model server closed the connection or answered garbage\n", true);
+        reply(c->client.fd, 502, "Bad Gateway",
+              "model server closed the connection or answered garbage\n", true);
 out:
         buf_release(&reqb);
         buf_release(&respb);
@@ -720,9 +743,11 @@ static void *accept_thread(void *userdata)
                         c->client = (struct rd){ .fd = fd };
                         c->up.fd = -1;
                         if (ss.ss_family == AF_INET)
-                                inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, c->peer, sizeof(c->peer));
+                                inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, c->peer,
+                                          sizeof(c->peer));
                         else if (ss.ss_family == AF_INET6)
-                                inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, c->peer, sizeof(c->peer));
+                                inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr,
+                                          c->peer, sizeof(c->peer));
                         track(p, fd, true);
                         pthread_attr_init(&attr);
                         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -746,7 +771,8 @@ static void *accept_thread(void *userdata)
 
 int proxy_start(const struct proxy_config *cfg, struct proxy **ret)
 {
-        struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE | AI_NUMERICHOST },
+        struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+                                  .ai_flags = AI_PASSIVE | AI_NUMERICHOST },
                         *res = NULL;
         struct sockaddr_storage ss;
         socklen_t sl = sizeof(ss);

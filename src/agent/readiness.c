@@ -69,7 +69,8 @@ int readiness_probe_parse(const char *text, uint16_t component_port, struct read
                 host = json_string_value(json_object_get(http, "host"));
                 p.kind = PROBE_HTTP;
                 p.port = probe_port(json_object_get(http, "port"), component_port);
-                if (asprintf(&p.url, "%s://%s:%u%s%s", scheme && strcasecmp(scheme, "https") == 0 ? "https" : "http",
+                if (asprintf(&p.url, "%s://%s:%u%s%s",
+                             scheme && strcasecmp(scheme, "https") == 0 ? "https" : "http",
                              host && *host ? host : "127.0.0.1", p.port,
                              path && path[0] == '/' ? "" : "/", path ? path : "") < 0) {
                         p.url = NULL;
@@ -78,7 +79,7 @@ int readiness_probe_parse(const char *text, uint16_t component_port, struct read
                 p.headers = calloc(json_array_size(hs) + 1, sizeof(char *));
                 if (!p.headers)
                         r = -ENOMEM;
-                json_array_foreach (hs, i, h) {
+                json_array_foreach(hs, i, h) {
                         const char *name = json_string_value(json_object_get(h, "name"));
                         const char *value = json_string_value(json_object_get(h, "value"));
                         if (!p.headers || !name || !*name || strpbrk(name, ":\r\n") ||

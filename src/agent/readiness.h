@@ -23,9 +23,9 @@ enum probe_kind {
 
 struct readiness_probe {
         enum probe_kind kind;
-        char *url;            /* owned; http(s)://host:port/path */
-        char **headers;       /* owned; "Name: value", NULL-terminated, may be NULL */
-        char *host;           /* owned; tcp host */
+        char *url;      /* owned; http(s)://host:port/path */
+        char **headers; /* owned; "Name: value", NULL-terminated, may be NULL */
+        char *host;     /* owned; tcp host */
         uint16_t port;
         long timeout_sec;
 };

@@ -89,7 +89,8 @@ static int post(struct repo_client *c, const char *path, struct buf *body, char 
         cc = curl_easy_perform(c->curl);
         curl_slist_free_all(h);
         if (cc != CURLE_OK) {
-                snprintf(reterr, len, "POST %s: %s", url, *curlerr ? curlerr : curl_easy_strerror(cc));
+                snprintf(reterr, len, "POST %s: %s", url,
+                         *curlerr ? curlerr : curl_easy_strerror(cc));
                 return -EIO;
         }
         curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &code);
@@ -118,7 +119,8 @@ int repo_index(struct repo_client *c, struct repo_index *ret, char *reterr, size
         r = post(c, "/v2/repository/index", &body, reterr, len);
         if (r < 0 || r != 200) {
                 if (r > 0)
-                        snprintf(reterr, len, "repository index: HTTP %d %.200s", r, buf_str(&body));
+                        snprintf(reterr, len, "repository index: HTTP %d %.200s", r,
+                                 buf_str(&body));
                 buf_release(&body);
                 return r < 0 ? r : -EIO;
         }
@@ -134,7 +136,7 @@ int repo_index(struct repo_client *c, struct repo_index *ret, char *reterr, size
                 json_decref(arr);
                 return -ENOMEM;
         }
-        json_array_foreach (arr, i, v) {
+        json_array_foreach(arr, i, v) {
                 const char *name = str_field(v, "name"), *reason = str_field(v, "reason");
                 if (!name)
                         continue;
@@ -196,7 +198,8 @@ static int model_call(struct repo_client *c, const char *name, const char *verb,
                         msg = json_string_value(json_object_get(j, "detail"));
                 if (!msg)
                         msg = last_line_of_traceback(buf_str(&body));
-                snprintf(reterr, len, "%s %s: HTTP %d: %.1000s", verb, name, r, msg ? msg : buf_str(&body));
+                snprintf(reterr, len, "%s %s: HTTP %d: %.1000s", verb, name, r,
+                         msg ? msg : buf_str(&body));
                 json_decref(j);
                 r = r == 404 ? -ENOENT : -EIO;
         }

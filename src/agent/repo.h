@@ -42,6 +42,7 @@ _warn_unused_result_ int repo_index(struct repo_client *c, struct repo_index *re
  * Load/unload @name. Returns 0, or a negative errno with the server's reason in @reterr (its
  * JSON "error" field, or the body): -ENOENT 404, -EIO otherwise.
  */
-_warn_unused_result_ int repo_load(struct repo_client *c, const char *name, char *reterr, size_t len);
+_warn_unused_result_ int repo_load(struct repo_client *c, const char *name, char *reterr,
+                                   size_t len);
 _warn_unused_result_ int repo_unload(struct repo_client *c, const char *name, char *reterr,
                                      size_t len);

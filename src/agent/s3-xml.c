@@ -66,7 +66,9 @@ static char *decode_text(const char *s, size_t n, int *ret_err)
         static const struct {
                 const char *ent;
                 char c;
-        } ents[] = { { "amp;", '&' }, { "lt;", '<' }, { "gt;", '>' }, { "quot;", '"' }, { "apos;", '\'' } };
+        } ents[] = {
+                { "amp;", '&' }, { "lt;", '<' }, { "gt;", '>' }, { "quot;", '"' }, { "apos;", '\'' }
+        };
         char *out = malloc(n + 1), *o = out;
         size_t i = 0;
 

@@ -57,7 +57,8 @@ static int write_once(struct status_writer *w)
 
         if (!obj)
                 return -ENOMEM;
-        r = kube_patch(w->client, &configmaps, w->ns, w->name, KUBE_PATCH_APPLY, obj, &wo, NULL, &st);
+        r = kube_patch(w->client, &configmaps, w->ns, w->name, KUBE_PATCH_APPLY, obj, &wo, NULL,
+                       &st);
         json_decref(obj);
         if (r < 0)
                 log_warn("agent: cannot write model status %s/%s: %s (%d)", w->ns, w->name,
@@ -113,8 +114,8 @@ int status_writer_start(struct agent *a, struct kube_client *client, const char 
                         json_object_get(json_object_get(p, "metadata"), "uid"));
                 w->pod_uid = uid ? strdup(uid) : NULL;
         } else {
-                log_warn("agent: pod %s/%s not readable (%s): the status object gets no owner",
-                         ns, pod, st.message);
+                log_warn("agent: pod %s/%s not readable (%s): the status object gets no owner", ns,
+                         pod, st.message);
         }
         json_decref(p);
         r = -pthread_create(&w->thread, NULL, writer_thread, w);

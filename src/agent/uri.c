@@ -81,7 +81,8 @@ int storage_uri_parse(const char *uri, struct storage_uri *ret, char *reterr, si
         } else if (strncmp(uri, "file://", 7) == 0 || uri[0] == '/') {
                 const char *p = uri[0] == '/' ? uri : uri + 7;
                 if (p[0] != '/')
-                        return fail(reterr, len, "storageUri %s: a local path must be absolute", uri);
+                        return fail(reterr, len, "storageUri %s: a local path must be absolute",
+                                    uri);
                 u.kind = STORAGE_LOCAL;
                 u.path = strdup(p);
                 if (!u.path)

@@ -26,8 +26,8 @@ struct cm_watch {
 
 static void deliver(struct cm_watch *w, json_t *cm)
 {
-        const char *rv = json_string_value(json_object_get(json_object_get(cm, "metadata"),
-                                                           "resourceVersion"));
+        const char *rv = json_string_value(
+                json_object_get(json_object_get(cm, "metadata"), "resourceVersion"));
         const char *data = json_string_value(
                 json_object_get(json_object_get(cm, "data"), MODELCONFIG_KEY));
 
@@ -48,8 +48,8 @@ static int on_event(void *userdata, const char *type, json_t *obj)
                 w->rv[0] = 0;
                 agent_set_desired(w->agent, AGENT_SOURCE_API, "");
         } else if (streq(type, "BOOKMARK")) {
-                rv = json_string_value(json_object_get(json_object_get(obj, "metadata"),
-                                                       "resourceVersion"));
+                rv = json_string_value(
+                        json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
                 if (rv)
                         snprintf(w->rv, sizeof(w->rv), "%s", rv);
         }
@@ -84,8 +84,9 @@ static void *cm_thread(void *userdata)
                                 struct kube_list_options lo = { .field_selector = w->selector };
                                 r = kube_list(w->client, &configmaps, w->ns, &lo, &list, &st);
                                 if (r >= 0) {
-                                        const char *rv = json_string_value(json_object_get(
-                                                json_object_get(list, "metadata"), "resourceVersion"));
+                                        const char *rv = json_string_value(
+                                                json_object_get(json_object_get(list, "metadata"),
+                                                                "resourceVersion"));
                                         snprintf(w->rv, sizeof(w->rv), "%s", rv ? rv : "");
                                 }
                                 json_decref(list);
@@ -113,9 +114,10 @@ static void *cm_thread(void *userdata)
                 if (r == -ECANCELED || atomic_load(&w->cancel))
                         break;
                 if (r < 0) {
-                        log_warn("agent: ConfigMap %s/%s via the API: %s (%d%s%s); using the mounted file meanwhile",
-                                 w->ns, w->name, st.message[0] ? st.message : errno_to_string(r),
-                                 st.http_code, st.reason[0] ? " " : "", st.reason);
+                        log_warn(
+                                "agent: ConfigMap %s/%s via the API: %s (%d%s%s); using the mounted file meanwhile",
+                                w->ns, w->name, st.message[0] ? st.message : errno_to_string(r),
+                                st.http_code, st.reason[0] ? " " : "", st.reason);
                         agent_set_api_healthy(w->agent, false);
                         w->rv[0] = 0;
                         sleep_cancellable(w, backoff);

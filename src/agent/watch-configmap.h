@@ -17,7 +17,7 @@
 struct cm_watch;
 
 /* @client: taken over (the watch thread owns it). @ns, @name: copied. */
-_warn_unused_result_ int cm_watch_start(struct agent *a, struct kube_client *client,
-                                        const char *ns, const char *name, struct cm_watch **ret);
+_warn_unused_result_ int cm_watch_start(struct agent *a, struct kube_client *client, const char *ns,
+                                        const char *name, struct cm_watch **ret);
 struct cm_watch *cm_watch_stop(struct cm_watch *w);
 DEFINE_CLEANUP_FUNC(struct cm_watch *, cm_watch_stop)

@@ -29,7 +29,8 @@ static int reply_error(struct http_resp *resp, unsigned status, const char *fmt,
         vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
         http_resp_set_json(resp, status,
-                           json_pack("{s:s, s:s}", "code", http_reason_phrase(status), "message", msg));
+                           json_pack("{s:s, s:s}", "code", http_reason_phrase(status), "message",
+                                     msg));
         return 0;
 }
 
@@ -50,7 +51,8 @@ static void reply_text_json(struct http_resp *resp, const struct buf *text)
 /* Maps an internal failure to 500 with the upstream body (never logs: the caller's job). */
 static int reply_errno(struct http_resp *resp, int r)
 {
-        return reply_error(resp, 500, "internal error: %s", r == -ENOMEM ? "out of memory" : "failed");
+        return reply_error(resp, 500, "internal error: %s",
+                           r == -ENOMEM ? "out of memory" : "failed");
 }
 
 /* upstream's answer to a filterQuery comparison of mismatched types (a PostgreSQL type error) */
@@ -87,8 +89,8 @@ static int parse_page(const struct http_req *req, struct catalog_page *page, str
                         return -EINVAL;
                 }
                 if (n < 1) {
-                        reply_error(resp, 400, "invalid pageSize '%s': must be at least 1: bad request",
-                                    ps);
+                        reply_error(resp, 400,
+                                    "invalid pageSize '%s': must be at least 1: bad request", ps);
                         return -EINVAL;
                 }
                 page->page_size = (uint32_t)MIN((uint32_t)n, CATALOG_PAGE_SIZE_MAX);
@@ -98,9 +100,10 @@ static int parse_page(const struct http_req *req, struct catalog_page *page, str
                 if (streq(so, "DESC"))
                         page->desc = true;
                 else if (!streq(so, "ASC")) {
-                        reply_error(resp, 400,
-                                    "unsupported sort order '%s' (expected ASC or DESC): bad request",
-                                    so);
+                        reply_error(
+                                resp, 400,
+                                "unsupported sort order '%s' (expected ASC or DESC): bad request",
+                                so);
                         return -EINVAL;
                 }
         }
@@ -375,8 +378,9 @@ static int handle_artifacts(struct ctx *c, struct http_req *req, struct http_res
         r = catalog_index_list_artifacts(c->idx, source_id, name, &q, &out, err, sizeof(err));
         catalog_strv_free(types.v);
         if (r == -ENOENT)
-                return reply_error(resp, 400, "invalid model name '%s' for source '%s': bad request",
-                                   name, source_id);
+                return reply_error(resp, 400,
+                                   "invalid model name '%s' for source '%s': bad request", name,
+                                   source_id);
         if (r == -EINVAL)
                 return reply_error(resp, 400, "%s: bad request", err);
         if (r == -EDOM)
@@ -465,8 +469,8 @@ static const char *memmem_str(const char *h, size_t hl, const char *n)
         return memmem(h, hl, n, strlen(n));
 }
 
-int catalog_multipart_find(const char *content_type, const char *body, size_t len,
-                           const char *name, const char **ret_data, size_t *ret_len)
+int catalog_multipart_find(const char *content_type, const char *body, size_t len, const char *name,
+                           const char **ret_data, size_t *ret_len)
 {
         const char *b, *p, *end = body + len;
         char delim[256];
@@ -588,13 +592,14 @@ static int preview_yaml_names(struct ctx *c, struct catalog_source_config *src,
         if (cat_data)
                 r = catalog_models_parse("catalogData", cat_data, cat_len, &models, &err);
         else {
-                const char *p = json_string_value(json_object_get(src->properties,
-                                                                  "yamlCatalogPath"));
+                const char *p = json_string_value(
+                        json_object_get(src->properties, "yamlCatalogPath"));
                 AUTOFREE char *path = NULL;
 
                 if (!p) {
-                        reply_error(resp, 422,
-                                    "config needs properties.yamlCatalogPath or a catalogData part");
+                        reply_error(
+                                resp, 422,
+                                "config needs properties.yamlCatalogPath or a catalogData part");
                         return -EINVAL;
                 }
                 r = preview_path(c, p, &path);
@@ -705,7 +710,8 @@ static int handle_preview(struct ctx *c, struct http_req *req, struct http_resp 
         }
         r = catalog_multipart_find(ct, body, req->body.len, "config", &cfg_data, &cfg_len);
         if (r < 0)
-                return reply_error(resp, 400, "missing required multipart field 'config': bad request");
+                return reply_error(resp, 400,
+                                   "missing required multipart field 'config': bad request");
         r = catalog_multipart_find(ct, body, req->body.len, "catalogData", &cat_data, &cat_len);
         if (r == -EINVAL)
                 return reply_error(resp, 400, "malformed multipart body: bad request");
@@ -722,7 +728,9 @@ static int handle_preview(struct ctx *c, struct http_req *req, struct http_resp 
                 r = preview_hf_names(&src, resp, &names, &all_included);
         else
                 r = reply_error(resp, 422, "unsupported source type '%s'",
-                                src.type ? src.type : "") < 0 ? -ENOMEM : -EINVAL;
+                                src.type ? src.type : "") < 0
+                            ? -ENOMEM
+                            : -EINVAL;
         catalog_source_config_release(&src);
         if (r == -EINVAL)
                 return 0;
@@ -750,13 +758,12 @@ static int handle_preview(struct ctx *c, struct http_req *req, struct http_resp 
                 if (json_array_append_new(items, json_pack("{s:s, s:b}", "name", values[i],
                                                            "included", included[i])) < 0)
                         return reply_errno(resp, -ENOMEM);
-        return reply_json(resp, json_pack("{s:O, s:{s:I, s:I, s:I}, s:s, s:I, s:I}", "items",
-                                          items, "summary", "totalModels", (json_int_t)total,
+        return reply_json(resp, json_pack("{s:O, s:{s:I, s:I, s:I}, s:s, s:I, s:I}", "items", items,
+                                          "summary", "totalModels", (json_int_t)total,
                                           "includedModels", (json_int_t)n_incl, "excludedModels",
                                           (json_int_t)(total - n_incl), "nextPageToken",
-                                          next ? next : "", "pageSize",
-                                          (json_int_t)page.page_size, "size",
-                                          (json_int_t)json_array_size(items)));
+                                          next ? next : "", "pageSize", (json_int_t)page.page_size,
+                                          "size", (json_int_t)json_array_size(items)));
 }
 
 /* ---- MCP catalog (/api/mcp_catalog/v1alpha1) ---- */
@@ -833,7 +840,8 @@ static int parse_mcp_tools(const struct http_req *req, bool *include, uint32_t *
         }
         if (tl && tl[0]) {
                 if (safe_atoi32(tl, &n) < 0 || n < 0 || n > 100) {
-                        reply_error(resp, 400, "invalid toolLimit '%s' (0 to 100): bad request", tl);
+                        reply_error(resp, 400, "invalid toolLimit '%s' (0 to 100): bad request",
+                                    tl);
                         return -EINVAL;
                 }
                 *limit = (uint32_t)n;
@@ -878,8 +886,8 @@ static int handle_mcp_servers(struct ctx *c, struct http_req *req, struct http_r
                 const json_t *named = json_object_get(catalog_index_config(c->idx)->named_queries,
                                                       nq);
 
-                if (!named || !streq(json_string_value(json_object_get(named, "assetType")),
-                                     "mcp_servers"))
+                if (!named ||
+                    !streq(json_string_value(json_object_get(named, "assetType")), "mcp_servers"))
                         return reply_error(resp, 400, "unknown named query '%s': bad request", nq);
                 r = named_query_text(json_object_get(named, "filters"), &text);
                 if (r < 0) {
@@ -1000,7 +1008,8 @@ static const struct handler_ref h_sources = { handle_sources }, h_preview = { ha
                                 h_mcp_servers = { handle_mcp_servers },
                                 h_mcp_filter_options = { handle_mcp_filter_options },
                                 h_mcp_server = { handle_mcp_server },
-                                h_mcp_tools = { handle_mcp_tools }, h_mcp_tool = { handle_mcp_tool };
+                                h_mcp_tools = { handle_mcp_tools },
+                                h_mcp_tool = { handle_mcp_tool };
 
 static const struct http_route routes[] = {
         { "GET", CATALOG_API_BASE "/sources", dummy, (void *)&h_sources },

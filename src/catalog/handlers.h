@@ -17,7 +17,7 @@
 #include "http/server.h"
 #include "util/macro.h"
 
-#define CATALOG_API_BASE "/api/model_catalog/v1alpha1"
+#define CATALOG_API_BASE     "/api/model_catalog/v1alpha1"
 #define CATALOG_MCP_API_BASE "/api/mcp_catalog/v1alpha1"
 
 /* An http_handler_fn; userdata is the struct catalog_service (borrowed). */
@@ -28,5 +28,5 @@ int catalog_http_handle(void *userdata, struct http_req *req, struct http_resp *
  * Returns 0 with a borrowed view into body, -ENOENT when absent, -EINVAL when malformed.
  */
 _warn_unused_result_ int catalog_multipart_find(const char *content_type, const char *body,
-                                                size_t len, const char *name,
-                                                const char **ret_data, size_t *ret_len);
+                                                size_t len, const char *name, const char **ret_data,
+                                                size_t *ret_len);

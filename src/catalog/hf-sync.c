@@ -14,8 +14,8 @@
 #include "util/buf.h"
 #include "util/parse-util.h"
 
-#define HF_USER_AGENT "model-registry-catalog"
-#define HF_ERROR_MAX 2048U
+#define HF_USER_AGENT   "model-registry-catalog"
+#define HF_ERROR_MAX    2048U
 #define HF_BODY_EXCERPT 200
 
 void catalog_hf_result_release(struct catalog_hf_result *r)
@@ -215,8 +215,8 @@ static void status_text(const struct hf_response *resp, char *buf, size_t n)
         int len = (int)MIN(strcspn(b, "\r\n"), (size_t)HF_BODY_EXCERPT);
 
         if (resp->retry_after)
-                snprintf(buf, n, "%ld (Retry-After %s): %.*s", resp->status, resp->retry_after,
-                         len, b);
+                snprintf(buf, n, "%ld (Retry-After %s): %.*s", resp->status, resp->retry_after, len,
+                         b);
         else
                 snprintf(buf, n, "%ld: %.*s", resp->status, len, b);
 }
@@ -244,9 +244,9 @@ static char *path_escape(const char *s)
 
         for (; *s; s++) {
                 unsigned char c = (unsigned char)*s;
-                int r = isalnum(c) || strchr("-._~/", c) ? buf_putc(&b, (char)c)
-                                                         : buf_printf(&b, "%%%c%c", hex[c >> 4],
-                                                                      hex[c & 15]);
+                int r = isalnum(c) || strchr("-._~/", c)
+                                ? buf_putc(&b, (char)c)
+                                : buf_printf(&b, "%%%c%c", hex[c >> 4], hex[c & 15]);
 
                 if (r < 0) {
                         buf_release(&b);
@@ -318,8 +318,7 @@ static int list_by_author(struct hf_client *cl, const char *org, const char *pre
                         return -ENOMEM;
                 r = hf_get(cl, url, CATALOG_HF_BODY_MAX, &resp, cause, sizeof(cause));
                 if (r == -EIO)
-                        snprintf(err, n_err, "failed to list models for author %s: %s", org,
-                                 cause);
+                        snprintf(err, n_err, "failed to list models for author %s: %s", org, cause);
                 if (r < 0) {
                         hf_response_release(&resp);
                         return r;
@@ -328,15 +327,15 @@ static int list_by_author(struct hf_client *cl, const char *org, const char *pre
                         char st[512];
 
                         status_text(&resp, st, sizeof(st));
-                        snprintf(err, n_err,
-                                 "Hugging Face API returned status %s for author %s", st, org);
+                        snprintf(err, n_err, "Hugging Face API returned status %s for author %s",
+                                 st, org);
                         hf_response_release(&resp);
                         return -EIO;
                 }
                 arr = json_loadb(buf_str(&resp.body), resp.body.len, 0, &je);
                 if (!json_is_array(arr)) {
-                        snprintf(err, n_err, "failed to decode models list for author %s: %s",
-                                 org, arr ? "not a JSON array" : je.text);
+                        snprintf(err, n_err, "failed to decode models list for author %s: %s", org,
+                                 arr ? "not a JSON array" : je.text);
                         hf_response_release(&resp);
                         return -EIO;
                 }
@@ -468,8 +467,7 @@ static int expand_names(struct hf_client *cl, char ***ret, char *err, size_t n_e
 }
 
 /* GET /api/models/{id}: the info object. -EIO with err. */
-static int fetch_info(struct hf_client *cl, const char *name, json_t **ret, char *err,
-                      size_t n_err)
+static int fetch_info(struct hf_client *cl, const char *name, json_t **ret, char *err, size_t n_err)
 {
         struct hf_response resp = { 0 };
         AUTOFREE char *url = NULL, *path = NULL;

@@ -32,10 +32,10 @@
 #include "util/time-util.h"
 
 struct catalog_hf_opts {
-        usec_t timeout;        /* per request, whole transfer; 0 = 30 s (upstream's client) */
-        usec_t connect_timeout; /* 0 = 10 s */
-        unsigned retries;      /* retries after a 429; 0 = 3 */
-        usec_t retry_wait_max; /* longest Retry-After honoured; 0 = 60 s */
+        usec_t timeout;            /* per request, whole transfer; 0 = 30 s (upstream's client) */
+        usec_t connect_timeout;    /* 0 = 10 s */
+        unsigned retries;          /* retries after a 429; 0 = 3 */
+        usec_t retry_wait_max;     /* longest Retry-After honoured; 0 = 60 s */
         const atomic_bool *cancel; /* optional: set to abort (the sync returns -ECANCELED) */
 };
 
@@ -60,5 +60,4 @@ _warn_unused_result_ int catalog_hf_sync(const struct catalog_hf_config *c,
  */
 _warn_unused_result_ int catalog_hf_preview_names(const struct catalog_hf_config *c,
                                                   const struct catalog_hf_opts *opts,
-                                                  char ***ret_names, char *reterr,
-                                                  size_t n_reterr);
+                                                  char ***ret_names, char *reterr, size_t n_reterr);

@@ -134,7 +134,8 @@ int catalog_hf_config_from_source(const struct catalog_source_config *src,
                 return r;
         }
         if (catalog_strv_length(c.included) == 0) {
-                snprintf(reterr, n_reterr, "includedModels cannot be empty for Hugging Face catalog");
+                snprintf(reterr, n_reterr,
+                         "includedModels cannot be empty for Hugging Face catalog");
                 catalog_hf_config_release(&c);
                 return -EINVAL;
         }
@@ -146,10 +147,9 @@ char *catalog_hf_config_key(const struct catalog_hf_config *c)
 {
         json_auto_t *o = json_pack("{s:s, s:s, s:s?, s:b, s:o, s:o, s:I, s:I}", "source",
                                    c->source_id, "url", c->base_url, "key", c->api_key, "hasKey",
-                                   c->has_key, "included", catalog_strv_to_json(c->included), "excluded",
-                                   catalog_strv_to_json(c->excluded), "maxModels",
-                                   (json_int_t)c->max_models, "sync",
-                                   (json_int_t)c->sync_interval);
+                                   c->has_key, "included", catalog_strv_to_json(c->included),
+                                   "excluded", catalog_strv_to_json(c->excluded), "maxModels",
+                                   (json_int_t)c->max_models, "sync", (json_int_t)c->sync_interval);
 
         return o ? json_dumps(o, JSON_COMPACT) : NULL;
 }
@@ -244,8 +244,8 @@ int catalog_parse_go_duration(const char *s, usec_t *ret)
                 const char *unit;
                 double usec;
         } units[] = {
-                { "ns", 1e-3 }, { "us", 1 }, { "\xc2\xb5s", 1 }, { "\xce\xbcs", 1 }, { "ms", 1e3 },
-                { "s", 1e6 },   { "m", 60e6 }, { "h", 3600e6 },
+                { "ns", 1e-3 }, { "us", 1 },  { "\xc2\xb5s", 1 }, { "\xce\xbcs", 1 },
+                { "ms", 1e3 },  { "s", 1e6 }, { "m", 60e6 },      { "h", 3600e6 },
         };
         double total = 0;
 
@@ -310,15 +310,21 @@ int catalog_hf_parse_time(const char *s, int64_t *ret_ms)
 }
 
 static const char *const generative_tasks[] = {
-        "text-generation", "summarization",  "translation",    "text-to-image",
-        "unconditional-image-generation", "image-to-image", "text-to-speech", "audio-to-audio",
+        "text-generation",
+        "summarization",
+        "translation",
+        "text-to-image",
+        "unconditional-image-generation",
+        "image-to-image",
+        "text-to-speech",
+        "audio-to-audio",
 };
 
 static const char *const predictive_tasks[] = {
-        "text-classification", "image-classification", "zero-shot-classification",
-        "audio-classification", "question-answering", "document-question-answering",
-        "object-detection", "image-segmentation", "keypoint-detection", "feature-extraction",
-        "image-feature-extraction", "fill-mask",
+        "text-classification",  "image-classification",     "zero-shot-classification",
+        "audio-classification", "question-answering",       "document-question-answering",
+        "object-detection",     "image-segmentation",       "keypoint-detection",
+        "feature-extraction",   "image-feature-extraction", "fill-mask",
 };
 
 static bool in_list(const char *const *list, size_t n, const char *s)
@@ -382,8 +388,8 @@ static char *strings_json(const json_t *arr, const char *skip_prefix)
         if (!a)
                 return NULL;
         json_array_foreach(arr, i, v)
-                if (json_is_string(v) &&
-                    !(skip_prefix && strneq(json_string_value(v), skip_prefix, strlen(skip_prefix))))
+                if (json_is_string(v) && !(skip_prefix && strneq(json_string_value(v), skip_prefix,
+                                                                 strlen(skip_prefix))))
                         if (json_array_append(a, v) < 0)
                                 return NULL;
         if (json_array_size(a) == 0)
@@ -527,10 +533,12 @@ int catalog_hf_model_from_info(const json_t *info, const char *fallback_name, co
                         r = set_string(a, "externalId", id);
                 if (r >= 0)
                         r = set_string(a, "createTimeSinceEpoch",
-                                       json_string_value(json_object_get(m, "createTimeSinceEpoch")));
+                                       json_string_value(
+                                               json_object_get(m, "createTimeSinceEpoch")));
                 if (r >= 0)
                         r = set_string(a, "lastUpdateTimeSinceEpoch",
-                                       json_string_value(json_object_get(m, "lastUpdateTimeSinceEpoch")));
+                                       json_string_value(
+                                               json_object_get(m, "lastUpdateTimeSinceEpoch")));
                 if (r >= 0)
                         r = json_object_set_new(a, "customProperties", json_object()) < 0 ? -ENOMEM
                                                                                           : 0;

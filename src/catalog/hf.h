@@ -29,21 +29,21 @@
 #include "util/macro.h"
 #include "util/time-util.h"
 
-#define CATALOG_HF_DEFAULT_URL "https://huggingface.co"
-#define CATALOG_HF_DEFAULT_KEY_ENV "HF_API_KEY"
+#define CATALOG_HF_DEFAULT_URL        "https://huggingface.co"
+#define CATALOG_HF_DEFAULT_KEY_ENV    "HF_API_KEY"
 #define CATALOG_HF_DEFAULT_MAX_MODELS 500
-#define CATALOG_HF_DEFAULT_SYNC_USEC (24ULL * 3600ULL * USEC_PER_SEC)
+#define CATALOG_HF_DEFAULT_SYNC_USEC  (24ULL * 3600ULL * USEC_PER_SEC)
 /* The list API's page size (the hub's maximum). */
 #define CATALOG_HF_LIST_LIMIT 100
 
 struct catalog_hf_config {
-        char *source_id; /* owned */
-        char *base_url;  /* owned; no trailing '/' */
-        char *api_key;   /* owned; NULL when none is sent */
-        bool has_key;    /* a key was configured (even one that is not sent) */
-        char **included; /* owned strv (after allowedOrganization) */
-        char **excluded; /* owned strv (after allowedOrganization); may be NULL */
-        uint32_t max_models;   /* per wildcard pattern; 0 = no limit */
+        char *source_id;     /* owned */
+        char *base_url;      /* owned; no trailing '/' */
+        char *api_key;       /* owned; NULL when none is sent */
+        bool has_key;        /* a key was configured (even one that is not sent) */
+        char **included;     /* owned strv (after allowedOrganization) */
+        char **excluded;     /* owned strv (after allowedOrganization); may be NULL */
+        uint32_t max_models; /* per wildcard pattern; 0 = no limit */
         usec_t sync_interval;
 };
 
@@ -73,8 +73,8 @@ enum catalog_hf_pattern {
 
 /* Classifies one includedModels pattern; *ret_org / *ret_prefix are owned (NULL when unused). */
 _warn_unused_result_ int catalog_hf_pattern_parse(const char *pattern,
-                                                  enum catalog_hf_pattern *ret_type,
-                                                  char **ret_org, char **ret_prefix);
+                                                  enum catalog_hf_pattern *ret_type, char **ret_org,
+                                                  char **ret_prefix);
 
 /*
  * The cursor of the rel="next" link of a list response's Link header (owned; NULL when there is

@@ -159,20 +159,20 @@ struct index_source {
 
 struct catalog_index {
         unsigned refs;
-        struct catalog_config config;  /* owned */
-        struct index_source *sources;  /* owned; parallel to config.sources */
-        struct catalog_model *models;  /* owned; sorted by NAME ASC (case-insensitive, id) */
+        struct catalog_config config; /* owned */
+        struct index_source *sources; /* owned; parallel to config.sources */
+        struct catalog_model *models; /* owned; sorted by NAME ASC (case-insensitive, id) */
         size_t n_models;
         struct catalog_model **by_key; /* owned array of borrowed; sorted by (source, name) */
         struct catalog_model **by_id;  /* owned array of borrowed; sorted by id */
         /* every typed custom property holds a value of its metadataType's JSON type, so a
          * filter can fail with -EDOM only through its own literals (see filter_is_total()) */
         bool well_typed;
-        json_t *filter_options;        /* owned */
-        json_t *mcp;                   /* owned; array of MCPServer wire objects */
-        const char **prop_names;       /* owned array of borrowed keys; sorted, unique */
+        json_t *filter_options;  /* owned */
+        json_t *mcp;             /* owned; array of MCPServer wire objects */
+        const char **prop_names; /* owned array of borrowed keys; sorted, unique */
         size_t n_prop_names;
-        json_t *mcp_filter_options;    /* owned */
+        json_t *mcp_filter_options; /* owned */
 };
 
 struct catalog_index *catalog_index_ref(struct catalog_index *idx)
@@ -304,7 +304,8 @@ static double metadata_number(const json_t *mv, bool *ret_ok)
         *ret_ok = false;
         if (!type)
                 return 0;
-        if (streq(type, "MetadataDoubleValue") && json_is_number(json_object_get(mv, "double_value"))) {
+        if (streq(type, "MetadataDoubleValue") &&
+            json_is_number(json_object_get(mv, "double_value"))) {
                 *ret_ok = true;
                 return json_number_value(json_object_get(mv, "double_value"));
         }
@@ -335,7 +336,8 @@ static int model_build(struct catalog_model *m, const char *source_id, int64_t *
 {
         const json_t *src = m->data->model;
         json_t *custom = json_object_get(src, "customProperties");
-        json_auto_t *wire = json_copy((json_t *)src), *strings = json_object(), *arts = json_array();
+        json_auto_t *wire = json_copy((json_t *)src), *strings = json_object(),
+                    *arts = json_array();
         struct buf hay = BUF_INIT(SIZE_MAX);
         char idbuf[32];
         const char *k;
@@ -412,9 +414,14 @@ static int cmp_strp(const void *a, const void *b)
 
 static const char *const option_string_fields[][2] = {
         /* { option key, model JSON key } */
-        { "description", "description" }, { "readme", "readme" },   { "maturity", "maturity" },
-        { "language", "language" },       { "tasks", "tasks" },     { "provider", "provider" },
-        { "license", "license" },         { "library_name", "libraryName" },
+        { "description", "description" },
+        { "readme", "readme" },
+        { "maturity", "maturity" },
+        { "language", "language" },
+        { "tasks", "tasks" },
+        { "provider", "provider" },
+        { "license", "license" },
+        { "library_name", "libraryName" },
 };
 
 /* Accumulates one observed value for key into acc: {key: {"s": {value: true}, "min", "max", "bad"}}. */
@@ -442,9 +449,8 @@ static int option_add(json_t *acc, const char *key, const json_t *value)
                         json_object_del(e, "s");
                         return json_object_set_new(e, "bad", json_true()) < 0 ? -ENOMEM : 0;
                 }
-                return json_object_set_new(set, json_string_value(value), json_true()) < 0
-                               ? -ENOMEM
-                               : 0;
+                return json_object_set_new(set, json_string_value(value), json_true()) < 0 ? -ENOMEM
+                                                                                           : 0;
         }
         if (json_is_number(value)) {
                 double d = json_number_value(value);
@@ -568,8 +574,7 @@ static int filter_options_build(struct catalog_index *idx)
                         o = json_pack("{s:s, s:O}", "type", "string", "values", vals);
                 } else if (json_object_get(v, "min"))
                         o = json_pack("{s:s, s:{s:O, s:O}}", "type", "number", "range", "min",
-                                      json_object_get(v, "min"), "max",
-                                      json_object_get(v, "max"));
+                                      json_object_get(v, "min"), "max", json_object_get(v, "max"));
                 else
                         continue;
                 if (!o || json_object_set_new(filters, k, o) < 0)
@@ -593,8 +598,8 @@ json_t *catalog_index_filter_options(const struct catalog_index *idx)
 
 static int mcp_filter_options_build(struct catalog_index *idx)
 {
-        static const char *const keys[] = { "provider", "license", "deploymentMode", "transports",
-                                            "tags", "version" };
+        static const char *const keys[] = { "provider",   "license", "deploymentMode",
+                                            "transports", "tags",    "version" };
         json_auto_t *acc = json_object(), *filters = json_object(), *named = json_object();
         const char *k;
         json_t *v, *sv;
@@ -646,8 +651,8 @@ static int mcp_filter_options_build(struct catalog_index *idx)
                         }
                 free(sorted);
                 if (json_object_set_new(filters, k,
-                                        json_pack("{s:s, s:O}", "type", "string", "values",
-                                                  vals)) < 0)
+                                        json_pack("{s:s, s:O}", "type", "string", "values", vals)) <
+                    0)
                         return -ENOMEM;
         }
         json_object_foreach(idx->config.named_queries, k, v) {
@@ -657,8 +662,8 @@ static int mcp_filter_options_build(struct catalog_index *idx)
                 if (json_object_set(named, k, json_object_get(v, "filters")) < 0)
                         return -ENOMEM;
         }
-        idx->mcp_filter_options =
-                json_pack("{s:O, s:O}", "filters", filters, "namedQueries", named);
+        idx->mcp_filter_options = json_pack("{s:O, s:O}", "filters", filters, "namedQueries",
+                                            named);
         return idx->mcp_filter_options ? 0 : -ENOMEM;
 }
 
@@ -761,8 +766,8 @@ static int ids_key(struct buf *b, const char *source, const char *name, long art
 }
 
 /* Looks up or allocates the id of key in (old, new) maps; appends to new. */
-static int ids_assign(const struct catalog_ids *old, struct id_entry **nv, size_t *nn,
-                      size_t *ncap, int64_t *next, const char *key, int64_t *ret)
+static int ids_assign(const struct catalog_ids *old, struct id_entry **nv, size_t *nn, size_t *ncap,
+                      int64_t *next, const char *key, int64_t *ret)
 {
         struct id_entry probe = { .key = (char *)key }, *hit = NULL;
         int64_t id;
@@ -1141,8 +1146,7 @@ static int keyed_window(struct keyed *v, size_t n, bool presorted, bool is_str, 
         if (page->token && page->token[0]) {
                 struct sort_key cur;
 
-                r = cursor_decode(page->token, is_str, always_has, &cur, &plain, reterr,
-                                  n_reterr);
+                r = cursor_decode(page->token, is_str, always_has, &cur, &plain, reterr, n_reterr);
                 if (r < 0)
                         return r;
                 if (!presorted)
@@ -1259,7 +1263,8 @@ static int artifact_match_property(const json_t *a, const char *p, const struct 
                 if (streq(p, artifact_string_fields[i]))
                         return filterq_match_value(cmp, json_object_get(a, p));
         if (streq(p, "id"))
-                return safe_atoi64(str_or(json_string_value(json_object_get(a, "id")), ""), &id) == 0 &&
+                return safe_atoi64(str_or(json_string_value(json_object_get(a, "id")), ""), &id) ==
+                               0 &&
                        match_int(cmp, id);
         if (streq(p, "createTimeSinceEpoch") || streq(p, "lastUpdateTimeSinceEpoch"))
                 return json_object_get(a, p) && match_int(cmp, epoch_of(a, p));
@@ -1440,8 +1445,9 @@ static void property_key(const json_t *entity, const char *p, enum filterq_suffi
                 if (json_is_string(direct)) {
                         k->has = true;
                         k->s = json_string_value(direct);
-                } else if (mv && streq(str_or(json_string_value(json_object_get(mv, "metadataType")), ""),
-                                       "MetadataStringValue")) {
+                } else if (mv &&
+                           streq(str_or(json_string_value(json_object_get(mv, "metadataType")), ""),
+                                 "MetadataStringValue")) {
                         k->has = true;
                         k->s = json_string_value(json_object_get(mv, "string_value"));
                 }
@@ -1579,8 +1585,8 @@ static int models_select_presorted(const struct catalog_index *idx,
                 struct sort_key cur;
                 size_t lo = 0, hi = idx->n_models;
 
-                if (cursor_decode(q->page.token, q->order == CATALOG_ORDER_NAME, true, &cur,
-                                  &plain, err, sizeof(err)) < 0)
+                if (cursor_decode(q->page.token, q->order == CATALOG_ORDER_NAME, true, &cur, &plain,
+                                  err, sizeof(err)) < 0)
                         return 0;
                 while (lo < hi) {
                         size_t mid = lo + (hi - lo) / 2;
@@ -1639,9 +1645,11 @@ static int models_select(const struct catalog_index *idx, const struct catalog_m
                 if (!v)
                         return -ENOMEM;
         } else {
-                *ret = (struct model_selection){ .v = TAKE_PTR(v), .n = n,
+                *ret = (struct model_selection){ .v = TAKE_PTR(v),
+                                                 .n = n,
                                                  .is_str = q->order == CATALOG_ORDER_NAME,
-                                                 .always_has = true, .presorted = true };
+                                                 .always_has = true,
+                                                 .presorted = true };
                 return 0;
         }
         for (size_t i = 0; i < idx->n_models; i++) {
@@ -1692,7 +1700,8 @@ static int models_select(const struct catalog_index *idx, const struct catalog_m
                                         if (!ak.has)
                                                 continue;
                                         if (!k->has ||
-                                            (ak.is_str ? (model_name_cmp(ak.s, k->s) < 0) != q->page.desc
+                                            (ak.is_str ? (model_name_cmp(ak.s, k->s) < 0) !=
+                                                                 q->page.desc
                                                        : (ak.num < k->num) != q->page.desc)) {
                                                 k->has = true;
                                                 k->is_str = ak.is_str;
@@ -1701,8 +1710,7 @@ static int models_select(const struct catalog_index *idx, const struct catalog_m
                                         }
                                 }
                         } else
-                                property_key(m->data->model, q->order_property, q->order_suffix,
-                                             k);
+                                property_key(m->data->model, q->order_property, q->order_suffix, k);
                         k->is_str = q->order_suffix == FILTERQ_SUFFIX_STRING;
                         break;
                 }
@@ -1731,8 +1739,11 @@ static int models_select(const struct catalog_index *idx, const struct catalog_m
         default:
                 break;
         }
-        *ret = (struct model_selection){ .v = TAKE_PTR(v), .n = n, .is_str = is_str,
-                                         .always_has = always_has, .presorted = presorted,
+        *ret = (struct model_selection){ .v = TAKE_PTR(v),
+                                         .n = n,
+                                         .is_str = is_str,
+                                         .always_has = always_has,
+                                         .presorted = presorted,
                                          .id_asc = q->order == CATALOG_ORDER_PROPERTY };
         return 0;
 }
@@ -1778,8 +1789,8 @@ int catalog_index_list_models_text(const struct catalog_index *idx,
         }
         /* base64 tokens need no JSON escaping */
         if (r >= 0)
-                r = buf_printf(out, "],\"nextPageToken\":\"%s\",\"pageSize\":%" PRIu32
-                                    ",\"size\":%zu}",
+                r = buf_printf(out,
+                               "],\"nextPageToken\":\"%s\",\"pageSize\":%" PRIu32 ",\"size\":%zu}",
                                next ? next : "", q->page.page_size, end - start);
         free(sel.v);
         return r;
@@ -1967,8 +1978,8 @@ int catalog_index_list_artifacts(const struct catalog_index *idx, const char *so
                         order = CATALOG_ORDER_LAST_UPDATE_TIME;
                 else if (dot) {
                         if (dot == q->order_by) {
-                                snprintf(reterr, n_reterr, "invalid orderBy '%s': empty property name",
-                                         q->order_by);
+                                snprintf(reterr, n_reterr,
+                                         "invalid orderBy '%s': empty property name", q->order_by);
                                 return -EINVAL;
                         }
                         if (streq(dot, ".double_value"))
@@ -1978,7 +1989,8 @@ int catalog_index_list_artifacts(const struct catalog_index *idx, const char *so
                         else if (streq(dot, ".string_value"))
                                 suffix = FILTERQ_SUFFIX_STRING;
                         else {
-                                snprintf(reterr, n_reterr, "invalid orderBy '%s': unsupported value type",
+                                snprintf(reterr, n_reterr,
+                                         "invalid orderBy '%s': unsupported value type",
                                          q->order_by);
                                 return -EINVAL;
                         }
@@ -2037,8 +2049,8 @@ int catalog_index_list_artifacts(const struct catalog_index *idx, const char *so
         if (order == CATALOG_ORDER_NAME)
                 is_str = true;
         if (q->perf)
-                return perf_page(v, n, is_str, always_has, order == CATALOG_ORDER_PROPERTY, q,
-                                 ret, reterr, n_reterr);
+                return perf_page(v, n, is_str, always_has, order == CATALOG_ORDER_PROPERTY, q, ret,
+                                 reterr, n_reterr);
         return keyed_page(v, n, false, is_str, always_has, order == CATALOG_ORDER_PROPERTY,
                           &q->page, artifact_item_json, ret, reterr, n_reterr);
 }
@@ -2065,8 +2077,9 @@ int catalog_page_memory(char *const *values, char *const *ids, size_t n,
                         for (size_t i = 0; i < n; i++) {
                                 size_t lv = strlen(values[i]);
 
-                                if (lv + 1 + strlen(ids[i]) == len && strneq(plain, values[i], lv) &&
-                                    plain[lv] == ':' && streq(plain + lv + 1, ids[i])) {
+                                if (lv + 1 + strlen(ids[i]) == len &&
+                                    strneq(plain, values[i], lv) && plain[lv] == ':' &&
+                                    streq(plain + lv + 1, ids[i])) {
                                         start = i + 1;
                                         break;
                                 }
@@ -2150,7 +2163,9 @@ int catalog_index_list_sources(const struct catalog_index *idx,
                                 continue;
                         if (q->name && q->name[0] && !strcasestr(display, q->name))
                                 continue;
-                        v[n++] = (struct source_sort){ .s = s, .pos = i, .by_name = q->order_by_name };
+                        v[n++] = (struct source_sort){ .s = s,
+                                                       .pos = i,
+                                                       .by_name = q->order_by_name };
                 }
         qsort(v, n, sizeof(*v), source_sort_cmp);
         if (q->page.desc)
@@ -2161,7 +2176,8 @@ int catalog_index_list_sources(const struct catalog_index *idx,
                         v[n - 1 - i] = t;
                 }
         for (size_t i = 0; i < n; i++) {
-                values[i] = q->order_by_name ? (v[i].s->name ? v[i].s->name : v[i].s->id) : v[i].s->id;
+                values[i] = q->order_by_name ? (v[i].s->name ? v[i].s->name : v[i].s->id)
+                                             : v[i].s->id;
                 ids[i] = v[i].s->id;
         }
         r = catalog_page_memory(values, ids, n, &q->page, &start, &end, &next);
@@ -2212,7 +2228,8 @@ int catalog_index_list_labels(const struct catalog_index *idx, const struct cata
         if (!v || !values || !ids || !idbuf || !items)
                 return -ENOMEM;
         json_array_foreach(idx->config.labels, i, l) {
-                const char *at = str_or(json_string_value(json_object_get(l, "assetType")), "models");
+                const char *at = str_or(json_string_value(json_object_get(l, "assetType")),
+                                        "models");
 
                 if (!streq(at, want))
                         continue;
@@ -2290,7 +2307,8 @@ static int mcp_match(void *ud, const struct filterq_cmp *cmp)
                 v = json_object_get(json_object_get(s, "securityIndicators"), p);
         if (v && !json_is_object(v))
                 return match_json_any(cmp, v);
-        return filterq_match_metadata(cmp, json_object_get(json_object_get(s, "customProperties"), p));
+        return filterq_match_metadata(cmp,
+                                      json_object_get(json_object_get(s, "customProperties"), p));
 }
 
 static int tool_match(void *ud, const struct filterq_cmp *cmp)
@@ -2366,7 +2384,8 @@ int catalog_index_list_mcp(const struct catalog_index *idx, const struct catalog
                 if (q->q && q->q[0] && !strcasestr(name, q->q) &&
                     !strcasestr(str_or(json_string_value(json_object_get(s, "description")), ""),
                                 q->q) &&
-                    !strcasestr(str_or(json_string_value(json_object_get(s, "provider")), ""), q->q))
+                    !strcasestr(str_or(json_string_value(json_object_get(s, "provider")), ""),
+                                q->q))
                         continue;
                 if (!mcp_in_labels(idx, s, q->source_labels))
                         continue;

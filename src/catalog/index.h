@@ -66,8 +66,7 @@ struct catalog_index;
  */
 _warn_unused_result_ int catalog_index_build(struct catalog_config *config,
                                              struct catalog_source_load *loads, size_t n_loads,
-                                             struct catalog_ids *ids,
-                                             struct catalog_index **ret);
+                                             struct catalog_ids *ids, struct catalog_index **ret);
 struct catalog_index *catalog_index_ref(struct catalog_index *idx);
 struct catalog_index *catalog_index_unref(struct catalog_index *idx);
 DEFINE_CLEANUP_FUNC(struct catalog_index *, catalog_index_unref)
@@ -91,16 +90,16 @@ enum catalog_order {
 
 /* Common list parameters. All strings borrowed. */
 struct catalog_page {
-        uint32_t page_size;   /* >= 1 */
+        uint32_t page_size; /* >= 1 */
         bool desc;
-        const char *token;    /* NULL or "" for the first page */
+        const char *token; /* NULL or "" for the first page */
 };
 
 struct catalog_model_query {
         struct catalog_page page;
-        char **sources;        /* borrowed strv; NULL = all */
-        char **source_labels;  /* borrowed strv; NULL = all; "null" = sources without labels */
-        const char *q;         /* NULL = no search */
+        char **sources;       /* borrowed strv; NULL = all */
+        char **source_labels; /* borrowed strv; NULL = all; "null" = sources without labels */
+        const char *q;        /* NULL = no search */
         const struct filterq_node *filter; /* borrowed; NULL = no filter */
         enum catalog_order order;
         const char *order_property; /* CATALOG_ORDER_PROPERTY: "provider", "artifacts.x" */
@@ -117,8 +116,8 @@ _warn_unused_result_ int catalog_filter_check_types(const struct filterq_node *n
 
 /* Parses a models orderBy value ("NAME", "provider.string_value", "artifacts.x.double_value"). */
 _warn_unused_result_ int catalog_order_parse_models(const char *s, enum catalog_order *ret_order,
-                                                   char **ret_property,
-                                                   enum filterq_suffix *ret_suffix);
+                                                    char **ret_property,
+                                                    enum filterq_suffix *ret_suffix);
 
 _warn_unused_result_ int catalog_index_list_models(const struct catalog_index *idx,
                                                    const struct catalog_model_query *q,
@@ -148,7 +147,7 @@ struct catalog_artifact_query {
         char **artifact_types; /* borrowed strv; NULL = all */
         bool performance_only; /* metricsType == performance-metrics */
         const struct filterq_node *filter;
-        const char *order_by;  /* NULL = ID; NAME, CREATE_TIME, LAST_UPDATE_TIME, <p>.<type>_value */
+        const char *order_by; /* NULL = ID; NAME, CREATE_TIME, LAST_UPDATE_TIME, <p>.<type>_value */
         const struct catalog_perf_params *perf; /* NULL = none; see catalog/performance.h */
 };
 
@@ -161,14 +160,13 @@ struct catalog_artifact_query {
 _warn_unused_result_ int catalog_index_list_artifacts(const struct catalog_index *idx,
                                                       const char *source_id, const char *name,
                                                       const struct catalog_artifact_query *q,
-                                                      json_t **ret, char *reterr,
-                                                      size_t n_reterr);
+                                                      json_t **ret, char *reterr, size_t n_reterr);
 
 struct catalog_source_query {
         struct catalog_page page;
-        const char *name;        /* case-insensitive substring; NULL = all */
-        const char *asset_type;  /* "models" (default) | "mcp_servers"; others -> empty list */
-        bool order_by_name;      /* else ID */
+        const char *name;       /* case-insensitive substring; NULL = all */
+        const char *asset_type; /* "models" (default) | "mcp_servers"; others -> empty list */
+        bool order_by_name;     /* else ID */
 };
 
 _warn_unused_result_ int catalog_index_list_sources(const struct catalog_index *idx,
@@ -197,11 +195,11 @@ json_t *catalog_index_mcp_filter_options(const struct catalog_index *idx);
 
 struct catalog_mcp_query {
         struct catalog_page page;
-        const char *name;          /* SQL LIKE pattern on the name; NULL = all */
-        const char *q;             /* substring of name, description, provider */
-        char **source_labels;      /* as for models */
+        const char *name;     /* SQL LIKE pattern on the name; NULL = all */
+        const char *q;        /* substring of name, description, provider */
+        char **source_labels; /* as for models */
         const struct filterq_node *filter;
-        enum catalog_order order;  /* ID, NAME, CREATE_TIME, LAST_UPDATE_TIME */
+        enum catalog_order order; /* ID, NAME, CREATE_TIME, LAST_UPDATE_TIME */
         bool include_tools;
         uint32_t tool_limit;
 };
@@ -218,9 +216,8 @@ _warn_unused_result_ int catalog_index_list_mcp_tools(const struct catalog_index
                                                       const struct catalog_page *page,
                                                       const struct filterq_node *filter,
                                                       json_t **ret);
-_warn_unused_result_ int catalog_index_get_mcp_tool(const struct catalog_index *idx,
-                                                    const char *id, const char *tool,
-                                                    json_t **ret);
+_warn_unused_result_ int catalog_index_get_mcp_tool(const struct catalog_index *idx, const char *id,
+                                                    const char *tool, json_t **ret);
 
 /* In-memory list helpers shared with the preview endpoint. */
 char *catalog_token_encode(const char *value, const char *id); /* base64("<value>:<id>"), owned */

@@ -11,8 +11,8 @@
 
 /* Relative latency improvement a recommendation must bring: 5%, 10% once an option is "fast". */
 #define EPSILON_INITIAL 0.05
-#define EPSILON_FAST 0.1
-#define FAST_LATENCY 100.0
+#define EPSILON_FAST    0.1
+#define FAST_LATENCY    100.0
 
 static const char *name_or(const char *s, const char *def)
 {
@@ -128,8 +128,8 @@ int catalog_perf_add_target_rps(json_t *artifact, int32_t target_rps, const char
 struct perf_item {
         size_t pos; /* index in the input */
         const char *hw_type;
-        double latency;   /* for sorting: +inf when absent or <= 0 */
-        int64_t hw_sort;  /* for sorting: INT32_MAX when absent or <= 0 */
+        double latency;  /* for sorting: +inf when absent or <= 0 */
+        int64_t hw_sort; /* for sorting: INT32_MAX when absent or <= 0 */
         int64_t cost;
         double latency_raw; /* NAN when absent */
 };

@@ -31,13 +31,13 @@
 
 #include "util/macro.h"
 
-#define CATALOG_PERF_RPS_DEFAULT "requests_per_second"
-#define CATALOG_PERF_LATENCY_DEFAULT "ttft_p90"
+#define CATALOG_PERF_RPS_DEFAULT      "requests_per_second"
+#define CATALOG_PERF_LATENCY_DEFAULT  "ttft_p90"
 #define CATALOG_PERF_HW_COUNT_DEFAULT "hardware_count"
-#define CATALOG_PERF_HW_TYPE_DEFAULT "hardware_type"
+#define CATALOG_PERF_HW_TYPE_DEFAULT  "hardware_type"
 
 struct catalog_perf_params {
-        int32_t target_rps;    /* <= 0: no computed properties (unless recommendations) */
+        int32_t target_rps; /* <= 0: no computed properties (unless recommendations) */
         bool recommendations;
         /* borrowed; NULL or "" = the upstream default name */
         const char *rps_property;

@@ -206,8 +206,9 @@ static int good_store(struct catalog_service *s, const char *id, const char *pat
                 return -ENOMEM;
         }
         good_release(g);
-        *g = (struct good_entry){ .source_id = nid, .path = npath, .st = *st,
-                                  .data = catalog_models_ref(data) };
+        *g = (struct good_entry){
+                .source_id = nid, .path = npath, .st = *st, .data = catalog_models_ref(data)
+        };
         return 0;
 }
 
@@ -384,7 +385,8 @@ static int reload_locked(struct catalog_service *s, struct catalog_error *err)
         }
         /* forget hf sources that are no longer configured (or no longer hf) */
         for (size_t i = 0; i < s->n_hf;) {
-                const struct catalog_source_config *c = catalog_config_find(&cfg, s->hf[i].source_id);
+                const struct catalog_source_config *c = catalog_config_find(&cfg,
+                                                                            s->hf[i].source_id);
 
                 if (c && c->enabled && c->type && streq(c->type, "hf")) {
                         i++;

@@ -35,8 +35,8 @@ typedef void (*catalog_reload_fn)(void *userdata, int r, const struct catalog_er
 struct catalog_service_config {
         char *const *config_paths; /* borrowed for the call; copied */
         size_t n_config_paths;
-        unsigned poll_interval_ms; /* stat fallback period; 0 = 5000 */
-        unsigned debounce_ms;      /* quiet time after an inotify event; 0 = 200 */
+        unsigned poll_interval_ms;   /* stat fallback period; 0 = 5000 */
+        unsigned debounce_ms;        /* quiet time after an inotify event; 0 = 200 */
         catalog_reload_fn on_reload; /* optional */
         void *userdata;
         const struct catalog_hf_opts *hf_opts; /* optional: hub client timeouts (copied) */

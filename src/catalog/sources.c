@@ -179,8 +179,8 @@ static int parse_source(struct ydoc *d, yaml_node_t *n, bool mcp, struct catalog
                 return -EINVAL;
         }
         if (s->asset_type && catalog_asset_type_from_string(s->asset_type) < 0) {
-                catalog_error_set(err, d->file, line, "source '%s': invalid assetType '%s'",
-                                  s->id, s->asset_type);
+                catalog_error_set(err, d->file, line, "source '%s': invalid assetType '%s'", s->id,
+                                  s->asset_type);
                 return -EINVAL;
         }
         if (s->properties) {
@@ -302,7 +302,8 @@ static int parse_labels(struct ydoc *d, yaml_node_t *n, struct catalog_config *c
 
 static bool filter_operator_valid(const char *op)
 {
-        static const char *const ops[] = { "=", "!=", "<>", ">", ">=", "<", "<=", "LIKE", "ILIKE", "IN" };
+        static const char *const ops[] = { "=", "!=", "<>",   ">",     ">=",
+                                           "<", "<=", "LIKE", "ILIKE", "IN" };
 
         for (size_t i = 0; i < ELEMENTSOF(ops); i++)
                 if (strcasecmp(op, ops[i]) == 0)
@@ -325,8 +326,8 @@ static int check_filters(struct ydoc *d, unsigned line, const char *qname, json_
                 json_t *op = json_object_get(f, "operator");
                 json_t *val = json_object_get(f, "value");
 
-                if (!json_is_object(f) || json_object_size(f) != 2 || !json_is_string(op) ||
-                    !val || json_is_object(val) || json_is_null(val)) {
+                if (!json_is_object(f) || json_object_size(f) != 2 || !json_is_string(op) || !val ||
+                    json_is_object(val) || json_is_null(val)) {
                         catalog_error_set(err, d->file, line,
                                           "named query '%s': field '%s' needs exactly operator "
                                           "and value",
@@ -353,7 +354,8 @@ static int check_filters(struct ydoc *d, unsigned line, const char *qname, json_
 /* The line of key in mapping n (for messages about values already converted to JSON). */
 static unsigned line_of_key(struct ydoc *d, yaml_node_t *n, const char *key)
 {
-        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+             p++) {
                 yaml_node_t *k = ydoc_node(d, p->key);
                 const char *s = ynode_scalar(k);
 
@@ -394,8 +396,8 @@ static int parse_named_queries(struct ydoc *d, yaml_node_t *n, struct catalog_co
                 unsigned line = line_of_key(d, n, qname);
 
                 if (!json_is_object(q)) {
-                        catalog_error_set(err, d->file, line,
-                                          "named query '%s' must be a mapping", qname);
+                        catalog_error_set(err, d->file, line, "named query '%s' must be a mapping",
+                                          qname);
                         return -EINVAL;
                 }
                 if (filters) {
@@ -448,8 +450,8 @@ static int parse_document(struct ydoc *d, struct catalog_config *c, struct catal
                                   "the sources file must be a mapping");
                 return -EINVAL;
         }
-        for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
-             p < root->data.mapping.pairs.top; p++) {
+        for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
+             p++) {
                 yaml_node_t *k = ydoc_node(d, p->key), *v = ydoc_node(d, p->value);
                 const char *key = ynode_scalar(k);
                 yaml_node_t **slot;
@@ -507,8 +509,8 @@ static int parse_document(struct ydoc *d, struct catalog_config *c, struct catal
         return 0;
 }
 
-int catalog_config_parse(const char *file, const char *data, size_t len,
-                         struct catalog_config *ret, struct catalog_error *err)
+int catalog_config_parse(const char *file, const char *data, size_t len, struct catalog_config *ret,
+                         struct catalog_error *err)
 {
         struct catalog_config c = { 0 };
         struct ydoc d;

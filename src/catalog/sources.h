@@ -31,23 +31,23 @@ const char *catalog_asset_type_to_string(enum catalog_asset_type t);
 enum catalog_asset_type catalog_asset_type_from_string(const char *s);
 
 struct catalog_source_config {
-        char *id;         /* owned; never NULL */
-        char *name;       /* owned; NULL until set */
-        char *type;       /* owned; NULL until set ("yaml", "hf") */
-        int enabled;      /* -1 unset, 0, 1 */
-        char **labels;    /* owned strv; NULL unset */
-        char **included;  /* owned strv; NULL unset (includedModels / includedServers) */
-        char **excluded;  /* owned strv; NULL unset (excludedModels / excludedServers) */
-        char *asset_type; /* owned; NULL unset */
+        char *id;           /* owned; never NULL */
+        char *name;         /* owned; NULL until set */
+        char *type;         /* owned; NULL until set ("yaml", "hf") */
+        int enabled;        /* -1 unset, 0, 1 */
+        char **labels;      /* owned strv; NULL unset */
+        char **included;    /* owned strv; NULL unset (includedModels / includedServers) */
+        char **excluded;    /* owned strv; NULL unset (excludedModels / excludedServers) */
+        char *asset_type;   /* owned; NULL unset */
         json_t *properties; /* owned; NULL unset */
-        char *base_dir;   /* owned; directory of the file that set properties */
-        bool is_mcp;      /* listed under mcp_catalogs */
+        char *base_dir;     /* owned; directory of the file that set properties */
+        bool is_mcp;        /* listed under mcp_catalogs */
 };
 
 struct catalog_config {
         struct catalog_source_config *sources; /* owned array, in first-appearance order */
         size_t n_sources;
-        json_t *labels;        /* owned; array of objects, each with "name" (string or null) */
+        json_t *labels; /* owned; array of objects, each with "name" (string or null) */
         json_t *named_queries; /* owned; object name -> {"assetType": s, "filters": {f: {operator, value}}} */
 };
 
@@ -69,8 +69,7 @@ _warn_unused_result_ int catalog_config_merge(struct catalog_config *dst,
                                               struct catalog_error *err);
 /* Loads and merges files[0..n) in order; then applies defaults (enabled true, labels []). */
 _warn_unused_result_ int catalog_config_load(char *const *files, size_t n,
-                                             struct catalog_config *ret,
-                                             struct catalog_error *err);
+                                             struct catalog_config *ret, struct catalog_error *err);
 
 /* Borrowed; NULL when absent. */
 const struct catalog_source_config *catalog_config_find(const struct catalog_config *c,
@@ -91,7 +90,6 @@ _warn_unused_result_ int catalog_source_excluded(const struct catalog_source_con
  * includedModels, excludedModels, properties ... without id. Strict like the sources file.
  */
 _warn_unused_result_ int catalog_source_parse_preview(const char *file, const char *data,
-                                                      size_t len,
-                                                      struct catalog_source_config *ret,
+                                                      size_t len, struct catalog_source_config *ret,
                                                       struct catalog_error *err);
 void catalog_source_config_release(struct catalog_source_config *s);

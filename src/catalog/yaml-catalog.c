@@ -311,8 +311,7 @@ static int parse_artifact(struct ydoc *d, yaml_node_t *n, json_t **ret, struct c
                 if (r >= 0)
                         r = set_opt_string(o, "metricsType", a.metrics_type);
         } else {
-                catalog_error_set(err, d->file, line, "unknown artifactType '%s'",
-                                  a.artifact_type);
+                catalog_error_set(err, d->file, line, "unknown artifactType '%s'", a.artifact_type);
                 r = -EINVAL;
                 goto out;
         }
@@ -525,8 +524,8 @@ static int parse_catalog(struct ydoc *d, struct catalog_models *m, struct catalo
                                   "a catalog file must be a mapping");
                 return -EINVAL;
         }
-        for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
-             p < root->data.mapping.pairs.top; p++) {
+        for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
+             p++) {
                 yaml_node_t *k = ydoc_node(d, p->key), *v = ydoc_node(d, p->value);
                 const char *key = ynode_scalar(k);
 

@@ -19,8 +19,8 @@
 #include "util/macro.h"
 
 struct catalog_model_data {
-        char *name;        /* owned */
-        json_t *model;     /* owned; CatalogModel fields except id/source_id; full customProperties */
+        char *name;    /* owned */
+        json_t *model; /* owned; CatalogModel fields except id/source_id; full customProperties */
         json_t *artifacts; /* owned; array of CatalogArtifact objects without id */
         unsigned line;     /* where the model starts in its file */
 };

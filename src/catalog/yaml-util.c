@@ -219,8 +219,7 @@ static int ydoc_precheck(const char *file, const char *data, size_t len, struct 
                         break;
                 if (type == YAML_SEQUENCE_START_EVENT || type == YAML_MAPPING_START_EVENT) {
                         if (++depth > CATALOG_YAML_DEPTH_MAX) {
-                                catalog_error_set(err, file, line,
-                                                  "nesting deeper than %u levels",
+                                catalog_error_set(err, file, line, "nesting deeper than %u levels",
                                                   CATALOG_YAML_DEPTH_MAX);
                                 r = -E2BIG;
                                 break;
@@ -263,8 +262,7 @@ int ydoc_load(struct ydoc *d, const char *file, const char *data, size_t len,
 
                 catalog_error_set(err, file, (unsigned)m.line + 1, "invalid YAML: %s%s%s",
                                   parser.problem ? parser.problem : "parse error",
-                                  parser.context ? " " : "",
-                                  parser.context ? parser.context : "");
+                                  parser.context ? " " : "", parser.context ? parser.context : "");
                 yaml_parser_delete(&parser);
                 return r;
         }
@@ -543,16 +541,16 @@ static int to_json(struct ydoc *d, yaml_node_t *n, unsigned depth, json_t **ret,
                                 return -EINVAL;
                         }
                         if (json_object_get(v, key)) {
-                                catalog_error_set(err, d->file, ynode_line(k),
-                                                  "duplicate key '%s'", key);
+                                catalog_error_set(err, d->file, ynode_line(k), "duplicate key '%s'",
+                                                  key);
                                 return -EINVAL;
                         }
                         r = to_json(d, ydoc_node(d, p->value), depth + 1, &item, err);
                         if (r < 0)
                                 return r;
                         if (json_object_set_new(v, key, item) < 0) {
-                                catalog_error_set(err, d->file, ynode_line(k),
-                                                  "invalid key '%s'", key);
+                                catalog_error_set(err, d->file, ynode_line(k), "invalid key '%s'",
+                                                  key);
                                 return -EINVAL;
                         }
                 }

@@ -81,7 +81,8 @@ bool ynode_is_null(const yaml_node_t *n);
 const char *ynode_scalar(const yaml_node_t *n);
 
 /* Counts a node against the budget; -E2BIG (with err) past it. */
-_warn_unused_result_ int ydoc_visit(struct ydoc *d, const yaml_node_t *n, struct catalog_error *err);
+_warn_unused_result_ int ydoc_visit(struct ydoc *d, const yaml_node_t *n,
+                                    struct catalog_error *err);
 
 /* Value parsers: they check the node type and fill err on mismatch (-EINVAL). */
 _warn_unused_result_ int ydoc_string(struct ydoc *d, yaml_node_t *n, char **ret,

@@ -49,25 +49,45 @@ enum {
         OPT_IGNORED, /* KServe flags this agent does not implement */
 };
 
-#define IGNORED(name, kind) { name, 0, kind, kind == CLI_ARG_OPTIONAL ? "BOOL" : "VALUE", "KServe flag, not implemented: accepted and named in a warning", OPT_IGNORED }
+#define IGNORED(name, kind)                                                              \
+        {                                                                                \
+                name, 0, kind, kind == CLI_ARG_OPTIONAL ? "BOOL" : "VALUE",              \
+                        "KServe flag, not implemented: accepted and named in a warning", \
+                        OPT_IGNORED                                                      \
+        }
 
 static const struct cli_option agent_options[] = {
         { "port", 0, CLI_ARG_REQUIRED, "PORT", "serving/readiness port (default 9081)", OPT_PORT },
-        { "component-port", 0, CLI_ARG_REQUIRED, "PORT", "the model server's port (default 8080)", OPT_COMPONENT_PORT },
-        { "enable-puller", 0, CLI_ARG_OPTIONAL, "BOOL", "download and load the models of models.json", OPT_ENABLE_PULLER },
-        { "config-dir", 0, CLI_ARG_REQUIRED, "DIR", "the mounted modelconfig ConfigMap (default /mnt/configs)", OPT_CONFIG_DIR },
-        { "model-dir", 0, CLI_ARG_REQUIRED, "DIR", "where models are downloaded (default /mnt/models)", OPT_MODEL_DIR },
+        { "component-port", 0, CLI_ARG_REQUIRED, "PORT", "the model server's port (default 8080)",
+          OPT_COMPONENT_PORT },
+        { "enable-puller", 0, CLI_ARG_OPTIONAL, "BOOL",
+          "download and load the models of models.json", OPT_ENABLE_PULLER },
+        { "config-dir", 0, CLI_ARG_REQUIRED, "DIR",
+          "the mounted modelconfig ConfigMap (default /mnt/configs)", OPT_CONFIG_DIR },
+        { "model-dir", 0, CLI_ARG_REQUIRED, "DIR",
+          "where models are downloaded (default /mnt/models)", OPT_MODEL_DIR },
         { "listen-address", 0, CLI_ARG_REQUIRED, "ADDR", "(default 0.0.0.0)", OPT_LISTEN },
-        { "model-server-url", 0, CLI_ARG_REQUIRED, "URL", "repository API base\n(default http://127.0.0.1:COMPONENT-PORT)", OPT_SERVER_URL },
-        { "download-workers", 0, CLI_ARG_REQUIRED, "N", "concurrent downloads and load calls (default 4)", OPT_WORKERS },
-        { "kubeconfig", 0, CLI_ARG_REQUIRED, "FILE", "API access for the ConfigMap watch (default: $KUBECONFIG,\nin-cluster, ~/.kube/config)", OPT_KUBECONFIG },
-        { "configmap", 0, CLI_ARG_REQUIRED, "NAME", "watch this ConfigMap (default modelconfig-ISVC-0)", OPT_CONFIGMAP },
-        { "inference-service", 0, CLI_ARG_REQUIRED, "NAME", "the InferenceService (default: this pod's label)", OPT_ISVC },
-        { "namespace", 0, CLI_ARG_REQUIRED, "NS", "(default: the service account's namespace)", OPT_NAMESPACE },
-        { "api-watch", 0, CLI_ARG_REQUIRED, "MODE", "auto, on or off: watch the ConfigMap through the API\n(default auto)", OPT_API_WATCH },
-        { "file-poll", 0, CLI_ARG_REQUIRED, "SECS", "safety-net re-read of models.json (default 10)", OPT_FILE_POLL },
-        { "connect-timeout", 0, CLI_ARG_REQUIRED, "SECS", "per download connection (default 10)", OPT_CONNECT_TIMEOUT },
-        { "stall-timeout", 0, CLI_ARG_REQUIRED, "SECS", "abort a download below 1 byte/s for this long\n(default 30)", OPT_STALL_TIMEOUT },
+        { "model-server-url", 0, CLI_ARG_REQUIRED, "URL",
+          "repository API base\n(default http://127.0.0.1:COMPONENT-PORT)", OPT_SERVER_URL },
+        { "download-workers", 0, CLI_ARG_REQUIRED, "N",
+          "concurrent downloads and load calls (default 4)", OPT_WORKERS },
+        { "kubeconfig", 0, CLI_ARG_REQUIRED, "FILE",
+          "API access for the ConfigMap watch (default: $KUBECONFIG,\nin-cluster, ~/.kube/config)",
+          OPT_KUBECONFIG },
+        { "configmap", 0, CLI_ARG_REQUIRED, "NAME",
+          "watch this ConfigMap (default modelconfig-ISVC-0)", OPT_CONFIGMAP },
+        { "inference-service", 0, CLI_ARG_REQUIRED, "NAME",
+          "the InferenceService (default: this pod's label)", OPT_ISVC },
+        { "namespace", 0, CLI_ARG_REQUIRED, "NS", "(default: the service account's namespace)",
+          OPT_NAMESPACE },
+        { "api-watch", 0, CLI_ARG_REQUIRED, "MODE",
+          "auto, on or off: watch the ConfigMap through the API\n(default auto)", OPT_API_WATCH },
+        { "file-poll", 0, CLI_ARG_REQUIRED, "SECS",
+          "safety-net re-read of models.json (default 10)", OPT_FILE_POLL },
+        { "connect-timeout", 0, CLI_ARG_REQUIRED, "SECS", "per download connection (default 10)",
+          OPT_CONNECT_TIMEOUT },
+        { "stall-timeout", 0, CLI_ARG_REQUIRED, "SECS",
+          "abort a download below 1 byte/s for this long\n(default 30)", OPT_STALL_TIMEOUT },
         /* KServe's logger, batcher and probe flags (cmd/agent/main.go) */
         IGNORED("log-url", CLI_ARG_REQUIRED),
         IGNORED("source-uri", CLI_ARG_REQUIRED),
@@ -128,7 +148,8 @@ static int agent_set(void *userdata, const struct cli_option *opt, const char *a
                 return 0;
         case OPT_WORKERS:
                 if (safe_atou32(arg, &a->workers) < 0 || a->workers == 0 || a->workers > 64) {
-                        (void)snprintf(err, err_size, "invalid --download-workers '%s' (1-64)", arg);
+                        (void)snprintf(err, err_size, "invalid --download-workers '%s' (1-64)",
+                                       arg);
                         return -EINVAL;
                 }
                 return 0;
@@ -146,7 +167,8 @@ static int agent_set(void *userdata, const struct cli_option *opt, const char *a
                 return 0;
         case OPT_API_WATCH:
                 if (!streq(arg, "auto") && !streq(arg, "on") && !streq(arg, "off")) {
-                        (void)snprintf(err, err_size, "invalid --api-watch '%s' (auto, on or off)", arg);
+                        (void)snprintf(err, err_size, "invalid --api-watch '%s' (auto, on or off)",
+                                       arg);
                         return -EINVAL;
                 }
                 a->api_watch = arg;
@@ -169,7 +191,8 @@ static int agent_set(void *userdata, const struct cli_option *opt, const char *a
                 return -EINVAL;
         }
         if (safe_atou32(arg, secs) < 0 || *secs == 0 || *secs > 86400) {
-                (void)snprintf(err, err_size, "invalid --%s '%s' (1-86400 seconds)", opt->name, arg);
+                (void)snprintf(err, err_size, "invalid --%s '%s' (1-86400 seconds)", opt->name,
+                               arg);
                 return -EINVAL;
         }
         return 0;
@@ -182,8 +205,9 @@ static const struct cli_command agent_cli = {
                     "turns models.json into downloaded, loaded models (docs/agent.md).",
         .options = agent_options,
         .n_options = ELEMENTSOF(agent_options),
-        .epilog = "KServe's logger and batcher flags are accepted and named in a startup warning.\n"
-                  "Go spellings work too: -port 9081, --enable-puller=true, --logger-tls-skip-verify false.",
+        .epilog =
+                "KServe's logger and batcher flags are accepted and named in a startup warning.\n"
+                "Go spellings work too: -port 9081, --enable-puller=true, --logger-tls-skip-verify false.",
         .set = agent_set,
 };
 
@@ -195,7 +219,8 @@ static bool is_bool_word(const char *s)
 static const struct cli_option *find_option(const char *name, size_t len)
 {
         for (size_t i = 0; i < ELEMENTSOF(agent_options); i++)
-                if (strlen(agent_options[i].name) == len && strneq(agent_options[i].name, name, len))
+                if (strlen(agent_options[i].name) == len &&
+                    strneq(agent_options[i].name, name, len))
                         return &agent_options[i];
         return NULL;
 }
@@ -229,7 +254,8 @@ static char **go_flags_to_getopt(int argc, char **argv, int *ret_argc)
                 }
                 if (s && s[0] == '-' && s[1] == '-' && !strchr(s, '=')) {
                         o = find_option(s + 2, strlen(s + 2));
-                        if (o && o->arg == CLI_ARG_OPTIONAL && i + 1 < argc && is_bool_word(argv[i + 1])) {
+                        if (o && o->arg == CLI_ARG_OPTIONAL && i + 1 < argc &&
+                            is_bool_word(argv[i + 1])) {
                                 char *j = NULL;
                                 if (asprintf(&j, "%s=%s", s, argv[++i]) < 0)
                                         j = NULL;
@@ -309,9 +335,9 @@ static char *isvc_of_pod(struct kube_client *kc, const char *ns)
                          st.message);
                 return NULL;
         }
-        isvc = json_string_value(json_object_get(
-                json_object_get(json_object_get(obj, "metadata"), "labels"),
-                "serving.kserve.io/inferenceservice"));
+        isvc = json_string_value(
+                json_object_get(json_object_get(json_object_get(obj, "metadata"), "labels"),
+                                "serving.kserve.io/inferenceservice"));
         if (isvc)
                 ret = strdup(isvc);
         json_decref(obj);
@@ -333,11 +359,13 @@ static int start_api_watch(struct agent *a, const char *kubeconfig, const char *
         r = kube_config_load(&ko, &cfg, err, sizeof(err));
         if (r < 0) {
                 if (required)
-                        return log_error_errno(r, "agent: --api-watch=on but no API access: %s", err);
+                        return log_error_errno(r, "agent: --api-watch=on but no API access: %s",
+                                               err);
                 log_info("agent: no API access (%s); following the mounted file only", err);
                 return 0;
         }
-        r = kube_client_new(cfg, &(struct kube_client_options){ .user_agent = "modelplane-agent" }, &kc);
+        r = kube_client_new(cfg, &(struct kube_client_options){ .user_agent = "modelplane-agent" },
+                            &kc);
         if (r < 0)
                 return log_error_errno(r, "agent: cannot create the API client");
         ns = ns_opt ? ns_opt : kube_client_namespace(kc);
@@ -348,8 +376,11 @@ static int start_api_watch(struct agent *a, const char *kubeconfig, const char *
                         isvc = found_isvc = isvc_of_pod(kc, ns);
                 if (!isvc) {
                         if (required)
-                                return log_error_errno(-EINVAL, "agent: --api-watch=on needs --configmap, --inference-service or a readable pod label");
-                        log_warn("agent: API access but no InferenceService known (--inference-service, --configmap); following the mounted file only");
+                                return log_error_errno(
+                                        -EINVAL,
+                                        "agent: --api-watch=on needs --configmap, --inference-service or a readable pod label");
+                        log_warn(
+                                "agent: API access but no InferenceService known (--inference-service, --configmap); following the mounted file only");
                         return 0;
                 }
                 r = modelconfig_name(isvc, name, sizeof(name));
@@ -372,9 +403,16 @@ static int start_api_watch(struct agent *a, const char *kubeconfig, const char *
 int cmd_agent(int argc, char **argv)
 {
         struct agent_args args = {
-                .port = 9081, .component_port = 8080, .config_dir = "/mnt/configs",
-                .model_dir = "/mnt/models", .listen = "0.0.0.0", .api_watch = "auto",
-                .workers = 4, .file_poll = 10, .connect_timeout = 10, .stall_timeout = 30,
+                .port = 9081,
+                .component_port = 8080,
+                .config_dir = "/mnt/configs",
+                .model_dir = "/mnt/models",
+                .listen = "0.0.0.0",
+                .api_watch = "auto",
+                .workers = 4,
+                .file_poll = 10,
+                .connect_timeout = 10,
+                .stall_timeout = 30,
         };
         CLEANUP(strv_freep) char **av = NULL;
         char err[512] = "", default_url[64];
@@ -398,7 +436,8 @@ int cmd_agent(int argc, char **argv)
                 return cli_exit_status(r);
         const uint16_t port = args.port, component_port = args.component_port;
         const bool puller = args.puller;
-        const char *config_dir = args.config_dir, *model_dir = args.model_dir, *listen = args.listen;
+        const char *config_dir = args.config_dir, *model_dir = args.model_dir,
+                   *listen = args.listen;
         const char *server_url = args.server_url, *kubeconfig = args.kubeconfig;
         const char *configmap = args.configmap, *isvc = args.isvc, *ns = args.ns;
         const char *api_watch = args.api_watch;
@@ -408,10 +447,11 @@ int cmd_agent(int argc, char **argv)
 
         if (ignored[0])
                 log_warn("agent: not implemented, ignored: %s (request logging and batching are "
-                         "not done by this agent; see docs/agent.md)", ignored);
+                         "not done by this agent; see docs/agent.md)",
+                         ignored);
 
-        r = readiness_probe_parse(getenv("SERVING_READINESS_PROBE"), component_port, &ctx.probe, err,
-                                  sizeof(err));
+        r = readiness_probe_parse(getenv("SERVING_READINESS_PROBE"), component_port, &ctx.probe,
+                                  err, sizeof(err));
         if (r < 0) {
                 log_error("agent: %s", err);
                 return 1;
@@ -436,13 +476,14 @@ int cmd_agent(int argc, char **argv)
                 fc.connect_timeout_sec = connect_timeout;
                 fc.stall_timeout_sec = stall_timeout;
                 snprintf(default_url, sizeof(default_url), "http://127.0.0.1:%u", component_port);
-                r = agent_new(&(struct agent_options){
-                                      .model_dir = model_dir,
-                                      .server_url = server_url ? server_url : default_url,
-                                      .download_workers = workers,
-                                      .fetch = &fc,
-                              },
-                              &agent);
+                r = agent_new(
+                        &(struct agent_options){
+                                .model_dir = model_dir,
+                                .server_url = server_url ? server_url : default_url,
+                                .download_workers = workers,
+                                .fetch = &fc,
+                        },
+                        &agent);
                 if (r >= 0)
                         r = agent_start(agent);
                 if (r < 0) {
@@ -470,17 +511,18 @@ int cmd_agent(int argc, char **argv)
                          server_url ? server_url : default_url);
         }
 
-        r = proxy_start(&(struct proxy_config){
-                                .address = listen,
-                                .port = port,
-                                .upstream_host = "127.0.0.1",
-                                .upstream_port = component_port,
-                                .ready = ctx_ready,
-                                .ready_userdata = &ctx,
-                                .status_path = AGENT_STATUS_PATH,
-                                .status = ctx_status,
-                        },
-                        &proxy);
+        r = proxy_start(
+                &(struct proxy_config){
+                        .address = listen,
+                        .port = port,
+                        .upstream_host = "127.0.0.1",
+                        .upstream_port = component_port,
+                        .ready = ctx_ready,
+                        .ready_userdata = &ctx,
+                        .status_path = AGENT_STATUS_PATH,
+                        .status = ctx_status,
+                },
+                &proxy);
         if (r < 0) {
                 log_error_errno(r, "agent: cannot listen on %s:%u", listen, (unsigned)port);
                 r = 1;

@@ -86,8 +86,8 @@ static const struct cli_option catalog_options[] = {
           "sources file(s); repeat or comma-separate; later\nfiles override earlier ones per "
           "source id\n(default sources.yaml)",
           OPT_CATALOGS },
-        { "poll-interval", 0, CLI_ARG_REQUIRED, "SECS",
-          "stat fallback for hot reload (default 5)", OPT_POLL },
+        { "poll-interval", 0, CLI_ARG_REQUIRED, "SECS", "stat fallback for hot reload (default 5)",
+          OPT_POLL },
 };
 
 struct catalog_args {
@@ -192,12 +192,11 @@ int cmd_catalog(int argc, char **argv)
         (void)pthread_sigmask(SIG_BLOCK, &mask, NULL);
         (void)signal(SIGPIPE, SIG_IGN);
 
-        r = catalog_service_new(
-                &(struct catalog_service_config){ .config_paths = paths,
-                                                  .n_config_paths = n_paths,
-                                                  .poll_interval_ms = poll_s * 1000,
-                                                  .on_reload = on_reload },
-                &svc, &err);
+        r = catalog_service_new(&(struct catalog_service_config){ .config_paths = paths,
+                                                                  .n_config_paths = n_paths,
+                                                                  .poll_interval_ms = poll_s * 1000,
+                                                                  .on_reload = on_reload },
+                                &svc, &err);
         if (r < 0) {
                 log_error_errno(r, "error starting loader: model config: %s",
                                 catalog_error_format(&err, msg, sizeof(msg)));

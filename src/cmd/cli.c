@@ -34,8 +34,7 @@ static const struct cli_option common_options[_COMMON_MAX] = {
         [COMMON_ZAP_ENCODER] = { "zap-encoder", 0, CLI_ARG_REQUIRED, "ENC",
                                  "controller-runtime's spelling: json, or console (= text)",
                                  COMMON_ZAP_ENCODER },
-        [COMMON_HELP] = { "help", 'h', CLI_ARG_NONE, NULL, "show this help and exit",
-                          COMMON_HELP },
+        [COMMON_HELP] = { "help", 'h', CLI_ARG_NONE, NULL, "show this help and exit", COMMON_HELP },
 };
 
 /* getopt values: long options are numbered past any letter; common ones after the command's */
@@ -179,8 +178,9 @@ int cli_parse(const struct cli_command *cmd, int argc, char **argv, void *userda
         }
         shortopts[ns++] = ':'; /* missing arguments as ':', not '?' */
         for (size_t i = 0; i < n; i++) {
-                const struct cli_option *o = i < cmd->n_options ? &cmd->options[i]
-                                                                : &common_options[i - cmd->n_options];
+                const struct cli_option *o = i < cmd->n_options
+                                                     ? &cmd->options[i]
+                                                     : &common_options[i - cmd->n_options];
                 int has = o->arg == CLI_ARG_NONE       ? no_argument
                           : o->arg == CLI_ARG_REQUIRED ? required_argument
                                                        : optional_argument;
@@ -209,7 +209,8 @@ int cli_parse(const struct cli_command *cmd, int argc, char **argv, void *userda
                                 return cli_usage_error(cmd, "option '-%c' requires an argument",
                                                        optopt);
                         if (o && optopt >= VAL_BASE)
-                                return cli_usage_error(cmd, "option '--%s' doesn't allow an argument",
+                                return cli_usage_error(cmd,
+                                                       "option '--%s' doesn't allow an argument",
                                                        o->name);
                         if (optopt)
                                 return cli_usage_error(cmd, "unknown option '-%c'", optopt);

@@ -31,8 +31,8 @@ enum cli_arg {
 };
 
 struct cli_option {
-        const char *name;    /* long name without "--" */
-        int short_name;      /* a letter, or 0 */
+        const char *name; /* long name without "--" */
+        int short_name;   /* a letter, or 0 */
         enum cli_arg arg;
         const char *metavar; /* "PATH" in --help; NULL when the option takes no value */
         const char *help;    /* "\n" starts an indented continuation line */

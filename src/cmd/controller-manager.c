@@ -94,8 +94,8 @@ static const struct cli_option controller_options[] = {
           "API writes in flight per reconcile, 1-64 (default 8)", ARG_WRITE_CONCURRENCY },
         { "namespace", 0, CLI_ARG_REQUIRED, "NS", "watch one namespace only (default: all)",
           ARG_NAMESPACE },
-        { "enable-webhook", 0, CLI_ARG_OPTIONAL, "BOOL",
-          "serve the TrainedModel admission webhook", ARG_WEBHOOK },
+        { "enable-webhook", 0, CLI_ARG_OPTIONAL, "BOOL", "serve the TrainedModel admission webhook",
+          ARG_WEBHOOK },
         { "webhook-port", 0, CLI_ARG_REQUIRED, "N", "webhook port (default 9443)",
           ARG_WEBHOOK_PORT },
         { "webhook-cert-dir", 0, CLI_ARG_REQUIRED, "DIR",
@@ -112,8 +112,8 @@ static const struct cli_option controller_options[] = {
           ARG_VERBOSE },
 };
 
-static int controller_set(void *userdata, const struct cli_option *opt, const char *arg,
-                          char *err, size_t err_size)
+static int controller_set(void *userdata, const struct cli_option *opt, const char *arg, char *err,
+                          size_t err_size)
 {
         uint32_t u;
         bool b;
@@ -140,9 +140,9 @@ static int controller_set(void *userdata, const struct cli_option *opt, const ch
                                        opt->name, arg);
                         return -EINVAL;
                 }
-                *(opt->id == ARG_WEBHOOK            ? &arg_webhook
-                  : opt->id == ARG_LEADER_ELECT     ? &arg_leader_elect
-                                                    : &arg_ready_requires_loaded) = b;
+                *(opt->id == ARG_WEBHOOK        ? &arg_webhook
+                  : opt->id == ARG_LEADER_ELECT ? &arg_leader_elect
+                                                : &arg_ready_requires_loaded) = b;
                 return 0;
         case ARG_LEADER_ID:
                 arg_leader_id = arg;
@@ -330,18 +330,19 @@ static int tm_metrics_register(struct metrics_registry *reg, struct tm_metrics *
  * label so that no other ConfigMap is cached. */
 static int configmap_informer_new(struct kube_client *client, struct informer **ret)
 {
-        int r = informer_new(&(struct informer_options){
-                                     .name = "configmaps",
-                                     .client = client,
-                                     .gvr = gvr_configmaps,
-                                     .namespace = arg_namespace,
-                                     .label_selector = REPLICAS_CONFIGMAP_SELECTOR,
-                                     .cache = { .transform = replicas_transform_configmap },
-                             },
-                             ret);
+        int r = informer_new(
+                &(struct informer_options){
+                        .name = "configmaps",
+                        .client = client,
+                        .gvr = gvr_configmaps,
+                        .namespace = arg_namespace,
+                        .label_selector = REPLICAS_CONFIGMAP_SELECTOR,
+                        .cache = { .transform = replicas_transform_configmap },
+                },
+                ret);
         if (r >= 0)
-                r = cache_add_index(informer_cache(*ret), REPLICAS_INDEX_ISVC,
-                                    replicas_index_isvc, NULL);
+                r = cache_add_index(informer_cache(*ret), REPLICAS_INDEX_ISVC, replicas_index_isvc,
+                                    NULL);
         return r;
 }
 
@@ -394,43 +395,46 @@ int cmd_controller(int argc, char **argv)
                 return 1;
         }
 
-        r = manager_new(&(struct manager_options){
-                                .client = client,
-                                .metrics_bind_address = arg_metrics_bind,
-                                .health_probe_bind_address = arg_probe_bind,
-                                .leader_elect = arg_leader_elect,
-                                .leader_election_id = arg_leader_id,
-                                .leader_election_namespace = arg_leader_namespace,
-                        },
-                        &m);
+        r = manager_new(
+                &(struct manager_options){
+                        .client = client,
+                        .metrics_bind_address = arg_metrics_bind,
+                        .health_probe_bind_address = arg_probe_bind,
+                        .leader_elect = arg_leader_elect,
+                        .leader_election_id = arg_leader_id,
+                        .leader_election_namespace = arg_leader_namespace,
+                },
+                &m);
         if (r < 0) {
                 log_error_errno(r, "Failed to set up the manager");
                 return 1;
         }
         atomic_store(&rm.reg, manager_metrics(m));
 
-        r = informer_new(&(struct informer_options){
-                                 .name = "trainedmodels",
-                                 .client = client,
-                                 .gvr = gvr_trainedmodels,
-                                 .namespace = arg_namespace,
-                                 .cache = { .transform = cache_transform_strip_managed_fields,
-                                            .compact = true },
-                                 .metrics = manager_metrics(m),
-                         },
-                         &tms);
+        r = informer_new(
+                &(struct informer_options){
+                        .name = "trainedmodels",
+                        .client = client,
+                        .gvr = gvr_trainedmodels,
+                        .namespace = arg_namespace,
+                        .cache = { .transform = cache_transform_strip_managed_fields,
+                                   .compact = true },
+                        .metrics = manager_metrics(m),
+                },
+                &tms);
         if (r >= 0)
                 r = cache_add_index(informer_cache(tms), TM_INDEX_ISVC, tm_index_isvc, NULL);
         if (r >= 0)
-                r = informer_new(&(struct informer_options){
-                                         .name = "inferenceservices",
-                                         .client = client,
-                                         .gvr = gvr_inferenceservices,
-                                         .namespace = arg_namespace,
-                                         .cache = { .transform = isvc_cache_transform, .compact = true },
-                                         .metrics = manager_metrics(m),
-                                 },
-                                 &isvcs);
+                r = informer_new(
+                        &(struct informer_options){
+                                .name = "inferenceservices",
+                                .client = client,
+                                .gvr = gvr_inferenceservices,
+                                .namespace = arg_namespace,
+                                .cache = { .transform = isvc_cache_transform, .compact = true },
+                                .metrics = manager_metrics(m),
+                        },
+                        &isvcs);
         if (r >= 0)
                 r = configmap_informer_new(client, &cms);
         if (r < 0) {
@@ -438,36 +442,39 @@ int cmd_controller(int argc, char **argv)
                 return 1;
         }
 
-        r = tm_reconciler_new(&(struct tm_reconciler_options){
-                                      .trainedmodels = informer_cache(tms),
-                                      .inferenceservices = informer_cache(isvcs),
-                                      .event = manager_event_fn,
-                                      .event_userdata = m,
-                                      .configmaps = informer_cache(cms),
-                                      .ready_requires_loaded = arg_ready_requires_loaded,
-                              },
-                              &rec);
+        r = tm_reconciler_new(
+                &(struct tm_reconciler_options){
+                        .trainedmodels = informer_cache(tms),
+                        .inferenceservices = informer_cache(isvcs),
+                        .event = manager_event_fn,
+                        .event_userdata = m,
+                        .configmaps = informer_cache(cms),
+                        .ready_requires_loaded = arg_ready_requires_loaded,
+                },
+                &rec);
         if (r >= 0)
-                r = controller_new(&(struct controller_options){
-                                           .reconciler = tm_reconciler_get(rec),
-                                           .workers = arg_workers,
-                                           .metrics = manager_metrics(m),
-                                           .client = client,
-                                           .write_fanout = arg_write_concurrency - 1,
-                                           .wait_for = (struct informer *[]){ tms, isvcs, cms },
-                                           .n_wait_for = 3,
-                                   },
-                                   &ctrl);
+                r = controller_new(
+                        &(struct controller_options){
+                                .reconciler = tm_reconciler_get(rec),
+                                .workers = arg_workers,
+                                .metrics = manager_metrics(m),
+                                .client = client,
+                                .write_fanout = arg_write_concurrency - 1,
+                                .wait_for = (struct informer *[]){ tms, isvcs, cms },
+                                .n_wait_for = 3,
+                        },
+                        &ctrl);
         if (r >= 0)
-                r = controller_new(&(struct controller_options){
-                                           .reconciler = tm_orphan_reconciler_get(rec),
-                                           .workers = 1,
-                                           .metrics = manager_metrics(m),
-                                           .client = client,
-                                           .wait_for = (struct informer *[]){ tms },
-                                           .n_wait_for = 1,
-                                   },
-                                   &orphans);
+                r = controller_new(
+                        &(struct controller_options){
+                                .reconciler = tm_orphan_reconciler_get(rec),
+                                .workers = 1,
+                                .metrics = manager_metrics(m),
+                                .client = client,
+                                .wait_for = (struct informer *[]){ tms },
+                                .n_wait_for = 1,
+                        },
+                        &orphans);
         if (r >= 0)
                 r = tm_reconciler_watch(rec, tms, isvcs, ctrl, orphans);
         if (r >= 0)
@@ -504,26 +511,28 @@ int cmd_controller(int argc, char **argv)
                 }
                 if (mrcfg->token_file)
                         token_file = mrcfg->token_file;
-                r = mrlink_reconciler_new(&(struct mrlink_reconciler_options){
-                                                  .config = mrcfg,
-                                                  .inferenceservices = informer_cache(isvcs),
-                                                  .token = cfg->token,
-                                                  .token_file = token_file,
-                                                  .event = manager_event_fn,
-                                                  .event_userdata = m,
-                                                  .metrics = manager_metrics(m),
-                                          },
-                                          &mrrec);
+                r = mrlink_reconciler_new(
+                        &(struct mrlink_reconciler_options){
+                                .config = mrcfg,
+                                .inferenceservices = informer_cache(isvcs),
+                                .token = cfg->token,
+                                .token_file = token_file,
+                                .event = manager_event_fn,
+                                .event_userdata = m,
+                                .metrics = manager_metrics(m),
+                        },
+                        &mrrec);
                 if (r >= 0)
-                        r = controller_new(&(struct controller_options){
-                                                   .reconciler = mrlink_reconciler_get(mrrec),
-                                                   .workers = arg_workers,
-                                                   .metrics = manager_metrics(m),
-                                                   .client = client,
-                                                   .wait_for = (struct informer *[]){ isvcs },
-                                                   .n_wait_for = 1,
-                                           },
-                                           &mrctrl);
+                        r = controller_new(
+                                &(struct controller_options){
+                                        .reconciler = mrlink_reconciler_get(mrrec),
+                                        .workers = arg_workers,
+                                        .metrics = manager_metrics(m),
+                                        .client = client,
+                                        .wait_for = (struct informer *[]){ isvcs },
+                                        .n_wait_for = 1,
+                                },
+                                &mrctrl);
                 if (r >= 0)
                         r = mrlink_reconciler_watch(mrrec, isvcs, mrctrl);
                 if (r >= 0)
@@ -532,8 +541,9 @@ int cmd_controller(int argc, char **argv)
                         log_error_errno(r, "Failed to set up the model registry controller");
                         return 1;
                 }
-                log_info("Model registry InferenceService controller enabled (registries namespace %s)",
-                         mrcfg->registries_namespace);
+                log_info(
+                        "Model registry InferenceService controller enabled (registries namespace %s)",
+                        mrcfg->registries_namespace);
         }
 
         if (arg_webhook) {
@@ -542,8 +552,10 @@ int cmd_controller(int argc, char **argv)
                 wc.cert_dir = arg_webhook_cert_dir;
                 r = webhook_server_start(&wc, &wh);
                 if (r < 0) {
-                        log_error_errno(r, "Failed to start the admission webhook on port %u with certificates from %s",
-                                        arg_webhook_port, arg_webhook_cert_dir);
+                        log_error_errno(
+                                r,
+                                "Failed to start the admission webhook on port %u with certificates from %s",
+                                arg_webhook_port, arg_webhook_cert_dir);
                         return 1;
                 }
                 log_info("Serving the TrainedModel admission webhook on port %u",

@@ -72,8 +72,8 @@ static const char registry_epilog[] =
         "ready; the server reconnects by itself when the database is back.\n"
         "Each request is logged at info (method, path, status, duration, bytes).";
 
-static int registry_set(void *userdata, const struct cli_option *opt, const char *arg,
-                        char *err, size_t err_size)
+static int registry_set(void *userdata, const struct cli_option *opt, const char *arg, char *err,
+                        size_t err_size)
 {
         struct reg_options *o = userdata;
         char origin[96];
@@ -117,18 +117,26 @@ static int load_options(struct reg_options *o, int argc, char **argv)
                 enum cli_arg a = reg_option_is_bool(i) ? CLI_ARG_OPTIONAL : CLI_ARG_REQUIRED;
                 const char *alias = reg_option_alias(i);
 
-                opts[n++] = (struct cli_option){ reg_option_name(i), reg_option_short(i), a,
-                                                 reg_help[i].metavar ? reg_help[i].metavar
-                                                 : a == CLI_ARG_OPTIONAL ? "BOOL" : "VALUE",
-                                                 reg_help[i].help, (int)i };
+                opts[n++] = (struct cli_option){ reg_option_name(i),
+                                                 reg_option_short(i),
+                                                 a,
+                                                 reg_help[i].metavar     ? reg_help[i].metavar
+                                                 : a == CLI_ARG_OPTIONAL ? "BOOL"
+                                                                         : "VALUE",
+                                                 reg_help[i].help,
+                                                 (int)i };
                 if (alias) {
                         (void)snprintf(alias_help[i], sizeof(alias_help[i]), "same as --%s",
                                        reg_option_name(i));
-                        opts[n++] = (struct cli_option){ alias, 0, a, reg_help[i].metavar,
-                                                         alias_help[i], (int)i };
+                        opts[n++] = (struct cli_option){
+                                alias, 0, a, reg_help[i].metavar, alias_help[i], (int)i
+                        };
                 }
         }
-        opts[n++] = (struct cli_option){ "config", 'c', CLI_ARG_REQUIRED, "FILE",
+        opts[n++] = (struct cli_option){ "config",
+                                         'c',
+                                         CLI_ARG_REQUIRED,
+                                         "FILE",
                                          "YAML file whose keys are the long option names\n"
                                          "(default ~/.model-registry.yaml when it exists)",
                                          REG_ARG_CONFIG };
@@ -170,7 +178,7 @@ static int load_options(struct reg_options *o, int argc, char **argv)
  * Until the datastore is connected and migrated, every request gets upstream's 503 (spec B.1
  * startup sequence: the listener starts at once, the real router is installed afterwards).
  */
-#define DATASTORE_DOWN_TEXT                                                                         \
+#define DATASTORE_DOWN_TEXT                                                                      \
         "Datastore service is down or unavailable. Please check that the database is reachable " \
         "and try again later.\n"
 #define CONNECT_BACKOFF_MAX (30 * USEC_PER_SEC)
@@ -186,10 +194,11 @@ static int gate_metrics(struct gate *g, struct http_resp *resp)
         char text[1024];
         size_t n;
 
-        n = (size_t)snprintf(text, sizeof(text),
-                             "# HELP modelplane_registry_http_responses_total HTTP responses of the "
-                             "registry API by status class.\n"
-                             "# TYPE modelplane_registry_http_responses_total counter\n");
+        n = (size_t)
+                snprintf(text, sizeof(text),
+                         "# HELP modelplane_registry_http_responses_total HTTP responses of the "
+                         "registry API by status class.\n"
+                         "# TYPE modelplane_registry_http_responses_total counter\n");
         for (size_t i = 0; i < ELEMENTSOF(g->responses) && n < sizeof(text); i++)
                 n += (size_t)snprintf(text + n, sizeof(text) - n,
                                       "modelplane_registry_http_responses_total{code=\"%zuxx\"} "
@@ -245,7 +254,8 @@ static int open_datastore(const char *dsn, struct store_open_options *so, const 
                 if (r != -EHOSTDOWN)
                         return r;
                 log_warn("registry: database not reachable (%s), retrying in %us; answering 503 "
-                         "meanwhile", so->error && so->error[0] ? so->error : "no answer",
+                         "meanwhile",
+                         so->error && so->error[0] ? so->error : "no answer",
                          (unsigned)(backoff / USEC_PER_SEC));
                 ts = (struct timespec){ .tv_sec = (time_t)(backoff / USEC_PER_SEC) };
                 sig = sigtimedwait(mask, NULL, &ts);
@@ -292,7 +302,8 @@ int cmd_registry(int argc, char **argv)
         };
 
         if (!streq(datastore, "embedmd")) {
-                fprintf(stderr, "registry: unsupported datastore type: %s. Supported types: [embedmd]\n",
+                fprintf(stderr,
+                        "registry: unsupported datastore type: %s. Supported types: [embedmd]\n",
                         datastore);
                 return 1;
         }
@@ -329,9 +340,10 @@ int cmd_registry(int argc, char **argv)
         if (r < 0 && tls_cert && r != -EADDRINUSE) {
                 /* the pair is loaded before listening: unreadable, not PEM, or a key that does
                  * not match the certificate (-EINVAL also covers a bad listen address) */
-                log_error_errno(r, "registry: cannot serve HTTPS on %s:%u with certificate %s "
-                                "and key %s: %s", host, (unsigned)port, tls_cert, tls_key,
-                                errno_to_string(r));
+                log_error_errno(r,
+                                "registry: cannot serve HTTPS on %s:%u with certificate %s "
+                                "and key %s: %s",
+                                host, (unsigned)port, tls_cert, tls_key, errno_to_string(r));
                 return 1;
         }
         if (r < 0) {
@@ -356,8 +368,8 @@ int cmd_registry(int argc, char **argv)
                 log_error_errno(r, "registry: error connecting to datastore");
                 return 1;
         }
-        if (store_dialect(store) == STORE_DIALECT_SQLITE && (so.tls.sslmode || so.tls.sslcert ||
-                                                             so.tls.sslkey || so.tls.sslrootcert))
+        if (store_dialect(store) == STORE_DIALECT_SQLITE &&
+            (so.tls.sslmode || so.tls.sslcert || so.tls.sslkey || so.tls.sslrootcert))
                 log_warn("registry: the database TLS options apply to PostgreSQL only; "
                          "ignored for SQLite");
         if (wipe) {

@@ -58,19 +58,21 @@ static const struct cli_option ui_options[] = {
           "the registry's name in the API (default modelplane)", OPT_REGISTRY_NAME },
         { "catalog-url", 0, CLI_ARG_REQUIRED, "URL", "modelplane catalog, e.g. http://host:8080",
           OPT_CATALOG },
-        { "kubeconfig", 0, CLI_ARG_REQUIRED, "PATH",
-          "else $KUBECONFIG, in-cluster, ~/.kube/config", OPT_KUBECONFIG },
+        { "kubeconfig", 0, CLI_ARG_REQUIRED, "PATH", "else $KUBECONFIG, in-cluster, ~/.kube/config",
+          OPT_KUBECONFIG },
         { "context", 0, CLI_ARG_REQUIRED, "NAME", "kubeconfig context", OPT_CONTEXT },
         { "no-kube", 0, CLI_ARG_NONE, NULL, "no Kubernetes API: deployment routes answer 503",
           OPT_NO_KUBE },
         { "user-header", 0, CLI_ARG_REQUIRED, "NAME",
           "identity header of the auth proxy (default kubeflow-userid)", OPT_USER_HEADER },
         { "groups-header", 0, CLI_ARG_REQUIRED, "NAME",
-          "groups header of the auth proxy, impersonated too\n(default none; needs impersonate on groups)", OPT_GROUPS_HEADER },
+          "groups header of the auth proxy, impersonated too\n(default none; needs impersonate on groups)",
+          OPT_GROUPS_HEADER },
         { "trusted-proxy", 0, CLI_ARG_REQUIRED, "CIDRS",
           "addresses whose user header is trusted (comma list)", OPT_TRUSTED },
         { "proxy-secret-file", 0, CLI_ARG_REQUIRED, "PATH",
-          "trust the user header when X-Proxy-Secret equals\nthis file's content", OPT_PROXY_SECRET },
+          "trust the user header when X-Proxy-Secret equals\nthis file's content",
+          OPT_PROXY_SECRET },
         { "csrf-secret-file", 0, CLI_ARG_REQUIRED, "PATH",
           "CSRF key shared by replicas (default: random)", OPT_CSRF_SECRET },
         { "insecure-dev-user", 0, CLI_ARG_REQUIRED, "NAME",
@@ -83,9 +85,9 @@ static const struct cli_option ui_options[] = {
 struct ui_args {
         char *host;
         uint16_t port;
-        const char *static_dir, *registry_url, *registry_name, *catalog_url, *kubeconfig,
-                *context, *user_header, *groups_header, *trusted, *proxy_secret_file,
-                *csrf_secret_file, *dev_user, *ca_file;
+        const char *static_dir, *registry_url, *registry_name, *catalog_url, *kubeconfig, *context,
+                *user_header, *groups_header, *trusted, *proxy_secret_file, *csrf_secret_file,
+                *dev_user, *ca_file;
         bool no_kube;
 };
 
@@ -253,9 +255,10 @@ int cmd_ui(int argc, char **argv)
         if (a.trusted) {
                 r = ui_cidr_list_parse(a.trusted, &trusted, &n_trusted);
                 if (r < 0)
-                        return cli_exit_status(cli_usage_error(
-                                &ui_cli, "invalid --trusted-proxy '%s'%s", a.trusted,
-                                r == -E2BIG ? " (more than 64 entries)" : ""));
+                        return cli_exit_status(
+                                cli_usage_error(&ui_cli, "invalid --trusted-proxy '%s'%s",
+                                                a.trusted,
+                                                r == -E2BIG ? " (more than 64 entries)" : ""));
         }
         if (a.proxy_secret_file) {
                 r = read_secret(a.proxy_secret_file, &proxy_secret);
@@ -288,8 +291,9 @@ int cmd_ui(int argc, char **argv)
 
                 r = kube_config_load(&ko, &kcfg, err, sizeof(err));
                 if (r < 0) {
-                        log_error_errno(r, "ui: cannot load the Kubernetes configuration: %s "
-                                           "(--no-kube runs without deployments)",
+                        log_error_errno(r,
+                                        "ui: cannot load the Kubernetes configuration: %s "
+                                        "(--no-kube runs without deployments)",
                                         err);
                         return 1;
                 }

@@ -22,8 +22,8 @@ static const struct cli_option webhook_options[] = {
         { "webhook-port", 0, CLI_ARG_REQUIRED, "PORT",
           "listen port (default 9443; 0 picks a free one, logged)", OPT_PORT },
         { "webhook-cert-dir", 0, CLI_ARG_REQUIRED, "DIR",
-          "directory with tls.crt and tls.key, re-read when they\nchange (default "
-          WEBHOOK_DEFAULT_CERT_DIR ")",
+          "directory with tls.crt and tls.key, re-read when they\nchange (default " WEBHOOK_DEFAULT_CERT_DIR
+          ")",
           OPT_CERT_DIR },
         { "webhook-bind-address", 0, CLI_ARG_REQUIRED, "IP", "listen address (default 0.0.0.0)",
           OPT_BIND },
@@ -99,8 +99,7 @@ int cmd_webhook(int argc, char **argv)
         r = webhook_server_start(&cfg, &s);
         if (r < 0) {
                 log_error_errno(r, "cannot start the webhook server on %s:%u with %s: %s",
-                                cfg.address, (unsigned)cfg.port, cfg.cert_dir,
-                                errno_to_string(r));
+                                cfg.address, (unsigned)cfg.port, cfg.cert_dir, errno_to_string(r));
                 return 1;
         }
         log_info("webhook server listening on https://%s:%u" WEBHOOK_PATH " (cert dir %s)",

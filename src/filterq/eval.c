@@ -45,7 +45,8 @@ bool filterq_like(const char *pattern, const char *s, bool ci)
                         resume = s;
                         continue;
                 }
-                if (*p == '_' || (*p == '\\' && p[1] && (ci ? fold(p[1]) == fold(*s) : p[1] == *s)) ||
+                if (*p == '_' ||
+                    (*p == '\\' && p[1] && (ci ? fold(p[1]) == fold(*s) : p[1] == *s)) ||
                     (*p && *p != '\\' && (ci ? fold(*p) == fold(*s) : *p == *s))) {
                         p += *p == '\\' ? 2 : 1;
                         s++;
@@ -155,12 +156,12 @@ static bool suffix_accepts(enum filterq_suffix want, const struct filterq_cmp *c
         size_t n = cmp->op == FILTERQ_OP_IN ? cmp->n_list : 1;
 
         for (size_t i = 0; i < n; i++) {
-                enum filterq_literal_type t =
-                        cmp->op == FILTERQ_OP_IN ? cmp->list[i].type : cmp->value.type;
+                enum filterq_literal_type t = cmp->op == FILTERQ_OP_IN ? cmp->list[i].type
+                                                                       : cmp->value.type;
                 bool ok = want == FILTERQ_SUFFIX_STRING ? t == FILTERQ_LIT_STRING
-                          : want == FILTERQ_SUFFIX_BOOL ? t == FILTERQ_LIT_BOOL
-                                                        : t == FILTERQ_LIT_INT ||
-                                                                  t == FILTERQ_LIT_FLOAT;
+                          : want == FILTERQ_SUFFIX_BOOL
+                                  ? t == FILTERQ_LIT_BOOL
+                                  : t == FILTERQ_LIT_INT || t == FILTERQ_LIT_FLOAT;
                 if (!ok)
                         return false;
         }

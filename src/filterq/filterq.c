@@ -227,7 +227,7 @@ static int next_token(struct parser *p)
         } else if (strchr("<>!=", q[i])) {
                 r = lex_op(p, &i);
         } else if (strchr("().,", q[i])) {
-                p->tok.kind = q[i] == '(' ? TOK_LPAREN
+                p->tok.kind = q[i] == '('   ? TOK_LPAREN
                               : q[i] == ')' ? TOK_RPAREN
                               : q[i] == '.' ? TOK_DOT
                                             : TOK_COMMA;
@@ -400,7 +400,7 @@ static int parse_op(struct parser *p, enum filterq_op *ret)
 
         if (t->kind == TOK_OP) {
                 if (t->len == 1)
-                        *ret = t->p[0] == '=' ? FILTERQ_OP_EQ
+                        *ret = t->p[0] == '='   ? FILTERQ_OP_EQ
                                : t->p[0] == '<' ? FILTERQ_OP_LT
                                                 : FILTERQ_OP_GT;
                 else if (t->p[0] == '!' || t->p[1] == '>')

@@ -67,7 +67,7 @@ enum filterq_literal_type {
 
 struct filterq_literal {
         enum filterq_literal_type type;
-        char *s; /* owned; FILTERQ_LIT_STRING (unescaped), else the literal's text */
+        char *s;   /* owned; FILTERQ_LIT_STRING (unescaped), else the literal's text */
         int64_t i; /* INT */
         double f;  /* FLOAT, and INT as a double */
         bool b;    /* BOOL */

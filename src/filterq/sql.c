@@ -124,8 +124,8 @@ static int add_values(struct store_cond *c, const struct filterq_sql_target *t,
         return 0;
 }
 
-static int lower_cmp(const struct filterq_cmp *cmp, filterq_sql_resolve_fn *resolve,
-                     void *userdata, struct store_cond **ret)
+static int lower_cmp(const struct filterq_cmp *cmp, filterq_sql_resolve_fn *resolve, void *userdata,
+                     struct store_cond **ret)
 {
         CLEANUP(store_cond_freep) struct store_cond *c = NULL;
         struct filterq_sql_target t = { 0 };
@@ -165,8 +165,8 @@ static int lower_cmp(const struct filterq_cmp *cmp, filterq_sql_resolve_fn *reso
         return 0;
 }
 
-int filterq_sql_lower(const struct filterq_node *n, filterq_sql_resolve_fn *resolve,
-                      void *userdata, struct store_cond **ret)
+int filterq_sql_lower(const struct filterq_node *n, filterq_sql_resolve_fn *resolve, void *userdata,
+                      struct store_cond **ret)
 {
         CLEANUP(store_cond_freep) struct store_cond *c = NULL;
         int r;

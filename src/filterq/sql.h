@@ -24,11 +24,11 @@
 #include "store/entity.h"
 
 struct filterq_sql_target {
-        bool is_column;         /* an entity column */
+        bool is_column; /* an entity column */
         enum store_column column;
-        const char *prop;       /* borrowed; property name when !is_column */
-        bool custom;            /* a custom property: typed by suffix or literal */
-        enum store_vcol vcol;   /* type of the column or system property (not for custom) */
+        const char *prop;     /* borrowed; property name when !is_column */
+        bool custom;          /* a custom property: typed by suffix or literal */
+        enum store_vcol vcol; /* type of the column or system property (not for custom) */
         /* borrowed; string targets: an integer literal i stands for enum_names[i] (state enums) */
         const char *const *enum_names;
         size_t n_enum_names;

@@ -10,10 +10,10 @@ static const struct {
         unsigned status;
         unsigned code_status; /* the status whose reason phrase is the body's "code" */
 } kinds[HTTP_ERR__MAX] = {
-        [HTTP_ERR_INTERNAL] = { 500, 500 },       [HTTP_ERR_INVALID] = { 400, 400 },
-        [HTTP_ERR_UNPROCESSABLE] = { 422, 422 },  [HTTP_ERR_REQUIRED_FIELD] = { 422, 400 },
-        [HTTP_ERR_NOT_FOUND] = { 404, 404 },      [HTTP_ERR_METHOD] = { 405, 405 },
-        [HTTP_ERR_CONFLICT] = { 409, 409 },       [HTTP_ERR_TOO_LARGE] = { 413, 413 },
+        [HTTP_ERR_INTERNAL] = { 500, 500 },      [HTTP_ERR_INVALID] = { 400, 400 },
+        [HTTP_ERR_UNPROCESSABLE] = { 422, 422 }, [HTTP_ERR_REQUIRED_FIELD] = { 422, 400 },
+        [HTTP_ERR_NOT_FOUND] = { 404, 404 },     [HTTP_ERR_METHOD] = { 405, 405 },
+        [HTTP_ERR_CONFLICT] = { 409, 409 },      [HTTP_ERR_TOO_LARGE] = { 413, 413 },
         [HTTP_ERR_UNAVAILABLE] = { 503, 503 },
 };
 

@@ -155,8 +155,8 @@ static void release_params(struct http_param *params, size_t n)
         }
 }
 
-int http_route_match(const struct http_route *table, size_t n, const char *method,
-                     const char *path, struct http_req *req)
+int http_route_match(const struct http_route *table, size_t n, const char *method, const char *path,
+                     struct http_req *req)
 {
         struct http_param params[HTTP_PARAMS_MAX] = { 0 };
         bool path_matched = false;

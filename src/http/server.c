@@ -64,8 +64,8 @@ struct tls_pair {
  */
 struct tls_source {
         pthread_mutex_t lock;
-        char *cert_path; /* owned */
-        char *key_path;  /* owned */
+        char *cert_path;                /* owned */
+        char *key_path;                 /* owned */
         struct file_id cert_id, key_id; /* files last looked at, loaded or rejected */
         struct tls_pair *current;       /* a reference; the pair new handshakes get */
         uint64_t generation;
@@ -92,7 +92,7 @@ struct sock_ctx {
         bool busy;                    /* a request head has arrived; its response is not done */
         bool in_handler;              /* the application handler runs: its time does not count */
         bool cut;
-        atomic_bool handshake_done;   /* set by the gnutls hook in the connection's thread */
+        atomic_bool handshake_done; /* set by the gnutls hook in the connection's thread */
 };
 
 struct http_server {
@@ -253,8 +253,7 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, struct http_resp *
                 return MHD_NO;
         }
         (void)MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-                                      resp->content_type ? resp->content_type
-                                                         : "application/json");
+                                      resp->content_type ? resp->content_type : "application/json");
         for (size_t i = 0; i < resp->n_headers; i++)
                 (void)MHD_add_response_header(r, resp->headers[i].name, resp->headers[i].value);
         ret = MHD_queue_response(conn, resp->status ? resp->status : 500, r);
@@ -372,7 +371,8 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
         q = memchr(uri, '?', n);
         path_len = q ? (size_t)(q - uri) : n;
         if (q)
-                for (const char *p = q; p && p < uri + n; p = memchr(p + 1, '&', (size_t)(uri + n - p - 1)))
+                for (const char *p = q; p && p < uri + n;
+                     p = memchr(p + 1, '&', (size_t)(uri + n - p - 1)))
                         params++;
         for (size_t i = 0; i < n; i++) {
                 unsigned char c = (unsigned char)uri[i];
@@ -587,7 +587,7 @@ static unsigned check_head(struct conn_state *st, struct MHD_Connection *conn, c
                 return status;
         r = decode_utf8(url, &path);
         if (r < 0) {
-                *msg = r == -ENOMEM ? "out of memory"
+                *msg = r == -ENOMEM   ? "out of memory"
                        : r == -EILSEQ ? "request path is not UTF-8 once percent-decoded"
                                       : "request path has a bad percent-escape or %00";
                 return r == -ENOMEM ? 500 : 400;
@@ -600,20 +600,18 @@ static unsigned check_head(struct conn_state *st, struct MHD_Connection *conn, c
         }
         (void)MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_arg, &a);
         if (a.r < 0) {
-                *msg = a.r == -ENOMEM  ? "out of memory"
-                       : a.r == -E2BIG ? "more than 256 query parameters"
-                       : a.r == -EILSEQ
-                               ? "query parameter is not UTF-8 once percent-decoded"
-                               : "query parameter has a bad percent-escape or %00";
+                *msg = a.r == -ENOMEM   ? "out of memory"
+                       : a.r == -E2BIG  ? "more than 256 query parameters"
+                       : a.r == -EILSEQ ? "query parameter is not UTF-8 once percent-decoded"
+                                        : "query parameter has a bad percent-escape or %00";
                 return a.r == -ENOMEM ? 500 : a.r == -E2BIG ? 414 : 400;
         }
         return 0;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **con_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
 {
         struct http_server *s = cls;
         struct conn_state *st = *con_cls;
@@ -819,8 +817,8 @@ static int tls_pair_import(const char *cert_pem, size_t cert_len, const char *ke
                 return -ENOMEM;
         }
         pair->n = TLS_CHAIN_MAX;
-        if (gnutls_pcert_list_import_x509_raw(pair->pcerts, &pair->n, &cd, GNUTLS_X509_FMT_PEM,
-                                              0) < 0 ||
+        if (gnutls_pcert_list_import_x509_raw(pair->pcerts, &pair->n, &cd, GNUTLS_X509_FMT_PEM, 0) <
+                    0 ||
             pair->n == 0) {
                 gnutls_free(pair->pcerts);
                 free(pair);
@@ -1186,7 +1184,7 @@ static void raise_nofile(unsigned *max_connections)
                 return;
         if (rl.rlim_cur < want) {
                 rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want
-                                                                                  : rl.rlim_max;
+                                                                                 : rl.rlim_max;
                 (void)setrlimit(RLIMIT_NOFILE, &rl);
                 if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
                         return;
@@ -1230,8 +1228,7 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
                 struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
                 a4->sin_family = AF_INET;
                 a4->sin_port = htons(cfg->port);
-                if (inet_pton(AF_INET, cfg->address ? cfg->address : "0.0.0.0", &a4->sin_addr) !=
-                    1)
+                if (inet_pton(AF_INET, cfg->address ? cfg->address : "0.0.0.0", &a4->sin_addr) != 1)
                         return -EINVAL;
                 sl = sizeof(*a4);
         }
@@ -1297,8 +1294,8 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
         }
         OPT(MHD_OPTION_END, 0, NULL);
 #undef OPT
-        s->daemon = MHD_start_daemon(flags, cfg->port, NULL, NULL, on_request, s,
-                                     MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+        s->daemon = MHD_start_daemon(flags, cfg->port, NULL, NULL, on_request, s, MHD_OPTION_ARRAY,
+                                     opts, MHD_OPTION_END);
         if (!s->daemon) {
                 (void)http_server_free(s);
                 return -EADDRINUSE;

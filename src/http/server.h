@@ -69,10 +69,10 @@ struct http_resp {
 typedef int (*http_handler_fn)(void *userdata, struct http_req *req, struct http_resp *resp);
 
 struct http_server_config {
-        const char *address;          /* borrowed; "127.0.0.1", "0.0.0.0", "::" ... */
-        uint16_t port;                /* 0 picks a free port; see http_server_port() */
-        size_t body_max;              /* request bodies above this get 413 */
-        unsigned connection_timeout;  /* seconds of inactivity before a connection is closed */
+        const char *address;         /* borrowed; "127.0.0.1", "0.0.0.0", "::" ... */
+        uint16_t port;               /* 0 picks a free port; see http_server_port() */
+        size_t body_max;             /* request bodies above this get 413 */
+        unsigned connection_timeout; /* seconds of inactivity before a connection is closed */
         /*
          * Seconds one request may take outside the handler (the TLS handshake, receiving headers
          * and body, sending the response), so a client trickling a byte per idle timeout is cut
@@ -87,10 +87,10 @@ struct http_server_config {
          * connection has a request in progress, the new one is closed.
          */
         unsigned max_connections;
-        unsigned max_per_ip;        /* concurrent connections from one address; more are refused */
-        unsigned header_timeout;    /* seconds from accept (or the last response) to a full head */
+        unsigned max_per_ip;     /* concurrent connections from one address; more are refused */
+        unsigned header_timeout; /* seconds from accept (or the last response) to a full head */
         unsigned tls_handshake_timeout; /* seconds from accept to a finished TLS handshake */
-        unsigned threads;           /* event-loop threads (each serves many connections) */
+        unsigned threads;               /* event-loop threads (each serves many connections) */
         /* The shape of the JSON bodies the server writes itself (refusals). */
         enum http_error_style {
                 HTTP_ERROR_NUMERIC, /* {"message":"...","code":414} */
@@ -121,9 +121,9 @@ struct http_server_config {
         const char *too_large_json;
 };
 
-#define HTTP_SERVER_CONFIG_DEFAULTS                                                                \
-        .address = "127.0.0.1", .port = 0, .body_max = 1024U * 1024U, .connection_timeout = 30,    \
-        .request_timeout = 60, .max_connections = 4096, .max_per_ip = 256, .header_timeout = 5,   \
+#define HTTP_SERVER_CONFIG_DEFAULTS                                                             \
+        .address = "127.0.0.1", .port = 0, .body_max = 1024U * 1024U, .connection_timeout = 30, \
+        .request_timeout = 60, .max_connections = 4096, .max_per_ip = 256, .header_timeout = 5, \
         .tls_handshake_timeout = 3, .threads = 8
 
 _warn_unused_result_ int http_server_start(const struct http_server_config *cfg,
@@ -148,7 +148,7 @@ uint64_t http_server_shed_count(struct http_server *s);
 #define HTTP_PATH_MAX         2048U /* bytes of the path */
 #define HTTP_QUERY_PARAMS_MAX 256U  /* query parameters */
 /* Limits of the header section (431 past them). */
-#define HTTP_HEADERS_MAX      100U           /* header fields */
+#define HTTP_HEADERS_MAX      100U          /* header fields */
 #define HTTP_HEADER_BYTES_MAX (32U * 1024U) /* bytes of names and values together */
 /*
  * A chunked body over body_max is read and discarded up to this many bytes before the 413 is
@@ -167,7 +167,8 @@ int http_req_query_foreach(const struct http_req *req,
                            void *userdata);
 
 /* Response builders. They never fail visibly: on OOM the server answers 500. */
-void http_resp_set_json(struct http_resp *resp, unsigned status, json_t *body /* takes ownership */);
+void http_resp_set_json(struct http_resp *resp, unsigned status,
+                        json_t *body /* takes ownership */);
 void http_resp_set_text(struct http_resp *resp, unsigned status, const char *content_type,
                         const char *text);
 _warn_unused_result_ int http_resp_add_header(struct http_resp *resp, const char *name,

@@ -7,11 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 
-static int dispatch_error(struct json_dispatch_error *e, const char *name, int r,
-                          const char *fmt, ...) _printf_(4, 5);
+static int dispatch_error(struct json_dispatch_error *e, const char *name, int r, const char *fmt,
+                          ...) _printf_(4, 5);
 
-static int dispatch_error(struct json_dispatch_error *e, const char *name, int r,
-                          const char *fmt, ...)
+static int dispatch_error(struct json_dispatch_error *e, const char *name, int r, const char *fmt,
+                          ...)
 {
         va_list ap;
 
@@ -70,7 +70,7 @@ int json_dispatch(json_t *v, const struct json_field *table, unsigned flags, voi
                                       v ? type_name(json_typeof(v)) : "nothing");
 
         if (!(flags & JSON_DISPATCH_ALLOW_UNKNOWN))
-                json_object_foreach (v, key, value) {
+                json_object_foreach(v, key, value) {
                         const struct json_field *f = table;
                         while (f->name && !streq(f->name, key))
                                 f++;

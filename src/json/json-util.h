@@ -98,4 +98,3 @@ const char *json_get_string_path(const json_t *root, ...) __attribute__((__senti
 
 /* Serializes compactly with sorted keys as Go's encoding/json does for maps; owned string. */
 char *json_dumps_compact(const json_t *v);
-

@@ -23,7 +23,7 @@ struct cache_index {
  */
 struct cache {
         pthread_rwlock_t lock;
-        json_t *objects; /* owned; key -> stored value */
+        json_t *objects;             /* owned; key -> stored value */
         struct cache_index *indexes; /* owned */
         size_t n_indexes;
         cache_transform_fn transform;
@@ -192,7 +192,7 @@ static int index_apply(struct cache_index *idx, const char *key, const json_t *v
 
         if (!json_is_array(values))
                 return 0;
-        json_array_foreach (values, i, v) {
+        json_array_foreach(values, i, v) {
                 const char *s = json_string_value(v);
                 json_t *set;
 
@@ -256,7 +256,7 @@ int cache_add_index(struct cache *c, const char *name, cache_index_fn fn, void *
                         r = -EEXIST;
                         goto out_unlock;
                 }
-        json_object_foreach (c->objects, key, obj) {
+        json_object_foreach(c->objects, key, obj) {
                 json_t *values = NULL;
 
                 r = index_values(c, &idx, obj, NULL, &values);
@@ -472,7 +472,7 @@ static int build_indexes(struct cache *c, struct cache_batch *b, struct new_inde
                 ret->n = j + 1;
                 if (!ret->idx[j].map)
                         return -ENOMEM;
-                json_object_foreach (b->objects, key, obj) {
+                json_object_foreach(b->objects, key, obj) {
                         json_t *pre = j < b->n_indexes
                                               ? json_array_get(json_object_get(b->values, key), j)
                                               : NULL;
@@ -499,13 +499,13 @@ static int record_diff(struct cache *c, struct cache_batch *b, json_t *changes)
         const char *key;
         json_t *obj, *pair;
 
-        json_object_foreach (c->objects, key, obj)
+        json_object_foreach(c->objects, key, obj)
                 if (!json_object_get(b->objects, key)) {
                         pair = json_pack("[OO]", obj, json_null());
                         if (!pair || json_array_append_new(changes, pair) < 0)
                                 return -ENOMEM;
                 }
-        json_object_foreach (b->objects, key, obj) {
+        json_object_foreach(b->objects, key, obj) {
                 json_t *prev = json_object_get(c->objects, key);
 
                 if (prev && same_version(c, prev, obj))
@@ -519,8 +519,7 @@ static int record_diff(struct cache *c, struct cache_batch *b, json_t *changes)
 
 /* Builds the new indexes, records the diff in changes and swaps. Called write-locked; on error
  * nothing changed. Takes the batch's objects on success. */
-static int replace_locked(struct cache *c, struct cache_batch *b, json_t *changes,
-                          json_t **ret_old)
+static int replace_locked(struct cache *c, struct cache_batch *b, json_t *changes, json_t **ret_old)
 {
         CLEANUP(new_indexes_release) struct new_indexes ni = { 0 };
         int r;
@@ -563,7 +562,7 @@ int cache_batch_commit(struct cache_batch *b, cache_change_fn fn, void *userdata
                 return -ENOMEM; /* the swap happened; only the batch's fresh map failed */
         if (r < 0 || !fn)
                 return r;
-        json_array_foreach (changes, i, pair) {
+        json_array_foreach(changes, i, pair) {
                 json_t *so = json_array_get(pair, 0), *sn = json_array_get(pair, 1);
                 json_auto_t *o = json_is_null(so) ? NULL : load(c, so);
                 json_auto_t *n = json_is_null(sn) ? NULL : load(c, sn);
@@ -585,7 +584,7 @@ int cache_replace(struct cache *c, json_t *items, cache_change_fn fn, void *user
         r = cache_batch_new(c, &b);
         if (r < 0)
                 return r;
-        json_array_foreach (items, i, obj) {
+        json_array_foreach(items, i, obj) {
                 r = cache_batch_add(b, obj);
                 if (r < 0)
                         return r;
@@ -629,7 +628,7 @@ static int load_all(const struct cache *c, json_t *arr)
 
         if (!c->compact)
                 return 0;
-        json_array_foreach (arr, i, v) {
+        json_array_foreach(arr, i, v) {
                 json_t *obj = load(c, v);
                 if (!obj || json_array_set_new(arr, i, obj) < 0)
                         return -ENOMEM;
@@ -647,7 +646,7 @@ static int snapshot(struct cache *c, bool want_keys, json_t **ret)
         if (!arr)
                 return -ENOMEM;
         (void)pthread_rwlock_rdlock(&c->lock);
-        json_object_foreach (c->objects, key, obj) {
+        json_object_foreach(c->objects, key, obj) {
                 if (json_array_append_new(arr, want_keys ? json_string(key) : json_incref(obj)) <
                     0) {
                         r = -ENOMEM;
@@ -700,7 +699,7 @@ int cache_by_index(struct cache *c, const char *index, const char *value, json_t
                         break;
                 }
         if (set)
-                json_object_foreach (set, key, unused) {
+                json_object_foreach(set, key, unused) {
                         json_t *obj = json_object_get(c->objects, key);
                         if (obj && json_array_append(arr, obj) < 0) {
                                 r = -ENOMEM;

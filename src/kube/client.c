@@ -26,9 +26,9 @@
 /* Longest request URL (path + query; selectors can be long). */
 #define KUBE_URL_MAX ((size_t)64 * 1024)
 /* Longest bearer token. */
-#define KUBE_TOKEN_MAX ((size_t)64 * 1024)
+#define KUBE_TOKEN_MAX          ((size_t)64 * 1024)
 #define KUBE_CONNECT_TIMEOUT_MS 10000L
-#define KUBE_DEFAULT_TIMEOUT (30 * USEC_PER_SEC)
+#define KUBE_DEFAULT_TIMEOUT    (30 * USEC_PER_SEC)
 
 /*
  * State shared by a client and its clones: configuration copy, the CURLSH, the rate limiter and
@@ -157,14 +157,15 @@ static int shared_new(const struct kube_config *cfg, const struct kube_client_op
 
         sh->insecure = cfg->insecure_skip_tls_verify;
         sh->timeout = opts && opts->request_timeout > 0 ? opts->request_timeout
-                                                          : KUBE_DEFAULT_TIMEOUT;
+                                                        : KUBE_DEFAULT_TIMEOUT;
         sh->observer = opts ? opts->observer : NULL;
         sh->observer_userdata = opts ? opts->observer_userdata : NULL;
         sh->throttle_retries = !opts || opts->throttle_retries == 0 ? KUBE_THROTTLE_RETRIES_DEFAULT
-                               : opts->throttle_retries < 0 ? 0
+                               : opts->throttle_retries < 0         ? 0
                                                             : (unsigned)opts->throttle_retries;
-        sh->throttle_wait_max = opts && opts->throttle_wait_max > 0 ? opts->throttle_wait_max
-                                                                    : KUBE_THROTTLE_WAIT_MAX_DEFAULT;
+        sh->throttle_wait_max = opts && opts->throttle_wait_max > 0
+                                        ? opts->throttle_wait_max
+                                        : KUBE_THROTTLE_WAIT_MAX_DEFAULT;
         sh->limited = opts && opts->qps > 0;
         if (sh->limited)
                 token_bucket_init(&sh->bucket, opts->qps, opts->burst, now_monotonic());
@@ -384,8 +385,8 @@ static void strip_ws(char *s)
 {
         size_t n = strlen(s);
 
-        while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' ||
-                         s[n - 1] == '\t'))
+        while (n > 0 &&
+               (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
                 s[--n] = '\0';
 }
 
@@ -478,8 +479,8 @@ static bool segment_ok(const char *s)
         for (const char *p = s; *p; p++) {
                 unsigned char ch = (unsigned char)*p;
 
-                if (ch <= 0x20 || ch >= 0x7f || ch == '/' || ch == '?' || ch == '#' ||
-                    ch == '%' || ch == '\\')
+                if (ch <= 0x20 || ch >= 0x7f || ch == '/' || ch == '?' || ch == '#' || ch == '%' ||
+                    ch == '\\')
                         return false;
         }
         return true;
@@ -504,9 +505,9 @@ int kube_resource_path(const struct gvr *r, const char *ns, const char *name,
                 return -EINVAL;
 
         /* /api/v1 or /apis/<group>/<version>, [/namespaces/<ns>], /<resource>, [/<name>] */
-        n = snprintf(buf, len, "%s%s/%s%s%s/%s%s%s", core ? "/api" : "/apis/",
-                     core ? "" : r->group, r->version, ns && *ns ? "/namespaces/" : "",
-                     ns && *ns ? ns : "", r->resource, name ? "/" : "", name ? name : "");
+        n = snprintf(buf, len, "%s%s/%s%s%s/%s%s%s", core ? "/api" : "/apis/", core ? "" : r->group,
+                     r->version, ns && *ns ? "/namespaces/" : "", ns && *ns ? ns : "", r->resource,
+                     name ? "/" : "", name ? name : "");
         if (n < 0 || (size_t)n >= len)
                 return -ENOBUFS;
         if (subresource) {
@@ -654,7 +655,7 @@ static void status_transport(struct kube_status *reterr, struct kube_client *c, 
 {
         if (!reterr)
                 return;
-        *reterr = (struct kube_status){0};
+        *reterr = (struct kube_status){ 0 };
         (void)snprintf(reterr->message, sizeof(reterr->message), "%s: %s", c->sh->server,
                        c->errbuf[0] ? c->errbuf : curl_easy_strerror(cc));
 }
@@ -663,14 +664,14 @@ static void status_local(struct kube_status *reterr, const char *msg)
 {
         if (!reterr)
                 return;
-        *reterr = (struct kube_status){0};
+        *reterr = (struct kube_status){ 0 };
         (void)snprintf(reterr->message, sizeof(reterr->message), "%s", msg);
 }
 
-#define SETOPT(h, opt, val)                                                                        \
-        do {                                                                                       \
-                if (cc == CURLE_OK)                                                                \
-                        cc = curl_easy_setopt((h), (opt), (val));                                  \
+#define SETOPT(h, opt, val)                                       \
+        do {                                                      \
+                if (cc == CURLE_OK)                               \
+                        cc = curl_easy_setopt((h), (opt), (val)); \
         } while (0)
 
 static void curl_slist_free_allp(struct curl_slist **l)
@@ -806,8 +807,7 @@ static int perform(struct kube_client *c, const char *method, const char *url,
                 r = client_token(c, attempt > throttled, &token);
                 if (r < 0)
                         return r;
-                r = make_headers(body ? content_type : NULL, token, true, c->impersonate,
-                                 &headers);
+                r = make_headers(body ? content_type : NULL, token, true, c->impersonate, &headers);
                 if (token)
                         explicit_bzero(token, strlen(token));
                 if (r < 0)
@@ -894,8 +894,9 @@ static int perform(struct kube_client *c, const char *method, const char *url,
                                 if (r < 0) {
                                         buf_release(&resp.body);
                                         if (reterr) {
-                                                *reterr = (struct kube_status){ .http_code =
-                                                                                        (int)code };
+                                                *reterr = (struct kube_status){
+                                                        .http_code = (int)code
+                                                };
                                                 (void)snprintf(reterr->message,
                                                                sizeof(reterr->message),
                                                                "invalid JSON in response: %s", msg);
@@ -944,7 +945,7 @@ int kube_list(struct kube_client *c, const struct gvr *r, const char *ns,
               const struct kube_list_options *opts, json_t **ret_list, struct kube_status *reterr)
 {
         struct buf url CLEANUP(buf_releasep) = BUF_INIT(KUBE_URL_MAX);
-        static const struct kube_list_options none = {0};
+        static const struct kube_list_options none = { 0 };
         int k;
 
         if (!c)
@@ -1005,8 +1006,7 @@ static int write_request(struct kube_client *c, const char *method, const struct
 }
 
 int kube_create(struct kube_client *c, const struct gvr *r, const char *ns, const json_t *obj,
-                const struct kube_write_options *opts, json_t **ret_obj,
-                struct kube_status *reterr)
+                const struct kube_write_options *opts, json_t **ret_obj, struct kube_status *reterr)
 {
         if (!c || !json_is_object(obj) || (opts && opts->subresource))
                 return -EINVAL;
@@ -1020,8 +1020,7 @@ int kube_update(struct kube_client *c, const struct gvr *r, const char *ns, cons
 {
         if (!c || !name || !json_is_object(obj))
                 return -EINVAL;
-        return write_request(c, "PUT", r, ns, name, opts, "application/json", obj, ret_obj,
-                             reterr);
+        return write_request(c, "PUT", r, ns, name, opts, "application/json", obj, ret_obj, reterr);
 }
 
 static const char *patch_content_type(enum kube_patch_type type)
@@ -1128,8 +1127,8 @@ struct watch_state {
         void *userdata;
         const atomic_bool *cancel;
         struct kube_status *reterr;
-        long code;      /* 0 until the first body byte */
-        int error;      /* first error that stopped the stream */
+        long code; /* 0 until the first body byte */
+        int error; /* first error that stopped the stream */
 };
 
 static int on_watch_line(void *userdata, const char *line, size_t len)
@@ -1177,8 +1176,8 @@ static size_t on_watch_data(char *data, size_t size, size_t nmemb, void *userdat
 
         if (w->code < 200 || w->code >= 300) {
                 /* keep the Status body; a truncated error body is still fine for messages */
-                r = buf_append(&w->error_body, data, MIN(n, w->error_body.max - 1 -
-                                                                   w->error_body.len));
+                r = buf_append(&w->error_body, data,
+                               MIN(n, w->error_body.max - 1 - w->error_body.len));
                 return r == -ENOMEM ? 0 : n;
         }
 
@@ -1215,7 +1214,7 @@ int kube_watch(struct kube_client *c, const struct gvr *r, const char *ns,
                const struct kube_watch_options *opts, kube_watch_fn fn, void *userdata,
                struct kube_status *reterr)
 {
-        static const struct kube_watch_options none = {0};
+        static const struct kube_watch_options none = { 0 };
         struct buf url CLEANUP(buf_releasep) = BUF_INIT(KUBE_URL_MAX);
         CLEANUP(curl_slist_free_allp) struct curl_slist *headers = NULL;
         AUTOFREE char *token = NULL;
@@ -1236,7 +1235,7 @@ int kube_watch(struct kube_client *c, const struct gvr *r, const char *ns,
                 opts = &none;
         w.cancel = opts->cancel;
         if (reterr)
-                *reterr = (struct kube_status){0};
+                *reterr = (struct kube_status){ 0 };
 
         k = build_url(c, &url, r, ns, NULL, NULL);
         if (k >= 0)
@@ -1299,8 +1298,8 @@ int kube_watch(struct kube_client *c, const struct gvr *r, const char *ns,
                 if (w.code < 200 || w.code >= 300) {
                         struct kube_status st;
 
-                        k = kube_status_from_response((int)w.code, w.error_body.p,
-                                                      w.error_body.len, &st);
+                        k = kube_status_from_response((int)w.code, w.error_body.p, w.error_body.len,
+                                                      &st);
                         if (hdr.retry_after > 0)
                                 st.retry_after = hdr.retry_after;
                         if (reterr)

@@ -39,17 +39,17 @@ typedef void (*kube_request_observer_fn)(void *userdata, const char *method, int
 #define KUBE_THROTTLE_BACKOFF_BASE     (100 * USEC_PER_MSEC)
 
 struct kube_client_options {
-        double qps;             /* client-side rate limit, 0 = unlimited (the default, as
+        double qps;     /* client-side rate limit, 0 = unlimited (the default, as
                                  * controller-runtime >= 0.21: the server's API Priority and
                                  * Fairness is the limit) */
-        unsigned burst;         /* token bucket size when qps > 0 */
+        unsigned burst; /* token bucket size when qps > 0 */
         /* A 429, or a 503 with Retry-After, is resent after max(Retry-After, 100 ms * 2^n),
          * capped at throttle_wait_max, up to throttle_retries times (0 = 10, < 0 = never); then
          * the call returns -EAGAIN with st.retry_after, and the caller requeues. */
         int throttle_retries;
-        usec_t throttle_wait_max; /* 0 = 10 s */
-        usec_t request_timeout; /* per non-watch request; 0 = 30 s */
-        const char *user_agent; /* borrowed; default "modelplane/<version>" */
+        usec_t throttle_wait_max;          /* 0 = 10 s */
+        usec_t request_timeout;            /* per non-watch request; 0 = 30 s */
+        const char *user_agent;            /* borrowed; default "modelplane/<version>" */
         kube_request_observer_fn observer; /* may be NULL (rest_client_requests_total) */
         void *observer_userdata;
 };
@@ -99,8 +99,8 @@ struct kube_watch_options {
         const char *field_selector;   /* borrowed, may be NULL */
         const char *resource_version; /* borrowed; where to start */
         bool allow_bookmarks;
-        unsigned timeout_seconds;     /* server-side timeout, 0 = server default */
-        const atomic_bool *cancel;    /* borrowed; when it becomes true the watch returns -ECANCELED */
+        unsigned timeout_seconds;  /* server-side timeout, 0 = server default */
+        const atomic_bool *cancel; /* borrowed; when it becomes true the watch returns -ECANCELED */
 };
 
 /*

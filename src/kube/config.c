@@ -178,12 +178,12 @@ static void yaml_document_deletep(yaml_document_t **d)
 }
 
 struct kcfg {
-        const char *file;   /* borrowed */
-        char *dir;          /* owned; directory of file, for relative paths */
+        const char *file; /* borrowed */
+        char *dir;        /* owned; directory of file, for relative paths */
         yaml_document_t doc;
-        char *err;          /* borrowed; the caller's message buffer */
+        char *err; /* borrowed; the caller's message buffer */
         size_t errlen;
-        bool no_files;      /* file references are errors (fuzzing) */
+        bool no_files; /* file references are errors (fuzzing) */
 };
 
 static size_t node_line(const yaml_node_t *n)
@@ -237,14 +237,13 @@ static int get_string(struct kcfg *k, yaml_node_t *map, const char *where, const
         }
         if (v->type != YAML_SCALAR_NODE)
                 return cfg_error(k->err, k->errlen, -EINVAL,
-                                 "%s:%zu: field %s.%s: expected a string", k->file,
-                                 node_line(v), where, key);
+                                 "%s:%zu: field %s.%s: expected a string", k->file, node_line(v),
+                                 where, key);
         *ret = (const char *)v->data.scalar.value;
         return 0;
 }
 
-static int get_bool(struct kcfg *k, yaml_node_t *map, const char *where, const char *key,
-                    bool *ret)
+static int get_bool(struct kcfg *k, yaml_node_t *map, const char *where, const char *key, bool *ret)
 {
         const char *s = NULL;
         int r;
@@ -310,9 +309,8 @@ static int find_named(struct kcfg *k, yaml_node_t *root, const char *list_key, c
                         continue;
                 inner = map_get(k, e, inner_key);
                 if (!inner)
-                        return cfg_error(k->err, k->errlen, -EINVAL,
-                                         "%s:%zu: field %s.%s: missing", k->file, node_line(e),
-                                         where, inner_key);
+                        return cfg_error(k->err, k->errlen, -EINVAL, "%s:%zu: field %s.%s: missing",
+                                         k->file, node_line(e), where, inner_key);
                 if (inner->type != YAML_MAPPING_NODE)
                         return cfg_error(k->err, k->errlen, -EINVAL,
                                          "%s:%zu: field %s.%s: expected a mapping", k->file,
@@ -401,8 +399,8 @@ static void strip(char *s)
 {
         size_t n = strlen(s), i = 0;
 
-        while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' ||
-                         s[n - 1] == '\t'))
+        while (n > 0 &&
+               (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
                 s[--n] = '\0';
         while (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')
                 i++;
@@ -549,8 +547,8 @@ static int config_root(struct kcfg *k, yaml_node_t **ret)
                 return cfg_error(k->err, k->errlen, -EINVAL,
                                  "%s:%zu: top level: expected a mapping", k->file, node_line(root));
         v = map_get(k, root, "kind");
-        if (v && (v->type != YAML_SCALAR_NODE ||
-                  !streq((const char *)v->data.scalar.value, "Config")))
+        if (v &&
+            (v->type != YAML_SCALAR_NODE || !streq((const char *)v->data.scalar.value, "Config")))
                 return cfg_error(k->err, k->errlen, -EINVAL,
                                  "%s:%zu: field kind: expected \"Config\"", k->file, node_line(v));
         *ret = root;
@@ -603,9 +601,9 @@ static int read_context(struct kcfg *k, yaml_node_t *root, const char *context_o
         return 0;
 }
 
-int kube__config_parse(const char *file, const char *data, size_t len,
-                       const char *context_override, bool allow_files, struct kube_config **ret,
-                       char *reterr_message, size_t len_message)
+int kube__config_parse(const char *file, const char *data, size_t len, const char *context_override,
+                       bool allow_files, struct kube_config **ret, char *reterr_message,
+                       size_t len_message)
 {
         char *err = reterr_message;
         size_t errlen = len_message;
@@ -679,8 +677,7 @@ static int load_kubeconfig(const char *file, const char *context_override, struc
 
         r = read_file_bounded(file, KUBECONFIG_MAX, &data, &len);
         if (r == -E2BIG)
-                return cfg_error(err, errlen, r, "%s: larger than %zu bytes", file,
-                                 KUBECONFIG_MAX);
+                return cfg_error(err, errlen, r, "%s: larger than %zu bytes", file, KUBECONFIG_MAX);
         if (r < 0)
                 return cfg_error(err, errlen, r, "%s: cannot read: %s", file, ERRSTR(r));
         return kube__config_parse(file, data, len, context_override, /* allow_files= */ true, ret,
@@ -760,7 +757,7 @@ static int load_in_cluster(const char *root, struct kube_config **ret, char *err
 int kube_config_load(const struct kube_config_options *opts, struct kube_config **ret,
                      char *reterr_message, size_t len)
 {
-        static const struct kube_config_options defaults = {0};
+        static const struct kube_config_options defaults = { 0 };
         const char *env, *home;
 
         if (!ret)

@@ -22,18 +22,19 @@
 struct kube_config_options {
         const char *kubeconfig_path; /* borrowed; NULL = resolve as above */
         const char *context;         /* borrowed; NULL = current-context */
-        const char *in_cluster_root; /* borrowed; test hook, default "/var/run/secrets/kubernetes.io/serviceaccount" */
+        const char *
+                in_cluster_root; /* borrowed; test hook, default "/var/run/secrets/kubernetes.io/serviceaccount" */
 };
 
 struct kube_config {
-        char *server;               /* owned; "https://host:port" without trailing slash */
-        char *ca_pem;               /* owned; PEM of the cluster CA, NULL = system trust store */
-        char *client_cert_pem;      /* owned; may be NULL */
-        char *client_key_pem;       /* owned; may be NULL */
-        char *token;                /* owned; static bearer token, may be NULL */
-        char *token_file;           /* owned; re-read on change (in-cluster, token-file) */
-        char *namespace;            /* owned; context namespace or in-cluster namespace, "default" */
-        char *source;               /* owned; where the config came from, for messages */
+        char *server;          /* owned; "https://host:port" without trailing slash */
+        char *ca_pem;          /* owned; PEM of the cluster CA, NULL = system trust store */
+        char *client_cert_pem; /* owned; may be NULL */
+        char *client_key_pem;  /* owned; may be NULL */
+        char *token;           /* owned; static bearer token, may be NULL */
+        char *token_file;      /* owned; re-read on change (in-cluster, token-file) */
+        char *namespace;       /* owned; context namespace or in-cluster namespace, "default" */
+        char *source;          /* owned; where the config came from, for messages */
         bool insecure_skip_tls_verify;
 };
 

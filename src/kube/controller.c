@@ -26,10 +26,10 @@ struct controller {
         unsigned n_workers;
         const struct clock *clock;
         const struct clock *wall_clock;
-        struct kube_client *client;   /* borrowed, may be NULL */
-        const struct kube_api *api;   /* borrowed, may be NULL */
+        struct kube_client *client; /* borrowed, may be NULL */
+        const struct kube_api *api; /* borrowed, may be NULL */
         unsigned write_fanout;
-        struct informer **wait_for;   /* owned array of borrowed informers */
+        struct informer **wait_for; /* owned array of borrowed informers */
         size_t n_wait_for;
         struct workqueue *queue; /* owned */
         pthread_t *threads;      /* owned */
@@ -42,8 +42,8 @@ struct controller {
         unsigned running;      /* workers not yet exited */
         atomic_uint active;    /* reconciles in progress */
 
-        struct metric *m_success, *m_error, *m_requeue, *m_requeue_after, *m_errors,
-                *m_terminal, *m_time, *m_max, *m_active;
+        struct metric *m_success, *m_error, *m_requeue, *m_requeue_after, *m_errors, *m_terminal,
+                *m_time, *m_max, *m_active;
 };
 
 bool reconcile_error_is_terminal(int r)
@@ -172,7 +172,8 @@ static void handle_result(struct controller *c, const struct log_fields *lf, int
         const char *key = lf->object;
 
         if (r < 0 || res->outcome == RECONCILE_TERMINAL) {
-                bool terminal = res->outcome == RECONCILE_TERMINAL || reconcile_error_is_terminal(r);
+                bool terminal = res->outcome == RECONCILE_TERMINAL ||
+                                reconcile_error_is_terminal(r);
 
                 metric_inc(c->m_error);
                 metric_inc(c->m_errors);
@@ -306,8 +307,7 @@ static void process(struct controller *c, struct worker_ports *w, const char *ke
                 else
                         (void)reconcile_errorf(&ctx, r, "Failed to make this worker's client");
         }
-        metric_observe(c->m_time,
-                       (double)(clock_now(c->clock) - start) / (double)USEC_PER_SEC);
+        metric_observe(c->m_time, (double)(clock_now(c->clock) - start) / (double)USEC_PER_SEC);
         handle_result(c, &lf, r, &res, msg);
         metric_add(c->m_active, -1);
         atomic_fetch_sub(&c->active, 1);
@@ -370,8 +370,9 @@ int reconcile_for_each(const struct reconcile_ctx *ctx, size_t n, reconcile_item
                        void *userdata)
 {
         struct for_each_lane lanes[1 + CONTROLLER_FANOUT_MAX];
-        struct for_each fe = { .ctx = ctx, .n = n, .fn = fn, .userdata = userdata,
-                               .first_index = n };
+        struct for_each fe = {
+                .ctx = ctx, .n = n, .fn = fn, .userdata = userdata, .first_index = n
+        };
         size_t n_lanes, started = 0;
 
         if (!ctx || !fn)

@@ -132,20 +132,20 @@ static inline usec_t reconcile_now(const struct reconcile_ctx *ctx)
 struct reconciler {
         const char *name; /* borrowed; the controller name (logs, metrics) */
         reconcile_fn *reconcile;
-        void *userdata;   /* ctx->userdata */
+        void *userdata; /* ctx->userdata */
 };
 
 struct controller_options {
         struct reconciler reconciler;
-        unsigned workers;                          /* concurrent reconciles; 0 = 1 */
-        const struct clock *clock;                 /* borrowed; queue, metrics; NULL = monotonic */
-        const struct clock *wall_clock;            /* borrowed; ctx->clock; NULL = CLOCK_REALTIME */
+        unsigned workers;               /* concurrent reconciles; 0 = 1 */
+        const struct clock *clock;      /* borrowed; queue, metrics; NULL = monotonic */
+        const struct clock *wall_clock; /* borrowed; ctx->clock; NULL = CLOCK_REALTIME */
         const struct ratelimiter_options *ratelimit; /* NULL = client-go defaults */
-        struct metrics_registry *metrics;          /* borrowed, may be NULL */
+        struct metrics_registry *metrics;            /* borrowed, may be NULL */
         /* The port of ctx->api: one kube_client_dup() of client per worker, or else api (borrowed,
          * shared by the workers, so thread-safe), or else none. */
-        struct kube_client *client;                /* borrowed, may be NULL */
-        const struct kube_api *api;                /* borrowed, may be NULL */
+        struct kube_client *client; /* borrowed, may be NULL */
+        const struct kube_api *api; /* borrowed, may be NULL */
         /* ctx->n_fanout: ports per worker beyond its own for reconcile_for_each() (more clones of
          * client, or api again); 0 = none, at most CONTROLLER_FANOUT_MAX. */
         unsigned write_fanout;
@@ -183,4 +183,3 @@ unsigned controller_active_workers(struct controller *c);
 
 /* Errors the runner treats as terminal: -EINVAL, -EACCES. */
 bool reconcile_error_is_terminal(int r);
-

@@ -120,8 +120,8 @@ static int join_key(struct buf *b, const char *const *parts, size_t n)
 }
 
 int event_correlate(struct event_correlator *c, const struct event_object_ref *obj,
-                    enum event_type type, const char *reason, const char *message,
-                    usec_t now_real, struct event_decision *ret)
+                    enum event_type type, const char *reason, const char *message, usec_t now_real,
+                    struct event_decision *ret)
 {
         CLEANUP(buf_releasep) struct buf skey = BUF_INIT(8192);
         CLEANUP(buf_releasep) struct buf akey = BUF_INIT(8192);
@@ -138,8 +138,8 @@ int event_correlate(struct event_correlator *c, const struct event_object_ref *o
                 return -EINVAL;
         now = clock_now(c->opts.clock);
 
-        const char *const sparts[] = { c->component, c->host,      obj->kind,       obj->namespace,
-                                       obj->name,    obj->uid,     obj->api_version };
+        const char *const sparts[] = { c->component, c->host,  obj->kind,       obj->namespace,
+                                       obj->name,    obj->uid, obj->api_version };
         r = join_key(&skey, sparts, ELEMENTSOF(sparts));
         if (r >= 0)
                 r = buf_puts(&akey, buf_str(&skey));
@@ -210,7 +210,8 @@ int event_correlate(struct event_correlator *c, const struct event_object_ref *o
 
         /* 3. spam filter per involved object: token bucket */
         s = lru_take(c->spam, buf_str(&skey));
-        double tokens = s ? json_real_value(json_object_get(s, "tokens")) : (double)c->opts.spam_burst;
+        double tokens = s ? json_real_value(json_object_get(s, "tokens"))
+                          : (double)c->opts.spam_burst;
         usec_t last = s ? (usec_t)json_integer_value(json_object_get(s, "last")) : now;
         json_decref(TAKE_PTR(s));
         if (now > last)
@@ -428,8 +429,7 @@ static void *sender(void *p)
                 item = json_incref(json_array_get(r->queue, 0));
                 (void)json_array_remove(r->queue, 0);
                 /* from now on a repeat is a new write (PATCH of the count) */
-                (void)json_object_del(r->pending,
-                                      json_string_value(json_object_get(item, "name")));
+                (void)json_object_del(r->pending, json_string_value(json_object_get(item, "name")));
                 r->busy = true;
                 (void)pthread_mutex_unlock(&r->lock);
                 ok = send_item(r, item);

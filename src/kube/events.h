@@ -72,7 +72,7 @@ enum event_action {
 
 struct event_decision {
         enum event_action action;
-        char name[EVENT_NAME_MAX];           /* the Event's metadata.name */
+        char name[EVENT_NAME_MAX];            /* the Event's metadata.name */
         char message[EVENT_MESSAGE_MAX + 64]; /* possibly "(combined from similar events): ..." */
         unsigned count;
         usec_t first_seen; /* realtime usec of the first occurrence of this Event */
@@ -99,11 +99,11 @@ _warn_unused_result_ int event_correlate(struct event_correlator *c,
 struct event_recorder_options {
         struct kube_client *client; /* borrowed; the recorder works on its own clone */
         struct event_correlator_options correlator;
-        double qps;          /* the Events' own client-side budget; 0 = 50 */
-        unsigned burst;      /* 0 = 300 */
-        size_t queue_max;    /* 0 = 1000 */
-        unsigned max_tries;  /* 0 = 12 */
-        usec_t retry_sleep;  /* 0 = 10 s */
+        double qps;         /* the Events' own client-side budget; 0 = 50 */
+        unsigned burst;     /* 0 = 300 */
+        size_t queue_max;   /* 0 = 1000 */
+        unsigned max_tries; /* 0 = 12 */
+        usec_t retry_sleep; /* 0 = 10 s */
 };
 
 struct event_recorder;

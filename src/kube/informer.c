@@ -34,7 +34,7 @@ struct enqueue_ctx {
 
 struct informer {
         char *name, *group, *version, *resource, *ns, *label_selector, *field_selector; /* owned */
-        struct gvr gvr; /* points at the owned strings */
+        struct gvr gvr;             /* points at the owned strings */
         struct kube_client *client; /* owned */
         struct cache *cache;        /* owned */
         const struct clock *clock;
@@ -58,7 +58,7 @@ struct informer {
         usec_t backoff_last;
         unsigned seed;
         unsigned events_in_watch;
-        usec_t last_resync; /* clock time */
+        usec_t last_resync;         /* clock time */
         struct metric *undecodable; /* borrowed from opts.metrics; NULL without metrics */
 };
 
@@ -136,7 +136,8 @@ int informer_new(const struct informer_options *opts, struct informer **ret)
                 informer_free(inf);
                 return r;
         }
-        inf->gvr = (struct gvr){ .group = inf->group, .version = inf->version,
+        inf->gvr = (struct gvr){ .group = inf->group,
+                                 .version = inf->version,
                                  .resource = inf->resource };
         *ret = inf;
         return 0;
@@ -204,7 +205,7 @@ int informer_owner_keys(const json_t *obj, const char *owner_group, const char *
                 return -EINVAL;
         if (!keys)
                 return -ENOMEM;
-        json_array_foreach (refs, i, ref) {
+        json_array_foreach(refs, i, ref) {
                 const char *av = json_string_value(json_object_get(ref, "apiVersion"));
                 const char *kind = json_string_value(json_object_get(ref, "kind"));
                 const char *name = json_string_value(json_object_get(ref, "name"));
@@ -217,7 +218,8 @@ int informer_owner_keys(const json_t *obj, const char *owner_group, const char *
                         continue;
                 slash = strchr(av, '/');
                 glen = slash ? (size_t)(slash - av) : 0;
-                if (owner_group && (strlen(owner_group) != glen || strncmp(av, owner_group, glen) != 0))
+                if (owner_group &&
+                    (strlen(owner_group) != glen || strncmp(av, owner_group, glen) != 0))
                         continue;
                 if (ns && *ns)
                         n = snprintf(key, sizeof(key), "%s/%s", ns, name);
@@ -255,7 +257,7 @@ static void enqueue_obj(struct enqueue_ctx *ctx, const json_t *obj)
                 r = ctx->fn(ctx->userdata, obj, &keys);
                 break;
         }
-        json_array_foreach (keys, i, k)
+        json_array_foreach(keys, i, k)
                 if (json_is_string(k) && r >= 0)
                         r = workqueue_add(ctx->q, json_string_value(k));
         if (r < 0)
@@ -446,7 +448,7 @@ static int fill_kind(json_t *list)
                 return 0;
         memcpy(kind, lk, n - 4);
         kind[n - 4] = '\0';
-        json_array_foreach (json_object_get(list, "items"), i, item) {
+        json_array_foreach(json_object_get(list, "items"), i, item) {
                 if (!json_is_object(item))
                         continue;
                 if (!json_object_get(item, "kind") &&
@@ -496,7 +498,7 @@ static int list_all(struct informer *inf, struct cache_batch *batch, char *ret_r
                 r = fill_kind(list);
                 if (r < 0)
                         return r;
-                json_array_foreach (json_object_get(list, "items"), i, item) {
+                json_array_foreach(json_object_get(list, "items"), i, item) {
                         char key[CACHE_KEY_MAX];
 
                         if (!json_is_object(item))
@@ -664,7 +666,7 @@ static void maybe_resync(struct informer *inf)
         inf->last_resync = now;
         if (cache_list(inf->cache, &all) < 0)
                 return; /* OOM: try again at the next period */
-        json_array_foreach (all, i, obj)
+        json_array_foreach(all, i, obj)
                 dispatch(inf, obj, obj);
         (void)pthread_mutex_lock(&inf->lock);
         inf->stats.resyncs++;

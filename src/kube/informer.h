@@ -42,26 +42,26 @@ struct workqueue;
 struct informer;
 struct metrics_registry;
 
-#define INFORMER_PAGE_SIZE_DEFAULT   500U
-#define INFORMER_BACKOFF_INITIAL     (800 * USEC_PER_MSEC)
-#define INFORMER_BACKOFF_MAX         (30 * USEC_PER_SEC)
-#define INFORMER_BACKOFF_RESET       (2 * USEC_PER_MINUTE)
+#define INFORMER_PAGE_SIZE_DEFAULT 500U
+#define INFORMER_BACKOFF_INITIAL   (800 * USEC_PER_MSEC)
+#define INFORMER_BACKOFF_MAX       (30 * USEC_PER_SEC)
+#define INFORMER_BACKOFF_RESET     (2 * USEC_PER_MINUTE)
 
 struct informer_options {
-        const char *name;            /* borrowed; for logs, e.g. "trainedmodels"; NULL = resource */
-        struct kube_client *client;  /* borrowed; the informer works on its own kube_client_dup() */
-        struct gvr gvr;              /* strings copied */
-        const char *namespace;       /* NULL = all namespaces */
-        const char *label_selector;  /* may be NULL */
-        const char *field_selector;  /* may be NULL */
-        struct cache_options cache;  /* transform before storing */
-        const struct clock *clock;   /* borrowed; NULL = monotonic (backoff reset) */
-        unsigned page_size;          /* 0 = 500 */
+        const char *name;           /* borrowed; for logs, e.g. "trainedmodels"; NULL = resource */
+        struct kube_client *client; /* borrowed; the informer works on its own kube_client_dup() */
+        struct gvr gvr;             /* strings copied */
+        const char *namespace;      /* NULL = all namespaces */
+        const char *label_selector; /* may be NULL */
+        const char *field_selector; /* may be NULL */
+        struct cache_options cache; /* transform before storing */
+        const struct clock *clock;  /* borrowed; NULL = monotonic (backoff reset) */
+        unsigned page_size;         /* 0 = 500 */
         unsigned watch_timeout_seconds; /* 0 = random in [300, 600) as client-go */
-        usec_t backoff_initial;      /* 0 = 800 ms */
-        usec_t backoff_max;          /* 0 = 30 s */
-        usec_t backoff_reset;        /* 0 = 2 min */
-        bool no_jitter;              /* tests: exact backoff steps */
+        usec_t backoff_initial;         /* 0 = 800 ms */
+        usec_t backoff_max;             /* 0 = 30 s */
+        usec_t backoff_reset;           /* 0 = 2 min */
+        bool no_jitter;                 /* tests: exact backoff steps */
         /*
          * Resync (controller-runtime SyncPeriod, default 10 h there): every period, every cached
          * object is handed to on_update(obj, obj) again, as a safety net for lost triggers. Checked
@@ -72,20 +72,20 @@ struct informer_options {
 };
 
 struct informer_handler {
-        void (*on_add)(void *userdata, json_t *obj);                  /* may be NULL */
+        void (*on_add)(void *userdata, json_t *obj);                         /* may be NULL */
         void (*on_update)(void *userdata, json_t *old_obj, json_t *new_obj); /* may be NULL */
-        void (*on_delete)(void *userdata, json_t *obj);               /* may be NULL */
+        void (*on_delete)(void *userdata, json_t *obj);                      /* may be NULL */
         void *userdata;
 };
 
 struct informer_stats {
-        unsigned lists;       /* complete lists (first one included) */
-        unsigned relists;     /* lists after the first */
-        unsigned watches;     /* watch requests started */
-        unsigned backoffs;    /* backoff steps taken */
-        unsigned errors;      /* failed list/watch attempts */
-        unsigned resyncs;     /* periodic resyncs done */
-        unsigned undecodable; /* objects skipped because they could not be decoded or cached */
+        unsigned lists;            /* complete lists (first one included) */
+        unsigned relists;          /* lists after the first */
+        unsigned watches;          /* watch requests started */
+        unsigned backoffs;         /* backoff steps taken */
+        unsigned errors;           /* failed list/watch attempts */
+        unsigned resyncs;          /* periodic resyncs done */
+        unsigned undecodable;      /* objects skipped because they could not be decoded or cached */
         char resource_version[64]; /* last resourceVersion seen */
 };
 
@@ -99,7 +99,7 @@ struct cache *informer_cache(struct informer *inf);
 
 /* Adds a handler (copied). Before informer_start() only: -EBUSY afterwards. */
 _warn_unused_result_ int informer_add_handler(struct informer *inf,
-                                             const struct informer_handler *h);
+                                              const struct informer_handler *h);
 
 /* Maps an object to reconcile keys: *ret_keys is a new JSON array of strings (or NULL). */
 typedef int (*informer_map_fn)(void *userdata, const json_t *obj, json_t **ret_keys);
@@ -110,10 +110,10 @@ _warn_unused_result_ int informer_enqueue_self(struct informer *inf, struct work
 /* the keys of its ownerReferences of the given kind whose apiVersion has the given group
  * (group "" matches the core group "v1"); on update both old and new owners; */
 _warn_unused_result_ int informer_enqueue_owner(struct informer *inf, struct workqueue *q,
-                                               const char *owner_group, const char *owner_kind);
+                                                const char *owner_group, const char *owner_kind);
 /* any mapping; on update the keys of both old and new objects. */
 _warn_unused_result_ int informer_enqueue_mapped(struct informer *inf, struct workqueue *q,
-                                                informer_map_fn fn, void *userdata);
+                                                 informer_map_fn fn, void *userdata);
 
 /* Pure: keys ("ns/name") of obj's ownerReferences matching group/kind. */
 _warn_unused_result_ int informer_owner_keys(const json_t *obj, const char *owner_group,

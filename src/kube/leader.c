@@ -17,8 +17,8 @@ static const struct gvr lease_gvr = { "coordination.k8s.io", "v1", "leases" };
 
 struct leader_elector {
         struct leader_options opts; /* string pointers replaced by the owned copies below */
-        char *ns, *name, *identity;  /* owned */
-        struct kube_client *client;  /* owned */
+        char *ns, *name, *identity; /* owned */
+        struct kube_client *client; /* owned */
         const struct clock *clock;
         struct metric *m_status;
 
@@ -31,7 +31,7 @@ struct leader_elector {
         unsigned seed;
 
         /* elector thread only */
-        json_t *observed;    /* owned; the last Lease spec seen */
+        json_t *observed;     /* owned; the last Lease spec seen */
         usec_t observed_time; /* clock time when observed changed */
         char leader[256];     /* last holder reported to on_new_leader */
 };
@@ -71,7 +71,8 @@ int leader_elector_new(const struct leader_options *opts, struct leader_elector 
         }
         r = kube_client_dup(opts->client, &le->client);
         if (r >= 0 && opts->metrics)
-                r = metrics_runtime_child(opts->metrics, RUNTIME_METRIC_LEADER_ELECTION_MASTER_STATUS,
+                r = metrics_runtime_child(opts->metrics,
+                                          RUNTIME_METRIC_LEADER_ELECTION_MASTER_STATUS,
                                           (const char *const[]){ le->name }, &le->m_status);
         if (r < 0) {
                 leader_elector_free(le);
@@ -146,9 +147,9 @@ static bool try_acquire_or_renew(struct leader_elector *le)
                 json_auto_t *obj = NULL;
 
                 spec = new_spec(le->identity, lease_seconds(le), now_s, now_s, 0);
-                obj = json_pack("{s:s,s:s,s:{s:s,s:s},s:O}", "apiVersion",
-                                "coordination.k8s.io/v1", "kind", "Lease", "metadata", "name",
-                                le->name, "namespace", le->ns, "spec", spec);
+                obj = json_pack("{s:s,s:s,s:{s:s,s:s},s:O}", "apiVersion", "coordination.k8s.io/v1",
+                                "kind", "Lease", "metadata", "name", le->name, "namespace", le->ns,
+                                "spec", spec);
                 if (!obj || kube_create(le->client, &lease_gvr, le->ns, obj, NULL, NULL, NULL) < 0)
                         return false;
                 json_decref(le->observed);
@@ -268,10 +269,10 @@ static void *elector_thread(void *p)
                         renewed = try_acquire_or_renew(le);
                         if (renewed)
                                 break;
-                        if (!sleep_for(le, MIN(le->opts.retry_period,
-                                               deadline > now_monotonic()
-                                                       ? deadline - now_monotonic()
-                                                       : 0)))
+                        if (!sleep_for(le,
+                                       MIN(le->opts.retry_period,
+                                           deadline > now_monotonic() ? deadline - now_monotonic()
+                                                                      : 0)))
                                 break;
                 }
                 if (atomic_load(&le->stop))

@@ -20,8 +20,8 @@ struct metric {
 struct metric_family {
         struct metrics_registry *reg; /* borrowed back pointer */
         enum metric_type type;
-        char *name; /* owned */
-        char *help; /* owned */
+        char *name;         /* owned */
+        char *help;         /* owned */
         char **label_names; /* owned */
         size_t n_labels;
         double *buckets; /* owned */
@@ -732,7 +732,6 @@ static const struct runtime_metric_def runtime_metrics[RUNTIME_METRIC__MAX] = {
         },
 };
 
-
 const char *runtime_metric_name(enum runtime_metric m)
 {
         if (m < 0 || m >= RUNTIME_METRIC__MAX)
@@ -748,8 +747,8 @@ int metrics_runtime_family(struct metrics_registry *reg, enum runtime_metric m,
         if (m < 0 || m >= RUNTIME_METRIC__MAX)
                 return -EINVAL;
         d = &runtime_metrics[m];
-        return metrics_register(reg, d->type, d->name, d->help, d->labels, d->buckets,
-                                d->n_buckets, ret);
+        return metrics_register(reg, d->type, d->name, d->help, d->labels, d->buckets, d->n_buckets,
+                                ret);
 }
 
 int metrics_runtime_child(struct metrics_registry *reg, enum runtime_metric m,

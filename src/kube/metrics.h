@@ -53,8 +53,7 @@ _warn_unused_result_ int metrics_register(struct metrics_registry *reg, enum met
 
 /* The child for these label values (as many as the family has label names). Borrowed. */
 _warn_unused_result_ int metric_family_child(struct metric_family *f,
-                                             const char *const *label_values,
-                                             struct metric **ret);
+                                             const char *const *label_values, struct metric **ret);
 
 /* Counters: inc/add (negative adds are ignored). Gauges: all of inc/add/set. */
 void metric_inc(struct metric *m);
@@ -76,8 +75,7 @@ double metric_value(struct metric *m);
 typedef void (*metrics_collect_fn)(void *userdata);
 _warn_unused_result_ int metrics_add_collector(struct metrics_registry *reg, metrics_collect_fn fn,
                                                void *userdata);
-void metrics_remove_collector(struct metrics_registry *reg, metrics_collect_fn fn,
-                              void *userdata);
+void metrics_remove_collector(struct metrics_registry *reg, metrics_collect_fn fn, void *userdata);
 
 /* Appends the text exposition (format 0.0.4) of every family to out. */
 _warn_unused_result_ int metrics_serialize(struct metrics_registry *reg, struct buf *out);

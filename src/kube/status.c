@@ -75,8 +75,7 @@ static void status_fill_from_json(const json_t *status, struct kube_status *ret)
                 ret->retry_after = (unsigned)json_integer_value(v);
 }
 
-int kube_status_from_response(int http_code, const char *body, size_t len,
-                              struct kube_status *ret)
+int kube_status_from_response(int http_code, const char *body, size_t len, struct kube_status *ret)
 {
         json_auto_t *v = NULL;
         const char *kind;
@@ -104,13 +103,13 @@ int kube_status_from_response(int http_code, const char *body, size_t len,
 
 int kube_status_from_json(const json_t *status, struct kube_status *ret)
 {
-        struct kube_status st = {0};
+        struct kube_status st = { 0 };
         json_t *code;
         int r;
 
         if (!json_is_object(status)) {
                 if (ret) {
-                        *ret = (struct kube_status){0};
+                        *ret = (struct kube_status){ 0 };
                         (void)snprintf(ret->message, sizeof(ret->message),
                                        "watch error event without a Status object");
                 }

@@ -28,7 +28,8 @@ struct kube_status {
         int http_code;     /* 0 when no HTTP response was received */
         char reason[64];   /* metav1.Status reason: "NotFound", "Conflict", "Expired" ... */
         char message[512]; /* metav1.Status message, or the transport error */
-        unsigned retry_after; /* seconds, from Retry-After or details.retryAfterSeconds; 0 if none */
+        unsigned
+                retry_after; /* seconds, from Retry-After or details.retryAfterSeconds; 0 if none */
 };
 
 /* Maps an HTTP code plus optional metav1.Status reason to a negative errno (0 for 2xx). */

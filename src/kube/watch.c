@@ -8,10 +8,8 @@
 #include "json/json-util.h"
 
 static const char *const event_names[WATCH_EVENT__MAX] = {
-        [WATCH_EVENT_ADDED] = "ADDED",
-        [WATCH_EVENT_MODIFIED] = "MODIFIED",
-        [WATCH_EVENT_DELETED] = "DELETED",
-        [WATCH_EVENT_BOOKMARK] = "BOOKMARK",
+        [WATCH_EVENT_ADDED] = "ADDED",     [WATCH_EVENT_MODIFIED] = "MODIFIED",
+        [WATCH_EVENT_DELETED] = "DELETED", [WATCH_EVENT_BOOKMARK] = "BOOKMARK",
         [WATCH_EVENT_ERROR] = "ERROR",
 };
 

@@ -44,8 +44,8 @@ void watch_splitter_release(struct watch_splitter *s);
  * Feeds len bytes; calls fn for every line completed by them. Returns 0, fn's negative value,
  * -EBADMSG for an over-long line or a NUL byte, or -ENOMEM.
  */
-_warn_unused_result_ int watch_splitter_feed(struct watch_splitter *s, const char *data,
-                                             size_t len, watch_line_fn fn, void *userdata);
+_warn_unused_result_ int watch_splitter_feed(struct watch_splitter *s, const char *data, size_t len,
+                                             watch_line_fn fn, void *userdata);
 
 /*
  * At the end of the stream: 0 when nothing is pending (or only blank space), -EBADMSG when a

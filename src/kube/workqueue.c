@@ -26,9 +26,9 @@ struct workqueue {
         char **ring;
         size_t head, count, cap;
 
-        json_t *dirty;      /* owned; key -> integer: when it was first added (clock usec) */
-        json_t *processing; /* owned; key -> integer: when its worker got it */
-        json_t *waiting;    /* owned; key -> integer: the earliest time it is due */
+        json_t *dirty;        /* owned; key -> integer: when it was first added (clock usec) */
+        json_t *processing;   /* owned; key -> integer: when its worker got it */
+        json_t *waiting;      /* owned; key -> integer: the earliest time it is due */
         struct delayed *heap; /* min-heap on .at; entries not matching waiting[key] are stale */
         size_t n_heap, cap_heap;
 
@@ -237,7 +237,7 @@ static void collect(void *userdata)
 
         (void)pthread_mutex_lock(&q->lock);
         now = clock_now(q->clock);
-        json_object_foreach (q->processing, key, v) {
+        json_object_foreach(q->processing, key, v) {
                 usec_t d = elapsed(now, (usec_t)json_integer_value(v));
                 total += d;
                 longest = MAX(longest, d);
@@ -251,9 +251,9 @@ static int setup_metrics(struct workqueue *q, const char *name)
 {
         const char *labels[] = { name, name };
         static const enum runtime_metric ids[] = {
-                RUNTIME_METRIC_WORKQUEUE_DEPTH,          RUNTIME_METRIC_WORKQUEUE_ADDS_TOTAL,
-                RUNTIME_METRIC_WORKQUEUE_RETRIES_TOTAL,  RUNTIME_METRIC_WORKQUEUE_QUEUE_DURATION,
-                RUNTIME_METRIC_WORKQUEUE_WORK_DURATION,  RUNTIME_METRIC_WORKQUEUE_UNFINISHED_WORK,
+                RUNTIME_METRIC_WORKQUEUE_DEPTH,           RUNTIME_METRIC_WORKQUEUE_ADDS_TOTAL,
+                RUNTIME_METRIC_WORKQUEUE_RETRIES_TOTAL,   RUNTIME_METRIC_WORKQUEUE_QUEUE_DURATION,
+                RUNTIME_METRIC_WORKQUEUE_WORK_DURATION,   RUNTIME_METRIC_WORKQUEUE_UNFINISHED_WORK,
                 RUNTIME_METRIC_WORKQUEUE_LONGEST_RUNNING,
         };
         struct metric **slots[] = { &q->m_depth,          &q->m_adds,          &q->m_retries,

@@ -30,10 +30,10 @@ struct metrics_registry;
 struct workqueue;
 
 struct workqueue_options {
-        const char *name;                          /* borrowed; metrics label, may be NULL */
-        const struct clock *clock;                 /* borrowed; NULL = monotonic */
+        const char *name;                            /* borrowed; metrics label, may be NULL */
+        const struct clock *clock;                   /* borrowed; NULL = monotonic */
         const struct ratelimiter_options *ratelimit; /* NULL = client-go defaults (same clock) */
-        struct metrics_registry *metrics;          /* borrowed, may be NULL; must outlive queue */
+        struct metrics_registry *metrics;            /* borrowed, may be NULL; must outlive queue */
 };
 
 _warn_unused_result_ int workqueue_new(const struct workqueue_options *opts,

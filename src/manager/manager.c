@@ -33,9 +33,9 @@
 
 struct manager {
         struct manager_options opts;
-        char *lease_namespace; /* owned */
-        char *identity;        /* owned */
-        struct metrics_registry *metrics; /* owned */
+        char *lease_namespace;                             /* owned */
+        char *identity;                                    /* owned */
+        struct metrics_registry *metrics;                  /* owned */
         struct informer *informers[MANAGER_MAX_INFORMERS]; /* borrowed */
         size_t n_informers;
         struct controller *controllers[MANAGER_MAX_CONTROLLERS]; /* borrowed */
@@ -43,8 +43,8 @@ struct manager {
         struct leader_elector *elector; /* owned */
         struct event_recorder *events;  /* owned */
         struct metric *ev_emitted, *ev_sent, *ev_aggregated, *ev_coalesced, *ev_queued;
-        struct metric *ev_dropped[3];   /* spam, queue_full, failed */
-        struct http_server *probes;     /* owned */
+        struct metric *ev_dropped[3];    /* spam, queue_full, failed */
+        struct http_server *probes;      /* owned */
         struct http_server *metrics_srv; /* owned */
         atomic_bool leading;
         atomic_bool lost_lease;
@@ -125,8 +125,8 @@ static int event_metrics_register(struct manager *m)
         int r;
 
         for (size_t i = 0; i < ELEMENTSOF(counters); i++) {
-                r = metrics_register(m->metrics, METRIC_COUNTER, counters[i].name,
-                                     counters[i].help, NULL, NULL, 0, &f);
+                r = metrics_register(m->metrics, METRIC_COUNTER, counters[i].name, counters[i].help,
+                                     NULL, NULL, 0, &f);
                 if (r >= 0)
                         r = metric_family_child(f, NULL,
                                                 (struct metric **)((char *)m + counters[i].offset));
@@ -455,7 +455,8 @@ int manager_run(struct manager *m)
                 if (ticks % MANAGER_TRIM_TICKS == 0)
                         memory_trim();
                 if (sig == SIGTERM || sig == SIGINT) {
-                        log_info("Received %s, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+                        log_info("Received %s, shutting down",
+                                 sig == SIGTERM ? "SIGTERM" : "SIGINT");
                         break;
                 }
                 if (atomic_load(&m->lost_lease)) {
@@ -486,7 +487,8 @@ int manager_run(struct manager *m)
         for (size_t i = 0; i < m->n_controllers; i++) {
                 r = controller_stop(m->controllers[i], m->opts.graceful_shutdown_timeout);
                 if (r < 0)
-                        log_warn_errno(r, "Controller did not stop within the grace period, ignoring");
+                        log_warn_errno(r,
+                                       "Controller did not stop within the grace period, ignoring");
         }
         if (m->elector)
                 leader_elector_stop(m->elector); /* releases the lease */

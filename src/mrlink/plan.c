@@ -88,15 +88,14 @@ int mrlink_service_url(const struct mrlink_config *cfg, const json_t *svc, char 
 
                 if (!pn || !streq(pn, "http-api") || !json_is_integer(port))
                         continue;
-                n = snprintf(buf, len, "http://%s.%s.svc.cluster.local:%" JSON_INTEGER_FORMAT,
-                             name, ns, json_integer_value(port));
+                n = snprintf(buf, len, "http://%s.%s.svc.cluster.local:%" JSON_INTEGER_FORMAT, name,
+                             ns, json_integer_value(port));
                 return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
         }
         return -ENOPROTOOPT;
 }
 
-int mrlink_pick_service(const json_t *items, const json_t **ret_svc, char *names,
-                        size_t names_len)
+int mrlink_pick_service(const json_t *items, const json_t **ret_svc, char *names, size_t names_len)
 {
         size_t n = json_array_size(items), used = 0;
 
@@ -106,10 +105,10 @@ int mrlink_pick_service(const json_t *items, const json_t **ret_svc, char *names
                 return -ENOENT;
         if (n > 1) {
                 for (size_t i = 0; i < n && used < names_len; i++) {
-                        const char *nm = json_get_string_path(json_array_get(items, i),
-                                                              "metadata", "name", NULL);
-                        int k = snprintf(names + used, names_len - used, "%s%s",
-                                         i > 0 ? ", " : "", nm ? nm : "?");
+                        const char *nm = json_get_string_path(json_array_get(items, i), "metadata",
+                                                              "name", NULL);
+                        int k = snprintf(names + used, names_len - used, "%s%s", i > 0 ? ", " : "",
+                                         nm ? nm : "?");
                         if (k < 0)
                                 break;
                         used += (size_t)k;
@@ -254,7 +253,7 @@ json_t *mrlink_finalizer_patch(const json_t *isvc, const char *finalizer, bool a
         if (add && json_array_append_new(list, json_string(finalizer)) < 0)
                 return NULL;
         if (rv)
-                return json_pack("{s:{s:O,s:s}}", "metadata", "finalizers", list,
-                                 "resourceVersion", rv);
+                return json_pack("{s:{s:O,s:s}}", "metadata", "finalizers", list, "resourceVersion",
+                                 rv);
         return json_pack("{s:{s:O}}", "metadata", "finalizers", list);
 }

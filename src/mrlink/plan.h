@@ -96,10 +96,9 @@ usec_t mrlink_undeploy_retry_delay(usec_t elapsed, usec_t remaining);
  * NULL. Equal fingerprints mean a reconcile would make no registry call: the shell skips them
  * (resyncs and its own label write cost nothing). Written into buf; -ENAMETOOLONG when too small.
  */
-_warn_unused_result_ int mrlink_fingerprint(const struct mrlink_isvc *v, const char *id,
-                                            char *buf, size_t len);
+_warn_unused_result_ int mrlink_fingerprint(const struct mrlink_isvc *v, const char *id, char *buf,
+                                            size_t len);
 
 /* metadata.finalizers of isvc with finalizer added (add) or removed (!add), for a merge patch
  * that also carries resourceVersion rv as precondition. Returns: owned, NULL on OOM. */
-json_t *mrlink_finalizer_patch(const json_t *isvc, const char *finalizer, bool add,
-                               const char *rv);
+json_t *mrlink_finalizer_patch(const json_t *isvc, const char *finalizer, bool add, const char *rv);

@@ -18,9 +18,9 @@
 #include "util/log.h"
 
 #define CONTROLLER_NAME "inferenceservice"
-#define URL_MAX 2048
+#define URL_MAX         2048
 #define FINGERPRINT_MAX 4096
-#define TOKEN_MAX (64 * 1024)
+#define TOKEN_MAX       (64 * 1024)
 /* An ambiguous or port-less registry Service: looked at again after this long (it is not
  * watched), besides every change of the InferenceService. */
 #define MISCONFIGURED_REQUEUE (5 * USEC_PER_MINUTE)
@@ -207,8 +207,8 @@ static void emit(struct ctx *x, const char *type, const char *reason, const char
         va_start(ap, fmt);
         (void)vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
-        log_emit(streq(type, "Warning") ? LOG_LEVEL_WARN : LOG_LEVEL_INFO, 0, x->rc->log,
-                 "%s: %s", reason, msg);
+        log_emit(streq(type, "Warning") ? LOG_LEVEL_WARN : LOG_LEVEL_INFO, 0, x->rc->log, "%s: %s",
+                 reason, msg);
         if (x->r->event)
                 x->r->event(x->r->event_userdata, x->obj, type, reason, msg);
 }
@@ -236,8 +236,7 @@ static int patch_isvc(struct ctx *x, json_t *patch)
         if (k == -ENOENT)
                 return k; /* gone: the callers are done with it */
         if (k < 0)
-                return reconcile_errorf(x->rc, k, "InferenceService patch failed: %s",
-                                        st.message);
+                return reconcile_errorf(x->rc, k, "InferenceService patch failed: %s", st.message);
         set_obj(x, out);
         return 0;
 }
@@ -279,11 +278,10 @@ static int resolve_url(struct ctx *x, char *why, size_t whylen)
                 const char *ns = x->v.mr_namespace;
 
                 if (x->v.mr_name && *x->v.mr_name) {
-                        k = kube_api_get(x->rc->api, &gvr_services, ns, x->v.mr_name, &got,
-                                         &st);
+                        k = kube_api_get(x->rc->api, &gvr_services, ns, x->v.mr_name, &got, &st);
                         if (k < 0) {
-                                (void)snprintf(why, whylen, "model registry Service %s/%s: %s",
-                                               ns, x->v.mr_name, st.message);
+                                (void)snprintf(why, whylen, "model registry Service %s/%s: %s", ns,
+                                               x->v.mr_name, st.message);
                                 return k;
                         }
                         svc = got;
@@ -301,23 +299,25 @@ static int resolve_url(struct ctx *x, char *why, size_t whylen)
                         k = mrlink_pick_service(json_object_get(got, "items"), &svc, names,
                                                 sizeof(names));
                         if (k == -ENOENT) {
-                                (void)snprintf(why, whylen,
-                                               "no model registry services found in the namespace %s",
-                                               ns);
+                                (void)snprintf(
+                                        why, whylen,
+                                        "no model registry services found in the namespace %s", ns);
                                 return k;
                         }
                         if (k == -ENOTUNIQ) {
-                                (void)snprintf(why, whylen,
-                                               "more than one model registry service found in the namespace %s (%s), consider to specify the name in the label %s",
-                                               ns, names, cfg->name_label);
+                                (void)snprintf(
+                                        why, whylen,
+                                        "more than one model registry service found in the namespace %s (%s), consider to specify the name in the label %s",
+                                        ns, names, cfg->name_label);
                                 return k;
                         }
                 }
                 k = mrlink_service_url(cfg, svc, url, sizeof(url));
                 if (k < 0) {
-                        (void)snprintf(why, whylen,
-                                       "unable to find the http port in the Model Registry service %s/%s",
-                                       ns, json_get_string_path(svc, "metadata", "name", NULL));
+                        (void)snprintf(
+                                why, whylen,
+                                "unable to find the http port in the Model Registry service %s/%s",
+                                ns, json_get_string_path(svc, "metadata", "name", NULL));
                         return k;
                 }
         }
@@ -365,15 +365,16 @@ static int mr_open(struct ctx *x)
         if (k < 0)
                 log_emit(LOG_LEVEL_WARN, k, x->rc->log, "Cannot read the token file %s, ignoring",
                          x->r->token_file);
-        return mr_client_new(&(struct mr_client_config){
-                                     .base_url = x->base,
-                                     .token = token,
-                                     .timeout_ms = REGISTRY_TIMEOUT_MS,
-                                     .ca_file = x->r->cfg->ca_file,
-                                     .ca_path = x->r->cfg->ca_path,
-                                     .insecure_skip_verify = x->r->cfg->skip_tls_verify,
-                             },
-                             &x->mr);
+        return mr_client_new(
+                &(struct mr_client_config){
+                        .base_url = x->base,
+                        .token = token,
+                        .timeout_ms = REGISTRY_TIMEOUT_MS,
+                        .ca_file = x->r->cfg->ca_file,
+                        .ca_path = x->r->cfg->ca_path,
+                        .insecure_skip_verify = x->r->cfg->skip_tls_verify,
+                },
+                &x->mr);
 }
 
 /* counts a registry call */
@@ -424,12 +425,13 @@ static int sync_record(struct ctx *x, json_t **ret, char *why, size_t whylen)
         if (k < 0)
                 return k;
         if (x->v.has_isid) {
-                k = MR_CALL(x, mr_get_inference_service(x->mr, x->v.isid ? x->v.isid : "", &rec,
-                                                        &e));
+                k = MR_CALL(x,
+                            mr_get_inference_service(x->mr, x->v.isid ? x->v.isid : "", &rec, &e));
                 if (k < 0) {
-                        (void)snprintf(why, whylen,
-                                       "unable to find InferenceService with id %s in model registry: %s",
-                                       x->v.isid, e.message);
+                        (void)snprintf(
+                                why, whylen,
+                                "unable to find InferenceService with id %s in model registry: %s",
+                                x->v.isid, e.message);
                         return registry_errno(x, k);
                 }
                 if (!x->v.deletion_timestamp && mrlink_url_differs(rec, x->v.status_url)) {
@@ -442,9 +444,10 @@ static int sync_record(struct ctx *x, json_t **ret, char *why, size_t whylen)
                         k = MR_CALL(x, mr_update_inference_service(x->mr, id ? id : x->v.isid,
                                                                    patch, NULL, &e));
                         if (k < 0) {
-                                (void)snprintf(why, whylen,
-                                               "unable to update the url of InferenceService %s in model registry: %s",
-                                               x->v.isid, e.message);
+                                (void)snprintf(
+                                        why, whylen,
+                                        "unable to update the url of InferenceService %s in model registry: %s",
+                                        x->v.isid, e.message);
                                 return registry_errno(x, k);
                         }
                 }
@@ -460,8 +463,8 @@ static int sync_record(struct ctx *x, json_t **ret, char *why, size_t whylen)
                                                x->mr,
                                                &(struct mr_inference_service_create){
                                                        .name = name,
-                                                       .registered_model_id =
-                                                               x->v.rmid ? x->v.rmid : "",
+                                                       .registered_model_id = x->v.rmid ? x->v.rmid
+                                                                                        : "",
                                                        .serving_environment_id = se_id,
                                                        .model_version_id = x->v.mvid,
                                                        .runtime = x->v.runtime,
@@ -471,9 +474,10 @@ static int sync_record(struct ctx *x, json_t **ret, char *why, size_t whylen)
                         if (k < 0) {
                                 /* the remembered environment may be gone (registry wiped) */
                                 map_set(x->r, x->r->se_ids, x->se_key, NULL);
-                                (void)snprintf(why, whylen,
-                                               "unable to create InferenceService %s in model registry: %s",
-                                               name, e.message);
+                                (void)snprintf(
+                                        why, whylen,
+                                        "unable to create InferenceService %s in model registry: %s",
+                                        name, e.message);
                                 return registry_errno(x, k);
                         }
                 }
@@ -496,11 +500,12 @@ static int deletion_failed(struct ctx *x, int k, const char *why, struct reconci
 
         if (!mrlink_undeploy_expired(x->v.deletion_timestamp, reconcile_now(x->rc), timeout,
                                      &remaining)) {
-                log_emit(LOG_LEVEL_WARN, k, x->rc->log,
-                         "Cannot mark the model registry record UNDEPLOYED yet (%s); retrying, finalizer kept for at most %llus more",
-                         why, (unsigned long long)(remaining / USEC_PER_SEC));
-                return reconcile_requeue_after(
-                        res, mrlink_undeploy_retry_delay(timeout - remaining, remaining));
+                log_emit(
+                        LOG_LEVEL_WARN, k, x->rc->log,
+                        "Cannot mark the model registry record UNDEPLOYED yet (%s); retrying, finalizer kept for at most %llus more",
+                        why, (unsigned long long)(remaining / USEC_PER_SEC));
+                return reconcile_requeue_after(res, mrlink_undeploy_retry_delay(timeout - remaining,
+                                                                                remaining));
         }
         (void)!format_rfc3339(timeout, ts, sizeof(ts));
         emit(x, "Warning", "UndeployFailed",
@@ -600,8 +605,9 @@ static int reconcile_one(struct ctx *x, struct reconcile_result *res)
                 return reconcile_done(res);
         }
         if (!x->v.has_name && !x->v.has_url)
-                log_emit(LOG_LEVEL_DEBUG, 0, x->rc->log,
-                         "neither the name label nor the URL annotation is set: looking for the model registry Service by label");
+                log_emit(
+                        LOG_LEVEL_DEBUG, 0, x->rc->log,
+                        "neither the name label nor the URL annotation is set: looking for the model registry Service by label");
 
         k = resolve_url(x, why, sizeof(why));
         if (k < 0)
@@ -663,6 +669,7 @@ static int reconcile(const struct reconcile_ctx *rc, const char *key, struct rec
 
 struct reconciler mrlink_reconciler_get(struct mrlink_reconciler *r)
 {
-        return (struct reconciler){ .name = CONTROLLER_NAME, .reconcile = reconcile,
+        return (struct reconciler){ .name = CONTROLLER_NAME,
+                                    .reconcile = reconcile,
                                     .userdata = r };
 }

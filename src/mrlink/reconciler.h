@@ -73,9 +73,9 @@ _warn_unused_result_ int mrlink_reconciler_watch(struct mrlink_reconciler *r,
                                                  struct controller *c);
 
 struct mrlink_reconciler_stats {
-        unsigned long registry_calls;    /* HTTP calls to model registries */
-        unsigned long registry_errors;   /* of which failed */
-        unsigned long isvc_writes;       /* finalizer and label patches */
-        unsigned long skipped;           /* reconciles skipped by the fingerprint */
+        unsigned long registry_calls;  /* HTTP calls to model registries */
+        unsigned long registry_errors; /* of which failed */
+        unsigned long isvc_writes;     /* finalizer and label patches */
+        unsigned long skipped;         /* reconciles skipped by the fingerprint */
 };
 void mrlink_reconciler_get_stats(struct mrlink_reconciler *r, struct mrlink_reconciler_stats *ret);

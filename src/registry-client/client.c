@@ -9,9 +9,9 @@
 
 #include "util/buf.h"
 
-#define MR_API_PATH      "/api/model_registry/v1alpha3"
-#define MR_REPLY_MAX     (64U * 1024U * 1024U)
-#define MR_URL_MAX       8192
+#define MR_API_PATH  "/api/model_registry/v1alpha3"
+#define MR_REPLY_MAX (64U * 1024U * 1024U)
+#define MR_URL_MAX   8192
 
 struct mr_client {
         CURL *curl;
@@ -58,8 +58,7 @@ int mr_client_new(const struct mr_client_config *cfg, struct mr_client **ret)
                 buf_release(&b);
         }
         if (!c->base_url || !c->api_path || !c->curl || (cfg->ca_file && !c->ca_file) ||
-            (cfg->ca_path && !c->ca_path) ||
-            (cfg->token && *cfg->token && !c->auth_header)) {
+            (cfg->ca_path && !c->ca_path) || (cfg->token && *cfg->token && !c->auth_header)) {
                 mr_client_free(c);
                 return -ENOMEM;
         }

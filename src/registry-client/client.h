@@ -27,14 +27,14 @@ struct mr_error {
 };
 
 struct mr_client_config {
-        const char *base_url; /* "http://host:8080", no trailing path; copied */
-        const char *api_path; /* NULL = "/api/model_registry/v1alpha3"; another API of the same
+        const char *base_url;      /* "http://host:8080", no trailing path; copied */
+        const char *api_path;      /* NULL = "/api/model_registry/v1alpha3"; another API of the same
                                * shape (the catalog's "/api/model_catalog/v1alpha1"); copied */
-        const char *token;    /* bearer token or NULL; copied */
-        long timeout_ms;      /* per request; 0 = 30 s */
-        const char *ca_file;  /* PEM bundle for https (CURLOPT_CAINFO), or NULL for libcurl's
+        const char *token;         /* bearer token or NULL; copied */
+        long timeout_ms;           /* per request; 0 = 30 s */
+        const char *ca_file;       /* PEM bundle for https (CURLOPT_CAINFO), or NULL for libcurl's
                                * default bundle; copied */
-        const char *ca_path;  /* directory of hashed CA certificates (CURLOPT_CAPATH; with
+        const char *ca_path;       /* directory of hashed CA certificates (CURLOPT_CAPATH; with
                                * OpenSSL a ':'-separated list), or NULL for libcurl's default;
                                * copied */
         bool insecure_skip_verify; /* https without certificate/host verification (this client only) */

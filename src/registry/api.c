@@ -23,7 +23,7 @@
 #include "util/parse-util.h"
 #include "util/time-util.h"
 
-#define STEP_IDS_MAX   256
+#define STEP_IDS_MAX 256
 
 struct registry {
         struct store *store;
@@ -138,9 +138,10 @@ static int path_id(struct ctx *x, const char *param, const char *word, int64_t *
         int32_t id;
 
         if (!v || safe_atoi32(v, &id) < 0)
-                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
-                                     "invalid %s ID: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
-                                     word, v ? v : "");
+                return reg_error_set(
+                        &x->err, REG_ERR_INVALID, -EINVAL,
+                        "invalid %s ID: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
+                        word, v ? v : "");
         *ret = id;
         return 0;
 }
@@ -214,9 +215,10 @@ static int list_params(struct ctx *x, struct reg_list_req *rq)
                    *so = query(x, "sortOrder");
 
         if (ps && safe_atoi32(ps, &rq->page_size) < 0)
-                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
-                                     "invalid numeric string: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
-                                     ps);
+                return reg_error_set(
+                        &x->err, REG_ERR_INVALID, -EINVAL,
+                        "invalid numeric string: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
+                        ps);
         rq->order = STORE_ORDER_ID;
         if (ob && streq(ob, "CREATE_TIME"))
                 rq->order = STORE_ORDER_CREATE;
@@ -238,8 +240,9 @@ static int artifact_type_param(struct ctx *x, const char **ret_type)
                 return 0;
         k = reg_kind_by_artifact_type(at);
         if (!k)
-                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
-                                     "invalid artifact type, must be either ModelArtifact, DocArtifact, DataSet, Metric, or Parameter: bad request");
+                return reg_error_set(
+                        &x->err, REG_ERR_INVALID, -EINVAL,
+                        "invalid artifact type, must be either ModelArtifact, DocArtifact, DataSet, Metric, or Parameter: bad request");
         *ret_type = k->type;
         return 0;
 }
@@ -296,8 +299,10 @@ static int do_get(struct ctx *x, const struct route_spec *sp)
 
 static int do_find(struct ctx *x, const struct route_spec *sp)
 {
-        struct reg_find_req rq = { .kind = reg_kind(sp->kind), .any_artifact = sp->any_artifact,
-                                   .name = query(x, "name"), .external_id = query(x, "externalId"),
+        struct reg_find_req rq = { .kind = reg_kind(sp->kind),
+                                   .any_artifact = sp->any_artifact,
+                                   .name = query(x, "name"),
+                                   .external_id = query(x, "externalId"),
                                    .parent = query(x, "parentResourceId") };
         struct reg_result res;
         int r = reg_find(&x->db, &rq, &res);
@@ -316,8 +321,9 @@ static int body_kind(struct ctx *x, const struct route_spec *sp, json_t *body,
                 return 0;
         *ret = reg_kind_by_artifact_type(reg_body_artifact_type(body));
         if (!*ret)
-                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
-                                     "invalid artifact type, must be either ModelArtifact, DocArtifact, DataSet, Metric, or Parameter: bad request");
+                return reg_error_set(
+                        &x->err, REG_ERR_INVALID, -EINVAL,
+                        "invalid artifact type, must be either ModelArtifact, DocArtifact, DataSet, Metric, or Parameter: bad request");
         return 0;
 }
 
@@ -325,7 +331,8 @@ static int do_create(struct ctx *x, const struct route_spec *sp)
 {
         json_auto_t *body = NULL;
         struct reg_input in = { 0 };
-        struct reg_create_req rq = { .in = &in, .schema = sp->schema,
+        struct reg_create_req rq = { .in = &in,
+                                     .schema = sp->schema,
                                      .parent_kind = sp->parent_kind };
         struct reg_result res;
         const struct reg_kind *k;
@@ -390,7 +397,8 @@ static int do_upsert_artifact(struct ctx *x, const struct route_spec *sp)
         if (r < 0)
                 return r;
         /* upstream's quirk (B.10.4): 201 only for new model and doc artifacts */
-        status = res.created && (res.kind->id == REG_MODEL_ARTIFACT || res.kind->id == REG_DOC_ARTIFACT)
+        status = res.created && (res.kind->id == REG_MODEL_ARTIFACT ||
+                                 res.kind->id == REG_DOC_ARTIFACT)
                          ? 201
                          : 200;
         return reply_result(x, status, &res);
@@ -477,13 +485,17 @@ static int do_metric_history(struct ctx *x, const struct route_spec *sp)
 
 static int serve(void *userdata, struct http_req *req, struct http_resp *resp);
 
-#define R(m, p, spec) { m, REG_BASE_PATH p, serve, (void *)&(spec) }
+#define R(m, p, spec)                                      \
+        {                                                  \
+                m, REG_BASE_PATH p, serve, (void *)&(spec) \
+        }
 
 #define SPEC(name, ...) static const struct route_spec name = { __VA_ARGS__ }
 
 /* registered models */
 SPEC(rm_list, .handler = do_list, .kind = REG_REGISTERED_MODEL, .op = OP_LIST);
-SPEC(rm_create, .handler = do_create, .kind = REG_REGISTERED_MODEL, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
+SPEC(rm_create, .handler = do_create, .kind = REG_REGISTERED_MODEL, .op = OP_CREATE,
+     .schema = REG_SCHEMA_CREATE);
 SPEC(rm_get, .handler = do_get, .kind = REG_REGISTERED_MODEL, .op = OP_GET);
 SPEC(rm_patch, .handler = do_patch, .kind = REG_REGISTERED_MODEL, .op = OP_PATCH);
 SPEC(rm_find, .handler = do_find, .kind = REG_REGISTERED_MODEL, .op = OP_FIND);
@@ -493,29 +505,33 @@ SPEC(rm_versions_create, .handler = do_create, .kind = REG_MODEL_VERSION, .op = 
      .schema = REG_SCHEMA_FULL, .parent_kind = REG_REGISTERED_MODEL);
 /* model versions */
 SPEC(mv_list, .handler = do_list, .kind = REG_MODEL_VERSION, .op = OP_LIST);
-SPEC(mv_create, .handler = do_create, .kind = REG_MODEL_VERSION, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
+SPEC(mv_create, .handler = do_create, .kind = REG_MODEL_VERSION, .op = OP_CREATE,
+     .schema = REG_SCHEMA_CREATE);
 SPEC(mv_get, .handler = do_get, .kind = REG_MODEL_VERSION, .op = OP_GET);
 SPEC(mv_patch, .handler = do_patch, .kind = REG_MODEL_VERSION, .op = OP_PATCH);
 SPEC(mv_find, .handler = do_find, .kind = REG_MODEL_VERSION, .op = OP_FIND);
 SPEC(mv_artifacts, .handler = do_list, .kind = REG_MODEL_ARTIFACT, .op = OP_LIST_NESTED,
      .parent_kind = REG_MODEL_VERSION, .honor_name = true, .any_artifact = true);
-SPEC(mv_artifacts_upsert, .handler = do_upsert_artifact, .kind = REG_MODEL_ARTIFACT, .op = OP_CREATE_NESTED,
-     .parent_kind = REG_MODEL_VERSION, .any_artifact = true);
+SPEC(mv_artifacts_upsert, .handler = do_upsert_artifact, .kind = REG_MODEL_ARTIFACT,
+     .op = OP_CREATE_NESTED, .parent_kind = REG_MODEL_VERSION, .any_artifact = true);
 /* artifacts */
 SPEC(art_list, .handler = do_list, .kind = REG_MODEL_ARTIFACT, .op = OP_LIST, .any_artifact = true);
-SPEC(art_create, .handler = do_create, .kind = REG_MODEL_ARTIFACT, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE,
-     .any_artifact = true);
+SPEC(art_create, .handler = do_create, .kind = REG_MODEL_ARTIFACT, .op = OP_CREATE,
+     .schema = REG_SCHEMA_CREATE, .any_artifact = true);
 SPEC(art_get, .handler = do_get, .kind = REG_MODEL_ARTIFACT, .op = OP_GET, .any_artifact = true);
-SPEC(art_patch, .handler = do_patch, .kind = REG_MODEL_ARTIFACT, .op = OP_PATCH, .any_artifact = true);
+SPEC(art_patch, .handler = do_patch, .kind = REG_MODEL_ARTIFACT, .op = OP_PATCH,
+     .any_artifact = true);
 SPEC(art_find, .handler = do_find, .kind = REG_MODEL_ARTIFACT, .op = OP_FIND, .any_artifact = true);
 SPEC(ma_list, .handler = do_list, .kind = REG_MODEL_ARTIFACT, .op = OP_LIST);
-SPEC(ma_create, .handler = do_create, .kind = REG_MODEL_ARTIFACT, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
+SPEC(ma_create, .handler = do_create, .kind = REG_MODEL_ARTIFACT, .op = OP_CREATE,
+     .schema = REG_SCHEMA_CREATE);
 SPEC(ma_get, .handler = do_get, .kind = REG_MODEL_ARTIFACT, .op = OP_GET);
 SPEC(ma_patch, .handler = do_patch, .kind = REG_MODEL_ARTIFACT, .op = OP_PATCH);
 SPEC(ma_find, .handler = do_find, .kind = REG_MODEL_ARTIFACT, .op = OP_FIND);
 /* serving environments */
 SPEC(se_list, .handler = do_list, .kind = REG_SERVING_ENVIRONMENT, .op = OP_LIST);
-SPEC(se_create, .handler = do_create, .kind = REG_SERVING_ENVIRONMENT, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
+SPEC(se_create, .handler = do_create, .kind = REG_SERVING_ENVIRONMENT, .op = OP_CREATE,
+     .schema = REG_SCHEMA_CREATE);
 SPEC(se_get, .handler = do_get, .kind = REG_SERVING_ENVIRONMENT, .op = OP_GET);
 SPEC(se_patch, .handler = do_patch, .kind = REG_SERVING_ENVIRONMENT, .op = OP_PATCH);
 SPEC(se_find, .handler = do_find, .kind = REG_SERVING_ENVIRONMENT, .op = OP_FIND);
@@ -525,7 +541,8 @@ SPEC(se_isvcs_create, .handler = do_create, .kind = REG_INFERENCE_SERVICE, .op =
      .schema = REG_SCHEMA_CREATE, .parent_kind = REG_SERVING_ENVIRONMENT);
 /* inference services */
 SPEC(is_list, .handler = do_list, .kind = REG_INFERENCE_SERVICE, .op = OP_LIST);
-SPEC(is_create, .handler = do_create, .kind = REG_INFERENCE_SERVICE, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
+SPEC(is_create, .handler = do_create, .kind = REG_INFERENCE_SERVICE, .op = OP_CREATE,
+     .schema = REG_SCHEMA_CREATE);
 SPEC(is_get, .handler = do_get, .kind = REG_INFERENCE_SERVICE, .op = OP_GET);
 SPEC(is_patch, .handler = do_patch, .kind = REG_INFERENCE_SERVICE, .op = OP_PATCH);
 SPEC(is_find, .handler = do_find, .kind = REG_INFERENCE_SERVICE, .op = OP_FIND);
@@ -533,27 +550,30 @@ SPEC(is_model, .handler = do_is_model, .kind = REG_INFERENCE_SERVICE, .op = OP_G
 SPEC(is_version, .handler = do_is_version, .kind = REG_INFERENCE_SERVICE, .op = OP_GET);
 SPEC(is_serves, .handler = do_list, .kind = REG_SERVE_MODEL, .op = OP_LIST_NESTED,
      .parent_kind = REG_INFERENCE_SERVICE);
-SPEC(is_serves_create, .handler = do_create, .kind = REG_SERVE_MODEL, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE,
-     .parent_kind = REG_INFERENCE_SERVICE);
+SPEC(is_serves_create, .handler = do_create, .kind = REG_SERVE_MODEL, .op = OP_CREATE,
+     .schema = REG_SCHEMA_CREATE, .parent_kind = REG_INFERENCE_SERVICE);
 /* experiments */
 SPEC(ex_list, .handler = do_list, .kind = REG_EXPERIMENT, .op = OP_LIST);
-SPEC(ex_create, .handler = do_create, .kind = REG_EXPERIMENT, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
+SPEC(ex_create, .handler = do_create, .kind = REG_EXPERIMENT, .op = OP_CREATE,
+     .schema = REG_SCHEMA_CREATE);
 SPEC(ex_get, .handler = do_get, .kind = REG_EXPERIMENT, .op = OP_GET);
 SPEC(ex_patch, .handler = do_patch, .kind = REG_EXPERIMENT, .op = OP_PATCH);
 SPEC(ex_find, .handler = do_find, .kind = REG_EXPERIMENT, .op = OP_FIND);
-SPEC(ex_runs, .handler = do_list, .kind = REG_EXPERIMENT_RUN, .op = OP_LIST_NESTED, .parent_kind = REG_EXPERIMENT);
+SPEC(ex_runs, .handler = do_list, .kind = REG_EXPERIMENT_RUN, .op = OP_LIST_NESTED,
+     .parent_kind = REG_EXPERIMENT);
 SPEC(ex_runs_create, .handler = do_create, .kind = REG_EXPERIMENT_RUN, .op = OP_CREATE_NESTED,
      .schema = REG_SCHEMA_FULL, .parent_kind = REG_EXPERIMENT);
 /* experiment runs */
 SPEC(er_list, .handler = do_list, .kind = REG_EXPERIMENT_RUN, .op = OP_LIST);
-SPEC(er_create, .handler = do_create, .kind = REG_EXPERIMENT_RUN, .op = OP_CREATE, .schema = REG_SCHEMA_CREATE);
+SPEC(er_create, .handler = do_create, .kind = REG_EXPERIMENT_RUN, .op = OP_CREATE,
+     .schema = REG_SCHEMA_CREATE);
 SPEC(er_get, .handler = do_get, .kind = REG_EXPERIMENT_RUN, .op = OP_GET);
 SPEC(er_patch, .handler = do_patch, .kind = REG_EXPERIMENT_RUN, .op = OP_PATCH);
 SPEC(er_find, .handler = do_find, .kind = REG_EXPERIMENT_RUN, .op = OP_FIND);
 SPEC(er_artifacts, .handler = do_list, .kind = REG_MODEL_ARTIFACT, .op = OP_LIST_NESTED,
      .parent_kind = REG_EXPERIMENT_RUN, .any_artifact = true);
-SPEC(er_artifacts_upsert, .handler = do_upsert_artifact, .kind = REG_MODEL_ARTIFACT, .op = OP_CREATE_NESTED,
-     .parent_kind = REG_EXPERIMENT_RUN, .any_artifact = true);
+SPEC(er_artifacts_upsert, .handler = do_upsert_artifact, .kind = REG_MODEL_ARTIFACT,
+     .op = OP_CREATE_NESTED, .parent_kind = REG_EXPERIMENT_RUN, .any_artifact = true);
 SPEC(er_history, .handler = do_metric_history, .kind = REG_METRIC_HISTORY, .op = OP_LIST_NESTED,
      .parent_kind = REG_EXPERIMENT_RUN);
 SPEC(er_history_all, .handler = do_metric_history, .kind = REG_METRIC_HISTORY, .op = OP_LIST);
@@ -626,7 +646,8 @@ static int serve(void *userdata, struct http_req *req, struct http_resp *resp)
 
         r = store_acquire(x.reg->store, &x.conn);
         if (r < 0)
-                return reply_error_kind(resp, HTTP_ERR_UNAVAILABLE, "Datastore service is down or unavailable.");
+                return reply_error_kind(resp, HTTP_ERR_UNAVAILABLE,
+                                        "Datastore service is down or unavailable.");
         x.db = (struct reg_db){ .store = x.reg->store, .conn = x.conn, .err = &x.err };
         r = sp->handler(&x, sp);
         store_release(x.reg->store, x.conn);
@@ -678,8 +699,8 @@ static int readiness(struct registry *reg, struct http_req *req, struct http_res
                                   json_pack("{s:s,s:{s:{s:s,s:s,s:s,s:{}}},s:{s:i,s:s}}", "status",
                                             ok ? "pass" : "fail", "checks", name, "Name", name,
                                             "Status", ok ? "pass" : "fail", "Message",
-                                            ok ? "OK" : "database not reachable", "Details",
-                                            "meta", "check_duration_ms", 0, "timestamp", ts));
+                                            ok ? "OK" : "database not reachable", "Details", "meta",
+                                            "check_duration_ms", 0, "timestamp", ts));
         }
         http_resp_set_text(resp, ok ? 200 : 503, "text/plain; charset=utf-8",
                            ok ? "OK" : "database not reachable");
@@ -721,8 +742,9 @@ static int cors(struct http_req *req, struct http_resp *resp, bool *ret_prefligh
                 r = http_resp_add_header(resp, "Access-Control-Allow-Methods",
                                          "GET, POST, PUT, PATCH, DELETE, OPTIONS");
                 if (r >= 0)
-                        r = http_resp_add_header(resp, "Access-Control-Allow-Headers",
-                                                 "Accept, Authorization, Content-Type, X-CSRF-Token, X-PINGOTHER");
+                        r = http_resp_add_header(
+                                resp, "Access-Control-Allow-Headers",
+                                "Accept, Authorization, Content-Type, X-CSRF-Token, X-PINGOTHER");
                 if (r >= 0)
                         r = http_resp_add_header(resp, "Access-Control-Max-Age", "300");
                 return r;
@@ -752,9 +774,10 @@ int registry_handle(void *userdata, struct http_req *req, struct http_resp *resp
                 return readiness(reg, req, resp, "model-registry");
 
         if (http_req_query_foreach(req, check_query_arg, &bad) < 0 && bad) {
-                (void)snprintf(msg, sizeof(msg),
-                               "Invalid %s query parameter: invalid %s parameter: contains null bytes which are not allowed",
-                               bad, bad);
+                (void)snprintf(
+                        msg, sizeof(msg),
+                        "Invalid %s query parameter: invalid %s parameter: contains null bytes which are not allowed",
+                        bad, bad);
                 return reply_error_kind(resp, HTTP_ERR_INVALID, msg);
         }
         /* Newer clients (model-registry >= 0.3.1x) speak the same API under /v1. */

@@ -51,7 +51,8 @@ const char *reg_body_artifact_type(json_t *obj)
         return json_is_string(t) ? json_string_value(t) : NULL;
 }
 
-static int decode_metadata(const char *key, json_t *v, struct store_entity *e, struct reg_error *err)
+static int decode_metadata(const char *key, json_t *v, struct store_entity *e,
+                           struct reg_error *err)
 {
         const char *mt, *k;
         const char *value_key;
@@ -63,7 +64,8 @@ static int decode_metadata(const char *key, json_t *v, struct store_entity *e, s
                 return type_error(err, "MetadataValue", key, v, "openapi.MetadataValue");
         mt = json_string_value(json_object_get(v, "metadataType"));
         if (!mt)
-                return reg_error_set(err, REG_ERR_INVALID, -EINVAL, "metadataType not found for %s", key);
+                return reg_error_set(err, REG_ERR_INVALID, -EINVAL, "metadataType not found for %s",
+                                     key);
         if (streq(mt, "MetadataStringValue"))
                 value_key = "string_value";
         else if (streq(mt, "MetadataIntValue"))
@@ -75,15 +77,17 @@ static int decode_metadata(const char *key, json_t *v, struct store_entity *e, s
         else if (streq(mt, "MetadataStructValue"))
                 value_key = "struct_value";
         else
-                return reg_error_set(err, REG_ERR_INVALID, -EINVAL, "metadataType not found for %s", key);
+                return reg_error_set(err, REG_ERR_INVALID, -EINVAL, "metadataType not found for %s",
+                                     key);
         json_object_foreach(v, k, x) {
                 if (!streq(k, "metadataType") && !streq(k, value_key))
-                        return reg_error_set(err, REG_ERR_INVALID, -EINVAL, "json: unknown field \"%s\"", k);
+                        return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
+                                             "json: unknown field \"%s\"", k);
         }
         val = json_object_get(v, value_key);
         if (!val || json_is_null(val))
-                return reg_error_set(err, REG_ERR_UNPROCESSABLE, -EINVAL, "required field '%s' is zero value.",
-                                     value_key);
+                return reg_error_set(err, REG_ERR_UNPROCESSABLE, -EINVAL,
+                                     "required field '%s' is zero value.", value_key);
         if (streq(value_key, "string_value")) {
                 if (!json_is_string(val))
                         return type_error(err, mt, value_key, val, "string");
@@ -95,9 +99,11 @@ static int decode_metadata(const char *key, json_t *v, struct store_entity *e, s
                 if (json_is_integer(val)) {
                         json_int_t j = json_integer_value(val);
                         if (j < INT32_MIN || j > INT32_MAX)
-                                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                                     "bad request: unable to decode as int64 %" JSON_INTEGER_FORMAT " for key %s",
-                                                     j, key);
+                                return reg_error_set(
+                                        err, REG_ERR_INVALID, -EINVAL,
+                                        "bad request: unable to decode as int64 %" JSON_INTEGER_FORMAT
+                                        " for key %s",
+                                        j, key);
                         i = (int32_t)j;
                 } else if (!json_is_string(val))
                         return type_error(err, mt, value_key, val, "string");
@@ -126,17 +132,18 @@ static int decode_metadata(const char *key, json_t *v, struct store_entity *e, s
                         return type_error(err, mt, value_key, val, "string");
                 if (base64_decode(json_string_value(val), &raw, &raw_len) < 0)
                         return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                             "bad request: invalid base64 struct_value for key %s", key);
+                                             "bad request: invalid base64 struct_value for key %s",
+                                             key);
                 /* stored as JSON text: a NUL would cut it, so it is refused */
                 if (memchr(raw, 0, raw_len))
-                        return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                             "bad request: struct_value for key %s contains a NUL byte",
-                                             key);
+                        return reg_error_set(
+                                err, REG_ERR_INVALID, -EINVAL,
+                                "bad request: struct_value for key %s contains a NUL byte", key);
                 obj = json_loadb(raw, raw_len, JSON_REJECT_DUPLICATES, NULL);
                 if (!json_is_object(obj))
-                        return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                             "bad request: struct_value for key %s is not a JSON object",
-                                             key);
+                        return reg_error_set(
+                                err, REG_ERR_INVALID, -EINVAL,
+                                "bad request: struct_value for key %s is not a JSON object", key);
                 p.type = STORE_P_STRUCT;
                 p.s = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS);
         }
@@ -163,9 +170,10 @@ int reg_decode_custom(json_t *obj, struct store_entity *e, struct reg_error *err
                                   "map[string]openapi.MetadataValue");
         /* checked before decoding, so that a huge map costs nothing */
         if (json_object_size(obj) > REG_CUSTOM_PROPS_MAX)
-                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                     "invalid customProperties: %zu properties, at most %d allowed: bad request",
-                                     json_object_size(obj), REG_CUSTOM_PROPS_MAX);
+                return reg_error_set(
+                        err, REG_ERR_INVALID, -EINVAL,
+                        "invalid customProperties: %zu properties, at most %d allowed: bad request",
+                        json_object_size(obj), REG_CUSTOM_PROPS_MAX);
         json_object_foreach(obj, key, v) {
                 r = decode_metadata(key, v, e, err);
                 if (r < 0)
@@ -222,9 +230,10 @@ static int decode_id_or_ms(const struct reg_field *f, const char *sname, json_t 
                 return type_error(err, sname, f->json, v, "string");
         if (f->type == REG_F_MS) {
                 if (safe_atoi64(json_string_value(v), &i) < 0)
-                        return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                             "invalid %s: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
-                                             f->json, json_string_value(v));
+                        return reg_error_set(
+                                err, REG_ERR_INVALID, -EINVAL,
+                                "invalid %s: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
+                                f->json, json_string_value(v));
                 return store_entity_set_int(vals, f->prop, false, i);
         }
         if (json_string_length(v) == 0) {
@@ -232,9 +241,10 @@ static int decode_id_or_ms(const struct reg_field *f, const char *sname, json_t 
                 return 0;
         }
         if (safe_atoi32(json_string_value(v), &i32) < 0)
-                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                     "invalid %s: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
-                                     f->json, json_string_value(v));
+                return reg_error_set(
+                        err, REG_ERR_INVALID, -EINVAL,
+                        "invalid %s: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
+                        f->json, json_string_value(v));
         /*
          * Ids start at 1 (the schema's pattern is ^[1-9][0-9]{0,8}$). Upstream stores 0 or a
          * negative reference and then answers it back, breaking its own response schema;
@@ -349,8 +359,8 @@ static int decode_string_member(enum reg_schema schema, const char *sname, const
 }
 
 /* id, createTimeSinceEpoch, lastUpdateTimeSinceEpoch of a full body. 1 handled, 0, <0. */
-static int decode_full_member(enum reg_schema schema, const char *sname, const char *key,
-                              json_t *v, struct reg_input *in, struct reg_error *err)
+static int decode_full_member(enum reg_schema schema, const char *sname, const char *key, json_t *v,
+                              struct reg_input *in, struct reg_error *err)
 {
         int32_t id;
 
@@ -365,9 +375,10 @@ static int decode_full_member(enum reg_schema schema, const char *sname, const c
         if (!streq(key, "id"))
                 return 1;
         if (safe_atoi32(json_string_value(v), &id) < 0)
-                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                     "invalid artifact ID: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
-                                     json_string_value(v));
+                return reg_error_set(
+                        err, REG_ERR_INVALID, -EINVAL,
+                        "invalid artifact ID: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
+                        json_string_value(v));
         in->has_id = true;
         in->id = id;
         return 1;
@@ -394,8 +405,9 @@ static int decode_special_member(const struct reg_kind *k, const char *sname, co
                 return type_error(err, sname, key, v, "string");
         /* upstream's POST /model_artifacts ignores the body's artifactType (B.10) */
         if (k->id != REG_MODEL_ARTIFACT && !streq(json_string_value(v), k->artifact_type))
-                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                     "invalid artifact type, must be either ModelArtifact, DocArtifact, DataSet, Metric, or Parameter: bad request");
+                return reg_error_set(
+                        err, REG_ERR_INVALID, -EINVAL,
+                        "invalid artifact type, must be either ModelArtifact, DocArtifact, DataSet, Metric, or Parameter: bad request");
         return 1;
 }
 
@@ -415,14 +427,15 @@ static int decode_member(const struct reg_kind *k, enum reg_schema schema, const
                 return r < 0 ? r : 0;
         f = reg_kind_field(k, key);
         if (!f || !field_allowed(f, schema))
-                return reg_error_set(err, REG_ERR_INVALID, -EINVAL, "json: unknown field \"%s\"", key);
+                return reg_error_set(err, REG_ERR_INVALID, -EINVAL, "json: unknown field \"%s\"",
+                                     key);
         if (json_is_null(v) || (f->flags & REG_FF_OUTPUT))
                 return 0;
         return decode_field(f, sname, v, &in->vals, err);
 }
 
-int reg_decode(const struct reg_kind *k, enum reg_schema schema, json_t *obj,
-               struct reg_input *ret, struct reg_error *err)
+int reg_decode(const struct reg_kind *k, enum reg_schema schema, json_t *obj, struct reg_input *ret,
+               struct reg_error *err)
 {
         struct reg_input in = { .kind = k };
         char sname[64];
@@ -451,7 +464,8 @@ int reg_check_required(const struct reg_input *in, struct reg_error *err)
         const struct reg_kind *k = in->kind;
 
         if (k->name_required && (!in->has_name || !in->vals.name || !*in->vals.name))
-                return reg_error_set(err, REG_ERR_UNPROCESSABLE, -EINVAL, "required field 'name' is zero value.");
+                return reg_error_set(err, REG_ERR_UNPROCESSABLE, -EINVAL,
+                                     "required field 'name' is zero value.");
         for (const struct reg_field *f = k->fields; f->json; f++) {
                 const struct store_prop *p;
 
@@ -479,20 +493,20 @@ static json_t *encode_custom(const struct store_prop *p)
 {
         switch (p->type) {
         case STORE_P_STRING:
-                return json_pack("{s:s,s:s}", "metadataType", "MetadataStringValue",
-                                 "string_value", p->s ? p->s : "");
+                return json_pack("{s:s,s:s}", "metadataType", "MetadataStringValue", "string_value",
+                                 p->s ? p->s : "");
         case STORE_P_INT:
                 return json_pack("{s:s,s:o}", "metadataType", "MetadataIntValue", "int_value",
                                  int_string(p->i));
         case STORE_P_DOUBLE:
-                return json_pack("{s:s,s:f}", "metadataType", "MetadataDoubleValue",
-                                 "double_value", p->d);
+                return json_pack("{s:s,s:f}", "metadataType", "MetadataDoubleValue", "double_value",
+                                 p->d);
         case STORE_P_BOOL:
                 return json_pack("{s:s,s:b}", "metadataType", "MetadataBoolValue", "bool_value",
                                  p->b);
         case STORE_P_STRUCT:
-                return json_pack("{s:s,s:s}", "metadataType", "MetadataStructValue",
-                                 "struct_value", p->s ? p->s : "{}");
+                return json_pack("{s:s,s:s}", "metadataType", "MetadataStructValue", "struct_value",
+                                 p->s ? p->s : "{}");
         }
         return NULL;
 }
@@ -531,7 +545,8 @@ json_t *reg_encode(const struct reg_kind *k, const struct store_entity *e)
                 case REG_F_STRING:
                 case REG_F_ENUM:
                         /* a time stored as a number by an earlier version */
-                        v = p->type == STORE_P_INT ? int_string(p->i) : json_string(p->s ? p->s : "");
+                        v = p->type == STORE_P_INT ? int_string(p->i)
+                                                   : json_string(p->s ? p->s : "");
                         break;
                 case REG_F_ID:
                 case REG_F_MS:

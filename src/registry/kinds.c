@@ -9,13 +9,15 @@
 
 static const char *const model_states[] = { "LIVE", "ARCHIVED", NULL };
 const char *const reg_artifact_states[] = {
-        "UNKNOWN", "PENDING", "LIVE", "MARKED_FOR_DELETION", "DELETED", "ABANDONED", "REFERENCE", NULL,
+        "UNKNOWN", "PENDING",   "LIVE",      "MARKED_FOR_DELETION",
+        "DELETED", "ABANDONED", "REFERENCE", NULL,
 };
 static const char *const execution_states[] = {
         "UNKNOWN", "NEW", "RUNNING", "COMPLETE", "FAILED", "CACHED", "CANCELED", NULL,
 };
 static const char *const desired_states[] = { "DEPLOYED", "UNDEPLOYED", NULL };
-static const char *const run_statuses[] = { "RUNNING", "SCHEDULED", "FINISHED", "FAILED", "KILLED", NULL };
+static const char *const run_statuses[] = { "RUNNING", "SCHEDULED", "FINISHED",
+                                            "FAILED",  "KILLED",    NULL };
 static const char *const parameter_types[] = { "string", "number", "boolean", "object", NULL };
 
 #define CU (REG_FF_CREATE | REG_FF_UPDATE)
@@ -43,11 +45,18 @@ static const struct reg_field model_version_fields[] = {
         { 0 },
 };
 
-#define ARTIFACT_COMMON(dflt_state)                                                                \
-        { "uri", "uri", REG_F_STRING, CU, NULL, NULL, NULL },                                      \
-        { "state", "state", REG_F_ENUM, CU, reg_artifact_states, "ArtifactState", dflt_state },   \
-        { "experimentId", "experiment_id", REG_F_ID, REG_FF_OUTPUT, NULL, NULL, NULL },            \
-        { "experimentRunId", "experiment_run_id", REG_F_ID, REG_FF_OUTPUT, NULL, NULL, NULL }
+#define ARTIFACT_COMMON(dflt_state)                                                               \
+        { "uri", "uri", REG_F_STRING, CU, NULL, NULL, NULL }, { "state",                          \
+                                                                "state",                          \
+                                                                REG_F_ENUM,                       \
+                                                                CU,                               \
+                                                                reg_artifact_states,              \
+                                                                "ArtifactState",                  \
+                                                                dflt_state },                     \
+                { "experimentId", "experiment_id", REG_F_ID, REG_FF_OUTPUT, NULL, NULL, NULL },   \
+        {                                                                                         \
+                "experimentRunId", "experiment_run_id", REG_F_ID, REG_FF_OUTPUT, NULL, NULL, NULL \
+        }
 
 static const struct reg_field model_artifact_fields[] = {
         ARTIFACT_COMMON("UNKNOWN"),
@@ -90,7 +99,8 @@ static const struct reg_field metric_fields[] = {
 static const struct reg_field parameter_fields[] = {
         ARTIFACT_COMMON("UNKNOWN"),
         { "value", "value", REG_F_STRING, CU, NULL, NULL, NULL },
-        { "parameterType", "parameter_type", REG_F_ENUM, CU, parameter_types, "ParameterType", NULL },
+        { "parameterType", "parameter_type", REG_F_ENUM, CU, parameter_types, "ParameterType",
+          NULL },
         { 0 },
 };
 
@@ -125,9 +135,10 @@ static const struct reg_field experiment_fields[] = {
 };
 
 static const struct reg_field experiment_run_fields[] = {
-        { "experimentId", "experiment_id", REG_F_ID, REG_FF_CREATE | REG_FF_REQUIRED | REG_FF_PARENT,
-          NULL, NULL, NULL },
-        { "startTimeSinceEpoch", "start_time_since_epoch", REG_F_STRING, REG_FF_CREATE, NULL, NULL, NULL },
+        { "experimentId", "experiment_id", REG_F_ID,
+          REG_FF_CREATE | REG_FF_REQUIRED | REG_FF_PARENT, NULL, NULL, NULL },
+        { "startTimeSinceEpoch", "start_time_since_epoch", REG_F_STRING, REG_FF_CREATE, NULL, NULL,
+          NULL },
         { "endTimeSinceEpoch", "end_time_since_epoch", REG_F_STRING, CU, NULL, NULL, NULL },
         { "status", "status", REG_F_ENUM, CU, run_statuses, "ExperimentRunStatus", "RUNNING" },
         { "state", "state", REG_F_ENUM, CU, model_states, "ExperimentRunState", "LIVE" },
@@ -139,8 +150,9 @@ static const struct reg_kind kinds[_REG_KIND_MAX] = {
         [REG_REGISTERED_MODEL] = { REG_REGISTERED_MODEL, "RegisteredModel", "registered model",
                                    "registered models", STORE_GROUP_CONTEXT, NULL, true, false,
                                    registered_model_fields },
-        [REG_MODEL_VERSION] = { REG_MODEL_VERSION, "ModelVersion", "model version", "model versions",
-                                STORE_GROUP_CONTEXT, NULL, true, false, model_version_fields },
+        [REG_MODEL_VERSION] = { REG_MODEL_VERSION, "ModelVersion", "model version",
+                                "model versions", STORE_GROUP_CONTEXT, NULL, true, false,
+                                model_version_fields },
         [REG_MODEL_ARTIFACT] = { REG_MODEL_ARTIFACT, "ModelArtifact", "model artifact",
                                  "model artifacts", STORE_GROUP_ARTIFACT, "model-artifact", false,
                                  true, model_artifact_fields },
@@ -305,13 +317,15 @@ static int check_like(const struct store_cond *c, struct reg_error *err)
                         continue;
                 like_cost(c->vals[i].s, &chars, &wild);
                 if (chars > REG_LIKE_PATTERN_MAX)
-                        return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                             "invalid filter query: LIKE pattern of %zu characters, at most %d allowed: bad request",
-                                             chars, REG_LIKE_PATTERN_MAX);
+                        return reg_error_set(
+                                err, REG_ERR_INVALID, -EINVAL,
+                                "invalid filter query: LIKE pattern of %zu characters, at most %d allowed: bad request",
+                                chars, REG_LIKE_PATTERN_MAX);
                 if (wild > REG_LIKE_WILDCARDS_MAX)
-                        return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                             "invalid filter query: LIKE pattern with %zu wildcards, at most %d allowed: bad request",
-                                             wild, REG_LIKE_WILDCARDS_MAX);
+                        return reg_error_set(
+                                err, REG_ERR_INVALID, -EINVAL,
+                                "invalid filter query: LIKE pattern with %zu wildcards, at most %d allowed: bad request",
+                                wild, REG_LIKE_WILDCARDS_MAX);
         }
         return 0;
 }
@@ -325,8 +339,8 @@ int reg_filter_compile(const struct reg_kind *k, const char *query, struct store
 
         r = filterq_parse(query, &tree, msg, sizeof(msg));
         if (r == -EINVAL)
-                return reg_error_set(err, REG_ERR_INVALID, r, "invalid filter query: %s: bad request",
-                                     msg);
+                return reg_error_set(err, REG_ERR_INVALID, r,
+                                     "invalid filter query: %s: bad request", msg);
         if (r >= 0)
                 r = filterq_sql_lower(tree, filter_resolve, (void *)k, ret);
         if (r < 0)

@@ -61,13 +61,13 @@ enum reg_kind_id {
 
 struct reg_kind {
         enum reg_kind_id id;
-        const char *type;          /* stored type, e.g. "RegisteredModel" */
-        const char *word;          /* "registered model", for messages */
-        const char *plural_word;   /* "registered models" */
+        const char *type;        /* stored type, e.g. "RegisteredModel" */
+        const char *word;        /* "registered model", for messages */
+        const char *plural_word; /* "registered models" */
         enum store_group group;
-        const char *artifact_type; /* "model-artifact" …; NULL for non-artifacts */
-        bool name_required;        /* 422 when name missing on create */
-        bool name_uuid;            /* a missing name becomes a UUID */
+        const char *artifact_type;      /* "model-artifact" …; NULL for non-artifacts */
+        bool name_required;             /* 422 when name missing on create */
+        bool name_uuid;                 /* a missing name becomes a UUID */
         const struct reg_field *fields; /* terminated by json == NULL */
 };
 

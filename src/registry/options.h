@@ -110,8 +110,7 @@ _warn_unused_result_ int reg_options_load_file(struct reg_options *o, const char
  * --tls-key-file come together (from any sources) or not at all. -EINVAL with err naming the
  * missing option and where the other one came from.
  */
-_warn_unused_result_ int reg_options_check(const struct reg_options *o, char *err,
-                                           size_t err_size);
+_warn_unused_result_ int reg_options_check(const struct reg_options *o, char *err, size_t err_size);
 
 /* Typed getters; unset options give the table's default. */
 const char *reg_options_str(const struct reg_options *o, enum reg_opt opt);

@@ -16,7 +16,7 @@
 #define REG_V1_PATH "/api/model_registry/v1"
 
 /* For http_server_config.too_large_json: the 413 reply in the registry's error shape. */
-#define REG_TOO_LARGE_JSON                                                                         \
+#define REG_TOO_LARGE_JSON \
         "{\"code\":\"Request Entity Too Large\",\"message\":\"request body too large\"}\n"
 
 struct registry;

@@ -17,7 +17,8 @@ int reg_store_error(struct reg_db *db, int r, const char *what)
 {
         switch (r) {
         case -EBUSY:
-                return reg_error_set(db->err, REG_ERR_UNAVAILABLE, r, "database busy, retry: %s", what);
+                return reg_error_set(db->err, REG_ERR_UNAVAILABLE, r, "database busy, retry: %s",
+                                     what);
         case -ECONNREFUSED:
         case -ECONNRESET:
                 /* the store reconnects by itself once the database is back */
@@ -79,8 +80,8 @@ static int load(struct reg_db *db, const struct reg_kind *k, int64_t id, const c
                 *ret_kind = ek;
         return 0;
 notfound:
-        return reg_error_set(db->err, REG_ERR_NOT_FOUND, -ENOENT, "no %s found for id %" PRId64 ": not found",
-                             word, id);
+        return reg_error_set(db->err, REG_ERR_NOT_FOUND, -ENOENT,
+                             "no %s found for id %" PRId64 ": not found", word, id);
 }
 
 int reg_load(struct reg_db *db, const struct reg_kind *k, int64_t id, const char *word,
@@ -107,12 +108,13 @@ int reg_prop_int(const struct store_entity *e, const char *name, int64_t *ret)
 
 static int conflict(struct reg_db *db, const struct reg_kind *k, const struct store_entity *e)
 {
-        return reg_error_set(db->err, REG_ERR_CONFLICT, -EEXIST, "%s with name %s already exists: conflict",
-                             k->word, e->name ? e->name : "");
+        return reg_error_set(db->err, REG_ERR_CONFLICT, -EEXIST,
+                             "%s with name %s already exists: conflict", k->word,
+                             e->name ? e->name : "");
 }
 
 int reg_build_new(struct reg_db *db, struct reg_input *in, const struct reg_placement *pl,
-                     struct store_entity *e)
+                  struct store_entity *e)
 {
         const struct reg_kind *k = in->kind;
         char uuid[37], scope[40];
@@ -162,8 +164,8 @@ int reg_build_new(struct reg_db *db, struct reg_input *in, const struct reg_plac
 }
 
 /* A time property as an int64: stored as the string given, or as a number by an earlier version. */
-static int time_prop(struct reg_db *db, const struct store_entity *e, const char *prop, const char *json,
-                     int64_t *ret)
+static int time_prop(struct reg_db *db, const struct store_entity *e, const char *prop,
+                     const char *json, int64_t *ret)
 {
         const struct store_prop *p = store_entity_prop(e, prop, false);
 
@@ -172,9 +174,10 @@ static int time_prop(struct reg_db *db, const struct store_entity *e, const char
                 return 0;
         }
         if (safe_atoi64(p->s ? p->s : "", ret) < 0)
-                return reg_error_set(db->err, REG_ERR_INVALID, -EINVAL,
-                                     "invalid %s: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
-                                     json, p->s ? p->s : "");
+                return reg_error_set(
+                        db->err, REG_ERR_INVALID, -EINVAL,
+                        "invalid %s: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
+                        json, p->s ? p->s : "");
         return 0;
 }
 
@@ -191,8 +194,9 @@ static int validate_run_times(struct reg_db *db, const struct store_entity *e)
         if (r >= 0)
                 r = time_prop(db, e, "end_time_since_epoch", "endTimeSinceEpoch", &end);
         if (r >= 0 && end < start)
-                r = reg_error_set(db->err, REG_ERR_INVALID, -EINVAL,
-                                  "endTimeSinceEpoch must not be before startTimeSinceEpoch: bad request");
+                r = reg_error_set(
+                        db->err, REG_ERR_INVALID, -EINVAL,
+                        "endTimeSinceEpoch must not be before startTimeSinceEpoch: bad request");
         return r;
 }
 
@@ -211,7 +215,8 @@ static size_t utf8_length(const char *s)
  * Upstream stores a child's name as "<parentId>:<name>" (a standalone artifact's as
  * "<uuid>:<name>") in a VARCHAR(255) column; ours keeps the prefix in scope.
  */
-static int validate_name_length(struct reg_db *db, const struct reg_kind *k, const struct store_entity *e)
+static int validate_name_length(struct reg_db *db, const struct reg_kind *k,
+                                const struct store_entity *e)
 {
         size_t prefix = e->scope && *e->scope ? strlen(e->scope) + 1 : 0;
         size_t n = utf8_length(e->name ? e->name : "");
@@ -219,14 +224,16 @@ static int validate_name_length(struct reg_db *db, const struct reg_kind *k, con
         if (prefix + n <= REG_NAME_MAX)
                 return 0;
         if (prefix == 0)
-                return reg_error_set(db->err, REG_ERR_INVALID, -EINVAL,
-                                     "invalid %s name: %zu characters, at most %d allowed: bad request",
-                                     k->word, n, REG_NAME_MAX);
-        return reg_error_set(db->err, REG_ERR_INVALID, -EINVAL,
-                             "invalid %s name: %zu characters, at most %zu allowed (the name is stored "
-                             "as \"<%s>:<name>\" in at most %d characters): bad request",
-                             k->word, n, REG_NAME_MAX - prefix, strchr(e->scope, '-') ? "uuid" : "parentId",
-                             REG_NAME_MAX);
+                return reg_error_set(
+                        db->err, REG_ERR_INVALID, -EINVAL,
+                        "invalid %s name: %zu characters, at most %d allowed: bad request", k->word,
+                        n, REG_NAME_MAX);
+        return reg_error_set(
+                db->err, REG_ERR_INVALID, -EINVAL,
+                "invalid %s name: %zu characters, at most %zu allowed (the name is stored "
+                "as \"<%s>:<name>\" in at most %d characters): bad request",
+                k->word, n, REG_NAME_MAX - prefix, strchr(e->scope, '-') ? "uuid" : "parentId",
+                REG_NAME_MAX);
 }
 
 /* externalId and custom property keys: upstream's VARCHAR(255); the count and size of custom
@@ -236,9 +243,10 @@ static int validate_sizes(struct reg_db *db, const struct reg_kind *k, const str
         size_t n_custom = 0, custom_bytes = 0, n;
 
         if (e->external_id && (n = utf8_length(e->external_id)) > REG_EXTERNAL_ID_MAX)
-                return reg_error_set(db->err, REG_ERR_INVALID, -EINVAL,
-                                     "invalid %s externalId: %zu characters, at most %d allowed: bad request",
-                                     k->word, n, REG_EXTERNAL_ID_MAX);
+                return reg_error_set(
+                        db->err, REG_ERR_INVALID, -EINVAL,
+                        "invalid %s externalId: %zu characters, at most %d allowed: bad request",
+                        k->word, n, REG_EXTERNAL_ID_MAX);
         for (size_t i = 0; i < e->n_props; i++) {
                 const struct store_prop *p = &e->props[i];
 
@@ -247,18 +255,21 @@ static int validate_sizes(struct reg_db *db, const struct reg_kind *k, const str
                 n_custom++;
                 custom_bytes += strlen(p->name) + (p->s ? strlen(p->s) : sizeof(p->d));
                 if ((n = utf8_length(p->name)) > REG_CUSTOM_KEY_MAX)
-                        return reg_error_set(db->err, REG_ERR_INVALID, -EINVAL,
-                                             "invalid customProperties: key of %zu characters, at most %d allowed: bad request",
-                                             n, REG_CUSTOM_KEY_MAX);
+                        return reg_error_set(
+                                db->err, REG_ERR_INVALID, -EINVAL,
+                                "invalid customProperties: key of %zu characters, at most %d allowed: bad request",
+                                n, REG_CUSTOM_KEY_MAX);
         }
         if (n_custom > REG_CUSTOM_PROPS_MAX)
-                return reg_error_set(db->err, REG_ERR_INVALID, -EINVAL,
-                                     "invalid customProperties: %zu properties, at most %d allowed: bad request",
-                                     n_custom, REG_CUSTOM_PROPS_MAX);
+                return reg_error_set(
+                        db->err, REG_ERR_INVALID, -EINVAL,
+                        "invalid customProperties: %zu properties, at most %d allowed: bad request",
+                        n_custom, REG_CUSTOM_PROPS_MAX);
         if (custom_bytes > REG_CUSTOM_BYTES_MAX)
-                return reg_error_set(db->err, REG_ERR_INVALID, -EINVAL,
-                                     "invalid customProperties: %zu bytes, at most %d allowed: bad request",
-                                     custom_bytes, REG_CUSTOM_BYTES_MAX);
+                return reg_error_set(
+                        db->err, REG_ERR_INVALID, -EINVAL,
+                        "invalid customProperties: %zu bytes, at most %d allowed: bad request",
+                        custom_bytes, REG_CUSTOM_BYTES_MAX);
         return 0;
 }
 
@@ -438,20 +449,23 @@ int reg_find(struct reg_db *db, const struct reg_find_req *rq, struct reg_result
         }
         if (is_child_kind(k)) {
                 if (!((name && parent) || ext))
-                        return reg_error_set(db->err, REG_ERR_INVALID, -EINVAL,
-                                             "invalid parameters call, supply either (name and parentResourceId), or externalId: bad request");
+                        return reg_error_set(
+                                db->err, REG_ERR_INVALID, -EINVAL,
+                                "invalid parameters call, supply either (name and parentResourceId), or externalId: bad request");
         } else if (!name && !ext)
-                return reg_error_set(db->err, REG_ERR_INVALID, -EINVAL,
-                                     "invalid parameters call, supply either name or externalId: bad request");
+                return reg_error_set(
+                        db->err, REG_ERR_INVALID, -EINVAL,
+                        "invalid parameters call, supply either name or externalId: bad request");
         if (name && (parent || !is_child_kind(k))) {
                 q.name_eq = name;
                 if (parent) {
                         int32_t pid;
 
                         if (safe_atoi32(parent, &pid) < 0)
-                                return reg_error_set(db->err, REG_ERR_INVALID, -EINVAL,
-                                                     "invalid parentResourceId: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
-                                                     parent);
+                                return reg_error_set(
+                                        db->err, REG_ERR_INVALID, -EINVAL,
+                                        "invalid parentResourceId: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
+                                        parent);
                         q.has_parent = true;
                         q.parent_id = pid;
                 }
@@ -463,10 +477,11 @@ int reg_find(struct reg_db *db, const struct reg_find_req *rq, struct reg_result
                 return reg_store_error(db, r, "finding");
         if (n == 0 || more) {
                 store_entities_free(v, n);
-                return reg_error_set(db->err, REG_ERR_NOT_FOUND, -ENOENT,
-                                     "%s %s found for name=%s, parentResourceId=%s, externalId=%s: not found",
-                                     n == 0 ? "no" : "multiple", k->plural_word, name ? name : "",
-                                     parent ? parent : "", ext ? ext : "");
+                return reg_error_set(
+                        db->err, REG_ERR_NOT_FOUND, -ENOENT,
+                        "%s %s found for name=%s, parentResourceId=%s, externalId=%s: not found",
+                        n == 0 ? "no" : "multiple", k->plural_word, name ? name : "",
+                        parent ? parent : "", ext ? ext : "");
         }
         ret->kind = reg_kind_by_type(v[0].type);
         ret->e = v[0];
@@ -612,7 +627,8 @@ static int require_parent(struct reg_db *db, enum reg_kind_id pk, int64_t pid)
         store_entity_done(&parent);
         if (r == -ENOENT && pk == REG_EXPERIMENT)
                 (void)reg_error_set(db->err, REG_ERR_NOT_FOUND, r,
-                                    "experiment not found: no experiment found for id %" PRId64 ": not found",
+                                    "experiment not found: no experiment found for id %" PRId64
+                                    ": not found",
                                     pid);
         return r;
 }
@@ -641,7 +657,8 @@ static int create_entity(struct reg_db *db, struct reg_input *in, struct store_e
                         r = require_parent(db, REG_SERVING_ENVIRONMENT, pid);
                 if (r == -ENOENT)
                         (void)reg_error_set(db->err, REG_ERR_NOT_FOUND, r,
-                                            "no serving environment found for id %" PRId64 ": not found",
+                                            "no serving environment found for id %" PRId64
+                                            ": not found",
                                             pid);
                 pl.scope_parent = true;
                 break;
@@ -744,9 +761,10 @@ static int patch_in_tx(struct reg_db *db, const struct reg_kind *k, int64_t id, 
                 const char *at = reg_body_artifact_type(body);
 
                 if (at && !streq(at, ret->kind->artifact_type))
-                        return reg_error_set(db->err, REG_ERR_INVALID, -EINVAL,
-                                             "cannot change artifact type from '%s' to '%s': artifact type is immutable",
-                                             ret->kind->artifact_type, at);
+                        return reg_error_set(
+                                db->err, REG_ERR_INVALID, -EINVAL,
+                                "cannot change artifact type from '%s' to '%s': artifact type is immutable",
+                                ret->kind->artifact_type, at);
         }
         r = reg_decode(ret->kind, REG_SCHEMA_UPDATE, body, in, db->err);
         if (r < 0)
@@ -850,13 +868,15 @@ static int upsert_load_by_id(struct reg_db *db, struct upsert *u)
                 return r;
         if (ek != u->k)
                 return reg_error_set(db->err, REG_ERR_INVALID, -EINVAL,
-                                     "artifact with id %" PRId64 " is not a %s artifact: bad request",
+                                     "artifact with id %" PRId64
+                                     " is not a %s artifact: bad request",
                                      u->in->id, u->k->artifact_type);
         /* names are immutable (upstream keeps the old one silently; we say so) */
         if (u->in->has_name && u->in->vals.name && *u->in->vals.name &&
             !streq(u->in->vals.name, u->e->name))
                 return reg_error_set(db->err, REG_ERR_INVALID, -EINVAL,
-                                     "cannot change name of artifact %" PRId64 " from '%s' to '%s': name is immutable: bad request",
+                                     "cannot change name of artifact %" PRId64
+                                     " from '%s' to '%s': name is immutable: bad request",
                                      u->in->id, u->e->name, u->in->vals.name);
         r = reg_merge(db, u->e, u->in);
         if (r < 0 || u->e->parent_id == u->pid)
@@ -874,9 +894,13 @@ static int upsert_load_by_id(struct reg_db *db, struct upsert *u)
 static int upsert_find_by_name(struct reg_db *db, struct upsert *u, bool *ret_existing)
 {
         const struct reg_kind *k = u->k;
-        struct store_query q = { .group = k->group, .types = &k->type, .n_types = 1,
-                                 .has_parent = true, .parent_id = u->pid,
-                                 .name_eq = u->in->vals.name, .limit = 1 };
+        struct store_query q = { .group = k->group,
+                                 .types = &k->type,
+                                 .n_types = 1,
+                                 .has_parent = true,
+                                 .parent_id = u->pid,
+                                 .name_eq = u->in->vals.name,
+                                 .limit = 1 };
         struct store_entity *v = NULL;
         size_t n = 0;
         bool more;
@@ -942,8 +966,10 @@ static int upsert_in_tx(struct reg_db *db, struct upsert *u, const struct reg_ki
 
 int reg_upsert(struct reg_db *db, const struct reg_upsert_req *rq, struct reg_result *ret)
 {
-        struct upsert u = { .k = rq->in->kind, .pid = rq->parent_id,
-                            .run = rq->parent_kind == REG_EXPERIMENT_RUN, .in = rq->in };
+        struct upsert u = { .k = rq->in->kind,
+                            .pid = rq->parent_id,
+                            .run = rq->parent_kind == REG_EXPERIMENT_RUN,
+                            .in = rq->in };
         int r = 0;
 
         *ret = (struct reg_result){ .kind = rq->in->kind };
@@ -977,7 +1003,8 @@ int reg_is_model(struct reg_db *db, int64_t id, struct reg_result *ret)
         store_entity_done(&is);
         if (r < 0)
                 return reg_error_set(db->err, REG_ERR_NOT_FOUND, -ENOENT,
-                                     "no registered model found for inference service %" PRId64 ": not found",
+                                     "no registered model found for inference service %" PRId64
+                                     ": not found",
                                      id);
         return reg_get(db, reg_kind(REG_REGISTERED_MODEL), rmid, ret);
 }
@@ -999,9 +1026,14 @@ int reg_is_version(struct reg_db *db, int64_t id, struct reg_result *ret)
         if (mvid != 0)
                 return reg_get(db, mvk, mvid, ret);
         {
-                struct store_query q = { .group = mvk->group, .types = &mvk->type, .n_types = 1,
-                                         .has_parent = true, .parent_id = rmid,
-                                         .order = STORE_ORDER_CREATE, .desc = true, .limit = 1 };
+                struct store_query q = { .group = mvk->group,
+                                         .types = &mvk->type,
+                                         .n_types = 1,
+                                         .has_parent = true,
+                                         .parent_id = rmid,
+                                         .order = STORE_ORDER_CREATE,
+                                         .desc = true,
+                                         .limit = 1 };
                 struct store_entity *v = NULL;
                 size_t n = 0;
                 bool more;
@@ -1012,7 +1044,9 @@ int reg_is_version(struct reg_db *db, int64_t id, struct reg_result *ret)
                 if (n == 0) {
                         store_entities_free(v, n);
                         return reg_error_set(db->err, REG_ERR_NOT_FOUND, -ENOENT,
-                                             "no model versions found for id %" PRId64 ": not found", id);
+                                             "no model versions found for id %" PRId64
+                                             ": not found",
+                                             id);
                 }
                 ret->kind = mvk;
                 ret->e = v[0];

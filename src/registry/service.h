@@ -70,8 +70,7 @@ _warn_unused_result_ int reg_load(struct reg_db *db, const struct reg_kind *k, i
 
 /* reg_load() inside a write transaction, locking the row until it ends (read-modify-write). */
 _warn_unused_result_ int reg_load_for_update(struct reg_db *db, const struct reg_kind *k,
-                                             int64_t id, const char *word,
-                                             struct store_entity *ret,
+                                             int64_t id, const char *word, struct store_entity *ret,
                                              const struct reg_kind **ret_kind);
 
 /* Builds a new entity of in->kind at pl from in (whose values it takes over) into *e. */
@@ -152,7 +151,7 @@ _warn_unused_result_ int reg_list(struct reg_db *db, const struct reg_list_req *
 
 /* A create: the decoded body, and the parent the path names (nested routes). */
 struct reg_create_req {
-        struct reg_input *in;  /* borrowed; its values are taken over */
+        struct reg_input *in;   /* borrowed; its values are taken over */
         enum reg_schema schema; /* what in was decoded as */
         bool path_parent;       /* parent_id comes from the path and wins over the body's */
         enum reg_kind_id parent_kind;

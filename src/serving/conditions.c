@@ -121,7 +121,7 @@ int conditions_from_json(const json_t *v, struct conditions *ret)
                 if (!out.items)
                         return -ENOMEM;
         }
-        json_array_foreach (v, i, e) {
+        json_array_foreach(v, i, e) {
                 struct condition *c = &out.items[out.n];
                 usec_t t = 0;
 
@@ -211,8 +211,8 @@ static bool same_state(const struct condition *a, const char *status, const char
                streq(a->reason, nz(reason)) && streq(a->message, nz(message));
 }
 
-int conditions_set(struct conditions *c, const char *type, const char *status,
-                   const char *severity, const char *reason, const char *message, usec_t now)
+int conditions_set(struct conditions *c, const char *type, const char *status, const char *severity,
+                   const char *reason, const char *message, usec_t now)
 {
         struct condition nc, *items;
         size_t kept = 0;

@@ -35,13 +35,13 @@
 
 /* KServe's reasons and messages (§2.2 step 6). */
 #define REASON_INFERENCE_SERVICE_NOT_READY "InferenceServiceNotReady"
-#define MESSAGE_INFERENCE_SERVICE_NOT_READY                                                        \
+#define MESSAGE_INFERENCE_SERVICE_NOT_READY \
         "Inference Service needs to be ready before Trained Model can be ready"
 #define REASON_IS_NOT_MMS_PREDICTOR "IsNotMMSPredictor"
-#define MESSAGE_IS_NOT_MMS_PREDICTOR                                                               \
+#define MESSAGE_IS_NOT_MMS_PREDICTOR \
         "Inference Service predictor is not configured for multi-model serving"
 #define REASON_MEMORY_RESOURCE_NOT_AVAILABLE "MemoryResourceNotAvailable"
-#define MESSAGE_MEMORY_RESOURCE_NOT_AVAILABLE                                                      \
+#define MESSAGE_MEMORY_RESOURCE_NOT_AVAILABLE \
         "Inference Service does not have enough memory resources for Trained Model"
 
 /*
@@ -101,8 +101,7 @@ _warn_unused_result_ int conditions_set(struct conditions *c, const char *type, 
 
 _warn_unused_result_ int conditions_mark_true(struct conditions *c, const char *type, usec_t now);
 _warn_unused_result_ int conditions_mark_false(struct conditions *c, const char *type,
-                                               const char *reason, const char *message,
-                                               usec_t now);
+                                               const char *reason, const char *message, usec_t now);
 _warn_unused_result_ int conditions_mark_unknown(struct conditions *c, const char *type,
                                                  const char *reason, const char *message,
                                                  usec_t now);

@@ -7,12 +7,18 @@
 #include "json/json-util.h"
 
 static const char *const impl_keys[ISVC_IMPL__MAX] = {
-        [ISVC_IMPL_XGBOOST] = "xgboost",       [ISVC_IMPL_PYTORCH] = "pytorch",
-        [ISVC_IMPL_TRITON] = "triton",         [ISVC_IMPL_SKLEARN] = "sklearn",
-        [ISVC_IMPL_TENSORFLOW] = "tensorflow", [ISVC_IMPL_ONNX] = "onnx",
-        [ISVC_IMPL_PMML] = "pmml",             [ISVC_IMPL_LIGHTGBM] = "lightgbm",
-        [ISVC_IMPL_PADDLE] = "paddle",         [ISVC_IMPL_HUGGINGFACE] = "huggingface",
-        [ISVC_IMPL_MODEL] = "model",           [ISVC_IMPL_CUSTOM] = "custom",
+        [ISVC_IMPL_XGBOOST] = "xgboost",
+        [ISVC_IMPL_PYTORCH] = "pytorch",
+        [ISVC_IMPL_TRITON] = "triton",
+        [ISVC_IMPL_SKLEARN] = "sklearn",
+        [ISVC_IMPL_TENSORFLOW] = "tensorflow",
+        [ISVC_IMPL_ONNX] = "onnx",
+        [ISVC_IMPL_PMML] = "pmml",
+        [ISVC_IMPL_LIGHTGBM] = "lightgbm",
+        [ISVC_IMPL_PADDLE] = "paddle",
+        [ISVC_IMPL_HUGGINGFACE] = "huggingface",
+        [ISVC_IMPL_MODEL] = "model",
+        [ISVC_IMPL_CUSTOM] = "custom",
 };
 
 const char *isvc_impl_to_string(enum isvc_impl i)
@@ -36,7 +42,7 @@ static const char *env_value(const json_t *c, const char *name)
 
         if (!json_is_array(env))
                 return NULL;
-        json_array_foreach (env, i, e) {
+        json_array_foreach(env, i, e) {
                 const char *n = json_get_string_path(e, "name", NULL);
                 if (n && streq(n, name))
                         return json_get_string_path(e, "value", NULL);
@@ -57,7 +63,7 @@ static bool is_ready(const json_t *isvc)
 
         if (!json_is_array(conds))
                 return false;
-        json_array_foreach (conds, i, c) {
+        json_array_foreach(conds, i, c) {
                 const char *t = json_get_string_path(c, "type", NULL);
                 if (t && streq(t, "Ready")) {
                         const char *s = json_get_string_path(c, "status", NULL);
@@ -72,7 +78,7 @@ static const json_t *find_container(const json_t *containers, const char *name)
         size_t i;
         json_t *c;
 
-        json_array_foreach (containers, i, c) {
+        json_array_foreach(containers, i, c) {
                 const char *n = json_get_string_path(c, "name", NULL);
                 if (n && streq(n, name))
                         return c;
@@ -184,8 +190,7 @@ int isvc_info_from_json(const json_t *isvc, struct isvc_info *ret)
 
 bool isvc_memory_available(const struct isvc_info *info, const struct quantity *total)
 {
-        return info->has_impl && info->limit_known &&
-               quantity_cmp(&info->memory_limit, total) >= 0;
+        return info->has_impl && info->limit_known && quantity_cmp(&info->memory_limit, total) >= 0;
 }
 
 char *isvc_model_path(const char *protocol, const char *tm)
@@ -228,10 +233,10 @@ static bool copy_keys(json_t *to, const json_t *from, const char *const *keys, s
 
 json_t *isvc_cache_transform(void *userdata, json_t *obj)
 {
-        static const char *const meta_keys[] = { "name",   "namespace",         "uid",
-                                                  "labels", "resourceVersion",   "generation",
-                                                  "deletionTimestamp", "annotations",
-                                                  "finalizers" };
+        static const char *const meta_keys[] = {
+                "name",       "namespace",         "uid",         "labels",    "resourceVersion",
+                "generation", "deletionTimestamp", "annotations", "finalizers"
+        };
         static const char *const top_keys[] = { "apiVersion", "kind", "spec", "status" };
         json_auto_t *out = json_object();
         json_t *meta;

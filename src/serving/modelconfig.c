@@ -118,8 +118,7 @@ void model_entries_sort(struct model_entries *e)
                 qsort(e->items, e->n, sizeof(e->items[0]), cmp_entry);
 }
 
-const struct model_entry *model_entries_find_sorted(const struct model_entries *e,
-                                                    const char *name)
+const struct model_entry *model_entries_find_sorted(const struct model_entries *e, const char *name)
 {
         size_t lo = 0, hi = e->n;
 
@@ -191,7 +190,7 @@ static json_t *get_fold(const json_t *o, const char *name)
         v = json_object_get(o, name);
         if (v)
                 return v;
-        json_object_foreach ((json_t *)o, key, v)
+        json_object_foreach((json_t *)o, key, v)
                 if (strcasecmp(key, name) == 0)
                         found = v; /* the last matching key wins, as when Go decodes twice */
         return found;
@@ -236,10 +235,11 @@ int modelconfig_parse(const char *data, struct model_entries *ret, char *reterr,
         if (r < 0)
                 return r;
         if (!json_is_array(v)) {
-                (void)snprintf(reterr, len_err, "json: cannot unmarshal non-array into []ModelConfig");
+                (void)snprintf(reterr, len_err,
+                               "json: cannot unmarshal non-array into []ModelConfig");
                 return -EINVAL;
         }
-        json_array_foreach (v, i, e) {
+        json_array_foreach(v, i, e) {
                 const char *name, *uri = "", *framework = "";
                 const json_t *spec, *mem;
                 struct quantity q;
@@ -491,9 +491,9 @@ json_t *modelconfig_configmap_new(const struct isvc_info *isvc, const char *mode
 
         if (modelconfig_name(isvc->name, name, sizeof(name)) < 0)
                 return NULL;
-        cm = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s}}", "apiVersion", "v1", "kind",
-                       "ConfigMap", "metadata", "name", name, "namespace", isvc->namespace_,
-                       "data", MODELCONFIG_KEY, models_json ? models_json : "[]");
+        cm = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
+                       "metadata", "name", name, "namespace", isvc->namespace_, "data",
+                       MODELCONFIG_KEY, models_json ? models_json : "[]");
         if (!cm)
                 return NULL;
         metadata = json_object_get(cm, "metadata");

@@ -38,8 +38,7 @@ const char *tm_state_to_string(enum tm_state s)
 bool tm_state_is_waiting(enum tm_state s)
 {
         return s == TM_STATE_WAITING_ISVC || s == TM_STATE_WAITING_MMS ||
-               s == TM_STATE_WAITING_MEMORY || s == TM_STATE_DOES_NOT_FIT ||
-               s == TM_STATE_INVALID;
+               s == TM_STATE_WAITING_MEMORY || s == TM_STATE_DOES_NOT_FIT || s == TM_STATE_INVALID;
 }
 
 void tm_plan_release(struct tm_plan *p)
@@ -127,11 +126,11 @@ static size_t other_data_bytes(const json_t *cm)
         size_t total = 0;
 
         if (json_is_object(data))
-                json_object_foreach ((json_t *)data, key, v)
+                json_object_foreach((json_t *)data, key, v)
                         if (!streq(key, MODELCONFIG_KEY) && json_is_string(v))
                                 total += json_string_length(v);
         if (json_is_object(bin))
-                json_object_foreach ((json_t *)bin, key, v)
+                json_object_foreach((json_t *)bin, key, v)
                         if (json_is_string(v)) {
                                 const char *s = json_string_value(v);
                                 size_t len = json_string_length(v), pad = 0;
@@ -186,7 +185,7 @@ static json_t *owner_refs_desired(const json_t *current, const char *isvc, const
 
         if (!out)
                 return NULL;
-        json_array_foreach (current, i, ref) {
+        json_array_foreach(current, i, ref) {
                 if (is_isvc_ref(ref)) {
                         const char *n = json_get_string_path(ref, "name", NULL);
                         const char *u = json_get_string_path(ref, "uid", NULL);
@@ -220,7 +219,7 @@ static json_t *finalizers_without(const json_t *current)
 
         if (!out)
                 return NULL;
-        json_array_foreach (current, i, f)
+        json_array_foreach(current, i, f)
                 if (!(json_is_string(f) && streq(json_string_value(f), TM_FINALIZER)) &&
                     json_array_append(out, f) < 0)
                         return NULL;
@@ -236,8 +235,8 @@ static json_t *finalizers_with(const json_t *current)
         return TAKE_PTR(out);
 }
 
-static int set_event(struct tm_plan *p, const char *type, const char *reason, const char *fmt,
-                     ...) _printf_(4, 5);
+static int set_event(struct tm_plan *p, const char *type, const char *reason, const char *fmt, ...)
+        _printf_(4, 5);
 
 static int set_event(struct tm_plan *p, const char *type, const char *reason, const char *fmt, ...)
 {
@@ -496,8 +495,8 @@ static int configmap_patch_new(const json_t *cm, const char *models_json, const 
                 return -ENOMEM;
         if (rv && json_object_set_new(meta, "resourceVersion", json_string(rv)) < 0)
                 return -ENOMEM;
-        if (isvc && json_object_set_new(meta, "labels",
-                                        json_pack("{s:s}", REPLICAS_ISVC_LABEL, isvc)) < 0)
+        if (isvc &&
+            json_object_set_new(meta, "labels", json_pack("{s:s}", REPLICAS_ISVC_LABEL, isvc)) < 0)
                 return -ENOMEM;
         if (json_object_size(meta) > 0 && json_object_set(p, "metadata", meta) < 0)
                 return -ENOMEM;
@@ -514,10 +513,10 @@ struct planner {
         bool cm_ok;                /* the ConfigMap exists and has our name */
         const char *observed_data; /* borrowed; its models.json */
         struct model_entries observed, wanted, candidates;
-        struct tm_work *work;      /* owned, parallel to in->tms */
-        struct order_ctx *order;   /* owned; scratch for the orderings */
-        size_t *fit_order;         /* owned */
-        bool *fits;                /* owned, parallel to candidates */
+        struct tm_work *work;    /* owned, parallel to in->tms */
+        struct order_ctx *order; /* owned; scratch for the orderings */
+        size_t *fit_order;       /* owned */
+        bool *fits;              /* owned, parallel to candidates */
 };
 
 static void planner_release(struct planner *p)
@@ -593,8 +592,8 @@ static int read_models(struct planner *p)
                 w->observed_listed = model_entries_find_sorted(&p->observed, w->tm.name) != NULL;
                 alloc = label_of(&w->tm, TM_LABEL_ALLOCATED);
                 w->had_allocated = alloc && streq(alloc, in->isvc_name);
-                if (w->tm.valid && quantity_to_canonical_string(&w->tm.memory, w->memory,
-                                                                sizeof(w->memory)) < 0)
+                if (w->tm.valid &&
+                    quantity_to_canonical_string(&w->tm.memory, w->memory, sizeof(w->memory)) < 0)
                         return -ENOMEM;
         }
         for (size_t i = 0; i < in->n_tms; i++)

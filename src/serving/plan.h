@@ -72,17 +72,17 @@ const char *tm_state_to_string(enum tm_state s);
 bool tm_state_is_waiting(enum tm_state s);
 
 struct tm_plan {
-        char *name;             /* owned; metadata.name ("" for an unreadable object) */
+        char *name; /* owned; metadata.name ("" for an unreadable object) */
         enum tm_state state;
-        bool admitted;          /* holds memory on the InferenceService */
-        bool listed;            /* the desired models.json lists it */
-        bool delete_object;     /* issue a DELETE for the TrainedModel */
-        json_t *metadata_patch; /* owned; JSON merge patch (labels, finalizers, ownerReferences,
+        bool admitted;            /* holds memory on the InferenceService */
+        bool listed;              /* the desired models.json lists it */
+        bool delete_object;       /* issue a DELETE for the TrainedModel */
+        json_t *metadata_patch;   /* owned; JSON merge patch (labels, finalizers, ownerReferences,
                                    with metadata.resourceVersion as precondition, when the object
                                    had one: delete that key for an unconditional patch);
                                    NULL: no change */
-        json_t *status;         /* owned; the desired .status; NULL: do not write status */
-        bool status_changed;    /* status differs from the observed .status */
+        json_t *status;           /* owned; the desired .status; NULL: do not write status */
+        bool status_changed;      /* status differs from the observed .status */
         const char *event_type;   /* static "Normal"/"Warning", NULL: no event */
         const char *event_reason; /* static */
         char *event_message;      /* owned */
@@ -100,12 +100,12 @@ struct isvc_plan {
 };
 
 struct plan_input {
-        const char *isvc_name;       /* required */
-        const json_t *isvc;          /* borrowed; NULL: the InferenceService does not exist */
-        const json_t *configmap;     /* borrowed; NULL: the ConfigMap does not exist */
-        const json_t *const *tms;    /* borrowed */
+        const char *isvc_name;    /* required */
+        const json_t *isvc;       /* borrowed; NULL: the InferenceService does not exist */
+        const json_t *configmap;  /* borrowed; NULL: the ConfigMap does not exist */
+        const json_t *const *tms; /* borrowed */
         size_t n_tms;
-        usec_t now;                  /* CLOCK_REALTIME, for lastTransitionTime */
+        usec_t now; /* CLOCK_REALTIME, for lastTransitionTime */
 };
 
 void isvc_plan_release(struct isvc_plan *p);

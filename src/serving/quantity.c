@@ -227,14 +227,14 @@ struct suffix_entry {
 };
 
 static const struct suffix_entry suffixes[] = {
-        { "n", -9, QUANTITY_DECIMAL_SI },  { "u", -6, QUANTITY_DECIMAL_SI },
-        { "m", -3, QUANTITY_DECIMAL_SI },  { "", 0, QUANTITY_DECIMAL_SI },
-        { "k", 3, QUANTITY_DECIMAL_SI },   { "M", 6, QUANTITY_DECIMAL_SI },
-        { "G", 9, QUANTITY_DECIMAL_SI },   { "T", 12, QUANTITY_DECIMAL_SI },
-        { "P", 15, QUANTITY_DECIMAL_SI },  { "E", 18, QUANTITY_DECIMAL_SI },
-        { "Ki", 10, QUANTITY_BINARY_SI },  { "Mi", 20, QUANTITY_BINARY_SI },
-        { "Gi", 30, QUANTITY_BINARY_SI },  { "Ti", 40, QUANTITY_BINARY_SI },
-        { "Pi", 50, QUANTITY_BINARY_SI },  { "Ei", 60, QUANTITY_BINARY_SI },
+        { "n", -9, QUANTITY_DECIMAL_SI }, { "u", -6, QUANTITY_DECIMAL_SI },
+        { "m", -3, QUANTITY_DECIMAL_SI }, { "", 0, QUANTITY_DECIMAL_SI },
+        { "k", 3, QUANTITY_DECIMAL_SI },  { "M", 6, QUANTITY_DECIMAL_SI },
+        { "G", 9, QUANTITY_DECIMAL_SI },  { "T", 12, QUANTITY_DECIMAL_SI },
+        { "P", 15, QUANTITY_DECIMAL_SI }, { "E", 18, QUANTITY_DECIMAL_SI },
+        { "Ki", 10, QUANTITY_BINARY_SI }, { "Mi", 20, QUANTITY_BINARY_SI },
+        { "Gi", 30, QUANTITY_BINARY_SI }, { "Ti", 40, QUANTITY_BINARY_SI },
+        { "Pi", 50, QUANTITY_BINARY_SI }, { "Ei", 60, QUANTITY_BINARY_SI },
 };
 
 static bool is_digit(char c)
@@ -293,7 +293,9 @@ static int split_quantity(const char *s, size_t end, struct parts *p)
 {
         size_t pos = 0, i;
 
-        *p = (struct parts){ .positive = true, .num = "0", .num_len = 1, .denom = "", .suffix = "" };
+        *p = (struct parts){
+                .positive = true, .num = "0", .num_len = 1, .denom = "", .suffix = ""
+        };
 
         if (pos < end && (s[0] == '-' || s[0] == '+')) {
                 p->positive = s[0] != '-';

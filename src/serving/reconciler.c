@@ -163,8 +163,8 @@ int tm_reconciler_watch(struct tm_reconciler *r, struct informer *trainedmodels,
 {
         int k;
 
-        k = informer_enqueue_mapped(trainedmodels, controller_queue(isvc_controller),
-                                    tm_index_isvc, r);
+        k = informer_enqueue_mapped(trainedmodels, controller_queue(isvc_controller), tm_index_isvc,
+                                    r);
         if (k >= 0)
                 k = informer_enqueue_self(inferenceservices, controller_queue(isvc_controller));
         if (k >= 0 && orphan_controller)
@@ -231,8 +231,8 @@ static int get_configmap(struct tm_reconciler *r, const struct reconcile_ctx *ct
 
 /* Writes the ConfigMap the plan asks for. Returns 1 after a 409/AlreadyExists (re-read and
  * re-plan), 0 when written or nothing to write (*cm updated), < 0 on error. */
-static int write_configmap(struct tm_reconciler *r, const struct reconcile_ctx *ctx,
-                           const char *ns, const struct isvc_plan *plan, json_t **cm)
+static int write_configmap(struct tm_reconciler *r, const struct reconcile_ctx *ctx, const char *ns,
+                           const struct isvc_plan *plan, json_t **cm)
 {
         struct kube_status st = { 0 };
         json_t *written = NULL;
@@ -407,7 +407,7 @@ struct phase {
         struct tm_reconciler *r;
         const char *key, *ns;
         const struct isvc_plan *plan;
-        json_t *tms;     /* read-only while the items run */
+        json_t *tms;      /* read-only while the items run */
         json_t **answers; /* phase 1: the slimmed answer per index (owned), NULL: none */
 };
 
@@ -437,9 +437,8 @@ static int metadata_item(const struct reconcile_ctx *ctx, size_t i, void *userda
 /* Phase 1: metadata patches of live TrainedModels (finalizer before models.json), concurrently;
  * all of them are answered before the ConfigMap is written. Replaces the patched objects in tms
  * with the server's answers so that the second plan sees them. */
-static int apply_metadata(struct tm_reconciler *r, const struct reconcile_ctx *ctx,
-                          const char *key, const char *ns, const struct isvc_plan *plan,
-                          json_t *tms)
+static int apply_metadata(struct tm_reconciler *r, const struct reconcile_ctx *ctx, const char *key,
+                          const char *ns, const struct isvc_plan *plan, json_t *tms)
 {
         struct phase ph = { .r = r, .key = key, .ns = ns, .plan = plan, .tms = tms };
         int k, first;
@@ -581,8 +580,9 @@ static int compute_plan(const char *name, const json_t *isvc, const json_t *cm, 
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++)
                 arr[i] = json_array_get(tms, i);
-        in = (struct plan_input){ .isvc_name = name, .isvc = isvc, .configmap = cm, .tms = arr,
-                                  .n_tms = n, .now = now };
+        in = (struct plan_input){
+                .isvc_name = name, .isvc = isvc, .configmap = cm, .tms = arr, .n_tms = n, .now = now
+        };
         isvc_plan_release(plan);
         k = isvc_plan_compute(&in, plan);
         free(arr);
@@ -714,7 +714,8 @@ static int tm_reconcile_isvc(const struct reconcile_ctx *ctx, const char *key,
 
 struct reconciler tm_reconciler_get(struct tm_reconciler *r)
 {
-        return (struct reconciler){ .name = "trainedmodel", .reconcile = tm_reconcile_isvc,
+        return (struct reconciler){ .name = "trainedmodel",
+                                    .reconcile = tm_reconcile_isvc,
                                     .userdata = r };
 }
 

@@ -44,8 +44,8 @@ extern const struct gvr gvr_inferenceservices;
 extern const struct gvr gvr_configmaps;
 
 /* Emits a Kubernetes event about obj (borrowed). type is "Normal" or "Warning". */
-typedef void (*tm_event_fn)(void *userdata, const json_t *obj, const char *type,
-                            const char *reason, const char *message);
+typedef void (*tm_event_fn)(void *userdata, const json_t *obj, const char *type, const char *reason,
+                            const char *message);
 
 struct tm_reconciler_options {
         struct cache *trainedmodels;     /* borrowed; must carry the index TM_INDEX_ISVC */
@@ -81,7 +81,8 @@ int tm_index_isvc(void *userdata, const json_t *obj, json_t **ret_values);
  * the informers start): TrainedModel changes map to their InferenceService keys (old and new),
  * InferenceService changes to their own key, and orphan TrainedModels to their own key in
  * orphan_controller's queue (may be NULL: orphans are then not reconciled). */
-_warn_unused_result_ int tm_reconciler_watch(struct tm_reconciler *r, struct informer *trainedmodels,
+_warn_unused_result_ int tm_reconciler_watch(struct tm_reconciler *r,
+                                             struct informer *trainedmodels,
                                              struct informer *inferenceservices,
                                              struct controller *isvc_controller,
                                              struct controller *orphan_controller);

@@ -24,7 +24,7 @@ static bool has_pod_owner(const json_t *cm)
         size_t i;
         json_t *ref;
 
-        json_array_foreach (refs, i, ref) {
+        json_array_foreach(refs, i, ref) {
                 const char *kind = json_string_value(json_object_get(ref, "kind"));
                 const char *api = json_string_value(json_object_get(ref, "apiVersion"));
                 if (kind && api && streq(kind, "Pod") && streq(api, "v1"))
@@ -35,8 +35,7 @@ static bool has_pod_owner(const json_t *cm)
 
 static bool is_report(const json_t *cm)
 {
-        const char *v = json_get_string_path(cm, "metadata", "labels", REPLICAS_STATUS_LABEL,
-                                             NULL);
+        const char *v = json_get_string_path(cm, "metadata", "labels", REPLICAS_STATUS_LABEL, NULL);
         const char *isvc = json_get_string_path(cm, "metadata", "labels", REPLICAS_ISVC_LABEL,
                                                 NULL);
 
@@ -94,7 +93,7 @@ static int replica_read(const json_t *cm, struct replica *ret)
                 json_decref(doc);
                 return -ENOMEM;
         }
-        json_array_foreach (doc, i, m) {
+        json_array_foreach(doc, i, m) {
                 const char *name = json_string_value(json_object_get(m, "name"));
                 const char *state = json_string_value(json_object_get(m, "state"));
                 if (!name || !state)
@@ -134,7 +133,7 @@ int replica_set_build(json_t *configmaps, struct replica_set *ret)
                 replica_set_release(&s);
                 return -ENOMEM;
         }
-        json_array_foreach (configmaps, i, cm) {
+        json_array_foreach(configmaps, i, cm) {
                 if (!replica_report_counts(cm))
                         continue;
                 if (replica_read(cm, &s.items[s.n]) < 0) {
@@ -215,8 +214,8 @@ static int detail_add(json_t *detail, const char *pod, const char *state, const 
         return json_array_append(detail, o) < 0 ? -ENOMEM : 0;
 }
 
-int model_loaded_summarize(const struct replica_set *s, const char *model,
-                           const char *storage_uri, struct model_loaded *ret)
+int model_loaded_summarize(const struct replica_set *s, const char *model, const char *storage_uri,
+                           struct model_loaded *ret)
 {
         struct model_loaded m = { .total = (unsigned)s->n, .detail = json_array() };
         const struct replica *failed_load = NULL, *failed_download = NULL;
@@ -227,8 +226,8 @@ int model_loaded_summarize(const struct replica_set *s, const char *model,
         if (!m.detail)
                 return -ENOMEM;
         for (size_t i = 0; i < s->n; i++) {
-                const char *reason, *state = replica_state(&s->items[i], model, storage_uri,
-                                                            &reason);
+                const char *reason,
+                        *state = replica_state(&s->items[i], model, storage_uri, &reason);
 
                 if (i < REPLICAS_DETAIL_MAX) {
                         k = detail_add(m.detail, s->items[i].pod, state, reason);
@@ -293,7 +292,7 @@ static bool has_condition(const json_t *status, const char *type)
         size_t i;
         json_t *c;
 
-        json_array_foreach (conds, i, c)
+        json_array_foreach(conds, i, c)
                 if (streq(nz(json_string_value(json_object_get(c, "type"))), type))
                         return true;
         return false;
@@ -340,8 +339,7 @@ int model_loaded_apply(json_t *status, const json_t *observed, const struct mode
         ready = conditions_get(&c, CONDITION_READY);
         if (ready_requires_loaded && m->loaded == 0 && ready &&
             streq(ready->status, CONDITION_STATUS_TRUE)) {
-                const char *st = streq(m->status, CONDITION_STATUS_FALSE) &&
-                                                 m->total > 0
+                const char *st = streq(m->status, CONDITION_STATUS_FALSE) && m->total > 0
                                          ? CONDITION_STATUS_FALSE
                                          : CONDITION_STATUS_UNKNOWN;
                 k = conditions_set(&c, CONDITION_READY, st, "", m->reason, m->message, now);

@@ -48,16 +48,16 @@
 #include "util/macro.h"
 #include "util/time-util.h"
 
-#define CONDITION_MODEL_LOADED     "ModelLoaded"
-#define REPLICAS_ISVC_LABEL        "serving.kserve.io/inferenceservice"
-#define REPLICAS_STATUS_LABEL      "modelplane.io/model-status"
-#define REPLICAS_STATUS_LABEL_VAL  "agent"
-#define REPLICAS_STATUS_PREFIX     "modelstatus-"
-#define REPLICAS_STATUS_KEY        "models.json"
-#define REPLICAS_ANNOTATION        "modelplane.io/replicas"
+#define CONDITION_MODEL_LOADED      "ModelLoaded"
+#define REPLICAS_ISVC_LABEL         "serving.kserve.io/inferenceservice"
+#define REPLICAS_STATUS_LABEL       "modelplane.io/model-status"
+#define REPLICAS_STATUS_LABEL_VAL   "agent"
+#define REPLICAS_STATUS_PREFIX      "modelstatus-"
+#define REPLICAS_STATUS_KEY         "models.json"
+#define REPLICAS_ANNOTATION         "modelplane.io/replicas"
 #define REPLICAS_REASON_NO_REPLICAS "NoReplicas"
-#define REPLICAS_DETAIL_MAX        32
-#define REPLICAS_REASON_MAX        256
+#define REPLICAS_DETAIL_MAX         32
+#define REPLICAS_REASON_MAX         256
 /* The controller's ConfigMap informer selects these: the agents' reports and the modelconfig
  * ConfigMaps, which the controller labels with their InferenceService (serving/plan.h). */
 #define REPLICAS_CONFIGMAP_SELECTOR REPLICAS_ISVC_LABEL
@@ -77,7 +77,7 @@ struct replica {
 };
 
 struct replica_set {
-        json_t *configmaps; /* owned reference to the input array */
+        json_t *configmaps;    /* owned reference to the input array */
         struct replica *items; /* sorted by pod */
         size_t n;
 };
@@ -100,8 +100,7 @@ struct model_loaded {
 
 /* Aggregates the replicas' states of @model (wanted from @storage_uri, may be NULL: any). */
 _warn_unused_result_ int model_loaded_summarize(const struct replica_set *s, const char *model,
-                                                const char *storage_uri,
-                                                struct model_loaded *ret);
+                                                const char *storage_uri, struct model_loaded *ret);
 void model_loaded_release(struct model_loaded *m);
 
 /*

@@ -44,7 +44,8 @@ static const struct json_field model_fields[] = {
         { 0 },
 };
 
-static void invalid(struct trained_model *tm, const char *field, const char *fmt, ...) _printf_(3, 4);
+static void invalid(struct trained_model *tm, const char *field, const char *fmt, ...)
+        _printf_(3, 4);
 
 static void invalid(struct trained_model *tm, const char *field, const char *fmt, ...)
 {
@@ -117,7 +118,7 @@ static void check_spec(const json_t *obj, struct trained_model *tm)
                         (void)snprintf(text, sizeof(text), "%s", json_string_value(f.memory));
                 else
                         (void)snprintf(text, sizeof(text), "a JSON %s",
-                                       json_is_boolean(f.memory) ? "boolean"
+                                       json_is_boolean(f.memory)  ? "boolean"
                                        : json_is_object(f.memory) ? "object"
                                        : json_is_array(f.memory)  ? "array"
                                                                   : "value");
@@ -174,7 +175,7 @@ int trained_model_from_json(const json_t *obj, struct trained_model *ret)
                 tm.labels = NULL;
         fin = json_get_path(obj, "metadata", "finalizers", NULL);
         tm.finalizers = json_is_array(fin) ? fin : NULL;
-        json_array_foreach (tm.finalizers, i, e)
+        json_array_foreach(tm.finalizers, i, e)
                 if (json_is_string(e) && streq(json_string_value(e), TM_FINALIZER))
                         tm.has_finalizer = true;
         tm.owner_references = json_get_path(obj, "metadata", "ownerReferences", NULL);

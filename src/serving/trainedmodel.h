@@ -18,24 +18,24 @@
 #include "util/macro.h"
 #include "util/time-util.h"
 
-#define TM_FINALIZER          "trainedmodel.finalizer"
-#define TM_LABEL_ISVC         "inferenceservice"
-#define TM_LABEL_ALLOCATED    "serving.kserve.io/trainedmodel-allocated"
-#define TM_INVALID_FIELD_MAX  64
+#define TM_FINALIZER           "trainedmodel.finalizer"
+#define TM_LABEL_ISVC          "inferenceservice"
+#define TM_LABEL_ALLOCATED     "serving.kserve.io/trainedmodel-allocated"
+#define TM_INVALID_FIELD_MAX   64
 #define TM_INVALID_MESSAGE_MAX 512
 
 struct trained_model {
-        const char *name;             /* borrowed; metadata.name, never NULL */
-        const char *namespace_;       /* borrowed; "" when absent */
-        const char *uid;              /* borrowed; NULL when absent */
-        const char *resource_version; /* borrowed; NULL when absent */
-        usec_t created;               /* metadata.creationTimestamp, 0 when absent/unparsable */
-        bool being_deleted;           /* metadata.deletionTimestamp is set */
-        bool has_finalizer;           /* TM_FINALIZER is in metadata.finalizers */
-        const json_t *labels;         /* borrowed; NULL when absent */
-        const json_t *finalizers;     /* borrowed; NULL when absent */
+        const char *name;               /* borrowed; metadata.name, never NULL */
+        const char *namespace_;         /* borrowed; "" when absent */
+        const char *uid;                /* borrowed; NULL when absent */
+        const char *resource_version;   /* borrowed; NULL when absent */
+        usec_t created;                 /* metadata.creationTimestamp, 0 when absent/unparsable */
+        bool being_deleted;             /* metadata.deletionTimestamp is set */
+        bool has_finalizer;             /* TM_FINALIZER is in metadata.finalizers */
+        const json_t *labels;           /* borrowed; NULL when absent */
+        const json_t *finalizers;       /* borrowed; NULL when absent */
         const json_t *owner_references; /* borrowed; NULL when absent */
-        const json_t *status;         /* borrowed; NULL when absent */
+        const json_t *status;           /* borrowed; NULL when absent */
 
         const char *isvc;        /* borrowed; spec.inferenceService, NULL when missing/invalid */
         const char *storage_uri; /* borrowed; NULL when missing/invalid */

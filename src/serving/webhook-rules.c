@@ -85,7 +85,7 @@ static int tm_view_decode(const json_t *object, const char *what, struct tm_view
 
         if (!json_is_object(obj))
                 return message(ret_error, "%s: expected a JSON object", what) < 0 ? -ENOMEM
-                                                                                 : -EINVAL;
+                                                                                  : -EINVAL;
 
         metadata = json_object_get(obj, "metadata");
         if (metadata && !json_is_null(metadata)) {

@@ -40,5 +40,4 @@ enum tm_admission_verdict {
  * @ret_denial_message is NULL, -ENOMEM on allocation failure; *ret_denial_message is then untouched.
  */
 _warn_unused_result_ int tm_validate_admission(const char *operation, const json_t *object,
-                                               const json_t *old_object,
-                                               char **ret_denial_message);
+                                               const json_t *old_object, char **ret_denial_message);

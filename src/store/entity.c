@@ -137,8 +137,9 @@ static int insert_props(struct store *s, struct store_conn *c, const struct stor
                 const struct store_prop *p = &e->props[i];
                 char vtype[2] = { (char)p->type, 0 };
                 struct store_val v[9] = {
-                        SV_INT(e->group), SV_INT(e->id), SV_INT(p->custom ? 1 : 0),
-                        SV_TEXT(p->name), SV_TEXT(vtype), SV_NULL, SV_NULL, SV_NULL, SV_NULL,
+                        SV_INT(e->group), SV_INT(e->id),  SV_INT(p->custom ? 1 : 0),
+                        SV_TEXT(p->name), SV_TEXT(vtype), SV_NULL,
+                        SV_NULL,          SV_NULL,        SV_NULL,
                 };
                 int r;
 
@@ -203,7 +204,8 @@ int store_entity_insert(struct store *s, struct store_conn *c, struct store_enti
                         return r;
         }
 
-        r = store_exec(s, c, store_dialect(s) == STORE_DIALECT_POSTGRES ? q_seq_next_pg : q_seq_next,
+        r = store_exec(s, c,
+                       store_dialect(s) == STORE_DIALECT_POSTGRES ? q_seq_next_pg : q_seq_next,
                        &seq, 1, read_id, &id);
         if (r < 0)
                 return r;
@@ -398,7 +400,7 @@ int store_entity_get_for_update(struct store *s, struct store_conn *c, enum stor
 {
         return entity_get(s, c,
                           store_dialect(s) == STORE_DIALECT_POSTGRES ? q_entity_get_for_update
-                                                                    : q_entity_get,
+                                                                     : q_entity_get,
                           group, id, ret);
 }
 
@@ -646,10 +648,11 @@ int store_entity_list(struct store *s, struct store_conn *c, const struct store_
                         r = sqlb_bind(b, SV_INT(q->cursor_id));
         }
         if (r >= 0)
-                r = sqlb_puts(b, (q->name_eq || q->external_id_eq)
-                                         ? (q->desc ? q_order_desc_sort[q->order]
-                                                    : q_order_asc_sort[q->order])
-                                         : (q->desc ? q_order_desc[q->order] : q_order_asc[q->order]));
+                r = sqlb_puts(b,
+                              (q->name_eq || q->external_id_eq)
+                                      ? (q->desc ? q_order_desc_sort[q->order]
+                                                 : q_order_asc_sort[q->order])
+                                      : (q->desc ? q_order_desc[q->order] : q_order_asc[q->order]));
         if (r >= 0 && q->limit > 0) {
                 r = sqlb_puts(b, q_limit);
                 if (r >= 0)

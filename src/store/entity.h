@@ -65,8 +65,7 @@ const struct store_prop *store_entity_prop(const struct store_entity *e, const c
                                            bool custom);
 /* Sets/replaces a property; takes copies. -ENOMEM. */
 _warn_unused_result_ int store_entity_set_string(struct store_entity *e, const char *name,
-                                                 bool custom, enum store_ptype type,
-                                                 const char *s);
+                                                 bool custom, enum store_ptype type, const char *s);
 _warn_unused_result_ int store_entity_set_int(struct store_entity *e, const char *name, bool custom,
                                               int64_t i);
 _warn_unused_result_ int store_entity_set_double(struct store_entity *e, const char *name,
@@ -171,8 +170,8 @@ struct store_query {
         size_t n_types;
         bool has_parent;
         int64_t parent_id;
-        const char *name_eq;        /* exact name match, or NULL */
-        const char *external_id_eq; /* exact external id match, or NULL */
+        const char *name_eq;             /* exact name match, or NULL */
+        const char *external_id_eq;      /* exact external id match, or NULL */
         const struct store_cond *filter; /* borrowed; NULL: none */
         enum store_order order;
         bool desc;

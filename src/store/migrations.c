@@ -139,8 +139,8 @@ static const char *const pg_0003[] = {
  * create leaves a gap, as upstream's serial ids do). Each sequence starts past both the old
  * counter and the largest id stored (the seq table is left as it is).
  */
-#define PG_SEQ_START(g)                                                                            \
-        "SELECT setval('entity_id_" #g "', GREATEST((SELECT next_id FROM seq WHERE grp = " #g     \
+#define PG_SEQ_START(g)                                                                       \
+        "SELECT setval('entity_id_" #g "', GREATEST((SELECT next_id FROM seq WHERE grp = " #g \
         "), (SELECT COALESCE(MAX(id), 0) FROM entity WHERE grp = " #g ")) + 1, false)"
 static const char *const pg_0004[] = {
         "CREATE SEQUENCE IF NOT EXISTS entity_id_0 AS BIGINT",

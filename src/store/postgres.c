@@ -43,8 +43,8 @@
 
 /* A statement prepared on one session: its text, its parameter types, its name. */
 struct prepared {
-        uint64_t hash; /* of sql and types */
-        char *sql;     /* owned; as given (with '?') */
+        uint64_t hash;   /* of sql and types */
+        char *sql;       /* owned; as given (with '?') */
         unsigned *types; /* owned; n_params of them */
         size_t n_params;
         char name[16]; /* "mp_<n>" */
@@ -154,7 +154,9 @@ static const char *prepared_name(struct store_conn *c, const char *sql, const ch
         if (c->n_prepared >= PREPARED_MAX || !preparable(sql))
                 return NULL;
         p = &c->prepared[c->n_prepared];
-        *p = (struct prepared){ .hash = h, .n_params = n_params, .sql = strdup(sql),
+        *p = (struct prepared){ .hash = h,
+                                .n_params = n_params,
+                                .sql = strdup(sql),
                                 .types = n_params ? malloc(n_params * sizeof(*types)) : NULL };
         if (!p->sql || (n_params && !p->types)) {
                 free(p->sql);
@@ -183,7 +185,7 @@ static int exec_once(struct store_conn *c, const char *sql, const struct store_v
         struct buf q = BUF_INIT(1024 * 1024);
         const char **values = NULL;
         unsigned *types = NULL;
-        char (*tmp)[40] = NULL;
+        char(*tmp)[40] = NULL;
         PGresult *res = NULL;
         struct store_val cols[32];
         int r;
@@ -404,7 +406,7 @@ static int pg_open(const char *dsn, const struct store_pg_tls *tls, char *err, s
                                 err[--n] = 0;
                 }
                 r = pg_unreachable(keywords, values, PQerrorMessage(c->pg)) ? -EHOSTDOWN
-                                                                          : -ECONNREFUSED;
+                                                                            : -ECONNREFUSED;
                 pg_close(c);
                 return r;
         }

@@ -9,15 +9,18 @@ const char q_seq_next_pg[] = "SELECT nextval(('entity_id_' || ?)::regclass)";
 /* Uniqueness looked up before an id is taken from a sequence (a failed insert leaves a gap). */
 const char q_entity_name_taken[] = "SELECT 1 FROM entity WHERE type = ? AND scope = ? AND name = ?";
 const char q_entity_external_id_taken[] = "SELECT 1 FROM entity WHERE grp = ? AND external_id = ?";
-const char q_wipe_seq_pg[] = "SELECT setval('entity_id_0', 1, false), setval('entity_id_1', 1, false),"
-                             " setval('entity_id_2', 1, false)";
+const char q_wipe_seq_pg[] =
+        "SELECT setval('entity_id_0', 1, false), setval('entity_id_1', 1, false),"
+        " setval('entity_id_2', 1, false)";
 const char q_entity_insert[] =
         "INSERT INTO entity (grp, id, type, parent_id, scope, name, external_id, create_ms, update_ms)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
-const char q_entity_update[] = "UPDATE entity SET parent_id = ?, scope = ?, name = ?, external_id = ?,"
-                               " update_ms = ? WHERE grp = ? AND id = ?";
-const char q_entity_get[] = "SELECT e.grp, e.id, e.type, e.parent_id, e.scope, e.name, e.external_id,"
-                            " e.create_ms, e.update_ms FROM entity e WHERE e.grp = ? AND e.id = ?";
+const char q_entity_update[] =
+        "UPDATE entity SET parent_id = ?, scope = ?, name = ?, external_id = ?,"
+        " update_ms = ? WHERE grp = ? AND id = ?";
+const char q_entity_get[] =
+        "SELECT e.grp, e.id, e.type, e.parent_id, e.scope, e.name, e.external_id,"
+        " e.create_ms, e.update_ms FROM entity e WHERE e.grp = ? AND e.id = ?";
 /* PostgreSQL only (SQLite has no row locks; its BEGIN IMMEDIATE locks the database). */
 const char q_entity_get_for_update[] =
         "SELECT e.grp, e.id, e.type, e.parent_id, e.scope, e.name, e.external_id,"
@@ -61,7 +64,10 @@ const char *const q_columns[] = {
         "e.id", "e.name", "e.external_id", "e.create_ms", "e.update_ms",
 };
 const char *const q_prop_columns[] = {
-        "p.string_value", "p.int_value", "p.double_value", "p.bool_value",
+        "p.string_value",
+        "p.int_value",
+        "p.double_value",
+        "p.bool_value",
 };
 const char *const q_ops[] = {
         " = ?", " <> ?", " < ?", " <= ?", " > ?", " >= ?", NULL, NULL, NULL,

@@ -25,7 +25,7 @@ extern const char q_wipe_entity[];
 extern const char q_wipe_seq[];
 
 /* List fragments. */
-extern const char q_list_select[];     /* SELECT … FROM entity e WHERE e.grp = ? AND e.type IN ( */
+extern const char q_list_select[]; /* SELECT … FROM entity e WHERE e.grp = ? AND e.type IN ( */
 extern const char q_list_type_first[]; /* ? */
 extern const char q_list_type_more[];  /* , ? */
 extern const char q_list_types_end[];  /* ) */
@@ -38,10 +38,11 @@ extern const char q_open[];
 extern const char q_close[];
 extern const char q_false[];
 extern const char q_limit[];
-extern const char q_prop_exists_open[]; /* EXISTS (SELECT 1 FROM property p WHERE … custom = ? AND p.name = ? AND */
-extern const char q_in_open[];          /* IN ( */
-extern const char q_param[];            /* ? */
-extern const char q_param_more[];       /* , ? */
+extern const char q_prop_exists_open
+        []; /* EXISTS (SELECT 1 FROM property p WHERE … custom = ? AND p.name = ? AND */
+extern const char q_in_open[];    /* IN ( */
+extern const char q_param[];      /* ? */
+extern const char q_param_more[]; /* , ? */
 
 /* Indexed by enum store_column. */
 extern const char *const q_columns[];

@@ -36,8 +36,11 @@ static void utf8_locale_init(void)
 static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *ret)
 {
         static const uint32_t min[] = { 0, 0, 0x80, 0x800, 0x10000 };
-        size_t len = s[0] < 0x80 ? 1 : (s[0] & 0xE0) == 0xC0 ? 2 : (s[0] & 0xF0) == 0xE0 ? 3
-                                    : (s[0] & 0xF8) == 0xF0 ? 4 : 0;
+        size_t len = s[0] < 0x80             ? 1
+                     : (s[0] & 0xE0) == 0xC0 ? 2
+                     : (s[0] & 0xF0) == 0xE0 ? 3
+                     : (s[0] & 0xF8) == 0xF0 ? 4
+                                             : 0;
         uint32_t cp;
 
         if (len == 0 || len > n)
@@ -249,8 +252,8 @@ static void sqlite_close(struct store_conn *c)
         free(c);
 }
 
-static int sqlite_open(const char *dsn, const struct store_pg_tls *tls, char *err,
-                       size_t err_size, struct store_conn **ret)
+static int sqlite_open(const char *dsn, const struct store_pg_tls *tls, char *err, size_t err_size,
+                       struct store_conn **ret)
 {
         struct store_conn *c;
         const char *path = dsn;
@@ -266,7 +269,8 @@ static int sqlite_open(const char *dsn, const struct store_pg_tls *tls, char *er
         if (!c)
                 return -ENOMEM;
         rc = sqlite3_open_v2(path, &c->db,
-                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                             NULL);
         if (rc != SQLITE_OK) {
                 r = map_rc(c->db, rc);
                 if (err && err_size > 0)
@@ -297,9 +301,9 @@ static int sqlite_open(const char *dsn, const struct store_pg_tls *tls, char *er
         /* LIKE is case-sensitive as in PostgreSQL; ILIKE is compiled to mp_lower() LIKE mp_lower(). */
         if (r >= 0)
                 r = simple(c, "PRAGMA case_sensitive_like=ON");
-        if (r >= 0 && sqlite3_create_function_v2(c->db, "mp_lower", 1,
-                                                 SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
-                                                 sql_mp_lower, NULL, NULL, NULL) != SQLITE_OK)
+        if (r >= 0 &&
+            sqlite3_create_function_v2(c->db, "mp_lower", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+                                       NULL, sql_mp_lower, NULL, NULL, NULL) != SQLITE_OK)
                 r = -ENOMEM;
         if (r < 0) {
                 sqlite_close(c);

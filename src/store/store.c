@@ -33,7 +33,7 @@ static const struct store_backend_ops *backend_for(const char *dsn)
 
 bool store_pg_sslmode_valid(const char *mode)
 {
-        static const char *const modes[] = { "disable", "allow", "prefer",
+        static const char *const modes[] = { "disable", "allow",     "prefer",
                                              "require", "verify-ca", "verify-full" };
 
         if (!mode)
@@ -50,11 +50,11 @@ int store_pg_conn_params(const char *dsn, const struct store_pg_tls *tls,
 {
         size_t n = 0;
 
-#define ADD(k, v)                                                                                  \
-        do {                                                                                       \
-                keywords[n] = (k);                                                                 \
-                values[n] = (v);                                                                   \
-                n++;                                                                               \
+#define ADD(k, v)                  \
+        do {                       \
+                keywords[n] = (k); \
+                values[n] = (v);   \
+                n++;               \
         } while (0)
 
         if (!dsn || !*dsn)

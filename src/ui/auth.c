@@ -191,10 +191,11 @@ static int parse_groups(const char *list, struct ui_identity *id, char *msg, siz
                                 return -EINVAL;
                         }
                         if (!name_ok(p, n)) {
-                                (void)snprintf(msg, len,
-                                               "a group name in the groups header is longer than %u "
-                                               "bytes or has control characters",
-                                               UI_USER_MAX);
+                                (void)snprintf(
+                                        msg, len,
+                                        "a group name in the groups header is longer than %u "
+                                        "bytes or has control characters",
+                                        UI_USER_MAX);
                                 return -EINVAL;
                         }
                         id->groups[id->n_groups] = strndup(p, n);
@@ -240,7 +241,8 @@ static int bearer_token(const char *authorization, const char **ret, char *msg, 
         }
         for (const char *p = t; *p; p++)
                 if ((unsigned char)*p <= 0x20 || *p == 0x7f) {
-                        (void)snprintf(msg, len, "the bearer token has a space or control character");
+                        (void)snprintf(msg, len,
+                                       "the bearer token has a space or control character");
                         return -EINVAL;
                 }
         *ret = t;

@@ -16,8 +16,8 @@ struct sockaddr; /* <sys/socket.h>; only pointers here */
 
 #include "util/macro.h"
 
-#define UI_USER_MAX       256U        /* bytes of a user or group name */
-#define UI_GROUPS_MAX     32U         /* groups from the groups header */
+#define UI_USER_MAX       256U         /* bytes of a user or group name */
+#define UI_GROUPS_MAX     32U          /* groups from the groups header */
 #define UI_TOKEN_MAX      (8U * 1024U) /* bytes of a bearer token */
 #define UI_CIDRS_MAX      64U
 #define UI_CSRF_KEY_SIZE  32U
@@ -63,7 +63,7 @@ enum ui_auth_mode {
 
 struct ui_identity {
         enum ui_auth_mode mode;
-        char user[UI_USER_MAX + 1]; /* empty for bearer until the apiserver says who */
+        char user[UI_USER_MAX + 1];  /* empty for bearer until the apiserver says who */
         char *groups[UI_GROUPS_MAX]; /* owned */
         size_t n_groups;
         char *token; /* owned; bearer mode */

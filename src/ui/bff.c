@@ -20,17 +20,17 @@
 #include "util/log.h"
 #include "util/parse-util.h"
 
-#define CATALOG_API_PATH   "/api/model_catalog/v1alpha1"
-#define POOL_MAX           16U
-#define REG_PAGE_DEFAULT   "100"
-#define REG_PAGE_MAX       1000U
-#define KUBE_PAGE_DEFAULT  100U
-#define KUBE_PAGE_MAX      500U
-#define EVENTS_DEFAULT     50U
-#define EVENTS_MAX         500U
-#define LIST_PAGES_MAX     20U /* pages of KUBE_PAGE_MAX read for one answer (TMs, events) */
-#define NAMESPACES_MAX     1000U
-#define FILTER_QUERY_MAX   (16U * 1024U)
+#define CATALOG_API_PATH  "/api/model_catalog/v1alpha1"
+#define POOL_MAX          16U
+#define REG_PAGE_DEFAULT  "100"
+#define REG_PAGE_MAX      1000U
+#define KUBE_PAGE_DEFAULT 100U
+#define KUBE_PAGE_MAX     500U
+#define EVENTS_DEFAULT    50U
+#define EVENTS_MAX        500U
+#define LIST_PAGES_MAX    20U /* pages of KUBE_PAGE_MAX read for one answer (TMs, events) */
+#define NAMESPACES_MAX    1000U
+#define FILTER_QUERY_MAX  (16U * 1024U)
 
 static const char CSP[] = "default-src 'self'; script-src 'self'; style-src 'self'; "
                           "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; "
@@ -130,10 +130,10 @@ static int reply_data(struct call *c, unsigned status, json_t *data)
         return 0;
 }
 
-static int reply_error(struct http_resp *resp, unsigned status, const char *source,
-                       const char *fmt, ...) _printf_(4, 5);
-static int reply_error(struct http_resp *resp, unsigned status, const char *source,
-                       const char *fmt, ...)
+static int reply_error(struct http_resp *resp, unsigned status, const char *source, const char *fmt,
+                       ...) _printf_(4, 5);
+static int reply_error(struct http_resp *resp, unsigned status, const char *source, const char *fmt,
+                       ...)
 {
         char msg[1024];
         va_list ap;
@@ -285,16 +285,18 @@ static int api_user(struct call *c)
 
                                 if (!ssr)
                                         return -ENOMEM;
-                                r = kube_request(h.k, "POST",
-                                                 "/apis/authentication.k8s.io/v1/selfsubjectreviews",
-                                                 "application/json", ssr, &out, &st);
+                                r = kube_request(
+                                        h.k, "POST",
+                                        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                                        "application/json", ssr, &out, &st);
                                 json_decref(ssr);
                                 if (r < 0 && st.http_code == 401)
                                         return reply_kube_error(c, r, &st, "review", "", NULL,
                                                                 NULL);
                                 if (r >= 0) {
-                                        const char *u = json_get_string_path(
-                                                out, "status", "userInfo", "username", NULL);
+                                        const char *u = json_get_string_path(out, "status",
+                                                                             "userInfo", "username",
+                                                                             NULL);
 
                                         if (u)
                                                 (void)snprintf(c->id->user, sizeof(c->id->user),
@@ -411,8 +413,7 @@ static int api_isvc_list(struct call *c)
         CLEANUP(ui_json_decrefp) json_t *list = NULL;
         CLEANUP(ui_json_decrefp) json_t *items = json_array();
         const char *ns = http_req_param(c->req, "ns");
-        struct kube_list_options lo = { .continue_token = http_req_query(c->req,
-                                                                         "nextPageToken") };
+        struct kube_list_options lo = { .continue_token = http_req_query(c->req, "nextPageToken") };
         struct kube_status st;
         const char *next;
         json_t *it;
@@ -437,7 +438,8 @@ static int api_isvc_list(struct call *c)
                         return -ENOMEM;
         next = json_get_string_path(list, "metadata", "continue", NULL);
         return reply_data(c, 200,
-                          json_pack("{s:O,s:s}", "items", items, "nextPageToken", next ? next : ""));
+                          json_pack("{s:O,s:s}", "items", items, "nextPageToken",
+                                    next ? next : ""));
 }
 
 static int api_isvc_get(struct call *c)
@@ -453,8 +455,8 @@ static int api_isvc_get(struct call *c)
                 return reply_kube_unconfigured(c, r);
         r = kube_get(h.k, &GVR_ISVC, ns, name, &obj, &st);
         if (r < 0)
-                return reply_kube_error(c, r, &st, "get", "inferenceservices.serving.kserve.io",
-                                        ns, name);
+                return reply_kube_error(c, r, &st, "get", "inferenceservices.serving.kserve.io", ns,
+                                        name);
         return reply_data(c, 200, ui_isvc_view(obj));
 }
 
@@ -599,8 +601,8 @@ static int api_events(struct call *c)
                 buf_release(&sel);
                 return reply_kube_unconfigured(c, r);
         }
-        r = list_all(h.k, &GVR_EVENTS, ns, sel.len ? buf_str(&sel) : NULL, event_collect_one,
-                     items, &st);
+        r = list_all(h.k, &GVR_EVENTS, ns, sel.len ? buf_str(&sel) : NULL, event_collect_one, items,
+                     &st);
         buf_release(&sel);
         if (r == -ENOMEM)
                 return r;
@@ -621,21 +623,29 @@ static int api_events(struct call *c)
 
 /* ---- registry and catalog ---- */
 
-static const char *const Q_LIST[] = { "pageSize", "orderBy", "sortOrder", "nextPageToken",
-                                      "filterQuery", NULL };
-static const char *const Q_VERSIONS[] = { "pageSize", "orderBy", "sortOrder", "nextPageToken",
-                                          "filterQuery", "name", "externalId", NULL };
-static const char *const Q_CATALOG_MODELS[] = { "source", "sourceLabel", "q", "pageSize",
-                                                "orderBy", "sortOrder", "nextPageToken",
-                                                "filterQuery", NULL };
-static const char *const Q_SOURCES[] = { "name", "assetType", "pageSize", "orderBy",
+static const char *const Q_LIST[] = { "pageSize",      "orderBy",     "sortOrder",
+                                      "nextPageToken", "filterQuery", NULL };
+static const char *const Q_VERSIONS[] = { "pageSize",    "orderBy", "sortOrder",  "nextPageToken",
+                                          "filterQuery", "name",    "externalId", NULL };
+static const char *const Q_CATALOG_MODELS[] = { "source",        "sourceLabel", "q",
+                                                "pageSize",      "orderBy",     "sortOrder",
+                                                "nextPageToken", "filterQuery", NULL };
+static const char *const Q_SOURCES[] = { "name",      "assetType",     "pageSize", "orderBy",
                                          "sortOrder", "nextPageToken", NULL };
-static const char *const Q_ARTIFACTS[] = { "artifactType", "filterQuery", "pageSize", "orderBy",
-                                           "sortOrder", "nextPageToken", NULL };
-static const char *const Q_PERF[] = { "targetRPS", "recommendations", "rpsProperty",
-                                      "latencyProperty", "hardwareCountProperty",
-                                      "hardwareTypeProperty", "filterQuery", "pageSize",
-                                      "orderBy", "sortOrder", "nextPageToken", NULL };
+static const char *const Q_ARTIFACTS[] = { "artifactType", "filterQuery",   "pageSize", "orderBy",
+                                           "sortOrder",    "nextPageToken", NULL };
+static const char *const Q_PERF[] = { "targetRPS",
+                                      "recommendations",
+                                      "rpsProperty",
+                                      "latencyProperty",
+                                      "hardwareCountProperty",
+                                      "hardwareTypeProperty",
+                                      "filterQuery",
+                                      "pageSize",
+                                      "orderBy",
+                                      "sortOrder",
+                                      "nextPageToken",
+                                      NULL };
 static const char *const Q_NONE[] = { NULL };
 
 enum { F_LIST = 1 << 0 };
@@ -643,8 +653,8 @@ enum { F_LIST = 1 << 0 };
 struct api_route {
         int (*fn)(struct call *c); /* NULL: forwarded to upstream */
         enum upstream up;
-        const char *path;          /* upstream path; "{x}" from the route's parameter x */
-        const char *const *query;  /* forwarded query parameters */
+        const char *path;         /* upstream path; "{x}" from the route's parameter x */
+        const char *const *query; /* forwarded query parameters */
         unsigned flags;
 };
 
@@ -782,10 +792,8 @@ static int forward(struct call *c, const struct api_route *rt)
         if (!streq(c->req->method, "GET")) {
                 char msg[256];
 
-                if (json_parse_bounded(c->req->body.p, c->req->body.len, &in, msg, sizeof(msg)) <
-                    0)
-                        return reply_error(c->resp, 400, "ui", "request body is not JSON: %s",
-                                           msg);
+                if (json_parse_bounded(c->req->body.p, c->req->body.len, &in, msg, sizeof(msg)) < 0)
+                        return reply_error(c->resp, 400, "ui", "request body is not JSON: %s", msg);
                 data = json_object_get(in, "data");
                 if (!json_is_object(data))
                         return reply_error(c->resp, 400, "ui",
@@ -822,7 +830,13 @@ static int api_registries(struct call *c)
 
 #define MR "/api/v1/model_registry/{mr}"
 #define MC "/api/v1/model_catalog"
-#define ROUTE(m, p, ...) { m, p, NULL, (void *)&(const struct api_route){ __VA_ARGS__ } }
+#define ROUTE(m, p, ...)                                      \
+        {                                                     \
+                m, p, NULL, (void *)&(const struct api_route) \
+                {                                             \
+                        __VA_ARGS__                           \
+                }                                             \
+        }
 
 static const struct http_route api_routes[] = {
         ROUTE("GET", "/api/v1/user", .fn = api_user),
@@ -840,19 +854,16 @@ static const struct http_route api_routes[] = {
         ROUTE("POST", MR "/registered_models/{id}/versions",
               .path = "/registered_models/{id}/versions", .query = Q_NONE),
         ROUTE("GET", MR "/model_versions/{id}", .path = "/model_versions/{id}", .query = Q_NONE),
-        ROUTE("PATCH", MR "/model_versions/{id}", .path = "/model_versions/{id}",
-              .query = Q_NONE),
+        ROUTE("PATCH", MR "/model_versions/{id}", .path = "/model_versions/{id}", .query = Q_NONE),
         ROUTE("GET", MR "/model_versions/{id}/artifacts", .path = "/model_versions/{id}/artifacts",
               .query = Q_LIST, .flags = F_LIST),
-        ROUTE("POST", MR "/model_versions/{id}/artifacts",
-              .path = "/model_versions/{id}/artifacts", .query = Q_NONE),
-        ROUTE("PATCH", MR "/model_artifact/{id}", .path = "/model_artifacts/{id}",
+        ROUTE("POST", MR "/model_versions/{id}/artifacts", .path = "/model_versions/{id}/artifacts",
               .query = Q_NONE),
+        ROUTE("PATCH", MR "/model_artifact/{id}", .path = "/model_artifacts/{id}", .query = Q_NONE),
         ROUTE("GET", MR "/inference_services", .path = "/inference_services", .query = Q_LIST,
               .flags = F_LIST),
         ROUTE("GET", MC "/sources", .up = UP_CATALOG, .path = "/sources", .query = Q_SOURCES),
-        ROUTE("GET", MC "/models", .up = UP_CATALOG, .path = "/models",
-              .query = Q_CATALOG_MODELS),
+        ROUTE("GET", MC "/models", .up = UP_CATALOG, .path = "/models", .query = Q_CATALOG_MODELS),
         ROUTE("GET", MC "/models/filter_options", .up = UP_CATALOG,
               .path = "/models/filter_options", .query = Q_NONE),
         ROUTE("GET", MC "/labels", .up = UP_CATALOG, .path = "/labels", .query = Q_SOURCES),
@@ -929,8 +940,8 @@ static int handle_api(struct ui_server *s, struct http_req *req, struct http_res
                         goto out;
                 }
                 why = ui_write_refusal(http_req_header(req, "Content-Type"), req->body.len > 0,
-                                       http_req_header(req, "Origin"),
-                                       http_req_header(req, "Host"), &status);
+                                       http_req_header(req, "Origin"), http_req_header(req, "Host"),
+                                       &status);
                 if (why) {
                         r = reply_error(resp, status, "ui", "%s", why);
                         goto out;

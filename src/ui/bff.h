@@ -24,7 +24,7 @@ struct ui_config {
         const char *ca_file;       /* borrowed; for https upstreams, may be NULL */
         long upstream_timeout_ms;  /* registry and catalog calls; 0 = 30 s */
         const struct kube_config *kube; /* borrowed for the call; NULL = deployment routes 503 */
-        struct ui_auth_config auth;     /* borrowed strings and arrays, kept for the server's life */
+        struct ui_auth_config auth; /* borrowed strings and arrays, kept for the server's life */
         uint8_t csrf_key[UI_CSRF_KEY_SIZE];
 };
 

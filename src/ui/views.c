@@ -166,8 +166,9 @@ static int set_common(json_t *v, const json_t *obj)
                 return -ENOMEM;
         if (json_object_set_new(v, "conditions", conds) < 0 ||
             json_object_set_new(v, "ready", json_boolean(condition_true(obj, "Ready", NULL))) < 0 ||
-            json_object_set_new(v, "url", string_or_null(json_get_string_path(obj, "status", "url",
-                                                                              NULL))) < 0)
+            json_object_set_new(v, "url",
+                                string_or_null(json_get_string_path(obj, "status", "url", NULL))) <
+                    0)
                 return -ENOMEM;
         return 0;
 }
@@ -175,9 +176,9 @@ static int set_common(json_t *v, const json_t *obj)
 /* The predictor's model spec: v1beta1 "model" or the framework shorthand (sklearn, ...). */
 static const json_t *predictor_model(const json_t *pred, const char **ret_format)
 {
-        static const char *const frameworks[] = { "sklearn", "xgboost", "tensorflow", "pytorch",
-                                                  "triton", "onnx", "pmml", "lightgbm",
-                                                  "paddle", "huggingface" };
+        static const char *const frameworks[] = { "sklearn", "xgboost",    "tensorflow", "pytorch",
+                                                  "triton",  "onnx",       "pmml",       "lightgbm",
+                                                  "paddle",  "huggingface" };
         json_t *m = json_object_get(pred, "model");
 
         if (m) {
@@ -274,8 +275,8 @@ json_t *ui_trainedmodel_view(const json_t *tm)
                                 string_or_null(json_get_string_path(spec, "model", "framework",
                                                                     NULL))) < 0 ||
             json_object_set_new(v, "memory",
-                                string_or_null(json_get_string_path(spec, "model", "memory",
-                                                                    NULL))) < 0 ||
+                                string_or_null(
+                                        json_get_string_path(spec, "model", "memory", NULL))) < 0 ||
             json_object_set_new(v, "loaded", loaded) < 0 || set_common(v, tm) < 0) {
                 json_decref(v);
                 return NULL;
@@ -296,9 +297,8 @@ json_t *ui_event_view(const json_t *ev)
                          string_or_null(json_string_value(json_object_get(ev, "type"))), "reason",
                          string_or_null(json_string_value(json_object_get(ev, "reason"))),
                          "message",
-                         string_or_null(json_string_value(json_object_get(ev, "message"))),
-                         "count", json_is_integer(count) ? json_integer_value(count) : 1,
-                         "firstTimestamp",
+                         string_or_null(json_string_value(json_object_get(ev, "message"))), "count",
+                         json_is_integer(count) ? json_integer_value(count) : 1, "firstTimestamp",
                          string_or_null(json_string_value(json_object_get(ev, "firstTimestamp"))),
                          "lastTimestamp", string_or_null(last), "involvedObject", "kind",
                          string_or_null(json_string_value(json_object_get(io, "kind"))), "name",

@@ -149,7 +149,7 @@ int log_emitv(enum log_level level, int err, const struct log_fields *fields, co
 
         if (json) {
                 (void)!buf_printf(&line, "{\"level\":\"%s\",\"ts\":\"%s\",\"msg\":\"",
-                                 level_names[level], tsbuf);
+                                  level_names[level], tsbuf);
                 (void)!append_json_escaped(&line, buf_str(&msg));
                 (void)!buf_putc(&line, '"');
         } else

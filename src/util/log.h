@@ -55,10 +55,10 @@ int log_emit(enum log_level level, int err, const struct log_fields *fields, con
 int log_emitv(enum log_level level, int err, const struct log_fields *fields, const char *fmt,
               va_list ap) _printf_(4, 0);
 
-#define log_debug(...) log_emit(LOG_LEVEL_DEBUG, 0, NULL, __VA_ARGS__)
-#define log_info(...)  log_emit(LOG_LEVEL_INFO, 0, NULL, __VA_ARGS__)
-#define log_warn(...)  log_emit(LOG_LEVEL_WARN, 0, NULL, __VA_ARGS__)
-#define log_error(...) log_emit(LOG_LEVEL_ERROR, 0, NULL, __VA_ARGS__)
+#define log_debug(...)          log_emit(LOG_LEVEL_DEBUG, 0, NULL, __VA_ARGS__)
+#define log_info(...)           log_emit(LOG_LEVEL_INFO, 0, NULL, __VA_ARGS__)
+#define log_warn(...)           log_emit(LOG_LEVEL_WARN, 0, NULL, __VA_ARGS__)
+#define log_error(...)          log_emit(LOG_LEVEL_ERROR, 0, NULL, __VA_ARGS__)
 #define log_debug_errno(r, ...) log_emit(LOG_LEVEL_DEBUG, (r), NULL, __VA_ARGS__)
 #define log_info_errno(r, ...)  log_emit(LOG_LEVEL_INFO, (r), NULL, __VA_ARGS__)
 #define log_warn_errno(r, ...)  log_emit(LOG_LEVEL_WARN, (r), NULL, __VA_ARGS__)

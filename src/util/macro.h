@@ -26,29 +26,29 @@
 #define AUTOCLOSE  CLEANUP(closep)
 
 /* Moves an owned pointer out of a variable, leaving NULL behind. */
-#define TAKE_PTR(p)                                                                                \
-        __extension__({                                                                            \
-                __typeof__(p) *_pp_ = &(p);                                                        \
-                __typeof__(p) _v_ = *_pp_;                                                         \
-                *_pp_ = NULL;                                                                      \
-                _v_;                                                                               \
+#define TAKE_PTR(p)                         \
+        __extension__({                     \
+                __typeof__(p) *_pp_ = &(p); \
+                __typeof__(p) _v_ = *_pp_;  \
+                *_pp_ = NULL;               \
+                _v_;                        \
         })
 
 /* Moves an owned file descriptor out of a variable, leaving -EBADF behind. */
-#define TAKE_FD(fd)                                                                                \
-        __extension__({                                                                            \
-                int *_pfd_ = &(fd);                                                                \
-                int _v_ = *_pfd_;                                                                  \
-                *_pfd_ = -EBADF;                                                                   \
-                _v_;                                                                               \
+#define TAKE_FD(fd)                 \
+        __extension__({             \
+                int *_pfd_ = &(fd); \
+                int _v_ = *_pfd_;   \
+                *_pfd_ = -EBADF;    \
+                _v_;                \
         })
 
 /* Defines name##p(type *p), a cleanup function that calls func(*p) when *p is set. */
-#define DEFINE_CLEANUP_FUNC(type, func)                                                            \
-        static inline void func##p(type *p) /* NOLINT(bugprone-macro-parentheses) */               \
-        {                                                                                          \
-                if (*p)                                                                            \
-                        (void)func(*p);                                                            \
+#define DEFINE_CLEANUP_FUNC(type, func)                                              \
+        static inline void func##p(type *p) /* NOLINT(bugprone-macro-parentheses) */ \
+        {                                                                            \
+                if (*p)                                                              \
+                        (void)func(*p);                                              \
         }
 
 static inline void freep(void *p)
@@ -71,7 +71,7 @@ static inline int negative_errno(void)
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 
-#define streq(a, b)  (strcmp((a), (b)) == 0)
+#define streq(a, b)     (strcmp((a), (b)) == 0)
 #define strneq(a, b, n) (strncmp((a), (b), (n)) == 0)
 
 #include "util/banned.h"

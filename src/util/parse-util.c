@@ -30,8 +30,7 @@ int safe_atoi64(const char *s, int64_t *ret)
         long long v;
         char *end = NULL;
 
-        if (!s || !(isdigit((unsigned char)s[0]) ||
-                    (s[0] == '-' && isdigit((unsigned char)s[1]))))
+        if (!s || !(isdigit((unsigned char)s[0]) || (s[0] == '-' && isdigit((unsigned char)s[1]))))
                 return -EINVAL;
         errno = 0;
         v = strtoll(s, &end, 10);
@@ -111,8 +110,8 @@ int parse_duration_usec(const char *s, uint64_t *ret)
                 const char *suffix;
                 uint64_t usec;
         } units[] = {
-                { "us", 1ULL },          { "ms", 1000ULL },         { "s", 1000000ULL },
-                { "m", 60000000ULL },    { "h", 3600000000ULL },    { "", 1000000ULL },
+                { "us", 1ULL },       { "ms", 1000ULL },      { "s", 1000000ULL },
+                { "m", 60000000ULL }, { "h", 3600000000ULL }, { "", 1000000ULL },
         };
         char digits[32];
         size_t n = 0;

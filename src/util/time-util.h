@@ -13,11 +13,11 @@
 
 typedef uint64_t usec_t;
 
-#define USEC_INFINITY ((usec_t)UINT64_MAX)
-#define USEC_PER_MSEC ((usec_t)1000ULL)
-#define USEC_PER_SEC  ((usec_t)1000000ULL)
+#define USEC_INFINITY   ((usec_t)UINT64_MAX)
+#define USEC_PER_MSEC   ((usec_t)1000ULL)
+#define USEC_PER_SEC    ((usec_t)1000000ULL)
 #define USEC_PER_MINUTE (60ULL * USEC_PER_SEC)
-#define NSEC_PER_USEC ((uint64_t)1000ULL)
+#define NSEC_PER_USEC   ((uint64_t)1000ULL)
 
 /* CLOCK_MONOTONIC / CLOCK_REALTIME in usec. */
 usec_t now_monotonic(void);

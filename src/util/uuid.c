@@ -24,8 +24,8 @@ int uuid_random(char buf[static UUID_STRING_LEN])
         b[6] = (uint8_t)((b[6] & 0x0f) | 0x40); /* version 4 */
         b[8] = (uint8_t)((b[8] & 0x3f) | 0x80); /* variant 10 */
         (void)snprintf(buf, UUID_STRING_LEN,
-                       "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-                       b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
-                       b[12], b[13], b[14], b[15]);
+                       "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                       b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
+                       b[13], b[14], b[15]);
         return 0;
 }

@@ -164,10 +164,11 @@ static int check_top(const struct review_top *top, char *reterr, size_t reterr_l
                 return fail(reterr, reterr_len, -EINVAL,
                             "expected kind AdmissionReview, got \"%.64s\"", top->kind);
         if (!streq(top->api_version, ADMISSION_V1) && !streq(top->api_version, ADMISSION_V1BETA1))
-                return fail(reterr, reterr_len, -EINVAL,
-                            "unsupported AdmissionReview apiVersion \"%.64s\" (expected "
-                            ADMISSION_V1 " or " ADMISSION_V1BETA1 ")",
-                            top->api_version);
+                return fail(
+                        reterr, reterr_len, -EINVAL,
+                        "unsupported AdmissionReview apiVersion \"%.64s\" (expected " ADMISSION_V1
+                        " or " ADMISSION_V1BETA1 ")",
+                        top->api_version);
         return 0;
 }
 
@@ -189,8 +190,8 @@ int admission_review_decode(const char *data, size_t len, struct admission_reque
                   offsetof(struct review_top, api_version), JSON_MANDATORY },
                 { "kind", JSON_STRING, json_dispatch_string, offsetof(struct review_top, kind),
                   JSON_MANDATORY },
-                { "request", JSON_OBJECT, json_dispatch_json,
-                  offsetof(struct review_top, request), JSON_MANDATORY },
+                { "request", JSON_OBJECT, json_dispatch_json, offsetof(struct review_top, request),
+                  JSON_MANDATORY },
                 { "response", JSON_ANY_TYPE, dispatch_ignore, 0, 0 },
                 { 0 },
         };
@@ -365,8 +366,7 @@ static bool content_type_is_json(const char *ct)
 
 /* Fills *a; message must be valid UTF-8 (ours always are: ASCII plus the rules' messages). */
 static int answer(struct admission_answer *a, unsigned http_status, const char *api_version,
-                  const char *uid, bool allowed, int code, const char *reason,
-                  const char *message)
+                  const char *uid, bool allowed, int code, const char *reason, const char *message)
 {
         char *body;
 

@@ -40,17 +40,17 @@
  * admission_request_release().
  */
 struct admission_request {
-        char *api_version;   /* owned; ADMISSION_V1 or ADMISSION_V1BETA1 */
-        char *uid;           /* owned; non-empty */
-        char *operation;     /* owned; as sent ("CREATE", "UPDATE", "DELETE", "CONNECT", ...) */
-        char *kind_group;    /* owned; request.kind.group ("" for the core group) */
-        char *kind_version;  /* owned; request.kind.version */
-        char *kind_kind;     /* owned; request.kind.kind */
-        char *sub_resource;  /* owned; NULL when absent */
-        char *name;          /* owned; request.name, NULL when absent */
-        char *namespace_;    /* owned; request.namespace, NULL when absent */
-        json_t *object;      /* new reference; NULL when absent or null */
-        json_t *old_object;  /* new reference; NULL when absent or null */
+        char *api_version;  /* owned; ADMISSION_V1 or ADMISSION_V1BETA1 */
+        char *uid;          /* owned; non-empty */
+        char *operation;    /* owned; as sent ("CREATE", "UPDATE", "DELETE", "CONNECT", ...) */
+        char *kind_group;   /* owned; request.kind.group ("" for the core group) */
+        char *kind_version; /* owned; request.kind.version */
+        char *kind_kind;    /* owned; request.kind.kind */
+        char *sub_resource; /* owned; NULL when absent */
+        char *name;         /* owned; request.name, NULL when absent */
+        char *namespace_;   /* owned; request.namespace, NULL when absent */
+        json_t *object;     /* new reference; NULL when absent or null */
+        json_t *old_object; /* new reference; NULL when absent or null */
         bool dry_run;
 };
 
@@ -99,8 +99,8 @@ struct admission_answer {
         unsigned http_status; /* 200, or 400/413/415 for a body that is not a readable review */
         char *body;           /* owned; a JSON AdmissionReview, NUL-terminated */
         size_t body_len;
-        bool allowed;  /* response.allowed */
-        int code;      /* response.status.code */
+        bool allowed;            /* response.allowed */
+        int code;                /* response.status.code */
         const char *api_version; /* static; ADMISSION_V1 or ADMISSION_V1BETA1, as answered */
 };
 

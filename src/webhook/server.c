@@ -13,9 +13,9 @@
 #include "webhook/admission.h"
 
 /* The HTTP layer's 413 answer (sent before the body is read), shaped as a review. */
-#define TOO_LARGE_REVIEW                                                                           \
-        "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"" ADMISSION_V1 "\",\"response\":{"     \
-        "\"uid\":\"\",\"allowed\":false,\"status\":{\"metadata\":{},\"message\":"              \
+#define TOO_LARGE_REVIEW                                                                   \
+        "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"" ADMISSION_V1 "\",\"response\":{" \
+        "\"uid\":\"\",\"allowed\":false,\"status\":{\"metadata\":{},\"message\":"          \
         "\"request body is larger than 7 MiB\",\"code\":413}}}\n"
 
 struct webhook_server {
@@ -41,8 +41,8 @@ static int on_request(void *userdata, struct http_req *req, struct http_resp *re
         }
         if (!streq(req->method, "POST")) {
                 http_resp_set_json(resp, 405,
-                                   json_pack("{s:s,s:i}", "message", "method not allowed",
-                                             "code", 405));
+                                   json_pack("{s:s,s:i}", "message", "method not allowed", "code",
+                                             405));
                 return http_resp_add_header(resp, "Allow", "POST");
         }
 
@@ -50,8 +50,8 @@ static int on_request(void *userdata, struct http_req *req, struct http_resp *re
                            req->body.len, s->validate, &a);
         if (r < 0)
                 return log_error_errno(r, "admission review failed: %s", errno_to_string(r));
-        log_debug("answered %s review: http %u, allowed %s, code %d", a.api_version,
-                  a.http_status, a.allowed ? "true" : "false", a.code);
+        log_debug("answered %s review: http %u, allowed %s, code %d", a.api_version, a.http_status,
+                  a.allowed ? "true" : "false", a.code);
         http_resp_set_text(resp, a.http_status, "application/json", a.body);
         admission_answer_release(&a);
         return 0;

@@ -19,16 +19,16 @@
 
 struct webhook_server;
 
-#define WEBHOOK_PATH       "/validate-serving-kserve-io-v1alpha1-trainedmodel"
-#define WEBHOOK_PATH_ALIAS "/validate-trainedmodel"
+#define WEBHOOK_PATH         "/validate-serving-kserve-io-v1alpha1-trainedmodel"
+#define WEBHOOK_PATH_ALIAS   "/validate-trainedmodel"
 #define WEBHOOK_DEFAULT_PORT 9443
 /* controller-runtime's default --webhook-cert-dir. */
 #define WEBHOOK_DEFAULT_CERT_DIR "/tmp/k8s-webhook-server/serving-certs"
 
 struct webhook_server_config {
-        const char *address;  /* borrowed; listen address, "0.0.0.0" in a cluster */
-        uint16_t port;        /* 0 picks a free port (tests) */
-        const char *cert_dir; /* borrowed; directory with the two files below */
+        const char *address;   /* borrowed; listen address, "0.0.0.0" in a cluster */
+        uint16_t port;         /* 0 picks a free port (tests) */
+        const char *cert_dir;  /* borrowed; directory with the two files below */
         const char *cert_name; /* borrowed; default "tls.crt" */
         const char *key_name;  /* borrowed; default "tls.key" */
         /*
@@ -41,9 +41,9 @@ struct webhook_server_config {
         admission_validate_fn *validate;
 };
 
-#define WEBHOOK_SERVER_CONFIG_DEFAULTS                                                             \
-        .address = "0.0.0.0", .port = WEBHOOK_DEFAULT_PORT, .cert_dir = WEBHOOK_DEFAULT_CERT_DIR,  \
-        .cert_name = "tls.crt", .key_name = "tls.key", .connection_timeout = 10,                   \
+#define WEBHOOK_SERVER_CONFIG_DEFAULTS                                                            \
+        .address = "0.0.0.0", .port = WEBHOOK_DEFAULT_PORT, .cert_dir = WEBHOOK_DEFAULT_CERT_DIR, \
+        .cert_name = "tls.crt", .key_name = "tls.key", .connection_timeout = 10,                  \
         .max_connections = 4096, .validate = NULL
 
 /*

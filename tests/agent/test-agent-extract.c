@@ -41,7 +41,7 @@ static void teardown(void)
 
 struct ent {
         const char *path;
-        char type; /* f file, d dir, l symlink, h hardlink */
+        char type;        /* f file, d dir, l symlink, h hardlink */
         const char *data; /* file content, or link target */
 };
 

@@ -66,9 +66,11 @@ static size_t read_request(int fd, char *buf, size_t max)
                 buf[n] = 0;
                 if ((end = strstr(buf, "\r\n\r\n"))) {
                         const char *cl = strcasestr(buf, "\r\nContent-Length:");
-                        size_t want = (size_t)(end + 4 - buf) + (cl && cl < end ? strtoul(cl + 17, NULL, 10) : 0);
+                        size_t want = (size_t)(end + 4 - buf) +
+                                      (cl && cl < end ? strtoul(cl + 17, NULL, 10) : 0);
                         if (strcasestr(buf, "Transfer-Encoding: chunked") &&
-                            !(strstr(end + 4, "\n0\r\n") && n >= 4 && strcmp(buf + n - 4, "\r\n\r\n") == 0))
+                            !(strstr(end + 4, "\n0\r\n") && n >= 4 &&
+                              strcmp(buf + n - 4, "\r\n\r\n") == 0))
                                 continue;
                         if (n >= want)
                                 return n;
@@ -90,7 +92,9 @@ static void *upstream(void *u)
                 while ((n = read_request(c, buf, sizeof(buf))) > 0) {
                         if (strncmp(buf, "GET /stream ", 12) == 0) {
                                 char x;
-                                send_str(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n");
+                                send_str(
+                                        c,
+                                        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n");
                                 (void)!read(release_pipe[0], &x, 1); /* the client saw "hello" */
                                 send_str(c, "5\r\nworld\r\n0\r\n\r\n");
                         } else if (strncmp(buf, "GET /close ", 11) == 0) {
@@ -99,7 +103,8 @@ static void *upstream(void *u)
                         } else {
                                 snprintf(resp, sizeof(resp),
                                          "HTTP/1.1 200 OK\r\nX-Up: yes\r\nKeep-Alive: timeout=5\r\n"
-                                         "Content-Length: %zu\r\n\r\n%s", n, buf);
+                                         "Content-Length: %zu\r\n\r\n%s",
+                                         n, buf);
                                 send_str(c, resp);
                         }
                 }
@@ -120,8 +125,10 @@ static void setup(void)
         atomic_store(&up_accepts, 0);
         atomic_store(&ready_flag, true);
         pthread_create(&up_thread, NULL, upstream, NULL);
-        cr_assert_eq(proxy_start(&(struct proxy_config){ .address = "127.0.0.1", .upstream_host = "127.0.0.1",
-                                                         .upstream_port = up_port, .ready = is_ready },
+        cr_assert_eq(proxy_start(&(struct proxy_config){ .address = "127.0.0.1",
+                                                         .upstream_host = "127.0.0.1",
+                                                         .upstream_port = up_port,
+                                                         .ready = is_ready },
                                  &proxy),
                      0);
 }
@@ -138,7 +145,8 @@ static void teardown(void)
 
 static int dial(void)
 {
-        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+        struct sockaddr_in a = { .sin_family = AF_INET,
+                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
                                  .sin_port = htons(proxy_port(proxy)) };
         int fd = socket(AF_INET, SOCK_STREAM, 0);
         struct timeval tv = { .tv_sec = 20 };
@@ -164,7 +172,8 @@ static char *read_response(int fd, const char *until)
                         break;
                 if (!until && end) {
                         const char *cl = strcasestr(buf, "\r\nContent-Length:");
-                        if (cl && cl < end && n >= (size_t)(end + 4 - buf) + strtoul(cl + 17, NULL, 10))
+                        if (cl && cl < end &&
+                            n >= (size_t)(end + 4 - buf) + strtoul(cl + 17, NULL, 10))
                                 break;
                 }
         }
@@ -186,9 +195,10 @@ TestSuite(proxy, .init = setup, .fini = teardown);
 
 Test(proxy, headers_pass_through_hop_by_hop_dropped)
 {
-        char *r = roundtrip("POST /v2/models/m/infer?x=1 HTTP/1.1\r\nHost: model.example\r\n"
-                            "X-Custom: keep me\r\nConnection: X-Hop\r\nX-Hop: drop me\r\n"
-                            "Keep-Alive: timeout=1\r\nTE: trailers\r\nContent-Length: 4\r\n\r\nbody");
+        char *r = roundtrip(
+                "POST /v2/models/m/infer?x=1 HTTP/1.1\r\nHost: model.example\r\n"
+                "X-Custom: keep me\r\nConnection: X-Hop\r\nX-Hop: drop me\r\n"
+                "Keep-Alive: timeout=1\r\nTE: trailers\r\nContent-Length: 4\r\n\r\nbody");
 
         cr_assert(strstr(r, "HTTP/1.1 200 OK\r\n"), "%s", r);
         cr_assert(strstr(r, "X-Up: yes"), "response headers passed: %s", r);
@@ -221,7 +231,8 @@ Test(proxy, response_streams_before_it_ends)
 
         send_str(fd, "GET /stream HTTP/1.1\r\nHost: h\r\n\r\n");
         r = read_response(fd, "hello\r\n");
-        cr_assert(strstr(r, "hello"), "first chunk not forwarded before the upstream finished: %s", r);
+        cr_assert(strstr(r, "hello"), "first chunk not forwarded before the upstream finished: %s",
+                  r);
         free(r);
         cr_assert_eq(write(release_pipe[1], "x", 1), 1);
         r = read_response(fd, "0\r\n\r\n");
@@ -258,7 +269,8 @@ Test(proxy, malformed_requests)
         static const struct {
                 const char *req, *status;
         } cases[] = {
-                { "POST / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", "400" },
+                { "POST / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
+                  "400" },
                 { "GET / HTTP/1.1\r\nX: a\r\n folded\r\n\r\n", "400" },
                 { "POST / HTTP/1.1\r\nContent-Length: 1x\r\n\r\n", "400" },
                 { "POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", "400" },
@@ -321,10 +333,12 @@ Test(proxy, upstream_down_is_502)
 
         close(fd); /* nothing listens there now */
         cr_assert_eq(proxy_start(&(struct proxy_config){ .address = "127.0.0.1",
-                                                         .upstream_port = dead, .ready = is_ready },
+                                                         .upstream_port = dead,
+                                                         .ready = is_ready },
                                  &p2),
                      0);
-        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+        struct sockaddr_in a = { .sin_family = AF_INET,
+                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
                                  .sin_port = htons(proxy_port(p2)) };
         fd = socket(AF_INET, SOCK_STREAM, 0);
         cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);

@@ -34,7 +34,8 @@ Test(hfpure, patterns)
         } t[] = {
                 { "ibm-granite/granite-3.0-2b", CATALOG_HF_PATTERN_EXACT, NULL, NULL },
                 { "ibm-granite/*", CATALOG_HF_PATTERN_ORG_ALL, "ibm-granite", NULL },
-                { " meta-llama/Llama-2-* ", CATALOG_HF_PATTERN_ORG_PREFIX, "meta-llama", "Llama-2-" },
+                { " meta-llama/Llama-2-* ", CATALOG_HF_PATTERN_ORG_PREFIX, "meta-llama",
+                  "Llama-2-" },
                 { "*", CATALOG_HF_PATTERN_INVALID, NULL, NULL },
                 { "*/*", CATALOG_HF_PATTERN_INVALID, NULL, NULL },
                 { "*/granite", CATALOG_HF_PATTERN_INVALID, NULL, NULL },
@@ -64,16 +65,18 @@ Test(hfpure, link_header_and_durations)
         char *c = NULL;
         usec_t u;
 
-        cr_assert_eq(catalog_hf_link_next_cursor(
-                             "<https://huggingface.co/api/models?author=x&limit=100&cursor=eyJhIjoxfQ%3D%3D>; "
-                             "rel=\"next\"",
-                             &c),
-                     0);
+        cr_assert_eq(
+                catalog_hf_link_next_cursor(
+                        "<https://huggingface.co/api/models?author=x&limit=100&cursor=eyJhIjoxfQ%3D%3D>; "
+                        "rel=\"next\"",
+                        &c),
+                0);
         cr_assert_str_eq(c, "eyJhIjoxfQ%3D%3D");
         free(c);
-        cr_assert_eq(catalog_hf_link_next_cursor("<https://h/api/models?cursor=A&limit=1>; rel=\"prev\", "
-                                                 "<https://h/api/models?cursor=B&limit=1>; rel=\"next\"",
-                                                 &c),
+        cr_assert_eq(catalog_hf_link_next_cursor(
+                             "<https://h/api/models?cursor=A&limit=1>; rel=\"prev\", "
+                             "<https://h/api/models?cursor=B&limit=1>; rel=\"next\"",
+                             &c),
                      0);
         cr_assert_str_eq(c, "B");
         free(c);
@@ -125,14 +128,17 @@ Test(hfpure, settings)
 {
         char inc1[] = "granite-*", exc1[] = "*-draft";
         char *inc[] = { inc1, NULL }, *exc[] = { exc1, NULL };
-        struct catalog_source_config s = source("{\"allowedOrganization\": \"ibm-granite\"}", inc, exc);
+        struct catalog_source_config s = source("{\"allowedOrganization\": \"ibm-granite\"}", inc,
+                                                exc);
         struct catalog_hf_config c;
         char err[256];
 
         fake_env_endpoint = "http://mirror.example:8080//";
         fake_env_key = "hf_abc";
-        cr_assert_eq(catalog_hf_config_from_source(&s, fake_getenv, &c, err, sizeof(err)), 0, "%s", err);
-        cr_assert_str_eq(c.base_url, "http://mirror.example:8080", "HF_ENDPOINT, trailing '/' dropped");
+        cr_assert_eq(catalog_hf_config_from_source(&s, fake_getenv, &c, err, sizeof(err)), 0, "%s",
+                     err);
+        cr_assert_str_eq(c.base_url, "http://mirror.example:8080",
+                         "HF_ENDPOINT, trailing '/' dropped");
         cr_assert_str_eq(c.api_key, "hf_abc");
         cr_assert_str_eq(c.included[0], "ibm-granite/granite-*", "allowedOrganization prefixes");
         cr_assert_str_eq(c.excluded[0], "ibm-granite/*-draft");
@@ -142,11 +148,13 @@ Test(hfpure, settings)
         json_decref(s.properties);
 
         /* url wins over HF_ENDPOINT; apiKeyEnvVar; a key without hf_ is not sent; org alone */
-        s = source("{\"url\": \"http://127.0.0.1:9/\", \"apiKeyEnvVar\": \"MY_KEY\", "
-                   "\"allowedOrganization\": \"acme\", \"maxModels\": 7, \"syncInterval\": \"90s\"}",
-                   NULL, NULL);
+        s = source(
+                "{\"url\": \"http://127.0.0.1:9/\", \"apiKeyEnvVar\": \"MY_KEY\", "
+                "\"allowedOrganization\": \"acme\", \"maxModels\": 7, \"syncInterval\": \"90s\"}",
+                NULL, NULL);
         fake_env_key = "plain-token";
-        cr_assert_eq(catalog_hf_config_from_source(&s, fake_getenv, &c, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(catalog_hf_config_from_source(&s, fake_getenv, &c, err, sizeof(err)), 0, "%s",
+                     err);
         cr_assert_str_eq(c.base_url, "http://127.0.0.1:9");
         cr_assert_null(c.api_key);
         cr_assert(c.has_key);
@@ -160,7 +168,8 @@ Test(hfpure, settings)
         fake_env_endpoint = NULL;
         fake_env_key = NULL;
         s = source("{\"syncInterval\": \"soon\"}", inc, NULL);
-        cr_assert_eq(catalog_hf_config_from_source(&s, fake_getenv, &c, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(catalog_hf_config_from_source(&s, fake_getenv, &c, err, sizeof(err)), 0, "%s",
+                     err);
         cr_assert_str_eq(c.base_url, "https://huggingface.co");
         cr_assert_eq(c.sync_interval, 24ULL * 3600 * USEC_PER_SEC);
         cr_assert(!c.has_key);
@@ -192,8 +201,9 @@ static json_t *load_fixture(const char *name)
 
 static const char *cp(const json_t *m, const char *k)
 {
-        return json_string_value(json_object_get(
-                json_object_get(json_object_get(m, "customProperties"), k), "string_value"));
+        return json_string_value(
+                json_object_get(json_object_get(json_object_get(m, "customProperties"), k),
+                                "string_value"));
 }
 
 Test(hfpure, model_from_info)
@@ -210,13 +220,15 @@ Test(hfpure, model_from_info)
         cr_assert_str_eq(json_string_value(json_object_get(m, "license")), "apache-2.0");
         cr_assert_str_eq(json_string_value(json_object_get(m, "libraryName")), "transformers");
         cr_assert_str_eq(json_string_value(json_object_get(m, "readme")), "# card");
-        cr_assert_str_eq(json_string_value(json_object_get(m, "createTimeSinceEpoch")), "1727903783000");
+        cr_assert_str_eq(json_string_value(json_object_get(m, "createTimeSinceEpoch")),
+                         "1727903783000");
         cr_assert_str_eq(json_string_value(json_object_get(m, "lastUpdateTimeSinceEpoch")),
                          "1734637893000");
         cr_assert_str_eq(json_string_value(json_array_get(json_object_get(m, "tasks"), 0)),
                          "text-generation");
         cr_assert_eq(json_array_size(json_object_get(m, "tasks")), 1);
-        cr_assert(strneq(json_string_value(json_object_get(m, "logo")), "data:image/svg+xml;base64,", 26));
+        cr_assert(strneq(json_string_value(json_object_get(m, "logo")),
+                         "data:image/svg+xml;base64,", 26));
         /* the card is flat on the real hub: upstream reads cardData.data, so no description */
         cr_assert_null(json_object_get(m, "description"));
         cr_assert_str_eq(cp(m, "model_type"), "generative");
@@ -233,7 +245,8 @@ Test(hfpure, model_from_info)
         cr_assert_str_eq(json_string_value(json_object_get(a, "name")),
                          "ibm-granite/granite-3.0-2b-instruct-hf-artifact");
         cr_assert_str_eq(json_string_value(json_object_get(a, "artifactType")), "model-artifact");
-        cr_assert_str_eq(json_string_value(json_object_get(a, "createTimeSinceEpoch")), "1727903783000");
+        cr_assert_str_eq(json_string_value(json_object_get(a, "createTimeSinceEpoch")),
+                         "1727903783000");
         free(d.name);
         json_decref(d.model);
         json_decref(d.artifacts);
@@ -242,7 +255,8 @@ Test(hfpure, model_from_info)
         info = load_fixture("model-ibm-granite--granite-3.0-8b-instruct.json");
         cr_assert_eq(catalog_hf_model_from_info(info, "x", NULL, 1, &d), 0);
         m = d.model;
-        cr_assert_str_eq(json_string_value(json_object_get(m, "description")), "An 8B instruction model.");
+        cr_assert_str_eq(json_string_value(json_object_get(m, "description")),
+                         "An 8B instruction model.");
         cr_assert_eq(json_array_size(json_object_get(m, "language")), 2, "empty languages dropped");
         cr_assert_str_eq(json_string_value(json_object_get(m, "licenseLink")),
                          "https://www.apache.org/licenses/LICENSE-2.0");
@@ -367,7 +381,8 @@ static struct catalog_hf_config hf_cfg(const char *included, const char *exclude
         c.base_url = strdup(hub_url);
         cr_assert_eq(catalog_strv_copy((char *[]){ (char *)included, NULL }, &c.included), 0);
         if (excluded)
-                cr_assert_eq(catalog_strv_copy((char *[]){ (char *)excluded, NULL }, &c.excluded), 0);
+                cr_assert_eq(catalog_strv_copy((char *[]){ (char *)excluded, NULL }, &c.excluded),
+                             0);
         return c;
 }
 
@@ -403,13 +418,16 @@ Test(hf, org_listing_model_info_and_cards)
         cr_assert_eq(res.data->n, 3);
         m = find_model(res.data, "ibm-granite/granite-3.0-2b-instruct");
         cr_assert_not_null(m);
-        cr_assert(strstr(json_string_value(json_object_get(m->model, "readme")), "# Granite-3.0-2B-Instruct"));
+        cr_assert(strstr(json_string_value(json_object_get(m->model, "readme")),
+                         "# Granite-3.0-2B-Instruct"));
         m = find_model(res.data, "ibm-granite/granite-embedding-30m-english");
-        cr_assert(strstr(json_string_value(json_object_get(m->model, "readme")), "lowercase readme.md"),
+        cr_assert(strstr(json_string_value(json_object_get(m->model, "readme")),
+                         "lowercase readme.md"),
                   "the first README sibling that can be fetched");
-        cr_assert_null(json_object_get(find_model(res.data, "ibm-granite/granite-3.0-8b-instruct")->model,
-                                       "readme"),
-                       "no README sibling, no card request");
+        cr_assert_null(
+                json_object_get(find_model(res.data, "ibm-granite/granite-3.0-8b-instruct")->model,
+                                "readme"),
+                "no README sibling, no card request");
         cr_assert_eq(hub_count("/granite-3.0-8b-instruct/raw/", NULL, 0), 0);
         cr_assert_geq(hub_count("/api/models?author=ibm-granite&limit=100", auth, sizeof(auth)), 1);
         cr_assert_str_eq(auth, "", "no key, no Authorization header");
@@ -472,7 +490,8 @@ Test(hf, missing_model_is_partial_and_named)
         c = hf_cfg("ibm-granite/does-not-exist", NULL);
         res = sync_ok(&c);
         cr_assert_null(res.data);
-        cr_assert(strstr(res.error, "Failed models: [ibm-granite/does-not-exist]"), "%s", res.error);
+        cr_assert(strstr(res.error, "Failed models: [ibm-granite/does-not-exist]"), "%s",
+                  res.error);
         catalog_hf_result_release(&res);
         catalog_hf_config_release(&c);
 }
@@ -492,8 +511,9 @@ static void expect_failure(const char *included, const char *needle)
 Test(hf, errors_name_their_cause)
 {
         expect_failure("locked/*", "failed to expand model patterns: no models found: [locked/*]");
-        expect_failure("locked/*", "Hugging Face API returned status 401: {\"error\": \"Invalid username "
-                                   "or password.\"} for author locked");
+        expect_failure("locked/*",
+                       "Hugging Face API returned status 401: {\"error\": \"Invalid username "
+                       "or password.\"} for author locked");
         expect_failure("badjson/*", "failed to decode models list for author badjson");
         expect_failure("badjson/x", "failed to decode model info for badjson/x");
         expect_failure("*", "wildcard pattern \"*\" is not supported");
@@ -522,8 +542,8 @@ Test(hf, slow_server_times_out)
 
         cr_assert_eq(catalog_hf_sync(&c, &o, &res), 0);
         cr_assert_null(res.data);
-        cr_assert(strstr(res.error, "failed to list models for author slow: Timeout was reached"), "%s",
-                  res.error);
+        cr_assert(strstr(res.error, "failed to list models for author slow: Timeout was reached"),
+                  "%s", res.error);
         catalog_hf_result_release(&res);
         catalog_hf_config_release(&c);
 }
@@ -658,14 +678,16 @@ Test(hf, service_refresh_keeps_the_last_data)
         const char *err;
         json_t *m = NULL;
 
-        cr_assert_eq(catalog_service_new(&(struct catalog_service_config){
-                                                 .config_paths = &path, .n_config_paths = 1,
-                                                 .hf_opts = &fast_opts },
+        cr_assert_eq(catalog_service_new(&(struct catalog_service_config){ .config_paths = &path,
+                                                                           .n_config_paths = 1,
+                                                                           .hf_opts = &fast_opts },
                                          &svc, &e),
                      0, "%s", e.message);
         idx = catalog_service_get(svc);
-        cr_assert_eq(catalog_index_n_models(idx), 2, "2 granite-3.0 models, the embedding excluded");
-        cr_assert_eq(catalog_index_get_model(idx, "hub", "ibm-granite/granite-3.0-8b-instruct", &m), 0);
+        cr_assert_eq(catalog_index_n_models(idx), 2,
+                     "2 granite-3.0 models, the embedding excluded");
+        cr_assert_eq(catalog_index_get_model(idx, "hub", "ibm-granite/granite-3.0-8b-instruct", &m),
+                     0);
         cr_assert_str_eq(json_string_value(json_object_get(m, "source_id")), "hub");
         json_decref(m);
         catalog_index_unref(idx);
@@ -707,10 +729,11 @@ Test(hf, watcher_syncs_every_sync_interval)
         atomic_int reloads = 0;
         size_t before = hub_count("author=ibm-granite", NULL, 0);
 
-        cr_assert_eq(catalog_service_new(&(struct catalog_service_config){
-                                                 .config_paths = &path, .n_config_paths = 1,
-                                                 .hf_opts = &fast_opts, .on_reload = on_reload,
-                                                 .userdata = &reloads },
+        cr_assert_eq(catalog_service_new(&(struct catalog_service_config){ .config_paths = &path,
+                                                                           .n_config_paths = 1,
+                                                                           .hf_opts = &fast_opts,
+                                                                           .on_reload = on_reload,
+                                                                           .userdata = &reloads },
                                          &svc, &e),
                      0, "%s", e.message);
         cr_assert_eq(catalog_service_watch_start(svc), 0);
@@ -737,9 +760,9 @@ Test(hf, source_preview_over_http)
         long status = 0;
         CURL *c;
 
-        cr_assert_eq(catalog_service_new(&(struct catalog_service_config){
-                                                 .config_paths = &path, .n_config_paths = 1,
-                                                 .hf_opts = &fast_opts },
+        cr_assert_eq(catalog_service_new(&(struct catalog_service_config){ .config_paths = &path,
+                                                                           .n_config_paths = 1,
+                                                                           .hf_opts = &fast_opts },
                                          &svc, &e),
                      0, "%s", e.message);
         hc.handler = catalog_http_handle;
@@ -765,9 +788,12 @@ Test(hf, source_preview_over_http)
         out = json_loads(buf_str(&b), 0, NULL);
         items = json_object_get(out, "items");
         /* 3 listed + the exact id that cannot be fetched keeps its name (upstream) */
-        cr_assert_eq(json_integer_value(json_object_get(json_object_get(out, "summary"), "totalModels")), 4,
-                     "%s", buf_str(&b));
-        cr_assert_eq(json_integer_value(json_object_get(json_object_get(out, "summary"), "excludedModels")), 1);
+        cr_assert_eq(json_integer_value(
+                             json_object_get(json_object_get(out, "summary"), "totalModels")),
+                     4, "%s", buf_str(&b));
+        cr_assert_eq(json_integer_value(
+                             json_object_get(json_object_get(out, "summary"), "excludedModels")),
+                     1);
         cr_assert_eq(json_array_size(items), 4);
         json_decref(out);
 

@@ -66,22 +66,24 @@ static struct catalog_service *start(void)
         struct catalog_error e = { 0 };
 
         path_of(p, sizeof(p), "sources.yaml");
-        cr_assert_eq(catalog_service_new(&(struct catalog_service_config){ .config_paths = paths,
-                                                                          .n_config_paths = 1,
-                                                                          .debounce_ms = 20,
-                                                                          .poll_interval_ms = 500 },
-                                         &svc, &e),
-                     0, "%s", e.message);
+        cr_assert_eq(
+                catalog_service_new(&(struct catalog_service_config){ .config_paths = paths,
+                                                                      .n_config_paths = 1,
+                                                                      .debounce_ms = 20,
+                                                                      .poll_interval_ms = 500 },
+                                    &svc, &e),
+                0, "%s", e.message);
         return svc;
 }
 
 /* A good source "good" and a source "bad" reading bad.yaml. */
 static void write_sources(void)
 {
-        write_file("sources.yaml",
-                   "model_catalogs:\n"
-                   "  - {id: good, name: Good, type: yaml, properties: {yamlCatalogPath: good.yaml}}\n"
-                   "  - {id: bad, name: Bad, type: yaml, properties: {yamlCatalogPath: bad.yaml}}\n");
+        write_file(
+                "sources.yaml",
+                "model_catalogs:\n"
+                "  - {id: good, name: Good, type: yaml, properties: {yamlCatalogPath: good.yaml}}\n"
+                "  - {id: bad, name: Bad, type: yaml, properties: {yamlCatalogPath: bad.yaml}}\n");
         write_file("good.yaml", "source: G\nmodels:\n  - name: g1\n  - name: g2\n");
 }
 
@@ -147,12 +149,13 @@ Test(hostile, directory_symlink_loop)
 
         write_sources();
         /* bad.yaml sits behind a directory that contains itself: d/d/d/... */
-        write_file("sources.yaml",
-                   "model_catalogs:\n"
-                   "  - {id: good, name: Good, type: yaml, properties: {yamlCatalogPath: good.yaml}}\n"
-                   "  - {id: bad, name: Bad, type: yaml, properties: {yamlCatalogPath: "
-                   "d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/"
-                   "d/d/d/bad.yaml}}\n");
+        write_file(
+                "sources.yaml",
+                "model_catalogs:\n"
+                "  - {id: good, name: Good, type: yaml, properties: {yamlCatalogPath: good.yaml}}\n"
+                "  - {id: bad, name: Bad, type: yaml, properties: {yamlCatalogPath: "
+                "d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/"
+                "d/d/d/bad.yaml}}\n");
         path_of(p, sizeof(p), "d");
         cr_assert_eq(symlink(".", p), 0);
         write_file("bad.yaml", "models:\n  - name: x\n");
@@ -265,19 +268,21 @@ Test(hostile, rss_steady_across_20_reloads, .timeout = 600)
         write_sources();
         cr_assert_geq(buf_puts(&b, "source: B\nmodels:\n"), 0);
         for (int i = 0; i < 2000; i++)
-                cr_assert_geq(buf_printf(&b,
-                                         "  - name: org/model-%05d\n"
-                                         "    description: model %d with a description of some length\n"
-                                         "    license: mit\n"
-                                         "    tasks: [text-generation]\n"
-                                         "    customProperties:\n"
-                                         "      kind: {metadataType: MetadataStringValue, string_value: k%d}\n"
-                                         "    artifacts:\n"
-                                         "      - uri: oci://registry.example.com/m/%05d:1\n"
-                                         "        customProperties:\n"
-                                         "          ttft: {metadataType: MetadataDoubleValue, double_value: %d.5}\n",
-                                         i, i, i % 7, i, i % 300),
-                              0);
+                cr_assert_geq(
+                        buf_printf(
+                                &b,
+                                "  - name: org/model-%05d\n"
+                                "    description: model %d with a description of some length\n"
+                                "    license: mit\n"
+                                "    tasks: [text-generation]\n"
+                                "    customProperties:\n"
+                                "      kind: {metadataType: MetadataStringValue, string_value: k%d}\n"
+                                "    artifacts:\n"
+                                "      - uri: oci://registry.example.com/m/%05d:1\n"
+                                "        customProperties:\n"
+                                "          ttft: {metadataType: MetadataDoubleValue, double_value: %d.5}\n",
+                                i, i, i % 7, i, i % 300),
+                        0);
         text = buf_take(&b, NULL);
         cr_assert_not_null(text);
         write_file("bad.yaml", text);
@@ -302,8 +307,8 @@ Test(hostile, rss_steady_across_20_reloads, .timeout = 600)
         }
         last = rss_kib();
         cr_log_info("RSS after reload 3: %ld KiB, after reload 20: %ld KiB", warm, last);
-        cr_assert_leq(last, warm + 24 * 1024, "RSS grew from %ld to %ld KiB over 17 reloads",
-                      warm, last);
+        cr_assert_leq(last, warm + 24 * 1024, "RSS grew from %ld to %ld KiB over 17 reloads", warm,
+                      last);
         catalog_service_free(svc);
         free(text);
 #endif

@@ -31,11 +31,10 @@ static void server_start(struct server *s, char **paths, size_t n, bool watch)
         struct catalog_error e = { 0 };
         struct http_server_config hc = { HTTP_SERVER_CONFIG_DEFAULTS };
 
-        cr_assert_eq(catalog_service_new(&(struct catalog_service_config){
-                                                 .config_paths = paths,
-                                                 .n_config_paths = n,
-                                                 .poll_interval_ms = 200,
-                                                 .debounce_ms = 20 },
+        cr_assert_eq(catalog_service_new(&(struct catalog_service_config){ .config_paths = paths,
+                                                                           .n_config_paths = n,
+                                                                           .poll_interval_ms = 200,
+                                                                           .debounce_ms = 20 },
                                          &s->svc, &e),
                      0, "service: %s:%u: %s", e.file, e.line, e.message);
         if (watch)
@@ -247,10 +246,12 @@ Test(http, sources_with_status)
                 snprintf(tok, sizeof(tok), "%s",
                          json_string_value(json_object_get(r.json, "nextPageToken")));
                 cr_assert_neq(tok[0], '\0');
-                r2 = get(&fx, "/sources?name=MODELS&orderBy=NAME&sortOrder=DESC&pageSize=2&nextPageToken=%s",
-                         tok);
-                cr_assert_str_eq(json_string_value(json_object_get(json_array_get(items(&r2), 0),
-                                                                   "name")),
+                r2 = get(
+                        &fx,
+                        "/sources?name=MODELS&orderBy=NAME&sortOrder=DESC&pageSize=2&nextPageToken=%s",
+                        tok);
+                cr_assert_str_eq(json_string_value(
+                                         json_object_get(json_array_get(items(&r2), 0), "name")),
                                  "Community Models");
                 reply_release(&r2);
         }
@@ -275,8 +276,8 @@ Test(http, models_list_paging_and_order)
                 size_t i;
                 json_t *m;
 
-                r = get(&fx, "/models?pageSize=4&orderBy=NAME%s%s", token[0] ? "&nextPageToken=" : "",
-                        token);
+                r = get(&fx, "/models?pageSize=4&orderBy=NAME%s%s",
+                        token[0] ? "&nextPageToken=" : "", token);
                 cr_assert_eq(r.status, 200, "%s", r.body);
                 json_array_foreach(items(&r), i, m) {
                         cr_assert_lt(n, 64);
@@ -315,7 +316,8 @@ Test(http, models_list_paging_and_order)
                          "acme/granite-8b-code", "%s", r.body);
         cr_assert_str_eq(json_string_value(json_object_get(json_array_get(items(&r), 1), "name")),
                          "Beta-Model");
-        cr_assert_not_null(json_object_get(json_array_get(items(&r), 0), "lastUpdateTimeSinceEpoch"));
+        cr_assert_not_null(
+                json_object_get(json_array_get(items(&r), 0), "lastUpdateTimeSinceEpoch"));
         reply_release(&r);
 }
 
@@ -347,7 +349,8 @@ Test(http, search_filter_and_labels)
         r = get(&fx, "/models?filterQuery=%s", "hardware_type.string_value%20%3D%205.0");
         assert_error(&r, 400, "invalid filter query, type mismatch or invalid value in comparison");
         reply_release(&r);
-        r = get(&fx, "/models?filterQuery=%s", "artifacts.hardware_count.int_value%20%3D%20%27two%27");
+        r = get(&fx, "/models?filterQuery=%s",
+                "artifacts.hardware_count.int_value%20%3D%20%27two%27");
         assert_error(&r, 400, "type mismatch");
         reply_release(&r);
         r = get(&fx, "/sources/acme_models/models/alpha-model/artifacts?filterQuery=%s",
@@ -375,7 +378,8 @@ Test(http, model_and_artifacts)
         char id[32];
 
         cr_assert_eq(r.status, 200, "%s", r.body);
-        cr_assert_str_eq(json_string_value(json_object_get(r.json, "name")), "acme/granite-8b-code");
+        cr_assert_str_eq(json_string_value(json_object_get(r.json, "name")),
+                         "acme/granite-8b-code");
         snprintf(id, sizeof(id), "%s", json_string_value(json_object_get(r.json, "id")));
         reply_release(&r);
         r = get(&fx, "/sources/acme_models/models/acme%%2Fgranite-8b-code");
@@ -393,16 +397,17 @@ Test(http, model_and_artifacts)
         r = get(&fx, "/sources/acme_models/models/alpha-model/artifacts");
         cr_assert_eq(r.status, 200, "%s", r.body);
         cr_assert_eq(json_array_size(items(&r)), 4);
-        cr_assert_str_eq(json_string_value(json_object_get(json_array_get(items(&r), 0),
-                                                           "artifactType")),
+        cr_assert_str_eq(json_string_value(
+                                 json_object_get(json_array_get(items(&r), 0), "artifactType")),
                          "model-artifact");
         reply_release(&r);
         r = get(&fx, "/sources/acme_models/models/acme/granite-8b-code/artifacts");
         cr_assert_eq(r.status, 200, "unencoded slash + /artifacts: %s", r.body);
         cr_assert_eq(json_array_size(items(&r)), 1);
         reply_release(&r);
-        r = get(&fx, "/sources/acme_models/models/alpha-model/artifacts?artifactType=metrics-artifact"
-                     "&orderBy=ttft_p90.double_value&sortOrder=DESC&pageSize=1");
+        r = get(&fx,
+                "/sources/acme_models/models/alpha-model/artifacts?artifactType=metrics-artifact"
+                "&orderBy=ttft_p90.double_value&sortOrder=DESC&pageSize=1");
         cr_assert_eq(r.status, 200, "%s", r.body);
         cr_assert_str_eq(json_string_value(json_object_get(json_array_get(items(&r), 0), "name")),
                          "alpha-perf-a100");
@@ -442,25 +447,31 @@ Test(http, performance_target_rps_and_recommendations)
         h100 = find_by(items(&r), "name", "alpha-perf-h100");
         a100 = find_by(items(&r), "name", "alpha-perf-a100");
         cr_assert(h100 && a100, "%s", r.body);
-        cr_assert_str_eq(json_string_value(json_object_get(custom(h100, "replicas"), "int_value")), "3");
-        cr_assert_str_eq(json_string_value(json_object_get(custom(h100, "replicas"), "metadataType")),
+        cr_assert_str_eq(json_string_value(json_object_get(custom(h100, "replicas"), "int_value")),
+                         "3");
+        cr_assert_str_eq(json_string_value(
+                                 json_object_get(custom(h100, "replicas"), "metadataType")),
                          "MetadataIntValue");
-        cr_assert_float_eq(json_number_value(json_object_get(custom(h100, "total_requests_per_second"),
-                                                             "double_value")),
+        cr_assert_float_eq(json_number_value(
+                                   json_object_get(custom(h100, "total_requests_per_second"),
+                                                   "double_value")),
                            30, 1e-9);
-        cr_assert_str_eq(json_string_value(json_object_get(custom(a100, "replicas"), "int_value")), "25");
+        cr_assert_str_eq(json_string_value(json_object_get(custom(a100, "replicas"), "int_value")),
+                         "25");
         reply_release(&r);
 
         /* without targetRPS nothing is computed, and the stored artifact was not changed */
         r = get(&fx, "%s", base);
-        cr_assert_null(custom(find_by(items(&r), "name", "alpha-perf-h100"), "replicas"), "%s", r.body);
+        cr_assert_null(custom(find_by(items(&r), "name", "alpha-perf-h100"), "replicas"), "%s",
+                       r.body);
         reply_release(&r);
 
         /* two hardware types: each is its own front, both stay; pages of 1 by the id token */
         r = get(&fx, "%s?recommendations=true&pageSize=1", base);
         cr_assert_eq(r.status, 200, "%s", r.body);
         cr_assert_eq(json_array_size(items(&r)), 1);
-        cr_assert_not_null(custom(json_array_get(items(&r), 0), "replicas"), "targetRPS defaults to 1");
+        cr_assert_not_null(custom(json_array_get(items(&r), 0), "replicas"),
+                           "targetRPS defaults to 1");
         {
                 char tok[128];
 
@@ -482,7 +493,8 @@ Test(http, performance_target_rps_and_recommendations)
                          "alpha-perf-h100");
         reply_release(&r);
         r = get(&fx, "%s?recommendations=true&hardwareTypeProperty=metricsType_missing", base);
-        assert_error(&r, 400, "properties not found in any performance artifacts: [metricsType_missing]");
+        assert_error(&r, 400,
+                     "properties not found in any performance artifacts: [metricsType_missing]");
         reply_release(&r);
         r = get(&fx, "%s?recommendations=true&hardwareTypeProperty=format", base);
         assert_error(&r, 400, NULL);
@@ -528,7 +540,8 @@ Test(http, filter_options_and_labels)
         cr_assert_str_neq(json_string_value(json_object_get(r.json, "nextPageToken")), "");
         reply_release(&r);
         r = get(&fx, "/labels?assetType=bogus");
-        assert_error(&r, 400, "invalid value 'bogus' for assetType: valid values are [models mcp_servers]");
+        assert_error(&r, 400,
+                     "invalid value 'bogus' for assetType: valid values are [models mcp_servers]");
         reply_release(&r);
 }
 
@@ -553,11 +566,11 @@ Test(http, source_preview)
         cr_assert_eq(request(NULL, "POST", url, "multipart/form-data; boundary=XyZ", body, &r), 0);
         cr_assert_eq(r.status, 200, "%s", r.body);
         cr_assert_eq(json_array_size(items(&r)), 2, "%s", r.body);
-        cr_assert_eq(json_integer_value(json_object_get(json_object_get(r.json, "summary"),
-                                                        "totalModels")),
+        cr_assert_eq(json_integer_value(
+                             json_object_get(json_object_get(r.json, "summary"), "totalModels")),
                      4);
-        cr_assert_eq(json_integer_value(json_object_get(json_object_get(r.json, "summary"),
-                                                        "excludedModels")),
+        cr_assert_eq(json_integer_value(
+                             json_object_get(json_object_get(r.json, "summary"), "excludedModels")),
                      2);
         reply_release(&r);
 
@@ -574,8 +587,8 @@ Test(http, source_preview)
                              0);
                 cr_assert_eq(r.status, 200, "%s", r.body);
                 cr_assert_eq(json_array_size(items(&r)), 5);
-                cr_assert_eq(json_integer_value(json_object_get(
-                                     json_object_get(r.json, "summary"), "includedModels")),
+                cr_assert_eq(json_integer_value(json_object_get(json_object_get(r.json, "summary"),
+                                                                "includedModels")),
                              3);
                 reply_release(&r);
         }
@@ -593,11 +606,12 @@ Test(http, source_preview)
                 assert_error(&r, 422, NULL);
                 reply_release(&r);
                 /* a file next to the sources file that no source uses is not read */
-                cr_assert_eq(request(NULL, "POST", url, "multipart/form-data; boundary=b",
-                                     "--b\r\nContent-Disposition: form-data; name=\"config\"\r\n\r\n"
-                                     "type: yaml\nproperties: {yamlCatalogPath: override.yaml}\n\r\n--b--\r\n",
-                                     &r),
-                             0);
+                cr_assert_eq(
+                        request(NULL, "POST", url, "multipart/form-data; boundary=b",
+                                "--b\r\nContent-Disposition: form-data; name=\"config\"\r\n\r\n"
+                                "type: yaml\nproperties: {yamlCatalogPath: override.yaml}\n\r\n--b--\r\n",
+                                &r),
+                        0);
                 assert_error(&r, 422, "yamlCatalogPath 'override.yaml' is not allowed");
                 reply_release(&r);
                 cr_assert_eq(request(NULL, "POST", url, "multipart/form-data; boundary=b", badcfg,
@@ -776,8 +790,8 @@ Test(http, mcp_servers)
         /* "fetch" has no accessType in the YAML: served as read_only (upstream's default) */
         r = mcp_get("/mcp_servers/%s/tools/fetch", id);
         cr_assert_eq(r.status, 200);
-        cr_assert_str_eq(json_string_value(json_object_get(json_object_get(r.json, "tool"),
-                                                           "accessType")),
+        cr_assert_str_eq(json_string_value(
+                                 json_object_get(json_object_get(r.json, "tool"), "accessType")),
                          "read_only", "%s", r.body);
         reply_release(&r);
         r = mcp_get("/mcp_servers/%s/tools?filterQuery=%s", id, "accessType%3D%27read_only%27");
@@ -791,8 +805,8 @@ Test(http, mcp_servers)
         reply_release(&r);
         r = mcp_get("/mcp_servers/filter_options");
         cr_assert_eq(r.status, 200);
-        cr_assert_not_null(json_object_get(json_object_get(r.json, "namedQueries"),
-                                           "remote_verified"));
+        cr_assert_not_null(
+                json_object_get(json_object_get(r.json, "namedQueries"), "remote_verified"));
         cr_assert_not_null(json_object_get(json_object_get(r.json, "filters"), "deploymentMode"));
         reply_release(&r);
         r = mcp_get("/mcp_servers?namedQuery=apache_only");
@@ -855,8 +869,8 @@ Test(shared, demo_catalogs, .timeout = 120)
                         struct catalog_models *m = NULL;
                         struct catalog_error e = { 0 };
 
-                        cr_assert_eq(catalog_models_load_file(from, &m, &e), 0, "%s:%u: %s",
-                                     e.file, e.line, e.message);
+                        cr_assert_eq(catalog_models_load_file(from, &m, &e), 0, "%s:%u: %s", e.file,
+                                     e.line, e.message);
                         total += m->n;
                         catalog_models_unref(m);
                 }
@@ -869,8 +883,8 @@ Test(shared, demo_catalogs, .timeout = 120)
         r = get(&s, "/sources");
         cr_assert_eq(json_array_size(items(&r)), 3, "%s", r.body);
         for (size_t i = 0; i < 3; i++)
-                cr_assert_str_eq(json_string_value(json_object_get(json_array_get(items(&r), i),
-                                                                   "status")),
+                cr_assert_str_eq(json_string_value(
+                                         json_object_get(json_array_get(items(&r), i), "status")),
                                  "available", "%s", r.body);
         reply_release(&r);
         for (int page = 0; page < 100; page++) {
@@ -1049,8 +1063,10 @@ static const char *source_status(struct server *s, char *error, size_t n)
         json_t *src = json_array_get(items(&r), 0);
 
         snprintf(st, sizeof(st), "%s", json_string_value(json_object_get(src, "status")));
-        snprintf(error, n, "%s", json_string_value(json_object_get(src, "error")) ?
-                                         json_string_value(json_object_get(src, "error")) : "");
+        snprintf(error, n, "%s",
+                 json_string_value(json_object_get(src, "error"))
+                         ? json_string_value(json_object_get(src, "error"))
+                         : "");
         reply_release(&r);
         return st;
 }
@@ -1157,7 +1173,9 @@ Test(reload, plain_file_rewrite_is_seen, .timeout = 120)
         snprintf(p, sizeof(p), "%s/m.yaml", dir);
         write_text(p, "models:\n  - name: one\n");
         cr_assert(asprintf(&cfg, "%s/sources.yaml", dir) > 0);
-        write_text(cfg, "model_catalogs:\n  - {id: s, type: yaml, properties: {yamlCatalogPath: m.yaml}}\n");
+        write_text(
+                cfg,
+                "model_catalogs:\n  - {id: s, type: yaml, properties: {yamlCatalogPath: m.yaml}}\n");
         server_start(&s, &cfg, 1, true);
         r = get(&s, "/models");
         cr_assert_eq(json_array_size(items(&r)), 1);
@@ -1192,7 +1210,8 @@ Test(reload, plain_file_rewrite_is_seen, .timeout = 120)
 Test(cmd, serves_and_stops_on_sigterm, .timeout = 60)
 {
         const char *build = getenv("MODELPLANE_BUILD_ROOT");
-        char *bin = NULL, *paths = NULL, *a = fixture("sources.yaml"), *b = fixture("override.yaml");
+        char *bin = NULL, *paths = NULL, *a = fixture("sources.yaml"),
+             *b = fixture("override.yaml");
         char line[256] = "", url[512];
         int out[2], status = 0;
         unsigned port = 0;
@@ -1226,10 +1245,10 @@ Test(cmd, serves_and_stops_on_sigterm, .timeout = 60)
         cr_assert_eq(request(NULL, "GET", url, NULL, NULL, &r), 0);
         cr_assert_eq(r.status, 200);
         /* the comma-separated second file overrode community_models' labels */
-        cr_assert_str_eq(json_string_value(json_array_get(json_object_get(find_by(items(&r), "id",
-                                                                                  "community_models"),
-                                                                          "labels"),
-                                                          0)),
+        cr_assert_str_eq(json_string_value(json_array_get(
+                                 json_object_get(find_by(items(&r), "id", "community_models"),
+                                                 "labels"),
+                                 0)),
                          "Community");
         reply_release(&r);
         curl_global_cleanup();

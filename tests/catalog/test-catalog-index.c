@@ -21,7 +21,7 @@ static void setup(void)
         cr_assert_not_null(root);
         cr_assert(asprintf(&path, "%s/tests/fixtures/catalog/sources.yaml", root) > 0);
         cr_assert_eq(catalog_service_new(&(struct catalog_service_config){ .config_paths = &path,
-                                                                          .n_config_paths = 1 },
+                                                                           .n_config_paths = 1 },
                                          &svc, &e),
                      0, "%s", e.message);
         idx = catalog_service_get(svc);
@@ -47,8 +47,8 @@ static json_t *list(const struct catalog_model_query *q)
 
 static const char *item_name(json_t *l, size_t i)
 {
-        return json_string_value(json_object_get(json_array_get(json_object_get(l, "items"), i),
-                                                 "name"));
+        return json_string_value(
+                json_object_get(json_array_get(json_object_get(l, "items"), i), "name"));
 }
 
 Test(index, sources_and_status)
@@ -66,7 +66,8 @@ Test(index, name_order_is_case_insensitive_and_deterministic)
 {
         char s1[] = "acme_models";
         char *src[] = { s1, NULL };
-        struct catalog_model_query q = { .page = { .page_size = 10 }, .order = CATALOG_ORDER_NAME,
+        struct catalog_model_query q = { .page = { .page_size = 10 },
+                                         .order = CATALOG_ORDER_NAME,
                                          .sources = src };
         json_auto_t *l = list(&q);
 
@@ -82,7 +83,8 @@ Test(index, names_differing_only_in_case)
         char s1[] = "community_models";
         char *src[] = { s1, NULL };
         struct catalog_model_query q = { .page = { .page_size = 100 },
-                                         .order = CATALOG_ORDER_NAME, .sources = src };
+                                         .order = CATALOG_ORDER_NAME,
+                                         .sources = src };
         json_auto_t *l = list(&q);
         size_t n = json_array_size(json_object_get(l, "items"));
 
@@ -134,8 +136,9 @@ static void walk(enum catalog_order order, bool desc, uint32_t page_size)
 Test(index, pagination_never_repeats_or_skips)
 {
         static const enum catalog_order orders[] = {
-                CATALOG_ORDER_NAME, CATALOG_ORDER_ID, CATALOG_ORDER_CREATE_TIME,
-                CATALOG_ORDER_LAST_UPDATE_TIME, CATALOG_ORDER_ACCURACY,
+                CATALOG_ORDER_NAME,        CATALOG_ORDER_ID,
+                CATALOG_ORDER_CREATE_TIME, CATALOG_ORDER_LAST_UPDATE_TIME,
+                CATALOG_ORDER_ACCURACY,
         };
 
         for (size_t o = 0; o < ELEMENTSOF(orders); o++)
@@ -154,8 +157,9 @@ Test(index, token_format_and_errors)
 
         /* registry format: base64("<id>:<value>"); ordered by ID both are the id; the ids of
          * alpha-model's four artifacts come between alpha-model (1) and Beta-Model (6) */
-        cr_assert_str_eq(json_string_value(json_object_get(
-                                 json_array_get(json_object_get(l, "items"), 1), "id")),
+        cr_assert_str_eq(json_string_value(
+                                 json_object_get(json_array_get(json_object_get(l, "items"), 1),
+                                                 "id")),
                          "6");
         cr_assert_str_eq(json_string_value(json_object_get(l, "nextPageToken")), "Njo2");
         q.page.token = "not base64!";
@@ -177,8 +181,8 @@ Test(index, accuracy_and_property_order)
                 char *prop = NULL;
                 enum filterq_suffix sfx;
 
-                cr_assert_eq(catalog_order_parse_models("artifacts.ttft_p90.double_value",
-                                                        &q.order, &prop, &sfx),
+                cr_assert_eq(catalog_order_parse_models("artifacts.ttft_p90.double_value", &q.order,
+                                                        &prop, &sfx),
                              0);
                 q.order_property = prop;
                 q.order_suffix = sfx;
@@ -203,7 +207,8 @@ Test(index, search_filter_labels)
         char l1[] = "validated", l2[] = "null";
         char *labels[] = { l1, NULL };
         char *null_label[] = { l2, NULL };
-        struct catalog_model_query q = { .page = { .page_size = 100 }, .order = CATALOG_ORDER_NAME };
+        struct catalog_model_query q = { .page = { .page_size = 100 },
+                                         .order = CATALOG_ORDER_NAME };
         json_t *l;
 
         q.q = "EMBEDDING";
@@ -222,7 +227,7 @@ Test(index, search_filter_labels)
         q.q = NULL;
 
         cr_assert_eq(filterq_parse("license = 'apache-2.0' AND artifacts.hardware_type = 'H100'",
-                                  &f, NULL, 0),
+                                   &f, NULL, 0),
                      0);
         q.filter = f;
         l = list(&q);
@@ -241,11 +246,13 @@ Test(index, search_filter_labels)
 
         q.source_labels = labels;
         l = list(&q);
-        cr_assert_eq(json_integer_value(json_object_get(l, "size")), 4, "labels are case-insensitive");
+        cr_assert_eq(json_integer_value(json_object_get(l, "size")), 4,
+                     "labels are case-insensitive");
         json_decref(l);
         q.source_labels = null_label;
         l = list(&q);
-        cr_assert_eq(json_integer_value(json_object_get(l, "size")), 18, "null = sources without labels");
+        cr_assert_eq(json_integer_value(json_object_get(l, "size")), 18,
+                     "null = sources without labels");
         json_decref(l);
 }
 
@@ -262,8 +269,8 @@ Test(index, stable_ids_across_reload)
         cr_assert_eq(catalog_index_get_model(idx2, "acme_models", "Beta-Model", &b), 0);
         cr_assert_str_eq(json_string_value(json_object_get(a, "id")),
                          json_string_value(json_object_get(b, "id")));
-        cr_assert_eq(catalog_index_get_model(idx2, "acme_models", "acme/secret-draft", &b),
-                     -ENOENT, "excluded by glob");
+        cr_assert_eq(catalog_index_get_model(idx2, "acme_models", "acme/secret-draft", &b), -ENOENT,
+                     "excluded by glob");
         json_decref(a);
         json_decref(b);
         catalog_index_unref(idx2);
@@ -339,10 +346,11 @@ struct mem_index {
 /* One model source "s" (and an MCP source "m" when mcp_yaml is given). */
 static struct mem_index mem_index_build(const char *models_yaml, const char *mcp_yaml)
 {
-        static const char sources[] = "model_catalogs:\n"
-                                      "  - {id: s, name: S, type: yaml, properties: {yamlCatalogPath: s.yaml}}\n"
-                                      "mcp_catalogs:\n"
-                                      "  - {id: m, name: M, type: yaml, properties: {yamlCatalogPath: m.yaml}}\n";
+        static const char sources[] =
+                "model_catalogs:\n"
+                "  - {id: s, name: S, type: yaml, properties: {yamlCatalogPath: s.yaml}}\n"
+                "mcp_catalogs:\n"
+                "  - {id: m, name: M, type: yaml, properties: {yamlCatalogPath: m.yaml}}\n";
         struct catalog_config cfg = { 0 };
         struct catalog_source_load loads[2] = { 0 };
         struct catalog_error e = { 0 };
@@ -408,15 +416,14 @@ static void walk_names(const struct mem_index *mi, struct catalog_model_query q,
         cr_assert_fail("too many pages");
 }
 
-#define SCORE(v) "    customProperties: {score: {metadataType: MetadataDoubleValue, double_value: " v "}}\n"
+#define SCORE(v) \
+        "    customProperties: {score: {metadataType: MetadataDoubleValue, double_value: " v "}}\n"
 
-static const char tie_models[] = "models:\n"
-                                 "  - name: m1\n" SCORE("2")
-                                 "  - name: m2\n" SCORE("5")
-                                 "  - name: m3\n" SCORE("5")
-                                 "  - name: m4\n"
-                                 "  - name: m5\n" SCORE("2")
-                                 "  - name: m6\n";
+static const char tie_models[] =
+        "models:\n"
+        "  - name: m1\n" SCORE("2") "  - name: m2\n" SCORE("5") "  - name: m3\n" SCORE(
+                "5") "  - name: m4\n"
+                     "  - name: m5\n" SCORE("2") "  - name: m6\n";
 
 Test(behaviour, property_order_ties_by_id_ascending_and_absent_last)
 {
@@ -440,17 +447,19 @@ Test(behaviour, property_order_ties_by_id_ascending_and_absent_last)
         mem_index_free(&mi);
 }
 
-#define PERF(n, v) "      - {artifactType: metrics-artifact, metricsType: performance-metrics, name: " n \
-                   ", customProperties: {ttft_p90: {metadataType: MetadataDoubleValue, double_value: " v "}}}\n"
+#define PERF(n, v)                                                                            \
+        "      - {artifactType: metrics-artifact, metricsType: performance-metrics, name: " n \
+        ", customProperties: {ttft_p90: {metadataType: MetadataDoubleValue, double_value: " v \
+        "}}}\n"
 
 Test(behaviour, artifact_property_order_ties_by_id_ascending)
 {
-        static const char yaml[] = "models:\n"
-                                   "  - name: m\n"
-                                   "    artifacts:\n"
-                                   PERF("a1", "30") PERF("a2", "50") PERF("a3", "30")
-                                   "      - {uri: 'oci://x/y:1', name: a4}\n"
-                                   PERF("a5", "50");
+        static const char yaml[] =
+                "models:\n"
+                "  - name: m\n"
+                "    artifacts:\n" PERF("a1", "30") PERF("a2", "50")
+                        PERF("a3", "30") "      - {uri: 'oci://x/y:1', name: a4}\n" PERF("a5",
+                                                                                         "50");
         struct mem_index mi = mem_index_build(yaml, NULL);
         struct catalog_artifact_query q = { .page = { .page_size = 1, .desc = true },
                                             .order_by = "ttft_p90.double_value" };
@@ -479,13 +488,14 @@ Test(behaviour, artifact_property_order_ties_by_id_ascending)
 
 Test(behaviour, missing_times_get_the_load_time)
 {
-        static const char yaml[] = "models:\n"
-                                   "  - name: old\n"
-                                   "    createTimeSinceEpoch: '1000'\n"
-                                   "    lastUpdateTimeSinceEpoch: '2000'\n"
-                                   "    artifacts: [{uri: 'oci://x/y:1'}]\n"
-                                   "  - name: new\n"
-                                   "    artifacts: [{uri: 'oci://x/y:2', createTimeSinceEpoch: '5'}]\n";
+        static const char yaml[] =
+                "models:\n"
+                "  - name: old\n"
+                "    createTimeSinceEpoch: '1000'\n"
+                "    lastUpdateTimeSinceEpoch: '2000'\n"
+                "    artifacts: [{uri: 'oci://x/y:1'}]\n"
+                "  - name: new\n"
+                "    artifacts: [{uri: 'oci://x/y:2', createTimeSinceEpoch: '5'}]\n";
         int64_t before = (int64_t)(now_realtime() / USEC_PER_MSEC), after, v;
         struct mem_index mi;
         struct catalog_model_query q = { .page = { .page_size = 10, .desc = true },
@@ -499,7 +509,8 @@ Test(behaviour, missing_times_get_the_load_time)
         l = mem_list(&mi, &q);
         cr_assert_str_eq(item_name(l, 0), "new", "the load time is newer than 1000");
         m = json_array_get(json_object_get(l, "items"), 0);
-        cr_assert_eq(safe_atoi64(json_string_value(json_object_get(m, "createTimeSinceEpoch")), &v), 0);
+        cr_assert_eq(safe_atoi64(json_string_value(json_object_get(m, "createTimeSinceEpoch")), &v),
+                     0);
         cr_assert(v >= before && v <= after, "%" PRId64 " not in [%" PRId64 ", %" PRId64 "]", v,
                   before, after);
         cr_assert_str_eq(json_string_value(json_object_get(m, "lastUpdateTimeSinceEpoch")),
@@ -514,10 +525,12 @@ Test(behaviour, missing_times_get_the_load_time)
         cr_assert_str_eq(item_name(l, 0), "old");
         json_decref(l);
 
-        cr_assert_eq(catalog_index_list_artifacts(mi.idx, "s", "new", &aq, &out, err, sizeof(err)), 0);
+        cr_assert_eq(catalog_index_list_artifacts(mi.idx, "s", "new", &aq, &out, err, sizeof(err)),
+                     0);
         a = json_array_get(json_object_get(out, "items"), 0);
         cr_assert_str_eq(json_string_value(json_object_get(a, "createTimeSinceEpoch")), "5");
-        cr_assert_eq(safe_atoi64(json_string_value(json_object_get(a, "lastUpdateTimeSinceEpoch")), &v),
+        cr_assert_eq(safe_atoi64(json_string_value(json_object_get(a, "lastUpdateTimeSinceEpoch")),
+                                 &v),
                      0);
         cr_assert(v >= before && v <= after);
         json_decref(out);
@@ -540,29 +553,35 @@ Test(behaviour, mcp_tools_default_to_read_only)
         char err[256];
 
         cr_assert_eq(catalog_index_get_mcp_tool(mi.idx, id, "t1", &out), 0);
-        cr_assert_str_eq(json_string_value(json_object_get(json_object_get(out, "tool"), "accessType")),
+        cr_assert_str_eq(json_string_value(
+                                 json_object_get(json_object_get(out, "tool"), "accessType")),
                          "read_only");
         json_decref(out);
         cr_assert_eq(catalog_index_get_mcp_tool(mi.idx, id, "t2", &out), 0);
-        cr_assert_str_eq(json_string_value(json_object_get(json_object_get(out, "tool"), "accessType")),
+        cr_assert_str_eq(json_string_value(
+                                 json_object_get(json_object_get(out, "tool"), "accessType")),
                          "execute");
         json_decref(out);
         cr_assert_eq(catalog_index_list_mcp_tools(mi.idx, id, &page, NULL, &out), 0);
-        cr_assert_str_eq(json_string_value(json_object_get(
-                                 json_array_get(json_object_get(out, "items"), 0), "accessType")),
+        cr_assert_str_eq(json_string_value(
+                                 json_object_get(json_array_get(json_object_get(out, "items"), 0),
+                                                 "accessType")),
                          "read_only");
         json_decref(out);
         cr_assert_eq(catalog_index_list_mcp(mi.idx, &q, &out, err, sizeof(err)), 0, "%s", err);
-        cr_assert_str_eq(json_string_value(json_object_get(
-                                 json_array_get(json_object_get(json_array_get(json_object_get(out, "items"), 0),
-                                                                "tools"),
-                                                0),
-                                 "accessType")),
-                         "read_only");
+        cr_assert_str_eq(
+                json_string_value(json_object_get(
+                        json_array_get(json_object_get(json_array_get(json_object_get(out, "items"),
+                                                                      0),
+                                                       "tools"),
+                                       0),
+                        "accessType")),
+                "read_only");
         json_decref(out);
         cr_assert_eq(catalog_index_get_mcp(mi.idx, id, true, 10, &out), 0);
-        cr_assert_str_eq(json_string_value(json_object_get(
-                                 json_array_get(json_object_get(out, "tools"), 0), "accessType")),
+        cr_assert_str_eq(json_string_value(
+                                 json_object_get(json_array_get(json_object_get(out, "tools"), 0),
+                                                 "accessType")),
                          "read_only");
         json_decref(out);
         mem_index_free(&mi);

@@ -49,8 +49,9 @@ Test(sources, fixture_parses)
         cr_assert(catalog_config_find(&c, "acme_mcp")->is_mcp);
         cr_assert_eq(json_array_size(c.labels), 4);
         cr_assert(json_is_null(json_object_get(json_array_get(c.labels, 3), "name")));
-        cr_assert_str_eq(json_string_value(json_object_get(
-                                 json_object_get(c.named_queries, "low_latency"), "assetType")),
+        cr_assert_str_eq(json_string_value(
+                                 json_object_get(json_object_get(c.named_queries, "low_latency"),
+                                                 "assetType")),
                          "models");
         {
                 char *path = NULL;
@@ -397,7 +398,8 @@ Test(hostile, deep_nesting_is_refused_before_the_parse)
         cr_assert(strstr(e.message, "nesting deeper"), "%s", e.message);
         /* just under the limit parses (and is then refused for its shape, not its depth) */
         e = (struct catalog_error){ 0 };
-        cr_assert_neq(catalog_models_parse("ok.yaml", ok, strlen(ok), &m, &e), -E2BIG, "%s", e.message);
+        cr_assert_neq(catalog_models_parse("ok.yaml", ok, strlen(ok), &m, &e), -E2BIG, "%s",
+                      e.message);
         free(deep);
         free(ok);
 }
@@ -436,11 +438,12 @@ Test(hostile, a_fifo_source_does_not_stop_the_service)
         snprintf(cat, sizeof(cat), "%s/models.yaml", dir);
         f = fopen(path, "we");
         cr_assert_not_null(f);
-        fputs("model_catalogs:\n  - {id: s, type: yaml, properties: {yamlCatalogPath: models.yaml}}\n", f);
+        fputs("model_catalogs:\n  - {id: s, type: yaml, properties: {yamlCatalogPath: models.yaml}}\n",
+              f);
         fclose(f);
         cr_assert_eq(mkfifo(cat, 0600), 0);
         cr_assert_eq(catalog_service_new(&(struct catalog_service_config){ .config_paths = paths,
-                                                                          .n_config_paths = 1 },
+                                                                           .n_config_paths = 1 },
                                          &svc, &e),
                      0, "%s", e.message);
         idx = catalog_service_get(svc);

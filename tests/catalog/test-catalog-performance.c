@@ -10,8 +10,7 @@
 #include "catalog/performance.h"
 
 /* A performance artifact; NULL/negative sentinels leave a property out. */
-static json_t *art(const char *name, const char *hw_type, double latency, int hw_count,
-                   double rps)
+static json_t *art(const char *name, const char *hw_type, double latency, int hw_count, double rps)
 {
         json_t *c = json_object(), *a;
 
@@ -64,12 +63,12 @@ Test(performance, target_rps_table)
                 const char *replicas;
                 double total;
         } t[] = {
-                { 300, 250, "2", 500 },   /* ceil(1.2) = 2, 2 * 250 */
-                { 300, 100, "3", 300 },   /* exact division */
-                { 300, -1, "300", 300 },  /* no rps property: rps = 1 */
-                { 300, 0, "300", 300 },   /* rps <= 0: 1 */
-                { 1, 1000, "1", 1000 },   /* ceil(0.001) = 1: at least one replica */
-                { 7, 2.5, "3", 7.5 },     /* ceil(2.8) = 3, 3 * 2.5 */
+                { 300, 250, "2", 500 },  /* ceil(1.2) = 2, 2 * 250 */
+                { 300, 100, "3", 300 },  /* exact division */
+                { 300, -1, "300", 300 }, /* no rps property: rps = 1 */
+                { 300, 0, "300", 300 },  /* rps <= 0: 1 */
+                { 1, 1000, "1", 1000 },  /* ceil(0.001) = 1: at least one replica */
+                { 7, 2.5, "3", 7.5 },    /* ceil(2.8) = 3, 3 * 2.5 */
                 { 2147483647, 0.5, "2147483647", 1073741823.5 }, /* clamped to INT32_MAX */
         };
 

@@ -28,24 +28,29 @@ static char *models_yaml(unsigned n, const char *extra_model)
         for (unsigned k = 0; k < n; k++) {
                 unsigned i = (k * 37) % n; /* n is prime to 37 in these tests */
 
-                cr_assert_geq(buf_printf(&b,
-                                         "  - name: %s-%02u\n"
-                                         "    provider: P%u\n"
-                                         "    license: %s\n"
-                                         "    tasks: [t%u, common]\n"
-                                         "    description: model %u %s\n"
-                                         "    customProperties:\n"
-                                         "      size: {metadataType: MetadataIntValue, int_value: \"%u\"}\n"
-                                         "      kind: {metadataType: MetadataStringValue, string_value: k%u}\n"
-                                         "    artifacts:\n"
-                                         "      - uri: oci://x/%u\n"
-                                         "        customProperties:\n"
-                                         "          ttft: {metadataType: MetadataDoubleValue, double_value: %u.5}\n"
-                                         "          fast: {metadataType: MetadataBoolValue, bool_value: %s}\n",
-                                         i % 2 ? "model" : i % 4 ? "MODEL" : "Model", i / 2, i % 5,
-                                         licenses[i % 3], i % 4, i, i % 7 ? "plain" : "translation",
-                                         i % 11, i % 3, i, (i * 13) % 100, i % 2 ? "true" : "false"),
-                              0);
+                cr_assert_geq(
+                        buf_printf(
+                                &b,
+                                "  - name: %s-%02u\n"
+                                "    provider: P%u\n"
+                                "    license: %s\n"
+                                "    tasks: [t%u, common]\n"
+                                "    description: model %u %s\n"
+                                "    customProperties:\n"
+                                "      size: {metadataType: MetadataIntValue, int_value: \"%u\"}\n"
+                                "      kind: {metadataType: MetadataStringValue, string_value: k%u}\n"
+                                "    artifacts:\n"
+                                "      - uri: oci://x/%u\n"
+                                "        customProperties:\n"
+                                "          ttft: {metadataType: MetadataDoubleValue, double_value: %u.5}\n"
+                                "          fast: {metadataType: MetadataBoolValue, bool_value: %s}\n",
+                                i % 2   ? "model"
+                                : i % 4 ? "MODEL"
+                                        : "Model",
+                                i / 2, i % 5, licenses[i % 3], i % 4, i,
+                                i % 7 ? "plain" : "translation", i % 11, i % 3, i, (i * 13) % 100,
+                                i % 2 ? "true" : "false"),
+                        0);
         }
         if (extra_model)
                 cr_assert_geq(buf_puts(&b, extra_model), 0);
@@ -72,9 +77,9 @@ static void build(const char *extra_model, bool ill_typed)
         free(yaml);
         if (ill_typed) {
                 /* the YAML loader normalises typed values; other loaders might not */
-                json_t *mv = json_object_get(
-                        json_object_get(load.data->v[load.data->n - 1].model, "customProperties"),
-                        "ttft");
+                json_t *mv = json_object_get(json_object_get(load.data->v[load.data->n - 1].model,
+                                                             "customProperties"),
+                                             "ttft");
 
                 cr_assert_not_null(mv);
                 cr_assert_eq(json_object_set_new(mv, "double_value", json_string("abc")), 0);
@@ -144,9 +149,8 @@ static unsigned walk_both(struct catalog_model_query q, const char *f)
                 q.page.token = tok_b;
                 cr_assert_eq(page_text(&q, &b), 0);
                 cr_assert_str_eq(buf_str(&a), buf_str(&b),
-                                 "filter %s, order %d, %s, page size %u, page %u",
-                                 f ? f : "(none)", q.order, q.page.desc ? "DESC" : "ASC",
-                                 q.page.page_size, pages);
+                                 "filter %s, order %d, %s, page size %u, page %u", f ? f : "(none)",
+                                 q.order, q.page.desc ? "DESC" : "ASC", q.page.page_size, pages);
                 snprintf(tok_a, sizeof(tok_a), "%s", next_token(&a));
                 snprintf(tok_b, sizeof(tok_b), "%s", next_token(&b));
                 if (!tok_a[0])

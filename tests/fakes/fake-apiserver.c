@@ -15,7 +15,7 @@
 
 struct fake_apiserver {
         pthread_mutex_t lock;
-        pthread_cond_t cond; /* objects changed, watches ended, or stopping */
+        pthread_cond_t cond;     /* objects changed, watches ended, or stopping */
         struct http_server *srv; /* NULL while "down" */
         uint16_t port;
         char url[64];
@@ -106,7 +106,8 @@ static json_t *status_body(unsigned code, const char *reason, const char *messag
 static uint64_t put_locked(struct fake_apiserver *f, const char *coll, const char *ns, json_t *obj,
                            json_t **ret_stored)
 {
-        const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+        const char *name = json_string_value(
+                json_object_get(json_object_get(obj, "metadata"), "name"));
         char key[FAKE_PATH_MAX * 2], rvs[32];
         json_t *copy, *meta, *ev;
         bool exists;
@@ -195,14 +196,15 @@ static int handle_list(struct fake_apiserver *f, const struct parsed_path *p, st
                 uint64_t crv = 0;
                 if (sscanf(cont, "%" SCNu64 ":%lu", &crv, &offset) != 2 || crv < f->compacted) {
                         json_decref(items);
-                        http_resp_set_json(resp, 410,
-                                           status_body(410, "Expired",
-                                                       "The provided continue parameter is too old"));
+                        http_resp_set_json(
+                                resp, 410,
+                                status_body(410, "Expired",
+                                            "The provided continue parameter is too old"));
                         return 0;
                 }
                 list_rv = crv;
         }
-        json_object_foreach (f->objects, key, obj) {
+        json_object_foreach(f->objects, key, obj) {
                 char oc[FAKE_PATH_MAX], ons[128];
                 const char *bar1 = strchr(key, '|'), *bar2 = bar1 ? strchr(bar1 + 1, '|') : NULL;
                 const char *bar3 = bar2 ? strchr(bar2 + 1, '|') : NULL;
@@ -263,7 +265,7 @@ static size_t collect_events(struct fake_apiserver *f, const struct parsed_path 
         size_t i, n = 0;
         json_t *e;
 
-        json_array_foreach (f->log, i, e) {
+        json_array_foreach(f->log, i, e) {
                 uint64_t erv = (uint64_t)json_integer_value(json_object_get(e, "rv"));
                 json_t *ev;
 
@@ -280,8 +282,8 @@ static size_t collect_events(struct fake_apiserver *f, const struct parsed_path 
         return n;
 }
 
-static int handle_watch(struct fake_apiserver *f, const struct parsed_path *p,
-                        struct http_req *req, struct http_resp *resp)
+static int handle_watch(struct fake_apiserver *f, const struct parsed_path *p, struct http_req *req,
+                        struct http_resp *resp)
 {
         const char *rv_s = http_req_query(req, "resourceVersion");
         const char *bm = http_req_query(req, "allowWatchBookmarks");
@@ -308,8 +310,7 @@ static int handle_watch(struct fake_apiserver *f, const struct parsed_path *p,
         }
         if (fault == FAKE_WATCH_ERROR_410 || from < f->compacted) {
                 json_t *ev = json_pack("{s:s,s:o}", "type", "ERROR", "object",
-                                       status_body(410, "Expired",
-                                                   "too old resource version"));
+                                       status_body(410, "Expired", "too old resource version"));
                 (void)append_line(&out, ev);
                 json_decref(ev);
                 http_resp_set_text(resp, 200, "application/json", buf_str(&out));
@@ -357,7 +358,7 @@ static void merge_patch(json_t *target, json_t *patch)
         const char *k;
         json_t *v;
 
-        json_object_foreach (patch, k, v) {
+        json_object_foreach(patch, k, v) {
                 if (json_is_null(v))
                         (void)json_object_del(target, k);
                 else if (json_is_object(v) && json_is_object(json_object_get(target, k)))
@@ -435,7 +436,8 @@ static int handle_object(struct fake_apiserver *f, const struct parsed_path *p,
 static int handle_create(struct fake_apiserver *f, const struct parsed_path *p,
                          struct http_req *req, struct http_resp *resp)
 {
-        json_t *body = json_loadb(buf_str(&req->body), req->body.len, 0, NULL), *meta, *stored = NULL;
+        json_t *body = json_loadb(buf_str(&req->body), req->body.len, 0, NULL), *meta,
+               *stored = NULL;
         const char *name;
         char key[FAKE_PATH_MAX * 2];
 

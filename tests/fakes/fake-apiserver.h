@@ -33,11 +33,11 @@ struct fake_apiserver;
 
 enum fake_watch_fault {
         FAKE_WATCH_OK,
-        FAKE_WATCH_HTTP_410,   /* answer 410 Gone with a Status body */
-        FAKE_WATCH_ERROR_410,  /* 200, then an ERROR event carrying a 410 Expired Status */
-        FAKE_WATCH_GARBAGE,    /* 200, events so far, then a line that is not JSON */
-        FAKE_WATCH_TRUNCATED,  /* 200, events so far, then half an event line and the end */
-        FAKE_WATCH_HTTP_500,   /* answer 500 */
+        FAKE_WATCH_HTTP_410,  /* answer 410 Gone with a Status body */
+        FAKE_WATCH_ERROR_410, /* 200, then an ERROR event carrying a 410 Expired Status */
+        FAKE_WATCH_GARBAGE,   /* 200, events so far, then a line that is not JSON */
+        FAKE_WATCH_TRUNCATED, /* 200, events so far, then half an event line and the end */
+        FAKE_WATCH_HTTP_500,  /* answer 500 */
 };
 
 _warn_unused_result_ int fake_apiserver_start(struct fake_apiserver **ret);
@@ -54,8 +54,7 @@ const char *fake_apiserver_url(struct fake_apiserver *f);
  */
 uint64_t fake_apiserver_put(struct fake_apiserver *f, const char *collection, json_t *obj);
 /* Deletes; returns the deletion's resourceVersion, 0 when absent. */
-uint64_t fake_apiserver_delete(struct fake_apiserver *f, const char *collection,
-                               const char *name);
+uint64_t fake_apiserver_delete(struct fake_apiserver *f, const char *collection, const char *name);
 /* New reference to the stored object, NULL when absent. */
 json_t *fake_apiserver_get(struct fake_apiserver *f, const char *collection, const char *name);
 /* Current resourceVersion. */
@@ -66,8 +65,7 @@ void fake_apiserver_compact(struct fake_apiserver *f);
 /* Ends every held watch now (normal end of stream). */
 void fake_apiserver_end_watches(struct fake_apiserver *f);
 /* The next n watch requests get fault. */
-void fake_apiserver_fail_watches(struct fake_apiserver *f, enum fake_watch_fault fault,
-                                 unsigned n);
+void fake_apiserver_fail_watches(struct fake_apiserver *f, enum fake_watch_fault fault, unsigned n);
 /* The next n LIST requests answer HTTP code (e.g. 500, 503, 410). */
 void fake_apiserver_fail_lists(struct fake_apiserver *f, unsigned code, unsigned n);
 /* How long a watch with nothing to send is held (default 5 s). */

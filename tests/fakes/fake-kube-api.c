@@ -10,7 +10,7 @@
 #include "json/json-util.h"
 #include "kube/status.h"
 
-#define KEY_MAX 1024
+#define KEY_MAX      1024
 #define RESOURCE_MAX 256
 
 struct fault {
@@ -39,11 +39,11 @@ struct fake_kube_api {
 };
 
 static const char *const reasons[][2] = {
-        { "400", "BadRequest" },      { "403", "Forbidden" },
-        { "404", "NotFound" },        { "409", "Conflict" },
-        { "410", "Gone" },            { "415", "UnsupportedMediaType" },
-        { "422", "Invalid" },         { "429", "TooManyRequests" },
-        { "500", "InternalError" },   { "503", "ServiceUnavailable" },
+        { "400", "BadRequest" },    { "403", "Forbidden" },
+        { "404", "NotFound" },      { "409", "Conflict" },
+        { "410", "Gone" },          { "415", "UnsupportedMediaType" },
+        { "422", "Invalid" },       { "429", "TooManyRequests" },
+        { "500", "InternalError" }, { "503", "ServiceUnavailable" },
         { "504", "Timeout" },
 };
 /* Fills *st (may be NULL) and returns the errno for an HTTP code (0: transport timeout). */
@@ -211,7 +211,7 @@ static json_t *merge_patch(json_t *target, const json_t *patch)
                 if (!target)
                         return NULL;
         }
-        json_object_foreach ((json_t *)patch, k, v) {
+        json_object_foreach((json_t *)patch, k, v) {
                 if (json_is_null(v)) {
                         (void)json_object_del(target, k);
                         continue;
@@ -271,9 +271,10 @@ static int check_rv(const json_t *stored, const json_t *body, struct kube_status
         const char *have = json_get_string_path(stored, "metadata", "resourceVersion", NULL);
 
         if (want && have && !streq(want, have))
-                return fail_with(st, 409, "Conflict",
-                                 "Operation cannot be fulfilled on %s: the object has been modified; please apply your changes to the latest version and try again",
-                                 name);
+                return fail_with(
+                        st, 409, "Conflict",
+                        "Operation cannot be fulfilled on %s: the object has been modified; please apply your changes to the latest version and try again",
+                        name);
         return 0;
 }
 
@@ -288,8 +289,7 @@ static int lookup(struct fake_kube_api *f, const struct gvr *r, const char *ns, 
                 return k;
         *ret = json_object_get(f->objects, key);
         if (!*ret)
-                return fail_with(reterr, 404, "NotFound", "%s \"%s\" not found", r->resource,
-                                 name);
+                return fail_with(reterr, 404, "NotFound", "%s \"%s\" not found", r->resource, name);
         return 0;
 }
 
@@ -361,8 +361,7 @@ static int entry_cmp(const void *a, const void *b)
 }
 
 /* Under the lock: copies of the matching objects, in key (name) order, into items. */
-static int collect(struct fake_kube_api *f, const char *prefix, const char *selector,
-                   json_t *items)
+static int collect(struct fake_kube_api *f, const char *prefix, const char *selector, json_t *items)
 {
         AUTOFREE struct entry *e = calloc(json_object_size(f->objects) + 1, sizeof(*e));
         size_t n = 0;
@@ -371,7 +370,7 @@ static int collect(struct fake_kube_api *f, const char *prefix, const char *sele
 
         if (!e)
                 return -ENOMEM;
-        json_object_foreach (f->objects, key, obj)
+        json_object_foreach(f->objects, key, obj)
                 if (strneq(key, prefix, strlen(prefix)) && labels_match(obj, selector))
                         e[n++] = (struct entry){ .key = key, .obj = obj };
         qsort(e, n, sizeof(*e), entry_cmp);
@@ -433,8 +432,7 @@ static json_t *new_object(struct fake_kube_api *f, const char *ns, const json_t 
                 return NULL;
         if (!ns)
                 (void)json_object_del(meta, "namespace");
-        if (!json_object_get(meta, "uid") &&
-            json_object_set_new(meta, "uid", json_string(uid)) < 0)
+        if (!json_object_get(meta, "uid") && json_object_set_new(meta, "uid", json_string(uid)) < 0)
                 return NULL;
         if (!json_object_get(meta, "creationTimestamp") &&
             set_now(f, meta, "creationTimestamp") < 0)
@@ -463,8 +461,8 @@ static int op_create(void *userdata, const struct gvr *r, const char *ns, const 
         else
                 k = make_key(r, ns, name, key, sizeof(key));
         if (k >= 0 && json_object_get(f->objects, key))
-                k = fail_with(reterr, 409, "AlreadyExists", "%s \"%s\" already exists",
-                              r->resource, name);
+                k = fail_with(reterr, 409, "AlreadyExists", "%s \"%s\" already exists", r->resource,
+                              name);
         if (k >= 0) {
                 o = new_object(f, ns, obj);
                 k = o ? store_written(f, key, o, ret_obj) : -ENOMEM;
@@ -538,8 +536,9 @@ static int write_existing(struct fake_kube_api *f, const struct gvr *r, const ch
                 return fail_with(reterr, 422, "Invalid", "metadata: Required value");
         }
         /* what a client cannot change */
-        static const char *const keep[] = { "name", "namespace", "uid", "creationTimestamp",
-                                            "deletionTimestamp", "generation" };
+        static const char *const keep[] = {
+                "name", "namespace", "uid", "creationTimestamp", "deletionTimestamp", "generation"
+        };
         for (size_t i = 0; i < ELEMENTSOF(keep); i++) {
                 json_t *v = json_get_path(stored, "metadata", keep[i], NULL);
                 if (!v) {
@@ -600,8 +599,8 @@ static int op_patch(void *userdata, const struct gvr *r, const char *ns, const c
 }
 
 static int delete_locked(struct fake_kube_api *f, const struct gvr *r, const char *ns,
-                         const char *name, const struct kube_delete_options *opts,
-                         json_t **ret_obj, struct kube_status *reterr)
+                         const char *name, const struct kube_delete_options *opts, json_t **ret_obj,
+                         struct kube_status *reterr)
 {
         char key[KEY_MAX];
         json_t *stored, *out;
@@ -752,8 +751,10 @@ int fake_kube_api_fail(struct fake_kube_api *f, enum fake_kube_verb verb, const 
         p = reallocarray(f->faults, f->n_faults + 1, sizeof(*p));
         if (p) {
                 f->faults = p;
-                f->faults[f->n_faults++] = (struct fault){ .verb = verb, .resource = res,
-                                                           .skip = nth - 1, .times = times,
+                f->faults[f->n_faults++] = (struct fault){ .verb = verb,
+                                                           .resource = res,
+                                                           .skip = nth - 1,
+                                                           .times = times,
                                                            .code = http_code };
         }
         (void)pthread_mutex_unlock(&f->lock);

@@ -38,8 +38,10 @@ static int match(void *userdata, const struct filterq_cmp *cmp)
 
         if (v)
                 return filterq_compare_value(cmp, v);
-        a = filterq_compare_metadata(cmp, json_object_get(json_object_get(o, "custom"), cmp->property));
-        b = filterq_match_metadata(cmp, json_object_get(json_object_get(o, "custom"), cmp->property));
+        a = filterq_compare_metadata(cmp,
+                                     json_object_get(json_object_get(o, "custom"), cmp->property));
+        b = filterq_match_metadata(cmp,
+                                   json_object_get(json_object_get(o, "custom"), cmp->property));
         if ((a > 0) != b)
                 __builtin_trap();
         return a == -EDOM ? 0 : a;
@@ -73,10 +75,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int r;
 
         if (!entity)
-                entity = json_loads("{\"name\":\"m\",\"size\":3,\"acc\":0.5,\"ok\":true,\"tags\":[\"a\"],"
-                                    "\"custom\":{\"k\":{\"metadataType\":\"MetadataIntValue\",\"int_value\":\"7\"},"
-                                    "\"s\":{\"metadataType\":\"MetadataStringValue\",\"string_value\":\"x\"}}}",
-                                    0, NULL);
+                entity = json_loads(
+                        "{\"name\":\"m\",\"size\":3,\"acc\":0.5,\"ok\":true,\"tags\":[\"a\"],"
+                        "\"custom\":{\"k\":{\"metadataType\":\"MetadataIntValue\",\"int_value\":\"7\"},"
+                        "\"s\":{\"metadataType\":\"MetadataStringValue\",\"string_value\":\"x\"}}}",
+                        0, NULL);
         q = malloc(size + 1);
         if (!q)
                 return 0;

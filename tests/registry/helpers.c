@@ -110,8 +110,7 @@ void reply_done(struct reply *r)
         *r = (struct reply){ 0 };
 }
 
-void http_do(const char *method, const char *path, const char *body, size_t len,
-             struct reply *ret)
+void http_do(const char *method, const char *path, const char *body, size_t len, struct reply *ret)
 {
         CURL *c = curl_easy_init();
         struct buf b = BUF_INIT(64 * 1024 * 1024);

@@ -26,8 +26,7 @@ struct reply {
 
 void reply_done(struct reply *r);
 /* Sends method path (relative to the server root) with an optional body of len bytes. */
-void http_do(const char *method, const char *path, const char *body, size_t len,
-             struct reply *ret);
+void http_do(const char *method, const char *path, const char *body, size_t len, struct reply *ret);
 /* Shorthands; body is a NUL-terminated string or NULL. */
 long req(const char *method, const char *path, const char *body, json_t **ret_json);
 /* The server's base URL, e.g. "http://127.0.0.1:43567". */

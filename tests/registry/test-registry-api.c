@@ -129,16 +129,17 @@ Test(registry, registered_model_lifecycle)
         char *id;
         const char *created;
 
-        id = create(API "/registered_models",
-                    "{\"name\":\"mnist\",\"description\":\"d\",\"owner\":\"me\","
-                    "\"language\":[\"en\",\"fr\"],\"tasks\":[\"classify\"],\"externalId\":\"ext-1\","
-                    "\"customProperties\":{"
-                    "\"s\":{\"metadataType\":\"MetadataStringValue\",\"string_value\":\"a\"},"
-                    "\"i\":{\"metadataType\":\"MetadataIntValue\",\"int_value\":\"-42\"},"
-                    "\"d\":{\"metadataType\":\"MetadataDoubleValue\",\"double_value\":0.25},"
-                    "\"b\":{\"metadataType\":\"MetadataBoolValue\",\"bool_value\":true},"
-                    "\"st\":{\"metadataType\":\"MetadataStructValue\",\"struct_value\":\"eyJhIjogMX0=\"}}}",
-                    201);
+        id = create(
+                API "/registered_models",
+                "{\"name\":\"mnist\",\"description\":\"d\",\"owner\":\"me\","
+                "\"language\":[\"en\",\"fr\"],\"tasks\":[\"classify\"],\"externalId\":\"ext-1\","
+                "\"customProperties\":{"
+                "\"s\":{\"metadataType\":\"MetadataStringValue\",\"string_value\":\"a\"},"
+                "\"i\":{\"metadataType\":\"MetadataIntValue\",\"int_value\":\"-42\"},"
+                "\"d\":{\"metadataType\":\"MetadataDoubleValue\",\"double_value\":0.25},"
+                "\"b\":{\"metadataType\":\"MetadataBoolValue\",\"bool_value\":true},"
+                "\"st\":{\"metadataType\":\"MetadataStructValue\",\"struct_value\":\"eyJhIjogMX0=\"}}}",
+                201);
         cr_assert_str_eq(id, "1");
         j = get_ok(API "/registered_models/1");
         cr_assert_str_eq(js(j, "name"), "mnist");
@@ -150,7 +151,8 @@ Test(registry, registered_model_lifecycle)
         cp = json_object_get(j, "customProperties");
         cr_assert_str_eq(js(json_object_get(cp, "i"), "int_value"), "-42");
         cr_assert_str_eq(js(json_object_get(cp, "i"), "metadataType"), "MetadataIntValue");
-        cr_assert_eq(json_real_value(json_object_get(json_object_get(cp, "d"), "double_value")), 0.25);
+        cr_assert_eq(json_real_value(json_object_get(json_object_get(cp, "d"), "double_value")),
+                     0.25);
         cr_assert(json_is_true(json_object_get(json_object_get(cp, "b"), "bool_value")));
         cr_assert_str_eq(js(json_object_get(cp, "st"), "struct_value"), "{\"a\":1}");
         cr_assert_str_eq(js(json_object_get(cp, "s"), "string_value"), "a");
@@ -172,7 +174,8 @@ Test(registry, registered_model_lifecycle)
         cr_assert_eq(req("PATCH", API "/registered_models/1", "{\"state\":\"ARCHIVED\"}", &j), 200);
         cr_assert_str_eq(js(j, "state"), "ARCHIVED");
         json_decref(j);
-        cr_assert_eq(req("PATCH", API "/registered_models/1", "{\"description\":\"new\"}", &j), 200);
+        cr_assert_eq(req("PATCH", API "/registered_models/1", "{\"description\":\"new\"}", &j),
+                     200);
         cr_assert_str_eq(js(j, "state"), "ARCHIVED");
         cr_assert_str_eq(js(j, "description"), "new");
         cr_assert_str_eq(js(j, "owner"), "me");
@@ -181,26 +184,32 @@ Test(registry, registered_model_lifecycle)
         cr_assert_eq(json_object_size(json_object_get(j, "customProperties")), 5);
         json_decref(j);
         /* replaced when present; {} clears; null keeps */
-        cr_assert_eq(req("PATCH", API "/registered_models/1",
-                         "{\"customProperties\":{\"x\":{\"metadataType\":\"MetadataStringValue\",\"string_value\":\"y\"}}}",
-                         &j),
+        cr_assert_eq(
+                req("PATCH", API "/registered_models/1",
+                    "{\"customProperties\":{\"x\":{\"metadataType\":\"MetadataStringValue\",\"string_value\":\"y\"}}}",
+                    &j),
+                200);
+        cr_assert_eq(json_object_size(json_object_get(j, "customProperties")), 1);
+        json_decref(j);
+        cr_assert_eq(req("PATCH", API "/registered_models/1", "{\"customProperties\":null}", &j),
                      200);
         cr_assert_eq(json_object_size(json_object_get(j, "customProperties")), 1);
         json_decref(j);
-        cr_assert_eq(req("PATCH", API "/registered_models/1", "{\"customProperties\":null}", &j), 200);
-        cr_assert_eq(json_object_size(json_object_get(j, "customProperties")), 1);
-        json_decref(j);
-        cr_assert_eq(req("PATCH", API "/registered_models/1", "{\"customProperties\":{}}", &j), 200);
+        cr_assert_eq(req("PATCH", API "/registered_models/1", "{\"customProperties\":{}}", &j),
+                     200);
         cr_assert_eq(json_object_size(json_object_get(j, "customProperties")), 0);
         json_decref(j);
 
         /* immutable / read-only fields are unknown in the Update schema */
-        expect("PATCH", API "/registered_models/1", "{\"name\":\"other\"}", 400, "unknown field \"name\"");
+        expect("PATCH", API "/registered_models/1", "{\"name\":\"other\"}", 400,
+               "unknown field \"name\"");
         expect("PATCH", API "/registered_models/1", "{\"id\":\"7\"}", 400, "unknown field");
-        expect("PATCH", API "/registered_models/1", "{\"createTimeSinceEpoch\":\"1\"}", 400, "unknown field");
+        expect("PATCH", API "/registered_models/1", "{\"createTimeSinceEpoch\":\"1\"}", 400,
+               "unknown field");
         expect("PATCH", API "/registered_models/1", "{\"state\":\"GONE\"}", 400, "is not a valid");
         expect("PATCH", API "/registered_models/99", "{}", 404, "not found");
-        expect("GET", API "/registered_models/99", NULL, 404, "no registered model found for id 99: not found");
+        expect("GET", API "/registered_models/99", NULL, 404,
+               "no registered model found for id 99: not found");
         expect("GET", API "/registered_models/abc", NULL, 400, "invalid registered model ID");
         expect("GET", API "/registered_models/99999999999", NULL, 400, "invalid");
         free((void *)created);
@@ -224,7 +233,8 @@ Test(registry, conflicts)
         expect("POST", API "/registered_models", "{\"name\":\"a\"}", 409,
                "registered model with name a already exists: conflict");
         /* externalId is unique across all context kinds */
-        expect("POST", API "/experiments", "{\"name\":\"x\",\"externalId\":\"e1\"}", 409, "conflict");
+        expect("POST", API "/experiments", "{\"name\":\"x\",\"externalId\":\"e1\"}", 409,
+               "conflict");
         create(API "/registered_models", "{\"name\":\"b\"}", 201);
         /* version names are scoped by registered model */
         create(API "/model_versions", "{\"name\":\"v1\",\"registeredModelId\":\"1\"}", 201);
@@ -244,14 +254,19 @@ Test(registry, model_versions)
         json_t *j;
 
         create(API "/registered_models", "{\"name\":\"rm\"}", 201);
-        expect("POST", API "/model_versions", "{\"name\":\"v\",\"registeredModelId\":\"77\"}", 404, "not found");
-        create(API "/model_versions", "{\"name\":\"v1\",\"registeredModelId\":\"1\",\"author\":\"me\"}", 201);
+        expect("POST", API "/model_versions", "{\"name\":\"v\",\"registeredModelId\":\"77\"}", 404,
+               "not found");
+        create(API "/model_versions",
+               "{\"name\":\"v1\",\"registeredModelId\":\"1\",\"author\":\"me\"}", 201);
         /* nested create: body must carry registeredModelId (422), the path wins */
-        expect("POST", API "/registered_models/1/versions", "{\"name\":\"v2\"}", 422, "registeredModelId");
+        expect("POST", API "/registered_models/1/versions", "{\"name\":\"v2\"}", 422,
+               "registeredModelId");
         j = NULL;
-        cr_assert_eq(req("POST", API "/registered_models/1/versions",
-                         "{\"name\":\"v2\",\"registeredModelId\":\"999\",\"id\":\"5\",\"createTimeSinceEpoch\":\"1\"}", &j),
-                     201);
+        cr_assert_eq(
+                req("POST", API "/registered_models/1/versions",
+                    "{\"name\":\"v2\",\"registeredModelId\":\"999\",\"id\":\"5\",\"createTimeSinceEpoch\":\"1\"}",
+                    &j),
+                201);
         cr_assert_str_eq(js(j, "registeredModelId"), "1");
         cr_assert_str_eq(js(j, "id"), "3");
         cr_assert_str_eq(js(j, "state"), "LIVE");
@@ -268,7 +283,8 @@ Test(registry, model_versions)
         expect("GET", API "/model_version?name=v1", NULL, 400, "invalid parameters call");
         expect("GET", API "/model_version?name=v1&parentResourceId=2", NULL, 404, "not found");
         /* registeredModelId is immutable */
-        expect("PATCH", API "/model_versions/2", "{\"registeredModelId\":\"3\"}", 400, "unknown field");
+        expect("PATCH", API "/model_versions/2", "{\"registeredModelId\":\"3\"}", 400,
+               "unknown field");
         cr_assert_eq(req("PATCH", API "/model_versions/2", "{\"state\":\"ARCHIVED\"}", &j), 200);
         cr_assert_str_eq(js(j, "state"), "ARCHIVED");
         json_decref(j);
@@ -285,31 +301,42 @@ Test(registry, artifacts_upsert_and_union)
         /* model and doc artifacts: 201; dataset/metric/parameter: 200 (upstream quirk) */
         cr_assert_eq(req("POST", API "/model_versions/2/artifacts",
                          "{\"artifactType\":\"model-artifact\",\"name\":\"m\",\"uri\":\"s3://b/p\","
-                         "\"modelFormatName\":\"onnx\",\"modelFormatVersion\":\"1\"}", &j),
+                         "\"modelFormatName\":\"onnx\",\"modelFormatVersion\":\"1\"}",
+                         &j),
                      201);
         cr_assert_str_eq(js(j, "id"), "1");
         cr_assert_str_eq(js(j, "artifactType"), "model-artifact");
         cr_assert_str_eq(js(j, "state"), "UNKNOWN");
         cr_assert_str_eq(js(j, "uri"), "s3://b/p");
         json_decref(j);
-        create(API "/model_versions/2/artifacts", "{\"artifactType\":\"doc-artifact\",\"name\":\"readme\",\"uri\":\"u\"}", 201);
-        create(API "/model_versions/2/artifacts", "{\"artifactType\":\"dataset-artifact\",\"name\":\"ds\",\"digest\":\"x\"}", 200);
-        create(API "/model_versions/2/artifacts", "{\"artifactType\":\"parameter\",\"name\":\"lr\",\"value\":\"0.1\",\"parameterType\":\"number\"}", 200);
+        create(API "/model_versions/2/artifacts",
+               "{\"artifactType\":\"doc-artifact\",\"name\":\"readme\",\"uri\":\"u\"}", 201);
+        create(API "/model_versions/2/artifacts",
+               "{\"artifactType\":\"dataset-artifact\",\"name\":\"ds\",\"digest\":\"x\"}", 200);
+        create(API "/model_versions/2/artifacts",
+               "{\"artifactType\":\"parameter\",\"name\":\"lr\",\"value\":\"0.1\",\"parameterType\":\"number\"}",
+               200);
         /* parameter logged again by name: updated in place */
         cr_assert_eq(req("POST", API "/model_versions/2/artifacts",
-                         "{\"artifactType\":\"parameter\",\"name\":\"lr\",\"value\":\"0.2\"}", &j), 200);
+                         "{\"artifactType\":\"parameter\",\"name\":\"lr\",\"value\":\"0.2\"}", &j),
+                     200);
         cr_assert_str_eq(js(j, "value"), "0.2");
         cr_assert_str_eq(js(j, "id"), "4");
         json_decref(j);
-        expect("POST", API "/model_versions/2/artifacts", "{\"artifactType\":\"model-artifact\",\"name\":\"m\"}", 409, "conflict");
-        expect("POST", API "/model_versions/2/artifacts", "{\"name\":\"m\"}", 400, "invalid artifact type");
-        expect("POST", API "/model_versions/2/artifacts", "{\"artifactType\":\"bogus\"}", 400, "invalid artifact type");
-        expect("POST", API "/model_versions/99/artifacts", "{\"artifactType\":\"doc-artifact\"}", 404, "not found");
+        expect("POST", API "/model_versions/2/artifacts",
+               "{\"artifactType\":\"model-artifact\",\"name\":\"m\"}", 409, "conflict");
+        expect("POST", API "/model_versions/2/artifacts", "{\"name\":\"m\"}", 400,
+               "invalid artifact type");
+        expect("POST", API "/model_versions/2/artifacts", "{\"artifactType\":\"bogus\"}", 400,
+               "invalid artifact type");
+        expect("POST", API "/model_versions/99/artifacts", "{\"artifactType\":\"doc-artifact\"}",
+               404, "not found");
 
         cr_assert_eq(list_size(API "/model_versions/2/artifacts"), 4);
         cr_assert_eq(list_size(API "/model_versions/2/artifacts?artifactType=model-artifact"), 1);
         cr_assert_eq(list_size(API "/model_versions/2/artifacts?name=readme"), 1);
-        expect("GET", API "/model_versions/2/artifacts?artifactType=nope", NULL, 400, "invalid artifact type");
+        expect("GET", API "/model_versions/2/artifacts?artifactType=nope", NULL, 400,
+               "invalid artifact type");
         expect("GET", API "/artifacts?artifactType=", NULL, 400, "invalid artifact type");
         cr_assert_eq(list_size(API "/artifacts"), 4);
         cr_assert_eq(list_size(API "/model_artifacts"), 1);
@@ -317,12 +344,15 @@ Test(registry, artifacts_upsert_and_union)
         /* upsert with id updates and links */
         create(API "/model_versions", "{\"name\":\"v2\",\"registeredModelId\":\"1\"}", 201);
         cr_assert_eq(req("POST", API "/model_versions/3/artifacts",
-                         "{\"artifactType\":\"model-artifact\",\"id\":\"1\",\"uri\":\"s3://new\"}", &j), 200);
+                         "{\"artifactType\":\"model-artifact\",\"id\":\"1\",\"uri\":\"s3://new\"}",
+                         &j),
+                     200);
         cr_assert_str_eq(js(j, "uri"), "s3://new");
         cr_assert_str_eq(js(j, "modelFormatName"), "onnx");
         json_decref(j);
         cr_assert_eq(list_size(API "/model_versions/3/artifacts"), 1);
-        expect("POST", API "/model_versions/3/artifacts", "{\"artifactType\":\"doc-artifact\",\"id\":\"1\"}", 400, "not a doc-artifact");
+        expect("POST", API "/model_versions/3/artifacts",
+               "{\"artifactType\":\"doc-artifact\",\"id\":\"1\"}", 400, "not a doc-artifact");
 
         /* generic artifact endpoints */
         j = get_ok(API "/artifacts/2");
@@ -330,7 +360,9 @@ Test(registry, artifacts_upsert_and_union)
         json_decref(j);
         expect("PATCH", API "/artifacts/2", "{\"artifactType\":\"model-artifact\"}", 400,
                "cannot change artifact type from 'doc-artifact' to 'model-artifact'");
-        cr_assert_eq(req("PATCH", API "/artifacts/2", "{\"artifactType\":\"doc-artifact\",\"state\":\"LIVE\"}", &j), 200);
+        cr_assert_eq(req("PATCH", API "/artifacts/2",
+                         "{\"artifactType\":\"doc-artifact\",\"state\":\"LIVE\"}", &j),
+                     200);
         cr_assert_str_eq(js(j, "state"), "LIVE");
         json_decref(j);
         cr_assert_eq(req("PATCH", API "/artifacts/2", "{\"description\":\"x\"}", &j), 200);
@@ -343,7 +375,9 @@ Test(registry, artifacts_upsert_and_union)
         create(API "/artifacts", "{\"artifactType\":\"doc-artifact\",\"name\":\"readme\"}", 201);
         create(API "/artifacts", "{\"artifactType\":\"doc-artifact\",\"name\":\"readme\"}", 201);
         expect("POST", API "/artifacts", "{\"name\":\"x\"}", 400, "invalid artifact type");
-        expect("POST", API "/artifacts", "{\"artifactType\":\"doc-artifact\",\"modelFormatName\":\"x\"}", 400, "unknown field");
+        expect("POST", API "/artifacts",
+               "{\"artifactType\":\"doc-artifact\",\"modelFormatName\":\"x\"}", 400,
+               "unknown field");
 
         /* model_artifacts collection */
         cr_assert_eq(req("POST", API "/model_artifacts", "{\"uri\":\"s3://x\"}", &j), 201);
@@ -377,9 +411,11 @@ Test(registry, serving_environments_inference_services_serves)
         expect("POST", API "/inference_services",
                "{\"name\":\"is\",\"registeredModelId\":\"1\",\"servingEnvironmentId\":\"99\"}", 404,
                "no serving environment found for id 99: not found");
-        cr_assert_eq(req("POST", API "/inference_services",
-                         "{\"name\":\"is\",\"registeredModelId\":\"1\",\"servingEnvironmentId\":\"4\",\"runtime\":\"kserve\"}", &j),
-                     201);
+        cr_assert_eq(
+                req("POST", API "/inference_services",
+                    "{\"name\":\"is\",\"registeredModelId\":\"1\",\"servingEnvironmentId\":\"4\",\"runtime\":\"kserve\"}",
+                    &j),
+                201);
         cr_assert_str_eq(js(j, "desiredState"), "DEPLOYED");
         cr_assert_str_eq(js(j, "id"), "5");
         json_decref(j);
@@ -390,7 +426,9 @@ Test(registry, serving_environments_inference_services_serves)
         j = get_ok(API "/inference_services/5/model");
         cr_assert_str_eq(js(j, "name"), "rm");
         json_decref(j);
-        cr_assert_eq(req("PATCH", API "/inference_services/5", "{\"modelVersionId\":\"2\",\"desiredState\":\"UNDEPLOYED\"}", &j), 200);
+        cr_assert_eq(req("PATCH", API "/inference_services/5",
+                         "{\"modelVersionId\":\"2\",\"desiredState\":\"UNDEPLOYED\"}", &j),
+                     200);
         json_decref(j);
         j = get_ok(API "/inference_services/5/version");
         cr_assert_str_eq(js(j, "name"), "v1");
@@ -398,15 +436,20 @@ Test(registry, serving_environments_inference_services_serves)
         cr_assert_eq(req("PATCH", API "/inference_services/5", "{\"runtime\":\"x\"}", &j), 200);
         cr_assert_str_eq(js(j, "desiredState"), "UNDEPLOYED");
         json_decref(j);
-        expect("PATCH", API "/inference_services/5", "{\"servingEnvironmentId\":\"4\"}", 400, "unknown field");
+        expect("PATCH", API "/inference_services/5", "{\"servingEnvironmentId\":\"4\"}", 400,
+               "unknown field");
 
         /* nested create: path wins */
-        cr_assert_eq(req("POST", API "/serving_environments/4/inference_services",
-                         "{\"name\":\"is2\",\"registeredModelId\":\"1\",\"servingEnvironmentId\":\"1\"}", &j), 201);
+        cr_assert_eq(
+                req("POST", API "/serving_environments/4/inference_services",
+                    "{\"name\":\"is2\",\"registeredModelId\":\"1\",\"servingEnvironmentId\":\"1\"}",
+                    &j),
+                201);
         cr_assert_str_eq(js(j, "servingEnvironmentId"), "4");
         json_decref(j);
         expect("POST", API "/serving_environments/4/inference_services",
-               "{\"name\":\"is\",\"registeredModelId\":\"1\",\"servingEnvironmentId\":\"4\"}", 409, "conflict");
+               "{\"name\":\"is\",\"registeredModelId\":\"1\",\"servingEnvironmentId\":\"4\"}", 409,
+               "conflict");
         cr_assert_eq(list_size(API "/serving_environments/4/inference_services"), 2);
         j = get_ok(API "/inference_service?name=is2&parentResourceId=4");
         cr_assert_str_eq(js(j, "id"), "6");
@@ -414,13 +457,17 @@ Test(registry, serving_environments_inference_services_serves)
         cr_assert_eq(filter_size("inference_services", "desiredState = 'UNDEPLOYED'"), 1);
 
         /* serve models (executions: own id sequence) */
-        cr_assert_eq(req("POST", API "/inference_services/5/serves", "{\"modelVersionId\":\"2\"}", &j), 201);
+        cr_assert_eq(req("POST", API "/inference_services/5/serves", "{\"modelVersionId\":\"2\"}",
+                         &j),
+                     201);
         cr_assert_str_eq(js(j, "id"), "1");
         cr_assert_str_eq(js(j, "lastKnownState"), "UNKNOWN");
         json_decref(j);
         expect("POST", API "/inference_services/5/serves", "{}", 422, "modelVersionId");
-        expect("POST", API "/inference_services/77/serves", "{\"modelVersionId\":\"2\"}", 404, "not found");
-        expect("POST", API "/inference_services/5/serves", "{\"modelVersionId\":\"2\",\"lastKnownState\":\"BAD\"}", 400, "not a valid");
+        expect("POST", API "/inference_services/77/serves", "{\"modelVersionId\":\"2\"}", 404,
+               "not found");
+        expect("POST", API "/inference_services/5/serves",
+               "{\"modelVersionId\":\"2\",\"lastKnownState\":\"BAD\"}", 400, "not a valid");
         cr_assert_eq(list_size(API "/inference_services/5/serves"), 1);
         cr_assert_eq(list_size(API "/inference_services/6/serves"), 0);
         expect("GET", API "/inference_services/99/model", NULL, 404, "not found");
@@ -448,9 +495,11 @@ Test(registry, id_references_must_be_positive)
         cr_assert_eq(list_size(API "/model_versions"), 0);
         cr_assert_eq(list_size(API "/experiment_runs"), 0);
 
-        cr_assert_eq(req("POST", API "/inference_services",
-                         "{\"name\":\"is\",\"registeredModelId\":\"1\",\"servingEnvironmentId\":\"2\"}", &j),
-                     201);
+        cr_assert_eq(
+                req("POST", API "/inference_services",
+                    "{\"name\":\"is\",\"registeredModelId\":\"1\",\"servingEnvironmentId\":\"2\"}",
+                    &j),
+                201);
         json_decref(j);
         expect("PATCH", API "/inference_services/4", "{\"modelVersionId\":\"-1\"}", 400,
                "invalid modelVersionId: \"-1\" is not a positive id");
@@ -461,11 +510,12 @@ Test(registry, id_references_must_be_positive)
         j = get_ok(API "/inference_services/4");
         cr_assert_null(json_object_get(j, "modelVersionId"));
         json_decref(j);
-        cr_assert_eq(req("POST", API "/inference_services",
-                         "{\"name\":\"is0\",\"registeredModelId\":\"1\",\"servingEnvironmentId\":\"2\","
-                         "\"modelVersionId\":\"0\"}",
-                         &j),
-                     201);
+        cr_assert_eq(
+                req("POST", API "/inference_services",
+                    "{\"name\":\"is0\",\"registeredModelId\":\"1\",\"servingEnvironmentId\":\"2\","
+                    "\"modelVersionId\":\"0\"}",
+                    &j),
+                201);
         cr_assert_null(json_object_get(j, "modelVersionId"), "modelVersionId 0 was stored");
         json_decref(j);
         expect("POST", API "/inference_services/4/serves", "{\"modelVersionId\":\"-2\"}", 400,
@@ -480,20 +530,29 @@ Test(registry, experiments_runs_metrics)
         json_t *j = NULL;
 
         create(API "/experiments", "{\"name\":\"exp\",\"owner\":\"me\"}", 201);
-        expect("POST", API "/experiment_runs", "{\"name\":\"r\",\"experimentId\":\"9\"}", 404, "experiment not found");
-        cr_assert_eq(req("POST", API "/experiment_runs",
-                         "{\"name\":\"r1\",\"experimentId\":\"1\",\"startTimeSinceEpoch\":\"1000\"}", &j), 201);
+        expect("POST", API "/experiment_runs", "{\"name\":\"r\",\"experimentId\":\"9\"}", 404,
+               "experiment not found");
+        cr_assert_eq(
+                req("POST", API "/experiment_runs",
+                    "{\"name\":\"r1\",\"experimentId\":\"1\",\"startTimeSinceEpoch\":\"1000\"}",
+                    &j),
+                201);
         cr_assert_str_eq(js(j, "status"), "RUNNING");
         cr_assert_str_eq(js(j, "state"), "LIVE");
         json_decref(j);
-        expect("PATCH", API "/experiment_runs/2", "{\"endTimeSinceEpoch\":\"10\"}", 400, "endTimeSinceEpoch");
-        expect("PATCH", API "/experiment_runs/2", "{\"startTimeSinceEpoch\":\"10\"}", 400, "unknown field");
-        cr_assert_eq(req("PATCH", API "/experiment_runs/2", "{\"endTimeSinceEpoch\":\"2000\",\"status\":\"FINISHED\"}", &j), 200);
+        expect("PATCH", API "/experiment_runs/2", "{\"endTimeSinceEpoch\":\"10\"}", 400,
+               "endTimeSinceEpoch");
+        expect("PATCH", API "/experiment_runs/2", "{\"startTimeSinceEpoch\":\"10\"}", 400,
+               "unknown field");
+        cr_assert_eq(req("PATCH", API "/experiment_runs/2",
+                         "{\"endTimeSinceEpoch\":\"2000\",\"status\":\"FINISHED\"}", &j),
+                     200);
         json_decref(j);
         cr_assert_eq(req("PATCH", API "/experiment_runs/2", "{\"owner\":\"x\"}", &j), 200);
         cr_assert_str_eq(js(j, "status"), "FINISHED");
         json_decref(j);
-        create(API "/experiments/1/experiment_runs", "{\"name\":\"r2\",\"experimentId\":\"1\"}", 201);
+        create(API "/experiments/1/experiment_runs", "{\"name\":\"r2\",\"experimentId\":\"1\"}",
+               201);
         cr_assert_eq(list_size(API "/experiments/1/experiment_runs"), 2);
         j = get_ok(API "/experiment_run?name=r2&parentResourceId=1");
         json_decref(j);
@@ -501,14 +560,19 @@ Test(registry, experiments_runs_metrics)
         json_decref(j);
 
         /* metrics: value required, logged by name, history kept */
-        expect("POST", API "/experiment_runs/2/artifacts", "{\"artifactType\":\"metric\",\"name\":\"acc\"}", 400, "metric value is required");
+        expect("POST", API "/experiment_runs/2/artifacts",
+               "{\"artifactType\":\"metric\",\"name\":\"acc\"}", 400, "metric value is required");
         cr_assert_eq(req("POST", API "/experiment_runs/2/artifacts",
-                         "{\"artifactType\":\"metric\",\"name\":\"acc\",\"value\":0.5,\"step\":1}", &j), 200);
+                         "{\"artifactType\":\"metric\",\"name\":\"acc\",\"value\":0.5,\"step\":1}",
+                         &j),
+                     200);
         cr_assert_str_eq(js(j, "experimentRunId"), "2");
         cr_assert_str_eq(js(j, "experimentId"), "1");
         json_decref(j);
         cr_assert_eq(req("POST", API "/experiment_runs/2/artifacts",
-                         "{\"artifactType\":\"metric\",\"name\":\"acc\",\"value\":0.75,\"step\":2}", &j), 200);
+                         "{\"artifactType\":\"metric\",\"name\":\"acc\",\"value\":0.75,\"step\":2}",
+                         &j),
+                     200);
         cr_assert_eq(json_real_value(json_object_get(j, "value")), 0.75);
         json_decref(j);
         cr_assert_eq(list_size(API "/experiment_runs/2/artifacts"), 1);
@@ -518,7 +582,8 @@ Test(registry, experiments_runs_metrics)
         cr_assert_eq(list_size(API "/experiment_runs/2/metric_history?name=acc&stepIds=1,2"), 2);
         cr_assert_eq(list_size(API "/experiment_runs/metric_history?name=acc"), 2);
         cr_assert_eq(list_size(API "/experiment_runs/2/metric_history?name=loss"), 0);
-        expect("GET", API "/experiment_runs/2/metric_history?stepIds=1,x", NULL, 400, "invalid step ID 'x'");
+        expect("GET", API "/experiment_runs/2/metric_history?stepIds=1,x", NULL, 400,
+               "invalid step ID 'x'");
         /* history rows are not artifacts */
         cr_assert_eq(list_size(API "/artifacts"), 1);
 }
@@ -534,8 +599,8 @@ static void walk_pages(const char *params, const char *const *want, size_t n_wan
                 json_t *j, *items;
                 char *enc = urlenc(tok);
 
-                (void)snprintf(path, sizeof(path), API "/registered_models?pageSize=2&%s%s%s", params,
-                               tok[0] ? "&nextPageToken=" : "", tok[0] ? enc : "");
+                (void)snprintf(path, sizeof(path), API "/registered_models?pageSize=2&%s%s%s",
+                               params, tok[0] ? "&nextPageToken=" : "", tok[0] ? enc : "");
                 free(enc);
                 j = get_ok(path);
                 items = json_object_get(j, "items");
@@ -581,11 +646,16 @@ Test(registry, pagination)
         cr_assert_eq(list_size(API "/registered_models?pageSize=5"), 5);
         cr_assert_eq(list_size(API "/registered_models?pageSize=2147483647"), 5);
         expect("GET", API "/registered_models?pageSize=abc", NULL, 400, "invalid numeric string");
-        expect("GET", API "/registered_models?pageSize=99999999999", NULL, 400, "invalid numeric string");
-        expect("GET", API "/registered_models?nextPageToken=%21%21%21", NULL, 400, "invalid nextPageToken");
-        expect("GET", API "/registered_models?nextPageToken=YWJj", NULL, 400, "invalid nextPageToken"); /* "abc" */
+        expect("GET", API "/registered_models?pageSize=99999999999", NULL, 400,
+               "invalid numeric string");
+        expect("GET", API "/registered_models?nextPageToken=%21%21%21", NULL, 400,
+               "invalid nextPageToken");
+        expect("GET", API "/registered_models?nextPageToken=YWJj", NULL, 400,
+               "invalid nextPageToken"); /* "abc" */
         /* a filter combined with pagination */
-        cr_assert_eq(list_size(API "/registered_models?pageSize=2&filterQuery=name%20%3E%20%27m2%27"), 2);
+        cr_assert_eq(list_size(API
+                               "/registered_models?pageSize=2&filterQuery=name%20%3E%20%27m2%27"),
+                     2);
 }
 
 /* ---------------------------------------------------------------- filterQuery */
@@ -613,7 +683,8 @@ Test(registry, filter_query_grammar)
         cr_assert_eq(filter_size("registered_models", "name = \"model-a\""), 1);
         cr_assert_eq(filter_size("registered_models", "name = 'model-a'"), 1);
         cr_assert_eq(filter_size("registered_models", "name != 'model-a'"), 2);
-        cr_assert_eq(filter_size("registered_models", "name <> 'model-a'"), 2); /* deviation: not-equal */
+        cr_assert_eq(filter_size("registered_models", "name <> 'model-a'"),
+                     2); /* deviation: not-equal */
         cr_assert_eq(filter_size("registered_models", "name LIKE 'model-%'"), 2);
         cr_assert_eq(filter_size("registered_models", "name LIKE 'MODEL-%'"), 0);
         cr_assert_eq(filter_size("registered_models", "name ILIKE 'MODEL-%'"), 2);
@@ -624,7 +695,8 @@ Test(registry, filter_query_grammar)
         cr_assert_eq(filter_size("registered_models", "name LIKE 'm\\_c\\%'"), 1);
         cr_assert_eq(filter_size("registered_models", "accuracy > 0.95"), 1);
         cr_assert_eq(filter_size("registered_models", "accuracy >= 0.80"), 2);
-        cr_assert_eq(filter_size("registered_models", "epochs > 5"), 1);  /* int literal: int or double */
+        cr_assert_eq(filter_size("registered_models", "epochs > 5"),
+                     1); /* int literal: int or double */
         cr_assert_eq(filter_size("registered_models", "epochs < 5"), 1);
         cr_assert_eq(filter_size("registered_models", "epochs.int_value = 10"), 1);
         cr_assert_eq(filter_size("registered_models", "epochs.double_value = 3"), 1);
@@ -633,26 +705,39 @@ Test(registry, filter_query_grammar)
         cr_assert_eq(filter_size("registered_models", "framework.string_value = 'pytorch'"), 1);
         cr_assert_eq(filter_size("registered_models", "`mlflow.source.type` = 'notebook'"), 1);
         cr_assert_eq(filter_size("registered_models", "mlflow.source.type = 'notebook'"), 1);
-        cr_assert_eq(filter_size("registered_models", "(name = 'model-a' OR name = 'model-b') AND state = 'LIVE'"), 1);
-        cr_assert_eq(filter_size("registered_models", "name = 'model-a' OR name = 'model-b' AND state = 'LIVE'"), 1);
-        cr_assert_eq(filter_size("registered_models", "name = 'model-b' OR name = 'model-a' AND state = 'ARCHIVED'"), 1);
+        cr_assert_eq(filter_size("registered_models",
+                                 "(name = 'model-a' OR name = 'model-b') AND state = 'LIVE'"),
+                     1);
+        cr_assert_eq(filter_size("registered_models",
+                                 "name = 'model-a' OR name = 'model-b' AND state = 'LIVE'"),
+                     1);
+        cr_assert_eq(filter_size("registered_models",
+                                 "name = 'model-b' OR name = 'model-a' AND state = 'ARCHIVED'"),
+                     1);
         cr_assert_eq(filter_size("registered_models", "owner IN ('alice', 'carol')"), 2);
         cr_assert_eq(filter_size("registered_models", "owner IN ()"), 0);
         cr_assert_eq(filter_size("registered_models", "id IN (1, 3)"), 2);
         cr_assert_eq(filter_size("registered_models", "id > 1 and id <= 3"), 2);
         cr_assert_eq(filter_size("registered_models", "createTimeSinceEpoch > 0"), 3);
-        cr_assert_eq(filter_size("registered_models", "state = 5"), 0); /* type mismatch matches nothing */
+        cr_assert_eq(filter_size("registered_models", "state = 5"),
+                     0); /* type mismatch matches nothing */
         cr_assert_eq(filter_size("registered_models", "nosuch = 'x'"), 0);
         cr_assert_eq(filter_size("registered_models", "name = 'model-a' -- comment\n"), 1);
         cr_assert_eq(filter_size("registered_models", "name = 'it\\'s'"), 0);
 
-        expect("GET", API "/registered_models?filterQuery=name%20%3D", NULL, 400, "invalid filter query");
-        expect("GET", API "/registered_models?filterQuery=name%20%3D%20%27x", NULL, 400, "unterminated");
-        expect("GET", API "/registered_models?filterQuery=%28name%20%3D%20%27x%27", NULL, 400, "invalid filter query");
-        expect("GET", API "/registered_models?filterQuery=name%20%3D%20%27x%27%20garbage", NULL, 400, "invalid filter query");
-        expect("GET", API "/registered_models?filterQuery=%3D%3D", NULL, 400, "invalid filter query");
+        expect("GET", API "/registered_models?filterQuery=name%20%3D", NULL, 400,
+               "invalid filter query");
+        expect("GET", API "/registered_models?filterQuery=name%20%3D%20%27x", NULL, 400,
+               "unterminated");
+        expect("GET", API "/registered_models?filterQuery=%28name%20%3D%20%27x%27", NULL, 400,
+               "invalid filter query");
+        expect("GET", API "/registered_models?filterQuery=name%20%3D%20%27x%27%20garbage", NULL,
+               400, "invalid filter query");
+        expect("GET", API "/registered_models?filterQuery=%3D%3D", NULL, 400,
+               "invalid filter query");
         /* bytes of UTF-8 in the query: a clean 400 whose body is valid JSON */
-        expect("GET", API "/registered_models?filterQuery=%C2%95%07%C2%8D", NULL, 400, "invalid filter query");
+        expect("GET", API "/registered_models?filterQuery=%C2%95%07%C2%8D", NULL, 400,
+               "invalid filter query");
 }
 
 Test(registry, filter_query_nesting_is_bounded)
@@ -774,7 +859,8 @@ Test(registry, body_over_limit_is_413)
         memcpy(big + n + 50, "\"}", 3);
         http_do("POST", API "/registered_models", big, n + 52, &r);
         cr_assert_eq(r.status, 413);
-        cr_assert_str_eq(json_string_value(json_object_get(r.json, "code")), "Request Entity Too Large");
+        cr_assert_str_eq(json_string_value(json_object_get(r.json, "code")),
+                         "Request Entity Too Large");
         cr_assert(json_is_string(json_object_get(r.json, "message")));
         reply_done(&r);
         free(big);
@@ -784,11 +870,7 @@ Test(registry, body_over_limit_is_413)
 Test(registry, sql_looking_strings_are_data)
 {
         static const char *const names[] = {
-                "x'; DROP TABLE entity; --",
-                "\" OR 1=1 --",
-                "%",
-                "_",
-                "a:b:c",
+                "x'; DROP TABLE entity; --",         "\" OR 1=1 --", "%", "_", "a:b:c",
                 "Robert'); DELETE FROM property;--",
         };
         char body[256], path[512];
@@ -798,8 +880,10 @@ Test(registry, sql_looking_strings_are_data)
                 json_t *s = json_string(names[i]);
                 char *enc = json_dumps(s, JSON_ENCODE_ANY);
 
-                (void)snprintf(body, sizeof(body), "{\"name\":%s,\"customProperties\":{\"k\":{\"metadataType\":\"MetadataStringValue\",\"string_value\":%s}}}",
-                               enc, enc);
+                (void)snprintf(
+                        body, sizeof(body),
+                        "{\"name\":%s,\"customProperties\":{\"k\":{\"metadataType\":\"MetadataStringValue\",\"string_value\":%s}}}",
+                        enc, enc);
                 create(API "/registered_models", body, 201);
                 free(enc);
                 json_decref(s);
@@ -819,11 +903,14 @@ Test(registry, sql_looking_strings_are_data)
         cr_assert_str_eq(js(j, "id"), "3");
         json_decref(j);
         /* doubled quotes are not an escape (upstream lexer): two literals, a parse error */
-        expect("GET", API "/registered_models?filterQuery=name%20%3D%20%27x%27%27%20OR%201%3D1%20--%27",
+        expect("GET",
+               API "/registered_models?filterQuery=name%20%3D%20%27x%27%27%20OR%201%3D1%20--%27",
                NULL, 400, "invalid filter query");
         cr_assert_eq(filter_size("registered_models", "name = 'x\\' OR 1=1 --'"), 0);
-        expect("GET", API "/registered_models?filterQuery=1%3D1", NULL, 400, "invalid filter query");
-        cr_assert_eq(filter_size("registered_models", "k = 'x\\'; DROP TABLE entity; --'"), 1); /* the literal is data: it equals one stored value */
+        expect("GET", API "/registered_models?filterQuery=1%3D1", NULL, 400,
+               "invalid filter query");
+        cr_assert_eq(filter_size("registered_models", "k = 'x\\'; DROP TABLE entity; --'"),
+                     1); /* the literal is data: it equals one stored value */
         cr_assert_eq(filter_size("registered_models", "`k' OR '1'='1` = 'a'"), 0);
         cr_assert_eq(list_size(API "/registered_models"), 6);
 }
@@ -882,9 +969,13 @@ Test(registry, cors)
         cr_assert_eq(status, 200);
         {
                 struct curl_header *hd = NULL;
-                cr_assert_eq(curl_easy_header(c, "Access-Control-Allow-Origin", 0, CURLH_HEADER, -1, &hd), CURLHE_OK);
+                cr_assert_eq(curl_easy_header(c, "Access-Control-Allow-Origin", 0, CURLH_HEADER, -1,
+                                              &hd),
+                             CURLHE_OK);
                 cr_assert_str_eq(hd->value, "https://ui.example");
-                cr_assert_eq(curl_easy_header(c, "Access-Control-Allow-Methods", 0, CURLH_HEADER, -1, &hd), CURLHE_OK);
+                cr_assert_eq(curl_easy_header(c, "Access-Control-Allow-Methods", 0, CURLH_HEADER,
+                                              -1, &hd),
+                             CURLHE_OK);
                 cr_assert(strstr(hd->value, "PATCH"));
         }
         curl_slist_free_all(h);

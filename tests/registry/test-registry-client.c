@@ -63,8 +63,9 @@ Test(client, controller_flow)
                           "MetadataStringValue", "string_value", "http://new");
         cr_assert_eq(mr_update_inference_service(c, is_id, patch, &again, &err), 200);
         json_decref(patch);
-        cr_assert_str_eq(json_string_value(json_object_get(json_object_get(
-                                 json_object_get(again, "customProperties"), "url"), "string_value")),
+        cr_assert_str_eq(json_string_value(json_object_get(
+                                 json_object_get(json_object_get(again, "customProperties"), "url"),
+                                 "string_value")),
                          "http://new");
         json_decref(again);
         json_decref(is);
@@ -85,7 +86,8 @@ Test(client, controller_flow)
         in.name = "other";
         cr_assert_eq(mr_create_inference_service(c, &in, &is, &err), -EINVAL);
         cr_assert_eq(err.status, 400);
-        cr_assert_eq(mr_client_call(c, "GET", "/registered_models?pageSize=1", NULL, &is, &err), 200);
+        cr_assert_eq(mr_client_call(c, "GET", "/registered_models?pageSize=1", NULL, &is, &err),
+                     200);
         cr_assert_eq(json_array_size(json_object_get(is, "items")), 1);
         json_decref(is);
 }

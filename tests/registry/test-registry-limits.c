@@ -50,7 +50,8 @@ static long post_named(const char *path, size_t n, char c, const char *extra)
                 cr_assert_str_eq(js(j, "name"), name, "%s: the name is returned as given", path);
         if (st == 400) {
                 const char *m = js(j, "message");
-                cr_assert(m && strstr(m, "name") && strstr(m, "at most"), "%s: %s", path, m ? m : "");
+                cr_assert(m && strstr(m, "name") && strstr(m, "at most"), "%s: %s", path,
+                          m ? m : "");
         }
         json_decref(j);
         free(body);
@@ -67,7 +68,8 @@ static size_t limit_under(const char *pid)
 static void boundary(const char *path, size_t max, const char *extra, long ok)
 {
         cr_assert_eq(post_named(path, max, 'a', extra), ok, "%s: %zu characters", path, max);
-        cr_assert_eq(post_named(path, max + 1, 'b', extra), 400, "%s: %zu characters", path, max + 1);
+        cr_assert_eq(post_named(path, max + 1, 'b', extra), 400, "%s: %zu characters", path,
+                     max + 1);
         cr_assert_eq(post_named(path, 5000, 'c', extra), 400, "%s: 5000 characters", path);
 }
 
@@ -97,7 +99,9 @@ Test(limits, name_length_at_255_and_256_for_every_kind)
                 mv = create(API "/model_versions", body, 201);
         }
 
-        (void)snprintf(extra, sizeof(extra), "\"registeredModelId\":\"%s\",\"servingEnvironmentId\":\"%s\"", S(rm), S(se));
+        (void)snprintf(extra, sizeof(extra),
+                       "\"registeredModelId\":\"%s\",\"servingEnvironmentId\":\"%s\"", S(rm),
+                       S(se));
         boundary(API "/inference_services", limit_under(S(se)), extra, 201);
         {
                 char body[512];
@@ -149,8 +153,11 @@ Test(limits, schema_refuses_a_long_name)
         struct store *s = test_store();
         struct store_conn *c;
         char *ok = name_of(255, 'a'), *bad = name_of(256, 'b');
-        struct store_entity e = { .group = STORE_GROUP_CONTEXT, .type = (char *)"RegisteredModel",
-                                  .scope = (char *)"", .create_ms = 1, .update_ms = 1 };
+        struct store_entity e = { .group = STORE_GROUP_CONTEXT,
+                                  .type = (char *)"RegisteredModel",
+                                  .scope = (char *)"",
+                                  .create_ms = 1,
+                                  .update_ms = 1 };
 
         cr_assert_eq(store_acquire(s, &c), 0);
         e.name = ok;
@@ -188,8 +195,12 @@ Test(limits, migration_keeps_existing_long_names)
         struct store *s = test_store(), *s2 = NULL;
         struct store_conn *c;
         char *long_name = name_of(300, 'l');
-        struct store_entity e = { .group = STORE_GROUP_CONTEXT, .type = (char *)"RegisteredModel",
-                                  .scope = (char *)"", .name = long_name, .create_ms = 1, .update_ms = 1 };
+        struct store_entity e = { .group = STORE_GROUP_CONTEXT,
+                                  .type = (char *)"RegisteredModel",
+                                  .scope = (char *)"",
+                                  .name = long_name,
+                                  .create_ms = 1,
+                                  .update_ms = 1 };
         struct store_entity got = { 0 };
         int64_t id;
 
@@ -212,7 +223,8 @@ Test(limits, migration_keeps_existing_long_names)
         e.id = 0;
         long_name[0] = 'm';
         e.name = long_name;
-        cr_assert_eq(store_entity_insert(s2, c, &e), -EINVAL, "the new constraint holds for new rows");
+        cr_assert_eq(store_entity_insert(s2, c, &e), -EINVAL,
+                     "the new constraint holds for new rows");
         store_release(s2, c);
         s2 = store_free(s2);
         free(long_name);
@@ -224,7 +236,9 @@ Test(limits, model_artifacts_ignores_artifact_type)
         char path[128];
 
         cr_assert_eq(req("POST", API "/model_artifacts",
-                         "{\"artifactType\":\"doc-artifact\",\"name\":\"m\",\"uri\":\"s3://b/m\"}", &j), 201);
+                         "{\"artifactType\":\"doc-artifact\",\"name\":\"m\",\"uri\":\"s3://b/m\"}",
+                         &j),
+                     201);
         cr_assert_str_eq(js(j, "artifactType"), "model-artifact");
         (void)snprintf(path, sizeof(path), API "/model_artifacts/%s", js(j, "id"));
         json_decref(j);
@@ -248,20 +262,25 @@ Test(limits, metric_timestamp_is_stored_as_given)
         run = create(API "/experiment_runs", body, 201);
         (void)snprintf(path, sizeof(path), API "/experiment_runs/%s/artifacts", S(run));
         for (size_t i = 0; i < 3; i++) {
-                (void)snprintf(body, sizeof(body),
-                               "{\"artifactType\":\"metric\",\"name\":\"m%zu\",\"value\":1,\"timestamp\":\"%s\"}",
-                               i, ts[i]);
+                (void)snprintf(
+                        body, sizeof(body),
+                        "{\"artifactType\":\"metric\",\"name\":\"m%zu\",\"value\":1,\"timestamp\":\"%s\"}",
+                        i, ts[i]);
                 cr_assert_eq(req("POST", path, body, &j), 200, "timestamp \"%s\"", ts[i]);
                 cr_assert_str_eq(js(j, "timestamp"), ts[i]);
                 json_decref(j);
         }
-        (void)snprintf(path, sizeof(path), API "/experiment_runs/%s/artifacts?artifactType=metric&orderBy=ID", S(run));
+        (void)snprintf(path, sizeof(path),
+                       API "/experiment_runs/%s/artifacts?artifactType=metric&orderBy=ID", S(run));
         cr_assert_eq(req("GET", path, NULL, &j), 200);
         for (size_t i = 0; i < 3; i++)
-                cr_assert_str_eq(js(json_array_get(json_object_get(j, "items"), i), "timestamp"), ts[i]);
+                cr_assert_str_eq(js(json_array_get(json_object_get(j, "items"), i), "timestamp"),
+                                 ts[i]);
         json_decref(j);
         /* not a string is still a type error */
-        cr_assert_eq(req("POST", API "/artifacts", "{\"artifactType\":\"metric\",\"value\":1,\"timestamp\":5}", NULL), 400);
+        cr_assert_eq(req("POST", API "/artifacts",
+                         "{\"artifactType\":\"metric\",\"value\":1,\"timestamp\":5}", NULL),
+                     400);
 }
 
 Test(limits, experiment_run_checks_the_experiment_first)
@@ -271,25 +290,44 @@ Test(limits, experiment_run_checks_the_experiment_first)
         json_t *j = NULL;
 
         /* a missing experiment is 404 before the times are looked at */
-        cr_assert_eq(req("POST", API "/experiment_runs",
-                         "{\"experimentId\":\"999\",\"startTimeSinceEpoch\":\"abc\",\"endTimeSinceEpoch\":\"1\"}", NULL), 404);
-        cr_assert_eq(req("POST", API "/experiment_runs",
-                         "{\"experimentId\":\"999\",\"startTimeSinceEpoch\":\"5\",\"endTimeSinceEpoch\":\"1\"}", NULL), 404);
+        cr_assert_eq(
+                req("POST", API "/experiment_runs",
+                    "{\"experimentId\":\"999\",\"startTimeSinceEpoch\":\"abc\",\"endTimeSinceEpoch\":\"1\"}",
+                    NULL),
+                404);
+        cr_assert_eq(
+                req("POST", API "/experiment_runs",
+                    "{\"experimentId\":\"999\",\"startTimeSinceEpoch\":\"5\",\"endTimeSinceEpoch\":\"1\"}",
+                    NULL),
+                404);
         /* one time alone is stored as given */
-        (void)snprintf(body, sizeof(body), "{\"name\":\"a\",\"experimentId\":\"%s\",\"startTimeSinceEpoch\":\"abc\"}", S(ex));
+        (void)snprintf(body, sizeof(body),
+                       "{\"name\":\"a\",\"experimentId\":\"%s\",\"startTimeSinceEpoch\":\"abc\"}",
+                       S(ex));
         cr_assert_eq(req("POST", API "/experiment_runs", body, &j), 201);
         cr_assert_str_eq(js(j, "startTimeSinceEpoch"), "abc");
         json_decref(j);
-        (void)snprintf(body, sizeof(body), "{\"name\":\"b\",\"experimentId\":\"%s\",\"endTimeSinceEpoch\":\"x\"}", S(ex));
+        (void)snprintf(body, sizeof(body),
+                       "{\"name\":\"b\",\"experimentId\":\"%s\",\"endTimeSinceEpoch\":\"x\"}",
+                       S(ex));
         cr_assert_eq(req("POST", API "/experiment_runs", body, NULL), 201);
         /* both: parsed and compared */
-        (void)snprintf(body, sizeof(body), "{\"name\":\"c\",\"experimentId\":\"%s\",\"startTimeSinceEpoch\":\"abc\",\"endTimeSinceEpoch\":\"1\"}", S(ex));
+        (void)snprintf(
+                body, sizeof(body),
+                "{\"name\":\"c\",\"experimentId\":\"%s\",\"startTimeSinceEpoch\":\"abc\",\"endTimeSinceEpoch\":\"1\"}",
+                S(ex));
         cr_assert_eq(req("POST", API "/experiment_runs", body, &j), 400);
         cr_assert(strstr(js(j, "message"), "startTimeSinceEpoch"));
         json_decref(j);
-        (void)snprintf(body, sizeof(body), "{\"name\":\"d\",\"experimentId\":\"%s\",\"startTimeSinceEpoch\":\"5\",\"endTimeSinceEpoch\":\"1\"}", S(ex));
+        (void)snprintf(
+                body, sizeof(body),
+                "{\"name\":\"d\",\"experimentId\":\"%s\",\"startTimeSinceEpoch\":\"5\",\"endTimeSinceEpoch\":\"1\"}",
+                S(ex));
         cr_assert_eq(req("POST", API "/experiment_runs", body, NULL), 400);
-        (void)snprintf(body, sizeof(body), "{\"name\":\"e\",\"experimentId\":\"%s\",\"startTimeSinceEpoch\":\"1\",\"endTimeSinceEpoch\":\"5\"}", S(ex));
+        (void)snprintf(
+                body, sizeof(body),
+                "{\"name\":\"e\",\"experimentId\":\"%s\",\"startTimeSinceEpoch\":\"1\",\"endTimeSinceEpoch\":\"5\"}",
+                S(ex));
         cr_assert_eq(req("POST", API "/experiment_runs", body, &j), 201);
         cr_assert_str_eq(js(j, "endTimeSinceEpoch"), "5");
         json_decref(j);

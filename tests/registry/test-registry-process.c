@@ -237,8 +237,9 @@ Test(process, sigkill_under_write_load_loses_no_acknowledged_write)
 
         start(&s, wipe, 1, NULL);
         for (int i = 0; i < WRITERS; i++) {
-                w[i] = (struct writer){ .port = s.port, .idx = i, .stop = &stop_flag,
-                                        .acked_total = &acked_total };
+                w[i] = (struct writer){
+                        .port = s.port, .idx = i, .stop = &stop_flag, .acked_total = &acked_total
+                };
                 cr_assert_eq(pthread_create(&t[i], NULL, write_loop, &w[i]), 0);
         }
         /* kill once enough writes were acknowledged (bounded by the writers' own limit) */
@@ -257,7 +258,8 @@ Test(process, sigkill_under_write_load_loses_no_acknowledged_write)
                 sqlite3_stmt *st = NULL;
 
                 cr_assert_eq(sqlite3_open(dsn, &db), SQLITE_OK);
-                cr_assert_eq(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL), SQLITE_OK);
+                cr_assert_eq(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL),
+                             SQLITE_OK);
                 cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
                 cr_assert_str_eq((const char *)sqlite3_column_text(st, 0), "ok");
                 sqlite3_finalize(st);
@@ -429,8 +431,8 @@ static void launch_ok(struct server *s, const char *const *args, const char *con
         char err[4096] = "";
         int st = 0;
 
-        cr_assert(launch(s, args, env, &st, err, sizeof(err)), "server did not start (%d): %s",
-                  st, err);
+        cr_assert(launch(s, args, env, &st, err, sizeof(err)), "server did not start (%d): %s", st,
+                  err);
 }
 
 static const char *write_file(const char *name, const char *text)
@@ -647,8 +649,9 @@ Test(ops, postgres_down_gives_503_then_recovers_with_data_intact)
         port = pg_port();
 
         {
-                const char *args[] = { "--database", pgdsn, "--port", "0", "--pool-size", "4",
-                                       NULL };
+                const char *args[] = {
+                        "--database", pgdsn, "--port", "0", "--pool-size", "4", NULL
+                };
                 launch_ok(&s, args, NULL);
         }
         r = request(s.port, "POST", API "/registered_models", "{\"name\":\"before\"}");
@@ -906,9 +909,16 @@ Test(ops, postgres_tls_verify_full)
 
         /* verify-full with the CA that signed the server's certificate (TLS is required) */
         {
-                const char *args[] = { "--database", base, "--port", "0", "--wipe",
-                                       "--embedmd-database-ssl-mode", "verify-full",
-                                       "--embedmd-database-ssl-root-cert", ca, NULL };
+                const char *args[] = { "--database",
+                                       base,
+                                       "--port",
+                                       "0",
+                                       "--wipe",
+                                       "--embedmd-database-ssl-mode",
+                                       "verify-full",
+                                       "--embedmd-database-ssl-root-cert",
+                                       ca,
+                                       NULL };
 
                 launch_ok(&s, args, NULL);
                 r = request(s.port, "POST", API "/registered_models", "{\"name\":\"tls\"}");
@@ -918,22 +928,32 @@ Test(ops, postgres_tls_verify_full)
         }
         /* a wrong CA: no start, exit 1, libpq's verification error in the log */
         {
-                const char *args[] = { "--database", base, "--port", "0",
+                const char *args[] = { "--database",
+                                       base,
+                                       "--port",
+                                       "0",
                                        "--embedmd-database-ssl-verify-server-cert",
-                                       "--embedmd-database-ssl-root-cert", other, NULL };
+                                       "--embedmd-database-ssl-root-cert",
+                                       other,
+                                       NULL };
 
                 cr_assert_not(launch(&s, args, NULL, &st, err, sizeof(err)));
                 cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %d", st);
                 cr_assert_not_null(strstr(err, "error connecting to datastore"), "%s", err);
-                cr_assert_not_null(strstr(err, "SSL error: certificate verify failed"), "%s",
-                                   err);
+                cr_assert_not_null(strstr(err, "SSL error: certificate verify failed"), "%s", err);
         }
         /* the flag overrides the DSN's own sslmode=disable */
         {
                 char off[300];
-                const char *args[] = { "--database", off, "--port", "0",
-                                       "--embedmd-database-ssl-mode", "verify-ca",
-                                       "--embedmd-database-ssl-ca", other, NULL };
+                const char *args[] = { "--database",
+                                       off,
+                                       "--port",
+                                       "0",
+                                       "--embedmd-database-ssl-mode",
+                                       "verify-ca",
+                                       "--embedmd-database-ssl-ca",
+                                       other,
+                                       NULL };
 
                 (void)snprintf(off, sizeof(off), "%s?sslmode=disable", base);
                 cr_assert_not(launch(&s, args, NULL, &st, err, sizeof(err)));
@@ -942,8 +962,8 @@ Test(ops, postgres_tls_verify_full)
         }
         /* an invalid mode is refused before any connection */
         {
-                const char *args[] = { "--database", base, "--embedmd-database-ssl-mode",
-                                       "verify", NULL };
+                const char *args[] = { "--database", base, "--embedmd-database-ssl-mode", "verify",
+                                       NULL };
 
                 cr_assert_not(launch(&s, args, NULL, &st, err, sizeof(err)));
                 cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2, "status %d", st);

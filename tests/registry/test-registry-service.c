@@ -104,7 +104,8 @@ Test(service, create_errors_have_kinds)
                      "required field 'registeredModelId' is zero value.");
         reg_input_done(&in);
 
-        decode(REG_MODEL_VERSION, REG_SCHEMA_CREATE, "{\"name\":\"v\",\"registeredModelId\":\"7\"}", &in);
+        decode(REG_MODEL_VERSION, REG_SCHEMA_CREATE, "{\"name\":\"v\",\"registeredModelId\":\"7\"}",
+               &in);
         expect_error(reg_create(&db, &rq, &res), REG_ERR_NOT_FOUND, -ENOENT,
                      "no registered model found for id 7");
         reg_input_done(&in);
@@ -113,13 +114,16 @@ Test(service, create_errors_have_kinds)
 Test(service, nested_create_takes_the_path_parent)
 {
         struct reg_input in = { 0 };
-        struct reg_create_req rq = { .in = &in, .schema = REG_SCHEMA_FULL, .path_parent = true,
+        struct reg_create_req rq = { .in = &in,
+                                     .schema = REG_SCHEMA_FULL,
+                                     .path_parent = true,
                                      .parent_kind = REG_REGISTERED_MODEL };
         struct reg_result res;
         int64_t rm = create(REG_REGISTERED_MODEL, "{\"name\":\"m\"}"), got = 0;
 
         rq.parent_id = rm;
-        decode(REG_MODEL_VERSION, REG_SCHEMA_FULL, "{\"name\":\"v\",\"registeredModelId\":\"999\"}", &in);
+        decode(REG_MODEL_VERSION, REG_SCHEMA_FULL, "{\"name\":\"v\",\"registeredModelId\":\"999\"}",
+               &in);
         cr_assert_eq(reg_create(&db, &rq, &res), 0, "%s", err.message);
         cr_assert_eq(reg_prop_int(&res.e, "registered_model_id", &got), 0);
         cr_assert_eq(got, rm);
@@ -172,7 +176,8 @@ Test(service, list_pages_and_filters)
         for (int i = 0; i < 5; i++) {
                 char b[64];
 
-                (void)snprintf(b, sizeof(b), "{\"name\":\"m%d\",\"owner\":\"%s\"}", i, i % 2 ? "odd" : "even");
+                (void)snprintf(b, sizeof(b), "{\"name\":\"m%d\",\"owner\":\"%s\"}", i,
+                               i % 2 ? "odd" : "even");
                 (void)create(REG_REGISTERED_MODEL, b);
         }
         cr_assert_eq(reg_list(&db, &rq, &l), 0, "%s", err.message);
@@ -187,7 +192,8 @@ Test(service, list_pages_and_filters)
         reg_list_done(&l);
         free(tok);
 
-        rq = (struct reg_list_req){ .kind = reg_kind(REG_REGISTERED_MODEL), .filter = "owner = 'odd'" };
+        rq = (struct reg_list_req){ .kind = reg_kind(REG_REGISTERED_MODEL),
+                                    .filter = "owner = 'odd'" };
         cr_assert_eq(reg_list(&db, &rq, &l), 0);
         cr_assert_eq(l.n, 2);
         cr_assert_null(l.next_page_token);
@@ -210,9 +216,11 @@ Test(service, find_one)
         cr_assert_str_eq(res.e.external_id, "ext");
         reg_result_done(&res);
         rq = (struct reg_find_req){ .kind = reg_kind(REG_REGISTERED_MODEL), .external_id = "nope" };
-        expect_error(reg_find(&db, &rq, &res), REG_ERR_NOT_FOUND, -ENOENT, "no registered models found");
+        expect_error(reg_find(&db, &rq, &res), REG_ERR_NOT_FOUND, -ENOENT,
+                     "no registered models found");
         rq = (struct reg_find_req){ .kind = reg_kind(REG_MODEL_VERSION), .name = "v" };
-        expect_error(reg_find(&db, &rq, &res), REG_ERR_INVALID, -EINVAL, "supply either (name and parentResourceId)");
+        expect_error(reg_find(&db, &rq, &res), REG_ERR_INVALID, -EINVAL,
+                     "supply either (name and parentResourceId)");
 }
 
 Test(service, upsert_creates_then_updates)
@@ -223,16 +231,19 @@ Test(service, upsert_creates_then_updates)
         int64_t rm = create(REG_REGISTERED_MODEL, "{\"name\":\"m\"}"), art;
         char b[128];
 
-        (void)snprintf(b, sizeof(b), "{\"name\":\"v\",\"registeredModelId\":\"%lld\"}", (long long)rm);
+        (void)snprintf(b, sizeof(b), "{\"name\":\"v\",\"registeredModelId\":\"%lld\"}",
+                       (long long)rm);
         rq.parent_id = create(REG_MODEL_VERSION, b);
-        decode(REG_MODEL_ARTIFACT, REG_SCHEMA_FULL, "{\"artifactType\":\"model-artifact\",\"name\":\"w\"}", &in);
+        decode(REG_MODEL_ARTIFACT, REG_SCHEMA_FULL,
+               "{\"artifactType\":\"model-artifact\",\"name\":\"w\"}", &in);
         cr_assert_eq(reg_upsert(&db, &rq, &res), 0, "%s", err.message);
         cr_assert(res.created);
         art = res.e.id;
         reg_result_done(&res);
         reg_input_done(&in);
 
-        (void)snprintf(b, sizeof(b), "{\"artifactType\":\"model-artifact\",\"id\":\"%lld\",\"uri\":\"u\"}",
+        (void)snprintf(b, sizeof(b),
+                       "{\"artifactType\":\"model-artifact\",\"id\":\"%lld\",\"uri\":\"u\"}",
                        (long long)art);
         decode(REG_MODEL_ARTIFACT, REG_SCHEMA_FULL, b, &in);
         cr_assert_eq(reg_upsert(&db, &rq, &res), 0, "%s", err.message);
@@ -244,7 +255,8 @@ Test(service, upsert_creates_then_updates)
 
         rq.parent_id = 999;
         decode(REG_MODEL_ARTIFACT, REG_SCHEMA_FULL, "{\"artifactType\":\"model-artifact\"}", &in);
-        expect_error(reg_upsert(&db, &rq, &res), REG_ERR_NOT_FOUND, -ENOENT, "no model version found for id 999");
+        expect_error(reg_upsert(&db, &rq, &res), REG_ERR_NOT_FOUND, -ENOENT,
+                     "no model version found for id 999");
         reg_input_done(&in);
 }
 
@@ -255,18 +267,23 @@ Test(service, inference_service_derived_resources)
                 se = create(REG_SERVING_ENVIRONMENT, "{\"name\":\"se\"}"), is;
         char b[160];
 
-        (void)snprintf(b, sizeof(b), "{\"name\":\"is\",\"registeredModelId\":\"%lld\",\"servingEnvironmentId\":\"%lld\"}",
-                       (long long)rm, (long long)se);
+        (void)snprintf(
+                b, sizeof(b),
+                "{\"name\":\"is\",\"registeredModelId\":\"%lld\",\"servingEnvironmentId\":\"%lld\"}",
+                (long long)rm, (long long)se);
         is = create(REG_INFERENCE_SERVICE, b);
         cr_assert_eq(reg_is_model(&db, is, &res), 0);
         cr_assert_eq(res.e.id, rm);
         cr_assert_eq(res.kind, reg_kind(REG_REGISTERED_MODEL));
         reg_result_done(&res);
-        expect_error(reg_is_version(&db, is, &res), REG_ERR_NOT_FOUND, -ENOENT, "no model versions found");
-        (void)snprintf(b, sizeof(b), "{\"name\":\"v\",\"registeredModelId\":\"%lld\"}", (long long)rm);
+        expect_error(reg_is_version(&db, is, &res), REG_ERR_NOT_FOUND, -ENOENT,
+                     "no model versions found");
+        (void)snprintf(b, sizeof(b), "{\"name\":\"v\",\"registeredModelId\":\"%lld\"}",
+                       (long long)rm);
         (void)create(REG_MODEL_VERSION, b);
         cr_assert_eq(reg_is_version(&db, is, &res), 0);
         cr_assert_str_eq(res.e.name, "v");
         reg_result_done(&res);
-        expect_error(reg_is_model(&db, 77, &res), REG_ERR_NOT_FOUND, -ENOENT, "no inference service found");
+        expect_error(reg_is_model(&db, 77, &res), REG_ERR_NOT_FOUND, -ENOENT,
+                     "no inference service found");
 }

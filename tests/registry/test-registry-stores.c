@@ -199,7 +199,8 @@ Test(stores, long_strings_are_stored_or_refused_with_the_limit)
         expect("POST", API "/registered_models", b, 400, "at most 255");
         free(b);
         b = body_with("{\"name\":\"x\",\"externalId\":\"%s\"}", text);
-        expect("POST", API "/registered_models", b, 400, "externalId: 3000 characters, at most 255");
+        expect("POST", API "/registered_models", b, 400,
+               "externalId: 3000 characters, at most 255");
         free(b);
         b = body_with("{\"externalId\":\"%s\"}", text);
         expect("PATCH", path, b, 400, "externalId");
@@ -228,8 +229,11 @@ Test(stores, four_mib_string_property_is_stored)
         struct store_conn *c;
         size_t n = 4u << 20;
         char *big = malloc(n + 1);
-        struct store_entity e = { .group = STORE_GROUP_CONTEXT, .type = (char *)"RegisteredModel",
-                                  .scope = (char *)"", .name = (char *)"big", .create_ms = 1,
+        struct store_entity e = { .group = STORE_GROUP_CONTEXT,
+                                  .type = (char *)"RegisteredModel",
+                                  .scope = (char *)"",
+                                  .name = (char *)"big",
+                                  .create_ms = 1,
                                   .update_ms = 1 };
         struct store_entity got = { 0 };
         const struct store_prop *p;
@@ -268,7 +272,8 @@ Test(stores, upsert_with_id_and_a_new_name_is_refused)
         (void)snprintf(path, sizeof(path), API "/model_versions/%s/artifacts", mv);
         art = create(path, "{\"artifactType\":\"model-artifact\",\"name\":\"weights\"}", 201);
         (void)snprintf(body, sizeof(body),
-                       "{\"artifactType\":\"model-artifact\",\"id\":\"%s\",\"name\":\"renamed\"}", art);
+                       "{\"artifactType\":\"model-artifact\",\"id\":\"%s\",\"name\":\"renamed\"}",
+                       art);
         expect("POST", path, body, 400, "name is immutable");
         (void)snprintf(body, sizeof(body),
                        "{\"artifactType\":\"model-artifact\",\"id\":\"%s\",\"name\":\"weights\","
@@ -279,7 +284,8 @@ Test(stores, upsert_with_id_and_a_new_name_is_refused)
         cr_assert_str_eq(js(j, "uri"), "s3://b/k");
         json_decref(j);
         /* without a name the stored one is kept */
-        (void)snprintf(body, sizeof(body), "{\"artifactType\":\"model-artifact\",\"id\":\"%s\"}", art);
+        (void)snprintf(body, sizeof(body), "{\"artifactType\":\"model-artifact\",\"id\":\"%s\"}",
+                       art);
         cr_assert_eq(req("POST", path, body, &j), 200);
         cr_assert_str_eq(js(j, "name"), "weights");
         json_decref(j);
@@ -296,23 +302,33 @@ Test(stores, dangling_references_are_404)
         mv = create(API "/model_versions", body, 201);
         se = create(API "/serving_environments", "{\"name\":\"se\"}", 201);
 
-        (void)snprintf(body, sizeof(body),
-                       "{\"name\":\"a\",\"registeredModelId\":\"999999\",\"servingEnvironmentId\":\"%s\"}", se);
-        expect("POST", API "/inference_services", body, 404, "no registered model found for id 999999");
+        (void)snprintf(
+                body, sizeof(body),
+                "{\"name\":\"a\",\"registeredModelId\":\"999999\",\"servingEnvironmentId\":\"%s\"}",
+                se);
+        expect("POST", API "/inference_services", body, 404,
+               "no registered model found for id 999999");
         (void)snprintf(path, sizeof(path), API "/serving_environments/%s/inference_services", se);
         expect("POST", path, body, 404, "no registered model found for id 999999");
-        (void)snprintf(body, sizeof(body),
-                       "{\"name\":\"b\",\"registeredModelId\":\"%s\",\"servingEnvironmentId\":\"999999\"}", rm);
-        expect("POST", API "/inference_services", body, 404, "no serving environment found for id 999999");
-        (void)snprintf(body, sizeof(body),
-                       "{\"name\":\"c\",\"registeredModelId\":\"%s\",\"servingEnvironmentId\":\"%s\","
-                       "\"modelVersionId\":\"999999\"}",
-                       rm, se);
-        expect("POST", API "/inference_services", body, 404, "no model version found for id 999999");
+        (void)snprintf(
+                body, sizeof(body),
+                "{\"name\":\"b\",\"registeredModelId\":\"%s\",\"servingEnvironmentId\":\"999999\"}",
+                rm);
+        expect("POST", API "/inference_services", body, 404,
+               "no serving environment found for id 999999");
+        (void)snprintf(
+                body, sizeof(body),
+                "{\"name\":\"c\",\"registeredModelId\":\"%s\",\"servingEnvironmentId\":\"%s\","
+                "\"modelVersionId\":\"999999\"}",
+                rm, se);
+        expect("POST", API "/inference_services", body, 404,
+               "no model version found for id 999999");
         cr_assert_eq(list_size(API "/inference_services"), 0, "nothing half-created");
 
-        (void)snprintf(body, sizeof(body),
-                       "{\"name\":\"d\",\"registeredModelId\":\"%s\",\"servingEnvironmentId\":\"%s\"}", rm, se);
+        (void)snprintf(
+                body, sizeof(body),
+                "{\"name\":\"d\",\"registeredModelId\":\"%s\",\"servingEnvironmentId\":\"%s\"}", rm,
+                se);
         is = create(API "/inference_services", body, 201);
         (void)snprintf(path, sizeof(path), API "/inference_services/%s", is);
         expect("PATCH", path, "{\"modelVersionId\":\"999999\"}", 404, "no model version found");
@@ -320,7 +336,8 @@ Test(stores, dangling_references_are_404)
         expect("PATCH", path, body, 200, NULL);
 
         (void)snprintf(path, sizeof(path), API "/inference_services/%s/serves", is);
-        expect("POST", path, "{\"modelVersionId\":\"999999\"}", 404, "no model version found for id 999999");
+        expect("POST", path, "{\"modelVersionId\":\"999999\"}", 404,
+               "no model version found for id 999999");
         cr_assert_eq(list_size(path), 0);
         (void)snprintf(body, sizeof(body), "{\"modelVersionId\":\"%s\"}", mv);
         (void)create(path, body, 201);
@@ -337,7 +354,8 @@ Test(stores, nul_bytes_are_refused_never_truncated)
         body = body_with("{\"name\":\"n\",\"customProperties\":{\"s\":{\"metadataType\":"
                          "\"MetadataStructValue\",\"struct_value\":\"%s\"}}}",
                          b64);
-        expect("POST", API "/registered_models", body, 400, "struct_value for key s contains a NUL byte");
+        expect("POST", API "/registered_models", body, 400,
+               "struct_value for key s contains a NUL byte");
         free(body);
         free(b64);
         /* prefix valid JSON, NUL, garbage: refused too, not cut to the prefix */
@@ -352,8 +370,8 @@ Test(stores, nul_bytes_are_refused_never_truncated)
                 free(body);
                 free(b64);
         }
-        expect("POST", API "/registered_models", "{\"name\":\"n\",\"description\":\"a\\u0000b\"}", 400,
-               "null bytes");
+        expect("POST", API "/registered_models", "{\"name\":\"n\",\"description\":\"a\\u0000b\"}",
+               400, "null bytes");
         cr_assert_eq(list_size(API "/registered_models"), 0);
 }
 
@@ -402,9 +420,10 @@ static char *custom_props_body(size_t n, bool named)
         len = named ? (size_t)snprintf(b, cap, "{\"name\":\"many-%zu\",\"customProperties\":{", n)
                     : (size_t)snprintf(b, cap, "{\"customProperties\":{");
         for (size_t i = 0; i < n; i++)
-                len += (size_t)snprintf(b + len, cap - len,
-                                        "%s\"k%zu\":{\"metadataType\":\"MetadataBoolValue\",\"bool_value\":true}",
-                                        i ? "," : "", i);
+                len += (size_t)snprintf(
+                        b + len, cap - len,
+                        "%s\"k%zu\":{\"metadataType\":\"MetadataBoolValue\",\"bool_value\":true}",
+                        i ? "," : "", i);
         (void)snprintf(b + len, cap - len, "}}");
         return b;
 }
@@ -418,7 +437,8 @@ Test(stores, custom_properties_are_capped)
         free(b);
         (void)snprintf(path, sizeof(path), API "/registered_models/%s", id);
         j = get_ok(path);
-        cr_assert_eq(json_object_size(json_object_get(j, "customProperties")), REG_CUSTOM_PROPS_MAX);
+        cr_assert_eq(json_object_size(json_object_get(j, "customProperties")),
+                     REG_CUSTOM_PROPS_MAX);
         json_decref(j);
         b = custom_props_body(REG_CUSTOM_PROPS_MAX + 1, true);
         expect("POST", API "/registered_models", b, 400, "1001 properties, at most 1000");
@@ -439,8 +459,11 @@ Test(stores, custom_property_bytes_are_capped)
         struct reg_error err = { 0 };
         struct reg_db db = { .store = s, .err = &err };
         const struct reg_kind *k = reg_kind(REG_REGISTERED_MODEL);
-        struct store_entity e = { .group = STORE_GROUP_CONTEXT, .type = strdup(k->type),
-                                  .scope = strdup(""), .name = strdup("bytes"), .create_ms = 1,
+        struct store_entity e = { .group = STORE_GROUP_CONTEXT,
+                                  .type = strdup(k->type),
+                                  .scope = strdup(""),
+                                  .name = strdup("bytes"),
+                                  .create_ms = 1,
                                   .update_ms = 1 };
         size_t half = REG_CUSTOM_BYTES_MAX / 2;
         char *v = malloc(half + 1);
@@ -536,11 +559,14 @@ Test(stores, postgres_prepares_each_statement_once_per_connection)
                      1);
         cr_assert_eq(n, 2, "prepared: %lld", (long long)n);
         /* DDL and session statements run unnamed */
-        cr_assert_eq(store_exec(s, c, "SET client_min_messages TO warning", NULL, 0, NULL, NULL), 0);
-        cr_assert_eq(store_exec(s, c,
-                                "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE 'SET %'",
-                                NULL, 0, read_count, &n),
-                     1);
+        cr_assert_eq(store_exec(s, c, "SET client_min_messages TO warning", NULL, 0, NULL, NULL),
+                     0);
+        cr_assert_eq(
+                store_exec(
+                        s, c,
+                        "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE 'SET %'",
+                        NULL, 0, read_count, &n),
+                1);
         cr_assert_eq(n, 0);
         store_release(s, c);
 }

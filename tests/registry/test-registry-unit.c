@@ -18,7 +18,8 @@
 Test(base64, roundtrip_and_rejects)
 {
         static const char *const in[] = { "", "f", "fo", "foo", "foob", "fooba", "foobar", "2:2" };
-        static const char *const out[] = { "", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy", "Mjoy" };
+        static const char *const out[] = { "",         "Zg==",     "Zm8=",     "Zm9v",
+                                           "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy", "Mjoy" };
 
         for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
                 char *e = base64_encode(in[i], strlen(in[i])), *d = NULL;
@@ -130,18 +131,21 @@ Test(codec, strict_decode)
 {
         struct reg_input in = { 0 };
         struct reg_error err = { 0 };
-        json_t *j = json_loads("{\"name\":\"n\",\"state\":\"ARCHIVED\",\"tasks\":[\"a\"],"
-                               "\"customProperties\":{\"k\":{\"metadataType\":\"MetadataIntValue\",\"int_value\":\"7\"}}}",
-                               0, NULL);
+        json_t *j = json_loads(
+                "{\"name\":\"n\",\"state\":\"ARCHIVED\",\"tasks\":[\"a\"],"
+                "\"customProperties\":{\"k\":{\"metadataType\":\"MetadataIntValue\",\"int_value\":\"7\"}}}",
+                0, NULL);
 
-        cr_assert_eq(reg_decode(reg_kind(REG_REGISTERED_MODEL), REG_SCHEMA_CREATE, j, &in, &err), 0);
+        cr_assert_eq(reg_decode(reg_kind(REG_REGISTERED_MODEL), REG_SCHEMA_CREATE, j, &in, &err),
+                     0);
         cr_assert(in.has_name && in.has_custom);
         cr_assert_str_eq(store_entity_prop(&in.vals, "state", false)->s, "ARCHIVED");
         cr_assert_eq(store_entity_prop(&in.vals, "k", true)->i, 7);
         cr_assert_str_eq(store_entity_prop(&in.vals, "tasks", false)->s, "[\"a\"]");
         reg_input_done(&in);
         /* name is not part of the Update schema */
-        cr_assert_lt(reg_decode(reg_kind(REG_REGISTERED_MODEL), REG_SCHEMA_UPDATE, j, &in, &err), 0);
+        cr_assert_lt(reg_decode(reg_kind(REG_REGISTERED_MODEL), REG_SCHEMA_UPDATE, j, &in, &err),
+                     0);
         cr_assert_eq(err.kind, REG_ERR_INVALID);
         cr_assert_str_eq(err.message, "json: unknown field \"name\"");
         json_decref(j);
@@ -149,7 +153,9 @@ Test(codec, strict_decode)
 
 Test(codec, encode_shape)
 {
-        struct store_entity e = { .group = STORE_GROUP_ARTIFACT, .id = 12, .create_ms = 1714400000123,
+        struct store_entity e = { .group = STORE_GROUP_ARTIFACT,
+                                  .id = 12,
+                                  .create_ms = 1714400000123,
                                   .update_ms = 1714400000124 };
         json_t *j;
 
@@ -159,12 +165,19 @@ Test(codec, encode_shape)
         cr_assert_eq(store_entity_set_string(&e, "st", true, STORE_P_STRUCT, "{\"a\":1}"), 0);
         j = reg_encode(reg_kind(REG_MODEL_ARTIFACT), &e);
         cr_assert_str_eq(json_string_value(json_object_get(j, "id")), "12");
-        cr_assert_str_eq(json_string_value(json_object_get(j, "createTimeSinceEpoch")), "1714400000123");
+        cr_assert_str_eq(json_string_value(json_object_get(j, "createTimeSinceEpoch")),
+                         "1714400000123");
         cr_assert_str_eq(json_string_value(json_object_get(j, "artifactType")), "model-artifact");
         cr_assert_null(json_object_get(j, "externalId"));
         cr_assert_null(json_object_get(j, "description"));
-        cr_assert_str_eq(json_string_value(json_object_get(json_object_get(json_object_get(j, "customProperties"), "n"), "int_value")), "-3");
-        cr_assert_str_eq(json_string_value(json_object_get(json_object_get(json_object_get(j, "customProperties"), "st"), "struct_value")), "{\"a\":1}");
+        cr_assert_str_eq(json_string_value(json_object_get(
+                                 json_object_get(json_object_get(j, "customProperties"), "n"),
+                                 "int_value")),
+                         "-3");
+        cr_assert_str_eq(json_string_value(json_object_get(
+                                 json_object_get(json_object_get(j, "customProperties"), "st"),
+                                 "struct_value")),
+                         "{\"a\":1}");
         json_decref(j);
         store_entity_done(&e);
 }
@@ -216,8 +229,10 @@ Test(pgconn, params_without_tls_leave_the_dsn_alone)
 Test(pgconn, tls_settings_follow_and_override_the_dsn)
 {
         const char *k[STORE_PG_PARAMS_MAX + 1], *v[STORE_PG_PARAMS_MAX + 1];
-        struct store_pg_tls tls = { .sslmode = "verify-full", .sslcert = "/c.crt",
-                                    .sslkey = "/c.key", .sslrootcert = "/ca.crt" };
+        struct store_pg_tls tls = { .sslmode = "verify-full",
+                                    .sslcert = "/c.crt",
+                                    .sslkey = "/c.key",
+                                    .sslrootcert = "/ca.crt" };
         size_t db;
 
         cr_assert_eq(store_pg_conn_params("postgres://db/reg?sslmode=disable", &tls, k, v), 0);
@@ -241,8 +256,8 @@ Test(pgconn, invalid_sslmode_and_empty_dsn)
 {
         const char *k[STORE_PG_PARAMS_MAX + 1], *v[STORE_PG_PARAMS_MAX + 1];
         struct store_pg_tls tls = { .sslmode = "verify" };
-        static const char *const good[] = { "disable", "allow", "prefer",
-                                             "require", "verify-ca", "verify-full" };
+        static const char *const good[] = { "disable", "allow",     "prefer",
+                                            "require", "verify-ca", "verify-full" };
 
         cr_assert_eq(store_pg_conn_params("host=db", &tls, k, v), -EINVAL);
         cr_assert_eq(store_pg_conn_params("", NULL, k, v), -EINVAL);
@@ -348,11 +363,11 @@ Test(options, precedence_flag_env_config_default)
         cr_assert_eq(reg_options_load_file(&o, path, err, sizeof(err)), 0, "%s", err);
         cr_assert_eq(reg_options_load_env(&o, fake_env, err, sizeof(err)), 0, "%s", err);
         cr_assert_eq(reg_options_parse_args(&o, 3, (char **)argv, err, sizeof(err)), 0, "%s", err);
-        cr_assert_eq(reg_options_uint(&o, REG_OPT_PORT), 3333);               /* flag */
+        cr_assert_eq(reg_options_uint(&o, REG_OPT_PORT), 3333); /* flag */
         cr_assert_eq(reg_options_source(&o, REG_OPT_PORT), REG_SRC_FLAG);
-        cr_assert_eq(reg_options_uint(&o, REG_OPT_POOL_SIZE), 5);             /* env */
+        cr_assert_eq(reg_options_uint(&o, REG_OPT_POOL_SIZE), 5); /* env */
         cr_assert_eq(reg_options_source(&o, REG_OPT_POOL_SIZE), REG_SRC_ENV);
-        cr_assert_str_eq(reg_options_str(&o, REG_OPT_HOSTNAME), "0.0.0.0");   /* config */
+        cr_assert_str_eq(reg_options_str(&o, REG_OPT_HOSTNAME), "0.0.0.0"); /* config */
         cr_assert_eq(reg_options_source(&o, REG_OPT_HOSTNAME), REG_SRC_CONFIG);
         cr_assert_str_eq(reg_options_str(&o, REG_OPT_DSN), "/var/lib/mr.db"); /* alias key */
         cr_assert_str_eq(reg_options_sslmode(&o), "require");
@@ -407,7 +422,8 @@ Test(options, config_types_quoting_and_nulls)
         reg_options_init(&o);
         cr_assert_eq(reg_options_load_file(&o, write_config("e.yaml", ""), err, sizeof(err)), 0);
         cr_assert_eq(reg_options_load_file(&o, write_config("n.yaml", "# nothing\n"), err,
-                                           sizeof(err)), 0);
+                                           sizeof(err)),
+                     0);
         cr_assert_eq(reg_options_source(&o, REG_OPT_PORT), REG_SRC_DEFAULT);
         reg_options_release(&o);
 }
@@ -438,8 +454,8 @@ Test(options, config_errors_name_file_line_and_key)
         config_error("pool-size: 0\n", ":1:", "key 'pool-size'", "1 to 256");
         config_error("\n\nport:\n  - 1\n", ":4:", "key 'port'", "expected a single value");
         config_error("hostname: {a: b}\n", ":1:", "key 'hostname'", "mapping");
-        config_error("embedmd-database-ssl-verify-server-cert: maybe\n", ":1:",
-                     "expected a boolean", NULL);
+        config_error("embedmd-database-ssl-verify-server-cert: maybe\n",
+                     ":1:", "expected a boolean", NULL);
         config_error("embedmd-database-ssl-mode: strict\n", ":1:", "invalid TLS mode 'strict'",
                      "verify-full");
         config_error("database: a.db\nembedmd-database-dsn: b.db\n", ":2:", "set twice", NULL);
@@ -488,13 +504,24 @@ Test(options, command_line)
         struct reg_options o;
 
         {
-                const char *argv[] = { "registry", "-n", "0.0.0.0", "-p", "0", "-d", "x.db", "--wipe",
-                                 "--embedmd-database-ssl-verify-server-cert=false",
-                                 "--embedmd-database-ssl-root-cert", "/ca.pem", "-c", "f.yaml",
-                                 NULL };
+                const char *argv[] = { "registry",
+                                       "-n",
+                                       "0.0.0.0",
+                                       "-p",
+                                       "0",
+                                       "-d",
+                                       "x.db",
+                                       "--wipe",
+                                       "--embedmd-database-ssl-verify-server-cert=false",
+                                       "--embedmd-database-ssl-root-cert",
+                                       "/ca.pem",
+                                       "-c",
+                                       "f.yaml",
+                                       NULL };
 
                 reg_options_init(&o);
-                cr_assert_eq(reg_options_parse_args(&o, 13, (char **)argv, err, sizeof(err)), 0, "%s", err);
+                cr_assert_eq(reg_options_parse_args(&o, 13, (char **)argv, err, sizeof(err)), 0,
+                             "%s", err);
                 cr_assert_str_eq(reg_options_str(&o, REG_OPT_HOSTNAME), "0.0.0.0");
                 cr_assert_eq(reg_options_uint(&o, REG_OPT_PORT), 0);
                 cr_assert_str_eq(reg_options_str(&o, REG_OPT_DSN), "x.db");
@@ -514,10 +541,11 @@ Test(options, command_line)
         }
         {
                 const char *argv[] = { "registry", "--embedmd-database-ssl-mode", "verify-ca",
-                                 "--embedmd-database-ssl-verify-server-cert", NULL };
+                                       "--embedmd-database-ssl-verify-server-cert", NULL };
 
                 reg_options_init(&o);
-                cr_assert_eq(reg_options_parse_args(&o, 4, (char **)argv, err, sizeof(err)), 0, "%s", err);
+                cr_assert_eq(reg_options_parse_args(&o, 4, (char **)argv, err, sizeof(err)), 0,
+                             "%s", err);
                 cr_assert_str_eq(reg_options_sslmode(&o), "verify-ca"); /* explicit mode wins */
                 reg_options_release(&o);
         }
@@ -545,10 +573,11 @@ Test(options, command_line)
                                 argv[argc++] = bad[i].args[j];
                         reg_options_init(&o);
                         err[0] = 0;
-                        cr_assert_eq(reg_options_parse_args(&o, argc, (char **)argv, err, sizeof(err)),
+                        cr_assert_eq(reg_options_parse_args(&o, argc, (char **)argv, err,
+                                                            sizeof(err)),
                                      -EINVAL, "%s", bad[i].args[0]);
-                        cr_assert_not_null(strstr(err, bad[i].msg), "'%s' not in '%s'",
-                                           bad[i].msg, err);
+                        cr_assert_not_null(strstr(err, bad[i].msg), "'%s' not in '%s'", bad[i].msg,
+                                           err);
                         reg_options_release(&o);
                 }
         }

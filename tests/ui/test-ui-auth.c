@@ -58,8 +58,10 @@ Test(cidr, odd_prefixes)
 
 Test(cidr, refuses_garbage)
 {
-        static const char *const bad[] = { "10.0.0.0/33", "::/129", "10.0.0/8", "abc", "/8",
-                                           "10.0.0.0/", "10.0.0.0/-1", "10.0.0.0/8x" };
+        static const char *const bad[] = {
+                "10.0.0.0/33", "::/129",    "10.0.0/8",    "abc",
+                "/8",          "10.0.0.0/", "10.0.0.0/-1", "10.0.0.0/8x"
+        };
         struct ui_cidr c, *v = NULL;
         size_t n;
 
@@ -223,9 +225,8 @@ Test(auth, malformed_headers)
         cr_assert_eq(ui_auth_decide(&f.cfg, &(struct ui_auth_input){ .peer = peer, .user = "" },
                                     &id, msg, sizeof(msg)),
                      -EINVAL);
-        cr_assert_eq(ui_auth_decide(&f.cfg,
-                                    &(struct ui_auth_input){ .peer = peer, .user = "a\tb" }, &id,
-                                    msg, sizeof(msg)),
+        cr_assert_eq(ui_auth_decide(&f.cfg, &(struct ui_auth_input){ .peer = peer, .user = "a\tb" },
+                                    &id, msg, sizeof(msg)),
                      -EINVAL);
         {
                 char groups[40 * 3];
@@ -240,16 +241,17 @@ Test(auth, malformed_headers)
                              -EINVAL);
                 cr_assert(strstr(msg, "more than 32 groups"), "%s", msg);
         }
-        cr_assert_eq(ui_auth_decide(&f.cfg, &(struct ui_auth_input){ .authorization = "Basic eA==" },
-                                    &id, msg, sizeof(msg)),
+        cr_assert_eq(ui_auth_decide(&f.cfg,
+                                    &(struct ui_auth_input){ .authorization = "Basic eA==" }, &id,
+                                    msg, sizeof(msg)),
                      -EINVAL);
         cr_assert(strstr(msg, "Bearer"), "%s", msg);
         cr_assert_eq(ui_auth_decide(&f.cfg, &(struct ui_auth_input){ .authorization = "Bearer  " },
                                     &id, msg, sizeof(msg)),
                      -EINVAL);
         cr_assert_eq(ui_auth_decide(&f.cfg,
-                                    &(struct ui_auth_input){ .authorization = "Bearer a\rb" },
-                                    &id, msg, sizeof(msg)),
+                                    &(struct ui_auth_input){ .authorization = "Bearer a\rb" }, &id,
+                                    msg, sizeof(msg)),
                      -EINVAL);
         tok = malloc(UI_TOKEN_MAX + 16);
         memcpy(tok, "Bearer ", 7);
@@ -294,14 +296,13 @@ Test(csrf, write_rules)
                   ui_method_writes("PUT") && ui_method_writes("DELETE"));
         cr_assert_not(ui_method_writes("GET") || ui_method_writes("HEAD"));
         cr_assert_null(ui_write_refusal("application/json", true, NULL, "h:1", &st));
-        cr_assert_null(ui_write_refusal("application/json; charset=utf-8", true,
-                                        "http://h:1", "h:1", &st));
+        cr_assert_null(ui_write_refusal("application/json; charset=utf-8", true, "http://h:1",
+                                        "h:1", &st));
         cr_assert_null(ui_write_refusal(NULL, false, NULL, "h:1", &st));
         cr_assert_not_null(ui_write_refusal("text/plain", true, NULL, "h:1", &st));
         cr_assert_eq(st, 415);
         cr_assert_not_null(ui_write_refusal("application/jsonx", true, NULL, "h:1", &st));
-        cr_assert_not_null(ui_write_refusal("application/json", true, "http://evil:1", "h:1",
-                                            &st));
+        cr_assert_not_null(ui_write_refusal("application/json", true, "http://evil:1", "h:1", &st));
         cr_assert_eq(st, 403);
         cr_assert_not_null(ui_write_refusal("application/json", true, "null", "h:1", &st));
         cr_assert_not_null(ui_write_refusal("application/json", true, "http://h:1", NULL, &st));

@@ -27,9 +27,9 @@ Test(static_path, accepts_plain_paths)
 Test(static_path, refuses_traversal_and_hidden)
 {
         static const char *const bad[] = {
-                "", "assets/x.js", "/..", "/../etc/passwd", "/assets/../../x", "/a/./b", "/.",
-                "/.git/config", "/a//b", "/a/", "/a\\..\\b", "/a\x01", "/a\x7f", "//etc/passwd",
-                "/.env",
+                "",          "assets/x.js", "/..",          "/../etc/passwd", "/assets/../../x",
+                "/a/./b",    "/.",          "/.git/config", "/a//b",          "/a/",
+                "/a\\..\\b", "/a\x01",      "/a\x7f",       "//etc/passwd",   "/.env",
         };
         char rel[UI_STATIC_PATH_MAX + 1];
 

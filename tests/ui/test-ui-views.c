@@ -144,7 +144,9 @@ Test(views, isvc_predictor_shapes)
 
         cr_assert(json_is_true(json_object_get(va, "ready")));
         cr_assert_str_eq(json_string_value(json_object_get(va, "url")), "http://i");
-        cr_assert_str_eq(json_string_value(json_object_get(json_object_get(va, "predictor"), "modelFormat")), "sklearn");
+        cr_assert_str_eq(json_string_value(
+                                 json_object_get(json_object_get(va, "predictor"), "modelFormat")),
+                         "sklearn");
         json_decref(va);
         json_decref(vb);
         json_decref(a);
@@ -184,8 +186,8 @@ Test(kube_error, messages_name_user_resource_namespace)
         (void)snprintf(st.message, sizeof(st.message),
                        "users \"alice\" is forbidden: User \"system:serviceaccount:x:y\" cannot "
                        "impersonate resource \"users\"");
-        cr_assert_eq(ui_kube_error(-EACCES, &st, "alice", "list", "events", "ns", NULL,
-                                   "https://k", msg, sizeof(msg)),
+        cr_assert_eq(ui_kube_error(-EACCES, &st, "alice", "list", "events", "ns", NULL, "https://k",
+                                   msg, sizeof(msg)),
                      500);
         cr_assert(strstr(msg, "may not impersonate alice"), "%s", msg);
         st.http_code = 404;
@@ -200,8 +202,8 @@ Test(kube_error, messages_name_user_resource_namespace)
                      503);
         cr_assert(strstr(msg, "https://k:1") && strstr(msg, "unavailable"), "%s", msg);
         st.http_code = 500;
-        cr_assert_eq(ui_kube_error(-EIO, &st, "a", "list", "events", "ns", NULL, "https://k",
-                                   msg, sizeof(msg)),
+        cr_assert_eq(ui_kube_error(-EIO, &st, "a", "list", "events", "ns", NULL, "https://k", msg,
+                                   sizeof(msg)),
                      502);
         st.http_code = 401;
         cr_assert_eq(ui_kube_error(-EACCES, &st, "a", "list", "events", "ns", NULL, "https://k",

@@ -14,14 +14,14 @@
 #include "webhook/admission.h"
 #include "util/macro.h"
 
-#define NAME_ERR(n)                                                                                \
+#define NAME_ERR(n)                                                                               \
         "the Trained Model \"" n "\" is invalid: a Trained Model name must consist of "           \
-        "alphanumeric characters, '_', or '-'. (e.g. \"my-Name\" or \"abc_123\", regex used for "  \
+        "alphanumeric characters, '_', or '-'. (e.g. \"my-Name\" or \"abc_123\", regex used for " \
         "validation is '^[a-zA-Z0-9_-]+$')"
-#define URI_ERR(n, u)                                                                              \
-        "the Trained Model \"" n "\" storageUri field is invalid. The storage uri must start "     \
-        "with one of the prefixes: s3://, gs://, https://, http://. (the storage uri given is \""  \
-        u "\")"
+#define URI_ERR(n, u)                                                                               \
+        "the Trained Model \"" n "\" storageUri field is invalid. The storage uri must start "      \
+        "with one of the prefixes: s3://, gs://, https://, http://. (the storage uri given is \"" u \
+        "\")"
 
 /* A TrainedModel object (new reference); memory is a JSON value (string or integer). */
 static json_t *tm(const char *name, const char *isvc, const char *uri, const char *framework,
@@ -46,10 +46,10 @@ static char *review(const char *api_version, const char *uid, const char *op, js
                     json_t *old_object)
 {
         json_t *req = json_pack("{s:s,s:{s:s,s:s,s:s},s:{s:s,s:s,s:s},s:s,s:s,s:s}", "uid", uid,
-                                "kind", "group", "serving.kserve.io", "version", "v1alpha1",
-                                "kind", "TrainedModel", "resource", "group", "serving.kserve.io",
-                                "version", "v1alpha1", "resource", "trainedmodels", "name",
-                                "bar", "namespace", "default", "operation", op);
+                                "kind", "group", "serving.kserve.io", "version", "v1alpha1", "kind",
+                                "TrainedModel", "resource", "group", "serving.kserve.io", "version",
+                                "v1alpha1", "resource", "trainedmodels", "name", "bar", "namespace",
+                                "default", "operation", op);
         json_t *r;
         char *s;
 
@@ -100,8 +100,7 @@ static struct outcome run(const char *content_type, const char *body, size_t len
         cr_assert_eq(o.code, a.code);
         (void)snprintf(o.api_version, sizeof(o.api_version), "%s",
                        json_string_value(json_object_get(v, "apiVersion")));
-        (void)snprintf(o.uid, sizeof(o.uid), "%s",
-                       json_string_value(json_object_get(resp, "uid")));
+        (void)snprintf(o.uid, sizeof(o.uid), "%s", json_string_value(json_object_get(resp, "uid")));
         if (json_object_get(status, "reason"))
                 (void)snprintf(o.reason, sizeof(o.reason), "%s",
                                json_string_value(json_object_get(status, "reason")));
@@ -139,8 +138,8 @@ static void expect_denied(struct outcome o, const char *message)
         cr_assert_str_eq(o.message, message);
 }
 
-static json_t *base_with(const char *name, const char *isvc, const char *uri,
-                         const char *framework, const char *memory)
+static json_t *base_with(const char *name, const char *isvc, const char *uri, const char *framework,
+                         const char *memory)
 {
         return tm(name ? name : "bar", isvc ? isvc : "Parent",
                   uri ? uri : "gs://kfserving/sklearn/iris", framework ? framework : "sklearn",
@@ -191,8 +190,7 @@ Test(spec_9_6, update_allowed_changes)
         expect_allowed(run_review(ADMISSION_V1BETA1, "UPDATE", base_tm(), base_tm()));
         for (size_t i = 0; i < ELEMENTSOF(names); i++)
                 expect_allowed(run_review(ADMISSION_V1BETA1, "UPDATE",
-                                          base_with(names[i], NULL, NULL, NULL, NULL),
-                                          base_tm()));
+                                          base_with(names[i], NULL, NULL, NULL, NULL), base_tm()));
         expect_allowed(run_review(ADMISSION_V1BETA1, "UPDATE",
                                   base_with(NULL, "parent2", NULL, NULL, NULL), base_tm()));
         expect_allowed(run_review(ADMISSION_V1BETA1, "UPDATE",
@@ -265,8 +263,8 @@ Test(exchange, exact_bytes_like_go)
                                      "CREATE", base_tm(), NULL);
         struct admission_answer a = { 0 };
 
-        cr_assert_eq(webhook_review("application/json", body, strlen(body),
-                                    tm_validate_admission, &a),
+        cr_assert_eq(webhook_review("application/json", body, strlen(body), tm_validate_admission,
+                                    &a),
                      0);
         cr_assert_str_eq(a.body, "{\"kind\":\"AdmissionReview\",\"apiVersion\":"
                                  "\"admission.k8s.io/v1beta1\",\"response\":{\"uid\":"
@@ -288,8 +286,10 @@ Test(exchange, denied_bytes_like_go)
 
 Test(exchange, escapes_like_go)
 {
-        AUTOFREE char *s = admission_review_format_response(
-                ADMISSION_V1, "u", false, 403, "Forbidden", "a<b>&c\xe2\x80\xa8" "d\xe2\x80\xa9\xc3\xa9");
+        AUTOFREE char *s = admission_review_format_response(ADMISSION_V1, "u", false, 403,
+                                                            "Forbidden",
+                                                            "a<b>&c\xe2\x80\xa8"
+                                                            "d\xe2\x80\xa9\xc3\xa9");
         json_auto_t *v = NULL;
 
         cr_assert_str_eq(s, "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1\","
@@ -298,7 +298,8 @@ Test(exchange, escapes_like_go)
                             "\\u2029\xc3\xa9\",\"reason\":\"Forbidden\",\"code\":403}}}\n");
         v = json_loads(s, 0, NULL);
         cr_assert_str_eq(json_get_string_path(v, "response", "status", "message", NULL),
-                         "a<b>&c\xe2\x80\xa8" "d\xe2\x80\xa9\xc3\xa9");
+                         "a<b>&c\xe2\x80\xa8"
+                         "d\xe2\x80\xa9\xc3\xa9");
 }
 
 Test(exchange, content_type)
@@ -329,8 +330,7 @@ static void expect_bad(const char *body, unsigned http_status, const char *needl
 {
         struct outcome o = run("application/json", body, strlen(body));
 
-        cr_assert_eq(o.http_status, http_status, "%s -> %u (%s)", body, o.http_status,
-                     o.message);
+        cr_assert_eq(o.http_status, http_status, "%s -> %u (%s)", body, o.http_status, o.message);
         cr_assert_not(o.allowed);
         cr_assert_eq(o.code, (int)http_status);
         cr_assert_str_eq(o.reason, "");
@@ -380,8 +380,8 @@ Test(exchange, unreadable_reviews_are_400)
 
 Test(exchange, object_of_another_kind_is_400_in_a_review)
 {
-        json_t *pod = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Pod",
-                                "metadata", "name", "bar");
+        json_t *pod = json_pack("{s:s,s:s,s:{s:s}}", "apiVersion", "v1", "kind", "Pod", "metadata",
+                                "name", "bar");
         AUTOFREE char *body = review(ADMISSION_V1, "uid-1", "CREATE", pod, NULL);
         struct outcome o = run("application/json", body, strlen(body));
         char *kind_elsewhere;
@@ -398,8 +398,8 @@ Test(exchange, object_of_another_kind_is_400_in_a_review)
                 json_auto_t *v = json_loads(kind_elsewhere, 0, NULL);
                 AUTOFREE char *s = NULL;
 
-                json_object_set_new(json_object_get(json_object_get(v, "request"), "kind"),
-                                    "kind", json_string("InferenceService"));
+                json_object_set_new(json_object_get(json_object_get(v, "request"), "kind"), "kind",
+                                    json_string("InferenceService"));
                 s = json_dumps(v, JSON_COMPACT);
                 o = run("application/json", s, strlen(s));
                 cr_assert_eq(o.http_status, 200);
@@ -488,14 +488,12 @@ Test(decode, bounded)
         AUTOFREE char *body = NULL;
         char err[256];
 
-        cr_assert_eq(admission_review_decode("{}", ADMISSION_BODY_MAX + 1, &req, err,
-                                             sizeof(err)),
+        cr_assert_eq(admission_review_decode("{}", ADMISSION_BODY_MAX + 1, &req, err, sizeof(err)),
                      -EFBIG);
         memset(uid, 'a', sizeof(uid) - 1);
         uid[sizeof(uid) - 1] = '\0';
         body = review(ADMISSION_V1, uid, "CREATE", base_tm(), NULL);
-        cr_assert_eq(admission_review_decode(body, strlen(body), &req, err, sizeof(err)),
-                     -EINVAL);
+        cr_assert_eq(admission_review_decode(body, strlen(body), &req, err, sizeof(err)), -EINVAL);
         cr_assert(strstr(err, "uid"));
         /* not NUL-terminated input: only len bytes are read */
         cr_assert_eq(admission_review_decode("{}garbage", 2, &req, err, sizeof(err)), -EINVAL);

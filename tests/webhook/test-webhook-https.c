@@ -27,7 +27,7 @@
 #include "json/json-util.h"
 #include "util/macro.h"
 
-#define CONN_TIMEOUT 2 /* seconds: the server's idle timeout in these tests */
+#define CONN_TIMEOUT 2  /* seconds: the server's idle timeout in these tests */
 #define WAIT_MAX_S   30 /* upper bound for "gets closed eventually" */
 
 static char tmpdir[64];
@@ -158,12 +158,10 @@ static struct result request(CURL *h, const char *method, const char *path,
         res.rc = curl_easy_perform(h);
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &res.status);
         curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &res.connects);
-        if (curl_easy_getinfo(h, CURLINFO_CERTINFO, &ci) == CURLE_OK && ci &&
-            ci->num_of_certs > 0)
+        if (curl_easy_getinfo(h, CURLINFO_CERTINFO, &ci) == CURLE_OK && ci && ci->num_of_certs > 0)
                 for (struct curl_slist *s = ci->certinfo[0]; s; s = s->next)
                         if (strneq(s->data, "Serial Number:", 14))
-                                (void)snprintf(res.serial, sizeof(res.serial), "%s",
-                                               s->data + 14);
+                                (void)snprintf(res.serial, sizeof(res.serial), "%s", s->data + 14);
         curl_slist_free_all(hdrs);
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
         return res;
@@ -230,12 +228,10 @@ Test(https, valid_review_on_both_paths)
         struct result res;
 
         res = post_review(h, WEBHOOK_PATH, valid_review);
-        expect_review(&res, 200, true, 200, "0c0ffee0-0000-4000-8000-000000000001",
-                      ADMISSION_V1);
+        expect_review(&res, 200, true, 200, "0c0ffee0-0000-4000-8000-000000000001", ADMISSION_V1);
         cr_assert_str_eq(res.serial, "1001");
         res = post_review(h, WEBHOOK_PATH_ALIAS, valid_review);
-        expect_review(&res, 200, true, 200, "0c0ffee0-0000-4000-8000-000000000001",
-                      ADMISSION_V1);
+        expect_review(&res, 200, true, 200, "0c0ffee0-0000-4000-8000-000000000001", ADMISSION_V1);
         curl_easy_cleanup(h);
 }
 
@@ -252,7 +248,8 @@ Test(https, v1beta1_and_denial_message)
         expect_review(&res, 200, false, 403, "0c0ffee0-0000-4000-8000-000000000001",
                       ADMISSION_V1BETA1);
         v = parse(&res);
-        cr_assert_str_eq(json_get_string_path(v, "response", "status", "reason", NULL), "Forbidden");
+        cr_assert_str_eq(json_get_string_path(v, "response", "status", "reason", NULL),
+                         "Forbidden");
         curl_easy_cleanup(h);
 }
 
@@ -272,10 +269,12 @@ Test(https, unknown_path_and_method)
 
 Test(https, bad_input_gets_400_class_answers)
 {
-        AUTOFREE char *no_uid = replace(valid_review, "\"uid\":\"0c0ffee0-0000-4000-8000-000000000001\",", "");
+        AUTOFREE char *no_uid = replace(valid_review,
+                                        "\"uid\":\"0c0ffee0-0000-4000-8000-000000000001\",", "");
         AUTOFREE char *other_kind = replace(valid_review, "\"kind\":\"TrainedModel\",\"metadata\"",
                                             "\"kind\":\"ConfigMap\",\"metadata\"");
-        const char *no_request = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\"}";
+        const char *no_request =
+                "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\"}";
         CURL *h = client();
         struct result res;
 
@@ -290,14 +289,12 @@ Test(https, bad_input_gets_400_class_answers)
         res = post_review(h, WEBHOOK_PATH, no_uid);
         expect_review(&res, 400, false, 400, "", ADMISSION_V1);
         res = post_review(h, WEBHOOK_PATH, other_kind);
-        expect_review(&res, 200, false, 400, "0c0ffee0-0000-4000-8000-000000000001",
-                      ADMISSION_V1);
+        expect_review(&res, 200, false, 400, "0c0ffee0-0000-4000-8000-000000000001", ADMISSION_V1);
         res = post_review(h, WEBHOOK_PATH, "");
         expect_review(&res, 400, false, 400, "", ADMISSION_V1);
         /* and the server is fine afterwards */
         res = post_review(h, WEBHOOK_PATH, valid_review);
-        expect_review(&res, 200, true, 200, "0c0ffee0-0000-4000-8000-000000000001",
-                      ADMISSION_V1);
+        expect_review(&res, 200, true, 200, "0c0ffee0-0000-4000-8000-000000000001", ADMISSION_V1);
         curl_easy_cleanup(h);
 }
 
@@ -424,8 +421,7 @@ static bool closed_by_peer(int fd, gnutls_session_t session)
                 struct pollfd p = { .fd = fd, .events = POLLIN };
                 ssize_t n;
 
-                if (session && gnutls_record_check_pending(session) == 0 &&
-                    poll(&p, 1, 100) == 0)
+                if (session && gnutls_record_check_pending(session) == 0 && poll(&p, 1, 100) == 0)
                         continue;
                 if (!session && poll(&p, 1, 100) == 0)
                         continue;
@@ -458,12 +454,12 @@ Test(https, stalled_half_request_is_closed_and_blocks_no_one)
                 r = gnutls_handshake(session);
         while (r < 0 && !gnutls_error_is_fatal(r));
         cr_assert_eq(r, 0, "handshake: %s", gnutls_strerror(r));
-        cr_assert_eq(gnutls_record_send(session, half, sizeof(half) - 1), (ssize_t)sizeof(half) - 1);
+        cr_assert_eq(gnutls_record_send(session, half, sizeof(half) - 1),
+                     (ssize_t)sizeof(half) - 1);
 
         /* While it stalls, others are answered. */
         res = post_review(h, WEBHOOK_PATH, valid_review);
-        expect_review(&res, 200, true, 200, "0c0ffee0-0000-4000-8000-000000000001",
-                      ADMISSION_V1);
+        expect_review(&res, 200, true, 200, "0c0ffee0-0000-4000-8000-000000000001", ADMISSION_V1);
 
         cr_assert(closed_by_peer(fd, session), "stalled TLS client was not disconnected");
         gnutls_deinit(session);
@@ -482,8 +478,7 @@ Test(https, stalled_handshake_is_closed_and_blocks_no_one)
 
         cr_assert_eq(send(fd, partial, sizeof(partial), 0), (ssize_t)sizeof(partial));
         res = post_review(h, WEBHOOK_PATH, valid_review);
-        expect_review(&res, 200, true, 200, "0c0ffee0-0000-4000-8000-000000000001",
-                      ADMISSION_V1);
+        expect_review(&res, 200, true, 200, "0c0ffee0-0000-4000-8000-000000000001", ADMISSION_V1);
         cr_assert(closed_by_peer(fd, NULL), "stalled handshake was not disconnected");
         cr_assert(closed_by_peer(idle, NULL), "silent connection was not disconnected");
         close(fd);
@@ -601,7 +596,8 @@ static void *flow_main(void *userdata)
                 struct result res = post_review(h, WEBHOOK_PATH, valid_review);
 
                 f->requests++;
-                if (res.rc != CURLE_OK || res.status != 200 || !strstr(res.body, "\"allowed\":true")) {
+                if (res.rc != CURLE_OK || res.status != 200 ||
+                    !strstr(res.body, "\"allowed\":true")) {
                         f->failures++;
                         (void)snprintf(f->last_failure, sizeof(f->last_failure), "rc %d status %ld",
                                        (int)res.rc, res.status);

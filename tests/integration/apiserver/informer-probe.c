@@ -43,8 +43,7 @@ static int dump(struct informer *inf, const char *path)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 json_t *o = json_array_get(list, i);
-                if (asprintf(&lines[i], "%s %s",
-                             json_get_string_path(o, "metadata", "name", NULL),
+                if (asprintf(&lines[i], "%s %s", json_get_string_path(o, "metadata", "name", NULL),
                              json_get_string_path(o, "metadata", "resourceVersion", NULL)) < 0)
                         return -ENOMEM;
         }
@@ -94,20 +93,21 @@ int main(int argc, char **argv)
         }
         r = kube_client_new(cfg, NULL, &client);
         if (r >= 0)
-                r = informer_new(&(struct informer_options){
-                                         .name = "probe",
-                                         .client = client,
-                                         .gvr = { "", "v1", "configmaps" },
-                                         .namespace = argv[2],
-                                         .label_selector = argv[3],
-                                         .cache = { .compact = true },
-                                         /* short watches: a re-watch from a compacted
+                r = informer_new(
+                        &(struct informer_options){
+                                .name = "probe",
+                                .client = client,
+                                .gvr = { "", "v1", "configmaps" },
+                                .namespace = argv[2],
+                                .label_selector = argv[3],
+                                .cache = { .compact = true },
+                                /* short watches: a re-watch from a compacted
                                           * resourceVersion is what yields 410 */
-                                         .watch_timeout_seconds = 3,
-                                         .backoff_initial = 200 * USEC_PER_MSEC,
-                                         .backoff_max = 2 * USEC_PER_SEC,
-                                 },
-                                 &inf);
+                                .watch_timeout_seconds = 3,
+                                .backoff_initial = 200 * USEC_PER_MSEC,
+                                .backoff_max = 2 * USEC_PER_SEC,
+                        },
+                        &inf);
         if (r >= 0)
                 r = informer_start(inf);
         if (r < 0) {

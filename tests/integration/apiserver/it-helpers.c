@@ -12,7 +12,7 @@
 
 struct kube_client *it_client(struct kube_config **ret_cfg)
 {
-        struct kube_config_options o = {0};
+        struct kube_config_options o = { 0 };
         struct kube_config *cfg = NULL;
         struct kube_client *c = NULL;
         char err[512] = "";

@@ -132,16 +132,16 @@ Test(apiserver_client, not_found_is_enoent)
 
 Test(apiserver_client, forbidden_names_verb_and_resource)
 {
-        json_t *role = json_pack(
-                "{s:s, s:s, s:{s:s}, s:[{s:[s], s:[s], s:[s]}]}", "apiVersion",
-                "rbac.authorization.k8s.io/v1", "kind", "Role", "metadata", "name", "cm-reader",
-                "rules", "apiGroups", "", "resources", "configmaps", "verbs", "get");
-        json_t *binding = json_pack(
-                "{s:s, s:s, s:{s:s}, s:{s:s, s:s, s:s}, s:[{s:s, s:s, s:s}]}", "apiVersion",
-                "rbac.authorization.k8s.io/v1", "kind", "RoleBinding", "metadata", "name",
-                "cm-reader", "roleRef", "apiGroup", "rbac.authorization.k8s.io", "kind", "Role",
-                "name", "cm-reader", "subjects", "kind", "ServiceAccount", "name", "limited",
-                "namespace", ns);
+        json_t *role = json_pack("{s:s, s:s, s:{s:s}, s:[{s:[s], s:[s], s:[s]}]}", "apiVersion",
+                                 "rbac.authorization.k8s.io/v1", "kind", "Role", "metadata", "name",
+                                 "cm-reader", "rules", "apiGroups", "", "resources", "configmaps",
+                                 "verbs", "get");
+        json_t *binding = json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:s, s:s}, s:[{s:s, s:s, s:s}]}",
+                                    "apiVersion", "rbac.authorization.k8s.io/v1", "kind",
+                                    "RoleBinding", "metadata", "name", "cm-reader", "roleRef",
+                                    "apiGroup", "rbac.authorization.k8s.io", "kind", "Role", "name",
+                                    "cm-reader", "subjects", "kind", "ServiceAccount", "name",
+                                    "limited", "namespace", ns);
         json_t *cm = configmap("readable", "k", "v");
         struct kube_client *limited;
         struct kube_status st;
@@ -198,9 +198,8 @@ Test(apiserver_client, label_selectors)
                 const char *selector;
                 size_t want;
         } cases[] = {
-                { "app=a", 2 },     { "app=a,tier=web", 1 }, { "app in (a,b)", 3 },
-                { "app!=a", 1 },    { "tier", 3 },           { "!tier", 0 },
-                { "app notin (a)", 1 },
+                { "app=a", 2 }, { "app=a,tier=web", 1 }, { "app in (a,b)", 3 },  { "app!=a", 1 },
+                { "tier", 3 },  { "!tier", 0 },          { "app notin (a)", 1 },
         };
         struct kube_status st;
 
@@ -289,20 +288,21 @@ Test(apiserver_client, paging_through_2000_configmaps, .timeout = 600)
 
         /* clones share the configuration and limiter; each thread uses its own */
         for (unsigned t = 0; t < THREADS; t++) {
-                creators[t] = (struct creator){ .ns = ns, .from = t * (N / THREADS),
+                creators[t] = (struct creator){ .ns = ns,
+                                                .from = t * (N / THREADS),
                                                 .to = (t + 1) * (N / THREADS) };
                 cr_assert_eq(kube_client_dup(c, &creators[t].client), 0);
                 cr_assert_eq(pthread_create(&threads[t], NULL, create_range, &creators[t]), 0);
         }
         for (unsigned t = 0; t < THREADS; t++) {
                 pthread_join(threads[t], NULL);
-                cr_assert_eq(creators[t].result, 0, "creator %u failed: %d", t,
-                             creators[t].result);
+                cr_assert_eq(creators[t].result, 0, "creator %u failed: %d", t, creators[t].result);
                 kube_client_free(creators[t].client);
         }
 
         do {
-                struct kube_list_options lo = { .limit = LIMIT, .continue_token = cont,
+                struct kube_list_options lo = { .limit = LIMIT,
+                                                .continue_token = cont,
                                                 .label_selector = "set=paging" };
                 json_t *list = NULL, *item;
                 const char *next, *rv;
@@ -312,8 +312,8 @@ Test(apiserver_client, paging_through_2000_configmaps, .timeout = 600)
                 pages++;
                 cr_assert_leq(count_items(list), LIMIT);
                 json_array_foreach(json_object_get(list, "items"), i, item) {
-                        const char *name = json_string_value(json_get_path(item, "metadata",
-                                                                           "name", NULL));
+                        const char *name = json_string_value(
+                                json_get_path(item, "metadata", "name", NULL));
                         unsigned idx;
 
                         cr_assert(name && sscanf(name, "page-%u", &idx) == 1 && idx < N);
@@ -376,8 +376,8 @@ Test(apiserver_client, merge_json_strategic_and_apply_patches)
         json_decref(out);
         out = NULL;
 
-        cr_assert_eq(kube_patch(c, &configmaps, ns, "patched", KUBE_PATCH_JSON, failing, NULL,
-                                &out, &st),
+        cr_assert_eq(kube_patch(c, &configmaps, ns, "patched", KUBE_PATCH_JSON, failing, NULL, &out,
+                                &st),
                      -EINVAL, "a failed JSON-patch test op is 422");
         cr_assert_eq(st.http_code, 422);
         cr_assert_null(out);
@@ -396,8 +396,8 @@ Test(apiserver_client, merge_json_strategic_and_apply_patches)
         cr_assert_str_eq(data_of(out, "owned"), "a");
         json_decref(out);
         out = NULL;
-        cr_assert_eq(kube_patch(c, &configmaps, ns, "applied", KUBE_PATCH_APPLY, applied_b,
-                                &mgr_b, &out, &st),
+        cr_assert_eq(kube_patch(c, &configmaps, ns, "applied", KUBE_PATCH_APPLY, applied_b, &mgr_b,
+                                &out, &st),
                      -ESTALE, "field conflict is 409 Conflict");
         cr_assert_eq(st.http_code, 409);
         cr_assert(strstr(st.message, "conflict"), "%s", st.message);
@@ -433,7 +433,9 @@ Test(apiserver_client, delete_with_preconditions_and_dry_run)
         rv = strdup(rv_of(created));
 
         {
-                struct kube_delete_options wrong_uid = { .precondition_uid = "00000000-0000-0000-0000-000000000000" };
+                struct kube_delete_options wrong_uid = {
+                        .precondition_uid = "00000000-0000-0000-0000-000000000000"
+                };
                 struct kube_delete_options wrong_rv = { .precondition_uid = uid,
                                                         .precondition_rv = "1" };
                 struct kube_delete_options right = { .precondition_uid = uid,
@@ -460,8 +462,8 @@ Test(apiserver_client, delete_with_preconditions_and_dry_run)
                 json_t *o = NULL;
                 int r = kube_get(c, &configmaps, ns, "precond", &o, &st);
 
-                cr_assert(r == -ENOENT ||
-                                  (r == 0 && json_get_path(o, "metadata", "deletionTimestamp", NULL)),
+                cr_assert(r == -ENOENT || (r == 0 &&
+                                           json_get_path(o, "metadata", "deletionTimestamp", NULL)),
                           "deleted or being deleted (r=%d)", r);
                 json_decref(o);
         }
@@ -598,8 +600,10 @@ struct watcher {
 static void *watch_main(void *arg)
 {
         struct watcher *w = arg;
-        struct kube_watch_options wo = { .resource_version = w->rv, .allow_bookmarks = true,
-                                         .timeout_seconds = 120, .cancel = &w->seen->cancel };
+        struct kube_watch_options wo = { .resource_version = w->rv,
+                                         .allow_bookmarks = true,
+                                         .timeout_seconds = 120,
+                                         .cancel = &w->seen->cancel };
 
         w->result = kube_watch(w->client, &configmaps, w->ns, &wo, on_event, w->seen, &w->st);
         return NULL;
@@ -664,7 +668,8 @@ Test(apiserver_client, watch_server_timeout_ends_cleanly)
 
 static char *b64(const char *s)
 {
-        static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        static const char tbl[] =
+                "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
         size_t n = strlen(s), o = 0;
         char *out = malloc(n / 3 * 4 + 8);
 

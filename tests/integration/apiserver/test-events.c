@@ -35,21 +35,24 @@ Test(events, flood_of_10000_is_aggregated_and_counted, .timeout = 600)
 
         log_set_max_level(LOG_LEVEL_ERROR);
         it_namespace_create(c, "events", ns, sizeof(ns));
-        cr_assert_eq(event_recorder_new(&(struct event_recorder_options){
-                                                 .client = c,
-                                                 .correlator = { .component = "modelplane-it" },
-                                         },
-                                         &r),
+        cr_assert_eq(event_recorder_new(
+                             &(struct event_recorder_options){
+                                     .client = c,
+                                     .correlator = { .component = "modelplane-it" },
+                             },
+                             &r),
                      0);
-        const struct event_object_ref hot = { "serving.kserve.io/v1alpha1", "TrainedModel", ns,
-                                              "hot", "uid-hot", "1" };
+        const struct event_object_ref hot = {
+                "serving.kserve.io/v1alpha1", "TrainedModel", ns, "hot", "uid-hot", "1"
+        };
         for (int i = 0; i < REPEATS; i++)
                 (void)event_recorder_emit(r, &hot, EVENT_WARNING, "Flood", "the same message");
         for (int o = 0; o < OBJECTS; o++) {
                 (void)snprintf(name, sizeof(name), "obj-%03d", o);
                 (void)snprintf(uid, sizeof(uid), "uid-%03d", o);
-                struct event_object_ref ref = { "serving.kserve.io/v1alpha1", "TrainedModel", ns,
-                                                name, uid, "1" };
+                struct event_object_ref ref = {
+                        "serving.kserve.io/v1alpha1", "TrainedModel", ns, name, uid, "1"
+                };
                 for (int m = 0; m < MESSAGES; m++) {
                         (void)event_recorder_emit(r, &ref, EVENT_NORMAL, "Flood", "message %d", m);
                         event_recorder_get_stats(r, &st);
@@ -58,16 +61,18 @@ Test(events, flood_of_10000_is_aggregated_and_counted, .timeout = 600)
         }
         cr_assert_eq(event_recorder_flush(r, 300 * USEC_PER_SEC), 0, "the sender did not drain");
         event_recorder_get_stats(r, &st);
-        cr_log_info("emitted %lu sent %lu aggregated %lu coalesced %lu spam %lu full %lu failed %lu "
-                    "(max queued %zu of %zu)",
-                    st.emitted, st.sent, st.aggregated, st.coalesced, st.dropped_spam,
-                    st.dropped_queue_full, st.dropped_failed, max_queued, st.queue_max);
+        cr_log_info(
+                "emitted %lu sent %lu aggregated %lu coalesced %lu spam %lu full %lu failed %lu "
+                "(max queued %zu of %zu)",
+                st.emitted, st.sent, st.aggregated, st.coalesced, st.dropped_spam,
+                st.dropped_queue_full, st.dropped_failed, max_queued, st.queue_max);
         cr_assert_eq(st.emitted, REPEATS + OBJECTS * MESSAGES);
         cr_assert_eq(st.dropped_spam, (REPEATS - 25) + OBJECTS * (MESSAGES - 25));
         cr_assert_eq(st.dropped_failed, 0);
         cr_assert_leq(max_queued, st.queue_max, "the queue stays bounded");
-        cr_assert_eq(st.emitted, st.dropped_spam + st.dropped_queue_full + st.dropped_failed +
-                                         st.coalesced + st.sent,
+        cr_assert_eq(st.emitted,
+                     st.dropped_spam + st.dropped_queue_full + st.dropped_failed + st.coalesced +
+                             st.sent,
                      "every event is accounted for once");
 
         cr_assert_eq(kube_list(c, &events_gvr, ns, NULL, &list, &kst), 0, "%s", kst.message);

@@ -34,14 +34,14 @@
 #include "json/json-util.h"
 #include "registry-client/client.h"
 
-#define ISID "modelregistry.kubeflow.org/inference-service-id"
-#define RMID "modelregistry.kubeflow.org/registered-model-id"
-#define MVID "modelregistry.kubeflow.org/model-version-id"
-#define NAME_L "modelregistry.kubeflow.org/name"
-#define NS_L "modelregistry.kubeflow.org/namespace"
-#define URL_A "modelregistry.kubeflow.org/url"
+#define ISID      "modelregistry.kubeflow.org/inference-service-id"
+#define RMID      "modelregistry.kubeflow.org/registered-model-id"
+#define MVID      "modelregistry.kubeflow.org/model-version-id"
+#define NAME_L    "modelregistry.kubeflow.org/name"
+#define NS_L      "modelregistry.kubeflow.org/namespace"
+#define URL_A     "modelregistry.kubeflow.org/url"
 #define FINALIZER "modelregistry.kubeflow.org/finalizer"
-#define EXT_A "routing.kubeflow.org/external-address-rest"
+#define EXT_A     "routing.kubeflow.org/external-address-rest"
 
 static const struct gvr gvr_services = { "", "v1", "services" };
 static const struct gvr gvr_events = { "", "v1", "events" };
@@ -55,8 +55,8 @@ struct reg {
         char dir[256];
         char db[320];
         char url[64];
-        bool tls;      /* serve HTTPS with the certificates below */
-        char ca[320];  /* the test CA (PEM) that signed cert */
+        bool tls;     /* serve HTTPS with the certificates below */
+        char ca[320]; /* the test CA (PEM) that signed cert */
         char cert[320], key[320];
 };
 
@@ -159,8 +159,7 @@ static void reg_start(struct reg *g)
                         _exit(126);
                 if (g->tls)
                         execl(bin, bin, "registry", "-n", "127.0.0.1", "-p", port, "-d", g->db,
-                              "--tls-cert-file", g->cert, "--tls-key-file", g->key,
-                              (char *)NULL);
+                              "--tls-cert-file", g->cert, "--tls-key-file", g->key, (char *)NULL);
                 else
                         execl(bin, bin, "registry", "-n", "127.0.0.1", "-p", port, "-d", g->db,
                               (char *)NULL);
@@ -301,8 +300,7 @@ static void world_setup(struct world *w, const char *prefix)
 }
 
 /* rewrite "http://<svc>.<ns>.svc.cluster.local:8080" to the loopback registry */
-static void rewrite_service(struct world *w, const char *svc, const char *ns, char *buf,
-                            size_t len)
+static void rewrite_service(struct world *w, const char *svc, const char *ns, char *buf, size_t len)
 {
         (void)snprintf(buf, len, "http://%s.%s.svc.cluster.local:8080=%s", svc, ns, w->g.url);
 }
@@ -352,12 +350,12 @@ static void create_ns(struct world *w, const char *name)
 static void service_create(struct world *w, const char *ns, const char *name, bool http_port,
                            json_t *annotations)
 {
-        json_t *svc = json_pack(
-                "{s:s,s:s,s:{s:s,s:s,s:{s:s,s:s}},s:{s:[{s:s,s:i,s:s}],s:{s:s}}}", "apiVersion",
-                "v1", "kind", "Service", "metadata", "name", name, "namespace", ns, "labels",
-                "app", "metadata", "component", "model-registry", "spec", "ports", "name",
-                "grpc-api", "port", 9090, "protocol", "TCP", "selector", "component",
-                "model-registry-server");
+        json_t *svc = json_pack("{s:s,s:s,s:{s:s,s:s,s:{s:s,s:s}},s:{s:[{s:s,s:i,s:s}],s:{s:s}}}",
+                                "apiVersion", "v1", "kind", "Service", "metadata", "name", name,
+                                "namespace", ns, "labels", "app", "metadata", "component",
+                                "model-registry", "spec", "ports", "name", "grpc-api", "port", 9090,
+                                "protocol", "TCP", "selector", "component",
+                                "model-registry-server");
         struct kube_status st = { 0 };
 
         if (http_port)
@@ -374,11 +372,11 @@ static void service_create(struct world *w, const char *ns, const char *name, bo
 /* ISVC with the upstream fixture's predictor; labels/annotations stolen (may be NULL). */
 static void isvc_create(struct world *w, const char *name, json_t *labels, json_t *annotations)
 {
-        json_t *o = json_pack("{s:s,s:s,s:{s:s},s:{s:{s:{s:{s:s},s:s,s:{s:s,s:s}}}}}",
-                              "apiVersion", "serving.kserve.io/v1beta1", "kind",
-                              "InferenceService", "metadata", "name", name, "spec", "predictor",
-                              "model", "modelFormat", "name", "onnx", "runtime", "kserve-ovms",
-                              "storage", "key", "testkey", "path", "/testpath/test");
+        json_t *o = json_pack("{s:s,s:s,s:{s:s},s:{s:{s:{s:{s:s},s:s,s:{s:s,s:s}}}}}", "apiVersion",
+                              "serving.kserve.io/v1beta1", "kind", "InferenceService", "metadata",
+                              "name", name, "spec", "predictor", "model", "modelFormat", "name",
+                              "onnx", "runtime", "kserve-ovms", "storage", "key", "testkey", "path",
+                              "/testpath/test");
 
         if (labels)
                 json_object_set_new(json_object_get(o, "metadata"), "labels", labels);
@@ -434,8 +432,8 @@ static bool has_event(struct world *w, const char *ns, const char *obj, const ch
         size_t i;
 
         (void)snprintf(sel, sizeof(sel), "involvedObject.name=%s", obj);
-        if (kube_list(w->s.c, &gvr_events, ns,
-                      &(struct kube_list_options){ .field_selector = sel }, &list, NULL) < 0)
+        if (kube_list(w->s.c, &gvr_events, ns, &(struct kube_list_options){ .field_selector = sel },
+                      &list, NULL) < 0)
                 return false;
         json_array_foreach(json_object_get(list, "items"), i, it) {
                 const char *r = json_string_value(json_object_get(it, "reason"));
@@ -678,8 +676,7 @@ Test(mrlink, x3_external_address, .timeout = 180)
         service_create(&w, w.s.ns, "model-registry", true,
                        json_pack("{s:s}", EXT_A, "mr.example.com:443"));
         srv_controller_start(&w.s);
-        isvc_create(&w, "ext", json_pack("{s:s,s:s}", RMID, w.rm, NAME_L, "model-registry"),
-                    NULL);
+        isvc_create(&w, "ext", json_pack("{s:s,s:s}", RMID, w.rm, NAME_L, "model-registry"), NULL);
         SRV_WAIT(SRV_TIMEOUT, has_isid(&w, "ext"), "no IS-id label (log %s)", w.s.log_path);
         cr_assert(srv_log_count(&w.s, "model registry URL https://mr.example.com:443") > 0);
         world_teardown(&w);
@@ -750,8 +747,7 @@ Test(mrlink, x8_registry_in_other_namespace, .timeout = 180)
         service_create(&w, w.extra_ns, "model-registry", true, NULL);
         srv_controller_start(&w.s);
         isvc_create(&w, "elsewhere", json_pack("{s:s,s:s}", RMID, w.rm, NS_L, w.extra_ns), NULL);
-        SRV_WAIT(SRV_TIMEOUT, has_isid(&w, "elsewhere"), "no IS-id label (log %s)",
-                 w.s.log_path);
+        SRV_WAIT(SRV_TIMEOUT, has_isid(&w, "elsewhere"), "no IS-id label (log %s)", w.s.log_path);
         se_list = reg_call(&w.g, "GET", "/serving_environments?pageSize=100", NULL, NULL);
         cr_assert_str_eq(json_get_string_path(json_array_get(json_object_get(se_list, "items"), 0),
                                               "name", NULL),
@@ -834,7 +830,8 @@ Test(mrlink, x12_dangling_isid, .timeout = 180)
         srv_controller_start(&w.s);
         isvc_create(&w, "dangling", json_pack("{s:s}", ISID, "999"),
                     json_pack("{s:s}", URL_A, "http://mr:8080"));
-        SRV_WAIT(SRV_TIMEOUT, srv_log_count(&w.s, "unable to find InferenceService with id 999") >= 2,
+        SRV_WAIT(SRV_TIMEOUT,
+                 srv_log_count(&w.s, "unable to find InferenceService with id 999") >= 2,
                  "not retried (log %s)", w.s.log_path);
         id = isid_of(&w, "dangling");
         cr_assert_str_eq(id, "999");
@@ -886,7 +883,8 @@ Test(mrlink, registry_silent_timeout, .timeout = 180)
         SRV_WAIT(SRV_TIMEOUT, has_isid(&w, "silent"), "no IS-id label");
         reg_stop(&w.g);
         srv_delete(&w.s, &srv_gvr_isvc, "silent", NULL);
-        SRV_WAIT(SRV_TIMEOUT, srv_log_count(&w.s, "Cannot mark the model registry record UNDEPLOYED yet") > 0,
+        SRV_WAIT(SRV_TIMEOUT,
+                 srv_log_count(&w.s, "Cannot mark the model registry record UNDEPLOYED yet") > 0,
                  "not retried");
         wait_gone(&w, "silent");
         SRV_WAIT(SRV_TIMEOUT,
@@ -1086,8 +1084,7 @@ Test(mrlink, https_ssl_cert_file_create_and_delete, .timeout = 240)
         isvc_create(&w, "tls-mnist",
                     json_pack("{s:s,s:s,s:s}", RMID, w.rm, NAME_L, "model-registry", MVID, w.mv),
                     NULL);
-        SRV_WAIT(SRV_TIMEOUT, has_isid(&w, "tls-mnist"), "no IS-id label (log %s)",
-                 w.s.log_path);
+        SRV_WAIT(SRV_TIMEOUT, has_isid(&w, "tls-mnist"), "no IS-id label (log %s)", w.s.log_path);
         cr_assert(srv_log_count(&w.s, "model registry URL https://mr.example.com:443") > 0);
         uid = uid_of(&w, "tls-mnist");
         id = isid_of(&w, "tls-mnist");
@@ -1123,7 +1120,8 @@ Test(mrlink, https_untrusted_ca_refused, .timeout = 240)
                     json_pack("{s:s}", URL_A, w.g.url));
         SRV_WAIT(SRV_TIMEOUT, srv_log_count(&w.s, "TLS certificate verification failed") >= 2,
                  "no certificate verification error, or not retried (log %s)", w.s.log_path);
-        cr_assert(has_finalizer(&w, "untrusted"), "finalizer first, as for a registry that is down");
+        cr_assert(has_finalizer(&w, "untrusted"),
+                  "finalizer first, as for a registry that is down");
         cr_assert_not(has_isid(&w, "untrusted"));
         cr_assert_eq(reg_count(&w.g, "/serving_environments?pageSize=100"), 0);
         cr_assert_eq(reg_count(&w.g, "/inference_services?pageSize=100"), 0);
@@ -1178,8 +1176,7 @@ Test(mrlink, https_skip_tls_verify, .timeout = 240)
         srv_controller_start(&w.s);
         isvc_create(&w, "skipverify", json_pack("{s:s}", RMID, w.rm),
                     json_pack("{s:s}", URL_A, w.g.url));
-        SRV_WAIT(SRV_TIMEOUT, has_isid(&w, "skipverify"), "no IS-id label (log %s)",
-                 w.s.log_path);
+        SRV_WAIT(SRV_TIMEOUT, has_isid(&w, "skipverify"), "no IS-id label (log %s)", w.s.log_path);
         id = isid_of(&w, "skipverify");
         cr_assert(record_state_is(&w, id, "DEPLOYED"));
         srv_delete(&w.s, &srv_gvr_isvc, "skipverify", NULL);
@@ -1199,9 +1196,10 @@ Test(mrlink, https_ssl_cert_dir, .timeout = 240)
 
         world_setup_tls(&w, "mrl-tls4", true);
         (void)snprintf(dir, sizeof(dir), "%s/cadir", w.g.dir);
-        (void)snprintf(cmd, sizeof(cmd),
-                       "mkdir -p '%s' '%s-empty' && cp '%s' '%s/test-ca.pem' && openssl rehash '%s'",
-                       dir, dir, w.g.ca, dir, dir);
+        (void)snprintf(
+                cmd, sizeof(cmd),
+                "mkdir -p '%s' '%s-empty' && cp '%s' '%s/test-ca.pem' && openssl rehash '%s'", dir,
+                dir, w.g.ca, dir, dir);
         cr_assert_eq(system(cmd), 0, "%s", cmd);
         (void)snprintf(dirs, sizeof(dirs), "%s-empty:%s", dir, dir);
         (void)snprintf(url, sizeof(url), "https://localhost:%u", w.g.port);
@@ -1293,7 +1291,8 @@ Test(mrlink, https_registry_bad_tls_options, .timeout = 120)
         cr_assert_eq(fclose(f), 0);
 
         expect_registry_fails(dir, (const char *const[]){ "--tls-cert-file", a_crt, NULL }, NULL,
-                              NULL, 2, "--tls-cert-file (from the command line) needs --tls-key-file");
+                              NULL, 2,
+                              "--tls-cert-file (from the command line) needs --tls-key-file");
         expect_registry_fails(dir, (const char *const[]){ "--hostname", "127.0.0.1", NULL },
                               "MR_TLS_KEY_FILE", b_key, 2,
                               "--tls-key-file (from the environment) needs --tls-cert-file");
@@ -1309,8 +1308,8 @@ Test(mrlink, https_registry_bad_tls_options, .timeout = 120)
                               NULL, NULL, 1, "No such file or directory");
         /* a CA certificate is no key */
         expect_registry_fails(dir,
-                              (const char *const[]){ "--tls-cert-file", a_crt, "--tls-key-file",
-                                                     ca, NULL },
+                              (const char *const[]){ "--tls-cert-file", a_crt, "--tls-key-file", ca,
+                                                     NULL },
                               NULL, NULL, 1, "cannot serve HTTPS");
         (void)snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
         (void)!system(rm);

@@ -92,7 +92,8 @@ static void controller_kubeconfig(char *buf, size_t len)
         const char *src = source_root();
         struct stat st;
 
-        cr_assert(dir && *dir, "MODELPLANE_TESTENV_DIR is not set (run under scripts/with-testenv)");
+        cr_assert(dir && *dir,
+                  "MODELPLANE_TESTENV_DIR is not set (run under scripts/with-testenv)");
         (void)snprintf(buf, len, "%s/kubeconfig-modelplane-system-modelplane-controller", dir);
         if (stat(buf, &st) == 0)
                 return;
@@ -148,8 +149,8 @@ void srv_teardown(struct srv *s)
                         json_t *p = json_pack("{s:{s:n}}", "metadata", "finalizers");
 
                         if (name)
-                                (void)!kube_patch(s->c, &srv_gvr_tm, s->ns, name,
-                                                  KUBE_PATCH_MERGE, p, NULL, NULL, NULL);
+                                (void)!kube_patch(s->c, &srv_gvr_tm, s->ns, name, KUBE_PATCH_MERGE,
+                                                  p, NULL, NULL, NULL);
                         json_decref(p);
                 }
         json_decref(list);
@@ -645,9 +646,10 @@ void srv_controller_stop(struct srv *s)
                         s->ctrl = 0;
                         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
                                 dump_log_tail(s->log_path);
-                        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-                                  "controller did not exit cleanly on SIGTERM (status 0x%x), log %s",
-                                  (unsigned)status, s->log_path);
+                        cr_assert(
+                                WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                                "controller did not exit cleanly on SIGTERM (status 0x%x), log %s",
+                                (unsigned)status, s->log_path);
                         return;
                 }
                 srv_sleep_ms(100);

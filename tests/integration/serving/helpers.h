@@ -38,7 +38,7 @@ struct srv {
         char log_path[512];      /* the controller's stdout+stderr (appended across restarts) */
         unsigned probe_port;
         unsigned metrics_port;
-        bool leader_elect;       /* run the controller with --leader-elect (default true) */
+        bool leader_elect; /* run the controller with --leader-elect (default true) */
 };
 
 /* Skips unless MODELPLANE_KUBECONFIG is set; admin client; creates the namespace
@@ -125,19 +125,19 @@ void srv_sleep_ms(long ms);
 void srv_sh(const char *fmt, ...) _printf_(1, 2);
 
 /* Polls cond every 200 ms for up to timeout_s seconds, then asserts it once more. */
-#define SRV_WAIT(timeout_s, cond, ...)                                                     \
-        do {                                                                               \
-                bool ok_ = false;                                                          \
-                for (unsigned i_ = 0; i_ < (unsigned)(timeout_s) * 5; i_++) {             \
-                        if ((cond)) {                                                      \
-                                ok_ = true;                                                \
-                                break;                                                     \
-                        }                                                                  \
-                        srv_sleep_ms(200);                                                 \
-                }                                                                          \
-                if (!ok_)                                                                  \
-                        ok_ = (cond);                                                      \
-                cr_assert(ok_, __VA_ARGS__);                                               \
+#define SRV_WAIT(timeout_s, cond, ...)                                      \
+        do {                                                                \
+                bool ok_ = false;                                           \
+                for (unsigned i_ = 0; i_ < (unsigned)(timeout_s)*5; i_++) { \
+                        if ((cond)) {                                       \
+                                ok_ = true;                                 \
+                                break;                                      \
+                        }                                                   \
+                        srv_sleep_ms(200);                                  \
+                }                                                           \
+                if (!ok_)                                                   \
+                        ok_ = (cond);                                       \
+                cr_assert(ok_, __VA_ARGS__);                                \
         } while (0)
 
 /* The default bound of a wait: generous for a loaded 2-core machine. */

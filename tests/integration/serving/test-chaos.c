@@ -21,8 +21,8 @@
 
 enum {
         N_ISVC = 10,
-        N_TM = 500,            /* 50 per InferenceService at first */
-        CAPACITY = 30,         /* 3000Mi limit / 100Mi models */
+        N_TM = 500,    /* 50 per InferenceService at first */
+        CAPACITY = 30, /* 3000Mi limit / 100Mi models */
         N_UPDATE = 100,
         N_MOVE = 20,
         N_DELETE = 100,
@@ -45,8 +45,7 @@ static void teardown(void)
 /* Whether an API error is the API server being away (it is restarted under our feet): retry. */
 static bool transient(int k)
 {
-        return k < 0 && k != -ENOENT && k != -EEXIST && k != -EINVAL && k != -EACCES &&
-               k != -EPERM;
+        return k < 0 && k != -ENOENT && k != -EEXIST && k != -EINVAL && k != -EACCES && k != -EPERM;
 }
 
 #define RETRY_MAX 120 /* x 250 ms */
@@ -97,8 +96,8 @@ static void patch_tm(int i)
         tm_name(i, name, sizeof(name));
         isvc_name(parent_of[i], isvc, sizeof(isvc));
         (void)snprintf(uri, sizeof(uri), "s3://bucket/%s/v%d", name, version_of[i]);
-        p = json_pack("{s:{s:s, s:{s:s}}}", "spec", "inferenceService", isvc, "model",
-                      "storageUri", uri);
+        p = json_pack("{s:{s:s, s:{s:s}}}", "spec", "inferenceService", isvc, "model", "storageUri",
+                      uri);
         for (int a = 0; a < RETRY_MAX; a++) {
                 k = kube_patch(S.c, &srv_gvr_tm, S.ns, name, KUBE_PATCH_MERGE, p, NULL, NULL, NULL);
                 if (!transient(k))
@@ -164,10 +163,10 @@ static bool converged(void)
                 models = srv_models(&S, isvc);
                 json_array_foreach(json_object_get(list, "items"), i, item) {
                         const char *name = json_get_string_path(item, "metadata", "name", NULL);
-                        const char *parent = json_get_string_path(item, "spec",
-                                                                  "inferenceService", NULL);
-                        const char *uri = json_get_string_path(item, "spec", "model",
-                                                               "storageUri", NULL);
+                        const char *parent = json_get_string_path(item, "spec", "inferenceService",
+                                                                  NULL);
+                        const char *uri = json_get_string_path(item, "spec", "model", "storageUri",
+                                                               NULL);
                         const char *mem = srv_cond_status(item, "MemoryResourceAvailable");
                         const char *ready = srv_cond_status(item, "Ready");
                         bool adm = mem && streq(mem, "True");
@@ -184,8 +183,7 @@ static bool converged(void)
                         }
                         on_isvc++;
                         json_array_foreach(models, x, e)
-                                if (streq(json_string_value(json_object_get(e, "modelName")),
-                                          name))
+                                if (streq(json_string_value(json_object_get(e, "modelName")), name))
                                         entry = e;
                         if (adm != (entry != NULL) || (adm && !(ready && streq(ready, "True")))) {
                                 (void)snprintf(why, sizeof(why),
@@ -194,11 +192,11 @@ static bool converged(void)
                                 ok = false;
                                 break;
                         }
-                        if (entry && !streq(json_get_string_path(entry, "modelSpec", "storageUri",
-                                                                 NULL),
-                                            uri)) {
-                                (void)snprintf(why, sizeof(why), "%s: stale storageUri in %s",
-                                               name, isvc);
+                        if (entry &&
+                            !streq(json_get_string_path(entry, "modelSpec", "storageUri", NULL),
+                                   uri)) {
+                                (void)snprintf(why, sizeof(why), "%s: stale storageUri in %s", name,
+                                               isvc);
                                 ok = false;
                                 break;
                         }

@@ -52,9 +52,8 @@ static bool stored_with_nul(const char *name, const char *field)
 {
         json_t *o = srv_get(&S, &srv_gvr_tm, name);
         json_t *spec = json_object_get(o, "spec");
-        json_t *v = json_object_get(streq(field, "inferenceService") ? spec
-                                                                     : json_object_get(spec, "model"),
-                                    field);
+        json_t *v = json_object_get(
+                streq(field, "inferenceService") ? spec : json_object_get(spec, "model"), field);
         bool ok = json_string_has_nul(v);
 
         json_decref(o);
@@ -92,7 +91,8 @@ Test(nul, a_nul_in_a_spec_string_stops_nothing)
         cr_assert(stored_with_nul("bad-parent", "inferenceService"));
 
         srv_controller_start(&S);
-        SRV_WAIT(SRV_TIMEOUT, ready_and_listed("good-1", "par") && ready_and_listed("good-2", "par"),
+        SRV_WAIT(SRV_TIMEOUT,
+                 ready_and_listed("good-1", "par") && ready_and_listed("good-2", "par"),
                  "the good TrainedModels next to one with a NUL never converged");
         SRV_WAIT(SRV_TIMEOUT, false_naming("bad-uri", "spec.model.storageUri contains a NUL"),
                  "bad-uri: no False condition naming spec.model.storageUri");

@@ -171,8 +171,8 @@ static unsigned replay(void)
                                 cr_assert_null(json_object_get(listed, mn),
                                                "rv %lld: %s listed twice", (long long)rv, mn);
                                 cr_assert(tm && has_finalizer(tm),
-                                          "rv %lld: %s listed without its finalizer",
-                                          (long long)rv, mn);
+                                          "rv %lld: %s listed without its finalizer", (long long)rv,
+                                          mn);
                                 json_object_set_new(listed, mn, json_true());
                                 checks += 2;
                         }
@@ -182,8 +182,8 @@ static unsigned replay(void)
                 bool listed_now = json_object_get(listed, name) != NULL;
 
                 if (streq(type, "DELETED")) {
-                        cr_assert(!listed_now, "rv %lld: %s gone while still listed",
-                                  (long long)rv, name);
+                        cr_assert(!listed_now, "rv %lld: %s gone while still listed", (long long)rv,
+                                  name);
                         json_object_del(tms, name);
                         checks++;
                         continue;
@@ -254,8 +254,7 @@ Test(ordering, concurrent_writes_keep_the_order_of_finalizer_entry_ready, .timeo
                 srv_delete(&S, &srv_gvr_tm, name, NULL);
         }
         SRV_WAIT(20 * SRV_TIMEOUT,
-                 srv_count(&S, &srv_gvr_tm) == N_TM - N_DELETE &&
-                         count_listed() == N_TM - N_DELETE,
+                 srv_count(&S, &srv_gvr_tm) == N_TM - N_DELETE && count_listed() == N_TM - N_DELETE,
                  "deletes not done: %zu TrainedModels, %zu listed", srv_count(&S, &srv_gvr_tm),
                  count_listed());
         srv_sleep_ms(1000); /* the last events reach the watches */

@@ -42,8 +42,10 @@ static bool converged(unsigned *ret_ready, bool *ret_exact)
 
         for (size_t i = 0; exact && i < json_array_size(models); i++)
                 for (size_t j = i + 1; exact && j < json_array_size(models); j++)
-                        if (streq(json_get_string_path(json_array_get(models, i), "modelName", NULL),
-                                  json_get_string_path(json_array_get(models, j), "modelName", NULL)))
+                        if (streq(json_get_string_path(json_array_get(models, i), "modelName",
+                                                       NULL),
+                                  json_get_string_path(json_array_get(models, j), "modelName",
+                                                       NULL)))
                                 exact = false;
         if (kube_list(S.c, &srv_gvr_tm, S.ns, NULL, &list, &st) == 0) {
                 json_t *items = json_object_get(list, "items");

@@ -129,7 +129,8 @@ Test(tm, c1_parent_without_predictor)
                              "InferenceServiceNotReady") &&
                          srv_tm_cond(&S, "model0-create", "IsMMSPredictor", "False",
                                      "IsNotMMSPredictor") &&
-                         srv_tm_cond(&S, "model0-create", "MemoryResourceAvailable", "False", NULL) &&
+                         srv_tm_cond(&S, "model0-create", "MemoryResourceAvailable", "False",
+                                     NULL) &&
                          srv_tm_cond(&S, "model0-create", "Ready", "False", NULL),
                  "model0-create never got its three False conditions");
         /* not a multi-model parent: no ConfigMap is written (or created) */
@@ -206,8 +207,8 @@ Test(tm, c3_status_urls_conditions_finalizer_then_update)
         json_t *conds = json_get_path(tm, "status", "conditions", NULL);
         cr_assert_eq(json_array_size(conds), 4, "%s", dump(conds));
         for (size_t i = 0; i < 4; i++)
-                cr_assert_str_eq(json_string_value(json_object_get(json_array_get(conds, i),
-                                                                   "type")),
+                cr_assert_str_eq(json_string_value(
+                                         json_object_get(json_array_get(conds, i), "type")),
                                  order[i]);
         json_decref(tm);
 
@@ -320,16 +321,18 @@ static void url_case(const char *isvc, json_t *predictor, const char *tm, const 
 
 Test(tm, x2_model_format_v2_url)
 {
-        url_case("x2", srv_json("{'model': {'modelFormat': {'name': 'sklearn'}, 'protocolVersion': "
-                                "'v2', 'name': 'kserve-container', 'resources': {'limits': "
-                                "{'memory': '2Gi'}}}}"),
+        url_case("x2",
+                 srv_json("{'model': {'modelFormat': {'name': 'sklearn'}, 'protocolVersion': "
+                          "'v2', 'name': 'kserve-container', 'resources': {'limits': "
+                          "{'memory': '2Gi'}}}}"),
                  "tm-x2", "v2");
 }
 
 Test(tm, x3_grpc_url_is_the_isvc_url)
 {
-        url_case("x3", srv_json("{'sklearn': {'protocolVersion': 'grpc-v2', 'name': "
-                                "'kserve-container', 'resources': {'limits': {'memory': '2Gi'}}}}"),
+        url_case("x3",
+                 srv_json("{'sklearn': {'protocolVersion': 'grpc-v2', 'name': "
+                          "'kserve-container', 'resources': {'limits': {'memory': '2Gi'}}}}"),
                  "tm-x3", "");
 }
 
@@ -339,7 +342,8 @@ Test(tm, x4_third_model_does_not_fit)
         srv_controller_start(&S);
         srv_tm_create(&S, "x4-a", "x4", "s3//a", "tensorflow", "1Gi");
         srv_tm_create(&S, "x4-b", "x4", "s3//b", "tensorflow", "1Gi");
-        SRV_WAIT(SRV_TIMEOUT, tm_ready_and_listed("x4-a", "x4") && tm_ready_and_listed("x4-b", "x4"),
+        SRV_WAIT(SRV_TIMEOUT,
+                 tm_ready_and_listed("x4-a", "x4") && tm_ready_and_listed("x4-b", "x4"),
                  "the first two never Ready");
         srv_tm_create(&S, "x4-c", "x4", "s3//c", "tensorflow", "1");
         SRV_WAIT(SRV_TIMEOUT,
@@ -360,16 +364,18 @@ Test(tm, x5_equality_fits)
         srv_controller_start(&S);
         srv_tm_create(&S, "x5-a", "x5", "s3//a", "tensorflow", "512Mi");
         srv_tm_create(&S, "x5-b", "x5", "s3//b", "tensorflow", "512Mi");
-        SRV_WAIT(SRV_TIMEOUT, tm_ready_and_listed("x5-a", "x5") && tm_ready_and_listed("x5-b", "x5"),
+        SRV_WAIT(SRV_TIMEOUT,
+                 tm_ready_and_listed("x5-a", "x5") && tm_ready_and_listed("x5-b", "x5"),
                  "512Mi + 512Mi did not fit 1Gi");
 }
 
 Test(tm, x6_custom_container_mms_v2)
 {
-        url_case("x6", srv_json("{'containers': [{'name': 'kserve-container', 'image': "
-                                "'example.com/server:1', 'env': [{'name': 'MULTI_MODEL_SERVER', "
-                                "'value': 'true'}, {'name': 'PROTOCOL', 'value': 'v2'}], "
-                                "'resources': {'limits': {'memory': '4Gi'}}}]}"),
+        url_case("x6",
+                 srv_json("{'containers': [{'name': 'kserve-container', 'image': "
+                          "'example.com/server:1', 'env': [{'name': 'MULTI_MODEL_SERVER', "
+                          "'value': 'true'}, {'name': 'PROTOCOL', 'value': 'v2'}], "
+                          "'resources': {'limits': {'memory': '4Gi'}}}]}"),
                  "tm-x6", "v2");
         cr_assert(srv_tm_cond(&S, "tm-x6", "IsMMSPredictor", "True", NULL));
 }
@@ -447,8 +453,9 @@ Test(tm, w1_sorted_and_no_write_when_unchanged)
                            "{\"modelName\":\"b-model\",\"modelSpec\":{\"storageUri\":\"s3//b\","
                            "\"framework\":\"sklearn\",\"memory\":\"100Mi\"}}]";
         SRV_WAIT(SRV_TIMEOUT, models_json_is("w1", want), "models.json never became %s", want);
-        SRV_WAIT(SRV_TIMEOUT, srv_tm_cond(&S, "a-model", "Ready", "True", NULL) &&
-                                      srv_tm_cond(&S, "b-model", "Ready", "True", NULL),
+        SRV_WAIT(SRV_TIMEOUT,
+                 srv_tm_cond(&S, "a-model", "Ready", "True", NULL) &&
+                         srv_tm_cond(&S, "b-model", "Ready", "True", NULL),
                  "never Ready");
         wait_quiet();
 
@@ -516,8 +523,9 @@ static void assert_listed_are_admitted(void)
         json_array_foreach(json_object_get(list, "items"), i, item) {
                 const char *name = json_get_string_path(item, "metadata", "name", NULL);
                 const char *mem = srv_cond_status(item, "MemoryResourceAvailable");
-                const char *alloc = json_get_string_path(
-                        item, "metadata", "labels", "serving.kserve.io/trainedmodel-allocated", NULL);
+                const char *alloc = json_get_string_path(item, "metadata", "labels",
+                                                         "serving.kserve.io/trainedmodel-allocated",
+                                                         NULL);
                 bool listed = false;
                 json_t *e;
                 size_t j;
@@ -701,8 +709,7 @@ Test(tm, w5_waiting_states_resolve_without_restart)
         cr_assert_eq(S.ctrl, pid);
         srv_controller_assert_alive(&S);
         /* waiting is not an error */
-        cr_assert_eq(srv_log_count(&S, "\"level\":\"error\""), 0, "ERROR lines in %s",
-                     S.log_path);
+        cr_assert_eq(srv_log_count(&S, "\"level\":\"error\""), 0, "ERROR lines in %s", S.log_path);
 }
 
 Test(tm, w6_deletion_never_stuck)
@@ -712,8 +719,8 @@ Test(tm, w6_deletion_never_stuck)
         srv_controller_start(&S);
         srv_tm_create(&S, "w6a-tm", "w6a", "s3//a", "sklearn", "1Gi");
         srv_tm_create(&S, "w6b-tm", "w6b", "s3//b", "sklearn", "1Gi");
-        SRV_WAIT(SRV_TIMEOUT, tm_ready_and_listed("w6a-tm", "w6a") &&
-                                      tm_ready_and_listed("w6b-tm", "w6b"),
+        SRV_WAIT(SRV_TIMEOUT,
+                 tm_ready_and_listed("w6a-tm", "w6a") && tm_ready_and_listed("w6b-tm", "w6b"),
                  "never Ready");
 
         /* (a) the parent goes first (orphaning, so garbage collection does not do our job) */
@@ -777,16 +784,16 @@ Test(tm, w7_move_to_another_parent)
         isvc_ready("w7-new", "2Gi");
         srv_controller_start(&S);
         srv_tm_create(&S, "mover", "w7-old", "s3//m", "sklearn", "1Gi");
-        SRV_WAIT(SRV_TIMEOUT, tm_ready_and_listed("mover", "w7-old") &&
-                                      owner_refs_only("mover", "w7-old"),
+        SRV_WAIT(SRV_TIMEOUT,
+                 tm_ready_and_listed("mover", "w7-old") && owner_refs_only("mover", "w7-old"),
                  "never Ready on w7-old");
 
         srv_patch(&S, &srv_gvr_tm, "mover", NULL,
                   srv_json("{'spec': {'inferenceService': 'w7-new'}}"));
         srv_isvc_url(&S, "w7-new", false, base, sizeof(base));
         (void)snprintf(url, sizeof(url), "%s/v1/models/mover:predict", base);
-        SRV_WAIT(SRV_TIMEOUT, srv_models_has(&S, "w7-new", "mover") &&
-                                      !srv_models_has(&S, "w7-old", "mover"),
+        SRV_WAIT(SRV_TIMEOUT,
+                 srv_models_has(&S, "w7-new", "mover") && !srv_models_has(&S, "w7-old", "mover"),
                  "the entry did not move");
         SRV_WAIT(SRV_TIMEOUT, moved_to("mover", "w7-new", url),
                  "labels/url/ownerReference did not follow the move");
@@ -910,8 +917,7 @@ Test(tm, invalid_specs_named_not_listed_no_crash)
                 SRV_WAIT(SRV_TIMEOUT, invalid_named(cases[i].name, cases[i].field),
                          "%s: no False condition naming %s: %s", cases[i].name, cases[i].field,
                          status_of(cases[i].name));
-                cr_assert(!srv_models_has(&S, "inv", cases[i].name), "%s listed",
-                          cases[i].name);
+                cr_assert(!srv_models_has(&S, "inv", cases[i].name), "%s listed", cases[i].name);
         }
         json_t *models = srv_models(&S, "inv");
         cr_assert_eq(json_array_size(models), 1, "models.json: %s", dump(models));

@@ -37,8 +37,12 @@ Test(gcs, list_pages)
 
 Test(gcs, malformed_lists)
 {
-        static const char *const bad[] = { "", "[]", "{\"items\":{}}", "{\"items\":[{}]}",
-                                           "{\"items\":[{\"name\":7}]}", "{not json" };
+        static const char *const bad[] = { "",
+                                           "[]",
+                                           "{\"items\":{}}",
+                                           "{\"items\":[{}]}",
+                                           "{\"items\":[{\"name\":7}]}",
+                                           "{not json" };
         struct s3_list l = { 0 };
 
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

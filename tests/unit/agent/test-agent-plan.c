@@ -37,9 +37,15 @@ static struct plan_result plan(struct world *w)
 {
         struct plan_result r;
         struct plan_input in = {
-                .desired = &desired, .disk = w->disk, .n_disk = w->n_disk,
-                .server = w->server, .n_server = w->n_server, .server_known = !w->server_down,
-                .memory = w->mem, .n_memory = w->n_mem, .now = w->now ? w->now : 1000,
+                .desired = &desired,
+                .disk = w->disk,
+                .n_disk = w->n_disk,
+                .server = w->server,
+                .n_server = w->n_server,
+                .server_known = !w->server_down,
+                .memory = w->mem,
+                .n_memory = w->n_mem,
+                .now = w->now ? w->now : 1000,
         };
         cr_assert_eq(agent_plan(&in, &r), 0);
         return r;
@@ -77,7 +83,8 @@ Test(plan, new_model_downloads_then_loads)
         expect(&r, "load:iris");
         plan_result_release(&r);
 
-        w.mem[w.n_mem++] = (struct model_memory){ .name = (char *)"iris", .loaded_uri = (char *)"s3://b/iris" };
+        w.mem[w.n_mem++] = (struct model_memory){ .name = (char *)"iris",
+                                                  .loaded_uri = (char *)"s3://b/iris" };
         w.server[0].state = SERVER_READY;
         r = plan(&w);
         expect(&r, "");
@@ -92,7 +99,8 @@ Test(plan, uri_change_downloads_again_then_reloads)
         want("iris", "s3://b/v2");
         w.disk[0] = (struct disk_model){ "iris", "s3://b/v1" };
         w.server[0] = (struct server_model){ "iris", SERVER_READY };
-        w.mem[0] = (struct model_memory){ .name = (char *)"iris", .loaded_uri = (char *)"s3://b/v1" };
+        w.mem[0] = (struct model_memory){ .name = (char *)"iris",
+                                          .loaded_uri = (char *)"s3://b/v1" };
         r = plan(&w);
         expect(&r, "download:iris");
         plan_result_release(&r);
@@ -137,7 +145,8 @@ Test(plan, delete_unloads_then_removes_then_forgets)
 
         w.disk[0] = (struct disk_model){ "gone", "s3://b/g" };
         w.server[0] = (struct server_model){ "gone", SERVER_READY };
-        w.mem[0] = (struct model_memory){ .name = (char *)"gone", .loaded_uri = (char *)"s3://b/g" };
+        w.mem[0] = (struct model_memory){ .name = (char *)"gone",
+                                          .loaded_uri = (char *)"s3://b/g" };
         r = plan(&w);
         expect(&r, "unload:gone");
         plan_result_release(&r);
@@ -162,8 +171,10 @@ Test(plan, unrelated_delete_leaves_others_alone)
         w.disk[1] = (struct disk_model){ "keep", "s3://b/k" };
         w.server[0] = (struct server_model){ "drop", SERVER_READY };
         w.server[1] = (struct server_model){ "keep", SERVER_READY };
-        w.mem[0] = (struct model_memory){ .name = (char *)"drop", .loaded_uri = (char *)"s3://b/d" };
-        w.mem[1] = (struct model_memory){ .name = (char *)"keep", .loaded_uri = (char *)"s3://b/k" };
+        w.mem[0] = (struct model_memory){ .name = (char *)"drop",
+                                          .loaded_uri = (char *)"s3://b/d" };
+        w.mem[1] = (struct model_memory){ .name = (char *)"keep",
+                                          .loaded_uri = (char *)"s3://b/k" };
         r = plan(&w);
         expect(&r, "unload:drop");
         plan_result_release(&r);
@@ -175,8 +186,10 @@ Test(plan, failure_waits_for_its_backoff)
         struct plan_result r;
 
         want("a", "s3://b/a");
-        w.mem[0] = (struct model_memory){ .name = (char *)"a", .failed_uri = (char *)"s3://b/a",
-                                          .failures = 1, .retry_at = 9000 };
+        w.mem[0] = (struct model_memory){ .name = (char *)"a",
+                                          .failed_uri = (char *)"s3://b/a",
+                                          .failures = 1,
+                                          .retry_at = 9000 };
         r = plan(&w);
         expect(&r, "");
         cr_assert_eq(r.next_wake, 9000);
@@ -202,8 +215,11 @@ Test(plan, failed_load_is_retried_not_adopted)
         want("a", "s3://b/a");
         w.disk[0] = (struct disk_model){ "a", "s3://b/a" };
         w.server[0] = (struct server_model){ "a", SERVER_READY };
-        w.mem[0] = (struct model_memory){ .name = (char *)"a", .failed_uri = (char *)"s3://b/a",
-                                          .failed_load = true, .failures = 2, .retry_at = 9000 };
+        w.mem[0] = (struct model_memory){ .name = (char *)"a",
+                                          .failed_uri = (char *)"s3://b/a",
+                                          .failed_load = true,
+                                          .failures = 2,
+                                          .retry_at = 9000 };
         r = plan(&w);
         expect(&r, "load:a");
         plan_result_release(&r);
@@ -234,7 +250,8 @@ Test(plan, server_down_unloads_only_what_we_loaded)
 
         w.disk[0] = (struct disk_model){ "mine", "s3://b/m" };
         w.disk[1] = (struct disk_model){ "stray", "s3://b/s" };
-        w.mem[0] = (struct model_memory){ .name = (char *)"mine", .loaded_uri = (char *)"s3://b/m" };
+        w.mem[0] = (struct model_memory){ .name = (char *)"mine",
+                                          .loaded_uri = (char *)"s3://b/m" };
         r = plan(&w);
         expect(&r, "unload:mine remove:stray");
         plan_result_release(&r);

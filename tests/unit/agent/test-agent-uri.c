@@ -19,7 +19,8 @@ static void parse_bad(const char *s, const char *needle)
         struct storage_uri u;
         char err[256] = "";
 
-        cr_assert_eq(storage_uri_parse(s, &u, err, sizeof(err)), -EINVAL, "%s accepted", s ? s : "(null)");
+        cr_assert_eq(storage_uri_parse(s, &u, err, sizeof(err)), -EINVAL, "%s accepted",
+                     s ? s : "(null)");
         cr_assert(strstr(err, needle), "'%s' does not name '%s'", err, needle);
 }
 

@@ -14,8 +14,8 @@ static int match_obj(void *ud, const struct filterq_cmp *cmp)
 
         if (v)
                 return filterq_match_value(cmp, v);
-        return filterq_match_metadata(
-                cmp, json_object_get(json_object_get(o, "customProperties"), cmp->property));
+        return filterq_match_metadata(cmp, json_object_get(json_object_get(o, "customProperties"),
+                                                           cmp->property));
 }
 
 static json_t *entity(void)
@@ -325,8 +325,10 @@ Test(eval, type_mismatch_is_edom)
 
         cr_assert_eq(compare("hardware_type.string_value = 5.0", filterq_compare_metadata, hw),
                      -EDOM);
-        cr_assert_eq(compare("hardware_type.string_value = 'gpu'", filterq_compare_metadata, hw), 1);
-        cr_assert_eq(compare("hardware_type.string_value = 'cpu'", filterq_compare_metadata, hw), 0);
+        cr_assert_eq(compare("hardware_type.string_value = 'gpu'", filterq_compare_metadata, hw),
+                     1);
+        cr_assert_eq(compare("hardware_type.string_value = 'cpu'", filterq_compare_metadata, hw),
+                     0);
         cr_assert_eq(compare("hardware_type.int_value = 'x'", filterq_compare_metadata, hw), -EDOM);
         cr_assert_eq(compare("hardware_type.bool_value = 1", filterq_compare_metadata, hw), -EDOM);
         cr_assert_eq(compare("hardware_type.int_value = 3", filterq_compare_metadata, hw), 0,
@@ -440,7 +442,8 @@ Test(sql, lowering)
 
 Test(errors, messages_are_ascii)
 {
-        static const char *const bad[] = { "\xc2\x95 = 1", "name = 1 \xf1\xab\x94\xbe", "\x01", "a ~ 1" };
+        static const char *const bad[] = { "\xc2\x95 = 1", "name = 1 \xf1\xab\x94\xbe", "\x01",
+                                           "a ~ 1" };
         struct filterq_node *n = NULL;
         char err[256];
 

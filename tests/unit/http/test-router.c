@@ -68,8 +68,9 @@ Test(router, not_found_and_method_not_allowed)
 
 Test(router, utf8_validation)
 {
-        static const char *const good[] = { "", "abc", "caf\xc3\xa9", "\xe2\x82\xac",
-                                            "\xf0\x9f\x98\x80", "\xf4\x8f\xbf\xbf" };
+        static const char *const good[] = {
+                "", "abc", "caf\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xf4\x8f\xbf\xbf"
+        };
         static const char *const bad[] = {
                 "\xff",             /* never in UTF-8 */
                 "\xc0\xaf",         /* overlong '/' */

@@ -53,7 +53,7 @@ Test(cache, upsert_get_delete_and_refcounts)
         cr_assert_not(cache_has_synced(c));
         cr_assert_eq(cache_upsert(c, o, &old, &stored), 0);
         cr_assert_null(old);
-        cr_assert_eq(stored, o); /* no transform: the same object, shared */
+        cr_assert_eq(stored, o);      /* no transform: the same object, shared */
         cr_assert_eq(o->refcount, 3); /* ours, the cache's, ret_new */
         json_decref(stored);
 
@@ -70,7 +70,8 @@ Test(cache, upsert_get_delete_and_refcounts)
         cr_assert_eq(old, o);
         json_decref(old);
         cr_assert_str_eq(json_string_value(json_object_get(json_object_get(reader, "metadata"),
-                                                           "resourceVersion")), "1");
+                                                           "resourceVersion")),
+                         "1");
         json_decref(reader);
         cr_assert_eq(o->refcount, 1); /* only ours left */
         json_decref(o);
@@ -225,7 +226,8 @@ Test(cache, compact_storage_behaves_like_the_tree_cache)
         json_decref(old);
         old = NULL;
         cr_assert_eq(cache_delete(c, "ns/d", &old), 0);
-        cr_assert_str_eq(json_string_value(json_object_get(json_object_get(old, "metadata"), "name")),
+        cr_assert_str_eq(json_string_value(
+                                 json_object_get(json_object_get(old, "metadata"), "name")),
                          "d");
         cr_assert_eq(count_index(c, "j"), 1);
 }
@@ -233,7 +235,8 @@ Test(cache, compact_storage_behaves_like_the_tree_cache)
 /* A batch fills a cache page by page and commits like cache_replace. */
 Test(cache, batch_commit_swaps_whole)
 {
-        CLEANUP(cache_freep) struct cache *c = cache_new(&(struct cache_options){ .compact = true });
+        CLEANUP(cache_freep)
+        struct cache *c = cache_new(&(struct cache_options){ .compact = true });
         CLEANUP(cache_batch_freep) struct cache_batch *b = NULL;
         struct changes ch = { 0 };
         json_auto_t *x = tm("ns", "x", "1", "i"), *y = tm("ns", "y", "1", "i");

@@ -69,16 +69,17 @@ Test(controller_port, workers_use_their_own_client_and_wait_for_the_cache_sync, 
                                   &inf),
                      0);
         p.inf = inf;
-        cr_assert_eq(controller_new(&(struct controller_options){
-                                            .reconciler = { .name = "port",
-                                                            .reconcile = reconcile_probe,
-                                                            .userdata = &p },
-                                            .workers = 2,
-                                            .client = client,
-                                            .wait_for = (struct informer *[]){ inf },
-                                            .n_wait_for = 1,
-                                    },
-                                    &c),
+        cr_assert_eq(controller_new(
+                             &(struct controller_options){
+                                     .reconciler = { .name = "port",
+                                                     .reconcile = reconcile_probe,
+                                                     .userdata = &p },
+                                     .workers = 2,
+                                     .client = client,
+                                     .wait_for = (struct informer *[]){ inf },
+                                     .n_wait_for = 1,
+                             },
+                             &c),
                      0);
         cr_assert_eq(controller_start(c), 0);
         cr_assert_eq(controller_enqueue(c, "ns/a"), 0);
@@ -140,14 +141,15 @@ Test(controller_port, throttled_past_the_retries_is_requeued_not_lost, .timeout 
         cr_assert_eq(fake_apiserver_start(&fake), 0);
         (void)snprintf(server, sizeof(server), "%s", fake_apiserver_url(fake));
         cr_assert_eq(kube_client_new(&cfg, &o, &client), 0);
-        cr_assert_eq(controller_new(&(struct controller_options){
-                                            .reconciler = { .name = "throttled",
-                                                            .reconcile = reconcile_lists,
-                                                            .userdata = &p },
-                                            .workers = 1,
-                                            .client = client,
-                                    },
-                                    &c),
+        cr_assert_eq(controller_new(
+                             &(struct controller_options){
+                                     .reconciler = { .name = "throttled",
+                                                     .reconcile = reconcile_lists,
+                                                     .userdata = &p },
+                                     .workers = 1,
+                                     .client = client,
+                             },
+                             &c),
                      0);
         /* 7 throttled answers: two reconciles use up their 3 tries, the third gets through */
         fake_apiserver_fail_lists(fake, 429, 7);

@@ -14,8 +14,8 @@
 
 struct rec {
         atomic_int calls;
-        atomic_int fail_times;  /* -EIO this many times, then DONE */
-        int error;              /* returned while failing */
+        atomic_int fail_times; /* -EIO this many times, then DONE */
+        int error;             /* returned while failing */
         enum reconcile_outcome outcome;
         usec_t requeue_after;
         atomic_int requeue_times;
@@ -91,7 +91,8 @@ static double metric(struct metrics_registry *reg, const char *result)
         struct metric *m;
 
         cr_assert_eq(metrics_runtime_child(reg, RUNTIME_METRIC_RECONCILE_TOTAL,
-                                           (const char *const[]){ "tm", result }, &m), 0);
+                                           (const char *const[]){ "tm", result }, &m),
+                     0);
         return metric_value(m);
 }
 
@@ -142,7 +143,8 @@ static void check_terminal(int error, enum reconcile_outcome outcome)
         usleep(30 * 1000); /* a retry would have come after 1 ms */
         cr_assert_eq(atomic_load(&r.calls), 1);
         cr_assert_eq(metrics_runtime_child(reg, RUNTIME_METRIC_TERMINAL_RECONCILE_ERRORS_TOTAL,
-                                           (const char *const[]){ "tm" }, &term), 0);
+                                           (const char *const[]){ "tm" }, &term),
+                     0);
         cr_assert(metric_value(term) == 1.0);
 }
 
@@ -259,14 +261,15 @@ static void probe_once(struct seen *s, const struct kube_api *api, const struct 
 {
         CLEANUP(controller_freep) struct controller *c = NULL;
 
-        cr_assert_eq(controller_new(&(struct controller_options){
-                                            .reconciler = { .name = "probe",
-                                                            .reconcile = reconcile_ctx_probe,
-                                                            .userdata = s },
-                                            .wall_clock = wall,
-                                            .api = api,
-                                    },
-                                    &c),
+        cr_assert_eq(controller_new(
+                             &(struct controller_options){
+                                     .reconciler = { .name = "probe",
+                                                     .reconcile = reconcile_ctx_probe,
+                                                     .userdata = s },
+                                     .wall_clock = wall,
+                                     .api = api,
+                             },
+                             &c),
                      0);
         cr_assert_eq(controller_start(c), 0);
         cr_assert_eq(controller_enqueue(c, "ns/a"), 0);

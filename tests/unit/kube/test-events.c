@@ -10,29 +10,30 @@
 #include "kube/events.h"
 #include "util/log.h"
 
-static const struct event_object_ref tm1 = { "serving.kserve.io/v1alpha1", "TrainedModel", "ns",
-                                             "tm1", "uid-1", "7" };
-static const struct event_object_ref tm2 = { "serving.kserve.io/v1alpha1", "TrainedModel", "ns",
-                                             "tm2", "uid-2", "8" };
+static const struct event_object_ref tm1 = {
+        "serving.kserve.io/v1alpha1", "TrainedModel", "ns", "tm1", "uid-1", "7"
+};
+static const struct event_object_ref tm2 = {
+        "serving.kserve.io/v1alpha1", "TrainedModel", "ns", "tm2", "uid-2", "8"
+};
 
 static struct event_correlator *corr(struct fake_clock *fc, size_t lru)
 {
-        struct event_correlator_options o = { .component = "modelplane", .host = "h",
-                                              .lru_size = lru, .clock = &fc->clock };
+        struct event_correlator_options o = {
+                .component = "modelplane", .host = "h", .lru_size = lru, .clock = &fc->clock
+        };
         struct event_correlator *c = event_correlator_new(&o);
 
         cr_assert_not_null(c);
         return c;
 }
 
-static struct event_decision correlate(struct event_correlator *c,
-                                       const struct event_object_ref *o, const char *reason,
-                                       const char *msg)
+static struct event_decision correlate(struct event_correlator *c, const struct event_object_ref *o,
+                                       const char *reason, const char *msg)
 {
         struct event_decision d;
 
-        cr_assert_eq(event_correlate(c, o, EVENT_WARNING, reason, msg, 1700000000000000ULL, &d),
-                     0);
+        cr_assert_eq(event_correlate(c, o, EVENT_WARNING, reason, msg, 1700000000000000ULL, &d), 0);
         return d;
 }
 
@@ -159,12 +160,10 @@ Test(events, recorder_creates_then_patches)
         c = client_for(fake_apiserver_url(f));
         o.client = c;
         cr_assert_eq(event_recorder_new(&o, &r), 0);
-        cr_assert_eq(event_recorder_emit(r, &tm1, EVENT_WARNING, "UpdateFailed", "code %d", 42),
-                     0);
+        cr_assert_eq(event_recorder_emit(r, &tm1, EVENT_WARNING, "UpdateFailed", "code %d", 42), 0);
         cr_assert_eq(event_recorder_flush(r, 10 * USEC_PER_SEC), 0);
         cr_assert_eq(fake_apiserver_requests(f, "POST"), 1);
-        cr_assert_eq(event_recorder_emit(r, &tm1, EVENT_WARNING, "UpdateFailed", "code %d", 42),
-                     0);
+        cr_assert_eq(event_recorder_emit(r, &tm1, EVENT_WARNING, "UpdateFailed", "code %d", 42), 0);
         cr_assert_eq(event_recorder_flush(r, 10 * USEC_PER_SEC), 0);
         cr_assert_eq(fake_apiserver_requests(f, "PATCH"), 1);
         event_recorder_stats(r, &sent, &dropped);
@@ -184,8 +183,8 @@ Test(events, recorder_creates_then_patches)
         cr_assert_str_eq(json_string_value(json_object_get(e, "message")), "code 42");
         cr_assert_str_eq(json_string_value(json_object_get(e, "reportingComponent")),
                          "modelplane-controller");
-        cr_assert_str_eq(json_string_value(json_object_get(json_object_get(e, "source"),
-                                                           "component")),
+        cr_assert_str_eq(json_string_value(
+                                 json_object_get(json_object_get(e, "source"), "component")),
                          "modelplane-controller");
         json_t *io = json_object_get(e, "involvedObject");
         cr_assert_str_eq(json_string_value(json_object_get(io, "kind")), "TrainedModel");
@@ -198,7 +197,8 @@ Test(events, recorder_creates_then_patches)
 Test(events, emit_never_blocks_and_the_queue_is_bounded, .timeout = 30)
 {
         CLEANUP(kube_client_freep) struct kube_client *dead = client_for("http://127.0.0.1:1");
-        struct event_recorder_options o = { .client = dead, .queue_max = 2,
+        struct event_recorder_options o = { .client = dead,
+                                            .queue_max = 2,
                                             .retry_sleep = 3600 * USEC_PER_SEC };
         struct event_recorder *r = NULL;
         char reason[16];
@@ -248,8 +248,9 @@ static void assert_accounted(const struct event_recorder_stats *st, unsigned lon
                              unsigned long written)
 {
         cr_assert_eq(st->emitted, extra + FLOOD_REPEATS + FLOOD_OBJECTS * FLOOD_MESSAGES);
-        cr_assert_eq(st->emitted, st->dropped_spam + st->dropped_queue_full + st->dropped_failed +
-                                          st->coalesced + written,
+        cr_assert_eq(st->emitted,
+                     st->dropped_spam + st->dropped_queue_full + st->dropped_failed +
+                             st->coalesced + written,
                      "emitted %lu != spam %lu + full %lu + failed %lu + coalesced %lu + "
                      "written %lu",
                      st->emitted, st->dropped_spam, st->dropped_queue_full, st->dropped_failed,
@@ -262,7 +263,8 @@ Test(events, flood_of_10000_is_aggregated_and_counted, .timeout = 120)
         CLEANUP(kube_client_freep) struct kube_client *c = NULL;
         CLEANUP(event_recorder_freep) struct event_recorder *r = NULL;
         struct event_recorder_options o = { .correlator = { .component = "modelplane" },
-                                            .qps = 100000, .burst = 100000 };
+                                            .qps = 100000,
+                                            .burst = 100000 };
         const struct gvr ev = { "", "v1", "events" };
         struct event_recorder_stats st;
         json_auto_t *list = NULL;
@@ -296,8 +298,8 @@ Test(events, flood_of_10000_is_aggregated_and_counted, .timeout = 120)
         cr_assert_eq(n_events, 1 + FLOOD_OBJECTS * 10, "Events stored: %zu", n_events);
         for (size_t i = 0; i < n_events; i++) {
                 json_t *e = json_array_get(items, i);
-                const char *name = json_string_value(json_object_get(
-                        json_object_get(e, "involvedObject"), "name"));
+                const char *name = json_string_value(
+                        json_object_get(json_object_get(e, "involvedObject"), "name"));
 
                 if (streq(name, "tm1"))
                         tm1_count = json_integer_value(json_object_get(e, "count"));

@@ -54,8 +54,8 @@ Test(fake_kube_api, create_get_conflicts_and_404)
 
         /* the current one passes; a merge patch null deletes; the main resource keeps .status */
         json_auto_t *p = json_pack("{s:{s:s,s:{s:n}},s:{s:s},s:{s:s}}", "metadata",
-                                   "resourceVersion", rv_of(got), "labels", "app", "spec", "a",
-                                   "2", "status", "phase", "y");
+                                   "resourceVersion", rv_of(got), "labels", "app", "spec", "a", "2",
+                                   "status", "phase", "y");
         cr_assert_eq(kube_api_patch(&api, &cms, "ns", "a", KUBE_PATCH_MERGE, p, NULL, &patched,
                                     &st),
                      0);
@@ -98,14 +98,13 @@ Test(fake_kube_api, finalizers_hold_a_delete_until_they_are_gone)
         json_object_set_new(json_object_get(o, "metadata"), "finalizers", json_pack("[s]", "x"));
         cr_assert_gt(fake_kube_api_put(f, &tms, "ns", o), 0);
         cr_assert_eq(kube_api_delete(&api, &tms, "ns", "a",
-                                     &(struct kube_delete_options){ .precondition_rv = "1" },
-                                     NULL, &st),
+                                     &(struct kube_delete_options){ .precondition_rv = "1" }, NULL,
+                                     &st),
                      -ESTALE);
         cr_assert_eq(kube_api_delete(&api, &tms, "ns", "a", NULL, NULL, &st), 0);
         held = fake_kube_api_get(f, &tms, "ns", "a");
         cr_assert_not_null(json_get_path(held, "metadata", "deletionTimestamp", NULL));
-        cr_assert_eq(kube_api_patch(&api, &tms, "ns", "a", KUBE_PATCH_MERGE, drop, NULL, NULL,
-                                    &st),
+        cr_assert_eq(kube_api_patch(&api, &tms, "ns", "a", KUBE_PATCH_MERGE, drop, NULL, NULL, &st),
                      0);
         gone = fake_kube_api_get(f, &tms, "ns", "a");
         cr_assert_null(gone);

@@ -208,8 +208,7 @@ Test(informer, paged_first_list_then_every_change_in_order)
         put("g", "i1");
         put("a", "i8");
         wait_events("+ns/f ~ns/a -ns/b +ns/g ~ns/a ");
-        assert_cache_equals_server(inf, 6,
-                                   (const char *const[]){ "a", "c", "d", "e", "f", "g" });
+        assert_cache_equals_server(inf, 6, (const char *const[]){ "a", "c", "d", "e", "f", "g" });
 }
 
 Test(informer, not_synced_while_list_fails_one_log_line_per_backoff_step)
@@ -451,12 +450,13 @@ Test(informer, owner_keys_and_enqueue_handlers)
         CLEANUP(workqueue_freep) struct workqueue *q = NULL;
         CLEANUP(informer_freep) struct informer *inf = NULL;
         json_auto_t *keys = NULL;
-        json_auto_t *cm = json_pack(
-                "{s:{s:s,s:s,s:[{s:s,s:s,s:s},{s:s,s:s,s:s},{s:s,s:s,s:s}]}}", "metadata", "name",
-                "modelconfig-x", "namespace", "ns", "ownerReferences", "apiVersion",
-                "serving.kserve.io/v1beta1", "kind", "InferenceService", "name", "isvc1",
-                "apiVersion", "apps/v1", "kind", "InferenceService", "name", "wrong-group",
-                "apiVersion", "serving.kserve.io/v1beta1", "kind", "Other", "name", "wrong-kind");
+        json_auto_t *cm = json_pack("{s:{s:s,s:s,s:[{s:s,s:s,s:s},{s:s,s:s,s:s},{s:s,s:s,s:s}]}}",
+                                    "metadata", "name", "modelconfig-x", "namespace", "ns",
+                                    "ownerReferences", "apiVersion", "serving.kserve.io/v1beta1",
+                                    "kind", "InferenceService", "name", "isvc1", "apiVersion",
+                                    "apps/v1", "kind", "InferenceService", "name", "wrong-group",
+                                    "apiVersion", "serving.kserve.io/v1beta1", "kind", "Other",
+                                    "name", "wrong-kind");
         struct informer_options o = {
                 .client = client,
                 .gvr = { "", "v1", "configmaps" },
@@ -541,8 +541,8 @@ Test(informer, nul_in_a_string_is_decoded_and_a_nul_name_is_skipped_and_counted)
 
         cr_assert_not_null(reg);
         put("a", "i1");
-        put_with_nul("nul-uri", 7, true); /* decodable: the string keeps its NUL */
-        put_with_nul("bad\0name", 8, false);  /* no key: skipped */
+        put_with_nul("nul-uri", 7, true);    /* decodable: the string keeps its NUL */
+        put_with_nul("bad\0name", 8, false); /* no key: skipped */
         put("z", "i1");
         inf = new_informer_with_metrics(reg);
         cr_assert_eq(informer_start(inf), 0);
@@ -578,8 +578,8 @@ Test(informer, compact_cache_keeps_strings_with_nul)
 {
         struct cache_options co = { .compact = true };
         CLEANUP(cache_freep) struct cache *c = cache_new(&co);
-        json_auto_t *o = json_pack("{s:{s:s,s:s},s:s%}", "metadata", "name", "n", "namespace",
-                                   "ns", "v", "a\0b", (size_t)3);
+        json_auto_t *o = json_pack("{s:{s:s,s:s},s:s%}", "metadata", "name", "n", "namespace", "ns",
+                                   "v", "a\0b", (size_t)3);
         json_auto_t *got = NULL;
 
         cr_assert_not_null(c);

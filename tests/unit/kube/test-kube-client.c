@@ -189,8 +189,7 @@ TestSuite(kube_client, .init = init, .fini = fini, .timeout = 120); /* hang guar
 static const struct gvr configmaps = { "", "v1", "configmaps" };
 static const struct gvr widgets = { "example.com", "v1", "widgets" };
 
-#define JSON_200(body)                                                                             \
-        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " body
+#define JSON_200(body) "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " body
 
 /* ---- paths ---- */
 
@@ -247,7 +246,8 @@ Test(kube_client, get_sends_auth_and_reuses_the_connection)
 
         cr_assert_eq(kube_get(c, &configmaps, "ns1", "cm", &obj, &st), 0, "%s", st.message);
         cr_assert_eq(st.http_code, 200);
-        cr_assert_str_eq(json_string_value(json_object_get(json_object_get(obj, "data"), "k")), "v");
+        cr_assert_str_eq(json_string_value(json_object_get(json_object_get(obj, "data"), "k")),
+                         "v");
         json_decref(obj);
         cr_assert_eq(kube_get(c, &configmaps, "ns1", "cm2", NULL, NULL), 0);
 
@@ -348,8 +348,9 @@ Test(kube_client, throttled_writes_are_resent_and_counted)
         cr_assert_eq(st.http_code, 200);
         cr_assert_eq(atomic_load(&srv.n_requests), 3);
         for (int i = 0; i < 3; i++) {
-                cr_assert(strncmp(srv.requests[i], "PATCH /apis/example.com/v1/namespaces/ns/widgets/w",
-                                  50) == 0, "%d: %s", i, srv.requests[i]);
+                cr_assert(strncmp(srv.requests[i],
+                                  "PATCH /apis/example.com/v1/namespaces/ns/widgets/w", 50) == 0,
+                          "%d: %s", i, srv.requests[i]);
                 cr_assert(strstr(srv.requests[i], "{\"metadata\":{\"labels\":\"a\"}}"),
                           "the body is resent (%d)", i);
         }
@@ -422,10 +423,11 @@ Test(kube_client, list_query_is_escaped)
         cr_assert_eq(kube_list(c, &configmaps, NULL, &lo, NULL, NULL), 0);
         kube_client_free(c);
         server_stop();
-        cr_assert(strstr(srv.requests[0],
-                         "GET /api/v1/configmaps?labelSelector=app%3Dx%2Ctier%20in%20%28a%2Cb%29"
-                         "&fieldSelector=metadata.name%3Dn&limit=500&continue=abc%2B%2F%3D HTTP/1.1"),
-                  "%s", srv.requests[0]);
+        cr_assert(
+                strstr(srv.requests[0],
+                       "GET /api/v1/configmaps?labelSelector=app%3Dx%2Ctier%20in%20%28a%2Cb%29"
+                       "&fieldSelector=metadata.name%3Dn&limit=500&continue=abc%2B%2F%3D HTTP/1.1"),
+                "%s", srv.requests[0]);
 }
 
 Test(kube_client, writes_send_method_type_and_body)
@@ -461,18 +463,21 @@ Test(kube_client, writes_send_method_type_and_body)
         cr_assert(strstr(srv.requests[0], "POST /apis/example.com/v1/namespaces/ns/widgets HTTP"));
         cr_assert(strstr(srv.requests[0], "Content-Type: application/json\r\n"));
         cr_assert(strstr(srv.requests[0], "\r\n\r\n{\"kind\":\"Widget\"}"));
-        cr_assert(strstr(srv.requests[1], "PUT /apis/example.com/v1/namespaces/ns/widgets/w/status "));
-        cr_assert(strstr(srv.requests[2],
-                         "PATCH /apis/example.com/v1/namespaces/ns/widgets/w?fieldManager=modelplane"
-                         "&force=true "),
-                  "%s", srv.requests[2]);
+        cr_assert(strstr(srv.requests[1],
+                         "PUT /apis/example.com/v1/namespaces/ns/widgets/w/status "));
+        cr_assert(
+                strstr(srv.requests[2],
+                       "PATCH /apis/example.com/v1/namespaces/ns/widgets/w?fieldManager=modelplane"
+                       "&force=true "),
+                "%s", srv.requests[2]);
         cr_assert(strstr(srv.requests[2], "Content-Type: application/apply-patch+yaml\r\n"));
         cr_assert(strstr(srv.requests[3], "Content-Type: application/json-patch+json\r\n"));
         cr_assert(strstr(srv.requests[3], "[{\"op\":\"replace\""));
         cr_assert(strstr(srv.requests[4], "DELETE /apis/example.com/v1/namespaces/ns/widgets/w "));
         cr_assert(strstr(srv.requests[4], "\"propagationPolicy\":\"Foreground\""), "%s",
                   srv.requests[4]);
-        cr_assert(strstr(srv.requests[4], "\"preconditions\":{\"uid\":\"u-1\",\"resourceVersion\":\"42\"}"),
+        cr_assert(strstr(srv.requests[4],
+                         "\"preconditions\":{\"uid\":\"u-1\",\"resourceVersion\":\"42\"}"),
                   "%s", srv.requests[4]);
         json_decref(obj);
         json_decref(jp);
@@ -547,7 +552,8 @@ struct events {
 static int on_event(void *userdata, const char *type, json_t *object)
 {
         struct events *e = userdata;
-        const char *name = json_string_value(json_object_get(json_object_get(object, "metadata"), "name"));
+        const char *name = json_string_value(
+                json_object_get(json_object_get(object, "metadata"), "name"));
 
         cr_assert_lt(e->n, ELEMENTSOF(e->types));
         (void)snprintf(e->types[e->n], sizeof(e->types[0]), "%s", type);
@@ -558,20 +564,25 @@ static int on_event(void *userdata, const char *type, json_t *object)
         return 0;
 }
 
-#define STREAM_HEAD "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
+#define STREAM_HEAD    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
 #define EV(type, name) "{\"type\":\"" type "\",\"object\":{\"metadata\":{\"name\":\"" name "\"}}}\n"
 
 Test(kube_client, watch_delivers_events_in_order)
 {
-        struct kube_watch_options wo = { .resource_version = "10", .allow_bookmarks = true,
+        struct kube_watch_options wo = { .resource_version = "10",
+                                         .allow_bookmarks = true,
                                          .timeout_seconds = 30 };
-        struct events e = {0};
+        struct events e = { 0 };
         struct kube_client *c;
         struct kube_status st;
 
-        add_step(STREAM_HEAD EV("ADDED", "a") EV("MODIFIED", "a") "\n"
-                 "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"12\"}}}\n"
-                 EV("DELETED", "a"), true);
+        add_step(
+                STREAM_HEAD EV("ADDED", "a") EV(
+                        "MODIFIED",
+                        "a") "\n"
+                             "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"12\"}}}\n" EV(
+                                     "DELETED", "a"),
+                true);
         server_start();
         c = client_for_server(NULL, NULL, 0);
         cr_assert_eq(kube_watch(c, &configmaps, "ns", &wo, on_event, &e, &st), 0, "%s", st.message);
@@ -592,15 +603,17 @@ Test(kube_client, watch_delivers_events_in_order)
 
 Test(kube_client, watch_error_event_is_estale)
 {
-        struct events e = {0};
+        struct events e = { 0 };
         struct kube_client *c;
         struct kube_status st;
 
-        add_step(STREAM_HEAD EV("ADDED", "a")
-                 "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"apiVersion\":\"v1\","
-                 "\"status\":\"Failure\",\"message\":\"too old resource version: 1 (5)\","
-                 "\"reason\":\"Expired\",\"code\":410}}\n",
-                 true);
+        add_step(
+                STREAM_HEAD EV(
+                        "ADDED",
+                        "a") "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"apiVersion\":\"v1\","
+                             "\"status\":\"Failure\",\"message\":\"too old resource version: 1 (5)\","
+                             "\"reason\":\"Expired\",\"code\":410}}\n",
+                true);
         server_start();
         c = client_for_server(NULL, NULL, 0);
         cr_assert_eq(kube_watch(c, &configmaps, NULL, NULL, on_event, &e, &st), -ESTALE);
@@ -614,7 +627,7 @@ Test(kube_client, watch_error_event_is_estale)
 
 Test(kube_client, watch_garbage_and_truncation_are_ebadmsg)
 {
-        struct events e = {0};
+        struct events e = { 0 };
         struct kube_client *c;
         struct kube_status st;
 
@@ -635,14 +648,15 @@ Test(kube_client, watch_garbage_and_truncation_are_ebadmsg)
 
 Test(kube_client, watch_http_error_and_callback_error)
 {
-        struct events e = {0};
+        struct events e = { 0 };
         struct kube_client *c;
         struct kube_status st;
 
-        add_step("HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
-                 "{\"kind\":\"Status\",\"reason\":\"Forbidden\",\"message\":\"configmaps is forbidden\","
-                 "\"code\":403}",
-                 true);
+        add_step(
+                "HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
+                "{\"kind\":\"Status\",\"reason\":\"Forbidden\",\"message\":\"configmaps is forbidden\","
+                "\"code\":403}",
+                true);
         add_step("HTTP/1.1 429 Too Many Requests\r\nRetry-After: 2\r\nConnection: close\r\n\r\n{}",
                  true);
         server_start();
@@ -691,7 +705,7 @@ Test(kube_client, watch_cancel_from_another_thread_on_an_idle_stream)
 {
         atomic_bool cancel = false;
         struct kube_watch_options wo = { .cancel = &cancel };
-        struct events e = {0};
+        struct events e = { 0 };
         struct kube_client *c;
         struct kube_status st;
         pthread_t t;

@@ -61,7 +61,8 @@ Test(kube_status, decodes_metav1_status_body)
 
 Test(kube_status, already_exists_vs_conflict_comes_from_the_body)
 {
-        static const char exists[] = "{\"kind\":\"Status\",\"reason\":\"AlreadyExists\",\"code\":409}";
+        static const char exists[] =
+                "{\"kind\":\"Status\",\"reason\":\"AlreadyExists\",\"code\":409}";
         static const char conflict[] = "{\"kind\":\"Status\",\"reason\":\"Conflict\",\"code\":409}";
         struct kube_status st;
 
@@ -71,9 +72,10 @@ Test(kube_status, already_exists_vs_conflict_comes_from_the_body)
 
 Test(kube_status, retry_after_seconds_from_details)
 {
-        static const char body[] = "{\"kind\":\"Status\",\"reason\":\"TooManyRequests\","
-                                   "\"message\":\"slow down\",\"details\":{\"retryAfterSeconds\":7},"
-                                   "\"code\":429}";
+        static const char body[] =
+                "{\"kind\":\"Status\",\"reason\":\"TooManyRequests\","
+                "\"message\":\"slow down\",\"details\":{\"retryAfterSeconds\":7},"
+                "\"code\":429}";
         struct kube_status st;
 
         cr_assert_eq(kube_status_from_response(429, body, strlen(body), &st), -EAGAIN);
@@ -96,8 +98,7 @@ Test(kube_status, non_status_bodies)
 
         cr_assert_eq(kube_status_from_response(500, NULL, 0, &st), -EIO);
         cr_assert_str_eq(st.message, "HTTP status 500");
-        cr_assert_eq(kube_status_from_response(404, NULL, 0, NULL), -ENOENT,
-                     "ret may be NULL");
+        cr_assert_eq(kube_status_from_response(404, NULL, 0, NULL), -ENOENT, "ret may be NULL");
 }
 
 Test(kube_status, long_messages_are_truncated_and_control_chars_replaced)
@@ -106,7 +107,8 @@ Test(kube_status, long_messages_are_truncated_and_control_chars_replaced)
         struct kube_status st;
         int n;
 
-        n = snprintf(body, sizeof(body), "{\"kind\":\"Status\",\"reason\":\"Invalid\",\"message\":\"");
+        n = snprintf(body, sizeof(body),
+                     "{\"kind\":\"Status\",\"reason\":\"Invalid\",\"message\":\"");
         for (int i = 0; i < 1500; i++)
                 body[n++] = 'm';
         n += snprintf(body + n, sizeof(body) - (size_t)n, "\\n\"}");

@@ -227,8 +227,8 @@ Test(kubeconfig, malformed_files_name_file_field_and_line)
                 cr_assert(strstr(err, cases[i].field), "case %zu: expected \"%s\" in \"%s\"", i,
                           cases[i].field, err);
                 if (cases[i].line)
-                        cr_assert(strstr(err, cases[i].line), "case %zu: expected line %s in %s",
-                                  i, cases[i].line, err);
+                        cr_assert(strstr(err, cases[i].line), "case %zu: expected line %s in %s", i,
+                                  cases[i].line, err);
         }
 }
 
@@ -337,6 +337,7 @@ Test(kubeconfig, parse_from_memory_without_files)
                                         sizeof(err)),
                      -EPERM);
         cr_assert_null(c);
-        cr_assert(strstr(err, "mem:11: field users[u].user.tokenFile: file references are disabled"),
+        cr_assert(strstr(err,
+                         "mem:11: field users[u].user.tokenFile: file references are disabled"),
                   "%s", err);
 }

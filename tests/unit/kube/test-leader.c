@@ -51,8 +51,8 @@ static void on_stopped(void *u)
         atomic_fetch_add(&((struct cand *)u)->stopped, 1);
 }
 
-static struct leader_elector *candidate(const char *id, struct cand *c, usec_t lease,
-                                        bool release, struct metrics_registry *reg)
+static struct leader_elector *candidate(const char *id, struct cand *c, usec_t lease, bool release,
+                                        struct metrics_registry *reg)
 {
         struct leader_options o = {
                 .client = client,
@@ -163,7 +163,8 @@ Test(leader, leadership_lost_when_renewals_fail)
         /* someone else grabs the lease (as after a network partition) */
         l = lease();
         cr_assert_eq(json_object_set_new(json_object_get(l, "spec"), "holderIdentity",
-                                         json_string("intruder")), 0);
+                                         json_string("intruder")),
+                     0);
         cr_assert_neq(fake_apiserver_put(fake, LEASES, l), 0);
         for (int i = 0; i < 20000 && atomic_load(&a.stopped) == 0; i++)
                 usleep(1000);

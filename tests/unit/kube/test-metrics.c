@@ -22,10 +22,12 @@ Test(metrics, golden_text_format)
         struct metric_family *f, *h, *g, *again;
         struct metric *m1, *m2, *m3, *hm, *gm;
 
-        cr_assert_eq(metrics_register(reg, METRIC_COUNTER, "zz_total", "Z \\ help\nline", lbl,
-                                      NULL, 0, &f), 0);
-        cr_assert_eq(metrics_register(reg, METRIC_HISTOGRAM, "b_seconds", "B help", hl, buckets,
-                                      3, &h), 0);
+        cr_assert_eq(metrics_register(reg, METRIC_COUNTER, "zz_total", "Z \\ help\nline", lbl, NULL,
+                                      0, &f),
+                     0);
+        cr_assert_eq(metrics_register(reg, METRIC_HISTOGRAM, "b_seconds", "B help", hl, buckets, 3,
+                                      &h),
+                     0);
         cr_assert_eq(metrics_register(reg, METRIC_GAUGE, "a_gauge", "A help", NULL, NULL, 0, &g),
                      0);
         /* idempotent registration; conflicting one is refused */
@@ -104,8 +106,8 @@ Test(metrics, runtime_names_and_buckets)
 
         for (int i = 0; i < RUNTIME_METRIC__MAX; i++) {
                 struct metric_family *f;
-                cr_assert_eq(metrics_runtime_family(reg, (enum runtime_metric)i, &f), 0,
-                             "%s", runtime_metric_name((enum runtime_metric)i));
+                cr_assert_eq(metrics_runtime_family(reg, (enum runtime_metric)i, &f), 0, "%s",
+                             runtime_metric_name((enum runtime_metric)i));
         }
         cr_assert_str_eq(runtime_metric_name(RUNTIME_METRIC_RECONCILE_TOTAL),
                          "controller_runtime_reconcile_total");
@@ -113,7 +115,8 @@ Test(metrics, runtime_names_and_buckets)
                          "leader_election_master_status");
         cr_assert_null(runtime_metric_name(RUNTIME_METRIC__MAX));
         cr_assert_eq(metrics_runtime_child(reg, RUNTIME_METRIC_RECONCILE_TIME_SECONDS,
-                                           (const char *const[]){ "tm" }, &m), 0);
+                                           (const char *const[]){ "tm" }, &m),
+                     0);
         metric_observe(m, 0.2);
         char *s = serialize(reg);
         /* 40 buckets from 0.005 to 60 plus +Inf */
@@ -125,7 +128,8 @@ Test(metrics, runtime_names_and_buckets)
         cr_assert_not_null(strstr(s, "le=\"0.005\"} 0\n"));
         cr_assert_not_null(strstr(s, "le=\"0.2\"} 1\n"));
         cr_assert_not_null(strstr(s, "le=\"60\"} 1\n"));
-        cr_assert_not_null(strstr(s, "# TYPE controller_runtime_reconcile_time_seconds histogram\n"));
+        cr_assert_not_null(
+                strstr(s, "# TYPE controller_runtime_reconcile_time_seconds histogram\n"));
         free(s);
 }
 
@@ -142,7 +146,8 @@ Test(metrics, collectors_run_before_serialization)
         struct metric *m;
 
         cr_assert_eq(metrics_runtime_child(reg, RUNTIME_METRIC_ACTIVE_WORKERS,
-                                           (const char *const[]){ "tm" }, &m), 0);
+                                           (const char *const[]){ "tm" }, &m),
+                     0);
         cr_assert_eq(metrics_add_collector(reg, collector, m), 0);
         char *s = serialize(reg);
         cr_assert_not_null(strstr(s, "controller_runtime_active_workers{controller=\"tm\"} 42\n"));

@@ -12,8 +12,7 @@ Test(ratelimit, backoff_curve_pure)
         /* 5 ms * 2^17 = 655.36 s < 1000 s; 2^18 = 1310.72 s is capped */
         cr_assert_eq(ratelimit_backoff_delay(5000, 1000 * USEC_PER_SEC, 17), 5000ULL << 17);
         cr_assert_eq(ratelimit_backoff_delay(5000, 1000 * USEC_PER_SEC, 18), 1000 * USEC_PER_SEC);
-        cr_assert_eq(ratelimit_backoff_delay(5000, 1000 * USEC_PER_SEC, 1000),
-                     1000 * USEC_PER_SEC);
+        cr_assert_eq(ratelimit_backoff_delay(5000, 1000 * USEC_PER_SEC, 1000), 1000 * USEC_PER_SEC);
 }
 
 /* Default limiter, with bucket disabled: every failure of one key follows 5 ms * 2^n up to 1000 s. */
@@ -91,8 +90,9 @@ Test(ratelimit, token_bucket)
 Test(ratelimit, max_of_both)
 {
         struct fake_clock fc;
-        struct ratelimiter_options o = { .base_delay = USEC_PER_SEC, .max_delay = 8 * USEC_PER_SEC,
-                                         .qps = 1, .burst = 1 };
+        struct ratelimiter_options o = {
+                .base_delay = USEC_PER_SEC, .max_delay = 8 * USEC_PER_SEC, .qps = 1, .burst = 1
+        };
         usec_t d;
 
         fake_clock_init(&fc, 0);

@@ -32,13 +32,15 @@ Test(watch_splitter, lines_split_across_chunks_at_every_position)
         for (size_t cut1 = 0; cut1 <= total; cut1++)
                 for (size_t cut2 = cut1; cut2 <= total; cut2++) {
                         struct watch_splitter s;
-                        struct lines l = {0};
+                        struct lines l = { 0 };
 
                         watch_splitter_init(&s, 0);
                         cr_assert_eq(watch_splitter_feed(&s, stream, cut1, collect, &l), 0);
-                        cr_assert_eq(watch_splitter_feed(&s, stream + cut1, cut2 - cut1, collect, &l),
+                        cr_assert_eq(watch_splitter_feed(&s, stream + cut1, cut2 - cut1, collect,
+                                                         &l),
                                      0);
-                        cr_assert_eq(watch_splitter_feed(&s, stream + cut2, total - cut2, collect, &l),
+                        cr_assert_eq(watch_splitter_feed(&s, stream + cut2, total - cut2, collect,
+                                                         &l),
                                      0);
                         cr_assert_eq(watch_splitter_finish(&s), 0);
                         cr_assert_eq(l.n, 3, "cuts %zu/%zu: expected 3 lines, got %zu", cut1, cut2,
@@ -54,7 +56,7 @@ Test(watch_splitter, byte_by_byte)
 {
         static const char stream[] = "first line\nsecond\n";
         struct watch_splitter s;
-        struct lines l = {0};
+        struct lines l = { 0 };
 
         watch_splitter_init(&s, 64);
         for (size_t i = 0; i < strlen(stream); i++)
@@ -68,7 +70,7 @@ Test(watch_splitter, byte_by_byte)
 Test(watch_splitter, over_long_line_is_rejected_and_sticky)
 {
         struct watch_splitter s;
-        struct lines l = {0};
+        struct lines l = { 0 };
         char big[100];
 
         memset(big, 'x', sizeof(big));
@@ -89,7 +91,7 @@ Test(watch_splitter, over_long_line_is_rejected_and_sticky)
 Test(watch_splitter, long_line_in_one_chunk_is_rejected)
 {
         struct watch_splitter s;
-        struct lines l = {0};
+        struct lines l = { 0 };
         char big[64];
 
         memset(big, 'y', sizeof(big));
@@ -103,7 +105,7 @@ Test(watch_splitter, long_line_in_one_chunk_is_rejected)
 Test(watch_splitter, nul_byte_is_garbage)
 {
         struct watch_splitter s;
-        struct lines l = {0};
+        struct lines l = { 0 };
 
         watch_splitter_init(&s, 0);
         cr_assert_eq(watch_splitter_feed(&s, "ab\0cd\n", 6, collect, &l), -EBADMSG);
@@ -114,7 +116,7 @@ Test(watch_splitter, nul_byte_is_garbage)
 Test(watch_splitter, truncated_last_line_is_reported)
 {
         struct watch_splitter s;
-        struct lines l = {0};
+        struct lines l = { 0 };
 
         watch_splitter_init(&s, 0);
         cr_assert_eq(watch_splitter_feed(&s, "{\"a\":1}\n{\"type\":\"ADD", 20, collect, &l), 0);

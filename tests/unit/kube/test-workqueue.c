@@ -331,9 +331,13 @@ Test(workqueue, metrics)
         cr_assert(metric_value(depth) == 1.0);
         cr_assert_eq(workqueue_add_rate_limited(q, "ns/c"), 0);
         cr_assert_eq(metrics_serialize(reg, &out), 0);
-        cr_assert_not_null(strstr(buf_str(&out), "workqueue_retries_total{name=\"tm\",controller=\"tm\"} 1\n"));
-        cr_assert_not_null(strstr(buf_str(&out), "workqueue_depth{name=\"tm\",controller=\"tm\"} 1\n"));
-        cr_assert_not_null(strstr(buf_str(&out), "workqueue_queue_duration_seconds_count{name=\"tm\",controller=\"tm\"} 1\n"));
+        cr_assert_not_null(strstr(buf_str(&out),
+                                  "workqueue_retries_total{name=\"tm\",controller=\"tm\"} 1\n"));
+        cr_assert_not_null(
+                strstr(buf_str(&out), "workqueue_depth{name=\"tm\",controller=\"tm\"} 1\n"));
+        cr_assert_not_null(strstr(
+                buf_str(&out),
+                "workqueue_queue_duration_seconds_count{name=\"tm\",controller=\"tm\"} 1\n"));
         workqueue_done(q, k);
         free(k);
         buf_release(&out);

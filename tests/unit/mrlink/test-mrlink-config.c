@@ -77,9 +77,9 @@ Test(config, skip_tls_verify_go_parse_bool)
         static const struct {
                 const char *v;
                 bool want;
-        } cases[] = { { "1", true },      { "t", true },  { "T", true },     { "TRUE", true },
-                      { "true", true },   { "True", true }, { "yes", false }, { "tRuE", false },
-                      { "0", false },     { "", false },  { "garbage", false } };
+        } cases[] = { { "1", true },    { "t", true },    { "T", true },       { "TRUE", true },
+                      { "true", true }, { "True", true }, { "yes", false },    { "tRuE", false },
+                      { "0", false },   { "", false },    { "garbage", false } };
 
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
                 struct mrlink_config *c = NULL;

@@ -91,7 +91,8 @@ Test(plan, pick_service)
 {
         json_t *none = J("[]");
         json_t *one = J("[{'metadata':{'name':'a'}}]");
-        json_t *two = J("[{'metadata':{'name':'model-registry'}},{'metadata':{'name':'model-registry-2'}}]");
+        json_t *two = J(
+                "[{'metadata':{'name':'model-registry'}},{'metadata':{'name':'model-registry-2'}}]");
         const json_t *svc = NULL;
         char names[128];
 
@@ -112,10 +113,12 @@ Test(plan, rewrite)
         cr_assert_eq(mrlink_rewrite_url(NULL, "http://a:1", buf, sizeof(buf)), 0);
         cr_assert_str_eq(buf, "http://a:1");
         cr_assert_eq(mrlink_rewrite_url("http://a:1=http://127.0.0.1:5,https://b:443=http://x:2",
-                                        "https://b:443", buf, sizeof(buf)), 0);
+                                        "https://b:443", buf, sizeof(buf)),
+                     0);
         cr_assert_str_eq(buf, "http://x:2");
         cr_assert_eq(mrlink_rewrite_url("http://a:1=http://127.0.0.1:5", "http://a:12", buf,
-                                        sizeof(buf)), 0);
+                                        sizeof(buf)),
+                     0);
         cr_assert_str_eq(buf, "http://a:12", "prefix is not a match");
 }
 
@@ -225,7 +228,8 @@ Test(plan, fingerprint)
 
 Test(plan, finalizer_patch)
 {
-        json_t *o = J("{'metadata':{'finalizers':['other','modelregistry.kubeflow.org/finalizer']}}");
+        json_t *o = J(
+                "{'metadata':{'finalizers':['other','modelregistry.kubeflow.org/finalizer']}}");
         json_t *p;
 
         p = mrlink_finalizer_patch(o, cfg.finalizer, false, "12");

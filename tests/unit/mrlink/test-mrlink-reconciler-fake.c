@@ -18,11 +18,11 @@
 #include "mrlink/config.h"
 #include "mrlink/reconciler.h"
 
-#define NS "team"
-#define NOW ((usec_t)1750000000 * USEC_PER_SEC)
-#define RMID "modelregistry.kubeflow.org/registered-model-id"
-#define NAME_L "modelregistry.kubeflow.org/name"
-#define URL_A "modelregistry.kubeflow.org/url"
+#define NS        "team"
+#define NOW       ((usec_t)1750000000 * USEC_PER_SEC)
+#define RMID      "modelregistry.kubeflow.org/registered-model-id"
+#define NAME_L    "modelregistry.kubeflow.org/name"
+#define URL_A     "modelregistry.kubeflow.org/url"
 #define FINALIZER "modelregistry.kubeflow.org/finalizer"
 /* nothing listens on port 1 of loopback: registry calls fail with connection refused */
 #define DEAD_REGISTRY "http://127.0.0.1:1"
@@ -84,12 +84,13 @@ static void setup(void)
         W.events = json_array();
         cr_assert(W.fake && W.isvcs && W.events);
         cr_assert_eq(mrlink_config_from_env(test_env, &W.cfg, err, sizeof(err)), 0, "%s", err);
-        cr_assert_eq(mrlink_reconciler_new(&(struct mrlink_reconciler_options){
-                                                   .config = W.cfg,
-                                                   .inferenceservices = W.isvcs,
-                                                   .event = on_event,
-                                           },
-                                           &W.rec),
+        cr_assert_eq(mrlink_reconciler_new(
+                             &(struct mrlink_reconciler_options){
+                                     .config = W.cfg,
+                                     .inferenceservices = W.isvcs,
+                                     .event = on_event,
+                             },
+                             &W.rec),
                      0);
 }
 
@@ -120,9 +121,12 @@ static int reconcile(const char *name, struct reconcile_result *res)
         char key[128];
         const struct log_fields lf = { .controller = "test", .object = key };
         struct reconciler rc = mrlink_reconciler_get(W.rec);
-        struct reconcile_ctx ctx = { .userdata = rc.userdata, .api = &W.api,
-                                     .clock = &W.clock.clock, .log = &lf,
-                                     .error = W.error, .error_size = sizeof(W.error) };
+        struct reconcile_ctx ctx = { .userdata = rc.userdata,
+                                     .api = &W.api,
+                                     .clock = &W.clock.clock,
+                                     .log = &lf,
+                                     .error = W.error,
+                                     .error_size = sizeof(W.error) };
 
         (void)snprintf(key, sizeof(key), NS "/%s", name);
         W.error[0] = '\0';
@@ -146,8 +150,7 @@ static void put_isvc(const char *name, const char *url, const char *reg_name, bo
         if (url)
                 json_object_set_new(json_object_get(meta, "annotations"), URL_A, json_string(url));
         if (reg_name)
-                json_object_set_new(json_object_get(meta, "labels"), NAME_L,
-                                    json_string(reg_name));
+                json_object_set_new(json_object_get(meta, "labels"), NAME_L, json_string(reg_name));
         if (finalizer)
                 json_object_set_new(meta, "finalizers", json_pack("[s]", FINALIZER));
         if (deleting) {
@@ -159,10 +162,9 @@ static void put_isvc(const char *name, const char *url, const char *reg_name, bo
 
 static void put_service(const char *ns, const char *name, bool http_port)
 {
-        json_auto_t *o = json_pack("{s:{s:s,s:{s:s}},s:{s:[{s:s,s:i}]}}", "metadata", "name",
-                                   name, "labels", "component", "model-registry", "spec",
-                                   "ports", "name", http_port ? "http-api" : "grpc-api", "port",
-                                   8080);
+        json_auto_t *o = json_pack("{s:{s:s,s:{s:s}},s:{s:[{s:s,s:i}]}}", "metadata", "name", name,
+                                   "labels", "component", "model-registry", "spec", "ports", "name",
+                                   http_port ? "http-api" : "grpc-api", "port", 8080);
 
         cr_assert_gt(fake_kube_api_put(W.fake, &gvr_services, ns, o), 0);
 }

@@ -82,7 +82,8 @@ Test(conditions, get_and_is_condition_ready)
         expect_cond(&c, "Ready", "Unknown", "");
         conditions_release(&c);
 
-        load(&c, "[{\"type\":\"Foo\",\"status\":\"True\"},{\"type\":\"Bar\",\"status\":\"False\"}]");
+        load(&c,
+             "[{\"type\":\"Foo\",\"status\":\"True\"},{\"type\":\"Bar\",\"status\":\"False\"}]");
         cr_assert(conditions_is_true(&c, "Foo"));
         cr_assert_not(conditions_is_true(&c, "Bar"));
         cr_assert_not(conditions_is_true(&c, "Baz"));
@@ -125,12 +126,14 @@ Test(conditions, ready_waits_for_all_dependents)
         expect_cond(&c, CONDITION_READY, "Unknown", "");
         cr_assert_eq(conditions_mark_true(&c, CONDITION_MEMORY_RESOURCE_AVAILABLE, T0), 0);
         expect_cond(&c, CONDITION_READY, "True", "");
-        expect_json(&c, "[{\"type\":\"InferenceServiceReady\",\"status\":\"True\",\"lastTransitionTime\":"
-                        "\"2023-11-14T22:13:20Z\"},{\"type\":\"IsMMSPredictor\",\"status\":\"True\","
-                        "\"lastTransitionTime\":\"2023-11-14T22:13:20Z\"},{\"type\":"
-                        "\"MemoryResourceAvailable\",\"status\":\"True\",\"lastTransitionTime\":"
-                        "\"2023-11-14T22:13:20Z\"},{\"type\":\"Ready\",\"status\":\"True\","
-                        "\"lastTransitionTime\":\"2023-11-14T22:13:20Z\"}]");
+        expect_json(
+                &c,
+                "[{\"type\":\"InferenceServiceReady\",\"status\":\"True\",\"lastTransitionTime\":"
+                "\"2023-11-14T22:13:20Z\"},{\"type\":\"IsMMSPredictor\",\"status\":\"True\","
+                "\"lastTransitionTime\":\"2023-11-14T22:13:20Z\"},{\"type\":"
+                "\"MemoryResourceAvailable\",\"status\":\"True\",\"lastTransitionTime\":"
+                "\"2023-11-14T22:13:20Z\"},{\"type\":\"Ready\",\"status\":\"True\","
+                "\"lastTransitionTime\":\"2023-11-14T22:13:20Z\"}]");
 }
 
 Test(conditions, mark_false_propagates_to_ready)
@@ -190,15 +193,13 @@ Test(conditions, transition_time_only_moves_on_change)
         cr_assert_eq(conditions_mark_true(&c, CONDITION_INFERENCE_SERVICE_READY, T0), 0);
         cr_assert_eq(conditions_mark_true(&c, CONDITION_INFERENCE_SERVICE_READY, T1), 0);
         cr_assert_eq(conditions_get(&c, CONDITION_INFERENCE_SERVICE_READY)->ltt, T0);
-        cr_assert_eq(conditions_mark_false(&c, CONDITION_INFERENCE_SERVICE_READY, "R", "M", T2),
-                     0);
+        cr_assert_eq(conditions_mark_false(&c, CONDITION_INFERENCE_SERVICE_READY, "R", "M", T2), 0);
         cr_assert_eq(conditions_get(&c, CONDITION_INFERENCE_SERVICE_READY)->ltt, T2);
         /* a message change is a change */
         cr_assert_eq(conditions_mark_false(&c, CONDITION_INFERENCE_SERVICE_READY, "R", "M2",
                                            T2 + USEC_PER_SEC),
                      0);
-        cr_assert_eq(conditions_get(&c, CONDITION_INFERENCE_SERVICE_READY)->ltt,
-                     T2 + USEC_PER_SEC);
+        cr_assert_eq(conditions_get(&c, CONDITION_INFERENCE_SERVICE_READY)->ltt, T2 + USEC_PER_SEC);
 }
 
 Test(conditions, list_sorted_by_type_and_round_trips)

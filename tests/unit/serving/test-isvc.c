@@ -4,9 +4,10 @@
 
 #include "serving/isvc.h"
 
-#define READY "\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}," \
-              "{\"type\":\"PredictorReady\",\"status\":\"True\"},{\"type\":\"IngressReady\",\"status\":\"True\"}]," \
-              "\"url\":\"http://isvc.default.example.com\",\"address\":{\"url\":\"http://isvc.default.svc.cluster.local\"}}"
+#define READY                                                                                                 \
+        "\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"},"                               \
+        "{\"type\":\"PredictorReady\",\"status\":\"True\"},{\"type\":\"IngressReady\",\"status\":\"True\"}]," \
+        "\"url\":\"http://isvc.default.example.com\",\"address\":{\"url\":\"http://isvc.default.svc.cluster.local\"}}"
 
 static json_t *load(const char *s)
 {
@@ -36,11 +37,12 @@ static void expect_fits(const struct isvc_info *i, const char *total, bool fits)
 /* §9 standard predictor: tensorflow, kserve-container, 2Gi, ready. */
 Test(isvc, standard_predictor)
 {
-        json_auto_t *v = load("{\"metadata\":{\"name\":\"isvc\",\"namespace\":\"default\",\"uid\":\"u1\","
-                              "\"labels\":{\"a\":\"b\"}},\"spec\":{\"predictor\":{\"minReplicas\":1,"
-                              "\"tensorflow\":{\"runtimeVersion\":\"1.14.0\",\"name\":\"kserve-container\","
-                              "\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"2Gi\"},"
-                              "\"limits\":{\"cpu\":\"1\",\"memory\":\"2Gi\"}}}}}," READY "}");
+        json_auto_t *v = load(
+                "{\"metadata\":{\"name\":\"isvc\",\"namespace\":\"default\",\"uid\":\"u1\","
+                "\"labels\":{\"a\":\"b\"}},\"spec\":{\"predictor\":{\"minReplicas\":1,"
+                "\"tensorflow\":{\"runtimeVersion\":\"1.14.0\",\"name\":\"kserve-container\","
+                "\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"2Gi\"},"
+                "\"limits\":{\"cpu\":\"1\",\"memory\":\"2Gi\"}}}}}," READY "}");
         struct isvc_info i = info_of(v);
 
         cr_assert(i.ready);
@@ -62,9 +64,12 @@ Test(isvc, standard_predictor)
 Test(isvc, readiness)
 {
         json_auto_t *a = load("{\"metadata\":{\"name\":\"x\"}}");
-        json_auto_t *b = load("{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\"}]}}");
-        json_auto_t *c = load("{\"status\":{\"conditions\":[{\"type\":\"PredictorReady\",\"status\":\"True\"}]}}");
-        json_auto_t *d = load("{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}");
+        json_auto_t *b = load(
+                "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\"}]}}");
+        json_auto_t *c = load(
+                "{\"status\":{\"conditions\":[{\"type\":\"PredictorReady\",\"status\":\"True\"}]}}");
+        json_auto_t *d = load(
+                "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}");
 
         cr_assert_not(info_of(a).ready);
         cr_assert_not(info_of(b).ready);
@@ -101,15 +106,23 @@ Test(isvc, implementation_order)
 /* §9.1 C6 and §4.3: storageUri / storage / storageUris make a predictor single-model. */
 Test(isvc, mms_rules)
 {
-        json_auto_t *c6 = load("{\"spec\":{\"predictor\":{\"tensorflow\":{\"storageUri\":\"s3//model1\"}}}}");
-        json_auto_t *empty_uri = load("{\"spec\":{\"predictor\":{\"tensorflow\":{\"storageUri\":\"\"}}}}");
-        json_auto_t *null_uri = load("{\"spec\":{\"predictor\":{\"tensorflow\":{\"storageUri\":null}}}}");
-        json_auto_t *storage = load("{\"spec\":{\"predictor\":{\"model\":{\"storage\":{\"key\":\"k\"}}}}}");
-        json_auto_t *x8 = load("{\"spec\":{\"predictor\":{\"sklearn\":{},\"storageUris\":[{\"uri\":\"s3://a\"}]}}}");
-        json_auto_t *no_uris = load("{\"spec\":{\"predictor\":{\"sklearn\":{},\"storageUris\":[]}}}");
+        json_auto_t *c6 = load(
+                "{\"spec\":{\"predictor\":{\"tensorflow\":{\"storageUri\":\"s3//model1\"}}}}");
+        json_auto_t *empty_uri = load(
+                "{\"spec\":{\"predictor\":{\"tensorflow\":{\"storageUri\":\"\"}}}}");
+        json_auto_t *null_uri = load(
+                "{\"spec\":{\"predictor\":{\"tensorflow\":{\"storageUri\":null}}}}");
+        json_auto_t *storage = load(
+                "{\"spec\":{\"predictor\":{\"model\":{\"storage\":{\"key\":\"k\"}}}}}");
+        json_auto_t *x8 = load(
+                "{\"spec\":{\"predictor\":{\"sklearn\":{},\"storageUris\":[{\"uri\":\"s3://a\"}]}}}");
+        json_auto_t *no_uris = load(
+                "{\"spec\":{\"predictor\":{\"sklearn\":{},\"storageUris\":[]}}}");
         json_auto_t *x7 = load("{\"spec\":{\"predictor\":{\"huggingface\":{}}}}");
-        json_auto_t *x7b = load("{\"spec\":{\"predictor\":{\"model\":{\"modelFormat\":{\"name\":\"huggingface\"}}}}}");
-        json_auto_t *hf_case = load("{\"spec\":{\"predictor\":{\"model\":{\"modelFormat\":{\"name\":\"HuggingFace\"}}}}}");
+        json_auto_t *x7b = load(
+                "{\"spec\":{\"predictor\":{\"model\":{\"modelFormat\":{\"name\":\"huggingface\"}}}}}");
+        json_auto_t *hf_case = load(
+                "{\"spec\":{\"predictor\":{\"model\":{\"modelFormat\":{\"name\":\"HuggingFace\"}}}}}");
 
         cr_assert_not(info_of(c6).mms);
         cr_assert_not(info_of(empty_uri).mms, "an empty storageUri counts as present");
@@ -125,10 +138,11 @@ Test(isvc, mms_rules)
 /* §9.9 X6: custom container with MULTI_MODEL_SERVER=true and PROTOCOL=v2. */
 Test(isvc, custom_container)
 {
-        json_auto_t *x6 = load("{\"spec\":{\"predictor\":{\"containers\":[{\"name\":\"kserve-container\","
-                               "\"env\":[{\"name\":\"MULTI_MODEL_SERVER\",\"value\":\"true\"},"
-                               "{\"name\":\"PROTOCOL\",\"value\":\"v2\"}],"
-                               "\"resources\":{\"limits\":{\"memory\":\"4Gi\"}}}]}}}");
+        json_auto_t *x6 = load(
+                "{\"spec\":{\"predictor\":{\"containers\":[{\"name\":\"kserve-container\","
+                "\"env\":[{\"name\":\"MULTI_MODEL_SERVER\",\"value\":\"true\"},"
+                "{\"name\":\"PROTOCOL\",\"value\":\"v2\"}],"
+                "\"resources\":{\"limits\":{\"memory\":\"4Gi\"}}}]}}}");
         struct isvc_info i = info_of(x6);
         char *path;
 
@@ -145,18 +159,22 @@ Test(isvc, custom_container)
 
 Test(isvc, custom_container_rules)
 {
-        json_auto_t *wrong_case = load("{\"spec\":{\"predictor\":{\"containers\":[{\"name\":\"c\",\"env\":"
-                                       "[{\"name\":\"MULTI_MODEL_SERVER\",\"value\":\"True\"}]}]}}}");
-        json_auto_t *second = load("{\"spec\":{\"predictor\":{\"containers\":[{\"name\":\"a\"},{\"name\":\"b\","
-                                   "\"env\":[{\"name\":\"MULTI_MODEL_SERVER\",\"value\":\"true\"}]}]}}}");
+        json_auto_t *wrong_case = load(
+                "{\"spec\":{\"predictor\":{\"containers\":[{\"name\":\"c\",\"env\":"
+                "[{\"name\":\"MULTI_MODEL_SERVER\",\"value\":\"True\"}]}]}}}");
+        json_auto_t *second = load(
+                "{\"spec\":{\"predictor\":{\"containers\":[{\"name\":\"a\"},{\"name\":\"b\","
+                "\"env\":[{\"name\":\"MULTI_MODEL_SERVER\",\"value\":\"true\"}]}]}}}");
         json_auto_t *framework_and_containers = load(
                 "{\"spec\":{\"predictor\":{\"sklearn\":{},\"containers\":[{\"name\":\"x\"}]}}}");
-        json_auto_t *no_kserve = load("{\"spec\":{\"predictor\":{\"containers\":[{\"name\":\"x\",\"env\":"
-                                      "[{\"name\":\"MULTI_MODEL_SERVER\",\"value\":\"true\"}],"
-                                      "\"resources\":{\"limits\":{\"memory\":\"4Gi\"}}}]}}}");
-        json_auto_t *transformer = load("{\"spec\":{\"predictor\":{\"containers\":[{\"name\":\"kserve-container\","
-                                        "\"env\":[{\"name\":\"PROTOCOL\",\"value\":\"v2\"}]},"
-                                        "{\"name\":\"transformer-container\"}]}}}");
+        json_auto_t *no_kserve = load(
+                "{\"spec\":{\"predictor\":{\"containers\":[{\"name\":\"x\",\"env\":"
+                "[{\"name\":\"MULTI_MODEL_SERVER\",\"value\":\"true\"}],"
+                "\"resources\":{\"limits\":{\"memory\":\"4Gi\"}}}]}}}");
+        json_auto_t *transformer = load(
+                "{\"spec\":{\"predictor\":{\"containers\":[{\"name\":\"kserve-container\","
+                "\"env\":[{\"name\":\"PROTOCOL\",\"value\":\"v2\"}]},"
+                "{\"name\":\"transformer-container\"}]}}}");
         struct isvc_info i;
 
         cr_assert_not(info_of(wrong_case).mms);
@@ -176,9 +194,11 @@ Test(isvc, protocols_and_paths)
 {
         json_auto_t *triton = load("{\"spec\":{\"predictor\":{\"triton\":{}}}}");
         json_auto_t *hf = load("{\"spec\":{\"predictor\":{\"huggingface\":{}}}}");
-        json_auto_t *x2 = load("{\"spec\":{\"predictor\":{\"model\":{\"modelFormat\":{\"name\":\"sklearn\"},"
-                               "\"protocolVersion\":\"v2\"}}}}");
-        json_auto_t *x3 = load("{\"spec\":{\"predictor\":{\"model\":{\"protocolVersion\":\"grpc-v2\"}}}}");
+        json_auto_t *x2 = load(
+                "{\"spec\":{\"predictor\":{\"model\":{\"modelFormat\":{\"name\":\"sklearn\"},"
+                "\"protocolVersion\":\"v2\"}}}}");
+        json_auto_t *x3 = load(
+                "{\"spec\":{\"predictor\":{\"model\":{\"protocolVersion\":\"grpc-v2\"}}}}");
         char *s;
 
         cr_assert_str_eq(info_of(triton).protocol, "v2");

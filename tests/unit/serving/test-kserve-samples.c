@@ -97,9 +97,10 @@ static json_t *load_samples(const char *file)
 static void make_ready(json_t *isvc)
 {
         json_object_set_new(isvc, "status",
-                            json_pack("{s:[{s:s, s:s}], s:s, s:{s:s}}", "conditions", "type", "Ready",
-                                      "status", "True", "url", "http://svc.default.example.com",
-                                      "address", "url", "http://svc.default.svc.cluster.local"));
+                            json_pack("{s:[{s:s, s:s}], s:s, s:{s:s}}", "conditions", "type",
+                                      "Ready", "status", "True", "url",
+                                      "http://svc.default.example.com", "address", "url",
+                                      "http://svc.default.svc.cluster.local"));
         json_object_set_new(json_object_get(isvc, "metadata"), "namespace", json_string("default"));
         json_object_set_new(json_object_get(isvc, "metadata"), "uid", json_string("uid-1"));
 }
@@ -137,9 +138,12 @@ static void check_pair(const char *isvc_file, const char *const *tm_files, size_
         cr_assert_eq(isvc_info_from_json(json_array_get(isvcs, 0), &info), 0);
         cr_assert(info.mms, "the sample predictor is multi-model");
 
-        in = (struct plan_input){ .isvc_name = info.name, .isvc = json_array_get(isvcs, 0),
-                                  .configmap = NULL, .tms = (const json_t *const *)list,
-                                  .n_tms = n, .now = NOW };
+        in = (struct plan_input){ .isvc_name = info.name,
+                                  .isvc = json_array_get(isvcs, 0),
+                                  .configmap = NULL,
+                                  .tms = (const json_t *const *)list,
+                                  .n_tms = n,
+                                  .now = NOW };
         cr_assert_eq(isvc_plan_compute(&in, &plan), 0);
         cr_assert_not_null(plan.configmap_create);
         for (size_t i = 0; i < n; i++) {

@@ -4,13 +4,17 @@
 
 #include "serving/modelconfig.h"
 
-#define M1     "{\"modelName\":\"model1\",\"modelSpec\":{\"storageUri\":\"s3//model1\",\"framework\":\"framework1\",\"memory\":\"0\"}}"
-#define M1_NEW "{\"modelName\":\"model1\",\"modelSpec\":{\"storageUri\":\"s3//new-model1\",\"framework\":\"new-framework1\",\"memory\":\"0\"}}"
-#define M2     "{\"modelName\":\"model2\",\"modelSpec\":{\"storageUri\":\"s3//model2\",\"framework\":\"framework2\",\"memory\":\"0\"}}"
-#define M3     "{\"modelName\":\"model3\",\"modelSpec\":{\"storageUri\":\"s3//model3\",\"framework\":\"framework3\",\"memory\":\"0\"}}"
+#define M1 \
+        "{\"modelName\":\"model1\",\"modelSpec\":{\"storageUri\":\"s3//model1\",\"framework\":\"framework1\",\"memory\":\"0\"}}"
+#define M1_NEW \
+        "{\"modelName\":\"model1\",\"modelSpec\":{\"storageUri\":\"s3//new-model1\",\"framework\":\"new-framework1\",\"memory\":\"0\"}}"
+#define M2 \
+        "{\"modelName\":\"model2\",\"modelSpec\":{\"storageUri\":\"s3//model2\",\"framework\":\"framework2\",\"memory\":\"0\"}}"
+#define M3 \
+        "{\"modelName\":\"model3\",\"modelSpec\":{\"storageUri\":\"s3//model3\",\"framework\":\"framework3\",\"memory\":\"0\"}}"
 
-static void process(const char *before, const char *const *up, size_t n_up,
-                    const char *const *del, size_t n_del, const char *want)
+static void process(const char *before, const char *const *up, size_t n_up, const char *const *del,
+                    size_t n_del, const char *want)
 {
         CLEANUP(model_entries_release) struct model_entries u = { 0 };
         char err[256] = "", *after = NULL;
@@ -27,8 +31,8 @@ static void process(const char *before, const char *const *up, size_t n_up,
                                base + strlen("model"));
                 cr_assert_eq(model_entries_upsert(&u, base, uri, fw, "0"), 0);
         }
-        cr_assert_eq(modelconfig_process(before, &u, del, n_del, &after, err, sizeof(err)), 0,
-                     "%s", err);
+        cr_assert_eq(modelconfig_process(before, &u, del, n_del, &after, err, sizeof(err)), 0, "%s",
+                     err);
         cr_assert_str_eq(after, want);
         free(after);
 }
@@ -72,7 +76,8 @@ Test(modelconfig, serialize_exact_bytes)
         cr_assert_eq(len, 2);
         free(s);
 
-        cr_assert_eq(model_entries_upsert(&e, "model1-create", "s3//model1", "tensorflow", "1G"), 0);
+        cr_assert_eq(model_entries_upsert(&e, "model1-create", "s3//model1", "tensorflow", "1G"),
+                     0);
         cr_assert_eq(modelconfig_serialize(&e, &s, NULL), 0);
         cr_assert_str_eq(s, "[{\"modelName\":\"model1-create\",\"modelSpec\":{\"storageUri\":"
                             "\"s3//model1\",\"framework\":\"tensorflow\",\"memory\":\"1G\"}}]");
@@ -81,8 +86,9 @@ Test(modelconfig, serialize_exact_bytes)
         model_entries_release(&e);
         cr_assert_eq(model_entries_upsert(&e, "tm1", "gs://foo/bar", "", "0"), 0);
         cr_assert_eq(modelconfig_serialize(&e, &s, NULL), 0);
-        cr_assert_str_eq(s, "[{\"modelName\":\"tm1\",\"modelSpec\":{\"storageUri\":\"gs://foo/bar\","
-                            "\"framework\":\"\",\"memory\":\"0\"}}]");
+        cr_assert_str_eq(s,
+                         "[{\"modelName\":\"tm1\",\"modelSpec\":{\"storageUri\":\"gs://foo/bar\","
+                         "\"framework\":\"\",\"memory\":\"0\"}}]");
         free(s);
 }
 
@@ -96,9 +102,11 @@ Test(modelconfig, sorted_by_name)
         cr_assert_eq(model_entries_upsert(&e, "a", "u", "f", "0"), 0);
         cr_assert_eq(model_entries_upsert(&e, "B", "u", "f", "0"), 0);
         cr_assert_eq(modelconfig_serialize(&e, &s, NULL), 0);
-        cr_assert_str_eq(s, "[{\"modelName\":\"B\",\"modelSpec\":{\"storageUri\":\"u\",\"framework\":\"f\",\"memory\":\"0\"}},"
-                            "{\"modelName\":\"a\",\"modelSpec\":{\"storageUri\":\"u\",\"framework\":\"f\",\"memory\":\"0\"}},"
-                            "{\"modelName\":\"b\",\"modelSpec\":{\"storageUri\":\"u\",\"framework\":\"f\",\"memory\":\"0\"}}]");
+        cr_assert_str_eq(
+                s,
+                "[{\"modelName\":\"B\",\"modelSpec\":{\"storageUri\":\"u\",\"framework\":\"f\",\"memory\":\"0\"}},"
+                "{\"modelName\":\"a\",\"modelSpec\":{\"storageUri\":\"u\",\"framework\":\"f\",\"memory\":\"0\"}},"
+                "{\"modelName\":\"b\",\"modelSpec\":{\"storageUri\":\"u\",\"framework\":\"f\",\"memory\":\"0\"}}]");
         cr_assert_str_eq(e.items[0].name, "b", "serialisation does not reorder the entries");
         free(s);
 }
@@ -109,7 +117,8 @@ Test(modelconfig, go_escaping)
         CLEANUP(model_entries_release) struct model_entries e = { 0 };
         char *s = NULL;
 
-        cr_assert_eq(model_entries_upsert(&e, "m", "s3://b/<a>&\"q\"\\", "tab\there\n\r\b\f\x01\x1f\x7f",
+        cr_assert_eq(model_entries_upsert(&e, "m", "s3://b/<a>&\"q\"\\",
+                                          "tab\there\n\r\b\f\x01\x1f\x7f",
                                           "\xe2\x80\xa8\xe2\x80\xa9\xc3\xa9"),
                      0);
         cr_assert_eq(modelconfig_serialize(&e, &s, NULL), 0);
@@ -126,13 +135,14 @@ Test(modelconfig, parse)
         CLEANUP(model_entries_release) struct model_entries e = { 0 };
         char err[256] = "";
 
-        cr_assert_eq(modelconfig_parse("[{\"MODELNAME\":\"a\",\"modelspec\":{\"StorageUri\":\"s3://x\","
-                                       "\"framework\":\"f\",\"memory\":\"1000M\",\"extra\":1},\"x\":2},"
-                                       "{\"modelName\":\"b\"},null,"
-                                       "{\"modelName\":\"a\",\"modelSpec\":{\"storageUri\":\"s3://y\","
-                                       "\"memory\":1024}}]",
-                                       &e, err, sizeof(err)),
-                     0, "%s", err);
+        cr_assert_eq(
+                modelconfig_parse("[{\"MODELNAME\":\"a\",\"modelspec\":{\"StorageUri\":\"s3://x\","
+                                  "\"framework\":\"f\",\"memory\":\"1000M\",\"extra\":1},\"x\":2},"
+                                  "{\"modelName\":\"b\"},null,"
+                                  "{\"modelName\":\"a\",\"modelSpec\":{\"storageUri\":\"s3://y\","
+                                  "\"memory\":1024}}]",
+                                  &e, err, sizeof(err)),
+                0, "%s", err);
         cr_assert_eq(e.n, 2);
         cr_assert_str_eq(model_entries_get(&e, "a")->storage_uri, "s3://y", "later duplicates win");
         cr_assert_str_eq(model_entries_get(&e, "a")->memory, "1024");
@@ -140,9 +150,10 @@ Test(modelconfig, parse)
         cr_assert_str_eq(model_entries_get(&e, "b")->memory, "0");
         model_entries_release(&e);
 
-        cr_assert_eq(modelconfig_parse("[{\"modelName\":\"a\",\"modelSpec\":{\"memory\":\"1000M\"}}]",
-                                       &e, err, sizeof(err)),
-                     0);
+        cr_assert_eq(
+                modelconfig_parse("[{\"modelName\":\"a\",\"modelSpec\":{\"memory\":\"1000M\"}}]",
+                                  &e, err, sizeof(err)),
+                0);
         cr_assert_str_eq(e.items[0].memory, "1G", "memory is kept in String() form");
         model_entries_release(&e);
 
@@ -151,8 +162,8 @@ Test(modelconfig, parse)
         cr_assert_eq(modelconfig_parse("{}", &e, err, sizeof(err)), -EINVAL);
         cr_assert_eq(modelconfig_parse("[1]", &e, err, sizeof(err)), -EINVAL);
         cr_assert_eq(modelconfig_parse("[{\"modelName\":5}]", &e, err, sizeof(err)), -EINVAL);
-        cr_assert_eq(modelconfig_parse("[{\"modelName\":\"a\",\"modelSpec\":{\"memory\":\"x\"}}]", &e,
-                                       err, sizeof(err)),
+        cr_assert_eq(modelconfig_parse("[{\"modelName\":\"a\",\"modelSpec\":{\"memory\":\"x\"}}]",
+                                       &e, err, sizeof(err)),
                      -EINVAL);
         cr_assert_eq(modelconfig_parse(NULL, &e, NULL, 0), 0);
         cr_assert_eq(e.n, 0);
@@ -174,7 +185,9 @@ Test(modelconfig, fit)
         bool fits[3];
         size_t order[] = { 2, 0, 1 }, one, total;
 
-        cr_assert_eq(model_entries_upsert(&e, "a", "s3://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "f", "1"), 0);
+        cr_assert_eq(model_entries_upsert(&e, "a", "s3://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                                          "f", "1"),
+                     0);
         cr_assert_eq(model_entries_upsert(&e, "b", "s3://b", "f", "1"), 0);
         cr_assert_eq(model_entries_upsert(&e, "c", "s3://c", "f", "1"), 0);
         one = modelconfig_entry_size(&e.items[2]);
@@ -210,12 +223,13 @@ Test(modelconfig, configmap_new)
         info.uid = "uid-1";
         cm = modelconfig_configmap_new(&info, "[]");
         s = json_dumps(cm, JSON_COMPACT | JSON_SORT_KEYS);
-        cr_assert_str_eq(s, "{\"apiVersion\":\"v1\",\"data\":{\"models.json\":\"[]\"},\"kind\":"
-                            "\"ConfigMap\",\"metadata\":{\"labels\":{\"app\":\"x\"},\"name\":"
-                            "\"modelconfig-foo-0\",\"namespace\":\"default\",\"ownerReferences\":"
-                            "[{\"apiVersion\":\"serving.kserve.io/v1beta1\",\"blockOwnerDeletion\":"
-                            "true,\"controller\":true,\"kind\":\"InferenceService\",\"name\":\"foo\","
-                            "\"uid\":\"uid-1\"}]}}");
+        cr_assert_str_eq(s,
+                         "{\"apiVersion\":\"v1\",\"data\":{\"models.json\":\"[]\"},\"kind\":"
+                         "\"ConfigMap\",\"metadata\":{\"labels\":{\"app\":\"x\"},\"name\":"
+                         "\"modelconfig-foo-0\",\"namespace\":\"default\",\"ownerReferences\":"
+                         "[{\"apiVersion\":\"serving.kserve.io/v1beta1\",\"blockOwnerDeletion\":"
+                         "true,\"controller\":true,\"kind\":\"InferenceService\",\"name\":\"foo\","
+                         "\"uid\":\"uid-1\"}]}}");
         free(s);
 }
 
@@ -232,9 +246,10 @@ Test(modelconfig, parse_sorts_and_finds)
 {
         CLEANUP(model_entries_release) struct model_entries e = { 0 };
 
-        cr_assert_eq(modelconfig_parse("[{\"modelName\":\"c\"},{\"modelName\":\"a\"},{\"modelName\":\"b\"},"
-                                       "{\"modelName\":\"a\",\"modelSpec\":{\"framework\":\"last\"}}]",
-                                       &e, NULL, 0),
+        cr_assert_eq(modelconfig_parse(
+                             "[{\"modelName\":\"c\"},{\"modelName\":\"a\"},{\"modelName\":\"b\"},"
+                             "{\"modelName\":\"a\",\"modelSpec\":{\"framework\":\"last\"}}]",
+                             &e, NULL, 0),
                      0);
         cr_assert_eq(e.n, 3);
         cr_assert_str_eq(e.items[0].name, "a");

@@ -42,7 +42,9 @@ static void run_case(const char *name)
                 tms[i] = json_array_get(list, i);
         in = (struct plan_input){
                 .isvc_name = json_string_value(json_object_get(input, "isvcName")),
-                .isvc = json_is_null(json_object_get(input, "isvc")) ? NULL : json_object_get(input, "isvc"),
+                .isvc = json_is_null(json_object_get(input, "isvc"))
+                                ? NULL
+                                : json_object_get(input, "isvc"),
                 .configmap = json_is_null(json_object_get(input, "configMap"))
                                      ? NULL
                                      : json_object_get(input, "configMap"),

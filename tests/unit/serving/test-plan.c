@@ -33,26 +33,28 @@ static json_t *isvc(const char *name, struct isvc_opts o)
         if (o.predictor)
                 (void)snprintf(pred, sizeof(pred), "%s", o.predictor);
         else if (o.limit)
-                (void)snprintf(pred, sizeof(pred),
-                               "{\"minReplicas\":1,\"maxReplicas\":3,\"tensorflow\":{\"runtimeVersion\":"
-                               "\"1.14.0\",\"name\":\"kserve-container\",\"resources\":{\"requests\":"
-                               "{\"cpu\":\"1\",\"memory\":\"%s\"},\"limits\":{\"cpu\":\"1\",\"memory\":"
-                               "\"%s\"}}}}",
-                               o.limit, o.limit);
+                (void)snprintf(
+                        pred, sizeof(pred),
+                        "{\"minReplicas\":1,\"maxReplicas\":3,\"tensorflow\":{\"runtimeVersion\":"
+                        "\"1.14.0\",\"name\":\"kserve-container\",\"resources\":{\"requests\":"
+                        "{\"cpu\":\"1\",\"memory\":\"%s\"},\"limits\":{\"cpu\":\"1\",\"memory\":"
+                        "\"%s\"}}}}",
+                        o.limit, o.limit);
         else
                 (void)snprintf(pred, sizeof(pred), "{\"tensorflow\":{}}");
-        (void)snprintf(buf, sizeof(buf),
-                       "{\"apiVersion\":\"serving.kserve.io/v1beta1\",\"kind\":\"InferenceService\","
-                       "\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"uid\":\"uid-%s\","
-                       "\"labels\":{\"team\":\"a\"}},\"spec\":{\"predictor\":%s}%s}",
-                       name, name, pred,
-                       o.ready ? ",\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"},"
-                                 "{\"type\":\"PredictorReady\",\"status\":\"True\"},{\"type\":"
-                                 "\"IngressReady\",\"status\":\"True\"}],\"url\":"
-                                 "\"http://model1-update-parent-predictor.default.example.com\","
-                                 "\"address\":{\"url\":\"http://model1-update-parent-predictor.default."
-                                 "example.svc.local.cluster\"}}"
-                               : "");
+        (void)snprintf(
+                buf, sizeof(buf),
+                "{\"apiVersion\":\"serving.kserve.io/v1beta1\",\"kind\":\"InferenceService\","
+                "\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"uid\":\"uid-%s\","
+                "\"labels\":{\"team\":\"a\"}},\"spec\":{\"predictor\":%s}%s}",
+                name, name, pred,
+                o.ready ? ",\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"},"
+                          "{\"type\":\"PredictorReady\",\"status\":\"True\"},{\"type\":"
+                          "\"IngressReady\",\"status\":\"True\"}],\"url\":"
+                          "\"http://model1-update-parent-predictor.default.example.com\","
+                          "\"address\":{\"url\":\"http://model1-update-parent-predictor.default."
+                          "example.svc.local.cluster\"}}"
+                        : "");
         return load(buf);
 }
 
@@ -105,7 +107,7 @@ static void apply(json_t *tm, const struct tm_plan *p)
                 const char *key;
                 json_t *v;
 
-                json_object_foreach (m, key, v) {
+                json_object_foreach(m, key, v) {
                         if (streq(key, "labels")) {
                                 json_t *labels = json_object_get(meta, "labels");
                                 const char *k;
@@ -114,7 +116,7 @@ static void apply(json_t *tm, const struct tm_plan *p)
                                         labels = json_object();
                                         json_object_set_new(meta, "labels", labels);
                                 }
-                                json_object_foreach (v, k, lv) {
+                                json_object_foreach(v, k, lv) {
                                         if (json_is_null(lv))
                                                 json_object_del(labels, k);
                                         else
@@ -155,7 +157,7 @@ static const char *cond_field(const struct tm_plan *p, const char *type, const c
         size_t i;
         json_t *c;
 
-        json_array_foreach (conds, i, c)
+        json_array_foreach(conds, i, c)
                 if (streq(json_string_value(json_object_get(c, "type")), type)) {
                         json_t *v = json_object_get(c, field);
                         return v ? json_string_value(v) : "";
@@ -167,7 +169,8 @@ static void expect_cond(const struct tm_plan *p, const char *type, const char *s
                         const char *reason)
 {
         cr_assert_not_null(p->status, "%s: no status planned", p->name);
-        cr_assert_not_null(cond_field(p, type, "status"), "%s: condition %s missing", p->name, type);
+        cr_assert_not_null(cond_field(p, type, "status"), "%s: condition %s missing", p->name,
+                           type);
         cr_assert_str_eq(cond_field(p, type, "status"), status, "%s: %s", p->name, type);
         if (reason)
                 cr_assert_str_eq(cond_field(p, type, "reason"), reason, "%s: %s reason", p->name,
@@ -185,8 +188,9 @@ static const char *patched_label(const struct tm_plan *p, const char *key)
 static const char *models_json_of(const struct isvc_plan *p)
 {
         if (p->configmap_patch)
-                return json_string_value(json_object_get(json_object_get(p->configmap_patch, "data"),
-                                                         "models.json"));
+                return json_string_value(
+                        json_object_get(json_object_get(p->configmap_patch, "data"),
+                                        "models.json"));
         return NULL;
 }
 
@@ -195,7 +199,8 @@ static const char *models_json_of(const struct isvc_plan *p)
 /* C2 + C3: a healthy new TrainedModel, then the second pass after the ConfigMap write. */
 Test(plan, healthy_model_converges)
 {
-        json_auto_t *is = isvc("model1-update-parent", (struct isvc_opts){ .ready = true, .limit = "2Gi" });
+        json_auto_t *is = isvc("model1-update-parent",
+                               (struct isvc_opts){ .ready = true, .limit = "2Gi" });
         json_auto_t *cm = configmap("modelconfig-model1-update-parent-0", "");
         json_auto_t *tm = trained_model("model1-update", "model1-update-parent", "1G", 0);
         json_t *tms[] = { tm };
@@ -209,8 +214,9 @@ Test(plan, healthy_model_converges)
         cr_assert_str_eq(p.configmap_name, "modelconfig-model1-update-parent-0");
         cr_assert_str_eq(p.models_json, want);
         cr_assert_str_eq(models_json_of(&p), want);
-        cr_assert_str_eq(json_string_value(json_object_get(json_object_get(p.configmap_patch, "metadata"),
-                                                           "resourceVersion")),
+        cr_assert_str_eq(json_string_value(
+                                 json_object_get(json_object_get(p.configmap_patch, "metadata"),
+                                                 "resourceVersion")),
                          "42", "the ConfigMap write is conditional on the observed version");
         cr_assert_null(p.configmap_create);
 
@@ -227,7 +233,8 @@ Test(plan, healthy_model_converges)
         cr_assert_str_eq(json_string_value(json_get_path(t->status, "address", "url", NULL)),
                          "http://model1-update-parent-predictor.default.example.svc.local.cluster/"
                          "v1/models/model1-update:predict");
-        cr_assert_str_eq(cond_field(t, CONDITION_READY, "lastTransitionTime"), "2025-06-15T15:06:40Z");
+        cr_assert_str_eq(cond_field(t, CONDITION_READY, "lastTransitionTime"),
+                         "2025-06-15T15:06:40Z");
 
         m = json_object_get(t->metadata_patch, "metadata");
         cr_assert_str_eq(patched_label(t, "inferenceservice"), "model1-update-parent");
@@ -238,10 +245,14 @@ Test(plan, healthy_model_converges)
         cr_assert_str_eq(json_string_value(json_object_get(m, "resourceVersion")), "5");
         {
                 json_t *ref = json_array_get(json_object_get(m, "ownerReferences"), 0);
-                cr_assert_str_eq(json_string_value(json_object_get(ref, "kind")), "InferenceService");
-                cr_assert_str_eq(json_string_value(json_object_get(ref, "name")), "model1-update-parent");
-                cr_assert_str_eq(json_string_value(json_object_get(ref, "uid")), "uid-model1-update-parent");
-                cr_assert_null(json_object_get(ref, "controller"), "W13: not a controller reference");
+                cr_assert_str_eq(json_string_value(json_object_get(ref, "kind")),
+                                 "InferenceService");
+                cr_assert_str_eq(json_string_value(json_object_get(ref, "name")),
+                                 "model1-update-parent");
+                cr_assert_str_eq(json_string_value(json_object_get(ref, "uid")),
+                                 "uid-model1-update-parent");
+                cr_assert_null(json_object_get(ref, "controller"),
+                               "W13: not a controller reference");
         }
         cr_assert_str_eq(t->event_reason, "ModelAdded");
         cr_assert_str_eq(t->event_type, "Normal");
@@ -288,10 +299,12 @@ Test(plan, empty_parent)
                                "\"default\"},\"spec\":{}}");
         json_auto_t *tm = trained_model("model0-create", "model0-create-parent", "1G", 0);
         json_t *tms[] = { tm };
-        CLEANUP(isvc_plan_releasep) struct isvc_plan p = compute("model0-create-parent", is, NULL, tms, 1);
+        CLEANUP(isvc_plan_releasep)
+        struct isvc_plan p = compute("model0-create-parent", is, NULL, tms, 1);
         struct tm_plan *t = &p.tms[0];
 
-        expect_cond(t, CONDITION_INFERENCE_SERVICE_READY, "False", REASON_INFERENCE_SERVICE_NOT_READY);
+        expect_cond(t, CONDITION_INFERENCE_SERVICE_READY, "False",
+                    REASON_INFERENCE_SERVICE_NOT_READY);
         expect_cond(t, CONDITION_IS_MMS_PREDICTOR, "False", REASON_IS_NOT_MMS_PREDICTOR);
         expect_cond(t, CONDITION_MEMORY_RESOURCE_AVAILABLE, "False",
                     REASON_MEMORY_RESOURCE_NOT_AVAILABLE);
@@ -329,8 +342,10 @@ Test(plan, not_enough_memory)
 /* C6: a predictor with its own storageUri is not multi-model. */
 Test(plan, single_model_predictor)
 {
-        json_auto_t *is = isvc("p", (struct isvc_opts){ .ready = true,
-                                                       .predictor = "{\"tensorflow\":{\"storageUri\":\"s3//model1\"}}" });
+        json_auto_t *is = isvc(
+                "p", (struct isvc_opts){
+                             .ready = true,
+                             .predictor = "{\"tensorflow\":{\"storageUri\":\"s3//model1\"}}" });
         json_auto_t *tm = trained_model("m", "p", "1G", 0);
         json_t *tms[] = { tm };
         CLEANUP(isvc_plan_releasep) struct isvc_plan p = compute("p", is, NULL, tms, 1);
@@ -344,9 +359,10 @@ Test(plan, single_model_predictor)
 Test(plan, deletion)
 {
         json_auto_t *is = isvc("p", (struct isvc_opts){ .ready = true, .limit = "2Gi" });
-        json_auto_t *cm = configmap("modelconfig-p-0",
-                                    "[{\"modelName\":\"m\",\"modelSpec\":{\"storageUri\":\"s3//model1\","
-                                    "\"framework\":\"tensorflow\",\"memory\":\"1G\"}}]");
+        json_auto_t *cm =
+                configmap("modelconfig-p-0",
+                          "[{\"modelName\":\"m\",\"modelSpec\":{\"storageUri\":\"s3//model1\","
+                          "\"framework\":\"tensorflow\",\"memory\":\"1G\"}}]");
         json_auto_t *tm = trained_model("m", "p", "1G", 0);
         json_t *tms[] = { tm };
         struct isvc_plan p;
@@ -389,8 +405,8 @@ Test(plan, parent_missing)
         cr_assert(p.tms[0].delete_object);
         cr_assert_eq(p.tms[1].state, TM_STATE_FINALIZED);
         cr_assert_not(p.tms[1].delete_object);
-        cr_assert_eq(json_array_size(json_get_path(p.tms[1].metadata_patch, "metadata", "finalizers",
-                                                   NULL)),
+        cr_assert_eq(json_array_size(json_get_path(p.tms[1].metadata_patch, "metadata",
+                                                   "finalizers", NULL)),
                      0);
         cr_assert_null(p.configmap_create);
         cr_assert_null(p.configmap_patch);
@@ -399,8 +415,10 @@ Test(plan, parent_missing)
 /* X10 / W6(a): deleting a model of a non-MMS parent (no ConfigMap) never gets stuck. */
 Test(plan, deleting_without_configmap)
 {
-        json_auto_t *is = isvc("p", (struct isvc_opts){ .ready = true,
-                                                       .predictor = "{\"sklearn\":{\"storageUri\":\"s3://x\"}}" });
+        json_auto_t *is = isvc("p",
+                               (struct isvc_opts){
+                                       .ready = true,
+                                       .predictor = "{\"sklearn\":{\"storageUri\":\"s3://x\"}}" });
         json_auto_t *tm = trained_model("m", "p", "1G", 0);
         json_t *tms[] = { tm };
         CLEANUP(isvc_plan_releasep) struct isvc_plan p = { 0 };
@@ -448,7 +466,8 @@ Test(plan, no_overcommit)
         isvc_plan_release(&p);
 
         /* W5: freeing memory re-admits a waiting model (level-triggered) */
-        json_object_set_new(json_get_path(tms[0], "spec", NULL), "inferenceService", json_string("q"));
+        json_object_set_new(json_get_path(tms[0], "spec", NULL), "inferenceService",
+                            json_string("q"));
         p = compute("p", is, cm, tms, 50);
         cr_assert_eq(p.tms[0].state, TM_STATE_IGNORED);
         cr_assert(p.tms[20].admitted, "the next oldest takes the freed place");
@@ -496,11 +515,15 @@ Test(plan, admission_priority)
         json_t *tms[] = { old_newcomer, holder };
         CLEANUP(isvc_plan_releasep) struct isvc_plan p = { 0 };
 
-        set_meta(holder, "labels", json_pack("{s:s}", "serving.kserve.io/trainedmodel-allocated", "p"));
+        set_meta(holder, "labels",
+                 json_pack("{s:s}", "serving.kserve.io/trainedmodel-allocated", "p"));
         p = compute("p", is, NULL, tms, 2);
         cr_assert(p.tms[1].admitted, "the model holding the allocation keeps it");
         cr_assert_not(p.tms[0].admitted);
-        cr_assert_null(p.tms[0].metadata_patch ? patched_label(&p.tms[0], "serving.kserve.io/trainedmodel-allocated") : NULL);
+        cr_assert_null(
+                p.tms[0].metadata_patch
+                        ? patched_label(&p.tms[0], "serving.kserve.io/trainedmodel-allocated")
+                        : NULL);
 }
 
 Test(plan, limit_shrink_evicts_latest)
@@ -508,9 +531,10 @@ Test(plan, limit_shrink_evicts_latest)
         json_auto_t *is = isvc("p", (struct isvc_opts){ .ready = true, .limit = "1Gi" });
         json_auto_t *a = trained_model("a", "p", "1Gi", 0);
         json_auto_t *b = trained_model("b", "p", "1Gi", 1);
-        json_auto_t *cm = configmap("modelconfig-p-0",
-                                    "[{\"modelName\":\"a\",\"modelSpec\":{\"storageUri\":\"s3//model1\",\"framework\":\"tensorflow\",\"memory\":\"1Gi\"}},"
-                                    "{\"modelName\":\"b\",\"modelSpec\":{\"storageUri\":\"s3//model1\",\"framework\":\"tensorflow\",\"memory\":\"1Gi\"}}]");
+        json_auto_t *cm = configmap(
+                "modelconfig-p-0",
+                "[{\"modelName\":\"a\",\"modelSpec\":{\"storageUri\":\"s3//model1\",\"framework\":\"tensorflow\",\"memory\":\"1Gi\"}},"
+                "{\"modelName\":\"b\",\"modelSpec\":{\"storageUri\":\"s3//model1\",\"framework\":\"tensorflow\",\"memory\":\"1Gi\"}}]");
         json_t *tms[] = { a, b };
         CLEANUP(isvc_plan_releasep) struct isvc_plan p = { 0 };
 
@@ -553,17 +577,19 @@ Test(plan, move_between_parents)
 {
         json_auto_t *isa = isvc("a", (struct isvc_opts){ .ready = true, .limit = "2Gi" });
         json_auto_t *isb = isvc("b", (struct isvc_opts){ .ready = true, .limit = "2Gi" });
-        json_auto_t *cma = configmap("modelconfig-a-0",
-                                     "[{\"modelName\":\"m\",\"modelSpec\":{\"storageUri\":\"s3//model1\","
-                                     "\"framework\":\"tensorflow\",\"memory\":\"1G\"}}]");
+        json_auto_t *cma =
+                configmap("modelconfig-a-0",
+                          "[{\"modelName\":\"m\",\"modelSpec\":{\"storageUri\":\"s3//model1\","
+                          "\"framework\":\"tensorflow\",\"memory\":\"1G\"}}]");
         json_auto_t *cmb = configmap("modelconfig-b-0", "[]");
         json_auto_t *tm = trained_model("m", "b", "1G", 0);
         json_t *tms[] = { tm };
         struct isvc_plan p;
         json_t *refs;
 
-        set_meta(tm, "labels", json_pack("{s:s, s:s}", "inferenceservice", "a",
-                                         "serving.kserve.io/trainedmodel-allocated", "a"));
+        set_meta(tm, "labels",
+                 json_pack("{s:s, s:s}", "inferenceservice", "a",
+                           "serving.kserve.io/trainedmodel-allocated", "a"));
         set_meta(tm, "finalizers", json_pack("[s]", "trainedmodel.finalizer"));
         set_meta(tm, "ownerReferences",
                  json_pack("[{s:s, s:s, s:s, s:s}, {s:s, s:s, s:s, s:s}]", "apiVersion",
@@ -583,7 +609,8 @@ Test(plan, move_between_parents)
         cr_assert_str_eq(patched_label(&p.tms[0], "serving.kserve.io/trainedmodel-allocated"), "b");
         refs = json_get_path(p.tms[0].metadata_patch, "metadata", "ownerReferences", NULL);
         cr_assert_eq(json_array_size(refs), 2);
-        cr_assert_str_eq(json_string_value(json_object_get(json_array_get(refs, 0), "name")), "keep");
+        cr_assert_str_eq(json_string_value(json_object_get(json_array_get(refs, 0), "name")),
+                         "keep");
         cr_assert_str_eq(json_string_value(json_object_get(json_array_get(refs, 1), "name")), "b");
         isvc_plan_release(&p);
 }
@@ -598,19 +625,26 @@ Test(plan, missing_configmap_is_created)
         const json_t *variants[] = { NULL, wrong };
 
         for (size_t v = 0; v < 2; v++) {
-                CLEANUP(isvc_plan_releasep) struct isvc_plan p = compute("my-isvc", is, variants[v], tms, 1);
+                CLEANUP(isvc_plan_releasep)
+                struct isvc_plan p = compute("my-isvc", is, variants[v], tms, 1);
                 json_t *c = p.configmap_create;
 
                 cr_assert_not_null(c);
                 cr_assert_null(p.configmap_patch);
                 cr_assert_str_eq(json_string_value(json_get_path(c, "metadata", "name", NULL)),
                                  "modelconfig-my-isvc-0");
-                cr_assert_str_eq(json_string_value(json_get_path(c, "metadata", "namespace", NULL)), "default");
-                cr_assert_str_eq(json_string_value(json_get_path(c, "metadata", "labels", "team", NULL)), "a");
+                cr_assert_str_eq(json_string_value(json_get_path(c, "metadata", "namespace", NULL)),
+                                 "default");
+                cr_assert_str_eq(json_string_value(
+                                         json_get_path(c, "metadata", "labels", "team", NULL)),
+                                 "a");
                 cr_assert(json_is_true(json_object_get(
-                        json_array_get(json_get_path(c, "metadata", "ownerReferences", NULL), 0), "controller")));
-                cr_assert_str_eq(json_string_value(json_get_path(c, "data", "models.json", NULL)), p.models_json);
-                cr_assert_eq(p.tms[0].state, TM_STATE_PENDING, "Ready only once models.json holds it");
+                        json_array_get(json_get_path(c, "metadata", "ownerReferences", NULL), 0),
+                        "controller")));
+                cr_assert_str_eq(json_string_value(json_get_path(c, "data", "models.json", NULL)),
+                                 p.models_json);
+                cr_assert_eq(p.tms[0].state, TM_STATE_PENDING,
+                             "Ready only once models.json holds it");
         }
 }
 
@@ -636,7 +670,8 @@ Test(plan, configmap_full)
         cr_assert_eq(p.tms[0].state, TM_STATE_DOES_NOT_FIT);
         expect_cond(&p.tms[0], CONDITION_READY, "False", REASON_MODEL_CONFIG_FULL);
         expect_cond(&p.tms[0], CONDITION_MEMORY_RESOURCE_AVAILABLE, "True", NULL);
-        cr_assert_not_null(strstr(cond_field(&p.tms[0], CONDITION_READY, "message"), "modelconfig-p-0"));
+        cr_assert_not_null(
+                strstr(cond_field(&p.tms[0], CONDITION_READY, "message"), "modelconfig-p-0"));
         cr_assert_str_eq(p.tms[0].event_type, "Warning");
         cr_assert_str_eq(p.tms[0].event_reason, REASON_MODEL_CONFIG_FULL);
         cr_assert_str_eq(models_json_of(&p),
@@ -658,7 +693,8 @@ Test(plan, invalid_spec)
         cr_assert_eq(p.tms[0].state, TM_STATE_INVALID);
         expect_cond(&p.tms[0], CONDITION_MEMORY_RESOURCE_AVAILABLE, "False", REASON_INVALID_SPEC);
         expect_cond(&p.tms[0], CONDITION_READY, "False", REASON_INVALID_SPEC);
-        cr_assert_not_null(strstr(cond_field(&p.tms[0], CONDITION_READY, "message"), "spec.model.memory"));
+        cr_assert_not_null(
+                strstr(cond_field(&p.tms[0], CONDITION_READY, "message"), "spec.model.memory"));
         cr_assert_str_eq(p.tms[0].event_type, "Warning");
         cr_assert_not(p.tms[0].listed);
         cr_assert(p.tms[1].admitted, "the invalid model holds no memory");
@@ -667,15 +703,17 @@ Test(plan, invalid_spec)
 
 Test(plan, orphan_without_parent_name)
 {
-        json_auto_t *tm = load("{\"metadata\":{\"name\":\"o\",\"labels\":{\"inferenceservice\":\"x\"}},"
-                               "\"spec\":{\"model\":{}}}");
+        json_auto_t *tm = load(
+                "{\"metadata\":{\"name\":\"o\",\"labels\":{\"inferenceservice\":\"x\"}},"
+                "\"spec\":{\"model\":{}}}");
         CLEANUP(tm_plan_release) struct tm_plan p = { 0 };
 
         cr_assert_eq(tm_plan_orphan(tm, NOW, &p), 0);
         cr_assert_eq(p.state, TM_STATE_INVALID);
         expect_cond(&p, CONDITION_INFERENCE_SERVICE_READY, "False", REASON_INVALID_SPEC);
         expect_cond(&p, CONDITION_READY, "False", REASON_INVALID_SPEC);
-        cr_assert_str_eq(cond_field(&p, CONDITION_READY, "message"), "spec.inferenceService is required");
+        cr_assert_str_eq(cond_field(&p, CONDITION_READY, "message"),
+                         "spec.inferenceService is required");
         cr_assert_str_eq(patched_label(&p, "inferenceservice"), "<removed>");
 }
 
@@ -683,8 +721,9 @@ Test(plan, orphan_without_parent_name)
 Test(plan, stale_and_corrupt_configmaps)
 {
         json_auto_t *is = isvc("p", (struct isvc_opts){ .ready = true, .limit = "1Gi" });
-        json_auto_t *stale = configmap("modelconfig-p-0",
-                                       "[{\"modelName\":\"ghost\",\"modelSpec\":{\"storageUri\":\"s3://g\"}}]");
+        json_auto_t *stale =
+                configmap("modelconfig-p-0",
+                          "[{\"modelName\":\"ghost\",\"modelSpec\":{\"storageUri\":\"s3://g\"}}]");
         json_auto_t *corrupt = configmap("modelconfig-p-0", "{not json");
         struct isvc_plan p;
 
@@ -781,9 +820,10 @@ Test(plan, configmap_m5_wrong_name)
 Test(plan, deleting_model_holds_memory_until_unlisted)
 {
         json_auto_t *is = isvc("p", (struct isvc_opts){ .ready = true, .limit = "1Gi" });
-        json_auto_t *cm = configmap("modelconfig-p-0",
-                                    "[{\"modelName\":\"old\",\"modelSpec\":{\"storageUri\":\"s3//model1\","
-                                    "\"framework\":\"tensorflow\",\"memory\":\"1Gi\"}}]");
+        json_auto_t *cm =
+                configmap("modelconfig-p-0",
+                          "[{\"modelName\":\"old\",\"modelSpec\":{\"storageUri\":\"s3//model1\","
+                          "\"framework\":\"tensorflow\",\"memory\":\"1Gi\"}}]");
         json_auto_t *old = trained_model("old", "p", "1Gi", 0);
         json_auto_t *next = trained_model("next", "p", "1Gi", 1);
         json_t *tms[] = { old, next };
@@ -812,8 +852,11 @@ Test(plan, transition_times_are_stable)
         json_auto_t *ready = isvc("p", (struct isvc_opts){ .ready = true, .limit = "1Gi" });
         json_auto_t *tm = trained_model("m", "p", "1", 0);
         json_t *tms[] = { tm };
-        struct plan_input in = { .isvc_name = "p", .isvc = notready, .tms = (const json_t *const *)tms,
-                                 .n_tms = 1, .now = NOW };
+        struct plan_input in = { .isvc_name = "p",
+                                 .isvc = notready,
+                                 .tms = (const json_t *const *)tms,
+                                 .n_tms = 1,
+                                 .now = NOW };
         struct isvc_plan p;
 
         cr_assert_eq(isvc_plan_compute(&in, &p), 0);
@@ -823,11 +866,13 @@ Test(plan, transition_times_are_stable)
         in.isvc = ready;
         in.now = NOW + 3600 * USEC_PER_SEC;
         cr_assert_eq(isvc_plan_compute(&in, &p), 0);
-        cr_assert_str_eq(cond_field(&p.tms[0], CONDITION_INFERENCE_SERVICE_READY, "lastTransitionTime"),
+        cr_assert_str_eq(cond_field(&p.tms[0], CONDITION_INFERENCE_SERVICE_READY,
+                                    "lastTransitionTime"),
                          "2025-06-15T16:06:40Z");
         cr_assert_str_eq(cond_field(&p.tms[0], CONDITION_IS_MMS_PREDICTOR, "lastTransitionTime"),
                          "2025-06-15T15:06:40Z", "unchanged conditions keep their time");
-        cr_assert_str_eq(cond_field(&p.tms[0], CONDITION_MEMORY_RESOURCE_AVAILABLE, "lastTransitionTime"),
+        cr_assert_str_eq(cond_field(&p.tms[0], CONDITION_MEMORY_RESOURCE_AVAILABLE,
+                                    "lastTransitionTime"),
                          "2025-06-15T15:06:40Z");
         isvc_plan_release(&p);
 }
@@ -907,7 +952,8 @@ Test(plan, owner_reference_maintenance)
         p = compute("p", is, NULL, tms, 1);
         refs = json_get_path(p.tms[0].metadata_patch, "metadata", "ownerReferences", NULL);
         cr_assert_eq(json_array_size(refs), 1);
-        cr_assert_str_eq(json_string_value(json_object_get(json_array_get(refs, 0), "uid")), "uid-p");
+        cr_assert_str_eq(json_string_value(json_object_get(json_array_get(refs, 0), "uid")),
+                         "uid-p");
         isvc_plan_release(&p);
 
         json_object_del(json_object_get(is, "metadata"), "uid");

@@ -131,9 +131,9 @@ Test(quantity, formats)
 
 Test(quantity, grammar_rejects)
 {
-        static const char *const bad[] = { "",    "K",   "1K",   "1g",   "1mi",  "1KB",  "1e",
-                                           "1e1.5", "1 ",  " 1",   "1..0", "abc",  "1Gi5", "--1",
-                                           "1e+",  "1Ee3", "0x10", "1i" };
+        static const char *const bad[] = { "",     "K",     "1K",  "1g",   "1mi",  "1KB",
+                                           "1e",   "1e1.5", "1 ",  " 1",   "1..0", "abc",
+                                           "1Gi5", "--1",   "1e+", "1Ee3", "0x10", "1i" };
         struct quantity q;
 
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
@@ -286,9 +286,9 @@ Test(quantity, canonical_ignores_cached_text)
         static const struct {
                 const char *in, *string, *canonical;
         } cases[] = {
-                { "+1G", "+1G", "1G" },  { "01G", "01G", "1G" },     { "1.G", "1.G", "1G" },
-                { "1E3", "1E3", "1e3" }, { "1e+3", "1e+3", "1e3" },  { "100Mi", "100Mi", "100Mi" },
-                { "0", "0", "0" },       { "-1G", "-1G", "-1G" },    { "0010", "0010", "10" },
+                { "+1G", "+1G", "1G" },  { "01G", "01G", "1G" },    { "1.G", "1.G", "1G" },
+                { "1E3", "1E3", "1e3" }, { "1e+3", "1e+3", "1e3" }, { "100Mi", "100Mi", "100Mi" },
+                { "0", "0", "0" },       { "-1G", "-1G", "-1G" },   { "0010", "0010", "10" },
         };
 
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

@@ -19,7 +19,7 @@
 #include "serving/reconciler.h"
 #include "serving/replicas.h"
 
-#define NS "default"
+#define NS  "default"
 #define NOW ((usec_t)1750000000 * USEC_PER_SEC)
 
 struct world {
@@ -62,12 +62,13 @@ static void setup(void)
         cr_assert(W.tms && W.isvcs);
         cr_assert_eq(cache_add_index(W.tms, TM_INDEX_ISVC, tm_index_isvc, NULL), 0);
         W.events = json_array();
-        cr_assert_eq(tm_reconciler_new(&(struct tm_reconciler_options){
-                                               .trainedmodels = W.tms,
-                                               .inferenceservices = W.isvcs,
-                                               .event = on_event,
-                                       },
-                                       &W.rec),
+        cr_assert_eq(tm_reconciler_new(
+                             &(struct tm_reconciler_options){
+                                     .trainedmodels = W.tms,
+                                     .inferenceservices = W.isvcs,
+                                     .event = on_event,
+                             },
+                             &W.rec),
                      0);
 }
 
@@ -104,10 +105,14 @@ static int run(struct reconciler (*get)(struct tm_reconciler *), const char *key
 {
         const struct log_fields lf = { .controller = "test", .object = key };
         struct reconciler rc = get(W.rec);
-        struct reconcile_ctx ctx = { .userdata = rc.userdata, .api = &W.api,
-                                     .clock = &W.clock.clock, .log = &lf,
-                                     .error = W.error, .error_size = sizeof(W.error),
-                                     .fanout = fanout, .n_fanout = n_fanout };
+        struct reconcile_ctx ctx = { .userdata = rc.userdata,
+                                     .api = &W.api,
+                                     .clock = &W.clock.clock,
+                                     .log = &lf,
+                                     .error = W.error,
+                                     .error_size = sizeof(W.error),
+                                     .fanout = fanout,
+                                     .n_fanout = n_fanout };
 
         for (size_t i = 0; i < ELEMENTSOF(fanout); i++)
                 fanout[i] = W.api;
@@ -141,10 +146,10 @@ static void put_isvc(const char *name, const char *memory)
 static void put_tm(const char *name, const char *parent, const char *memory)
 {
         json_auto_t *o = json_pack("{s:s,s:s,s:{s:s},s:{s:s?,s:{s:s,s:s,s:s}}}", "apiVersion",
-                                   "serving.kserve.io/v1alpha1", "kind", "TrainedModel",
-                                   "metadata", "name", name, "spec", "inferenceService", parent,
-                                   "model", "storageUri", "s3://bucket/model", "framework",
-                                   "tensorflow", "memory", memory);
+                                   "serving.kserve.io/v1alpha1", "kind", "TrainedModel", "metadata",
+                                   "name", name, "spec", "inferenceService", parent, "model",
+                                   "storageUri", "s3://bucket/model", "framework", "tensorflow",
+                                   "memory", memory);
 
         cr_assert_not_null(o);
         if (!parent)
@@ -515,17 +520,18 @@ Test(tm_shell, orphan_controller_marks_invalid_spec)
 static void put_tm_with_nul(const char *name, const char *parent, const char *field)
 {
         json_auto_t *o = json_pack("{s:s,s:s,s:{s:s},s:{s:s,s:{s:s,s:s,s:s}}}", "apiVersion",
-                                   "serving.kserve.io/v1alpha1", "kind", "TrainedModel",
-                                   "metadata", "name", name, "spec", "inferenceService", parent,
-                                   "model", "storageUri", "s3://bucket/model", "framework",
-                                   "tensorflow", "memory", "100Mi");
+                                   "serving.kserve.io/v1alpha1", "kind", "TrainedModel", "metadata",
+                                   "name", name, "spec", "inferenceService", parent, "model",
+                                   "storageUri", "s3://bucket/model", "framework", "tensorflow",
+                                   "memory", "100Mi");
         json_t *spec = json_object_get(o, "spec"), *model = json_object_get(spec, "model");
 
         cr_assert_not_null(o);
         if (streq(field, "inferenceService"))
                 cr_assert_eq(json_object_set_new(spec, field, json_stringn("sk\0evil", 7)), 0);
         else
-                cr_assert_eq(json_object_set_new(model, field, json_stringn("s3://b/m\0/x", 11)), 0);
+                cr_assert_eq(json_object_set_new(model, field, json_stringn("s3://b/m\0/x", 11)),
+                             0);
         cr_assert_gt(fake_kube_api_put(W.fake, &gvr_trainedmodels, NS, o), 0);
 }
 
@@ -622,13 +628,14 @@ Test(tm_shell, one_pass_writes_at_most_500_then_requeues_at_once)
         unsigned passes = 0;
 
         tm_reconciler_free(W.rec);
-        cr_assert_eq(tm_reconciler_new(&(struct tm_reconciler_options){
-                                               .trainedmodels = W.tms,
-                                               .inferenceservices = W.isvcs,
-                                               .event = on_event,
-                                               .writes_per_pass = 500,
-                                       },
-                                       &W.rec),
+        cr_assert_eq(tm_reconciler_new(
+                             &(struct tm_reconciler_options){
+                                     .trainedmodels = W.tms,
+                                     .inferenceservices = W.isvcs,
+                                     .event = on_event,
+                                     .writes_per_pass = 500,
+                             },
+                             &W.rec),
                      0);
         put_isvc("sk", "100Gi");
         for (int i = 0; i < 1200; i++) {
@@ -687,12 +694,13 @@ Test(tm_shell, replica_reports_become_model_loaded_and_unchanged_reports_write_n
         cr_assert_not_null(cms);
         cr_assert_eq(cache_add_index(cms, REPLICAS_INDEX_ISVC, replicas_index_isvc, NULL), 0);
         tm_reconciler_free(W.rec);
-        cr_assert_eq(tm_reconciler_new(&(struct tm_reconciler_options){
-                                               .trainedmodels = W.tms,
-                                               .inferenceservices = W.isvcs,
-                                               .configmaps = cms,
-                                       },
-                                       &W.rec),
+        cr_assert_eq(tm_reconciler_new(
+                             &(struct tm_reconciler_options){
+                                     .trainedmodels = W.tms,
+                                     .inferenceservices = W.isvcs,
+                                     .configmaps = cms,
+                             },
+                             &W.rec),
                      0);
         put_isvc("sk", "1Gi");
         put_tm("m1", "sk", "100Mi");

@@ -7,7 +7,7 @@
 #include "serving/conditions.h"
 #include "serving/replicas.h"
 
-#define NOW  ((usec_t)1700000000 * USEC_PER_SEC)
+#define NOW   ((usec_t)1700000000 * USEC_PER_SEC)
 #define LATER (NOW + 3600 * USEC_PER_SEC)
 
 /* A report of pod @pod for InferenceService "mm", owned by the pod, with models.json @models. */
@@ -27,7 +27,8 @@ static json_t *report(const char *pod, const char *models)
         return cm;
 }
 
-static const char *loaded_v1 = "[{\"name\":\"iris\",\"state\":\"Loaded\",\"storageUri\":\"s3://m/v1\"}]";
+static const char *loaded_v1 =
+        "[{\"name\":\"iris\",\"state\":\"Loaded\",\"storageUri\":\"s3://m/v1\"}]";
 
 static void summarize(json_t *cms, const char *model, const char *uri, struct model_loaded *ret)
 {
@@ -73,7 +74,8 @@ Test(replicas, all_loaded)
         cr_assert_str_eq(m.reason, "Loaded");
         cr_assert_str_eq(m.message, "2/2 replicas loaded");
         AUTOFREE char *d = json_dumps(m.detail, JSON_COMPACT);
-        cr_assert_str_eq(d, "[{\"pod\":\"a\",\"state\":\"Loaded\"},{\"pod\":\"b\",\"state\":\"Loaded\"}]");
+        cr_assert_str_eq(
+                d, "[{\"pod\":\"a\",\"state\":\"Loaded\"},{\"pod\":\"b\",\"state\":\"Loaded\"}]");
         model_loaded_release(&m);
 }
 
@@ -94,7 +96,7 @@ Test(replicas, one_failure_names_pod_and_reason)
         model_loaded_release(&m);
 
         summarize(json_pack("[o]", report("a", "[{\"name\":\"iris\",\"state\":\"FailedToDownload\","
-                                                "\"reason\":\"HTTP 403\"}]")),
+                                               "\"reason\":\"HTTP 403\"}]")),
                   "iris", NULL, &m);
         cr_assert_str_eq(m.reason, "FailedToDownload");
         cr_assert_str_eq(m.message, "0/1 replicas loaded; a: FailedToDownload: HTTP 403");
@@ -156,7 +158,8 @@ Test(replicas, long_reason_cut_at_utf8_boundary)
         }
         reason[n] = '\0';
         (void)snprintf(models, sizeof(models),
-                       "[{\"name\":\"iris\",\"state\":\"FailedToLoad\",\"reason\":\"%s\"}]", reason);
+                       "[{\"name\":\"iris\",\"state\":\"FailedToLoad\",\"reason\":\"%s\"}]",
+                       reason);
         summarize(json_pack("[o]", report("a", models)), "iris", NULL, &m);
         const char *r = json_get_string_path(json_array_get(m.detail, 0), "reason", NULL);
         cr_assert_not_null(r, "the cut reason is not valid UTF-8");
@@ -170,7 +173,7 @@ static const json_t *condition(const json_t *status, const char *type)
         size_t i;
         json_t *c;
 
-        json_array_foreach (json_object_get(status, "conditions"), i, c)
+        json_array_foreach(json_object_get(status, "conditions"), i, c)
                 if (streq(json_string_value(json_object_get(c, "type")), type))
                         return c;
         return NULL;
@@ -207,8 +210,9 @@ Test(replicas, apply_is_idempotent)
         cr_assert_str_eq(cond_field(st, "ModelLoaded", "severity"), "Info");
         cr_assert_str_eq(cond_field(st, "ModelLoaded", "message"), "1/2 replicas loaded");
         cr_assert_str_eq(cond_field(st, "Ready", "status"), "True", "flag off: Ready untouched");
-        cr_assert_str_eq(json_get_string_path(st, "annotations", REPLICAS_ANNOTATION, NULL),
-                         "[{\"pod\":\"a\",\"state\":\"Loaded\"},{\"pod\":\"b\",\"state\":\"Pending\"}]");
+        cr_assert_str_eq(
+                json_get_string_path(st, "annotations", REPLICAS_ANNOTATION, NULL),
+                "[{\"pod\":\"a\",\"state\":\"Loaded\"},{\"pod\":\"b\",\"state\":\"Pending\"}]");
 
         /* the same world an hour later: the same status, transition times kept */
         again = json_deep_copy(st);
@@ -258,11 +262,12 @@ Test(replicas, ready_requires_loaded)
         /* every replica failed: Ready False with the agent's message */
         st = ready_status();
         summarize(json_pack("[o]", report("a", "[{\"name\":\"iris\",\"state\":\"FailedToLoad\","
-                                                "\"reason\":\"boom\"}]")),
+                                               "\"reason\":\"boom\"}]")),
                   "iris", NULL, &m);
         cr_assert_eq(model_loaded_apply(st, NULL, &m, true, NOW), 0);
         cr_assert_str_eq(cond_field(st, "Ready", "status"), "False");
-        cr_assert_str_eq(cond_field(st, "Ready", "message"), "0/1 replicas loaded; a: FailedToLoad: boom");
+        cr_assert_str_eq(cond_field(st, "Ready", "message"),
+                         "0/1 replicas loaded; a: FailedToLoad: boom");
         model_loaded_release(&m);
         json_decref(st);
 
@@ -318,7 +323,8 @@ Test(replicas, informer_pieces)
         slim = replicas_transform_configmap(NULL, cm);
         cr_assert_null(json_object_get(slim, "data"), "models.json cached");
         cr_assert_null(json_get_path(slim, "metadata", "managedFields", NULL));
-        cr_assert_str_eq(json_get_string_path(slim, "metadata", "name", NULL), "modelconfig-my-isvc-0");
+        cr_assert_str_eq(json_get_string_path(slim, "metadata", "name", NULL),
+                         "modelconfig-my-isvc-0");
         json_decref(slim);
         json_decref(cm);
 

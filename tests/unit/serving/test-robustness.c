@@ -81,10 +81,10 @@ static void collect(json_t *v, json_t **out, size_t *n, size_t max)
                 return;
         out[(*n)++] = v;
         if (json_is_object(v))
-                json_object_foreach (v, key, child)
+                json_object_foreach(v, key, child)
                         collect(child, out, n, max);
         else if (json_is_array(v))
-                json_array_foreach (v, i, child)
+                json_array_foreach(v, i, child)
                         collect(child, out, n, max);
 }
 
@@ -105,13 +105,14 @@ static json_t *mutate(const char *base, size_t target, unsigned kind, bool *ret_
                         json_t *child;
                         size_t j;
                         if (json_is_object(nodes[i])) {
-                                json_object_foreach (nodes[i], key, child)
+                                json_object_foreach(nodes[i], key, child)
                                         if (child == victim) {
-                                                json_object_set_new(nodes[i], key, replacement(kind));
+                                                json_object_set_new(nodes[i], key,
+                                                                    replacement(kind));
                                                 return root;
                                         }
                         } else if (json_is_array(nodes[i])) {
-                                json_array_foreach (nodes[i], j, child)
+                                json_array_foreach(nodes[i], j, child)
                                         if (child == victim) {
                                                 json_array_set_new(nodes[i], j, replacement(kind));
                                                 return root;
@@ -128,8 +129,12 @@ static void exercise(json_t *tm, json_t *is, json_t *cm)
         struct isvc_info info;
         struct isvc_plan plan;
         struct tm_plan orphan;
-        struct plan_input in = { .isvc_name = "p", .isvc = is, .configmap = cm,
-                                 .tms = (const json_t *const *)&tm, .n_tms = 1, .now = NOW };
+        struct plan_input in = { .isvc_name = "p",
+                                 .isvc = is,
+                                 .configmap = cm,
+                                 .tms = (const json_t *const *)&tm,
+                                 .n_tms = 1,
+                                 .now = NOW };
         char *msg = NULL;
         int r;
 
@@ -208,7 +213,8 @@ Test(robustness, mutated_configmaps)
 Test(robustness, truncated_texts)
 {
         static const char *const texts[] = { "-12.345e+6", "1.5Gi", "+.5Ki", "0.000000000001E" };
-        const char *mj = "[{\"modelName\":\"a\",\"modelSpec\":{\"storageUri\":\"s3://x\",\"memory\":\"1Gi\"}}]";
+        const char *mj =
+                "[{\"modelName\":\"a\",\"modelSpec\":{\"storageUri\":\"s3://x\",\"memory\":\"1Gi\"}}]";
         char buf[128];
 
         for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)

@@ -13,8 +13,9 @@ static json_t *load(const char *s)
         return v;
 }
 
-#define META "\"metadata\":{\"name\":\"tm1\",\"namespace\":\"ns\",\"uid\":\"u\",\"resourceVersion\":\"7\"," \
-             "\"creationTimestamp\":\"2024-05-01T12:00:00Z\"}"
+#define META                                                                                           \
+        "\"metadata\":{\"name\":\"tm1\",\"namespace\":\"ns\",\"uid\":\"u\",\"resourceVersion\":\"7\"," \
+        "\"creationTimestamp\":\"2024-05-01T12:00:00Z\"}"
 
 static void expect_invalid(const char *spec, const char *field, const char *message)
 {
@@ -59,9 +60,10 @@ Test(trainedmodel, valid)
 
 Test(trainedmodel, metadata)
 {
-        json_auto_t *v = load("{\"metadata\":{\"name\":\"tm1\",\"deletionTimestamp\":\"2024-01-01T00:00:00Z\","
-                              "\"finalizers\":[\"other\",\"trainedmodel.finalizer\"],"
-                              "\"labels\":{\"inferenceservice\":\"a\"}},\"spec\":{}}");
+        json_auto_t *v = load(
+                "{\"metadata\":{\"name\":\"tm1\",\"deletionTimestamp\":\"2024-01-01T00:00:00Z\","
+                "\"finalizers\":[\"other\",\"trainedmodel.finalizer\"],"
+                "\"labels\":{\"inferenceservice\":\"a\"}},\"spec\":{}}");
         struct trained_model tm;
 
         cr_assert_eq(trained_model_from_json(v, &tm), 0);
@@ -108,10 +110,11 @@ Test(trainedmodel, invalid_specs)
         expect_invalid("\"spec\":{\"inferenceService\":\"i\",\"model\":{\"storageUri\":\"s3://x\","
                        "\"framework\":\"f\"}}",
                        "spec.model.memory", "spec.model.memory is required");
-        expect_invalid("\"spec\":{\"inferenceService\":\"i\",\"model\":{\"storageUri\":\"s3://x\","
-                       "\"framework\":\"f\",\"memory\":\"lots\"}}",
-                       "spec.model.memory",
-                       "spec.model.memory \"lots\" is not a valid quantity (e.g. \"128Mi\", \"1G\")");
+        expect_invalid(
+                "\"spec\":{\"inferenceService\":\"i\",\"model\":{\"storageUri\":\"s3://x\","
+                "\"framework\":\"f\",\"memory\":\"lots\"}}",
+                "spec.model.memory",
+                "spec.model.memory \"lots\" is not a valid quantity (e.g. \"128Mi\", \"1G\")");
         expect_invalid("\"spec\":{\"inferenceService\":\"i\",\"model\":{\"storageUri\":\"s3://x\","
                        "\"framework\":\"f\",\"memory\":\"-1Gi\"}}",
                        "spec.model.memory", "spec.model.memory \"-1Gi\" must not be negative");
@@ -136,8 +139,9 @@ Test(trainedmodel, invalid_keeps_parent)
 
 Test(trainedmodel, zero_and_integer_memory)
 {
-        json_auto_t *v = load("{" META ",\"spec\":{\"inferenceService\":\"i\",\"model\":"
-                              "{\"storageUri\":\"s3://x\",\"framework\":\"\",\"memory\":1073741824}}}");
+        json_auto_t *v = load(
+                "{" META ",\"spec\":{\"inferenceService\":\"i\",\"model\":"
+                "{\"storageUri\":\"s3://x\",\"framework\":\"\",\"memory\":1073741824}}}");
         struct trained_model tm;
         char s[QUANTITY_STRING_MAX];
 

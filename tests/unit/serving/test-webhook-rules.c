@@ -4,15 +4,15 @@
 
 #include "serving/webhook-rules.h"
 
-#define NAME_ERR(n)                                                                                \
-        "the Trained Model \"" n "\" is invalid: a Trained Model name must consist of "            \
-        "alphanumeric characters, '_', or '-'. (e.g. \"my-Name\" or \"abc_123\", regex used for "  \
+#define NAME_ERR(n)                                                                               \
+        "the Trained Model \"" n "\" is invalid: a Trained Model name must consist of "           \
+        "alphanumeric characters, '_', or '-'. (e.g. \"my-Name\" or \"abc_123\", regex used for " \
         "validation is '^[a-zA-Z0-9_-]+$')"
 
-#define URI_ERR(n, u)                                                                              \
-        "the Trained Model \"" n "\" storageUri field is invalid. The storage uri must start "     \
-        "with one of the prefixes: s3://, gs://, https://, http://. (the storage uri given is \""  \
-        u "\")"
+#define URI_ERR(n, u)                                                                               \
+        "the Trained Model \"" n "\" storageUri field is invalid. The storage uri must start "      \
+        "with one of the prefixes: s3://, gs://, https://, http://. (the storage uri given is \"" u \
+        "\")"
 
 /* §9.6 base object: name bar, isvc Parent, gs://kfserving/sklearn/iris, sklearn, 100Mi. */
 static json_t *tm(const char *name, const char *isvc, const char *uri, const char *framework,
@@ -69,8 +69,7 @@ Test(webhook_rules, create)
         expect("CREATE", named("abc.123"), NULL, TM_ADMISSION_DENIED, NAME_ERR("abc.123"));
         expect("CREATE", named("abc 123"), NULL, TM_ADMISSION_DENIED, NAME_ERR("abc 123"));
         expect("CREATE",
-               tm("bar", "Parent", "foo://kfserving/sklearn/iris", "sklearn",
-                  json_string("100Mi")),
+               tm("bar", "Parent", "foo://kfserving/sklearn/iris", "sklearn", json_string("100Mi")),
                NULL, TM_ADMISSION_DENIED, URI_ERR("bar", "foo://kfserving/sklearn/iris"));
 }
 
@@ -149,26 +148,21 @@ Test(webhook_rules, update)
         expect("UPDATE", named("-abc-3"), base(), TM_ADMISSION_ALLOWED, NULL);
         expect("UPDATE", named("abc-3-"), base(), TM_ADMISSION_ALLOWED, NULL);
         expect("UPDATE",
-               tm("bar", "parent2", "gs://kfserving/sklearn/iris", "sklearn",
-                  json_string("100Mi")),
+               tm("bar", "parent2", "gs://kfserving/sklearn/iris", "sklearn", json_string("100Mi")),
                base(), TM_ADMISSION_ALLOWED, NULL);
         expect("UPDATE",
-               tm("bar", "Parent", "gs://kfserving/sklearn2/iris", "sklearn",
-                  json_string("100Mi")),
+               tm("bar", "Parent", "gs://kfserving/sklearn2/iris", "sklearn", json_string("100Mi")),
                base(), TM_ADMISSION_ALLOWED, NULL);
         expect("UPDATE",
-               tm("bar", "Parent", "gs://kfserving/sklearn/iris", "sklearn2",
-                  json_string("100Mi")),
+               tm("bar", "Parent", "gs://kfserving/sklearn/iris", "sklearn2", json_string("100Mi")),
                base(), TM_ADMISSION_ALLOWED, NULL);
         expect("UPDATE", named("abc.123"), base(), TM_ADMISSION_DENIED, NAME_ERR("abc.123"));
         expect("UPDATE", named("abc 123"), base(), TM_ADMISSION_DENIED, NAME_ERR("abc 123"));
         expect("UPDATE",
-               tm("bar", "Parent", "foo://kfserving/sklearn/iris", "sklearn",
-                  json_string("100Mi")),
+               tm("bar", "Parent", "foo://kfserving/sklearn/iris", "sklearn", json_string("100Mi")),
                base(), TM_ADMISSION_DENIED, URI_ERR("bar", "foo://kfserving/sklearn/iris"));
         expect("UPDATE",
-               tm("bar", "Parent", "gs://kfserving/sklearn/iris", "sklearn",
-                  json_string("300Mi")),
+               tm("bar", "Parent", "gs://kfserving/sklearn/iris", "sklearn", json_string("300Mi")),
                base(), TM_ADMISSION_DENIED,
                "the Trained Model \"bar\" memory field is immutable. The memory was \"100Mi\" but "
                "it is updated to \"300Mi\"");

@@ -12,8 +12,8 @@
 Test(base64, rfc4648_vectors)
 {
         static const char *const in[] = { "", "f", "fo", "foo", "foob", "fooba", "foobar" };
-        static const char *const out[] = { "", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=",
-                                           "Zm9vYmFy" };
+        static const char *const out[] = { "",         "Zg==",     "Zm8=",    "Zm9v",
+                                           "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy" };
 
         for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
                 char *e = base64_encode(in[i], strlen(in[i])), *d = NULL;
@@ -45,8 +45,8 @@ Test(base64, binary_and_embedded_nul)
 
 Test(base64, rejects)
 {
-        static const char *const bad[] = { "abc", "ab=c", "a!==", "Zg==Zg==", "Z===", "====",
-                                           "Zm9v YmFy", "Zm9\n", "Zg=a" };
+        static const char *const bad[] = { "abc",  "ab=c",      "a!==",  "Zg==Zg==", "Z===",
+                                           "====", "Zm9v YmFy", "Zm9\n", "Zg=a" };
         char *d = (char *)"untouched";
 
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
