@@ -450,7 +450,7 @@ static int load_user(struct kcfg *k, yaml_node_t *root, const char *name, struct
         static const char *const unsupported[] = { "exec", "auth-provider", "username",
                                                    "password" };
         yaml_node_t *u;
-        const char *token, *token_file;
+        const char *token = NULL, *token_file = NULL;
         char where[128];
         int r;
 
