@@ -96,7 +96,8 @@ static void walk_models(struct catalog_index *idx, const char *label, const char
                 q.page.token = token;
                 err[0] = '\0';
                 r = catalog_index_list_models_text(idx, &q, &b, err, sizeof(err));
-                cr_assert_geq(buf_printf(&out, "models %s order=%s desc=%d filter=%s q=%s page=%d\n",
+                cr_assert_geq(buf_printf(&out,
+                                         "models %s order=%s desc=%d filter=%s q=%s page=%d\n",
                                          label, order_s, desc, fq ? fq : "-", qs ? qs : "-", page),
                               0);
                 if (r < 0) {
@@ -144,8 +145,8 @@ static void artifacts(struct catalog_index *idx, const char *source, const char 
         for (size_t o = 0; o < (all ? ELEMENTSOF(orders) : 1); o++)
                 for (size_t fi = 0; fi < (all ? ELEMENTSOF(filters) : 1); fi++)
                         for (int desc = 0; desc < (all ? 2 : 1); desc++) {
-                                CLEANUP(filterq_freep) struct filterq_node *f =
-                                        filters[fi] ? filter(filters[fi]) : NULL;
+                                CLEANUP(filterq_freep)
+                                struct filterq_node *f = filters[fi] ? filter(filters[fi]) : NULL;
                                 struct catalog_artifact_query q = {
                                         .page = { .page_size = 100, .desc = desc },
                                         .filter = f,
@@ -153,8 +154,8 @@ static void artifacts(struct catalog_index *idx, const char *source, const char 
                                 };
                                 json_auto_t *j = NULL;
                                 char err[512] = "", label[1024];
-                                int r = catalog_index_list_artifacts(idx, source, name, &q, &j,
-                                                                     err, sizeof(err));
+                                int r = catalog_index_list_artifacts(idx, source, name, &q, &j, err,
+                                                                     sizeof(err));
 
                                 snprintf(label, sizeof(label),
                                          "artifacts %s/%s order=%s filter=%s desc=%d -> %d %s",
@@ -170,8 +171,8 @@ static void artifacts(struct catalog_index *idx, const char *source, const char 
                 char err[512] = "", label[1024];
                 int r = catalog_index_list_artifacts(idx, source, name, &q, &j, err, sizeof(err));
 
-                snprintf(label, sizeof(label), "perf artifacts %s/%s %zu -> %d %s", source, name,
-                         p, r, err);
+                snprintf(label, sizeof(label), "perf artifacts %s/%s %zu -> %d %s", source, name, p,
+                         r, err);
                 put_json(label, j);
         }
 }
@@ -253,57 +254,58 @@ static char *generated_yaml(unsigned n)
                 unsigned i = (k * 37) % n;
 
                 cr_assert_geq(
-                        buf_printf(&b,
-                                   "  - name: %s-%02u\n"
-                                   "    provider: P%u\n"
-                                   "    license: %s\n"
-                                   "    language: [en%s]\n"
-                                   "    tasks: [t%u, common]\n"
-                                   "    description: model %u %s\n"
-                                   "%s"
-                                   "    customProperties:\n"
-                                   "      size: {metadataType: MetadataIntValue, int_value: \"%u\"}\n"
-                                   "      kind: {metadataType: MetadataStringValue, string_value: "
-                                   "k%u}\n"
-                                   "      score: {metadataType: MetadataDoubleValue, "
-                                   "double_value: %u.25}\n"
-                                   "      fast: {metadataType: MetadataBoolValue, bool_value: %s}\n"
-                                   "      blob: {metadataType: MetadataStructValue, struct_value: "
-                                   "'{\"a\": %u}'}\n"
-                                   "    artifacts:\n"
-                                   "      - uri: oci://x/%u\n"
-                                   "        name: a%u\n"
-                                   "        customProperties:\n"
-                                   "          ttft: {metadataType: MetadataDoubleValue, "
-                                   "double_value: %u.5}\n"
-                                   "          fast: {metadataType: MetadataBoolValue, bool_value: "
-                                   "%s}\n"
-                                   "      - artifactType: metrics-artifact\n"
-                                   "        metricsType: performance-metrics\n"
-                                   "%s"
-                                   "        customProperties:\n"
-                                   "          hardware_type: {metadataType: MetadataStringValue, "
-                                   "string_value: H%u}\n"
-                                   "          hardware_count: {metadataType: MetadataIntValue, "
-                                   "int_value: \"%u\"}\n"
-                                   "          ttft_p90: {metadataType: MetadataDoubleValue, "
-                                   "double_value: %u}\n"
-                                   "          requests_per_second: {metadataType: "
-                                   "MetadataDoubleValue, double_value: %u.5}\n"
-                                   "          overall_average: {metadataType: MetadataDoubleValue, "
-                                   "double_value: 0.%u}\n",
-                                   i % 2   ? "model"
-                                   : i % 4 ? "MODEL"
-                                           : "Model",
-                                   i / 2, i % 5, licenses[i % 3], i % 3 ? "" : ", fr", i % 4, i,
-                                   i % 7 ? "plain" : "translation",
-                                   i % 5 ? "    createTimeSinceEpoch: \"1736000000000\"\n"
-                                           "    lastUpdateTimeSinceEpoch: 1737000000000\n"
-                                         : "",
-                                   i % 11, i % 3, i % 4 * 20, i % 2 ? "true" : "false", i % 3, i,
-                                   i % 4, (i * 13) % 100, i % 3 ? "true" : "false",
-                                   i % 3 ? "        createTimeSinceEpoch: \"1736000005000\"\n" : "",
-                                   i % 4, 1 + i % 3, 50 + (i * 7) % 90, 10 + i % 6, i % 9),
+                        buf_printf(
+                                &b,
+                                "  - name: %s-%02u\n"
+                                "    provider: P%u\n"
+                                "    license: %s\n"
+                                "    language: [en%s]\n"
+                                "    tasks: [t%u, common]\n"
+                                "    description: model %u %s\n"
+                                "%s"
+                                "    customProperties:\n"
+                                "      size: {metadataType: MetadataIntValue, int_value: \"%u\"}\n"
+                                "      kind: {metadataType: MetadataStringValue, string_value: "
+                                "k%u}\n"
+                                "      score: {metadataType: MetadataDoubleValue, "
+                                "double_value: %u.25}\n"
+                                "      fast: {metadataType: MetadataBoolValue, bool_value: %s}\n"
+                                "      blob: {metadataType: MetadataStructValue, struct_value: "
+                                "'{\"a\": %u}'}\n"
+                                "    artifacts:\n"
+                                "      - uri: oci://x/%u\n"
+                                "        name: a%u\n"
+                                "        customProperties:\n"
+                                "          ttft: {metadataType: MetadataDoubleValue, "
+                                "double_value: %u.5}\n"
+                                "          fast: {metadataType: MetadataBoolValue, bool_value: "
+                                "%s}\n"
+                                "      - artifactType: metrics-artifact\n"
+                                "        metricsType: performance-metrics\n"
+                                "%s"
+                                "        customProperties:\n"
+                                "          hardware_type: {metadataType: MetadataStringValue, "
+                                "string_value: H%u}\n"
+                                "          hardware_count: {metadataType: MetadataIntValue, "
+                                "int_value: \"%u\"}\n"
+                                "          ttft_p90: {metadataType: MetadataDoubleValue, "
+                                "double_value: %u}\n"
+                                "          requests_per_second: {metadataType: "
+                                "MetadataDoubleValue, double_value: %u.5}\n"
+                                "          overall_average: {metadataType: MetadataDoubleValue, "
+                                "double_value: 0.%u}\n",
+                                i % 2   ? "model"
+                                : i % 4 ? "MODEL"
+                                        : "Model",
+                                i / 2, i % 5, licenses[i % 3], i % 3 ? "" : ", fr", i % 4, i,
+                                i % 7 ? "plain" : "translation",
+                                i % 5 ? "    createTimeSinceEpoch: \"1736000000000\"\n"
+                                        "    lastUpdateTimeSinceEpoch: 1737000000000\n"
+                                      : "",
+                                i % 11, i % 3, i % 4 * 20, i % 2 ? "true" : "false", i % 3, i,
+                                i % 4, (i * 13) % 100, i % 3 ? "true" : "false",
+                                i % 3 ? "        createTimeSinceEpoch: \"1736000005000\"\n" : "",
+                                i % 4, 1 + i % 3, 50 + (i * 7) % 90, 10 + i % 6, i % 9),
                         0);
         }
         return buf_take(&b, NULL);
@@ -358,10 +360,9 @@ Test(golden, responses_are_byte_identical)
 {
         const char *root = getenv("MODELPLANE_SOURCE_ROOT");
         AUTOFREE char *path = NULL, *golden = NULL, *yaml = NULL, *got = NULL;
-        static const char sources[] =
-                "model_catalogs:\n"
-                "  - {id: gen, name: Gen, type: yaml, labels: [Bench],\n"
-                "     properties: {yamlCatalogPath: g.yaml}}\n";
+        static const char sources[] = "model_catalogs:\n"
+                                      "  - {id: gen, name: Gen, type: yaml, labels: [Bench],\n"
+                                      "     properties: {yamlCatalogPath: g.yaml}}\n";
         struct catalog_error e = { 0 };
         struct catalog_service *svc = NULL;
         struct catalog_index *idx;
