@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "catalog/limits.h"
+#include "util/buf.h"
 #include "util/parse-util.h"
 #include "util/time-util.h"
 
@@ -36,36 +37,72 @@ struct catalog_models *catalog_models_unref(struct catalog_models *m)
 /*
  * Values repeat across a catalog (a provider, a license, "model-artifact", a timestamp, the same
  * MetadataValue in many models): every value built here is immutable once parsed, so equal ones
- * are one shared jansson value (refcounted) instead of one copy per model. Takes v; returns the
- * shared value (a new reference) or NULL (out of memory).
+ * are one shared jansson value (refcounted) instead of one copy per model. The table lives for
+ * one parse; its keys are an unambiguous encoding of the value (kind, then length-prefixed
+ * strings), built without serializing.
  */
-static json_t *intern(struct ydoc *d, char kind, json_t *v)
+struct intern_table {
+        json_t *map;    /* key -> the shared value */
+        struct buf key; /* scratch */
+};
+
+static int intern_key(struct buf *k, const json_t *v)
 {
-        AUTOFREE char *key = NULL;
+        const char *ks;
+        json_t *e;
+        size_t i;
+        int r = 0;
+
+        switch (json_typeof(v)) {
+        case JSON_STRING:
+                return buf_printf(k, "s%zu:%s", json_string_length(v), json_string_value(v));
+        case JSON_REAL:
+                return buf_printf(k, "d%.17g;", json_real_value(v));
+        case JSON_INTEGER:
+                return buf_printf(k, "i%" JSON_INTEGER_FORMAT ";", json_integer_value(v));
+        case JSON_TRUE:
+                return buf_putc(k, 't');
+        case JSON_FALSE:
+                return buf_putc(k, 'f');
+        case JSON_NULL:
+                return buf_putc(k, 'n');
+        case JSON_ARRAY:
+                r = buf_printf(k, "a%zu:", json_array_size(v));
+                json_array_foreach((json_t *)v, i, e)
+                        if (r >= 0)
+                                r = intern_key(k, e);
+                return r;
+        case JSON_OBJECT:
+                r = buf_printf(k, "o%zu:", json_object_size(v));
+                json_object_foreach((json_t *)v, ks, e) {
+                        if (r >= 0)
+                                r = buf_printf(k, "%zu:%s", strlen(ks), ks);
+                        if (r >= 0)
+                                r = intern_key(k, e);
+                }
+                return r;
+        }
+        return -EINVAL;
+}
+
+/* Takes v; returns the shared value equal to it (a new reference) or NULL (out of memory). */
+static json_t *intern(struct ydoc *d, json_t *v)
+{
+        struct intern_table *t = d->intern;
         json_t *hit;
 
-        if (!v || !d->intern)
+        if (!v || !t)
                 return v;
-        if (json_is_string(v)) {
-                if (asprintf(&key, "%c%s", kind, json_string_value(v)) < 0)
-                        key = NULL;
-        } else {
-                char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-
-                if (t && asprintf(&key, "%c%s", kind, t) < 0)
-                        key = NULL;
-                free(t);
-        }
-        if (!key) {
-                json_decref(v);
-                return NULL;
-        }
-        hit = json_object_get(d->intern, key);
+        buf_reset(&t->key);
+        /* a string with a NUL cannot be a key: such values stay unshared */
+        if (intern_key(&t->key, v) < 0 || strlen(buf_str(&t->key)) != t->key.len)
+                return v;
+        hit = json_object_get(t->map, buf_str(&t->key));
         if (hit) {
                 json_decref(v);
                 return json_incref(hit);
         }
-        if (json_object_set(d->intern, key, v) < 0) {
+        if (json_object_set(t->map, buf_str(&t->key), v) < 0) {
                 json_decref(v);
                 return NULL;
         }
@@ -74,7 +111,7 @@ static json_t *intern(struct ydoc *d, char kind, json_t *v)
 
 static json_t *intern_string(struct ydoc *d, const char *s)
 {
-        return intern(d, 's', json_string(s));
+        return intern(d, json_string(s));
 }
 
 static int store_node(struct ydoc *d, yaml_node_t *n, void *ret, struct catalog_error *err)
@@ -237,13 +274,13 @@ static int field_custom_properties(struct ydoc *d, yaml_node_t *n, void *ret,
                                           key, type, vkey);
                         return -EINVAL;
                 }
-                value = intern(d, 'm', json_pack("{s:s, s:o}", "metadataType", type, vkey, value));
+                value = intern(d, json_pack("{s:s, s:o}", "metadataType", type, vkey, value));
                 if (!value || json_object_set_new(out, key, value) < 0)
                         return -ENOMEM;
         }
 done:
         if (json_object_size(out) == 0) {
-                out = intern(d, 'o', TAKE_PTR(out));
+                out = intern(d, TAKE_PTR(out));
                 if (!out)
                         return -ENOMEM;
         }
@@ -464,7 +501,7 @@ static int set_opt_strv(struct ydoc *d, json_t *o, const char *key, char *const 
 
         if (!v)
                 return 0;
-        a = intern(d, 'a', strv_to_json(v));
+        a = intern(d, strv_to_json(v));
         return !a || json_object_set_new(o, key, a) < 0 ? -ENOMEM : 0;
 }
 
@@ -723,7 +760,7 @@ int catalog_models_parse(const char *file, const char *data, size_t len,
                          struct catalog_models **ret, struct catalog_error *err)
 {
         CLEANUP(catalog_models_unrefp) struct catalog_models *m = NULL;
-        json_auto_t *intern_table = NULL;
+        struct intern_table table = { .key = BUF_INIT(SIZE_MAX) };
         struct ydoc d;
         int r;
 
@@ -736,15 +773,15 @@ int catalog_models_parse(const char *file, const char *data, size_t len,
         if (!m)
                 return -ENOMEM;
         m->refs = 1;
-        intern_table = json_object();
-        if (!intern_table)
-                return -ENOMEM;
         r = ydoc_load(&d, file, data, len, err);
         if (r < 0)
                 return r;
-        d.intern = intern_table;
+        table.map = json_object();
+        d.intern = table.map ? &table : NULL;
         r = parse_catalog(&d, m, err);
         ydoc_release(&d);
+        json_decref(table.map);
+        buf_release(&table.key);
         if (r < 0)
                 return r;
         r = catalog_models_stamp(m, (int64_t)(now_realtime() / USEC_PER_MSEC));
