@@ -261,10 +261,19 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, struct http_resp *
         return ret;
 }
 
+/* The JSON body of a refusal in the server's error shape (reason phrases from http/errors). */
+static json_t *error_json(const struct http_server *s, unsigned status, const char *msg)
+{
+        if (s->cfg.error_body)
+                return s->cfg.error_body(status, msg);
+        if (s->cfg.error_style == HTTP_ERROR_REASON)
+                return json_pack("{s:s,s:s}", "code", http_reason_phrase(status), "message", msg);
+        return json_pack("{s:s,s:i}", "message", msg, "code", (int)status);
+}
+
 /*
- * The one writer of the refusals the server sends itself, in the server's error shape (reason
- * phrases from the shared table in http/errors). The 413 keeps a
- * caller-provided body (too_large_json) so that an API can keep its own shape.
+ * The one writer of the refusals the server sends itself, in the server's error shape. The 413
+ * keeps a caller-provided body (too_large_json) so that an API can keep its own shape.
  */
 static enum MHD_Result send_error(const struct http_server *s, struct MHD_Connection *conn,
                                   unsigned status, const char *msg)
@@ -274,13 +283,8 @@ static enum MHD_Result send_error(const struct http_server *s, struct MHD_Connec
 
         if (status == MHD_HTTP_CONTENT_TOO_LARGE && s->cfg.too_large_json)
                 http_resp_set_text(&resp, status, NULL, s->cfg.too_large_json);
-        else if (s->cfg.error_style == HTTP_ERROR_REASON)
-                http_resp_set_json(&resp, status,
-                                   json_pack("{s:s,s:s}", "code", http_reason_phrase(status),
-                                             "message", msg));
         else
-                http_resp_set_json(&resp, status,
-                                   json_pack("{s:s,s:i}", "message", msg, "code", (int)status));
+                http_resp_set_json(&resp, status, error_json(s, status, msg));
         /* a refused request may have left a body unread: never reuse the connection */
         if (status != 200 && http_resp_add_header(&resp, MHD_HTTP_HEADER_CONNECTION, "close") < 0)
                 resp.status = 500;
@@ -674,9 +678,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         r = s->cfg.handler(s->cfg.userdata, &st->req, &resp);
         deadline_mark(s, conn, false);
         if (r < 0)
-                http_resp_set_json(&resp, 500,
-                                   json_pack("{s:s,s:i}", "message", "internal server error",
-                                             "code", 500));
+                http_resp_set_json(&resp, 500, error_json(s, 500, "internal server error"));
         ret = send_resp(conn, &resp);
         resp_release(&resp);
         return ret;

@@ -41,7 +41,8 @@ def main():
         ok = st in (want if isinstance(want, tuple) else (want,)) and t < BOUND
         if ok and json_body:
             j = T.json_error(b)
-            ok = j is not None and h.get("content-type", "").startswith("application/json")
+            ok = (j is not None and h.get("content-type", "").startswith("application/json")
+                  and T.code_matches(kind, j, st))
         tap.ok(ok, "%s: %s -> %s" % (kind, name, want), "got %r in %.2f s: %r" % (st, t, b[:160]))
         return st, b
 

@@ -242,6 +242,23 @@ def json_error(body):
     return j
 
 
+# Go's http.StatusText, which upstream's Model Registry and Catalog servers put into "code"
+REASONS = {400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
+           413: "Request Entity Too Large", 414: "URI Too Long",
+           431: "Request Header Fields Too Large", 500: "Internal Server Error",
+           501: "Not Implemented", 503: "Service Unavailable"}
+
+
+def code_matches(kind, j, status):
+    """The error's code follows the server's API: a string (the reason phrase of the status) in
+    the Model Registry and Catalog APIs' Error schema, the status as a number (a Kubernetes
+    Status) on the webhook and the controller's probes."""
+    code = j.get("code")
+    if kind in ("registry", "catalog"):
+        return isinstance(code, str) and code == REASONS.get(status)
+    return isinstance(code, int) and not isinstance(code, bool) and code == status
+
+
 class Tap:
     def __init__(self):
         self.n = 0
