@@ -30,16 +30,27 @@ static int handler(void *userdata, struct http_req *req, struct http_resp *resp)
         return 0;
 }
 
-static struct http_server *start(void)
+/* A server with the defaults and handler, its error shape, and (deadlines) the short timeouts. */
+static struct http_server *start_with(bool deadlines, enum http_error_style style,
+                                      json_t *(*body)(unsigned, const char *))
 {
         struct http_server_config cfg = { HTTP_SERVER_CONFIG_DEFAULTS };
         struct http_server *s = NULL;
 
-        cfg.connection_timeout = IDLE_S;
-        cfg.request_timeout = DEADLINE_S;
+        if (deadlines) {
+                cfg.connection_timeout = IDLE_S;
+                cfg.request_timeout = DEADLINE_S;
+        }
         cfg.handler = handler;
+        cfg.error_style = style;
+        cfg.error_body = body;
         cr_assert_eq(http_server_start(&cfg, &s), 0);
         return s;
+}
+
+static struct http_server *start(void)
+{
+        return start_with(true, HTTP_ERROR_NUMERIC, NULL);
 }
 
 static int dial(struct http_server *s)
@@ -192,19 +203,6 @@ static json_t *envelope(unsigned status, const char *message)
         return json_pack("{s:{s:i,s:s}}", "error", "status", (int)status, "message", message);
 }
 
-static struct http_server *start_styled(enum http_error_style style,
-                                        json_t *(*body)(unsigned, const char *))
-{
-        struct http_server_config cfg = { HTTP_SERVER_CONFIG_DEFAULTS };
-        struct http_server *s = NULL;
-
-        cfg.handler = handler;
-        cfg.error_style = style;
-        cfg.error_body = body;
-        cr_assert_eq(http_server_start(&cfg, &s), 0);
-        return s;
-}
-
 /* Every refusal the server writes, and the 500 of a failing handler, has the configured shape. */
 Test(http_server, refusals_follow_the_error_style)
 {
@@ -230,7 +228,7 @@ Test(http_server, refusals_follow_the_error_style)
         path[2049] = '\0';
         (void)snprintf(raw, sizeof(raw), "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path);
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                struct http_server *s = start_styled(cases[i].style, cases[i].body);
+                struct http_server *s = start_with(false, cases[i].style, cases[i].body);
 
                 exchange(s, raw, buf, sizeof(buf));
                 cr_assert(strneq(buf, "HTTP/1.1 414", 12), "case %zu: %.40s", i, buf);
