@@ -261,10 +261,19 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, struct http_resp *
         return ret;
 }
 
+/* The JSON body of a refusal in the server's error shape (reason phrases from http/errors). */
+static json_t *error_json(const struct http_server *s, unsigned status, const char *msg)
+{
+        if (s->cfg.error_body)
+                return s->cfg.error_body(status, msg);
+        if (s->cfg.error_style == HTTP_ERROR_REASON)
+                return json_pack("{s:s,s:s}", "code", http_reason_phrase(status), "message", msg);
+        return json_pack("{s:s,s:i}", "message", msg, "code", (int)status);
+}
+
 /*
- * The one writer of the refusals the server sends itself, in the server's error shape (reason
- * phrases from the shared table in http/errors). The 413 keeps a
- * caller-provided body (too_large_json) so that an API can keep its own shape.
+ * The one writer of the refusals the server sends itself, in the server's error shape. The 413
+ * keeps a caller-provided body (too_large_json) so that an API can keep its own shape.
  */
 static enum MHD_Result send_error(const struct http_server *s, struct MHD_Connection *conn,
                                   unsigned status, const char *msg)
@@ -274,13 +283,8 @@ static enum MHD_Result send_error(const struct http_server *s, struct MHD_Connec
 
         if (status == MHD_HTTP_CONTENT_TOO_LARGE && s->cfg.too_large_json)
                 http_resp_set_text(&resp, status, NULL, s->cfg.too_large_json);
-        else if (s->cfg.error_style == HTTP_ERROR_REASON)
-                http_resp_set_json(&resp, status,
-                                   json_pack("{s:s,s:s}", "code", http_reason_phrase(status),
-                                             "message", msg));
         else
-                http_resp_set_json(&resp, status,
-                                   json_pack("{s:s,s:i}", "message", msg, "code", (int)status));
+                http_resp_set_json(&resp, status, error_json(s, status, msg));
         /* a refused request may have left a body unread: never reuse the connection */
         if (status != 200 && http_resp_add_header(&resp, MHD_HTTP_HEADER_CONNECTION, "close") < 0)
                 resp.status = 500;
@@ -674,9 +678,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         r = s->cfg.handler(s->cfg.userdata, &st->req, &resp);
         deadline_mark(s, conn, false);
         if (r < 0)
-                http_resp_set_json(&resp, 500,
-                                   json_pack("{s:s,s:i}", "message", "internal server error",
-                                             "code", 500));
+                http_resp_set_json(&resp, 500, error_json(s, 500, "internal server error"));
         ret = send_resp(conn, &resp);
         resp_release(&resp);
         return ret;
@@ -1193,16 +1195,10 @@ static void raise_nofile(unsigned *max_connections)
                 *max_connections = rl.rlim_cur > 512U ? (unsigned)((rl.rlim_cur - 256U) / 4U) : 64U;
 }
 
-int http_server_start(const struct http_server_config *cfg, struct http_server **ret)
+/* What http_server_start() refuses: a missing handler, half a TLS pair, two TLS sources, a
+ * request deadline not above the idle timeout. */
+static int config_check(const struct http_server_config *cfg)
 {
-        struct sockaddr_storage ss = { 0 };
-        socklen_t sl;
-        const union MHD_DaemonInfo *info;
-        unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD;
-        struct MHD_OptionItem opts[24];
-        size_t n = 0;
-        struct http_server *s;
-
         if (!cfg || !cfg->handler || cfg->body_max == 0 || cfg->max_connections == 0)
                 return -EINVAL;
         if (!!cfg->tls_cert_pem != !!cfg->tls_key_pem)
@@ -1215,26 +1211,38 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
         if (cfg->request_timeout > 0 && cfg->connection_timeout > 0 &&
             cfg->request_timeout <= cfg->connection_timeout)
                 return -EINVAL;
+        return 0;
+}
 
+/* The listening address: IPv6 when it has a ':' (and MHD_USE_IPv6 in *flags), else IPv4. */
+static int listen_address(const struct http_server_config *cfg, struct sockaddr_storage *ss,
+                          unsigned *flags)
+{
         if (cfg->address && strchr(cfg->address, ':')) {
-                struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+                struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+
                 a6->sin6_family = AF_INET6;
                 a6->sin6_port = htons(cfg->port);
                 if (inet_pton(AF_INET6, cfg->address, &a6->sin6_addr) != 1)
                         return -EINVAL;
-                sl = sizeof(*a6);
-                flags |= MHD_USE_IPv6;
+                *flags |= MHD_USE_IPv6;
         } else {
-                struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+                struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+
                 a4->sin_family = AF_INET;
                 a4->sin_port = htons(cfg->port);
                 if (inet_pton(AF_INET, cfg->address ? cfg->address : "0.0.0.0", &a4->sin_addr) != 1)
                         return -EINVAL;
-                sl = sizeof(*a4);
         }
-        (void)sl;
+        return 0;
+}
 
-        s = calloc(1, sizeof(*s));
+/* The server before its daemon: the configuration without the borrowed pointers, the lock, the
+ * TLS source (its files loaded), the descriptor limit raised. */
+static int server_new(const struct http_server_config *cfg, struct http_server **ret)
+{
+        struct http_server *s = calloc(1, sizeof(*s));
+
         if (!s)
                 return -ENOMEM;
         s->cfg = *cfg;
@@ -1252,7 +1260,6 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
                 free(s);
                 return -ENOMEM;
         }
-
         if (cfg->tls_cert_file) {
                 int r = tls_source_new(cfg->tls_cert_file, cfg->tls_key_file, &s->tls);
 
@@ -1263,11 +1270,25 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
         }
         s->tls_mode = cfg->tls_cert_file || cfg->tls_cert_pem;
         raise_nofile(&s->cfg.max_connections);
+        *ret = s;
+        return 0;
+}
 
-        /* MHD_OPTION_ARRAY: numbers and the callback of a (callback, closure) pair go in value,
-         * a lone pointer in ptr_value */
+#define DAEMON_OPTIONS_MAX 24
+
+/*
+ * libmicrohttpd's options for s (MHD_OPTION_ARRAY: numbers and the callback of a (callback,
+ * closure) pair go in value, a lone pointer in ptr_value), ending with MHD_OPTION_END; TLS adds
+ * MHD_USE_TLS to *flags.
+ */
+static void daemon_options(struct http_server *s, const struct http_server_config *cfg,
+                           struct sockaddr_storage *ss, struct MHD_OptionItem *opts,
+                           unsigned *flags)
+{
+        size_t n = 0;
+
 #define OPT(o, v, p) (opts[n++] = (struct MHD_OptionItem){ (o), (intptr_t)(v), (p) })
-        OPT(MHD_OPTION_SOCK_ADDR, 0, &ss);
+        OPT(MHD_OPTION_SOCK_ADDR, 0, ss);
         OPT(MHD_OPTION_THREAD_POOL_SIZE, cfg->threads ? cfg->threads : 1, NULL);
         OPT(MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout, NULL);
         /* the hard cap; max_connections itself is kept by shedding (on_connection), which needs
@@ -1282,33 +1303,51 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
         OPT(MHD_OPTION_NOTIFY_COMPLETED, on_completed, s);
         OPT(MHD_OPTION_NOTIFY_CONNECTION, on_connection, s);
         if (cfg->tls_cert_file) {
-                flags |= MHD_USE_TLS;
+                *flags |= MHD_USE_TLS;
                 /* a one-pointer option: the function goes in ptr_value (POSIX lets it pass as void *) */
                 OPT(MHD_OPTION_HTTPS_CERT_CALLBACK2, 0, cert_callback_ptr());
                 OPT(MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)(uintptr_t)TLS_PRIORITIES);
         } else if (cfg->tls_cert_pem) {
-                flags |= MHD_USE_TLS;
+                *flags |= MHD_USE_TLS;
                 OPT(MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)(uintptr_t)cfg->tls_cert_pem);
                 OPT(MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)(uintptr_t)cfg->tls_key_pem);
                 OPT(MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)(uintptr_t)TLS_PRIORITIES);
         }
         OPT(MHD_OPTION_END, 0, NULL);
 #undef OPT
+}
+
+int http_server_start(const struct http_server_config *cfg, struct http_server **ret)
+{
+        struct sockaddr_storage ss = { 0 };
+        struct MHD_OptionItem opts[DAEMON_OPTIONS_MAX];
+        unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD;
+        const union MHD_DaemonInfo *info;
+        struct http_server *s = NULL;
+        int r;
+
+        r = config_check(cfg);
+        if (r < 0)
+                return r;
+        r = listen_address(cfg, &ss, &flags);
+        if (r < 0)
+                return r;
+        r = server_new(cfg, &s);
+        if (r < 0)
+                return r;
+        daemon_options(s, cfg, &ss, opts, &flags);
         s->daemon = MHD_start_daemon(flags, cfg->port, NULL, NULL, on_request, s, MHD_OPTION_ARRAY,
                                      opts, MHD_OPTION_END);
         if (!s->daemon) {
                 (void)http_server_free(s);
                 return -EADDRINUSE;
         }
-        {
-                int r = -pthread_create(&s->watchdog, NULL, watchdog_thread, s);
-
-                if (r < 0) {
-                        (void)http_server_free(s);
-                        return r;
-                }
-                s->watchdog_running = true;
+        r = -pthread_create(&s->watchdog, NULL, watchdog_thread, s);
+        if (r < 0) {
+                (void)http_server_free(s);
+                return r;
         }
+        s->watchdog_running = true;
         info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
         s->port = info ? info->port : cfg->port;
         *ret = s;
