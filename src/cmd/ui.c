@@ -22,6 +22,7 @@
 #include "ui/auth.h"
 #include "ui/bff.h"
 #include "ui/views.h"
+#include "util/file-util.h"
 #include "util/log.h"
 #include "util/parse-util.h"
 
@@ -159,28 +160,23 @@ static const struct cli_command ui_cli = {
         .set = ui_set,
 };
 
-/* Reads a small secret file; a trailing newline is not part of the secret. */
+/*
+ * Reads a small secret file; a trailing newline is not part of the secret. -EFBIG over
+ * UI_SECRET_MAX bytes, -EINVAL when it is empty or holds a NUL byte.
+ */
 static int read_secret(const char *path, char **ret)
 {
-        AUTOCLOSE int fd = open(path, O_RDONLY | O_CLOEXEC);
         char *s;
-        ssize_t n;
+        size_t n;
+        int r;
 
-        if (fd < 0)
-                return negative_errno();
-        s = calloc(1, UI_SECRET_MAX + 1);
-        if (!s)
-                return -ENOMEM;
-        n = read(fd, s, UI_SECRET_MAX + 1);
-        if (n < 0 || n > (ssize_t)UI_SECRET_MAX) {
-                int r = n < 0 ? negative_errno() : -EFBIG;
-
-                free(s);
-                return r;
-        }
+        r = read_file_bounded(path, UI_SECRET_MAX, READ_FILE_REFUSE_NUL | READ_FILE_SECRET, &s, &n,
+                              NULL);
+        if (r < 0)
+                return r == -EBADMSG ? -EINVAL : r;
         while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r'))
                 s[--n] = '\0';
-        if (n == 0 || memchr(s, '\0', (size_t)n)) {
+        if (n == 0) {
                 free(s);
                 return -EINVAL;
         }

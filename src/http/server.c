@@ -23,6 +23,7 @@
 
 #include "http/errors.h"
 #include "http/router.h"
+#include "util/file-util.h"
 #include "util/time-util.h"
 
 /* TLS below 1.2 is refused (SSL 3.0 is gone from gnutls anyway; listed for older builds). */
@@ -728,52 +729,6 @@ static int file_id_get(const char *path, struct file_id *ret)
         return 0;
 }
 
-/* Reads a whole regular file of at most max bytes; the identity is taken from the open file. */
-static int read_file_bounded(const char *path, size_t max, char **ret, size_t *ret_len,
-                             struct file_id *ret_id)
-{
-        AUTOCLOSE int fd = -EBADF;
-        struct buf b = BUF_INIT(max + 1);
-        struct stat st;
-        char chunk[4096];
-        size_t len;
-        char *p;
-
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return negative_errno();
-        if (fstat(fd, &st) < 0)
-                return negative_errno();
-        if (!S_ISREG(st.st_mode))
-                return -EINVAL;
-        for (;;) {
-                ssize_t n = read(fd, chunk, sizeof(chunk));
-                int r;
-
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        r = negative_errno();
-                        buf_release(&b);
-                        return r;
-                }
-                if (n == 0)
-                        break;
-                r = buf_append(&b, chunk, (size_t)n);
-                if (r < 0) {
-                        buf_release(&b);
-                        return r == -E2BIG ? -EFBIG : r;
-                }
-        }
-        p = buf_take(&b, &len);
-        if (!p)
-                return -ENOMEM;
-        file_id_from_stat(&st, ret_id);
-        *ret = p;
-        *ret_len = len;
-        return 0;
-}
-
 static void pcerts_free(gnutls_pcert_st *pcerts, unsigned n)
 {
         if (!pcerts)
@@ -885,7 +840,8 @@ static void free_secret(char *p, size_t len)
  */
 static int tls_source_refresh_locked(struct tls_source *src)
 {
-        struct file_id cid, kid, cid2, kid2;
+        struct file_id cid, kid;
+        struct stat cst, kst; /* of the files read: the identity of the bytes loaded */
         char *cert = NULL, *key = NULL;
         size_t cert_len = 0, key_len = 0;
         struct tls_pair *pair;
@@ -897,17 +853,19 @@ static int tls_source_refresh_locked(struct tls_source *src)
                 if (file_id_equal(&cid, &src->cert_id) && file_id_equal(&kid, &src->key_id))
                         return 0;
         }
-        r = read_file_bounded(src->cert_path, TLS_FILE_MAX, &cert, &cert_len, &cid2);
+        r = read_file_bounded(src->cert_path, TLS_FILE_MAX, READ_FILE_REGULAR, &cert, &cert_len,
+                              &cst);
         if (r < 0)
                 return src->current ? 0 : r;
-        r = read_file_bounded(src->key_path, TLS_FILE_MAX, &key, &key_len, &kid2);
+        r = read_file_bounded(src->key_path, TLS_FILE_MAX, READ_FILE_REGULAR | READ_FILE_SECRET,
+                              &key, &key_len, &kst);
         if (r < 0) {
                 free(cert);
                 return src->current ? 0 : r;
         }
         /* Remember what was looked at, so a rejected pair is not re-read on every handshake. */
-        src->cert_id = cid2;
-        src->key_id = kid2;
+        file_id_from_stat(&cst, &src->cert_id);
+        file_id_from_stat(&kst, &src->key_id);
         r = tls_pair_import(cert, cert_len, key, key_len, &pair);
         free(cert);
         free_secret(key, key_len);
