@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -17,6 +18,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
@@ -483,6 +485,82 @@ Test(https, stalled_handshake_is_closed_and_blocks_no_one)
         cr_assert(closed_by_peer(idle, NULL), "silent connection was not disconnected");
         close(fd);
         close(idle);
+        curl_easy_cleanup(h);
+}
+
+/* CPU time of this process (the server's threads; the test thread only sleeps and polls). */
+static uint64_t process_cpu_usec(void)
+{
+        struct timespec ts;
+
+        cr_assert_eq(clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts), 0);
+        return (uint64_t)ts.tv_sec * 1000000U + (uint64_t)ts.tv_nsec / 1000U;
+}
+
+/*
+ * Handshakes that wait for the client's second flight (ClientHello sent, the server's flight
+ * received, no Finished) must leave the server asleep. libmicrohttpd 0.9.75's epoll loop retried
+ * such a handshake with epoll_wait(timeout 0) until the bytes came: a core per serving thread
+ * (134-316 ms of CPU in this window on the shared, loaded 2-core machine). A waiting server
+ * uses about 0.1 ms; the bound is 5% of one core.
+ */
+#define MIDWAY_CONNS 8
+#define MIDWAY_MS    1000
+
+/* A client transport that never reads: the handshake stops after the ClientHello. */
+static ssize_t pull_nothing(gnutls_transport_ptr_t ptr, void *data, size_t len)
+{
+        (void)data;
+        (void)len;
+        gnutls_transport_set_errno((gnutls_session_t)ptr, EAGAIN);
+        return -1;
+}
+
+Test(https, handshakes_waiting_for_the_client_cost_no_cpu)
+{
+        gnutls_certificate_credentials_t cred;
+        gnutls_session_t sessions[MIDWAY_CONNS];
+        int fds[MIDWAY_CONNS];
+        uint64_t cpu0, cpu;
+        CURL *h = client();
+        struct result res;
+
+        cr_assert_eq(gnutls_certificate_allocate_credentials(&cred), 0);
+        for (int i = 0; i < MIDWAY_CONNS; i++) {
+                struct pollfd p;
+                int r;
+
+                fds[i] = tcp_connect();
+                cr_assert_eq(gnutls_init(&sessions[i], GNUTLS_CLIENT | GNUTLS_NONBLOCK), 0);
+                cr_assert_eq(gnutls_set_default_priority(sessions[i]), 0);
+                cr_assert_eq(gnutls_credentials_set(sessions[i], GNUTLS_CRD_CERTIFICATE, cred), 0);
+                gnutls_transport_set_int(sessions[i], fds[i]);
+                gnutls_transport_set_ptr2(sessions[i], sessions[i],
+                                          (gnutls_transport_ptr_t)(intptr_t)fds[i]);
+                gnutls_transport_set_pull_function(sessions[i], pull_nothing);
+                r = gnutls_handshake(sessions[i]); /* sends the ClientHello */
+                cr_assert_eq(r, GNUTLS_E_AGAIN, "handshake: %s", gnutls_strerror(r));
+                p = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+                cr_assert_eq(poll(&p, 1, WAIT_MAX_S * 1000), 1, "no server flight");
+        }
+
+        /* the server now waits for each client's Finished */
+        cpu0 = process_cpu_usec();
+        (void)poll(NULL, 0, MIDWAY_MS);
+        cpu = process_cpu_usec() - cpu0;
+        cr_assert_lt(cpu, MIDWAY_MS * 1000U / 20U,
+                     "%" PRIu64 " ms of CPU in %d ms while %d handshakes waited for the client",
+                     cpu / 1000U, MIDWAY_MS, MIDWAY_CONNS);
+
+        /* and a review is still answered, the waiting handshakes are cut at their deadline */
+        res = post_review(h, WEBHOOK_PATH, valid_review);
+        expect_review(&res, 200, true, 200, "0c0ffee0-0000-4000-8000-000000000001", ADMISSION_V1);
+        for (int i = 0; i < MIDWAY_CONNS; i++) {
+                cr_assert(closed_by_peer(fds[i], NULL), "waiting handshake %d was not cut", i);
+                gnutls_deinit(sessions[i]);
+                close(fds[i]);
+        }
+        gnutls_certificate_free_credentials(cred);
         curl_easy_cleanup(h);
 }
 
