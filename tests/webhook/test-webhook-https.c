@@ -23,6 +23,7 @@
 
 #include <curl/curl.h>
 #include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <jansson.h>
 
 #include "webhook/server.h"
@@ -562,6 +563,105 @@ Test(https, handshakes_waiting_for_the_client_cost_no_cpu)
         }
         gnutls_certificate_free_credentials(cred);
         curl_easy_cleanup(h);
+}
+
+/* ---- session resumption ---- */
+
+struct tls_review {
+        bool resumed;
+        char serial[64];
+        gnutls_datum_t ticket; /* resumption data after the answer (gnutls_free) */
+};
+
+/* One review on a new connection over gnutls, resuming `ticket` when given; checks the answer. */
+static struct tls_review review_over_gnutls(const gnutls_datum_t *ticket)
+{
+        static const char head[] = "POST " WEBHOOK_PATH " HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                   "Content-Type: application/json\r\nConnection: close\r\n"
+                                   "Content-Length: ";
+        gnutls_certificate_credentials_t cred;
+        gnutls_session_t session;
+        struct tls_review out = { 0 };
+        const gnutls_datum_t *peer;
+        gnutls_x509_crt_t crt;
+        char ca[128], req[4096], answer[8192] = "";
+        size_t len = 0, serial_len = 32;
+        unsigned char serial[32];
+        int fd = tcp_connect(), r, n;
+        unsigned status = 0;
+        ssize_t got;
+
+        (void)snprintf(ca, sizeof(ca), "%s/ca.crt", tmpdir);
+        cr_assert_eq(gnutls_certificate_allocate_credentials(&cred), 0);
+        cr_assert_geq(gnutls_certificate_set_x509_trust_file(cred, ca, GNUTLS_X509_FMT_PEM), 1);
+        cr_assert_eq(gnutls_init(&session, GNUTLS_CLIENT), 0);
+        cr_assert_eq(gnutls_set_default_priority(session), 0);
+        cr_assert_eq(gnutls_credentials_set(session, GNUTLS_CRD_CERTIFICATE, cred), 0);
+        gnutls_session_set_verify_cert(session, NULL, 0);
+        if (ticket)
+                cr_assert_eq(gnutls_session_set_data(session, ticket->data, ticket->size), 0);
+        gnutls_transport_set_int(session, fd);
+        gnutls_handshake_set_timeout(session, WAIT_MAX_S * 1000);
+        do
+                r = gnutls_handshake(session);
+        while (r < 0 && !gnutls_error_is_fatal(r));
+        cr_assert_eq(r, 0, "handshake: %s", gnutls_strerror(r));
+        out.resumed = gnutls_session_is_resumed(session);
+
+        peer = gnutls_certificate_get_peers(session, NULL);
+        cr_assert_not_null(peer, "no peer certificate");
+        cr_assert_eq(gnutls_x509_crt_init(&crt), 0);
+        cr_assert_eq(gnutls_x509_crt_import(crt, &peer[0], GNUTLS_X509_FMT_DER), 0);
+        cr_assert_eq(gnutls_x509_crt_get_serial(crt, serial, &serial_len), 0);
+        for (size_t i = 0, at = 0; i < serial_len && at + 3 <= sizeof(out.serial); i++)
+                if (at > 0 || serial[i] != 0) /* hex, as openssl prints it (1001 is 0x1001) */
+                        at += (size_t)snprintf(out.serial + at, sizeof(out.serial) - at,
+                                               at ? "%02x" : "%x", serial[i]);
+        gnutls_x509_crt_deinit(crt);
+
+        n = snprintf(req, sizeof(req), "%s%zu\r\n\r\n%s", head, strlen(valid_review), valid_review);
+        cr_assert_eq(gnutls_record_send(session, req, (size_t)n), n);
+        while (len < sizeof(answer) - 1 &&
+               ((got = gnutls_record_recv(session, answer + len, sizeof(answer) - 1 - len)) > 0 ||
+                got == GNUTLS_E_AGAIN || got == GNUTLS_E_INTERRUPTED))
+                if (got > 0)
+                        len += (size_t)got;
+        answer[len] = '\0';
+        cr_assert_eq(sscanf(answer, "HTTP/1.1 %u", &status), 1, "answer: %s", answer);
+        cr_assert_eq(status, 200, "answer: %s", answer);
+        cr_assert_not_null(strstr(answer, "\"allowed\":true"), "answer: %s", answer);
+        cr_assert_eq(gnutls_session_get_data2(session, &out.ticket), 0);
+        gnutls_deinit(session);
+        gnutls_certificate_free_credentials(cred);
+        close(fd);
+        return out;
+}
+
+Test(https, session_ticket_resumes_until_the_pair_rotates)
+{
+        struct tls_review first, again, rotated, after;
+
+        first = review_over_gnutls(NULL);
+        cr_assert_not(first.resumed);
+        cr_assert_str_eq(first.serial, "1001");
+
+        /* the ticket from the first connection skips the certificate on the next */
+        again = review_over_gnutls(&first.ticket);
+        cr_assert(again.resumed, "the session ticket was not accepted");
+
+        /* a rotation refuses tickets issued under the old pair: a full handshake, new serial */
+        install("b.crt", "tls.crt");
+        install("b.key", "tls.key");
+        rotated = review_over_gnutls(&again.ticket);
+        cr_assert_not(rotated.resumed, "a ticket from before the rotation was accepted");
+        cr_assert_str_eq(rotated.serial, "1002");
+        after = review_over_gnutls(&rotated.ticket);
+        cr_assert(after.resumed, "the new pair's ticket was not accepted");
+
+        gnutls_free(first.ticket.data);
+        gnutls_free(again.ticket.data);
+        gnutls_free(rotated.ticket.data);
+        gnutls_free(after.ticket.data);
 }
 
 /* ---- TLS version floor ---- */
