@@ -57,6 +57,9 @@ struct tls_pair {
         gnutls_pcert_st *pcerts; /* owned; n entries, allocated with gnutls_malloc */
         unsigned n;
         gnutls_privkey_t key; /* owned */
+        /* owned; encrypts the session tickets of handshakes that selected this pair, so a
+         * ticket issued before a rotation is refused after it (a full handshake, the new pair) */
+        gnutls_datum_t ticket_key;
 };
 
 /*
@@ -738,10 +741,20 @@ static void pcerts_free(gnutls_pcert_st *pcerts, unsigned n)
         gnutls_free(pcerts);
 }
 
+static void ticket_key_free(gnutls_datum_t *k)
+{
+        if (!k->data)
+                return;
+        gnutls_memset(k->data, 0, k->size);
+        gnutls_free(k->data);
+        *k = (gnutls_datum_t){ 0 };
+}
+
 static void tls_pair_unref_locked(struct tls_pair *pair)
 {
         if (!pair || --pair->refs > 0)
                 return;
+        ticket_key_free(&pair->ticket_key);
         gnutls_privkey_deinit(pair->key);
         pcerts_free(pair->pcerts, pair->n);
         free(pair);
@@ -798,10 +811,15 @@ static int tls_pair_import(const char *cert_pem, size_t cert_len, const char *ke
             gnutls_pubkey_get_key_id(pair->pcerts[0].pubkey, 0, id_cert, &id_cert_len) < 0 ||
             id_key_len != id_cert_len || memcmp(id_key, id_cert, id_key_len) != 0)
                 goto fail;
+        if (gnutls_session_ticket_key_generate(&pair->ticket_key) < 0) {
+                r = -ENOMEM;
+                goto fail;
+        }
         gnutls_pubkey_deinit(pub);
         *ret = pair;
         return 0;
 fail:
+        ticket_key_free(&pair->ticket_key);
         if (pub)
                 gnutls_pubkey_deinit(pub);
         if (pair->key)
@@ -923,8 +941,7 @@ static int tls_retrieve_cert(gnutls_session_t session, const struct gnutls_cert_
         src = tc->src;
         if (pthread_mutex_lock(&src->lock) != 0)
                 return -1;
-        (void)tls_source_refresh_locked(src);
-        pair = src->current;
+        pair = src->current; /* the files were compared when the connection started */
         pair->refs++;
         tls_pair_unref_locked(tc->pair); /* a renegotiation replaces the earlier choice */
         tc->pair = pair;
@@ -977,6 +994,20 @@ static void shed_locked(struct http_server *s, struct sock_ctx *newest)
 }
 
 /*
+ * A new TLS connection compares the certificate files (a rotation is picked up here) and gets
+ * session tickets under the current pair's key: a client that resumes skips the certificate and
+ * its signature. gnutls copies the key into the session.
+ */
+static void tls_conn_begin(struct tls_source *src, gnutls_session_t ts)
+{
+        if (!src || pthread_mutex_lock(&src->lock) != 0)
+                return;
+        (void)tls_source_refresh_locked(src);
+        (void)gnutls_session_ticket_enable_server(ts, &src->current->ticket_key);
+        (void)pthread_mutex_unlock(&src->lock);
+}
+
+/*
  * Connection start runs in the connection's thread before its handshake: register the connection
  * with the deadline watchdog (and shed an idle one past the limit) and bind a TLS session to it.
  * Close releases the pair the handshake selected and the socket duplicate.
@@ -1005,6 +1036,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
                                 gnutls_handshake_set_hook_function(ts, GNUTLS_HANDSHAKE_FINISHED,
                                                                    GNUTLS_HOOK_POST,
                                                                    on_handshake_finished);
+                                tls_conn_begin(s->tls, ts);
                         }
                 }
                 ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
@@ -1227,6 +1259,16 @@ static int server_new(const struct http_server_config *cfg, struct http_server *
                 }
         }
         s->tls_mode = cfg->tls_cert_file || cfg->tls_cert_pem;
+        /*
+         * TLS servers poll(2) instead. In libmicrohttpd 0.9.75's epoll loop a connection whose
+         * handshake waits for the client (gnutls_handshake() -> GNUTLS_E_AGAIN) keeps its
+         * edge-triggered "read ready" mark, which only a record read clears, so it stays on the
+         * ready list and the thread calls epoll_wait() with timeout 0 and retries the handshake
+         * until the client's Finished arrives: ~1 ms of CPU per handshake, and every stalled
+         * handshake spun until its deadline. poll(2) waits for the bytes. Plain servers keep epoll.
+         */
+        if (s->tls_mode)
+                flags = MHD_USE_POLL_INTERNAL_THREAD;
         raise_nofile(&s->cfg.max_connections);
         *ret = s;
         return 0;

@@ -6,7 +6,8 @@
  * the manager's probe/metrics endpoints. Knows nothing about any of them.
  *
  * An epoll event loop per thread of a small pool (MHD_USE_EPOLL_INTERNAL_THREAD with
- * MHD_OPTION_THREAD_POOL_SIZE): an idle or stalled connection, TLS handshakes included, holds no
+ * MHD_OPTION_THREAD_POOL_SIZE; poll(2) for TLS servers, see docs/http.md): an idle or stalled
+ * connection, TLS handshakes included, holds no
  * thread, only a socket. Handlers may block (a database call); while one does, the other
  * connections of its thread wait, so http_server_config.threads should exceed the number of
  * handlers expected to block at once. The front follows RFC 9112/9110 where libmicrohttpd 0.9.75
