@@ -1259,16 +1259,6 @@ static int server_new(const struct http_server_config *cfg, struct http_server *
                 }
         }
         s->tls_mode = cfg->tls_cert_file || cfg->tls_cert_pem;
-        /*
-         * TLS servers poll(2) instead. In libmicrohttpd 0.9.75's epoll loop a connection whose
-         * handshake waits for the client (gnutls_handshake() -> GNUTLS_E_AGAIN) keeps its
-         * edge-triggered "read ready" mark, which only a record read clears, so it stays on the
-         * ready list and the thread calls epoll_wait() with timeout 0 and retries the handshake
-         * until the client's Finished arrives: ~1 ms of CPU per handshake, and every stalled
-         * handshake spun until its deadline. poll(2) waits for the bytes. Plain servers keep epoll.
-         */
-        if (s->tls_mode)
-                flags = MHD_USE_POLL_INTERNAL_THREAD;
         raise_nofile(&s->cfg.max_connections);
         *ret = s;
         return 0;
@@ -1335,6 +1325,17 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
         r = server_new(cfg, &s);
         if (r < 0)
                 return r;
+        /*
+         * TLS servers poll(2) instead. In libmicrohttpd 0.9.75's epoll loop a connection whose
+         * handshake waits for the client (gnutls_handshake() -> GNUTLS_E_AGAIN) keeps its
+         * edge-triggered "read ready" mark, which only a record read clears, so it stays on the
+         * ready list and the thread calls epoll_wait() with timeout 0 and retries the handshake
+         * until the client's Finished arrives: ~1 ms of CPU per handshake, and every stalled
+         * handshake spun until its deadline. poll(2) waits for the bytes. Plain servers keep epoll.
+         */
+        if (s->tls_mode)
+                flags = (flags & ~(unsigned)MHD_USE_EPOLL_INTERNAL_THREAD) |
+                        MHD_USE_POLL_INTERNAL_THREAD;
         daemon_options(s, cfg, &ss, opts, &flags);
         s->daemon = MHD_start_daemon(flags, cfg->port, NULL, NULL, on_request, s, MHD_OPTION_ARRAY,
                                      opts, MHD_OPTION_END);
