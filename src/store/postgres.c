@@ -234,7 +234,9 @@ static int exec_once(struct store_conn *c, const char *sql, const struct store_v
         else
                 res = PQexecParams(c->pg, buf_str(&q), (int)n_params, types, values, NULL, NULL, 0);
         if (!res) {
-                r = -ENOMEM;
+                /* libpq gives no result when it cannot send (the connection broke, for example
+                 * under a PQprepare that failed on a terminated backend) */
+                r = PQstatus(c->pg) != CONNECTION_OK ? -ECONNRESET : -ENOMEM;
                 goto out;
         }
         switch (PQresultStatus(res)) {

@@ -104,7 +104,8 @@ extern const struct store_backend_ops *const store_postgres_ops;
 struct store;
 
 /*
- * Opens a pool of n_conns connections to dsn and runs the migrations. dsn is a SQLite file path
+ * Opens a pool of up to n_conns connections to dsn and runs the migrations. One connection is
+ * opened here; the others when store_acquire() finds every open one busy (see store.c). dsn is a SQLite file path
  * (created on first use, WAL mode) or "postgres://…"/"postgresql://…" or a libpq key=value
  * string with host=/dbname=/user=/port= (PostgreSQL). -EPROTONOSUPPORT when PostgreSQL is asked
  * for but not compiled in.
@@ -132,7 +133,9 @@ enum store_dialect store_dialect(const struct store *s);
 /* The schema version after migrations. */
 int store_schema_version(const struct store *s);
 
-/* Takes a connection from the pool, waiting for one. Give it back with store_release(). */
+/* Takes a connection from the pool: an idle one, else a new one while fewer than n_conns are
+ * open, else it waits for one. When opening fails it waits for an open one (and tries opening
+ * again a second later). Give it back with store_release(). */
 _warn_unused_result_ int store_acquire(struct store *s, struct store_conn **ret);
 void store_release(struct store *s, struct store_conn *c);
 
