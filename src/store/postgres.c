@@ -289,18 +289,26 @@ static void pg_close(struct store_conn *c)
         free(c);
 }
 
+/*
+ * The session's settings, in one round trip (one simple query; its statements run as one
+ * implicit transaction, so all or none apply). Prepared statements save parsing and analysis;
+ * planning stays per execution with the actual values, as for unnamed statements, so that no
+ * list query gets a generic plan worse than before (plan_cache_mode exists since PostgreSQL 12;
+ * older servers get the rest).
+ */
 static int session_setup(struct store_conn *c)
 {
-        int r = exec_once(c, "SET client_min_messages TO warning", NULL, 0, NULL, NULL);
+        const char *sql = PQserverVersion(c->pg) >= 120000
+                                  ? "SET client_min_messages TO warning;"
+                                    " SET standard_conforming_strings TO on;"
+                                    " SET plan_cache_mode TO force_custom_plan"
+                                  : "SET client_min_messages TO warning;"
+                                    " SET standard_conforming_strings TO on";
+        PGresult *res = PQexec(c->pg, sql);
+        bool ok = res && PQresultStatus(res) == PGRES_COMMAND_OK;
 
-        if (r >= 0)
-                r = exec_once(c, "SET standard_conforming_strings TO on", NULL, 0, NULL, NULL);
-        /* Prepared statements save parsing and analysis; planning stays per execution with the
-         * actual values, as for unnamed statements, so that no list query gets a generic plan
-         * worse than before. Best effort: PostgreSQL before 12 has no such setting. */
-        if (r >= 0)
-                (void)exec_once(c, "SET plan_cache_mode TO force_custom_plan", NULL, 0, NULL, NULL);
-        return r < 0 ? r : 0;
+        PQclear(res);
+        return ok ? 0 : -EIO;
 }
 
 /*

@@ -146,12 +146,16 @@ int store_migrate(const struct store_backend_ops *ops, struct store_conn *c, int
         size_t n;
         int cur = 0, r;
 
-        r = ops->exec(c, store_sql_schema_version_create, NULL, 0, NULL, NULL);
-        if (r < 0)
-                return r;
+        /* a restart finds the table: one statement; a new database creates it first */
         r = ops->exec(c, store_sql_schema_version_get, NULL, 0, read_version, &cur);
-        if (r < 0)
-                return r;
+        if (r < 0) {
+                r = ops->exec(c, store_sql_schema_version_create, NULL, 0, NULL, NULL);
+                if (r < 0)
+                        return r;
+                r = ops->exec(c, store_sql_schema_version_get, NULL, 0, read_version, &cur);
+                if (r < 0)
+                        return r;
+        }
         m = store_migrations(ops->dialect, &n);
         for (size_t i = 0; i < n; i++) {
                 struct store_val v = SV_INT(m[i].version);
