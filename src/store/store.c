@@ -336,6 +336,14 @@ int store_exec(struct store *s, struct store_conn *c, const char *sql,
         return s->ops->exec(c, sql, params, n_params, fn, userdata);
 }
 
+int store_exec_adhoc(struct store *s, struct store_conn *c, const char *sql,
+                     const struct store_val *params, size_t n_params, store_row_fn fn,
+                     void *userdata)
+{
+        return (s->ops->exec_adhoc ? s->ops->exec_adhoc : s->ops->exec)(c, sql, params, n_params,
+                                                                        fn, userdata);
+}
+
 int store_begin(struct store *s, struct store_conn *c)
 {
         return s->ops->begin(c);

@@ -91,6 +91,9 @@ struct store_backend_ops {
         /* Runs one statement ('?' placeholders). Returns rows changed (>= 0) or negative errno. */
         int (*exec)(struct store_conn *c, const char *sql, const struct store_val *params,
                     size_t n_params, store_row_fn fn, void *userdata);
+        /* Optional: exec() of a text assembled per call, not worth keeping prepared. */
+        int (*exec_adhoc)(struct store_conn *c, const char *sql, const struct store_val *params,
+                          size_t n_params, store_row_fn fn, void *userdata);
         /* Starts a transaction that will write (SQLite: BEGIN IMMEDIATE). */
         int (*begin)(struct store_conn *c);
         int (*commit)(struct store_conn *c);
@@ -142,6 +145,11 @@ void store_release(struct store *s, struct store_conn *c);
 _warn_unused_result_ int store_exec(struct store *s, struct store_conn *c, const char *sql,
                                     const struct store_val *params, size_t n_params,
                                     store_row_fn fn, void *userdata);
+/* store_exec() of a statement text assembled per call (list queries): never kept prepared on
+ * PostgreSQL, so always planned with its values. */
+_warn_unused_result_ int store_exec_adhoc(struct store *s, struct store_conn *c, const char *sql,
+                                          const struct store_val *params, size_t n_params,
+                                          store_row_fn fn, void *userdata);
 _warn_unused_result_ int store_begin(struct store *s, struct store_conn *c);
 _warn_unused_result_ int store_commit(struct store *s, struct store_conn *c);
 /* Never fails visibly. */
