@@ -135,7 +135,9 @@ struct catalog_model {
          * tree it came from is not kept (the JSON API decodes this text) */
         char *wire_text;
         size_t wire_len;
-        json_t *artifacts; /* owned; array of CatalogArtifact with ids */
+        /* the ids of data->artifacts: catalog_index.art_ids[art_off ...] (the served
+         * CatalogArtifact objects, with their ids, are built when a request lists them) */
+        size_t art_off;
         /* borrowed from data->model: the well-known fields, resolved once (filter hot path) */
         const json_t *fields[16];
         const json_t *custom;
@@ -170,6 +172,7 @@ struct catalog_index {
         bool well_typed;
         json_t *filter_options;  /* owned */
         json_t *mcp;             /* owned; array of MCPServer wire objects */
+        int64_t *art_ids;        /* owned; the artifacts' ids, per model from art_off */
         const char **prop_names; /* owned array of borrowed keys; sorted, unique */
         size_t n_prop_names;
         json_t *mcp_filter_options; /* owned */
@@ -188,8 +191,8 @@ static void index_free(struct catalog_index *idx)
                 free(idx->models[i].haystack);
                 free(idx->models[i].aprops);
                 free(idx->models[i].wire_text);
-                json_decref(idx->models[i].artifacts);
         }
+        free(idx->art_ids);
         free(idx->models);
         free(idx->by_key);
         free(idx->by_id);
@@ -332,12 +335,11 @@ static int lower_append(struct buf *b, const char *s)
 }
 
 /* Builds the served JSON of one model (ids assigned, model-level customProperties strings only). */
-static int model_build(struct catalog_model *m, const char *source_id, int64_t *art_ids)
+static int model_build(struct catalog_model *m, const char *source_id)
 {
         const json_t *src = m->data->model;
         json_t *custom = json_object_get(src, "customProperties");
-        json_auto_t *wire = json_copy((json_t *)src), *strings = json_object(),
-                    *arts = json_array();
+        json_auto_t *wire = json_copy((json_t *)src), *strings = json_object();
         struct buf hay = BUF_INIT(SIZE_MAX);
         char idbuf[32];
         const char *k;
@@ -345,7 +347,7 @@ static int model_build(struct catalog_model *m, const char *source_id, int64_t *
         size_t i;
         int r;
 
-        if (!wire || !strings || !arts)
+        if (!wire || !strings)
                 return -ENOMEM;
         json_object_foreach(custom, k, v)
                 if (streq(str_or(json_string_value(json_object_get(v, "metadataType")), ""),
@@ -359,16 +361,9 @@ static int model_build(struct catalog_model *m, const char *source_id, int64_t *
                 return -ENOMEM;
 
         json_array_foreach(m->data->artifacts, i, v) {
-                json_t *a = json_copy(v);
                 json_t *avg;
                 bool ok;
 
-                if (!a)
-                        return -ENOMEM;
-                snprintf(idbuf, sizeof(idbuf), "%" PRId64, art_ids[i]);
-                if (json_object_set_new(a, "id", json_string(idbuf)) < 0 ||
-                    json_array_append_new(arts, a) < 0)
-                        return -ENOMEM;
                 avg = json_object_get(json_object_get(v, "customProperties"), "overall_average");
                 if (avg) {
                         double d = metadata_number(avg, &ok);
@@ -401,8 +396,30 @@ static int model_build(struct catalog_model *m, const char *source_id, int64_t *
         if (!m->wire_text)
                 return -ENOMEM;
         m->wire_len = strlen(m->wire_text);
-        m->artifacts = TAKE_PTR(arts);
         return 0;
+}
+
+/* The model's CatalogArtifact objects as served (with ids): a new array of private copies. */
+static json_t *model_artifacts_json(const struct catalog_model *m)
+{
+        json_auto_t *arts = json_array();
+        char idbuf[32];
+        size_t i;
+        json_t *v;
+
+        if (!arts)
+                return NULL;
+        json_array_foreach(m->data->artifacts, i, v) {
+                json_t *a = json_copy(v);
+
+                snprintf(idbuf, sizeof(idbuf), "%" PRId64, m->index->art_ids[m->art_off + i]);
+                if (!a || json_object_set_new(a, "id", json_string(idbuf)) < 0 ||
+                    json_array_append_new(arts, a) < 0) {
+                        json_decref(a);
+                        return NULL;
+                }
+        }
+        return TAKE_PTR(arts);
 }
 
 /* ---- filter_options ---- */
@@ -848,7 +865,7 @@ int catalog_index_build(struct catalog_config *config, struct catalog_source_loa
         size_t nn = 0, ncap = 0, total = 0;
         int64_t next = ids->next;
         struct buf key = BUF_INIT(64 * 1024);
-        AUTOFREE int64_t *art_ids = NULL;
+        size_t total_art = 0, n_art_ids = 0;
         int r = 0;
 
         if (n_loads != config->n_sources)
@@ -870,14 +887,17 @@ int catalog_index_build(struct catalog_config *config, struct catalog_source_loa
                 idx->sources[i].error = TAKE_PTR(loads[i].error);
                 idx->sources[i].data = TAKE_PTR(loads[i].data);
                 if (idx->sources[i].data && !idx->config.sources[i].is_mcp &&
-                    idx->config.sources[i].enabled)
+                    idx->config.sources[i].enabled) {
                         total += idx->sources[i].data->n;
+                        for (size_t j = 0; j < idx->sources[i].data->n; j++)
+                                total_art += json_array_size(idx->sources[i].data->v[j].artifacts);
+                }
         }
         idx->models = calloc(total + 1, sizeof(*idx->models));
         idx->by_key = calloc(total + 1, sizeof(*idx->by_key));
         idx->by_id = calloc(total + 1, sizeof(*idx->by_id));
-        art_ids = calloc(CATALOG_ARTIFACTS_PER_MODEL_MAX, sizeof(*art_ids));
-        if (!idx->models || !idx->by_key || !idx->by_id || !art_ids)
+        idx->art_ids = calloc(total_art + 1, sizeof(*idx->art_ids));
+        if (!idx->models || !idx->by_key || !idx->by_id || !idx->art_ids)
                 return -ENOMEM;
 
         for (size_t i = 0; i < n_loads && r >= 0; i++) {
@@ -904,14 +924,15 @@ int catalog_index_build(struct catalog_config *config, struct catalog_source_loa
                         r = ids_key(&key, s->id, d->name, -1);
                         if (r >= 0)
                                 r = ids_assign(ids, &nv, &nn, &ncap, &next, buf_str(&key), &m->id);
+                        m->art_off = n_art_ids;
                         for (size_t a = 0; a < n_art && r >= 0; a++) {
                                 r = ids_key(&key, s->id, d->name, (long)a);
                                 if (r >= 0)
                                         r = ids_assign(ids, &nv, &nn, &ncap, &next, buf_str(&key),
-                                                       &art_ids[a]);
+                                                       &idx->art_ids[n_art_ids++]);
                         }
                         if (r >= 0)
-                                r = model_build(m, s->id, art_ids);
+                                r = model_build(m, s->id);
                         if (r >= 0)
                                 model_resolve_fields(m);
                         idx->n_models++;
@@ -1255,17 +1276,14 @@ static const char *const artifact_string_fields[] = {
 };
 
 /* 1 match, 0 no match, -EDOM when a custom property's value cannot be compared (upstream: 400) */
-static int artifact_match_property(const json_t *a, const char *p, const struct filterq_cmp *cmp)
+static int artifact_match_property(const json_t *a, int64_t id, const char *p,
+                                   const struct filterq_cmp *cmp)
 {
-        int64_t id;
-
         for (size_t i = 0; i < ELEMENTSOF(artifact_string_fields); i++)
                 if (streq(p, artifact_string_fields[i]))
                         return filterq_match_value(cmp, json_object_get(a, p));
         if (streq(p, "id"))
-                return safe_atoi64(str_or(json_string_value(json_object_get(a, "id")), ""), &id) ==
-                               0 &&
-                       match_int(cmp, id);
+                return match_int(cmp, id);
         if (streq(p, "createTimeSinceEpoch") || streq(p, "lastUpdateTimeSinceEpoch"))
                 return json_object_get(a, p) && match_int(cmp, epoch_of(a, p));
         return filterq_compare_metadata(cmp,
@@ -1281,9 +1299,13 @@ static bool artifact_field_is_builtin(const char *p)
                streq(p, "lastUpdateTimeSinceEpoch");
 }
 
+/* ud: a served CatalogArtifact (with its id) */
 static int artifact_match(void *ud, const struct filterq_cmp *cmp)
 {
-        return artifact_match_property(ud, cmp->property, cmp);
+        int64_t id = 0;
+
+        (void)!safe_atoi64(str_or(json_string_value(json_object_get(ud, "id")), ""), &id);
+        return artifact_match_property(ud, id, cmp->property, cmp);
 }
 
 static int model_match(void *ud, const struct filterq_cmp *cmp)
@@ -1312,8 +1334,9 @@ static int model_match(void *ud, const struct filterq_cmp *cmp)
                                 }
                         return false;
                 }
-                json_array_foreach(m->artifacts, i, a) {
-                        int r = artifact_match_property(a, ap, cmp);
+                json_array_foreach(m->data->artifacts, i, a) {
+                        int r = artifact_match_property(a, m->index->art_ids[m->art_off + i], ap,
+                                                        cmp);
 
                         if (r != 0)
                                 return r;
@@ -1693,7 +1716,7 @@ static int models_select(const struct catalog_index *idx, const struct catalog_m
                                 json_t *a;
 
                                 /* ASC uses the smallest value, DESC the largest */
-                                json_array_foreach(m->artifacts, j, a) {
+                                json_array_foreach(m->data->artifacts, j, a) {
                                         struct sort_key ak = { 0 };
 
                                         property_key(a, ap, q->order_suffix, &ak);
@@ -1955,6 +1978,7 @@ int catalog_index_list_artifacts(const struct catalog_index *idx, const char *so
 {
         int r;
         const struct catalog_model *m = find_model(idx, source_id, name);
+        json_auto_t *arts = NULL;
         AUTOFREE struct keyed *v = NULL;
         AUTOFREE char *prop = NULL;
         enum catalog_order order = CATALOG_ORDER_ID;
@@ -2003,10 +2027,11 @@ int catalog_index_list_artifacts(const struct catalog_index *idx, const char *so
                 }
                 /* anything else falls back to ID ordering (upstream behaviour) */
         }
-        v = calloc(json_array_size(m->artifacts) + 1, sizeof(*v));
-        if (!v)
+        arts = model_artifacts_json(m);
+        v = calloc(json_array_size(arts) + 1, sizeof(*v));
+        if (!arts || !v)
                 return -ENOMEM;
-        json_array_foreach(m->artifacts, i, a) {
+        json_array_foreach(arts, i, a) {
                 struct sort_key *k = &v[n].key;
                 const char *type = json_string_value(json_object_get(a, "artifactType"));
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "catalog/limits.h"
+#include "util/buf.h"
 #include "util/parse-util.h"
 #include "util/time-util.h"
 
@@ -31,6 +32,86 @@ struct catalog_models *catalog_models_unref(struct catalog_models *m)
         json_decref(m->mcp_servers);
         free(m);
         return NULL;
+}
+
+/*
+ * Values repeat across a catalog (a provider, a license, "model-artifact", a timestamp, the same
+ * MetadataValue in many models): every value built here is immutable once parsed, so equal ones
+ * are one shared jansson value (refcounted) instead of one copy per model. The table lives for
+ * one parse; its keys are an unambiguous encoding of the value (kind, then length-prefixed
+ * strings), built without serializing.
+ */
+struct intern_table {
+        json_t *map;    /* key -> the shared value */
+        struct buf key; /* scratch */
+};
+
+static int intern_key(struct buf *k, const json_t *v)
+{
+        const char *ks;
+        json_t *e;
+        size_t i;
+        int r = 0;
+
+        switch (json_typeof(v)) {
+        case JSON_STRING:
+                return buf_printf(k, "s%zu:%s", json_string_length(v), json_string_value(v));
+        case JSON_REAL:
+                return buf_printf(k, "d%.17g;", json_real_value(v));
+        case JSON_INTEGER:
+                return buf_printf(k, "i%" JSON_INTEGER_FORMAT ";", json_integer_value(v));
+        case JSON_TRUE:
+                return buf_putc(k, 't');
+        case JSON_FALSE:
+                return buf_putc(k, 'f');
+        case JSON_NULL:
+                return buf_putc(k, 'n');
+        case JSON_ARRAY:
+                r = buf_printf(k, "a%zu:", json_array_size(v));
+                json_array_foreach((json_t *)v, i, e)
+                        if (r >= 0)
+                                r = intern_key(k, e);
+                return r;
+        case JSON_OBJECT:
+                r = buf_printf(k, "o%zu:", json_object_size(v));
+                json_object_foreach((json_t *)v, ks, e) {
+                        if (r >= 0)
+                                r = buf_printf(k, "%zu:%s", strlen(ks), ks);
+                        if (r >= 0)
+                                r = intern_key(k, e);
+                }
+                return r;
+        }
+        return -EINVAL;
+}
+
+/* Takes v; returns the shared value equal to it (a new reference) or NULL (out of memory). */
+static json_t *intern(struct ydoc *d, json_t *v)
+{
+        struct intern_table *t = d->intern;
+        json_t *hit;
+
+        if (!v || !t)
+                return v;
+        buf_reset(&t->key);
+        /* a string with a NUL cannot be a key: such values stay unshared */
+        if (intern_key(&t->key, v) < 0 || strlen(buf_str(&t->key)) != t->key.len)
+                return v;
+        hit = json_object_get(t->map, buf_str(&t->key));
+        if (hit) {
+                json_decref(v);
+                return json_incref(hit);
+        }
+        if (json_object_set(t->map, buf_str(&t->key), v) < 0) {
+                json_decref(v);
+                return NULL;
+        }
+        return v;
+}
+
+static json_t *intern_string(struct ydoc *d, const char *s)
+{
+        return intern(d, json_string(s));
 }
 
 static int store_node(struct ydoc *d, yaml_node_t *n, void *ret, struct catalog_error *err)
@@ -61,7 +142,7 @@ static int field_epoch(struct ydoc *d, yaml_node_t *n, void *ret, struct catalog
                 return -EINVAL;
         }
         snprintf(buf, sizeof(buf), "%" PRIu64, v);
-        j = json_string(buf);
+        j = intern_string(d, buf);
         if (!j)
                 return -ENOMEM;
         json_decref(*(json_t **)ret);
@@ -193,12 +274,16 @@ static int field_custom_properties(struct ydoc *d, yaml_node_t *n, void *ret,
                                           key, type, vkey);
                         return -EINVAL;
                 }
-                if (json_object_set_new(out, key,
-                                        json_pack("{s:s, s:o}", "metadataType", type, vkey,
-                                                  value)) < 0)
+                value = intern(d, json_pack("{s:s, s:o}", "metadataType", type, vkey, value));
+                if (!value || json_object_set_new(out, key, value) < 0)
                         return -ENOMEM;
         }
 done:
+        if (json_object_size(out) == 0) {
+                out = intern(d, TAKE_PTR(out));
+                if (!out)
+                        return -ENOMEM;
+        }
         json_decref(*(json_t **)ret);
         *(json_t **)ret = TAKE_PTR(out);
         return 0;
@@ -240,6 +325,17 @@ static int set_opt_string(json_t *o, const char *key, const char *v)
         if (!v)
                 return 0;
         return json_object_set_new(o, key, json_string(v)) < 0 ? -ENOMEM : 0;
+}
+
+/* The same for a value that repeats across models (a provider, a license, an artifact type). */
+static int set_shared_string(struct ydoc *d, json_t *o, const char *key, const char *v)
+{
+        json_t *j;
+
+        if (!v)
+                return 0;
+        j = intern_string(d, v);
+        return !j || json_object_set_new(o, key, j) < 0 ? -ENOMEM : 0;
 }
 
 static int set_opt_json(json_t *o, const char *key, json_t *v)
@@ -297,7 +393,7 @@ static int parse_artifact(struct ydoc *d, yaml_node_t *n, json_t **ret, struct c
                         r = -EINVAL;
                         goto out;
                 }
-                r = set_opt_string(o, "artifactType", "model-artifact");
+                r = set_shared_string(d, o, "artifactType", "model-artifact");
         } else if (streq(a.artifact_type, "metrics-artifact")) {
                 if (!a.metrics_type || !(streq(a.metrics_type, "performance-metrics") ||
                                          streq(a.metrics_type, "accuracy-metrics"))) {
@@ -307,9 +403,9 @@ static int parse_artifact(struct ydoc *d, yaml_node_t *n, json_t **ret, struct c
                         r = -EINVAL;
                         goto out;
                 }
-                r = set_opt_string(o, "artifactType", "metrics-artifact");
+                r = set_shared_string(d, o, "artifactType", "metrics-artifact");
                 if (r >= 0)
-                        r = set_opt_string(o, "metricsType", a.metrics_type);
+                        r = set_shared_string(d, o, "metricsType", a.metrics_type);
         } else {
                 catalog_error_set(err, d->file, line, "unknown artifactType '%s'", a.artifact_type);
                 r = -EINVAL;
@@ -399,11 +495,14 @@ static json_t *strv_to_json(char *const *v)
         return a;
 }
 
-static int set_opt_strv(json_t *o, const char *key, char *const *v)
+static int set_opt_strv(struct ydoc *d, json_t *o, const char *key, char *const *v)
 {
+        json_t *a;
+
         if (!v)
                 return 0;
-        return json_object_set_new(o, key, strv_to_json(v)) < 0 ? -ENOMEM : 0;
+        a = intern(d, strv_to_json(v));
+        return !a || json_object_set_new(o, key, a) < 0 ? -ENOMEM : 0;
 }
 
 static int parse_model(struct ydoc *d, yaml_node_t *n, struct catalog_model_data *ret,
@@ -469,21 +568,21 @@ static int parse_model(struct ydoc *d, yaml_node_t *n, struct catalog_model_data
         if (r >= 0)
                 r = set_opt_string(o, "readme", m.readme);
         if (r >= 0)
-                r = set_opt_string(o, "maturity", m.maturity);
+                r = set_shared_string(d, o, "maturity", m.maturity);
         if (r >= 0)
-                r = set_opt_strv(o, "language", m.language);
+                r = set_opt_strv(d, o, "language", m.language);
         if (r >= 0)
-                r = set_opt_strv(o, "tasks", m.tasks);
+                r = set_opt_strv(d, o, "tasks", m.tasks);
         if (r >= 0)
-                r = set_opt_string(o, "provider", m.provider);
+                r = set_shared_string(d, o, "provider", m.provider);
         if (r >= 0)
-                r = set_opt_string(o, "logo", m.logo);
+                r = set_shared_string(d, o, "logo", m.logo);
         if (r >= 0)
-                r = set_opt_string(o, "license", m.license);
+                r = set_shared_string(d, o, "license", m.license);
         if (r >= 0)
-                r = set_opt_string(o, "licenseLink", m.license_link);
+                r = set_shared_string(d, o, "licenseLink", m.license_link);
         if (r >= 0)
-                r = set_opt_string(o, "libraryName", m.library_name);
+                r = set_shared_string(d, o, "libraryName", m.library_name);
         if (r >= 0)
                 r = set_opt_string(o, "externalId", m.external_id);
         if (r >= 0)
@@ -623,22 +722,26 @@ static int parse_catalog(struct ydoc *d, struct catalog_models *m, struct catalo
         return 0;
 }
 
-/* Sets key to the epoch-ms string stamp unless o already has it. */
-static int stamp_missing(json_t *o, const char *key, const char *stamp)
+/* Sets key to the epoch-ms string stamp (shared) unless o already has it. */
+static int stamp_missing(json_t *o, const char *key, json_t *stamp)
 {
         if (json_object_get(o, key))
                 return 0;
-        return json_object_set_new(o, key, json_string(stamp)) < 0 ? -ENOMEM : 0;
+        return json_object_set(o, key, stamp) < 0 ? -ENOMEM : 0;
 }
 
 int catalog_models_stamp(struct catalog_models *m, int64_t load_ms)
 {
-        char stamp[32];
+        char buf[32];
+        json_auto_t *stamp = NULL;
         size_t j;
         json_t *a;
         int r = 0;
 
-        snprintf(stamp, sizeof(stamp), "%" PRId64, load_ms);
+        snprintf(buf, sizeof(buf), "%" PRId64, load_ms);
+        stamp = json_string(buf);
+        if (!stamp)
+                return -ENOMEM;
         for (size_t i = 0; i < m->n && r >= 0; i++) {
                 r = stamp_missing(m->v[i].model, "createTimeSinceEpoch", stamp);
                 if (r >= 0)
@@ -657,6 +760,7 @@ int catalog_models_parse(const char *file, const char *data, size_t len,
                          struct catalog_models **ret, struct catalog_error *err)
 {
         CLEANUP(catalog_models_unrefp) struct catalog_models *m = NULL;
+        struct intern_table table = { .key = BUF_INIT(SIZE_MAX) };
         struct ydoc d;
         int r;
 
@@ -672,8 +776,12 @@ int catalog_models_parse(const char *file, const char *data, size_t len,
         r = ydoc_load(&d, file, data, len, err);
         if (r < 0)
                 return r;
+        table.map = json_object();
+        d.intern = table.map ? &table : NULL;
         r = parse_catalog(&d, m, err);
         ydoc_release(&d);
+        json_decref(table.map);
+        buf_release(&table.key);
         if (r < 0)
                 return r;
         r = catalog_models_stamp(m, (int64_t)(now_realtime() / USEC_PER_MSEC));

@@ -60,6 +60,9 @@ struct ydoc {
         const char *file; /* borrowed; the name used in errors */
         size_t visited;
         size_t budget; /* visits allowed: a small multiple of the document's node count */
+        /* borrowed, opaque; NULL = none: the table through which the catalog loader shares
+         * equal immutable values built from this document (see yaml-catalog.c) */
+        void *intern;
 };
 
 /*
