@@ -25,6 +25,7 @@
 #include "kube/config.h"
 #include "serving/modelconfig.h"
 #include "util/log.h"
+#include "util/memory.h"
 #include "util/parse-util.h"
 
 #define AGENT_STATUS_PATH "/modelplane/agent/models"
@@ -493,8 +494,14 @@ int cmd_agent(int argc, char **argv)
                                 .fetch = &fc,
                         },
                         &agent);
-                if (r >= 0)
+                if (r >= 0) {
+                        /* Start-up is over: the file pages it read (the linker's work on the
+                         * libraries of the one binary, OpenSSL's initialisation) leave RSS
+                         * before any thread runs; see docs/agent.md "Footprint". */
+                        unsigned long kib = memory_release_startup_pages();
+                        log_debug("agent: released %lu KiB of start-up file pages", kib);
                         r = agent_start(agent);
+                }
                 if (r < 0) {
                         log_error_errno(r, "agent: cannot start the reconciler");
                         r = 1;
