@@ -15,7 +15,6 @@ Usage: e2e_kserve.py MODELPLANE_BINARY (under scripts/with-testenv, in the agent
 """
 import json
 import os
-import shutil
 import sys
 import tempfile
 import urllib.request
@@ -136,28 +135,14 @@ def main():
     try:
         run(work)
         e2e.stop_all()
-        bad = [f for f in os.listdir(work) if f == "agent.log" and any(
-            m in open(os.path.join(work, f), errors="replace").read()
-            for m in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"))]
+        bad = e2e.sanitizer_logs(work, ["agent.log"])
         ok(not bad, "no sanitizer report in the agent's log")
     except Exception as e:  # noqa: BLE001 - report as a failed step with the cause
         ok(False, f"unexpected error: {e!r}")
     finally:
-        e2e.stop_all()
-        if e2e.failures:
-            for f in ("controller.log", "moto.log", "mlserver.log", "agent.log"):
-                p = os.path.join(work, f)
-                if os.path.exists(p):
-                    log(f"---- {f} (tail) ----")
-                    for line in open(p, errors="replace").read().splitlines()[-40:]:
-                        log(line)
-        shutil.rmtree(work, ignore_errors=True)
-        try:
-            kubectl("delete", "namespace", NS, "--wait=false")
-        except RuntimeError as e:
-            log(str(e))
-    print(f"1..{e2e.step_no[0]}")
-    return 1 if e2e.failures else 0
+        rc = e2e.finish(work, ["controller.log", "moto.log", "mlserver.log", "agent.log"],
+                        namespace=NS)
+    return rc
 
 
 if __name__ == "__main__":

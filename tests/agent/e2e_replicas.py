@@ -13,13 +13,13 @@ and model directory, downloading from moto's S3 server. The TrainedModel reads M
 deleted -> the garbage collector removes its report and the count is "1/1"; a corrupt model ->
 FailedToLoad with MLServer's reason. Ready follows models.json (default), then, with the
 controller restarted with --ready-requires-loaded, Ready is False for the model no replica
-could load.
+could load. Phase 3 (heartbeat): the last agent SIGKILLed while its pod lives -> "0/1 replicas
+loaded; <pod>: Stale: ..." with no other event; restarted -> "1/1" again.
 
 Usage: e2e_replicas.py MODELPLANE_BINARY (under scripts/with-testenv, in the agent venv)
 """
 import json
 import os
-import shutil
 import signal
 import sys
 import tempfile
@@ -271,27 +271,13 @@ def main():
         for p in list(e2e.procs):
             if p.args[0] == BIN:
                 stop(p)
-        bad = [f for f in os.listdir(work) if f.endswith(".log") and any(
-            m in open(os.path.join(work, f), errors="replace").read()
-            for m in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"))]
+        bad = e2e.sanitizer_logs(work)
         ok(not bad, f"no sanitizer report in the controller and agent logs {bad}")
     except Exception as e:  # noqa: BLE001 - report as a failed step with the cause
         ok(False, f"unexpected error: {e!r}")
     finally:
-        e2e.stop_all()
-        if e2e.failures:
-            for f in sorted(os.listdir(work)):
-                if f.endswith(".log"):
-                    log(f"---- {f} (tail) ----")
-                    for line in open(os.path.join(work, f), errors="replace").read().splitlines()[-40:]:
-                        log(line)
-        shutil.rmtree(work, ignore_errors=True)
-        try:
-            kubectl("delete", "namespace", NS, "--wait=false")
-        except RuntimeError as e:
-            log(str(e))
-    print(f"1..{e2e.step_no[0]}")
-    return 1 if e2e.failures else 0
+        rc = e2e.finish(work, namespace=NS)
+    return rc
 
 
 if __name__ == "__main__":
