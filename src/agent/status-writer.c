@@ -18,7 +18,7 @@ struct status_writer {
         struct agent *agent;
         struct kube_client *client;
         char *ns, *pod, *isvc, *name, *pod_uid;
-        usec_t interval;
+        usec_t interval, heartbeat;
         atomic_bool stop;
         pthread_t thread;
         bool started;
@@ -27,7 +27,7 @@ struct status_writer {
 static json_t *build(struct status_writer *w)
 {
         json_t *models = agent_status(w->agent), *obj;
-        char *data;
+        char *data, beat[32], period[24];
 
         if (!models)
                 return NULL;
@@ -35,11 +35,15 @@ static json_t *build(struct status_writer *w)
         json_decref(models);
         if (!data)
                 return NULL;
-        obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s}}, s:{s:s, s:s}}", "apiVersion", "v1",
-                        "kind", "ConfigMap", "metadata", "name", w->name, "namespace", w->ns,
-                        "labels", "serving.kserve.io/inferenceservice", w->isvc,
+        if (format_rfc3339(now_realtime(), beat, sizeof(beat)) < 0)
+                beat[0] = '\0';
+        (void)snprintf(period, sizeof(period), "%llu",
+                       (unsigned long long)(w->heartbeat / USEC_PER_SEC));
+        obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s}}, s:{s:s, s:s, s:s, s:s}}",
+                        "apiVersion", "v1", "kind", "ConfigMap", "metadata", "name", w->name,
+                        "namespace", w->ns, "labels", "serving.kserve.io/inferenceservice", w->isvc,
                         "modelplane.io/model-status", "agent", "data", "models.json", data, "pod",
-                        w->pod);
+                        w->pod, "heartbeat", beat, "heartbeatPeriodSeconds", period);
         free(data);
         if (obj && w->pod_uid)
                 json_object_set_new(json_object_get(obj, "metadata"), "ownerReferences",
@@ -70,13 +74,18 @@ static void *writer_thread(void *userdata)
 {
         struct status_writer *w = userdata;
         unsigned long written = (unsigned long)-1;
+        usec_t last = 0;
 
         for (;;) {
                 bool stopping = atomic_load(&w->stop);
                 unsigned long g = agent_status_generation(w->agent);
+                usec_t now = now_monotonic();
 
-                if (g != written && write_once(w) >= 0)
+                /* a change (coalesced by the sleep below), or the heartbeat is due */
+                if ((g != written || now - last >= w->heartbeat) && write_once(w) >= 0) {
                         written = g;
+                        last = now;
+                }
                 if (stopping)
                         break;
                 struct timespec ts = usec_to_timespec(w->interval);
@@ -86,7 +95,7 @@ static void *writer_thread(void *userdata)
 }
 
 int status_writer_start(struct agent *a, struct kube_client *client, const char *ns,
-                        const char *pod, const char *isvc, usec_t interval,
+                        const char *pod, const char *isvc, usec_t interval, usec_t heartbeat,
                         struct status_writer **ret)
 {
         struct status_writer *w = calloc(1, sizeof(*w));
@@ -101,6 +110,7 @@ int status_writer_start(struct agent *a, struct kube_client *client, const char 
         w->agent = a;
         w->client = client;
         w->interval = interval ? interval : 500 * USEC_PER_MSEC;
+        w->heartbeat = heartbeat >= USEC_PER_SEC ? heartbeat : 10 * USEC_PER_SEC;
         w->ns = strdup(ns);
         w->pod = strdup(pod);
         w->isvc = strdup(isvc);

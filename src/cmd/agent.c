@@ -25,6 +25,7 @@
 #include "kube/config.h"
 #include "serving/modelconfig.h"
 #include "util/log.h"
+#include "util/memory.h"
 #include "util/parse-util.h"
 
 #define AGENT_STATUS_PATH "/modelplane/agent/models"
@@ -46,6 +47,7 @@ enum {
         OPT_FILE_POLL,
         OPT_CONNECT_TIMEOUT,
         OPT_STALL_TIMEOUT,
+        OPT_STATUS_HEARTBEAT,
         OPT_IGNORED, /* KServe flags this agent does not implement */
 };
 
@@ -88,6 +90,8 @@ static const struct cli_option agent_options[] = {
           OPT_CONNECT_TIMEOUT },
         { "stall-timeout", 0, CLI_ARG_REQUIRED, "SECS",
           "abort a download below 1 byte/s for this long\n(default 30)", OPT_STALL_TIMEOUT },
+        { "status-heartbeat", 0, CLI_ARG_REQUIRED, "SECS",
+          "rewrite the status object at least this often\n(default 10)", OPT_STATUS_HEARTBEAT },
         /* KServe's logger, batcher and probe flags (cmd/agent/main.go) */
         IGNORED("log-url", CLI_ARG_REQUIRED),
         IGNORED("source-uri", CLI_ARG_REQUIRED),
@@ -116,7 +120,7 @@ struct agent_args {
         bool puller;
         const char *config_dir, *model_dir, *listen, *server_url, *kubeconfig, *configmap;
         const char *isvc, *ns, *api_watch;
-        uint32_t workers, file_poll, connect_timeout, stall_timeout;
+        uint32_t workers, file_poll, connect_timeout, stall_timeout, heartbeat;
         char ignored[1024];
 };
 
@@ -181,6 +185,9 @@ static int agent_set(void *userdata, const struct cli_option *opt, const char *a
                 break;
         case OPT_STALL_TIMEOUT:
                 secs = &a->stall_timeout;
+                break;
+        case OPT_STATUS_HEARTBEAT:
+                secs = &a->heartbeat;
                 break;
         case OPT_IGNORED:
                 used = strlen(a->ignored);
@@ -345,7 +352,7 @@ static char *isvc_of_pod(struct kube_client *kc, const char *ns)
 }
 
 static int start_api_watch(struct agent *a, const char *kubeconfig, const char *configmap,
-                           const char *isvc, const char *ns_opt, bool required,
+                           const char *isvc, const char *ns_opt, bool required, uint32_t heartbeat,
                            struct cm_watch **ret, struct status_writer **ret_sw)
 {
         struct kube_config_options ko = { .kubeconfig_path = kubeconfig };
@@ -392,10 +399,12 @@ static int start_api_watch(struct agent *a, const char *kubeconfig, const char *
                 struct kube_client *sc = NULL;
                 r = kube_client_dup(kc, &sc);
                 if (r >= 0)
-                        r = status_writer_start(a, sc, ns, pod_name(), isvc, 0, ret_sw);
+                        r = status_writer_start(a, sc, ns, pod_name(), isvc, 0,
+                                                heartbeat * USEC_PER_SEC, ret_sw);
                 if (r < 0)
                         return log_error_errno(r, "agent: cannot start the status writer");
-                log_info("agent: per-model status in ConfigMap %s/modelstatus-%s", ns, pod_name());
+                log_info("agent: per-model status in ConfigMap %s/modelstatus-%s (heartbeat %us)",
+                         ns, pod_name(), heartbeat);
         }
         return cm_watch_start(a, TAKE_PTR(kc), ns, name, ret);
 }
@@ -413,6 +422,7 @@ int cmd_agent(int argc, char **argv)
                 .file_poll = 10,
                 .connect_timeout = 10,
                 .stall_timeout = 30,
+                .heartbeat = 10,
         };
         CLEANUP(strv_freep) char **av = NULL;
         char err[512] = "", default_url[64];
@@ -484,8 +494,14 @@ int cmd_agent(int argc, char **argv)
                                 .fetch = &fc,
                         },
                         &agent);
-                if (r >= 0)
+                if (r >= 0) {
+                        /* Start-up is over: the file pages it read (the linker's work on the
+                         * libraries of the one binary, OpenSSL's initialisation) leave RSS
+                         * before any thread runs; see docs/agent.md "Footprint". */
+                        unsigned long kib = memory_release_startup_pages();
+                        log_debug("agent: released %lu KiB of start-up file pages", kib);
                         r = agent_start(agent);
+                }
                 if (r < 0) {
                         log_error_errno(r, "agent: cannot start the reconciler");
                         r = 1;
@@ -494,7 +510,7 @@ int cmd_agent(int argc, char **argv)
                 ctx.agent = agent;
                 if (!streq(api_watch, "off")) {
                         r = start_api_watch(agent, kubeconfig, configmap, isvc, ns,
-                                            streq(api_watch, "on"), &cw, &sw);
+                                            streq(api_watch, "on"), args.heartbeat, &cw, &sw);
                         if (r < 0) {
                                 r = 1;
                                 goto out;

@@ -29,6 +29,7 @@ struct enqueue_ctx {
         char *group;         /* owned */
         char *owner_kind;    /* owned */
         informer_map_fn fn;
+        informer_update_pred update_pred; /* may be NULL: every update */
         void *userdata;
 };
 
@@ -273,6 +274,8 @@ static void enqueue_on_update(void *userdata, json_t *old_obj, json_t *new_obj)
 {
         struct enqueue_ctx *ctx = userdata;
 
+        if (ctx->update_pred && !ctx->update_pred(ctx->userdata, old_obj, new_obj))
+                return;
         if (ctx->kind != ENQUEUE_SELF)
                 enqueue_obj(ctx, old_obj);
         enqueue_obj(ctx, new_obj);
@@ -340,6 +343,20 @@ int informer_enqueue_mapped(struct informer *inf, struct workqueue *q, informer_
                             void *userdata)
 {
         struct enqueue_ctx t = { .kind = ENQUEUE_MAPPED, .q = q, .fn = fn, .userdata = userdata };
+
+        if (!inf || !q || !fn)
+                return -EINVAL;
+        return add_enqueue(inf, &t);
+}
+
+int informer_enqueue_mapped_if(struct informer *inf, struct workqueue *q, informer_map_fn fn,
+                               informer_update_pred update_pred, void *userdata)
+{
+        struct enqueue_ctx t = { .kind = ENQUEUE_MAPPED,
+                                 .q = q,
+                                 .fn = fn,
+                                 .update_pred = update_pred,
+                                 .userdata = userdata };
 
         if (!inf || !q || !fn)
                 return -EINVAL;

@@ -115,6 +115,14 @@ _warn_unused_result_ int informer_enqueue_owner(struct informer *inf, struct wor
 _warn_unused_result_ int informer_enqueue_mapped(struct informer *inf, struct workqueue *q,
                                                  informer_map_fn fn, void *userdata);
 
+/* The same, except that an update for which @update_pred(userdata, old, new) is false enqueues
+ * nothing (controller-runtime's update predicates; adds and deletes always enqueue). */
+typedef bool (*informer_update_pred)(void *userdata, const json_t *old_obj, const json_t *new_obj);
+_warn_unused_result_ int informer_enqueue_mapped_if(struct informer *inf, struct workqueue *q,
+                                                    informer_map_fn fn,
+                                                    informer_update_pred update_pred,
+                                                    void *userdata);
+
 /* Pure: keys ("ns/name") of obj's ownerReferences matching group/kind. */
 _warn_unused_result_ int informer_owner_keys(const json_t *obj, const char *owner_group,
                                              const char *owner_kind, json_t **ret_keys);

@@ -173,11 +173,21 @@ int tm_reconciler_watch(struct tm_reconciler *r, struct informer *trainedmodels,
         return k;
 }
 
+/* A report's heartbeat refresh (every 10 s per replica by default) reconciles nothing, unless
+ * the report was stale: then the replica is back. Staleness itself is noticed by the requeue
+ * of the reconcile (apply_replica_status). */
+static bool configmap_update_matters(void *userdata, const json_t *old_obj, const json_t *new_obj)
+{
+        (void)userdata;
+        return !replica_report_heartbeat_only(old_obj, new_obj) ||
+               replica_report_stale(old_obj, now_realtime());
+}
+
 int tm_reconciler_watch_configmaps(struct tm_reconciler *r, struct informer *configmaps,
                                    struct controller *isvc_controller)
 {
-        return informer_enqueue_mapped(configmaps, controller_queue(isvc_controller),
-                                       replicas_map_configmap, r);
+        return informer_enqueue_mapped_if(configmaps, controller_queue(isvc_controller),
+                                          replicas_map_configmap, configmap_update_matters, r);
 }
 
 static void emit(struct tm_reconciler *r, const json_t *obj, const struct tm_plan *p,
@@ -591,9 +601,10 @@ static int compute_plan(const char *name, const json_t *isvc, const json_t *cm, 
 
 /* The replicas' reports (serving/replicas.h) merged into the planned statuses: the ModelLoaded
  * condition, and Ready when it requires Loaded. status_changed is recomputed against what was
- * read, so an unchanged world still writes nothing. */
+ * read, so an unchanged world still writes nothing. *ret_next_stale: when a fresh report would
+ * turn stale (0: none), for the requeue that notices a dead agent without any event. */
 static int apply_replica_status(struct tm_reconciler *r, const char *key, usec_t now,
-                                struct isvc_plan *plan, json_t *tms)
+                                struct isvc_plan *plan, json_t *tms, usec_t *ret_next_stale)
 {
         CLEANUP(replica_set_release) struct replica_set set = { 0 };
         json_auto_t *reports = NULL;
@@ -603,7 +614,8 @@ static int apply_replica_status(struct tm_reconciler *r, const char *key, usec_t
                 return 0;
         k = cache_by_index(r->configmaps, REPLICAS_INDEX_ISVC, key, &reports);
         if (k >= 0)
-                k = replica_set_build(reports, &set);
+                k = replica_set_build(reports, now, &set);
+        *ret_next_stale = set.next_stale;
         for (size_t i = 0; k >= 0 && i < plan->n_tms; i++) {
                 struct tm_plan *p = &plan->tms[i];
                 const json_t *tm = json_array_get(tms, i);
@@ -634,6 +646,7 @@ static int tm_reconcile_isvc(const struct reconcile_ctx *ctx, const char *key,
         CLEANUP(isvc_plan_releasep) struct isvc_plan plan = { 0 };
         json_auto_t *isvc = NULL, *tms = NULL, *cm = NULL;
         char cm_name[MODELCONFIG_NAME_MAX];
+        usec_t now, after, next_stale = 0;
         bool more;
         int k;
 
@@ -703,13 +716,17 @@ static int tm_reconcile_isvc(const struct reconcile_ctx *ctx, const char *key,
                 return k;
         if (k < 0)
                 return reconcile_terminal(ret, k);
-        k = apply_replica_status(r, key, reconcile_now(ctx), &plan, tms);
+        now = reconcile_now(ctx);
+        k = apply_replica_status(r, key, now, &plan, tms, &next_stale);
         if (k < 0)
                 return k;
         k = apply_rest(r, ctx, key, ns, &plan, tms, &more);
         if (k < 0)
                 return k;
-        return reconcile_requeue_after(ret, more ? 0 : RESYNC_PERIOD);
+        after = RESYNC_PERIOD;
+        if (next_stale > now && next_stale - now < after)
+                after = next_stale - now;
+        return reconcile_requeue_after(ret, more ? 0 : after);
 }
 
 struct reconciler tm_reconciler_get(struct tm_reconciler *r)

@@ -9,6 +9,7 @@
 #include "json/json-util.h"
 #include "serving/conditions.h"
 #include "serving/modelconfig.h"
+#include "util/parse-util.h"
 
 #define MODELCONFIG_PREFIX "modelconfig-"
 #define MODELCONFIG_SUFFIX "-0"
@@ -49,6 +50,58 @@ bool replica_report_counts(const json_t *cm)
                json_get_string_path(cm, "metadata", "name", NULL);
 }
 
+bool replica_report_heartbeat(const json_t *cm, usec_t *ret_beat, usec_t *ret_stale_after)
+{
+        const char *beat = json_get_string_path(cm, "data", REPLICAS_HEARTBEAT_KEY, NULL);
+        const char *period = json_get_string_path(cm, "data", REPLICAS_HEARTBEAT_PERIOD, NULL);
+        uint32_t secs = REPLICAS_HEARTBEAT_DEFAULT;
+        usec_t t;
+
+        if (!beat || parse_rfc3339(beat, &t) < 0)
+                return false;
+        if (period && (safe_atou32(period, &secs) < 0 || secs == 0 || secs > 86400))
+                secs = REPLICAS_HEARTBEAT_DEFAULT;
+        *ret_beat = t;
+        *ret_stale_after = (usec_t)secs * REPLICAS_STALE_PERIODS * USEC_PER_SEC;
+        return true;
+}
+
+bool replica_report_stale(const json_t *cm, usec_t now)
+{
+        usec_t beat, after;
+
+        return replica_report_heartbeat(cm, &beat, &after) && now > beat && now - beat > after;
+}
+
+static bool same_path(const json_t *a, const json_t *b, const char *k1, const char *k2)
+{
+        const json_t *x = json_get_path(a, k1, k2, NULL), *y = json_get_path(b, k1, k2, NULL);
+
+        return (!x && !y) || (x && y && json_equal((json_t *)x, (json_t *)y));
+}
+
+bool replica_report_heartbeat_only(const json_t *old_cm, const json_t *new_cm)
+{
+        const json_t *od = json_object_get(old_cm, "data"), *nd = json_object_get(new_cm, "data");
+        const char *key;
+        json_t *v;
+
+        if (!is_report(old_cm) || !is_report(new_cm) || !json_is_object(od) ||
+            !json_is_object(nd) || json_object_size(od) != json_object_size(nd))
+                return false;
+        json_object_foreach((json_t *)nd, key, v) {
+                json_t *o = json_object_get(od, key);
+                if (!o)
+                        return false;
+                if (!streq(key, REPLICAS_HEARTBEAT_KEY) && !json_equal(o, v))
+                        return false;
+        }
+        return same_path(old_cm, new_cm, "metadata", "name") &&
+               same_path(old_cm, new_cm, "metadata", "labels") &&
+               same_path(old_cm, new_cm, "metadata", "ownerReferences") &&
+               same_path(old_cm, new_cm, "metadata", "deletionTimestamp");
+}
+
 static int cmp_model(const void *a, const void *b)
 {
         return strcmp(((const struct replica_model *)a)->name,
@@ -71,6 +124,30 @@ static const char *report_pod(const json_t *cm)
         if (strncmp(name, REPLICAS_STATUS_PREFIX, strlen(REPLICAS_STATUS_PREFIX)) == 0)
                 return name + strlen(REPLICAS_STATUS_PREFIX);
         return name;
+}
+
+/* Marks @r stale when @cm's heartbeat is too old at @now; else lowers *next_stale to the time
+ * it would turn stale. */
+static void replica_judge(struct replica *r, const json_t *cm, usec_t now, usec_t *next_stale)
+{
+        usec_t beat, after;
+        char when[32];
+
+        if (!replica_report_heartbeat(cm, &beat, &after))
+                return;
+        if (now > beat && now - beat > after) {
+                r->stale = true;
+                if (format_rfc3339(beat, when, sizeof(when)) < 0)
+                        (void)snprintf(when, sizeof(when), "?");
+                /* the time, not the age: the message stays the same while the report stays stale,
+                 * so the status is not rewritten on every pass */
+                (void)snprintf(r->stale_reason, sizeof(r->stale_reason),
+                               "no heartbeat since %s (over %llus)", when,
+                               (unsigned long long)(after / USEC_PER_SEC));
+                return;
+        }
+        if (*next_stale == 0 || beat + after + USEC_PER_SEC < *next_stale)
+                *next_stale = beat + after + USEC_PER_SEC;
 }
 
 /* Parses one report; an unreadable one keeps doc NULL (its models count as Unknown). */
@@ -122,7 +199,7 @@ void replica_set_release(struct replica_set *s)
         *s = (struct replica_set){ 0 };
 }
 
-int replica_set_build(json_t *configmaps, struct replica_set *ret)
+int replica_set_build(json_t *configmaps, usec_t now, struct replica_set *ret)
 {
         struct replica_set s = { .configmaps = json_incref(configmaps) };
         size_t i;
@@ -140,6 +217,7 @@ int replica_set_build(json_t *configmaps, struct replica_set *ret)
                         replica_set_release(&s);
                         return -ENOMEM;
                 }
+                replica_judge(&s.items[s.n], cm, now, &s.next_stale);
                 s.n++;
         }
         qsort(s.items, s.n, sizeof(*s.items), cmp_replica);
@@ -174,6 +252,10 @@ static const char *replica_state(const struct replica *r, const char *model,
         const struct replica_model *m;
 
         *ret_reason = NULL;
+        if (r->stale) {
+                *ret_reason = r->stale_reason;
+                return REPLICAS_STATE_STALE;
+        }
         if (!r->doc)
                 return "Unknown";
         m = bsearch(&key, r->models, r->n_models, sizeof(*r->models), cmp_model);
@@ -218,7 +300,7 @@ int model_loaded_summarize(const struct replica_set *s, const char *model, const
                            struct model_loaded *ret)
 {
         struct model_loaded m = { .total = (unsigned)s->n, .detail = json_array() };
-        const struct replica *failed_load = NULL, *failed_download = NULL;
+        const struct replica *failed_load = NULL, *failed_download = NULL, *stale = NULL;
         const char *failed_load_reason = NULL, *failed_download_reason = NULL;
         size_t progress = ELEMENTSOF(progress_order);
         int k;
@@ -248,6 +330,9 @@ int model_loaded_summarize(const struct replica_set *s, const char *model, const
                                 failed_download = &s->items[i];
                                 failed_download_reason = reason;
                         }
+                } else if (streq(state, REPLICAS_STATE_STALE)) {
+                        if (!stale)
+                                stale = &s->items[i];
                 } else if (progress_rank(state) < progress)
                         progress = progress_rank(state);
         }
@@ -272,6 +357,11 @@ int model_loaded_summarize(const struct replica_set *s, const char *model, const
                 k = why ? asprintf(&m.message, "%u/%u replicas loaded; %s: %s%s%s", m.loaded,
                                    m.total, f->pod, m.reason, why[0] ? ": " : "", why)
                         : -1;
+        } else if (stale) {
+                m.status = CONDITION_STATUS_UNKNOWN;
+                m.reason = REPLICAS_STATE_STALE;
+                k = asprintf(&m.message, "%u/%u replicas loaded; %s: %s: %s", m.loaded, m.total,
+                             stale->pod, REPLICAS_STATE_STALE, stale->stale_reason);
         } else {
                 m.status = CONDITION_STATUS_UNKNOWN;
                 m.reason = progress_order[progress < ELEMENTSOF(progress_order) ? progress : 0];

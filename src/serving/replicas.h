@@ -17,12 +17,22 @@
  *
  * Per replica, a model's state is the agent's, except: absent from the report -> Pending;
  * Loaded from another storageUri than the TrainedModel's -> Pending (the reload has not begun);
- * a report whose models.json does not parse -> Unknown.
+ * a report whose models.json does not parse -> Unknown; a stale report -> Stale.
+ *
+ * Heartbeat: the agent rewrites its report at least every data.heartbeatPeriodSeconds (default
+ * 10) with data.heartbeat = the time (RFC 3339, the agent's clock). A report whose heartbeat is
+ * more than REPLICAS_STALE_PERIODS periods older than the controller's clock is stale: a
+ * SIGKILLed or hung agent whose pod lives on (so the garbage collector keeps its report) stops
+ * counting as loaded. As kubelet's node lease (renewed every 10 s, 40 s to expire), clocks are
+ * assumed synchronised within a period; a heartbeat from the future counts as fresh. A report
+ * without a heartbeat (an older agent) is never stale.
  *
  * The condition (type ModelLoaded, severity Info, so it never changes knative's Ready by itself):
  *   all m loaded (m >= 1)             True    Loaded            "m/m replicas loaded"
  *   some replica FailedToLoad         False   FailedToLoad      "n/m replicas loaded; <pod>: <reason>"
  *   else some FailedToDownload        False   FailedToDownload  likewise
+ *   else some replica stale           Unknown Stale             "n/m replicas loaded; <pod>: Stale:
+ *                                             no heartbeat since <time> (over <N>s)"
  *   else (in progress)                Unknown the least advanced state among the others
  *                                             (Unknown, Pending, Unloading, Downloading, Loading)
  *   no replica reports (m = 0)        Unknown NoReplicas "0/0 replicas loaded: no serving replica
@@ -58,6 +68,11 @@
 #define REPLICAS_REASON_NO_REPLICAS "NoReplicas"
 #define REPLICAS_DETAIL_MAX         32
 #define REPLICAS_REASON_MAX         256
+#define REPLICAS_HEARTBEAT_KEY      "heartbeat"
+#define REPLICAS_HEARTBEAT_PERIOD   "heartbeatPeriodSeconds"
+#define REPLICAS_HEARTBEAT_DEFAULT  10U /* seconds, when the period is missing or unreadable */
+#define REPLICAS_STALE_PERIODS      4U
+#define REPLICAS_STATE_STALE        "Stale"
 /* The controller's ConfigMap informer selects these: the agents' reports and the modelconfig
  * ConfigMaps, which the controller labels with their InferenceService (serving/plan.h). */
 #define REPLICAS_CONFIGMAP_SELECTOR REPLICAS_ISVC_LABEL
@@ -74,20 +89,32 @@ struct replica {
         json_t *doc;                  /* owned; parsed models.json, NULL when unreadable */
         struct replica_model *models; /* owned; sorted by name */
         size_t n_models;
+        bool stale;
+        char stale_reason[96]; /* "no heartbeat since <time> (over <N>s)" */
 };
 
 struct replica_set {
         json_t *configmaps;    /* owned reference to the input array */
         struct replica *items; /* sorted by pod */
         size_t n;
+        usec_t next_stale; /* the earliest time a fresh report turns stale; 0: none can */
 };
 
 /* A counted report: labelled model-status=agent, owned by a Pod, not being deleted. */
 bool replica_report_counts(const json_t *cm);
 
-/* Reads the counted reports among @configmaps (a JSON array, borrowed; a reference is kept).
- * Returns 0, -ENOMEM. */
-_warn_unused_result_ int replica_set_build(json_t *configmaps, struct replica_set *ret);
+/* A report's heartbeat: its time and how long after it the report is stale (the period times
+ * REPLICAS_STALE_PERIODS). False when it has no readable heartbeat (never stale). */
+bool replica_report_heartbeat(const json_t *cm, usec_t *ret_beat, usec_t *ret_stale_after);
+/* True when the report's heartbeat is more than its stale time older than @now. */
+bool replica_report_stale(const json_t *cm, usec_t now);
+/* True when @new_cm differs from @old_cm only in its heartbeat (and object metadata the API
+ * server maintains: resourceVersion, managedFields): a refresh that changes no state. */
+bool replica_report_heartbeat_only(const json_t *old_cm, const json_t *new_cm);
+
+/* Reads the counted reports among @configmaps (a JSON array, borrowed; a reference is kept),
+ * judging staleness at @now. Returns 0, -ENOMEM. */
+_warn_unused_result_ int replica_set_build(json_t *configmaps, usec_t now, struct replica_set *ret);
 void replica_set_release(struct replica_set *s);
 
 struct model_loaded {

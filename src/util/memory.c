@@ -1,6 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <inttypes.h>
 #include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 
+#include "util/macro.h"
 #include "util/memory.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -31,4 +37,75 @@ void memory_limit_arenas(int n)
 {
         if (memory_glibc_allocator() && n > 0)
                 (void)mallopt(M_ARENA_MAX, n);
+}
+
+DEFINE_CLEANUP_FUNC(FILE *, fclose)
+
+static bool single_threaded(void)
+{
+        CLEANUP(fclosep) FILE *f = fopen("/proc/self/status", "re");
+        char line[256];
+
+        if (!f)
+                return false;
+        while (fgets(line, sizeof(line), f))
+                if (strncmp(line, "Threads:", 8) == 0)
+                        return strtoul(line + 8, NULL, 10) == 1;
+        return false;
+}
+
+/* One mapping of /proc/self/smaps, as far as read. */
+struct smaps_entry {
+        uintptr_t start, end;
+        bool candidate; /* read-only, file-backed */
+        unsigned long rss_kib, anon_kib;
+        bool have_anon;
+};
+
+static unsigned long release(const struct smaps_entry *e)
+{
+        if (!e->candidate || !e->have_anon || e->anon_kib != 0 || e->rss_kib == 0)
+                return 0;
+        if (madvise((void *)e->start, e->end - e->start, MADV_DONTNEED) < 0)
+                return 0;
+        return e->rss_kib;
+}
+
+unsigned long memory_release_startup_pages(void)
+{
+        CLEANUP(fclosep) FILE *f = NULL;
+        struct smaps_entry e = { 0 };
+        unsigned long released = 0;
+        char line[512];
+
+        if (!single_threaded())
+                return 0;
+        f = fopen("/proc/self/smaps", "re");
+        if (!f)
+                return 0;
+        while (fgets(line, sizeof(line), f)) {
+                uintptr_t a, b;
+                char perms[8], path[8];
+                int n;
+
+                path[0] = '\0';
+                n = sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s %*s %*s %*s %7s", &a, &b, perms,
+                           path);
+                if (n >= 3 && strchr(line, '-') < strchr(line, ' ')) {
+                        released += release(&e);
+                        e = (struct smaps_entry){
+                                .start = a,
+                                .end = b,
+                                .candidate = n == 4 && path[0] == '/' && perms[0] == 'r' &&
+                                             perms[1] != 'w' && perms[3] == 'p',
+                        };
+                } else if (strncmp(line, "Rss:", 4) == 0) {
+                        e.rss_kib = strtoul(line + 4, NULL, 10);
+                } else if (strncmp(line, "Anonymous:", 10) == 0) {
+                        e.anon_kib = strtoul(line + 10, NULL, 10);
+                        e.have_anon = true;
+                }
+        }
+        released += release(&e);
+        return released;
 }

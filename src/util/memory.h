@@ -20,3 +20,14 @@ void memory_trim(void);
 
 /* Caps the number of malloc arenas (M_ARENA_MAX); call before starting threads. */
 void memory_limit_arenas(int n);
+
+/*
+ * Drops this process's mappings of file pages that only start-up touched (dynamic linking of
+ * the shared libraries, their constructors, OpenSSL's initialisation): every read-only,
+ * file-backed mapping without private (copied-on-write) pages is madvise(MADV_DONTNEED)ed. The
+ * pages stay in the page cache; whatever the process uses later faults back in (a minor fault),
+ * so RSS then shows the working set instead of everything start-up ever read. Only while the
+ * process has one thread (checked: a mapping cannot change under it); returns the KiB released,
+ * 0 when skipped or nothing was released.
+ */
+unsigned long memory_release_startup_pages(void);

@@ -75,13 +75,17 @@ class ConfigDir:
         os.symlink("..data/models.json", os.path.join(path, "models.json"))
 
     def write(self, entries):
+        return self.write_bytes(json.dumps(
+            [{"modelName": n, "modelSpec": {"storageUri": u, "framework": "sklearn", "memory": "1Gi"}}
+             for n, u in entries], separators=(",", ":")).encode())
+
+    def write_bytes(self, data):
+        """models.json exactly as given (e.g. the bytes of a ConfigMap another controller wrote)."""
         self.n += 1
         ts = os.path.join(self.path, f"..2026_12_01_{self.n:06d}")
         os.mkdir(ts)
-        with open(os.path.join(ts, "models.json"), "w") as f:
-            json.dump([{"modelName": n, "modelSpec": {"storageUri": u, "framework": "sklearn",
-                                                      "memory": "1Gi"}} for n, u in entries], f,
-                      separators=(",", ":"))
+        with open(os.path.join(ts, "models.json"), "wb") as f:
+            f.write(data)
         old = os.path.realpath(os.path.join(self.path, "..data")) if os.path.islink(
             os.path.join(self.path, "..data")) else None
         tmp = os.path.join(self.path, "..data_tmp")

@@ -273,6 +273,36 @@ def gcs_steps(cfg, agent_port, gcs):
     ok(st and st.get("fromgcs", {}).get("state") == "Loaded", "the loaded gs:// model keeps serving")
 
 
+def sanitizer_logs(work, names=None):
+    """The logs in work (the given names, or every *.log) holding a sanitizer report."""
+    names = names if names is not None else sorted(f for f in os.listdir(work) if f.endswith(".log"))
+    return [f for f in names if os.path.exists(os.path.join(work, f)) and any(
+        m in open(os.path.join(work, f), errors="replace").read()
+        for m in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"))]
+
+
+def finish(work, logs=None, tail=40, namespace=None):
+    """Stops every process; on failure prints the tails of the logs (the given names, or every
+    *.log); removes work and the test's namespace; prints the TAP plan. Returns the exit status."""
+    stop_all()
+    if failures:
+        names = logs if logs is not None else sorted(f for f in os.listdir(work) if f.endswith(".log"))
+        for f in names:
+            p = os.path.join(work, f)
+            if os.path.exists(p):
+                log(f"---- {f} (tail) ----")
+                for line in open(p, errors="replace").read().splitlines()[-tail:]:
+                    log(line)
+    shutil.rmtree(work, ignore_errors=True)
+    if namespace:
+        try:
+            kubectl("delete", "namespace", namespace, "--wait=false")
+        except RuntimeError as e:
+            log(str(e))
+    print(f"1..{step_no[0]}")
+    return 1 if failures else 0
+
+
 def main():
     work = tempfile.mkdtemp(prefix="mp-agent-e2e-")
     model_dir = os.path.join(work, "mnt-models")
@@ -282,17 +312,8 @@ def main():
     try:
         run(work, model_dir, config_dir)
     finally:
-        stop_all()
-        if failures:
-            for f in ("moto.log", "mlserver.log", "agent.log", "controller.log"):
-                p = os.path.join(work, f)
-                if os.path.exists(p):
-                    log(f"---- {f} (tail) ----")
-                    for line in open(p, errors="replace").read().splitlines()[-60:]:
-                        log(line)
-        shutil.rmtree(work, ignore_errors=True)
-    print(f"1..{step_no[0]}")
-    return 1 if failures else 0
+        rc = finish(work, ["moto.log", "mlserver.log", "agent.log", "controller.log"], tail=60)
+    return rc
 
 
 def agent_status(port):
@@ -537,9 +558,7 @@ def clean_exit(work, agent, logs):
     except subprocess.TimeoutExpired:
         rc = None
     ok(rc == 0, f"the agent exits 0 on SIGTERM (got {rc})")
-    bad = [f for f in logs if os.path.exists(os.path.join(work, f)) and any(
-        m in open(os.path.join(work, f), errors="replace").read()
-        for m in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"))]
+    bad = sanitizer_logs(work, logs)
     ok(not bad, f"no sanitizer report in the agent logs {bad}")
 
 

@@ -13,13 +13,13 @@ and model directory, downloading from moto's S3 server. The TrainedModel reads M
 deleted -> the garbage collector removes its report and the count is "1/1"; a corrupt model ->
 FailedToLoad with MLServer's reason. Ready follows models.json (default), then, with the
 controller restarted with --ready-requires-loaded, Ready is False for the model no replica
-could load.
+could load. Phase 3 (heartbeat): the last agent SIGKILLed while its pod lives -> "0/1 replicas
+loaded; <pod>: Stale: ..." with no other event; restarted -> "1/1" again.
 
 Usage: e2e_replicas.py MODELPLANE_BINARY (under scripts/with-testenv, in the agent venv)
 """
 import json
 import os
-import shutil
 import signal
 import sys
 import tempfile
@@ -174,12 +174,14 @@ def replicas_phase(work, ctrl_kc):
                    AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing",
                    AWS_DEFAULT_REGION="us-east-1", POD_NAME=r["pod"])
         env.pop("KUBECONFIG", None)
-        r["agent"] = start([BIN, "agent", "--log-format", "text", "--enable-puller",
-                            "--config-dir", r["config_dir"], "--model-dir", r["model_dir"],
-                            "--port", str(r["agent_port"]), "--component-port", str(r["ml_port"]),
-                            "--listen-address", "127.0.0.1", "--api-watch", "on",
-                            "--kubeconfig", agent_kc, "--namespace", NS],
-                           os.path.join(work, f"agent-{tag}.log"), env=env)
+        r["agent_env_s3"] = f"http://127.0.0.1:{moto_port}"
+        r["agent_cmd"] = [BIN, "agent", "--log-format", "text", "--enable-puller",
+                          "--config-dir", r["config_dir"], "--model-dir", r["model_dir"],
+                          "--port", str(r["agent_port"]), "--component-port", str(r["ml_port"]),
+                          "--listen-address", "127.0.0.1", "--api-watch", "on",
+                          "--kubeconfig", agent_kc, "--namespace", NS,
+                          "--status-heartbeat", "1"]
+        r["agent"] = start(r["agent_cmd"], os.path.join(work, f"agent-{tag}.log"), env=env)
 
     pa, pb = replicas["a"]["pod"], replicas["b"]["pod"]
     c = wait_condition("iris", "ModelLoaded", "True", "2/2 replicas loaded", "Loaded")
@@ -227,6 +229,34 @@ def ready_phase(work, ctrl_kc, ctrl):
     return ctrl
 
 
+def stale_phase(work, replicas):
+    """Replica a's agent SIGKILLed while its pod lives: its report stays (no garbage collection)
+    but its heartbeat stops, and the controller stops counting it as loaded with no other event;
+    restarted, it counts again."""
+    a = replicas["a"]
+    cm = json.loads(kubectl("-n", NS, "get", "configmap", f"modelstatus-{a['pod']}", "-o", "json"))
+    ok(cm["data"].get("heartbeat") and cm["data"].get("heartbeatPeriodSeconds") == "1",
+       f"the report carries the heartbeat and its period ({cm['data'].get('heartbeat')})")
+    os.killpg(a["agent"].pid, signal.SIGKILL)
+    a["agent"].wait()
+    c = wait_condition("iris", "ModelLoaded", "Unknown",
+                       f"0/1 replicas loaded; {a['pod']}: Stale: no heartbeat since ", "Stale")
+    ok(c, f"agent SIGKILLed, pod alive: ModelLoaded 0/1 with the stale reason ({c and c.get('message')})")
+    detail = json.loads(tm_get("iris")["status"].get("annotations", {}).get(
+        "modelplane.io/replicas", "[]"))
+    ok([d.get("state") for d in detail] == ["Stale"], f"the per-replica detail says Stale: {detail}")
+    rv = tm_get("iris")["metadata"]["resourceVersion"]
+    time.sleep(3)
+    ok(tm_get("iris")["metadata"]["resourceVersion"] == rv,
+       "a stale replica's status is written once, not on every pass")
+    env = dict(os.environ, AWS_ENDPOINT_URL=a["agent_env_s3"], AWS_ACCESS_KEY_ID="testing",
+               AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION="us-east-1", POD_NAME=a["pod"])
+    env.pop("KUBECONFIG", None)
+    a["agent"] = start(a["agent_cmd"], os.path.join(work, "agent-a2.log"), env=env)
+    c = wait_condition("iris", "ModelLoaded", "True", "1/1 replicas loaded", "Loaded")
+    ok(c, "the agent restarted: its heartbeat counts again, 1/1 replicas loaded")
+
+
 def main():
     work = tempfile.mkdtemp(prefix="mp-replicas-")
     try:
@@ -235,32 +265,19 @@ def main():
         ctrl = start_controller(work, ctrl_kc)
         ready_isvc(NS, ISVC)
         drift_phase()
-        replicas_phase(work, ctrl_kc)
+        replicas = replicas_phase(work, ctrl_kc)
         ctrl = ready_phase(work, ctrl_kc, ctrl)
+        stale_phase(work, replicas)
         for p in list(e2e.procs):
             if p.args[0] == BIN:
                 stop(p)
-        bad = [f for f in os.listdir(work) if f.endswith(".log") and any(
-            m in open(os.path.join(work, f), errors="replace").read()
-            for m in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"))]
+        bad = e2e.sanitizer_logs(work)
         ok(not bad, f"no sanitizer report in the controller and agent logs {bad}")
     except Exception as e:  # noqa: BLE001 - report as a failed step with the cause
         ok(False, f"unexpected error: {e!r}")
     finally:
-        e2e.stop_all()
-        if e2e.failures:
-            for f in sorted(os.listdir(work)):
-                if f.endswith(".log"):
-                    log(f"---- {f} (tail) ----")
-                    for line in open(os.path.join(work, f), errors="replace").read().splitlines()[-40:]:
-                        log(line)
-        shutil.rmtree(work, ignore_errors=True)
-        try:
-            kubectl("delete", "namespace", NS, "--wait=false")
-        except RuntimeError as e:
-            log(str(e))
-    print(f"1..{e2e.step_no[0]}")
-    return 1 if e2e.failures else 0
+        rc = e2e.finish(work, namespace=NS)
+    return rc
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 bin=${1:?usage: run-e2e-kube.sh MODELPLANE_BINARY [SCRIPT]}
-# SCRIPT: another test of this folder on the same setup (agent-replicas: e2e_replicas.py)
+# SCRIPT: another test of this folder on the same setup (agent-replicas: e2e_replicas.py;
+# agent-kserve-tm: e2e_kserve.py, with KServe's own controller from bench/peers/kserve-tm)
 script=${2:-e2e.py}
 args=()
 [ "$script" = e2e.py ] && args=(--kube)
@@ -18,6 +19,17 @@ if [ -z "${MODELPLANE_KUBECONFIG:-}" ] && [ -z "${MODELPLANE_TESTBIN:-}" ]; then
         exit 0
 fi
 venv=$("$here/venv.sh") || { echo "1..0 # SKIP the agent test venv could not be created"; exit 0; }
+if [ "$script" = e2e_kserve.py ]; then
+        # KServe's own TrainedModel controller, built once and cached (minutes the first time)
+        err=$(mktemp)
+        if ! MODELPLANE_KSERVE_TM=$("$src/bench/peers/kserve-tm/build" 2>"$err"); then
+                echo "1..0 # SKIP KServe's controller could not be built (Go or the module proxy): $(tail -1 "$err")"
+                rm -f "$err"
+                exit 0
+        fi
+        rm -f "$err"
+        export MODELPLANE_KSERVE_TM
+fi
 export MODELPLANE_SOURCE_ROOT=$src
 # CRDs are cluster-scoped: this test gets its own control plane with the project's CRDs
 export MODELPLANE_TESTENV_ARGS="--crds $src/deploy/crds"

@@ -3,8 +3,10 @@
 #include <curl/curl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fake-apiserver.h"
 #include "json/json-util.h"
@@ -587,4 +589,75 @@ Test(informer, compact_cache_keeps_strings_with_nul)
         got = cache_get(c, "ns/n");
         cr_assert_not_null(got, "a compact cache must load back an object with a NUL string");
         cr_assert_eq(json_string_length(json_object_get(got, "v")), 3);
+}
+
+/* informer_enqueue_mapped_if: an update the predicate refuses maps and enqueues nothing; adds
+ * and other updates do. */
+static atomic_int mapped_calls;
+
+static int map_counting(void *userdata, const json_t *obj, json_t **ret_keys)
+{
+        (void)userdata;
+        (void)obj;
+        atomic_fetch_add(&mapped_calls, 1);
+        *ret_keys = json_pack("[s]", "ns/k");
+        return *ret_keys ? 0 : -ENOMEM;
+}
+
+/* updates matter unless data.v stays the same */
+static bool v_changed(void *userdata, const json_t *old_obj, const json_t *new_obj)
+{
+        (void)userdata;
+        return !json_equal(json_get_path(old_obj, "data", "v", NULL),
+                           json_get_path(new_obj, "data", "v", NULL));
+}
+
+static json_t *cm_vb(const char *v, const char *b)
+{
+        return json_pack("{s:{s:s,s:s},s:{s:s,s:s}}", "metadata", "name", "c", "namespace", "ns",
+                         "data", "v", v, "b", b);
+}
+
+Test(informer, enqueue_mapped_if_skips_refused_updates)
+{
+        CLEANUP(workqueue_freep) struct workqueue *q = NULL;
+        CLEANUP(informer_freep) struct informer *inf = NULL;
+        struct informer_options o = {
+                .client = client,
+                .gvr = { "", "v1", "configmaps" },
+                .namespace = "ns",
+        };
+        json_auto_t *a = cm_vb("1", "1"), *b = cm_vb("1", "2"), *c = cm_vb("2", "3");
+        char *k = NULL;
+
+        cr_assert_eq(workqueue_new(NULL, &q), 0);
+        cr_assert_eq(informer_new(&o, &inf), 0);
+        cr_assert_eq(informer_enqueue_mapped_if(inf, q, map_counting, v_changed, NULL), 0);
+        cr_assert_neq(fake_apiserver_put(fake, "/api/v1/namespaces/ns/configmaps", a), 0);
+        cr_assert_eq(informer_start(inf), 0);
+        cr_assert_eq(informer_wait_synced(inf, 10 * USEC_PER_SEC), 0);
+        cr_assert_eq(atomic_load(&mapped_calls), 1, "the add maps once");
+        cr_assert_eq(workqueue_try_get(q, &k), 0);
+        workqueue_done(q, k);
+        free(k);
+        cr_assert_neq(fake_apiserver_put(fake, "/api/v1/namespaces/ns/configmaps", b), 0);
+        uint64_t rv = fake_apiserver_put(fake, "/api/v1/namespaces/ns/configmaps", c);
+        char want[32];
+        struct informer_stats st;
+
+        cr_assert_neq(rv, 0);
+        (void)snprintf(want, sizeof(want), "%" PRIu64, rv);
+        /* the informer has seen c's update (so b's before it) and dispatched it */
+        for (int i = 0; i < 2000; i++) {
+                informer_get_stats(inf, &st);
+                if (streq(st.resource_version, want) && atomic_load(&mapped_calls) >= 3)
+                        break;
+                usleep(5 * 1000);
+        }
+        cr_assert_eq(atomic_load(&mapped_calls), 3, "the refused update mapped: %d calls",
+                     atomic_load(&mapped_calls));
+        cr_assert_eq(workqueue_try_get(q, &k), 0);
+        cr_assert_str_eq(k, "ns/k");
+        free(k);
+        informer_stop(inf);
 }

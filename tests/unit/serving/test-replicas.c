@@ -34,7 +34,7 @@ static void summarize(json_t *cms, const char *model, const char *uri, struct mo
 {
         struct replica_set s = { 0 };
 
-        cr_assert_eq(replica_set_build(cms, &s), 0);
+        cr_assert_eq(replica_set_build(cms, NOW, &s), 0);
         cr_assert_eq(model_loaded_summarize(&s, model, uri, ret), 0);
         replica_set_release(&s);
         json_decref(cms);
@@ -336,4 +336,140 @@ Test(replicas, informer_pieces)
         cr_assert_eq(replicas_map_configmap(NULL, cm, &keys), 0);
         cr_assert_null(keys, "modelconfig--0 enqueued");
         json_decref(cm);
+}
+
+/* @cm with a heartbeat @ago seconds before NOW and the period @period (NULL: none). */
+static json_t *with_heartbeat(json_t *cm, long ago, const char *period)
+{
+        char when[32];
+
+        cr_assert_eq(format_rfc3339(NOW - (usec_t)ago * USEC_PER_SEC, when, sizeof(when)), 0);
+        json_object_set_new(json_object_get(cm, "data"), REPLICAS_HEARTBEAT_KEY, json_string(when));
+        if (period)
+                json_object_set_new(json_object_get(cm, "data"), REPLICAS_HEARTBEAT_PERIOD,
+                                    json_string(period));
+        return cm;
+}
+
+Test(replicas, fresh_heartbeat_counts_and_sets_the_next_check)
+{
+        json_t *cms = json_pack("[o]", with_heartbeat(report("a", loaded_v1), 5, "10"));
+        struct replica_set s = { 0 };
+        struct model_loaded m;
+
+        cr_assert_eq(replica_set_build(cms, NOW, &s), 0);
+        cr_assert(!s.items[0].stale);
+        /* 4 periods of 10 s after the beat, plus a second */
+        cr_assert_eq(s.next_stale, NOW - 5 * USEC_PER_SEC + 41 * USEC_PER_SEC);
+        cr_assert_eq(model_loaded_summarize(&s, "iris", "s3://m/v1", &m), 0);
+        cr_assert_str_eq(m.message, "1/1 replicas loaded");
+        model_loaded_release(&m);
+        replica_set_release(&s);
+        json_decref(cms);
+}
+
+Test(replicas, stale_heartbeat_is_not_loaded)
+{
+        struct model_loaded m;
+
+        summarize(json_pack("[o]", with_heartbeat(report("a", loaded_v1), 41, "10")), "iris",
+                  "s3://m/v1", &m);
+        cr_assert_eq(m.loaded, 0);
+        cr_assert_eq(m.total, 1);
+        cr_assert_str_eq(m.status, "Unknown");
+        cr_assert_str_eq(m.reason, "Stale");
+        cr_assert_str_eq(m.message, "0/1 replicas loaded; a: Stale: no heartbeat since "
+                                    "2023-11-14T22:12:39Z (over 40s)");
+        AUTOFREE char *d = json_dumps(m.detail, JSON_COMPACT);
+        cr_assert_str_eq(d, "[{\"pod\":\"a\",\"state\":\"Stale\",\"reason\":\"no heartbeat since "
+                            "2023-11-14T22:12:39Z (over 40s)\"}]");
+        model_loaded_release(&m);
+}
+
+Test(replicas, stale_message_does_not_change_while_stale)
+{
+        json_t *cm = with_heartbeat(report("a", loaded_v1), 41, "10");
+        json_t *cms = json_pack("[O]", cm);
+        struct replica_set s1 = { 0 }, s2 = { 0 };
+        struct model_loaded m1, m2;
+
+        cr_assert_eq(replica_set_build(cms, NOW, &s1), 0);
+        cr_assert_eq(replica_set_build(cms, LATER, &s2), 0);
+        cr_assert_eq(s1.next_stale, 0, "a stale report needs no timer");
+        cr_assert_eq(model_loaded_summarize(&s1, "iris", NULL, &m1), 0);
+        cr_assert_eq(model_loaded_summarize(&s2, "iris", NULL, &m2), 0);
+        cr_assert_str_eq(m1.message, m2.message);
+        model_loaded_release(&m1);
+        model_loaded_release(&m2);
+        replica_set_release(&s1);
+        replica_set_release(&s2);
+        json_decref(cms);
+        json_decref(cm);
+}
+
+Test(replicas, failure_outranks_stale_and_one_stale_of_two)
+{
+        struct model_loaded m;
+        const char *failed = "[{\"name\":\"iris\",\"state\":\"FailedToLoad\",\"reason\":\"bad\"}]";
+
+        summarize(json_pack("[o,o]", with_heartbeat(report("a", loaded_v1), 100, "10"),
+                            report("b", failed)),
+                  "iris", NULL, &m);
+        cr_assert_str_eq(m.reason, "FailedToLoad");
+        cr_assert_str_eq(m.message, "0/2 replicas loaded; b: FailedToLoad: bad");
+        model_loaded_release(&m);
+
+        summarize(json_pack("[o,o]", with_heartbeat(report("a", loaded_v1), 100, "10"),
+                            with_heartbeat(report("b", loaded_v1), 1, "10")),
+                  "iris", NULL, &m);
+        cr_assert_str_eq(m.status, "Unknown");
+        cr_assert_str_eq(m.reason, "Stale");
+        cr_assert(strncmp(m.message, "1/2 replicas loaded; a: Stale: ", 31) == 0, "%s", m.message);
+        model_loaded_release(&m);
+}
+
+Test(replicas, heartbeat_period_rules)
+{
+        json_t *cm = report("a", loaded_v1);
+
+        cr_assert(!replica_report_stale(cm, LATER), "a report without a heartbeat went stale");
+        with_heartbeat(cm, 41, NULL);
+        cr_assert(replica_report_stale(cm, NOW), "no period: the default 10 s");
+        with_heartbeat(cm, 41, "60");
+        cr_assert(!replica_report_stale(cm, NOW), "the agent's period is used");
+        with_heartbeat(cm, 41, "garbage");
+        cr_assert(replica_report_stale(cm, NOW), "an unreadable period: the default");
+        with_heartbeat(cm, -3600, "10");
+        cr_assert(!replica_report_stale(cm, NOW), "a heartbeat from the future is fresh");
+        json_object_set_new(json_object_get(cm, "data"), REPLICAS_HEARTBEAT_KEY,
+                            json_string("not a time"));
+        cr_assert(!replica_report_stale(cm, NOW), "an unreadable heartbeat went stale");
+        json_decref(cm);
+}
+
+Test(replicas, heartbeat_only_updates)
+{
+        json_t *a = with_heartbeat(report("a", loaded_v1), 10, "10");
+        json_t *b = with_heartbeat(report("a", loaded_v1), 0, "10");
+
+        json_object_set_new(json_object_get(b, "metadata"), "resourceVersion", json_string("7"));
+        cr_assert(replica_report_heartbeat_only(a, b));
+        cr_assert(replica_report_heartbeat_only(a, a), "a resync");
+        json_object_set_new(json_object_get(b, "data"), "models.json", json_string("[]"));
+        cr_assert(!replica_report_heartbeat_only(a, b), "a state change was taken for a heartbeat");
+        json_decref(b);
+
+        b = with_heartbeat(report("a", loaded_v1), 0, "20");
+        cr_assert(!replica_report_heartbeat_only(a, b), "a new period is a change");
+        json_decref(b);
+
+        b = with_heartbeat(report("a", loaded_v1), 0, "10");
+        json_object_del(json_object_get(b, "metadata"), "ownerReferences");
+        cr_assert(!replica_report_heartbeat_only(a, b), "losing the owner is a change");
+        json_decref(b);
+
+        b = report("a", loaded_v1);
+        cr_assert(!replica_report_heartbeat_only(b, a), "a first heartbeat is a change");
+        json_decref(b);
+        json_decref(a);
 }
