@@ -21,6 +21,8 @@
 #include "kube/config.h"
 #include "ui/auth.h"
 #include "ui/bff.h"
+#include "ui/views.h"
+#include "util/file-util.h"
 #include "util/log.h"
 #include "util/parse-util.h"
 
@@ -158,28 +160,23 @@ static const struct cli_command ui_cli = {
         .set = ui_set,
 };
 
-/* Reads a small secret file; a trailing newline is not part of the secret. */
+/*
+ * Reads a small secret file; a trailing newline is not part of the secret. -EFBIG over
+ * UI_SECRET_MAX bytes, -EINVAL when it is empty or holds a NUL byte.
+ */
 static int read_secret(const char *path, char **ret)
 {
-        AUTOCLOSE int fd = open(path, O_RDONLY | O_CLOEXEC);
         char *s;
-        ssize_t n;
+        size_t n;
+        int r;
 
-        if (fd < 0)
-                return negative_errno();
-        s = calloc(1, UI_SECRET_MAX + 1);
-        if (!s)
-                return -ENOMEM;
-        n = read(fd, s, UI_SECRET_MAX + 1);
-        if (n < 0 || n > (ssize_t)UI_SECRET_MAX) {
-                int r = n < 0 ? negative_errno() : -EFBIG;
-
-                free(s);
-                return r;
-        }
+        r = read_file_bounded(path, UI_SECRET_MAX, READ_FILE_REFUSE_NUL | READ_FILE_SECRET, &s, &n,
+                              NULL);
+        if (r < 0)
+                return r == -EBADMSG ? -EINVAL : r;
         while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r'))
                 s[--n] = '\0';
-        if (n == 0 || memchr(s, '\0', (size_t)n)) {
+        if (n == 0) {
                 free(s);
                 return -EINVAL;
         }
@@ -222,6 +219,12 @@ static const char *default_static_dir(char *buf, size_t len)
         if (stat(MODELPLANE_SOURCE_UI_DIST, &st) == 0 && S_ISDIR(st.st_mode))
                 return MODELPLANE_SOURCE_UI_DIST;
         return NULL;
+}
+
+/* The HTTP front's own refusals (414, 431, 400 ...) in the BFF's error envelope. */
+static json_t *ui_refusal_body(unsigned status, const char *message)
+{
+        return ui_error_body(status, "ui", message);
 }
 
 int cmd_ui(int argc, char **argv)
@@ -343,6 +346,7 @@ int cmd_ui(int argc, char **argv)
                 hc.threads = 16;
                 hc.handler = ui_server_handle;
                 hc.userdata = ui;
+                hc.error_body = ui_refusal_body;
                 hc.too_large_json =
                         "{\"error\":{\"code\":\"413\",\"message\":\"request body larger than 1 MiB\","
                         "\"source\":\"ui\"}}";

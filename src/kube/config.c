@@ -1,16 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "kube/config.h"
 
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <yaml.h>
 
-#include "util/buf.h"
+#include "util/file-util.h"
 #include "util/string-util.h"
 
 /* A kubeconfig is a few KiB; inline PEM blobs make it bigger, 4 MiB is plenty. */
@@ -65,44 +63,15 @@ _printf_(4, 5) static int cfg_error(char *buf, size_t len, int r, const char *fm
         return r;
 }
 
-/* Reads a whole file of at most max bytes into an owned NUL-terminated string. */
-static int read_file_bounded(const char *path, size_t max, char **ret, size_t *ret_len)
+/*
+ * Reads a whole file of at most max bytes into an owned NUL-terminated string, with this file's
+ * codes: -E2BIG when it is larger (as kube__config_parse), -EBADMSG when it holds a NUL byte.
+ */
+static int read_cfg_file(const char *path, size_t max, char **ret, size_t *ret_len)
 {
-        AUTOCLOSE int fd = -EBADF;
-        struct buf b CLEANUP(buf_releasep) = BUF_INIT(max + 1);
-        char chunk[16384];
-        size_t len;
-        char *p;
-        int r;
+        int r = read_file_bounded(path, max, READ_FILE_REFUSE_NUL, ret, ret_len, NULL);
 
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return negative_errno();
-
-        for (;;) {
-                ssize_t n = read(fd, chunk, sizeof(chunk));
-
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                if (n == 0)
-                        break;
-                r = buf_append(&b, chunk, (size_t)n);
-                if (r < 0)
-                        return r;
-        }
-        if (b.len > 0 && memchr(b.p, '\0', b.len))
-                return -EBADMSG;
-
-        p = buf_take(&b, &len);
-        if (!p)
-                return -ENOMEM;
-        *ret = p;
-        if (ret_len)
-                *ret_len = len;
-        return 0;
+        return r == -EFBIG ? -E2BIG : r;
 }
 
 static int b64_value(unsigned char c)
@@ -381,7 +350,7 @@ static int load_blob(struct kcfg *k, yaml_node_t *map, const char *where, const 
                 r = resolve_path(k, file, &path);
                 if (r < 0)
                         return r;
-                r = read_file_bounded(path, KUBE_CRED_FILE_MAX, ret, NULL);
+                r = read_cfg_file(path, KUBE_CRED_FILE_MAX, ret, NULL);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0) {
@@ -503,7 +472,7 @@ static int load_user(struct kcfg *k, yaml_node_t *root, const char *name, struct
                 if (r < 0)
                         return r;
                 /* Read once now so that a missing file is a configuration error. */
-                r = read_file_bounded(c->token_file, KUBE_CRED_FILE_MAX, &t, NULL);
+                r = read_cfg_file(c->token_file, KUBE_CRED_FILE_MAX, &t, NULL);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0) {
@@ -675,7 +644,7 @@ static int load_kubeconfig(const char *file, const char *context_override, struc
         size_t len;
         int r;
 
-        r = read_file_bounded(file, KUBECONFIG_MAX, &data, &len);
+        r = read_cfg_file(file, KUBECONFIG_MAX, &data, &len);
         if (r == -E2BIG)
                 return cfg_error(err, errlen, r, "%s: larger than %zu bytes", file, KUBECONFIG_MAX);
         if (r < 0)
@@ -714,7 +683,7 @@ static int load_in_cluster(const char *root, struct kube_config **ret, char *err
                 c->token_file = NULL;
                 return -ENOMEM;
         }
-        r = read_file_bounded(c->token_file, KUBE_CRED_FILE_MAX, &c->token, NULL);
+        r = read_cfg_file(c->token_file, KUBE_CRED_FILE_MAX, &c->token, NULL);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
@@ -727,7 +696,7 @@ static int load_in_cluster(const char *root, struct kube_config **ret, char *err
                 path = NULL;
                 return -ENOMEM;
         }
-        r = read_file_bounded(path, KUBE_CRED_FILE_MAX, &c->ca_pem, NULL);
+        r = read_cfg_file(path, KUBE_CRED_FILE_MAX, &c->ca_pem, NULL);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
@@ -740,7 +709,7 @@ static int load_in_cluster(const char *root, struct kube_config **ret, char *err
                 path = NULL;
                 return -ENOMEM;
         }
-        r = read_file_bounded(path, 256, &ns, NULL);
+        r = read_cfg_file(path, 256, &ns, NULL);
         if (r == -ENOMEM)
                 return r;
         if (r >= 0)

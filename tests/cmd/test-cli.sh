@@ -86,4 +86,20 @@ done
 "$MP" webhook --log-level debug --log-format text --help >/dev/null
 "$MP" catalog -l 127.0.0.1:0 --log-level warn --help >/dev/null
 "$MP" registry -n 127.0.0.1 -p 0 -d x.db --database x.db --zap-encoder console --help >/dev/null
+# the console's secret files (util/file-util's reader): each refusal names the file and why
+printf '' >"$T/s-empty"
+printf 'a\0b' >"$T/s-nul"
+head -c 4097 /dev/zero | tr '\0' x >"$T/s-big"
+printf '\r\n\n' >"$T/s-newlines"
+for c in "s-empty:Invalid argument" "s-nul:Invalid argument" "s-big:File too large" \
+        "s-none:No such file or directory" "s-newlines:Invalid argument"; do
+        f=${c%%:*}
+        rc=0
+        timeout 20 "$MP" ui --no-kube --listen 127.0.0.1:0 --proxy-secret-file "$T/$f" \
+                >/dev/null 2>"$T/err" </dev/null || rc=$?
+        [ "$rc" = 1 ] || fail "ui --proxy-secret-file $f: exit $rc, not 1"
+        grep -qF -- "cannot read --proxy-secret-file $T/$f (1 to 4096 bytes)" "$T/err" ||
+                fail "ui --proxy-secret-file $f: $(cat "$T/err")"
+        grep -qF -- "${c#*:}" "$T/err" || fail "ui --proxy-secret-file $f: $(cat "$T/err")"
+done
 echo "ok: one command line for ${SUBCOMMANDS[*]}"

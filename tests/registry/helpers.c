@@ -211,3 +211,47 @@ const char *test_dsn(void)
 {
         return dsn;
 }
+
+const char *js(json_t *j, const char *key)
+{
+        const char *v = json_string_value(json_object_get(j, key));
+
+        cr_assert_not_null(v, "missing string %s in %s", key, j ? json_dumps(j, 0) : "(null)");
+        return v;
+}
+
+json_t *get_ok(const char *path)
+{
+        json_t *j = NULL;
+        long st = req("GET", path, NULL, &j);
+
+        cr_assert_eq(st, 200, "GET %s -> %ld %s", path, st, j ? json_dumps(j, 0) : "");
+        return j;
+}
+
+void expect(const char *method, const char *path, const char *body, long status,
+            const char *msg_part)
+{
+        json_t *j = NULL;
+        long st = req(method, path, body, &j);
+        const char *m = json_string_value(json_object_get(j, "message"));
+
+        cr_assert_eq(st, status, "%s %s %s -> %ld %s", method, path, body ? body : "", st,
+                     j ? json_dumps(j, 0) : "");
+        if (msg_part)
+                cr_assert(m && strstr(m, msg_part), "message %s lacks '%s'", m ? m : "(none)",
+                          msg_part);
+        json_decref(j);
+}
+
+long filter_size(const char *coll, const char *filter)
+{
+        char *e = urlenc(filter), path[2048];
+        long n;
+
+        cr_assert_not_null(e);
+        (void)snprintf(path, sizeof(path), API "/%s?filterQuery=%s", coll, e);
+        free(e);
+        n = list_size(path);
+        return n;
+}

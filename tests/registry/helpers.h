@@ -41,3 +41,12 @@ char *create(const char *path, const char *body, long want_status);
 long list_size(const char *path);
 /* Percent-encodes s for a query string; owned. */
 char *urlenc(const char *s);
+/* The string member key of j; asserts that it is there. Borrowed from j. */
+const char *js(json_t *j, const char *key);
+/* GET path, assert 200, and return the JSON body (owned). */
+json_t *get_ok(const char *path);
+/* Sends the request and asserts the status and, when msg_part is set, part of the message. */
+void expect(const char *method, const char *path, const char *body, long status,
+            const char *msg_part);
+/* The "size" of GET API/coll?filterQuery=<filter, percent-encoded> (asserts 200). */
+long filter_size(const char *coll, const char *filter);

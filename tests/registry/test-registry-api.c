@@ -14,48 +14,6 @@
 
 TestSuite(registry, .init = reg_setup, .fini = reg_teardown, .timeout = 60);
 
-static const char *js(json_t *j, const char *key)
-{
-        const char *v = json_string_value(json_object_get(j, key));
-        cr_assert_not_null(v, "missing string %s in %s", key, json_dumps(j, 0));
-        return v;
-}
-
-static json_t *get_ok(const char *path)
-{
-        json_t *j = NULL;
-        long st = req("GET", path, NULL, &j);
-        cr_assert_eq(st, 200, "GET %s -> %ld %s", path, st, j ? json_dumps(j, 0) : "");
-        return j;
-}
-
-static void expect(const char *method, const char *path, const char *body, long status,
-                   const char *msg_part)
-{
-        json_t *j = NULL;
-        long st = req(method, path, body, &j);
-
-        cr_assert_eq(st, status, "%s %s %s -> %ld %s", method, path, body ? body : "", st,
-                     j ? json_dumps(j, 0) : "");
-        if (msg_part) {
-                const char *m = json_string_value(json_object_get(j, "message"));
-                cr_assert(m && strstr(m, msg_part), "message %s lacks '%s'", m ? m : "(none)",
-                          msg_part);
-        }
-        json_decref(j);
-}
-
-static long filter_size(const char *coll, const char *filter)
-{
-        char *e = urlenc(filter), path[2048];
-        long n;
-
-        (void)snprintf(path, sizeof(path), API "/%s?filterQuery=%s", coll, e);
-        free(e);
-        n = list_size(path);
-        return n;
-}
-
 /* ---------------------------------------------------------------- basics */
 
 Test(registry, root_is_404_and_unknown_paths)
@@ -833,6 +791,7 @@ Test(registry, bad_input_changes_nothing)
         reply_done(&r);
         http_do("POST", API "/registered_models", "{\"name\":\"a\0b\"}", 14, &r);
         cr_assert_eq(r.status, 400);
+        cr_assert(r.body && strstr(r.body, "a raw NUL byte at offset 10"), "%s", r.body);
         reply_done(&r);
         expect("GET", API "/registered_models?filterQuery=%5Cu0000", NULL, 400, "null bytes");
 

@@ -29,11 +29,6 @@ static char *name_of(size_t n, char c)
         return s;
 }
 
-static const char *js(json_t *j, const char *key)
-{
-        return json_string_value(json_object_get(j, key));
-}
-
 /* POST path with {"name": <n x c>, <extra>}; returns the status and asserts the 400's message. */
 static long post_named(const char *path, size_t n, char c, const char *extra)
 {

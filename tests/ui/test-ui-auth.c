@@ -82,10 +82,17 @@ Test(cidr, list_limit)
         cr_assert_eq(ui_cidr_list_parse(list, &v, &n), -E2BIG);
 }
 
+/*
+ * The auth tests' fixture: a configuration trusting 127.0.0.0/8, a trusted and an untrusted
+ * peer, and room for the decision's identity and message. Not copyable (the peers point into it).
+ */
 struct fixture {
         struct ui_cidr lo;
         struct ui_auth_config cfg;
-        struct sockaddr_in trusted, untrusted;
+        struct sockaddr_in trusted_in, untrusted_in;
+        const struct sockaddr *trusted, *untrusted; /* &trusted_in, &untrusted_in */
+        struct ui_identity id;                      /* of the last DECIDE */
+        char msg[512];                              /* its message */
 };
 
 static void setup(struct fixture *f, const char *secret, const char *dev)
@@ -97,170 +104,117 @@ static void setup(struct fixture *f, const char *secret, const char *dev)
                                           .n_trusted = 1,
                                           .proxy_secret = secret,
                                           .dev_user = dev };
-        f->trusted = v4("127.0.0.1");
-        f->untrusted = v4("10.0.0.7");
+        f->trusted_in = v4("127.0.0.1");
+        f->untrusted_in = v4("10.0.0.7");
+        f->trusted = (const struct sockaddr *)&f->trusted_in;
+        f->untrusted = (const struct sockaddr *)&f->untrusted_in;
 }
+
+/* ui_auth_decide() on fixture f for the request given as struct ui_auth_input initialisers. */
+#define DECIDE(f, ...)                                                                        \
+        ui_auth_decide(&(f)->cfg, &(struct ui_auth_input){ __VA_ARGS__ }, &(f)->id, (f)->msg, \
+                       sizeof((f)->msg))
 
 Test(auth, trusted_proxy_header)
 {
         struct fixture f;
-        struct ui_identity id;
-        char msg[512];
 
         setup(&f, NULL, NULL);
-        cr_assert_eq(ui_auth_decide(&f.cfg,
-                                    &(struct ui_auth_input){ .peer = (struct sockaddr *)&f.trusted,
-                                                             .user = "alice",
-                                                             .groups = "team-a, ml ,,",
-                                                             .authorization = "Bearer x" },
-                                    &id, msg, sizeof(msg)),
+        cr_assert_eq(DECIDE(&f, .peer = f.trusted, .user = "alice", .groups = "team-a, ml ,,",
+                            .authorization = "Bearer x"),
                      0);
-        cr_assert_eq(id.mode, UI_AUTH_PROXY, "the trusted header wins over a bearer token");
-        cr_assert_str_eq(id.user, "alice");
-        cr_assert_eq(id.n_groups, 2);
-        cr_assert_str_eq(id.groups[0], "team-a");
-        cr_assert_str_eq(id.groups[1], "ml");
-        cr_assert_null(id.token);
-        ui_identity_done(&id);
+        cr_assert_eq(f.id.mode, UI_AUTH_PROXY, "the trusted header wins over a bearer token");
+        cr_assert_str_eq(f.id.user, "alice");
+        cr_assert_eq(f.id.n_groups, 2);
+        cr_assert_str_eq(f.id.groups[0], "team-a");
+        cr_assert_str_eq(f.id.groups[1], "ml");
+        cr_assert_null(f.id.token);
+        ui_identity_done(&f.id);
 }
 
 Test(auth, untrusted_header_is_ignored)
 {
         struct fixture f;
-        struct ui_identity id;
-        char msg[512];
 
         setup(&f, NULL, "dev");
-        cr_assert_eq(ui_auth_decide(&f.cfg,
-                                    &(struct ui_auth_input){
-                                            .peer = (struct sockaddr *)&f.untrusted,
-                                            .user = "admin" },
-                                    &id, msg, sizeof(msg)),
-                     -EACCES, "no dev fallback for a forged header");
-        cr_assert(strstr(msg, "untrusted address 10.0.0.7"), "%s", msg);
-        cr_assert(strstr(msg, "no identity"), "%s", msg);
+        cr_assert_eq(DECIDE(&f, .peer = f.untrusted, .user = "admin"), -EACCES,
+                     "no dev fallback for a forged header");
+        cr_assert(strstr(f.msg, "untrusted address 10.0.0.7"), "%s", f.msg);
+        cr_assert(strstr(f.msg, "no identity"), "%s", f.msg);
 
         /* with a bearer token too, the token is used and the header is not */
-        cr_assert_eq(ui_auth_decide(&f.cfg,
-                                    &(struct ui_auth_input){
-                                            .peer = (struct sockaddr *)&f.untrusted,
-                                            .user = "admin",
-                                            .authorization = "Bearer tok123" },
-                                    &id, msg, sizeof(msg)),
+        cr_assert_eq(DECIDE(&f, .peer = f.untrusted, .user = "admin",
+                            .authorization = "Bearer tok123"),
                      0);
-        cr_assert_eq(id.mode, UI_AUTH_BEARER);
-        cr_assert_str_eq(id.user, "");
-        cr_assert_str_eq(id.token, "tok123");
-        ui_identity_done(&id);
+        cr_assert_eq(f.id.mode, UI_AUTH_BEARER);
+        cr_assert_str_eq(f.id.user, "");
+        cr_assert_str_eq(f.id.token, "tok123");
+        ui_identity_done(&f.id);
 }
 
 Test(auth, proxy_secret)
 {
         struct fixture f;
-        struct ui_identity id;
-        char msg[512];
 
         setup(&f, "s3cret", NULL);
-        cr_assert_eq(ui_auth_decide(&f.cfg,
-                                    &(struct ui_auth_input){
-                                            .peer = (struct sockaddr *)&f.untrusted,
-                                            .user = "bob",
-                                            .proxy_secret = "s3cret" },
-                                    &id, msg, sizeof(msg)),
-                     0);
-        cr_assert_eq(id.mode, UI_AUTH_PROXY);
-        cr_assert_str_eq(id.user, "bob");
-        ui_identity_done(&id);
-        cr_assert_eq(ui_auth_decide(&f.cfg,
-                                    &(struct ui_auth_input){
-                                            .peer = (struct sockaddr *)&f.untrusted,
-                                            .user = "bob",
-                                            .proxy_secret = "s3cre" },
-                                    &id, msg, sizeof(msg)),
+        cr_assert_eq(DECIDE(&f, .peer = f.untrusted, .user = "bob", .proxy_secret = "s3cret"), 0);
+        cr_assert_eq(f.id.mode, UI_AUTH_PROXY);
+        cr_assert_str_eq(f.id.user, "bob");
+        ui_identity_done(&f.id);
+        cr_assert_eq(DECIDE(&f, .peer = f.untrusted, .user = "bob", .proxy_secret = "s3cre"),
                      -EACCES);
-        cr_assert(strstr(msg, "X-Proxy-Secret"), "%s", msg);
-        cr_assert_eq(ui_auth_decide(&f.cfg,
-                                    &(struct ui_auth_input){
-                                            .peer = (struct sockaddr *)&f.untrusted,
-                                            .user = "bob",
-                                            .proxy_secret = "s3cret!" },
-                                    &id, msg, sizeof(msg)),
+        cr_assert(strstr(f.msg, "X-Proxy-Secret"), "%s", f.msg);
+        cr_assert_eq(DECIDE(&f, .peer = f.untrusted, .user = "bob", .proxy_secret = "s3cret!"),
                      -EACCES);
 }
 
 Test(auth, nobody_gets_401_and_dev_user)
 {
         struct fixture f;
-        struct ui_identity id;
-        char msg[512];
 
         setup(&f, NULL, NULL);
-        cr_assert_eq(ui_auth_decide(&f.cfg, &(struct ui_auth_input){ 0 }, &id, msg, sizeof(msg)),
-                     -EACCES);
-        cr_assert(strstr(msg, "Authorization: Bearer"), "%s", msg);
-        cr_assert(strstr(msg, "kubeflow-userid"), "%s", msg);
+        cr_assert_eq(DECIDE(&f, 0), -EACCES);
+        cr_assert(strstr(f.msg, "Authorization: Bearer"), "%s", f.msg);
+        cr_assert(strstr(f.msg, "kubeflow-userid"), "%s", f.msg);
         setup(&f, NULL, "dev");
-        cr_assert_eq(ui_auth_decide(&f.cfg, &(struct ui_auth_input){ 0 }, &id, msg, sizeof(msg)),
-                     0);
-        cr_assert_eq(id.mode, UI_AUTH_DEV);
-        cr_assert_str_eq(id.user, "dev");
-        ui_identity_done(&id);
+        cr_assert_eq(DECIDE(&f, 0), 0);
+        cr_assert_eq(f.id.mode, UI_AUTH_DEV);
+        cr_assert_str_eq(f.id.user, "dev");
+        ui_identity_done(&f.id);
 }
 
 Test(auth, malformed_headers)
 {
         struct fixture f;
-        struct ui_identity id;
-        char msg[512], big[UI_USER_MAX + 2], *tok;
-        const struct sockaddr *peer;
+        char big[UI_USER_MAX + 2], *tok;
 
         setup(&f, NULL, NULL);
-        peer = (struct sockaddr *)&f.trusted;
         memset(big, 'u', sizeof(big) - 1);
         big[sizeof(big) - 1] = '\0';
-        cr_assert_eq(ui_auth_decide(&f.cfg, &(struct ui_auth_input){ .peer = peer, .user = big },
-                                    &id, msg, sizeof(msg)),
-                     -EINVAL);
-        cr_assert(strstr(msg, "kubeflow-userid"), "%s", msg);
-        cr_assert_eq(ui_auth_decide(&f.cfg, &(struct ui_auth_input){ .peer = peer, .user = "" },
-                                    &id, msg, sizeof(msg)),
-                     -EINVAL);
-        cr_assert_eq(ui_auth_decide(&f.cfg, &(struct ui_auth_input){ .peer = peer, .user = "a\tb" },
-                                    &id, msg, sizeof(msg)),
-                     -EINVAL);
+        cr_assert_eq(DECIDE(&f, .peer = f.trusted, .user = big), -EINVAL);
+        cr_assert(strstr(f.msg, "kubeflow-userid"), "%s", f.msg);
+        cr_assert_eq(DECIDE(&f, .peer = f.trusted, .user = ""), -EINVAL);
+        cr_assert_eq(DECIDE(&f, .peer = f.trusted, .user = "a\tb"), -EINVAL);
         {
                 char groups[40 * 3];
                 size_t off = 0;
 
                 for (int i = 0; i < 33; i++)
                         off += (size_t)snprintf(groups + off, sizeof(groups) - off, "g%d,", i);
-                cr_assert_eq(ui_auth_decide(&f.cfg,
-                                            &(struct ui_auth_input){
-                                                    .peer = peer, .user = "a", .groups = groups },
-                                            &id, msg, sizeof(msg)),
-                             -EINVAL);
-                cr_assert(strstr(msg, "more than 32 groups"), "%s", msg);
+                cr_assert_eq(DECIDE(&f, .peer = f.trusted, .user = "a", .groups = groups), -EINVAL);
+                cr_assert(strstr(f.msg, "more than 32 groups"), "%s", f.msg);
         }
-        cr_assert_eq(ui_auth_decide(&f.cfg,
-                                    &(struct ui_auth_input){ .authorization = "Basic eA==" }, &id,
-                                    msg, sizeof(msg)),
-                     -EINVAL);
-        cr_assert(strstr(msg, "Bearer"), "%s", msg);
-        cr_assert_eq(ui_auth_decide(&f.cfg, &(struct ui_auth_input){ .authorization = "Bearer  " },
-                                    &id, msg, sizeof(msg)),
-                     -EINVAL);
-        cr_assert_eq(ui_auth_decide(&f.cfg,
-                                    &(struct ui_auth_input){ .authorization = "Bearer a\rb" }, &id,
-                                    msg, sizeof(msg)),
-                     -EINVAL);
+        cr_assert_eq(DECIDE(&f, .authorization = "Basic eA=="), -EINVAL);
+        cr_assert(strstr(f.msg, "Bearer"), "%s", f.msg);
+        cr_assert_eq(DECIDE(&f, .authorization = "Bearer  "), -EINVAL);
+        cr_assert_eq(DECIDE(&f, .authorization = "Bearer a\rb"), -EINVAL);
         tok = malloc(UI_TOKEN_MAX + 16);
+        cr_assert_not_null(tok);
         memcpy(tok, "Bearer ", 7);
         memset(tok + 7, 't', UI_TOKEN_MAX + 1);
         tok[7 + UI_TOKEN_MAX + 1] = '\0';
-        cr_assert_eq(ui_auth_decide(&f.cfg, &(struct ui_auth_input){ .authorization = tok }, &id,
-                                    msg, sizeof(msg)),
-                     -EINVAL);
-        cr_assert(strstr(msg, "longer than"), "%s", msg);
+        cr_assert_eq(DECIDE(&f, .authorization = tok), -EINVAL);
+        cr_assert(strstr(f.msg, "longer than"), "%s", f.msg);
         free(tok);
 }
 
@@ -322,21 +276,11 @@ Test(secret, constant_time_equal)
 Test(auth, system_identities_are_refused_from_the_header)
 {
         struct fixture f;
-        struct ui_identity id;
-        char msg[512];
 
         setup(&f, NULL, NULL);
-        cr_assert_eq(ui_auth_decide(&f.cfg,
-                                    &(struct ui_auth_input){ .peer = (struct sockaddr *)&f.trusted,
-                                                             .user = "system:admin" },
-                                    &id, msg, sizeof(msg)),
+        cr_assert_eq(DECIDE(&f, .peer = f.trusted, .user = "system:admin"), -EINVAL);
+        cr_assert(strstr(f.msg, "reserved"), "%s", f.msg);
+        cr_assert_eq(DECIDE(&f, .peer = f.trusted, .user = "alice", .groups = "a,system:masters"),
                      -EINVAL);
-        cr_assert(strstr(msg, "reserved"), "%s", msg);
-        cr_assert_eq(ui_auth_decide(&f.cfg,
-                                    &(struct ui_auth_input){ .peer = (struct sockaddr *)&f.trusted,
-                                                             .user = "alice",
-                                                             .groups = "a,system:masters" },
-                                    &id, msg, sizeof(msg)),
-                     -EINVAL);
-        cr_assert(strstr(msg, "reserved"), "%s", msg);
+        cr_assert(strstr(f.msg, "reserved"), "%s", f.msg);
 }
