@@ -290,7 +290,7 @@ static int tm_metrics_register(struct metrics_registry *reg, struct tm_metrics *
                 size_t offset;
         } table[] = {
                 { "modelplane_trainedmodel_configmap_gets_total",
-                  "ConfigMap reads by the TrainedModel controller",
+                  "Live ConfigMap GETs by the TrainedModel controller (cache misses, conflicts)",
                   offsetof(struct tm_metrics, configmap_gets) },
                 { "modelplane_trainedmodel_configmap_writes_total",
                   "ConfigMap creates and models.json patches",
@@ -354,6 +354,8 @@ int cmd_controller(int argc, char **argv)
         CLEANUP(manager_freep) struct manager *m = NULL;
         CLEANUP(informer_freep) struct informer *tms = NULL, *isvcs = NULL, *cms = NULL;
         CLEANUP(tm_reconciler_freep) struct tm_reconciler *rec = NULL;
+        /* freed after ctrl, whose workers add to its queue */
+        CLEANUP(controller_freep) struct controller *finalizers = NULL;
         CLEANUP(controller_freep) struct controller *ctrl = NULL, *orphans = NULL;
         CLEANUP(webhook_server_freep) struct webhook_server *wh = NULL;
         CLEANUP(mrlink_config_freep) struct mrlink_config *mrcfg = NULL;
@@ -476,7 +478,21 @@ int cmd_controller(int argc, char **argv)
                         },
                         &orphans);
         if (r >= 0)
+                /* finalizer removals after a models.json write, --max-concurrent-writes at once */
+                r = controller_new(
+                        &(struct controller_options){
+                                .reconciler = tm_finalizer_reconciler_get(rec),
+                                .workers = arg_write_concurrency,
+                                .metrics = manager_metrics(m),
+                                .client = client,
+                                .wait_for = (struct informer *[]){ tms },
+                                .n_wait_for = 1,
+                        },
+                        &finalizers);
+        if (r >= 0) {
+                tm_reconciler_hand_off_finalizers(rec, finalizers);
                 r = tm_reconciler_watch(rec, tms, isvcs, ctrl, orphans);
+        }
         if (r >= 0)
                 r = tm_reconciler_watch_configmaps(rec, cms, ctrl);
         if (r >= 0) {
@@ -494,6 +510,8 @@ int cmd_controller(int argc, char **argv)
                 r = manager_add_controller(m, ctrl);
         if (r >= 0)
                 r = manager_add_controller(m, orphans);
+        if (r >= 0)
+                r = manager_add_controller(m, finalizers);
         if (r < 0) {
                 log_error_errno(r, "Failed to set up the TrainedModel controller");
                 return 1;

@@ -10,6 +10,7 @@
 #include "json/json-util.h"
 #include "kube/cache.h"
 #include "kube/informer.h"
+#include "kube/workqueue.h"
 #include "serving/modelconfig.h"
 #include "serving/plan.h"
 #include "serving/replicas.h"
@@ -35,10 +36,13 @@ struct tm_reconciler {
         unsigned writes_per_pass;
         struct cache *configmaps; /* borrowed, may be NULL */
         bool ready_requires_loaded;
+        struct workqueue *finalize_queue; /* borrowed, may be NULL: released inline */
 
         /* Our own TrainedModel writes the informer has not delivered yet (own_writes_*). */
         pthread_mutex_t own_lock;
         json_t *own_writes; /* owned: isvc key -> { tm name: { "rv": s, "obj": o | null } } */
+        /* Our own ConfigMap writes the informer has not delivered yet (own_configmap_*). */
+        json_t *own_configmaps; /* owned: "ns/cm" -> { "rvs": [s, ...], "obj": o } */
 
         atomic_ulong configmap_gets, configmap_writes, configmap_conflicts;
         atomic_ulong tm_metadata_writes, tm_status_writes, tm_deletes;
@@ -55,7 +59,10 @@ int tm_reconciler_new(const struct tm_reconciler_options *opts, struct tm_reconc
         if (!r)
                 return -ENOMEM;
         r->own_writes = json_object();
-        if (!r->own_writes) {
+        r->own_configmaps = json_object();
+        if (!r->own_writes || !r->own_configmaps) {
+                json_decref(r->own_writes);
+                json_decref(r->own_configmaps);
                 free(r);
                 return -ENOMEM;
         }
@@ -77,6 +84,7 @@ struct tm_reconciler *tm_reconciler_free(struct tm_reconciler *r)
         if (!r)
                 return NULL;
         json_decref(r->own_writes);
+        json_decref(r->own_configmaps);
         (void)pthread_mutex_destroy(&r->own_lock);
         free(r);
         return NULL;
@@ -218,14 +226,122 @@ static int patch_tm(const struct reconcile_ctx *ctx, const char *ns, const char 
         return 0;
 }
 
-/* Reads the ConfigMap fresh; *ret is NULL when it does not exist. */
+static const char *obj_rv(const json_t *o)
+{
+        return json_get_string_path(o, "metadata", "resourceVersion", NULL);
+}
+
+/*
+ * Own ConfigMap writes. The ConfigMap is read from the informer cache (issue #12: reads come
+ * from the caches), but the informer delivers our own models.json patch some time after its
+ * answer: a reconcile in between would plan from the older ConfigMap and be answered 409. So the
+ * answer of each write is kept with the chain of resourceVersions this controller wrote from and
+ * to ("rvs": the one planned from first, then each written one; the last is obj's). While the
+ * cache holds one of the older ones, the reconcile plans from the answer; once it holds the
+ * newest, the entry goes and the cache is the truth again; anything else (another writer's
+ * version, or one older than a chain that began from a live GET) or nothing is read live once.
+ * A 409 still re-reads fresh. One key is never reconciled by two workers at
+ * once; own_lock guards the map.
+ */
+#define OWN_CONFIGMAP_CHAIN_MAX 16
+
+static int configmap_key(const char *ns, const char *name, char *buf, size_t len)
+{
+        int n = snprintf(buf, len, "%s/%s", ns, name);
+
+        return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* The ConfigMap to plan from, given the cache's (borrowed, may be NULL). Returns: owned; NULL:
+ * read it live (not cached, or the cache holds a version outside our chain: it may be older
+ * than what we wrote, e.g. when the chain began from a live GET after a 409, and a plan from it
+ * could release a finalizer of an entry that is still listed). */
+static json_t *own_configmap_overlay(struct tm_reconciler *r, const char *key, json_t *cached)
+{
+        const char *rv = obj_rv(cached);
+        json_t *e, *rvs, *answer = NULL;
+        bool caught_up = false;
+        size_t n;
+
+        (void)pthread_mutex_lock(&r->own_lock);
+        e = json_object_get(r->own_configmaps, key);
+        if (!e) {
+                (void)pthread_mutex_unlock(&r->own_lock);
+                return json_incref(cached);
+        }
+        rvs = json_object_get(e, "rvs");
+        n = json_array_size(rvs);
+        for (size_t i = 0; rv && i + 1 < n; i++)
+                if (streq(rv, json_string_value(json_array_get(rvs, i))))
+                        answer = json_incref(json_object_get(e, "obj"));
+        caught_up = rv && n > 0 && streq(rv, json_string_value(json_array_get(rvs, n - 1)));
+        if (!answer)
+                (void)json_object_del(r->own_configmaps, key);
+        (void)pthread_mutex_unlock(&r->own_lock);
+        if (answer)
+                return answer;
+        return caught_up ? json_incref(cached) : NULL;
+}
+
+/* Records the answer (borrowed) of a ConfigMap write planned from from (borrowed, NULL: a
+ * create). */
+static int own_configmap_put(struct tm_reconciler *r, const char *key, const json_t *from,
+                             const json_t *answer)
+{
+        const char *base = obj_rv(from), *rv = obj_rv(answer);
+        json_t *e, *rvs;
+        int k = -ENOMEM;
+
+        if (!rv)
+                return 0;
+        (void)pthread_mutex_lock(&r->own_lock);
+        e = json_object_get(r->own_configmaps, key);
+        rvs = json_object_get(e, "rvs");
+        /* a chain continues only from its own newest write */
+        if (!e || !base ||
+            !streq(base, json_string_value(json_array_get(rvs, json_array_size(rvs) - 1))) ||
+            json_array_size(rvs) >= OWN_CONFIGMAP_CHAIN_MAX) {
+                e = base ? json_pack("{s:[s],s:n}", "rvs", base, "obj")
+                         : json_pack("{s:[],s:n}", "rvs", "obj");
+                if (e && json_object_set_new(r->own_configmaps, key, e) < 0)
+                        e = NULL;
+                rvs = json_object_get(e, "rvs");
+        }
+        if (e && json_array_append_new(rvs, json_string(rv)) >= 0 &&
+            json_object_set(e, "obj", (json_t *)answer) >= 0)
+                k = 0;
+        if (k < 0)
+                (void)json_object_del(r->own_configmaps, key);
+        (void)pthread_mutex_unlock(&r->own_lock);
+        return k;
+}
+
+/* Reads the ConfigMap: from the informer cache (with our own writes it has not seen yet), or
+ * live with fresh (after a 409) or when the cache does not hold it (not labelled yet, missing, no
+ * cache). *ret is NULL when it does not exist. */
 static int get_configmap(struct tm_reconciler *r, const struct reconcile_ctx *ctx, const char *ns,
-                         const char *name, json_t **ret)
+                         const char *name, bool fresh, json_t **ret)
 {
         struct kube_status st = { 0 };
+        char key[CACHE_KEY_MAX];
         json_t *cm = NULL;
         int k;
 
+        k = configmap_key(ns, name, key, sizeof(key));
+        if (k < 0)
+                return reconcile_errorf(ctx, k, "ConfigMap key %s/%s too long", ns, name);
+        if (r->configmaps && !fresh) {
+                json_auto_t *cached = cache_get(r->configmaps, key);
+
+                cm = own_configmap_overlay(r, key, cached);
+                if (cm) {
+                        *ret = cm;
+                        return 0;
+                }
+        }
+        (void)pthread_mutex_lock(&r->own_lock);
+        (void)json_object_del(r->own_configmaps, key);
+        (void)pthread_mutex_unlock(&r->own_lock);
         atomic_fetch_add(&r->configmap_gets, 1);
         k = kube_api_get(ctx->api, &gvr_configmaps, ns, name, &cm, &st);
         if (k == -ENOENT) {
@@ -266,6 +382,26 @@ static int write_configmap(struct tm_reconciler *r, const struct reconcile_ctx *
         atomic_fetch_add(&r->configmap_writes, 1);
         if (plan->models_json)
                 atomic_fetch_add(&r->configmap_bytes_written, strlen(plan->models_json));
+        if (written) {
+                /* what the cache would hold (no managedFields) */
+                json_t *slim = cache_transform_strip_managed_fields(NULL, written);
+
+                json_decref(written);
+                written = slim;
+                if (!written)
+                        return -ENOMEM;
+        }
+        if (written && r->configmaps) {
+                char key[CACHE_KEY_MAX];
+
+                k = configmap_key(ns, plan->configmap_name, key, sizeof(key));
+                if (k >= 0)
+                        k = own_configmap_put(r, key, plan->configmap_create ? NULL : *cm, written);
+                if (k < 0) {
+                        json_decref(written);
+                        return k;
+                }
+        }
         json_decref(*cm);
         *cm = written;
         return 0;
@@ -329,48 +465,43 @@ static int tm_reconcile_orphan(const struct reconcile_ctx *ctx, const char *key,
  * InferenceService has TrainedModels in the cache that match them, so memory stays bounded by the
  * cache. One key is never reconciled by two workers at once; the lock guards the map itself.
  */
-static const char *obj_rv(const json_t *o)
-{
-        return json_get_string_path(o, "metadata", "resourceVersion", NULL);
-}
-
 /* Replaces (or removes) the entries of tms the cache has not caught up with; drops the rest. */
 static int own_writes_overlay(struct tm_reconciler *r, const char *key, json_t *tms)
 {
-        json_auto_t *mine = NULL, *kept = json_object();
+        json_auto_t *kept = json_object();
+        const char *name;
+        json_t *mine, *e, *answer;
+        void *tmp;
+        int k = 0;
 
         if (!kept)
                 return -ENOMEM;
+        /* under the lock throughout: finalizer workers record their answers meanwhile */
         (void)pthread_mutex_lock(&r->own_lock);
-        mine = json_incref(json_object_get(r->own_writes, key));
-        (void)pthread_mutex_unlock(&r->own_lock);
-        if (!mine)
-                return 0;
-        for (size_t i = json_array_size(tms); i-- > 0;) {
+        mine = json_object_get(r->own_writes, key);
+        for (size_t i = json_array_size(tms); mine && k == 0 && i-- > 0;) {
                 const json_t *o = json_array_get(tms, i);
-                const char *name = json_get_string_path(o, "metadata", "name", NULL);
-                json_t *e = name ? json_object_get(mine, name) : NULL;
                 const char *rv = obj_rv(o);
-                json_t *answer;
 
+                name = json_get_string_path(o, "metadata", "name", NULL);
+                e = name ? json_object_get(mine, name) : NULL;
                 if (!e || !rv || !streq(rv, json_string_value(json_object_get(e, "rv"))))
                         continue;
-                if (json_object_set(kept, name, e) < 0)
-                        return -ENOMEM;
                 answer = json_object_get(e, "obj");
-                if (json_is_null(answer) ? json_array_remove(tms, i) < 0
-                                         : json_array_set(tms, i, answer) < 0)
-                        return -ENOMEM;
+                if (json_object_set_new(kept, name, json_true()) < 0 ||
+                    (json_is_null(answer) ? json_array_remove(tms, i) < 0
+                                          : json_array_set(tms, i, answer) < 0))
+                        k = -ENOMEM;
         }
-        (void)pthread_mutex_lock(&r->own_lock);
-        if (json_object_size(kept) == 0)
-                (void)json_object_del(r->own_writes, key);
-        else if (json_object_set(r->own_writes, key, kept) < 0) {
-                (void)pthread_mutex_unlock(&r->own_lock);
-                return -ENOMEM;
+        if (mine && k == 0) {
+                json_object_foreach_safe(mine, tmp, name, e)
+                        if (!json_object_get(kept, name))
+                                (void)json_object_del(mine, name);
+                if (json_object_size(mine) == 0)
+                        (void)json_object_del(r->own_writes, key);
         }
         (void)pthread_mutex_unlock(&r->own_lock);
-        return 0;
+        return k;
 }
 
 /* Records the answer (borrowed; NULL: gone) of a write to TrainedModel cached, as planned from
@@ -398,6 +529,31 @@ static int own_writes_put(struct tm_reconciler *r, const char *key, const json_t
                                                   answer ? (json_t *)answer : json_null()));
         (void)pthread_mutex_unlock(&r->own_lock);
         return k < 0 ? -ENOMEM : 0;
+}
+
+/* The answer recorded under InferenceService key for TrainedModel cached (borrowed), while the
+ * cache still holds the version it was written from: true, *ret the answer (owned; NULL: gone). */
+static bool own_writes_lookup(struct tm_reconciler *r, const char *key, const json_t *cached,
+                              json_t **ret)
+{
+        const char *name = json_get_string_path(cached, "metadata", "name", NULL);
+        const char *rv = obj_rv(cached);
+        json_t *e;
+        bool found = false;
+
+        *ret = NULL;
+        if (!name || !rv)
+                return false;
+        (void)pthread_mutex_lock(&r->own_lock);
+        e = json_object_get(json_object_get(r->own_writes, key), name);
+        if (e && streq(rv, json_string_value(json_object_get(e, "rv")))) {
+                json_t *obj = json_object_get(e, "obj");
+
+                *ret = json_is_null(obj) ? NULL : json_incref(obj);
+                found = true;
+        }
+        (void)pthread_mutex_unlock(&r->own_lock);
+        return found;
 }
 
 /* The server's answer as the cache would store it (no managedFields). Returns: owned. */
@@ -552,7 +708,8 @@ static int capped_item(const struct reconcile_ctx *ctx, size_t i, void *userdata
  * waits for the next pass (the key goes to the back of the queue: other InferenceServices get
  * their turn; what was written here is remembered as own writes, so nothing is sent twice). */
 static int apply_rest(struct tm_reconciler *r, const struct reconcile_ctx *ctx, const char *key,
-                      const char *ns, const struct isvc_plan *plan, json_t *tms, bool *ret_more)
+                      const char *ns, const struct isvc_plan *plan, json_t *tms, bool *ret_more,
+                      size_t *ret_n, size_t *ret_handed)
 {
         struct phase ph = { .r = r, .key = key, .ns = ns, .plan = plan, .tms = tms };
         struct capped c = { .ph = &ph };
@@ -564,14 +721,33 @@ static int apply_rest(struct tm_reconciler *r, const struct reconcile_ctx *ctx, 
         if (!c.index)
                 return -ENOMEM;
         for (size_t i = 0; i < plan->n_tms; i++) {
-                if (!rest_has_writes(&plan->tms[i], json_array_get(tms, i)))
+                const json_t *obj = json_array_get(tms, i);
+
+                if (!rest_has_writes(&plan->tms[i], obj))
                         continue;
+                if (r->finalize_queue && tm_is_deleting(obj)) {
+                        /* models.json no longer lists it (written above, or already so): its
+                         * finalizer goes on the finalizer workers, while this key goes on */
+                        char tm_key[CACHE_KEY_MAX];
+
+                        k = snprintf(tm_key, sizeof(tm_key), "%s/%s", ns, plan->tms[i].name);
+                        if (k > 0 && (size_t)k < sizeof(tm_key)) {
+                                k = workqueue_add(r->finalize_queue, tm_key);
+                                if (k < 0) {
+                                        free(c.index);
+                                        return k;
+                                }
+                                (*ret_handed)++;
+                                continue;
+                        }
+                }
                 if (n == r->writes_per_pass) {
                         *ret_more = true;
                         break;
                 }
                 c.index[n++] = i;
         }
+        *ret_n = n;
         k = reconcile_for_each(ctx, n, capped_item, &c);
         free(c.index);
         return k;
@@ -646,8 +822,12 @@ static int tm_reconcile_isvc(const struct reconcile_ctx *ctx, const char *key,
         CLEANUP(isvc_plan_releasep) struct isvc_plan plan = { 0 };
         json_auto_t *isvc = NULL, *tms = NULL, *cm = NULL;
         char cm_name[MODELCONFIG_NAME_MAX];
+        /* the pass's phases, for the debug line that profiles it */
+        usec_t t_start = reconcile_now(ctx), t_meta = 0, t_cm = 0;
         usec_t now, after, next_stale = 0;
-        bool more;
+        size_t n_rest = 0, n_meta = 0, n_handed = 0;
+        unsigned attempts = 0;
+        bool more, cm_written = false;
         int k;
 
         k = cache_key_split(key, &ns, &name);
@@ -670,7 +850,7 @@ static int tm_reconcile_isvc(const struct reconcile_ctx *ctx, const char *key,
                  * ConfigMap is touched (planned with no TrainedModels: "[]"). */
                 const char *data;
 
-                k = get_configmap(r, ctx, ns, cm_name, &cm);
+                k = get_configmap(r, ctx, ns, cm_name, false, &cm);
                 if (k < 0)
                         return k;
                 data = json_get_string_path(cm, "data", "models.json", NULL);
@@ -681,7 +861,8 @@ static int tm_reconcile_isvc(const struct reconcile_ctx *ctx, const char *key,
         for (unsigned attempt = 0;; attempt++) {
                 json_decref(cm);
                 cm = NULL;
-                k = get_configmap(r, ctx, ns, cm_name, &cm);
+                /* a 409 means the cache (or our view of it) is behind: read fresh */
+                k = get_configmap(r, ctx, ns, cm_name, attempt > 0, &cm);
                 if (k < 0)
                         return k;
 
@@ -691,14 +872,21 @@ static int tm_reconcile_isvc(const struct reconcile_ctx *ctx, const char *key,
                 if (k < 0)
                         return reconcile_terminal(ret, k);
 
+                for (size_t i = 0; i < plan.n_tms; i++)
+                        n_meta += plan.tms[i].metadata_patch &&
+                                  !tm_is_deleting(json_array_get(tms, i)) &&
+                                  !plan.tms[i].delete_object;
                 k = apply_metadata(r, ctx, key, ns, &plan, tms);
                 if (k < 0)
                         return k;
+                t_meta = reconcile_now(ctx);
 
+                attempts++;
                 k = write_configmap(r, ctx, ns, &plan, &cm);
                 if (k < 0)
                         return k;
                 if (k == 0) {
+                        cm_written = plan.configmap_patch || plan.configmap_create;
                         /* the write succeeded: the Normal events (added/removed) are true now */
                         for (size_t i = 0; i < plan.n_tms; i++)
                                 if (plan.configmap_patch || plan.configmap_create)
@@ -710,6 +898,7 @@ static int tm_reconcile_isvc(const struct reconcile_ctx *ctx, const char *key,
                         return reconcile_retry(ret);
         }
 
+        t_cm = reconcile_now(ctx);
         /* second plan: with the written ConfigMap, Ready and finalizer removals follow the write */
         k = compute_plan(name, isvc, cm, tms, reconcile_now(ctx), &plan);
         if (k == -ENOMEM)
@@ -720,13 +909,83 @@ static int tm_reconcile_isvc(const struct reconcile_ctx *ctx, const char *key,
         k = apply_replica_status(r, key, now, &plan, tms, &next_stale);
         if (k < 0)
                 return k;
-        k = apply_rest(r, ctx, key, ns, &plan, tms, &more);
+        k = apply_rest(r, ctx, key, ns, &plan, tms, &more, &n_rest, &n_handed);
         if (k < 0)
                 return k;
+        (void)log_emit(LOG_LEVEL_DEBUG, 0, ctx->log,
+                       "Pass: %zu TrainedModels; %zu metadata writes in %.1f ms, ConfigMap %s in "
+                       "%.1f ms (%u attempts), %zu status/finalizer/delete writes in %.1f ms, "
+                       "%zu finalizers handed off%s",
+                       plan.n_tms, n_meta, (double)(t_meta - t_start) / 1000.0,
+                       cm_written ? "written" : "unchanged", (double)(t_cm - t_meta) / 1000.0,
+                       attempts, n_rest, (double)(reconcile_now(ctx) - t_cm) / 1000.0, n_handed,
+                       more ? "; more next pass" : "");
         after = RESYNC_PERIOD;
         if (next_stale > now && next_stale - now < after)
                 after = next_stale - now;
         return reconcile_requeue_after(ret, more ? 0 : after);
+}
+
+/* The finalizer controller: one reconcile per TrainedModel key ("ns/name"), handed over by the
+ * InferenceService reconcile once models.json no longer lists it (never from the informer). */
+static int tm_reconcile_finalizer(const struct reconcile_ctx *ctx, const char *key,
+                                  struct reconcile_result *ret)
+{
+        struct tm_reconciler *r = ctx->userdata;
+        CLEANUP(tm_plan_release) struct tm_plan p = { 0 };
+        json_auto_t *cached = cache_get(r->tms, key), *parents = NULL, *tm = NULL;
+        json_t *answer = NULL;
+        const char *ns, *name;
+        int k;
+
+        if (!cached)
+                return reconcile_done(ret);
+        k = tm_index_isvc(r, cached, &parents);
+        if (k < 0)
+                return k;
+        tm = json_incref(cached);
+        for (size_t i = 0; i < json_array_size(parents); i++) {
+                json_t *mine;
+
+                if (own_writes_lookup(r, json_string_value(json_array_get(parents, i)), cached,
+                                      &mine)) {
+                        json_decref(tm);
+                        tm = mine; /* NULL: already gone */
+                        break;
+                }
+        }
+        if (!tm || !tm_is_deleting(tm))
+                return reconcile_done(ret);
+        ns = json_get_string_path(tm, "metadata", "namespace", NULL);
+        name = json_get_string_path(tm, "metadata", "name", NULL);
+        /* for a TrainedModel being deleted: the finalizer removal, if it still has ours */
+        k = tm_plan_orphan(tm, reconcile_now(ctx), &p);
+        if (k < 0)
+                return reconcile_terminal(ret, k);
+        if (!p.metadata_patch || !ns || !name)
+                return reconcile_done(ret);
+        k = patch_tm(ctx, ns, name, p.metadata_patch, NULL, &answer);
+        if (k < 0)
+                return k;
+        atomic_fetch_add(&r->tm_metadata_writes, 1);
+        answer = slim_answer(answer); /* NULL: it was gone (404), done as well */
+        for (size_t i = 0; k >= 0 && i < json_array_size(parents); i++)
+                k = own_writes_put(r, json_string_value(json_array_get(parents, i)), cached,
+                                   answer);
+        json_decref(answer);
+        return k < 0 ? k : reconcile_done(ret);
+}
+
+void tm_reconciler_hand_off_finalizers(struct tm_reconciler *r, struct controller *finalizers)
+{
+        r->finalize_queue = controller_queue(finalizers);
+}
+
+struct reconciler tm_finalizer_reconciler_get(struct tm_reconciler *r)
+{
+        return (struct reconciler){ .name = "trainedmodel-finalizer",
+                                    .reconcile = tm_reconcile_finalizer,
+                                    .userdata = r };
 }
 
 struct reconciler tm_reconciler_get(struct tm_reconciler *r)

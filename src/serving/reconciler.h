@@ -5,8 +5,9 @@
  * The TrainedModel controller's imperative shell (house style 5.12): the only file of the serving
  * layer that does I/O. One reconcile per InferenceService key ("ns/isvc") — one writer per
  * InferenceService (W2): it reads the TrainedModels that name the InferenceService from the
- * informer cache, the InferenceService from its cache and the ConfigMap fresh from the API
- * server, calls the pure planner (plan.h) and applies the plan in this order (the one
+ * informer cache, the InferenceService from its cache and the ConfigMap from the ConfigMap
+ * informer's cache (with the answer of our own last write while the cache has not delivered it;
+ * live from the API server when the cache does not hold it and after a 409), calls the pure planner (plan.h) and applies the plan in this order (the one
  * description of it; plan.h states what the order must guarantee):
  *
  *   1. metadata patches of TrainedModels that are not being deleted (finalizer, labels, owner
@@ -55,8 +56,9 @@ struct tm_reconciler_options {
         /* Time slice: TrainedModels whose status/finalizer one reconcile writes before the key
          * goes to the back of the queue; 0 = 2000. */
         unsigned writes_per_pass;
-        /* The agents' per-pod reports (serving/replicas.h), with the index REPLICAS_INDEX_ISVC;
-         * borrowed, may be NULL: no ModelLoaded condition. */
+        /* The agents' per-pod reports (serving/replicas.h), with the index REPLICAS_INDEX_ISVC,
+         * and the modelconfig ConfigMaps with their data (replicas_transform_configmap);
+         * borrowed, may be NULL: no ModelLoaded condition, every ConfigMap read live. */
         struct cache *configmaps;
         bool ready_requires_loaded; /* Ready also needs >= 1 replica loaded (replicas.h) */
 };
@@ -72,6 +74,16 @@ DEFINE_CLEANUP_FUNC(struct tm_reconciler *, tm_reconciler_free)
  * InferenceService; "trainedmodel-orphan": one key per TrainedModel without a parent. */
 struct reconciler tm_reconciler_get(struct tm_reconciler *r);
 struct reconciler tm_orphan_reconciler_get(struct tm_reconciler *r);
+
+/* Finalizer hand-off (issue #12, deletes): once models.json no longer lists a TrainedModel that
+ * is being deleted, the InferenceService reconcile adds its key ("ns/name") to the queue of
+ * finalizers (a controller running tm_finalizer_reconciler_get(), several workers) instead of
+ * removing the finalizer itself, so that the next batch's models.json write does not wait for
+ * this batch's finalizer removals. The finalizer reconcile removes the finalizer of a
+ * TrainedModel still being deleted (a 404 is done; answers are own writes, so no stale second
+ * attempt). Without a hand-off the InferenceService reconcile removes finalizers itself. */
+void tm_reconciler_hand_off_finalizers(struct tm_reconciler *r, struct controller *finalizers);
+struct reconciler tm_finalizer_reconciler_get(struct tm_reconciler *r);
 
 /* Index function for the TrainedModel cache: "ns/<spec.inferenceService>" and
  * "ns/<label inferenceservice>" (after a move, W7); no value (NULL) for an orphan. */

@@ -500,6 +500,14 @@ int replicas_map_configmap(void *userdata, const json_t *obj, json_t **ret_keys)
         return *ret_keys ? 0 : -ENOMEM;
 }
 
+static bool is_modelconfig(const json_t *obj)
+{
+        const char *name = json_get_string_path(obj, "metadata", "name", NULL);
+        char buf[MODELCONFIG_NAME_MAX];
+
+        return name && modelconfig_isvc(name, buf, sizeof(buf));
+}
+
 json_t *replicas_transform_configmap(void *userdata, json_t *obj)
 {
         json_t *meta = json_object_get(obj, "metadata"), *slim, *m;
@@ -523,8 +531,14 @@ json_t *replicas_transform_configmap(void *userdata, json_t *obj)
                 (void)json_object_set(slim, "apiVersion", json_object_get(obj, "apiVersion"));
         if (json_object_get(obj, "kind"))
                 (void)json_object_set(slim, "kind", json_object_get(obj, "kind"));
-        if (is_report(obj) && json_object_get(obj, "data") &&
+        if ((is_report(obj) || is_modelconfig(obj)) && json_object_get(obj, "data") &&
             json_object_set(slim, "data", json_object_get(obj, "data")) < 0) {
+                json_decref(slim);
+                return NULL;
+        }
+        /* the 1 MiB budget of models.json counts the other keys (serving/plan.h) */
+        if (is_modelconfig(obj) && json_object_get(obj, "binaryData") &&
+            json_object_set(slim, "binaryData", json_object_get(obj, "binaryData")) < 0) {
                 json_decref(slim);
                 return NULL;
         }

@@ -147,7 +147,7 @@ int replicas_index_isvc(void *userdata, const json_t *obj, json_t **ret_values);
  * not, so that one losing its owner is recounted), or the InferenceService of a ConfigMap named
  * modelconfig-<isvc>-0 (drift repair); NULL for any other ConfigMap. */
 int replicas_map_configmap(void *userdata, const json_t *obj, json_t **ret_keys);
-/* Cache transform: only a report keeps its data (and no managed fields); any other ConfigMap
- * (a modelconfig one is read fresh by the reconcile) is kept as its metadata without
- * managedFields, so that a 1 MiB models.json is not cached. */
+/* Cache transform: a report and a modelconfig-<isvc>-0 keep their data (the reconcile plans
+ * from the cached models.json); any other ConfigMap the selector lets through is kept as its
+ * metadata only. No managedFields. */
 json_t *replicas_transform_configmap(void *userdata, json_t *obj);

@@ -26,7 +26,8 @@ python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read())' "$SRC/bench/co
         fail "bench/convergence-watch.py does not parse"
 python3 "$SRC/bench/convergence-watch.py" --help >/dev/null || fail "convergence-watch.py --help"
 for args in "" "create" "create k ns isvc 0 8 p" "create k ns isvc 5 0 p" "floor k ns isvc 5 8 p" \
-            "floor k ns isvc:3 5 8 p 4" "create k ns isvc:0 5 8 p" "bogus k ns isvc 5 8 p"; do
+            "floor k ns isvc:3 5 8 p 4" "create k ns isvc:0 5 8 p" "bogus k ns isvc 5 8 p" \
+            "delete k ns isvc 5 8 p 4" "delete-floor k ns isvc 5 8 p" "delete-floor k ns isvc 5 8 p 0"; do
         # shellcheck disable=SC2086 # word splitting is the point
         if "$BLD/bench/tm-floor" $args >/dev/null 2>"$BLD/tm-floor.err"; then
                 fail "tm-floor accepted '$args'"

@@ -16,6 +16,7 @@
 #include "json/json-util.h"
 #include "kube/cache.h"
 #include "kube/controller.h"
+#include "kube/workqueue.h"
 #include "serving/reconciler.h"
 #include "serving/replicas.h"
 
@@ -739,4 +740,199 @@ Test(tm_shell, replica_reports_become_model_loaded_and_unchanged_reports_write_n
         tm_reconciler_free(W.rec);
         W.rec = NULL;
         cache_free(cms);
+}
+
+/* The informer's part for the ConfigMap cache (transform and all). */
+static void sync_configmaps(struct cache *cms)
+{
+        json_auto_t *list = NULL;
+        struct kube_status st = { 0 };
+
+        cr_assert_eq(kube_api_list(&W.api, &gvr_configmaps, NS, NULL, &list, &st), 0);
+        cr_assert_eq(cache_replace(cms, json_object_get(list, "items"), NULL, NULL), 0);
+        fake_kube_api_reset_calls(W.fake);
+}
+
+/* Issue #12 item 4: the ConfigMap comes from the informer cache, not a GET. A reconcile that
+ * runs before the cache has seen the previous write plans from that write's answer (no 409);
+ * a cache that is behind someone else's write is answered 409 and only then read live. */
+Test(tm_shell, configmap_from_the_cache_own_writes_then_live_only_on_conflict)
+{
+        struct reconcile_result res;
+        struct tm_reconciler_stats st;
+        struct cache *cms = cache_new(
+                &(struct cache_options){ .transform = replicas_transform_configmap });
+        json_auto_t *cm0 = json_pack("{s:{s:s,s:{s:s}},s:{s:s}}", "metadata", "name",
+                                     "modelconfig-sk-0", "labels",
+                                     "serving.kserve.io/inferenceservice", "sk", "data",
+                                     "models.json", "[]");
+
+        cr_assert_not_null(cms);
+        cr_assert_eq(cache_add_index(cms, REPLICAS_INDEX_ISVC, replicas_index_isvc, NULL), 0);
+        tm_reconciler_free(W.rec);
+        cr_assert_eq(tm_reconciler_new(
+                             &(struct tm_reconciler_options){
+                                     .trainedmodels = W.tms,
+                                     .inferenceservices = W.isvcs,
+                                     .configmaps = cms,
+                             },
+                             &W.rec),
+                     0);
+        cr_assert_gt(fake_kube_api_put(W.fake, &gvr_configmaps, NS, cm0), 0);
+        put_isvc("sk", "1Gi");
+        put_tm("m1", "sk", "100Mi");
+        sync_caches();
+        sync_configmaps(cms);
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_GET, "configmaps"), 0, "from the cache");
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "configmaps"), 1);
+
+        /* m2 arrives; the ConfigMap cache has not delivered our write yet */
+        put_tm("m2", "sk", "100Mi");
+        sync_caches();
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_GET, "configmaps"), 0);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "configmaps"), 1,
+                     "planned from our own answer: no 409");
+        tm_reconciler_get_stats(W.rec, &st);
+        cr_assert_eq(st.configmap_conflicts, 0);
+        json_auto_t *cm1 = get_obj(&gvr_configmaps, "modelconfig-sk-0");
+        cr_assert_not_null(strstr(models_json(cm1), "\"modelName\":\"m1\""));
+        cr_assert_not_null(strstr(models_json(cm1), "\"modelName\":\"m2\""));
+
+        /* the cache holds a version outside our chain (here: someone else's, after ours): it is
+         * not trusted to be newer than ours, so it is read live once */
+        json_auto_t *theirs = get_obj(&gvr_configmaps, "modelconfig-sk-0");
+        json_object_set_new(json_get_path(theirs, "metadata", NULL), "annotations",
+                            json_pack("{s:s}", "touched", "yes"));
+        cr_assert_gt(fake_kube_api_put(W.fake, &gvr_configmaps, NS, theirs), 0);
+        sync_configmaps(cms);
+        sync_caches();
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_GET, "configmaps"), 1);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, NULL), 0);
+
+        /* the cache catches up: nothing to write, nothing read live */
+        sync_caches();
+        sync_configmaps(cms);
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_GET, "configmaps"), 0);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, NULL), 0);
+
+        /* someone else writes models.json; our cache is behind it: 409, then one live GET */
+        json_auto_t *other = json_deep_copy(cm1);
+        json_object_set_new(json_object_get(other, "data"), "models.json", json_string("[]"));
+        cr_assert_gt(fake_kube_api_put(W.fake, &gvr_configmaps, NS, other), 0);
+        put_tm("m3", "sk", "100Mi");
+        sync_caches();
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "configmaps"), 2);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_GET, "configmaps"), 1);
+        tm_reconciler_get_stats(W.rec, &st);
+        cr_assert_eq(st.configmap_conflicts, 1);
+        json_auto_t *cm2 = get_obj(&gvr_configmaps, "modelconfig-sk-0");
+        for (int i = 1; i <= 3; i++) {
+                char want[32];
+
+                (void)snprintf(want, sizeof(want), "\"modelName\":\"m%d\"", i);
+                cr_assert_not_null(strstr(models_json(cm2), want), "%s", models_json(cm2));
+        }
+        tm_reconciler_free(W.rec);
+        W.rec = NULL;
+        cache_free(cms);
+}
+
+/* A modelconfig ConfigMap that is not in the cache (KServe's, not labelled yet) is read live. */
+Test(tm_shell, configmap_missing_from_the_cache_is_read_live)
+{
+        struct reconcile_result res;
+        struct cache *cms = cache_new(
+                &(struct cache_options){ .transform = replicas_transform_configmap });
+
+        cr_assert_not_null(cms);
+        cr_assert_eq(cache_add_index(cms, REPLICAS_INDEX_ISVC, replicas_index_isvc, NULL), 0);
+        tm_reconciler_free(W.rec);
+        cr_assert_eq(tm_reconciler_new(
+                             &(struct tm_reconciler_options){
+                                     .trainedmodels = W.tms,
+                                     .inferenceservices = W.isvcs,
+                                     .configmaps = cms,
+                             },
+                             &W.rec),
+                     0);
+        seed_empty_configmap(); /* unlabelled, so the informer would not list it */
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_GET, "configmaps"), 1);
+        json_auto_t *cm = get_obj(&gvr_configmaps, "modelconfig-sk-0");
+        cr_assert_not_null(strstr(models_json(cm), "\"modelName\":\"m1\""));
+        cr_assert_str_eq(json_get_string_path(cm, "metadata", "labels",
+                                              "serving.kserve.io/inferenceservice", NULL),
+                         "sk", "labelled with the write");
+        tm_reconciler_free(W.rec);
+        W.rec = NULL;
+        cache_free(cms);
+}
+
+/* The finalizer hand-off: the InferenceService reconcile writes models.json without the deleted
+ * models and hands their keys to the finalizer queue, removing no finalizer itself; the finalizer
+ * reconcile then removes each one (after the write, so never while listed), and a second hand-off
+ * from a cache that has not seen the removal sends nothing (no 404 from a stale cache). */
+Test(tm_shell, deleted_models_leave_models_json_then_finalizer_workers_release_them)
+{
+        struct reconcile_result res;
+        struct kube_status st = { 0 };
+        struct controller *fin = NULL;
+        char *key = NULL;
+
+        cr_assert_eq(controller_new(
+                             &(struct controller_options){
+                                     .reconciler = tm_finalizer_reconciler_get(W.rec),
+                                     .api = &W.api,
+                             },
+                             &fin),
+                     0);
+        tm_reconciler_hand_off_finalizers(W.rec, fin);
+        put_isvc("sk", "1Gi");
+        put_tm("m1", "sk", "100Mi");
+        put_tm("m2", "sk", "100Mi");
+        put_tm("m3", "sk", "100Mi");
+        converge("sk");
+        cr_assert_eq(workqueue_len(controller_queue(fin)), 0, "nothing to hand off while live");
+        cr_assert_eq(kube_api_delete(&W.api, &gvr_trainedmodels, NS, "m1", NULL, NULL, &st), 0);
+        cr_assert_eq(kube_api_delete(&W.api, &gvr_trainedmodels, NS, "m3", NULL, NULL, &st), 0);
+        sync_caches();
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        json_auto_t *cm = get_obj(&gvr_configmaps, "modelconfig-sk-0");
+        cr_assert_null(strstr(models_json(cm), "\"m1\""), "%s", models_json(cm));
+        cr_assert_null(strstr(models_json(cm), "\"m3\""), "%s", models_json(cm));
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "trainedmodels"), 0,
+                     "a finalizer removed by the InferenceService reconcile");
+        json_auto_t *m1 = get_obj(&gvr_trainedmodels, "m1");
+        cr_assert(has_finalizer(m1));
+        cr_assert_eq(workqueue_len(controller_queue(fin)), 2);
+
+        for (int i = 0; i < 2; i++) {
+                cr_assert_eq(workqueue_try_get(controller_queue(fin), &key), 0);
+                cr_assert(streq(key, NS "/m1") || streq(key, NS "/m3"), "%s", key);
+                cr_assert_eq(run(tm_finalizer_reconciler_get, key, &res), 0, "%s", W.error);
+                workqueue_done(controller_queue(fin), key);
+                free(key);
+        }
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "trainedmodels"), 2);
+        json_auto_t *gone1 = get_obj(&gvr_trainedmodels, "m1");
+        json_auto_t *gone3 = get_obj(&gvr_trainedmodels, "m3");
+        cr_assert_null(gone1, "m1's finalizer was not removed");
+        cr_assert_null(gone3, "m3's finalizer was not removed");
+
+        /* the TrainedModel cache has not seen the removals: handed off again, nothing sent */
+        fake_kube_api_reset_calls(W.fake);
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        while (workqueue_try_get(controller_queue(fin), &key) == 0) {
+                cr_assert_eq(run(tm_finalizer_reconciler_get, key, &res), 0, "%s", W.error);
+                workqueue_done(controller_queue(fin), key);
+                free(key);
+        }
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, NULL), 0,
+                     "a second finalizer removal from a stale cache");
+        controller_free(fin);
 }

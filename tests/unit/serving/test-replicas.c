@@ -321,7 +321,8 @@ Test(replicas, informer_pieces)
         cr_assert_eq(replicas_index_isvc(NULL, cm, &keys), 0);
         cr_assert_null(keys, "a modelconfig ConfigMap indexed as a report");
         slim = replicas_transform_configmap(NULL, cm);
-        cr_assert_null(json_object_get(slim, "data"), "models.json cached");
+        cr_assert_str_eq(json_get_string_path(slim, "data", "models.json", NULL), "[garbage",
+                         "models.json not cached: the reconcile plans from it");
         cr_assert_null(json_get_path(slim, "metadata", "managedFields", NULL));
         cr_assert_str_eq(json_get_string_path(slim, "metadata", "name", NULL),
                          "modelconfig-my-isvc-0");
@@ -330,6 +331,10 @@ Test(replicas, informer_pieces)
 
         cm = json_pack("{s:{s:s, s:s, s:{s:s}}}", "metadata", "name", "unrelated", "namespace",
                        "ns", "labels", REPLICAS_ISVC_LABEL, "x");
+        json_object_set_new(cm, "data", json_pack("{s:s}", "big", "value"));
+        slim = replicas_transform_configmap(NULL, cm);
+        cr_assert_null(json_object_get(slim, "data"), "an unrelated ConfigMap's data cached");
+        json_decref(slim);
         cr_assert_eq(replicas_map_configmap(NULL, cm, &keys), 0);
         cr_assert_null(keys, "an unrelated ConfigMap enqueued");
         json_object_set_new(json_object_get(cm, "metadata"), "name", json_string("modelconfig--0"));
