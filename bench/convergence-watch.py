@@ -107,6 +107,9 @@ def request(p):
             r.read()
             time.sleep(float(r.getheader("Retry-After") or 1))
             continue
+        if r.status == 410 and "watch=1" in p:
+            r.read()
+            return None  # expired resourceVersion: list again
         if r.status != 200:
             raise RuntimeError(f"GET {p}: {r.status} {r.read()[:200]!r}")
         return r
@@ -116,30 +119,47 @@ opened = []
 
 
 def watch(kind):
+    """List, then watch from the list's resourceVersion; a watch the server ends (a slow
+    consumer's watch is closed by the watch cache) resumes from the last event seen, and an
+    expired one (410) lists again."""
     global events
+    rv = None
     try:
-        lst = json.load(request(path(kind)))
-        with lock:
-            for o in lst["items"]:
-                apply(kind, "ADDED", o)
-        rv = lst["metadata"]["resourceVersion"]
-        r = request(f"{path(kind)}?watch=1&resourceVersion={rv}&allowWatchBookmarks=true")
-        with lock:
-            opened.append(kind)
-            lock.notify_all()
         while True:
-            line = r.readline()
-            if not line:
-                raise RuntimeError(f"watch of {kind} ended")
-            ev = json.loads(line)
-            if ev["type"] == "BOOKMARK":
+            if rv is None:
+                lst = json.load(request(path(kind)))
+                with lock:
+                    state = ready if kind == "tm" else entries
+                    state.clear()
+                    for o in lst["items"]:
+                        apply(kind, "ADDED", o)
+                    lock.notify_all()
+                rv = lst["metadata"]["resourceVersion"]
+            r = request(f"{path(kind)}?watch=1&resourceVersion={rv}&allowWatchBookmarks=true")
+            if r is None:
+                rv = None
                 continue
-            if ev["type"] == "ERROR":
-                raise RuntimeError(f"watch of {kind}: {ev['object']}")
             with lock:
-                apply(kind, ev["type"], ev["object"])
-                events += 1
+                if kind not in opened:
+                    opened.append(kind)
                 lock.notify_all()
+            while True:
+                line = r.readline()
+                if not line:
+                    break  # resumed from rv
+                ev = json.loads(line)
+                if ev["type"] == "ERROR":
+                    if ev["object"].get("code") == 410:
+                        rv = None
+                        break
+                    raise RuntimeError(f"watch of {kind}: {ev['object']}")
+                rv = ev["object"]["metadata"]["resourceVersion"]
+                if ev["type"] == "BOOKMARK":
+                    continue
+                with lock:
+                    apply(kind, ev["type"], ev["object"])
+                    events += 1
+                    lock.notify_all()
     except Exception as e:  # reported by the main thread
         with lock:
             failure.append(str(e))

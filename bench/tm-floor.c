@@ -2,8 +2,10 @@
 /*
  * tm-floor: the creator and the API-server floor probe of bench/convergence.
  *
- *   tm-floor create KUBECONFIG NAMESPACE ISVC COUNT CREATORS PREFIX
- *   tm-floor floor  KUBECONFIG NAMESPACE ISVC COUNT CREATORS PREFIX WINDOW
+ *   tm-floor create       KUBECONFIG NAMESPACE ISVC COUNT CREATORS PREFIX
+ *   tm-floor floor        KUBECONFIG NAMESPACE ISVC COUNT CREATORS PREFIX WINDOW
+ *   tm-floor delete       KUBECONFIG NAMESPACE ISVC COUNT CREATORS PREFIX
+ *   tm-floor delete-floor KUBECONFIG NAMESPACE ISVC COUNT CREATORS PREFIX WINDOW
  *
  * create  POSTs COUNT TrainedModels (PREFIX-00000 ...) on InferenceService ISVC from CREATORS
  *         threads, each with its own client (modelplane's src/kube client, no rate limit).
@@ -15,6 +17,14 @@
  *         modelconfig-ISVC-0 per batch, one status merge PATCH per TrainedModel (Ready) -- the
  *         writes `modelplane controller` makes (src/serving/reconciler.c), without the watch
  *         latency, reads, planning or events. The ConfigMap must exist.
+ * delete  DELETEs PREFIX-00000 ... from CREATORS threads (the deleter of bench/convergence: the
+ *         same client and concurrency as the creator, so that both controllers see the same
+ *         stream of deletes).
+ * delete-floor  the same deletes, and, as each is acknowledged, what a perfect controller does
+ *         for it: in batches of whatever has been acknowledged so far, one merge PATCH of
+ *         models.json without the deleted entries, then one metadata merge PATCH per
+ *         TrainedModel that drops its finalizer (the API server then removes the object), from
+ *         WINDOW concurrent requests. Run after `floor` on the same objects.
  *
  * Prints one line of key=value figures, times as Unix seconds (CLOCK_REALTIME, so that
  * bench/convergence can compare them with its watcher's). Wall-clock figures are reported,
@@ -42,14 +52,15 @@ static const struct gvr gvr_cm = { "", "v1", "configmaps" };
 struct probe {
         const char *ns, *isvc, *prefix, *isvc_uid;
         unsigned count, creators, window, n_isvcs; /* n_isvcs 0: the one ISVC */
-        bool writes;
+        bool writes;   /* the floor: a perfect controller's writes too */
+        bool deleting; /* DELETEs instead of creates */
         /* acknowledged creates not yet handled by the writer */
         pthread_mutex_t lock;
         pthread_cond_t cond;
         unsigned *acked;
         unsigned n_acked, n_taken;
         atomic_int failed;
-        usec_t first_create, last_ack;
+        usec_t first_request, last_ack;
 };
 
 struct creator {
@@ -63,35 +74,49 @@ static void tm_name(const struct probe *p, unsigned i, char *buf, size_t len)
         (void)snprintf(buf, len, "%s-%05u", p->prefix, i);
 }
 
+/* One create or delete of TrainedModel i; prints what failed. */
+static int request_one(struct creator *c, unsigned i)
+{
+        struct probe *p = c->p;
+        char name[128], uri[192], isvc[160];
+        struct kube_status st = { 0 };
+        json_t *tm;
+        int r;
+
+        tm_name(p, i, name, sizeof(name));
+        if (p->deleting) {
+                r = kube_delete(c->client, &gvr_tm, p->ns, name, NULL, NULL, &st);
+                if (r < 0)
+                        fprintf(stderr, "tm-floor: delete %s: %s\n", name, st.message);
+                return r;
+        }
+        if (p->n_isvcs)
+                (void)snprintf(isvc, sizeof(isvc), "%s-%03u", p->isvc, i % p->n_isvcs);
+        else
+                (void)snprintf(isvc, sizeof(isvc), "%s", p->isvc);
+        (void)snprintf(uri, sizeof(uri), "s3://models/%s/%u", p->prefix, i);
+        tm = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s,s:{s:s,s:s,s:s}}}", "apiVersion",
+                       "serving.kserve.io/v1alpha1", "kind", "TrainedModel", "metadata", "name",
+                       name, "namespace", p->ns, "spec", "inferenceService", isvc, "model",
+                       "storageUri", uri, "framework", "sklearn", "memory", "1Mi");
+        if (!tm)
+                return -ENOMEM;
+        r = kube_create(c->client, &gvr_tm, p->ns, tm, NULL, NULL, &st);
+        json_decref(tm);
+        if (r < 0)
+                fprintf(stderr, "tm-floor: create %s: %s\n", name, st.message);
+        return r;
+}
+
 static void *create_run(void *arg)
 {
         struct creator *c = arg;
         struct probe *p = c->p;
 
         for (unsigned i = c->id; i < p->count && !atomic_load(&p->failed); i += p->creators) {
-                char name[128], uri[192], isvc[160];
-                struct kube_status st = { 0 };
-                json_t *tm;
-                int r;
+                int r = request_one(c, i);
 
-                tm_name(p, i, name, sizeof(name));
-                if (p->n_isvcs)
-                        (void)snprintf(isvc, sizeof(isvc), "%s-%03u", p->isvc, i % p->n_isvcs);
-                else
-                        (void)snprintf(isvc, sizeof(isvc), "%s", p->isvc);
-                (void)snprintf(uri, sizeof(uri), "s3://models/%s/%u", p->prefix, i);
-                tm = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s,s:{s:s,s:s,s:s}}}", "apiVersion",
-                               "serving.kserve.io/v1alpha1", "kind", "TrainedModel", "metadata",
-                               "name", name, "namespace", p->ns, "spec", "inferenceService", isvc,
-                               "model", "storageUri", uri, "framework", "sklearn", "memory", "1Mi");
-                if (!tm) {
-                        atomic_store(&p->failed, -ENOMEM);
-                        break;
-                }
-                r = kube_create(c->client, &gvr_tm, p->ns, tm, NULL, NULL, &st);
-                json_decref(tm);
                 if (r < 0) {
-                        fprintf(stderr, "tm-floor: create %s: %s\n", name, st.message);
                         atomic_store(&p->failed, r);
                         break;
                 }
@@ -107,13 +132,20 @@ static void *create_run(void *arg)
         return NULL;
 }
 
+/* What one phase writes per TrainedModel. */
+enum patch_kind {
+        PATCH_METADATA,   /* finalizer, parent labels, ownerReference */
+        PATCH_STATUS,     /* Ready */
+        PATCH_UNFINALIZE, /* the finalizer dropped (after a delete) */
+};
+
 /* One phase of a batch: WINDOW threads share the batch through an atomic cursor. */
 struct phase {
         struct probe *p;
         const unsigned *batch;
         unsigned n;
         atomic_uint next;
-        bool status; /* false: metadata patch, true: status patch */
+        enum patch_kind kind;
         char now[64];
 };
 
@@ -164,17 +196,20 @@ static void *phase_run(void *arg)
                 int r;
 
                 tm_name(p, ph->batch[k], name, sizeof(name));
-                patch = ph->status ? status_patch(p, name, ph->now) : metadata_patch(p);
+                patch = ph->kind == PATCH_STATUS ? status_patch(p, name, ph->now)
+                        : ph->kind == PATCH_METADATA
+                                ? metadata_patch(p)
+                                : json_pack("{s:{s:[]}}", "metadata", "finalizers");
                 if (!patch) {
                         atomic_store(&p->failed, -ENOMEM);
                         break;
                 }
                 r = kube_patch(w->client, &gvr_tm, p->ns, name, KUBE_PATCH_MERGE, patch,
-                               ph->status ? &status_opts : NULL, NULL, &st);
+                               ph->kind == PATCH_STATUS ? &status_opts : NULL, NULL, &st);
                 json_decref(patch);
                 if (r < 0) {
                         fprintf(stderr, "tm-floor: patch %s%s: %s\n", name,
-                                ph->status ? "/status" : "", st.message);
+                                ph->kind == PATCH_STATUS ? "/status" : "", st.message);
                         atomic_store(&p->failed, r);
                         break;
                 }
@@ -184,9 +219,9 @@ static void *phase_run(void *arg)
 }
 
 static int run_phase(struct probe *p, struct writer *ws, const unsigned *batch, unsigned n,
-                     bool status)
+                     enum patch_kind kind)
 {
-        struct phase ph = { .p = p, .batch = batch, .n = n, .status = status };
+        struct phase ph = { .p = p, .batch = batch, .n = n, .kind = kind };
         pthread_t tids[MAX_THREADS];
         unsigned t, threads = n < p->window ? n : p->window;
 
@@ -204,19 +239,21 @@ static int run_phase(struct probe *p, struct writer *ws, const unsigned *batch, 
         return atomic_load(&p->failed);
 }
 
-/* models.json with the first n handled entries, in the order they were handled. */
-static char *models_json(const struct probe *p, const unsigned *handled, unsigned n)
+/* models.json with the entries of the TrainedModels marked in listed[COUNT]. */
+static char *models_json(const struct probe *p, const bool *listed)
 {
         json_t *arr = json_array();
         char *s;
 
         if (!arr)
                 return NULL;
-        for (unsigned k = 0; k < n; k++) {
+        for (unsigned k = 0; k < p->count; k++) {
                 char name[128], uri[192];
 
-                tm_name(p, handled[k], name, sizeof(name));
-                (void)snprintf(uri, sizeof(uri), "s3://models/%s/%u", p->prefix, handled[k]);
+                if (!listed[k])
+                        continue;
+                tm_name(p, k, name, sizeof(name));
+                (void)snprintf(uri, sizeof(uri), "s3://models/%s/%u", p->prefix, k);
                 if (json_array_append_new(arr, json_pack("{s:s,s:{s:s,s:s,s:s}}", "modelName", name,
                                                          "modelSpec", "storageUri", uri,
                                                          "framework", "sklearn", "memory", "1Mi")) <
@@ -230,17 +267,23 @@ static char *models_json(const struct probe *p, const unsigned *handled, unsigne
         return s;
 }
 
-/* The writer: batches of acknowledged creates until all COUNT are Ready. */
+/* The writer: batches of acknowledged creates until all COUNT are Ready, or of acknowledged
+ * deletes until all COUNT are gone. */
 static int write_all(struct probe *p, struct kube_client *base, unsigned *batches, unsigned *writes,
                      size_t *cm_bytes)
 {
         struct writer ws[MAX_THREADS] = { 0 };
         unsigned *handled = calloc(p->count, sizeof(*handled));
+        bool *listed = calloc(p->count, sizeof(*listed));
         unsigned n_handled = 0;
         int r = 0;
 
-        if (!handled)
-                return -ENOMEM;
+        if (!handled || !listed) {
+                r = -ENOMEM;
+                goto out;
+        }
+        for (unsigned k = 0; k < p->count; k++)
+                listed[k] = p->deleting; /* a delete starts from all of them listed */
         for (unsigned t = 0; t < p->window; t++)
                 if (kube_client_dup(base, &ws[t].client) < 0) {
                         r = -ENOMEM;
@@ -264,10 +307,14 @@ static int write_all(struct probe *p, struct kube_client *base, unsigned *batche
                         goto out;
                 n_handled += n;
 
-                r = run_phase(p, ws, handled + from, n, false);
-                if (r < 0)
-                        goto out;
-                mj = models_json(p, handled, n_handled);
+                if (!p->deleting) {
+                        r = run_phase(p, ws, handled + from, n, PATCH_METADATA);
+                        if (r < 0)
+                                goto out;
+                }
+                for (unsigned k = from; k < n_handled; k++)
+                        listed[handled[k]] = !p->deleting;
+                mj = models_json(p, listed);
                 if (!mj) {
                         r = -ENOMEM;
                         goto out;
@@ -292,7 +339,8 @@ static int write_all(struct probe *p, struct kube_client *base, unsigned *batche
                         goto out;
                 }
                 (*writes)++;
-                r = run_phase(p, ws, handled + from, n, true);
+                r = run_phase(p, ws, handled + from, n,
+                              p->deleting ? PATCH_UNFINALIZE : PATCH_STATUS);
                 if (r < 0)
                         goto out;
                 (*batches)++;
@@ -303,14 +351,16 @@ out:
                 kube_client_free(ws[t].client);
         }
         free(handled);
+        free(listed);
         return r;
 }
 
 static int usage(void)
 {
-        fprintf(stderr, "usage: tm-floor create KUBECONFIG NAMESPACE ISVC COUNT CREATORS PREFIX\n"
-                        "       tm-floor floor  KUBECONFIG NAMESPACE ISVC COUNT CREATORS PREFIX "
-                        "WINDOW\n(CREATORS and WINDOW 1-64)\n");
+        fprintf(stderr,
+                "usage: tm-floor create|delete KUBECONFIG NAMESPACE ISVC COUNT CREATORS PREFIX\n"
+                "       tm-floor floor|delete-floor KUBECONFIG NAMESPACE ISVC COUNT CREATORS "
+                "PREFIX WINDOW\n(CREATORS and WINDOW 1-64)\n");
         return 2;
 }
 
@@ -331,8 +381,11 @@ int main(int argc, char **argv)
 
         if (argc < 8)
                 return usage();
-        p.writes = strcmp(argv[1], "floor") == 0;
-        if ((!p.writes && (strcmp(argv[1], "create") != 0 || argc != 8)) || (p.writes && argc != 9))
+        p.writes = streq(argv[1], "floor") || streq(argv[1], "delete-floor");
+        p.deleting = streq(argv[1], "delete") || streq(argv[1], "delete-floor");
+        if (!p.writes && !p.deleting && !streq(argv[1], "create"))
+                return usage();
+        if (argc != (p.writes ? 9 : 8))
                 return usage();
         if (safe_atou32(argv[5], &p.count) < 0 || safe_atou32(argv[6], &p.creators) < 0 ||
             p.creators == 0 || p.creators > MAX_THREADS || p.count == 0)
@@ -382,7 +435,7 @@ int main(int argc, char **argv)
                         return 1;
         }
 
-        p.first_create = now_realtime();
+        p.first_request = now_realtime();
         for (; started < p.creators; started++) {
                 cs[started] = (struct creator){ .p = &p, .id = started };
                 if (kube_client_dup(base, &cs[started].client) < 0 ||
@@ -402,7 +455,7 @@ int main(int argc, char **argv)
         if (r == 0)
                 r = atomic_load(&p.failed);
         if (r == 0) {
-                printf("first_create=%.6f last_ack=%.6f", (double)p.first_create / 1e6,
+                printf("first_request=%.6f last_ack=%.6f", (double)p.first_request / 1e6,
                        (double)p.last_ack / 1e6);
                 if (p.writes)
                         printf(" done=%.6f batches=%u writes=%u configmap_bytes=%zu",

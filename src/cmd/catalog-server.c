@@ -219,6 +219,7 @@ int cmd_catalog(int argc, char **argv)
                 hc.port = port;
                 hc.body_max = CATALOG_BODY_MAX;
                 hc.handler = catalog_handle;
+                hc.error_style = HTTP_ERROR_REASON; /* the catalog API's Error: code is a string */
                 hc.userdata = svc;
                 r = http_server_start(&hc, &srv);
         }

@@ -21,6 +21,7 @@
 #include "kube/config.h"
 #include "ui/auth.h"
 #include "ui/bff.h"
+#include "ui/views.h"
 #include "util/file-util.h"
 #include "util/log.h"
 #include "util/parse-util.h"
@@ -220,6 +221,12 @@ static const char *default_static_dir(char *buf, size_t len)
         return NULL;
 }
 
+/* The HTTP front's own refusals (414, 431, 400 ...) in the BFF's error envelope. */
+static json_t *ui_refusal_body(unsigned status, const char *message)
+{
+        return ui_error_body(status, "ui", message);
+}
+
 int cmd_ui(int argc, char **argv)
 {
         AUTOFREE char *host = NULL;
@@ -339,6 +346,7 @@ int cmd_ui(int argc, char **argv)
                 hc.threads = 16;
                 hc.handler = ui_server_handle;
                 hc.userdata = ui;
+                hc.error_body = ui_refusal_body;
                 hc.too_large_json =
                         "{\"error\":{\"code\":\"413\",\"message\":\"request body larger than 1 MiB\","
                         "\"source\":\"ui\"}}";

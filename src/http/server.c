@@ -57,6 +57,9 @@ struct tls_pair {
         gnutls_pcert_st *pcerts; /* owned; n entries, allocated with gnutls_malloc */
         unsigned n;
         gnutls_privkey_t key; /* owned */
+        /* owned; encrypts the session tickets of handshakes that selected this pair, so a
+         * ticket issued before a rotation is refused after it (a full handshake, the new pair) */
+        gnutls_datum_t ticket_key;
 };
 
 /*
@@ -262,10 +265,19 @@ static enum MHD_Result send_resp(struct MHD_Connection *conn, struct http_resp *
         return ret;
 }
 
+/* The JSON body of a refusal in the server's error shape (reason phrases from http/errors). */
+static json_t *error_json(const struct http_server *s, unsigned status, const char *msg)
+{
+        if (s->cfg.error_body)
+                return s->cfg.error_body(status, msg);
+        if (s->cfg.error_style == HTTP_ERROR_REASON)
+                return json_pack("{s:s,s:s}", "code", http_reason_phrase(status), "message", msg);
+        return json_pack("{s:s,s:i}", "message", msg, "code", (int)status);
+}
+
 /*
- * The one writer of the refusals the server sends itself, in the server's error shape (reason
- * phrases from the shared table in http/errors). The 413 keeps a
- * caller-provided body (too_large_json) so that an API can keep its own shape.
+ * The one writer of the refusals the server sends itself, in the server's error shape. The 413
+ * keeps a caller-provided body (too_large_json) so that an API can keep its own shape.
  */
 static enum MHD_Result send_error(const struct http_server *s, struct MHD_Connection *conn,
                                   unsigned status, const char *msg)
@@ -275,13 +287,8 @@ static enum MHD_Result send_error(const struct http_server *s, struct MHD_Connec
 
         if (status == MHD_HTTP_CONTENT_TOO_LARGE && s->cfg.too_large_json)
                 http_resp_set_text(&resp, status, NULL, s->cfg.too_large_json);
-        else if (s->cfg.error_style == HTTP_ERROR_REASON)
-                http_resp_set_json(&resp, status,
-                                   json_pack("{s:s,s:s}", "code", http_reason_phrase(status),
-                                             "message", msg));
         else
-                http_resp_set_json(&resp, status,
-                                   json_pack("{s:s,s:i}", "message", msg, "code", (int)status));
+                http_resp_set_json(&resp, status, error_json(s, status, msg));
         /* a refused request may have left a body unread: never reuse the connection */
         if (status != 200 && http_resp_add_header(&resp, MHD_HTTP_HEADER_CONNECTION, "close") < 0)
                 resp.status = 500;
@@ -675,9 +682,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         r = s->cfg.handler(s->cfg.userdata, &st->req, &resp);
         deadline_mark(s, conn, false);
         if (r < 0)
-                http_resp_set_json(&resp, 500,
-                                   json_pack("{s:s,s:i}", "message", "internal server error",
-                                             "code", 500));
+                http_resp_set_json(&resp, 500, error_json(s, 500, "internal server error"));
         ret = send_resp(conn, &resp);
         resp_release(&resp);
         return ret;
@@ -736,10 +741,20 @@ static void pcerts_free(gnutls_pcert_st *pcerts, unsigned n)
         gnutls_free(pcerts);
 }
 
+static void ticket_key_free(gnutls_datum_t *k)
+{
+        if (!k->data)
+                return;
+        gnutls_memset(k->data, 0, k->size);
+        gnutls_free(k->data);
+        *k = (gnutls_datum_t){ 0 };
+}
+
 static void tls_pair_unref_locked(struct tls_pair *pair)
 {
         if (!pair || --pair->refs > 0)
                 return;
+        ticket_key_free(&pair->ticket_key);
         gnutls_privkey_deinit(pair->key);
         pcerts_free(pair->pcerts, pair->n);
         free(pair);
@@ -796,10 +811,15 @@ static int tls_pair_import(const char *cert_pem, size_t cert_len, const char *ke
             gnutls_pubkey_get_key_id(pair->pcerts[0].pubkey, 0, id_cert, &id_cert_len) < 0 ||
             id_key_len != id_cert_len || memcmp(id_key, id_cert, id_key_len) != 0)
                 goto fail;
+        if (gnutls_session_ticket_key_generate(&pair->ticket_key) < 0) {
+                r = -ENOMEM;
+                goto fail;
+        }
         gnutls_pubkey_deinit(pub);
         *ret = pair;
         return 0;
 fail:
+        ticket_key_free(&pair->ticket_key);
         if (pub)
                 gnutls_pubkey_deinit(pub);
         if (pair->key)
@@ -921,8 +941,7 @@ static int tls_retrieve_cert(gnutls_session_t session, const struct gnutls_cert_
         src = tc->src;
         if (pthread_mutex_lock(&src->lock) != 0)
                 return -1;
-        (void)tls_source_refresh_locked(src);
-        pair = src->current;
+        pair = src->current; /* the files were compared when the connection started */
         pair->refs++;
         tls_pair_unref_locked(tc->pair); /* a renegotiation replaces the earlier choice */
         tc->pair = pair;
@@ -975,6 +994,20 @@ static void shed_locked(struct http_server *s, struct sock_ctx *newest)
 }
 
 /*
+ * A new TLS connection compares the certificate files (a rotation is picked up here) and gets
+ * session tickets under the current pair's key: a client that resumes skips the certificate and
+ * its signature. gnutls copies the key into the session.
+ */
+static void tls_conn_begin(struct tls_source *src, gnutls_session_t ts)
+{
+        if (!src || pthread_mutex_lock(&src->lock) != 0)
+                return;
+        (void)tls_source_refresh_locked(src);
+        (void)gnutls_session_ticket_enable_server(ts, &src->current->ticket_key);
+        (void)pthread_mutex_unlock(&src->lock);
+}
+
+/*
  * Connection start runs in the connection's thread before its handshake: register the connection
  * with the deadline watchdog (and shed an idle one past the limit) and bind a TLS session to it.
  * Close releases the pair the handshake selected and the socket duplicate.
@@ -1003,6 +1036,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
                                 gnutls_handshake_set_hook_function(ts, GNUTLS_HANDSHAKE_FINISHED,
                                                                    GNUTLS_HOOK_POST,
                                                                    on_handshake_finished);
+                                tls_conn_begin(s->tls, ts);
                         }
                 }
                 ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
@@ -1151,16 +1185,10 @@ static void raise_nofile(unsigned *max_connections)
                 *max_connections = rl.rlim_cur > 512U ? (unsigned)((rl.rlim_cur - 256U) / 4U) : 64U;
 }
 
-int http_server_start(const struct http_server_config *cfg, struct http_server **ret)
+/* What http_server_start() refuses: a missing handler, half a TLS pair, two TLS sources, a
+ * request deadline not above the idle timeout. */
+static int config_check(const struct http_server_config *cfg)
 {
-        struct sockaddr_storage ss = { 0 };
-        socklen_t sl;
-        const union MHD_DaemonInfo *info;
-        unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD;
-        struct MHD_OptionItem opts[24];
-        size_t n = 0;
-        struct http_server *s;
-
         if (!cfg || !cfg->handler || cfg->body_max == 0 || cfg->max_connections == 0)
                 return -EINVAL;
         if (!!cfg->tls_cert_pem != !!cfg->tls_key_pem)
@@ -1173,26 +1201,38 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
         if (cfg->request_timeout > 0 && cfg->connection_timeout > 0 &&
             cfg->request_timeout <= cfg->connection_timeout)
                 return -EINVAL;
+        return 0;
+}
 
+/* The listening address: IPv6 when it has a ':' (and MHD_USE_IPv6 in *flags), else IPv4. */
+static int listen_address(const struct http_server_config *cfg, struct sockaddr_storage *ss,
+                          unsigned *flags)
+{
         if (cfg->address && strchr(cfg->address, ':')) {
-                struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+                struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+
                 a6->sin6_family = AF_INET6;
                 a6->sin6_port = htons(cfg->port);
                 if (inet_pton(AF_INET6, cfg->address, &a6->sin6_addr) != 1)
                         return -EINVAL;
-                sl = sizeof(*a6);
-                flags |= MHD_USE_IPv6;
+                *flags |= MHD_USE_IPv6;
         } else {
-                struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+                struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+
                 a4->sin_family = AF_INET;
                 a4->sin_port = htons(cfg->port);
                 if (inet_pton(AF_INET, cfg->address ? cfg->address : "0.0.0.0", &a4->sin_addr) != 1)
                         return -EINVAL;
-                sl = sizeof(*a4);
         }
-        (void)sl;
+        return 0;
+}
 
-        s = calloc(1, sizeof(*s));
+/* The server before its daemon: the configuration without the borrowed pointers, the lock, the
+ * TLS source (its files loaded), the descriptor limit raised. */
+static int server_new(const struct http_server_config *cfg, struct http_server **ret)
+{
+        struct http_server *s = calloc(1, sizeof(*s));
+
         if (!s)
                 return -ENOMEM;
         s->cfg = *cfg;
@@ -1210,7 +1250,6 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
                 free(s);
                 return -ENOMEM;
         }
-
         if (cfg->tls_cert_file) {
                 int r = tls_source_new(cfg->tls_cert_file, cfg->tls_key_file, &s->tls);
 
@@ -1221,11 +1260,25 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
         }
         s->tls_mode = cfg->tls_cert_file || cfg->tls_cert_pem;
         raise_nofile(&s->cfg.max_connections);
+        *ret = s;
+        return 0;
+}
 
-        /* MHD_OPTION_ARRAY: numbers and the callback of a (callback, closure) pair go in value,
-         * a lone pointer in ptr_value */
+#define DAEMON_OPTIONS_MAX 24
+
+/*
+ * libmicrohttpd's options for s (MHD_OPTION_ARRAY: numbers and the callback of a (callback,
+ * closure) pair go in value, a lone pointer in ptr_value), ending with MHD_OPTION_END; TLS adds
+ * MHD_USE_TLS to *flags.
+ */
+static void daemon_options(struct http_server *s, const struct http_server_config *cfg,
+                           struct sockaddr_storage *ss, struct MHD_OptionItem *opts,
+                           unsigned *flags)
+{
+        size_t n = 0;
+
 #define OPT(o, v, p) (opts[n++] = (struct MHD_OptionItem){ (o), (intptr_t)(v), (p) })
-        OPT(MHD_OPTION_SOCK_ADDR, 0, &ss);
+        OPT(MHD_OPTION_SOCK_ADDR, 0, ss);
         OPT(MHD_OPTION_THREAD_POOL_SIZE, cfg->threads ? cfg->threads : 1, NULL);
         OPT(MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout, NULL);
         /* the hard cap; max_connections itself is kept by shedding (on_connection), which needs
@@ -1240,33 +1293,62 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
         OPT(MHD_OPTION_NOTIFY_COMPLETED, on_completed, s);
         OPT(MHD_OPTION_NOTIFY_CONNECTION, on_connection, s);
         if (cfg->tls_cert_file) {
-                flags |= MHD_USE_TLS;
+                *flags |= MHD_USE_TLS;
                 /* a one-pointer option: the function goes in ptr_value (POSIX lets it pass as void *) */
                 OPT(MHD_OPTION_HTTPS_CERT_CALLBACK2, 0, cert_callback_ptr());
                 OPT(MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)(uintptr_t)TLS_PRIORITIES);
         } else if (cfg->tls_cert_pem) {
-                flags |= MHD_USE_TLS;
+                *flags |= MHD_USE_TLS;
                 OPT(MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)(uintptr_t)cfg->tls_cert_pem);
                 OPT(MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)(uintptr_t)cfg->tls_key_pem);
                 OPT(MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)(uintptr_t)TLS_PRIORITIES);
         }
         OPT(MHD_OPTION_END, 0, NULL);
 #undef OPT
+}
+
+int http_server_start(const struct http_server_config *cfg, struct http_server **ret)
+{
+        struct sockaddr_storage ss = { 0 };
+        struct MHD_OptionItem opts[DAEMON_OPTIONS_MAX];
+        unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD;
+        const union MHD_DaemonInfo *info;
+        struct http_server *s = NULL;
+        int r;
+
+        r = config_check(cfg);
+        if (r < 0)
+                return r;
+        r = listen_address(cfg, &ss, &flags);
+        if (r < 0)
+                return r;
+        r = server_new(cfg, &s);
+        if (r < 0)
+                return r;
+        /*
+         * TLS servers poll(2) instead. In libmicrohttpd 0.9.75's epoll loop a connection whose
+         * handshake waits for the client (gnutls_handshake() -> GNUTLS_E_AGAIN) keeps its
+         * edge-triggered "read ready" mark, which only a record read clears, so it stays on the
+         * ready list and the thread calls epoll_wait() with timeout 0 and retries the handshake
+         * until the client's Finished arrives: ~1 ms of CPU per handshake, and every stalled
+         * handshake spun until its deadline. poll(2) waits for the bytes. Plain servers keep epoll.
+         */
+        if (s->tls_mode)
+                flags = (flags & ~(unsigned)MHD_USE_EPOLL_INTERNAL_THREAD) |
+                        MHD_USE_POLL_INTERNAL_THREAD;
+        daemon_options(s, cfg, &ss, opts, &flags);
         s->daemon = MHD_start_daemon(flags, cfg->port, NULL, NULL, on_request, s, MHD_OPTION_ARRAY,
                                      opts, MHD_OPTION_END);
         if (!s->daemon) {
                 (void)http_server_free(s);
                 return -EADDRINUSE;
         }
-        {
-                int r = -pthread_create(&s->watchdog, NULL, watchdog_thread, s);
-
-                if (r < 0) {
-                        (void)http_server_free(s);
-                        return r;
-                }
-                s->watchdog_running = true;
+        r = -pthread_create(&s->watchdog, NULL, watchdog_thread, s);
+        if (r < 0) {
+                (void)http_server_free(s);
+                return r;
         }
+        s->watchdog_running = true;
         info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
         s->port = info ? info->port : cfg->port;
         *ret = s;

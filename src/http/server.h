@@ -6,7 +6,8 @@
  * the manager's probe/metrics endpoints. Knows nothing about any of them.
  *
  * An epoll event loop per thread of a small pool (MHD_USE_EPOLL_INTERNAL_THREAD with
- * MHD_OPTION_THREAD_POOL_SIZE): an idle or stalled connection, TLS handshakes included, holds no
+ * MHD_OPTION_THREAD_POOL_SIZE; poll(2) for TLS servers, see docs/http.md): an idle or stalled
+ * connection, TLS handshakes included, holds no
  * thread, only a socket. Handlers may block (a database call); while one does, the other
  * connections of its thread wait, so http_server_config.threads should exceed the number of
  * handlers expected to block at once. The front follows RFC 9112/9110 where libmicrohttpd 0.9.75
@@ -93,9 +94,18 @@ struct http_server_config {
         unsigned threads;               /* event-loop threads (each serves many connections) */
         /* The shape of the JSON bodies the server writes itself (refusals). */
         enum http_error_style {
-                HTTP_ERROR_NUMERIC, /* {"message":"...","code":414} */
-                HTTP_ERROR_REASON,  /* {"code":"URI Too Long","message":"..."} (model registry) */
+                /* {"message":"...","code":414}, as a Kubernetes Status (webhook, probes) */
+                HTTP_ERROR_NUMERIC,
+                /* {"code":"URI Too Long","message":"..."}: the Error schema of the Model Registry
+                 * and Model Catalog APIs, whose code is a string (upstream's reason phrase) */
+                HTTP_ERROR_REASON,
         } error_style;
+        /*
+         * Optional: builds the body of every refusal the server writes itself (new reference,
+         * NULL on OOM) for an API whose error shape is neither of the above; overrides
+         * error_style. Called from the event-loop threads: must be thread-safe.
+         */
+        json_t *(*error_body)(unsigned status, const char *message);
         http_handler_fn handler;
         void *userdata;
         /* TLS: both set means HTTPS. PEM contents, borrowed for the call to http_server_start(). */

@@ -154,9 +154,24 @@ static int parse_body(struct ctx *x, json_t **ret)
 
         if (len == 0)
                 return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL, "EOF");
-        if (memchr(data, 0, len) || strstr(data, "\\u0000"))
+        if (memchr(data, 0, len) || strstr(data, "\\u0000")) {
+                char field[128];
+                const char *nul = memchr(data, 0, len);
+
+                /* upstream's message, then what was wrong: the field, or where the byte is */
+                if (nul)
+                        return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
+                                             "Request body contains null bytes which are not "
+                                             "allowed: a raw NUL byte at offset %zu",
+                                             (size_t)(nul - data));
+                if (reg_body_nul_field(data, len, field, sizeof(field)))
+                        return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
+                                             "Request body contains null bytes which are not "
+                                             "allowed: %s: contains U+0000",
+                                             field);
                 return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
                                      "Request body contains null bytes which are not allowed");
+        }
         if (json_parse_bounded(data, len, ret, msg, sizeof(msg)) < 0)
                 return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL, "%s", msg);
         return 0;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json/json-util.h"
 #include "util/base64.h"
 #include "util/parse-util.h"
 
@@ -580,4 +581,44 @@ json_t *reg_encode(const struct reg_kind *k, const struct store_entity *e)
         if (json_object_set(o, "customProperties", custom) < 0)
                 return NULL;
         return TAKE_PTR(o);
+}
+
+/* Depth-first: the path of the first string (or key) of v holding U+0000 or the text \u0000. */
+static bool find_nul(json_t *v, char *path, size_t size, size_t at, unsigned depth)
+{
+        const char *key;
+        json_t *item;
+        size_t i;
+
+        if (depth > 32)
+                return false;
+        if (json_is_string(v))
+                return json_string_has_nul(v) || strstr(json_string_value(v), "\\u0000");
+        if (json_is_array(v))
+                json_array_foreach(v, i, item) {
+                        (void)snprintf(path + at, size - at, "[%zu]", i);
+                        if (find_nul(item, path, size, strnlen(path, size), depth + 1))
+                                return true;
+                }
+        else if (json_is_object(v))
+                json_object_foreach(v, key, item) {
+                        (void)snprintf(path + at, size - at, "%s%s", at ? "." : "", key);
+                        if (strstr(key, "\\u0000") ||
+                            find_nul(item, path, size, strnlen(path, size), depth + 1))
+                                return true;
+                }
+        path[at] = '\0';
+        return false;
+}
+
+bool reg_body_nul_field(const char *data, size_t len, char *ret, size_t size)
+{
+        json_auto_t *v = NULL;
+
+        if (size == 0)
+                return false;
+        ret[0] = '\0';
+        if (json_parse_bounded_flags(data, len, JSON_PARSE_ALLOW_NUL, &v, NULL, 0) < 0)
+                return false;
+        return find_nul(v, ret, size, 0, 0) && ret[0];
 }

@@ -52,5 +52,12 @@ _warn_unused_result_ int reg_check_required(const struct reg_input *in, struct r
 _warn_unused_result_ int reg_decode_custom(json_t *obj, struct store_entity *e,
                                            struct reg_error *err);
 
+/*
+ * Where a request body holds U+0000 (or the text \u0000, which upstream refuses too): the path of
+ * the first such string or key ("description", "customProperties.k.string_value", "items[2]")
+ * in ret, cut to size. False when data is not JSON or has none.
+ */
+bool reg_body_nul_field(const char *data, size_t len, char *ret, size_t size);
+
 /* New reference; NULL on OOM. */
 json_t *reg_encode(const struct reg_kind *k, const struct store_entity *e);

@@ -587,7 +587,7 @@ static int load_props_batched(struct store *s, struct store_conn *c, struct stor
                         r = buf_puts(&sql, q_close);
                 qsort(b->idx, k, sizeof(b->idx[0]), cmp_id);
                 if (r >= 0)
-                        r = store_exec(s, c, buf_str(&sql), params, k + 1, batch_row, b);
+                        r = store_exec_adhoc(s, c, buf_str(&sql), params, k + 1, batch_row, b);
                 buf_release(&sql);
         }
         free(b);
@@ -661,7 +661,7 @@ int store_entity_list(struct store *s, struct store_conn *c, const struct store_
         if (r < 0)
                 goto out;
 
-        r = store_exec(s, c, buf_str(&b->sql), b->params, b->n, collect_row, &col);
+        r = store_exec_adhoc(s, c, buf_str(&b->sql), b->params, b->n, collect_row, &col);
         if (r < 0)
                 goto out;
         if (q->limit > 0 && col.n > (size_t)q->limit) {

@@ -15,10 +15,14 @@
  * Prepared statements: each connection keeps up to PREPARED_MAX named statements, one per DML
  * text (SELECT/INSERT/UPDATE/DELETE of at most PREPARED_SQL_MAX bytes) and parameter type
  * signature, prepared on first use (PQprepare) and run with PQexecPrepared, so PostgreSQL
- * parses and analyses each text once per session instead of once per statement (planning stays
- * per execution: plan_cache_mode = force_custom_plan, see session_setup()). A reconnect
- * forgets them (the new session has none). Past the cap, or when preparing fails, statements
- * run unnamed as before (PQexecParams), which also reports the error.
+ * parses and analyses each text once per session instead of once per statement, and plans it
+ * as PostgreSQL chooses (plan_cache_mode auto: after five executions a generic plan, kept when
+ * it costs no more than the custom ones — a get by id then skips planning). Statements run
+ * with store_exec_adhoc() (list queries, assembled per request) are never prepared: they run
+ * unnamed and are planned with their values every time, so that a filter on a skewed value
+ * never inherits a generic plan. A reconnect forgets them (the new session has none). Past the
+ * cap, or when preparing fails, statements run unnamed as before (PQexecParams), which also
+ * reports the error.
  */
 #include "config.h"
 
@@ -178,8 +182,9 @@ static const char *prepared_name(struct store_conn *c, const char *sql, const ch
         return p->name;
 }
 
-static int exec_once(struct store_conn *c, const char *sql, const struct store_val *params,
-                     size_t n_params, store_row_fn fn, void *userdata)
+static int exec_once(struct store_conn *c, bool adhoc, const char *sql,
+                     const struct store_val *params, size_t n_params, store_row_fn fn,
+                     void *userdata)
 {
         const char *name;
         struct buf q = BUF_INIT(1024 * 1024);
@@ -226,7 +231,7 @@ static int exec_once(struct store_conn *c, const char *sql, const struct store_v
         }
         /* never inside a failed transaction: PQprepare would fail there, and so will the
          * statement, which reports why */
-        name = PQtransactionStatus(c->pg) == PQTRANS_INERROR
+        name = adhoc || PQtransactionStatus(c->pg) == PQTRANS_INERROR
                        ? NULL
                        : prepared_name(c, sql, buf_str(&q), types, n_params);
         if (name)
@@ -234,7 +239,9 @@ static int exec_once(struct store_conn *c, const char *sql, const struct store_v
         else
                 res = PQexecParams(c->pg, buf_str(&q), (int)n_params, types, values, NULL, NULL, 0);
         if (!res) {
-                r = -ENOMEM;
+                /* libpq gives no result when it cannot send (the connection broke, for example
+                 * under a PQprepare that failed on a terminated backend) */
+                r = PQstatus(c->pg) != CONNECTION_OK ? -ECONNRESET : -ENOMEM;
                 goto out;
         }
         switch (PQresultStatus(res)) {
@@ -287,18 +294,19 @@ static void pg_close(struct store_conn *c)
         free(c);
 }
 
+/*
+ * The session's settings, in one round trip (one simple query; its statements run as one
+ * implicit transaction, so all or none apply).
+ */
 static int session_setup(struct store_conn *c)
 {
-        int r = exec_once(c, "SET client_min_messages TO warning", NULL, 0, NULL, NULL);
+        const char *sql =
+                "SET client_min_messages TO warning; SET standard_conforming_strings TO on";
+        PGresult *res = PQexec(c->pg, sql);
+        bool ok = res && PQresultStatus(res) == PGRES_COMMAND_OK;
 
-        if (r >= 0)
-                r = exec_once(c, "SET standard_conforming_strings TO on", NULL, 0, NULL, NULL);
-        /* Prepared statements save parsing and analysis; planning stays per execution with the
-         * actual values, as for unnamed statements, so that no list query gets a generic plan
-         * worse than before. Best effort: PostgreSQL before 12 has no such setting. */
-        if (r >= 0)
-                (void)exec_once(c, "SET plan_cache_mode TO force_custom_plan", NULL, 0, NULL, NULL);
-        return r < 0 ? r : 0;
+        PQclear(res);
+        return ok ? 0 : -EIO;
 }
 
 /*
@@ -346,20 +354,32 @@ static bool retry_safe(const char *sql)
         return strncasecmp(sql, "SELECT", 6) == 0 || strncasecmp(sql, "BEGIN", 5) == 0;
 }
 
-static int pg_exec(struct store_conn *c, const char *sql, const struct store_val *params,
-                   size_t n_params, store_row_fn fn, void *userdata)
+static int run(struct store_conn *c, bool adhoc, const char *sql, const struct store_val *params,
+               size_t n_params, store_row_fn fn, void *userdata)
 {
         int r = ensure_connected(c);
 
         if (r < 0)
                 return r;
-        r = exec_once(c, sql, params, n_params, fn, userdata);
+        r = exec_once(c, adhoc, sql, params, n_params, fn, userdata);
         if (r == -ECONNRESET && !c->in_tx && retry_safe(sql)) {
                 r = ensure_connected(c);
                 if (r >= 0)
-                        r = exec_once(c, sql, params, n_params, fn, userdata);
+                        r = exec_once(c, adhoc, sql, params, n_params, fn, userdata);
         }
         return r;
+}
+
+static int pg_exec(struct store_conn *c, const char *sql, const struct store_val *params,
+                   size_t n_params, store_row_fn fn, void *userdata)
+{
+        return run(c, false, sql, params, n_params, fn, userdata);
+}
+
+static int pg_exec_adhoc(struct store_conn *c, const char *sql, const struct store_val *params,
+                         size_t n_params, store_row_fn fn, void *userdata)
+{
+        return run(c, true, sql, params, n_params, fn, userdata);
 }
 
 /*
@@ -451,6 +471,7 @@ static const struct store_backend_ops pg_ops = {
         .open = pg_open,
         .close = pg_close,
         .exec = pg_exec,
+        .exec_adhoc = pg_exec_adhoc,
         .begin = pg_begin,
         .commit = pg_commit,
         .rollback = pg_rollback,

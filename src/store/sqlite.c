@@ -12,14 +12,31 @@
 
 #include "store/store.h"
 
-/* Re-gather planner statistics (bounded ANALYZE) every this many commits in the process, so
- * that a database that grew since the start keeps good plans. */
-#define ANALYZE_EVERY_COMMITS 5000U
+#define BUSY_TIMEOUT_MS 10000
 
-static atomic_uint commits;
+/*
+ * Planner statistics. A bounded ANALYZE (analysis_limit) runs at start (store.c) and again after
+ * ANALYZE_FIRST commits in the process, then each time the number of commits has doubled, and
+ * at least every ANALYZE_EVERY_MAX commits: a database that grew from empty (a bulk load) gets
+ * statistics after its first hundred writes, not after thousands.
+ *
+ * ANALYZE reloads the statistics only in the connection that ran it; SQLite's other
+ * connections keep the plans of the statistics they loaded with the schema. So every ANALYZE
+ * bumps stats_generation, and each connection whose stats_seen is older reloads them
+ * ("ANALYZE sqlite_schema", as SQLite documents) before its next statement outside a
+ * transaction. That reload needs the write lock for a moment: it is tried without waiting
+ * (busy timeout 0) and, when a writer holds the lock, tried again at the next statement.
+ */
+#define ANALYZE_FIRST     100U
+#define ANALYZE_EVERY_MAX 5000U
+
+static atomic_ulong commits;
+static atomic_ulong next_analyze = ANALYZE_FIRST;
+static atomic_uint stats_generation;
 
 struct store_conn {
         sqlite3 *db;
+        unsigned stats_seen; /* the stats_generation this connection's planner has loaded */
 };
 
 /* ---- mp_lower(): Unicode lowercase, as PostgreSQL's lower() under a UTF-8 libc locale ---- */
@@ -157,8 +174,8 @@ static int map_rc(sqlite3 *db, int rc)
         }
 }
 
-static int sqlite_exec(struct store_conn *c, const char *sql, const struct store_val *params,
-                       size_t n_params, store_row_fn fn, void *userdata)
+static int run(struct store_conn *c, const char *sql, const struct store_val *params,
+               size_t n_params, store_row_fn fn, void *userdata)
 {
         sqlite3_stmt *st = NULL;
         struct store_val cols[32];
@@ -240,8 +257,50 @@ out:
 
 static int simple(struct store_conn *c, const char *sql)
 {
-        int r = sqlite_exec(c, sql, NULL, 0, NULL, NULL);
+        int r = run(c, sql, NULL, 0, NULL, NULL);
         return r < 0 ? r : 0;
+}
+
+/* Loads the statistics another connection gathered, when there are newer ones (see the top). */
+static void stats_reload(struct store_conn *c)
+{
+        unsigned gen = atomic_load(&stats_generation);
+        int r;
+
+        if (gen == c->stats_seen || !sqlite3_get_autocommit(c->db))
+                return;
+        (void)sqlite3_busy_timeout(c->db, 0);
+        r = simple(c, "ANALYZE sqlite_schema");
+        (void)sqlite3_busy_timeout(c->db, BUSY_TIMEOUT_MS);
+        if (r >= 0)
+                c->stats_seen = gen;
+}
+
+/* Counts a commit and runs the bounded ANALYZE when one is due (see the top). */
+static void stats_refresh(struct store_conn *c)
+{
+        unsigned long n = atomic_fetch_add(&commits, 1) + 1;
+        unsigned long due = atomic_load(&next_analyze);
+        unsigned long step = n < ANALYZE_FIRST ? ANALYZE_FIRST : n;
+
+        if (n < due)
+                return;
+        if (step > ANALYZE_EVERY_MAX)
+                step = ANALYZE_EVERY_MAX;
+        /* one connection claims it */
+        if (!atomic_compare_exchange_strong(&next_analyze, &due, n + step))
+                return;
+        if (simple(c, "PRAGMA analysis_limit=1000") < 0 || simple(c, "ANALYZE") < 0)
+                return; /* best effort; the next one is due after step commits */
+        /* this connection has the new statistics loaded already */
+        c->stats_seen = atomic_fetch_add(&stats_generation, 1) + 1;
+}
+
+static int sqlite_exec(struct store_conn *c, const char *sql, const struct store_val *params,
+                       size_t n_params, store_row_fn fn, void *userdata)
+{
+        stats_reload(c);
+        return run(c, sql, params, n_params, fn, userdata);
 }
 
 static void sqlite_close(struct store_conn *c)
@@ -279,7 +338,8 @@ static int sqlite_open(const char *dsn, const struct store_pg_tls *tls, char *er
                 return r;
         }
         (void)sqlite3_extended_result_codes(c->db, 1);
-        (void)sqlite3_busy_timeout(c->db, 10000);
+        (void)sqlite3_busy_timeout(c->db, BUSY_TIMEOUT_MS);
+        c->stats_seen = atomic_load(&stats_generation); /* loaded with the schema below */
         /* The first statements read the file's header and schema: a file that is not SQLite,
          * or is damaged, fails here and is named as such. */
         r = simple(c, "PRAGMA journal_mode=WAL");
@@ -315,6 +375,7 @@ static int sqlite_open(const char *dsn, const struct store_pg_tls *tls, char *er
 
 static int sqlite_begin(struct store_conn *c)
 {
+        stats_reload(c);
         return simple(c, "BEGIN IMMEDIATE");
 }
 
@@ -322,10 +383,8 @@ static int sqlite_commit(struct store_conn *c)
 {
         int r = simple(c, "COMMIT");
 
-        if (r >= 0 && (atomic_fetch_add(&commits, 1) + 1) % ANALYZE_EVERY_COMMITS == 0) {
-                (void)simple(c, "PRAGMA analysis_limit=1000");
-                (void)simple(c, "ANALYZE"); /* best effort */
-        }
+        if (r >= 0)
+                stats_refresh(c);
         return r;
 }
 

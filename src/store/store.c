@@ -8,16 +8,61 @@
 #include <string.h>
 
 #include "store/migrations.h"
+#include "util/time-util.h"
 
+/* After a lazy open failed, no other attempt before this long (the pool serves with the
+ * connections it has meanwhile). */
+#define OPEN_RETRY_USEC (1U * USEC_PER_SEC)
+
+/*
+ * The pool. Connection 0 is opened (and migrates) in store_open(); the others are opened on
+ * demand, by store_acquire() when every open connection is busy, up to n_conns: a restart
+ * serves as soon as one connection is up, and a pool never opens more connections than the
+ * peak concurrency asks for. conns[0 .. n_open) are open; n_opening are being opened (outside
+ * the lock) and count against n_conns.
+ */
 struct store {
         const struct store_backend_ops *ops;
         pthread_mutex_t lock;
         pthread_cond_t cond;
         struct store_conn **conns; /* owned */
         bool *busy;
-        unsigned n_conns;
+        unsigned n_conns; /* the bound */
+        unsigned n_open;
+        unsigned n_opening;
+        usec_t next_open;        /* monotonic; no lazy open before */
+        char *dsn;               /* owned, for lazy opens */
+        struct store_pg_tls tls; /* owned strings */
         int version;
 };
+
+static void tls_free(struct store_pg_tls *t)
+{
+        free((char *)t->sslmode);
+        free((char *)t->sslcert);
+        free((char *)t->sslkey);
+        free((char *)t->sslrootcert);
+        *t = (struct store_pg_tls){ .sslmode = NULL };
+}
+
+static int dup_or_null(const char *in, const char **out)
+{
+        *out = NULL;
+        if (!in)
+                return 0;
+        *out = strdup(in);
+        return *out ? 0 : -ENOMEM;
+}
+
+static int tls_copy(const struct store_pg_tls *in, struct store_pg_tls *out)
+{
+        if (dup_or_null(in->sslmode, &out->sslmode) < 0 ||
+            dup_or_null(in->sslcert, &out->sslcert) < 0 ||
+            dup_or_null(in->sslkey, &out->sslkey) < 0 ||
+            dup_or_null(in->sslrootcert, &out->sslrootcert) < 0)
+                return -ENOMEM;
+        return 0;
+}
 
 static const struct store_backend_ops *backend_for(const char *dsn)
 {
@@ -68,6 +113,8 @@ int store_pg_conn_params(const char *dsn, const struct store_pg_tls *tls,
         ADD("keepalives_idle", "30");
         ADD("keepalives_interval", "10");
         ADD("keepalives_count", "3");
+        /* names the registry's sessions in pg_stat_activity unless the DSN names them */
+        ADD("fallback_application_name", "modelplane");
         ADD("dbname", dsn);
         /* Explicit TLS settings win over the DSN's. */
         if (tls && tls->sslmode)
@@ -99,12 +146,16 @@ int store_migrate(const struct store_backend_ops *ops, struct store_conn *c, int
         size_t n;
         int cur = 0, r;
 
-        r = ops->exec(c, store_sql_schema_version_create, NULL, 0, NULL, NULL);
-        if (r < 0)
-                return r;
+        /* a restart finds the table: one statement; a new database creates it first */
         r = ops->exec(c, store_sql_schema_version_get, NULL, 0, read_version, &cur);
-        if (r < 0)
-                return r;
+        if (r < 0) {
+                r = ops->exec(c, store_sql_schema_version_create, NULL, 0, NULL, NULL);
+                if (r < 0)
+                        return r;
+                r = ops->exec(c, store_sql_schema_version_get, NULL, 0, read_version, &cur);
+                if (r < 0)
+                        return r;
+        }
         m = store_migrations(ops->dialect, &n);
         for (size_t i = 0; i < n; i++) {
                 struct store_val v = SV_INT(m[i].version);
@@ -157,9 +208,11 @@ int store_open_with(const char *dsn, const struct store_open_options *o, struct 
         s->ops = ops;
         pthread_mutex_init(&s->lock, NULL);
         pthread_cond_init(&s->cond, NULL);
+        s->n_conns = n_conns;
         s->conns = calloc(n_conns, sizeof(*s->conns));
         s->busy = calloc(n_conns, sizeof(*s->busy));
-        if (!s->conns || !s->busy) {
+        s->dsn = strdup(dsn);
+        if (!s->conns || !s->busy || !s->dsn || tls_copy(tls, &s->tls) < 0) {
                 r = -ENOMEM;
                 goto fail;
         }
@@ -167,19 +220,13 @@ int store_open_with(const char *dsn, const struct store_open_options *o, struct 
         r = ops->open(dsn, tls, o->error, o->error_size, &s->conns[0]);
         if (r < 0)
                 goto fail;
-        s->n_conns = 1;
+        s->n_open = 1;
         r = store_migrate(ops, s->conns[0], &s->version);
         if (r < 0)
                 goto fail;
         if (ops->dialect == STORE_DIALECT_SQLITE)
                 for (const char *const *st = store_sql_sqlite_analyze; *st; st++)
                         (void)ops->exec(s->conns[0], *st, NULL, 0, NULL, NULL); /* best effort */
-        for (unsigned i = 1; i < n_conns; i++) {
-                r = ops->open(dsn, tls, o->error, o->error_size, &s->conns[i]);
-                if (r < 0)
-                        goto fail;
-                s->n_conns++;
-        }
         *ret = s;
         return 0;
 fail:
@@ -198,10 +245,12 @@ struct store *store_free(struct store *s)
 {
         if (!s)
                 return NULL;
-        for (unsigned i = 0; i < s->n_conns; i++)
+        for (unsigned i = 0; i < s->n_open; i++)
                 s->ops->close(s->conns[i]);
         free(s->conns);
         free(s->busy);
+        free(s->dsn);
+        tls_free(&s->tls);
         pthread_cond_destroy(&s->cond);
         pthread_mutex_destroy(&s->lock);
         free(s);
@@ -218,17 +267,53 @@ int store_schema_version(const struct store *s)
         return s->version;
 }
 
+/*
+ * Opens one more connection, called with the lock held and returning with it held (it is
+ * dropped while connecting). Returns its index, or -1 when it failed: then the pool makes do
+ * with the connections it has, and tries again after OPEN_RETRY_USEC.
+ */
+static int open_one_locked(struct store *s)
+{
+        struct store_conn *c = NULL;
+        int r;
+
+        s->n_opening++;
+        pthread_mutex_unlock(&s->lock);
+        r = s->ops->open(s->dsn, &s->tls, NULL, 0, &c);
+        pthread_mutex_lock(&s->lock);
+        s->n_opening--;
+        if (r < 0) {
+                s->next_open = now_monotonic() + OPEN_RETRY_USEC;
+                return -1;
+        }
+        s->conns[s->n_open] = c;
+        return (int)s->n_open++;
+}
+
 int store_acquire(struct store *s, struct store_conn **ret)
 {
         pthread_mutex_lock(&s->lock);
         for (;;) {
-                for (unsigned i = 0; i < s->n_conns; i++)
-                        if (!s->busy[i]) {
+                int i;
+
+                for (unsigned j = 0; j < s->n_open; j++)
+                        if (!s->busy[j]) {
+                                s->busy[j] = true;
+                                *ret = s->conns[j];
+                                pthread_mutex_unlock(&s->lock);
+                                return 0;
+                        }
+                if (s->n_open + s->n_opening < s->n_conns &&
+                    (s->next_open == 0 || now_monotonic() >= s->next_open)) {
+                        i = open_one_locked(s);
+                        if (i >= 0) {
                                 s->busy[i] = true;
                                 *ret = s->conns[i];
                                 pthread_mutex_unlock(&s->lock);
                                 return 0;
                         }
+                        continue; /* one may have been released meanwhile */
+                }
                 pthread_cond_wait(&s->cond, &s->lock);
         }
 }
@@ -238,7 +323,7 @@ void store_release(struct store *s, struct store_conn *c)
         if (!c)
                 return;
         pthread_mutex_lock(&s->lock);
-        for (unsigned i = 0; i < s->n_conns; i++)
+        for (unsigned i = 0; i < s->n_open; i++)
                 if (s->conns[i] == c)
                         s->busy[i] = false;
         pthread_cond_signal(&s->cond);
@@ -249,6 +334,14 @@ int store_exec(struct store *s, struct store_conn *c, const char *sql,
                const struct store_val *params, size_t n_params, store_row_fn fn, void *userdata)
 {
         return s->ops->exec(c, sql, params, n_params, fn, userdata);
+}
+
+int store_exec_adhoc(struct store *s, struct store_conn *c, const char *sql,
+                     const struct store_val *params, size_t n_params, store_row_fn fn,
+                     void *userdata)
+{
+        return (s->ops->exec_adhoc ? s->ops->exec_adhoc : s->ops->exec)(c, sql, params, n_params,
+                                                                        fn, userdata);
 }
 
 int store_begin(struct store *s, struct store_conn *c)

@@ -91,6 +91,9 @@ struct store_backend_ops {
         /* Runs one statement ('?' placeholders). Returns rows changed (>= 0) or negative errno. */
         int (*exec)(struct store_conn *c, const char *sql, const struct store_val *params,
                     size_t n_params, store_row_fn fn, void *userdata);
+        /* Optional: exec() of a text assembled per call, not worth keeping prepared. */
+        int (*exec_adhoc)(struct store_conn *c, const char *sql, const struct store_val *params,
+                          size_t n_params, store_row_fn fn, void *userdata);
         /* Starts a transaction that will write (SQLite: BEGIN IMMEDIATE). */
         int (*begin)(struct store_conn *c);
         int (*commit)(struct store_conn *c);
@@ -104,7 +107,8 @@ extern const struct store_backend_ops *const store_postgres_ops;
 struct store;
 
 /*
- * Opens a pool of n_conns connections to dsn and runs the migrations. dsn is a SQLite file path
+ * Opens a pool of up to n_conns connections to dsn and runs the migrations. One connection is
+ * opened here; the others when store_acquire() finds every open one busy (see store.c). dsn is a SQLite file path
  * (created on first use, WAL mode) or "postgres://…"/"postgresql://…" or a libpq key=value
  * string with host=/dbname=/user=/port= (PostgreSQL). -EPROTONOSUPPORT when PostgreSQL is asked
  * for but not compiled in.
@@ -132,13 +136,20 @@ enum store_dialect store_dialect(const struct store *s);
 /* The schema version after migrations. */
 int store_schema_version(const struct store *s);
 
-/* Takes a connection from the pool, waiting for one. Give it back with store_release(). */
+/* Takes a connection from the pool: an idle one, else a new one while fewer than n_conns are
+ * open, else it waits for one. When opening fails it waits for an open one (and tries opening
+ * again a second later). Give it back with store_release(). */
 _warn_unused_result_ int store_acquire(struct store *s, struct store_conn **ret);
 void store_release(struct store *s, struct store_conn *c);
 
 _warn_unused_result_ int store_exec(struct store *s, struct store_conn *c, const char *sql,
                                     const struct store_val *params, size_t n_params,
                                     store_row_fn fn, void *userdata);
+/* store_exec() of a statement text assembled per call (list queries): never kept prepared on
+ * PostgreSQL, so always planned with its values. */
+_warn_unused_result_ int store_exec_adhoc(struct store *s, struct store_conn *c, const char *sql,
+                                          const struct store_val *params, size_t n_params,
+                                          store_row_fn fn, void *userdata);
 _warn_unused_result_ int store_begin(struct store *s, struct store_conn *c);
 _warn_unused_result_ int store_commit(struct store *s, struct store_conn *c);
 /* Never fails visibly. */

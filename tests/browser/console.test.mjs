@@ -234,7 +234,9 @@ test('a TrainedModel goes from waiting (not enough memory) to Ready when the lim
 test('a user without RBAC on a namespace does not see it and gets the 403 message', { skip: NEEDS_FULL }, async () => {
   const page = await userPage(browser, 'alice');
   await page.goto(`${stack.url}/#/deployments`);
-  const select = page.getByLabel('Namespace');
+  // The select itself (exact name): getByLabel('Namespace') also matches the spinner labelled
+  // "Loading namespaces", which a slow namespace list leaves on screen.
+  const select = page.getByRole('combobox', { name: 'Namespace', exact: true });
   await select.waitFor({ timeout: T });
   const options = await select.locator('option').evaluateAll((os) => os.map((o) => o.value));
   assert.ok(options.includes(stack.nsA), `alice does not see ${stack.nsA}: ${options}`);

@@ -3,7 +3,8 @@
  * The registry's request body decoder: the first byte picks the entity kind and the schema
  * (Create, Update, full), the rest is the body. Parses it as the server does (bounded JSON,
  * duplicate keys rejected), decodes it strictly, checks required fields and encodes what was
- * decoded. A rejection must name what was wrong; an accepted body must encode.
+ * decoded. A rejection must name what was wrong; an accepted body must encode. Also the path of
+ * a U+0000 (reg_body_nul_field), on the same bytes.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -29,6 +30,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
         if (size < 1)
                 return 0;
+        /* the U+0000 refusal's field: when found, a non-empty path that fits */
+        if (reg_body_nul_field((const char *)data + 1, size - 1, msg, sizeof(msg)) &&
+            (msg[0] == '\0' || strnlen(msg, sizeof(msg)) == sizeof(msg)))
+                __builtin_trap();
         k = reg_kind((enum reg_kind_id)(data[0] % _REG_KIND_MAX));
         if (!k || json_parse_bounded((const char *)data + 1, size - 1, &body, msg, sizeof(msg)) < 0)
                 return 0;

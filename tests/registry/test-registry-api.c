@@ -791,6 +791,7 @@ Test(registry, bad_input_changes_nothing)
         reply_done(&r);
         http_do("POST", API "/registered_models", "{\"name\":\"a\0b\"}", 14, &r);
         cr_assert_eq(r.status, 400);
+        cr_assert(r.body && strstr(r.body, "a raw NUL byte at offset 10"), "%s", r.body);
         reply_done(&r);
         expect("GET", API "/registered_models?filterQuery=%5Cu0000", NULL, 400, "null bytes");
 

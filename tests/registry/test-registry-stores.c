@@ -339,7 +339,14 @@ Test(stores, nul_bytes_are_refused_never_truncated)
                 free(b64);
         }
         expect("POST", API "/registered_models", "{\"name\":\"n\",\"description\":\"a\\u0000b\"}",
-               400, "null bytes");
+               400, "null bytes which are not allowed: description: contains U+0000");
+        /* the message names the field, wherever it is */
+        expect("POST", API "/registered_models",
+               "{\"name\":\"n\",\"customProperties\":{\"k\":{\"metadataType\":"
+               "\"MetadataStringValue\",\"string_value\":\"x\\u0000\"}}}",
+               400, ": customProperties.k.string_value: contains U+0000");
+        expect("POST", API "/registered_models", "{\"name\":\"n\",\"externalId\":\"\\\\u0000\"}",
+               400, ": externalId: contains U+0000");
         cr_assert_eq(list_size(API "/registered_models"), 0);
 }
 

@@ -200,7 +200,8 @@ def run(c, t, tag):
         "s": {"metadataType": "MetadataStructValue", "struct_value": b64}}})
     t.ok(st == 400 and "NUL" in message(j), "struct_value with a NUL byte: 400", "%s %s" % (st, message(j)))
     st, j = c.req("POST", "/registered_models", {"name": "nul2-" + tag, "description": "a\u0000b"})
-    t.ok(st == 400, "U+0000 in a text field: 400", str(st))
+    t.ok(st == 400 and "description: contains U+0000" in message(j),
+         "U+0000 in a text field: 400 naming the field", "%s %s" % (st, message(j)))
 
     # ---- references and upsert names ----
     st, j = c.req("POST", "/serving_environments", {"name": "se-" + tag})

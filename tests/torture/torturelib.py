@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 import time
 
-SERVERS = ("registry", "catalog", "webhook", "controller")
+SERVERS = ("registry", "catalog", "webhook", "controller", "metrics")
 
 
 def fail(msg):
@@ -81,7 +81,7 @@ class Server:
             argv = [b, "webhook", "--webhook-port", "0", "--webhook-bind-address", "127.0.0.1",
                     "--webhook-cert-dir", certs, "--log-format", "text"]
             pat = re.compile(r"listening on https://127\.0\.0\.1:(\d+)")
-        elif kind == "controller":
+        elif kind in ("controller", "metrics"):
             # The probe/metrics listeners start before the first list; an unreachable API server
             # only makes the informers retry, which is all this suite needs.
             kc = os.path.join(self.tmp, "kubeconfig")
@@ -109,11 +109,13 @@ class Server:
             m = pat.search(text)
             if m:
                 self.port = int(m.group(1))
-                if kind == "controller":
+                if kind in ("controller", "metrics"):
                     m2 = re.search(r"Serving metrics on port (\d+)", text)
                     if not m2:
                         continue
                     self.metrics_port = int(m2.group(1))
+                    if kind == "metrics":  # the same process, its metrics listener
+                        self.probe_port, self.port = self.port, self.metrics_port
                 break
             if self.proc.poll() is not None:
                 fail("%s exited at start (%d):\n%s" % (kind, self.proc.returncode, text))
@@ -129,6 +131,7 @@ class Server:
             "catalog": "/api/model_catalog/v1alpha1/sources",
             "webhook": "/validate-trainedmodel",  # GET: 405, a handler's answer
             "controller": "/healthz",
+            "metrics": "/metrics",
         }[self.kind]
 
     def get_status(self):
@@ -142,6 +145,7 @@ class Server:
             "catalog": "/api/model_catalog/v1alpha1/sources/",
             "webhook": "/validate-trainedmodel/",
             "controller": "/healthz/",
+            "metrics": "/metrics/",
         }[self.kind]
 
     def alive(self):
@@ -240,6 +244,23 @@ def json_error(body):
     if not isinstance(j.get("code"), (int, str)):
         return None
     return j
+
+
+# Go's http.StatusText, which upstream's Model Registry and Catalog servers put into "code"
+REASONS = {400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
+           413: "Request Entity Too Large", 414: "URI Too Long",
+           431: "Request Header Fields Too Large", 500: "Internal Server Error",
+           501: "Not Implemented", 503: "Service Unavailable"}
+
+
+def code_matches(kind, j, status):
+    """The error's code follows the server's API: a string (the reason phrase of the status) in
+    the Model Registry and Catalog APIs' Error schema, the status as a number (a Kubernetes
+    Status) on the webhook and the controller's probes."""
+    code = j.get("code")
+    if kind in ("registry", "catalog"):
+        return isinstance(code, str) and code == REASONS.get(status)
+    return isinstance(code, int) and not isinstance(code, bool) and code == status
 
 
 class Tap:

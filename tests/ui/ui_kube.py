@@ -58,6 +58,17 @@ apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "viewer"},
        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "user1"}]})
 
+# user3 may list InferenceServices in every namespace (a ClusterRole), but not namespaces
+apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+       "metadata": {"name": "mp-ui-test-isvc-reader"},
+       "rules": [{"apiGroups": ["serving.kserve.io"], "resources": ["inferenceservices"],
+                  "verbs": ["get", "list", "watch"]}]})
+apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+       "metadata": {"name": "mp-ui-test-isvc-reader-user3"},
+       "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                   "name": "mp-ui-test-isvc-reader"},
+       "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "user3"}]})
+
 
 def isvc(ns, name, memory="1Gi"):
     return {"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
@@ -130,6 +141,10 @@ def test_namespaces_only_those_the_user_may_read():
     expect(names == ["team-a"], f"user1 sees {names}")
     st, _, _, doc = get("/api/v1/namespaces", U2)
     expect(st == 200 and doc["data"] == [], f"user2 sees {doc}")
+    # cluster-wide read of InferenceServices: every namespace, from one review
+    st, _, _, doc = get("/api/v1/namespaces", {"kubeflow-userid": "user3"})
+    names = [n["name"] for n in doc["data"]] if st == 200 else []
+    expect(st == 200 and {"team-a", "team-b", "default"} <= set(names), f"user3 sees {st} {names}")
 
 
 def test_forbidden_namespace_is_403_naming_it():

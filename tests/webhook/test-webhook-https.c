@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -17,10 +18,12 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
 #include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <jansson.h>
 
 #include "webhook/server.h"
@@ -484,6 +487,181 @@ Test(https, stalled_handshake_is_closed_and_blocks_no_one)
         close(fd);
         close(idle);
         curl_easy_cleanup(h);
+}
+
+/* CPU time of this process (the server's threads; the test thread only sleeps and polls). */
+static uint64_t process_cpu_usec(void)
+{
+        struct timespec ts;
+
+        cr_assert_eq(clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts), 0);
+        return (uint64_t)ts.tv_sec * 1000000U + (uint64_t)ts.tv_nsec / 1000U;
+}
+
+/*
+ * Handshakes that wait for the client's second flight (ClientHello sent, the server's flight
+ * received, no Finished) must leave the server asleep. libmicrohttpd 0.9.75's epoll loop retried
+ * such a handshake with epoll_wait(timeout 0) until the bytes came: a core per serving thread
+ * (134-316 ms of CPU in this window on the shared, loaded 2-core machine). A waiting server
+ * uses about 0.1 ms; the bound is 5% of one core.
+ */
+#define MIDWAY_CONNS 8
+#define MIDWAY_MS    1000
+
+/* A client transport that never reads: the handshake stops after the ClientHello. */
+static ssize_t pull_nothing(gnutls_transport_ptr_t ptr, void *data, size_t len)
+{
+        (void)data;
+        (void)len;
+        gnutls_transport_set_errno((gnutls_session_t)ptr, EAGAIN);
+        return -1;
+}
+
+Test(https, handshakes_waiting_for_the_client_cost_no_cpu)
+{
+        gnutls_certificate_credentials_t cred;
+        gnutls_session_t sessions[MIDWAY_CONNS];
+        int fds[MIDWAY_CONNS];
+        uint64_t cpu0, cpu;
+        CURL *h = client();
+        struct result res;
+
+        cr_assert_eq(gnutls_certificate_allocate_credentials(&cred), 0);
+        for (int i = 0; i < MIDWAY_CONNS; i++) {
+                struct pollfd p;
+                int r;
+
+                fds[i] = tcp_connect();
+                cr_assert_eq(gnutls_init(&sessions[i], GNUTLS_CLIENT | GNUTLS_NONBLOCK), 0);
+                cr_assert_eq(gnutls_set_default_priority(sessions[i]), 0);
+                cr_assert_eq(gnutls_credentials_set(sessions[i], GNUTLS_CRD_CERTIFICATE, cred), 0);
+                gnutls_transport_set_int(sessions[i], fds[i]);
+                gnutls_transport_set_ptr2(sessions[i], sessions[i],
+                                          (gnutls_transport_ptr_t)(intptr_t)fds[i]);
+                gnutls_transport_set_pull_function(sessions[i], pull_nothing);
+                r = gnutls_handshake(sessions[i]); /* sends the ClientHello */
+                cr_assert_eq(r, GNUTLS_E_AGAIN, "handshake: %s", gnutls_strerror(r));
+                p = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+                cr_assert_eq(poll(&p, 1, WAIT_MAX_S * 1000), 1, "no server flight");
+        }
+
+        /* the server now waits for each client's Finished */
+        cpu0 = process_cpu_usec();
+        (void)poll(NULL, 0, MIDWAY_MS);
+        cpu = process_cpu_usec() - cpu0;
+        cr_assert_lt(cpu, MIDWAY_MS * 1000U / 20U,
+                     "%" PRIu64 " ms of CPU in %d ms while %d handshakes waited for the client",
+                     cpu / 1000U, MIDWAY_MS, MIDWAY_CONNS);
+
+        /* and a review is still answered, the waiting handshakes are cut at their deadline */
+        res = post_review(h, WEBHOOK_PATH, valid_review);
+        expect_review(&res, 200, true, 200, "0c0ffee0-0000-4000-8000-000000000001", ADMISSION_V1);
+        for (int i = 0; i < MIDWAY_CONNS; i++) {
+                cr_assert(closed_by_peer(fds[i], NULL), "waiting handshake %d was not cut", i);
+                gnutls_deinit(sessions[i]);
+                close(fds[i]);
+        }
+        gnutls_certificate_free_credentials(cred);
+        curl_easy_cleanup(h);
+}
+
+/* ---- session resumption ---- */
+
+struct tls_review {
+        bool resumed;
+        char serial[64];
+        gnutls_datum_t ticket; /* resumption data after the answer (gnutls_free) */
+};
+
+/* One review on a new connection over gnutls, resuming `ticket` when given; checks the answer. */
+static struct tls_review review_over_gnutls(const gnutls_datum_t *ticket)
+{
+        static const char head[] = "POST " WEBHOOK_PATH " HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                   "Content-Type: application/json\r\nConnection: close\r\n"
+                                   "Content-Length: ";
+        gnutls_certificate_credentials_t cred;
+        gnutls_session_t session;
+        struct tls_review out = { 0 };
+        const gnutls_datum_t *peer;
+        gnutls_x509_crt_t crt;
+        char ca[128], req[4096], answer[8192] = "";
+        size_t len = 0, serial_len = 32;
+        unsigned char serial[32];
+        int fd = tcp_connect(), r, n;
+        unsigned status = 0;
+        ssize_t got;
+
+        (void)snprintf(ca, sizeof(ca), "%s/ca.crt", tmpdir);
+        cr_assert_eq(gnutls_certificate_allocate_credentials(&cred), 0);
+        cr_assert_geq(gnutls_certificate_set_x509_trust_file(cred, ca, GNUTLS_X509_FMT_PEM), 1);
+        cr_assert_eq(gnutls_init(&session, GNUTLS_CLIENT), 0);
+        cr_assert_eq(gnutls_set_default_priority(session), 0);
+        cr_assert_eq(gnutls_credentials_set(session, GNUTLS_CRD_CERTIFICATE, cred), 0);
+        gnutls_session_set_verify_cert(session, NULL, 0);
+        if (ticket)
+                cr_assert_eq(gnutls_session_set_data(session, ticket->data, ticket->size), 0);
+        gnutls_transport_set_int(session, fd);
+        gnutls_handshake_set_timeout(session, WAIT_MAX_S * 1000);
+        do
+                r = gnutls_handshake(session);
+        while (r < 0 && !gnutls_error_is_fatal(r));
+        cr_assert_eq(r, 0, "handshake: %s", gnutls_strerror(r));
+        out.resumed = gnutls_session_is_resumed(session);
+
+        peer = gnutls_certificate_get_peers(session, NULL);
+        cr_assert_not_null(peer, "no peer certificate");
+        cr_assert_eq(gnutls_x509_crt_init(&crt), 0);
+        cr_assert_eq(gnutls_x509_crt_import(crt, &peer[0], GNUTLS_X509_FMT_DER), 0);
+        cr_assert_eq(gnutls_x509_crt_get_serial(crt, serial, &serial_len), 0);
+        for (size_t i = 0, at = 0; i < serial_len && at + 3 <= sizeof(out.serial); i++)
+                if (at > 0 || serial[i] != 0) /* hex, as openssl prints it (1001 is 0x1001) */
+                        at += (size_t)snprintf(out.serial + at, sizeof(out.serial) - at,
+                                               at ? "%02x" : "%x", serial[i]);
+        gnutls_x509_crt_deinit(crt);
+
+        n = snprintf(req, sizeof(req), "%s%zu\r\n\r\n%s", head, strlen(valid_review), valid_review);
+        cr_assert_eq(gnutls_record_send(session, req, (size_t)n), n);
+        while (len < sizeof(answer) - 1 &&
+               ((got = gnutls_record_recv(session, answer + len, sizeof(answer) - 1 - len)) > 0 ||
+                got == GNUTLS_E_AGAIN || got == GNUTLS_E_INTERRUPTED))
+                if (got > 0)
+                        len += (size_t)got;
+        answer[len] = '\0';
+        cr_assert_eq(sscanf(answer, "HTTP/1.1 %u", &status), 1, "answer: %s", answer);
+        cr_assert_eq(status, 200, "answer: %s", answer);
+        cr_assert_not_null(strstr(answer, "\"allowed\":true"), "answer: %s", answer);
+        cr_assert_eq(gnutls_session_get_data2(session, &out.ticket), 0);
+        gnutls_deinit(session);
+        gnutls_certificate_free_credentials(cred);
+        close(fd);
+        return out;
+}
+
+Test(https, session_ticket_resumes_until_the_pair_rotates)
+{
+        struct tls_review first, again, rotated, after;
+
+        first = review_over_gnutls(NULL);
+        cr_assert_not(first.resumed);
+        cr_assert_str_eq(first.serial, "1001");
+
+        /* the ticket from the first connection skips the certificate on the next */
+        again = review_over_gnutls(&first.ticket);
+        cr_assert(again.resumed, "the session ticket was not accepted");
+
+        /* a rotation refuses tickets issued under the old pair: a full handshake, new serial */
+        install("b.crt", "tls.crt");
+        install("b.key", "tls.key");
+        rotated = review_over_gnutls(&again.ticket);
+        cr_assert_not(rotated.resumed, "a ticket from before the rotation was accepted");
+        cr_assert_str_eq(rotated.serial, "1002");
+        after = review_over_gnutls(&rotated.ticket);
+        cr_assert(after.resumed, "the new pair's ticket was not accepted");
+
+        gnutls_free(first.ticket.data);
+        gnutls_free(again.ticket.data);
+        gnutls_free(rotated.ticket.data);
+        gnutls_free(after.ticket.data);
 }
 
 /* ---- TLS version floor ---- */

@@ -24,20 +24,33 @@ static int handler(void *userdata, struct http_req *req, struct http_resp *resp)
         (void)userdata;
         if (streq(req->path, "/slow"))
                 (void)usleep((DEADLINE_S + 1) * 1000 * 1000);
+        if (streq(req->path, "/fail"))
+                return -EIO;
         http_resp_set_text(resp, 200, "text/plain", "ok");
         return 0;
 }
 
-static struct http_server *start(void)
+/* A server with the defaults and handler, its error shape, and (deadlines) the short timeouts. */
+static struct http_server *start_with(bool deadlines, enum http_error_style style,
+                                      json_t *(*body)(unsigned, const char *))
 {
         struct http_server_config cfg = { HTTP_SERVER_CONFIG_DEFAULTS };
         struct http_server *s = NULL;
 
-        cfg.connection_timeout = IDLE_S;
-        cfg.request_timeout = DEADLINE_S;
+        if (deadlines) {
+                cfg.connection_timeout = IDLE_S;
+                cfg.request_timeout = DEADLINE_S;
+        }
         cfg.handler = handler;
+        cfg.error_style = style;
+        cfg.error_body = body;
         cr_assert_eq(http_server_start(&cfg, &s), 0);
         return s;
+}
+
+static struct http_server *start(void)
+{
+        return start_with(true, HTTP_ERROR_NUMERIC, NULL);
 }
 
 static int dial(struct http_server *s)
@@ -161,4 +174,73 @@ Test(http_server, deadline_must_exceed_idle_timeout)
         cfg.request_timeout = 0; /* disabled */
         cr_assert_eq(http_server_start(&cfg, &s), 0);
         http_server_free(s);
+}
+
+/* Sends raw on a new connection to s and reads the whole answer (the server closes). */
+static void exchange(struct http_server *s, const char *raw, char *buf, size_t size)
+{
+        int fd = dial(s);
+        size_t len = 0;
+
+        send_all(fd, raw);
+        while (len < size - 1) {
+                struct pollfd p = { .fd = fd, .events = POLLIN };
+                ssize_t k;
+
+                if (poll(&p, 1, 10000) != 1)
+                        break;
+                k = recv(fd, buf + len, size - 1 - len, 0);
+                if (k <= 0)
+                        break;
+                len += (size_t)k;
+        }
+        buf[len] = '\0';
+        (void)close(fd);
+}
+
+static json_t *envelope(unsigned status, const char *message)
+{
+        return json_pack("{s:{s:i,s:s}}", "error", "status", (int)status, "message", message);
+}
+
+/* Every refusal the server writes, and the 500 of a failing handler, has the configured shape. */
+Test(http_server, refusals_follow_the_error_style)
+{
+        static const struct {
+                enum http_error_style style;
+                json_t *(*body)(unsigned, const char *);
+                const char *want_414, *want_500;
+        } cases[] = {
+                { HTTP_ERROR_NUMERIC, NULL,
+                  "{\"message\":\"request path longer than 2048 bytes\",\"code\":414}",
+                  "{\"message\":\"internal server error\",\"code\":500}" },
+                { HTTP_ERROR_REASON, NULL,
+                  "{\"code\":\"URI Too Long\",\"message\":\"request path longer than 2048 bytes\"}",
+                  "{\"code\":\"Internal Server Error\",\"message\":\"internal server error\"}" },
+                { HTTP_ERROR_NUMERIC, envelope,
+                  "{\"error\":{\"status\":414,\"message\":\"request path longer than 2048 bytes\"}}",
+                  "{\"error\":{\"status\":500,\"message\":\"internal server error\"}}" },
+        };
+        char path[2100], raw[2300], buf[8192];
+
+        path[0] = '/';
+        memset(path + 1, 'a', 2048);
+        path[2049] = '\0';
+        (void)snprintf(raw, sizeof(raw), "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path);
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                struct http_server *s = start_with(false, cases[i].style, cases[i].body);
+
+                exchange(s, raw, buf, sizeof(buf));
+                cr_assert(strneq(buf, "HTTP/1.1 414", 12), "case %zu: %.40s", i, buf);
+                cr_assert(strstr(buf, "\r\n\r\n") &&
+                                  streq(strstr(buf, "\r\n\r\n") + 4, cases[i].want_414),
+                          "case %zu: %s", i, buf);
+                exchange(s, "GET /fail HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", buf,
+                         sizeof(buf));
+                cr_assert(strneq(buf, "HTTP/1.1 500", 12), "case %zu: %.40s", i, buf);
+                cr_assert(strstr(buf, "\r\n\r\n") &&
+                                  streq(strstr(buf, "\r\n\r\n") + 4, cases[i].want_500),
+                          "case %zu: %s", i, buf);
+                http_server_free(s);
+        }
 }
