@@ -265,6 +265,116 @@ static int open_datastore(const char *dsn, struct store_open_options *so, const 
         }
 }
 
+/* What cmd_registry reads from its options (borrowed from them). */
+struct serve_settings {
+        const char *host, *datastore, *dsn, *tls_cert, *tls_key;
+        uint16_t port;
+        bool wipe;
+};
+
+/* Step 1 of cmd_registry: the settings, and the database connection options into *so. */
+static void read_settings(const struct reg_options *opts, struct serve_settings *ret,
+                          struct store_open_options *so)
+{
+        *ret = (struct serve_settings){
+                .host = reg_options_str(opts, REG_OPT_HOSTNAME),
+                .port = (uint16_t)reg_options_uint(opts, REG_OPT_PORT),
+                .datastore = reg_options_str(opts, REG_OPT_DATASTORE_TYPE),
+                .dsn = reg_options_str(opts, REG_OPT_DSN),
+                .wipe = reg_options_bool(opts, REG_OPT_WIPE),
+                .tls_cert = reg_options_str(opts, REG_OPT_TLS_CERT_FILE),
+                .tls_key = reg_options_str(opts, REG_OPT_TLS_KEY_FILE),
+        };
+        if (!ret->tls_cert || !*ret->tls_cert || !ret->tls_key || !*ret->tls_key)
+                ret->tls_cert = ret->tls_key = NULL; /* reg_options_check(): both or neither */
+        if (streq(ret->host, "localhost"))
+                ret->host = "127.0.0.1";
+        so->n_conns = (unsigned)reg_options_uint(opts, REG_OPT_POOL_SIZE);
+        so->tls = (struct store_pg_tls){
+                .sslmode = reg_options_sslmode(opts),
+                .sslcert = reg_options_str(opts, REG_OPT_SSL_CERT),
+                .sslkey = reg_options_str(opts, REG_OPT_SSL_KEY),
+                .sslrootcert = reg_options_sslrootcert(opts),
+        };
+}
+
+/* Step 2: listen (HTTP or HTTPS); every request gets 503 until the gate has a registry. */
+static int start_http(const struct reg_options *opts, const struct serve_settings *set,
+                      struct gate *gate, struct http_server **ret)
+{
+        struct http_server_config cfg = {
+                HTTP_SERVER_CONFIG_DEFAULTS,
+                .handler = gate_handle,
+                .userdata = gate,
+                .too_large_json = REG_TOO_LARGE_JSON,
+                .error_style = HTTP_ERROR_REASON,
+        };
+        int r;
+
+        cfg.address = set->host;
+        cfg.port = set->port;
+        cfg.body_max = (size_t)reg_options_uint(opts, REG_OPT_BODY_MAX);
+        /* HTTPS from files: re-read on change, TLS >= 1.2 (http/server.h) */
+        cfg.tls_cert_file = set->tls_cert;
+        cfg.tls_key_file = set->tls_key;
+        r = http_server_start(&cfg, ret);
+        if (r < 0 && set->tls_cert && r != -EADDRINUSE) {
+                /* the pair is loaded before listening: unreadable, not PEM, or a key that does
+                 * not match the certificate (-EINVAL also covers a bad listen address) */
+                log_error_errno(r,
+                                "registry: cannot serve HTTPS on %s:%u with certificate %s "
+                                "and key %s: %s",
+                                set->host, (unsigned)set->port, set->tls_cert, set->tls_key,
+                                errno_to_string(r));
+                return r;
+        }
+        if (r < 0)
+                return log_error_errno(r, "registry: cannot listen on %s:%u", set->host,
+                                       (unsigned)set->port);
+        return 0;
+}
+
+/*
+ * Step 3: the store, waiting for the database, wiped on request. Returns 0 when ready, 1 when a
+ * signal came first, negative errno on failure (logged).
+ */
+static int open_ready_store(const struct serve_settings *set, struct store_open_options *so,
+                            const char *dberr, const sigset_t *mask, struct store **ret)
+{
+        struct store_conn *conn;
+        int r;
+
+        r = open_datastore(set->dsn, so, mask, ret);
+        if (r == 1) {
+                log_info("registry: signal received while waiting for the database, exiting");
+                return 1;
+        }
+        if (r == -EPROTONOSUPPORT) {
+                log_error("registry: this build has no PostgreSQL support (libpq)");
+                return r;
+        }
+        if (r < 0 && dberr[0]) {
+                log_error("registry: error connecting to datastore: %s", dberr);
+                return r;
+        }
+        if (r < 0)
+                return log_error_errno(r, "registry: error connecting to datastore");
+        if (store_dialect(*ret) == STORE_DIALECT_SQLITE &&
+            (so->tls.sslmode || so->tls.sslcert || so->tls.sslkey || so->tls.sslrootcert))
+                log_warn("registry: the database TLS options apply to PostgreSQL only; "
+                         "ignored for SQLite");
+        if (!set->wipe)
+                return 0;
+        r = store_acquire(*ret, &conn);
+        if (r >= 0) {
+                r = store_wipe(*ret, conn);
+                store_release(*ret, conn);
+        }
+        if (r < 0)
+                return log_error_errno(r, "registry: wiping the datastore failed");
+        return 0;
+}
+
 int cmd_registry(int argc, char **argv)
 {
         CLEANUP(reg_options_release) struct reg_options opts = { 0 };
@@ -274,9 +384,7 @@ int cmd_registry(int argc, char **argv)
         CLEANUP(http_server_freep) struct http_server *srv = NULL; /* freed first: it calls gate */
         char dberr[512] = "";
         struct store_open_options so = { .error = dberr, .error_size = sizeof(dberr) };
-        const char *host, *datastore, *dsn, *tls_cert, *tls_key;
-        uint16_t port;
-        bool wipe;
+        struct serve_settings set;
         sigset_t mask;
         int r, sig;
 
@@ -284,31 +392,13 @@ int cmd_registry(int argc, char **argv)
         r = load_options(&opts, argc, argv);
         if (r >= 0)
                 return r;
-        host = reg_options_str(&opts, REG_OPT_HOSTNAME);
-        port = (uint16_t)reg_options_uint(&opts, REG_OPT_PORT);
-        datastore = reg_options_str(&opts, REG_OPT_DATASTORE_TYPE);
-        dsn = reg_options_str(&opts, REG_OPT_DSN);
-        wipe = reg_options_bool(&opts, REG_OPT_WIPE);
-        tls_cert = reg_options_str(&opts, REG_OPT_TLS_CERT_FILE);
-        tls_key = reg_options_str(&opts, REG_OPT_TLS_KEY_FILE);
-        if (!tls_cert || !*tls_cert || !tls_key || !*tls_key)
-                tls_cert = tls_key = NULL; /* reg_options_check(): both or neither */
-        so.n_conns = (unsigned)reg_options_uint(&opts, REG_OPT_POOL_SIZE);
-        so.tls = (struct store_pg_tls){
-                .sslmode = reg_options_sslmode(&opts),
-                .sslcert = reg_options_str(&opts, REG_OPT_SSL_CERT),
-                .sslkey = reg_options_str(&opts, REG_OPT_SSL_KEY),
-                .sslrootcert = reg_options_sslrootcert(&opts),
-        };
-
-        if (!streq(datastore, "embedmd")) {
+        read_settings(&opts, &set, &so);
+        if (!streq(set.datastore, "embedmd")) {
                 fprintf(stderr,
                         "registry: unsupported datastore type: %s. Supported types: [embedmd]\n",
-                        datastore);
+                        set.datastore);
                 return 1;
         }
-        if (streq(host, "localhost"))
-                host = "127.0.0.1";
         if (reg_options_str(&opts, REG_OPT_SSL_CIPHER))
                 log_warn("registry: --embedmd-database-ssl-cipher is not supported for PostgreSQL "
                          "connections (libpq), ignoring it");
@@ -320,71 +410,11 @@ int cmd_registry(int argc, char **argv)
         (void)pthread_sigmask(SIG_BLOCK, &mask, NULL);
         (void)signal(SIGPIPE, SIG_IGN);
 
-        {
-                struct http_server_config cfg = {
-                        HTTP_SERVER_CONFIG_DEFAULTS,
-                        .handler = gate_handle,
-                        .userdata = &gate,
-                        .too_large_json = REG_TOO_LARGE_JSON,
-                        .error_style = HTTP_ERROR_REASON,
-                };
-
-                cfg.address = host;
-                cfg.port = port;
-                cfg.body_max = (size_t)reg_options_uint(&opts, REG_OPT_BODY_MAX);
-                /* HTTPS from files: re-read on change, TLS >= 1.2 (http/server.h) */
-                cfg.tls_cert_file = tls_cert;
-                cfg.tls_key_file = tls_key;
-                r = http_server_start(&cfg, &srv);
-        }
-        if (r < 0 && tls_cert && r != -EADDRINUSE) {
-                /* the pair is loaded before listening: unreadable, not PEM, or a key that does
-                 * not match the certificate (-EINVAL also covers a bad listen address) */
-                log_error_errno(r,
-                                "registry: cannot serve HTTPS on %s:%u with certificate %s "
-                                "and key %s: %s",
-                                host, (unsigned)port, tls_cert, tls_key, errno_to_string(r));
+        if (start_http(&opts, &set, &gate, &srv) < 0)
                 return 1;
-        }
-        if (r < 0) {
-                log_error_errno(r, "registry: cannot listen on %s:%u", host, (unsigned)port);
-                return 1;
-        }
-
-        r = open_datastore(dsn, &so, &mask, &store);
-        if (r == 1) {
-                log_info("registry: signal received while waiting for the database, exiting");
-                return 0;
-        }
-        if (r == -EPROTONOSUPPORT) {
-                log_error("registry: this build has no PostgreSQL support (libpq)");
-                return 1;
-        }
-        if (r < 0 && dberr[0]) {
-                log_error("registry: error connecting to datastore: %s", dberr);
-                return 1;
-        }
-        if (r < 0) {
-                log_error_errno(r, "registry: error connecting to datastore");
-                return 1;
-        }
-        if (store_dialect(store) == STORE_DIALECT_SQLITE &&
-            (so.tls.sslmode || so.tls.sslcert || so.tls.sslkey || so.tls.sslrootcert))
-                log_warn("registry: the database TLS options apply to PostgreSQL only; "
-                         "ignored for SQLite");
-        if (wipe) {
-                struct store_conn *conn;
-
-                r = store_acquire(store, &conn);
-                if (r >= 0) {
-                        r = store_wipe(store, conn);
-                        store_release(store, conn);
-                }
-                if (r < 0) {
-                        log_error_errno(r, "registry: wiping the datastore failed");
-                        return 1;
-                }
-        }
+        r = open_ready_store(&set, &so, dberr, &mask, &store);
+        if (r != 0)
+                return r > 0 ? 0 : 1;
         r = registry_new(store, &reg);
         if (r < 0) {
                 log_error_errno(r, "registry: out of memory");
@@ -392,13 +422,13 @@ int cmd_registry(int argc, char **argv)
         }
         atomic_store(&gate.reg, reg);
 
-        log_info("registry: listening on %s:%u (%s, schema version %d, database %s)", host,
-                 (unsigned)http_server_port(srv), tls_cert ? "https" : "http",
+        log_info("registry: listening on %s:%u (%s, schema version %d, database %s)", set.host,
+                 (unsigned)http_server_port(srv), set.tls_cert ? "https" : "http",
                  store_schema_version(store),
                  store_dialect(store) == STORE_DIALECT_POSTGRES ? "postgres" : "sqlite");
         /* Machine-readable line for scripts that start us on port 0: printed once the database
          * is ready (before that, every request gets 503). */
-        printf("listening on %s:%u\n", host, (unsigned)http_server_port(srv));
+        printf("listening on %s:%u\n", set.host, (unsigned)http_server_port(srv));
         fflush(stdout);
 
         r = sigwait(&mask, &sig);

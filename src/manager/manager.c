@@ -398,11 +398,10 @@ static int start_controllers(struct manager *m)
         return 0;
 }
 
-int manager_run(struct manager *m)
+/* Step 1 of manager_run: the health-probe and metrics servers (each optional). */
+static int serve_endpoints(struct manager *m)
 {
-        struct timespec tick = { .tv_sec = 0, .tv_nsec = MANAGER_TICK_NSEC };
-        sigset_t mask;
-        int r, result = 0;
+        int r;
 
         r = start_server(m->opts.health_probe_bind_address, probe_handler, m, &m->probes);
         if (r < 0)
@@ -416,41 +415,63 @@ int manager_run(struct manager *m)
                 log_info("Serving health probes on port %u", manager_probe_port(m));
         if (m->metrics_srv)
                 log_info("Serving metrics on port %u", manager_metrics_port(m));
+        return 0;
+}
 
+/* Step 2: every informer's list and watch. */
+static int start_informers(struct manager *m)
+{
         for (size_t i = 0; i < m->n_informers; i++) {
-                r = informer_start(m->informers[i]);
+                int r = informer_start(m->informers[i]);
+
                 if (r < 0)
                         return log_error_errno(r, "Failed to start an informer");
         }
+        return 0;
+}
 
-        if (m->opts.leader_elect) {
-                r = leader_elector_new(
-                        &(struct leader_options){
-                                .client = m->opts.client,
-                                .namespace = m->lease_namespace,
-                                .name = m->opts.leader_election_id,
-                                .identity = m->identity,
-                                .release_on_cancel = true,
-                                .metrics = m->metrics,
-                                .callbacks = { .on_started_leading = on_started_leading,
-                                               .on_stopped_leading = on_stopped_leading,
-                                               .on_new_leader = on_new_leader,
-                                               .userdata = m },
-                        },
-                        &m->elector);
-                if (r >= 0)
-                        r = leader_elector_start(m->elector);
-                if (r < 0)
-                        return log_error_errno(r, "Failed to start leader election");
-        } else
+/* Step 3: leader election when asked for (the callbacks set m->leading), else lead at once. */
+static int start_leading(struct manager *m)
+{
+        int r;
+
+        if (!m->opts.leader_elect) {
                 atomic_store(&m->leading, true);
+                return 0;
+        }
+        r = leader_elector_new(
+                &(struct leader_options){
+                        .client = m->opts.client,
+                        .namespace = m->lease_namespace,
+                        .name = m->opts.leader_election_id,
+                        .identity = m->identity,
+                        .release_on_cancel = true,
+                        .metrics = m->metrics,
+                        .callbacks = { .on_started_leading = on_started_leading,
+                                       .on_stopped_leading = on_stopped_leading,
+                                       .on_new_leader = on_new_leader,
+                                       .userdata = m },
+                },
+                &m->elector);
+        if (r >= 0)
+                r = leader_elector_start(m->elector);
+        if (r < 0)
+                return log_error_errno(r, "Failed to start leader election");
+        return 0;
+}
 
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGINT);
+/*
+ * Step 4: ticks until SIGTERM/SIGINT (0), a lost lease (-ENOLINK) or a controller that fails to
+ * start; starts the controllers once leading and synced, trims the heap now and then.
+ */
+static int run_until_signal(struct manager *m, const sigset_t *mask)
+{
+        struct timespec tick = { .tv_sec = 0, .tv_nsec = MANAGER_TICK_NSEC };
         bool announced = false;
+        int result = 0;
+
         for (unsigned ticks = 1; result == 0; ticks++) {
-                int sig = sigtimedwait(&mask, NULL, &tick);
+                int sig = sigtimedwait(mask, NULL, &tick);
 
                 if (ticks % MANAGER_TRIM_TICKS == 0)
                         memory_trim();
@@ -473,16 +494,24 @@ int manager_run(struct manager *m)
                                          m->opts.leader_election_id);
                 }
                 if (atomic_load(&m->leading) && !m->controllers_started && informers_synced(m)) {
-                        r = start_controllers(m);
+                        int r = start_controllers(m);
+
                         if (r < 0)
                                 result = r;
                 }
         }
+        return result;
+}
+
+/* Step 5: controllers (within the grace period), the lease, informers, events, servers. */
+static void shut_down(struct manager *m, const sigset_t *mask)
+{
+        int r;
 
         /* A second signal during shutdown exits at once. */
         (void)signal(SIGTERM, exit_now);
         (void)signal(SIGINT, exit_now);
-        (void)pthread_sigmask(SIG_UNBLOCK, &mask, NULL);
+        (void)pthread_sigmask(SIG_UNBLOCK, mask, NULL);
 
         for (size_t i = 0; i < m->n_controllers; i++) {
                 r = controller_stop(m->controllers[i], m->opts.graceful_shutdown_timeout);
@@ -499,5 +528,26 @@ int manager_run(struct manager *m)
                 log_warn_errno(r, "Not every event could be sent before shutdown, ignoring");
         m->probes = http_server_free(m->probes);
         m->metrics_srv = http_server_free(m->metrics_srv);
-        return result;
+}
+
+int manager_run(struct manager *m)
+{
+        sigset_t mask;
+        int r;
+
+        r = serve_endpoints(m);
+        if (r < 0)
+                return r;
+        r = start_informers(m);
+        if (r < 0)
+                return r;
+        r = start_leading(m);
+        if (r < 0)
+                return r;
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        r = run_until_signal(m, &mask);
+        shut_down(m, &mask);
+        return r;
 }
