@@ -328,19 +328,24 @@ def infer(port, name):
     return r["outputs"][0]["data"]
 
 
-def run(work, model_dir, config_dir):
+def start_moto(work, port):
+    """moto's S3 server (the test venv's) on 127.0.0.1:port, once it answers; a boto3 client."""
     import boto3
 
+    start([os.path.join(os.path.dirname(sys.executable), "moto_server"), "-H", "127.0.0.1",
+           "-p", str(port)], os.path.join(work, "moto.log"))
+    wait_for(lambda: urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2), "moto")
+    return boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", region_name="us-east-1",
+                        aws_access_key_id="testing", aws_secret_access_key="testing")
+
+
+def run(work, model_dir, config_dir):
     venv_bin = os.path.dirname(sys.executable)
     moto_port, ml_port, grpc_port, metrics_port, agent_port = (free_port() for _ in range(5))
 
-    start([os.path.join(venv_bin, "moto_server"), "-H", "127.0.0.1", "-p", str(moto_port)],
-          os.path.join(work, "moto.log"))
+    s3 = start_moto(work, moto_port)
     faults = make_fault_proxy(moto_port)
     s3_port = faults.server_address[1]
-    wait_for(lambda: urllib.request.urlopen(f"http://127.0.0.1:{moto_port}/", timeout=2), "moto")
-    s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{moto_port}", region_name="us-east-1",
-                      aws_access_key_id="testing", aws_secret_access_key="testing")
     for b in ("models", "flaky", "denied"):
         s3.create_bucket(Bucket=b)
     models = train(work)

@@ -42,8 +42,6 @@ def listed(data):
 
 
 def run(work):
-    import boto3
-
     peer = os.environ["MODELPLANE_KSERVE_TM"]
     kubectl("create", "namespace", NS)
     ready_isvc(NS, ISVC)
@@ -60,11 +58,7 @@ def run(work):
 
     venv_bin = os.path.dirname(sys.executable)
     moto_port, ml_port, grpc_port, metrics_port, agent_port = (free_port() for _ in range(5))
-    start([os.path.join(venv_bin, "moto_server"), "-H", "127.0.0.1", "-p", str(moto_port)],
-          os.path.join(work, "moto.log"))
-    wait_for(lambda: urllib.request.urlopen(f"http://127.0.0.1:{moto_port}/", timeout=2), "moto")
-    s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{moto_port}", region_name="us-east-1",
-                      aws_access_key_id="testing", aws_secret_access_key="testing")
+    s3 = e2e.start_moto(work, moto_port)
     s3.create_bucket(Bucket="models")
     models = e2e.train(work)
     e2e.upload(s3, "models", "iris/v1", models["v1"])

@@ -135,15 +135,9 @@ def start_mlserver(work, venv_bin, model_dir, tag):
 
 
 def replicas_phase(work, ctrl_kc):
-    import boto3
-
     venv_bin = os.path.dirname(sys.executable)
     moto_port = free_port()
-    start([os.path.join(venv_bin, "moto_server"), "-H", "127.0.0.1", "-p", str(moto_port)],
-          os.path.join(work, "moto.log"))
-    wait_for(lambda: urllib.request.urlopen(f"http://127.0.0.1:{moto_port}/", timeout=2), "moto")
-    s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{moto_port}", region_name="us-east-1",
-                      aws_access_key_id="testing", aws_secret_access_key="testing")
+    s3 = e2e.start_moto(work, moto_port)
     s3.create_bucket(Bucket="models")
     models = e2e.train(work)
     e2e.upload(s3, "models", "iris/v1", models["v1"])

@@ -660,6 +660,23 @@ Test(tm_shell, one_pass_writes_at_most_500_then_requeues_at_once)
 }
 
 /* A report of pod @pod for InferenceService sk: m1 in @state, from the TrainedModel's URI. */
+/* Rebuilds W.rec with cms (indexed by InferenceService, as the controller sets it up) as its
+ * ConfigMap cache; the caller frees cms after W.rec. */
+static void use_configmap_cache(struct cache *cms)
+{
+        cr_assert_not_null(cms);
+        cr_assert_eq(cache_add_index(cms, REPLICAS_INDEX_ISVC, replicas_index_isvc, NULL), 0);
+        tm_reconciler_free(W.rec);
+        cr_assert_eq(tm_reconciler_new(
+                             &(struct tm_reconciler_options){
+                                     .trainedmodels = W.tms,
+                                     .inferenceservices = W.isvcs,
+                                     .configmaps = cms,
+                             },
+                             &W.rec),
+                     0);
+}
+
 static json_t *replica_report(const char *pod, const char *state)
 {
         char name[64], data[256];
@@ -692,17 +709,7 @@ Test(tm_shell, replica_reports_become_model_loaded_and_unchanged_reports_write_n
         struct cache *cms = cache_new(NULL);
         json_t *rep;
 
-        cr_assert_not_null(cms);
-        cr_assert_eq(cache_add_index(cms, REPLICAS_INDEX_ISVC, replicas_index_isvc, NULL), 0);
-        tm_reconciler_free(W.rec);
-        cr_assert_eq(tm_reconciler_new(
-                             &(struct tm_reconciler_options){
-                                     .trainedmodels = W.tms,
-                                     .inferenceservices = W.isvcs,
-                                     .configmaps = cms,
-                             },
-                             &W.rec),
-                     0);
+        use_configmap_cache(cms);
         put_isvc("sk", "1Gi");
         put_tm("m1", "sk", "100Mi");
         converge("sk");
@@ -767,17 +774,7 @@ Test(tm_shell, configmap_from_the_cache_own_writes_then_live_only_on_conflict)
                                      "serving.kserve.io/inferenceservice", "sk", "data",
                                      "models.json", "[]");
 
-        cr_assert_not_null(cms);
-        cr_assert_eq(cache_add_index(cms, REPLICAS_INDEX_ISVC, replicas_index_isvc, NULL), 0);
-        tm_reconciler_free(W.rec);
-        cr_assert_eq(tm_reconciler_new(
-                             &(struct tm_reconciler_options){
-                                     .trainedmodels = W.tms,
-                                     .inferenceservices = W.isvcs,
-                                     .configmaps = cms,
-                             },
-                             &W.rec),
-                     0);
+        use_configmap_cache(cms);
         cr_assert_gt(fake_kube_api_put(W.fake, &gvr_configmaps, NS, cm0), 0);
         put_isvc("sk", "1Gi");
         put_tm("m1", "sk", "100Mi");
@@ -849,17 +846,7 @@ Test(tm_shell, configmap_missing_from_the_cache_is_read_live)
         struct cache *cms = cache_new(
                 &(struct cache_options){ .transform = replicas_transform_configmap });
 
-        cr_assert_not_null(cms);
-        cr_assert_eq(cache_add_index(cms, REPLICAS_INDEX_ISVC, replicas_index_isvc, NULL), 0);
-        tm_reconciler_free(W.rec);
-        cr_assert_eq(tm_reconciler_new(
-                             &(struct tm_reconciler_options){
-                                     .trainedmodels = W.tms,
-                                     .inferenceservices = W.isvcs,
-                                     .configmaps = cms,
-                             },
-                             &W.rec),
-                     0);
+        use_configmap_cache(cms);
         seed_empty_configmap(); /* unlabelled, so the informer would not list it */
         cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
         cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_GET, "configmaps"), 1);
