@@ -158,7 +158,7 @@ int repo_index(struct repo_client *c, struct repo_index *ret, char *reterr, size
 }
 
 /* A Python server's 500 body may be a traceback: its last line names the exception. */
-static const char *last_line_of_traceback(const char *body)
+static const char *last_line_of_traceback(const char *body, int *ret_len)
 {
         const char *end, *start;
 
@@ -170,7 +170,10 @@ static const char *last_line_of_traceback(const char *body)
         start = end;
         while (start > body && start[-1] != '\n')
                 start--;
-        return *start && start < end ? start : NULL;
+        if (!*start || start >= end)
+                return NULL;
+        *ret_len = end - start < 1000 ? (int)(end - start) : 1000;
+        return start;
 }
 
 static int model_call(struct repo_client *c, const char *name, const char *verb, char *reterr,
@@ -178,8 +181,8 @@ static int model_call(struct repo_client *c, const char *name, const char *verb,
 {
         struct buf body = BUF_INIT(1024U * 1024U);
         AUTOFREE char *path = NULL, *esc = NULL;
+        int r, n = 1000; /* at most this much of the server's answer */
         char *e;
-        int r;
 
         e = curl_easy_escape(c->curl, name, 0);
         if (!e)
@@ -197,8 +200,8 @@ static int model_call(struct repo_client *c, const char *name, const char *verb,
                 if (!msg)
                         msg = json_string_value(json_object_get(j, "detail"));
                 if (!msg)
-                        msg = last_line_of_traceback(buf_str(&body));
-                snprintf(reterr, len, "%s %s: HTTP %d: %.1000s", verb, name, r,
+                        msg = last_line_of_traceback(buf_str(&body), &n);
+                snprintf(reterr, len, "%s %s: HTTP %d: %.*s", verb, name, r, n,
                          msg ? msg : buf_str(&body));
                 json_decref(j);
                 r = r == 404 ? -ENOENT : -EIO;
