@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The HTTP/1.1 request-head parser and chunked decoder (src/http/http1.c). The first byte picks
+ * the piece size the input is fed in; the rest is a request. Checks that feeding it in pieces and
+ * at once agree (state, status, head end, decoded body), that a refusal has one of the documented
+ * statuses and a message, and that every offset stays inside the input.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http/http1.h"
+
+static enum http1_state head_in_pieces(struct http1_head *h, const char *in, size_t len,
+                                       size_t step)
+{
+        enum http1_state st = HTTP1_NEED_MORE;
+
+        http1_head_init(h, NULL);
+        for (size_t n = step < len ? step : len; st == HTTP1_NEED_MORE; n += step) {
+                st = http1_head_feed(h, in, n < len ? n : len);
+                if (n >= len)
+                        break;
+        }
+        return st;
+}
+
+/* Decodes in[0..len) in pieces of step bytes into out; returns the state. */
+static enum http1_state body_in_pieces(struct http1_chunked *c, const char *in, size_t len,
+                                       size_t step, char *out, size_t *ret_n, size_t *ret_end)
+{
+        size_t off = 0, avail = 0, n = 0;
+        enum http1_state st = HTTP1_NEED_MORE;
+
+        http1_chunked_init(c, NULL);
+        while (st == HTTP1_NEED_MORE) {
+                size_t used, doff, dlen;
+
+                if (off == avail) {
+                        if (avail == len)
+                                break;
+                        avail = avail + step > len ? len : avail + step;
+                }
+                st = http1_chunked_feed(c, in + off, avail - off, &used, &doff, &dlen);
+                if (used > avail - off || doff + dlen > used)
+                        __builtin_trap();
+                memcpy(out + n, in + off + doff, dlen);
+                n += dlen;
+                off += used;
+        }
+        *ret_n = n;
+        *ret_end = off;
+        return st;
+}
+
+static void check_refusal(unsigned status, const char *message)
+{
+        if (status != 400 && status != 414 && status != 431 && status != 501 && status != 505)
+                __builtin_trap();
+        if (memchr(message, '\0', HTTP1_MESSAGE_MAX) == NULL || message[0] == '\0')
+                __builtin_trap();
+}
+
+static void check_body(const char *in, size_t len, size_t step)
+{
+        struct http1_chunked a, b;
+        char *out_a = malloc(len + 1), *out_b = malloc(len + 1);
+        size_t na, nb, ea, eb;
+        enum http1_state sa, sb;
+
+        if (!out_a || !out_b)
+                goto out;
+        sa = body_in_pieces(&a, in, len, len ? len : 1, out_a, &na, &ea);
+        sb = body_in_pieces(&b, in, len, step, out_b, &nb, &eb);
+        if (sa != sb || na != nb || memcmp(out_a, out_b, na) != 0 || a.status != b.status)
+                __builtin_trap();
+        if (sa == HTTP1_COMPLETE && (ea != eb || a.body_len != na))
+                __builtin_trap();
+        if (sa == HTTP1_REFUSE)
+                check_refusal(a.status, a.message);
+out:
+        free(out_a);
+        free(out_b);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+        struct http1_head whole, pieces;
+        const char *in = (const char *)data + 1, *n, *v;
+        size_t len, step, cur = 0, nl, vl;
+        enum http1_state st;
+
+        if (size == 0)
+                return 0;
+        len = size - 1;
+        step = (size_t)data[0] % 64 + 1;
+        http1_head_init(&whole, NULL);
+        st = http1_head_feed(&whole, in, len);
+        if (head_in_pieces(&pieces, in, len, step) != st || pieces.status != whole.status ||
+            pieces.head_len != whole.head_len)
+                __builtin_trap();
+        if (st == HTTP1_REFUSE)
+                check_refusal(whole.status, whole.message);
+        if (st != HTTP1_COMPLETE)
+                return 0;
+        if (whole.head_len > len || whole.target_off + whole.target_len > whole.head_len ||
+            whole.method_len == 0 || whole.target_len == 0 || whole.version_minor > 1)
+                __builtin_trap();
+        while (http1_head_next_field(&whole, in, &cur, &n, &nl, &v, &vl))
+                if (nl == 0 || v + vl > in + whole.head_len || cur > whole.head_len)
+                        __builtin_trap();
+        if (whole.chunked)
+                check_body(in + whole.head_len, len - whole.head_len, step);
+        return 0;
+}
