@@ -26,7 +26,7 @@ static bool is_ows(unsigned char c)
         return c == ' ' || c == '\t';
 }
 
-static int hex_value(unsigned char c)
+int http1_hex_value(unsigned char c)
 {
         if (c >= '0' && c <= '9')
                 return c - '0';
@@ -506,7 +506,7 @@ static enum http1_state chunk_size_done(struct http1_chunked *c)
 /* chunk = chunk-size [ chunk-ext ] CRLF chunk-data CRLF */
 static enum http1_state chunk_size_byte(struct http1_chunked *c, unsigned char b)
 {
-        int d = hex_value(b);
+        int d = http1_hex_value(b);
 
         switch (c->state) {
         case CHUNK_SIZE:
@@ -652,4 +652,103 @@ enum http1_state http1_chunked_feed(struct http1_chunked *c, const char *in, siz
         }
         *ret_consumed = i;
         return st;
+}
+
+enum stream_state {
+        STREAM_HEAD,
+        STREAM_LENGTH,  /* a Content-Length body */
+        STREAM_CHUNKED, /* a chunked body */
+        STREAM_END,     /* the body ended: HTTP1_EV_END next */
+        STREAM_CLOSED,  /* after the last request, or a refusal */
+};
+
+void http1_stream_init(struct http1_stream *s, const struct http1_limits *limits)
+{
+        *s = (struct http1_stream){ .limits = limits ? *limits : HTTP1_LIMITS_DEFAULT,
+                                    .state = STREAM_HEAD };
+        http1_head_init(&s->head, &s->limits);
+}
+
+static enum http1_event stream_refuse(struct http1_stream *s, unsigned status, const char *msg)
+{
+        s->state = STREAM_CLOSED;
+        s->status = status;
+        s->message = msg;
+        return HTTP1_EV_REFUSE;
+}
+
+static enum http1_event stream_head(struct http1_stream *s, const char *buf, size_t len,
+                                    struct http1_step *step)
+{
+        switch (http1_head_feed(&s->head, buf, len)) {
+        case HTTP1_NEED_MORE:
+                return HTTP1_EV_NEED_MORE;
+        case HTTP1_REFUSE:
+                return stream_refuse(s, s->head.status, s->head.message);
+        default:
+                break;
+        }
+        step->consumed = s->head.head_len;
+        s->close_after = !http1_head_keep_alive(&s->head);
+        if (s->head.chunked) {
+                http1_chunked_init(&s->chunked, &s->limits);
+                s->state = STREAM_CHUNKED;
+        } else if (s->head.content_length > 0) {
+                s->remaining = s->head.content_length;
+                s->state = STREAM_LENGTH;
+        } else
+                s->state = STREAM_END;
+        return HTTP1_EV_HEAD;
+}
+
+static enum http1_event stream_body(struct http1_stream *s, const char *buf, size_t len,
+                                    struct http1_step *step)
+{
+        if (s->state == STREAM_LENGTH) {
+                size_t n = len < s->remaining ? len : (size_t)s->remaining;
+
+                if (n == 0)
+                        return HTTP1_EV_NEED_MORE;
+                s->remaining -= n;
+                if (s->remaining == 0)
+                        s->state = STREAM_END;
+                step->consumed = step->data_len = n;
+                return HTTP1_EV_DATA;
+        }
+        switch (http1_chunked_feed(&s->chunked, buf, len, &step->consumed, &step->data_off,
+                                   &step->data_len)) {
+        case HTTP1_REFUSE:
+                return stream_refuse(s, s->chunked.status, s->chunked.message);
+        case HTTP1_COMPLETE:
+                s->state = STREAM_END;
+                return HTTP1_EV_END;
+        default:
+                return step->data_len > 0 ? HTTP1_EV_DATA : HTTP1_EV_NEED_MORE;
+        }
+}
+
+enum http1_event http1_stream_feed(struct http1_stream *s, const char *buf, size_t len,
+                                   struct http1_step *ret_step)
+{
+        *ret_step = (struct http1_step){ 0 };
+        switch (s->state) {
+        case STREAM_HEAD:
+                return stream_head(s, buf, len, ret_step);
+        case STREAM_LENGTH:
+        case STREAM_CHUNKED: {
+                enum http1_event ev = stream_body(s, buf, len, ret_step);
+
+                if (ev != HTTP1_EV_END)
+                        return ev;
+                break; /* the chunked body ended: fall to the end of the request */
+        }
+        case STREAM_END:
+                break;
+        default: /* STREAM_CLOSED */
+                ret_step->consumed = len;
+                return HTTP1_EV_NEED_MORE;
+        }
+        s->state = s->close_after ? STREAM_CLOSED : STREAM_HEAD;
+        http1_head_init(&s->head, &s->limits);
+        return HTTP1_EV_END;
 }

@@ -106,6 +106,9 @@ bool http1_head_next_field(const struct http1_head *h, const char *buf, size_t *
                            const char **ret_name, size_t *ret_name_len, const char **ret_value,
                            size_t *ret_value_len);
 
+/* The value of a hex digit (either case), -1 for another byte. Also the router's %XX decoding. */
+int http1_hex_value(unsigned char c);
+
 /* The chunked-body decoder (RFC 9112 §7.1). Initialise with http1_chunked_init(). */
 struct http1_chunked {
         struct http1_limits limits;
@@ -134,3 +137,42 @@ void http1_chunked_init(struct http1_chunked *c, const struct http1_limits *limi
 enum http1_state http1_chunked_feed(struct http1_chunked *c, const char *in, size_t len,
                                     size_t *ret_consumed, size_t *ret_data_off,
                                     size_t *ret_data_len);
+
+/*
+ * One connection's request stream (keep-alive, pipelining): head, body (Content-Length or
+ * chunked), end, next head. Initialise with http1_stream_init(); fields read-only outside.
+ */
+enum http1_event {
+        HTTP1_EV_NEED_MORE, /* feed more bytes (keep the ones not consumed, at the front) */
+        HTTP1_EV_HEAD,      /* a request head is complete: s->head, offsets into this call's buf */
+        HTTP1_EV_DATA,      /* body bytes: buf + data_off, data_len */
+        HTTP1_EV_END,       /* the request (its body included) ended */
+        HTTP1_EV_REFUSE,    /* answer s->status with s->message, then close */
+};
+
+struct http1_stream {
+        struct http1_limits limits;
+        int state;          /* enum in http1.c */
+        uint64_t remaining; /* Content-Length bytes still to come */
+        struct http1_head head;
+        struct http1_chunked chunked;
+        bool close_after;    /* the current request is the last one (Connection: close, 1.0) */
+        unsigned status;     /* valid after HTTP1_EV_REFUSE */
+        const char *message; /* valid after HTTP1_EV_REFUSE: points into head or chunked */
+};
+
+struct http1_step {
+        size_t consumed; /* bytes of buf the event used: drop them before the next call */
+        size_t data_off; /* HTTP1_EV_DATA: the body bytes, within the consumed ones */
+        size_t data_len;
+};
+
+void http1_stream_init(struct http1_stream *s, const struct http1_limits *limits);
+
+/*
+ * Advances over buf[0..len): the connection's bytes not consumed yet, oldest first. Returns one
+ * event and stores in *ret_step what it used. Once a request that closes the connection has
+ * ended, or after a refusal, further bytes are consumed and ignored (HTTP1_EV_NEED_MORE).
+ */
+enum http1_event http1_stream_feed(struct http1_stream *s, const char *buf, size_t len,
+                                   struct http1_step *ret_step);

@@ -394,3 +394,111 @@ Test(http1_chunked, trailer_limits)
         append(many, sizeof(many), "\r\n");
         chunked_refused(many, 431, "over 100 trailer fields");
 }
+
+/*
+ * Runs a connection's bytes through a stream, arriving step bytes at a time into a buffer that
+ * keeps what was not consumed; writes the events as text: "H<target>" "D<bytes>" "E" "R<status>".
+ */
+static void trace(const char *in, size_t len, size_t step, char *out, size_t out_size)
+{
+        struct http1_stream s;
+        char buf[4096];
+        size_t have = 0, fed = 0, o = 0;
+
+        http1_stream_init(&s, NULL);
+        out[0] = '\0';
+        for (;;) {
+                struct http1_step st;
+                enum http1_event ev = http1_stream_feed(&s, buf, have, &st);
+
+                cr_assert_leq(st.consumed, have);
+                if (ev == HTTP1_EV_HEAD)
+                        o += (size_t)snprintf(out + o, out_size - o, "H%.*s ",
+                                              (int)s.head.target_len, buf + s.head.target_off);
+                else if (ev == HTTP1_EV_DATA)
+                        o += (size_t)snprintf(out + o, out_size - o, "D%.*s ", (int)st.data_len,
+                                              buf + st.data_off);
+                else if (ev == HTTP1_EV_END)
+                        o += (size_t)snprintf(out + o, out_size - o, "E ");
+                else if (ev == HTTP1_EV_REFUSE) {
+                        o += (size_t)snprintf(out + o, out_size - o, "R%u", s.status);
+                        return;
+                }
+                cr_assert_lt(o, out_size);
+                memmove(buf, buf + st.consumed, have - st.consumed);
+                have -= st.consumed;
+                if (ev == HTTP1_EV_NEED_MORE) {
+                        size_t n = len - fed < step ? len - fed : step;
+
+                        if (n == 0)
+                                return;
+                        cr_assert_lt(have + n, sizeof(buf));
+                        memcpy(buf + have, in + fed, n);
+                        have += n;
+                        fed += n;
+                }
+        }
+}
+
+/* Data events are merged for comparison: "D" pieces differ with the step. */
+static void merge_data(const char *in, char *out)
+{
+        bool in_data = false;
+
+        for (; *in; in++) {
+                if (in[0] == 'D') {
+                        if (!in_data)
+                                *out++ = 'D';
+                        in_data = true;
+                        continue;
+                }
+                if (in_data && in[0] == ' ' && in[1] == 'D') {
+                        continue;
+                }
+                if (in_data && in[0] == ' ')
+                        in_data = false;
+                *out++ = *in;
+        }
+        *out = '\0';
+}
+
+static void stream_is(const char *in, const char *want)
+{
+        char got[1024], merged[1024];
+
+        for (size_t step = 1; step <= strlen(in) + 1; step++) {
+                trace(in, strlen(in), step, got, sizeof(got));
+                merge_data(got, merged);
+                cr_assert_str_eq(merged, want, "step %zu: %s", step, got);
+        }
+}
+
+Test(http1_stream, keep_alive_and_pipelining)
+{
+        stream_is("GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\n", "H/a E H/b E ");
+        stream_is("POST /a HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloGET /b HTTP/1.1\r\n\r\n",
+                  "H/a Dhello E H/b E ");
+        stream_is("POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhe\r\n3\r\nllo\r\n"
+                  "0\r\n\r\nGET /b HTTP/1.1\r\n\r\n",
+                  "H/a Dhello E H/b E ");
+}
+
+Test(http1_stream, the_last_request)
+{
+        /* Connection: close and HTTP/1.0 end the stream; what follows is ignored */
+        stream_is("GET /a HTTP/1.1\r\nConnection: close\r\n\r\nGET /b HTTP/1.1\r\n\r\n", "H/a E ");
+        stream_is("GET /a HTTP/1.0\r\n\r\nGET /b HTTP/1.1\r\n\r\n", "H/a E ");
+        stream_is("GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /b HTTP/1.1\r\n\r\n",
+                  "H/a E H/b E ");
+}
+
+Test(http1_stream, refusals_on_later_requests)
+{
+        /* the second request's head, and a chunked body's framing, refused in the stream */
+        stream_is("GET /a HTTP/1.1\r\n\r\nGET /b HTTP/2.0\r\n\r\n", "H/a E R505");
+        stream_is("GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\nNoColon\r\n\r\n", "H/a E R400");
+        stream_is("POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhe\r\nzz\r\n",
+                  "H/a Dhe R400");
+        stream_is("GET /a HTTP/1.1\r\n\r\nPOST /b HTTP/1.1\r\nContent-Length: 0x5\r\n\r\n",
+                  "H/a E R400");
+}
