@@ -9,6 +9,7 @@
 #include "catalog/hf-sync.h"
 #include "catalog/index.h"
 #include "catalog/limits.h"
+#include "catalog/multipart.h"
 #include "http/errors.h"
 #include "http/router.h"
 #include "util/parse-util.h"
@@ -26,7 +27,8 @@ static int reply_error(struct http_resp *resp, unsigned status, const char *fmt,
         va_list ap;
 
         va_start(ap, fmt);
-        vsnprintf(msg, sizeof(msg), fmt, ap);
+        if (vsnprintf(msg, sizeof(msg), fmt, ap) < 0)
+                msg[0] = '\0'; /* an unprintable message: the status still says what happened */
         va_end(ap);
         http_resp_set_json(resp, status,
                            json_pack("{s:s, s:s}", "code", http_reason_phrase(status), "message",
@@ -57,6 +59,19 @@ static int reply_errno(struct http_resp *resp, int r)
 
 /* upstream's answer to a filterQuery comparison of mismatched types (a PostgreSQL type error) */
 #define TYPE_MISMATCH "invalid filter query, type mismatch or invalid value in comparison"
+
+/*
+ * The answer for a failed listing: -EINVAL 400 with the index's message in err, -EDOM the type
+ * mismatch, anything else 500.
+ */
+static int reply_query_error(struct http_resp *resp, int r, const char *err)
+{
+        if (r == -EINVAL)
+                return reply_error(resp, 400, "%s: bad request", err);
+        if (r == -EDOM)
+                return reply_error(resp, 400, TYPE_MISMATCH);
+        return reply_errno(resp, r);
+}
 
 /* ---- common query parameters ---- */
 
@@ -115,11 +130,39 @@ static int parse_page(const struct http_req *req, struct catalog_page *page, str
         return 0;
 }
 
+/* s[0..*len) without its leading and trailing blanks and tabs (*len updated). */
+static const char *trim_blanks(const char *s, size_t *len)
+{
+        while (*len > 0 && (*s == ' ' || *s == '\t')) {
+                s++;
+                (*len)--;
+        }
+        while (*len > 0 && (s[*len - 1] == ' ' || s[*len - 1] == '\t'))
+                (*len)--;
+        return s;
+}
+
+/* Appends a copy of s[0..len) to the strv *v of n items. */
+static int strv_push_n(char ***v, size_t *n, const char *s, size_t len)
+{
+        char **nv = reallocarray(*v, *n + 2, sizeof(**v));
+
+        if (!nv)
+                return -ENOMEM;
+        *v = nv;
+        nv[*n] = strndup(s, len);
+        if (!nv[*n])
+                return -ENOMEM;
+        nv[++*n] = NULL;
+        return 0;
+}
+
 /* Splits a comma-separated value into an owned strv of trimmed non-empty items. */
 static int split_csv(const char *s, char ***ret)
 {
         CLEANUP(catalog_strv_freep) char **v = NULL;
         size_t n = 0;
+        int r;
 
         v = calloc(1, sizeof(*v));
         if (!v)
@@ -127,30 +170,46 @@ static int split_csv(const char *s, char ***ret)
         while (s && *s) {
                 const char *e = strchr(s, ',');
                 size_t len = e ? (size_t)(e - s) : strlen(s);
-                const char *b = s;
-                char **nv;
+                const char *b = trim_blanks(s, &len);
 
-                while (len > 0 && (*b == ' ' || *b == '\t')) {
-                        b++;
-                        len--;
-                }
-                while (len > 0 && (b[len - 1] == ' ' || b[len - 1] == '\t'))
-                        len--;
                 if (len > 0) {
-                        if (n >= CATALOG_SOURCES_MAX * 4)
+                        if (n >= (size_t)CATALOG_SOURCES_MAX * 4)
                                 return -E2BIG;
-                        nv = reallocarray(v, n + 2, sizeof(*v));
-                        if (!nv)
-                                return -ENOMEM;
-                        v = nv;
-                        v[n] = strndup(b, len);
-                        if (!v[n])
-                                return -ENOMEM;
-                        v[++n] = NULL;
+                        r = strv_push_n(&v, &n, b, len);
+                        if (r < 0)
+                                return r;
                 }
                 s = e ? e + 1 : NULL;
         }
         *ret = TAKE_PTR(v);
+        return 0;
+}
+
+/*
+ * filterQuery text into *ret (NULL for none), with the type check of the model routes when
+ * check_types. Answers 400 (500 for -ENOMEM) itself and returns < 0.
+ */
+static int parse_filter(const char *fq, bool check_types, struct filterq_node **ret,
+                        struct http_resp *resp)
+{
+        CLEANUP(filterq_freep) struct filterq_node *filter = NULL;
+        char err[512];
+        int r;
+
+        r = filterq_parse(fq, &filter, err, sizeof(err));
+        if (r == -ENOMEM) {
+                reply_errno(resp, r);
+                return r;
+        }
+        if (r < 0) {
+                reply_error(resp, 400, "invalid filter query: %s: bad request", err);
+                return -EINVAL;
+        }
+        if (check_types && catalog_filter_check_types(filter) == -EDOM) {
+                reply_error(resp, 400, TYPE_MISMATCH);
+                return -EINVAL;
+        }
+        *ret = TAKE_PTR(filter);
         return 0;
 }
 
@@ -180,53 +239,71 @@ static int handle_sources(struct ctx *c, struct http_req *req, struct http_resp 
 
 /* ---- GET /models ---- */
 
+/* A comma-separated selector into *ret; answers 400 "too many <what>" (or 500) itself. */
+static int parse_csv_param(const char *v, const char *what, char ***ret, struct http_resp *resp)
+{
+        int r = split_csv(v, ret);
+
+        if (r == -E2BIG) {
+                reply_error(resp, 400, "too many %s: bad request", what);
+                return -EINVAL;
+        }
+        if (r < 0) {
+                reply_errno(resp, r);
+                return r;
+        }
+        return 0;
+}
+
+/*
+ * source and sourceLabel (not both; comma-separated) and recommendations (a boolean, checked
+ * only) of GET /models. Answers 400 itself and returns < 0.
+ */
+static int parse_model_selection(const struct http_req *req, struct catalog_model_query *q,
+                                 char ***sources, char ***labels, struct http_resp *resp)
+{
+        const char *src = http_req_query(req, "source");
+        const char *lbl = http_req_query(req, "sourceLabel");
+        const char *rec = http_req_query(req, "recommendations");
+        bool b;
+
+        if (src && src[0] && lbl && lbl[0]) {
+                reply_error(resp, 400,
+                            "source and sourceLabel cannot be used together: bad request");
+                return -EINVAL;
+        }
+        if (src && src[0]) {
+                if (parse_csv_param(src, "sources", sources, resp) < 0)
+                        return -EINVAL;
+                q->sources = *sources;
+        }
+        if (lbl && lbl[0]) {
+                if (parse_csv_param(lbl, "labels", labels, resp) < 0)
+                        return -EINVAL;
+                q->source_labels = *labels;
+        }
+        if (rec && rec[0] && parse_boolean(rec, &b) < 0) {
+                reply_error(resp, 400, "invalid recommendations '%s': bad request", rec);
+                return -EINVAL;
+        }
+        return 0;
+}
+
 static int handle_models(struct ctx *c, struct http_req *req, struct http_resp *resp)
 {
         struct catalog_model_query q = { 0 };
         CLEANUP(catalog_strv_freep) char **sources = NULL, **labels = NULL;
         CLEANUP(filterq_freep) struct filterq_node *filter = NULL;
+        CLEANUP(buf_release) struct buf text = BUF_INIT((size_t)HTTP_RESPONSE_MAX);
         AUTOFREE char *order_prop = NULL;
-        const char *src = http_req_query(req, "source");
-        const char *lbl = http_req_query(req, "sourceLabel");
-        const char *fq = http_req_query(req, "filterQuery");
         const char *ob = http_req_query(req, "orderBy");
-        const char *rec = http_req_query(req, "recommendations");
         char err[512];
         int r;
 
-        if (parse_page(req, &q.page, resp) < 0)
+        if (parse_page(req, &q.page, resp) < 0 ||
+            parse_model_selection(req, &q, &sources, &labels, resp) < 0 ||
+            parse_filter(http_req_query(req, "filterQuery"), true, &filter, resp) < 0)
                 return 0;
-        if (src && src[0] && lbl && lbl[0])
-                return reply_error(resp, 400,
-                                   "source and sourceLabel cannot be used together: bad request");
-        if (src && src[0]) {
-                r = split_csv(src, &sources);
-                if (r < 0)
-                        return r == -E2BIG ? reply_error(resp, 400, "too many sources: bad request")
-                                           : reply_errno(resp, r);
-                q.sources = sources;
-        }
-        if (lbl && lbl[0]) {
-                r = split_csv(lbl, &labels);
-                if (r < 0)
-                        return r == -E2BIG ? reply_error(resp, 400, "too many labels: bad request")
-                                           : reply_errno(resp, r);
-                q.source_labels = labels;
-        }
-        if (rec && rec[0]) {
-                bool b;
-
-                if (parse_boolean(rec, &b) < 0)
-                        return reply_error(resp, 400, "invalid recommendations '%s': bad request",
-                                           rec);
-        }
-        r = filterq_parse(fq, &filter, err, sizeof(err));
-        if (r == -ENOMEM)
-                return reply_errno(resp, r);
-        if (r < 0)
-                return reply_error(resp, 400, "invalid filter query: %s: bad request", err);
-        if (catalog_filter_check_types(filter) == -EDOM)
-                return reply_error(resp, 400, TYPE_MISMATCH);
         q.filter = filter;
         r = catalog_order_parse_models(ob, &q.order, &order_prop, &q.order_suffix);
         if (r == -ENOMEM)
@@ -235,20 +312,10 @@ static int handle_models(struct ctx *c, struct http_req *req, struct http_resp *
                 return reply_error(resp, 400, "unsupported order by field '%s': bad request", ob);
         q.order_property = order_prop;
         q.q = http_req_query(req, "q");
-        {
-                struct buf text = BUF_INIT(HTTP_RESPONSE_MAX);
-
-                r = catalog_index_list_models_text(c->idx, &q, &text, err, sizeof(err));
-                if (r >= 0)
-                        reply_text_json(resp, &text);
-                buf_release(&text);
-        }
-        if (r == -EINVAL)
-                return reply_error(resp, 400, "%s: bad request", err);
-        if (r == -EDOM)
-                return reply_error(resp, 400, TYPE_MISMATCH);
+        r = catalog_index_list_models_text(c->idx, &q, &text, err, sizeof(err));
         if (r < 0)
-                return reply_errno(resp, r);
+                return reply_query_error(resp, r, err);
+        reply_text_json(resp, &text);
         return 0;
 }
 
@@ -259,6 +326,12 @@ struct strv_builder {
         size_t n;
         int r;
 };
+
+static void strv_builder_release(struct strv_builder *b)
+{
+        catalog_strv_free(b->v);
+        *b = (struct strv_builder){ 0 };
+}
 
 static int collect_artifact_types(void *userdata, const char *key, const char *value)
 {
@@ -330,63 +403,53 @@ static int parse_perf(const struct http_req *req, struct catalog_perf_params *p,
         return 0;
 }
 
+/* artifactType (repeatable; model-artifact or metrics-artifact). Answers 400 itself. */
+static int parse_artifact_types(struct http_req *req, struct strv_builder *types,
+                                struct http_resp *resp)
+{
+        int r = http_req_query_foreach(req, collect_artifact_types, types);
+
+        if (types->r == -EINVAL || (r < 0 && r != -ENOMEM && types->r == 0)) {
+                reply_error(resp, 400,
+                            "invalid artifactType (expected model-artifact or metrics-artifact): "
+                            "bad request");
+                return -EINVAL;
+        }
+        if (types->r < 0) {
+                reply_errno(resp, types->r);
+                return types->r;
+        }
+        return 0;
+}
+
 static int handle_artifacts(struct ctx *c, struct http_req *req, struct http_resp *resp,
                             const char *source_id, const char *name, bool performance)
 {
         struct catalog_artifact_query q = { 0 };
         struct catalog_perf_params perf = { 0 };
-        struct strv_builder types = { 0 };
+        CLEANUP(strv_builder_release) struct strv_builder types = { 0 };
         CLEANUP(filterq_freep) struct filterq_node *filter = NULL;
         char err[512];
         json_t *out = NULL;
         int r;
 
-        if (parse_page(req, &q.page, resp) < 0)
+        if (parse_page(req, &q.page, resp) < 0 || parse_artifact_types(req, &types, resp) < 0 ||
+            parse_perf(req, &perf, resp) < 0 ||
+            parse_filter(http_req_query(req, "filterQuery"), true, &filter, resp) < 0)
                 return 0;
-        r = http_req_query_foreach(req, collect_artifact_types, &types);
-        if (types.r == -EINVAL || (r < 0 && r != -ENOMEM && types.r == 0)) {
-                catalog_strv_free(types.v);
-                return reply_error(resp, 400,
-                                   "invalid artifactType (expected model-artifact or "
-                                   "metrics-artifact): bad request");
-        }
-        if (types.r < 0) {
-                catalog_strv_free(types.v);
-                return reply_errno(resp, types.r);
-        }
         q.artifact_types = types.v;
-        if (parse_perf(req, &perf, resp) < 0) {
-                catalog_strv_free(types.v);
-                return 0;
-        }
         if (performance)
                 q.perf = &perf;
-        r = filterq_parse(http_req_query(req, "filterQuery"), &filter, err, sizeof(err));
-        if (r < 0) {
-                catalog_strv_free(types.v);
-                if (r == -ENOMEM)
-                        return reply_errno(resp, r);
-                return reply_error(resp, 400, "invalid filter query: %s: bad request", err);
-        }
-        if (catalog_filter_check_types(filter) == -EDOM) {
-                catalog_strv_free(types.v);
-                return reply_error(resp, 400, TYPE_MISMATCH);
-        }
         q.filter = filter;
         q.performance_only = performance;
         q.order_by = http_req_query(req, "orderBy");
         r = catalog_index_list_artifacts(c->idx, source_id, name, &q, &out, err, sizeof(err));
-        catalog_strv_free(types.v);
         if (r == -ENOENT)
                 return reply_error(resp, 400,
                                    "invalid model name '%s' for source '%s': bad request", name,
                                    source_id);
-        if (r == -EINVAL)
-                return reply_error(resp, 400, "%s: bad request", err);
-        if (r == -EDOM)
-                return reply_error(resp, 400, TYPE_MISMATCH);
         if (r < 0)
-                return reply_errno(resp, r);
+                return reply_query_error(resp, r, err);
         return reply_json(resp, out);
 }
 
@@ -463,84 +526,6 @@ static int handle_labels(struct ctx *c, struct http_req *req, struct http_resp *
 }
 
 /* ---- POST /sources/preview ---- */
-
-static const char *memmem_str(const char *h, size_t hl, const char *n)
-{
-        return memmem(h, hl, n, strlen(n));
-}
-
-int catalog_multipart_find(const char *content_type, const char *body, size_t len, const char *name,
-                           const char **ret_data, size_t *ret_len)
-{
-        const char *b, *p, *end = body + len;
-        char delim[256];
-        size_t blen;
-
-        if (!content_type || strncasecmp(content_type, "multipart/form-data", 19) != 0)
-                return -EINVAL;
-        b = strcasestr(content_type, "boundary=");
-        if (!b)
-                return -EINVAL;
-        b += strlen("boundary=");
-        blen = strcspn(b, ";");
-        if (blen >= 2 && b[0] == '"' && b[blen - 1] == '"') {
-                b++;
-                blen -= 2;
-        }
-        if (blen == 0 || blen > 200)
-                return -EINVAL;
-        snprintf(delim, sizeof(delim), "--%.*s", (int)blen, b);
-
-        p = memmem_str(body, len, delim);
-        for (unsigned parts = 0; p && parts < 64; parts++) {
-                const char *hdr, *hdr_end, *data, *next;
-                bool match = false;
-
-                hdr = p + strlen(delim);
-                if (end - hdr >= 2 && hdr[0] == '-' && hdr[1] == '-')
-                        return -ENOENT; /* closing delimiter */
-                hdr_end = memmem_str(hdr, (size_t)(end - hdr), "\r\n\r\n");
-                if (!hdr_end)
-                        return -EINVAL;
-                /* look for name="<name>" in this part's headers */
-                {
-                        char want[300];
-                        const char *h = hdr;
-                        size_t hl = (size_t)(hdr_end - hdr);
-
-                        snprintf(want, sizeof(want), "name=\"%s\"", name);
-                        while (hl > 0) {
-                                const char *f = memmem_str(h, hl, want);
-
-                                if (!f)
-                                        break;
-                                /* not the tail of filename="..." */
-                                if (f == hdr || f[-1] == ' ' || f[-1] == ';' || f[-1] == '\t') {
-                                        match = true;
-                                        break;
-                                }
-                                hl -= (size_t)(f + 1 - h);
-                                h = f + 1;
-                        }
-                }
-                data = hdr_end + 4;
-                {
-                        char crlf_delim[300];
-
-                        snprintf(crlf_delim, sizeof(crlf_delim), "\r\n%s", delim);
-                        next = memmem_str(data, (size_t)(end - data), crlf_delim);
-                }
-                if (!next)
-                        return -EINVAL;
-                if (match) {
-                        *ret_data = data;
-                        *ret_len = (size_t)(next - data);
-                        return 0;
-                }
-                p = next + 2;
-        }
-        return -ENOENT;
-}
 
 /*
  * A preview path: only the catalog file of a configured source (absolute, or relative to the
@@ -673,85 +658,103 @@ static int preview_hf_names(struct catalog_source_config *src, struct http_resp 
         return 0;
 }
 
-static int handle_preview(struct ctx *c, struct http_req *req, struct http_resp *resp)
+enum preview_filter {
+        PREVIEW_ALL,
+        PREVIEW_INCLUDED,
+        PREVIEW_EXCLUDED,
+};
+
+/* filterStatus: all (default), included or excluded. Answers 400 itself. */
+static int parse_filter_status(const struct http_req *req, enum preview_filter *ret,
+                               struct http_resp *resp)
+{
+        const char *fs = http_req_query(req, "filterStatus");
+
+        *ret = PREVIEW_ALL;
+        if (!fs || !fs[0] || streq(fs, "all"))
+                return 0;
+        if (streq(fs, "included"))
+                *ret = PREVIEW_INCLUDED;
+        else if (streq(fs, "excluded"))
+                *ret = PREVIEW_EXCLUDED;
+        else {
+                reply_error(resp, 400,
+                            "invalid filterStatus '%s' (expected all, included or excluded): bad "
+                            "request",
+                            fs);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+/*
+ * The model names of the source that the multipart body describes (part config, and for a yaml
+ * source optionally catalogData) with their include decisions. Answers 400/422 itself and
+ * returns -EINVAL for bad input.
+ */
+static int preview_source_names(struct ctx *c, struct http_req *req, struct http_resp *resp,
+                                char ***ret_names, bool **ret_included)
 {
         const char *ct = http_req_header(req, "Content-Type");
-        const char *fs = http_req_query(req, "filterStatus");
         const char *body = buf_str(&req->body);
         const char *cfg_data = NULL, *cat_data = NULL;
-        size_t cfg_len = 0, cat_len = 0, n_incl = 0, n = 0, total, start, end;
+        size_t cfg_len = 0, cat_len = 0;
+        CLEANUP(catalog_source_config_release)
         struct catalog_source_config src = { .enabled = -1 };
-        CLEANUP(catalog_strv_freep) char **names = NULL;
         struct catalog_error err = { 0 };
-        struct catalog_page page = { 0 };
-        AUTOFREE char **values = NULL;
-        AUTOFREE bool *all_included = NULL, *included = NULL;
-        AUTOFREE char *next = NULL;
-        json_auto_t *items = NULL;
         char msg[1200];
-        int want = 0; /* 0 all, 1 included, 2 excluded */
         int r;
 
-        if (req->body.len > CATALOG_PREVIEW_BODY_MAX)
-                return reply_error(resp, 413, "request body too large (limit %u bytes)",
-                                   CATALOG_PREVIEW_BODY_MAX);
-        if (parse_page(req, &page, resp) < 0)
-                return 0;
-        if (fs && fs[0]) {
-                if (streq(fs, "included"))
-                        want = 1;
-                else if (streq(fs, "excluded"))
-                        want = 2;
-                else if (!streq(fs, "all"))
-                        return reply_error(resp, 400,
-                                           "invalid filterStatus '%s' (expected all, included or "
-                                           "excluded): bad request",
-                                           fs);
-        }
         r = catalog_multipart_find(ct, body, req->body.len, "config", &cfg_data, &cfg_len);
-        if (r < 0)
-                return reply_error(resp, 400,
-                                   "missing required multipart field 'config': bad request");
+        if (r < 0) {
+                reply_error(resp, 400, "missing required multipart field 'config': bad request");
+                return -EINVAL;
+        }
         r = catalog_multipart_find(ct, body, req->body.len, "catalogData", &cat_data, &cat_len);
-        if (r == -EINVAL)
-                return reply_error(resp, 400, "malformed multipart body: bad request");
-
+        if (r == -EINVAL) {
+                reply_error(resp, 400, "malformed multipart body: bad request");
+                return -EINVAL;
+        }
         r = catalog_source_parse_preview("config", cfg_data, cfg_len, &src, &err);
         if (r == -ENOMEM)
-                return reply_errno(resp, r);
-        if (r < 0)
-                return reply_error(resp, 422, "invalid source config: %s",
-                                   catalog_error_format(&err, msg, sizeof(msg)));
+                return r;
+        if (r < 0) {
+                reply_error(resp, 422, "invalid source config: %s",
+                            catalog_error_format(&err, msg, sizeof(msg)));
+                return -EINVAL;
+        }
         if (src.type && streq(src.type, "yaml"))
-                r = preview_yaml_names(c, &src, cat_data, cat_len, resp, &names, &all_included);
-        else if (src.type && (streq(src.type, "hf") || streq(src.type, "huggingface")))
-                r = preview_hf_names(&src, resp, &names, &all_included);
-        else
-                r = reply_error(resp, 422, "unsupported source type '%s'",
-                                src.type ? src.type : "") < 0
-                            ? -ENOMEM
-                            : -EINVAL;
-        catalog_source_config_release(&src);
-        if (r == -EINVAL)
-                return 0;
-        if (r < 0)
-                return reply_errno(resp, r);
-        total = catalog_strv_length(names);
-        values = calloc(total + 1, sizeof(*values));
-        included = calloc(total + 1, sizeof(*included));
-        items = json_array();
+                return preview_yaml_names(c, &src, cat_data, cat_len, resp, ret_names,
+                                          ret_included);
+        if (src.type && (streq(src.type, "hf") || streq(src.type, "huggingface")))
+                return preview_hf_names(&src, resp, ret_names, ret_included);
+        reply_error(resp, 422, "unsupported source type '%s'", src.type ? src.type : "");
+        return -EINVAL;
+}
+
+/* Answers the page of names that want keeps, with the summary of all of them. */
+static int reply_preview(struct http_resp *resp, char **names, const bool *all_included,
+                         enum preview_filter want, const struct catalog_page *page)
+{
+        size_t total = catalog_strv_length(names), n_incl = 0, n = 0, start, end;
+        AUTOFREE char **values = calloc(total + 1, sizeof(*values));
+        AUTOFREE bool *included = calloc(total + 1, sizeof(*included));
+        AUTOFREE char *next = NULL;
+        json_auto_t *items = json_array();
+        int r;
+
         if (!values || !included || !items)
                 return reply_errno(resp, -ENOMEM);
         for (size_t i = 0; i < total; i++) {
                 bool inc = all_included[i];
 
                 n_incl += inc;
-                if ((want == 1 && !inc) || (want == 2 && inc))
+                if ((want == PREVIEW_INCLUDED && !inc) || (want == PREVIEW_EXCLUDED && inc))
                         continue;
                 values[n] = names[i];
                 included[n++] = inc;
         }
-        r = catalog_page_memory(values, values, n, &page, &start, &end, &next);
+        r = catalog_page_memory(values, values, n, page, &start, &end, &next);
         if (r < 0)
                 return reply_errno(resp, r);
         for (size_t i = start; i < end; i++)
@@ -762,8 +765,29 @@ static int handle_preview(struct ctx *c, struct http_req *req, struct http_resp 
                                           "summary", "totalModels", (json_int_t)total,
                                           "includedModels", (json_int_t)n_incl, "excludedModels",
                                           (json_int_t)(total - n_incl), "nextPageToken",
-                                          next ? next : "", "pageSize", (json_int_t)page.page_size,
+                                          next ? next : "", "pageSize", (json_int_t)page->page_size,
                                           "size", (json_int_t)json_array_size(items)));
+}
+
+static int handle_preview(struct ctx *c, struct http_req *req, struct http_resp *resp)
+{
+        CLEANUP(catalog_strv_freep) char **names = NULL;
+        AUTOFREE bool *included = NULL;
+        struct catalog_page page = { 0 };
+        enum preview_filter want;
+        int r;
+
+        if (req->body.len > (size_t)CATALOG_PREVIEW_BODY_MAX)
+                return reply_error(resp, 413, "request body too large (limit %u bytes)",
+                                   CATALOG_PREVIEW_BODY_MAX);
+        if (parse_page(req, &page, resp) < 0 || parse_filter_status(req, &want, resp) < 0)
+                return 0;
+        r = preview_source_names(c, req, resp, &names, &included);
+        if (r == -EINVAL)
+                return 0;
+        if (r < 0)
+                return reply_errno(resp, r);
+        return reply_preview(resp, names, included, want, &page);
 }
 
 /* ---- MCP catalog (/api/mcp_catalog/v1alpha1) ---- */
@@ -790,6 +814,25 @@ static int append_literal(struct buf *b, const json_t *v)
         return -EINVAL;
 }
 
+/* One filter's value: a literal, or "(a, b)" for a list (IN). */
+static int append_filter_value(struct buf *b, const json_t *val)
+{
+        size_t i;
+        json_t *e;
+        int r;
+
+        if (!json_is_array(val))
+                return append_literal(b, val);
+        r = buf_putc(b, '(');
+        json_array_foreach(val, i, e) {
+                if (r >= 0 && i > 0)
+                        r = buf_puts(b, ", ");
+                if (r >= 0)
+                        r = append_literal(b, e);
+        }
+        return r < 0 ? r : buf_putc(b, ')');
+}
+
 /* Turns a named query's {field: {operator, value}} into filterQuery text. */
 static int named_query_text(const json_t *filters, struct buf *b)
 {
@@ -799,26 +842,11 @@ static int named_query_text(const json_t *filters, struct buf *b)
         int r = 0;
 
         json_object_foreach((json_t *)filters, field, f) {
-                json_t *val = json_object_get(f, "value");
-
                 r = buf_printf(b, "%s`%s` %s ", first ? "" : " AND ", field,
                                json_string_value(json_object_get(f, "operator")));
                 first = false;
-                if (r >= 0 && json_is_array(val)) {
-                        size_t i;
-                        json_t *e;
-
-                        r = buf_putc(b, '(');
-                        json_array_foreach(val, i, e) {
-                                if (r >= 0 && i > 0)
-                                        r = buf_puts(b, ", ");
-                                if (r >= 0)
-                                        r = append_literal(b, e);
-                        }
-                        if (r >= 0)
-                                r = buf_putc(b, ')');
-                } else if (r >= 0)
-                        r = append_literal(b, val);
+                if (r >= 0)
+                        r = append_filter_value(b, json_object_get(f, "value"));
                 if (r < 0)
                         return r;
         }
@@ -849,15 +877,62 @@ static int parse_mcp_tools(const struct http_req *req, bool *include, uint32_t *
         return 0;
 }
 
+static int parse_mcp_order(const char *ob, enum catalog_order *ret)
+{
+        if (!ob || !ob[0] || streq(ob, "ID"))
+                *ret = CATALOG_ORDER_ID;
+        else if (streq(ob, "NAME"))
+                *ret = CATALOG_ORDER_NAME;
+        else if (streq(ob, "CREATE_TIME"))
+                *ret = CATALOG_ORDER_CREATE_TIME;
+        else if (streq(ob, "LAST_UPDATE_TIME"))
+                *ret = CATALOG_ORDER_LAST_UPDATE_TIME;
+        else
+                return -EINVAL;
+        return 0;
+}
+
+/*
+ * The filterQuery text of an MCP listing: the named query's filters, AND (filterQuery) when
+ * both are given. Answers 400 (500) itself and returns < 0.
+ */
+static int mcp_filter_text(struct ctx *c, const char *nq, const char *fq, struct buf *text,
+                           struct http_resp *resp)
+{
+        int r;
+
+        if (nq && nq[0]) {
+                const json_t *named = json_object_get(catalog_index_config(c->idx)->named_queries,
+                                                      nq);
+
+                if (!named ||
+                    !streq(json_string_value(json_object_get(named, "assetType")), "mcp_servers")) {
+                        reply_error(resp, 400, "unknown named query '%s': bad request", nq);
+                        return -EINVAL;
+                }
+                r = named_query_text(json_object_get(named, "filters"), text);
+                if (r < 0) {
+                        reply_errno(resp, r);
+                        return r;
+                }
+        }
+        if (fq && fq[0]) {
+                r = text->len > 0 ? buf_printf(text, " AND (%s)", fq) : buf_puts(text, fq);
+                if (r < 0) {
+                        reply_error(resp, 400, "filter query too long: bad request");
+                        return -EINVAL;
+                }
+        }
+        return 0;
+}
+
 static int handle_mcp_servers(struct ctx *c, struct http_req *req, struct http_resp *resp)
 {
         struct catalog_mcp_query q = { 0 };
         CLEANUP(catalog_strv_freep) char **labels = NULL;
         CLEANUP(filterq_freep) struct filterq_node *filter = NULL;
-        struct buf text = BUF_INIT(2 * FILTERQ_QUERY_MAX);
+        CLEANUP(buf_release) struct buf text = BUF_INIT(2 * (size_t)FILTERQ_QUERY_MAX);
         const char *lbl = http_req_query(req, "sourceLabel");
-        const char *fq = http_req_query(req, "filterQuery");
-        const char *nq = http_req_query(req, "namedQuery");
         const char *ob = http_req_query(req, "orderBy");
         char err[512];
         json_t *out = NULL;
@@ -866,15 +941,7 @@ static int handle_mcp_servers(struct ctx *c, struct http_req *req, struct http_r
         if (parse_page(req, &q.page, resp) < 0 ||
             parse_mcp_tools(req, &q.include_tools, &q.tool_limit, resp) < 0)
                 return 0;
-        if (!ob || !ob[0] || streq(ob, "ID"))
-                q.order = CATALOG_ORDER_ID;
-        else if (streq(ob, "NAME"))
-                q.order = CATALOG_ORDER_NAME;
-        else if (streq(ob, "CREATE_TIME"))
-                q.order = CATALOG_ORDER_CREATE_TIME;
-        else if (streq(ob, "LAST_UPDATE_TIME"))
-                q.order = CATALOG_ORDER_LAST_UPDATE_TIME;
-        else
+        if (parse_mcp_order(ob, &q.order) < 0)
                 return reply_error(resp, 400, "unsupported order by field '%s': bad request", ob);
         if (lbl && lbl[0]) {
                 r = split_csv(lbl, &labels);
@@ -882,35 +949,10 @@ static int handle_mcp_servers(struct ctx *c, struct http_req *req, struct http_r
                         return reply_errno(resp, r);
                 q.source_labels = labels;
         }
-        if (nq && nq[0]) {
-                const json_t *named = json_object_get(catalog_index_config(c->idx)->named_queries,
-                                                      nq);
-
-                if (!named ||
-                    !streq(json_string_value(json_object_get(named, "assetType")), "mcp_servers"))
-                        return reply_error(resp, 400, "unknown named query '%s': bad request", nq);
-                r = named_query_text(json_object_get(named, "filters"), &text);
-                if (r < 0) {
-                        buf_release(&text);
-                        return reply_errno(resp, r);
-                }
-        }
-        if (fq && fq[0]) {
-                if (text.len > 0)
-                        r = buf_printf(&text, " AND (%s)", fq);
-                else
-                        r = buf_puts(&text, fq);
-                if (r < 0) {
-                        buf_release(&text);
-                        return reply_error(resp, 400, "filter query too long: bad request");
-                }
-        }
-        r = filterq_parse(buf_str(&text), &filter, err, sizeof(err));
-        buf_release(&text);
-        if (r == -ENOMEM)
-                return reply_errno(resp, r);
-        if (r < 0)
-                return reply_error(resp, 400, "invalid filter query: %s: bad request", err);
+        if (mcp_filter_text(c, http_req_query(req, "namedQuery"),
+                            http_req_query(req, "filterQuery"), &text, resp) < 0 ||
+            parse_filter(buf_str(&text), false, &filter, resp) < 0)
+                return 0;
         q.filter = filter;
         q.name = http_req_query(req, "name");
         q.q = http_req_query(req, "q");
@@ -951,17 +993,12 @@ static int handle_mcp_tools(struct ctx *c, struct http_req *req, struct http_res
         const char *id = http_req_param(req, "server_id");
         CLEANUP(filterq_freep) struct filterq_node *filter = NULL;
         struct catalog_page page = { 0 };
-        char err[512];
         json_t *out = NULL;
         int r;
 
-        if (parse_page(req, &page, resp) < 0)
+        if (parse_page(req, &page, resp) < 0 ||
+            parse_filter(http_req_query(req, "filterQuery"), false, &filter, resp) < 0)
                 return 0;
-        r = filterq_parse(http_req_query(req, "filterQuery"), &filter, err, sizeof(err));
-        if (r == -ENOMEM)
-                return reply_errno(resp, r);
-        if (r < 0)
-                return reply_error(resp, 400, "invalid filter query: %s: bad request", err);
         r = catalog_index_list_mcp_tools(c->idx, id, &page, filter, &out);
         if (r == -ENOENT)
                 return reply_error(resp, 404, "MCP server '%s' not found", id);
