@@ -11,7 +11,6 @@
  * method 405.
  */
 
-
 #include "catalog/service.h"
 #include "http/server.h"
 #include "util/macro.h"
