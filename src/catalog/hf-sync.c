@@ -444,6 +444,20 @@ static int unsupported_pattern(const char *p, char *err, size_t n_err)
         return -EIO;
 }
 
+/*
+ * Parses an includedModels pattern; -EIO with upstream's message in err when it is not
+ * supported (no specific organization).
+ */
+static int parse_supported_pattern(const char *p, enum catalog_hf_pattern *ret_type, char **ret_org,
+                                   char **ret_prefix, char *err, size_t n_err)
+{
+        int r = catalog_hf_pattern_parse(p, ret_type, ret_org, ret_prefix);
+
+        if (r < 0)
+                return r;
+        return *ret_type == CATALOG_HF_PATTERN_INVALID ? unsupported_pattern(p, err, n_err) : 0;
+}
+
 /* "a b c": the names of v (n of them), space-separated, bounded as the error messages are. */
 static int join_names(struct buf *list, char *const *v, size_t n)
 {
@@ -473,26 +487,19 @@ static int expand_pattern(struct hf_client *cl, const char *p, struct expansion 
         char cause[768];
         int r;
 
-        r = catalog_hf_pattern_parse(p, &type, &org, &prefix);
+        r = parse_supported_pattern(p, &type, &org, &prefix, err, n_err);
         if (r < 0)
                 return r;
-        switch (type) {
-        case CATALOG_HF_PATTERN_INVALID:
-                return unsupported_pattern(p, err, n_err);
-        case CATALOG_HF_PATTERN_ORG_ALL:
-        case CATALOG_HF_PATTERN_ORG_PREFIX:
-                e->n_wild++;
-                r = list_by_author(cl, org, prefix, &e->names, &e->n, cause, sizeof(cause));
-                if (r == -EIO) {
-                        r = strv_push(&e->failed, &e->n_failed, p);
-                        if (r >= 0)
-                                r = err_append(&e->causes, "; %s: %s", p, cause);
-                }
-                return r;
-        case CATALOG_HF_PATTERN_EXACT:
+        if (type == CATALOG_HF_PATTERN_EXACT)
                 return strv_push(&e->names, &e->n, p);
+        e->n_wild++;
+        r = list_by_author(cl, org, prefix, &e->names, &e->n, cause, sizeof(cause));
+        if (r == -EIO) {
+                r = strv_push(&e->failed, &e->n_failed, p);
+                if (r >= 0)
+                        r = err_append(&e->causes, "; %s: %s", p, cause);
         }
-        return -EINVAL;
+        return r;
 }
 
 /* "no models found[: [a b]]; a: cause..." when wildcard patterns found nothing at all; -EIO. */
@@ -790,26 +797,20 @@ static int preview_pattern(struct hf_client *cl, const char *p, char ***names, s
         char cause[768];
         int r;
 
-        r = catalog_hf_pattern_parse(p, &type, &org, &prefix);
+        r = parse_supported_pattern(p, &type, &org, &prefix, reterr, n_reterr);
         if (r < 0)
                 return r;
-        switch (type) {
-        case CATALOG_HF_PATTERN_INVALID:
-                return unsupported_pattern(p, reterr, n_reterr);
-        case CATALOG_HF_PATTERN_ORG_ALL:
-        case CATALOG_HF_PATTERN_ORG_PREFIX:
+        if (type != CATALOG_HF_PATTERN_EXACT) {
                 r = list_by_author(cl, org, prefix, names, n, cause, sizeof(cause));
                 return r == -EIO ? 0 : r;
-        case CATALOG_HF_PATTERN_EXACT:
-                /* an exact id that cannot be fetched keeps its own name */
-                r = fetch_info(cl, p, &info, cause, sizeof(cause));
-                if (r == -EIO)
-                        return strv_push(names, n, p);
-                if (r < 0)
-                        return r;
-                return strv_push(names, n, json_string_value(json_object_get(info, "id")));
         }
-        return -EINVAL;
+        /* an exact id that cannot be fetched keeps its own name */
+        r = fetch_info(cl, p, &info, cause, sizeof(cause));
+        if (r == -EIO)
+                return strv_push(names, n, p);
+        if (r < 0)
+                return r;
+        return strv_push(names, n, json_string_value(json_object_get(info, "id")));
 }
 
 int catalog_hf_preview_names(const struct catalog_hf_config *c, const struct catalog_hf_opts *opts,
