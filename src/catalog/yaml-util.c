@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "catalog/limits.h"
+#include "catalog/yaml-compose.h"
 #include "util/time-util.h"
 #include "util/parse-util.h"
 
@@ -175,122 +176,25 @@ int catalog_read_file(const char *path, size_t max, char **ret_data, size_t *ret
         return 0;
 }
 
-/*
- * A first pass over the events: refuses collections nested deeper than CATALOG_YAML_DEPTH_MAX
- * and files that take longer than CATALOG_PARSE_USEC_MAX to parse, before the document is built.
- * (libyaml's scanner does work proportional to the depth for every token, so deep nesting is
- * quadratic; stopping at the limit keeps every file linear.) Syntax errors are left to the load.
- */
-/*
- * The parse budget is the parsing thread's CPU time, not wall time: on a loaded node (the
- * benchmark's 2 cores at load average 30) a good 9 MB file took over 10 s of wall time for about
- * 1 s of CPU and was refused.
- */
-static usec_t thread_cpu_usec(void)
-{
-        struct timespec ts;
-
-        if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
-                return now_monotonic();
-        return (usec_t)ts.tv_sec * USEC_PER_SEC + (usec_t)ts.tv_nsec / 1000;
-}
-
-static int ydoc_precheck(const char *file, const char *data, size_t len, struct catalog_error *err)
-{
-        yaml_parser_t parser;
-        usec_t deadline = thread_cpu_usec() + CATALOG_PARSE_USEC_MAX;
-        unsigned depth = 0;
-        int r = 0;
-
-        if (!yaml_parser_initialize(&parser))
-                return -ENOMEM;
-        yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
-        for (size_t n = 0;; n++) {
-                yaml_event_t ev;
-                yaml_event_type_t type;
-                unsigned line;
-
-                if (!yaml_parser_parse(&parser, &ev))
-                        break; /* reported by the load */
-                type = ev.type;
-                line = (unsigned)ev.start_mark.line + 1;
-                yaml_event_delete(&ev);
-                if (type == YAML_STREAM_END_EVENT)
-                        break;
-                if (type == YAML_SEQUENCE_START_EVENT || type == YAML_MAPPING_START_EVENT) {
-                        if (++depth > CATALOG_YAML_DEPTH_MAX) {
-                                catalog_error_set(err, file, line, "nesting deeper than %u levels",
-                                                  CATALOG_YAML_DEPTH_MAX);
-                                r = -E2BIG;
-                                break;
-                        }
-                } else if ((type == YAML_SEQUENCE_END_EVENT || type == YAML_MAPPING_END_EVENT) &&
-                           depth > 0)
-                        depth--;
-                if ((n & 4095) == 4095 && thread_cpu_usec() > deadline) {
-                        catalog_error_set(err, file, line, "parsing took longer than %u s",
-                                          (unsigned)(CATALOG_PARSE_USEC_MAX / USEC_PER_SEC));
-                        r = -E2BIG;
-                        break;
-                }
-        }
-        yaml_parser_delete(&parser);
-        return r;
-}
-
 int ydoc_load(struct ydoc *d, const char *file, const char *data, size_t len,
               struct catalog_error *err)
 {
-        yaml_parser_t parser;
-        int ok, r;
+        int r;
 
         *d = (struct ydoc){ .file = file };
         if (memchr(data, '\0', len)) {
                 catalog_error_set(err, file, 0, "file contains NUL bytes");
                 return -EINVAL;
         }
-        r = ydoc_precheck(file, data, len, err);
+        r = yaml_compose(file, data, len, &d->doc, err);
         if (r < 0)
                 return r;
-        if (!yaml_parser_initialize(&parser))
-                return -ENOMEM;
-        yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
-        ok = yaml_parser_load(&parser, &d->doc);
-        if (!ok) {
-                r = parser.error == YAML_MEMORY_ERROR ? -ENOMEM : -EINVAL;
-                yaml_mark_t m = parser.problem ? parser.problem_mark : parser.context_mark;
-
-                catalog_error_set(err, file, (unsigned)m.line + 1, "invalid YAML: %s%s%s",
-                                  parser.problem ? parser.problem : "parse error",
-                                  parser.context ? " " : "", parser.context ? parser.context : "");
-                yaml_parser_delete(&parser);
-                return r;
-        }
         d->loaded = true;
         {
                 size_t n = (size_t)(d->doc.nodes.top - d->doc.nodes.start);
 
                 d->budget = MIN(n * 4 + 1024, (size_t)CATALOG_YAML_NODES_MAX);
         }
-        /* A second document in the stream is an error: one file, one catalog. */
-        {
-                yaml_document_t extra;
-
-                if (yaml_document_get_root_node(&d->doc) && yaml_parser_load(&parser, &extra)) {
-                        bool has = yaml_document_get_root_node(&extra) != NULL;
-                        unsigned line = (unsigned)extra.start_mark.line + 1;
-
-                        yaml_document_delete(&extra);
-                        if (has) {
-                                catalog_error_set(err, file, line,
-                                                  "more than one YAML document in file");
-                                yaml_parser_delete(&parser);
-                                ydoc_release(d);
-                                return -EINVAL;
-                        }
-                }
-        }
-        yaml_parser_delete(&parser);
         return 0;
 }
 
