@@ -774,12 +774,30 @@ static int artifact_props_build(struct catalog_index *idx)
 
 /* ---- build ---- */
 
+/* "m\x1f<source>\x1f<name>" or "a\x1f<source>\x1f<name>\x1f<art>" (no printf: one per item) */
 static int ids_key(struct buf *b, const char *source, const char *name, long art)
 {
+        char num[24], *p = num + sizeof(num);
+        int r;
+
         buf_reset(b);
-        if (art < 0)
-                return buf_printf(b, "m\x1f%s\x1f%s", source, name);
-        return buf_printf(b, "a\x1f%s\x1f%s\x1f%ld", source, name, art);
+        r = buf_putc(b, art < 0 ? 'm' : 'a');
+        if (r >= 0)
+                r = buf_putc(b, '\x1f');
+        if (r >= 0)
+                r = buf_puts(b, source);
+        if (r >= 0)
+                r = buf_putc(b, '\x1f');
+        if (r >= 0)
+                r = buf_puts(b, name);
+        if (r < 0 || art < 0)
+                return r;
+        do {
+                *--p = (char)('0' + art % 10);
+                art /= 10;
+        } while (art > 0);
+        *--p = '\x1f';
+        return buf_append(b, p, (size_t)(num + sizeof(num) - p));
 }
 
 /* Looks up or allocates the id of key in (old, new) maps; appends to new. */
