@@ -882,7 +882,7 @@ int catalog_index_build(struct catalog_config *config, struct catalog_source_loa
         struct id_entry *nv = NULL;
         size_t nn = 0, ncap = 0, total = 0;
         int64_t next = ids->next;
-        struct buf key = BUF_INIT(64 * 1024);
+        struct buf key = BUF_INIT((size_t)64 * 1024);
         size_t total_art = 0, n_art_ids = 0;
         int r = 0;
 
@@ -912,8 +912,8 @@ int catalog_index_build(struct catalog_config *config, struct catalog_source_loa
                 }
         }
         idx->models = calloc(total + 1, sizeof(*idx->models));
-        idx->by_key = calloc(total + 1, sizeof(*idx->by_key));
-        idx->by_id = calloc(total + 1, sizeof(*idx->by_id));
+        idx->by_key = calloc(total + 1, sizeof(struct catalog_model *));
+        idx->by_id = calloc(total + 1, sizeof(struct catalog_model *));
         idx->art_ids = calloc(total_art + 1, sizeof(*idx->art_ids));
         if (!idx->models || !idx->by_key || !idx->by_id || !idx->art_ids)
                 return -ENOMEM;
@@ -1019,8 +1019,8 @@ int catalog_index_build(struct catalog_config *config, struct catalog_source_loa
                 idx->by_key[i] = idx->by_id[i] = &idx->models[i];
                 idx->models[i].index = idx;
         }
-        qsort(idx->by_key, idx->n_models, sizeof(*idx->by_key), model_cmp_key);
-        qsort(idx->by_id, idx->n_models, sizeof(*idx->by_id), model_cmp_id);
+        qsort(idx->by_key, idx->n_models, sizeof(struct catalog_model *), model_cmp_key);
+        qsort(idx->by_id, idx->n_models, sizeof(struct catalog_model *), model_cmp_id);
         idx->well_typed = true;
         for (size_t i = 0; i < idx->n_models && idx->well_typed; i++) {
                 const struct catalog_model *m = &idx->models[i];
@@ -1846,7 +1846,8 @@ static const struct catalog_model *find_model(const struct catalog_index *idx,
 
         if (idx->n_models == 0)
                 return NULL;
-        hit = bsearch(&pp, idx->by_key, idx->n_models, sizeof(*idx->by_key), model_cmp_key);
+        hit = bsearch(&pp, idx->by_key, idx->n_models, sizeof(struct catalog_model *),
+                      model_cmp_key);
         return hit ? *hit : NULL;
 }
 
@@ -1933,7 +1934,7 @@ static int perf_page(struct keyed *v, size_t n, bool is_str, bool always_has, bo
 {
         struct catalog_perf_params p = *q->perf;
         struct sort_opts opts = { .desc = q->page.desc, .id_asc = id_asc };
-        AUTOFREE json_t **arts = calloc(n + 1, sizeof(*arts));
+        AUTOFREE json_t **arts = calloc(n + 1, sizeof(json_t *));
         AUTOFREE bool *keep = calloc(n + 1, sizeof(*keep));
         size_t k = 0;
         int r;

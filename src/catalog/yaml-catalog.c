@@ -790,7 +790,7 @@ int catalog_models_parse(const char *file, const char *data, size_t len,
         struct ydoc d;
         int r;
 
-        if (len > CATALOG_FILE_MAX) {
+        if (len > (size_t)CATALOG_FILE_MAX) {
                 catalog_error_set(err, file, 0, "file too large (limit %u bytes)",
                                   CATALOG_FILE_MAX);
                 return -EFBIG;
@@ -824,7 +824,7 @@ int catalog_models_load_file(const char *path, struct catalog_models **ret,
         size_t len;
         int r;
 
-        r = catalog_read_file_reported(path, CATALOG_FILE_MAX, &data, &len, err);
+        r = catalog_read_file_reported(path, (size_t)CATALOG_FILE_MAX, &data, &len, err);
         if (r < 0)
                 return r;
         return catalog_models_parse(path, data, len, ret, err);

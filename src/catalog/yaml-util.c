@@ -25,7 +25,7 @@ void catalog_error_set(struct catalog_error *e, const char *file, unsigned line,
         snprintf(e->file, sizeof(e->file), "%s", file ? file : "");
         e->line = line;
         va_start(ap, fmt);
-        vsnprintf(e->message, sizeof(e->message), fmt, ap);
+        (void)vsnprintf(e->message, sizeof(e->message), fmt, ap);
         va_end(ap);
 }
 
@@ -119,12 +119,48 @@ int catalog_read_file_reported(const char *path, size_t max, char **ret_data, si
         return r;
 }
 
+/* Reads fd to its end into *data (capacity *cap, grown by doubling); -EFBIG past max. */
+static int read_all(int fd, size_t max, char **data, size_t *cap, size_t *ret_len)
+{
+        size_t len = 0;
+
+        for (;;) {
+                ssize_t k;
+
+                if (len + 1 >= *cap) {
+                        char *p;
+
+                        if (*cap > max + 1)
+                                return -EFBIG;
+                        p = realloc(*data, *cap * 2);
+                        if (!p)
+                                return -ENOMEM;
+                        *data = p;
+                        *cap *= 2;
+                }
+                k = read(fd, *data + len, *cap - len - 1);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return negative_errno();
+                if (k == 0)
+                        break;
+                len += (size_t)k;
+                if (len > max)
+                        return -EFBIG;
+        }
+        (*data)[len] = '\0';
+        *ret_len = len;
+        return 0;
+}
+
 int catalog_read_file(const char *path, size_t max, char **ret_data, size_t *ret_len)
 {
         AUTOCLOSE int fd = -EBADF;
         AUTOFREE char *data = NULL;
         struct stat st;
         size_t len = 0, cap;
+        int r;
 
         /* non-blocking: a FIFO (or a device) in place of a file must not block the reload */
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -142,34 +178,9 @@ int catalog_read_file(const char *path, size_t max, char **ret_data, size_t *ret
         data = malloc(cap);
         if (!data)
                 return -ENOMEM;
-        for (;;) {
-                ssize_t k;
-
-                if (len + 1 >= cap) {
-                        size_t ncap = cap * 2;
-                        char *p;
-
-                        if (cap > max + 1)
-                                return -EFBIG;
-                        p = realloc(data, ncap);
-                        if (!p)
-                                return -ENOMEM;
-                        data = p;
-                        cap = ncap;
-                }
-                k = read(fd, data + len, cap - len - 1);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                if (k == 0)
-                        break;
-                len += (size_t)k;
-                if (len > max)
-                        return -EFBIG;
-        }
-        data[len] = '\0';
+        r = read_all(fd, max, &data, &cap, &len);
+        if (r < 0)
+                return r;
         *ret_data = TAKE_PTR(data);
         if (ret_len)
                 *ret_len = len;
@@ -391,6 +402,55 @@ static json_t *plain_scalar_to_json(const char *s)
 }
 
 static int to_json(struct ydoc *d, yaml_node_t *n, unsigned depth, json_t **ret,
+                   struct catalog_error *err);
+
+static int sequence_to_json(struct ydoc *d, yaml_node_t *n, unsigned depth, json_t *v,
+                            struct catalog_error *err)
+{
+        for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+             it++) {
+                json_t *item = NULL;
+                int r = to_json(d, ydoc_node(d, *it), depth + 1, &item, err);
+
+                if (r < 0)
+                        return r;
+                if (json_array_append_new(v, item) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+static int mapping_to_json(struct ydoc *d, yaml_node_t *n, unsigned depth, json_t *v,
+                           struct catalog_error *err)
+{
+        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+             p++) {
+                yaml_node_t *k = ydoc_node(d, p->key);
+                const char *key = ynode_scalar(k);
+                json_t *item = NULL;
+                int r;
+
+                if (!key) {
+                        catalog_error_set(err, d->file, ynode_line(k),
+                                          "mapping keys must be scalars");
+                        return -EINVAL;
+                }
+                if (json_object_get(v, key)) {
+                        catalog_error_set(err, d->file, ynode_line(k), "duplicate key '%s'", key);
+                        return -EINVAL;
+                }
+                r = to_json(d, ydoc_node(d, p->value), depth + 1, &item, err);
+                if (r < 0)
+                        return r;
+                if (json_object_set_new(v, key, item) < 0) {
+                        catalog_error_set(err, d->file, ynode_line(k), "invalid key '%s'", key);
+                        return -EINVAL;
+                }
+        }
+        return 0;
+}
+
+static int to_json(struct ydoc *d, yaml_node_t *n, unsigned depth, json_t **ret,
                    struct catalog_error *err)
 {
         json_auto_t *v = NULL;
@@ -405,59 +465,22 @@ static int to_json(struct ydoc *d, yaml_node_t *n, unsigned depth, json_t **ret,
         }
         switch (n->type) {
         case YAML_SCALAR_NODE:
-                if (ynode_is_plain(n))
-                        v = plain_scalar_to_json(ynode_scalar(n));
-                else
-                        v = json_string(ynode_scalar(n));
+                v = ynode_is_plain(n) ? plain_scalar_to_json(ynode_scalar(n))
+                                      : json_string(ynode_scalar(n));
                 if (!v) {
                         catalog_error_set(err, d->file, ynode_line(n), "string is not UTF-8");
                         return -EINVAL;
                 }
                 break;
         case YAML_SEQUENCE_NODE:
-                v = json_array();
-                if (!v)
-                        return -ENOMEM;
-                for (yaml_node_item_t *it = n->data.sequence.items.start;
-                     it < n->data.sequence.items.top; it++) {
-                        json_t *item = NULL;
-
-                        r = to_json(d, ydoc_node(d, *it), depth + 1, &item, err);
-                        if (r < 0)
-                                return r;
-                        if (json_array_append_new(v, item) < 0)
-                                return -ENOMEM;
-                }
-                break;
         case YAML_MAPPING_NODE:
-                v = json_object();
+                v = n->type == YAML_SEQUENCE_NODE ? json_array() : json_object();
                 if (!v)
                         return -ENOMEM;
-                for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
-                     p < n->data.mapping.pairs.top; p++) {
-                        yaml_node_t *k = ydoc_node(d, p->key);
-                        const char *key = ynode_scalar(k);
-                        json_t *item = NULL;
-
-                        if (!key) {
-                                catalog_error_set(err, d->file, ynode_line(k),
-                                                  "mapping keys must be scalars");
-                                return -EINVAL;
-                        }
-                        if (json_object_get(v, key)) {
-                                catalog_error_set(err, d->file, ynode_line(k), "duplicate key '%s'",
-                                                  key);
-                                return -EINVAL;
-                        }
-                        r = to_json(d, ydoc_node(d, p->value), depth + 1, &item, err);
-                        if (r < 0)
-                                return r;
-                        if (json_object_set_new(v, key, item) < 0) {
-                                catalog_error_set(err, d->file, ynode_line(k), "invalid key '%s'",
-                                                  key);
-                                return -EINVAL;
-                        }
-                }
+                r = n->type == YAML_SEQUENCE_NODE ? sequence_to_json(d, n, depth, v, err)
+                                                  : mapping_to_json(d, n, depth, v, err);
+                if (r < 0)
+                        return r;
                 break;
         default:
                 catalog_error_set(err, d->file, ynode_line(n), "unexpected YAML node");
