@@ -875,25 +875,26 @@ static bool custom_well_typed(const json_t *custom)
         return true;
 }
 
-int catalog_index_build(struct catalog_config *config, struct catalog_source_load *loads,
-                        size_t n_loads, struct catalog_ids *ids, struct catalog_index **ret)
-{
-        CLEANUP(catalog_index_unrefp) struct catalog_index *idx = NULL;
-        struct id_entry *nv = NULL;
-        size_t nn = 0, ncap = 0, total = 0;
-        int64_t next = ids->next;
-        struct buf key = BUF_INIT((size_t)64 * 1024);
-        size_t total_art = 0, n_art_ids = 0;
-        int r = 0;
+/* The stable-id map being built for the new snapshot (committed to ids when the build succeeds). */
+struct id_builder {
+        const struct catalog_ids *old;
+        struct id_entry *v; /* owned */
+        size_t n, cap;
+        int64_t next;
+        struct buf key; /* scratch */
+};
 
-        if (n_loads != config->n_sources)
-                return -EINVAL;
-        idx = calloc(1, sizeof(*idx));
-        if (!idx)
-                return -ENOMEM;
-        idx->refs = 1;
-        idx->config = *config;
-        *config = (struct catalog_config){ 0 };
+static int id_builder_assign(struct id_builder *b, int64_t *ret)
+{
+        return ids_assign(b->old, &b->v, &b->n, &b->cap, &b->next, buf_str(&b->key), ret);
+}
+
+/* Moves the loads into idx->sources and allocates the model arrays for what they serve. */
+static int index_take_sources(struct catalog_index *idx, struct catalog_source_load *loads,
+                              size_t n_loads)
+{
+        size_t total = 0, total_art = 0;
+
         idx->sources = calloc(n_loads + 1, sizeof(*idx->sources));
         if (!idx->sources) {
                 for (size_t i = 0; i < n_loads; i++)
@@ -917,6 +918,41 @@ int catalog_index_build(struct catalog_config *config, struct catalog_source_loa
         idx->art_ids = calloc(total_art + 1, sizeof(*idx->art_ids));
         if (!idx->models || !idx->by_key || !idx->by_id || !idx->art_ids)
                 return -ENOMEM;
+        return 0;
+}
+
+/* One model of source s: ids for it and its artifacts, served text, resolved fields. */
+static int index_add_model(struct catalog_index *idx, const struct catalog_source_config *s,
+                           const struct catalog_model_data *d, size_t *n_art_ids,
+                           struct id_builder *b)
+{
+        struct catalog_model *m = &idx->models[idx->n_models];
+        size_t n_art = json_array_size(d->artifacts);
+        int r;
+
+        m->src = s;
+        m->data = d;
+        r = ids_key(&b->key, s->id, d->name, -1);
+        if (r >= 0)
+                r = id_builder_assign(b, &m->id);
+        m->art_off = *n_art_ids;
+        for (size_t a = 0; a < n_art && r >= 0; a++) {
+                r = ids_key(&b->key, s->id, d->name, (long)a);
+                if (r >= 0)
+                        r = id_builder_assign(b, &idx->art_ids[(*n_art_ids)++]);
+        }
+        if (r >= 0)
+                r = model_build(m, s->id);
+        if (r >= 0)
+                model_resolve_fields(m);
+        idx->n_models++;
+        return r;
+}
+
+static int index_add_models(struct catalog_index *idx, size_t n_loads, struct id_builder *b)
+{
+        size_t n_art_ids = 0;
+        int r = 0;
 
         for (size_t i = 0; i < n_loads && r >= 0; i++) {
                 const struct catalog_source_config *s = &idx->config.sources[i];
@@ -926,41 +962,49 @@ int catalog_index_build(struct catalog_config *config, struct catalog_source_loa
                 if (!data || s->is_mcp || !s->enabled)
                         continue;
                 r = catalog_source_excluded(s, &excluded);
-                if (r < 0)
-                        break;
-                for (size_t j = 0; j < data->n; j++) {
-                        struct catalog_model *m = &idx->models[idx->n_models];
+                for (size_t j = 0; j < data->n && r >= 0; j++) {
                         const struct catalog_model_data *d = &data->v[j];
-                        size_t n_art = json_array_size(d->artifacts);
 
                         /* hf sources are filtered by their sync (patterns with the org prefix) */
                         if (!(s->type && streq(s->type, "hf")) &&
                             !catalog_glob_included(s->included, excluded, d->name))
                                 continue;
-                        m->src = s;
-                        m->data = d;
-                        r = ids_key(&key, s->id, d->name, -1);
-                        if (r >= 0)
-                                r = ids_assign(ids, &nv, &nn, &ncap, &next, buf_str(&key), &m->id);
-                        m->art_off = n_art_ids;
-                        for (size_t a = 0; a < n_art && r >= 0; a++) {
-                                r = ids_key(&key, s->id, d->name, (long)a);
-                                if (r >= 0)
-                                        r = ids_assign(ids, &nv, &nn, &ncap, &next, buf_str(&key),
-                                                       &idx->art_ids[n_art_ids++]);
-                        }
-                        if (r >= 0)
-                                r = model_build(m, s->id);
-                        if (r >= 0)
-                                model_resolve_fields(m);
-                        idx->n_models++;
-                        if (r < 0)
-                                break;
+                        r = index_add_model(idx, s, d, &n_art_ids, b);
                 }
         }
+        return r;
+}
+
+/* The served MCPServer object of sv (a private copy with id, source_id, toolCount). */
+static int mcp_server_wire(const struct catalog_source_config *s, const json_t *sv, int64_t id,
+                           json_t *out)
+{
+        json_t *tools = json_object_get(sv, "tools");
+        char idbuf[32];
+        json_t *w;
+
+        (void)snprintf(idbuf, sizeof(idbuf), "%" PRId64, id);
+        w = json_deep_copy(sv);
+        if (w && mcp_tools_default_access(json_object_get(w, "tools")) < 0) {
+                json_decref(w);
+                w = NULL;
+        }
+        if (!w || json_object_set_new(w, "id", json_string(idbuf)) < 0 ||
+            json_object_set_new(w, "source_id", json_string(s->id)) < 0 ||
+            json_object_set_new(w, "toolCount", json_integer((json_int_t)json_array_size(tools))) <
+                    0 ||
+            json_array_append_new(out, w) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+static int index_add_mcp(struct catalog_index *idx, size_t n_loads, struct id_builder *b)
+{
+        int r = 0;
+
         idx->mcp = json_array();
         if (!idx->mcp)
-                r = -ENOMEM;
+                return -ENOMEM;
         for (size_t i = 0; i < n_loads && r >= 0; i++) {
                 const struct catalog_source_config *s = &idx->config.sources[i];
                 struct catalog_models *data = idx->sources[i].data;
@@ -971,48 +1015,27 @@ int catalog_index_build(struct catalog_config *config, struct catalog_source_loa
                         continue;
                 json_array_foreach(data->mcp_servers, j, sv) {
                         const char *name = json_string_value(json_object_get(sv, "name"));
-                        json_t *tools = json_object_get(sv, "tools");
                         int64_t id = 0;
-                        char idbuf[32];
-                        json_t *w;
 
                         if (!name || !catalog_glob_included(s->included, s->excluded, name))
                                 continue;
-                        r = buf_printf(&key, "s\x1f%s\x1f%s", s->id, name);
+                        buf_reset(&b->key);
+                        r = buf_printf(&b->key, "s\x1f%s\x1f%s", s->id, name);
                         if (r >= 0)
-                                r = ids_assign(ids, &nv, &nn, &ncap, &next, buf_str(&key), &id);
-                        buf_reset(&key);
+                                r = id_builder_assign(b, &id);
+                        if (r >= 0)
+                                r = mcp_server_wire(s, sv, id, idx->mcp);
                         if (r < 0)
                                 break;
-                        snprintf(idbuf, sizeof(idbuf), "%" PRId64, id);
-                        w = json_deep_copy(sv);
-                        if (w && mcp_tools_default_access(json_object_get(w, "tools")) < 0) {
-                                json_decref(w);
-                                w = NULL;
-                        }
-                        if (!w || json_object_set_new(w, "id", json_string(idbuf)) < 0 ||
-                            json_object_set_new(w, "source_id", json_string(s->id)) < 0 ||
-                            json_object_set_new(w, "toolCount",
-                                                json_integer((json_int_t)json_array_size(tools))) <
-                                    0 ||
-                            json_array_append_new(idx->mcp, w) < 0) {
-                                r = -ENOMEM;
-                                break;
-                        }
                 }
         }
-        buf_release(&key);
-        if (r < 0) {
-                id_entries_free(nv, nn);
-                return r;
-        }
-        /* commit the new id map (empty when nothing is served: nv is NULL then) */
-        if (nn > 0)
-                qsort(nv, nn, sizeof(*nv), id_entry_cmp);
-        id_entries_free(ids->v, ids->n);
-        ids->v = nv;
-        ids->n = nn;
-        ids->next = next;
+        return r;
+}
+
+/* Orders, typing check and precomputed answers of a snapshot whose models are built. */
+static int index_finish(struct catalog_index *idx)
+{
+        int r;
 
         qsort(idx->models, idx->n_models, sizeof(*idx->models), model_cmp_name_asc);
         for (size_t i = 0; i < idx->n_models; i++) {
@@ -1032,14 +1055,48 @@ int catalog_index_build(struct catalog_config *config, struct catalog_source_loa
                         if (!custom_well_typed(json_object_get(a, "customProperties")))
                                 idx->well_typed = false;
         }
-
         r = artifact_props_build(idx);
+        if (r >= 0)
+                r = filter_options_build(idx);
+        if (r >= 0)
+                r = mcp_filter_options_build(idx);
+        return r;
+}
+
+int catalog_index_build(struct catalog_config *config, struct catalog_source_load *loads,
+                        size_t n_loads, struct catalog_ids *ids, struct catalog_index **ret)
+{
+        CLEANUP(catalog_index_unrefp) struct catalog_index *idx = NULL;
+        struct id_builder b = { .old = ids, .next = ids->next, .key = BUF_INIT((size_t)64 * 1024) };
+        int r;
+
+        if (n_loads != config->n_sources)
+                return -EINVAL;
+        idx = calloc(1, sizeof(*idx));
+        if (!idx)
+                return -ENOMEM;
+        idx->refs = 1;
+        idx->config = *config;
+        *config = (struct catalog_config){ 0 };
+        r = index_take_sources(idx, loads, n_loads);
         if (r < 0)
                 return r;
-        r = filter_options_build(idx);
-        if (r < 0)
+        r = index_add_models(idx, n_loads, &b);
+        if (r >= 0)
+                r = index_add_mcp(idx, n_loads, &b);
+        buf_release(&b.key);
+        if (r < 0) {
+                id_entries_free(b.v, b.n);
                 return r;
-        r = mcp_filter_options_build(idx);
+        }
+        /* commit the new id map (empty when nothing is served: b.v is NULL then) */
+        if (b.n > 0)
+                qsort(b.v, b.n, sizeof(*b.v), id_entry_cmp);
+        id_entries_free(ids->v, ids->n);
+        ids->v = b.v;
+        ids->n = b.n;
+        ids->next = b.next;
+        r = index_finish(idx);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(idx);
