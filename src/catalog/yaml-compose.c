@@ -49,74 +49,49 @@ static usec_t thread_cpu_usec(void)
         return (usec_t)ts.tv_sec * USEC_PER_SEC + (usec_t)ts.tv_nsec / 1000;
 }
 
-/* Not inlined: gcc's -Wuse-after-free then loses track of which pointer was reallocated and
- * flags the reads of the updated stack fields in the callers. */
-static __attribute__((noinline)) int grow(void **start, size_t *cap, size_t size)
+/*
+ * Grows an array of *cap elements of size bytes to twice as many (16 at first); NULL when out of
+ * memory (start is kept). Not inlined: gcc's -Wuse-after-free then loses track of which pointer
+ * was reallocated and flags the reads of the updated stack fields in the callers.
+ */
+static __attribute__((noinline)) void *grow(void *start, size_t *cap, size_t size)
 {
         size_t c = *cap ? *cap * 2 : 16;
-        void *p = reallocarray(*start, c, size);
+        void *p = reallocarray(start, c, size);
 
-        if (!p)
-                return -ENOMEM;
-        *start = p;
-        *cap = c;
-        return 0;
+        if (p)
+                *cap = c;
+        return p;
 }
 
+/* Appends v to a libyaml stack s ({start, end, top}); 0 or -ENOMEM. */
+#define STACK_PUSH(s, v)                                                                      \
+        __extension__({                                                                       \
+                int r_ = 0;                                                                   \
+                if ((s)->top == (s)->end) {                                                   \
+                        size_t used_ = (size_t)((s)->top - (s)->start);                       \
+                        size_t cap_ = (size_t)((s)->end - (s)->start);                        \
+                        typeof((s)->start) p_ = grow((s)->start, &cap_, sizeof(*(s)->start)); \
+                        if (p_) {                                                             \
+                                (s)->start = p_;                                              \
+                                (s)->top = p_ + used_;                                        \
+                                (s)->end = p_ + cap_;                                         \
+                        } else                                                                \
+                                r_ = -ENOMEM;                                                 \
+                }                                                                             \
+                if (r_ == 0)                                                                  \
+                        *(s)->top++ = (v);                                                    \
+                r_;                                                                           \
+        })
+
+/* The new node's 1-based index, or -ENOMEM. */
 static int push_node(yaml_document_t *doc, const yaml_node_t *n)
 {
         size_t used = (size_t)(doc->nodes.top - doc->nodes.start);
 
-        if (doc->nodes.top == doc->nodes.end) {
-                size_t cap = (size_t)(doc->nodes.end - doc->nodes.start);
-                void *p = doc->nodes.start;
-
-                if (used >= INT32_MAX - 1 || grow(&p, &cap, sizeof(*n)) < 0)
-                        return -ENOMEM;
-                doc->nodes.start = p;
-                doc->nodes.top = doc->nodes.start + used;
-                doc->nodes.end = doc->nodes.start + cap;
-        }
-        *doc->nodes.top++ = *n;
+        if (used >= INT32_MAX - 1 || STACK_PUSH(&doc->nodes, *n) < 0)
+                return -ENOMEM;
         return (int)used + 1;
-}
-
-static int push_item(yaml_node_t *seq, int item)
-{
-        typeof(seq->data.sequence.items) *s = &seq->data.sequence.items;
-        size_t used = (size_t)(s->top - s->start);
-
-        if (s->top == s->end) {
-                size_t cap = (size_t)(s->end - s->start);
-                void *p = s->start;
-
-                if (grow(&p, &cap, sizeof(*s->start)) < 0)
-                        return -ENOMEM;
-                s->start = p;
-                s->top = (typeof(s->start))p + used;
-                s->end = (typeof(s->start))p + cap;
-        }
-        *s->top++ = item;
-        return 0;
-}
-
-static int push_pair(yaml_node_t *map, int key, int value)
-{
-        typeof(map->data.mapping.pairs) *s = &map->data.mapping.pairs;
-        size_t used = (size_t)(s->top - s->start);
-
-        if (s->top == s->end) {
-                size_t cap = (size_t)(s->end - s->start);
-                void *p = s->start;
-
-                if (grow(&p, &cap, sizeof(*s->start)) < 0)
-                        return -ENOMEM;
-                s->start = p;
-                s->top = (typeof(s->start))p + used;
-                s->end = (typeof(s->start))p + cap;
-        }
-        *s->top++ = (yaml_node_pair_t){ .key = key, .value = value };
-        return 0;
 }
 
 /* libyaml's composer error texts, so that a bad file reads as it did with yaml_parser_load(). */
@@ -158,9 +133,9 @@ static int register_anchor(struct composer *c, yaml_char_t **name, int node, con
                 return compose_error(c, m,
                                      "second occurrence found duplicate anchor; first occurrence");
         if (c->n_anchors == c->cap_anchors) {
-                void *p = c->anchors;
+                struct anchor *p = grow(c->anchors, &c->cap_anchors, sizeof(*c->anchors));
 
-                if (grow(&p, &c->cap_anchors, sizeof(*c->anchors)) < 0)
+                if (!p)
                         return -ENOMEM;
                 c->anchors = p;
         }
@@ -183,12 +158,13 @@ static int append_child(struct composer *c, int node)
         o = &c->open[c->depth - 1];
         p = c->doc->nodes.start + o->node - 1;
         if (p->type == YAML_SEQUENCE_NODE)
-                return push_item(p, node);
+                return STACK_PUSH(&p->data.sequence.items, node);
         if (o->key == 0) {
                 o->key = node;
                 return 0;
         }
-        r = push_pair(p, o->key, node);
+        r = STACK_PUSH(&p->data.mapping.pairs,
+                       ((yaml_node_pair_t){ .key = o->key, .value = node }));
         o->key = 0;
         return r;
 }
