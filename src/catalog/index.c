@@ -334,6 +334,28 @@ static int lower_append(struct buf *b, const char *s)
         return buf_putc(b, '\x1f');
 }
 
+/* The model's accuracy: the highest overall_average of its artifacts. */
+static void model_accuracy(struct catalog_model *m)
+{
+        size_t i;
+        json_t *v;
+
+        json_array_foreach(m->data->artifacts, i, v) {
+                json_t *avg = json_object_get(json_object_get(v, "customProperties"),
+                                              "overall_average");
+                bool ok;
+                double d;
+
+                if (!avg)
+                        continue;
+                d = metadata_number(avg, &ok);
+                if (ok && (!m->has_accuracy || d > m->accuracy)) {
+                        m->accuracy = d;
+                        m->has_accuracy = true;
+                }
+        }
+}
+
 /* Builds the served JSON of one model (ids assigned, model-level customProperties strings only). */
 static int model_build(struct catalog_model *m, const char *source_id)
 {
@@ -360,20 +382,7 @@ static int model_build(struct catalog_model *m, const char *source_id)
             json_object_set(wire, "customProperties", strings) < 0)
                 return -ENOMEM;
 
-        json_array_foreach(m->data->artifacts, i, v) {
-                json_t *avg;
-                bool ok;
-
-                avg = json_object_get(json_object_get(v, "customProperties"), "overall_average");
-                if (avg) {
-                        double d = metadata_number(avg, &ok);
-
-                        if (ok && (!m->has_accuracy || d > m->accuracy)) {
-                                m->accuracy = d;
-                                m->has_accuracy = true;
-                        }
-                }
-        }
+        model_accuracy(m);
         m->create_ms = epoch_of(src, "createTimeSinceEpoch");
         m->update_ms = epoch_of(src, "lastUpdateTimeSinceEpoch");
 
@@ -847,31 +856,39 @@ static int mcp_tools_default_access(json_t *tools)
  * type filterq_compare_metadata() expects (string_value a string, double_value a number,
  * bool_value a boolean; absent or null is fine; int_value is parsed leniently anyway).
  */
+/* The typed field of one MetadataValue has the JSON type its metadataType names. */
+static bool metadata_well_typed(const json_t *mv)
+{
+        const char *type = json_string_value(json_object_get(mv, "metadataType"));
+        const char *field;
+        const json_t *v;
+
+        if (!type)
+                return true;
+        if (streq(type, "MetadataStringValue"))
+                field = "string_value";
+        else if (streq(type, "MetadataDoubleValue"))
+                field = "double_value";
+        else if (streq(type, "MetadataBoolValue"))
+                field = "bool_value";
+        else
+                return true;
+        v = json_object_get(mv, field);
+        if (!v || json_is_null(v))
+                return true;
+        return field[0] == 's'   ? json_is_string(v)
+               : field[0] == 'd' ? json_is_number(v)
+                                 : json_is_boolean(v);
+}
+
 static bool custom_well_typed(const json_t *custom)
 {
         const char *k;
         json_t *mv;
 
-        json_object_foreach((json_t *)custom, k, mv) {
-                const char *type = json_string_value(json_object_get(mv, "metadataType"));
-                const json_t *v;
-
-                if (!type)
-                        continue;
-                if (streq(type, "MetadataStringValue")) {
-                        v = json_object_get(mv, "string_value");
-                        if (v && !json_is_null(v) && !json_is_string(v))
-                                return false;
-                } else if (streq(type, "MetadataDoubleValue")) {
-                        v = json_object_get(mv, "double_value");
-                        if (v && !json_is_null(v) && !json_is_number(v))
-                                return false;
-                } else if (streq(type, "MetadataBoolValue")) {
-                        v = json_object_get(mv, "bool_value");
-                        if (v && !json_is_null(v) && !json_is_boolean(v))
-                                return false;
-                }
-        }
+        json_object_foreach((json_t *)custom, k, mv)
+                if (!metadata_well_typed(mv))
+                        return false;
         return true;
 }
 
