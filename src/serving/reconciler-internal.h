@@ -44,6 +44,18 @@ struct tm_reconciler {
 };
 
 bool tm_is_deleting(const json_t *tm);
+
+/* Own writes (reconciler-own.c; each function's comment there). */
+int tm_configmap_key(const char *ns, const char *name, char *buf, size_t len);
+json_t *tm_own_configmap_overlay(struct tm_reconciler *r, const char *key, json_t *cached);
+int tm_own_configmap_put(struct tm_reconciler *r, const char *key, const json_t *from,
+                         const json_t *answer);
+int tm_own_writes_overlay(struct tm_reconciler *r, const char *key, json_t *tms);
+int tm_own_writes_put(struct tm_reconciler *r, const char *key, const json_t *cached,
+                      const json_t *answer);
+bool tm_own_writes_lookup(struct tm_reconciler *r, const char *key, const json_t *cached,
+                          json_t **ret);
+json_t *tm_slim_answer(json_t *answer /* steals */);
 const char *tm_obj_rv(const json_t *o);
 
 /* Notes that the pass of isvc key wrote its ConfigMap now (monotonic): delete-starts within the
