@@ -18,7 +18,7 @@
 #include "util/buf.h"
 #include "util/log.h"
 
-#define HEAD_MAX  (64U * 1024U)
+#define HEAD_MAX  ((size_t)64 * 1024)
 #define LINE_MAX_ 8192U
 #define FDS_MAX   4096
 
@@ -491,193 +491,296 @@ static int forward_head(int fd, const struct head *hd, const char *first, const 
         return r;
 }
 
-/* One request/response exchange. Returns 1 to keep the client connection, 0 to close it. */
-static int exchange(struct conn *c)
-{
-        struct buf reqb = BUF_INIT(HEAD_MAX), respb = BUF_INIT(HEAD_MAX);
+/* One exchange in flight: both heads (their strings point into reqb/respb) and what they decide. */
+struct exch {
+        struct conn *c;
+        struct buf reqb, respb;
         struct head rq, rs;
         enum framing rqf, rsf;
-        uint64_t rql = 0, rsl = 0;
-        const char *probe, *ua, *xff;
+        uint64_t rql, rsl;
         bool keep, http10, head_req, up_keep;
-        AUTOFREE char *first = NULL, *extra = NULL;
         unsigned code;
-        int r, ret = 0;
+};
 
-        r = read_head(&c->client, &reqb);
-        if (r == -EMSGSIZE) {
-                reply(c->client.fd, 431, "Request Header Fields Too Large",
-                      "request head too large\n", true);
-                goto out;
-        }
-        if (r < 0)
-                goto out; /* EOF, idle timeout, reset */
-        if (parse_head(reqb.p, &rq) < 0 || strncmp(rq.start[2], "HTTP/1.", 7) != 0 ||
-            !*rq.start[1]) {
-                reply(c->client.fd, 400, "Bad Request", "malformed request head\n", true);
-                goto out;
-        }
-        http10 = streq(rq.start[2], "HTTP/1.0");
-        keep = !http10 && !token_in_list(head_get(&rq, "Connection"), "close");
-        head_req = streq(rq.start[0], "HEAD");
+static void exch_release(struct exch *x)
+{
+        buf_release(&x->reqb);
+        buf_release(&x->respb);
+}
 
-        probe = head_get(&rq, "K-Network-Probe");
-        ua = head_get(&rq, "User-Agent");
-        if (probe || (ua && strncmp(ua, "kube-probe/", 11) == 0)) {
-                if (probe && !streq(probe, "queue")) {
-                        reply(c->client.fd, 400, "Bad Request", "unexpected probe header value\n",
-                              !keep);
-                } else if (c->p->c.ready(c->p->c.ready_userdata)) {
-                        reply(c->client.fd, 200, "OK", "queue", !keep);
-                } else {
-                        reply(c->client.fd, 503, "Service Unavailable", "model server not ready\n",
-                              !keep);
-                }
-                r = framing_of(&rq, &rqf, &rql);
-                if (r < 0 || rqf != FRAME_NONE)
-                        goto out; /* a probe has no body; do not try to skip one */
-                ret = keep;
-                goto out;
-        }
+/* How a step of an exchange ended. */
+enum step {
+        STEP_OK,            /* go on */
+        STEP_CLOSE,         /* close the client connection; whatever was owed is sent */
+        STEP_UPSTREAM_FAIL, /* drop the upstream and answer 502 */
+};
 
-        if (c->p->c.status_path && streq(rq.start[0], "GET") &&
-            streq(rq.start[1], c->p->c.status_path)) {
-                AUTOFREE char *json = c->p->c.status(c->p->c.ready_userdata);
-                char h[256];
-                int n;
-                r = framing_of(&rq, &rqf, &rql);
-                if (!json || r < 0 || rqf != FRAME_NONE) {
-                        reply(c->client.fd, 500, "Internal Server Error", "no status\n", true);
-                        goto out;
-                }
-                n = snprintf(h, sizeof(h),
-                             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                             "Content-Length: %zu\r\n%s\r\n",
-                             strlen(json), keep ? "" : "Connection: close\r\n");
-                if (write_all(c->client.fd, h, (size_t)n) < 0 ||
-                    write_all(c->client.fd, json, strlen(json)) < 0)
-                        goto out;
-                ret = keep;
-                goto out;
+/* Passes one body on as its framing says. */
+static int copy_body(struct rd *r, int out, enum framing f, uint64_t len)
+{
+        switch (f) {
+        case FRAME_LENGTH:
+                return copy_n(r, out, len);
+        case FRAME_CHUNKED:
+                return copy_chunked(r, out);
+        case FRAME_EOF:
+                return copy_until_eof(r, out);
+        case FRAME_NONE:
+        default:
+                return 0;
         }
+}
 
-        r = framing_of(&rq, &rqf, &rql);
+static bool is_probe(const struct head *rq)
+{
+        const char *ua = head_get(rq, "User-Agent");
+
+        return head_get(rq, "K-Network-Probe") || (ua && strncmp(ua, "kube-probe/", 11) == 0);
+}
+
+/* Knative's and the kubelet's probes, answered from the readiness callback. */
+static int serve_probe(struct exch *x)
+{
+        struct conn *c = x->c;
+        const char *probe = head_get(&x->rq, "K-Network-Probe");
+        enum framing f;
+        uint64_t len = 0;
+
+        if (probe && !streq(probe, "queue"))
+                reply(c->client.fd, 400, "Bad Request", "unexpected probe header value\n",
+                      !x->keep);
+        else if (c->p->c.ready(c->p->c.ready_userdata))
+                reply(c->client.fd, 200, "OK", "queue", !x->keep);
+        else
+                reply(c->client.fd, 503, "Service Unavailable", "model server not ready\n",
+                      !x->keep);
+        if (framing_of(&x->rq, &f, &len) < 0 || f != FRAME_NONE)
+                return 0; /* a probe has no body; do not try to skip one */
+        return x->keep;
+}
+
+static bool is_status_request(const struct exch *x)
+{
+        const char *path = x->c->p->c.status_path;
+
+        return path && streq(x->rq.start[0], "GET") && streq(x->rq.start[1], path);
+}
+
+/* The agent's own status document. */
+static int serve_status(struct exch *x)
+{
+        struct conn *c = x->c;
+        AUTOFREE char *json = c->p->c.status(c->p->c.ready_userdata);
+        enum framing f;
+        uint64_t len = 0;
+        char h[256];
+        int n, r;
+
+        r = framing_of(&x->rq, &f, &len);
+        if (!json || r < 0 || f != FRAME_NONE) {
+                reply(c->client.fd, 500, "Internal Server Error", "no status\n", true);
+                return 0;
+        }
+        n = snprintf(h, sizeof(h),
+                     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                     "Content-Length: %zu\r\n%s\r\n",
+                     strlen(json), x->keep ? "" : "Connection: close\r\n");
+        if (write_all(c->client.fd, h, (size_t)n) < 0 ||
+            write_all(c->client.fd, json, strlen(json)) < 0)
+                return 0;
+        return x->keep;
+}
+
+/* The request head as the model server gets it: HTTP/1.1, X-Forwarded-For, our framing. */
+static enum step forward_request_head(struct exch *x)
+{
+        AUTOFREE char *first = NULL, *extra = NULL;
+        const char *xff = head_get(&x->rq, "X-Forwarded-For");
+        char cl[64] = "";
+
+        if (x->rqf == FRAME_LENGTH)
+                (void)snprintf(cl, sizeof(cl), "Content-Length: %llu\r\n",
+                               (unsigned long long)x->rql);
+        if (asprintf(&first, "%s %s HTTP/1.1\r\n", x->rq.start[0], x->rq.start[1]) < 0) {
+                first = NULL;
+                return STEP_CLOSE;
+        }
+        if (asprintf(&extra, "X-Forwarded-For: %s%s%s\r\n%s%s", xff ? xff : "", xff ? ", " : "",
+                     x->c->peer, x->rqf == FRAME_CHUNKED ? "Transfer-Encoding: chunked\r\n" : "",
+                     cl) < 0) {
+                extra = NULL;
+                return STEP_CLOSE;
+        }
+        if (forward_head(x->c->up.fd, &x->rq, first, extra) < 0)
+                return STEP_UPSTREAM_FAIL;
+        return STEP_OK;
+}
+
+/* Checks the request framing, (re)connects upstream and passes the request on. */
+static enum step forward_request(struct exch *x)
+{
+        struct conn *c = x->c;
+        enum step st;
+        int r;
+
+        r = framing_of(&x->rq, &x->rqf, &x->rql);
         if (r == -ENOTSUP) {
                 reply(c->client.fd, 501, "Not Implemented", "unsupported transfer coding\n", true);
-                goto out;
+                return STEP_CLOSE;
         }
         if (r < 0) {
                 reply(c->client.fd, 400, "Bad Request", "bad message framing\n", true);
-                goto out;
+                return STEP_CLOSE;
         }
         if (c->up.fd >= 0 && upstream_stale(c))
                 upstream_close(c);
         if (c->up.fd < 0 && upstream_connect(c) < 0) {
                 reply(c->client.fd, 502, "Bad Gateway", "model server unreachable\n", true);
-                goto out;
+                return STEP_CLOSE;
         }
-        xff = head_get(&rq, "X-Forwarded-For");
-        if (asprintf(&first, "%s %s HTTP/1.1\r\n", rq.start[0], rq.start[1]) < 0 ||
-            asprintf(&extra, "X-Forwarded-For: %s%s%s\r\n%s", xff ? xff : "", xff ? ", " : "",
-                     c->peer, rqf == FRAME_CHUNKED ? "Transfer-Encoding: chunked\r\n" : "") < 0) {
-                first = extra = NULL;
-                goto out;
-        }
-        if (rqf == FRAME_LENGTH) {
-                char *e2 = NULL;
-                if (asprintf(&e2, "%sContent-Length: %llu\r\n", extra, (unsigned long long)rql) < 0)
-                        goto out;
-                free(extra);
-                extra = e2;
-        }
-        /* xff and the other header values point into reqb: forward before anything else */
-        if (forward_head(c->up.fd, &rq, first, extra) < 0)
-                goto upstream_fail;
-        if (token_in_list(head_get(&rq, "Expect"), "100-continue") && rqf != FRAME_NONE &&
-            !http10 && write_all(c->client.fd, "HTTP/1.1 100 Continue\r\n\r\n", 25) < 0)
-                goto out;
-        if (rqf == FRAME_LENGTH)
-                r = copy_n(&c->client, c->up.fd, rql);
-        else if (rqf == FRAME_CHUNKED)
-                r = copy_chunked(&c->client, c->up.fd);
-        if (r < 0) {
+        /* the header values point into reqb: forward before anything else */
+        st = forward_request_head(x);
+        if (st != STEP_OK)
+                return st;
+        if (token_in_list(head_get(&x->rq, "Expect"), "100-continue") && x->rqf != FRAME_NONE &&
+            !x->http10 && write_all(c->client.fd, "HTTP/1.1 100 Continue\r\n\r\n", 25) < 0)
+                return STEP_CLOSE;
+        if (copy_body(&c->client, c->up.fd, x->rqf, x->rql) < 0) {
                 upstream_close(c); /* a half-sent request must not be reused */
-                goto out;
+                return STEP_CLOSE;
         }
+        return STEP_OK;
+}
+
+/* An HTTP/1.x status line with a three-digit code 1xx-5xx. */
+static bool status_line_valid(const struct head *rs)
+{
+        const char *code = rs->start[1];
+
+        return strncmp(rs->start[0], "HTTP/1.", 7) == 0 && strlen(code) == 3 &&
+               strspn(code, "0123456789") == 3 && code[0] >= '1' && code[0] <= '5';
+}
+
+/* Reads the final response head, passing interim 1xx answers on (except a 100 the client did
+ * not ask for, which we already sent). */
+static enum step read_response_head(struct exch *x)
+{
+        struct conn *c = x->c;
+        const char *code;
 
         for (;;) {
-                buf_reset(&respb);
-                r = read_head(&c->up, &respb);
-                if (r < 0)
-                        goto upstream_fail;
-                if (parse_head(respb.p, &rs) < 0 || strncmp(rs.start[0], "HTTP/1.", 7) != 0 ||
-                    strlen(rs.start[1]) != 3 || strspn(rs.start[1], "0123456789") != 3 ||
-                    rs.start[1][0] < '1' || rs.start[1][0] > '5')
-                        goto upstream_fail;
-                code = (unsigned)((rs.start[1][0] - '0') * 100 + (rs.start[1][1] - '0') * 10 +
-                                  (rs.start[1][2] - '0'));
-                if (code >= 200 || code == 101)
+                buf_reset(&x->respb);
+                if (read_head(&c->up, &x->respb) < 0)
+                        return STEP_UPSTREAM_FAIL;
+                if (parse_head(x->respb.p, &x->rs) < 0 || !status_line_valid(&x->rs))
+                        return STEP_UPSTREAM_FAIL;
+                code = x->rs.start[1];
+                x->code = (unsigned)((code[0] - '0') * 100 + (code[1] - '0') * 10 +
+                                     (code[2] - '0'));
+                if (x->code >= 200 || x->code == 101)
                         break;
-                if (code != 100 || !token_in_list(head_get(&rq, "Expect"), "100-continue"))
-                        if (write_all(c->client.fd, respb.p, respb.len) < 0)
-                                goto out;
+                if (x->code != 100 || !token_in_list(head_get(&x->rq, "Expect"), "100-continue"))
+                        if (write_all(c->client.fd, x->respb.p, x->respb.len) < 0)
+                                return STEP_CLOSE;
         }
-        r = framing_of(&rs, &rsf, &rsl);
-        if (r < 0 || code == 101)
-                goto upstream_fail;
-        up_keep = !token_in_list(head_get(&rs, "Connection"), "close") &&
-                  streq(rs.start[0], "HTTP/1.1");
-        if (head_req || code == 204 || code == 304)
-                rsf = FRAME_NONE;
-        else if (rsf == FRAME_NONE)
-                rsf = FRAME_EOF;
-        if (rsf == FRAME_EOF) {
-                keep = false;
-                up_keep = false;
-        }
-        free(first);
-        free(extra);
-        if (asprintf(&first, "HTTP/1.1 %s %s\r\n", rs.start[1], rs.start[2]) < 0)
-                first = NULL;
-        {
-                const char *te = rsf == FRAME_CHUNKED ? "Transfer-Encoding: chunked\r\n" : "";
-                char cl[64] = "";
-                const char *orig_cl = head_get(&rs, "Content-Length");
-                if (head_req && orig_cl)
-                        snprintf(cl, sizeof(cl), "Content-Length: %s\r\n", orig_cl);
-                else if (rsf == FRAME_LENGTH)
-                        snprintf(cl, sizeof(cl), "Content-Length: %llu\r\n",
-                                 (unsigned long long)rsl);
-                if (!first ||
-                    asprintf(&extra, "%s%s%s", te, cl, keep ? "" : "Connection: close\r\n") < 0) {
-                        extra = NULL;
-                        goto out;
-                }
-        }
-        if (forward_head(c->client.fd, &rs, first, extra) < 0) {
-                upstream_close(c);
-                goto out;
-        }
-        r = 0;
-        if (rsf == FRAME_LENGTH)
-                r = copy_n(&c->up, c->client.fd, rsl);
-        else if (rsf == FRAME_CHUNKED)
-                r = copy_chunked(&c->up, c->client.fd);
-        else if (rsf == FRAME_EOF)
-                r = copy_until_eof(&c->up, c->client.fd);
-        if (r < 0 || !up_keep)
-                upstream_close(c);
-        ret = r < 0 ? 0 : keep;
-        goto out;
+        if (framing_of(&x->rs, &x->rsf, &x->rsl) < 0 || x->code == 101)
+                return STEP_UPSTREAM_FAIL;
+        return STEP_OK;
+}
 
-upstream_fail:
-        upstream_close(c);
-        reply(c->client.fd, 502, "Bad Gateway",
-              "model server closed the connection or answered garbage\n", true);
-out:
-        buf_release(&reqb);
-        buf_release(&respb);
-        return ret;
+/* The response head as the client gets it. Returns 0 or negative (close the client). */
+static int forward_response_head(struct exch *x)
+{
+        AUTOFREE char *first = NULL, *extra = NULL;
+        const char *te = x->rsf == FRAME_CHUNKED ? "Transfer-Encoding: chunked\r\n" : "";
+        const char *orig_cl = head_get(&x->rs, "Content-Length");
+        char cl[64] = "";
+        int r;
+
+        if (x->head_req && orig_cl)
+                (void)snprintf(cl, sizeof(cl), "Content-Length: %s\r\n", orig_cl);
+        else if (x->rsf == FRAME_LENGTH)
+                (void)snprintf(cl, sizeof(cl), "Content-Length: %llu\r\n",
+                               (unsigned long long)x->rsl);
+        if (asprintf(&first, "HTTP/1.1 %s %s\r\n", x->rs.start[1], x->rs.start[2]) < 0) {
+                first = NULL;
+                return -ENOMEM;
+        }
+        if (asprintf(&extra, "%s%s%s", te, cl, x->keep ? "" : "Connection: close\r\n") < 0) {
+                extra = NULL;
+                return -ENOMEM;
+        }
+        r = forward_head(x->c->client.fd, &x->rs, first, extra);
+        if (r < 0)
+                upstream_close(x->c);
+        return r;
+}
+
+/* Decides the response framing and passes the response on. Returns 1 to keep the client. */
+static int forward_response(struct exch *x)
+{
+        struct conn *c = x->c;
+        int r;
+
+        x->up_keep = !token_in_list(head_get(&x->rs, "Connection"), "close") &&
+                     streq(x->rs.start[0], "HTTP/1.1");
+        if (x->head_req || x->code == 204 || x->code == 304)
+                x->rsf = FRAME_NONE;
+        else if (x->rsf == FRAME_NONE)
+                x->rsf = FRAME_EOF;
+        if (x->rsf == FRAME_EOF) {
+                x->keep = false;
+                x->up_keep = false;
+        }
+        if (forward_response_head(x) < 0)
+                return 0;
+        r = copy_body(&c->up, c->client.fd, x->rsf, x->rsl);
+        if (r < 0 || !x->up_keep)
+                upstream_close(c);
+        return r < 0 ? 0 : x->keep;
+}
+
+/* One request/response exchange. Returns 1 to keep the client connection, 0 to close it. */
+static int exchange(struct conn *c)
+{
+        CLEANUP(exch_release)
+        struct exch x = { .c = c, .reqb = BUF_INIT(HEAD_MAX), .respb = BUF_INIT(HEAD_MAX) };
+        enum step st;
+        int r;
+
+        r = read_head(&c->client, &x.reqb);
+        if (r == -EMSGSIZE) {
+                reply(c->client.fd, 431, "Request Header Fields Too Large",
+                      "request head too large\n", true);
+                return 0;
+        }
+        if (r < 0)
+                return 0; /* EOF, idle timeout, reset */
+        if (parse_head(x.reqb.p, &x.rq) < 0 || strncmp(x.rq.start[2], "HTTP/1.", 7) != 0 ||
+            !*x.rq.start[1]) {
+                reply(c->client.fd, 400, "Bad Request", "malformed request head\n", true);
+                return 0;
+        }
+        x.http10 = streq(x.rq.start[2], "HTTP/1.0");
+        x.keep = !x.http10 && !token_in_list(head_get(&x.rq, "Connection"), "close");
+        x.head_req = streq(x.rq.start[0], "HEAD");
+
+        if (is_probe(&x.rq))
+                return serve_probe(&x);
+        if (is_status_request(&x))
+                return serve_status(&x);
+
+        st = forward_request(&x);
+        if (st == STEP_OK)
+                st = read_response_head(&x);
+        if (st == STEP_OK)
+                return forward_response(&x);
+        if (st == STEP_UPSTREAM_FAIL) {
+                upstream_close(c);
+                reply(c->client.fd, 502, "Bad Gateway",
+                      "model server closed the connection or answered garbage\n", true);
+        }
+        return 0;
 }
 
 static void *conn_thread(void *userdata)
@@ -751,7 +854,7 @@ static void *accept_thread(void *userdata)
                         track(p, fd, true);
                         pthread_attr_init(&attr);
                         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-                        pthread_attr_setstacksize(&attr, 256 * 1024);
+                        pthread_attr_setstacksize(&attr, (size_t)256 * 1024);
                         if (pthread_create(&t, &attr, conn_thread, c) == 0) {
                                 pthread_attr_destroy(&attr);
                                 continue;
