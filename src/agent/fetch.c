@@ -522,6 +522,65 @@ static uint64_t dir_budget(uint64_t max, uint64_t used)
         return used >= max ? 0 : max - used;
 }
 
+/* Not a folder: the one object @u->key, into @dir under its base name. */
+static int fetch_single_object(const struct fetch_config *c, const struct object_store *os,
+                               const struct storage_uri *u, const char *dir, char *reterr,
+                               size_t len)
+{
+        CLEANUP(buf_release) struct buf url = BUF_INIT(8192);
+        AUTOFREE char *name = NULL, *path = NULL;
+        const char *slash = strrchr(u->key, '/');
+        int r;
+
+        name = strdup(slash ? slash + 1 : u->key);
+        if (!name || asprintf(&path, "%s/%s", dir, name) < 0) {
+                path = NULL;
+                return -ENOMEM;
+        }
+        if (!model_name_is_safe(name)) {
+                (void)snprintf(reterr, len, "%s object name '%s' is not a file name", os->scheme,
+                               name);
+                return -EPERM;
+        }
+        r = object_url(c, os, u->bucket, u->key, &url);
+        if (r >= 0)
+                r = get_to_file(c, buf_str(&url), os, path, c->size_max, reterr, len);
+        if (r == -ENOENT)
+                (void)snprintf(reterr, len, "%s://%s/%s: no such object or prefix", os->scheme,
+                               u->bucket, u->key);
+        return r;
+}
+
+/* One listed object, @rel below the prefix, into @dir/@rel; *used counts the bytes on disk. */
+static int fetch_listed_key(const struct fetch_config *c, const struct object_store *os,
+                            const struct storage_uri *u, const char *key, const char *rel,
+                            const char *dir, uint64_t *used, char *reterr, size_t len)
+{
+        CLEANUP(buf_release) struct buf url = BUF_INIT(8192);
+        AUTOFREE char *path = NULL;
+        struct stat st;
+        int r;
+
+        if (!relative_path_is_safe(rel)) {
+                (void)snprintf(reterr, len, "%s key '%s' leaves the model directory", os->scheme,
+                               key);
+                return -EPERM;
+        }
+        r = mkdir_parents(dir, rel);
+        if (r >= 0 && asprintf(&path, "%s/%s", dir, rel) < 0) {
+                path = NULL;
+                r = -ENOMEM;
+        }
+        if (r >= 0)
+                r = object_url(c, os, u->bucket, key, &url);
+        if (r >= 0)
+                r = get_to_file(c, buf_str(&url), os, path, dir_budget(c->size_max, *used), reterr,
+                                len);
+        if (r >= 0 && stat(path, &st) == 0)
+                *used += (uint64_t)st.st_size;
+        return r;
+}
+
 /* Downloads what a prefix listing found (@list, consumed), or the single object @u->key when
  * nothing is under "<key>/". */
 static int fetch_listed(const struct fetch_config *c, const struct object_store *os,
@@ -532,60 +591,19 @@ static int fetch_listed(const struct fetch_config *c, const struct object_store 
         uint64_t used = 0;
         int r = 0;
 
-        if (list->n_keys == 0 && *u->key) {
-                /* not a folder: one object */
-                struct buf url = BUF_INIT(8192);
-                AUTOFREE char *name = NULL, *path = NULL;
-                const char *slash = strrchr(u->key, '/');
-
-                s3_list_release(list);
-                name = strdup(slash ? slash + 1 : u->key);
-                if (!name || asprintf(&path, "%s/%s", dir, name) < 0)
-                        return -ENOMEM;
-                if (!model_name_is_safe(name)) {
-                        snprintf(reterr, len, "%s object name '%s' is not a file name", os->scheme,
-                                 name);
-                        return -EPERM;
-                }
-                r = object_url(c, os, u->bucket, u->key, &url);
-                if (r >= 0)
-                        r = get_to_file(c, buf_str(&url), os, path, c->size_max, reterr, len);
-                buf_release(&url);
-                if (r == -ENOENT)
-                        snprintf(reterr, len, "%s://%s/%s: no such object or prefix", os->scheme,
-                                 u->bucket, u->key);
-                return r;
-        }
         if (list->n_keys == 0) {
-                snprintf(reterr, len, "%s://%s/: the bucket is empty", os->scheme, u->bucket);
                 s3_list_release(list);
+                if (*u->key)
+                        return fetch_single_object(c, os, u, dir, reterr, len);
+                (void)snprintf(reterr, len, "%s://%s/: the bucket is empty", os->scheme, u->bucket);
                 return -ENOENT;
         }
         for (size_t i = 0; i < list->n_keys && r >= 0; i++) {
                 const char *key = list->keys[i], *rel = key + plen;
-                struct buf url = BUF_INIT(8192);
-                AUTOFREE char *path = NULL;
-                struct stat st;
 
                 if (strncmp(key, prefix, plen) != 0 || *rel == 0 || key[strlen(key) - 1] == '/')
                         continue; /* folder markers, foreign keys */
-                if (!relative_path_is_safe(rel)) {
-                        snprintf(reterr, len, "%s key '%s' leaves the model directory", os->scheme,
-                                 key);
-                        r = -EPERM;
-                        break;
-                }
-                r = mkdir_parents(dir, rel);
-                if (r >= 0 && asprintf(&path, "%s/%s", dir, rel) < 0)
-                        r = -ENOMEM;
-                if (r >= 0)
-                        r = object_url(c, os, u->bucket, key, &url);
-                if (r >= 0)
-                        r = get_to_file(c, buf_str(&url), os, path, dir_budget(c->size_max, used),
-                                        reterr, len);
-                if (r >= 0 && stat(path, &st) == 0)
-                        used += (uint64_t)st.st_size;
-                buf_release(&url);
+                r = fetch_listed_key(c, os, u, key, rel, dir, &used, reterr, len);
         }
         s3_list_release(list);
         return r;
@@ -724,7 +742,8 @@ static int copy_tree(const char *from, const char *to, uint64_t *used, uint64_t 
         d = opendir(from);
         if (!d)
                 return negative_errno();
-        while (r >= 0 && (de = readdir(d))) {
+        /* readdir() is thread-safe on a stream of one thread (glibc; readdir_r is deprecated) */
+        while (r >= 0 && (de = readdir(d))) { /* NOLINT(concurrency-mt-unsafe) */
                 AUTOFREE char *src = NULL, *dst = NULL;
                 struct stat st;
 

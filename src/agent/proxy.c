@@ -98,34 +98,48 @@ static int write_all(int fd, const void *data, size_t len)
         return 0;
 }
 
-/* Reads a head (through CRLFCRLF) into @head. Returns 0, -ENODATA (clean EOF before any byte),
- * -EMSGSIZE, -EBADMSG (EOF inside), other errno. */
-static int read_head(struct rd *r, struct buf *head)
+/* Skips the empty lines a client may send before a request (RFC 9112 2.2). Returns 0 with a byte
+ * buffered, -ENODATA on a clean EOF, other errno. */
+static int skip_empty_lines(struct rd *r)
 {
-        size_t scanned = 0;
-
-        /* tolerate empty lines before a request (RFC 9112 2.2) */
         for (;;) {
                 while (r->s < r->e && (r->b[r->s] == '\r' || r->b[r->s] == '\n'))
                         r->s++;
                 if (r->s < r->e)
-                        break;
+                        return 0;
                 ssize_t n = rd_fill(r);
                 if (n <= 0)
                         return n == 0 ? -ENODATA : (int)n;
         }
+}
+
+/* Whether @head, which just got a '\n', ends with the empty line. */
+static bool head_complete(const struct buf *head)
+{
+        const char *t = buf_str(head) + head->len;
+
+        if (head->len < 2)
+                return false;
+        return (head->len >= 4 && memcmp(t - 4, "\r\n\r\n", 4) == 0) ||
+               memcmp(t - 2, "\n\n", 2) == 0;
+}
+
+/* Reads a head (through CRLFCRLF) into @head. Returns 0, -ENODATA (clean EOF before any byte),
+ * -EMSGSIZE, -EBADMSG (EOF inside), other errno. */
+static int read_head(struct rd *r, struct buf *head)
+{
+        int k;
+
+        k = skip_empty_lines(r);
+        if (k < 0)
+                return k;
         for (;;) {
                 while (r->s < r->e) {
                         char c = r->b[r->s++];
                         if (buf_putc(head, c) < 0)
                                 return -EMSGSIZE;
-                        scanned++;
-                        if (c == '\n' && head->len >= 2) {
-                                const char *t = buf_str(head) + head->len;
-                                if ((head->len >= 4 && memcmp(t - 4, "\r\n\r\n", 4) == 0) ||
-                                    memcmp(t - 2, "\n\n", 2) == 0)
-                                        return 0;
-                        }
+                        if (c == '\n' && head_complete(head))
+                                return 0;
                 }
                 ssize_t n = rd_fill(r);
                 if (n == 0)
@@ -197,61 +211,99 @@ static int copy_until_eof(struct rd *r, int out)
         }
 }
 
+static int hex_digit(char c)
+{
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -1;
+}
+
+/* The size of a chunk-size line (extensions ignored): at most 15 hex digits. */
+static int chunk_size_parse(const char *line, uint64_t *ret)
+{
+        uint64_t size = 0;
+        size_t digits = 0;
+
+        for (const char *c = line; *c && !strchr(";\r\n \t", *c); c++, digits++) {
+                int v = hex_digit(*c);
+                if (v < 0 || digits >= 15)
+                        return -EBADMSG;
+                size = size * 16 + (uint64_t)v;
+        }
+        if (digits == 0)
+                return -EBADMSG;
+        *ret = size;
+        return 0;
+}
+
+static bool is_empty_line(const char *line)
+{
+        return streq(line, "\r\n") || streq(line, "\n");
+}
+
+/* Reads one line, checks it with @valid (when given) and only then passes it on. */
+static int check_and_copy_line(struct rd *r, int out, char *line, size_t max,
+                               int (*valid)(const char *line, uint64_t *ret), uint64_t *ret)
+{
+        size_t len = 0;
+        int k;
+
+        k = read_line(r, line, max, &len);
+        if (k >= 0 && valid)
+                k = valid(line, ret);
+        if (k < 0)
+                return k;
+        return write_all(out, line, len);
+}
+
+static int empty_line_check(const char *line, uint64_t *ret)
+{
+        (void)ret;
+        return is_empty_line(line) ? 0 : -EBADMSG;
+}
+
+/* Passes one chunk (size line, data, CRLF) on; *ret_last is set for the last (size 0) chunk. */
+static int copy_chunk(struct rd *r, int out, bool *ret_last)
+{
+        char line[LINE_MAX_];
+        uint64_t size = 0;
+        int k;
+
+        k = check_and_copy_line(r, out, line, sizeof(line), chunk_size_parse, &size);
+        if (k < 0)
+                return k;
+        *ret_last = size == 0;
+        if (size == 0)
+                return 0;
+        k = copy_n(r, out, size);
+        if (k < 0)
+                return k;
+        return check_and_copy_line(r, out, line, sizeof(line), empty_line_check, NULL);
+}
+
 /* Passes a chunked body on unchanged, checking its framing. */
 static int copy_chunked(struct rd *r, int out)
 {
         char line[LINE_MAX_];
-        size_t len = 0;
+        bool last = false;
         int k;
 
-        for (;;) {
-                uint64_t size = 0;
-                size_t digits = 0;
-
-                k = read_line(r, line, sizeof(line), &len);
-                if (k < 0)
-                        return k;
-                for (const char *c = line;
-                     *c && *c != ';' && *c != '\r' && *c != '\n' && *c != ' ' && *c != '\t';
-                     c++, digits++) {
-                        int v = *c >= '0' && *c <= '9'   ? *c - '0'
-                                : *c >= 'a' && *c <= 'f' ? *c - 'a' + 10
-                                : *c >= 'A' && *c <= 'F' ? *c - 'A' + 10
-                                                         : -1;
-                        if (v < 0 || digits >= 15)
-                                return -EBADMSG;
-                        size = size * 16 + (uint64_t)v;
-                }
-                if (digits == 0)
-                        return -EBADMSG;
-                k = write_all(out, line, len);
-                if (k < 0)
-                        return k;
-                if (size == 0)
-                        break;
-                k = copy_n(r, out, size);
-                if (k < 0)
-                        return k;
-                k = read_line(r, line, sizeof(line), &len);
-                if (k < 0)
-                        return k;
-                if (!(streq(line, "\r\n") || streq(line, "\n")))
-                        return -EBADMSG;
-                k = write_all(out, line, len);
+        while (!last) {
+                k = copy_chunk(r, out, &last);
                 if (k < 0)
                         return k;
         }
         /* trailers, through the empty line */
-        for (;;) {
-                k = read_line(r, line, sizeof(line), &len);
+        do {
+                k = check_and_copy_line(r, out, line, sizeof(line), NULL, NULL);
                 if (k < 0)
                         return k;
-                k = write_all(out, line, len);
-                if (k < 0)
-                        return k;
-                if (streq(line, "\r\n") || streq(line, "\n"))
-                        return 0;
-        }
+        } while (!is_empty_line(line));
+        return 0;
 }
 
 struct header {
@@ -265,11 +317,61 @@ struct head {
         size_t n;
 };
 
+/* The start line: three words (request: method target version; response: version code
+ * reason, the reason possibly empty). */
+static int parse_start_line(char *line, struct head *hd)
+{
+        char *p;
+
+        hd->start[0] = line;
+        p = strchr(line, ' ');
+        if (!p)
+                return -EBADMSG;
+        *p++ = 0;
+        hd->start[1] = p;
+        p = strchr(p, ' ');
+        if (p) {
+                *p++ = 0;
+                hd->start[2] = p;
+        } else {
+                hd->start[2] = (char *)"";
+        }
+        return 0;
+}
+
+static bool is_token(const char *s, const char *end)
+{
+        for (const char *c = s; c < end; c++)
+                if (*c <= ' ' || *c >= 127 || strchr("\"(),/:;<=>?@[\\]{}", *c))
+                        return false;
+        return true;
+}
+
+/* One "name: value" line; the value without surrounding blanks. No obs-fold. */
+static int parse_header_line(char *line, struct head *hd)
+{
+        char *p;
+
+        if (line[0] == ' ' || line[0] == '\t')
+                return -EBADMSG; /* obs-fold */
+        p = strchr(line, ':');
+        if (!p || p == line || hd->n >= ELEMENTSOF(hd->h) || !is_token(line, p))
+                return -EBADMSG;
+        *p++ = 0;
+        while (*p == ' ' || *p == '\t')
+                p++;
+        for (size_t e = strlen(p); e > 0 && (p[e - 1] == ' ' || p[e - 1] == '\t'); e--)
+                p[e - 1] = 0;
+        hd->h[hd->n++] = (struct header){ line, p };
+        return 0;
+}
+
 /* Splits a head in place. Returns 0 or -EBADMSG. */
 static int parse_head(char *text, struct head *hd)
 {
-        char *line, *next, *p;
+        char *line, *next;
         bool first = true;
+        int r;
 
         *hd = (struct head){ 0 };
         for (line = text; line && *line; line = next) {
@@ -283,37 +385,10 @@ static int parse_head(char *text, struct head *hd)
                         line[--l] = 0;
                 if (l == 0)
                         break;
-                if (first) {
-                        first = false;
-                        hd->start[0] = line;
-                        p = strchr(line, ' ');
-                        if (!p)
-                                return -EBADMSG;
-                        *p++ = 0;
-                        hd->start[1] = p;
-                        p = strchr(p, ' ');
-                        if (p) {
-                                *p++ = 0;
-                                hd->start[2] = p;
-                        } else {
-                                hd->start[2] = (char *)"";
-                        }
-                        continue;
-                }
-                if (line[0] == ' ' || line[0] == '\t')
-                        return -EBADMSG; /* obs-fold */
-                p = strchr(line, ':');
-                if (!p || p == line || hd->n >= ELEMENTSOF(hd->h))
-                        return -EBADMSG;
-                for (char *c = line; c < p; c++)
-                        if (*c <= ' ' || *c >= 127 || strchr("\"(),/:;<=>?@[\\]{}", *c))
-                                return -EBADMSG;
-                *p++ = 0;
-                while (*p == ' ' || *p == '\t')
-                        p++;
-                for (size_t e = strlen(p); e > 0 && (p[e - 1] == ' ' || p[e - 1] == '\t'); e--)
-                        p[e - 1] = 0;
-                hd->h[hd->n++] = (struct header){ line, p };
+                r = first ? parse_start_line(line, hd) : parse_header_line(line, hd);
+                if (r < 0)
+                        return r;
+                first = false;
         }
         return first ? -EBADMSG : 0;
 }
@@ -374,11 +449,26 @@ enum framing {
         FRAME_EOF,
 };
 
+/* A Content-Length value: 1 to 18 decimal digits. */
+static int content_length_parse(const char *cl, uint64_t *ret)
+{
+        uint64_t v = 0;
+
+        if (!*cl || strlen(cl) > 18)
+                return -EBADMSG;
+        for (const char *c = cl; *c; c++) {
+                if (*c < '0' || *c > '9')
+                        return -EBADMSG;
+                v = v * 10 + (uint64_t)(*c - '0');
+        }
+        *ret = v;
+        return 0;
+}
+
 /* Framing of a message; -EBADMSG for a bad Content-Length or CL+TE, -ENOTSUP unknown coding. */
 static int framing_of(const struct head *hd, enum framing *ret, uint64_t *ret_len)
 {
         const char *te = NULL, *cl = NULL;
-        size_t n_cl = 0;
 
         for (size_t i = 0; i < hd->n; i++) {
                 if (strcasecmp(hd->h[i].name, "Transfer-Encoding") == 0) {
@@ -389,7 +479,6 @@ static int framing_of(const struct head *hd, enum framing *ret, uint64_t *ret_le
                         if (cl && !streq(cl, hd->h[i].value))
                                 return -EBADMSG;
                         cl = hd->h[i].value;
-                        n_cl++;
                 }
         }
         if (te && cl)
@@ -401,16 +490,9 @@ static int framing_of(const struct head *hd, enum framing *ret, uint64_t *ret_le
                 return 0;
         }
         if (cl) {
-                uint64_t v = 0;
-                if (!*cl || strlen(cl) > 18)
+                if (content_length_parse(cl, ret_len) < 0)
                         return -EBADMSG;
-                for (const char *c = cl; *c; c++) {
-                        if (*c < '0' || *c > '9')
-                                return -EBADMSG;
-                        v = v * 10 + (uint64_t)(*c - '0');
-                }
                 *ret = FRAME_LENGTH;
-                *ret_len = v;
                 return 0;
         }
         *ret = FRAME_NONE;
@@ -783,6 +865,14 @@ static int exchange(struct conn *c)
         return 0;
 }
 
+static void conn_release_slot(struct proxy *p)
+{
+        pthread_mutex_lock(&p->lock);
+        if (--p->n_conns == 0)
+                pthread_cond_broadcast(&p->idle);
+        pthread_mutex_unlock(&p->lock);
+}
+
 static void *conn_thread(void *userdata)
 {
         struct conn *c = userdata;
@@ -794,11 +884,71 @@ static void *conn_thread(void *userdata)
         track(p, c->client.fd, false);
         close(c->client.fd);
         free(c);
-        pthread_mutex_lock(&p->lock);
-        if (--p->n_conns == 0)
-                pthread_cond_broadcast(&p->idle);
-        pthread_mutex_unlock(&p->lock);
+        conn_release_slot(p);
         return NULL;
+}
+
+/* After a failed accept(): whether to go on (a transient error while not stopping). */
+static bool accept_should_retry(struct proxy *p, int err)
+{
+        bool stop;
+
+        if (err != EINTR && err != ECONNABORTED && err != EMFILE && err != ENFILE)
+                return false;
+        if (err == EMFILE || err == ENFILE)
+                usleep(10000);
+        pthread_mutex_lock(&p->lock);
+        stop = p->stopping;
+        pthread_mutex_unlock(&p->lock);
+        return !stop;
+}
+
+/* Counts a new connection in, unless stopping or at max_connections. */
+static bool conn_admit(struct proxy *p)
+{
+        bool full;
+
+        pthread_mutex_lock(&p->lock);
+        full = p->stopping || p->n_conns >= p->c.max_connections;
+        if (!full)
+                p->n_conns++;
+        pthread_mutex_unlock(&p->lock);
+        return !full;
+}
+
+static void peer_name(const struct sockaddr_storage *ss, char *buf, socklen_t len)
+{
+        if (ss->ss_family == AF_INET)
+                inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr, buf, len);
+        else if (ss->ss_family == AF_INET6)
+                inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr, buf, len);
+}
+
+/* Hands @fd to a detached connection thread. Returns false when that failed (@fd still ours). */
+static bool conn_spawn(struct proxy *p, int fd, const struct sockaddr_storage *ss)
+{
+        struct conn *c = calloc(1, sizeof(*c));
+        pthread_attr_t attr;
+        pthread_t t;
+        int r;
+
+        if (!c)
+                return false;
+        c->p = p;
+        c->client = (struct rd){ .fd = fd };
+        c->up.fd = -1;
+        peer_name(ss, c->peer, sizeof(c->peer));
+        track(p, fd, true);
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pthread_attr_setstacksize(&attr, (size_t)256 * 1024);
+        r = pthread_create(&t, &attr, conn_thread, c);
+        pthread_attr_destroy(&attr);
+        if (r == 0)
+                return true;
+        track(p, fd, false);
+        free(c);
+        return false;
 }
 
 static void *accept_thread(void *userdata)
@@ -810,64 +960,23 @@ static void *accept_thread(void *userdata)
                 socklen_t sl = sizeof(ss);
                 int fd = accept4(p->lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC), one = 1;
                 struct timeval tv = { .tv_sec = p->c.idle_timeout_sec };
-                struct conn *c;
-                pthread_t t;
-                pthread_attr_t attr;
-                bool full;
 
                 if (fd < 0) {
-                        if (errno == EINTR || errno == ECONNABORTED || errno == EMFILE ||
-                            errno == ENFILE) {
-                                if (errno == EMFILE || errno == ENFILE)
-                                        usleep(10000);
-                                pthread_mutex_lock(&p->lock);
-                                bool stop = p->stopping;
-                                pthread_mutex_unlock(&p->lock);
-                                if (!stop)
-                                        continue;
-                        }
+                        if (accept_should_retry(p, errno))
+                                continue;
                         break;
                 }
-                pthread_mutex_lock(&p->lock);
-                full = p->stopping || p->n_conns >= p->c.max_connections;
-                if (!full)
-                        p->n_conns++;
-                pthread_mutex_unlock(&p->lock);
-                if (full) {
+                if (!conn_admit(p)) {
                         reply(fd, 503, "Service Unavailable", "too many connections\n", true);
                         close(fd);
                         continue;
                 }
                 setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
                 setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-                c = calloc(1, sizeof(*c));
-                if (c) {
-                        c->p = p;
-                        c->client = (struct rd){ .fd = fd };
-                        c->up.fd = -1;
-                        if (ss.ss_family == AF_INET)
-                                inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, c->peer,
-                                          sizeof(c->peer));
-                        else if (ss.ss_family == AF_INET6)
-                                inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr,
-                                          c->peer, sizeof(c->peer));
-                        track(p, fd, true);
-                        pthread_attr_init(&attr);
-                        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-                        pthread_attr_setstacksize(&attr, (size_t)256 * 1024);
-                        if (pthread_create(&t, &attr, conn_thread, c) == 0) {
-                                pthread_attr_destroy(&attr);
-                                continue;
-                        }
-                        pthread_attr_destroy(&attr);
-                        track(p, fd, false);
-                        free(c);
-                }
+                if (conn_spawn(p, fd, &ss))
+                        continue;
                 close(fd);
-                pthread_mutex_lock(&p->lock);
-                if (--p->n_conns == 0)
-                        pthread_cond_broadcast(&p->idle);
-                pthread_mutex_unlock(&p->lock);
+                conn_release_slot(p);
         }
         return NULL;
 }

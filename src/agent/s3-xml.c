@@ -103,7 +103,7 @@ static char *decode_text(const char *s, size_t n, int *ret_err)
                         size_t digits = 0, w;
 
                         for (; j < n && s[j] != ';' && digits < 8; j++, digits++) {
-                                int c = s[j], v;
+                                int c = (unsigned char)s[j], v;
                                 if (c >= '0' && c <= '9')
                                         v = c - '0';
                                 else if (hex && c >= 'a' && c <= 'f')

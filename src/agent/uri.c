@@ -23,7 +23,7 @@ _printf_(3, 4) static int fail(char *reterr, size_t len, const char *fmt, ...)
 
         if (reterr && len > 0) {
                 va_start(ap, fmt);
-                vsnprintf(reterr, len, fmt, ap);
+                (void)vsnprintf(reterr, len, fmt, ap);
                 va_end(ap);
         }
         return -EINVAL;

@@ -59,7 +59,7 @@ static int on_event(void *userdata, const char *type, json_t *obj)
 static void sleep_cancellable(struct cm_watch *w, usec_t d)
 {
         for (usec_t t = 0; t < d && !atomic_load(&w->cancel); t += 100 * USEC_PER_MSEC) {
-                struct timespec ts = { .tv_nsec = 100 * 1000 * 1000 };
+                struct timespec ts = { .tv_nsec = 100L * 1000 * 1000 };
                 nanosleep(&ts, NULL);
         }
 }

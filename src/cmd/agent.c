@@ -237,51 +237,6 @@ static const struct cli_option *find_option(const char *name, size_t len)
  * writes it, a boolean followed by "true"/"false" as a separate word. Rewrites those into
  * getopt's spellings ("--name", "--name=false"). Returns an owned argv (strings owned too).
  */
-static char **go_flags_to_getopt(int argc, char **argv, int *ret_argc)
-{
-        char **out = calloc((size_t)argc + 1, sizeof(char *));
-        int n = 0;
-
-        if (!out)
-                return NULL;
-        for (int i = 0; i < argc; i++) {
-                const char *a = argv[i];
-                const struct cli_option *o = NULL;
-                char *s = NULL;
-
-                if (i > 0 && a[0] == '-' && a[1] != '-' && a[1] && a[2]) {
-                        size_t len = strcspn(a + 1, "=");
-                        o = find_option(a + 1, len);
-                        if (o && asprintf(&s, "-%s", a) < 0)
-                                s = NULL;
-                        else if (!o)
-                                s = strdup(a);
-                } else {
-                        s = strdup(a);
-                }
-                if (s && s[0] == '-' && s[1] == '-' && !strchr(s, '=')) {
-                        o = find_option(s + 2, strlen(s + 2));
-                        if (o && o->arg == CLI_ARG_OPTIONAL && i + 1 < argc &&
-                            is_bool_word(argv[i + 1])) {
-                                char *j = NULL;
-                                if (asprintf(&j, "%s=%s", s, argv[++i]) < 0)
-                                        j = NULL;
-                                free(s);
-                                s = j;
-                        }
-                }
-                if (!s) {
-                        for (int k = 0; k < n; k++)
-                                free(out[k]);
-                        free(out);
-                        return NULL;
-                }
-                out[n++] = s;
-        }
-        *ret_argc = n;
-        return out;
-}
-
 static void strv_free(char **v)
 {
         for (size_t i = 0; v && v[i]; i++)
@@ -289,6 +244,67 @@ static void strv_free(char **v)
         free(v);
 }
 DEFINE_CLEANUP_FUNC(char **, strv_free)
+
+/* One word in getopt's spelling: "-name[=v]" of a known option becomes "--name[=v]". Owned. */
+static char *go_word(const char *a)
+{
+        char *s = NULL;
+
+        if (a[0] != '-' || a[1] == '-' || !a[1] || !a[2])
+                return strdup(a);
+        if (!find_option(a + 1, strcspn(a + 1, "=")))
+                return strdup(a);
+        if (asprintf(&s, "-%s", a) < 0)
+                return NULL;
+        return s;
+}
+
+/* "--flag" of a boolean followed by "true"/"false" becomes "--flag=VALUE" (consumes @next). */
+static char *go_bool_pair(char *s, const char *next, bool *ret_consumed)
+{
+        const struct cli_option *o;
+        char *j = NULL;
+
+        *ret_consumed = false;
+        if (s[0] != '-' || s[1] != '-' || strchr(s, '='))
+                return s;
+        o = find_option(s + 2, strlen(s + 2));
+        if (!o || o->arg != CLI_ARG_OPTIONAL || !is_bool_word(next))
+                return s;
+        if (asprintf(&j, "%s=%s", s, next) < 0)
+                j = NULL;
+        free(s);
+        *ret_consumed = true;
+        return j;
+}
+
+/*
+ * Go's flag package, which KServe's agent uses, also takes "-name" and, as KServe's pod mutator
+ * writes it, a boolean followed by "true"/"false" as a separate word. Rewrites those into
+ * getopt's spellings ("--name", "--name=false"). Returns an owned argv (strings owned too).
+ */
+static char **go_flags_to_getopt(int argc, char **argv, int *ret_argc)
+{
+        CLEANUP(strv_freep) char **out = calloc((size_t)argc + 1, sizeof(char *));
+        int n = 0;
+
+        if (!out)
+                return NULL;
+        for (int i = 0; i < argc; i++) {
+                bool consumed = false;
+                char *s = i > 0 ? go_word(argv[i]) : strdup(argv[i]);
+
+                if (s)
+                        s = go_bool_pair(s, i + 1 < argc ? argv[i + 1] : NULL, &consumed);
+                if (!s)
+                        return NULL;
+                if (consumed)
+                        i++;
+                out[n++] = s;
+        }
+        *ret_argc = n;
+        return TAKE_PTR(out);
+}
 
 struct agent_ctx {
         struct readiness_probe probe;
