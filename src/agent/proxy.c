@@ -17,6 +17,7 @@
 
 #include "util/buf.h"
 #include "util/log.h"
+#include "util/string-util.h"
 
 #define HEAD_MAX  ((size_t)64 * 1024)
 #define LINE_MAX_ 8192U
@@ -211,17 +212,6 @@ static int copy_until_eof(struct rd *r, int out)
         }
 }
 
-static int hex_digit(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
 /* The size of a chunk-size line (extensions ignored): at most 15 hex digits. */
 static int chunk_size_parse(const char *line, uint64_t *ret)
 {
@@ -229,7 +219,7 @@ static int chunk_size_parse(const char *line, uint64_t *ret)
         size_t digits = 0;
 
         for (const char *c = line; *c && !strchr(";\r\n \t", *c); c++, digits++) {
-                int v = hex_digit(*c);
+                int v = unhexchar(*c);
                 if (v < 0 || digits >= 15)
                         return -EBADMSG;
                 size = size * 16 + (uint64_t)v;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/string-util.h"
+
 void s3_list_release(struct s3_list *l)
 {
         for (size_t i = 0; i < l->n_keys; i++)
@@ -81,15 +83,11 @@ static size_t named_entity(const char *s, size_t n, char *o)
         return 0;
 }
 
-static int digit_value(int c, bool hex)
+static int digit_value(char c, bool hex)
 {
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (hex && c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (hex && c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
+        if (hex)
+                return unhexchar(c);
+        return c >= '0' && c <= '9' ? c - '0' : -EINVAL;
 }
 
 /* A character reference "#NNN;" or "#xHHH;" at @s (after the '&', @n bytes left): writes its
@@ -104,7 +102,7 @@ static size_t char_reference(const char *s, size_t n, char *o, size_t *ret_writt
                 return 0;
         hex = s[1] == 'x' || s[1] == 'X';
         for (j = hex ? 2 : 1; j < n && s[j] != ';' && digits < 8; j++, digits++) {
-                int v = digit_value((unsigned char)s[j], hex);
+                int v = digit_value(s[j], hex);
                 if (v < 0)
                         return 0;
                 cp = cp * (hex ? 16 : 10) + (unsigned long)v;

@@ -552,16 +552,6 @@ static int start_proxy(struct agent_run *s, const struct agent_args *args)
         return 0;
 }
 
-/* SIGTERM and SIGINT are taken by sigwait(); SIGPIPE is ignored (peers close sockets). */
-static void block_signals(sigset_t *mask)
-{
-        (void)sigemptyset(mask);
-        (void)sigaddset(mask, SIGTERM);
-        (void)sigaddset(mask, SIGINT);
-        (void)pthread_sigmask(SIG_BLOCK, mask, NULL);
-        (void)signal(SIGPIPE, SIG_IGN);
-}
-
 int cmd_agent(int argc, char **argv)
 {
         struct agent_args args = {
@@ -604,7 +594,7 @@ int cmd_agent(int argc, char **argv)
                 log_error("agent: %s", err);
                 return 1;
         }
-        block_signals(&mask);
+        (void)cli_block_exit_signals(&mask);
         if (args.puller) {
                 r = start_puller(&s, &args);
                 if (r != 0)

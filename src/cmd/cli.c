@@ -5,6 +5,8 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,4 +297,16 @@ int cli_parse_listen(const char *s, char **ret_host, uint16_t *ret_port)
                 return -ENOMEM;
         *ret_host = host;
         return 0;
+}
+
+int cli_block_exit_signals(sigset_t *ret_mask)
+{
+        int r;
+
+        (void)sigemptyset(ret_mask);
+        (void)sigaddset(ret_mask, SIGTERM);
+        (void)sigaddset(ret_mask, SIGINT);
+        r = pthread_sigmask(SIG_BLOCK, ret_mask, NULL);
+        (void)signal(SIGPIPE, SIG_IGN);
+        return -r;
 }

@@ -405,11 +405,7 @@ int cmd_registry(int argc, char **argv)
                          "connections (libpq), ignoring it");
 
         /* Block the termination signals before any thread starts, then wait for them. */
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGINT);
-        (void)pthread_sigmask(SIG_BLOCK, &mask, NULL);
-        (void)signal(SIGPIPE, SIG_IGN);
+        (void)cli_block_exit_signals(&mask);
 
         if (start_http(&opts, &set, &gate, &srv) < 0)
                 return 1;

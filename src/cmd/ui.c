@@ -408,11 +408,7 @@ int cmd_ui(int argc, char **argv)
                 return r;
         ui_build_config(&s, &a);
 
-        (void)sigemptyset(&mask);
-        (void)sigaddset(&mask, SIGTERM);
-        (void)sigaddset(&mask, SIGINT);
-        (void)pthread_sigmask(SIG_BLOCK, &mask, NULL);
-        (void)signal(SIGPIPE, SIG_IGN);
+        (void)cli_block_exit_signals(&mask);
 
         r = ui_start(&s, &a);
         if (r != 0)
