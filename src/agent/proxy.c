@@ -15,13 +15,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "agent/http1.h"
 #include "util/buf.h"
 #include "util/log.h"
-#include "util/string-util.h"
 
-#define HEAD_MAX  ((size_t)64 * 1024)
-#define LINE_MAX_ 8192U
-#define FDS_MAX   4096
+#define HEAD_MAX ((size_t)64 * 1024)
+#define FDS_MAX  4096
 
 struct proxy {
         struct proxy_config c;
@@ -36,16 +35,10 @@ struct proxy {
         bool stopping;
 };
 
-struct rd {
-        int fd;
-        size_t s, e;
-        char b[16384];
-};
-
 struct conn {
         struct proxy *p;
-        struct rd client;
-        struct rd up;
+        struct http1_rd client;
+        struct http1_rd up;
         char peer[INET6_ADDRSTRLEN];
 };
 
@@ -62,353 +55,7 @@ static void track(struct proxy *p, int fd, bool add)
         pthread_mutex_unlock(&p->lock);
 }
 
-static ssize_t rd_fill(struct rd *r)
-{
-        ssize_t n;
-
-        if (r->s == r->e)
-                r->s = r->e = 0;
-        if (r->e == sizeof(r->b)) {
-                memmove(r->b, r->b + r->s, r->e - r->s);
-                r->e -= r->s;
-                r->s = 0;
-        }
-        do
-                n = recv(r->fd, r->b + r->e, sizeof(r->b) - r->e, 0);
-        while (n < 0 && errno == EINTR);
-        if (n < 0)
-                return negative_errno();
-        r->e += (size_t)n;
-        return n;
-}
-
-static int write_all(int fd, const void *data, size_t len)
-{
-        const char *p = data;
-
-        while (len > 0) {
-                ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                p += n;
-                len -= (size_t)n;
-        }
-        return 0;
-}
-
-/* Skips the empty lines a client may send before a request (RFC 9112 2.2). Returns 0 with a byte
- * buffered, -ENODATA on a clean EOF, other errno. */
-static int skip_empty_lines(struct rd *r)
-{
-        for (;;) {
-                while (r->s < r->e && (r->b[r->s] == '\r' || r->b[r->s] == '\n'))
-                        r->s++;
-                if (r->s < r->e)
-                        return 0;
-                ssize_t n = rd_fill(r);
-                if (n <= 0)
-                        return n == 0 ? -ENODATA : (int)n;
-        }
-}
-
-/* Whether @head, which just got a '\n', ends with the empty line. */
-static bool head_complete(const struct buf *head)
-{
-        const char *t = buf_str(head) + head->len;
-
-        if (head->len < 2)
-                return false;
-        return (head->len >= 4 && memcmp(t - 4, "\r\n\r\n", 4) == 0) ||
-               memcmp(t - 2, "\n\n", 2) == 0;
-}
-
-/* Reads a head (through CRLFCRLF) into @head. Returns 0, -ENODATA (clean EOF before any byte),
- * -EMSGSIZE, -EBADMSG (EOF inside), other errno. */
-static int read_head(struct rd *r, struct buf *head)
-{
-        int k;
-
-        k = skip_empty_lines(r);
-        if (k < 0)
-                return k;
-        for (;;) {
-                while (r->s < r->e) {
-                        char c = r->b[r->s++];
-                        if (buf_putc(head, c) < 0)
-                                return -EMSGSIZE;
-                        if (c == '\n' && head_complete(head))
-                                return 0;
-                }
-                ssize_t n = rd_fill(r);
-                if (n == 0)
-                        return -EBADMSG;
-                if (n < 0)
-                        return (int)n;
-        }
-}
-
-/* Reads one line (through LF) into @line (NUL-terminated, CRLF kept). */
-static int read_line(struct rd *r, char *line, size_t max, size_t *ret_len)
-{
-        size_t n = 0;
-
-        for (;;) {
-                while (r->s < r->e) {
-                        char c = r->b[r->s++];
-                        if (n + 1 >= max)
-                                return -EMSGSIZE;
-                        line[n++] = c;
-                        if (c == '\n') {
-                                line[n] = 0;
-                                *ret_len = n;
-                                return 0;
-                        }
-                }
-                ssize_t k = rd_fill(r);
-                if (k == 0)
-                        return -EBADMSG;
-                if (k < 0)
-                        return (int)k;
-        }
-}
-
-static int copy_n(struct rd *r, int out, uint64_t n)
-{
-        while (n > 0) {
-                if (r->s == r->e) {
-                        ssize_t k = rd_fill(r);
-                        if (k == 0)
-                                return -EBADMSG;
-                        if (k < 0)
-                                return (int)k;
-                }
-                size_t chunk = MIN((uint64_t)(r->e - r->s), n);
-                int w = write_all(out, r->b + r->s, chunk);
-                if (w < 0)
-                        return w;
-                r->s += chunk;
-                n -= chunk;
-        }
-        return 0;
-}
-
-static int copy_until_eof(struct rd *r, int out)
-{
-        for (;;) {
-                if (r->s < r->e) {
-                        int w = write_all(out, r->b + r->s, r->e - r->s);
-                        if (w < 0)
-                                return w;
-                        r->s = r->e;
-                }
-                ssize_t k = rd_fill(r);
-                if (k == 0)
-                        return 0;
-                if (k < 0)
-                        return (int)k;
-        }
-}
-
-/* The size of a chunk-size line (extensions ignored): at most 15 hex digits. */
-static int chunk_size_parse(const char *line, uint64_t *ret)
-{
-        uint64_t size = 0;
-        size_t digits = 0;
-
-        for (const char *c = line; *c && !strchr(";\r\n \t", *c); c++, digits++) {
-                int v = unhexchar(*c);
-                if (v < 0 || digits >= 15)
-                        return -EBADMSG;
-                size = size * 16 + (uint64_t)v;
-        }
-        if (digits == 0)
-                return -EBADMSG;
-        *ret = size;
-        return 0;
-}
-
-static bool is_empty_line(const char *line)
-{
-        return streq(line, "\r\n") || streq(line, "\n");
-}
-
-/* Reads one line, checks it with @valid (when given) and only then passes it on. */
-static int check_and_copy_line(struct rd *r, int out, char *line, size_t max,
-                               int (*valid)(const char *line, uint64_t *ret), uint64_t *ret)
-{
-        size_t len = 0;
-        int k;
-
-        k = read_line(r, line, max, &len);
-        if (k >= 0 && valid)
-                k = valid(line, ret);
-        if (k < 0)
-                return k;
-        return write_all(out, line, len);
-}
-
-static int empty_line_check(const char *line, uint64_t *ret)
-{
-        (void)ret;
-        return is_empty_line(line) ? 0 : -EBADMSG;
-}
-
-/* Passes one chunk (size line, data, CRLF) on; *ret_last is set for the last (size 0) chunk. */
-static int copy_chunk(struct rd *r, int out, bool *ret_last)
-{
-        char line[LINE_MAX_];
-        uint64_t size = 0;
-        int k;
-
-        k = check_and_copy_line(r, out, line, sizeof(line), chunk_size_parse, &size);
-        if (k < 0)
-                return k;
-        *ret_last = size == 0;
-        if (size == 0)
-                return 0;
-        k = copy_n(r, out, size);
-        if (k < 0)
-                return k;
-        return check_and_copy_line(r, out, line, sizeof(line), empty_line_check, NULL);
-}
-
-/* Passes a chunked body on unchanged, checking its framing. */
-static int copy_chunked(struct rd *r, int out)
-{
-        char line[LINE_MAX_];
-        bool last = false;
-        int k;
-
-        while (!last) {
-                k = copy_chunk(r, out, &last);
-                if (k < 0)
-                        return k;
-        }
-        /* trailers, through the empty line */
-        do {
-                k = check_and_copy_line(r, out, line, sizeof(line), NULL, NULL);
-                if (k < 0)
-                        return k;
-        } while (!is_empty_line(line));
-        return 0;
-}
-
-struct header {
-        char *name; /* points into the head buffer */
-        char *value;
-};
-
-struct head {
-        char *start[3]; /* request: method target version; response: version code reason */
-        struct header h[128];
-        size_t n;
-};
-
-/* The start line: three words (request: method target version; response: version code
- * reason, the reason possibly empty). */
-static int parse_start_line(char *line, struct head *hd)
-{
-        char *p;
-
-        hd->start[0] = line;
-        p = strchr(line, ' ');
-        if (!p)
-                return -EBADMSG;
-        *p++ = 0;
-        hd->start[1] = p;
-        p = strchr(p, ' ');
-        if (p) {
-                *p++ = 0;
-                hd->start[2] = p;
-        } else {
-                hd->start[2] = (char *)"";
-        }
-        return 0;
-}
-
-static bool is_token(const char *s, const char *end)
-{
-        for (const char *c = s; c < end; c++)
-                if (*c <= ' ' || *c >= 127 || strchr("\"(),/:;<=>?@[\\]{}", *c))
-                        return false;
-        return true;
-}
-
-/* One "name: value" line; the value without surrounding blanks. No obs-fold. */
-static int parse_header_line(char *line, struct head *hd)
-{
-        char *p;
-
-        if (line[0] == ' ' || line[0] == '\t')
-                return -EBADMSG; /* obs-fold */
-        p = strchr(line, ':');
-        if (!p || p == line || hd->n >= ELEMENTSOF(hd->h) || !is_token(line, p))
-                return -EBADMSG;
-        *p++ = 0;
-        while (*p == ' ' || *p == '\t')
-                p++;
-        for (size_t e = strlen(p); e > 0 && (p[e - 1] == ' ' || p[e - 1] == '\t'); e--)
-                p[e - 1] = 0;
-        hd->h[hd->n++] = (struct header){ line, p };
-        return 0;
-}
-
-/* Splits a head in place. Returns 0 or -EBADMSG. */
-static int parse_head(char *text, struct head *hd)
-{
-        char *line, *next;
-        bool first = true;
-        int r;
-
-        *hd = (struct head){ 0 };
-        for (line = text; line && *line; line = next) {
-                size_t l;
-
-                next = strchr(line, '\n');
-                if (next)
-                        *next++ = 0;
-                l = strlen(line);
-                if (l > 0 && line[l - 1] == '\r')
-                        line[--l] = 0;
-                if (l == 0)
-                        break;
-                r = first ? parse_start_line(line, hd) : parse_header_line(line, hd);
-                if (r < 0)
-                        return r;
-                first = false;
-        }
-        return first ? -EBADMSG : 0;
-}
-
-static const char *head_get(const struct head *hd, const char *name)
-{
-        for (size_t i = 0; i < hd->n; i++)
-                if (strcasecmp(hd->h[i].name, name) == 0)
-                        return hd->h[i].value;
-        return NULL;
-}
-
-static bool token_in_list(const char *list, const char *token)
-{
-        size_t tl = strlen(token);
-
-        for (const char *p = list; p && *p;) {
-                p += strspn(p, " \t,");
-                size_t n = strcspn(p, ",");
-                size_t e = n;
-                while (e > 0 && (p[e - 1] == ' ' || p[e - 1] == '\t'))
-                        e--;
-                if (e == tl && strncasecmp(p, token, tl) == 0)
-                        return true;
-                p += n;
-        }
-        return false;
-}
-
-static bool hop_by_hop(const struct head *hd, const char *name)
+static bool hop_by_hop(const struct http1_head *hd, const char *name)
 {
         static const char *const hop[] = { "Connection",
                                            "Keep-Alive",
@@ -427,66 +74,9 @@ static bool hop_by_hop(const struct head *hd, const char *name)
                         return true;
         for (size_t i = 0; i < hd->n; i++)
                 if (strcasecmp(hd->h[i].name, "Connection") == 0 &&
-                    token_in_list(hd->h[i].value, name))
+                    http1_token_in_list(hd->h[i].value, name))
                         return true;
         return false;
-}
-
-enum framing {
-        FRAME_NONE,
-        FRAME_LENGTH,
-        FRAME_CHUNKED,
-        FRAME_EOF,
-};
-
-/* A Content-Length value: 1 to 18 decimal digits. */
-static int content_length_parse(const char *cl, uint64_t *ret)
-{
-        uint64_t v = 0;
-
-        if (!*cl || strlen(cl) > 18)
-                return -EBADMSG;
-        for (const char *c = cl; *c; c++) {
-                if (*c < '0' || *c > '9')
-                        return -EBADMSG;
-                v = v * 10 + (uint64_t)(*c - '0');
-        }
-        *ret = v;
-        return 0;
-}
-
-/* Framing of a message; -EBADMSG for a bad Content-Length or CL+TE, -ENOTSUP unknown coding. */
-static int framing_of(const struct head *hd, enum framing *ret, uint64_t *ret_len)
-{
-        const char *te = NULL, *cl = NULL;
-
-        for (size_t i = 0; i < hd->n; i++) {
-                if (strcasecmp(hd->h[i].name, "Transfer-Encoding") == 0) {
-                        if (te)
-                                return -ENOTSUP;
-                        te = hd->h[i].value;
-                } else if (strcasecmp(hd->h[i].name, "Content-Length") == 0) {
-                        if (cl && !streq(cl, hd->h[i].value))
-                                return -EBADMSG;
-                        cl = hd->h[i].value;
-                }
-        }
-        if (te && cl)
-                return -EBADMSG;
-        if (te) {
-                if (strcasecmp(te, "chunked") != 0)
-                        return -ENOTSUP;
-                *ret = FRAME_CHUNKED;
-                return 0;
-        }
-        if (cl) {
-                if (content_length_parse(cl, ret_len) < 0)
-                        return -EBADMSG;
-                *ret = FRAME_LENGTH;
-                return 0;
-        }
-        *ret = FRAME_NONE;
-        return 0;
 }
 
 static void reply(int fd, unsigned code, const char *reason, const char *body, bool close_conn)
@@ -496,8 +86,8 @@ static void reply(int fd, unsigned code, const char *reason, const char *body, b
                          "HTTP/1.1 %u %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
                          "Content-Length: %zu\r\n%s\r\n",
                          code, reason, strlen(body), close_conn ? "Connection: close\r\n" : "");
-        if (write_all(fd, head, (size_t)n) == 0)
-                (void)write_all(fd, body, strlen(body));
+        if (http1_write_all(fd, head, (size_t)n) == 0)
+                (void)!http1_write_all(fd, body, strlen(body));
 }
 
 static int upstream_connect(struct conn *c)
@@ -525,7 +115,7 @@ static int upstream_connect(struct conn *c)
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
         track(c->p, fd, true);
-        c->up = (struct rd){ .fd = fd };
+        c->up = (struct http1_rd){ .fd = fd };
         return 0;
 }
 
@@ -545,7 +135,7 @@ static bool upstream_stale(struct conn *c)
         return poll(&pfd, 1, 0) != 0;
 }
 
-static int forward_head(int fd, const struct head *hd, const char *first, const char *extra)
+static int forward_head(int fd, const struct http1_head *hd, const char *first, const char *extra)
 {
         struct buf b = BUF_INIT(HEAD_MAX * 2);
         int r = buf_puts(&b, first);
@@ -558,7 +148,7 @@ static int forward_head(int fd, const struct head *hd, const char *first, const 
         if (r >= 0)
                 r = buf_puts(&b, "\r\n");
         if (r >= 0)
-                r = write_all(fd, b.p, b.len);
+                r = http1_write_all(fd, b.p, b.len);
         buf_release(&b);
         return r;
 }
@@ -567,8 +157,8 @@ static int forward_head(int fd, const struct head *hd, const char *first, const 
 struct exch {
         struct conn *c;
         struct buf reqb, respb;
-        struct head rq, rs;
-        enum framing rqf, rsf;
+        struct http1_head rq, rs;
+        enum http1_framing rqf, rsf;
         uint64_t rql, rsl;
         bool keep, http10, head_req, up_keep;
         unsigned code;
@@ -587,35 +177,19 @@ enum step {
         STEP_UPSTREAM_FAIL, /* drop the upstream and answer 502 */
 };
 
-/* Passes one body on as its framing says. */
-static int copy_body(struct rd *r, int out, enum framing f, uint64_t len)
+static bool is_probe(const struct http1_head *rq)
 {
-        switch (f) {
-        case FRAME_LENGTH:
-                return copy_n(r, out, len);
-        case FRAME_CHUNKED:
-                return copy_chunked(r, out);
-        case FRAME_EOF:
-                return copy_until_eof(r, out);
-        case FRAME_NONE:
-        default:
-                return 0;
-        }
-}
+        const char *ua = http1_head_get(rq, "User-Agent");
 
-static bool is_probe(const struct head *rq)
-{
-        const char *ua = head_get(rq, "User-Agent");
-
-        return head_get(rq, "K-Network-Probe") || (ua && strncmp(ua, "kube-probe/", 11) == 0);
+        return http1_head_get(rq, "K-Network-Probe") || (ua && strncmp(ua, "kube-probe/", 11) == 0);
 }
 
 /* Knative's and the kubelet's probes, answered from the readiness callback. */
 static int serve_probe(struct exch *x)
 {
         struct conn *c = x->c;
-        const char *probe = head_get(&x->rq, "K-Network-Probe");
-        enum framing f;
+        const char *probe = http1_head_get(&x->rq, "K-Network-Probe");
+        enum http1_framing f;
         uint64_t len = 0;
 
         if (probe && !streq(probe, "queue"))
@@ -626,7 +200,7 @@ static int serve_probe(struct exch *x)
         else
                 reply(c->client.fd, 503, "Service Unavailable", "model server not ready\n",
                       !x->keep);
-        if (framing_of(&x->rq, &f, &len) < 0 || f != FRAME_NONE)
+        if (http1_framing_of(&x->rq, &f, &len) < 0 || f != HTTP1_FRAME_NONE)
                 return 0; /* a probe has no body; do not try to skip one */
         return x->keep;
 }
@@ -643,13 +217,13 @@ static int serve_status(struct exch *x)
 {
         struct conn *c = x->c;
         AUTOFREE char *json = c->p->c.status(c->p->c.ready_userdata);
-        enum framing f;
+        enum http1_framing f;
         uint64_t len = 0;
         char h[256];
         int n, r;
 
-        r = framing_of(&x->rq, &f, &len);
-        if (!json || r < 0 || f != FRAME_NONE) {
+        r = http1_framing_of(&x->rq, &f, &len);
+        if (!json || r < 0 || f != HTTP1_FRAME_NONE) {
                 reply(c->client.fd, 500, "Internal Server Error", "no status\n", true);
                 return 0;
         }
@@ -657,8 +231,8 @@ static int serve_status(struct exch *x)
                      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                      "Content-Length: %zu\r\n%s\r\n",
                      strlen(json), x->keep ? "" : "Connection: close\r\n");
-        if (write_all(c->client.fd, h, (size_t)n) < 0 ||
-            write_all(c->client.fd, json, strlen(json)) < 0)
+        if (http1_write_all(c->client.fd, h, (size_t)n) < 0 ||
+            http1_write_all(c->client.fd, json, strlen(json)) < 0)
                 return 0;
         return x->keep;
 }
@@ -667,10 +241,10 @@ static int serve_status(struct exch *x)
 static enum step forward_request_head(struct exch *x)
 {
         AUTOFREE char *first = NULL, *extra = NULL;
-        const char *xff = head_get(&x->rq, "X-Forwarded-For");
+        const char *xff = http1_head_get(&x->rq, "X-Forwarded-For");
         char cl[64] = "";
 
-        if (x->rqf == FRAME_LENGTH)
+        if (x->rqf == HTTP1_FRAME_LENGTH)
                 (void)snprintf(cl, sizeof(cl), "Content-Length: %llu\r\n",
                                (unsigned long long)x->rql);
         if (asprintf(&first, "%s %s HTTP/1.1\r\n", x->rq.start[0], x->rq.start[1]) < 0) {
@@ -678,7 +252,8 @@ static enum step forward_request_head(struct exch *x)
                 return STEP_CLOSE;
         }
         if (asprintf(&extra, "X-Forwarded-For: %s%s%s\r\n%s%s", xff ? xff : "", xff ? ", " : "",
-                     x->c->peer, x->rqf == FRAME_CHUNKED ? "Transfer-Encoding: chunked\r\n" : "",
+                     x->c->peer,
+                     x->rqf == HTTP1_FRAME_CHUNKED ? "Transfer-Encoding: chunked\r\n" : "",
                      cl) < 0) {
                 extra = NULL;
                 return STEP_CLOSE;
@@ -695,7 +270,7 @@ static enum step forward_request(struct exch *x)
         enum step st;
         int r;
 
-        r = framing_of(&x->rq, &x->rqf, &x->rql);
+        r = http1_framing_of(&x->rq, &x->rqf, &x->rql);
         if (r == -ENOTSUP) {
                 reply(c->client.fd, 501, "Not Implemented", "unsupported transfer coding\n", true);
                 return STEP_CLOSE;
@@ -714,10 +289,11 @@ static enum step forward_request(struct exch *x)
         st = forward_request_head(x);
         if (st != STEP_OK)
                 return st;
-        if (token_in_list(head_get(&x->rq, "Expect"), "100-continue") && x->rqf != FRAME_NONE &&
-            !x->http10 && write_all(c->client.fd, "HTTP/1.1 100 Continue\r\n\r\n", 25) < 0)
+        if (http1_token_in_list(http1_head_get(&x->rq, "Expect"), "100-continue") &&
+            x->rqf != HTTP1_FRAME_NONE && !x->http10 &&
+            http1_write_all(c->client.fd, "HTTP/1.1 100 Continue\r\n\r\n", 25) < 0)
                 return STEP_CLOSE;
-        if (copy_body(&c->client, c->up.fd, x->rqf, x->rql) < 0) {
+        if (http1_copy_body(&c->client, c->up.fd, x->rqf, x->rql) < 0) {
                 upstream_close(c); /* a half-sent request must not be reused */
                 return STEP_CLOSE;
         }
@@ -725,7 +301,7 @@ static enum step forward_request(struct exch *x)
 }
 
 /* An HTTP/1.x status line with a three-digit code 1xx-5xx. */
-static bool status_line_valid(const struct head *rs)
+static bool status_line_valid(const struct http1_head *rs)
 {
         const char *code = rs->start[1];
 
@@ -742,20 +318,21 @@ static enum step read_response_head(struct exch *x)
 
         for (;;) {
                 buf_reset(&x->respb);
-                if (read_head(&c->up, &x->respb) < 0)
+                if (http1_read_head(&c->up, &x->respb) < 0)
                         return STEP_UPSTREAM_FAIL;
-                if (parse_head(x->respb.p, &x->rs) < 0 || !status_line_valid(&x->rs))
+                if (http1_parse_head(x->respb.p, &x->rs) < 0 || !status_line_valid(&x->rs))
                         return STEP_UPSTREAM_FAIL;
                 code = x->rs.start[1];
                 x->code = (unsigned)((code[0] - '0') * 100 + (code[1] - '0') * 10 +
                                      (code[2] - '0'));
                 if (x->code >= 200 || x->code == 101)
                         break;
-                if (x->code != 100 || !token_in_list(head_get(&x->rq, "Expect"), "100-continue"))
-                        if (write_all(c->client.fd, x->respb.p, x->respb.len) < 0)
+                if (x->code != 100 ||
+                    !http1_token_in_list(http1_head_get(&x->rq, "Expect"), "100-continue"))
+                        if (http1_write_all(c->client.fd, x->respb.p, x->respb.len) < 0)
                                 return STEP_CLOSE;
         }
-        if (framing_of(&x->rs, &x->rsf, &x->rsl) < 0 || x->code == 101)
+        if (http1_framing_of(&x->rs, &x->rsf, &x->rsl) < 0 || x->code == 101)
                 return STEP_UPSTREAM_FAIL;
         return STEP_OK;
 }
@@ -764,14 +341,14 @@ static enum step read_response_head(struct exch *x)
 static int forward_response_head(struct exch *x)
 {
         AUTOFREE char *first = NULL, *extra = NULL;
-        const char *te = x->rsf == FRAME_CHUNKED ? "Transfer-Encoding: chunked\r\n" : "";
-        const char *orig_cl = head_get(&x->rs, "Content-Length");
+        const char *te = x->rsf == HTTP1_FRAME_CHUNKED ? "Transfer-Encoding: chunked\r\n" : "";
+        const char *orig_cl = http1_head_get(&x->rs, "Content-Length");
         char cl[64] = "";
         int r;
 
         if (x->head_req && orig_cl)
                 (void)snprintf(cl, sizeof(cl), "Content-Length: %s\r\n", orig_cl);
-        else if (x->rsf == FRAME_LENGTH)
+        else if (x->rsf == HTTP1_FRAME_LENGTH)
                 (void)snprintf(cl, sizeof(cl), "Content-Length: %llu\r\n",
                                (unsigned long long)x->rsl);
         if (asprintf(&first, "HTTP/1.1 %s %s\r\n", x->rs.start[1], x->rs.start[2]) < 0) {
@@ -794,19 +371,19 @@ static int forward_response(struct exch *x)
         struct conn *c = x->c;
         int r;
 
-        x->up_keep = !token_in_list(head_get(&x->rs, "Connection"), "close") &&
+        x->up_keep = !http1_token_in_list(http1_head_get(&x->rs, "Connection"), "close") &&
                      streq(x->rs.start[0], "HTTP/1.1");
         if (x->head_req || x->code == 204 || x->code == 304)
-                x->rsf = FRAME_NONE;
-        else if (x->rsf == FRAME_NONE)
-                x->rsf = FRAME_EOF;
-        if (x->rsf == FRAME_EOF) {
+                x->rsf = HTTP1_FRAME_NONE;
+        else if (x->rsf == HTTP1_FRAME_NONE)
+                x->rsf = HTTP1_FRAME_EOF;
+        if (x->rsf == HTTP1_FRAME_EOF) {
                 x->keep = false;
                 x->up_keep = false;
         }
         if (forward_response_head(x) < 0)
                 return 0;
-        r = copy_body(&c->up, c->client.fd, x->rsf, x->rsl);
+        r = http1_copy_body(&c->up, c->client.fd, x->rsf, x->rsl);
         if (r < 0 || !x->up_keep)
                 upstream_close(c);
         return r < 0 ? 0 : x->keep;
@@ -820,7 +397,7 @@ static int exchange(struct conn *c)
         enum step st;
         int r;
 
-        r = read_head(&c->client, &x.reqb);
+        r = http1_read_head(&c->client, &x.reqb);
         if (r == -EMSGSIZE) {
                 reply(c->client.fd, 431, "Request Header Fields Too Large",
                       "request head too large\n", true);
@@ -828,13 +405,13 @@ static int exchange(struct conn *c)
         }
         if (r < 0)
                 return 0; /* EOF, idle timeout, reset */
-        if (parse_head(x.reqb.p, &x.rq) < 0 || strncmp(x.rq.start[2], "HTTP/1.", 7) != 0 ||
+        if (http1_parse_head(x.reqb.p, &x.rq) < 0 || strncmp(x.rq.start[2], "HTTP/1.", 7) != 0 ||
             !*x.rq.start[1]) {
                 reply(c->client.fd, 400, "Bad Request", "malformed request head\n", true);
                 return 0;
         }
         x.http10 = streq(x.rq.start[2], "HTTP/1.0");
-        x.keep = !x.http10 && !token_in_list(head_get(&x.rq, "Connection"), "close");
+        x.keep = !x.http10 && !http1_token_in_list(http1_head_get(&x.rq, "Connection"), "close");
         x.head_req = streq(x.rq.start[0], "HEAD");
 
         if (is_probe(&x.rq))
@@ -925,7 +502,7 @@ static bool conn_spawn(struct proxy *p, int fd, const struct sockaddr_storage *s
         if (!c)
                 return false;
         c->p = p;
-        c->client = (struct rd){ .fd = fd };
+        c->client = (struct http1_rd){ .fd = fd };
         c->up.fd = -1;
         peer_name(ss, c->peer, sizeof(c->peer));
         track(p, fd, true);
