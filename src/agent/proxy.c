@@ -15,7 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "agent/http1.h"
+#include "agent/http-msg.h"
 #include "util/buf.h"
 #include "util/log.h"
 
@@ -37,8 +37,8 @@ struct proxy {
 
 struct conn {
         struct proxy *p;
-        struct http1_rd client;
-        struct http1_rd up;
+        struct http_msg_rd client;
+        struct http_msg_rd up;
         char peer[INET6_ADDRSTRLEN];
 };
 
@@ -55,7 +55,7 @@ static void track(struct proxy *p, int fd, bool add)
         pthread_mutex_unlock(&p->lock);
 }
 
-static bool hop_by_hop(const struct http1_head *hd, const char *name)
+static bool hop_by_hop(const struct http_msg_head *hd, const char *name)
 {
         static const char *const hop[] = { "Connection",
                                            "Keep-Alive",
@@ -74,7 +74,7 @@ static bool hop_by_hop(const struct http1_head *hd, const char *name)
                         return true;
         for (size_t i = 0; i < hd->n; i++)
                 if (strcasecmp(hd->h[i].name, "Connection") == 0 &&
-                    http1_token_in_list(hd->h[i].value, name))
+                    http_msg_token_in_list(hd->h[i].value, name))
                         return true;
         return false;
 }
@@ -86,8 +86,8 @@ static void reply(int fd, unsigned code, const char *reason, const char *body, b
                          "HTTP/1.1 %u %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
                          "Content-Length: %zu\r\n%s\r\n",
                          code, reason, strlen(body), close_conn ? "Connection: close\r\n" : "");
-        if (http1_write_all(fd, head, (size_t)n) == 0)
-                (void)!http1_write_all(fd, body, strlen(body));
+        if (http_msg_write_all(fd, head, (size_t)n) == 0)
+                (void)!http_msg_write_all(fd, body, strlen(body));
 }
 
 static int upstream_connect(struct conn *c)
@@ -115,7 +115,7 @@ static int upstream_connect(struct conn *c)
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
         track(c->p, fd, true);
-        c->up = (struct http1_rd){ .fd = fd };
+        c->up = (struct http_msg_rd){ .fd = fd };
         return 0;
 }
 
@@ -135,7 +135,8 @@ static bool upstream_stale(struct conn *c)
         return poll(&pfd, 1, 0) != 0;
 }
 
-static int forward_head(int fd, const struct http1_head *hd, const char *first, const char *extra)
+static int forward_head(int fd, const struct http_msg_head *hd, const char *first,
+                        const char *extra)
 {
         struct buf b = BUF_INIT(HEAD_MAX * 2);
         int r = buf_puts(&b, first);
@@ -148,7 +149,7 @@ static int forward_head(int fd, const struct http1_head *hd, const char *first, 
         if (r >= 0)
                 r = buf_puts(&b, "\r\n");
         if (r >= 0)
-                r = http1_write_all(fd, b.p, b.len);
+                r = http_msg_write_all(fd, b.p, b.len);
         buf_release(&b);
         return r;
 }
@@ -157,8 +158,8 @@ static int forward_head(int fd, const struct http1_head *hd, const char *first, 
 struct exch {
         struct conn *c;
         struct buf reqb, respb;
-        struct http1_head rq, rs;
-        enum http1_framing rqf, rsf;
+        struct http_msg_head rq, rs;
+        enum http_msg_framing rqf, rsf;
         uint64_t rql, rsl;
         bool keep, http10, head_req, up_keep;
         unsigned code;
@@ -177,19 +178,20 @@ enum step {
         STEP_UPSTREAM_FAIL, /* drop the upstream and answer 502 */
 };
 
-static bool is_probe(const struct http1_head *rq)
+static bool is_probe(const struct http_msg_head *rq)
 {
-        const char *ua = http1_head_get(rq, "User-Agent");
+        const char *ua = http_msg_head_get(rq, "User-Agent");
 
-        return http1_head_get(rq, "K-Network-Probe") || (ua && strncmp(ua, "kube-probe/", 11) == 0);
+        return http_msg_head_get(rq, "K-Network-Probe") ||
+               (ua && strncmp(ua, "kube-probe/", 11) == 0);
 }
 
 /* Knative's and the kubelet's probes, answered from the readiness callback. */
 static int serve_probe(struct exch *x)
 {
         struct conn *c = x->c;
-        const char *probe = http1_head_get(&x->rq, "K-Network-Probe");
-        enum http1_framing f;
+        const char *probe = http_msg_head_get(&x->rq, "K-Network-Probe");
+        enum http_msg_framing f;
         uint64_t len = 0;
 
         if (probe && !streq(probe, "queue"))
@@ -200,7 +202,7 @@ static int serve_probe(struct exch *x)
         else
                 reply(c->client.fd, 503, "Service Unavailable", "model server not ready\n",
                       !x->keep);
-        if (http1_framing_of(&x->rq, &f, &len) < 0 || f != HTTP1_FRAME_NONE)
+        if (http_msg_framing_of(&x->rq, &f, &len) < 0 || f != HTTP_MSG_FRAME_NONE)
                 return 0; /* a probe has no body; do not try to skip one */
         return x->keep;
 }
@@ -217,13 +219,13 @@ static int serve_status(struct exch *x)
 {
         struct conn *c = x->c;
         AUTOFREE char *json = c->p->c.status(c->p->c.ready_userdata);
-        enum http1_framing f;
+        enum http_msg_framing f;
         uint64_t len = 0;
         char h[256];
         int n, r;
 
-        r = http1_framing_of(&x->rq, &f, &len);
-        if (!json || r < 0 || f != HTTP1_FRAME_NONE) {
+        r = http_msg_framing_of(&x->rq, &f, &len);
+        if (!json || r < 0 || f != HTTP_MSG_FRAME_NONE) {
                 reply(c->client.fd, 500, "Internal Server Error", "no status\n", true);
                 return 0;
         }
@@ -231,8 +233,8 @@ static int serve_status(struct exch *x)
                      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                      "Content-Length: %zu\r\n%s\r\n",
                      strlen(json), x->keep ? "" : "Connection: close\r\n");
-        if (http1_write_all(c->client.fd, h, (size_t)n) < 0 ||
-            http1_write_all(c->client.fd, json, strlen(json)) < 0)
+        if (http_msg_write_all(c->client.fd, h, (size_t)n) < 0 ||
+            http_msg_write_all(c->client.fd, json, strlen(json)) < 0)
                 return 0;
         return x->keep;
 }
@@ -241,10 +243,10 @@ static int serve_status(struct exch *x)
 static enum step forward_request_head(struct exch *x)
 {
         AUTOFREE char *first = NULL, *extra = NULL;
-        const char *xff = http1_head_get(&x->rq, "X-Forwarded-For");
+        const char *xff = http_msg_head_get(&x->rq, "X-Forwarded-For");
         char cl[64] = "";
 
-        if (x->rqf == HTTP1_FRAME_LENGTH)
+        if (x->rqf == HTTP_MSG_FRAME_LENGTH)
                 (void)snprintf(cl, sizeof(cl), "Content-Length: %llu\r\n",
                                (unsigned long long)x->rql);
         if (asprintf(&first, "%s %s HTTP/1.1\r\n", x->rq.start[0], x->rq.start[1]) < 0) {
@@ -253,7 +255,7 @@ static enum step forward_request_head(struct exch *x)
         }
         if (asprintf(&extra, "X-Forwarded-For: %s%s%s\r\n%s%s", xff ? xff : "", xff ? ", " : "",
                      x->c->peer,
-                     x->rqf == HTTP1_FRAME_CHUNKED ? "Transfer-Encoding: chunked\r\n" : "",
+                     x->rqf == HTTP_MSG_FRAME_CHUNKED ? "Transfer-Encoding: chunked\r\n" : "",
                      cl) < 0) {
                 extra = NULL;
                 return STEP_CLOSE;
@@ -270,7 +272,7 @@ static enum step forward_request(struct exch *x)
         enum step st;
         int r;
 
-        r = http1_framing_of(&x->rq, &x->rqf, &x->rql);
+        r = http_msg_framing_of(&x->rq, &x->rqf, &x->rql);
         if (r == -ENOTSUP) {
                 reply(c->client.fd, 501, "Not Implemented", "unsupported transfer coding\n", true);
                 return STEP_CLOSE;
@@ -289,11 +291,11 @@ static enum step forward_request(struct exch *x)
         st = forward_request_head(x);
         if (st != STEP_OK)
                 return st;
-        if (http1_token_in_list(http1_head_get(&x->rq, "Expect"), "100-continue") &&
-            x->rqf != HTTP1_FRAME_NONE && !x->http10 &&
-            http1_write_all(c->client.fd, "HTTP/1.1 100 Continue\r\n\r\n", 25) < 0)
+        if (http_msg_token_in_list(http_msg_head_get(&x->rq, "Expect"), "100-continue") &&
+            x->rqf != HTTP_MSG_FRAME_NONE && !x->http10 &&
+            http_msg_write_all(c->client.fd, "HTTP/1.1 100 Continue\r\n\r\n", 25) < 0)
                 return STEP_CLOSE;
-        if (http1_copy_body(&c->client, c->up.fd, x->rqf, x->rql) < 0) {
+        if (http_msg_copy_body(&c->client, c->up.fd, x->rqf, x->rql) < 0) {
                 upstream_close(c); /* a half-sent request must not be reused */
                 return STEP_CLOSE;
         }
@@ -301,7 +303,7 @@ static enum step forward_request(struct exch *x)
 }
 
 /* An HTTP/1.x status line with a three-digit code 1xx-5xx. */
-static bool status_line_valid(const struct http1_head *rs)
+static bool status_line_valid(const struct http_msg_head *rs)
 {
         const char *code = rs->start[1];
 
@@ -318,9 +320,9 @@ static enum step read_response_head(struct exch *x)
 
         for (;;) {
                 buf_reset(&x->respb);
-                if (http1_read_head(&c->up, &x->respb) < 0)
+                if (http_msg_read_head(&c->up, &x->respb) < 0)
                         return STEP_UPSTREAM_FAIL;
-                if (http1_parse_head(x->respb.p, &x->rs) < 0 || !status_line_valid(&x->rs))
+                if (http_msg_parse_head(x->respb.p, &x->rs) < 0 || !status_line_valid(&x->rs))
                         return STEP_UPSTREAM_FAIL;
                 code = x->rs.start[1];
                 x->code = (unsigned)((code[0] - '0') * 100 + (code[1] - '0') * 10 +
@@ -328,11 +330,11 @@ static enum step read_response_head(struct exch *x)
                 if (x->code >= 200 || x->code == 101)
                         break;
                 if (x->code != 100 ||
-                    !http1_token_in_list(http1_head_get(&x->rq, "Expect"), "100-continue"))
-                        if (http1_write_all(c->client.fd, x->respb.p, x->respb.len) < 0)
+                    !http_msg_token_in_list(http_msg_head_get(&x->rq, "Expect"), "100-continue"))
+                        if (http_msg_write_all(c->client.fd, x->respb.p, x->respb.len) < 0)
                                 return STEP_CLOSE;
         }
-        if (http1_framing_of(&x->rs, &x->rsf, &x->rsl) < 0 || x->code == 101)
+        if (http_msg_framing_of(&x->rs, &x->rsf, &x->rsl) < 0 || x->code == 101)
                 return STEP_UPSTREAM_FAIL;
         return STEP_OK;
 }
@@ -341,14 +343,14 @@ static enum step read_response_head(struct exch *x)
 static int forward_response_head(struct exch *x)
 {
         AUTOFREE char *first = NULL, *extra = NULL;
-        const char *te = x->rsf == HTTP1_FRAME_CHUNKED ? "Transfer-Encoding: chunked\r\n" : "";
-        const char *orig_cl = http1_head_get(&x->rs, "Content-Length");
+        const char *te = x->rsf == HTTP_MSG_FRAME_CHUNKED ? "Transfer-Encoding: chunked\r\n" : "";
+        const char *orig_cl = http_msg_head_get(&x->rs, "Content-Length");
         char cl[64] = "";
         int r;
 
         if (x->head_req && orig_cl)
                 (void)snprintf(cl, sizeof(cl), "Content-Length: %s\r\n", orig_cl);
-        else if (x->rsf == HTTP1_FRAME_LENGTH)
+        else if (x->rsf == HTTP_MSG_FRAME_LENGTH)
                 (void)snprintf(cl, sizeof(cl), "Content-Length: %llu\r\n",
                                (unsigned long long)x->rsl);
         if (asprintf(&first, "HTTP/1.1 %s %s\r\n", x->rs.start[1], x->rs.start[2]) < 0) {
@@ -371,19 +373,19 @@ static int forward_response(struct exch *x)
         struct conn *c = x->c;
         int r;
 
-        x->up_keep = !http1_token_in_list(http1_head_get(&x->rs, "Connection"), "close") &&
+        x->up_keep = !http_msg_token_in_list(http_msg_head_get(&x->rs, "Connection"), "close") &&
                      streq(x->rs.start[0], "HTTP/1.1");
         if (x->head_req || x->code == 204 || x->code == 304)
-                x->rsf = HTTP1_FRAME_NONE;
-        else if (x->rsf == HTTP1_FRAME_NONE)
-                x->rsf = HTTP1_FRAME_EOF;
-        if (x->rsf == HTTP1_FRAME_EOF) {
+                x->rsf = HTTP_MSG_FRAME_NONE;
+        else if (x->rsf == HTTP_MSG_FRAME_NONE)
+                x->rsf = HTTP_MSG_FRAME_EOF;
+        if (x->rsf == HTTP_MSG_FRAME_EOF) {
                 x->keep = false;
                 x->up_keep = false;
         }
         if (forward_response_head(x) < 0)
                 return 0;
-        r = http1_copy_body(&c->up, c->client.fd, x->rsf, x->rsl);
+        r = http_msg_copy_body(&c->up, c->client.fd, x->rsf, x->rsl);
         if (r < 0 || !x->up_keep)
                 upstream_close(c);
         return r < 0 ? 0 : x->keep;
@@ -397,7 +399,7 @@ static int exchange(struct conn *c)
         enum step st;
         int r;
 
-        r = http1_read_head(&c->client, &x.reqb);
+        r = http_msg_read_head(&c->client, &x.reqb);
         if (r == -EMSGSIZE) {
                 reply(c->client.fd, 431, "Request Header Fields Too Large",
                       "request head too large\n", true);
@@ -405,13 +407,14 @@ static int exchange(struct conn *c)
         }
         if (r < 0)
                 return 0; /* EOF, idle timeout, reset */
-        if (http1_parse_head(x.reqb.p, &x.rq) < 0 || strncmp(x.rq.start[2], "HTTP/1.", 7) != 0 ||
+        if (http_msg_parse_head(x.reqb.p, &x.rq) < 0 || strncmp(x.rq.start[2], "HTTP/1.", 7) != 0 ||
             !*x.rq.start[1]) {
                 reply(c->client.fd, 400, "Bad Request", "malformed request head\n", true);
                 return 0;
         }
         x.http10 = streq(x.rq.start[2], "HTTP/1.0");
-        x.keep = !x.http10 && !http1_token_in_list(http1_head_get(&x.rq, "Connection"), "close");
+        x.keep = !x.http10 &&
+                 !http_msg_token_in_list(http_msg_head_get(&x.rq, "Connection"), "close");
         x.head_req = streq(x.rq.start[0], "HEAD");
 
         if (is_probe(&x.rq))
@@ -502,7 +505,7 @@ static bool conn_spawn(struct proxy *p, int fd, const struct sockaddr_storage *s
         if (!c)
                 return false;
         c->p = p;
-        c->client = (struct http1_rd){ .fd = fd };
+        c->client = (struct http_msg_rd){ .fd = fd };
         c->up.fd = -1;
         peer_name(ss, c->peer, sizeof(c->peer));
         track(p, fd, true);

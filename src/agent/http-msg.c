@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "agent/http1.h"
+#include "agent/http-msg.h"
 
 #include <errno.h>
 #include <string.h>
@@ -10,7 +10,7 @@
 
 #define LINE_MAX_ 8192U
 
-static ssize_t rd_fill(struct http1_rd *r)
+static ssize_t rd_fill(struct http_msg_rd *r)
 {
         ssize_t n;
 
@@ -30,7 +30,7 @@ static ssize_t rd_fill(struct http1_rd *r)
         return n;
 }
 
-int http1_write_all(int fd, const void *data, size_t len)
+int http_msg_write_all(int fd, const void *data, size_t len)
 {
         const char *p = data;
 
@@ -49,7 +49,7 @@ int http1_write_all(int fd, const void *data, size_t len)
 
 /* Skips the empty lines a client may send before a request (RFC 9112 2.2). Returns 0 with a byte
  * buffered, -ENODATA on a clean EOF, other errno. */
-static int skip_empty_lines(struct http1_rd *r)
+static int skip_empty_lines(struct http_msg_rd *r)
 {
         for (;;) {
                 while (r->s < r->e && (r->b[r->s] == '\r' || r->b[r->s] == '\n'))
@@ -75,7 +75,7 @@ static bool head_complete(const struct buf *head)
 
 /* Reads a head (through CRLFCRLF) into @head. Returns 0, -ENODATA (clean EOF before any byte),
  * -EMSGSIZE, -EBADMSG (EOF inside), other errno. */
-int http1_read_head(struct http1_rd *r, struct buf *head)
+int http_msg_read_head(struct http_msg_rd *r, struct buf *head)
 {
         int k;
 
@@ -99,7 +99,7 @@ int http1_read_head(struct http1_rd *r, struct buf *head)
 }
 
 /* Reads one line (through LF) into @line (NUL-terminated, CRLF kept). */
-static int read_line(struct http1_rd *r, char *line, size_t max, size_t *ret_len)
+static int read_line(struct http_msg_rd *r, char *line, size_t max, size_t *ret_len)
 {
         size_t n = 0;
 
@@ -123,7 +123,7 @@ static int read_line(struct http1_rd *r, char *line, size_t max, size_t *ret_len
         }
 }
 
-static int copy_n(struct http1_rd *r, int out, uint64_t n)
+static int copy_n(struct http_msg_rd *r, int out, uint64_t n)
 {
         while (n > 0) {
                 if (r->s == r->e) {
@@ -134,7 +134,7 @@ static int copy_n(struct http1_rd *r, int out, uint64_t n)
                                 return (int)k;
                 }
                 size_t chunk = MIN((uint64_t)(r->e - r->s), n);
-                int w = http1_write_all(out, r->b + r->s, chunk);
+                int w = http_msg_write_all(out, r->b + r->s, chunk);
                 if (w < 0)
                         return w;
                 r->s += chunk;
@@ -143,11 +143,11 @@ static int copy_n(struct http1_rd *r, int out, uint64_t n)
         return 0;
 }
 
-static int copy_until_eof(struct http1_rd *r, int out)
+static int copy_until_eof(struct http_msg_rd *r, int out)
 {
         for (;;) {
                 if (r->s < r->e) {
-                        int w = http1_write_all(out, r->b + r->s, r->e - r->s);
+                        int w = http_msg_write_all(out, r->b + r->s, r->e - r->s);
                         if (w < 0)
                                 return w;
                         r->s = r->e;
@@ -184,7 +184,7 @@ static bool is_empty_line(const char *line)
 }
 
 /* Reads one line, checks it with @valid (when given) and only then passes it on. */
-static int check_and_copy_line(struct http1_rd *r, int out, char *line, size_t max,
+static int check_and_copy_line(struct http_msg_rd *r, int out, char *line, size_t max,
                                int (*valid)(const char *line, uint64_t *ret), uint64_t *ret)
 {
         size_t len = 0;
@@ -195,7 +195,7 @@ static int check_and_copy_line(struct http1_rd *r, int out, char *line, size_t m
                 k = valid(line, ret);
         if (k < 0)
                 return k;
-        return http1_write_all(out, line, len);
+        return http_msg_write_all(out, line, len);
 }
 
 static int empty_line_check(const char *line, uint64_t *ret)
@@ -205,7 +205,7 @@ static int empty_line_check(const char *line, uint64_t *ret)
 }
 
 /* Passes one chunk (size line, data, CRLF) on; *ret_last is set for the last (size 0) chunk. */
-static int copy_chunk(struct http1_rd *r, int out, bool *ret_last)
+static int copy_chunk(struct http_msg_rd *r, int out, bool *ret_last)
 {
         char line[LINE_MAX_];
         uint64_t size = 0;
@@ -224,7 +224,7 @@ static int copy_chunk(struct http1_rd *r, int out, bool *ret_last)
 }
 
 /* Passes a chunked body on unchanged, checking its framing. */
-static int copy_chunked(struct http1_rd *r, int out)
+static int copy_chunked(struct http_msg_rd *r, int out)
 {
         char line[LINE_MAX_];
         bool last = false;
@@ -246,7 +246,7 @@ static int copy_chunked(struct http1_rd *r, int out)
 
 /* The start line: three words (request: method target version; response: version code
  * reason, the reason possibly empty). */
-static int parse_start_line(char *line, struct http1_head *hd)
+static int parse_start_line(char *line, struct http_msg_head *hd)
 {
         char *p;
 
@@ -275,7 +275,7 @@ static bool is_token(const char *s, const char *end)
 }
 
 /* One "name: value" line; the value without surrounding blanks. No obs-fold. */
-static int parse_header_line(char *line, struct http1_head *hd)
+static int parse_header_line(char *line, struct http_msg_head *hd)
 {
         char *p;
 
@@ -289,18 +289,18 @@ static int parse_header_line(char *line, struct http1_head *hd)
                 p++;
         for (size_t e = strlen(p); e > 0 && (p[e - 1] == ' ' || p[e - 1] == '\t'); e--)
                 p[e - 1] = 0;
-        hd->h[hd->n++] = (struct http1_header){ line, p };
+        hd->h[hd->n++] = (struct http_msg_header){ line, p };
         return 0;
 }
 
 /* Splits a head in place. Returns 0 or -EBADMSG. */
-int http1_parse_head(char *text, struct http1_head *hd)
+int http_msg_parse_head(char *text, struct http_msg_head *hd)
 {
         char *line, *next;
         bool first = true;
         int r;
 
-        *hd = (struct http1_head){ 0 };
+        *hd = (struct http_msg_head){ 0 };
         for (line = text; line && *line; line = next) {
                 size_t l;
 
@@ -320,7 +320,7 @@ int http1_parse_head(char *text, struct http1_head *hd)
         return first ? -EBADMSG : 0;
 }
 
-const char *http1_head_get(const struct http1_head *hd, const char *name)
+const char *http_msg_head_get(const struct http_msg_head *hd, const char *name)
 {
         for (size_t i = 0; i < hd->n; i++)
                 if (strcasecmp(hd->h[i].name, name) == 0)
@@ -328,7 +328,7 @@ const char *http1_head_get(const struct http1_head *hd, const char *name)
         return NULL;
 }
 
-bool http1_token_in_list(const char *list, const char *token)
+bool http_msg_token_in_list(const char *list, const char *token)
 {
         size_t tl = strlen(token);
 
@@ -362,7 +362,8 @@ static int content_length_parse(const char *cl, uint64_t *ret)
 }
 
 /* Framing of a message; -EBADMSG for a bad Content-Length or CL+TE, -ENOTSUP unknown coding. */
-int http1_framing_of(const struct http1_head *hd, enum http1_framing *ret, uint64_t *ret_len)
+int http_msg_framing_of(const struct http_msg_head *hd, enum http_msg_framing *ret,
+                        uint64_t *ret_len)
 {
         const char *te = NULL, *cl = NULL;
 
@@ -382,30 +383,30 @@ int http1_framing_of(const struct http1_head *hd, enum http1_framing *ret, uint6
         if (te) {
                 if (strcasecmp(te, "chunked") != 0)
                         return -ENOTSUP;
-                *ret = HTTP1_FRAME_CHUNKED;
+                *ret = HTTP_MSG_FRAME_CHUNKED;
                 return 0;
         }
         if (cl) {
                 if (content_length_parse(cl, ret_len) < 0)
                         return -EBADMSG;
-                *ret = HTTP1_FRAME_LENGTH;
+                *ret = HTTP_MSG_FRAME_LENGTH;
                 return 0;
         }
-        *ret = HTTP1_FRAME_NONE;
+        *ret = HTTP_MSG_FRAME_NONE;
         return 0;
 }
 
 /* Passes one body on as its framing says. */
-int http1_copy_body(struct http1_rd *r, int out, enum http1_framing f, uint64_t len)
+int http_msg_copy_body(struct http_msg_rd *r, int out, enum http_msg_framing f, uint64_t len)
 {
         switch (f) {
-        case HTTP1_FRAME_LENGTH:
+        case HTTP_MSG_FRAME_LENGTH:
                 return copy_n(r, out, len);
-        case HTTP1_FRAME_CHUNKED:
+        case HTTP_MSG_FRAME_CHUNKED:
                 return copy_chunked(r, out);
-        case HTTP1_FRAME_EOF:
+        case HTTP_MSG_FRAME_EOF:
                 return copy_until_eof(r, out);
-        case HTTP1_FRAME_NONE:
+        case HTTP_MSG_FRAME_NONE:
         default:
                 return 0;
         }
