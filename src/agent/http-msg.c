@@ -30,6 +30,16 @@ static ssize_t rd_fill(struct http_msg_rd *r)
         return n;
 }
 
+/* More bytes inside a message: the peer closing the connection here is -EBADMSG. */
+static int rd_more(struct http_msg_rd *r)
+{
+        ssize_t n = rd_fill(r);
+
+        if (n == 0)
+                return -EBADMSG;
+        return n < 0 ? (int)n : 0;
+}
+
 int http_msg_write_all(int fd, const void *data, size_t len)
 {
         const char *p = data;
@@ -90,11 +100,9 @@ int http_msg_read_head(struct http_msg_rd *r, struct buf *head)
                         if (c == '\n' && head_complete(head))
                                 return 0;
                 }
-                ssize_t n = rd_fill(r);
-                if (n == 0)
-                        return -EBADMSG;
-                if (n < 0)
-                        return (int)n;
+                k = rd_more(r);
+                if (k < 0)
+                        return k;
         }
 }
 
@@ -115,11 +123,9 @@ static int read_line(struct http_msg_rd *r, char *line, size_t max, size_t *ret_
                                 return 0;
                         }
                 }
-                ssize_t k = rd_fill(r);
-                if (k == 0)
-                        return -EBADMSG;
+                int k = rd_more(r);
                 if (k < 0)
-                        return (int)k;
+                        return k;
         }
 }
 
@@ -127,11 +133,9 @@ static int copy_n(struct http_msg_rd *r, int out, uint64_t n)
 {
         while (n > 0) {
                 if (r->s == r->e) {
-                        ssize_t k = rd_fill(r);
-                        if (k == 0)
-                                return -EBADMSG;
+                        int k = rd_more(r);
                         if (k < 0)
-                                return (int)k;
+                                return k;
                 }
                 size_t chunk = MIN((uint64_t)(r->e - r->s), n);
                 int w = http_msg_write_all(out, r->b + r->s, chunk);
