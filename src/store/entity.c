@@ -355,53 +355,71 @@ static int prop_row(void *userdata, const struct store_val *cols, size_t n)
         return r;
 }
 
-static int load_props(struct store *s, struct store_conn *c, struct store_entity *e)
+/*
+ * A row of q_entity_get: the entity's columns, then one property's (all NULL when it has none:
+ * a LEFT JOIN). Every row is of the same entity, so the first one makes it.
+ */
+static int get_row(void *userdata, const struct store_val *cols, size_t n)
 {
-        struct store_val k[2] = { SV_INT(e->group), SV_INT(e->id) };
-        int r = store_exec(s, c, q_prop_get, k, ELEMENTSOF(k), prop_row, e);
-        return r < 0 ? r : 0;
+        struct collect *col = userdata;
+        int r;
+
+        if (n < 16)
+                return -EIO;
+        if (col->n == 0) {
+                r = collect_row(col, cols, 9);
+                if (r < 0)
+                        return r;
+        }
+        if (cols[10].type == STORE_NULL)
+                return 0;
+        return prop_row(&col->v[0], cols + 9, 7);
 }
 
-static int entity_get(struct store *s, struct store_conn *c, const char *sql,
-                      enum store_group group, int64_t id, struct store_entity *ret)
+/* Hands the one entity collected to ret when r is not an error; frees the collection. */
+static int take_one(struct collect *col, int r, struct store_entity *ret)
+{
+        if (r < 0) {
+                store_entities_free(col->v, col->n);
+                return r;
+        }
+        *ret = col->v[0];
+        free(col->v);
+        return 0;
+}
+
+/* A get: the entity and its properties in one statement (one round trip, one implicit
+ * transaction). */
+int store_entity_get(struct store *s, struct store_conn *c, enum store_group group, int64_t id,
+                     struct store_entity *ret)
 {
         struct store_val k[2] = { SV_INT(group), SV_INT(id) };
         struct collect col = { 0 };
         int r;
 
-        r = store_exec(s, c, sql, k, ELEMENTSOF(k), collect_row, &col);
-        if (r < 0)
-                goto fail;
-        if (col.n == 0) {
+        r = store_exec(s, c, q_entity_get, k, ELEMENTSOF(k), get_row, &col);
+        if (r >= 0 && col.n == 0)
                 r = -ENOENT;
-                goto fail;
-        }
-        r = load_props(s, c, &col.v[0]);
-        if (r < 0)
-                goto fail;
-        *ret = col.v[0];
-        for (size_t i = 1; i < col.n; i++)
-                store_entity_done(&col.v[i]);
-        free(col.v);
-        return 0;
-fail:
-        store_entities_free(col.v, col.n);
-        return r;
+        return take_one(&col, r, ret);
 }
 
-int store_entity_get(struct store *s, struct store_conn *c, enum store_group group, int64_t id,
-                     struct store_entity *ret)
-{
-        return entity_get(s, c, q_entity_get, group, id, ret);
-}
-
+/* The row locked first, then its properties read by a statement of its own: see
+ * q_entity_get_for_update. */
 int store_entity_get_for_update(struct store *s, struct store_conn *c, enum store_group group,
                                 int64_t id, struct store_entity *ret)
 {
-        return entity_get(s, c,
-                          store_dialect(s) == STORE_DIALECT_POSTGRES ? q_entity_get_for_update
-                                                                     : q_entity_get,
-                          group, id, ret);
+        struct store_val k[2] = { SV_INT(group), SV_INT(id) };
+        struct collect col = { 0 };
+        int r;
+
+        if (store_dialect(s) != STORE_DIALECT_POSTGRES)
+                return store_entity_get(s, c, group, id, ret);
+        r = store_exec(s, c, q_entity_get_for_update, k, ELEMENTSOF(k), collect_row, &col);
+        if (r >= 0 && col.n == 0)
+                r = -ENOENT;
+        if (r >= 0)
+                r = store_exec(s, c, q_prop_get, k, ELEMENTSOF(k), prop_row, &col.v[0]);
+        return take_one(&col, r, ret);
 }
 
 /* ---- list queries ---- */
