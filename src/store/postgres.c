@@ -295,16 +295,27 @@ static void pg_close(struct store_conn *c)
 }
 
 /*
- * The session's settings, in one round trip (one simple query; its statements run as one
- * implicit transaction, so all or none apply).
+ * The session's settings. They normally came in the startup packet (STORE_PG_SESSION_OPTIONS,
+ * no round trip); when the DSN's own "options" replaced them they are set here, in one round
+ * trip (one simple query; its statements run as one implicit transaction, so all or none apply).
  */
 static int session_setup(struct store_conn *c)
 {
         const char *sql =
                 "SET client_min_messages TO warning; SET standard_conforming_strings TO on";
-        PGresult *res = PQexec(c->pg, sql);
-        bool ok = res && PQresultStatus(res) == PGRES_COMMAND_OK;
+        PQconninfoOption *info = PQconninfo(c->pg);
+        bool in_startup = false;
+        PGresult *res;
+        bool ok;
 
+        for (PQconninfoOption *o = info; o && o->keyword; o++)
+                if (streq(o->keyword, "options"))
+                        in_startup = o->val && streq(o->val, STORE_PG_SESSION_OPTIONS);
+        PQconninfoFree(info);
+        if (in_startup)
+                return 0;
+        res = PQexec(c->pg, sql);
+        ok = res && PQresultStatus(res) == PGRES_COMMAND_OK;
         PQclear(res);
         return ok ? 0 : -EIO;
 }

@@ -619,3 +619,50 @@ Test(stores, get_by_id_loads_the_entity_and_every_property)
         store_rollback(s, c);
         store_release(s, c);
 }
+
+/* ---- PostgreSQL: the session's settings, from the startup packet or from SET ---- */
+
+struct setting {
+        char value[64];
+};
+
+static int read_setting(void *userdata, const struct store_val *cols, size_t n)
+{
+        struct setting *s = userdata;
+        const char *t = n ? store_val_text(&cols[0]) : NULL;
+
+        (void)snprintf(s->value, sizeof(s->value), "%s", t ? t : "(null)");
+        return 0;
+}
+
+static void assert_setting(struct store *s, struct store_conn *c, const char *sql, const char *want)
+{
+        struct setting got = { "" };
+
+        cr_assert_eq(store_exec(s, c, sql, NULL, 0, read_setting, &got), 1, "%s", sql);
+        cr_assert_str_eq(got.value, want, "%s", sql);
+}
+
+Test(stores, postgres_sessions_have_their_settings_with_or_without_dsn_options)
+{
+        const char *dsn = getenv("MODELPLANE_PG_DSN");
+        char with_options[1024];
+        struct store *s = NULL;
+        struct store_conn *c;
+
+        if (store_dialect(test_store()) != STORE_DIALECT_POSTGRES || !dsn)
+                cr_skip_test("PostgreSQL only");
+        cr_assert(strchr(dsn, '?'), "a URL DSN with parameters: %s", dsn);
+        /* the DSN's own options replace the store's: the store then sets them itself */
+        (void)snprintf(with_options, sizeof(with_options), "%s&options=-c%%20work_mem%%3D7MB", dsn);
+        for (int i = 0; i < 2; i++) {
+                cr_assert_eq(store_open(i ? with_options : dsn, 2, &s), 0);
+                cr_assert_eq(store_acquire(s, &c), 0);
+                assert_setting(s, c, "SHOW client_min_messages", "warning");
+                assert_setting(s, c, "SHOW standard_conforming_strings", "on");
+                if (i)
+                        assert_setting(s, c, "SHOW work_mem", "7MB");
+                store_release(s, c);
+                s = store_free(s);
+        }
+}
