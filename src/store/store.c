@@ -214,7 +214,7 @@ int store_open_with(const char *dsn, const struct store_open_options *o, struct 
         pthread_mutex_init(&s->lock, NULL);
         pthread_cond_init(&s->cond, NULL);
         s->n_conns = n_conns;
-        s->conns = calloc(n_conns, sizeof(*s->conns));
+        s->conns = calloc(n_conns, sizeof(struct store_conn *));
         s->busy = calloc(n_conns, sizeof(*s->busy));
         s->dsn = strdup(dsn);
         if (!s->conns || !s->busy || !s->dsn || tls_copy(tls, &s->tls) < 0) {
