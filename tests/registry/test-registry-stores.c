@@ -598,24 +598,23 @@ Test(stores, get_by_id_loads_the_entity_and_every_property)
         cr_assert_eq(store_acquire(s, &c), 0);
         bare = insert_entity(s, c, "bare", 0);
         full = insert_entity(s, c, "full", 6);
-        cr_assert_eq(store_entity_get(s, c, STORE_GROUP_CONTEXT, bare, &got), 0);
-        assert_loaded(&got, bare, "bare", 0);
-        store_entity_done(&got);
-        cr_assert_eq(store_entity_get(s, c, STORE_GROUP_CONTEXT, full, &got), 0);
-        assert_loaded(&got, full, "full", 6);
-        store_entity_done(&got);
-        cr_assert_eq(store_entity_get(s, c, STORE_GROUP_CONTEXT, full + 1000, &got), -ENOENT);
-        cr_assert_eq(store_entity_get(s, c, STORE_GROUP_ARTIFACT, full, &got), -ENOENT);
-        /* the same inside a write transaction, locked */
-        cr_assert_eq(store_begin(s, c), 0);
-        cr_assert_eq(store_entity_get_for_update(s, c, STORE_GROUP_CONTEXT, full, &got), 0);
-        assert_loaded(&got, full, "full", 6);
-        store_entity_done(&got);
-        cr_assert_eq(store_entity_get_for_update(s, c, STORE_GROUP_CONTEXT, bare, &got), 0);
-        assert_loaded(&got, bare, "bare", 0);
-        store_entity_done(&got);
-        cr_assert_eq(store_entity_get_for_update(s, c, STORE_GROUP_CONTEXT, full + 1000, &got),
-                     -ENOENT);
+        /* then the same inside a write transaction, locked */
+        for (int locked = 0; locked < 2; locked++) {
+                int (*get)(struct store *, struct store_conn *, enum store_group, int64_t,
+                           struct store_entity *) = locked ? store_entity_get_for_update
+                                                           : store_entity_get;
+
+                if (locked)
+                        cr_assert_eq(store_begin(s, c), 0);
+                cr_assert_eq(get(s, c, STORE_GROUP_CONTEXT, bare, &got), 0);
+                assert_loaded(&got, bare, "bare", 0);
+                store_entity_done(&got);
+                cr_assert_eq(get(s, c, STORE_GROUP_CONTEXT, full, &got), 0);
+                assert_loaded(&got, full, "full", 6);
+                store_entity_done(&got);
+                cr_assert_eq(get(s, c, STORE_GROUP_CONTEXT, full + 1000, &got), -ENOENT);
+                cr_assert_eq(get(s, c, STORE_GROUP_ARTIFACT, full, &got), -ENOENT);
+        }
         store_rollback(s, c);
         store_release(s, c);
 }
