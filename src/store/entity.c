@@ -355,53 +355,71 @@ static int prop_row(void *userdata, const struct store_val *cols, size_t n)
         return r;
 }
 
-static int load_props(struct store *s, struct store_conn *c, struct store_entity *e)
+/*
+ * A row of q_entity_get: the entity's columns, then one property's (all NULL when it has none:
+ * a LEFT JOIN). Every row is of the same entity, so the first one makes it.
+ */
+static int get_row(void *userdata, const struct store_val *cols, size_t n)
 {
-        struct store_val k[2] = { SV_INT(e->group), SV_INT(e->id) };
-        int r = store_exec(s, c, q_prop_get, k, ELEMENTSOF(k), prop_row, e);
-        return r < 0 ? r : 0;
+        struct collect *col = userdata;
+        int r;
+
+        if (n < 16)
+                return -EIO;
+        if (col->n == 0) {
+                r = collect_row(col, cols, 9);
+                if (r < 0)
+                        return r;
+        }
+        if (cols[10].type == STORE_NULL)
+                return 0;
+        return prop_row(&col->v[0], cols + 9, 7);
 }
 
-static int entity_get(struct store *s, struct store_conn *c, const char *sql,
-                      enum store_group group, int64_t id, struct store_entity *ret)
+/* Hands the one entity collected to ret when r is not an error; frees the collection. */
+static int take_one(struct collect *col, int r, struct store_entity *ret)
+{
+        if (r < 0) {
+                store_entities_free(col->v, col->n);
+                return r;
+        }
+        *ret = col->v[0];
+        free(col->v);
+        return 0;
+}
+
+/* A get: the entity and its properties in one statement (one round trip, one implicit
+ * transaction). */
+int store_entity_get(struct store *s, struct store_conn *c, enum store_group group, int64_t id,
+                     struct store_entity *ret)
 {
         struct store_val k[2] = { SV_INT(group), SV_INT(id) };
         struct collect col = { 0 };
         int r;
 
-        r = store_exec(s, c, sql, k, ELEMENTSOF(k), collect_row, &col);
-        if (r < 0)
-                goto fail;
-        if (col.n == 0) {
+        r = store_exec(s, c, q_entity_get, k, ELEMENTSOF(k), get_row, &col);
+        if (r >= 0 && col.n == 0)
                 r = -ENOENT;
-                goto fail;
-        }
-        r = load_props(s, c, &col.v[0]);
-        if (r < 0)
-                goto fail;
-        *ret = col.v[0];
-        for (size_t i = 1; i < col.n; i++)
-                store_entity_done(&col.v[i]);
-        free(col.v);
-        return 0;
-fail:
-        store_entities_free(col.v, col.n);
-        return r;
+        return take_one(&col, r, ret);
 }
 
-int store_entity_get(struct store *s, struct store_conn *c, enum store_group group, int64_t id,
-                     struct store_entity *ret)
-{
-        return entity_get(s, c, q_entity_get, group, id, ret);
-}
-
+/* The row locked first, then its properties read by a statement of its own: see
+ * q_entity_get_for_update. */
 int store_entity_get_for_update(struct store *s, struct store_conn *c, enum store_group group,
                                 int64_t id, struct store_entity *ret)
 {
-        return entity_get(s, c,
-                          store_dialect(s) == STORE_DIALECT_POSTGRES ? q_entity_get_for_update
-                                                                     : q_entity_get,
-                          group, id, ret);
+        struct store_val k[2] = { SV_INT(group), SV_INT(id) };
+        struct collect col = { 0 };
+        int r;
+
+        if (store_dialect(s) != STORE_DIALECT_POSTGRES)
+                return store_entity_get(s, c, group, id, ret);
+        r = store_exec(s, c, q_entity_get_for_update, k, ELEMENTSOF(k), collect_row, &col);
+        if (r >= 0 && col.n == 0)
+                r = -ENOENT;
+        if (r >= 0)
+                r = store_exec(s, c, q_prop_get, k, ELEMENTSOF(k), prop_row, &col.v[0]);
+        return take_one(&col, r, ret);
 }
 
 /* ---- list queries ---- */
@@ -571,7 +589,7 @@ static int load_props_batched(struct store *s, struct store_conn *c, struct stor
         if (!b)
                 return -ENOMEM;
         for (size_t start = 0; start < n && r >= 0; start += PROP_BATCH) {
-                struct buf sql = BUF_INIT(64 * 1024);
+                struct buf sql = BUF_INIT((size_t)64 * 1024);
                 struct store_val params[PROP_BATCH + 1];
                 size_t k = MIN(PROP_BATCH, n - start);
 
@@ -594,6 +612,77 @@ static int load_props_batched(struct store *s, struct store_conn *c, struct stor
         return r < 0 ? r : 0;
 }
 
+/* Appends a fragment with one placeholder and binds its value. */
+static int sqlb_put_bind(struct sqlb *b, const char *frag, struct store_val v)
+{
+        int r = sqlb_puts(b, frag);
+
+        return r < 0 ? r : sqlb_bind(b, v);
+}
+
+/* SELECT … WHERE: the group, the types, the parent, exact name and external id, the filter. */
+static int list_where(struct sqlb *b, const struct store_query *q)
+{
+        int r = sqlb_put_bind(b, q_list_select, SV_INT(q->group));
+
+        for (size_t i = 0; r >= 0 && i < q->n_types; i++)
+                r = sqlb_put_bind(b, i == 0 ? q_list_type_first : q_list_type_more,
+                                  SV_TEXT(q->types[i]));
+        if (r >= 0)
+                r = sqlb_puts(b, q_list_types_end);
+        if (r >= 0 && q->has_parent)
+                r = sqlb_put_bind(b, q_list_parent, SV_INT(q->parent_id));
+        if (r >= 0 && q->name_eq)
+                r = sqlb_put_bind(b, q_list_name, SV_TEXT(q->name_eq));
+        if (r >= 0 && q->external_id_eq)
+                r = sqlb_put_bind(b, q_list_external_id, SV_TEXT(q->external_id_eq));
+        if (r >= 0 && q->filter) {
+                r = sqlb_puts(b, q_and);
+                if (r >= 0)
+                        r = compile_cond(b, q->filter, 0);
+        }
+        return r;
+}
+
+/* The keyset cursor, ORDER BY and LIMIT (one row more than asked: whether more follow). */
+static int list_tail(struct sqlb *b, const struct store_query *q)
+{
+        bool selective = q->name_eq || q->external_id_eq;
+        const char *const *order = selective ? (q->desc ? q_order_desc_sort : q_order_asc_sort)
+                                             : (q->desc ? q_order_desc : q_order_asc);
+        int r = 0;
+
+        if (q->has_cursor) {
+                r = sqlb_puts(b, q->desc ? q_cursor_desc[q->order] : q_cursor_asc[q->order]);
+                if (r >= 0 && q->order != STORE_ORDER_ID)
+                        r = sqlb_bind(b, SV_INT(q->cursor_value));
+                if (r >= 0)
+                        r = sqlb_bind(b, SV_INT(q->cursor_id));
+        }
+        if (r >= 0)
+                r = sqlb_puts(b, order[q->order]);
+        if (r >= 0 && q->limit > 0)
+                r = sqlb_put_bind(b, q_limit, SV_INT(q->limit + 1));
+        return r;
+}
+
+/* Runs the assembled list query, keeps q->limit rows and loads their properties. */
+static int list_run(struct store *s, struct store_conn *c, const struct sqlb *b,
+                    const struct store_query *q, struct collect *col, bool *ret_more)
+{
+        int r = store_exec_adhoc(s, c, buf_str(&b->sql), b->params, b->n, collect_row, col);
+
+        if (r < 0)
+                return r;
+        *ret_more = false;
+        if (q->limit > 0 && col->n > (size_t)q->limit) {
+                *ret_more = true;
+                while (col->n > (size_t)q->limit)
+                        store_entity_done(&col->v[--col->n]);
+        }
+        return load_props_batched(s, c, col->v, col->n);
+}
+
 int store_entity_list(struct store *s, struct store_conn *c, const struct store_query *q,
                       struct store_entity **ret, size_t *ret_n, bool *ret_more)
 {
@@ -607,77 +696,20 @@ int store_entity_list(struct store *s, struct store_conn *c, const struct store_
         b = calloc(1, sizeof(*b));
         if (!b)
                 return -ENOMEM;
-        b->sql = BUF_INIT(256 * 1024);
+        b->sql = BUF_INIT((size_t)256 * 1024);
         b->dialect = store_dialect(s);
-
-        r = sqlb_puts(b, q_list_select);
+        r = list_where(b, q);
         if (r >= 0)
-                r = sqlb_bind(b, SV_INT(q->group));
-        for (size_t i = 0; r >= 0 && i < q->n_types; i++) {
-                r = sqlb_puts(b, i == 0 ? q_list_type_first : q_list_type_more);
-                if (r >= 0)
-                        r = sqlb_bind(b, SV_TEXT(q->types[i]));
-        }
+                r = list_tail(b, q);
         if (r >= 0)
-                r = sqlb_puts(b, q_list_types_end);
-        if (r >= 0 && q->has_parent) {
-                r = sqlb_puts(b, q_list_parent);
-                if (r >= 0)
-                        r = sqlb_bind(b, SV_INT(q->parent_id));
+                r = list_run(s, c, b, q, &col, &more);
+        if (r >= 0) {
+                *ret = TAKE_PTR(col.v);
+                *ret_n = col.n;
+                col.n = 0;
+                *ret_more = more;
+                r = 0;
         }
-        if (r >= 0 && q->name_eq) {
-                r = sqlb_puts(b, q_list_name);
-                if (r >= 0)
-                        r = sqlb_bind(b, SV_TEXT(q->name_eq));
-        }
-        if (r >= 0 && q->external_id_eq) {
-                r = sqlb_puts(b, q_list_external_id);
-                if (r >= 0)
-                        r = sqlb_bind(b, SV_TEXT(q->external_id_eq));
-        }
-        if (r >= 0 && q->filter) {
-                r = sqlb_puts(b, q_and);
-                if (r >= 0)
-                        r = compile_cond(b, q->filter, 0);
-        }
-        if (r >= 0 && q->has_cursor) {
-                r = sqlb_puts(b, q->desc ? q_cursor_desc[q->order] : q_cursor_asc[q->order]);
-                if (r >= 0 && q->order != STORE_ORDER_ID)
-                        r = sqlb_bind(b, SV_INT(q->cursor_value));
-                if (r >= 0)
-                        r = sqlb_bind(b, SV_INT(q->cursor_id));
-        }
-        if (r >= 0)
-                r = sqlb_puts(b,
-                              (q->name_eq || q->external_id_eq)
-                                      ? (q->desc ? q_order_desc_sort[q->order]
-                                                 : q_order_asc_sort[q->order])
-                                      : (q->desc ? q_order_desc[q->order] : q_order_asc[q->order]));
-        if (r >= 0 && q->limit > 0) {
-                r = sqlb_puts(b, q_limit);
-                if (r >= 0)
-                        r = sqlb_bind(b, SV_INT(q->limit + 1));
-        }
-        if (r < 0)
-                goto out;
-
-        r = store_exec_adhoc(s, c, buf_str(&b->sql), b->params, b->n, collect_row, &col);
-        if (r < 0)
-                goto out;
-        if (q->limit > 0 && col.n > (size_t)q->limit) {
-                more = true;
-                while (col.n > (size_t)q->limit)
-                        store_entity_done(&col.v[--col.n]);
-        }
-        r = load_props_batched(s, c, col.v, col.n);
-        if (r < 0)
-                goto out;
-        *ret = TAKE_PTR(col.v);
-        *ret_n = col.n;
-        col.n = 0;
-        *ret_more = more;
-        r = 0;
-out:
         store_entities_free(col.v, col.n);
         buf_release(&b->sql);
         free(b);

@@ -43,7 +43,7 @@
 #define RECONNECT_INTERVAL_USEC (1U * USEC_PER_SEC)
 
 #define PREPARED_MAX     128
-#define PREPARED_SQL_MAX (16U * 1024U)
+#define PREPARED_SQL_MAX ((size_t)16 * 1024)
 
 /* A statement prepared on one session: its text, its parameter types, its name. */
 struct prepared {
@@ -182,105 +182,127 @@ static const char *prepared_name(struct store_conn *c, const char *sql, const ch
         return p->name;
 }
 
+/* The parameters as libpq takes them: text values (numbers printed into tmp) and type oids. */
+struct pg_params {
+        const char **values;
+        unsigned *types;
+        char (*tmp)[40];
+};
+
+static void pg_params_done(struct pg_params *p)
+{
+        free(p->values);
+        free(p->types);
+        free(p->tmp);
+}
+
+static int pg_params_bind(struct pg_params *p, const struct store_val *params, size_t n)
+{
+        *p = (struct pg_params){ .values = NULL };
+        if (n == 0)
+                return 0;
+        p->values = calloc(n, sizeof(*p->values));
+        p->types = calloc(n, sizeof(*p->types));
+        p->tmp = calloc(n, sizeof(*p->tmp));
+        if (!p->values || !p->types || !p->tmp)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                switch (params[i].type) {
+                case STORE_INT:
+                        (void)snprintf(p->tmp[i], sizeof(p->tmp[i]), "%lld",
+                                       (long long)params[i].i);
+                        p->values[i] = p->tmp[i];
+                        p->types[i] = OID_INT8;
+                        break;
+                case STORE_DOUBLE:
+                        (void)snprintf(p->tmp[i], sizeof(p->tmp[i]), "%.17g", params[i].d);
+                        p->values[i] = p->tmp[i];
+                        p->types[i] = OID_FLOAT8;
+                        break;
+                case STORE_TEXT:
+                        p->values[i] = params[i].s;
+                        p->types[i] = OID_TEXT;
+                        break;
+                default:
+                        p->values[i] = NULL;
+                        p->types[i] = 0;
+                        break;
+                }
+        }
+        return 0;
+}
+
+/* Hands every row of a PGRES_TUPLES_OK result to fn; the number of rows, or fn's error. */
+static int pg_rows(PGresult *res, store_row_fn fn, void *userdata)
+{
+        struct store_val cols[32];
+        int rows = PQntuples(res), nf = PQnfields(res), r = 0;
+
+        if (nf > (int)ELEMENTSOF(cols))
+                return -E2BIG;
+        for (int i = 0; i < rows && r >= 0; i++) {
+                for (int j = 0; j < nf; j++)
+                        cols[j] = PQgetisnull(res, i, j) ? SV_NULL : SV_TEXT(PQgetvalue(res, i, j));
+                if (fn)
+                        r = fn(userdata, cols, (size_t)nf);
+        }
+        return r < 0 ? r : rows;
+}
+
+/* What a statement's result means: rows changed or returned, or a negative errno. */
+static int pg_result(struct store_conn *c, PGresult *res, store_row_fn fn, void *userdata)
+{
+        const char *t;
+        int r;
+
+        if (!res)
+                /* libpq gives no result when it cannot send (the connection broke, for example
+                 * under a PQprepare that failed on a terminated backend) */
+                return PQstatus(c->pg) != CONNECTION_OK ? -ECONNRESET : -ENOMEM;
+        switch (PQresultStatus(res)) {
+        case PGRES_COMMAND_OK:
+                t = PQcmdTuples(res);
+                return (t && *t) ? (int)strtol(t, NULL, 10) : 0;
+        case PGRES_TUPLES_OK:
+                return pg_rows(res, fn, userdata);
+        default:
+                r = map_result(res);
+                /* re-established on the next use, outside a transaction */
+                return PQstatus(c->pg) != CONNECTION_OK ? -ECONNRESET : r;
+        }
+}
+
 static int exec_once(struct store_conn *c, bool adhoc, const char *sql,
                      const struct store_val *params, size_t n_params, store_row_fn fn,
                      void *userdata)
 {
+        struct buf q = BUF_INIT((size_t)1024 * 1024);
+        struct pg_params p = { .values = NULL };
+        PGresult *res;
         const char *name;
-        struct buf q = BUF_INIT(1024 * 1024);
-        const char **values = NULL;
-        unsigned *types = NULL;
-        char(*tmp)[40] = NULL;
-        PGresult *res = NULL;
-        struct store_val cols[32];
         int r;
 
         r = rewrite_placeholders(sql, &q);
-        if (r < 0)
-                goto out;
-        if (n_params > 0) {
-                values = calloc(n_params, sizeof(*values));
-                types = calloc(n_params, sizeof(*types));
-                tmp = calloc(n_params, sizeof(*tmp));
-                if (!values || !types || !tmp) {
-                        r = -ENOMEM;
-                        goto out;
-                }
-        }
-        for (size_t i = 0; i < n_params; i++) {
-                switch (params[i].type) {
-                case STORE_INT:
-                        (void)snprintf(tmp[i], sizeof(tmp[i]), "%lld", (long long)params[i].i);
-                        values[i] = tmp[i];
-                        types[i] = OID_INT8;
-                        break;
-                case STORE_DOUBLE:
-                        (void)snprintf(tmp[i], sizeof(tmp[i]), "%.17g", params[i].d);
-                        values[i] = tmp[i];
-                        types[i] = OID_FLOAT8;
-                        break;
-                case STORE_TEXT:
-                        values[i] = params[i].s;
-                        types[i] = OID_TEXT;
-                        break;
-                default:
-                        values[i] = NULL;
-                        types[i] = 0;
-                        break;
-                }
+        if (r >= 0)
+                r = pg_params_bind(&p, params, n_params);
+        if (r < 0) {
+                pg_params_done(&p);
+                buf_release(&q);
+                return r;
         }
         /* never inside a failed transaction: PQprepare would fail there, and so will the
          * statement, which reports why */
         name = adhoc || PQtransactionStatus(c->pg) == PQTRANS_INERROR
                        ? NULL
-                       : prepared_name(c, sql, buf_str(&q), types, n_params);
+                       : prepared_name(c, sql, buf_str(&q), p.types, n_params);
         if (name)
-                res = PQexecPrepared(c->pg, name, (int)n_params, values, NULL, NULL, 0);
+                res = PQexecPrepared(c->pg, name, (int)n_params, p.values, NULL, NULL, 0);
         else
-                res = PQexecParams(c->pg, buf_str(&q), (int)n_params, types, values, NULL, NULL, 0);
-        if (!res) {
-                /* libpq gives no result when it cannot send (the connection broke, for example
-                 * under a PQprepare that failed on a terminated backend) */
-                r = PQstatus(c->pg) != CONNECTION_OK ? -ECONNRESET : -ENOMEM;
-                goto out;
-        }
-        switch (PQresultStatus(res)) {
-        case PGRES_COMMAND_OK: {
-                const char *t = PQcmdTuples(res);
-                r = (t && *t) ? (int)strtol(t, NULL, 10) : 0;
-                break;
-        }
-        case PGRES_TUPLES_OK: {
-                int rows = PQntuples(res), nf = PQnfields(res);
-
-                if (nf > (int)ELEMENTSOF(cols)) {
-                        r = -E2BIG;
-                        break;
-                }
-                r = 0;
-                for (int i = 0; i < rows && r >= 0; i++) {
-                        for (int j = 0; j < nf; j++)
-                                cols[j] = PQgetisnull(res, i, j) ? SV_NULL
-                                                                 : SV_TEXT(PQgetvalue(res, i, j));
-                        if (fn)
-                                r = fn(userdata, cols, (size_t)nf);
-                }
-                if (r >= 0)
-                        r = rows;
-                break;
-        }
-        default:
-                r = map_result(res);
-                /* re-established on the next use, outside a transaction */
-                if (PQstatus(c->pg) != CONNECTION_OK)
-                        r = -ECONNRESET;
-                break;
-        }
-out:
+                res = PQexecParams(c->pg, buf_str(&q), (int)n_params, p.types, p.values, NULL, NULL,
+                                   0);
+        r = pg_result(c, res, fn, userdata);
         PQclear(res);
-        free(values);
-        free(types);
-        free(tmp);
+        pg_params_done(&p);
         buf_release(&q);
         return r;
 }
@@ -295,16 +317,27 @@ static void pg_close(struct store_conn *c)
 }
 
 /*
- * The session's settings, in one round trip (one simple query; its statements run as one
- * implicit transaction, so all or none apply).
+ * The session's settings. They normally came in the startup packet (STORE_PG_SESSION_OPTIONS,
+ * no round trip); when the DSN's own "options" replaced them they are set here, in one round
+ * trip (one simple query; its statements run as one implicit transaction, so all or none apply).
  */
 static int session_setup(struct store_conn *c)
 {
         const char *sql =
                 "SET client_min_messages TO warning; SET standard_conforming_strings TO on";
-        PGresult *res = PQexec(c->pg, sql);
-        bool ok = res && PQresultStatus(res) == PGRES_COMMAND_OK;
+        PQconninfoOption *info = PQconninfo(c->pg);
+        bool in_startup = false;
+        PGresult *res;
+        bool ok;
 
+        for (PQconninfoOption *o = info; o && o->keyword; o++)
+                if (streq(o->keyword, "options"))
+                        in_startup = o->val && streq(o->val, STORE_PG_SESSION_OPTIONS);
+        PQconninfoFree(info);
+        if (in_startup)
+                return 0;
+        res = PQexec(c->pg, sql);
+        ok = res && PQresultStatus(res) == PGRES_COMMAND_OK;
         PQclear(res);
         return ok ? 0 : -EIO;
 }

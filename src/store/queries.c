@@ -18,10 +18,18 @@ const char q_entity_insert[] =
 const char q_entity_update[] =
         "UPDATE entity SET parent_id = ?, scope = ?, name = ?, external_id = ?,"
         " update_ms = ? WHERE grp = ? AND id = ?";
+/* The entity and its properties (a LEFT JOIN: one row of NULL properties when it has none). */
 const char q_entity_get[] =
-        "SELECT e.grp, e.id, e.type, e.parent_id, e.scope, e.name, e.external_id,"
-        " e.create_ms, e.update_ms FROM entity e WHERE e.grp = ? AND e.id = ?";
-/* PostgreSQL only (SQLite has no row locks; its BEGIN IMMEDIATE locks the database). */
+        "SELECT e.grp, e.id, e.type, e.parent_id, e.scope, e.name, e.external_id, e.create_ms,"
+        " e.update_ms, p.custom, p.name, p.vtype, p.string_value, p.int_value, p.double_value,"
+        " p.bool_value FROM entity e LEFT JOIN property p ON p.grp = e.grp AND"
+        " p.entity_id = e.id WHERE e.grp = ? AND e.id = ? ORDER BY p.custom, p.name";
+/*
+ * PostgreSQL only (SQLite has no row locks; its BEGIN IMMEDIATE locks the database): the row
+ * alone, its properties by q_prop_get after the lock is held. Not joined: a FOR UPDATE that
+ * waited for another writer re-reads the locked row but returns the joined rows of its own,
+ * older snapshot, which would lose that writer's properties.
+ */
 const char q_entity_get_for_update[] =
         "SELECT e.grp, e.id, e.type, e.parent_id, e.scope, e.name, e.external_id,"
         " e.create_ms, e.update_ms FROM entity e WHERE e.grp = ? AND e.id = ? FOR UPDATE";

@@ -115,6 +115,9 @@ int store_pg_conn_params(const char *dsn, const struct store_pg_tls *tls,
         ADD("keepalives_count", "3");
         /* names the registry's sessions in pg_stat_activity unless the DSN names them */
         ADD("fallback_application_name", "modelplane");
+        /* the session's settings in the startup packet, no round trip of their own (the
+         * backend checks that they apply; a DSN's own options replace them) */
+        ADD("options", STORE_PG_SESSION_OPTIONS);
         ADD("dbname", dsn);
         /* Explicit TLS settings win over the DSN's. */
         if (tls && tls->sslmode)
@@ -146,8 +149,10 @@ int store_migrate(const struct store_backend_ops *ops, struct store_conn *c, int
         size_t n;
         int cur = 0, r;
 
-        /* a restart finds the table: one statement; a new database creates it first */
-        r = ops->exec(c, store_sql_schema_version_get, NULL, 0, read_version, &cur);
+        /* a restart finds the table: one statement, unnamed (read once: preparing it would
+         * cost a round trip more); a new database creates it first */
+        r = (ops->exec_adhoc ? ops->exec_adhoc : ops->exec)(c, store_sql_schema_version_get, NULL,
+                                                            0, read_version, &cur);
         if (r < 0) {
                 r = ops->exec(c, store_sql_schema_version_create, NULL, 0, NULL, NULL);
                 if (r < 0)
@@ -209,7 +214,7 @@ int store_open_with(const char *dsn, const struct store_open_options *o, struct 
         pthread_mutex_init(&s->lock, NULL);
         pthread_cond_init(&s->cond, NULL);
         s->n_conns = n_conns;
-        s->conns = calloc(n_conns, sizeof(*s->conns));
+        s->conns = calloc(n_conns, sizeof(struct store_conn *));
         s->busy = calloc(n_conns, sizeof(*s->busy));
         s->dsn = strdup(dsn);
         if (!s->conns || !s->busy || !s->dsn || tls_copy(tls, &s->tls) < 0) {

@@ -65,10 +65,13 @@ bool store_pg_sslmode_valid(const char *mode);
 
 #define STORE_PG_PARAMS_MAX 12
 
+/* The settings every PostgreSQL session of the store runs with, as libpq's "options". */
+#define STORE_PG_SESSION_OPTIONS "-c client_min_messages=warning -c standard_conforming_strings=on"
+
 /*
  * Builds the NULL-terminated keyword/value arrays (at most STORE_PG_PARAMS_MAX entries plus the
- * terminator) handed to libpq's PQconnectdbParams(…, expand_dbname=1): a bounded connect timeout
- * and TCP keepalives that the DSN may override, then the DSN itself (as "dbname", which libpq
+ * terminator) handed to libpq's PQconnectdbParams(…, expand_dbname=1): a bounded connect timeout,
+ * TCP keepalives and the session's settings (STORE_PG_SESSION_OPTIONS) that the DSN may override, then the DSN itself (as "dbname", which libpq
  * expands), then the TLS settings that are set, which override the DSN's. Strings are
  * borrowed. -EINVAL for an invalid sslmode or an empty dsn.
  */

@@ -537,3 +537,131 @@ Test(stores, postgres_prepares_each_statement_once_per_connection)
         cr_assert_eq(n, 0);
         store_release(s, c);
 }
+
+/* ---- a get by id: the entity and its properties in one statement ---- */
+
+static int64_t insert_entity(struct store *s, struct store_conn *c, const char *name,
+                             size_t n_props)
+{
+        static const char *const names[] = { "zeta", "alpha", "mid" };
+        struct store_entity e = { .group = STORE_GROUP_CONTEXT,
+                                  .type = (char *)"RegisteredModel",
+                                  .scope = (char *)"",
+                                  .name = (char *)name,
+                                  .create_ms = 1,
+                                  .update_ms = 2 };
+
+        for (size_t i = 0; i < n_props; i++) {
+                cr_assert_eq(store_entity_set_string(&e, names[i % 3], i >= 3, STORE_P_STRING,
+                                                     names[i % 3]),
+                             0);
+        }
+        if (n_props > 0)
+                cr_assert_eq(store_entity_set_int(&e, "n", true, 42), 0);
+        cr_assert_eq(store_begin(s, c), 0);
+        cr_assert_eq(store_entity_insert(s, c, &e), 0);
+        cr_assert_eq(store_commit(s, c), 0);
+        for (size_t i = 0; i < e.n_props; i++)
+                store_prop_done(&e.props[i]);
+        free(e.props);
+        return e.id;
+}
+
+/* n_props properties of insert_entity(), in (custom, name) order */
+static void assert_loaded(const struct store_entity *got, int64_t id, const char *name,
+                          size_t n_props)
+{
+        static const char *const order[] = { "alpha", "mid", "zeta", "alpha", "mid", "n", "zeta" };
+
+        cr_assert_eq(got->id, id);
+        cr_assert_str_eq(got->name, name);
+        cr_assert_str_eq(got->type, "RegisteredModel");
+        cr_assert_eq(got->create_ms, 1);
+        cr_assert_eq(got->update_ms, 2);
+        cr_assert_null(got->external_id);
+        cr_assert_eq(got->n_props, n_props ? 7 : 0, "props: %zu", got->n_props);
+        for (size_t i = 0; i < got->n_props; i++) {
+                cr_assert_str_eq(got->props[i].name, order[i], "prop %zu", i);
+                cr_assert_eq(got->props[i].custom, i >= 3, "prop %zu", i);
+        }
+        if (n_props)
+                cr_assert_eq(store_entity_prop(got, "n", true)->i, 42);
+}
+
+Test(stores, get_by_id_loads_the_entity_and_every_property)
+{
+        struct store *s = test_store();
+        struct store_conn *c;
+        struct store_entity got = { 0 };
+        int64_t bare, full;
+
+        cr_assert_eq(store_acquire(s, &c), 0);
+        bare = insert_entity(s, c, "bare", 0);
+        full = insert_entity(s, c, "full", 6);
+        /* then the same inside a write transaction, locked */
+        for (int locked = 0; locked < 2; locked++) {
+                int (*get)(struct store *, struct store_conn *, enum store_group, int64_t,
+                           struct store_entity *) = locked ? store_entity_get_for_update
+                                                           : store_entity_get;
+
+                if (locked)
+                        cr_assert_eq(store_begin(s, c), 0);
+                cr_assert_eq(get(s, c, STORE_GROUP_CONTEXT, bare, &got), 0);
+                assert_loaded(&got, bare, "bare", 0);
+                store_entity_done(&got);
+                cr_assert_eq(get(s, c, STORE_GROUP_CONTEXT, full, &got), 0);
+                assert_loaded(&got, full, "full", 6);
+                store_entity_done(&got);
+                cr_assert_eq(get(s, c, STORE_GROUP_CONTEXT, full + 1000, &got), -ENOENT);
+                cr_assert_eq(get(s, c, STORE_GROUP_ARTIFACT, full, &got), -ENOENT);
+        }
+        store_rollback(s, c);
+        store_release(s, c);
+}
+
+/* ---- PostgreSQL: the session's settings, from the startup packet or from SET ---- */
+
+struct setting {
+        char value[64];
+};
+
+static int read_setting(void *userdata, const struct store_val *cols, size_t n)
+{
+        struct setting *s = userdata;
+        const char *t = n ? store_val_text(&cols[0]) : NULL;
+
+        (void)snprintf(s->value, sizeof(s->value), "%s", t ? t : "(null)");
+        return 0;
+}
+
+static void assert_setting(struct store *s, struct store_conn *c, const char *sql, const char *want)
+{
+        struct setting got = { "" };
+
+        cr_assert_eq(store_exec(s, c, sql, NULL, 0, read_setting, &got), 1, "%s", sql);
+        cr_assert_str_eq(got.value, want, "%s", sql);
+}
+
+Test(stores, postgres_sessions_have_their_settings_with_or_without_dsn_options)
+{
+        const char *dsn = getenv("MODELPLANE_PG_DSN");
+        char with_options[1024];
+        struct store *s = NULL;
+        struct store_conn *c;
+
+        if (store_dialect(test_store()) != STORE_DIALECT_POSTGRES || !dsn)
+                cr_skip_test("PostgreSQL only");
+        cr_assert(strchr(dsn, '?'), "a URL DSN with parameters: %s", dsn);
+        /* the DSN's own options replace the store's: the store then sets them itself */
+        (void)snprintf(with_options, sizeof(with_options), "%s&options=-c%%20work_mem%%3D7MB", dsn);
+        for (int i = 0; i < 2; i++) {
+                cr_assert_eq(store_open(i ? with_options : dsn, 2, &s), 0);
+                cr_assert_eq(store_acquire(s, &c), 0);
+                assert_setting(s, c, "SHOW client_min_messages", "warning");
+                assert_setting(s, c, "SHOW standard_conforming_strings", "on");
+                if (i)
+                        assert_setting(s, c, "SHOW work_mem", "7MB");
+                store_release(s, c);
+                s = store_free(s);
+        }
+}
