@@ -444,57 +444,113 @@ static int sqlb_bind(struct sqlb *b, struct store_val v)
         return 0;
 }
 
+static int sqlb_put_all(struct sqlb *b, const char *const *frags, size_t n)
+{
+        int r = 0;
+
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = sqlb_puts(b, frags[i]);
+        return r;
+}
+
+/* The operator of c and its placeholders ("= ?", "IN (?, ?)", ...). */
+static int put_operator(struct sqlb *b, const struct store_cond *c)
+{
+        int r;
+
+        switch (c->op) {
+        case STORE_OP_LIKE:
+                return sqlb_puts(b, q_like);
+        case STORE_OP_ILIKE:
+                return sqlb_puts(b, q_ilike_pg);
+        case STORE_OP_IN:
+                r = sqlb_puts(b, q_in_open);
+                for (size_t i = 0; r >= 0 && i < c->n_vals; i++)
+                        r = sqlb_puts(b, i == 0 ? q_param : q_param_more);
+                return r < 0 ? r : sqlb_puts(b, q_close);
+        default:
+                return sqlb_puts(b, q_ops[c->op]);
+        }
+}
+
+/* Binds the values of c: every one for IN, else the first. */
+static int bind_values(struct sqlb *b, const struct store_cond *c)
+{
+        size_t n = c->op == STORE_OP_IN ? c->n_vals : 1;
+        int r = 0;
+
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = sqlb_bind(b, c->vals[i]);
+        return r;
+}
+
 static int compile_cmp_target(struct sqlb *b, const struct store_cond *c, enum store_vcol vcol)
 {
         const char *target = c->is_column ? q_columns[c->column] : q_prop_columns[vcol];
-        bool lower = c->op == STORE_OP_ILIKE && b->dialect == STORE_DIALECT_SQLITE;
         int r;
 
-        if (lower) {
-                r = sqlb_puts(b, q_lower_open);
-                if (r >= 0)
-                        r = sqlb_puts(b, target);
-                if (r >= 0)
-                        r = sqlb_puts(b, q_lower_close);
-                if (r >= 0)
-                        r = sqlb_puts(b, q_like_lower_param);
+        if (c->op == STORE_OP_ILIKE && b->dialect == STORE_DIALECT_SQLITE) {
+                const char *const frags[] = { q_lower_open, target, q_lower_close,
+                                              q_like_lower_param };
+
+                r = sqlb_put_all(b, frags, ELEMENTSOF(frags));
         } else {
                 r = sqlb_puts(b, target);
-                if (r < 0)
-                        return r;
-                switch (c->op) {
-                case STORE_OP_LIKE:
-                        r = sqlb_puts(b, q_like);
-                        break;
-                case STORE_OP_ILIKE:
-                        r = sqlb_puts(b, q_ilike_pg);
-                        break;
-                case STORE_OP_IN:
-                        r = sqlb_puts(b, q_in_open);
-                        for (size_t i = 0; r >= 0 && i < c->n_vals; i++)
-                                r = sqlb_puts(b, i == 0 ? q_param : q_param_more);
-                        if (r >= 0)
-                                r = sqlb_puts(b, q_close);
-                        break;
-                default:
-                        r = sqlb_puts(b, q_ops[c->op]);
-                        break;
-                }
+                if (r >= 0)
+                        r = put_operator(b, c);
         }
-        if (r < 0)
-                return r;
-        if (c->op == STORE_OP_IN) {
-                for (size_t i = 0; r >= 0 && i < c->n_vals; i++)
-                        r = sqlb_bind(b, c->vals[i]);
-                return r;
+        return r < 0 ? r : bind_values(b, c);
+}
+
+static int compile_cond(struct sqlb *b, const struct store_cond *c, unsigned depth);
+
+/* "(kid AND kid ...)" or "(kid OR kid ...)". */
+static int compile_junction(struct sqlb *b, const struct store_cond *c, unsigned depth)
+{
+        int r = sqlb_puts(b, q_open);
+
+        for (size_t i = 0; r >= 0 && i < c->n_kids; i++) {
+                if (i > 0)
+                        r = sqlb_puts(b, c->kind == STORE_COND_AND ? q_and : q_or);
+                if (r >= 0)
+                        r = compile_cond(b, c->kids[i], depth + 1);
         }
-        return sqlb_bind(b, c->vals[0]);
+        return r < 0 ? r : sqlb_puts(b, q_close);
+}
+
+/* The comparison of a property's value column; an int-or-double compares both columns. */
+static int compile_prop_value(struct sqlb *b, const struct store_cond *c)
+{
+        int r;
+
+        if (c->vcol != STORE_VCOL_INT_OR_DOUBLE)
+                return compile_cmp_target(b, c, c->vcol);
+        r = sqlb_puts(b, q_open);
+        if (r >= 0)
+                r = compile_cmp_target(b, c, STORE_VCOL_INT);
+        if (r >= 0)
+                r = sqlb_puts(b, q_or);
+        if (r >= 0)
+                r = compile_cmp_target(b, c, STORE_VCOL_DOUBLE);
+        return r < 0 ? r : sqlb_puts(b, q_close);
+}
+
+/* EXISTS (a property row of that name and kind whose value compares). */
+static int compile_prop_cmp(struct sqlb *b, const struct store_cond *c)
+{
+        int r = sqlb_puts(b, q_prop_exists_open);
+
+        if (r >= 0)
+                r = sqlb_bind(b, SV_INT(c->custom ? 1 : 0));
+        if (r >= 0)
+                r = sqlb_bind(b, SV_TEXT(c->prop));
+        if (r >= 0)
+                r = compile_prop_value(b, c);
+        return r < 0 ? r : sqlb_puts(b, q_close);
 }
 
 static int compile_cond(struct sqlb *b, const struct store_cond *c, unsigned depth)
 {
-        int r;
-
         if (depth > COND_DEPTH_MAX)
                 return -E2BIG;
         switch (c->kind) {
@@ -502,46 +558,13 @@ static int compile_cond(struct sqlb *b, const struct store_cond *c, unsigned dep
                 return sqlb_puts(b, q_false);
         case STORE_COND_AND:
         case STORE_COND_OR:
-                r = sqlb_puts(b, q_open);
-                for (size_t i = 0; r >= 0 && i < c->n_kids; i++) {
-                        if (i > 0)
-                                r = sqlb_puts(b, c->kind == STORE_COND_AND ? q_and : q_or);
-                        if (r >= 0)
-                                r = compile_cond(b, c->kids[i], depth + 1);
-                }
-                if (r >= 0)
-                        r = sqlb_puts(b, q_close);
-                return r;
+                return compile_junction(b, c, depth);
         case STORE_COND_CMP:
                 break;
         }
         if (c->n_vals == 0)
                 return sqlb_puts(b, q_false);
-        if (c->is_column)
-                return compile_cmp_target(b, c, STORE_VCOL_STRING);
-
-        r = sqlb_puts(b, q_prop_exists_open);
-        if (r >= 0)
-                r = sqlb_bind(b, SV_INT(c->custom ? 1 : 0));
-        if (r >= 0)
-                r = sqlb_bind(b, SV_TEXT(c->prop));
-        if (r < 0)
-                return r;
-        if (c->vcol == STORE_VCOL_INT_OR_DOUBLE) {
-                r = sqlb_puts(b, q_open);
-                if (r >= 0)
-                        r = compile_cmp_target(b, c, STORE_VCOL_INT);
-                if (r >= 0)
-                        r = sqlb_puts(b, q_or);
-                if (r >= 0)
-                        r = compile_cmp_target(b, c, STORE_VCOL_DOUBLE);
-                if (r >= 0)
-                        r = sqlb_puts(b, q_close);
-        } else
-                r = compile_cmp_target(b, c, c->vcol);
-        if (r >= 0)
-                r = sqlb_puts(b, q_close);
-        return r;
+        return c->is_column ? compile_cmp_target(b, c, STORE_VCOL_STRING) : compile_prop_cmp(b, c);
 }
 
 #define PROP_BATCH 256

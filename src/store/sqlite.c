@@ -174,19 +174,12 @@ static int map_rc(sqlite3 *db, int rc)
         }
 }
 
-static int run(struct store_conn *c, const char *sql, const struct store_val *params,
-               size_t n_params, store_row_fn fn, void *userdata)
+/* Binds params[i] to parameter i + 1 of st; an SQLite result code. */
+static int bind_params(sqlite3_stmt *st, const struct store_val *params, size_t n_params)
 {
-        sqlite3_stmt *st = NULL;
-        struct store_val cols[32];
-        int rc, r = 0;
-
-        rc = sqlite3_prepare_v2(c->db, sql, -1, &st, NULL);
-        if (rc != SQLITE_OK)
-                return map_rc(c->db, sqlite3_extended_errcode(c->db));
         for (size_t i = 0; i < n_params; i++) {
                 const struct store_val *v = &params[i];
-                int idx = (int)i + 1;
+                int idx = (int)i + 1, rc;
 
                 switch (v->type) {
                 case STORE_INT:
@@ -203,54 +196,77 @@ static int run(struct store_conn *c, const char *sql, const struct store_val *pa
                         rc = sqlite3_bind_null(st, idx);
                         break;
                 }
-                if (rc != SQLITE_OK) {
-                        r = map_rc(c->db, rc);
-                        goto out;
-                }
+                if (rc != SQLITE_OK)
+                        return rc;
         }
-        for (;;) {
-                int n;
+        return SQLITE_OK;
+}
 
-                rc = sqlite3_step(st);
-                if (rc == SQLITE_DONE)
+/* The current row of st as n values in cols (views valid until the next step): 0 or -E2BIG for
+ * more columns than max, -ENOMEM when SQLite could not make a text. */
+static int row_values(sqlite3_stmt *st, struct store_val *cols, size_t max, size_t *ret_n)
+{
+        int n = sqlite3_column_count(st);
+
+        if (n > (int)max)
+                return -E2BIG;
+        for (int i = 0; i < n; i++) {
+                switch (sqlite3_column_type(st, i)) {
+                case SQLITE_INTEGER:
+                        cols[i] = SV_INT(sqlite3_column_int64(st, i));
                         break;
-                if (rc != SQLITE_ROW) {
-                        r = map_rc(c->db, sqlite3_extended_errcode(c->db));
-                        goto out;
-                }
-                n = sqlite3_column_count(st);
-                if (n > (int)ELEMENTSOF(cols)) {
-                        r = -E2BIG;
-                        goto out;
-                }
-                for (int i = 0; i < n; i++) {
-                        switch (sqlite3_column_type(st, i)) {
-                        case SQLITE_INTEGER:
-                                cols[i] = SV_INT(sqlite3_column_int64(st, i));
-                                break;
-                        case SQLITE_FLOAT:
-                                cols[i] = SV_DOUBLE(sqlite3_column_double(st, i));
-                                break;
-                        case SQLITE_NULL:
-                                cols[i] = SV_NULL;
-                                break;
-                        default:
-                                cols[i] = SV_TEXT((const char *)sqlite3_column_text(st, i));
-                                if (!cols[i].s) {
-                                        r = -ENOMEM;
-                                        goto out;
-                                }
-                                break;
-                        }
-                }
-                if (fn) {
-                        r = fn(userdata, cols, (size_t)n);
-                        if (r < 0)
-                                goto out;
+                case SQLITE_FLOAT:
+                        cols[i] = SV_DOUBLE(sqlite3_column_double(st, i));
+                        break;
+                case SQLITE_NULL:
+                        cols[i] = SV_NULL;
+                        break;
+                default:
+                        cols[i] = SV_TEXT((const char *)sqlite3_column_text(st, i));
+                        if (!cols[i].s)
+                                return -ENOMEM;
+                        break;
                 }
         }
-        r = sqlite3_changes(c->db);
-out:
+        *ret_n = (size_t)n;
+        return 0;
+}
+
+/* Steps st to the end, handing each row to fn: the changes count, or a negative errno. */
+static int step_rows(struct store_conn *c, sqlite3_stmt *st, store_row_fn fn, void *userdata)
+{
+        struct store_val cols[32];
+
+        for (;;) {
+                size_t n;
+                int rc = sqlite3_step(st), r;
+
+                if (rc == SQLITE_DONE)
+                        return sqlite3_changes(c->db);
+                if (rc != SQLITE_ROW)
+                        return map_rc(c->db, sqlite3_extended_errcode(c->db));
+                r = row_values(st, cols, ELEMENTSOF(cols), &n);
+                if (r < 0)
+                        return r;
+                if (fn) {
+                        r = fn(userdata, cols, n);
+                        if (r < 0)
+                                return r;
+                }
+        }
+}
+
+static int run(struct store_conn *c, const char *sql, const struct store_val *params,
+               size_t n_params, store_row_fn fn, void *userdata)
+{
+        sqlite3_stmt *st = NULL;
+        int rc, r;
+
+        rc = sqlite3_prepare_v2(c->db, sql, -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return map_rc(c->db, sqlite3_extended_errcode(c->db));
+        rc = bind_params(st, params, n_params);
+        r = rc != SQLITE_OK ? map_rc(c->db, rc) : step_rows(c, st, fn, userdata);
         sqlite3_finalize(st);
         return r;
 }
