@@ -33,7 +33,7 @@ struct opt_def {
         const char *env[3];
 };
 
-static const struct opt_def defs[_REG_OPT_MAX] = {
+static const struct opt_def defs[REG_OPT__MAX] = {
         [REG_OPT_HOSTNAME] = { "hostname",
                                NULL,
                                'n',
@@ -200,7 +200,7 @@ void reg_options_init(struct reg_options *o)
 
 void reg_options_release(struct reg_options *o)
 {
-        for (size_t i = 0; i < _REG_OPT_MAX; i++) {
+        for (size_t i = 0; i < REG_OPT__MAX; i++) {
                 free(o->value[i]);
                 o->value[i] = NULL;
                 o->source[i] = REG_SRC_DEFAULT;
@@ -231,7 +231,7 @@ bool reg_option_is_bool(enum reg_opt opt)
 
 int reg_option_lookup(const char *name, enum reg_opt *ret)
 {
-        for (size_t i = 0; i < _REG_OPT_MAX; i++)
+        for (size_t i = 0; i < REG_OPT__MAX; i++)
                 if (streq(name, defs[i].name) || (defs[i].alias && streq(name, defs[i].alias))) {
                         *ret = (enum reg_opt)i;
                         return 0;
@@ -293,7 +293,7 @@ int reg_options_set(struct reg_options *o, enum reg_opt opt, const char *value,
         char *copy;
         int r;
 
-        if ((unsigned)opt >= _REG_OPT_MAX || !value)
+        if ((unsigned)opt >= REG_OPT__MAX || !value)
                 return -EINVAL;
         r = normalise(opt, value, buf, sizeof(buf), origin, err, err_size);
         if (r < 0)
@@ -312,12 +312,12 @@ int reg_options_set(struct reg_options *o, enum reg_opt opt, const char *value,
 int reg_options_parse_args(struct reg_options *o, int argc, char **argv, char *err, size_t err_size)
 {
         enum { ARG_BASE = 0x100, ARG_CONFIG = 0x200, ARG_HELP = 0x201 };
-        struct option longopts[2 * _REG_OPT_MAX + 3];
+        struct option longopts[2 * REG_OPT__MAX + 3];
         char shortopts[64] = ":";
         size_t n = 0, ns = 1;
         int c;
 
-        for (size_t i = 0; i < _REG_OPT_MAX; i++) {
+        for (size_t i = 0; i < REG_OPT__MAX; i++) {
                 int has = defs[i].type == T_BOOL ? optional_argument : required_argument;
 
                 longopts[n++] = (struct option){ defs[i].name, has, NULL, (int)(ARG_BASE + i) };
@@ -362,12 +362,12 @@ int reg_options_parse_args(struct reg_options *o, int argc, char **argv, char *e
                                 set_err(err, err_size, "unknown option '%s'", argv[optind - 1]);
                         return -EINVAL;
                 }
-                if (c >= ARG_BASE && c < ARG_BASE + _REG_OPT_MAX)
+                if (c >= ARG_BASE && c < ARG_BASE + REG_OPT__MAX)
                         i = (size_t)(c - ARG_BASE);
                 else {
-                        for (i = 0; i < _REG_OPT_MAX && defs[i].short_opt != c; i++)
+                        for (i = 0; i < REG_OPT__MAX && defs[i].short_opt != c; i++)
                                 ;
-                        if (i == _REG_OPT_MAX)
+                        if (i == REG_OPT__MAX)
                                 return -EINVAL;
                 }
                 (void)snprintf(origin, sizeof(origin), "--%s", defs[i].name);
@@ -386,7 +386,7 @@ int reg_options_parse_args(struct reg_options *o, int argc, char **argv, char *e
 int reg_options_load_env(struct reg_options *o, const char *(*lookup)(const char *name), char *err,
                          size_t err_size)
 {
-        for (size_t i = 0; i < _REG_OPT_MAX; i++) {
+        for (size_t i = 0; i < REG_OPT__MAX; i++) {
                 if (defs[i].flag_only)
                         continue;
                 for (size_t k = 0; k < ELEMENTSOF(defs[i].env) && defs[i].env[k]; k++) {
@@ -426,7 +426,7 @@ static int load_mapping(struct reg_options *o, const char *path, yaml_document_t
                         size_t err_size)
 {
         yaml_node_t *root = yaml_document_get_root_node(doc);
-        bool seen[_REG_OPT_MAX] = { false };
+        bool seen[REG_OPT__MAX] = { false };
 
         if (!root)
                 return 0; /* empty file */
