@@ -176,7 +176,7 @@ int kube__query_add_uint(struct kube_client *c, struct buf *url, const char *key
 
 /* Builds server + resource path into url. */
 int kube__build_url(struct kube_client *c, struct buf *url, const struct gvr *r, const char *ns,
-                     const char *name, const char *subresource)
+                    const char *name, const char *subresource)
 {
         char path[2048];
         int k;
@@ -186,7 +186,6 @@ int kube__build_url(struct kube_client *c, struct buf *url, const struct gvr *r,
                 return k;
         return buf_printf(url, "%s%s", c->sh->server, path);
 }
-
 
 static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
 {
@@ -271,7 +270,7 @@ void kube__slist_freep(struct curl_slist **l)
 
 /* Resets the handle and applies everything common to all requests. */
 CURLcode kube__setup_handle(struct kube_client *c, const char *url, const char *method,
-                             const struct curl_slist *headers)
+                            const struct curl_slist *headers)
 {
         struct kube_shared *sh = c->sh;
         CURL *h = c->curl;
@@ -324,7 +323,7 @@ CURLcode kube__setup_handle(struct kube_client *c, const char *url, const char *
 }
 
 int kube__make_headers(const char *content_type, const char *token, bool json_accept,
-                        const struct curl_slist *extra, struct curl_slist **ret)
+                       const struct curl_slist *extra, struct curl_slist **ret)
 {
         CLEANUP(kube__slist_freep) struct curl_slist *l = NULL;
         struct curl_slist *t;
@@ -466,7 +465,8 @@ static bool throttle_again(struct kube_client *c, long code, const struct kube__
                 atomic_fetch_add(&c->sh->throttle_exhausted, 1);
                 return false;
         }
-        kube__sleep_usec(kube_throttle_delay(resp->retry_after, *throttled, c->sh->throttle_wait_max));
+        kube__sleep_usec(
+                kube_throttle_delay(resp->retry_after, *throttled, c->sh->throttle_wait_max));
         (*throttled)++;
         return true;
 }

@@ -146,5 +146,5 @@ void kube__status_local(struct kube_status *reterr, const char *msg);
  * may be NULL. *ret_obj: new reference (an empty object for an empty 2xx body), may be NULL.
  */
 _warn_unused_result_ int kube__perform(struct kube_client *c, const char *method, const char *url,
-                                       const char *content_type, const char *body,
-                                       json_t **ret_obj, struct kube_status *reterr);
+                                       const char *content_type, const char *body, json_t **ret_obj,
+                                       struct kube_status *reterr);

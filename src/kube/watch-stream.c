@@ -174,8 +174,8 @@ static int watch_answer(struct kube_client *c, struct watch_state *w,
 }
 
 /* Runs the transfer and maps its end (callback error, transport error, or the answer). */
-static int watch_run(struct kube_client *c, struct watch_state *w,
-                     const struct kube__response *hdr, struct kube_status *reterr)
+static int watch_run(struct kube_client *c, struct watch_state *w, const struct kube__response *hdr,
+                     struct kube_status *reterr)
 {
         CURLcode cc;
 

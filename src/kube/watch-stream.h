@@ -43,4 +43,3 @@ struct kube_watch_options {
 _warn_unused_result_ int kube_watch(struct kube_client *c, const struct gvr *r, const char *ns,
                                     const struct kube_watch_options *opts, kube_watch_fn fn,
                                     void *userdata, struct kube_status *reterr);
-

@@ -309,14 +309,14 @@ int reg_options_set(struct reg_options *o, enum reg_opt opt, const char *value,
         return 0;
 }
 
-int reg_options_parse_args(struct reg_options *o, int argc, char **argv, char *err, size_t err_size)
-{
-        enum { ARG_BASE = 0x100, ARG_CONFIG = 0x200, ARG_HELP = 0x201 };
-        struct option longopts[2 * REG_OPT__MAX + 3];
-        char shortopts[64] = ":";
-        size_t n = 0, ns = 1;
-        int c;
+enum { ARG_BASE = 0x100, ARG_CONFIG = 0x200, ARG_HELP = 0x201 };
 
+/* getopt_long()'s tables for defs: every name and alias, -c/--config and -h/--help. */
+static void getopt_tables(struct option *longopts, char *shortopts, size_t shortopts_size)
+{
+        size_t n = 0, ns = 1;
+
+        shortopts[0] = ':';
         for (size_t i = 0; i < REG_OPT__MAX; i++) {
                 int has = defs[i].type == T_BOOL ? optional_argument : required_argument;
 
@@ -332,48 +332,74 @@ int reg_options_parse_args(struct reg_options *o, int argc, char **argv, char *e
         longopts[n++] = (struct option){ "config", required_argument, NULL, ARG_CONFIG };
         longopts[n++] = (struct option){ "help", no_argument, NULL, ARG_HELP };
         longopts[n] = (struct option){ NULL, 0, NULL, 0 };
-        (void)snprintf(shortopts + ns, sizeof(shortopts) - ns, "c:h");
+        (void)snprintf(shortopts + ns, shortopts_size - ns, "c:h");
+}
 
+/* The option that getopt_long() returned as c; REG_OPT__MAX when it is none of defs. */
+static size_t option_of(int c)
+{
+        size_t i;
+
+        if (c >= ARG_BASE && c < ARG_BASE + REG_OPT__MAX)
+                return (size_t)(c - ARG_BASE);
+        for (i = 0; i < REG_OPT__MAX && defs[i].short_opt != c; i++)
+                ;
+        return i;
+}
+
+/* What getopt_long() refused (c is ':' or '?'), as a message. */
+static int getopt_refusal(int c, char **argv, char *err, size_t err_size)
+{
+        if (c == ':')
+                set_err(err, err_size, "option '%s' requires an argument", argv[optind - 1]);
+        else if (optopt && optopt < ARG_BASE)
+                set_err(err, err_size, "unknown option '-%c'", optopt);
+        else
+                set_err(err, err_size, "unknown option '%s'", argv[optind - 1]);
+        return -EINVAL;
+}
+
+/* One option getopt_long() returned: 1 for help, 0 when taken, < 0 on error. */
+static int take_arg(struct reg_options *o, int c, char **argv, char *err, size_t err_size)
+{
+        char origin[96];
+        size_t i;
+
+        if (c == ARG_HELP || c == 'h')
+                return 1;
+        if (c == ARG_CONFIG || c == 'c') {
+                free(o->config_file);
+                o->config_file = strdup(optarg);
+                return o->config_file ? 0 : -ENOMEM;
+        }
+        if (c == ':' || c == '?')
+                return getopt_refusal(c, argv, err, err_size);
+        i = option_of(c);
+        if (i == REG_OPT__MAX)
+                return -EINVAL;
+        (void)snprintf(origin, sizeof(origin), "--%s", defs[i].name);
+        return reg_options_set(o, (enum reg_opt)i, optarg ? optarg : "true", REG_SRC_FLAG, origin,
+                               err, err_size);
+}
+
+int reg_options_parse_args(struct reg_options *o, int argc, char **argv, char *err, size_t err_size)
+{
+        struct option longopts[2 * REG_OPT__MAX + 3];
+        char shortopts[64];
+        int c, r;
+
+        getopt_tables(longopts, shortopts, sizeof(shortopts));
         optind = 1;
         opterr = 0;
-        while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) >= 0) {
-                char origin[96];
-                size_t i;
-                int r;
-
-                if (c == ARG_HELP || c == 'h')
-                        return 1;
-                if (c == ARG_CONFIG || c == 'c') {
-                        free(o->config_file);
-                        o->config_file = strdup(optarg);
-                        if (!o->config_file)
-                                return -ENOMEM;
-                        continue;
-                }
-                if (c == ':') {
-                        set_err(err, err_size, "option '%s' requires an argument",
-                                argv[optind - 1]);
-                        return -EINVAL;
-                }
-                if (c == '?') {
-                        if (optopt && optopt < ARG_BASE)
-                                set_err(err, err_size, "unknown option '-%c'", optopt);
-                        else
-                                set_err(err, err_size, "unknown option '%s'", argv[optind - 1]);
-                        return -EINVAL;
-                }
-                if (c >= ARG_BASE && c < ARG_BASE + REG_OPT__MAX)
-                        i = (size_t)(c - ARG_BASE);
-                else {
-                        for (i = 0; i < REG_OPT__MAX && defs[i].short_opt != c; i++)
-                                ;
-                        if (i == REG_OPT__MAX)
-                                return -EINVAL;
-                }
-                (void)snprintf(origin, sizeof(origin), "--%s", defs[i].name);
-                r = reg_options_set(o, (enum reg_opt)i, optarg ? optarg : "true", REG_SRC_FLAG,
-                                    origin, err, err_size);
-                if (r < 0)
+        for (;;) {
+                /* getopt's state is process-global by design: this runs once, from main(),
+                 * before any thread starts (options.h). */
+                /* NOLINTNEXTLINE(concurrency-mt-unsafe) */
+                c = getopt_long(argc, argv, shortopts, longopts, NULL);
+                if (c < 0)
+                        break;
+                r = take_arg(o, c, argv, err, err_size);
+                if (r != 0)
                         return r;
         }
         if (optind < argc) {

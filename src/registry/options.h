@@ -85,7 +85,8 @@ _warn_unused_result_ int reg_options_set(struct reg_options *o, enum reg_opt opt
                                          size_t err_size);
 
 /*
- * Parses the command line (getopt_long; argv[0] is the subcommand). Returns 0, 1 when --help
+ * Parses the command line (getopt_long, whose state is process-global: call it from main()
+ * before threads start; argv[0] is the subcommand). Returns 0, 1 when --help
  * was given, or -EINVAL with err (unknown flag, bad value, stray argument).
  */
 _warn_unused_result_ int reg_options_parse_args(struct reg_options *o, int argc, char **argv,
