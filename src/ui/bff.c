@@ -255,6 +255,19 @@ static const struct gvr GVR_EVENTS = { "", "v1", "events" };
 static const struct gvr GVR_ISVC = { "serving.kserve.io", "v1beta1", "inferenceservices" };
 static const struct gvr GVR_TM = { "serving.kserve.io", "v1alpha1", "trainedmodels" };
 
+/* POSTs body (takes ownership; NULL: -ENOMEM) to path as k; *ret_out: new reference. */
+static int kube_post(struct kube_client *k, const char *path, json_t *body, json_t **ret_out,
+                     struct kube_status *st)
+{
+        int r;
+
+        if (!body)
+                return -ENOMEM;
+        r = kube_request(k, "POST", path, "application/json", body, ret_out, st);
+        json_decref(body);
+        return r;
+}
+
 /* SelfSubjectAccessReview as k's identity: 1 allowed, 0 not, negative errno. */
 static int access_review(struct kube_client *k, const char *verb, const char *group,
                          const char *resource, const char *ns)
@@ -267,11 +280,8 @@ static int access_review(struct kube_client *k, const char *verb, const char *gr
         struct kube_status st;
         int r;
 
-        if (!review)
-                return -ENOMEM;
-        r = kube_request(k, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
-                         "application/json", review, &out, &st);
-        json_decref(review);
+        r = kube_post(k, "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", review, &out,
+                      &st);
         if (r < 0)
                 return r;
         r = json_is_true(json_get_path(out, "status", "allowed", NULL)) ? 1 : 0;
@@ -289,15 +299,13 @@ static int review_self(struct call *c, struct kube_client *k)
         json_t *ssr = json_pack("{s:s,s:s}", "apiVersion", "authentication.k8s.io/v1", "kind",
                                 "SelfSubjectReview");
         json_t *out = NULL;
-        struct kube_status st;
+        struct kube_status st = { 0 };
         const char *u;
         int r;
 
         if (!ssr)
                 return -ENOMEM;
-        r = kube_request(k, "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
-                         "application/json", ssr, &out, &st);
-        json_decref(ssr);
+        r = kube_post(k, "/apis/authentication.k8s.io/v1/selfsubjectreviews", ssr, &out, &st);
         if (r < 0 && st.http_code == 401)
                 return refused(reply_kube_error(c, r, &st, "review", "", NULL, NULL));
         u = r >= 0 ? json_get_string_path(out, "status", "userInfo", "username", NULL) : NULL;
