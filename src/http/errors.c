@@ -36,6 +36,7 @@ static const struct {
         { 500, "Internal Server Error" },
         { 501, "Not Implemented" },
         { 503, "Service Unavailable" },
+        { 505, "HTTP Version Not Supported" },
 };
 
 unsigned http_error_status(enum http_error_kind kind)

@@ -7,16 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int hexval(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
+#include "http/http1.h"
 
 bool http_utf8_valid(const char *s, size_t len)
 {
@@ -68,7 +59,8 @@ int http_percent_decode(const char *s, size_t len, char **ret)
                 }
                 if (i + 2 >= len)
                         return -EINVAL;
-                int hi = hexval(s[i + 1]), lo = hexval(s[i + 2]);
+                int hi = http1_hex_value((unsigned char)s[i + 1]),
+                    lo = http1_hex_value((unsigned char)s[i + 2]);
                 if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
                         return -EINVAL;
                 out[j++] = (char)(hi * 16 + lo);
@@ -101,6 +93,22 @@ static bool next_segment(const char **cur, const char **ret_start, size_t *ret_l
         return true;
 }
 
+/* Stores the decoded value[0..len) as the next capture, named after the pattern segment at ps. */
+static int capture(struct http_param *params, size_t *n_params, const char *ps, const char *value,
+                   size_t len)
+{
+        int r;
+
+        if (*n_params >= HTTP_PARAMS_MAX)
+                return -E2BIG;
+        r = http_percent_decode(value, len, &params[*n_params].value);
+        if (r < 0)
+                return r;
+        params[*n_params].name = ps + 1; /* not NUL-terminated: fixed by the caller */
+        (*n_params)++;
+        return 0;
+}
+
 /* Matches path against pattern; captures into params. Returns 1 match, 0 no match, <0 error. */
 static int match_one(const char *pattern, const char *path, struct http_param *params,
                      size_t *n_params)
@@ -111,40 +119,26 @@ static int match_one(const char *pattern, const char *path, struct http_param *p
         int r;
 
         *n_params = 0;
-        for (;;) {
-                bool have_p = next_segment(&pc, &ps, &pl);
-                if (!have_p)
-                        return *uc == '\0' ? 1 : 0;
+        while (next_segment(&pc, &ps, &pl)) {
                 if (pl >= 3 && ps[0] == '{' && ps[pl - 1] == '}' && ps[pl - 2] == '+') {
                         /* greedy tail: the rest of the path, at least one character */
                         if (*uc != '/' || uc[1] == '\0')
                                 return 0;
-                        if (*n_params >= HTTP_PARAMS_MAX)
-                                return -E2BIG;
-                        r = http_percent_decode(uc + 1, strlen(uc + 1), &params[*n_params].value);
-                        if (r < 0)
-                                return r;
-                        params[*n_params].name = ps + 1; /* not NUL-terminated: fixed below */
-                        (*n_params)++;
-                        return 1;
+                        r = capture(params, n_params, ps, uc + 1, strlen(uc + 1));
+                        return r < 0 ? r : 1;
                 }
                 if (!next_segment(&uc, &us, &ul))
                         return 0;
                 if (pl >= 2 && ps[0] == '{' && ps[pl - 1] == '}') {
                         if (ul == 0)
                                 return 0;
-                        if (*n_params >= HTTP_PARAMS_MAX)
-                                return -E2BIG;
-                        r = http_percent_decode(us, ul, &params[*n_params].value);
+                        r = capture(params, n_params, ps, us, ul);
                         if (r < 0)
                                 return r;
-                        params[*n_params].name = ps + 1;
-                        (*n_params)++;
-                        continue;
-                }
-                if (pl != ul || memcmp(ps, us, pl) != 0)
+                } else if (pl != ul || memcmp(ps, us, pl) != 0)
                         return 0;
         }
+        return *uc == '\0' ? 1 : 0;
 }
 
 static void release_params(struct http_param *params, size_t n)

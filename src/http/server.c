@@ -24,12 +24,13 @@
 #include "http/errors.h"
 #include "http/router.h"
 #include "util/file-util.h"
+#include "util/parse-util.h"
 #include "util/time-util.h"
 
 /* TLS below 1.2 is refused (SSL 3.0 is gone from gnutls anyway; listed for older builds). */
 #define TLS_PRIORITIES "NORMAL:-VERS-SSL3.0:-VERS-TLS1.0:-VERS-TLS1.1"
 /* Limits for the certificate files of a rotating TLS source. */
-#define TLS_FILE_MAX  (1024U * 1024U)
+#define TLS_FILE_MAX  ((size_t)1024 * 1024)
 #define TLS_CHAIN_MAX 16U
 /* libmicrohttpd's memory per connection: the request head and its parsed fields must fit (a
  * target of HTTP_TARGET_MAX bytes with HTTP_QUERY_PARAMS_MAX parameters, and headers); a head
@@ -567,6 +568,27 @@ static void args_release(struct conn_state *st)
         st->n_args = 0;
 }
 
+/* Decodes the query arguments once into st->args. Returns 0 or the status to refuse with. */
+static unsigned check_query(struct conn_state *st, struct MHD_Connection *conn, const char **msg)
+{
+        struct args_ctx a = { .st = st };
+
+        st->args = calloc(HTTP_QUERY_PARAMS_MAX, sizeof(*st->args));
+        if (!st->args) {
+                *msg = "out of memory";
+                return 500;
+        }
+        (void)MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_arg, &a);
+        if (a.r < 0) {
+                *msg = a.r == -ENOMEM   ? "out of memory"
+                       : a.r == -E2BIG  ? "more than 256 query parameters"
+                       : a.r == -EILSEQ ? "query parameter is not UTF-8 once percent-decoded"
+                                        : "query parameter has a bad percent-escape or %00";
+                return a.r == -ENOMEM ? 500 : a.r == -E2BIG ? 414 : 400;
+        }
+        return 0;
+}
+
 /*
  * The first access-handler call, when the head is complete: everything about the request line
  * and the headers that must be refused is refused here, before any body is read. Returns 0 or the
@@ -575,7 +597,6 @@ static void args_release(struct conn_state *st)
 static unsigned check_head(struct conn_state *st, struct MHD_Connection *conn, const char *url,
                            const char *version, const char **msg)
 {
-        struct args_ctx a = { .st = st };
         char *path = NULL;
         unsigned status;
         int r;
@@ -601,20 +622,7 @@ static unsigned check_head(struct conn_state *st, struct MHD_Connection *conn, c
                 return r == -ENOMEM ? 500 : 400;
         }
         free(path);
-        st->args = calloc(HTTP_QUERY_PARAMS_MAX, sizeof(*st->args));
-        if (!st->args) {
-                *msg = "out of memory";
-                return 500;
-        }
-        (void)MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_arg, &a);
-        if (a.r < 0) {
-                *msg = a.r == -ENOMEM   ? "out of memory"
-                       : a.r == -E2BIG  ? "more than 256 query parameters"
-                       : a.r == -EILSEQ ? "query parameter is not UTF-8 once percent-decoded"
-                                        : "query parameter has a bad percent-escape or %00";
-                return a.r == -ENOMEM ? 500 : a.r == -E2BIG ? 414 : 400;
-        }
-        return 0;
+        return check_query(st, conn, msg);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -647,7 +655,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                 }
                 cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
                                                  MHD_HTTP_HEADER_CONTENT_LENGTH);
-                if (cl && sscanf(cl, "%" SCNu64, &clen) == 1 && clen > s->cfg.body_max) {
+                if (cl && safe_atou64(cl, &clen) >= 0 && clen > s->cfg.body_max) {
                         st->too_large = true;
                         st->responded = true;
                         return send_too_large(s, conn);
@@ -1007,58 +1015,56 @@ static void tls_conn_begin(struct tls_source *src, gnutls_session_t ts)
         (void)pthread_mutex_unlock(&src->lock);
 }
 
-/*
- * Connection start runs in the connection's thread before its handshake: register the connection
- * with the deadline watchdog (and shed an idle one past the limit) and bind a TLS session to it.
- * Close releases the pair the handshake selected and the socket duplicate.
- */
-static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
-                          enum MHD_ConnectionNotificationCode toe)
+/* Binds a new TLS connection's session to c: the Finished hook and the ticket key. */
+static void tls_conn_bind(struct http_server *s, struct MHD_Connection *conn, struct sock_ctx *c)
 {
-        struct http_server *s = cls;
+        const union MHD_ConnectionInfo *ci =
+                MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+        gnutls_session_t ts;
+
+        if (!ci || !ci->tls_session)
+                return;
+        ts = (gnutls_session_t)ci->tls_session;
+        gnutls_session_set_ptr(ts, c);
+        gnutls_handshake_set_hook_function(ts, GNUTLS_HANDSHAKE_FINISHED, GNUTLS_HOOK_POST,
+                                           on_handshake_finished);
+        tls_conn_begin(s->tls, ts);
+}
+
+/* A new connection: its context, registered with the watchdog (shedding one past the limit). */
+static struct sock_ctx *conn_started(struct http_server *s, struct MHD_Connection *conn)
+{
         const union MHD_ConnectionInfo *ci;
-        struct sock_ctx *c;
+        struct sock_ctx *c = calloc(1, sizeof(*c));
 
-        if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-                c = calloc(1, sizeof(*c)); /* on OOM: no deadline, and a TLS handshake fails */
-                if (!c)
-                        return;
-                c->fd = -1;
-                c->tls.src = s->tls;
-                c->since = c->accepted = now_monotonic();
-                atomic_init(&c->handshake_done, false);
-                if (s->tls_mode) {
-                        ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
-                        if (ci && ci->tls_session) {
-                                gnutls_session_t ts = (gnutls_session_t)ci->tls_session;
-
-                                gnutls_session_set_ptr(ts, c);
-                                gnutls_handshake_set_hook_function(ts, GNUTLS_HANDSHAKE_FINISHED,
-                                                                   GNUTLS_HOOK_POST,
-                                                                   on_handshake_finished);
-                                tls_conn_begin(s->tls, ts);
-                        }
-                }
-                ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-                if (ci)
-                        c->fd = fcntl(ci->connect_fd, F_DUPFD_CLOEXEC, 3);
-                if (c->fd >= 0 && pthread_mutex_lock(&s->lock) == 0) {
-                        c->next = s->conns;
-                        if (s->conns)
-                                s->conns->prev = c;
-                        else
-                                s->oldest = c;
-                        s->conns = c;
-                        if (++s->n_conns > s->cfg.max_connections)
-                                shed_locked(s, c);
-                        (void)pthread_mutex_unlock(&s->lock);
-                }
-                *socket_context = c;
-                return;
+        if (!c) /* on OOM: no deadline, and a TLS handshake fails */
+                return NULL;
+        c->fd = -1;
+        c->tls.src = s->tls;
+        c->since = c->accepted = now_monotonic();
+        atomic_init(&c->handshake_done, false);
+        if (s->tls_mode)
+                tls_conn_bind(s, conn, c);
+        ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (ci)
+                c->fd = fcntl(ci->connect_fd, F_DUPFD_CLOEXEC, 3);
+        if (c->fd >= 0 && pthread_mutex_lock(&s->lock) == 0) {
+                c->next = s->conns;
+                if (s->conns)
+                        s->conns->prev = c;
+                else
+                        s->oldest = c;
+                s->conns = c;
+                if (++s->n_conns > s->cfg.max_connections)
+                        shed_locked(s, c);
+                (void)pthread_mutex_unlock(&s->lock);
         }
-        c = *socket_context;
-        if (toe != MHD_CONNECTION_NOTIFY_CLOSED || !c)
-                return;
+        return c;
+}
+
+/* A closed connection: off the watchdog's list, its duplicate closed, its TLS pair released. */
+static void conn_closed(struct http_server *s, struct sock_ctx *c)
+{
         if (c->fd >= 0 && pthread_mutex_lock(&s->lock) == 0) {
                 if (c->prev)
                         c->prev->next = c->next;
@@ -1078,6 +1084,25 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
                 (void)pthread_mutex_unlock(&s->tls->lock);
         }
         free(c);
+}
+
+/*
+ * Connection start runs in the connection's thread before its handshake: register the connection
+ * with the deadline watchdog (and shed an idle one past the limit) and bind a TLS session to it.
+ * Close releases the pair the handshake selected and the socket duplicate.
+ */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+        struct http_server *s = cls;
+
+        if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+                *socket_context = conn_started(s, conn);
+                return;
+        }
+        if (toe != MHD_CONNECTION_NOTIFY_CLOSED || !*socket_context)
+                return;
+        conn_closed(s, *socket_context);
         *socket_context = NULL;
 }
 

@@ -158,14 +158,14 @@ uint64_t http_server_shed_count(struct http_server *s);
 #define HTTP_PATH_MAX         2048U /* bytes of the path */
 #define HTTP_QUERY_PARAMS_MAX 256U  /* query parameters */
 /* Limits of the header section (431 past them). */
-#define HTTP_HEADERS_MAX      100U          /* header fields */
-#define HTTP_HEADER_BYTES_MAX (32U * 1024U) /* bytes of names and values together */
+#define HTTP_HEADERS_MAX      100U                /* header fields */
+#define HTTP_HEADER_BYTES_MAX ((size_t)32 * 1024) /* bytes of names and values together */
 /*
  * A chunked body over body_max is read and discarded up to this many bytes before the 413 is
  * sent, so that a client that sends its whole body before reading gets the answer instead of a
  * reset; past it the connection is answered and closed at once.
  */
-#define HTTP_DRAIN_MAX (128U * 1024U * 1024U)
+#define HTTP_DRAIN_MAX ((size_t)128 * 1024 * 1024)
 
 /* Borrowed lookups, valid during the handler call. NULL when absent. */
 const char *http_req_query(const struct http_req *req, const char *key);
