@@ -28,7 +28,7 @@
 /* Help text per option, in the table's order (registry/options.c holds names and types). */
 static const struct {
         const char *metavar, *help;
-} reg_help[_REG_OPT_MAX] = {
+} reg_help[REG_OPT__MAX] = {
         [REG_OPT_HOSTNAME] = { "HOST", "listen address (default localhost = 127.0.0.1;\n"
                                        "env MR_HOSTNAME)" },
         [REG_OPT_PORT] = { "PORT", "listen port, 0 = any free port (default 8080;\n"
@@ -59,7 +59,7 @@ static const struct {
                                  "command line only)" },
 };
 
-#define REG_ARG_CONFIG _REG_OPT_MAX
+#define REG_ARG_CONFIG REG_OPT__MAX
 
 static const char registry_epilog[] =
         "PostgreSQL TLS options read the environment as MR_<NAME>, e.g.\n"
@@ -104,17 +104,17 @@ static const char *env_lookup(const char *name)
 /* Reads flags, environment and the config file; exit status or -1 to go on. */
 static int load_options(struct reg_options *o, int argc, char **argv)
 {
-        struct cli_option opts[2 * _REG_OPT_MAX + 1];
+        struct cli_option opts[2 * REG_OPT__MAX + 1];
         struct cli_command cli = registry_cli_base;
         char err[REG_OPTIONS_ERROR_MAX] = "";
-        char alias_help[_REG_OPT_MAX][96];
+        char alias_help[REG_OPT__MAX][96];
         const char *config;
         char home_config[4096];
         size_t n = 0;
         int r;
 
         /* The command line from the options table: every option, its alias, --config. */
-        for (size_t i = 0; i < _REG_OPT_MAX; i++) {
+        for (size_t i = 0; i < REG_OPT__MAX; i++) {
                 enum cli_arg a = reg_option_is_bool(i) ? CLI_ARG_OPTIONAL : CLI_ARG_REQUIRED;
                 const char *alias = reg_option_alias(i);
 

@@ -99,6 +99,21 @@ static int compare_string(enum filterq_op op, const char *lit, const json_t *act
         return op_result(op, strcmp(json_string_value(actual), lit));
 }
 
+/* An integer literal against a JSON integer (exactly) or real. */
+static int compare_int(enum filterq_op op, int64_t lit, const json_t *actual)
+{
+        json_int_t a;
+
+        if (json_is_real(actual))
+                return op_result(op, cmp_numbers(json_real_value(actual), (double)lit));
+        if (!json_is_integer(actual))
+                return -EDOM;
+        a = json_integer_value(actual);
+        if (a == lit)
+                return op_result(op, 0);
+        return op_result(op, a < lit ? -1 : 1);
+}
+
 static int compare_literal(enum filterq_op op, const struct filterq_literal *l,
                            const json_t *actual)
 {
@@ -106,14 +121,7 @@ static int compare_literal(enum filterq_op op, const struct filterq_literal *l,
         case FILTERQ_LIT_STRING:
                 return compare_string(op, l->s, actual);
         case FILTERQ_LIT_INT:
-                if (json_is_integer(actual)) {
-                        json_int_t a = json_integer_value(actual);
-
-                        return op_result(op, a < l->i ? -1 : a > l->i ? 1 : 0);
-                }
-                if (json_is_real(actual))
-                        return op_result(op, cmp_numbers(json_real_value(actual), (double)l->i));
-                return -EDOM;
+                return compare_int(op, l->i, actual);
         case FILTERQ_LIT_FLOAT:
                 if (!json_is_number(actual))
                         return -EDOM;

@@ -43,7 +43,7 @@ int filterq_compare_value(const struct filterq_cmp *cmp, const json_t *actual);
  * value: 0. An explicit suffix that the literal cannot be compared with (`x.string_value = 5`,
  * `x.int_value = 'a'`, `x.bool_value = 1`): -EDOM.
  */
-int filterq_compare_metadata(const struct filterq_cmp *cmp, const json_t *metadata_value);
+int filterq_compare_metadata(const struct filterq_cmp *cmp, const json_t *mv);
 
 /* As the compare functions, with type mismatches as "no match" (catalog semantics). */
 bool filterq_match_value(const struct filterq_cmp *cmp, const json_t *actual);

@@ -184,9 +184,9 @@ static int lex_op(struct parser *p, size_t *i)
         const char *q = p->q;
         size_t n = 1;
 
-        if ((q[*i] == '>' || q[*i] == '<' || q[*i] == '!') && q[*i + 1] == '=')
-                n = 2;
-        else if (q[*i] == '<' && q[*i + 1] == '>')
+        /* two-character operators: >= <= != <> */
+        if (((q[*i] == '>' || q[*i] == '<' || q[*i] == '!') && q[*i + 1] == '=') ||
+            (q[*i] == '<' && q[*i + 1] == '>'))
                 n = 2;
         else if (q[*i] == '!')
                 return fail(p, "unexpected character '!' at position %zu", *i);
@@ -508,7 +508,8 @@ static int parse_term(struct parser *p, struct filterq_node **ret)
 /* Appends kid to the n-ary node n (taking it over; freed on failure). */
 static int add_kid(struct filterq_node *n, struct filterq_node *kid)
 {
-        struct filterq_node **v = reallocarray(n->kids, n->n_kids + 1, sizeof(*v));
+        struct filterq_node **v = reallocarray(n->kids, n->n_kids + 1,
+                                               sizeof(struct filterq_node *));
 
         if (!v) {
                 filterq_free(kid);

@@ -31,48 +31,66 @@ static struct store_cond *cond_new(enum store_cond_kind kind)
         return c;
 }
 
+/* The converters of convert(), one per value column: 0 when it cannot match, 1 done, -ENOMEM. */
+static int convert_string(const struct filterq_sql_target *t, const struct filterq_literal *l,
+                          struct store_val *ret)
+{
+        if (l->type == FILTERQ_LIT_BOOL)
+                return 0;
+        if (t->enum_names && l->type == FILTERQ_LIT_INT) {
+                if (l->i < 0 || (uint64_t)l->i >= t->n_enum_names)
+                        return 0;
+                *ret = SV_TEXT(strdup(t->enum_names[l->i]));
+        } else
+                *ret = SV_TEXT(strdup(l->s));
+        return ret->s ? 1 : -ENOMEM;
+}
+
+static int convert_int(const struct filterq_literal *l, struct store_val *ret)
+{
+        int64_t i;
+
+        if (l->type == FILTERQ_LIT_INT)
+                *ret = SV_INT(l->i);
+        else if (l->type == FILTERQ_LIT_FLOAT)
+                *ret = SV_DOUBLE(l->f);
+        else if (l->type == FILTERQ_LIT_STRING && safe_atoi64(l->s, &i) >= 0)
+                *ret = SV_INT(i);
+        else
+                return 0;
+        return 1;
+}
+
+static int convert_double(const struct filterq_literal *l, struct store_val *ret)
+{
+        char *end = NULL;
+        double d;
+
+        if (l->type == FILTERQ_LIT_INT || l->type == FILTERQ_LIT_FLOAT) {
+                *ret = SV_DOUBLE(l->f);
+                return 1;
+        }
+        if (l->type != FILTERQ_LIT_STRING || !l->s[0])
+                return 0;
+        d = strtod(l->s, &end);
+        if (!end || *end)
+                return 0;
+        *ret = SV_DOUBLE(d);
+        return 1;
+}
+
 /* Converts one literal for the value column vcol; 0 when it cannot match, 1 done, -ENOMEM. */
 static int convert(const struct filterq_sql_target *t, enum store_vcol vcol,
                    const struct filterq_literal *l, struct store_val *ret)
 {
-        int64_t i;
-        char *end = NULL;
-        double d;
-
         switch (vcol) {
         case STORE_VCOL_STRING:
-                if (l->type == FILTERQ_LIT_BOOL)
-                        return 0;
-                if (t->enum_names && l->type == FILTERQ_LIT_INT) {
-                        if (l->i < 0 || (uint64_t)l->i >= t->n_enum_names)
-                                return 0;
-                        *ret = SV_TEXT(strdup(t->enum_names[l->i]));
-                } else
-                        *ret = SV_TEXT(strdup(l->s));
-                return ret->s ? 1 : -ENOMEM;
+                return convert_string(t, l, ret);
         case STORE_VCOL_INT:
         case STORE_VCOL_INT_OR_DOUBLE:
-                if (l->type == FILTERQ_LIT_INT)
-                        *ret = SV_INT(l->i);
-                else if (l->type == FILTERQ_LIT_FLOAT)
-                        *ret = SV_DOUBLE(l->f);
-                else if (l->type == FILTERQ_LIT_STRING && safe_atoi64(l->s, &i) >= 0)
-                        *ret = SV_INT(i);
-                else
-                        return 0;
-                return 1;
+                return convert_int(l, ret);
         case STORE_VCOL_DOUBLE:
-                if (l->type == FILTERQ_LIT_INT || l->type == FILTERQ_LIT_FLOAT) {
-                        *ret = SV_DOUBLE(l->f);
-                        return 1;
-                }
-                if (l->type != FILTERQ_LIT_STRING || !l->s[0])
-                        return 0;
-                d = strtod(l->s, &end);
-                if (!end || *end)
-                        return 0;
-                *ret = SV_DOUBLE(d);
-                return 1;
+                return convert_double(l, ret);
         case STORE_VCOL_BOOL:
                 if (l->type != FILTERQ_LIT_BOOL)
                         return 0;
@@ -180,7 +198,7 @@ int filterq_sql_lower(const struct filterq_node *n, filterq_sql_resolve_fn *reso
         c = cond_new(n->kind == FILTERQ_AND ? STORE_COND_AND : STORE_COND_OR);
         if (!c)
                 return -ENOMEM;
-        c->kids = calloc(n->n_kids, sizeof(*c->kids));
+        c->kids = calloc(n->n_kids, sizeof(struct store_cond *));
         if (!c->kids)
                 return -ENOMEM;
         for (size_t i = 0; i < n->n_kids; i++) {

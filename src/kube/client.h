@@ -26,6 +26,7 @@
 #include "kube/api.h"
 #include "kube/config.h"
 #include "kube/status.h"
+#include "kube/watch-stream.h"
 #include "util/macro.h"
 #include "util/time-util.h"
 
@@ -90,32 +91,6 @@ _warn_unused_result_ int kube_delete(struct kube_client *c, const struct gvr *r,
                                      const char *name, const struct kube_delete_options *opts,
                                      json_t **ret_obj, struct kube_status *reterr);
 
-/* Watch event callback: type is "ADDED", "MODIFIED", "DELETED", "BOOKMARK" or "ERROR";
- * object is borrowed (incref to keep). Return < 0 to stop the watch with that error. */
-typedef int (*kube_watch_fn)(void *userdata, const char *type, json_t *object);
-
-struct kube_watch_options {
-        const char *label_selector;   /* borrowed, may be NULL */
-        const char *field_selector;   /* borrowed, may be NULL */
-        const char *resource_version; /* borrowed; where to start */
-        bool allow_bookmarks;
-        unsigned timeout_seconds;  /* server-side timeout, 0 = server default */
-        const atomic_bool *cancel; /* borrowed; when it becomes true the watch returns -ECANCELED */
-};
-
-/*
- * Streams a watch, calling fn for each event line in order, until the server ends the stream
- * (returns 0), fn returns < 0 (returned as is), cancel is set (-ECANCELED, noticed within about a
- * second even on an idle stream), or a transport or decoding error (negative errno; a garbage or
- * over-long line, or a stream that ends inside a line, is -EBADMSG, with the line in
- * reterr->message). An ERROR event is passed to fn and then ends the watch with the errno of its
- * Status (410 Expired/Gone -> -ESTALE), reterr filled from it. A non-2xx answer to the watch
- * request itself is decoded like any other request.
- */
-_warn_unused_result_ int kube_watch(struct kube_client *c, const struct gvr *r, const char *ns,
-                                    const struct kube_watch_options *opts, kube_watch_fn fn,
-                                    void *userdata, struct kube_status *reterr);
-
 /* Any other request: method, absolute API path with query, optional JSON body and content type. */
 _warn_unused_result_ int kube_request(struct kube_client *c, const char *method, const char *path,
                                       const char *content_type, const json_t *body,
@@ -146,7 +121,7 @@ void kube_client_throttle_stats(const struct kube_client *c, unsigned long *ret_
  */
 #define KUBE_IDENTITY_VALUE_MAX  256U
 #define KUBE_IDENTITY_GROUPS_MAX 32U
-#define KUBE_IDENTITY_TOKEN_MAX  (8U * 1024U)
+#define KUBE_IDENTITY_TOKEN_MAX  ((size_t)8 * 1024)
 struct kube_identity {
         const char *user;          /* borrowed; NULL = no impersonation */
         const char *const *groups; /* borrowed */

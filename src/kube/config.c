@@ -723,6 +723,26 @@ static int load_in_cluster(const char *root, struct kube_config **ret, char *err
         return 0;
 }
 
+/* The first existing file of a colon-separated list ($KUBECONFIG): 1 with *ret (owned), else 0. */
+static int first_existing(const char *list, char **ret)
+{
+        AUTOFREE char *copy = strdup(list);
+        char *cur, *next;
+
+        if (!copy)
+                return -ENOMEM;
+        for (cur = copy; cur; cur = next) {
+                next = strchr(cur, ':');
+                if (next)
+                        *next++ = '\0';
+                if (*cur && access(cur, F_OK) >= 0) {
+                        *ret = strdup(cur);
+                        return *ret ? 1 : -ENOMEM;
+                }
+        }
+        return 0;
+}
+
 int kube_config_load(const struct kube_config_options *opts, struct kube_config **ret,
                      char *reterr_message, size_t len)
 {
@@ -742,19 +762,13 @@ int kube_config_load(const struct kube_config_options *opts, struct kube_config 
 
         env = getenv("KUBECONFIG"); /* NOLINT(concurrency-mt-unsafe) */
         if (env && *env) {
-                AUTOFREE char *list = strdup(env);
-                char *cur, *next;
+                AUTOFREE char *path = NULL;
+                int r = first_existing(env, &path);
 
-                if (!list)
-                        return -ENOMEM;
-                for (cur = list; cur; cur = next) {
-                        next = strchr(cur, ':');
-                        if (next)
-                                *next++ = '\0';
-                        if (*cur && access(cur, F_OK) >= 0)
-                                return load_kubeconfig(cur, opts->context, ret, reterr_message,
-                                                       len);
-                }
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        return load_kubeconfig(path, opts->context, ret, reterr_message, len);
         }
 
         env = getenv("KUBERNETES_SERVICE_HOST"); /* NOLINT(concurrency-mt-unsafe) */

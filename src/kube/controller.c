@@ -121,10 +121,10 @@ int controller_new(const struct controller_options *opts, struct controller **re
         c->name = strdup(opts->reconciler.name);
         c->threads = calloc(c->n_workers, sizeof(*c->threads));
         if (opts->n_wait_for > 0) {
-                c->wait_for = calloc(opts->n_wait_for, sizeof(*c->wait_for));
+                c->wait_for = calloc(opts->n_wait_for, sizeof(struct informer *));
                 if (c->wait_for) {
                         memcpy(c->wait_for, opts->wait_for,
-                               opts->n_wait_for * sizeof(*c->wait_for));
+                               opts->n_wait_for * sizeof(struct informer *));
                         c->n_wait_for = opts->n_wait_for;
                 }
         }

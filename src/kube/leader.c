@@ -241,6 +241,40 @@ static usec_t jittered(struct leader_elector *le, usec_t d)
         return d + (usec_t)((double)d * 1.2 * ((double)rand_r(&le->seed) / (double)RAND_MAX));
 }
 
+/* Tries to renew until renew_deadline has passed; true when renewed (false also when stopped). */
+static bool renew_within_deadline(struct leader_elector *le)
+{
+        usec_t deadline = now_monotonic() + le->opts.renew_deadline;
+
+        while (!atomic_load(&le->stop) && now_monotonic() < deadline) {
+                usec_t now;
+
+                if (try_acquire_or_renew(le))
+                        return true;
+                now = now_monotonic();
+                if (!sleep_for(le, MIN(le->opts.retry_period, deadline > now ? deadline - now : 0)))
+                        break;
+        }
+        return false;
+}
+
+/* Leading: renews every retry_period until stopped or a renewal misses its deadline. */
+static void lead(struct leader_elector *le)
+{
+        while (sleep_for(le, le->opts.retry_period)) {
+                bool renewed = renew_within_deadline(le);
+
+                if (atomic_load(&le->stop))
+                        return;
+                if (!renewed) {
+                        (void)log_error("Failed to renew lease %s/%s within %.1fs: leadership lost",
+                                        le->ns, le->name,
+                                        (double)le->opts.renew_deadline / (double)USEC_PER_SEC);
+                        return;
+                }
+        }
+}
+
 static void *elector_thread(void *p)
 {
         struct leader_elector *le = p;
@@ -261,29 +295,7 @@ static void *elector_thread(void *p)
         if (le->opts.callbacks.on_started_leading)
                 le->opts.callbacks.on_started_leading(le->opts.callbacks.userdata);
 
-        while (sleep_for(le, le->opts.retry_period)) {
-                usec_t deadline = now_monotonic() + le->opts.renew_deadline;
-                bool renewed = false;
-
-                while (!atomic_load(&le->stop) && now_monotonic() < deadline) {
-                        renewed = try_acquire_or_renew(le);
-                        if (renewed)
-                                break;
-                        if (!sleep_for(le,
-                                       MIN(le->opts.retry_period,
-                                           deadline > now_monotonic() ? deadline - now_monotonic()
-                                                                      : 0)))
-                                break;
-                }
-                if (atomic_load(&le->stop))
-                        break;
-                if (!renewed) {
-                        (void)log_error("Failed to renew lease %s/%s within %.1fs: leadership lost",
-                                        le->ns, le->name,
-                                        (double)le->opts.renew_deadline / (double)USEC_PER_SEC);
-                        break;
-                }
-        }
+        lead(le);
 
         if (atomic_load(&le->stop) && le->opts.release_on_cancel)
                 release(le);

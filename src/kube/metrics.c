@@ -161,15 +161,12 @@ static bool family_matches(const struct metric_family *f, enum metric_type type,
         return true;
 }
 
-int metrics_register(struct metrics_registry *reg, enum metric_type type, const char *name,
-                     const char *help, const char *const *label_names, const double *buckets,
-                     size_t n_buckets, struct metric_family **ret)
+/* The arguments of metrics_register() (all but reg and ret): 0, -EINVAL or -E2BIG. */
+static int register_args_check(enum metric_type type, const char *name,
+                               const char *const *label_names, size_t n_labels,
+                               const double *buckets, size_t n_buckets)
 {
-        size_t n_labels = strv_len(label_names);
-        struct metric_family *f, **fs;
-        int r;
-
-        if (!reg || !ret || type < 0 || type >= METRIC_TYPE__MAX || !name_is_valid(name, true))
+        if (type < 0 || type >= METRIC_TYPE__MAX || !name_is_valid(name, true))
                 return -EINVAL;
         if (n_labels > METRIC_LABELS_MAX || n_buckets > METRIC_BUCKETS_MAX)
                 return -E2BIG;
@@ -180,23 +177,48 @@ int metrics_register(struct metrics_registry *reg, enum metric_type type, const 
                 for (size_t i = 1; i < n_buckets; i++)
                         if (!(buckets[i] > buckets[i - 1]))
                                 return -EINVAL;
+        return 0;
+}
+
+/* Under reg->lock: the family registered as name, or NULL. */
+static struct metric_family *family_find_locked(struct metrics_registry *reg, const char *name)
+{
+        for (size_t i = 0; i < reg->n_families; i++)
+                if (streq(reg->families[i]->name, name))
+                        return reg->families[i];
+        return NULL;
+}
+
+/* A family already registered as name: the same shape is that family, another is -EEXIST.
+ * Returns 1 when found, 0 when not. */
+static int family_lookup(struct metrics_registry *reg, enum metric_type type, const char *name,
+                         const char *const *label_names, size_t n_labels,
+                         struct metric_family **ret)
+{
+        struct metric_family *f;
+        int r = 0;
 
         (void)pthread_mutex_lock(&reg->lock);
-        for (size_t i = 0; i < reg->n_families; i++) {
-                if (!streq(reg->families[i]->name, name))
-                        continue;
-                f = reg->families[i];
-                r = family_matches(f, type, label_names, n_labels) ? 0 : -EEXIST;
-                (void)pthread_mutex_unlock(&reg->lock);
-                if (r == 0)
+        f = family_find_locked(reg, name);
+        if (f) {
+                r = family_matches(f, type, label_names, n_labels) ? 1 : -EEXIST;
+                if (r > 0)
                         *ret = f;
-                return r;
         }
         (void)pthread_mutex_unlock(&reg->lock);
+        return r;
+}
+
+static struct metric_family *family_new(struct metrics_registry *reg, enum metric_type type,
+                                        const char *name, const char *help,
+                                        const char *const *label_names, size_t n_labels,
+                                        const double *buckets, size_t n_buckets)
+{
+        struct metric_family *f;
 
         f = calloc(1, sizeof(*f));
         if (!f)
-                return -ENOMEM;
+                return NULL;
         f->reg = reg;
         f->type = type;
         f->name = strdup(name);
@@ -204,31 +226,39 @@ int metrics_register(struct metrics_registry *reg, enum metric_type type, const 
         f->n_labels = n_labels;
         if (!f->name || !f->help || strv_copy(label_names, n_labels, &f->label_names) < 0) {
                 family_free(f);
-                return -ENOMEM;
+                return NULL;
         }
         if (type == METRIC_HISTOGRAM && n_buckets > 0) {
                 f->buckets = calloc(n_buckets, sizeof(double));
                 if (!f->buckets) {
                         family_free(f);
-                        return -ENOMEM;
+                        return NULL;
                 }
                 memcpy(f->buckets, buckets, n_buckets * sizeof(double));
                 f->n_buckets = n_buckets;
         }
+        return f;
+}
+
+/* Adds f (takes ownership) unless somebody registered the same name meanwhile; *ret is the
+ * family that stays registered. */
+static int family_add(struct metrics_registry *reg, struct metric_family *f,
+                      const char *const *label_names, struct metric_family **ret)
+{
+        struct metric_family *other, **fs;
+        int r = 0;
 
         (void)pthread_mutex_lock(&reg->lock);
-        /* Somebody may have registered the same name meanwhile. */
-        for (size_t i = 0; i < reg->n_families; i++)
-                if (streq(reg->families[i]->name, name)) {
-                        struct metric_family *other = reg->families[i];
-                        r = family_matches(other, type, label_names, n_labels) ? 0 : -EEXIST;
-                        (void)pthread_mutex_unlock(&reg->lock);
-                        family_free(f);
-                        if (r == 0)
-                                *ret = other;
-                        return r;
-                }
-        fs = reallocarray(reg->families, reg->n_families + 1, sizeof(*fs));
+        other = family_find_locked(reg, f->name);
+        if (other) {
+                r = family_matches(other, f->type, label_names, f->n_labels) ? 0 : -EEXIST;
+                (void)pthread_mutex_unlock(&reg->lock);
+                family_free(f);
+                if (r == 0)
+                        *ret = other;
+                return r;
+        }
+        fs = reallocarray(reg->families, reg->n_families + 1, sizeof(struct metric_family *));
         if (!fs) {
                 (void)pthread_mutex_unlock(&reg->lock);
                 family_free(f);
@@ -239,6 +269,28 @@ int metrics_register(struct metrics_registry *reg, enum metric_type type, const 
         (void)pthread_mutex_unlock(&reg->lock);
         *ret = f;
         return 0;
+}
+
+int metrics_register(struct metrics_registry *reg, enum metric_type type, const char *name,
+                     const char *help, const char *const *label_names, const double *buckets,
+                     size_t n_buckets, struct metric_family **ret)
+{
+        size_t n_labels = strv_len(label_names);
+        struct metric_family *f;
+        int r;
+
+        if (!reg || !ret)
+                return -EINVAL;
+        r = register_args_check(type, name, label_names, n_labels, buckets, n_buckets);
+        if (r < 0)
+                return r;
+        r = family_lookup(reg, type, name, label_names, n_labels, ret);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        f = family_new(reg, type, name, help, label_names, n_labels, buckets, n_buckets);
+        if (!f)
+                return -ENOMEM;
+        return family_add(reg, f, label_names, ret);
 }
 
 static bool child_matches(const struct metric *m, const char *const *values, size_t n)
@@ -285,7 +337,7 @@ int metric_family_child(struct metric_family *f, const char *const *label_values
                 if (!m->counts)
                         goto out_free_metric;
         }
-        cs = reallocarray(f->children, f->n_children + 1, sizeof(*cs));
+        cs = reallocarray(f->children, f->n_children + 1, sizeof(struct metric *));
         if (!cs)
                 goto out_free_metric;
         f->children = cs;
@@ -567,13 +619,13 @@ int metrics_serialize(struct metrics_registry *reg, struct buf *out)
         free(cs);
 
         (void)pthread_mutex_lock(&reg->lock);
-        qsort(reg->families, reg->n_families, sizeof(*reg->families), cmp_family);
+        qsort(reg->families, reg->n_families, sizeof(struct metric_family *), cmp_family);
         for (size_t i = 0; i < reg->n_families && r >= 0; i++) {
                 struct metric_family *f = reg->families[i];
 
                 if (f->n_children == 0)
                         continue;
-                qsort(f->children, f->n_children, sizeof(*f->children), cmp_child);
+                qsort(f->children, f->n_children, sizeof(struct metric *), cmp_child);
                 r = buf_printf(out, "# HELP %s ", f->name);
                 if (r >= 0)
                         r = escape(out, f->help, false);

@@ -53,8 +53,11 @@ static void copy_text(char *dst, size_t n, const char *s, size_t len)
 
         if (n == 0)
                 return;
-        for (i = 0; i < len && i + 1 < n && s[i] != '\0'; i++)
-                dst[i] = (unsigned char)s[i] < 0x20 ? ' ' : s[i];
+        for (i = 0; i < len && i + 1 < n && s[i] != '\0'; i++) {
+                dst[i] = s[i];
+                if ((unsigned char)s[i] < 0x20)
+                        dst[i] = ' ';
+        }
         dst[i] = '\0';
 }
 

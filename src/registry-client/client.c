@@ -10,7 +10,7 @@
 #include "util/buf.h"
 
 #define MR_API_PATH  "/api/model_registry/v1alpha3"
-#define MR_REPLY_MAX (64U * 1024U * 1024U)
+#define MR_REPLY_MAX ((size_t)64 * 1024 * 1024)
 #define MR_URL_MAX   8192
 
 struct mr_client {
@@ -52,7 +52,7 @@ int mr_client_new(const struct mr_client_config *cfg, struct mr_client **ret)
         if (cfg->ca_path)
                 c->ca_path = strdup(cfg->ca_path);
         if (cfg->token && *cfg->token) {
-                struct buf b = BUF_INIT(64 * 1024);
+                struct buf b = BUF_INIT((size_t)64 * 1024);
                 if (buf_printf(&b, "Authorization: Bearer %s", cfg->token) >= 0)
                         c->auth_header = buf_take(&b, NULL);
                 buf_release(&b);
@@ -139,45 +139,46 @@ static void transport_err(struct mr_error *e, CURLcode cc, const char *detail)
                 (void)snprintf(e->message, sizeof(e->message), "%s", msg);
 }
 
-int mr_client_call(struct mr_client *c, const char *method, const char *path_and_query,
-                   json_t *body, json_t **ret, struct mr_error *reterr)
+static void slist_freep(struct curl_slist **l)
 {
-        struct buf reply = BUF_INIT(MR_REPLY_MAX);
-        struct curl_slist *h = NULL, *t;
-        AUTOFREE char *payload = NULL;
-        char url[MR_URL_MAX], detail[CURL_ERROR_SIZE] = "";
-        long status = 0;
-        CURLcode cc;
-        int r;
+        curl_slist_free_all(*l);
+}
 
-        if (snprintf(url, sizeof(url), "%s%s%s", c->base_url, c->api_path, path_and_query) >=
-            (int)sizeof(url))
-                return -ENAMETOOLONG;
-        if (body) {
-                payload = json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS);
-                if (!payload)
-                        return -ENOMEM;
-        }
-        t = curl_slist_append(h, "Accept: application/json");
-        if (t)
-                h = t;
-        if (t && payload)
-                h = (t = curl_slist_append(h, "Content-Type: application/json")) ? t : h;
-        if (t && c->auth_header)
-                h = (t = curl_slist_append(h, c->auth_header)) ? t : h;
-        if (t)
-                h = (t = curl_slist_append(h, "Expect:")) ? t : h;
-        if (!t) {
-                curl_slist_free_all(h);
+/* Appends line to *l; false (and *l unchanged) when out of memory. */
+static bool slist_add(struct curl_slist **l, const char *line)
+{
+        struct curl_slist *t = curl_slist_append(*l, line);
+
+        if (!t)
+                return false;
+        *l = t;
+        return true;
+}
+
+/* The request headers: JSON both ways, the bearer token, no "Expect: 100-continue". */
+static int call_headers(const struct mr_client *c, bool has_body, struct curl_slist **ret)
+{
+        CLEANUP(slist_freep) struct curl_slist *h = NULL;
+
+        if (!slist_add(&h, "Accept: application/json") ||
+            (has_body && !slist_add(&h, "Content-Type: application/json")) ||
+            (c->auth_header && !slist_add(&h, c->auth_header)) || !slist_add(&h, "Expect:"))
                 return -ENOMEM;
-        }
+        *ret = TAKE_PTR(h);
+        return 0;
+}
 
+/* Resets the handle for one request; reply and detail (CURL_ERROR_SIZE) are borrowed. */
+static void call_setup(struct mr_client *c, const char *url, const char *method,
+                       const struct curl_slist *h, const char *payload, struct buf *reply,
+                       char *detail)
+{
         curl_easy_reset(c->curl);
         curl_easy_setopt(c->curl, CURLOPT_URL, url);
         curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, method);
         curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, h);
         curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_data);
-        curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &reply);
+        curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, reply);
         curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, c->timeout_ms);
         curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -195,38 +196,64 @@ int mr_client_call(struct mr_client *c, const char *method, const char *path_and
                 curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, payload);
                 curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE, (long)strlen(payload));
         }
-        cc = curl_easy_perform(c->curl);
-        curl_slist_free_all(h);
-        curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, NULL);
-        if (cc != CURLE_OK) {
-                transport_err(reterr, cc, detail);
-                r = curl_errno(cc);
-                goto out;
-        }
-        curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
+}
+
+/* The outcome of an answer with HTTP status: the status, or the errno of an error answer. */
+static int call_answer(long status, const struct buf *reply, json_t **ret, struct mr_error *reterr)
+{
         if (status < 200 || status > 299) {
-                json_t *j = json_loads(buf_str(&reply), 0, NULL);
+                json_t *j = json_loads(buf_str(reply), 0, NULL);
                 const char *m = json_string_value(json_object_get(j, "message"));
 
-                set_err(reterr, status, m ? m : buf_str(&reply));
+                set_err(reterr, status, m ? m : buf_str(reply));
                 json_decref(j);
-                r = status_errno(status);
-                goto out;
+                return status_errno(status);
         }
         if (ret) {
-                json_t *j = json_loads(buf_str(&reply), JSON_DECODE_ANY, NULL);
+                json_t *j = json_loads(buf_str(reply), JSON_DECODE_ANY, NULL);
+
                 if (!j) {
                         set_err(reterr, status, "reply body is not JSON");
-                        r = -EBADMSG;
-                        goto out;
+                        return -EBADMSG;
                 }
                 *ret = j;
         }
         set_err(reterr, status, "");
-        r = (int)status;
-out:
-        buf_release(&reply);
-        return r;
+        return (int)status;
+}
+
+int mr_client_call(struct mr_client *c, const char *method, const char *path_and_query,
+                   json_t *body, json_t **ret, struct mr_error *reterr)
+{
+        struct buf reply CLEANUP(buf_releasep) = BUF_INIT(MR_REPLY_MAX);
+        CLEANUP(slist_freep) struct curl_slist *h = NULL;
+        AUTOFREE char *payload = NULL;
+        char url[MR_URL_MAX], detail[CURL_ERROR_SIZE] = "";
+        long status = 0;
+        CURLcode cc;
+        int r;
+
+        if (snprintf(url, sizeof(url), "%s%s%s", c->base_url, c->api_path, path_and_query) >=
+            (int)sizeof(url))
+                return -ENAMETOOLONG;
+        if (body) {
+                payload = json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS);
+                if (!payload)
+                        return -ENOMEM;
+        }
+        r = call_headers(c, payload != NULL, &h);
+        if (r < 0)
+                return r;
+
+        call_setup(c, url, method, h, payload, &reply, detail);
+        cc = curl_easy_perform(c->curl);
+        curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, NULL);
+        if (cc != CURLE_OK) {
+                transport_err(reterr, cc, detail);
+                return curl_errno(cc);
+        }
+        curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
+        return call_answer(status, &reply, ret, reterr);
 }
 
 /* Appends key=value (form-encoded) to a query string buffer. */

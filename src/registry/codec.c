@@ -52,102 +52,160 @@ const char *reg_body_artifact_type(json_t *obj)
         return json_is_string(t) ? json_string_value(t) : NULL;
 }
 
-static int decode_metadata(const char *key, json_t *v, struct store_entity *e,
-                           struct reg_error *err)
+/*
+ * One custom property value: each decoder checks the JSON type of val (the member value_key of a
+ * metadata value of type mt, for key) and fills p.
+ */
+typedef int metadata_decode_fn(const char *key, const char *mt, const char *value_key, json_t *val,
+                               struct store_prop *p, struct reg_error *err);
+
+static int decode_string_value(const char *key, const char *mt, const char *value_key, json_t *val,
+                               struct store_prop *p, struct reg_error *err)
 {
+        if (!json_is_string(val))
+                return type_error(err, mt, value_key, val, "string");
+        p->type = STORE_P_STRING;
+        p->s = strdup(json_string_value(val));
+        return 0;
+}
+
+/* An int32, as a JSON integer or a decimal string (upstream's int64 string encoding). */
+static int decode_int_value(const char *key, const char *mt, const char *value_key, json_t *val,
+                            struct store_prop *p, struct reg_error *err)
+{
+        int32_t i;
+
+        if (json_is_integer(val)) {
+                json_int_t j = json_integer_value(val);
+
+                if (j < INT32_MIN || j > INT32_MAX)
+                        return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
+                                             "bad request: unable to decode as int64 "
+                                             "%" JSON_INTEGER_FORMAT " for key %s",
+                                             j, key);
+                i = (int32_t)j;
+        } else if (!json_is_string(val))
+                return type_error(err, mt, value_key, val, "string");
+        else if (safe_atoi32(json_string_value(val), &i) < 0)
+                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
+                                     "bad request: unable to decode as int64 %s for key %s",
+                                     json_string_value(val), key);
+        p->type = STORE_P_INT;
+        p->i = i;
+        return 0;
+}
+
+static int decode_double_value(const char *key, const char *mt, const char *value_key, json_t *val,
+                               struct store_prop *p, struct reg_error *err)
+{
+        if (!json_is_number(val))
+                return type_error(err, mt, value_key, val, "float64");
+        p->type = STORE_P_DOUBLE;
+        p->d = json_number_value(val);
+        return 0;
+}
+
+static int decode_bool_value(const char *key, const char *mt, const char *value_key, json_t *val,
+                             struct store_prop *p, struct reg_error *err)
+{
+        if (!json_is_boolean(val))
+                return type_error(err, mt, value_key, val, "bool");
+        p->type = STORE_P_BOOL;
+        p->b = json_is_true(val);
+        return 0;
+}
+
+/* A base64 string of a JSON object, stored as compact sorted JSON text. */
+static int decode_struct_value(const char *key, const char *mt, const char *value_key, json_t *val,
+                               struct store_prop *p, struct reg_error *err)
+{
+        AUTOFREE char *raw = NULL;
+        json_auto_t *obj = NULL;
+        size_t raw_len = 0;
+
+        if (!json_is_string(val))
+                return type_error(err, mt, value_key, val, "string");
+        if (base64_decode(json_string_value(val), &raw, &raw_len) < 0)
+                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
+                                     "bad request: invalid base64 struct_value for key %s", key);
+        /* stored as JSON text: a NUL would cut it, so it is refused */
+        if (memchr(raw, 0, raw_len))
+                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
+                                     "bad request: struct_value for key %s contains a NUL byte",
+                                     key);
+        obj = json_loadb(raw, raw_len, JSON_REJECT_DUPLICATES, NULL);
+        if (!json_is_object(obj))
+                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
+                                     "bad request: struct_value for key %s is not a JSON object",
+                                     key);
+        p->type = STORE_P_STRUCT;
+        p->s = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS);
+        return 0;
+}
+
+static const struct metadata_type {
+        const char *name;      /* metadataType */
+        const char *value_key; /* the one other member */
+        metadata_decode_fn *decode;
+} metadata_types[] = {
+        { "MetadataStringValue", "string_value", decode_string_value },
+        { "MetadataIntValue", "int_value", decode_int_value },
+        { "MetadataDoubleValue", "double_value", decode_double_value },
+        { "MetadataBoolValue", "bool_value", decode_bool_value },
+        { "MetadataStructValue", "struct_value", decode_struct_value },
+};
+
+static const struct metadata_type *metadata_type_find(const char *mt)
+{
+        for (size_t i = 0; i < ELEMENTSOF(metadata_types); i++)
+                if (streq(metadata_types[i].name, mt))
+                        return &metadata_types[i];
+        return NULL;
+}
+
+/* The metadata value v of key: its type, no other member, and a non-null value; *ret_val. */
+static int metadata_check(const char *key, json_t *v, const struct metadata_type **ret_type,
+                          json_t **ret_val, struct reg_error *err)
+{
+        const struct metadata_type *t;
         const char *mt, *k;
-        const char *value_key;
         json_t *val, *x;
-        struct store_prop p = { .custom = true };
-        int r;
 
         if (!json_is_object(v))
                 return type_error(err, "MetadataValue", key, v, "openapi.MetadataValue");
         mt = json_string_value(json_object_get(v, "metadataType"));
-        if (!mt)
-                return reg_error_set(err, REG_ERR_INVALID, -EINVAL, "metadataType not found for %s",
-                                     key);
-        if (streq(mt, "MetadataStringValue"))
-                value_key = "string_value";
-        else if (streq(mt, "MetadataIntValue"))
-                value_key = "int_value";
-        else if (streq(mt, "MetadataDoubleValue"))
-                value_key = "double_value";
-        else if (streq(mt, "MetadataBoolValue"))
-                value_key = "bool_value";
-        else if (streq(mt, "MetadataStructValue"))
-                value_key = "struct_value";
-        else
+        t = mt ? metadata_type_find(mt) : NULL;
+        if (!t)
                 return reg_error_set(err, REG_ERR_INVALID, -EINVAL, "metadataType not found for %s",
                                      key);
         json_object_foreach(v, k, x) {
-                if (!streq(k, "metadataType") && !streq(k, value_key))
+                if (!streq(k, "metadataType") && !streq(k, t->value_key))
                         return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
                                              "json: unknown field \"%s\"", k);
         }
-        val = json_object_get(v, value_key);
+        val = json_object_get(v, t->value_key);
         if (!val || json_is_null(val))
                 return reg_error_set(err, REG_ERR_UNPROCESSABLE, -EINVAL,
-                                     "required field '%s' is zero value.", value_key);
-        if (streq(value_key, "string_value")) {
-                if (!json_is_string(val))
-                        return type_error(err, mt, value_key, val, "string");
-                p.type = STORE_P_STRING;
-                p.s = strdup(json_string_value(val));
-        } else if (streq(value_key, "int_value")) {
-                int32_t i;
+                                     "required field '%s' is zero value.", t->value_key);
+        *ret_type = t;
+        *ret_val = val;
+        return 0;
+}
 
-                if (json_is_integer(val)) {
-                        json_int_t j = json_integer_value(val);
-                        if (j < INT32_MIN || j > INT32_MAX)
-                                return reg_error_set(
-                                        err, REG_ERR_INVALID, -EINVAL,
-                                        "bad request: unable to decode as int64 %" JSON_INTEGER_FORMAT
-                                        " for key %s",
-                                        j, key);
-                        i = (int32_t)j;
-                } else if (!json_is_string(val))
-                        return type_error(err, mt, value_key, val, "string");
-                else if (safe_atoi32(json_string_value(val), &i) < 0)
-                        return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                             "bad request: unable to decode as int64 %s for key %s",
-                                             json_string_value(val), key);
-                p.type = STORE_P_INT;
-                p.i = i;
-        } else if (streq(value_key, "double_value")) {
-                if (!json_is_number(val))
-                        return type_error(err, mt, value_key, val, "float64");
-                p.type = STORE_P_DOUBLE;
-                p.d = json_number_value(val);
-        } else if (streq(value_key, "bool_value")) {
-                if (!json_is_boolean(val))
-                        return type_error(err, mt, value_key, val, "bool");
-                p.type = STORE_P_BOOL;
-                p.b = json_is_true(val);
-        } else {
-                AUTOFREE char *raw = NULL;
-                json_auto_t *obj = NULL;
-                size_t raw_len = 0;
+static int decode_metadata(const char *key, json_t *v, struct store_entity *e,
+                           struct reg_error *err)
+{
+        const struct metadata_type *t = NULL;
+        struct store_prop p = { .custom = true };
+        json_t *val = NULL;
+        int r;
 
-                if (!json_is_string(val))
-                        return type_error(err, mt, value_key, val, "string");
-                if (base64_decode(json_string_value(val), &raw, &raw_len) < 0)
-                        return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                             "bad request: invalid base64 struct_value for key %s",
-                                             key);
-                /* stored as JSON text: a NUL would cut it, so it is refused */
-                if (memchr(raw, 0, raw_len))
-                        return reg_error_set(
-                                err, REG_ERR_INVALID, -EINVAL,
-                                "bad request: struct_value for key %s contains a NUL byte", key);
-                obj = json_loadb(raw, raw_len, JSON_REJECT_DUPLICATES, NULL);
-                if (!json_is_object(obj))
-                        return reg_error_set(
-                                err, REG_ERR_INVALID, -EINVAL,
-                                "bad request: struct_value for key %s is not a JSON object", key);
-                p.type = STORE_P_STRUCT;
-                p.s = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS);
-        }
+        r = metadata_check(key, v, &t, &val, err);
+        if (r < 0)
+                return r;
+        r = t->decode(key, t->name, t->value_key, val, &p, err);
+        if (r < 0)
+                return r;
         p.name = strdup(key);
         /* the keys of one JSON object are distinct: appended in O(1), not searched for */
         r = p.name && (p.s || (p.type != STORE_P_STRING && p.type != STORE_P_STRUCT))
@@ -517,65 +575,70 @@ static int set_new(json_t *o, const char *key, json_t *v)
         return v ? json_object_set_new(o, key, v) : -1;
 }
 
-json_t *reg_encode(const struct reg_kind *k, const struct store_entity *e)
+/* The JSON value of a typed field f stored as p (new reference; NULL on OOM). */
+static json_t *encode_field(const struct reg_field *f, const struct store_prop *p)
 {
-        json_auto_t *o = json_object(), *custom = json_object();
+        json_t *v = NULL;
+
+        switch (f->type) {
+        case REG_F_STRING:
+        case REG_F_ENUM:
+                /* a time stored as a number by an earlier version */
+                return p->type == STORE_P_INT ? int_string(p->i) : json_string(p->s ? p->s : "");
+        case REG_F_ID:
+        case REG_F_MS:
+                return int_string(p->i);
+        case REG_F_DOUBLE:
+                return json_real(p->d);
+        case REG_F_INT:
+                return json_integer(p->i);
+        case REG_F_STRLIST:
+                v = json_loads(p->s ? p->s : "[]", 0, NULL);
+                if (!json_is_array(v)) {
+                        json_decref(v);
+                        v = json_array();
+                }
+                return v;
+        }
+        return NULL;
+}
+
+/* The members every entity has: id, name, times, externalId, description, artifactType. */
+static int encode_common(const struct reg_kind *k, const struct store_entity *e, json_t *o)
+{
         const struct store_prop *desc;
 
-        if (!o || !custom)
-                return NULL;
         if (set_new(o, "id", int_string(e->id)) < 0 ||
             set_new(o, "name", json_string(e->name ? e->name : "")) < 0 ||
             set_new(o, "createTimeSinceEpoch", int_string(e->create_ms)) < 0 ||
             set_new(o, "lastUpdateTimeSinceEpoch", int_string(e->update_ms)) < 0)
-                return NULL;
+                return -ENOMEM;
         if (e->external_id && set_new(o, "externalId", json_string(e->external_id)) < 0)
-                return NULL;
+                return -ENOMEM;
         desc = store_entity_prop(e, "description", false);
         if (desc && desc->s && set_new(o, "description", json_string(desc->s)) < 0)
-                return NULL;
+                return -ENOMEM;
         if (k->artifact_type && set_new(o, "artifactType", json_string(k->artifact_type)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+json_t *reg_encode(const struct reg_kind *k, const struct store_entity *e)
+{
+        json_auto_t *o = json_object(), *custom = json_object();
+
+        if (!o || !custom || encode_common(k, e, o) < 0)
                 return NULL;
         for (const struct reg_field *f = k->fields; f->json; f++) {
                 const struct store_prop *p = store_entity_prop(e, f->prop, false);
-                json_t *v = NULL;
 
-                if (!p)
-                        continue;
-                switch (f->type) {
-                case REG_F_STRING:
-                case REG_F_ENUM:
-                        /* a time stored as a number by an earlier version */
-                        v = p->type == STORE_P_INT ? int_string(p->i)
-                                                   : json_string(p->s ? p->s : "");
-                        break;
-                case REG_F_ID:
-                case REG_F_MS:
-                        v = int_string(p->i);
-                        break;
-                case REG_F_DOUBLE:
-                        v = json_real(p->d);
-                        break;
-                case REG_F_INT:
-                        v = json_integer(p->i);
-                        break;
-                case REG_F_STRLIST:
-                        v = json_loads(p->s ? p->s : "[]", 0, NULL);
-                        if (!json_is_array(v)) {
-                                json_decref(v);
-                                v = json_array();
-                        }
-                        break;
-                }
-                if (set_new(o, f->json, v) < 0)
+                if (p && set_new(o, f->json, encode_field(f, p)) < 0)
                         return NULL;
         }
         for (size_t i = 0; i < e->n_props; i++) {
                 const struct store_prop *p = &e->props[i];
 
-                if (!p->custom)
-                        continue;
-                if (set_new(custom, p->name, encode_custom(p)) < 0)
+                if (p->custom && set_new(custom, p->name, encode_custom(p)) < 0)
                         return NULL;
         }
         if (json_object_set(o, "customProperties", custom) < 0)

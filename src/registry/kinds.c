@@ -146,7 +146,7 @@ static const struct reg_field experiment_run_fields[] = {
         { 0 },
 };
 
-static const struct reg_kind kinds[_REG_KIND_MAX] = {
+static const struct reg_kind kinds[REG_KIND__MAX] = {
         [REG_REGISTERED_MODEL] = { REG_REGISTERED_MODEL, "RegisteredModel", "registered model",
                                    "registered models", STORE_GROUP_CONTEXT, NULL, true, false,
                                    registered_model_fields },
@@ -191,7 +191,7 @@ const size_t reg_n_artifact_types = ELEMENTSOF(reg_artifact_types);
 
 const struct reg_kind *reg_kind(enum reg_kind_id id)
 {
-        return id < _REG_KIND_MAX ? &kinds[id] : NULL;
+        return id < REG_KIND__MAX ? &kinds[id] : NULL;
 }
 
 const struct reg_kind *reg_kind_by_artifact_type(const char *artifact_type)

@@ -56,7 +56,7 @@ enum reg_kind_id {
         REG_SERVE_MODEL,
         REG_EXPERIMENT,
         REG_EXPERIMENT_RUN,
-        _REG_KIND_MAX,
+        REG_KIND__MAX,
 };
 
 struct reg_kind {

@@ -33,7 +33,7 @@ struct opt_def {
         const char *env[3];
 };
 
-static const struct opt_def defs[_REG_OPT_MAX] = {
+static const struct opt_def defs[REG_OPT__MAX] = {
         [REG_OPT_HOSTNAME] = { "hostname",
                                NULL,
                                'n',
@@ -200,7 +200,7 @@ void reg_options_init(struct reg_options *o)
 
 void reg_options_release(struct reg_options *o)
 {
-        for (size_t i = 0; i < _REG_OPT_MAX; i++) {
+        for (size_t i = 0; i < REG_OPT__MAX; i++) {
                 free(o->value[i]);
                 o->value[i] = NULL;
                 o->source[i] = REG_SRC_DEFAULT;
@@ -231,7 +231,7 @@ bool reg_option_is_bool(enum reg_opt opt)
 
 int reg_option_lookup(const char *name, enum reg_opt *ret)
 {
-        for (size_t i = 0; i < _REG_OPT_MAX; i++)
+        for (size_t i = 0; i < REG_OPT__MAX; i++)
                 if (streq(name, defs[i].name) || (defs[i].alias && streq(name, defs[i].alias))) {
                         *ret = (enum reg_opt)i;
                         return 0;
@@ -293,7 +293,7 @@ int reg_options_set(struct reg_options *o, enum reg_opt opt, const char *value,
         char *copy;
         int r;
 
-        if ((unsigned)opt >= _REG_OPT_MAX || !value)
+        if ((unsigned)opt >= REG_OPT__MAX || !value)
                 return -EINVAL;
         r = normalise(opt, value, buf, sizeof(buf), origin, err, err_size);
         if (r < 0)
@@ -309,15 +309,15 @@ int reg_options_set(struct reg_options *o, enum reg_opt opt, const char *value,
         return 0;
 }
 
-int reg_options_parse_args(struct reg_options *o, int argc, char **argv, char *err, size_t err_size)
-{
-        enum { ARG_BASE = 0x100, ARG_CONFIG = 0x200, ARG_HELP = 0x201 };
-        struct option longopts[2 * _REG_OPT_MAX + 3];
-        char shortopts[64] = ":";
-        size_t n = 0, ns = 1;
-        int c;
+enum { ARG_BASE = 0x100, ARG_CONFIG = 0x200, ARG_HELP = 0x201 };
 
-        for (size_t i = 0; i < _REG_OPT_MAX; i++) {
+/* getopt_long()'s tables for defs: every name and alias, -c/--config and -h/--help. */
+static void getopt_tables(struct option *longopts, char *shortopts, size_t shortopts_size)
+{
+        size_t n = 0, ns = 1;
+
+        shortopts[0] = ':';
+        for (size_t i = 0; i < REG_OPT__MAX; i++) {
                 int has = defs[i].type == T_BOOL ? optional_argument : required_argument;
 
                 longopts[n++] = (struct option){ defs[i].name, has, NULL, (int)(ARG_BASE + i) };
@@ -332,48 +332,74 @@ int reg_options_parse_args(struct reg_options *o, int argc, char **argv, char *e
         longopts[n++] = (struct option){ "config", required_argument, NULL, ARG_CONFIG };
         longopts[n++] = (struct option){ "help", no_argument, NULL, ARG_HELP };
         longopts[n] = (struct option){ NULL, 0, NULL, 0 };
-        (void)snprintf(shortopts + ns, sizeof(shortopts) - ns, "c:h");
+        (void)snprintf(shortopts + ns, shortopts_size - ns, "c:h");
+}
 
+/* The option that getopt_long() returned as c; REG_OPT__MAX when it is none of defs. */
+static size_t option_of(int c)
+{
+        size_t i;
+
+        if (c >= ARG_BASE && c < ARG_BASE + REG_OPT__MAX)
+                return (size_t)(c - ARG_BASE);
+        for (i = 0; i < REG_OPT__MAX && defs[i].short_opt != c; i++)
+                ;
+        return i;
+}
+
+/* What getopt_long() refused (c is ':' or '?'), as a message. */
+static int getopt_refusal(int c, char **argv, char *err, size_t err_size)
+{
+        if (c == ':')
+                set_err(err, err_size, "option '%s' requires an argument", argv[optind - 1]);
+        else if (optopt && optopt < ARG_BASE)
+                set_err(err, err_size, "unknown option '-%c'", optopt);
+        else
+                set_err(err, err_size, "unknown option '%s'", argv[optind - 1]);
+        return -EINVAL;
+}
+
+/* One option getopt_long() returned: 1 for help, 0 when taken, < 0 on error. */
+static int take_arg(struct reg_options *o, int c, char **argv, char *err, size_t err_size)
+{
+        char origin[96];
+        size_t i;
+
+        if (c == ARG_HELP || c == 'h')
+                return 1;
+        if (c == ARG_CONFIG || c == 'c') {
+                free(o->config_file);
+                o->config_file = strdup(optarg);
+                return o->config_file ? 0 : -ENOMEM;
+        }
+        if (c == ':' || c == '?')
+                return getopt_refusal(c, argv, err, err_size);
+        i = option_of(c);
+        if (i == REG_OPT__MAX)
+                return -EINVAL;
+        (void)snprintf(origin, sizeof(origin), "--%s", defs[i].name);
+        return reg_options_set(o, (enum reg_opt)i, optarg ? optarg : "true", REG_SRC_FLAG, origin,
+                               err, err_size);
+}
+
+int reg_options_parse_args(struct reg_options *o, int argc, char **argv, char *err, size_t err_size)
+{
+        struct option longopts[2 * REG_OPT__MAX + 3];
+        char shortopts[64];
+        int c, r;
+
+        getopt_tables(longopts, shortopts, sizeof(shortopts));
         optind = 1;
         opterr = 0;
-        while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) >= 0) {
-                char origin[96];
-                size_t i;
-                int r;
-
-                if (c == ARG_HELP || c == 'h')
-                        return 1;
-                if (c == ARG_CONFIG || c == 'c') {
-                        free(o->config_file);
-                        o->config_file = strdup(optarg);
-                        if (!o->config_file)
-                                return -ENOMEM;
-                        continue;
-                }
-                if (c == ':') {
-                        set_err(err, err_size, "option '%s' requires an argument",
-                                argv[optind - 1]);
-                        return -EINVAL;
-                }
-                if (c == '?') {
-                        if (optopt && optopt < ARG_BASE)
-                                set_err(err, err_size, "unknown option '-%c'", optopt);
-                        else
-                                set_err(err, err_size, "unknown option '%s'", argv[optind - 1]);
-                        return -EINVAL;
-                }
-                if (c >= ARG_BASE && c < ARG_BASE + _REG_OPT_MAX)
-                        i = (size_t)(c - ARG_BASE);
-                else {
-                        for (i = 0; i < _REG_OPT_MAX && defs[i].short_opt != c; i++)
-                                ;
-                        if (i == _REG_OPT_MAX)
-                                return -EINVAL;
-                }
-                (void)snprintf(origin, sizeof(origin), "--%s", defs[i].name);
-                r = reg_options_set(o, (enum reg_opt)i, optarg ? optarg : "true", REG_SRC_FLAG,
-                                    origin, err, err_size);
-                if (r < 0)
+        for (;;) {
+                /* getopt's state is process-global by design: this runs once, from main(),
+                 * before any thread starts (options.h). */
+                /* NOLINTNEXTLINE(concurrency-mt-unsafe) */
+                c = getopt_long(argc, argv, shortopts, longopts, NULL);
+                if (c < 0)
+                        break;
+                r = take_arg(o, c, argv, err, err_size);
+                if (r != 0)
                         return r;
         }
         if (optind < argc) {
@@ -386,7 +412,7 @@ int reg_options_parse_args(struct reg_options *o, int argc, char **argv, char *e
 int reg_options_load_env(struct reg_options *o, const char *(*lookup)(const char *name), char *err,
                          size_t err_size)
 {
-        for (size_t i = 0; i < _REG_OPT_MAX; i++) {
+        for (size_t i = 0; i < REG_OPT__MAX; i++) {
                 if (defs[i].flag_only)
                         continue;
                 for (size_t k = 0; k < ELEMENTSOF(defs[i].env) && defs[i].env[k]; k++) {
@@ -426,7 +452,7 @@ static int load_mapping(struct reg_options *o, const char *path, yaml_document_t
                         size_t err_size)
 {
         yaml_node_t *root = yaml_document_get_root_node(doc);
-        bool seen[_REG_OPT_MAX] = { false };
+        bool seen[REG_OPT__MAX] = { false };
 
         if (!root)
                 return 0; /* empty file */

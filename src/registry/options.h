@@ -42,7 +42,7 @@ enum reg_opt {
         REG_OPT_TLS_CERT_FILE, /* HTTPS: both or neither, see reg_options_check() */
         REG_OPT_TLS_KEY_FILE,
         REG_OPT_WIPE, /* command line only */
-        _REG_OPT_MAX,
+        REG_OPT__MAX,
 };
 
 enum reg_opt_source {
@@ -53,8 +53,8 @@ enum reg_opt_source {
 };
 
 struct reg_options {
-        char *value[_REG_OPT_MAX]; /* owned normalised text; NULL = the default applies */
-        enum reg_opt_source source[_REG_OPT_MAX];
+        char *value[REG_OPT__MAX]; /* owned normalised text; NULL = the default applies */
+        enum reg_opt_source source[REG_OPT__MAX];
         char *config_file; /* owned: the --config argument, NULL when not given */
 };
 
@@ -85,7 +85,8 @@ _warn_unused_result_ int reg_options_set(struct reg_options *o, enum reg_opt opt
                                          size_t err_size);
 
 /*
- * Parses the command line (getopt_long; argv[0] is the subcommand). Returns 0, 1 when --help
+ * Parses the command line (getopt_long, whose state is process-global: call it from main()
+ * before threads start; argv[0] is the subcommand). Returns 0, 1 when --help
  * was given, or -EINVAL with err (unknown flag, bad value, stray argument).
  */
 _warn_unused_result_ int reg_options_parse_args(struct reg_options *o, int argc, char **argv,

@@ -44,41 +44,55 @@ int ui_cidr_parse(const char *s, struct ui_cidr *ret)
         return 0;
 }
 
+/*
+ * The next item of the comma-separated list at *cursor, without the leading and trailing
+ * characters of blanks: *ret_item and its length (0 for an empty item). *cursor moves past the
+ * item's comma, to NULL after the last item.
+ */
+static size_t list_next(const char **cursor, const char *blanks, const char **ret_item)
+{
+        const char *p = *cursor;
+        const char *e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+
+        while (n > 0 && strchr(blanks, *p)) {
+                p++;
+                n--;
+        }
+        while (n > 0 && strchr(blanks, p[n - 1]))
+                n--;
+        *cursor = e ? e + 1 : NULL;
+        *ret_item = p;
+        return n;
+}
+
 int ui_cidr_list_parse(const char *list, struct ui_cidr **ret, size_t *ret_n)
 {
         AUTOFREE struct ui_cidr *v = NULL;
         size_t n = 0;
-        const char *p = list;
+        const char *cur = list;
 
-        while (p && *p) {
-                const char *e = strchr(p, ',');
-                size_t len = e ? (size_t)(e - p) : strlen(p);
+        while (cur && *cur) {
+                const char *p;
+                size_t len = list_next(&cur, " \t", &p);
+                struct ui_cidr *t;
                 char item[64];
 
-                while (len > 0 && (*p == ' ' || *p == '\t')) {
-                        p++;
-                        len--;
-                }
-                while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
-                        len--;
-                if (len > 0) {
-                        struct ui_cidr *t;
-
-                        if (len >= sizeof(item))
-                                return -EINVAL;
-                        if (n >= UI_CIDRS_MAX)
-                                return -E2BIG;
-                        memcpy(item, p, len);
-                        item[len] = '\0';
-                        t = reallocarray(v, n + 1, sizeof(*v));
-                        if (!t)
-                                return -ENOMEM;
-                        v = t;
-                        if (ui_cidr_parse(item, &v[n]) < 0)
-                                return -EINVAL;
-                        n++;
-                }
-                p = e ? e + 1 : NULL;
+                if (len == 0)
+                        continue;
+                if (len >= sizeof(item))
+                        return -EINVAL;
+                if (n >= UI_CIDRS_MAX)
+                        return -E2BIG;
+                memcpy(item, p, len);
+                item[len] = '\0';
+                t = reallocarray(v, n + 1, sizeof(*v));
+                if (!t)
+                        return -ENOMEM;
+                v = t;
+                if (ui_cidr_parse(item, &v[n]) < 0)
+                        return -EINVAL;
+                n++;
         }
         *ret = TAKE_PTR(v);
         *ret_n = n;
@@ -165,45 +179,45 @@ static bool name_ok(const char *s, size_t n)
         return true;
 }
 
+/* Adds the group p (n bytes) from the groups header to id. */
+static int add_group(struct ui_identity *id, const char *p, size_t n, char *msg, size_t len)
+{
+        if (id->n_groups >= UI_GROUPS_MAX) {
+                (void)snprintf(msg, len, "more than %u groups in the groups header", UI_GROUPS_MAX);
+                return -EINVAL;
+        }
+        if (n >= 7 && strneq(p, "system:", 7)) {
+                (void)snprintf(msg, len, "the groups header names a reserved system: group");
+                return -EINVAL;
+        }
+        if (!name_ok(p, n)) {
+                (void)snprintf(msg, len,
+                               "a group name in the groups header is longer than %u "
+                               "bytes or has control characters",
+                               UI_USER_MAX);
+                return -EINVAL;
+        }
+        id->groups[id->n_groups] = strndup(p, n);
+        if (!id->groups[id->n_groups])
+                return -ENOMEM;
+        id->n_groups++;
+        return 0;
+}
+
 static int parse_groups(const char *list, struct ui_identity *id, char *msg, size_t len)
 {
-        const char *p = list;
+        const char *cur = list;
 
-        while (p && *p) {
-                const char *e = strchr(p, ',');
-                size_t n = e ? (size_t)(e - p) : strlen(p);
+        while (cur && *cur) {
+                const char *p;
+                size_t n = list_next(&cur, " ", &p);
+                int r;
 
-                while (n > 0 && *p == ' ') {
-                        p++;
-                        n--;
-                }
-                while (n > 0 && p[n - 1] == ' ')
-                        n--;
-                if (n > 0) {
-                        if (id->n_groups >= UI_GROUPS_MAX) {
-                                (void)snprintf(msg, len, "more than %u groups in the groups header",
-                                               UI_GROUPS_MAX);
-                                return -EINVAL;
-                        }
-                        if (n >= 7 && strneq(p, "system:", 7)) {
-                                (void)snprintf(msg, len,
-                                               "the groups header names a reserved system: group");
-                                return -EINVAL;
-                        }
-                        if (!name_ok(p, n)) {
-                                (void)snprintf(
-                                        msg, len,
-                                        "a group name in the groups header is longer than %u "
-                                        "bytes or has control characters",
-                                        UI_USER_MAX);
-                                return -EINVAL;
-                        }
-                        id->groups[id->n_groups] = strndup(p, n);
-                        if (!id->groups[id->n_groups])
-                                return -ENOMEM;
-                        id->n_groups++;
-                }
-                p = e ? e + 1 : NULL;
+                if (n == 0)
+                        continue;
+                r = add_group(id, p, n, msg, len);
+                if (r < 0)
+                        return r;
         }
         return 0;
 }
@@ -236,7 +250,7 @@ static int bearer_token(const char *authorization, const char **ret, char *msg, 
                 return -EINVAL;
         }
         if (strlen(t) > UI_TOKEN_MAX) {
-                (void)snprintf(msg, len, "the bearer token is longer than %u bytes", UI_TOKEN_MAX);
+                (void)snprintf(msg, len, "the bearer token is longer than %zu bytes", UI_TOKEN_MAX);
                 return -EINVAL;
         }
         for (const char *p = t; *p; p++)
@@ -264,6 +278,51 @@ static int set_user(struct ui_identity *id, const char *user, const char *header
         return 0;
 }
 
+/* A user header is believed from a trusted address or with the shared proxy secret. */
+static bool proxy_trusted(const struct ui_auth_config *cfg, const struct ui_auth_input *in)
+{
+        return ui_cidr_match(cfg->trusted, cfg->n_trusted, in->peer) ||
+               (cfg->proxy_secret && ui_secret_equal(cfg->proxy_secret, in->proxy_secret));
+}
+
+/* The identity of a trusted proxy's user and groups headers. */
+static int proxy_identity(const struct ui_auth_config *cfg, const struct ui_auth_input *in,
+                          struct ui_identity *ret, char *msg, size_t msg_len)
+{
+        struct ui_identity id = { .mode = UI_AUTH_PROXY };
+        int r;
+
+        r = set_user(&id, in->user, cfg->user_header, msg, msg_len);
+        /* Kubernetes' own identities are never taken from a header */
+        if (r >= 0 && strneq(id.user, "system:", 7)) {
+                (void)snprintf(msg, msg_len, "the %s header names a reserved system: user",
+                               cfg->user_header);
+                r = -EINVAL;
+        }
+        if (r >= 0 && in->groups)
+                r = parse_groups(in->groups, &id, msg, msg_len);
+        if (r < 0) {
+                ui_identity_done(&id);
+                return r;
+        }
+        *ret = id;
+        return 0;
+}
+
+/* Why a user header was ignored, for the message of a refused request. */
+static void untrusted_note(const struct ui_auth_config *cfg, const struct ui_auth_input *in,
+                           char *buf, size_t len)
+{
+        char peer[INET6_ADDRSTRLEN + 1];
+
+        peer_text(in->peer, peer, sizeof(peer));
+        (void)snprintf(buf, len,
+                       "%s header from untrusted address %s ignored (not in "
+                       "--trusted-proxy%s); ",
+                       cfg->user_header, peer,
+                       cfg->proxy_secret ? ", no matching X-Proxy-Secret" : "");
+}
+
 int ui_auth_decide(const struct ui_auth_config *cfg, const struct ui_auth_input *in,
                    struct ui_identity *ret, char *msg, size_t msg_len)
 {
@@ -272,41 +331,10 @@ int ui_auth_decide(const struct ui_auth_config *cfg, const struct ui_auth_input 
         int r;
 
         msg[0] = '\0';
-        if (in->user) {
-                bool by_addr = ui_cidr_match(cfg->trusted, cfg->n_trusted, in->peer);
-                bool by_secret = cfg->proxy_secret &&
-                                 ui_secret_equal(cfg->proxy_secret, in->proxy_secret);
-
-                if (by_addr || by_secret) {
-                        id.mode = UI_AUTH_PROXY;
-                        r = set_user(&id, in->user, cfg->user_header, msg, msg_len);
-                        /* Kubernetes' own identities are never taken from a header */
-                        if (r >= 0 && strneq(id.user, "system:", 7)) {
-                                (void)snprintf(msg, msg_len,
-                                               "the %s header names a reserved system: user",
-                                               cfg->user_header);
-                                r = -EINVAL;
-                        }
-                        if (r >= 0 && in->groups)
-                                r = parse_groups(in->groups, &id, msg, msg_len);
-                        if (r < 0) {
-                                ui_identity_done(&id);
-                                return r;
-                        }
-                        *ret = id;
-                        return 0;
-                }
-                {
-                        char peer[INET6_ADDRSTRLEN + 1];
-
-                        peer_text(in->peer, peer, sizeof(peer));
-                        (void)snprintf(ignored, sizeof(ignored),
-                                       "%s header from untrusted address %s ignored (not in "
-                                       "--trusted-proxy%s); ",
-                                       cfg->user_header, peer,
-                                       cfg->proxy_secret ? ", no matching X-Proxy-Secret" : "");
-                }
-        }
+        if (in->user && proxy_trusted(cfg, in))
+                return proxy_identity(cfg, in, ret, msg, msg_len);
+        if (in->user)
+                untrusted_note(cfg, in, ignored, sizeof(ignored));
         if (in->authorization) {
                 const char *t;
 

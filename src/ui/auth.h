@@ -16,9 +16,9 @@ struct sockaddr; /* <sys/socket.h>; only pointers here */
 
 #include "util/macro.h"
 
-#define UI_USER_MAX       256U         /* bytes of a user or group name */
-#define UI_GROUPS_MAX     32U          /* groups from the groups header */
-#define UI_TOKEN_MAX      (8U * 1024U) /* bytes of a bearer token */
+#define UI_USER_MAX       256U               /* bytes of a user or group name */
+#define UI_GROUPS_MAX     32U                /* groups from the groups header */
+#define UI_TOKEN_MAX      ((size_t)8 * 1024) /* bytes of a bearer token */
 #define UI_CIDRS_MAX      64U
 #define UI_CSRF_KEY_SIZE  32U
 #define UI_CSRF_TOKEN_LEN 64U /* hex of an HMAC-SHA256 */

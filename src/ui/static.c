@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "ui/static-path.h"
+#include "util/file-util.h"
 
 struct ui_static {
         int dirfd;
@@ -48,32 +49,19 @@ static int open_beneath(const struct ui_static *s, const char *rel)
         return fd < 0 ? negative_errno() : (int)fd;
 }
 
-static int read_file(int fd, struct http_resp *resp)
+/* The regular file at fd, whole, as the body of resp (at most UI_STATIC_FILE_MAX bytes). */
+static int read_body(int fd, struct http_resp *resp)
 {
-        struct stat st;
-        char chunk[65536];
+        AUTOFREE char *data = NULL;
+        size_t len = 0;
+        int r;
 
-        if (fstat(fd, &st) < 0)
-                return negative_errno();
-        if (!S_ISREG(st.st_mode))
-                return -ENOENT;
-        if ((unsigned long long)st.st_size > UI_STATIC_FILE_MAX)
-                return -EFBIG;
-        for (;;) {
-                ssize_t k = read(fd, chunk, sizeof(chunk));
-
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                if (k == 0)
-                        return 0;
-                if (resp->body.len + (size_t)k > UI_STATIC_FILE_MAX)
-                        return -EFBIG;
-                if (buf_append(&resp->body, chunk, (size_t)k) < 0)
-                        return -ENOMEM;
-        }
+        r = read_fd_bounded(fd, UI_STATIC_FILE_MAX, READ_FILE_REGULAR, &data, &len, NULL);
+        if (r == -EINVAL)
+                return -ENOENT; /* a directory or a device is not served */
+        if (r < 0)
+                return r;
+        return buf_append(&resp->body, data, len) < 0 ? -ENOMEM : 0;
 }
 
 int ui_static_open(const char *dir, struct ui_static **ret)
@@ -144,7 +132,7 @@ int ui_static_serve(const struct ui_static *s, const char *rel, bool gzip_ok,
         if (fd < 0)
                 return fd == -ENOTDIR || fd == -ELOOP || fd == -EACCES ? -ENOENT : fd;
         http_resp_set_text(resp, 200, ui_content_type(rel), "");
-        r = read_file(fd, resp);
+        r = read_body(fd, resp);
         if (r < 0)
                 return r;
         if (http_resp_add_header(resp, "Cache-Control", ui_cache_control(rel)) < 0 ||

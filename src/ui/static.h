@@ -12,7 +12,7 @@
 #include "http/server.h"
 #include "util/macro.h"
 
-#define UI_STATIC_FILE_MAX (64U * 1024U * 1024U)
+#define UI_STATIC_FILE_MAX ((size_t)64 * 1024 * 1024)
 
 struct ui_static;
 

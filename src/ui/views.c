@@ -305,6 +305,22 @@ json_t *ui_event_view(const json_t *ev)
                          string_or_null(json_string_value(json_object_get(io, "name"))));
 }
 
+/* A 403: the ui server's own impersonation refused (500), or the user's request (403). */
+static unsigned forbidden(const struct kube_status *st, const char *who, const char *verb,
+                          const char *what, const char *where, char *msg, size_t len)
+{
+        if (strstr(st->message, "cannot impersonate")) {
+                (void)snprintf(msg, len,
+                               "the ui server may not impersonate %s (its RBAC: "
+                               "deploy/base/ui/rbac.yaml): %s",
+                               who ? who : "the user", st->message);
+                return 500;
+        }
+        (void)snprintf(msg, len, "%s%s may not %s %s%s", who ? "user " : "you", who ? who : "",
+                       verb, what, where);
+        return 403;
+}
+
 unsigned ui_kube_error(int r, const struct kube_status *st, const char *user, const char *verb,
                        const char *resource, const char *ns, const char *name, const char *server,
                        char *msg, size_t len)
@@ -325,16 +341,7 @@ unsigned ui_kube_error(int r, const struct kube_status *st, const char *user, co
                                st->message);
                 return 401;
         case 403:
-                if (strstr(st->message, "cannot impersonate")) {
-                        (void)snprintf(msg, len,
-                                       "the ui server may not impersonate %s (its RBAC: "
-                                       "deploy/base/ui/rbac.yaml): %s",
-                                       who ? who : "the user", st->message);
-                        return 500;
-                }
-                (void)snprintf(msg, len, "%s%s may not %s %s%s", who ? "user " : "you",
-                               who ? who : "", verb, what, where);
-                return 403;
+                return forbidden(st, who, verb, what, where, msg, len);
         case 404:
                 (void)snprintf(msg, len, "%s not found%s", what, where);
                 return 404;

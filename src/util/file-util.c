@@ -87,38 +87,32 @@ static int read_all(int fd, size_t max, struct contents *c)
         }
 }
 
-/* Opens path; with READ_FILE_REGULAR without blocking, and refuses what is not a regular file. */
-static int open_checked(const char *path, unsigned flags, struct stat *ret_st)
+/* Opens path; with READ_FILE_REGULAR without blocking (read_fd_bounded() checks the type). */
+static int open_checked(const char *path, unsigned flags)
 {
-        AUTOCLOSE int fd = -EBADF;
         int oflags = O_RDONLY | O_CLOEXEC | O_NOCTTY;
+        int fd;
 
         if (flags & READ_FILE_REGULAR)
                 oflags |= O_NONBLOCK; /* a FIFO would wait for a writer in open() */
-        fd = open(path, oflags);
-        if (fd < 0)
-                return negative_errno();
-        if (fstat(fd, ret_st) < 0)
-                return negative_errno();
-        if ((flags & READ_FILE_REGULAR) && !S_ISREG(ret_st->st_mode))
-                return -EINVAL;
         /* O_NONBLOCK stays: it means nothing to a regular file's read() (open(2)). */
-        return TAKE_FD(fd);
+        fd = open(path, oflags);
+        return fd < 0 ? negative_errno() : fd;
 }
 
-int read_file_bounded(const char *path, size_t max, unsigned flags, char **ret, size_t *ret_len,
-                      struct stat *ret_st)
+int read_fd_bounded(int fd, size_t max, unsigned flags, char **ret, size_t *ret_len,
+                    struct stat *ret_st)
 {
         struct contents c CLEANUP(contents_release) = { .secret = flags & READ_FILE_SECRET };
-        AUTOCLOSE int fd = -EBADF;
         struct stat st;
         int r;
 
-        if (!path || !ret || max > SIZE_MAX / 2)
+        if (fd < 0 || !ret || max > SIZE_MAX / 2)
                 return -EINVAL;
-        fd = open_checked(path, flags, &st);
-        if (fd < 0)
-                return fd;
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if ((flags & READ_FILE_REGULAR) && !S_ISREG(st.st_mode))
+                return -EINVAL;
         r = contents_resize(&c, initial_cap(&st, max));
         if (r < 0)
                 return r;
@@ -134,4 +128,17 @@ int read_file_bounded(const char *path, size_t max, unsigned flags, char **ret, 
                 *ret_st = st;
         *ret = TAKE_PTR(c.p);
         return 0;
+}
+
+int read_file_bounded(const char *path, size_t max, unsigned flags, char **ret, size_t *ret_len,
+                      struct stat *ret_st)
+{
+        AUTOCLOSE int fd = -EBADF;
+
+        if (!path || !ret || max > SIZE_MAX / 2)
+                return -EINVAL;
+        fd = open_checked(path, flags);
+        if (fd < 0)
+                return fd;
+        return read_fd_bounded(fd, max, flags, ret, ret_len, ret_st);
 }

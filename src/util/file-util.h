@@ -52,3 +52,11 @@ enum {
  */
 _warn_unused_result_ int read_file_bounded(const char *path, size_t max, unsigned flags, char **ret,
                                            size_t *ret_len, struct stat *ret_st);
+/*
+ * The same for a descriptor the caller opened (and still owns; it is not closed), read from its
+ * current offset: e.g. a file opened with openat2(RESOLVE_BENEATH). With READ_FILE_REGULAR the
+ * descriptor must be a regular file (-EINVAL); the caller chooses O_NONBLOCK at its open().
+ * @ret_st receives its fstat(). Same errors as read_file_bounded(); -EINVAL also for fd < 0.
+ */
+_warn_unused_result_ int read_fd_bounded(int fd, size_t max, unsigned flags, char **ret,
+                                         size_t *ret_len, struct stat *ret_st);

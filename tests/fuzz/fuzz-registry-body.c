@@ -34,10 +34,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (reg_body_nul_field((const char *)data + 1, size - 1, msg, sizeof(msg)) &&
             (msg[0] == '\0' || strnlen(msg, sizeof(msg)) == sizeof(msg)))
                 __builtin_trap();
-        k = reg_kind((enum reg_kind_id)(data[0] % _REG_KIND_MAX));
+        k = reg_kind((enum reg_kind_id)(data[0] % REG_KIND__MAX));
         if (!k || json_parse_bounded((const char *)data + 1, size - 1, &body, msg, sizeof(msg)) < 0)
                 return 0;
-        r = reg_decode(k, schemas[(data[0] / _REG_KIND_MAX) % 3], body, &in, &err);
+        r = reg_decode(k, schemas[(data[0] / REG_KIND__MAX) % 3], body, &in, &err);
         if (r < 0) {
                 if (err.message[0] == '\0')
                         __builtin_trap();
