@@ -5,58 +5,12 @@
 #include <string.h>
 #include <strings.h>
 
-#include "catalog/glob.h"
-#include "catalog/hf-sync.h"
 #include "catalog/index.h"
-#include "catalog/limits.h"
-#include "http/errors.h"
+#include "catalog/mcp-handlers.h"
+#include "catalog/preview.h"
+#include "catalog/reply.h"
 #include "http/router.h"
 #include "util/parse-util.h"
-
-struct ctx {
-        struct catalog_service *svc;
-        struct catalog_index *idx; /* the request's snapshot */
-};
-
-static int reply_error(struct http_resp *resp, unsigned status, const char *fmt, ...)
-        _printf_(3, 4);
-static int reply_error(struct http_resp *resp, unsigned status, const char *fmt, ...)
-{
-        char msg[1024];
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(msg, sizeof(msg), fmt, ap);
-        va_end(ap);
-        http_resp_set_json(resp, status,
-                           json_pack("{s:s, s:s}", "code", http_reason_phrase(status), "message",
-                                     msg));
-        return 0;
-}
-
-static int reply_json(struct http_resp *resp, json_t *v)
-{
-        if (!v)
-                return reply_error(resp, 500, "out of memory");
-        http_resp_set_json(resp, 200, v);
-        return 0;
-}
-
-/* Answers 200 with JSON text already serialized into text (copied). */
-static void reply_text_json(struct http_resp *resp, const struct buf *text)
-{
-        http_resp_set_text(resp, 200, NULL, buf_str(text));
-}
-
-/* Maps an internal failure to 500 with the upstream body (never logs: the caller's job). */
-static int reply_errno(struct http_resp *resp, int r)
-{
-        return reply_error(resp, 500, "internal error: %s",
-                           r == -ENOMEM ? "out of memory" : "failed");
-}
-
-/* upstream's answer to a filterQuery comparison of mismatched types (a PostgreSQL type error) */
-#define TYPE_MISMATCH "invalid filter query, type mismatch or invalid value in comparison"
 
 /* ---- common query parameters ---- */
 
@@ -75,98 +29,20 @@ static int check_nul(void *userdata, const char *key, const char *value)
         return 0;
 }
 
-static int parse_page(const struct http_req *req, struct catalog_page *page, struct http_resp *resp)
-{
-        const char *ps = http_req_query(req, "pageSize");
-        const char *so = http_req_query(req, "sortOrder");
-        int32_t n;
-
-        page->page_size = CATALOG_PAGE_SIZE_DEFAULT;
-        if (ps && ps[0]) {
-                if (safe_atoi32(ps, &n) < 0) {
-                        reply_error(resp, 400, "invalid pageSize '%s': not a number: bad request",
-                                    ps);
-                        return -EINVAL;
-                }
-                if (n < 1) {
-                        reply_error(resp, 400,
-                                    "invalid pageSize '%s': must be at least 1: bad request", ps);
-                        return -EINVAL;
-                }
-                page->page_size = (uint32_t)MIN((uint32_t)n, CATALOG_PAGE_SIZE_MAX);
-        }
-        page->desc = false;
-        if (so && so[0]) {
-                if (streq(so, "DESC"))
-                        page->desc = true;
-                else if (!streq(so, "ASC")) {
-                        reply_error(
-                                resp, 400,
-                                "unsupported sort order '%s' (expected ASC or DESC): bad request",
-                                so);
-                        return -EINVAL;
-                }
-        }
-        page->token = http_req_query(req, "nextPageToken");
-        if (page->token && strlen(page->token) > CATALOG_TOKEN_MAX) {
-                reply_error(resp, 400, "invalid nextPageToken: token too long: bad request");
-                return -EINVAL;
-        }
-        return 0;
-}
-
-/* Splits a comma-separated value into an owned strv of trimmed non-empty items. */
-static int split_csv(const char *s, char ***ret)
-{
-        CLEANUP(catalog_strv_freep) char **v = NULL;
-        size_t n = 0;
-
-        v = calloc(1, sizeof(*v));
-        if (!v)
-                return -ENOMEM;
-        while (s && *s) {
-                const char *e = strchr(s, ',');
-                size_t len = e ? (size_t)(e - s) : strlen(s);
-                const char *b = s;
-                char **nv;
-
-                while (len > 0 && (*b == ' ' || *b == '\t')) {
-                        b++;
-                        len--;
-                }
-                while (len > 0 && (b[len - 1] == ' ' || b[len - 1] == '\t'))
-                        len--;
-                if (len > 0) {
-                        if (n >= CATALOG_SOURCES_MAX * 4)
-                                return -E2BIG;
-                        nv = reallocarray(v, n + 2, sizeof(*v));
-                        if (!nv)
-                                return -ENOMEM;
-                        v = nv;
-                        v[n] = strndup(b, len);
-                        if (!v[n])
-                                return -ENOMEM;
-                        v[++n] = NULL;
-                }
-                s = e ? e + 1 : NULL;
-        }
-        *ret = TAKE_PTR(v);
-        return 0;
-}
-
 /* ---- GET /sources ---- */
 
-static int handle_sources(struct ctx *c, struct http_req *req, struct http_resp *resp)
+static int handle_sources(struct catalog__ctx *c, struct http_req *req, struct http_resp *resp)
 {
         struct catalog_source_query q = { 0 };
         const char *ob = http_req_query(req, "orderBy");
         json_t *out = NULL;
         int r;
 
-        if (parse_page(req, &q.page, resp) < 0)
+        if (catalog__parse_page(req, &q.page, resp) < 0)
                 return 0;
         if (ob && ob[0] && !streq(ob, "ID") && !streq(ob, "NAME"))
-                return reply_error(resp, 400, "unsupported order by field '%s': bad request", ob);
+                return catalog__reply_error(resp, 400,
+                                            "unsupported order by field '%s': bad request", ob);
         q.order_by_name = ob && streq(ob, "NAME");
         q.name = http_req_query(req, "name");
         q.asset_type = http_req_query(req, "assetType");
@@ -174,81 +50,90 @@ static int handle_sources(struct ctx *c, struct http_req *req, struct http_resp 
                 q.asset_type = NULL;
         r = catalog_index_list_sources(c->idx, &q, &out);
         if (r < 0)
-                return reply_errno(resp, r);
-        return reply_json(resp, out);
+                return catalog__reply_errno(resp, r);
+        return catalog__reply_json(resp, out);
 }
 
 /* ---- GET /models ---- */
 
-static int handle_models(struct ctx *c, struct http_req *req, struct http_resp *resp)
+/* A comma-separated selector into *ret; answers 400 "too many <what>" (or 500) itself. */
+static int parse_csv_param(const char *v, const char *what, char ***ret, struct http_resp *resp)
+{
+        int r = catalog__split_csv(v, ret);
+
+        if (r == -E2BIG) {
+                catalog__reply_error(resp, 400, "too many %s: bad request", what);
+                return -EINVAL;
+        }
+        if (r < 0) {
+                catalog__reply_errno(resp, r);
+                return r;
+        }
+        return 0;
+}
+
+/*
+ * source and sourceLabel (not both; comma-separated) and recommendations (a boolean, checked
+ * only) of GET /models. Answers 400 itself and returns < 0.
+ */
+static int parse_model_selection(const struct http_req *req, struct catalog_model_query *q,
+                                 char ***sources, char ***labels, struct http_resp *resp)
+{
+        const char *src = http_req_query(req, "source");
+        const char *lbl = http_req_query(req, "sourceLabel");
+        const char *rec = http_req_query(req, "recommendations");
+        bool b;
+
+        if (src && src[0] && lbl && lbl[0]) {
+                catalog__reply_error(resp, 400,
+                                     "source and sourceLabel cannot be used together: bad request");
+                return -EINVAL;
+        }
+        if (src && src[0]) {
+                if (parse_csv_param(src, "sources", sources, resp) < 0)
+                        return -EINVAL;
+                q->sources = *sources;
+        }
+        if (lbl && lbl[0]) {
+                if (parse_csv_param(lbl, "labels", labels, resp) < 0)
+                        return -EINVAL;
+                q->source_labels = *labels;
+        }
+        if (rec && rec[0] && parse_boolean(rec, &b) < 0) {
+                catalog__reply_error(resp, 400, "invalid recommendations '%s': bad request", rec);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static int handle_models(struct catalog__ctx *c, struct http_req *req, struct http_resp *resp)
 {
         struct catalog_model_query q = { 0 };
         CLEANUP(catalog_strv_freep) char **sources = NULL, **labels = NULL;
         CLEANUP(filterq_freep) struct filterq_node *filter = NULL;
+        CLEANUP(buf_release) struct buf text = BUF_INIT((size_t)HTTP_RESPONSE_MAX);
         AUTOFREE char *order_prop = NULL;
-        const char *src = http_req_query(req, "source");
-        const char *lbl = http_req_query(req, "sourceLabel");
-        const char *fq = http_req_query(req, "filterQuery");
         const char *ob = http_req_query(req, "orderBy");
-        const char *rec = http_req_query(req, "recommendations");
         char err[512];
         int r;
 
-        if (parse_page(req, &q.page, resp) < 0)
+        if (catalog__parse_page(req, &q.page, resp) < 0 ||
+            parse_model_selection(req, &q, &sources, &labels, resp) < 0 ||
+            catalog__parse_filter(http_req_query(req, "filterQuery"), true, &filter, resp) < 0)
                 return 0;
-        if (src && src[0] && lbl && lbl[0])
-                return reply_error(resp, 400,
-                                   "source and sourceLabel cannot be used together: bad request");
-        if (src && src[0]) {
-                r = split_csv(src, &sources);
-                if (r < 0)
-                        return r == -E2BIG ? reply_error(resp, 400, "too many sources: bad request")
-                                           : reply_errno(resp, r);
-                q.sources = sources;
-        }
-        if (lbl && lbl[0]) {
-                r = split_csv(lbl, &labels);
-                if (r < 0)
-                        return r == -E2BIG ? reply_error(resp, 400, "too many labels: bad request")
-                                           : reply_errno(resp, r);
-                q.source_labels = labels;
-        }
-        if (rec && rec[0]) {
-                bool b;
-
-                if (parse_boolean(rec, &b) < 0)
-                        return reply_error(resp, 400, "invalid recommendations '%s': bad request",
-                                           rec);
-        }
-        r = filterq_parse(fq, &filter, err, sizeof(err));
-        if (r == -ENOMEM)
-                return reply_errno(resp, r);
-        if (r < 0)
-                return reply_error(resp, 400, "invalid filter query: %s: bad request", err);
-        if (catalog_filter_check_types(filter) == -EDOM)
-                return reply_error(resp, 400, TYPE_MISMATCH);
         q.filter = filter;
         r = catalog_order_parse_models(ob, &q.order, &order_prop, &q.order_suffix);
         if (r == -ENOMEM)
-                return reply_errno(resp, r);
+                return catalog__reply_errno(resp, r);
         if (r < 0)
-                return reply_error(resp, 400, "unsupported order by field '%s': bad request", ob);
+                return catalog__reply_error(resp, 400,
+                                            "unsupported order by field '%s': bad request", ob);
         q.order_property = order_prop;
         q.q = http_req_query(req, "q");
-        {
-                struct buf text = BUF_INIT(HTTP_RESPONSE_MAX);
-
-                r = catalog_index_list_models_text(c->idx, &q, &text, err, sizeof(err));
-                if (r >= 0)
-                        reply_text_json(resp, &text);
-                buf_release(&text);
-        }
-        if (r == -EINVAL)
-                return reply_error(resp, 400, "%s: bad request", err);
-        if (r == -EDOM)
-                return reply_error(resp, 400, TYPE_MISMATCH);
+        r = catalog_index_list_models_text(c->idx, &q, &text, err, sizeof(err));
         if (r < 0)
-                return reply_errno(resp, r);
+                return catalog__reply_query_error(resp, r, err);
+        catalog__reply_text_json(resp, &text);
         return 0;
 }
 
@@ -259,6 +144,12 @@ struct strv_builder {
         size_t n;
         int r;
 };
+
+static void strv_builder_release(struct strv_builder *b)
+{
+        catalog_strv_free(b->v);
+        *b = (struct strv_builder){ 0 };
+}
 
 static int collect_artifact_types(void *userdata, const char *key, const char *value)
 {
@@ -303,14 +194,15 @@ static int parse_perf(const struct http_req *req, struct catalog_perf_params *p,
 
         if (tr && tr[0]) {
                 if (safe_atoi32(tr, &t) < 0) {
-                        reply_error(resp, 400,
-                                    "invalid targetRPS '%s': not an integer: bad request", tr);
+                        catalog__reply_error(resp, 400,
+                                             "invalid targetRPS '%s': not an integer: bad request",
+                                             tr);
                         return -EINVAL;
                 }
                 if (t < 0) {
-                        reply_error(resp, 400,
-                                    "invalid targetRPS '%s': must not be negative: bad request",
-                                    tr);
+                        catalog__reply_error(
+                                resp, 400,
+                                "invalid targetRPS '%s': must not be negative: bad request", tr);
                         return -EINVAL;
                 }
         }
@@ -322,72 +214,63 @@ static int parse_perf(const struct http_req *req, struct catalog_perf_params *p,
                 .hw_type_property = http_req_query(req, "hardwareTypeProperty"),
         };
         if (rec && rec[0] && parse_boolean(rec, &p->recommendations) < 0) {
-                reply_error(resp, 400,
-                            "invalid recommendations '%s' (expected true or false): bad request",
-                            rec);
+                catalog__reply_error(
+                        resp, 400,
+                        "invalid recommendations '%s' (expected true or false): bad request", rec);
                 return -EINVAL;
         }
         return 0;
 }
 
-static int handle_artifacts(struct ctx *c, struct http_req *req, struct http_resp *resp,
+/* artifactType (repeatable; model-artifact or metrics-artifact). Answers 400 itself. */
+static int parse_artifact_types(struct http_req *req, struct strv_builder *types,
+                                struct http_resp *resp)
+{
+        int r = http_req_query_foreach(req, collect_artifact_types, types);
+
+        if (types->r == -EINVAL || (r < 0 && r != -ENOMEM && types->r == 0)) {
+                catalog__reply_error(
+                        resp, 400,
+                        "invalid artifactType (expected model-artifact or metrics-artifact): "
+                        "bad request");
+                return -EINVAL;
+        }
+        if (types->r < 0) {
+                catalog__reply_errno(resp, types->r);
+                return types->r;
+        }
+        return 0;
+}
+
+static int handle_artifacts(struct catalog__ctx *c, struct http_req *req, struct http_resp *resp,
                             const char *source_id, const char *name, bool performance)
 {
         struct catalog_artifact_query q = { 0 };
         struct catalog_perf_params perf = { 0 };
-        struct strv_builder types = { 0 };
+        CLEANUP(strv_builder_release) struct strv_builder types = { 0 };
         CLEANUP(filterq_freep) struct filterq_node *filter = NULL;
         char err[512];
         json_t *out = NULL;
         int r;
 
-        if (parse_page(req, &q.page, resp) < 0)
+        if (catalog__parse_page(req, &q.page, resp) < 0 ||
+            parse_artifact_types(req, &types, resp) < 0 || parse_perf(req, &perf, resp) < 0 ||
+            catalog__parse_filter(http_req_query(req, "filterQuery"), true, &filter, resp) < 0)
                 return 0;
-        r = http_req_query_foreach(req, collect_artifact_types, &types);
-        if (types.r == -EINVAL || (r < 0 && r != -ENOMEM && types.r == 0)) {
-                catalog_strv_free(types.v);
-                return reply_error(resp, 400,
-                                   "invalid artifactType (expected model-artifact or "
-                                   "metrics-artifact): bad request");
-        }
-        if (types.r < 0) {
-                catalog_strv_free(types.v);
-                return reply_errno(resp, types.r);
-        }
         q.artifact_types = types.v;
-        if (parse_perf(req, &perf, resp) < 0) {
-                catalog_strv_free(types.v);
-                return 0;
-        }
         if (performance)
                 q.perf = &perf;
-        r = filterq_parse(http_req_query(req, "filterQuery"), &filter, err, sizeof(err));
-        if (r < 0) {
-                catalog_strv_free(types.v);
-                if (r == -ENOMEM)
-                        return reply_errno(resp, r);
-                return reply_error(resp, 400, "invalid filter query: %s: bad request", err);
-        }
-        if (catalog_filter_check_types(filter) == -EDOM) {
-                catalog_strv_free(types.v);
-                return reply_error(resp, 400, TYPE_MISMATCH);
-        }
         q.filter = filter;
         q.performance_only = performance;
         q.order_by = http_req_query(req, "orderBy");
         r = catalog_index_list_artifacts(c->idx, source_id, name, &q, &out, err, sizeof(err));
-        catalog_strv_free(types.v);
         if (r == -ENOENT)
-                return reply_error(resp, 400,
-                                   "invalid model name '%s' for source '%s': bad request", name,
-                                   source_id);
-        if (r == -EINVAL)
-                return reply_error(resp, 400, "%s: bad request", err);
-        if (r == -EDOM)
-                return reply_error(resp, 400, TYPE_MISMATCH);
+                return catalog__reply_error(resp, 400,
+                                            "invalid model name '%s' for source '%s': bad request",
+                                            name, source_id);
         if (r < 0)
-                return reply_errno(resp, r);
-        return reply_json(resp, out);
+                return catalog__reply_query_error(resp, r, err);
+        return catalog__reply_json(resp, out);
 }
 
 static bool has_suffix(const char *s, const char *suffix, size_t *ret_prefix_len)
@@ -400,7 +283,7 @@ static bool has_suffix(const char *s, const char *suffix, size_t *ret_prefix_len
         return true;
 }
 
-static int handle_model(struct ctx *c, struct http_req *req, struct http_resp *resp)
+static int handle_model(struct catalog__ctx *c, struct http_req *req, struct http_resp *resp)
 {
         const char *source_id = http_req_param(req, "source_id");
         const char *name = http_req_param(req, "model_name");
@@ -410,7 +293,7 @@ static int handle_model(struct ctx *c, struct http_req *req, struct http_resp *r
         int r;
 
         if (!source_id || !name)
-                return reply_error(resp, 404, "not found");
+                return catalog__reply_error(resp, 404, "not found");
         /* upstream re-dispatches .../artifacts and .../artifacts/performance */
         if (has_suffix(name, "/artifacts/performance", &plen) ||
             has_suffix(name, "/artifacts", &plen)) {
@@ -418,15 +301,15 @@ static int handle_model(struct ctx *c, struct http_req *req, struct http_resp *r
 
                 prefix = strndup(name, plen);
                 if (!prefix)
-                        return reply_errno(resp, -ENOMEM);
+                        return catalog__reply_errno(resp, -ENOMEM);
                 return handle_artifacts(c, req, resp, source_id, prefix, perf);
         }
         r = catalog_index_get_model_text(c->idx, source_id, name, &text, &len);
         if (r == -ENOENT)
-                return reply_error(resp, 404, "No model found '%s' in source '%s'", name,
-                                   source_id);
+                return catalog__reply_error(resp, 404, "No model found '%s' in source '%s'", name,
+                                            source_id);
         if (r < 0)
-                return reply_errno(resp, r);
+                return catalog__reply_errno(resp, r);
         (void)len;
         http_resp_set_text(resp, 200, NULL, text);
         return 0;
@@ -434,560 +317,40 @@ static int handle_model(struct ctx *c, struct http_req *req, struct http_resp *r
 
 /* ---- GET /models/filter_options, GET /labels ---- */
 
-static int handle_filter_options(struct ctx *c, struct http_req *req, struct http_resp *resp)
+static int handle_filter_options(struct catalog__ctx *c, struct http_req *req,
+                                 struct http_resp *resp)
 {
         (void)req;
-        return reply_json(resp, catalog_index_filter_options(c->idx));
+        return catalog__reply_json(resp, catalog_index_filter_options(c->idx));
 }
 
-static int handle_labels(struct ctx *c, struct http_req *req, struct http_resp *resp)
+static int handle_labels(struct catalog__ctx *c, struct http_req *req, struct http_resp *resp)
 {
         struct catalog_label_query q = { 0 };
         const char *at = http_req_query(req, "assetType");
         json_t *out = NULL;
         int r;
 
-        if (parse_page(req, &q.page, resp) < 0)
+        if (catalog__parse_page(req, &q.page, resp) < 0)
                 return 0;
         if (at && at[0] && catalog_asset_type_from_string(at) < 0)
-                return reply_error(resp, 400,
-                                   "invalid value '%s' for assetType: valid values are [models "
-                                   "mcp_servers]",
-                                   at);
+                return catalog__reply_error(
+                        resp, 400,
+                        "invalid value '%s' for assetType: valid values are [models "
+                        "mcp_servers]",
+                        at);
         q.asset_type = at && at[0] ? at : "models";
         q.order_by = http_req_query(req, "orderBy");
         r = catalog_index_list_labels(c->idx, &q, &out);
         if (r < 0)
-                return reply_errno(resp, r);
-        return reply_json(resp, out);
-}
-
-/* ---- POST /sources/preview ---- */
-
-static const char *memmem_str(const char *h, size_t hl, const char *n)
-{
-        return memmem(h, hl, n, strlen(n));
-}
-
-int catalog_multipart_find(const char *content_type, const char *body, size_t len, const char *name,
-                           const char **ret_data, size_t *ret_len)
-{
-        const char *b, *p, *end = body + len;
-        char delim[256];
-        size_t blen;
-
-        if (!content_type || strncasecmp(content_type, "multipart/form-data", 19) != 0)
-                return -EINVAL;
-        b = strcasestr(content_type, "boundary=");
-        if (!b)
-                return -EINVAL;
-        b += strlen("boundary=");
-        blen = strcspn(b, ";");
-        if (blen >= 2 && b[0] == '"' && b[blen - 1] == '"') {
-                b++;
-                blen -= 2;
-        }
-        if (blen == 0 || blen > 200)
-                return -EINVAL;
-        snprintf(delim, sizeof(delim), "--%.*s", (int)blen, b);
-
-        p = memmem_str(body, len, delim);
-        for (unsigned parts = 0; p && parts < 64; parts++) {
-                const char *hdr, *hdr_end, *data, *next;
-                bool match = false;
-
-                hdr = p + strlen(delim);
-                if (end - hdr >= 2 && hdr[0] == '-' && hdr[1] == '-')
-                        return -ENOENT; /* closing delimiter */
-                hdr_end = memmem_str(hdr, (size_t)(end - hdr), "\r\n\r\n");
-                if (!hdr_end)
-                        return -EINVAL;
-                /* look for name="<name>" in this part's headers */
-                {
-                        char want[300];
-                        const char *h = hdr;
-                        size_t hl = (size_t)(hdr_end - hdr);
-
-                        snprintf(want, sizeof(want), "name=\"%s\"", name);
-                        while (hl > 0) {
-                                const char *f = memmem_str(h, hl, want);
-
-                                if (!f)
-                                        break;
-                                /* not the tail of filename="..." */
-                                if (f == hdr || f[-1] == ' ' || f[-1] == ';' || f[-1] == '\t') {
-                                        match = true;
-                                        break;
-                                }
-                                hl -= (size_t)(f + 1 - h);
-                                h = f + 1;
-                        }
-                }
-                data = hdr_end + 4;
-                {
-                        char crlf_delim[300];
-
-                        snprintf(crlf_delim, sizeof(crlf_delim), "\r\n%s", delim);
-                        next = memmem_str(data, (size_t)(end - data), crlf_delim);
-                }
-                if (!next)
-                        return -EINVAL;
-                if (match) {
-                        *ret_data = data;
-                        *ret_len = (size_t)(next - data);
-                        return 0;
-                }
-                p = next + 2;
-        }
-        return -ENOENT;
-}
-
-/*
- * A preview path: only the catalog file of a configured source (absolute, or relative to the
- * first sources file's directory), compared after resolving symlinks; -EPERM for anything else.
- */
-static int preview_path(struct ctx *c, const char *p, char **ret)
-{
-        const struct catalog_config *cfg = catalog_index_config(c->idx);
-        AUTOFREE char *joined = NULL, *want = NULL;
-
-        if (p[0] == '/')
-                joined = strdup(p);
-        else if (asprintf(&joined, "%s/%s", catalog_service_base_dir(c->svc), p) < 0)
-                joined = NULL;
-        if (!joined)
-                return -ENOMEM;
-        want = realpath(joined, NULL);
-        if (!want)
-                return errno == ENOMEM ? -ENOMEM : -EPERM;
-        for (size_t i = 0; i < cfg->n_sources; i++) {
-                AUTOFREE char *sp = NULL, *real = NULL;
-
-                if (cfg->sources[i].is_mcp || catalog_source_yaml_path(&cfg->sources[i], &sp) < 0)
-                        continue;
-                real = realpath(sp, NULL);
-                if (real && streq(real, want)) {
-                        *ret = TAKE_PTR(want);
-                        return 0;
-                }
-        }
-        return -EPERM;
-}
-
-/*
- * The model names of a yaml preview source (catalogData, or its yamlCatalogPath) with their
- * include decision. Answers 422 itself (returns -EINVAL) for bad data.
- */
-static int preview_yaml_names(struct ctx *c, struct catalog_source_config *src,
-                              const char *cat_data, size_t cat_len, struct http_resp *resp,
-                              char ***ret_names, bool **ret_included)
-{
-        CLEANUP(catalog_models_unrefp) struct catalog_models *models = NULL;
-        CLEANUP(catalog_strv_freep) char **excluded = NULL, **names = NULL;
-        struct catalog_error err = { 0 };
-        AUTOFREE bool *included = NULL;
-        char msg[1200];
-        int r;
-
-        if (cat_data)
-                r = catalog_models_parse("catalogData", cat_data, cat_len, &models, &err);
-        else {
-                const char *p = json_string_value(
-                        json_object_get(src->properties, "yamlCatalogPath"));
-                AUTOFREE char *path = NULL;
-
-                if (!p) {
-                        reply_error(
-                                resp, 422,
-                                "config needs properties.yamlCatalogPath or a catalogData part");
-                        return -EINVAL;
-                }
-                r = preview_path(c, p, &path);
-                if (r == -EPERM) {
-                        reply_error(resp, 422, "yamlCatalogPath '%s' is not allowed", p);
-                        return -EINVAL;
-                }
-                if (r >= 0)
-                        r = catalog_models_load_file(path, &models, &err);
-        }
-        if (r >= 0)
-                r = catalog_source_excluded(src, &excluded);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0) {
-                reply_error(resp, 422, "invalid catalog data: %s",
-                            catalog_error_format(&err, msg, sizeof(msg)));
-                return -EINVAL;
-        }
-        names = calloc(models->n + 1, sizeof(*names));
-        included = calloc(models->n + 1, sizeof(*included));
-        if (!names || !included)
-                return -ENOMEM;
-        for (size_t i = 0; i < models->n; i++) {
-                names[i] = strdup(models->v[i].name);
-                if (!names[i])
-                        return -ENOMEM;
-                included[i] = catalog_glob_included(src->included, excluded, names[i]);
-        }
-        *ret_names = TAKE_PTR(names);
-        *ret_included = TAKE_PTR(included);
-        return 0;
-}
-
-/* The same for an hf preview source: the names the hub has for its patterns (upstream). */
-static int preview_hf_names(struct catalog_source_config *src, struct http_resp *resp,
-                            char ***ret_names, bool **ret_included)
-{
-        struct catalog_hf_config cfg = { 0 };
-        CLEANUP(catalog_strv_freep) char **names = NULL;
-        AUTOFREE bool *included = NULL;
-        char err[1024];
-        size_t n;
-        int r;
-
-        r = catalog_hf_config_from_source(src, NULL, &cfg, err, sizeof(err));
-        if (r == -EINVAL) {
-                reply_error(resp, 422, "invalid source config: %s", err);
-                return r;
-        }
-        if (r < 0)
-                return r;
-        r = catalog_hf_preview_names(&cfg, NULL, &names, err, sizeof(err));
-        if (r == -EINVAL)
-                reply_error(resp, 422, "%s", err);
-        if (r < 0) {
-                catalog_hf_config_release(&cfg);
-                return r;
-        }
-        n = catalog_strv_length(names);
-        included = calloc(n + 1, sizeof(*included));
-        if (!included) {
-                catalog_hf_config_release(&cfg);
-                return -ENOMEM;
-        }
-        for (size_t i = 0; i < n; i++)
-                included[i] = catalog_glob_included(cfg.included, cfg.excluded, names[i]);
-        catalog_hf_config_release(&cfg);
-        *ret_names = TAKE_PTR(names);
-        *ret_included = TAKE_PTR(included);
-        return 0;
-}
-
-static int handle_preview(struct ctx *c, struct http_req *req, struct http_resp *resp)
-{
-        const char *ct = http_req_header(req, "Content-Type");
-        const char *fs = http_req_query(req, "filterStatus");
-        const char *body = buf_str(&req->body);
-        const char *cfg_data = NULL, *cat_data = NULL;
-        size_t cfg_len = 0, cat_len = 0, n_incl = 0, n = 0, total, start, end;
-        struct catalog_source_config src = { .enabled = -1 };
-        CLEANUP(catalog_strv_freep) char **names = NULL;
-        struct catalog_error err = { 0 };
-        struct catalog_page page = { 0 };
-        AUTOFREE char **values = NULL;
-        AUTOFREE bool *all_included = NULL, *included = NULL;
-        AUTOFREE char *next = NULL;
-        json_auto_t *items = NULL;
-        char msg[1200];
-        int want = 0; /* 0 all, 1 included, 2 excluded */
-        int r;
-
-        if (req->body.len > CATALOG_PREVIEW_BODY_MAX)
-                return reply_error(resp, 413, "request body too large (limit %u bytes)",
-                                   CATALOG_PREVIEW_BODY_MAX);
-        if (parse_page(req, &page, resp) < 0)
-                return 0;
-        if (fs && fs[0]) {
-                if (streq(fs, "included"))
-                        want = 1;
-                else if (streq(fs, "excluded"))
-                        want = 2;
-                else if (!streq(fs, "all"))
-                        return reply_error(resp, 400,
-                                           "invalid filterStatus '%s' (expected all, included or "
-                                           "excluded): bad request",
-                                           fs);
-        }
-        r = catalog_multipart_find(ct, body, req->body.len, "config", &cfg_data, &cfg_len);
-        if (r < 0)
-                return reply_error(resp, 400,
-                                   "missing required multipart field 'config': bad request");
-        r = catalog_multipart_find(ct, body, req->body.len, "catalogData", &cat_data, &cat_len);
-        if (r == -EINVAL)
-                return reply_error(resp, 400, "malformed multipart body: bad request");
-
-        r = catalog_source_parse_preview("config", cfg_data, cfg_len, &src, &err);
-        if (r == -ENOMEM)
-                return reply_errno(resp, r);
-        if (r < 0)
-                return reply_error(resp, 422, "invalid source config: %s",
-                                   catalog_error_format(&err, msg, sizeof(msg)));
-        if (src.type && streq(src.type, "yaml"))
-                r = preview_yaml_names(c, &src, cat_data, cat_len, resp, &names, &all_included);
-        else if (src.type && (streq(src.type, "hf") || streq(src.type, "huggingface")))
-                r = preview_hf_names(&src, resp, &names, &all_included);
-        else
-                r = reply_error(resp, 422, "unsupported source type '%s'",
-                                src.type ? src.type : "") < 0
-                            ? -ENOMEM
-                            : -EINVAL;
-        catalog_source_config_release(&src);
-        if (r == -EINVAL)
-                return 0;
-        if (r < 0)
-                return reply_errno(resp, r);
-        total = catalog_strv_length(names);
-        values = calloc(total + 1, sizeof(*values));
-        included = calloc(total + 1, sizeof(*included));
-        items = json_array();
-        if (!values || !included || !items)
-                return reply_errno(resp, -ENOMEM);
-        for (size_t i = 0; i < total; i++) {
-                bool inc = all_included[i];
-
-                n_incl += inc;
-                if ((want == 1 && !inc) || (want == 2 && inc))
-                        continue;
-                values[n] = names[i];
-                included[n++] = inc;
-        }
-        r = catalog_page_memory(values, values, n, &page, &start, &end, &next);
-        if (r < 0)
-                return reply_errno(resp, r);
-        for (size_t i = start; i < end; i++)
-                if (json_array_append_new(items, json_pack("{s:s, s:b}", "name", values[i],
-                                                           "included", included[i])) < 0)
-                        return reply_errno(resp, -ENOMEM);
-        return reply_json(resp, json_pack("{s:O, s:{s:I, s:I, s:I}, s:s, s:I, s:I}", "items", items,
-                                          "summary", "totalModels", (json_int_t)total,
-                                          "includedModels", (json_int_t)n_incl, "excludedModels",
-                                          (json_int_t)(total - n_incl), "nextPageToken",
-                                          next ? next : "", "pageSize", (json_int_t)page.page_size,
-                                          "size", (json_int_t)json_array_size(items)));
-}
-
-/* ---- MCP catalog (/api/mcp_catalog/v1alpha1) ---- */
-
-static int append_literal(struct buf *b, const json_t *v)
-{
-        if (json_is_string(v)) {
-                int r = buf_putc(b, '\'');
-
-                for (const char *c = json_string_value(v); r >= 0 && *c; c++) {
-                        if (*c == '\'' || *c == '\\')
-                                r = buf_putc(b, '\\');
-                        if (r >= 0)
-                                r = buf_putc(b, *c);
-                }
-                return r < 0 ? r : buf_putc(b, '\'');
-        }
-        if (json_is_boolean(v))
-                return buf_puts(b, json_is_true(v) ? "true" : "false");
-        if (json_is_integer(v))
-                return buf_printf(b, "%lld", (long long)json_integer_value(v));
-        if (json_is_real(v))
-                return buf_printf(b, "%.17g", json_real_value(v));
-        return -EINVAL;
-}
-
-/* Turns a named query's {field: {operator, value}} into filterQuery text. */
-static int named_query_text(const json_t *filters, struct buf *b)
-{
-        const char *field;
-        json_t *f;
-        bool first = true;
-        int r = 0;
-
-        json_object_foreach((json_t *)filters, field, f) {
-                json_t *val = json_object_get(f, "value");
-
-                r = buf_printf(b, "%s`%s` %s ", first ? "" : " AND ", field,
-                               json_string_value(json_object_get(f, "operator")));
-                first = false;
-                if (r >= 0 && json_is_array(val)) {
-                        size_t i;
-                        json_t *e;
-
-                        r = buf_putc(b, '(');
-                        json_array_foreach(val, i, e) {
-                                if (r >= 0 && i > 0)
-                                        r = buf_puts(b, ", ");
-                                if (r >= 0)
-                                        r = append_literal(b, e);
-                        }
-                        if (r >= 0)
-                                r = buf_putc(b, ')');
-                } else if (r >= 0)
-                        r = append_literal(b, val);
-                if (r < 0)
-                        return r;
-        }
-        return r;
-}
-
-static int parse_mcp_tools(const struct http_req *req, bool *include, uint32_t *limit,
-                           struct http_resp *resp)
-{
-        const char *it = http_req_query(req, "includeTools");
-        const char *tl = http_req_query(req, "toolLimit");
-        int32_t n;
-
-        *include = false;
-        *limit = 10;
-        if (it && it[0] && parse_boolean(it, include) < 0) {
-                reply_error(resp, 400, "invalid includeTools '%s': bad request", it);
-                return -EINVAL;
-        }
-        if (tl && tl[0]) {
-                if (safe_atoi32(tl, &n) < 0 || n < 0 || n > 100) {
-                        reply_error(resp, 400, "invalid toolLimit '%s' (0 to 100): bad request",
-                                    tl);
-                        return -EINVAL;
-                }
-                *limit = (uint32_t)n;
-        }
-        return 0;
-}
-
-static int handle_mcp_servers(struct ctx *c, struct http_req *req, struct http_resp *resp)
-{
-        struct catalog_mcp_query q = { 0 };
-        CLEANUP(catalog_strv_freep) char **labels = NULL;
-        CLEANUP(filterq_freep) struct filterq_node *filter = NULL;
-        struct buf text = BUF_INIT(2 * FILTERQ_QUERY_MAX);
-        const char *lbl = http_req_query(req, "sourceLabel");
-        const char *fq = http_req_query(req, "filterQuery");
-        const char *nq = http_req_query(req, "namedQuery");
-        const char *ob = http_req_query(req, "orderBy");
-        char err[512];
-        json_t *out = NULL;
-        int r;
-
-        if (parse_page(req, &q.page, resp) < 0 ||
-            parse_mcp_tools(req, &q.include_tools, &q.tool_limit, resp) < 0)
-                return 0;
-        if (!ob || !ob[0] || streq(ob, "ID"))
-                q.order = CATALOG_ORDER_ID;
-        else if (streq(ob, "NAME"))
-                q.order = CATALOG_ORDER_NAME;
-        else if (streq(ob, "CREATE_TIME"))
-                q.order = CATALOG_ORDER_CREATE_TIME;
-        else if (streq(ob, "LAST_UPDATE_TIME"))
-                q.order = CATALOG_ORDER_LAST_UPDATE_TIME;
-        else
-                return reply_error(resp, 400, "unsupported order by field '%s': bad request", ob);
-        if (lbl && lbl[0]) {
-                r = split_csv(lbl, &labels);
-                if (r < 0)
-                        return reply_errno(resp, r);
-                q.source_labels = labels;
-        }
-        if (nq && nq[0]) {
-                const json_t *named = json_object_get(catalog_index_config(c->idx)->named_queries,
-                                                      nq);
-
-                if (!named ||
-                    !streq(json_string_value(json_object_get(named, "assetType")), "mcp_servers"))
-                        return reply_error(resp, 400, "unknown named query '%s': bad request", nq);
-                r = named_query_text(json_object_get(named, "filters"), &text);
-                if (r < 0) {
-                        buf_release(&text);
-                        return reply_errno(resp, r);
-                }
-        }
-        if (fq && fq[0]) {
-                if (text.len > 0)
-                        r = buf_printf(&text, " AND (%s)", fq);
-                else
-                        r = buf_puts(&text, fq);
-                if (r < 0) {
-                        buf_release(&text);
-                        return reply_error(resp, 400, "filter query too long: bad request");
-                }
-        }
-        r = filterq_parse(buf_str(&text), &filter, err, sizeof(err));
-        buf_release(&text);
-        if (r == -ENOMEM)
-                return reply_errno(resp, r);
-        if (r < 0)
-                return reply_error(resp, 400, "invalid filter query: %s: bad request", err);
-        q.filter = filter;
-        q.name = http_req_query(req, "name");
-        q.q = http_req_query(req, "q");
-        r = catalog_index_list_mcp(c->idx, &q, &out, err, sizeof(err));
-        if (r == -EINVAL)
-                return reply_error(resp, 400, "%s: bad request", err);
-        if (r < 0)
-                return reply_errno(resp, r);
-        return reply_json(resp, out);
-}
-
-static int handle_mcp_filter_options(struct ctx *c, struct http_req *req, struct http_resp *resp)
-{
-        (void)req;
-        return reply_json(resp, catalog_index_mcp_filter_options(c->idx));
-}
-
-static int handle_mcp_server(struct ctx *c, struct http_req *req, struct http_resp *resp)
-{
-        const char *id = http_req_param(req, "server_id");
-        uint32_t limit;
-        bool include;
-        json_t *out = NULL;
-        int r;
-
-        if (parse_mcp_tools(req, &include, &limit, resp) < 0)
-                return 0;
-        r = catalog_index_get_mcp(c->idx, id, include, limit, &out);
-        if (r == -ENOENT)
-                return reply_error(resp, 404, "MCP server '%s' not found", id);
-        if (r < 0)
-                return reply_errno(resp, r);
-        return reply_json(resp, out);
-}
-
-static int handle_mcp_tools(struct ctx *c, struct http_req *req, struct http_resp *resp)
-{
-        const char *id = http_req_param(req, "server_id");
-        CLEANUP(filterq_freep) struct filterq_node *filter = NULL;
-        struct catalog_page page = { 0 };
-        char err[512];
-        json_t *out = NULL;
-        int r;
-
-        if (parse_page(req, &page, resp) < 0)
-                return 0;
-        r = filterq_parse(http_req_query(req, "filterQuery"), &filter, err, sizeof(err));
-        if (r == -ENOMEM)
-                return reply_errno(resp, r);
-        if (r < 0)
-                return reply_error(resp, 400, "invalid filter query: %s: bad request", err);
-        r = catalog_index_list_mcp_tools(c->idx, id, &page, filter, &out);
-        if (r == -ENOENT)
-                return reply_error(resp, 404, "MCP server '%s' not found", id);
-        if (r < 0)
-                return reply_errno(resp, r);
-        return reply_json(resp, out);
-}
-
-static int handle_mcp_tool(struct ctx *c, struct http_req *req, struct http_resp *resp)
-{
-        const char *id = http_req_param(req, "server_id");
-        const char *tool = http_req_param(req, "tool_name");
-        json_t *out = NULL;
-        int r;
-
-        r = catalog_index_get_mcp_tool(c->idx, id, tool, &out);
-        if (r == -ENOENT)
-                return reply_error(resp, 404, "tool '%s' not found on MCP server '%s'", tool, id);
-        if (r < 0)
-                return reply_errno(resp, r);
-        return reply_json(resp, out);
+                return catalog__reply_errno(resp, r);
+        return catalog__reply_json(resp, out);
 }
 
 /* ---- routing ---- */
 
-typedef int (*catalog_handler_fn)(struct ctx *c, struct http_req *req, struct http_resp *resp);
+typedef int (*catalog_handler_fn)(struct catalog__ctx *c, struct http_req *req,
+                                  struct http_resp *resp);
 
 static int dummy(void *userdata, struct http_req *req, struct http_resp *resp)
 {
@@ -1001,15 +364,16 @@ struct handler_ref {
         catalog_handler_fn fn;
 };
 
-static const struct handler_ref h_sources = { handle_sources }, h_preview = { handle_preview },
+static const struct handler_ref h_sources = { handle_sources },
+                                h_preview = { catalog__handle_preview },
                                 h_models = { handle_models },
                                 h_filter_options = { handle_filter_options },
                                 h_labels = { handle_labels }, h_model = { handle_model },
-                                h_mcp_servers = { handle_mcp_servers },
-                                h_mcp_filter_options = { handle_mcp_filter_options },
-                                h_mcp_server = { handle_mcp_server },
-                                h_mcp_tools = { handle_mcp_tools },
-                                h_mcp_tool = { handle_mcp_tool };
+                                h_mcp_servers = { catalog__handle_mcp_servers },
+                                h_mcp_filter_options = { catalog__handle_mcp_filter_options },
+                                h_mcp_server = { catalog__handle_mcp_server },
+                                h_mcp_tools = { catalog__handle_mcp_tools },
+                                h_mcp_tool = { catalog__handle_mcp_tool };
 
 static const struct http_route routes[] = {
         { "GET", CATALOG_API_BASE "/sources", dummy, (void *)&h_sources },
@@ -1031,7 +395,7 @@ static const struct http_route routes[] = {
 
 int catalog_http_handle(void *userdata, struct http_req *req, struct http_resp *resp)
 {
-        struct ctx c = { .svc = userdata };
+        struct catalog__ctx c = { .svc = userdata };
         struct qcheck qc = { 0 };
         catalog_handler_fn fn;
         int r;
@@ -1042,19 +406,19 @@ int catalog_http_handle(void *userdata, struct http_req *req, struct http_resp *
                 return 0;
         }
         if (r == -ENOMEM)
-                return reply_errno(resp, r);
+                return catalog__reply_errno(resp, r);
         if (r < 0) {
                 http_resp_set_text(resp, 404, "text/plain; charset=utf-8", "404 page not found\n");
                 return 0;
         }
         if (http_req_query_foreach(req, check_nul, &qc) < 0 && qc.bad_key)
-                return reply_error(resp, 400,
-                                   "query parameter '%s' contains null bytes which are not allowed",
-                                   qc.bad_key);
+                return catalog__reply_error(
+                        resp, 400, "query parameter '%s' contains null bytes which are not allowed",
+                        qc.bad_key);
         fn = ((const struct handler_ref *)routes[r].data)->fn;
         c.idx = catalog_service_get(c.svc);
         r = fn(&c, req, resp);
         catalog_index_unref(c.idx);
         http_req_params_release(req);
-        return r < 0 ? reply_errno(resp, r) : 0;
+        return r < 0 ? catalog__reply_errno(resp, r) : 0;
 }

@@ -11,8 +11,6 @@
  * method 405.
  */
 
-#include <stddef.h>
-
 #include "catalog/service.h"
 #include "http/server.h"
 #include "util/macro.h"
@@ -22,11 +20,3 @@
 
 /* An http_handler_fn; userdata is the struct catalog_service (borrowed). */
 int catalog_http_handle(void *userdata, struct http_req *req, struct http_resp *resp);
-
-/*
- * Finds the part named name in a multipart/form-data body (content_type carries the boundary).
- * Returns 0 with a borrowed view into body, -ENOENT when absent, -EINVAL when malformed.
- */
-_warn_unused_result_ int catalog_multipart_find(const char *content_type, const char *body,
-                                                size_t len, const char *name, const char **ret_data,
-                                                size_t *ret_len);

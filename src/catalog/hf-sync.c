@@ -227,12 +227,13 @@ static int err_append(struct buf *e, const char *fmt, ...)
 {
         char tmp[1024];
         va_list ap;
+        int n;
 
         va_start(ap, fmt);
-        vsnprintf(tmp, sizeof(tmp), fmt, ap);
+        n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
         va_end(ap);
-        if (e->len + strlen(tmp) >= HF_ERROR_MAX)
-                return 0;
+        if (n < 0 || e->len + strlen(tmp) >= HF_ERROR_MAX)
+                return 0; /* the message is best effort: an unprintable part is left out */
         return buf_puts(e, tmp);
 }
 
@@ -289,100 +290,6 @@ static int validate_credentials(struct hf_client *cl, char *err, size_t n_err)
         return r;
 }
 
-/* Appends the names of one wildcard pattern to *names (strv, n). -EIO with err on failure. */
-static int list_by_author(struct hf_client *cl, const char *org, const char *prefix, char ***names,
-                          size_t *n, char *err, size_t n_err)
-{
-        AUTOFREE char *cursor = NULL, *e_org = curl_easy_escape(cl->curl, org, 0),
-                      *e_prefix = prefix ? curl_easy_escape(cl->curl, prefix, 0) : NULL;
-        size_t got = 0;
-        int r = 0;
-
-        if (!e_org || (prefix && !e_prefix))
-                return -ENOMEM;
-        for (unsigned page = 0; page < CATALOG_HF_PAGES_MAX; page++) {
-                struct hf_response resp = { 0 };
-                AUTOFREE char *url = NULL;
-                json_auto_t *arr = NULL;
-                json_error_t je;
-                char cause[512];
-                size_t i, page_n;
-                json_t *m;
-
-                if (cl->cfg->max_models > 0 && got >= cl->cfg->max_models)
-                        break;
-                if (asprintf(&url, "%s/api/models?author=%s&limit=%d%s%s%s%s", cl->cfg->base_url,
-                             e_org, CATALOG_HF_LIST_LIMIT, e_prefix ? "&search=" : "",
-                             e_prefix ? e_prefix : "", cursor ? "&cursor=" : "",
-                             cursor ? cursor : "") < 0)
-                        return -ENOMEM;
-                r = hf_get(cl, url, CATALOG_HF_BODY_MAX, &resp, cause, sizeof(cause));
-                if (r == -EIO)
-                        snprintf(err, n_err, "failed to list models for author %s: %s", org, cause);
-                if (r < 0) {
-                        hf_response_release(&resp);
-                        return r;
-                }
-                if (resp.status != 200) {
-                        char st[512];
-
-                        status_text(&resp, st, sizeof(st));
-                        snprintf(err, n_err, "Hugging Face API returned status %s for author %s",
-                                 st, org);
-                        hf_response_release(&resp);
-                        return -EIO;
-                }
-                arr = json_loadb(buf_str(&resp.body), resp.body.len, 0, &je);
-                if (!json_is_array(arr)) {
-                        snprintf(err, n_err, "failed to decode models list for author %s: %s", org,
-                                 arr ? "not a JSON array" : je.text);
-                        hf_response_release(&resp);
-                        return -EIO;
-                }
-                page_n = json_array_size(arr);
-                json_array_foreach(arr, i, m) {
-                        const char *id = json_string_value(json_object_get(m, "id"));
-                        const char *slash;
-                        char **nv;
-
-                        if (cl->cfg->max_models > 0 && got >= cl->cfg->max_models)
-                                break;
-                        if (!id || !id[0])
-                                id = json_string_value(json_object_get(m, "modelId"));
-                        if (!id || !id[0])
-                                continue;
-                        /* the hub's search is fuzzy: keep names that start with the prefix */
-                        slash = strchr(id, '/');
-                        if (prefix && slash && strncasecmp(slash + 1, prefix, strlen(prefix)) != 0)
-                                continue;
-                        if (*n >= CATALOG_MODELS_PER_SOURCE_MAX)
-                                break;
-                        nv = reallocarray(*names, *n + 2, sizeof(*nv));
-                        if (!nv) {
-                                hf_response_release(&resp);
-                                return -ENOMEM;
-                        }
-                        *names = nv;
-                        nv[*n] = strdup(id);
-                        if (!nv[*n]) {
-                                hf_response_release(&resp);
-                                return -ENOMEM;
-                        }
-                        nv[++*n] = NULL;
-                        got++;
-                }
-                free(cursor);
-                cursor = NULL;
-                r = catalog_hf_link_next_cursor(resp.link, &cursor);
-                hf_response_release(&resp);
-                if (r < 0)
-                        return r;
-                if (!cursor || page_n < CATALOG_HF_LIST_LIMIT)
-                        break;
-        }
-        return 0;
-}
-
 static int strv_push(char ***v, size_t *n, const char *s)
 {
         char **nv = reallocarray(*v, *n + 2, sizeof(*nv));
@@ -397,13 +304,216 @@ static int strv_push(char ***v, size_t *n, const char *s)
         return 0;
 }
 
+/* What a GET of a JSON document from the hub is, for its error messages. */
+struct hf_doc {
+        const char *fetch_failed;  /* "<fetch_failed> <name>: <cause>" */
+        const char *noun;          /* "... returned status <st> for <noun> <name>" */
+        const char *decode_failed; /* "<decode_failed> <name>: <why>" */
+        const char *name;
+        json_type type; /* JSON_ARRAY or JSON_OBJECT */
+};
+
+/*
+ * GETs url and decodes its body as a JSON value of doc->type. Returns the value and, when
+ * ret_link is not NULL, the Link header (owned, may be NULL). -EIO with err for a transport
+ * error, a status other than 200 or a body that is not the JSON expected.
+ */
+static int hf_get_json(struct hf_client *cl, const char *url, const struct hf_doc *doc,
+                       json_t **ret, char **ret_link, char *err, size_t n_err)
+{
+        CLEANUP(hf_response_release) struct hf_response resp = { 0 };
+        json_auto_t *v = NULL;
+        json_error_t je;
+        char cause[512];
+        int r;
+
+        r = hf_get(cl, url, CATALOG_HF_BODY_MAX, &resp, cause, sizeof(cause));
+        if (r == -EIO)
+                (void)snprintf(err, n_err, "%s %s: %s", doc->fetch_failed, doc->name, cause);
+        if (r < 0)
+                return r;
+        if (resp.status != 200) {
+                char st[512];
+
+                status_text(&resp, st, sizeof(st));
+                (void)snprintf(err, n_err, "Hugging Face API returned status %s for %s %s", st,
+                               doc->noun, doc->name);
+                return -EIO;
+        }
+        v = json_loadb(buf_str(&resp.body), resp.body.len, 0, &je);
+        if (!v || json_typeof(v) != doc->type) {
+                (void)snprintf(err, n_err, "%s %s: %s", doc->decode_failed, doc->name,
+                               !v                        ? je.text
+                               : doc->type == JSON_ARRAY ? "not a JSON array"
+                                                         : "not a JSON object");
+                return -EIO;
+        }
+        if (ret_link)
+                *ret_link = TAKE_PTR(resp.link);
+        *ret = TAKE_PTR(v);
+        return 0;
+}
+
+/* The names a wildcard pattern is listing, with the maxModels budget across its pages. */
+struct author_listing {
+        const char *prefix; /* NULL for "org/" "*" */
+        uint32_t max;       /* 0 = no limit */
+        size_t got;
+};
+
+static bool listing_full(const struct author_listing *l)
+{
+        return l->max > 0 && l->got >= l->max;
+}
+
+/* Appends the ids of one page of GET /api/models to *names (strv, n). */
+static int append_listed(struct author_listing *l, const json_t *page, char ***names, size_t *n)
+{
+        size_t i;
+        json_t *m;
+
+        json_array_foreach(page, i, m) {
+                const char *id = json_string_value(json_object_get(m, "id"));
+                const char *slash;
+                int r;
+
+                if (listing_full(l))
+                        break;
+                if (!id || !id[0])
+                        id = json_string_value(json_object_get(m, "modelId"));
+                if (!id || !id[0])
+                        continue;
+                /* the hub's search is fuzzy: keep names that start with the prefix */
+                slash = strchr(id, '/');
+                if (l->prefix && slash && strncasecmp(slash + 1, l->prefix, strlen(l->prefix)) != 0)
+                        continue;
+                if (*n >= CATALOG_MODELS_PER_SOURCE_MAX)
+                        break;
+                r = strv_push(names, n, id);
+                if (r < 0)
+                        return r;
+                l->got++;
+        }
+        return 0;
+}
+
+/* Appends the names of one wildcard pattern to *names (strv, n). -EIO with err on failure. */
+static int list_by_author(struct hf_client *cl, const char *org, const char *prefix, char ***names,
+                          size_t *n, char *err, size_t n_err)
+{
+        AUTOFREE char *cursor = NULL, *e_org = curl_easy_escape(cl->curl, org, 0),
+                      *e_prefix = prefix ? curl_easy_escape(cl->curl, prefix, 0) : NULL;
+        struct author_listing l = { .prefix = prefix, .max = cl->cfg->max_models };
+        const struct hf_doc doc = { "failed to list models for author", "author",
+                                    "failed to decode models list for author", org, JSON_ARRAY };
+
+        if (!e_org || (prefix && !e_prefix))
+                return -ENOMEM;
+        for (unsigned page = 0; page < CATALOG_HF_PAGES_MAX && !listing_full(&l); page++) {
+                AUTOFREE char *url = NULL, *link = NULL;
+                json_auto_t *arr = NULL;
+                int r;
+
+                if (asprintf(&url, "%s/api/models?author=%s&limit=%d%s%s%s%s", cl->cfg->base_url,
+                             e_org, CATALOG_HF_LIST_LIMIT, e_prefix ? "&search=" : "",
+                             e_prefix ? e_prefix : "", cursor ? "&cursor=" : "",
+                             cursor ? cursor : "") < 0)
+                        return -ENOMEM;
+                r = hf_get_json(cl, url, &doc, &arr, &link, err, n_err);
+                if (r >= 0)
+                        r = append_listed(&l, arr, names, n);
+                free(cursor);
+                cursor = NULL;
+                if (r >= 0)
+                        r = catalog_hf_link_next_cursor(link, &cursor);
+                if (r < 0)
+                        return r;
+                if (!cursor || json_array_size(arr) < CATALOG_HF_LIST_LIMIT)
+                        break;
+        }
+        return 0;
+}
+
 /* upstream's message for "*", "*\/x" and patterns without an organization; -EIO */
 static int unsupported_pattern(const char *p, char *err, size_t n_err)
 {
-        snprintf(err, n_err,
-                 "wildcard pattern \"%s\" is not supported - Hugging Face requires a specific "
-                 "organization (e.g., 'ibm-granite/*' or 'meta-llama/Llama-2-*')",
-                 p);
+        (void)snprintf(err, n_err,
+                       "wildcard pattern \"%s\" is not supported - Hugging Face requires a "
+                       "specific organization (e.g., 'ibm-granite/*' or 'meta-llama/Llama-2-*')",
+                       p);
+        return -EIO;
+}
+
+/*
+ * Parses an includedModels pattern; -EIO with upstream's message in err when it is not
+ * supported (no specific organization).
+ */
+static int parse_supported_pattern(const char *p, enum catalog_hf_pattern *ret_type, char **ret_org,
+                                   char **ret_prefix, char *err, size_t n_err)
+{
+        int r = catalog_hf_pattern_parse(p, ret_type, ret_org, ret_prefix);
+
+        if (r < 0)
+                return r;
+        return *ret_type == CATALOG_HF_PATTERN_INVALID ? unsupported_pattern(p, err, n_err) : 0;
+}
+
+/* "a b c": the names of v (n of them), space-separated, bounded as the error messages are. */
+static int join_names(struct buf *list, char *const *v, size_t n)
+{
+        int r = 0;
+
+        for (size_t i = 0; i < n && r >= 0; i++)
+                r = err_append(list, "%s%s", i ? " " : "", v[i]);
+        return r;
+}
+
+/* The names of step 2 so far, and the wildcard patterns that failed with their causes. */
+struct expansion {
+        char **names; /* owned strv */
+        size_t n;
+        char **failed; /* owned strv */
+        size_t n_failed;
+        size_t n_wild;
+        struct buf causes; /* "; <pattern>: <cause>" ... */
+};
+
+/* Expands one includedModels pattern into e. -EIO with err when it is unsupported. */
+static int expand_pattern(struct hf_client *cl, const char *p, struct expansion *e, char *err,
+                          size_t n_err)
+{
+        AUTOFREE char *org = NULL, *prefix = NULL;
+        enum catalog_hf_pattern type;
+        char cause[768];
+        int r;
+
+        r = parse_supported_pattern(p, &type, &org, &prefix, err, n_err);
+        if (r < 0)
+                return r;
+        if (type == CATALOG_HF_PATTERN_EXACT)
+                return strv_push(&e->names, &e->n, p);
+        e->n_wild++;
+        r = list_by_author(cl, org, prefix, &e->names, &e->n, cause, sizeof(cause));
+        if (r == -EIO) {
+                r = strv_push(&e->failed, &e->n_failed, p);
+                if (r >= 0)
+                        r = err_append(&e->causes, "; %s: %s", p, cause);
+        }
+        return r;
+}
+
+/* "no models found[: [a b]]; a: cause..." when wildcard patterns found nothing at all; -EIO. */
+static int no_models_found(const struct expansion *e, char *err, size_t n_err)
+{
+        CLEANUP(buf_release) struct buf list = BUF_INIT(HF_ERROR_MAX);
+        int r;
+
+        r = join_names(&list, e->failed, e->n_failed);
+        if (r < 0)
+                return r;
+        (void)snprintf(err, n_err, "no models found%s%s%s%s", e->n_failed ? ": [" : "",
+                       e->n_failed ? buf_str(&list) : "", e->n_failed ? "]" : "",
+                       buf_str(&e->causes));
         return -EIO;
 }
 
@@ -413,67 +523,33 @@ static int unsupported_pattern(const char *p, char *err, size_t n_err)
  */
 static int expand_names(struct hf_client *cl, char ***ret, char *err, size_t n_err)
 {
-        CLEANUP(catalog_strv_freep) char **names = NULL, **failed = NULL;
-        struct buf causes = BUF_INIT(HF_ERROR_MAX);
-        size_t n = 0, n_failed = 0, n_wild = 0;
+        struct expansion e = { .causes = BUF_INIT(HF_ERROR_MAX) };
         int r = 0;
 
-        names = calloc(1, sizeof(*names));
-        failed = calloc(1, sizeof(*failed));
-        if (!names || !failed)
-                return -ENOMEM;
-        for (char **p = cl->cfg->included; p && *p && r >= 0; p++) {
-                AUTOFREE char *org = NULL, *prefix = NULL;
-                enum catalog_hf_pattern type;
-                char cause[768];
-
-                r = catalog_hf_pattern_parse(*p, &type, &org, &prefix);
-                if (r < 0)
-                        break;
-                switch (type) {
-                case CATALOG_HF_PATTERN_INVALID:
-                        r = unsupported_pattern(*p, err, n_err);
-                        break;
-                case CATALOG_HF_PATTERN_ORG_ALL:
-                case CATALOG_HF_PATTERN_ORG_PREFIX:
-                        n_wild++;
-                        r = list_by_author(cl, org, prefix, &names, &n, cause, sizeof(cause));
-                        if (r == -EIO) {
-                                r = strv_push(&failed, &n_failed, *p);
-                                if (r >= 0)
-                                        r = err_append(&causes, "; %s: %s", *p, cause);
-                        }
-                        break;
-                case CATALOG_HF_PATTERN_EXACT:
-                        r = strv_push(&names, &n, *p);
-                        break;
-                }
-        }
-        if (r >= 0 && n_wild > 0 && n == 0) {
-                struct buf list = BUF_INIT(HF_ERROR_MAX);
-
-                for (size_t i = 0; i < n_failed && r >= 0; i++)
-                        r = err_append(&list, "%s%s", i ? " " : "", failed[i]);
-                snprintf(err, n_err, "no models found%s%s%s%s", n_failed ? ": [" : "",
-                         n_failed ? buf_str(&list) : "", n_failed ? "]" : "", buf_str(&causes));
-                buf_release(&list);
-                r = r < 0 ? r : -EIO;
-        }
-        buf_release(&causes);
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(names);
-        return 0;
+        e.names = calloc(1, sizeof(*e.names));
+        e.failed = calloc(1, sizeof(*e.failed));
+        if (!e.names || !e.failed)
+                r = -ENOMEM;
+        for (char **p = cl->cfg->included; p && *p && r >= 0; p++)
+                r = expand_pattern(cl, *p, &e, err, n_err);
+        if (r >= 0 && e.n_wild > 0 && e.n == 0)
+                r = no_models_found(&e, err, n_err);
+        if (r >= 0)
+                *ret = TAKE_PTR(e.names);
+        catalog_strv_free(e.names);
+        catalog_strv_free(e.failed);
+        buf_release(&e.causes);
+        return r < 0 ? r : 0;
 }
 
 /* GET /api/models/{id}: the info object. -EIO with err. */
 static int fetch_info(struct hf_client *cl, const char *name, json_t **ret, char *err, size_t n_err)
 {
-        struct hf_response resp = { 0 };
-        AUTOFREE char *url = NULL, *path = NULL;
-        json_error_t je;
-        char cause[512];
-        json_t *info;
+        AUTOFREE char *url = NULL, *path = NULL, *esc = NULL;
+        struct hf_doc doc = { "failed to fetch model info for", "model",
+                              "failed to decode model info for", NULL, JSON_OBJECT };
+        json_auto_t *info = NULL;
+        const char *id;
         size_t len;
         int r;
 
@@ -486,42 +562,17 @@ static int fetch_info(struct hf_client *cl, const char *name, json_t **ret, char
         len = strlen(path);
         while (len > 0 && path[len - 1] == '/')
                 path[--len] = '\0';
-        {
-                AUTOFREE char *esc = path_escape(path);
-
-                if (!esc || asprintf(&url, "%s/api/models/%s", cl->cfg->base_url, esc) < 0)
-                        return -ENOMEM;
-        }
-        r = hf_get(cl, url, CATALOG_HF_BODY_MAX, &resp, cause, sizeof(cause));
-        if (r == -EIO)
-                snprintf(err, n_err, "failed to fetch model info for %s: %s", path, cause);
-        if (r < 0) {
-                hf_response_release(&resp);
+        esc = path_escape(path);
+        if (!esc || asprintf(&url, "%s/api/models/%s", cl->cfg->base_url, esc) < 0)
+                return -ENOMEM;
+        doc.name = path;
+        r = hf_get_json(cl, url, &doc, &info, /* ret_link= */ NULL, err, n_err);
+        if (r < 0)
                 return r;
-        }
-        if (resp.status != 200) {
-                char st[512];
-
-                status_text(&resp, st, sizeof(st));
-                snprintf(err, n_err, "Hugging Face API returned status %s for model %s", st, path);
-                hf_response_release(&resp);
-                return -EIO;
-        }
-        info = json_loadb(buf_str(&resp.body), resp.body.len, 0, &je);
-        hf_response_release(&resp);
-        if (!json_is_object(info)) {
-                snprintf(err, n_err, "failed to decode model info for %s: %s", path,
-                         info ? "not a JSON object" : je.text);
-                json_decref(info);
-                return -EIO;
-        }
-        if (!json_string_value(json_object_get(info, "id")) ||
-            !json_string_value(json_object_get(info, "id"))[0])
-                if (json_object_set_new(info, "id", json_string(path)) < 0) {
-                        json_decref(info);
-                        return -ENOMEM;
-                }
-        *ret = info;
+        id = json_string_value(json_object_get(info, "id"));
+        if ((!id || !id[0]) && json_object_set_new(info, "id", json_string(path)) < 0)
+                return -ENOMEM;
+        *ret = TAKE_PTR(info);
         return 0;
 }
 
@@ -578,6 +629,12 @@ static int client_init(struct hf_client *cl, const struct catalog_hf_config *c,
         return cl->curl ? 0 : -ENOMEM;
 }
 
+static void hf_client_release(struct hf_client *cl)
+{
+        curl_easy_cleanup(cl->curl);
+        cl->curl = NULL;
+}
+
 static int set_error(char **slot, const char *prefix, const char *msg)
 {
         if (asprintf(slot, "%s%s", prefix, msg) < 0) {
@@ -587,121 +644,180 @@ static int set_error(char **slot, const char *prefix, const char *msg)
         return 0;
 }
 
+static void model_data_release(struct catalog_model_data *d)
+{
+        free(d->name);
+        json_decref(d->model);
+        json_decref(d->artifacts);
+        *d = (struct catalog_model_data){ 0 };
+}
+
+/* The models of step 3 so far, and the names that could not be fetched with their causes. */
+struct fetched {
+        struct catalog_models *data; /* owned */
+        char **failed;               /* owned strv */
+        size_t n_failed;
+        struct buf causes; /* "; <cause>" ... */
+};
+
+/*
+ * Step 3 for one name the globs allow: its info and card into f->data (unless the final name is
+ * excluded or already there); a name that cannot be fetched goes to f->failed.
+ */
+static int fetch_model(struct hf_client *cl, const char *nm, int64_t now_ms, struct fetched *f)
+{
+        const struct catalog_hf_config *c = cl->cfg;
+        CLEANUP(model_data_release) struct catalog_model_data d = { 0 };
+        json_auto_t *info = NULL;
+        AUTOFREE char *readme = NULL;
+        char err[HF_ERROR_MAX];
+        int r;
+
+        if (!catalog_glob_included(c->included, c->excluded, nm))
+                return 0;
+        r = fetch_info(cl, nm, &info, err, sizeof(err));
+        if (r == -EIO) {
+                r = strv_push(&f->failed, &f->n_failed, nm);
+                return r < 0 ? r : err_append(&f->causes, "; %s", err);
+        }
+        if (r < 0)
+                return r;
+        r = fetch_readme(cl, json_string_value(json_object_get(info, "id")), info, &readme);
+        if (r >= 0)
+                r = catalog_hf_model_from_info(info, nm, readme, now_ms, &d);
+        if (r < 0)
+                return r;
+        /* the final name must pass the globs too, and names stay unique */
+        for (size_t i = 0; i < f->data->n; i++)
+                if (streq(f->data->v[i].name, d.name))
+                        return 0;
+        if (!catalog_glob_included(c->included, c->excluded, d.name))
+                return 0;
+        f->data->v[f->data->n++] = d;
+        d = (struct catalog_model_data){ 0 }; /* moved into f->data */
+        return 0;
+}
+
+/* "Failed to fetch some models, ... Failed models: [a b]; cause..." into *ret (owned). */
+static int partial_error(const struct fetched *f, char **ret)
+{
+        CLEANUP(buf_release) struct buf list = BUF_INIT(HF_ERROR_MAX);
+        int r;
+
+        r = join_names(&list, f->failed, f->n_failed);
+        if (r < 0)
+                return r;
+        if (asprintf(ret,
+                     "Failed to fetch some models, ensure models exist and are accessible with "
+                     "given credentials. Failed models: [%s]%s",
+                     buf_str(&list), buf_str(&f->causes)) < 0) {
+                *ret = NULL;
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+/* Steps 3 and 4: every name into f (f->data with room for all of them). */
+static int fetch_models(struct hf_client *cl, char *const *names, int64_t now_ms, struct fetched *f)
+{
+        int r;
+
+        f->data = calloc(1, sizeof(*f->data));
+        f->failed = calloc(1, sizeof(*f->failed));
+        if (!f->data || !f->failed)
+                return -ENOMEM;
+        f->data->refs = 1;
+        f->data->v = calloc(catalog_strv_length(names) + 1, sizeof(*f->data->v));
+        if (!f->data->v)
+                return -ENOMEM;
+        for (char *const *nm = names; *nm; nm++) {
+                r = fetch_model(cl, *nm, now_ms, f);
+                if (r < 0)
+                        return r;
+        }
+        return catalog_models_stamp(f->data, now_ms);
+}
+
+/*
+ * Steps 1 to 3 with a client; the outcome (data and/or error) into *ret. Returns -ENOMEM or
+ * -ECANCELED only.
+ */
+static int sync_with(struct hf_client *cl, struct catalog_hf_result *ret)
+{
+        CLEANUP(catalog_strv_freep) char **names = NULL;
+        struct fetched f = { .causes = BUF_INIT(HF_ERROR_MAX) };
+        int64_t now_ms = (int64_t)(now_realtime() / USEC_PER_MSEC);
+        char err[HF_ERROR_MAX];
+        int r = 0;
+
+        if (cl->cfg->api_key) {
+                r = validate_credentials(cl, err, sizeof(err));
+                if (r == -EIO)
+                        return set_error(&ret->error, "", err);
+                if (r < 0)
+                        return r;
+        }
+        r = expand_names(cl, &names, err, sizeof(err));
+        if (r == -EIO)
+                return set_error(&ret->error, "failed to expand model patterns: ", err);
+        if (r >= 0)
+                r = fetch_models(cl, names, now_ms, &f);
+        if (r >= 0 && f.n_failed > 0)
+                r = partial_error(&f, &ret->error);
+        if (r >= 0 && (f.data->n > 0 || f.n_failed == 0))
+                ret->data = TAKE_PTR(f.data);
+        catalog_models_unref(f.data);
+        catalog_strv_free(f.failed);
+        buf_release(&f.causes);
+        return r < 0 ? r : 0;
+}
+
 int catalog_hf_sync(const struct catalog_hf_config *c, const struct catalog_hf_opts *opts,
                     struct catalog_hf_result *ret)
 {
-        CLEANUP(catalog_models_unrefp) struct catalog_models *data = NULL;
-        CLEANUP(catalog_strv_freep) char **names = NULL, **failed = NULL;
-        struct buf causes = BUF_INIT(HF_ERROR_MAX), list = BUF_INIT(HF_ERROR_MAX);
-        int64_t now_ms = (int64_t)(now_realtime() / USEC_PER_MSEC);
-        struct hf_client cl;
-        size_t n_failed = 0;
-        char err[HF_ERROR_MAX];
+        CLEANUP(hf_client_release) struct hf_client cl = { 0 };
         int r;
 
         *ret = (struct catalog_hf_result){ 0 };
         r = client_init(&cl, c, opts);
-        if (r < 0)
-                return r;
-        if (c->api_key) {
-                r = validate_credentials(&cl, err, sizeof(err));
-                if (r == -EIO) {
-                        curl_easy_cleanup(cl.curl);
-                        return set_error(&ret->error, "", err);
-                }
-                if (r < 0)
-                        goto out;
-        }
-        r = expand_names(&cl, &names, err, sizeof(err));
-        if (r == -EIO) {
-                curl_easy_cleanup(cl.curl);
-                return set_error(&ret->error, "failed to expand model patterns: ", err);
-        }
-        if (r < 0)
-                goto out;
-        data = calloc(1, sizeof(*data));
-        failed = calloc(1, sizeof(*failed));
-        if (!data || !failed) {
-                r = -ENOMEM;
-                goto out;
-        }
-        data->refs = 1;
-        data->v = calloc(catalog_strv_length(names) + 1, sizeof(*data->v));
-        if (!data->v) {
-                r = -ENOMEM;
-                goto out;
-        }
-        for (char **nm = names; *nm; nm++) {
-                json_t *info = NULL;
-                AUTOFREE char *readme = NULL;
-                struct catalog_model_data d = { 0 };
-                bool dup = false;
-
-                if (!catalog_glob_included(c->included, c->excluded, *nm))
-                        continue;
-                r = fetch_info(&cl, *nm, &info, err, sizeof(err));
-                if (r == -EIO) {
-                        r = strv_push(&failed, &n_failed, *nm);
-                        if (r >= 0)
-                                r = err_append(&causes, "; %s", err);
-                        if (r < 0)
-                                goto out;
-                        continue;
-                }
-                if (r < 0)
-                        goto out;
-                r = fetch_readme(&cl, json_string_value(json_object_get(info, "id")), info,
-                                 &readme);
-                if (r >= 0)
-                        r = catalog_hf_model_from_info(info, *nm, readme, now_ms, &d);
-                json_decref(info);
-                if (r < 0)
-                        goto out;
-                /* the final name must pass the globs too, and names stay unique */
-                for (size_t i = 0; i < data->n && !dup; i++)
-                        dup = streq(data->v[i].name, d.name);
-                if (dup || !catalog_glob_included(c->included, c->excluded, d.name)) {
-                        free(d.name);
-                        json_decref(d.model);
-                        json_decref(d.artifacts);
-                        continue;
-                }
-                data->v[data->n++] = d;
-        }
-        r = catalog_models_stamp(data, now_ms);
-        if (r < 0)
-                goto out;
-        if (n_failed > 0) {
-                for (size_t i = 0; i < n_failed && r >= 0; i++)
-                        r = err_append(&list, "%s%s", i ? " " : "", failed[i]);
-                if (r >= 0 &&
-                    asprintf(&ret->error,
-                             "Failed to fetch some models, ensure models exist and are accessible "
-                             "with given credentials. Failed models: [%s]%s",
-                             buf_str(&list), buf_str(&causes)) < 0) {
-                        ret->error = NULL;
-                        r = -ENOMEM;
-                }
-                if (r < 0)
-                        goto out;
-        }
-        if (data->n > 0 || n_failed == 0)
-                ret->data = TAKE_PTR(data);
-        r = 0;
-out:
-        buf_release(&causes);
-        buf_release(&list);
-        curl_easy_cleanup(cl.curl);
+        if (r >= 0)
+                r = sync_with(&cl, ret);
         if (r < 0)
                 catalog_hf_result_release(ret);
         return r;
 }
 
+/* A preview's names for one pattern (upstream: a failing wildcard pattern is skipped). */
+static int preview_pattern(struct hf_client *cl, const char *p, char ***names, size_t *n,
+                           char *reterr, size_t n_reterr)
+{
+        AUTOFREE char *org = NULL, *prefix = NULL;
+        enum catalog_hf_pattern type;
+        json_auto_t *info = NULL;
+        char cause[768];
+        int r;
+
+        r = parse_supported_pattern(p, &type, &org, &prefix, reterr, n_reterr);
+        if (r < 0)
+                return r;
+        if (type != CATALOG_HF_PATTERN_EXACT) {
+                r = list_by_author(cl, org, prefix, names, n, cause, sizeof(cause));
+                return r == -EIO ? 0 : r;
+        }
+        /* an exact id that cannot be fetched keeps its own name */
+        r = fetch_info(cl, p, &info, cause, sizeof(cause));
+        if (r == -EIO)
+                return strv_push(names, n, p);
+        if (r < 0)
+                return r;
+        return strv_push(names, n, json_string_value(json_object_get(info, "id")));
+}
+
 int catalog_hf_preview_names(const struct catalog_hf_config *c, const struct catalog_hf_opts *opts,
                              char ***ret_names, char *reterr, size_t n_reterr)
 {
+        CLEANUP(hf_client_release) struct hf_client cl = { 0 };
         CLEANUP(catalog_strv_freep) char **names = NULL;
-        struct hf_client cl;
         size_t n = 0;
         int r;
 
@@ -709,50 +825,14 @@ int catalog_hf_preview_names(const struct catalog_hf_config *c, const struct cat
         if (r < 0)
                 return r;
         names = calloc(1, sizeof(*names));
-        if (!names) {
-                r = -ENOMEM;
-                goto out;
-        }
-        if (c->api_key) {
+        if (!names)
+                return -ENOMEM;
+        if (c->api_key)
                 r = validate_credentials(&cl, reterr, n_reterr);
-                if (r < 0)
-                        goto out;
-        }
-        for (char **p = c->included; p && *p && r >= 0; p++) {
-                AUTOFREE char *org = NULL, *prefix = NULL;
-                enum catalog_hf_pattern type;
-                char cause[768];
-                json_t *info = NULL;
-
-                r = catalog_hf_pattern_parse(*p, &type, &org, &prefix);
-                if (r < 0)
-                        break;
-                switch (type) {
-                case CATALOG_HF_PATTERN_INVALID:
-                        r = unsupported_pattern(*p, reterr, n_reterr);
-                        break;
-                case CATALOG_HF_PATTERN_ORG_ALL:
-                case CATALOG_HF_PATTERN_ORG_PREFIX:
-                        /* a failing pattern is skipped (upstream) */
-                        r = list_by_author(&cl, org, prefix, &names, &n, cause, sizeof(cause));
-                        if (r == -EIO)
-                                r = 0;
-                        break;
-                case CATALOG_HF_PATTERN_EXACT:
-                        r = fetch_info(&cl, *p, &info, cause, sizeof(cause));
-                        if (r == -EIO)
-                                r = strv_push(&names, &n, *p);
-                        else if (r >= 0)
-                                r = strv_push(&names, &n,
-                                              json_string_value(json_object_get(info, "id")));
-                        json_decref(info);
-                        break;
-                }
-        }
-out:
-        curl_easy_cleanup(cl.curl);
+        for (char **p = c->included; p && *p && r >= 0; p++)
+                r = preview_pattern(&cl, *p, &names, &n, reterr, n_reterr);
         if (r == -EIO)
-                r = -EINVAL;
+                return -EINVAL;
         if (r < 0)
                 return r;
         *ret_names = TAKE_PTR(names);

@@ -334,6 +334,28 @@ static int lower_append(struct buf *b, const char *s)
         return buf_putc(b, '\x1f');
 }
 
+/* The model's accuracy: the highest overall_average of its artifacts. */
+static void model_accuracy(struct catalog_model *m)
+{
+        size_t i;
+        json_t *v;
+
+        json_array_foreach(m->data->artifacts, i, v) {
+                json_t *avg = json_object_get(json_object_get(v, "customProperties"),
+                                              "overall_average");
+                bool ok;
+                double d;
+
+                if (!avg)
+                        continue;
+                d = metadata_number(avg, &ok);
+                if (ok && (!m->has_accuracy || d > m->accuracy)) {
+                        m->accuracy = d;
+                        m->has_accuracy = true;
+                }
+        }
+}
+
 /* Builds the served JSON of one model (ids assigned, model-level customProperties strings only). */
 static int model_build(struct catalog_model *m, const char *source_id)
 {
@@ -360,20 +382,7 @@ static int model_build(struct catalog_model *m, const char *source_id)
             json_object_set(wire, "customProperties", strings) < 0)
                 return -ENOMEM;
 
-        json_array_foreach(m->data->artifacts, i, v) {
-                json_t *avg;
-                bool ok;
-
-                avg = json_object_get(json_object_get(v, "customProperties"), "overall_average");
-                if (avg) {
-                        double d = metadata_number(avg, &ok);
-
-                        if (ok && (!m->has_accuracy || d > m->accuracy)) {
-                                m->accuracy = d;
-                                m->has_accuracy = true;
-                        }
-                }
-        }
+        model_accuracy(m);
         m->create_ms = epoch_of(src, "createTimeSinceEpoch");
         m->update_ms = epoch_of(src, "lastUpdateTimeSinceEpoch");
 
@@ -774,12 +783,30 @@ static int artifact_props_build(struct catalog_index *idx)
 
 /* ---- build ---- */
 
+/* "m\x1f<source>\x1f<name>" or "a\x1f<source>\x1f<name>\x1f<art>" (no printf: one per item) */
 static int ids_key(struct buf *b, const char *source, const char *name, long art)
 {
+        char num[24], *p = num + sizeof(num);
+        int r;
+
         buf_reset(b);
-        if (art < 0)
-                return buf_printf(b, "m\x1f%s\x1f%s", source, name);
-        return buf_printf(b, "a\x1f%s\x1f%s\x1f%ld", source, name, art);
+        r = buf_putc(b, art < 0 ? 'm' : 'a');
+        if (r >= 0)
+                r = buf_putc(b, '\x1f');
+        if (r >= 0)
+                r = buf_puts(b, source);
+        if (r >= 0)
+                r = buf_putc(b, '\x1f');
+        if (r >= 0)
+                r = buf_puts(b, name);
+        if (r < 0 || art < 0)
+                return r;
+        do {
+                *--p = (char)('0' + art % 10);
+                art /= 10;
+        } while (art > 0);
+        *--p = '\x1f';
+        return buf_append(b, p, (size_t)(num + sizeof(num) - p));
 }
 
 /* Looks up or allocates the id of key in (old, new) maps; appends to new. */
@@ -829,53 +856,62 @@ static int mcp_tools_default_access(json_t *tools)
  * type filterq_compare_metadata() expects (string_value a string, double_value a number,
  * bool_value a boolean; absent or null is fine; int_value is parsed leniently anyway).
  */
+/* The typed field of one MetadataValue has the JSON type its metadataType names. */
+static bool metadata_well_typed(const json_t *mv)
+{
+        const char *type = json_string_value(json_object_get(mv, "metadataType"));
+        const char *field;
+        const json_t *v;
+
+        if (!type)
+                return true;
+        if (streq(type, "MetadataStringValue"))
+                field = "string_value";
+        else if (streq(type, "MetadataDoubleValue"))
+                field = "double_value";
+        else if (streq(type, "MetadataBoolValue"))
+                field = "bool_value";
+        else
+                return true;
+        v = json_object_get(mv, field);
+        if (!v || json_is_null(v))
+                return true;
+        return field[0] == 's'   ? json_is_string(v)
+               : field[0] == 'd' ? json_is_number(v)
+                                 : json_is_boolean(v);
+}
+
 static bool custom_well_typed(const json_t *custom)
 {
         const char *k;
         json_t *mv;
 
-        json_object_foreach((json_t *)custom, k, mv) {
-                const char *type = json_string_value(json_object_get(mv, "metadataType"));
-                const json_t *v;
-
-                if (!type)
-                        continue;
-                if (streq(type, "MetadataStringValue")) {
-                        v = json_object_get(mv, "string_value");
-                        if (v && !json_is_null(v) && !json_is_string(v))
-                                return false;
-                } else if (streq(type, "MetadataDoubleValue")) {
-                        v = json_object_get(mv, "double_value");
-                        if (v && !json_is_null(v) && !json_is_number(v))
-                                return false;
-                } else if (streq(type, "MetadataBoolValue")) {
-                        v = json_object_get(mv, "bool_value");
-                        if (v && !json_is_null(v) && !json_is_boolean(v))
-                                return false;
-                }
-        }
+        json_object_foreach((json_t *)custom, k, mv)
+                if (!metadata_well_typed(mv))
+                        return false;
         return true;
 }
 
-int catalog_index_build(struct catalog_config *config, struct catalog_source_load *loads,
-                        size_t n_loads, struct catalog_ids *ids, struct catalog_index **ret)
-{
-        CLEANUP(catalog_index_unrefp) struct catalog_index *idx = NULL;
-        struct id_entry *nv = NULL;
-        size_t nn = 0, ncap = 0, total = 0;
-        int64_t next = ids->next;
-        struct buf key = BUF_INIT(64 * 1024);
-        size_t total_art = 0, n_art_ids = 0;
-        int r = 0;
+/* The stable-id map being built for the new snapshot (committed to ids when the build succeeds). */
+struct id_builder {
+        const struct catalog_ids *old;
+        struct id_entry *v; /* owned */
+        size_t n, cap;
+        int64_t next;
+        struct buf key; /* scratch */
+};
 
-        if (n_loads != config->n_sources)
-                return -EINVAL;
-        idx = calloc(1, sizeof(*idx));
-        if (!idx)
-                return -ENOMEM;
-        idx->refs = 1;
-        idx->config = *config;
-        *config = (struct catalog_config){ 0 };
+static int id_builder_assign(struct id_builder *b, int64_t *ret)
+{
+        return ids_assign(b->old, &b->v, &b->n, &b->cap, &b->next, buf_str(&b->key), ret);
+}
+
+/* Moves the loads into idx->sources and allocates the model arrays for what they serve. */
+static int index_take_sources(struct catalog_index *idx, struct catalog_source_load *loads,
+                              size_t n_loads)
+{
+        size_t total = 0, total_art = 0;
+
         idx->sources = calloc(n_loads + 1, sizeof(*idx->sources));
         if (!idx->sources) {
                 for (size_t i = 0; i < n_loads; i++)
@@ -894,11 +930,46 @@ int catalog_index_build(struct catalog_config *config, struct catalog_source_loa
                 }
         }
         idx->models = calloc(total + 1, sizeof(*idx->models));
-        idx->by_key = calloc(total + 1, sizeof(*idx->by_key));
-        idx->by_id = calloc(total + 1, sizeof(*idx->by_id));
+        idx->by_key = calloc(total + 1, sizeof(struct catalog_model *));
+        idx->by_id = calloc(total + 1, sizeof(struct catalog_model *));
         idx->art_ids = calloc(total_art + 1, sizeof(*idx->art_ids));
         if (!idx->models || !idx->by_key || !idx->by_id || !idx->art_ids)
                 return -ENOMEM;
+        return 0;
+}
+
+/* One model of source s: ids for it and its artifacts, served text, resolved fields. */
+static int index_add_model(struct catalog_index *idx, const struct catalog_source_config *s,
+                           const struct catalog_model_data *d, size_t *n_art_ids,
+                           struct id_builder *b)
+{
+        struct catalog_model *m = &idx->models[idx->n_models];
+        size_t n_art = json_array_size(d->artifacts);
+        int r;
+
+        m->src = s;
+        m->data = d;
+        r = ids_key(&b->key, s->id, d->name, -1);
+        if (r >= 0)
+                r = id_builder_assign(b, &m->id);
+        m->art_off = *n_art_ids;
+        for (size_t a = 0; a < n_art && r >= 0; a++) {
+                r = ids_key(&b->key, s->id, d->name, (long)a);
+                if (r >= 0)
+                        r = id_builder_assign(b, &idx->art_ids[(*n_art_ids)++]);
+        }
+        if (r >= 0)
+                r = model_build(m, s->id);
+        if (r >= 0)
+                model_resolve_fields(m);
+        idx->n_models++;
+        return r;
+}
+
+static int index_add_models(struct catalog_index *idx, size_t n_loads, struct id_builder *b)
+{
+        size_t n_art_ids = 0;
+        int r = 0;
 
         for (size_t i = 0; i < n_loads && r >= 0; i++) {
                 const struct catalog_source_config *s = &idx->config.sources[i];
@@ -908,41 +979,49 @@ int catalog_index_build(struct catalog_config *config, struct catalog_source_loa
                 if (!data || s->is_mcp || !s->enabled)
                         continue;
                 r = catalog_source_excluded(s, &excluded);
-                if (r < 0)
-                        break;
-                for (size_t j = 0; j < data->n; j++) {
-                        struct catalog_model *m = &idx->models[idx->n_models];
+                for (size_t j = 0; j < data->n && r >= 0; j++) {
                         const struct catalog_model_data *d = &data->v[j];
-                        size_t n_art = json_array_size(d->artifacts);
 
                         /* hf sources are filtered by their sync (patterns with the org prefix) */
                         if (!(s->type && streq(s->type, "hf")) &&
                             !catalog_glob_included(s->included, excluded, d->name))
                                 continue;
-                        m->src = s;
-                        m->data = d;
-                        r = ids_key(&key, s->id, d->name, -1);
-                        if (r >= 0)
-                                r = ids_assign(ids, &nv, &nn, &ncap, &next, buf_str(&key), &m->id);
-                        m->art_off = n_art_ids;
-                        for (size_t a = 0; a < n_art && r >= 0; a++) {
-                                r = ids_key(&key, s->id, d->name, (long)a);
-                                if (r >= 0)
-                                        r = ids_assign(ids, &nv, &nn, &ncap, &next, buf_str(&key),
-                                                       &idx->art_ids[n_art_ids++]);
-                        }
-                        if (r >= 0)
-                                r = model_build(m, s->id);
-                        if (r >= 0)
-                                model_resolve_fields(m);
-                        idx->n_models++;
-                        if (r < 0)
-                                break;
+                        r = index_add_model(idx, s, d, &n_art_ids, b);
                 }
         }
+        return r;
+}
+
+/* The served MCPServer object of sv (a private copy with id, source_id, toolCount). */
+static int mcp_server_wire(const struct catalog_source_config *s, const json_t *sv, int64_t id,
+                           json_t *out)
+{
+        json_t *tools = json_object_get(sv, "tools");
+        char idbuf[32];
+        json_t *w;
+
+        (void)snprintf(idbuf, sizeof(idbuf), "%" PRId64, id);
+        w = json_deep_copy(sv);
+        if (w && mcp_tools_default_access(json_object_get(w, "tools")) < 0) {
+                json_decref(w);
+                w = NULL;
+        }
+        if (!w || json_object_set_new(w, "id", json_string(idbuf)) < 0 ||
+            json_object_set_new(w, "source_id", json_string(s->id)) < 0 ||
+            json_object_set_new(w, "toolCount", json_integer((json_int_t)json_array_size(tools))) <
+                    0 ||
+            json_array_append_new(out, w) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+static int index_add_mcp(struct catalog_index *idx, size_t n_loads, struct id_builder *b)
+{
+        int r = 0;
+
         idx->mcp = json_array();
         if (!idx->mcp)
-                r = -ENOMEM;
+                return -ENOMEM;
         for (size_t i = 0; i < n_loads && r >= 0; i++) {
                 const struct catalog_source_config *s = &idx->config.sources[i];
                 struct catalog_models *data = idx->sources[i].data;
@@ -953,56 +1032,35 @@ int catalog_index_build(struct catalog_config *config, struct catalog_source_loa
                         continue;
                 json_array_foreach(data->mcp_servers, j, sv) {
                         const char *name = json_string_value(json_object_get(sv, "name"));
-                        json_t *tools = json_object_get(sv, "tools");
                         int64_t id = 0;
-                        char idbuf[32];
-                        json_t *w;
 
                         if (!name || !catalog_glob_included(s->included, s->excluded, name))
                                 continue;
-                        r = buf_printf(&key, "s\x1f%s\x1f%s", s->id, name);
+                        buf_reset(&b->key);
+                        r = buf_printf(&b->key, "s\x1f%s\x1f%s", s->id, name);
                         if (r >= 0)
-                                r = ids_assign(ids, &nv, &nn, &ncap, &next, buf_str(&key), &id);
-                        buf_reset(&key);
+                                r = id_builder_assign(b, &id);
+                        if (r >= 0)
+                                r = mcp_server_wire(s, sv, id, idx->mcp);
                         if (r < 0)
                                 break;
-                        snprintf(idbuf, sizeof(idbuf), "%" PRId64, id);
-                        w = json_deep_copy(sv);
-                        if (w && mcp_tools_default_access(json_object_get(w, "tools")) < 0) {
-                                json_decref(w);
-                                w = NULL;
-                        }
-                        if (!w || json_object_set_new(w, "id", json_string(idbuf)) < 0 ||
-                            json_object_set_new(w, "source_id", json_string(s->id)) < 0 ||
-                            json_object_set_new(w, "toolCount",
-                                                json_integer((json_int_t)json_array_size(tools))) <
-                                    0 ||
-                            json_array_append_new(idx->mcp, w) < 0) {
-                                r = -ENOMEM;
-                                break;
-                        }
                 }
         }
-        buf_release(&key);
-        if (r < 0) {
-                id_entries_free(nv, nn);
-                return r;
-        }
-        /* commit the new id map (empty when nothing is served: nv is NULL then) */
-        if (nn > 0)
-                qsort(nv, nn, sizeof(*nv), id_entry_cmp);
-        id_entries_free(ids->v, ids->n);
-        ids->v = nv;
-        ids->n = nn;
-        ids->next = next;
+        return r;
+}
+
+/* Orders, typing check and precomputed answers of a snapshot whose models are built. */
+static int index_finish(struct catalog_index *idx)
+{
+        int r;
 
         qsort(idx->models, idx->n_models, sizeof(*idx->models), model_cmp_name_asc);
         for (size_t i = 0; i < idx->n_models; i++) {
                 idx->by_key[i] = idx->by_id[i] = &idx->models[i];
                 idx->models[i].index = idx;
         }
-        qsort(idx->by_key, idx->n_models, sizeof(*idx->by_key), model_cmp_key);
-        qsort(idx->by_id, idx->n_models, sizeof(*idx->by_id), model_cmp_id);
+        qsort(idx->by_key, idx->n_models, sizeof(struct catalog_model *), model_cmp_key);
+        qsort(idx->by_id, idx->n_models, sizeof(struct catalog_model *), model_cmp_id);
         idx->well_typed = true;
         for (size_t i = 0; i < idx->n_models && idx->well_typed; i++) {
                 const struct catalog_model *m = &idx->models[i];
@@ -1014,14 +1072,48 @@ int catalog_index_build(struct catalog_config *config, struct catalog_source_loa
                         if (!custom_well_typed(json_object_get(a, "customProperties")))
                                 idx->well_typed = false;
         }
-
         r = artifact_props_build(idx);
+        if (r >= 0)
+                r = filter_options_build(idx);
+        if (r >= 0)
+                r = mcp_filter_options_build(idx);
+        return r;
+}
+
+int catalog_index_build(struct catalog_config *config, struct catalog_source_load *loads,
+                        size_t n_loads, struct catalog_ids *ids, struct catalog_index **ret)
+{
+        CLEANUP(catalog_index_unrefp) struct catalog_index *idx = NULL;
+        struct id_builder b = { .old = ids, .next = ids->next, .key = BUF_INIT((size_t)64 * 1024) };
+        int r;
+
+        if (n_loads != config->n_sources)
+                return -EINVAL;
+        idx = calloc(1, sizeof(*idx));
+        if (!idx)
+                return -ENOMEM;
+        idx->refs = 1;
+        idx->config = *config;
+        *config = (struct catalog_config){ 0 };
+        r = index_take_sources(idx, loads, n_loads);
         if (r < 0)
                 return r;
-        r = filter_options_build(idx);
-        if (r < 0)
+        r = index_add_models(idx, n_loads, &b);
+        if (r >= 0)
+                r = index_add_mcp(idx, n_loads, &b);
+        buf_release(&b.key);
+        if (r < 0) {
+                id_entries_free(b.v, b.n);
                 return r;
-        r = mcp_filter_options_build(idx);
+        }
+        /* commit the new id map (empty when nothing is served: b.v is NULL then) */
+        if (b.n > 0)
+                qsort(b.v, b.n, sizeof(*b.v), id_entry_cmp);
+        id_entries_free(ids->v, ids->n);
+        ids->v = b.v;
+        ids->n = b.n;
+        ids->next = b.next;
+        r = index_finish(idx);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(idx);
@@ -1828,7 +1920,8 @@ static const struct catalog_model *find_model(const struct catalog_index *idx,
 
         if (idx->n_models == 0)
                 return NULL;
-        hit = bsearch(&pp, idx->by_key, idx->n_models, sizeof(*idx->by_key), model_cmp_key);
+        hit = bsearch(&pp, idx->by_key, idx->n_models, sizeof(struct catalog_model *),
+                      model_cmp_key);
         return hit ? *hit : NULL;
 }
 
@@ -1915,7 +2008,7 @@ static int perf_page(struct keyed *v, size_t n, bool is_str, bool always_has, bo
 {
         struct catalog_perf_params p = *q->perf;
         struct sort_opts opts = { .desc = q->page.desc, .id_asc = id_asc };
-        AUTOFREE json_t **arts = calloc(n + 1, sizeof(*arts));
+        AUTOFREE json_t **arts = calloc(n + 1, sizeof(json_t *));
         AUTOFREE bool *keep = calloc(n + 1, sizeof(*keep));
         size_t k = 0;
         int r;

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "catalog/service.h"
 
-#include <libgen.h>
 #include <malloc.h>
 #include <limits.h>
 #include <poll.h>
@@ -442,6 +441,23 @@ int catalog_service_reload(struct catalog_service *s, struct catalog_error *err)
         return r;
 }
 
+/* A new string with dirname(3)'s answer for path ("a/b/" -> "a", "b" -> ".", "/b" -> "/"),
+ * without dirname()'s static-buffer contract; NULL on ENOMEM. */
+static char *dir_of(const char *path)
+{
+        size_t n = strlen(path);
+
+        while (n > 1 && path[n - 1] == '/')
+                n--;
+        while (n > 0 && path[n - 1] != '/')
+                n--;
+        if (n == 0)
+                return strdup(".");
+        while (n > 1 && path[n - 1] == '/')
+                n--;
+        return strndup(path, n);
+}
+
 int catalog_service_new(const struct catalog_service_config *cfg, struct catalog_service **ret,
                         struct catalog_error *err)
 {
@@ -485,9 +501,7 @@ int catalog_service_new(const struct catalog_service_config *cfg, struct catalog
                 s->n_paths++;
         }
         {
-                AUTOFREE char *copy = strdup(s->paths[0]);
-
-                s->base_dir = copy ? strdup(dirname(copy)) : NULL;
+                s->base_dir = dir_of(s->paths[0]);
                 if (!s->base_dir) {
                         catalog_service_free(s);
                         return -ENOMEM;
@@ -586,12 +600,12 @@ static int inotify_setup(struct catalog_service *s)
                 return negative_errno();
         pthread_mutex_lock(&s->reload_lock);
         for (char **f = s->watched_files; f && *f; f++) {
-                AUTOFREE char *copy = strdup(*f);
+                AUTOFREE char *copy = dir_of(*f);
 
                 if (!copy)
                         continue;
                 /* failures (directory gone) are covered by the stat fallback */
-                (void)inotify_add_watch(fd, dirname(copy),
+                (void)inotify_add_watch(fd, copy,
                                         IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM |
                                                 IN_CLOSE_WRITE | IN_MODIFY | IN_ATTRIB |
                                                 IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR);

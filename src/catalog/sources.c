@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "catalog/sources.h"
 
-#include <libgen.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -145,14 +144,22 @@ static int validate_patterns(struct ydoc *d, unsigned line, const struct catalog
         return 0;
 }
 
+/*
+ * The directory part of file, as POSIX dirname(3) computes it ("." without a slash, "/" for
+ * the root, trailing slashes dropped), without dirname's static buffer or its in-place edit.
+ */
 static int dir_of(const char *file, char **ret)
 {
-        AUTOFREE char *copy = strdup(file);
+        size_t len = strlen(file);
         char *d;
 
-        if (!copy)
-                return -ENOMEM;
-        d = strdup(dirname(copy));
+        while (len > 1 && file[len - 1] == '/')
+                len--; /* "a/b/" is "a/b" */
+        while (len > 0 && file[len - 1] != '/')
+                len--; /* drop the last component */
+        while (len > 1 && file[len - 1] == '/')
+                len--; /* and the slashes before it, but keep a lone "/" */
+        d = len == 0 ? strdup(".") : strndup(file, len);
         if (!d)
                 return -ENOMEM;
         *ret = d;
@@ -365,6 +372,64 @@ static unsigned line_of_key(struct ydoc *d, yaml_node_t *n, const char *key)
         return ynode_line(n);
 }
 
+/*
+ * The assetType of a structured named query ({assetType, filters}): "models" when absent;
+ * -EINVAL with err for another key or an unknown asset type.
+ */
+static int named_query_asset_type(struct ydoc *d, unsigned line, const char *qname, const json_t *q,
+                                  const char **ret, struct catalog_error *err)
+{
+        const json_t *asset = json_object_get(q, "assetType");
+
+        if (json_object_size(q) != (asset ? 2U : 1U)) {
+                catalog_error_set(err, d->file, line,
+                                  "named query '%s': unknown key (expected assetType, filters)",
+                                  qname);
+                return -EINVAL;
+        }
+        if (!asset) {
+                *ret = "models";
+                return 0;
+        }
+        if (!json_is_string(asset) ||
+            catalog_asset_type_from_string(json_string_value(asset)) < 0) {
+                catalog_error_set(err, d->file, line, "named query '%s': invalid assetType", qname);
+                return -EINVAL;
+        }
+        *ret = json_string_value(asset);
+        return 0;
+}
+
+/*
+ * One named query, structured ({assetType, filters}) or the short form ({field: {operator,
+ * value}}, models), added to out as {assetType, filters}.
+ */
+static int parse_named_query(struct ydoc *d, unsigned line, const char *qname, json_t *q,
+                             json_t *out, struct catalog_error *err)
+{
+        json_t *filters = json_object_get(q, "filters");
+        const char *at = "models";
+        int r;
+
+        if (!json_is_object(q)) {
+                catalog_error_set(err, d->file, line, "named query '%s' must be a mapping", qname);
+                return -EINVAL;
+        }
+        if (filters) {
+                r = named_query_asset_type(d, line, qname, q, &at, err);
+                if (r < 0)
+                        return r;
+        } else
+                filters = q;
+        r = check_filters(d, line, qname, filters, err);
+        if (r < 0)
+                return r;
+        if (json_object_set_new(out, qname,
+                                json_pack("{s:s, s:O}", "assetType", at, "filters", filters)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 static int parse_named_queries(struct ydoc *d, yaml_node_t *n, struct catalog_config *c,
                                struct catalog_error *err)
 {
@@ -390,57 +455,84 @@ static int parse_named_queries(struct ydoc *d, yaml_node_t *n, struct catalog_co
         if (!out)
                 return -ENOMEM;
         json_object_foreach(v, qname, q) {
-                json_t *filters = json_object_get(q, "filters");
-                json_t *asset = json_object_get(q, "assetType");
-                const char *at = "models";
-                unsigned line = line_of_key(d, n, qname);
-
-                if (!json_is_object(q)) {
-                        catalog_error_set(err, d->file, line, "named query '%s' must be a mapping",
-                                          qname);
-                        return -EINVAL;
-                }
-                if (filters) {
-                        /* structured form: only assetType and filters */
-                        if (json_object_size(q) != (asset ? 2U : 1U)) {
-                                catalog_error_set(err, d->file, line,
-                                                  "named query '%s': unknown key (expected "
-                                                  "assetType, filters)",
-                                                  qname);
-                                return -EINVAL;
-                        }
-                        if (asset) {
-                                if (!json_is_string(asset) ||
-                                    catalog_asset_type_from_string(json_string_value(asset)) < 0) {
-                                        catalog_error_set(err, d->file, line,
-                                                          "named query '%s': invalid assetType",
-                                                          qname);
-                                        return -EINVAL;
-                                }
-                                at = json_string_value(asset);
-                        }
-                } else
-                        filters = q;
-                r = check_filters(d, line, qname, filters, err);
+                r = parse_named_query(d, line_of_key(d, n, qname), qname, q, out, err);
                 if (r < 0)
                         return r;
-                if (json_object_set_new(out, qname,
-                                        json_pack("{s:s, s:O}", "assetType", at, "filters",
-                                                  filters)) < 0)
-                        return -ENOMEM;
         }
         c->named_queries = TAKE_PTR(out);
         return 0;
 }
 
-struct top_level {
-        struct catalog_config *c;
+/* The top-level keys of a sources file, in the order their values are parsed. */
+enum top_key {
+        TOP_MODEL_CATALOGS,
+        TOP_CATALOGS, /* the legacy name of model_catalogs */
+        TOP_MCP_CATALOGS,
+        TOP_LABELS,
+        TOP_NAMED_QUERIES,
+        TOP__MAX,
 };
+
+static const char *const top_key_names[TOP__MAX] = {
+        [TOP_MODEL_CATALOGS] = "model_catalogs", [TOP_CATALOGS] = "catalogs",
+        [TOP_MCP_CATALOGS] = "mcp_catalogs",     [TOP_LABELS] = "labels",
+        [TOP_NAMED_QUERIES] = "namedQueries",
+};
+
+/* Sorts the root mapping's values by key into values[]; -EINVAL for an unknown or repeated key. */
+static int collect_top_level(struct ydoc *d, yaml_node_t *root, yaml_node_t *values[TOP__MAX],
+                             struct catalog_error *err)
+{
+        for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
+             p++) {
+                yaml_node_t *k = ydoc_node(d, p->key);
+                const char *key = ynode_scalar(k);
+                size_t t = 0;
+
+                if (!key) {
+                        catalog_error_set(err, d->file, ynode_line(k),
+                                          "mapping keys must be scalars");
+                        return -EINVAL;
+                }
+                while (t < TOP__MAX && !streq(key, top_key_names[t]))
+                        t++;
+                if (t == TOP__MAX) {
+                        catalog_error_set(err, d->file, ynode_line(k), "unknown key '%s'", key);
+                        return -EINVAL;
+                }
+                if (values[t]) {
+                        catalog_error_set(err, d->file, ynode_line(k), "duplicate key '%s'", key);
+                        return -EINVAL;
+                }
+                values[t] = ydoc_node(d, p->value);
+        }
+        return 0;
+}
+
+static int parse_top_value(struct ydoc *d, enum top_key t, yaml_node_t *v, struct catalog_config *c,
+                           struct catalog_error *err)
+{
+        switch (t) {
+        case TOP_MODEL_CATALOGS:
+                return parse_source_list(d, v, false, false, c, err);
+        case TOP_CATALOGS:
+                return parse_source_list(d, v, false, true, c, err);
+        case TOP_MCP_CATALOGS:
+                return parse_source_list(d, v, true, false, c, err);
+        case TOP_LABELS:
+                return parse_labels(d, v, c, err);
+        case TOP_NAMED_QUERIES:
+                return parse_named_queries(d, v, c, err);
+        case TOP__MAX:
+                break;
+        }
+        return -EINVAL;
+}
 
 static int parse_document(struct ydoc *d, struct catalog_config *c, struct catalog_error *err)
 {
         yaml_node_t *root = ydoc_root(d);
-        yaml_node_t *models = NULL, *legacy = NULL, *mcp = NULL, *labels = NULL, *nq = NULL;
+        yaml_node_t *values[TOP__MAX] = { 0 };
         int r;
 
         if (!root)
@@ -450,59 +542,13 @@ static int parse_document(struct ydoc *d, struct catalog_config *c, struct catal
                                   "the sources file must be a mapping");
                 return -EINVAL;
         }
-        for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
-             p++) {
-                yaml_node_t *k = ydoc_node(d, p->key), *v = ydoc_node(d, p->value);
-                const char *key = ynode_scalar(k);
-                yaml_node_t **slot;
-
-                if (!key) {
-                        catalog_error_set(err, d->file, ynode_line(k),
-                                          "mapping keys must be scalars");
-                        return -EINVAL;
-                }
-                if (streq(key, "model_catalogs"))
-                        slot = &models;
-                else if (streq(key, "catalogs"))
-                        slot = &legacy;
-                else if (streq(key, "mcp_catalogs"))
-                        slot = &mcp;
-                else if (streq(key, "labels"))
-                        slot = &labels;
-                else if (streq(key, "namedQueries"))
-                        slot = &nq;
-                else {
-                        catalog_error_set(err, d->file, ynode_line(k), "unknown key '%s'", key);
-                        return -EINVAL;
-                }
-                if (*slot) {
-                        catalog_error_set(err, d->file, ynode_line(k), "duplicate key '%s'", key);
-                        return -EINVAL;
-                }
-                *slot = v;
-        }
-        if (models) {
-                r = parse_source_list(d, models, false, false, c, err);
-                if (r < 0)
-                        return r;
-        }
-        if (legacy) {
-                r = parse_source_list(d, legacy, false, true, c, err);
-                if (r < 0)
-                        return r;
-        }
-        if (mcp) {
-                r = parse_source_list(d, mcp, true, false, c, err);
-                if (r < 0)
-                        return r;
-        }
-        if (labels) {
-                r = parse_labels(d, labels, c, err);
-                if (r < 0)
-                        return r;
-        }
-        if (nq) {
-                r = parse_named_queries(d, nq, c, err);
+        r = collect_top_level(d, root, values, err);
+        if (r < 0)
+                return r;
+        for (enum top_key t = 0; t < TOP__MAX; t++) {
+                if (!values[t])
+                        continue;
+                r = parse_top_value(d, t, values[t], c, err);
                 if (r < 0)
                         return r;
         }
@@ -516,7 +562,7 @@ int catalog_config_parse(const char *file, const char *data, size_t len, struct 
         struct ydoc d;
         int r;
 
-        if (len > CATALOG_FILE_MAX) {
+        if (len > (size_t)CATALOG_FILE_MAX) {
                 catalog_error_set(err, file, 0, "file too large (limit %u bytes)",
                                   CATALOG_FILE_MAX);
                 return -EFBIG;
@@ -541,7 +587,7 @@ int catalog_config_load_file(const char *path, struct catalog_config *ret,
         size_t len;
         int r;
 
-        r = catalog_read_file_reported(path, CATALOG_FILE_MAX, &data, &len, err);
+        r = catalog_read_file_reported(path, (size_t)CATALOG_FILE_MAX, &data, &len, err);
         if (r < 0)
                 return r;
         return catalog_config_parse(path, data, len, ret, err);
@@ -605,105 +651,141 @@ static int merge_source(struct catalog_source_config *dst, const struct catalog_
         return 0;
 }
 
-int catalog_config_merge(struct catalog_config *dst, const struct catalog_config *src,
+/* The source of dst with s's id, added (id and kind only) when dst has none. */
+static int merge_target(struct catalog_config *dst, const struct catalog_source_config *s,
+                        struct catalog_source_config **ret, struct catalog_error *err)
+{
+        struct catalog_source_config *t = config_find_mut(dst, s->id);
+        int r;
+
+        if (t && t->is_mcp != s->is_mcp) {
+                catalog_error_set(err, NULL, 0, "source id '%s' is both a model and an MCP source",
+                                  s->id);
+                return -EINVAL;
+        }
+        if (!t) {
+                r = config_add_source(dst, &t);
+                if (r < 0) {
+                        catalog_error_set(err, NULL, 0, "too many sources (limit %u)",
+                                          CATALOG_SOURCES_MAX);
+                        return r;
+                }
+                t->id = strdup(s->id);
+                if (!t->id)
+                        return -ENOMEM;
+                t->is_mcp = s->is_mcp;
+        }
+        *ret = t;
+        return 0;
+}
+
+/* -EINVAL with err when a pattern of the merged source is both included and excluded. */
+static int check_include_exclude(const struct catalog_source_config *t, struct catalog_error *err)
+{
+        if (!t->included || !t->excluded)
+                return 0;
+        for (char **p = t->included; *p; p++)
+                if (catalog_strv_contains(t->excluded, *p)) {
+                        catalog_error_set(err, NULL, 0,
+                                          "source '%s': pattern '%s' is both included and excluded",
+                                          t->id, *p);
+                        return -EINVAL;
+                }
+        return 0;
+}
+
+static int merge_sources(struct catalog_config *dst, const struct catalog_config *src,
                          struct catalog_error *err)
+{
+        for (size_t i = 0; i < src->n_sources; i++) {
+                struct catalog_source_config *t;
+                int r;
+
+                r = merge_target(dst, &src->sources[i], &t, err);
+                if (r < 0)
+                        return r;
+                r = merge_source(t, &src->sources[i]);
+                if (r < 0)
+                        return r;
+                r = check_include_exclude(t, err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Labels of src replace those of dst with the same name, the others are appended. */
+static int merge_labels(struct catalog_config *dst, const json_t *labels)
+{
+        size_t i;
+        json_t *v;
+
+        if (!dst->labels) {
+                dst->labels = json_array();
+                if (!dst->labels)
+                        return -ENOMEM;
+        }
+        json_array_foreach(labels, i, v) {
+                json_t *name = json_object_get(v, "name");
+                size_t j = 0;
+
+                while (j < json_array_size(dst->labels) &&
+                       !json_equal(json_object_get(json_array_get(dst->labels, j), "name"), name))
+                        j++;
+                if (j < json_array_size(dst->labels) ? json_array_set(dst->labels, j, v) < 0
+                                                     : json_array_append(dst->labels, v) < 0)
+                        return -ENOMEM;
+        }
+        return json_array_size(dst->labels) > CATALOG_LABELS_MAX ? -E2BIG : 0;
+}
+
+/* A named query defined again: later files override individual fields of the same query. */
+static int override_named_query(json_t *queries, const char *k, const json_t *old, json_t *v)
+{
+        json_t *copy = json_deep_copy(old);
+
+        if (!copy ||
+            json_object_update(json_object_get(copy, "filters"), json_object_get(v, "filters")) <
+                    0 ||
+            json_object_set(copy, "assetType", json_object_get(v, "assetType")) < 0) {
+                json_decref(copy);
+                return -ENOMEM;
+        }
+        return json_object_set_new(queries, k, copy) < 0 ? -ENOMEM : 0;
+}
+
+static int merge_named_queries(struct catalog_config *dst, json_t *queries)
 {
         const char *k;
         json_t *v;
-        size_t i;
-        int r;
 
-        for (i = 0; i < src->n_sources; i++) {
-                const struct catalog_source_config *s = &src->sources[i];
-                struct catalog_source_config *t = config_find_mut(dst, s->id);
+        if (!dst->named_queries) {
+                dst->named_queries = json_object();
+                if (!dst->named_queries)
+                        return -ENOMEM;
+        }
+        json_object_foreach(queries, k, v) {
+                const json_t *old = json_object_get(dst->named_queries, k);
+                int r = old ? override_named_query(dst->named_queries, k, old, v)
+                            : (json_object_set(dst->named_queries, k, v) < 0 ? -ENOMEM : 0);
 
-                if (t && t->is_mcp != s->is_mcp) {
-                        catalog_error_set(err, NULL, 0,
-                                          "source id '%s' is both a model and an MCP source",
-                                          s->id);
-                        return -EINVAL;
-                }
-                if (!t) {
-                        r = config_add_source(dst, &t);
-                        if (r < 0) {
-                                catalog_error_set(err, NULL, 0, "too many sources (limit %u)",
-                                                  CATALOG_SOURCES_MAX);
-                                return r;
-                        }
-                        t->id = strdup(s->id);
-                        if (!t->id)
-                                return -ENOMEM;
-                        t->is_mcp = s->is_mcp;
-                }
-                r = merge_source(t, s);
                 if (r < 0)
                         return r;
-                if (t->included && t->excluded)
-                        for (char **p = t->included; *p; p++)
-                                if (catalog_strv_contains(t->excluded, *p)) {
-                                        catalog_error_set(err, NULL, 0,
-                                                          "source '%s': pattern '%s' is both "
-                                                          "included and excluded",
-                                                          t->id, *p);
-                                        return -EINVAL;
-                                }
         }
-        if (src->labels) {
-                if (!dst->labels) {
-                        dst->labels = json_array();
-                        if (!dst->labels)
-                                return -ENOMEM;
-                }
-                json_array_foreach(src->labels, i, v) {
-                        json_t *name = json_object_get(v, "name");
-                        size_t j;
-                        json_t *old;
-                        bool replaced = false;
+        return json_object_size(dst->named_queries) > CATALOG_NAMED_QUERIES_MAX ? -E2BIG : 0;
+}
 
-                        json_array_foreach(dst->labels, j, old) {
-                                if (json_equal(json_object_get(old, "name"), name)) {
-                                        if (json_array_set(dst->labels, j, v) < 0)
-                                                return -ENOMEM;
-                                        replaced = true;
-                                        break;
-                                }
-                        }
-                        if (!replaced && json_array_append(dst->labels, v) < 0)
-                                return -ENOMEM;
-                }
-                if (json_array_size(dst->labels) > CATALOG_LABELS_MAX)
-                        return -E2BIG;
-        }
-        if (src->named_queries) {
-                if (!dst->named_queries) {
-                        dst->named_queries = json_object();
-                        if (!dst->named_queries)
-                                return -ENOMEM;
-                }
-                json_object_foreach(src->named_queries, k, v) {
-                        json_t *old = json_object_get(dst->named_queries, k);
+int catalog_config_merge(struct catalog_config *dst, const struct catalog_config *src,
+                         struct catalog_error *err)
+{
+        int r;
 
-                        if (old) {
-                                /* later files override individual fields of the same query */
-                                json_t *copy = json_deep_copy(old);
-
-                                if (!copy ||
-                                    json_object_update(json_object_get(copy, "filters"),
-                                                       json_object_get(v, "filters")) < 0 ||
-                                    json_object_set(copy, "assetType",
-                                                    json_object_get(v, "assetType")) < 0) {
-                                        json_decref(copy);
-                                        return -ENOMEM;
-                                }
-                                if (json_object_set_new(dst->named_queries, k, copy) < 0)
-                                        return -ENOMEM;
-                        } else if (json_object_set(dst->named_queries, k, v) < 0)
-                                return -ENOMEM;
-                }
-                if (json_object_size(dst->named_queries) > CATALOG_NAMED_QUERIES_MAX)
-                        return -E2BIG;
-        }
-        return 0;
+        r = merge_sources(dst, src, err);
+        if (r >= 0 && src->labels)
+                r = merge_labels(dst, src->labels);
+        if (r >= 0 && src->named_queries)
+                r = merge_named_queries(dst, src->named_queries);
+        return r < 0 ? r : 0;
 }
 
 int catalog_config_load(char *const *files, size_t n, struct catalog_config *ret,

@@ -46,20 +46,46 @@ struct intern_table {
         struct buf key; /* scratch */
 };
 
+/* tag, then v in hexadecimal, then ';' (no printf: this runs for every value of a file) */
+static int key_hex(struct buf *k, char tag, uint64_t v)
+{
+        char out[20];
+        size_t n = 0;
+
+        out[n++] = tag;
+        do {
+                out[n++] = "0123456789abcdef"[v & 15];
+                v >>= 4;
+        } while (v);
+        out[n++] = ';';
+        return buf_append(k, out, n);
+}
+
+static int key_bytes(struct buf *k, char tag, const char *s, size_t len)
+{
+        int r = key_hex(k, tag, len);
+
+        return r < 0 ? r : buf_append(k, s, len);
+}
+
 static int intern_key(struct buf *k, const json_t *v)
 {
         const char *ks;
         json_t *e;
         size_t i;
         int r = 0;
+        uint64_t bits;
+        double d;
 
         switch (json_typeof(v)) {
         case JSON_STRING:
-                return buf_printf(k, "s%zu:%s", json_string_length(v), json_string_value(v));
+                return key_bytes(k, 's', json_string_value(v), json_string_length(v));
         case JSON_REAL:
-                return buf_printf(k, "d%.17g;", json_real_value(v));
+                d = json_real_value(v);
+                memcpy(&bits, &d, sizeof(bits));
+                return key_hex(k, 'd', bits);
         case JSON_INTEGER:
-                return buf_printf(k, "i%" JSON_INTEGER_FORMAT ";", json_integer_value(v));
+                return key_hex(k, 'i', (uint64_t)json_integer_value(v));
         case JSON_TRUE:
                 return buf_putc(k, 't');
         case JSON_FALSE:
@@ -67,16 +93,16 @@ static int intern_key(struct buf *k, const json_t *v)
         case JSON_NULL:
                 return buf_putc(k, 'n');
         case JSON_ARRAY:
-                r = buf_printf(k, "a%zu:", json_array_size(v));
+                r = key_hex(k, 'a', json_array_size(v));
                 json_array_foreach((json_t *)v, i, e)
                         if (r >= 0)
                                 r = intern_key(k, e);
                 return r;
         case JSON_OBJECT:
-                r = buf_printf(k, "o%zu:", json_object_size(v));
+                r = key_hex(k, 'o', json_object_size(v));
                 json_object_foreach((json_t *)v, ks, e) {
                         if (r >= 0)
-                                r = buf_printf(k, "%zu:%s", strlen(ks), ks);
+                                r = key_bytes(k, 'k', ks, strlen(ks));
                         if (r >= 0)
                                 r = intern_key(k, e);
                 }
@@ -764,7 +790,7 @@ int catalog_models_parse(const char *file, const char *data, size_t len,
         struct ydoc d;
         int r;
 
-        if (len > CATALOG_FILE_MAX) {
+        if (len > (size_t)CATALOG_FILE_MAX) {
                 catalog_error_set(err, file, 0, "file too large (limit %u bytes)",
                                   CATALOG_FILE_MAX);
                 return -EFBIG;
@@ -798,7 +824,7 @@ int catalog_models_load_file(const char *path, struct catalog_models **ret,
         size_t len;
         int r;
 
-        r = catalog_read_file_reported(path, CATALOG_FILE_MAX, &data, &len, err);
+        r = catalog_read_file_reported(path, (size_t)CATALOG_FILE_MAX, &data, &len, err);
         if (r < 0)
                 return r;
         return catalog_models_parse(path, data, len, ret, err);

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "catalog/limits.h"
+#include "catalog/yaml-compose.h"
 #include "util/time-util.h"
 #include "util/parse-util.h"
 
@@ -24,7 +25,7 @@ void catalog_error_set(struct catalog_error *e, const char *file, unsigned line,
         snprintf(e->file, sizeof(e->file), "%s", file ? file : "");
         e->line = line;
         va_start(ap, fmt);
-        vsnprintf(e->message, sizeof(e->message), fmt, ap);
+        (void)vsnprintf(e->message, sizeof(e->message), fmt, ap);
         va_end(ap);
 }
 
@@ -118,12 +119,48 @@ int catalog_read_file_reported(const char *path, size_t max, char **ret_data, si
         return r;
 }
 
+/* Reads fd to its end into *data (capacity *cap, grown by doubling); -EFBIG past max. */
+static int read_all(int fd, size_t max, char **data, size_t *cap, size_t *ret_len)
+{
+        size_t len = 0;
+
+        for (;;) {
+                ssize_t k;
+
+                if (len + 1 >= *cap) {
+                        char *p;
+
+                        if (*cap > max + 1)
+                                return -EFBIG;
+                        p = realloc(*data, *cap * 2);
+                        if (!p)
+                                return -ENOMEM;
+                        *data = p;
+                        *cap *= 2;
+                }
+                k = read(fd, *data + len, *cap - len - 1);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return negative_errno();
+                if (k == 0)
+                        break;
+                len += (size_t)k;
+                if (len > max)
+                        return -EFBIG;
+        }
+        (*data)[len] = '\0';
+        *ret_len = len;
+        return 0;
+}
+
 int catalog_read_file(const char *path, size_t max, char **ret_data, size_t *ret_len)
 {
         AUTOCLOSE int fd = -EBADF;
         AUTOFREE char *data = NULL;
         struct stat st;
         size_t len = 0, cap;
+        int r;
 
         /* non-blocking: a FIFO (or a device) in place of a file must not block the reload */
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -141,156 +178,34 @@ int catalog_read_file(const char *path, size_t max, char **ret_data, size_t *ret
         data = malloc(cap);
         if (!data)
                 return -ENOMEM;
-        for (;;) {
-                ssize_t k;
-
-                if (len + 1 >= cap) {
-                        size_t ncap = cap * 2;
-                        char *p;
-
-                        if (cap > max + 1)
-                                return -EFBIG;
-                        p = realloc(data, ncap);
-                        if (!p)
-                                return -ENOMEM;
-                        data = p;
-                        cap = ncap;
-                }
-                k = read(fd, data + len, cap - len - 1);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                if (k == 0)
-                        break;
-                len += (size_t)k;
-                if (len > max)
-                        return -EFBIG;
-        }
-        data[len] = '\0';
+        r = read_all(fd, max, &data, &cap, &len);
+        if (r < 0)
+                return r;
         *ret_data = TAKE_PTR(data);
         if (ret_len)
                 *ret_len = len;
         return 0;
 }
 
-/*
- * A first pass over the events: refuses collections nested deeper than CATALOG_YAML_DEPTH_MAX
- * and files that take longer than CATALOG_PARSE_USEC_MAX to parse, before the document is built.
- * (libyaml's scanner does work proportional to the depth for every token, so deep nesting is
- * quadratic; stopping at the limit keeps every file linear.) Syntax errors are left to the load.
- */
-/*
- * The parse budget is the parsing thread's CPU time, not wall time: on a loaded node (the
- * benchmark's 2 cores at load average 30) a good 9 MB file took over 10 s of wall time for about
- * 1 s of CPU and was refused.
- */
-static usec_t thread_cpu_usec(void)
-{
-        struct timespec ts;
-
-        if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
-                return now_monotonic();
-        return (usec_t)ts.tv_sec * USEC_PER_SEC + (usec_t)ts.tv_nsec / 1000;
-}
-
-static int ydoc_precheck(const char *file, const char *data, size_t len, struct catalog_error *err)
-{
-        yaml_parser_t parser;
-        usec_t deadline = thread_cpu_usec() + CATALOG_PARSE_USEC_MAX;
-        unsigned depth = 0;
-        int r = 0;
-
-        if (!yaml_parser_initialize(&parser))
-                return -ENOMEM;
-        yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
-        for (size_t n = 0;; n++) {
-                yaml_event_t ev;
-                yaml_event_type_t type;
-                unsigned line;
-
-                if (!yaml_parser_parse(&parser, &ev))
-                        break; /* reported by the load */
-                type = ev.type;
-                line = (unsigned)ev.start_mark.line + 1;
-                yaml_event_delete(&ev);
-                if (type == YAML_STREAM_END_EVENT)
-                        break;
-                if (type == YAML_SEQUENCE_START_EVENT || type == YAML_MAPPING_START_EVENT) {
-                        if (++depth > CATALOG_YAML_DEPTH_MAX) {
-                                catalog_error_set(err, file, line, "nesting deeper than %u levels",
-                                                  CATALOG_YAML_DEPTH_MAX);
-                                r = -E2BIG;
-                                break;
-                        }
-                } else if ((type == YAML_SEQUENCE_END_EVENT || type == YAML_MAPPING_END_EVENT) &&
-                           depth > 0)
-                        depth--;
-                if ((n & 4095) == 4095 && thread_cpu_usec() > deadline) {
-                        catalog_error_set(err, file, line, "parsing took longer than %u s",
-                                          (unsigned)(CATALOG_PARSE_USEC_MAX / USEC_PER_SEC));
-                        r = -E2BIG;
-                        break;
-                }
-        }
-        yaml_parser_delete(&parser);
-        return r;
-}
-
 int ydoc_load(struct ydoc *d, const char *file, const char *data, size_t len,
               struct catalog_error *err)
 {
-        yaml_parser_t parser;
-        int ok, r;
+        int r;
 
         *d = (struct ydoc){ .file = file };
         if (memchr(data, '\0', len)) {
                 catalog_error_set(err, file, 0, "file contains NUL bytes");
                 return -EINVAL;
         }
-        r = ydoc_precheck(file, data, len, err);
+        r = yaml_compose(file, data, len, &d->doc, err);
         if (r < 0)
                 return r;
-        if (!yaml_parser_initialize(&parser))
-                return -ENOMEM;
-        yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
-        ok = yaml_parser_load(&parser, &d->doc);
-        if (!ok) {
-                r = parser.error == YAML_MEMORY_ERROR ? -ENOMEM : -EINVAL;
-                yaml_mark_t m = parser.problem ? parser.problem_mark : parser.context_mark;
-
-                catalog_error_set(err, file, (unsigned)m.line + 1, "invalid YAML: %s%s%s",
-                                  parser.problem ? parser.problem : "parse error",
-                                  parser.context ? " " : "", parser.context ? parser.context : "");
-                yaml_parser_delete(&parser);
-                return r;
-        }
         d->loaded = true;
         {
                 size_t n = (size_t)(d->doc.nodes.top - d->doc.nodes.start);
 
                 d->budget = MIN(n * 4 + 1024, (size_t)CATALOG_YAML_NODES_MAX);
         }
-        /* A second document in the stream is an error: one file, one catalog. */
-        {
-                yaml_document_t extra;
-
-                if (yaml_document_get_root_node(&d->doc) && yaml_parser_load(&parser, &extra)) {
-                        bool has = yaml_document_get_root_node(&extra) != NULL;
-                        unsigned line = (unsigned)extra.start_mark.line + 1;
-
-                        yaml_document_delete(&extra);
-                        if (has) {
-                                catalog_error_set(err, file, line,
-                                                  "more than one YAML document in file");
-                                yaml_parser_delete(&parser);
-                                ydoc_release(d);
-                                return -EINVAL;
-                        }
-                }
-        }
-        yaml_parser_delete(&parser);
         return 0;
 }
 
@@ -487,6 +402,55 @@ static json_t *plain_scalar_to_json(const char *s)
 }
 
 static int to_json(struct ydoc *d, yaml_node_t *n, unsigned depth, json_t **ret,
+                   struct catalog_error *err);
+
+static int sequence_to_json(struct ydoc *d, yaml_node_t *n, unsigned depth, json_t *v,
+                            struct catalog_error *err)
+{
+        for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+             it++) {
+                json_t *item = NULL;
+                int r = to_json(d, ydoc_node(d, *it), depth + 1, &item, err);
+
+                if (r < 0)
+                        return r;
+                if (json_array_append_new(v, item) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+static int mapping_to_json(struct ydoc *d, yaml_node_t *n, unsigned depth, json_t *v,
+                           struct catalog_error *err)
+{
+        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+             p++) {
+                yaml_node_t *k = ydoc_node(d, p->key);
+                const char *key = ynode_scalar(k);
+                json_t *item = NULL;
+                int r;
+
+                if (!key) {
+                        catalog_error_set(err, d->file, ynode_line(k),
+                                          "mapping keys must be scalars");
+                        return -EINVAL;
+                }
+                if (json_object_get(v, key)) {
+                        catalog_error_set(err, d->file, ynode_line(k), "duplicate key '%s'", key);
+                        return -EINVAL;
+                }
+                r = to_json(d, ydoc_node(d, p->value), depth + 1, &item, err);
+                if (r < 0)
+                        return r;
+                if (json_object_set_new(v, key, item) < 0) {
+                        catalog_error_set(err, d->file, ynode_line(k), "invalid key '%s'", key);
+                        return -EINVAL;
+                }
+        }
+        return 0;
+}
+
+static int to_json(struct ydoc *d, yaml_node_t *n, unsigned depth, json_t **ret,
                    struct catalog_error *err)
 {
         json_auto_t *v = NULL;
@@ -501,59 +465,22 @@ static int to_json(struct ydoc *d, yaml_node_t *n, unsigned depth, json_t **ret,
         }
         switch (n->type) {
         case YAML_SCALAR_NODE:
-                if (ynode_is_plain(n))
-                        v = plain_scalar_to_json(ynode_scalar(n));
-                else
-                        v = json_string(ynode_scalar(n));
+                v = ynode_is_plain(n) ? plain_scalar_to_json(ynode_scalar(n))
+                                      : json_string(ynode_scalar(n));
                 if (!v) {
                         catalog_error_set(err, d->file, ynode_line(n), "string is not UTF-8");
                         return -EINVAL;
                 }
                 break;
         case YAML_SEQUENCE_NODE:
-                v = json_array();
-                if (!v)
-                        return -ENOMEM;
-                for (yaml_node_item_t *it = n->data.sequence.items.start;
-                     it < n->data.sequence.items.top; it++) {
-                        json_t *item = NULL;
-
-                        r = to_json(d, ydoc_node(d, *it), depth + 1, &item, err);
-                        if (r < 0)
-                                return r;
-                        if (json_array_append_new(v, item) < 0)
-                                return -ENOMEM;
-                }
-                break;
         case YAML_MAPPING_NODE:
-                v = json_object();
+                v = n->type == YAML_SEQUENCE_NODE ? json_array() : json_object();
                 if (!v)
                         return -ENOMEM;
-                for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
-                     p < n->data.mapping.pairs.top; p++) {
-                        yaml_node_t *k = ydoc_node(d, p->key);
-                        const char *key = ynode_scalar(k);
-                        json_t *item = NULL;
-
-                        if (!key) {
-                                catalog_error_set(err, d->file, ynode_line(k),
-                                                  "mapping keys must be scalars");
-                                return -EINVAL;
-                        }
-                        if (json_object_get(v, key)) {
-                                catalog_error_set(err, d->file, ynode_line(k), "duplicate key '%s'",
-                                                  key);
-                                return -EINVAL;
-                        }
-                        r = to_json(d, ydoc_node(d, p->value), depth + 1, &item, err);
-                        if (r < 0)
-                                return r;
-                        if (json_object_set_new(v, key, item) < 0) {
-                                catalog_error_set(err, d->file, ynode_line(k), "invalid key '%s'",
-                                                  key);
-                                return -EINVAL;
-                        }
-                }
+                r = n->type == YAML_SEQUENCE_NODE ? sequence_to_json(d, n, depth, v, err)
+                                                  : mapping_to_json(d, n, depth, v, err);
+                if (r < 0)
+                        return r;
                 break;
         default:
                 catalog_error_set(err, d->file, ynode_line(n), "unexpected YAML node");

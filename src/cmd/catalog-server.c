@@ -20,7 +20,7 @@
 #include "util/log.h"
 #include "util/parse-util.h"
 
-#define CATALOG_BODY_MAX (16U * 1024U * 1024U)
+#define CATALOG_BODY_MAX ((size_t)16U * 1024U * 1024U)
 
 static int add_paths(char ***paths, size_t *n, const char *arg)
 {
@@ -154,6 +154,69 @@ static int catalog_handle(void *userdata, struct http_req *req, struct http_resp
         return catalog_http_handle(userdata, req, resp);
 }
 
+/* Blocks the termination signals before any thread starts (main waits for them). */
+static void block_termination_signals(sigset_t *mask)
+{
+        (void)sigemptyset(mask);
+        (void)sigaddset(mask, SIGTERM);
+        (void)sigaddset(mask, SIGINT);
+        (void)pthread_sigmask(SIG_BLOCK, mask, NULL);
+        (void)signal(SIGPIPE, SIG_IGN);
+}
+
+/* Loads the sources and starts hot reload; logs its own failure (returns < 0). */
+static int start_service(char **paths, size_t n_paths, uint32_t poll_s,
+                         struct catalog_service **ret)
+{
+        CLEANUP(catalog_service_freep) struct catalog_service *svc = NULL;
+        struct catalog_error err = { 0 };
+        struct catalog_index *idx;
+        char msg[1200];
+        int r;
+
+        r = catalog_service_new(&(struct catalog_service_config){ .config_paths = paths,
+                                                                  .n_config_paths = n_paths,
+                                                                  .poll_interval_ms = poll_s * 1000,
+                                                                  .on_reload = on_reload },
+                                &svc, &err);
+        if (r < 0)
+                return log_error_errno(r, "error starting loader: model config: %s",
+                                       catalog_error_format(&err, msg, sizeof(msg)));
+        idx = catalog_service_get(svc);
+        log_sources(idx);
+        catalog_index_unref(idx);
+        r = catalog_service_watch_start(svc);
+        if (r < 0)
+                log_warn_errno(r, "catalog: cannot watch files, hot reload disabled, ignoring");
+        *ret = TAKE_PTR(svc);
+        return 0;
+}
+
+/* Starts the listener and prints "listening on HOST:PORT"; logs its own failure. */
+static int start_server(const char *host, uint16_t port, struct catalog_service *svc,
+                        struct http_server **ret)
+{
+        struct http_server_config hc = { HTTP_SERVER_CONFIG_DEFAULTS };
+        struct http_server *srv = NULL;
+        int r;
+
+        hc.address = host;
+        hc.port = port;
+        hc.body_max = CATALOG_BODY_MAX;
+        hc.handler = catalog_handle;
+        hc.error_style = HTTP_ERROR_REASON; /* the catalog API's Error: code is a string */
+        hc.userdata = svc;
+        r = http_server_start(&hc, &srv);
+        if (r < 0)
+                return log_error_errno(r, "catalog: cannot listen on %s:%u", host, (unsigned)port);
+        log_info("catalog: listening on %s:%u", host, (unsigned)http_server_port(srv));
+        printf("listening on %s:%u\n", host, (unsigned)http_server_port(srv));
+        if (fflush(stdout) == EOF)
+                log_warn_errno(-errno, "catalog: cannot write the listening line, ignoring");
+        *ret = srv;
+        return 0;
+}
+
 int cmd_catalog(int argc, char **argv)
 {
         CLEANUP(catalog_strv_freep) char **paths = NULL; /* freed last: the service uses them */
@@ -161,12 +224,8 @@ int cmd_catalog(int argc, char **argv)
         CLEANUP(catalog_service_freep) struct catalog_service *svc = NULL;
         CLEANUP(http_server_freep) struct http_server *srv = NULL;
         struct catalog_args args = { .port = 8080, .poll_s = 5 };
-        struct catalog_error err = { 0 };
-        uint16_t port;
-        uint32_t poll_s;
         size_t n_paths;
         sigset_t mask;
-        char msg[1200];
         int r, sig;
 
         r = cli_parse(&catalog_cli, argc, argv, &args);
@@ -174,8 +233,6 @@ int cmd_catalog(int argc, char **argv)
         paths = args.paths;
         if (r != 0)
                 return cli_exit_status(r);
-        port = args.port;
-        poll_s = args.poll_s;
         n_paths = args.n_paths;
         if (!host) {
                 host = strdup("0.0.0.0");
@@ -185,51 +242,10 @@ int cmd_catalog(int argc, char **argv)
         if (n_paths == 0 && add_paths(&paths, &n_paths, "sources.yaml") < 0)
                 return 1;
 
-        /* Block the termination signals before any thread starts, then wait for them. */
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGINT);
-        (void)pthread_sigmask(SIG_BLOCK, &mask, NULL);
-        (void)signal(SIGPIPE, SIG_IGN);
-
-        r = catalog_service_new(&(struct catalog_service_config){ .config_paths = paths,
-                                                                  .n_config_paths = n_paths,
-                                                                  .poll_interval_ms = poll_s * 1000,
-                                                                  .on_reload = on_reload },
-                                &svc, &err);
-        if (r < 0) {
-                log_error_errno(r, "error starting loader: model config: %s",
-                                catalog_error_format(&err, msg, sizeof(msg)));
+        block_termination_signals(&mask);
+        if (start_service(paths, n_paths, args.poll_s, &svc) < 0 ||
+            start_server(host, args.port, svc, &srv) < 0)
                 return 1;
-        }
-        {
-                struct catalog_index *idx = catalog_service_get(svc);
-
-                log_sources(idx);
-                catalog_index_unref(idx);
-        }
-        r = catalog_service_watch_start(svc);
-        if (r < 0)
-                log_warn_errno(r, "catalog: cannot watch files, hot reload disabled, ignoring");
-
-        {
-                struct http_server_config hc = { HTTP_SERVER_CONFIG_DEFAULTS };
-
-                hc.address = host;
-                hc.port = port;
-                hc.body_max = CATALOG_BODY_MAX;
-                hc.handler = catalog_handle;
-                hc.error_style = HTTP_ERROR_REASON; /* the catalog API's Error: code is a string */
-                hc.userdata = svc;
-                r = http_server_start(&hc, &srv);
-        }
-        if (r < 0) {
-                log_error_errno(r, "catalog: cannot listen on %s:%u", host, (unsigned)port);
-                return 1;
-        }
-        log_info("catalog: listening on %s:%u", host, (unsigned)http_server_port(srv));
-        printf("listening on %s:%u\n", host, (unsigned)http_server_port(srv));
-        fflush(stdout);
 
         r = sigwait(&mask, &sig);
         log_info("catalog: signal %d received, shutting down", r == 0 ? sig : -1);

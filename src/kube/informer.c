@@ -295,7 +295,7 @@ static int add_enqueue(struct informer *inf, struct enqueue_ctx *tmpl)
         if (!ctx)
                 return -ENOMEM;
         *ctx = *tmpl;
-        n = reallocarray(inf->ctxs, inf->n_ctxs + 1, sizeof(*n));
+        n = reallocarray(inf->ctxs, inf->n_ctxs + 1, sizeof(struct enqueue_ctx *));
         if (!n) {
                 free(ctx);
                 return -ENOMEM;

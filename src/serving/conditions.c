@@ -142,40 +142,36 @@ int conditions_from_json(const json_t *v, struct conditions *ret)
         return 0;
 }
 
+/* One condition as JSON (empty strings and a zero time left out). Returns: owned; NULL: OOM. */
+static json_t *condition_to_json(const struct condition *s)
+{
+        json_auto_t *o = json_pack("{s:s,s:s}", "type", s->type, "status", s->status);
+        char ts[64];
+
+        if (!o)
+                return NULL;
+        if (s->severity[0] != '\0' &&
+            json_object_set_new(o, "severity", json_string(s->severity)) < 0)
+                return NULL;
+        if (s->ltt != 0 && (format_rfc3339(s->ltt, ts, sizeof(ts)) < 0 ||
+                            json_object_set_new(o, "lastTransitionTime", json_string(ts)) < 0))
+                return NULL;
+        if (s->reason[0] != '\0' && json_object_set_new(o, "reason", json_string(s->reason)) < 0)
+                return NULL;
+        if (s->message[0] != '\0' && json_object_set_new(o, "message", json_string(s->message)) < 0)
+                return NULL;
+        return TAKE_PTR(o);
+}
+
 json_t *conditions_to_json(const struct conditions *c)
 {
         json_auto_t *a = json_array();
 
         if (!a)
                 return NULL;
-        for (size_t i = 0; i < c->n; i++) {
-                const struct condition *s = &c->items[i];
-                json_auto_t *o = json_object();
-                char ts[64];
-
-                if (!o)
+        for (size_t i = 0; i < c->n; i++)
+                if (json_array_append_new(a, condition_to_json(&c->items[i])) < 0)
                         return NULL;
-                if (json_object_set_new(o, "type", json_string(s->type)) < 0 ||
-                    json_object_set_new(o, "status", json_string(s->status)) < 0)
-                        return NULL;
-                if (s->severity[0] != '\0' &&
-                    json_object_set_new(o, "severity", json_string(s->severity)) < 0)
-                        return NULL;
-                if (s->ltt != 0) {
-                        if (format_rfc3339(s->ltt, ts, sizeof(ts)) < 0)
-                                return NULL;
-                        if (json_object_set_new(o, "lastTransitionTime", json_string(ts)) < 0)
-                                return NULL;
-                }
-                if (s->reason[0] != '\0' &&
-                    json_object_set_new(o, "reason", json_string(s->reason)) < 0)
-                        return NULL;
-                if (s->message[0] != '\0' &&
-                    json_object_set_new(o, "message", json_string(s->message)) < 0)
-                        return NULL;
-                if (json_array_append(a, o) < 0)
-                        return NULL;
-        }
         return TAKE_PTR(a);
 }
 
@@ -277,7 +273,7 @@ static int find_unhappy(const struct conditions *c, const char **ret_status,
         for (size_t i = 0; i < c->n && n < ELEMENTSOF(sorted); i++)
                 if (c->items[i].severity[0] == '\0' && !streq(c->items[i].type, CONDITION_READY))
                         sorted[n++] = &c->items[i];
-        qsort(sorted, n, sizeof(sorted[0]), cmp_newest);
+        qsort(sorted, n, sizeof(const struct condition *), cmp_newest);
 
         for (size_t i = 0; i < n; i++)
                 if (streq(sorted[i]->status, CONDITION_STATUS_FALSE)) {

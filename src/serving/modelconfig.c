@@ -391,12 +391,12 @@ int modelconfig_serialize(const struct model_entries *e, char **ret, size_t *ret
         int r;
 
         if (e->n > 0) {
-                sorted = calloc(e->n, sizeof(*sorted));
+                sorted = calloc(e->n, sizeof(const struct model_entry *));
                 if (!sorted)
                         return -ENOMEM;
                 for (size_t i = 0; i < e->n; i++)
                         sorted[i] = &e->items[i];
-                qsort(sorted, e->n, sizeof(*sorted), cmp_entry_ptr);
+                qsort(sorted, e->n, sizeof(const struct model_entry *), cmp_entry_ptr);
         }
         r = buf_putc(&b, '[');
         if (r < 0)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "json/json-util.h"
+#include "util/buf.h"
 #include "serving/conditions.h"
 #include "serving/isvc.h"
 #include "serving/modelconfig.h"
@@ -926,4 +927,59 @@ json_t *isvc_plan_to_json(const struct isvc_plan *p)
                          "configMapName", p->configmap_name, "modelsJson", p->models_json,
                          "configMapCreate", or_null(p->configmap_create), "configMapPatch",
                          or_null(p->configmap_patch), "trainedModels", tms);
+}
+
+static const char *const write_event_reasons[] = { "ModelAdded", "ModelUpdated", "ModelRemoved" };
+static const char *const write_event_verbs[] = { "added", "updated", "removed" };
+
+/* Appends one kind's part, ', added 2 ("m1", "m2")', of the write's Event message. */
+static int write_event_part(const struct isvc_plan *p, size_t kind, size_t count, struct buf *b)
+{
+        size_t named = 0;
+        int r;
+
+        r = buf_printf(b, "%s %s %zu (", buf_str(b)[0] ? "," : "", write_event_verbs[kind], count);
+        for (size_t i = 0; r >= 0 && i < p->n_tms && named < PLAN_EVENT_NAMES; i++) {
+                const struct tm_plan *t = &p->tms[i];
+
+                if (!t->event_reason || !streq(t->event_reason, write_event_reasons[kind]))
+                        continue;
+                r = buf_printf(b, "%s\"%s\"", named ? ", " : "", t->name);
+                named++;
+        }
+        if (r >= 0 && count > named)
+                r = buf_printf(b, " and %zu more", count - named);
+        return r < 0 ? r : buf_putc(b, ')');
+}
+
+int isvc_plan_write_event(const struct isvc_plan *p, const char **ret_reason, char **ret_message)
+{
+        CLEANUP(buf_releasep) struct buf parts = { 0 };
+        size_t count[ELEMENTSOF(write_event_reasons)] = { 0 }, kinds = 0, last = 0;
+        AUTOFREE char *msg = NULL;
+        int r = 0;
+
+        *ret_reason = NULL;
+        *ret_message = NULL;
+        for (size_t i = 0; i < p->n_tms; i++)
+                for (size_t k = 0; p->tms[i].event_reason && k < ELEMENTSOF(count); k++)
+                        count[k] += streq(p->tms[i].event_reason, write_event_reasons[k]);
+        buf_init(&parts, (size_t)64 * 1024);
+        for (size_t k = 0; r >= 0 && k < ELEMENTSOF(count); k++) {
+                if (!count[k])
+                        continue;
+                kinds++;
+                last = k;
+                r = write_event_part(p, k, count[k], &parts);
+        }
+        if (r < 0)
+                return r;
+        if (kinds == 0)
+                return 0;
+        if (asprintf(&msg, "models.json of ConfigMap \"%s\":%s", p->configmap_name,
+                     buf_str(&parts)) < 0)
+                return -ENOMEM;
+        *ret_reason = kinds == 1 ? write_event_reasons[last] : "ModelConfigUpdated";
+        *ret_message = TAKE_PTR(msg);
+        return 0;
 }

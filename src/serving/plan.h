@@ -132,6 +132,18 @@ _warn_unused_result_ int tm_plan_orphan(const json_t *tm, usec_t now, struct tm_
 void tm_plan_release(struct tm_plan *p);
 
 /*
+ * The one Normal Event of a models.json write (issue #12: the controller's own API writes during
+ * churn): the plan's per-model Normal events (ModelAdded, ModelUpdated, ModelRemoved) summed up,
+ * e.g. 'models.json of ConfigMap "modelconfig-a-0": added 2 ("m1", "m2"), removed 12 ("m3",
+ * "m4", "m5", "m6", "m7" and 7 more)'. *ret_reason (static) is that reason when the write did one
+ * kind only, "ModelConfigUpdated" otherwise; *ret_message is owned; both NULL when no entry
+ * changed. Returns 0 or -ENOMEM.
+ */
+#define PLAN_EVENT_NAMES 5
+_warn_unused_result_ int isvc_plan_write_event(const struct isvc_plan *p, const char **ret_reason,
+                                               char **ret_message);
+
+/*
  * The plan as JSON, for golden tests and debug logs: {"isvcFound", "configMapName",
  * "modelsJson", "configMapCreate", "configMapPatch", "trainedModels": [{"name", "state",
  * "admitted", "listed", "deleteObject", "metadataPatch", "status", "statusChanged", "event"}]}.

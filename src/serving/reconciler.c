@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "serving/reconciler.h"
+#include "serving/reconciler-internal.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -28,27 +29,6 @@ const struct gvr gvr_configmaps = { "", "v1", "configmaps" };
  * Every pass plans all TrainedModels of the InferenceService again, so the slice is large. */
 #define TM_WRITES_PER_PASS_DEFAULT 2000U
 
-struct tm_reconciler {
-        struct cache *tms;   /* borrowed */
-        struct cache *isvcs; /* borrowed */
-        tm_event_fn event;
-        void *event_userdata;
-        unsigned writes_per_pass;
-        struct cache *configmaps; /* borrowed, may be NULL */
-        bool ready_requires_loaded;
-        struct workqueue *finalize_queue; /* borrowed, may be NULL: released inline */
-
-        /* Our own TrainedModel writes the informer has not delivered yet (own_writes_*). */
-        pthread_mutex_t own_lock;
-        json_t *own_writes; /* owned: isvc key -> { tm name: { "rv": s, "obj": o | null } } */
-        /* Our own ConfigMap writes the informer has not delivered yet (own_configmap_*). */
-        json_t *own_configmaps; /* owned: "ns/cm" -> { "rvs": [s, ...], "obj": o } */
-
-        atomic_ulong configmap_gets, configmap_writes, configmap_conflicts;
-        atomic_ulong tm_metadata_writes, tm_status_writes, tm_deletes;
-        atomic_ullong configmap_bytes_written;
-};
-
 int tm_reconciler_new(const struct tm_reconciler_options *opts, struct tm_reconciler **ret)
 {
         struct tm_reconciler *r;
@@ -60,9 +40,11 @@ int tm_reconciler_new(const struct tm_reconciler_options *opts, struct tm_reconc
                 return -ENOMEM;
         r->own_writes = json_object();
         r->own_configmaps = json_object();
-        if (!r->own_writes || !r->own_configmaps) {
+        r->last_writes = json_object();
+        if (!r->own_writes || !r->own_configmaps || !r->last_writes) {
                 json_decref(r->own_writes);
                 json_decref(r->own_configmaps);
+                json_decref(r->last_writes);
                 free(r);
                 return -ENOMEM;
         }
@@ -75,6 +57,7 @@ int tm_reconciler_new(const struct tm_reconciler_options *opts, struct tm_reconc
                                                    : TM_WRITES_PER_PASS_DEFAULT;
         r->configmaps = opts->configmaps;
         r->ready_requires_loaded = opts->ready_requires_loaded;
+        r->delete_batch_window = tm_delete_batch_window(opts);
         *ret = r;
         return 0;
 }
@@ -85,6 +68,7 @@ struct tm_reconciler *tm_reconciler_free(struct tm_reconciler *r)
                 return NULL;
         json_decref(r->own_writes);
         json_decref(r->own_configmaps);
+        json_decref(r->last_writes);
         (void)pthread_mutex_destroy(&r->own_lock);
         free(r);
         return NULL;
@@ -100,6 +84,9 @@ void tm_reconciler_get_stats(struct tm_reconciler *r, struct tm_reconciler_stats
                 .tm_status_writes = atomic_load(&r->tm_status_writes),
                 .tm_deletes = atomic_load(&r->tm_deletes),
                 .configmap_bytes_written = atomic_load(&r->configmap_bytes_written),
+                .passes = atomic_load(&r->passes),
+                .passes_skipped = atomic_load(&r->passes_skipped),
+                .events_posted = atomic_load(&r->events_posted),
         };
 }
 
@@ -148,56 +135,6 @@ int tm_index_isvc(void *userdata, const json_t *obj, json_t **ret_values)
         return 0;
 }
 
-/* An orphan's own key: a TrainedModel with neither spec.inferenceService nor the label. */
-static int map_orphan(void *userdata, const json_t *obj, json_t **ret_keys)
-{
-        json_auto_t *parents = NULL;
-        char key[CACHE_KEY_MAX];
-        int k;
-
-        *ret_keys = NULL;
-        k = tm_index_isvc(userdata, obj, &parents);
-        if (k < 0 || parents)
-                return k;
-        if (cache_key_of(obj, key, sizeof(key)) < 0)
-                return 0;
-        *ret_keys = json_pack("[s]", key);
-        return *ret_keys ? 0 : -ENOMEM;
-}
-
-int tm_reconciler_watch(struct tm_reconciler *r, struct informer *trainedmodels,
-                        struct informer *inferenceservices, struct controller *isvc_controller,
-                        struct controller *orphan_controller)
-{
-        int k;
-
-        k = informer_enqueue_mapped(trainedmodels, controller_queue(isvc_controller), tm_index_isvc,
-                                    r);
-        if (k >= 0)
-                k = informer_enqueue_self(inferenceservices, controller_queue(isvc_controller));
-        if (k >= 0 && orphan_controller)
-                k = informer_enqueue_mapped(trainedmodels, controller_queue(orphan_controller),
-                                            map_orphan, r);
-        return k;
-}
-
-/* A report's heartbeat refresh (every 10 s per replica by default) reconciles nothing, unless
- * the report was stale: then the replica is back. Staleness itself is noticed by the requeue
- * of the reconcile (apply_replica_status). */
-static bool configmap_update_matters(void *userdata, const json_t *old_obj, const json_t *new_obj)
-{
-        (void)userdata;
-        return !replica_report_heartbeat_only(old_obj, new_obj) ||
-               replica_report_stale(old_obj, now_realtime());
-}
-
-int tm_reconciler_watch_configmaps(struct tm_reconciler *r, struct informer *configmaps,
-                                   struct controller *isvc_controller)
-{
-        return informer_enqueue_mapped_if(configmaps, controller_queue(isvc_controller),
-                                          replicas_map_configmap, configmap_update_matters, r);
-}
-
 static void emit(struct tm_reconciler *r, const json_t *obj, const struct tm_plan *p,
                  const char *only_type)
 {
@@ -226,94 +163,9 @@ static int patch_tm(const struct reconcile_ctx *ctx, const char *ns, const char 
         return 0;
 }
 
-static const char *obj_rv(const json_t *o)
+const char *tm_obj_rv(const json_t *o)
 {
         return json_get_string_path(o, "metadata", "resourceVersion", NULL);
-}
-
-/*
- * Own ConfigMap writes. The ConfigMap is read from the informer cache (issue #12: reads come
- * from the caches), but the informer delivers our own models.json patch some time after its
- * answer: a reconcile in between would plan from the older ConfigMap and be answered 409. So the
- * answer of each write is kept with the chain of resourceVersions this controller wrote from and
- * to ("rvs": the one planned from first, then each written one; the last is obj's). While the
- * cache holds one of the older ones, the reconcile plans from the answer; once it holds the
- * newest, the entry goes and the cache is the truth again; anything else (another writer's
- * version, or one older than a chain that began from a live GET) or nothing is read live once.
- * A 409 still re-reads fresh. One key is never reconciled by two workers at
- * once; own_lock guards the map.
- */
-#define OWN_CONFIGMAP_CHAIN_MAX 16
-
-static int configmap_key(const char *ns, const char *name, char *buf, size_t len)
-{
-        int n = snprintf(buf, len, "%s/%s", ns, name);
-
-        return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
-
-/* The ConfigMap to plan from, given the cache's (borrowed, may be NULL). Returns: owned; NULL:
- * read it live (not cached, or the cache holds a version outside our chain: it may be older
- * than what we wrote, e.g. when the chain began from a live GET after a 409, and a plan from it
- * could release a finalizer of an entry that is still listed). */
-static json_t *own_configmap_overlay(struct tm_reconciler *r, const char *key, json_t *cached)
-{
-        const char *rv = obj_rv(cached);
-        json_t *e, *rvs, *answer = NULL;
-        bool caught_up = false;
-        size_t n;
-
-        (void)pthread_mutex_lock(&r->own_lock);
-        e = json_object_get(r->own_configmaps, key);
-        if (!e) {
-                (void)pthread_mutex_unlock(&r->own_lock);
-                return json_incref(cached);
-        }
-        rvs = json_object_get(e, "rvs");
-        n = json_array_size(rvs);
-        for (size_t i = 0; rv && i + 1 < n; i++)
-                if (streq(rv, json_string_value(json_array_get(rvs, i))))
-                        answer = json_incref(json_object_get(e, "obj"));
-        caught_up = rv && n > 0 && streq(rv, json_string_value(json_array_get(rvs, n - 1)));
-        if (!answer)
-                (void)json_object_del(r->own_configmaps, key);
-        (void)pthread_mutex_unlock(&r->own_lock);
-        if (answer)
-                return answer;
-        return caught_up ? json_incref(cached) : NULL;
-}
-
-/* Records the answer (borrowed) of a ConfigMap write planned from from (borrowed, NULL: a
- * create). */
-static int own_configmap_put(struct tm_reconciler *r, const char *key, const json_t *from,
-                             const json_t *answer)
-{
-        const char *base = obj_rv(from), *rv = obj_rv(answer);
-        json_t *e, *rvs;
-        int k = -ENOMEM;
-
-        if (!rv)
-                return 0;
-        (void)pthread_mutex_lock(&r->own_lock);
-        e = json_object_get(r->own_configmaps, key);
-        rvs = json_object_get(e, "rvs");
-        /* a chain continues only from its own newest write */
-        if (!e || !base ||
-            !streq(base, json_string_value(json_array_get(rvs, json_array_size(rvs) - 1))) ||
-            json_array_size(rvs) >= OWN_CONFIGMAP_CHAIN_MAX) {
-                e = base ? json_pack("{s:[s],s:n}", "rvs", base, "obj")
-                         : json_pack("{s:[],s:n}", "rvs", "obj");
-                if (e && json_object_set_new(r->own_configmaps, key, e) < 0)
-                        e = NULL;
-                rvs = json_object_get(e, "rvs");
-        }
-        if (e && json_array_append_new(rvs, json_string(rv)) >= 0 &&
-            json_object_set(e, "obj", (json_t *)answer) >= 0)
-                k = 0;
-        if (k < 0)
-                (void)json_object_del(r->own_configmaps, key);
-        (void)pthread_mutex_unlock(&r->own_lock);
-        return k;
 }
 
 /* Reads the ConfigMap: from the informer cache (with our own writes it has not seen yet), or
@@ -327,13 +179,13 @@ static int get_configmap(struct tm_reconciler *r, const struct reconcile_ctx *ct
         json_t *cm = NULL;
         int k;
 
-        k = configmap_key(ns, name, key, sizeof(key));
+        k = tm_configmap_key(ns, name, key, sizeof(key));
         if (k < 0)
                 return reconcile_errorf(ctx, k, "ConfigMap key %s/%s too long", ns, name);
         if (r->configmaps && !fresh) {
                 json_auto_t *cached = cache_get(r->configmaps, key);
 
-                cm = own_configmap_overlay(r, key, cached);
+                cm = tm_own_configmap_overlay(r, key, cached);
                 if (cm) {
                         *ret = cm;
                         return 0;
@@ -394,9 +246,10 @@ static int write_configmap(struct tm_reconciler *r, const struct reconcile_ctx *
         if (written && r->configmaps) {
                 char key[CACHE_KEY_MAX];
 
-                k = configmap_key(ns, plan->configmap_name, key, sizeof(key));
+                k = tm_configmap_key(ns, plan->configmap_name, key, sizeof(key));
                 if (k >= 0)
-                        k = own_configmap_put(r, key, plan->configmap_create ? NULL : *cm, written);
+                        k = tm_own_configmap_put(r, key, plan->configmap_create ? NULL : *cm,
+                                                 written);
                 if (k < 0) {
                         json_decref(written);
                         return k;
@@ -407,7 +260,7 @@ static int write_configmap(struct tm_reconciler *r, const struct reconcile_ctx *
         return 0;
 }
 
-static bool tm_is_deleting(const json_t *tm)
+bool tm_is_deleting(const json_t *tm)
 {
         return json_get_path(tm, "metadata", "deletionTimestamp", NULL) != NULL;
 }
@@ -453,121 +306,6 @@ static int tm_reconcile_orphan(const struct reconcile_ctx *ctx, const char *key,
         return reconcile_done(ret);
 }
 
-/*
- * Own writes (issue #12: no wasted requests). The informer delivers the answer of a write some
- * time after it: a reconcile in between would plan from the object as it was and send the same
- * status or finalizer patch again, or remove a finalizer of an object that is gone (404). So the
- * answer of every TrainedModel write is kept, keyed by the InferenceService and the TrainedModel,
- * with the resourceVersion the cache had when it was written ("rv"; obj null: the object is gone).
- * While the cache still holds exactly that resourceVersion, the next reconcile plans from the
- * answer instead (or leaves a gone object out); as soon as the cache holds anything else, the
- * entry is dropped and the cache is the truth again. Entries live only while their
- * InferenceService has TrainedModels in the cache that match them, so memory stays bounded by the
- * cache. One key is never reconciled by two workers at once; the lock guards the map itself.
- */
-/* Replaces (or removes) the entries of tms the cache has not caught up with; drops the rest. */
-static int own_writes_overlay(struct tm_reconciler *r, const char *key, json_t *tms)
-{
-        json_auto_t *kept = json_object();
-        const char *name;
-        json_t *mine, *e, *answer;
-        void *tmp;
-        int k = 0;
-
-        if (!kept)
-                return -ENOMEM;
-        /* under the lock throughout: finalizer workers record their answers meanwhile */
-        (void)pthread_mutex_lock(&r->own_lock);
-        mine = json_object_get(r->own_writes, key);
-        for (size_t i = json_array_size(tms); mine && k == 0 && i-- > 0;) {
-                const json_t *o = json_array_get(tms, i);
-                const char *rv = obj_rv(o);
-
-                name = json_get_string_path(o, "metadata", "name", NULL);
-                e = name ? json_object_get(mine, name) : NULL;
-                if (!e || !rv || !streq(rv, json_string_value(json_object_get(e, "rv"))))
-                        continue;
-                answer = json_object_get(e, "obj");
-                if (json_object_set_new(kept, name, json_true()) < 0 ||
-                    (json_is_null(answer) ? json_array_remove(tms, i) < 0
-                                          : json_array_set(tms, i, answer) < 0))
-                        k = -ENOMEM;
-        }
-        if (mine && k == 0) {
-                json_object_foreach_safe(mine, tmp, name, e)
-                        if (!json_object_get(kept, name))
-                                (void)json_object_del(mine, name);
-                if (json_object_size(mine) == 0)
-                        (void)json_object_del(r->own_writes, key);
-        }
-        (void)pthread_mutex_unlock(&r->own_lock);
-        return k;
-}
-
-/* Records the answer (borrowed; NULL: gone) of a write to TrainedModel cached, as planned from
- * the cache's object or from an earlier answer (whose entry keeps the cache's rv). */
-static int own_writes_put(struct tm_reconciler *r, const char *key, const json_t *cached,
-                          const json_t *answer)
-{
-        const char *name = json_get_string_path(cached, "metadata", "name", NULL);
-        const char *rv = obj_rv(cached);
-        json_t *mine, *e;
-        int k = -ENOMEM;
-
-        if (!name || !rv)
-                return 0;
-        (void)pthread_mutex_lock(&r->own_lock);
-        mine = json_object_get(r->own_writes, key);
-        if (!mine && json_object_set_new(r->own_writes, key, mine = json_object()) < 0)
-                mine = NULL;
-        e = mine ? json_object_get(mine, name) : NULL;
-        if (e) /* planned from an earlier answer: the cache still has the entry's rv */
-                k = json_object_set(e, "obj", answer ? (json_t *)answer : json_null());
-        else if (mine)
-                k = json_object_set_new(mine, name,
-                                        json_pack("{s:s,s:O}", "rv", rv, "obj",
-                                                  answer ? (json_t *)answer : json_null()));
-        (void)pthread_mutex_unlock(&r->own_lock);
-        return k < 0 ? -ENOMEM : 0;
-}
-
-/* The answer recorded under InferenceService key for TrainedModel cached (borrowed), while the
- * cache still holds the version it was written from: true, *ret the answer (owned; NULL: gone). */
-static bool own_writes_lookup(struct tm_reconciler *r, const char *key, const json_t *cached,
-                              json_t **ret)
-{
-        const char *name = json_get_string_path(cached, "metadata", "name", NULL);
-        const char *rv = obj_rv(cached);
-        json_t *e;
-        bool found = false;
-
-        *ret = NULL;
-        if (!name || !rv)
-                return false;
-        (void)pthread_mutex_lock(&r->own_lock);
-        e = json_object_get(json_object_get(r->own_writes, key), name);
-        if (e && streq(rv, json_string_value(json_object_get(e, "rv")))) {
-                json_t *obj = json_object_get(e, "obj");
-
-                *ret = json_is_null(obj) ? NULL : json_incref(obj);
-                found = true;
-        }
-        (void)pthread_mutex_unlock(&r->own_lock);
-        return found;
-}
-
-/* The server's answer as the cache would store it (no managedFields). Returns: owned. */
-static json_t *slim_answer(json_t *answer /* steals */)
-{
-        json_t *slim;
-
-        if (!answer)
-                return NULL;
-        slim = cache_transform_strip_managed_fields(NULL, answer);
-        json_decref(answer);
-        return slim;
-}
-
 /* One phase of writes of one reconcile, run concurrently (reconcile_for_each). */
 struct phase {
         struct tm_reconciler *r;
@@ -591,8 +329,8 @@ static int metadata_item(const struct reconcile_ctx *ctx, size_t i, void *userda
                 return k;
         atomic_fetch_add(&ph->r->tm_metadata_writes, 1);
         /* keep what the second plan reads, not the server's managedFields */
-        updated = slim_answer(updated);
-        if (updated && own_writes_put(ph->r, ph->key, obj, updated) < 0) {
+        updated = tm_slim_answer(updated);
+        if (updated && tm_own_writes_put(ph->r, ph->key, obj, updated) < 0) {
                 json_decref(updated);
                 return -ENOMEM;
         }
@@ -609,7 +347,7 @@ static int apply_metadata(struct tm_reconciler *r, const struct reconcile_ctx *c
         struct phase ph = { .r = r, .key = key, .ns = ns, .plan = plan, .tms = tms };
         int k, first;
 
-        ph.answers = calloc(plan->n_tms + 1, sizeof(*ph.answers));
+        ph.answers = calloc(plan->n_tms + 1, sizeof(json_t *));
         if (!ph.answers)
                 return -ENOMEM;
         first = reconcile_for_each(ctx, plan->n_tms, metadata_item, &ph);
@@ -635,8 +373,8 @@ static int patch_tm_recorded(struct tm_reconciler *r, const struct reconcile_ctx
         k = patch_tm(ctx, ns, name, patch, subresource, &answer);
         if (k < 0)
                 return k;
-        answer = slim_answer(answer); /* NULL: it was gone (404) */
-        k = own_writes_put(r, key, cached, answer);
+        answer = tm_slim_answer(answer); /* NULL: it was gone (404) */
+        k = tm_own_writes_put(r, key, cached, answer);
         json_decref(answer);
         return k;
 }
@@ -654,7 +392,7 @@ static int rest_item(const struct reconcile_ctx *ctx, size_t i, void *userdata)
         if (p->delete_object) {
                 k = kube_api_delete(ctx->api, &gvr_trainedmodels, ns, p->name, NULL, NULL, &st);
                 if (k >= 0 || k == -ENOENT) /* deleted or gone: never again from here */
-                        (void)own_writes_put(r, ph->key, obj, NULL);
+                        (void)tm_own_writes_put(r, ph->key, obj, NULL);
                 if (k == -ENOENT)
                         return 0;
                 if (k < 0)
@@ -758,7 +496,7 @@ static int compute_plan(const char *name, const json_t *isvc, const json_t *cm, 
                         usec_t now, struct isvc_plan *plan)
 {
         size_t n = json_array_size(tms);
-        const json_t **arr = calloc(n + 1, sizeof(*arr));
+        const json_t **arr = calloc(n + 1, sizeof(const json_t *));
         struct plan_input in;
         int k;
 
@@ -813,117 +551,178 @@ static int apply_replica_status(struct tm_reconciler *r, const char *key, usec_t
         return k;
 }
 
+/* One pass of the InferenceService reconcile: its inputs, its plan and its profile. */
+struct pass {
+        const struct reconcile_ctx *ctx;
+        struct tm_reconciler *r;
+        const char *key;
+        char *ns, *name;
+        char cm_name[MODELCONFIG_NAME_MAX];
+        json_t *isvc, *tms, *cm;
+        struct isvc_plan plan;
+        /* the pass's phases, for the debug line that profiles it */
+        usec_t t_start, t_meta, t_cm;
+        size_t n_meta, n_rest, n_handed;
+        unsigned attempts;
+        bool cm_written, more;
+};
+
+static void pass_release(struct pass *p)
+{
+        free(p->ns);
+        free(p->name);
+        json_decref(p->isvc);
+        json_decref(p->tms);
+        json_decref(p->cm);
+        isvc_plan_release(&p->plan);
+}
+
+/* A pass step's answer beyond 0 (go on) and < 0 (error): the reconcile's result is set. */
+#define PASS_STOP 1
+
+/* The inputs: the InferenceService and its TrainedModels (with our own writes) from the caches. */
+static int pass_load(struct pass *p, struct reconcile_result *ret)
+{
+        const char *data;
+        int k;
+
+        k = cache_key_split(p->key, &p->ns, &p->name);
+        if (k < 0 || !p->ns)
+                return reconcile_terminal(ret, -EINVAL);
+        k = modelconfig_name(p->name, p->cm_name, sizeof(p->cm_name));
+        if (k < 0)
+                return reconcile_terminal(ret, k);
+        p->isvc = cache_get(p->r->isvcs, p->key);
+        k = cache_by_index(p->r->tms, TM_INDEX_ISVC, p->key, &p->tms);
+        if (k >= 0)
+                k = tm_own_writes_overlay(p->r, p->key, p->tms);
+        if (k < 0 || json_array_size(p->tms) > 0)
+                return k;
+        /* Nothing points here (any more). A TrainedModel moved to another parent may have been
+         * relabelled by that parent's reconcile before this one ran (W7): its entry must still
+         * leave this models.json. Only an existing, non-empty ConfigMap is touched (planned with
+         * no TrainedModels: "[]"). */
+        k = get_configmap(p->r, p->ctx, p->ns, p->cm_name, false, &p->cm);
+        if (k < 0)
+                return k;
+        data = json_get_string_path(p->cm, "data", "models.json", NULL);
+        if (!p->cm || !data || streq(data, "") || streq(data, "[]")) {
+                (void)reconcile_done(ret);
+                return PASS_STOP;
+        }
+        return 0;
+}
+
+/* The one Normal Event of a models.json write, on the InferenceService (or, without one, on the
+ * ConfigMap as written). */
+static void emit_write_event(struct pass *p)
+{
+        AUTOFREE char *message = NULL;
+        const char *reason;
+        const json_t *on = p->isvc ? p->isvc : p->cm;
+
+        if (!p->r->event || !on || isvc_plan_write_event(&p->plan, &reason, &message) < 0 ||
+            !message)
+                return;
+        p->r->event(p->r->event_userdata, on, "Normal", reason, message);
+        atomic_fetch_add(&p->r->events_posted, 1);
+}
+
+/* Plans, writes the metadata patches, then the ConfigMap; a 409 re-reads fresh and re-plans. */
+static int pass_write(struct pass *p, struct reconcile_result *ret)
+{
+        int k;
+
+        for (unsigned attempt = 0;; attempt++) {
+                json_decref(p->cm);
+                p->cm = NULL;
+                /* a 409 means the cache (or our view of it) is behind: read fresh */
+                k = get_configmap(p->r, p->ctx, p->ns, p->cm_name, attempt > 0, &p->cm);
+                if (k < 0)
+                        return k;
+                k = compute_plan(p->name, p->isvc, p->cm, p->tms, reconcile_now(p->ctx), &p->plan);
+                if (k < 0)
+                        return k == -ENOMEM ? k : reconcile_terminal(ret, k);
+                for (size_t i = 0; i < p->plan.n_tms; i++)
+                        p->n_meta += p->plan.tms[i].metadata_patch &&
+                                     !tm_is_deleting(json_array_get(p->tms, i)) &&
+                                     !p->plan.tms[i].delete_object;
+                k = apply_metadata(p->r, p->ctx, p->key, p->ns, &p->plan, p->tms);
+                if (k < 0)
+                        return k;
+                p->t_meta = reconcile_now(p->ctx);
+                p->attempts++;
+                k = write_configmap(p->r, p->ctx, p->ns, &p->plan, &p->cm);
+                if (k < 0)
+                        return k;
+                if (k == 0)
+                        break;
+                atomic_fetch_add(&p->r->configmap_conflicts, 1);
+                if (attempt + 1 >= CONFIGMAP_CONFLICT_TRIES) {
+                        (void)reconcile_retry(ret);
+                        return PASS_STOP;
+                }
+        }
+        p->cm_written = p->plan.configmap_patch || p->plan.configmap_create;
+        if (p->cm_written) {
+                /* the write succeeded: what it added and removed is true now */
+                emit_write_event(p);
+                tm_batch_note_write(p->r, p->key, now_monotonic());
+        }
+        return 0;
+}
+
+/* Plans again with the written ConfigMap (Ready and finalizer removals follow the write), merges
+ * the replicas' reports and writes statuses, finalizer removals and deletes. */
+static int pass_finish(struct pass *p, struct reconcile_result *ret)
+{
+        usec_t now, after, next_stale = 0;
+        int k;
+
+        p->t_cm = reconcile_now(p->ctx);
+        k = compute_plan(p->name, p->isvc, p->cm, p->tms, reconcile_now(p->ctx), &p->plan);
+        if (k < 0)
+                return k == -ENOMEM ? k : reconcile_terminal(ret, k);
+        now = reconcile_now(p->ctx);
+        k = apply_replica_status(p->r, p->key, now, &p->plan, p->tms, &next_stale);
+        if (k < 0)
+                return k;
+        k = apply_rest(p->r, p->ctx, p->key, p->ns, &p->plan, p->tms, &p->more, &p->n_rest,
+                       &p->n_handed);
+        if (k < 0)
+                return k;
+        (void)log_emit(LOG_LEVEL_DEBUG, 0, p->ctx->log,
+                       "Pass: %zu TrainedModels; %zu metadata writes in %.1f ms, ConfigMap %s in "
+                       "%.1f ms (%u attempts), %zu status/finalizer/delete writes in %.1f ms, "
+                       "%zu finalizers handed off%s",
+                       p->plan.n_tms, p->n_meta, (double)(p->t_meta - p->t_start) / 1000.0,
+                       p->cm_written ? "written" : "unchanged",
+                       (double)(p->t_cm - p->t_meta) / 1000.0, p->attempts, p->n_rest,
+                       (double)(reconcile_now(p->ctx) - p->t_cm) / 1000.0, p->n_handed,
+                       p->more ? "; more next pass" : "");
+        after = RESYNC_PERIOD;
+        if (next_stale > now && next_stale - now < after)
+                after = next_stale - now;
+        return reconcile_requeue_after(ret, p->more ? 0 : after);
+}
+
 /* The InferenceService controller: one reconcile per InferenceService key ("ns/isvc"). */
 static int tm_reconcile_isvc(const struct reconcile_ctx *ctx, const char *key,
                              struct reconcile_result *ret)
 {
-        struct tm_reconciler *r = ctx->userdata;
-        AUTOFREE char *ns = NULL, *name = NULL;
-        CLEANUP(isvc_plan_releasep) struct isvc_plan plan = { 0 };
-        json_auto_t *isvc = NULL, *tms = NULL, *cm = NULL;
-        char cm_name[MODELCONFIG_NAME_MAX];
-        /* the pass's phases, for the debug line that profiles it */
-        usec_t t_start = reconcile_now(ctx), t_meta = 0, t_cm = 0;
-        usec_t now, after, next_stale = 0;
-        size_t n_rest = 0, n_meta = 0, n_handed = 0;
-        unsigned attempts = 0;
-        bool more, cm_written = false;
+        CLEANUP(pass_release)
+        struct pass p = {
+                .ctx = ctx, .r = ctx->userdata, .key = key, .t_start = reconcile_now(ctx)
+        };
         int k;
 
-        k = cache_key_split(key, &ns, &name);
-        if (k < 0 || !ns)
-                return reconcile_terminal(ret, -EINVAL);
-        k = modelconfig_name(name, cm_name, sizeof(cm_name));
-        if (k < 0)
-                return reconcile_terminal(ret, k);
-
-        isvc = cache_get(r->isvcs, key);
-        k = cache_by_index(r->tms, TM_INDEX_ISVC, key, &tms);
-        if (k >= 0)
-                k = own_writes_overlay(r, key, tms);
-        if (k < 0)
-                return k;
-        if (json_array_size(tms) == 0) {
-                /* Nothing points here (any more). A TrainedModel moved to another parent may
-                 * have been relabelled by that parent's reconcile before this one ran (W7): its
-                 * entry must still leave this models.json. Only an existing, non-empty
-                 * ConfigMap is touched (planned with no TrainedModels: "[]"). */
-                const char *data;
-
-                k = get_configmap(r, ctx, ns, cm_name, false, &cm);
-                if (k < 0)
-                        return k;
-                data = json_get_string_path(cm, "data", "models.json", NULL);
-                if (!cm || !data || streq(data, "") || streq(data, "[]"))
-                        return reconcile_done(ret);
-        }
-
-        for (unsigned attempt = 0;; attempt++) {
-                json_decref(cm);
-                cm = NULL;
-                /* a 409 means the cache (or our view of it) is behind: read fresh */
-                k = get_configmap(r, ctx, ns, cm_name, attempt > 0, &cm);
-                if (k < 0)
-                        return k;
-
-                k = compute_plan(name, isvc, cm, tms, reconcile_now(ctx), &plan);
-                if (k == -ENOMEM)
-                        return k;
-                if (k < 0)
-                        return reconcile_terminal(ret, k);
-
-                for (size_t i = 0; i < plan.n_tms; i++)
-                        n_meta += plan.tms[i].metadata_patch &&
-                                  !tm_is_deleting(json_array_get(tms, i)) &&
-                                  !plan.tms[i].delete_object;
-                k = apply_metadata(r, ctx, key, ns, &plan, tms);
-                if (k < 0)
-                        return k;
-                t_meta = reconcile_now(ctx);
-
-                attempts++;
-                k = write_configmap(r, ctx, ns, &plan, &cm);
-                if (k < 0)
-                        return k;
-                if (k == 0) {
-                        cm_written = plan.configmap_patch || plan.configmap_create;
-                        /* the write succeeded: the Normal events (added/removed) are true now */
-                        for (size_t i = 0; i < plan.n_tms; i++)
-                                if (plan.configmap_patch || plan.configmap_create)
-                                        emit(r, json_array_get(tms, i), &plan.tms[i], "Normal");
-                        break;
-                }
-                atomic_fetch_add(&r->configmap_conflicts, 1);
-                if (attempt + 1 >= CONFIGMAP_CONFLICT_TRIES)
-                        return reconcile_retry(ret);
-        }
-
-        t_cm = reconcile_now(ctx);
-        /* second plan: with the written ConfigMap, Ready and finalizer removals follow the write */
-        k = compute_plan(name, isvc, cm, tms, reconcile_now(ctx), &plan);
-        if (k == -ENOMEM)
-                return k;
-        if (k < 0)
-                return reconcile_terminal(ret, k);
-        now = reconcile_now(ctx);
-        k = apply_replica_status(r, key, now, &plan, tms, &next_stale);
-        if (k < 0)
-                return k;
-        k = apply_rest(r, ctx, key, ns, &plan, tms, &more, &n_rest, &n_handed);
-        if (k < 0)
-                return k;
-        (void)log_emit(LOG_LEVEL_DEBUG, 0, ctx->log,
-                       "Pass: %zu TrainedModels; %zu metadata writes in %.1f ms, ConfigMap %s in "
-                       "%.1f ms (%u attempts), %zu status/finalizer/delete writes in %.1f ms, "
-                       "%zu finalizers handed off%s",
-                       plan.n_tms, n_meta, (double)(t_meta - t_start) / 1000.0,
-                       cm_written ? "written" : "unchanged", (double)(t_cm - t_meta) / 1000.0,
-                       attempts, n_rest, (double)(reconcile_now(ctx) - t_cm) / 1000.0, n_handed,
-                       more ? "; more next pass" : "");
-        after = RESYNC_PERIOD;
-        if (next_stale > now && next_stale - now < after)
-                after = next_stale - now;
-        return reconcile_requeue_after(ret, more ? 0 : after);
+        atomic_fetch_add(&p.r->passes, 1);
+        k = pass_load(&p, ret);
+        if (k == 0)
+                k = pass_write(&p, ret);
+        if (k == 0)
+                k = pass_finish(&p, ret);
+        return k == PASS_STOP ? 0 : k;
 }
 
 /* The finalizer controller: one reconcile per TrainedModel key ("ns/name"), handed over by the
@@ -947,8 +746,8 @@ static int tm_reconcile_finalizer(const struct reconcile_ctx *ctx, const char *k
         for (size_t i = 0; i < json_array_size(parents); i++) {
                 json_t *mine;
 
-                if (own_writes_lookup(r, json_string_value(json_array_get(parents, i)), cached,
-                                      &mine)) {
+                if (tm_own_writes_lookup(r, json_string_value(json_array_get(parents, i)), cached,
+                                         &mine)) {
                         json_decref(tm);
                         tm = mine; /* NULL: already gone */
                         break;
@@ -968,10 +767,10 @@ static int tm_reconcile_finalizer(const struct reconcile_ctx *ctx, const char *k
         if (k < 0)
                 return k;
         atomic_fetch_add(&r->tm_metadata_writes, 1);
-        answer = slim_answer(answer); /* NULL: it was gone (404), done as well */
+        answer = tm_slim_answer(answer); /* NULL: it was gone (404), done as well */
         for (size_t i = 0; k >= 0 && i < json_array_size(parents); i++)
-                k = own_writes_put(r, json_string_value(json_array_get(parents, i)), cached,
-                                   answer);
+                k = tm_own_writes_put(r, json_string_value(json_array_get(parents, i)), cached,
+                                      answer);
         json_decref(answer);
         return k < 0 ? k : reconcile_done(ret);
 }

@@ -17,7 +17,11 @@
  *   3. the planner again with the written ConfigMap, then status writes (only on change),
  *      finalizer removals of finalized TrainedModels, and deletes of TrainedModels whose parent
  *      is missing;
- *   4. events for what was written.
+ *   4. events for what was written: one Normal Event per models.json write, on the
+ *      InferenceService, naming how many models it added, updated and removed and the first few
+ *      of each (reason ModelAdded, ModelUpdated or ModelRemoved when it did one kind only,
+ *      ModelConfigUpdated otherwise); a Warning Event per TrainedModel whose status turned to a
+ *      failure (InvalidSpec, ModelConfigFull), on that TrainedModel.
  *
  * A second controller, the orphan controller (tm_orphan_reconciler_get()), takes the keys
  * ("ns/name") of TrainedModels without a usable spec.inferenceService or parent label: their
@@ -61,6 +65,10 @@ struct tm_reconciler_options {
          * borrowed, may be NULL: no ModelLoaded condition, every ConfigMap read live. */
         struct cache *configmaps;
         bool ready_requires_loaded; /* Ready also needs >= 1 replica loaded (replicas.h) */
+        /* Delete batching: a TrainedModel's delete that starts less than this after its
+         * InferenceService's last ConfigMap write waits for the rest of it, so that deletes close
+         * together leave models.json in one write. 0 = 1 s; USEC_INFINITY = none. */
+        usec_t delete_batch_window;
 };
 
 struct tm_reconciler;
@@ -90,7 +98,8 @@ struct reconciler tm_finalizer_reconciler_get(struct tm_reconciler *r);
 int tm_index_isvc(void *userdata, const json_t *obj, json_t **ret_values);
 
 /* Wires the informers (borrowed; those whose caches r reads) to the controllers' queues (before
- * the informers start): TrainedModel changes map to their InferenceService keys (old and new),
+ * the informers start): TrainedModel changes map to their InferenceService keys (old and new;
+ * a delete's start batched, a removal that changes nothing skipped: reconciler-watch.c),
  * InferenceService changes to their own key, and orphan TrainedModels to their own key in
  * orphan_controller's queue (may be NULL: orphans are then not reconciled). */
 _warn_unused_result_ int tm_reconciler_watch(struct tm_reconciler *r,
@@ -103,7 +112,7 @@ _warn_unused_result_ int tm_reconciler_watch(struct tm_reconciler *r,
  * replicas_transform_configmap, the cache given as options.configmaps) to isvc_controller's
  * queue: a report's change recounts its InferenceService, and a change of a modelconfig
  * ConfigMap (a hand edit) reconciles its InferenceService, which rewrites models.json when it
- * differs from what the controller would write (its own writes end there: no loop). */
+ * differs from what the controller would write (the echoes of its own writes enqueue nothing). */
 _warn_unused_result_ int tm_reconciler_watch_configmaps(struct tm_reconciler *r,
                                                         struct informer *configmaps,
                                                         struct controller *isvc_controller);
@@ -113,5 +122,8 @@ struct tm_reconciler_stats {
         unsigned long configmap_gets, configmap_writes, configmap_conflicts;
         unsigned long tm_metadata_writes, tm_status_writes, tm_deletes;
         unsigned long long configmap_bytes_written;
+        unsigned long passes;         /* InferenceService reconciles run */
+        unsigned long passes_skipped; /* changes that enqueued nothing (reconciler-watch.c) */
+        unsigned long events_posted;  /* Normal Events handed to options.event */
 };
 void tm_reconciler_get_stats(struct tm_reconciler *r, struct tm_reconciler_stats *ret);

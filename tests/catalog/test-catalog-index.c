@@ -343,8 +343,9 @@ struct mem_index {
         struct catalog_index *idx;
 };
 
-/* One model source "s" (and an MCP source "m" when mcp_yaml is given). */
-static struct mem_index mem_index_build(const char *models_yaml, const char *mcp_yaml)
+/* One model source "s" (and an MCP source "m" when mcp_yaml is given), ids from and into ids. */
+static struct catalog_index *index_build_with(struct catalog_ids *ids, const char *models_yaml,
+                                              const char *mcp_yaml)
 {
         static const char sources[] =
                 "model_catalogs:\n"
@@ -354,9 +355,8 @@ static struct mem_index mem_index_build(const char *models_yaml, const char *mcp
         struct catalog_config cfg = { 0 };
         struct catalog_source_load loads[2] = { 0 };
         struct catalog_error e = { 0 };
-        struct mem_index mi = { .ids = catalog_ids_new() };
+        struct catalog_index *built = NULL;
 
-        cr_assert_not_null(mi.ids);
         cr_assert_eq(catalog_config_parse("sources.yaml", sources, strlen(sources), &cfg, &e), 0,
                      "%s", e.message);
         cr_assert_eq(cfg.n_sources, 2);
@@ -369,7 +369,16 @@ static struct mem_index mem_index_build(const char *models_yaml, const char *mcp
                 cr_assert_eq(catalog_models_parse("m.yaml", mcp_yaml, strlen(mcp_yaml),
                                                   &loads[1].data, &e),
                              0, "%s", e.message);
-        cr_assert_eq(catalog_index_build(&cfg, loads, 2, mi.ids, &mi.idx), 0);
+        cr_assert_eq(catalog_index_build(&cfg, loads, 2, ids, &built), 0);
+        return built;
+}
+
+static struct mem_index mem_index_build(const char *models_yaml, const char *mcp_yaml)
+{
+        struct mem_index mi = { .ids = catalog_ids_new() };
+
+        cr_assert_not_null(mi.ids);
+        mi.idx = index_build_with(mi.ids, models_yaml, mcp_yaml);
         return mi;
 }
 
@@ -534,6 +543,30 @@ Test(behaviour, missing_times_get_the_load_time)
                      0);
         cr_assert(v >= before && v <= after);
         json_decref(out);
+        mem_index_free(&mi);
+}
+
+/* The MCP server's stable id does not depend on which models (and artifacts) the snapshot has. */
+Test(behaviour, mcp_server_id_is_stable_when_models_change)
+{
+        static const char mcp[] = "mcp_servers:\n  - name: srv\n    tools: []\n";
+        struct mem_index mi = mem_index_build("models:\n  - name: a\n    artifacts:\n"
+                                              "      - uri: oci://x/a\n",
+                                              mcp);
+        char *first = strdup(json_string_value(
+                json_object_get(json_array_get(catalog_index_mcp_servers(mi.idx), 0), "id")));
+        const char *again;
+
+        cr_assert_not_null(first);
+        catalog_index_unref(mi.idx);
+        mi.idx = index_build_with(mi.ids,
+                                  "models:\n  - name: a\n    artifacts:\n      - uri: oci://x/a\n"
+                                  "  - name: b\n    artifacts:\n      - uri: oci://x/b\n",
+                                  mcp);
+        again = json_string_value(
+                json_object_get(json_array_get(catalog_index_mcp_servers(mi.idx), 0), "id"));
+        cr_assert_str_eq(again, first, "the MCP server changed id when a model was added");
+        free(first);
         mem_index_free(&mi);
 }
 

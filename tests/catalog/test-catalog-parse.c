@@ -322,6 +322,43 @@ Test(catalog_file, alias_bomb_is_bounded)
         free(text);
 }
 
+/* The one-pass composer (yaml-compose.c) reads anchors, aliases and documents as libyaml's loader. */
+Test(catalog_file, anchors_aliases_and_documents)
+{
+        static const struct {
+                const char *text, *message;
+                unsigned line;
+        } bad[] = {
+                { "models:\n  - name: a\n    provider: *nope\n",
+                  "invalid YAML: found undefined alias", 3 },
+                { "models:\n  - name: &n a\n    provider: &n b\n",
+                  "invalid YAML: second occurrence found duplicate anchor; first occurrence", 3 },
+                { "models: []\n---\nmodels: []\n", "more than one YAML document in file", 2 },
+                { "models: [\n", "invalid YAML: ", 2 },
+        };
+        struct catalog_models *m = NULL;
+        struct catalog_error e = { 0 };
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                cr_assert_eq(parse_models(bad[i].text, &m, &e), -EINVAL, "case %zu", i);
+                cr_assert_null(m);
+                cr_assert(strncmp(e.message, bad[i].message, strlen(bad[i].message)) == 0,
+                          "case %zu: %s", i, e.message);
+                cr_assert_eq(e.line, bad[i].line, "case %zu: line %u", i, e.line);
+        }
+        cr_assert_eq(parse_models("models:\n  - name: &n shared/name\n    provider: Acme\n"
+                                  "    description: *n\n...\n",
+                                  &m, &e),
+                     0, "%s", e.message);
+        cr_assert_eq(m->n, 1);
+        cr_assert_str_eq(json_string_value(json_object_get(m->v[0].model, "description")),
+                         "shared/name");
+        catalog_models_unref(m);
+        cr_assert_eq(parse_models("", &m, &e), 0, "%s", e.message);
+        cr_assert_eq(m->n, 0);
+        catalog_models_unref(m);
+}
+
 /* ---- globs ---- */
 
 Test(glob, matching)

@@ -158,7 +158,8 @@ Test(tm, c2_create_writes_models_json_and_event)
         SRV_WAIT(SRV_TIMEOUT, srv_tm_cond(&S, "model1-create", "Ready", "True", NULL),
                  "model1-create never Ready");
 
-        /* a Normal event for the TrainedModel (events RBAC of the shipped ClusterRole works) */
+        /* one Normal event for the models.json write, on the InferenceService, naming the model
+         * (events RBAC of the shipped ClusterRole works; issue #12: one per write, not per model) */
         static const struct gvr events = { "", "v1", "events" };
         bool found = false;
         for (int i = 0; i < 5 * SRV_TIMEOUT && !found; i++) {
@@ -167,15 +168,20 @@ Test(tm, c2_create_writes_models_json_and_event)
                 cr_assert_eq(kube_list(S.c, &events, S.ns, NULL, &list, NULL), 0);
                 json_array_foreach(json_object_get(list, "items"), j, e) {
                         const char *n = json_get_string_path(e, "involvedObject", "name", NULL);
+                        const char *kd = json_get_string_path(e, "involvedObject", "kind", NULL);
                         const char *t = json_string_value(json_object_get(e, "type"));
-                        if (n && t && streq(n, "model1-create") && streq(t, "Normal"))
+                        const char *rs = json_string_value(json_object_get(e, "reason"));
+                        const char *m = json_string_value(json_object_get(e, "message"));
+                        if (n && t && kd && rs && m && streq(n, "model1-create-parent") &&
+                            streq(kd, "InferenceService") && streq(t, "Normal") &&
+                            streq(rs, "ModelAdded") && strstr(m, "\"model1-create\""))
                                 found = true;
                 }
                 json_decref(list);
                 if (!found)
                         srv_sleep_ms(200);
         }
-        cr_assert(found, "no Normal event for model1-create");
+        cr_assert(found, "no Normal event ModelAdded naming model1-create on its InferenceService");
 }
 
 Test(tm, c3_status_urls_conditions_finalizer_then_update)

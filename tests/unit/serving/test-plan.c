@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "json/json-util.h"
@@ -990,4 +991,43 @@ Test(plan, absurd_memory_sums)
         isvc_plan_release(&p);
         for (int i = 0; i < 12; i++)
                 json_decref(tms[i]);
+}
+
+/* Issue #12: one Normal Event per models.json write, from the plan's per-model events. */
+Test(plan, write_event_sums_up_the_models_and_names_the_first_few)
+{
+        struct tm_plan tms[8] = { 0 };
+        char names[8][8];
+        struct isvc_plan p = { .configmap_name = (char *)"modelconfig-sk-0",
+                               .n_tms = 8,
+                               .tms = tms };
+        const char *reason = NULL;
+        char *msg = NULL;
+
+        for (int i = 0; i < 8; i++) {
+                (void)snprintf(names[i], sizeof(names[i]), "m%d", i);
+                tms[i].name = names[i];
+        }
+        /* nothing listed changed: no Event */
+        cr_assert_eq(isvc_plan_write_event(&p, &reason, &msg), 0);
+        cr_assert_null(msg);
+        cr_assert_null(reason);
+        /* a Warning is not part of it; 7 updated are named 5 and counted 7 */
+        tms[0].event_type = "Warning";
+        tms[0].event_reason = "InvalidSpec";
+        for (int i = 1; i < 8; i++) {
+                tms[i].event_type = "Normal";
+                tms[i].event_reason = "ModelUpdated";
+        }
+        cr_assert_eq(isvc_plan_write_event(&p, &reason, &msg), 0);
+        cr_assert_str_eq(reason, "ModelUpdated");
+        cr_assert_str_eq(msg, "models.json of ConfigMap \"modelconfig-sk-0\": updated 7 (\"m1\", "
+                              "\"m2\", \"m3\", \"m4\", \"m5\" and 2 more)");
+        free(msg);
+        tms[7].event_reason = "ModelRemoved";
+        cr_assert_eq(isvc_plan_write_event(&p, &reason, &msg), 0);
+        cr_assert_str_eq(reason, "ModelConfigUpdated");
+        cr_assert_str_eq(msg, "models.json of ConfigMap \"modelconfig-sk-0\": updated 6 (\"m1\", "
+                              "\"m2\", \"m3\", \"m4\", \"m5\" and 1 more), removed 1 (\"m7\")");
+        free(msg);
 }

@@ -29,7 +29,7 @@ struct world {
         struct kube_api api;
         struct cache *tms, *isvcs;
         struct tm_reconciler *rec;
-        json_t *events; /* [[type, reason, name]] */
+        json_t *events; /* [[type, reason, name, kind, message]] */
         char error[1024];
 };
 
@@ -43,11 +43,11 @@ static void on_event(void *userdata, const json_t *obj, const char *type, const 
                      const char *message)
 {
         (void)userdata;
-        (void)message;
         (void)pthread_mutex_lock(&events_lock);
         json_array_append_new(W.events,
-                              json_pack("[s,s,s]", type, reason,
-                                        json_get_string_path(obj, "metadata", "name", NULL)));
+                              json_pack("[s,s,s,s?,s]", type, reason,
+                                        json_get_string_path(obj, "metadata", "name", NULL),
+                                        json_get_string_path(obj, "kind", NULL), message));
         (void)pthread_mutex_unlock(&events_lock);
 }
 
@@ -233,6 +233,54 @@ Test(tm_shell, happy_path_writes_finalizer_configmap_status_then_nothing)
         tm_reconciler_get_stats(W.rec, &st);
         cr_assert_eq(st.configmap_writes, 1);
         cr_assert_eq(st.configmap_conflicts, 0);
+        /* one Normal Event for the one models.json write, on the InferenceService */
+        cr_assert_eq(json_array_size(W.events), 1, "%s", json_dumps(W.events, 0));
+        json_t *e = json_array_get(W.events, 0);
+        cr_assert_str_eq(json_string_value(json_array_get(e, 0)), "Normal");
+        cr_assert_str_eq(json_string_value(json_array_get(e, 1)), "ModelAdded");
+        cr_assert_str_eq(json_string_value(json_array_get(e, 2)), "sk");
+        cr_assert_str_eq(json_string_value(json_array_get(e, 3)), "InferenceService");
+        cr_assert_str_eq(json_string_value(json_array_get(e, 4)),
+                         "models.json of ConfigMap \"modelconfig-sk-0\": added 1 (\"m1\")");
+        cr_assert_eq(st.events_posted, 1);
+}
+
+/* Issue #12: the controller's own writes during churn. A write that adds 8 models and one that
+ * removes 7 and adds 1 post one Event each, on the InferenceService, counting and naming them. */
+Test(tm_shell, one_normal_event_per_models_json_write_counts_and_names_the_models)
+{
+        struct reconcile_result res;
+        struct kube_status st = { 0 };
+        char name[16];
+
+        put_isvc("sk", "10Gi");
+        for (int i = 0; i < 8; i++) {
+                (void)snprintf(name, sizeof(name), "m%d", i);
+                put_tm(name, "sk", "100Mi");
+        }
+        converge("sk");
+        cr_assert_eq(json_array_size(W.events), 1, "%s", json_dumps(W.events, 0));
+        cr_assert_str_eq(json_string_value(json_array_get(json_array_get(W.events, 0), 4)),
+                         "models.json of ConfigMap \"modelconfig-sk-0\": added 8 (\"m0\", "
+                         "\"m1\", \"m2\", \"m3\", \"m4\" and 3 more)");
+        for (int i = 0; i < 7; i++) {
+                (void)snprintf(name, sizeof(name), "m%d", i);
+                cr_assert_eq(kube_api_delete(&W.api, &gvr_trainedmodels, NS, name, NULL, NULL, &st),
+                             0);
+        }
+        put_tm("n1", "sk", "100Mi");
+        sync_caches();
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(json_array_size(W.events), 2, "%s", json_dumps(W.events, 0));
+        json_t *e = json_array_get(W.events, 1);
+        cr_assert_str_eq(json_string_value(json_array_get(e, 1)), "ModelConfigUpdated");
+        cr_assert_str_eq(json_string_value(json_array_get(e, 2)), "sk");
+        cr_assert_str_eq(json_string_value(json_array_get(e, 4)),
+                         "models.json of ConfigMap \"modelconfig-sk-0\": added 1 (\"n1\"), "
+                         "removed 7 (\"m0\", \"m1\", \"m2\", \"m3\", \"m4\" and 2 more)");
+        /* nothing changed: no Event */
+        converge("sk");
+        cr_assert_eq(json_array_size(W.events), 2, "%s", json_dumps(W.events, 0));
 }
 
 /* sk (1Gi) with m1 (100Mi) and an existing, empty modelconfig-sk-0; caches synced. */
@@ -434,6 +482,9 @@ Test(tm_shell, deleting_a_model_removes_it_then_its_finalizer)
         cr_assert_not_null(strstr(models_json(cm), "\"m2\""), "%s", models_json(cm));
         json_auto_t *gone = get_obj(&gvr_trainedmodels, "m1");
         cr_assert_null(gone, "the finalizer was not removed");
+        json_t *e = json_array_get(W.events, json_array_size(W.events) - 1);
+        cr_assert_str_eq(json_string_value(json_array_get(e, 1)), "ModelRemoved");
+        cr_assert_str_eq(json_string_value(json_array_get(e, 2)), "sk");
 }
 
 Test(tm_shell, missing_parent_deletes_and_one_failed_delete_does_not_stop_the_others)

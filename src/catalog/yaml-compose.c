@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "catalog/yaml-compose.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "catalog/limits.h"
+#include "util/time-util.h"
+
+/* An open collection: its node and, for a mapping, the key that waits for its value (0: none). */
+struct open_node {
+        int node;
+        int key;
+};
+
+struct anchor {
+        char *name; /* owned */
+        int node;
+        yaml_mark_t mark;
+};
+
+struct composer {
+        yaml_parser_t parser;
+        yaml_document_t *doc;
+        const char *file;
+        struct catalog_error *err;
+        struct open_node open[CATALOG_YAML_DEPTH_MAX];
+        unsigned depth;
+        struct anchor *anchors; /* owned */
+        size_t n_anchors, cap_anchors;
+        usec_t deadline;
+        unsigned documents; /* DOCUMENT-START events seen */
+        bool done;          /* STREAM-END reached */
+};
+
+/*
+ * The parse budget is the parsing thread's CPU time, not wall time: on a loaded node (the
+ * benchmark's 2 cores at load average 30) a good 9 MB file took over 10 s of wall time for about
+ * 1 s of CPU and was refused.
+ */
+static usec_t thread_cpu_usec(void)
+{
+        struct timespec ts;
+
+        if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+                return now_monotonic();
+        return (usec_t)ts.tv_sec * USEC_PER_SEC + (usec_t)ts.tv_nsec / 1000;
+}
+
+/*
+ * Grows an array of *cap elements of size bytes to twice as many (16 at first); NULL when out of
+ * memory (start is kept). Not inlined: gcc's -Wuse-after-free then loses track of which pointer
+ * was reallocated and flags the reads of the updated stack fields in the callers.
+ */
+static __attribute__((noinline)) void *grow(void *start, size_t *cap, size_t size)
+{
+        size_t c = *cap ? *cap * 2 : 16;
+        void *p = reallocarray(start, c, size);
+
+        if (p)
+                *cap = c;
+        return p;
+}
+
+/* Appends v to a libyaml stack s ({start, end, top}); 0 or -ENOMEM. */
+#define STACK_PUSH(s, v)                                                                      \
+        __extension__({                                                                       \
+                int r_ = 0;                                                                   \
+                if ((s)->top == (s)->end) {                                                   \
+                        size_t used_ = (size_t)((s)->top - (s)->start);                       \
+                        size_t cap_ = (size_t)((s)->end - (s)->start);                        \
+                        typeof((s)->start) p_ = grow((s)->start, &cap_, sizeof(*(s)->start)); \
+                        if (p_) {                                                             \
+                                (s)->start = p_;                                              \
+                                (s)->top = p_ + used_;                                        \
+                                (s)->end = p_ + cap_;                                         \
+                        } else                                                                \
+                                r_ = -ENOMEM;                                                 \
+                }                                                                             \
+                if (r_ == 0)                                                                  \
+                        *(s)->top++ = (v);                                                    \
+                r_;                                                                           \
+        })
+
+/* The new node's 1-based index, or -ENOMEM. */
+static int push_node(yaml_document_t *doc, const yaml_node_t *n)
+{
+        size_t used = (size_t)(doc->nodes.top - doc->nodes.start);
+
+        if (used >= INT32_MAX - 1 || STACK_PUSH(&doc->nodes, *n) < 0)
+                return -ENOMEM;
+        return (int)used + 1;
+}
+
+/* libyaml's composer error texts, so that a bad file reads as it did with yaml_parser_load(). */
+static int compose_error(struct composer *c, const yaml_mark_t *m, const char *problem)
+{
+        catalog_error_set(c->err, c->file, (unsigned)m->line + 1, "invalid YAML: %s", problem);
+        return -EINVAL;
+}
+
+/* With many anchors every lookup is a scan: keep the CPU bound then too. */
+static int check_deadline(struct composer *c, const yaml_mark_t *m)
+{
+        if (thread_cpu_usec() <= c->deadline)
+                return 0;
+        catalog_error_set(c->err, c->file, (unsigned)m->line + 1, "parsing took longer than %u s",
+                          (unsigned)(CATALOG_PARSE_USEC_MAX / USEC_PER_SEC));
+        return -E2BIG;
+}
+
+static int find_anchor(struct composer *c, const char *name)
+{
+        for (size_t i = 0; i < c->n_anchors; i++)
+                if (strcmp(c->anchors[i].name, name) == 0)
+                        return (int)i;
+        return -1;
+}
+
+/* Takes ownership of *name (reset to NULL). */
+static int register_anchor(struct composer *c, yaml_char_t **name, int node, const yaml_mark_t *m)
+{
+        int i;
+
+        if (!*name)
+                return 0;
+        if (c->n_anchors >= 1024 && check_deadline(c, m) < 0)
+                return -E2BIG;
+        i = find_anchor(c, (const char *)*name);
+        if (i >= 0)
+                return compose_error(c, m,
+                                     "second occurrence found duplicate anchor; first occurrence");
+        if (c->n_anchors == c->cap_anchors) {
+                struct anchor *p = grow(c->anchors, &c->cap_anchors, sizeof(*c->anchors));
+
+                if (!p)
+                        return -ENOMEM;
+                c->anchors = p;
+        }
+        c->anchors[c->n_anchors++] = (struct anchor){ .name = (char *)*name,
+                                                      .node = node,
+                                                      .mark = *m };
+        *name = NULL;
+        return 0;
+}
+
+/* Hangs node under the innermost open collection (nothing to do for the root). */
+static int append_child(struct composer *c, int node)
+{
+        struct open_node *o;
+        yaml_node_t *p;
+        int r;
+
+        if (c->depth == 0)
+                return 0;
+        o = &c->open[c->depth - 1];
+        p = c->doc->nodes.start + o->node - 1;
+        if (p->type == YAML_SEQUENCE_NODE)
+                return STACK_PUSH(&p->data.sequence.items, node);
+        if (o->key == 0) {
+                o->key = node;
+                return 0;
+        }
+        r = STACK_PUSH(&p->data.mapping.pairs,
+                       ((yaml_node_pair_t){ .key = o->key, .value = node }));
+        o->key = 0;
+        return r;
+}
+
+/* Scalar and collection start events: a new node, owning the event's strings. */
+static int add_node(struct composer *c, yaml_event_t *ev)
+{
+        yaml_node_t n = { .start_mark = ev->start_mark, .end_mark = ev->end_mark };
+        yaml_char_t **anchor, **tag;
+        int idx, r;
+
+        if (ev->type == YAML_SCALAR_EVENT) {
+                n.type = YAML_SCALAR_NODE;
+                n.data.scalar.value = ev->data.scalar.value;
+                n.data.scalar.length = ev->data.scalar.length;
+                n.data.scalar.style = ev->data.scalar.style;
+                anchor = &ev->data.scalar.anchor;
+                tag = &ev->data.scalar.tag;
+        } else if (ev->type == YAML_SEQUENCE_START_EVENT) {
+                n.type = YAML_SEQUENCE_NODE;
+                n.data.sequence.style = ev->data.sequence_start.style;
+                anchor = &ev->data.sequence_start.anchor;
+                tag = &ev->data.sequence_start.tag;
+        } else {
+                n.type = YAML_MAPPING_NODE;
+                n.data.mapping.style = ev->data.mapping_start.style;
+                anchor = &ev->data.mapping_start.anchor;
+                tag = &ev->data.mapping_start.tag;
+        }
+        if (*tag && strcmp((const char *)*tag, "!") != 0)
+                n.tag = *tag;
+        else
+                free(*tag);
+        *tag = NULL;
+        idx = push_node(c->doc, &n);
+        if (idx < 0) {
+                free(n.tag);
+                return idx; /* the event still owns the scalar's value and frees it */
+        }
+        if (n.type == YAML_SCALAR_NODE)
+                ev->data.scalar.value = NULL;
+        r = register_anchor(c, anchor, idx, &ev->start_mark);
+        if (r < 0)
+                return r;
+        r = append_child(c, idx);
+        if (r < 0 || n.type == YAML_SCALAR_NODE)
+                return r;
+        if (c->depth >= CATALOG_YAML_DEPTH_MAX) {
+                catalog_error_set(c->err, c->file, (unsigned)ev->start_mark.line + 1,
+                                  "nesting deeper than %u levels", CATALOG_YAML_DEPTH_MAX);
+                return -E2BIG;
+        }
+        c->open[c->depth++] = (struct open_node){ .node = idx };
+        return 0;
+}
+
+static int add_alias(struct composer *c, const yaml_event_t *ev)
+{
+        int i;
+
+        if (c->n_anchors >= 1024 && check_deadline(c, &ev->start_mark) < 0)
+                return -E2BIG;
+        i = find_anchor(c, (const char *)ev->data.alias.anchor);
+        if (i < 0)
+                return compose_error(c, &ev->start_mark, "found undefined alias");
+        return append_child(c, c->anchors[i].node);
+}
+
+static int on_event(struct composer *c, yaml_event_t *ev)
+{
+        switch (ev->type) {
+        case YAML_STREAM_END_EVENT:
+                c->done = true;
+                return 0;
+        case YAML_DOCUMENT_START_EVENT:
+                if (c->documents++ == 0) {
+                        c->doc->start_mark = ev->start_mark;
+                        return 0;
+                }
+                /* one file, one catalog */
+                catalog_error_set(c->err, c->file, (unsigned)ev->start_mark.line + 1,
+                                  "more than one YAML document in file");
+                return -EINVAL;
+        case YAML_DOCUMENT_END_EVENT:
+                c->doc->end_mark = ev->end_mark;
+                return 0;
+        case YAML_ALIAS_EVENT:
+                return add_alias(c, ev);
+        case YAML_SCALAR_EVENT:
+        case YAML_SEQUENCE_START_EVENT:
+        case YAML_MAPPING_START_EVENT:
+                return add_node(c, ev);
+        case YAML_SEQUENCE_END_EVENT:
+        case YAML_MAPPING_END_EVENT:
+                if (c->depth > 0)
+                        c->doc->nodes.start[c->open[--c->depth].node - 1].end_mark = ev->end_mark;
+                return 0;
+        default:
+                return 0;
+        }
+}
+
+static int parse_error(struct composer *c)
+{
+        const yaml_parser_t *p = &c->parser;
+        yaml_mark_t m = p->problem ? p->problem_mark : p->context_mark;
+
+        catalog_error_set(c->err, c->file, (unsigned)m.line + 1, "invalid YAML: %s%s%s",
+                          p->problem ? p->problem : "parse error", p->context ? " " : "",
+                          p->context ? p->context : "");
+        return p->error == YAML_MEMORY_ERROR ? -ENOMEM : -EINVAL;
+}
+
+static int compose_events(struct composer *c)
+{
+        for (size_t n = 0; !c->done; n++) {
+                yaml_event_t ev;
+                int r;
+
+                if (!yaml_parser_parse(&c->parser, &ev))
+                        return parse_error(c);
+                r = on_event(c, &ev);
+                if (r >= 0 && (n & 4095) == 4095)
+                        r = check_deadline(c, &ev.start_mark);
+                yaml_event_delete(&ev);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int yaml_compose(const char *file, const char *data, size_t len, yaml_document_t *doc,
+                 struct catalog_error *err)
+{
+        struct composer c = {
+                .doc = doc,
+                .file = file,
+                .err = err,
+                .deadline = thread_cpu_usec() + CATALOG_PARSE_USEC_MAX,
+        };
+        int r;
+
+        memset(doc, 0, sizeof(*doc));
+        if (!yaml_parser_initialize(&c.parser))
+                return -ENOMEM;
+        yaml_parser_set_input_string(&c.parser, (const unsigned char *)data, len);
+        r = compose_events(&c);
+        yaml_parser_delete(&c.parser);
+        for (size_t i = 0; i < c.n_anchors; i++)
+                free(c.anchors[i].name);
+        free(c.anchors);
+        if (r < 0)
+                yaml_document_delete(doc);
+        return r;
+}

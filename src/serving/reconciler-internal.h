@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * What the two files of the TrainedModel controller's shell share (not an API): reconciler.c
+ * (the reconciles) and reconciler-watch.c (the informer handlers that turn changes into keys,
+ * with the delete batching and the filters of passes that would change nothing).
+ */
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "serving/reconciler.h"
+#include "util/time-util.h"
+
+struct workqueue;
+
+struct tm_reconciler {
+        struct cache *tms;   /* borrowed */
+        struct cache *isvcs; /* borrowed */
+        tm_event_fn event;
+        void *event_userdata;
+        unsigned writes_per_pass;
+        struct cache *configmaps; /* borrowed, may be NULL */
+        bool ready_requires_loaded;
+        struct workqueue *finalize_queue; /* borrowed, may be NULL: released inline */
+        usec_t delete_batch_window;       /* USEC_INFINITY: no batching */
+        struct workqueue *isvc_queue;     /* borrowed: the InferenceService controller's */
+
+        /* Our own TrainedModel writes the informer has not delivered yet (own_writes_*). */
+        pthread_mutex_t own_lock;
+        json_t *own_writes; /* owned: isvc key -> { tm name: { "rv": s, "obj": o | null } } */
+        /* Our own ConfigMap writes the informer has not delivered yet (own_configmap_*). */
+        json_t *own_configmaps; /* owned: "ns/cm" -> { "rvs": [s, ...], "obj": o } */
+        /* Delete batching (reconciler-watch.c): isvc key -> monotonic usec of its last
+         * ConfigMap write; guarded by own_lock. */
+        json_t *last_writes;
+
+        atomic_ulong configmap_gets, configmap_writes, configmap_conflicts;
+        atomic_ulong tm_metadata_writes, tm_status_writes, tm_deletes;
+        atomic_ulong passes, passes_skipped, events_posted;
+        atomic_ullong configmap_bytes_written;
+};
+
+bool tm_is_deleting(const json_t *tm);
+
+/* Own writes (reconciler-own.c; each function's comment there). */
+int tm_configmap_key(const char *ns, const char *name, char *buf, size_t len);
+json_t *tm_own_configmap_overlay(struct tm_reconciler *r, const char *key, json_t *cached);
+int tm_own_configmap_put(struct tm_reconciler *r, const char *key, const json_t *from,
+                         const json_t *answer);
+int tm_own_writes_overlay(struct tm_reconciler *r, const char *key, json_t *tms);
+int tm_own_writes_put(struct tm_reconciler *r, const char *key, const json_t *cached,
+                      const json_t *answer);
+bool tm_own_writes_lookup(struct tm_reconciler *r, const char *key, const json_t *cached,
+                          json_t **ret);
+json_t *tm_slim_answer(json_t *answer /* steals */);
+const char *tm_obj_rv(const json_t *o);
+
+/* Notes that the pass of isvc key wrote its ConfigMap now (monotonic): delete-starts within the
+ * batching window after it wait for the window's end (reconciler-watch.c). */
+usec_t tm_delete_batch_window(const struct tm_reconciler_options *opts);
+void tm_batch_note_write(struct tm_reconciler *r, const char *key, usec_t now);
