@@ -345,7 +345,9 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 
 static int rm_rf(const char *path)
 {
-        if (nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS) < 0 && errno != ENOENT)
+        /* glibc's nftw() is thread-safe without FTW_CHDIR (it never changes the cwd) */
+        if (nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS) < 0 && /* NOLINT(concurrency-mt-unsafe) */
+            errno != ENOENT)
                 return negative_errno();
         return 0;
 }
@@ -399,7 +401,8 @@ static int disk_scan(struct agent *a, struct disk_scan *ret)
 
         if (!dir)
                 return negative_errno();
-        while ((de = readdir(dir))) {
+        /* readdir() is thread-safe on a stream of one thread (glibc; readdir_r is deprecated) */
+        while ((de = readdir(dir))) { /* NOLINT(concurrency-mt-unsafe) */
                 AUTOFREE char *path = NULL;
                 struct stat st;
                 char *name, *uri;
@@ -631,99 +634,121 @@ static void run_calls(struct agent *a, const struct owned_action *acts, size_t n
                 server_call(a, a->repo, &calls[i]);
 }
 
-/* Returns how many actions it executed (>= 0) and the next retry time. */
-static int pass(struct agent *a, const char *models_json, usec_t *ret_wake)
+/* The desired models from @models_json, or the last good set when it is rejected: one bad write
+ * must not unload everything. Fails only for -ENOMEM. */
+static int pass_desired(struct agent *a, const char *models_json, struct model_entries *ret)
 {
-        struct model_entries desired;
-        struct disk_scan disk = { 0 };
-        struct repo_index ix = { 0 };
-        AUTOFREE struct server_model *server = NULL;
-        AUTOFREE struct job *jobs = NULL;
-        struct plan_result plan = { 0 };
-        struct plan_input in;
         char err[REASON_MAX];
-        struct owned_action *acts = NULL;
-        size_t n_jobs = 0, n_acts = 0;
-        bool server_known;
-        int r, done = 0;
+        int r;
 
-        model_entries_init(&desired);
-        r = modelconfig_parse(models_json, &desired, err, sizeof(err));
-        if (r < 0) {
-                /* keep acting on the last good set: one bad write must not unload everything */
-                log_error("agent: models.json rejected, keeping the previous %zu models: %s",
-                          a->last_desired.n, err);
-                model_entries_release(&desired);
-                if (r == -ENOMEM)
-                        return r;
-                desired = a->last_desired;
-                model_entries_init(&a->last_desired);
-        }
-        r = disk_scan(a, &disk);
-        if (r < 0) {
-                log_error_errno(r, "agent: cannot list %s", a->model_dir);
-                goto out;
-        }
-        r = repo_index(a->repo, &ix, err, sizeof(err));
-        server_known = r >= 0;
+        model_entries_init(ret);
+        r = modelconfig_parse(models_json, ret, err, sizeof(err));
+        if (r >= 0)
+                return 0;
+        log_error("agent: models.json rejected, keeping the previous %zu models: %s",
+                  a->last_desired.n, err);
+        model_entries_release(ret);
+        if (r == -ENOMEM)
+                return r;
+        *ret = a->last_desired;
+        model_entries_init(&a->last_desired);
+        return 0;
+}
+
+/* What one pass sees: the model directory and what the model server has. */
+struct observed {
+        struct disk_scan disk;
+        struct repo_index ix;
+        struct server_model *server; /* owned array of ix.n; names borrowed from ix */
+        bool server_known;
+};
+
+static void observed_release(struct observed *o)
+{
+        free(o->server);
+        repo_index_release(&o->ix);
+        disk_scan_release(&o->disk);
+}
+
+static int observe(struct agent *a, struct observed *o)
+{
+        char err[REASON_MAX] = "";
+        int r;
+
+        r = disk_scan(a, &o->disk);
+        if (r < 0)
+                return log_error_errno(r, "agent: cannot list %s", a->model_dir);
+        r = repo_index(a->repo, &o->ix, err, sizeof(err));
+        o->server_known = r >= 0;
         if (r < 0)
                 log_warn("agent: model server index unavailable: %s", err);
-        server = calloc(ix.n + 1, sizeof(*server));
-        if (!server) {
-                r = -ENOMEM;
-                goto out;
-        }
-        for (size_t i = 0; i < ix.n; i++)
-                server[i] = (struct server_model){ .name = ix.items[i].name,
-                                                   .state = ix.items[i].state };
-        if (server_known)
-                mem_server_back(a, server, ix.n);
+        o->server = calloc(o->ix.n + 1, sizeof(*o->server));
+        if (!o->server)
+                return -ENOMEM;
+        for (size_t i = 0; i < o->ix.n; i++)
+                o->server[i] = (struct server_model){ .name = o->ix.items[i].name,
+                                                      .state = o->ix.items[i].state };
+        if (o->server_known)
+                mem_server_back(a, o->server, o->ix.n);
         else
                 mem_server_lost(a, err);
+        return 0;
+}
 
-        in = (struct plan_input){
-                .desired = &desired,
-                .disk = disk.items,
-                .n_disk = disk.n,
-                .server = server,
-                .n_server = ix.n,
-                .server_known = server_known,
-                .memory = a->mem,
-                .n_memory = a->n_mem,
-                .now = now_monotonic(),
-        };
-        r = agent_plan(&in, &plan);
-        if (r < 0)
-                goto out;
-        *ret_wake = plan.next_wake;
-        /* the plan borrows from the memory array, which the actions below change: copy first */
-        acts = calloc(plan.n_actions + 1, sizeof(*acts));
-        if (!acts) {
-                r = -ENOMEM;
-                goto out;
-        }
-        for (size_t i = 0; i < plan.n_actions; i++) {
-                acts[n_acts].kind = plan.actions[i].kind;
-                acts[n_acts].name = strdup(plan.actions[i].name);
-                acts[n_acts].uri = plan.actions[i].uri ? strdup(plan.actions[i].uri) : NULL;
-                n_acts++;
-                if (!acts[i].name || (plan.actions[i].uri && !acts[i].uri)) {
-                        r = -ENOMEM;
-                        goto out;
-                }
-        }
+/* The plan's actions, copied: the plan borrows from the memory array, which the actions change. */
+struct owned_actions {
+        struct owned_action *items;
+        size_t n;
+};
 
-        jobs = calloc(plan.n_actions + 1, sizeof(*jobs));
-        if (!jobs) {
-                r = -ENOMEM;
-                goto out;
+static void owned_actions_release(struct owned_actions *oa)
+{
+        for (size_t i = 0; i < oa->n; i++) {
+                free(oa->items[i].name);
+                free(oa->items[i].uri);
         }
-        for (size_t i = 0; i < n_acts; i++)
-                if (acts[i].kind == ACTION_DOWNLOAD) {
-                        jobs[n_jobs++] = (struct job){ .name = acts[i].name, .uri = acts[i].uri };
-                        mem_update(a, acts[i].name, acts[i].uri, PHASE_DOWNLOADING, NULL, NULL);
-                        log_info("agent: downloading model %s from %s", acts[i].name, acts[i].uri);
-                }
+        free(oa->items);
+        *oa = (struct owned_actions){ 0 };
+}
+
+static int owned_actions_copy(const struct plan_result *plan, struct owned_actions *ret)
+{
+        CLEANUP(owned_actions_release) struct owned_actions oa = { 0 };
+
+        oa.items = calloc(plan->n_actions + 1, sizeof(*oa.items));
+        if (!oa.items)
+                return -ENOMEM;
+        for (size_t i = 0; i < plan->n_actions; i++) {
+                struct owned_action *ac = &oa.items[oa.n++];
+
+                ac->kind = plan->actions[i].kind;
+                ac->name = strdup(plan->actions[i].name);
+                ac->uri = plan->actions[i].uri ? strdup(plan->actions[i].uri) : NULL;
+                if (!ac->name || (plan->actions[i].uri && !ac->uri))
+                        return -ENOMEM;
+        }
+        *ret = oa;
+        oa = (struct owned_actions){ 0 };
+        return 0;
+}
+
+/* Runs the downloads of @acts concurrently and records each outcome. Returns how many ran. */
+static int run_download_actions(struct agent *a, const struct owned_actions *acts)
+{
+        AUTOFREE struct job *jobs = calloc(acts->n + 1, sizeof(*jobs));
+        size_t n_jobs = 0;
+
+        if (!jobs)
+                return -ENOMEM;
+        for (size_t i = 0; i < acts->n; i++) {
+                const struct owned_action *ac = &acts->items[i];
+
+                if (ac->kind != ACTION_DOWNLOAD)
+                        continue;
+                jobs[n_jobs++] = (struct job){ .name = ac->name, .uri = ac->uri };
+                mem_update(a, ac->name, ac->uri, PHASE_DOWNLOADING, NULL, NULL);
+                log_info("agent: downloading model %s from %s", ac->name, ac->uri);
+        }
         if (n_jobs > 0)
                 run_downloads(a, jobs, n_jobs);
         for (size_t i = 0; i < n_jobs; i++) {
@@ -736,53 +761,108 @@ static int pass(struct agent *a, const char *models_json, usec_t *ret_wake)
                         log_info("agent: model %s downloaded", jobs[i].name);
                         mem_update(a, jobs[i].name, jobs[i].uri, PHASE_LOADING, NULL, NULL);
                 }
-                done++;
         }
+        return (int)n_jobs;
+}
 
-        run_calls(a, acts, n_acts);
-        for (size_t i = 0; i < n_acts; i++) {
-                const struct owned_action *ac = &acts[i];
-                const char *name = ac->name, *uri = ac->uri;
+static int remove_model(struct agent *a, const char *name)
+{
+        AUTOFREE char *path = NULL;
+        int r;
 
-                switch (ac->kind) {
-                case ACTION_DOWNLOAD:
-                        continue;
-                case ACTION_ADOPT:
-                        log_info("agent: model %s already loaded from %s", name, uri);
-                        mem_update(a, name, uri, PHASE_LOADED, uri, NULL);
-                        break;
-                case ACTION_LOAD:
-                case ACTION_UNLOAD:
-                        break; /* done by the call pool above */
-                case ACTION_REMOVE: {
-                        AUTOFREE char *path = NULL;
-                        if (asprintf(&path, "%s/%s", a->model_dir, name) < 0) {
-                                r = -ENOMEM;
-                                goto out;
-                        }
-                        r = rm_rf(path);
-                        if (r < 0)
-                                log_error_errno(r, "agent: cannot remove %s", path);
-                        else
-                                log_info("agent: model %s removed from disk", name);
-                        break;
-                }
-                case ACTION_FORGET:
-                        mem_forget(a, name);
-                        continue; /* bookkeeping only: no further pass needed */
-                }
-                done++;
+        if (asprintf(&path, "%s/%s", a->model_dir, name) < 0) {
+                path = NULL;
+                return -ENOMEM;
         }
-        r = done;
-out:
-        for (size_t i = 0; i < n_acts; i++) {
-                free(acts[i].name);
-                free(acts[i].uri);
+        r = rm_rf(path);
+        if (r < 0)
+                log_error_errno(r, "agent: cannot remove %s", path);
+        else
+                log_info("agent: model %s removed from disk", name);
+        return 0;
+}
+
+/* Finishes one action after the downloads and the model-server calls. Returns 1 when it counts
+ * as executed, 0 when not (bookkeeping only), or -ENOMEM. */
+static int finish_action(struct agent *a, const struct owned_action *ac)
+{
+        int r;
+
+        switch (ac->kind) {
+        case ACTION_DOWNLOAD:
+                return 0; /* counted by run_download_actions() */
+        case ACTION_ADOPT:
+                log_info("agent: model %s already loaded from %s", ac->name, ac->uri);
+                mem_update(a, ac->name, ac->uri, PHASE_LOADED, ac->uri, NULL);
+                return 1;
+        case ACTION_LOAD:
+        case ACTION_UNLOAD:
+                return 1; /* done by the call pool */
+        case ACTION_REMOVE:
+                r = remove_model(a, ac->name);
+                return r < 0 ? r : 1;
+        case ACTION_FORGET:
+                mem_forget(a, ac->name);
+                return 0; /* bookkeeping only: no further pass needed */
         }
-        free(acts);
-        plan_result_release(&plan);
-        repo_index_release(&ix);
-        disk_scan_release(&disk);
+        return 1;
+}
+
+/* Observes, plans against @desired and executes the plan. Returns how many actions it executed
+ * (>= 0) and the next retry time. */
+static int pass_act(struct agent *a, const struct model_entries *desired, usec_t *ret_wake)
+{
+        CLEANUP(observed_release) struct observed o = { 0 };
+        CLEANUP(plan_result_release) struct plan_result plan = { 0 };
+        CLEANUP(owned_actions_release) struct owned_actions acts = { 0 };
+        int r, done;
+
+        r = observe(a, &o);
+        if (r < 0)
+                return r;
+        r = agent_plan(
+                &(struct plan_input){
+                        .desired = desired,
+                        .disk = o.disk.items,
+                        .n_disk = o.disk.n,
+                        .server = o.server,
+                        .n_server = o.ix.n,
+                        .server_known = o.server_known,
+                        .memory = a->mem,
+                        .n_memory = a->n_mem,
+                        .now = now_monotonic(),
+                },
+                &plan);
+        if (r < 0)
+                return r;
+        *ret_wake = plan.next_wake;
+        r = owned_actions_copy(&plan, &acts);
+        if (r < 0)
+                return r;
+        r = run_download_actions(a, &acts);
+        if (r < 0)
+                return r;
+        done = r;
+        run_calls(a, acts.items, acts.n);
+        for (size_t i = 0; i < acts.n; i++) {
+                r = finish_action(a, &acts.items[i]);
+                if (r < 0)
+                        return r;
+                done += r;
+        }
+        return done;
+}
+
+/* Returns how many actions it executed (>= 0) and the next retry time. */
+static int pass(struct agent *a, const char *models_json, usec_t *ret_wake)
+{
+        struct model_entries desired;
+        int r;
+
+        r = pass_desired(a, models_json, &desired);
+        if (r < 0)
+                return r;
+        r = pass_act(a, &desired, ret_wake);
         model_entries_release(&a->last_desired);
         a->last_desired = desired;
         return r;

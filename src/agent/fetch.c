@@ -22,19 +22,26 @@
 #include "util/buf.h"
 #include "util/log.h"
 
-#define ERROR_BODY_MAX (16U * 1024U)
-#define LIST_PAGE_MAX  (16U * 1024U * 1024U)
+#define ERROR_BODY_MAX ((size_t)16 * 1024)
+#define LIST_PAGE_MAX  ((size_t)16 * 1024 * 1024)
 #define EMPTY_SHA256   "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+/* The agent's configuration is read at start-up; getenv() races only with setenv(), and nothing
+ * in this process changes its environment. */
+static const char *env_get(const char *name)
+{
+        return getenv(name); /* NOLINT(concurrency-mt-unsafe) */
+}
 
 static char *env_dup(const char *name)
 {
-        const char *v = getenv(name);
+        const char *v = env_get(name);
         return v && *v ? strdup(v) : NULL;
 }
 
 static bool env_bool(const char *name, bool def)
 {
-        const char *v = getenv(name);
+        const char *v = env_get(name);
 
         if (!v || !*v)
                 return def;
@@ -54,10 +61,10 @@ static char *read_secret(const char *dir, const char *name)
         if (!f)
                 return NULL;
         if (!fgets(line, sizeof(line), f)) {
-                fclose(f);
+                (void)fclose(f);
                 return NULL;
         }
-        fclose(f);
+        (void)fclose(f); /* read-only: nothing to lose */
         line[strcspn(line, "\r\n")] = 0;
         return *line ? strdup(line) : NULL;
 }
@@ -83,12 +90,69 @@ void fetch_config_release(struct fetch_config *c)
         *c = (struct fetch_config){ 0 };
 }
 
+/* $AWS_ENDPOINT_URL or $S3_ENDPOINT (a scheme added from $S3_USE_HTTPS), else AWS's regional
+ * endpoint. NULL on OOM. */
+static char *s3_endpoint_from_env(const char *region)
+{
+        const char *ep = env_get("AWS_ENDPOINT_URL");
+        char *url = NULL;
+
+        if (!ep || !*ep)
+                ep = env_get("S3_ENDPOINT");
+        if (ep && *ep) {
+                if (strstr(ep, "://"))
+                        url = strdup(ep);
+                else if (asprintf(&url, "%s://%s",
+                                  env_bool("S3_USE_HTTPS", true) ? "https" : "http", ep) < 0)
+                        url = NULL;
+        } else if (region && asprintf(&url, "https://s3.%s.amazonaws.com", region) < 0) {
+                url = NULL;
+        }
+        strip_slashes(url);
+        return url;
+}
+
+/* $STORAGE_EMULATOR_HOST (host:port means http://host:port), else Google's endpoint. */
+static char *gcs_endpoint_from_env(void)
+{
+        const char *ep = env_get("STORAGE_EMULATOR_HOST");
+        char *url = NULL;
+
+        if (!ep || !*ep)
+                url = strdup("https://storage.googleapis.com");
+        else if (strstr(ep, "://"))
+                url = strdup(ep);
+        else if (asprintf(&url, "http://%s", ep) < 0)
+                url = NULL;
+        strip_slashes(url);
+        return url;
+}
+
+/* The AWS key pair (+ session token) from the environment or the files of $AWS_CREDENTIALS_DIR;
+ * none at all when either half is missing or AWS_ANONYMOUS_CREDENTIAL is set. */
+static void s3_credentials_from_env(struct fetch_config *c)
+{
+        const char *creds = env_get("AWS_CREDENTIALS_DIR");
+
+        if (env_bool("AWS_ANONYMOUS_CREDENTIAL", false))
+                return;
+        c->access_key = env_dup("AWS_ACCESS_KEY_ID");
+        c->secret_key = env_dup("AWS_SECRET_ACCESS_KEY");
+        c->session_token = env_dup("AWS_SESSION_TOKEN");
+        if (!c->access_key && creds) {
+                c->access_key = read_secret(creds, "AWS_ACCESS_KEY_ID");
+                c->secret_key = read_secret(creds, "AWS_SECRET_ACCESS_KEY");
+                c->session_token = read_secret(creds, "AWS_SESSION_TOKEN");
+        }
+        if (!c->access_key || !c->secret_key) {
+                free(c->access_key);
+                free(c->secret_key);
+                c->access_key = c->secret_key = NULL;
+        }
+}
+
 int fetch_config_from_env(struct fetch_config *c)
 {
-        const char *ep = getenv("AWS_ENDPOINT_URL");
-        const char *creds = getenv("AWS_CREDENTIALS_DIR");
-        bool https = env_bool("S3_USE_HTTPS", true);
-
         *c = (struct fetch_config){
                 .connect_timeout_sec = 10,
                 .stall_timeout_sec = 30,
@@ -99,49 +163,16 @@ int fetch_config_from_env(struct fetch_config *c)
                 .s3_virtual_host = env_bool("S3_USER_VIRTUAL_BUCKET", false) ||
                                    env_bool("S3_USE_VIRTUAL_BUCKET", false),
         };
-        if (!ep || !*ep)
-                ep = getenv("S3_ENDPOINT");
         c->s3_region = env_dup("AWS_REGION");
         if (!c->s3_region)
                 c->s3_region = env_dup("AWS_DEFAULT_REGION");
         if (!c->s3_region)
                 c->s3_region = strdup("us-east-1");
-        if (ep && *ep) {
-                if (strstr(ep, "://"))
-                        c->s3_endpoint = strdup(ep);
-                else if (asprintf(&c->s3_endpoint, "%s://%s", https ? "https" : "http", ep) < 0)
-                        c->s3_endpoint = NULL;
-        } else if (c->s3_region &&
-                   asprintf(&c->s3_endpoint, "https://s3.%s.amazonaws.com", c->s3_region) < 0) {
-                c->s3_endpoint = NULL;
-        }
-        strip_slashes(c->s3_endpoint);
-        ep = getenv("STORAGE_EMULATOR_HOST");
-        if (ep && *ep) {
-                if (strstr(ep, "://"))
-                        c->gcs_endpoint = strdup(ep);
-                else if (asprintf(&c->gcs_endpoint, "http://%s", ep) < 0)
-                        c->gcs_endpoint = NULL;
-        } else
-                c->gcs_endpoint = strdup("https://storage.googleapis.com");
-        strip_slashes(c->gcs_endpoint);
+        c->s3_endpoint = s3_endpoint_from_env(c->s3_region);
+        c->gcs_endpoint = gcs_endpoint_from_env();
         c->gcs_token = env_dup("GOOGLE_OAUTH_ACCESS_TOKEN");
         c->ca_bundle = env_dup("AWS_CA_BUNDLE");
-        if (!env_bool("AWS_ANONYMOUS_CREDENTIAL", false)) {
-                c->access_key = env_dup("AWS_ACCESS_KEY_ID");
-                c->secret_key = env_dup("AWS_SECRET_ACCESS_KEY");
-                c->session_token = env_dup("AWS_SESSION_TOKEN");
-                if (!c->access_key && creds) {
-                        c->access_key = read_secret(creds, "AWS_ACCESS_KEY_ID");
-                        c->secret_key = read_secret(creds, "AWS_SECRET_ACCESS_KEY");
-                        c->session_token = read_secret(creds, "AWS_SESSION_TOKEN");
-                }
-                if (!c->access_key || !c->secret_key) {
-                        free(c->access_key);
-                        free(c->secret_key);
-                        c->access_key = c->secret_key = NULL;
-                }
-        }
+        s3_credentials_from_env(c);
         c->pvc_root = env_dup("MODELPLANE_PVC_ROOT");
         if (!c->pvc_root)
                 c->pvc_root = strdup("/mnt/pvc");
@@ -161,6 +192,11 @@ struct sink {
         uint64_t n, max;
         bool too_big;
 };
+
+static void sink_release(struct sink *s)
+{
+        buf_release(&s->err);
+}
 
 static size_t sink_write(char *p, size_t size, size_t nmemb, void *userdata)
 {
@@ -229,22 +265,29 @@ static bool retryable(CURLcode cc, long code)
                cc != CURLE_UNSUPPORTED_PROTOCOL && cc != CURLE_FILESIZE_EXCEEDED;
 }
 
-static int transfer_once(const struct fetch_config *c, const struct request *q, long *ret_code,
-                         CURLcode *ret_cc, char *reterr, size_t len)
-{
-        CURL *curl = curl_easy_init();
-        struct curl_slist *hdrs = NULL;
-        struct sink s = { .curl = curl, .file = q->file, .body = q->body, .max = q->max };
-        char curlerr[CURL_ERROR_SIZE] = "";
-        AUTOFREE char *sigv4 = NULL, *userpwd = NULL, *tok = NULL, *auth = NULL;
-        char reason[512];
-        CURLcode cc;
-        long code = 0;
-        int r = 0;
+/* What a transfer's options point to: alive until the transfer is done. */
+struct transfer_opts {
+        CURL *curl;
+        struct curl_slist *hdrs;
+        char *sigv4, *userpwd, *tok, *auth;
+        char curlerr[CURL_ERROR_SIZE];
+};
 
-        if (!curl)
-                return -ENOMEM;
-        buf_init(&s.err, ERROR_BODY_MAX);
+static void transfer_opts_release(struct transfer_opts *t)
+{
+        curl_easy_cleanup(t->curl);
+        curl_slist_free_all(t->hdrs);
+        free(t->sigv4);
+        free(t->userpwd);
+        free(t->tok);
+        free(t->auth);
+}
+
+static void setopt_common(struct transfer_opts *t, const struct fetch_config *c,
+                          const struct request *q, struct sink *s)
+{
+        CURL *curl = t->curl;
+
         curl_easy_setopt(curl, CURLOPT_URL, q->url);
         curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -253,71 +296,117 @@ static int transfer_once(const struct fetch_config *c, const struct request *q, 
         curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, c->stall_timeout_sec);
         curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)q->max);
         curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, sink_write);
-        curl_easy_setopt(curl, CURLOPT_WRITEDATA, &s);
-        curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curlerr);
+        curl_easy_setopt(curl, CURLOPT_WRITEDATA, s);
+        curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, t->curlerr);
         curl_easy_setopt(curl, CURLOPT_USERAGENT, "modelplane-agent/" MODELPLANE_VERSION);
-        if (!q->s3) {
-                curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
-                curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
-                curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-                if (q->bearer) {
-                        if (asprintf(&auth, "Authorization: Bearer %s", q->bearer) < 0) {
-                                r = -ENOMEM;
-                                goto out;
-                        }
-                        hdrs = curl_slist_append(hdrs, auth);
-                        curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
-                }
-        } else {
-                if (!c->s3_verify) {
-                        curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
-                        curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
-                }
-                if (c->ca_bundle)
-                        curl_easy_setopt(curl, CURLOPT_CAINFO, c->ca_bundle);
-                if (c->access_key) {
-                        if (asprintf(&sigv4, "aws:amz:%s:s3", c->s3_region) < 0 ||
-                            asprintf(&userpwd, "%s:%s", c->access_key, c->secret_key) < 0) {
-                                r = -ENOMEM;
-                                goto out;
-                        }
-                        hdrs = curl_slist_append(hdrs, "x-amz-content-sha256: " EMPTY_SHA256);
-                        if (c->session_token &&
-                            asprintf(&tok, "x-amz-security-token: %s", c->session_token) >= 0)
-                                hdrs = curl_slist_append(hdrs, tok);
-                        curl_easy_setopt(curl, CURLOPT_AWS_SIGV4, sigv4);
-                        curl_easy_setopt(curl, CURLOPT_USERPWD, userpwd);
-                        curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
-                }
+}
+
+/* http(s):// and gs://: redirects followed, an optional bearer token. */
+static int setopt_plain(struct transfer_opts *t, const struct request *q)
+{
+        curl_easy_setopt(t->curl, CURLOPT_FOLLOWLOCATION, 1L);
+        curl_easy_setopt(t->curl, CURLOPT_MAXREDIRS, 5L);
+        curl_easy_setopt(t->curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+        if (!q->bearer)
+                return 0;
+        if (asprintf(&t->auth, "Authorization: Bearer %s", q->bearer) < 0) {
+                t->auth = NULL;
+                return -ENOMEM;
         }
-        cc = curl_easy_perform(curl);
-        curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
+        t->hdrs = curl_slist_append(t->hdrs, t->auth);
+        curl_easy_setopt(t->curl, CURLOPT_HTTPHEADER, t->hdrs);
+        return 0;
+}
+
+/* s3://: the endpoint's TLS settings and, with credentials, libcurl's SigV4. */
+static int setopt_s3(struct transfer_opts *t, const struct fetch_config *c)
+{
+        if (!c->s3_verify) {
+                curl_easy_setopt(t->curl, CURLOPT_SSL_VERIFYPEER, 0L);
+                curl_easy_setopt(t->curl, CURLOPT_SSL_VERIFYHOST, 0L);
+        }
+        if (c->ca_bundle)
+                curl_easy_setopt(t->curl, CURLOPT_CAINFO, c->ca_bundle);
+        if (!c->access_key)
+                return 0;
+        if (asprintf(&t->sigv4, "aws:amz:%s:s3", c->s3_region) < 0) {
+                t->sigv4 = NULL;
+                return -ENOMEM;
+        }
+        if (asprintf(&t->userpwd, "%s:%s", c->access_key, c->secret_key) < 0) {
+                t->userpwd = NULL;
+                return -ENOMEM;
+        }
+        t->hdrs = curl_slist_append(t->hdrs, "x-amz-content-sha256: " EMPTY_SHA256);
+        if (c->session_token &&
+            asprintf(&t->tok, "x-amz-security-token: %s", c->session_token) >= 0)
+                t->hdrs = curl_slist_append(t->hdrs, t->tok);
+        else
+                t->tok = NULL;
+        curl_easy_setopt(t->curl, CURLOPT_AWS_SIGV4, t->sigv4);
+        curl_easy_setopt(t->curl, CURLOPT_USERPWD, t->userpwd);
+        curl_easy_setopt(t->curl, CURLOPT_HTTPHEADER, t->hdrs);
+        return 0;
+}
+
+/* Maps a finished transfer to 0 or an errno with the reason in @reterr. */
+static int transfer_outcome(const struct request *q, const struct sink *s, CURLcode cc, long code,
+                            const char *curlerr, char *reterr, size_t len)
+{
+        char reason[512];
+        int r;
+
+        if (s->too_big || cc == CURLE_FILESIZE_EXCEEDED) {
+                (void)snprintf(reterr, len, "GET %s: larger than the size limit of %llu bytes",
+                               q->url, (unsigned long long)q->max);
+                return -EFBIG;
+        }
+        if (cc != CURLE_OK) {
+                (void)snprintf(reterr, len, "GET %s: %s", q->url,
+                               *curlerr ? curlerr : curl_easy_strerror(cc));
+                return cc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT : -EIO;
+        }
+        if (code >= 300) {
+                if (!s3_error_parse(buf_str(&s->err), s->err.len, reason, sizeof(reason)) &&
+                    !gcs_error_parse(buf_str(&s->err), s->err.len, reason, sizeof(reason)))
+                        (void)snprintf(reason, sizeof(reason), "%.200s", buf_str(&s->err));
+                (void)snprintf(reterr, len, "GET %s: HTTP %ld%s%s", q->url, code,
+                               *reason ? " " : "", reason);
+                return code == 403 || code == 401 ? -EACCES : code == 404 ? -ENOENT : -EIO;
+        }
+        if (q->file && fflush(q->file) != 0) {
+                r = negative_errno();
+                (void)snprintf(reterr, len, "GET %s: writing: %s", q->url, errno_to_string(-r));
+                return r;
+        }
+        return 0;
+}
+
+static int transfer_once(const struct fetch_config *c, const struct request *q, long *ret_code,
+                         CURLcode *ret_cc, char *reterr, size_t len)
+{
+        CLEANUP(transfer_opts_release) struct transfer_opts t = { .curl = curl_easy_init() };
+        CLEANUP(sink_release)
+        struct sink s = { .curl = t.curl,
+                          .file = q->file,
+                          .body = q->body,
+                          .err = BUF_INIT(ERROR_BODY_MAX),
+                          .max = q->max };
+        CURLcode cc;
+        long code = 0;
+        int r;
+
+        if (!t.curl)
+                return -ENOMEM;
+        setopt_common(&t, c, q, &s);
+        r = q->s3 ? setopt_s3(&t, c) : setopt_plain(&t, q);
+        if (r < 0)
+                return r;
+        cc = curl_easy_perform(t.curl);
+        curl_easy_getinfo(t.curl, CURLINFO_RESPONSE_CODE, &code);
         *ret_code = code;
         *ret_cc = cc;
-        if (s.too_big || cc == CURLE_FILESIZE_EXCEEDED) {
-                snprintf(reterr, len, "GET %s: larger than the size limit of %llu bytes", q->url,
-                         (unsigned long long)q->max);
-                r = -EFBIG;
-        } else if (cc != CURLE_OK) {
-                snprintf(reterr, len, "GET %s: %s", q->url,
-                         *curlerr ? curlerr : curl_easy_strerror(cc));
-                r = cc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT : -EIO;
-        } else if (code >= 300) {
-                if (!s3_error_parse(buf_str(&s.err), s.err.len, reason, sizeof(reason)) &&
-                    !gcs_error_parse(buf_str(&s.err), s.err.len, reason, sizeof(reason)))
-                        snprintf(reason, sizeof(reason), "%.200s", buf_str(&s.err));
-                snprintf(reterr, len, "GET %s: HTTP %ld%s%s", q->url, code, *reason ? " " : "",
-                         reason);
-                r = code == 403 || code == 401 ? -EACCES : code == 404 ? -ENOENT : -EIO;
-        } else if (q->file && fflush(q->file) != 0) {
-                r = negative_errno();
-                snprintf(reterr, len, "GET %s: writing: %s", q->url, errno_to_string(-r));
-        }
-out:
-        buf_release(&s.err);
-        curl_slist_free_all(hdrs);
-        curl_easy_cleanup(curl);
-        return r;
+        return transfer_outcome(q, &s, cc, code, t.curlerr, reterr, len);
 }
 
 static int transfer(const struct fetch_config *c, const struct request *q, char *reterr, size_t len)
@@ -433,6 +522,65 @@ static uint64_t dir_budget(uint64_t max, uint64_t used)
         return used >= max ? 0 : max - used;
 }
 
+/* Not a folder: the one object @u->key, into @dir under its base name. */
+static int fetch_single_object(const struct fetch_config *c, const struct object_store *os,
+                               const struct storage_uri *u, const char *dir, char *reterr,
+                               size_t len)
+{
+        CLEANUP(buf_release) struct buf url = BUF_INIT(8192);
+        AUTOFREE char *name = NULL, *path = NULL;
+        const char *slash = strrchr(u->key, '/');
+        int r;
+
+        name = strdup(slash ? slash + 1 : u->key);
+        if (!name || asprintf(&path, "%s/%s", dir, name) < 0) {
+                path = NULL;
+                return -ENOMEM;
+        }
+        if (!model_name_is_safe(name)) {
+                (void)snprintf(reterr, len, "%s object name '%s' is not a file name", os->scheme,
+                               name);
+                return -EPERM;
+        }
+        r = object_url(c, os, u->bucket, u->key, &url);
+        if (r >= 0)
+                r = get_to_file(c, buf_str(&url), os, path, c->size_max, reterr, len);
+        if (r == -ENOENT)
+                (void)snprintf(reterr, len, "%s://%s/%s: no such object or prefix", os->scheme,
+                               u->bucket, u->key);
+        return r;
+}
+
+/* One listed object, @rel below the prefix, into @dir/@rel; *used counts the bytes on disk. */
+static int fetch_listed_key(const struct fetch_config *c, const struct object_store *os,
+                            const struct storage_uri *u, const char *key, const char *rel,
+                            const char *dir, uint64_t *used, char *reterr, size_t len)
+{
+        CLEANUP(buf_release) struct buf url = BUF_INIT(8192);
+        AUTOFREE char *path = NULL;
+        struct stat st;
+        int r;
+
+        if (!relative_path_is_safe(rel)) {
+                (void)snprintf(reterr, len, "%s key '%s' leaves the model directory", os->scheme,
+                               key);
+                return -EPERM;
+        }
+        r = mkdir_parents(dir, rel);
+        if (r >= 0 && asprintf(&path, "%s/%s", dir, rel) < 0) {
+                path = NULL;
+                r = -ENOMEM;
+        }
+        if (r >= 0)
+                r = object_url(c, os, u->bucket, key, &url);
+        if (r >= 0)
+                r = get_to_file(c, buf_str(&url), os, path, dir_budget(c->size_max, *used), reterr,
+                                len);
+        if (r >= 0 && stat(path, &st) == 0)
+                *used += (uint64_t)st.st_size;
+        return r;
+}
+
 /* Downloads what a prefix listing found (@list, consumed), or the single object @u->key when
  * nothing is under "<key>/". */
 static int fetch_listed(const struct fetch_config *c, const struct object_store *os,
@@ -443,60 +591,19 @@ static int fetch_listed(const struct fetch_config *c, const struct object_store 
         uint64_t used = 0;
         int r = 0;
 
-        if (list->n_keys == 0 && *u->key) {
-                /* not a folder: one object */
-                struct buf url = BUF_INIT(8192);
-                AUTOFREE char *name = NULL, *path = NULL;
-                const char *slash = strrchr(u->key, '/');
-
-                s3_list_release(list);
-                name = strdup(slash ? slash + 1 : u->key);
-                if (!name || asprintf(&path, "%s/%s", dir, name) < 0)
-                        return -ENOMEM;
-                if (!model_name_is_safe(name)) {
-                        snprintf(reterr, len, "%s object name '%s' is not a file name", os->scheme,
-                                 name);
-                        return -EPERM;
-                }
-                r = object_url(c, os, u->bucket, u->key, &url);
-                if (r >= 0)
-                        r = get_to_file(c, buf_str(&url), os, path, c->size_max, reterr, len);
-                buf_release(&url);
-                if (r == -ENOENT)
-                        snprintf(reterr, len, "%s://%s/%s: no such object or prefix", os->scheme,
-                                 u->bucket, u->key);
-                return r;
-        }
         if (list->n_keys == 0) {
-                snprintf(reterr, len, "%s://%s/: the bucket is empty", os->scheme, u->bucket);
                 s3_list_release(list);
+                if (*u->key)
+                        return fetch_single_object(c, os, u, dir, reterr, len);
+                (void)snprintf(reterr, len, "%s://%s/: the bucket is empty", os->scheme, u->bucket);
                 return -ENOENT;
         }
         for (size_t i = 0; i < list->n_keys && r >= 0; i++) {
                 const char *key = list->keys[i], *rel = key + plen;
-                struct buf url = BUF_INIT(8192);
-                AUTOFREE char *path = NULL;
-                struct stat st;
 
                 if (strncmp(key, prefix, plen) != 0 || *rel == 0 || key[strlen(key) - 1] == '/')
                         continue; /* folder markers, foreign keys */
-                if (!relative_path_is_safe(rel)) {
-                        snprintf(reterr, len, "%s key '%s' leaves the model directory", os->scheme,
-                                 key);
-                        r = -EPERM;
-                        break;
-                }
-                r = mkdir_parents(dir, rel);
-                if (r >= 0 && asprintf(&path, "%s/%s", dir, rel) < 0)
-                        r = -ENOMEM;
-                if (r >= 0)
-                        r = object_url(c, os, u->bucket, key, &url);
-                if (r >= 0)
-                        r = get_to_file(c, buf_str(&url), os, path, dir_budget(c->size_max, used),
-                                        reterr, len);
-                if (r >= 0 && stat(path, &st) == 0)
-                        used += (uint64_t)st.st_size;
-                buf_release(&url);
+                r = fetch_listed_key(c, os, u, key, rel, dir, &used, reterr, len);
         }
         s3_list_release(list);
         return r;
@@ -635,7 +742,8 @@ static int copy_tree(const char *from, const char *to, uint64_t *used, uint64_t 
         d = opendir(from);
         if (!d)
                 return negative_errno();
-        while (r >= 0 && (de = readdir(d))) {
+        /* readdir() is thread-safe on a stream of one thread (glibc; readdir_r is deprecated) */
+        while (r >= 0 && (de = readdir(d))) { /* NOLINT(concurrency-mt-unsafe) */
                 AUTOFREE char *src = NULL, *dst = NULL;
                 struct stat st;
 

@@ -96,49 +96,76 @@ static bool str_eq_opt(const char *a, const char *b)
         return a && b && streq(a, b);
 }
 
+/* What one model's records say, found by name in each input. */
+struct model_view {
+        const struct model_entry *desired;
+        const struct disk_model *disk;
+        const struct model_memory *mem;
+        enum server_state st;
+};
+
+/* A desired model: download, load, adopt what the server already has, or nothing. Returns the
+ * action kind, or -1 for none. */
+static int plan_desired(const struct plan_input *in, const struct model_view *v)
+{
+        const char *uri = v->desired->storage_uri;
+        const struct model_memory *m = v->mem;
+
+        if (!v->disk || !str_eq_opt(v->disk->source_uri, uri))
+                return ACTION_DOWNLOAD;
+        if (m && str_eq_opt(m->loaded_uri, uri)) {
+                if (!in->server_known || (v->st != SERVER_ABSENT && v->st != SERVER_UNAVAILABLE))
+                        return -1;
+                return ACTION_LOAD; /* the server lost it (restarted) */
+        }
+        if ((!m || (!m->loaded_uri && !m->failed_uri)) && in->server_known && v->st == SERVER_READY)
+                return ACTION_ADOPT;
+        return ACTION_LOAD;
+}
+
+/* A model no longer desired: unload, remove from disk, forget, or nothing (-1). */
+static int plan_undesired(const struct plan_input *in, const struct model_view *v)
+{
+        bool maybe_loaded = in->server_known ? (v->st == SERVER_READY || v->st == SERVER_LOADING)
+                                             : (v->mem && v->mem->loaded_uri);
+
+        if (maybe_loaded)
+                return ACTION_UNLOAD;
+        if (v->disk)
+                return ACTION_REMOVE;
+        if (v->mem)
+                return ACTION_FORGET;
+        return -1;
+}
+
 static void plan_one(const struct plan_input *in, const char *name, struct plan_result *out)
 {
-        const struct model_entry *d = model_entries_find_sorted(in->desired, name);
-        const struct disk_model *k = find_by_name(in->disk, in->n_disk, sizeof(*in->disk), name);
         const struct server_model *s = find_by_name(in->server, in->n_server, sizeof(*in->server),
                                                     name);
-        const struct model_memory *m = find_by_name(in->memory, in->n_memory, sizeof(*in->memory),
-                                                    name);
-        enum server_state st = s ? s->state : SERVER_ABSENT;
-        struct action a = { .name = name };
+        struct model_view v = {
+                .desired = model_entries_find_sorted(in->desired, name),
+                .disk = find_by_name(in->disk, in->n_disk, sizeof(*in->disk), name),
+                .mem = find_by_name(in->memory, in->n_memory, sizeof(*in->memory), name),
+                .st = s ? s->state : SERVER_ABSENT,
+        };
+        const struct model_memory *m = v.mem;
+        int kind;
 
-        if (d) {
-                a.uri = d->storage_uri;
-                if (m && str_eq_opt(m->failed_uri, d->storage_uri) && in->now < m->retry_at) {
-                        if (m->retry_at < out->next_wake)
-                                out->next_wake = m->retry_at;
-                        return;
-                }
-                if (!k || !str_eq_opt(k->source_uri, d->storage_uri)) {
-                        a.kind = ACTION_DOWNLOAD;
-                } else if (m && str_eq_opt(m->loaded_uri, d->storage_uri)) {
-                        if (!in->server_known || (st != SERVER_ABSENT && st != SERVER_UNAVAILABLE))
-                                return;
-                        a.kind = ACTION_LOAD; /* the server lost it (restarted) */
-                } else if ((!m || (!m->loaded_uri && !m->failed_uri)) && in->server_known &&
-                           st == SERVER_READY) {
-                        a.kind = ACTION_ADOPT;
-                } else {
-                        a.kind = ACTION_LOAD;
-                }
-        } else {
-                bool maybe_loaded = in->server_known ? (st == SERVER_READY || st == SERVER_LOADING)
-                                                     : (m && m->loaded_uri);
-                if (maybe_loaded)
-                        a.kind = ACTION_UNLOAD;
-                else if (k)
-                        a.kind = ACTION_REMOVE;
-                else if (m)
-                        a.kind = ACTION_FORGET;
-                else
-                        return;
+        if (v.desired && m && str_eq_opt(m->failed_uri, v.desired->storage_uri) &&
+            in->now < m->retry_at) {
+                /* a failed download of this URI waits for its back-off */
+                if (m->retry_at < out->next_wake)
+                        out->next_wake = m->retry_at;
+                return;
         }
-        out->actions[out->n_actions++] = a;
+        kind = v.desired ? plan_desired(in, &v) : plan_undesired(in, &v);
+        if (kind < 0)
+                return;
+        out->actions[out->n_actions++] = (struct action){
+                .name = name,
+                .uri = v.desired ? v.desired->storage_uri : NULL,
+                .kind = (enum action_kind)kind,
+        };
 }
 
 int agent_plan(const struct plan_input *in, struct plan_result *ret)

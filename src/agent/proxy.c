@@ -15,12 +15,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "agent/http-msg.h"
 #include "util/buf.h"
 #include "util/log.h"
 
-#define HEAD_MAX  (64U * 1024U)
-#define LINE_MAX_ 8192U
-#define FDS_MAX   4096
+#define HEAD_MAX ((size_t)64 * 1024)
+#define FDS_MAX  4096
 
 struct proxy {
         struct proxy_config c;
@@ -35,16 +35,10 @@ struct proxy {
         bool stopping;
 };
 
-struct rd {
-        int fd;
-        size_t s, e;
-        char b[16384];
-};
-
 struct conn {
         struct proxy *p;
-        struct rd client;
-        struct rd up;
+        struct http_msg_rd client;
+        struct http_msg_rd up;
         char peer[INET6_ADDRSTRLEN];
 };
 
@@ -61,289 +55,7 @@ static void track(struct proxy *p, int fd, bool add)
         pthread_mutex_unlock(&p->lock);
 }
 
-static ssize_t rd_fill(struct rd *r)
-{
-        ssize_t n;
-
-        if (r->s == r->e)
-                r->s = r->e = 0;
-        if (r->e == sizeof(r->b)) {
-                memmove(r->b, r->b + r->s, r->e - r->s);
-                r->e -= r->s;
-                r->s = 0;
-        }
-        do
-                n = recv(r->fd, r->b + r->e, sizeof(r->b) - r->e, 0);
-        while (n < 0 && errno == EINTR);
-        if (n < 0)
-                return negative_errno();
-        r->e += (size_t)n;
-        return n;
-}
-
-static int write_all(int fd, const void *data, size_t len)
-{
-        const char *p = data;
-
-        while (len > 0) {
-                ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                p += n;
-                len -= (size_t)n;
-        }
-        return 0;
-}
-
-/* Reads a head (through CRLFCRLF) into @head. Returns 0, -ENODATA (clean EOF before any byte),
- * -EMSGSIZE, -EBADMSG (EOF inside), other errno. */
-static int read_head(struct rd *r, struct buf *head)
-{
-        size_t scanned = 0;
-
-        /* tolerate empty lines before a request (RFC 9112 2.2) */
-        for (;;) {
-                while (r->s < r->e && (r->b[r->s] == '\r' || r->b[r->s] == '\n'))
-                        r->s++;
-                if (r->s < r->e)
-                        break;
-                ssize_t n = rd_fill(r);
-                if (n <= 0)
-                        return n == 0 ? -ENODATA : (int)n;
-        }
-        for (;;) {
-                while (r->s < r->e) {
-                        char c = r->b[r->s++];
-                        if (buf_putc(head, c) < 0)
-                                return -EMSGSIZE;
-                        scanned++;
-                        if (c == '\n' && head->len >= 2) {
-                                const char *t = buf_str(head) + head->len;
-                                if ((head->len >= 4 && memcmp(t - 4, "\r\n\r\n", 4) == 0) ||
-                                    memcmp(t - 2, "\n\n", 2) == 0)
-                                        return 0;
-                        }
-                }
-                ssize_t n = rd_fill(r);
-                if (n == 0)
-                        return -EBADMSG;
-                if (n < 0)
-                        return (int)n;
-        }
-}
-
-/* Reads one line (through LF) into @line (NUL-terminated, CRLF kept). */
-static int read_line(struct rd *r, char *line, size_t max, size_t *ret_len)
-{
-        size_t n = 0;
-
-        for (;;) {
-                while (r->s < r->e) {
-                        char c = r->b[r->s++];
-                        if (n + 1 >= max)
-                                return -EMSGSIZE;
-                        line[n++] = c;
-                        if (c == '\n') {
-                                line[n] = 0;
-                                *ret_len = n;
-                                return 0;
-                        }
-                }
-                ssize_t k = rd_fill(r);
-                if (k == 0)
-                        return -EBADMSG;
-                if (k < 0)
-                        return (int)k;
-        }
-}
-
-static int copy_n(struct rd *r, int out, uint64_t n)
-{
-        while (n > 0) {
-                if (r->s == r->e) {
-                        ssize_t k = rd_fill(r);
-                        if (k == 0)
-                                return -EBADMSG;
-                        if (k < 0)
-                                return (int)k;
-                }
-                size_t chunk = MIN((uint64_t)(r->e - r->s), n);
-                int w = write_all(out, r->b + r->s, chunk);
-                if (w < 0)
-                        return w;
-                r->s += chunk;
-                n -= chunk;
-        }
-        return 0;
-}
-
-static int copy_until_eof(struct rd *r, int out)
-{
-        for (;;) {
-                if (r->s < r->e) {
-                        int w = write_all(out, r->b + r->s, r->e - r->s);
-                        if (w < 0)
-                                return w;
-                        r->s = r->e;
-                }
-                ssize_t k = rd_fill(r);
-                if (k == 0)
-                        return 0;
-                if (k < 0)
-                        return (int)k;
-        }
-}
-
-/* Passes a chunked body on unchanged, checking its framing. */
-static int copy_chunked(struct rd *r, int out)
-{
-        char line[LINE_MAX_];
-        size_t len = 0;
-        int k;
-
-        for (;;) {
-                uint64_t size = 0;
-                size_t digits = 0;
-
-                k = read_line(r, line, sizeof(line), &len);
-                if (k < 0)
-                        return k;
-                for (const char *c = line;
-                     *c && *c != ';' && *c != '\r' && *c != '\n' && *c != ' ' && *c != '\t';
-                     c++, digits++) {
-                        int v = *c >= '0' && *c <= '9'   ? *c - '0'
-                                : *c >= 'a' && *c <= 'f' ? *c - 'a' + 10
-                                : *c >= 'A' && *c <= 'F' ? *c - 'A' + 10
-                                                         : -1;
-                        if (v < 0 || digits >= 15)
-                                return -EBADMSG;
-                        size = size * 16 + (uint64_t)v;
-                }
-                if (digits == 0)
-                        return -EBADMSG;
-                k = write_all(out, line, len);
-                if (k < 0)
-                        return k;
-                if (size == 0)
-                        break;
-                k = copy_n(r, out, size);
-                if (k < 0)
-                        return k;
-                k = read_line(r, line, sizeof(line), &len);
-                if (k < 0)
-                        return k;
-                if (!(streq(line, "\r\n") || streq(line, "\n")))
-                        return -EBADMSG;
-                k = write_all(out, line, len);
-                if (k < 0)
-                        return k;
-        }
-        /* trailers, through the empty line */
-        for (;;) {
-                k = read_line(r, line, sizeof(line), &len);
-                if (k < 0)
-                        return k;
-                k = write_all(out, line, len);
-                if (k < 0)
-                        return k;
-                if (streq(line, "\r\n") || streq(line, "\n"))
-                        return 0;
-        }
-}
-
-struct header {
-        char *name; /* points into the head buffer */
-        char *value;
-};
-
-struct head {
-        char *start[3]; /* request: method target version; response: version code reason */
-        struct header h[128];
-        size_t n;
-};
-
-/* Splits a head in place. Returns 0 or -EBADMSG. */
-static int parse_head(char *text, struct head *hd)
-{
-        char *line, *next, *p;
-        bool first = true;
-
-        *hd = (struct head){ 0 };
-        for (line = text; line && *line; line = next) {
-                size_t l;
-
-                next = strchr(line, '\n');
-                if (next)
-                        *next++ = 0;
-                l = strlen(line);
-                if (l > 0 && line[l - 1] == '\r')
-                        line[--l] = 0;
-                if (l == 0)
-                        break;
-                if (first) {
-                        first = false;
-                        hd->start[0] = line;
-                        p = strchr(line, ' ');
-                        if (!p)
-                                return -EBADMSG;
-                        *p++ = 0;
-                        hd->start[1] = p;
-                        p = strchr(p, ' ');
-                        if (p) {
-                                *p++ = 0;
-                                hd->start[2] = p;
-                        } else {
-                                hd->start[2] = (char *)"";
-                        }
-                        continue;
-                }
-                if (line[0] == ' ' || line[0] == '\t')
-                        return -EBADMSG; /* obs-fold */
-                p = strchr(line, ':');
-                if (!p || p == line || hd->n >= ELEMENTSOF(hd->h))
-                        return -EBADMSG;
-                for (char *c = line; c < p; c++)
-                        if (*c <= ' ' || *c >= 127 || strchr("\"(),/:;<=>?@[\\]{}", *c))
-                                return -EBADMSG;
-                *p++ = 0;
-                while (*p == ' ' || *p == '\t')
-                        p++;
-                for (size_t e = strlen(p); e > 0 && (p[e - 1] == ' ' || p[e - 1] == '\t'); e--)
-                        p[e - 1] = 0;
-                hd->h[hd->n++] = (struct header){ line, p };
-        }
-        return first ? -EBADMSG : 0;
-}
-
-static const char *head_get(const struct head *hd, const char *name)
-{
-        for (size_t i = 0; i < hd->n; i++)
-                if (strcasecmp(hd->h[i].name, name) == 0)
-                        return hd->h[i].value;
-        return NULL;
-}
-
-static bool token_in_list(const char *list, const char *token)
-{
-        size_t tl = strlen(token);
-
-        for (const char *p = list; p && *p;) {
-                p += strspn(p, " \t,");
-                size_t n = strcspn(p, ",");
-                size_t e = n;
-                while (e > 0 && (p[e - 1] == ' ' || p[e - 1] == '\t'))
-                        e--;
-                if (e == tl && strncasecmp(p, token, tl) == 0)
-                        return true;
-                p += n;
-        }
-        return false;
-}
-
-static bool hop_by_hop(const struct head *hd, const char *name)
+static bool hop_by_hop(const struct http_msg_head *hd, const char *name)
 {
         static const char *const hop[] = { "Connection",
                                            "Keep-Alive",
@@ -362,59 +74,9 @@ static bool hop_by_hop(const struct head *hd, const char *name)
                         return true;
         for (size_t i = 0; i < hd->n; i++)
                 if (strcasecmp(hd->h[i].name, "Connection") == 0 &&
-                    token_in_list(hd->h[i].value, name))
+                    http_msg_token_in_list(hd->h[i].value, name))
                         return true;
         return false;
-}
-
-enum framing {
-        FRAME_NONE,
-        FRAME_LENGTH,
-        FRAME_CHUNKED,
-        FRAME_EOF,
-};
-
-/* Framing of a message; -EBADMSG for a bad Content-Length or CL+TE, -ENOTSUP unknown coding. */
-static int framing_of(const struct head *hd, enum framing *ret, uint64_t *ret_len)
-{
-        const char *te = NULL, *cl = NULL;
-        size_t n_cl = 0;
-
-        for (size_t i = 0; i < hd->n; i++) {
-                if (strcasecmp(hd->h[i].name, "Transfer-Encoding") == 0) {
-                        if (te)
-                                return -ENOTSUP;
-                        te = hd->h[i].value;
-                } else if (strcasecmp(hd->h[i].name, "Content-Length") == 0) {
-                        if (cl && !streq(cl, hd->h[i].value))
-                                return -EBADMSG;
-                        cl = hd->h[i].value;
-                        n_cl++;
-                }
-        }
-        if (te && cl)
-                return -EBADMSG;
-        if (te) {
-                if (strcasecmp(te, "chunked") != 0)
-                        return -ENOTSUP;
-                *ret = FRAME_CHUNKED;
-                return 0;
-        }
-        if (cl) {
-                uint64_t v = 0;
-                if (!*cl || strlen(cl) > 18)
-                        return -EBADMSG;
-                for (const char *c = cl; *c; c++) {
-                        if (*c < '0' || *c > '9')
-                                return -EBADMSG;
-                        v = v * 10 + (uint64_t)(*c - '0');
-                }
-                *ret = FRAME_LENGTH;
-                *ret_len = v;
-                return 0;
-        }
-        *ret = FRAME_NONE;
-        return 0;
 }
 
 static void reply(int fd, unsigned code, const char *reason, const char *body, bool close_conn)
@@ -424,8 +86,8 @@ static void reply(int fd, unsigned code, const char *reason, const char *body, b
                          "HTTP/1.1 %u %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
                          "Content-Length: %zu\r\n%s\r\n",
                          code, reason, strlen(body), close_conn ? "Connection: close\r\n" : "");
-        if (write_all(fd, head, (size_t)n) == 0)
-                (void)write_all(fd, body, strlen(body));
+        if (http_msg_write_all(fd, head, (size_t)n) == 0)
+                (void)!http_msg_write_all(fd, body, strlen(body));
 }
 
 static int upstream_connect(struct conn *c)
@@ -453,7 +115,7 @@ static int upstream_connect(struct conn *c)
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
         track(c->p, fd, true);
-        c->up = (struct rd){ .fd = fd };
+        c->up = (struct http_msg_rd){ .fd = fd };
         return 0;
 }
 
@@ -473,7 +135,8 @@ static bool upstream_stale(struct conn *c)
         return poll(&pfd, 1, 0) != 0;
 }
 
-static int forward_head(int fd, const struct head *hd, const char *first, const char *extra)
+static int forward_head(int fd, const struct http_msg_head *hd, const char *first,
+                        const char *extra)
 {
         struct buf b = BUF_INIT(HEAD_MAX * 2);
         int r = buf_puts(&b, first);
@@ -486,198 +149,298 @@ static int forward_head(int fd, const struct head *hd, const char *first, const 
         if (r >= 0)
                 r = buf_puts(&b, "\r\n");
         if (r >= 0)
-                r = write_all(fd, b.p, b.len);
+                r = http_msg_write_all(fd, b.p, b.len);
         buf_release(&b);
         return r;
 }
 
-/* One request/response exchange. Returns 1 to keep the client connection, 0 to close it. */
-static int exchange(struct conn *c)
-{
-        struct buf reqb = BUF_INIT(HEAD_MAX), respb = BUF_INIT(HEAD_MAX);
-        struct head rq, rs;
-        enum framing rqf, rsf;
-        uint64_t rql = 0, rsl = 0;
-        const char *probe, *ua, *xff;
+/* One exchange in flight: both heads (their strings point into reqb/respb) and what they decide. */
+struct exch {
+        struct conn *c;
+        struct buf reqb, respb;
+        struct http_msg_head rq, rs;
+        enum http_msg_framing rqf, rsf;
+        uint64_t rql, rsl;
         bool keep, http10, head_req, up_keep;
-        AUTOFREE char *first = NULL, *extra = NULL;
         unsigned code;
-        int r, ret = 0;
+};
 
-        r = read_head(&c->client, &reqb);
-        if (r == -EMSGSIZE) {
-                reply(c->client.fd, 431, "Request Header Fields Too Large",
-                      "request head too large\n", true);
-                goto out;
-        }
-        if (r < 0)
-                goto out; /* EOF, idle timeout, reset */
-        if (parse_head(reqb.p, &rq) < 0 || strncmp(rq.start[2], "HTTP/1.", 7) != 0 ||
-            !*rq.start[1]) {
-                reply(c->client.fd, 400, "Bad Request", "malformed request head\n", true);
-                goto out;
-        }
-        http10 = streq(rq.start[2], "HTTP/1.0");
-        keep = !http10 && !token_in_list(head_get(&rq, "Connection"), "close");
-        head_req = streq(rq.start[0], "HEAD");
+static void exch_release(struct exch *x)
+{
+        buf_release(&x->reqb);
+        buf_release(&x->respb);
+}
 
-        probe = head_get(&rq, "K-Network-Probe");
-        ua = head_get(&rq, "User-Agent");
-        if (probe || (ua && strncmp(ua, "kube-probe/", 11) == 0)) {
-                if (probe && !streq(probe, "queue")) {
-                        reply(c->client.fd, 400, "Bad Request", "unexpected probe header value\n",
-                              !keep);
-                } else if (c->p->c.ready(c->p->c.ready_userdata)) {
-                        reply(c->client.fd, 200, "OK", "queue", !keep);
-                } else {
-                        reply(c->client.fd, 503, "Service Unavailable", "model server not ready\n",
-                              !keep);
-                }
-                r = framing_of(&rq, &rqf, &rql);
-                if (r < 0 || rqf != FRAME_NONE)
-                        goto out; /* a probe has no body; do not try to skip one */
-                ret = keep;
-                goto out;
-        }
+/* How a step of an exchange ended. */
+enum step {
+        STEP_OK,            /* go on */
+        STEP_CLOSE,         /* close the client connection; whatever was owed is sent */
+        STEP_UPSTREAM_FAIL, /* drop the upstream and answer 502 */
+};
 
-        if (c->p->c.status_path && streq(rq.start[0], "GET") &&
-            streq(rq.start[1], c->p->c.status_path)) {
-                AUTOFREE char *json = c->p->c.status(c->p->c.ready_userdata);
-                char h[256];
-                int n;
-                r = framing_of(&rq, &rqf, &rql);
-                if (!json || r < 0 || rqf != FRAME_NONE) {
-                        reply(c->client.fd, 500, "Internal Server Error", "no status\n", true);
-                        goto out;
-                }
-                n = snprintf(h, sizeof(h),
-                             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                             "Content-Length: %zu\r\n%s\r\n",
-                             strlen(json), keep ? "" : "Connection: close\r\n");
-                if (write_all(c->client.fd, h, (size_t)n) < 0 ||
-                    write_all(c->client.fd, json, strlen(json)) < 0)
-                        goto out;
-                ret = keep;
-                goto out;
-        }
+static bool is_probe(const struct http_msg_head *rq)
+{
+        const char *ua = http_msg_head_get(rq, "User-Agent");
 
-        r = framing_of(&rq, &rqf, &rql);
+        return http_msg_head_get(rq, "K-Network-Probe") ||
+               (ua && strncmp(ua, "kube-probe/", 11) == 0);
+}
+
+/* Knative's and the kubelet's probes, answered from the readiness callback. */
+static int serve_probe(struct exch *x)
+{
+        struct conn *c = x->c;
+        const char *probe = http_msg_head_get(&x->rq, "K-Network-Probe");
+        enum http_msg_framing f;
+        uint64_t len = 0;
+
+        if (probe && !streq(probe, "queue"))
+                reply(c->client.fd, 400, "Bad Request", "unexpected probe header value\n",
+                      !x->keep);
+        else if (c->p->c.ready(c->p->c.ready_userdata))
+                reply(c->client.fd, 200, "OK", "queue", !x->keep);
+        else
+                reply(c->client.fd, 503, "Service Unavailable", "model server not ready\n",
+                      !x->keep);
+        if (http_msg_framing_of(&x->rq, &f, &len) < 0 || f != HTTP_MSG_FRAME_NONE)
+                return 0; /* a probe has no body; do not try to skip one */
+        return x->keep;
+}
+
+static bool is_status_request(const struct exch *x)
+{
+        const char *path = x->c->p->c.status_path;
+
+        return path && streq(x->rq.start[0], "GET") && streq(x->rq.start[1], path);
+}
+
+/* The agent's own status document. */
+static int serve_status(struct exch *x)
+{
+        struct conn *c = x->c;
+        AUTOFREE char *json = c->p->c.status(c->p->c.ready_userdata);
+        enum http_msg_framing f;
+        uint64_t len = 0;
+        char h[256];
+        int n, r;
+
+        r = http_msg_framing_of(&x->rq, &f, &len);
+        if (!json || r < 0 || f != HTTP_MSG_FRAME_NONE) {
+                reply(c->client.fd, 500, "Internal Server Error", "no status\n", true);
+                return 0;
+        }
+        n = snprintf(h, sizeof(h),
+                     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                     "Content-Length: %zu\r\n%s\r\n",
+                     strlen(json), x->keep ? "" : "Connection: close\r\n");
+        if (http_msg_write_all(c->client.fd, h, (size_t)n) < 0 ||
+            http_msg_write_all(c->client.fd, json, strlen(json)) < 0)
+                return 0;
+        return x->keep;
+}
+
+/* The request head as the model server gets it: HTTP/1.1, X-Forwarded-For, our framing. */
+static enum step forward_request_head(struct exch *x)
+{
+        AUTOFREE char *first = NULL, *extra = NULL;
+        const char *xff = http_msg_head_get(&x->rq, "X-Forwarded-For");
+        char cl[64] = "";
+
+        if (x->rqf == HTTP_MSG_FRAME_LENGTH)
+                (void)snprintf(cl, sizeof(cl), "Content-Length: %llu\r\n",
+                               (unsigned long long)x->rql);
+        if (asprintf(&first, "%s %s HTTP/1.1\r\n", x->rq.start[0], x->rq.start[1]) < 0) {
+                first = NULL;
+                return STEP_CLOSE;
+        }
+        if (asprintf(&extra, "X-Forwarded-For: %s%s%s\r\n%s%s", xff ? xff : "", xff ? ", " : "",
+                     x->c->peer,
+                     x->rqf == HTTP_MSG_FRAME_CHUNKED ? "Transfer-Encoding: chunked\r\n" : "",
+                     cl) < 0) {
+                extra = NULL;
+                return STEP_CLOSE;
+        }
+        if (forward_head(x->c->up.fd, &x->rq, first, extra) < 0)
+                return STEP_UPSTREAM_FAIL;
+        return STEP_OK;
+}
+
+/* Checks the request framing, (re)connects upstream and passes the request on. */
+static enum step forward_request(struct exch *x)
+{
+        struct conn *c = x->c;
+        enum step st;
+        int r;
+
+        r = http_msg_framing_of(&x->rq, &x->rqf, &x->rql);
         if (r == -ENOTSUP) {
                 reply(c->client.fd, 501, "Not Implemented", "unsupported transfer coding\n", true);
-                goto out;
+                return STEP_CLOSE;
         }
         if (r < 0) {
                 reply(c->client.fd, 400, "Bad Request", "bad message framing\n", true);
-                goto out;
+                return STEP_CLOSE;
         }
         if (c->up.fd >= 0 && upstream_stale(c))
                 upstream_close(c);
         if (c->up.fd < 0 && upstream_connect(c) < 0) {
                 reply(c->client.fd, 502, "Bad Gateway", "model server unreachable\n", true);
-                goto out;
+                return STEP_CLOSE;
         }
-        xff = head_get(&rq, "X-Forwarded-For");
-        if (asprintf(&first, "%s %s HTTP/1.1\r\n", rq.start[0], rq.start[1]) < 0 ||
-            asprintf(&extra, "X-Forwarded-For: %s%s%s\r\n%s", xff ? xff : "", xff ? ", " : "",
-                     c->peer, rqf == FRAME_CHUNKED ? "Transfer-Encoding: chunked\r\n" : "") < 0) {
-                first = extra = NULL;
-                goto out;
-        }
-        if (rqf == FRAME_LENGTH) {
-                char *e2 = NULL;
-                if (asprintf(&e2, "%sContent-Length: %llu\r\n", extra, (unsigned long long)rql) < 0)
-                        goto out;
-                free(extra);
-                extra = e2;
-        }
-        /* xff and the other header values point into reqb: forward before anything else */
-        if (forward_head(c->up.fd, &rq, first, extra) < 0)
-                goto upstream_fail;
-        if (token_in_list(head_get(&rq, "Expect"), "100-continue") && rqf != FRAME_NONE &&
-            !http10 && write_all(c->client.fd, "HTTP/1.1 100 Continue\r\n\r\n", 25) < 0)
-                goto out;
-        if (rqf == FRAME_LENGTH)
-                r = copy_n(&c->client, c->up.fd, rql);
-        else if (rqf == FRAME_CHUNKED)
-                r = copy_chunked(&c->client, c->up.fd);
-        if (r < 0) {
+        /* the header values point into reqb: forward before anything else */
+        st = forward_request_head(x);
+        if (st != STEP_OK)
+                return st;
+        if (http_msg_token_in_list(http_msg_head_get(&x->rq, "Expect"), "100-continue") &&
+            x->rqf != HTTP_MSG_FRAME_NONE && !x->http10 &&
+            http_msg_write_all(c->client.fd, "HTTP/1.1 100 Continue\r\n\r\n", 25) < 0)
+                return STEP_CLOSE;
+        if (http_msg_copy_body(&c->client, c->up.fd, x->rqf, x->rql) < 0) {
                 upstream_close(c); /* a half-sent request must not be reused */
-                goto out;
+                return STEP_CLOSE;
         }
+        return STEP_OK;
+}
+
+/* An HTTP/1.x status line with a three-digit code 1xx-5xx. */
+static bool status_line_valid(const struct http_msg_head *rs)
+{
+        const char *code = rs->start[1];
+
+        return strncmp(rs->start[0], "HTTP/1.", 7) == 0 && strlen(code) == 3 &&
+               strspn(code, "0123456789") == 3 && code[0] >= '1' && code[0] <= '5';
+}
+
+/* Reads the final response head, passing interim 1xx answers on (except a 100 the client did
+ * not ask for, which we already sent). */
+static enum step read_response_head(struct exch *x)
+{
+        struct conn *c = x->c;
+        const char *code;
 
         for (;;) {
-                buf_reset(&respb);
-                r = read_head(&c->up, &respb);
-                if (r < 0)
-                        goto upstream_fail;
-                if (parse_head(respb.p, &rs) < 0 || strncmp(rs.start[0], "HTTP/1.", 7) != 0 ||
-                    strlen(rs.start[1]) != 3 || strspn(rs.start[1], "0123456789") != 3 ||
-                    rs.start[1][0] < '1' || rs.start[1][0] > '5')
-                        goto upstream_fail;
-                code = (unsigned)((rs.start[1][0] - '0') * 100 + (rs.start[1][1] - '0') * 10 +
-                                  (rs.start[1][2] - '0'));
-                if (code >= 200 || code == 101)
+                buf_reset(&x->respb);
+                if (http_msg_read_head(&c->up, &x->respb) < 0)
+                        return STEP_UPSTREAM_FAIL;
+                if (http_msg_parse_head(x->respb.p, &x->rs) < 0 || !status_line_valid(&x->rs))
+                        return STEP_UPSTREAM_FAIL;
+                code = x->rs.start[1];
+                x->code = (unsigned)((code[0] - '0') * 100 + (code[1] - '0') * 10 +
+                                     (code[2] - '0'));
+                if (x->code >= 200 || x->code == 101)
                         break;
-                if (code != 100 || !token_in_list(head_get(&rq, "Expect"), "100-continue"))
-                        if (write_all(c->client.fd, respb.p, respb.len) < 0)
-                                goto out;
+                if (x->code != 100 ||
+                    !http_msg_token_in_list(http_msg_head_get(&x->rq, "Expect"), "100-continue"))
+                        if (http_msg_write_all(c->client.fd, x->respb.p, x->respb.len) < 0)
+                                return STEP_CLOSE;
         }
-        r = framing_of(&rs, &rsf, &rsl);
-        if (r < 0 || code == 101)
-                goto upstream_fail;
-        up_keep = !token_in_list(head_get(&rs, "Connection"), "close") &&
-                  streq(rs.start[0], "HTTP/1.1");
-        if (head_req || code == 204 || code == 304)
-                rsf = FRAME_NONE;
-        else if (rsf == FRAME_NONE)
-                rsf = FRAME_EOF;
-        if (rsf == FRAME_EOF) {
-                keep = false;
-                up_keep = false;
-        }
-        free(first);
-        free(extra);
-        if (asprintf(&first, "HTTP/1.1 %s %s\r\n", rs.start[1], rs.start[2]) < 0)
-                first = NULL;
-        {
-                const char *te = rsf == FRAME_CHUNKED ? "Transfer-Encoding: chunked\r\n" : "";
-                char cl[64] = "";
-                const char *orig_cl = head_get(&rs, "Content-Length");
-                if (head_req && orig_cl)
-                        snprintf(cl, sizeof(cl), "Content-Length: %s\r\n", orig_cl);
-                else if (rsf == FRAME_LENGTH)
-                        snprintf(cl, sizeof(cl), "Content-Length: %llu\r\n",
-                                 (unsigned long long)rsl);
-                if (!first ||
-                    asprintf(&extra, "%s%s%s", te, cl, keep ? "" : "Connection: close\r\n") < 0) {
-                        extra = NULL;
-                        goto out;
-                }
-        }
-        if (forward_head(c->client.fd, &rs, first, extra) < 0) {
-                upstream_close(c);
-                goto out;
-        }
-        r = 0;
-        if (rsf == FRAME_LENGTH)
-                r = copy_n(&c->up, c->client.fd, rsl);
-        else if (rsf == FRAME_CHUNKED)
-                r = copy_chunked(&c->up, c->client.fd);
-        else if (rsf == FRAME_EOF)
-                r = copy_until_eof(&c->up, c->client.fd);
-        if (r < 0 || !up_keep)
-                upstream_close(c);
-        ret = r < 0 ? 0 : keep;
-        goto out;
+        if (http_msg_framing_of(&x->rs, &x->rsf, &x->rsl) < 0 || x->code == 101)
+                return STEP_UPSTREAM_FAIL;
+        return STEP_OK;
+}
 
-upstream_fail:
-        upstream_close(c);
-        reply(c->client.fd, 502, "Bad Gateway",
-              "model server closed the connection or answered garbage\n", true);
-out:
-        buf_release(&reqb);
-        buf_release(&respb);
-        return ret;
+/* The response head as the client gets it. Returns 0 or negative (close the client). */
+static int forward_response_head(struct exch *x)
+{
+        AUTOFREE char *first = NULL, *extra = NULL;
+        const char *te = x->rsf == HTTP_MSG_FRAME_CHUNKED ? "Transfer-Encoding: chunked\r\n" : "";
+        const char *orig_cl = http_msg_head_get(&x->rs, "Content-Length");
+        char cl[64] = "";
+        int r;
+
+        if (x->head_req && orig_cl)
+                (void)snprintf(cl, sizeof(cl), "Content-Length: %s\r\n", orig_cl);
+        else if (x->rsf == HTTP_MSG_FRAME_LENGTH)
+                (void)snprintf(cl, sizeof(cl), "Content-Length: %llu\r\n",
+                               (unsigned long long)x->rsl);
+        if (asprintf(&first, "HTTP/1.1 %s %s\r\n", x->rs.start[1], x->rs.start[2]) < 0) {
+                first = NULL;
+                return -ENOMEM;
+        }
+        if (asprintf(&extra, "%s%s%s", te, cl, x->keep ? "" : "Connection: close\r\n") < 0) {
+                extra = NULL;
+                return -ENOMEM;
+        }
+        r = forward_head(x->c->client.fd, &x->rs, first, extra);
+        if (r < 0)
+                upstream_close(x->c);
+        return r;
+}
+
+/* Decides the response framing and passes the response on. Returns 1 to keep the client. */
+static int forward_response(struct exch *x)
+{
+        struct conn *c = x->c;
+        int r;
+
+        x->up_keep = !http_msg_token_in_list(http_msg_head_get(&x->rs, "Connection"), "close") &&
+                     streq(x->rs.start[0], "HTTP/1.1");
+        if (x->head_req || x->code == 204 || x->code == 304)
+                x->rsf = HTTP_MSG_FRAME_NONE;
+        else if (x->rsf == HTTP_MSG_FRAME_NONE)
+                x->rsf = HTTP_MSG_FRAME_EOF;
+        if (x->rsf == HTTP_MSG_FRAME_EOF) {
+                x->keep = false;
+                x->up_keep = false;
+        }
+        if (forward_response_head(x) < 0)
+                return 0;
+        r = http_msg_copy_body(&c->up, c->client.fd, x->rsf, x->rsl);
+        if (r < 0 || !x->up_keep)
+                upstream_close(c);
+        return r < 0 ? 0 : x->keep;
+}
+
+/* One request/response exchange. Returns 1 to keep the client connection, 0 to close it. */
+static int exchange(struct conn *c)
+{
+        CLEANUP(exch_release)
+        struct exch x = { .c = c, .reqb = BUF_INIT(HEAD_MAX), .respb = BUF_INIT(HEAD_MAX) };
+        enum step st;
+        int r;
+
+        r = http_msg_read_head(&c->client, &x.reqb);
+        if (r == -EMSGSIZE) {
+                reply(c->client.fd, 431, "Request Header Fields Too Large",
+                      "request head too large\n", true);
+                return 0;
+        }
+        if (r < 0)
+                return 0; /* EOF, idle timeout, reset */
+        if (http_msg_parse_head(x.reqb.p, &x.rq) < 0 || strncmp(x.rq.start[2], "HTTP/1.", 7) != 0 ||
+            !*x.rq.start[1]) {
+                reply(c->client.fd, 400, "Bad Request", "malformed request head\n", true);
+                return 0;
+        }
+        x.http10 = streq(x.rq.start[2], "HTTP/1.0");
+        x.keep = !x.http10 &&
+                 !http_msg_token_in_list(http_msg_head_get(&x.rq, "Connection"), "close");
+        x.head_req = streq(x.rq.start[0], "HEAD");
+
+        if (is_probe(&x.rq))
+                return serve_probe(&x);
+        if (is_status_request(&x))
+                return serve_status(&x);
+
+        st = forward_request(&x);
+        if (st == STEP_OK)
+                st = read_response_head(&x);
+        if (st == STEP_OK)
+                return forward_response(&x);
+        if (st == STEP_UPSTREAM_FAIL) {
+                upstream_close(c);
+                reply(c->client.fd, 502, "Bad Gateway",
+                      "model server closed the connection or answered garbage\n", true);
+        }
+        return 0;
+}
+
+static void conn_release_slot(struct proxy *p)
+{
+        pthread_mutex_lock(&p->lock);
+        if (--p->n_conns == 0)
+                pthread_cond_broadcast(&p->idle);
+        pthread_mutex_unlock(&p->lock);
 }
 
 static void *conn_thread(void *userdata)
@@ -691,11 +454,71 @@ static void *conn_thread(void *userdata)
         track(p, c->client.fd, false);
         close(c->client.fd);
         free(c);
-        pthread_mutex_lock(&p->lock);
-        if (--p->n_conns == 0)
-                pthread_cond_broadcast(&p->idle);
-        pthread_mutex_unlock(&p->lock);
+        conn_release_slot(p);
         return NULL;
+}
+
+/* After a failed accept(): whether to go on (a transient error while not stopping). */
+static bool accept_should_retry(struct proxy *p, int err)
+{
+        bool stop;
+
+        if (err != EINTR && err != ECONNABORTED && err != EMFILE && err != ENFILE)
+                return false;
+        if (err == EMFILE || err == ENFILE)
+                usleep(10000);
+        pthread_mutex_lock(&p->lock);
+        stop = p->stopping;
+        pthread_mutex_unlock(&p->lock);
+        return !stop;
+}
+
+/* Counts a new connection in, unless stopping or at max_connections. */
+static bool conn_admit(struct proxy *p)
+{
+        bool full;
+
+        pthread_mutex_lock(&p->lock);
+        full = p->stopping || p->n_conns >= p->c.max_connections;
+        if (!full)
+                p->n_conns++;
+        pthread_mutex_unlock(&p->lock);
+        return !full;
+}
+
+static void peer_name(const struct sockaddr_storage *ss, char *buf, socklen_t len)
+{
+        if (ss->ss_family == AF_INET)
+                inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr, buf, len);
+        else if (ss->ss_family == AF_INET6)
+                inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr, buf, len);
+}
+
+/* Hands @fd to a detached connection thread. Returns false when that failed (@fd still ours). */
+static bool conn_spawn(struct proxy *p, int fd, const struct sockaddr_storage *ss)
+{
+        struct conn *c = calloc(1, sizeof(*c));
+        pthread_attr_t attr;
+        pthread_t t;
+        int r;
+
+        if (!c)
+                return false;
+        c->p = p;
+        c->client = (struct http_msg_rd){ .fd = fd };
+        c->up.fd = -1;
+        peer_name(ss, c->peer, sizeof(c->peer));
+        track(p, fd, true);
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pthread_attr_setstacksize(&attr, (size_t)256 * 1024);
+        r = pthread_create(&t, &attr, conn_thread, c);
+        pthread_attr_destroy(&attr);
+        if (r == 0)
+                return true;
+        track(p, fd, false);
+        free(c);
+        return false;
 }
 
 static void *accept_thread(void *userdata)
@@ -707,64 +530,23 @@ static void *accept_thread(void *userdata)
                 socklen_t sl = sizeof(ss);
                 int fd = accept4(p->lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC), one = 1;
                 struct timeval tv = { .tv_sec = p->c.idle_timeout_sec };
-                struct conn *c;
-                pthread_t t;
-                pthread_attr_t attr;
-                bool full;
 
                 if (fd < 0) {
-                        if (errno == EINTR || errno == ECONNABORTED || errno == EMFILE ||
-                            errno == ENFILE) {
-                                if (errno == EMFILE || errno == ENFILE)
-                                        usleep(10000);
-                                pthread_mutex_lock(&p->lock);
-                                bool stop = p->stopping;
-                                pthread_mutex_unlock(&p->lock);
-                                if (!stop)
-                                        continue;
-                        }
+                        if (accept_should_retry(p, errno))
+                                continue;
                         break;
                 }
-                pthread_mutex_lock(&p->lock);
-                full = p->stopping || p->n_conns >= p->c.max_connections;
-                if (!full)
-                        p->n_conns++;
-                pthread_mutex_unlock(&p->lock);
-                if (full) {
+                if (!conn_admit(p)) {
                         reply(fd, 503, "Service Unavailable", "too many connections\n", true);
                         close(fd);
                         continue;
                 }
                 setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
                 setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-                c = calloc(1, sizeof(*c));
-                if (c) {
-                        c->p = p;
-                        c->client = (struct rd){ .fd = fd };
-                        c->up.fd = -1;
-                        if (ss.ss_family == AF_INET)
-                                inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, c->peer,
-                                          sizeof(c->peer));
-                        else if (ss.ss_family == AF_INET6)
-                                inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr,
-                                          c->peer, sizeof(c->peer));
-                        track(p, fd, true);
-                        pthread_attr_init(&attr);
-                        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-                        pthread_attr_setstacksize(&attr, 256 * 1024);
-                        if (pthread_create(&t, &attr, conn_thread, c) == 0) {
-                                pthread_attr_destroy(&attr);
-                                continue;
-                        }
-                        pthread_attr_destroy(&attr);
-                        track(p, fd, false);
-                        free(c);
-                }
+                if (conn_spawn(p, fd, &ss))
+                        continue;
                 close(fd);
-                pthread_mutex_lock(&p->lock);
-                if (--p->n_conns == 0)
-                        pthread_cond_broadcast(&p->idle);
-                pthread_mutex_unlock(&p->lock);
+                conn_release_slot(p);
         }
         return NULL;
 }

@@ -37,22 +37,79 @@ static uint16_t probe_port(json_t *v, uint16_t component_port)
         return n > 0 && n < 65536 ? (uint16_t)n : component_port;
 }
 
+/* httpGet.httpHeaders as "Name: value" lines; entries that could split a header are skipped. */
+static int probe_headers(const json_t *hs, char ***ret)
+{
+        char **headers = calloc(json_array_size(hs) + 1, sizeof(char *));
+        const json_t *h;
+        size_t i, n = 0;
+
+        *ret = headers; /* owned by the probe even when an entry fails */
+        if (!headers)
+                return -ENOMEM;
+        json_array_foreach(hs, i, h) {
+                const char *name = json_string_value(json_object_get(h, "name"));
+                const char *value = json_string_value(json_object_get(h, "value"));
+
+                if (!name || !*name || strpbrk(name, ":\r\n") || (value && strpbrk(value, "\r\n")))
+                        continue;
+                if (asprintf(&headers[n], "%s: %s", name, value ? value : "") < 0) {
+                        headers[n] = NULL;
+                        return -ENOMEM;
+                }
+                n++;
+        }
+        return 0;
+}
+
+/* httpGet: the probe URL (scheme, host, port, path) and its headers. */
+static int probe_http(const json_t *http, uint16_t component_port, struct readiness_probe *p)
+{
+        const char *path = json_string_value(json_object_get(http, "path"));
+        const char *scheme = json_string_value(json_object_get(http, "scheme"));
+        const char *host = json_string_value(json_object_get(http, "host"));
+        int r = 0, k;
+
+        p->kind = PROBE_HTTP;
+        p->port = probe_port(json_object_get(http, "port"), component_port);
+        if (asprintf(&p->url, "%s://%s:%u%s%s",
+                     scheme && strcasecmp(scheme, "https") == 0 ? "https" : "http",
+                     host && *host ? host : "127.0.0.1", p->port, path && path[0] == '/' ? "" : "/",
+                     path ? path : "") < 0) {
+                p->url = NULL;
+                r = -ENOMEM;
+        }
+        k = probe_headers(json_object_get(http, "httpHeaders"), &p->headers);
+        return r < 0 ? r : k;
+}
+
+/* tcpSocket: host and port. */
+static int probe_tcp(const json_t *tcp, uint16_t component_port, struct readiness_probe *p)
+{
+        const char *host = json_string_value(json_object_get(tcp, "host"));
+
+        p->kind = PROBE_TCP;
+        p->port = probe_port(json_object_get(tcp, "port"), component_port);
+        p->host = strdup(host && *host ? host : "127.0.0.1");
+        return p->host ? 0 : -ENOMEM;
+}
+
 int readiness_probe_parse(const char *text, uint16_t component_port, struct readiness_probe *ret,
                           char *reterr, size_t len)
 {
         struct readiness_probe p = { .kind = PROBE_NONE, .timeout_sec = 1 };
+        json_auto_t *j = NULL;
         json_error_t je;
-        json_t *j, *http, *tcp, *t;
-        const char *host;
-        int r = 0;
+        json_t *http, *tcp, *t;
+        int r;
 
         *ret = p;
         if (!text || !*text)
                 return 0;
         j = json_loads(text, 0, &je);
         if (!json_is_object(j)) {
-                snprintf(reterr, len, "SERVING_READINESS_PROBE is not a JSON object: %s", je.text);
-                json_decref(j);
+                (void)snprintf(reterr, len, "SERVING_READINESS_PROBE is not a JSON object: %s",
+                               je.text);
                 return -EINVAL;
         }
         t = json_object_get(j, "timeoutSeconds");
@@ -61,49 +118,14 @@ int readiness_probe_parse(const char *text, uint16_t component_port, struct read
         http = json_object_get(j, "httpGet");
         tcp = json_object_get(j, "tcpSocket");
         if (json_is_object(http)) {
-                const char *path = json_string_value(json_object_get(http, "path"));
-                const char *scheme = json_string_value(json_object_get(http, "scheme"));
-                json_t *hs = json_object_get(http, "httpHeaders"), *h;
-                size_t i, n = 0;
-
-                host = json_string_value(json_object_get(http, "host"));
-                p.kind = PROBE_HTTP;
-                p.port = probe_port(json_object_get(http, "port"), component_port);
-                if (asprintf(&p.url, "%s://%s:%u%s%s",
-                             scheme && strcasecmp(scheme, "https") == 0 ? "https" : "http",
-                             host && *host ? host : "127.0.0.1", p.port,
-                             path && path[0] == '/' ? "" : "/", path ? path : "") < 0) {
-                        p.url = NULL;
-                        r = -ENOMEM;
-                }
-                p.headers = calloc(json_array_size(hs) + 1, sizeof(char *));
-                if (!p.headers)
-                        r = -ENOMEM;
-                json_array_foreach(hs, i, h) {
-                        const char *name = json_string_value(json_object_get(h, "name"));
-                        const char *value = json_string_value(json_object_get(h, "value"));
-                        if (!p.headers || !name || !*name || strpbrk(name, ":\r\n") ||
-                            (value && strpbrk(value, "\r\n")))
-                                continue;
-                        if (asprintf(&p.headers[n], "%s: %s", name, value ? value : "") < 0) {
-                                p.headers[n] = NULL;
-                                r = -ENOMEM;
-                                break;
-                        }
-                        n++;
-                }
+                r = probe_http(http, component_port, &p);
         } else if (json_is_object(tcp)) {
-                host = json_string_value(json_object_get(tcp, "host"));
-                p.kind = PROBE_TCP;
-                p.port = probe_port(json_object_get(tcp, "port"), component_port);
-                p.host = strdup(host && *host ? host : "127.0.0.1");
-                if (!p.host)
-                        r = -ENOMEM;
+                r = probe_tcp(tcp, component_port, &p);
         } else {
-                snprintf(reterr, len, "SERVING_READINESS_PROBE has neither httpGet nor tcpSocket");
+                (void)snprintf(reterr, len,
+                               "SERVING_READINESS_PROBE has neither httpGet nor tcpSocket");
                 r = -EINVAL;
         }
-        json_decref(j);
         if (r < 0) {
                 readiness_probe_release(&p);
                 return r;

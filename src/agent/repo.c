@@ -10,7 +10,7 @@
 
 #include "util/buf.h"
 
-#define REPO_BODY_MAX (64U * 1024U * 1024U)
+#define REPO_BODY_MAX ((size_t)64 * 1024 * 1024)
 
 struct repo_client {
         CURL *curl;
@@ -117,7 +117,7 @@ int repo_index(struct repo_client *c, struct repo_index *ret, char *reterr, size
         int r;
 
         r = post(c, "/v2/repository/index", &body, reterr, len);
-        if (r < 0 || r != 200) {
+        if (r != 200) {
                 if (r > 0)
                         snprintf(reterr, len, "repository index: HTTP %d %.200s", r,
                                  buf_str(&body));
@@ -179,7 +179,7 @@ static const char *last_line_of_traceback(const char *body, int *ret_len)
 static int model_call(struct repo_client *c, const char *name, const char *verb, char *reterr,
                       size_t len)
 {
-        struct buf body = BUF_INIT(1024U * 1024U);
+        struct buf body = BUF_INIT((size_t)1024 * 1024);
         AUTOFREE char *path = NULL, *esc = NULL;
         int r, n = 1000; /* at most this much of the server's answer */
         char *e;

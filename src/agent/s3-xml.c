@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/string-util.h"
+
 void s3_list_release(struct s3_list *l)
 {
         for (size_t i = 0; i < l->n_keys; i++)
@@ -60,8 +62,9 @@ static size_t put_utf8(unsigned long cp, char *out)
         return 4;
 }
 
-/* Decodes @n bytes of element text; returns an owned string, NULL on OOM or a bad entity. */
-static char *decode_text(const char *s, size_t n, int *ret_err)
+/* A named entity at @s (after the '&', @n bytes left): writes its character. Returns the bytes
+ * consumed, 0 when none matches. */
+static size_t named_entity(const char *s, size_t n, char *o)
 {
         static const struct {
                 const char *ent;
@@ -69,7 +72,52 @@ static char *decode_text(const char *s, size_t n, int *ret_err)
         } ents[] = {
                 { "amp;", '&' }, { "lt;", '<' }, { "gt;", '>' }, { "quot;", '"' }, { "apos;", '\'' }
         };
-        char *out = malloc(n + 1), *o = out;
+
+        for (size_t e = 0; e < ELEMENTSOF(ents); e++) {
+                size_t k = strlen(ents[e].ent);
+                if (n >= k && strncmp(s, ents[e].ent, k) == 0) {
+                        *o = ents[e].c;
+                        return k;
+                }
+        }
+        return 0;
+}
+
+static int digit_value(char c, bool hex)
+{
+        if (hex)
+                return unhexchar(c);
+        return c >= '0' && c <= '9' ? c - '0' : -EINVAL;
+}
+
+/* A character reference "#NNN;" or "#xHHH;" at @s (after the '&', @n bytes left): writes its
+ * UTF-8 to @o (never more bytes than its text). Returns the bytes consumed, 0 when bad. */
+static size_t char_reference(const char *s, size_t n, char *o, size_t *ret_written)
+{
+        bool hex;
+        size_t j, digits = 0;
+        unsigned long cp = 0;
+
+        if (n < 3 || s[0] != '#')
+                return 0;
+        hex = s[1] == 'x' || s[1] == 'X';
+        for (j = hex ? 2 : 1; j < n && s[j] != ';' && digits < 8; j++, digits++) {
+                int v = digit_value(s[j], hex);
+                if (v < 0)
+                        return 0;
+                cp = cp * (hex ? 16 : 10) + (unsigned long)v;
+        }
+        if (j >= n || s[j] != ';' || digits == 0)
+                return 0;
+        *ret_written = put_utf8(cp, o);
+        return *ret_written == 0 ? 0 : j + 1;
+}
+
+/* Decodes @n bytes of element text; returns an owned string, NULL on OOM or a bad entity. */
+static char *decode_text(const char *s, size_t n, int *ret_err)
+{
+        AUTOFREE char *out = malloc(n + 1);
+        char *o = out;
         size_t i = 0;
 
         if (!out) {
@@ -77,60 +125,28 @@ static char *decode_text(const char *s, size_t n, int *ret_err)
                 return NULL;
         }
         while (i < n) {
-                bool done = false;
+                size_t k, w = 1;
 
+                if (s[i] == 0)
+                        break;
                 if (s[i] != '&') {
-                        if (s[i] == 0)
-                                goto bad;
                         *o++ = s[i++];
                         continue;
                 }
-                for (size_t e = 0; e < ELEMENTSOF(ents); e++) {
-                        size_t k = strlen(ents[e].ent);
-                        if (n - i - 1 >= k && strncmp(s + i + 1, ents[e].ent, k) == 0) {
-                                *o++ = ents[e].c;
-                                i += 1 + k;
-                                done = true;
-                                break;
-                        }
-                }
-                if (done)
-                        continue;
-                if (n - i >= 4 && s[i + 1] == '#') {
-                        bool hex = s[i + 2] == 'x' || s[i + 2] == 'X';
-                        size_t j = i + (hex ? 3 : 2);
-                        unsigned long cp = 0;
-                        size_t digits = 0, w;
-
-                        for (; j < n && s[j] != ';' && digits < 8; j++, digits++) {
-                                int c = s[j], v;
-                                if (c >= '0' && c <= '9')
-                                        v = c - '0';
-                                else if (hex && c >= 'a' && c <= 'f')
-                                        v = c - 'a' + 10;
-                                else if (hex && c >= 'A' && c <= 'F')
-                                        v = c - 'A' + 10;
-                                else
-                                        goto bad;
-                                cp = cp * (hex ? 16 : 10) + (unsigned long)v;
-                        }
-                        if (j >= n || s[j] != ';' || digits == 0)
-                                goto bad;
-                        /* a character reference never decodes to more bytes than its text */
-                        w = put_utf8(cp, o);
-                        if (w == 0)
-                                goto bad;
-                        o += w;
-                        i = j + 1;
-                        continue;
-                }
-        bad:
-                free(out);
+                k = named_entity(s + i + 1, n - i - 1, o);
+                if (k == 0)
+                        k = char_reference(s + i + 1, n - i - 1, o, &w);
+                if (k == 0)
+                        break;
+                o += w;
+                i += 1 + k;
+        }
+        if (i < n) {
                 *ret_err = -EBADMSG;
                 return NULL;
         }
         *o = 0;
-        return out;
+        return TAKE_PTR(out);
 }
 
 /* Finds "<tag>" at or after @from (before @end); sets the text span. Returns the end or NULL. */

@@ -23,7 +23,7 @@ _printf_(3, 4) static int fail(char *reterr, size_t len, const char *fmt, ...)
 
         if (reterr && len > 0) {
                 va_start(ap, fmt);
-                vsnprintf(reterr, len, fmt, ap);
+                (void)vsnprintf(reterr, len, fmt, ap);
                 va_end(ap);
         }
         return -EINVAL;
@@ -50,50 +50,79 @@ static int split_bucket(const char *uri, const char *rest, struct storage_uri *u
         return 0;
 }
 
+static int parse_http(const char *uri, struct storage_uri *u, char *reterr, size_t len)
+{
+        const char *host = strstr(uri, "://") + 3;
+
+        if (*host == 0 || *host == '/')
+                return fail(reterr, len, "storageUri %s: no host", uri);
+        u->kind = STORAGE_HTTP;
+        u->url = strdup(uri);
+        return u->url ? 0 : -ENOMEM;
+}
+
+static int parse_pvc(const char *uri, struct storage_uri *u, char *reterr, size_t len)
+{
+        int r;
+
+        u->kind = STORAGE_LOCAL;
+        r = split_bucket(uri, uri + 6, u, reterr, len);
+        if (r == 0 && *u->key && !relative_path_is_safe(u->key))
+                r = fail(reterr, len, "storageUri %s: path leaves the volume", uri);
+        return r;
+}
+
+static int parse_local(const char *uri, struct storage_uri *u, char *reterr, size_t len)
+{
+        const char *p = uri[0] == '/' ? uri : uri + 7;
+
+        if (p[0] != '/')
+                return fail(reterr, len, "storageUri %s: a local path must be absolute", uri);
+        u->kind = STORAGE_LOCAL;
+        u->path = strdup(p);
+        return u->path ? 0 : -ENOMEM;
+}
+
+static int parse_unsupported(const char *uri, char *reterr, size_t len)
+{
+        const char *colon = strstr(uri, "://");
+
+        if (colon)
+                return fail(reterr, len, "storageUri %s: unsupported scheme '%.*s'", uri,
+                            (int)(colon - uri), uri);
+        return fail(reterr, len, "storageUri %s: not a URI nor an absolute path", uri);
+}
+
+/* Dispatches on the scheme; @u may be partly filled on failure. */
+static int parse_by_scheme(const char *uri, struct storage_uri *u, char *reterr, size_t len)
+{
+        if (strncmp(uri, "s3://", 5) == 0) {
+                u->kind = STORAGE_S3;
+                return split_bucket(uri, uri + 5, u, reterr, len);
+        }
+        if (strncmp(uri, "gs://", 5) == 0) {
+                u->kind = STORAGE_GCS;
+                return split_bucket(uri, uri + 5, u, reterr, len);
+        }
+        if (strncasecmp(uri, "http://", 7) == 0 || strncasecmp(uri, "https://", 8) == 0)
+                return parse_http(uri, u, reterr, len);
+        if (strncmp(uri, "pvc://", 6) == 0)
+                return parse_pvc(uri, u, reterr, len);
+        if (strncmp(uri, "file://", 7) == 0 || uri[0] == '/')
+                return parse_local(uri, u, reterr, len);
+        return parse_unsupported(uri, reterr, len);
+}
+
 int storage_uri_parse(const char *uri, struct storage_uri *ret, char *reterr, size_t len)
 {
         struct storage_uri u = { 0 };
-        int r = 0;
+        int r;
 
         if (!uri || !*uri)
                 return fail(reterr, len, "storageUri is empty");
         if (strchr(uri, '\n') || strchr(uri, '\r'))
                 return fail(reterr, len, "storageUri contains a line break");
-        if (strncmp(uri, "s3://", 5) == 0) {
-                u.kind = STORAGE_S3;
-                r = split_bucket(uri, uri + 5, &u, reterr, len);
-        } else if (strncmp(uri, "gs://", 5) == 0) {
-                u.kind = STORAGE_GCS;
-                r = split_bucket(uri, uri + 5, &u, reterr, len);
-        } else if (strncasecmp(uri, "http://", 7) == 0 || strncasecmp(uri, "https://", 8) == 0) {
-                const char *host = strstr(uri, "://") + 3;
-                if (*host == 0 || *host == '/')
-                        return fail(reterr, len, "storageUri %s: no host", uri);
-                u.kind = STORAGE_HTTP;
-                u.url = strdup(uri);
-                if (!u.url)
-                        r = -ENOMEM;
-        } else if (strncmp(uri, "pvc://", 6) == 0) {
-                u.kind = STORAGE_LOCAL;
-                r = split_bucket(uri, uri + 6, &u, reterr, len);
-                if (r == 0 && *u.key && !relative_path_is_safe(u.key))
-                        r = fail(reterr, len, "storageUri %s: path leaves the volume", uri);
-        } else if (strncmp(uri, "file://", 7) == 0 || uri[0] == '/') {
-                const char *p = uri[0] == '/' ? uri : uri + 7;
-                if (p[0] != '/')
-                        return fail(reterr, len, "storageUri %s: a local path must be absolute",
-                                    uri);
-                u.kind = STORAGE_LOCAL;
-                u.path = strdup(p);
-                if (!u.path)
-                        r = -ENOMEM;
-        } else {
-                const char *colon = strstr(uri, "://");
-                if (colon)
-                        return fail(reterr, len, "storageUri %s: unsupported scheme '%.*s'", uri,
-                                    (int)(colon - uri), uri);
-                return fail(reterr, len, "storageUri %s: not a URI nor an absolute path", uri);
-        }
+        r = parse_by_scheme(uri, &u, reterr, len);
         if (r < 0) {
                 storage_uri_release(&u);
                 return r;

@@ -51,7 +51,7 @@ static int on_event(void *userdata, const char *type, json_t *obj)
                 rv = json_string_value(
                         json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
                 if (rv)
-                        snprintf(w->rv, sizeof(w->rv), "%s", rv);
+                        (void)snprintf(w->rv, sizeof(w->rv), "%s", rv);
         }
         return 0;
 }
@@ -59,9 +59,54 @@ static int on_event(void *userdata, const char *type, json_t *obj)
 static void sleep_cancellable(struct cm_watch *w, usec_t d)
 {
         for (usec_t t = 0; t < d && !atomic_load(&w->cancel); t += 100 * USEC_PER_MSEC) {
-                struct timespec ts = { .tv_nsec = 100 * 1000 * 1000 };
+                struct timespec ts = { .tv_nsec = 100L * 1000 * 1000 };
                 nanosleep(&ts, NULL);
         }
+}
+
+/* Reads the ConfigMap when there is no resourceVersion to watch from. A missing ConfigMap is
+ * the empty list, watched from the list's resourceVersion for its creation. */
+static int cm_read(struct cm_watch *w, struct kube_status *st)
+{
+        json_auto_t *cm = NULL, *list = NULL;
+        struct kube_list_options lo = { .field_selector = w->selector };
+        const char *rv;
+        int r;
+
+        r = kube_get(w->client, &configmaps, w->ns, w->name, &cm, st);
+        if (r >= 0) {
+                deliver(w, cm);
+                return r;
+        }
+        if (r != -ENOENT)
+                return r;
+        agent_set_desired(w->agent, AGENT_SOURCE_API, "");
+        agent_set_api_healthy(w->agent, true);
+        r = kube_list(w->client, &configmaps, w->ns, &lo, &list, st);
+        if (r >= 0) {
+                rv = json_string_value(
+                        json_object_get(json_object_get(list, "metadata"), "resourceVersion"));
+                (void)snprintf(w->rv, sizeof(w->rv), "%s", rv ? rv : "");
+        }
+        return r;
+}
+
+/* One watch from w->rv, until it ends; -ESTALE forgets the resourceVersion. */
+static int cm_watch_once(struct cm_watch *w, struct kube_status *st)
+{
+        struct kube_watch_options wo = {
+                .field_selector = w->selector,
+                .resource_version = w->rv,
+                .allow_bookmarks = true,
+                .timeout_seconds = 300,
+                .cancel = &w->cancel,
+        };
+        int r;
+
+        r = kube_watch(w->client, &configmaps, w->ns, &wo, on_event, w, st);
+        if (r == -ESTALE)
+                w->rv[0] = 0;
+        return r;
 }
 
 static void *cm_thread(void *userdata)
@@ -73,39 +118,10 @@ static void *cm_thread(void *userdata)
                 struct kube_status st = { 0 };
                 int r = 0;
 
-                if (!w->rv[0]) {
-                        json_t *cm = NULL;
-                        r = kube_get(w->client, &configmaps, w->ns, w->name, &cm, &st);
-                        if (r == -ENOENT) {
-                                /* not written yet: the empty list; the watch sees its creation */
-                                agent_set_desired(w->agent, AGENT_SOURCE_API, "");
-                                agent_set_api_healthy(w->agent, true);
-                                json_t *list = NULL;
-                                struct kube_list_options lo = { .field_selector = w->selector };
-                                r = kube_list(w->client, &configmaps, w->ns, &lo, &list, &st);
-                                if (r >= 0) {
-                                        const char *rv = json_string_value(
-                                                json_object_get(json_object_get(list, "metadata"),
-                                                                "resourceVersion"));
-                                        snprintf(w->rv, sizeof(w->rv), "%s", rv ? rv : "");
-                                }
-                                json_decref(list);
-                        } else if (r >= 0) {
-                                deliver(w, cm);
-                        }
-                        json_decref(cm);
-                }
+                if (!w->rv[0])
+                        r = cm_read(w, &st);
                 if (r >= 0 && w->rv[0]) {
-                        struct kube_watch_options wo = {
-                                .field_selector = w->selector,
-                                .resource_version = w->rv,
-                                .allow_bookmarks = true,
-                                .timeout_seconds = 300,
-                                .cancel = &w->cancel,
-                        };
-                        r = kube_watch(w->client, &configmaps, w->ns, &wo, on_event, w, &st);
-                        if (r == -ESTALE)
-                                w->rv[0] = 0;
+                        r = cm_watch_once(w, &st);
                         if (r >= 0) {
                                 backoff = USEC_PER_SEC;
                                 continue;

@@ -53,7 +53,7 @@ enum {
 
 #define IGNORED(name, kind)                                                              \
         {                                                                                \
-                name, 0, kind, kind == CLI_ARG_OPTIONAL ? "BOOL" : "VALUE",              \
+                name, 0, kind, (kind) == CLI_ARG_OPTIONAL ? "BOOL" : "VALUE",            \
                         "KServe flag, not implemented: accepted and named in a warning", \
                         OPT_IGNORED                                                      \
         }
@@ -237,51 +237,6 @@ static const struct cli_option *find_option(const char *name, size_t len)
  * writes it, a boolean followed by "true"/"false" as a separate word. Rewrites those into
  * getopt's spellings ("--name", "--name=false"). Returns an owned argv (strings owned too).
  */
-static char **go_flags_to_getopt(int argc, char **argv, int *ret_argc)
-{
-        char **out = calloc((size_t)argc + 1, sizeof(char *));
-        int n = 0;
-
-        if (!out)
-                return NULL;
-        for (int i = 0; i < argc; i++) {
-                const char *a = argv[i];
-                const struct cli_option *o = NULL;
-                char *s = NULL;
-
-                if (i > 0 && a[0] == '-' && a[1] != '-' && a[1] && a[2]) {
-                        size_t len = strcspn(a + 1, "=");
-                        o = find_option(a + 1, len);
-                        if (o && asprintf(&s, "-%s", a) < 0)
-                                s = NULL;
-                        else if (!o)
-                                s = strdup(a);
-                } else {
-                        s = strdup(a);
-                }
-                if (s && s[0] == '-' && s[1] == '-' && !strchr(s, '=')) {
-                        o = find_option(s + 2, strlen(s + 2));
-                        if (o && o->arg == CLI_ARG_OPTIONAL && i + 1 < argc &&
-                            is_bool_word(argv[i + 1])) {
-                                char *j = NULL;
-                                if (asprintf(&j, "%s=%s", s, argv[++i]) < 0)
-                                        j = NULL;
-                                free(s);
-                                s = j;
-                        }
-                }
-                if (!s) {
-                        for (int k = 0; k < n; k++)
-                                free(out[k]);
-                        free(out);
-                        return NULL;
-                }
-                out[n++] = s;
-        }
-        *ret_argc = n;
-        return out;
-}
-
 static void strv_free(char **v)
 {
         for (size_t i = 0; v && v[i]; i++)
@@ -289,6 +244,67 @@ static void strv_free(char **v)
         free(v);
 }
 DEFINE_CLEANUP_FUNC(char **, strv_free)
+
+/* One word in getopt's spelling: "-name[=v]" of a known option becomes "--name[=v]". Owned. */
+static char *go_word(const char *a)
+{
+        char *s = NULL;
+
+        if (a[0] != '-' || a[1] == '-' || !a[1] || !a[2])
+                return strdup(a);
+        if (!find_option(a + 1, strcspn(a + 1, "=")))
+                return strdup(a);
+        if (asprintf(&s, "-%s", a) < 0)
+                return NULL;
+        return s;
+}
+
+/* "--flag" of a boolean followed by "true"/"false" becomes "--flag=VALUE" (consumes @next). */
+static char *go_bool_pair(char *s, const char *next, bool *ret_consumed)
+{
+        const struct cli_option *o;
+        char *j = NULL;
+
+        *ret_consumed = false;
+        if (s[0] != '-' || s[1] != '-' || strchr(s, '='))
+                return s;
+        o = find_option(s + 2, strlen(s + 2));
+        if (!o || o->arg != CLI_ARG_OPTIONAL || !is_bool_word(next))
+                return s;
+        if (asprintf(&j, "%s=%s", s, next) < 0)
+                j = NULL;
+        free(s);
+        *ret_consumed = true;
+        return j;
+}
+
+/*
+ * Go's flag package, which KServe's agent uses, also takes "-name" and, as KServe's pod mutator
+ * writes it, a boolean followed by "true"/"false" as a separate word. Rewrites those into
+ * getopt's spellings ("--name", "--name=false"). Returns an owned argv (strings owned too).
+ */
+static char **go_flags_to_getopt(int argc, char **argv, int *ret_argc)
+{
+        CLEANUP(strv_freep) char **out = calloc((size_t)argc + 1, sizeof(char *));
+        int n = 0;
+
+        if (!out)
+                return NULL;
+        for (int i = 0; i < argc; i++) {
+                bool consumed = false;
+                char *s = i > 0 ? go_word(argv[i]) : strdup(argv[i]);
+
+                if (s)
+                        s = go_bool_pair(s, i + 1 < argc ? argv[i + 1] : NULL, &consumed);
+                if (!s)
+                        return NULL;
+                if (consumed)
+                        i++;
+                out[n++] = s;
+        }
+        *ret_argc = n;
+        return TAKE_PTR(out);
+}
 
 struct agent_ctx {
         struct readiness_probe probe;
@@ -318,10 +334,12 @@ static char *ctx_status(void *userdata)
 /* This pod's name: $POD_NAME (downward API) or $HOSTNAME (a pod's hostname is its name). */
 static const char *pod_name(void)
 {
-        const char *pod = getenv("POD_NAME");
+        /* getenv() races only with setenv(), and nothing in this process changes the
+         * environment */
+        const char *pod = getenv("POD_NAME"); /* NOLINT(concurrency-mt-unsafe) */
 
         if (!pod || !*pod)
-                pod = getenv("HOSTNAME");
+                pod = getenv("HOSTNAME"); /* NOLINT(concurrency-mt-unsafe) */
         return pod && *pod ? pod : NULL;
 }
 
@@ -377,7 +395,7 @@ static int start_api_watch(struct agent *a, const char *kubeconfig, const char *
                 return log_error_errno(r, "agent: cannot create the API client");
         ns = ns_opt ? ns_opt : kube_client_namespace(kc);
         if (configmap) {
-                snprintf(name, sizeof(name), "%s", configmap);
+                (void)snprintf(name, sizeof(name), "%s", configmap);
         } else {
                 if (!isvc)
                         isvc = found_isvc = isvc_of_pod(kc, ns);
@@ -409,6 +427,131 @@ static int start_api_watch(struct agent *a, const char *kubeconfig, const char *
         return cm_watch_start(a, TAKE_PTR(kc), ns, name, ret);
 }
 
+/* What cmd_agent runs; agent_run_release() stops it, in this order. */
+struct agent_run {
+        struct agent_ctx ctx;
+        struct fetch_config fc;
+        struct proxy *proxy;
+        struct file_watch *fw;
+        struct cm_watch *cw;
+        struct status_writer *sw;
+        struct agent *agent;
+        char default_url[64];
+};
+
+static void agent_run_release(struct agent_run *s)
+{
+        s->proxy = proxy_stop(s->proxy);
+        s->fw = file_watch_stop(s->fw);
+        s->cw = cm_watch_stop(s->cw);
+        s->sw = status_writer_stop(s->sw); /* one last write of the final state */
+        s->agent = agent_free(s->agent);
+        fetch_config_release(&s->fc);
+        readiness_probe_release(&s->ctx.probe);
+}
+
+static const char *agent_server_url(const struct agent_run *s, const struct agent_args *args)
+{
+        return args->server_url ? args->server_url : s->default_url;
+}
+
+/* The download-and-load reconciler. Returns 0 or the exit status. */
+static int start_reconciler(struct agent_run *s, const struct agent_args *args)
+{
+        struct stat st;
+        int r;
+
+        if (stat(args->model_dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+                log_error("agent: --model-dir %s is not a directory", args->model_dir);
+                return 1;
+        }
+        r = fetch_config_from_env(&s->fc);
+        if (r < 0)
+                return r;
+        s->fc.connect_timeout_sec = args->connect_timeout;
+        s->fc.stall_timeout_sec = args->stall_timeout;
+        (void)snprintf(s->default_url, sizeof(s->default_url), "http://127.0.0.1:%u",
+                       args->component_port);
+        r = agent_new(
+                &(struct agent_options){
+                        .model_dir = args->model_dir,
+                        .server_url = agent_server_url(s, args),
+                        .download_workers = args->workers,
+                        .fetch = &s->fc,
+                },
+                &s->agent);
+        if (r >= 0) {
+                /* Start-up is over: the file pages it read (the linker's work on the libraries of
+                 * the one binary, OpenSSL's initialisation) leave RSS before any thread runs; see
+                 * docs/agent.md "Footprint". */
+                unsigned long kib = memory_release_startup_pages();
+                log_debug("agent: released %lu KiB of start-up file pages", kib);
+                r = agent_start(s->agent);
+        }
+        if (r < 0) {
+                log_error_errno(r, "agent: cannot start the reconciler");
+                return 1;
+        }
+        s->ctx.agent = s->agent;
+        return 0;
+}
+
+/* The puller: the reconciler and the sources of models.json (API watch, mounted file). Returns 0
+ * or the exit status. */
+static int start_puller(struct agent_run *s, const struct agent_args *args)
+{
+        int r;
+
+        r = start_reconciler(s, args);
+        if (r != 0)
+                return r;
+        if (!streq(args->api_watch, "off")) {
+                r = start_api_watch(s->agent, args->kubeconfig, args->configmap, args->isvc,
+                                    args->ns, streq(args->api_watch, "on"), args->heartbeat, &s->cw,
+                                    &s->sw);
+                if (r < 0)
+                        return 1;
+        }
+        r = file_watch_start(s->agent, args->config_dir, args->file_poll, &s->fw);
+        if (r < 0) {
+                log_error_errno(r, "agent: cannot watch %s", args->config_dir);
+                return 1;
+        }
+        log_info("agent: puller on: models.json from %s%s, models in %s, model server %s",
+                 args->config_dir, s->cw ? " and the API" : "", args->model_dir,
+                 agent_server_url(s, args));
+        return 0;
+}
+
+/* The serving proxy in front of the model server. Returns 0 or the exit status. */
+static int start_proxy(struct agent_run *s, const struct agent_args *args)
+{
+        int r;
+
+        r = proxy_start(
+                &(struct proxy_config){
+                        .address = args->listen,
+                        .port = args->port,
+                        .upstream_host = "127.0.0.1",
+                        .upstream_port = args->component_port,
+                        .ready = ctx_ready,
+                        .ready_userdata = &s->ctx,
+                        .status_path = AGENT_STATUS_PATH,
+                        .status = ctx_status,
+                },
+                &s->proxy);
+        if (r < 0) {
+                log_error_errno(r, "agent: cannot listen on %s:%u", args->listen,
+                                (unsigned)args->port);
+                return 1;
+        }
+        log_info("agent: serving on %s:%u, proxying to 127.0.0.1:%u", args->listen,
+                 (unsigned)proxy_port(s->proxy), (unsigned)args->component_port);
+        (void)printf("listening on %s:%u\n", args->listen, (unsigned)proxy_port(s->proxy));
+        (void)fflush(stdout);
+        return 0;
+}
+
 int cmd_agent(int argc, char **argv)
 {
         struct agent_args args = {
@@ -425,140 +568,43 @@ int cmd_agent(int argc, char **argv)
                 .heartbeat = 10,
         };
         CLEANUP(strv_freep) char **av = NULL;
-        char err[512] = "", default_url[64];
-        struct agent_ctx ctx = { 0 };
-        struct fetch_config fc = { 0 };
-        CLEANUP(proxy_stopp) struct proxy *proxy = NULL;
-        CLEANUP(agent_freep) struct agent *agent = NULL;
-        CLEANUP(file_watch_stopp) struct file_watch *fw = NULL;
-        CLEANUP(cm_watch_stopp) struct cm_watch *cw = NULL;
-        CLEANUP(status_writer_stopp) struct status_writer *sw = NULL;
+        CLEANUP(agent_run_release) struct agent_run s = { 0 };
+        const char *probe_spec;
+        char err[512] = "";
         sigset_t mask;
         int ac = 0, r, sig;
 
         av = go_flags_to_getopt(argc, argv, &ac);
         if (!av) {
-                fprintf(stderr, "modelplane agent: out of memory\n");
+                (void)fprintf(stderr, "modelplane agent: out of memory\n");
                 return 1;
         }
         r = cli_parse(&agent_cli, ac, av, &args);
         if (r != 0)
                 return cli_exit_status(r);
-        const uint16_t port = args.port, component_port = args.component_port;
-        const bool puller = args.puller;
-        const char *config_dir = args.config_dir, *model_dir = args.model_dir,
-                   *listen = args.listen;
-        const char *server_url = args.server_url, *kubeconfig = args.kubeconfig;
-        const char *configmap = args.configmap, *isvc = args.isvc, *ns = args.ns;
-        const char *api_watch = args.api_watch;
-        const uint32_t workers = args.workers, file_poll = args.file_poll;
-        const uint32_t connect_timeout = args.connect_timeout, stall_timeout = args.stall_timeout;
-        const char *ignored = args.ignored;
-
-        if (ignored[0])
+        if (args.ignored[0])
                 log_warn("agent: not implemented, ignored: %s (request logging and batching are "
                          "not done by this agent; see docs/agent.md)",
-                         ignored);
+                         args.ignored);
 
-        r = readiness_probe_parse(getenv("SERVING_READINESS_PROBE"), component_port, &ctx.probe,
-                                  err, sizeof(err));
+        /* start-up, before any thread: nothing in this process changes the environment */
+        probe_spec = getenv("SERVING_READINESS_PROBE"); /* NOLINT(concurrency-mt-unsafe) */
+        r = readiness_probe_parse(probe_spec, args.component_port, &s.ctx.probe, err, sizeof(err));
         if (r < 0) {
                 log_error("agent: %s", err);
                 return 1;
         }
-
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGINT);
-        (void)pthread_sigmask(SIG_BLOCK, &mask, NULL);
-        (void)signal(SIGPIPE, SIG_IGN);
-
-        if (puller) {
-                struct stat st;
-                if (stat(model_dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
-                        log_error("agent: --model-dir %s is not a directory", model_dir);
-                        r = 1;
-                        goto out;
-                }
-                r = fetch_config_from_env(&fc);
-                if (r < 0)
-                        goto out;
-                fc.connect_timeout_sec = connect_timeout;
-                fc.stall_timeout_sec = stall_timeout;
-                snprintf(default_url, sizeof(default_url), "http://127.0.0.1:%u", component_port);
-                r = agent_new(
-                        &(struct agent_options){
-                                .model_dir = model_dir,
-                                .server_url = server_url ? server_url : default_url,
-                                .download_workers = workers,
-                                .fetch = &fc,
-                        },
-                        &agent);
-                if (r >= 0) {
-                        /* Start-up is over: the file pages it read (the linker's work on the
-                         * libraries of the one binary, OpenSSL's initialisation) leave RSS
-                         * before any thread runs; see docs/agent.md "Footprint". */
-                        unsigned long kib = memory_release_startup_pages();
-                        log_debug("agent: released %lu KiB of start-up file pages", kib);
-                        r = agent_start(agent);
-                }
-                if (r < 0) {
-                        log_error_errno(r, "agent: cannot start the reconciler");
-                        r = 1;
-                        goto out;
-                }
-                ctx.agent = agent;
-                if (!streq(api_watch, "off")) {
-                        r = start_api_watch(agent, kubeconfig, configmap, isvc, ns,
-                                            streq(api_watch, "on"), args.heartbeat, &cw, &sw);
-                        if (r < 0) {
-                                r = 1;
-                                goto out;
-                        }
-                }
-                r = file_watch_start(agent, config_dir, file_poll, &fw);
-                if (r < 0) {
-                        log_error_errno(r, "agent: cannot watch %s", config_dir);
-                        r = 1;
-                        goto out;
-                }
-                log_info("agent: puller on: models.json from %s%s, models in %s, model server %s",
-                         config_dir, cw ? " and the API" : "", model_dir,
-                         server_url ? server_url : default_url);
+        (void)cli_block_exit_signals(&mask);
+        if (args.puller) {
+                r = start_puller(&s, &args);
+                if (r != 0)
+                        return r;
         }
-
-        r = proxy_start(
-                &(struct proxy_config){
-                        .address = listen,
-                        .port = port,
-                        .upstream_host = "127.0.0.1",
-                        .upstream_port = component_port,
-                        .ready = ctx_ready,
-                        .ready_userdata = &ctx,
-                        .status_path = AGENT_STATUS_PATH,
-                        .status = ctx_status,
-                },
-                &proxy);
-        if (r < 0) {
-                log_error_errno(r, "agent: cannot listen on %s:%u", listen, (unsigned)port);
-                r = 1;
-                goto out;
-        }
-        log_info("agent: serving on %s:%u, proxying to 127.0.0.1:%u", listen,
-                 (unsigned)proxy_port(proxy), (unsigned)component_port);
-        printf("listening on %s:%u\n", listen, (unsigned)proxy_port(proxy));
-        fflush(stdout);
+        r = start_proxy(&s, &args);
+        if (r != 0)
+                return r;
 
         r = sigwait(&mask, &sig);
         log_info("agent: signal %d received, shutting down", r == 0 ? sig : -1);
-        r = 0;
-out:
-        proxy = proxy_stop(proxy);
-        fw = file_watch_stop(fw);
-        cw = cm_watch_stop(cw);
-        sw = status_writer_stop(sw); /* one last write of the final state */
-        agent = agent_free(agent);
-        fetch_config_release(&fc);
-        readiness_probe_release(&ctx.probe);
-        return r;
+        return 0;
 }

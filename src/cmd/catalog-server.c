@@ -155,15 +155,6 @@ static int catalog_handle(void *userdata, struct http_req *req, struct http_resp
 }
 
 /* Blocks the termination signals before any thread starts (main waits for them). */
-static void block_termination_signals(sigset_t *mask)
-{
-        (void)sigemptyset(mask);
-        (void)sigaddset(mask, SIGTERM);
-        (void)sigaddset(mask, SIGINT);
-        (void)pthread_sigmask(SIG_BLOCK, mask, NULL);
-        (void)signal(SIGPIPE, SIG_IGN);
-}
-
 /* Loads the sources and starts hot reload; logs its own failure (returns < 0). */
 static int start_service(char **paths, size_t n_paths, uint32_t poll_s,
                          struct catalog_service **ret)
@@ -242,7 +233,7 @@ int cmd_catalog(int argc, char **argv)
         if (n_paths == 0 && add_paths(&paths, &n_paths, "sources.yaml") < 0)
                 return 1;
 
-        block_termination_signals(&mask);
+        (void)cli_block_exit_signals(&mask);
         if (start_service(paths, n_paths, args.poll_s, &svc) < 0 ||
             start_server(host, args.port, svc, &srv) < 0)
                 return 1;

@@ -5,6 +5,8 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,10 +22,10 @@ enum {
         COMMON_LOG_FORMAT,
         COMMON_ZAP_ENCODER,
         COMMON_HELP,
-        _COMMON_MAX,
+        COMMON__MAX,
 };
 
-static const struct cli_option common_options[_COMMON_MAX] = {
+static const struct cli_option common_options[COMMON__MAX] = {
         [COMMON_LOG_LEVEL] = { "zap-log-level", 0, CLI_ARG_REQUIRED, "LEVEL",
                                "log level: debug, info, warn, error (default info)",
                                COMMON_LOG_LEVEL },
@@ -44,9 +46,9 @@ static int vprint_error(const struct cli_command *cmd, const char *fmt, va_list 
         __attribute__((format(printf, 2, 0)));
 static int vprint_error(const struct cli_command *cmd, const char *fmt, va_list ap)
 {
-        fprintf(stderr, "modelplane %s: ", cmd->name);
-        vfprintf(stderr, fmt, ap);
-        fprintf(stderr, "\nTry 'modelplane %s --help'.\n", cmd->name);
+        (void)fprintf(stderr, "modelplane %s: ", cmd->name);
+        (void)vfprintf(stderr, fmt, ap);
+        (void)fprintf(stderr, "\nTry 'modelplane %s --help'.\n", cmd->name);
         return -EINVAL;
 }
 
@@ -89,30 +91,30 @@ static void help_line(FILE *f, const struct cli_option *o)
                 (void)snprintf(left + n, sizeof(left) - (size_t)n,
                                o->arg == CLI_ARG_OPTIONAL ? "[=%s]" : " %s", o->metavar);
         if (strlen(left) < 34)
-                fprintf(f, "%-34s ", left);
+                (void)fprintf(f, "%-34s ", left);
         else
-                fprintf(f, "%s\n%-34s ", left, "");
+                (void)fprintf(f, "%s\n%-34s ", left, "");
         for (const char *p = o->help ? o->help : ""; *p; p++) {
-                fputc(*p, f);
+                (void)fputc(*p, f);
                 if (*p == '\n')
-                        fprintf(f, "%-34s ", "");
+                        (void)fprintf(f, "%-34s ", "");
         }
-        fputc('\n', f);
+        (void)fputc('\n', f);
 }
 
 void cli_help(const struct cli_command *cmd, FILE *f)
 {
-        fprintf(f, "Usage: modelplane %s [OPTIONS]\n", cmd->name);
+        (void)fprintf(f, "Usage: modelplane %s [OPTIONS]\n", cmd->name);
         if (cmd->synopsis)
-                fprintf(f, "\n%s\n", cmd->synopsis);
-        fprintf(f, "\nOptions:\n");
+                (void)fprintf(f, "\n%s\n", cmd->synopsis);
+        (void)fprintf(f, "\nOptions:\n");
         for (size_t i = 0; i < cmd->n_options; i++)
                 help_line(f, &cmd->options[i]);
-        fprintf(f, "\nCommon options (every subcommand):\n");
-        for (size_t i = 0; i < _COMMON_MAX; i++)
+        (void)fprintf(f, "\nCommon options (every subcommand):\n");
+        for (size_t i = 0; i < COMMON__MAX; i++)
                 help_line(f, &common_options[i]);
         if (cmd->epilog)
-                fprintf(f, "\n%s\n", cmd->epilog);
+                (void)fprintf(f, "\n%s\n", cmd->epilog);
 }
 
 static const struct cli_option *option_of(const struct cli_command *cmd, int val)
@@ -124,12 +126,12 @@ static const struct cli_option *option_of(const struct cli_command *cmd, int val
                 if (i < cmd->n_options)
                         return &cmd->options[i];
                 i -= cmd->n_options;
-                return i < _COMMON_MAX ? &common_options[i] : NULL;
+                return i < COMMON__MAX ? &common_options[i] : NULL;
         }
         for (i = 0; i < cmd->n_options; i++)
                 if (cmd->options[i].short_name == val)
                         return &cmd->options[i];
-        for (i = 0; i < _COMMON_MAX; i++)
+        for (i = 0; i < COMMON__MAX; i++)
                 if (common_options[i].short_name == val)
                         return &common_options[i];
         return NULL;
@@ -164,18 +166,17 @@ static int set_common(const struct cli_command *cmd, const struct cli_option *o,
         }
 }
 
-int cli_parse(const struct cli_command *cmd, int argc, char **argv, void *userdata)
+/* getopt_long's tables for the command's options followed by the common ones. */
+static int getopt_tables(const struct cli_command *cmd, struct option **ret_longopts,
+                         char **ret_shortopts)
 {
-        size_t n = cmd->n_options + _COMMON_MAX;
+        size_t n = cmd->n_options + COMMON__MAX;
         AUTOFREE struct option *longopts = calloc(n + 1, sizeof(*longopts));
         AUTOFREE char *shortopts = calloc(3 * n + 2, 1);
         size_t ns = 0;
-        int c;
 
-        if (!longopts || !shortopts) {
-                fprintf(stderr, "modelplane %s: out of memory\n", cmd->name);
+        if (!longopts || !shortopts)
                 return -ENOMEM;
-        }
         shortopts[ns++] = ':'; /* missing arguments as ':', not '?' */
         for (size_t i = 0; i < n; i++) {
                 const struct cli_option *o = i < cmd->n_options
@@ -192,60 +193,87 @@ int cli_parse(const struct cli_command *cmd, int argc, char **argv, void *userda
                                 shortopts[ns++] = ':';
                 }
         }
+        *ret_longopts = TAKE_PTR(longopts);
+        *ret_shortopts = TAKE_PTR(shortopts);
+        return 0;
+}
 
+/* The usage error for getopt's '?' (unknown option, argument not allowed) or ':' (missing). */
+static int getopt_error(const struct cli_command *cmd, int c, char **argv)
+{
+        const struct cli_option *o = optopt ? option_of(cmd, optopt) : NULL;
+        const char *a;
+
+        if (c == ':' && o && optopt >= VAL_BASE)
+                return cli_usage_error(cmd, "option '--%s' requires an argument", o->name);
+        if (c == ':')
+                return cli_usage_error(cmd, "option '-%c' requires an argument", optopt);
+        if (o && optopt >= VAL_BASE)
+                return cli_usage_error(cmd, "option '--%s' doesn't allow an argument", o->name);
+        if (optopt)
+                return cli_usage_error(cmd, "unknown option '-%c'", optopt);
+        a = argv[optind - 1];
+        return cli_usage_error(cmd, "unknown option '%.*s'", (int)strcspn(a, "="), a);
+}
+
+/* Applies one option. Returns 0, 1 after --help, or a negative errno after printing the error. */
+static int apply_option(const struct cli_command *cmd, const struct cli_option *o, const char *arg,
+                        void *userdata)
+{
+        char err[CLI_ERROR_MAX] = "";
+        int r;
+
+        if (o >= common_options && o < common_options + COMMON__MAX) {
+                if (o->id == COMMON_HELP) {
+                        cli_help(cmd, stdout);
+                        return 1;
+                }
+                return set_common(cmd, o, arg);
+        }
+        r = cmd->set(userdata, o, arg, err, sizeof(err));
+        if (r == -EINVAL) {
+                if (err[0])
+                        return cli_usage_error(cmd, "%s", err);
+                return cli_usage_error(cmd, "invalid value for --%s: '%s'", o->name,
+                                       arg ? arg : "");
+        }
+        if (r < 0) {
+                (void)fprintf(stderr, "modelplane %s: --%s: %s\n", cmd->name, o->name,
+                              err[0] ? err : errno_to_string(r));
+                return r;
+        }
+        return 0;
+}
+
+int cli_parse(const struct cli_command *cmd, int argc, char **argv, void *userdata)
+{
+        AUTOFREE struct option *longopts = NULL;
+        AUTOFREE char *shortopts = NULL;
+        int c, r;
+
+        r = getopt_tables(cmd, &longopts, &shortopts);
+        if (r < 0) {
+                (void)fprintf(stderr, "modelplane %s: out of memory\n", cmd->name);
+                return r;
+        }
+        /* getopt's state is global: cli_parse() runs at start-up, before any thread */
         optind = 0; /* 0: glibc re-initialises, so that every call starts afresh */
         opterr = 0;
-        while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) >= 0) {
+        for (;;) {
                 const struct cli_option *o;
-                char err[CLI_ERROR_MAX] = "";
-                int r;
 
-                if (c == '?' || c == ':') {
-                        o = optopt ? option_of(cmd, optopt) : NULL;
-                        if (c == ':' && o && optopt >= VAL_BASE)
-                                return cli_usage_error(cmd, "option '--%s' requires an argument",
-                                                       o->name);
-                        if (c == ':')
-                                return cli_usage_error(cmd, "option '-%c' requires an argument",
-                                                       optopt);
-                        if (o && optopt >= VAL_BASE)
-                                return cli_usage_error(cmd,
-                                                       "option '--%s' doesn't allow an argument",
-                                                       o->name);
-                        if (optopt)
-                                return cli_usage_error(cmd, "unknown option '-%c'", optopt);
-                        {
-                                const char *a = argv[optind - 1];
-                                size_t len = strcspn(a, "=");
-
-                                return cli_usage_error(cmd, "unknown option '%.*s'", (int)len, a);
-                        }
-                }
+                /* NOLINTNEXTLINE(concurrency-mt-unsafe): start-up, single-threaded */
+                c = getopt_long(argc, argv, shortopts, longopts, NULL);
+                if (c < 0)
+                        break;
+                if (c == '?' || c == ':')
+                        return getopt_error(cmd, c, argv);
                 o = option_of(cmd, c);
                 if (!o)
                         return cli_usage_error(cmd, "unknown option");
-                if (o >= common_options && o < common_options + _COMMON_MAX) {
-                        if (o->id == COMMON_HELP) {
-                                cli_help(cmd, stdout);
-                                return 1;
-                        }
-                        r = set_common(cmd, o, optarg);
-                        if (r < 0)
-                                return r;
-                        continue;
-                }
-                r = cmd->set(userdata, o, optarg, err, sizeof(err));
-                if (r == -EINVAL) {
-                        if (err[0])
-                                return cli_usage_error(cmd, "%s", err);
-                        return cli_usage_error(cmd, "invalid value for --%s: '%s'", o->name,
-                                               optarg ? optarg : "");
-                }
-                if (r < 0) {
-                        fprintf(stderr, "modelplane %s: --%s: %s\n", cmd->name, o->name,
-                                err[0] ? err : errno_to_string(r));
+                r = apply_option(cmd, o, optarg, userdata);
+                if (r != 0)
                         return r;
-                }
         }
         if (optind < argc)
                 return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
@@ -269,4 +297,16 @@ int cli_parse_listen(const char *s, char **ret_host, uint16_t *ret_port)
                 return -ENOMEM;
         *ret_host = host;
         return 0;
+}
+
+int cli_block_exit_signals(sigset_t *ret_mask)
+{
+        int r;
+
+        (void)sigemptyset(ret_mask);
+        (void)sigaddset(ret_mask, SIGTERM);
+        (void)sigaddset(ret_mask, SIGINT);
+        r = pthread_sigmask(SIG_BLOCK, ret_mask, NULL);
+        (void)signal(SIGPIPE, SIG_IGN);
+        return -r;
 }

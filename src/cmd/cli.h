@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 
 enum cli_arg {
@@ -83,3 +84,9 @@ int cli_parse_listen(const char *s, char **ret_host, uint16_t *ret_port);
 
 /* A boolean option value: NULL (flag given alone) is true; else parse_boolean() rules. */
 int cli_parse_bool(const char *arg, bool *ret);
+
+/*
+ * Blocks SIGTERM and SIGINT (for sigwait() on *ret_mask) and ignores SIGPIPE. Call before any
+ * thread starts, so that every thread inherits the mask. Returns 0 or a negative errno.
+ */
+int cli_block_exit_signals(sigset_t *ret_mask);

@@ -3,6 +3,7 @@
  * modelplane controller: the controller manager. Flags are named as controller-runtime managers
  * name them, so that manifests written for KServe's manager translate one to one.
  */
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -112,12 +113,59 @@ static const struct cli_option controller_options[] = {
           ARG_VERBOSE },
 };
 
+/* The numeric options: each is range-checked, with the range in the error. */
+static int controller_set_number(const struct cli_option *opt, const char *arg, char *err,
+                                 size_t err_size)
+{
+        static const struct {
+                int id;
+                uint32_t min, max;
+                unsigned *dest;
+        } table[] = {
+                { ARG_WORKERS, 1, 256, &arg_workers },
+                { ARG_BURST, 0, 100000, &arg_burst },
+                { ARG_WRITE_CONCURRENCY, 1, 64, &arg_write_concurrency },
+                { ARG_WEBHOOK_PORT, 0, 65535, &arg_webhook_port },
+                { ARG_QPS, 0, 100000, NULL },
+        };
+        uint32_t u;
+
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                if (table[i].id != opt->id)
+                        continue;
+                if (safe_atou32(arg, &u) < 0 || u < table[i].min || u > table[i].max) {
+                        (void)snprintf(err, err_size, "invalid --%s '%s' (%" PRIu32 "-%" PRIu32 ")",
+                                       opt->name, arg, table[i].min, table[i].max);
+                        return -EINVAL;
+                }
+                if (table[i].dest)
+                        *table[i].dest = u;
+                else
+                        arg_qps = u;
+                return 0;
+        }
+        return -EINVAL;
+}
+
+static int controller_set_bool(const struct cli_option *opt, const char *arg, char *err,
+                               size_t err_size)
+{
+        bool b;
+
+        if (cli_parse_bool(arg, &b) < 0) {
+                (void)snprintf(err, err_size, "invalid --%s value '%s' (true or false)", opt->name,
+                               arg);
+                return -EINVAL;
+        }
+        *(opt->id == ARG_WEBHOOK        ? &arg_webhook
+          : opt->id == ARG_LEADER_ELECT ? &arg_leader_elect
+                                        : &arg_ready_requires_loaded) = b;
+        return 0;
+}
+
 static int controller_set(void *userdata, const struct cli_option *opt, const char *arg, char *err,
                           size_t err_size)
 {
-        uint32_t u;
-        bool b;
-
         (void)userdata;
         switch (opt->id) {
         case ARG_KUBECONFIG:
@@ -135,58 +183,15 @@ static int controller_set(void *userdata, const struct cli_option *opt, const ch
         case ARG_LEADER_ELECT:
         case ARG_WEBHOOK:
         case ARG_READY_REQUIRES_LOADED:
-                if (cli_parse_bool(arg, &b) < 0) {
-                        (void)snprintf(err, err_size, "invalid --%s value '%s' (true or false)",
-                                       opt->name, arg);
-                        return -EINVAL;
-                }
-                *(opt->id == ARG_WEBHOOK        ? &arg_webhook
-                  : opt->id == ARG_LEADER_ELECT ? &arg_leader_elect
-                                                : &arg_ready_requires_loaded) = b;
-                return 0;
+                return controller_set_bool(opt, arg, err, err_size);
         case ARG_LEADER_ID:
                 arg_leader_id = arg;
                 return 0;
         case ARG_LEADER_NS:
                 arg_leader_namespace = arg;
                 return 0;
-        case ARG_WORKERS:
-                if (safe_atou32(arg, &u) < 0 || u == 0 || u > 256) {
-                        (void)snprintf(err, err_size,
-                                       "invalid --max-concurrent-reconciles '%s' (1-256)", arg);
-                        return -EINVAL;
-                }
-                arg_workers = u;
-                return 0;
-        case ARG_QPS:
-        case ARG_BURST:
-                if (safe_atou32(arg, &u) < 0 || u > 100000) {
-                        (void)snprintf(err, err_size, "invalid --%s '%s' (0-100000)", opt->name,
-                                       arg);
-                        return -EINVAL;
-                }
-                if (opt->id == ARG_QPS)
-                        arg_qps = u;
-                else
-                        arg_burst = u;
-                return 0;
-        case ARG_WRITE_CONCURRENCY:
-                if (safe_atou32(arg, &u) < 0 || u == 0 || u > 64) {
-                        (void)snprintf(err, err_size, "invalid --max-concurrent-writes '%s' (1-64)",
-                                       arg);
-                        return -EINVAL;
-                }
-                arg_write_concurrency = u;
-                return 0;
         case ARG_NAMESPACE:
                 arg_namespace = arg;
-                return 0;
-        case ARG_WEBHOOK_PORT:
-                if (safe_atou32(arg, &u) < 0 || u > 65535) {
-                        (void)snprintf(err, err_size, "invalid --webhook-port '%s' (0-65535)", arg);
-                        return -EINVAL;
-                }
-                arg_webhook_port = u;
                 return 0;
         case ARG_WEBHOOK_CERT_DIR:
                 arg_webhook_cert_dir = arg;
@@ -198,7 +203,7 @@ static int controller_set(void *userdata, const struct cli_option *opt, const ch
                 log_set_max_level(LOG_LEVEL_DEBUG);
                 return 0;
         default:
-                return -EINVAL;
+                return controller_set_number(opt, arg, err, err_size);
         }
 }
 
@@ -346,25 +351,263 @@ static int configmap_informer_new(struct kube_client *client, struct informer **
         return r;
 }
 
+/* Everything cmd_controller builds, torn down in reverse order by controller_state_release(). */
+struct controller_state {
+        struct kube_config *cfg;
+        struct kube_client *client;
+        struct manager *m;
+        struct informer *tms, *isvcs, *cms;
+        struct tm_reconciler *rec;
+        struct controller *finalizers; /* freed after ctrl, whose workers add to its queue */
+        struct controller *ctrl, *orphans;
+        struct webhook_server *wh;
+        struct mrlink_config *mrcfg;
+        struct mrlink_reconciler *mrrec;
+        struct controller *mrctrl;
+        struct request_metrics rm; /* the client's observer: outlives the client */
+        struct tm_metrics tmm;     /* the manager's collector: outlives the manager */
+};
+
+static void controller_state_release(struct controller_state *s)
+{
+        s->mrctrl = controller_free(s->mrctrl);
+        s->mrrec = mrlink_reconciler_free(s->mrrec);
+        s->mrcfg = mrlink_config_free(s->mrcfg);
+        s->wh = webhook_server_free(s->wh);
+        s->orphans = controller_free(s->orphans);
+        s->ctrl = controller_free(s->ctrl);
+        s->finalizers = controller_free(s->finalizers);
+        s->rec = tm_reconciler_free(s->rec);
+        s->cms = informer_free(s->cms);
+        s->isvcs = informer_free(s->isvcs);
+        s->tms = informer_free(s->tms);
+        s->m = manager_free(s->m);
+        s->client = kube_client_free(s->client);
+        s->cfg = kube_config_free(s->cfg);
+}
+
+/* The kubeconfig, the client (with its request observer) and the manager. */
+static int controller_setup_client(struct controller_state *s)
+{
+        struct kube_config_options copts = { .kubeconfig_path = arg_kubeconfig,
+                                             .context = arg_context };
+        struct kube_client_options kopts = { .qps = arg_qps,
+                                             .burst = arg_burst,
+                                             .observer = observe_request,
+                                             .observer_userdata = &s->rm };
+        const char *h;
+        char err[512] = "";
+        int r;
+
+        r = kube_config_load(&copts, &s->cfg, err, sizeof(err));
+        if (r < 0)
+                return log_error_errno(r, "Failed to load Kubernetes configuration: %s", err);
+        /* the host label: the server URL without scheme */
+        h = strstr(s->cfg->server, "://");
+        (void)snprintf(s->rm.host, sizeof(s->rm.host), "%s", h ? h + 3 : s->cfg->server);
+        r = kube_client_new(s->cfg, &kopts, &s->client);
+        if (r < 0)
+                return log_error_errno(r, "Failed to create the Kubernetes client");
+
+        r = manager_new(
+                &(struct manager_options){
+                        .client = s->client,
+                        .metrics_bind_address = arg_metrics_bind,
+                        .health_probe_bind_address = arg_probe_bind,
+                        .leader_elect = arg_leader_elect,
+                        .leader_election_id = arg_leader_id,
+                        .leader_election_namespace = arg_leader_namespace,
+                },
+                &s->m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the manager");
+        atomic_store(&s->rm.reg, manager_metrics(s->m));
+        return 0;
+}
+
+/* The TrainedModel, InferenceService and ConfigMap informers. */
+static int controller_setup_informers(struct controller_state *s)
+{
+        int r;
+
+        r = informer_new(
+                &(struct informer_options){
+                        .name = "trainedmodels",
+                        .client = s->client,
+                        .gvr = gvr_trainedmodels,
+                        .namespace = arg_namespace,
+                        .cache = { .transform = cache_transform_strip_managed_fields,
+                                   .compact = true },
+                        .metrics = manager_metrics(s->m),
+                },
+                &s->tms);
+        if (r >= 0)
+                r = cache_add_index(informer_cache(s->tms), TM_INDEX_ISVC, tm_index_isvc, NULL);
+        if (r >= 0)
+                r = informer_new(
+                        &(struct informer_options){
+                                .name = "inferenceservices",
+                                .client = s->client,
+                                .gvr = gvr_inferenceservices,
+                                .namespace = arg_namespace,
+                                .cache = { .transform = isvc_cache_transform, .compact = true },
+                                .metrics = manager_metrics(s->m),
+                        },
+                        &s->isvcs);
+        if (r >= 0)
+                r = configmap_informer_new(s->client, &s->cms);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up informers");
+        return 0;
+}
+
+/* A controller for @reconciler that starts once @wait_for have synced. */
+static int controller_add(struct controller_state *s, struct reconciler reconciler,
+                          unsigned workers, unsigned write_fanout, struct informer *const *wait_for,
+                          size_t n_wait_for, struct controller **ret)
+{
+        return controller_new(
+                &(struct controller_options){
+                        .reconciler = reconciler,
+                        .workers = workers,
+                        .metrics = manager_metrics(s->m),
+                        .client = s->client,
+                        .write_fanout = write_fanout,
+                        .wait_for = wait_for,
+                        .n_wait_for = n_wait_for,
+                },
+                ret);
+}
+
+/* The TrainedModel reconciler and its three controllers: models, orphans, finalizers. */
+static int controller_setup_trainedmodels(struct controller_state *s)
+{
+        int r;
+
+        r = tm_reconciler_new(
+                &(struct tm_reconciler_options){
+                        .trainedmodels = informer_cache(s->tms),
+                        .inferenceservices = informer_cache(s->isvcs),
+                        .event = manager_event_fn,
+                        .event_userdata = s->m,
+                        .configmaps = informer_cache(s->cms),
+                        .ready_requires_loaded = arg_ready_requires_loaded,
+                },
+                &s->rec);
+        if (r >= 0)
+                r = controller_add(s, tm_reconciler_get(s->rec), arg_workers,
+                                   arg_write_concurrency - 1,
+                                   (struct informer *[]){ s->tms, s->isvcs, s->cms }, 3, &s->ctrl);
+        if (r >= 0)
+                r = controller_add(s, tm_orphan_reconciler_get(s->rec), 1, 0,
+                                   (struct informer *[]){ s->tms }, 1, &s->orphans);
+        if (r >= 0)
+                /* finalizer removals after a models.json write, --max-concurrent-writes at once */
+                r = controller_add(s, tm_finalizer_reconciler_get(s->rec), arg_write_concurrency, 0,
+                                   (struct informer *[]){ s->tms }, 1, &s->finalizers);
+        if (r >= 0) {
+                tm_reconciler_hand_off_finalizers(s->rec, s->finalizers);
+                r = tm_reconciler_watch(s->rec, s->tms, s->isvcs, s->ctrl, s->orphans);
+        }
+        if (r >= 0)
+                r = tm_reconciler_watch_configmaps(s->rec, s->cms, s->ctrl);
+        if (r >= 0) {
+                s->tmm.rec = s->rec;
+                s->tmm.client = s->client;
+                r = tm_metrics_register(manager_metrics(s->m), &s->tmm);
+        }
+        if (r >= 0)
+                r = manager_add_informer(s->m, s->tms);
+        if (r >= 0)
+                r = manager_add_informer(s->m, s->isvcs);
+        if (r >= 0)
+                r = manager_add_informer(s->m, s->cms);
+        if (r >= 0)
+                r = manager_add_controller(s->m, s->ctrl);
+        if (r >= 0)
+                r = manager_add_controller(s->m, s->orphans);
+        if (r >= 0)
+                r = manager_add_controller(s->m, s->finalizers);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the TrainedModel controller");
+        return 0;
+}
+
+/* The InferenceService <-> model registry controller (docs/mrlink.md): enabled as upstream
+ * enables it, on the same InferenceService informer (one watch, one cache). */
+static int controller_setup_mrlink(struct controller_state *s)
+{
+        const char *token_file = s->cfg->token_file;
+        char err[512] = "";
+        int r;
+
+        r = mrlink_config_from_env(mrlink_getenv, &s->mrcfg, err, sizeof(err));
+        if (r < 0)
+                return log_error_errno(r, "unable to create controller: %s", err);
+        if (s->mrcfg->token_file)
+                token_file = s->mrcfg->token_file;
+        r = mrlink_reconciler_new(
+                &(struct mrlink_reconciler_options){
+                        .config = s->mrcfg,
+                        .inferenceservices = informer_cache(s->isvcs),
+                        .token = s->cfg->token,
+                        .token_file = token_file,
+                        .event = manager_event_fn,
+                        .event_userdata = s->m,
+                        .metrics = manager_metrics(s->m),
+                },
+                &s->mrrec);
+        if (r >= 0)
+                r = controller_add(s, mrlink_reconciler_get(s->mrrec), arg_workers, 0,
+                                   (struct informer *[]){ s->isvcs }, 1, &s->mrctrl);
+        if (r >= 0)
+                r = mrlink_reconciler_watch(s->mrrec, s->isvcs, s->mrctrl);
+        if (r >= 0)
+                r = manager_add_controller(s->m, s->mrctrl);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the model registry controller");
+        log_info("Model registry InferenceService controller enabled (registries namespace %s)",
+                 s->mrcfg->registries_namespace);
+        return 0;
+}
+
+static int controller_setup_webhook(struct controller_state *s)
+{
+        struct webhook_server_config wc = { WEBHOOK_SERVER_CONFIG_DEFAULTS };
+        int r;
+
+        wc.port = (uint16_t)arg_webhook_port;
+        wc.cert_dir = arg_webhook_cert_dir;
+        r = webhook_server_start(&wc, &s->wh);
+        if (r < 0)
+                return log_error_errno(
+                        r,
+                        "Failed to start the admission webhook on port %u with certificates from %s",
+                        arg_webhook_port, arg_webhook_cert_dir);
+        log_info("Serving the TrainedModel admission webhook on port %u",
+                 webhook_server_port(s->wh));
+        return 0;
+}
+
+static int controller_setup(struct controller_state *s)
+{
+        int r;
+
+        r = controller_setup_client(s);
+        if (r >= 0)
+                r = controller_setup_informers(s);
+        if (r >= 0)
+                r = controller_setup_trainedmodels(s);
+        if (r >= 0 && (arg_registry_controller || mrlink_enabled(mrlink_getenv)))
+                r = controller_setup_mrlink(s);
+        if (r >= 0 && arg_webhook)
+                r = controller_setup_webhook(s);
+        return r;
+}
+
 int cmd_controller(int argc, char **argv)
 {
-        struct kube_config_options copts = { .kubeconfig_path = NULL };
-        CLEANUP(kube_config_freep) struct kube_config *cfg = NULL;
-        CLEANUP(kube_client_freep) struct kube_client *client = NULL;
-        CLEANUP(manager_freep) struct manager *m = NULL;
-        CLEANUP(informer_freep) struct informer *tms = NULL, *isvcs = NULL, *cms = NULL;
-        CLEANUP(tm_reconciler_freep) struct tm_reconciler *rec = NULL;
-        /* freed after ctrl, whose workers add to its queue */
-        CLEANUP(controller_freep) struct controller *finalizers = NULL;
-        CLEANUP(controller_freep) struct controller *ctrl = NULL, *orphans = NULL;
-        CLEANUP(webhook_server_freep) struct webhook_server *wh = NULL;
-        CLEANUP(mrlink_config_freep) struct mrlink_config *mrcfg = NULL;
-        CLEANUP(mrlink_reconciler_freep) struct mrlink_reconciler *mrrec = NULL;
-        CLEANUP(controller_freep) struct controller *mrctrl = NULL;
-        struct kube_client_options kopts = { 0 };
-        struct request_metrics rm = { .host = "" };
-        struct tm_metrics tmm = { 0 };
-        char err[512] = "";
+        CLEANUP(controller_state_release) struct controller_state s = { .rm = { .host = "" } };
         int r;
 
         r = cli_parse(&controller_cli, argc, argv, NULL);
@@ -375,213 +618,12 @@ int cmd_controller(int argc, char **argv)
          * each one's high-water mark resident. */
         memory_limit_arenas(2);
 
-        copts.kubeconfig_path = arg_kubeconfig;
-        copts.context = arg_context;
-        r = kube_config_load(&copts, &cfg, err, sizeof(err));
-        if (r < 0) {
-                log_error_errno(r, "Failed to load Kubernetes configuration: %s", err);
+        r = controller_setup(&s);
+        if (r < 0)
                 return 1;
-        }
-        kopts.qps = arg_qps;
-        kopts.burst = arg_burst;
-        kopts.observer = observe_request;
-        kopts.observer_userdata = &rm;
-        {
-                /* the host label: the server URL without scheme */
-                const char *h = strstr(cfg->server, "://");
-                (void)snprintf(rm.host, sizeof(rm.host), "%s", h ? h + 3 : cfg->server);
-        }
-        r = kube_client_new(cfg, &kopts, &client);
-        if (r < 0) {
-                log_error_errno(r, "Failed to create the Kubernetes client");
-                return 1;
-        }
 
-        r = manager_new(
-                &(struct manager_options){
-                        .client = client,
-                        .metrics_bind_address = arg_metrics_bind,
-                        .health_probe_bind_address = arg_probe_bind,
-                        .leader_elect = arg_leader_elect,
-                        .leader_election_id = arg_leader_id,
-                        .leader_election_namespace = arg_leader_namespace,
-                },
-                &m);
-        if (r < 0) {
-                log_error_errno(r, "Failed to set up the manager");
-                return 1;
-        }
-        atomic_store(&rm.reg, manager_metrics(m));
-
-        r = informer_new(
-                &(struct informer_options){
-                        .name = "trainedmodels",
-                        .client = client,
-                        .gvr = gvr_trainedmodels,
-                        .namespace = arg_namespace,
-                        .cache = { .transform = cache_transform_strip_managed_fields,
-                                   .compact = true },
-                        .metrics = manager_metrics(m),
-                },
-                &tms);
-        if (r >= 0)
-                r = cache_add_index(informer_cache(tms), TM_INDEX_ISVC, tm_index_isvc, NULL);
-        if (r >= 0)
-                r = informer_new(
-                        &(struct informer_options){
-                                .name = "inferenceservices",
-                                .client = client,
-                                .gvr = gvr_inferenceservices,
-                                .namespace = arg_namespace,
-                                .cache = { .transform = isvc_cache_transform, .compact = true },
-                                .metrics = manager_metrics(m),
-                        },
-                        &isvcs);
-        if (r >= 0)
-                r = configmap_informer_new(client, &cms);
-        if (r < 0) {
-                log_error_errno(r, "Failed to set up informers");
-                return 1;
-        }
-
-        r = tm_reconciler_new(
-                &(struct tm_reconciler_options){
-                        .trainedmodels = informer_cache(tms),
-                        .inferenceservices = informer_cache(isvcs),
-                        .event = manager_event_fn,
-                        .event_userdata = m,
-                        .configmaps = informer_cache(cms),
-                        .ready_requires_loaded = arg_ready_requires_loaded,
-                },
-                &rec);
-        if (r >= 0)
-                r = controller_new(
-                        &(struct controller_options){
-                                .reconciler = tm_reconciler_get(rec),
-                                .workers = arg_workers,
-                                .metrics = manager_metrics(m),
-                                .client = client,
-                                .write_fanout = arg_write_concurrency - 1,
-                                .wait_for = (struct informer *[]){ tms, isvcs, cms },
-                                .n_wait_for = 3,
-                        },
-                        &ctrl);
-        if (r >= 0)
-                r = controller_new(
-                        &(struct controller_options){
-                                .reconciler = tm_orphan_reconciler_get(rec),
-                                .workers = 1,
-                                .metrics = manager_metrics(m),
-                                .client = client,
-                                .wait_for = (struct informer *[]){ tms },
-                                .n_wait_for = 1,
-                        },
-                        &orphans);
-        if (r >= 0)
-                /* finalizer removals after a models.json write, --max-concurrent-writes at once */
-                r = controller_new(
-                        &(struct controller_options){
-                                .reconciler = tm_finalizer_reconciler_get(rec),
-                                .workers = arg_write_concurrency,
-                                .metrics = manager_metrics(m),
-                                .client = client,
-                                .wait_for = (struct informer *[]){ tms },
-                                .n_wait_for = 1,
-                        },
-                        &finalizers);
-        if (r >= 0) {
-                tm_reconciler_hand_off_finalizers(rec, finalizers);
-                r = tm_reconciler_watch(rec, tms, isvcs, ctrl, orphans);
-        }
-        if (r >= 0)
-                r = tm_reconciler_watch_configmaps(rec, cms, ctrl);
-        if (r >= 0) {
-                tmm.rec = rec;
-                tmm.client = client;
-                r = tm_metrics_register(manager_metrics(m), &tmm);
-        }
-        if (r >= 0)
-                r = manager_add_informer(m, tms);
-        if (r >= 0)
-                r = manager_add_informer(m, isvcs);
-        if (r >= 0)
-                r = manager_add_informer(m, cms);
-        if (r >= 0)
-                r = manager_add_controller(m, ctrl);
-        if (r >= 0)
-                r = manager_add_controller(m, orphans);
-        if (r >= 0)
-                r = manager_add_controller(m, finalizers);
-        if (r < 0) {
-                log_error_errno(r, "Failed to set up the TrainedModel controller");
-                return 1;
-        }
-
-        /* The InferenceService <-> model registry controller (docs/mrlink.md): enabled as
-         * upstream enables it, on the same InferenceService informer (one watch, one cache). */
-        if (arg_registry_controller || mrlink_enabled(mrlink_getenv)) {
-                const char *token_file = cfg->token_file;
-
-                r = mrlink_config_from_env(mrlink_getenv, &mrcfg, err, sizeof(err));
-                if (r < 0) {
-                        log_error_errno(r, "unable to create controller: %s", err);
-                        return 1;
-                }
-                if (mrcfg->token_file)
-                        token_file = mrcfg->token_file;
-                r = mrlink_reconciler_new(
-                        &(struct mrlink_reconciler_options){
-                                .config = mrcfg,
-                                .inferenceservices = informer_cache(isvcs),
-                                .token = cfg->token,
-                                .token_file = token_file,
-                                .event = manager_event_fn,
-                                .event_userdata = m,
-                                .metrics = manager_metrics(m),
-                        },
-                        &mrrec);
-                if (r >= 0)
-                        r = controller_new(
-                                &(struct controller_options){
-                                        .reconciler = mrlink_reconciler_get(mrrec),
-                                        .workers = arg_workers,
-                                        .metrics = manager_metrics(m),
-                                        .client = client,
-                                        .wait_for = (struct informer *[]){ isvcs },
-                                        .n_wait_for = 1,
-                                },
-                                &mrctrl);
-                if (r >= 0)
-                        r = mrlink_reconciler_watch(mrrec, isvcs, mrctrl);
-                if (r >= 0)
-                        r = manager_add_controller(m, mrctrl);
-                if (r < 0) {
-                        log_error_errno(r, "Failed to set up the model registry controller");
-                        return 1;
-                }
-                log_info(
-                        "Model registry InferenceService controller enabled (registries namespace %s)",
-                        mrcfg->registries_namespace);
-        }
-
-        if (arg_webhook) {
-                struct webhook_server_config wc = { WEBHOOK_SERVER_CONFIG_DEFAULTS };
-                wc.port = (uint16_t)arg_webhook_port;
-                wc.cert_dir = arg_webhook_cert_dir;
-                r = webhook_server_start(&wc, &wh);
-                if (r < 0) {
-                        log_error_errno(
-                                r,
-                                "Failed to start the admission webhook on port %u with certificates from %s",
-                                arg_webhook_port, arg_webhook_cert_dir);
-                        return 1;
-                }
-                log_info("Serving the TrainedModel admission webhook on port %u",
-                         webhook_server_port(wh));
-        }
-
-        r = manager_run(m);
-        atomic_store(&rm.reg, NULL);
+        r = manager_run(s.m);
+        atomic_store(&s.rm.reg, NULL);
         if (r < 0) {
                 log_error_errno(r, "Controller manager stopped");
                 return 1;

@@ -97,7 +97,8 @@ static const struct cli_command registry_cli_base = {
 
 static const char *env_lookup(const char *name)
 {
-        return getenv(name);
+        /* start-up, before any thread */
+        return getenv(name); /* NOLINT(concurrency-mt-unsafe) */
 }
 
 /* Reads flags, environment and the config file; exit status or -1 to go on. */
@@ -153,7 +154,7 @@ static int load_options(struct reg_options *o, int argc, char **argv)
         config = o->config_file;
         if (!config) {
                 /* upstream's default; optional */
-                const char *home = getenv("HOME");
+                const char *home = getenv("HOME"); /* NOLINT(concurrency-mt-unsafe): start-up */
 
                 if (home && *home &&
                     (size_t)snprintf(home_config, sizeof(home_config), "%s/.model-registry.yaml",
@@ -404,11 +405,7 @@ int cmd_registry(int argc, char **argv)
                          "connections (libpq), ignoring it");
 
         /* Block the termination signals before any thread starts, then wait for them. */
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGINT);
-        (void)pthread_sigmask(SIG_BLOCK, &mask, NULL);
-        (void)signal(SIGPIPE, SIG_IGN);
+        (void)cli_block_exit_signals(&mask);
 
         if (start_http(&opts, &set, &gate, &srv) < 0)
                 return 1;
@@ -428,8 +425,8 @@ int cmd_registry(int argc, char **argv)
                  store_dialect(store) == STORE_DIALECT_POSTGRES ? "postgres" : "sqlite");
         /* Machine-readable line for scripts that start us on port 0: printed once the database
          * is ready (before that, every request gets 503). */
-        printf("listening on %s:%u\n", set.host, (unsigned)http_server_port(srv));
-        fflush(stdout);
+        (void)printf("listening on %s:%u\n", set.host, (unsigned)http_server_port(srv));
+        (void)fflush(stdout);
 
         r = sigwait(&mask, &sig);
         log_info("registry: signal %d received, shutting down", r == 0 ? sig : -1);

@@ -26,7 +26,7 @@
 #include "util/log.h"
 #include "util/parse-util.h"
 
-#define UI_BODY_MAX   (1024U * 1024U)
+#define UI_BODY_MAX   ((size_t)1024 * 1024)
 #define UI_SECRET_MAX 4096U
 
 enum {
@@ -227,142 +227,193 @@ static json_t *ui_refusal_body(unsigned status, const char *message)
         return ui_error_body(status, "ui", message);
 }
 
+/* What cmd_ui builds; ui_run_release() frees it, the servers first. */
+struct ui_run {
+        char *host;         /* owned */
+        char *proxy_secret; /* owned, wiped */
+        struct ui_cidr *trusted;
+        size_t n_trusted;
+        struct kube_config *kcfg;
+        struct ui_server *ui;
+        struct http_server *srv;
+        struct ui_config cfg;
+        char dirbuf[PATH_MAX];
+};
+
+static void ui_run_release(struct ui_run *s)
+{
+        s->srv = http_server_free(s->srv);
+        s->ui = ui_server_free(s->ui);
+        s->kcfg = kube_config_free(s->kcfg);
+        free(s->trusted);
+        wipe_freep(&s->proxy_secret);
+        free(s->host);
+}
+
+/* The listen address and the trusted proxies. Returns 0 or the exit status. */
+static int ui_check_listen(struct ui_run *s, const struct ui_args *a)
+{
+        int r;
+
+        if (!s->host) {
+                s->host = strdup("127.0.0.1");
+                if (!s->host)
+                        return 1;
+        }
+        if (a->dev_user && !is_loopback(s->host))
+                return cli_exit_status(cli_usage_error(
+                        &ui_cli, "--insecure-dev-user needs a loopback --listen address, not %s",
+                        s->host));
+        if (a->trusted) {
+                r = ui_cidr_list_parse(a->trusted, &s->trusted, &s->n_trusted);
+                if (r < 0)
+                        return cli_exit_status(
+                                cli_usage_error(&ui_cli, "invalid --trusted-proxy '%s'%s",
+                                                a->trusted,
+                                                r == -E2BIG ? " (more than 64 entries)" : ""));
+        }
+        return 0;
+}
+
+/* The proxy secret and the CSRF key (from a file, or random). Returns 0 or the exit status. */
+static int ui_load_secrets(struct ui_run *s, const struct ui_args *a)
+{
+        int r;
+
+        if (a->proxy_secret_file) {
+                r = read_secret(a->proxy_secret_file, &s->proxy_secret);
+                if (r < 0) {
+                        log_error_errno(r, "ui: cannot read --proxy-secret-file %s (1 to %u bytes)",
+                                        a->proxy_secret_file, UI_SECRET_MAX);
+                        return 1;
+                }
+        }
+        if (a->csrf_secret_file) {
+                CLEANUP(wipe_freep) char *secret = NULL;
+
+                r = read_secret(a->csrf_secret_file, &secret);
+                if (r >= 0)
+                        r = ui_csrf_key_from_secret(secret, strlen(secret), s->cfg.csrf_key);
+                if (r < 0) {
+                        log_error_errno(r, "ui: cannot read --csrf-secret-file %s",
+                                        a->csrf_secret_file);
+                        return 1;
+                }
+        } else if (getrandom(s->cfg.csrf_key, sizeof(s->cfg.csrf_key), 0) !=
+                   (ssize_t)sizeof(s->cfg.csrf_key)) {
+                log_error_errno(negative_errno(), "ui: no random bytes for the CSRF key");
+                return 1;
+        }
+        return 0;
+}
+
+/* The Kubernetes configuration for the deployment routes (none with --no-kube). */
+static int ui_load_kube(struct ui_run *s, const struct ui_args *a)
+{
+        struct kube_config_options ko = { .kubeconfig_path = a->kubeconfig, .context = a->context };
+        char err[512];
+        int r;
+
+        if (a->no_kube)
+                return 0;
+        r = kube_config_load(&ko, &s->kcfg, err, sizeof(err));
+        if (r < 0) {
+                log_error_errno(r,
+                                "ui: cannot load the Kubernetes configuration: %s "
+                                "(--no-kube runs without deployments)",
+                                err);
+                return 1;
+        }
+        return 0;
+}
+
+static void ui_build_config(struct ui_run *s, const struct ui_args *a)
+{
+        s->cfg.static_dir = a->static_dir ? a->static_dir
+                                          : default_static_dir(s->dirbuf, sizeof(s->dirbuf));
+        s->cfg.registry_url = a->registry_url;
+        s->cfg.registry_name = a->registry_name;
+        s->cfg.catalog_url = a->catalog_url;
+        s->cfg.ca_file = a->ca_file;
+        s->cfg.kube = s->kcfg;
+        s->cfg.auth = (struct ui_auth_config){
+                .user_header = a->user_header ? a->user_header : "kubeflow-userid",
+                .groups_header = a->groups_header,
+                .trusted = s->trusted,
+                .n_trusted = s->n_trusted,
+                .proxy_secret = s->proxy_secret,
+                .dev_user = a->dev_user,
+        };
+}
+
+/* The BFF and its HTTP server. Returns 0 or the exit status. */
+static int ui_start(struct ui_run *s, const struct ui_args *a)
+{
+        struct http_server_config hc = { HTTP_SERVER_CONFIG_DEFAULTS };
+        int r;
+
+        r = ui_server_new(&s->cfg, &s->ui);
+        if (r < 0) {
+                log_error_errno(r, "ui: cannot start%s%s", a->static_dir ? ": --static-dir " : "",
+                                a->static_dir ? a->static_dir : "");
+                return 1;
+        }
+        if (!ui_server_has_frontend(s->ui))
+                log_warn("ui: no built web console (%s%s): serving the API and an explanatory "
+                         "page",
+                         s->cfg.static_dir ? s->cfg.static_dir : "no --static-dir and no ui/dist",
+                         s->cfg.static_dir ? " has no index.html" : "");
+        if (!a->registry_url)
+                log_warn("ui: no --registry-url: registry routes answer 503");
+        if (!a->catalog_url)
+                log_warn("ui: no --catalog-url: catalog routes answer 503");
+        hc.address = s->host;
+        hc.port = a->port;
+        hc.body_max = UI_BODY_MAX;
+        hc.threads = 16;
+        hc.handler = ui_server_handle;
+        hc.userdata = s->ui;
+        hc.error_body = ui_refusal_body;
+        hc.too_large_json =
+                "{\"error\":{\"code\":\"413\",\"message\":\"request body larger than 1 MiB\","
+                "\"source\":\"ui\"}}";
+        r = http_server_start(&hc, &s->srv);
+        if (r < 0) {
+                log_error_errno(r, "ui: cannot listen on %s:%u", s->host, (unsigned)a->port);
+                return 1;
+        }
+        log_info("ui: listening on %s:%u", s->host, (unsigned)http_server_port(s->srv));
+        (void)printf("listening on %s:%u\n", s->host, (unsigned)http_server_port(s->srv));
+        (void)fflush(stdout);
+        return 0;
+}
+
 int cmd_ui(int argc, char **argv)
 {
-        AUTOFREE char *host = NULL;
-        CLEANUP(wipe_freep) char *proxy_secret = NULL;
-        AUTOFREE struct ui_cidr *trusted = NULL;
-        CLEANUP(kube_config_freep) struct kube_config *kcfg = NULL;
-        CLEANUP(ui_server_freep) struct ui_server *ui = NULL;
-        CLEANUP(http_server_freep) struct http_server *srv = NULL;
+        CLEANUP(ui_run_release) struct ui_run s = { 0 };
         struct ui_args a = { .port = 4000 };
-        struct ui_config cfg = { 0 };
-        char dirbuf[PATH_MAX];
-        size_t n_trusted = 0;
         sigset_t mask;
         int r, sig;
 
         r = cli_parse(&ui_cli, argc, argv, &a);
-        host = a.host;
+        s.host = a.host;
         if (r != 0)
                 return cli_exit_status(r);
-        if (!host) {
-                host = strdup("127.0.0.1");
-                if (!host)
-                        return 1;
-        }
-        if (a.dev_user && !is_loopback(host))
-                return cli_exit_status(cli_usage_error(
-                        &ui_cli, "--insecure-dev-user needs a loopback --listen address, not %s",
-                        host));
-        if (a.trusted) {
-                r = ui_cidr_list_parse(a.trusted, &trusted, &n_trusted);
-                if (r < 0)
-                        return cli_exit_status(
-                                cli_usage_error(&ui_cli, "invalid --trusted-proxy '%s'%s",
-                                                a.trusted,
-                                                r == -E2BIG ? " (more than 64 entries)" : ""));
-        }
-        if (a.proxy_secret_file) {
-                r = read_secret(a.proxy_secret_file, &proxy_secret);
-                if (r < 0) {
-                        log_error_errno(r, "ui: cannot read --proxy-secret-file %s (1 to %u bytes)",
-                                        a.proxy_secret_file, UI_SECRET_MAX);
-                        return 1;
-                }
-        }
-        if (a.csrf_secret_file) {
-                CLEANUP(wipe_freep) char *secret = NULL;
+        r = ui_check_listen(&s, &a);
+        if (r == 0)
+                r = ui_load_secrets(&s, &a);
+        if (r == 0)
+                r = ui_load_kube(&s, &a);
+        if (r != 0)
+                return r;
+        ui_build_config(&s, &a);
 
-                r = read_secret(a.csrf_secret_file, &secret);
-                if (r >= 0)
-                        r = ui_csrf_key_from_secret(secret, strlen(secret), cfg.csrf_key);
-                if (r < 0) {
-                        log_error_errno(r, "ui: cannot read --csrf-secret-file %s",
-                                        a.csrf_secret_file);
-                        return 1;
-                }
-        } else if (getrandom(cfg.csrf_key, sizeof(cfg.csrf_key), 0) !=
-                   (ssize_t)sizeof(cfg.csrf_key)) {
-                log_error_errno(negative_errno(), "ui: no random bytes for the CSRF key");
-                return 1;
-        }
-        if (!a.no_kube) {
-                struct kube_config_options ko = { .kubeconfig_path = a.kubeconfig,
-                                                  .context = a.context };
-                char err[512];
+        (void)cli_block_exit_signals(&mask);
 
-                r = kube_config_load(&ko, &kcfg, err, sizeof(err));
-                if (r < 0) {
-                        log_error_errno(r,
-                                        "ui: cannot load the Kubernetes configuration: %s "
-                                        "(--no-kube runs without deployments)",
-                                        err);
-                        return 1;
-                }
-        }
-        cfg.static_dir = a.static_dir ? a.static_dir : default_static_dir(dirbuf, sizeof(dirbuf));
-        cfg.registry_url = a.registry_url;
-        cfg.registry_name = a.registry_name;
-        cfg.catalog_url = a.catalog_url;
-        cfg.ca_file = a.ca_file;
-        cfg.kube = kcfg;
-        cfg.auth = (struct ui_auth_config){
-                .user_header = a.user_header ? a.user_header : "kubeflow-userid",
-                .groups_header = a.groups_header,
-                .trusted = trusted,
-                .n_trusted = n_trusted,
-                .proxy_secret = proxy_secret,
-                .dev_user = a.dev_user,
-        };
-
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGINT);
-        (void)pthread_sigmask(SIG_BLOCK, &mask, NULL);
-        (void)signal(SIGPIPE, SIG_IGN);
-
-        r = ui_server_new(&cfg, &ui);
-        if (r < 0) {
-                log_error_errno(r, "ui: cannot start%s%s", a.static_dir ? ": --static-dir " : "",
-                                a.static_dir ? a.static_dir : "");
-                return 1;
-        }
-        if (!ui_server_has_frontend(ui))
-                log_warn("ui: no built web console (%s%s): serving the API and an explanatory "
-                         "page",
-                         cfg.static_dir ? cfg.static_dir : "no --static-dir and no ui/dist",
-                         cfg.static_dir ? " has no index.html" : "");
-        if (!a.registry_url)
-                log_warn("ui: no --registry-url: registry routes answer 503");
-        if (!a.catalog_url)
-                log_warn("ui: no --catalog-url: catalog routes answer 503");
-        {
-                struct http_server_config hc = { HTTP_SERVER_CONFIG_DEFAULTS };
-
-                hc.address = host;
-                hc.port = a.port;
-                hc.body_max = UI_BODY_MAX;
-                hc.threads = 16;
-                hc.handler = ui_server_handle;
-                hc.userdata = ui;
-                hc.error_body = ui_refusal_body;
-                hc.too_large_json =
-                        "{\"error\":{\"code\":\"413\",\"message\":\"request body larger than 1 MiB\","
-                        "\"source\":\"ui\"}}";
-                r = http_server_start(&hc, &srv);
-        }
-        if (r < 0) {
-                log_error_errno(r, "ui: cannot listen on %s:%u", host, (unsigned)a.port);
-                return 1;
-        }
-        log_info("ui: listening on %s:%u", host, (unsigned)http_server_port(srv));
-        printf("listening on %s:%u\n", host, (unsigned)http_server_port(srv));
-        fflush(stdout);
-
+        r = ui_start(&s, &a);
+        if (r != 0)
+                return r;
         r = sigwait(&mask, &sig);
         log_info("ui: signal %d received, shutting down", r == 0 ? sig : -1);
-        srv = http_server_free(srv);
-        ui = ui_server_free(ui);
         return 0;
 }

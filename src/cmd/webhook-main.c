@@ -86,15 +86,11 @@ int cmd_webhook(int argc, char **argv)
                 return cli_exit_status(r);
 
         /* Block the signals before any thread starts, so that only sigwait() sees them. */
-        sigemptyset(&set);
-        sigaddset(&set, SIGINT);
-        sigaddset(&set, SIGTERM);
-        r = pthread_sigmask(SIG_BLOCK, &set, NULL);
-        if (r != 0) {
-                log_error_errno(-r, "cannot block signals: %s", errno_to_string(r));
+        r = cli_block_exit_signals(&set);
+        if (r < 0) {
+                log_error_errno(r, "cannot block signals: %s", errno_to_string(-r));
                 return 1;
         }
-        (void)signal(SIGPIPE, SIG_IGN);
 
         r = webhook_server_start(&cfg, &s);
         if (r < 0) {

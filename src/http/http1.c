@@ -6,6 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "util/string-util.h"
+
 /* RFC 9110 §5.6.2: tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." / "^" /
  * "_" / "`" / "|" / "~" / DIGIT / ALPHA */
 static bool is_tchar(unsigned char c)
@@ -24,17 +26,6 @@ static bool is_value_byte(unsigned char c)
 static bool is_ows(unsigned char c)
 {
         return c == ' ' || c == '\t';
-}
-
-int http1_hex_value(unsigned char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
 }
 
 static bool view_eq(const char *p, size_t len, const char *lit)
@@ -506,7 +497,7 @@ static enum http1_state chunk_size_done(struct http1_chunked *c)
 /* chunk = chunk-size [ chunk-ext ] CRLF chunk-data CRLF */
 static enum http1_state chunk_size_byte(struct http1_chunked *c, unsigned char b)
 {
-        int d = http1_hex_value(b);
+        int d = unhexchar((char)b);
 
         switch (c->state) {
         case CHUNK_SIZE:

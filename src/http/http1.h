@@ -106,9 +106,6 @@ bool http1_head_next_field(const struct http1_head *h, const char *buf, size_t *
                            const char **ret_name, size_t *ret_name_len, const char **ret_value,
                            size_t *ret_value_len);
 
-/* The value of a hex digit (either case), -1 for another byte. Also the router's %XX decoding. */
-int http1_hex_value(unsigned char c);
-
 /* The chunked-body decoder (RFC 9112 §7.1). Initialise with http1_chunked_init(). */
 struct http1_chunked {
         struct http1_limits limits;

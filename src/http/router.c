@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http/http1.h"
+#include "util/string-util.h"
 
 bool http_utf8_valid(const char *s, size_t len)
 {
@@ -59,8 +59,7 @@ int http_percent_decode(const char *s, size_t len, char **ret)
                 }
                 if (i + 2 >= len)
                         return -EINVAL;
-                int hi = http1_hex_value((unsigned char)s[i + 1]),
-                    lo = http1_hex_value((unsigned char)s[i + 2]);
+                int hi = unhexchar(s[i + 1]), lo = unhexchar(s[i + 2]);
                 if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
                         return -EINVAL;
                 out[j++] = (char)(hi * 16 + lo);

@@ -131,10 +131,10 @@ struct http_server_config {
         const char *too_large_json;
 };
 
-#define HTTP_SERVER_CONFIG_DEFAULTS                                                             \
-        .address = "127.0.0.1", .port = 0, .body_max = 1024U * 1024U, .connection_timeout = 30, \
-        .request_timeout = 60, .max_connections = 4096, .max_per_ip = 256, .header_timeout = 5, \
-        .tls_handshake_timeout = 3, .threads = 8
+#define HTTP_SERVER_CONFIG_DEFAULTS                                               \
+        .address = "127.0.0.1", .port = 0, .body_max = (size_t)1024 * 1024,       \
+        .connection_timeout = 30, .request_timeout = 60, .max_connections = 4096, \
+        .max_per_ip = 256, .header_timeout = 5, .tls_handshake_timeout = 3, .threads = 8
 
 _warn_unused_result_ int http_server_start(const struct http_server_config *cfg,
                                            struct http_server **ret);

@@ -125,5 +125,6 @@ int mrlink_config_from_env(mrlink_getenv_fn getenv_fn, struct mrlink_config **re
 
 const char *mrlink_getenv(const char *name)
 {
-        return getenv(name);
+        /* read at start-up; nothing in this process changes its environment */
+        return getenv(name); /* NOLINT(concurrency-mt-unsafe) */
 }

@@ -413,75 +413,93 @@ static int serving_environment(struct ctx *x, char *id, size_t len, char *why, s
         return 0;
 }
 
+/* Step 9, linked: the record the InferenceService names, its url brought up to date. */
+static int sync_linked_record(struct ctx *x, json_t **rec, char *why, size_t whylen)
+{
+        struct mr_error e = { 0 };
+        json_auto_t *patch = NULL;
+        const char *id;
+        char idb[32];
+        int k;
+
+        k = MR_CALL(x, mr_get_inference_service(x->mr, x->v.isid ? x->v.isid : "", rec, &e));
+        if (k < 0) {
+                (void)snprintf(why, whylen,
+                               "unable to find InferenceService with id %s in model registry: %s",
+                               x->v.isid, e.message);
+                return registry_errno(x, k);
+        }
+        if (x->v.deletion_timestamp || !mrlink_url_differs(*rec, x->v.status_url))
+                return 0;
+        patch = mrlink_url_patch(*rec, x->v.status_url);
+        if (!patch)
+                return -ENOMEM;
+        id = mrlink_record_id(*rec, idb, sizeof(idb));
+        k = MR_CALL(x, mr_update_inference_service(x->mr, id ? id : x->v.isid, patch, NULL, &e));
+        if (k < 0) {
+                (void)snprintf(
+                        why, whylen,
+                        "unable to update the url of InferenceService %s in model registry: %s",
+                        x->v.isid, e.message);
+                return registry_errno(x, k);
+        }
+        return 0;
+}
+
+/* Step 10, not linked yet: the record "<name>/<uid>" in @se_id, found or created. */
+static int sync_new_record(struct ctx *x, const char *se_id, json_t **rec, char *why, size_t whylen)
+{
+        struct mr_error e = { 0 };
+        char name[320];
+        int k;
+
+        k = snprintf(name, sizeof(name), "%s/%s", x->v.name, x->v.uid ? x->v.uid : "");
+        if (k < 0 || (size_t)k >= sizeof(name))
+                return -ENAMETOOLONG;
+        k = MR_CALL(x, mr_find_inference_service(x->mr, name, se_id, rec, &e));
+        if (k >= 0)
+                return 0;
+        if (k != -ENOENT)
+                count(&x->r->errors, x->r->m_errors);
+        k = MR_CALL(x,
+                    mr_create_inference_service(x->mr,
+                                                &(struct mr_inference_service_create){
+                                                        .name = name,
+                                                        .registered_model_id = x->v.rmid ? x->v.rmid
+                                                                                         : "",
+                                                        .serving_environment_id = se_id,
+                                                        .model_version_id = x->v.mvid,
+                                                        .runtime = x->v.runtime,
+                                                        .url = x->v.status_url,
+                                                },
+                                                rec, &e));
+        if (k < 0) {
+                /* the remembered environment may be gone (registry wiped) */
+                map_set(x->r, x->r->se_ids, x->se_key, NULL);
+                (void)snprintf(why, whylen,
+                               "unable to create InferenceService %s in model registry: %s", name,
+                               e.message);
+                return registry_errno(x, k);
+        }
+        return 0;
+}
+
 /* Steps 9-10: the registry's record of this InferenceService (owned in *ret). */
 static int sync_record(struct ctx *x, json_t **ret, char *why, size_t whylen)
 {
-        struct mr_error e = { 0 };
         json_auto_t *rec = NULL;
-        char se_id[64], name[320];
+        char se_id[64];
         int k;
 
         k = serving_environment(x, se_id, sizeof(se_id), why, whylen);
         if (k < 0)
                 return k;
-        if (x->v.has_isid) {
-                k = MR_CALL(x,
-                            mr_get_inference_service(x->mr, x->v.isid ? x->v.isid : "", &rec, &e));
-                if (k < 0) {
-                        (void)snprintf(
-                                why, whylen,
-                                "unable to find InferenceService with id %s in model registry: %s",
-                                x->v.isid, e.message);
-                        return registry_errno(x, k);
-                }
-                if (!x->v.deletion_timestamp && mrlink_url_differs(rec, x->v.status_url)) {
-                        json_auto_t *patch = mrlink_url_patch(rec, x->v.status_url);
-                        char idb[32];
-                        const char *id = mrlink_record_id(rec, idb, sizeof(idb));
-
-                        if (!patch)
-                                return -ENOMEM;
-                        k = MR_CALL(x, mr_update_inference_service(x->mr, id ? id : x->v.isid,
-                                                                   patch, NULL, &e));
-                        if (k < 0) {
-                                (void)snprintf(
-                                        why, whylen,
-                                        "unable to update the url of InferenceService %s in model registry: %s",
-                                        x->v.isid, e.message);
-                                return registry_errno(x, k);
-                        }
-                }
-        } else {
-                k = snprintf(name, sizeof(name), "%s/%s", x->v.name, x->v.uid ? x->v.uid : "");
-                if (k < 0 || (size_t)k >= sizeof(name))
-                        return -ENAMETOOLONG;
-                k = MR_CALL(x, mr_find_inference_service(x->mr, name, se_id, &rec, &e));
-                if (k < 0) {
-                        if (k != -ENOENT)
-                                count(&x->r->errors, x->r->m_errors);
-                        k = MR_CALL(x, mr_create_inference_service(
-                                               x->mr,
-                                               &(struct mr_inference_service_create){
-                                                       .name = name,
-                                                       .registered_model_id = x->v.rmid ? x->v.rmid
-                                                                                        : "",
-                                                       .serving_environment_id = se_id,
-                                                       .model_version_id = x->v.mvid,
-                                                       .runtime = x->v.runtime,
-                                                       .url = x->v.status_url,
-                                               },
-                                               &rec, &e));
-                        if (k < 0) {
-                                /* the remembered environment may be gone (registry wiped) */
-                                map_set(x->r, x->r->se_ids, x->se_key, NULL);
-                                (void)snprintf(
-                                        why, whylen,
-                                        "unable to create InferenceService %s in model registry: %s",
-                                        name, e.message);
-                                return registry_errno(x, k);
-                        }
-                }
-        }
+        if (x->v.has_isid)
+                k = sync_linked_record(x, &rec, why, whylen);
+        else
+                k = sync_new_record(x, se_id, &rec, why, whylen);
+        if (k < 0)
+                return k;
         if (!rec) {
                 (void)snprintf(why, whylen, "unexpected nil model registry InferenceService");
                 return -EBADMSG;
@@ -574,19 +592,20 @@ static int undeploy(struct ctx *x, const json_t *rec, const char *id, struct rec
         return reconcile_done(res);
 }
 
-static int reconcile_one(struct ctx *x, struct reconcile_result *res)
+/* The cases that need no registry call: gone or unreadable, without the registry labels,
+ * deleted without our finalizer, unchanged since the last success. Returns true when one applied,
+ * with the reconcile's result in *ret_k. */
+static bool reconcile_needless(struct ctx *x, struct reconcile_result *res, int *ret_k)
 {
         struct mrlink_reconciler *r = x->r;
-        char fp[FINGERPRINT_MAX], old_fp[FINGERPRINT_MAX], why[1024] = "", idb[32];
-        json_auto_t *rec = NULL;
-        const char *id;
-        bool deleting;
+        char fp[FINGERPRINT_MAX], old_fp[FINGERPRINT_MAX];
         int k;
 
         x->obj = cache_get(r->isvcs, x->key);
         if (!x->obj || mrlink_isvc_read(r->cfg, x->obj, &x->v) < 0) {
                 map_set(r, r->fingerprints, x->key, NULL);
-                return reconcile_done(res);
+                *ret_k = reconcile_done(res);
+                return true;
         }
         if (!x->v.has_isid && !x->v.has_rmid) {
                 log_emit(LOG_LEVEL_DEBUG, 0, x->rc->log,
@@ -594,16 +613,53 @@ static int reconcile_one(struct ctx *x, struct reconcile_result *res)
                 map_set(r, r->fingerprints, x->key, NULL);
                 /* our finalizer on an InferenceService that lost its labels: let it go */
                 k = finalizer_remove(x);
-                return k < 0 ? k : reconcile_done(res);
+                *ret_k = k < 0 ? k : reconcile_done(res);
+                return true;
         }
-        deleting = x->v.deletion_timestamp != NULL;
-        if (deleting && !x->v.has_finalizer)
-                return reconcile_done(res);
+        if (x->v.deletion_timestamp && !x->v.has_finalizer) {
+                *ret_k = reconcile_done(res);
+                return true;
+        }
         if (mrlink_fingerprint(&x->v, NULL, fp, sizeof(fp)) >= 0 &&
             map_get(r, r->fingerprints, x->key, old_fp, sizeof(old_fp)) && streq(fp, old_fp)) {
                 count(&r->skipped, r->m_skipped);
-                return reconcile_done(res);
+                *ret_k = reconcile_done(res);
+                return true;
         }
+        return false;
+}
+
+/* The record exists and is current: the InferenceService's id label, and the fingerprint that
+ * lets the next unchanged reconcile skip the registry. */
+static int record_linked(struct ctx *x, const char *id, struct reconcile_result *res)
+{
+        struct mrlink_reconciler *r = x->r;
+        char fp[FINGERPRINT_MAX];
+        int k;
+
+        if (!x->v.isid || !streq(x->v.isid, id)) {
+                k = patch_isvc(x, json_pack("{s:{s:{s:s}}}", "metadata", "labels",
+                                            r->cfg->isid_label, id));
+                if (k < 0)
+                        return k == -ENOENT ? reconcile_done(res) : k;
+        }
+        if (mrlink_fingerprint(&x->v, id, fp, sizeof(fp)) >= 0)
+                map_set(r, r->fingerprints, x->key, fp);
+        return reconcile_done(res);
+}
+
+static int reconcile_one(struct ctx *x, struct reconcile_result *res)
+{
+        struct mrlink_reconciler *r = x->r;
+        char why[1024] = "", idb[32];
+        json_auto_t *rec = NULL;
+        const char *id;
+        bool deleting;
+        int k;
+
+        if (reconcile_needless(x, res, &k))
+                return k;
+        deleting = x->v.deletion_timestamp != NULL;
         if (!x->v.has_name && !x->v.has_url)
                 log_emit(
                         LOG_LEVEL_DEBUG, 0, x->rc->log,
@@ -637,19 +693,9 @@ static int reconcile_one(struct ctx *x, struct reconcile_result *res)
                 return reconcile_errorf(x->rc, -EBADMSG,
                                         "model registry InferenceService without id");
         }
-
         if (deleting)
                 return undeploy(x, rec, id, res);
-
-        if (!x->v.isid || !streq(x->v.isid, id)) {
-                k = patch_isvc(x, json_pack("{s:{s:{s:s}}}", "metadata", "labels",
-                                            r->cfg->isid_label, id));
-                if (k < 0)
-                        return k == -ENOENT ? reconcile_done(res) : k;
-        }
-        if (mrlink_fingerprint(&x->v, id, fp, sizeof(fp)) >= 0)
-                map_set(r, r->fingerprints, x->key, fp);
-        return reconcile_done(res);
+        return record_linked(x, id, res);
 }
 
 static int reconcile(const struct reconcile_ctx *rc, const char *key, struct reconcile_result *res)

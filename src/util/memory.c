@@ -36,7 +36,7 @@ void memory_trim(void)
 void memory_limit_arenas(int n)
 {
         if (memory_glibc_allocator() && n > 0)
-                (void)mallopt(M_ARENA_MAX, n);
+                (void)mallopt(M_ARENA_MAX, n); /* NOLINT(concurrency-mt-unsafe): start-up */
 }
 
 DEFINE_CLEANUP_FUNC(FILE *, fclose)
@@ -71,6 +71,31 @@ static unsigned long release(const struct smaps_entry *e)
         return e->rss_kib;
 }
 
+/*
+ * The head line of an smaps entry, "start-end perms offset dev inode [path]": returns how many
+ * of start, end, perms and path it found, in that order (perms and path truncated to 7 bytes).
+ */
+static int smaps_head(const char *line, uintptr_t *ret_start, uintptr_t *ret_end, char perms[8],
+                      char path[8])
+{
+        const char *p = line;
+        char *end;
+        int n;
+
+        errno = 0;
+        *ret_start = (uintptr_t)strtoull(p, &end, 16);
+        if (end == p || errno != 0)
+                return 0;
+        if (*end != '-')
+                return 1;
+        p = end + 1;
+        *ret_end = (uintptr_t)strtoull(p, &end, 16);
+        if (end == p || errno != 0)
+                return 1;
+        n = sscanf(end, " %7s %*s %*s %*s %7s", perms, path);
+        return 2 + MAX(n, 0);
+}
+
 unsigned long memory_release_startup_pages(void)
 {
         CLEANUP(fclosep) FILE *f = NULL;
@@ -89,8 +114,7 @@ unsigned long memory_release_startup_pages(void)
                 int n;
 
                 path[0] = '\0';
-                n = sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s %*s %*s %*s %7s", &a, &b, perms,
-                           path);
+                n = smaps_head(line, &a, &b, perms, path);
                 if (n >= 3 && strchr(line, '-') < strchr(line, ' ')) {
                         released += release(&e);
                         e = (struct smaps_entry){

@@ -13,3 +13,14 @@ int strdup_opt(const char *s, char **ret)
         *ret = strdup(s);
         return *ret ? 0 : -ENOMEM;
 }
+
+int unhexchar(char c)
+{
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -EINVAL;
+}

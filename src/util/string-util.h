@@ -10,3 +10,6 @@
  * -ENOMEM (then *ret is NULL).
  */
 _warn_unused_result_ int strdup_opt(const char *s, char **ret);
+
+/* The value of one hexadecimal digit (either case), or -EINVAL. */
+int unhexchar(char c);

@@ -79,6 +79,15 @@ int format_micro_time(usec_t t, char *buf, size_t len)
         return format_utc(t, true, buf, len);
 }
 
+/* Two ASCII digits (the hh and mm of a UTC offset). */
+static int two_digits(const char *p, int *ret)
+{
+        if (p[0] < '0' || p[0] > '9' || p[1] < '0' || p[1] > '9')
+                return -EINVAL;
+        *ret = (p[0] - '0') * 10 + (p[1] - '0');
+        return 0;
+}
+
 int parse_rfc3339(const char *s, usec_t *ret)
 {
         struct tm tm = { 0 };
@@ -106,7 +115,7 @@ int parse_rfc3339(const char *s, usec_t *ret)
                 p++;
         else if (*p == '+' || *p == '-') {
                 int hh, mm;
-                if (sscanf(p + 1, "%2d:%2d", &hh, &mm) != 2)
+                if (two_digits(p + 1, &hh) < 0 || p[3] != ':' || two_digits(p + 4, &mm) < 0)
                         return -EINVAL;
                 offset = (hh * 60L + mm) * 60L * (*p == '-' ? -1 : 1);
                 p += 6;

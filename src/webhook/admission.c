@@ -182,57 +182,53 @@ static int check_uid(const char *uid, char *reterr, size_t reterr_len)
         return 0;
 }
 
-int admission_review_decode(const char *data, size_t len, struct admission_request *ret,
-                            char *reterr, size_t reterr_len)
+/* The AdmissionReview envelope. */
+static const struct json_field top_table[] = {
+        { "apiVersion", JSON_STRING, json_dispatch_string, offsetof(struct review_top, api_version),
+          JSON_MANDATORY },
+        { "kind", JSON_STRING, json_dispatch_string, offsetof(struct review_top, kind),
+          JSON_MANDATORY },
+        { "request", JSON_OBJECT, json_dispatch_json, offsetof(struct review_top, request),
+          JSON_MANDATORY },
+        { "response", JSON_ANY_TYPE, dispatch_ignore, 0, 0 },
+        { 0 },
+};
+/* AdmissionReview.request: what we keep, what we accept and ignore. */
+static const struct json_field request_table[] = {
+        { "uid", JSON_STRING, json_dispatch_string, offsetof(struct request_fields, uid),
+          JSON_MANDATORY },
+        { "operation", JSON_STRING, json_dispatch_string,
+          offsetof(struct request_fields, operation), JSON_MANDATORY },
+        { "kind", JSON_OBJECT, dispatch_gvk, offsetof(struct request_fields, kind),
+          JSON_MANDATORY },
+        { "resource", JSON_OBJECT, dispatch_ignore, 0, JSON_NULLABLE },
+        { "subResource", JSON_STRING, json_dispatch_string,
+          offsetof(struct request_fields, sub_resource), JSON_NULLABLE },
+        { "requestKind", JSON_OBJECT, dispatch_ignore, 0, JSON_NULLABLE },
+        { "requestResource", JSON_OBJECT, dispatch_ignore, 0, JSON_NULLABLE },
+        { "requestSubResource", JSON_STRING, dispatch_ignore, 0, JSON_NULLABLE },
+        { "name", JSON_STRING, json_dispatch_string, offsetof(struct request_fields, name),
+          JSON_NULLABLE },
+        { "namespace", JSON_STRING, json_dispatch_string,
+          offsetof(struct request_fields, namespace_), JSON_NULLABLE },
+        { "userInfo", JSON_OBJECT, dispatch_ignore, 0, JSON_NULLABLE },
+        { "object", JSON_ANY_TYPE, dispatch_object, offsetof(struct request_fields, object), 0 },
+        { "oldObject", JSON_ANY_TYPE, dispatch_object, offsetof(struct request_fields, old_object),
+          0 },
+        { "dryRun", JSON_TRUE, dispatch_ignore, 0, JSON_NULLABLE },
+        { "options", JSON_ANY_TYPE, dispatch_ignore, 0, JSON_NULLABLE },
+        { 0 },
+};
+
+/* Parses a request body into a JSON object, with the reason for a refusal in @reterr. */
+static int parse_body(const char *data, size_t len, json_t **ret, char *reterr, size_t reterr_len)
 {
-        static const struct json_field top_table[] = {
-                { "apiVersion", JSON_STRING, json_dispatch_string,
-                  offsetof(struct review_top, api_version), JSON_MANDATORY },
-                { "kind", JSON_STRING, json_dispatch_string, offsetof(struct review_top, kind),
-                  JSON_MANDATORY },
-                { "request", JSON_OBJECT, json_dispatch_json, offsetof(struct review_top, request),
-                  JSON_MANDATORY },
-                { "response", JSON_ANY_TYPE, dispatch_ignore, 0, 0 },
-                { 0 },
-        };
-        static const struct json_field request_table[] = {
-                { "uid", JSON_STRING, json_dispatch_string, offsetof(struct request_fields, uid),
-                  JSON_MANDATORY },
-                { "operation", JSON_STRING, json_dispatch_string,
-                  offsetof(struct request_fields, operation), JSON_MANDATORY },
-                { "kind", JSON_OBJECT, dispatch_gvk, offsetof(struct request_fields, kind),
-                  JSON_MANDATORY },
-                { "resource", JSON_OBJECT, dispatch_ignore, 0, JSON_NULLABLE },
-                { "subResource", JSON_STRING, json_dispatch_string,
-                  offsetof(struct request_fields, sub_resource), JSON_NULLABLE },
-                { "requestKind", JSON_OBJECT, dispatch_ignore, 0, JSON_NULLABLE },
-                { "requestResource", JSON_OBJECT, dispatch_ignore, 0, JSON_NULLABLE },
-                { "requestSubResource", JSON_STRING, dispatch_ignore, 0, JSON_NULLABLE },
-                { "name", JSON_STRING, json_dispatch_string, offsetof(struct request_fields, name),
-                  JSON_NULLABLE },
-                { "namespace", JSON_STRING, json_dispatch_string,
-                  offsetof(struct request_fields, namespace_), JSON_NULLABLE },
-                { "userInfo", JSON_OBJECT, dispatch_ignore, 0, JSON_NULLABLE },
-                { "object", JSON_ANY_TYPE, dispatch_object, offsetof(struct request_fields, object),
-                  0 },
-                { "oldObject", JSON_ANY_TYPE, dispatch_object,
-                  offsetof(struct request_fields, old_object), 0 },
-                { "dryRun", JSON_TRUE, dispatch_ignore, 0, JSON_NULLABLE },
-                { "options", JSON_ANY_TYPE, dispatch_ignore, 0, JSON_NULLABLE },
-                { 0 },
-        };
-        CLEANUP(review_top_release) struct review_top top = { 0 };
-        CLEANUP(request_fields_release) struct request_fields req = { 0 };
-        struct json_dispatch_error e = { 0 };
         json_auto_t *root = NULL;
         char perr[160] = "";
-        char *kind_group;
         int r;
 
-        if (!data || !ret)
-                return -EINVAL;
         if (len > ADMISSION_BODY_MAX)
-                return fail(reterr, reterr_len, -EFBIG, "request body is larger than %u bytes",
+                return fail(reterr, reterr_len, -EFBIG, "request body is larger than %zu bytes",
                             ADMISSION_BODY_MAX);
         if (len == 0)
                 return fail(reterr, reterr_len, -EINVAL, "request body is empty");
@@ -245,7 +241,25 @@ int admission_review_decode(const char *data, size_t len, struct admission_reque
         if (!json_is_object(root))
                 return fail(reterr, reterr_len, -EINVAL,
                             "request body is not an AdmissionReview (not a JSON object)");
+        *ret = TAKE_PTR(root);
+        return 0;
+}
 
+int admission_review_decode(const char *data, size_t len, struct admission_request *ret,
+                            char *reterr, size_t reterr_len)
+{
+        CLEANUP(review_top_release) struct review_top top = { 0 };
+        CLEANUP(request_fields_release) struct request_fields req = { 0 };
+        struct json_dispatch_error e = { 0 };
+        json_auto_t *root = NULL;
+        char *kind_group;
+        int r;
+
+        if (!data || !ret)
+                return -EINVAL;
+        r = parse_body(data, len, &root, reterr, reterr_len);
+        if (r < 0)
+                return r;
         r = json_dispatch(root, top_table, 0, &top, &e);
         if (r < 0)
                 return dispatch_failed(r, &e, reterr, reterr_len);
@@ -403,27 +417,80 @@ static bool object_is_tm(const json_t *obj)
                streq(json_str_or(obj, "kind", TM_KIND), TM_KIND);
 }
 
+/* 415 for a body that is not JSON. */
+static int answer_content_type(const char *content_type, struct admission_answer *ret)
+{
+        char msg[640];
+        int r;
+
+        (void)snprintf(msg, sizeof(msg), "contentType=%.200s, expected application/json",
+                       content_type ? content_type : "");
+        r = answer(ret, 415, ADMISSION_V1, "", false, 415, NULL, msg);
+        /* The header is user input: if it is not UTF-8, say so without quoting it. */
+        if (r == 0 || !content_type)
+                return r;
+        return answer(ret, 415, ADMISSION_V1, "", false, 415, NULL,
+                      "unsupported content type, expected application/json");
+}
+
+/* Refuses a review of anything but TrainedModels. Returns 1 when it answered, 0 to go on. */
+static int answer_not_tm(const struct admission_request *req, struct admission_answer *ret)
+{
+        char msg[640];
+        int r;
+
+        if (!streq(req->kind_group, TM_GROUP) || !streq(req->kind_version, TM_VERSION) ||
+            !streq(req->kind_kind, TM_KIND)) {
+                (void)snprintf(msg, sizeof(msg),
+                               "this webhook validates " TM_APIVERSION " " TM_KIND
+                               ", not %.64s/%.64s %.64s",
+                               req->kind_group, req->kind_version, req->kind_kind);
+                r = answer(ret, 200, req->api_version, req->uid, false, 400, NULL, msg);
+                return r < 0 ? r : 1;
+        }
+        /* Presence and shape of the objects are the rules' business; the kind is ours. */
+        if ((req->object && !object_is_tm(req->object)) ||
+            (req->old_object && !object_is_tm(req->old_object))) {
+                (void)snprintf(msg, sizeof(msg),
+                               "expected a " TM_APIVERSION " " TM_KIND " object, got %.64s %.64s",
+                               json_str_or(req->object, "apiVersion", ""),
+                               json_str_or(req->object, "kind", ""));
+                r = answer(ret, 200, req->api_version, req->uid, false, 400, NULL, msg);
+                return r < 0 ? r : 1;
+        }
+        return 0;
+}
+
+/* The answer for the validator's verdict @v (ADMISSION_ALLOWED, ADMISSION_DENIED, or an error). */
+static int answer_verdict(const struct admission_request *req, int v, const char *denial,
+                          struct admission_answer *ret)
+{
+        char msg[640];
+
+        if (v == ADMISSION_ALLOWED)
+                return answer(ret, 200, req->api_version, req->uid, true, 200, NULL, NULL);
+        if (v == ADMISSION_DENIED)
+                return answer(ret, 200, req->api_version, req->uid, false, 403, "Forbidden",
+                              denial ? denial : "denied");
+        if (!denial)
+                (void)snprintf(msg, sizeof(msg), "cannot validate the object (%s)",
+                               v < 0 && strerrorname_np(-v) ? strerrorname_np(-v) : "bad request");
+        return answer(ret, 200, req->api_version, req->uid, false, 400, NULL,
+                      denial ? denial : msg);
+}
+
 int webhook_review(const char *content_type, const char *body, size_t len,
                    admission_validate_fn *validate, struct admission_answer *ret)
 {
         CLEANUP(admission_request_release) struct admission_request req = { 0 };
         char err[512] = "";
-        char msg[640];
         AUTOFREE char *denial = NULL;
         int r;
 
         if (!ret || !validate)
                 return -EINVAL;
-        if (!content_type_is_json(content_type)) {
-                (void)snprintf(msg, sizeof(msg), "contentType=%.200s, expected application/json",
-                               content_type ? content_type : "");
-                r = answer(ret, 415, ADMISSION_V1, "", false, 415, NULL, msg);
-                /* The header is user input: if it is not UTF-8, say so without quoting it. */
-                if (r == 0 || !content_type)
-                        return r;
-                return answer(ret, 415, ADMISSION_V1, "", false, 415, NULL,
-                              "unsupported content type, expected application/json");
-        }
+        if (!content_type_is_json(content_type))
+                return answer_content_type(content_type, ret);
         if (len > ADMISSION_BODY_MAX)
                 return answer(ret, 413, ADMISSION_V1, "", false, 413, NULL,
                               "request body is larger than 7 MiB");
@@ -434,43 +501,12 @@ int webhook_review(const char *content_type, const char *body, size_t len,
         if (r < 0)
                 return answer(ret, r == -EFBIG ? 413 : 400, ADMISSION_V1, "", false,
                               r == -EFBIG ? 413 : 400, NULL, err);
-
-        if (!streq(req.kind_group, TM_GROUP) || !streq(req.kind_version, TM_VERSION) ||
-            !streq(req.kind_kind, TM_KIND)) {
-                (void)snprintf(msg, sizeof(msg),
-                               "this webhook validates " TM_APIVERSION " " TM_KIND
-                               ", not %.64s/%.64s %.64s",
-                               req.kind_group, req.kind_version, req.kind_kind);
-                r = answer(ret, 200, req.api_version, req.uid, false, 400, NULL, msg);
-                return r;
-        }
-
-        /* Presence and shape of the objects are the rules' business; the kind is ours. */
-        if ((req.object && !object_is_tm(req.object)) ||
-            (req.old_object && !object_is_tm(req.old_object))) {
-                (void)snprintf(msg, sizeof(msg),
-                               "expected a " TM_APIVERSION " " TM_KIND " object, got %.64s %.64s",
-                               json_str_or(req.object, "apiVersion", ""),
-                               json_str_or(req.object, "kind", ""));
-                r = answer(ret, 200, req.api_version, req.uid, false, 400, NULL, msg);
-                return r;
-        }
+        r = answer_not_tm(&req, ret);
+        if (r != 0)
+                return r < 0 ? r : 0;
 
         r = validate(req.operation, req.object, req.old_object, &denial);
         if (r == -ENOMEM)
                 return r;
-        if (r == ADMISSION_ALLOWED)
-                r = answer(ret, 200, req.api_version, req.uid, true, 200, NULL, NULL);
-        else if (r == ADMISSION_DENIED)
-                r = answer(ret, 200, req.api_version, req.uid, false, 403, "Forbidden",
-                           denial ? denial : "denied");
-        else {
-                if (!denial)
-                        (void)snprintf(msg, sizeof(msg), "cannot validate the object (%s)",
-                                       r < 0 && strerrorname_np(-r) ? strerrorname_np(-r)
-                                                                    : "bad request");
-                r = answer(ret, 200, req.api_version, req.uid, false, 400, NULL,
-                           denial ? denial : msg);
-        }
-        return r;
+        return answer_verdict(&req, r, denial, ret);
 }

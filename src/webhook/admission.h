@@ -28,7 +28,7 @@
 #include "util/macro.h"
 
 /* controller-runtime's limit on an AdmissionReview body. */
-#define ADMISSION_BODY_MAX (7U * 1024U * 1024U)
+#define ADMISSION_BODY_MAX ((size_t)7 * 1024 * 1024)
 /* Longest request.uid we accept (the API server sends a 36-character UUID). */
 #define ADMISSION_UID_MAX 256U
 
