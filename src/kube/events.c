@@ -119,42 +119,39 @@ static int join_key(struct buf *b, const char *const *parts, size_t n)
         return r;
 }
 
-int event_correlate(struct event_correlator *c, const struct event_object_ref *obj,
-                    enum event_type type, const char *reason, const char *message, usec_t now_real,
-                    struct event_decision *ret)
+/* The spam key (source and object), the aggregation key (+ type, reason) and the event key
+ * (+ message), each extending the one before. */
+static int build_keys(const struct event_correlator *c, const struct event_object_ref *obj,
+                      enum event_type type, const char *reason, const char *message,
+                      struct buf *skey, struct buf *akey, struct buf *ekey)
 {
-        CLEANUP(buf_releasep) struct buf skey = BUF_INIT(8192);
-        CLEANUP(buf_releasep) struct buf akey = BUF_INIT(8192);
-        CLEANUP(buf_releasep) struct buf ekey = BUF_INIT(16384);
-        json_auto_t *rec = NULL, *o = NULL, *s = NULL;
-        struct event_decision d = { 0 };
-        const char *key;
-        json_t *msgs;
-        usec_t now;
-        int r;
-
-        if (!c || !obj || !obj->name || !obj->kind || !reason || !message || !ret ||
-            !event_type_to_string(type))
-                return -EINVAL;
-        now = clock_now(c->opts.clock);
-
         const char *const sparts[] = { c->component, c->host,  obj->kind,       obj->namespace,
                                        obj->name,    obj->uid, obj->api_version };
-        r = join_key(&skey, sparts, ELEMENTSOF(sparts));
-        if (r >= 0)
-                r = buf_puts(&akey, buf_str(&skey));
         const char *const aparts[] = { event_type_to_string(type), reason };
-        if (r >= 0)
-                r = join_key(&akey, aparts, ELEMENTSOF(aparts));
-        if (r >= 0)
-                r = buf_puts(&ekey, buf_str(&akey));
-        if (r >= 0)
-                r = buf_puts(&ekey, message);
-        if (r < 0)
-                return r;
+        int r;
 
-        /* 1. aggregation by everything but the message */
-        rec = lru_take(c->agg, buf_str(&akey));
+        r = join_key(skey, sparts, ELEMENTSOF(sparts));
+        if (r >= 0)
+                r = buf_puts(akey, buf_str(skey));
+        if (r >= 0)
+                r = join_key(akey, aparts, ELEMENTSOF(aparts));
+        if (r >= 0)
+                r = buf_puts(ekey, buf_str(akey));
+        if (r >= 0)
+                r = buf_puts(ekey, message);
+        return r;
+}
+
+/* 1. aggregation by everything but the message: past max_similar distinct messages within the
+ * interval, the Event is keyed without its message and says it combines similar ones. Sets
+ * d->message and *ret_key (@ekey or @akey). */
+static int aggregate(struct event_correlator *c, const char *akey, const char *ekey,
+                     const char *message, usec_t now, struct event_decision *d,
+                     const char **ret_key)
+{
+        json_auto_t *rec = lru_take(c->agg, akey);
+        json_t *msgs;
+
         if (rec && now - (usec_t)json_integer_value(json_object_get(rec, "last")) >
                            c->opts.aggregate_interval)
                 json_decref(TAKE_PTR(rec));
@@ -168,51 +165,58 @@ int event_correlate(struct event_correlator *c, const struct event_object_ref *o
         if (json_object_set_new_nocheck(msgs, message, json_true()) < 0)
                 return -ENOMEM;
         if (json_object_size(msgs) < c->opts.max_similar) {
-                key = buf_str(&ekey);
-                (void)snprintf(d.message, sizeof(d.message), "%.*s", EVENT_MESSAGE_MAX, message);
+                *ret_key = ekey;
+                (void)snprintf(d->message, sizeof(d->message), "%.*s", EVENT_MESSAGE_MAX, message);
         } else {
                 /* keep the set bounded: forget the oldest message */
                 void *it = json_object_iter(msgs);
                 if (it)
                         (void)json_object_del(msgs, json_object_iter_key(it));
-                key = buf_str(&akey);
-                (void)snprintf(d.message, sizeof(d.message), AGGREGATED_PREFIX "%.*s",
+                *ret_key = akey;
+                (void)snprintf(d->message, sizeof(d->message), AGGREGATED_PREFIX "%.*s",
                                EVENT_MESSAGE_MAX, message);
         }
-        r = lru_put(c->agg, buf_str(&akey), TAKE_PTR(rec), c->opts.lru_size);
-        if (r < 0)
-                return r;
+        return lru_put(c->agg, akey, TAKE_PTR(rec), c->opts.lru_size);
+}
 
-        /* 2. deduplication: the same key again patches the existing Event */
-        o = lru_take(c->obs, key);
+/* 2. deduplication: the same key again patches the existing Event */
+static int deduplicate(struct event_correlator *c, const char *key,
+                       const struct event_object_ref *obj, usec_t now_real,
+                       struct event_decision *d)
+{
+        json_auto_t *o = lru_take(c->obs, key);
+
         if (o) {
-                d.action = EVENT_ACTION_PATCH;
-                d.count = (unsigned)json_integer_value(json_object_get(o, "count")) + 1;
-                (void)snprintf(d.name, sizeof(d.name), "%s",
+                d->action = EVENT_ACTION_PATCH;
+                d->count = (unsigned)json_integer_value(json_object_get(o, "count")) + 1;
+                (void)snprintf(d->name, sizeof(d->name), "%s",
                                json_string_value(json_object_get(o, "name")));
-                d.first_seen = (usec_t)json_integer_value(json_object_get(o, "first"));
+                d->first_seen = (usec_t)json_integer_value(json_object_get(o, "first"));
                 json_decref(TAKE_PTR(o));
         } else {
-                d.action = EVENT_ACTION_CREATE;
-                d.count = 1;
+                d->action = EVENT_ACTION_CREATE;
+                d->count = 1;
                 /* client-go: "<name>.<hex nanoseconds>"; the sequence keeps names unique */
-                (void)snprintf(d.name, sizeof(d.name), "%.*s.%llx", 200, obj->name,
+                (void)snprintf(d->name, sizeof(d->name), "%.*s.%llx", 200, obj->name,
                                (unsigned long long)(now_real * 1000ULL + (c->seq++ % 1000U)));
-                d.first_seen = now_real;
+                d->first_seen = now_real;
         }
-        o = json_pack("{s:I,s:s,s:I}", "count", (json_int_t)d.count, "name", d.name, "first",
-                      (json_int_t)d.first_seen);
+        o = json_pack("{s:I,s:s,s:I}", "count", (json_int_t)d->count, "name", d->name, "first",
+                      (json_int_t)d->first_seen);
         if (!o)
                 return -ENOMEM;
-        r = lru_put(c->obs, key, TAKE_PTR(o), c->opts.lru_size);
-        if (r < 0)
-                return r;
+        return lru_put(c->obs, key, TAKE_PTR(o), c->opts.lru_size);
+}
 
-        /* 3. spam filter per involved object: token bucket */
-        s = lru_take(c->spam, buf_str(&skey));
+/* 3. spam filter per involved object: token bucket */
+static int spam_filter(struct event_correlator *c, const char *skey, usec_t now,
+                       struct event_decision *d)
+{
+        json_auto_t *s = lru_take(c->spam, skey);
         double tokens = s ? json_real_value(json_object_get(s, "tokens"))
                           : (double)c->opts.spam_burst;
         usec_t last = s ? (usec_t)json_integer_value(json_object_get(s, "last")) : now;
+
         json_decref(TAKE_PTR(s));
         if (now > last)
                 tokens += (double)(now - last) / (double)c->opts.spam_refill;
@@ -221,11 +225,40 @@ int event_correlate(struct event_correlator *c, const struct event_object_ref *o
         if (tokens >= 1.0)
                 tokens -= 1.0;
         else
-                d.action = EVENT_ACTION_DROP;
+                d->action = EVENT_ACTION_DROP;
         s = json_pack("{s:f,s:I}", "tokens", tokens, "last", (json_int_t)MAX(now, last));
         if (!s)
                 return -ENOMEM;
-        r = lru_put(c->spam, buf_str(&skey), TAKE_PTR(s), c->opts.lru_size);
+        return lru_put(c->spam, skey, TAKE_PTR(s), c->opts.lru_size);
+}
+
+int event_correlate(struct event_correlator *c, const struct event_object_ref *obj,
+                    enum event_type type, const char *reason, const char *message, usec_t now_real,
+                    struct event_decision *ret)
+{
+        CLEANUP(buf_releasep) struct buf skey = BUF_INIT(8192);
+        CLEANUP(buf_releasep) struct buf akey = BUF_INIT(8192);
+        CLEANUP(buf_releasep) struct buf ekey = BUF_INIT(16384);
+        struct event_decision d = { 0 };
+        const char *key;
+        usec_t now;
+        int r;
+
+        if (!c || !obj || !obj->name || !obj->kind || !reason || !message || !ret ||
+            !event_type_to_string(type))
+                return -EINVAL;
+        now = clock_now(c->opts.clock);
+
+        r = build_keys(c, obj, type, reason, message, &skey, &akey, &ekey);
+        if (r < 0)
+                return r;
+        r = aggregate(c, buf_str(&akey), buf_str(&ekey), message, now, &d, &key);
+        if (r < 0)
+                return r;
+        r = deduplicate(c, key, obj, now_real, &d);
+        if (r < 0)
+                return r;
+        r = spam_filter(c, buf_str(&skey), now, &d);
         if (r < 0)
                 return r;
 

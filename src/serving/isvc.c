@@ -105,22 +105,76 @@ static void read_limit(const json_t *container, struct isvc_info *info)
         }
 }
 
+/* §4.2: framework keys in fixed order, then custom containers. Returns the framework object. */
+static const json_t *find_impl(const json_t *predictor, bool have_containers,
+                               struct isvc_info *info)
+{
+        for (int i = 0; i < ISVC_IMPL_CUSTOM; i++) {
+                const json_t *o = json_get_path(predictor, impl_keys[i], NULL);
+                if (present(o)) {
+                        info->has_impl = true;
+                        info->impl = (enum isvc_impl)i;
+                        return o;
+                }
+        }
+        if (have_containers) {
+                info->has_impl = true;
+                info->impl = ISVC_IMPL_CUSTOM;
+        }
+        return NULL;
+}
+
+/* §4.3 IsMMSPredictor, for a predictor without containers that has a framework object. */
+static bool framework_is_mms(const json_t *predictor, const json_t *impl_obj)
+{
+        const char *format = json_get_string_path(predictor, "model", "modelFormat", "name", NULL);
+        const json_t *uris = json_get_path(predictor, "storageUris", NULL);
+
+        if (present(json_get_path(predictor, "huggingface", NULL)) ||
+            (format && streq(format, "huggingface")))
+                return false;
+        return !present(json_get_path(impl_obj, "storageUri", NULL)) &&
+               !present(json_get_path(impl_obj, "storage", NULL)) &&
+               !(json_is_array(uris) && json_array_size(uris) > 0);
+}
+
+/* §4.4 protocol and §4.5 memory limit of custom containers. */
+static void read_custom(const json_t *containers, struct isvc_info *info)
+{
+        const json_t *t = find_container(containers, "transformer-container");
+        const json_t *k = find_container(containers, "kserve-container");
+
+        if (t)
+                info->protocol = str_or(env_value(t, "PROTOCOL"), "v1");
+        else
+                info->protocol = str_or(env_value(json_array_get(containers, 0), "PROTOCOL"), "v1");
+        if (k)
+                read_limit(k, info);
+        else
+                info->limit_known = false; /* KServe dereferences nil here */
+}
+
+static void read_metadata(const json_t *isvc, struct isvc_info *info)
+{
+        info->name = str_or(json_get_string_path(isvc, "metadata", "name", NULL), "");
+        info->namespace_ = str_or(json_get_string_path(isvc, "metadata", "namespace", NULL), "");
+        info->uid = json_get_string_path(isvc, "metadata", "uid", NULL);
+        info->labels = json_get_path(isvc, "metadata", "labels", NULL);
+        if (!json_is_object(info->labels))
+                info->labels = NULL;
+        info->being_deleted = present(json_get_path(isvc, "metadata", "deletionTimestamp", NULL));
+}
+
 int isvc_info_from_json(const json_t *isvc, struct isvc_info *ret)
 {
         struct isvc_info info = { 0 };
-        const json_t *predictor, *containers, *impl_obj = NULL;
+        const json_t *predictor, *containers, *impl_obj;
         bool have_containers;
 
         if (!json_is_object(isvc))
                 return -EINVAL;
 
-        info.name = str_or(json_get_string_path(isvc, "metadata", "name", NULL), "");
-        info.namespace_ = str_or(json_get_string_path(isvc, "metadata", "namespace", NULL), "");
-        info.uid = json_get_string_path(isvc, "metadata", "uid", NULL);
-        info.labels = json_get_path(isvc, "metadata", "labels", NULL);
-        if (!json_is_object(info.labels))
-                info.labels = NULL;
-        info.being_deleted = present(json_get_path(isvc, "metadata", "deletionTimestamp", NULL));
+        read_metadata(isvc, &info);
         info.ready = is_ready(isvc);
         info.url = json_get_string_path(isvc, "status", "url", NULL);
         info.address_url = json_get_string_path(isvc, "status", "address", "url", NULL);
@@ -130,38 +184,14 @@ int isvc_info_from_json(const json_t *isvc, struct isvc_info *ret)
         predictor = json_get_path(isvc, "spec", "predictor", NULL);
         containers = json_get_path(predictor, "containers", NULL);
         have_containers = json_is_array(containers) && json_array_size(containers) > 0;
-
-        /* §4.2: framework keys in fixed order, then custom containers */
-        for (int i = 0; i < ISVC_IMPL_CUSTOM; i++) {
-                const json_t *o = json_get_path(predictor, impl_keys[i], NULL);
-                if (present(o)) {
-                        info.has_impl = true;
-                        info.impl = (enum isvc_impl)i;
-                        impl_obj = o;
-                        break;
-                }
-        }
-        if (!info.has_impl && have_containers) {
-                info.has_impl = true;
-                info.impl = ISVC_IMPL_CUSTOM;
-        }
+        impl_obj = find_impl(predictor, have_containers, &info);
 
         /* §4.3 IsMMSPredictor */
         if (have_containers) {
                 const char *v = env_value(json_array_get(containers, 0), "MULTI_MODEL_SERVER");
                 info.mms = info.has_impl && v && streq(v, "true");
         } else if (info.has_impl) {
-                const char *format = json_get_string_path(predictor, "model", "modelFormat", "name",
-                                                          NULL);
-                const json_t *uris = json_get_path(predictor, "storageUris", NULL);
-
-                if (present(json_get_path(predictor, "huggingface", NULL)) ||
-                    (format && streq(format, "huggingface")))
-                        info.mms = false;
-                else
-                        info.mms = !present(json_get_path(impl_obj, "storageUri", NULL)) &&
-                                   !present(json_get_path(impl_obj, "storage", NULL)) &&
-                                   !(json_is_array(uris) && json_array_size(uris) > 0);
+                info.mms = framework_is_mms(predictor, impl_obj);
         }
 
         /* §4.4 protocol and §4.5 memory limit of the first implementation */
@@ -170,18 +200,7 @@ int isvc_info_from_json(const json_t *isvc, struct isvc_info *ret)
                                        default_protocol(info.impl));
                 read_limit(impl_obj, &info);
         } else if (info.has_impl) {
-                const json_t *t = find_container(containers, "transformer-container");
-                const json_t *k = find_container(containers, "kserve-container");
-
-                if (t)
-                        info.protocol = str_or(env_value(t, "PROTOCOL"), "v1");
-                else
-                        info.protocol = str_or(env_value(json_array_get(containers, 0), "PROTOCOL"),
-                                               "v1");
-                if (k)
-                        read_limit(k, &info);
-                else
-                        info.limit_known = false; /* KServe dereferences nil here */
+                read_custom(containers, &info);
         }
 
         *ret = info;

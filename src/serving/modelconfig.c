@@ -214,6 +214,61 @@ static int string_field(const json_t *o, const char *name, const char **ret, cha
         return 0;
 }
 
+/* One modelSpec object: storageUri, framework and memory (canonical quantity, "0" if absent). */
+static int parse_model_spec(const json_t *spec, const char **uri, const char **framework,
+                            char memory[static QUANTITY_STRING_MAX], char *reterr, size_t len_err)
+{
+        struct quantity q;
+        int r;
+
+        if (!json_is_object(spec)) {
+                (void)snprintf(reterr, len_err, "json: cannot unmarshal non-object into modelSpec");
+                return -EINVAL;
+        }
+        r = string_field(spec, "storageUri", uri, reterr, len_err);
+        if (r < 0)
+                return r;
+        r = string_field(spec, "framework", framework, reterr, len_err);
+        if (r < 0)
+                return r;
+        if (quantity_from_json(get_fold(spec, "memory"), &q) < 0) {
+                (void)snprintf(reterr, len_err,
+                               "quantities must match the regular expression "
+                               "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
+                return -EINVAL;
+        }
+        if (quantity_to_canonical_string(&q, memory, QUANTITY_STRING_MAX) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* One element of the models.json array, appended to @out (null elements carry no model). */
+static int parse_entry(const json_t *e, struct model_entries *out, char *reterr, size_t len_err)
+{
+        const char *name, *uri = "", *framework = "";
+        const json_t *spec;
+        char memory[QUANTITY_STRING_MAX] = "0";
+        int r;
+
+        if (json_is_null(e))
+                return 0; /* Go decodes null into a zero entry; it carries no model */
+        if (!json_is_object(e)) {
+                (void)snprintf(reterr, len_err,
+                               "json: cannot unmarshal non-object into ModelConfig");
+                return -EINVAL;
+        }
+        r = string_field(e, "modelName", &name, reterr, len_err);
+        if (r < 0)
+                return r;
+        spec = get_fold(e, "modelSpec");
+        if (spec && !json_is_null(spec)) {
+                r = parse_model_spec(spec, &uri, &framework, memory, reterr, len_err);
+                if (r < 0)
+                        return r;
+        }
+        return model_entries_append(out, name, uri, framework, memory);
+}
+
 int modelconfig_parse(const char *data, struct model_entries *ret, char *reterr, size_t len_err)
 {
         CLEANUP(model_entries_release) struct model_entries out = { 0 };
@@ -240,45 +295,7 @@ int modelconfig_parse(const char *data, struct model_entries *ret, char *reterr,
                 return -EINVAL;
         }
         json_array_foreach(v, i, e) {
-                const char *name, *uri = "", *framework = "";
-                const json_t *spec, *mem;
-                struct quantity q;
-                char memory[QUANTITY_STRING_MAX] = "0";
-
-                if (json_is_null(e))
-                        continue; /* Go decodes null into a zero entry; it carries no model */
-                if (!json_is_object(e)) {
-                        (void)snprintf(reterr, len_err,
-                                       "json: cannot unmarshal non-object into ModelConfig");
-                        return -EINVAL;
-                }
-                r = string_field(e, "modelName", &name, reterr, len_err);
-                if (r < 0)
-                        return r;
-                spec = get_fold(e, "modelSpec");
-                if (spec && !json_is_null(spec)) {
-                        if (!json_is_object(spec)) {
-                                (void)snprintf(reterr, len_err,
-                                               "json: cannot unmarshal non-object into modelSpec");
-                                return -EINVAL;
-                        }
-                        r = string_field(spec, "storageUri", &uri, reterr, len_err);
-                        if (r < 0)
-                                return r;
-                        r = string_field(spec, "framework", &framework, reterr, len_err);
-                        if (r < 0)
-                                return r;
-                        mem = get_fold(spec, "memory");
-                        if (quantity_from_json(mem, &q) < 0) {
-                                (void)snprintf(reterr, len_err,
-                                               "quantities must match the regular expression "
-                                               "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
-                                return -EINVAL;
-                        }
-                        if (quantity_to_canonical_string(&q, memory, sizeof(memory)) < 0)
-                                return -ENOMEM;
-                }
-                r = model_entries_append(&out, name, uri, framework, memory);
+                r = parse_entry(e, &out, reterr, len_err);
                 if (r < 0)
                         return r;
         }

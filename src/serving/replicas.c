@@ -296,13 +296,87 @@ static int detail_add(json_t *detail, const char *pod, const char *state, const 
         return json_array_append(detail, o) < 0 ? -ENOMEM : 0;
 }
 
+/* What the replicas of one model report, folded: the first replica that failed to load, to
+ * download, or is stale (with its reason), and the earliest progress state seen. */
+struct replica_tally {
+        const struct replica *failed_load, *failed_download, *stale;
+        const char *failed_load_reason, *failed_download_reason;
+        size_t progress;
+};
+
+static void tally_first(const struct replica **slot, const char **slot_reason,
+                        const struct replica *r, const char *reason)
+{
+        if (*slot)
+                return;
+        *slot = r;
+        if (slot_reason)
+                *slot_reason = reason;
+}
+
+static void tally_add(struct replica_tally *t, struct model_loaded *m, const struct replica *r,
+                      const char *state, const char *reason)
+{
+        if (streq(state, "Loaded"))
+                m->loaded++;
+        else if (streq(state, "FailedToLoad"))
+                tally_first(&t->failed_load, &t->failed_load_reason, r, reason);
+        else if (streq(state, "FailedToDownload"))
+                tally_first(&t->failed_download, &t->failed_download_reason, r, reason);
+        else if (streq(state, REPLICAS_STATE_STALE))
+                tally_first(&t->stale, NULL, r, reason);
+        else if (progress_rank(state) < t->progress)
+                t->progress = progress_rank(state);
+}
+
+/* The condition for a model with at least one failed replica; returns asprintf()'s result. */
+static int summarize_failed(const struct replica_tally *t, struct model_loaded *m)
+{
+        const struct replica *f = t->failed_load ? t->failed_load : t->failed_download;
+        AUTOFREE char *why = utf8_cut(t->failed_load ? nz(t->failed_load_reason)
+                                                     : nz(t->failed_download_reason),
+                                      REPLICAS_REASON_MAX);
+
+        m->status = CONDITION_STATUS_FALSE;
+        m->reason = t->failed_load ? "FailedToLoad" : "FailedToDownload";
+        if (!why)
+                return -1;
+        return asprintf(&m->message, "%u/%u replicas loaded; %s: %s%s%s", m->loaded, m->total,
+                        f->pod, m->reason, why[0] ? ": " : "", why);
+}
+
+/* Fills status, reason and message of m from the tally; returns asprintf()'s result. */
+static int summarize_condition(const struct replica_tally *t, struct model_loaded *m)
+{
+        if (m->total == 0) {
+                m->status = CONDITION_STATUS_UNKNOWN;
+                m->reason = REPLICAS_REASON_NO_REPLICAS;
+                return asprintf(&m->message,
+                                "0/0 replicas loaded: no serving replica reports model status");
+        }
+        if (m->loaded == m->total) {
+                m->status = CONDITION_STATUS_TRUE;
+                m->reason = "Loaded";
+                return asprintf(&m->message, "%u/%u replicas loaded", m->loaded, m->total);
+        }
+        if (t->failed_load || t->failed_download)
+                return summarize_failed(t, m);
+        m->status = CONDITION_STATUS_UNKNOWN;
+        if (t->stale) {
+                m->reason = REPLICAS_STATE_STALE;
+                return asprintf(&m->message, "%u/%u replicas loaded; %s: %s: %s", m->loaded,
+                                m->total, t->stale->pod, REPLICAS_STATE_STALE,
+                                t->stale->stale_reason);
+        }
+        m->reason = progress_order[t->progress < ELEMENTSOF(progress_order) ? t->progress : 0];
+        return asprintf(&m->message, "%u/%u replicas loaded", m->loaded, m->total);
+}
+
 int model_loaded_summarize(const struct replica_set *s, const char *model, const char *storage_uri,
                            struct model_loaded *ret)
 {
         struct model_loaded m = { .total = (unsigned)s->n, .detail = json_array() };
-        const struct replica *failed_load = NULL, *failed_download = NULL, *stale = NULL;
-        const char *failed_load_reason = NULL, *failed_download_reason = NULL;
-        size_t progress = ELEMENTSOF(progress_order);
+        struct replica_tally t = { .progress = ELEMENTSOF(progress_order) };
         int k;
 
         if (!m.detail)
@@ -318,56 +392,9 @@ int model_loaded_summarize(const struct replica_set *s, const char *model, const
                                 return k;
                         }
                 }
-                if (streq(state, "Loaded"))
-                        m.loaded++;
-                else if (streq(state, "FailedToLoad")) {
-                        if (!failed_load) {
-                                failed_load = &s->items[i];
-                                failed_load_reason = reason;
-                        }
-                } else if (streq(state, "FailedToDownload")) {
-                        if (!failed_download) {
-                                failed_download = &s->items[i];
-                                failed_download_reason = reason;
-                        }
-                } else if (streq(state, REPLICAS_STATE_STALE)) {
-                        if (!stale)
-                                stale = &s->items[i];
-                } else if (progress_rank(state) < progress)
-                        progress = progress_rank(state);
+                tally_add(&t, &m, &s->items[i], state, reason);
         }
-
-        if (m.total == 0) {
-                m.status = CONDITION_STATUS_UNKNOWN;
-                m.reason = REPLICAS_REASON_NO_REPLICAS;
-                k = asprintf(&m.message,
-                             "0/0 replicas loaded: no serving replica reports model status");
-        } else if (m.loaded == m.total) {
-                m.status = CONDITION_STATUS_TRUE;
-                m.reason = "Loaded";
-                k = asprintf(&m.message, "%u/%u replicas loaded", m.loaded, m.total);
-        } else if (failed_load || failed_download) {
-                const struct replica *f = failed_load ? failed_load : failed_download;
-                AUTOFREE char *why = utf8_cut(failed_load ? nz(failed_load_reason)
-                                                          : nz(failed_download_reason),
-                                              REPLICAS_REASON_MAX);
-
-                m.status = CONDITION_STATUS_FALSE;
-                m.reason = failed_load ? "FailedToLoad" : "FailedToDownload";
-                k = why ? asprintf(&m.message, "%u/%u replicas loaded; %s: %s%s%s", m.loaded,
-                                   m.total, f->pod, m.reason, why[0] ? ": " : "", why)
-                        : -1;
-        } else if (stale) {
-                m.status = CONDITION_STATUS_UNKNOWN;
-                m.reason = REPLICAS_STATE_STALE;
-                k = asprintf(&m.message, "%u/%u replicas loaded; %s: %s: %s", m.loaded, m.total,
-                             stale->pod, REPLICAS_STATE_STALE, stale->stale_reason);
-        } else {
-                m.status = CONDITION_STATUS_UNKNOWN;
-                m.reason = progress_order[progress < ELEMENTSOF(progress_order) ? progress : 0];
-                k = asprintf(&m.message, "%u/%u replicas loaded", m.loaded, m.total);
-        }
-        if (k < 0) {
+        if (summarize_condition(&t, &m) < 0) {
                 m.message = NULL;
                 model_loaded_release(&m);
                 return -ENOMEM;

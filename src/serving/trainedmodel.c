@@ -72,12 +72,86 @@ static void invalid_dispatch(struct trained_model *tm, const char *prefix, int r
                 invalid(tm, field, "%s is invalid: %s", field, err->message);
 }
 
+static const char *json_kind(const json_t *v)
+{
+        return json_is_boolean(v)  ? "boolean"
+               : json_is_object(v) ? "object"
+               : json_is_array(v)  ? "array"
+                                   : "value";
+}
+
+static void invalid_quantity(struct trained_model *tm, const json_t *memory)
+{
+        char text[QUANTITY_INPUT_MAX + 1];
+
+        if (json_is_string(memory))
+                (void)snprintf(text, sizeof(text), "%s", json_string_value(memory));
+        else
+                (void)snprintf(text, sizeof(text), "a JSON %s", json_kind(memory));
+        invalid(tm, "spec.model.memory",
+                "spec.model.memory \"%s\" is not a valid quantity (e.g. \"128Mi\", \"1G\")", text);
+        quantity_init_zero(&tm->memory, QUANTITY_DECIMAL_SI);
+}
+
+static void invalid_negative(struct trained_model *tm)
+{
+        char s[QUANTITY_STRING_MAX];
+
+        if (quantity_to_string(&tm->memory, s, sizeof(s)) < 0)
+                s[0] = '\0';
+        invalid(tm, "spec.model.memory", "spec.model.memory \"%s\" must not be negative", s);
+        quantity_init_zero(&tm->memory, QUANTITY_DECIMAL_SI);
+}
+
+/* spec.model.memory into tm->memory; false (and tm marked invalid) when it is not usable. */
+static bool check_memory(const json_t *memory, struct trained_model *tm)
+{
+        if (json_is_null(memory)) {
+                invalid(tm, "spec.model.memory", "spec.model.memory is required");
+                return false;
+        }
+        if (json_string_has_nul(memory)) {
+                invalid(tm, "spec.model.memory", "spec.model.memory contains a NUL character");
+                return false;
+        }
+        if (quantity_from_json(memory, &tm->memory) < 0) {
+                invalid_quantity(tm, memory);
+                return false;
+        }
+        if (quantity_sign(&tm->memory) < 0) {
+                invalid_negative(tm);
+                return false;
+        }
+        return true;
+}
+
+/* spec.model, once spec itself has dispatched into @f. */
+static void check_model(struct tm_fields *f, struct trained_model *tm)
+{
+        struct json_dispatch_error err = { 0 };
+        int r;
+
+        r = json_dispatch(f->model, model_fields, JSON_DISPATCH_ALLOW_UNKNOWN, f, &err);
+        if (r < 0) {
+                invalid_dispatch(tm, "spec.model.", r, &err);
+                return;
+        }
+        if (f->storage_uri[0] == '\0') {
+                invalid(tm, "spec.model.storageUri", "spec.model.storageUri must not be empty");
+                return;
+        }
+        if (!check_memory(f->memory, tm))
+                return;
+        tm->storage_uri = f->storage_uri;
+        tm->framework = f->framework;
+        tm->valid = true;
+}
+
 static void check_spec(const json_t *obj, struct trained_model *tm)
 {
         struct tm_fields f = { 0 };
         struct json_dispatch_error err = { 0 };
         json_t *spec = json_object_get(obj, "spec");
-        char text[QUANTITY_INPUT_MAX + 1];
         int r;
 
         if (!json_is_object(spec)) {
@@ -96,50 +170,7 @@ static void check_spec(const json_t *obj, struct trained_model *tm)
                 return;
         }
         tm->isvc = f.isvc;
-        r = json_dispatch(f.model, model_fields, JSON_DISPATCH_ALLOW_UNKNOWN, &f, &err);
-        if (r < 0) {
-                invalid_dispatch(tm, "spec.model.", r, &err);
-                return;
-        }
-        if (f.storage_uri[0] == '\0') {
-                invalid(tm, "spec.model.storageUri", "spec.model.storageUri must not be empty");
-                return;
-        }
-        if (json_is_null(f.memory)) {
-                invalid(tm, "spec.model.memory", "spec.model.memory is required");
-                return;
-        }
-        if (json_string_has_nul(f.memory)) {
-                invalid(tm, "spec.model.memory", "spec.model.memory contains a NUL character");
-                return;
-        }
-        if (quantity_from_json(f.memory, &tm->memory) < 0) {
-                if (json_is_string(f.memory))
-                        (void)snprintf(text, sizeof(text), "%s", json_string_value(f.memory));
-                else
-                        (void)snprintf(text, sizeof(text), "a JSON %s",
-                                       json_is_boolean(f.memory)  ? "boolean"
-                                       : json_is_object(f.memory) ? "object"
-                                       : json_is_array(f.memory)  ? "array"
-                                                                  : "value");
-                invalid(tm, "spec.model.memory",
-                        "spec.model.memory \"%s\" is not a valid quantity (e.g. \"128Mi\", \"1G\")",
-                        text);
-                quantity_init_zero(&tm->memory, QUANTITY_DECIMAL_SI);
-                return;
-        }
-        if (quantity_sign(&tm->memory) < 0) {
-                char s[QUANTITY_STRING_MAX];
-                if (quantity_to_string(&tm->memory, s, sizeof(s)) < 0)
-                        s[0] = '\0';
-                invalid(tm, "spec.model.memory", "spec.model.memory \"%s\" must not be negative",
-                        s);
-                quantity_init_zero(&tm->memory, QUANTITY_DECIMAL_SI);
-                return;
-        }
-        tm->storage_uri = f.storage_uri;
-        tm->framework = f.framework;
-        tm->valid = true;
+        check_model(&f, tm);
 }
 
 static bool present(const json_t *v)

@@ -199,81 +199,79 @@ static int check_object(const struct tm_view *v, char **ret)
         return TM_ADMISSION_ALLOWED;
 }
 
+/* tm_view_decode() as a verdict: TM_ADMISSION_BAD_REQUEST when @object does not decode. */
+static int decode_verdict(const json_t *object, const char *what, struct tm_view *ret, char **msg)
+{
+        int r = tm_view_decode(object, what, ret, msg);
+
+        if (r == -ENOMEM)
+                return r;
+        return r < 0 ? TM_ADMISSION_BAD_REQUEST : TM_ADMISSION_ALLOWED;
+}
+
+/* The memory of an existing TrainedModel may not change. */
+static int check_memory_unchanged(const struct tm_view *v, const json_t *old_object, char **msg)
+{
+        struct tm_view old;
+        struct quantity q_new, q_old;
+        char s_old[QUANTITY_STRING_MAX], s_new[QUANTITY_STRING_MAX];
+        int r;
+
+        r = decode_verdict(old_object, "oldObject", &old, msg);
+        if (r != TM_ADMISSION_ALLOWED)
+                return r;
+        /* check_object() proved the new memory parses. */
+        if (quantity_from_json(v->memory, &q_new) < 0 ||
+            quantity_from_json(old.memory, &q_old) < 0 || quantity_cmp(&q_new, &q_old) == 0)
+                return TM_ADMISSION_ALLOWED;
+        if (quantity_to_string(&q_old, s_old, sizeof(s_old)) < 0 ||
+            quantity_to_string(&q_new, s_new, sizeof(s_new)) < 0)
+                return -ENOMEM;
+        r = message(msg,
+                    "the Trained Model \"%s\" memory field is immutable. The "
+                    "memory was \"%s\" but it is updated to \"%s\"",
+                    v->name, s_old, s_new);
+        return r < 0 ? r : TM_ADMISSION_DENIED;
+}
+
+/* CREATE and UPDATE: the verdict, with its message in *msg unless allowed. */
+static int check_write(bool update, const json_t *object, const json_t *old_object, char **msg)
+{
+        struct tm_view v;
+        int r;
+
+        r = decode_verdict(object, "object", &v, msg);
+        if (r != TM_ADMISSION_ALLOWED)
+                return r;
+        /* Deleting objects may always be updated, so finalizers can be removed. */
+        if (update && v.deletion_timestamp)
+                return TM_ADMISSION_ALLOWED;
+        r = check_object(&v, msg);
+        if (r != TM_ADMISSION_ALLOWED || !update)
+                return r;
+        return check_memory_unchanged(&v, old_object, msg);
+}
+
 int tm_validate_admission(const char *operation, const json_t *object, const json_t *old_object,
                           char **ret_denial_message)
 {
         AUTOFREE char *msg = NULL;
-        struct tm_view v, old;
-        struct quantity q_new, q_old;
-        bool update;
         int r;
 
         if (!operation || !ret_denial_message)
                 return -EINVAL;
 
         if (streq(operation, "DELETE") || streq(operation, "CONNECT")) {
-                *ret_denial_message = NULL;
-                return TM_ADMISSION_ALLOWED;
-        }
-        if (!streq(operation, "CREATE") && !streq(operation, "UPDATE")) {
+                r = TM_ADMISSION_ALLOWED;
+        } else if (streq(operation, "CREATE") || streq(operation, "UPDATE")) {
+                r = check_write(streq(operation, "UPDATE"), object, old_object, &msg);
+        } else {
                 r = message(&msg, "unknown operation \"%s\"", operation);
-                if (r < 0)
-                        return r;
-                *ret_denial_message = TAKE_PTR(msg);
-                return TM_ADMISSION_BAD_REQUEST;
+                if (r >= 0)
+                        r = TM_ADMISSION_BAD_REQUEST;
         }
-        update = streq(operation, "UPDATE");
-
-        r = tm_view_decode(object, "object", &v, &msg);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0) {
-                *ret_denial_message = TAKE_PTR(msg);
-                return TM_ADMISSION_BAD_REQUEST;
-        }
-
-        /* Deleting objects may always be updated, so finalizers can be removed. */
-        if (update && v.deletion_timestamp) {
-                *ret_denial_message = NULL;
-                return TM_ADMISSION_ALLOWED;
-        }
-
-        r = check_object(&v, &msg);
         if (r < 0)
                 return r;
-        if (r != TM_ADMISSION_ALLOWED) {
-                *ret_denial_message = TAKE_PTR(msg);
-                return r;
-        }
-
-        if (update) {
-                r = tm_view_decode(old_object, "oldObject", &old, &msg);
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0) {
-                        *ret_denial_message = TAKE_PTR(msg);
-                        return TM_ADMISSION_BAD_REQUEST;
-                }
-                /* check_object() proved the new memory parses. */
-                if (quantity_from_json(v.memory, &q_new) >= 0 &&
-                    quantity_from_json(old.memory, &q_old) >= 0 &&
-                    quantity_cmp(&q_new, &q_old) != 0) {
-                        char s_old[QUANTITY_STRING_MAX], s_new[QUANTITY_STRING_MAX];
-
-                        if (quantity_to_string(&q_old, s_old, sizeof(s_old)) < 0 ||
-                            quantity_to_string(&q_new, s_new, sizeof(s_new)) < 0)
-                                return -ENOMEM;
-                        r = message(&msg,
-                                    "the Trained Model \"%s\" memory field is immutable. The "
-                                    "memory was \"%s\" but it is updated to \"%s\"",
-                                    v.name, s_old, s_new);
-                        if (r < 0)
-                                return r;
-                        *ret_denial_message = TAKE_PTR(msg);
-                        return TM_ADMISSION_DENIED;
-                }
-        }
-
-        *ret_denial_message = NULL;
-        return TM_ADMISSION_ALLOWED;
+        *ret_denial_message = r == TM_ADMISSION_ALLOWED ? NULL : TAKE_PTR(msg);
+        return r;
 }
