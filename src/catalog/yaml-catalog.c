@@ -176,6 +176,185 @@ static int field_epoch(struct ydoc *d, yaml_node_t *n, void *ret, struct catalog
         return 0;
 }
 
+/*
+ * One MetadataValue kind: the key of its value and how that value is normalised. normalise()
+ * returns 0 with the value (a new reference, NULL when it is missing or of the wrong type),
+ * -EINVAL when it is present but unreadable, or -ENOMEM.
+ */
+struct metadata_kind {
+        const char *type;
+        const char *vkey;
+        int (*normalise)(json_t *v, json_t **ret);
+};
+
+static int metadata_string(json_t *v, json_t **ret)
+{
+        AUTOFREE char *t = NULL;
+
+        if (!v || json_is_string(v)) {
+                *ret = json_incref(v);
+                return 0;
+        }
+        /* a plain scalar that looked like a number stays text */
+        t = json_dumps(v, JSON_ENCODE_ANY);
+        if (!t)
+                return -ENOMEM;
+        *ret = json_string(t);
+        return 0;
+}
+
+static int metadata_int(json_t *v, json_t **ret)
+{
+        char b[32];
+        int64_t i;
+
+        if (json_is_integer(v))
+                i = json_integer_value(v);
+        else if (!json_is_string(v) || safe_atoi64(json_string_value(v), &i) < 0)
+                return -EINVAL;
+        snprintf(b, sizeof(b), "%" PRId64, i);
+        *ret = json_string(b);
+        return 0;
+}
+
+static int metadata_double(json_t *v, json_t **ret)
+{
+        const char *s = json_string_value(v);
+        char *end;
+        double f;
+
+        if (json_is_number(v)) {
+                *ret = json_real(json_number_value(v));
+                return 0;
+        }
+        if (!s) {
+                *ret = NULL;
+                return 0;
+        }
+        errno = 0;
+        f = strtod(s, &end);
+        if (errno != 0 || *end != '\0' || end == s)
+                return -EINVAL;
+        *ret = json_real(f);
+        return 0;
+}
+
+static int metadata_bool(json_t *v, json_t **ret)
+{
+        *ret = json_is_boolean(v) ? json_incref(v) : NULL;
+        return 0;
+}
+
+static int metadata_struct(json_t *v, json_t **ret)
+{
+        *ret = json_is_string(v) ? json_incref(v) : NULL;
+        return 0;
+}
+
+static const struct metadata_kind metadata_kinds[] = {
+        { "MetadataStringValue", "string_value", metadata_string },
+        { "MetadataIntValue", "int_value", metadata_int },
+        { "MetadataDoubleValue", "double_value", metadata_double },
+        { "MetadataBoolValue", "bool_value", metadata_bool },
+        { "MetadataStructValue", "struct_value", metadata_struct },
+};
+
+static const struct metadata_kind *metadata_kind_find(const char *type)
+{
+        for (size_t i = 0; i < ELEMENTSOF(metadata_kinds); i++)
+                if (streq(type, metadata_kinds[i].type))
+                        return &metadata_kinds[i];
+        return NULL;
+}
+
+/* Normalises one property as written (raw) into a shared MetadataValue (a new reference). */
+static int custom_property_value(struct ydoc *d, const char *key, unsigned line, json_t *raw,
+                                 json_t **ret, struct catalog_error *err)
+{
+        const char *type = json_string_value(json_object_get(raw, "metadataType"));
+        const struct metadata_kind *kind;
+        json_t *value = NULL;
+        int r;
+
+        if (!json_is_object(raw) || !type) {
+                catalog_error_set(err, d->file, line, "custom property '%s' needs a metadataType",
+                                  key);
+                return -EINVAL;
+        }
+        kind = metadata_kind_find(type);
+        if (!kind) {
+                catalog_error_set(err, d->file, line,
+                                  "custom property '%s': unknown metadataType '%s'", key, type);
+                return -EINVAL;
+        }
+        r = kind->normalise(json_object_get(raw, kind->vkey), &value);
+        if (r == -EINVAL) {
+                catalog_error_set(err, d->file, line, "custom property '%s': invalid %s", key,
+                                  kind->vkey);
+                return r;
+        }
+        if (r < 0)
+                return r;
+        if (!value || json_object_size(raw) != 2) {
+                json_decref(value);
+                catalog_error_set(err, d->file, line,
+                                  "custom property '%s': %s needs exactly metadataType and %s", key,
+                                  type, kind->vkey);
+                return -EINVAL;
+        }
+        value = intern(d, json_pack("{s:s, s:o}", "metadataType", type, kind->vkey, value));
+        if (!value)
+                return -ENOMEM;
+        *ret = value;
+        return 0;
+}
+
+/* Adds the property of one mapping pair (k: v) to out. */
+static int custom_property_add(struct ydoc *d, yaml_node_t *k, yaml_node_t *v, json_t *out,
+                               struct catalog_error *err)
+{
+        const char *key = ynode_scalar(k);
+        unsigned line = ynode_line(k);
+        json_auto_t *raw = NULL;
+        json_t *value = NULL;
+        int r;
+
+        if (!key || key[0] == '\0') {
+                catalog_error_set(err, d->file, line, "invalid customProperties key");
+                return -EINVAL;
+        }
+        if (json_object_get(out, key)) {
+                catalog_error_set(err, d->file, line, "duplicate key '%s'", key);
+                return -EINVAL;
+        }
+        r = ydoc_to_json(d, v, &raw, err);
+        if (r < 0)
+                return r;
+        r = custom_property_value(d, key, line, raw, &value, err);
+        if (r < 0)
+                return r;
+        return json_object_set_new(out, key, value) < 0 ? -ENOMEM : 0;
+}
+
+static int custom_properties_fill(struct ydoc *d, yaml_node_t *n, json_t *out,
+                                  struct catalog_error *err)
+{
+        if (n->type != YAML_MAPPING_NODE) {
+                catalog_error_set(err, d->file, ynode_line(n),
+                                  "customProperties must be a mapping");
+                return -EINVAL;
+        }
+        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+             p++) {
+                int r = custom_property_add(d, ydoc_node(d, p->key), ydoc_node(d, p->value), out,
+                                            err);
+
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 /* Validates and normalises a customProperties mapping into MetadataValue JSON. */
 static int field_custom_properties(struct ydoc *d, yaml_node_t *n, void *ret,
                                    struct catalog_error *err)
@@ -189,122 +368,11 @@ static int field_custom_properties(struct ydoc *d, yaml_node_t *n, void *ret,
         out = json_object();
         if (!out)
                 return -ENOMEM;
-        if (ynode_is_null(n))
-                goto done;
-        if (n->type != YAML_MAPPING_NODE) {
-                catalog_error_set(err, d->file, ynode_line(n),
-                                  "customProperties must be a mapping");
-                return -EINVAL;
-        }
-        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
-             p++) {
-                yaml_node_t *k = ydoc_node(d, p->key), *v = ydoc_node(d, p->value);
-                const char *key = ynode_scalar(k);
-                json_auto_t *raw = NULL;
-                json_t *value = NULL;
-                const char *type;
-                const char *vkey;
-                unsigned line = ynode_line(k);
-
-                if (!key || key[0] == '\0') {
-                        catalog_error_set(err, d->file, line, "invalid customProperties key");
-                        return -EINVAL;
-                }
-                if (json_object_get(out, key)) {
-                        catalog_error_set(err, d->file, line, "duplicate key '%s'", key);
-                        return -EINVAL;
-                }
-                r = ydoc_to_json(d, v, &raw, err);
+        if (!ynode_is_null(n)) {
+                r = custom_properties_fill(d, n, out, err);
                 if (r < 0)
                         return r;
-                type = json_string_value(json_object_get(raw, "metadataType"));
-                if (!json_is_object(raw) || !type) {
-                        catalog_error_set(err, d->file, line,
-                                          "custom property '%s' needs a metadataType", key);
-                        return -EINVAL;
-                }
-                if (streq(type, "MetadataStringValue")) {
-                        vkey = "string_value";
-                        value = json_object_get(raw, vkey);
-                        if (value && !json_is_string(value)) {
-                                /* a plain scalar that looked like a number stays text */
-                                char *t = json_dumps(value, JSON_ENCODE_ANY);
-
-                                if (!t)
-                                        return -ENOMEM;
-                                value = json_string(t);
-                                free(t);
-                        } else
-                                value = json_incref(value);
-                } else if (streq(type, "MetadataIntValue")) {
-                        json_t *iv;
-                        int64_t i;
-
-                        vkey = "int_value";
-                        iv = json_object_get(raw, vkey);
-                        if (json_is_integer(iv))
-                                i = json_integer_value(iv);
-                        else if (!json_is_string(iv) ||
-                                 safe_atoi64(json_string_value(iv), &i) < 0) {
-                                catalog_error_set(err, d->file, line,
-                                                  "custom property '%s': invalid int_value", key);
-                                return -EINVAL;
-                        }
-                        {
-                                char b[32];
-
-                                snprintf(b, sizeof(b), "%" PRId64, i);
-                                value = json_string(b);
-                        }
-                } else if (streq(type, "MetadataDoubleValue")) {
-                        json_t *dv;
-
-                        vkey = "double_value";
-                        dv = json_object_get(raw, vkey);
-                        if (json_is_number(dv))
-                                value = json_real(json_number_value(dv));
-                        else if (json_is_string(dv)) {
-                                char *end;
-                                double f;
-
-                                errno = 0;
-                                f = strtod(json_string_value(dv), &end);
-                                if (errno != 0 || *end != '\0' || end == json_string_value(dv)) {
-                                        catalog_error_set(err, d->file, line,
-                                                          "custom property '%s': invalid "
-                                                          "double_value",
-                                                          key);
-                                        return -EINVAL;
-                                }
-                                value = json_real(f);
-                        }
-                } else if (streq(type, "MetadataBoolValue")) {
-                        vkey = "bool_value";
-                        value = json_object_get(raw, vkey);
-                        value = json_is_boolean(value) ? json_incref(value) : NULL;
-                } else if (streq(type, "MetadataStructValue")) {
-                        vkey = "struct_value";
-                        value = json_object_get(raw, vkey);
-                        value = json_is_string(value) ? json_incref(value) : NULL;
-                } else {
-                        catalog_error_set(err, d->file, line,
-                                          "custom property '%s': unknown metadataType '%s'", key,
-                                          type);
-                        return -EINVAL;
-                }
-                if (!value || json_object_size(raw) != 2) {
-                        json_decref(value);
-                        catalog_error_set(err, d->file, line,
-                                          "custom property '%s': %s needs exactly metadataType "
-                                          "and %s",
-                                          key, type, vkey);
-                        return -EINVAL;
-                }
-                value = intern(d, json_pack("{s:s, s:o}", "metadataType", type, vkey, value));
-                if (!value || json_object_set_new(out, key, value) < 0)
-                        return -ENOMEM;
         }
-done:
         if (json_object_size(out) == 0) {
                 out = intern(d, TAKE_PTR(out));
                 if (!out)
