@@ -704,23 +704,15 @@ static int cmp_model_name(const void *a, const void *b)
                       ((const struct catalog_model_data *)b)->name);
 }
 
-static int parse_catalog(struct ydoc *d, struct catalog_models *m, struct catalog_error *err)
+/* Finds the models and mcp_servers nodes of the top-level mapping (root); source is ignored. */
+static int catalog_top_keys(struct ydoc *d, yaml_node_t *root, yaml_node_t **ret_models,
+                            yaml_node_t **ret_servers, struct catalog_error *err)
 {
-        yaml_node_t *root = ydoc_root(d), *models = NULL, *servers = NULL;
-        size_t count;
-        int r;
-
-        if (!root)
-                return 0;
-        if (root->type != YAML_MAPPING_NODE) {
-                catalog_error_set(err, d->file, ynode_line(root),
-                                  "a catalog file must be a mapping");
-                return -EINVAL;
-        }
         for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
              p++) {
                 yaml_node_t *k = ydoc_node(d, p->key), *v = ydoc_node(d, p->value);
                 const char *key = ynode_scalar(k);
+                bool known = key && (streq(key, "models") || streq(key, "mcp_servers"));
 
                 if (key && streq(key, "source")) {
                         if (v->type != YAML_SCALAR_NODE) {
@@ -728,55 +720,90 @@ static int parse_catalog(struct ydoc *d, struct catalog_models *m, struct catalo
                                                   "source must be a string");
                                 return -EINVAL;
                         }
-                } else if (key && streq(key, "models") && !models)
-                        models = v;
-                else if (key && streq(key, "mcp_servers") && !servers)
-                        servers = v;
+                } else if (known && streq(key, "models") && !*ret_models)
+                        *ret_models = v;
+                else if (known && streq(key, "mcp_servers") && !*ret_servers)
+                        *ret_servers = v;
                 else {
                         catalog_error_set(err, d->file, ynode_line(k), "%s key '%s'",
-                                          key && (streq(key, "models") || streq(key, "mcp_servers"))
-                                                  ? "duplicate"
-                                                  : "unknown",
-                                          key ? key : "?");
+                                          known ? "duplicate" : "unknown", key ? key : "?");
                         return -EINVAL;
                 }
         }
-        if (servers) {
-                if (servers->type != YAML_SEQUENCE_NODE && !ynode_is_null(servers)) {
-                        catalog_error_set(err, d->file, ynode_line(servers),
-                                          "mcp_servers must be a list");
+        return 0;
+}
+
+/* Checks MCP server i (as JSON in servers) has a name no earlier one has. */
+static int mcp_server_check(struct ydoc *d, yaml_node_t *item, const json_t *servers, size_t i,
+                            struct catalog_error *err)
+{
+        json_t *sv = json_array_get(servers, i);
+        const char *nm = json_string_value(json_object_get(sv, "name"));
+
+        if (!json_is_object(sv) || !nm || nm[0] == '\0') {
+                catalog_error_set(err, d->file, ynode_line(item), "MCP server without name");
+                return -EINVAL;
+        }
+        for (size_t j = 0; j < i; j++)
+                if (streq(json_string_value(json_object_get(json_array_get(servers, j), "name")),
+                          nm)) {
+                        catalog_error_set(err, d->file, ynode_line(item),
+                                          "duplicate MCP server name '%s'", nm);
                         return -EINVAL;
                 }
-                r = ydoc_to_json(d, servers, &m->mcp_servers, err);
+        return 0;
+}
+
+static int parse_mcp_servers(struct ydoc *d, yaml_node_t *servers, struct catalog_models *m,
+                             struct catalog_error *err)
+{
+        int r;
+
+        if (servers->type != YAML_SEQUENCE_NODE && !ynode_is_null(servers)) {
+                catalog_error_set(err, d->file, ynode_line(servers), "mcp_servers must be a list");
+                return -EINVAL;
+        }
+        r = ydoc_to_json(d, servers, &m->mcp_servers, err);
+        if (r < 0)
+                return r;
+        if (json_array_size(m->mcp_servers) > CATALOG_MODELS_PER_SOURCE_MAX) {
+                catalog_error_set(err, d->file, ynode_line(servers), "too many MCP servers");
+                return -E2BIG;
+        }
+        for (size_t i = 0; i < json_array_size(m->mcp_servers); i++) {
+                r = mcp_server_check(d, ydoc_node(d, servers->data.sequence.items.start[i]),
+                                     m->mcp_servers, i, err);
                 if (r < 0)
                         return r;
-                if (json_array_size(m->mcp_servers) > CATALOG_MODELS_PER_SOURCE_MAX) {
-                        catalog_error_set(err, d->file, ynode_line(servers),
-                                          "too many MCP servers");
-                        return -E2BIG;
-                }
-                for (size_t i = 0; i < json_array_size(m->mcp_servers); i++) {
-                        json_t *sv = json_array_get(m->mcp_servers, i);
-                        const char *nm = json_string_value(json_object_get(sv, "name"));
-                        yaml_node_t *item = ydoc_node(d, servers->data.sequence.items.start[i]);
-
-                        if (!json_is_object(sv) || !nm || nm[0] == '\0') {
-                                catalog_error_set(err, d->file, ynode_line(item),
-                                                  "MCP server without name");
-                                return -EINVAL;
-                        }
-                        for (size_t j = 0; j < i; j++)
-                                if (streq(json_string_value(json_object_get(
-                                                  json_array_get(m->mcp_servers, j), "name")),
-                                          nm)) {
-                                        catalog_error_set(err, d->file, ynode_line(item),
-                                                          "duplicate MCP server name '%s'", nm);
-                                        return -EINVAL;
-                                }
-                }
         }
-        if (!models || ynode_is_null(models))
-                return 0;
+        return 0;
+}
+
+/* Names are unique within a source: sorts a copy of the order to find duplicates. */
+static int model_names_check(struct ydoc *d, const struct catalog_models *m,
+                             struct catalog_error *err)
+{
+        AUTOFREE struct catalog_model_data *sorted = malloc(m->n * sizeof(*sorted) + 1);
+
+        if (!sorted)
+                return -ENOMEM;
+        memcpy(sorted, m->v, m->n * sizeof(*sorted));
+        qsort(sorted, m->n, sizeof(*sorted), cmp_model_name);
+        for (size_t i = 1; i < m->n; i++)
+                if (streq(sorted[i].name, sorted[i - 1].name)) {
+                        catalog_error_set(err, d->file, MAX(sorted[i].line, sorted[i - 1].line),
+                                          "duplicate model name '%s'", sorted[i].name);
+                        return -EINVAL;
+                }
+        return 0;
+}
+
+static int parse_models(struct ydoc *d, yaml_node_t *models, struct catalog_models *m,
+                        struct catalog_error *err)
+{
+        size_t count;
+        int r;
+
         if (models->type != YAML_SEQUENCE_NODE) {
                 catalog_error_set(err, d->file, ynode_line(models), "models must be a list");
                 return -EINVAL;
@@ -797,23 +824,32 @@ static int parse_catalog(struct ydoc *d, struct catalog_models *m, struct catalo
                         return r;
                 m->n++;
         }
-        /* names are unique within a source: sort a copy of the order to find duplicates */
-        {
-                AUTOFREE struct catalog_model_data *sorted = malloc(count * sizeof(*sorted) + 1);
+        return model_names_check(d, m, err);
+}
 
-                if (!sorted)
-                        return -ENOMEM;
-                memcpy(sorted, m->v, count * sizeof(*sorted));
-                qsort(sorted, count, sizeof(*sorted), cmp_model_name);
-                for (size_t i = 1; i < count; i++)
-                        if (streq(sorted[i].name, sorted[i - 1].name)) {
-                                catalog_error_set(err, d->file,
-                                                  MAX(sorted[i].line, sorted[i - 1].line),
-                                                  "duplicate model name '%s'", sorted[i].name);
-                                return -EINVAL;
-                        }
+static int parse_catalog(struct ydoc *d, struct catalog_models *m, struct catalog_error *err)
+{
+        yaml_node_t *root = ydoc_root(d), *models = NULL, *servers = NULL;
+        int r;
+
+        if (!root)
+                return 0;
+        if (root->type != YAML_MAPPING_NODE) {
+                catalog_error_set(err, d->file, ynode_line(root),
+                                  "a catalog file must be a mapping");
+                return -EINVAL;
         }
-        return 0;
+        r = catalog_top_keys(d, root, &models, &servers, err);
+        if (r < 0)
+                return r;
+        if (servers) {
+                r = parse_mcp_servers(d, servers, m, err);
+                if (r < 0)
+                        return r;
+        }
+        if (!models || ynode_is_null(models))
+                return 0;
+        return parse_models(d, models, m, err);
 }
 
 /* Sets key to the epoch-ms string stamp (shared) unless o already has it. */
