@@ -599,10 +599,80 @@ static int set_opt_strv(struct ydoc *d, json_t *o, const char *key, char *const 
         return !a || json_object_set_new(o, key, a) < 0 ? -ENOMEM : 0;
 }
 
+/* Parses the artifacts list (node, may be NULL) of a model into arts. */
+static int parse_artifacts(struct ydoc *d, yaml_node_t *node, json_t *arts,
+                           struct catalog_error *err)
+{
+        size_t count;
+
+        if (!node || ynode_is_null(node))
+                return 0;
+        if (node->type != YAML_SEQUENCE_NODE) {
+                catalog_error_set(err, d->file, ynode_line(node), "artifacts must be a list");
+                return -EINVAL;
+        }
+        count = (size_t)(node->data.sequence.items.top - node->data.sequence.items.start);
+        if (count > CATALOG_ARTIFACTS_PER_MODEL_MAX) {
+                catalog_error_set(err, d->file, ynode_line(node), "too many artifacts (limit %u)",
+                                  CATALOG_ARTIFACTS_PER_MODEL_MAX);
+                return -E2BIG;
+        }
+        for (yaml_node_item_t *it = node->data.sequence.items.start;
+             it < node->data.sequence.items.top; it++) {
+                json_t *a = NULL;
+                int r = parse_artifact(d, ydoc_node(d, *it), &a, err);
+
+                if (r < 0)
+                        return r;
+                if (json_array_append_new(arts, a) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/* Writes the fields of m into o, in the order a model is served. */
+static int model_to_json(struct ydoc *d, struct model_parse *m, json_t *o)
+{
+        int r;
+
+        r = set_opt_string(o, "name", m->name);
+        if (r >= 0)
+                r = set_opt_string(o, "description", m->description);
+        if (r >= 0)
+                r = set_opt_string(o, "readme", m->readme);
+        if (r >= 0)
+                r = set_shared_string(d, o, "maturity", m->maturity);
+        if (r >= 0)
+                r = set_opt_strv(d, o, "language", m->language);
+        if (r >= 0)
+                r = set_opt_strv(d, o, "tasks", m->tasks);
+        if (r >= 0)
+                r = set_shared_string(d, o, "provider", m->provider);
+        if (r >= 0)
+                r = set_shared_string(d, o, "logo", m->logo);
+        if (r >= 0)
+                r = set_shared_string(d, o, "license", m->license);
+        if (r >= 0)
+                r = set_shared_string(d, o, "licenseLink", m->license_link);
+        if (r >= 0)
+                r = set_shared_string(d, o, "libraryName", m->library_name);
+        if (r >= 0)
+                r = set_opt_string(o, "externalId", m->external_id);
+        if (r >= 0)
+                r = set_opt_json(o, "createTimeSinceEpoch", m->create);
+        if (r >= 0)
+                r = set_opt_json(o, "lastUpdateTimeSinceEpoch", m->update);
+        if (r >= 0 && !m->custom)
+                m->custom = json_object();
+        if (r >= 0)
+                r = m->custom ? set_opt_json(o, "customProperties", m->custom) : -ENOMEM;
+        return r;
+}
+
 static int parse_model(struct ydoc *d, yaml_node_t *n, struct catalog_model_data *ret,
                        struct catalog_error *err)
 {
-        struct model_parse m = { 0 };
+        CLEANUP(model_parse_release) struct model_parse m = { 0 };
         json_auto_t *o = NULL, *arts = NULL;
         unsigned line = ynode_line(n);
         int r;
@@ -613,89 +683,26 @@ static int parse_model(struct ydoc *d, yaml_node_t *n, struct catalog_model_data
         }
         r = ydoc_dispatch(d, n, model_fields, &m, err);
         if (r < 0)
-                goto out;
+                return r;
         if (!m.name || m.name[0] == '\0') {
                 catalog_error_set(err, d->file, line, "model without name");
-                r = -EINVAL;
-                goto out;
+                return -EINVAL;
         }
         arts = json_array();
         o = json_object();
-        if (!arts || !o) {
-                r = -ENOMEM;
-                goto out;
-        }
-        if (m.artifacts && !ynode_is_null(m.artifacts)) {
-                size_t count;
-
-                if (m.artifacts->type != YAML_SEQUENCE_NODE) {
-                        catalog_error_set(err, d->file, ynode_line(m.artifacts),
-                                          "artifacts must be a list");
-                        r = -EINVAL;
-                        goto out;
-                }
-                count = (size_t)(m.artifacts->data.sequence.items.top -
-                                 m.artifacts->data.sequence.items.start);
-                if (count > CATALOG_ARTIFACTS_PER_MODEL_MAX) {
-                        catalog_error_set(err, d->file, ynode_line(m.artifacts),
-                                          "too many artifacts (limit %u)",
-                                          CATALOG_ARTIFACTS_PER_MODEL_MAX);
-                        r = -E2BIG;
-                        goto out;
-                }
-                for (yaml_node_item_t *it = m.artifacts->data.sequence.items.start;
-                     it < m.artifacts->data.sequence.items.top; it++) {
-                        json_t *a = NULL;
-
-                        r = parse_artifact(d, ydoc_node(d, *it), &a, err);
-                        if (r < 0)
-                                goto out;
-                        if (json_array_append_new(arts, a) < 0) {
-                                r = -ENOMEM;
-                                goto out;
-                        }
-                }
-        }
-        r = set_opt_string(o, "name", m.name);
-        if (r >= 0)
-                r = set_opt_string(o, "description", m.description);
-        if (r >= 0)
-                r = set_opt_string(o, "readme", m.readme);
-        if (r >= 0)
-                r = set_shared_string(d, o, "maturity", m.maturity);
-        if (r >= 0)
-                r = set_opt_strv(d, o, "language", m.language);
-        if (r >= 0)
-                r = set_opt_strv(d, o, "tasks", m.tasks);
-        if (r >= 0)
-                r = set_shared_string(d, o, "provider", m.provider);
-        if (r >= 0)
-                r = set_shared_string(d, o, "logo", m.logo);
-        if (r >= 0)
-                r = set_shared_string(d, o, "license", m.license);
-        if (r >= 0)
-                r = set_shared_string(d, o, "licenseLink", m.license_link);
-        if (r >= 0)
-                r = set_shared_string(d, o, "libraryName", m.library_name);
-        if (r >= 0)
-                r = set_opt_string(o, "externalId", m.external_id);
-        if (r >= 0)
-                r = set_opt_json(o, "createTimeSinceEpoch", m.create);
-        if (r >= 0)
-                r = set_opt_json(o, "lastUpdateTimeSinceEpoch", m.update);
-        if (r >= 0 && !m.custom)
-                m.custom = json_object();
-        if (r >= 0)
-                r = m.custom ? set_opt_json(o, "customProperties", m.custom) : -ENOMEM;
+        if (!arts || !o)
+                return -ENOMEM;
+        r = parse_artifacts(d, m.artifacts, arts, err);
         if (r < 0)
-                goto out;
+                return r;
+        r = model_to_json(d, &m, o);
+        if (r < 0)
+                return r;
         ret->line = line;
         ret->name = TAKE_PTR(m.name);
         ret->model = TAKE_PTR(o);
         ret->artifacts = TAKE_PTR(arts);
-out:
-        model_parse_release(&m);
-        return r;
+        return 0;
 }
 
 static int cmp_model_name(const void *a, const void *b)
