@@ -453,9 +453,71 @@ static bool uri_valid(const char *u)
         return true;
 }
 
+/* Checks the artifactType and metricsType of a and writes them into o. */
+static int artifact_kind_set(struct ydoc *d, const struct artifact_parse *a, unsigned line,
+                             json_t *o, struct catalog_error *err)
+{
+        int r;
+
+        if (!a->artifact_type || streq(a->artifact_type, "model-artifact")) {
+                if (!a->uri || !uri_valid(a->uri)) {
+                        catalog_error_set(err, d->file, line,
+                                          a->uri ? "artifact uri '%s' is not a valid URI"
+                                                 : "model artifact without uri%s",
+                                          a->uri ? a->uri : "");
+                        return -EINVAL;
+                }
+                if (a->metrics_type) {
+                        catalog_error_set(err, d->file, line,
+                                          "metricsType is only valid on metrics artifacts");
+                        return -EINVAL;
+                }
+                return set_shared_string(d, o, "artifactType", "model-artifact");
+        }
+        if (!streq(a->artifact_type, "metrics-artifact")) {
+                catalog_error_set(err, d->file, line, "unknown artifactType '%s'",
+                                  a->artifact_type);
+                return -EINVAL;
+        }
+        if (!a->metrics_type || !(streq(a->metrics_type, "performance-metrics") ||
+                                  streq(a->metrics_type, "accuracy-metrics"))) {
+                catalog_error_set(err, d->file, line,
+                                  "metrics artifact needs metricsType performance-metrics or "
+                                  "accuracy-metrics");
+                return -EINVAL;
+        }
+        r = set_shared_string(d, o, "artifactType", "metrics-artifact");
+        if (r < 0)
+                return r;
+        return set_shared_string(d, o, "metricsType", a->metrics_type);
+}
+
+/* Writes the other fields of a into o, in the order an artifact is served. */
+static int artifact_to_json(struct artifact_parse *a, json_t *o)
+{
+        int r;
+
+        r = set_opt_string(o, "uri", a->uri);
+        if (r >= 0)
+                r = set_opt_string(o, "name", a->name);
+        if (r >= 0)
+                r = set_opt_string(o, "description", a->description);
+        if (r >= 0)
+                r = set_opt_string(o, "externalId", a->external_id);
+        if (r >= 0)
+                r = set_opt_json(o, "createTimeSinceEpoch", a->create);
+        if (r >= 0)
+                r = set_opt_json(o, "lastUpdateTimeSinceEpoch", a->update);
+        if (r >= 0 && !a->custom)
+                a->custom = json_object();
+        if (r >= 0)
+                r = a->custom ? set_opt_json(o, "customProperties", a->custom) : -ENOMEM;
+        return r;
+}
+
 static int parse_artifact(struct ydoc *d, yaml_node_t *n, json_t **ret, struct catalog_error *err)
 {
-        struct artifact_parse a = { 0 };
+        CLEANUP(artifact_parse_release) struct artifact_parse a = { 0 };
         json_auto_t *o = NULL;
         unsigned line = ynode_line(n);
         int r;
@@ -466,66 +528,18 @@ static int parse_artifact(struct ydoc *d, yaml_node_t *n, json_t **ret, struct c
         }
         r = ydoc_dispatch(d, n, artifact_fields, &a, err);
         if (r < 0)
-                goto out;
+                return r;
         o = json_object();
-        if (!o) {
-                r = -ENOMEM;
-                goto out;
-        }
-        if (!a.artifact_type || streq(a.artifact_type, "model-artifact")) {
-                if (!a.uri || !uri_valid(a.uri)) {
-                        catalog_error_set(err, d->file, line,
-                                          a.uri ? "artifact uri '%s' is not a valid URI"
-                                                : "model artifact without uri%s",
-                                          a.uri ? a.uri : "");
-                        r = -EINVAL;
-                        goto out;
-                }
-                if (a.metrics_type) {
-                        catalog_error_set(err, d->file, line,
-                                          "metricsType is only valid on metrics artifacts");
-                        r = -EINVAL;
-                        goto out;
-                }
-                r = set_shared_string(d, o, "artifactType", "model-artifact");
-        } else if (streq(a.artifact_type, "metrics-artifact")) {
-                if (!a.metrics_type || !(streq(a.metrics_type, "performance-metrics") ||
-                                         streq(a.metrics_type, "accuracy-metrics"))) {
-                        catalog_error_set(err, d->file, line,
-                                          "metrics artifact needs metricsType performance-metrics "
-                                          "or accuracy-metrics");
-                        r = -EINVAL;
-                        goto out;
-                }
-                r = set_shared_string(d, o, "artifactType", "metrics-artifact");
-                if (r >= 0)
-                        r = set_shared_string(d, o, "metricsType", a.metrics_type);
-        } else {
-                catalog_error_set(err, d->file, line, "unknown artifactType '%s'", a.artifact_type);
-                r = -EINVAL;
-                goto out;
-        }
-        if (r >= 0)
-                r = set_opt_string(o, "uri", a.uri);
-        if (r >= 0)
-                r = set_opt_string(o, "name", a.name);
-        if (r >= 0)
-                r = set_opt_string(o, "description", a.description);
-        if (r >= 0)
-                r = set_opt_string(o, "externalId", a.external_id);
-        if (r >= 0)
-                r = set_opt_json(o, "createTimeSinceEpoch", a.create);
-        if (r >= 0)
-                r = set_opt_json(o, "lastUpdateTimeSinceEpoch", a.update);
-        if (r >= 0 && !a.custom)
-                a.custom = json_object();
-        if (r >= 0)
-                r = a.custom ? set_opt_json(o, "customProperties", a.custom) : -ENOMEM;
-        if (r >= 0)
-                *ret = TAKE_PTR(o);
-out:
-        artifact_parse_release(&a);
-        return r;
+        if (!o)
+                return -ENOMEM;
+        r = artifact_kind_set(d, &a, line, o, err);
+        if (r < 0)
+                return r;
+        r = artifact_to_json(&a, o);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(o);
+        return 0;
 }
 
 struct model_parse {
