@@ -450,45 +450,63 @@ static const char *const option_string_fields[][2] = {
         { "library_name", "libraryName" },
 };
 
-/* Accumulates one observed value for key into acc: {key: {"s": {value: true}, "min", "max", "bad"}}. */
-static int option_add(json_t *acc, const char *key, const json_t *value)
+/* The entry of acc for key, created empty when missing (borrowed), or NULL (out of memory). */
+static json_t *option_entry(json_t *acc, const char *key)
 {
         json_t *e = json_object_get(acc, key);
 
-        if (!e) {
-                e = json_object();
-                if (!e || json_object_set_new(acc, key, e) < 0)
+        if (e)
+                return e;
+        e = json_object();
+        if (!e || json_object_set_new(acc, key, e) < 0)
+                return NULL;
+        return e;
+}
+
+/* Adds a string to the set of e, or marks e "bad" when the value or the set is too large. */
+static int option_add_string(json_t *e, const json_t *value)
+{
+        json_t *set = json_object_get(e, "s");
+
+        if (json_object_get(e, "bad"))
+                return 0;
+        if (!set) {
+                set = json_object();
+                if (!set || json_object_set_new(e, "s", set) < 0)
                         return -ENOMEM;
         }
-        if (json_is_string(value)) {
-                json_t *set = json_object_get(e, "s");
-
-                if (json_object_get(e, "bad"))
-                        return 0;
-                if (!set) {
-                        set = json_object();
-                        if (!set || json_object_set_new(e, "s", set) < 0)
-                                return -ENOMEM;
-                }
-                if (strlen(json_string_value(value)) > CATALOG_FILTER_OPTION_VALUE_LEN_MAX ||
-                    json_object_size(set) >= CATALOG_FILTER_OPTION_VALUES_MAX) {
-                        json_object_del(e, "s");
-                        return json_object_set_new(e, "bad", json_true()) < 0 ? -ENOMEM : 0;
-                }
-                return json_object_set_new(set, json_string_value(value), json_true()) < 0 ? -ENOMEM
-                                                                                           : 0;
+        if (strlen(json_string_value(value)) > CATALOG_FILTER_OPTION_VALUE_LEN_MAX ||
+            json_object_size(set) >= CATALOG_FILTER_OPTION_VALUES_MAX) {
+                json_object_del(e, "s");
+                return json_object_set_new(e, "bad", json_true()) < 0 ? -ENOMEM : 0;
         }
-        if (json_is_number(value)) {
-                double d = json_number_value(value);
-                json_t *mn = json_object_get(e, "min"), *mx = json_object_get(e, "max");
+        return json_object_set_new(set, json_string_value(value), json_true()) < 0 ? -ENOMEM : 0;
+}
 
-                if (!mn || d < json_real_value(mn))
-                        if (json_object_set_new(e, "min", json_real(d)) < 0)
-                                return -ENOMEM;
-                if (!mx || d > json_real_value(mx))
-                        if (json_object_set_new(e, "max", json_real(d)) < 0)
-                                return -ENOMEM;
-        }
+/* Widens the range (min, max) of e to include the number value. */
+static int option_add_number(json_t *e, const json_t *value)
+{
+        double d = json_number_value(value);
+        json_t *mn = json_object_get(e, "min"), *mx = json_object_get(e, "max");
+
+        if ((!mn || d < json_real_value(mn)) && json_object_set_new(e, "min", json_real(d)) < 0)
+                return -ENOMEM;
+        if ((!mx || d > json_real_value(mx)) && json_object_set_new(e, "max", json_real(d)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* Accumulates one observed value for key into acc: {key: {"s": {value: true}, "min", "max", "bad"}}. */
+static int option_add(json_t *acc, const char *key, const json_t *value)
+{
+        json_t *e = option_entry(acc, key);
+
+        if (!e)
+                return -ENOMEM;
+        if (json_is_string(value))
+                return option_add_string(e, value);
+        if (json_is_number(value))
+                return option_add_number(e, value);
         return 0;
 }
 
