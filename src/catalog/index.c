@@ -545,92 +545,139 @@ static int option_add_custom(json_t *acc, const char *prefix, const json_t *cust
         return 0;
 }
 
+/* option_add() for val, or for each element when val is an array; strings_only skips others. */
+static int option_add_all(json_t *acc, const char *key, const json_t *val, bool strings_only)
+{
+        size_t j;
+        json_t *e;
+
+        if (json_is_array(val)) {
+                json_array_foreach(val, j, e) {
+                        int r = option_add(acc, key, e);
+
+                        if (r < 0)
+                                return r;
+                }
+                return 0;
+        }
+        if (!val || (strings_only && !json_is_string(val)))
+                return 0;
+        return option_add(acc, key, val);
+}
+
+/* Accumulates the filterable values of one model and of its artifacts into acc. */
+static int model_options_add(json_t *acc, const struct catalog_model_data *data)
+{
+        const json_t *src = data->model;
+        size_t j;
+        json_t *a;
+        int r;
+
+        for (size_t f = 0; f < ELEMENTSOF(option_string_fields); f++) {
+                r = option_add_all(acc, option_string_fields[f][0],
+                                   json_object_get(src, option_string_fields[f][1]), false);
+                if (r < 0)
+                        return r;
+        }
+        r = option_add_custom(acc, "", json_object_get(src, "customProperties"));
+        if (r < 0)
+                return r;
+        json_array_foreach(data->artifacts, j, a) {
+                json_auto_t *copy = json_copy(json_object_get(a, "customProperties"));
+
+                if (!copy)
+                        return -ENOMEM;
+                json_object_del(copy, "metricsType");
+                json_object_del(copy, "model_id");
+                r = option_add_custom(acc, "artifacts.", copy);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* The keys of set, sorted, as a new JSON array of strings, or NULL (out of memory). */
+static json_t *option_values(const json_t *set)
+{
+        json_auto_t *vals = json_array();
+        AUTOFREE const char **sorted = calloc(json_object_size(set) + 1, sizeof(*sorted));
+        size_t n = 0;
+        const char *sk;
+        json_t *sv;
+
+        if (!vals || !sorted)
+                return NULL;
+        json_object_foreach((json_t *)set, sk, sv)
+                sorted[n++] = sk;
+        qsort(sorted, n, sizeof(*sorted), cmp_strp);
+        for (size_t j = 0; j < n; j++)
+                if (json_array_append_new(vals, json_string(sorted[j])) < 0)
+                        return NULL;
+        return TAKE_PTR(vals);
+}
+
+/* The filter option of one accumulated entry e (a new reference), NULL in *ret to leave it out. */
+static int option_summary(const json_t *e, json_t **ret)
+{
+        json_t *set = json_object_get(e, "s");
+        json_auto_t *vals = NULL;
+
+        *ret = NULL;
+        if (set) {
+                vals = option_values(set);
+                if (!vals)
+                        return -ENOMEM;
+                *ret = json_pack("{s:s, s:O}", "type", "string", "values", vals);
+        } else if (json_object_get(e, "min"))
+                *ret = json_pack("{s:s, s:{s:O, s:O}}", "type", "number", "range", "min",
+                                 json_object_get(e, "min"), "max", json_object_get(e, "max"));
+        else
+                return 0;
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* Copies into named the filters of the named queries whose assetType (default "models") is asset. */
+static int named_queries_add(const struct catalog_index *idx, const char *asset, json_t *named)
+{
+        const char *k;
+        json_t *v;
+
+        json_object_foreach(idx->config.named_queries, k, v) {
+                if (!streq(str_or(json_string_value(json_object_get(v, "assetType")), "models"),
+                           asset))
+                        continue;
+                if (json_object_set(named, k, json_object_get(v, "filters")) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 static int filter_options_build(struct catalog_index *idx)
 {
         json_auto_t *acc = json_object(), *filters = json_object(), *named = json_object();
         const char *k;
         json_t *v;
+        int r;
 
         if (!acc || !filters || !named)
                 return -ENOMEM;
         for (size_t i = 0; i < idx->n_models; i++) {
-                const json_t *src = idx->models[i].data->model;
-                size_t j;
-                json_t *a, *e;
-                int r;
-
-                for (size_t f = 0; f < ELEMENTSOF(option_string_fields); f++) {
-                        json_t *val = json_object_get(src, option_string_fields[f][1]);
-
-                        if (json_is_array(val)) {
-                                json_array_foreach(val, j, e) {
-                                        r = option_add(acc, option_string_fields[f][0], e);
-                                        if (r < 0)
-                                                return r;
-                                }
-                        } else if (val) {
-                                r = option_add(acc, option_string_fields[f][0], val);
-                                if (r < 0)
-                                        return r;
-                        }
-                }
-                r = option_add_custom(acc, "", json_object_get(src, "customProperties"));
+                r = model_options_add(acc, idx->models[i].data);
                 if (r < 0)
                         return r;
-                json_array_foreach(idx->models[i].data->artifacts, j, a) {
-                        json_t *custom = json_object_get(a, "customProperties");
-                        json_auto_t *copy = json_copy(custom);
-
-                        if (!copy)
-                                return -ENOMEM;
-                        json_object_del(copy, "metricsType");
-                        json_object_del(copy, "model_id");
-                        r = option_add_custom(acc, "artifacts.", copy);
-                        if (r < 0)
-                                return r;
-                }
         }
         json_object_foreach(acc, k, v) {
-                json_t *set = json_object_get(v, "s");
                 json_t *o;
 
-                if (set) {
-                        json_auto_t *vals = json_array();
-                        const char **sorted;
-                        size_t n = 0;
-                        const char *sk;
-                        json_t *sv;
-
-                        if (!vals)
-                                return -ENOMEM;
-                        sorted = calloc(json_object_size(set) + 1, sizeof(*sorted));
-                        if (!sorted)
-                                return -ENOMEM;
-                        json_object_foreach(set, sk, sv)
-                                sorted[n++] = sk;
-                        qsort(sorted, n, sizeof(*sorted), cmp_strp);
-                        for (size_t j = 0; j < n; j++)
-                                if (json_array_append_new(vals, json_string(sorted[j])) < 0) {
-                                        free(sorted);
-                                        return -ENOMEM;
-                                }
-                        free(sorted);
-                        o = json_pack("{s:s, s:O}", "type", "string", "values", vals);
-                } else if (json_object_get(v, "min"))
-                        o = json_pack("{s:s, s:{s:O, s:O}}", "type", "number", "range", "min",
-                                      json_object_get(v, "min"), "max", json_object_get(v, "max"));
-                else
-                        continue;
-                if (!o || json_object_set_new(filters, k, o) < 0)
+                r = option_summary(v, &o);
+                if (r < 0)
+                        return r;
+                if (o && json_object_set_new(filters, k, o) < 0)
                         return -ENOMEM;
         }
-        json_object_foreach(idx->config.named_queries, k, v) {
-                if (!streq(str_or(json_string_value(json_object_get(v, "assetType")), "models"),
-                           "models"))
-                        continue;
-                if (json_object_set(named, k, json_object_get(v, "filters")) < 0)
-                        return -ENOMEM;
-        }
+        r = named_queries_add(idx, "models", named);
+        if (r < 0)
+                return r;
         idx->filter_options = json_pack("{s:O, s:O}", "filters", filters, "namedQueries", named);
         return idx->filter_options ? 0 : -ENOMEM;
 }
