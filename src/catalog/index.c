@@ -699,60 +699,29 @@ static int mcp_filter_options_build(struct catalog_index *idx)
 
         if (!acc || !filters || !named)
                 return -ENOMEM;
-        json_array_foreach(idx->mcp, i, sv) {
+        json_array_foreach(idx->mcp, i, sv)
                 for (size_t f = 0; f < ELEMENTSOF(keys); f++) {
-                        json_t *val = json_object_get(sv, keys[f]), *e;
-                        size_t j;
-
-                        if (json_is_array(val)) {
-                                json_array_foreach(val, j, e) {
-                                        r = option_add(acc, keys[f], e);
-                                        if (r < 0)
-                                                return r;
-                                }
-                        } else if (json_is_string(val)) {
-                                r = option_add(acc, keys[f], val);
-                                if (r < 0)
-                                        return r;
-                        }
+                        r = option_add_all(acc, keys[f], json_object_get(sv, keys[f]), true);
+                        if (r < 0)
+                                return r;
                 }
-        }
         json_object_foreach(acc, k, v) {
                 json_t *set = json_object_get(v, "s");
-                json_auto_t *vals = json_array();
-                const char *sk;
-                json_t *sx;
-                size_t n = 0;
-                const char **sorted;
+                json_auto_t *vals = NULL;
 
                 if (!set)
                         continue;
-                sorted = calloc(json_object_size(set) + 1, sizeof(*sorted));
-                if (!vals || !sorted) {
-                        free(sorted);
+                vals = option_values(set);
+                if (!vals)
                         return -ENOMEM;
-                }
-                json_object_foreach(set, sk, sx)
-                        sorted[n++] = sk;
-                qsort(sorted, n, sizeof(*sorted), cmp_strp);
-                for (size_t j = 0; j < n; j++)
-                        if (json_array_append_new(vals, json_string(sorted[j])) < 0) {
-                                free(sorted);
-                                return -ENOMEM;
-                        }
-                free(sorted);
                 if (json_object_set_new(filters, k,
                                         json_pack("{s:s, s:O}", "type", "string", "values", vals)) <
                     0)
                         return -ENOMEM;
         }
-        json_object_foreach(idx->config.named_queries, k, v) {
-                if (!streq(str_or(json_string_value(json_object_get(v, "assetType")), "models"),
-                           "mcp_servers"))
-                        continue;
-                if (json_object_set(named, k, json_object_get(v, "filters")) < 0)
-                        return -ENOMEM;
-        }
+        r = named_queries_add(idx, "mcp_servers", named);
+        if (r < 0)
+                return r;
         idx->mcp_filter_options = json_pack("{s:O, s:O}", "filters", filters, "namedQueries",
                                             named);
         return idx->mcp_filter_options ? 0 : -ENOMEM;
