@@ -1769,6 +1769,128 @@ static int models_select_presorted(const struct catalog_index *idx,
         return 1;
 }
 
+/* The search text of q lowercased (owned), NULL in *ret when q searches for nothing. */
+static int needle_lower(const char *text, char **ret)
+{
+        char *needle;
+
+        *ret = NULL;
+        if (!text || !text[0])
+                return 0;
+        needle = strdup(text);
+        if (!needle)
+                return -ENOMEM;
+        for (char *c = needle; *c; c++)
+                *c = (char)tolower((unsigned char)*c);
+        *ret = needle;
+        return 0;
+}
+
+/* Whether the artifact key ak orders before k: ASC keeps the smallest value, DESC the largest. */
+static bool artifact_key_wins(const struct sort_key *ak, const struct sort_key *k, bool desc)
+{
+        if (!k->has)
+                return true;
+        if (ak->is_str)
+                return (model_name_cmp(ak->s, k->s) < 0) != desc;
+        return (ak->num < k->num) != desc;
+}
+
+/* The key of m for an "artifacts.<property>" order (ap): the best value among its artifacts. */
+static void artifacts_property_key(const struct catalog_model *m, const char *ap,
+                                   const struct catalog_model_query *q, struct sort_key *k)
+{
+        size_t j;
+        json_t *a;
+
+        json_array_foreach(m->data->artifacts, j, a) {
+                struct sort_key ak = { 0 };
+
+                property_key(a, ap, q->order_suffix, &ak);
+                if (!ak.has || !artifact_key_wins(&ak, k, q->page.desc))
+                        continue;
+                k->has = true;
+                k->is_str = ak.is_str;
+                k->s = ak.s;
+                k->num = ak.num;
+        }
+}
+
+/* Fills the sort key k (zeroed) of m for the order of q. */
+static void model_sort_key(const struct catalog_model *m, const struct catalog_model_query *q,
+                           struct sort_key *k)
+{
+        k->id = m->id;
+        switch (q->order) {
+        case CATALOG_ORDER_NAME:
+                k->has = k->is_str = true;
+                k->s = m->data->name;
+                break;
+        case CATALOG_ORDER_ID:
+                k->has = true;
+                k->num = (double)m->id;
+                break;
+        case CATALOG_ORDER_CREATE_TIME:
+                k->has = true;
+                k->num = (double)m->create_ms;
+                break;
+        case CATALOG_ORDER_LAST_UPDATE_TIME:
+                k->has = true;
+                k->num = (double)m->update_ms;
+                break;
+        case CATALOG_ORDER_ACCURACY:
+                k->has = m->has_accuracy;
+                k->num = m->accuracy;
+                break;
+        case CATALOG_ORDER_PROPERTY:
+                if (strneq(q->order_property, "artifacts.", strlen("artifacts.")))
+                        artifacts_property_key(m, q->order_property + strlen("artifacts."), q, k);
+                else
+                        property_key(m->data->model, q->order_property, q->order_suffix, k);
+                k->is_str = q->order_suffix == FILTERQ_SUFFIX_STRING;
+                break;
+        }
+}
+
+static void keyed_reverse(struct keyed *v, size_t n)
+{
+        for (size_t i = 0; i < n / 2; i++) {
+                struct keyed t = v[i];
+
+                v[i] = v[n - 1 - i];
+                v[n - 1 - i] = t;
+        }
+}
+
+/* The selection of the n matches in v (takes v), in index order, for the order of q. */
+static struct model_selection selection_make(const struct catalog_model_query *q, struct keyed *v,
+                                             size_t n)
+{
+        struct model_selection s = {
+                .v = v, .n = n, .always_has = true, .id_asc = q->order == CATALOG_ORDER_PROPERTY
+        };
+
+        switch (q->order) {
+        case CATALOG_ORDER_NAME:
+                s.is_str = true;
+                /* the index is kept in NAME ASC order; DESC is the exact reverse */
+                s.presorted = true;
+                if (q->page.desc)
+                        keyed_reverse(v, n);
+                break;
+        case CATALOG_ORDER_ACCURACY:
+                s.always_has = false;
+                break;
+        case CATALOG_ORDER_PROPERTY:
+                s.always_has = false;
+                s.is_str = q->order_suffix == FILTERQ_SUFFIX_STRING;
+                break;
+        default:
+                break;
+        }
+        return s;
+}
+
 /* Filters the snapshot's models for q and computes their sort keys. */
 static int models_select(const struct catalog_index *idx, const struct catalog_model_query *q,
                          struct model_selection *ret)
@@ -1776,24 +1898,15 @@ static int models_select(const struct catalog_index *idx, const struct catalog_m
         AUTOFREE struct keyed *v = NULL;
         AUTOFREE char *needle = NULL;
         size_t n = 0;
-        bool is_str = false, always_has = true, presorted = false;
         int r;
 
-        if (q->q && q->q[0]) {
-                needle = strdup(q->q);
-                if (!needle)
-                        return -ENOMEM;
-                for (char *c = needle; *c; c++)
-                        *c = (char)tolower((unsigned char)*c);
-        }
+        r = needle_lower(q->q, &needle);
+        if (r < 0)
+                return r;
         r = models_select_presorted(idx, q, needle, &v, &n);
         if (r < 0)
                 return r;
-        if (r == 0) {
-                v = calloc(idx->n_models + 1, sizeof(*v));
-                if (!v)
-                        return -ENOMEM;
-        } else {
+        if (r > 0) {
                 *ret = (struct model_selection){ .v = TAKE_PTR(v),
                                                  .n = n,
                                                  .is_str = q->order == CATALOG_ORDER_NAME,
@@ -1801,9 +1914,11 @@ static int models_select(const struct catalog_index *idx, const struct catalog_m
                                                  .presorted = true };
                 return 0;
         }
+        v = calloc(idx->n_models + 1, sizeof(*v));
+        if (!v)
+                return -ENOMEM;
         for (size_t i = 0; i < idx->n_models; i++) {
                 struct catalog_model *m = &idx->models[i];
-                struct sort_key *k = &v[n].key;
 
                 if (!model_selected(m, q, needle))
                         continue;
@@ -1813,87 +1928,10 @@ static int models_select(const struct catalog_index *idx, const struct catalog_m
                 if (r == 0)
                         continue;
                 v[n].item = m;
-                k->id = m->id;
-                switch (q->order) {
-                case CATALOG_ORDER_NAME:
-                        k->has = k->is_str = true;
-                        k->s = m->data->name;
-                        break;
-                case CATALOG_ORDER_ID:
-                        k->has = true;
-                        k->num = (double)m->id;
-                        break;
-                case CATALOG_ORDER_CREATE_TIME:
-                        k->has = true;
-                        k->num = (double)m->create_ms;
-                        break;
-                case CATALOG_ORDER_LAST_UPDATE_TIME:
-                        k->has = true;
-                        k->num = (double)m->update_ms;
-                        break;
-                case CATALOG_ORDER_ACCURACY:
-                        k->has = m->has_accuracy;
-                        k->num = m->accuracy;
-                        break;
-                case CATALOG_ORDER_PROPERTY:
-                        if (strneq(q->order_property, "artifacts.", strlen("artifacts."))) {
-                                const char *ap = q->order_property + strlen("artifacts.");
-                                size_t j;
-                                json_t *a;
-
-                                /* ASC uses the smallest value, DESC the largest */
-                                json_array_foreach(m->data->artifacts, j, a) {
-                                        struct sort_key ak = { 0 };
-
-                                        property_key(a, ap, q->order_suffix, &ak);
-                                        if (!ak.has)
-                                                continue;
-                                        if (!k->has ||
-                                            (ak.is_str ? (model_name_cmp(ak.s, k->s) < 0) !=
-                                                                 q->page.desc
-                                                       : (ak.num < k->num) != q->page.desc)) {
-                                                k->has = true;
-                                                k->is_str = ak.is_str;
-                                                k->s = ak.s;
-                                                k->num = ak.num;
-                                        }
-                                }
-                        } else
-                                property_key(m->data->model, q->order_property, q->order_suffix, k);
-                        k->is_str = q->order_suffix == FILTERQ_SUFFIX_STRING;
-                        break;
-                }
+                model_sort_key(m, q, &v[n].key);
                 n++;
         }
-        switch (q->order) {
-        case CATALOG_ORDER_NAME:
-                is_str = true;
-                /* the index is kept in NAME ASC order; DESC is the exact reverse */
-                presorted = true;
-                if (q->page.desc)
-                        for (size_t i = 0; i < n / 2; i++) {
-                                struct keyed t = v[i];
-
-                                v[i] = v[n - 1 - i];
-                                v[n - 1 - i] = t;
-                        }
-                break;
-        case CATALOG_ORDER_ACCURACY:
-                always_has = false;
-                break;
-        case CATALOG_ORDER_PROPERTY:
-                always_has = false;
-                is_str = q->order_suffix == FILTERQ_SUFFIX_STRING;
-                break;
-        default:
-                break;
-        }
-        *ret = (struct model_selection){ .v = TAKE_PTR(v),
-                                         .n = n,
-                                         .is_str = is_str,
-                                         .always_has = always_has,
-                                         .presorted = presorted,
-                                         .id_asc = q->order == CATALOG_ORDER_PROPERTY };
+        *ret = selection_make(q, TAKE_PTR(v), n);
         return 0;
 }
 
