@@ -2137,112 +2137,151 @@ static int perf_page(struct keyed *v, size_t n, bool is_str, bool always_has, bo
         return r;
 }
 
+/* An artifact list's order: a fixed one, or a custom property (owned) with its value suffix. */
+struct artifact_order {
+        enum catalog_order order;
+        enum filterq_suffix suffix;
+        char *prop;
+};
+
+/* "<property>.<double|int|string>_value" of orderBy: the suffix starts at dot. */
+static int artifact_order_property(const char *order_by, const char *dot, struct artifact_order *o,
+                                   char *reterr, size_t n_reterr)
+{
+        if (dot == order_by) {
+                snprintf(reterr, n_reterr, "invalid orderBy '%s': empty property name", order_by);
+                return -EINVAL;
+        }
+        if (streq(dot, ".double_value"))
+                o->suffix = FILTERQ_SUFFIX_DOUBLE;
+        else if (streq(dot, ".int_value"))
+                o->suffix = FILTERQ_SUFFIX_INT;
+        else if (streq(dot, ".string_value"))
+                o->suffix = FILTERQ_SUFFIX_STRING;
+        else {
+                snprintf(reterr, n_reterr, "invalid orderBy '%s': unsupported value type",
+                         order_by);
+                return -EINVAL;
+        }
+        o->prop = strndup(order_by, (size_t)(dot - order_by));
+        if (!o->prop)
+                return -ENOMEM;
+        o->order = CATALOG_ORDER_PROPERTY;
+        return 0;
+}
+
+/* The order of an artifact list from orderBy (NULL or empty: ID). */
+static int artifact_order_parse(const char *order_by, struct artifact_order *o, char *reterr,
+                                size_t n_reterr)
+{
+        static const struct {
+                const char *name;
+                enum catalog_order order;
+        } fixed[] = {
+                { "ID", CATALOG_ORDER_ID },
+                { "NAME", CATALOG_ORDER_NAME },
+                { "CREATE_TIME", CATALOG_ORDER_CREATE_TIME },
+                { "LAST_UPDATE_TIME", CATALOG_ORDER_LAST_UPDATE_TIME },
+        };
+        const char *dot;
+
+        *o = (struct artifact_order){ .order = CATALOG_ORDER_ID, .suffix = FILTERQ_SUFFIX_NONE };
+        if (!order_by || !order_by[0])
+                return 0;
+        for (size_t i = 0; i < ELEMENTSOF(fixed); i++)
+                if (streq(order_by, fixed[i].name)) {
+                        o->order = fixed[i].order;
+                        return 0;
+                }
+        dot = strrchr(order_by, '.');
+        if (dot)
+                return artifact_order_property(order_by, dot, o, reterr, n_reterr);
+        /* anything else falls back to ID ordering (upstream behaviour) */
+        return 0;
+}
+
+/* 1 when the artifact a is in the list q asks for, 0 when not, or a negative errno. */
+static int artifact_selected(json_t *a, const struct catalog_artifact_query *q)
+{
+        const char *type = json_string_value(json_object_get(a, "artifactType"));
+
+        if (q->artifact_types && !catalog_strv_contains(q->artifact_types, type))
+                return 0;
+        if (q->performance_only &&
+            !streq(str_or(json_string_value(json_object_get(a, "metricsType")), ""),
+                   "performance-metrics"))
+                return 0;
+        return filterq_eval(q->filter, artifact_match, a);
+}
+
+/* Fills the sort key k (zeroed) of the artifact a for the order o. */
+static void artifact_sort_key(const json_t *a, const struct artifact_order *o, struct sort_key *k)
+{
+        (void)!safe_atoi64(json_string_value(json_object_get(a, "id")), &k->id);
+        k->has = true;
+        switch (o->order) {
+        case CATALOG_ORDER_NAME:
+                k->is_str = true;
+                k->s = str_or(json_string_value(json_object_get(a, "name")), "");
+                break;
+        case CATALOG_ORDER_CREATE_TIME:
+                k->num = (double)epoch_of(a, "createTimeSinceEpoch");
+                break;
+        case CATALOG_ORDER_LAST_UPDATE_TIME:
+                k->num = (double)epoch_of(a, "lastUpdateTimeSinceEpoch");
+                break;
+        case CATALOG_ORDER_PROPERTY:
+                k->has = false;
+                property_key(a, o->prop, o->suffix, k);
+                k->is_str = o->suffix == FILTERQ_SUFFIX_STRING;
+                break;
+        default:
+                k->num = (double)k->id;
+                break;
+        }
+}
+
 int catalog_index_list_artifacts(const struct catalog_index *idx, const char *source_id,
                                  const char *name, const struct catalog_artifact_query *q,
                                  json_t **ret, char *reterr, size_t n_reterr)
 {
-        int r;
         const struct catalog_model *m = find_model(idx, source_id, name);
+        struct artifact_order o = { 0 };
+        AUTOFREE char *prop = NULL;
         json_auto_t *arts = NULL;
         AUTOFREE struct keyed *v = NULL;
-        AUTOFREE char *prop = NULL;
-        enum catalog_order order = CATALOG_ORDER_ID;
-        enum filterq_suffix suffix = FILTERQ_SUFFIX_NONE;
-        bool always_has = true, is_str = false;
+        bool always_has, is_str, by_prop;
         size_t n = 0, i;
         json_t *a;
+        int r;
 
         if (!m)
                 return -ENOENT;
-        if (q->order_by && q->order_by[0]) {
-                const char *dot = strrchr(q->order_by, '.');
-
-                if (streq(q->order_by, "ID"))
-                        order = CATALOG_ORDER_ID;
-                else if (streq(q->order_by, "NAME"))
-                        order = CATALOG_ORDER_NAME;
-                else if (streq(q->order_by, "CREATE_TIME"))
-                        order = CATALOG_ORDER_CREATE_TIME;
-                else if (streq(q->order_by, "LAST_UPDATE_TIME"))
-                        order = CATALOG_ORDER_LAST_UPDATE_TIME;
-                else if (dot) {
-                        if (dot == q->order_by) {
-                                snprintf(reterr, n_reterr,
-                                         "invalid orderBy '%s': empty property name", q->order_by);
-                                return -EINVAL;
-                        }
-                        if (streq(dot, ".double_value"))
-                                suffix = FILTERQ_SUFFIX_DOUBLE;
-                        else if (streq(dot, ".int_value"))
-                                suffix = FILTERQ_SUFFIX_INT;
-                        else if (streq(dot, ".string_value"))
-                                suffix = FILTERQ_SUFFIX_STRING;
-                        else {
-                                snprintf(reterr, n_reterr,
-                                         "invalid orderBy '%s': unsupported value type",
-                                         q->order_by);
-                                return -EINVAL;
-                        }
-                        prop = strndup(q->order_by, (size_t)(dot - q->order_by));
-                        if (!prop)
-                                return -ENOMEM;
-                        order = CATALOG_ORDER_PROPERTY;
-                        always_has = false;
-                        is_str = suffix == FILTERQ_SUFFIX_STRING;
-                }
-                /* anything else falls back to ID ordering (upstream behaviour) */
-        }
+        r = artifact_order_parse(q->order_by, &o, reterr, n_reterr);
+        prop = o.prop;
+        if (r < 0)
+                return r;
+        by_prop = o.order == CATALOG_ORDER_PROPERTY;
+        always_has = !by_prop;
+        is_str = o.order == CATALOG_ORDER_NAME || (by_prop && o.suffix == FILTERQ_SUFFIX_STRING);
         arts = model_artifacts_json(m);
         v = calloc(json_array_size(arts) + 1, sizeof(*v));
         if (!arts || !v)
                 return -ENOMEM;
         json_array_foreach(arts, i, a) {
-                struct sort_key *k = &v[n].key;
-                const char *type = json_string_value(json_object_get(a, "artifactType"));
-
-                if (q->artifact_types && !catalog_strv_contains(q->artifact_types, type))
-                        continue;
-                if (q->performance_only &&
-                    !streq(str_or(json_string_value(json_object_get(a, "metricsType")), ""),
-                           "performance-metrics"))
-                        continue;
-                r = filterq_eval(q->filter, artifact_match, a);
+                r = artifact_selected(a, q);
                 if (r < 0)
                         return r;
                 if (r == 0)
                         continue;
                 v[n].item = a;
-                (void)!safe_atoi64(json_string_value(json_object_get(a, "id")), &k->id);
-                k->has = true;
-                switch (order) {
-                case CATALOG_ORDER_NAME:
-                        k->is_str = true;
-                        k->s = str_or(json_string_value(json_object_get(a, "name")), "");
-                        break;
-                case CATALOG_ORDER_CREATE_TIME:
-                        k->num = (double)epoch_of(a, "createTimeSinceEpoch");
-                        break;
-                case CATALOG_ORDER_LAST_UPDATE_TIME:
-                        k->num = (double)epoch_of(a, "lastUpdateTimeSinceEpoch");
-                        break;
-                case CATALOG_ORDER_PROPERTY:
-                        k->has = false;
-                        property_key(a, prop, suffix, k);
-                        k->is_str = is_str;
-                        break;
-                default:
-                        k->num = (double)k->id;
-                        break;
-                }
+                artifact_sort_key(a, &o, &v[n].key);
                 n++;
         }
-        if (order == CATALOG_ORDER_NAME)
-                is_str = true;
         if (q->perf)
-                return perf_page(v, n, is_str, always_has, order == CATALOG_ORDER_PROPERTY, q, ret,
-                                 reterr, n_reterr);
-        return keyed_page(v, n, false, is_str, always_has, order == CATALOG_ORDER_PROPERTY,
-                          &q->page, artifact_item_json, ret, reterr, n_reterr);
+                return perf_page(v, n, is_str, always_has, by_prop, q, ret, reterr, n_reterr);
+        return keyed_page(v, n, false, is_str, always_has, by_prop, &q->page, artifact_item_json,
+                          ret, reterr, n_reterr);
 }
 
 /* ---- in-memory lists (sources, labels, preview) ---- */
