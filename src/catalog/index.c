@@ -1434,41 +1434,52 @@ static int artifact_match(void *ud, const struct filterq_cmp *cmp)
         return artifact_match_property(ud, id, cmp->property, cmp);
 }
 
+/* An artifact custom property of m (ap): through the interned id and the compact per-model list. */
+static int model_match_artifact_custom(const struct catalog_model *m, const char *ap,
+                                       const struct filterq_cmp *cmp)
+{
+        ssize_t id = prop_name_id(m->index, ap);
+
+        if (id < 0)
+                return false;
+        for (size_t i = 0; i < m->n_aprops && m->aprops[i].id <= (uint32_t)id; i++) {
+                int r;
+
+                if (m->aprops[i].id != (uint32_t)id)
+                        continue;
+                r = filterq_compare_metadata(cmp, m->aprops[i].mv);
+                if (r != 0)
+                        return r;
+        }
+        return false;
+}
+
+/* "artifacts.<ap>": whether any artifact of m matches (or -EDOM). */
+static int model_match_artifacts(const struct catalog_model *m, const char *ap,
+                                 const struct filterq_cmp *cmp)
+{
+        size_t i;
+        json_t *a;
+
+        if (!artifact_field_is_builtin(ap))
+                return model_match_artifact_custom(m, ap, cmp);
+        json_array_foreach(m->data->artifacts, i, a) {
+                int r = artifact_match_property(a, m->index->art_ids[m->art_off + i], ap, cmp);
+
+                if (r != 0)
+                        return r;
+        }
+        return false;
+}
+
 static int model_match(void *ud, const struct filterq_cmp *cmp)
 {
         const struct catalog_model *m = ud;
         const char *p = cmp->property;
         const json_t *src = m->data->model;
 
-        if (strneq(p, "artifacts.", strlen("artifacts."))) {
-                const char *ap = p + strlen("artifacts.");
-                size_t i;
-                json_t *a;
-                ssize_t id;
-
-                if (!artifact_field_is_builtin(ap)) {
-                        /* custom property: interned id, compact per-model list */
-                        id = prop_name_id(m->index, ap);
-                        if (id < 0)
-                                return false;
-                        for (i = 0; i < m->n_aprops && m->aprops[i].id <= (uint32_t)id; i++)
-                                if (m->aprops[i].id == (uint32_t)id) {
-                                        int r = filterq_compare_metadata(cmp, m->aprops[i].mv);
-
-                                        if (r != 0)
-                                                return r;
-                                }
-                        return false;
-                }
-                json_array_foreach(m->data->artifacts, i, a) {
-                        int r = artifact_match_property(a, m->index->art_ids[m->art_off + i], ap,
-                                                        cmp);
-
-                        if (r != 0)
-                                return r;
-                }
-                return false;
-        }
+        if (strneq(p, "artifacts.", strlen("artifacts.")))
+                return model_match_artifacts(m, p + strlen("artifacts."), cmp);
         for (size_t i = 0; i < ELEMENTSOF(model_string_fields); i++)
                 if (streq(p, model_string_fields[i][0]))
                         return match_json_any(cmp, m->fields[i]);
