@@ -2451,22 +2451,13 @@ static int label_sort_cmp(const void *pa, const void *pb)
         return a->pos < b->pos ? -1 : a->pos > b->pos;
 }
 
-int catalog_index_list_labels(const struct catalog_index *idx, const struct catalog_label_query *q,
-                              json_t **ret)
+/* The labels of asset type want into v, in config order, with their order_by value: the count. */
+static size_t labels_collect(const struct catalog_index *idx, const char *want,
+                             const char *order_by, struct label_sort *v)
 {
-        size_t n_all = json_array_size(idx->config.labels), n = 0, start, end, i;
-        AUTOFREE struct label_sort *v = calloc(n_all + 1, sizeof(*v));
-        AUTOFREE char **values = calloc(n_all + 1, sizeof(char *));
-        AUTOFREE char **ids = calloc(n_all + 1, sizeof(char *));
-        AUTOFREE char *idbuf = calloc(n_all + 1, 24);
-        AUTOFREE char *next = NULL;
-        json_auto_t *items = json_array();
-        const char *want = q->asset_type ? q->asset_type : "models";
+        size_t n = 0, i;
         json_t *l;
-        int r;
 
-        if (!v || !values || !ids || !idbuf || !items)
-                return -ENOMEM;
         json_array_foreach(idx->config.labels, i, l) {
                 const char *at = str_or(json_string_value(json_object_get(l, "assetType")),
                                         "models");
@@ -2475,30 +2466,55 @@ int catalog_index_list_labels(const struct catalog_index *idx, const struct cata
                         continue;
                 v[n].label = l;
                 v[n].pos = i;
-                if (q->order_by && q->order_by[0]) {
-                        json_t *val = json_object_get(l, q->order_by);
+                if (order_by) {
+                        json_t *val = json_object_get(l, order_by);
 
                         v[n].value = json_is_string(val) ? json_string_value(val) : NULL;
                 }
                 n++;
         }
-        if (q->order_by && q->order_by[0])
+        return n;
+}
+
+/* Sorts v by order_by (NULL: config order); DESC reverses the labels that have the key. */
+static void labels_order(struct label_sort *v, size_t n, const char *order_by, bool desc)
+{
+        size_t k = 0;
+
+        if (order_by)
                 qsort(v, n, sizeof(*v), label_sort_cmp);
-        if (q->page.desc) {
-                /* reverse the labels that have the key; the others keep config order */
-                size_t k = 0;
+        if (!desc)
+                return;
+        /* the others keep config order */
+        while (k < n && v[k].value)
+                k++;
+        if (!order_by)
+                k = n;
+        for (size_t j = 0; j < k / 2; j++) {
+                struct label_sort t = v[j];
 
-                while (k < n && v[k].value)
-                        k++;
-                if (!(q->order_by && q->order_by[0]))
-                        k = n;
-                for (size_t j = 0; j < k / 2; j++) {
-                        struct label_sort t = v[j];
-
-                        v[j] = v[k - 1 - j];
-                        v[k - 1 - j] = t;
-                }
+                v[j] = v[k - 1 - j];
+                v[k - 1 - j] = t;
         }
+}
+
+int catalog_index_list_labels(const struct catalog_index *idx, const struct catalog_label_query *q,
+                              json_t **ret)
+{
+        size_t n_all = json_array_size(idx->config.labels), n, start, end;
+        AUTOFREE struct label_sort *v = calloc(n_all + 1, sizeof(*v));
+        AUTOFREE char **values = calloc(n_all + 1, sizeof(char *));
+        AUTOFREE char **ids = calloc(n_all + 1, sizeof(char *));
+        AUTOFREE char *idbuf = calloc(n_all + 1, 24);
+        AUTOFREE char *next = NULL;
+        json_auto_t *items = json_array();
+        const char *order_by = q->order_by && q->order_by[0] ? q->order_by : NULL;
+        int r;
+
+        if (!v || !values || !ids || !idbuf || !items)
+                return -ENOMEM;
+        n = labels_collect(idx, q->asset_type ? q->asset_type : "models", order_by, v);
+        labels_order(v, n, order_by, q->page.desc);
         for (size_t j = 0; j < n; j++) {
                 snprintf(idbuf + j * 24, 24, "%zu", v[j].pos);
                 ids[j] = idbuf + j * 24;
