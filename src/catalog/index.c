@@ -762,18 +762,24 @@ static ssize_t prop_name_id(const struct catalog_index *idx, const char *name)
         return -1;
 }
 
-/* Interns the artifact custom property names and gives every model a compact (id, value) list. */
-static int artifact_props_build(struct catalog_index *idx)
+/* The number of custom properties over the artifacts of one model. */
+static size_t model_artifact_prop_count(const struct catalog_model_data *data)
+{
+        size_t total = 0, j;
+        json_t *a;
+
+        json_array_foreach(data->artifacts, j, a)
+                total += json_object_size(json_object_get(a, "customProperties"));
+        return total;
+}
+
+/* Collects every artifact custom property name, sorted and unique, into idx->prop_names. */
+static int prop_names_build(struct catalog_index *idx)
 {
         size_t total = 0, n = 0;
 
-        for (size_t i = 0; i < idx->n_models; i++) {
-                size_t j;
-                json_t *a;
-
-                json_array_foreach(idx->models[i].data->artifacts, j, a)
-                        total += json_object_size(json_object_get(a, "customProperties"));
-        }
+        for (size_t i = 0; i < idx->n_models; i++)
+                total += model_artifact_prop_count(idx->models[i].data);
         idx->prop_names = calloc(total + 1, sizeof(*idx->prop_names));
         if (!idx->prop_names)
                 return -ENOMEM;
@@ -792,27 +798,38 @@ static int artifact_props_build(struct catalog_index *idx)
                 if (idx->n_prop_names == 0 ||
                     !streq(idx->prop_names[idx->n_prop_names - 1], idx->prop_names[i]))
                         idx->prop_names[idx->n_prop_names++] = idx->prop_names[i];
-        for (size_t i = 0; i < idx->n_models; i++) {
-                struct catalog_model *m = &idx->models[i];
-                size_t j, cnt = 0;
-                json_t *a, *v;
-                const char *k;
-
-                json_array_foreach(m->data->artifacts, j, a)
-                        cnt += json_object_size(json_object_get(a, "customProperties"));
-                if (cnt == 0)
-                        continue;
-                m->aprops = calloc(cnt, sizeof(*m->aprops));
-                if (!m->aprops)
-                        return -ENOMEM;
-                json_array_foreach(m->data->artifacts, j, a)
-                        json_object_foreach(json_object_get(a, "customProperties"), k, v)
-                                m->aprops[m->n_aprops++] = (struct art_prop){
-                                        .id = (uint32_t)prop_name_id(idx, k), .mv = v
-                                };
-                qsort(m->aprops, m->n_aprops, sizeof(*m->aprops), art_prop_cmp);
-        }
         return 0;
+}
+
+/* The compact (id, value) list of m's artifact custom properties, sorted by id. */
+static int model_aprops_build(const struct catalog_index *idx, struct catalog_model *m)
+{
+        size_t cnt = model_artifact_prop_count(m->data), j;
+        json_t *a, *v;
+        const char *k;
+
+        if (cnt == 0)
+                return 0;
+        m->aprops = calloc(cnt, sizeof(*m->aprops));
+        if (!m->aprops)
+                return -ENOMEM;
+        json_array_foreach(m->data->artifacts, j, a)
+                json_object_foreach(json_object_get(a, "customProperties"), k, v)
+                        m->aprops[m->n_aprops++] = (struct art_prop){
+                                .id = (uint32_t)prop_name_id(idx, k), .mv = v
+                        };
+        qsort(m->aprops, m->n_aprops, sizeof(*m->aprops), art_prop_cmp);
+        return 0;
+}
+
+/* Interns the artifact custom property names and gives every model a compact (id, value) list. */
+static int artifact_props_build(struct catalog_index *idx)
+{
+        int r = prop_names_build(idx);
+
+        for (size_t i = 0; i < idx->n_models && r >= 0; i++)
+                r = model_aprops_build(idx, &idx->models[i]);
+        return r;
 }
 
 /* ---- build ---- */
