@@ -2099,6 +2099,57 @@ static int perf_recommended_page(struct keyed *v, size_t n, const struct catalog
 }
 
 /*
+ * Replaces v[i].item by a private copy with the targetRPS properties, for each i; *ret_k is how
+ * many copies were made (v[0..k) then each own one reference), also on failure.
+ */
+static int perf_copies(struct keyed *v, size_t n, const struct catalog_perf_params *p,
+                       size_t *ret_k)
+{
+        int r = 0;
+
+        *ret_k = 0;
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                json_t *orig = (json_t *)v[i].item;
+                json_t *c = json_copy(orig);
+                json_t *custom = json_copy(json_object_get(orig, "customProperties"));
+
+                if (!c || !custom || json_object_set_new(c, "customProperties", custom) < 0) {
+                        json_decref(c);
+                        json_decref(custom);
+                        return -ENOMEM;
+                }
+                v[i].item = c;
+                *ret_k = i + 1;
+                r = catalog_perf_add_target_rps(c, p->target_rps, p->rps_property);
+        }
+        return r;
+}
+
+/* The recommendations page: v sorted, then the kept ones moved to the front and paged. */
+static int perf_recommend_page(struct keyed *v, size_t n, json_t **arts, bool *keep,
+                               const struct catalog_perf_params *p, struct sort_opts *opts,
+                               const struct catalog_artifact_query *q, json_t **ret)
+{
+        size_t m = 0;
+        int r;
+
+        qsort_r(v, n, sizeof(*v), keyed_cmp, opts);
+        for (size_t i = 0; i < n; i++)
+                arts[i] = (json_t *)v[i].item;
+        r = catalog_perf_recommend(arts, n, p, keep);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++)
+                if (keep[i]) {
+                        struct keyed t = v[m];
+
+                        v[m++] = v[i];
+                        v[i] = t;
+                }
+        return perf_recommended_page(v, m, &q->page, ret);
+}
+
+/*
  * The performance endpoint's extras over the selected artifacts v[0..n): validation of the
  * property names, targetRPS properties on private copies, the recommendations filter.
  */
@@ -2126,40 +2177,12 @@ static int perf_page(struct keyed *v, size_t n, bool is_str, bool always_has, bo
         if (p.recommendations && p.target_rps <= 0)
                 p.target_rps = 1;
         /* private copies with the computed properties; v[i].item then owns one reference */
-        for (size_t i = 0; i < n && r >= 0; i++) {
-                json_t *c = json_copy(arts[i]);
-                json_t *custom = json_copy(json_object_get(arts[i], "customProperties"));
-
-                if (!c || !custom || json_object_set_new(c, "customProperties", custom) < 0) {
-                        json_decref(c);
-                        json_decref(custom);
-                        r = -ENOMEM;
-                        break;
-                }
-                v[i].item = c;
-                k = i + 1;
-                r = catalog_perf_add_target_rps(c, p.target_rps, p.rps_property);
-        }
+        r = perf_copies(v, n, &p, &k);
         if (r >= 0 && !p.recommendations)
                 r = keyed_page(v, n, false, is_str, always_has, id_asc, &q->page,
                                artifact_item_json, ret, reterr, n_reterr);
-        else if (r >= 0) {
-                size_t m = 0;
-
-                qsort_r(v, n, sizeof(*v), keyed_cmp, &opts);
-                for (size_t i = 0; i < n; i++)
-                        arts[i] = (json_t *)v[i].item;
-                r = catalog_perf_recommend(arts, n, &p, keep);
-                for (size_t i = 0; r >= 0 && i < n; i++)
-                        if (keep[i]) {
-                                struct keyed t = v[m];
-
-                                v[m++] = v[i];
-                                v[i] = t;
-                        }
-                if (r >= 0)
-                        r = perf_recommended_page(v, m, &q->page, ret);
-        }
+        else if (r >= 0)
+                r = perf_recommend_page(v, n, arts, keep, &p, &opts, q, ret);
         for (size_t i = 0; i < k; i++)
                 json_decref((json_t *)v[i].item);
         return r;
