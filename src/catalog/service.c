@@ -675,58 +675,78 @@ static int hf_wait_ms(struct catalog_service *s, int cap_ms)
         return ms;
 }
 
+/* hf sources whose syncInterval passed (the reload inside keeps on_reload quiet). */
+static void watch_sync_hf(struct catalog_service *s)
+{
+        struct catalog_index *idx;
+
+        if (catalog_service_sync_hf(s, false) <= 0 || !s->on_reload)
+                return;
+        idx = catalog_service_get(s);
+        s->on_reload(s->userdata, 0, &(struct catalog_error){ 0 }, idx);
+        catalog_index_unref(idx);
+}
+
+/* After an inotify event, waits until the directory is quiet (bounded); false on stop. */
+static bool watch_debounce(struct catalog_service *s, int in_fd, struct pollfd p[2])
+{
+        for (unsigned i = 0; i < 50; i++) {
+                int k;
+
+                drain(in_fd);
+                k = poll(p, 2, (int)s->debounce_ms);
+                if (k <= 0 || p[0].revents)
+                        break;
+        }
+        return !p[0].revents;
+}
+
+/* Waits for an event, a due hf sync or the poll interval; false when stop was requested. */
+static bool watch_wait(struct catalog_service *s, int in_fd)
+{
+        struct pollfd p[2] = {
+                { .fd = s->stop_fd, .events = POLLIN },
+                { .fd = in_fd, .events = POLLIN },
+        };
+        int k;
+
+        k = poll(p, in_fd >= 0 ? 2 : 1, hf_wait_ms(s, (int)s->poll_interval_ms));
+        if (k < 0) {
+                /* never give up watching: fall back to the stat check */
+                if (errno != EINTR)
+                        (void)poll(p, 1, (int)s->poll_interval_ms);
+                p[1].revents = 0;
+        }
+        if (p[0].revents)
+                return false;
+        watch_sync_hf(s);
+        if (in_fd >= 0 && (p[1].revents & POLLIN))
+                return watch_debounce(s, in_fd, p);
+        return true;
+}
+
+/*
+ * Events only prompt a check: other files in the same directory (logs, editors' temporaries)
+ * must not cause reloads. The signature follows symlinks, so the ConfigMap "..data" swap
+ * changes it.
+ */
+static bool watched_files_changed(struct catalog_service *s)
+{
+        bool changed;
+
+        pthread_mutex_lock(&s->reload_lock);
+        changed = files_signature(s->watched_files) != s->signature;
+        pthread_mutex_unlock(&s->reload_lock);
+        return changed;
+}
+
 static void *watch_thread(void *arg)
 {
         struct catalog_service *s = arg;
         int in_fd = inotify_setup(s);
 
-        for (;;) {
-                struct pollfd p[2] = {
-                        { .fd = s->stop_fd, .events = POLLIN },
-                        { .fd = in_fd, .events = POLLIN },
-                };
-                bool changed = false;
-                uint64_t sig;
-                int k;
-
-                k = poll(p, in_fd >= 0 ? 2 : 1, hf_wait_ms(s, (int)s->poll_interval_ms));
-                if (k < 0) {
-                        /* never give up watching: fall back to the stat check */
-                        if (errno != EINTR)
-                                (void)poll(p, 1, (int)s->poll_interval_ms);
-                        p[1].revents = 0;
-                }
-                if (p[0].revents)
-                        break;
-                /* hf sources whose syncInterval passed (the reload inside keeps on_reload quiet) */
-                if (catalog_service_sync_hf(s, false) > 0 && s->on_reload) {
-                        struct catalog_index *idx = catalog_service_get(s);
-
-                        s->on_reload(s->userdata, 0, &(struct catalog_error){ 0 }, idx);
-                        catalog_index_unref(idx);
-                }
-                if (in_fd >= 0 && (p[1].revents & POLLIN)) {
-                        /* debounce: wait until the directory is quiet (bounded) */
-                        for (unsigned i = 0; i < 50; i++) {
-                                drain(in_fd);
-                                k = poll(p, 2, (int)s->debounce_ms);
-                                if (k <= 0 || p[0].revents)
-                                        break;
-                        }
-                        if (p[0].revents)
-                                break;
-                }
-                /*
-                 * Events only prompt a check: other files in the same directory (logs, editors'
-                 * temporaries) must not cause reloads. The signature follows symlinks, so the
-                 * ConfigMap "..data" swap changes it.
-                 */
-                pthread_mutex_lock(&s->reload_lock);
-                sig = files_signature(s->watched_files);
-                if (sig != s->signature)
-                        changed = true;
-                pthread_mutex_unlock(&s->reload_lock);
-                if (!changed)
+        while (watch_wait(s, in_fd)) {
+                if (!watched_files_changed(s))
                         continue;
                 do_reload(s);
                 /* the set of files may have changed: re-arm the watches */
