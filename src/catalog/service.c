@@ -271,14 +271,56 @@ static uint64_t files_signature(char *const *files)
         return h;
 }
 
-static int load_source(struct catalog_service *s, const struct catalog_source_config *src,
-                       struct catalog_source_load *l, char **ret_path, uint64_t *sig)
+/* stat()s path and adds the result to the signature sig; st is zeroed when stat() fails. */
+static void stat_signed(const char *path, struct stat *st, uint64_t *sig)
+{
+        if (stat(path, st) < 0) {
+                *sig = sig_add(*sig, path, NULL, errno);
+                memset(st, 0, sizeof(*st));
+        } else
+                *sig = sig_add(*sig, path, st, 0);
+}
+
+/* Loads the yaml source src from path, reusing the last good models when the file is unchanged. */
+static int load_yaml_file(struct catalog_service *s, const struct catalog_source_config *src,
+                          const char *path, struct catalog_source_load *l, uint64_t *sig)
 {
         CLEANUP(catalog_models_unrefp) struct catalog_models *data = NULL;
         struct catalog_error err = { 0 };
-        AUTOFREE char *path = NULL;
-        struct good_entry *g;
+        struct good_entry *g = good_find(s, src->id);
         struct stat st;
+        int r;
+
+        stat_signed(path, &st, sig);
+        if (st.st_ino != 0 && g && streq(g->path, path) && stat_same(&g->st, &st)) {
+                l->state = CATALOG_SOURCE_AVAILABLE;
+                l->data = catalog_models_ref(g->data);
+                return 0;
+        }
+        r = catalog_models_load_file(path, &data, &err);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                l->error = error_text(&err);
+                if (!l->error)
+                        return -ENOMEM;
+                /* a broken file keeps the last good models of this source serving */
+                if (g)
+                        l->data = catalog_models_ref(g->data);
+                return 0;
+        }
+        r = good_store(s, src->id, path, &st, data);
+        if (r < 0)
+                return r;
+        l->state = CATALOG_SOURCE_AVAILABLE;
+        l->data = TAKE_PTR(data);
+        return 0;
+}
+
+static int load_source(struct catalog_service *s, const struct catalog_source_config *src,
+                       struct catalog_source_load *l, char **ret_path, uint64_t *sig)
+{
+        AUTOFREE char *path = NULL;
         int r;
 
         *ret_path = NULL;
@@ -308,36 +350,7 @@ static int load_source(struct catalog_service *s, const struct catalog_source_co
         *ret_path = strdup(path);
         if (!*ret_path)
                 return -ENOMEM;
-
-        g = good_find(s, src->id);
-        if (stat(path, &st) < 0) {
-                *sig = sig_add(*sig, path, NULL, errno);
-                memset(&st, 0, sizeof(st));
-        } else
-                *sig = sig_add(*sig, path, &st, 0);
-        if (st.st_ino != 0 && g && streq(g->path, path) && stat_same(&g->st, &st)) {
-                l->state = CATALOG_SOURCE_AVAILABLE;
-                l->data = catalog_models_ref(g->data);
-                return 0;
-        }
-        r = catalog_models_load_file(path, &data, &err);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0) {
-                l->error = error_text(&err);
-                if (!l->error)
-                        return -ENOMEM;
-                /* a broken file keeps the last good models of this source serving */
-                if (g)
-                        l->data = catalog_models_ref(g->data);
-                return 0;
-        }
-        r = good_store(s, src->id, path, &st, data);
-        if (r < 0)
-                return r;
-        l->state = CATALOG_SOURCE_AVAILABLE;
-        l->data = TAKE_PTR(data);
-        return 0;
+        return load_yaml_file(s, src, path, l, sig);
 }
 
 static int reload_locked(struct catalog_service *s, struct catalog_error *err)
