@@ -353,51 +353,42 @@ static int load_source(struct catalog_service *s, const struct catalog_source_co
         return load_yaml_file(s, src, path, l, sig);
 }
 
-static int reload_locked(struct catalog_service *s, struct catalog_error *err)
+/* Copies the config paths into files (from *n_files on) and adds their stats to sig. */
+static int config_files_add(struct catalog_service *s, char **files, size_t *n_files, uint64_t *sig)
 {
-        struct catalog_config cfg = { 0 };
-        struct catalog_source_load *loads = NULL;
-        struct catalog_index *idx = NULL, *old;
-        char **files = NULL;
-        size_t n_files = 0, n_loads = 0;
-        uint64_t sig = SIG_INIT;
-        int r;
-
-        /* the signature is taken before reading, so a change during the reload triggers another */
-        files = calloc(s->n_paths + CATALOG_SOURCES_MAX + 1, sizeof(*files));
-        if (!files)
-                return -ENOMEM;
         for (size_t i = 0; i < s->n_paths; i++) {
-                files[n_files] = strdup(s->paths[i]);
-                if (!files[n_files++]) {
-                        r = -ENOMEM;
-                        goto out;
-                }
+                files[*n_files] = strdup(s->paths[i]);
+                if (!files[(*n_files)++])
+                        return -ENOMEM;
         }
         for (size_t i = 0; i < s->n_paths; i++)
-                sig = sig_add_path(sig, s->paths[i]);
+                *sig = sig_add_path(*sig, s->paths[i]);
+        return 0;
+}
 
-        r = catalog_config_load(s->paths, s->n_paths, &cfg, err);
-        if (r < 0)
-                goto out;
-        n_loads = cfg.n_sources;
-        loads = calloc(n_loads + 1, sizeof(*loads));
-        if (!loads) {
-                r = -ENOMEM;
-                goto out;
-        }
-        for (size_t i = 0; i < n_loads; i++) {
+/* Loads every source of cfg into loads, adding the files read to files and their stats to sig. */
+static int sources_load(struct catalog_service *s, const struct catalog_config *cfg,
+                        struct catalog_source_load *loads, char **files, size_t *n_files,
+                        uint64_t *sig)
+{
+        for (size_t i = 0; i < cfg->n_sources; i++) {
                 char *path = NULL;
+                int r = load_source(s, &cfg->sources[i], &loads[i], &path, sig);
 
-                r = load_source(s, &cfg.sources[i], &loads[i], &path, &sig);
                 if (r < 0)
-                        goto out;
+                        return r;
                 if (path)
-                        files[n_files++] = path;
+                        files[(*n_files)++] = path;
         }
+        return 0;
+}
+
+/* Forgets the hf state and the last good data of sources cfg no longer configures (as such). */
+static void sources_forget_unconfigured(struct catalog_service *s, const struct catalog_config *cfg)
+{
         /* forget hf sources that are no longer configured (or no longer hf) */
         for (size_t i = 0; i < s->n_hf;) {
-                const struct catalog_source_config *c = catalog_config_find(&cfg,
+                const struct catalog_source_config *c = catalog_config_find(cfg,
                                                                             s->hf[i].source_id);
 
                 if (c && c->enabled && c->type && streq(c->type, "hf")) {
@@ -409,16 +400,20 @@ static int reload_locked(struct catalog_service *s, struct catalog_error *err)
         }
         /* forget the last good data of sources that are no longer configured */
         for (size_t i = 0; i < s->n_good;) {
-                if (catalog_config_find(&cfg, s->good[i].source_id)) {
+                if (catalog_config_find(cfg, s->good[i].source_id)) {
                         i++;
                         continue;
                 }
                 good_release(&s->good[i]);
                 s->good[i] = s->good[--s->n_good];
         }
-        r = catalog_index_build(&cfg, loads, n_loads, s->ids, &idx);
-        if (r < 0)
-                goto out;
+}
+
+/* Makes idx (takes it) the served snapshot, with the files it was read from and their signature. */
+static void index_publish(struct catalog_service *s, struct catalog_index *idx, char **files,
+                          uint64_t sig)
+{
+        struct catalog_index *old;
 
         pthread_rwlock_wrlock(&s->lock);
         old = s->current;
@@ -428,8 +423,44 @@ static int reload_locked(struct catalog_service *s, struct catalog_error *err)
         catalog_index_unref(old);
 
         catalog_strv_free(s->watched_files);
-        s->watched_files = TAKE_PTR(files);
+        s->watched_files = files;
         s->signature = sig;
+}
+
+static int reload_locked(struct catalog_service *s, struct catalog_error *err)
+{
+        struct catalog_config cfg = { 0 };
+        struct catalog_source_load *loads = NULL;
+        struct catalog_index *idx = NULL;
+        char **files = NULL;
+        size_t n_files = 0, n_loads = 0;
+        uint64_t sig = SIG_INIT;
+        int r;
+
+        /* the signature is taken before reading, so a change during the reload triggers another */
+        files = calloc(s->n_paths + CATALOG_SOURCES_MAX + 1, sizeof(*files));
+        if (!files)
+                return -ENOMEM;
+        r = config_files_add(s, files, &n_files, &sig);
+        if (r < 0)
+                goto out;
+        r = catalog_config_load(s->paths, s->n_paths, &cfg, err);
+        if (r < 0)
+                goto out;
+        n_loads = cfg.n_sources;
+        loads = calloc(n_loads + 1, sizeof(*loads));
+        if (!loads) {
+                r = -ENOMEM;
+                goto out;
+        }
+        r = sources_load(s, &cfg, loads, files, &n_files, &sig);
+        if (r < 0)
+                goto out;
+        sources_forget_unconfigured(s, &cfg);
+        r = catalog_index_build(&cfg, loads, n_loads, s->ids, &idx);
+        if (r < 0)
+                goto out;
+        index_publish(s, idx, TAKE_PTR(files), sig);
         r = 0;
 out:
         if (loads)
