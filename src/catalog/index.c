@@ -1,4 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The catalog snapshot: built once per reload, immutable and refcounted afterwards, read by every
+ * request. Why one file (2,800 lines) and not one module per concern: every section below (stable
+ * ids, the snapshot, filter_options, build, keyset pagination, models, in-memory lists, MCP
+ * servers) works on the private layout of struct catalog_index and struct catalog_model, which
+ * index.h keeps opaque. Splitting by concern would need an internal header that publishes those
+ * layouts to several sources, and the hot paths (model_match(), models_select_presorted()) read
+ * them directly, by design, without accessors. The sections are ordered so that each uses only
+ * what comes before it (one forward declaration, model_resolve_fields()). A split, if it comes,
+ * follows the "---- ... ----" markers, starting with keyset pagination, which touches neither
+ * layout (only struct keyed and struct sort_key).
+ */
 #include "catalog/index.h"
 
 #include <assert.h>
