@@ -53,7 +53,7 @@ static int strv_prefixed(char *const *v, const char *org, char ***ret)
 
 static const char *real_getenv(const char *name)
 {
-        return getenv(name);
+        return getenv(name); /* NOLINT(concurrency-mt-unsafe): modelplane never calls setenv */
 }
 
 static const char *prop_string(const struct catalog_source_config *src, const char *key)

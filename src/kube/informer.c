@@ -478,6 +478,40 @@ static int fill_kind(json_t *list)
         return 0;
 }
 
+/* Adds a page's items to batch; an item that cannot be keyed or decoded is skipped and counted.
+ * 0, or -ENOMEM. */
+static int add_page_items(struct informer *inf, struct cache_batch *batch, json_t *list)
+{
+        json_t *item;
+        size_t i;
+
+        json_array_foreach(json_object_get(list, "items"), i, item) {
+                char key[CACHE_KEY_MAX];
+                int r = json_is_object(item) ? cache_key_of(item, key, sizeof(key)) : -EBADMSG;
+
+                if (r >= 0)
+                        r = cache_batch_add(batch, item);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        skip_undecodable(inf, item, r);
+        }
+        return 0;
+}
+
+/* The continue token of list into *cont: 1 when there is a next page, 0 after the last one,
+ * -ENOMEM. */
+static int next_page(json_t *list, char **cont)
+{
+        const char *next = json_get_string_path(list, "metadata", "continue", NULL);
+
+        if (!next || !*next)
+                return 0;
+        free(*cont);
+        *cont = strdup(next);
+        return *cont ? 1 : -ENOMEM;
+}
+
 /*
  * Lists every page into a cache batch: each page's objects are transformed (and serialized for a
  * compact cache) as they arrive, so a large list never sits in memory as one parsed tree.
@@ -496,9 +530,7 @@ static int list_all(struct informer *inf, struct cache_batch *batch, char *ret_r
                                                 .limit = inf->opts.page_size,
                                                 .continue_token = cont };
                 json_auto_t *list = NULL;
-                const char *next, *rv;
-                json_t *item;
-                size_t i;
+                const char *rv;
 
                 if (atomic_load(&inf->cancel))
                         return -ECANCELED;
@@ -510,36 +542,19 @@ static int list_all(struct informer *inf, struct cache_batch *batch, char *ret_r
                         first = true;
                         continue;
                 }
+                if (r >= 0)
+                        r = fill_kind(list);
+                if (r >= 0)
+                        r = add_page_items(inf, batch, list);
                 if (r < 0)
                         return r;
-                r = fill_kind(list);
-                if (r < 0)
-                        return r;
-                json_array_foreach(json_object_get(list, "items"), i, item) {
-                        char key[CACHE_KEY_MAX];
-
-                        if (!json_is_object(item))
-                                r = -EBADMSG;
-                        else
-                                r = cache_key_of(item, key, sizeof(key));
-                        if (r >= 0)
-                                r = cache_batch_add(batch, item);
-                        if (r == -ENOMEM)
-                                return r;
-                        if (r < 0)
-                                skip_undecodable(inf, item, r);
-                }
                 rv = json_get_string_path(list, "metadata", "resourceVersion", NULL);
                 if (rv && first) /* later pages are served at the first page's version */
                         (void)snprintf(ret_rv, rv_len, "%s", rv);
                 first = false;
-                next = json_get_string_path(list, "metadata", "continue", NULL);
-                if (!next || !*next)
-                        return 0;
-                free(cont);
-                cont = strdup(next);
-                if (!cont)
-                        return -ENOMEM;
+                r = next_page(list, &cont);
+                if (r <= 0)
+                        return r;
         }
         return -E2BIG;
 }
@@ -690,56 +705,69 @@ static void maybe_resync(struct informer *inf)
         (void)pthread_mutex_unlock(&inf->lock);
 }
 
+/* Lists when a list is due: 1 to go on to the watch, 0 to list again (after a backoff), -1 to
+ * stop. */
+static int list_step(struct informer *inf, bool *need_list, struct kube_status *st)
+{
+        int r;
+
+        if (!*need_list)
+                return 1;
+        r = do_list(inf, st);
+        if (r == -ECANCELED || atomic_load(&inf->cancel))
+                return -1;
+        if (r < 0)
+                return backoff(inf, r, "list", st) ? 0 : -1;
+        *need_list = false;
+        return 1;
+}
+
+/* After a watch that ended with r (started at started): whether to go on. */
+static bool after_watch(struct informer *inf, int r, const struct kube_status *st, usec_t started,
+                        bool *need_list, unsigned *stale_in_a_row)
+{
+        if (r == 0) {
+                *stale_in_a_row = 0;
+                /* A server that closes watches at once must not make us spin. */
+                return inf->events_in_watch != 0 || now_monotonic() - started >= USEC_PER_SEC ||
+                       backoff(inf, -EPROTO, "watch (stream ended at once)", NULL);
+        }
+        if (r == -ESTALE) {
+                /* 410 Gone / Expired: our resourceVersion is too old. Relist now. */
+                (void)log_info("Watch of %s expired (%s), relisting", inf->name,
+                               st->message[0] ? st->message : "410");
+                *need_list = true;
+                return (*stale_in_a_row)++ == 0 || backoff(inf, r, "watch", st);
+        }
+        *stale_in_a_row = 0;
+        /* Resume the watch where it was after a refused connection or throttling; anything else
+         * (garbage, truncated stream, 5xx) may have lost events: relist. */
+        if (r != -ECONNREFUSED && r != -EAGAIN)
+                *need_list = true;
+        return backoff(inf, r, "watch", st);
+}
+
 static void *informer_thread(void *p)
 {
         struct informer *inf = p;
         bool need_list = true;
         unsigned stale_in_a_row = 0;
-        int r;
 
         while (!atomic_load(&inf->cancel)) {
                 struct kube_status st = { 0 };
+                int step = list_step(inf, &need_list, &st), r;
 
-                if (need_list) {
-                        r = do_list(inf, &st);
-                        if (r == -ECANCELED || atomic_load(&inf->cancel))
-                                break;
-                        if (r < 0) {
-                                if (!backoff(inf, r, "list", &st))
-                                        break;
-                                continue;
-                        }
-                        need_list = false;
-                }
+                if (step < 0)
+                        break;
+                if (step == 0)
+                        continue;
                 maybe_resync(inf);
 
                 usec_t started = now_monotonic();
                 r = do_watch(inf, &st);
                 if (r == -ECANCELED || atomic_load(&inf->cancel))
                         break;
-                if (r == 0) {
-                        stale_in_a_row = 0;
-                        /* A server that closes watches at once must not make us spin. */
-                        if (inf->events_in_watch == 0 && now_monotonic() - started < USEC_PER_SEC &&
-                            !backoff(inf, -EPROTO, "watch (stream ended at once)", NULL))
-                                break;
-                        continue;
-                }
-                if (r == -ESTALE) {
-                        /* 410 Gone / Expired: our resourceVersion is too old. Relist now. */
-                        (void)log_info("Watch of %s expired (%s), relisting", inf->name,
-                                       st.message[0] ? st.message : "410");
-                        need_list = true;
-                        if (stale_in_a_row++ > 0 && !backoff(inf, r, "watch", &st))
-                                break;
-                        continue;
-                }
-                stale_in_a_row = 0;
-                /* Resume the watch where it was after a refused connection or throttling;
-                 * anything else (garbage, truncated stream, 5xx) may have lost events: relist. */
-                if (r != -ECONNREFUSED && r != -EAGAIN)
-                        need_list = true;
-                if (!backoff(inf, r, "watch", &st))
+                if (!after_watch(inf, r, &st, started, &need_list, &stale_in_a_row))
                         break;
         }
         return NULL;
