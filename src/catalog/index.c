@@ -1570,19 +1570,32 @@ static void model_resolve_fields(struct catalog_model *m)
         m->custom = json_object_get(m->data->model, "customProperties");
 }
 
+/* The fixed orderBy values; ACCURACY (the last) orders models only. */
+static const struct {
+        const char *name;
+        enum catalog_order o;
+} fixed_orders[] = {
+        { "ID", CATALOG_ORDER_ID },
+        { "NAME", CATALOG_ORDER_NAME },
+        { "CREATE_TIME", CATALOG_ORDER_CREATE_TIME },
+        { "LAST_UPDATE_TIME", CATALOG_ORDER_LAST_UPDATE_TIME },
+        { "ACCURACY", CATALOG_ORDER_ACCURACY },
+};
+
+/* Whether s names one of the first n fixed orders, stored in *ret. */
+static bool fixed_order_find(const char *s, size_t n, enum catalog_order *ret)
+{
+        for (size_t i = 0; i < n; i++)
+                if (streq(s, fixed_orders[i].name)) {
+                        *ret = fixed_orders[i].o;
+                        return true;
+                }
+        return false;
+}
+
 int catalog_order_parse_models(const char *s, enum catalog_order *ret_order, char **ret_property,
                                enum filterq_suffix *ret_suffix)
 {
-        static const struct {
-                const char *name;
-                enum catalog_order o;
-        } fixed[] = {
-                { "ID", CATALOG_ORDER_ID },
-                { "NAME", CATALOG_ORDER_NAME },
-                { "CREATE_TIME", CATALOG_ORDER_CREATE_TIME },
-                { "LAST_UPDATE_TIME", CATALOG_ORDER_LAST_UPDATE_TIME },
-                { "ACCURACY", CATALOG_ORDER_ACCURACY },
-        };
         static const struct {
                 const char *suffix;
                 enum filterq_suffix s;
@@ -1599,11 +1612,8 @@ int catalog_order_parse_models(const char *s, enum catalog_order *ret_order, cha
                 *ret_order = CATALOG_ORDER_NAME;
                 return 0;
         }
-        for (size_t i = 0; i < ELEMENTSOF(fixed); i++)
-                if (streq(s, fixed[i].name)) {
-                        *ret_order = fixed[i].o;
-                        return 0;
-                }
+        if (fixed_order_find(s, ELEMENTSOF(fixed_orders), ret_order))
+                return 0;
         len = strlen(s);
         for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
                 size_t sl = strlen(suffixes[i].suffix);
@@ -2237,25 +2247,14 @@ static int artifact_order_property(const char *order_by, const char *dot, struct
 static int artifact_order_parse(const char *order_by, struct artifact_order *o, char *reterr,
                                 size_t n_reterr)
 {
-        static const struct {
-                const char *name;
-                enum catalog_order order;
-        } fixed[] = {
-                { "ID", CATALOG_ORDER_ID },
-                { "NAME", CATALOG_ORDER_NAME },
-                { "CREATE_TIME", CATALOG_ORDER_CREATE_TIME },
-                { "LAST_UPDATE_TIME", CATALOG_ORDER_LAST_UPDATE_TIME },
-        };
         const char *dot;
 
         *o = (struct artifact_order){ .order = CATALOG_ORDER_ID, .suffix = FILTERQ_SUFFIX_NONE };
         if (!order_by || !order_by[0])
                 return 0;
-        for (size_t i = 0; i < ELEMENTSOF(fixed); i++)
-                if (streq(order_by, fixed[i].name)) {
-                        o->order = fixed[i].order;
-                        return 0;
-                }
+        /* artifacts have no ACCURACY order */
+        if (fixed_order_find(order_by, ELEMENTSOF(fixed_orders) - 1, &o->order))
+                return 0;
         dot = strrchr(order_by, '.');
         if (dot)
                 return artifact_order_property(order_by, dot, o, reterr, n_reterr);
