@@ -1,4 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The catalog snapshot: built once per reload, immutable and refcounted afterwards, read by every
+ * request. Why one file (2,800 lines) and not one module per concern: every section below (stable
+ * ids, the snapshot, filter_options, build, keyset pagination, models, in-memory lists, MCP
+ * servers) works on the private layout of struct catalog_index and struct catalog_model, which
+ * index.h keeps opaque. Splitting by concern would need an internal header that publishes those
+ * layouts to several sources, and the hot paths (model_match(), models_select_presorted()) read
+ * them directly, by design, without accessors. The sections are ordered so that each uses only
+ * what comes before it (one forward declaration, model_resolve_fields()). A split, if it comes,
+ * follows the "---- ... ----" markers, starting with keyset pagination, which touches neither
+ * layout (only struct keyed and struct sort_key).
+ */
 #include "catalog/index.h"
 
 #include <assert.h>
@@ -450,45 +462,63 @@ static const char *const option_string_fields[][2] = {
         { "library_name", "libraryName" },
 };
 
-/* Accumulates one observed value for key into acc: {key: {"s": {value: true}, "min", "max", "bad"}}. */
-static int option_add(json_t *acc, const char *key, const json_t *value)
+/* The entry of acc for key, created empty when missing (borrowed), or NULL (out of memory). */
+static json_t *option_entry(json_t *acc, const char *key)
 {
         json_t *e = json_object_get(acc, key);
 
-        if (!e) {
-                e = json_object();
-                if (!e || json_object_set_new(acc, key, e) < 0)
+        if (e)
+                return e;
+        e = json_object();
+        if (!e || json_object_set_new(acc, key, e) < 0)
+                return NULL;
+        return e;
+}
+
+/* Adds a string to the set of e, or marks e "bad" when the value or the set is too large. */
+static int option_add_string(json_t *e, const json_t *value)
+{
+        json_t *set = json_object_get(e, "s");
+
+        if (json_object_get(e, "bad"))
+                return 0;
+        if (!set) {
+                set = json_object();
+                if (!set || json_object_set_new(e, "s", set) < 0)
                         return -ENOMEM;
         }
-        if (json_is_string(value)) {
-                json_t *set = json_object_get(e, "s");
-
-                if (json_object_get(e, "bad"))
-                        return 0;
-                if (!set) {
-                        set = json_object();
-                        if (!set || json_object_set_new(e, "s", set) < 0)
-                                return -ENOMEM;
-                }
-                if (strlen(json_string_value(value)) > CATALOG_FILTER_OPTION_VALUE_LEN_MAX ||
-                    json_object_size(set) >= CATALOG_FILTER_OPTION_VALUES_MAX) {
-                        json_object_del(e, "s");
-                        return json_object_set_new(e, "bad", json_true()) < 0 ? -ENOMEM : 0;
-                }
-                return json_object_set_new(set, json_string_value(value), json_true()) < 0 ? -ENOMEM
-                                                                                           : 0;
+        if (strlen(json_string_value(value)) > CATALOG_FILTER_OPTION_VALUE_LEN_MAX ||
+            json_object_size(set) >= CATALOG_FILTER_OPTION_VALUES_MAX) {
+                json_object_del(e, "s");
+                return json_object_set_new(e, "bad", json_true()) < 0 ? -ENOMEM : 0;
         }
-        if (json_is_number(value)) {
-                double d = json_number_value(value);
-                json_t *mn = json_object_get(e, "min"), *mx = json_object_get(e, "max");
+        return json_object_set_new(set, json_string_value(value), json_true()) < 0 ? -ENOMEM : 0;
+}
 
-                if (!mn || d < json_real_value(mn))
-                        if (json_object_set_new(e, "min", json_real(d)) < 0)
-                                return -ENOMEM;
-                if (!mx || d > json_real_value(mx))
-                        if (json_object_set_new(e, "max", json_real(d)) < 0)
-                                return -ENOMEM;
-        }
+/* Widens the range (min, max) of e to include the number value. */
+static int option_add_number(json_t *e, const json_t *value)
+{
+        double d = json_number_value(value);
+        json_t *mn = json_object_get(e, "min"), *mx = json_object_get(e, "max");
+
+        if ((!mn || d < json_real_value(mn)) && json_object_set_new(e, "min", json_real(d)) < 0)
+                return -ENOMEM;
+        if ((!mx || d > json_real_value(mx)) && json_object_set_new(e, "max", json_real(d)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* Accumulates one observed value for key into acc: {key: {"s": {value: true}, "min", "max", "bad"}}. */
+static int option_add(json_t *acc, const char *key, const json_t *value)
+{
+        json_t *e = option_entry(acc, key);
+
+        if (!e)
+                return -ENOMEM;
+        if (json_is_string(value))
+                return option_add_string(e, value);
+        if (json_is_number(value))
+                return option_add_number(e, value);
         return 0;
 }
 
@@ -527,92 +557,139 @@ static int option_add_custom(json_t *acc, const char *prefix, const json_t *cust
         return 0;
 }
 
+/* option_add() for val, or for each element when val is an array; strings_only skips others. */
+static int option_add_all(json_t *acc, const char *key, const json_t *val, bool strings_only)
+{
+        size_t j;
+        json_t *e;
+
+        if (json_is_array(val)) {
+                json_array_foreach(val, j, e) {
+                        int r = option_add(acc, key, e);
+
+                        if (r < 0)
+                                return r;
+                }
+                return 0;
+        }
+        if (!val || (strings_only && !json_is_string(val)))
+                return 0;
+        return option_add(acc, key, val);
+}
+
+/* Accumulates the filterable values of one model and of its artifacts into acc. */
+static int model_options_add(json_t *acc, const struct catalog_model_data *data)
+{
+        const json_t *src = data->model;
+        size_t j;
+        json_t *a;
+        int r;
+
+        for (size_t f = 0; f < ELEMENTSOF(option_string_fields); f++) {
+                r = option_add_all(acc, option_string_fields[f][0],
+                                   json_object_get(src, option_string_fields[f][1]), false);
+                if (r < 0)
+                        return r;
+        }
+        r = option_add_custom(acc, "", json_object_get(src, "customProperties"));
+        if (r < 0)
+                return r;
+        json_array_foreach(data->artifacts, j, a) {
+                json_auto_t *copy = json_copy(json_object_get(a, "customProperties"));
+
+                if (!copy)
+                        return -ENOMEM;
+                json_object_del(copy, "metricsType");
+                json_object_del(copy, "model_id");
+                r = option_add_custom(acc, "artifacts.", copy);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* The keys of set, sorted, as a new JSON array of strings, or NULL (out of memory). */
+static json_t *option_values(const json_t *set)
+{
+        json_auto_t *vals = json_array();
+        AUTOFREE const char **sorted = calloc(json_object_size(set) + 1, sizeof(*sorted));
+        size_t n = 0;
+        const char *sk;
+        json_t *sv;
+
+        if (!vals || !sorted)
+                return NULL;
+        json_object_foreach((json_t *)set, sk, sv)
+                sorted[n++] = sk;
+        qsort(sorted, n, sizeof(*sorted), cmp_strp);
+        for (size_t j = 0; j < n; j++)
+                if (json_array_append_new(vals, json_string(sorted[j])) < 0)
+                        return NULL;
+        return TAKE_PTR(vals);
+}
+
+/* The filter option of one accumulated entry e (a new reference), NULL in *ret to leave it out. */
+static int option_summary(const json_t *e, json_t **ret)
+{
+        json_t *set = json_object_get(e, "s");
+        json_auto_t *vals = NULL;
+
+        *ret = NULL;
+        if (set) {
+                vals = option_values(set);
+                if (!vals)
+                        return -ENOMEM;
+                *ret = json_pack("{s:s, s:O}", "type", "string", "values", vals);
+        } else if (json_object_get(e, "min"))
+                *ret = json_pack("{s:s, s:{s:O, s:O}}", "type", "number", "range", "min",
+                                 json_object_get(e, "min"), "max", json_object_get(e, "max"));
+        else
+                return 0;
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* Copies into named the filters of the named queries whose assetType (default "models") is asset. */
+static int named_queries_add(const struct catalog_index *idx, const char *asset, json_t *named)
+{
+        const char *k;
+        json_t *v;
+
+        json_object_foreach(idx->config.named_queries, k, v) {
+                if (!streq(str_or(json_string_value(json_object_get(v, "assetType")), "models"),
+                           asset))
+                        continue;
+                if (json_object_set(named, k, json_object_get(v, "filters")) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 static int filter_options_build(struct catalog_index *idx)
 {
         json_auto_t *acc = json_object(), *filters = json_object(), *named = json_object();
         const char *k;
         json_t *v;
+        int r;
 
         if (!acc || !filters || !named)
                 return -ENOMEM;
         for (size_t i = 0; i < idx->n_models; i++) {
-                const json_t *src = idx->models[i].data->model;
-                size_t j;
-                json_t *a, *e;
-                int r;
-
-                for (size_t f = 0; f < ELEMENTSOF(option_string_fields); f++) {
-                        json_t *val = json_object_get(src, option_string_fields[f][1]);
-
-                        if (json_is_array(val)) {
-                                json_array_foreach(val, j, e) {
-                                        r = option_add(acc, option_string_fields[f][0], e);
-                                        if (r < 0)
-                                                return r;
-                                }
-                        } else if (val) {
-                                r = option_add(acc, option_string_fields[f][0], val);
-                                if (r < 0)
-                                        return r;
-                        }
-                }
-                r = option_add_custom(acc, "", json_object_get(src, "customProperties"));
+                r = model_options_add(acc, idx->models[i].data);
                 if (r < 0)
                         return r;
-                json_array_foreach(idx->models[i].data->artifacts, j, a) {
-                        json_t *custom = json_object_get(a, "customProperties");
-                        json_auto_t *copy = json_copy(custom);
-
-                        if (!copy)
-                                return -ENOMEM;
-                        json_object_del(copy, "metricsType");
-                        json_object_del(copy, "model_id");
-                        r = option_add_custom(acc, "artifacts.", copy);
-                        if (r < 0)
-                                return r;
-                }
         }
         json_object_foreach(acc, k, v) {
-                json_t *set = json_object_get(v, "s");
                 json_t *o;
 
-                if (set) {
-                        json_auto_t *vals = json_array();
-                        const char **sorted;
-                        size_t n = 0;
-                        const char *sk;
-                        json_t *sv;
-
-                        if (!vals)
-                                return -ENOMEM;
-                        sorted = calloc(json_object_size(set) + 1, sizeof(*sorted));
-                        if (!sorted)
-                                return -ENOMEM;
-                        json_object_foreach(set, sk, sv)
-                                sorted[n++] = sk;
-                        qsort(sorted, n, sizeof(*sorted), cmp_strp);
-                        for (size_t j = 0; j < n; j++)
-                                if (json_array_append_new(vals, json_string(sorted[j])) < 0) {
-                                        free(sorted);
-                                        return -ENOMEM;
-                                }
-                        free(sorted);
-                        o = json_pack("{s:s, s:O}", "type", "string", "values", vals);
-                } else if (json_object_get(v, "min"))
-                        o = json_pack("{s:s, s:{s:O, s:O}}", "type", "number", "range", "min",
-                                      json_object_get(v, "min"), "max", json_object_get(v, "max"));
-                else
-                        continue;
-                if (!o || json_object_set_new(filters, k, o) < 0)
+                r = option_summary(v, &o);
+                if (r < 0)
+                        return r;
+                if (o && json_object_set_new(filters, k, o) < 0)
                         return -ENOMEM;
         }
-        json_object_foreach(idx->config.named_queries, k, v) {
-                if (!streq(str_or(json_string_value(json_object_get(v, "assetType")), "models"),
-                           "models"))
-                        continue;
-                if (json_object_set(named, k, json_object_get(v, "filters")) < 0)
-                        return -ENOMEM;
-        }
+        r = named_queries_add(idx, "models", named);
+        if (r < 0)
+                return r;
         idx->filter_options = json_pack("{s:O, s:O}", "filters", filters, "namedQueries", named);
         return idx->filter_options ? 0 : -ENOMEM;
 }
@@ -634,60 +711,29 @@ static int mcp_filter_options_build(struct catalog_index *idx)
 
         if (!acc || !filters || !named)
                 return -ENOMEM;
-        json_array_foreach(idx->mcp, i, sv) {
+        json_array_foreach(idx->mcp, i, sv)
                 for (size_t f = 0; f < ELEMENTSOF(keys); f++) {
-                        json_t *val = json_object_get(sv, keys[f]), *e;
-                        size_t j;
-
-                        if (json_is_array(val)) {
-                                json_array_foreach(val, j, e) {
-                                        r = option_add(acc, keys[f], e);
-                                        if (r < 0)
-                                                return r;
-                                }
-                        } else if (json_is_string(val)) {
-                                r = option_add(acc, keys[f], val);
-                                if (r < 0)
-                                        return r;
-                        }
+                        r = option_add_all(acc, keys[f], json_object_get(sv, keys[f]), true);
+                        if (r < 0)
+                                return r;
                 }
-        }
         json_object_foreach(acc, k, v) {
                 json_t *set = json_object_get(v, "s");
-                json_auto_t *vals = json_array();
-                const char *sk;
-                json_t *sx;
-                size_t n = 0;
-                const char **sorted;
+                json_auto_t *vals = NULL;
 
                 if (!set)
                         continue;
-                sorted = calloc(json_object_size(set) + 1, sizeof(*sorted));
-                if (!vals || !sorted) {
-                        free(sorted);
+                vals = option_values(set);
+                if (!vals)
                         return -ENOMEM;
-                }
-                json_object_foreach(set, sk, sx)
-                        sorted[n++] = sk;
-                qsort(sorted, n, sizeof(*sorted), cmp_strp);
-                for (size_t j = 0; j < n; j++)
-                        if (json_array_append_new(vals, json_string(sorted[j])) < 0) {
-                                free(sorted);
-                                return -ENOMEM;
-                        }
-                free(sorted);
                 if (json_object_set_new(filters, k,
                                         json_pack("{s:s, s:O}", "type", "string", "values", vals)) <
                     0)
                         return -ENOMEM;
         }
-        json_object_foreach(idx->config.named_queries, k, v) {
-                if (!streq(str_or(json_string_value(json_object_get(v, "assetType")), "models"),
-                           "mcp_servers"))
-                        continue;
-                if (json_object_set(named, k, json_object_get(v, "filters")) < 0)
-                        return -ENOMEM;
-        }
+        r = named_queries_add(idx, "mcp_servers", named);
+        if (r < 0)
+                return r;
         idx->mcp_filter_options = json_pack("{s:O, s:O}", "filters", filters, "namedQueries",
                                             named);
         return idx->mcp_filter_options ? 0 : -ENOMEM;
@@ -728,18 +774,24 @@ static ssize_t prop_name_id(const struct catalog_index *idx, const char *name)
         return -1;
 }
 
-/* Interns the artifact custom property names and gives every model a compact (id, value) list. */
-static int artifact_props_build(struct catalog_index *idx)
+/* The number of custom properties over the artifacts of one model. */
+static size_t model_artifact_prop_count(const struct catalog_model_data *data)
+{
+        size_t total = 0, j;
+        json_t *a;
+
+        json_array_foreach(data->artifacts, j, a)
+                total += json_object_size(json_object_get(a, "customProperties"));
+        return total;
+}
+
+/* Collects every artifact custom property name, sorted and unique, into idx->prop_names. */
+static int prop_names_build(struct catalog_index *idx)
 {
         size_t total = 0, n = 0;
 
-        for (size_t i = 0; i < idx->n_models; i++) {
-                size_t j;
-                json_t *a;
-
-                json_array_foreach(idx->models[i].data->artifacts, j, a)
-                        total += json_object_size(json_object_get(a, "customProperties"));
-        }
+        for (size_t i = 0; i < idx->n_models; i++)
+                total += model_artifact_prop_count(idx->models[i].data);
         idx->prop_names = calloc(total + 1, sizeof(*idx->prop_names));
         if (!idx->prop_names)
                 return -ENOMEM;
@@ -758,27 +810,38 @@ static int artifact_props_build(struct catalog_index *idx)
                 if (idx->n_prop_names == 0 ||
                     !streq(idx->prop_names[idx->n_prop_names - 1], idx->prop_names[i]))
                         idx->prop_names[idx->n_prop_names++] = idx->prop_names[i];
-        for (size_t i = 0; i < idx->n_models; i++) {
-                struct catalog_model *m = &idx->models[i];
-                size_t j, cnt = 0;
-                json_t *a, *v;
-                const char *k;
-
-                json_array_foreach(m->data->artifacts, j, a)
-                        cnt += json_object_size(json_object_get(a, "customProperties"));
-                if (cnt == 0)
-                        continue;
-                m->aprops = calloc(cnt, sizeof(*m->aprops));
-                if (!m->aprops)
-                        return -ENOMEM;
-                json_array_foreach(m->data->artifacts, j, a)
-                        json_object_foreach(json_object_get(a, "customProperties"), k, v)
-                                m->aprops[m->n_aprops++] = (struct art_prop){
-                                        .id = (uint32_t)prop_name_id(idx, k), .mv = v
-                                };
-                qsort(m->aprops, m->n_aprops, sizeof(*m->aprops), art_prop_cmp);
-        }
         return 0;
+}
+
+/* The compact (id, value) list of m's artifact custom properties, sorted by id. */
+static int model_aprops_build(const struct catalog_index *idx, struct catalog_model *m)
+{
+        size_t cnt = model_artifact_prop_count(m->data), j;
+        json_t *a, *v;
+        const char *k;
+
+        if (cnt == 0)
+                return 0;
+        m->aprops = calloc(cnt, sizeof(*m->aprops));
+        if (!m->aprops)
+                return -ENOMEM;
+        json_array_foreach(m->data->artifacts, j, a)
+                json_object_foreach(json_object_get(a, "customProperties"), k, v)
+                        m->aprops[m->n_aprops++] = (struct art_prop){
+                                .id = (uint32_t)prop_name_id(idx, k), .mv = v
+                        };
+        qsort(m->aprops, m->n_aprops, sizeof(*m->aprops), art_prop_cmp);
+        return 0;
+}
+
+/* Interns the artifact custom property names and gives every model a compact (id, value) list. */
+static int artifact_props_build(struct catalog_index *idx)
+{
+        int r = prop_names_build(idx);
+
+        for (size_t i = 0; i < idx->n_models && r >= 0; i++)
+                r = model_aprops_build(idx, &idx->models[i]);
+        return r;
 }
 
 /* ---- build ---- */
@@ -1400,41 +1463,52 @@ static int artifact_match(void *ud, const struct filterq_cmp *cmp)
         return artifact_match_property(ud, id, cmp->property, cmp);
 }
 
+/* An artifact custom property of m (ap): through the interned id and the compact per-model list. */
+static int model_match_artifact_custom(const struct catalog_model *m, const char *ap,
+                                       const struct filterq_cmp *cmp)
+{
+        ssize_t id = prop_name_id(m->index, ap);
+
+        if (id < 0)
+                return false;
+        for (size_t i = 0; i < m->n_aprops && m->aprops[i].id <= (uint32_t)id; i++) {
+                int r;
+
+                if (m->aprops[i].id != (uint32_t)id)
+                        continue;
+                r = filterq_compare_metadata(cmp, m->aprops[i].mv);
+                if (r != 0)
+                        return r;
+        }
+        return false;
+}
+
+/* "artifacts.<ap>": whether any artifact of m matches (or -EDOM). */
+static int model_match_artifacts(const struct catalog_model *m, const char *ap,
+                                 const struct filterq_cmp *cmp)
+{
+        size_t i;
+        json_t *a;
+
+        if (!artifact_field_is_builtin(ap))
+                return model_match_artifact_custom(m, ap, cmp);
+        json_array_foreach(m->data->artifacts, i, a) {
+                int r = artifact_match_property(a, m->index->art_ids[m->art_off + i], ap, cmp);
+
+                if (r != 0)
+                        return r;
+        }
+        return false;
+}
+
 static int model_match(void *ud, const struct filterq_cmp *cmp)
 {
         const struct catalog_model *m = ud;
         const char *p = cmp->property;
         const json_t *src = m->data->model;
 
-        if (strneq(p, "artifacts.", strlen("artifacts."))) {
-                const char *ap = p + strlen("artifacts.");
-                size_t i;
-                json_t *a;
-                ssize_t id;
-
-                if (!artifact_field_is_builtin(ap)) {
-                        /* custom property: interned id, compact per-model list */
-                        id = prop_name_id(m->index, ap);
-                        if (id < 0)
-                                return false;
-                        for (i = 0; i < m->n_aprops && m->aprops[i].id <= (uint32_t)id; i++)
-                                if (m->aprops[i].id == (uint32_t)id) {
-                                        int r = filterq_compare_metadata(cmp, m->aprops[i].mv);
-
-                                        if (r != 0)
-                                                return r;
-                                }
-                        return false;
-                }
-                json_array_foreach(m->data->artifacts, i, a) {
-                        int r = artifact_match_property(a, m->index->art_ids[m->art_off + i], ap,
-                                                        cmp);
-
-                        if (r != 0)
-                                return r;
-                }
-                return false;
-        }
+        if (strneq(p, "artifacts.", strlen("artifacts.")))
+                return model_match_artifacts(m, p + strlen("artifacts."), cmp);
         for (size_t i = 0; i < ELEMENTSOF(model_string_fields); i++)
                 if (streq(p, model_string_fields[i][0]))
                         return match_json_any(cmp, m->fields[i]);
@@ -1496,19 +1570,32 @@ static void model_resolve_fields(struct catalog_model *m)
         m->custom = json_object_get(m->data->model, "customProperties");
 }
 
+/* The fixed orderBy values; ACCURACY (the last) orders models only. */
+static const struct {
+        const char *name;
+        enum catalog_order o;
+} fixed_orders[] = {
+        { "ID", CATALOG_ORDER_ID },
+        { "NAME", CATALOG_ORDER_NAME },
+        { "CREATE_TIME", CATALOG_ORDER_CREATE_TIME },
+        { "LAST_UPDATE_TIME", CATALOG_ORDER_LAST_UPDATE_TIME },
+        { "ACCURACY", CATALOG_ORDER_ACCURACY },
+};
+
+/* Whether s names one of the first n fixed orders, stored in *ret. */
+static bool fixed_order_find(const char *s, size_t n, enum catalog_order *ret)
+{
+        for (size_t i = 0; i < n; i++)
+                if (streq(s, fixed_orders[i].name)) {
+                        *ret = fixed_orders[i].o;
+                        return true;
+                }
+        return false;
+}
+
 int catalog_order_parse_models(const char *s, enum catalog_order *ret_order, char **ret_property,
                                enum filterq_suffix *ret_suffix)
 {
-        static const struct {
-                const char *name;
-                enum catalog_order o;
-        } fixed[] = {
-                { "ID", CATALOG_ORDER_ID },
-                { "NAME", CATALOG_ORDER_NAME },
-                { "CREATE_TIME", CATALOG_ORDER_CREATE_TIME },
-                { "LAST_UPDATE_TIME", CATALOG_ORDER_LAST_UPDATE_TIME },
-                { "ACCURACY", CATALOG_ORDER_ACCURACY },
-        };
         static const struct {
                 const char *suffix;
                 enum filterq_suffix s;
@@ -1525,11 +1612,8 @@ int catalog_order_parse_models(const char *s, enum catalog_order *ret_order, cha
                 *ret_order = CATALOG_ORDER_NAME;
                 return 0;
         }
-        for (size_t i = 0; i < ELEMENTSOF(fixed); i++)
-                if (streq(s, fixed[i].name)) {
-                        *ret_order = fixed[i].o;
-                        return 0;
-                }
+        if (fixed_order_find(s, ELEMENTSOF(fixed_orders), ret_order))
+                return 0;
         len = strlen(s);
         for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
                 size_t sl = strlen(suffixes[i].suffix);
@@ -1735,6 +1819,128 @@ static int models_select_presorted(const struct catalog_index *idx,
         return 1;
 }
 
+/* The search text of q lowercased (owned), NULL in *ret when q searches for nothing. */
+static int needle_lower(const char *text, char **ret)
+{
+        char *needle;
+
+        *ret = NULL;
+        if (!text || !text[0])
+                return 0;
+        needle = strdup(text);
+        if (!needle)
+                return -ENOMEM;
+        for (char *c = needle; *c; c++)
+                *c = (char)tolower((unsigned char)*c);
+        *ret = needle;
+        return 0;
+}
+
+/* Whether the artifact key ak orders before k: ASC keeps the smallest value, DESC the largest. */
+static bool artifact_key_wins(const struct sort_key *ak, const struct sort_key *k, bool desc)
+{
+        if (!k->has)
+                return true;
+        if (ak->is_str)
+                return (model_name_cmp(ak->s, k->s) < 0) != desc;
+        return (ak->num < k->num) != desc;
+}
+
+/* The key of m for an "artifacts.<property>" order (ap): the best value among its artifacts. */
+static void artifacts_property_key(const struct catalog_model *m, const char *ap,
+                                   const struct catalog_model_query *q, struct sort_key *k)
+{
+        size_t j;
+        json_t *a;
+
+        json_array_foreach(m->data->artifacts, j, a) {
+                struct sort_key ak = { 0 };
+
+                property_key(a, ap, q->order_suffix, &ak);
+                if (!ak.has || !artifact_key_wins(&ak, k, q->page.desc))
+                        continue;
+                k->has = true;
+                k->is_str = ak.is_str;
+                k->s = ak.s;
+                k->num = ak.num;
+        }
+}
+
+/* Fills the sort key k (zeroed) of m for the order of q. */
+static void model_sort_key(const struct catalog_model *m, const struct catalog_model_query *q,
+                           struct sort_key *k)
+{
+        k->id = m->id;
+        switch (q->order) {
+        case CATALOG_ORDER_NAME:
+                k->has = k->is_str = true;
+                k->s = m->data->name;
+                break;
+        case CATALOG_ORDER_ID:
+                k->has = true;
+                k->num = (double)m->id;
+                break;
+        case CATALOG_ORDER_CREATE_TIME:
+                k->has = true;
+                k->num = (double)m->create_ms;
+                break;
+        case CATALOG_ORDER_LAST_UPDATE_TIME:
+                k->has = true;
+                k->num = (double)m->update_ms;
+                break;
+        case CATALOG_ORDER_ACCURACY:
+                k->has = m->has_accuracy;
+                k->num = m->accuracy;
+                break;
+        case CATALOG_ORDER_PROPERTY:
+                if (strneq(q->order_property, "artifacts.", strlen("artifacts.")))
+                        artifacts_property_key(m, q->order_property + strlen("artifacts."), q, k);
+                else
+                        property_key(m->data->model, q->order_property, q->order_suffix, k);
+                k->is_str = q->order_suffix == FILTERQ_SUFFIX_STRING;
+                break;
+        }
+}
+
+static void keyed_reverse(struct keyed *v, size_t n)
+{
+        for (size_t i = 0; i < n / 2; i++) {
+                struct keyed t = v[i];
+
+                v[i] = v[n - 1 - i];
+                v[n - 1 - i] = t;
+        }
+}
+
+/* The selection of the n matches in v (takes v), in index order, for the order of q. */
+static struct model_selection selection_make(const struct catalog_model_query *q, struct keyed *v,
+                                             size_t n)
+{
+        struct model_selection s = {
+                .v = v, .n = n, .always_has = true, .id_asc = q->order == CATALOG_ORDER_PROPERTY
+        };
+
+        switch (q->order) {
+        case CATALOG_ORDER_NAME:
+                s.is_str = true;
+                /* the index is kept in NAME ASC order; DESC is the exact reverse */
+                s.presorted = true;
+                if (q->page.desc)
+                        keyed_reverse(v, n);
+                break;
+        case CATALOG_ORDER_ACCURACY:
+                s.always_has = false;
+                break;
+        case CATALOG_ORDER_PROPERTY:
+                s.always_has = false;
+                s.is_str = q->order_suffix == FILTERQ_SUFFIX_STRING;
+                break;
+        default:
+                break;
+        }
+        return s;
+}
+
 /* Filters the snapshot's models for q and computes their sort keys. */
 static int models_select(const struct catalog_index *idx, const struct catalog_model_query *q,
                          struct model_selection *ret)
@@ -1742,24 +1948,15 @@ static int models_select(const struct catalog_index *idx, const struct catalog_m
         AUTOFREE struct keyed *v = NULL;
         AUTOFREE char *needle = NULL;
         size_t n = 0;
-        bool is_str = false, always_has = true, presorted = false;
         int r;
 
-        if (q->q && q->q[0]) {
-                needle = strdup(q->q);
-                if (!needle)
-                        return -ENOMEM;
-                for (char *c = needle; *c; c++)
-                        *c = (char)tolower((unsigned char)*c);
-        }
+        r = needle_lower(q->q, &needle);
+        if (r < 0)
+                return r;
         r = models_select_presorted(idx, q, needle, &v, &n);
         if (r < 0)
                 return r;
-        if (r == 0) {
-                v = calloc(idx->n_models + 1, sizeof(*v));
-                if (!v)
-                        return -ENOMEM;
-        } else {
+        if (r > 0) {
                 *ret = (struct model_selection){ .v = TAKE_PTR(v),
                                                  .n = n,
                                                  .is_str = q->order == CATALOG_ORDER_NAME,
@@ -1767,9 +1964,11 @@ static int models_select(const struct catalog_index *idx, const struct catalog_m
                                                  .presorted = true };
                 return 0;
         }
+        v = calloc(idx->n_models + 1, sizeof(*v));
+        if (!v)
+                return -ENOMEM;
         for (size_t i = 0; i < idx->n_models; i++) {
                 struct catalog_model *m = &idx->models[i];
-                struct sort_key *k = &v[n].key;
 
                 if (!model_selected(m, q, needle))
                         continue;
@@ -1779,87 +1978,10 @@ static int models_select(const struct catalog_index *idx, const struct catalog_m
                 if (r == 0)
                         continue;
                 v[n].item = m;
-                k->id = m->id;
-                switch (q->order) {
-                case CATALOG_ORDER_NAME:
-                        k->has = k->is_str = true;
-                        k->s = m->data->name;
-                        break;
-                case CATALOG_ORDER_ID:
-                        k->has = true;
-                        k->num = (double)m->id;
-                        break;
-                case CATALOG_ORDER_CREATE_TIME:
-                        k->has = true;
-                        k->num = (double)m->create_ms;
-                        break;
-                case CATALOG_ORDER_LAST_UPDATE_TIME:
-                        k->has = true;
-                        k->num = (double)m->update_ms;
-                        break;
-                case CATALOG_ORDER_ACCURACY:
-                        k->has = m->has_accuracy;
-                        k->num = m->accuracy;
-                        break;
-                case CATALOG_ORDER_PROPERTY:
-                        if (strneq(q->order_property, "artifacts.", strlen("artifacts."))) {
-                                const char *ap = q->order_property + strlen("artifacts.");
-                                size_t j;
-                                json_t *a;
-
-                                /* ASC uses the smallest value, DESC the largest */
-                                json_array_foreach(m->data->artifacts, j, a) {
-                                        struct sort_key ak = { 0 };
-
-                                        property_key(a, ap, q->order_suffix, &ak);
-                                        if (!ak.has)
-                                                continue;
-                                        if (!k->has ||
-                                            (ak.is_str ? (model_name_cmp(ak.s, k->s) < 0) !=
-                                                                 q->page.desc
-                                                       : (ak.num < k->num) != q->page.desc)) {
-                                                k->has = true;
-                                                k->is_str = ak.is_str;
-                                                k->s = ak.s;
-                                                k->num = ak.num;
-                                        }
-                                }
-                        } else
-                                property_key(m->data->model, q->order_property, q->order_suffix, k);
-                        k->is_str = q->order_suffix == FILTERQ_SUFFIX_STRING;
-                        break;
-                }
+                model_sort_key(m, q, &v[n].key);
                 n++;
         }
-        switch (q->order) {
-        case CATALOG_ORDER_NAME:
-                is_str = true;
-                /* the index is kept in NAME ASC order; DESC is the exact reverse */
-                presorted = true;
-                if (q->page.desc)
-                        for (size_t i = 0; i < n / 2; i++) {
-                                struct keyed t = v[i];
-
-                                v[i] = v[n - 1 - i];
-                                v[n - 1 - i] = t;
-                        }
-                break;
-        case CATALOG_ORDER_ACCURACY:
-                always_has = false;
-                break;
-        case CATALOG_ORDER_PROPERTY:
-                always_has = false;
-                is_str = q->order_suffix == FILTERQ_SUFFIX_STRING;
-                break;
-        default:
-                break;
-        }
-        *ret = (struct model_selection){ .v = TAKE_PTR(v),
-                                         .n = n,
-                                         .is_str = is_str,
-                                         .always_has = always_has,
-                                         .presorted = presorted,
-                                         .id_asc = q->order == CATALOG_ORDER_PROPERTY };
+        *ret = selection_make(q, TAKE_PTR(v), n);
         return 0;
 }
 
@@ -1999,6 +2121,57 @@ static int perf_recommended_page(struct keyed *v, size_t n, const struct catalog
 }
 
 /*
+ * Replaces v[i].item by a private copy with the targetRPS properties, for each i; *ret_k is how
+ * many copies were made (v[0..k) then each own one reference), also on failure.
+ */
+static int perf_copies(struct keyed *v, size_t n, const struct catalog_perf_params *p,
+                       size_t *ret_k)
+{
+        int r = 0;
+
+        *ret_k = 0;
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                json_t *orig = (json_t *)v[i].item;
+                json_t *c = json_copy(orig);
+                json_t *custom = json_copy(json_object_get(orig, "customProperties"));
+
+                if (!c || !custom || json_object_set_new(c, "customProperties", custom) < 0) {
+                        json_decref(c);
+                        json_decref(custom);
+                        return -ENOMEM;
+                }
+                v[i].item = c;
+                *ret_k = i + 1;
+                r = catalog_perf_add_target_rps(c, p->target_rps, p->rps_property);
+        }
+        return r;
+}
+
+/* The recommendations page: v sorted, then the kept ones moved to the front and paged. */
+static int perf_recommend_page(struct keyed *v, size_t n, json_t **arts, bool *keep,
+                               const struct catalog_perf_params *p, struct sort_opts *opts,
+                               const struct catalog_artifact_query *q, json_t **ret)
+{
+        size_t m = 0;
+        int r;
+
+        qsort_r(v, n, sizeof(*v), keyed_cmp, opts);
+        for (size_t i = 0; i < n; i++)
+                arts[i] = (json_t *)v[i].item;
+        r = catalog_perf_recommend(arts, n, p, keep);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++)
+                if (keep[i]) {
+                        struct keyed t = v[m];
+
+                        v[m++] = v[i];
+                        v[i] = t;
+                }
+        return perf_recommended_page(v, m, &q->page, ret);
+}
+
+/*
  * The performance endpoint's extras over the selected artifacts v[0..n): validation of the
  * property names, targetRPS properties on private copies, the recommendations filter.
  */
@@ -2026,151 +2199,151 @@ static int perf_page(struct keyed *v, size_t n, bool is_str, bool always_has, bo
         if (p.recommendations && p.target_rps <= 0)
                 p.target_rps = 1;
         /* private copies with the computed properties; v[i].item then owns one reference */
-        for (size_t i = 0; i < n && r >= 0; i++) {
-                json_t *c = json_copy(arts[i]);
-                json_t *custom = json_copy(json_object_get(arts[i], "customProperties"));
-
-                if (!c || !custom || json_object_set_new(c, "customProperties", custom) < 0) {
-                        json_decref(c);
-                        json_decref(custom);
-                        r = -ENOMEM;
-                        break;
-                }
-                v[i].item = c;
-                k = i + 1;
-                r = catalog_perf_add_target_rps(c, p.target_rps, p.rps_property);
-        }
+        r = perf_copies(v, n, &p, &k);
         if (r >= 0 && !p.recommendations)
                 r = keyed_page(v, n, false, is_str, always_has, id_asc, &q->page,
                                artifact_item_json, ret, reterr, n_reterr);
-        else if (r >= 0) {
-                size_t m = 0;
-
-                qsort_r(v, n, sizeof(*v), keyed_cmp, &opts);
-                for (size_t i = 0; i < n; i++)
-                        arts[i] = (json_t *)v[i].item;
-                r = catalog_perf_recommend(arts, n, &p, keep);
-                for (size_t i = 0; r >= 0 && i < n; i++)
-                        if (keep[i]) {
-                                struct keyed t = v[m];
-
-                                v[m++] = v[i];
-                                v[i] = t;
-                        }
-                if (r >= 0)
-                        r = perf_recommended_page(v, m, &q->page, ret);
-        }
+        else if (r >= 0)
+                r = perf_recommend_page(v, n, arts, keep, &p, &opts, q, ret);
         for (size_t i = 0; i < k; i++)
                 json_decref((json_t *)v[i].item);
         return r;
+}
+
+/* An artifact list's order: a fixed one, or a custom property (owned) with its value suffix. */
+struct artifact_order {
+        enum catalog_order order;
+        enum filterq_suffix suffix;
+        char *prop;
+};
+
+/* "<property>.<double|int|string>_value" of orderBy: the suffix starts at dot. */
+static int artifact_order_property(const char *order_by, const char *dot, struct artifact_order *o,
+                                   char *reterr, size_t n_reterr)
+{
+        if (dot == order_by) {
+                snprintf(reterr, n_reterr, "invalid orderBy '%s': empty property name", order_by);
+                return -EINVAL;
+        }
+        if (streq(dot, ".double_value"))
+                o->suffix = FILTERQ_SUFFIX_DOUBLE;
+        else if (streq(dot, ".int_value"))
+                o->suffix = FILTERQ_SUFFIX_INT;
+        else if (streq(dot, ".string_value"))
+                o->suffix = FILTERQ_SUFFIX_STRING;
+        else {
+                snprintf(reterr, n_reterr, "invalid orderBy '%s': unsupported value type",
+                         order_by);
+                return -EINVAL;
+        }
+        o->prop = strndup(order_by, (size_t)(dot - order_by));
+        if (!o->prop)
+                return -ENOMEM;
+        o->order = CATALOG_ORDER_PROPERTY;
+        return 0;
+}
+
+/* The order of an artifact list from orderBy (NULL or empty: ID). */
+static int artifact_order_parse(const char *order_by, struct artifact_order *o, char *reterr,
+                                size_t n_reterr)
+{
+        const char *dot;
+
+        *o = (struct artifact_order){ .order = CATALOG_ORDER_ID, .suffix = FILTERQ_SUFFIX_NONE };
+        if (!order_by || !order_by[0])
+                return 0;
+        /* artifacts have no ACCURACY order */
+        if (fixed_order_find(order_by, ELEMENTSOF(fixed_orders) - 1, &o->order))
+                return 0;
+        dot = strrchr(order_by, '.');
+        if (dot)
+                return artifact_order_property(order_by, dot, o, reterr, n_reterr);
+        /* anything else falls back to ID ordering (upstream behaviour) */
+        return 0;
+}
+
+/* 1 when the artifact a is in the list q asks for, 0 when not, or a negative errno. */
+static int artifact_selected(json_t *a, const struct catalog_artifact_query *q)
+{
+        const char *type = json_string_value(json_object_get(a, "artifactType"));
+
+        if (q->artifact_types && !catalog_strv_contains(q->artifact_types, type))
+                return 0;
+        if (q->performance_only &&
+            !streq(str_or(json_string_value(json_object_get(a, "metricsType")), ""),
+                   "performance-metrics"))
+                return 0;
+        return filterq_eval(q->filter, artifact_match, a);
+}
+
+/* Fills the sort key k (zeroed) of the artifact a for the order o. */
+static void artifact_sort_key(const json_t *a, const struct artifact_order *o, struct sort_key *k)
+{
+        (void)!safe_atoi64(json_string_value(json_object_get(a, "id")), &k->id);
+        k->has = true;
+        switch (o->order) {
+        case CATALOG_ORDER_NAME:
+                k->is_str = true;
+                k->s = str_or(json_string_value(json_object_get(a, "name")), "");
+                break;
+        case CATALOG_ORDER_CREATE_TIME:
+                k->num = (double)epoch_of(a, "createTimeSinceEpoch");
+                break;
+        case CATALOG_ORDER_LAST_UPDATE_TIME:
+                k->num = (double)epoch_of(a, "lastUpdateTimeSinceEpoch");
+                break;
+        case CATALOG_ORDER_PROPERTY:
+                k->has = false;
+                property_key(a, o->prop, o->suffix, k);
+                k->is_str = o->suffix == FILTERQ_SUFFIX_STRING;
+                break;
+        default:
+                k->num = (double)k->id;
+                break;
+        }
 }
 
 int catalog_index_list_artifacts(const struct catalog_index *idx, const char *source_id,
                                  const char *name, const struct catalog_artifact_query *q,
                                  json_t **ret, char *reterr, size_t n_reterr)
 {
-        int r;
         const struct catalog_model *m = find_model(idx, source_id, name);
+        struct artifact_order o = { 0 };
+        AUTOFREE char *prop = NULL;
         json_auto_t *arts = NULL;
         AUTOFREE struct keyed *v = NULL;
-        AUTOFREE char *prop = NULL;
-        enum catalog_order order = CATALOG_ORDER_ID;
-        enum filterq_suffix suffix = FILTERQ_SUFFIX_NONE;
-        bool always_has = true, is_str = false;
+        bool always_has, is_str, by_prop;
         size_t n = 0, i;
         json_t *a;
+        int r;
 
         if (!m)
                 return -ENOENT;
-        if (q->order_by && q->order_by[0]) {
-                const char *dot = strrchr(q->order_by, '.');
-
-                if (streq(q->order_by, "ID"))
-                        order = CATALOG_ORDER_ID;
-                else if (streq(q->order_by, "NAME"))
-                        order = CATALOG_ORDER_NAME;
-                else if (streq(q->order_by, "CREATE_TIME"))
-                        order = CATALOG_ORDER_CREATE_TIME;
-                else if (streq(q->order_by, "LAST_UPDATE_TIME"))
-                        order = CATALOG_ORDER_LAST_UPDATE_TIME;
-                else if (dot) {
-                        if (dot == q->order_by) {
-                                snprintf(reterr, n_reterr,
-                                         "invalid orderBy '%s': empty property name", q->order_by);
-                                return -EINVAL;
-                        }
-                        if (streq(dot, ".double_value"))
-                                suffix = FILTERQ_SUFFIX_DOUBLE;
-                        else if (streq(dot, ".int_value"))
-                                suffix = FILTERQ_SUFFIX_INT;
-                        else if (streq(dot, ".string_value"))
-                                suffix = FILTERQ_SUFFIX_STRING;
-                        else {
-                                snprintf(reterr, n_reterr,
-                                         "invalid orderBy '%s': unsupported value type",
-                                         q->order_by);
-                                return -EINVAL;
-                        }
-                        prop = strndup(q->order_by, (size_t)(dot - q->order_by));
-                        if (!prop)
-                                return -ENOMEM;
-                        order = CATALOG_ORDER_PROPERTY;
-                        always_has = false;
-                        is_str = suffix == FILTERQ_SUFFIX_STRING;
-                }
-                /* anything else falls back to ID ordering (upstream behaviour) */
-        }
+        r = artifact_order_parse(q->order_by, &o, reterr, n_reterr);
+        prop = o.prop;
+        if (r < 0)
+                return r;
+        by_prop = o.order == CATALOG_ORDER_PROPERTY;
+        always_has = !by_prop;
+        is_str = o.order == CATALOG_ORDER_NAME || (by_prop && o.suffix == FILTERQ_SUFFIX_STRING);
         arts = model_artifacts_json(m);
         v = calloc(json_array_size(arts) + 1, sizeof(*v));
         if (!arts || !v)
                 return -ENOMEM;
         json_array_foreach(arts, i, a) {
-                struct sort_key *k = &v[n].key;
-                const char *type = json_string_value(json_object_get(a, "artifactType"));
-
-                if (q->artifact_types && !catalog_strv_contains(q->artifact_types, type))
-                        continue;
-                if (q->performance_only &&
-                    !streq(str_or(json_string_value(json_object_get(a, "metricsType")), ""),
-                           "performance-metrics"))
-                        continue;
-                r = filterq_eval(q->filter, artifact_match, a);
+                r = artifact_selected(a, q);
                 if (r < 0)
                         return r;
                 if (r == 0)
                         continue;
                 v[n].item = a;
-                (void)!safe_atoi64(json_string_value(json_object_get(a, "id")), &k->id);
-                k->has = true;
-                switch (order) {
-                case CATALOG_ORDER_NAME:
-                        k->is_str = true;
-                        k->s = str_or(json_string_value(json_object_get(a, "name")), "");
-                        break;
-                case CATALOG_ORDER_CREATE_TIME:
-                        k->num = (double)epoch_of(a, "createTimeSinceEpoch");
-                        break;
-                case CATALOG_ORDER_LAST_UPDATE_TIME:
-                        k->num = (double)epoch_of(a, "lastUpdateTimeSinceEpoch");
-                        break;
-                case CATALOG_ORDER_PROPERTY:
-                        k->has = false;
-                        property_key(a, prop, suffix, k);
-                        k->is_str = is_str;
-                        break;
-                default:
-                        k->num = (double)k->id;
-                        break;
-                }
+                artifact_sort_key(a, &o, &v[n].key);
                 n++;
         }
-        if (order == CATALOG_ORDER_NAME)
-                is_str = true;
         if (q->perf)
-                return perf_page(v, n, is_str, always_has, order == CATALOG_ORDER_PROPERTY, q, ret,
-                                 reterr, n_reterr);
-        return keyed_page(v, n, false, is_str, always_has, order == CATALOG_ORDER_PROPERTY,
-                          &q->page, artifact_item_json, ret, reterr, n_reterr);
+                return perf_page(v, n, is_str, always_has, by_prop, q, ret, reterr, n_reterr);
+        return keyed_page(v, n, false, is_str, always_has, by_prop, &q->page, artifact_item_json,
+                          ret, reterr, n_reterr);
 }
 
 /* ---- in-memory lists (sources, labels, preview) ---- */
@@ -2329,22 +2502,13 @@ static int label_sort_cmp(const void *pa, const void *pb)
         return a->pos < b->pos ? -1 : a->pos > b->pos;
 }
 
-int catalog_index_list_labels(const struct catalog_index *idx, const struct catalog_label_query *q,
-                              json_t **ret)
+/* The labels of asset type want into v, in config order, with their order_by value: the count. */
+static size_t labels_collect(const struct catalog_index *idx, const char *want,
+                             const char *order_by, struct label_sort *v)
 {
-        size_t n_all = json_array_size(idx->config.labels), n = 0, start, end, i;
-        AUTOFREE struct label_sort *v = calloc(n_all + 1, sizeof(*v));
-        AUTOFREE char **values = calloc(n_all + 1, sizeof(char *));
-        AUTOFREE char **ids = calloc(n_all + 1, sizeof(char *));
-        AUTOFREE char *idbuf = calloc(n_all + 1, 24);
-        AUTOFREE char *next = NULL;
-        json_auto_t *items = json_array();
-        const char *want = q->asset_type ? q->asset_type : "models";
+        size_t n = 0, i;
         json_t *l;
-        int r;
 
-        if (!v || !values || !ids || !idbuf || !items)
-                return -ENOMEM;
         json_array_foreach(idx->config.labels, i, l) {
                 const char *at = str_or(json_string_value(json_object_get(l, "assetType")),
                                         "models");
@@ -2353,30 +2517,55 @@ int catalog_index_list_labels(const struct catalog_index *idx, const struct cata
                         continue;
                 v[n].label = l;
                 v[n].pos = i;
-                if (q->order_by && q->order_by[0]) {
-                        json_t *val = json_object_get(l, q->order_by);
+                if (order_by) {
+                        json_t *val = json_object_get(l, order_by);
 
                         v[n].value = json_is_string(val) ? json_string_value(val) : NULL;
                 }
                 n++;
         }
-        if (q->order_by && q->order_by[0])
+        return n;
+}
+
+/* Sorts v by order_by (NULL: config order); DESC reverses the labels that have the key. */
+static void labels_order(struct label_sort *v, size_t n, const char *order_by, bool desc)
+{
+        size_t k = 0;
+
+        if (order_by)
                 qsort(v, n, sizeof(*v), label_sort_cmp);
-        if (q->page.desc) {
-                /* reverse the labels that have the key; the others keep config order */
-                size_t k = 0;
+        if (!desc)
+                return;
+        /* the others keep config order */
+        while (k < n && v[k].value)
+                k++;
+        if (!order_by)
+                k = n;
+        for (size_t j = 0; j < k / 2; j++) {
+                struct label_sort t = v[j];
 
-                while (k < n && v[k].value)
-                        k++;
-                if (!(q->order_by && q->order_by[0]))
-                        k = n;
-                for (size_t j = 0; j < k / 2; j++) {
-                        struct label_sort t = v[j];
-
-                        v[j] = v[k - 1 - j];
-                        v[k - 1 - j] = t;
-                }
+                v[j] = v[k - 1 - j];
+                v[k - 1 - j] = t;
         }
+}
+
+int catalog_index_list_labels(const struct catalog_index *idx, const struct catalog_label_query *q,
+                              json_t **ret)
+{
+        size_t n_all = json_array_size(idx->config.labels), n, start, end;
+        AUTOFREE struct label_sort *v = calloc(n_all + 1, sizeof(*v));
+        AUTOFREE char **values = calloc(n_all + 1, sizeof(char *));
+        AUTOFREE char **ids = calloc(n_all + 1, sizeof(char *));
+        AUTOFREE char *idbuf = calloc(n_all + 1, 24);
+        AUTOFREE char *next = NULL;
+        json_auto_t *items = json_array();
+        const char *order_by = q->order_by && q->order_by[0] ? q->order_by : NULL;
+        int r;
+
+        if (!v || !values || !ids || !idbuf || !items)
+                return -ENOMEM;
+        n = labels_collect(idx, q->asset_type ? q->asset_type : "models", order_by, v);
+        labels_order(v, n, order_by, q->page.desc);
         for (size_t j = 0; j < n; j++) {
                 snprintf(idbuf + j * 24, 24, "%zu", v[j].pos);
                 ids[j] = idbuf + j * 24;

@@ -271,14 +271,56 @@ static uint64_t files_signature(char *const *files)
         return h;
 }
 
-static int load_source(struct catalog_service *s, const struct catalog_source_config *src,
-                       struct catalog_source_load *l, char **ret_path, uint64_t *sig)
+/* stat()s path and adds the result to the signature sig; st is zeroed when stat() fails. */
+static void stat_signed(const char *path, struct stat *st, uint64_t *sig)
+{
+        if (stat(path, st) < 0) {
+                *sig = sig_add(*sig, path, NULL, errno);
+                memset(st, 0, sizeof(*st));
+        } else
+                *sig = sig_add(*sig, path, st, 0);
+}
+
+/* Loads the yaml source src from path, reusing the last good models when the file is unchanged. */
+static int load_yaml_file(struct catalog_service *s, const struct catalog_source_config *src,
+                          const char *path, struct catalog_source_load *l, uint64_t *sig)
 {
         CLEANUP(catalog_models_unrefp) struct catalog_models *data = NULL;
         struct catalog_error err = { 0 };
-        AUTOFREE char *path = NULL;
-        struct good_entry *g;
+        struct good_entry *g = good_find(s, src->id);
         struct stat st;
+        int r;
+
+        stat_signed(path, &st, sig);
+        if (st.st_ino != 0 && g && streq(g->path, path) && stat_same(&g->st, &st)) {
+                l->state = CATALOG_SOURCE_AVAILABLE;
+                l->data = catalog_models_ref(g->data);
+                return 0;
+        }
+        r = catalog_models_load_file(path, &data, &err);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                l->error = error_text(&err);
+                if (!l->error)
+                        return -ENOMEM;
+                /* a broken file keeps the last good models of this source serving */
+                if (g)
+                        l->data = catalog_models_ref(g->data);
+                return 0;
+        }
+        r = good_store(s, src->id, path, &st, data);
+        if (r < 0)
+                return r;
+        l->state = CATALOG_SOURCE_AVAILABLE;
+        l->data = TAKE_PTR(data);
+        return 0;
+}
+
+static int load_source(struct catalog_service *s, const struct catalog_source_config *src,
+                       struct catalog_source_load *l, char **ret_path, uint64_t *sig)
+{
+        AUTOFREE char *path = NULL;
         int r;
 
         *ret_path = NULL;
@@ -308,83 +350,45 @@ static int load_source(struct catalog_service *s, const struct catalog_source_co
         *ret_path = strdup(path);
         if (!*ret_path)
                 return -ENOMEM;
+        return load_yaml_file(s, src, path, l, sig);
+}
 
-        g = good_find(s, src->id);
-        if (stat(path, &st) < 0) {
-                *sig = sig_add(*sig, path, NULL, errno);
-                memset(&st, 0, sizeof(st));
-        } else
-                *sig = sig_add(*sig, path, &st, 0);
-        if (st.st_ino != 0 && g && streq(g->path, path) && stat_same(&g->st, &st)) {
-                l->state = CATALOG_SOURCE_AVAILABLE;
-                l->data = catalog_models_ref(g->data);
-                return 0;
-        }
-        r = catalog_models_load_file(path, &data, &err);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0) {
-                l->error = error_text(&err);
-                if (!l->error)
+/* Copies the config paths into files (from *n_files on) and adds their stats to sig. */
+static int config_files_add(struct catalog_service *s, char **files, size_t *n_files, uint64_t *sig)
+{
+        for (size_t i = 0; i < s->n_paths; i++) {
+                files[*n_files] = strdup(s->paths[i]);
+                if (!files[(*n_files)++])
                         return -ENOMEM;
-                /* a broken file keeps the last good models of this source serving */
-                if (g)
-                        l->data = catalog_models_ref(g->data);
-                return 0;
         }
-        r = good_store(s, src->id, path, &st, data);
-        if (r < 0)
-                return r;
-        l->state = CATALOG_SOURCE_AVAILABLE;
-        l->data = TAKE_PTR(data);
+        for (size_t i = 0; i < s->n_paths; i++)
+                *sig = sig_add_path(*sig, s->paths[i]);
         return 0;
 }
 
-static int reload_locked(struct catalog_service *s, struct catalog_error *err)
+/* Loads every source of cfg into loads, adding the files read to files and their stats to sig. */
+static int sources_load(struct catalog_service *s, const struct catalog_config *cfg,
+                        struct catalog_source_load *loads, char **files, size_t *n_files,
+                        uint64_t *sig)
 {
-        struct catalog_config cfg = { 0 };
-        struct catalog_source_load *loads = NULL;
-        struct catalog_index *idx = NULL, *old;
-        char **files = NULL;
-        size_t n_files = 0, n_loads = 0;
-        uint64_t sig = SIG_INIT;
-        int r;
-
-        /* the signature is taken before reading, so a change during the reload triggers another */
-        files = calloc(s->n_paths + CATALOG_SOURCES_MAX + 1, sizeof(*files));
-        if (!files)
-                return -ENOMEM;
-        for (size_t i = 0; i < s->n_paths; i++) {
-                files[n_files] = strdup(s->paths[i]);
-                if (!files[n_files++]) {
-                        r = -ENOMEM;
-                        goto out;
-                }
-        }
-        for (size_t i = 0; i < s->n_paths; i++)
-                sig = sig_add_path(sig, s->paths[i]);
-
-        r = catalog_config_load(s->paths, s->n_paths, &cfg, err);
-        if (r < 0)
-                goto out;
-        n_loads = cfg.n_sources;
-        loads = calloc(n_loads + 1, sizeof(*loads));
-        if (!loads) {
-                r = -ENOMEM;
-                goto out;
-        }
-        for (size_t i = 0; i < n_loads; i++) {
+        for (size_t i = 0; i < cfg->n_sources; i++) {
                 char *path = NULL;
+                int r = load_source(s, &cfg->sources[i], &loads[i], &path, sig);
 
-                r = load_source(s, &cfg.sources[i], &loads[i], &path, &sig);
                 if (r < 0)
-                        goto out;
+                        return r;
                 if (path)
-                        files[n_files++] = path;
+                        files[(*n_files)++] = path;
         }
+        return 0;
+}
+
+/* Forgets the hf state and the last good data of sources cfg no longer configures (as such). */
+static void sources_forget_unconfigured(struct catalog_service *s, const struct catalog_config *cfg)
+{
         /* forget hf sources that are no longer configured (or no longer hf) */
         for (size_t i = 0; i < s->n_hf;) {
-                const struct catalog_source_config *c = catalog_config_find(&cfg,
+                const struct catalog_source_config *c = catalog_config_find(cfg,
                                                                             s->hf[i].source_id);
 
                 if (c && c->enabled && c->type && streq(c->type, "hf")) {
@@ -396,16 +400,20 @@ static int reload_locked(struct catalog_service *s, struct catalog_error *err)
         }
         /* forget the last good data of sources that are no longer configured */
         for (size_t i = 0; i < s->n_good;) {
-                if (catalog_config_find(&cfg, s->good[i].source_id)) {
+                if (catalog_config_find(cfg, s->good[i].source_id)) {
                         i++;
                         continue;
                 }
                 good_release(&s->good[i]);
                 s->good[i] = s->good[--s->n_good];
         }
-        r = catalog_index_build(&cfg, loads, n_loads, s->ids, &idx);
-        if (r < 0)
-                goto out;
+}
+
+/* Makes idx (takes it) the served snapshot, with the files it was read from and their signature. */
+static void index_publish(struct catalog_service *s, struct catalog_index *idx, char **files,
+                          uint64_t sig)
+{
+        struct catalog_index *old;
 
         pthread_rwlock_wrlock(&s->lock);
         old = s->current;
@@ -415,8 +423,44 @@ static int reload_locked(struct catalog_service *s, struct catalog_error *err)
         catalog_index_unref(old);
 
         catalog_strv_free(s->watched_files);
-        s->watched_files = TAKE_PTR(files);
+        s->watched_files = files;
         s->signature = sig;
+}
+
+static int reload_locked(struct catalog_service *s, struct catalog_error *err)
+{
+        struct catalog_config cfg = { 0 };
+        struct catalog_source_load *loads = NULL;
+        struct catalog_index *idx = NULL;
+        char **files = NULL;
+        size_t n_files = 0, n_loads = 0;
+        uint64_t sig = SIG_INIT;
+        int r;
+
+        /* the signature is taken before reading, so a change during the reload triggers another */
+        files = calloc(s->n_paths + CATALOG_SOURCES_MAX + 1, sizeof(*files));
+        if (!files)
+                return -ENOMEM;
+        r = config_files_add(s, files, &n_files, &sig);
+        if (r < 0)
+                goto out;
+        r = catalog_config_load(s->paths, s->n_paths, &cfg, err);
+        if (r < 0)
+                goto out;
+        n_loads = cfg.n_sources;
+        loads = calloc(n_loads + 1, sizeof(*loads));
+        if (!loads) {
+                r = -ENOMEM;
+                goto out;
+        }
+        r = sources_load(s, &cfg, loads, files, &n_files, &sig);
+        if (r < 0)
+                goto out;
+        sources_forget_unconfigured(s, &cfg);
+        r = catalog_index_build(&cfg, loads, n_loads, s->ids, &idx);
+        if (r < 0)
+                goto out;
+        index_publish(s, idx, TAKE_PTR(files), sig);
         r = 0;
 out:
         if (loads)
@@ -675,58 +719,78 @@ static int hf_wait_ms(struct catalog_service *s, int cap_ms)
         return ms;
 }
 
+/* hf sources whose syncInterval passed (the reload inside keeps on_reload quiet). */
+static void watch_sync_hf(struct catalog_service *s)
+{
+        struct catalog_index *idx;
+
+        if (catalog_service_sync_hf(s, false) <= 0 || !s->on_reload)
+                return;
+        idx = catalog_service_get(s);
+        s->on_reload(s->userdata, 0, &(struct catalog_error){ 0 }, idx);
+        catalog_index_unref(idx);
+}
+
+/* After an inotify event, waits until the directory is quiet (bounded); false on stop. */
+static bool watch_debounce(struct catalog_service *s, int in_fd, struct pollfd p[2])
+{
+        for (unsigned i = 0; i < 50; i++) {
+                int k;
+
+                drain(in_fd);
+                k = poll(p, 2, (int)s->debounce_ms);
+                if (k <= 0 || p[0].revents)
+                        break;
+        }
+        return !p[0].revents;
+}
+
+/* Waits for an event, a due hf sync or the poll interval; false when stop was requested. */
+static bool watch_wait(struct catalog_service *s, int in_fd)
+{
+        struct pollfd p[2] = {
+                { .fd = s->stop_fd, .events = POLLIN },
+                { .fd = in_fd, .events = POLLIN },
+        };
+        int k;
+
+        k = poll(p, in_fd >= 0 ? 2 : 1, hf_wait_ms(s, (int)s->poll_interval_ms));
+        if (k < 0) {
+                /* never give up watching: fall back to the stat check */
+                if (errno != EINTR)
+                        (void)poll(p, 1, (int)s->poll_interval_ms);
+                p[1].revents = 0;
+        }
+        if (p[0].revents)
+                return false;
+        watch_sync_hf(s);
+        if (in_fd >= 0 && (p[1].revents & POLLIN))
+                return watch_debounce(s, in_fd, p);
+        return true;
+}
+
+/*
+ * Events only prompt a check: other files in the same directory (logs, editors' temporaries)
+ * must not cause reloads. The signature follows symlinks, so the ConfigMap "..data" swap
+ * changes it.
+ */
+static bool watched_files_changed(struct catalog_service *s)
+{
+        bool changed;
+
+        pthread_mutex_lock(&s->reload_lock);
+        changed = files_signature(s->watched_files) != s->signature;
+        pthread_mutex_unlock(&s->reload_lock);
+        return changed;
+}
+
 static void *watch_thread(void *arg)
 {
         struct catalog_service *s = arg;
         int in_fd = inotify_setup(s);
 
-        for (;;) {
-                struct pollfd p[2] = {
-                        { .fd = s->stop_fd, .events = POLLIN },
-                        { .fd = in_fd, .events = POLLIN },
-                };
-                bool changed = false;
-                uint64_t sig;
-                int k;
-
-                k = poll(p, in_fd >= 0 ? 2 : 1, hf_wait_ms(s, (int)s->poll_interval_ms));
-                if (k < 0) {
-                        /* never give up watching: fall back to the stat check */
-                        if (errno != EINTR)
-                                (void)poll(p, 1, (int)s->poll_interval_ms);
-                        p[1].revents = 0;
-                }
-                if (p[0].revents)
-                        break;
-                /* hf sources whose syncInterval passed (the reload inside keeps on_reload quiet) */
-                if (catalog_service_sync_hf(s, false) > 0 && s->on_reload) {
-                        struct catalog_index *idx = catalog_service_get(s);
-
-                        s->on_reload(s->userdata, 0, &(struct catalog_error){ 0 }, idx);
-                        catalog_index_unref(idx);
-                }
-                if (in_fd >= 0 && (p[1].revents & POLLIN)) {
-                        /* debounce: wait until the directory is quiet (bounded) */
-                        for (unsigned i = 0; i < 50; i++) {
-                                drain(in_fd);
-                                k = poll(p, 2, (int)s->debounce_ms);
-                                if (k <= 0 || p[0].revents)
-                                        break;
-                        }
-                        if (p[0].revents)
-                                break;
-                }
-                /*
-                 * Events only prompt a check: other files in the same directory (logs, editors'
-                 * temporaries) must not cause reloads. The signature follows symlinks, so the
-                 * ConfigMap "..data" swap changes it.
-                 */
-                pthread_mutex_lock(&s->reload_lock);
-                sig = files_signature(s->watched_files);
-                if (sig != s->signature)
-                        changed = true;
-                pthread_mutex_unlock(&s->reload_lock);
-                if (!changed)
+        while (watch_wait(s, in_fd)) {
+                if (!watched_files_changed(s))
                         continue;
                 do_reload(s);
                 /* the set of files may have changed: re-arm the watches */

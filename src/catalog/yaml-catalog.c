@@ -176,6 +176,185 @@ static int field_epoch(struct ydoc *d, yaml_node_t *n, void *ret, struct catalog
         return 0;
 }
 
+/*
+ * One MetadataValue kind: the key of its value and how that value is normalised. normalise()
+ * returns 0 with the value (a new reference, NULL when it is missing or of the wrong type),
+ * -EINVAL when it is present but unreadable, or -ENOMEM.
+ */
+struct metadata_kind {
+        const char *type;
+        const char *vkey;
+        int (*normalise)(json_t *v, json_t **ret);
+};
+
+static int metadata_string(json_t *v, json_t **ret)
+{
+        AUTOFREE char *t = NULL;
+
+        if (!v || json_is_string(v)) {
+                *ret = json_incref(v);
+                return 0;
+        }
+        /* a plain scalar that looked like a number stays text */
+        t = json_dumps(v, JSON_ENCODE_ANY);
+        if (!t)
+                return -ENOMEM;
+        *ret = json_string(t);
+        return 0;
+}
+
+static int metadata_int(json_t *v, json_t **ret)
+{
+        char b[32];
+        int64_t i;
+
+        if (json_is_integer(v))
+                i = json_integer_value(v);
+        else if (!json_is_string(v) || safe_atoi64(json_string_value(v), &i) < 0)
+                return -EINVAL;
+        snprintf(b, sizeof(b), "%" PRId64, i);
+        *ret = json_string(b);
+        return 0;
+}
+
+static int metadata_double(json_t *v, json_t **ret)
+{
+        const char *s = json_string_value(v);
+        char *end;
+        double f;
+
+        if (json_is_number(v)) {
+                *ret = json_real(json_number_value(v));
+                return 0;
+        }
+        if (!s) {
+                *ret = NULL;
+                return 0;
+        }
+        errno = 0;
+        f = strtod(s, &end);
+        if (errno != 0 || *end != '\0' || end == s)
+                return -EINVAL;
+        *ret = json_real(f);
+        return 0;
+}
+
+static int metadata_bool(json_t *v, json_t **ret)
+{
+        *ret = json_is_boolean(v) ? json_incref(v) : NULL;
+        return 0;
+}
+
+static int metadata_struct(json_t *v, json_t **ret)
+{
+        *ret = json_is_string(v) ? json_incref(v) : NULL;
+        return 0;
+}
+
+static const struct metadata_kind metadata_kinds[] = {
+        { "MetadataStringValue", "string_value", metadata_string },
+        { "MetadataIntValue", "int_value", metadata_int },
+        { "MetadataDoubleValue", "double_value", metadata_double },
+        { "MetadataBoolValue", "bool_value", metadata_bool },
+        { "MetadataStructValue", "struct_value", metadata_struct },
+};
+
+static const struct metadata_kind *metadata_kind_find(const char *type)
+{
+        for (size_t i = 0; i < ELEMENTSOF(metadata_kinds); i++)
+                if (streq(type, metadata_kinds[i].type))
+                        return &metadata_kinds[i];
+        return NULL;
+}
+
+/* Normalises one property as written (raw) into a shared MetadataValue (a new reference). */
+static int custom_property_value(struct ydoc *d, const char *key, unsigned line, json_t *raw,
+                                 json_t **ret, struct catalog_error *err)
+{
+        const char *type = json_string_value(json_object_get(raw, "metadataType"));
+        const struct metadata_kind *kind;
+        json_t *value = NULL;
+        int r;
+
+        if (!json_is_object(raw) || !type) {
+                catalog_error_set(err, d->file, line, "custom property '%s' needs a metadataType",
+                                  key);
+                return -EINVAL;
+        }
+        kind = metadata_kind_find(type);
+        if (!kind) {
+                catalog_error_set(err, d->file, line,
+                                  "custom property '%s': unknown metadataType '%s'", key, type);
+                return -EINVAL;
+        }
+        r = kind->normalise(json_object_get(raw, kind->vkey), &value);
+        if (r == -EINVAL) {
+                catalog_error_set(err, d->file, line, "custom property '%s': invalid %s", key,
+                                  kind->vkey);
+                return r;
+        }
+        if (r < 0)
+                return r;
+        if (!value || json_object_size(raw) != 2) {
+                json_decref(value);
+                catalog_error_set(err, d->file, line,
+                                  "custom property '%s': %s needs exactly metadataType and %s", key,
+                                  type, kind->vkey);
+                return -EINVAL;
+        }
+        value = intern(d, json_pack("{s:s, s:o}", "metadataType", type, kind->vkey, value));
+        if (!value)
+                return -ENOMEM;
+        *ret = value;
+        return 0;
+}
+
+/* Adds the property of one mapping pair (k: v) to out. */
+static int custom_property_add(struct ydoc *d, yaml_node_t *k, yaml_node_t *v, json_t *out,
+                               struct catalog_error *err)
+{
+        const char *key = ynode_scalar(k);
+        unsigned line = ynode_line(k);
+        json_auto_t *raw = NULL;
+        json_t *value = NULL;
+        int r;
+
+        if (!key || key[0] == '\0') {
+                catalog_error_set(err, d->file, line, "invalid customProperties key");
+                return -EINVAL;
+        }
+        if (json_object_get(out, key)) {
+                catalog_error_set(err, d->file, line, "duplicate key '%s'", key);
+                return -EINVAL;
+        }
+        r = ydoc_to_json(d, v, &raw, err);
+        if (r < 0)
+                return r;
+        r = custom_property_value(d, key, line, raw, &value, err);
+        if (r < 0)
+                return r;
+        return json_object_set_new(out, key, value) < 0 ? -ENOMEM : 0;
+}
+
+static int custom_properties_fill(struct ydoc *d, yaml_node_t *n, json_t *out,
+                                  struct catalog_error *err)
+{
+        if (n->type != YAML_MAPPING_NODE) {
+                catalog_error_set(err, d->file, ynode_line(n),
+                                  "customProperties must be a mapping");
+                return -EINVAL;
+        }
+        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+             p++) {
+                int r = custom_property_add(d, ydoc_node(d, p->key), ydoc_node(d, p->value), out,
+                                            err);
+
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 /* Validates and normalises a customProperties mapping into MetadataValue JSON. */
 static int field_custom_properties(struct ydoc *d, yaml_node_t *n, void *ret,
                                    struct catalog_error *err)
@@ -189,122 +368,11 @@ static int field_custom_properties(struct ydoc *d, yaml_node_t *n, void *ret,
         out = json_object();
         if (!out)
                 return -ENOMEM;
-        if (ynode_is_null(n))
-                goto done;
-        if (n->type != YAML_MAPPING_NODE) {
-                catalog_error_set(err, d->file, ynode_line(n),
-                                  "customProperties must be a mapping");
-                return -EINVAL;
-        }
-        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
-             p++) {
-                yaml_node_t *k = ydoc_node(d, p->key), *v = ydoc_node(d, p->value);
-                const char *key = ynode_scalar(k);
-                json_auto_t *raw = NULL;
-                json_t *value = NULL;
-                const char *type;
-                const char *vkey;
-                unsigned line = ynode_line(k);
-
-                if (!key || key[0] == '\0') {
-                        catalog_error_set(err, d->file, line, "invalid customProperties key");
-                        return -EINVAL;
-                }
-                if (json_object_get(out, key)) {
-                        catalog_error_set(err, d->file, line, "duplicate key '%s'", key);
-                        return -EINVAL;
-                }
-                r = ydoc_to_json(d, v, &raw, err);
+        if (!ynode_is_null(n)) {
+                r = custom_properties_fill(d, n, out, err);
                 if (r < 0)
                         return r;
-                type = json_string_value(json_object_get(raw, "metadataType"));
-                if (!json_is_object(raw) || !type) {
-                        catalog_error_set(err, d->file, line,
-                                          "custom property '%s' needs a metadataType", key);
-                        return -EINVAL;
-                }
-                if (streq(type, "MetadataStringValue")) {
-                        vkey = "string_value";
-                        value = json_object_get(raw, vkey);
-                        if (value && !json_is_string(value)) {
-                                /* a plain scalar that looked like a number stays text */
-                                char *t = json_dumps(value, JSON_ENCODE_ANY);
-
-                                if (!t)
-                                        return -ENOMEM;
-                                value = json_string(t);
-                                free(t);
-                        } else
-                                value = json_incref(value);
-                } else if (streq(type, "MetadataIntValue")) {
-                        json_t *iv;
-                        int64_t i;
-
-                        vkey = "int_value";
-                        iv = json_object_get(raw, vkey);
-                        if (json_is_integer(iv))
-                                i = json_integer_value(iv);
-                        else if (!json_is_string(iv) ||
-                                 safe_atoi64(json_string_value(iv), &i) < 0) {
-                                catalog_error_set(err, d->file, line,
-                                                  "custom property '%s': invalid int_value", key);
-                                return -EINVAL;
-                        }
-                        {
-                                char b[32];
-
-                                snprintf(b, sizeof(b), "%" PRId64, i);
-                                value = json_string(b);
-                        }
-                } else if (streq(type, "MetadataDoubleValue")) {
-                        json_t *dv;
-
-                        vkey = "double_value";
-                        dv = json_object_get(raw, vkey);
-                        if (json_is_number(dv))
-                                value = json_real(json_number_value(dv));
-                        else if (json_is_string(dv)) {
-                                char *end;
-                                double f;
-
-                                errno = 0;
-                                f = strtod(json_string_value(dv), &end);
-                                if (errno != 0 || *end != '\0' || end == json_string_value(dv)) {
-                                        catalog_error_set(err, d->file, line,
-                                                          "custom property '%s': invalid "
-                                                          "double_value",
-                                                          key);
-                                        return -EINVAL;
-                                }
-                                value = json_real(f);
-                        }
-                } else if (streq(type, "MetadataBoolValue")) {
-                        vkey = "bool_value";
-                        value = json_object_get(raw, vkey);
-                        value = json_is_boolean(value) ? json_incref(value) : NULL;
-                } else if (streq(type, "MetadataStructValue")) {
-                        vkey = "struct_value";
-                        value = json_object_get(raw, vkey);
-                        value = json_is_string(value) ? json_incref(value) : NULL;
-                } else {
-                        catalog_error_set(err, d->file, line,
-                                          "custom property '%s': unknown metadataType '%s'", key,
-                                          type);
-                        return -EINVAL;
-                }
-                if (!value || json_object_size(raw) != 2) {
-                        json_decref(value);
-                        catalog_error_set(err, d->file, line,
-                                          "custom property '%s': %s needs exactly metadataType "
-                                          "and %s",
-                                          key, type, vkey);
-                        return -EINVAL;
-                }
-                value = intern(d, json_pack("{s:s, s:o}", "metadataType", type, vkey, value));
-                if (!value || json_object_set_new(out, key, value) < 0)
-                        return -ENOMEM;
         }
-done:
         if (json_object_size(out) == 0) {
                 out = intern(d, TAKE_PTR(out));
                 if (!out)
@@ -385,9 +453,71 @@ static bool uri_valid(const char *u)
         return true;
 }
 
+/* Checks the artifactType and metricsType of a and writes them into o. */
+static int artifact_kind_set(struct ydoc *d, const struct artifact_parse *a, unsigned line,
+                             json_t *o, struct catalog_error *err)
+{
+        int r;
+
+        if (!a->artifact_type || streq(a->artifact_type, "model-artifact")) {
+                if (!a->uri || !uri_valid(a->uri)) {
+                        catalog_error_set(err, d->file, line,
+                                          a->uri ? "artifact uri '%s' is not a valid URI"
+                                                 : "model artifact without uri%s",
+                                          a->uri ? a->uri : "");
+                        return -EINVAL;
+                }
+                if (a->metrics_type) {
+                        catalog_error_set(err, d->file, line,
+                                          "metricsType is only valid on metrics artifacts");
+                        return -EINVAL;
+                }
+                return set_shared_string(d, o, "artifactType", "model-artifact");
+        }
+        if (!streq(a->artifact_type, "metrics-artifact")) {
+                catalog_error_set(err, d->file, line, "unknown artifactType '%s'",
+                                  a->artifact_type);
+                return -EINVAL;
+        }
+        if (!a->metrics_type || !(streq(a->metrics_type, "performance-metrics") ||
+                                  streq(a->metrics_type, "accuracy-metrics"))) {
+                catalog_error_set(err, d->file, line,
+                                  "metrics artifact needs metricsType performance-metrics or "
+                                  "accuracy-metrics");
+                return -EINVAL;
+        }
+        r = set_shared_string(d, o, "artifactType", "metrics-artifact");
+        if (r < 0)
+                return r;
+        return set_shared_string(d, o, "metricsType", a->metrics_type);
+}
+
+/* Writes the other fields of a into o, in the order an artifact is served. */
+static int artifact_to_json(struct artifact_parse *a, json_t *o)
+{
+        int r;
+
+        r = set_opt_string(o, "uri", a->uri);
+        if (r >= 0)
+                r = set_opt_string(o, "name", a->name);
+        if (r >= 0)
+                r = set_opt_string(o, "description", a->description);
+        if (r >= 0)
+                r = set_opt_string(o, "externalId", a->external_id);
+        if (r >= 0)
+                r = set_opt_json(o, "createTimeSinceEpoch", a->create);
+        if (r >= 0)
+                r = set_opt_json(o, "lastUpdateTimeSinceEpoch", a->update);
+        if (r >= 0 && !a->custom)
+                a->custom = json_object();
+        if (r >= 0)
+                r = a->custom ? set_opt_json(o, "customProperties", a->custom) : -ENOMEM;
+        return r;
+}
+
 static int parse_artifact(struct ydoc *d, yaml_node_t *n, json_t **ret, struct catalog_error *err)
 {
-        struct artifact_parse a = { 0 };
+        CLEANUP(artifact_parse_release) struct artifact_parse a = { 0 };
         json_auto_t *o = NULL;
         unsigned line = ynode_line(n);
         int r;
@@ -398,66 +528,18 @@ static int parse_artifact(struct ydoc *d, yaml_node_t *n, json_t **ret, struct c
         }
         r = ydoc_dispatch(d, n, artifact_fields, &a, err);
         if (r < 0)
-                goto out;
+                return r;
         o = json_object();
-        if (!o) {
-                r = -ENOMEM;
-                goto out;
-        }
-        if (!a.artifact_type || streq(a.artifact_type, "model-artifact")) {
-                if (!a.uri || !uri_valid(a.uri)) {
-                        catalog_error_set(err, d->file, line,
-                                          a.uri ? "artifact uri '%s' is not a valid URI"
-                                                : "model artifact without uri%s",
-                                          a.uri ? a.uri : "");
-                        r = -EINVAL;
-                        goto out;
-                }
-                if (a.metrics_type) {
-                        catalog_error_set(err, d->file, line,
-                                          "metricsType is only valid on metrics artifacts");
-                        r = -EINVAL;
-                        goto out;
-                }
-                r = set_shared_string(d, o, "artifactType", "model-artifact");
-        } else if (streq(a.artifact_type, "metrics-artifact")) {
-                if (!a.metrics_type || !(streq(a.metrics_type, "performance-metrics") ||
-                                         streq(a.metrics_type, "accuracy-metrics"))) {
-                        catalog_error_set(err, d->file, line,
-                                          "metrics artifact needs metricsType performance-metrics "
-                                          "or accuracy-metrics");
-                        r = -EINVAL;
-                        goto out;
-                }
-                r = set_shared_string(d, o, "artifactType", "metrics-artifact");
-                if (r >= 0)
-                        r = set_shared_string(d, o, "metricsType", a.metrics_type);
-        } else {
-                catalog_error_set(err, d->file, line, "unknown artifactType '%s'", a.artifact_type);
-                r = -EINVAL;
-                goto out;
-        }
-        if (r >= 0)
-                r = set_opt_string(o, "uri", a.uri);
-        if (r >= 0)
-                r = set_opt_string(o, "name", a.name);
-        if (r >= 0)
-                r = set_opt_string(o, "description", a.description);
-        if (r >= 0)
-                r = set_opt_string(o, "externalId", a.external_id);
-        if (r >= 0)
-                r = set_opt_json(o, "createTimeSinceEpoch", a.create);
-        if (r >= 0)
-                r = set_opt_json(o, "lastUpdateTimeSinceEpoch", a.update);
-        if (r >= 0 && !a.custom)
-                a.custom = json_object();
-        if (r >= 0)
-                r = a.custom ? set_opt_json(o, "customProperties", a.custom) : -ENOMEM;
-        if (r >= 0)
-                *ret = TAKE_PTR(o);
-out:
-        artifact_parse_release(&a);
-        return r;
+        if (!o)
+                return -ENOMEM;
+        r = artifact_kind_set(d, &a, line, o, err);
+        if (r < 0)
+                return r;
+        r = artifact_to_json(&a, o);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(o);
+        return 0;
 }
 
 struct model_parse {
@@ -531,10 +613,80 @@ static int set_opt_strv(struct ydoc *d, json_t *o, const char *key, char *const 
         return !a || json_object_set_new(o, key, a) < 0 ? -ENOMEM : 0;
 }
 
+/* Parses the artifacts list (node, may be NULL) of a model into arts. */
+static int parse_artifacts(struct ydoc *d, yaml_node_t *node, json_t *arts,
+                           struct catalog_error *err)
+{
+        size_t count;
+
+        if (!node || ynode_is_null(node))
+                return 0;
+        if (node->type != YAML_SEQUENCE_NODE) {
+                catalog_error_set(err, d->file, ynode_line(node), "artifacts must be a list");
+                return -EINVAL;
+        }
+        count = (size_t)(node->data.sequence.items.top - node->data.sequence.items.start);
+        if (count > CATALOG_ARTIFACTS_PER_MODEL_MAX) {
+                catalog_error_set(err, d->file, ynode_line(node), "too many artifacts (limit %u)",
+                                  CATALOG_ARTIFACTS_PER_MODEL_MAX);
+                return -E2BIG;
+        }
+        for (yaml_node_item_t *it = node->data.sequence.items.start;
+             it < node->data.sequence.items.top; it++) {
+                json_t *a = NULL;
+                int r = parse_artifact(d, ydoc_node(d, *it), &a, err);
+
+                if (r < 0)
+                        return r;
+                if (json_array_append_new(arts, a) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/* Writes the fields of m into o, in the order a model is served. */
+static int model_to_json(struct ydoc *d, struct model_parse *m, json_t *o)
+{
+        int r;
+
+        r = set_opt_string(o, "name", m->name);
+        if (r >= 0)
+                r = set_opt_string(o, "description", m->description);
+        if (r >= 0)
+                r = set_opt_string(o, "readme", m->readme);
+        if (r >= 0)
+                r = set_shared_string(d, o, "maturity", m->maturity);
+        if (r >= 0)
+                r = set_opt_strv(d, o, "language", m->language);
+        if (r >= 0)
+                r = set_opt_strv(d, o, "tasks", m->tasks);
+        if (r >= 0)
+                r = set_shared_string(d, o, "provider", m->provider);
+        if (r >= 0)
+                r = set_shared_string(d, o, "logo", m->logo);
+        if (r >= 0)
+                r = set_shared_string(d, o, "license", m->license);
+        if (r >= 0)
+                r = set_shared_string(d, o, "licenseLink", m->license_link);
+        if (r >= 0)
+                r = set_shared_string(d, o, "libraryName", m->library_name);
+        if (r >= 0)
+                r = set_opt_string(o, "externalId", m->external_id);
+        if (r >= 0)
+                r = set_opt_json(o, "createTimeSinceEpoch", m->create);
+        if (r >= 0)
+                r = set_opt_json(o, "lastUpdateTimeSinceEpoch", m->update);
+        if (r >= 0 && !m->custom)
+                m->custom = json_object();
+        if (r >= 0)
+                r = m->custom ? set_opt_json(o, "customProperties", m->custom) : -ENOMEM;
+        return r;
+}
+
 static int parse_model(struct ydoc *d, yaml_node_t *n, struct catalog_model_data *ret,
                        struct catalog_error *err)
 {
-        struct model_parse m = { 0 };
+        CLEANUP(model_parse_release) struct model_parse m = { 0 };
         json_auto_t *o = NULL, *arts = NULL;
         unsigned line = ynode_line(n);
         int r;
@@ -545,89 +697,26 @@ static int parse_model(struct ydoc *d, yaml_node_t *n, struct catalog_model_data
         }
         r = ydoc_dispatch(d, n, model_fields, &m, err);
         if (r < 0)
-                goto out;
+                return r;
         if (!m.name || m.name[0] == '\0') {
                 catalog_error_set(err, d->file, line, "model without name");
-                r = -EINVAL;
-                goto out;
+                return -EINVAL;
         }
         arts = json_array();
         o = json_object();
-        if (!arts || !o) {
-                r = -ENOMEM;
-                goto out;
-        }
-        if (m.artifacts && !ynode_is_null(m.artifacts)) {
-                size_t count;
-
-                if (m.artifacts->type != YAML_SEQUENCE_NODE) {
-                        catalog_error_set(err, d->file, ynode_line(m.artifacts),
-                                          "artifacts must be a list");
-                        r = -EINVAL;
-                        goto out;
-                }
-                count = (size_t)(m.artifacts->data.sequence.items.top -
-                                 m.artifacts->data.sequence.items.start);
-                if (count > CATALOG_ARTIFACTS_PER_MODEL_MAX) {
-                        catalog_error_set(err, d->file, ynode_line(m.artifacts),
-                                          "too many artifacts (limit %u)",
-                                          CATALOG_ARTIFACTS_PER_MODEL_MAX);
-                        r = -E2BIG;
-                        goto out;
-                }
-                for (yaml_node_item_t *it = m.artifacts->data.sequence.items.start;
-                     it < m.artifacts->data.sequence.items.top; it++) {
-                        json_t *a = NULL;
-
-                        r = parse_artifact(d, ydoc_node(d, *it), &a, err);
-                        if (r < 0)
-                                goto out;
-                        if (json_array_append_new(arts, a) < 0) {
-                                r = -ENOMEM;
-                                goto out;
-                        }
-                }
-        }
-        r = set_opt_string(o, "name", m.name);
-        if (r >= 0)
-                r = set_opt_string(o, "description", m.description);
-        if (r >= 0)
-                r = set_opt_string(o, "readme", m.readme);
-        if (r >= 0)
-                r = set_shared_string(d, o, "maturity", m.maturity);
-        if (r >= 0)
-                r = set_opt_strv(d, o, "language", m.language);
-        if (r >= 0)
-                r = set_opt_strv(d, o, "tasks", m.tasks);
-        if (r >= 0)
-                r = set_shared_string(d, o, "provider", m.provider);
-        if (r >= 0)
-                r = set_shared_string(d, o, "logo", m.logo);
-        if (r >= 0)
-                r = set_shared_string(d, o, "license", m.license);
-        if (r >= 0)
-                r = set_shared_string(d, o, "licenseLink", m.license_link);
-        if (r >= 0)
-                r = set_shared_string(d, o, "libraryName", m.library_name);
-        if (r >= 0)
-                r = set_opt_string(o, "externalId", m.external_id);
-        if (r >= 0)
-                r = set_opt_json(o, "createTimeSinceEpoch", m.create);
-        if (r >= 0)
-                r = set_opt_json(o, "lastUpdateTimeSinceEpoch", m.update);
-        if (r >= 0 && !m.custom)
-                m.custom = json_object();
-        if (r >= 0)
-                r = m.custom ? set_opt_json(o, "customProperties", m.custom) : -ENOMEM;
+        if (!arts || !o)
+                return -ENOMEM;
+        r = parse_artifacts(d, m.artifacts, arts, err);
         if (r < 0)
-                goto out;
+                return r;
+        r = model_to_json(d, &m, o);
+        if (r < 0)
+                return r;
         ret->line = line;
         ret->name = TAKE_PTR(m.name);
         ret->model = TAKE_PTR(o);
         ret->artifacts = TAKE_PTR(arts);
-out:
-        model_parse_release(&m);
-        return r;
+        return 0;
 }
 
 static int cmp_model_name(const void *a, const void *b)
@@ -636,23 +725,15 @@ static int cmp_model_name(const void *a, const void *b)
                       ((const struct catalog_model_data *)b)->name);
 }
 
-static int parse_catalog(struct ydoc *d, struct catalog_models *m, struct catalog_error *err)
+/* Finds the models and mcp_servers nodes of the top-level mapping (root); source is ignored. */
+static int catalog_top_keys(struct ydoc *d, yaml_node_t *root, yaml_node_t **ret_models,
+                            yaml_node_t **ret_servers, struct catalog_error *err)
 {
-        yaml_node_t *root = ydoc_root(d), *models = NULL, *servers = NULL;
-        size_t count;
-        int r;
-
-        if (!root)
-                return 0;
-        if (root->type != YAML_MAPPING_NODE) {
-                catalog_error_set(err, d->file, ynode_line(root),
-                                  "a catalog file must be a mapping");
-                return -EINVAL;
-        }
         for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
              p++) {
                 yaml_node_t *k = ydoc_node(d, p->key), *v = ydoc_node(d, p->value);
                 const char *key = ynode_scalar(k);
+                bool known = key && (streq(key, "models") || streq(key, "mcp_servers"));
 
                 if (key && streq(key, "source")) {
                         if (v->type != YAML_SCALAR_NODE) {
@@ -660,55 +741,90 @@ static int parse_catalog(struct ydoc *d, struct catalog_models *m, struct catalo
                                                   "source must be a string");
                                 return -EINVAL;
                         }
-                } else if (key && streq(key, "models") && !models)
-                        models = v;
-                else if (key && streq(key, "mcp_servers") && !servers)
-                        servers = v;
+                } else if (known && streq(key, "models") && !*ret_models)
+                        *ret_models = v;
+                else if (known && streq(key, "mcp_servers") && !*ret_servers)
+                        *ret_servers = v;
                 else {
                         catalog_error_set(err, d->file, ynode_line(k), "%s key '%s'",
-                                          key && (streq(key, "models") || streq(key, "mcp_servers"))
-                                                  ? "duplicate"
-                                                  : "unknown",
-                                          key ? key : "?");
+                                          known ? "duplicate" : "unknown", key ? key : "?");
                         return -EINVAL;
                 }
         }
-        if (servers) {
-                if (servers->type != YAML_SEQUENCE_NODE && !ynode_is_null(servers)) {
-                        catalog_error_set(err, d->file, ynode_line(servers),
-                                          "mcp_servers must be a list");
+        return 0;
+}
+
+/* Checks MCP server i (as JSON in servers) has a name no earlier one has. */
+static int mcp_server_check(struct ydoc *d, yaml_node_t *item, const json_t *servers, size_t i,
+                            struct catalog_error *err)
+{
+        json_t *sv = json_array_get(servers, i);
+        const char *nm = json_string_value(json_object_get(sv, "name"));
+
+        if (!json_is_object(sv) || !nm || nm[0] == '\0') {
+                catalog_error_set(err, d->file, ynode_line(item), "MCP server without name");
+                return -EINVAL;
+        }
+        for (size_t j = 0; j < i; j++)
+                if (streq(json_string_value(json_object_get(json_array_get(servers, j), "name")),
+                          nm)) {
+                        catalog_error_set(err, d->file, ynode_line(item),
+                                          "duplicate MCP server name '%s'", nm);
                         return -EINVAL;
                 }
-                r = ydoc_to_json(d, servers, &m->mcp_servers, err);
+        return 0;
+}
+
+static int parse_mcp_servers(struct ydoc *d, yaml_node_t *servers, struct catalog_models *m,
+                             struct catalog_error *err)
+{
+        int r;
+
+        if (servers->type != YAML_SEQUENCE_NODE && !ynode_is_null(servers)) {
+                catalog_error_set(err, d->file, ynode_line(servers), "mcp_servers must be a list");
+                return -EINVAL;
+        }
+        r = ydoc_to_json(d, servers, &m->mcp_servers, err);
+        if (r < 0)
+                return r;
+        if (json_array_size(m->mcp_servers) > CATALOG_MODELS_PER_SOURCE_MAX) {
+                catalog_error_set(err, d->file, ynode_line(servers), "too many MCP servers");
+                return -E2BIG;
+        }
+        for (size_t i = 0; i < json_array_size(m->mcp_servers); i++) {
+                r = mcp_server_check(d, ydoc_node(d, servers->data.sequence.items.start[i]),
+                                     m->mcp_servers, i, err);
                 if (r < 0)
                         return r;
-                if (json_array_size(m->mcp_servers) > CATALOG_MODELS_PER_SOURCE_MAX) {
-                        catalog_error_set(err, d->file, ynode_line(servers),
-                                          "too many MCP servers");
-                        return -E2BIG;
-                }
-                for (size_t i = 0; i < json_array_size(m->mcp_servers); i++) {
-                        json_t *sv = json_array_get(m->mcp_servers, i);
-                        const char *nm = json_string_value(json_object_get(sv, "name"));
-                        yaml_node_t *item = ydoc_node(d, servers->data.sequence.items.start[i]);
-
-                        if (!json_is_object(sv) || !nm || nm[0] == '\0') {
-                                catalog_error_set(err, d->file, ynode_line(item),
-                                                  "MCP server without name");
-                                return -EINVAL;
-                        }
-                        for (size_t j = 0; j < i; j++)
-                                if (streq(json_string_value(json_object_get(
-                                                  json_array_get(m->mcp_servers, j), "name")),
-                                          nm)) {
-                                        catalog_error_set(err, d->file, ynode_line(item),
-                                                          "duplicate MCP server name '%s'", nm);
-                                        return -EINVAL;
-                                }
-                }
         }
-        if (!models || ynode_is_null(models))
-                return 0;
+        return 0;
+}
+
+/* Names are unique within a source: sorts a copy of the order to find duplicates. */
+static int model_names_check(struct ydoc *d, const struct catalog_models *m,
+                             struct catalog_error *err)
+{
+        AUTOFREE struct catalog_model_data *sorted = malloc(m->n * sizeof(*sorted) + 1);
+
+        if (!sorted)
+                return -ENOMEM;
+        memcpy(sorted, m->v, m->n * sizeof(*sorted));
+        qsort(sorted, m->n, sizeof(*sorted), cmp_model_name);
+        for (size_t i = 1; i < m->n; i++)
+                if (streq(sorted[i].name, sorted[i - 1].name)) {
+                        catalog_error_set(err, d->file, MAX(sorted[i].line, sorted[i - 1].line),
+                                          "duplicate model name '%s'", sorted[i].name);
+                        return -EINVAL;
+                }
+        return 0;
+}
+
+static int parse_models(struct ydoc *d, yaml_node_t *models, struct catalog_models *m,
+                        struct catalog_error *err)
+{
+        size_t count;
+        int r;
+
         if (models->type != YAML_SEQUENCE_NODE) {
                 catalog_error_set(err, d->file, ynode_line(models), "models must be a list");
                 return -EINVAL;
@@ -729,23 +845,32 @@ static int parse_catalog(struct ydoc *d, struct catalog_models *m, struct catalo
                         return r;
                 m->n++;
         }
-        /* names are unique within a source: sort a copy of the order to find duplicates */
-        {
-                AUTOFREE struct catalog_model_data *sorted = malloc(count * sizeof(*sorted) + 1);
+        return model_names_check(d, m, err);
+}
 
-                if (!sorted)
-                        return -ENOMEM;
-                memcpy(sorted, m->v, count * sizeof(*sorted));
-                qsort(sorted, count, sizeof(*sorted), cmp_model_name);
-                for (size_t i = 1; i < count; i++)
-                        if (streq(sorted[i].name, sorted[i - 1].name)) {
-                                catalog_error_set(err, d->file,
-                                                  MAX(sorted[i].line, sorted[i - 1].line),
-                                                  "duplicate model name '%s'", sorted[i].name);
-                                return -EINVAL;
-                        }
+static int parse_catalog(struct ydoc *d, struct catalog_models *m, struct catalog_error *err)
+{
+        yaml_node_t *root = ydoc_root(d), *models = NULL, *servers = NULL;
+        int r;
+
+        if (!root)
+                return 0;
+        if (root->type != YAML_MAPPING_NODE) {
+                catalog_error_set(err, d->file, ynode_line(root),
+                                  "a catalog file must be a mapping");
+                return -EINVAL;
         }
-        return 0;
+        r = catalog_top_keys(d, root, &models, &servers, err);
+        if (r < 0)
+                return r;
+        if (servers) {
+                r = parse_mcp_servers(d, servers, m, err);
+                if (r < 0)
+                        return r;
+        }
+        if (!models || ynode_is_null(models))
+                return 0;
+        return parse_models(d, models, m, err);
 }
 
 /* Sets key to the epoch-ms string stamp (shared) unless o already has it. */
