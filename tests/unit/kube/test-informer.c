@@ -348,6 +348,8 @@ Test(informer, apiserver_restart_mid_watch_recovers_without_missed_or_phantom_ob
 
         wait_events("-ns/b ~ns/a +ns/c ");
         assert_cache_equals_server(inf, 2, (const char *const[]){ "a", "c" });
+        /* the handlers run inside the relist, before its count is updated */
+        wait_stat(inf, offsetof(struct informer_stats, relists), 1);
         informer_get_stats(inf, &st);
         cr_assert_geq(st.relists, 1);
         cr_assert_eq(count_log_lines("Failed to "), st.backoffs, "one log line per backoff step");
