@@ -16,13 +16,16 @@
 #   step_skip NAME REASON         records a check that cannot run here, and why
 #   step_fail NAME MESSAGE        records a failure found outside step_run
 #   steps_add_meson BUILD         counts each test of BUILD/meson-logs/testlog.json
-#   steps_finish                  prints the skipped and failed lists and
+#   steps_finish                  prints the skipped and failed lists, what each failed Meson
+#                                 test printed about its failure (its "not ok" subtests with
+#                                 their assertion messages, or its last output lines), and
 #                                 "N passed, N failed, K skipped"; returns 1 when any failed
 #
 # STEPS_TAIL (default 40): how many log lines a failure prints.
 STEPS_PASSED=0
 STEPS_FAILED=()
 STEPS_SKIPPED=()
+STEPS_DETAILS=()
 STEPS_LOGDIR=
 
 steps_init() {
@@ -31,6 +34,7 @@ steps_init() {
         STEPS_PASSED=0
         STEPS_FAILED=()
         STEPS_SKIPPED=()
+        STEPS_DETAILS=()
 }
 
 # Runs "$@" into the log of step $name; sets STEP_RC.
@@ -127,6 +131,20 @@ with open(f"{b}/meson-logs/testlog.json") as f:
             print(f"S{name}: {reason}")
         else:
             print(f"F{name} ({r}, log {b}/meson-logs/testlog.txt)")
+            # what the test said about it, bounded: CI shows only the end of the output
+            out = (t.get("stdout") or "").splitlines()
+            err = (t.get("stderr") or "").splitlines()
+            picked, keep = [], 0
+            for l in out:
+                if l.startswith("not ok"):
+                    keep = 8
+                if keep > 0:
+                    picked.append(l)
+                    keep -= 1
+            if not picked:
+                picked = (out + err)[-15:]
+            for l in picked[:40]:
+                print(f"D{name}: {l[:300]}")
 PY
 ) || { step_fail "meson test ($build)" "cannot read $build/meson-logs/testlog.json"; return 0; }
         while IFS= read -r l; do
@@ -134,6 +152,7 @@ PY
                 P) STEPS_PASSED=$((STEPS_PASSED + 1)) ;;
                 S*) STEPS_SKIPPED+=("${l#S}") ;;
                 F*) STEPS_FAILED+=("${l#F}") ;;
+                D*) STEPS_DETAILS+=("${l#D}") ;;
                 esac
         done <<<"$out"
         return 0
@@ -142,6 +161,7 @@ PY
 steps_finish() {
         local s
         for s in "${STEPS_SKIPPED[@]}"; do echo "skipped: $s"; done
+        for s in "${STEPS_DETAILS[@]}"; do echo "  $s"; done
         for s in "${STEPS_FAILED[@]}"; do echo "failed: $s"; done
         echo "$STEPS_PASSED passed, ${#STEPS_FAILED[@]} failed, ${#STEPS_SKIPPED[@]} skipped"
         [ "${#STEPS_FAILED[@]}" = 0 ]

@@ -27,7 +27,8 @@ rc=0
         cat >"$T/b/meson-logs/testlog.json" <<'JSON'
 {"name": "modelplane:unit / util-buf", "result": "OK", "stdout": ""}
 {"name": "modelplane:unit / kserve-samples", "result": "SKIP", "stdout": "SKIP: MODELPLANE_KSERVE_DIR is not set\n"}
-{"name": "modelplane:registry / registry-sqlite", "result": "FAIL", "stdout": "boom"}
+{"name": "modelplane:registry / registry-sqlite", "result": "ERROR", "stdout": "ok 1 - a\nnot ok 2 - informer::b\n  - test.c:12: |+\n      Assertion failed: x\n"}
+{"name": "modelplane:registry / registry-pg", "result": "FAIL", "stdout": "", "stderr": "boom"}
 {"name": "modelplane:catalog / catalog-http", "result": "TIMEOUT", "stdout": ""}
 JSON
         steps_add_meson "$T/b"
@@ -35,12 +36,19 @@ JSON
         steps_finish
 ) >"$T/out" 2>"$T/err" || rc=$?
 [ "$rc" = 1 ] || fail "a run with failing steps exits $rc, not 1"
-tail -n 1 "$T/out" | grep -qx '2 passed, 4 failed, 3 skipped' ||
+tail -n 1 "$T/out" | grep -qx '2 passed, 5 failed, 3 skipped' ||
         fail "closing line: $(tail -n 1 "$T/out")"
 grep -qx "failed: fuzz-smoke (exit 1, log $T/logs/fuzz-smoke.log)" "$T/out" ||
         fail "the failed step is not listed by name with its log: $(cat "$T/out")"
-grep -qx "failed: $T/b/registry-sqlite (FAIL, log $T/b/meson-logs/testlog.txt)" "$T/out" ||
+grep -qx "failed: $T/b/registry-sqlite (ERROR, log $T/b/meson-logs/testlog.txt)" "$T/out" ||
         fail "a failed Meson test is not listed: $(cat "$T/out")"
+# what a failed test said is shown above the lists: its "not ok" subtests, or its last lines
+grep -qx "  $T/b/registry-sqlite: not ok 2 - informer::b" "$T/out" ||
+        fail "a failed subtest is not shown: $(cat "$T/out")"
+grep -qx "  $T/b/registry-sqlite:       Assertion failed: x" "$T/out" ||
+        fail "a failed subtest's assertion is not shown: $(cat "$T/out")"
+grep -q "registry-sqlite: ok 1 - a" "$T/out" && fail "a passing subtest is shown"
+grep -qx "  $T/b/registry-pg: boom" "$T/out" || fail "a failed test's last lines are not shown"
 grep -q "^failed: $T/b/catalog-http (TIMEOUT" "$T/out" || fail "a Meson timeout is not a failure"
 grep -q "^failed: meson test ($T/missing) (no $T/missing/meson-logs/testlog.json)" "$T/out" ||
         fail "a build whose Meson run left no log is not a failure"
@@ -52,7 +60,7 @@ grep -qx "skipped: $T/b/kserve-samples: SKIP: MODELPLANE_KSERVE_DIR is not set" 
         fail "a skipped Meson test is not listed with its reason: $(cat "$T/out")"
 # the skipped and failed lists come right before the closing line
 n=$(wc -l <"$T/out")
-[ "$(grep -cE '^(skipped|failed): ' "$T/out")" = $((n - 1)) ] || fail "stray lines in: $(cat "$T/out")"
+[ "$(grep -cE '^(skipped: |failed: |  )' "$T/out")" = $((n - 1)) ] || fail "stray lines in: $(cat "$T/out")"
 # no silent failure: the name, status, log and the log's last lines on stderr, as it happens
 grep -q "FAILED: fuzz-smoke (exit 1, log $T/logs/fuzz-smoke.log); last lines:" "$T/err" ||
         fail "no failure message on stderr: $(cat "$T/err")"
