@@ -24,8 +24,10 @@ static const struct {
         { "bench filter (ID)", "license='mit' AND artifacts.ttft_p90 < 100", NULL },
         { "bench filter (NAME DESC)", "license='mit' AND artifacts.ttft_p90 < 100", "NAME" },
         { "license='mit' (CREATE_TIME)", "license='mit'", "CREATE_TIME" },
-        { "hardware_type IN, provider", "artifacts.hardware_type IN ('H100','L40S') AND "
-                                        "provider='Acme AI'", NULL },
+        { "hardware_type IN, provider",
+          "artifacts.hardware_type IN ('H100','L40S') AND "
+          "provider='Acme AI'",
+          NULL },
         { "name = one model", "name='acme/model-04000-instruct'", NULL },
         { "license matching nothing", "license='none'", NULL },
         { "no posting: ttft < 21", "artifacts.ttft_p90 < 21", NULL },
@@ -60,7 +62,8 @@ static void report(const char *label, double *t, unsigned n, size_t items)
 static int run_list(struct catalog_index *idx, unsigned i, double *t, unsigned iter)
 {
         struct filterq_node *f = NULL;
-        struct catalog_model_query q = { .page = { .page_size = 10, .desc = queries[i].order != NULL } };
+        struct catalog_model_query q = { .page = { .page_size = 10,
+                                                   .desc = queries[i].order != NULL } };
         char err[256];
         size_t len = 0;
         int r = filterq_parse(queries[i].filter, &f, err, sizeof(err));
@@ -68,7 +71,7 @@ static int run_list(struct catalog_index *idx, unsigned i, double *t, unsigned i
         if (r < 0)
                 return r;
         q.filter = f;
-        q.order = !queries[i].order                      ? CATALOG_ORDER_ID
+        q.order = !queries[i].order                       ? CATALOG_ORDER_ID
                   : strcmp(queries[i].order, "NAME") == 0 ? CATALOG_ORDER_NAME
                                                           : CATALOG_ORDER_CREATE_TIME;
         for (unsigned k = 0; k < iter && r >= 0; k++) {

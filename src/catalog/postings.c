@@ -93,7 +93,8 @@ struct catalog_postings *catalog_postings_free(struct catalog_postings *p)
 }
 
 /* The entry of (kind, a, s) in p, inserted when absent (the table has room: n_slots > 2 n). */
-static uint32_t entry_find_or_add(struct catalog_postings *p, const struct catalog_postings_triple *t)
+static uint32_t entry_find_or_add(struct catalog_postings *p,
+                                  const struct catalog_postings_triple *t)
 {
         uint32_t h = key_hash(t->kind, t->a, t->s);
         size_t mask = p->n_slots - 1;
@@ -150,7 +151,8 @@ static void entry_push(struct catalog_postings_entry *e, uint32_t *lists, uint32
 static int lists_fill(struct catalog_postings *p, const struct catalog_postings_builder *b,
                       const uint32_t *rank, size_t n_pos)
 {
-        uint32_t *first = calloc(n_pos + 1, sizeof(*first)), *order = malloc(n_pos * sizeof(*order) + 1);
+        uint32_t *first = calloc(n_pos + 1, sizeof(*first)),
+                 *order = malloc(n_pos * sizeof(*order) + 1);
 
         if (!first || !order) {
                 free(first);
@@ -180,6 +182,34 @@ static int lists_fill(struct catalog_postings *p, const struct catalog_postings_
         free(first);
         free(order);
         return 0;
+}
+
+/* Shrinks the table to the entries used (sized for every triple while they were counted). */
+static void table_shrink(struct catalog_postings *p)
+{
+        struct catalog_postings_entry *e = realloc(p->e, (p->n_e + 1) * sizeof(*e));
+        size_t n_slots = 16;
+        uint32_t *slots;
+
+        if (e)
+                p->e = e;
+        while (n_slots <= 2 * p->n_e)
+                n_slots *= 2;
+        if (n_slots >= p->n_slots)
+                return;
+        slots = calloc(n_slots, sizeof(*slots));
+        if (!slots)
+                return; /* the larger table stays valid */
+        for (size_t k = 0; k < p->n_e; k++) {
+                size_t i = p->e[k].hash & (n_slots - 1);
+
+                while (slots[i] != 0)
+                        i = (i + 1) & (n_slots - 1);
+                slots[i] = (uint32_t)(k + 1);
+        }
+        free(p->slots);
+        p->slots = slots;
+        p->n_slots = n_slots;
 }
 
 static int rank_check(const uint32_t *rank, size_t n_pos)
@@ -236,11 +266,7 @@ int catalog_postings_build(struct catalog_postings_builder *b, const uint32_t *r
         catalog_postings_builder_release(b);
         if (r < 0)
                 return r;
-        /* the table keeps only the entries used */
-        struct catalog_postings_entry *e = realloc(p->e, (p->n_e + 1) * sizeof(*e));
-
-        if (e)
-                p->e = e;
+        table_shrink(p);
         *ret = TAKE_PTR(p);
         return 0;
 }
