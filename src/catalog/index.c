@@ -24,6 +24,7 @@
 
 #include "catalog/glob.h"
 #include "catalog/limits.h"
+#include "catalog/postings.h"
 #include "util/base64.h"
 #include "util/buf.h"
 #include "util/parse-util.h"
@@ -164,6 +165,8 @@ struct art_prop {
 };
 
 static void model_resolve_fields(struct catalog_model *m);
+static int index_postings_build(struct catalog_index *idx);
+static bool filter_is_total(const struct filterq_node *n);
 
 struct index_source {
         enum catalog_source_state state;
@@ -177,8 +180,7 @@ struct catalog_index {
         struct index_source *sources; /* owned; parallel to config.sources */
         struct catalog_model *models; /* owned; sorted by NAME ASC (case-insensitive, id) */
         size_t n_models;
-        struct catalog_model **by_key; /* owned array of borrowed; sorted by (source, name) */
-        struct catalog_model **by_id;  /* owned array of borrowed; sorted by id */
+        struct catalog_model **by_id; /* owned array of borrowed; sorted by id */
         /* every typed custom property holds a value of its metadataType's JSON type, so a
          * filter can fail with -EDOM only through its own literals (see filter_is_total()) */
         bool well_typed;
@@ -188,6 +190,9 @@ struct catalog_index {
         const char **prop_names; /* owned array of borrowed keys; sorted, unique */
         size_t n_prop_names;
         json_t *mcp_filter_options; /* owned */
+        /* owned; (source, name) -> model for gets, and the postings of filterQuery equality
+         * comparisons (see index_postings_build()); positions index models, ranks by_id */
+        struct catalog_postings *postings;
 };
 
 struct catalog_index *catalog_index_ref(struct catalog_index *idx)
@@ -206,9 +211,9 @@ static void index_free(struct catalog_index *idx)
         }
         free(idx->art_ids);
         free(idx->models);
-        free(idx->by_key);
         free(idx->by_id);
         free(idx->prop_names);
+        catalog_postings_free(idx->postings);
         if (idx->sources)
                 for (size_t i = 0; i < idx->config.n_sources; i++) {
                         free(idx->sources[i].error);
@@ -290,15 +295,6 @@ static int model_cmp_id(const void *pa, const void *pb)
         const struct catalog_model *b = *(struct catalog_model *const *)pb;
 
         return a->id < b->id ? -1 : a->id > b->id;
-}
-
-static int model_cmp_key(const void *pa, const void *pb)
-{
-        const struct catalog_model *a = *(struct catalog_model *const *)pa;
-        const struct catalog_model *b = *(struct catalog_model *const *)pb;
-        int c = strcmp(a->src->id, b->src->id);
-
-        return c != 0 ? c : strcmp(a->data->name, b->data->name);
 }
 
 static int64_t epoch_of(const json_t *o, const char *key)
@@ -993,10 +989,9 @@ static int index_take_sources(struct catalog_index *idx, struct catalog_source_l
                 }
         }
         idx->models = calloc(total + 1, sizeof(*idx->models));
-        idx->by_key = calloc(total + 1, sizeof(struct catalog_model *));
         idx->by_id = calloc(total + 1, sizeof(struct catalog_model *));
         idx->art_ids = calloc(total_art + 1, sizeof(*idx->art_ids));
-        if (!idx->models || !idx->by_key || !idx->by_id || !idx->art_ids)
+        if (!idx->models || !idx->by_id || !idx->art_ids)
                 return -ENOMEM;
         return 0;
 }
@@ -1119,10 +1114,9 @@ static int index_finish(struct catalog_index *idx)
 
         qsort(idx->models, idx->n_models, sizeof(*idx->models), model_cmp_name_asc);
         for (size_t i = 0; i < idx->n_models; i++) {
-                idx->by_key[i] = idx->by_id[i] = &idx->models[i];
+                idx->by_id[i] = &idx->models[i];
                 idx->models[i].index = idx;
         }
-        qsort(idx->by_key, idx->n_models, sizeof(struct catalog_model *), model_cmp_key);
         qsort(idx->by_id, idx->n_models, sizeof(struct catalog_model *), model_cmp_id);
         idx->well_typed = true;
         for (size_t i = 0; i < idx->n_models && idx->well_typed; i++) {
@@ -1136,6 +1130,8 @@ static int index_finish(struct catalog_index *idx)
                                 idx->well_typed = false;
         }
         r = artifact_props_build(idx);
+        if (r >= 0)
+                r = index_postings_build(idx);
         if (r >= 0)
                 r = filter_options_build(idx);
         if (r >= 0)
@@ -1570,6 +1566,241 @@ static void model_resolve_fields(struct catalog_model *m)
         m->custom = json_object_get(m->data->model, "customProperties");
 }
 
+/* ---- postings: gets by (source, name) and candidates of filterQuery equalities ---- */
+
+enum {
+        POST_KEY,    /* (source id, name): the model */
+        POST_SOURCE, /* ("", source id) */
+        POST_FIELD,  /* (field, string value or array element) */
+        POST_CUSTOM, /* (property, string_value of a MetadataStringValue) */
+        POST_ART,    /* (property, string_value) of any of the model's artifacts */
+};
+
+/* The well-known fields with postings (JSON keys; long texts such as description have none). */
+static const char *const posted_fields[] = {
+        "name", "maturity", "provider", "license", "libraryName", "language", "tasks",
+};
+
+static int postings_add_custom(struct catalog_postings_builder *b, uint32_t kind,
+                               const json_t *custom, uint32_t pos)
+{
+        const char *k;
+        json_t *mv;
+
+        json_object_foreach((json_t *)custom, k, mv) {
+                const char *s = json_string_value(json_object_get(mv, "string_value"));
+                int r;
+
+                if (!s || !streq(str_or(json_string_value(json_object_get(mv, "metadataType")), ""),
+                                 "MetadataStringValue"))
+                        continue;
+                r = catalog_postings_add(b, kind, k, s, pos);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* The keys of the model at pos: what model_match() compares with strcmp for an equality. */
+static int postings_add_model(struct catalog_postings_builder *b, const struct catalog_model *m,
+                              uint32_t pos)
+{
+        int r = catalog_postings_add(b, POST_KEY, m->src->id, m->data->name, pos);
+        size_t i;
+        json_t *e;
+
+        if (r >= 0)
+                r = catalog_postings_add(b, POST_SOURCE, "", m->src->id, pos);
+        for (size_t f = 0; f < ELEMENTSOF(posted_fields) && r >= 0; f++) {
+                const json_t *v = json_object_get(m->data->model, posted_fields[f]);
+
+                if (json_is_string(v))
+                        r = catalog_postings_add(b, POST_FIELD, posted_fields[f],
+                                                 json_string_value(v), pos);
+                json_array_foreach((json_t *)v, i, e)
+                        if (r >= 0 && json_is_string(e))
+                                r = catalog_postings_add(b, POST_FIELD, posted_fields[f],
+                                                         json_string_value(e), pos);
+        }
+        if (r >= 0)
+                r = postings_add_custom(b, POST_CUSTOM, m->custom, pos);
+        json_array_foreach(m->data->artifacts, i, e)
+                if (r >= 0)
+                        r = postings_add_custom(b, POST_ART, json_object_get(e, "customProperties"),
+                                                pos);
+        return r;
+}
+
+/* Built once the models are in NAME order (positions) and by_id is sorted (ranks). */
+static int index_postings_build(struct catalog_index *idx)
+{
+        struct catalog_postings_builder b = { 0 };
+        AUTOFREE uint32_t *rank = malloc(idx->n_models * sizeof(*rank) + 1);
+        int r = rank ? 0 : -ENOMEM;
+
+        if (idx->n_models >= UINT32_MAX)
+                return -E2BIG;
+        for (size_t i = 0; i < idx->n_models && r >= 0; i++)
+                rank[idx->by_id[i] - idx->models] = (uint32_t)i;
+        for (size_t pos = 0; pos < idx->n_models && r >= 0; pos++)
+                r = postings_add_model(&b, &idx->models[pos], (uint32_t)pos);
+        if (r < 0) {
+                catalog_postings_builder_release(&b);
+                return r;
+        }
+        return catalog_postings_build(&b, rank, idx->n_models, &idx->postings);
+}
+
+/* The models a filter can match, in NAME (by_pos) and ID (by_rank) order, when postings say. */
+struct candidates {
+        bool active; /* false: every model */
+        const uint32_t *by_pos, *by_rank;
+        size_t n;
+        uint32_t *owned; /* both lists of an IN, in one allocation */
+};
+
+/* Which postings serve comparison c of a model property with a string: false when none do. */
+static bool cmp_posting_key(const struct filterq_cmp *c, uint32_t *kind, const char **a)
+{
+        const char *p = c->property;
+        bool string_suffix = c->suffix == FILTERQ_SUFFIX_NONE || c->suffix == FILTERQ_SUFFIX_STRING;
+
+        if (c->op == FILTERQ_OP_EQ ? c->value.type != FILTERQ_LIT_STRING : c->op != FILTERQ_OP_IN)
+                return false;
+        for (size_t i = 0; c->op == FILTERQ_OP_IN && i < c->n_list; i++)
+                if (c->list[i].type != FILTERQ_LIT_STRING)
+                        return false;
+        if (strneq(p, "artifacts.", strlen("artifacts."))) {
+                *kind = POST_ART;
+                *a = p + strlen("artifacts.");
+                return string_suffix && !artifact_field_is_builtin(*a);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(model_string_fields); i++) {
+                if (!streq(p, model_string_fields[i][0]))
+                        continue;
+                for (size_t f = 0; f < ELEMENTSOF(posted_fields); f++)
+                        if (streq(model_string_fields[i][1], posted_fields[f])) {
+                                *kind = POST_FIELD;
+                                *a = posted_fields[f];
+                                return true;
+                        }
+                return false;
+        }
+        *kind = streq(p, "source_id") ? POST_SOURCE : POST_CUSTOM;
+        *a = *kind == POST_SOURCE ? "" : p;
+        return *kind == POST_SOURCE ||
+               (string_suffix && !streq(p, "id") && !streq(p, "createTimeSinceEpoch") &&
+                !streq(p, "lastUpdateTimeSinceEpoch"));
+}
+
+/*
+ * The union of the postings of an IN's values, in both orders; 0 when the lists hold bound
+ * models or more (a smaller candidate set is known: the union is not worth building).
+ */
+static int in_candidates(const struct catalog_index *idx, const struct filterq_cmp *c,
+                         uint32_t kind, const char *a, size_t bound, struct candidates *ret)
+{
+        AUTOFREE uint8_t *mark = NULL;
+        struct catalog_posting one = { 0 };
+        uint32_t *v;
+        size_t n = 0, k = 0;
+
+        for (size_t i = 0; i < c->n_list && n < bound; i++) {
+                (void)catalog_postings_get(idx->postings, kind, a, c->list[i].s, &one);
+                n += one.n;
+        }
+        if (n >= bound)
+                return 0;
+        if (c->n_list == 1) {
+                *ret = (struct candidates){
+                        .active = true, .by_pos = one.by_pos, .by_rank = one.by_rank, .n = one.n
+                };
+                return 1;
+        }
+        n = 0;
+        mark = calloc(idx->n_models + 1, 1);
+        if (!mark)
+                return -ENOMEM;
+        for (size_t i = 0; i < c->n_list; i++) {
+                struct catalog_posting p;
+
+                (void)catalog_postings_get(idx->postings, kind, a, c->list[i].s, &p);
+                for (size_t j = 0; j < p.n; j++)
+                        if (!mark[p.by_pos[j]]) {
+                                mark[p.by_pos[j]] = 1;
+                                n++;
+                        }
+        }
+        v = malloc(2 * n * sizeof(*v) + 1);
+        if (!v)
+                return -ENOMEM;
+        for (size_t pos = 0; pos < idx->n_models; pos++)
+                if (mark[pos])
+                        v[k++] = (uint32_t)pos;
+        for (size_t r = 0; r < idx->n_models; r++)
+                if (mark[idx->by_id[r] - idx->models])
+                        v[k++] = (uint32_t)(idx->by_id[r] - idx->models);
+        *ret = (struct candidates){
+                .active = true, .by_pos = v, .by_rank = v + n, .n = n, .owned = v
+        };
+        return 1;
+}
+
+/* 1 and the candidates of one comparison, 0 when no postings serve it (or none below bound). */
+static int cmp_candidates(const struct catalog_index *idx, const struct filterq_cmp *c,
+                          size_t bound, struct candidates *ret)
+{
+        struct catalog_posting p;
+        const char *a;
+        uint32_t kind;
+
+        *ret = (struct candidates){ 0 };
+        if (!cmp_posting_key(c, &kind, &a))
+                return 0;
+        if (c->op == FILTERQ_OP_IN)
+                return in_candidates(idx, c, kind, a, bound, ret);
+        (void)catalog_postings_get(idx->postings, kind, a, c->value.s, &p);
+        *ret = (struct candidates){
+                .active = true, .by_pos = p.by_pos, .by_rank = p.by_rank, .n = p.n
+        };
+        return 1;
+}
+
+/*
+ * The smallest candidate set of the filter's top-level equalities (the filter itself or the
+ * comparisons of its top AND): a superset of its matches. Only for a filter that cannot fail on
+ * this snapshot (filter_is_total()), since the models skipped are never evaluated.
+ */
+static int filter_candidates(const struct catalog_index *idx, const struct filterq_node *f,
+                             struct candidates *ret)
+{
+        *ret = (struct candidates){ 0 };
+        if (!f || !idx->postings || !idx->well_typed || !filter_is_total(f))
+                return 0;
+        if (f->kind == FILTERQ_CMP)
+                return cmp_candidates(idx, &f->cmp, SIZE_MAX, ret);
+        /* the equalities first: their lists cost nothing, and bound the unions of the INs */
+        for (size_t k = 0; f->kind == FILTERQ_AND && k < 2 * f->n_kids; k++) {
+                const struct filterq_node *kid = f->kids[k % f->n_kids];
+                struct candidates c;
+                int r;
+
+                if (kid->kind != FILTERQ_CMP || (kid->cmp.op == FILTERQ_OP_IN) != (k >= f->n_kids))
+                        continue;
+                r = cmp_candidates(idx, &kid->cmp, ret->active ? ret->n : SIZE_MAX, &c);
+                if (r < 0) {
+                        free(ret->owned);
+                        return r;
+                }
+                if (r > 0 && (!ret->active || c.n < ret->n)) {
+                        free(ret->owned);
+                        *ret = c;
+                } else
+                        free(c.owned);
+        }
+        return ret->active;
+}
+
 /* The fixed orderBy values; ACCURACY (the last) orders models only. */
 static const struct {
         const char *name;
@@ -1728,12 +1959,24 @@ static bool filter_is_total(const struct filterq_node *n)
         return catalog_filter_check_types(n) == 0;
 }
 
-/* The model at position pos of a presorted order (NAME: idx->models, ID: idx->by_id). */
+/* The number of models a presorted scan walks: the candidates, or all. */
+static size_t presorted_n(const struct catalog_index *idx, const struct candidates *c)
+{
+        return c->active ? c->n : idx->n_models;
+}
+
+/*
+ * The model at position pos of a presorted order (NAME: idx->models, ID: idx->by_id), among
+ * the candidates c when they are active.
+ */
 static const struct catalog_model *presorted_at(const struct catalog_index *idx,
+                                                const struct candidates *c,
                                                 enum catalog_order order, bool desc, size_t pos)
 {
-        size_t i = desc ? idx->n_models - 1 - pos : pos;
+        size_t i = desc ? presorted_n(idx, c) - 1 - pos : pos;
 
+        if (c->active)
+                return &idx->models[order == CATALOG_ORDER_NAME ? c->by_pos[i] : c->by_rank[i]];
         return order == CATALOG_ORDER_NAME ? &idx->models[i] : idx->by_id[i];
 }
 
@@ -1765,11 +2008,11 @@ static bool model_selected(const struct catalog_model *m, const struct catalog_m
  */
 static int models_select_presorted(const struct catalog_index *idx,
                                    const struct catalog_model_query *q, const char *needle,
-                                   struct keyed **ret_v, size_t *ret_n)
+                                   const struct candidates *c, struct keyed **ret_v, size_t *ret_n)
 {
         struct sort_opts opts = { .desc = q->page.desc };
         AUTOFREE struct keyed *v = NULL;
-        size_t start = 0, n = 0;
+        size_t start = 0, n = 0, total = presorted_n(idx, c);
         char err[8];
 
         if ((q->order != CATALOG_ORDER_ID && q->order != CATALOG_ORDER_NAME) ||
@@ -1782,7 +2025,7 @@ static int models_select_presorted(const struct catalog_index *idx,
         if (q->page.token && q->page.token[0]) {
                 AUTOFREE char *plain = NULL;
                 struct sort_key cur;
-                size_t lo = 0, hi = idx->n_models;
+                size_t lo = 0, hi = total;
 
                 if (cursor_decode(q->page.token, q->order == CATALOG_ORDER_NAME, true, &cur, &plain,
                                   err, sizeof(err)) < 0)
@@ -1791,7 +2034,8 @@ static int models_select_presorted(const struct catalog_index *idx,
                         size_t mid = lo + (hi - lo) / 2;
                         struct sort_key k;
 
-                        presorted_key(presorted_at(idx, q->order, q->page.desc, mid), q->order, &k);
+                        presorted_key(presorted_at(idx, c, q->order, q->page.desc, mid), q->order,
+                                      &k);
                         if (sort_key_cmp(&k, &cur, &opts) <= 0)
                                 lo = mid + 1;
                         else
@@ -1799,8 +2043,8 @@ static int models_select_presorted(const struct catalog_index *idx,
                 }
                 start = lo;
         }
-        for (size_t pos = start; pos < idx->n_models && n <= q->page.page_size; pos++) {
-                const struct catalog_model *m = presorted_at(idx, q->order, q->page.desc, pos);
+        for (size_t pos = start; pos < total && n <= q->page.page_size; pos++) {
+                const struct catalog_model *m = presorted_at(idx, c, q->order, q->page.desc, pos);
                 int r;
 
                 if (!model_selected(m, q, needle))
@@ -1941,19 +2185,19 @@ static struct model_selection selection_make(const struct catalog_model_query *q
         return s;
 }
 
-/* Filters the snapshot's models for q and computes their sort keys. */
-static int models_select(const struct catalog_index *idx, const struct catalog_model_query *q,
-                         struct model_selection *ret)
+/* Filters the snapshot's models (or the candidates c) for q and computes their sort keys. */
+static int models_select_in(const struct catalog_index *idx, const struct catalog_model_query *q,
+                            const struct candidates *c, struct model_selection *ret)
 {
         AUTOFREE struct keyed *v = NULL;
         AUTOFREE char *needle = NULL;
-        size_t n = 0;
+        size_t n = 0, total = presorted_n(idx, c);
         int r;
 
         r = needle_lower(q->q, &needle);
         if (r < 0)
                 return r;
-        r = models_select_presorted(idx, q, needle, &v, &n);
+        r = models_select_presorted(idx, q, needle, c, &v, &n);
         if (r < 0)
                 return r;
         if (r > 0) {
@@ -1964,11 +2208,11 @@ static int models_select(const struct catalog_index *idx, const struct catalog_m
                                                  .presorted = true };
                 return 0;
         }
-        v = calloc(idx->n_models + 1, sizeof(*v));
+        v = calloc(total + 1, sizeof(*v));
         if (!v)
                 return -ENOMEM;
-        for (size_t i = 0; i < idx->n_models; i++) {
-                struct catalog_model *m = &idx->models[i];
+        for (size_t i = 0; i < total; i++) {
+                struct catalog_model *m = &idx->models[c->active ? c->by_pos[i] : i];
 
                 if (!model_selected(m, q, needle))
                         continue;
@@ -1983,6 +2227,19 @@ static int models_select(const struct catalog_index *idx, const struct catalog_m
         }
         *ret = selection_make(q, TAKE_PTR(v), n);
         return 0;
+}
+
+static int models_select(const struct catalog_index *idx, const struct catalog_model_query *q,
+                         struct model_selection *ret)
+{
+        struct candidates c;
+        int r = filter_candidates(idx, q->filter, &c);
+
+        if (r < 0)
+                return r;
+        r = models_select_in(idx, q, &c, ret);
+        free(c.owned);
+        return r;
 }
 
 int catalog_index_list_models(const struct catalog_index *idx, const struct catalog_model_query *q,
@@ -2036,15 +2293,12 @@ int catalog_index_list_models_text(const struct catalog_index *idx,
 static const struct catalog_model *find_model(const struct catalog_index *idx,
                                               const char *source_id, const char *name)
 {
-        struct catalog_source_config s = { .id = (char *)source_id };
-        struct catalog_model_data d = { .name = (char *)name };
-        struct catalog_model probe = { .src = &s, .data = &d }, *pp = &probe, **hit;
+        struct catalog_posting p;
 
-        if (idx->n_models == 0)
+        /* names are unique within a source: one position */
+        if (!catalog_postings_get(idx->postings, POST_KEY, source_id, name, &p) || p.n == 0)
                 return NULL;
-        hit = bsearch(&pp, idx->by_key, idx->n_models, sizeof(struct catalog_model *),
-                      model_cmp_key);
-        return hit ? *hit : NULL;
+        return &idx->models[p.by_pos[0]];
 }
 
 int catalog_index_get_model(const struct catalog_index *idx, const char *source_id,

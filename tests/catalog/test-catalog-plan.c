@@ -174,6 +174,16 @@ Test(plan, presorted_pages_equal_the_full_scan)
                 "artifacts.ttft.double_value > 90",
                 "license = 'nope'",
                 "id > 20",
+                /* equalities that postings serve (candidates instead of every model) */
+                "kind = 'k1'",
+                "kind.string_value IN ('k0', 'k2') AND license = 'mit'",
+                "tasks = 'common' AND provider = 'P2'",
+                "tasks IN ('t1', 't3', 'none')",
+                "source_id = 's' AND license IN ('llama3')",
+                "source_id = 'other'",
+                "name = 'model-03'",
+                "license = 'mit' AND kind = 'k0' AND artifacts.ttft < 70",
+                "license IN ()",
         };
         static const uint32_t sizes[] = { 1, 3, 7, 100 };
         static const char *const qs[] = { NULL, "translation", "MODEL-2" };
@@ -195,6 +205,35 @@ Test(plan, presorted_pages_equal_the_full_scan)
                                                 total += walk_both(q, filters[fi]);
                                         }
         cr_assert_gt(total, 1000, "the walks cover many pages (%u)", total);
+}
+
+/* The postings' candidates on the scanning path (orders other than ID and NAME). */
+Test(plan, candidates_in_other_orders_equal_the_full_scan)
+{
+        static const char *const filters[] = {
+                "license = 'mit'",
+                "kind IN ('k0', 'k2') AND tasks = 'common'",
+                "provider = 'P4' AND artifacts.ttft < 60",
+                "license = 'none'",
+        };
+        static const enum catalog_order orders[] = {
+                CATALOG_ORDER_CREATE_TIME,
+                CATALOG_ORDER_ACCURACY,
+                CATALOG_ORDER_PROPERTY,
+        };
+
+        for (size_t fi = 0; fi < sizeof(filters) / sizeof(*filters); fi++)
+                for (size_t oi = 0; oi < sizeof(orders) / sizeof(*orders); oi++)
+                        for (int desc = 0; desc < 2; desc++) {
+                                struct catalog_model_query q = {
+                                        .page = { .page_size = 4, .desc = desc },
+                                        .order = orders[oi],
+                                        .order_property = "artifacts.ttft",
+                                        .order_suffix = FILTERQ_SUFFIX_DOUBLE,
+                                };
+
+                                walk_both(q, filters[fi]);
+                        }
 }
 
 Test(plan, sources_and_labels_are_applied_on_the_planned_path)
