@@ -355,25 +355,36 @@ static int prop_row(void *userdata, const struct store_val *cols, size_t n)
         return r;
 }
 
+/* What a get collects: the entity its rows make, and the key it was asked for. */
+struct get_collect {
+        struct collect col;
+        enum store_group group;
+        int64_t id;
+};
+
 /*
- * A row of q_entity_get: the entity's columns, then one property's (all NULL when it has none:
- * a LEFT JOIN). Every row is of the same entity, so the first one makes it.
+ * A row of q_entity_get: the entity's columns but its group and id, then one property's (all
+ * NULL when it has none: a LEFT JOIN). Every row is of the same entity, so the first one
+ * makes it.
  */
 static int get_row(void *userdata, const struct store_val *cols, size_t n)
 {
-        struct collect *col = userdata;
+        struct get_collect *g = userdata;
         int r;
 
-        if (n < 16)
+        if (n < 14)
                 return -EIO;
-        if (col->n == 0) {
-                r = collect_row(col, cols, 9);
+        if (g->col.n == 0) {
+                struct store_val row[9] = { SV_INT(g->group), SV_INT(g->id) };
+
+                memcpy(row + 2, cols, 7 * sizeof(*cols));
+                r = collect_row(&g->col, row, ELEMENTSOF(row));
                 if (r < 0)
                         return r;
         }
-        if (cols[10].type == STORE_NULL)
+        if (cols[8].type == STORE_NULL)
                 return 0;
-        return prop_row(&col->v[0], cols + 9, 7);
+        return prop_row(&g->col.v[0], cols + 7, 7);
 }
 
 /* Hands the one entity collected to ret when r is not an error; frees the collection. */
@@ -393,14 +404,14 @@ static int take_one(struct collect *col, int r, struct store_entity *ret)
 int store_entity_get(struct store *s, struct store_conn *c, enum store_group group, int64_t id,
                      struct store_entity *ret)
 {
-        struct store_val k[2] = { SV_INT(group), SV_INT(id) };
-        struct collect col = { 0 };
+        struct store_val k[4] = { SV_INT(group), SV_INT(id), SV_INT(group), SV_INT(id) };
+        struct get_collect g = { .group = group, .id = id };
         int r;
 
-        r = store_exec(s, c, q_entity_get, k, ELEMENTSOF(k), get_row, &col);
-        if (r >= 0 && col.n == 0)
+        r = store_exec(s, c, q_entity_get, k, ELEMENTSOF(k), get_row, &g);
+        if (r >= 0 && g.col.n == 0)
                 r = -ENOENT;
-        return take_one(&col, r, ret);
+        return take_one(&g.col, r, ret);
 }
 
 /* The row locked first, then its properties read by a statement of its own: see
