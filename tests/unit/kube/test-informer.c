@@ -104,19 +104,25 @@ static struct informer *recording_informer(const struct informer_options *o)
         return inf;
 }
 
-static struct informer *new_informer(void)
+/* TrainedModels of namespace ns through the fake, in pages of 2, backoff from 10 ms, no jitter. */
+static struct informer_options tm_options(void)
 {
-        struct informer_options o = {
+        return (struct informer_options){
                 .client = client,
                 .gvr = { "serving.kserve.io", "v1alpha1", "trainedmodels" },
                 .namespace = "ns",
                 .page_size = 2,
                 .backoff_initial = 10 * USEC_PER_MSEC,
-                .backoff_max = 40 * USEC_PER_MSEC,
                 .no_jitter = true,
-                .cache = { .transform = cache_transform_strip_managed_fields },
         };
+}
 
+static struct informer *new_informer(void)
+{
+        struct informer_options o = tm_options();
+
+        o.backoff_max = 40 * USEC_PER_MSEC;
+        o.cache.transform = cache_transform_strip_managed_fields;
         return recording_informer(&o);
 }
 
@@ -508,16 +514,9 @@ static void put_with_nul(const char *name, size_t name_len, bool nul_in_uri)
 
 static struct informer *new_informer_with_metrics(struct metrics_registry *reg)
 {
-        struct informer_options o = {
-                .client = client,
-                .gvr = { "serving.kserve.io", "v1alpha1", "trainedmodels" },
-                .namespace = "ns",
-                .page_size = 2,
-                .backoff_initial = 10 * USEC_PER_MSEC,
-                .no_jitter = true,
-                .metrics = reg,
-        };
+        struct informer_options o = tm_options();
 
+        o.metrics = reg;
         return recording_informer(&o);
 }
 
