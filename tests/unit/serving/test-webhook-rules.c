@@ -5,6 +5,12 @@
 #include "serving/webhook-rules.h"
 #include "tm-fixture.h"
 
+/* The base object with another spec.model.memory (stolen). */
+static json_t *with_memory(json_t *memory)
+{
+        return tm_fixture("bar", "Parent", "gs://kfserving/sklearn/iris", "sklearn", memory);
+}
+
 static json_t *named(const char *name)
 {
         return tm_fixture(name, "Parent", "gs://kfserving/sklearn/iris", "sklearn",
@@ -143,10 +149,7 @@ Test(webhook_rules, update)
                           json_string("100Mi")),
                tm_fixture_base(), TM_ADMISSION_DENIED,
                TM_URI_ERR("bar", "foo://kfserving/sklearn/iris"));
-        expect("UPDATE",
-               tm_fixture("bar", "Parent", "gs://kfserving/sklearn/iris", "sklearn",
-                          json_string("300Mi")),
-               tm_fixture_base(), TM_ADMISSION_DENIED,
+        expect("UPDATE", with_memory(json_string("300Mi")), tm_fixture_base(), TM_ADMISSION_DENIED,
                "the Trained Model \"bar\" memory field is immutable. The memory was \"100Mi\" but "
                "it is updated to \"300Mi\"");
 }
@@ -154,14 +157,10 @@ Test(webhook_rules, update)
 Test(webhook_rules, update_memory_compares_values)
 {
         /* 100Mi -> 104857600 is the same value */
-        expect("UPDATE",
-               tm_fixture("bar", "Parent", "gs://kfserving/sklearn/iris", "sklearn",
-                          json_string("104857600")),
-               tm_fixture_base(), TM_ADMISSION_ALLOWED, NULL);
-        expect("UPDATE",
-               tm_fixture("bar", "Parent", "gs://kfserving/sklearn/iris", "sklearn",
-                          json_integer(104857600)),
-               tm_fixture_base(), TM_ADMISSION_ALLOWED, NULL);
+        expect("UPDATE", with_memory(json_string("104857600")), tm_fixture_base(),
+               TM_ADMISSION_ALLOWED, NULL);
+        expect("UPDATE", with_memory(json_integer(104857600)), tm_fixture_base(),
+               TM_ADMISSION_ALLOWED, NULL);
         /* printed in String() form: 1000M was "1G" */
         expect("UPDATE", tm_fixture("bar", "p", "s3://m", "f", json_string("2G")),
                tm_fixture("bar", "p", "s3://m", "f", json_string("1000M")), TM_ADMISSION_DENIED,
