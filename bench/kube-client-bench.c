@@ -14,8 +14,7 @@
 
 #include <curl/curl.h>
 
-#include "kube/client.h"
-#include "kube/config.h"
+#include "kube-connect.h"
 #include "util/parse-util.h"
 #include "util/time-util.h"
 
@@ -58,11 +57,9 @@ static void *run(void *arg)
 
 int main(int argc, char **argv)
 {
-        struct kube_config_options copts = { 0 };
         struct kube_config *cfg = NULL;
         struct kube_client *base = NULL;
         uint32_t count, threads;
-        char err[256];
         int r;
 
         if (argc != 5 || safe_atou32(argv[3], &count) < 0 || safe_atou32(argv[4], &threads) < 0 ||
@@ -72,14 +69,7 @@ int main(int argc, char **argv)
                 return 2;
         }
         (void)curl_global_init(CURL_GLOBAL_DEFAULT);
-        copts.kubeconfig_path = argv[1];
-        r = kube_config_load(&copts, &cfg, err, sizeof(err));
-        if (r < 0) {
-                fprintf(stderr, "kubeconfig: %s\n", err);
-                return 1;
-        }
-        r = kube_client_new(cfg, NULL, &base);
-        if (r < 0)
+        if (kube_connect(argv[1], &cfg, &base) < 0)
                 return 1;
 
         struct job jobs[64];

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "agent/proxy.h"
+#include "loopback.h"
 
 static int up_fd = -1;
 static uint16_t up_port;
@@ -25,20 +26,6 @@ static atomic_int up_accepts;
 static int release_pipe[2];
 static atomic_bool ready_flag;
 static struct proxy *proxy;
-
-static int listen_any(uint16_t *port)
-{
-        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-        socklen_t l = sizeof(a);
-        int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-        cr_assert_geq(fd, 0);
-        cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-        cr_assert_eq(listen(fd, 16), 0);
-        getsockname(fd, (struct sockaddr *)&a, &l);
-        *port = ntohs(a.sin_port);
-        return fd;
-}
 
 static void send_str(int fd, const char *s)
 {
@@ -49,32 +36,6 @@ static void send_str(int fd, const char *s)
                         return;
                 s += w;
                 n -= (size_t)w;
-        }
-}
-
-/* Reads a request head (and a Content-Length body) from fd; returns bytes read or 0 at EOF. */
-static size_t read_request(int fd, char *buf, size_t max)
-{
-        size_t n = 0;
-        char *end;
-
-        for (;;) {
-                ssize_t k = recv(fd, buf + n, max - 1 - n, 0);
-                if (k <= 0)
-                        return 0;
-                n += (size_t)k;
-                buf[n] = 0;
-                if ((end = strstr(buf, "\r\n\r\n"))) {
-                        const char *cl = strcasestr(buf, "\r\nContent-Length:");
-                        size_t want = (size_t)(end + 4 - buf) +
-                                      (cl && cl < end ? strtoul(cl + 17, NULL, 10) : 0);
-                        if (strcasestr(buf, "Transfer-Encoding: chunked") &&
-                            !(strstr(end + 4, "\n0\r\n") && n >= 4 &&
-                              strcmp(buf + n - 4, "\r\n\r\n") == 0))
-                                continue;
-                        if (n >= want)
-                                return n;
-                }
         }
 }
 
@@ -89,7 +50,7 @@ static void *upstream(void *u)
                 if (c < 0)
                         return NULL;
                 atomic_fetch_add(&up_accepts, 1);
-                while ((n = read_request(c, buf, sizeof(buf))) > 0) {
+                while ((n = loopback_read_request(c, buf, sizeof(buf))) > 0) {
                         if (strncmp(buf, "GET /stream ", 12) == 0) {
                                 char x;
                                 send_str(
@@ -121,7 +82,7 @@ static bool is_ready(void *u)
 static void setup(void)
 {
         cr_assert_eq(pipe(release_pipe), 0);
-        up_fd = listen_any(&up_port);
+        up_fd = loopback_listen(&up_port);
         atomic_store(&up_accepts, 0);
         atomic_store(&ready_flag, true);
         pthread_create(&up_thread, NULL, upstream, NULL);
@@ -143,17 +104,24 @@ static void teardown(void)
         close(release_pipe[1]);
 }
 
-static int dial(void)
+/* A connection to port on loopback, with a 20 s receive timeout. */
+static int dial_port(uint16_t port)
 {
         struct sockaddr_in a = { .sin_family = AF_INET,
                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-                                 .sin_port = htons(proxy_port(proxy)) };
+                                 .sin_port = htons(port) };
         int fd = socket(AF_INET, SOCK_STREAM, 0);
         struct timeval tv = { .tv_sec = 20 };
 
         cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
         return fd;
+}
+
+/* A connection to the proxy under test. */
+static int dial(void)
+{
+        return dial_port(proxy_port(proxy));
 }
 
 /* Reads one response (head + Content-Length body, or until @until appears, or EOF). */
@@ -328,7 +296,7 @@ Test(proxy, upstream_down_is_502)
 {
         struct proxy *p2 = NULL;
         uint16_t dead;
-        int fd = listen_any(&dead);
+        int fd = loopback_listen(&dead);
         char *r;
 
         close(fd); /* nothing listens there now */
@@ -337,11 +305,7 @@ Test(proxy, upstream_down_is_502)
                                                          .ready = is_ready },
                                  &p2),
                      0);
-        struct sockaddr_in a = { .sin_family = AF_INET,
-                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-                                 .sin_port = htons(proxy_port(p2)) };
-        fd = socket(AF_INET, SOCK_STREAM, 0);
-        cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+        fd = dial_port(proxy_port(p2));
         send_str(fd, "GET / HTTP/1.1\r\nHost: h\r\n\r\n");
         r = read_response(fd, NULL);
         cr_assert(strncmp(r, "HTTP/1.1 502 ", 13) == 0, "%s", r);

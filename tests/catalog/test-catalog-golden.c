@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog-fixture.h"
 #include "catalog/service.h"
 #include "filterq/filterq.h"
 #include "util/base64.h"
@@ -243,71 +244,71 @@ static void dump_index(struct catalog_index *idx, const char *label)
         }
 }
 
+/* Model i of the generated catalog: every metadata type, repeated and unique values. */
+static void generated_model(struct buf *b, unsigned i, void *userdata)
+{
+        static const char *const licenses[] = { "mit", "apache-2.0", "llama3" };
+
+        cr_assert_geq(buf_printf(b,
+                                 "  - name: %s-%02u\n"
+                                 "    provider: P%u\n"
+                                 "    license: %s\n"
+                                 "    language: [en%s]\n"
+                                 "    tasks: [t%u, common]\n"
+                                 "    description: model %u %s\n"
+                                 "%s"
+                                 "    customProperties:\n"
+                                 "      size: {metadataType: MetadataIntValue, int_value: \"%u\"}\n"
+                                 "      kind: {metadataType: MetadataStringValue, string_value: "
+                                 "k%u}\n"
+                                 "      score: {metadataType: MetadataDoubleValue, "
+                                 "double_value: %u.25}\n"
+                                 "      fast: {metadataType: MetadataBoolValue, bool_value: %s}\n"
+                                 "      blob: {metadataType: MetadataStructValue, struct_value: "
+                                 "'{\"a\": %u}'}\n"
+                                 "    artifacts:\n"
+                                 "      - uri: oci://x/%u\n"
+                                 "        name: a%u\n"
+                                 "        customProperties:\n"
+                                 "          ttft: {metadataType: MetadataDoubleValue, "
+                                 "double_value: %u.5}\n"
+                                 "          fast: {metadataType: MetadataBoolValue, bool_value: "
+                                 "%s}\n"
+                                 "      - artifactType: metrics-artifact\n"
+                                 "        metricsType: performance-metrics\n"
+                                 "%s"
+                                 "        customProperties:\n"
+                                 "          hardware_type: {metadataType: MetadataStringValue, "
+                                 "string_value: H%u}\n"
+                                 "          hardware_count: {metadataType: MetadataIntValue, "
+                                 "int_value: \"%u\"}\n"
+                                 "          ttft_p90: {metadataType: MetadataDoubleValue, "
+                                 "double_value: %u}\n"
+                                 "          requests_per_second: {metadataType: "
+                                 "MetadataDoubleValue, double_value: %u.5}\n"
+                                 "          overall_average: {metadataType: MetadataDoubleValue, "
+                                 "double_value: 0.%u}\n",
+                                 i % 2   ? "model"
+                                 : i % 4 ? "MODEL"
+                                         : "Model",
+                                 i / 2, i % 5, licenses[i % 3], i % 3 ? "" : ", fr", i % 4, i,
+                                 i % 7 ? "plain" : "translation",
+                                 i % 5 ? "    createTimeSinceEpoch: \"1736000000000\"\n"
+                                         "    lastUpdateTimeSinceEpoch: 1737000000000\n"
+                                       : "",
+                                 i % 11, i % 3, i % 4 * 20, i % 2 ? "true" : "false", i % 3, i,
+                                 i % 4, (i * 13) % 100, i % 3 ? "true" : "false",
+                                 i % 3 ? "        createTimeSinceEpoch: \"1736000005000\"\n" : "",
+                                 i % 4, 1 + i % 3, 50 + (i * 7) % 90, 10 + i % 6, i % 9),
+                      0);
+}
+
 /* n models with every metadata type, repeated and unique values, some without times */
 static char *generated_yaml(unsigned n)
 {
-        static const char *const licenses[] = { "mit", "apache-2.0", "llama3" };
         struct buf b = BUF_INIT(SIZE_MAX);
 
-        cr_assert_geq(buf_puts(&b, "source: G\nmodels:\n"), 0);
-        for (unsigned k = 0; k < n; k++) {
-                unsigned i = (k * 37) % n;
-
-                cr_assert_geq(
-                        buf_printf(
-                                &b,
-                                "  - name: %s-%02u\n"
-                                "    provider: P%u\n"
-                                "    license: %s\n"
-                                "    language: [en%s]\n"
-                                "    tasks: [t%u, common]\n"
-                                "    description: model %u %s\n"
-                                "%s"
-                                "    customProperties:\n"
-                                "      size: {metadataType: MetadataIntValue, int_value: \"%u\"}\n"
-                                "      kind: {metadataType: MetadataStringValue, string_value: "
-                                "k%u}\n"
-                                "      score: {metadataType: MetadataDoubleValue, "
-                                "double_value: %u.25}\n"
-                                "      fast: {metadataType: MetadataBoolValue, bool_value: %s}\n"
-                                "      blob: {metadataType: MetadataStructValue, struct_value: "
-                                "'{\"a\": %u}'}\n"
-                                "    artifacts:\n"
-                                "      - uri: oci://x/%u\n"
-                                "        name: a%u\n"
-                                "        customProperties:\n"
-                                "          ttft: {metadataType: MetadataDoubleValue, "
-                                "double_value: %u.5}\n"
-                                "          fast: {metadataType: MetadataBoolValue, bool_value: "
-                                "%s}\n"
-                                "      - artifactType: metrics-artifact\n"
-                                "        metricsType: performance-metrics\n"
-                                "%s"
-                                "        customProperties:\n"
-                                "          hardware_type: {metadataType: MetadataStringValue, "
-                                "string_value: H%u}\n"
-                                "          hardware_count: {metadataType: MetadataIntValue, "
-                                "int_value: \"%u\"}\n"
-                                "          ttft_p90: {metadataType: MetadataDoubleValue, "
-                                "double_value: %u}\n"
-                                "          requests_per_second: {metadataType: "
-                                "MetadataDoubleValue, double_value: %u.5}\n"
-                                "          overall_average: {metadataType: MetadataDoubleValue, "
-                                "double_value: 0.%u}\n",
-                                i % 2   ? "model"
-                                : i % 4 ? "MODEL"
-                                        : "Model",
-                                i / 2, i % 5, licenses[i % 3], i % 3 ? "" : ", fr", i % 4, i,
-                                i % 7 ? "plain" : "translation",
-                                i % 5 ? "    createTimeSinceEpoch: \"1736000000000\"\n"
-                                        "    lastUpdateTimeSinceEpoch: 1737000000000\n"
-                                      : "",
-                                i % 11, i % 3, i % 4 * 20, i % 2 ? "true" : "false", i % 3, i,
-                                i % 4, (i * 13) % 100, i % 3 ? "true" : "false",
-                                i % 3 ? "        createTimeSinceEpoch: \"1736000005000\"\n" : "",
-                                i % 4, 1 + i % 3, 50 + (i * 7) % 90, 10 + i % 6, i % 9),
-                        0);
-        }
+        catalog_fixture_models(&b, "G", n, generated_model, NULL);
         return buf_take(&b, NULL);
 }
 
@@ -388,11 +389,7 @@ Test(golden, responses_are_byte_identical)
         out = BUF_INIT(SIZE_MAX);
         t0_ms = (int64_t)(now_realtime() / USEC_PER_MSEC);
 
-        cr_assert(asprintf(&path, "%s/tests/fixtures/catalog/sources.yaml", root) > 0);
-        cr_assert_eq(catalog_service_new(&(struct catalog_service_config){ .config_paths = &path,
-                                                                           .n_config_paths = 1 },
-                                         &svc, &e),
-                     0, "%s", e.message);
+        svc = catalog_fixture_service();
         idx = catalog_service_get(svc);
         dump_index(idx, "fixtures");
         catalog_index_unref(idx);
@@ -422,9 +419,7 @@ Test(golden, responses_are_byte_identical)
         }
         buf_release(&out);
 
-        free(path);
-        path = NULL;
-        cr_assert(asprintf(&path, "%s/tests/fixtures/catalog/golden-responses.txt", root) > 0);
+        path = catalog_fixture_path("golden-responses.txt");
         if (getenv("MODELPLANE_GOLDEN_UPDATE")) {
                 FILE *f = fopen(path, "we");
 

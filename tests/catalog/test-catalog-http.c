@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "catalog-fixture.h"
 #include "catalog/handlers.h"
 #include "catalog/service.h"
 #include "http/server.h"
@@ -137,21 +138,11 @@ static struct reply get(struct server *s, const char *fmt, ...)
         return r;
 }
 
-static char *fixture(const char *name)
-{
-        const char *root = getenv("MODELPLANE_SOURCE_ROOT");
-        char *p = NULL;
-
-        cr_assert_not_null(root);
-        cr_assert(asprintf(&p, "%s/tests/fixtures/catalog/%s", root, name) > 0);
-        return p;
-}
-
 static struct server fx;
 
 static void fx_start(void)
 {
-        char *p = fixture("sources.yaml");
+        char *p = catalog_fixture_path("sources.yaml");
 
         curl_global_init(CURL_GLOBAL_DEFAULT);
         server_start(&fx, &p, 1, false);
@@ -1210,8 +1201,8 @@ Test(reload, plain_file_rewrite_is_seen, .timeout = 120)
 Test(cmd, serves_and_stops_on_sigterm, .timeout = 60)
 {
         const char *build = getenv("MODELPLANE_BUILD_ROOT");
-        char *bin = NULL, *paths = NULL, *a = fixture("sources.yaml"),
-             *b = fixture("override.yaml");
+        char *bin = NULL, *paths = NULL, *a = catalog_fixture_path("sources.yaml"),
+             *b = catalog_fixture_path("override.yaml");
         char line[256] = "", url[512];
         int out[2], status = 0;
         unsigned port = 0;

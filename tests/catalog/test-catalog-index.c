@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "catalog-fixture.h"
 #include "catalog/service.h"
 #include "util/parse-util.h"
 #include "util/time-util.h"
@@ -14,18 +15,8 @@ static struct catalog_index *idx;
 
 static void setup(void)
 {
-        const char *root = getenv("MODELPLANE_SOURCE_ROOT");
-        char *path = NULL;
-        struct catalog_error e = { 0 };
-
-        cr_assert_not_null(root);
-        cr_assert(asprintf(&path, "%s/tests/fixtures/catalog/sources.yaml", root) > 0);
-        cr_assert_eq(catalog_service_new(&(struct catalog_service_config){ .config_paths = &path,
-                                                                           .n_config_paths = 1 },
-                                         &svc, &e),
-                     0, "%s", e.message);
+        svc = catalog_fixture_service();
         idx = catalog_service_get(svc);
-        free(path);
 }
 
 static void teardown(void)

@@ -6,21 +6,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "catalog-fixture.h"
 #include "catalog/glob.h"
 #include "catalog/limits.h"
 #include "catalog/service.h"
 #include "catalog/sources.h"
 #include "catalog/yaml-catalog.h"
-
-static char *fixture(const char *name)
-{
-        const char *root = getenv("MODELPLANE_SOURCE_ROOT");
-        char *p = NULL;
-
-        cr_assert_not_null(root, "MODELPLANE_SOURCE_ROOT must be set");
-        cr_assert(asprintf(&p, "%s/tests/fixtures/catalog/%s", root, name) > 0);
-        return p;
-}
 
 static int parse_config(const char *text, struct catalog_config *c, struct catalog_error *e)
 {
@@ -29,7 +20,7 @@ static int parse_config(const char *text, struct catalog_config *c, struct catal
 
 Test(sources, fixture_parses)
 {
-        char *p = fixture("sources.yaml");
+        char *p = catalog_fixture_path("sources.yaml");
         struct catalog_config c = { 0 };
         struct catalog_error e = { 0 };
         const struct catalog_source_config *s;
@@ -69,7 +60,8 @@ Test(sources, fixture_parses)
 
 Test(sources, later_file_overrides_field_by_field)
 {
-        char *files[2] = { fixture("sources.yaml"), fixture("override.yaml") };
+        char *files[2] = { catalog_fixture_path("sources.yaml"),
+                           catalog_fixture_path("override.yaml") };
         struct catalog_config c = { 0 };
         struct catalog_error e = { 0 };
         const struct catalog_source_config *s;
@@ -234,7 +226,7 @@ static int parse_models(const char *text, struct catalog_models **m, struct cata
 
 Test(catalog_file, fixture_parses)
 {
-        char *p = fixture("acme-models.yaml");
+        char *p = catalog_fixture_path("acme-models.yaml");
         struct catalog_models *m = NULL;
         struct catalog_error e = { 0 };
         json_t *alpha, *cp;
@@ -260,7 +252,7 @@ Test(catalog_file, fixture_parses)
 
 Test(catalog_file, broken_fixture_names_file_and_line)
 {
-        char *p = fixture("broken-models.yaml");
+        char *p = catalog_fixture_path("broken-models.yaml");
         struct catalog_models *m = NULL;
         struct catalog_error e = { 0 };
 

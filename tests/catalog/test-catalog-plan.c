@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "catalog-fixture.h"
 #include "catalog/index.h"
 #include "filterq/filterq.h"
 #include "util/buf.h"
@@ -18,40 +19,41 @@
 static struct catalog_ids *ids;
 static struct catalog_index *idx;
 
-/* n models with mixed-case, partly equal-ignoring-case names, in a shuffled file order */
-static char *models_yaml(unsigned n, const char *extra_model)
+/* Model i: a mixed-case name, partly equal to others ignoring case. */
+static void plan_model(struct buf *b, unsigned i, void *userdata)
 {
         static const char *const licenses[] = { "mit", "apache-2.0", "llama3" };
+
+        cr_assert_geq(
+                buf_printf(
+                        b,
+                        "  - name: %s-%02u\n"
+                        "    provider: P%u\n"
+                        "    license: %s\n"
+                        "    tasks: [t%u, common]\n"
+                        "    description: model %u %s\n"
+                        "    customProperties:\n"
+                        "      size: {metadataType: MetadataIntValue, int_value: \"%u\"}\n"
+                        "      kind: {metadataType: MetadataStringValue, string_value: k%u}\n"
+                        "    artifacts:\n"
+                        "      - uri: oci://x/%u\n"
+                        "        customProperties:\n"
+                        "          ttft: {metadataType: MetadataDoubleValue, double_value: %u.5}\n"
+                        "          fast: {metadataType: MetadataBoolValue, bool_value: %s}\n",
+                        i % 2   ? "model"
+                        : i % 4 ? "MODEL"
+                                : "Model",
+                        i / 2, i % 5, licenses[i % 3], i % 4, i, i % 7 ? "plain" : "translation",
+                        i % 11, i % 3, i, (i * 13) % 100, i % 2 ? "true" : "false"),
+                0);
+}
+
+/* n models (n prime to 37) with mixed-case names, in a shuffled file order, then extra_model */
+static char *models_yaml(unsigned n, const char *extra_model)
+{
         struct buf b = BUF_INIT(SIZE_MAX);
 
-        cr_assert_geq(buf_puts(&b, "source: S\nmodels:\n"), 0);
-        for (unsigned k = 0; k < n; k++) {
-                unsigned i = (k * 37) % n; /* n is prime to 37 in these tests */
-
-                cr_assert_geq(
-                        buf_printf(
-                                &b,
-                                "  - name: %s-%02u\n"
-                                "    provider: P%u\n"
-                                "    license: %s\n"
-                                "    tasks: [t%u, common]\n"
-                                "    description: model %u %s\n"
-                                "    customProperties:\n"
-                                "      size: {metadataType: MetadataIntValue, int_value: \"%u\"}\n"
-                                "      kind: {metadataType: MetadataStringValue, string_value: k%u}\n"
-                                "    artifacts:\n"
-                                "      - uri: oci://x/%u\n"
-                                "        customProperties:\n"
-                                "          ttft: {metadataType: MetadataDoubleValue, double_value: %u.5}\n"
-                                "          fast: {metadataType: MetadataBoolValue, bool_value: %s}\n",
-                                i % 2   ? "model"
-                                : i % 4 ? "MODEL"
-                                        : "Model",
-                                i / 2, i % 5, licenses[i % 3], i % 4, i,
-                                i % 7 ? "plain" : "translation", i % 11, i % 3, i, (i * 13) % 100,
-                                i % 2 ? "true" : "false"),
-                        0);
-        }
+        catalog_fixture_models(&b, "S", n, plan_model, NULL);
         if (extra_model)
                 cr_assert_geq(buf_puts(&b, extra_model), 0);
         return buf_take(&b, NULL);

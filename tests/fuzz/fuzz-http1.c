@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "http/http1.h"
+#include "http1-pieces.h"
 
 static enum http1_state head_in_pieces(struct http1_head *h, const char *in, size_t len,
                                        size_t step)
@@ -22,34 +23,6 @@ static enum http1_state head_in_pieces(struct http1_head *h, const char *in, siz
                 if (n >= len)
                         break;
         }
-        return st;
-}
-
-/* Decodes in[0..len) in pieces of step bytes into out; returns the state. */
-static enum http1_state body_in_pieces(struct http1_chunked *c, const char *in, size_t len,
-                                       size_t step, char *out, size_t *ret_n, size_t *ret_end)
-{
-        size_t off = 0, avail = 0, n = 0;
-        enum http1_state st = HTTP1_NEED_MORE;
-
-        http1_chunked_init(c, NULL);
-        while (st == HTTP1_NEED_MORE) {
-                size_t used, doff, dlen;
-
-                if (off == avail) {
-                        if (avail == len)
-                                break;
-                        avail = avail + step > len ? len : avail + step;
-                }
-                st = http1_chunked_feed(c, in + off, avail - off, &used, &doff, &dlen);
-                if (used > avail - off || doff + dlen > used)
-                        __builtin_trap();
-                memcpy(out + n, in + off + doff, dlen);
-                n += dlen;
-                off += used;
-        }
-        *ret_n = n;
-        *ret_end = off;
         return st;
 }
 
@@ -70,8 +43,8 @@ static void check_body(const char *in, size_t len, size_t step)
 
         if (!out_a || !out_b)
                 goto out;
-        sa = body_in_pieces(&a, in, len, len ? len : 1, out_a, &na, &ea);
-        sb = body_in_pieces(&b, in, len, step, out_b, &nb, &eb);
+        sa = http1_chunked_feed_pieces(&a, in, len, len ? len : 1, out_a, &na, &ea);
+        sb = http1_chunked_feed_pieces(&b, in, len, step, out_b, &nb, &eb);
         if (sa != sb || na != nb || memcmp(out_a, out_b, na) != 0 || a.status != b.status)
                 __builtin_trap();
         if (sa == HTTP1_COMPLETE && (ea != eb || a.body_len != na))

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Pure parts of the registry: base64, the filterQuery compiler, the codec, the server's options
+ * Pure parts of the registry: the filterQuery compiler, the codec, the server's options
  * (flags, environment, --config YAML, precedence) and the PostgreSQL connection parameters.
  * No network I/O; the options tests write small config files to a temporary directory.
  */
@@ -9,37 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/base64.h"
 #include "registry/codec.h"
 #include "registry/kinds.h"
 #include "registry/options.h"
 #include "store/store.h"
-
-Test(base64, roundtrip_and_rejects)
-{
-        static const char *const in[] = { "", "f", "fo", "foo", "foob", "fooba", "foobar", "2:2" };
-        static const char *const out[] = { "",         "Zg==",     "Zm8=",     "Zm9v",
-                                           "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy", "Mjoy" };
-
-        for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
-                char *e = base64_encode(in[i], strlen(in[i])), *d = NULL;
-                size_t n;
-
-                cr_assert_str_eq(e, out[i]);
-                cr_assert_eq(base64_decode(e, &d, &n), 0);
-                cr_assert_eq(n, strlen(in[i]));
-                cr_assert_str_eq(d, in[i]);
-                free(e);
-                free(d);
-        }
-        {
-                char *d = NULL;
-                cr_assert_eq(base64_decode("abc", &d, NULL), -EINVAL);
-                cr_assert_eq(base64_decode("ab=c", &d, NULL), -EINVAL);
-                cr_assert_eq(base64_decode("a!==", &d, NULL), -EINVAL);
-                cr_assert_eq(base64_decode("Zg==Zg==", &d, NULL), -EINVAL);
-        }
-}
 
 static struct store_cond *compile_ok(const char *q)
 {

@@ -3,11 +3,8 @@
 # banned call fails with a line naming the file, the line and the replacement; the real tree
 # passes.
 set -euo pipefail
-src=${MODELPLANE_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$(dirname "$0")/checker-lib.sh"
 check=$src/tools/check-banned
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
 
 fresh() {
         rm -rf "$tmp/t"
@@ -26,25 +23,14 @@ C
         printf 'static void t(void) { (void)!system("true"); }\n' >"$tmp/t/tests/uses-system.c"
 }
 expect_fail() {
-        local name=$1 pattern=$2 file=$3 line=$4 out rc=0
+        local name=$1 pattern=$2 file=$3 line=$4
         fresh
         printf '%s\n' "$line" >>"$tmp/t/$file"
-        out=$("$check" --root "$tmp/t" 2>&1) || rc=$?
-        if [ "$rc" != 1 ] || ! grep -qE -- "$pattern" <<<"$out"; then
-                echo "not ok - $name: expected exit 1 and /$pattern/, got exit $rc:"
-                sed 's/^/    /' <<<"$out"
-                fails=$((fails + 1))
-        else
-                echo "ok - $name"
-        fi
+        expect_rejects "$name" "$pattern" "$tmp/t"
 }
 
 fresh
-if out=$("$check" --root "$tmp/t" 2>&1); then
-        echo "ok - comments, strings, members and look-alikes pass; tests may call system()"
-else
-        echo "not ok - the clean fixture fails:"; sed 's/^/    /' <<<"$out"; fails=$((fails + 1))
-fi
+expect_passes "comments, strings, members and look-alikes pass; tests may call system()" "$tmp/t"
 expect_fail strcpy 'src/x/ok.c:9: strcpy\(\) is banned: use snprintf' src/x/ok.c \
         'static void g(char *d) { strcpy(d, "x"); }'
 expect_fail sprintf 'sprintf\(\) is banned' src/x/ok.c 'static void g(char *d) { sprintf (d, "x"); }'
@@ -56,16 +42,7 @@ expect_fail "system in src" 'system\(\) is banned: use posix_spawn' src/x/ok.c \
 expect_fail "#undef" '#undef gets defeats util/banned.h' src/x/ok.c '#undef gets'
 fresh
 sed -i '/define strerror/d' "$tmp/t/src/util/banned.h"
-rc=0; out=$("$check" --root "$tmp/t" 2>&1) || rc=$?
-if [ "$rc" = 1 ] && grep -q 'strerror is banned by the house style' <<<"$out"; then
-        echo "ok - a banned.h without strerror fails"
-else
-        echo "not ok - a banned.h without strerror: exit $rc"; sed 's/^/    /' <<<"$out"; fails=$((fails + 1))
-fi
+expect_rejects "a banned.h without strerror fails" 'strerror is banned by the house style' "$tmp/t"
 
-if out=$("$check" --root "$src" 2>&1); then
-        echo "ok - the real tree passes"
-else
-        echo "not ok - the real tree:"; sed 's/^/    /' <<<"$out"; fails=$((fails + 1))
-fi
-[ "$fails" = 0 ] || { echo "$fails check(s) failed"; exit 1; }
+expect_passes "the real tree passes" "$src"
+finish

@@ -3,35 +3,21 @@
 # violation added to a copy of it fails with a line naming it; the real tree passes, and fails
 # once a forbidden include is added to a copy of it.
 set -euo pipefail
-src=${MODELPLANE_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$(dirname "$0")/checker-lib.sh"
 check=$src/tools/check-layers
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
 
 # expect_fail NAME PATTERN SETUP...: copies the fixture, runs SETUP in it, expects exit 1 and
 # a line matching PATTERN.
 expect_fail() {
-        local name=$1 pattern=$2 out rc=0
+        local name=$1 pattern=$2
         shift 2
         rm -rf "$tmp/t" && cp -r "$src/tests/fixtures/layers" "$tmp/t"
         (cd "$tmp/t" && "$@")
-        out=$("$check" --root "$tmp/t" 2>&1) || rc=$?
-        if [ "$rc" != 1 ] || ! grep -qE -- "$pattern" <<<"$out"; then
-                echo "not ok - $name: expected exit 1 and /$pattern/, got exit $rc:"
-                sed 's/^/    /' <<<"$out"
-                fails=$((fails + 1))
-        else
-                echo "ok - $name"
-        fi
+        expect_rejects "$name" "$pattern" "$tmp/t"
 }
 add() { printf '%s\n' "$2" >>"$1"; }
 
-if out=$("$check" --root "$src/tests/fixtures/layers" 2>&1); then
-        echo "ok - the fixture tree passes"
-else
-        echo "not ok - the fixture tree fails:"; sed 's/^/    /' <<<"$out"; fails=$((fails + 1))
-fi
+expect_passes "the fixture tree passes" "$src/tests/fixtures/layers"
 expect_fail "upward include" 'src/util/a.h:[0-9]+: util may not include "core/c.h"' \
         add src/util/a.h '#include "core/c.h"'
 expect_fail "sideways include into a pure core's user" 'core may not include "io/' \
@@ -55,21 +41,11 @@ expect_fail "an include of no file" '"util/nope.h" is not a file of src/' \
         add src/io/d.c '#include "util/nope.h"'
 
 # the real tree
-if out=$("$check" --root "$src" 2>&1); then
-        echo "ok - the real tree passes"
-else
-        echo "not ok - the real tree fails:"; sed 's/^/    /' <<<"$out"; fails=$((fails + 1))
-fi
+expect_passes "the real tree passes" "$src"
 mkdir -p "$tmp/real"
 cp -r "$src/src" "$src/docs" "$src/tools" "$tmp/real/"
 printf '#include "kube/client.h"\n' >>"$tmp/real/src/serving/plan.c"
-rc=0
-out=$("$check" --root "$tmp/real" 2>&1) || rc=$?
-if [ "$rc" = 1 ] && grep -q 'src/serving/plan.c:.*serving-core may not include "kube/client.h"' <<<"$out"; then
-        echo "ok - a forbidden include added to the real tree fails"
-else
-        echo "not ok - a forbidden include added to the real tree: exit $rc"; sed 's/^/    /' <<<"$out"
-        fails=$((fails + 1))
-fi
+expect_rejects "a forbidden include added to the real tree fails" \
+        'src/serving/plan.c:.*serving-core may not include "kube/client.h"' "$tmp/real"
 
-[ "$fails" = 0 ] || { echo "$fails check(s) failed"; exit 1; }
+finish

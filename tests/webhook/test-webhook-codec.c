@@ -11,35 +11,9 @@
 
 #include "json/json-util.h"
 #include "serving/webhook-rules.h"
+#include "tm-fixture.h"
 #include "webhook/admission.h"
 #include "util/macro.h"
-
-#define NAME_ERR(n)                                                                               \
-        "the Trained Model \"" n "\" is invalid: a Trained Model name must consist of "           \
-        "alphanumeric characters, '_', or '-'. (e.g. \"my-Name\" or \"abc_123\", regex used for " \
-        "validation is '^[a-zA-Z0-9_-]+$')"
-#define URI_ERR(n, u)                                                                               \
-        "the Trained Model \"" n "\" storageUri field is invalid. The storage uri must start "      \
-        "with one of the prefixes: s3://, gs://, https://, http://. (the storage uri given is \"" u \
-        "\")"
-
-/* A TrainedModel object (new reference); memory is a JSON value (string or integer). */
-static json_t *tm(const char *name, const char *isvc, const char *uri, const char *framework,
-                  json_t *memory)
-{
-        json_t *o = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s,s:{s:s,s:s,s:o}}}", "apiVersion",
-                              "serving.kserve.io/v1alpha1", "kind", "TrainedModel", "metadata",
-                              "name", name, "namespace", "default", "spec", "inferenceService",
-                              isvc, "model", "storageUri", uri, "framework", framework, "memory",
-                              memory);
-        cr_assert_not_null(o);
-        return o;
-}
-
-static json_t *base_tm(void)
-{
-        return tm("bar", "Parent", "gs://kfserving/sklearn/iris", "sklearn", json_string("100Mi"));
-}
 
 /* A review body (owned string); object/old_object are stolen, NULL means absent. */
 static char *review(const char *api_version, const char *uid, const char *op, json_t *object,
@@ -141,17 +115,18 @@ static void expect_denied(struct outcome o, const char *message)
 static json_t *base_with(const char *name, const char *isvc, const char *uri, const char *framework,
                          const char *memory)
 {
-        return tm(name ? name : "bar", isvc ? isvc : "Parent",
-                  uri ? uri : "gs://kfserving/sklearn/iris", framework ? framework : "sklearn",
-                  json_string(memory ? memory : "100Mi"));
+        return tm_fixture(name ? name : "bar", isvc ? isvc : "Parent",
+                          uri ? uri : "gs://kfserving/sklearn/iris",
+                          framework ? framework : "sklearn",
+                          json_string(memory ? memory : "100Mi"));
 }
 
 /* ---- §9.6 CREATE ---- */
 
 Test(spec_9_6, create_base_allowed)
 {
-        expect_allowed(run_review(ADMISSION_V1BETA1, "CREATE", base_tm(), NULL));
-        expect_allowed(run_review(ADMISSION_V1, "CREATE", base_tm(), NULL));
+        expect_allowed(run_review(ADMISSION_V1BETA1, "CREATE", tm_fixture_base(), NULL));
+        expect_allowed(run_review(ADMISSION_V1, "CREATE", tm_fixture_base(), NULL));
 }
 
 Test(spec_9_6, create_names_allowed)
@@ -167,10 +142,10 @@ Test(spec_9_6, create_bad_names_denied)
 {
         expect_denied(run_review(ADMISSION_V1BETA1, "CREATE",
                                  base_with("abc.123", NULL, NULL, NULL, NULL), NULL),
-                      NAME_ERR("abc.123"));
+                      TM_NAME_ERR("abc.123"));
         expect_denied(run_review(ADMISSION_V1BETA1, "CREATE",
                                  base_with("abc 123", NULL, NULL, NULL, NULL), NULL),
-                      NAME_ERR("abc 123"));
+                      TM_NAME_ERR("abc 123"));
 }
 
 Test(spec_9_6, create_bad_uri_denied)
@@ -178,7 +153,7 @@ Test(spec_9_6, create_bad_uri_denied)
         expect_denied(run_review(ADMISSION_V1BETA1, "CREATE",
                                  base_with(NULL, NULL, "foo://kfserving/sklearn/iris", NULL, NULL),
                                  NULL),
-                      URI_ERR("bar", "foo://kfserving/sklearn/iris"));
+                      TM_URI_ERR("bar", "foo://kfserving/sklearn/iris"));
 }
 
 /* ---- §9.6 UPDATE (old = base) ---- */
@@ -187,40 +162,43 @@ Test(spec_9_6, update_allowed_changes)
 {
         static const char *names[] = { "Abc-123", "4abc-3", "-abc-3", "abc-3-" };
 
-        expect_allowed(run_review(ADMISSION_V1BETA1, "UPDATE", base_tm(), base_tm()));
+        expect_allowed(
+                run_review(ADMISSION_V1BETA1, "UPDATE", tm_fixture_base(), tm_fixture_base()));
         for (size_t i = 0; i < ELEMENTSOF(names); i++)
                 expect_allowed(run_review(ADMISSION_V1BETA1, "UPDATE",
-                                          base_with(names[i], NULL, NULL, NULL, NULL), base_tm()));
+                                          base_with(names[i], NULL, NULL, NULL, NULL),
+                                          tm_fixture_base()));
         expect_allowed(run_review(ADMISSION_V1BETA1, "UPDATE",
-                                  base_with(NULL, "parent2", NULL, NULL, NULL), base_tm()));
+                                  base_with(NULL, "parent2", NULL, NULL, NULL), tm_fixture_base()));
         expect_allowed(run_review(ADMISSION_V1BETA1, "UPDATE",
                                   base_with(NULL, NULL, "gs://kfserving/sklearn2/iris", NULL, NULL),
-                                  base_tm()));
+                                  tm_fixture_base()));
         expect_allowed(run_review(ADMISSION_V1BETA1, "UPDATE",
-                                  base_with(NULL, NULL, NULL, "sklearn2", NULL), base_tm()));
+                                  base_with(NULL, NULL, NULL, "sklearn2", NULL),
+                                  tm_fixture_base()));
 }
 
 Test(spec_9_6, update_denied)
 {
         expect_denied(run_review(ADMISSION_V1BETA1, "UPDATE",
-                                 base_with("abc.123", NULL, NULL, NULL, NULL), base_tm()),
-                      NAME_ERR("abc.123"));
+                                 base_with("abc.123", NULL, NULL, NULL, NULL), tm_fixture_base()),
+                      TM_NAME_ERR("abc.123"));
         expect_denied(run_review(ADMISSION_V1BETA1, "UPDATE",
-                                 base_with("abc 123", NULL, NULL, NULL, NULL), base_tm()),
-                      NAME_ERR("abc 123"));
+                                 base_with("abc 123", NULL, NULL, NULL, NULL), tm_fixture_base()),
+                      TM_NAME_ERR("abc 123"));
         expect_denied(run_review(ADMISSION_V1BETA1, "UPDATE",
                                  base_with(NULL, NULL, "foo://kfserving/sklearn/iris", NULL, NULL),
-                                 base_tm()),
-                      URI_ERR("bar", "foo://kfserving/sklearn/iris"));
+                                 tm_fixture_base()),
+                      TM_URI_ERR("bar", "foo://kfserving/sklearn/iris"));
         expect_denied(run_review(ADMISSION_V1BETA1, "UPDATE",
-                                 base_with(NULL, NULL, NULL, NULL, "300Mi"), base_tm()),
+                                 base_with(NULL, NULL, NULL, NULL, "300Mi"), tm_fixture_base()),
                       "the Trained Model \"bar\" memory field is immutable. The memory was "
                       "\"100Mi\" but it is updated to \"300Mi\"");
 }
 
 Test(spec_9_6, delete_allowed)
 {
-        expect_allowed(run_review(ADMISSION_V1BETA1, "DELETE", NULL, base_tm()));
+        expect_allowed(run_review(ADMISSION_V1BETA1, "DELETE", NULL, tm_fixture_base()));
 }
 
 Test(spec_9_6, update_with_deletion_timestamp_allowed)
@@ -229,19 +207,19 @@ Test(spec_9_6, update_with_deletion_timestamp_allowed)
 
         json_object_set_new(json_object_get(o, "metadata"), "deletionTimestamp",
                             json_string("2026-01-01T00:00:00Z"));
-        expect_allowed(run_review(ADMISSION_V1BETA1, "UPDATE", o, base_tm()));
+        expect_allowed(run_review(ADMISSION_V1BETA1, "UPDATE", o, tm_fixture_base()));
 }
 
 Test(spec_9_6, update_memory_same_value_allowed)
 {
         expect_allowed(run_review(ADMISSION_V1BETA1, "UPDATE",
-                                  tm("bar", "Parent", "gs://kfserving/sklearn/iris", "sklearn",
-                                     json_string("104857600")),
-                                  base_tm()));
+                                  tm_fixture("bar", "Parent", "gs://kfserving/sklearn/iris",
+                                             "sklearn", json_string("104857600")),
+                                  tm_fixture_base()));
         expect_allowed(run_review(ADMISSION_V1BETA1, "UPDATE",
-                                  tm("bar", "Parent", "gs://kfserving/sklearn/iris", "sklearn",
-                                     json_integer(104857600)),
-                                  base_tm()));
+                                  tm_fixture("bar", "Parent", "gs://kfserving/sklearn/iris",
+                                             "sklearn", json_integer(104857600)),
+                                  tm_fixture_base()));
 }
 
 /* ---- the exchange: versions, uid, bad input ---- */
@@ -250,9 +228,9 @@ Test(exchange, echoes_api_version_and_uid)
 {
         struct outcome o;
 
-        o = run_review(ADMISSION_V1BETA1, "CREATE", base_tm(), NULL);
+        o = run_review(ADMISSION_V1BETA1, "CREATE", tm_fixture_base(), NULL);
         cr_assert_str_eq(o.api_version, ADMISSION_V1BETA1);
-        o = run_review(ADMISSION_V1, "CREATE", base_tm(), NULL);
+        o = run_review(ADMISSION_V1, "CREATE", tm_fixture_base(), NULL);
         cr_assert_str_eq(o.api_version, ADMISSION_V1);
         cr_assert_str_eq(o.uid, "uid-1");
 }
@@ -260,7 +238,7 @@ Test(exchange, echoes_api_version_and_uid)
 Test(exchange, exact_bytes_like_go)
 {
         AUTOFREE char *body = review(ADMISSION_V1BETA1, "d595e125-9ad4-4e36-a5ab-2ab1b8e1b5e4",
-                                     "CREATE", base_tm(), NULL);
+                                     "CREATE", tm_fixture_base(), NULL);
         struct admission_answer a = { 0 };
 
         cr_assert_eq(webhook_review("application/json", body, strlen(body), tm_validate_admission,
@@ -304,7 +282,7 @@ Test(exchange, escapes_like_go)
 
 Test(exchange, content_type)
 {
-        AUTOFREE char *body = review(ADMISSION_V1, "uid-1", "CREATE", base_tm(), NULL);
+        AUTOFREE char *body = review(ADMISSION_V1, "uid-1", "CREATE", tm_fixture_base(), NULL);
         size_t len = strlen(body);
         struct outcome o;
 
@@ -393,7 +371,7 @@ Test(exchange, object_of_another_kind_is_400_in_a_review)
         cr_assert(strstr(o.message, "Pod"));
 
         /* request.kind names another kind */
-        kind_elsewhere = review(ADMISSION_V1, "uid-1", "CREATE", base_tm(), NULL);
+        kind_elsewhere = review(ADMISSION_V1, "uid-1", "CREATE", tm_fixture_base(), NULL);
         {
                 json_auto_t *v = json_loads(kind_elsewhere, 0, NULL);
                 AUTOFREE char *s = NULL;
@@ -413,7 +391,7 @@ Test(exchange, unknown_operation_and_missing_object)
 {
         struct outcome o;
 
-        o = run_review(ADMISSION_V1, "PATCH", base_tm(), NULL);
+        o = run_review(ADMISSION_V1, "PATCH", tm_fixture_base(), NULL);
         cr_assert_eq(o.http_status, 200);
         cr_assert_not(o.allowed);
         cr_assert_eq(o.code, 400);
@@ -443,7 +421,8 @@ Test(exchange, oversized_body_is_413)
 
 Test(decode, fields)
 {
-        AUTOFREE char *body = review(ADMISSION_V1BETA1, "u-7", "UPDATE", base_tm(), base_tm());
+        AUTOFREE char *body = review(ADMISSION_V1BETA1, "u-7", "UPDATE", tm_fixture_base(),
+                                     tm_fixture_base());
         struct admission_request req;
         char err[256];
 
@@ -492,7 +471,7 @@ Test(decode, bounded)
                      -EFBIG);
         memset(uid, 'a', sizeof(uid) - 1);
         uid[sizeof(uid) - 1] = '\0';
-        body = review(ADMISSION_V1, uid, "CREATE", base_tm(), NULL);
+        body = review(ADMISSION_V1, uid, "CREATE", tm_fixture_base(), NULL);
         cr_assert_eq(admission_review_decode(body, strlen(body), &req, err, sizeof(err)), -EINVAL);
         cr_assert(strstr(err, "uid"));
         /* not NUL-terminated input: only len bytes are read */

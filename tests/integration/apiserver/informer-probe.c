@@ -16,8 +16,8 @@
 
 #include "json/json-util.h"
 #include "kube/cache.h"
-#include "kube/config.h"
 #include "kube/informer.h"
+#include "kube-connect.h"
 #include "util/log.h"
 
 static int cmp_str(const void *a, const void *b)
@@ -66,11 +66,9 @@ static int dump(struct informer *inf, const char *path)
 
 int main(int argc, char **argv)
 {
-        struct kube_config_options copts = { 0 };
         struct kube_config *cfg = NULL;
         struct kube_client *client = NULL;
         struct informer *inf = NULL;
-        char err[512];
         sigset_t mask;
         int r, sig;
 
@@ -85,29 +83,23 @@ int main(int argc, char **argv)
         (void)pthread_sigmask(SIG_BLOCK, &mask, NULL);
         (void)curl_global_init(CURL_GLOBAL_DEFAULT);
 
-        copts.kubeconfig_path = argv[1];
-        r = kube_config_load(&copts, &cfg, err, sizeof(err));
-        if (r < 0) {
-                fprintf(stderr, "kubeconfig: %s\n", err);
+        if (kube_connect(argv[1], &cfg, &client) < 0)
                 return 1;
-        }
-        r = kube_client_new(cfg, NULL, &client);
-        if (r >= 0)
-                r = informer_new(
-                        &(struct informer_options){
-                                .name = "probe",
-                                .client = client,
-                                .gvr = { "", "v1", "configmaps" },
-                                .namespace = argv[2],
-                                .label_selector = argv[3],
-                                .cache = { .compact = true },
-                                /* short watches: a re-watch from a compacted
+        r = informer_new(
+                &(struct informer_options){
+                        .name = "probe",
+                        .client = client,
+                        .gvr = { "", "v1", "configmaps" },
+                        .namespace = argv[2],
+                        .label_selector = argv[3],
+                        .cache = { .compact = true },
+                        /* short watches: a re-watch from a compacted
                                           * resourceVersion is what yields 410 */
-                                .watch_timeout_seconds = 3,
-                                .backoff_initial = 200 * USEC_PER_MSEC,
-                                .backoff_max = 2 * USEC_PER_SEC,
-                        },
-                        &inf);
+                        .watch_timeout_seconds = 3,
+                        .backoff_initial = 200 * USEC_PER_MSEC,
+                        .backoff_max = 2 * USEC_PER_SEC,
+                },
+                &inf);
         if (r >= 0)
                 r = informer_start(inf);
         if (r < 0) {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "http/http1.h"
+#include "http1-pieces.h"
 
 /* Feeds the head at once and, separately, one byte at a time; both must agree. */
 static enum http1_state parse(const char *s, struct http1_head *h)
@@ -269,32 +270,6 @@ Test(http1_head, head_limit_alone)
         free(s);
 }
 
-/* Decodes a chunked body fed in pieces of step bytes; returns the state, data in *out. */
-static enum http1_state decode(const char *in, size_t len, size_t step, char *out,
-                               size_t *ret_out_len, size_t *ret_end, struct http1_chunked *c)
-{
-        size_t off = 0, avail = 0, n = 0;
-        enum http1_state st = HTTP1_NEED_MORE;
-
-        http1_chunked_init(c, NULL);
-        while (st == HTTP1_NEED_MORE) {
-                size_t used, doff, dlen;
-
-                if (off == avail) {
-                        if (avail == len)
-                                break;
-                        avail = avail + step > len ? len : avail + step;
-                }
-                st = http1_chunked_feed(c, in + off, avail - off, &used, &doff, &dlen);
-                memcpy(out + n, in + off + doff, dlen);
-                n += dlen;
-                off += used;
-        }
-        *ret_out_len = n;
-        *ret_end = off;
-        return st;
-}
-
 static void chunked_ok(const char *in, const char *data)
 {
         char out[256];
@@ -303,8 +278,8 @@ static void chunked_ok(const char *in, const char *data)
         for (size_t step = 1; step <= strlen(in); step++) {
                 size_t n, end;
 
-                cr_assert_eq(decode(in, strlen(in), step, out, &n, &end, &c), HTTP1_COMPLETE,
-                             "%s (step %zu): %u %s", in, step, c.status, c.message);
+                cr_assert_eq(http1_chunked_feed_pieces(&c, in, strlen(in), step, out, &n, &end),
+                             HTTP1_COMPLETE, "%s (step %zu): %u %s", in, step, c.status, c.message);
                 cr_assert_eq(n, strlen(data));
                 cr_assert_eq(memcmp(out, data, n), 0);
                 cr_assert_eq(end, strlen(in) - strlen("NEXT"));
@@ -318,7 +293,8 @@ static void chunked_refused(const char *in, unsigned status, const char *in_mess
         size_t n, end;
         struct http1_chunked c;
 
-        cr_assert_eq(decode(in, strlen(in), 1, out, &n, &end, &c), HTTP1_REFUSE, "%s", in);
+        cr_assert_eq(http1_chunked_feed_pieces(&c, in, strlen(in), 1, out, &n, &end), HTTP1_REFUSE,
+                     "%s", in);
         cr_assert_eq(c.status, status, "%s: %u %s", in, c.status, c.message);
         cr_assert(strstr(c.message, in_message), "message \"%s\" lacks \"%s\"", c.message,
                   in_message);

@@ -93,23 +93,46 @@ static void on_delete(void *u, json_t *obj)
         record('-', obj);
 }
 
-static struct informer *new_informer(void)
+/* A new informer with o and the handlers that write the event log (asserted). */
+static struct informer *recording_informer(const struct informer_options *o)
 {
-        struct informer_options o = {
+        struct informer_handler h = { on_add, on_update, on_delete, NULL };
+        struct informer *inf = NULL;
+
+        cr_assert_eq(informer_new(o, &inf), 0);
+        cr_assert_eq(informer_add_handler(inf, &h), 0);
+        return inf;
+}
+
+/* TrainedModels of namespace ns through the fake, in pages of 2, backoff from 10 ms, no jitter. */
+static struct informer_options tm_options(void)
+{
+        return (struct informer_options){
                 .client = client,
                 .gvr = { "serving.kserve.io", "v1alpha1", "trainedmodels" },
                 .namespace = "ns",
                 .page_size = 2,
                 .backoff_initial = 10 * USEC_PER_MSEC,
-                .backoff_max = 40 * USEC_PER_MSEC,
                 .no_jitter = true,
-                .cache = { .transform = cache_transform_strip_managed_fields },
         };
-        struct informer_handler h = { on_add, on_update, on_delete, NULL };
-        struct informer *inf = NULL;
+}
 
-        cr_assert_eq(informer_new(&o, &inf), 0);
-        cr_assert_eq(informer_add_handler(inf, &h), 0);
+static struct informer *new_informer(void)
+{
+        struct informer_options o = tm_options();
+
+        o.backoff_max = 40 * USEC_PER_MSEC;
+        o.cache.transform = cache_transform_strip_managed_fields;
+        return recording_informer(&o);
+}
+
+/* new_informer(), started and synced (asserted). */
+static struct informer *synced_informer(void)
+{
+        struct informer *inf = new_informer();
+
+        cr_assert_eq(informer_start(inf), 0);
+        cr_assert_eq(informer_wait_synced(inf, 10 * USEC_PER_SEC), 0);
         return inf;
 }
 
@@ -239,9 +262,7 @@ Test(informer, expired_watch_relists_with_deletes_updates_and_adds)
         put("a", "i1");
         put("b", "i1");
         put("keep", "i1");
-        inf = new_informer();
-        cr_assert_eq(informer_start(inf), 0);
-        cr_assert_eq(informer_wait_synced(inf, 10 * USEC_PER_SEC), 0);
+        inf = synced_informer();
         wait_events("+ns/a +ns/b +ns/keep ");
         clear_events();
 
@@ -273,9 +294,7 @@ Test(informer, http_410_on_watch_relists)
         CLEANUP(informer_freep) struct informer *inf = NULL;
 
         put("a", "i1");
-        inf = new_informer();
-        cr_assert_eq(informer_start(inf), 0);
-        cr_assert_eq(informer_wait_synced(inf, 10 * USEC_PER_SEC), 0);
+        inf = synced_informer();
         fake_apiserver_fail_watches(fake, FAKE_WATCH_HTTP_410, 1);
         wait_stat(inf, offsetof(struct informer_stats, relists), 1);
         clear_events();
@@ -289,9 +308,7 @@ static void check_bad_stream(enum fake_watch_fault fault)
         struct informer_stats st;
 
         put("a", "i1");
-        inf = new_informer();
-        cr_assert_eq(informer_start(inf), 0);
-        cr_assert_eq(informer_wait_synced(inf, 10 * USEC_PER_SEC), 0);
+        inf = synced_informer();
         wait_events("+ns/a ");
         clear_events();
         fake_apiserver_pause_watches(fake, true);
@@ -332,9 +349,7 @@ Test(informer, apiserver_restart_mid_watch_recovers_without_missed_or_phantom_ob
 
         put("a", "i1");
         put("b", "i1");
-        inf = new_informer();
-        cr_assert_eq(informer_start(inf), 0);
-        cr_assert_eq(informer_wait_synced(inf, 10 * USEC_PER_SEC), 0);
+        inf = synced_informer();
         wait_events("+ns/a +ns/b ");
         clear_events();
 
@@ -367,9 +382,7 @@ Test(informer, bookmarks_advance_the_resource_version)
 
         put("a", "i1");
         fake_apiserver_set_watch_hold(fake, 50);
-        inf = new_informer();
-        cr_assert_eq(informer_start(inf), 0);
-        cr_assert_eq(informer_wait_synced(inf, 10 * USEC_PER_SEC), 0);
+        inf = synced_informer();
         /* a change in another collection moves the global version; only a bookmark tells us */
         cr_assert_neq(fake_apiserver_put(fake, "/api/v1/namespaces/ns/configmaps", other), 0);
         (void)snprintf(want, sizeof(want), "%" PRIu64, fake_apiserver_rv(fake));
@@ -391,13 +404,11 @@ Test(informer, resync_redelivers_cached_objects_as_updates)
                 .namespace = "ns",
                 .resync_period = 1, /* every time a watch ends */
         };
-        struct informer_handler h = { on_add, on_update, on_delete, NULL };
         CLEANUP(informer_freep) struct informer *inf = NULL;
 
         put("a", "i1");
         fake_apiserver_set_watch_hold(fake, 20);
-        cr_assert_eq(informer_new(&o, &inf), 0);
-        cr_assert_eq(informer_add_handler(inf, &h), 0);
+        inf = recording_informer(&o);
         cr_assert_eq(informer_start(inf), 0);
         cr_assert_eq(informer_wait_synced(inf, 10 * USEC_PER_SEC), 0);
         wait_stat(inf, offsetof(struct informer_stats, resyncs), 2);
@@ -411,9 +422,7 @@ Test(informer, stop_cancels_a_held_watch)
         CLEANUP(informer_freep) struct informer *inf = NULL;
 
         fake_apiserver_set_watch_hold(fake, 60 * 1000);
-        inf = new_informer();
-        cr_assert_eq(informer_start(inf), 0);
-        cr_assert_eq(informer_wait_synced(inf, 10 * USEC_PER_SEC), 0);
+        inf = synced_informer();
         wait_stat(inf, offsetof(struct informer_stats, watches), 1);
         usleep(50 * 1000);
         informer_stop(inf); /* must not wait for the 60 s hold (the test times out at 60 s) */
@@ -507,21 +516,10 @@ static void put_with_nul(const char *name, size_t name_len, bool nul_in_uri)
 
 static struct informer *new_informer_with_metrics(struct metrics_registry *reg)
 {
-        struct informer_options o = {
-                .client = client,
-                .gvr = { "serving.kserve.io", "v1alpha1", "trainedmodels" },
-                .namespace = "ns",
-                .page_size = 2,
-                .backoff_initial = 10 * USEC_PER_MSEC,
-                .no_jitter = true,
-                .metrics = reg,
-        };
-        struct informer_handler h = { on_add, on_update, on_delete, NULL };
-        struct informer *inf = NULL;
+        struct informer_options o = tm_options();
 
-        cr_assert_eq(informer_new(&o, &inf), 0);
-        cr_assert_eq(informer_add_handler(inf, &h), 0);
-        return inf;
+        o.metrics = reg;
+        return recording_informer(&o);
 }
 
 static double undecodable_metric(struct metrics_registry *reg)

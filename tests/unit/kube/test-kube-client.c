@@ -5,8 +5,6 @@
  * kube-apiserver is in tests/integration/apiserver/.
  */
 #include <criterion/criterion.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -16,6 +14,7 @@
 #include <curl/curl.h>
 
 #include "kube/client.h"
+#include "loopback.h"
 
 /* ---- scripted server ---- */
 
@@ -41,40 +40,6 @@ struct server {
 
 static struct server srv;
 
-/* Reads one request (headers + Content-Length body) into buf; 0 on EOF. */
-static ssize_t read_request(int fd, char *buf, size_t size)
-{
-        size_t len = 0;
-        char *end;
-
-        for (;;) {
-                ssize_t n = recv(fd, buf + len, size - 1 - len, 0);
-
-                if (n <= 0)
-                        return n;
-                len += (size_t)n;
-                buf[len] = '\0';
-                end = strstr(buf, "\r\n\r\n");
-                if (end) {
-                        const char *cl = strcasestr(buf, "content-length:");
-                        size_t want = (size_t)(end + 4 - buf);
-
-                        if (cl && cl < end)
-                                want += strtoul(cl + 15, NULL, 10);
-                        while (len < want && len < size - 1) {
-                                n = recv(fd, buf + len, size - 1 - len, 0);
-                                if (n <= 0)
-                                        return n;
-                                len += (size_t)n;
-                        }
-                        buf[len] = '\0';
-                        return (ssize_t)len;
-                }
-                if (len >= size - 1)
-                        return (ssize_t)len;
-        }
-}
-
 static void *server_main(void *arg)
 {
         size_t next = 0;
@@ -90,7 +55,8 @@ static void *server_main(void *arg)
                         const struct step *st = &srv.steps[next];
                         char tmp[64];
 
-                        if (read_request(c, srv.requests[next], sizeof(srv.requests[0])) <= 0)
+                        if (loopback_read_request(c, srv.requests[next], sizeof(srv.requests[0])) <=
+                            0)
                                 break;
                         atomic_fetch_add(&srv.n_requests, 1);
                         next++;
@@ -109,17 +75,10 @@ static void *server_main(void *arg)
 
 static void server_start(void)
 {
-        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-        socklen_t len = sizeof(a);
-        int one = 1;
+        uint16_t port;
 
-        srv.fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        cr_assert_geq(srv.fd, 0);
-        (void)setsockopt(srv.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-        cr_assert_eq(bind(srv.fd, (struct sockaddr *)&a, sizeof(a)), 0);
-        cr_assert_eq(listen(srv.fd, 8), 0);
-        cr_assert_eq(getsockname(srv.fd, (struct sockaddr *)&a, &len), 0);
-        srv.port = ntohs(a.sin_port);
+        srv.fd = loopback_listen(&port);
+        srv.port = port;
         cr_assert_eq(pthread_create(&srv.thread, NULL, server_main, NULL), 0);
 }
 

@@ -155,18 +155,24 @@ Test(conditions, mark_false_propagates_to_ready)
         cr_assert_str_eq(conditions_get(&c, "Other")->severity, "Info");
 }
 
+/* Marks InferenceServiceReady (message "a") and then IsMMSPredictor ("b") False at T0. */
+static void mark_isvc_and_mms_false(struct conditions *c)
+{
+        cr_assert_eq(conditions_mark_false(c, CONDITION_INFERENCE_SERVICE_READY,
+                                           REASON_INFERENCE_SERVICE_NOT_READY, "a", T0),
+                     0);
+        cr_assert_eq(conditions_mark_false(c, CONDITION_IS_MMS_PREDICTOR,
+                                           REASON_IS_NOT_MMS_PREDICTOR, "b", T0),
+                     0);
+}
+
 /* §3 table: several false in one pass → the last MarkFalse wins. */
 Test(conditions, last_mark_false_wins)
 {
         CLEANUP(conditions_releasep) struct conditions c;
 
         conditions_init(&c);
-        cr_assert_eq(conditions_mark_false(&c, CONDITION_INFERENCE_SERVICE_READY,
-                                           REASON_INFERENCE_SERVICE_NOT_READY, "a", T0),
-                     0);
-        cr_assert_eq(conditions_mark_false(&c, CONDITION_IS_MMS_PREDICTOR,
-                                           REASON_IS_NOT_MMS_PREDICTOR, "b", T0),
-                     0);
+        mark_isvc_and_mms_false(&c);
         cr_assert_eq(conditions_mark_false(&c, CONDITION_MEMORY_RESOURCE_AVAILABLE,
                                            REASON_MEMORY_RESOURCE_NOT_AVAILABLE, "c", T0),
                      0);
@@ -175,12 +181,7 @@ Test(conditions, last_mark_false_wins)
         /* ending with a MarkTrue: the newest False dependent supplies Ready's reason */
         conditions_release(&c);
         conditions_init(&c);
-        cr_assert_eq(conditions_mark_false(&c, CONDITION_INFERENCE_SERVICE_READY,
-                                           REASON_INFERENCE_SERVICE_NOT_READY, "a", T0),
-                     0);
-        cr_assert_eq(conditions_mark_false(&c, CONDITION_IS_MMS_PREDICTOR,
-                                           REASON_IS_NOT_MMS_PREDICTOR, "b", T0),
-                     0);
+        mark_isvc_and_mms_false(&c);
         cr_assert_eq(conditions_mark_true(&c, CONDITION_MEMORY_RESOURCE_AVAILABLE, T0), 0);
         expect_cond(&c, CONDITION_READY, "False", REASON_IS_NOT_MMS_PREDICTOR);
 }

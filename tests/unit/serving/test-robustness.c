@@ -170,43 +170,37 @@ static void exercise(json_t *tm, json_t *is, json_t *cm)
                 tm_plan_release(&orphan);
 }
 
-Test(robustness, mutated_trainedmodels)
+/* exercise() with input slot (0 the TrainedModel, 1 the InferenceService, 2 the ConfigMap) mutated
+ * at every target and kind, the other two as they are. */
+static void exercise_mutations(unsigned slot)
 {
+        const char *const base[] = { base_tm, base_isvc, base_cm };
+        json_auto_t *tm = json_loads(base_tm, 0, NULL);
         json_auto_t *is = json_loads(base_isvc, 0, NULL);
         json_auto_t *cm = json_loads(base_cm, 0, NULL);
         bool done = false;
 
         for (size_t target = 0; !done && target < 200; target++)
                 for (unsigned kind = 0; kind < 12; kind++) {
-                        json_auto_t *tm = mutate(base_tm, target, kind, &done);
-                        exercise(tm, is, cm);
+                        json_auto_t *m = mutate(base[slot], target, kind, &done);
+
+                        exercise(slot == 0 ? m : tm, slot == 1 ? m : is, slot == 2 ? m : cm);
                 }
+}
+
+Test(robustness, mutated_trainedmodels)
+{
+        exercise_mutations(0);
 }
 
 Test(robustness, mutated_inferenceservices)
 {
-        json_auto_t *tm = json_loads(base_tm, 0, NULL);
-        json_auto_t *cm = json_loads(base_cm, 0, NULL);
-        bool done = false;
-
-        for (size_t target = 0; !done && target < 200; target++)
-                for (unsigned kind = 0; kind < 12; kind++) {
-                        json_auto_t *is = mutate(base_isvc, target, kind, &done);
-                        exercise(tm, is, cm);
-                }
+        exercise_mutations(1);
 }
 
 Test(robustness, mutated_configmaps)
 {
-        json_auto_t *tm = json_loads(base_tm, 0, NULL);
-        json_auto_t *is = json_loads(base_isvc, 0, NULL);
-        bool done = false;
-
-        for (size_t target = 0; !done && target < 200; target++)
-                for (unsigned kind = 0; kind < 12; kind++) {
-                        json_auto_t *cm = mutate(base_cm, target, kind, &done);
-                        exercise(tm, is, cm);
-                }
+        exercise_mutations(2);
 }
 
 /* Every prefix of a quantity and of models.json is handled (accepted or rejected), never a crash. */

@@ -3,38 +3,18 @@
 #include <string.h>
 
 #include "serving/webhook-rules.h"
+#include "tm-fixture.h"
 
-#define NAME_ERR(n)                                                                               \
-        "the Trained Model \"" n "\" is invalid: a Trained Model name must consist of "           \
-        "alphanumeric characters, '_', or '-'. (e.g. \"my-Name\" or \"abc_123\", regex used for " \
-        "validation is '^[a-zA-Z0-9_-]+$')"
-
-#define URI_ERR(n, u)                                                                               \
-        "the Trained Model \"" n "\" storageUri field is invalid. The storage uri must start "      \
-        "with one of the prefixes: s3://, gs://, https://, http://. (the storage uri given is \"" u \
-        "\")"
-
-/* §9.6 base object: name bar, isvc Parent, gs://kfserving/sklearn/iris, sklearn, 100Mi. */
-static json_t *tm(const char *name, const char *isvc, const char *uri, const char *framework,
-                  json_t *memory)
+/* The base object with another spec.model.memory (stolen). */
+static json_t *with_memory(json_t *memory)
 {
-        json_t *o = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:{s:s, s:s, s:o}}}", "apiVersion",
-                              "serving.kserve.io/v1alpha1", "kind", "TrainedModel", "metadata",
-                              "name", name, "namespace", "default", "spec", "inferenceService",
-                              isvc, "model", "storageUri", uri, "framework", framework, "memory",
-                              memory);
-        cr_assert_not_null(o);
-        return o;
-}
-
-static json_t *base(void)
-{
-        return tm("bar", "Parent", "gs://kfserving/sklearn/iris", "sklearn", json_string("100Mi"));
+        return tm_fixture("bar", "Parent", "gs://kfserving/sklearn/iris", "sklearn", memory);
 }
 
 static json_t *named(const char *name)
 {
-        return tm(name, "Parent", "gs://kfserving/sklearn/iris", "sklearn", json_string("100Mi"));
+        return tm_fixture(name, "Parent", "gs://kfserving/sklearn/iris", "sklearn",
+                          json_string("100Mi"));
 }
 
 static void expect(const char *op, json_t *obj, json_t *old, int verdict, const char *msg)
@@ -60,17 +40,18 @@ static void expect(const char *op, json_t *obj, json_t *old, int verdict, const 
 
 Test(webhook_rules, create)
 {
-        expect("CREATE", base(), NULL, TM_ADMISSION_ALLOWED, NULL);
+        expect("CREATE", tm_fixture_base(), NULL, TM_ADMISSION_ALLOWED, NULL);
         expect("CREATE", named("Abc-123"), NULL, TM_ADMISSION_ALLOWED, NULL);
         expect("CREATE", named("4abc-3"), NULL, TM_ADMISSION_ALLOWED, NULL);
         expect("CREATE", named("-abc-3"), NULL, TM_ADMISSION_ALLOWED, NULL);
         expect("CREATE", named("abc-3-"), NULL, TM_ADMISSION_ALLOWED, NULL);
         expect("CREATE", named("abc_3"), NULL, TM_ADMISSION_ALLOWED, NULL);
-        expect("CREATE", named("abc.123"), NULL, TM_ADMISSION_DENIED, NAME_ERR("abc.123"));
-        expect("CREATE", named("abc 123"), NULL, TM_ADMISSION_DENIED, NAME_ERR("abc 123"));
+        expect("CREATE", named("abc.123"), NULL, TM_ADMISSION_DENIED, TM_NAME_ERR("abc.123"));
+        expect("CREATE", named("abc 123"), NULL, TM_ADMISSION_DENIED, TM_NAME_ERR("abc 123"));
         expect("CREATE",
-               tm("bar", "Parent", "foo://kfserving/sklearn/iris", "sklearn", json_string("100Mi")),
-               NULL, TM_ADMISSION_DENIED, URI_ERR("bar", "foo://kfserving/sklearn/iris"));
+               tm_fixture("bar", "Parent", "foo://kfserving/sklearn/iris", "sklearn",
+                          json_string("100Mi")),
+               NULL, TM_ADMISSION_DENIED, TM_URI_ERR("bar", "foo://kfserving/sklearn/iris"));
 }
 
 Test(webhook_rules, create_prefixes)
@@ -79,31 +60,31 @@ Test(webhook_rules, create_prefixes)
         static const char *const bad[] = { "S3://b/m", "s3//model1", "", "file:///m", " gs://b" };
 
         for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
-                expect("CREATE", tm("bar", "p", ok[i], "sklearn", json_string("1Gi")), NULL,
+                expect("CREATE", tm_fixture("bar", "p", ok[i], "sklearn", json_string("1Gi")), NULL,
                        TM_ADMISSION_ALLOWED, NULL);
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-                expect("CREATE", tm("bar", "p", bad[i], "sklearn", json_string("1Gi")), NULL,
-                       TM_ADMISSION_DENIED, NULL);
+                expect("CREATE", tm_fixture("bar", "p", bad[i], "sklearn", json_string("1Gi")),
+                       NULL, TM_ADMISSION_DENIED, NULL);
 }
 
 Test(webhook_rules, first_failing_rule_wins)
 {
-        expect("CREATE", tm("a.b", "p", "foo://x", "f", json_string("bogus")), NULL,
-               TM_ADMISSION_DENIED, NAME_ERR("a.b"));
-        expect("CREATE", tm("ab", "p", "foo://x", "f", json_string("bogus")), NULL,
-               TM_ADMISSION_DENIED, URI_ERR("ab", "foo://x"));
+        expect("CREATE", tm_fixture("a.b", "p", "foo://x", "f", json_string("bogus")), NULL,
+               TM_ADMISSION_DENIED, TM_NAME_ERR("a.b"));
+        expect("CREATE", tm_fixture("ab", "p", "foo://x", "f", json_string("bogus")), NULL,
+               TM_ADMISSION_DENIED, TM_URI_ERR("ab", "foo://x"));
 }
 
 Test(webhook_rules, missing_fields_use_go_zero_values)
 {
-        json_t *o = base();
+        json_t *o = tm_fixture_base();
 
         json_object_del(json_object_get(o, "metadata"), "name");
-        expect("CREATE", o, NULL, TM_ADMISSION_DENIED, NAME_ERR(""));
+        expect("CREATE", o, NULL, TM_ADMISSION_DENIED, TM_NAME_ERR(""));
 
-        o = base();
+        o = tm_fixture_base();
         json_object_del(json_object_get(json_object_get(o, "spec"), "model"), "storageUri");
-        expect("CREATE", o, NULL, TM_ADMISSION_DENIED, URI_ERR("bar", ""));
+        expect("CREATE", o, NULL, TM_ADMISSION_DENIED, TM_URI_ERR("bar", ""));
 }
 
 /* Beyond KServe: spec.model.memory must be a non-negative quantity; the message names it. */
@@ -114,7 +95,7 @@ Test(webhook_rules, memory_must_be_a_non_negative_quantity)
 
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
                 char *m = NULL;
-                o = tm("bar", "p", "s3://m", "f", json_string(bad[i]));
+                o = tm_fixture("bar", "p", "s3://m", "f", json_string(bad[i]));
                 cr_assert_eq(tm_validate_admission("CREATE", o, NULL, &m), TM_ADMISSION_DENIED,
                              "memory \"%s\" must be denied", bad[i]);
                 cr_assert_not_null(strstr(m, "spec.model.memory"), "message names the field: %s",
@@ -124,46 +105,51 @@ Test(webhook_rules, memory_must_be_a_non_negative_quantity)
                 json_decref(o);
         }
 
-        o = tm("bar", "p", "s3://m", "f", json_true());
+        o = tm_fixture("bar", "p", "s3://m", "f", json_true());
         expect("CREATE", o, NULL, TM_ADMISSION_DENIED,
                "the Trained Model \"bar\" memory field is invalid: spec.model.memory must be a "
                "non-negative quantity such as \"128Mi\" or \"1G\" (the memory given is \"true\")");
 
-        o = base();
+        o = tm_fixture_base();
         json_object_del(json_object_get(json_object_get(o, "spec"), "model"), "memory");
         expect("CREATE", o, NULL, TM_ADMISSION_DENIED,
                "the Trained Model \"bar\" memory field is invalid: spec.model.memory is required");
 
-        expect("CREATE", tm("bar", "p", "s3://m", "f", json_integer(1073741824)), NULL,
+        expect("CREATE", tm_fixture("bar", "p", "s3://m", "f", json_integer(1073741824)), NULL,
                TM_ADMISSION_ALLOWED, NULL);
-        expect("CREATE", tm("bar", "p", "s3://m", "f", json_string("0")), NULL,
+        expect("CREATE", tm_fixture("bar", "p", "s3://m", "f", json_string("0")), NULL,
                TM_ADMISSION_ALLOWED, NULL);
 }
 
 Test(webhook_rules, update)
 {
-        expect("UPDATE", base(), base(), TM_ADMISSION_ALLOWED, NULL);
-        expect("UPDATE", named("Abc-123"), base(), TM_ADMISSION_ALLOWED, NULL);
-        expect("UPDATE", named("4abc-3"), base(), TM_ADMISSION_ALLOWED, NULL);
-        expect("UPDATE", named("-abc-3"), base(), TM_ADMISSION_ALLOWED, NULL);
-        expect("UPDATE", named("abc-3-"), base(), TM_ADMISSION_ALLOWED, NULL);
+        expect("UPDATE", tm_fixture_base(), tm_fixture_base(), TM_ADMISSION_ALLOWED, NULL);
+        expect("UPDATE", named("Abc-123"), tm_fixture_base(), TM_ADMISSION_ALLOWED, NULL);
+        expect("UPDATE", named("4abc-3"), tm_fixture_base(), TM_ADMISSION_ALLOWED, NULL);
+        expect("UPDATE", named("-abc-3"), tm_fixture_base(), TM_ADMISSION_ALLOWED, NULL);
+        expect("UPDATE", named("abc-3-"), tm_fixture_base(), TM_ADMISSION_ALLOWED, NULL);
         expect("UPDATE",
-               tm("bar", "parent2", "gs://kfserving/sklearn/iris", "sklearn", json_string("100Mi")),
-               base(), TM_ADMISSION_ALLOWED, NULL);
+               tm_fixture("bar", "parent2", "gs://kfserving/sklearn/iris", "sklearn",
+                          json_string("100Mi")),
+               tm_fixture_base(), TM_ADMISSION_ALLOWED, NULL);
         expect("UPDATE",
-               tm("bar", "Parent", "gs://kfserving/sklearn2/iris", "sklearn", json_string("100Mi")),
-               base(), TM_ADMISSION_ALLOWED, NULL);
+               tm_fixture("bar", "Parent", "gs://kfserving/sklearn2/iris", "sklearn",
+                          json_string("100Mi")),
+               tm_fixture_base(), TM_ADMISSION_ALLOWED, NULL);
         expect("UPDATE",
-               tm("bar", "Parent", "gs://kfserving/sklearn/iris", "sklearn2", json_string("100Mi")),
-               base(), TM_ADMISSION_ALLOWED, NULL);
-        expect("UPDATE", named("abc.123"), base(), TM_ADMISSION_DENIED, NAME_ERR("abc.123"));
-        expect("UPDATE", named("abc 123"), base(), TM_ADMISSION_DENIED, NAME_ERR("abc 123"));
+               tm_fixture("bar", "Parent", "gs://kfserving/sklearn/iris", "sklearn2",
+                          json_string("100Mi")),
+               tm_fixture_base(), TM_ADMISSION_ALLOWED, NULL);
+        expect("UPDATE", named("abc.123"), tm_fixture_base(), TM_ADMISSION_DENIED,
+               TM_NAME_ERR("abc.123"));
+        expect("UPDATE", named("abc 123"), tm_fixture_base(), TM_ADMISSION_DENIED,
+               TM_NAME_ERR("abc 123"));
         expect("UPDATE",
-               tm("bar", "Parent", "foo://kfserving/sklearn/iris", "sklearn", json_string("100Mi")),
-               base(), TM_ADMISSION_DENIED, URI_ERR("bar", "foo://kfserving/sklearn/iris"));
-        expect("UPDATE",
-               tm("bar", "Parent", "gs://kfserving/sklearn/iris", "sklearn", json_string("300Mi")),
-               base(), TM_ADMISSION_DENIED,
+               tm_fixture("bar", "Parent", "foo://kfserving/sklearn/iris", "sklearn",
+                          json_string("100Mi")),
+               tm_fixture_base(), TM_ADMISSION_DENIED,
+               TM_URI_ERR("bar", "foo://kfserving/sklearn/iris"));
+        expect("UPDATE", with_memory(json_string("300Mi")), tm_fixture_base(), TM_ADMISSION_DENIED,
                "the Trained Model \"bar\" memory field is immutable. The memory was \"100Mi\" but "
                "it is updated to \"300Mi\"");
 }
@@ -171,45 +157,43 @@ Test(webhook_rules, update)
 Test(webhook_rules, update_memory_compares_values)
 {
         /* 100Mi -> 104857600 is the same value */
-        expect("UPDATE",
-               tm("bar", "Parent", "gs://kfserving/sklearn/iris", "sklearn",
-                  json_string("104857600")),
-               base(), TM_ADMISSION_ALLOWED, NULL);
-        expect("UPDATE",
-               tm("bar", "Parent", "gs://kfserving/sklearn/iris", "sklearn",
-                  json_integer(104857600)),
-               base(), TM_ADMISSION_ALLOWED, NULL);
+        expect("UPDATE", with_memory(json_string("104857600")), tm_fixture_base(),
+               TM_ADMISSION_ALLOWED, NULL);
+        expect("UPDATE", with_memory(json_integer(104857600)), tm_fixture_base(),
+               TM_ADMISSION_ALLOWED, NULL);
         /* printed in String() form: 1000M was "1G" */
-        expect("UPDATE", tm("bar", "p", "s3://m", "f", json_string("2G")),
-               tm("bar", "p", "s3://m", "f", json_string("1000M")), TM_ADMISSION_DENIED,
+        expect("UPDATE", tm_fixture("bar", "p", "s3://m", "f", json_string("2G")),
+               tm_fixture("bar", "p", "s3://m", "f", json_string("1000M")), TM_ADMISSION_DENIED,
                "the Trained Model \"bar\" memory field is immutable. The memory was \"1G\" but it "
                "is updated to \"2G\"");
         /* an old value that never parsed may be repaired */
-        expect("UPDATE", tm("bar", "p", "s3://m", "f", json_string("1G")),
-               tm("bar", "p", "s3://m", "f", json_string("garbage")), TM_ADMISSION_ALLOWED, NULL);
+        expect("UPDATE", tm_fixture("bar", "p", "s3://m", "f", json_string("1G")),
+               tm_fixture("bar", "p", "s3://m", "f", json_string("garbage")), TM_ADMISSION_ALLOWED,
+               NULL);
 }
 
 Test(webhook_rules, update_while_deleting_is_allowed)
 {
-        json_t *o = tm("a.b", "Parent", "foo://x", "sklearn", json_string("300Mi"));
+        json_t *o = tm_fixture("a.b", "Parent", "foo://x", "sklearn", json_string("300Mi"));
 
         json_object_set_new(json_object_get(o, "metadata"), "deletionTimestamp",
                             json_string("2026-01-01T00:00:00Z"));
-        expect("UPDATE", o, base(), TM_ADMISSION_ALLOWED, NULL);
+        expect("UPDATE", o, tm_fixture_base(), TM_ADMISSION_ALLOWED, NULL);
 
         /* a deletionTimestamp on CREATE does not skip the rules */
         o = named("a.b");
         json_object_set_new(json_object_get(o, "metadata"), "deletionTimestamp",
                             json_string("2026-01-01T00:00:00Z"));
-        expect("CREATE", o, NULL, TM_ADMISSION_DENIED, NAME_ERR("a.b"));
+        expect("CREATE", o, NULL, TM_ADMISSION_DENIED, TM_NAME_ERR("a.b"));
 }
 
 Test(webhook_rules, delete_connect_and_unknown)
 {
-        expect("DELETE", NULL, base(), TM_ADMISSION_ALLOWED, NULL);
+        expect("DELETE", NULL, tm_fixture_base(), TM_ADMISSION_ALLOWED, NULL);
         expect("DELETE", named("a.b"), NULL, TM_ADMISSION_ALLOWED, NULL);
         expect("CONNECT", NULL, NULL, TM_ADMISSION_ALLOWED, NULL);
-        expect("PATCH", base(), NULL, TM_ADMISSION_BAD_REQUEST, "unknown operation \"PATCH\"");
+        expect("PATCH", tm_fixture_base(), NULL, TM_ADMISSION_BAD_REQUEST,
+               "unknown operation \"PATCH\"");
 }
 
 Test(webhook_rules, undecodable_objects_are_bad_requests)
@@ -220,14 +204,14 @@ Test(webhook_rules, undecodable_objects_are_bad_requests)
         expect("CREATE", NULL, NULL, TM_ADMISSION_BAD_REQUEST, NULL);
         expect("CREATE", json_string("x"), NULL, TM_ADMISSION_BAD_REQUEST, NULL);
 
-        o = base();
+        o = tm_fixture_base();
         json_object_set_new(json_object_get(o, "metadata"), "name", json_integer(5));
         cr_assert_eq(tm_validate_admission("CREATE", o, NULL, &m), TM_ADMISSION_BAD_REQUEST);
         cr_assert_not_null(strstr(m, "metadata.name"), "names the field: %s", m);
         free(m);
         json_decref(o);
 
-        o = base();
+        o = tm_fixture_base();
         json_object_set_new(json_object_get(json_object_get(o, "spec"), "model"), "storageUri",
                             json_integer(5));
         cr_assert_eq(tm_validate_admission("CREATE", o, NULL, &m), TM_ADMISSION_BAD_REQUEST);
@@ -235,14 +219,14 @@ Test(webhook_rules, undecodable_objects_are_bad_requests)
         free(m);
         json_decref(o);
 
-        o = base();
+        o = tm_fixture_base();
         json_object_set_new(o, "spec", json_string("nope"));
         cr_assert_eq(tm_validate_admission("CREATE", o, NULL, &m), TM_ADMISSION_BAD_REQUEST);
         free(m);
         json_decref(o);
 
         /* UPDATE without a usable oldObject */
-        expect("UPDATE", base(), NULL, TM_ADMISSION_BAD_REQUEST, NULL);
+        expect("UPDATE", tm_fixture_base(), NULL, TM_ADMISSION_BAD_REQUEST, NULL);
 }
 
 Test(webhook_rules, argument_errors)

@@ -11,9 +11,10 @@
 
 Test(base64, rfc4648_vectors)
 {
-        static const char *const in[] = { "", "f", "fo", "foo", "foob", "fooba", "foobar" };
-        static const char *const out[] = { "",         "Zg==",     "Zm8=",    "Zm9v",
-                                           "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy" };
+        /* RFC 4648 §10, and one with punctuation */
+        static const char *const in[] = { "", "f", "fo", "foo", "foob", "fooba", "foobar", "2:2" };
+        static const char *const out[] = { "",         "Zg==",     "Zm8=",     "Zm9v",
+                                           "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy", "Mjoy" };
 
         for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
                 char *e = base64_encode(in[i], strlen(in[i])), *d = NULL;
