@@ -256,6 +256,35 @@ static int parse_source_list(struct ydoc *d, yaml_node_t *n, bool mcp, bool lega
         return 0;
 }
 
+/*
+ * The top-level field key as JSON into *ret: a list (YAML_SEQUENCE_NODE) or a mapping of at most
+ * max items (what names them in the error). *ret stays NULL when the value is null.
+ */
+static int bounded_json(struct ydoc *d, yaml_node_t *n, yaml_node_type_t type, const char *key,
+                        const char *what, size_t max, json_t **ret, struct catalog_error *err)
+{
+        json_auto_t *v = NULL;
+        bool list = type == YAML_SEQUENCE_NODE;
+        int r;
+
+        if (ynode_is_null(n))
+                return 0;
+        if (n->type != type) {
+                catalog_error_set(err, d->file, ynode_line(n), "%s must be %s", key,
+                                  list ? "a list" : "a mapping");
+                return -EINVAL;
+        }
+        r = ydoc_to_json(d, n, &v, err);
+        if (r < 0)
+                return r;
+        if ((list ? json_array_size(v) : json_object_size(v)) > max) {
+                catalog_error_set(err, d->file, ynode_line(n), "too many %s", what);
+                return -E2BIG;
+        }
+        *ret = TAKE_PTR(v);
+        return 0;
+}
+
 static int parse_labels(struct ydoc *d, yaml_node_t *n, struct catalog_config *c,
                         struct catalog_error *err)
 {
@@ -264,19 +293,9 @@ static int parse_labels(struct ydoc *d, yaml_node_t *n, struct catalog_config *c
         json_t *l;
         int r;
 
-        if (ynode_is_null(n))
-                return 0;
-        if (n->type != YAML_SEQUENCE_NODE) {
-                catalog_error_set(err, d->file, ynode_line(n), "labels must be a list");
-                return -EINVAL;
-        }
-        r = ydoc_to_json(d, n, &v, err);
-        if (r < 0)
+        r = bounded_json(d, n, YAML_SEQUENCE_NODE, "labels", "labels", CATALOG_LABELS_MAX, &v, err);
+        if (r < 0 || !v)
                 return r;
-        if (json_array_size(v) > CATALOG_LABELS_MAX) {
-                catalog_error_set(err, d->file, ynode_line(n), "too many labels");
-                return -E2BIG;
-        }
         json_array_foreach(v, i, l) {
                 yaml_node_t *item = ydoc_node(d, n->data.sequence.items.start[i]);
                 const char *k;
@@ -438,19 +457,10 @@ static int parse_named_queries(struct ydoc *d, yaml_node_t *n, struct catalog_co
         json_t *q;
         int r;
 
-        if (ynode_is_null(n))
-                return 0;
-        if (n->type != YAML_MAPPING_NODE) {
-                catalog_error_set(err, d->file, ynode_line(n), "namedQueries must be a mapping");
-                return -EINVAL;
-        }
-        r = ydoc_to_json(d, n, &v, err);
-        if (r < 0)
+        r = bounded_json(d, n, YAML_MAPPING_NODE, "namedQueries", "named queries",
+                         CATALOG_NAMED_QUERIES_MAX, &v, err);
+        if (r < 0 || !v)
                 return r;
-        if (json_object_size(v) > CATALOG_NAMED_QUERIES_MAX) {
-                catalog_error_set(err, d->file, ynode_line(n), "too many named queries");
-                return -E2BIG;
-        }
         out = json_object();
         if (!out)
                 return -ENOMEM;
