@@ -90,30 +90,31 @@ static int field_properties(struct ydoc *d, yaml_node_t *n, void *ret, struct ca
         return ydoc_field_json(d, n, ret, err);
 }
 
+#define SOURCE_FIELD(key, fn, member)                                   \
+        {                                                               \
+                key, fn, offsetof(struct catalog_source_config, member) \
+        }
+
+/* The fields of a model or an MCP source; only the names of the two pattern lists differ. */
+#define SOURCE_FIELDS(included_key, excluded_key)                                                 \
+        SOURCE_FIELD("id", ydoc_field_string, id), SOURCE_FIELD("name", ydoc_field_string, name), \
+                SOURCE_FIELD("type", ydoc_field_string, type),                                    \
+                SOURCE_FIELD("enabled", ydoc_field_tristate, enabled),                            \
+                SOURCE_FIELD("labels", ydoc_field_strv, labels),                                  \
+                SOURCE_FIELD(included_key, ydoc_field_strv, included),                            \
+                SOURCE_FIELD(excluded_key, ydoc_field_strv, excluded),                            \
+                SOURCE_FIELD("assetType", ydoc_field_string, asset_type),                         \
+                SOURCE_FIELD("properties", field_properties, properties),                         \
+        {                                                                                         \
+                NULL, NULL, 0                                                                     \
+        }
+
 static const struct yfield model_source_fields[] = {
-        { "id", ydoc_field_string, offsetof(struct catalog_source_config, id) },
-        { "name", ydoc_field_string, offsetof(struct catalog_source_config, name) },
-        { "type", ydoc_field_string, offsetof(struct catalog_source_config, type) },
-        { "enabled", ydoc_field_tristate, offsetof(struct catalog_source_config, enabled) },
-        { "labels", ydoc_field_strv, offsetof(struct catalog_source_config, labels) },
-        { "includedModels", ydoc_field_strv, offsetof(struct catalog_source_config, included) },
-        { "excludedModels", ydoc_field_strv, offsetof(struct catalog_source_config, excluded) },
-        { "assetType", ydoc_field_string, offsetof(struct catalog_source_config, asset_type) },
-        { "properties", field_properties, offsetof(struct catalog_source_config, properties) },
-        { NULL, NULL, 0 },
+        SOURCE_FIELDS("includedModels", "excludedModels"),
 };
 
 static const struct yfield mcp_source_fields[] = {
-        { "id", ydoc_field_string, offsetof(struct catalog_source_config, id) },
-        { "name", ydoc_field_string, offsetof(struct catalog_source_config, name) },
-        { "type", ydoc_field_string, offsetof(struct catalog_source_config, type) },
-        { "enabled", ydoc_field_tristate, offsetof(struct catalog_source_config, enabled) },
-        { "labels", ydoc_field_strv, offsetof(struct catalog_source_config, labels) },
-        { "includedServers", ydoc_field_strv, offsetof(struct catalog_source_config, included) },
-        { "excludedServers", ydoc_field_strv, offsetof(struct catalog_source_config, excluded) },
-        { "assetType", ydoc_field_string, offsetof(struct catalog_source_config, asset_type) },
-        { "properties", field_properties, offsetof(struct catalog_source_config, properties) },
-        { NULL, NULL, 0 },
+        SOURCE_FIELDS("includedServers", "excludedServers"),
 };
 
 static int validate_patterns(struct ydoc *d, unsigned line, const struct catalog_source_config *s,

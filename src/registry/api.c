@@ -60,6 +60,8 @@ struct route_spec {
         enum reg_kind_id parent_kind; /* nested routes */
         bool honor_name;              /* nested lists that honour name/externalId */
         bool any_artifact;            /* the artifact union */
+        /* derived resources of an inference service: reg_is_model, reg_is_version */
+        int (*derive)(struct reg_db *db, int64_t id, struct reg_result *ret);
 };
 
 /* ---- responses ---- */
@@ -421,29 +423,16 @@ static int do_upsert_artifact(struct ctx *x, const struct route_spec *sp)
 
 /* ---- derived resources of an inference service ---- */
 
-static int do_is_model(struct ctx *x, const struct route_spec *sp)
+/* GET /inference_services/{id}/model and .../version: sp->derive finds the entity. */
+static int do_is_derived(struct ctx *x, const struct route_spec *sp)
 {
         struct reg_result res;
         int64_t id = 0;
         int r;
 
-        (void)sp;
         r = path_id(x, "id", "inference service", &id);
         if (r >= 0)
-                r = reg_is_model(&x->db, id, &res);
-        return r < 0 ? r : reply_result(x, 200, &res);
-}
-
-static int do_is_version(struct ctx *x, const struct route_spec *sp)
-{
-        struct reg_result res;
-        int64_t id = 0;
-        int r;
-
-        (void)sp;
-        r = path_id(x, "id", "inference service", &id);
-        if (r >= 0)
-                r = reg_is_version(&x->db, id, &res);
+                r = sp->derive(&x->db, id, &res);
         return r < 0 ? r : reply_result(x, 200, &res);
 }
 
@@ -546,8 +535,10 @@ SPEC(se_isvcs, .handler = do_list, .kind = REG_INFERENCE_SERVICE, .op = OP_LIST_
      .parent_kind = REG_SERVING_ENVIRONMENT);
 SPEC(se_isvcs_create, .handler = do_create, .kind = REG_INFERENCE_SERVICE, .op = OP_CREATE_NESTED,
      .schema = REG_SCHEMA_CREATE, .parent_kind = REG_SERVING_ENVIRONMENT);
-SPEC(is_model, .handler = do_is_model, .kind = REG_INFERENCE_SERVICE, .op = OP_GET);
-SPEC(is_version, .handler = do_is_version, .kind = REG_INFERENCE_SERVICE, .op = OP_GET);
+SPEC(is_model, .handler = do_is_derived, .kind = REG_INFERENCE_SERVICE, .op = OP_GET,
+     .derive = reg_is_model);
+SPEC(is_version, .handler = do_is_derived, .kind = REG_INFERENCE_SERVICE, .op = OP_GET,
+     .derive = reg_is_version);
 SPEC(is_serves, .handler = do_list, .kind = REG_SERVE_MODEL, .op = OP_LIST_NESTED,
      .parent_kind = REG_INFERENCE_SERVICE);
 SPEC(is_serves_create, .handler = do_create, .kind = REG_SERVE_MODEL, .op = OP_CREATE,
