@@ -895,19 +895,6 @@ int catalog_source_excluded(const struct catalog_source_config *s, char ***ret)
         return 0;
 }
 
-static const struct yfield preview_fields[] = {
-        { "id", ydoc_field_string, offsetof(struct catalog_source_config, id) },
-        { "name", ydoc_field_string, offsetof(struct catalog_source_config, name) },
-        { "type", ydoc_field_string, offsetof(struct catalog_source_config, type) },
-        { "enabled", ydoc_field_tristate, offsetof(struct catalog_source_config, enabled) },
-        { "labels", ydoc_field_strv, offsetof(struct catalog_source_config, labels) },
-        { "includedModels", ydoc_field_strv, offsetof(struct catalog_source_config, included) },
-        { "excludedModels", ydoc_field_strv, offsetof(struct catalog_source_config, excluded) },
-        { "assetType", ydoc_field_string, offsetof(struct catalog_source_config, asset_type) },
-        { "properties", field_properties, offsetof(struct catalog_source_config, properties) },
-        { NULL, NULL, 0 },
-};
-
 int catalog_source_parse_preview(const char *file, const char *data, size_t len,
                                  struct catalog_source_config *ret, struct catalog_error *err)
 {
@@ -925,7 +912,7 @@ int catalog_source_parse_preview(const char *file, const char *data, size_t len,
                 ydoc_release(&d);
                 return -EINVAL;
         }
-        r = ydoc_dispatch(&d, root, preview_fields, &s, err);
+        r = ydoc_dispatch(&d, root, model_source_fields, &s, err); /* a preview is a model source */
         if (r >= 0)
                 r = validate_patterns(&d, ynode_line(root), &s, err);
         ydoc_release(&d);

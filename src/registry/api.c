@@ -301,14 +301,24 @@ static int do_list(struct ctx *x, const struct route_spec *sp)
 
 /* ---- get / find ---- */
 
-static int do_get(struct ctx *x, const struct route_spec *sp)
+/* The kind of sp (NULL for the artifact union) into *ret_k and the path's {id} into *ret_id. */
+static int kind_and_id(struct ctx *x, const struct route_spec *sp, const struct reg_kind **ret_k,
+                       int64_t *ret_id)
 {
         const struct reg_kind *k = sp->any_artifact ? NULL : reg_kind(sp->kind);
+
+        *ret_k = k;
+        return path_id(x, "id", k ? k->word : "artifact", ret_id);
+}
+
+static int do_get(struct ctx *x, const struct route_spec *sp)
+{
+        const struct reg_kind *k = NULL;
         struct reg_result res;
         int64_t id = 0;
         int r;
 
-        r = path_id(x, "id", k ? k->word : "artifact", &id);
+        r = kind_and_id(x, sp, &k, &id);
         if (r >= 0)
                 r = reg_get(&x->db, k, id, &res);
         return r < 0 ? r : reply_result(x, 200, &res);
@@ -376,12 +386,12 @@ static int do_create(struct ctx *x, const struct route_spec *sp)
 static int do_patch(struct ctx *x, const struct route_spec *sp)
 {
         json_auto_t *body = NULL;
-        const struct reg_kind *k = sp->any_artifact ? NULL : reg_kind(sp->kind);
+        const struct reg_kind *k = NULL;
         struct reg_result res;
         int64_t id = 0;
         int r;
 
-        r = path_id(x, "id", k ? k->word : "artifact", &id);
+        r = kind_and_id(x, sp, &k, &id);
         if (r >= 0)
                 r = parse_body(x, &body);
         if (r >= 0)
