@@ -90,30 +90,31 @@ static int field_properties(struct ydoc *d, yaml_node_t *n, void *ret, struct ca
         return ydoc_field_json(d, n, ret, err);
 }
 
+#define SOURCE_FIELD(key, fn, member)                                   \
+        {                                                               \
+                key, fn, offsetof(struct catalog_source_config, member) \
+        }
+
+/* The fields of a model or an MCP source; only the names of the two pattern lists differ. */
+#define SOURCE_FIELDS(included_key, excluded_key)                                                 \
+        SOURCE_FIELD("id", ydoc_field_string, id), SOURCE_FIELD("name", ydoc_field_string, name), \
+                SOURCE_FIELD("type", ydoc_field_string, type),                                    \
+                SOURCE_FIELD("enabled", ydoc_field_tristate, enabled),                            \
+                SOURCE_FIELD("labels", ydoc_field_strv, labels),                                  \
+                SOURCE_FIELD(included_key, ydoc_field_strv, included),                            \
+                SOURCE_FIELD(excluded_key, ydoc_field_strv, excluded),                            \
+                SOURCE_FIELD("assetType", ydoc_field_string, asset_type),                         \
+                SOURCE_FIELD("properties", field_properties, properties),                         \
+        {                                                                                         \
+                NULL, NULL, 0                                                                     \
+        }
+
 static const struct yfield model_source_fields[] = {
-        { "id", ydoc_field_string, offsetof(struct catalog_source_config, id) },
-        { "name", ydoc_field_string, offsetof(struct catalog_source_config, name) },
-        { "type", ydoc_field_string, offsetof(struct catalog_source_config, type) },
-        { "enabled", ydoc_field_tristate, offsetof(struct catalog_source_config, enabled) },
-        { "labels", ydoc_field_strv, offsetof(struct catalog_source_config, labels) },
-        { "includedModels", ydoc_field_strv, offsetof(struct catalog_source_config, included) },
-        { "excludedModels", ydoc_field_strv, offsetof(struct catalog_source_config, excluded) },
-        { "assetType", ydoc_field_string, offsetof(struct catalog_source_config, asset_type) },
-        { "properties", field_properties, offsetof(struct catalog_source_config, properties) },
-        { NULL, NULL, 0 },
+        SOURCE_FIELDS("includedModels", "excludedModels"),
 };
 
 static const struct yfield mcp_source_fields[] = {
-        { "id", ydoc_field_string, offsetof(struct catalog_source_config, id) },
-        { "name", ydoc_field_string, offsetof(struct catalog_source_config, name) },
-        { "type", ydoc_field_string, offsetof(struct catalog_source_config, type) },
-        { "enabled", ydoc_field_tristate, offsetof(struct catalog_source_config, enabled) },
-        { "labels", ydoc_field_strv, offsetof(struct catalog_source_config, labels) },
-        { "includedServers", ydoc_field_strv, offsetof(struct catalog_source_config, included) },
-        { "excludedServers", ydoc_field_strv, offsetof(struct catalog_source_config, excluded) },
-        { "assetType", ydoc_field_string, offsetof(struct catalog_source_config, asset_type) },
-        { "properties", field_properties, offsetof(struct catalog_source_config, properties) },
-        { NULL, NULL, 0 },
+        SOURCE_FIELDS("includedServers", "excludedServers"),
 };
 
 static int validate_patterns(struct ydoc *d, unsigned line, const struct catalog_source_config *s,
@@ -256,6 +257,35 @@ static int parse_source_list(struct ydoc *d, yaml_node_t *n, bool mcp, bool lega
         return 0;
 }
 
+/*
+ * The top-level field key as JSON into *ret: a list (YAML_SEQUENCE_NODE) or a mapping of at most
+ * max items (what names them in the error). *ret stays NULL when the value is null.
+ */
+static int bounded_json(struct ydoc *d, yaml_node_t *n, yaml_node_type_t type, const char *key,
+                        const char *what, size_t max, json_t **ret, struct catalog_error *err)
+{
+        json_auto_t *v = NULL;
+        bool list = type == YAML_SEQUENCE_NODE;
+        int r;
+
+        if (ynode_is_null(n))
+                return 0;
+        if (n->type != type) {
+                catalog_error_set(err, d->file, ynode_line(n), "%s must be %s", key,
+                                  list ? "a list" : "a mapping");
+                return -EINVAL;
+        }
+        r = ydoc_to_json(d, n, &v, err);
+        if (r < 0)
+                return r;
+        if ((list ? json_array_size(v) : json_object_size(v)) > max) {
+                catalog_error_set(err, d->file, ynode_line(n), "too many %s", what);
+                return -E2BIG;
+        }
+        *ret = TAKE_PTR(v);
+        return 0;
+}
+
 static int parse_labels(struct ydoc *d, yaml_node_t *n, struct catalog_config *c,
                         struct catalog_error *err)
 {
@@ -264,19 +294,9 @@ static int parse_labels(struct ydoc *d, yaml_node_t *n, struct catalog_config *c
         json_t *l;
         int r;
 
-        if (ynode_is_null(n))
-                return 0;
-        if (n->type != YAML_SEQUENCE_NODE) {
-                catalog_error_set(err, d->file, ynode_line(n), "labels must be a list");
-                return -EINVAL;
-        }
-        r = ydoc_to_json(d, n, &v, err);
-        if (r < 0)
+        r = bounded_json(d, n, YAML_SEQUENCE_NODE, "labels", "labels", CATALOG_LABELS_MAX, &v, err);
+        if (r < 0 || !v)
                 return r;
-        if (json_array_size(v) > CATALOG_LABELS_MAX) {
-                catalog_error_set(err, d->file, ynode_line(n), "too many labels");
-                return -E2BIG;
-        }
         json_array_foreach(v, i, l) {
                 yaml_node_t *item = ydoc_node(d, n->data.sequence.items.start[i]);
                 const char *k;
@@ -438,19 +458,10 @@ static int parse_named_queries(struct ydoc *d, yaml_node_t *n, struct catalog_co
         json_t *q;
         int r;
 
-        if (ynode_is_null(n))
-                return 0;
-        if (n->type != YAML_MAPPING_NODE) {
-                catalog_error_set(err, d->file, ynode_line(n), "namedQueries must be a mapping");
-                return -EINVAL;
-        }
-        r = ydoc_to_json(d, n, &v, err);
-        if (r < 0)
+        r = bounded_json(d, n, YAML_MAPPING_NODE, "namedQueries", "named queries",
+                         CATALOG_NAMED_QUERIES_MAX, &v, err);
+        if (r < 0 || !v)
                 return r;
-        if (json_object_size(v) > CATALOG_NAMED_QUERIES_MAX) {
-                catalog_error_set(err, d->file, ynode_line(n), "too many named queries");
-                return -E2BIG;
-        }
         out = json_object();
         if (!out)
                 return -ENOMEM;
@@ -884,19 +895,6 @@ int catalog_source_excluded(const struct catalog_source_config *s, char ***ret)
         return 0;
 }
 
-static const struct yfield preview_fields[] = {
-        { "id", ydoc_field_string, offsetof(struct catalog_source_config, id) },
-        { "name", ydoc_field_string, offsetof(struct catalog_source_config, name) },
-        { "type", ydoc_field_string, offsetof(struct catalog_source_config, type) },
-        { "enabled", ydoc_field_tristate, offsetof(struct catalog_source_config, enabled) },
-        { "labels", ydoc_field_strv, offsetof(struct catalog_source_config, labels) },
-        { "includedModels", ydoc_field_strv, offsetof(struct catalog_source_config, included) },
-        { "excludedModels", ydoc_field_strv, offsetof(struct catalog_source_config, excluded) },
-        { "assetType", ydoc_field_string, offsetof(struct catalog_source_config, asset_type) },
-        { "properties", field_properties, offsetof(struct catalog_source_config, properties) },
-        { NULL, NULL, 0 },
-};
-
 int catalog_source_parse_preview(const char *file, const char *data, size_t len,
                                  struct catalog_source_config *ret, struct catalog_error *err)
 {
@@ -914,7 +912,7 @@ int catalog_source_parse_preview(const char *file, const char *data, size_t len,
                 ydoc_release(&d);
                 return -EINVAL;
         }
-        r = ydoc_dispatch(&d, root, preview_fields, &s, err);
+        r = ydoc_dispatch(&d, root, model_source_fields, &s, err); /* a preview is a model source */
         if (r >= 0)
                 r = validate_patterns(&d, ynode_line(root), &s, err);
         ydoc_release(&d);

@@ -189,6 +189,16 @@ int json_dispatch_json(const char *name, json_t *v, void *ret, struct json_dispa
         return 0;
 }
 
+int json_dispatch_borrow(const char *name, json_t *v, void *ret, struct json_dispatch_error *e)
+{
+        json_t **j = ret;
+
+        (void)name;
+        (void)e;
+        *j = v;
+        return 0;
+}
+
 int json_parse_bounded(const char *data, size_t len, json_t **ret, char *reterr_message,
                        size_t len_message)
 {

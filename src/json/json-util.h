@@ -63,6 +63,8 @@ int json_dispatch_uint32(const char *name, json_t *v, void *ret, struct json_dis
 int json_dispatch_bool(const char *name, json_t *v, void *ret, struct json_dispatch_error *e);
 /* Stores a new reference in *(json_t **)ret. */
 int json_dispatch_json(const char *name, json_t *v, void *ret, struct json_dispatch_error *e);
+/* Stores v itself (borrowed: valid while the parsed document is) in *(json_t **)ret. */
+int json_dispatch_borrow(const char *name, json_t *v, void *ret, struct json_dispatch_error *e);
 
 /*
  * Parses data of len bytes as exactly one JSON value, rejecting duplicate keys and NUL bytes.

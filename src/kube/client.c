@@ -398,15 +398,22 @@ static int dump_body(const json_t *obj, char **ret)
         return 0;
 }
 
+/* The URL of one named object; -EINVAL without a client or a name. */
+static int object_url(struct kube_client *c, struct buf *url, const struct gvr *r, const char *ns,
+                      const char *name)
+{
+        if (!c || !name)
+                return -EINVAL;
+        return kube__build_url(c, url, r, ns, name, NULL);
+}
+
 int kube_get(struct kube_client *c, const struct gvr *r, const char *ns, const char *name,
              json_t **ret_obj, struct kube_status *reterr)
 {
         struct buf url CLEANUP(buf_releasep) = BUF_INIT(KUBE_URL_MAX);
         int k;
 
-        if (!c || !name)
-                return -EINVAL;
-        k = kube__build_url(c, &url, r, ns, name, NULL);
+        k = object_url(c, &url, r, ns, name);
         if (k < 0)
                 return k;
         return kube__perform(c, "GET", buf_str(&url), NULL, NULL, ret_obj, reterr);
@@ -558,9 +565,7 @@ int kube_delete(struct kube_client *c, const struct gvr *r, const char *ns, cons
         AUTOFREE char *body = NULL;
         int k;
 
-        if (!c || !name)
-                return -EINVAL;
-        k = kube__build_url(c, &url, r, ns, name, NULL);
+        k = object_url(c, &url, r, ns, name);
         if (k < 0)
                 return k;
 

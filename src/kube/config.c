@@ -2,12 +2,12 @@
 #include "kube/config.h"
 
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <yaml.h>
 
+#include "util/base64.h"
 #include "util/file-util.h"
 #include "util/string-util.h"
 
@@ -74,37 +74,22 @@ static int read_cfg_file(const char *path, size_t max, char **ret, size_t *ret_l
         return r == -EFBIG ? -E2BIG : r;
 }
 
-static int b64_value(unsigned char c)
-{
-        if (c >= 'A' && c <= 'Z')
-                return c - 'A';
-        if (c >= 'a' && c <= 'z')
-                return c - 'a' + 26;
-        if (c >= '0' && c <= '9')
-                return c - '0' + 52;
-        if (c == '+' || c == '-')
-                return 62;
-        if (c == '/' || c == '_')
-                return 63;
-        return -1;
-}
-
-/* Decodes standard base64 (whitespace ignored, padding optional) into an owned, NUL-terminated
- * string. -EINVAL on invalid input or a decoded NUL byte (PEM and tokens are text). */
+/*
+ * Decodes kubeconfig base64 into an owned, NUL-terminated string: whitespace is ignored, padding
+ * is optional and the URL-safe letters '-' and '_' are accepted. The text is normalised to what
+ * util/base64 takes (standard alphabet, padded). -EINVAL on invalid input or a decoded NUL byte
+ * (PEM and tokens are text).
+ */
 static int base64_decode_text(const char *in, char **ret)
 {
-        size_t n = strlen(in);
-        AUTOFREE char *out = malloc(n / 4 * 3 + 4);
-        uint32_t acc = 0;
-        unsigned bits = 0, pad = 0;
-        size_t o = 0;
+        size_t n = strlen(in), o = 0, pad = 0, len = 0;
+        AUTOFREE char *norm = malloc(n + 4), *out = NULL;
+        int r;
 
-        if (!out)
+        if (!norm)
                 return -ENOMEM;
-
         for (size_t i = 0; i < n; i++) {
-                unsigned char c = (unsigned char)in[i];
-                int v;
+                char c = in[i];
 
                 if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
                         continue;
@@ -114,22 +99,22 @@ static int base64_decode_text(const char *in, char **ret)
                 }
                 if (pad > 0)
                         return -EINVAL; /* data after padding */
-                v = b64_value(c);
-                if (v < 0)
-                        return -EINVAL;
-                acc = (acc << 6) | (uint32_t)v;
-                bits += 6;
-                if (bits >= 8) {
-                        bits -= 8;
-                        out[o] = (char)((acc >> bits) & 0xff);
-                        if (out[o] == '\0')
-                                return -EINVAL;
-                        o++;
-                }
+                if (c == '-')
+                        c = '+'; /* the URL-safe alphabet */
+                else if (c == '_')
+                        c = '/';
+                norm[o++] = c;
         }
-        if (pad > 2 || bits >= 6)
+        if (pad > 2 || o % 4 == 1)
                 return -EINVAL;
-        out[o] = '\0';
+        while (o % 4 != 0)
+                norm[o++] = '=';
+        norm[o] = '\0';
+        r = base64_decode(norm, &out, &len);
+        if (r < 0)
+                return r;
+        if (strlen(out) != len)
+                return -EINVAL;
         *ret = TAKE_PTR(out);
         return 0;
 }

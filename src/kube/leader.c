@@ -129,6 +129,16 @@ static void note_leader(struct leader_elector *le, const char *holder)
                 le->opts.callbacks.on_new_leader(le->opts.callbacks.userdata, holder);
 }
 
+/* We wrote spec to the lease at now: it is what we observe, and we lead. Returns true. */
+static bool hold(struct leader_elector *le, json_t *spec, usec_t now)
+{
+        json_decref(le->observed);
+        le->observed = spec;
+        le->observed_time = now;
+        note_leader(le, le->identity);
+        return true;
+}
+
 /* One attempt (client-go tryAcquireOrRenew). Returns true when we hold the lease now. */
 static bool try_acquire_or_renew(struct leader_elector *le)
 {
@@ -152,11 +162,7 @@ static bool try_acquire_or_renew(struct leader_elector *le)
                                 "spec", spec);
                 if (!obj || kube_create(le->client, &lease_gvr, le->ns, obj, NULL, NULL, NULL) < 0)
                         return false;
-                json_decref(le->observed);
-                le->observed = TAKE_PTR(spec);
-                le->observed_time = now;
-                note_leader(le, le->identity);
-                return true;
+                return hold(le, TAKE_PTR(spec), now);
         }
         if (r < 0)
                 return false;
@@ -191,11 +197,7 @@ static bool try_acquire_or_renew(struct leader_elector *le)
         r = kube_update(le->client, &lease_gvr, le->ns, le->name, update, NULL, NULL, NULL);
         if (r < 0)
                 return false;
-        json_decref(le->observed);
-        le->observed = TAKE_PTR(spec);
-        le->observed_time = now;
-        note_leader(le, le->identity);
-        return true;
+        return hold(le, TAKE_PTR(spec), now);
 }
 
 static void release(struct leader_elector *le)

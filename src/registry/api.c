@@ -60,6 +60,8 @@ struct route_spec {
         enum reg_kind_id parent_kind; /* nested routes */
         bool honor_name;              /* nested lists that honour name/externalId */
         bool any_artifact;            /* the artifact union */
+        /* derived resources of an inference service: reg_is_model, reg_is_version */
+        int (*derive)(struct reg_db *db, int64_t id, struct reg_result *ret);
 };
 
 /* ---- responses ---- */
@@ -299,14 +301,24 @@ static int do_list(struct ctx *x, const struct route_spec *sp)
 
 /* ---- get / find ---- */
 
-static int do_get(struct ctx *x, const struct route_spec *sp)
+/* The kind of sp (NULL for the artifact union) into *ret_k and the path's {id} into *ret_id. */
+static int kind_and_id(struct ctx *x, const struct route_spec *sp, const struct reg_kind **ret_k,
+                       int64_t *ret_id)
 {
         const struct reg_kind *k = sp->any_artifact ? NULL : reg_kind(sp->kind);
+
+        *ret_k = k;
+        return path_id(x, "id", k ? k->word : "artifact", ret_id);
+}
+
+static int do_get(struct ctx *x, const struct route_spec *sp)
+{
+        const struct reg_kind *k = NULL;
         struct reg_result res;
         int64_t id = 0;
         int r;
 
-        r = path_id(x, "id", k ? k->word : "artifact", &id);
+        r = kind_and_id(x, sp, &k, &id);
         if (r >= 0)
                 r = reg_get(&x->db, k, id, &res);
         return r < 0 ? r : reply_result(x, 200, &res);
@@ -374,12 +386,12 @@ static int do_create(struct ctx *x, const struct route_spec *sp)
 static int do_patch(struct ctx *x, const struct route_spec *sp)
 {
         json_auto_t *body = NULL;
-        const struct reg_kind *k = sp->any_artifact ? NULL : reg_kind(sp->kind);
+        const struct reg_kind *k = NULL;
         struct reg_result res;
         int64_t id = 0;
         int r;
 
-        r = path_id(x, "id", k ? k->word : "artifact", &id);
+        r = kind_and_id(x, sp, &k, &id);
         if (r >= 0)
                 r = parse_body(x, &body);
         if (r >= 0)
@@ -421,29 +433,16 @@ static int do_upsert_artifact(struct ctx *x, const struct route_spec *sp)
 
 /* ---- derived resources of an inference service ---- */
 
-static int do_is_model(struct ctx *x, const struct route_spec *sp)
+/* GET /inference_services/{id}/model and .../version: sp->derive finds the entity. */
+static int do_is_derived(struct ctx *x, const struct route_spec *sp)
 {
         struct reg_result res;
         int64_t id = 0;
         int r;
 
-        (void)sp;
         r = path_id(x, "id", "inference service", &id);
         if (r >= 0)
-                r = reg_is_model(&x->db, id, &res);
-        return r < 0 ? r : reply_result(x, 200, &res);
-}
-
-static int do_is_version(struct ctx *x, const struct route_spec *sp)
-{
-        struct reg_result res;
-        int64_t id = 0;
-        int r;
-
-        (void)sp;
-        r = path_id(x, "id", "inference service", &id);
-        if (r >= 0)
-                r = reg_is_version(&x->db, id, &res);
+                r = sp->derive(&x->db, id, &res);
         return r < 0 ? r : reply_result(x, 200, &res);
 }
 
@@ -507,84 +506,57 @@ static int serve(void *userdata, struct http_req *req, struct http_resp *resp);
 
 #define SPEC(name, ...) static const struct route_spec name = { __VA_ARGS__ }
 
-/* registered models */
-SPEC(rm_list, .handler = do_list, .kind = REG_REGISTERED_MODEL, .op = OP_LIST);
-SPEC(rm_create, .handler = do_create, .kind = REG_REGISTERED_MODEL, .op = OP_CREATE,
-     .schema = REG_SCHEMA_CREATE);
-SPEC(rm_get, .handler = do_get, .kind = REG_REGISTERED_MODEL, .op = OP_GET);
-SPEC(rm_patch, .handler = do_patch, .kind = REG_REGISTERED_MODEL, .op = OP_PATCH);
-SPEC(rm_find, .handler = do_find, .kind = REG_REGISTERED_MODEL, .op = OP_FIND);
+/*
+ * The five routes every entity kind has: list, create, get, patch and find (by name or
+ * externalId). p is the spec prefix, k the kind, any whether it is the artifact union.
+ */
+#define CRUD_SPECS(p, k, any)                                                                     \
+        SPEC(p##_list, .handler = do_list, .kind = (k), .op = OP_LIST, .any_artifact = (any));    \
+        SPEC(p##_create, .handler = do_create, .kind = (k), .op = OP_CREATE,                      \
+             .schema = REG_SCHEMA_CREATE, .any_artifact = (any));                                 \
+        SPEC(p##_get, .handler = do_get, .kind = (k), .op = OP_GET, .any_artifact = (any));       \
+        SPEC(p##_patch, .handler = do_patch, .kind = (k), .op = OP_PATCH, .any_artifact = (any)); \
+        SPEC(p##_find, .handler = do_find, .kind = (k), .op = OP_FIND, .any_artifact = (any))
+
+/* Their paths: GET /<one> finds, /<one>s lists and creates, /<one>s/{id} gets and patches. */
+#define CRUD_ROUTES(one, p)                                                                   \
+        R("GET", one, p##_find), R("GET", one "s", p##_list), R("POST", one "s", p##_create), \
+                R("GET", one "s/{id}", p##_get), R("PATCH", one "s/{id}", p##_patch)
+
+CRUD_SPECS(rm, REG_REGISTERED_MODEL, false);
+CRUD_SPECS(mv, REG_MODEL_VERSION, false);
+CRUD_SPECS(art, REG_MODEL_ARTIFACT, true);
+CRUD_SPECS(ma, REG_MODEL_ARTIFACT, false);
+CRUD_SPECS(se, REG_SERVING_ENVIRONMENT, false);
+CRUD_SPECS(is, REG_INFERENCE_SERVICE, false);
+CRUD_SPECS(ex, REG_EXPERIMENT, false);
+CRUD_SPECS(er, REG_EXPERIMENT_RUN, false);
+
+/* nested routes and the inference-service links */
 SPEC(rm_versions, .handler = do_list, .kind = REG_MODEL_VERSION, .op = OP_LIST_NESTED,
      .parent_kind = REG_REGISTERED_MODEL, .honor_name = true);
 SPEC(rm_versions_create, .handler = do_create, .kind = REG_MODEL_VERSION, .op = OP_CREATE_NESTED,
      .schema = REG_SCHEMA_FULL, .parent_kind = REG_REGISTERED_MODEL);
-/* model versions */
-SPEC(mv_list, .handler = do_list, .kind = REG_MODEL_VERSION, .op = OP_LIST);
-SPEC(mv_create, .handler = do_create, .kind = REG_MODEL_VERSION, .op = OP_CREATE,
-     .schema = REG_SCHEMA_CREATE);
-SPEC(mv_get, .handler = do_get, .kind = REG_MODEL_VERSION, .op = OP_GET);
-SPEC(mv_patch, .handler = do_patch, .kind = REG_MODEL_VERSION, .op = OP_PATCH);
-SPEC(mv_find, .handler = do_find, .kind = REG_MODEL_VERSION, .op = OP_FIND);
 SPEC(mv_artifacts, .handler = do_list, .kind = REG_MODEL_ARTIFACT, .op = OP_LIST_NESTED,
      .parent_kind = REG_MODEL_VERSION, .honor_name = true, .any_artifact = true);
 SPEC(mv_artifacts_upsert, .handler = do_upsert_artifact, .kind = REG_MODEL_ARTIFACT,
      .op = OP_CREATE_NESTED, .parent_kind = REG_MODEL_VERSION, .any_artifact = true);
-/* artifacts */
-SPEC(art_list, .handler = do_list, .kind = REG_MODEL_ARTIFACT, .op = OP_LIST, .any_artifact = true);
-SPEC(art_create, .handler = do_create, .kind = REG_MODEL_ARTIFACT, .op = OP_CREATE,
-     .schema = REG_SCHEMA_CREATE, .any_artifact = true);
-SPEC(art_get, .handler = do_get, .kind = REG_MODEL_ARTIFACT, .op = OP_GET, .any_artifact = true);
-SPEC(art_patch, .handler = do_patch, .kind = REG_MODEL_ARTIFACT, .op = OP_PATCH,
-     .any_artifact = true);
-SPEC(art_find, .handler = do_find, .kind = REG_MODEL_ARTIFACT, .op = OP_FIND, .any_artifact = true);
-SPEC(ma_list, .handler = do_list, .kind = REG_MODEL_ARTIFACT, .op = OP_LIST);
-SPEC(ma_create, .handler = do_create, .kind = REG_MODEL_ARTIFACT, .op = OP_CREATE,
-     .schema = REG_SCHEMA_CREATE);
-SPEC(ma_get, .handler = do_get, .kind = REG_MODEL_ARTIFACT, .op = OP_GET);
-SPEC(ma_patch, .handler = do_patch, .kind = REG_MODEL_ARTIFACT, .op = OP_PATCH);
-SPEC(ma_find, .handler = do_find, .kind = REG_MODEL_ARTIFACT, .op = OP_FIND);
-/* serving environments */
-SPEC(se_list, .handler = do_list, .kind = REG_SERVING_ENVIRONMENT, .op = OP_LIST);
-SPEC(se_create, .handler = do_create, .kind = REG_SERVING_ENVIRONMENT, .op = OP_CREATE,
-     .schema = REG_SCHEMA_CREATE);
-SPEC(se_get, .handler = do_get, .kind = REG_SERVING_ENVIRONMENT, .op = OP_GET);
-SPEC(se_patch, .handler = do_patch, .kind = REG_SERVING_ENVIRONMENT, .op = OP_PATCH);
-SPEC(se_find, .handler = do_find, .kind = REG_SERVING_ENVIRONMENT, .op = OP_FIND);
 SPEC(se_isvcs, .handler = do_list, .kind = REG_INFERENCE_SERVICE, .op = OP_LIST_NESTED,
      .parent_kind = REG_SERVING_ENVIRONMENT);
 SPEC(se_isvcs_create, .handler = do_create, .kind = REG_INFERENCE_SERVICE, .op = OP_CREATE_NESTED,
      .schema = REG_SCHEMA_CREATE, .parent_kind = REG_SERVING_ENVIRONMENT);
-/* inference services */
-SPEC(is_list, .handler = do_list, .kind = REG_INFERENCE_SERVICE, .op = OP_LIST);
-SPEC(is_create, .handler = do_create, .kind = REG_INFERENCE_SERVICE, .op = OP_CREATE,
-     .schema = REG_SCHEMA_CREATE);
-SPEC(is_get, .handler = do_get, .kind = REG_INFERENCE_SERVICE, .op = OP_GET);
-SPEC(is_patch, .handler = do_patch, .kind = REG_INFERENCE_SERVICE, .op = OP_PATCH);
-SPEC(is_find, .handler = do_find, .kind = REG_INFERENCE_SERVICE, .op = OP_FIND);
-SPEC(is_model, .handler = do_is_model, .kind = REG_INFERENCE_SERVICE, .op = OP_GET);
-SPEC(is_version, .handler = do_is_version, .kind = REG_INFERENCE_SERVICE, .op = OP_GET);
+SPEC(is_model, .handler = do_is_derived, .kind = REG_INFERENCE_SERVICE, .op = OP_GET,
+     .derive = reg_is_model);
+SPEC(is_version, .handler = do_is_derived, .kind = REG_INFERENCE_SERVICE, .op = OP_GET,
+     .derive = reg_is_version);
 SPEC(is_serves, .handler = do_list, .kind = REG_SERVE_MODEL, .op = OP_LIST_NESTED,
      .parent_kind = REG_INFERENCE_SERVICE);
 SPEC(is_serves_create, .handler = do_create, .kind = REG_SERVE_MODEL, .op = OP_CREATE,
      .schema = REG_SCHEMA_CREATE, .parent_kind = REG_INFERENCE_SERVICE);
-/* experiments */
-SPEC(ex_list, .handler = do_list, .kind = REG_EXPERIMENT, .op = OP_LIST);
-SPEC(ex_create, .handler = do_create, .kind = REG_EXPERIMENT, .op = OP_CREATE,
-     .schema = REG_SCHEMA_CREATE);
-SPEC(ex_get, .handler = do_get, .kind = REG_EXPERIMENT, .op = OP_GET);
-SPEC(ex_patch, .handler = do_patch, .kind = REG_EXPERIMENT, .op = OP_PATCH);
-SPEC(ex_find, .handler = do_find, .kind = REG_EXPERIMENT, .op = OP_FIND);
 SPEC(ex_runs, .handler = do_list, .kind = REG_EXPERIMENT_RUN, .op = OP_LIST_NESTED,
      .parent_kind = REG_EXPERIMENT);
 SPEC(ex_runs_create, .handler = do_create, .kind = REG_EXPERIMENT_RUN, .op = OP_CREATE_NESTED,
      .schema = REG_SCHEMA_FULL, .parent_kind = REG_EXPERIMENT);
-/* experiment runs */
-SPEC(er_list, .handler = do_list, .kind = REG_EXPERIMENT_RUN, .op = OP_LIST);
-SPEC(er_create, .handler = do_create, .kind = REG_EXPERIMENT_RUN, .op = OP_CREATE,
-     .schema = REG_SCHEMA_CREATE);
-SPEC(er_get, .handler = do_get, .kind = REG_EXPERIMENT_RUN, .op = OP_GET);
-SPEC(er_patch, .handler = do_patch, .kind = REG_EXPERIMENT_RUN, .op = OP_PATCH);
-SPEC(er_find, .handler = do_find, .kind = REG_EXPERIMENT_RUN, .op = OP_FIND);
 SPEC(er_artifacts, .handler = do_list, .kind = REG_MODEL_ARTIFACT, .op = OP_LIST_NESTED,
      .parent_kind = REG_EXPERIMENT_RUN, .any_artifact = true);
 SPEC(er_artifacts_upsert, .handler = do_upsert_artifact, .kind = REG_MODEL_ARTIFACT,
@@ -593,61 +565,30 @@ SPEC(er_history, .handler = do_metric_history, .kind = REG_METRIC_HISTORY, .op =
      .parent_kind = REG_EXPERIMENT_RUN);
 SPEC(er_history_all, .handler = do_metric_history, .kind = REG_METRIC_HISTORY, .op = OP_LIST);
 
+/* First match wins: /experiment_runs/metric_history stays before /experiment_runs/{id}. */
 static const struct http_route routes[] = {
-        R("GET", "/artifact", art_find),
-        R("GET", "/artifacts", art_list),
-        R("POST", "/artifacts", art_create),
-        R("GET", "/artifacts/{id}", art_get),
-        R("PATCH", "/artifacts/{id}", art_patch),
-        R("GET", "/experiment", ex_find),
-        R("GET", "/experiment_run", er_find),
-        R("GET", "/experiment_runs", er_list),
-        R("POST", "/experiment_runs", er_create),
+        CRUD_ROUTES("/artifact", art),
+        CRUD_ROUTES("/experiment", ex),
+        R("GET", "/experiments/{id}/experiment_runs", ex_runs),
+        R("POST", "/experiments/{id}/experiment_runs", ex_runs_create),
         R("GET", "/experiment_runs/metric_history", er_history_all),
-        R("GET", "/experiment_runs/{id}", er_get),
-        R("PATCH", "/experiment_runs/{id}", er_patch),
+        CRUD_ROUTES("/experiment_run", er),
         R("GET", "/experiment_runs/{id}/artifacts", er_artifacts),
         R("POST", "/experiment_runs/{id}/artifacts", er_artifacts_upsert),
         R("GET", "/experiment_runs/{id}/metric_history", er_history),
-        R("GET", "/experiments", ex_list),
-        R("POST", "/experiments", ex_create),
-        R("GET", "/experiments/{id}", ex_get),
-        R("PATCH", "/experiments/{id}", ex_patch),
-        R("GET", "/experiments/{id}/experiment_runs", ex_runs),
-        R("POST", "/experiments/{id}/experiment_runs", ex_runs_create),
-        R("GET", "/inference_service", is_find),
-        R("GET", "/inference_services", is_list),
-        R("POST", "/inference_services", is_create),
-        R("GET", "/inference_services/{id}", is_get),
-        R("PATCH", "/inference_services/{id}", is_patch),
+        CRUD_ROUTES("/inference_service", is),
         R("GET", "/inference_services/{id}/model", is_model),
         R("GET", "/inference_services/{id}/serves", is_serves),
         R("POST", "/inference_services/{id}/serves", is_serves_create),
         R("GET", "/inference_services/{id}/version", is_version),
-        R("GET", "/model_artifact", ma_find),
-        R("GET", "/model_artifacts", ma_list),
-        R("POST", "/model_artifacts", ma_create),
-        R("GET", "/model_artifacts/{id}", ma_get),
-        R("PATCH", "/model_artifacts/{id}", ma_patch),
-        R("GET", "/model_version", mv_find),
-        R("GET", "/model_versions", mv_list),
-        R("POST", "/model_versions", mv_create),
-        R("GET", "/model_versions/{id}", mv_get),
-        R("PATCH", "/model_versions/{id}", mv_patch),
+        CRUD_ROUTES("/model_artifact", ma),
+        CRUD_ROUTES("/model_version", mv),
         R("GET", "/model_versions/{id}/artifacts", mv_artifacts),
         R("POST", "/model_versions/{id}/artifacts", mv_artifacts_upsert),
-        R("GET", "/registered_model", rm_find),
-        R("GET", "/registered_models", rm_list),
-        R("POST", "/registered_models", rm_create),
-        R("GET", "/registered_models/{id}", rm_get),
-        R("PATCH", "/registered_models/{id}", rm_patch),
+        CRUD_ROUTES("/registered_model", rm),
         R("GET", "/registered_models/{id}/versions", rm_versions),
         R("POST", "/registered_models/{id}/versions", rm_versions_create),
-        R("GET", "/serving_environment", se_find),
-        R("GET", "/serving_environments", se_list),
-        R("POST", "/serving_environments", se_create),
-        R("GET", "/serving_environments/{id}", se_get),
-        R("PATCH", "/serving_environments/{id}", se_patch),
+        CRUD_ROUTES("/serving_environment", se),
         R("GET", "/serving_environments/{id}/inference_services", se_isvcs),
         R("POST", "/serving_environments/{id}/inference_services", se_isvcs_create),
 };

@@ -279,13 +279,34 @@ static int status_build(const struct trained_model *tm, const struct conditions 
         return 0;
 }
 
+/*
+ * Adds the ownerReferences for (isvc, uid) to changes (taken over) when they differ, and stores
+ * the metadata patch in p when anything is to change.
+ */
+static int plan_refs_and_patch(const struct trained_model *tm, json_t *changes_in, const char *isvc,
+                               const char *uid, struct tm_plan *p)
+{
+        json_auto_t *changes = changes_in, *refs = NULL;
+        bool refs_changed = false;
+
+        refs = owner_refs_desired(tm->owner_references, isvc, uid, &refs_changed);
+        if (!refs)
+                return -ENOMEM;
+        if (refs_changed && json_object_set(changes, "ownerReferences", refs) < 0)
+                return -ENOMEM;
+        if (json_object_size(changes) > 0) {
+                p->metadata_patch = metadata_patch_new(TAKE_PTR(changes), tm->resource_version);
+                if (!p->metadata_patch)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 static int plan_metadata(const struct trained_model *tm, const char *isvc, const char *uid,
                          bool admitted, struct tm_plan *p)
 {
         json_auto_t *changes = json_object(), *labels = json_object();
-        json_auto_t *refs = NULL;
         const char *cur;
-        bool refs_changed = false;
 
         if (!changes || !labels)
                 return -ENOMEM;
@@ -307,18 +328,7 @@ static int plan_metadata(const struct trained_model *tm, const char *isvc, const
             json_object_set_new(changes, "finalizers", finalizers_with(tm->finalizers)) < 0)
                 return -ENOMEM;
 
-        refs = owner_refs_desired(tm->owner_references, isvc, uid, &refs_changed);
-        if (!refs)
-                return -ENOMEM;
-        if (refs_changed && json_object_set(changes, "ownerReferences", refs) < 0)
-                return -ENOMEM;
-
-        if (json_object_size(changes) > 0) {
-                p->metadata_patch = metadata_patch_new(TAKE_PTR(changes), tm->resource_version);
-                if (!p->metadata_patch)
-                        return -ENOMEM;
-        }
-        return 0;
+        return plan_refs_and_patch(tm, TAKE_PTR(changes), isvc, uid, p);
 }
 
 static int plan_finalizer_removal(const struct trained_model *tm, struct tm_plan *p)
@@ -812,8 +822,7 @@ static inline void tm_plan_releasep(struct tm_plan *p)
 /* Labels and ownerReferences of a model that has no parent to belong to. */
 static int orphan_metadata(const struct trained_model *tm, struct tm_plan *p)
 {
-        json_auto_t *changes = json_object(), *labels = json_object(), *refs = NULL;
-        bool refs_changed = false;
+        json_auto_t *changes = json_object(), *labels = json_object();
 
         if (!changes || !labels)
                 return -ENOMEM;
@@ -825,17 +834,7 @@ static int orphan_metadata(const struct trained_model *tm, struct tm_plan *p)
                 return -ENOMEM;
         if (json_object_size(labels) > 0 && json_object_set(changes, "labels", labels) < 0)
                 return -ENOMEM;
-        refs = owner_refs_desired(tm->owner_references, "", NULL, &refs_changed);
-        if (!refs)
-                return -ENOMEM;
-        if (refs_changed && json_object_set(changes, "ownerReferences", refs) < 0)
-                return -ENOMEM;
-        if (json_object_size(changes) > 0) {
-                p->metadata_patch = metadata_patch_new(TAKE_PTR(changes), tm->resource_version);
-                if (!p->metadata_patch)
-                        return -ENOMEM;
-        }
-        return 0;
+        return plan_refs_and_patch(tm, TAKE_PTR(changes), "", NULL, p);
 }
 
 int tm_plan_orphan(const json_t *obj, usec_t now, struct tm_plan *ret)

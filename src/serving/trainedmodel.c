@@ -16,20 +16,10 @@ struct tm_fields {
         json_t *memory;
 };
 
-static int dispatch_borrow(const char *name, json_t *v, void *ret, struct json_dispatch_error *e)
-{
-        json_t **j = ret;
-
-        (void)name;
-        (void)e;
-        *j = v;
-        return 0;
-}
-
 static const struct json_field spec_fields[] = {
         { "inferenceService", JSON_STRING, json_dispatch_const_string,
           offsetof(struct tm_fields, isvc), JSON_MANDATORY },
-        { "model", JSON_OBJECT, dispatch_borrow, offsetof(struct tm_fields, model),
+        { "model", JSON_OBJECT, json_dispatch_borrow, offsetof(struct tm_fields, model),
           JSON_MANDATORY },
         { 0 },
 };
@@ -39,7 +29,7 @@ static const struct json_field model_fields[] = {
           offsetof(struct tm_fields, storage_uri), JSON_MANDATORY },
         { "framework", JSON_STRING, json_dispatch_const_string,
           offsetof(struct tm_fields, framework), JSON_MANDATORY },
-        { "memory", JSON_ANY_TYPE, dispatch_borrow, offsetof(struct tm_fields, memory),
+        { "memory", JSON_ANY_TYPE, json_dispatch_borrow, offsetof(struct tm_fields, memory),
           JSON_MANDATORY },
         { 0 },
 };

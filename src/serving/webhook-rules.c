@@ -19,38 +19,30 @@ struct tm_view {
         json_t *memory;
 };
 
-static int dispatch_borrow(const char *name, json_t *v, void *ret, struct json_dispatch_error *e)
-{
-        json_t **j = ret;
-
-        (void)name;
-        (void)e;
-        *j = v;
-        return 0;
-}
-
 static const struct json_field root_fields[] = {
-        { "spec", JSON_OBJECT, dispatch_borrow, offsetof(struct tm_view, spec), JSON_NULLABLE },
+        { "spec", JSON_OBJECT, json_dispatch_borrow, offsetof(struct tm_view, spec),
+          JSON_NULLABLE },
         { 0 },
 };
 
 static const struct json_field metadata_fields[] = {
         { "name", JSON_STRING, json_dispatch_const_string, offsetof(struct tm_view, name),
           JSON_NULLABLE },
-        { "deletionTimestamp", JSON_ANY_TYPE, dispatch_borrow,
+        { "deletionTimestamp", JSON_ANY_TYPE, json_dispatch_borrow,
           offsetof(struct tm_view, deletion_timestamp), JSON_NULLABLE },
         { 0 },
 };
 
 static const struct json_field spec_fields[] = {
-        { "model", JSON_OBJECT, dispatch_borrow, offsetof(struct tm_view, model), JSON_NULLABLE },
+        { "model", JSON_OBJECT, json_dispatch_borrow, offsetof(struct tm_view, model),
+          JSON_NULLABLE },
         { 0 },
 };
 
 static const struct json_field model_fields[] = {
         { "storageUri", JSON_STRING, json_dispatch_const_string,
           offsetof(struct tm_view, storage_uri), JSON_NULLABLE },
-        { "memory", JSON_ANY_TYPE, dispatch_borrow, offsetof(struct tm_view, memory),
+        { "memory", JSON_ANY_TYPE, json_dispatch_borrow, offsetof(struct tm_view, memory),
           JSON_NULLABLE },
         { 0 },
 };

@@ -11,6 +11,16 @@ const char *const store_sql_sqlite_analyze[] = {
         NULL,
 };
 
+/* The indexes of the entity table in 0001, the same statements for both engines. */
+#define ENTITY_INDEXES_0001                                                            \
+        "CREATE UNIQUE INDEX entity_name ON entity (type, scope, name)",               \
+                "CREATE UNIQUE INDEX entity_external_id ON entity (grp, external_id)", \
+                "CREATE INDEX entity_type_id ON entity (type, id)",                    \
+                "CREATE INDEX entity_type_create ON entity (type, create_ms, id)",     \
+                "CREATE INDEX entity_type_update ON entity (type, update_ms, id)",     \
+                "CREATE INDEX entity_parent ON entity (parent_id, type, id)",          \
+                "CREATE INDEX entity_type_name ON entity (type, name)"
+
 /* ---- SQLite ---- */
 
 static const char *const sqlite_0001[] = {
@@ -27,13 +37,7 @@ static const char *const sqlite_0001[] = {
         " create_ms INTEGER NOT NULL,"
         " update_ms INTEGER NOT NULL,"
         " PRIMARY KEY (grp, id))",
-        "CREATE UNIQUE INDEX entity_name ON entity (type, scope, name)",
-        "CREATE UNIQUE INDEX entity_external_id ON entity (grp, external_id)",
-        "CREATE INDEX entity_type_id ON entity (type, id)",
-        "CREATE INDEX entity_type_create ON entity (type, create_ms, id)",
-        "CREATE INDEX entity_type_update ON entity (type, update_ms, id)",
-        "CREATE INDEX entity_parent ON entity (parent_id, type, id)",
-        "CREATE INDEX entity_type_name ON entity (type, name)",
+        ENTITY_INDEXES_0001,
         "CREATE TABLE property ("
         " grp INTEGER NOT NULL,"
         " entity_id INTEGER NOT NULL,"
@@ -92,13 +96,7 @@ static const char *const pg_0001[] = {
         " create_ms BIGINT NOT NULL,"
         " update_ms BIGINT NOT NULL,"
         " PRIMARY KEY (grp, id))",
-        "CREATE UNIQUE INDEX entity_name ON entity (type, scope, name)",
-        "CREATE UNIQUE INDEX entity_external_id ON entity (grp, external_id)",
-        "CREATE INDEX entity_type_id ON entity (type, id)",
-        "CREATE INDEX entity_type_create ON entity (type, create_ms, id)",
-        "CREATE INDEX entity_type_update ON entity (type, update_ms, id)",
-        "CREATE INDEX entity_parent ON entity (parent_id, type, id)",
-        "CREATE INDEX entity_type_name ON entity (type, name)",
+        ENTITY_INDEXES_0001,
         "CREATE TABLE property ("
         " grp INTEGER NOT NULL,"
         " entity_id BIGINT NOT NULL,"
