@@ -19,17 +19,17 @@
 #include "http/http1.h"
 #include "util/time-util.h"
 
-#define LOOPS_MAX       64U
-#define EVENTS_MAX      64
-#define ACCEPT_BURST    64
-#define TICK_MS         250
-#define READ_CHUNK      ((size_t)16 * 1024)
-#define IN_MAX          (HTTP1_HEAD_MAX + READ_CHUNK)
-#define DRAIN_USEC      (2 * USEC_PER_SEC) /* reading after a refusal, so the answer is not reset */
-#define OUT_HEAD_MAX    ((size_t)64 * 1024)
-#define LISTEN_BACKLOG  1024
-#define EV_LISTEN       ((void *)1)
-#define EV_STOP         ((void *)2)
+#define LOOPS_MAX      64U
+#define EVENTS_MAX     64
+#define ACCEPT_BURST   64
+#define TICK_MS        250
+#define READ_CHUNK     ((size_t)16 * 1024)
+#define IN_MAX         (HTTP1_HEAD_MAX + READ_CHUNK)
+#define DRAIN_USEC     (2 * USEC_PER_SEC) /* reading after a refusal, so the answer is not reset */
+#define OUT_HEAD_MAX   ((size_t)64 * 1024)
+#define LISTEN_BACKLOG 1024
+#define EV_LISTEN      ((void *)1)
+#define EV_STOP        ((void *)2)
 
 struct loop;
 
@@ -46,8 +46,8 @@ struct conn {
         size_t out_off;
         struct http1_stream st;
         struct http_engine_req req;
-        char *arena;   /* the strings of req */
-        bool busy;     /* a head has arrived; its answer is not written yet (under lock) */
+        char *arena; /* the strings of req */
+        bool busy;   /* a head has arrived; its answer is not written yet (under lock) */
         bool too_large;
         uint64_t received;
         bool closing;  /* close once out is written */
@@ -239,10 +239,17 @@ static const char *reason(unsigned status)
                 unsigned status;
                 const char *text;
         } table[] = {
-                { 100, "Continue" },      { 200, "OK" },           { 201, "Created" },
-                { 202, "Accepted" },      { 204, "No Content" },   { 301, "Moved Permanently" },
-                { 302, "Found" },         { 303, "See Other" },    { 304, "Not Modified" },
-                { 307, "Temporary Redirect" }, { 308, "Permanent Redirect" },
+                { 100, "Continue" },
+                { 200, "OK" },
+                { 201, "Created" },
+                { 202, "Accepted" },
+                { 204, "No Content" },
+                { 301, "Moved Permanently" },
+                { 302, "Found" },
+                { 303, "See Other" },
+                { 304, "Not Modified" },
+                { 307, "Temporary Redirect" },
+                { 308, "Permanent Redirect" },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(table); i++)
@@ -531,7 +538,8 @@ static void conn_event(struct loop *l, struct conn *c, uint32_t events)
 static void refuse_at_accept(struct http_engine *e, int fd, const char *msg)
 {
         struct http_resp resp = { .status = 503, .body = BUF_INIT(HTTP_RESPONSE_MAX) };
-        struct conn tmp = { .fd = fd, .out = BUF_INIT(OUT_HEAD_MAX + HTTP_RESPONSE_MAX),
+        struct conn tmp = { .fd = fd,
+                            .out = BUF_INIT(OUT_HEAD_MAX + HTTP_RESPONSE_MAX),
                             .req = { .version_minor = 1 } };
 
         e->cfg.refuse(e->cfg.userdata, 503, msg, &resp);
@@ -670,8 +678,8 @@ static int listen_socket(const struct http_engine_config *cfg, int *ret_fd, uint
         if (fd < 0)
                 return -errno;
         (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-        if (bind(fd, (struct sockaddr *)&ss, v6 ? sizeof(struct sockaddr_in6)
-                                                : sizeof(struct sockaddr_in)) < 0 ||
+        if (bind(fd, (struct sockaddr *)&ss,
+                 v6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in)) < 0 ||
             listen(fd, LISTEN_BACKLOG) < 0 || getsockname(fd, (struct sockaddr *)&ss, &len) < 0) {
                 int r = -errno;
 

@@ -31,8 +31,8 @@ struct http_engine;
 
 /* One complete request, borrowed for the duration of the serve call. */
 struct http_engine_req {
-        const char *method; /* NUL-terminated */
-        const char *target; /* the raw request target, NUL-terminated */
+        const char *method;  /* NUL-terminated */
+        const char *target;  /* the raw request target, NUL-terminated */
         const char **fields; /* 2 * n_fields: name, value, ... (values without surrounding space) */
         size_t n_fields;
         unsigned version_minor;
@@ -53,7 +53,8 @@ struct http_engine_config {
         /* Answers one request into resp (status, body, headers); called on a loop thread. */
         void (*serve)(void *userdata, struct http_engine_req *req, struct http_resp *resp);
         /* Fills resp with a refusal's body; thread-safe. */
-        void (*refuse)(void *userdata, unsigned status, const char *message, struct http_resp *resp);
+        void (*refuse)(void *userdata, unsigned status, const char *message,
+                       struct http_resp *resp);
         void *userdata;
 };
 

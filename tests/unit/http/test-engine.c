@@ -74,8 +74,8 @@ static void send_all(int fd, const char *data)
 
 struct reply {
         char raw[8192];
-        size_t len;  /* bytes of raw */
-        size_t used; /* bytes of raw that earlier responses took */
+        size_t len;      /* bytes of raw */
+        size_t used;     /* bytes of raw that earlier responses took */
         char body[4096]; /* the last response's body, NUL-terminated */
 };
 
