@@ -313,8 +313,8 @@ static enum http1_state parse_field_line(struct http1_head *h, const char *line,
                 return HEAD_REFUSE(h, 431, "over %zu header fields", h->limits.fields_max);
         h->field_bytes += nlen + vlen;
         if (h->field_bytes > h->limits.field_bytes_max)
-                return HEAD_REFUSE(h, 431, "header fields over %zu bytes",
-                                   h->limits.field_bytes_max);
+                return HEAD_REFUSE(h, 431, "header fields over %zu KiB (%zu bytes)",
+                                   h->limits.field_bytes_max / 1024, h->limits.field_bytes_max);
         return on_field(h, line, nlen, line + voff, vlen);
 }
 

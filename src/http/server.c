@@ -28,6 +28,7 @@
 #include <gnutls/gnutls.h>
 #include <microhttpd.h>
 
+#include "http/engine.h"
 #include "http/errors.h"
 #include "http/router.h"
 #include "util/file-util.h"
@@ -109,6 +110,7 @@ struct sock_ctx {
 
 struct http_server {
         struct MHD_Daemon *daemon;
+        struct http_engine *engine;    /* instead of daemon: the own engine (plain HTTP) */
         struct http_server_config cfg; /* address, PEM and path pointers are not used after start */
         uint16_t port;
         struct tls_source *tls; /* owned; NULL unless TLS from files */
@@ -138,6 +140,7 @@ struct http_arg {
  */
 struct conn_state {
         struct http_req req;
+        const struct http_engine_req *ereq; /* the own engine's request, else NULL */
         const char *version_at; /* where the HTTP version must start if the target has no NUL */
         unsigned refuse;        /* status decided from the raw target, 0 when it is fine */
         const char *refuse_msg;
@@ -167,7 +170,23 @@ const char *http_req_query(const struct http_req *req, const char *key)
 
 const char *http_req_header(const struct http_req *req, const char *name)
 {
-        return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+        const struct conn_state *st = req_state(req);
+
+        if (st->ereq)
+                return http_engine_req_field(st->ereq, name);
+        return req->conn ? MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name) : NULL;
+}
+
+const struct sockaddr *http_req_client_address(const struct http_req *req)
+{
+        const struct conn_state *st = req_state(req);
+        const union MHD_ConnectionInfo *ci;
+
+        if (st->ereq)
+                return st->ereq->peer;
+        ci = req->conn ? MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS)
+                       : NULL;
+        return ci ? ci->client_addr : NULL;
 }
 
 int http_req_query_foreach(const struct http_req *req,
@@ -287,19 +306,25 @@ static json_t *error_json(const struct http_server *s, unsigned status, const ch
  * The one writer of the refusals the server sends itself, in the server's error shape. The 413
  * keeps a caller-provided body (too_large_json) so that an API can keep its own shape.
  */
+static void error_resp(const struct http_server *s, unsigned status, const char *msg,
+                       struct http_resp *resp)
+{
+        if (status == MHD_HTTP_CONTENT_TOO_LARGE && s->cfg.too_large_json)
+                http_resp_set_text(resp, status, NULL, s->cfg.too_large_json);
+        else
+                http_resp_set_json(resp, status, error_json(s, status, msg));
+        /* a refused request may have left a body unread: never reuse the connection */
+        if (status != 200 && http_resp_add_header(resp, MHD_HTTP_HEADER_CONNECTION, "close") < 0)
+                resp->status = 500;
+}
+
 static enum MHD_Result send_error(const struct http_server *s, struct MHD_Connection *conn,
                                   unsigned status, const char *msg)
 {
         struct http_resp resp = { .status = status, .body = BUF_INIT(HTTP_RESPONSE_MAX) };
         enum MHD_Result r;
 
-        if (status == MHD_HTTP_CONTENT_TOO_LARGE && s->cfg.too_large_json)
-                http_resp_set_text(&resp, status, NULL, s->cfg.too_large_json);
-        else
-                http_resp_set_json(&resp, status, error_json(s, status, msg));
-        /* a refused request may have left a body unread: never reuse the connection */
-        if (status != 200 && http_resp_add_header(&resp, MHD_HTTP_HEADER_CONNECTION, "close") < 0)
-                resp.status = 500;
+        error_resp(s, status, msg, &resp);
         r = send_resp(conn, &resp);
         resp_release(&resp);
         return r;
@@ -537,31 +562,38 @@ struct args_ctx {
         int r;
 };
 
+/* Decodes one query argument into st->args (value NULL for a key without '='). */
+static int add_arg(struct conn_state *st, const char *key, const char *value)
+{
+        struct http_arg *arg;
+        int r;
+
+        if (st->n_args >= HTTP_QUERY_PARAMS_MAX)
+                return -E2BIG;
+        arg = &st->args[st->n_args];
+        r = decode_utf8(key, &arg->key);
+        if (r < 0)
+                return r;
+        if (value) {
+                r = decode_utf8(value, &arg->value);
+                if (r < 0) {
+                        free(arg->key);
+                        arg->key = NULL;
+                        return r;
+                }
+        }
+        st->n_args++;
+        return 0;
+}
+
 static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
                                    const char *value)
 {
         struct args_ctx *a = cls;
-        struct conn_state *st = a->st;
-        struct http_arg *arg;
 
         (void)kind;
-        if (st->n_args >= HTTP_QUERY_PARAMS_MAX) {
-                a->r = -E2BIG;
-                return MHD_NO;
-        }
-        arg = &st->args[st->n_args];
-        a->r = decode_utf8(key, &arg->key);
-        if (a->r < 0)
-                return MHD_NO;
-        if (value) {
-                a->r = decode_utf8(value, &arg->value);
-                if (a->r < 0) {
-                        free(arg->key);
-                        return MHD_NO;
-                }
-        }
-        st->n_args++;
-        return MHD_YES;
+        a->r = add_arg(a->st, key, value);
+        return a->r < 0 ? MHD_NO : MHD_YES;
 }
 
 static void args_release(struct conn_state *st)
@@ -575,6 +607,18 @@ static void args_release(struct conn_state *st)
         st->n_args = 0;
 }
 
+/* The status and message of add_arg()'s error r (0 for none). */
+static unsigned query_status(int r, const char **msg)
+{
+        if (r >= 0)
+                return 0;
+        *msg = r == -ENOMEM   ? "out of memory"
+               : r == -E2BIG  ? "more than 256 query parameters"
+               : r == -EILSEQ ? "query parameter is not UTF-8 once percent-decoded"
+                              : "query parameter has a bad percent-escape or %00";
+        return r == -ENOMEM ? 500 : r == -E2BIG ? 414 : 400;
+}
+
 /* Decodes the query arguments once into st->args. Returns 0 or the status to refuse with. */
 static unsigned check_query(struct conn_state *st, struct MHD_Connection *conn, const char **msg)
 {
@@ -586,14 +630,7 @@ static unsigned check_query(struct conn_state *st, struct MHD_Connection *conn, 
                 return 500;
         }
         (void)MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_arg, &a);
-        if (a.r < 0) {
-                *msg = a.r == -ENOMEM   ? "out of memory"
-                       : a.r == -E2BIG  ? "more than 256 query parameters"
-                       : a.r == -EILSEQ ? "query parameter is not UTF-8 once percent-decoded"
-                                        : "query parameter has a bad percent-escape or %00";
-                return a.r == -ENOMEM ? 500 : a.r == -E2BIG ? 414 : 400;
-        }
-        return 0;
+        return query_status(a.r, msg);
 }
 
 /*
@@ -717,6 +754,152 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         args_release(st);
         free(st);
         *con_cls = NULL;
+}
+
+/* ---- the own engine (http/engine.c): the same checks and request state as above ---- */
+
+static void engine_refuse(void *userdata, unsigned status, const char *message,
+                          struct http_resp *resp)
+{
+        error_resp(userdata, status, message, resp);
+}
+
+/* Form encoding's '+' is a space in query arguments (as libmicrohttpd has it), then decoded. */
+static int engine_add_arg(struct conn_state *st, char *piece)
+{
+        char *eq = strchr(piece, '=');
+
+        for (char *p = piece; *p; p++)
+                if (*p == '+')
+                        *p = ' ';
+        if (eq)
+                *eq = '\0';
+        return add_arg(st, piece, eq ? eq + 1 : NULL);
+}
+
+/* The query after '?' into st->args (copied: split in place). Returns 0 or a status. */
+static unsigned engine_query(struct conn_state *st, const char *query, const char **msg)
+{
+        AUTOFREE char *copy = strdup(query);
+        size_t params = 1;
+
+        if (!copy) {
+                *msg = "out of memory";
+                return 500;
+        }
+        for (const char *p = query; (p = strchr(p, '&')); p++)
+                params++;
+        if (params > HTTP_QUERY_PARAMS_MAX) {
+                *msg = "more than 256 query parameters";
+                return 414;
+        }
+        st->args = calloc(HTTP_QUERY_PARAMS_MAX, sizeof(*st->args));
+        if (!st->args) {
+                *msg = "out of memory";
+                return 500;
+        }
+        for (char *piece = copy; piece;) {
+                char *amp = strchr(piece, '&');
+                unsigned status;
+
+                if (amp)
+                        *amp = '\0';
+                status = *piece ? query_status(engine_add_arg(st, piece), msg) : 0;
+                if (status)
+                        return status;
+                piece = amp ? amp + 1 : NULL;
+        }
+        return 0;
+}
+
+/* The target's path (into *ret_path, owned) and query; the libmicrohttpd path's checks. */
+static unsigned engine_target(struct conn_state *st, const char *target, char **ret_path,
+                              const char **msg)
+{
+        const char *q = strchr(target, '?');
+        size_t path_len = q ? (size_t)(q - target) : strlen(target);
+        char *decoded = NULL;
+        int r;
+
+        if (target[0] != '/') {
+                *msg = "request target is not a path (origin form, RFC 9112 section 3.2.1)";
+                return 400;
+        }
+        if (path_len > HTTP_PATH_MAX) {
+                *msg = "request path longer than 2048 bytes";
+                return 414;
+        }
+        *ret_path = strndup(target, path_len);
+        if (!*ret_path) {
+                *msg = "out of memory";
+                return 500;
+        }
+        r = decode_utf8(*ret_path, &decoded);
+        free(decoded);
+        if (r < 0) {
+                *msg = r == -ENOMEM   ? "out of memory"
+                       : r == -EILSEQ ? "request path is not UTF-8 once percent-decoded"
+                                      : "request path has a bad percent-escape or %00";
+                return r == -ENOMEM ? 500 : 400;
+        }
+        return q ? engine_query(st, q + 1, msg) : 0;
+}
+
+static void engine_serve(void *userdata, struct http_engine_req *ereq, struct http_resp *resp)
+{
+        struct http_server *s = userdata;
+        struct conn_state st = { .ereq = ereq };
+        AUTOFREE char *path = NULL;
+        const char *msg = NULL;
+        unsigned status = engine_target(&st, ereq->target, &path, &msg);
+
+        if (status) {
+                error_resp(s, status, msg, resp);
+                args_release(&st);
+                return;
+        }
+        st.req.method = ereq->method;
+        st.req.path = path;
+        st.req.body = ereq->body;
+        ereq->body = BUF_INIT(0);
+        if (s->cfg.handler(s->cfg.userdata, &st.req, resp) < 0)
+                http_resp_set_json(resp, 500, error_json(s, 500, "internal server error"));
+        http_req_params_release(&st.req);
+        buf_release(&st.req.body);
+        args_release(&st);
+}
+
+static int engine_start(struct http_server *s, const struct http_server_config *cfg)
+{
+        struct http_engine_config ec = {
+                .address = cfg->address,
+                .port = cfg->port,
+                .body_max = cfg->body_max,
+                .header_timeout = cfg->header_timeout,
+                .request_timeout = cfg->request_timeout,
+                .max_connections = s->cfg.max_connections,
+                .max_per_ip = cfg->max_per_ip,
+                .threads = cfg->threads,
+                .serve = engine_serve,
+                .refuse = engine_refuse,
+                .userdata = s,
+        };
+
+        return http_engine_start(&ec, &s->engine);
+}
+
+/* Whether cfg runs on the own engine: asked for, or the default with MODELPLANE_HTTP_ENGINE=own;
+ * never for TLS (libmicrohttpd keeps TLS for now). */
+static bool use_own_engine(const struct http_server_config *cfg, bool tls)
+{
+        const char *env;
+
+        if (tls || cfg->engine == HTTP_SERVER_ENGINE_MHD)
+                return false;
+        if (cfg->engine == HTTP_SERVER_ENGINE_OWN)
+                return true;
+        env = getenv("MODELPLANE_HTTP_ENGINE"); /* NOLINT(concurrency-mt-unsafe): no setenv */
+        return env && streq(env, "own");
 }
 
 static bool file_id_equal(const struct file_id *a, const struct file_id *b)
@@ -1152,6 +1335,9 @@ uint64_t http_server_shed_count(struct http_server *s)
 {
         uint64_t n = 0;
 
+        if (s && s->engine)
+                return http_engine_shed_count(s->engine);
+
         if (s && pthread_mutex_lock(&s->lock) == 0) {
                 n = s->shed_total;
                 (void)pthread_mutex_unlock(&s->lock);
@@ -1162,6 +1348,9 @@ uint64_t http_server_shed_count(struct http_server *s)
 uint64_t http_server_deadline_cuts(struct http_server *s)
 {
         uint64_t n = 0;
+
+        if (s && s->engine)
+                return http_engine_deadline_cuts(s->engine);
 
         if (s && pthread_mutex_lock(&s->lock) == 0) {
                 n = s->cut_total;
@@ -1357,6 +1546,16 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
         r = server_new(cfg, &s);
         if (r < 0)
                 return r;
+        if (use_own_engine(cfg, s->tls_mode)) {
+                r = engine_start(s, cfg);
+                if (r < 0) {
+                        (void)http_server_free(s);
+                        return r;
+                }
+                s->port = http_engine_port(s->engine);
+                *ret = s;
+                return 0;
+        }
         /*
          * TLS servers poll(2) instead. In libmicrohttpd 0.9.75's epoll loop a connection whose
          * handshake waits for the client (gnutls_handshake() -> GNUTLS_E_AGAIN) keeps its
@@ -1393,6 +1592,7 @@ struct http_server *http_server_free(struct http_server *s)
                 return NULL;
         if (s->daemon)
                 MHD_stop_daemon(s->daemon); /* every connection's close notification has run */
+        s->engine = http_engine_free(s->engine);
         if (s->watchdog_running && pthread_mutex_lock(&s->lock) == 0) {
                 s->stopping = true;
                 (void)pthread_cond_signal(&s->wake);

@@ -34,6 +34,7 @@
 
 struct MHD_Connection;
 struct http_server;
+struct sockaddr;
 
 #define HTTP_PARAMS_MAX 8
 
@@ -46,8 +47,8 @@ struct http_param {
 struct http_req {
         const char *method; /* borrowed */
         const char *path;   /* borrowed; the raw (still percent-encoded) path, without query */
-        struct MHD_Connection *conn;
-        struct buf body; /* owned; the request body, NUL-terminated */
+        struct MHD_Connection *conn; /* NULL on the own engine: use the accessors below */
+        struct buf body;             /* owned; the request body, NUL-terminated */
         struct http_param params[HTTP_PARAMS_MAX];
         size_t n_params;
         void *route_data; /* borrowed; http_route.data of the matched route */
@@ -129,6 +130,17 @@ struct http_server_config {
          * means {"message":"request body too large","code":413}.
          */
         const char *too_large_json;
+        /*
+         * The connection engine of a plain-HTTP server (TLS servers always run on libmicrohttpd
+         * for now). HTTP_SERVER_ENGINE_DEFAULT is libmicrohttpd unless the environment variable
+         * MODELPLANE_HTTP_ENGINE is "own" (how the torture suite runs the real binaries on it).
+         * See docs/http.md, "The connection engine".
+         */
+        enum http_server_engine {
+                HTTP_SERVER_ENGINE_DEFAULT,
+                HTTP_SERVER_ENGINE_MHD, /* libmicrohttpd */
+                HTTP_SERVER_ENGINE_OWN, /* http/engine.c on http1.c */
+        } engine;
 };
 
 #define HTTP_SERVER_CONFIG_DEFAULTS                                               \
@@ -171,6 +183,8 @@ uint64_t http_server_shed_count(struct http_server *s);
 const char *http_req_query(const struct http_req *req, const char *key);
 const char *http_req_header(const struct http_req *req, const char *name);
 const char *http_req_param(const struct http_req *req, const char *name);
+/* The client's address (borrowed, valid during the handler call); NULL when unknown. */
+const struct sockaddr *http_req_client_address(const struct http_req *req);
 /* Calls fn for every query argument in order (repeated keys included); stops on a negative result. */
 int http_req_query_foreach(const struct http_req *req,
                            int (*fn)(void *userdata, const char *key, const char *value),

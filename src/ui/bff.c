@@ -962,11 +962,7 @@ static const struct http_route api_routes[] = {
 
 static const struct sockaddr *peer_of(const struct http_req *req)
 {
-        const union MHD_ConnectionInfo *ci =
-                req->conn ? MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS)
-                          : NULL;
-
-        return ci ? ci->client_addr : NULL;
+        return http_req_client_address(req);
 }
 
 static int handle_api(struct ui_server *s, struct http_req *req, struct http_resp *resp)

@@ -94,7 +94,8 @@ class Crowd:
                     continue
                 except (OSError, ssl.SSLError):
                     data = b""
-                if not data:
+                # closed, or refused with an answer (the own engine's 503 JSON at accept)
+                if not data or data.startswith(b"HTTP/1.1 503 "):
                     closed.add(s)
         for s in closed:
             s.close()

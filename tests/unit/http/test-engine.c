@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * http/engine.c over real loopback sockets, through http_server_start() with
+ * .engine = HTTP_SERVER_ENGINE_OWN: a normal request, keep-alive, pipelining, a smuggling
+ * attempt, the refusals libmicrohttpd answered with its own HTML (now JSON), an idle flood while
+ * a good client is served, the header deadline and the 413 body.
+ */
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "http/server.h"
+#include "util/macro.h"
+
+static atomic_int served;
+
+static int handler(void *userdata, struct http_req *req, struct http_resp *resp)
+{
+        const struct sockaddr *peer = http_req_client_address(req);
+        const char *q = http_req_query(req, "q");
+        const char *x = http_req_header(req, "X-Test");
+        char text[256];
+
+        (void)userdata;
+        atomic_fetch_add(&served, 1);
+        (void)snprintf(text, sizeof(text), "%s %s q=%s x=%s body=%zu peer=%d", req->method,
+                       req->path, q ? q : "-", x ? x : "-", req->body.len,
+                       peer ? peer->sa_family : -1);
+        http_resp_set_text(resp, 200, "text/plain", text);
+        return 0;
+}
+
+static struct http_server *start_own(unsigned max_connections, unsigned header_timeout)
+{
+        struct http_server_config cfg = { HTTP_SERVER_CONFIG_DEFAULTS };
+        struct http_server *s = NULL;
+
+        cfg.engine = HTTP_SERVER_ENGINE_OWN;
+        cfg.handler = handler;
+        cfg.error_style = HTTP_ERROR_REASON;
+        cfg.body_max = 1024;
+        cfg.threads = 2;
+        cfg.max_connections = max_connections;
+        cfg.header_timeout = header_timeout;
+        cr_assert_eq(http_server_start(&cfg, &s), 0);
+        return s;
+}
+
+static int dial(struct http_server *s)
+{
+        struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(http_server_port(s)) };
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        cr_assert_geq(fd, 0);
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0, "connect: %d", errno);
+        return fd;
+}
+
+static void send_all(int fd, const char *data)
+{
+        size_t n = strlen(data);
+
+        cr_assert_eq(send(fd, data, n, MSG_NOSIGNAL), (ssize_t)n, "send: %d", errno);
+}
+
+struct reply {
+        char raw[8192];
+        size_t len;      /* bytes of raw */
+        size_t used;     /* bytes of raw that earlier responses took */
+        char body[4096]; /* the last response's body, NUL-terminated */
+};
+
+/* The next complete response in r (reading as needed): its status, *ret_body its body. */
+static unsigned next_response(int fd, struct reply *r, const char **ret_body)
+{
+        for (;;) {
+                char *start = r->raw + r->used, *end = strstr(start, "\r\n\r\n");
+                const char *cl = end ? strcasestr(start, "\r\nContent-Length: ") : NULL;
+                struct pollfd p = { .fd = fd, .events = POLLIN };
+                ssize_t k;
+
+                if (end && cl && cl < end) {
+                        size_t body_len = strtoul(cl + 18, NULL, 10);
+                        size_t total = (size_t)(end + 4 - start) + body_len;
+
+                        if (r->used + total <= r->len) {
+                                unsigned status = (unsigned)strtoul(start + 9, NULL, 10);
+
+                                if (body_len >= sizeof(r->body))
+                                        body_len = sizeof(r->body) - 1;
+                                memcpy(r->body, end + 4, body_len);
+                                r->body[body_len] = '\0';
+                                *ret_body = r->body;
+                                r->used += total;
+                                return status;
+                        }
+                }
+                if (poll(&p, 1, 10000) != 1)
+                        return 0;
+                k = recv(fd, r->raw + r->len, sizeof(r->raw) - 1 - r->len, 0);
+                if (k <= 0)
+                        return 0;
+                r->len += (size_t)k;
+                r->raw[r->len] = '\0';
+        }
+}
+
+/* Waits (up to 10 s) for the server to close the connection. */
+static bool closed_by_server(int fd)
+{
+        for (;;) {
+                struct pollfd p = { .fd = fd, .events = POLLIN };
+                char c[256];
+                ssize_t k;
+
+                if (poll(&p, 1, 10000) != 1)
+                        return false;
+                k = recv(fd, c, sizeof(c), 0);
+                if (k <= 0)
+                        return true;
+        }
+}
+
+Test(http_engine, a_request_is_served_with_its_query_header_and_peer)
+{
+        struct http_server *s = start_own(4096, 5);
+        struct reply r = { 0 };
+        const char *body;
+        int fd = dial(s);
+
+        send_all(fd, "POST /a%20b?q=x+y%21 HTTP/1.1\r\nHost: t\r\nX-Test: yes\r\n"
+                     "Content-Length: 3\r\n\r\nabc");
+        cr_assert_eq(next_response(fd, &r, &body), 200);
+        cr_assert_str_eq(body, "POST /a%20b q=x y! x=yes body=3 peer=2");
+        close(fd);
+        http_server_free(s);
+}
+
+Test(http_engine, keep_alive_and_pipelined_requests_are_answered_in_order)
+{
+        struct http_server *s = start_own(4096, 5);
+        struct reply r = { 0 };
+        const char *body;
+        int fd = dial(s);
+
+        send_all(fd, "GET /one HTTP/1.1\r\nHost: t\r\n\r\n");
+        cr_assert_eq(next_response(fd, &r, &body), 200);
+        cr_assert_str_eq(body, "GET /one q=- x=- body=0 peer=2");
+        /* three requests in one write, a chunked one in the middle */
+        send_all(fd, "GET /two HTTP/1.1\r\nHost: t\r\n\r\n"
+                     "POST /three HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+                     "2\r\nab\r\n0\r\n\r\n"
+                     "HEAD /four HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+        cr_assert_eq(next_response(fd, &r, &body), 200);
+        cr_assert_str_eq(body, "GET /two q=- x=- body=0 peer=2");
+        cr_assert_eq(next_response(fd, &r, &body), 200);
+        cr_assert_str_eq(body, "POST /three q=- x=- body=2 peer=2");
+        /* HEAD: the length of the body, no body; then the server closes */
+        while (r.len < sizeof(r.raw) - 1) {
+                ssize_t k = recv(fd, r.raw + r.len, sizeof(r.raw) - 1 - r.len, 0);
+
+                if (k <= 0)
+                        break;
+                r.len += (size_t)k;
+                r.raw[r.len] = '\0';
+        }
+        cr_assert(strneq(r.raw + r.used, "HTTP/1.1 200 OK\r\n", 17), "%s", r.raw + r.used);
+        cr_assert(strstr(r.raw + r.used, "Connection: close\r\n"));
+        cr_assert(strstr(r.raw + r.used, "\r\n\r\n")[4] == '\0');
+        close(fd);
+        http_server_free(s);
+}
+
+Test(http_engine, a_smuggled_request_is_refused_with_json_and_never_served)
+{
+        struct http_server *s = start_own(4096, 5);
+        struct reply r = { 0 };
+        const char *body;
+        int fd = dial(s), before = atomic_load(&served);
+
+        send_all(fd, "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\n"
+                     "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\n\r\n");
+        cr_assert_eq(next_response(fd, &r, &body), 400);
+        cr_assert(strstr(body, "\"code\":\"Bad Request\""), "%s", body);
+        cr_assert(strstr(r.raw, "Connection: close"));
+        cr_assert(closed_by_server(fd));
+        cr_assert_eq(atomic_load(&served), before);
+        close(fd);
+        http_server_free(s);
+}
+
+/* The cases libmicrohttpd answered with its own HTML body: JSON on the own engine. */
+Test(http_engine, malformed_heads_get_the_json_error_body)
+{
+        static const struct {
+                const char *req;
+                unsigned status;
+        } cases[] = {
+                { "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 5, 6\r\n\r\n", 400 },
+                { "GET / HTTP/2.0\r\nHost: t\r\n\r\n", 505 },
+                { "GET / HTTP/1.1\r\nHost: t\r\nno colon here\r\n\r\n", 400 },
+                { "POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400 },
+                { "GET /?a HTTP/1.1\r\nX-Big: ", 431 },
+        };
+        struct http_server *s = start_own(4096, 5);
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                struct reply r = { 0 };
+                const char *body;
+                int fd = dial(s);
+
+                send_all(fd, cases[i].req);
+                if (cases[i].status == 431) {
+                        char pad[1024];
+
+                        memset(pad, 'a', sizeof(pad) - 1);
+                        pad[sizeof(pad) - 1] = '\0';
+                        for (int k = 0; k < 70; k++)
+                                (void)send(fd, pad, strlen(pad), MSG_NOSIGNAL);
+                }
+                cr_assert_eq(next_response(fd, &r, &body), cases[i].status, "case %zu", i);
+                cr_assert(strneq(body, "{\"code\":\"", 9), "case %zu: %s", i, body);
+                cr_assert(strstr(body, "\"message\":\""), "case %zu: %s", i, body);
+                close(fd);
+        }
+        http_server_free(s);
+}
+
+Test(http_engine, bodies_over_the_limit_get_413_json)
+{
+        struct http_server *s = start_own(4096, 5);
+        char chunked[4096];
+        static struct reply r, r2;
+        const char *body;
+        int fd = dial(s), fd2 = dial(s);
+        size_t n;
+
+        send_all(fd, "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 999999\r\n\r\n");
+        cr_assert_eq(next_response(fd, &r, &body), 413);
+        cr_assert(strstr(body, "\"code\":\"Request Entity Too Large\""), "%s", body);
+        /* a chunked body: answered once it ended */
+        n = (size_t)snprintf(chunked, sizeof(chunked),
+                             "POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+                             "800\r\n");
+        memset(chunked + n, 'x', 2048);
+        (void)snprintf(chunked + n + 2048, sizeof(chunked) - n - 2048, "\r\n0\r\n\r\n");
+        send_all(fd2, chunked);
+        cr_assert_eq(next_response(fd2, &r2, &body), 413);
+        cr_assert(closed_by_server(fd2));
+        close(fd);
+        close(fd2);
+        http_server_free(s);
+}
+
+Test(http_engine, an_idle_flood_is_shed_and_a_new_client_is_served)
+{
+        enum { CAP = 32, FLOOD = 200 };
+        struct http_server *s = start_own(CAP, 30);
+        int idle[FLOOD], fd;
+        struct reply r = { 0 };
+        const char *body;
+
+        for (int i = 0; i < FLOOD; i++) {
+                idle[i] = dial(s);
+                if (i % 2)
+                        send_all(idle[i], "GET / HTTP/1.1\r\nHost: "); /* half a head */
+        }
+        fd = dial(s);
+        send_all(fd, "GET /good HTTP/1.1\r\nHost: t\r\n\r\n");
+        cr_assert_eq(next_response(fd, &r, &body), 200);
+        cr_assert_str_eq(body, "GET /good q=- x=- body=0 peer=2");
+        cr_assert_geq(http_server_shed_count(s), FLOOD - CAP);
+        close(fd);
+        for (int i = 0; i < FLOOD; i++)
+                close(idle[i]);
+        http_server_free(s);
+}
+
+Test(http_engine, a_head_that_does_not_arrive_in_time_is_cut)
+{
+        struct http_server *s = start_own(4096, 1);
+        int fd = dial(s), other;
+        struct reply r = { 0 };
+        const char *body;
+
+        send_all(fd, "GET / HTTP/1.1\r\nHost: t\r\n");
+        other = dial(s);
+        send_all(other, "GET / HTTP/1.1\r\nHost: t\r\n\r\n");
+        cr_assert_eq(next_response(other, &r, &body), 200);
+        cr_assert(closed_by_server(fd), "a head that never ended was not cut off");
+        cr_assert_geq(http_server_deadline_cuts(s), 1);
+        close(fd);
+        close(other);
+        http_server_free(s);
+}
