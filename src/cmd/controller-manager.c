@@ -46,6 +46,7 @@ static const char *arg_webhook_cert_dir = WEBHOOK_DEFAULT_CERT_DIR;
 static const char *arg_namespace;
 static bool arg_registry_controller;
 static bool arg_ready_requires_loaded;
+static unsigned arg_delete_batch_ms = 1000; /* 0: no delete batching */
 
 enum {
         ARG_KUBECONFIG,
@@ -65,6 +66,7 @@ enum {
         ARG_WEBHOOK_CERT_DIR,
         ARG_REGISTRY_CONTROLLER,
         ARG_READY_REQUIRES_LOADED,
+        ARG_DELETE_BATCH,
         ARG_VERBOSE,
 };
 
@@ -109,6 +111,10 @@ static const struct cli_option controller_options[] = {
           "a TrainedModel is Ready only once a serving replica loaded it\n"
           "(default false: Ready = listed in models.json, as KServe)",
           ARG_READY_REQUIRES_LOADED },
+        { "delete-batch-window", 0, CLI_ARG_REQUIRED, "MS",
+          "a delete starting this soon after its InferenceService's last\n"
+          "models.json write waits for the rest of it, 0-10000 (default 1000, 0 = off)",
+          ARG_DELETE_BATCH },
         { "verbose", 'v', CLI_ARG_NONE, NULL, "debug logging (same as --zap-log-level debug)",
           ARG_VERBOSE },
 };
@@ -126,6 +132,7 @@ static int controller_set_number(const struct cli_option *opt, const char *arg, 
                 { ARG_BURST, 0, 100000, &arg_burst },
                 { ARG_WRITE_CONCURRENCY, 1, 64, &arg_write_concurrency },
                 { ARG_WEBHOOK_PORT, 0, 65535, &arg_webhook_port },
+                { ARG_DELETE_BATCH, 0, 10000, &arg_delete_batch_ms },
                 { ARG_QPS, 0, 100000, NULL },
         };
         uint32_t u;
@@ -247,6 +254,7 @@ struct tm_metrics {
         struct metric *throttled, *throttle_exhausted;
         struct metric *configmap_gets, *configmap_writes, *configmap_conflicts, *configmap_bytes;
         struct metric *metadata_writes, *status_writes, *deletes;
+        struct metric *passes, *passes_skipped, *events_posted, *events_skipped;
 };
 
 static void counter_to(struct metric *m, double v)
@@ -274,6 +282,10 @@ static void collect_tm_metrics(void *userdata)
         counter_to(tm->metadata_writes, (double)st.tm_metadata_writes);
         counter_to(tm->status_writes, (double)st.tm_status_writes);
         counter_to(tm->deletes, (double)st.tm_deletes);
+        counter_to(tm->passes, (double)st.passes);
+        counter_to(tm->passes_skipped, (double)st.passes_skipped);
+        counter_to(tm->events_posted, (double)st.events_posted);
+        counter_to(tm->events_skipped, (double)st.events_skipped);
 }
 
 static int counter_new(struct metrics_registry *reg, const char *name, const char *help,
@@ -313,6 +325,18 @@ static int tm_metrics_register(struct metrics_registry *reg, struct tm_metrics *
                 { "modelplane_trainedmodel_deletes_total",
                   "TrainedModels deleted because their InferenceService does not exist",
                   offsetof(struct tm_metrics, deletes) },
+                { "modelplane_trainedmodel_passes_total", "InferenceService reconciles run",
+                  offsetof(struct tm_metrics, passes) },
+                { "modelplane_trainedmodel_passes_skipped_total",
+                  "TrainedModel and ConfigMap changes that started no reconcile (a removal no "
+                  "models.json lists, the echo of an own write)",
+                  offsetof(struct tm_metrics, passes_skipped) },
+                { "modelplane_trainedmodel_write_events_total",
+                  "Normal Events of models.json writes handed to the Event recorder",
+                  offsetof(struct tm_metrics, events_posted) },
+                { "modelplane_trainedmodel_write_events_skipped_total",
+                  "models.json writes that only dropped models being deleted: no Event",
+                  offsetof(struct tm_metrics, events_skipped) },
                 { "modelplane_kube_client_throttled_total",
                   "API answers 429 (Priority and Fairness) or 503 with Retry-After; retried",
                   offsetof(struct tm_metrics, throttled) },
@@ -492,6 +516,9 @@ static int controller_setup_trainedmodels(struct controller_state *s)
                         .event_userdata = s->m,
                         .configmaps = informer_cache(s->cms),
                         .ready_requires_loaded = arg_ready_requires_loaded,
+                        .delete_batch_window = arg_delete_batch_ms
+                                                       ? (usec_t)arg_delete_batch_ms * USEC_PER_MSEC
+                                                       : USEC_INFINITY,
                 },
                 &s->rec);
         if (r >= 0)

@@ -87,6 +87,7 @@ void tm_reconciler_get_stats(struct tm_reconciler *r, struct tm_reconciler_stats
                 .passes = atomic_load(&r->passes),
                 .passes_skipped = atomic_load(&r->passes_skipped),
                 .events_posted = atomic_load(&r->events_posted),
+                .events_skipped = atomic_load(&r->events_skipped),
         };
 }
 
@@ -613,8 +614,23 @@ static int pass_load(struct pass *p, struct reconcile_result *ret)
         return 0;
 }
 
+/* Does the write only drop the entries of TrainedModels being deleted? Their delete is the
+ * user's own act, and KServe posts no Event for it either; with deletes spread over many
+ * InferenceServices an Event per such write was one Event write per delete (issue #12). */
+static bool write_only_drops_deleted(const struct isvc_plan *plan)
+{
+        for (size_t i = 0; i < plan->n_tms; i++) {
+                const struct tm_plan *t = &plan->tms[i];
+
+                if (t->event_type && streq(t->event_type, "Normal") &&
+                    t->state != TM_STATE_DELETING)
+                        return false;
+        }
+        return true;
+}
+
 /* The one Normal Event of a models.json write, on the InferenceService (or, without one, on the
- * ConfigMap as written). */
+ * ConfigMap as written); none for a write that only drops the entries of deleted models. */
 static void emit_write_event(struct pass *p)
 {
         AUTOFREE char *message = NULL;
@@ -624,6 +640,10 @@ static void emit_write_event(struct pass *p)
         if (!p->r->event || !on || isvc_plan_write_event(&p->plan, &reason, &message) < 0 ||
             !message)
                 return;
+        if (write_only_drops_deleted(&p->plan)) {
+                atomic_fetch_add(&p->r->events_skipped, 1);
+                return;
+        }
         p->r->event(p->r->event_userdata, on, "Normal", reason, message);
         atomic_fetch_add(&p->r->events_posted, 1);
 }

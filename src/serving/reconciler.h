@@ -20,8 +20,10 @@
  *   4. events for what was written: one Normal Event per models.json write, on the
  *      InferenceService, naming how many models it added, updated and removed and the first few
  *      of each (reason ModelAdded, ModelUpdated or ModelRemoved when it did one kind only,
- *      ModelConfigUpdated otherwise); a Warning Event per TrainedModel whose status turned to a
- *      failure (InvalidSpec, ModelConfigFull), on that TrainedModel.
+ *      ModelConfigUpdated otherwise), but none for a write that only drops the entries of
+ *      TrainedModels being deleted (KServe posts none; issue #12); a Warning Event per
+ *      TrainedModel whose status turned to a failure (InvalidSpec, ModelConfigFull), on that
+ *      TrainedModel.
  *
  * A second controller, the orphan controller (tm_orphan_reconciler_get()), takes the keys
  * ("ns/name") of TrainedModels without a usable spec.inferenceService or parent label: their
@@ -125,5 +127,7 @@ struct tm_reconciler_stats {
         unsigned long passes;         /* InferenceService reconciles run */
         unsigned long passes_skipped; /* changes that enqueued nothing (reconciler-watch.c) */
         unsigned long events_posted;  /* Normal Events handed to options.event */
+        unsigned long events_skipped; /* models.json writes that only dropped deleted models:
+                                       * no Event (KServe posts none) */
 };
 void tm_reconciler_get_stats(struct tm_reconciler *r, struct tm_reconciler_stats *ret);

@@ -56,6 +56,8 @@ expect_usage_error controller "invalid --leader-elect value 'maybe' (true or fal
         --leader-elect=maybe
 expect_usage_error controller "invalid --max-concurrent-writes '65' (1-64)" \
         --max-concurrent-writes 65
+expect_usage_error controller "invalid --delete-batch-window '10001' (0-10000)" \
+        --delete-batch-window 10001
 # no client-side rate limit by default (controller-runtime >= 0.21), and the help says so
 "$MP" controller --help >"$T/help" 2>&1 || fail "controller --help"
 grep -qF -- "client-side rate limit, 0 = off (default 0" "$T/help" ||

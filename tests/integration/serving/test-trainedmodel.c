@@ -246,6 +246,15 @@ Test(tm, c4_delete_removes_entry_then_finalizer)
                  "model1-delete stuck (finalizer not removed)");
         cr_assert(models_json_is("model1-delete-parent", "[]"),
                   "models.json not [] after the delete");
+        /* /metrics: the write that only dropped the deleted model posted no Event (KServe posts
+         * none), the one that added it did; the passes and the writes by kind are counted */
+        cr_assert_eq(srv_metric(&S, "modelplane_trainedmodel_write_events_skipped_total"), 1.0);
+        cr_assert_geq(srv_metric(&S, "modelplane_trainedmodel_write_events_total"), 1.0);
+        cr_assert_geq(srv_metric(&S, "modelplane_trainedmodel_passes_total"), 2.0);
+        cr_assert_geq(srv_metric(&S, "modelplane_trainedmodel_passes_skipped_total"), 0.0);
+        cr_assert_geq(srv_metric(&S, "modelplane_trainedmodel_configmap_writes_total"), 2.0);
+        cr_assert_geq(srv_metric(&S, "modelplane_trainedmodel_metadata_writes_total"), 2.0);
+        cr_assert_geq(srv_metric(&S, "modelplane_kube_client_throttled_total"), 0.0);
 }
 
 Test(tm, c5_not_enough_memory)
