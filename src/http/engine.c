@@ -220,18 +220,6 @@ static void conn_free(struct loop *l, struct conn *c, bool linked)
         free(c);
 }
 
-static void resp_free(struct http_resp *resp)
-{
-        free(resp->content_type);
-        buf_release(&resp->body);
-        for (size_t i = 0; i < resp->n_headers; i++) {
-                free(resp->headers[i].name);
-                free(resp->headers[i].value);
-        }
-        free(resp->headers);
-        *resp = (struct http_resp){ 0 };
-}
-
 /* The status line's reason phrase (RFC 9112 §4: advisory; errors from http/errors.c). */
 static const char *reason(unsigned status)
 {
@@ -303,7 +291,7 @@ static void refuse(struct conn *c, unsigned status, const char *msg)
         c->closing = true;
         if (write_resp(c, &resp, false) < 0)
                 c->eof = true; /* nothing can be sent: just close */
-        resp_free(&resp);
+        http_resp_release(&resp);
 }
 
 /* Copies the head's method, target and fields out of buf into c->req (NUL-terminated). */
@@ -388,12 +376,12 @@ static void on_end(struct conn *c)
         c->closing = c->closing || c->st.close_after;
         e->cfg.serve(e->cfg.userdata, &c->req, &resp);
         if (write_resp(c, &resp, strcmp(c->req.method, "HEAD") == 0) < 0) {
-                resp_free(&resp);
+                http_resp_release(&resp);
                 buf_reset(&c->out);
                 refuse(c, 500, "out of memory");
                 return;
         }
-        resp_free(&resp);
+        http_resp_release(&resp);
         c->answered = true;
         c->since = now_monotonic();
 }
@@ -546,7 +534,7 @@ static void refuse_at_accept(struct http_engine *e, int fd, const char *msg)
         tmp.closing = true;
         if (write_resp(&tmp, &resp, false) >= 0)
                 (void)send(fd, tmp.out.p, tmp.out.len, MSG_NOSIGNAL | MSG_DONTWAIT);
-        resp_free(&resp);
+        http_resp_release(&resp);
         buf_release(&tmp.out);
         (void)close(fd);
 }

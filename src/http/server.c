@@ -258,7 +258,7 @@ int http_resp_add_header(struct http_resp *resp, const char *name, const char *v
         return 0;
 }
 
-static void resp_release(struct http_resp *resp)
+void http_resp_release(struct http_resp *resp)
 {
         free(resp->content_type);
         buf_release(&resp->body);
@@ -267,6 +267,7 @@ static void resp_release(struct http_resp *resp)
                 free(resp->headers[i].value);
         }
         free(resp->headers);
+        *resp = (struct http_resp){ 0 };
 }
 
 static enum MHD_Result send_resp(struct MHD_Connection *conn, struct http_resp *resp)
@@ -326,7 +327,7 @@ static enum MHD_Result send_error(const struct http_server *s, struct MHD_Connec
 
         error_resp(s, status, msg, &resp);
         r = send_resp(conn, &resp);
-        resp_release(&resp);
+        http_resp_release(&resp);
         return r;
 }
 
@@ -736,7 +737,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         if (r < 0)
                 http_resp_set_json(&resp, 500, error_json(s, 500, "internal server error"));
         ret = send_resp(conn, &resp);
-        resp_release(&resp);
+        http_resp_release(&resp);
         return ret;
 }
 

@@ -197,6 +197,8 @@ void http_resp_set_text(struct http_resp *resp, unsigned status, const char *con
                         const char *text);
 _warn_unused_result_ int http_resp_add_header(struct http_resp *resp, const char *name,
                                               const char *value);
+/* Frees what a handler put in resp (for the engines that send it) and zeroes it. */
+void http_resp_release(struct http_resp *resp);
 
 /* Limits for responses we build, so a handler cannot produce an unbounded body. */
 #define HTTP_RESPONSE_MAX ((size_t)256 * 1024 * 1024)

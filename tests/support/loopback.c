@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -24,6 +25,24 @@ int loopback_listen(uint16_t *ret_port)
         cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
         *ret_port = ntohs(a.sin_port);
         return fd;
+}
+
+int loopback_dial(uint16_t port)
+{
+        struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        cr_assert_geq(fd, 0);
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0, "connect: %d", errno);
+        return fd;
+}
+
+void loopback_send_all(int fd, const char *data)
+{
+        size_t n = strlen(data);
+
+        cr_assert_eq(send(fd, data, n, MSG_NOSIGNAL), (ssize_t)n, "send: %d", errno);
 }
 
 /* Whether buf[0..n) (a whole head ending at body) holds the whole request. */

@@ -4,13 +4,20 @@
 /*
  * The raw-socket side of the tests' scripted HTTP servers on loopback (tests/agent/
  * test-agent-proxy.c, tests/unit/kube/test-kube-client.c): a listening socket on a free port
- * and reading one request off a connection.
+ * and reading one request off a connection; and the client side of the raw-socket tests of
+ * http/ (tests/unit/http/test-server.c, test-engine.c): dialling and sending.
  */
 #include <stddef.h>
 #include <stdint.h>
 
 /* A listening TCP socket on 127.0.0.1, on a port the kernel picks (*ret_port); asserted. */
 int loopback_listen(uint16_t *ret_port);
+
+/* A TCP connection to 127.0.0.1:port; asserted. */
+int loopback_dial(uint16_t port);
+
+/* Sends all of the string data on fd (no SIGPIPE); asserted. */
+void loopback_send_all(int fd, const char *data);
 
 /*
  * Reads one HTTP/1.1 request from fd into buf (NUL-terminated, size > 1): the head, then a

@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "loopback.h"
 #include "http/server.h"
 #include "util/macro.h"
 
@@ -56,20 +57,7 @@ static struct http_server *start_own(unsigned max_connections, unsigned header_t
 
 static int dial(struct http_server *s)
 {
-        struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(http_server_port(s)) };
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-        cr_assert_geq(fd, 0);
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0, "connect: %d", errno);
-        return fd;
-}
-
-static void send_all(int fd, const char *data)
-{
-        size_t n = strlen(data);
-
-        cr_assert_eq(send(fd, data, n, MSG_NOSIGNAL), (ssize_t)n, "send: %d", errno);
+        return loopback_dial(http_server_port(s));
 }
 
 struct reply {
@@ -137,8 +125,8 @@ Test(http_engine, a_request_is_served_with_its_query_header_and_peer)
         const char *body;
         int fd = dial(s);
 
-        send_all(fd, "POST /a%20b?q=x+y%21 HTTP/1.1\r\nHost: t\r\nX-Test: yes\r\n"
-                     "Content-Length: 3\r\n\r\nabc");
+        loopback_send_all(fd, "POST /a%20b?q=x+y%21 HTTP/1.1\r\nHost: t\r\nX-Test: yes\r\n"
+                              "Content-Length: 3\r\n\r\nabc");
         cr_assert_eq(next_response(fd, &r, &body), 200);
         cr_assert_str_eq(body, "POST /a%20b q=x y! x=yes body=3 peer=2");
         close(fd);
@@ -152,14 +140,15 @@ Test(http_engine, keep_alive_and_pipelined_requests_are_answered_in_order)
         const char *body;
         int fd = dial(s);
 
-        send_all(fd, "GET /one HTTP/1.1\r\nHost: t\r\n\r\n");
+        loopback_send_all(fd, "GET /one HTTP/1.1\r\nHost: t\r\n\r\n");
         cr_assert_eq(next_response(fd, &r, &body), 200);
         cr_assert_str_eq(body, "GET /one q=- x=- body=0 peer=2");
         /* three requests in one write, a chunked one in the middle */
-        send_all(fd, "GET /two HTTP/1.1\r\nHost: t\r\n\r\n"
-                     "POST /three HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
-                     "2\r\nab\r\n0\r\n\r\n"
-                     "HEAD /four HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+        loopback_send_all(fd,
+                          "GET /two HTTP/1.1\r\nHost: t\r\n\r\n"
+                          "POST /three HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+                          "2\r\nab\r\n0\r\n\r\n"
+                          "HEAD /four HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
         cr_assert_eq(next_response(fd, &r, &body), 200);
         cr_assert_str_eq(body, "GET /two q=- x=- body=0 peer=2");
         cr_assert_eq(next_response(fd, &r, &body), 200);
@@ -187,8 +176,9 @@ Test(http_engine, a_smuggled_request_is_refused_with_json_and_never_served)
         const char *body;
         int fd = dial(s), before = atomic_load(&served);
 
-        send_all(fd, "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\n"
-                     "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\n\r\n");
+        loopback_send_all(
+                fd, "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\n"
+                    "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\n\r\n");
         cr_assert_eq(next_response(fd, &r, &body), 400);
         cr_assert(strstr(body, "\"code\":\"Bad Request\""), "%s", body);
         cr_assert(strstr(r.raw, "Connection: close"));
@@ -218,7 +208,7 @@ Test(http_engine, malformed_heads_get_the_json_error_body)
                 const char *body;
                 int fd = dial(s);
 
-                send_all(fd, cases[i].req);
+                loopback_send_all(fd, cases[i].req);
                 if (cases[i].status == 431) {
                         char pad[1024];
 
@@ -244,7 +234,7 @@ Test(http_engine, bodies_over_the_limit_get_413_json)
         int fd = dial(s), fd2 = dial(s);
         size_t n;
 
-        send_all(fd, "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 999999\r\n\r\n");
+        loopback_send_all(fd, "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 999999\r\n\r\n");
         cr_assert_eq(next_response(fd, &r, &body), 413);
         cr_assert(strstr(body, "\"code\":\"Request Entity Too Large\""), "%s", body);
         /* a chunked body: answered once it ended */
@@ -253,7 +243,7 @@ Test(http_engine, bodies_over_the_limit_get_413_json)
                              "800\r\n");
         memset(chunked + n, 'x', 2048);
         (void)snprintf(chunked + n + 2048, sizeof(chunked) - n - 2048, "\r\n0\r\n\r\n");
-        send_all(fd2, chunked);
+        loopback_send_all(fd2, chunked);
         cr_assert_eq(next_response(fd2, &r2, &body), 413);
         cr_assert(closed_by_server(fd2));
         close(fd);
@@ -272,10 +262,10 @@ Test(http_engine, an_idle_flood_is_shed_and_a_new_client_is_served)
         for (int i = 0; i < FLOOD; i++) {
                 idle[i] = dial(s);
                 if (i % 2)
-                        send_all(idle[i], "GET / HTTP/1.1\r\nHost: "); /* half a head */
+                        loopback_send_all(idle[i], "GET / HTTP/1.1\r\nHost: "); /* half a head */
         }
         fd = dial(s);
-        send_all(fd, "GET /good HTTP/1.1\r\nHost: t\r\n\r\n");
+        loopback_send_all(fd, "GET /good HTTP/1.1\r\nHost: t\r\n\r\n");
         cr_assert_eq(next_response(fd, &r, &body), 200);
         cr_assert_str_eq(body, "GET /good q=- x=- body=0 peer=2");
         cr_assert_geq(http_server_shed_count(s), FLOOD - CAP);
@@ -292,9 +282,9 @@ Test(http_engine, a_head_that_does_not_arrive_in_time_is_cut)
         struct reply r = { 0 };
         const char *body;
 
-        send_all(fd, "GET / HTTP/1.1\r\nHost: t\r\n");
+        loopback_send_all(fd, "GET / HTTP/1.1\r\nHost: t\r\n");
         other = dial(s);
-        send_all(other, "GET / HTTP/1.1\r\nHost: t\r\n\r\n");
+        loopback_send_all(other, "GET / HTTP/1.1\r\nHost: t\r\n\r\n");
         cr_assert_eq(next_response(other, &r, &body), 200);
         cr_assert(closed_by_server(fd), "a head that never ended was not cut off");
         cr_assert_geq(http_server_deadline_cuts(s), 1);

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "loopback.h"
 #include "http/server.h"
 #include "util/macro.h"
 
@@ -55,20 +56,7 @@ static struct http_server *start(void)
 
 static int dial(struct http_server *s)
 {
-        struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(http_server_port(s)) };
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-        cr_assert_geq(fd, 0);
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0, "connect: %d", errno);
-        return fd;
-}
-
-static void send_all(int fd, const char *data)
-{
-        size_t n = strlen(data);
-
-        cr_assert_eq(send(fd, data, n, MSG_NOSIGNAL), (ssize_t)n, "send: %d", errno);
+        return loopback_dial(http_server_port(s));
 }
 
 /* Reads one response (up to the "ok" body); true when it is a 200. */
@@ -111,7 +99,7 @@ Test(http_server, trickling_client_is_cut_off_and_blocks_no_one)
         int fd = dial(s);
         bool cut = false, other_served = false;
 
-        send_all(fd, "GET / HTTP/1.1\r\nHost: t\r\nX-Pad: ");
+        loopback_send_all(fd, "GET / HTTP/1.1\r\nHost: t\r\nX-Pad: ");
         /* a byte every 200 ms: never idle for the 1 s idle timeout; 150 bytes would take 30 s */
         for (int i = 0; i < 150 && !cut; i++) {
                 if (send(fd, "a", 1, MSG_NOSIGNAL) != 1 || closed_by_server(fd)) {
@@ -121,7 +109,7 @@ Test(http_server, trickling_client_is_cut_off_and_blocks_no_one)
                 if (i == 3) {
                         int other = dial(s);
 
-                        send_all(other, "GET / HTTP/1.1\r\nHost: t\r\n\r\n");
+                        loopback_send_all(other, "GET / HTTP/1.1\r\nHost: t\r\n\r\n");
                         other_served = read_ok(other);
                         close(other);
                 }
@@ -141,7 +129,7 @@ Test(http_server, keep_alive_requests_that_complete_are_not_cut)
 
         /* 8 requests 400 ms apart on one connection: 3.2 s > the 2 s deadline, never idle 1 s */
         for (int i = 0; i < 8; i++) {
-                send_all(fd, "GET / HTTP/1.1\r\nHost: t\r\n\r\n");
+                loopback_send_all(fd, "GET / HTTP/1.1\r\nHost: t\r\n\r\n");
                 cr_assert(read_ok(fd), "request %d on the keep-alive connection failed", i);
                 (void)usleep(400 * 1000);
         }
@@ -155,7 +143,7 @@ Test(http_server, handler_time_does_not_count)
         struct http_server *s = start();
         int fd = dial(s);
 
-        send_all(fd, "GET /slow HTTP/1.1\r\nHost: t\r\n\r\n");
+        loopback_send_all(fd, "GET /slow HTTP/1.1\r\nHost: t\r\n\r\n");
         cr_assert(read_ok(fd), "a handler that takes longer than the deadline was cut off");
         cr_assert_eq(http_server_deadline_cuts(s), 0);
         close(fd);
@@ -182,7 +170,7 @@ static void exchange(struct http_server *s, const char *raw, char *buf, size_t s
         int fd = dial(s);
         size_t len = 0;
 
-        send_all(fd, raw);
+        loopback_send_all(fd, raw);
         while (len < size - 1) {
                 struct pollfd p = { .fd = fd, .events = POLLIN };
                 ssize_t k;
