@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The catalog snapshot: built once per reload, immutable and refcounted afterwards, read by every
- * request. Why one file (2,800 lines) and not one module per concern: every section below (stable
- * ids, the snapshot, filter_options, build, keyset pagination, models, in-memory lists, MCP
+ * request. Why one file (about 3,100 lines) and not one module per concern: every section below
+ * (stable ids, the snapshot, filter_options, build, keyset pagination, models, in-memory lists, MCP
  * servers) works on the private layout of struct catalog_index and struct catalog_model, which
  * index.h keeps opaque. Splitting by concern would need an internal header that publishes those
  * layouts to several sources, and the hot paths (model_match(), models_select_presorted()) read
