@@ -220,30 +220,12 @@ static void conn_free(struct loop *l, struct conn *c, bool linked)
         free(c);
 }
 
-/* The status line's reason phrase (RFC 9112 §4: advisory; errors from http/errors.c). */
+/* The status line's reason phrase (RFC 9112 §4: advisory): http/errors.c's table. */
 static const char *reason(unsigned status)
 {
-        static const struct {
-                unsigned status;
-                const char *text;
-        } table[] = {
-                { 100, "Continue" },
-                { 200, "OK" },
-                { 201, "Created" },
-                { 202, "Accepted" },
-                { 204, "No Content" },
-                { 301, "Moved Permanently" },
-                { 302, "Found" },
-                { 303, "See Other" },
-                { 304, "Not Modified" },
-                { 307, "Temporary Redirect" },
-                { 308, "Permanent Redirect" },
-        };
+        const char *text = http_status_text(status);
 
-        for (size_t i = 0; i < ELEMENTSOF(table); i++)
-                if (table[i].status == status)
-                        return table[i].text;
-        return status < 400 ? "OK" : http_reason_phrase(status);
+        return text ? text : status < 400 ? "OK" : http_reason_phrase(status);
 }
 
 static bool is_framing_header(const char *name)

@@ -21,6 +21,17 @@ static const struct {
         unsigned status;
         const char *phrase;
 } phrases[] = {
+        { 100, "Continue" },
+        { 200, "OK" },
+        { 201, "Created" },
+        { 202, "Accepted" },
+        { 204, "No Content" },
+        { 301, "Moved Permanently" },
+        { 302, "Found" },
+        { 303, "See Other" },
+        { 304, "Not Modified" },
+        { 307, "Temporary Redirect" },
+        { 308, "Permanent Redirect" },
         { 400, "Bad Request" },
         { 401, "Unauthorized" },
         { 403, "Forbidden" },
@@ -46,12 +57,19 @@ unsigned http_error_status(enum http_error_kind kind)
         return kinds[kind].status;
 }
 
-const char *http_reason_phrase(unsigned status)
+const char *http_status_text(unsigned status)
 {
         for (size_t i = 0; i < ELEMENTSOF(phrases); i++)
                 if (phrases[i].status == status)
                         return phrases[i].phrase;
-        return "Internal Server Error";
+        return NULL;
+}
+
+const char *http_reason_phrase(unsigned status)
+{
+        const char *text = http_status_text(status);
+
+        return text ? text : "Internal Server Error";
 }
 
 const char *http_error_code(enum http_error_kind kind)

@@ -35,7 +35,9 @@ unsigned http_error_status(enum http_error_kind kind);
 /* The "code" text of kind's body: the reason phrase of its status, but see REQUIRED_FIELD. */
 const char *http_error_code(enum http_error_kind kind);
 
-/* Go's http.StatusText for the statuses the servers send; "Internal Server Error" otherwise. */
+/* Go's http.StatusText for the statuses the servers send, NULL for any other. */
+const char *http_status_text(unsigned status);
+/* http_status_text(), or "Internal Server Error" for a status it does not know. */
 const char *http_reason_phrase(unsigned status);
 
 /*

@@ -47,6 +47,8 @@ Test(errors, reason_phrases)
         cr_assert_str_eq(http_reason_phrase(422), "Unprocessable Entity");
         cr_assert_str_eq(http_reason_phrase(405), "Method Not Allowed");
         cr_assert_str_eq(http_reason_phrase(299), "Internal Server Error");
+        cr_assert_str_eq(http_status_text(204), "No Content");
+        cr_assert_null(http_status_text(299));
 }
 
 Test(errors, errno_table)
