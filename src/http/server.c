@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * About 1,400 lines on purpose, for now: this is the one place that bends libmicrohttpd to the
+ * About 1,350 lines on purpose, for now: this is the one place that bends libmicrohttpd to the
  * limits of docs/http.md (head deadline, per-address and total limits with shedding, decode-once
  * paths, JSON refusals, TLS certificate rotation and session tickets), and every part works on
  * the same private struct http_server and its per-connection state. It shrinks when the

@@ -56,8 +56,8 @@ static void make_pem(unsigned serial, struct pem *ret)
         cr_assert_eq(gnutls_x509_crt_set_serial(crt, ser, sizeof(ser)), 0);
         cr_assert_eq(gnutls_x509_crt_set_activation_time(crt, now - 60), 0);
         cr_assert_eq(gnutls_x509_crt_set_expiration_time(crt, now + 3600), 0);
-        cr_assert_eq(gnutls_x509_crt_set_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0,
-                                                   "127.0.0.1", 9),
+        cr_assert_eq(gnutls_x509_crt_set_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, "127.0.0.1",
+                                                   9),
                      0);
         cr_assert_eq(gnutls_x509_crt_set_key(crt, key), 0);
         cr_assert_eq(gnutls_x509_crt_sign2(crt, crt, key, GNUTLS_DIG_SHA256, 0), 0);
@@ -312,8 +312,7 @@ Test(tls_conn, bad_arguments)
         make_pem(2, &b);
         cr_assert_eq(tls_source_new_pem("not a certificate", a.key, &src), -EINVAL);
         cr_assert_eq(tls_source_new_pem(a.cert, b.key, &src), -EINVAL, "mismatched pair");
-        cr_assert_eq(tls_source_new("/nonexistent/tls.crt", "/nonexistent/tls.key", &src),
-                     -ENOENT);
+        cr_assert_eq(tls_source_new("/nonexistent/tls.crt", "/nonexistent/tls.key", &src), -ENOENT);
         cr_assert_eq(tls_conn_server_new(NULL, &srv), -EINVAL);
         cr_assert_eq(tls_source_new_pem(a.cert, a.key, &src), 0);
         cr_assert_eq(tls_conn_server_new(src, &srv), 0);
@@ -332,7 +331,8 @@ static int handler(void *userdata, struct http_req *req, struct http_resp *resp)
         return 0;
 }
 
-static struct http_server *start_tls(unsigned max_connections, unsigned handshake_timeout)
+static struct http_server *start_tls_idle(unsigned max_connections, unsigned handshake_timeout,
+                                          unsigned connection_timeout)
 {
         struct http_server_config cfg = { HTTP_SERVER_CONFIG_DEFAULTS };
         struct http_server *s = NULL;
@@ -343,10 +343,16 @@ static struct http_server *start_tls(unsigned max_connections, unsigned handshak
         cfg.threads = 2;
         cfg.max_connections = max_connections;
         cfg.tls_handshake_timeout = handshake_timeout;
+        cfg.connection_timeout = connection_timeout;
         cfg.tls_cert_pem = server_pem.cert;
         cfg.tls_key_pem = server_pem.key;
         cr_assert_eq(http_server_start(&cfg, &s), 0);
         return s;
+}
+
+static struct http_server *start_tls(unsigned max_connections, unsigned handshake_timeout)
+{
+        return start_tls_idle(max_connections, handshake_timeout, 30);
 }
 
 /* A request over TLS on a new connection; returns the response (static). */
@@ -431,4 +437,20 @@ Test(tls_engine, stalled_handshakes_are_shed_past_the_limit)
         cr_assert_geq(http_server_shed_count(s), STALLED - LIMIT + 1);
         for (int i = 0; i < STALLED; i++)
                 (void)close(fds[i]);
+}
+
+Test(tls_engine, a_body_that_stalls_is_cut_by_the_inactivity_deadline)
+{
+        CLEANUP(http_server_freep) struct http_server *s = start_tls_idle(64, 3, 1);
+        struct client c;
+
+        /* the head, then 5 of the 100 body bytes, then nothing: no answer, cut after 1 s idle
+         * (before the 60 s request deadline) */
+        client_start(&c, loopback_dial(http_server_port(s)),
+                     "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabcde");
+        client_join(&c);
+        (void)close(c.fd);
+        cr_assert_eq(c.handshake, 0);
+        cr_assert_eq(c.got_len, 0, "got: %s", c.got);
+        cr_assert_eq(http_server_deadline_cuts(s), 1);
 }
