@@ -38,6 +38,9 @@ struct conn {
         struct conn *loop_prev, *loop_next; /* on loop.conns, loop thread only */
         struct loop *loop;
         int fd;
+        void *tp;         /* the transport's state (TLS), NULL for plain TCP */
+        bool handshaking; /* the transport's handshake is not done yet */
+        usec_t last_io;   /* the last byte read or written (idle_timeout) */
         struct sockaddr_storage peer;
         socklen_t peer_len;
         char *in; /* IN_MAX bytes; in_len of them not consumed yet */
@@ -210,6 +213,8 @@ static void conn_free(struct loop *l, struct conn *c, bool linked)
                 l->conns = c->loop_next;
         if (c->loop_next)
                 c->loop_next->loop_prev = c->loop_prev;
+        if (c->tp)
+                l->e->cfg.transport->close(c->tp);
         if (c->fd >= 0) {
                 (void)epoll_ctl(l->ep, EPOLL_CTL_DEL, c->fd, NULL);
                 (void)close(c->fd);
@@ -405,6 +410,59 @@ static bool process(struct conn *c)
         return true;
 }
 
+/* ---- the transport seam: plain TCP, or the configured transport (TLS) ---- */
+
+static ssize_t io_recv(struct conn *c, void *p, size_t len)
+{
+        ssize_t n;
+
+        n = c->tp ? c->loop->e->cfg.transport->recv(c->tp, p, len)
+                  : recv(c->fd, p, len, MSG_DONTWAIT);
+        if (n > 0)
+                c->last_io = now_monotonic();
+        return n < 0 && !c->tp ? -errno : n;
+}
+
+static ssize_t io_send(struct conn *c, const void *p, size_t len)
+{
+        ssize_t n;
+
+        n = c->tp ? c->loop->e->cfg.transport->send(c->tp, p, len)
+                  : send(c->fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0)
+                c->last_io = now_monotonic();
+        return n < 0 && !c->tp ? -errno : n;
+}
+
+/* Decrypted bytes waiting in the transport while the socket has none (no epoll event comes). */
+static bool io_pending(struct conn *c)
+{
+        return c->tp && !c->want_out && !c->draining && !c->eof && c->in_len < IN_MAX &&
+               c->loop->e->cfg.transport->pending(c->tp) > 0;
+}
+
+static void want_out(struct conn *c, bool on);
+
+/* One handshake step: 1 when done, 0 when waiting, -1 when it failed (c is freed). */
+static int handshake_step(struct loop *l, struct conn *c)
+{
+        const struct http_engine_transport *tr = l->e->cfg.transport;
+        int r = tr->handshake(c->tp);
+
+        if (r == -EAGAIN) {
+                want_out(c, tr->wants_write(c->tp));
+                return 0;
+        }
+        if (r < 0) {
+                conn_free(l, c, true);
+                return -1;
+        }
+        c->handshaking = false;
+        c->since = now_monotonic(); /* the head deadline starts now */
+        want_out(c, false);
+        return 1;
+}
+
 static void want_out(struct conn *c, bool on)
 {
         struct epoll_event ev = { .events = on ? EPOLLOUT : EPOLLIN | EPOLLRDHUP, .data.ptr = c };
@@ -419,10 +477,9 @@ static void want_out(struct conn *c, bool on)
 static int flush(struct conn *c)
 {
         while (c->out_off < c->out.len) {
-                ssize_t n = send(c->fd, c->out.p + c->out_off, c->out.len - c->out_off,
-                                 MSG_NOSIGNAL | MSG_DONTWAIT);
+                ssize_t n = io_send(c, c->out.p + c->out_off, c->out.len - c->out_off);
 
-                if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+                if (n == -EAGAIN || n == -EINTR) {
                         want_out(c, true);
                         return 0;
                 }
@@ -434,6 +491,8 @@ static int flush(struct conn *c)
         c->out_off = 0;
         want_out(c, false);
         if (c->closing && !c->draining) {
+                if (c->tp)
+                        c->loop->e->cfg.transport->bye(c->tp);
                 (void)shutdown(c->fd, SHUT_WR);
                 c->draining = true;
                 c->drain_until = now_monotonic() + DRAIN_USEC;
@@ -454,12 +513,15 @@ static int conn_read(struct conn *c)
 
                 if (!drain && c->in_len == IN_MAX)
                         return 0; /* an answer is pending; the rest waits in the kernel */
+                /* the drain drops raw bytes: TLS records need no decrypting to be dropped */
                 n = drain ? recv(c->fd, drop, sizeof(drop), MSG_DONTWAIT)
-                          : recv(c->fd, c->in + c->in_len, IN_MAX - c->in_len, MSG_DONTWAIT);
+                          : io_recv(c, c->in + c->in_len, IN_MAX - c->in_len);
+                if (drain && n < 0)
+                        n = -errno;
 
-                if (n < 0 && errno == EINTR)
+                if (n == -EINTR)
                         continue;
-                if (n < 0 && errno == EAGAIN)
+                if (n == -EAGAIN)
                         return 0;
                 if (n <= 0) {
                         c->eof = true;
@@ -468,6 +530,32 @@ static int conn_read(struct conn *c)
                 if (!drain)
                         c->in_len += (size_t)n;
         }
+}
+
+/* Reads, answers and writes what it can. Returns -1 when c was freed. */
+static int conn_round(struct loop *l, struct conn *c, uint32_t events)
+{
+        if ((events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) && !c->want_out &&
+            conn_read(c) < 0) {
+                conn_free(l, c, true);
+                return -1;
+        }
+        /* each round answers one request; the next pipelined one follows once it is written */
+        for (;;) {
+                bool more = !c->draining && process(c);
+
+                if (flush(c) < 0) {
+                        conn_free(l, c, true);
+                        return -1;
+                }
+                if (!more || c->closing || c->want_out)
+                        break;
+        }
+        if (c->eof && c->out.len == 0 && !c->draining) {
+                conn_free(l, c, true);
+                return -1;
+        }
+        return 0;
 }
 
 static void conn_event(struct loop *l, struct conn *c, uint32_t events)
@@ -482,24 +570,13 @@ static void conn_event(struct loop *l, struct conn *c, uint32_t events)
                         return;
                 }
         }
-        if ((events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) && !c->want_out &&
-            conn_read(c) < 0) {
-                conn_free(l, c, true);
+        if (c->handshaking && handshake_step(l, c) <= 0)
                 return;
-        }
-        /* each round answers one request; the next pipelined one follows once it is written */
-        for (;;) {
-                bool more = !c->draining && process(c);
-
-                if (flush(c) < 0) {
-                        conn_free(l, c, true);
+        do {
+                if (conn_round(l, c, events) < 0)
                         return;
-                }
-                if (!more || c->closing || c->want_out)
-                        break;
-        }
-        if (c->eof && c->out.len == 0 && !c->draining)
-                conn_free(l, c, true);
+                events = EPOLLIN;
+        } while (io_pending(c));
 }
 
 /* ---- accept, deadlines, loops ---- */
@@ -536,7 +613,7 @@ static struct conn *conn_new(struct loop *l, int fd)
         c->loop = l;
         buf_init(&c->out, OUT_HEAD_MAX + HTTP_RESPONSE_MAX);
         http1_stream_init(&c->st, NULL);
-        c->since = now_monotonic();
+        c->since = c->last_io = now_monotonic();
         return c;
 }
 
@@ -558,8 +635,19 @@ static void accept_one(struct loop *l, int fd, const struct sockaddr_storage *pe
         if (status) {
                 c->fd = -1;
                 conn_free(l, c, false);
-                refuse_at_accept(l->e, fd, msg);
+                if (l->e->cfg.transport)
+                        (void)close(fd); /* no answer without a handshake */
+                else
+                        refuse_at_accept(l->e, fd, msg);
                 return;
+        }
+        if (l->e->cfg.transport) {
+                c->tp = l->e->cfg.transport->open(l->e->cfg.transport_userdata, fd);
+                c->handshaking = true;
+                if (!c->tp) {
+                        conn_free(l, c, true);
+                        return;
+                }
         }
         c->loop_next = l->conns;
         if (l->conns)
@@ -592,11 +680,15 @@ static void tick(struct loop *l)
         struct conn *next;
 
         for (struct conn *c = l->conns; c; c = next) {
-                usec_t limit = c->busy ? cfg->request_timeout : cfg->header_timeout;
+                usec_t limit = c->handshaking ? cfg->handshake_timeout
+                               : c->busy      ? cfg->request_timeout
+                                              : cfg->header_timeout;
 
                 next = c->loop_next;
                 if (c->draining ? now >= c->drain_until
-                                : limit > 0 && now - c->since >= limit * USEC_PER_SEC) {
+                                : (limit > 0 && now - c->since >= limit * USEC_PER_SEC) ||
+                                          (cfg->idle_timeout > 0 && !c->handshaking &&
+                                           now - c->last_io >= cfg->idle_timeout * USEC_PER_SEC)) {
                         if (!c->draining)
                                 atomic_fetch_add(&l->e->cut_total, 1);
                         conn_free(l, c, true);
@@ -689,6 +781,11 @@ int http_engine_start(const struct http_engine_config *cfg, struct http_engine *
         int r;
 
         if (!cfg || !cfg->serve || !cfg->refuse || cfg->max_connections == 0 || cfg->body_max == 0)
+                return -EINVAL;
+        if (cfg->transport &&
+            (!cfg->transport->open || !cfg->transport->handshake || !cfg->transport->recv ||
+             !cfg->transport->send || !cfg->transport->wants_write || !cfg->transport->pending ||
+             !cfg->transport->bye || !cfg->transport->close))
                 return -EINVAL;
         e = calloc(1, sizeof(*e));
         if (!e)

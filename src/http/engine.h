@@ -15,6 +15,8 @@
  * in progress is shut down to make room (the new one is refused with 503 when there is none).
  * Bodies past body_max get 413 (Content-Length at once; a chunked body once it ended, or once
  * HTTP_DRAIN_MAX bytes were discarded). Every refusal closes the connection after its answer.
+ * TLS through an optional transport (struct http_engine_transport, tls-conn.c), whose handshake
+ * runs in the loop like any other read or write.
  * Design and limits: docs/http.md, "The connection engine".
  */
 
@@ -22,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 
 #include "http/server.h"
 #include "util/buf.h"
@@ -41,6 +44,23 @@ struct http_engine_req {
         socklen_t peer_len;
 };
 
+/*
+ * The transport seam: how a connection's bytes are read and written. NULL in the config is
+ * plain TCP (recv/send on the socket); tls-conn.c provides TLS. Every call is non-blocking and
+ * answers -EAGAIN when the socket must become ready first (readable, or writable when
+ * wants_write says so). The engine keeps owning the descriptor.
+ */
+struct http_engine_transport {
+        void *(*open)(void *userdata, int fd);           /* per-connection state; NULL: close it */
+        int (*handshake)(void *t);                       /* 0 done, -EAGAIN, else failed (closed) */
+        ssize_t (*recv)(void *t, void *buf, size_t len); /* > 0, 0 at EOF, -errno */
+        ssize_t (*send)(void *t, const void *buf, size_t len);
+        bool (*wants_write)(void *t); /* the direction the -EAGAIN call waits for */
+        size_t (*pending)(void *t);   /* bytes readable without the socket */
+        void (*bye)(void *t);         /* before the write side is shut */
+        void (*close)(void *t);
+};
+
 struct http_engine_config {
         const char *address; /* borrowed for the call to http_engine_start(); IPv6 if it has ':' */
         uint16_t port;       /* 0 picks a free port */
@@ -56,6 +76,14 @@ struct http_engine_config {
         void (*refuse)(void *userdata, unsigned status, const char *message,
                        struct http_resp *resp);
         void *userdata;
+        /* Optional (NULL: plain). A connection's handshake has handshake_timeout seconds from
+         * accept (0 disables); it counts towards the limits and is shed like an idle one. */
+        const struct http_engine_transport *transport;
+        void *transport_userdata;
+        unsigned handshake_timeout;
+        /* Seconds without a byte read or written, outside the handler, before a connection is
+         * cut (a request whose body stalls; libmicrohttpd's connection_timeout); 0 disables. */
+        unsigned idle_timeout;
 };
 
 _warn_unused_result_ int http_engine_start(const struct http_engine_config *cfg,

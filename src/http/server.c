@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * About 1,400 lines on purpose, for now: this is the one place that bends libmicrohttpd to the
+ * About 1,350 lines on purpose, for now: this is the one place that bends libmicrohttpd to the
  * limits of docs/http.md (head deadline, per-address and total limits with shedding, decode-once
  * paths, JSON refusals, TLS certificate rotation and session tickets), and every part works on
  * the same private struct http_server and its per-connection state. It shrinks when the
@@ -21,7 +21,6 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gnutls/abstract.h>
@@ -31,61 +30,18 @@
 #include "http/engine.h"
 #include "http/errors.h"
 #include "http/router.h"
-#include "util/file-util.h"
+#include "http/tls-conn.h"
+#include "http/tls-source.h"
 #include "util/parse-util.h"
 #include "util/time-util.h"
 
-/* TLS below 1.2 is refused (SSL 3.0 is gone from gnutls anyway; listed for older builds). */
-#define TLS_PRIORITIES "NORMAL:-VERS-SSL3.0:-VERS-TLS1.0:-VERS-TLS1.1"
-/* Limits for the certificate files of a rotating TLS source. */
-#define TLS_FILE_MAX  ((size_t)1024 * 1024)
-#define TLS_CHAIN_MAX 16U
 /* libmicrohttpd's memory per connection: the request head and its parsed fields must fit (a
  * target of HTTP_TARGET_MAX bytes with HTTP_QUERY_PARAMS_MAX parameters, and headers); a head
  * past it gets libmicrohttpd's own 414 or 431. */
 #define CONNECTION_MEMORY (64U * 1024U)
 
-/* Identity of a file's contents as far as stat(2) can tell. */
-struct file_id {
-        dev_t dev;
-        ino_t ino;
-        off_t size;
-        struct timespec mtime;
-        struct timespec ctime;
-};
-
-/*
- * A parsed certificate chain and key, shared by every session that selected it. Reference
- * counted under tls_source.lock: the source holds one reference for the pair it serves, and each
- * connection whose handshake picked the pair holds one until the connection closes. gnutls gets
- * the pair without ownership (no GNUTLS_CERT_RETR_DEINIT_ALL) and uses it read-only, from any
- * number of sessions at once, as it does with its own credentials.
- */
-struct tls_pair {
-        unsigned refs;
-        gnutls_pcert_st *pcerts; /* owned; n entries, allocated with gnutls_malloc */
-        unsigned n;
-        gnutls_privkey_t key; /* owned */
-        /* owned; encrypts the session tickets of handshakes that selected this pair, so a
-         * ticket issued before a rotation is refused after it (a full handshake, the new pair) */
-        gnutls_datum_t ticket_key;
-};
-
-/*
- * The certificate source of a TLS-from-files server: the pair being served and the identity of
- * the files it was last compared with. Consulted (under lock) by every new handshake.
- */
-struct tls_source {
-        pthread_mutex_t lock;
-        char *cert_path;                /* owned */
-        char *key_path;                 /* owned */
-        struct file_id cert_id, key_id; /* files last looked at, loaded or rejected */
-        struct tls_pair *current;       /* a reference; the pair new handshakes get */
-        uint64_t generation;
-};
-
 /* Per TLS connection (libmicrohttpd socket context and gnutls session pointer). */
-struct tls_conn {
+struct mhd_tls {
         struct tls_source *src; /* borrowed */
         struct tls_pair *pair;  /* a reference; the pair this connection's handshake selected */
 };
@@ -98,7 +54,7 @@ struct tls_conn {
  */
 struct sock_ctx {
         struct sock_ctx *prev, *next; /* on http_server.conns (newest first), under .lock */
-        struct tls_conn tls;          /* used when the server has a tls_source */
+        struct mhd_tls tls;           /* used when the server has a tls_source */
         int fd;                       /* owned duplicate of the socket; -1 if dup failed */
         usec_t accepted;              /* for the TLS handshake deadline */
         usec_t since;                 /* start of the current request (or of the connection) */
@@ -113,8 +69,10 @@ struct http_server {
         struct http_engine *engine;    /* instead of daemon: the own engine (plain HTTP) */
         struct http_server_config cfg; /* address, PEM and path pointers are not used after start */
         uint16_t port;
-        struct tls_source *tls; /* owned; NULL unless TLS from files */
+        struct tls_source *tls; /* owned; NULL unless TLS from files, or PEM on the engine */
+        bool tls_static;        /* s->tls is from PEM (the engine) */
         bool tls_mode;          /* HTTPS, from files or PEM */
+        struct tls_conn_server *tls_srv; /* owned; the engine's TLS sessions */
 
         /* request deadline (cfg.request_timeout > 0) */
         pthread_mutex_t lock;
@@ -870,6 +828,21 @@ static void engine_serve(void *userdata, struct http_engine_req *ereq, struct ht
         args_release(&st);
 }
 
+/* A TLS server on the engine: the source (from PEM if not from files) and the sessions'
+ * credentials (http/tls-conn.c). */
+static int engine_tls(struct http_server *s, const struct http_server_config *cfg)
+{
+        int r;
+
+        if (!s->tls) {
+                r = tls_source_new_pem(cfg->tls_cert_pem, cfg->tls_key_pem, &s->tls);
+                if (r < 0)
+                        return r;
+                s->tls_static = true;
+        }
+        return tls_conn_server_new(s->tls, &s->tls_srv);
+}
+
 static int engine_start(struct http_server *s, const struct http_server_config *cfg)
 {
         struct http_engine_config ec = {
@@ -884,238 +857,33 @@ static int engine_start(struct http_server *s, const struct http_server_config *
                 .serve = engine_serve,
                 .refuse = engine_refuse,
                 .userdata = s,
+                .handshake_timeout = cfg->tls_handshake_timeout,
+                .idle_timeout = cfg->connection_timeout,
         };
 
+        if (s->tls_mode) {
+                int r = engine_tls(s, cfg);
+
+                if (r < 0)
+                        return r;
+                ec.transport = &tls_conn_transport;
+                ec.transport_userdata = s->tls_srv;
+        }
         return http_engine_start(&ec, &s->engine);
 }
 
-/* Whether cfg runs on the own engine: asked for, or the default with MODELPLANE_HTTP_ENGINE=own;
- * never for TLS (libmicrohttpd keeps TLS for now). */
-static bool use_own_engine(const struct http_server_config *cfg, bool tls)
+/* Whether cfg runs on the own engine: asked for, or the default with MODELPLANE_HTTP_ENGINE=own
+ * (TLS servers too: http/tls-conn.c). */
+static bool use_own_engine(const struct http_server_config *cfg)
 {
         const char *env;
 
-        if (tls || cfg->engine == HTTP_SERVER_ENGINE_MHD)
+        if (cfg->engine == HTTP_SERVER_ENGINE_MHD)
                 return false;
         if (cfg->engine == HTTP_SERVER_ENGINE_OWN)
                 return true;
         env = getenv("MODELPLANE_HTTP_ENGINE"); /* NOLINT(concurrency-mt-unsafe): no setenv */
         return env && streq(env, "own");
-}
-
-static bool file_id_equal(const struct file_id *a, const struct file_id *b)
-{
-        return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-               a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec &&
-               a->ctime.tv_sec == b->ctime.tv_sec && a->ctime.tv_nsec == b->ctime.tv_nsec;
-}
-
-static void file_id_from_stat(const struct stat *st, struct file_id *ret)
-{
-        *ret = (struct file_id){
-                .dev = st->st_dev,
-                .ino = st->st_ino,
-                .size = st->st_size,
-                .mtime = st->st_mtim,
-                .ctime = st->st_ctim,
-        };
-}
-
-static int file_id_get(const char *path, struct file_id *ret)
-{
-        struct stat st;
-
-        if (stat(path, &st) < 0)
-                return negative_errno();
-        file_id_from_stat(&st, ret);
-        return 0;
-}
-
-static void pcerts_free(gnutls_pcert_st *pcerts, unsigned n)
-{
-        if (!pcerts)
-                return;
-        for (unsigned i = 0; i < n; i++)
-                gnutls_pcert_deinit(&pcerts[i]);
-        gnutls_free(pcerts);
-}
-
-static void ticket_key_free(gnutls_datum_t *k)
-{
-        if (!k->data)
-                return;
-        gnutls_memset(k->data, 0, k->size);
-        gnutls_free(k->data);
-        *k = (gnutls_datum_t){ 0 };
-}
-
-static void tls_pair_unref_locked(struct tls_pair *pair)
-{
-        if (!pair || --pair->refs > 0)
-                return;
-        ticket_key_free(&pair->ticket_key);
-        gnutls_privkey_deinit(pair->key);
-        pcerts_free(pair->pcerts, pair->n);
-        free(pair);
-}
-
-/*
- * Parses a PEM certificate chain and key into a new pair (one reference). Fails with -EINVAL
- * when either does not parse or the key does not belong to the first certificate.
- */
-static int tls_pair_import(const char *cert_pem, size_t cert_len, const char *key_pem,
-                           size_t key_len, struct tls_pair **ret)
-{
-        gnutls_datum_t cd = { .data = (unsigned char *)cert_pem, .size = (unsigned)cert_len };
-        gnutls_datum_t kd = { .data = (unsigned char *)key_pem, .size = (unsigned)key_len };
-        unsigned char id_cert[64], id_key[64];
-        size_t id_cert_len = sizeof(id_cert), id_key_len = sizeof(id_key);
-        struct tls_pair *pair;
-        gnutls_pubkey_t pub = NULL;
-        int r = -EINVAL;
-
-        if (cert_len > TLS_FILE_MAX || key_len > TLS_FILE_MAX)
-                return -EFBIG;
-        pair = calloc(1, sizeof(*pair));
-        if (!pair)
-                return -ENOMEM;
-        pair->refs = 1;
-        pair->pcerts = gnutls_calloc(TLS_CHAIN_MAX, sizeof(*pair->pcerts));
-        if (!pair->pcerts) {
-                free(pair);
-                return -ENOMEM;
-        }
-        pair->n = TLS_CHAIN_MAX;
-        if (gnutls_pcert_list_import_x509_raw(pair->pcerts, &pair->n, &cd, GNUTLS_X509_FMT_PEM, 0) <
-                    0 ||
-            pair->n == 0) {
-                gnutls_free(pair->pcerts);
-                free(pair);
-                return -EINVAL;
-        }
-        if (gnutls_privkey_init(&pair->key) < 0) {
-                pair->key = NULL;
-                r = -ENOMEM;
-                goto fail;
-        }
-        if (gnutls_privkey_import_x509_raw(pair->key, &kd, GNUTLS_X509_FMT_PEM, NULL, 0) < 0)
-                goto fail;
-        if (gnutls_pubkey_init(&pub) < 0) {
-                pub = NULL;
-                r = -ENOMEM;
-                goto fail;
-        }
-        if (gnutls_pubkey_import_privkey(pub, pair->key, 0, 0) < 0 ||
-            gnutls_pubkey_get_key_id(pub, 0, id_key, &id_key_len) < 0 ||
-            gnutls_pubkey_get_key_id(pair->pcerts[0].pubkey, 0, id_cert, &id_cert_len) < 0 ||
-            id_key_len != id_cert_len || memcmp(id_key, id_cert, id_key_len) != 0)
-                goto fail;
-        if (gnutls_session_ticket_key_generate(&pair->ticket_key) < 0) {
-                r = -ENOMEM;
-                goto fail;
-        }
-        gnutls_pubkey_deinit(pub);
-        *ret = pair;
-        return 0;
-fail:
-        ticket_key_free(&pair->ticket_key);
-        if (pub)
-                gnutls_pubkey_deinit(pub);
-        if (pair->key)
-                gnutls_privkey_deinit(pair->key);
-        pcerts_free(pair->pcerts, pair->n);
-        free(pair);
-        return r;
-}
-
-static struct tls_source *tls_source_free(struct tls_source *src)
-{
-        if (!src)
-                return NULL;
-        tls_pair_unref_locked(src->current);
-        (void)pthread_mutex_destroy(&src->lock);
-        free(src->cert_path);
-        free(src->key_path);
-        free(src);
-        return NULL;
-}
-DEFINE_CLEANUP_FUNC(struct tls_source *, tls_source_free)
-
-static void free_secret(char *p, size_t len)
-{
-        if (!p)
-                return;
-        explicit_bzero(p, len);
-        free(p);
-}
-
-/*
- * Re-reads the pair when either file changed since it was last looked at. Called with the lock
- * held (or before the source is shared). Returns 1 when a new pair was taken, 0 when nothing
- * changed or the new files were rejected (the old pair stays), negative errno when there is no
- * pair at all yet and the files cannot be loaded.
- */
-static int tls_source_refresh_locked(struct tls_source *src)
-{
-        struct file_id cid, kid;
-        struct stat cst, kst; /* of the files read: the identity of the bytes loaded */
-        char *cert = NULL, *key = NULL;
-        size_t cert_len = 0, key_len = 0;
-        struct tls_pair *pair;
-        int r;
-
-        if (src->current) {
-                if (file_id_get(src->cert_path, &cid) < 0 || file_id_get(src->key_path, &kid) < 0)
-                        return 0; /* mid-swap or gone: keep serving what we have */
-                if (file_id_equal(&cid, &src->cert_id) && file_id_equal(&kid, &src->key_id))
-                        return 0;
-        }
-        r = read_file_bounded(src->cert_path, TLS_FILE_MAX, READ_FILE_REGULAR, &cert, &cert_len,
-                              &cst);
-        if (r < 0)
-                return src->current ? 0 : r;
-        r = read_file_bounded(src->key_path, TLS_FILE_MAX, READ_FILE_REGULAR | READ_FILE_SECRET,
-                              &key, &key_len, &kst);
-        if (r < 0) {
-                free(cert);
-                return src->current ? 0 : r;
-        }
-        /* Remember what was looked at, so a rejected pair is not re-read on every handshake. */
-        file_id_from_stat(&cst, &src->cert_id);
-        file_id_from_stat(&kst, &src->key_id);
-        r = tls_pair_import(cert, cert_len, key, key_len, &pair);
-        free(cert);
-        free_secret(key, key_len);
-        if (r < 0)
-                return src->current ? 0 : r;
-        tls_pair_unref_locked(src->current);
-        src->current = pair;
-        src->generation++;
-        return 1;
-}
-
-static int tls_source_new(const char *cert_path, const char *key_path, struct tls_source **ret)
-{
-        CLEANUP(tls_source_freep) struct tls_source *src = NULL;
-        int r;
-
-        src = calloc(1, sizeof(*src));
-        if (!src)
-                return -ENOMEM;
-        r = pthread_mutex_init(&src->lock, NULL);
-        if (r != 0) {
-                free(TAKE_PTR(src));
-                return -r;
-        }
-        src->cert_path = strdup(cert_path);
-        src->key_path = strdup(key_path);
-        if (!src->cert_path || !src->key_path)
-                return -ENOMEM;
-        r = tls_source_refresh_locked(src);
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(src);
-        return 0;
 }
 
 /*
@@ -1130,26 +898,13 @@ static int tls_retrieve_cert(gnutls_session_t session, const struct gnutls_cert_
                              gnutls_privkey_t *privkey, unsigned int *flags)
 {
         struct sock_ctx *c = gnutls_session_get_ptr(session);
-        struct tls_conn *tc = c ? &c->tls : NULL;
-        struct tls_source *src;
-        struct tls_pair *pair;
 
         (void)info;
-        if (!tc || !tc->src)
+        if (!c || !c->tls.src ||
+            tls_source_pick(c->tls.src, &c->tls.pair, certs, certs_length, privkey) < 0)
                 return -1;
-        src = tc->src;
-        if (pthread_mutex_lock(&src->lock) != 0)
-                return -1;
-        pair = src->current; /* the files were compared when the connection started */
-        pair->refs++;
-        tls_pair_unref_locked(tc->pair); /* a renegotiation replaces the earlier choice */
-        tc->pair = pair;
-        (void)pthread_mutex_unlock(&src->lock);
-        *certs = pair->pcerts;
-        *certs_length = pair->n;
         *ocsp = NULL;
         *ocsp_length = 0;
-        *privkey = pair->key;
         *flags = 0;
         return 0;
 }
@@ -1192,20 +947,6 @@ static void shed_locked(struct http_server *s, struct sock_ctx *newest)
         cut_locked(s, newest, &s->shed_total);
 }
 
-/*
- * A new TLS connection compares the certificate files (a rotation is picked up here) and gets
- * session tickets under the current pair's key: a client that resumes skips the certificate and
- * its signature. gnutls copies the key into the session.
- */
-static void tls_conn_begin(struct tls_source *src, gnutls_session_t ts)
-{
-        if (!src || pthread_mutex_lock(&src->lock) != 0)
-                return;
-        (void)tls_source_refresh_locked(src);
-        (void)gnutls_session_ticket_enable_server(ts, &src->current->ticket_key);
-        (void)pthread_mutex_unlock(&src->lock);
-}
-
 /* Binds a new TLS connection's session to c: the Finished hook and the ticket key. */
 static void tls_conn_bind(struct http_server *s, struct MHD_Connection *conn, struct sock_ctx *c)
 {
@@ -1219,7 +960,7 @@ static void tls_conn_bind(struct http_server *s, struct MHD_Connection *conn, st
         gnutls_session_set_ptr(ts, c);
         gnutls_handshake_set_hook_function(ts, GNUTLS_HANDSHAKE_FINISHED, GNUTLS_HOOK_POST,
                                            on_handshake_finished);
-        tls_conn_begin(s->tls, ts);
+        tls_source_begin(s->tls, ts);
 }
 
 /* A new connection: its context, registered with the watchdog (shedding one past the limit). */
@@ -1270,10 +1011,7 @@ static void conn_closed(struct http_server *s, struct sock_ctx *c)
                 c->fd = -1;
                 (void)pthread_mutex_unlock(&s->lock);
         }
-        if (c->tls.pair && pthread_mutex_lock(&s->tls->lock) == 0) {
-                tls_pair_unref_locked(c->tls.pair);
-                (void)pthread_mutex_unlock(&s->tls->lock);
-        }
+        tls_source_release(s->tls, c->tls.pair);
         free(c);
 }
 
@@ -1362,15 +1100,7 @@ uint64_t http_server_deadline_cuts(struct http_server *s)
 
 uint64_t http_server_tls_generation(struct http_server *s)
 {
-        uint64_t g;
-
-        if (!s->tls)
-                return 0;
-        if (pthread_mutex_lock(&s->tls->lock) != 0)
-                return 0;
-        g = s->tls->generation;
-        (void)pthread_mutex_unlock(&s->tls->lock);
-        return g;
+        return s->tls_static ? 0 : tls_source_generation(s->tls);
 }
 
 /* MHD_OPTION_HTTPS_CERT_CALLBACK2 in an option array: the function as ptr_value. */
@@ -1547,7 +1277,7 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
         r = server_new(cfg, &s);
         if (r < 0)
                 return r;
-        if (use_own_engine(cfg, s->tls_mode)) {
+        if (use_own_engine(cfg)) {
                 r = engine_start(s, cfg);
                 if (r < 0) {
                         (void)http_server_free(s);
@@ -1594,6 +1324,7 @@ struct http_server *http_server_free(struct http_server *s)
         if (s->daemon)
                 MHD_stop_daemon(s->daemon); /* every connection's close notification has run */
         s->engine = http_engine_free(s->engine);
+        s->tls_srv = tls_conn_server_free(s->tls_srv);
         if (s->watchdog_running && pthread_mutex_lock(&s->lock) == 0) {
                 s->stopping = true;
                 (void)pthread_cond_signal(&s->wake);

@@ -16,8 +16,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torturelib as T  # noqa: E402
 
 BOUND = float(os.environ.get("TORTURE_BOUND", "5.0"))
-# MODELPLANE_HTTP_ENGINE=own runs the plain-HTTP servers on http/engine.c (the webhook, TLS, stays
-# on libmicrohttpd): the refusals libmicrohttpd answers with its own HTML body get the JSON one.
+# MODELPLANE_HTTP_ENGINE=own runs every server on http/engine.c (the webhook's TLS on
+# http/tls-conn.c): the refusals libmicrohttpd answers with its own HTML body get the JSON one.
 OWN_ENGINE = os.environ.get("MODELPLANE_HTTP_ENGINE") == "own"
 
 
@@ -35,7 +35,7 @@ def main():
     GOOD = s.get_status()
     post = b"/validate-trainedmodel" if kind == "webhook" else R + b"x"
     # the cases libmicrohttpd refuses itself, before any callback, with its HTML body
-    mhd_own = not (OWN_ENGINE and kind != "webhook")
+    mhd_own = not OWN_ENGINE
 
     def expect(name, raw, want, json_body=True):
         try:
