@@ -373,11 +373,11 @@ static int field_custom_properties(struct ydoc *d, yaml_node_t *n, void *ret,
                 if (r < 0)
                         return r;
         }
-        if (json_object_size(out) == 0) {
-                out = intern(d, TAKE_PTR(out));
-                if (!out)
-                        return -ENOMEM;
-        }
+        /* the whole map is shared too: models and artifacts of one shape often repeat it (its
+         * MetadataValues are shared already, so the key is short to build) */
+        out = intern(d, TAKE_PTR(out));
+        if (!out)
+                return -ENOMEM;
         json_decref(*(json_t **)ret);
         *(json_t **)ret = TAKE_PTR(out);
         return 0;
@@ -538,8 +538,10 @@ static int parse_artifact(struct ydoc *d, yaml_node_t *n, json_t **ret, struct c
         r = artifact_to_json(&a, o);
         if (r < 0)
                 return r;
-        *ret = TAKE_PTR(o);
-        return 0;
+        /* equal artifacts (metrics of one shape, without times) are one shared object; the
+         * index gives each its id by position, never by identity */
+        *ret = intern(d, TAKE_PTR(o));
+        return *ret ? 0 : -ENOMEM;
 }
 
 struct model_parse {
