@@ -25,6 +25,7 @@
 #include "catalog/glob.h"
 #include "catalog/limits.h"
 #include "catalog/postings.h"
+#include "catalog/wire.h"
 #include "util/base64.h"
 #include "util/buf.h"
 #include "util/parse-util.h"
@@ -349,13 +350,15 @@ static int lower_append(struct buf *b, const char *s)
 {
         int r;
 
+        size_t start = b->len;
+
         if (!s)
                 return 0;
-        for (; *s; s++) {
-                r = buf_putc(b, (char)tolower((unsigned char)*s));
-                if (r < 0)
-                        return r;
-        }
+        r = buf_puts(b, s);
+        if (r < 0)
+                return r;
+        for (char *p = b->p + start; *p; p++)
+                *p = (char)tolower((unsigned char)*p);
         return buf_putc(b, '\x1f');
 }
 
@@ -381,18 +384,18 @@ static void model_accuracy(struct catalog_model *m)
         }
 }
 
-/* Builds the served JSON of one model (ids assigned, model-level customProperties strings only). */
-static int model_build(struct catalog_model *m, const char *source_id)
+/*
+ * The served text of a model through jansson: a copy with the ids and the model-level
+ * customProperties strings only, dumped. catalog_wire_model() writes the same bytes without the
+ * copy; this is for the models it does not write (a real number in a field).
+ */
+static int model_wire_jansson(struct catalog_model *m, const char *id, const char *source_id)
 {
         const json_t *src = m->data->model;
         json_t *custom = json_object_get(src, "customProperties");
         json_auto_t *wire = json_copy((json_t *)src), *strings = json_object();
-        struct buf hay = BUF_INIT(SIZE_MAX);
-        char idbuf[32];
         const char *k;
         json_t *v;
-        size_t i;
-        int r;
 
         if (!wire || !strings)
                 return -ENOMEM;
@@ -401,11 +404,33 @@ static int model_build(struct catalog_model *m, const char *source_id)
                           "MetadataStringValue") &&
                     json_object_set(strings, k, v) < 0)
                         return -ENOMEM;
-        snprintf(idbuf, sizeof(idbuf), "%" PRId64, m->id);
-        if (json_object_set_new(wire, "id", json_string(idbuf)) < 0 ||
+        if (json_object_set_new(wire, "id", json_string(id)) < 0 ||
             json_object_set_new(wire, "source_id", json_string(source_id)) < 0 ||
             json_object_set(wire, "customProperties", strings) < 0)
                 return -ENOMEM;
+        m->wire_text = json_dumps(wire, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        if (!m->wire_text)
+                return -ENOMEM;
+        m->wire_len = strlen(m->wire_text);
+        return 0;
+}
+
+/* Builds the served JSON of one model (ids assigned, model-level customProperties strings only). */
+static int model_build(struct catalog_model *m, const char *source_id)
+{
+        const json_t *src = m->data->model;
+        struct buf hay = BUF_INIT(SIZE_MAX);
+        char idbuf[32];
+        json_t *v;
+        size_t i;
+        int r;
+
+        snprintf(idbuf, sizeof(idbuf), "%" PRId64, m->id);
+        r = catalog_wire_model(src, idbuf, source_id, &m->wire_text, &m->wire_len);
+        if (r == -ENOTSUP)
+                r = model_wire_jansson(m, idbuf, source_id);
+        if (r < 0)
+                return r;
 
         model_accuracy(m);
         m->create_ms = epoch_of(src, "createTimeSinceEpoch");
@@ -423,13 +448,12 @@ static int model_build(struct catalog_model *m, const char *source_id)
                 buf_release(&hay);
                 return r;
         }
-        m->haystack = buf_take(&hay, NULL);
-        if (!m->haystack)
+        /* exactly sized: it lives as long as the snapshot */
+        m->haystack = hay.p ? realloc(hay.p, hay.len + 1) : strdup("");
+        if (!m->haystack) {
+                buf_release(&hay);
                 return -ENOMEM;
-        m->wire_text = json_dumps(wire, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        if (!m->wire_text)
-                return -ENOMEM;
-        m->wire_len = strlen(m->wire_text);
+        }
         return 0;
 }
 
