@@ -2,6 +2,7 @@
 #include "catalog/yaml-catalog.h"
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -68,6 +69,21 @@ static int key_bytes(struct buf *k, char tag, const char *s, size_t len)
         return r < 0 ? r : buf_append(k, s, len);
 }
 
+static int intern_key(struct buf *k, const json_t *v);
+
+/*
+ * A member of a container: an object or array by its address. Equal addresses are equal values,
+ * and no address in a key of the table is reused while the parse runs (the table holds the
+ * value that holds it), so this never shares unequal values; it only misses a share when equal
+ * containers were built apart, and those built here are shared already (interned bottom up).
+ */
+static int intern_member_key(struct buf *k, const json_t *v)
+{
+        if (json_is_object(v) || json_is_array(v))
+                return key_hex(k, 'p', (uint64_t)(uintptr_t)v);
+        return intern_key(k, v);
+}
+
 static int intern_key(struct buf *k, const json_t *v)
 {
         const char *ks;
@@ -96,7 +112,7 @@ static int intern_key(struct buf *k, const json_t *v)
                 r = key_hex(k, 'a', json_array_size(v));
                 json_array_foreach((json_t *)v, i, e)
                         if (r >= 0)
-                                r = intern_key(k, e);
+                                r = intern_member_key(k, e);
                 return r;
         case JSON_OBJECT:
                 r = key_hex(k, 'o', json_object_size(v));
@@ -104,7 +120,7 @@ static int intern_key(struct buf *k, const json_t *v)
                         if (r >= 0)
                                 r = key_bytes(k, 'k', ks, strlen(ks));
                         if (r >= 0)
-                                r = intern_key(k, e);
+                                r = intern_member_key(k, e);
                 }
                 return r;
         }
