@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/string-util.h"
+#include "util/macro.h"
 
 /* jansson's escaping without JSON_ENSURE_ASCII / JSON_ESCAPE_SLASH: '"', '\\' and controls. */
 static int wire_string(struct buf *b, const char *s, size_t len)
@@ -145,6 +145,31 @@ static int wire_string_properties(struct buf *b, const json_t *custom)
         return r < 0 ? r : buf_putc(b, '}');
 }
 
+static const char *const set_keys[] = { "id", "source_id", "customProperties" };
+
+/* The value of set_keys[s] in the served object (v: the model's own value, or NULL). */
+static int wire_set_value(struct buf *b, size_t s, const char *id, const char *source_id,
+                          const json_t *v)
+{
+        switch (s) {
+        case 0:
+                return wire_string(b, id, strlen(id));
+        case 1:
+                return wire_string(b, source_id, strlen(source_id));
+        default:
+                return v ? wire_string_properties(b, v) : buf_puts(b, "{}");
+        }
+}
+
+static size_t set_key_find(const char *k)
+{
+        size_t s = 0;
+
+        while (s < ELEMENTSOF(set_keys) && !streq(k, set_keys[s]))
+                s++;
+        return s;
+}
+
 /*
  * As json_object_set() on a copy of model would place them: "id", "source_id" and
  * "customProperties" replace a value of that key in place, or come last in that order.
@@ -152,38 +177,31 @@ static int wire_string_properties(struct buf *b, const json_t *custom)
 static int wire_model_fields(struct buf *b, const json_t *model, const char *id,
                              const char *source_id)
 {
-        static const char *const set[] = { "id", "source_id", "customProperties" };
-        bool seen[3] = { false, false, false }, first = true;
+        bool seen[ELEMENTSOF(set_keys)] = { false }, first = true;
         const char *k;
         json_t *v;
         int r = 0;
 
         json_object_foreach((json_t *)model, k, v) {
-                size_t s = 0;
+                size_t s = set_key_find(k);
 
-                while (s < 3 && !streq(k, set[s]))
-                        s++;
-                if (r >= 0)
-                        r = wire_key(b, k, first);
+                r = wire_key(b, k, first);
                 first = false;
-                if (r < 0)
-                        break;
-                if (s < 3)
+                if (r >= 0 && s < ELEMENTSOF(set_keys)) {
                         seen[s] = true;
-                r = s == 0   ? wire_string(b, id, strlen(id))
-                    : s == 1 ? wire_string(b, source_id, strlen(source_id))
-                    : s == 2 ? wire_string_properties(b, v)
-                             : catalog_wire_append(b, v);
+                        r = wire_set_value(b, s, id, source_id, v);
+                } else if (r >= 0)
+                        r = catalog_wire_append(b, v);
+                if (r < 0)
+                        return r;
         }
-        for (size_t s = 0; s < 3 && r >= 0; s++) {
+        for (size_t s = 0; s < ELEMENTSOF(set_keys) && r >= 0; s++) {
                 if (seen[s])
                         continue;
-                r = wire_key(b, set[s], first);
+                r = wire_key(b, set_keys[s], first);
                 first = false;
                 if (r >= 0)
-                        r = s == 0   ? wire_string(b, id, strlen(id))
-                            : s == 1 ? wire_string(b, source_id, strlen(source_id))
-                                     : buf_puts(b, "{}");
+                        r = wire_set_value(b, s, id, source_id, NULL);
         }
         return r;
 }
