@@ -283,6 +283,25 @@ static const struct metadata_kind *metadata_kind_find(const char *type)
         return NULL;
 }
 
+/* {"metadataType": type, vkey: value} (takes value; NULL when out of memory), without json_pack's
+ * format parsing (it ran for every property of a file). */
+static json_t *metadata_value_new(const char *type, const char *vkey, json_t *value)
+{
+        json_t *o = json_object();
+
+        if (!o) {
+                json_decref(value);
+                return NULL;
+        }
+        /* json_object_set_new() takes the value even when it fails */
+        if (json_object_set_new(o, "metadataType", json_string(type)) < 0 ||
+            json_object_set_new(o, vkey, value) < 0) {
+                json_decref(o);
+                return NULL;
+        }
+        return o;
+}
+
 /* Normalises one property as written (raw) into a shared MetadataValue (a new reference). */
 static int custom_property_value(struct ydoc *d, const char *key, unsigned line, json_t *raw,
                                  json_t **ret, struct catalog_error *err)
@@ -318,7 +337,7 @@ static int custom_property_value(struct ydoc *d, const char *key, unsigned line,
                                   type, kind->vkey);
                 return -EINVAL;
         }
-        value = intern(d, json_pack("{s:s, s:o}", "metadataType", type, kind->vkey, value));
+        value = intern(d, metadata_value_new(kind->type, kind->vkey, value));
         if (!value)
                 return -ENOMEM;
         *ret = value;
