@@ -25,6 +25,7 @@
 #include "catalog/glob.h"
 #include "catalog/limits.h"
 #include "catalog/postings.h"
+#include "catalog/wire.h"
 #include "util/base64.h"
 #include "util/buf.h"
 #include "util/parse-util.h"
@@ -92,14 +93,17 @@ static json_t *list_json(json_t *items /* takes */, const char *next, uint32_t p
 
 /* ---- stable ids ---- */
 
+/* One id; its key is keys + off (NUL-terminated), in the map's one key buffer. */
 struct id_entry {
-        char *key; /* owned */
+        size_t off;
         int64_t id;
 };
 
+/* Entries sorted by key; all keys in one allocation (no malloc per model and artifact). */
 struct catalog_ids {
         struct id_entry *v;
         size_t n;
+        char *keys; /* owned */
         int64_t next;
 };
 
@@ -112,25 +116,39 @@ struct catalog_ids *catalog_ids_new(void)
         return ids;
 }
 
-static void id_entries_free(struct id_entry *v, size_t n)
-{
-        for (size_t i = 0; i < n; i++)
-                free(v[i].key);
-        free(v);
-}
-
 struct catalog_ids *catalog_ids_free(struct catalog_ids *ids)
 {
         if (!ids)
                 return NULL;
-        id_entries_free(ids->v, ids->n);
+        free(ids->v);
+        free(ids->keys);
         free(ids);
         return NULL;
 }
 
-static int id_entry_cmp(const void *a, const void *b)
+static int id_entry_cmp(const void *a, const void *b, void *keys)
 {
-        return strcmp(((const struct id_entry *)a)->key, ((const struct id_entry *)b)->key);
+        return strcmp((const char *)keys + ((const struct id_entry *)a)->off,
+                      (const char *)keys + ((const struct id_entry *)b)->off);
+}
+
+/* The entry of key in the sorted map, or NULL. */
+static const struct id_entry *ids_find(const struct catalog_ids *ids, const char *key)
+{
+        size_t lo = 0, hi = ids->n;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                int c = strcmp(key, ids->keys + ids->v[mid].off);
+
+                if (c == 0)
+                        return &ids->v[mid];
+                if (c < 0)
+                        hi = mid;
+                else
+                        lo = mid + 1;
+        }
+        return NULL;
 }
 
 /* ---- the snapshot ---- */
@@ -332,13 +350,15 @@ static int lower_append(struct buf *b, const char *s)
 {
         int r;
 
+        size_t start = b->len;
+
         if (!s)
                 return 0;
-        for (; *s; s++) {
-                r = buf_putc(b, (char)tolower((unsigned char)*s));
-                if (r < 0)
-                        return r;
-        }
+        r = buf_puts(b, s);
+        if (r < 0)
+                return r;
+        for (char *p = b->p + start; *p; p++)
+                *p = (char)tolower((unsigned char)*p);
         return buf_putc(b, '\x1f');
 }
 
@@ -364,18 +384,18 @@ static void model_accuracy(struct catalog_model *m)
         }
 }
 
-/* Builds the served JSON of one model (ids assigned, model-level customProperties strings only). */
-static int model_build(struct catalog_model *m, const char *source_id)
+/*
+ * The served text of a model through jansson: a copy with the ids and the model-level
+ * customProperties strings only, dumped. catalog_wire_model() writes the same bytes without the
+ * copy; this is for the models it does not write (a real number in a field).
+ */
+static int model_wire_jansson(struct catalog_model *m, const char *id, const char *source_id)
 {
         const json_t *src = m->data->model;
         json_t *custom = json_object_get(src, "customProperties");
         json_auto_t *wire = json_copy((json_t *)src), *strings = json_object();
-        struct buf hay = BUF_INIT(SIZE_MAX);
-        char idbuf[32];
         const char *k;
         json_t *v;
-        size_t i;
-        int r;
 
         if (!wire || !strings)
                 return -ENOMEM;
@@ -384,11 +404,33 @@ static int model_build(struct catalog_model *m, const char *source_id)
                           "MetadataStringValue") &&
                     json_object_set(strings, k, v) < 0)
                         return -ENOMEM;
-        snprintf(idbuf, sizeof(idbuf), "%" PRId64, m->id);
-        if (json_object_set_new(wire, "id", json_string(idbuf)) < 0 ||
+        if (json_object_set_new(wire, "id", json_string(id)) < 0 ||
             json_object_set_new(wire, "source_id", json_string(source_id)) < 0 ||
             json_object_set(wire, "customProperties", strings) < 0)
                 return -ENOMEM;
+        m->wire_text = json_dumps(wire, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        if (!m->wire_text)
+                return -ENOMEM;
+        m->wire_len = strlen(m->wire_text);
+        return 0;
+}
+
+/* Builds the served JSON of one model (ids assigned, model-level customProperties strings only). */
+static int model_build(struct catalog_model *m, const char *source_id)
+{
+        const json_t *src = m->data->model;
+        struct buf hay = BUF_INIT(SIZE_MAX);
+        char idbuf[32];
+        json_t *v;
+        size_t i;
+        int r;
+
+        snprintf(idbuf, sizeof(idbuf), "%" PRId64, m->id);
+        r = catalog_wire_model(src, idbuf, source_id, &m->wire_text, &m->wire_len);
+        if (r == -ENOTSUP)
+                r = model_wire_jansson(m, idbuf, source_id);
+        if (r < 0)
+                return r;
 
         model_accuracy(m);
         m->create_ms = epoch_of(src, "createTimeSinceEpoch");
@@ -406,13 +448,12 @@ static int model_build(struct catalog_model *m, const char *source_id)
                 buf_release(&hay);
                 return r;
         }
-        m->haystack = buf_take(&hay, NULL);
-        if (!m->haystack)
+        /* exactly sized: it lives as long as the snapshot */
+        m->haystack = hay.p ? realloc(hay.p, hay.len + 1) : strdup("");
+        if (!m->haystack) {
+                buf_release(&hay);
                 return -ENOMEM;
-        m->wire_text = json_dumps(wire, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        if (!m->wire_text)
-                return -ENOMEM;
-        m->wire_len = strlen(m->wire_text);
+        }
         return 0;
 }
 
@@ -868,31 +909,40 @@ static int ids_key(struct buf *b, const char *source, const char *name, long art
         return buf_append(b, p, (size_t)(num + sizeof(num) - p));
 }
 
-/* Looks up or allocates the id of key in (old, new) maps; appends to new. */
-static int ids_assign(const struct catalog_ids *old, struct id_entry **nv, size_t *nn, size_t *ncap,
-                      int64_t *next, const char *key, int64_t *ret)
-{
-        struct id_entry probe = { .key = (char *)key }, *hit = NULL;
-        int64_t id;
+/* The stable-id map being built for the new snapshot (committed to ids when the build succeeds). */
+struct id_builder {
+        const struct catalog_ids *old;
+        struct id_entry *v; /* owned */
+        size_t n, cap;
+        struct buf keys; /* every key of v, each with its NUL */
+        int64_t next;
+        struct buf key; /* scratch */
+};
 
-        if (old->n > 0)
-                hit = bsearch(&probe, old->v, old->n, sizeof(*old->v), id_entry_cmp);
-        id = hit ? hit->id : (*next)++;
+/* Looks up or allocates the id of b->key in the old map; appends it to the new one. */
+static int id_builder_assign(struct id_builder *b, int64_t *ret)
+{
+        const struct id_entry *hit = ids_find(b->old, buf_str(&b->key));
+        size_t off = b->keys.len;
+        int64_t id;
+        int r;
+
+        id = hit ? hit->id : b->next++;
         if (id > INT32_MAX)
                 return -E2BIG;
-        if (*nn == *ncap) {
-                size_t c = *ncap ? *ncap * 2 : 256;
-                struct id_entry *p = reallocarray(*nv, c, sizeof(*p));
+        if (b->n == b->cap) {
+                size_t c = b->cap ? b->cap * 2 : 256;
+                struct id_entry *p = reallocarray(b->v, c, sizeof(*p));
 
                 if (!p)
                         return -ENOMEM;
-                *nv = p;
-                *ncap = c;
+                b->v = p;
+                b->cap = c;
         }
-        (*nv)[*nn].key = strdup(key);
-        if (!(*nv)[*nn].key)
-                return -ENOMEM;
-        (*nv)[(*nn)++].id = id;
+        r = buf_append(&b->keys, buf_str(&b->key), b->key.len + 1);
+        if (r < 0)
+                return r;
+        b->v[b->n++] = (struct id_entry){ .off = off, .id = id };
         *ret = id;
         return 0;
 }
@@ -949,20 +999,6 @@ static bool custom_well_typed(const json_t *custom)
                 if (!metadata_well_typed(mv))
                         return false;
         return true;
-}
-
-/* The stable-id map being built for the new snapshot (committed to ids when the build succeeds). */
-struct id_builder {
-        const struct catalog_ids *old;
-        struct id_entry *v; /* owned */
-        size_t n, cap;
-        int64_t next;
-        struct buf key; /* scratch */
-};
-
-static int id_builder_assign(struct id_builder *b, int64_t *ret)
-{
-        return ids_assign(b->old, &b->v, &b->n, &b->cap, &b->next, buf_str(&b->key), ret);
 }
 
 /* Moves the loads into idx->sources and allocates the model arrays for what they serve. */
@@ -1143,7 +1179,10 @@ int catalog_index_build(struct catalog_config *config, struct catalog_source_loa
                         size_t n_loads, struct catalog_ids *ids, struct catalog_index **ret)
 {
         CLEANUP(catalog_index_unrefp) struct catalog_index *idx = NULL;
-        struct id_builder b = { .old = ids, .next = ids->next, .key = BUF_INIT((size_t)64 * 1024) };
+        struct id_builder b = { .old = ids,
+                                .next = ids->next,
+                                .keys = BUF_INIT(SIZE_MAX),
+                                .key = BUF_INIT((size_t)64 * 1024) };
         int r;
 
         if (n_loads != config->n_sources)
@@ -1162,15 +1201,18 @@ int catalog_index_build(struct catalog_config *config, struct catalog_source_loa
                 r = index_add_mcp(idx, n_loads, &b);
         buf_release(&b.key);
         if (r < 0) {
-                id_entries_free(b.v, b.n);
+                free(b.v);
+                buf_release(&b.keys);
                 return r;
         }
         /* commit the new id map (empty when nothing is served: b.v is NULL then) */
         if (b.n > 0)
-                qsort(b.v, b.n, sizeof(*b.v), id_entry_cmp);
-        id_entries_free(ids->v, ids->n);
+                qsort_r(b.v, b.n, sizeof(*b.v), id_entry_cmp, b.keys.p);
+        free(ids->v);
+        free(ids->keys);
         ids->v = b.v;
         ids->n = b.n;
+        ids->keys = buf_take(&b.keys, NULL);
         ids->next = b.next;
         r = index_finish(idx);
         if (r < 0)

@@ -2,6 +2,7 @@
 #include "catalog/yaml-catalog.h"
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -68,6 +69,21 @@ static int key_bytes(struct buf *k, char tag, const char *s, size_t len)
         return r < 0 ? r : buf_append(k, s, len);
 }
 
+static int intern_key(struct buf *k, const json_t *v);
+
+/*
+ * A member of a container: an object or array by its address. Equal addresses are equal values,
+ * and no address in a key of the table is reused while the parse runs (the table holds the
+ * value that holds it), so this never shares unequal values; it only misses a share when equal
+ * containers were built apart, and those built here are shared already (interned bottom up).
+ */
+static int intern_member_key(struct buf *k, const json_t *v)
+{
+        if (json_is_object(v) || json_is_array(v))
+                return key_hex(k, 'p', (uint64_t)(uintptr_t)v);
+        return intern_key(k, v);
+}
+
 static int intern_key(struct buf *k, const json_t *v)
 {
         const char *ks;
@@ -96,7 +112,7 @@ static int intern_key(struct buf *k, const json_t *v)
                 r = key_hex(k, 'a', json_array_size(v));
                 json_array_foreach((json_t *)v, i, e)
                         if (r >= 0)
-                                r = intern_key(k, e);
+                                r = intern_member_key(k, e);
                 return r;
         case JSON_OBJECT:
                 r = key_hex(k, 'o', json_object_size(v));
@@ -104,7 +120,7 @@ static int intern_key(struct buf *k, const json_t *v)
                         if (r >= 0)
                                 r = key_bytes(k, 'k', ks, strlen(ks));
                         if (r >= 0)
-                                r = intern_key(k, e);
+                                r = intern_member_key(k, e);
                 }
                 return r;
         }
@@ -267,6 +283,25 @@ static const struct metadata_kind *metadata_kind_find(const char *type)
         return NULL;
 }
 
+/* {"metadataType": type, vkey: value} (takes value; NULL when out of memory), without json_pack's
+ * format parsing (it ran for every property of a file). */
+static json_t *metadata_value_new(const char *type, const char *vkey, json_t *value)
+{
+        json_t *o = json_object();
+
+        if (!o) {
+                json_decref(value);
+                return NULL;
+        }
+        /* json_object_set_new() takes the value even when it fails */
+        if (json_object_set_new(o, "metadataType", json_string(type)) < 0 ||
+            json_object_set_new(o, vkey, value) < 0) {
+                json_decref(o);
+                return NULL;
+        }
+        return o;
+}
+
 /* Normalises one property as written (raw) into a shared MetadataValue (a new reference). */
 static int custom_property_value(struct ydoc *d, const char *key, unsigned line, json_t *raw,
                                  json_t **ret, struct catalog_error *err)
@@ -302,7 +337,7 @@ static int custom_property_value(struct ydoc *d, const char *key, unsigned line,
                                   type, kind->vkey);
                 return -EINVAL;
         }
-        value = intern(d, json_pack("{s:s, s:o}", "metadataType", type, kind->vkey, value));
+        value = intern(d, metadata_value_new(kind->type, kind->vkey, value));
         if (!value)
                 return -ENOMEM;
         *ret = value;
@@ -373,11 +408,11 @@ static int field_custom_properties(struct ydoc *d, yaml_node_t *n, void *ret,
                 if (r < 0)
                         return r;
         }
-        if (json_object_size(out) == 0) {
-                out = intern(d, TAKE_PTR(out));
-                if (!out)
-                        return -ENOMEM;
-        }
+        /* the whole map is shared too: models and artifacts of one shape often repeat it (its
+         * MetadataValues are shared already, so the key is short to build) */
+        out = intern(d, TAKE_PTR(out));
+        if (!out)
+                return -ENOMEM;
         json_decref(*(json_t **)ret);
         *(json_t **)ret = TAKE_PTR(out);
         return 0;
@@ -538,8 +573,10 @@ static int parse_artifact(struct ydoc *d, yaml_node_t *n, json_t **ret, struct c
         r = artifact_to_json(&a, o);
         if (r < 0)
                 return r;
-        *ret = TAKE_PTR(o);
-        return 0;
+        /* equal artifacts (metrics of one shape, without times) are one shared object; the
+         * index gives each its id by position, never by identity */
+        *ret = intern(d, TAKE_PTR(o));
+        return *ret ? 0 : -ENOMEM;
 }
 
 struct model_parse {

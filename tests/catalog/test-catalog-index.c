@@ -537,6 +537,57 @@ Test(behaviour, missing_times_get_the_load_time)
         mem_index_free(&mi);
 }
 
+#define SAME_PERF                                                                     \
+        "      - {artifactType: metrics-artifact, metricsType: performance-metrics, " \
+        "customProperties: {ttft_p90: {metadataType: MetadataDoubleValue, double_value: 7}}}\n"
+
+/* Equal artifacts and customProperties maps are one shared value in the loader's data; each
+ * artifact is still served on its own with its own id. */
+Test(behaviour, equal_artifacts_are_shared_and_served_apart)
+{
+        static const char yaml[] = "models:\n"
+                                   "  - name: m1\n" SCORE(
+                                           "1") "    artifacts:\n" SAME_PERF SAME_PERF
+                                                "  - name: m2\n" SCORE(
+                                                        "1") "    artifacts:\n" SAME_PERF;
+        struct catalog_artifact_query aq = { .page = { .page_size = 10 } };
+        struct catalog_source_load load = { 0 };
+        struct catalog_error e = { 0 };
+        const char *ids[3];
+        struct mem_index mi;
+        json_t *out = NULL;
+        char err[256];
+
+        cr_assert_eq(catalog_models_parse("s.yaml", yaml, strlen(yaml), &load.data, &e), 0, "%s",
+                     e.message);
+        cr_assert_eq(json_array_get(load.data->v[0].artifacts, 0),
+                     json_array_get(load.data->v[1].artifacts, 0));
+        cr_assert_eq(json_array_get(load.data->v[0].artifacts, 1),
+                     json_array_get(load.data->v[1].artifacts, 0));
+        cr_assert_eq(json_object_get(load.data->v[0].model, "customProperties"),
+                     json_object_get(load.data->v[1].model, "customProperties"));
+        catalog_source_load_release(&load);
+
+        mi = mem_index_build(yaml, NULL);
+        cr_assert_eq(catalog_index_list_artifacts(mi.idx, "s", "m1", &aq, &out, err, sizeof(err)),
+                     0, "%s", err);
+        cr_assert_eq(json_array_size(json_object_get(out, "items")), 2);
+        for (size_t i = 0; i < 2; i++)
+                ids[i] = json_string_value(
+                        json_object_get(json_array_get(json_object_get(out, "items"), i), "id"));
+        cr_assert_str_neq(ids[0], ids[1]);
+        json_t *out2 = NULL;
+        cr_assert_eq(catalog_index_list_artifacts(mi.idx, "s", "m2", &aq, &out2, err, sizeof(err)),
+                     0, "%s", err);
+        cr_assert_eq(json_array_size(json_object_get(out2, "items")), 1);
+        ids[2] = json_string_value(
+                json_object_get(json_array_get(json_object_get(out2, "items"), 0), "id"));
+        cr_assert(strcmp(ids[2], ids[0]) != 0 && strcmp(ids[2], ids[1]) != 0);
+        json_decref(out);
+        json_decref(out2);
+        mem_index_free(&mi);
+}
+
 /* The MCP server's stable id does not depend on which models (and artifacts) the snapshot has. */
 Test(behaviour, mcp_server_id_is_stable_when_models_change)
 {

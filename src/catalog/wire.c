@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "catalog/wire.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/macro.h"
+
+/* jansson's escaping without JSON_ENSURE_ASCII / JSON_ESCAPE_SLASH: '"', '\\' and controls. */
+static int wire_string(struct buf *b, const char *s, size_t len)
+{
+        size_t run = 0;
+        int r = buf_putc(b, '"');
+
+        for (size_t i = 0; i < len && r >= 0; i++) {
+                unsigned char c = (unsigned char)s[i];
+                char seq[8];
+
+                if (c >= 0x20 && c != '"' && c != '\\')
+                        continue;
+                r = buf_append(b, s + run, i - run);
+                run = i + 1;
+                if (r < 0)
+                        break;
+                switch (c) {
+                case '"':
+                case '\\':
+                        seq[0] = '\\';
+                        seq[1] = (char)c;
+                        seq[2] = '\0';
+                        break;
+                case '\b':
+                        memcpy(seq, "\\b", 3);
+                        break;
+                case '\f':
+                        memcpy(seq, "\\f", 3);
+                        break;
+                case '\n':
+                        memcpy(seq, "\\n", 3);
+                        break;
+                case '\r':
+                        memcpy(seq, "\\r", 3);
+                        break;
+                case '\t':
+                        memcpy(seq, "\\t", 3);
+                        break;
+                default:
+                        (void)snprintf(seq, sizeof(seq), "\\u%04X", (unsigned)c);
+                }
+                r = buf_puts(b, seq);
+        }
+        if (r >= 0)
+                r = buf_append(b, s + run, len - run);
+        return r < 0 ? r : buf_putc(b, '"');
+}
+
+static int wire_key(struct buf *b, const char *k, bool first)
+{
+        int r = first ? 0 : buf_putc(b, ',');
+
+        if (r >= 0)
+                r = wire_string(b, k, strlen(k));
+        return r < 0 ? r : buf_putc(b, ':');
+}
+
+static int wire_object(struct buf *b, const json_t *o)
+{
+        const char *k;
+        json_t *v;
+        bool first = true;
+        int r = buf_putc(b, '{');
+
+        json_object_foreach((json_t *)o, k, v) {
+                if (r >= 0)
+                        r = wire_key(b, k, first);
+                if (r >= 0)
+                        r = catalog_wire_append(b, v);
+                first = false;
+        }
+        return r < 0 ? r : buf_putc(b, '}');
+}
+
+static int wire_array(struct buf *b, const json_t *a)
+{
+        size_t i;
+        json_t *v;
+        int r = buf_putc(b, '[');
+
+        json_array_foreach((json_t *)a, i, v) {
+                if (r >= 0 && i > 0)
+                        r = buf_putc(b, ',');
+                if (r >= 0)
+                        r = catalog_wire_append(b, v);
+        }
+        return r < 0 ? r : buf_putc(b, ']');
+}
+
+int catalog_wire_append(struct buf *b, const json_t *v)
+{
+        switch (json_typeof(v)) {
+        case JSON_OBJECT:
+                return wire_object(b, v);
+        case JSON_ARRAY:
+                return wire_array(b, v);
+        case JSON_STRING:
+                return wire_string(b, json_string_value(v), json_string_length(v));
+        case JSON_INTEGER:
+                return buf_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        case JSON_TRUE:
+                return buf_puts(b, "true");
+        case JSON_FALSE:
+                return buf_puts(b, "false");
+        case JSON_NULL:
+                return buf_puts(b, "null");
+        case JSON_REAL:
+                return -ENOTSUP;
+        }
+        return -EINVAL;
+}
+
+/* The model's customProperties as served: only its MetadataStringValue entries. */
+static int wire_string_properties(struct buf *b, const json_t *custom)
+{
+        const char *k;
+        json_t *v;
+        bool first = true;
+        int r = buf_putc(b, '{');
+
+        json_object_foreach((json_t *)custom, k, v) {
+                const char *type = json_string_value(json_object_get(v, "metadataType"));
+
+                if (!type || !streq(type, "MetadataStringValue"))
+                        continue;
+                if (r >= 0)
+                        r = wire_key(b, k, first);
+                if (r >= 0)
+                        r = catalog_wire_append(b, v);
+                first = false;
+        }
+        return r < 0 ? r : buf_putc(b, '}');
+}
+
+static const char *const set_keys[] = { "id", "source_id", "customProperties" };
+
+/* The value of set_keys[s] in the served object (v: the model's own value, or NULL). */
+static int wire_set_value(struct buf *b, size_t s, const char *id, const char *source_id,
+                          const json_t *v)
+{
+        switch (s) {
+        case 0:
+                return wire_string(b, id, strlen(id));
+        case 1:
+                return wire_string(b, source_id, strlen(source_id));
+        default:
+                return v ? wire_string_properties(b, v) : buf_puts(b, "{}");
+        }
+}
+
+static size_t set_key_find(const char *k)
+{
+        size_t s = 0;
+
+        while (s < ELEMENTSOF(set_keys) && !streq(k, set_keys[s]))
+                s++;
+        return s;
+}
+
+/*
+ * As json_object_set() on a copy of model would place them: "id", "source_id" and
+ * "customProperties" replace a value of that key in place, or come last in that order.
+ */
+static int wire_model_fields(struct buf *b, const json_t *model, const char *id,
+                             const char *source_id)
+{
+        bool seen[ELEMENTSOF(set_keys)] = { false }, first = true;
+        const char *k;
+        json_t *v;
+        int r = 0;
+
+        json_object_foreach((json_t *)model, k, v) {
+                size_t s = set_key_find(k);
+
+                r = wire_key(b, k, first);
+                first = false;
+                if (r >= 0 && s < ELEMENTSOF(set_keys)) {
+                        seen[s] = true;
+                        r = wire_set_value(b, s, id, source_id, v);
+                } else if (r >= 0)
+                        r = catalog_wire_append(b, v);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t s = 0; s < ELEMENTSOF(set_keys) && r >= 0; s++) {
+                if (seen[s])
+                        continue;
+                r = wire_key(b, set_keys[s], first);
+                first = false;
+                if (r >= 0)
+                        r = wire_set_value(b, s, id, source_id, NULL);
+        }
+        return r;
+}
+
+int catalog_wire_model(const json_t *model, const char *id, const char *source_id, char **ret,
+                       size_t *ret_len)
+{
+        struct buf b = BUF_INIT(SIZE_MAX);
+        char *p;
+        int r;
+
+        r = buf_putc(&b, '{');
+        if (r >= 0)
+                r = wire_model_fields(&b, model, id, source_id);
+        if (r >= 0)
+                r = buf_putc(&b, '}');
+        if (r < 0) {
+                buf_release(&b);
+                return r;
+        }
+        /* exactly sized: the text lives as long as the snapshot */
+        p = realloc(b.p, b.len + 1);
+        if (!p) {
+                buf_release(&b);
+                return -ENOMEM;
+        }
+        *ret_len = b.len;
+        *ret = p;
+        return 0;
+}
