@@ -440,3 +440,20 @@ Test(http_engine, past_the_per_address_limit_the_503_body_is_json)
                 close(fds[i]);
         http_server_free(s);
 }
+
+Test(http_engine, a_shed_connection_gives_its_per_address_place_back)
+{
+        /* a cap of 2 under a per-address limit of 4: each new connection past 2 sheds one from
+         * the same address, which must leave that address's count, or the 5th would be refused */
+        enum { CAP = 2, LIMIT = 4, FLOOD = 40 };
+        struct http_server *s = start_limited(CAP, 30, LIMIT);
+        int idle[FLOOD];
+
+        for (int i = 0; i < FLOOD; i++)
+                idle[i] = dial(s);
+        cr_assert(served_within(s, 1));
+        cr_assert_geq(http_server_shed_count(s), FLOOD - CAP);
+        for (int i = 0; i < FLOOD; i++)
+                close(idle[i]);
+        http_server_free(s);
+}
