@@ -889,8 +889,9 @@ static int engine_start(struct http_server *s, const struct http_server_config *
         return http_engine_start(&ec, &s->engine);
 }
 
-/* Whether cfg runs on the own engine: asked for, or the default with MODELPLANE_HTTP_ENGINE=own;
- * never for TLS (libmicrohttpd keeps TLS for now). */
+/* Whether cfg runs on the own engine: plain HTTP by default, unless asked for libmicrohttpd (the
+ * field, or MODELPLANE_HTTP_ENGINE=mhd: the way back); never for TLS (libmicrohttpd keeps TLS for
+ * now). */
 static bool use_own_engine(const struct http_server_config *cfg, bool tls)
 {
         const char *env;
@@ -900,7 +901,7 @@ static bool use_own_engine(const struct http_server_config *cfg, bool tls)
         if (cfg->engine == HTTP_SERVER_ENGINE_OWN)
                 return true;
         env = getenv("MODELPLANE_HTTP_ENGINE"); /* NOLINT(concurrency-mt-unsafe): no setenv */
-        return env && streq(env, "own");
+        return !(env && streq(env, "mhd"));
 }
 
 static bool file_id_equal(const struct file_id *a, const struct file_id *b)

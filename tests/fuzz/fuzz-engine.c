@@ -135,8 +135,8 @@ static bool take(int fd, char *out, size_t *len, bool *dropped)
 
         for (;;) {
                 bool keep = *len < OUT_MAX;
-                ssize_t n = recv(fd, keep ? out + *len : scratch, keep ? OUT_MAX - *len : sizeof(scratch),
-                                 MSG_DONTWAIT);
+                ssize_t n = recv(fd, keep ? out + *len : scratch,
+                                 keep ? OUT_MAX - *len : sizeof(scratch), MSG_DONTWAIT);
 
                 if (n < 0 && (errno == EAGAIN || errno == EINTR))
                         return true;
@@ -155,7 +155,8 @@ static bool take(int fd, char *out, size_t *len, bool *dropped)
 
 static int dial(void)
 {
-        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(http_engine_port(engine)) };
+        struct sockaddr_in sa = { .sin_family = AF_INET,
+                                  .sin_port = htons(http_engine_port(engine)) };
         int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
         sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);

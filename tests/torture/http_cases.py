@@ -16,9 +16,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torturelib as T  # noqa: E402
 
 BOUND = float(os.environ.get("TORTURE_BOUND", "5.0"))
-# MODELPLANE_HTTP_ENGINE=own runs the plain-HTTP servers on http/engine.c (the webhook, TLS, stays
-# on libmicrohttpd): the refusals libmicrohttpd answers with its own HTML body get the JSON one.
-OWN_ENGINE = os.environ.get("MODELPLANE_HTTP_ENGINE") == "own"
+# The plain-HTTP servers run on http/engine.c unless MODELPLANE_HTTP_ENGINE=mhd (the webhook, TLS,
+# stays on libmicrohttpd): the refusals libmicrohttpd answers with its own HTML body get the JSON
+# one on the engine.
+OWN_ENGINE = os.environ.get("MODELPLANE_HTTP_ENGINE") != "mhd"
 
 
 def req(method, target, headers=b"", body=b""):
