@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -30,8 +31,20 @@
 #define LISTEN_BACKLOG 1024
 #define EV_LISTEN      ((void *)1)
 #define EV_STOP        ((void *)2)
+#define ADDR_BUCKETS   1024U /* a power of two; 4,096 connections at most by default */
 
 struct loop;
+
+struct addr_key {
+        sa_family_t family;
+        uint8_t bytes[16]; /* the IPv4 or IPv6 address, zero-padded */
+};
+
+struct addr_count {
+        struct addr_count *next; /* in its bucket */
+        struct addr_key key;
+        unsigned n;
+};
 
 struct conn {
         struct conn *prev, *next;           /* on http_engine.conns (newest first), under lock */
@@ -43,7 +56,8 @@ struct conn {
         usec_t last_io;   /* the last byte read or written (idle_timeout) */
         struct sockaddr_storage peer;
         socklen_t peer_len;
-        char *in; /* IN_MAX bytes; in_len of them not consumed yet */
+        struct addr_count *addr; /* counted under this address (under lock); NULL if not */
+        char *in;                /* IN_MAX bytes; in_len of them not consumed yet */
         size_t in_len;
         struct buf out;
         size_t out_off;
@@ -82,6 +96,8 @@ struct http_engine {
         struct conn *conns; /* newest first */
         struct conn *oldest;
         size_t n_live; /* connections not shed */
+        struct addr_count *by_addr[ADDR_BUCKETS];
+        uint64_t addr_seed;
         atomic_uint_fast64_t shed_total;
         atomic_uint_fast64_t cut_total;
 };
@@ -94,18 +110,76 @@ const char *http_engine_req_field(const struct http_engine_req *req, const char 
         return NULL;
 }
 
-static bool same_address(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+/* The per-address counts: a hash of client address to the connections from it that are linked
+ * and not shed, so that the limit costs O(1) per accept (under e->lock). */
+static bool address_key(const struct sockaddr_storage *ss, struct addr_key *k)
 {
-        if (a->ss_family != b->ss_family)
+        *k = (struct addr_key){ .family = ss->ss_family };
+        if (ss->ss_family == AF_INET)
+                memcpy(k->bytes, &((const struct sockaddr_in *)ss)->sin_addr,
+                       sizeof(struct in_addr));
+        else if (ss->ss_family == AF_INET6)
+                memcpy(k->bytes, &((const struct sockaddr_in6 *)ss)->sin6_addr,
+                       sizeof(struct in6_addr));
+        else
                 return false;
-        if (a->ss_family == AF_INET)
-                return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-                       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-        if (a->ss_family == AF_INET6)
-                return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-                              &((const struct sockaddr_in6 *)b)->sin6_addr,
-                              sizeof(struct in6_addr)) == 0;
-        return false;
+        return true;
+}
+
+/* FNV-1a over the address, from a per-engine random seed (no chosen collisions). */
+static size_t address_bucket(const struct http_engine *e, const struct addr_key *k)
+{
+        uint64_t h = 14695981039346656037ULL ^ e->addr_seed;
+
+        h = (h ^ k->family) * 1099511628211ULL;
+        for (size_t i = 0; i < sizeof(k->bytes); i++)
+                h = (h ^ k->bytes[i]) * 1099511628211ULL;
+        return (size_t)(h & (ADDR_BUCKETS - 1));
+}
+
+static struct addr_count *address_find_locked(const struct http_engine *e, const struct addr_key *k)
+{
+        for (struct addr_count *a = e->by_addr[address_bucket(e, k)]; a; a = a->next)
+                if (a->key.family == k->family &&
+                    memcmp(a->key.bytes, k->bytes, sizeof(k->bytes)) == 0)
+                        return a;
+        return NULL;
+}
+
+/* Counts c under its address (a new entry for a new address). -ENOMEM. */
+static int address_acquire_locked(struct http_engine *e, struct conn *c, const struct addr_key *k)
+{
+        struct addr_count *a = address_find_locked(e, k);
+
+        if (!a) {
+                size_t b = address_bucket(e, k);
+
+                a = calloc(1, sizeof(*a));
+                if (!a)
+                        return -ENOMEM;
+                a->key = *k;
+                a->next = e->by_addr[b];
+                e->by_addr[b] = a;
+        }
+        a->n++;
+        c->addr = a;
+        return 0;
+}
+
+/* Stops counting c; the entry goes when its last connection does. */
+static void address_release_locked(struct http_engine *e, struct conn *c)
+{
+        struct addr_count *a = c->addr, **pp;
+
+        if (!a)
+                return;
+        c->addr = NULL;
+        if (--a->n > 0)
+                return;
+        for (pp = &e->by_addr[address_bucket(e, &a->key)]; *pp != a; pp = &(*pp)->next)
+                ;
+        *pp = a->next;
+        free(a);
 }
 
 /* ---- the global list: per-address limit, total limit and shedding (under e->lock) ---- */
@@ -134,16 +208,7 @@ static void list_unlink_locked(struct http_engine *e, struct conn *c)
         c->prev = c->next = NULL;
         if (!c->shed)
                 e->n_live--;
-}
-
-static size_t count_address_locked(const struct http_engine *e, const struct sockaddr_storage *a)
-{
-        size_t n = 0;
-
-        for (const struct conn *c = e->conns; c; c = c->next)
-                if (!c->shed && same_address(&c->peer, a))
-                        n++;
-        return n;
+        address_release_locked(e, c);
 }
 
 /* Shuts down the oldest connection with no request in progress; false when there is none. The
@@ -154,6 +219,7 @@ static bool shed_one_locked(struct http_engine *e)
                 if (!c->busy && !c->shed) {
                         c->shed = true;
                         e->n_live--;
+                        address_release_locked(e, c);
                         (void)shutdown(c->fd, SHUT_RDWR);
                         atomic_fetch_add(&e->shed_total, 1);
                         return true;
@@ -164,17 +230,25 @@ static bool shed_one_locked(struct http_engine *e)
 /* Whether c may be served; links it when so. Returns 0 or the status to refuse it with. */
 static unsigned admit(struct http_engine *e, struct conn *c, const char **msg)
 {
+        bool limited = e->cfg.max_per_ip > 0;
+        const struct addr_count *a;
+        struct addr_key k;
         unsigned status = 0;
 
+        limited = limited && address_key(&c->peer, &k);
         if (pthread_mutex_lock(&e->lock) != 0) {
                 *msg = "server busy";
                 return 503;
         }
-        if (e->cfg.max_per_ip && count_address_locked(e, &c->peer) >= e->cfg.max_per_ip) {
+        a = limited ? address_find_locked(e, &k) : NULL;
+        if (a && a->n >= e->cfg.max_per_ip) {
                 *msg = "too many connections from this client address";
                 status = 503;
         } else if (e->n_live >= e->cfg.max_connections && !shed_one_locked(e)) {
                 *msg = "too many connections with a request in progress";
+                status = 503;
+        } else if (limited && address_acquire_locked(e, c, &k) < 0) {
+                *msg = "out of memory";
                 status = 503;
         } else
                 list_link_locked(e, c);
@@ -793,6 +867,8 @@ int http_engine_start(const struct http_engine_config *cfg, struct http_engine *
         e->cfg = *cfg;
         e->cfg.address = NULL;
         e->lfd = e->stop_fd = -1;
+        if (getrandom(&e->addr_seed, sizeof(e->addr_seed), GRND_NONBLOCK) != sizeof(e->addr_seed))
+                e->addr_seed = (uint64_t)now_monotonic(); /* only spreads the buckets */
         if (pthread_mutex_init(&e->lock, NULL) != 0) {
                 free(e);
                 e = NULL;

@@ -132,8 +132,8 @@ struct http_server_config {
         const char *too_large_json;
         /*
          * The connection engine of a plain-HTTP server (TLS servers always run on libmicrohttpd
-         * for now). HTTP_SERVER_ENGINE_DEFAULT is libmicrohttpd unless the environment variable
-         * MODELPLANE_HTTP_ENGINE is "own" (how the torture suite runs the real binaries on it).
+         * for now). HTTP_SERVER_ENGINE_DEFAULT is the own engine unless the environment variable
+         * MODELPLANE_HTTP_ENGINE is "mhd" (the way back to libmicrohttpd for every plain server).
          * See docs/http.md, "The connection engine".
          */
         enum http_server_engine {

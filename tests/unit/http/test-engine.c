@@ -3,7 +3,8 @@
  * http/engine.c over real loopback sockets, through http_server_start() with
  * .engine = HTTP_SERVER_ENGINE_OWN: a normal request, keep-alive, pipelining, a smuggling
  * attempt, the refusals libmicrohttpd answered with its own HTML (now JSON), an idle flood while
- * a good client is served, the header deadline and the 413 body.
+ * a good client is served, the header deadline and the 413 body; the 503s at the total and the
+ * per-address limits, and a client that goes away in the middle of a large answer.
  */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
@@ -23,6 +24,9 @@
 
 static atomic_int served;
 
+#define BIG_LEN ((size_t)16 * 1024 * 1024) /* over the loopback socket buffers of both ends */
+static char big[BIG_LEN + 1];
+
 static int handler(void *userdata, struct http_req *req, struct http_resp *resp)
 {
         const struct sockaddr *peer = http_req_client_address(req);
@@ -32,6 +36,12 @@ static int handler(void *userdata, struct http_req *req, struct http_resp *resp)
 
         (void)userdata;
         atomic_fetch_add(&served, 1);
+        if (strcmp(req->path, "/big") == 0) {
+                if (!big[0])
+                        memset(big, 'b', BIG_LEN);
+                http_resp_set_text(resp, 200, "text/plain", big);
+                return 0;
+        }
         (void)snprintf(text, sizeof(text), "%s %s q=%s x=%s body=%zu peer=%d", req->method,
                        req->path, q ? q : "-", x ? x : "-", req->body.len,
                        peer ? peer->sa_family : -1);
@@ -39,7 +49,8 @@ static int handler(void *userdata, struct http_req *req, struct http_resp *resp)
         return 0;
 }
 
-static struct http_server *start_own(unsigned max_connections, unsigned header_timeout)
+static struct http_server *start_limited(unsigned max_connections, unsigned header_timeout,
+                                         unsigned max_per_ip)
 {
         struct http_server_config cfg = { HTTP_SERVER_CONFIG_DEFAULTS };
         struct http_server *s = NULL;
@@ -51,8 +62,14 @@ static struct http_server *start_own(unsigned max_connections, unsigned header_t
         cfg.threads = 2;
         cfg.max_connections = max_connections;
         cfg.header_timeout = header_timeout;
+        cfg.max_per_ip = max_per_ip;
         cr_assert_eq(http_server_start(&cfg, &s), 0);
         return s;
+}
+
+static struct http_server *start_own(unsigned max_connections, unsigned header_timeout)
+{
+        return start_limited(max_connections, header_timeout, 256);
 }
 
 static int dial(struct http_server *s)
@@ -290,5 +307,153 @@ Test(http_engine, a_head_that_does_not_arrive_in_time_is_cut)
         cr_assert_geq(http_server_deadline_cuts(s), 1);
         close(fd);
         close(other);
+        http_server_free(s);
+}
+
+/* Reads until the server's 100 Continue (proof that it has the head and counts the request). */
+static void await_continue(int fd)
+{
+        char got[256];
+        size_t len = 0;
+
+        while (len < sizeof(got) - 1) {
+                struct pollfd p = { .fd = fd, .events = POLLIN };
+                ssize_t k;
+
+                cr_assert_eq(poll(&p, 1, 10000), 1, "no 100 Continue");
+                k = recv(fd, got + len, sizeof(got) - 1 - len, 0);
+                cr_assert_gt(k, 0, "closed before 100 Continue");
+                len += (size_t)k;
+                got[len] = '\0';
+                if (strstr(got, "\r\n\r\n"))
+                        break;
+        }
+        cr_assert(strneq(got, "HTTP/1.1 100 Continue\r\n\r\n", 25), "%s", got);
+}
+
+/* A new connection gets a 200 for GET /good within attempts tries (a close by the server, or a
+ * 503, is retried after 50 ms): the server has room again. */
+static bool served_within(struct http_server *s, int attempts)
+{
+        for (int i = 0; i < attempts; i++) {
+                struct reply r = { 0 };
+                const char *body;
+                int fd = dial(s);
+                unsigned status;
+
+                loopback_send_all(fd, "GET /good HTTP/1.1\r\nHost: t\r\n\r\n");
+                status = next_response(fd, &r, &body);
+                close(fd);
+                if (status == 200)
+                        return true;
+                (void)poll(NULL, 0, 50);
+        }
+        return false;
+}
+
+Test(http_engine, at_the_cap_with_every_request_in_progress_a_new_client_gets_503_json)
+{
+        enum { CAP = 4 };
+        struct http_server *s = start_own(CAP, 30);
+        struct reply r = { 0 };
+        const char *body;
+        int busy[CAP], fd;
+
+        for (int i = 0; i < CAP; i++) {
+                busy[i] = dial(s);
+                loopback_send_all(busy[i], "POST /slow HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\n"
+                                           "Expect: 100-continue\r\n\r\nab");
+                await_continue(busy[i]);
+        }
+        fd = dial(s);
+        loopback_send_all(fd, "GET /late HTTP/1.1\r\nHost: t\r\n\r\n");
+        cr_assert_eq(next_response(fd, &r, &body), 503);
+        cr_assert(strstr(body, "\"code\":\"Service Unavailable\""), "%s", body);
+        cr_assert(strstr(body, "request in progress"), "%s", body);
+        cr_assert(closed_by_server(fd));
+        cr_assert_eq(http_server_shed_count(s), 0, "a connection with a request was shed");
+        /* the requests in progress were not touched: each one completes */
+        for (int i = 0; i < CAP; i++) {
+                struct reply rb = { 0 };
+
+                loopback_send_all(busy[i], "cd");
+                cr_assert_eq(next_response(busy[i], &rb, &body), 200, "request %d", i);
+                cr_assert_str_eq(body, "POST /slow q=- x=- body=4 peer=2");
+                close(busy[i]);
+        }
+        close(fd);
+        http_server_free(s);
+}
+
+Test(http_engine, a_client_that_leaves_in_the_middle_of_a_large_answer_is_freed)
+{
+        /* a cap of 1: the next client is served only once the server freed the first one (until
+         * then its answer is in progress and a new connection gets 503) */
+        struct http_server *s = start_own(1, 30);
+        char part[64 * 1024];
+        size_t got = 0;
+        int fd = dial(s);
+
+        loopback_send_all(fd, "GET /big HTTP/1.1\r\nHost: t\r\n\r\n");
+        while (got < sizeof(part)) {
+                struct pollfd p = { .fd = fd, .events = POLLIN };
+                ssize_t k;
+
+                cr_assert_eq(poll(&p, 1, 10000), 1);
+                k = recv(fd, part, sizeof(part) - got, 0);
+                cr_assert_gt(k, 0);
+                got += (size_t)k;
+        }
+        close(fd); /* with unread bytes: a reset */
+        cr_assert(served_within(s, 200), "the abandoned connection was not freed");
+        http_server_free(s);
+}
+
+Test(http_engine, past_the_per_address_limit_the_503_body_is_json)
+{
+        enum { PER_IP = 3 };
+        static const char prefix[] = "{\"code\":\"Service Unavailable\",\"message\":\"";
+        struct http_server *s = start_limited(4096, 30, PER_IP);
+        struct reply r = { 0 };
+        const char *body;
+        int fds[PER_IP], fd;
+
+        for (int i = 0; i < PER_IP; i++) {
+                struct reply ri = { 0 };
+
+                fds[i] = dial(s); /* each one served once: accepted and counted */
+                loopback_send_all(fds[i], "GET /one HTTP/1.1\r\nHost: t\r\n\r\n");
+                cr_assert_eq(next_response(fds[i], &ri, &body), 200);
+        }
+        fd = dial(s);
+        loopback_send_all(fd, "GET /over HTTP/1.1\r\nHost: t\r\n\r\n");
+        cr_assert_eq(next_response(fd, &r, &body), 503);
+        cr_assert(strneq(body, prefix, strlen(prefix)), "%s", body);
+        cr_assert(strstr(body, "client address"), "%s", body);
+        cr_assert(strstr(r.raw, "Content-Type: application/json\r\n"), "%s", r.raw);
+        cr_assert(strstr(r.raw, "Connection: close\r\n"), "%s", r.raw);
+        close(fd);
+        /* a connection that ends gives its place back */
+        close(fds[0]);
+        cr_assert(served_within(s, 200));
+        for (int i = 1; i < PER_IP; i++)
+                close(fds[i]);
+        http_server_free(s);
+}
+
+Test(http_engine, a_shed_connection_gives_its_per_address_place_back)
+{
+        /* a cap of 2 under a per-address limit of 4: each new connection past 2 sheds one from
+         * the same address, which must leave that address's count, or the 5th would be refused */
+        enum { CAP = 2, LIMIT = 4, FLOOD = 40 };
+        struct http_server *s = start_limited(CAP, 30, LIMIT);
+        int idle[FLOOD];
+
+        for (int i = 0; i < FLOOD; i++)
+                idle[i] = dial(s);
+        cr_assert(served_within(s, 1));
+        cr_assert_geq(http_server_shed_count(s), FLOOD - CAP);
+        for (int i = 0; i < FLOOD; i++)
+                close(idle[i]);
         http_server_free(s);
 }
