@@ -46,7 +46,7 @@ static const char *arg_webhook_cert_dir = WEBHOOK_DEFAULT_CERT_DIR;
 static const char *arg_namespace;
 static bool arg_registry_controller;
 static bool arg_ready_requires_loaded;
-static unsigned arg_delete_batch_ms = 0; /* 0: no delete batch window */
+static unsigned arg_delete_batch_ms = 1000; /* 0: no delete batching */
 
 enum {
         ARG_KUBECONFIG,
@@ -113,7 +113,7 @@ static const struct cli_option controller_options[] = {
           ARG_READY_REQUIRES_LOADED },
         { "delete-batch-window", 0, CLI_ARG_REQUIRED, "MS",
           "a delete starting this soon after its InferenceService's last\n"
-          "models.json write waits for the rest of it, 0-10000 (default 0 = off)",
+          "models.json write waits for the rest of it, 0-10000 (default 1000, 0 = off)",
           ARG_DELETE_BATCH },
         { "verbose", 'v', CLI_ARG_NONE, NULL, "debug logging (same as --zap-log-level debug)",
           ARG_VERBOSE },

@@ -25,7 +25,7 @@ struct tm_reconciler {
         struct cache *configmaps; /* borrowed, may be NULL */
         bool ready_requires_loaded;
         struct workqueue *finalize_queue; /* borrowed, may be NULL: released inline */
-        usec_t delete_batch_window;       /* USEC_INFINITY: no window */
+        usec_t delete_batch_window;       /* USEC_INFINITY: no batching */
         struct workqueue *isvc_queue;     /* borrowed: the InferenceService controller's */
 
         /* Our own TrainedModel writes the informer has not delivered yet (own_writes_*). */

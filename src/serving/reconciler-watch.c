@@ -3,14 +3,11 @@
  * The TrainedModel controller's informer handlers (issue #12, deletes): which changes become
  * reconcile keys, and when.
  *
- *  - A TrainedModel's add or change enqueues its InferenceService keys (old and new) at once.
- *    Deletes arriving close together still leave models.json in few writes: adds of a key that
- *    waits or is being reconciled collapse into one more pass, which takes whatever was deleted
- *    meanwhile (the floor probe's batching, bench/tm-floor.c). Only with a delete_batch_window
- *    set does the start of a delete (deletionTimestamp appears) wait, when the InferenceService's
- *    ConfigMap was written less than that ago, for the window's end (the work queue keeps the
- *    earliest time of a key). Off by default: with the former 1 s default both delete
- *    scenarios of bench/convergence were slower, for a few ConfigMap writes fewer (README, #12).
+ *  - A TrainedModel's add or change enqueues its InferenceService keys (old and new) at once,
+ *    except the start of a delete (deletionTimestamp appears): when the InferenceService's
+ *    ConfigMap was written less than delete_batch_window ago, the key waits for the window's end,
+ *    so that deletes arriving close together leave models.json in one write (the work queue
+ *    keeps the earliest time of a key, and repeated adds collapse).
  *  - A TrainedModel's removal (DELETED, after its finalizer went) enqueues nothing when it was
  *    being deleted and neither the cached models.json nor our own last write of it lists the
  *    model: it then holds no memory and no entry, and the pass would plan all the others again
@@ -29,12 +26,13 @@
 #include "serving/replicas.h"
 #include "util/log.h"
 
+#define DELETE_BATCH_WINDOW_DEFAULT (1 * USEC_PER_SEC)
 /* last_writes entries beyond this are pruned of those older than the window */
 #define LAST_WRITES_PRUNE_AT 1024
 
 usec_t tm_delete_batch_window(const struct tm_reconciler_options *opts)
 {
-        return opts->delete_batch_window ? opts->delete_batch_window : USEC_INFINITY;
+        return opts->delete_batch_window ? opts->delete_batch_window : DELETE_BATCH_WINDOW_DEFAULT;
 }
 
 void tm_batch_note_write(struct tm_reconciler *r, const char *key, usec_t now)

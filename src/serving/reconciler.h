@@ -69,8 +69,7 @@ struct tm_reconciler_options {
         bool ready_requires_loaded; /* Ready also needs >= 1 replica loaded (replicas.h) */
         /* Delete batching: a TrainedModel's delete that starts less than this after its
          * InferenceService's last ConfigMap write waits for the rest of it, so that deletes close
-         * together leave models.json in one write. 0 or USEC_INFINITY = none (the default: the
-         * work queue alone batches what arrives while a pass is queued or running). */
+         * together leave models.json in one write. 0 = 1 s; USEC_INFINITY = none. */
         usec_t delete_batch_window;
 };
 
