@@ -951,6 +951,21 @@ static int write_event_part(const struct isvc_plan *p, size_t kind, size_t count
         return r < 0 ? r : buf_putc(b, ')');
 }
 
+/* Does the write only drop the entries of TrainedModels being deleted? Their delete is the
+ * user's own act, and KServe posts no Event for it either; with deletes spread over many
+ * InferenceServices an Event per such write was one Event write per delete (issue #12). */
+static bool write_only_drops_deleted(const struct isvc_plan *p)
+{
+        for (size_t i = 0; i < p->n_tms; i++) {
+                const struct tm_plan *t = &p->tms[i];
+
+                if (t->event_type && streq(t->event_type, "Normal") &&
+                    t->state != TM_STATE_DELETING)
+                        return false;
+        }
+        return true;
+}
+
 int isvc_plan_write_event(const struct isvc_plan *p, const char **ret_reason, char **ret_message)
 {
         CLEANUP(buf_releasep) struct buf parts = { 0 };
@@ -963,6 +978,11 @@ int isvc_plan_write_event(const struct isvc_plan *p, const char **ret_reason, ch
         for (size_t i = 0; i < p->n_tms; i++)
                 for (size_t k = 0; p->tms[i].event_reason && k < ELEMENTSOF(count); k++)
                         count[k] += streq(p->tms[i].event_reason, write_event_reasons[k]);
+        if (!count[0] && !count[1] && !count[2])
+                return PLAN_EVENT_NONE;
+        /* decided before any message is built */
+        if (write_only_drops_deleted(p))
+                return PLAN_EVENT_SKIPPED;
         buf_init(&parts, (size_t)64 * 1024);
         for (size_t k = 0; r >= 0 && k < ELEMENTSOF(count); k++) {
                 if (!count[k])
@@ -973,12 +993,10 @@ int isvc_plan_write_event(const struct isvc_plan *p, const char **ret_reason, ch
         }
         if (r < 0)
                 return r;
-        if (kinds == 0)
-                return 0;
         if (asprintf(&msg, "models.json of ConfigMap \"%s\":%s", p->configmap_name,
                      buf_str(&parts)) < 0)
                 return -ENOMEM;
         *ret_reason = kinds == 1 ? write_event_reasons[last] : "ModelConfigUpdated";
         *ret_message = TAKE_PTR(msg);
-        return 0;
+        return PLAN_EVENT_POST;
 }

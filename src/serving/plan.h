@@ -136,10 +136,17 @@ void tm_plan_release(struct tm_plan *p);
  * churn): the plan's per-model Normal events (ModelAdded, ModelUpdated, ModelRemoved) summed up,
  * e.g. 'models.json of ConfigMap "modelconfig-a-0": added 2 ("m1", "m2"), removed 12 ("m3",
  * "m4", "m5", "m6", "m7" and 7 more)'. *ret_reason (static) is that reason when the write did one
- * kind only, "ModelConfigUpdated" otherwise; *ret_message is owned; both NULL when no entry
- * changed. Returns 0 or -ENOMEM.
+ * kind only, "ModelConfigUpdated" otherwise; *ret_message is owned. No Event for a write whose
+ * only changes drop the entries of TrainedModels being deleted (their delete is the user's own
+ * act; KServe posts none either). Returns PLAN_EVENT_POST with both set; PLAN_EVENT_NONE (no
+ * entry changed) or PLAN_EVENT_SKIPPED (only deleted models dropped) with both NULL; -ENOMEM.
  */
 #define PLAN_EVENT_NAMES 5
+enum {
+        PLAN_EVENT_NONE = 0,
+        PLAN_EVENT_POST = 1,
+        PLAN_EVENT_SKIPPED = 2,
+};
 _warn_unused_result_ int isvc_plan_write_event(const struct isvc_plan *p, const char **ret_reason,
                                                char **ret_message);
 

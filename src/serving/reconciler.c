@@ -614,21 +614,6 @@ static int pass_load(struct pass *p, struct reconcile_result *ret)
         return 0;
 }
 
-/* Does the write only drop the entries of TrainedModels being deleted? Their delete is the
- * user's own act, and KServe posts no Event for it either; with deletes spread over many
- * InferenceServices an Event per such write was one Event write per delete (issue #12). */
-static bool write_only_drops_deleted(const struct isvc_plan *plan)
-{
-        for (size_t i = 0; i < plan->n_tms; i++) {
-                const struct tm_plan *t = &plan->tms[i];
-
-                if (t->event_type && streq(t->event_type, "Normal") &&
-                    t->state != TM_STATE_DELETING)
-                        return false;
-        }
-        return true;
-}
-
 /* The one Normal Event of a models.json write, on the InferenceService (or, without one, on the
  * ConfigMap as written); none for a write that only drops the entries of deleted models. */
 static void emit_write_event(struct pass *p)
@@ -636,14 +621,15 @@ static void emit_write_event(struct pass *p)
         AUTOFREE char *message = NULL;
         const char *reason;
         const json_t *on = p->isvc ? p->isvc : p->cm;
+        int k;
 
-        if (!p->r->event || !on || isvc_plan_write_event(&p->plan, &reason, &message) < 0 ||
-            !message)
+        if (!p->r->event || !on)
                 return;
-        if (write_only_drops_deleted(&p->plan)) {
+        k = isvc_plan_write_event(&p->plan, &reason, &message);
+        if (k == PLAN_EVENT_SKIPPED)
                 atomic_fetch_add(&p->r->events_skipped, 1);
+        if (k != PLAN_EVENT_POST)
                 return;
-        }
         p->r->event(p->r->event_userdata, on, "Normal", reason, message);
         atomic_fetch_add(&p->r->events_posted, 1);
 }

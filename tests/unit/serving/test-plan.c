@@ -1009,7 +1009,7 @@ Test(plan, write_event_sums_up_the_models_and_names_the_first_few)
                 tms[i].name = names[i];
         }
         /* nothing listed changed: no Event */
-        cr_assert_eq(isvc_plan_write_event(&p, &reason, &msg), 0);
+        cr_assert_eq(isvc_plan_write_event(&p, &reason, &msg), PLAN_EVENT_NONE);
         cr_assert_null(msg);
         cr_assert_null(reason);
         /* a Warning is not part of it; 7 updated are named 5 and counted 7 */
@@ -1019,15 +1019,50 @@ Test(plan, write_event_sums_up_the_models_and_names_the_first_few)
                 tms[i].event_type = "Normal";
                 tms[i].event_reason = "ModelUpdated";
         }
-        cr_assert_eq(isvc_plan_write_event(&p, &reason, &msg), 0);
+        cr_assert_eq(isvc_plan_write_event(&p, &reason, &msg), PLAN_EVENT_POST);
         cr_assert_str_eq(reason, "ModelUpdated");
         cr_assert_str_eq(msg, "models.json of ConfigMap \"modelconfig-sk-0\": updated 7 (\"m1\", "
                               "\"m2\", \"m3\", \"m4\", \"m5\" and 2 more)");
         free(msg);
         tms[7].event_reason = "ModelRemoved";
-        cr_assert_eq(isvc_plan_write_event(&p, &reason, &msg), 0);
+        cr_assert_eq(isvc_plan_write_event(&p, &reason, &msg), PLAN_EVENT_POST);
         cr_assert_str_eq(reason, "ModelConfigUpdated");
         cr_assert_str_eq(msg, "models.json of ConfigMap \"modelconfig-sk-0\": updated 6 (\"m1\", "
                               "\"m2\", \"m3\", \"m4\", \"m5\" and 1 more), removed 1 (\"m7\")");
+        free(msg);
+}
+
+/* Issue #12: a write whose only changes drop the entries of TrainedModels being deleted posts no
+ * Event (the delete is the user's own act); the plan says so before building any message. */
+Test(plan, write_event_skips_a_write_that_only_drops_deleted_models)
+{
+        struct tm_plan tms[3] = {
+                { .name = (char *)"gone-0", .state = TM_STATE_DELETING },
+                { .name = (char *)"gone-1", .state = TM_STATE_DELETING },
+                { .name = (char *)"bad", .state = TM_STATE_PENDING },
+        };
+        struct isvc_plan p = { .configmap_name = (char *)"modelconfig-sk-0",
+                               .n_tms = 3,
+                               .tms = tms };
+        const char *reason = "unset";
+        char *msg = (char *)"unset";
+
+        for (int i = 0; i < 2; i++) {
+                tms[i].event_type = "Normal";
+                tms[i].event_reason = "ModelRemoved";
+        }
+        /* a Warning on a live model does not make the write an Event of its own */
+        tms[2].event_type = "Warning";
+        tms[2].event_reason = "InvalidSpec";
+        cr_assert_eq(isvc_plan_write_event(&p, &reason, &msg), PLAN_EVENT_SKIPPED);
+        cr_assert_null(reason);
+        cr_assert_null(msg);
+        /* one live model's change among them: the Event is posted, naming all of them */
+        tms[2].event_type = "Normal";
+        tms[2].event_reason = "ModelAdded";
+        cr_assert_eq(isvc_plan_write_event(&p, &reason, &msg), PLAN_EVENT_POST);
+        cr_assert_str_eq(reason, "ModelConfigUpdated");
+        cr_assert_str_eq(msg, "models.json of ConfigMap \"modelconfig-sk-0\": added 1 (\"bad\"), "
+                              "removed 2 (\"gone-0\", \"gone-1\")");
         free(msg);
 }
