@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# run-torture.sh BINARY [MAX [STRIDE [LIMIT]]] — allocation fault torture of one Criterion unit test binary of a
-# -Dalloc_fault=true build (tests/alloc-fault/alloc-fault.c). Test by test (Criterion --filter):
-# for N = 1, 2, ... the test's process fails its Nth allocation, until the test no longer reaches
-# N (every allocation of it has been failed once) or N = MAX (default
-# $MODELPLANE_ALLOC_TORTURE_MAX, else 400). A test's allocations do not depend on the other tests
-# (each runs in its own process and counts from its start), so this covers what running the
-# whole binary for each N covers, with one process per (test, N) instead of one per test per N
-# up to the largest test's count: on a loaded machine the cost is the processes started.
+# run-torture.sh BINARY [MAX [STRIDE [LIMIT]]] — allocation fault torture of one Criterion unit
+# test binary of a -Dalloc_fault=true build (tests/alloc-fault/alloc-fault.c). Test by test
+# (Criterion --filter): for N = 1, 2, ... the test's process fails its Nth allocation, until the
+# test no longer reaches N (every allocation of it has been failed once) or N = MAX (default
+# $MODELPLANE_ALLOC_TORTURE_MAX, else 400). A test's allocations do not depend on the other
+# tests (each runs in its own process and counts from its start), so this covers what running
+# the whole binary for each N covers, with one process per (test, N) instead of one per test per
+# N up to the largest test's count: on a loaded machine the cost is the processes started.
 #
 # With STRIDE (default $MODELPLANE_ALLOC_TORTURE_STRIDE, else 0: none), a test that reaches MAX is
 # then sampled at every STRIDE-th N after MAX until it no longer reaches N or N > LIMIT (default
