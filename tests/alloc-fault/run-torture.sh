@@ -111,7 +111,9 @@ if [ "$problems" -gt 0 ]; then
         echo "$name: $problems problem(s)"
         exit 1
 fi
-if [ "$partial" -gt 0 ]; then
+if [ "$deepest" = 0 ]; then
+        echo "$name: ${#tests[@]} tests, none allocates (nothing to fail)"
+elif [ "$partial" -gt 0 ]; then
         echo "$name: ${#tests[@]} tests, N = 1..$max covered$([ "$stride" -gt 0 ] && echo ", sampled every ${stride}th to $limit") ($partial tests reach MAX, the deepest N = $deepest), $runs runs, $failed_runs with failed assertions ($fixture_aborts in a fixture), no crash, no leak on a passing run"
 else
         echo "$name: ${#tests[@]} tests, every allocation failed once (N = 1..$deepest), $runs runs, $failed_runs with failed assertions ($fixture_aborts in a fixture), no crash, no leak on a passing run"
