@@ -33,6 +33,7 @@ Test(fake_kube_api, create_get_conflicts_and_404)
         json_auto_t *stale = json_pack("{s:{s:s},s:{s:s}}", "metadata", "resourceVersion", "1",
                                        "spec", "a", "2");
 
+        cr_assert(f && o && stale, "out of memory making the test's objects");
         cr_assert_eq(kube_api_create(&api, &cms, "ns", o, NULL, &created, &st), 0);
         cr_assert_not_null(rv_of(created));
         cr_assert_not_null(json_get_path(created, "metadata", "uid", NULL));
@@ -76,6 +77,7 @@ Test(fake_kube_api, status_subresource_changes_only_status)
         json_auto_t *o = obj("a"), *out = NULL;
         json_auto_t *p = json_pack("{s:{s:s},s:{s:s}}", "spec", "a", "9", "status", "phase", "y");
 
+        cr_assert(f && o && p, "out of memory making the test's objects");
         cr_assert_gt(fake_kube_api_put(f, &tms, "ns", o), 0);
         cr_assert_eq(kube_api_patch(&api, &tms, "ns", "a", KUBE_PATCH_MERGE, p,
                                     &(struct kube_write_options){ .subresource = "status" }, &out,
@@ -95,6 +97,7 @@ Test(fake_kube_api, finalizers_hold_a_delete_until_they_are_gone)
         json_auto_t *o = obj("a"), *held = NULL, *gone = NULL;
         json_auto_t *drop = json_pack("{s:{s:[]}}", "metadata", "finalizers");
 
+        cr_assert(f && o && drop, "out of memory making the test's objects");
         json_object_set_new(json_object_get(o, "metadata"), "finalizers", json_pack("[s]", "x"));
         cr_assert_gt(fake_kube_api_put(f, &tms, "ns", o), 0);
         cr_assert_eq(kube_api_delete(&api, &tms, "ns", "a",
@@ -118,6 +121,7 @@ Test(fake_kube_api, list_by_namespace_and_label_in_name_order)
         const char *names[] = { "c", "a", "b" };
         json_auto_t *all = NULL, *sel = NULL, *other = NULL;
 
+        cr_assert(f, "out of memory making the test's objects");
         for (size_t i = 0; i < 3; i++) {
                 json_auto_t *o = obj(names[i]);
                 cr_assert_gt(fake_kube_api_put(f, &cms, "ns", o), 0);
@@ -145,6 +149,7 @@ Test(fake_kube_api, faults_on_the_nth_matching_call)
         struct kube_status st = { 0 };
         json_auto_t *o = obj("a");
 
+        cr_assert(f && o, "out of memory making the test's objects");
         cr_assert_gt(fake_kube_api_put(f, &cms, "ns", o), 0);
         cr_assert_eq(fake_kube_api_fail(f, FAKE_KUBE_GET, "configmaps", 2, 2, 429), 0);
         cr_assert_eq(fake_kube_api_fail(f, FAKE_KUBE_GET, "secrets", 1, 1, 500), 0);

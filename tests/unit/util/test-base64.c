@@ -35,6 +35,7 @@ Test(base64, binary_and_embedded_nul)
         char *e = base64_encode(bin, sizeof(bin)), *d = NULL;
         size_t n = 0;
 
+        cr_assert_not_null(e);
         cr_assert_eq(base64_decode(e, &d, &n), 0);
         cr_assert_eq(n, sizeof(bin));
         cr_assert_eq(memcmp(d, bin, n), 0);

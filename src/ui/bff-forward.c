@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* modelplane ui's forwarding to the model registry and the catalog (bff-internal.h). */
+#include "ui/bff-internal.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "json/json-util.h"
+#include "registry-client/client.h"
+#include "ui/views.h"
+
+#define CATALOG_API_PATH "/api/model_catalog/v1alpha1"
+#define REG_PAGE_DEFAULT "100"
+#define REG_PAGE_MAX     1000U
+#define FILTER_QUERY_MAX ((size_t)16 * 1024)
+
+struct query_ctx {
+        const char *const *allowed;
+        struct buf *b;
+        const char *bad; /* the parameter over its limit */
+};
+
+static int forward_query(void *ud, const char *key, const char *value)
+{
+        struct query_ctx *q = ud;
+
+        for (const char *const *a = q->allowed; *a; a++)
+                if (streq(*a, key)) {
+                        if (streq(key, "filterQuery") && strlen(value) > FILTER_QUERY_MAX) {
+                                q->bad = key;
+                                return -E2BIG;
+                        }
+                        return ui_query_add(q->b, key, value);
+                }
+        return 0;
+}
+
+/* Appends s percent-encoded as a path segment ('/' kept when keep_slash). */
+static int add_segment(struct buf *b, const char *s, bool keep_slash)
+{
+        static const char hex[] = "0123456789ABCDEF";
+
+        for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+                bool plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                             (*p >= '0' && *p <= '9') || strchr("-._~", *p) ||
+                             (keep_slash && *p == '/');
+                char e[3] = { '%', hex[*p >> 4], hex[*p & 15] };
+                int r = plain ? buf_append(b, (const char *)p, 1) : buf_append(b, e, 3);
+
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int upstream_path(const struct call *c, const struct api_route *rt, struct buf *b)
+{
+        const char *p = rt->path;
+
+        while (*p) {
+                const char *o = strchr(p, '{'), *e, *v;
+                char name[32];
+                size_t n;
+                int r;
+
+                if (!o)
+                        return buf_puts(b, p);
+                r = buf_append(b, p, (size_t)(o - p));
+                if (r < 0)
+                        return r;
+                e = strchr(o, '}');
+                n = (size_t)(e - o - 1);
+                if (n >= sizeof(name))
+                        return -EINVAL;
+                memcpy(name, o + 1, n);
+                name[n] = '\0';
+                v = http_req_param(c->req, name);
+                if (!v)
+                        return -EINVAL;
+                r = add_segment(b, v, streq(name, "name"));
+                if (r < 0)
+                        return r;
+                p = e + 1;
+        }
+        return 0;
+}
+
+static struct mr_client *upstream_get(struct ui_server *s, enum upstream up)
+{
+        struct mr_client *m = bff_pool_get(&s->up[up]);
+
+        if (!m) {
+                struct mr_client_config mc = {
+                        .base_url = up == UP_REGISTRY ? s->registry_url : s->catalog_url,
+                        .api_path = up == UP_CATALOG ? CATALOG_API_PATH : NULL,
+                        .timeout_ms = s->timeout_ms,
+                        .ca_file = s->ca_file,
+                };
+
+                if (mr_client_new(&mc, &m) < 0)
+                        return NULL;
+        }
+        return m;
+}
+
+static const char *const upstream_names[] = { "model registry", "model catalog" };
+static const char *const upstream_sources[] = { "registry", "catalog" };
+
+/* The upstream path and query of a forwarded request; 1 when a refusal is already written. */
+static int forward_path(struct call *c, const struct api_route *rt, struct buf *path)
+{
+        struct query_ctx q = { .allowed = rt->query, .b = path };
+        unsigned ps;
+        int r;
+
+        r = upstream_path(c, rt, path);
+        if (r >= 0)
+                r = http_req_query_foreach(c->req, forward_query, &q);
+        if (r == -E2BIG && q.bad)
+                return bff_refused(bff_reply_error(c->resp, 400, "ui",
+                                                   "%s is longer than %zu bytes", q.bad,
+                                                   FILTER_QUERY_MAX));
+        if (r == -E2BIG)
+                return bff_refused(bff_reply_error(c->resp, 414, "ui", "query too long"));
+        if (r < 0)
+                return r;
+        if (!(rt->flags & F_LIST) || !streq(c->req->method, "GET"))
+                return 0;
+        if (bff_query_uint(c, "pageSize", 100, REG_PAGE_MAX, &ps) < 0)
+                return 1;
+        if (!http_req_query(c->req, "pageSize") &&
+            ui_query_add(path, "pageSize", REG_PAGE_DEFAULT) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* The "data" object of a write's {"data": {...}} body (borrowed from *in); NULL after a refusal. */
+static int forward_body(struct call *c, json_t **in, json_t **ret_data)
+{
+        char msg[256];
+        json_t *data;
+
+        *ret_data = NULL;
+        if (streq(c->req->method, "GET"))
+                return 0;
+        if (json_parse_bounded(c->req->body.p, c->req->body.len, in, msg, sizeof(msg)) < 0)
+                return bff_refused(
+                        bff_reply_error(c->resp, 400, "ui", "request body is not JSON: %s", msg));
+        data = json_object_get(*in, "data");
+        if (!json_is_object(data))
+                return bff_refused(bff_reply_error(c->resp, 400, "ui",
+                                                   "request body must be {\"data\": {...}}"));
+        *ret_data = data;
+        return 0;
+}
+
+/* The reply to a failed upstream call r with err. */
+static int forward_failure(struct call *c, enum upstream up, const char *url, int r,
+                           const struct mr_error *err)
+{
+        unsigned status = ui_upstream_status(r, err->status);
+        const char *src = upstream_sources[up];
+
+        if (err->status >= 400 && err->status < 500)
+                return bff_reply_error(c->resp, status, src, "%s", err->message);
+        if (err->status == 0)
+                return bff_reply_error(c->resp, status, src, "%s at %s is unavailable: %s",
+                                       upstream_names[up], url,
+                                       err->message[0] ? err->message : ui_errno_text(r));
+        return bff_reply_error(c->resp, status, src, "%s at %s answered %ld: %s",
+                               upstream_names[up], url, err->status, err->message);
+}
+
+int bff_forward(struct call *c, const struct api_route *rt)
+{
+        struct ui_server *s = c->s;
+        const char *url = rt->up == UP_REGISTRY ? s->registry_url : s->catalog_url;
+        CLEANUP(buf_releasep) struct buf path = BUF_INIT((size_t)16 * 1024 + 4096);
+        CLEANUP(ui_json_decrefp) json_t *in = NULL;
+        CLEANUP(ui_json_decrefp) json_t *out = NULL;
+        struct mr_error err = { 0 };
+        struct mr_client *m;
+        json_t *data = NULL;
+        int r;
+
+        if (rt->up == UP_REGISTRY) {
+                const char *mr = http_req_param(c->req, "mr");
+
+                if (!mr || !streq(mr, s->registry_name))
+                        return bff_reply_error(c->resp, 404, "ui", "no model registry named '%s'",
+                                               mr ? mr : "");
+        }
+        if (!url)
+                return bff_reply_error(c->resp, 503, upstream_sources[rt->up],
+                                       "no %s configured for the ui server",
+                                       upstream_names[rt->up]);
+        r = forward_path(c, rt, &path);
+        if (r == 0)
+                r = forward_body(c, &in, &data);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        m = upstream_get(s, rt->up);
+        if (!m)
+                return -ENOMEM;
+        r = mr_client_call(m, c->req->method, buf_str(&path), data, &out, &err);
+        bff_pool_put(&s->up[rt->up], m);
+        if (r < 0)
+                return forward_failure(c, rt->up, url, r, &err);
+        return bff_reply_data(c, (unsigned)r, TAKE_PTR(out));
+}
+
+int bff_api_registries(struct call *c)
+{
+        return bff_reply_data(c, 200,
+                              json_pack("[{s:s,s:s,s:s,s:s}]", "name", c->s->registry_name,
+                                        "displayName", "Model registry", "description",
+                                        "modelplane registry", "serverAddress",
+                                        c->s->registry_url ? c->s->registry_url : ""));
+}

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * What the three files of modelplane ui's request handler share (not an API): bff.c (the front:
+ * the route table, identity and CSRF, static files, caching and security headers; construction;
+ * the client pools and the reply helpers), bff-kube.c (the Kubernetes views, as the user) and
+ * bff-forward.c (the forwarding to the model registry and the catalog).
+ */
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "ui/bff.h"
+#include "util/macro.h"
+
+#define POOL_MAX 16U
+
+struct kube_client;
+struct ui_static;
+
+/* ---- pools of upstream clients (libcurl handles are one thread at a time) ---- */
+
+struct pool {
+        pthread_mutex_t lock;
+        void *items[POOL_MAX];
+        size_t n;
+        void (*destroy)(void *item);
+};
+
+/* A pooled client, or NULL when the pool is empty (the caller makes one). */
+void *bff_pool_get(struct pool *p);
+/* Gives it (may be NULL) back; destroyed when the pool is full. */
+void bff_pool_put(struct pool *p, void *it);
+
+enum upstream { UP_REGISTRY, UP_CATALOG };
+
+struct ui_server {
+        struct ui_static *st;
+        char *registry_url, *registry_name, *catalog_url, *ca_file;
+        long timeout_ms;
+        struct ui_auth_config auth;
+        uint8_t csrf_key[UI_CSRF_KEY_SIZE];
+        struct kube_client *kube_own;   /* the server's credentials (impersonation, own calls) */
+        struct kube_client *kube_token; /* no credentials of its own: bearer passthrough */
+        char *kube_server;
+        struct pool up[2]; /* enum upstream */
+        struct pool kown, ktoken;
+};
+
+/* One API request. */
+struct call {
+        struct ui_server *s;
+        struct ui_identity *id;
+        struct http_req *req;
+        struct http_resp *resp;
+};
+
+int bff_reply_data(struct call *c, unsigned status, json_t *data);
+int bff_reply_error(struct http_resp *resp, unsigned status, const char *source, const char *fmt,
+                    ...) _printf_(4, 5);
+/* A refusal was written (r: what writing it returned): 1, or its error. */
+int bff_refused(int r);
+/* An unsigned query parameter with a default and a maximum; -EINVAL after a 400 is written. */
+int bff_query_uint(struct call *c, const char *key, unsigned def, unsigned max, unsigned *ret);
+
+enum { F_LIST = 1 << 0 };
+
+struct api_route {
+        int (*fn)(struct call *c); /* NULL: forwarded to upstream */
+        enum upstream up;
+        const char *path;         /* upstream path; "{x}" from the route's parameter x */
+        const char *const *query; /* forwarded query parameters */
+        unsigned flags;
+};
+
+/* bff-kube.c: the routes answered from the Kubernetes API, as the caller. */
+int bff_api_user(struct call *c);
+int bff_api_namespaces(struct call *c);
+int bff_api_isvc_list(struct call *c);
+int bff_api_isvc_get(struct call *c);
+int bff_api_trainedmodels(struct call *c);
+int bff_api_events(struct call *c);
+
+/* bff-forward.c: a route forwarded to rt's upstream; the list of registries. */
+int bff_forward(struct call *c, const struct api_route *rt);
+int bff_api_registries(struct call *c);
