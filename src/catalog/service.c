@@ -525,6 +525,7 @@ static void *builder_main(void *arg)
  */
 static void malloc_tune(void)
 {
+        /* NOLINTNEXTLINE(concurrency-mt-unsafe): glibc takes its arena lock; once (pthread_once) */
         (void)mallopt(M_TRIM_THRESHOLD, 1 << 20);
 }
 
