@@ -33,6 +33,26 @@ struct hf_entry {
         usec_t next_sync;            /* CLOCK_MONOTONIC */
 };
 
+/*
+ * A thread that runs reloads on request. Every thread allocates from its own malloc arena, and
+ * a snapshot is built while the previous one still serves: built by one thread, the snapshots
+ * interleave in one arena with each other and with the parse, and the pages the freed one
+ * shared with the live one stay resident (RSS grew 51 -> 82 MiB over 8 reloads of 10,000
+ * models with the heap in use flat at 41 MiB). Two builders take turns, so a snapshot is built
+ * in the arena its predecessor's predecessor emptied, and the one it replaces leaves its own
+ * arena empty for malloc_trim().
+ */
+struct builder {
+        pthread_t thread;
+        bool started;
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        bool has_job, quit;        /* protected by lock */
+        struct catalog_service *s; /* set by the thread that has the reload_lock */
+        struct catalog_error *err; /* the job's */
+        int r;                     /* the job's result */
+};
+
 struct catalog_service {
         char **paths; /* owned strv */
         size_t n_paths;
@@ -62,6 +82,9 @@ struct catalog_service {
         pthread_t thread;
         bool thread_started;
         int stop_fd;
+
+        struct builder builders[2]; /* protected by reload_lock */
+        unsigned next_builder;
 };
 
 static void hf_entry_release(struct hf_entry *e)
@@ -475,12 +498,95 @@ out:
         return r;
 }
 
+static void *builder_main(void *arg)
+{
+        struct builder *b = arg;
+
+        pthread_mutex_lock(&b->lock);
+        for (;;) {
+                while (!b->has_job && !b->quit)
+                        pthread_cond_wait(&b->cond, &b->lock);
+                if (!b->has_job)
+                        break;
+                pthread_mutex_unlock(&b->lock);
+                b->r = reload_locked(b->s, b->err);
+                pthread_mutex_lock(&b->lock);
+                b->has_job = false;
+                pthread_cond_broadcast(&b->cond);
+        }
+        pthread_mutex_unlock(&b->lock);
+        return NULL;
+}
+
+/*
+ * glibc raises its trim threshold to twice the largest mmap()ed block freed so far (a 9 MB
+ * catalog file: 18 MB), and malloc_trim() does not release the top of a thread's arena: an
+ * emptied builder arena stayed resident. A fixed threshold keeps that dynamic raise off.
+ */
+static void malloc_tune(void)
+{
+        /* NOLINTNEXTLINE(concurrency-mt-unsafe): glibc takes its arena lock; once (pthread_once) */
+        (void)mallopt(M_TRIM_THRESHOLD, 1 << 20);
+}
+
+static int builder_start(struct catalog_service *s, struct builder *b)
+{
+        static pthread_once_t tuned = PTHREAD_ONCE_INIT;
+        int r;
+
+        pthread_once(&tuned, malloc_tune);
+        pthread_mutex_init(&b->lock, NULL);
+        pthread_cond_init(&b->cond, NULL);
+        b->s = s;
+        r = pthread_create(&b->thread, NULL, builder_main, b);
+        if (r != 0) {
+                pthread_cond_destroy(&b->cond);
+                pthread_mutex_destroy(&b->lock);
+                return -r;
+        }
+        b->started = true;
+        return 0;
+}
+
+static void builder_stop(struct builder *b)
+{
+        if (!b->started)
+                return;
+        pthread_mutex_lock(&b->lock);
+        b->quit = true;
+        pthread_cond_broadcast(&b->cond);
+        pthread_mutex_unlock(&b->lock);
+        pthread_join(b->thread, NULL);
+        pthread_cond_destroy(&b->cond);
+        pthread_mutex_destroy(&b->lock);
+        b->started = false;
+}
+
+/* Runs the reload on the next builder (see struct builder); on the caller when it cannot start. */
+static int reload_on_builder(struct catalog_service *s, struct catalog_error *err)
+{
+        struct builder *b = &s->builders[s->next_builder];
+
+        s->next_builder ^= 1;
+        if (!b->started && builder_start(s, b) < 0)
+                return reload_locked(s, err);
+        pthread_mutex_lock(&b->lock);
+        b->err = err;
+        b->has_job = true;
+        pthread_cond_broadcast(&b->cond);
+        while (b->has_job)
+                pthread_cond_wait(&b->cond, &b->lock);
+        pthread_mutex_unlock(&b->lock);
+        return b->r;
+}
+
 int catalog_service_reload(struct catalog_service *s, struct catalog_error *err)
 {
         int r;
 
         pthread_mutex_lock(&s->reload_lock);
-        r = reload_locked(s, err);
+        /* the first load has no predecessor to interleave with: it runs on the caller */
+        r = s->generation == 0 ? reload_locked(s, err) : reload_on_builder(s, err);
         pthread_mutex_unlock(&s->reload_lock);
         return r;
 }
@@ -591,6 +697,8 @@ struct catalog_service *catalog_service_free(struct catalog_service *s)
         }
         if (s->stop_fd >= 0)
                 close(s->stop_fd);
+        builder_stop(&s->builders[0]);
+        builder_stop(&s->builders[1]);
         catalog_index_unref(s->current);
         catalog_ids_free(s->ids);
         for (size_t i = 0; i < s->n_good; i++)

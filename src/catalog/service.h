@@ -56,7 +56,8 @@ DEFINE_CLEANUP_FUNC(struct catalog_service *, catalog_service_free)
 /* Returns: new reference to the current snapshot; caller unrefs. Never NULL. */
 struct catalog_index *catalog_service_get(struct catalog_service *s);
 
-/* Reloads now (serialised with the watcher). On a config error the previous snapshot stays. */
+/* Reloads now (serialised with the watcher; after the first load the build runs on one of two
+ * builder threads, the caller waiting). On a config error the previous snapshot stays. */
 _warn_unused_result_ int catalog_service_reload(struct catalog_service *s,
                                                 struct catalog_error *err);
 
