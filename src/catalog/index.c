@@ -1823,11 +1823,12 @@ static int filter_candidates(const struct catalog_index *idx, const struct filte
                 return cmp_candidates(idx, &f->cmp, SIZE_MAX, ret);
         /* the equalities first: their lists cost nothing, and bound the unions of the INs */
         for (size_t k = 0; f->kind == FILTERQ_AND && k < 2 * f->n_kids; k++) {
-                const struct filterq_node *kid = f->kids[k % f->n_kids];
+                bool ins_pass = k >= f->n_kids;
+                const struct filterq_node *kid = f->kids[ins_pass ? k - f->n_kids : k];
                 struct candidates c;
                 int r;
 
-                if (kid->kind != FILTERQ_CMP || (kid->cmp.op == FILTERQ_OP_IN) != (k >= f->n_kids))
+                if (kid->kind != FILTERQ_CMP || (kid->cmp.op == FILTERQ_OP_IN) != ins_pass)
                         continue;
                 r = cmp_candidates(idx, &kid->cmp, ret->active ? ret->n : SIZE_MAX, &c);
                 if (r < 0) {

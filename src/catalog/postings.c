@@ -107,7 +107,7 @@ static uint32_t entry_find_or_add(struct catalog_postings *p,
                                 .a = t->a, .s = t->s, .kind = t->kind, .hash = h
                         };
                         p->slots[i] = (uint32_t)++p->n_e;
-                        return k = (uint32_t)(p->n_e - 1);
+                        return (uint32_t)(p->n_e - 1);
                 }
                 if (entry_is(&p->e[k - 1], t->kind, h, t->a, t->s))
                         return k - 1;
