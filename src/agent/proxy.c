@@ -526,7 +526,7 @@ static void *accept_thread(void *userdata)
         struct proxy *p = userdata;
 
         for (;;) {
-                struct sockaddr_storage ss;
+                struct sockaddr_storage ss = { 0 }; /* peer_name() reads ss_family */
                 socklen_t sl = sizeof(ss);
                 int fd = accept4(p->lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC), one = 1;
                 struct timeval tv = { .tv_sec = p->c.idle_timeout_sec };

@@ -17,7 +17,7 @@ void storage_uri_release(struct storage_uri *u)
         *u = (struct storage_uri){ 0 };
 }
 
-_printf_(3, 4) static int fail(char *reterr, size_t len, const char *fmt, ...)
+_printf_(3, 4) static void report(char *reterr, size_t len, const char *fmt, ...)
 {
         va_list ap;
 
@@ -26,8 +26,10 @@ _printf_(3, 4) static int fail(char *reterr, size_t len, const char *fmt, ...)
                 (void)vsnprintf(reterr, len, fmt, ap);
                 va_end(ap);
         }
-        return -EINVAL;
 }
+
+/* Writes the message into reterr and yields -EINVAL (a macro: the caller's path sees the code). */
+#define fail(reterr, len, ...) (report((reterr), (len), __VA_ARGS__), -EINVAL)
 
 static int split_bucket(const char *uri, const char *rest, struct storage_uri *u, char *reterr,
                         size_t len)

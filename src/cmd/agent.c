@@ -397,8 +397,10 @@ static int start_api_watch(struct agent *a, const char *kubeconfig, const char *
         if (configmap) {
                 (void)snprintf(name, sizeof(name), "%s", configmap);
         } else {
-                if (!isvc)
-                        isvc = found_isvc = isvc_of_pod(kc, ns);
+                if (!isvc) {
+                        found_isvc = isvc_of_pod(kc, ns);
+                        isvc = found_isvc;
+                }
                 if (!isvc) {
                         if (required)
                                 return log_error_errno(

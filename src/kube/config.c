@@ -51,7 +51,7 @@ struct kube_config *kube_config_free(struct kube_config *c)
 /* strerror() is banned (not thread-safe); GNU strerror_r into a caller buffer. */
 #define ERRSTR(r) strerror_r(-(r), (char[128]){ 0 }, 128)
 
-_printf_(4, 5) static int cfg_error(char *buf, size_t len, int r, const char *fmt, ...)
+_printf_(3, 4) static void cfg_report(char *buf, size_t len, const char *fmt, ...)
 {
         va_list ap;
 
@@ -60,8 +60,10 @@ _printf_(4, 5) static int cfg_error(char *buf, size_t len, int r, const char *fm
                 (void)vsnprintf(buf, len, fmt, ap);
                 va_end(ap);
         }
-        return r;
 }
+
+/* Writes the message into buf and yields r (a macro: the caller's code path sees r itself). */
+#define cfg_error(buf, len, r, ...) (cfg_report((buf), (len), __VA_ARGS__), (r))
 
 /*
  * Reads a whole file of at most max bytes into an owned NUL-terminated string, with this file's

@@ -281,6 +281,13 @@ static void enqueue_on_update(void *userdata, json_t *old_obj, json_t *new_obj)
         enqueue_obj(ctx, new_obj);
 }
 
+static void enqueue_ctx_release(struct enqueue_ctx *t)
+{
+        free(t->group);
+        free(t->owner_kind);
+}
+
+/* Adds a handler with a copy of tmpl, which owns tmpl's strings from then on, also on failure. */
 static int add_enqueue(struct informer *inf, struct enqueue_ctx *tmpl)
 {
         struct informer_handler h = { .on_add = enqueue_on_add,
@@ -289,14 +296,19 @@ static int add_enqueue(struct informer *inf, struct enqueue_ctx *tmpl)
         struct enqueue_ctx *ctx, **n;
         int r;
 
-        if (inf->started)
+        if (inf->started) {
+                enqueue_ctx_release(tmpl);
                 return -EBUSY;
+        }
         ctx = calloc(1, sizeof(*ctx));
-        if (!ctx)
+        if (!ctx) {
+                enqueue_ctx_release(tmpl);
                 return -ENOMEM;
+        }
         *ctx = *tmpl;
         n = reallocarray(inf->ctxs, inf->n_ctxs + 1, sizeof(struct enqueue_ctx *));
         if (!n) {
+                enqueue_ctx_release(ctx);
                 free(ctx);
                 return -ENOMEM;
         }
@@ -320,23 +332,16 @@ int informer_enqueue_owner(struct informer *inf, struct workqueue *q, const char
                            const char *owner_kind)
 {
         struct enqueue_ctx t = { .kind = ENQUEUE_OWNER, .q = q };
-        int r;
 
         if (!inf || !q || !owner_kind)
                 return -EINVAL;
         t.group = strdup(owner_group ? owner_group : "");
         t.owner_kind = strdup(owner_kind);
         if (!t.group || !t.owner_kind) {
-                free(t.group);
-                free(t.owner_kind);
+                enqueue_ctx_release(&t);
                 return -ENOMEM;
         }
-        r = add_enqueue(inf, &t);
-        if (r < 0 && (inf->n_ctxs == 0 || inf->ctxs[inf->n_ctxs - 1]->group != t.group)) {
-                free(t.group);
-                free(t.owner_kind);
-        }
-        return r;
+        return add_enqueue(inf, &t);
 }
 
 int informer_enqueue_mapped(struct informer *inf, struct workqueue *q, informer_map_fn fn,

@@ -73,7 +73,7 @@ int watch_splitter_feed(struct watch_splitter *s, const char *data, size_t len, 
                 return -EINVAL;
         if (s->broken)
                 return -EBADMSG;
-        if (memchr(data, '\0', len)) {
+        if (len > 0 && memchr(data, '\0', len)) { /* memchr(NULL, c, 0) is undefined */
                 s->broken = true;
                 return -EBADMSG;
         }

@@ -125,6 +125,7 @@ static struct delayed heap_pop(struct workqueue *q)
         size_t i = 0;
 
         q->heap[0] = q->heap[--q->n_heap];
+        q->heap[q->n_heap] = (struct delayed){ 0 }; /* no stale copy of a key left behind */
         for (;;) {
                 size_t l = 2 * i + 1, r = l + 1, m = i;
 

@@ -137,8 +137,8 @@ static void review_top_release(struct review_top *t)
         json_decref(t->request);
 }
 
-static int fail(char *reterr, size_t reterr_len, int r, const char *fmt, ...) _printf_(4, 5);
-static int fail(char *reterr, size_t reterr_len, int r, const char *fmt, ...)
+static void report(char *reterr, size_t reterr_len, const char *fmt, ...) _printf_(3, 4);
+static void report(char *reterr, size_t reterr_len, const char *fmt, ...)
 {
         va_list ap;
 
@@ -147,8 +147,10 @@ static int fail(char *reterr, size_t reterr_len, int r, const char *fmt, ...)
                 (void)vsnprintf(reterr, reterr_len, fmt, ap);
                 va_end(ap);
         }
-        return r;
 }
+
+/* Writes the message into reterr and yields r (a macro: the caller's code path sees r itself). */
+#define fail(reterr, reterr_len, r, ...) (report((reterr), (reterr_len), __VA_ARGS__), (r))
 
 static int dispatch_failed(int r, const struct json_dispatch_error *e, char *reterr,
                            size_t reterr_len)

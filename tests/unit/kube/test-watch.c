@@ -113,6 +113,22 @@ Test(watch_splitter, nul_byte_is_garbage)
         watch_splitter_release(&s);
 }
 
+Test(watch_splitter, empty_chunk_without_buffer_is_a_no_op)
+{
+        struct watch_splitter s;
+        struct lines l = { 0 };
+
+        /* (NULL, 0) is accepted; under UBSan it must not reach memchr(NULL, ..., 0) */
+        watch_splitter_init(&s, 0);
+        cr_assert_eq(watch_splitter_feed(&s, "{}\n{", 4, collect, &l), 0);
+        cr_assert_eq(watch_splitter_feed(&s, NULL, 0, collect, &l), 0);
+        cr_assert_eq(watch_splitter_feed(&s, "}\n", 2, collect, &l), 0);
+        cr_assert_eq(l.n, 2);
+        cr_assert_str_eq(l.got[1], "{}");
+        cr_assert_eq(watch_splitter_feed(&s, NULL, 1, collect, &l), -EINVAL);
+        watch_splitter_release(&s);
+}
+
 Test(watch_splitter, truncated_last_line_is_reported)
 {
         struct watch_splitter s;
