@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The connection engine (src/http/engine.c) over a real loopback connection: one engine (one
- * loop thread) for the process; each input is one connection. The first byte picks the piece
- * size (0: all at once, else 1-64 bytes, each piece its own send with TCP_NODELAY); the rest is
+ * loop thread) for the process; each input is one connection. The first byte b picks the piece
+ * size, b % 65 (0: all at once, else 1-64 bytes, each piece its own send with TCP_NODELAY; the
+ * committed seeds use letters, 'A' = all at once, 'C' = 2 bytes …, so they stay text); the rest is
  * what the client sends, after which it shuts its write side and reads until the server closes.
  * Checks: no crash (ASan/UBSan, in the loop thread too), the server closes the connection once
  * the client's bytes end (within 5 s: a hang traps), and every answer starts with "HTTP/1.1 ",
@@ -176,7 +177,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
         if (size < 1)
                 return 0;
-        piece = data[0] == 0 ? size : 1 + data[0] % 64;
+        piece = data[0] % 65 == 0 ? size : data[0] % 65;
         data++;
         size--;
         fd = dial();
