@@ -12,59 +12,12 @@
 #include "util/macro.h"
 
 /* jansson's escaping without JSON_ENSURE_ASCII / JSON_ESCAPE_SLASH: '"', '\\' and controls. */
-static int wire_string(struct buf *b, const char *s, size_t len)
-{
-        size_t run = 0;
-        int r = buf_putc(b, '"');
-
-        for (size_t i = 0; i < len && r >= 0; i++) {
-                unsigned char c = (unsigned char)s[i];
-                char seq[8];
-
-                if (c >= 0x20 && c != '"' && c != '\\')
-                        continue;
-                r = buf_append(b, s + run, i - run);
-                run = i + 1;
-                if (r < 0)
-                        break;
-                switch (c) {
-                case '"':
-                case '\\':
-                        seq[0] = '\\';
-                        seq[1] = (char)c;
-                        seq[2] = '\0';
-                        break;
-                case '\b':
-                        memcpy(seq, "\\b", 3);
-                        break;
-                case '\f':
-                        memcpy(seq, "\\f", 3);
-                        break;
-                case '\n':
-                        memcpy(seq, "\\n", 3);
-                        break;
-                case '\r':
-                        memcpy(seq, "\\r", 3);
-                        break;
-                case '\t':
-                        memcpy(seq, "\\t", 3);
-                        break;
-                default:
-                        (void)snprintf(seq, sizeof(seq), "\\u%04X", (unsigned)c);
-                }
-                r = buf_puts(b, seq);
-        }
-        if (r >= 0)
-                r = buf_append(b, s + run, len - run);
-        return r < 0 ? r : buf_putc(b, '"');
-}
-
 static int wire_key(struct buf *b, const char *k, bool first)
 {
         int r = first ? 0 : buf_putc(b, ',');
 
         if (r >= 0)
-                r = wire_string(b, k, strlen(k));
+                r = buf_put_json_string(b, k, strlen(k));
         return r < 0 ? r : buf_putc(b, ':');
 }
 
@@ -108,7 +61,7 @@ int catalog_wire_append(struct buf *b, const json_t *v)
         case JSON_ARRAY:
                 return wire_array(b, v);
         case JSON_STRING:
-                return wire_string(b, json_string_value(v), json_string_length(v));
+                return buf_put_json_string(b, json_string_value(v), json_string_length(v));
         case JSON_INTEGER:
                 return buf_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
         case JSON_TRUE:
@@ -153,9 +106,9 @@ static int wire_set_value(struct buf *b, size_t s, const char *id, const char *s
 {
         switch (s) {
         case 0:
-                return wire_string(b, id, strlen(id));
+                return buf_put_json_string(b, id, strlen(id));
         case 1:
-                return wire_string(b, source_id, strlen(source_id));
+                return buf_put_json_string(b, source_id, strlen(source_id));
         default:
                 return v ? wire_string_properties(b, v) : buf_puts(b, "{}");
         }

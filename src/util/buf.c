@@ -80,6 +80,51 @@ int buf_putc(struct buf *b, char c)
         return buf_append(b, &c, 1);
 }
 
+static const char *json_short_escape(unsigned char c)
+{
+        switch (c) {
+        case '"':
+                return "\\\"";
+        case '\\':
+                return "\\\\";
+        case '\b':
+                return "\\b";
+        case '\f':
+                return "\\f";
+        case '\n':
+                return "\\n";
+        case '\r':
+                return "\\r";
+        case '\t':
+                return "\\t";
+        default:
+                return NULL;
+        }
+}
+
+int buf_put_json_string(struct buf *b, const char *s, size_t len)
+{
+        size_t run = 0;
+        int r = buf_putc(b, '"');
+
+        for (size_t i = 0; i < len && r >= 0; i++) {
+                unsigned char c = (unsigned char)s[i];
+                const char *e;
+
+                if (c >= 0x20 && c != '"' && c != '\\')
+                        continue;
+                r = buf_append(b, s + run, i - run);
+                run = i + 1;
+                if (r < 0)
+                        break;
+                e = json_short_escape(c);
+                r = e ? buf_puts(b, e) : buf_printf(b, "\\u%04X", (unsigned)c);
+        }
+        if (r >= 0)
+                r = buf_append(b, s + run, len - run);
+        return r < 0 ? r : buf_putc(b, '"');
+}
+
 int buf_vprintf(struct buf *b, const char *fmt, va_list ap)
 {
         va_list aq;

@@ -36,6 +36,11 @@ _warn_unused_result_ int buf_puts(struct buf *b, const char *s);
 _warn_unused_result_ int buf_putc(struct buf *b, char c);
 _warn_unused_result_ int buf_printf(struct buf *b, const char *fmt, ...) _printf_(2, 3);
 _warn_unused_result_ int buf_vprintf(struct buf *b, const char *fmt, va_list ap) _printf_(2, 0);
+/*
+ * Appends the len bytes at s as a quoted JSON string, escaped as jansson's json_dumps() does:
+ * \" \\ \b \f \n \r \t, other bytes below 0x20 (NUL included) as \u00XX; every other byte as is.
+ */
+_warn_unused_result_ int buf_put_json_string(struct buf *b, const char *s, size_t len);
 
 /*
  * Moves the contents out: returns an owned NUL-terminated string (an empty string when nothing was

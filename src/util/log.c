@@ -74,38 +74,6 @@ const char *errno_to_string(int err)
         return s ? s : "Unknown error";
 }
 
-/* Appends s as a JSON string body (without quotes), escaping as encoding/json does. */
-static int append_json_escaped(struct buf *b, const char *s)
-{
-        int r = 0;
-
-        for (const unsigned char *p = (const unsigned char *)s; *p && r >= 0; p++) {
-                switch (*p) {
-                case '"':
-                        r = buf_puts(b, "\\\"");
-                        break;
-                case '\\':
-                        r = buf_puts(b, "\\\\");
-                        break;
-                case '\n':
-                        r = buf_puts(b, "\\n");
-                        break;
-                case '\r':
-                        r = buf_puts(b, "\\r");
-                        break;
-                case '\t':
-                        r = buf_puts(b, "\\t");
-                        break;
-                default:
-                        if (*p < 0x20)
-                                r = buf_printf(b, "\\u%04x", *p);
-                        else
-                                r = buf_putc(b, (char)*p);
-                }
-        }
-        return r;
-}
-
 static int append_field(struct buf *b, bool json, const char *key, const char *value)
 {
         int r;
@@ -114,13 +82,10 @@ static int append_field(struct buf *b, bool json, const char *key, const char *v
                 return 0;
         if (!json)
                 return buf_printf(b, " %s=%s", key, value);
-        r = buf_printf(b, ",\"%s\":\"", key);
+        r = buf_printf(b, ",\"%s\":", key);
         if (r < 0)
                 return r;
-        r = append_json_escaped(b, value);
-        if (r < 0)
-                return r;
-        return buf_putc(b, '"');
+        return buf_put_json_string(b, value, strlen(value));
 }
 
 int log_emitv(enum log_level level, int err, const struct log_fields *fields, const char *fmt,
@@ -148,10 +113,10 @@ int log_emitv(enum log_level level, int err, const struct log_fields *fields, co
                        tm.tm_sec, ts.tv_nsec / 1000000);
 
         if (json) {
-                (void)!buf_printf(&line, "{\"level\":\"%s\",\"ts\":\"%s\",\"msg\":\"",
-                                  level_names[level], tsbuf);
-                (void)!append_json_escaped(&line, buf_str(&msg));
-                (void)!buf_putc(&line, '"');
+                (void)!buf_printf(&line,
+                                  "{\"level\":\"%s\",\"ts\":\"%s\",\"msg\":", level_names[level],
+                                  tsbuf);
+                (void)!buf_put_json_string(&line, buf_str(&msg), strlen(buf_str(&msg)));
         } else
                 (void)!buf_printf(&line, "%s %-5s %s", tsbuf, level_names[level], buf_str(&msg));
         if (fields) {

@@ -41,3 +41,22 @@ Test(buf, empty_take_is_empty_string)
         cr_assert_str_eq(s, "");
         free(s);
 }
+
+Test(buf, json_string_escapes_as_jansson_does)
+{
+        static const char in[] = "a\"b\\c\b\f\n\r\t\x01\x1f\0z\x7f\xc3\xa9";
+        struct buf b = BUF_INIT(256);
+
+        cr_assert_eq(buf_put_json_string(&b, in, sizeof(in) - 1), 0);
+        cr_assert_str_eq(buf_str(&b),
+                         "\"a\\\"b\\\\c\\b\\f\\n\\r\\t\\u0001\\u001F\\u0000z\x7f\xc3\xa9\"");
+        buf_release(&b);
+}
+
+Test(buf, json_string_over_the_cap_fails)
+{
+        struct buf b = BUF_INIT(4);
+
+        cr_assert_eq(buf_put_json_string(&b, "\n\n", 2), -E2BIG);
+        buf_release(&b);
+}
