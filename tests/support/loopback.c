@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,4 +79,26 @@ size_t loopback_read_request(int fd, char *buf, size_t size)
                 if (end && request_complete(buf, end + 4, n))
                         return n;
         }
+}
+
+size_t loopback_read_until(int fd, char *buf, size_t size, const char *needle, int timeout_ms)
+{
+        size_t n = 0;
+
+        buf[0] = '\0';
+        while (n < size - 1) {
+                struct pollfd p = { .fd = fd, .events = POLLIN };
+                ssize_t k;
+
+                if (poll(&p, 1, timeout_ms) != 1)
+                        return 0;
+                k = recv(fd, buf + n, size - 1 - n, 0);
+                if (k <= 0)
+                        return 0;
+                n += (size_t)k;
+                buf[n] = '\0';
+                if (strstr(buf, needle))
+                        return n;
+        }
+        return 0;
 }

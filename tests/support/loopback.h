@@ -25,3 +25,10 @@ void loopback_send_all(int fd, const char *data);
  * length read so far when buf is full; 0 when the peer closes or recv() fails first.
  */
 size_t loopback_read_request(int fd, char *buf, size_t size);
+
+/*
+ * Reads from fd into buf (NUL-terminated, size > 1) until it holds needle, waiting at most
+ * timeout_ms for each read. Returns the length read; 0 when the peer closes, recv() fails, a
+ * wait times out or buf fills before needle has come.
+ */
+size_t loopback_read_until(int fd, char *buf, size_t size, const char *needle, int timeout_ms);

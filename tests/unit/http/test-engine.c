@@ -314,20 +314,9 @@ Test(http_engine, a_head_that_does_not_arrive_in_time_is_cut)
 static void await_continue(int fd)
 {
         char got[256];
-        size_t len = 0;
 
-        while (len < sizeof(got) - 1) {
-                struct pollfd p = { .fd = fd, .events = POLLIN };
-                ssize_t k;
-
-                cr_assert_eq(poll(&p, 1, 10000), 1, "no 100 Continue");
-                k = recv(fd, got + len, sizeof(got) - 1 - len, 0);
-                cr_assert_gt(k, 0, "closed before 100 Continue");
-                len += (size_t)k;
-                got[len] = '\0';
-                if (strstr(got, "\r\n\r\n"))
-                        break;
-        }
+        cr_assert_gt(loopback_read_until(fd, got, sizeof(got), "\r\n\r\n", 10000), 0,
+                     "no 100 Continue: %s", got);
         cr_assert(strneq(got, "HTTP/1.1 100 Continue\r\n\r\n", 25), "%s", got);
 }
 

@@ -63,23 +63,9 @@ static int dial(struct http_server *s)
 static bool read_ok(int fd)
 {
         char buf[2048];
-        size_t len = 0;
 
-        while (len < sizeof(buf) - 1) {
-                struct pollfd p = { .fd = fd, .events = POLLIN };
-                ssize_t k;
-
-                if (poll(&p, 1, 10000) != 1)
-                        return false;
-                k = recv(fd, buf + len, sizeof(buf) - 1 - len, 0);
-                if (k <= 0)
-                        return false;
-                len += (size_t)k;
-                buf[len] = '\0';
-                if (strstr(buf, "\r\n\r\nok"))
-                        return strneq(buf, "HTTP/1.1 200", 12);
-        }
-        return false;
+        return loopback_read_until(fd, buf, sizeof(buf), "\r\n\r\nok", 10000) > 0 &&
+               strneq(buf, "HTTP/1.1 200", 12);
 }
 
 /* True when the server has closed (or reset) the connection. */
