@@ -573,11 +573,9 @@ int catalog_config_parse(const char *file, const char *data, size_t len, struct 
         struct ydoc d;
         int r;
 
-        if (len > (size_t)CATALOG_FILE_MAX) {
-                catalog_error_set(err, file, 0, "file too large (limit %u bytes)",
-                                  CATALOG_FILE_MAX);
-                return -EFBIG;
-        }
+        r = catalog_check_size(file, len, (size_t)CATALOG_FILE_MAX, err);
+        if (r < 0)
+                return r;
         r = ydoc_load(&d, file, data, len, err);
         if (r < 0)
                 return r;

@@ -21,7 +21,8 @@ static int wire_key(struct buf *b, const char *k, bool first)
         return r < 0 ? r : buf_putc(b, ':');
 }
 
-static int wire_object(struct buf *b, const json_t *o)
+/* Object o, or with only_type its members whose "metadataType" is only_type. */
+static int wire_object_of(struct buf *b, const json_t *o, const char *only_type)
 {
         const char *k;
         json_t *v;
@@ -29,6 +30,12 @@ static int wire_object(struct buf *b, const json_t *o)
         int r = buf_putc(b, '{');
 
         json_object_foreach((json_t *)o, k, v) {
+                if (only_type) {
+                        const char *type = json_string_value(json_object_get(v, "metadataType"));
+
+                        if (!type || !streq(type, only_type))
+                                continue;
+                }
                 if (r >= 0)
                         r = wire_key(b, k, first);
                 if (r >= 0)
@@ -57,7 +64,7 @@ int catalog_wire_append(struct buf *b, const json_t *v)
 {
         switch (json_typeof(v)) {
         case JSON_OBJECT:
-                return wire_object(b, v);
+                return wire_object_of(b, v, NULL);
         case JSON_ARRAY:
                 return wire_array(b, v);
         case JSON_STRING:
@@ -79,23 +86,7 @@ int catalog_wire_append(struct buf *b, const json_t *v)
 /* The model's customProperties as served: only its MetadataStringValue entries. */
 static int wire_string_properties(struct buf *b, const json_t *custom)
 {
-        const char *k;
-        json_t *v;
-        bool first = true;
-        int r = buf_putc(b, '{');
-
-        json_object_foreach((json_t *)custom, k, v) {
-                const char *type = json_string_value(json_object_get(v, "metadataType"));
-
-                if (!type || !streq(type, "MetadataStringValue"))
-                        continue;
-                if (r >= 0)
-                        r = wire_key(b, k, first);
-                if (r >= 0)
-                        r = catalog_wire_append(b, v);
-                first = false;
-        }
-        return r < 0 ? r : buf_putc(b, '}');
+        return wire_object_of(b, custom, "MetadataStringValue");
 }
 
 static const char *const set_keys[] = { "id", "source_id", "customProperties" };

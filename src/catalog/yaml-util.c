@@ -102,6 +102,14 @@ json_t *catalog_strv_to_json(char *const *v)
         return a;
 }
 
+int catalog_check_size(const char *file, size_t len, size_t max, struct catalog_error *err)
+{
+        if (len <= max)
+                return 0;
+        catalog_error_set(err, file, 0, "file too large (limit %zu bytes)", max);
+        return -EFBIG;
+}
+
 int catalog_read_file_reported(const char *path, size_t max, char **ret_data, size_t *ret_len,
                                struct catalog_error *err)
 {

@@ -33,21 +33,26 @@ static const char *str_or(const char *s, const char *dflt)
         return s ? s : dflt;
 }
 
-/* The value of env entry @name of container @c, NULL when absent or not a string. */
-static const char *env_value(const json_t *c, const char *name)
+/* The first element of array @arr whose string member @key is @value; NULL when none (or when
+ * @arr is not an array). */
+static const json_t *element_with(const json_t *arr, const char *key, const char *value)
 {
-        const json_t *env = json_get_path(c, "env", NULL);
         size_t i;
         json_t *e;
 
-        if (!json_is_array(env))
-                return NULL;
-        json_array_foreach(env, i, e) {
-                const char *n = json_get_string_path(e, "name", NULL);
-                if (n && streq(n, name))
-                        return json_get_string_path(e, "value", NULL);
+        json_array_foreach(arr, i, e) {
+                const char *v = json_get_string_path(e, key, NULL);
+                if (v && streq(v, value))
+                        return e;
         }
         return NULL;
+}
+
+/* The value of env entry @name of container @c, NULL when absent or not a string. */
+static const char *env_value(const json_t *c, const char *name)
+{
+        return json_get_string_path(element_with(json_get_path(c, "env", NULL), "name", name),
+                                    "value", NULL);
 }
 
 static bool present(const json_t *v)
@@ -58,32 +63,14 @@ static bool present(const json_t *v)
 static bool is_ready(const json_t *isvc)
 {
         const json_t *conds = json_get_path(isvc, "status", "conditions", NULL);
-        size_t i;
-        json_t *c;
+        const char *s = json_get_string_path(element_with(conds, "type", "Ready"), "status", NULL);
 
-        if (!json_is_array(conds))
-                return false;
-        json_array_foreach(conds, i, c) {
-                const char *t = json_get_string_path(c, "type", NULL);
-                if (t && streq(t, "Ready")) {
-                        const char *s = json_get_string_path(c, "status", NULL);
-                        return s && streq(s, "True");
-                }
-        }
-        return false;
+        return s && streq(s, "True");
 }
 
 static const json_t *find_container(const json_t *containers, const char *name)
 {
-        size_t i;
-        json_t *c;
-
-        json_array_foreach(containers, i, c) {
-                const char *n = json_get_string_path(c, "name", NULL);
-                if (n && streq(n, name))
-                        return c;
-        }
-        return NULL;
+        return element_with(containers, "name", name);
 }
 
 static const char *default_protocol(enum isvc_impl impl)

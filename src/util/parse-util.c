@@ -42,16 +42,24 @@ int safe_atoi64(const char *s, int64_t *ret)
         return 0;
 }
 
+/* safe_atou64() bounded by max: -ERANGE above it. */
+static int atou64_max(const char *s, uint64_t max, uint64_t *ret)
+{
+        int r = safe_atou64(s, ret);
+
+        if (r < 0)
+                return r;
+        return *ret > max ? -ERANGE : 0;
+}
+
 int safe_atou32(const char *s, uint32_t *ret)
 {
         uint64_t v;
         int r;
 
-        r = safe_atou64(s, &v);
+        r = atou64_max(s, UINT32_MAX, &v);
         if (r < 0)
                 return r;
-        if (v > UINT32_MAX)
-                return -ERANGE;
         *ret = (uint32_t)v;
         return 0;
 }
@@ -75,11 +83,9 @@ int safe_atou16(const char *s, uint16_t *ret)
         uint64_t v;
         int r;
 
-        r = safe_atou64(s, &v);
+        r = atou64_max(s, UINT16_MAX, &v);
         if (r < 0)
                 return r;
-        if (v > UINT16_MAX)
-                return -ERANGE;
         *ret = (uint16_t)v;
         return 0;
 }
