@@ -109,6 +109,7 @@ Test(codec, strict_decode)
                 "\"customProperties\":{\"k\":{\"metadataType\":\"MetadataIntValue\",\"int_value\":\"7\"}}}",
                 0, NULL);
 
+        cr_assert_not_null(j);
         cr_assert_eq(reg_decode(reg_kind(REG_REGISTERED_MODEL), REG_SCHEMA_CREATE, j, &in, &err),
                      0);
         cr_assert(in.has_name && in.has_custom);
