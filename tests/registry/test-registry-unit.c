@@ -134,6 +134,7 @@ Test(codec, encode_shape)
         json_t *j;
 
         e.name = strdup("m");
+        cr_assert_not_null(e.name);
         cr_assert_eq(store_entity_set_string(&e, "uri", false, STORE_P_STRING, "s3://x"), 0);
         cr_assert_eq(store_entity_set_int(&e, "n", true, -3), 0);
         cr_assert_eq(store_entity_set_string(&e, "st", true, STORE_P_STRUCT, "{\"a\":1}"), 0);
