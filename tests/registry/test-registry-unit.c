@@ -109,6 +109,7 @@ Test(codec, strict_decode)
                 "\"customProperties\":{\"k\":{\"metadataType\":\"MetadataIntValue\",\"int_value\":\"7\"}}}",
                 0, NULL);
 
+        cr_assert_not_null(j);
         cr_assert_eq(reg_decode(reg_kind(REG_REGISTERED_MODEL), REG_SCHEMA_CREATE, j, &in, &err),
                      0);
         cr_assert(in.has_name && in.has_custom);
@@ -133,6 +134,7 @@ Test(codec, encode_shape)
         json_t *j;
 
         e.name = strdup("m");
+        cr_assert_not_null(e.name);
         cr_assert_eq(store_entity_set_string(&e, "uri", false, STORE_P_STRING, "s3://x"), 0);
         cr_assert_eq(store_entity_set_int(&e, "n", true, -3), 0);
         cr_assert_eq(store_entity_set_string(&e, "st", true, STORE_P_STRUCT, "{\"a\":1}"), 0);

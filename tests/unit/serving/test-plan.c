@@ -661,6 +661,7 @@ Test(plan, configmap_full)
         char *big = malloc(filler + 1);
         CLEANUP(isvc_plan_releasep) struct isvc_plan p = { 0 };
 
+        cr_assert_not_null(big);
         memset(big, 'x', filler);
         big[filler] = '\0';
         json_object_set_new(json_object_get(cm, "data"), "other", json_string(big));
@@ -901,6 +902,7 @@ Test(plan, five_thousand_models)
         struct isvc_plan p;
         size_t admitted = 0, listed = 0, full = 0;
 
+        cr_assert_not_null(tms);
         for (int i = 0; i < 5000; i++) {
                 char name[32];
                 (void)snprintf(name, sizeof(name), "model-%05d", i);
