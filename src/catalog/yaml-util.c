@@ -102,12 +102,15 @@ json_t *catalog_strv_to_json(char *const *v)
         return a;
 }
 
-int catalog_check_size(const char *file, size_t len, size_t max, struct catalog_error *err)
+static int too_large(const char *file, size_t max, struct catalog_error *err)
 {
-        if (len <= max)
-                return 0;
         catalog_error_set(err, file, 0, "file too large (limit %zu bytes)", max);
         return -EFBIG;
+}
+
+int catalog_check_size(const char *file, size_t len, size_t max, struct catalog_error *err)
+{
+        return len <= max ? 0 : too_large(file, max, err);
 }
 
 int catalog_read_file_reported(const char *path, size_t max, char **ret_data, size_t *ret_len,
@@ -118,8 +121,8 @@ int catalog_read_file_reported(const char *path, size_t max, char **ret_data, si
 
         r = catalog_read_file(path, max, ret_data, ret_len);
         if (r == -EFBIG)
-                catalog_error_set(err, path, 0, "file too large (limit %zu bytes)", max);
-        else if (r == -EFTYPE_CATALOG)
+                return too_large(path, max, err);
+        if (r == -EFTYPE_CATALOG)
                 catalog_error_set(err, path, 0, "cannot read: not a regular file");
         else if (r < 0)
                 catalog_error_set(err, path, 0, "cannot read: %s",
