@@ -17,7 +17,11 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 start() {
         local name=$1 i
         shift
-        "$MP" "$@" >"$T/$name.out" 2>"$T/$name.err" &
+        # the files exist before the first read: the background child opens its redirections
+        # only when it is scheduled, and a read before that failed the test (sed: can't read)
+        : >"$T/$name.out"
+        : >"$T/$name.err"
+        "$MP" "$@" >>"$T/$name.out" 2>>"$T/$name.err" &
         PIDS+=($!)
         for i in $(seq 600); do
                 PORT=$(sed -n 's/^listening on .*:\([0-9][0-9]*\)$/\1/p' "$T/$name.out")
