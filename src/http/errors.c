@@ -2,7 +2,9 @@
 #include "http/errors.h"
 
 #include <errno.h>
+#include <string.h>
 
+#include "http/router.h"
 #include "http/server.h"
 #include "util/macro.h"
 
@@ -103,6 +105,15 @@ enum http_error_kind http_error_kind_from_errno(int r)
 
 json_t *http_error_body(enum http_error_kind kind, const char *message)
 {
+        AUTOFREE char *scrubbed = NULL;
+
+        /* a message may echo client input cut mid-character; JSON strings must be UTF-8 */
+        if (message && !http_utf8_valid(message, strlen(message))) {
+                scrubbed = http_utf8_scrub(message);
+                if (!scrubbed)
+                        return NULL;
+                message = scrubbed;
+        }
         return json_pack("{s:s, s:s}", "code", http_error_code(kind), "message",
                          message ? message : "");
 }

@@ -9,40 +9,72 @@
 
 #include "util/string-util.h"
 
+/* Length of the well-formed UTF-8 sequence at p (at most avail bytes), or 0 when there is none. */
+static size_t utf8_seq_len(const unsigned char *p, size_t avail)
+{
+        unsigned c = p[0], n;
+        uint32_t cp;
+
+        if (c < 0x80)
+                return 1;
+        if (c >= 0xc2 && c <= 0xdf) {
+                n = 1;
+                cp = c & 0x1f;
+        } else if (c >= 0xe0 && c <= 0xef) {
+                n = 2;
+                cp = c & 0x0f;
+        } else if (c >= 0xf0 && c <= 0xf4) {
+                n = 3;
+                cp = c & 0x07;
+        } else
+                return 0; /* continuation byte, overlong lead (c0, c1) or past f4 */
+        if (avail - 1 < n)
+                return 0;
+        for (unsigned i = 1; i <= n; i++) {
+                if ((p[i] & 0xc0) != 0x80)
+                        return 0;
+                cp = (cp << 6) | (p[i] & 0x3f);
+        }
+        if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
+            (cp >= 0xd800 && cp <= 0xdfff))
+                return 0;
+        return n + 1;
+}
+
 bool http_utf8_valid(const char *s, size_t len)
 {
-        const unsigned char *p = (const unsigned char *)s, *end = p + len;
+        const unsigned char *p = (const unsigned char *)s;
 
-        while (p < end) {
-                unsigned c = *p++, n;
-                uint32_t cp;
+        for (size_t i = 0; i < len;) {
+                size_t n = utf8_seq_len(p + i, len - i);
 
-                if (c < 0x80)
-                        continue;
-                if (c >= 0xc2 && c <= 0xdf) {
-                        n = 1;
-                        cp = c & 0x1f;
-                } else if (c >= 0xe0 && c <= 0xef) {
-                        n = 2;
-                        cp = c & 0x0f;
-                } else if (c >= 0xf0 && c <= 0xf4) {
-                        n = 3;
-                        cp = c & 0x07;
-                } else
-                        return false; /* continuation byte, overlong lead (c0, c1) or past f4 */
-                if ((size_t)(end - p) < n)
+                if (n == 0)
                         return false;
-                for (unsigned i = 0; i < n; i++) {
-                        if ((p[i] & 0xc0) != 0x80)
-                                return false;
-                        cp = (cp << 6) | (p[i] & 0x3f);
-                }
-                p += n;
-                if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
-                    (cp >= 0xd800 && cp <= 0xdfff))
-                        return false;
+                i += n;
         }
         return true;
+}
+
+char *http_utf8_scrub(const char *s)
+{
+        const unsigned char *p = (const unsigned char *)s;
+        size_t len = strlen(s);
+        char *out = malloc(len + 1);
+
+        if (!out)
+                return NULL;
+        for (size_t i = 0; i < len;) {
+                size_t n = utf8_seq_len(p + i, len - i);
+
+                if (n == 0) {
+                        out[i++] = '?';
+                        continue;
+                }
+                memcpy(out + i, s + i, n);
+                i += n;
+        }
+        out[len] = '\0';
+        return out;
 }
 
 int http_percent_decode(const char *s, size_t len, char **ret)

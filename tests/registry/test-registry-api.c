@@ -542,6 +542,12 @@ Test(registry, experiments_runs_metrics)
         cr_assert_eq(list_size(API "/experiment_runs/2/metric_history?name=loss"), 0);
         expect("GET", API "/experiment_runs/2/metric_history?stepIds=1,x", NULL, 400,
                "invalid step ID 'x'");
+        /* a long multi-byte item is cut to 31 bytes mid-character in the message: still a 400 */
+        expect("GET",
+               API "/experiment_runs/metric_history?name=a&stepIds="
+                   "%CE%A9%E2%89%88%C3%A7%E2%88%9A%E2%88%AB%CB%9C%C2%B5%E2%89%A4%E2%89%A5%C3%B7"
+                   "%C3%A5%C3%9F%E2%88%82%C6%92",
+               NULL, 400, "invalid step ID");
         /* history rows are not artifacts */
         cr_assert_eq(list_size(API "/artifacts"), 1);
 }

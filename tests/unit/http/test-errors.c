@@ -62,3 +62,16 @@ Test(errors, errno_table)
         cr_assert_eq(http_error_kind_from_errno(-ENOMEM), HTTP_ERR_INTERNAL);
         cr_assert_eq(http_error_kind_from_errno(-EIO), HTTP_ERR_INTERNAL);
 }
+
+/* A message that echoes client input cut mid-character (schemathesis found a 500 on stepIds:
+ * "invalid step ID '\xce\xa9...'" cut at 31 bytes) still makes a body, with '?' for each stray byte. */
+Test(errors, message_with_broken_utf8_is_scrubbed)
+{
+        json_t *b = http_error_body(HTTP_ERR_INVALID, "step '\xce\xa9\xe2\x89' x\xff\xc0\xaf");
+
+        cr_assert_not_null(b, "a message with invalid UTF-8 made no body");
+        cr_assert_str_eq(json_string_value(json_object_get(b, "message")), "step '\xce\xa9?"
+                                                                           "?' x???");
+        json_decref(b);
+        assert_body(HTTP_ERR_INVALID, "Bad Request", "\xce\xa9\xe2\x89\x88 ok");
+}
