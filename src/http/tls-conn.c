@@ -99,7 +99,8 @@ int tls_conn_new(struct tls_conn_server *srv, int fd, struct tls_conn **ret)
         if (!t)
                 return -ENOMEM;
         t->srv = srv;
-        r = gnutls_init(&t->session, GNUTLS_SERVER | GNUTLS_NONBLOCK);
+        /* GNUTLS_NO_SIGNAL: a peer that is gone is EPIPE, never SIGPIPE to the whole process */
+        r = gnutls_init(&t->session, GNUTLS_SERVER | GNUTLS_NONBLOCK | GNUTLS_NO_SIGNAL);
         if (r < 0) {
                 t->session = NULL;
                 return map_error(r);

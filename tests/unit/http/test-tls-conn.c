@@ -9,6 +9,7 @@
  * (ECDSA P-256, self-signed).
  */
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -106,7 +107,7 @@ static void *client_main(void *p)
         int r;
 
         (void)gnutls_certificate_allocate_credentials(&cred);
-        (void)gnutls_init(&s, GNUTLS_CLIENT);
+        (void)gnutls_init(&s, GNUTLS_CLIENT | GNUTLS_NO_SIGNAL);
         (void)gnutls_set_default_priority(s);
         (void)gnutls_credentials_set(s, GNUTLS_CRD_CERTIFICATE, cred);
         gnutls_transport_set_int(s, c->fd);
@@ -232,6 +233,37 @@ Test(tls_conn, handshake_data_and_close_notify)
         cr_assert_eq(tls_source_generation(src), 0);
         cr_assert_eq(tls_conn_server_new(src, &srv), 0);
         cr_assert_eq(serve_ping(srv), 7);
+}
+
+/* A peer that is gone: sending is an error, never SIGPIPE (this process does not ignore it, as a
+ * library's caller need not; CI once saw the whole test killed by it under valgrind). */
+Test(tls_conn, a_send_to_a_peer_that_is_gone_is_an_error_not_sigpipe)
+{
+        CLEANUP(tls_source_freep) struct tls_source *src = NULL;
+        CLEANUP(tls_conn_server_freep) struct tls_conn_server *srv = NULL;
+        struct tls_conn *t = NULL;
+        struct client c;
+        struct pem pem;
+        char big[16384] = { 0 };
+        ssize_t n = 0;
+        int sv[2];
+
+        cr_assert_eq(signal(SIGPIPE, SIG_DFL), SIG_DFL);
+        make_pem(9, &pem);
+        cr_assert_eq(tls_source_new_pem(pem.cert, pem.key, &src), 0);
+        cr_assert_eq(tls_conn_server_new(src, &srv), 0);
+        pair_of_sockets(sv);
+        cr_assert_eq(tls_conn_new(srv, sv[0], &t), 0);
+        client_start(&c, sv[1], NULL);
+        cr_assert_eq(handshake(sv[0], t), 0);
+        (void)shutdown(sv[1], SHUT_RDWR);
+        client_join(&c);
+        (void)close(sv[1]);
+        for (int i = 0; i < 64 && n >= 0; i++)
+                n = tls_conn_send(t, big, sizeof(big));
+        cr_assert_lt(n, 0, "sending to a closed peer kept succeeding");
+        (void)tls_conn_free(t);
+        (void)close(sv[0]);
 }
 
 Test(tls_conn, a_client_that_does_not_speak_tls_is_refused)
