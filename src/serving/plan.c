@@ -257,22 +257,40 @@ static int set_event(struct tm_plan *p, const char *type, const char *reason, co
         return 0;
 }
 
-/* The status we want: the observed one with new conditions and, when given, URLs. */
+/* True when setting key of obj to want (NULL: not set) changes nothing. */
+static bool same_member(const json_t *obj, const char *key, const json_t *want)
+{
+        return !want || json_equal(json_object_get(obj, key), (json_t *)want);
+}
+
+/*
+ * The status we want: the observed one with new conditions and, when given, URLs. When that is
+ * what was observed (the steady state of every pass), p->status is the observed object itself,
+ * shared and read-only: no copy of it is made (plan.h).
+ */
 static int status_build(const struct trained_model *tm, const struct conditions *conds,
                         const char *url, const char *address_url, struct tm_plan *p)
 {
-        json_auto_t *st = tm->status ? json_deep_copy(tm->status) : json_object();
-        json_t *c;
+        json_auto_t *c = conditions_to_json(conds), *u = NULL, *a = NULL, *st = NULL;
 
-        if (!st)
+        if (!c)
                 return -ENOMEM;
-        c = conditions_to_json(conds);
-        if (!c || json_object_set_new(st, "conditions", c) < 0)
+        if (url && !(u = json_string(url)))
                 return -ENOMEM;
-        if (url && json_object_set_new(st, "url", json_string(url)) < 0)
+        if (address_url && !(a = json_pack("{s:s}", "url", address_url)))
                 return -ENOMEM;
-        if (address_url &&
-            json_object_set_new(st, "address", json_pack("{s:s}", "url", address_url)) < 0)
+        if (tm->status && json_is_object(tm->status) && same_member(tm->status, "conditions", c) &&
+            same_member(tm->status, "url", u) && same_member(tm->status, "address", a)) {
+                p->status_changed = false;
+                p->status = json_incref((json_t *)tm->status);
+                return 0;
+        }
+        st = tm->status ? json_deep_copy(tm->status) : json_object();
+        if (!st || json_object_set(st, "conditions", c) < 0)
+                return -ENOMEM;
+        if (u && json_object_set(st, "url", u) < 0)
+                return -ENOMEM;
+        if (a && json_object_set(st, "address", a) < 0)
                 return -ENOMEM;
         p->status_changed = !tm->status || !json_equal(st, (json_t *)tm->status);
         p->status = TAKE_PTR(st);

@@ -81,7 +81,9 @@ struct tm_plan {
                                    with metadata.resourceVersion as precondition, when the object
                                    had one: delete that key for an unconditional patch);
                                    NULL: no change */
-        json_t *status;           /* owned; the desired .status; NULL: do not write status */
+        json_t *status;           /* owned reference; the desired .status; NULL: do not write
+                                   * status. When !status_changed it may be the observed object
+                                   * itself (shared with the input): copy it before editing */
         bool status_changed;      /* status differs from the observed .status */
         const char *event_type;   /* static "Normal"/"Warning", NULL: no event */
         const char *event_reason; /* static */

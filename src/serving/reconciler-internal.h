@@ -39,7 +39,7 @@ struct tm_reconciler {
 
         atomic_ulong configmap_gets, configmap_writes, configmap_conflicts;
         atomic_ulong tm_metadata_writes, tm_status_writes, tm_deletes;
-        atomic_ulong passes, passes_skipped, events_posted, events_skipped;
+        atomic_ulong passes, passes_skipped, plans, events_posted, events_skipped;
         atomic_ullong configmap_bytes_written;
 };
 

@@ -85,6 +85,7 @@ void tm_reconciler_get_stats(struct tm_reconciler *r, struct tm_reconciler_stats
                 .tm_deletes = atomic_load(&r->tm_deletes),
                 .configmap_bytes_written = atomic_load(&r->configmap_bytes_written),
                 .passes = atomic_load(&r->passes),
+                .plans = atomic_load(&r->plans),
                 .passes_skipped = atomic_load(&r->passes_skipped),
                 .events_posted = atomic_load(&r->events_posted),
                 .events_skipped = atomic_load(&r->events_skipped),
@@ -543,9 +544,20 @@ static int apply_replica_status(struct tm_reconciler *r, const char *key, usec_t
                                            json_get_string_path(tm, "spec", "model", "storageUri",
                                                                 NULL),
                                            &m);
-                if (k >= 0)
-                        k = model_loaded_apply(p->status, observed, &m, r->ready_requires_loaded,
-                                               now);
+                if (k < 0 || !model_loaded_applies(observed, &m, r->ready_requires_loaded))
+                        continue;
+                if (p->status == observed) {
+                        /* the plan shares the observed status (unchanged): edit a copy */
+                        json_t *copy = json_deep_copy(observed);
+
+                        if (!copy) {
+                                k = -ENOMEM;
+                                break;
+                        }
+                        json_decref(p->status);
+                        p->status = copy;
+                }
+                k = model_loaded_apply(p->status, observed, &m, r->ready_requires_loaded, now);
                 if (k >= 0)
                         p->status_changed = !observed || !json_equal(p->status, (json_t *)observed);
         }
@@ -566,6 +578,7 @@ struct pass {
         size_t n_meta, n_rest, n_handed;
         unsigned attempts;
         bool cm_written, more;
+        bool replan; /* the first plan's inputs changed (a write): pass_finish plans again */
 };
 
 static void pass_release(struct pass *p)
@@ -637,6 +650,7 @@ static void emit_write_event(struct pass *p)
 /* Plans, writes the metadata patches, then the ConfigMap; a 409 re-reads fresh and re-plans. */
 static int pass_write(struct pass *p, struct reconcile_result *ret)
 {
+        size_t n_meta = 0;
         int k;
 
         for (unsigned attempt = 0;; attempt++) {
@@ -649,10 +663,13 @@ static int pass_write(struct pass *p, struct reconcile_result *ret)
                 k = compute_plan(p->name, p->isvc, p->cm, p->tms, reconcile_now(p->ctx), &p->plan);
                 if (k < 0)
                         return k == -ENOMEM ? k : reconcile_terminal(ret, k);
+                atomic_fetch_add(&p->r->plans, 1);
+                n_meta = 0;
                 for (size_t i = 0; i < p->plan.n_tms; i++)
-                        p->n_meta += p->plan.tms[i].metadata_patch &&
-                                     !tm_is_deleting(json_array_get(p->tms, i)) &&
-                                     !p->plan.tms[i].delete_object;
+                        n_meta += p->plan.tms[i].metadata_patch &&
+                                  !tm_is_deleting(json_array_get(p->tms, i)) &&
+                                  !p->plan.tms[i].delete_object;
+                p->n_meta += n_meta;
                 k = apply_metadata(p->r, p->ctx, p->key, p->ns, &p->plan, p->tms);
                 if (k < 0)
                         return k;
@@ -670,6 +687,9 @@ static int pass_write(struct pass *p, struct reconcile_result *ret)
                 }
         }
         p->cm_written = p->plan.configmap_patch || p->plan.configmap_create;
+        /* the last plan's metadata answers replaced TrainedModels in tms, or the ConfigMap it
+         * read was replaced by the one written: what follows the write must be planned anew */
+        p->replan = p->cm_written || n_meta > 0;
         if (p->cm_written) {
                 /* the write succeeded: what it added and removed is true now */
                 emit_write_event(p);
@@ -679,16 +699,21 @@ static int pass_write(struct pass *p, struct reconcile_result *ret)
 }
 
 /* Plans again with the written ConfigMap (Ready and finalizer removals follow the write), merges
- * the replicas' reports and writes statuses, finalizer removals and deletes. */
+ * the replicas' reports and writes statuses, finalizer removals and deletes. A pass that wrote
+ * nothing keeps its plan: its inputs are the same, only the clock moved (milliseconds, within
+ * the second that lastTransitionTime records). */
 static int pass_finish(struct pass *p, struct reconcile_result *ret)
 {
         usec_t now, after, next_stale = 0;
         int k;
 
         p->t_cm = reconcile_now(p->ctx);
-        k = compute_plan(p->name, p->isvc, p->cm, p->tms, reconcile_now(p->ctx), &p->plan);
-        if (k < 0)
-                return k == -ENOMEM ? k : reconcile_terminal(ret, k);
+        if (p->replan) {
+                atomic_fetch_add(&p->r->plans, 1);
+                k = compute_plan(p->name, p->isvc, p->cm, p->tms, reconcile_now(p->ctx), &p->plan);
+                if (k < 0)
+                        return k == -ENOMEM ? k : reconcile_terminal(ret, k);
+        }
         now = reconcile_now(p->ctx);
         k = apply_replica_status(p->r, p->key, now, &p->plan, p->tms, &next_stale);
         if (k < 0)

@@ -125,6 +125,8 @@ struct tm_reconciler_stats {
         unsigned long tm_metadata_writes, tm_status_writes, tm_deletes;
         unsigned long long configmap_bytes_written;
         unsigned long passes;         /* InferenceService reconciles run */
+        unsigned long plans;          /* plans computed: 1 per pass that writes nothing, 2 when
+                                       * the first plan's writes change the inputs, +1 per 409 */
         unsigned long passes_skipped; /* changes that enqueued nothing (reconciler-watch.c) */
         unsigned long events_posted;  /* Normal Events handed to options.event */
         unsigned long events_skipped; /* models.json writes that only dropped deleted models:

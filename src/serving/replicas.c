@@ -430,6 +430,14 @@ static int set_annotation(json_t *status, const json_t *detail)
         return json_object_set_new(ann, REPLICAS_ANNOTATION, json_string(s)) < 0 ? -ENOMEM : 0;
 }
 
+bool model_loaded_applies(const json_t *observed, const struct model_loaded *m,
+                          bool ready_requires_loaded)
+{
+        /* nobody reports: add nothing that was not there (KServe's agent, no API access) */
+        return m->total > 0 || ready_requires_loaded ||
+               has_condition(observed, CONDITION_MODEL_LOADED);
+}
+
 int model_loaded_apply(json_t *status, const json_t *observed, const struct model_loaded *m,
                        bool ready_requires_loaded, usec_t now)
 {
@@ -440,9 +448,7 @@ int model_loaded_apply(json_t *status, const json_t *observed, const struct mode
 
         if (!json_is_object(status))
                 return -EINVAL;
-        /* nobody reports: add nothing that was not there (KServe's agent, no API access) */
-        if (m->total == 0 && !ready_requires_loaded &&
-            !has_condition(observed, CONDITION_MODEL_LOADED))
+        if (!model_loaded_applies(observed, m, ready_requires_loaded))
                 return 0;
         k = conditions_from_json(json_object_get(status, "conditions"), &c);
         if (k < 0)

@@ -130,6 +130,11 @@ _warn_unused_result_ int model_loaded_summarize(const struct replica_set *s, con
                                                 const char *storage_uri, struct model_loaded *ret);
 void model_loaded_release(struct model_loaded *m);
 
+/* False when model_loaded_apply() would change nothing: nobody reports @m, Ready does not
+ * wait for Loaded and @observed has no ModelLoaded condition. */
+bool model_loaded_applies(const json_t *observed, const struct model_loaded *m,
+                          bool ready_requires_loaded);
+
 /*
  * Merges @m into @status (a desired TrainedModel status, modified in place): the ModelLoaded
  * condition, the annotation and, with @ready_requires_loaded, Ready. @observed (may be NULL) is

@@ -213,6 +213,8 @@ Test(tm_shell, happy_path_writes_finalizer_configmap_status_then_nothing)
         sync_caches();
         cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
         cr_assert_eq(res.outcome, RECONCILE_REQUEUE_AFTER);
+        tm_reconciler_get_stats(W.rec, &st);
+        cr_assert_eq(st.plans, 2, "a pass that writes plans again after its writes: %lu", st.plans);
 
         json_auto_t *cm = get_obj(&gvr_configmaps, "modelconfig-sk-0");
         json_auto_t *tm = get_obj(&gvr_trainedmodels, "m1");
@@ -225,12 +227,16 @@ Test(tm_shell, happy_path_writes_finalizer_configmap_status_then_nothing)
         cr_assert_geq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "trainedmodels/status"), 1);
 
         converge("sk");
-        /* level-based and idempotent: one more round writes nothing */
+        /* level-based and idempotent: one more round writes nothing, and plans once */
         sync_caches();
+        tm_reconciler_get_stats(W.rec, &st);
+        unsigned long plans = st.plans;
         cr_assert_eq(reconcile_isvc("sk", &res), 0);
         cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, NULL), 0);
         cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_CREATE, NULL), 0);
         tm_reconciler_get_stats(W.rec, &st);
+        cr_assert_eq(st.plans, plans + 1, "a pass with nothing to write planned %lu times",
+                     st.plans - plans);
         cr_assert_eq(st.configmap_writes, 1);
         cr_assert_eq(st.configmap_conflicts, 0);
         /* one Normal Event for the one models.json write, on the InferenceService */
