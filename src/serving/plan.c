@@ -279,7 +279,7 @@ static int status_build(const struct trained_model *tm, const struct conditions 
                 return -ENOMEM;
         if (address_url && !(a = json_pack("{s:s}", "url", address_url)))
                 return -ENOMEM;
-        if (tm->status && json_is_object(tm->status) && same_member(tm->status, "conditions", c) &&
+        if (json_is_object(tm->status) && same_member(tm->status, "conditions", c) &&
             same_member(tm->status, "url", u) && same_member(tm->status, "address", a)) {
                 p->status_changed = false;
                 p->status = json_incref((json_t *)tm->status);
