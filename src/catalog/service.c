@@ -94,7 +94,7 @@ static void hf_entry_release(struct hf_entry *e)
         catalog_hf_config_release(&e->cfg);
         free(e->error);
         catalog_models_unref(e->data);
-        *e = (struct hf_entry){ 0 };
+        memset(e, 0, sizeof(*e));
 }
 
 static struct hf_entry *hf_find(struct catalog_service *s, const char *id)
@@ -409,27 +409,29 @@ static int sources_load(struct catalog_service *s, const struct catalog_config *
 /* Forgets the hf state and the last good data of sources cfg no longer configures (as such). */
 static void sources_forget_unconfigured(struct catalog_service *s, const struct catalog_config *cfg)
 {
-        /* forget hf sources that are no longer configured (or no longer hf) */
-        for (size_t i = 0; i < s->n_hf;) {
+        size_t kept = 0;
+
+        /* forget hf sources that are no longer configured (or no longer hf); the rest keep
+         * their order */
+        for (size_t i = 0; i < s->n_hf; i++) {
                 const struct catalog_source_config *c = catalog_config_find(cfg,
                                                                             s->hf[i].source_id);
 
-                if (c && c->enabled && c->type && streq(c->type, "hf")) {
-                        i++;
-                        continue;
-                }
-                hf_entry_release(&s->hf[i]);
-                s->hf[i] = s->hf[--s->n_hf];
+                if (c && c->enabled && c->type && streq(c->type, "hf"))
+                        s->hf[kept++] = s->hf[i];
+                else
+                        hf_entry_release(&s->hf[i]);
         }
+        s->n_hf = kept;
         /* forget the last good data of sources that are no longer configured */
-        for (size_t i = 0; i < s->n_good;) {
-                if (catalog_config_find(cfg, s->good[i].source_id)) {
-                        i++;
-                        continue;
-                }
-                good_release(&s->good[i]);
-                s->good[i] = s->good[--s->n_good];
+        kept = 0;
+        for (size_t i = 0; i < s->n_good; i++) {
+                if (catalog_config_find(cfg, s->good[i].source_id))
+                        s->good[kept++] = s->good[i];
+                else
+                        good_release(&s->good[i]);
         }
+        s->n_good = kept;
 }
 
 /* Makes idx (takes it) the served snapshot, with the files it was read from and their signature. */

@@ -212,7 +212,7 @@ static void free_secret(char *p, size_t len)
  */
 static int tls_source_refresh_locked(struct tls_source *src)
 {
-        struct file_id cid, kid;
+        struct file_id cid = { 0 }, kid = { 0 };
         struct stat cst, kst; /* of the files read: the identity of the bytes loaded */
         char *cert = NULL, *key = NULL;
         size_t cert_len = 0, key_len = 0;
@@ -261,7 +261,7 @@ static int source_alloc(struct tls_source **ret)
         r = pthread_mutex_init(&src->lock, NULL);
         if (r != 0) {
                 free(src);
-                return -r;
+                return r > 0 ? -r : -EINVAL; /* a positive errno, as pthread functions return */
         }
         *ret = src;
         return 0;

@@ -116,11 +116,9 @@ int conditions_from_json(const json_t *v, struct conditions *ret)
         }
         if (!json_is_array(v))
                 return -EINVAL;
-        if (json_array_size(v) > 0) {
-                out.items = calloc(json_array_size(v), sizeof(*out.items));
-                if (!out.items)
-                        return -ENOMEM;
-        }
+        out.items = calloc(json_array_size(v) + 1, sizeof(*out.items));
+        if (!out.items)
+                return -ENOMEM;
         json_array_foreach(v, i, e) {
                 struct condition *c = &out.items[out.n];
                 usec_t t = 0;

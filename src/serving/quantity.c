@@ -523,7 +523,7 @@ int quantity_parse(const char *s, struct quantity *ret)
 
 int quantity_from_json(const json_t *v, struct quantity *ret)
 {
-        char text[QUANTITY_INPUT_MAX + 1];
+        char text[QUANTITY_INPUT_MAX + 1] = ""; /* what snprintf() writes, for the analyzer too */
         const char *s;
         size_t len;
         int k;

@@ -250,7 +250,7 @@ struct store *store_free(struct store *s)
 {
         if (!s)
                 return NULL;
-        for (unsigned i = 0; i < s->n_open; i++)
+        for (unsigned i = 0; s->conns && i < s->n_open; i++)
                 s->ops->close(s->conns[i]);
         free(s->conns);
         free(s->busy);

@@ -65,7 +65,9 @@ static inline void closep(int *fd)
 /* Returns -errno of the last libc failure, never 0 (guards against a libc that forgot errno). */
 static inline int negative_errno(void)
 {
-        return errno > 0 ? -errno : -EIO;
+        int e = errno; /* read once: errno is a call, and the analyzer may not assume it stable */
+
+        return e > 0 ? -e : -EIO;
 }
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
