@@ -292,7 +292,7 @@ static int status_build(const struct trained_model *tm, const struct conditions 
                 return -ENOMEM;
         if (a && json_object_set(st, "address", a) < 0)
                 return -ENOMEM;
-        p->status_changed = !tm->status || !json_equal(st, (json_t *)tm->status);
+        p->status_changed = true; /* a member set above differs from what was observed */
         p->status = TAKE_PTR(st);
         return 0;
 }
