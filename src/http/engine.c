@@ -585,12 +585,24 @@ static int flush(struct conn *c)
 /* Reads what arrived. Returns -1 when the connection is to be freed now. */
 static int conn_read(struct conn *c)
 {
-        /* on first use: an idle connection that never sends costs no input buffer */
+        /* The buffer comes with the first bytes: a connection that never sends (an idle
+         * socket, a TLS session idle after its handshake) costs none. */
         if (!c->in && !c->draining) {
+                char first[READ_CHUNK];
+                ssize_t n = io_recv(c, first, sizeof(first));
+
+                if (n == -EAGAIN || n == -EINTR)
+                        return 0;
+                if (n <= 0) {
+                        c->eof = true;
+                        return -1;
+                }
                 c->in = malloc(IN_MAX);
                 if (!c->in)
                         return -1;
                 atomic_fetch_add(&c->loop->e->in_bufs, 1);
+                memcpy(c->in, first, (size_t)n);
+                c->in_len = (size_t)n;
         }
         for (;;) {
                 char drop[512];
