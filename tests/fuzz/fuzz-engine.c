@@ -163,28 +163,6 @@ static bool take(int fd, char *out, size_t *len, bool *dropped)
 }
 
 /*
- * A connection from the next of 250 loopback source addresses. The client half-closes first, so
- * each run leaves its side in TIME_WAIT for 60 s; at thousands of runs a second, one source
- * address would use up its 28,000 ephemeral ports within seconds and bind() would fail.
- */
-static int dial(void)
-{
-        static unsigned next;
-        struct sockaddr_in sa = { .sin_family = AF_INET,
-                                  .sin_port = htons(http_engine_port(engine)) };
-        struct sockaddr_in from = { .sin_family = AF_INET };
-        int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        from.sin_addr.s_addr = htonl(INADDR_LOOPBACK + 256 * (1 + next++ % 250)); /* 127.0.x.1 */
-        if (fd < 0 || bind(fd, (struct sockaddr *)&from, sizeof(from)) < 0 ||
-            connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-                fail("socket/bind/connect failed");
-        (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        return fd;
-}
-
-/*
  * poll() for up to WAIT_MS in all, through signals: libFuzzer's -timeout alarm (SIGALRM, every
  * timeout / 2 + 1 s) interrupts it with EINTR, which is not the server hanging. Returns the
  * revents, 0 when WAIT_MS passed with nothing.
@@ -210,6 +188,38 @@ static short wait_for(int fd, short events)
                 if (r < 0 && errno != EINTR)
                         fail("poll failed");
         }
+}
+
+/*
+ * A connection from the next of 250 loopback source addresses. The client half-closes first, so
+ * each run leaves its side in TIME_WAIT for 60 s; at thousands of runs a second, one source
+ * address would use up its 28,000 ephemeral ports within seconds and bind() would fail.
+ */
+static int dial(void)
+{
+        static unsigned next;
+        struct sockaddr_in sa = { .sin_family = AF_INET,
+                                  .sin_port = htons(http_engine_port(engine)) };
+        struct sockaddr_in from = { .sin_family = AF_INET };
+        int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        from.sin_addr.s_addr = htonl(INADDR_LOOPBACK + 256 * (1 + next++ % 250)); /* 127.0.x.1 */
+        if (fd < 0 || bind(fd, (struct sockaddr *)&from, sizeof(from)) < 0)
+                fail("socket/bind failed");
+        if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+                int err = 0;
+                socklen_t len = sizeof(err);
+
+                /* the alarm interrupted it (a SYN retransmitted after 1 s): it goes on */
+                if (errno != EINTR)
+                        fail("connect failed");
+                if (!(wait_for(fd, POLLOUT) & POLLOUT) ||
+                    getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0 || err != 0)
+                        fail("connect failed after EINTR");
+        }
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        return fd;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
