@@ -24,6 +24,7 @@
 
 #include "fake-clock.h"
 #include "fake-kube-api.h"
+#include "fake-serving.h"
 #include "json/json-util.h"
 #include "kube/cache.h"
 #include "kube/controller.h"
@@ -55,47 +56,25 @@ static void die(const char *what)
 
 static void put_isvc(void)
 {
-        json_auto_t *o = json_pack(
-                "{s:s,s:s,s:{s:s},s:{s:{s:{s:{s:{s:s}}}}},s:{s:[{s:s,s:s},{s:s,s:s}],s:s}}",
-                "apiVersion", "serving.kserve.io/v1beta1", "kind", "InferenceService", "metadata",
-                "name", "sk", "spec", "predictor", "tensorflow", "resources", "limits", "memory",
-                "1000Gi", "status", "conditions", "type", "Ready", "status", "True", "type",
-                "PredictorReady", "status", "True", "url", "http://sk.example.com");
-
-        if (!o || fake_kube_api_put(fake, &gvr_inferenceservices, NS, o) == 0)
+        if (fake_serving_put_isvc(fake, NS, "sk", "1000Gi", "http://sk.example.com") == 0)
                 die("cannot create the InferenceService");
 }
 
 static void put_tm(size_t i)
 {
         char name[32], uri[64];
-        json_auto_t *o = NULL;
 
         (void)snprintf(name, sizeof(name), "model-%06zu", i);
         (void)snprintf(uri, sizeof(uri), "s3://bucket/models/%06zu", i);
-        o = json_pack("{s:s,s:s,s:{s:s},s:{s:s,s:{s:s,s:s,s:s}}}", "apiVersion",
-                      "serving.kserve.io/v1alpha1", "kind", "TrainedModel", "metadata", "name",
-                      name, "spec", "inferenceService", "sk", "model", "storageUri", uri,
-                      "framework", "tensorflow", "memory", "100Mi");
-        if (!o || fake_kube_api_put(fake, &gvr_trainedmodels, NS, o) == 0)
+        if (fake_serving_put_tm(fake, NS, name, "sk", uri, "100Mi") == 0)
                 die("cannot create a TrainedModel");
 }
 
 /* The informer's part: the caches get what the fake holds. */
 static void sync_caches(void)
 {
-        const struct gvr *g[] = { &gvr_trainedmodels, &gvr_inferenceservices };
-        struct cache *c[] = { tms, isvcs };
-
-        for (size_t i = 0; i < 2; i++) {
-                json_auto_t *list = NULL;
-                struct kube_status st = { 0 };
-
-                if (kube_api_list(&api, g[i], NS, NULL, &list, &st) < 0 ||
-                    cache_replace(c[i], json_object_get(list, "items"), NULL, NULL) < 0)
-                        die("cannot fill the caches");
-        }
-        fake_kube_api_reset_calls(fake);
+        if (fake_serving_sync(fake, &api, NS, tms, isvcs) < 0)
+                die("cannot fill the caches");
 }
 
 static void pass(void)

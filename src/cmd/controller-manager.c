@@ -254,7 +254,7 @@ struct tm_metrics {
         struct metric *throttled, *throttle_exhausted;
         struct metric *configmap_gets, *configmap_writes, *configmap_conflicts, *configmap_bytes;
         struct metric *metadata_writes, *status_writes, *deletes;
-        struct metric *passes, *passes_skipped, *events_posted, *events_skipped;
+        struct metric *passes, *plans, *passes_skipped, *events_posted, *events_skipped;
 };
 
 static void counter_to(struct metric *m, double v)
@@ -283,6 +283,7 @@ static void collect_tm_metrics(void *userdata)
         counter_to(tm->status_writes, (double)st.tm_status_writes);
         counter_to(tm->deletes, (double)st.tm_deletes);
         counter_to(tm->passes, (double)st.passes);
+        counter_to(tm->plans, (double)st.plans);
         counter_to(tm->passes_skipped, (double)st.passes_skipped);
         counter_to(tm->events_posted, (double)st.events_posted);
         counter_to(tm->events_skipped, (double)st.events_skipped);
@@ -327,6 +328,10 @@ static int tm_metrics_register(struct metrics_registry *reg, struct tm_metrics *
                   offsetof(struct tm_metrics, deletes) },
                 { "modelplane_trainedmodel_passes_total", "InferenceService reconciles run",
                   offsetof(struct tm_metrics, passes) },
+                { "modelplane_trainedmodel_plans_total",
+                  "Plans computed by those reconciles (1 for a pass that writes nothing, 2 when "
+                  "it writes, more on conflicts)",
+                  offsetof(struct tm_metrics, plans) },
                 { "modelplane_trainedmodel_passes_skipped_total",
                   "TrainedModel and ConfigMap changes that started no reconcile (a removal no "
                   "models.json lists, the echo of an own write)",

@@ -57,7 +57,7 @@ struct conn {
         struct sockaddr_storage peer;
         socklen_t peer_len;
         struct addr_count *addr; /* counted under this address (under lock); NULL if not */
-        char *in;                /* IN_MAX bytes; in_len of them not consumed yet */
+        char *in; /* IN_MAX bytes from the first read on (NULL before); in_len not consumed yet */
         size_t in_len;
         struct buf out;
         size_t out_off;
@@ -100,6 +100,7 @@ struct http_engine {
         uint64_t addr_seed;
         atomic_uint_fast64_t shed_total;
         atomic_uint_fast64_t cut_total;
+        atomic_size_t in_bufs; /* connections holding an input buffer */
 };
 
 const char *http_engine_req_field(const struct http_engine_req *req, const char *name)
@@ -295,6 +296,8 @@ static void conn_free(struct loop *l, struct conn *c, bool linked)
         }
         req_release(c);
         buf_release(&c->out);
+        if (c->in)
+                atomic_fetch_sub(&l->e->in_bufs, 1);
         free(c->in);
         free(c);
 }
@@ -457,6 +460,8 @@ static void consume(struct conn *c, size_t n)
  * (returns false), an answer waits to be written, or the connection is to be closed (true). */
 static bool process(struct conn *c)
 {
+        if (!c->in)
+                return false; /* nothing read yet */
         while (!c->closing && c->out.len == c->out_off) {
                 struct http1_step step;
                 enum http1_event ev = http1_stream_feed(&c->st, c->in, c->in_len, &step);
@@ -580,6 +585,25 @@ static int flush(struct conn *c)
 /* Reads what arrived. Returns -1 when the connection is to be freed now. */
 static int conn_read(struct conn *c)
 {
+        /* The buffer comes with the first bytes: a connection that never sends (an idle
+         * socket, a TLS session idle after its handshake) costs none. */
+        if (!c->in && !c->draining) {
+                char first[READ_CHUNK];
+                ssize_t n = io_recv(c, first, sizeof(first));
+
+                if (n == -EAGAIN || n == -EINTR)
+                        return 0;
+                if (n <= 0) {
+                        c->eof = true;
+                        return -1;
+                }
+                c->in = malloc(IN_MAX);
+                if (!c->in)
+                        return -1;
+                atomic_fetch_add(&c->loop->e->in_bufs, 1);
+                memcpy(c->in, first, (size_t)n);
+                c->in_len = (size_t)n;
+        }
         for (;;) {
                 char drop[512];
                 bool drain = c->draining;
@@ -678,11 +702,6 @@ static struct conn *conn_new(struct loop *l, int fd)
 
         if (!c)
                 return NULL;
-        c->in = malloc(IN_MAX);
-        if (!c->in) {
-                free(c);
-                return NULL;
-        }
         c->fd = fd;
         c->loop = l;
         buf_init(&c->out, OUT_HEAD_MAX + HTTP_RESPONSE_MAX);
@@ -926,6 +945,11 @@ uint16_t http_engine_port(const struct http_engine *e)
 uint64_t http_engine_shed_count(const struct http_engine *e)
 {
         return atomic_load(&e->shed_total);
+}
+
+size_t http_engine_input_buffers(const struct http_engine *e)
+{
+        return atomic_load(&e->in_bufs);
 }
 
 uint64_t http_engine_deadline_cuts(const struct http_engine *e)

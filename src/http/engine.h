@@ -94,6 +94,8 @@ DEFINE_CLEANUP_FUNC(struct http_engine *, http_engine_free)
 uint16_t http_engine_port(const struct http_engine *e);
 uint64_t http_engine_shed_count(const struct http_engine *e);
 uint64_t http_engine_deadline_cuts(const struct http_engine *e);
+/* The connections holding an input buffer now (allocated at the first read, not at accept). */
+size_t http_engine_input_buffers(const struct http_engine *e);
 
 /* The first field named name (case-insensitive), borrowed; NULL when absent. */
 const char *http_engine_req_field(const struct http_engine_req *req, const char *name);

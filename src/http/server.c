@@ -1073,6 +1073,11 @@ static void *watchdog_thread(void *p)
         return NULL;
 }
 
+size_t http_server_input_buffers(struct http_server *s)
+{
+        return s && s->engine ? http_engine_input_buffers(s->engine) : 0;
+}
+
 uint64_t http_server_shed_count(struct http_server *s)
 {
         uint64_t n = 0;

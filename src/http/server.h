@@ -164,6 +164,9 @@ uint64_t http_server_tls_generation(struct http_server *s);
 uint64_t http_server_deadline_cuts(struct http_server *s);
 /* How many idle connections have been closed to make room for new ones. Thread-safe. */
 uint64_t http_server_shed_count(struct http_server *s);
+/* The own engine only (0 otherwise): connections holding an input buffer now. A connection gets
+ * its buffer at its first read, so idle sockets that never send cost none. Thread-safe. */
+size_t http_server_input_buffers(struct http_server *s);
 
 /* Limits of the request target (the server answers 414 past them). */
 #define HTTP_TARGET_MAX       8192U /* bytes of path and query together */

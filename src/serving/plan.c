@@ -1,4 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * About 1,000 lines, one module on purpose: the pure planner of plan.h, in the order a plan is
+ * made — per-TrainedModel metadata, finalizer and status rules; then the InferenceService pass
+ * (read models.json, admit by memory, fit the ConfigMap, write it, plan each model); then the
+ * orphan plan, the JSON view for the golden tests and the write Event. Every part works on the
+ * private struct planner and the tm_plan/isvc_plan layouts, and the golden tests pin the whole.
+ */
 #include "serving/plan.h"
 
 #include <stdarg.h>

@@ -27,7 +27,8 @@ for _ in $(seq 600); do
 done
 [ -n "$port" ] || fail "controller did not serve metrics within 30 s"
 curl -fsS "http://127.0.0.1:$port/metrics" >"$T/metrics" || fail "GET /metrics"
-for family in modelplane_trainedmodel_passes_total modelplane_trainedmodel_passes_skipped_total \
+for family in modelplane_trainedmodel_passes_total modelplane_trainedmodel_plans_total \
+        modelplane_trainedmodel_passes_skipped_total \
         modelplane_trainedmodel_write_events_total \
         modelplane_trainedmodel_write_events_skipped_total \
         modelplane_trainedmodel_configmap_writes_total modelplane_trainedmodel_metadata_writes_total \

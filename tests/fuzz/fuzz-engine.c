@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "http/engine.h"
@@ -32,6 +33,13 @@
 #define BIG_BODY ((size_t)64 * 1024)
 
 static struct http_engine *engine;
+
+/* Names the broken check (errno too, for the socket calls) before the crash libFuzzer reports. */
+#define fail(why)                                                                               \
+        do {                                                                                    \
+                fprintf(stderr, "fuzz-engine: %s (line %d, errno %d)\n", why, __LINE__, errno); \
+                __builtin_trap();                                                               \
+        } while (0)
 static char big[BIG_BODY + 1];
 
 static void serve(void *userdata, struct http_engine_req *req, struct http_resp *resp)
@@ -46,7 +54,7 @@ static void serve(void *userdata, struct http_engine_req *req, struct http_resp 
         http_resp_set_text(resp, 200, "text/plain", head ? "" : "ok");
         if (strncmp(req->target, "/close", 6) == 0 &&
             http_resp_add_header(resp, "Connection", "close") < 0)
-                __builtin_trap();
+                fail("add_header failed");
 }
 
 static void refuse(void *userdata, unsigned status, const char *message, struct http_resp *resp)
@@ -76,7 +84,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         (void)argv;
         memset(big, 'b', BIG_BODY);
         if (http_engine_start(&cfg, &engine) < 0)
-                __builtin_trap();
+                fail("http_engine_start failed");
         return 0;
 }
 
@@ -102,26 +110,26 @@ static void check_answers(const char *out, size_t len, bool complete)
                 unsigned status;
 
                 if (refused || len - at < 13 || memcmp(p, "HTTP/1.1 ", 9) != 0)
-                        __builtin_trap();
+                        fail("an answer that is not HTTP/1.1, or bytes after a refusal");
                 if (!end) {
                         if (complete)
-                                __builtin_trap(); /* a head cut short */
+                                fail("a head cut short");
                         return;
                 }
                 status = (unsigned)strtoul(p + 9, NULL, 10);
                 if (!known_status(status))
-                        __builtin_trap();
+                        fail("a status the engine cannot send");
                 head_len = (size_t)(end + 4 - p);
                 at += head_len;
                 if (status == 100)
                         continue;
                 cl = memmem(p, head_len, "\r\nContent-Length: ", 18);
                 if (!cl)
-                        __builtin_trap();
+                        fail("an answer without Content-Length");
                 body_len = strtoul(cl + 18, NULL, 10);
                 if (body_len > len - at) {
                         if (complete)
-                                __builtin_trap(); /* a body cut short */
+                                fail("a body cut short");
                         return;
                 }
                 at += body_len;
@@ -155,12 +163,37 @@ static bool take(int fd, char *out, size_t *len, bool *dropped)
 }
 
 /*
+ * poll() for up to WAIT_MS in all, through signals: libFuzzer's -timeout alarm (SIGALRM, every
+ * timeout / 2 + 1 s) interrupts it with EINTR, which is not the server hanging. Returns the
+ * revents, 0 when WAIT_MS passed with nothing.
+ */
+static short wait_for(int fd, short events)
+{
+        struct timespec start, now;
+
+        (void)clock_gettime(CLOCK_MONOTONIC, &start);
+        for (;;) {
+                struct pollfd p = { .fd = fd, .events = events };
+                long spent;
+                int r;
+
+                (void)clock_gettime(CLOCK_MONOTONIC, &now);
+                spent = (now.tv_sec - start.tv_sec) * 1000 +
+                        (now.tv_nsec - start.tv_nsec) / 1000000;
+                if (spent >= WAIT_MS)
+                        return 0;
+                r = poll(&p, 1, (int)(WAIT_MS - spent));
+                if (r == 1)
+                        return p.revents;
+                if (r < 0 && errno != EINTR)
+                        fail("poll failed");
+        }
+}
+
+/*
  * A connection from the next of 250 loopback source addresses. The client half-closes first, so
- * each run leaves its side in TIME_WAIT for 60 s; at thousands of runs a second one source
- * address uses up its 28,000 ephemeral ports within seconds. Runs from one address trapped
- * below ("the server kept it open") after 11-40 s; from 250, one 60 s run was clean. Two fuzzers
- * side by side still trap after about 30 s: whether the server can hang a half-closed
- * connection under load is open (issue #16).
+ * each run leaves its side in TIME_WAIT for 60 s; at thousands of runs a second, one source
+ * address would use up its 28,000 ephemeral ports within seconds and bind() would fail.
  */
 static int dial(void)
 {
@@ -172,9 +205,19 @@ static int dial(void)
 
         sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
         from.sin_addr.s_addr = htonl(INADDR_LOOPBACK + 256 * (1 + next++ % 250)); /* 127.0.x.1 */
-        if (fd < 0 || bind(fd, (struct sockaddr *)&from, sizeof(from)) < 0 ||
-            connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-                __builtin_trap();
+        if (fd < 0 || bind(fd, (struct sockaddr *)&from, sizeof(from)) < 0)
+                fail("socket/bind failed");
+        if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+                int err = 0;
+                socklen_t len = sizeof(err);
+
+                /* the alarm interrupted it (a SYN retransmitted after 1 s): it goes on */
+                if (errno != EINTR)
+                        fail("connect failed");
+                if (!(wait_for(fd, POLLOUT) & POLLOUT) ||
+                    getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0 || err != 0)
+                        fail("connect failed after EINTR");
+        }
         (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         return fd;
 }
@@ -194,14 +237,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size--;
         fd = dial();
         while (sent < size && open) {
-                struct pollfd p = { .fd = fd, .events = POLLIN | POLLOUT };
                 size_t n = size - sent < piece ? size - sent : piece;
+                short revents = wait_for(fd, POLLIN | POLLOUT);
 
-                if (poll(&p, 1, WAIT_MS) != 1)
-                        __builtin_trap(); /* neither readable nor writable: the server hangs */
-                if (p.revents & POLLIN)
+                if (!revents)
+                        fail("neither readable nor writable: the server hangs");
+                if (revents & POLLIN)
                         open = take(fd, out, &len, &dropped);
-                if (open && (p.revents & POLLOUT)) {
+                if (open && (revents & POLLOUT)) {
                         ssize_t k = send(fd, data + sent, n, MSG_NOSIGNAL | MSG_DONTWAIT);
 
                         if (k < 0 && errno != EAGAIN && errno != EINTR)
@@ -212,10 +255,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         (void)shutdown(fd, SHUT_WR);
         while (open) {
-                struct pollfd p = { .fd = fd, .events = POLLIN };
-
-                if (poll(&p, 1, WAIT_MS) != 1)
-                        __builtin_trap(); /* the client's bytes ended but the server kept it open */
+                if (!wait_for(fd, POLLIN))
+                        fail("the client's bytes ended but the server kept it open");
                 open = take(fd, out, &len, &dropped);
         }
         (void)close(fd);

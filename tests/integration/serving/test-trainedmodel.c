@@ -251,6 +251,7 @@ Test(tm, c4_delete_removes_entry_then_finalizer)
         cr_assert_eq(srv_metric(&S, "modelplane_trainedmodel_write_events_skipped_total"), 1.0);
         cr_assert_geq(srv_metric(&S, "modelplane_trainedmodel_write_events_total"), 1.0);
         cr_assert_geq(srv_metric(&S, "modelplane_trainedmodel_passes_total"), 2.0);
+        cr_assert_geq(srv_metric(&S, "modelplane_trainedmodel_plans_total"), 2.0);
         cr_assert_geq(srv_metric(&S, "modelplane_trainedmodel_passes_skipped_total"), 0.0);
         cr_assert_geq(srv_metric(&S, "modelplane_trainedmodel_configmap_writes_total"), 2.0);
         cr_assert_geq(srv_metric(&S, "modelplane_trainedmodel_metadata_writes_total"), 2.0);

@@ -292,6 +292,36 @@ Test(http_engine, an_idle_flood_is_shed_and_a_new_client_is_served)
         http_server_free(s);
 }
 
+Test(http_engine, idle_sockets_that_never_send_hold_no_input_buffer)
+{
+        enum { IDLE = 200, TALK = 10 };
+        struct http_server *s = start_own(4096, 30);
+        int idle[IDLE], fd;
+        struct reply r = { 0 };
+        const char *body;
+
+        for (int i = 0; i < IDLE; i++)
+                idle[i] = dial(s);
+        fd = dial(s); /* accepted after the idle ones (one listen queue, in order) */
+        loopback_send_all(fd, "GET /good HTTP/1.1\r\nHost: t\r\n\r\n");
+        cr_assert_eq(next_response(fd, &r, &body), 200);
+        cr_assert_eq(http_server_input_buffers(s), 1, "buffers: %zu", http_server_input_buffers(s));
+        for (int i = 0; i < TALK; i++) {
+                struct reply ri = { 0 };
+
+                loopback_send_all(idle[i], "GET /late HTTP/1.1\r\nHost: t\r\n\r\n");
+                cr_assert_eq(next_response(idle[i], &ri, &body), 200);
+        }
+        cr_assert_eq(http_server_input_buffers(s), 1 + TALK);
+        close(fd);
+        for (int i = 0; i < IDLE; i++)
+                close(idle[i]);
+        for (int i = 0; i < 10000 && http_server_input_buffers(s) > 0; i++)
+                (void)usleep(1000); /* the loops see the hang-ups */
+        cr_assert_eq(http_server_input_buffers(s), 0);
+        http_server_free(s);
+}
+
 Test(http_engine, a_head_that_does_not_arrive_in_time_is_cut)
 {
         struct http_server *s = start_own(4096, 1);

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,8 +95,9 @@ struct client {
         const char *send; /* sent after the handshake, then the reply is read until EOF */
         char got[4096];
         size_t got_len;
-        unsigned serial; /* of the server's certificate */
-        int handshake;   /* gnutls result */
+        unsigned serial;    /* of the server's certificate */
+        int handshake;      /* gnutls result */
+        atomic_bool shaken; /* the handshake is over (set before anything is sent) */
 };
 
 static void *client_main(void *p)
@@ -116,6 +118,7 @@ static void *client_main(void *p)
                 r = gnutls_handshake(s);
         while (r < 0 && !gnutls_error_is_fatal(r));
         c->handshake = r;
+        atomic_store(&c->shaken, true);
         peer = r == 0 ? gnutls_certificate_get_peers(s, NULL) : NULL;
         if (peer) {
                 gnutls_x509_crt_t crt;
@@ -469,6 +472,23 @@ Test(tls_engine, stalled_handshakes_are_shed_past_the_limit)
         cr_assert_geq(http_server_shed_count(s), STALLED - LIMIT + 1);
         for (int i = 0; i < STALLED; i++)
                 (void)close(fds[i]);
+}
+
+Test(tls_engine, a_session_idle_after_its_handshake_holds_no_input_buffer)
+{
+        CLEANUP(http_server_freep) struct http_server *s = start_tls_idle(64, 3, 2);
+        struct client c;
+
+        client_start(&c, loopback_dial(http_server_port(s)), NULL); /* handshake, then silence */
+        for (int i = 0; i < WAIT_MAX_MS && !atomic_load(&c.shaken); i++)
+                (void)usleep(1000);
+        cr_assert(atomic_load(&c.shaken));
+        (void)usleep(200 * 1000); /* the server has read the client's Finished */
+        cr_assert_eq(http_server_input_buffers(s), 0);
+        client_join(&c); /* cut by the 2 s inactivity deadline */
+        (void)close(c.fd);
+        cr_assert_eq(c.handshake, 0);
+        cr_assert_eq(http_server_deadline_cuts(s), 1);
 }
 
 Test(tls_engine, a_body_that_stalls_is_cut_by_the_inactivity_deadline)

@@ -13,6 +13,7 @@
 
 #include "fake-clock.h"
 #include "fake-kube-api.h"
+#include "fake-serving.h"
 #include "json/json-util.h"
 #include "kube/cache.h"
 #include "kube/controller.h"
@@ -87,18 +88,7 @@ TestSuite(tm_shell, .init = setup, .fini = teardown);
 /* The informer's part: the caches get what the API server has. */
 static void sync_caches(void)
 {
-        const struct gvr *g[] = { &gvr_trainedmodels, &gvr_inferenceservices };
-        struct cache *c[] = { W.tms, W.isvcs };
-
-        for (size_t i = 0; i < 2; i++) {
-                json_auto_t *list = NULL;
-                struct kube_status st = { 0 };
-
-                fake_kube_api_clear_faults(W.fake);
-                cr_assert_eq(kube_api_list(&W.api, g[i], NS, NULL, &list, &st), 0);
-                cr_assert_eq(cache_replace(c[i], json_object_get(list, "items"), NULL, NULL), 0);
-        }
-        fake_kube_api_reset_calls(W.fake);
+        cr_assert_eq(fake_serving_sync(W.fake, &W.api, NS, W.tms, W.isvcs), 0);
 }
 
 static int run(struct reconciler (*get)(struct tm_reconciler *), const char *key,
@@ -133,29 +123,12 @@ static int reconcile_isvc(const char *name, struct reconcile_result *res)
 
 static void put_isvc(const char *name, const char *memory)
 {
-        json_auto_t *o = json_pack(
-                "{s:s,s:s,s:{s:s},s:{s:{s:{s:{s:{s:s}}}}},s:{s:[{s:s,s:s},{s:s,s:s}],s:s}}",
-                "apiVersion", "serving.kserve.io/v1beta1", "kind", "InferenceService", "metadata",
-                "name", name, "spec", "predictor", "tensorflow", "resources", "limits", "memory",
-                memory, "status", "conditions", "type", "Ready", "status", "True", "type",
-                "PredictorReady", "status", "True", "url", "http://isvc.example.com");
-
-        cr_assert_not_null(o);
-        cr_assert_gt(fake_kube_api_put(W.fake, &gvr_inferenceservices, NS, o), 0);
+        cr_assert_gt(fake_serving_put_isvc(W.fake, NS, name, memory, "http://isvc.example.com"), 0);
 }
 
 static void put_tm(const char *name, const char *parent, const char *memory)
 {
-        json_auto_t *o = json_pack("{s:s,s:s,s:{s:s},s:{s:s?,s:{s:s,s:s,s:s}}}", "apiVersion",
-                                   "serving.kserve.io/v1alpha1", "kind", "TrainedModel", "metadata",
-                                   "name", name, "spec", "inferenceService", parent, "model",
-                                   "storageUri", "s3://bucket/model", "framework", "tensorflow",
-                                   "memory", memory);
-
-        cr_assert_not_null(o);
-        if (!parent)
-                json_object_del(json_object_get(o, "spec"), "inferenceService");
-        cr_assert_gt(fake_kube_api_put(W.fake, &gvr_trainedmodels, NS, o), 0);
+        cr_assert_gt(fake_serving_put_tm(W.fake, NS, name, parent, "s3://bucket/model", memory), 0);
 }
 
 static json_t *get_obj(const struct gvr *g, const char *name)
