@@ -117,8 +117,7 @@ static size_t char_reference(const char *s, size_t n, char *o, size_t *ret_writt
 static char *decode_text(const char *s, size_t n, int *ret_err)
 {
         AUTOFREE char *out = malloc(n + 1);
-        char *o = out;
-        size_t i = 0;
+        size_t i = 0, len = 0; /* read from s[i], written to out[len] */
 
         if (!out) {
                 *ret_err = -ENOMEM;
@@ -130,22 +129,22 @@ static char *decode_text(const char *s, size_t n, int *ret_err)
                 if (s[i] == 0)
                         break;
                 if (s[i] != '&') {
-                        *o++ = s[i++];
+                        out[len++] = s[i++];
                         continue;
                 }
-                k = named_entity(s + i + 1, n - i - 1, o);
+                k = named_entity(s + i + 1, n - i - 1, out + len);
                 if (k == 0)
-                        k = char_reference(s + i + 1, n - i - 1, o, &w);
+                        k = char_reference(s + i + 1, n - i - 1, out + len, &w);
                 if (k == 0)
                         break;
-                o += w;
+                len += w;
                 i += 1 + k;
         }
         if (i < n) {
                 *ret_err = -EBADMSG;
                 return NULL;
         }
-        *o = 0;
+        out[len] = 0;
         return TAKE_PTR(out);
 }
 

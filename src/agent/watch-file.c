@@ -55,10 +55,11 @@ static void check(struct file_watch *w)
         char *data = NULL;
         int r = read_models(w->path, &data);
 
-        if (r == -ENOENT)
-                return;
-        if (r < 0) {
-                log_warn_errno(r, "agent: cannot read %s", w->path);
+        /* Keyed on @data, which read_models() sets exactly when it returns 0: the analyzer cannot
+         * tell that from r, as it does not know that negative_errno() is below 0. */
+        if (!data) {
+                if (r != -ENOENT)
+                        log_warn_errno(r, "agent: cannot read %s", w->path);
                 return;
         }
         if (w->last && streq(w->last, data)) {

@@ -309,8 +309,8 @@ struct hf_doc {
         const char *fetch_failed;  /* "<fetch_failed> <name>: <cause>" */
         const char *noun;          /* "... returned status <st> for <noun> <name>" */
         const char *decode_failed; /* "<decode_failed> <name>: <why>" */
-        const char *name;
-        json_type type; /* JSON_ARRAY or JSON_OBJECT */
+        const char *name;          /* borrowed */
+        json_type type;            /* JSON_ARRAY or JSON_OBJECT */
 };
 
 /*
@@ -546,8 +546,6 @@ static int expand_names(struct hf_client *cl, char ***ret, char *err, size_t n_e
 static int fetch_info(struct hf_client *cl, const char *name, json_t **ret, char *err, size_t n_err)
 {
         AUTOFREE char *url = NULL, *path = NULL, *esc = NULL;
-        struct hf_doc doc = { "failed to fetch model info for", "model",
-                              "failed to decode model info for", NULL, JSON_OBJECT };
         json_auto_t *info = NULL;
         const char *id;
         size_t len;
@@ -565,7 +563,9 @@ static int fetch_info(struct hf_client *cl, const char *name, json_t **ret, char
         esc = path_escape(path);
         if (!esc || asprintf(&url, "%s/api/models/%s", cl->cfg->base_url, esc) < 0)
                 return -ENOMEM;
-        doc.name = path;
+        const struct hf_doc doc = { "failed to fetch model info for", "model",
+                                    "failed to decode model info for", path, JSON_OBJECT };
+
         r = hf_get_json(cl, url, &doc, &info, /* ret_link= */ NULL, err, n_err);
         if (r < 0)
                 return r;

@@ -1258,7 +1258,9 @@ static int sort_key_cmp(const struct sort_key *a, const struct sort_key *b,
         if (a->has != b->has)
                 return a->has ? -1 : 1;
         if (a->has) {
-                if (a->is_str)
+                /* One ordering's keys, and the cursor decoded for it, all have its shape; asking
+                 * both keys keeps a string compare from ever meeting a numeric key's NULL s. */
+                if (a->is_str && b->is_str)
                         c = model_name_cmp(a->s, b->s);
                 else
                         c = cmp_num(a->num, b->num);

@@ -369,18 +369,24 @@ static char *isvc_of_pod(struct kube_client *kc, const char *ns)
         return ret;
 }
 
+/* @isvc_opt: --inference-service (NULL: this pod's label, unless @configmap is given). */
 static int start_api_watch(struct agent *a, const char *kubeconfig, const char *configmap,
-                           const char *isvc, const char *ns_opt, bool required, uint32_t heartbeat,
-                           struct cm_watch **ret, struct status_writer **ret_sw)
+                           const char *isvc_opt, const char *ns_opt, bool required,
+                           uint32_t heartbeat, struct cm_watch **ret, struct status_writer **ret_sw)
 {
         struct kube_config_options ko = { .kubeconfig_path = kubeconfig };
         CLEANUP(kube_config_freep) struct kube_config *cfg = NULL;
         CLEANUP(kube_client_freep) struct kube_client *kc = NULL;
-        AUTOFREE char *found_isvc = NULL;
+        AUTOFREE char *isvc = NULL; /* owned: @isvc_opt's copy or the pod's label */
         char name[MODELCONFIG_NAME_MAX + 1], err[512] = "";
         const char *ns;
         int r;
 
+        if (isvc_opt) {
+                isvc = strdup(isvc_opt);
+                if (!isvc)
+                        return log_error_errno(-ENOMEM, "agent: cannot start the API watch");
+        }
         r = kube_config_load(&ko, &cfg, err, sizeof(err));
         if (r < 0) {
                 if (required)
@@ -397,10 +403,8 @@ static int start_api_watch(struct agent *a, const char *kubeconfig, const char *
         if (configmap) {
                 (void)snprintf(name, sizeof(name), "%s", configmap);
         } else {
-                if (!isvc) {
-                        found_isvc = isvc_of_pod(kc, ns);
-                        isvc = found_isvc;
-                }
+                if (!isvc)
+                        isvc = isvc_of_pod(kc, ns);
                 if (!isvc) {
                         if (required)
                                 return log_error_errno(

@@ -210,17 +210,33 @@ static int compare_int_value(const struct filterq_cmp *cmp, const json_t *mv)
         return filterq_compare_value(cmp, iv);
 }
 
+/* The MetadataValue type a suffix compares with, and its value field; NULL for NONE. */
+static const char *suffix_metadata_type(enum filterq_suffix s, const char **ret_field)
+{
+        switch (s) {
+        case FILTERQ_SUFFIX_STRING:
+                *ret_field = "string_value";
+                return "MetadataStringValue";
+        case FILTERQ_SUFFIX_DOUBLE:
+                *ret_field = "double_value";
+                return "MetadataDoubleValue";
+        case FILTERQ_SUFFIX_INT:
+                *ret_field = "int_value";
+                return "MetadataIntValue";
+        case FILTERQ_SUFFIX_BOOL:
+                *ret_field = "bool_value";
+                return "MetadataBoolValue";
+        case FILTERQ_SUFFIX_NONE:
+                break;
+        }
+        *ret_field = NULL;
+        return NULL;
+}
+
 int filterq_compare_metadata(const struct filterq_cmp *cmp, const json_t *mv)
 {
-        static const struct {
-                const char *type, *field;
-        } fields[] = {
-                [FILTERQ_SUFFIX_STRING] = { "MetadataStringValue", "string_value" },
-                [FILTERQ_SUFFIX_DOUBLE] = { "MetadataDoubleValue", "double_value" },
-                [FILTERQ_SUFFIX_INT] = { "MetadataIntValue", "int_value" },
-                [FILTERQ_SUFFIX_BOOL] = { "MetadataBoolValue", "bool_value" },
-        };
         const char *type = json_string_value(json_object_get(mv, "metadataType"));
+        const char *want_type, *field;
         enum filterq_suffix want = cmp->suffix;
 
         if (want != FILTERQ_SUFFIX_NONE && !suffix_accepts(want, cmp))
@@ -229,11 +245,12 @@ int filterq_compare_metadata(const struct filterq_cmp *cmp, const json_t *mv)
                 return 0;
         if (want == FILTERQ_SUFFIX_NONE)
                 want = implied_suffix(cmp, type);
-        if (want == FILTERQ_SUFFIX_NONE || !streq(type, fields[want].type))
+        want_type = suffix_metadata_type(want, &field);
+        if (!want_type || !streq(type, want_type))
                 return 0;
         if (want == FILTERQ_SUFFIX_INT)
                 return compare_int_value(cmp, mv);
-        return filterq_compare_value(cmp, json_object_get(mv, fields[want].field));
+        return filterq_compare_value(cmp, json_object_get(mv, field));
 }
 
 bool filterq_match_value(const struct filterq_cmp *cmp, const json_t *actual)

@@ -736,6 +736,24 @@ static int engine_add_arg(struct conn_state *st, char *piece)
         return add_arg(st, piece, eq ? eq + 1 : NULL);
 }
 
+/* Splits @query (writable, at most HTTP_QUERY_PARAMS_MAX pieces) in place at '&' and adds each
+ * non-empty piece to st->args. Returns 0 or a status. */
+static unsigned engine_query_pieces(struct conn_state *st, char *query, const char **msg)
+{
+        for (char *piece = query; piece;) {
+                char *amp = strchr(piece, '&');
+                unsigned status;
+
+                if (amp)
+                        *amp = '\0';
+                status = *piece ? query_status(engine_add_arg(st, piece), msg) : 0;
+                if (status)
+                        return status;
+                piece = amp ? amp + 1 : NULL;
+        }
+        return 0;
+}
+
 /* The query after '?' into st->args (copied: split in place). Returns 0 or a status. */
 static unsigned engine_query(struct conn_state *st, const char *query, const char **msg)
 {
@@ -757,18 +775,7 @@ static unsigned engine_query(struct conn_state *st, const char *query, const cha
                 *msg = "out of memory";
                 return 500;
         }
-        for (char *piece = copy; piece;) {
-                char *amp = strchr(piece, '&');
-                unsigned status;
-
-                if (amp)
-                        *amp = '\0';
-                status = *piece ? query_status(engine_add_arg(st, piece), msg) : 0;
-                if (status)
-                        return status;
-                piece = amp ? amp + 1 : NULL;
-        }
-        return 0;
+        return engine_query_pieces(st, copy, msg);
 }
 
 /* The target's path (into *ret_path, owned) and query; the libmicrohttpd path's checks. */

@@ -251,20 +251,25 @@ static int tls_source_refresh_locked(struct tls_source *src)
         return 1;
 }
 
-static int source_alloc(struct tls_source **ret)
+/* A zeroed source with its lock; NULL with *ret_err (a negative errno) on failure. Callers test
+ * the pointer: clang-tidy's analyzer cannot tell that -r is below 0 for a positive r, and
+ * followed a failed pthread_mutex_init() as a success when they tested a returned status. */
+static struct tls_source *source_alloc(int *ret_err)
 {
         struct tls_source *src = calloc(1, sizeof(*src));
         int r;
 
-        if (!src)
-                return -ENOMEM;
+        if (!src) {
+                *ret_err = -ENOMEM;
+                return NULL;
+        }
         r = pthread_mutex_init(&src->lock, NULL);
         if (r != 0) {
                 free(src);
-                return r > 0 ? -r : -EINVAL; /* a positive errno, as pthread functions return */
+                *ret_err = r > 0 ? -r : -EINVAL; /* a positive errno, as pthread functions return */
+                return NULL;
         }
-        *ret = src;
-        return 0;
+        return src;
 }
 
 int tls_source_new(const char *cert_path, const char *key_path, struct tls_source **ret)
@@ -272,8 +277,8 @@ int tls_source_new(const char *cert_path, const char *key_path, struct tls_sourc
         CLEANUP(tls_source_freep) struct tls_source *src = NULL;
         int r;
 
-        r = source_alloc(&src);
-        if (r < 0)
+        src = source_alloc(&r);
+        if (!src)
                 return r;
         src->cert_path = strdup(cert_path);
         src->key_path = strdup(key_path);
@@ -291,8 +296,8 @@ int tls_source_new_pem(const char *cert_pem, const char *key_pem, struct tls_sou
         CLEANUP(tls_source_freep) struct tls_source *src = NULL;
         int r;
 
-        r = source_alloc(&src);
-        if (r < 0)
+        src = source_alloc(&r);
+        if (!src)
                 return r;
         r = tls_pair_import(cert_pem, strlen(cert_pem), key_pem, strlen(key_pem), &src->current);
         if (r < 0)

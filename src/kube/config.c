@@ -135,7 +135,7 @@ static void yaml_document_deletep(yaml_document_t **d)
 
 struct kcfg {
         const char *file; /* borrowed */
-        char *dir;        /* owned; directory of file, for relative paths */
+        const char *dir;  /* borrowed; directory of file, for relative paths */
         yaml_document_t doc;
         char *err; /* borrowed; the caller's message buffer */
         size_t errlen;
@@ -563,7 +563,6 @@ int kube__config_parse(const char *file, const char *data, size_t len, const cha
 {
         char *err = reterr_message;
         size_t errlen = len_message;
-        struct kcfg k = { .file = file, .err = err, .errlen = errlen, .no_files = !allow_files };
         CLEANUP(kube_config_freep) struct kube_config *c = NULL;
         AUTOFREE char *dir = NULL;
         yaml_parser_t parser;
@@ -581,7 +580,9 @@ int kube__config_parse(const char *file, const char *data, size_t len, const cha
         r = parent_dir(file, &dir);
         if (r < 0)
                 return r;
-        k.dir = dir;
+        struct kcfg k = {
+                .file = file, .dir = dir, .err = err, .errlen = errlen, .no_files = !allow_files
+        };
 
         if (!yaml_parser_initialize(&parser))
                 return -ENOMEM;
@@ -710,15 +711,12 @@ static int load_in_cluster(const char *root, struct kube_config **ret, char *err
         return 0;
 }
 
-/* The first existing file of a colon-separated list ($KUBECONFIG): 1 with *ret (owned), else 0. */
-static int first_existing(const char *list, char **ret)
+/* first_existing() on a writable list, split in place. */
+static int first_existing_split(char *list, char **ret)
 {
-        AUTOFREE char *copy = strdup(list);
-        char *cur, *next;
+        char *next;
 
-        if (!copy)
-                return -ENOMEM;
-        for (cur = copy; cur; cur = next) {
+        for (char *cur = list; cur; cur = next) {
                 next = strchr(cur, ':');
                 if (next)
                         *next++ = '\0';
@@ -728,6 +726,16 @@ static int first_existing(const char *list, char **ret)
                 }
         }
         return 0;
+}
+
+/* The first existing file of a colon-separated list ($KUBECONFIG): 1 with *ret (owned), else 0. */
+static int first_existing(const char *list, char **ret)
+{
+        AUTOFREE char *copy = strdup(list);
+
+        if (!copy)
+                return -ENOMEM;
+        return first_existing_split(copy, ret);
 }
 
 int kube_config_load(const struct kube_config_options *opts, struct kube_config **ret,

@@ -68,37 +68,36 @@ int mrlink_config_from_env(mrlink_getenv_fn getenv_fn, struct mrlink_config **re
                            size_t errlen)
 {
         CLEANUP(mrlink_config_freep) struct mrlink_config *c = calloc(1, sizeof(*c));
-        const struct {
-                const char *name;
-                size_t offset;
-        } required[] = {
-                { "NAMESPACE_LABEL", offsetof(struct mrlink_config, namespace_label) },
-                { "NAME_LABEL", offsetof(struct mrlink_config, name_label) },
-                { "URL_ANNOTATION", offsetof(struct mrlink_config, url_annotation) },
-                { "INFERENCE_SERVICE_ID_LABEL", offsetof(struct mrlink_config, isid_label) },
-                { "MODEL_VERSION_ID_LABEL", offsetof(struct mrlink_config, mvid_label) },
-                { "REGISTERED_MODEL_ID_LABEL", offsetof(struct mrlink_config, rmid_label) },
-                { "FINALIZER", offsetof(struct mrlink_config, finalizer) },
-                { "SERVICE_ANNOTATION", offsetof(struct mrlink_config, service_annotation) },
-                { "REGISTRIES_NAMESPACE", offsetof(struct mrlink_config, registries_namespace) },
-        };
         const char *v;
         uint64_t u;
         bool b;
 
         if (!c)
                 return -ENOMEM;
-        for (size_t i = 0; i < ELEMENTSOF(required); i++) {
-                char **field = (char **)((char *)c + required[i].offset);
+        const struct {
+                const char *name;
+                char **field; /* into c */
+        } required[] = {
+                { "NAMESPACE_LABEL", &c->namespace_label },
+                { "NAME_LABEL", &c->name_label },
+                { "URL_ANNOTATION", &c->url_annotation },
+                { "INFERENCE_SERVICE_ID_LABEL", &c->isid_label },
+                { "MODEL_VERSION_ID_LABEL", &c->mvid_label },
+                { "REGISTERED_MODEL_ID_LABEL", &c->rmid_label },
+                { "FINALIZER", &c->finalizer },
+                { "SERVICE_ANNOTATION", &c->service_annotation },
+                { "REGISTRIES_NAMESPACE", &c->registries_namespace },
+        };
 
+        for (size_t i = 0; i < ELEMENTSOF(required); i++) {
                 v = getenv_fn(required[i].name);
                 if (!v || !*v) {
                         (void)snprintf(err, errlen, "environment variable %s is not set",
                                        required[i].name);
                         return -EINVAL;
                 }
-                *field = strdup(v);
-                if (!*field)
+                *required[i].field = strdup(v);
+                if (!*required[i].field)
                         return -ENOMEM;
         }
         /* upstream: unparsable or empty is false */

@@ -282,7 +282,6 @@ int admission_review_decode(const char *data, size_t len, struct admission_reque
                 .api_version = TAKE_PTR(top.api_version),
                 .uid = TAKE_PTR(req.uid),
                 .operation = TAKE_PTR(req.operation),
-                .kind_group = kind_group,
                 .kind_version = TAKE_PTR(req.kind.version),
                 .kind_kind = TAKE_PTR(req.kind.kind),
                 .sub_resource = TAKE_PTR(req.sub_resource),
@@ -292,6 +291,10 @@ int admission_review_decode(const char *data, size_t len, struct admission_reque
                 .old_object = TAKE_PTR(req.old_object),
                 .dry_run = json_is_true(json_object_get(top.request, "dryRun")),
         };
+        /* Stored on its own, as the one member that may be this function's allocation: a member
+         * store lets clang-tidy's analyzer (which does not model CLEANUP()) name the caller's
+         * variable that owns it from here on; the struct assignment above does not. */
+        ret->kind_group = kind_group;
         return 0;
 }
 
