@@ -186,6 +186,20 @@ def run(c, t, tag):
     st, j = filt("description LIKE '%s'" % ("%a" * 17))
     t.ok(st == 400 and "17 wildcards, at most 16" in message(j), "17 wildcards: 400", str(st))
 
+    # ---- filterQuery comparisons (docs: up to 256; e6d3919 refused 66 as "query too large") ----
+    c.req("POST", "/registered_models", {"name": "cmp-" + tag, "owner": "o-" + tag})
+
+    def ors(n):  # name AND (n - 2 property comparisons OR owner): n comparisons, one match
+        return "name = 'cmp-%s' AND (%s OR owner = 'o-%s')" % (
+            tag, " OR ".join("p%d = %d" % (i, i) for i in range(n - 2)), tag)
+    for n in (66, 256):
+        st, j = filt(ors(n))
+        t.ok(st == 200 and (j or {}).get("size") == 1, "filterQuery of %d comparisons: 200, one match" % n,
+             "%s %s" % (st, message(j)))
+    st, j = filt(ors(257))
+    t.ok(st == 400 and "too many comparisons (limit 256)" in message(j),
+         "filterQuery of 257 comparisons: 400 naming the limit", "%s %s" % (st, message(j)))
+
     # ---- Unicode ILIKE ----
     for n in ("École", "école", "ÉCOLE", "ecole"):
         c.req("POST", "/registered_models", {"name": "%s-%s" % (n, tag)})
