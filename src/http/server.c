@@ -879,10 +879,10 @@ static int engine_start(struct http_server *s, const struct http_server_config *
         return http_engine_start(&ec, &s->engine);
 }
 
-/* Whether cfg runs on the own engine. Plain HTTP: by default, unless asked for libmicrohttpd (the
- * field, or MODELPLANE_HTTP_ENGINE=mhd: the way back). TLS: only when asked for (the field, or
- * MODELPLANE_HTTP_ENGINE=own; http/tls-conn.c); libmicrohttpd keeps TLS by default for now. */
-static bool use_own_engine(const struct http_server_config *cfg, bool tls)
+/* Whether cfg runs on the own engine (TLS on http/tls-conn.c): by default, plain HTTP and TLS
+ * alike, unless asked for libmicrohttpd (the field, or MODELPLANE_HTTP_ENGINE=mhd: the way
+ * back). */
+static bool use_own_engine(const struct http_server_config *cfg)
 {
         const char *env;
 
@@ -891,8 +891,6 @@ static bool use_own_engine(const struct http_server_config *cfg, bool tls)
         if (cfg->engine == HTTP_SERVER_ENGINE_OWN)
                 return true;
         env = getenv("MODELPLANE_HTTP_ENGINE"); /* NOLINT(concurrency-mt-unsafe): no setenv */
-        if (tls)
-                return env && streq(env, "own");
         return !(env && streq(env, "mhd"));
 }
 
@@ -1292,7 +1290,7 @@ int http_server_start(const struct http_server_config *cfg, struct http_server *
         r = server_new(cfg, &s);
         if (r < 0)
                 return r;
-        if (use_own_engine(cfg, s->tls_mode)) {
+        if (use_own_engine(cfg)) {
                 r = engine_start(s, cfg);
                 if (r < 0) {
                         (void)http_server_free(s);

@@ -131,9 +131,9 @@ struct http_server_config {
          */
         const char *too_large_json;
         /*
-         * The connection engine of a plain-HTTP server (TLS servers always run on libmicrohttpd
-         * for now). HTTP_SERVER_ENGINE_DEFAULT is the own engine unless the environment variable
-         * MODELPLANE_HTTP_ENGINE is "mhd" (the way back to libmicrohttpd for every plain server).
+         * The connection engine, of plain-HTTP and TLS servers alike. HTTP_SERVER_ENGINE_DEFAULT
+         * is the own engine (TLS on http/tls-conn.c) unless the environment variable
+         * MODELPLANE_HTTP_ENGINE is "mhd" (the way back to libmicrohttpd for every server).
          * See docs/http.md, "The connection engine".
          */
         enum http_server_engine {

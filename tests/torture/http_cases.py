@@ -16,9 +16,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torturelib as T  # noqa: E402
 
 BOUND = float(os.environ.get("TORTURE_BOUND", "5.0"))
-# The plain-HTTP servers run on http/engine.c unless MODELPLANE_HTTP_ENGINE=mhd; the webhook (TLS)
-# runs on it (TLS on http/tls-conn.c) only with MODELPLANE_HTTP_ENGINE=own. On the engine the
-# refusals libmicrohttpd answers with its own HTML body get the JSON one.
+# Every server runs on http/engine.c (the webhook's TLS on http/tls-conn.c) unless
+# MODELPLANE_HTTP_ENGINE=mhd. On the engine the refusals libmicrohttpd answers with its own HTML
+# body get the JSON one.
 ENGINE_ENV = os.environ.get("MODELPLANE_HTTP_ENGINE")
 
 
@@ -36,7 +36,7 @@ def main():
     GOOD = s.get_status()
     post = b"/validate-trainedmodel" if kind == "webhook" else R + b"x"
     # the cases libmicrohttpd refuses itself, before any callback, with its HTML body
-    on_engine = ENGINE_ENV == "own" if kind == "webhook" else ENGINE_ENV != "mhd"
+    on_engine = ENGINE_ENV != "mhd"
     mhd_own = not on_engine
 
     def expect(name, raw, want, json_body=True):
