@@ -582,27 +582,39 @@ static int flush(struct conn *c)
         return c->eof && !c->closing ? -1 : 0;
 }
 
+/*
+ * The first read: the input buffer comes with the first bytes, so a connection that never sends
+ * (an idle socket, a TLS session idle after its handshake) costs none. Returns 1 when c has its
+ * buffer (and those bytes), 0 when nothing has arrived yet, -1 when the connection is to be freed.
+ */
+static int conn_first_read(struct conn *c)
+{
+        char first[READ_CHUNK];
+        ssize_t n = io_recv(c, first, sizeof(first));
+
+        if (n == -EAGAIN || n == -EINTR)
+                return 0;
+        if (n <= 0) {
+                c->eof = true;
+                return -1;
+        }
+        c->in = malloc(IN_MAX);
+        if (!c->in)
+                return -1;
+        atomic_fetch_add(&c->loop->e->in_bufs, 1);
+        memcpy(c->in, first, (size_t)n);
+        c->in_len = (size_t)n;
+        return 1;
+}
+
 /* Reads what arrived. Returns -1 when the connection is to be freed now. */
 static int conn_read(struct conn *c)
 {
-        /* The buffer comes with the first bytes: a connection that never sends (an idle
-         * socket, a TLS session idle after its handshake) costs none. */
         if (!c->in && !c->draining) {
-                char first[READ_CHUNK];
-                ssize_t n = io_recv(c, first, sizeof(first));
+                int r = conn_first_read(c);
 
-                if (n == -EAGAIN || n == -EINTR)
-                        return 0;
-                if (n <= 0) {
-                        c->eof = true;
-                        return -1;
-                }
-                c->in = malloc(IN_MAX);
-                if (!c->in)
-                        return -1;
-                atomic_fetch_add(&c->loop->e->in_bufs, 1);
-                memcpy(c->in, first, (size_t)n);
-                c->in_len = (size_t)n;
+                if (r <= 0)
+                        return r;
         }
         for (;;) {
                 char drop[512];
