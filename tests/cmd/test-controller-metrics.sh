@@ -15,8 +15,9 @@ users: [{name: u, user: {token: x}}]
 contexts: [{name: c, context: {cluster: c, user: u}}]
 current-context: c
 KC
+: >"$T/out"; : >"$T/err" # before the start: the background job opens them only once it runs
 "$MP" controller --kubeconfig "$T/kubeconfig" --metrics-bind-address 127.0.0.1:0 \
-        --health-probe-bind-address 127.0.0.1:0 --log-format text >"$T/out" 2>"$T/err" </dev/null &
+        --health-probe-bind-address 127.0.0.1:0 --log-format text >>"$T/out" 2>>"$T/err" </dev/null &
 PIDS+=($!)
 port=
 for _ in $(seq 600); do

@@ -130,8 +130,9 @@ log "legacy TrainedModel with an invalid storageUri stored before registration"
 mkdir -p "$TMP/certs"
 cp "$TMP/one.crt" "$TMP/certs/tls.crt"
 cp "$TMP/one.key" "$TMP/certs/tls.key"
+: >"$TMP/webhook.log" # before the start: the background job opens it only once it runs
 "$MODELPLANE" webhook --webhook-bind-address 127.0.0.1 --webhook-port 0 \
-        --webhook-cert-dir "$TMP/certs" --log-level debug >"$TMP/webhook.log" 2>&1 &
+        --webhook-cert-dir "$TMP/certs" --log-level debug >>"$TMP/webhook.log" 2>&1 &
 WPID=$!
 PORT=
 for _ in $(seq 1 100); do
