@@ -648,6 +648,7 @@ static void model_data_release(struct catalog_model_data *d)
 {
         free(d->name);
         json_decref(d->model);
+        catalog_record_free(d->rec);
         json_decref(d->artifacts);
         *d = (struct catalog_model_data){ 0 };
 }

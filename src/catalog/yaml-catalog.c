@@ -27,6 +27,7 @@ struct catalog_models *catalog_models_unref(struct catalog_models *m)
         for (size_t i = 0; i < m->n; i++) {
                 free(m->v[i].name);
                 json_decref(m->v[i].model);
+                catalog_record_free(m->v[i].rec);
                 json_decref(m->v[i].artifacts);
         }
         free(m->v);
@@ -45,6 +46,7 @@ struct catalog_models *catalog_models_unref(struct catalog_models *m)
 struct intern_table {
         json_t *map;    /* key -> the shared value */
         struct buf key; /* scratch */
+        json_t *stamp;  /* the load time (see catalog_models_stamp()) */
 };
 
 /* tag, then v in hexadecimal, then ';' (no printf: this runs for every value of a file) */
@@ -720,6 +722,48 @@ static int model_to_json(struct ydoc *d, struct model_parse *m, json_t *o)
         return r;
 }
 
+/* Sets key to the epoch-ms string stamp (shared) unless o already has it. */
+static int stamp_missing(json_t *o, const char *key, json_t *stamp)
+{
+        if (json_object_get(o, key))
+                return 0;
+        return json_object_set(o, key, stamp) < 0 ? -ENOMEM : 0;
+}
+
+/* Moves d's tree into its record (the index reads only the record). */
+static int model_compact(struct catalog_model_data *d)
+{
+        struct catalog_record *rec = NULL;
+        int r;
+
+        r = catalog_record_from_json(d->model, &rec);
+        if (r < 0)
+                return r;
+        catalog_record_free(d->rec);
+        d->rec = rec;
+        json_decref(d->model);
+        d->model = NULL;
+        return 0;
+}
+
+/*
+ * Stamps the model of ret and makes it compact as soon as it is parsed: the next model's
+ * containers then reuse the memory of this one's tree (at the end of the parse those holes
+ * would be scattered among the values that stay).
+ */
+static int model_seal(struct ydoc *d, struct catalog_model_data *ret)
+{
+        const struct intern_table *t = d->intern;
+        int r;
+
+        if (!t || !t->stamp)
+                return 0; /* catalog_models_stamp() does it */
+        r = stamp_missing(ret->model, "createTimeSinceEpoch", t->stamp);
+        if (r >= 0)
+                r = stamp_missing(ret->model, "lastUpdateTimeSinceEpoch", t->stamp);
+        return r < 0 ? r : model_compact(ret);
+}
+
 static int parse_model(struct ydoc *d, yaml_node_t *n, struct catalog_model_data *ret,
                        struct catalog_error *err)
 {
@@ -753,7 +797,7 @@ static int parse_model(struct ydoc *d, yaml_node_t *n, struct catalog_model_data
         ret->name = TAKE_PTR(m.name);
         ret->model = TAKE_PTR(o);
         ret->artifacts = TAKE_PTR(arts);
-        return 0;
+        return model_seal(d, ret);
 }
 
 static int cmp_model_name(const void *a, const void *b)
@@ -910,14 +954,6 @@ static int parse_catalog(struct ydoc *d, struct catalog_models *m, struct catalo
         return parse_models(d, models, m, err);
 }
 
-/* Sets key to the epoch-ms string stamp (shared) unless o already has it. */
-static int stamp_missing(json_t *o, const char *key, json_t *stamp)
-{
-        if (json_object_get(o, key))
-                return 0;
-        return json_object_set(o, key, stamp) < 0 ? -ENOMEM : 0;
-}
-
 int catalog_models_stamp(struct catalog_models *m, int64_t load_ms)
 {
         char buf[32];
@@ -931,10 +967,16 @@ int catalog_models_stamp(struct catalog_models *m, int64_t load_ms)
         if (!stamp)
                 return -ENOMEM;
         for (size_t i = 0; i < m->n && r >= 0; i++) {
-                r = stamp_missing(m->v[i].model, "createTimeSinceEpoch", stamp);
-                if (r >= 0)
-                        r = stamp_missing(m->v[i].model, "lastUpdateTimeSinceEpoch", stamp);
-                json_array_foreach(m->v[i].artifacts, j, a) {
+                struct catalog_model_data *d = &m->v[i];
+
+                if (d->model) {
+                        r = stamp_missing(d->model, "createTimeSinceEpoch", stamp);
+                        if (r >= 0)
+                                r = stamp_missing(d->model, "lastUpdateTimeSinceEpoch", stamp);
+                        if (r >= 0)
+                                r = model_compact(d);
+                }
+                json_array_foreach(d->artifacts, j, a) {
                         if (r >= 0)
                                 r = stamp_missing(a, "createTimeSinceEpoch", stamp);
                         if (r >= 0)
@@ -949,6 +991,8 @@ int catalog_models_parse(const char *file, const char *data, size_t len,
 {
         CLEANUP(catalog_models_unrefp) struct catalog_models *m = NULL;
         struct intern_table table = { .key = BUF_INIT(SIZE_MAX) };
+        int64_t load_ms = (int64_t)(now_realtime() / USEC_PER_MSEC);
+        char stamp[32];
         struct ydoc d;
         int r;
 
@@ -963,14 +1007,17 @@ int catalog_models_parse(const char *file, const char *data, size_t len,
         if (r < 0)
                 return r;
         table.map = json_object();
+        snprintf(stamp, sizeof(stamp), "%" PRId64, load_ms);
+        table.stamp = json_string(stamp);
         d.intern = table.map ? &table : NULL;
         r = parse_catalog(&d, m, err);
         ydoc_release(&d);
         json_decref(table.map);
+        json_decref(table.stamp);
         buf_release(&table.key);
         if (r < 0)
                 return r;
-        r = catalog_models_stamp(m, (int64_t)(now_realtime() / USEC_PER_MSEC));
+        r = catalog_models_stamp(m, load_ms);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(m);
