@@ -26,6 +26,24 @@ struct catalog_record {
         struct catalog_record_member v[]; /* then the packed keys */
 };
 
+/* A record being built, member by member (keys borrowed until catalog_record_build()). */
+#define CATALOG_RECORD_BUILD_MAX 32
+struct catalog_record_builder {
+        size_t n;
+        struct catalog_record_member v[CATALOG_RECORD_BUILD_MAX];
+};
+
+/* Appends (key, value), taking value (NULL: -ENOMEM); -E2BIG when the builder is full. */
+_warn_unused_result_ int catalog_record_builder_add(struct catalog_record_builder *b,
+                                                   const char *key, json_t *value);
+/* The value of key among the members added so far (borrowed), or NULL. */
+json_t *catalog_record_builder_get(const struct catalog_record_builder *b, const char *key);
+/* Drops the members (their references). */
+void catalog_record_builder_release(struct catalog_record_builder *b);
+/* The record of b's members (moved: b is empty afterwards, even on -ENOMEM). */
+_warn_unused_result_ int catalog_record_build(struct catalog_record_builder *b,
+                                             struct catalog_record **ret);
+
 /* A record of the members of object o, in its order (new references); -EINVAL, -ENOMEM. */
 _warn_unused_result_ int catalog_record_from_json(const json_t *o, struct catalog_record **ret);
 

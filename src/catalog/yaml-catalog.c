@@ -642,16 +642,6 @@ static json_t *strv_to_json(char *const *v)
         return a;
 }
 
-static int set_opt_strv(struct ydoc *d, json_t *o, const char *key, char *const *v)
-{
-        json_t *a;
-
-        if (!v)
-                return 0;
-        a = intern(d, strv_to_json(v));
-        return !a || json_object_set_new(o, key, a) < 0 ? -ENOMEM : 0;
-}
-
 /* Parses the artifacts list (node, may be NULL) of a model into arts. */
 static int parse_artifacts(struct ydoc *d, yaml_node_t *node, json_t *arts,
                            struct catalog_error *err)
@@ -683,45 +673,6 @@ static int parse_artifacts(struct ydoc *d, yaml_node_t *node, json_t *arts,
         return 0;
 }
 
-/* Writes the fields of m into o, in the order a model is served. */
-static int model_to_json(struct ydoc *d, struct model_parse *m, json_t *o)
-{
-        int r;
-
-        r = set_opt_string(o, "name", m->name);
-        if (r >= 0)
-                r = set_opt_string(o, "description", m->description);
-        if (r >= 0)
-                r = set_opt_string(o, "readme", m->readme);
-        if (r >= 0)
-                r = set_shared_string(d, o, "maturity", m->maturity);
-        if (r >= 0)
-                r = set_opt_strv(d, o, "language", m->language);
-        if (r >= 0)
-                r = set_opt_strv(d, o, "tasks", m->tasks);
-        if (r >= 0)
-                r = set_shared_string(d, o, "provider", m->provider);
-        if (r >= 0)
-                r = set_shared_string(d, o, "logo", m->logo);
-        if (r >= 0)
-                r = set_shared_string(d, o, "license", m->license);
-        if (r >= 0)
-                r = set_shared_string(d, o, "licenseLink", m->license_link);
-        if (r >= 0)
-                r = set_shared_string(d, o, "libraryName", m->library_name);
-        if (r >= 0)
-                r = set_opt_string(o, "externalId", m->external_id);
-        if (r >= 0)
-                r = set_opt_json(o, "createTimeSinceEpoch", m->create);
-        if (r >= 0)
-                r = set_opt_json(o, "lastUpdateTimeSinceEpoch", m->update);
-        if (r >= 0 && !m->custom)
-                m->custom = json_object();
-        if (r >= 0)
-                r = m->custom ? set_opt_json(o, "customProperties", m->custom) : -ENOMEM;
-        return r;
-}
-
 /* Sets key to the epoch-ms string stamp (shared) unless o already has it. */
 static int stamp_missing(json_t *o, const char *key, json_t *stamp)
 {
@@ -746,29 +697,94 @@ static int model_compact(struct catalog_model_data *d)
         return 0;
 }
 
-/*
- * Stamps the model of ret and makes it compact as soon as it is parsed: the next model's
- * containers then reuse the memory of this one's tree (at the end of the parse those holes
- * would be scattered among the values that stay).
- */
-static int model_seal(struct ydoc *d, struct catalog_model_data *ret)
+static int rec_string(struct catalog_record_builder *b, const char *key, const char *v)
 {
+        return v ? catalog_record_builder_add(b, key, json_string(v)) : 0;
+}
+
+/* The same for a value that repeats across models (a provider, a license). */
+static int rec_shared_string(struct ydoc *d, struct catalog_record_builder *b, const char *key,
+                             const char *v)
+{
+        return v ? catalog_record_builder_add(b, key, intern_string(d, v)) : 0;
+}
+
+static int rec_strv(struct ydoc *d, struct catalog_record_builder *b, const char *key,
+                    char *const *v)
+{
+        return v ? catalog_record_builder_add(b, key, intern(d, strv_to_json(v))) : 0;
+}
+
+static int rec_json(struct catalog_record_builder *b, const char *key, json_t *v)
+{
+        return v ? catalog_record_builder_add(b, key, json_incref(v)) : 0;
+}
+
+/* Adds the fields of m to b, in the order a model is served. */
+static int model_to_record(struct ydoc *d, struct model_parse *m, struct catalog_record_builder *b)
+{
+        int r;
+
+        r = rec_string(b, "name", m->name);
+        if (r >= 0)
+                r = rec_string(b, "description", m->description);
+        if (r >= 0)
+                r = rec_string(b, "readme", m->readme);
+        if (r >= 0)
+                r = rec_shared_string(d, b, "maturity", m->maturity);
+        if (r >= 0)
+                r = rec_strv(d, b, "language", m->language);
+        if (r >= 0)
+                r = rec_strv(d, b, "tasks", m->tasks);
+        if (r >= 0)
+                r = rec_shared_string(d, b, "provider", m->provider);
+        if (r >= 0)
+                r = rec_shared_string(d, b, "logo", m->logo);
+        if (r >= 0)
+                r = rec_shared_string(d, b, "license", m->license);
+        if (r >= 0)
+                r = rec_shared_string(d, b, "licenseLink", m->license_link);
+        if (r >= 0)
+                r = rec_shared_string(d, b, "libraryName", m->library_name);
+        if (r >= 0)
+                r = rec_string(b, "externalId", m->external_id);
+        if (r >= 0)
+                r = rec_json(b, "createTimeSinceEpoch", m->create);
+        if (r >= 0)
+                r = rec_json(b, "lastUpdateTimeSinceEpoch", m->update);
+        if (r >= 0 && !m->custom)
+                m->custom = json_object();
+        if (r >= 0)
+                r = m->custom ? rec_json(b, "customProperties", m->custom) : -ENOMEM;
+        return r;
+}
+
+/*
+ * The record of a parsed model: its fields, then the load time for the times it lacks (where
+ * catalog_models_stamp() places them). Built from the fields as soon as the model is parsed,
+ * without a jansson object in between (a hash table and one allocation per member).
+ */
+static int model_record(struct ydoc *d, struct model_parse *m, struct catalog_record **ret)
+{
+        CLEANUP(catalog_record_builder_release) struct catalog_record_builder b = { 0 };
         const struct intern_table *t = d->intern;
         int r;
 
-        if (!t || !t->stamp)
-                return 0; /* catalog_models_stamp() does it */
-        r = stamp_missing(ret->model, "createTimeSinceEpoch", t->stamp);
-        if (r >= 0)
-                r = stamp_missing(ret->model, "lastUpdateTimeSinceEpoch", t->stamp);
-        return r < 0 ? r : model_compact(ret);
+        r = model_to_record(d, m, &b);
+        if (r >= 0 && !catalog_record_builder_get(&b, "createTimeSinceEpoch"))
+                r = catalog_record_builder_add(&b, "createTimeSinceEpoch", json_incref(t->stamp));
+        if (r >= 0 && !catalog_record_builder_get(&b, "lastUpdateTimeSinceEpoch"))
+                r = catalog_record_builder_add(&b, "lastUpdateTimeSinceEpoch",
+                                               json_incref(t->stamp));
+        return r < 0 ? r : catalog_record_build(&b, ret);
 }
 
 static int parse_model(struct ydoc *d, yaml_node_t *n, struct catalog_model_data *ret,
                        struct catalog_error *err)
 {
         CLEANUP(model_parse_release) struct model_parse m = { 0 };
-        json_auto_t *o = NULL, *arts = NULL;
+        json_auto_t *arts = NULL;
+        struct catalog_record *rec = NULL;
         unsigned line = ynode_line(n);
         int r;
 
@@ -784,20 +800,19 @@ static int parse_model(struct ydoc *d, yaml_node_t *n, struct catalog_model_data
                 return -EINVAL;
         }
         arts = json_array();
-        o = json_object();
-        if (!arts || !o)
+        if (!arts)
                 return -ENOMEM;
         r = parse_artifacts(d, m.artifacts, arts, err);
         if (r < 0)
                 return r;
-        r = model_to_json(d, &m, o);
+        r = model_record(d, &m, &rec);
         if (r < 0)
                 return r;
         ret->line = line;
         ret->name = TAKE_PTR(m.name);
-        ret->model = TAKE_PTR(o);
+        ret->rec = rec;
         ret->artifacts = TAKE_PTR(arts);
-        return model_seal(d, ret);
+        return 0;
 }
 
 static int cmp_model_name(const void *a, const void *b)
@@ -1009,8 +1024,8 @@ int catalog_models_parse(const char *file, const char *data, size_t len,
         table.map = json_object();
         snprintf(stamp, sizeof(stamp), "%" PRId64, load_ms);
         table.stamp = json_string(stamp);
-        d.intern = table.map ? &table : NULL;
-        r = parse_catalog(&d, m, err);
+        d.intern = &table;
+        r = table.map && table.stamp ? parse_catalog(&d, m, err) : -ENOMEM;
         ydoc_release(&d);
         json_decref(table.map);
         json_decref(table.stamp);
