@@ -170,7 +170,7 @@ struct catalog_model {
          * CatalogArtifact objects, with their ids, are built when a request lists them) */
         size_t art_off;
         /* borrowed from data->rec: the well-known fields, resolved once (filter hot path) */
-        const json_t *fields[16];
+        uint8_t fields[16]; /* of model_string_fields[i]: its member in data->rec (FIELD_*) */
         const json_t *custom;
         /* the custom properties of all artifacts, by interned name id (filter hot path) */
         struct art_prop *aprops; /* owned; sorted by id */
@@ -1452,6 +1452,29 @@ static const char *const model_string_fields[][2] = {
         { "tasks", "tasks" },
 };
 
+/* catalog_model.fields[]: no such member, or one past what a uint8_t holds (looked up by name) */
+enum { FIELD_ABSENT = UINT8_MAX, FIELD_FAR = UINT8_MAX - 1 };
+
+static uint8_t field_position(const struct catalog_record *r, const char *key)
+{
+        for (size_t i = 0; r && i < r->n; i++)
+                if (streq(r->v[i].key, key))
+                        return i < FIELD_FAR ? (uint8_t)i : FIELD_FAR;
+        return FIELD_ABSENT;
+}
+
+/* The value of the well-known field model_string_fields[i] of m (borrowed), or NULL. */
+static const json_t *model_field(const struct catalog_model *m, size_t i)
+{
+        uint8_t at = m->fields[i];
+
+        if (at == FIELD_ABSENT)
+                return NULL;
+        if (at == FIELD_FAR)
+                return catalog_record_get(m->data->rec, model_string_fields[i][1]);
+        return m->data->rec->v[at].value;
+}
+
 static bool match_json_any(const struct filterq_cmp *cmp, const json_t *v)
 {
         size_t i;
@@ -1557,7 +1580,7 @@ static int model_match(void *ud, const struct filterq_cmp *cmp)
                 return model_match_artifacts(m, p + strlen("artifacts."), cmp);
         for (size_t i = 0; i < ELEMENTSOF(model_string_fields); i++)
                 if (streq(p, model_string_fields[i][0]))
-                        return match_json_any(cmp, m->fields[i]);
+                        return match_json_any(cmp, model_field(m, i));
         if (streq(p, "source_id")) {
                 json_auto_t *s = json_string(m->src->id);
 
@@ -1612,7 +1635,7 @@ static void model_resolve_fields(struct catalog_model *m)
 {
         static_assert(ELEMENTSOF(model_string_fields) <= ELEMENTSOF(m->fields), "fields");
         for (size_t i = 0; i < ELEMENTSOF(model_string_fields); i++)
-                m->fields[i] = catalog_record_get(m->data->rec, model_string_fields[i][1]);
+                m->fields[i] = field_position(m->data->rec, model_string_fields[i][1]);
         m->custom = catalog_record_get(m->data->rec, "customProperties");
 }
 

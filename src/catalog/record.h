@@ -35,14 +35,14 @@ struct catalog_record_builder {
 
 /* Appends (key, value), taking value (NULL: -ENOMEM); -E2BIG when the builder is full. */
 _warn_unused_result_ int catalog_record_builder_add(struct catalog_record_builder *b,
-                                                   const char *key, json_t *value);
+                                                    const char *key, json_t *value);
 /* The value of key among the members added so far (borrowed), or NULL. */
 json_t *catalog_record_builder_get(const struct catalog_record_builder *b, const char *key);
 /* Drops the members (their references). */
 void catalog_record_builder_release(struct catalog_record_builder *b);
 /* The record of b's members (moved: b is empty afterwards, even on -ENOMEM). */
 _warn_unused_result_ int catalog_record_build(struct catalog_record_builder *b,
-                                             struct catalog_record **ret);
+                                              struct catalog_record **ret);
 
 /* A record of the members of object o, in its order (new references); -EINVAL, -ENOMEM. */
 _warn_unused_result_ int catalog_record_from_json(const json_t *o, struct catalog_record **ret);
