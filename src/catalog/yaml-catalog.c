@@ -25,7 +25,6 @@ struct catalog_models *catalog_models_unref(struct catalog_models *m)
         if (__atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) > 0)
                 return NULL;
         for (size_t i = 0; i < m->n; i++) {
-                free(m->v[i].name);
                 json_decref(m->v[i].model);
                 catalog_record_free(m->v[i].rec);
                 json_decref(m->v[i].artifacts);
@@ -809,7 +808,7 @@ static int parse_model(struct ydoc *d, yaml_node_t *n, struct catalog_model_data
         if (r < 0)
                 return r;
         ret->line = line;
-        ret->name = TAKE_PTR(m.name);
+        ret->name = json_string_value(catalog_record_get(rec, "name"));
         ret->rec = rec;
         ret->artifacts = TAKE_PTR(arts);
         return 0;

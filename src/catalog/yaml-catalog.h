@@ -20,7 +20,8 @@
 #include "util/macro.h"
 
 struct catalog_model_data {
-        char *name; /* owned */
+        /* borrowed: the text of the "name" member (of model, then of rec: the same string value) */
+        const char *name;
         /* owned; CatalogModel fields except id/source_id; full customProperties: the tree a
          * producer (the YAML parser, the hf conversion) builds, which catalog_models_stamp()
          * moves into rec (NULL afterwards) */

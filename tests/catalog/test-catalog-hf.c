@@ -254,7 +254,6 @@ Test(hfpure, model_from_info)
         cr_assert_str_eq(json_string_value(json_object_get(a, "artifactType")), "model-artifact");
         cr_assert_str_eq(json_string_value(json_object_get(a, "createTimeSinceEpoch")),
                          "1727903783000");
-        free(d.name);
         json_decref(d.model);
         json_decref(d.artifacts);
         json_decref(info);
@@ -268,7 +267,6 @@ Test(hfpure, model_from_info)
         cr_assert_str_eq(json_string_value(json_object_get(m, "licenseLink")),
                          "https://www.apache.org/licenses/LICENSE-2.0");
         cr_assert_null(json_object_get(m, "readme"));
-        free(d.name);
         json_decref(d.model);
         json_decref(d.artifacts);
         json_decref(info);
@@ -282,7 +280,6 @@ Test(hfpure, model_from_info)
         cr_assert_str_eq(cp(d.model, "hf_private"), "true");
         cr_assert_str_eq(cp(d.model, "model_type"), "predictive");
         cr_assert_eq(json_array_size(d.artifacts), 0);
-        free(d.name);
         json_decref(d.model);
         json_decref(d.artifacts);
         json_decref(info);
