@@ -646,8 +646,8 @@ static int set_error(char **slot, const char *prefix, const char *msg)
 
 static void model_data_release(struct catalog_model_data *d)
 {
-        free(d->name);
         json_decref(d->model);
+        catalog_record_free(d->rec);
         json_decref(d->artifacts);
         *d = (struct catalog_model_data){ 0 };
 }

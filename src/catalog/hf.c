@@ -658,7 +658,8 @@ int catalog_hf_model_from_info(const json_t *info, const char *fallback_name, co
                 r = append_artifact(arts, m, id, name);
         if (r < 0)
                 return r;
-        ret->name = strdup(name);
+        /* the model's own "name" string: it lives as long as the model (then its record) */
+        ret->name = json_string_value(json_object_get(m, "name"));
         if (!ret->name)
                 return -ENOMEM;
         ret->model = TAKE_PTR(m);

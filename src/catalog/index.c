@@ -169,8 +169,8 @@ struct catalog_model {
         /* the ids of data->artifacts: catalog_index.art_ids[art_off ...] (the served
          * CatalogArtifact objects, with their ids, are built when a request lists them) */
         size_t art_off;
-        /* borrowed from data->model: the well-known fields, resolved once (filter hot path) */
-        const json_t *fields[16];
+        /* borrowed from data->rec: the well-known fields, resolved once (filter hot path) */
+        uint8_t fields[16]; /* of model_string_fields[i]: its member in data->rec (FIELD_*) */
         const json_t *custom;
         /* the custom properties of all artifacts, by interned name id (filter hot path) */
         struct art_prop *aprops; /* owned; sorted by id */
@@ -315,14 +315,20 @@ static int model_cmp_id(const void *pa, const void *pb)
         return a->id < b->id ? -1 : a->id > b->id;
 }
 
-static int64_t epoch_of(const json_t *o, const char *key)
+/* An epoch-ms string value as a number (0 when absent or unreadable). */
+static int64_t epoch_value(const json_t *j)
 {
         int64_t v = 0;
-        const char *s = json_string_value(json_object_get(o, key));
+        const char *s = json_string_value(j);
 
         if (s && safe_atoi64(s, &v) < 0)
                 v = 0;
         return v;
+}
+
+static int64_t epoch_of(const json_t *o, const char *key)
+{
+        return epoch_value(json_object_get(o, key));
 }
 
 static double metadata_number(const json_t *mv, bool *ret_ok)
@@ -391,9 +397,9 @@ static void model_accuracy(struct catalog_model *m)
  */
 static int model_wire_jansson(struct catalog_model *m, const char *id, const char *source_id)
 {
-        const json_t *src = m->data->model;
-        json_t *custom = json_object_get(src, "customProperties");
-        json_auto_t *wire = json_copy((json_t *)src), *strings = json_object();
+        const struct catalog_record *src = m->data->rec;
+        json_t *custom = catalog_record_get(src, "customProperties");
+        json_auto_t *wire = catalog_record_to_json(src), *strings = json_object();
         const char *k;
         json_t *v;
 
@@ -418,7 +424,7 @@ static int model_wire_jansson(struct catalog_model *m, const char *id, const cha
 /* Builds the served JSON of one model (ids assigned, model-level customProperties strings only). */
 static int model_build(struct catalog_model *m, const char *source_id)
 {
-        const json_t *src = m->data->model;
+        const struct catalog_record *src = m->data->rec;
         struct buf hay = BUF_INIT(SIZE_MAX);
         char idbuf[32];
         json_t *v;
@@ -433,15 +439,15 @@ static int model_build(struct catalog_model *m, const char *source_id)
                 return r;
 
         model_accuracy(m);
-        m->create_ms = epoch_of(src, "createTimeSinceEpoch");
-        m->update_ms = epoch_of(src, "lastUpdateTimeSinceEpoch");
+        m->create_ms = epoch_value(catalog_record_get(src, "createTimeSinceEpoch"));
+        m->update_ms = epoch_value(catalog_record_get(src, "lastUpdateTimeSinceEpoch"));
 
         r = lower_append(&hay, m->data->name);
         if (r >= 0)
-                r = lower_append(&hay, json_string_value(json_object_get(src, "description")));
+                r = lower_append(&hay, json_string_value(catalog_record_get(src, "description")));
         if (r >= 0)
-                r = lower_append(&hay, json_string_value(json_object_get(src, "provider")));
-        json_array_foreach(json_object_get(src, "tasks"), i, v)
+                r = lower_append(&hay, json_string_value(catalog_record_get(src, "provider")));
+        json_array_foreach(catalog_record_get(src, "tasks"), i, v)
                 if (r >= 0)
                         r = lower_append(&hay, json_string_value(v));
         if (r < 0) {
@@ -617,18 +623,18 @@ static int option_add_all(json_t *acc, const char *key, const json_t *val, bool 
 /* Accumulates the filterable values of one model and of its artifacts into acc. */
 static int model_options_add(json_t *acc, const struct catalog_model_data *data)
 {
-        const json_t *src = data->model;
+        const struct catalog_record *src = data->rec;
         size_t j;
         json_t *a;
         int r;
 
         for (size_t f = 0; f < ELEMENTSOF(option_string_fields); f++) {
                 r = option_add_all(acc, option_string_fields[f][0],
-                                   json_object_get(src, option_string_fields[f][1]), false);
+                                   catalog_record_get(src, option_string_fields[f][1]), false);
                 if (r < 0)
                         return r;
         }
-        r = option_add_custom(acc, "", json_object_get(src, "customProperties"));
+        r = option_add_custom(acc, "", catalog_record_get(src, "customProperties"));
         if (r < 0)
                 return r;
         json_array_foreach(data->artifacts, j, a) {
@@ -1446,6 +1452,29 @@ static const char *const model_string_fields[][2] = {
         { "tasks", "tasks" },
 };
 
+/* catalog_model.fields[]: no such member, or one past what a uint8_t holds (looked up by name) */
+enum { FIELD_ABSENT = UINT8_MAX, FIELD_FAR = UINT8_MAX - 1 };
+
+static uint8_t field_position(const struct catalog_record *r, const char *key)
+{
+        for (size_t i = 0; r && i < r->n; i++)
+                if (streq(r->v[i].key, key))
+                        return i < FIELD_FAR ? (uint8_t)i : FIELD_FAR;
+        return FIELD_ABSENT;
+}
+
+/* The value of the well-known field model_string_fields[i] of m (borrowed), or NULL. */
+static const json_t *model_field(const struct catalog_model *m, size_t i)
+{
+        uint8_t at = m->fields[i];
+
+        if (at == FIELD_ABSENT)
+                return NULL;
+        if (at == FIELD_FAR)
+                return catalog_record_get(m->data->rec, model_string_fields[i][1]);
+        return m->data->rec->v[at].value;
+}
+
 static bool match_json_any(const struct filterq_cmp *cmp, const json_t *v)
 {
         size_t i;
@@ -1545,13 +1574,13 @@ static int model_match(void *ud, const struct filterq_cmp *cmp)
 {
         const struct catalog_model *m = ud;
         const char *p = cmp->property;
-        const json_t *src = m->data->model;
+        const struct catalog_record *src = m->data->rec;
 
         if (strneq(p, "artifacts.", strlen("artifacts.")))
                 return model_match_artifacts(m, p + strlen("artifacts."), cmp);
         for (size_t i = 0; i < ELEMENTSOF(model_string_fields); i++)
                 if (streq(p, model_string_fields[i][0]))
-                        return match_json_any(cmp, m->fields[i]);
+                        return match_json_any(cmp, model_field(m, i));
         if (streq(p, "source_id")) {
                 json_auto_t *s = json_string(m->src->id);
 
@@ -1560,9 +1589,9 @@ static int model_match(void *ud, const struct filterq_cmp *cmp)
         if (streq(p, "id"))
                 return match_int(cmp, m->id);
         if (streq(p, "createTimeSinceEpoch"))
-                return json_object_get(src, p) && match_int(cmp, m->create_ms);
+                return catalog_record_get(src, p) && match_int(cmp, m->create_ms);
         if (streq(p, "lastUpdateTimeSinceEpoch"))
-                return json_object_get(src, p) && match_int(cmp, m->update_ms);
+                return catalog_record_get(src, p) && match_int(cmp, m->update_ms);
         return filterq_compare_metadata(cmp, json_object_get(m->custom, p));
 }
 
@@ -1606,8 +1635,8 @@ static void model_resolve_fields(struct catalog_model *m)
 {
         static_assert(ELEMENTSOF(model_string_fields) <= ELEMENTSOF(m->fields), "fields");
         for (size_t i = 0; i < ELEMENTSOF(model_string_fields); i++)
-                m->fields[i] = json_object_get(m->data->model, model_string_fields[i][1]);
-        m->custom = json_object_get(m->data->model, "customProperties");
+                m->fields[i] = field_position(m->data->rec, model_string_fields[i][1]);
+        m->custom = catalog_record_get(m->data->rec, "customProperties");
 }
 
 /* ---- postings: gets by (source, name) and candidates of filterQuery equalities ---- */
@@ -1656,7 +1685,7 @@ static int postings_add_model(struct catalog_postings_builder *b, const struct c
         if (r >= 0)
                 r = catalog_postings_add(b, POST_SOURCE, "", m->src->id, pos);
         for (size_t f = 0; f < ELEMENTSOF(posted_fields) && r >= 0; f++) {
-                const json_t *v = json_object_get(m->data->model, posted_fields[f]);
+                const json_t *v = catalog_record_get(m->data->rec, posted_fields[f]);
 
                 if (json_is_string(v))
                         r = catalog_postings_add(b, POST_FIELD, posted_fields[f],
@@ -1908,12 +1937,14 @@ int catalog_order_parse_models(const char *s, enum catalog_order *ret_order, cha
         return -EINVAL;
 }
 
-/* The value of a custom or well-known property of a JSON entity for ordering. */
-static void property_key(const json_t *entity, const char *p, enum filterq_suffix suffix,
-                         struct sort_key *k)
+/*
+ * The value of a custom or well-known property p of an entity for ordering: direct is the
+ * entity's member p, custom its customProperties.
+ */
+static void property_key(const json_t *direct, const json_t *custom, const char *p,
+                         enum filterq_suffix suffix, struct sort_key *k)
 {
-        const json_t *direct = json_object_get(entity, p);
-        const json_t *mv = json_object_get(json_object_get(entity, "customProperties"), p);
+        const json_t *mv = json_object_get(custom, p);
         bool ok;
 
         if (suffix == FILTERQ_SUFFIX_STRING) {
@@ -2145,7 +2176,8 @@ static void artifacts_property_key(const struct catalog_model *m, const char *ap
         json_array_foreach(m->data->artifacts, j, a) {
                 struct sort_key ak = { 0 };
 
-                property_key(a, ap, q->order_suffix, &ak);
+                property_key(json_object_get(a, ap), json_object_get(a, "customProperties"), ap,
+                             q->order_suffix, &ak);
                 if (!ak.has || !artifact_key_wins(&ak, k, q->page.desc))
                         continue;
                 k->has = true;
@@ -2185,7 +2217,8 @@ static void model_sort_key(const struct catalog_model *m, const struct catalog_m
                 if (strneq(q->order_property, "artifacts.", strlen("artifacts.")))
                         artifacts_property_key(m, q->order_property + strlen("artifacts."), q, k);
                 else
-                        property_key(m->data->model, q->order_property, q->order_suffix, k);
+                        property_key(catalog_record_get(m->data->rec, q->order_property), m->custom,
+                                     q->order_property, q->order_suffix, k);
                 k->is_str = q->order_suffix == FILTERQ_SUFFIX_STRING;
                 break;
         }
@@ -2593,7 +2626,8 @@ static void artifact_sort_key(const json_t *a, const struct artifact_order *o, s
                 break;
         case CATALOG_ORDER_PROPERTY:
                 k->has = false;
-                property_key(a, o->prop, o->suffix, k);
+                property_key(json_object_get(a, o->prop), json_object_get(a, "customProperties"),
+                             o->prop, o->suffix, k);
                 k->is_str = o->suffix == FILTERQ_SUFFIX_STRING;
                 break;
         default:

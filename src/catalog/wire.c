@@ -118,15 +118,15 @@ static size_t set_key_find(const char *k)
  * As json_object_set() on a copy of model would place them: "id", "source_id" and
  * "customProperties" replace a value of that key in place, or come last in that order.
  */
-static int wire_model_fields(struct buf *b, const json_t *model, const char *id,
+static int wire_model_fields(struct buf *b, const struct catalog_record *model, const char *id,
                              const char *source_id)
 {
         bool seen[ELEMENTSOF(set_keys)] = { false }, first = true;
-        const char *k;
-        json_t *v;
         int r = 0;
 
-        json_object_foreach((json_t *)model, k, v) {
+        for (size_t i = 0; i < model->n; i++) {
+                const char *k = model->v[i].key;
+                const json_t *v = model->v[i].value;
                 size_t s = set_key_find(k);
 
                 r = wire_key(b, k, first);
@@ -150,8 +150,8 @@ static int wire_model_fields(struct buf *b, const json_t *model, const char *id,
         return r;
 }
 
-int catalog_wire_model(const json_t *model, const char *id, const char *source_id, char **ret,
-                       size_t *ret_len)
+int catalog_wire_model(const struct catalog_record *model, const char *id, const char *source_id,
+                       char **ret, size_t *ret_len)
 {
         struct buf b = BUF_INIT(SIZE_MAX);
         char *p;

@@ -25,8 +25,8 @@ struct catalog_models *catalog_models_unref(struct catalog_models *m)
         if (__atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) > 0)
                 return NULL;
         for (size_t i = 0; i < m->n; i++) {
-                free(m->v[i].name);
                 json_decref(m->v[i].model);
+                catalog_record_free(m->v[i].rec);
                 json_decref(m->v[i].artifacts);
         }
         free(m->v);
@@ -45,6 +45,7 @@ struct catalog_models *catalog_models_unref(struct catalog_models *m)
 struct intern_table {
         json_t *map;    /* key -> the shared value */
         struct buf key; /* scratch */
+        json_t *stamp;  /* the load time (see catalog_models_stamp()) */
 };
 
 /* tag, then v in hexadecimal, then ';' (no printf: this runs for every value of a file) */
@@ -640,16 +641,6 @@ static json_t *strv_to_json(char *const *v)
         return a;
 }
 
-static int set_opt_strv(struct ydoc *d, json_t *o, const char *key, char *const *v)
-{
-        json_t *a;
-
-        if (!v)
-                return 0;
-        a = intern(d, strv_to_json(v));
-        return !a || json_object_set_new(o, key, a) < 0 ? -ENOMEM : 0;
-}
-
 /* Parses the artifacts list (node, may be NULL) of a model into arts. */
 static int parse_artifacts(struct ydoc *d, yaml_node_t *node, json_t *arts,
                            struct catalog_error *err)
@@ -681,50 +672,118 @@ static int parse_artifacts(struct ydoc *d, yaml_node_t *node, json_t *arts,
         return 0;
 }
 
-/* Writes the fields of m into o, in the order a model is served. */
-static int model_to_json(struct ydoc *d, struct model_parse *m, json_t *o)
+/* Sets key to the epoch-ms string stamp (shared) unless o already has it. */
+static int stamp_missing(json_t *o, const char *key, json_t *stamp)
+{
+        if (json_object_get(o, key))
+                return 0;
+        return json_object_set(o, key, stamp) < 0 ? -ENOMEM : 0;
+}
+
+/* Moves d's tree into its record (the index reads only the record). */
+static int model_compact(struct catalog_model_data *d)
+{
+        struct catalog_record *rec = NULL;
+        int r;
+
+        r = catalog_record_from_json(d->model, &rec);
+        if (r < 0)
+                return r;
+        catalog_record_free(d->rec);
+        d->rec = rec;
+        json_decref(d->model);
+        d->model = NULL;
+        return 0;
+}
+
+static int rec_string(struct catalog_record_builder *b, const char *key, const char *v)
+{
+        return v ? catalog_record_builder_add(b, key, json_string(v)) : 0;
+}
+
+/* The same for a value that repeats across models (a provider, a license). */
+static int rec_shared_string(struct ydoc *d, struct catalog_record_builder *b, const char *key,
+                             const char *v)
+{
+        return v ? catalog_record_builder_add(b, key, intern_string(d, v)) : 0;
+}
+
+static int rec_strv(struct ydoc *d, struct catalog_record_builder *b, const char *key,
+                    char *const *v)
+{
+        return v ? catalog_record_builder_add(b, key, intern(d, strv_to_json(v))) : 0;
+}
+
+static int rec_json(struct catalog_record_builder *b, const char *key, json_t *v)
+{
+        return v ? catalog_record_builder_add(b, key, json_incref(v)) : 0;
+}
+
+/* Adds the fields of m to b, in the order a model is served. */
+static int model_to_record(struct ydoc *d, struct model_parse *m, struct catalog_record_builder *b)
 {
         int r;
 
-        r = set_opt_string(o, "name", m->name);
+        r = rec_string(b, "name", m->name);
         if (r >= 0)
-                r = set_opt_string(o, "description", m->description);
+                r = rec_string(b, "description", m->description);
         if (r >= 0)
-                r = set_opt_string(o, "readme", m->readme);
+                r = rec_string(b, "readme", m->readme);
         if (r >= 0)
-                r = set_shared_string(d, o, "maturity", m->maturity);
+                r = rec_shared_string(d, b, "maturity", m->maturity);
         if (r >= 0)
-                r = set_opt_strv(d, o, "language", m->language);
+                r = rec_strv(d, b, "language", m->language);
         if (r >= 0)
-                r = set_opt_strv(d, o, "tasks", m->tasks);
+                r = rec_strv(d, b, "tasks", m->tasks);
         if (r >= 0)
-                r = set_shared_string(d, o, "provider", m->provider);
+                r = rec_shared_string(d, b, "provider", m->provider);
         if (r >= 0)
-                r = set_shared_string(d, o, "logo", m->logo);
+                r = rec_shared_string(d, b, "logo", m->logo);
         if (r >= 0)
-                r = set_shared_string(d, o, "license", m->license);
+                r = rec_shared_string(d, b, "license", m->license);
         if (r >= 0)
-                r = set_shared_string(d, o, "licenseLink", m->license_link);
+                r = rec_shared_string(d, b, "licenseLink", m->license_link);
         if (r >= 0)
-                r = set_shared_string(d, o, "libraryName", m->library_name);
+                r = rec_shared_string(d, b, "libraryName", m->library_name);
         if (r >= 0)
-                r = set_opt_string(o, "externalId", m->external_id);
+                r = rec_string(b, "externalId", m->external_id);
         if (r >= 0)
-                r = set_opt_json(o, "createTimeSinceEpoch", m->create);
+                r = rec_json(b, "createTimeSinceEpoch", m->create);
         if (r >= 0)
-                r = set_opt_json(o, "lastUpdateTimeSinceEpoch", m->update);
+                r = rec_json(b, "lastUpdateTimeSinceEpoch", m->update);
         if (r >= 0 && !m->custom)
                 m->custom = json_object();
         if (r >= 0)
-                r = m->custom ? set_opt_json(o, "customProperties", m->custom) : -ENOMEM;
+                r = m->custom ? rec_json(b, "customProperties", m->custom) : -ENOMEM;
         return r;
+}
+
+/*
+ * The record of a parsed model: its fields, then the load time for the times it lacks (where
+ * catalog_models_stamp() places them). Built from the fields as soon as the model is parsed,
+ * without a jansson object in between (a hash table and one allocation per member).
+ */
+static int model_record(struct ydoc *d, struct model_parse *m, struct catalog_record **ret)
+{
+        CLEANUP(catalog_record_builder_release) struct catalog_record_builder b = { 0 };
+        const struct intern_table *t = d->intern;
+        int r;
+
+        r = model_to_record(d, m, &b);
+        if (r >= 0 && !catalog_record_builder_get(&b, "createTimeSinceEpoch"))
+                r = catalog_record_builder_add(&b, "createTimeSinceEpoch", json_incref(t->stamp));
+        if (r >= 0 && !catalog_record_builder_get(&b, "lastUpdateTimeSinceEpoch"))
+                r = catalog_record_builder_add(&b, "lastUpdateTimeSinceEpoch",
+                                               json_incref(t->stamp));
+        return r < 0 ? r : catalog_record_build(&b, ret);
 }
 
 static int parse_model(struct ydoc *d, yaml_node_t *n, struct catalog_model_data *ret,
                        struct catalog_error *err)
 {
         CLEANUP(model_parse_release) struct model_parse m = { 0 };
-        json_auto_t *o = NULL, *arts = NULL;
+        json_auto_t *arts = NULL;
+        struct catalog_record *rec = NULL;
         unsigned line = ynode_line(n);
         int r;
 
@@ -740,18 +799,17 @@ static int parse_model(struct ydoc *d, yaml_node_t *n, struct catalog_model_data
                 return -EINVAL;
         }
         arts = json_array();
-        o = json_object();
-        if (!arts || !o)
+        if (!arts)
                 return -ENOMEM;
         r = parse_artifacts(d, m.artifacts, arts, err);
         if (r < 0)
                 return r;
-        r = model_to_json(d, &m, o);
+        r = model_record(d, &m, &rec);
         if (r < 0)
                 return r;
         ret->line = line;
-        ret->name = TAKE_PTR(m.name);
-        ret->model = TAKE_PTR(o);
+        ret->name = json_string_value(catalog_record_get(rec, "name"));
+        ret->rec = rec;
         ret->artifacts = TAKE_PTR(arts);
         return 0;
 }
@@ -910,14 +968,6 @@ static int parse_catalog(struct ydoc *d, struct catalog_models *m, struct catalo
         return parse_models(d, models, m, err);
 }
 
-/* Sets key to the epoch-ms string stamp (shared) unless o already has it. */
-static int stamp_missing(json_t *o, const char *key, json_t *stamp)
-{
-        if (json_object_get(o, key))
-                return 0;
-        return json_object_set(o, key, stamp) < 0 ? -ENOMEM : 0;
-}
-
 int catalog_models_stamp(struct catalog_models *m, int64_t load_ms)
 {
         char buf[32];
@@ -931,10 +981,16 @@ int catalog_models_stamp(struct catalog_models *m, int64_t load_ms)
         if (!stamp)
                 return -ENOMEM;
         for (size_t i = 0; i < m->n && r >= 0; i++) {
-                r = stamp_missing(m->v[i].model, "createTimeSinceEpoch", stamp);
-                if (r >= 0)
-                        r = stamp_missing(m->v[i].model, "lastUpdateTimeSinceEpoch", stamp);
-                json_array_foreach(m->v[i].artifacts, j, a) {
+                struct catalog_model_data *d = &m->v[i];
+
+                if (d->model) {
+                        r = stamp_missing(d->model, "createTimeSinceEpoch", stamp);
+                        if (r >= 0)
+                                r = stamp_missing(d->model, "lastUpdateTimeSinceEpoch", stamp);
+                        if (r >= 0)
+                                r = model_compact(d);
+                }
+                json_array_foreach(d->artifacts, j, a) {
                         if (r >= 0)
                                 r = stamp_missing(a, "createTimeSinceEpoch", stamp);
                         if (r >= 0)
@@ -949,6 +1005,8 @@ int catalog_models_parse(const char *file, const char *data, size_t len,
 {
         CLEANUP(catalog_models_unrefp) struct catalog_models *m = NULL;
         struct intern_table table = { .key = BUF_INIT(SIZE_MAX) };
+        int64_t load_ms = (int64_t)(now_realtime() / USEC_PER_MSEC);
+        char stamp[32];
         struct ydoc d;
         int r;
 
@@ -963,14 +1021,17 @@ int catalog_models_parse(const char *file, const char *data, size_t len,
         if (r < 0)
                 return r;
         table.map = json_object();
-        d.intern = table.map ? &table : NULL;
-        r = parse_catalog(&d, m, err);
+        snprintf(stamp, sizeof(stamp), "%" PRId64, load_ms);
+        table.stamp = json_string(stamp);
+        d.intern = &table;
+        r = table.map && table.stamp ? parse_catalog(&d, m, err) : -ENOMEM;
         ydoc_release(&d);
         json_decref(table.map);
+        json_decref(table.stamp);
         buf_release(&table.key);
         if (r < 0)
                 return r;
-        r = catalog_models_stamp(m, (int64_t)(now_realtime() / USEC_PER_MSEC));
+        r = catalog_models_stamp(m, load_ms);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(m);

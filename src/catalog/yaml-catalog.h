@@ -15,14 +15,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "catalog/record.h"
 #include "catalog/yaml-util.h"
 #include "util/macro.h"
 
 struct catalog_model_data {
-        char *name;    /* owned */
-        json_t *model; /* owned; CatalogModel fields except id/source_id; full customProperties */
-        json_t *artifacts; /* owned; array of CatalogArtifact objects without id */
-        unsigned line;     /* where the model starts in its file */
+        /* borrowed: the text of the "name" member (of model, then of rec: the same string value) */
+        const char *name;
+        /* owned; CatalogModel fields except id/source_id; full customProperties: the tree a
+         * producer (the YAML parser, the hf conversion) builds, which catalog_models_stamp()
+         * moves into rec (NULL afterwards) */
+        json_t *model;
+        struct catalog_record *rec; /* owned; the same members, compact (catalog/record.h) */
+        json_t *artifacts;          /* owned; array of CatalogArtifact objects without id */
+        unsigned line;              /* where the model starts in its file */
 };
 
 /* Refcounted and immutable after load: shared between successive index snapshots. */
@@ -40,7 +46,9 @@ DEFINE_CLEANUP_FUNC(struct catalog_models *, catalog_models_unref)
 /*
  * Gives every model and artifact without createTimeSinceEpoch/lastUpdateTimeSinceEpoch the load
  * time (epoch ms as a string), as upstream stores them, so CREATE_TIME/LAST_UPDATE_TIME orderings
- * always have a value. catalog_models_parse() does this with the current time.
+ * always have a value, and moves each model's tree into its compact record (what the index
+ * reads). catalog_models_parse() does this with the current time; every producer of a
+ * struct catalog_models calls it last.
  */
 _warn_unused_result_ int catalog_models_stamp(struct catalog_models *m, int64_t load_ms);
 

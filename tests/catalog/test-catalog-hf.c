@@ -206,6 +206,13 @@ static const char *cp(const json_t *m, const char *k)
                                 "string_value"));
 }
 
+static const char *cp_rec(const struct catalog_record *m, const char *k)
+{
+        return json_string_value(
+                json_object_get(json_object_get(catalog_record_get(m, "customProperties"), k),
+                                "string_value"));
+}
+
 Test(hfpure, model_from_info)
 {
         json_t *info = load_fixture("model-ibm-granite--granite-3.0-2b-instruct.json");
@@ -247,7 +254,6 @@ Test(hfpure, model_from_info)
         cr_assert_str_eq(json_string_value(json_object_get(a, "artifactType")), "model-artifact");
         cr_assert_str_eq(json_string_value(json_object_get(a, "createTimeSinceEpoch")),
                          "1727903783000");
-        free(d.name);
         json_decref(d.model);
         json_decref(d.artifacts);
         json_decref(info);
@@ -261,7 +267,6 @@ Test(hfpure, model_from_info)
         cr_assert_str_eq(json_string_value(json_object_get(m, "licenseLink")),
                          "https://www.apache.org/licenses/LICENSE-2.0");
         cr_assert_null(json_object_get(m, "readme"));
-        free(d.name);
         json_decref(d.model);
         json_decref(d.artifacts);
         json_decref(info);
@@ -275,7 +280,6 @@ Test(hfpure, model_from_info)
         cr_assert_str_eq(cp(d.model, "hf_private"), "true");
         cr_assert_str_eq(cp(d.model, "model_type"), "predictive");
         cr_assert_eq(json_array_size(d.artifacts), 0);
-        free(d.name);
         json_decref(d.model);
         json_decref(d.artifacts);
         json_decref(info);
@@ -418,15 +422,15 @@ Test(hf, org_listing_model_info_and_cards)
         cr_assert_eq(res.data->n, 3);
         m = find_model(res.data, "ibm-granite/granite-3.0-2b-instruct");
         cr_assert_not_null(m);
-        cr_assert(strstr(json_string_value(json_object_get(m->model, "readme")),
+        cr_assert(strstr(json_string_value(catalog_record_get(m->rec, "readme")),
                          "# Granite-3.0-2B-Instruct"));
         m = find_model(res.data, "ibm-granite/granite-embedding-30m-english");
-        cr_assert(strstr(json_string_value(json_object_get(m->model, "readme")),
+        cr_assert(strstr(json_string_value(catalog_record_get(m->rec, "readme")),
                          "lowercase readme.md"),
                   "the first README sibling that can be fetched");
         cr_assert_null(
-                json_object_get(find_model(res.data, "ibm-granite/granite-3.0-8b-instruct")->model,
-                                "readme"),
+                catalog_record_get(find_model(res.data, "ibm-granite/granite-3.0-8b-instruct")->rec,
+                                   "readme"),
                 "no README sibling, no card request");
         cr_assert_eq(hub_count("/granite-3.0-8b-instruct/raw/", NULL, 0), 0);
         cr_assert_geq(hub_count("/api/models?author=ibm-granite&limit=100", auth, sizeof(auth)), 1);
@@ -594,7 +598,7 @@ Test(hf, api_keys)
         res = sync_ok(&c);
         cr_assert_null(res.error, "%s", res.error);
         cr_assert_eq(res.data->n, 1);
-        cr_assert_str_eq(cp(res.data->v[0].model, "hf_private"), "true");
+        cr_assert_str_eq(cp_rec(res.data->v[0].rec, "hf_private"), "true");
         cr_assert_eq(hub_count("/api/models/acme-private/secret-model", auth, sizeof(auth)), 2);
         cr_assert_str_eq(auth, "Bearer hf_good");
         cr_assert_geq(hub_count("/api/whoami-v2", NULL, 0), 1, "the key is checked first");

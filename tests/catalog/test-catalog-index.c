@@ -564,8 +564,8 @@ Test(behaviour, equal_artifacts_are_shared_and_served_apart)
                      json_array_get(load.data->v[1].artifacts, 0));
         cr_assert_eq(json_array_get(load.data->v[0].artifacts, 1),
                      json_array_get(load.data->v[1].artifacts, 0));
-        cr_assert_eq(json_object_get(load.data->v[0].model, "customProperties"),
-                     json_object_get(load.data->v[1].model, "customProperties"));
+        cr_assert_eq(catalog_record_get(load.data->v[0].rec, "customProperties"),
+                     catalog_record_get(load.data->v[1].rec, "customProperties"));
         catalog_source_load_release(&load);
 
         mi = mem_index_build(yaml, NULL);

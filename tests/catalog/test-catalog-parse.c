@@ -234,7 +234,7 @@ Test(catalog_file, fixture_parses)
         cr_assert_eq(catalog_models_load_file(p, &m, &e), 0, "%s", e.message);
         cr_assert_eq(m->n, 5);
         cr_assert_str_eq(m->v[0].name, "alpha-model");
-        alpha = m->v[0].model;
+        alpha = catalog_record_to_json(m->v[0].rec);
         cr_assert_str_eq(json_string_value(json_object_get(alpha, "createTimeSinceEpoch")),
                          "1736899200000");
         cp = json_object_get(json_object_get(alpha, "customProperties"), "context_window");
@@ -246,6 +246,7 @@ Test(catalog_file, fixture_parses)
         cr_assert_str_eq(json_string_value(json_object_get(json_array_get(m->v[0].artifacts, 1),
                                                            "metricsType")),
                          "performance-metrics");
+        json_decref(alpha);
         catalog_models_unref(m);
         free(p);
 }
@@ -343,7 +344,7 @@ Test(catalog_file, anchors_aliases_and_documents)
                                   &m, &e),
                      0, "%s", e.message);
         cr_assert_eq(m->n, 1);
-        cr_assert_str_eq(json_string_value(json_object_get(m->v[0].model, "description")),
+        cr_assert_str_eq(json_string_value(catalog_record_get(m->v[0].rec, "description")),
                          "shared/name");
         catalog_models_unref(m);
         cr_assert_eq(parse_models("", &m, &e), 0, "%s", e.message);

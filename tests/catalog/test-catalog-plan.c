@@ -79,8 +79,8 @@ static void build(const char *extra_model, bool ill_typed)
         free(yaml);
         if (ill_typed) {
                 /* the YAML loader normalises typed values; other loaders might not */
-                json_t *mv = json_object_get(json_object_get(load.data->v[load.data->n - 1].model,
-                                                             "customProperties"),
+                json_t *mv = json_object_get(catalog_record_get(load.data->v[load.data->n - 1].rec,
+                                                                "customProperties"),
                                              "ttft");
 
                 cr_assert_not_null(mv);

@@ -82,11 +82,15 @@ Test(wire, model_same_bytes_as_a_dumped_copy)
                 char *got = NULL;
                 size_t len = 0;
 
-                cr_assert_eq(catalog_wire_model(m, "12", "src \"1\"", &got, &len), 0);
+                struct catalog_record *rec = NULL;
+
+                cr_assert_eq(catalog_record_from_json(m, &rec), 0);
+                cr_assert_eq(catalog_wire_model(rec, "12", "src \"1\"", &got, &len), 0);
                 cr_assert_str_eq(got, want);
                 cr_assert_eq(len, strlen(want));
                 free(got);
                 free(want);
+                catalog_record_free(rec);
                 json_decref(m);
         }
 }
@@ -99,8 +103,12 @@ Test(wire, reals_are_left_to_jansson)
         size_t len = 0;
 
         cr_assert_eq(catalog_wire_append(&b, m), -ENOTSUP);
-        cr_assert_eq(catalog_wire_model(m, "1", "s", &got, &len), -ENOTSUP);
+        struct catalog_record *rec = NULL;
+
+        cr_assert_eq(catalog_record_from_json(m, &rec), 0);
+        cr_assert_eq(catalog_wire_model(rec, "1", "s", &got, &len), -ENOTSUP);
         cr_assert_null(got);
+        catalog_record_free(rec);
         buf_release(&b);
         json_decref(m);
 }

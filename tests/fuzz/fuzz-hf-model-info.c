@@ -35,7 +35,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (catalog_hf_model_from_info(info, "fuzz/fallback", "card", 1, &d) == 0) {
                 if (!d.name || !json_is_object(d.model) || !json_is_array(d.artifacts))
                         __builtin_trap();
-                free(d.name);
                 json_decref(d.model);
                 json_decref(d.artifacts);
         } else if (json_is_object(info))
