@@ -5,6 +5,8 @@
 # the catalog file is replaced RELOADS times (default 5), with the 5xx count and RSS after it.
 #   bench/catalog/run.sh [BUILD_DIR] [N] [DURATION] [RELOADS]
 # MODELPLANE=path/to/binary runs another build (for before/after); PORT=n picks the port.
+# SERVER_CPUS / CLIENT_CPUS (taskset -c lists, e.g. 0 and 1) pin the server and wrk to their own
+# cores: on a 2-core machine wrk otherwise preempts the server and its p99 measures the scheduler.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-$here/../../build-catalog}
@@ -18,10 +20,16 @@ trap 'kill "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT INT TERM
 
 python3 "$here/gen.py" "$work" "$n"
 echo "catalog files: $(du -ch "$work"/models*.yaml | tail -1 | cut -f1), $n models"
-echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)${SERVER_CPUS:+, server on CPUs $SERVER_CPUS}${CLIENT_CPUS:+, wrk on CPUs $CLIENT_CPUS}"
 
 start=$(date +%s%N)
-"$bin" catalog --listen "127.0.0.1:$port" --catalogs-path "$work/sources.yaml" \
+pin() { # pin CPUS COMMAND...: COMMAND on CPUS ("": anywhere)
+        cpus=$1; shift
+        if [ -n "$cpus" ]; then taskset -c "$cpus" "$@"; else "$@"; fi
+}
+# taskset execs the server: $! stays the server's pid
+if [ -n "${SERVER_CPUS:-}" ]; then set -- taskset -c "$SERVER_CPUS"; else set --; fi
+"$@" "$bin" catalog --listen "127.0.0.1:$port" --catalogs-path "$work/sources.yaml" \
         --log-level warn >"$work/server.log" 2>&1 &
 pid=$!
 base="http://127.0.0.1:$port/api/model_catalog/v1alpha1"
@@ -43,7 +51,7 @@ curl -sf "$get" >/dev/null || { echo "model-04000 not found"; exit 1; }
 
 run() {
         label=$1; path=$2
-        out=$(wrk -t2 -c64 -d"${dur_reload:-$dur}" --latency "http://127.0.0.1:$port$path")
+        out=$(pin "${CLIENT_CPUS:-}" wrk -t2 -c64 -d"${dur_reload:-$dur}" --latency "http://127.0.0.1:$port$path")
         p50=$(echo "$out" | awk '$1 == "50%" {print $2}')
         p99=$(echo "$out" | awk '$1 == "99%" {print $2}')
         rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
