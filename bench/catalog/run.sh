@@ -23,13 +23,10 @@ echo "catalog files: $(du -ch "$work"/models*.yaml | tail -1 | cut -f1), $n mode
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)${SERVER_CPUS:+, server on CPUs $SERVER_CPUS}${CLIENT_CPUS:+, wrk on CPUs $CLIENT_CPUS}"
 
 start=$(date +%s%N)
-pin() { # pin CPUS COMMAND...: COMMAND on CPUS ("": anywhere)
-        cpus=$1; shift
-        if [ -n "$cpus" ]; then taskset -c "$cpus" "$@"; else "$@"; fi
-}
-# taskset execs the server: $! stays the server's pid
-if [ -n "${SERVER_CPUS:-}" ]; then set -- taskset -c "$SERVER_CPUS"; else set --; fi
-"$@" "$bin" catalog --listen "127.0.0.1:$port" --catalogs-path "$work/sources.yaml" \
+# taskset execs its command: $! stays the server's pid
+server_pin=${SERVER_CPUS:+taskset -c $SERVER_CPUS}
+client_pin=${CLIENT_CPUS:+taskset -c $CLIENT_CPUS}
+$server_pin "$bin" catalog --listen "127.0.0.1:$port" --catalogs-path "$work/sources.yaml" \
         --log-level warn >"$work/server.log" 2>&1 &
 pid=$!
 base="http://127.0.0.1:$port/api/model_catalog/v1alpha1"
@@ -51,7 +48,7 @@ curl -sf "$get" >/dev/null || { echo "model-04000 not found"; exit 1; }
 
 run() {
         label=$1; path=$2
-        out=$(pin "${CLIENT_CPUS:-}" wrk -t2 -c64 -d"${dur_reload:-$dur}" --latency "http://127.0.0.1:$port$path")
+        out=$($client_pin wrk -t2 -c64 -d"${dur_reload:-$dur}" --latency "http://127.0.0.1:$port$path")
         p50=$(echo "$out" | awk '$1 == "50%" {print $2}')
         p99=$(echo "$out" | awk '$1 == "99%" {print $2}')
         rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')

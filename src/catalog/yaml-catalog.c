@@ -968,18 +968,22 @@ static int parse_catalog(struct ydoc *d, struct catalog_models *m, struct catalo
         return parse_models(d, models, m, err);
 }
 
-int catalog_models_stamp(struct catalog_models *m, int64_t load_ms)
+/* The load time as the epoch-ms string a missing time gets (shared by every value). */
+static json_t *stamp_new(int64_t load_ms)
 {
         char buf[32];
-        json_auto_t *stamp = NULL;
+
+        (void)snprintf(buf, sizeof(buf), "%" PRId64, load_ms);
+        return json_string(buf);
+}
+
+/* catalog_models_stamp() with the stamp made (borrowed). */
+static int models_stamp(struct catalog_models *m, json_t *stamp)
+{
         size_t j;
         json_t *a;
         int r = 0;
 
-        snprintf(buf, sizeof(buf), "%" PRId64, load_ms);
-        stamp = json_string(buf);
-        if (!stamp)
-                return -ENOMEM;
         for (size_t i = 0; i < m->n && r >= 0; i++) {
                 struct catalog_model_data *d = &m->v[i];
 
@@ -1000,13 +1004,18 @@ int catalog_models_stamp(struct catalog_models *m, int64_t load_ms)
         return r;
 }
 
+int catalog_models_stamp(struct catalog_models *m, int64_t load_ms)
+{
+        json_auto_t *stamp = stamp_new(load_ms);
+
+        return stamp ? models_stamp(m, stamp) : -ENOMEM;
+}
+
 int catalog_models_parse(const char *file, const char *data, size_t len,
                          struct catalog_models **ret, struct catalog_error *err)
 {
         CLEANUP(catalog_models_unrefp) struct catalog_models *m = NULL;
         struct intern_table table = { .key = BUF_INIT(SIZE_MAX) };
-        int64_t load_ms = (int64_t)(now_realtime() / USEC_PER_MSEC);
-        char stamp[32];
         struct ydoc d;
         int r;
 
@@ -1021,17 +1030,16 @@ int catalog_models_parse(const char *file, const char *data, size_t len,
         if (r < 0)
                 return r;
         table.map = json_object();
-        snprintf(stamp, sizeof(stamp), "%" PRId64, load_ms);
-        table.stamp = json_string(stamp);
+        table.stamp = stamp_new((int64_t)(now_realtime() / USEC_PER_MSEC));
         d.intern = &table;
         r = table.map && table.stamp ? parse_catalog(&d, m, err) : -ENOMEM;
         ydoc_release(&d);
+        /* the artifacts' missing times get the same stamp as the models' */
+        if (r >= 0)
+                r = models_stamp(m, table.stamp);
         json_decref(table.map);
         json_decref(table.stamp);
         buf_release(&table.key);
-        if (r < 0)
-                return r;
-        r = catalog_models_stamp(m, load_ms);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(m);
