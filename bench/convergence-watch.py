@@ -2,7 +2,7 @@
 """bench/convergence-watch.py — the convergence clock of bench/convergence.
 
     convergence-watch.py SERVER PKI NAMESPACE READYFILE [--ready N] [--listed N] [--tms N]
-                         [--uri-contains S] [--timeout SEC]
+                         [--uri-contains S] [--settled N] [--timeout SEC]
 
 Lists, then watches, the TrainedModels and the ConfigMaps of NAMESPACE over raw HTTPS (the
 testenv admin certificate), and prints the Unix time at which every given condition holds:
@@ -11,9 +11,12 @@ testenv admin certificate), and prints the Unix time at which every given condit
   --listed N        the modelconfig-* ConfigMaps' models.json hold N entries in all
   --tms N           N TrainedModels exist (0 after a delete)
   --uri-contains S  every models.json entry's storageUri contains S
+  --settled N       N TrainedModels have a decided Ready (True or False), and the ConfigMaps
+                    list exactly those that are Ready=True (the 1 MiB guard: what fits is
+                    listed and Ready, the rest is Ready=False)
 
 It touches READYFILE once both watches are open, so that the caller starts the clock only
-then. Prints "converged=<unix time> events=<n>" or "timeout" (exit 3). Times are reported by
+then. Prints "converged=<unix time> events=<n> true=<n> false=<n>" or "timeout" (exit 3). Times are reported by
 the caller, never asserted.
 """
 import argparse
@@ -34,6 +37,7 @@ ap.add_argument("--ready", type=int)
 ap.add_argument("--listed", type=int)
 ap.add_argument("--tms", type=int)
 ap.add_argument("--uri-contains")
+ap.add_argument("--settled", type=int)
 ap.add_argument("--timeout", type=float, default=600)
 a = ap.parse_args()
 
@@ -42,7 +46,7 @@ ctx = ssl.create_default_context(cafile=f"{a.pki}/ca.crt")
 ctx.load_cert_chain(f"{a.pki}/admin.crt", f"{a.pki}/admin.key")
 
 lock = threading.Condition()
-ready = {}      # TrainedModel name -> Ready is True
+ready = {}      # TrainedModel name -> Ready's status ("True", "False", "Unknown" or None)
 entries = {}    # ConfigMap name -> list of (modelName, storageUri)
 events = 0
 failure = []
@@ -51,8 +55,12 @@ failure = []
 def tm_ready(o):
     for c in o.get("status", {}).get("conditions", []) or []:
         if c.get("type") == "Ready":
-            return c.get("status") == "True"
-    return False
+            return c.get("status")
+    return None
+
+
+def count(status):
+    return sum(1 for v in ready.values() if v == status)
 
 
 def cm_entries(o):
@@ -79,7 +87,7 @@ def apply(kind, typ, o):
 
 
 def done():
-    if a.ready is not None and sum(ready.values()) != a.ready:
+    if a.ready is not None and count("True") != a.ready:
         return False
     if a.tms is not None and len(ready) != a.tms:
         return False
@@ -88,6 +96,9 @@ def done():
         return False
     if a.uri_contains is not None and any(a.uri_contains not in uri for _, uri in listed):
         return False
+    if a.settled is not None:
+        if count("True") + count("False") != a.settled or len(listed) != count("True"):
+            return False
     return True
 
 
@@ -182,4 +193,4 @@ with lock:
     if not done():
         print("timeout")
         sys.exit(3)
-    print(f"converged={time.time():.6f} events={events}")
+    print(f"converged={time.time():.6f} events={events} true={count('True')} false={count('False')}")
