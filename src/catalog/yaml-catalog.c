@@ -528,9 +528,14 @@ static int artifact_kind_set(struct ydoc *d, const struct artifact_parse *a, uns
         return set_shared_string(d, o, "metricsType", a->metrics_type);
 }
 
-/* Writes the other fields of a into o, in the order an artifact is served. */
-static int artifact_to_json(struct artifact_parse *a, json_t *o)
+/*
+ * Writes the other fields of a into o, in the order an artifact is served, then the load time
+ * for the times it lacks (where catalog_models_stamp() would place them: last, create first),
+ * so that the artifact is complete before it is interned and never changed afterwards.
+ */
+static int artifact_to_json(struct ydoc *d, struct artifact_parse *a, json_t *o)
 {
+        const struct intern_table *t = d->intern;
         int r;
 
         r = set_opt_string(o, "uri", a->uri);
@@ -544,10 +549,15 @@ static int artifact_to_json(struct artifact_parse *a, json_t *o)
                 r = set_opt_json(o, "createTimeSinceEpoch", a->create);
         if (r >= 0)
                 r = set_opt_json(o, "lastUpdateTimeSinceEpoch", a->update);
+        /* an empty map is one shared object too (most model artifacts have none) */
         if (r >= 0 && !a->custom)
-                a->custom = json_object();
+                a->custom = intern(d, json_object());
         if (r >= 0)
                 r = a->custom ? set_opt_json(o, "customProperties", a->custom) : -ENOMEM;
+        if (r >= 0 && !a->create)
+                r = set_opt_json(o, "createTimeSinceEpoch", t->stamp);
+        if (r >= 0 && !a->update)
+                r = set_opt_json(o, "lastUpdateTimeSinceEpoch", t->stamp);
         return r;
 }
 
@@ -571,7 +581,7 @@ static int parse_artifact(struct ydoc *d, yaml_node_t *n, json_t **ret, struct c
         r = artifact_kind_set(d, &a, line, o, err);
         if (r < 0)
                 return r;
-        r = artifact_to_json(&a, o);
+        r = artifact_to_json(d, &a, o);
         if (r < 0)
                 return r;
         /* equal artifacts (metrics of one shape, without times) are one shared object; the
@@ -752,7 +762,7 @@ static int model_to_record(struct ydoc *d, struct model_parse *m, struct catalog
         if (r >= 0)
                 r = rec_json(b, "lastUpdateTimeSinceEpoch", m->update);
         if (r >= 0 && !m->custom)
-                m->custom = json_object();
+                m->custom = intern(d, json_object());
         if (r >= 0)
                 r = m->custom ? rec_json(b, "customProperties", m->custom) : -ENOMEM;
         return r;
@@ -1034,9 +1044,7 @@ int catalog_models_parse(const char *file, const char *data, size_t len,
         d.intern = &table;
         r = table.map && table.stamp ? parse_catalog(&d, m, err) : -ENOMEM;
         ydoc_release(&d);
-        /* the artifacts' missing times get the same stamp as the models' */
-        if (r >= 0)
-                r = models_stamp(m, table.stamp);
+        /* no models_stamp(): models and artifacts got the stamp as they were built */
         json_decref(table.map);
         json_decref(table.stamp);
         buf_release(&table.key);

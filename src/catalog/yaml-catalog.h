@@ -47,8 +47,9 @@ DEFINE_CLEANUP_FUNC(struct catalog_models *, catalog_models_unref)
  * Gives every model and artifact without createTimeSinceEpoch/lastUpdateTimeSinceEpoch the load
  * time (epoch ms as a string), as upstream stores them, so CREATE_TIME/LAST_UPDATE_TIME orderings
  * always have a value, and moves each model's tree into its compact record (what the index
- * reads). catalog_models_parse() does this with the current time; every producer of a
- * struct catalog_models calls it last.
+ * reads). catalog_models_parse() builds its models and artifacts so, with the current time (the
+ * same stamp for all of one parse); every other producer of a struct catalog_models calls this
+ * last.
  */
 _warn_unused_result_ int catalog_models_stamp(struct catalog_models *m, int64_t load_ms);
 
