@@ -565,7 +565,28 @@ static int option_add(json_t *acc, const char *key, const json_t *value)
         return 0;
 }
 
-static int option_add_custom(json_t *acc, const char *prefix, const json_t *custom)
+/*
+ * prefix, name and suffix into key (n bytes), cut as snprintf() would cut it: this runs for
+ * every custom property of every model and artifact, and printf's format parsing was 1% of a load.
+ */
+static void option_key(char *key, size_t n, const char *prefix, const char *name,
+                       const char *suffix)
+{
+        const char *parts[] = { prefix, name, suffix };
+        size_t len = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(parts); i++) {
+                size_t l = MIN(strlen(parts[i]), n - 1 - len);
+
+                memcpy(key + len, parts[i], l);
+                len += l;
+        }
+        key[len] = '\0';
+}
+
+/* skip_artifact_keys: leaves out the properties "metricsType" and "model_id" (artifacts). */
+static int option_add_custom(json_t *acc, const char *prefix, const json_t *custom,
+                             bool skip_artifact_keys)
 {
         const char *k;
         json_t *v;
@@ -576,13 +597,14 @@ static int option_add_custom(json_t *acc, const char *prefix, const json_t *cust
                 json_auto_t *num = NULL;
                 int r = 0;
 
-                if (!type)
+                if (!type ||
+                    (skip_artifact_keys && (streq(k, "metricsType") || streq(k, "model_id"))))
                         continue;
                 if (streq(type, "MetadataStringValue")) {
-                        snprintf(key, sizeof(key), "%s%s.string_value", prefix, k);
+                        option_key(key, sizeof(key), prefix, k, ".string_value");
                         r = option_add(acc, key, json_object_get(v, "string_value"));
                 } else if (streq(type, "MetadataDoubleValue")) {
-                        snprintf(key, sizeof(key), "%s%s.double_value", prefix, k);
+                        option_key(key, sizeof(key), prefix, k, ".double_value");
                         r = option_add(acc, key, json_object_get(v, "double_value"));
                 } else if (streq(type, "MetadataIntValue")) {
                         bool ok;
@@ -591,7 +613,7 @@ static int option_add_custom(json_t *acc, const char *prefix, const json_t *cust
                         if (!ok)
                                 continue;
                         num = json_real(d);
-                        snprintf(key, sizeof(key), "%s%s.int_value", prefix, k);
+                        option_key(key, sizeof(key), prefix, k, ".int_value");
                         r = option_add(acc, key, num);
                 }
                 if (r < 0)
@@ -634,17 +656,14 @@ static int model_options_add(json_t *acc, const struct catalog_model_data *data)
                 if (r < 0)
                         return r;
         }
-        r = option_add_custom(acc, "", catalog_record_get(src, "customProperties"));
+        r = option_add_custom(acc, "", catalog_record_get(src, "customProperties"), false);
         if (r < 0)
                 return r;
+        /* the artifacts' maps are read in place (a copy without the two keys was made and
+         * freed for every artifact) */
         json_array_foreach(data->artifacts, j, a) {
-                json_auto_t *copy = json_copy(json_object_get(a, "customProperties"));
-
-                if (!copy)
-                        return -ENOMEM;
-                json_object_del(copy, "metricsType");
-                json_object_del(copy, "model_id");
-                r = option_add_custom(acc, "artifacts.", copy);
+                r = option_add_custom(acc, "artifacts.", json_object_get(a, "customProperties"),
+                                      true);
                 if (r < 0)
                         return r;
         }
