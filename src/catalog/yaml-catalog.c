@@ -128,6 +128,27 @@ static int intern_key(struct buf *k, const json_t *v)
         return -EINVAL;
 }
 
+/* The shared value of the key in t->key (a new reference), or NULL when there is none yet. */
+static json_t *intern_hit(struct intern_table *t)
+{
+        /* a string with a NUL cannot be a key: such values stay unshared */
+        if (strlen(buf_str(&t->key)) != t->key.len)
+                return NULL;
+        return json_incref(json_object_get(t->map, buf_str(&t->key)));
+}
+
+/* Takes v, the value of the key in t->key, and shares it from now on; v, or NULL (no memory). */
+static json_t *intern_add(struct intern_table *t, json_t *v)
+{
+        if (!v || strlen(buf_str(&t->key)) != t->key.len)
+                return v;
+        if (json_object_set(t->map, buf_str(&t->key), v) < 0) {
+                json_decref(v);
+                return NULL;
+        }
+        return v;
+}
+
 /* Takes v; returns the shared value equal to it (a new reference) or NULL (out of memory). */
 static json_t *intern(struct ydoc *d, json_t *v)
 {
@@ -137,24 +158,30 @@ static json_t *intern(struct ydoc *d, json_t *v)
         if (!v || !t)
                 return v;
         buf_reset(&t->key);
-        /* a string with a NUL cannot be a key: such values stay unshared */
-        if (intern_key(&t->key, v) < 0 || strlen(buf_str(&t->key)) != t->key.len)
+        if (intern_key(&t->key, v) < 0)
                 return v;
-        hit = json_object_get(t->map, buf_str(&t->key));
+        hit = intern_hit(t);
         if (hit) {
                 json_decref(v);
-                return json_incref(hit);
+                return hit;
         }
-        if (json_object_set(t->map, buf_str(&t->key), v) < 0) {
-                json_decref(v);
-                return NULL;
-        }
-        return v;
+        return intern_add(t, v);
 }
 
+/* The shared string s (a new reference), or NULL (out of memory); looked up before it is built
+ * (most strings interned are repeats: a provider, a license, a time). */
 static json_t *intern_string(struct ydoc *d, const char *s)
 {
-        return intern(d, json_string(s));
+        struct intern_table *t = d->intern;
+        json_t *hit;
+
+        if (!t)
+                return json_string(s);
+        buf_reset(&t->key);
+        if (key_bytes(&t->key, 's', s, strlen(s)) < 0)
+                return intern(d, json_string(s));
+        hit = intern_hit(t);
+        return hit ? hit : intern_add(t, json_string(s));
 }
 
 static int store_node(struct ydoc *d, yaml_node_t *n, void *ret, struct catalog_error *err)
@@ -163,6 +190,21 @@ static int store_node(struct ydoc *d, yaml_node_t *n, void *ret, struct catalog_
         (void)err;
         *(yaml_node_t **)ret = n;
         return 0;
+}
+
+/* v in decimal into buf (at least 21 bytes), without printf (two times per model and artifact). */
+static void u64_decimal(char *buf, uint64_t v)
+{
+        char t[20];
+        size_t n = 0;
+
+        do {
+                t[n++] = (char)('0' + v % 10);
+                v /= 10;
+        } while (v);
+        for (size_t i = 0; i < n; i++)
+                buf[i] = t[n - 1 - i];
+        buf[n] = '\0';
 }
 
 /* A JSON string of milliseconds since the epoch; YAML may give it as a number or a string. */
@@ -184,7 +226,7 @@ static int field_epoch(struct ydoc *d, yaml_node_t *n, void *ret, struct catalog
                                   "expected milliseconds since the epoch, got '%s'", s ? s : "?");
                 return -EINVAL;
         }
-        snprintf(buf, sizeof(buf), "%" PRIu64, v);
+        u64_decimal(buf, v);
         j = intern_string(d, buf);
         if (!j)
                 return -ENOMEM;
@@ -303,6 +345,40 @@ static json_t *metadata_value_new(const char *type, const char *vkey, json_t *va
         return o;
 }
 
+/*
+ * The shared MetadataValue {"metadataType": kind's type, kind's vkey: value} (takes value; a new
+ * reference, or NULL when out of memory). Its key is intern_key()'s of that object, built from
+ * the parts, so that a repeat (most are) costs no object built and freed.
+ */
+static json_t *intern_metadata_value(struct ydoc *d, const struct metadata_kind *kind,
+                                     json_t *value)
+{
+        struct intern_table *t = d->intern;
+        json_t *hit;
+        int r;
+
+        if (!t)
+                return metadata_value_new(kind->type, kind->vkey, value);
+        buf_reset(&t->key);
+        r = key_hex(&t->key, 'o', 2);
+        if (r >= 0)
+                r = key_bytes(&t->key, 'k', "metadataType", strlen("metadataType"));
+        if (r >= 0)
+                r = key_bytes(&t->key, 's', kind->type, strlen(kind->type));
+        if (r >= 0)
+                r = key_bytes(&t->key, 'k', kind->vkey, strlen(kind->vkey));
+        if (r >= 0)
+                r = intern_member_key(&t->key, value);
+        if (r < 0)
+                return intern(d, metadata_value_new(kind->type, kind->vkey, value));
+        hit = intern_hit(t);
+        if (hit) {
+                json_decref(value);
+                return hit;
+        }
+        return intern_add(t, metadata_value_new(kind->type, kind->vkey, value));
+}
+
 /* Normalises one property as written (raw) into a shared MetadataValue (a new reference). */
 static int custom_property_value(struct ydoc *d, const char *key, unsigned line, json_t *raw,
                                  json_t **ret, struct catalog_error *err)
@@ -338,11 +414,8 @@ static int custom_property_value(struct ydoc *d, const char *key, unsigned line,
                                   type, kind->vkey);
                 return -EINVAL;
         }
-        value = intern(d, metadata_value_new(kind->type, kind->vkey, value));
-        if (!value)
-                return -ENOMEM;
-        *ret = value;
-        return 0;
+        *ret = intern_metadata_value(d, kind, value);
+        return *ret ? 0 : -ENOMEM;
 }
 
 /* Adds the property of one mapping pair (k: v) to out. */
