@@ -560,10 +560,9 @@ Test(behaviour, equal_artifacts_are_shared_and_served_apart)
 
         cr_assert_eq(catalog_models_parse("s.yaml", yaml, strlen(yaml), &load.data, &e), 0, "%s",
                      e.message);
-        cr_assert_eq(json_array_get(load.data->v[0].artifacts, 0),
-                     json_array_get(load.data->v[1].artifacts, 0));
-        cr_assert_eq(json_array_get(load.data->v[0].artifacts, 1),
-                     json_array_get(load.data->v[1].artifacts, 0));
+        cr_assert_eq(load.data->v[0].artifacts[0], load.data->v[1].artifacts[0]);
+        cr_assert_eq(load.data->v[0].artifacts[1], load.data->v[1].artifacts[0]);
+        cr_assert_eq(load.data->v[0].artifacts[0]->refs, 3, "one record, three references");
         cr_assert_eq(catalog_record_get(load.data->v[0].rec, "customProperties"),
                      catalog_record_get(load.data->v[1].rec, "customProperties"));
         catalog_source_load_release(&load);
@@ -618,21 +617,22 @@ Test(behaviour, artifact_filter_options_and_shared_maps)
         struct catalog_source_load load = { 0 };
         struct catalog_error e = { 0 };
         struct mem_index mi;
-        json_t *f, *a1, *a2;
+        const struct catalog_record *a1, *a2;
+        json_t *f;
 
         cr_assert_eq(catalog_models_parse("s.yaml", yaml, strlen(yaml), &load.data, &e), 0, "%s",
                      e.message);
-        a1 = json_array_get(load.data->v[0].artifacts, 0);
-        a2 = json_array_get(load.data->v[1].artifacts, 0);
+        a1 = load.data->v[0].artifacts[0];
+        a2 = load.data->v[1].artifacts[0];
         cr_assert_neq(a1, a2);
-        cr_assert_eq(json_object_size(json_object_get(a1, "customProperties")), 0);
-        cr_assert_eq(json_object_get(a1, "customProperties"),
-                     json_object_get(a2, "customProperties"), "one shared empty map");
-        cr_assert_eq(json_object_get(json_object_get(json_array_get(load.data->v[0].artifacts, 1),
-                                                     "customProperties"),
+        cr_assert_eq(json_object_size(catalog_record_get(a1, "customProperties")), 0);
+        cr_assert_eq(catalog_record_get(a1, "customProperties"),
+                     catalog_record_get(a2, "customProperties"), "one shared empty map");
+        cr_assert_eq(json_object_get(catalog_record_get(load.data->v[0].artifacts[1],
+                                                        "customProperties"),
                                      "hw"),
-                     json_object_get(json_object_get(json_array_get(load.data->v[1].artifacts, 1),
-                                                     "customProperties"),
+                     json_object_get(catalog_record_get(load.data->v[1].artifacts[1],
+                                                        "customProperties"),
                                      "hw"),
                      "one shared MetadataValue");
         catalog_source_load_release(&load);

@@ -239,13 +239,13 @@ Test(catalog_file, fixture_parses)
                          "1736899200000");
         cp = json_object_get(json_object_get(alpha, "customProperties"), "context_window");
         cr_assert_str_eq(json_string_value(json_object_get(cp, "int_value")), "8192");
-        cr_assert_eq(json_array_size(m->v[0].artifacts), 4);
-        cr_assert_str_eq(json_string_value(json_object_get(json_array_get(m->v[0].artifacts, 0),
-                                                           "artifactType")),
+        cr_assert_eq(m->v[0].n_artifacts, 4);
+        cr_assert_str_eq(json_string_value(
+                                 catalog_record_get(m->v[0].artifacts[0], "artifactType")),
                          "model-artifact");
-        cr_assert_str_eq(json_string_value(json_object_get(json_array_get(m->v[0].artifacts, 1),
-                                                           "metricsType")),
+        cr_assert_str_eq(json_string_value(catalog_record_get(m->v[0].artifacts[1], "metricsType")),
                          "performance-metrics");
+        cr_assert_null(m->v[0].artifacts_json, "the loader builds records only");
         json_decref(alpha);
         catalog_models_unref(m);
         free(p);
