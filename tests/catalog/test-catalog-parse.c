@@ -12,6 +12,7 @@
 #include "catalog/service.h"
 #include "catalog/sources.h"
 #include "catalog/yaml-catalog.h"
+#include "util/buf.h"
 
 static int parse_config(const char *text, struct catalog_config *c, struct catalog_error *e)
 {
@@ -353,6 +354,49 @@ Test(catalog_file, anchors_aliases_and_documents)
 }
 
 /* ---- globs ---- */
+
+/* The composer copies scalars into blocks of 256 KiB: values that fill many blocks, one larger
+ * than a block and the ones around it come out whole and NUL-terminated. */
+Test(catalog_file, scalars_across_text_blocks)
+{
+        enum { N = 6000, BIG = 300 * 1024 };
+        struct buf y = BUF_INIT(SIZE_MAX);
+        struct catalog_models *m = NULL;
+        struct catalog_error e = { 0 };
+        char *big = malloc(BIG + 1);
+        char name[32];
+
+        cr_assert_not_null(big);
+        memset(big, 'x', BIG);
+        big[BIG] = '\0';
+        cr_assert_eq(buf_puts(&y, "models:\n"), 0);
+        for (size_t i = 0; i < N; i++) {
+                snprintf(name, sizeof(name), "m%05zu", i);
+                cr_assert_eq(buf_puts(&y, "  - name: "), 0);
+                cr_assert_eq(buf_puts(&y, name), 0);
+                cr_assert_eq(buf_puts(&y, "\n    description: "), 0);
+                cr_assert_eq(buf_puts(&y, i == N / 2 ? big : "a description of some length"), 0);
+                cr_assert_eq(buf_puts(&y, "\n    provider: p\n"), 0);
+        }
+        cr_assert_eq(catalog_models_parse("big.yaml", buf_str(&y), y.len, &m, &e), 0, "%s",
+                     e.message);
+        cr_assert_eq(m->n, N);
+        for (size_t i = 0; i < N; i++) {
+                const char *d = json_string_value(catalog_record_get(m->v[i].rec, "description"));
+
+                snprintf(name, sizeof(name), "m%05zu", i);
+                cr_assert_str_eq(m->v[i].name, name);
+                cr_assert_str_eq(json_string_value(catalog_record_get(m->v[i].rec, "provider")),
+                                 "p");
+                if (i == N / 2)
+                        cr_assert_eq(strlen(d), BIG);
+                else
+                        cr_assert_str_eq(d, "a description of some length");
+        }
+        catalog_models_unref(m);
+        buf_release(&y);
+        free(big);
+}
 
 Test(glob, matching)
 {
