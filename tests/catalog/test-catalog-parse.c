@@ -293,6 +293,70 @@ Test(catalog_file, strictness)
         }
 }
 
+/* A property {metadataType, <value key>} is read from the nodes (no jansson object in between):
+ * the same values and errors as through the general conversion, in either member order, quoted
+ * or plain. */
+Test(catalog_file, custom_property_shapes)
+{
+        static const char *const cases[][2] = {
+                { "{metadataType: MetadataStringValue, string_value: 1.50}",
+                  "{\"metadataType\":\"MetadataStringValue\",\"string_value\":\"1.5\"}" },
+                { "{string_value: true, metadataType: MetadataStringValue}",
+                  "{\"metadataType\":\"MetadataStringValue\",\"string_value\":\"true\"}" },
+                { "{\"metadataType\": \"MetadataIntValue\", int_value: 42}",
+                  "{\"metadataType\":\"MetadataIntValue\",\"int_value\":\"42\"}" },
+                { "{int_value: '7', metadataType: MetadataIntValue}",
+                  "{\"metadataType\":\"MetadataIntValue\",\"int_value\":\"7\"}" },
+                { "{metadataType: MetadataDoubleValue, double_value: '2.5'}",
+                  "{\"metadataType\":\"MetadataDoubleValue\",\"double_value\":2.5}" },
+                { "{metadataType: MetadataBoolValue, bool_value: true}",
+                  "{\"metadataType\":\"MetadataBoolValue\",\"bool_value\":true}" },
+                { "{metadataType: MetadataStructValue, struct_value: '{\"a\": 1}'}",
+                  "{\"metadataType\":\"MetadataStructValue\",\"struct_value\":\"{\\\"a\\\": 1}\"}" },
+        };
+        static const char *const bad[][2] = {
+                { "{metadataType: MetadataIntValue, int_value: abc}",
+                  "custom property 'x': invalid int_value" },
+                { "{metadataType: MetadataBoolValue, bool_value: 3}",
+                  "custom property 'x': MetadataBoolValue needs exactly metadataType and bool_value" },
+                { "{metadataType: MetadataStringValue, int_value: 3}",
+                  "custom property 'x': MetadataStringValue needs exactly metadataType and "
+                  "string_value" },
+                { "{metadataType: 3, int_value: 3}", "custom property 'x' needs a metadataType" },
+                { "{metadataType: MetadataFooValue, foo_value: 3}",
+                  "custom property 'x': unknown metadataType 'MetadataFooValue'" },
+                { "{metadataType: MetadataIntValue, int_value: [1]}",
+                  "custom property 'x': invalid int_value" },
+        };
+        char yaml[512];
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                struct catalog_models *m = NULL;
+                struct catalog_error e = { 0 };
+                char *got;
+
+                snprintf(yaml, sizeof(yaml),
+                         "models:\n  - name: a\n    customProperties:\n      x: %s\n", cases[i][0]);
+                cr_assert_eq(parse_models(yaml, &m, &e), 0, "case %zu: %s", i, e.message);
+                got = json_dumps(
+                        json_object_get(catalog_record_get(m->v[0].rec, "customProperties"), "x"),
+                        JSON_COMPACT | JSON_PRESERVE_ORDER);
+                cr_assert_str_eq(got, cases[i][1], "case %zu", i);
+                free(got);
+                catalog_models_unref(m);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                struct catalog_models *m = NULL;
+                struct catalog_error e = { 0 };
+
+                snprintf(yaml, sizeof(yaml),
+                         "models:\n  - name: a\n    customProperties:\n      x: %s\n", bad[i][0]);
+                cr_assert_eq(parse_models(yaml, &m, &e), -EINVAL, "case %zu accepted", i);
+                cr_assert_str_eq(e.message, bad[i][1], "case %zu", i);
+                cr_assert_eq(e.line, 4, "case %zu", i);
+        }
+}
+
 Test(catalog_file, alias_bomb_is_bounded)
 {
         /* 9 levels of 10x fan-out: 10^9 nodes if expanded */
