@@ -644,14 +644,6 @@ static int set_error(char **slot, const char *prefix, const char *msg)
         return 0;
 }
 
-static void model_data_release(struct catalog_model_data *d)
-{
-        json_decref(d->model);
-        catalog_record_free(d->rec);
-        json_decref(d->artifacts);
-        *d = (struct catalog_model_data){ 0 };
-}
-
 /* The models of step 3 so far, and the names that could not be fetched with their causes. */
 struct fetched {
         struct catalog_models *data; /* owned */
@@ -667,7 +659,7 @@ struct fetched {
 static int fetch_model(struct hf_client *cl, const char *nm, int64_t now_ms, struct fetched *f)
 {
         const struct catalog_hf_config *c = cl->cfg;
-        CLEANUP(model_data_release) struct catalog_model_data d = { 0 };
+        CLEANUP(catalog_model_data_release) struct catalog_model_data d = { 0 };
         json_auto_t *info = NULL;
         AUTOFREE char *readme = NULL;
         char err[HF_ERROR_MAX];

@@ -663,7 +663,7 @@ int catalog_hf_model_from_info(const json_t *info, const char *fallback_name, co
         if (!ret->name)
                 return -ENOMEM;
         ret->model = TAKE_PTR(m);
-        ret->artifacts = TAKE_PTR(arts);
+        ret->artifacts_json = TAKE_PTR(arts);
         ret->line = 0;
         return 0;
 }

@@ -371,11 +371,9 @@ static int lower_append(struct buf *b, const char *s)
 /* The model's accuracy: the highest overall_average of its artifacts. */
 static void model_accuracy(struct catalog_model *m)
 {
-        size_t i;
-        json_t *v;
-
-        json_array_foreach(m->data->artifacts, i, v) {
-                json_t *avg = json_object_get(json_object_get(v, "customProperties"),
+        for (size_t i = 0; i < m->data->n_artifacts; i++) {
+                json_t *avg = json_object_get(catalog_record_get(m->data->artifacts[i],
+                                                                 "customProperties"),
                                               "overall_average");
                 bool ok;
                 double d;
@@ -468,13 +466,11 @@ static json_t *model_artifacts_json(const struct catalog_model *m)
 {
         json_auto_t *arts = json_array();
         char idbuf[32];
-        size_t i;
-        json_t *v;
 
         if (!arts)
                 return NULL;
-        json_array_foreach(m->data->artifacts, i, v) {
-                json_t *a = json_copy(v);
+        for (size_t i = 0; i < m->data->n_artifacts; i++) {
+                json_t *a = catalog_record_to_json(m->data->artifacts[i]);
 
                 snprintf(idbuf, sizeof(idbuf), "%" PRId64, m->index->art_ids[m->art_off + i]);
                 if (!a || json_object_set_new(a, "id", json_string(idbuf)) < 0 ||
@@ -565,7 +561,28 @@ static int option_add(json_t *acc, const char *key, const json_t *value)
         return 0;
 }
 
-static int option_add_custom(json_t *acc, const char *prefix, const json_t *custom)
+/*
+ * prefix, name and suffix into key (n bytes), cut as snprintf() would cut it: this runs for
+ * every custom property of every model and artifact, and printf's format parsing was 1% of a load.
+ */
+static void option_key(char *key, size_t n, const char *prefix, const char *name,
+                       const char *suffix)
+{
+        const char *parts[] = { prefix, name, suffix };
+        size_t len = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(parts); i++) {
+                size_t l = MIN(strlen(parts[i]), n - 1 - len);
+
+                memcpy(key + len, parts[i], l);
+                len += l;
+        }
+        key[len] = '\0';
+}
+
+/* skip_artifact_keys: leaves out the properties "metricsType" and "model_id" (artifacts). */
+static int option_add_custom(json_t *acc, const char *prefix, const json_t *custom,
+                             bool skip_artifact_keys)
 {
         const char *k;
         json_t *v;
@@ -576,13 +593,14 @@ static int option_add_custom(json_t *acc, const char *prefix, const json_t *cust
                 json_auto_t *num = NULL;
                 int r = 0;
 
-                if (!type)
+                if (!type ||
+                    (skip_artifact_keys && (streq(k, "metricsType") || streq(k, "model_id"))))
                         continue;
                 if (streq(type, "MetadataStringValue")) {
-                        snprintf(key, sizeof(key), "%s%s.string_value", prefix, k);
+                        option_key(key, sizeof(key), prefix, k, ".string_value");
                         r = option_add(acc, key, json_object_get(v, "string_value"));
                 } else if (streq(type, "MetadataDoubleValue")) {
-                        snprintf(key, sizeof(key), "%s%s.double_value", prefix, k);
+                        option_key(key, sizeof(key), prefix, k, ".double_value");
                         r = option_add(acc, key, json_object_get(v, "double_value"));
                 } else if (streq(type, "MetadataIntValue")) {
                         bool ok;
@@ -591,7 +609,7 @@ static int option_add_custom(json_t *acc, const char *prefix, const json_t *cust
                         if (!ok)
                                 continue;
                         num = json_real(d);
-                        snprintf(key, sizeof(key), "%s%s.int_value", prefix, k);
+                        option_key(key, sizeof(key), prefix, k, ".int_value");
                         r = option_add(acc, key, num);
                 }
                 if (r < 0)
@@ -624,8 +642,6 @@ static int option_add_all(json_t *acc, const char *key, const json_t *val, bool 
 static int model_options_add(json_t *acc, const struct catalog_model_data *data)
 {
         const struct catalog_record *src = data->rec;
-        size_t j;
-        json_t *a;
         int r;
 
         for (size_t f = 0; f < ELEMENTSOF(option_string_fields); f++) {
@@ -634,17 +650,15 @@ static int model_options_add(json_t *acc, const struct catalog_model_data *data)
                 if (r < 0)
                         return r;
         }
-        r = option_add_custom(acc, "", catalog_record_get(src, "customProperties"));
+        r = option_add_custom(acc, "", catalog_record_get(src, "customProperties"), false);
         if (r < 0)
                 return r;
-        json_array_foreach(data->artifacts, j, a) {
-                json_auto_t *copy = json_copy(json_object_get(a, "customProperties"));
-
-                if (!copy)
-                        return -ENOMEM;
-                json_object_del(copy, "metricsType");
-                json_object_del(copy, "model_id");
-                r = option_add_custom(acc, "artifacts.", copy);
+        /* the artifacts' maps are read in place (a copy without the two keys was made and
+         * freed for every artifact) */
+        for (size_t j = 0; j < data->n_artifacts; j++) {
+                r = option_add_custom(acc, "artifacts.",
+                                      catalog_record_get(data->artifacts[j], "customProperties"),
+                                      true);
                 if (r < 0)
                         return r;
         }
@@ -820,11 +834,11 @@ static ssize_t prop_name_id(const struct catalog_index *idx, const char *name)
 /* The number of custom properties over the artifacts of one model. */
 static size_t model_artifact_prop_count(const struct catalog_model_data *data)
 {
-        size_t total = 0, j;
-        json_t *a;
+        size_t total = 0;
 
-        json_array_foreach(data->artifacts, j, a)
-                total += json_object_size(json_object_get(a, "customProperties"));
+        for (size_t j = 0; j < data->n_artifacts; j++)
+                total += json_object_size(
+                        catalog_record_get(data->artifacts[j], "customProperties"));
         return total;
 }
 
@@ -839,12 +853,13 @@ static int prop_names_build(struct catalog_index *idx)
         if (!idx->prop_names)
                 return -ENOMEM;
         for (size_t i = 0; i < idx->n_models; i++) {
-                size_t j;
-                json_t *a, *v;
+                const struct catalog_model_data *d = idx->models[i].data;
                 const char *k;
+                json_t *v;
 
-                json_array_foreach(idx->models[i].data->artifacts, j, a)
-                        json_object_foreach(json_object_get(a, "customProperties"), k, v)
+                for (size_t j = 0; j < d->n_artifacts; j++)
+                        json_object_foreach(catalog_record_get(d->artifacts[j], "customProperties"),
+                                            k, v)
                                 idx->prop_names[n++] = k;
         }
         qsort(idx->prop_names, n, sizeof(*idx->prop_names), cmp_strp);
@@ -859,17 +874,18 @@ static int prop_names_build(struct catalog_index *idx)
 /* The compact (id, value) list of m's artifact custom properties, sorted by id. */
 static int model_aprops_build(const struct catalog_index *idx, struct catalog_model *m)
 {
-        size_t cnt = model_artifact_prop_count(m->data), j;
-        json_t *a, *v;
+        size_t cnt = model_artifact_prop_count(m->data);
         const char *k;
+        json_t *v;
 
         if (cnt == 0)
                 return 0;
         m->aprops = calloc(cnt, sizeof(*m->aprops));
         if (!m->aprops)
                 return -ENOMEM;
-        json_array_foreach(m->data->artifacts, j, a)
-                json_object_foreach(json_object_get(a, "customProperties"), k, v)
+        for (size_t j = 0; j < m->data->n_artifacts; j++)
+                json_object_foreach(catalog_record_get(m->data->artifacts[j], "customProperties"),
+                                    k, v)
                         m->aprops[m->n_aprops++] = (struct art_prop){
                                 .id = (uint32_t)prop_name_id(idx, k), .mv = v
                         };
@@ -1027,7 +1043,7 @@ static int index_take_sources(struct catalog_index *idx, struct catalog_source_l
                     idx->config.sources[i].enabled) {
                         total += idx->sources[i].data->n;
                         for (size_t j = 0; j < idx->sources[i].data->n; j++)
-                                total_art += json_array_size(idx->sources[i].data->v[j].artifacts);
+                                total_art += idx->sources[i].data->v[j].n_artifacts;
                 }
         }
         idx->models = calloc(total + 1, sizeof(*idx->models));
@@ -1044,7 +1060,7 @@ static int index_add_model(struct catalog_index *idx, const struct catalog_sourc
                            struct id_builder *b)
 {
         struct catalog_model *m = &idx->models[idx->n_models];
-        size_t n_art = json_array_size(d->artifacts);
+        size_t n_art = d->n_artifacts;
         int r;
 
         m->src = s;
@@ -1163,12 +1179,11 @@ static int index_finish(struct catalog_index *idx)
         idx->well_typed = true;
         for (size_t i = 0; i < idx->n_models && idx->well_typed; i++) {
                 const struct catalog_model *m = &idx->models[i];
-                size_t j;
-                json_t *a;
 
                 idx->well_typed = custom_well_typed(m->custom);
-                json_array_foreach(m->data->artifacts, j, a)
-                        if (!custom_well_typed(json_object_get(a, "customProperties")))
+                for (size_t j = 0; j < m->data->n_artifacts; j++)
+                        if (!custom_well_typed(
+                                    catalog_record_get(m->data->artifacts[j], "customProperties")))
                                 idx->well_typed = false;
         }
         r = artifact_props_build(idx);
@@ -1500,18 +1515,30 @@ static const char *const artifact_string_fields[] = {
 };
 
 /* 1 match, 0 no match, -EDOM when a custom property's value cannot be compared (upstream: 400) */
-static int artifact_match_property(const json_t *a, int64_t id, const char *p,
+/* An artifact's member: of a served object or of a loaded record (borrowed), or NULL. */
+typedef json_t *(*artifact_get_fn)(const void *a, const char *key);
+
+static json_t *artifact_json_get(const void *a, const char *key)
+{
+        return json_object_get(a, key);
+}
+
+static json_t *artifact_record_get(const void *a, const char *key)
+{
+        return catalog_record_get(a, key);
+}
+
+static int artifact_match_property(artifact_get_fn get, const void *a, int64_t id, const char *p,
                                    const struct filterq_cmp *cmp)
 {
         for (size_t i = 0; i < ELEMENTSOF(artifact_string_fields); i++)
                 if (streq(p, artifact_string_fields[i]))
-                        return filterq_match_value(cmp, json_object_get(a, p));
+                        return filterq_match_value(cmp, get(a, p));
         if (streq(p, "id"))
                 return match_int(cmp, id);
         if (streq(p, "createTimeSinceEpoch") || streq(p, "lastUpdateTimeSinceEpoch"))
-                return json_object_get(a, p) && match_int(cmp, epoch_of(a, p));
-        return filterq_compare_metadata(cmp,
-                                        json_object_get(json_object_get(a, "customProperties"), p));
+                return get(a, p) && match_int(cmp, epoch_value(get(a, p)));
+        return filterq_compare_metadata(cmp, json_object_get(get(a, "customProperties"), p));
 }
 
 static bool artifact_field_is_builtin(const char *p)
@@ -1529,7 +1556,7 @@ static int artifact_match(void *ud, const struct filterq_cmp *cmp)
         int64_t id = 0;
 
         (void)!safe_atoi64(str_or(json_string_value(json_object_get(ud, "id")), ""), &id);
-        return artifact_match_property(ud, id, cmp->property, cmp);
+        return artifact_match_property(artifact_json_get, ud, id, cmp->property, cmp);
 }
 
 /* An artifact custom property of m (ap): through the interned id and the compact per-model list. */
@@ -1556,13 +1583,11 @@ static int model_match_artifact_custom(const struct catalog_model *m, const char
 static int model_match_artifacts(const struct catalog_model *m, const char *ap,
                                  const struct filterq_cmp *cmp)
 {
-        size_t i;
-        json_t *a;
-
         if (!artifact_field_is_builtin(ap))
                 return model_match_artifact_custom(m, ap, cmp);
-        json_array_foreach(m->data->artifacts, i, a) {
-                int r = artifact_match_property(a, m->index->art_ids[m->art_off + i], ap, cmp);
+        for (size_t i = 0; i < m->data->n_artifacts; i++) {
+                int r = artifact_match_property(artifact_record_get, m->data->artifacts[i],
+                                                m->index->art_ids[m->art_off + i], ap, cmp);
 
                 if (r != 0)
                         return r;
@@ -1697,10 +1722,11 @@ static int postings_add_model(struct catalog_postings_builder *b, const struct c
         }
         if (r >= 0)
                 r = postings_add_custom(b, POST_CUSTOM, m->custom, pos);
-        json_array_foreach(m->data->artifacts, i, e)
-                if (r >= 0)
-                        r = postings_add_custom(b, POST_ART, json_object_get(e, "customProperties"),
-                                                pos);
+        for (size_t j = 0; j < m->data->n_artifacts && r >= 0; j++)
+                r = postings_add_custom(b, POST_ART,
+                                        catalog_record_get(m->data->artifacts[j],
+                                                           "customProperties"),
+                                        pos);
         return r;
 }
 
@@ -2170,14 +2196,12 @@ static bool artifact_key_wins(const struct sort_key *ak, const struct sort_key *
 static void artifacts_property_key(const struct catalog_model *m, const char *ap,
                                    const struct catalog_model_query *q, struct sort_key *k)
 {
-        size_t j;
-        json_t *a;
-
-        json_array_foreach(m->data->artifacts, j, a) {
+        for (size_t j = 0; j < m->data->n_artifacts; j++) {
+                const struct catalog_record *a = m->data->artifacts[j];
                 struct sort_key ak = { 0 };
 
-                property_key(json_object_get(a, ap), json_object_get(a, "customProperties"), ap,
-                             q->order_suffix, &ak);
+                property_key(catalog_record_get(a, ap), catalog_record_get(a, "customProperties"),
+                             ap, q->order_suffix, &ak);
                 if (!ak.has || !artifact_key_wins(&ak, k, q->page.desc))
                         continue;
                 k->has = true;

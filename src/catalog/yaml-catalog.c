@@ -18,17 +18,25 @@ struct catalog_models *catalog_models_ref(struct catalog_models *m)
         return m;
 }
 
+void catalog_model_data_release(struct catalog_model_data *d)
+{
+        json_decref(d->model);
+        catalog_record_unref(d->rec);
+        json_decref(d->artifacts_json);
+        for (size_t i = 0; i < d->n_artifacts; i++)
+                catalog_record_unref(d->artifacts[i]);
+        free(d->artifacts);
+        *d = (struct catalog_model_data){ 0 };
+}
+
 struct catalog_models *catalog_models_unref(struct catalog_models *m)
 {
         if (!m)
                 return NULL;
         if (__atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) > 0)
                 return NULL;
-        for (size_t i = 0; i < m->n; i++) {
-                json_decref(m->v[i].model);
-                catalog_record_free(m->v[i].rec);
-                json_decref(m->v[i].artifacts);
-        }
+        for (size_t i = 0; i < m->n; i++)
+                catalog_model_data_release(&m->v[i]);
         free(m->v);
         json_decref(m->mcp_servers);
         free(m);
@@ -46,6 +54,9 @@ struct intern_table {
         json_t *map;    /* key -> the shared value */
         struct buf key; /* scratch */
         json_t *stamp;  /* the load time (see catalog_models_stamp()) */
+        /* the shared artifact records (a reference each), by the position their key maps to */
+        struct catalog_record **records;
+        size_t n_records, cap_records;
 };
 
 /* tag, then v in hexadecimal, then ';' (no printf: this runs for every value of a file) */
@@ -128,6 +139,27 @@ static int intern_key(struct buf *k, const json_t *v)
         return -EINVAL;
 }
 
+/* The shared value of the key in t->key (a new reference), or NULL when there is none yet. */
+static json_t *intern_hit(struct intern_table *t)
+{
+        /* a string with a NUL cannot be a key: such values stay unshared */
+        if (strlen(buf_str(&t->key)) != t->key.len)
+                return NULL;
+        return json_incref(json_object_get(t->map, buf_str(&t->key)));
+}
+
+/* Takes v, the value of the key in t->key, and shares it from now on; v, or NULL (no memory). */
+static json_t *intern_add(struct intern_table *t, json_t *v)
+{
+        if (!v || strlen(buf_str(&t->key)) != t->key.len)
+                return v;
+        if (json_object_set(t->map, buf_str(&t->key), v) < 0) {
+                json_decref(v);
+                return NULL;
+        }
+        return v;
+}
+
 /* Takes v; returns the shared value equal to it (a new reference) or NULL (out of memory). */
 static json_t *intern(struct ydoc *d, json_t *v)
 {
@@ -137,24 +169,30 @@ static json_t *intern(struct ydoc *d, json_t *v)
         if (!v || !t)
                 return v;
         buf_reset(&t->key);
-        /* a string with a NUL cannot be a key: such values stay unshared */
-        if (intern_key(&t->key, v) < 0 || strlen(buf_str(&t->key)) != t->key.len)
+        if (intern_key(&t->key, v) < 0)
                 return v;
-        hit = json_object_get(t->map, buf_str(&t->key));
+        hit = intern_hit(t);
         if (hit) {
                 json_decref(v);
-                return json_incref(hit);
+                return hit;
         }
-        if (json_object_set(t->map, buf_str(&t->key), v) < 0) {
-                json_decref(v);
-                return NULL;
-        }
-        return v;
+        return intern_add(t, v);
 }
 
+/* The shared string s (a new reference), or NULL (out of memory); looked up before it is built
+ * (most strings interned are repeats: a provider, a license, a time). */
 static json_t *intern_string(struct ydoc *d, const char *s)
 {
-        return intern(d, json_string(s));
+        struct intern_table *t = d->intern;
+        json_t *hit;
+
+        if (!t)
+                return json_string(s);
+        buf_reset(&t->key);
+        if (key_bytes(&t->key, 's', s, strlen(s)) < 0)
+                return intern(d, json_string(s));
+        hit = intern_hit(t);
+        return hit ? hit : intern_add(t, json_string(s));
 }
 
 static int store_node(struct ydoc *d, yaml_node_t *n, void *ret, struct catalog_error *err)
@@ -163,6 +201,21 @@ static int store_node(struct ydoc *d, yaml_node_t *n, void *ret, struct catalog_
         (void)err;
         *(yaml_node_t **)ret = n;
         return 0;
+}
+
+/* v in decimal into buf (at least 21 bytes), without printf (two times per model and artifact). */
+static void u64_decimal(char *buf, uint64_t v)
+{
+        char t[20];
+        size_t n = 0;
+
+        do {
+                t[n++] = (char)('0' + v % 10);
+                v /= 10;
+        } while (v);
+        for (size_t i = 0; i < n; i++)
+                buf[i] = t[n - 1 - i];
+        buf[n] = '\0';
 }
 
 /* A JSON string of milliseconds since the epoch; YAML may give it as a number or a string. */
@@ -184,7 +237,7 @@ static int field_epoch(struct ydoc *d, yaml_node_t *n, void *ret, struct catalog
                                   "expected milliseconds since the epoch, got '%s'", s ? s : "?");
                 return -EINVAL;
         }
-        snprintf(buf, sizeof(buf), "%" PRIu64, v);
+        u64_decimal(buf, v);
         j = intern_string(d, buf);
         if (!j)
                 return -ENOMEM;
@@ -303,14 +356,76 @@ static json_t *metadata_value_new(const char *type, const char *vkey, json_t *va
         return o;
 }
 
+/*
+ * The shared MetadataValue {"metadataType": kind's type, kind's vkey: value} (takes value; a new
+ * reference, or NULL when out of memory). Its key is intern_key()'s of that object, built from
+ * the parts, so that a repeat (most are) costs no object built and freed.
+ */
+static json_t *intern_metadata_value(struct ydoc *d, const struct metadata_kind *kind,
+                                     json_t *value)
+{
+        struct intern_table *t = d->intern;
+        json_t *hit;
+        int r;
+
+        if (!t)
+                return metadata_value_new(kind->type, kind->vkey, value);
+        buf_reset(&t->key);
+        r = key_hex(&t->key, 'o', 2);
+        if (r >= 0)
+                r = key_bytes(&t->key, 'k', "metadataType", strlen("metadataType"));
+        if (r >= 0)
+                r = key_bytes(&t->key, 's', kind->type, strlen(kind->type));
+        if (r >= 0)
+                r = key_bytes(&t->key, 'k', kind->vkey, strlen(kind->vkey));
+        if (r >= 0)
+                r = intern_member_key(&t->key, value);
+        if (r < 0)
+                return intern(d, metadata_value_new(kind->type, kind->vkey, value));
+        hit = intern_hit(t);
+        if (hit) {
+                json_decref(value);
+                return hit;
+        }
+        return intern_add(t, metadata_value_new(kind->type, kind->vkey, value));
+}
+
+/*
+ * The shared MetadataValue of kind for the value raw (borrowed, NULL when missing) of property
+ * key; exact: the property had no other members. A new reference in *ret, or -EINVAL with err.
+ */
+static int metadata_value_of(struct ydoc *d, const char *key, unsigned line,
+                             const struct metadata_kind *kind, json_t *raw, bool exact,
+                             json_t **ret, struct catalog_error *err)
+{
+        json_t *value = NULL;
+        int r;
+
+        r = kind->normalise(raw, &value);
+        if (r == -EINVAL) {
+                catalog_error_set(err, d->file, line, "custom property '%s': invalid %s", key,
+                                  kind->vkey);
+                return r;
+        }
+        if (r < 0)
+                return r;
+        if (!value || !exact) {
+                json_decref(value);
+                catalog_error_set(err, d->file, line,
+                                  "custom property '%s': %s needs exactly metadataType and %s", key,
+                                  kind->type, kind->vkey);
+                return -EINVAL;
+        }
+        *ret = intern_metadata_value(d, kind, value);
+        return *ret ? 0 : -ENOMEM;
+}
+
 /* Normalises one property as written (raw) into a shared MetadataValue (a new reference). */
 static int custom_property_value(struct ydoc *d, const char *key, unsigned line, json_t *raw,
                                  json_t **ret, struct catalog_error *err)
 {
         const char *type = json_string_value(json_object_get(raw, "metadataType"));
         const struct metadata_kind *kind;
-        json_t *value = NULL;
-        int r;
 
         if (!json_is_object(raw) || !type) {
                 catalog_error_set(err, d->file, line, "custom property '%s' needs a metadataType",
@@ -323,26 +438,53 @@ static int custom_property_value(struct ydoc *d, const char *key, unsigned line,
                                   "custom property '%s': unknown metadataType '%s'", key, type);
                 return -EINVAL;
         }
-        r = kind->normalise(json_object_get(raw, kind->vkey), &value);
-        if (r == -EINVAL) {
-                catalog_error_set(err, d->file, line, "custom property '%s': invalid %s", key,
-                                  kind->vkey);
-                return r;
-        }
+        return metadata_value_of(d, key, line, kind, json_object_get(raw, kind->vkey),
+                                 json_object_size(raw) == 2, ret, err);
+}
+
+/*
+ * custom_property_value() for the usual shape, {metadataType: <a kind's type>, <its value key>:
+ * <scalar>}, read from the nodes without the jansson object ydoc_to_json() would build for it
+ * and free again (customProperties were 10% of a load's instructions): 1 with *ret, 0 when v has another shape (nothing visited: the caller takes the
+ * general path, which also words its errors), or a negative errno with err.
+ */
+static int custom_property_direct(struct ydoc *d, const char *key, unsigned line, yaml_node_t *v,
+                                  json_t **ret, struct catalog_error *err)
+{
+        const struct metadata_kind *kind;
+        yaml_node_t *k0, *k1, *v0, *v1, *tnode, *vnode;
+        json_auto_t *j0 = NULL, *j1 = NULL;
+        const char *s0, *s1;
+        int r;
+
+        if (v->type != YAML_MAPPING_NODE ||
+            v->data.mapping.pairs.top - v->data.mapping.pairs.start != 2)
+                return 0;
+        k0 = ydoc_node(d, v->data.mapping.pairs.start[0].key);
+        v0 = ydoc_node(d, v->data.mapping.pairs.start[0].value);
+        k1 = ydoc_node(d, v->data.mapping.pairs.start[1].key);
+        v1 = ydoc_node(d, v->data.mapping.pairs.start[1].value);
+        s0 = ynode_scalar(k0);
+        s1 = ynode_scalar(k1);
+        if (!s0 || !s1 || !ynode_scalar(v0) || !ynode_scalar(v1))
+                return 0;
+        tnode = streq(s0, "metadataType") ? v0 : streq(s1, "metadataType") ? v1 : NULL;
+        vnode = tnode == v0 ? v1 : v0;
+        /* a kind's type name reads as that string whether quoted or plain (not a number, bool or
+         * null), so the scalar's text is what ydoc_to_json() would give */
+        kind = tnode ? metadata_kind_find(ynode_scalar(tnode)) : NULL;
+        if (!kind || !streq(tnode == v0 ? s1 : s0, kind->vkey))
+                return 0;
+        /* the visits of ydoc_to_json(v): the mapping, then its values in order */
+        r = ydoc_visit(d, v, err);
+        if (r >= 0)
+                r = ydoc_to_json(d, v0, &j0, err);
+        if (r >= 0)
+                r = ydoc_to_json(d, v1, &j1, err);
         if (r < 0)
                 return r;
-        if (!value || json_object_size(raw) != 2) {
-                json_decref(value);
-                catalog_error_set(err, d->file, line,
-                                  "custom property '%s': %s needs exactly metadataType and %s", key,
-                                  type, kind->vkey);
-                return -EINVAL;
-        }
-        value = intern(d, metadata_value_new(kind->type, kind->vkey, value));
-        if (!value)
-                return -ENOMEM;
-        *ret = value;
-        return 0;
+        r = metadata_value_of(d, key, line, kind, vnode == v0 ? j0 : j1, true, ret, err);
+        return r < 0 ? r : 1;
 }
 
 /* Adds the property of one mapping pair (k: v) to out. */
@@ -363,10 +505,11 @@ static int custom_property_add(struct ydoc *d, yaml_node_t *k, yaml_node_t *v, j
                 catalog_error_set(err, d->file, line, "duplicate key '%s'", key);
                 return -EINVAL;
         }
-        r = ydoc_to_json(d, v, &raw, err);
-        if (r < 0)
-                return r;
-        r = custom_property_value(d, key, line, raw, &value, err);
+        r = custom_property_direct(d, key, line, v, &value, err);
+        if (r == 0)
+                r = ydoc_to_json(d, v, &raw, err);
+        if (r == 0)
+                r = custom_property_value(d, key, line, raw, &value, err);
         if (r < 0)
                 return r;
         return json_object_set_new(out, key, value) < 0 ? -ENOMEM : 0;
@@ -450,31 +593,6 @@ static const struct yfield artifact_fields[] = {
         { NULL, NULL, 0 },
 };
 
-static int set_opt_string(json_t *o, const char *key, const char *v)
-{
-        if (!v)
-                return 0;
-        return json_object_set_new(o, key, json_string(v)) < 0 ? -ENOMEM : 0;
-}
-
-/* The same for a value that repeats across models (a provider, a license, an artifact type). */
-static int set_shared_string(struct ydoc *d, json_t *o, const char *key, const char *v)
-{
-        json_t *j;
-
-        if (!v)
-                return 0;
-        j = intern_string(d, v);
-        return !j || json_object_set_new(o, key, j) < 0 ? -ENOMEM : 0;
-}
-
-static int set_opt_json(json_t *o, const char *key, json_t *v)
-{
-        if (!v)
-                return 0;
-        return json_object_set(o, key, v) < 0 ? -ENOMEM : 0;
-}
-
 /* A URI needs a scheme ("oci:", "s3:", "https:" ...) followed by something. */
 static bool uri_valid(const char *u)
 {
@@ -489,9 +607,9 @@ static bool uri_valid(const char *u)
         return true;
 }
 
-/* Checks the artifactType and metricsType of a and writes them into o. */
-static int artifact_kind_set(struct ydoc *d, const struct artifact_parse *a, unsigned line,
-                             json_t *o, struct catalog_error *err)
+/* Checks the artifactType and metricsType of a and adds them to b. */
+static int artifact_kind_add(struct ydoc *d, const struct artifact_parse *a, unsigned line,
+                             struct catalog_record_builder *b, struct catalog_error *err)
 {
         int r;
 
@@ -508,7 +626,8 @@ static int artifact_kind_set(struct ydoc *d, const struct artifact_parse *a, uns
                                           "metricsType is only valid on metrics artifacts");
                         return -EINVAL;
                 }
-                return set_shared_string(d, o, "artifactType", "model-artifact");
+                return catalog_record_builder_add(b, "artifactType",
+                                                  intern_string(d, "model-artifact"));
         }
         if (!streq(a->artifact_type, "metrics-artifact")) {
                 catalog_error_set(err, d->file, line, "unknown artifactType '%s'",
@@ -522,39 +641,124 @@ static int artifact_kind_set(struct ydoc *d, const struct artifact_parse *a, uns
                                   "accuracy-metrics");
                 return -EINVAL;
         }
-        r = set_shared_string(d, o, "artifactType", "metrics-artifact");
+        r = catalog_record_builder_add(b, "artifactType", intern_string(d, "metrics-artifact"));
         if (r < 0)
                 return r;
-        return set_shared_string(d, o, "metricsType", a->metrics_type);
+        return catalog_record_builder_add(b, "metricsType", intern_string(d, a->metrics_type));
 }
 
-/* Writes the other fields of a into o, in the order an artifact is served. */
-static int artifact_to_json(struct artifact_parse *a, json_t *o)
+static int rec_string(struct catalog_record_builder *b, const char *key, const char *v)
 {
+        return v ? catalog_record_builder_add(b, key, json_string(v)) : 0;
+}
+
+static int rec_json(struct catalog_record_builder *b, const char *key, json_t *v)
+{
+        return v ? catalog_record_builder_add(b, key, json_incref(v)) : 0;
+}
+
+/*
+ * Adds the other fields of a to b, in the order an artifact is served, then the load time for
+ * the times it lacks (where catalog_models_stamp() places them: last, create first), so that
+ * the artifact is complete before it is interned and never changed afterwards.
+ */
+static int artifact_to_record(struct ydoc *d, struct artifact_parse *a,
+                              struct catalog_record_builder *b)
+{
+        const struct intern_table *t = d->intern;
         int r;
 
-        r = set_opt_string(o, "uri", a->uri);
+        r = rec_string(b, "uri", a->uri);
         if (r >= 0)
-                r = set_opt_string(o, "name", a->name);
+                r = rec_string(b, "name", a->name);
         if (r >= 0)
-                r = set_opt_string(o, "description", a->description);
+                r = rec_string(b, "description", a->description);
         if (r >= 0)
-                r = set_opt_string(o, "externalId", a->external_id);
+                r = rec_string(b, "externalId", a->external_id);
         if (r >= 0)
-                r = set_opt_json(o, "createTimeSinceEpoch", a->create);
+                r = rec_json(b, "createTimeSinceEpoch", a->create);
         if (r >= 0)
-                r = set_opt_json(o, "lastUpdateTimeSinceEpoch", a->update);
+                r = rec_json(b, "lastUpdateTimeSinceEpoch", a->update);
+        /* an empty map is one shared object too (most model artifacts have none) */
         if (r >= 0 && !a->custom)
-                a->custom = json_object();
+                a->custom = intern(d, json_object());
         if (r >= 0)
-                r = a->custom ? set_opt_json(o, "customProperties", a->custom) : -ENOMEM;
+                r = a->custom ? rec_json(b, "customProperties", a->custom) : -ENOMEM;
+        if (r >= 0 && !a->create)
+                r = rec_json(b, "createTimeSinceEpoch", t->stamp);
+        if (r >= 0 && !a->update)
+                r = rec_json(b, "lastUpdateTimeSinceEpoch", t->stamp);
         return r;
 }
 
-static int parse_artifact(struct ydoc *d, yaml_node_t *n, json_t **ret, struct catalog_error *err)
+/* The table key of the record b would build: intern_key()'s of the equal object, tagged 'r'. */
+static int intern_record_key(struct buf *k, const struct catalog_record_builder *b)
+{
+        int r = key_hex(k, 'r', b->n);
+
+        for (size_t i = 0; i < b->n && r >= 0; i++) {
+                r = key_bytes(k, 'k', b->v[i].key, strlen(b->v[i].key));
+                if (r >= 0)
+                        r = intern_member_key(k, b->v[i].value);
+        }
+        return r;
+}
+
+/* Keeps a reference to rec in t under the key in t->key; -ENOMEM. */
+static int intern_record_add(struct intern_table *t, struct catalog_record *rec)
+{
+        if (t->n_records == t->cap_records) {
+                size_t cap = t->cap_records ? t->cap_records * 2 : 64;
+                struct catalog_record **v = reallocarray(t->records, cap,
+                                                         sizeof(struct catalog_record *));
+
+                if (!v)
+                        return -ENOMEM;
+                t->records = v;
+                t->cap_records = cap;
+        }
+        if (json_object_set_new(t->map, buf_str(&t->key), json_integer((json_int_t)t->n_records)) <
+            0)
+                return -ENOMEM;
+        t->records[t->n_records++] = catalog_record_ref(rec);
+        return 0;
+}
+
+/* The shared record of b's members (b is emptied): a new reference; -ENOMEM. */
+static int intern_record(struct ydoc *d, struct catalog_record_builder *b,
+                         struct catalog_record **ret)
+{
+        struct intern_table *t = d->intern;
+        CLEANUP(catalog_record_unrefp) struct catalog_record *rec = NULL;
+        json_t *pos = NULL;
+        int r;
+
+        buf_reset(&t->key);
+        r = intern_record_key(&t->key, b);
+        /* a string with a NUL cannot be a key: such records stay unshared */
+        if (r >= 0 && strlen(buf_str(&t->key)) == t->key.len)
+                pos = json_object_get(t->map, buf_str(&t->key));
+        else
+                return catalog_record_build(b, ret);
+        if (pos) {
+                catalog_record_builder_release(b);
+                *ret = catalog_record_ref(t->records[json_integer_value(pos)]);
+                return 0;
+        }
+        r = catalog_record_build(b, &rec);
+        if (r >= 0)
+                r = intern_record_add(t, rec);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(rec);
+        return 0;
+}
+
+static int parse_artifact(struct ydoc *d, yaml_node_t *n, struct catalog_record **ret,
+                          struct catalog_error *err)
 {
         CLEANUP(artifact_parse_release) struct artifact_parse a = { 0 };
-        json_auto_t *o = NULL;
+        CLEANUP(catalog_record_builder_release) struct catalog_record_builder b = { 0 };
         unsigned line = ynode_line(n);
         int r;
 
@@ -565,19 +769,15 @@ static int parse_artifact(struct ydoc *d, yaml_node_t *n, json_t **ret, struct c
         r = ydoc_dispatch(d, n, artifact_fields, &a, err);
         if (r < 0)
                 return r;
-        o = json_object();
-        if (!o)
-                return -ENOMEM;
-        r = artifact_kind_set(d, &a, line, o, err);
+        r = artifact_kind_add(d, &a, line, &b, err);
         if (r < 0)
                 return r;
-        r = artifact_to_json(&a, o);
+        r = artifact_to_record(d, &a, &b);
         if (r < 0)
                 return r;
-        /* equal artifacts (metrics of one shape, without times) are one shared object; the
+        /* equal artifacts (metrics of one shape, without times) are one shared record; the
          * index gives each its id by position, never by identity */
-        *ret = intern(d, TAKE_PTR(o));
-        return *ret ? 0 : -ENOMEM;
+        return intern_record(d, &b, ret);
 }
 
 struct model_parse {
@@ -641,8 +841,8 @@ static json_t *strv_to_json(char *const *v)
         return a;
 }
 
-/* Parses the artifacts list (node, may be NULL) of a model into arts. */
-static int parse_artifacts(struct ydoc *d, yaml_node_t *node, json_t *arts,
+/* Parses the artifacts list (node, may be NULL) of a model into ret's artifacts. */
+static int parse_artifacts(struct ydoc *d, yaml_node_t *node, struct catalog_model_data *ret,
                            struct catalog_error *err)
 {
         size_t count;
@@ -659,15 +859,16 @@ static int parse_artifacts(struct ydoc *d, yaml_node_t *node, json_t *arts,
                                   CATALOG_ARTIFACTS_PER_MODEL_MAX);
                 return -E2BIG;
         }
-        for (yaml_node_item_t *it = node->data.sequence.items.start;
-             it < node->data.sequence.items.top; it++) {
-                json_t *a = NULL;
-                int r = parse_artifact(d, ydoc_node(d, *it), &a, err);
+        ret->artifacts = calloc(count ? count : 1, sizeof(struct catalog_record *));
+        if (!ret->artifacts)
+                return -ENOMEM;
+        for (size_t i = 0; i < count; i++) {
+                int r = parse_artifact(d, ydoc_node(d, node->data.sequence.items.start[i]),
+                                       &ret->artifacts[i], err);
 
                 if (r < 0)
                         return r;
-                if (json_array_append_new(arts, a) < 0)
-                        return -ENOMEM;
+                ret->n_artifacts++;
         }
         return 0;
 }
@@ -689,19 +890,14 @@ static int model_compact(struct catalog_model_data *d)
         r = catalog_record_from_json(d->model, &rec);
         if (r < 0)
                 return r;
-        catalog_record_free(d->rec);
+        catalog_record_unref(d->rec);
         d->rec = rec;
         json_decref(d->model);
         d->model = NULL;
         return 0;
 }
 
-static int rec_string(struct catalog_record_builder *b, const char *key, const char *v)
-{
-        return v ? catalog_record_builder_add(b, key, json_string(v)) : 0;
-}
-
-/* The same for a value that repeats across models (a provider, a license). */
+/* rec_string() for a value that repeats across models (a provider, a license). */
 static int rec_shared_string(struct ydoc *d, struct catalog_record_builder *b, const char *key,
                              const char *v)
 {
@@ -712,11 +908,6 @@ static int rec_strv(struct ydoc *d, struct catalog_record_builder *b, const char
                     char *const *v)
 {
         return v ? catalog_record_builder_add(b, key, intern(d, strv_to_json(v))) : 0;
-}
-
-static int rec_json(struct catalog_record_builder *b, const char *key, json_t *v)
-{
-        return v ? catalog_record_builder_add(b, key, json_incref(v)) : 0;
 }
 
 /* Adds the fields of m to b, in the order a model is served. */
@@ -752,7 +943,7 @@ static int model_to_record(struct ydoc *d, struct model_parse *m, struct catalog
         if (r >= 0)
                 r = rec_json(b, "lastUpdateTimeSinceEpoch", m->update);
         if (r >= 0 && !m->custom)
-                m->custom = json_object();
+                m->custom = intern(d, json_object());
         if (r >= 0)
                 r = m->custom ? rec_json(b, "customProperties", m->custom) : -ENOMEM;
         return r;
@@ -782,8 +973,7 @@ static int parse_model(struct ydoc *d, yaml_node_t *n, struct catalog_model_data
                        struct catalog_error *err)
 {
         CLEANUP(model_parse_release) struct model_parse m = { 0 };
-        json_auto_t *arts = NULL;
-        struct catalog_record *rec = NULL;
+        CLEANUP(catalog_model_data_release) struct catalog_model_data data = { 0 };
         unsigned line = ynode_line(n);
         int r;
 
@@ -798,19 +988,16 @@ static int parse_model(struct ydoc *d, yaml_node_t *n, struct catalog_model_data
                 catalog_error_set(err, d->file, line, "model without name");
                 return -EINVAL;
         }
-        arts = json_array();
-        if (!arts)
-                return -ENOMEM;
-        r = parse_artifacts(d, m.artifacts, arts, err);
+        r = parse_artifacts(d, m.artifacts, &data, err);
         if (r < 0)
                 return r;
-        r = model_record(d, &m, &rec);
+        r = model_record(d, &m, &data.rec);
         if (r < 0)
                 return r;
-        ret->line = line;
-        ret->name = json_string_value(catalog_record_get(rec, "name"));
-        ret->rec = rec;
-        ret->artifacts = TAKE_PTR(arts);
+        data.line = line;
+        data.name = json_string_value(catalog_record_get(data.rec, "name"));
+        *ret = data;
+        data = (struct catalog_model_data){ 0 };
         return 0;
 }
 
@@ -977,11 +1164,38 @@ static json_t *stamp_new(int64_t load_ms)
         return json_string(buf);
 }
 
+/* Stamps the producer's artifact objects of d (stamp borrowed) and moves them into records. */
+static int artifacts_compact(struct catalog_model_data *d, json_t *stamp)
+{
+        size_t n = json_array_size(d->artifacts_json), j;
+        json_t *a;
+        int r = 0;
+
+        if (!d->artifacts_json)
+                return 0;
+        if (d->artifacts)
+                return -EINVAL;
+        d->artifacts = calloc(n ? n : 1, sizeof(struct catalog_record *));
+        if (!d->artifacts)
+                return -ENOMEM;
+        json_array_foreach(d->artifacts_json, j, a) {
+                r = stamp_missing(a, "createTimeSinceEpoch", stamp);
+                if (r >= 0)
+                        r = stamp_missing(a, "lastUpdateTimeSinceEpoch", stamp);
+                if (r >= 0)
+                        r = catalog_record_from_json(a, &d->artifacts[j]);
+                if (r < 0)
+                        return r;
+                d->n_artifacts++;
+        }
+        json_decref(d->artifacts_json);
+        d->artifacts_json = NULL;
+        return 0;
+}
+
 /* catalog_models_stamp() with the stamp made (borrowed). */
 static int models_stamp(struct catalog_models *m, json_t *stamp)
 {
-        size_t j;
-        json_t *a;
         int r = 0;
 
         for (size_t i = 0; i < m->n && r >= 0; i++) {
@@ -994,12 +1208,8 @@ static int models_stamp(struct catalog_models *m, json_t *stamp)
                         if (r >= 0)
                                 r = model_compact(d);
                 }
-                json_array_foreach(d->artifacts, j, a) {
-                        if (r >= 0)
-                                r = stamp_missing(a, "createTimeSinceEpoch", stamp);
-                        if (r >= 0)
-                                r = stamp_missing(a, "lastUpdateTimeSinceEpoch", stamp);
-                }
+                if (r >= 0)
+                        r = artifacts_compact(d, stamp);
         }
         return r;
 }
@@ -1034,12 +1244,13 @@ int catalog_models_parse(const char *file, const char *data, size_t len,
         d.intern = &table;
         r = table.map && table.stamp ? parse_catalog(&d, m, err) : -ENOMEM;
         ydoc_release(&d);
-        /* the artifacts' missing times get the same stamp as the models' */
-        if (r >= 0)
-                r = models_stamp(m, table.stamp);
+        /* no models_stamp(): models and artifacts got the stamp as they were built */
         json_decref(table.map);
         json_decref(table.stamp);
         buf_release(&table.key);
+        for (size_t i = 0; i < table.n_records; i++)
+                catalog_record_unref(table.records[i]);
+        free(table.records);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(m);

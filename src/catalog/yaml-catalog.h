@@ -7,8 +7,9 @@
  * artifact without uri or with an unknown artifactType reject the whole file (file and line in
  * the error). MCP data files (`mcp_servers:`) are accepted as raw JSON objects.
  *
- * The result is wire-shaped JSON (jansson objects, immutable once built) so the index can hand
- * out references without copying.
+ * The result is wire-shaped and immutable once built: each model and each artifact a compact
+ * record (catalog/record.h) of shared jansson values, so the index can hand out references
+ * without copying.
  */
 
 #include <jansson.h>
@@ -27,9 +28,18 @@ struct catalog_model_data {
          * moves into rec (NULL afterwards) */
         json_t *model;
         struct catalog_record *rec; /* owned; the same members, compact (catalog/record.h) */
-        json_t *artifacts;          /* owned; array of CatalogArtifact objects without id */
-        unsigned line;              /* where the model starts in its file */
+        /* owned; an array of CatalogArtifact objects a producer (the hf conversion) builds, which
+         * catalog_models_stamp() moves into artifacts (NULL afterwards) */
+        json_t *artifacts_json;
+        /* owned: an array of n_artifacts references; the members of each CatalogArtifact
+         * without id, compact (equal artifacts are one shared record) */
+        struct catalog_record **artifacts;
+        size_t n_artifacts;
+        unsigned line; /* where the model starts in its file */
 };
+
+/* Drops what d owns and zeroes it. */
+void catalog_model_data_release(struct catalog_model_data *d);
 
 /* Refcounted and immutable after load: shared between successive index snapshots. */
 struct catalog_models {
@@ -46,9 +56,10 @@ DEFINE_CLEANUP_FUNC(struct catalog_models *, catalog_models_unref)
 /*
  * Gives every model and artifact without createTimeSinceEpoch/lastUpdateTimeSinceEpoch the load
  * time (epoch ms as a string), as upstream stores them, so CREATE_TIME/LAST_UPDATE_TIME orderings
- * always have a value, and moves each model's tree into its compact record (what the index
- * reads). catalog_models_parse() does this with the current time; every producer of a
- * struct catalog_models calls it last.
+ * always have a value, and moves each model's and artifact's tree into its compact record (what
+ * the index reads). catalog_models_parse() builds its models and artifacts so, with the current time (the
+ * same stamp for all of one parse); every other producer of a struct catalog_models calls this
+ * last.
  */
 _warn_unused_result_ int catalog_models_stamp(struct catalog_models *m, int64_t load_ms);
 

@@ -21,9 +21,64 @@ struct anchor {
         yaml_mark_t mark;
 };
 
+/* A block of scalar text; the newest block is the head of the list. */
+struct yaml_text {
+        struct yaml_text *next; /* owned; the blocks filled before */
+        size_t used, cap;       /* of data */
+        char data[];
+};
+
+/* Usual block size: a 9 MB catalog file has about 4 MB of scalar text. */
+#define TEXT_BLOCK_SIZE ((size_t)256 * 1024)
+
+/* A NUL-terminated copy of the len bytes s in *t (a new block when the head has no room), or
+ * NULL when out of memory. */
+static char *text_copy(struct yaml_text **t, const void *s, size_t len)
+{
+        struct yaml_text *b = *t;
+        char *p;
+
+        if (!b || b->cap - b->used <= len) {
+                size_t cap = MAX(len + 1, TEXT_BLOCK_SIZE - sizeof(struct yaml_text));
+
+                b = malloc(sizeof(struct yaml_text) + cap);
+                if (!b)
+                        return NULL;
+                *b = (struct yaml_text){ .next = *t, .cap = cap };
+                *t = b;
+        }
+        p = b->data + b->used;
+        memcpy(p, s, len);
+        p[len] = '\0';
+        b->used += len + 1;
+        return p;
+}
+
+void yaml_compose_release(yaml_document_t *doc, struct yaml_text **text)
+{
+        /* yaml_document_delete() without the scalars' values (in text); the composer sets no
+         * version or tag directives */
+        for (yaml_node_t *n = doc->nodes.start; n && n < doc->nodes.top; n++) {
+                free(n->tag);
+                if (n->type == YAML_SEQUENCE_NODE)
+                        free(n->data.sequence.items.start);
+                else if (n->type == YAML_MAPPING_NODE)
+                        free(n->data.mapping.pairs.start);
+        }
+        free(doc->nodes.start);
+        memset(doc, 0, sizeof(*doc));
+        while (*text) {
+                struct yaml_text *next = (*text)->next;
+
+                free(*text);
+                *text = next;
+        }
+}
+
 struct composer {
         yaml_parser_t parser;
         yaml_document_t *doc;
+        struct yaml_text **text;
         const char *file;
         struct catalog_error *err;
         struct open_node open[CATALOG_YAML_DEPTH_MAX];
@@ -169,7 +224,8 @@ static int append_child(struct composer *c, int node)
         return r;
 }
 
-/* Scalar and collection start events: a new node, owning the event's strings. */
+/* Scalar and collection start events: a new node, owning the event's tag (a scalar's value is
+ * copied into c->text; the event frees its own, so libyaml's next one reuses that memory). */
 static int add_node(struct composer *c, yaml_event_t *ev)
 {
         yaml_node_t n = { .start_mark = ev->start_mark, .end_mark = ev->end_mark };
@@ -178,7 +234,10 @@ static int add_node(struct composer *c, yaml_event_t *ev)
 
         if (ev->type == YAML_SCALAR_EVENT) {
                 n.type = YAML_SCALAR_NODE;
-                n.data.scalar.value = ev->data.scalar.value;
+                n.data.scalar.value = (yaml_char_t *)text_copy(c->text, ev->data.scalar.value,
+                                                               ev->data.scalar.length);
+                if (!n.data.scalar.value)
+                        return -ENOMEM;
                 n.data.scalar.length = ev->data.scalar.length;
                 n.data.scalar.style = ev->data.scalar.style;
                 anchor = &ev->data.scalar.anchor;
@@ -202,10 +261,8 @@ static int add_node(struct composer *c, yaml_event_t *ev)
         idx = push_node(c->doc, &n);
         if (idx < 0) {
                 free(n.tag);
-                return idx; /* the event still owns the scalar's value and frees it */
+                return idx;
         }
-        if (n.type == YAML_SCALAR_NODE)
-                ev->data.scalar.value = NULL;
         r = register_anchor(c, anchor, idx, &ev->start_mark);
         if (r < 0)
                 return r;
@@ -297,10 +354,11 @@ static int compose_events(struct composer *c)
 }
 
 int yaml_compose(const char *file, const char *data, size_t len, yaml_document_t *doc,
-                 struct catalog_error *err)
+                 struct yaml_text **text, struct catalog_error *err)
 {
         struct composer c = {
                 .doc = doc,
+                .text = text,
                 .file = file,
                 .err = err,
                 .deadline = thread_cpu_usec() + CATALOG_PARSE_USEC_MAX,
@@ -308,6 +366,7 @@ int yaml_compose(const char *file, const char *data, size_t len, yaml_document_t
         int r;
 
         memset(doc, 0, sizeof(*doc));
+        *text = NULL;
         if (!yaml_parser_initialize(&c.parser))
                 return -ENOMEM;
         yaml_parser_set_input_string(&c.parser, (const unsigned char *)data, len);
@@ -317,6 +376,6 @@ int yaml_compose(const char *file, const char *data, size_t len, yaml_document_t
                 free(c.anchors[i].name);
         free(c.anchors);
         if (r < 0)
-                yaml_document_delete(doc);
+                yaml_compose_release(doc, text);
         return r;
 }

@@ -208,7 +208,7 @@ int ydoc_load(struct ydoc *d, const char *file, const char *data, size_t len,
                 catalog_error_set(err, file, 0, "file contains NUL bytes");
                 return -EINVAL;
         }
-        r = yaml_compose(file, data, len, &d->doc, err);
+        r = yaml_compose(file, data, len, &d->doc, &d->text, err);
         if (r < 0)
                 return r;
         d->loaded = true;
@@ -223,7 +223,7 @@ int ydoc_load(struct ydoc *d, const char *file, const char *data, size_t len,
 void ydoc_release(struct ydoc *d)
 {
         if (d->loaded)
-                yaml_document_delete(&d->doc);
+                yaml_compose_release(&d->doc, &d->text);
         d->loaded = false;
 }
 

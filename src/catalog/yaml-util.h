@@ -59,8 +59,11 @@ _warn_unused_result_ int catalog_read_file_reported(const char *path, size_t max
 _warn_unused_result_ int catalog_check_size(const char *file, size_t len, size_t max,
                                             struct catalog_error *err);
 
+struct yaml_text;
+
 struct ydoc {
         yaml_document_t doc;
+        struct yaml_text *text; /* owned; the scalars' values (catalog/yaml-compose.h) */
         bool loaded;
         const char *file; /* borrowed; the name used in errors */
         size_t visited;

@@ -246,7 +246,7 @@ Test(hfpure, model_from_info)
         cr_assert_str_eq(cp(m, "last_synced"), "1700000000000");
         cr_assert_null(strstr(cp(m, "hf_tags"), "license:"), "license tags are not in hf_tags");
         cr_assert(strstr(cp(m, "hf_tags"), "\"text-generation\""));
-        a = json_array_get(d.artifacts, 0);
+        a = json_array_get(d.artifacts_json, 0);
         cr_assert_str_eq(json_string_value(json_object_get(a, "uri")),
                          "hf://ibm-granite/granite-3.0-2b-instruct");
         cr_assert_str_eq(json_string_value(json_object_get(a, "name")),
@@ -255,7 +255,7 @@ Test(hfpure, model_from_info)
         cr_assert_str_eq(json_string_value(json_object_get(a, "createTimeSinceEpoch")),
                          "1727903783000");
         json_decref(d.model);
-        json_decref(d.artifacts);
+        json_decref(d.artifacts_json);
         json_decref(info);
 
         info = load_fixture("model-ibm-granite--granite-3.0-8b-instruct.json");
@@ -268,7 +268,7 @@ Test(hfpure, model_from_info)
                          "https://www.apache.org/licenses/LICENSE-2.0");
         cr_assert_null(json_object_get(m, "readme"));
         json_decref(d.model);
-        json_decref(d.artifacts);
+        json_decref(d.artifacts_json);
         json_decref(info);
 
         /* gated "auto", feature-extraction = predictive; no id: the fallback name, no artifact */
@@ -279,9 +279,9 @@ Test(hfpure, model_from_info)
         cr_assert_str_eq(cp(d.model, "hf_gated"), "auto");
         cr_assert_str_eq(cp(d.model, "hf_private"), "true");
         cr_assert_str_eq(cp(d.model, "model_type"), "predictive");
-        cr_assert_eq(json_array_size(d.artifacts), 0);
+        cr_assert_eq(json_array_size(d.artifacts_json), 0);
         json_decref(d.model);
-        json_decref(d.artifacts);
+        json_decref(d.artifacts_json);
         json_decref(info);
         info = json_string("nope");
         cr_assert_eq(catalog_hf_model_from_info(info, "x", NULL, 1, &d), -EINVAL);

@@ -560,10 +560,9 @@ Test(behaviour, equal_artifacts_are_shared_and_served_apart)
 
         cr_assert_eq(catalog_models_parse("s.yaml", yaml, strlen(yaml), &load.data, &e), 0, "%s",
                      e.message);
-        cr_assert_eq(json_array_get(load.data->v[0].artifacts, 0),
-                     json_array_get(load.data->v[1].artifacts, 0));
-        cr_assert_eq(json_array_get(load.data->v[0].artifacts, 1),
-                     json_array_get(load.data->v[1].artifacts, 0));
+        cr_assert_eq(load.data->v[0].artifacts[0], load.data->v[1].artifacts[0]);
+        cr_assert_eq(load.data->v[0].artifacts[1], load.data->v[1].artifacts[0]);
+        cr_assert_eq(load.data->v[0].artifacts[0]->refs, 3, "one record, three references");
         cr_assert_eq(catalog_record_get(load.data->v[0].rec, "customProperties"),
                      catalog_record_get(load.data->v[1].rec, "customProperties"));
         catalog_source_load_release(&load);
@@ -585,6 +584,75 @@ Test(behaviour, equal_artifacts_are_shared_and_served_apart)
         cr_assert(strcmp(ids[2], ids[0]) != 0 && strcmp(ids[2], ids[1]) != 0);
         json_decref(out);
         json_decref(out2);
+        mem_index_free(&mi);
+}
+
+/* An artifact's properties metricsType and model_id are no filter options (a model's are); the
+ * artifacts' maps are read in place, not copied. Artifacts without customProperties share one
+ * empty map, and a MetadataValue that repeats is one value. */
+Test(behaviour, artifact_filter_options_and_shared_maps)
+{
+        static const char yaml[] =
+                "models:\n"
+                "  - name: m1\n"
+                "    customProperties: {model_id: {metadataType: MetadataStringValue, "
+                "string_value: a}}\n"
+                "    artifacts:\n"
+                "      - {uri: 'oci://x/y:1'}\n"
+                "      - artifactType: metrics-artifact\n"
+                "        metricsType: accuracy-metrics\n"
+                "        customProperties:\n"
+                "          model_id: {metadataType: MetadataStringValue, string_value: m}\n"
+                "          metricsType: {metadataType: MetadataStringValue, string_value: t}\n"
+                "          hw: {metadataType: MetadataStringValue, string_value: H100}\n"
+                "          n: {metadataType: MetadataIntValue, int_value: '4'}\n"
+                "  - name: m2\n"
+                "    artifacts:\n"
+                "      - {uri: 'oci://x/y:2'}\n"
+                "      - artifactType: metrics-artifact\n"
+                "        metricsType: accuracy-metrics\n"
+                "        customProperties:\n"
+                "          hw: {metadataType: MetadataStringValue, string_value: H100}\n"
+                "          n: {metadataType: MetadataIntValue, int_value: '9'}\n";
+        struct catalog_source_load load = { 0 };
+        struct catalog_error e = { 0 };
+        struct mem_index mi;
+        const struct catalog_record *a1, *a2;
+        json_t *f;
+
+        cr_assert_eq(catalog_models_parse("s.yaml", yaml, strlen(yaml), &load.data, &e), 0, "%s",
+                     e.message);
+        a1 = load.data->v[0].artifacts[0];
+        a2 = load.data->v[1].artifacts[0];
+        cr_assert_neq(a1, a2);
+        cr_assert_eq(json_object_size(catalog_record_get(a1, "customProperties")), 0);
+        cr_assert_eq(catalog_record_get(a1, "customProperties"),
+                     catalog_record_get(a2, "customProperties"), "one shared empty map");
+        cr_assert_eq(json_object_get(catalog_record_get(load.data->v[0].artifacts[1],
+                                                        "customProperties"),
+                                     "hw"),
+                     json_object_get(catalog_record_get(load.data->v[1].artifacts[1],
+                                                        "customProperties"),
+                                     "hw"),
+                     "one shared MetadataValue");
+        catalog_source_load_release(&load);
+
+        mi = mem_index_build(yaml, NULL);
+        json_auto_t *fo = catalog_index_filter_options(mi.idx);
+        f = json_object_get(fo, "filters");
+        cr_assert_not_null(json_object_get(f, "model_id.string_value"), "a model's model_id");
+        cr_assert_null(json_object_get(f, "artifacts.model_id.string_value"));
+        cr_assert_null(json_object_get(f, "artifacts.metricsType.string_value"));
+        cr_assert_str_eq(json_string_value(json_array_get(
+                                 json_object_get(json_object_get(f, "artifacts.hw.string_value"),
+                                                 "values"),
+                                 0)),
+                         "H100");
+        cr_assert_float_eq(json_real_value(json_object_get(
+                                   json_object_get(json_object_get(f, "artifacts.n.int_value"),
+                                                   "range"),
+                                   "max")),
+                           9.0, 1e-9);
         mem_index_free(&mi);
 }
 

@@ -12,6 +12,7 @@
 #include "catalog/service.h"
 #include "catalog/sources.h"
 #include "catalog/yaml-catalog.h"
+#include "util/buf.h"
 
 static int parse_config(const char *text, struct catalog_config *c, struct catalog_error *e)
 {
@@ -239,13 +240,13 @@ Test(catalog_file, fixture_parses)
                          "1736899200000");
         cp = json_object_get(json_object_get(alpha, "customProperties"), "context_window");
         cr_assert_str_eq(json_string_value(json_object_get(cp, "int_value")), "8192");
-        cr_assert_eq(json_array_size(m->v[0].artifacts), 4);
-        cr_assert_str_eq(json_string_value(json_object_get(json_array_get(m->v[0].artifacts, 0),
-                                                           "artifactType")),
+        cr_assert_eq(m->v[0].n_artifacts, 4);
+        cr_assert_str_eq(json_string_value(
+                                 catalog_record_get(m->v[0].artifacts[0], "artifactType")),
                          "model-artifact");
-        cr_assert_str_eq(json_string_value(json_object_get(json_array_get(m->v[0].artifacts, 1),
-                                                           "metricsType")),
+        cr_assert_str_eq(json_string_value(catalog_record_get(m->v[0].artifacts[1], "metricsType")),
                          "performance-metrics");
+        cr_assert_null(m->v[0].artifacts_json, "the loader builds records only");
         json_decref(alpha);
         catalog_models_unref(m);
         free(p);
@@ -289,6 +290,70 @@ Test(catalog_file, strictness)
                 cr_assert_lt(parse_models(bad[i], &m, &e), 0, "case %zu accepted:\n%s", i, bad[i]);
                 cr_assert_null(m);
                 cr_assert_gt(e.line, 0, "case %zu: error without line (%s)", i, e.message);
+        }
+}
+
+/* A property {metadataType, <value key>} is read from the nodes (no jansson object in between):
+ * the same values and errors as through the general conversion, in either member order, quoted
+ * or plain. */
+Test(catalog_file, custom_property_shapes)
+{
+        static const char *const cases[][2] = {
+                { "{metadataType: MetadataStringValue, string_value: 1.50}",
+                  "{\"metadataType\":\"MetadataStringValue\",\"string_value\":\"1.5\"}" },
+                { "{string_value: true, metadataType: MetadataStringValue}",
+                  "{\"metadataType\":\"MetadataStringValue\",\"string_value\":\"true\"}" },
+                { "{\"metadataType\": \"MetadataIntValue\", int_value: 42}",
+                  "{\"metadataType\":\"MetadataIntValue\",\"int_value\":\"42\"}" },
+                { "{int_value: '7', metadataType: MetadataIntValue}",
+                  "{\"metadataType\":\"MetadataIntValue\",\"int_value\":\"7\"}" },
+                { "{metadataType: MetadataDoubleValue, double_value: '2.5'}",
+                  "{\"metadataType\":\"MetadataDoubleValue\",\"double_value\":2.5}" },
+                { "{metadataType: MetadataBoolValue, bool_value: true}",
+                  "{\"metadataType\":\"MetadataBoolValue\",\"bool_value\":true}" },
+                { "{metadataType: MetadataStructValue, struct_value: '{\"a\": 1}'}",
+                  "{\"metadataType\":\"MetadataStructValue\",\"struct_value\":\"{\\\"a\\\": 1}\"}" },
+        };
+        static const char *const bad[][2] = {
+                { "{metadataType: MetadataIntValue, int_value: abc}",
+                  "custom property 'x': invalid int_value" },
+                { "{metadataType: MetadataBoolValue, bool_value: 3}",
+                  "custom property 'x': MetadataBoolValue needs exactly metadataType and bool_value" },
+                { "{metadataType: MetadataStringValue, int_value: 3}",
+                  "custom property 'x': MetadataStringValue needs exactly metadataType and "
+                  "string_value" },
+                { "{metadataType: 3, int_value: 3}", "custom property 'x' needs a metadataType" },
+                { "{metadataType: MetadataFooValue, foo_value: 3}",
+                  "custom property 'x': unknown metadataType 'MetadataFooValue'" },
+                { "{metadataType: MetadataIntValue, int_value: [1]}",
+                  "custom property 'x': invalid int_value" },
+        };
+        char yaml[512];
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                struct catalog_models *m = NULL;
+                struct catalog_error e = { 0 };
+                char *got;
+
+                snprintf(yaml, sizeof(yaml),
+                         "models:\n  - name: a\n    customProperties:\n      x: %s\n", cases[i][0]);
+                cr_assert_eq(parse_models(yaml, &m, &e), 0, "case %zu: %s", i, e.message);
+                got = json_dumps(
+                        json_object_get(catalog_record_get(m->v[0].rec, "customProperties"), "x"),
+                        JSON_COMPACT | JSON_PRESERVE_ORDER);
+                cr_assert_str_eq(got, cases[i][1], "case %zu", i);
+                free(got);
+                catalog_models_unref(m);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                struct catalog_models *m = NULL;
+                struct catalog_error e = { 0 };
+
+                snprintf(yaml, sizeof(yaml),
+                         "models:\n  - name: a\n    customProperties:\n      x: %s\n", bad[i][0]);
+                cr_assert_eq(parse_models(yaml, &m, &e), -EINVAL, "case %zu accepted", i);
+                cr_assert_str_eq(e.message, bad[i][1], "case %zu", i);
+                cr_assert_eq(e.line, 4, "case %zu", i);
         }
 }
 
@@ -353,6 +418,49 @@ Test(catalog_file, anchors_aliases_and_documents)
 }
 
 /* ---- globs ---- */
+
+/* The composer copies scalars into blocks of 256 KiB: values that fill many blocks, one larger
+ * than a block and the ones around it come out whole and NUL-terminated. */
+Test(catalog_file, scalars_across_text_blocks)
+{
+        enum { N = 6000, BIG = 300 * 1024 };
+        struct buf y = BUF_INIT(SIZE_MAX);
+        struct catalog_models *m = NULL;
+        struct catalog_error e = { 0 };
+        char *big = malloc(BIG + 1);
+        char name[32];
+
+        cr_assert_not_null(big);
+        memset(big, 'x', BIG);
+        big[BIG] = '\0';
+        cr_assert_eq(buf_puts(&y, "models:\n"), 0);
+        for (size_t i = 0; i < N; i++) {
+                snprintf(name, sizeof(name), "m%05zu", i);
+                cr_assert_eq(buf_puts(&y, "  - name: "), 0);
+                cr_assert_eq(buf_puts(&y, name), 0);
+                cr_assert_eq(buf_puts(&y, "\n    description: "), 0);
+                cr_assert_eq(buf_puts(&y, i == N / 2 ? big : "a description of some length"), 0);
+                cr_assert_eq(buf_puts(&y, "\n    provider: p\n"), 0);
+        }
+        cr_assert_eq(catalog_models_parse("big.yaml", buf_str(&y), y.len, &m, &e), 0, "%s",
+                     e.message);
+        cr_assert_eq(m->n, N);
+        for (size_t i = 0; i < N; i++) {
+                const char *d = json_string_value(catalog_record_get(m->v[i].rec, "description"));
+
+                snprintf(name, sizeof(name), "m%05zu", i);
+                cr_assert_str_eq(m->v[i].name, name);
+                cr_assert_str_eq(json_string_value(catalog_record_get(m->v[i].rec, "provider")),
+                                 "p");
+                if (i == N / 2)
+                        cr_assert_eq(strlen(d), BIG);
+                else
+                        cr_assert_str_eq(d, "a description of some length");
+        }
+        catalog_models_unref(m);
+        buf_release(&y);
+        free(big);
+}
 
 Test(glob, matching)
 {

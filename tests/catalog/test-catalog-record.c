@@ -43,9 +43,9 @@ Test(record, from_json_keeps_the_members_in_order_and_unknown_keys)
         free(want);
         free(got);
         json_decref(back);
-        catalog_record_free(b);
+        catalog_record_unref(b);
         cr_assert_eq(json_object_get(o, "tasks")->refcount, 2, "o and record a");
-        catalog_record_free(a);
+        catalog_record_unref(a);
         cr_assert_eq(json_object_get(o, "tasks")->refcount, 1, "the record's references freed");
         json_decref(o);
 }
@@ -76,7 +76,7 @@ Test(record, a_full_builder_refuses_and_releases_the_value)
         cr_assert_eq(b.n, 0, "moved into the record");
         cr_assert_eq(r->n, CATALOG_RECORD_BUILD_MAX);
         cr_assert_eq(catalog_record_get(r, "description"), v);
-        catalog_record_free(r);
+        catalog_record_unref(r);
         cr_assert_eq(v->refcount, 1);
         json_decref(v);
 }
@@ -92,5 +92,32 @@ Test(record, builder_get_sees_the_members_added_so_far)
         catalog_record_builder_release(&b);
         cr_assert_eq(b.n, 0);
         cr_assert_eq(v->refcount, 1);
+        json_decref(v);
+}
+
+Test(record, references_keep_the_values_until_the_last_unref)
+{
+        struct catalog_record_builder b = { 0 };
+        struct catalog_record *r = NULL;
+        json_t *v = json_string("oci://x/y:1");
+
+        cr_assert_eq(catalog_record_builder_add(&b, "uri", json_incref(v)), 0);
+        cr_assert_eq(catalog_record_builder_add(&b, "artifactType", json_string("model-artifact")),
+                     0);
+        cr_assert_eq(catalog_record_build(&b, &r), 0);
+        cr_assert_eq(r->refs, 1);
+        /* artifact keys are known keys too: no copy packed behind the members */
+        cr_assert_eq((const char *)&r->v[r->n], (const char *)r + sizeof(*r) + 2 * sizeof(r->v[0]));
+        cr_assert_neq(r->v[0].key, (const char *)&r->v[r->n], "the key is not packed");
+        cr_assert_eq(catalog_record_ref(r), r);
+        cr_assert_eq(r->refs, 2);
+        cr_assert_null(catalog_record_unref(r));
+        cr_assert_eq(r->refs, 1, "one reference left");
+        cr_assert_eq(catalog_record_get(r, "uri"), v);
+        cr_assert_eq(v->refcount, 2, "still held by the record");
+        cr_assert_null(catalog_record_unref(r));
+        cr_assert_eq(v->refcount, 1, "released with the last reference");
+        cr_assert_null(catalog_record_ref(NULL));
+        cr_assert_null(catalog_record_unref(NULL));
         json_decref(v);
 }

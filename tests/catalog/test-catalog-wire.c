@@ -90,7 +90,7 @@ Test(wire, model_same_bytes_as_a_dumped_copy)
                 cr_assert_eq(len, strlen(want));
                 free(got);
                 free(want);
-                catalog_record_free(rec);
+                catalog_record_unref(rec);
                 json_decref(m);
         }
 }
@@ -108,7 +108,7 @@ Test(wire, reals_are_left_to_jansson)
         cr_assert_eq(catalog_record_from_json(m, &rec), 0);
         cr_assert_eq(catalog_wire_model(rec, "1", "s", &got, &len), -ENOTSUP);
         cr_assert_null(got);
-        catalog_record_free(rec);
+        catalog_record_unref(rec);
         buf_release(&b);
         json_decref(m);
 }

@@ -33,10 +33,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!info)
                 return 0;
         if (catalog_hf_model_from_info(info, "fuzz/fallback", "card", 1, &d) == 0) {
-                if (!d.name || !json_is_object(d.model) || !json_is_array(d.artifacts))
+                if (!d.name || !json_is_object(d.model) || !json_is_array(d.artifacts_json))
                         __builtin_trap();
                 json_decref(d.model);
-                json_decref(d.artifacts);
+                json_decref(d.artifacts_json);
         } else if (json_is_object(info))
                 __builtin_trap(); /* an object always converts (only ENOMEM could fail) */
         json_decref(info);
