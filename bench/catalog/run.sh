@@ -5,6 +5,7 @@
 # the catalog file is replaced RELOADS times (default 5), with the 5xx count and RSS after it.
 #   bench/catalog/run.sh [BUILD_DIR] [N] [DURATION] [RELOADS]
 # MODELPLANE=path/to/binary runs another build (for before/after); PORT=n picks the port.
+# CATALOG_ARGS: extra `modelplane catalog` arguments (e.g. --threads 1).
 # SERVER_CPUS / CLIENT_CPUS (taskset -c lists, e.g. 0 and 1) pin the server and wrk to their own
 # cores: on a 2-core machine wrk otherwise preempts the server and its p99 measures the scheduler.
 set -eu
@@ -26,8 +27,9 @@ start=$(date +%s%N)
 # taskset execs its command: $! stays the server's pid
 server_pin=${SERVER_CPUS:+taskset -c $SERVER_CPUS}
 client_pin=${CLIENT_CPUS:+taskset -c $CLIENT_CPUS}
+# shellcheck disable=SC2086 # CATALOG_ARGS is a list of arguments
 $server_pin "$bin" catalog --listen "127.0.0.1:$port" --catalogs-path "$work/sources.yaml" \
-        --log-level warn >"$work/server.log" 2>&1 &
+        --log-level warn ${CATALOG_ARGS:-} >"$work/server.log" 2>&1 &
 pid=$!
 base="http://127.0.0.1:$port/api/model_catalog/v1alpha1"
 i=0

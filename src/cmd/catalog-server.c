@@ -77,7 +77,11 @@ static void on_reload(void *userdata, int r, const struct catalog_error *err,
         log_sources(idx);
 }
 
-enum { OPT_LISTEN, OPT_CATALOGS, OPT_POLL };
+enum { OPT_LISTEN, OPT_CATALOGS, OPT_POLL, OPT_THREADS };
+
+/* Loop threads of the listener: the handlers only read the snapshot (CPU, never blocking), so
+ * more threads than cores only add preemption; the default keeps the server's (8). */
+#define CATALOG_THREADS_MAX 256U
 
 static const struct cli_option catalog_options[] = {
         { "listen", 'l', CLI_ARG_REQUIRED, "HOST:PORT",
@@ -88,6 +92,10 @@ static const struct cli_option catalog_options[] = {
           OPT_CATALOGS },
         { "poll-interval", 0, CLI_ARG_REQUIRED, "SECS", "stat fallback for hot reload (default 5)",
           OPT_POLL },
+        { "threads", 0, CLI_ARG_REQUIRED, "N",
+          "connection loop threads, 1-256 (default 8;\nhandlers never block: the machine's "
+          "cores suffice)",
+          OPT_THREADS },
 };
 
 struct catalog_args {
@@ -96,6 +104,7 @@ struct catalog_args {
         char **paths; /* owned */
         size_t n_paths;
         uint32_t poll_s;
+        uint32_t threads;
 };
 
 static int catalog_set(void *userdata, const struct cli_option *opt, const char *arg, char *err,
@@ -121,6 +130,14 @@ static int catalog_set(void *userdata, const struct cli_option *opt, const char 
                 if (safe_atou32(arg, &a->poll_s) < 0 || a->poll_s == 0 || a->poll_s > 86400) {
                         (void)snprintf(err, err_size,
                                        "invalid --poll-interval '%s' (1-86400 seconds)", arg);
+                        return -EINVAL;
+                }
+                return 0;
+        case OPT_THREADS:
+                if (safe_atou32(arg, &a->threads) < 0 || a->threads == 0 ||
+                    a->threads > CATALOG_THREADS_MAX) {
+                        (void)snprintf(err, err_size, "invalid --threads '%s' (1-%u)", arg,
+                                       CATALOG_THREADS_MAX);
                         return -EINVAL;
                 }
                 return 0;
@@ -184,8 +201,8 @@ static int start_service(char **paths, size_t n_paths, uint32_t poll_s,
 }
 
 /* Starts the listener and prints "listening on HOST:PORT"; logs its own failure. */
-static int start_server(const char *host, uint16_t port, struct catalog_service *svc,
-                        struct http_server **ret)
+static int start_server(const char *host, uint16_t port, unsigned threads,
+                        struct catalog_service *svc, struct http_server **ret)
 {
         struct http_server_config hc = { HTTP_SERVER_CONFIG_DEFAULTS };
         struct http_server *srv = NULL;
@@ -197,6 +214,7 @@ static int start_server(const char *host, uint16_t port, struct catalog_service 
         hc.handler = catalog_handle;
         hc.error_style = HTTP_ERROR_REASON; /* the catalog API's Error: code is a string */
         hc.userdata = svc;
+        hc.threads = threads;
         r = http_server_start(&hc, &srv);
         if (r < 0)
                 return log_error_errno(r, "catalog: cannot listen on %s:%u", host, (unsigned)port);
@@ -214,7 +232,7 @@ int cmd_catalog(int argc, char **argv)
         AUTOFREE char *host = NULL;
         CLEANUP(catalog_service_freep) struct catalog_service *svc = NULL;
         CLEANUP(http_server_freep) struct http_server *srv = NULL;
-        struct catalog_args args = { .port = 8080, .poll_s = 5 };
+        struct catalog_args args = { .port = 8080, .poll_s = 5, .threads = 8 };
         size_t n_paths;
         sigset_t mask;
         int r, sig;
@@ -235,7 +253,7 @@ int cmd_catalog(int argc, char **argv)
 
         (void)cli_block_exit_signals(&mask);
         if (start_service(paths, n_paths, args.poll_s, &svc) < 0 ||
-            start_server(host, args.port, svc, &srv) < 0)
+            start_server(host, args.port, args.threads, svc, &srv) < 0)
                 return 1;
 
         r = sigwait(&mask, &sig);

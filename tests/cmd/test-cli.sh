@@ -67,6 +67,8 @@ expect_usage_error registry "--port: invalid value 'x': expected an integer from
 expect_usage_error registry "option '-d' requires an argument" -d
 expect_usage_error catalog "invalid value for --listen: 'nocolon'" --listen nocolon
 expect_usage_error catalog "invalid --poll-interval '0' (1-86400 seconds)" --poll-interval 0
+expect_usage_error catalog "invalid --threads '0' (1-256)" --threads 0
+expect_usage_error catalog "invalid --threads '257' (1-256)" --threads 257
 
 # every long flag the help lists is accepted by the parser (no flag listed but unknown):
 # each as --FLAG= (an empty value, or a value a flag without one rejects) then --help, so that
