@@ -8,6 +8,7 @@
 # CATALOG_ARGS: extra `modelplane catalog` arguments (e.g. --threads 1).
 # SERVER_CPUS / CLIENT_CPUS (taskset -c lists, e.g. 0 and 1) pin the server and wrk to their own
 # cores: on a 2-core machine wrk otherwise preempts the server and its p99 measures the scheduler.
+# WRK_THREADS: wrk's threads (default 2; 1 when wrk has one core).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-$here/../../build-catalog}
@@ -27,6 +28,9 @@ start=$(date +%s%N)
 # taskset execs its command: $! stays the server's pid
 server_pin=${SERVER_CPUS:+taskset -c $SERVER_CPUS}
 client_pin=${CLIENT_CPUS:+taskset -c $CLIENT_CPUS}
+# wrk's threads (WRK_THREADS, default 2): pinned to one core, two of them take turns on it and
+# each one's connections wait out the other's time slice
+wrk_threads=${WRK_THREADS:-2}
 # shellcheck disable=SC2086 # CATALOG_ARGS is a list of arguments
 $server_pin "$bin" catalog --listen "127.0.0.1:$port" --catalogs-path "$work/sources.yaml" \
         --log-level warn ${CATALOG_ARGS:-} >"$work/server.log" 2>&1 &
@@ -50,7 +54,7 @@ curl -sf "$get" >/dev/null || { echo "model-04000 not found"; exit 1; }
 
 run() {
         label=$1; path=$2
-        out=$($client_pin wrk -t2 -c64 -d"${dur_reload:-$dur}" --latency "http://127.0.0.1:$port$path")
+        out=$($client_pin wrk -t"$wrk_threads" -c64 -d"${dur_reload:-$dur}" --latency "http://127.0.0.1:$port$path")
         p50=$(echo "$out" | awk '$1 == "50%" {print $2}')
         p99=$(echo "$out" | awk '$1 == "99%" {print $2}')
         rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')

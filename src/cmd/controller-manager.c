@@ -650,8 +650,8 @@ int cmd_controller(int argc, char **argv)
         /* One malloc arena: a pass's trees (every TrainedModel of an InferenceService) are
          * allocated and freed by whichever worker runs it, and a second arena keeps another
          * pass's high-water mark resident (bench/convergence, N = 3,000: peak RSS 62-65 MiB
-         * with one arena, 66-95 with two; the same times and CPU: tcache serves most small
-         * allocations without the arena's lock). */
+         * with one arena, 66-95 with two; the same times, up to a tenth more CPU in a create:
+         * tcache serves most small allocations without the arena's lock). */
         memory_limit_arenas(1);
         /* Start-up's file pages (the linker's work on the libraries, their constructors) leave
          * RSS while this is the only thread; what the controller uses faults back in. */
