@@ -146,6 +146,8 @@ static int access_review(struct kube_client *k, const char *verb, const char *gr
 
 /* ---- authorization of the registry and catalog routes ---- */
 
+static int review_self(struct call *c, struct kube_client *k);
+
 static const char *const upstream_what[] = { "the model registry", "the model catalog" };
 
 /* Asks the API server whether the caller may get svc: 1 allowed, 0 not; 2 when a reply saying
@@ -212,6 +214,16 @@ int bff_authorize(struct call *c, enum upstream up)
         explicit_bzero(key, sizeof(key));
         if (r == 1)
                 return 0;
+        if (c->id->mode == UI_AUTH_BEARER && !c->id->user[0]) {
+                /* a token has no name until the API server says whose it is */
+                CLEANUP(kube_holdp) struct kube_hold h = { 0 };
+
+                if (kube_hold_get(c, false, &h) >= 0) {
+                        r = review_self(c, h.k);
+                        if (r != 0)
+                                return r;
+                }
+        }
         if (up == UP_REGISTRY)
                 (void)snprintf(what, sizeof(what), "%s \"%s\"", upstream_what[up],
                                s->registry_name);
