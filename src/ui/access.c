@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <gnutls/crypto.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,7 +168,6 @@ struct access_entry {
 };
 
 struct ui_access_cache {
-        pthread_mutex_t lock;
         usec_t ttl_allow, ttl_deny;
         size_t n_sets;
         struct access_entry *e; /* n_sets * WAYS */
@@ -189,7 +187,6 @@ int ui_access_cache_new(size_t capacity, usec_t ttl_allow, usec_t ttl_deny,
                 free(c);
                 return -ENOMEM;
         }
-        (void)pthread_mutex_init(&c->lock, NULL);
         c->n_sets = sets;
         c->ttl_allow = ttl_allow;
         c->ttl_deny = ttl_deny;
@@ -201,7 +198,6 @@ struct ui_access_cache *ui_access_cache_free(struct ui_access_cache *c)
 {
         if (!c)
                 return NULL;
-        (void)pthread_mutex_destroy(&c->lock);
         explicit_bzero(c->e, c->n_sets * WAYS * sizeof(*c->e));
         free(c->e);
         free(c);
@@ -222,14 +218,12 @@ int ui_access_cache_get(struct ui_access_cache *c, const uint8_t key[UI_ACCESS_K
         struct access_entry *set;
         int r = -ENOENT;
 
-        (void)pthread_mutex_lock(&c->lock);
         set = set_of(c, key);
         for (size_t i = 0; i < WAYS; i++)
                 if (set[i].expires > now && memcmp(set[i].key, key, UI_ACCESS_KEY_SIZE) == 0) {
                         r = set[i].allowed ? 1 : 0;
                         break;
                 }
-        (void)pthread_mutex_unlock(&c->lock);
         return r;
 }
 
@@ -241,7 +235,6 @@ void ui_access_cache_put(struct ui_access_cache *c, const uint8_t key[UI_ACCESS_
 
         if (ttl == 0)
                 return;
-        (void)pthread_mutex_lock(&c->lock);
         set = set_of(c, key);
         slot = &set[0];
         for (size_t i = 0; i < WAYS; i++) {
@@ -255,5 +248,4 @@ void ui_access_cache_put(struct ui_access_cache *c, const uint8_t key[UI_ACCESS_
         memcpy(slot->key, key, UI_ACCESS_KEY_SIZE);
         slot->allowed = allowed;
         slot->expires = now + ttl;
-        (void)pthread_mutex_unlock(&c->lock);
 }

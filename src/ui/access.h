@@ -68,8 +68,9 @@ _warn_unused_result_ int ui_access_key(const struct ui_identity *id,
                                        uint8_t ret[UI_ACCESS_KEY_SIZE]);
 
 /*
- * A bounded cache of decisions (set-associative: a full set drops its entry that expires first),
- * thread-safe. An allowed answer is kept for ttl_allow, a refusal for ttl_deny.
+ * A bounded cache of decisions (set-associative: a full set drops its entry that expires first).
+ * An allowed answer is kept for ttl_allow, a refusal for ttl_deny. Not thread-safe: the caller
+ * holds its own lock around get and put.
  */
 struct ui_access_cache;
 

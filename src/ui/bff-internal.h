@@ -52,7 +52,8 @@ struct ui_server {
          * Service whose get permission grants each upstream, and the decisions of late. */
         struct ui_service_ref access_svc[2]; /* enum upstream */
         bool skip_access_review;
-        struct ui_access_cache *access_cache;
+        struct ui_access_cache *access_cache; /* under access_lock */
+        pthread_mutex_t access_lock;
 };
 
 /* One API request. */

@@ -204,12 +204,16 @@ int bff_authorize(struct call *c, enum upstream up)
         r = ui_access_key(c->id, svc, key);
         if (r < 0)
                 return r;
+        (void)pthread_mutex_lock(&s->access_lock);
         r = ui_access_cache_get(s->access_cache, key, now_monotonic());
+        (void)pthread_mutex_unlock(&s->access_lock);
         if (r == -ENOENT) {
                 r = access_ask(c, svc);
                 if (r < 0 || r == 2)
                         return r < 0 ? r : 1;
+                (void)pthread_mutex_lock(&s->access_lock);
                 ui_access_cache_put(s->access_cache, key, r == 1, now_monotonic());
+                (void)pthread_mutex_unlock(&s->access_lock);
         }
         explicit_bzero(key, sizeof(key));
         if (r == 1)

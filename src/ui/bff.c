@@ -440,6 +440,7 @@ int ui_server_new(const struct ui_config *cfg, struct ui_server **ret)
                 s->up[i].destroy = mr_destroy;
         }
         (void)pthread_mutex_init(&s->kown.lock, NULL);
+        (void)pthread_mutex_init(&s->access_lock, NULL);
         (void)pthread_mutex_init(&s->ktoken.lock, NULL);
         s->kown.destroy = s->ktoken.destroy = kube_destroy;
         s->auth = cfg->auth;
@@ -491,6 +492,7 @@ struct ui_server *ui_server_free(struct ui_server *s)
         (void)kube_client_free(s->kube_token);
         (void)ui_static_free(s->st);
         (void)ui_access_cache_free(s->access_cache);
+        (void)pthread_mutex_destroy(&s->access_lock);
         free(s->registry_url);
         free(s->registry_name);
         free(s->catalog_url);
