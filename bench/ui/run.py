@@ -26,7 +26,8 @@ T = tempfile.mkdtemp(prefix="bench-ui-")
 reg = Server(["registry", "-p", "0", "-d", os.path.join(T, "mr.db")], name="registry")
 cat = Server(["catalog", "-l", "127.0.0.1:0", "--catalogs-path",
               os.path.join(SRC, "tests/fixtures/catalog/sources.yaml")], name="catalog")
-ui = Server(["ui", "-l", "127.0.0.1:0", "--no-kube", "--registry-url", reg.url, "--catalog-url",
+ui = Server(["ui", "-l", "127.0.0.1:0", "--no-kube", "--insecure-skip-access-review",
+             "--registry-url", reg.url, "--catalog-url",
              cat.url, "--trusted-proxy", "127.0.0.1/32", "--log-level", "warn"], name="ui")
 try:
     c = http.client.HTTPConnection("127.0.0.1", reg.port)

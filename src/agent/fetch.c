@@ -87,6 +87,7 @@ void fetch_config_release(struct fetch_config *c)
         free(c->session_token);
         free(c->gcs_endpoint);
         free(c->gcs_token);
+        mr_resolve_config_release(&c->registry);
         *c = (struct fetch_config){ 0 };
 }
 
@@ -176,7 +177,8 @@ int fetch_config_from_env(struct fetch_config *c)
         c->pvc_root = env_dup("MODELPLANE_PVC_ROOT");
         if (!c->pvc_root)
                 c->pvc_root = strdup("/mnt/pvc");
-        if (!c->s3_region || !c->s3_endpoint || !c->pvc_root || !c->gcs_endpoint) {
+        if (!c->s3_region || !c->s3_endpoint || !c->pvc_root || !c->gcs_endpoint ||
+            mr_resolve_config_from_env(&c->registry) < 0) {
                 fetch_config_release(c);
                 return -ENOMEM;
         }
@@ -804,6 +806,25 @@ static int fetch_local(const struct fetch_config *c, const struct storage_uri *u
         return r;
 }
 
+/* model-registry://: the registered version's artifact URI, then that download. */
+static int fetch_registered(const struct fetch_config *c, const char *uri, const char *dir,
+                            char *reterr, size_t len)
+{
+        AUTOFREE char *resolved = NULL;
+        char inner[1024];
+        int r;
+
+        r = mr_resolve(&c->registry, uri, &resolved, reterr, len);
+        if (r < 0)
+                return r;
+        log_info("agent: %s is %s", uri, resolved);
+        r = fetch_model(c, resolved, dir, inner, sizeof(inner));
+        if (r < 0)
+                snprintf(reterr, len, "%.300s (the model artifact of %.300s): %s", resolved, uri,
+                         inner);
+        return r;
+}
+
 int fetch_model(const struct fetch_config *c, const char *uri, const char *dir, char *reterr,
                 size_t len)
 {
@@ -831,6 +852,9 @@ int fetch_model(const struct fetch_config *c, const char *uri, const char *dir, 
                 r = fetch_bucket(c, &gs, &u, dir, reterr, len);
                 break;
         }
+        case STORAGE_MODEL_REGISTRY:
+                r = fetch_registered(c, uri, dir, reterr, len);
+                break;
         default:
                 snprintf(reterr, len, "%s: this storage scheme is not supported", uri);
                 r = -EPROTONOSUPPORT;

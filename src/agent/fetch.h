@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent/mr-resolve.h"
 #include "util/macro.h"
 #include "util/time-util.h"
 
@@ -39,6 +40,8 @@ struct fetch_config {
         /* GCS */
         char *gcs_endpoint; /* owned; scheme://host[:port], no trailing '/' */
         char *gcs_token;    /* owned; OAuth2 access token, NULL = anonymous */
+        /* model-registry:// (agent/mr-resolve.h) */
+        struct mr_resolve_config registry;
 };
 
 /*
@@ -49,7 +52,9 @@ struct fetch_config {
  *   AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY (+ AWS_SESSION_TOKEN), or the same names as files
  *   in $AWS_CREDENTIALS_DIR (a mounted secret); AWS_ANONYMOUS_CREDENTIAL=true forces anonymous;
  *   STORAGE_EMULATOR_HOST (host:port -> http://host:port, or a URL; default
- *   https://storage.googleapis.com), GOOGLE_OAUTH_ACCESS_TOKEN (bearer token for gs://).
+ *   https://storage.googleapis.com), GOOGLE_OAUTH_ACCESS_TOKEN (bearer token for gs://);
+ *   MODEL_REGISTRY_BASE_URL, MODEL_REGISTRY_SCHEME, ALLOWED_ARTIFACT_URI_PREFIXES and
+ *   MODEL_REGISTRY_TOKEN for model-registry:// (mr_resolve_config_from_env()).
  * Returns 0, -ENOMEM.
  */
 _warn_unused_result_ int fetch_config_from_env(struct fetch_config *c);

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "agent/mr-uri.h"
+
 void storage_uri_release(struct storage_uri *u)
 {
         free(u->bucket);
@@ -85,6 +87,22 @@ static int parse_local(const char *uri, struct storage_uri *u, char *reterr, siz
         return u->path ? 0 : -ENOMEM;
 }
 
+/* model-registry://: checked here, resolved through the registry when fetched (mr-resolve.h). */
+static int parse_model_registry(const char *uri, struct storage_uri *u, char *reterr, size_t len)
+{
+        struct mr_uri m;
+        char why[512];
+        int r;
+
+        r = mr_uri_parse(uri, &m, why, sizeof(why));
+        if (r < 0)
+                return r == -ENOMEM ? r : fail(reterr, len, "storageUri %s", why);
+        mr_uri_release(&m);
+        u->kind = STORAGE_MODEL_REGISTRY;
+        u->url = strdup(uri);
+        return u->url ? 0 : -ENOMEM;
+}
+
 static int parse_unsupported(const char *uri, char *reterr, size_t len)
 {
         const char *colon = strstr(uri, "://");
@@ -110,6 +128,8 @@ static int parse_by_scheme(const char *uri, struct storage_uri *u, char *reterr,
                 return parse_http(uri, u, reterr, len);
         if (strncmp(uri, "pvc://", 6) == 0)
                 return parse_pvc(uri, u, reterr, len);
+        if (mr_uri_is(uri))
+                return parse_model_registry(uri, u, reterr, len);
         if (strncmp(uri, "file://", 7) == 0 || uri[0] == '/')
                 return parse_local(uri, u, reterr, len);
         return parse_unsupported(uri, reterr, len);

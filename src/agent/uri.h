@@ -9,6 +9,9 @@
  *   http(s)://host/path        one file; .tar.gz/.tgz/.zip are extracted
  *   pvc://claim/path           <pvc root>/path of a mounted volume (KServe mounts claims there)
  *   /abs/path, file:///abs     a local directory or file
+ *   model-registry://MODEL[/VERSION], model-registry://HOST:PORT/MODEL[/VERSION]
+ *                              a registered model version: resolved through the Model Registry
+ *                              to its model artifact's URI, then fetched (agent/mr-resolve.h)
  */
 
 #include <stdbool.h>
@@ -21,6 +24,7 @@ enum storage_kind {
         STORAGE_GCS,
         STORAGE_HTTP,
         STORAGE_LOCAL,
+        STORAGE_MODEL_REGISTRY, /* url: the model-registry:// URI, checked by mr_uri_parse() */
 };
 
 enum archive_kind {

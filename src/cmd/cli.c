@@ -104,7 +104,8 @@ static void help_line(FILE *f, const struct cli_option *o)
 
 void cli_help(const struct cli_command *cmd, FILE *f)
 {
-        (void)fprintf(f, "Usage: modelplane %s [OPTIONS]\n", cmd->name);
+        (void)fprintf(f, "Usage: modelplane %s [OPTIONS]%s%s\n", cmd->name,
+                      cmd->args_usage ? " " : "", cmd->args_usage ? cmd->args_usage : "");
         if (cmd->synopsis)
                 (void)fprintf(f, "\n%s\n", cmd->synopsis);
         (void)fprintf(f, "\nOptions:\n");
@@ -274,6 +275,14 @@ int cli_parse(const struct cli_command *cmd, int argc, char **argv, void *userda
                 r = apply_option(cmd, o, optarg, userdata);
                 if (r != 0)
                         return r;
+        }
+        if (cmd->n_args > 0 && argc - optind != (int)cmd->n_args)
+                return cli_usage_error(cmd, "expected %u arguments (%s), got %d", cmd->n_args,
+                                       cmd->args_usage ? cmd->args_usage : "", argc - optind);
+        if (cmd->n_args > 0) {
+                for (unsigned i = 0; i < cmd->n_args; i++)
+                        cmd->set_arg(userdata, i, argv[optind + (int)i]);
+                return 0;
         }
         if (optind < argc)
                 return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);

@@ -55,6 +55,11 @@ struct cli_command {
          */
         int (*set)(void *userdata, const struct cli_option *opt, const char *arg, char *err,
                    size_t err_size);
+        /* Positional arguments: exactly n_args of them (0: none allowed), named args_usage in
+         * the usage line ("SRC DST"), each handed to set_arg(userdata, index, arg). */
+        unsigned n_args;
+        const char *args_usage;
+        void (*set_arg)(void *userdata, unsigned index, const char *arg);
 };
 
 /*

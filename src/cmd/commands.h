@@ -10,3 +10,4 @@ int cmd_registry(int argc, char **argv);
 int cmd_catalog(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_ui(int argc, char **argv);
+int cmd_storage_initializer(int argc, char **argv);

@@ -26,6 +26,8 @@ static const struct command commands[] = {
         { "catalog", cmd_catalog, "serve the Kubeflow model catalog API from YAML sources" },
         { "agent", cmd_agent, "the model agent of a multi-model serving pod (KServe drop-in)" },
         { "ui", cmd_ui, "serve the web console and its API (registry, catalog, deployments)" },
+        { "storage-initializer", cmd_storage_initializer,
+          "download a model (s3, gs, http, pvc, model-registry://) into a directory" },
 };
 
 int cmd_version(int argc, char **argv)

@@ -45,6 +45,9 @@ enum {
         OPT_DEV_USER,
         OPT_CA_FILE,
         OPT_NO_KUBE,
+        OPT_REGISTRY_SERVICE,
+        OPT_CATALOG_SERVICE,
+        OPT_SKIP_ACCESS_REVIEW,
 };
 
 static const struct cli_option ui_options[] = {
@@ -60,6 +63,19 @@ static const struct cli_option ui_options[] = {
           "the registry's name in the API (default modelplane)", OPT_REGISTRY_NAME },
         { "catalog-url", 0, CLI_ARG_REQUIRED, "URL", "modelplane catalog, e.g. http://host:8080",
           OPT_CATALOG },
+        { "registry-service", 0, CLI_ARG_REQUIRED, "NAMESPACE/NAME",
+          "users who may get this Service may use the registry\n(default: the --registry-url's "
+          "in-cluster Service, a short\nhost name in the server's namespace; else\n" UI_REGISTRY_SERVICE_DEFAULT
+          ")",
+          OPT_REGISTRY_SERVICE },
+        { "catalog-service", 0, CLI_ARG_REQUIRED, "NAMESPACE/NAME",
+          "users who may get this Service may use the catalog\n(default: the --catalog-url's "
+          "in-cluster Service, a short\nhost name in the server's namespace; else\n" UI_CATALOG_SERVICE_DEFAULT
+          ")",
+          OPT_CATALOG_SERVICE },
+        { "insecure-skip-access-review", 0, CLI_ARG_NONE, NULL,
+          "let every signed-in user use the registry and the\ncatalog (no SubjectAccessReview)",
+          OPT_SKIP_ACCESS_REVIEW },
         { "kubeconfig", 0, CLI_ARG_REQUIRED, "PATH", "else $KUBECONFIG, in-cluster, ~/.kube/config",
           OPT_KUBECONFIG },
         { "context", 0, CLI_ARG_REQUIRED, "NAME", "kubeconfig context", OPT_CONTEXT },
@@ -89,8 +105,8 @@ struct ui_args {
         uint16_t port;
         const char *static_dir, *registry_url, *registry_name, *catalog_url, *kubeconfig, *context,
                 *user_header, *groups_header, *trusted, *proxy_secret_file, *csrf_secret_file,
-                *dev_user, *ca_file;
-        bool no_kube;
+                *dev_user, *ca_file, *registry_service, *catalog_service;
+        bool no_kube, skip_access_review;
 };
 
 static int ui_set(void *userdata, const struct cli_option *opt, const char *arg, char *err,
@@ -123,6 +139,26 @@ static int ui_set(void *userdata, const struct cli_option *opt, const char *arg,
                 return 0;
         case OPT_NO_KUBE:
                 a->no_kube = true;
+                return 0;
+        case OPT_REGISTRY_SERVICE:
+        case OPT_CATALOG_SERVICE: {
+                struct ui_service_ref ref;
+
+                if (ui_service_ref_parse(arg, &ref) < 0) {
+                        (void)snprintf(err, err_size,
+                                       "'%s' is not NAMESPACE/NAME (two names of lower-case "
+                                       "letters, digits and '-', at most 63 each)",
+                                       arg);
+                        return -EINVAL;
+                }
+                if (opt->id == OPT_REGISTRY_SERVICE)
+                        a->registry_service = arg;
+                else
+                        a->catalog_service = arg;
+                return 0;
+        }
+        case OPT_SKIP_ACCESS_REVIEW:
+                a->skip_access_review = true;
                 return 0;
         case OPT_USER_HEADER:
                 a->user_header = arg;
@@ -334,6 +370,9 @@ static void ui_build_config(struct ui_run *s, const struct ui_args *a)
         s->cfg.registry_url = a->registry_url;
         s->cfg.registry_name = a->registry_name;
         s->cfg.catalog_url = a->catalog_url;
+        s->cfg.registry_service = a->registry_service;
+        s->cfg.catalog_service = a->catalog_service;
+        s->cfg.skip_access_review = a->skip_access_review;
         s->cfg.ca_file = a->ca_file;
         s->cfg.kube = s->kcfg;
         s->cfg.auth = (struct ui_auth_config){
@@ -344,6 +383,32 @@ static void ui_build_config(struct ui_run *s, const struct ui_args *a)
                 .proxy_secret = s->proxy_secret,
                 .dev_user = a->dev_user,
         };
+}
+
+/* Says who may use the registry and the catalog. */
+static void ui_log_access(const struct ui_run *s, const struct ui_args *a)
+{
+        struct ui_service_ref reg, cat;
+
+        if (a->skip_access_review) {
+                log_warn("ui: --insecure-skip-access-review: every signed-in user may use the "
+                         "registry and the catalog");
+                return;
+        }
+        if (!s->kcfg) {
+                log_warn("ui: --no-kube: registry and catalog routes answer 503 (nobody can be "
+                         "authorized without the Kubernetes API; --insecure-skip-access-review "
+                         "lets every signed-in user in)");
+                return;
+        }
+        if (ui_access_service(a->registry_service, a->registry_url, s->kcfg->namespace,
+                              UI_REGISTRY_SERVICE_DEFAULT, &reg) < 0 ||
+            ui_access_service(a->catalog_service, a->catalog_url, s->kcfg->namespace,
+                              UI_CATALOG_SERVICE_DEFAULT, &cat) < 0)
+                return;
+        log_info("ui: users who may get service %s/%s may use the registry, those who may get "
+                 "service %s/%s the catalog",
+                 reg.ns, reg.name, cat.ns, cat.name);
 }
 
 /* The BFF and its HTTP server. Returns 0 or the exit status. */
@@ -367,6 +432,7 @@ static int ui_start(struct ui_run *s, const struct ui_args *a)
                 log_warn("ui: no --registry-url: registry routes answer 503");
         if (!a->catalog_url)
                 log_warn("ui: no --catalog-url: catalog routes answer 503");
+        ui_log_access(s, a);
         hc.address = s->host;
         hc.port = a->port;
         hc.body_max = UI_BODY_MAX;

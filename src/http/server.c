@@ -55,13 +55,16 @@ struct mhd_tls {
 struct sock_ctx {
         struct sock_ctx *prev, *next; /* on http_server.conns (newest first), under .lock */
         struct mhd_tls tls;           /* used when the server has a tls_source */
+        /* Set by the gnutls hook in the connection's thread, without the lock; kept apart from
+         * the bools below, which the watchdog reads under the lock (gcc reads adjacent bools as
+         * one word, which ThreadSanitizer rightly reports when that word holds this one). */
+        atomic_bool handshake_done;
         int fd;                       /* owned duplicate of the socket; -1 if dup failed */
         usec_t accepted;              /* for the TLS handshake deadline */
         usec_t since;                 /* start of the current request (or of the connection) */
         bool busy;                    /* a request head has arrived; its response is not done */
         bool in_handler;              /* the application handler runs: its time does not count */
         bool cut;
-        atomic_bool handshake_done; /* set by the gnutls hook in the connection's thread */
 };
 
 struct http_server {

@@ -289,6 +289,36 @@ static int find(struct mr_client *c, const char *path, const char *name, const c
         return r;
 }
 
+int mr_find_registered_model(struct mr_client *c, const char *name, json_t **ret,
+                             struct mr_error *reterr)
+{
+        return find(c, "/registered_model", name, NULL, ret, reterr);
+}
+
+int mr_find_model_version(struct mr_client *c, const char *name, const char *registered_model_id,
+                          json_t **ret, struct mr_error *reterr)
+{
+        return find(c, "/model_version", name, registered_model_id, ret, reterr);
+}
+
+int mr_get_under(struct mr_client *c, const char *prefix, const char *id, const char *suffix,
+                 const char *query, json_t **ret, struct mr_error *reterr)
+{
+        char *e = curl_easy_escape(c->curl, id, 0);
+        struct buf b = BUF_INIT(MR_URL_MAX);
+        int r;
+
+        if (!e)
+                return -ENOMEM;
+        r = buf_printf(&b, "%s/%s%s%s%s", prefix, e, suffix ? suffix : "", query ? "?" : "",
+                       query ? query : "");
+        curl_free(e);
+        if (r >= 0)
+                r = mr_client_call(c, "GET", buf_str(&b), NULL, ret, reterr);
+        buf_release(&b);
+        return r;
+}
+
 int mr_find_serving_environment(struct mr_client *c, const char *name, json_t **ret,
                                 struct mr_error *reterr)
 {

@@ -53,6 +53,21 @@ _warn_unused_result_ int mr_client_call(struct mr_client *c, const char *method,
                                         const char *path_and_query, json_t *body, json_t **ret,
                                         struct mr_error *reterr);
 
+/* GET /registered_model?name= */
+_warn_unused_result_ int mr_find_registered_model(struct mr_client *c, const char *name,
+                                                  json_t **ret, struct mr_error *reterr);
+/* GET /model_version?name=&parentResourceId= */
+_warn_unused_result_ int mr_find_model_version(struct mr_client *c, const char *name,
+                                               const char *registered_model_id, json_t **ret,
+                                               struct mr_error *reterr);
+/*
+ * GET PREFIX/ID/SUFFIX?QUERY (ID escaped; query as given, already encoded), e.g. the versions of
+ * a registered model: ("/registered_models", id, "/versions", "orderBy=CREATE_TIME").
+ */
+_warn_unused_result_ int mr_get_under(struct mr_client *c, const char *prefix, const char *id,
+                                      const char *suffix, const char *query, json_t **ret,
+                                      struct mr_error *reterr);
+
 /* GET /serving_environment?name= */
 _warn_unused_result_ int mr_find_serving_environment(struct mr_client *c, const char *name,
                                                      json_t **ret, struct mr_error *reterr);

@@ -190,6 +190,9 @@ int bff_forward(struct call *c, const struct api_route *rt)
                         return bff_reply_error(c->resp, 404, "ui", "no model registry named '%s'",
                                                mr ? mr : "");
         }
+        r = bff_authorize(c, rt->up);
+        if (r != 0)
+                return r < 0 ? r : 0;
         if (!url)
                 return bff_reply_error(c->resp, 503, upstream_sources[rt->up],
                                        "no %s configured for the ui server",

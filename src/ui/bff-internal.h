@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include "ui/access.h"
 #include "ui/bff.h"
 #include "util/macro.h"
 
@@ -47,6 +48,12 @@ struct ui_server {
         char *kube_server;
         struct pool up[2]; /* enum upstream */
         struct pool kown, ktoken;
+        /* Authorization of the registry and catalog routes (docs/ui.md, "Authorization"): the
+         * Service whose get permission grants each upstream, and the decisions of late. */
+        struct ui_service_ref access_svc[2]; /* enum upstream */
+        bool skip_access_review;
+        struct ui_access_cache *access_cache; /* under access_lock */
+        pthread_mutex_t access_lock;
 };
 
 /* One API request. */
@@ -74,6 +81,13 @@ struct api_route {
         const char *const *query; /* forwarded query parameters */
         unsigned flags;
 };
+
+/*
+ * bff-kube.c: whether the caller may use upstream up (RBAC: get on its Service, asked with a
+ * SubjectAccessReview or SelfSubjectAccessReview, cached briefly). 0 allowed; 1 when a refusal
+ * (403, or 5xx when it cannot be decided) is written; negative errno.
+ */
+int bff_authorize(struct call *c, enum upstream up);
 
 /* bff-kube.c: the routes answered from the Kubernetes API, as the caller. */
 int bff_api_user(struct call *c);

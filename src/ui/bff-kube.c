@@ -10,6 +10,7 @@
 #include "json/json-util.h"
 #include "kube/client.h"
 #include "ui/views.h"
+#include "util/time-util.h"
 
 #define KUBE_PAGE_DEFAULT 100U
 #define KUBE_PAGE_MAX     500U
@@ -141,6 +142,99 @@ static int access_review(struct kube_client *k, const char *verb, const char *gr
         r = json_is_true(json_get_path(out, "status", "allowed", NULL)) ? 1 : 0;
         json_decref(out);
         return r;
+}
+
+/* ---- authorization of the registry and catalog routes ---- */
+
+static int review_self(struct call *c, struct kube_client *k);
+
+static const char *const upstream_what[] = { "the model registry", "the model catalog" };
+
+/* Asks the API server whether the caller may get svc: 1 allowed, 0 not; 2 when a reply saying
+ * why it cannot be decided is written; negative errno. */
+static int access_ask(struct call *c, const struct ui_service_ref *svc)
+{
+        CLEANUP(kube_holdp) struct kube_hold h = { 0 };
+        CLEANUP(ui_json_decrefp) json_t *out = NULL;
+        bool bearer = c->id->mode == UI_AUTH_BEARER;
+        struct kube_status st = { 0 };
+        int r;
+
+        /* The proxy's user is reviewed by the server (its own credentials); a bearer token
+         * reviews itself. */
+        r = kube_hold_get(c, !bearer, &h);
+        if (r < 0)
+                return reply_kube_unconfigured(c, r) < 0 ? -ENOMEM : 2;
+        r = kube_post(h.k, ui_access_review_path(c->id), ui_access_review_body(c->id, svc), &out,
+                      &st);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 && !bearer && st.http_code == 403)
+                r = bff_reply_error(c->resp, 500, "ui",
+                                    "the ui server may not create subjectaccessreviews, so it "
+                                    "cannot check who may use the registry; give its "
+                                    "ServiceAccount the ClusterRole of deploy/base/ui/rbac.yaml");
+        else if (r < 0)
+                r = reply_kube_error(c, r, &st, "create",
+                                     bearer ? "selfsubjectaccessreviews.authorization.k8s.io"
+                                            : "subjectaccessreviews.authorization.k8s.io",
+                                     NULL, NULL);
+        else
+                return ui_access_review_allowed(out) ? 1 : 0;
+        return r < 0 ? r : 2;
+}
+
+int bff_authorize(struct call *c, enum upstream up)
+{
+        struct ui_server *s = c->s;
+        const struct ui_service_ref *svc = &s->access_svc[up];
+        uint8_t key[UI_ACCESS_KEY_SIZE];
+        char what[128], msg[512];
+        int r;
+
+        if (s->skip_access_review)
+                return 0;
+        if (!s->kube_own && !s->kube_token)
+                return bff_refused(bff_reply_error(
+                        c->resp, 503, "ui",
+                        "cannot check who may use %s without the Kubernetes API (the ui server "
+                        "runs with --no-kube); give it a kubeconfig, or start it with "
+                        "--insecure-skip-access-review to let every signed-in user in",
+                        upstream_what[up]));
+        r = ui_access_key(c->id, svc, key);
+        if (r < 0)
+                return r;
+        (void)pthread_mutex_lock(&s->access_lock);
+        r = ui_access_cache_get(s->access_cache, key, now_monotonic());
+        (void)pthread_mutex_unlock(&s->access_lock);
+        if (r == -ENOENT) {
+                r = access_ask(c, svc);
+                if (r < 0 || r == 2)
+                        return r < 0 ? r : 1;
+                (void)pthread_mutex_lock(&s->access_lock);
+                ui_access_cache_put(s->access_cache, key, r == 1, now_monotonic());
+                (void)pthread_mutex_unlock(&s->access_lock);
+        }
+        explicit_bzero(key, sizeof(key));
+        if (r == 1)
+                return 0;
+        if (c->id->mode == UI_AUTH_BEARER && !c->id->user[0]) {
+                /* a token has no name until the API server says whose it is */
+                CLEANUP(kube_holdp) struct kube_hold h = { 0 };
+
+                if (kube_hold_get(c, false, &h) >= 0) {
+                        r = review_self(c, h.k);
+                        if (r != 0)
+                                return r;
+                }
+        }
+        if (up == UP_REGISTRY)
+                (void)snprintf(what, sizeof(what), "%s \"%s\"", upstream_what[up],
+                               s->registry_name);
+        else
+                (void)snprintf(what, sizeof(what), "%s", upstream_what[up]);
+        ui_access_refusal(c->id->user, what, svc, msg, sizeof(msg));
+        return bff_refused(bff_reply_error(c->resp, 403, "kubernetes", "%s", msg));
 }
 
 /*

@@ -385,6 +385,16 @@ int ui_server_handle(void *userdata, struct http_req *req, struct http_resp *res
 
 /* ---- construction ---- */
 
+int ui_access_service(const char *explicit, const char *url, const char *own_ns, const char *def,
+                      struct ui_service_ref *ret)
+{
+        if (explicit)
+                return ui_service_ref_parse(explicit, ret);
+        if (ui_service_ref_from_url(url, own_ns, ret) >= 0)
+                return 0;
+        return ui_service_ref_parse(def, ret);
+}
+
 static int kube_clients(struct ui_server *s, const struct kube_config *cfg)
 {
         /* The passthrough client has the cluster's address and CA only: no credentials. */
@@ -419,6 +429,7 @@ static int dup_opt(const char *in, char **out)
 int ui_server_new(const struct ui_config *cfg, struct ui_server **ret)
 {
         CLEANUP(ui_server_freep) struct ui_server *s = NULL;
+        const char *own_ns;
         int r;
 
         s = calloc(1, sizeof(*s));
@@ -429,6 +440,7 @@ int ui_server_new(const struct ui_config *cfg, struct ui_server **ret)
                 s->up[i].destroy = mr_destroy;
         }
         (void)pthread_mutex_init(&s->kown.lock, NULL);
+        (void)pthread_mutex_init(&s->access_lock, NULL);
         (void)pthread_mutex_init(&s->ktoken.lock, NULL);
         s->kown.destroy = s->ktoken.destroy = kube_destroy;
         s->auth = cfg->auth;
@@ -440,6 +452,20 @@ int ui_server_new(const struct ui_config *cfg, struct ui_server **ret)
             dup_opt(cfg->catalog_url, &s->catalog_url) < 0 ||
             dup_opt(cfg->ca_file, &s->ca_file) < 0)
                 return -ENOMEM;
+        s->skip_access_review = cfg->skip_access_review;
+        own_ns = cfg->kube ? cfg->kube->namespace : NULL;
+        r = ui_access_service(cfg->registry_service, cfg->registry_url, own_ns,
+                              UI_REGISTRY_SERVICE_DEFAULT, &s->access_svc[UP_REGISTRY]);
+        if (r < 0)
+                return r;
+        r = ui_access_service(cfg->catalog_service, cfg->catalog_url, own_ns,
+                              UI_CATALOG_SERVICE_DEFAULT, &s->access_svc[UP_CATALOG]);
+        if (r < 0)
+                return r;
+        r = ui_access_cache_new(UI_ACCESS_CACHE_SIZE, UI_ACCESS_TTL_ALLOW, UI_ACCESS_TTL_DENY,
+                                &s->access_cache);
+        if (r < 0)
+                return r;
         if (cfg->static_dir) {
                 r = ui_static_open(cfg->static_dir, &s->st);
                 if (r < 0)
@@ -465,6 +491,8 @@ struct ui_server *ui_server_free(struct ui_server *s)
         (void)kube_client_free(s->kube_own);
         (void)kube_client_free(s->kube_token);
         (void)ui_static_free(s->st);
+        (void)ui_access_cache_free(s->access_cache);
+        (void)pthread_mutex_destroy(&s->access_lock);
         free(s->registry_url);
         free(s->registry_name);
         free(s->catalog_url);

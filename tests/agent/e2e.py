@@ -273,6 +273,45 @@ def gcs_steps(cfg, agent_port, gcs):
     ok(st and st.get("fromgcs", {}).get("state") == "Loaded", "the loaded gs:// model keeps serving")
 
 
+def start_registry(work):
+    """`modelplane registry` on SQLite with iris v2 registered (its artifact s3://models/iris/v2)
+    and a version without an artifact."""
+    port = free_port()
+    start([BIN, "registry", "-n", "127.0.0.1", "-p", str(port), "-d",
+           os.path.join(work, "mr.db")], os.path.join(work, "registry.log"))
+    base = f"http://127.0.0.1:{port}/api/model_registry/v1alpha3"
+    wait_for(lambda: urllib.request.urlopen(f"{base}/registered_models", timeout=2), "registry")
+    _, m = http_json("POST", f"{base}/registered_models", {"name": "iris"})
+    for name, uri in (("v2", "s3://models/iris/v2"), ("empty", None)):
+        _, v = http_json("POST", f"{base}/registered_models/{m['id']}/versions",
+                         {"name": name, "registeredModelId": m["id"]})
+        if uri:
+            http_json("POST", f"{base}/model_versions/{v['id']}/artifacts",
+                      {"artifactType": "model-artifact", "name": "model", "uri": uri})
+    return port
+
+
+def registry_steps(cfg, agent_port):
+    """model-registry:// in a TrainedModel's storageUri: resolved to the version's artifact
+    (s3://, through moto) and loaded; an unknown version and a version without an artifact fail
+    with the reason."""
+    keep = [("iris", "s3://models/iris/v2"), ("other", "s3://models/other")]
+    cfg.write(keep + [("fromreg", "model-registry://iris/v2"),
+                      ("nover", "model-registry://iris/v9"),
+                      ("noart", "model-registry://iris/empty")])
+    ok(wait_for(lambda: agent_status(agent_port).get("fromreg", {}).get("state") == "Loaded",
+                "fromreg Loaded"), "model-registry://iris/v2 resolved to s3:// and loaded")
+    ok(infer(agent_port, "fromreg") == [7, 7], "the registered model answers (iris v2: [7, 7])")
+    st = wait_for(lambda: all(agent_status(agent_port).get(n, {}).get("state") == "FailedToDownload"
+                              for n in ("nover", "noart")) and agent_status(agent_port),
+                  "nover and noart failed")
+    why = {n: (st or {}).get(n, {}).get("reason", "") for n in ("nover", "noart")}
+    ok('has no version named "v9"' in why["nover"], f"an unknown version is named ({why['nover'][:160]})")
+    ok("has no model artifact with a URI" in why["noart"],
+       f"a version without an artifact is named ({why['noart'][:160]})")
+    cfg.write(keep)
+
+
 def sanitizer_logs(work, names=None):
     """The logs in work (the given names, or every *.log) holding a sanitizer report."""
     names = names if names is not None else sorted(f for f in os.listdir(work) if f.endswith(".log"))
@@ -380,6 +419,8 @@ def run(work, model_dir, config_dir):
     agent_env.pop("KUBECONFIG", None)
     if gcs:
         agent_env["STORAGE_EMULATOR_HOST"] = f"127.0.0.1:{gcs[1]}"
+    if not KUBE:
+        agent_env["MODEL_REGISTRY_BASE_URL"] = f"127.0.0.1:{start_registry(work)}"
     w_ml = ml_port
     world = dict(ml_port=ml_port, agent_port=agent_port, agent_env=agent_env, models=models, s3=s3)
     if KUBE:
@@ -478,6 +519,7 @@ def run(work, model_dir, config_dir):
     ok(infer(agent_port, "fromtgz") == [1, 0], "the model from the .tgz answers")
 
     gcs_steps(cfg, agent_port, gcs)
+    registry_steps(cfg, agent_port)
 
     # delete: unloaded and removed (and the failed ones forgotten)
     cfg.write([("other", "s3://models/other")])

@@ -251,6 +251,37 @@ test('a user without RBAC on a namespace does not see it and gets the 403 messag
   await noA11yViolations(page, 'deployments (403)');
 });
 
+test('a user without access to the registry gets the 403 in words, and changes nothing', { skip: NEEDS_FULL }, async () => {
+  const owned = await registry(stack, 'POST', '/registered_models', { name: `alice-only-${process.pid}`, description: 'alice keeps this' });
+  const page = await userPage(browser, 'mallory');
+  await page.goto(`${stack.url}/#/models`);
+  const banner = page.getByTestId('error-banner');
+  await banner.waitFor({ timeout: T });
+  const text = await banner.innerText();
+  assert.match(text, /mallory/);
+  assert.match(text, /may not use the model registry/);
+  assert.match(text, /model-registry-service/);
+  await screenshot(page, 'registry-forbidden');
+  await noA11yViolations(page, 'registered models (403)');
+  // the API refuses her writes too, with a valid CSRF token
+  const res = await page.evaluate(async (id) => {
+    const token = (await (await fetch('/api/v1/user')).json()).data.csrfToken;
+    const mr = (await (await fetch('/api/v1/model_registry')).json()).data[0].name;
+    const r = await fetch(`/api/v1/model_registry/${mr}/registered_models/${id}`, {
+      method: 'PATCH', headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': token },
+      body: JSON.stringify({ data: { description: 'mallory was here' } }),
+    });
+    return { status: r.status, body: await r.text() };
+  }, owned.id);
+  assert.equal(res.status, 403, res.body);
+  const after = await registry(stack, 'GET', `/registered_models/${owned.id}`);
+  assert.equal(after.description, 'alice keeps this');
+  await page.goto(`${stack.url}/#/catalog`);
+  // (every catalog call on the page is refused alike; each says so)
+  await page.getByTestId('error-banner').filter({ hasText: /may not use the model catalog/ }).first().waitFor({ timeout: T });
+  noProblems(page);
+});
+
 test('a write without the CSRF token is refused', { skip: NEEDS_FULL }, async () => {
   const page = await userPage(browser, 'alice');
   await page.goto(`${stack.url}/#/models`);
@@ -270,7 +301,7 @@ test('a registry that is down shows a clear banner, and the catalog still works'
   const dead = await stack.serve('ui-dead-registry', [
     'ui', '--listen', '127.0.0.1:0', '--static-dir', `${process.env.MODELPLANE_SOURCE_ROOT}/ui/dist`,
     '--registry-url', 'http://127.0.0.1:9', '--catalog-url', stack.catalogUrl,
-    '--kubeconfig', stack.kubeconfig, '--trusted-proxy', '127.0.0.1/32',
+    '--kubeconfig', stack.kubeconfig, '--trusted-proxy', '127.0.0.1/32', ...stack.accessArgs,
   ]);
   const page = await userPage(browser, 'alice');
   await page.goto(`http://127.0.0.1:${dead}/#/models`);

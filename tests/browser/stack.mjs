@@ -143,12 +143,23 @@ export class Stack {
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'console-reader' },
       subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'alice' }],
     });
+    // The registry and the catalog: users who may get their Services (alice; not mallory)
+    apply({
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'registry-user', namespace: this.nsA },
+      rules: [{ apiGroups: [''], resources: ['services'], verbs: ['get'], resourceNames: ['model-registry-service', 'model-catalog'] }],
+    });
+    apply({
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'registry-user-alice', namespace: this.nsA },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'registry-user' },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'alice' }],
+    });
     this.kubeconfig = join(TESTENV, 'kubeconfig');
+    this.accessArgs = ['--registry-service', `${this.nsA}/model-registry-service`, '--catalog-service', `${this.nsA}/model-catalog`];
 
     this.uiPort = await this.serve('ui', [
       'ui', '--listen', '127.0.0.1:0', '--static-dir', join(ROOT, 'ui/dist'),
       '--registry-url', this.registryUrl, '--catalog-url', this.catalogUrl,
-      '--kubeconfig', this.kubeconfig, '--trusted-proxy', '127.0.0.1/32',
+      '--kubeconfig', this.kubeconfig, '--trusted-proxy', '127.0.0.1/32', ...this.accessArgs,
     ]);
     this.url = `http://127.0.0.1:${this.uiPort}`;
     return this;

@@ -45,12 +45,16 @@ os.symlink(T, os.path.join(DIST, "up"))
 SECRET = os.path.join(T, "proxy-secret")
 open(SECRET, "w").write("sekrit-123\n")
 
-ui = Server(["ui", "-l", "127.0.0.1:0", "--no-kube", "--static-dir", DIST,
+# No Kubernetes here, so nobody could be authorized for the registry: every signed-in user is let
+# in explicitly (ui_kube.py covers the SubjectAccessReviews).
+ui = Server(["ui", "-l", "127.0.0.1:0", "--no-kube", "--insecure-skip-access-review",
+             "--static-dir", DIST,
              "--registry-url", registry.url, "--catalog-url", catalog.url,
              "--trusted-proxy", "127.0.0.0/8"], name="ui")
 tap.cleanups.append(ui.stop)
 # loopback is not trusted here: only the shared secret makes the header count
-ui_secret = Server(["ui", "-l", "127.0.0.1:0", "--no-kube", "--static-dir", os.path.join(T, "empty"),
+ui_secret = Server(["ui", "-l", "127.0.0.1:0", "--no-kube", "--insecure-skip-access-review",
+                    "--static-dir", os.path.join(T, "empty"),
                     "--registry-url", registry.url, "--catalog-url", catalog.url,
                     "--trusted-proxy", "10.0.0.0/8", "--proxy-secret-file", SECRET],
                    name="ui-secret") if os.makedirs(os.path.join(T, "empty")) is None else None
@@ -316,8 +320,9 @@ def test_broken_registry_is_502_naming_it():
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Broken)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{srv.server_address[1]}"
-    u = Server(["ui", "-l", "127.0.0.1:0", "--no-kube", "--registry-url", url, "--catalog-url",
-                catalog.url, "--trusted-proxy", "127.0.0.1/32"], name="ui-broken")
+    u = Server(["ui", "-l", "127.0.0.1:0", "--no-kube", "--insecure-skip-access-review",
+                "--registry-url", url, "--catalog-url", catalog.url,
+                "--trusted-proxy", "127.0.0.1/32"], name="ui-broken")
     try:
         err = expect_error(get(MR + "/registered_models", port=u.port), 502, "registry", url)
         expect("500" in err["message"] and "database is locked" in err["message"], err)
@@ -380,6 +385,24 @@ def test_missing_frontend_page_but_api_works():
     expect(st == 200, st)
 
 
+def test_no_kube_without_skip_flag_refuses_registry_and_catalog():
+    # Without Kubernetes nobody can be authorized: nothing is forwarded unless the operator lets
+    # every signed-in user in (--insecure-skip-access-review).
+    u = Server(["ui", "-l", "127.0.0.1:0", "--no-kube", "--registry-url", registry.url,
+                "--catalog-url", catalog.url, "--trusted-proxy", "127.0.0.1/32"],
+               name="ui-no-authz")
+    try:
+        for path in (MR + "/registered_models", "/api/v1/model_catalog/models"):
+            err = expect_error(get(path, port=u.port), 503, "ui", "--insecure-skip-access-review")
+            expect("without the Kubernetes API" in err["message"], err)
+        expect_error(write("POST", MR + "/registered_models", {"data": {"name": "nope"}},
+                           port=u.port), 503, "ui", "--no-kube")
+        st, _, _, doc = get(MR + "/registered_models?filterQuery=name%3D%27nope%27")
+        expect(st == 200 and doc["data"].get("size", 0) == 0, f"nothing was written: {doc}")
+    finally:
+        u.stop()
+
+
 def test_registry_down_is_503_and_catalog_works():
     # last: stops the registry
     registry.stop()
@@ -403,6 +426,8 @@ for t in (test_healthcheck_needs_no_identity, test_no_identity_is_401_with_a_cle
           test_paging_10000_models, test_catalog_routes,
           test_deployments_without_kubernetes_are_503, test_broken_registry_is_502_naming_it,
           test_static_files, test_static_refusals, test_spa_fallback,
-          test_missing_frontend_page_but_api_works, test_registry_down_is_503_and_catalog_works):
+          test_missing_frontend_page_but_api_works,
+          test_no_kube_without_skip_flag_refuses_registry_and_catalog,
+          test_registry_down_is_503_and_catalog_works):
     tap.run(t)
 tap.finish()

@@ -7,14 +7,19 @@ tests also prove the shipped role is enough. user1 may read team-a only; user2 n
 Covered: namespaces offered per user (SelfSubjectAccessReview fallback), 403 naming the user,
 verb, resource and namespace, InferenceServices, TrainedModels with every condition and n/m
 loaded, Events newest first, ETag/304 polling, bearer passthrough (SelfSubjectReview for the
-name, 401 for a bad token), a server without the impersonate right, an unreachable API server."""
+name, 401 for a bad token), a server without the impersonate right, an unreachable API server.
+And who may use the registry and the catalog (a real `modelplane registry` on SQLite and a real
+`modelplane catalog` behind the ui): only users whom RBAC lets get the registry's (the
+catalog's) Service, by user, by group or by bearer token; every route refused alike to the others,
+reads and writes; a grant or a revocation taking effect within the short cache time; a server
+whose role lacks subjectaccessreviews."""
 import json
 import os
 import subprocess
 import sys
 import tempfile
 
-from uitest import SRC, Server, Tap, call, expect, expect_error
+from uitest import SRC, Server, Tap, call, expect, expect_error, wait_until
 
 DIR = os.environ.get("MODELPLANE_TESTENV_DIR")
 if not DIR:
@@ -121,8 +126,40 @@ event("e-isvc", "InferenceService", "sklearn", "Updated", "2026-12-01T10:30:00Z"
 SA_KUBECONFIG = testenv("kubeconfig", DIR, "modelplane-system/modelplane-ui")
 USER1_TOKEN = testenv("token", DIR, "user1")
 ADMIN_TOKEN = testenv("token", DIR, "admin")
-ui = Server(["ui", "-l", "127.0.0.1:0", "--kubeconfig", SA_KUBECONFIG,
-             "--trusted-proxy", "127.0.0.1/32"], name="ui-kube")
+T = tempfile.mkdtemp(prefix="ui-kube-")
+registry = Server(["registry", "-p", "0", "-d", os.path.join(T, "mr.db")], name="registry")
+tap.cleanups.append(registry.stop)
+catalog = Server(["catalog", "-l", "127.0.0.1:0", "--catalogs-path",
+                  os.path.join(SRC, "tests/fixtures/catalog/sources.yaml")], name="catalog")
+tap.cleanups.append(catalog.stop)
+
+# Registry access as upstream grants it: get on the registry's Service in its namespace.
+REG_NS = "mp-registry"
+apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": REG_NS}})
+apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+       "metadata": {"name": "registry-user", "namespace": REG_NS},
+       "rules": [{"apiGroups": [""], "resources": ["services"], "verbs": ["get"],
+                  "resourceNames": ["model-registry-service", "model-catalog"]}]})
+
+
+def bind(name, kind, subject):
+    apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+           "metadata": {"name": name, "namespace": REG_NS},
+           "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                       "name": "registry-user"},
+           "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": kind,
+                         "name": subject}]})
+
+
+bind("registry-alice", "User", "alice")
+bind("registry-ml-team", "Group", "ml-team")
+bind("registry-user4", "User", "user4")
+
+UI_ARGS = ["--trusted-proxy", "127.0.0.1/32", "--groups-header", "kubeflow-groups",
+           "--registry-url", registry.url, "--catalog-url", catalog.url,
+           "--registry-service", f"{REG_NS}/model-registry-service",
+           "--catalog-service", f"{REG_NS}/model-catalog"]
+ui = Server(["ui", "-l", "127.0.0.1:0", "--kubeconfig", SA_KUBECONFIG] + UI_ARGS, name="ui-kube")
 tap.cleanups.append(ui.stop)
 
 U1 = {"kubeflow-userid": "user1"}
@@ -274,10 +311,120 @@ def test_unreachable_api_server_is_503():
         os.unlink(kc.name)
 
 
+MR = "/api/v1/model_registry/modelplane"
+ALICE = {"kubeflow-userid": "alice"}
+BOB = {"kubeflow-userid": "bob"}
+
+
+def as_user(headers, method, path, body=None, port=None):
+    h = dict(headers)
+    if method != "GET":
+        st, _, raw, doc = call(port or ui.port, "GET", "/api/v1/user", headers=headers)
+        expect(st == 200, f"/api/v1/user: {st} {raw[:200]!r}")
+        h["X-CSRF-Token"] = doc["data"]["csrfToken"]
+    return call(port or ui.port, method, path, body=body, headers=h)
+
+
+def registry_direct(method, path, body=None):
+    return call(registry.port, method, "/api/model_registry/v1alpha3" + path, body=body)
+
+
+def test_registry_only_for_users_who_may_get_its_service():
+    st, _, raw, doc = as_user(ALICE, "POST", MR + "/registered_models",
+                              {"data": {"name": "alice-model", "description": "alice's"}})
+    expect(st == 201, f"alice registers: {st} {raw[:300]!r}")
+    mid = doc["data"]["id"]
+    st, _, raw, doc = as_user(ALICE, "POST", MR + f"/registered_models/{mid}/versions",
+                              {"data": {"name": "v1", "registeredModelId": mid}})
+    expect(st == 201, f"alice adds a version: {st} {raw[:300]!r}")
+    vid = doc["data"]["id"]
+    st, _, _, doc = as_user(ALICE, "GET", MR + "/registered_models")
+    expect(st == 200 and doc["data"]["size"] == 1, doc)
+    # bob: no Kubernetes rights at all. Every registry route, read or write, is refused in
+    # words, and nothing he sends reaches the registry.
+    routes = [("GET", "/registered_models", None),
+              ("POST", "/registered_models", {"data": {"name": "bobs"}}),
+              ("GET", f"/registered_models/{mid}", None),
+              ("PATCH", f"/registered_models/{mid}", {"data": {"description": "bob was here"}}),
+              ("GET", f"/registered_models/{mid}/versions", None),
+              ("POST", f"/registered_models/{mid}/versions",
+               {"data": {"name": "v2", "registeredModelId": mid}}),
+              ("GET", f"/model_versions/{vid}", None),
+              ("PATCH", f"/model_versions/{vid}", {"data": {"description": "bob"}}),
+              ("GET", f"/model_versions/{vid}/artifacts", None),
+              ("POST", f"/model_versions/{vid}/artifacts",
+               {"data": {"name": "a", "artifactType": "model-artifact", "uri": "s3://b/k"}}),
+              ("PATCH", "/model_artifact/1", {"data": {"description": "bob"}}),
+              ("GET", "/inference_services", None)]
+    for method, path, body in routes:
+        err = expect_error(as_user(BOB, method, MR + path, body), 403, "kubernetes",
+                           'user "bob" may not use the model registry "modelplane"')
+        expect(f'get the Service "model-registry-service" in namespace "{REG_NS}"'
+               in err["message"], f"{method} {path}: {err}")
+    st, _, _, doc = registry_direct("GET", f"/registered_models/{mid}")
+    expect(st == 200 and doc["description"] == "alice's", f"alice's model untouched: {doc}")
+    st, _, _, doc = registry_direct("GET", "/registered_models")
+    expect(doc["size"] == 1, f"bob created nothing: {doc}")
+    st, _, _, doc = registry_direct("GET", f"/registered_models/{mid}/versions")
+    expect(doc["size"] == 1, f"bob added no version: {doc}")
+
+
+def test_catalog_only_for_users_who_may_get_its_service():
+    for path in ("/api/v1/model_catalog/sources", "/api/v1/model_catalog/models",
+                 "/api/v1/model_catalog/models/filter_options", "/api/v1/model_catalog/labels"):
+        st, _, raw, _ = as_user(ALICE, "GET", path)
+        expect(st == 200, f"alice {path}: {st} {raw[:200]!r}")
+        expect_error(as_user(BOB, "GET", path), 403, "kubernetes",
+                     'user "bob" may not use the model catalog')
+
+
+def test_registry_access_by_group_and_by_token():
+    carol = {"kubeflow-userid": "carol"}
+    expect_error(as_user(carol, "GET", MR + "/registered_models"), 403, "kubernetes", "carol")
+    st, _, _, _ = as_user({**carol, "kubeflow-groups": "ml-team"}, "GET", MR + "/registered_models")
+    expect(st == 200, f"carol through group ml-team: {st}")
+    # bearer tokens review themselves (SelfSubjectAccessReview)
+    expect_error(get(MR + "/registered_models",
+                     {"Authorization": "Bearer " + USER1_TOKEN}), 403, "kubernetes",
+                 'user "user1" may not use the model registry')
+    st, _, _, _ = get(MR + "/registered_models",
+                      {"Authorization": "Bearer " + testenv("token", DIR, "user4")})
+    expect(st == 200, f"user4's token (bound): {st}")
+    st, _, _, _ = get(MR + "/registered_models", {"Authorization": "Bearer " + ADMIN_TOKEN})
+    expect(st == 200, f"admin's token: {st}")
+    expect_error(get(MR + "/registered_models", {"Authorization": "Bearer not-a-token"}), 401,
+                 "kubernetes")
+
+
+def test_grant_and_revoke_take_effect():
+    dave = {"kubeflow-userid": "dave"}
+    expect_error(as_user(dave, "GET", MR + "/registered_models"), 403, "kubernetes", "dave")
+    bind("registry-dave", "User", "dave")
+    wait_until(lambda: as_user(dave, "GET", MR + "/registered_models")[0] == 200,
+               "dave's new RoleBinding to count")
+    kubectl("delete", "rolebinding", "registry-dave", "-n", REG_NS)
+    wait_until(lambda: as_user(dave, "GET", MR + "/registered_models")[0] == 403,
+               "dave's revoked RoleBinding to count")
+
+
+def test_server_without_subjectaccessreview_right():
+    nobody = testenv("kubeconfig", DIR, "nobody")
+    u = Server(["ui", "-l", "127.0.0.1:0", "--kubeconfig", nobody] + UI_ARGS, name="ui-nosar")
+    try:
+        expect_error(get(MR + "/registered_models", ALICE, port=u.port), 500, "ui",
+                     "deploy/base/ui/rbac.yaml")
+    finally:
+        u.stop()
+
+
 for t in (test_namespaces_only_those_the_user_may_read, test_forbidden_namespace_is_403_naming_it,
           test_inferenceservices, test_trainedmodels_every_condition_and_loaded,
           test_polling_with_etag, test_events_newest_first, test_bearer_passthrough,
           test_bad_token_is_401, test_server_without_impersonate_right,
-          test_unreachable_api_server_is_503):
+          test_unreachable_api_server_is_503,
+          test_registry_only_for_users_who_may_get_its_service,
+          test_catalog_only_for_users_who_may_get_its_service,
+          test_registry_access_by_group_and_by_token, test_grant_and_revoke_take_effect,
+          test_server_without_subjectaccessreview_right):
     tap.run(t)
 tap.finish()

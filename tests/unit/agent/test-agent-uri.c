@@ -2,8 +2,11 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "agent/uri.h"
+#include <errno.h>
+
+#include "agent/mr-uri.h"
 #include "agent/s3-xml.h"
+#include "agent/uri.h"
 
 static struct storage_uri parse_ok(const char *s)
 {
@@ -199,4 +202,78 @@ Test(s3xml, errors)
         cr_assert(s3_error_parse(e, strlen(e), buf, sizeof(buf)));
         cr_assert_str_eq(buf, "AccessDenied: Access <Denied>");
         cr_assert_not(s3_error_parse("oops", 4, buf, sizeof(buf)));
+}
+
+/* model-registry:// (agent/mr-uri.h) */
+
+static void mr_ok(const char *s, const char *host, const char *model, const char *version)
+{
+        struct mr_uri u;
+        char err[512] = "";
+
+        cr_assert_eq(mr_uri_parse(s, &u, err, sizeof(err)), 0, "%s: %s", s, err);
+        if (host)
+                cr_assert_str_eq(u.host, host, "%s", s);
+        else
+                cr_assert_null(u.host, "%s", s);
+        cr_assert_str_eq(u.model, model, "%s", s);
+        if (version)
+                cr_assert_str_eq(u.version, version, "%s", s);
+        else
+                cr_assert_null(u.version, "%s", s);
+        mr_uri_release(&u);
+}
+
+static void mr_bad(const char *s, const char *needle)
+{
+        struct mr_uri u;
+        char err[512] = "";
+
+        cr_assert_eq(mr_uri_parse(s, &u, err, sizeof(err)), -EINVAL, "%s", s);
+        cr_assert(strstr(err, needle), "%s: %s", s, err);
+}
+
+Test(mr_uri, forms)
+{
+        mr_ok("model-registry://iris", NULL, "iris", NULL);
+        mr_ok("model-registry://iris/v1", NULL, "iris", "v1");
+        mr_ok("model-registry://a.b/v1", NULL, "a.b", "v1");
+        mr_ok("model-registry://registry.kubeflow.svc:8080/iris", "registry.kubeflow.svc:8080",
+              "iris", NULL);
+        mr_ok("model-registry://registry:8080/iris/v1", "registry:8080", "iris", "v1");
+        mr_ok("model-registry://registry/iris/v1", "registry", "iris", "v1");
+        mr_ok("model-registry://fraud%20detector/2026%2F12", NULL, "fraud detector", "2026/12");
+}
+
+Test(mr_uri, refusals)
+{
+        char big[2100];
+
+        mr_bad("s3://bucket/x", "not a model-registry:// URI");
+        mr_bad("model-registry://", "an empty segment");
+        mr_bad("model-registry:///v1", "an empty segment");
+        mr_bad("model-registry://iris/", "an empty segment");
+        mr_bad("model-registry://a//b", "an empty segment");
+        mr_bad("model-registry://h:1/a/b/c", "more than three segments");
+        mr_bad("model-registry://iris%0a", "control character");
+        mr_bad("model-registry://iris%00", "control character");
+        mr_bad("model-registry://iris%2", "bad %-escape");
+        mr_bad("model-registry://iris%g0", "bad %-escape");
+        memset(big, 'a', sizeof(big) - 1);
+        memcpy(big, "model-registry://", 17);
+        big[sizeof(big) - 1] = 0;
+        mr_bad(big, "longer than 2048 bytes");
+        cr_assert(mr_uri_is("model-registry://x"));
+        cr_assert_not(mr_uri_is("Model-Registry://x"));
+        cr_assert_not(mr_uri_is(NULL));
+}
+
+Test(mr_uri, storage_uri_accepts_and_checks_it)
+{
+        struct storage_uri u = parse_ok("model-registry://iris/v1");
+
+        cr_assert_eq(u.kind, STORAGE_MODEL_REGISTRY);
+        cr_assert_str_eq(u.url, "model-registry://iris/v1");
+        storage_uri_release(&u);
+        parse_bad("model-registry://iris//v1", "an empty segment");
 }
