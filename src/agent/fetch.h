@@ -20,10 +20,14 @@
 #include "util/macro.h"
 #include "util/time-util.h"
 
+#define FETCH_SIZE_MAX_DEFAULT    (64ULL << 30)
+#define FETCH_ENTRIES_MAX_DEFAULT 100000ULL
+
 struct fetch_config {
         long connect_timeout_sec; /* default 10 */
         long stall_timeout_sec;   /* default 30 */
-        uint64_t size_max;        /* per model, default 64 GiB */
+        uint64_t size_max;        /* per model, default 64 GiB: bytes received, archive content */
+        uint64_t entries_max;     /* per archive, default 100,000 */
         unsigned attempts;        /* per transfer, default 4 */
         usec_t retry_base;        /* default 500 ms, doubled per attempt, capped at 30 s */
         char *pvc_root;           /* owned; default /mnt/pvc */
