@@ -105,7 +105,8 @@ static int check_entry(struct archive_entry *e, char *reterr, size_t len)
 struct extract_state {
         const struct extract_limits *lim;
         const char *dir;
-        uint64_t total;   /* bytes of content accounted */
+        uint64_t total;   /* bytes of content accounted (declared, and beyond) */
+        uint64_t written; /* bytes of data written */
         uint64_t entries; /* entries seen */
 };
 
@@ -146,10 +147,11 @@ static int copy_data(struct archive *in, struct archive *out, struct extract_sta
                 if (archive_write_data_block(out, buf, size, off) != ARCHIVE_OK) {
                         r = write_errno(out);
                         if (errno_is_space(r))
-                                return space_exhausted(x->dir, x->total, 0, reterr, len);
+                                return space_exhausted(x->dir, x->written, x->total, reterr, len);
                         (void)snprintf(reterr, len, "writing: %s", aerr(out, "write error"));
                         return r;
                 }
+                x->written += size;
         }
 }
 
@@ -215,7 +217,7 @@ static int extract_entry(struct archive *a, struct archive *w, struct archive_en
         if (archive_write_header(w, e) < ARCHIVE_WARN) {
                 r = write_errno(w);
                 if (errno_is_space(r))
-                        return space_exhausted(x->dir, x->total, 0, reterr, len);
+                        return space_exhausted(x->dir, x->written, x->total, reterr, len);
                 (void)snprintf(reterr, len, "cannot extract '%s': %s", archive_entry_pathname(e),
                                aerr(w, "write error"));
                 return r;
@@ -229,7 +231,7 @@ static int extract_entry(struct archive *a, struct archive *w, struct archive_en
         if (archive_write_finish_entry(w) != ARCHIVE_OK) {
                 r = write_errno(w);
                 if (errno_is_space(r))
-                        return space_exhausted(x->dir, x->total, 0, reterr, len);
+                        return space_exhausted(x->dir, x->written, x->total, reterr, len);
                 (void)snprintf(reterr, len, "cannot extract '%s': %s", archive_entry_pathname(e),
                                aerr(w, "error"));
                 return r;
@@ -289,7 +291,7 @@ static int extract_stream(struct archive *a, const char *dir, const struct extra
         if (archive_write_close(w) != ARCHIVE_OK) {
                 r = write_errno(w);
                 if (errno_is_space(r))
-                        return space_exhausted(x.dir, x.total, 0, reterr, len);
+                        return space_exhausted(x.dir, x.written, x.total, reterr, len);
                 (void)snprintf(reterr, len, "cannot finish extracting: %s", aerr(w, "error"));
                 return r;
         }

@@ -167,6 +167,7 @@ int fetch_config_from_env(struct fetch_config *c)
                 .attempts = 4,
                 .retry_base = 500 * USEC_PER_MSEC,
                 .s3_verify = env_bool("S3_VERIFY_SSL", true),
+                .s3_etag_md5 = env_bool("MODELPLANE_S3_ETAG_MD5", true),
                 .s3_virtual_host = env_bool("S3_USER_VIRTUAL_BUCKET", false) ||
                                    env_bool("S3_USE_VIRTUAL_BUCKET", false),
         };
@@ -408,6 +409,7 @@ struct request {
         int fd;                          /* sink: a file (truncated per attempt), or -EBADF ... */
         struct buf *body;                /* ... a buffer (reset per attempt) ... */
         struct stream_job *stream;       /* ... or an archive extracted as it arrives */
+        bool fd_is_stream;               /* fd: the extractor's socket (one attempt of @stream) */
         const char *space_dir;           /* free space checked here (downloads), or NULL */
         const struct expect_md5 *listed; /* the listing's MD5, may be NULL */
         uint64_t max;
@@ -570,11 +572,12 @@ static int transfer_once(const struct fetch_config *c, const struct request *q, 
         CLEANUP(sink_release)
         struct sink s = { .curl = t.curl,
                           .fd = q->fd,
+                          .stream = q->fd_is_stream,
                           .body = q->body,
                           .err = BUF_INIT(ERROR_BODY_MAX),
                           .max = q->max,
                           .space_dir = q->space_dir,
-                          .s3 = q->s3,
+                          .s3 = q->s3 && c->s3_etag_md5,
                           .listed = q->listed };
         CURLcode cc;
         long code = 0;
@@ -658,6 +661,7 @@ static int transfer_streamed(const struct fetch_config *c, const struct request 
                 return r;
         }
         one.fd = sv[0];
+        one.fd_is_stream = true;
         one.stream = NULL;
         r = transfer_once(c, &one, ret_code, ret_cc, reterr, len);
         /* end of the body: the extractor reads EOF (a socket: nothing to flush) */

@@ -22,6 +22,7 @@ import tempfile
 import threading
 import time
 import urllib.request
+import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from agentlib import ConfigDir, free_port  # noqa: E402
@@ -56,6 +57,30 @@ def tar_gz(files):
     return b.getvalue()
 
 
+class Unseekable(io.RawIOBase):
+    """What zipfile writes to when it cannot seek: sizes in data descriptors after the data."""
+
+    def __init__(self):
+        super().__init__()
+        self.data = bytearray()
+
+    def writable(self):
+        return True
+
+    def write(self, b):
+        self.data += b
+        return len(b)
+
+
+def zip_streamed(files):
+    out = Unseekable()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as z:
+        for name, data in files:
+            with z.open(name, "w") as f:
+                f.write(data)
+    return bytes(out.data)
+
+
 SMALL = os.urandom(1 * MIB)
 BIG = os.urandom(24 * MIB)            # more than the whole volume
 STREAM = os.urandom(10 * MIB)         # more than half the free space: save-then-extract fails
@@ -65,6 +90,8 @@ BODIES = {
     "/big-nolen.bin": BIG,
     "/stream.tar.gz": tar_gz([("model/weights.bin", STREAM), ("model/config.json", b"{}")]),
     "/bomb.tar.gz": tar_gz([("zeros.bin", bytes(256 * MIB))]),
+    "/big.zip": zip_streamed([("w.bin", BIG)]),
+    "/small.zip": zip_streamed([("m/w.bin", SMALL)]),
     "/lying-md5.bin": SMALL,
     "/truncated.bin": SMALL,
     "/bkt/etag.bin": SMALL,
@@ -231,7 +258,7 @@ def main():
                           "--listen-address", "127.0.0.1", "--model-server-url",
                           f"http://127.0.0.1:{ms_port}", "--file-poll", "1", *extra],
                          stdout=agent_log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-    print("1..13", flush=True)
+    print("1..16", flush=True)
     try:
         run(cfg, base, port)
     finally:
@@ -317,7 +344,20 @@ def run(cfg, base, port):
     time.sleep(1.5)
     ok(leftovers("bomb") == [], f"nothing of the bomb is left ({os.listdir(MODEL_DIR)})")
 
-    # 9-10: Content-MD5 mismatch
+    # 9-11: zip, streamed: sizes unknown until each entry's end (data descriptors)
+    put(("bigzip", f"{base}/big.zip"))
+    good, st = failed_with(port, "bigzip", ("space", "needed", "available"))
+    ok(good, "a .zip whose content exceeds the volume is FailedToDownload naming the space")
+    drop("bigzip")
+    time.sleep(1.5)
+    ok(leftovers("bigzip") == [], f"nothing of it is left ({os.listdir(MODEL_DIR)})")
+    put(("zip", f"{base}/small.zip"))
+    st = wait_state(port, "zip", ("Loaded", "FailedToDownload", "FailedToLoad"))
+    ok(st["state"] == "Loaded" and ModelServer.loaded.get("zip", {}).get("m/w.bin") == sha(SMALL),
+       f"a .zip streamed into place loads intact ({st['state']}: {st.get('reason', '')})")
+    drop("zip")
+
+    # 12-13: Content-MD5 mismatch
     put(("liar", f"{base}/lying-md5.bin"))
     good, st = failed_with(port, "liar", ("MD5", "lying-md5.bin"))
     ok(good, "a body whose Content-MD5 differs is FailedToDownload naming the object and both sums")
@@ -325,13 +365,13 @@ def run(cfg, base, port):
     time.sleep(1.5)
     ok(leftovers("liar") == [], "the mismatching copy is removed")
 
-    # 11: a truncated body (no Content-Length, the connection closed half way; Content-MD5 tells)
+    # 14: a truncated body (no Content-Length, the connection closed half way; Content-MD5 tells)
     put(("trunc", f"{base}/truncated.bin"))
     good, st = failed_with(port, "trunc", ("MD5",))
     ok(good, "a truncated body is FailedToDownload, never Loaded")
     drop("trunc")
 
-    # 12-13: S3 ETag (single-part: the MD5 of the body)
+    # 15-16: S3 ETag (single-part: the MD5 of the body)
     put(("etag", "s3://bkt/etag.bin"))
     good, st = failed_with(port, "etag", ("etag.bin", "MD5"))
     ok(good, "an S3 object whose ETag is not the body's MD5 is FailedToDownload")
