@@ -105,9 +105,10 @@ static int check_entry(struct archive_entry *e, char *reterr, size_t len)
 struct extract_state {
         const struct extract_limits *lim;
         const char *dir;
-        uint64_t total;   /* bytes of content accounted (declared, and beyond) */
-        uint64_t written; /* bytes of data written */
-        uint64_t entries; /* entries seen */
+        uint64_t total;    /* bytes of content accounted (declared, and beyond) */
+        uint64_t written;  /* bytes of data written */
+        uint64_t declared; /* summed declared sizes: what is known to be needed */
+        uint64_t entries;  /* entries seen */
 };
 
 static int too_big(const struct extract_state *x, char *reterr, size_t len)
@@ -147,7 +148,8 @@ static int copy_data(struct archive *in, struct archive *out, struct extract_sta
                 if (archive_write_data_block(out, buf, size, off) != ARCHIVE_OK) {
                         r = write_errno(out);
                         if (errno_is_space(r))
-                                return space_exhausted(x->dir, x->written, x->total, reterr, len);
+                                return space_exhausted(x->dir, x->written, x->declared, reterr,
+                                                       len);
                         (void)snprintf(reterr, len, "writing: %s", aerr(out, "write error"));
                         return r;
                 }
@@ -172,6 +174,7 @@ static int account_entry(struct extract_state *x, struct archive_entry *e, uint6
         if (declared > x->lim->size_max - MIN(x->total, x->lim->size_max))
                 return too_big(x, reterr, len);
         x->total += declared;
+        x->declared += declared;
         *ret_declared = declared;
         if (declared > 0) {
                 char why[256];
@@ -217,7 +220,7 @@ static int extract_entry(struct archive *a, struct archive *w, struct archive_en
         if (archive_write_header(w, e) < ARCHIVE_WARN) {
                 r = write_errno(w);
                 if (errno_is_space(r))
-                        return space_exhausted(x->dir, x->written, x->total, reterr, len);
+                        return space_exhausted(x->dir, x->written, x->declared, reterr, len);
                 (void)snprintf(reterr, len, "cannot extract '%s': %s", archive_entry_pathname(e),
                                aerr(w, "write error"));
                 return r;
@@ -231,7 +234,7 @@ static int extract_entry(struct archive *a, struct archive *w, struct archive_en
         if (archive_write_finish_entry(w) != ARCHIVE_OK) {
                 r = write_errno(w);
                 if (errno_is_space(r))
-                        return space_exhausted(x->dir, x->written, x->total, reterr, len);
+                        return space_exhausted(x->dir, x->written, x->declared, reterr, len);
                 (void)snprintf(reterr, len, "cannot extract '%s': %s", archive_entry_pathname(e),
                                aerr(w, "error"));
                 return r;
@@ -291,7 +294,7 @@ static int extract_stream(struct archive *a, const char *dir, const struct extra
         if (archive_write_close(w) != ARCHIVE_OK) {
                 r = write_errno(w);
                 if (errno_is_space(r))
-                        return space_exhausted(x.dir, x.written, x.total, reterr, len);
+                        return space_exhausted(x.dir, x.written, x.declared, reterr, len);
                 (void)snprintf(reterr, len, "cannot finish extracting: %s", aerr(w, "error"));
                 return r;
         }
