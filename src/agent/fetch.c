@@ -517,8 +517,11 @@ static int check_md5(const struct request *q, struct sink *s, char *reterr, size
 
         if (!s->started && s->listed && s->listed->set) {
                 /* an empty body wrote nothing: its sum is still checked */
-                if (sink_start(s) < 0)
-                        return -ENOMEM;
+                int r = sink_start(s);
+                if (r < 0) {
+                        (void)snprintf(reterr, len, "GET %s: %s", q->url, s->why);
+                        return r;
+                }
         }
         if (!s->md5)
                 return 0;

@@ -258,7 +258,7 @@ def main():
                           "--listen-address", "127.0.0.1", "--model-server-url",
                           f"http://127.0.0.1:{ms_port}", "--file-poll", "1", *extra],
                          stdout=agent_log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-    print("1..16", flush=True)
+    print("1..17", flush=True)
     try:
         run(cfg, base, port)
     finally:
@@ -267,6 +267,11 @@ def main():
             p.wait(timeout=20)
         except subprocess.TimeoutExpired:
             os.killpg(p.pid, signal.SIGKILL)
+        agent_log.close()
+        with open(os.path.join(work, "agent.log"), "rb") as f:
+            text = f.read().decode(errors="replace")
+        ok(p.returncode == 0 and "Sanitizer" not in text and "runtime error" not in text,
+           f"the agent exits 0 with no sanitizer report (exit {p.returncode})")
         if failures:
             with open(os.path.join(work, "agent.log"), "rb") as f:
                 for line in f.read().decode(errors="replace").splitlines()[-40:]:
