@@ -14,7 +14,7 @@
 
 #include "util/macro.h"
 
-#define MD5_SIZE        16
+#define MD5_SIZE        ((size_t)16)
 #define MD5_HEX_SIZE    (2 * MD5_SIZE + 1)
 #define SIZE_STRING_MAX 32
 

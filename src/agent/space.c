@@ -20,7 +20,7 @@ int space_available(const char *dir, uint64_t *ret)
 int space_check(const char *dir, uint64_t need, char *reterr, size_t len)
 {
         char a[SIZE_STRING_MAX], b[SIZE_STRING_MAX];
-        uint64_t avail;
+        uint64_t avail = 0;
 
         if (space_available(dir, &avail) < 0 || need <= avail)
                 return 0;
