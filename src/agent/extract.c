@@ -145,6 +145,9 @@ static int copy_data(struct archive *in, struct archive *out, struct extract_sta
                         if (x->total > x->lim->size_max)
                                 return too_big(x, reterr, len);
                 }
+                /* libarchive's disk writer answers a failed write(2) (ENOSPC) with ARCHIVE_WARN,
+                 * and its finish_entry then extends the file to its declared size: anything but
+                 * ARCHIVE_OK is a lost write (issue 29: "Loaded" with the content cut) */
                 if (archive_write_data_block(out, buf, size, off) != ARCHIVE_OK) {
                         r = write_errno(out);
                         if (errno_is_space(r))
