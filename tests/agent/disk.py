@@ -84,8 +84,10 @@ def zip_streamed(files):
 SMALL = os.urandom(1 * MIB)
 BIG = os.urandom(24 * MIB)            # more than the whole volume
 STREAM = os.urandom(10 * MIB)         # more than half the free space: save-then-extract fails
+MID = os.urandom(8 * MIB)
 BODIES = {
     "/small.bin": SMALL,
+    "/mid.bin": MID,
     "/big.bin": BIG,
     "/big-nolen.bin": BIG,
     "/stream.tar.gz": tar_gz([("model/weights.bin", STREAM), ("model/config.json", b"{}")]),
@@ -258,7 +260,7 @@ def main():
                           "--listen-address", "127.0.0.1", "--model-server-url",
                           f"http://127.0.0.1:{ms_port}", "--file-poll", "1", *extra],
                          stdout=agent_log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-    print("1..17", flush=True)
+    print("1..18", flush=True)
     try:
         run(cfg, base, port)
     finally:
@@ -337,10 +339,20 @@ def run(cfg, base, port):
     ok(st["state"] == "Loaded" and
        ModelServer.loaded.get("stream", {}).get("model/weights.bin") == sha(STREAM),
        "a .tar.gz whose content is more than half the free space is streamed into place and loads")
+
+    # 7: a model that does not fit now is retried (the reconciler's backoff) and loads once
+    # space is freed
+    put(("later", f"{base}/mid.bin"))
+    good, _ = failed_with(port, "later", ("space",))
     drop("stream")
+    st = wait_state(port, "later", ("Loaded",))
+    ok(good and st["state"] == "Loaded" and
+       ModelServer.loaded.get("later", {}).get("mid.bin") == sha(MID),
+       f"a model refused for space loads on a retry once space is freed ({st['state']})")
+    drop("later")
     time.sleep(1.5)
 
-    # 7-8: an archive bomb (256 MiB of zeros in ~250 KiB): refused, nothing left behind
+    # 8-9: an archive bomb (256 MiB of zeros in ~250 KiB): refused, nothing left behind
     put(("bomb", f"{base}/bomb.tar.gz"))
     good, st = failed_with(port, "bomb", ("zeros.bin", "space"))
     ok(good and "bomb" not in ModelServer.loaded,
@@ -349,7 +361,7 @@ def run(cfg, base, port):
     time.sleep(1.5)
     ok(leftovers("bomb") == [], f"nothing of the bomb is left ({os.listdir(MODEL_DIR)})")
 
-    # 9-11: zip, streamed: sizes unknown until each entry's end (data descriptors)
+    # 10-12: zip, streamed: sizes unknown until each entry's end (data descriptors)
     put(("bigzip", f"{base}/big.zip"))
     good, st = failed_with(port, "bigzip", ("space", "needed", "available"))
     ok(good, "a .zip whose content exceeds the volume is FailedToDownload naming the space")
@@ -362,7 +374,7 @@ def run(cfg, base, port):
        f"a .zip streamed into place loads intact ({st['state']}: {st.get('reason', '')})")
     drop("zip")
 
-    # 12-13: Content-MD5 mismatch
+    # 13-14: Content-MD5 mismatch
     put(("liar", f"{base}/lying-md5.bin"))
     good, st = failed_with(port, "liar", ("MD5", "lying-md5.bin"))
     ok(good, "a body whose Content-MD5 differs is FailedToDownload naming the object and both sums")
@@ -370,13 +382,13 @@ def run(cfg, base, port):
     time.sleep(1.5)
     ok(leftovers("liar") == [], "the mismatching copy is removed")
 
-    # 14: a truncated body (no Content-Length, the connection closed half way; Content-MD5 tells)
+    # 15: a truncated body (no Content-Length, the connection closed half way; Content-MD5 tells)
     put(("trunc", f"{base}/truncated.bin"))
     good, st = failed_with(port, "trunc", ("MD5",))
     ok(good, "a truncated body is FailedToDownload, never Loaded")
     drop("trunc")
 
-    # 15-16: S3 ETag (single-part: the MD5 of the body)
+    # 16-17: S3 ETag (single-part: the MD5 of the body)
     put(("etag", "s3://bkt/etag.bin"))
     good, st = failed_with(port, "etag", ("etag.bin", "MD5"))
     ok(good, "an S3 object whose ETag is not the body's MD5 is FailedToDownload")
