@@ -468,8 +468,13 @@ static int write_record(const char *dir, const char *uri)
         if (asprintf(&path, "%s/" SOURCE_RECORD, dir) < 0)
                 return -ENOMEM;
         fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0 || write(fd, uri, len) != (ssize_t)len || write(fd, "\n", 1) != 1 ||
-            fsync(fd) < 0)
+        if (fd < 0)
+                return negative_errno();
+        /* a short write sets no errno: ENOSPC is what a full volume gives */
+        errno = 0;
+        if (write(fd, uri, len) != (ssize_t)len || write(fd, "\n", 1) != 1)
+                return errno ? negative_errno() : -ENOSPC;
+        if (fsync(fd) < 0 || close(TAKE_FD(fd)) < 0)
                 return negative_errno();
         return 0;
 }

@@ -9,7 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <ftw.h>
+#include <gnutls/crypto.h>
+#include <pthread.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,7 +21,9 @@
 #include "agent/extract.h"
 #include "agent/plan.h"
 #include "agent/gcs-json.h"
+#include "agent/integrity.h"
 #include "agent/s3-xml.h"
+#include "agent/space.h"
 #include "agent/uri.h"
 #include "util/buf.h"
 #include "util/log.h"
@@ -157,10 +163,12 @@ int fetch_config_from_env(struct fetch_config *c)
         *c = (struct fetch_config){
                 .connect_timeout_sec = 10,
                 .stall_timeout_sec = 30,
-                .size_max = 64ULL << 30,
+                .size_max = FETCH_SIZE_MAX_DEFAULT,
+                .entries_max = FETCH_ENTRIES_MAX_DEFAULT,
                 .attempts = 4,
                 .retry_base = 500 * USEC_PER_MSEC,
                 .s3_verify = env_bool("S3_VERIFY_SSL", true),
+                .s3_etag_md5 = env_bool("MODELPLANE_S3_ETAG_MD5", true),
                 .s3_virtual_host = env_bool("S3_USER_VIRTUAL_BUCKET", false) ||
                                    env_bool("S3_USE_VIRTUAL_BUCKET", false),
         };
@@ -185,19 +193,146 @@ int fetch_config_from_env(struct fetch_config *c)
         return 0;
 }
 
-/* One transfer's sink: a file, or a capped buffer; error bodies always go to err. */
+/* The MD5 storage states for the body: from a listing, or from the response's headers. */
+struct expect_md5 {
+        bool set;
+        uint8_t md5[MD5_SIZE];
+        const char *source; /* "ETag", "Content-MD5", "x-goog-hash", "md5Hash" */
+};
+
+/* What the final response's headers said (reset at each status line: redirects). */
+struct response_heads {
+        struct expect_md5 etag, content_md5, goog;
+        bool sse_not_md5; /* SSE-KMS or SSE-C: the ETag is not the body's MD5 */
+};
+
+/* One transfer's sink: a file or an archive stream (a socket), or a capped buffer; error bodies
+ * always go to err. */
 struct sink {
         CURL *curl;
-        FILE *file;
+        int fd; /* the file or stream socket, or -EBADF: @body */
+        bool stream;
         struct buf *body;
         struct buf err;
         uint64_t n, max;
         bool too_big;
+        const char *space_dir; /* the file system whose free space counts, or NULL */
+        uint64_t expected;     /* Content-Length, 0 if unknown */
+        uint64_t next_space_check;
+        int fail; /* the sink's own error (write, space), negative errno */
+        char why[512];
+        bool s3;                         /* an S3 object: its ETag may be an MD5 */
+        const struct expect_md5 *listed; /* from the listing, may be NULL */
+        struct response_heads heads;
+        bool started;
+        gnutls_hash_hd_t md5;   /* while hashing */
+        struct expect_md5 want; /* what the body is checked against */
 };
 
 static void sink_release(struct sink *s)
 {
         buf_release(&s->err);
+        if (s->md5)
+                gnutls_hash_deinit(s->md5, NULL);
+        s->md5 = NULL;
+}
+
+/* "name: value" headers of interest. */
+static size_t sink_header(char *p, size_t size, size_t nmemb, void *userdata)
+{
+        struct sink *s = userdata;
+        size_t len = size * nmemb, nl;
+        const char *v;
+
+        if (len >= 5 && strncmp(p, "HTTP/", 5) == 0) {
+                s->heads = (struct response_heads){ 0 };
+                return len;
+        }
+        v = memchr(p, ':', len);
+        if (!v)
+                return len;
+        nl = (size_t)(v - p);
+        v++;
+#define HEADER_IS(name) (nl == strlen(name) && strncasecmp(p, name, nl) == 0)
+        if (HEADER_IS("etag")) {
+                s->heads.etag.set = md5_from_etag(v, len - nl - 1, s->heads.etag.md5);
+                s->heads.etag.source = "ETag";
+        } else if (HEADER_IS("content-md5")) {
+                s->heads.content_md5.set = md5_from_base64(v, len - nl - 1,
+                                                           s->heads.content_md5.md5);
+                s->heads.content_md5.source = "Content-MD5";
+        } else if (HEADER_IS("x-goog-hash")) {
+                /* sent once per hash kind ("crc32c=...", "md5=...") or as one list */
+                if (md5_from_goog_hash(v, len - nl - 1, s->heads.goog.md5)) {
+                        s->heads.goog.set = true;
+                        s->heads.goog.source = "x-goog-hash";
+                }
+        } else if (HEADER_IS("x-amz-server-side-encryption")) {
+                s->heads.sse_not_md5 |= strstr(v, "kms") != NULL;
+        } else if (HEADER_IS("x-amz-server-side-encryption-customer-algorithm")) {
+                s->heads.sse_not_md5 = true;
+        }
+#undef HEADER_IS
+        return len;
+}
+
+/* The sum to check, chosen when the body starts: the listing's, Content-MD5, x-goog-hash, or an
+ * S3 single-part object's ETag. */
+static int sink_start(struct sink *s)
+{
+        curl_off_t cl = -1;
+
+        s->started = true;
+        if (s->listed && s->listed->set)
+                s->want = *s->listed;
+        else if (s->heads.content_md5.set)
+                s->want = s->heads.content_md5;
+        else if (s->heads.goog.set)
+                s->want = s->heads.goog;
+        else if (s->s3 && s->heads.etag.set && !s->heads.sse_not_md5)
+                s->want = s->heads.etag;
+        if (s->want.set && gnutls_hash_init(&s->md5, GNUTLS_DIG_MD5) < 0) {
+                s->md5 = NULL;
+                s->want.set = false; /* MD5 unavailable (FIPS mode): not checked */
+        }
+        if (curl_easy_getinfo(s->curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK &&
+            cl > 0)
+                s->expected = (uint64_t)cl;
+        /* an archive's content is not its length: extraction checks each entry */
+        if (s->space_dir && !s->stream && s->expected > 0)
+                return space_check(s->space_dir, s->expected, s->why, sizeof(s->why));
+        return 0;
+}
+
+#define SPACE_CHECK_EVERY ((uint64_t)16 << 20)
+
+/* Writes all of @p to the sink's descriptor; the space left is checked as bytes arrive. */
+static int sink_put(struct sink *s, const char *p, size_t len)
+{
+        if (s->space_dir && !s->stream && s->expected > 0 && s->n >= s->next_space_check) {
+                uint64_t left = s->expected > s->n ? s->expected - s->n : 0;
+                int r = space_check(s->space_dir, left, s->why, sizeof(s->why));
+                if (r < 0)
+                        return space_exhausted(s->space_dir, s->n, s->expected, s->why,
+                                               sizeof(s->why));
+                s->next_space_check = s->n + SPACE_CHECK_EVERY;
+        }
+        while (len > 0) {
+                ssize_t w = s->stream ? send(s->fd, p, len, MSG_NOSIGNAL) : write(s->fd, p, len);
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w < 0) {
+                        int r = negative_errno();
+                        if (errno_is_space(r))
+                                return space_exhausted(s->space_dir ? s->space_dir : ".", s->n,
+                                                       s->expected, s->why, sizeof(s->why));
+                        (void)snprintf(s->why, sizeof(s->why), "writing: %s", errno_to_string(-r));
+                        return r;
+                }
+                p += w;
+                len -= (size_t)w;
+        }
+        return 0;
 }
 
 static size_t sink_write(char *p, size_t size, size_t nmemb, void *userdata)
@@ -205,6 +340,7 @@ static size_t sink_write(char *p, size_t size, size_t nmemb, void *userdata)
         struct sink *s = userdata;
         size_t len = size * nmemb;
         long code = 0;
+        int r;
 
         curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &code);
         if (code >= 300) {
@@ -214,14 +350,30 @@ static size_t sink_write(char *p, size_t size, size_t nmemb, void *userdata)
                         return 0;
                 return len;
         }
-        s->n += len;
-        if (s->n > s->max) {
+        if (!s->started) {
+                r = sink_start(s);
+                if (r < 0) {
+                        s->fail = r;
+                        return 0;
+                }
+        }
+        if (s->n + len > s->max) {
                 s->too_big = true;
                 return 0;
         }
-        if (s->file)
-                return fwrite(p, 1, len, s->file);
-        return buf_append(s->body, p, len) < 0 ? 0 : len;
+        if (s->md5)
+                (void)gnutls_hash(s->md5, p, len);
+        if (s->fd < 0) {
+                s->n += len;
+                return buf_append(s->body, p, len) < 0 ? 0 : len;
+        }
+        r = sink_put(s, p, len);
+        if (r < 0) {
+                s->fail = r;
+                return 0;
+        }
+        s->n += len;
+        return len;
 }
 
 double fetch_jitter01(void)
@@ -250,12 +402,18 @@ static int s3_escape(struct buf *b, const char *s, bool keep_slash)
         return r;
 }
 
+struct stream_job;
+
 struct request {
-        const char *url;    /* borrowed */
-        bool s3;            /* sign with the S3 configuration */
-        const char *bearer; /* borrowed; Authorization: Bearer, may be NULL */
-        FILE *file;         /* sink: file (rewound per attempt) ... */
-        struct buf *body;   /* ... or buffer (reset per attempt) */
+        const char *url;                 /* borrowed */
+        bool s3;                         /* sign with the S3 configuration */
+        const char *bearer;              /* borrowed; Authorization: Bearer, may be NULL */
+        int fd;                          /* sink: a file (truncated per attempt), or -EBADF ... */
+        struct buf *body;                /* ... a buffer (reset per attempt) ... */
+        struct stream_job *stream;       /* ... or an archive extracted as it arrives */
+        bool fd_is_stream;               /* fd: the extractor's socket (one attempt of @stream) */
+        const char *space_dir;           /* free space checked here (downloads), or NULL */
+        const struct expect_md5 *listed; /* the listing's MD5, may be NULL */
         uint64_t max;
 };
 
@@ -299,6 +457,8 @@ static void setopt_common(struct transfer_opts *t, const struct fetch_config *c,
         curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)q->max);
         curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, sink_write);
         curl_easy_setopt(curl, CURLOPT_WRITEDATA, s);
+        curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, sink_header);
+        curl_easy_setopt(curl, CURLOPT_HEADERDATA, s);
         curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, t->curlerr);
         curl_easy_setopt(curl, CURLOPT_USERAGENT, "modelplane-agent/" MODELPLANE_VERSION);
 }
@@ -351,13 +511,44 @@ static int setopt_s3(struct transfer_opts *t, const struct fetch_config *c)
         return 0;
 }
 
+/* A body that is not what storage says it is: -EBADMSG naming the object and both sums. */
+static int check_md5(const struct request *q, struct sink *s, char *reterr, size_t len)
+{
+        uint8_t got[MD5_SIZE];
+        char want_hex[MD5_HEX_SIZE], got_hex[MD5_HEX_SIZE];
+
+        if (!s->started && s->listed && s->listed->set) {
+                /* an empty body wrote nothing: its sum is still checked */
+                int r = sink_start(s);
+                if (r < 0) {
+                        (void)snprintf(reterr, len, "GET %s: %s", q->url, s->why);
+                        return r;
+                }
+        }
+        if (!s->md5)
+                return 0;
+        gnutls_hash_deinit(s->md5, got);
+        s->md5 = NULL;
+        if (memcmp(got, s->want.md5, MD5_SIZE) == 0)
+                return 0;
+        md5_to_hex(s->want.md5, want_hex);
+        md5_to_hex(got, got_hex);
+        (void)snprintf(reterr, len,
+                       "GET %s: MD5 mismatch: %s says %s, the %llu bytes received have %s", q->url,
+                       s->want.source, want_hex, (unsigned long long)s->n, got_hex);
+        return -EBADMSG;
+}
+
 /* Maps a finished transfer to 0 or an errno with the reason in @reterr. */
-static int transfer_outcome(const struct request *q, const struct sink *s, CURLcode cc, long code,
+static int transfer_outcome(const struct request *q, struct sink *s, CURLcode cc, long code,
                             const char *curlerr, char *reterr, size_t len)
 {
         char reason[512];
-        int r;
 
+        if (s->fail < 0) {
+                (void)snprintf(reterr, len, "GET %s: %s", q->url, s->why);
+                return s->fail;
+        }
         if (s->too_big || cc == CURLE_FILESIZE_EXCEEDED) {
                 (void)snprintf(reterr, len, "GET %s: larger than the size limit of %llu bytes",
                                q->url, (unsigned long long)q->max);
@@ -376,12 +567,7 @@ static int transfer_outcome(const struct request *q, const struct sink *s, CURLc
                                *reason ? " " : "", reason);
                 return code == 403 || code == 401 ? -EACCES : code == 404 ? -ENOENT : -EIO;
         }
-        if (q->file && fflush(q->file) != 0) {
-                r = negative_errno();
-                (void)snprintf(reterr, len, "GET %s: writing: %s", q->url, errno_to_string(-r));
-                return r;
-        }
-        return 0;
+        return check_md5(q, s, reterr, len);
 }
 
 static int transfer_once(const struct fetch_config *c, const struct request *q, long *ret_code,
@@ -390,10 +576,14 @@ static int transfer_once(const struct fetch_config *c, const struct request *q, 
         CLEANUP(transfer_opts_release) struct transfer_opts t = { .curl = curl_easy_init() };
         CLEANUP(sink_release)
         struct sink s = { .curl = t.curl,
-                          .file = q->file,
+                          .fd = q->fd,
+                          .stream = q->fd_is_stream,
                           .body = q->body,
                           .err = BUF_INIT(ERROR_BODY_MAX),
-                          .max = q->max };
+                          .max = q->max,
+                          .space_dir = q->space_dir,
+                          .s3 = q->s3 && c->s3_etag_md5,
+                          .listed = q->listed };
         CURLcode cc;
         long code = 0;
         int r;
@@ -411,6 +601,86 @@ static int transfer_once(const struct fetch_config *c, const struct request *q, 
         return transfer_outcome(q, &s, cc, code, t.curlerr, reterr, len);
 }
 
+/* An archive extracted as it arrives: the transfer writes into one end of a socket pair, a
+ * thread runs libarchive on the other. */
+struct stream_job {
+        const char *dir;
+        struct extract_limits lim;
+        int fd; /* the extractor's end, while it runs */
+        int r;
+        char why[512];
+};
+
+static void *stream_extract(void *userdata)
+{
+        struct stream_job *j = userdata;
+        char buf[65536];
+        ssize_t n;
+
+        j->r = archive_extract_fd(j->fd, j->dir, &j->lim, j->why, sizeof(j->why));
+        /* what follows the archive's end (padding) is read, so the transfer completes */
+        while (j->r >= 0 && ((n = read(j->fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR)))
+                ;
+        /* closing the read end: a transfer still writing gets EPIPE; nothing can be lost here */
+        (void)close(j->fd);
+        j->fd = -EBADF;
+        return NULL;
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+        (void)st;
+        if (f->level == 0)
+                return 0; /* the directory itself stays */
+        return (flag == FTW_DP ? rmdir(p) : unlink(p)) < 0 ? -1 : 0;
+}
+
+/* Empties @dir (a retried stream starts over). */
+static int empty_dir(const char *dir)
+{
+        /* glibc's nftw() is thread-safe without FTW_CHDIR (it never changes the cwd) */
+        if (nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS) < 0) /* NOLINT(concurrency-mt-unsafe) */
+                return negative_errno();
+        return 0;
+}
+
+/* One attempt of a streamed archive: the transfer's error wins, unless it only says the
+ * extractor stopped reading (then the extractor's reason is the answer). */
+static int transfer_streamed(const struct fetch_config *c, const struct request *q, long *ret_code,
+                             CURLcode *ret_cc, char *reterr, size_t len)
+{
+        struct stream_job *j = q->stream;
+        struct request one = *q;
+        pthread_t th;
+        int sv[2], r;
+
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+                return negative_errno();
+        j->fd = sv[1];
+        j->r = 0;
+        j->why[0] = 0;
+        r = -pthread_create(&th, NULL, stream_extract, j);
+        if (r < 0) {
+                (void)close(sv[0]);
+                (void)close(sv[1]);
+                return r;
+        }
+        one.fd = sv[0];
+        one.fd_is_stream = true;
+        one.stream = NULL;
+        r = transfer_once(c, &one, ret_code, ret_cc, reterr, len);
+        /* end of the body: the extractor reads EOF (a socket: nothing to flush) */
+        (void)close(sv[0]);
+        (void)pthread_join(th, NULL);
+        /* the extractor's end closed with bytes unread: EPIPE, or ECONNRESET */
+        if (j->r < 0 && (r >= 0 || r == -EPIPE || r == -ECONNRESET)) {
+                (void)snprintf(reterr, len, "%s: %s", q->url, j->why);
+                *ret_cc = CURLE_WRITE_ERROR; /* not a transport error: not retried */
+                return j->r;
+        }
+        return r;
+}
+
 static int transfer(const struct fetch_config *c, const struct request *q, char *reterr, size_t len)
 {
         int r = -EIO;
@@ -419,15 +689,19 @@ static int transfer(const struct fetch_config *c, const struct request *q, char 
                 long code = 0;
                 CURLcode cc = CURLE_OK;
 
-                if (q->file) {
-                        rewind(q->file);
-                        if (ftruncate(fileno(q->file), 0) < 0)
-                                return negative_errno();
+                if (q->fd >= 0 && (lseek(q->fd, 0, SEEK_SET) < 0 || ftruncate(q->fd, 0) < 0))
+                        return negative_errno();
+                if (q->stream && attempt > 1) {
+                        r = empty_dir(q->stream->dir);
+                        if (r < 0)
+                                return r;
                 }
                 if (q->body)
                         buf_reset(q->body);
-                r = transfer_once(c, q, &code, &cc, reterr, len);
-                if (r == 0 || r == -ENOMEM || r == -EFBIG || !retryable(cc, code))
+                r = q->stream ? transfer_streamed(c, q, &code, &cc, reterr, len)
+                              : transfer_once(c, q, &code, &cc, reterr, len);
+                if (r == 0 || r == -ENOMEM || r == -EFBIG || errno_is_space(r) || r == -EBADMSG ||
+                    !retryable(cc, code))
                         return r;
                 if (attempt < c->attempts) {
                         usec_t d = backoff_delay(attempt, c->retry_base, 30 * USEC_PER_SEC,
@@ -463,22 +737,39 @@ struct object_store {
         const char *bearer; /* borrowed, may be NULL */
 };
 
+/* One object into the new file @path: written, synced and closed, every step checked; the
+ * free space of @space_dir counts. */
 static int get_to_file(const struct fetch_config *c, const char *url, const struct object_store *os,
-                       const char *path, uint64_t max, char *reterr, size_t len)
+                       const char *path, const char *space_dir, const struct expect_md5 *listed,
+                       uint64_t max, char *reterr, size_t len)
 {
-        FILE *f = fopen(path, "wxe");
-        struct request q = { .url = url, .s3 = os->s3, .bearer = os->bearer, .max = max };
-        int r;
+        struct request q = { .url = url,
+                             .s3 = os->s3,
+                             .bearer = os->bearer,
+                             .max = max,
+                             .space_dir = space_dir,
+                             .listed = listed };
+        int fd, r, k;
 
-        if (!f) {
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0) {
                 r = negative_errno();
                 snprintf(reterr, len, "cannot create %s: %s", path, errno_to_string(-r));
                 return r;
         }
-        q.file = f;
+        q.fd = fd;
         r = transfer(c, &q, reterr, len);
-        if (fclose(f) != 0 && r == 0)
-                r = negative_errno();
+        /* a file system may report a failed write only now (delayed allocation, NFS, quota) */
+        k = fsync(fd) < 0 ? negative_errno() : 0;
+        if (close(fd) < 0 && k == 0)
+                k = negative_errno();
+        if (r >= 0 && k < 0) {
+                if (errno_is_space(k))
+                        (void)space_exhausted(space_dir, 0, 0, reterr, len);
+                else
+                        (void)snprintf(reterr, len, "writing %s: %s", path, errno_to_string(-k));
+                r = k;
+        }
         return r;
 }
 
@@ -546,23 +837,27 @@ static int fetch_single_object(const struct fetch_config *c, const struct object
         }
         r = object_url(c, os, u->bucket, u->key, &url);
         if (r >= 0)
-                r = get_to_file(c, buf_str(&url), os, path, c->size_max, reterr, len);
+                r = get_to_file(c, buf_str(&url), os, path, dir, NULL, c->size_max, reterr, len);
         if (r == -ENOENT)
                 (void)snprintf(reterr, len, "%s://%s/%s: no such object or prefix", os->scheme,
                                u->bucket, u->key);
         return r;
 }
 
-/* One listed object, @rel below the prefix, into @dir/@rel; *used counts the bytes on disk. */
+/* One listed object, @rel below the prefix, into @dir/@rel (checked against the listing's
+ * @md5, base64, when given); *used counts the bytes on disk. */
 static int fetch_listed_key(const struct fetch_config *c, const struct object_store *os,
-                            const struct storage_uri *u, const char *key, const char *rel,
-                            const char *dir, uint64_t *used, char *reterr, size_t len)
+                            const struct storage_uri *u, const char *key, const char *md5,
+                            const char *rel, const char *dir, uint64_t *used, char *reterr,
+                            size_t len)
 {
+        struct expect_md5 listed = { .source = "md5Hash" };
         CLEANUP(buf_release) struct buf url = BUF_INIT(8192);
         AUTOFREE char *path = NULL;
         struct stat st;
         int r;
 
+        listed.set = md5 && md5_from_base64(md5, strlen(md5), listed.md5);
         if (!relative_path_is_safe(rel)) {
                 (void)snprintf(reterr, len, "%s key '%s' leaves the model directory", os->scheme,
                                key);
@@ -576,11 +871,17 @@ static int fetch_listed_key(const struct fetch_config *c, const struct object_st
         if (r >= 0)
                 r = object_url(c, os, u->bucket, key, &url);
         if (r >= 0)
-                r = get_to_file(c, buf_str(&url), os, path, dir_budget(c->size_max, *used), reterr,
-                                len);
+                r = get_to_file(c, buf_str(&url), os, path, dir, &listed,
+                                dir_budget(c->size_max, *used), reterr, len);
         if (r >= 0 && stat(path, &st) == 0)
                 *used += (uint64_t)st.st_size;
         return r;
+}
+
+/* A listed key below @prefix, not a folder marker. */
+static bool list_key_wanted(const char *key, const char *prefix, size_t plen)
+{
+        return strncmp(key, prefix, plen) == 0 && key[plen] != 0 && key[strlen(key) - 1] != '/';
 }
 
 /* Downloads what a prefix listing found (@list, consumed), or the single object @u->key when
@@ -590,7 +891,7 @@ static int fetch_listed(const struct fetch_config *c, const struct object_store 
                         const char *dir, char *reterr, size_t len)
 {
         size_t plen = strlen(prefix);
-        uint64_t used = 0;
+        uint64_t used = 0, listed = 0;
         int r = 0;
 
         if (list->n_keys == 0) {
@@ -600,12 +901,31 @@ static int fetch_listed(const struct fetch_config *c, const struct object_store 
                 (void)snprintf(reterr, len, "%s://%s/: the bucket is empty", os->scheme, u->bucket);
                 return -ENOENT;
         }
+        /* the listing's sizes: the limit and the free space, before any byte is fetched */
+        for (size_t i = 0; i < list->n_keys; i++)
+                if (list_key_wanted(list->keys[i], prefix, plen) &&
+                    list->sizes[i] != S3_SIZE_UNKNOWN)
+                        listed += MIN(list->sizes[i], UINT64_MAX - listed);
+        if (listed > c->size_max) {
+                (void)snprintf(reterr, len,
+                               "%s://%s/%s: %llu bytes listed, over the size limit of %llu bytes",
+                               os->scheme, u->bucket, prefix, (unsigned long long)listed,
+                               (unsigned long long)c->size_max);
+                r = -EFBIG;
+        }
+        if (r >= 0) {
+                char why[256];
+                r = space_check(dir, listed, why, sizeof(why));
+                if (r < 0)
+                        (void)snprintf(reterr, len, "%s://%s/%s: %s", os->scheme, u->bucket, prefix,
+                                       why);
+        }
         for (size_t i = 0; i < list->n_keys && r >= 0; i++) {
-                const char *key = list->keys[i], *rel = key + plen;
+                const char *key = list->keys[i];
 
-                if (strncmp(key, prefix, plen) != 0 || *rel == 0 || key[strlen(key) - 1] == '/')
-                        continue; /* folder markers, foreign keys */
-                r = fetch_listed_key(c, os, u, key, rel, dir, &used, reterr, len);
+                if (list_key_wanted(key, prefix, plen))
+                        r = fetch_listed_key(c, os, u, key, list->md5s[i], key + plen, dir, &used,
+                                             reterr, len);
         }
         s3_list_release(list);
         return r;
@@ -633,7 +953,7 @@ static int list_page_url(const struct fetch_config *c, const struct object_store
         }
         r = gcs_base(c, bucket, url);
         if (r >= 0)
-                r = buf_puts(url, "?fields=items(name),nextPageToken&prefix=");
+                r = buf_puts(url, "?fields=items(name,size,md5Hash),nextPageToken&prefix=");
         if (r >= 0)
                 r = s3_escape(url, prefix, false);
         if (r >= 0 && token) {
@@ -660,6 +980,7 @@ static int fetch_bucket(const struct fetch_config *c, const struct object_store 
                 r = list_page_url(c, os, u->bucket, prefix, list.next_token, &url);
                 if (r >= 0) {
                         struct request q = { .url = buf_str(&url),
+                                             .fd = -EBADF,
                                              .s3 = os->s3,
                                              .bearer = os->bearer,
                                              .body = &page,
@@ -685,55 +1006,90 @@ static int fetch_bucket(const struct fetch_config *c, const struct object_store 
         return fetch_listed(c, os, u, &list, prefix, dir, reterr, len);
 }
 
+/* http(s)://: one file, or an archive streamed into @dir as it arrives (never saved whole). */
 static int fetch_http(const struct fetch_config *c, const struct storage_uri *u, const char *dir,
                       char *reterr, size_t len)
 {
-        enum archive_kind ak = archive_kind_from_url(u->url);
-        AUTOFREE char *name = url_file_name(u->url), *path = NULL, *tmp = NULL;
-        char why[512] = "";
-        int r;
-
-        if (!name || asprintf(&path, "%s/%s", dir, name) < 0 ||
-            asprintf(&tmp, "%s/.download", dir) < 0)
-                return -ENOMEM;
         static const struct object_store os = { .scheme = "http" };
-        r = get_to_file(c, u->url, &os, ak == ARCHIVE_NONE ? path : tmp, c->size_max, reterr, len);
-        if (r < 0 || ak == ARCHIVE_NONE)
-                return r;
-        r = archive_extract_safe(tmp, dir, c->size_max, why, sizeof(why));
-        (void)unlink(tmp);
-        if (r < 0)
-                snprintf(reterr, len, "%s: %s", u->url, why);
-        return r;
+        enum archive_kind ak = archive_kind_from_url(u->url);
+        AUTOFREE char *name = url_file_name(u->url), *path = NULL;
+        struct stream_job job = {
+                .dir = dir,
+                .lim = { .size_max = c->size_max, .entries_max = c->entries_max },
+                .fd = -EBADF,
+        };
+        struct request q = {
+                .url = u->url, .fd = -EBADF, .stream = &job, .max = c->size_max, .space_dir = dir
+        };
+
+        if (!name || asprintf(&path, "%s/%s", dir, name) < 0)
+                return -ENOMEM;
+        if (ak == ARCHIVE_NONE)
+                return get_to_file(c, u->url, &os, path, dir, NULL, c->size_max, reterr, len);
+        return transfer(c, &q, reterr, len);
 }
 
-static int copy_file(const char *from, const char *to, uint64_t *used, uint64_t max)
+/* Writes all of @p to @fd. */
+static int write_all(int fd, const char *p, size_t n)
+{
+        while (n > 0) {
+                ssize_t w = write(fd, p, n);
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w < 0)
+                        return negative_errno();
+                p += w;
+                n -= (size_t)w;
+        }
+        return 0;
+}
+
+/* @from into the new file @to: the free space checked first, every write, the sync and the
+ * close checked. A full volume is -ENOSPC with the message in @reterr. */
+static int copy_file(const char *from, const char *to, const char *space_dir, uint64_t *used,
+                     uint64_t max, char *reterr, size_t len)
 {
         AUTOCLOSE int in = open(from, O_RDONLY | O_CLOEXEC);
-        AUTOCLOSE int out = -EBADF;
         char buf[65536];
+        uint64_t done = 0;
+        struct stat st;
         ssize_t n;
+        int out, r = 0, k;
 
-        if (in < 0)
+        if (in < 0 || fstat(in, &st) < 0)
                 return negative_errno();
+        if (*used + (uint64_t)st.st_size > max)
+                return -EFBIG;
+        r = space_check(space_dir, (uint64_t)st.st_size, reterr, len);
+        if (r < 0)
+                return r;
         out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
         if (out < 0)
                 return negative_errno();
-        while ((n = read(in, buf, sizeof(buf))) > 0) {
+        while (r >= 0 && (n = read(in, buf, sizeof(buf))) != 0) {
+                if (n < 0) {
+                        r = errno == EINTR ? 0 : negative_errno();
+                        continue;
+                }
                 *used += (uint64_t)n;
                 if (*used > max)
-                        return -EFBIG;
-                for (ssize_t off = 0; off < n;) {
-                        ssize_t w = write(out, buf + off, (size_t)(n - off));
-                        if (w < 0)
-                                return negative_errno();
-                        off += w;
-                }
+                        r = -EFBIG;
+                else
+                        r = write_all(out, buf, (size_t)n);
+                done += (uint64_t)n;
         }
-        return n < 0 ? negative_errno() : 0;
+        k = fsync(out) < 0 ? negative_errno() : 0;
+        if (close(out) < 0 && k == 0)
+                k = negative_errno();
+        if (r >= 0)
+                r = k;
+        if (errno_is_space(r))
+                return space_exhausted(space_dir, done, (uint64_t)st.st_size, reterr, len);
+        return r;
 }
 
-static int copy_tree(const char *from, const char *to, uint64_t *used, uint64_t max, unsigned depth)
+static int copy_tree(const char *from, const char *to, const char *space_dir, uint64_t *used,
+                     uint64_t max, unsigned depth, char *reterr, size_t len)
 {
         DIR *d;
         struct dirent *de;
@@ -762,9 +1118,10 @@ static int copy_tree(const char *from, const char *to, uint64_t *used, uint64_t 
                         if (mkdir(dst, 0755) < 0)
                                 r = negative_errno();
                         else
-                                r = copy_tree(src, dst, used, max, depth + 1);
+                                r = copy_tree(src, dst, space_dir, used, max, depth + 1, reterr,
+                                              len);
                 } else if (S_ISREG(st.st_mode)) {
-                        r = copy_file(src, dst, used, max);
+                        r = copy_file(src, dst, space_dir, used, max, reterr, len);
                 }
         }
         closedir(d);
@@ -775,6 +1132,7 @@ static int fetch_local(const struct fetch_config *c, const struct storage_uri *u
                        char *reterr, size_t len)
 {
         AUTOFREE char *src = NULL;
+        char why[512] = "";
         uint64_t used = 0;
         struct stat st;
         int r;
@@ -792,17 +1150,19 @@ static int fetch_local(const struct fetch_config *c, const struct storage_uri *u
                 return r;
         }
         if (S_ISDIR(st.st_mode)) {
-                r = copy_tree(src, dir, &used, c->size_max, 0);
+                r = copy_tree(src, dir, dir, &used, c->size_max, 0, why, sizeof(why));
         } else {
                 const char *slash = strrchr(src, '/');
                 AUTOFREE char *dst = NULL;
                 if (asprintf(&dst, "%s/%s", dir, slash ? slash + 1 : src) < 0)
                         return -ENOMEM;
-                r = copy_file(src, dst, &used, c->size_max);
+                r = copy_file(src, dst, dir, &used, c->size_max, why, sizeof(why));
         }
         if (r < 0)
                 snprintf(reterr, len, "copying %s: %s", src,
-                         r == -EFBIG ? "larger than the size limit" : errno_to_string(-r));
+                         r == -EFBIG         ? "larger than the size limit"
+                         : errno_is_space(r) ? why
+                                             : errno_to_string(-r));
         return r;
 }
 

@@ -11,6 +11,13 @@
  * seconds aborts), a total size limit, and retries of transport errors, 5xx and 429 with
  * exponential backoff and jitter. 403/404 and other 4xx fail at once (the caller's reconciler
  * retries later, with its own backoff). Thread-safe: each call uses its own curl handle.
+ *
+ * Nothing incomplete is reported as done: every write, fsync and close is checked; the free
+ * space of the target's file system is checked before a transfer whose size is known (the
+ * listing's sizes, Content-Length) and every 16 MiB as bytes arrive; archives are extracted as
+ * they arrive (a socket pair to a libarchive thread, never saved whole) under size and entry
+ * limits; the body's MD5 is compared with the one storage states (a single-part S3 object's
+ * ETag, Content-MD5, GCS md5Hash or x-goog-hash) when it states one.
  */
 
 #include <stdbool.h>
@@ -21,10 +28,14 @@
 #include "util/macro.h"
 #include "util/time-util.h"
 
+#define FETCH_SIZE_MAX_DEFAULT    (64ULL << 30)
+#define FETCH_ENTRIES_MAX_DEFAULT 100000ULL
+
 struct fetch_config {
         long connect_timeout_sec; /* default 10 */
         long stall_timeout_sec;   /* default 30 */
-        uint64_t size_max;        /* per model, default 64 GiB */
+        uint64_t size_max;        /* per model, default 64 GiB: bytes received, archive content */
+        uint64_t entries_max;     /* per archive, default 100,000 */
         unsigned attempts;        /* per transfer, default 4 */
         usec_t retry_base;        /* default 500 ms, doubled per attempt, capped at 30 s */
         char *pvc_root;           /* owned; default /mnt/pvc */
@@ -33,6 +44,7 @@ struct fetch_config {
         char *s3_region;      /* owned */
         bool s3_virtual_host; /* bucket.host/key instead of host/bucket/key */
         bool s3_verify;
+        bool s3_etag_md5;    /* a single-part object's ETag is its MD5: checked (default) */
         char *ca_bundle;     /* owned; may be NULL */
         char *access_key;    /* owned; NULL = anonymous */
         char *secret_key;    /* owned */
@@ -49,6 +61,7 @@ struct fetch_config {
  *   AWS_ENDPOINT_URL or S3_ENDPOINT (host[:port] or URL), S3_USE_HTTPS (default 1),
  *   AWS_REGION or AWS_DEFAULT_REGION (default us-east-1), S3_USER_VIRTUAL_BUCKET or
  *   S3_USE_VIRTUAL_BUCKET (default false), S3_VERIFY_SSL (default 1), AWS_CA_BUNDLE,
+ *   MODELPLANE_S3_ETAG_MD5 (default 1; 0 for S3-compatible stores whose ETags are not MD5s),
  *   AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY (+ AWS_SESSION_TOKEN), or the same names as files
  *   in $AWS_CREDENTIALS_DIR (a mounted secret); AWS_ANONYMOUS_CREDENTIAL=true forces anonymous;
  *   STORAGE_EMULATOR_HOST (host:port -> http://host:port, or a URL; default
@@ -60,14 +73,16 @@ struct fetch_config {
 _warn_unused_result_ int fetch_config_from_env(struct fetch_config *c);
 void fetch_config_release(struct fetch_config *c);
 
-/*
- * Downloads @uri into the existing, empty directory @dir. On failure returns a negative errno
- * (-EACCES 403, -ENOENT 404 or nothing under the prefix, -EPERM unsafe entry, -EFBIG size limit,
- * -ETIMEDOUT, -EIO, -EPROTONOSUPPORT, -EINVAL) and a message in @reterr naming the object and the
- * server's answer; @dir may then hold partial content (the caller removes it).
- */
 /* A uniform random number in [0, 1) for backoff jitter (getrandom; the clock as a fallback). */
 double fetch_jitter01(void);
 
+/*
+ * Downloads @uri into the existing, empty directory @dir. On failure returns a negative errno
+ * (-EACCES 403, -ENOENT 404 or nothing under the prefix, -EPERM unsafe entry, -EFBIG size or
+ * entry limit, -ENOSPC the volume is full (the message names the space needed and available),
+ * -EBADMSG an MD5 mismatch (the message names the object and both sums) or a corrupt archive,
+ * -ETIMEDOUT, -EIO, -EPROTONOSUPPORT, -EINVAL) and a message in @reterr naming the object and the
+ * server's answer; @dir may then hold partial content (the caller removes it).
+ */
 _warn_unused_result_ int fetch_model(const struct fetch_config *c, const char *uri, const char *dir,
                                      char *reterr, size_t len_err);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "json/json-util.h"
+#include "util/parse-util.h"
 
 int gcs_list_parse(const char *json, size_t len, struct s3_list *l)
 {
@@ -24,14 +25,24 @@ int gcs_list_parse(const char *json, size_t len, struct s3_list *l)
                 return -EBADMSG;
         json_array_foreach(items, i, it) {
                 const char *name = json_string_value(json_object_get(it, "name"));
-                char *key;
+                const char *size = json_string_value(json_object_get(it, "size"));
+                const char *md5 = json_string_value(json_object_get(it, "md5Hash"));
+                uint64_t n = S3_SIZE_UNKNOWN;
+                char *key, *sum = NULL;
 
                 if (!name)
                         return -EBADMSG;
+                /* the JSON API writes sizes as decimal strings */
+                if (size && safe_atou64(size, &n) < 0)
+                        n = S3_SIZE_UNKNOWN;
                 key = strdup(name);
-                if (!key)
+                if (md5 && key)
+                        sum = strdup(md5);
+                if (!key || (md5 && !sum)) {
+                        free(key);
                         return -ENOMEM;
-                r = s3_list_add(l, key);
+                }
+                r = s3_list_add(l, key, n, sum);
                 if (r < 0)
                         return r;
         }

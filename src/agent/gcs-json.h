@@ -3,7 +3,7 @@
 
 /*
  * The GCS JSON API documents the agent reads (pure): an objects list page
- * (GET storage/v1/b/<bucket>/o?prefix=: "items"[]."name", "nextPageToken") and an error
+ * (GET storage/v1/b/<bucket>/o?prefix=: "items"[]."name", "size", "md5Hash", "nextPageToken") and an error
  * ({"error": {"code", "message"}}).
  */
 

@@ -10,29 +10,59 @@
 
 void s3_list_release(struct s3_list *l)
 {
-        for (size_t i = 0; i < l->n_keys; i++)
+        for (size_t i = 0; i < l->n_keys; i++) {
                 free(l->keys[i]);
+                free(l->md5s[i]);
+        }
         free(l->keys);
+        free(l->sizes);
+        free(l->md5s);
         free(l->next_token);
         *l = (struct s3_list){ 0 };
 }
 
-int s3_list_add(struct s3_list *l, char *key)
+int s3_list_add(struct s3_list *l, char *key, uint64_t size, char *md5)
 {
-        char **keys;
+        char **keys, **md5s;
+        uint64_t *sizes;
 
         if (l->n_keys >= S3_LIST_KEYS_MAX) {
                 free(key);
+                free(md5);
                 return -E2BIG;
         }
         keys = reallocarray(l->keys, l->n_keys + 1, sizeof(*keys));
-        if (!keys) {
+        if (keys)
+                l->keys = keys;
+        sizes = keys ? reallocarray(l->sizes, l->n_keys + 1, sizeof(*sizes)) : NULL;
+        if (sizes)
+                l->sizes = sizes;
+        md5s = sizes ? reallocarray(l->md5s, l->n_keys + 1, sizeof(*md5s)) : NULL;
+        if (!md5s) {
                 free(key);
+                free(md5);
                 return -ENOMEM;
         }
-        l->keys = keys;
-        l->keys[l->n_keys++] = key;
+        l->md5s = md5s;
+        l->keys[l->n_keys] = key;
+        l->sizes[l->n_keys] = size;
+        l->md5s[l->n_keys++] = md5;
         return 0;
+}
+
+/* Decimal digits (at most 19) as a size; S3_SIZE_UNKNOWN otherwise. */
+static uint64_t parse_size(const char *s, size_t n)
+{
+        uint64_t v = 0;
+
+        if (n == 0 || n > 19)
+                return S3_SIZE_UNKNOWN;
+        for (size_t i = 0; i < n; i++) {
+                if (s[i] < '0' || s[i] > '9')
+                        return S3_SIZE_UNKNOWN;
+                v = v * 10 + (uint64_t)(s[i] - '0');
+        }
+        return v;
 }
 
 /* Appends the UTF-8 encoding of @cp to @out; returns the bytes written, 0 if invalid. */
@@ -182,18 +212,21 @@ int s3_list_parse(const char *xml, size_t len, struct s3_list *l)
         if (!memmem(xml, len, "<ListBucketResult", 17))
                 return -EBADMSG;
         while ((cend = find_element(p, end, "Contents", &text, &tlen))) {
-                const char *ktext;
-                size_t klen;
+                const char *ktext, *stext;
+                size_t klen, slen;
+                uint64_t size = S3_SIZE_UNKNOWN;
                 char *key;
 
                 if (!find_element(text, text + tlen, "Key", &ktext, &klen))
                         return -EBADMSG;
+                if (find_element(text, text + tlen, "Size", &stext, &slen))
+                        size = parse_size(stext, slen);
                 if (l->n_keys >= S3_LIST_KEYS_MAX)
                         return -E2BIG;
                 key = decode_text(ktext, klen, &r);
                 if (!key)
                         return r;
-                r = s3_list_add(l, key);
+                r = s3_list_add(l, key, size, NULL);
                 if (r < 0)
                         return r;
                 p = cend;

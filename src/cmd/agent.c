@@ -14,6 +14,7 @@
 
 #include "agent/agent.h"
 #include "agent/fetch.h"
+#include "agent/integrity.h"
 #include "agent/proxy.h"
 #include "agent/readiness.h"
 #include "agent/status-writer.h"
@@ -48,6 +49,8 @@ enum {
         OPT_CONNECT_TIMEOUT,
         OPT_STALL_TIMEOUT,
         OPT_STATUS_HEARTBEAT,
+        OPT_MAX_MODEL_SIZE,
+        OPT_MAX_ARCHIVE_ENTRIES,
         OPT_IGNORED, /* KServe flags this agent does not implement */
 };
 
@@ -92,6 +95,11 @@ static const struct cli_option agent_options[] = {
           "abort a download below 1 byte/s for this long\n(default 30)", OPT_STALL_TIMEOUT },
         { "status-heartbeat", 0, CLI_ARG_REQUIRED, "SECS",
           "rewrite the status object at least this often\n(default 10)", OPT_STATUS_HEARTBEAT },
+        { "max-model-size", 0, CLI_ARG_REQUIRED, "BYTES",
+          "per model: bytes received and archive content,\nchecked as they arrive (default 64Gi)",
+          OPT_MAX_MODEL_SIZE },
+        { "max-archive-entries", 0, CLI_ARG_REQUIRED, "N",
+          "per archive: files, directories and links\n(default 100000)", OPT_MAX_ARCHIVE_ENTRIES },
         /* KServe's logger, batcher and probe flags (cmd/agent/main.go) */
         IGNORED("log-url", CLI_ARG_REQUIRED),
         IGNORED("source-uri", CLI_ARG_REQUIRED),
@@ -121,6 +129,7 @@ struct agent_args {
         const char *config_dir, *model_dir, *listen, *server_url, *kubeconfig, *configmap;
         const char *isvc, *ns, *api_watch;
         uint32_t workers, file_poll, connect_timeout, stall_timeout, heartbeat;
+        uint64_t max_model_size, max_archive_entries;
         char ignored[1024];
 };
 
@@ -189,6 +198,20 @@ static int agent_set(void *userdata, const struct cli_option *opt, const char *a
         case OPT_STATUS_HEARTBEAT:
                 secs = &a->heartbeat;
                 break;
+        case OPT_MAX_MODEL_SIZE:
+                if (size_parse(arg, &a->max_model_size) < 0 || a->max_model_size == 0) {
+                        (void)snprintf(err, err_size,
+                                       "invalid --max-model-size '%s' (bytes, e.g. 64Gi or 500M)",
+                                       arg);
+                        return -EINVAL;
+                }
+                return 0;
+        case OPT_MAX_ARCHIVE_ENTRIES:
+                if (safe_atou64(arg, &a->max_archive_entries) < 0 || a->max_archive_entries == 0) {
+                        (void)snprintf(err, err_size, "invalid --max-archive-entries '%s'", arg);
+                        return -EINVAL;
+                }
+                return 0;
         case OPT_IGNORED:
                 used = strlen(a->ignored);
                 (void)snprintf(a->ignored + used, sizeof(a->ignored) - used, "%s--%s",
@@ -476,6 +499,8 @@ static int start_reconciler(struct agent_run *s, const struct agent_args *args)
                 return r;
         s->fc.connect_timeout_sec = args->connect_timeout;
         s->fc.stall_timeout_sec = args->stall_timeout;
+        s->fc.size_max = args->max_model_size;
+        s->fc.entries_max = args->max_archive_entries;
         (void)snprintf(s->default_url, sizeof(s->default_url), "http://127.0.0.1:%u",
                        args->component_port);
         r = agent_new(
@@ -572,6 +597,8 @@ int cmd_agent(int argc, char **argv)
                 .connect_timeout = 10,
                 .stall_timeout = 30,
                 .heartbeat = 10,
+                .max_model_size = FETCH_SIZE_MAX_DEFAULT,
+                .max_archive_entries = FETCH_ENTRIES_MAX_DEFAULT,
         };
         CLEANUP(strv_freep) char **av = NULL;
         CLEANUP(agent_run_release) struct agent_run s = { 0 };

@@ -2,7 +2,9 @@
 /*
  * The agent's parsers of outside input. The first byte picks one: 0 an S3 ListObjectsV2 page
  * (twice, as two pages), 1 an S3 Error document, 2 a storageUri and archive entry paths (the rest
- * split at the first NUL into entry and link target), 3 SERVING_READINESS_PROBE, 4 models.json.
+ * split at the first NUL into entry and link target), 3 SERVING_READINESS_PROBE, 4 models.json,
+ * 5 the MD5s storage states (ETag, base64 Content-MD5/md5Hash, x-goog-hash) and a size flag,
+ * 6 a GCS objects list page.
  * Invariants: a path judged safe has no ".." segment and is not absolute; a link judged safe has
  * a safe entry.
  */
@@ -10,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/gcs-json.h"
+#include "agent/integrity.h"
 #include "agent/plan.h"
 #include "agent/readiness.h"
 #include "agent/s3-xml.h"
@@ -37,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 return 0;
         memcpy(text, data + 1, size - 1);
         text[size - 1] = 0;
-        switch (data[0] % 5) {
+        switch (data[0] % 7) {
         case 0: {
                 struct s3_list l = { 0 };
                 if (s3_list_parse(text, size - 1, &l) == 0)
@@ -88,6 +92,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         }
                 }
                 model_entries_release(&e);
+                break;
+        }
+        case 5: {
+                uint8_t m[MD5_SIZE], n[MD5_SIZE];
+                char hex[MD5_HEX_SIZE];
+                uint64_t v;
+                /* an ETag that parses prints back as the same 32 hex digits */
+                if (md5_from_etag(text, size - 1, m)) {
+                        md5_to_hex(m, hex);
+                        if (!md5_from_etag(hex, strlen(hex), n) || memcmp(m, n, MD5_SIZE) != 0)
+                                __builtin_trap();
+                }
+                (void)md5_from_base64(text, size - 1, m);
+                (void)md5_from_goog_hash(text, size - 1, m);
+                if (size_parse(text, &v) == 0) {
+                        char buf[SIZE_STRING_MAX];
+                        (void)size_to_string(v, buf);
+                }
+                break;
+        }
+        case 6: {
+                struct s3_list l = { 0 };
+                if (gcs_list_parse(text, size - 1, &l) == 0)
+                        for (size_t i = 0; i < l.n_keys; i++)
+                                if (!l.keys[i])
+                                        __builtin_trap();
+                s3_list_release(&l);
                 break;
         }
         }
