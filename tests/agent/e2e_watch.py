@@ -301,6 +301,9 @@ def main():
         agent.send_signal(signal.SIGTERM)
         ok(agent.wait(timeout=30) == 0, "the agent exits cleanly")
         agent = None
+        text = open(agent_log, errors="replace").read()
+        ok(not any(m in text for m in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")),
+           "no sanitizer report in the agent's log")
     except Exception as e:  # noqa: BLE001 - report, then fail
         ok(False, f"test ran to the end ({type(e).__name__}: {e})")
     finally:
