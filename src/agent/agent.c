@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -32,8 +33,7 @@ struct agent {
         pthread_mutex_t lock;
         pthread_cond_t cond;
         /* under lock */
-        char *desired[2]; /* per source; NULL = none yet */
-        bool api_healthy;
+        struct source_state sources; /* the views of models.json and which one is acted on */
         unsigned long generation;
         bool stop;
         struct model_memory *mem; /* sorted by name; mutated by the reconciler thread only */
@@ -108,8 +108,7 @@ struct agent *agent_free(struct agent *a)
         for (size_t i = 0; i < a->n_mem; i++)
                 memory_release(&a->mem[i]);
         free(a->mem);
-        free(a->desired[0]);
-        free(a->desired[1]);
+        source_state_release(&a->sources);
         model_entries_release(&a->last_desired);
         repo_client_free(a->repo);
         pthread_cond_destroy(&a->cond);
@@ -120,34 +119,67 @@ struct agent *agent_free(struct agent *a)
         return NULL;
 }
 
-void agent_set_desired(struct agent *a, enum agent_source source, const char *models_json)
+static const char *source_name(enum agent_source source)
 {
-        char *copy = models_json ? strdup(models_json) : NULL;
+        return source == AGENT_SOURCE_API ? "API" : "file";
+}
 
-        if (models_json && !copy) {
+/* Under a->lock: wakes the reconciler when the desired set changed. */
+static void sources_changed(struct agent *a, bool changed)
+{
+        if (!changed)
+                return;
+        a->generation++;
+        pthread_cond_broadcast(&a->cond);
+}
+
+void agent_set_desired(struct agent *a, enum agent_source source, const char *models_json,
+                       uint64_t generation)
+{
+        char *copy = strdup(models_json);
+        const char *was, *now;
+        enum source_verdict v;
+        uint64_t held;
+        bool changed;
+
+        if (!copy) {
                 log_error("agent: out of memory taking models.json");
                 return;
         }
         pthread_mutex_lock(&a->lock);
-        if (!(copy && a->desired[source] && streq(copy, a->desired[source]))) {
-                free(a->desired[source]);
-                a->desired[source] = TAKE_PTR(copy);
-                a->generation++;
-                pthread_cond_broadcast(&a->cond);
-        }
+        held = a->sources.views[source].generation;
+        was = source_effective_name(&a->sources);
+        v = source_offer(&a->sources, source, TAKE_PTR(copy), generation, &changed);
+        now = source_effective_name(&a->sources);
+        sources_changed(a, changed);
         pthread_mutex_unlock(&a->lock);
-        free(copy);
+        if (v == SOURCE_OLDER)
+                log_warn(
+                        "agent: dropped a models.json from the %s older than the one held (generation %" PRIu64
+                        " < %" PRIu64 ")",
+                        source_name(source), generation, held);
+        else if (!streq(was, now))
+                log_info("agent: models.json from the %s from now on (generation %" PRIu64 ")", now,
+                         generation);
+        else if (changed)
+                log_debug("agent: models.json from the %s changed (generation %" PRIu64 ")", now,
+                          generation);
 }
 
-void agent_set_api_healthy(struct agent *a, bool healthy)
+void agent_set_api_state(struct agent *a, enum source_api state)
 {
+        const char *was, *now;
+        bool changed;
+
         pthread_mutex_lock(&a->lock);
-        if (a->api_healthy != healthy) {
-                a->api_healthy = healthy;
-                a->generation++;
-                pthread_cond_broadcast(&a->cond);
-        }
+        was = source_effective_name(&a->sources);
+        changed = source_set_api(&a->sources, state);
+        now = source_effective_name(&a->sources);
+        sources_changed(a, changed);
         pthread_mutex_unlock(&a->lock);
+        if (!streq(was, now))
+                log_info("agent: models.json from the %s from now on (the API has not answered)",
+                         now);
 }
 
 unsigned long agent_status_generation(struct agent *a)
@@ -558,13 +590,10 @@ struct owned_action {
         char *uri;  /* owned; may be NULL */
 };
 
+/* Under a->lock: the models.json to act on (borrowed), NULL until known (agent/source.h). */
 static const char *effective_desired(struct agent *a)
 {
-        if (a->api_healthy && a->desired[AGENT_SOURCE_API])
-                return a->desired[AGENT_SOURCE_API];
-        if (a->desired[AGENT_SOURCE_FILE])
-                return a->desired[AGENT_SOURCE_FILE];
-        return a->desired[AGENT_SOURCE_API];
+        return source_effective(&a->sources);
 }
 
 /* One load or unload call on the model server. */

@@ -14,16 +14,23 @@
  * see them) and are swapped in with renameat2(RENAME_EXCHANGE); leftovers of a crash are removed
  * by the next pass. There is no other state on disk.
  *
- * Desired-set sources: agent_set_desired() with a source id. While the API source is healthy
- * (AGENT_SOURCE_API) its bytes win over the mounted file's, which lags behind by the kubelet's
- * sync period; when it is not, the file's bytes are used. Until some source has delivered once,
- * the agent does nothing (a restart never unloads models before knowing what is desired).
+ * Desired-set sources: agent_set_desired() with a source id and the view's generation (the
+ * ConfigMap's resourceVersion from the API watch, the projection's mtime from the mounted file),
+ * agent_set_api_state() for the API source's start and failures; agent/source.h decides which
+ * view is acted on. In short: the mounted file only while the API source has never answered
+ * since start (and not while its first LIST is under way); once it has answered, its last view
+ * stays the desired set through API errors (the file lags behind by kubelet's sync period and
+ * would undo the last minute's changes); within a source an older view never replaces a newer
+ * one. Until the source in use has delivered once, the agent does nothing (a restart never
+ * unloads models before knowing what is desired).
  */
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "agent/fetch.h"
+#include "agent/source.h"
 #include "util/macro.h"
 #include "util/time-util.h"
 
@@ -39,11 +46,6 @@ struct agent_options {
         long load_timeout_sec;            /* per load call (default 300) */
 };
 
-enum agent_source {
-        AGENT_SOURCE_FILE,
-        AGENT_SOURCE_API,
-};
-
 _warn_unused_result_ int agent_new(const struct agent_options *opts, struct agent **ret);
 /* Stops the thread if running; accepts NULL; returns NULL. */
 struct agent *agent_free(struct agent *a);
@@ -52,10 +54,18 @@ DEFINE_CLEANUP_FUNC(struct agent *, agent_free)
 /* Starts the reconciler thread. */
 _warn_unused_result_ int agent_start(struct agent *a);
 
-/* Hands over the latest models.json of @source (copied; NULL = the source lost it). Thread-safe. */
-void agent_set_desired(struct agent *a, enum agent_source source, const char *models_json);
-/* Marks the API source healthy or not (not: the file's bytes are used). Thread-safe. */
-void agent_set_api_healthy(struct agent *a, bool healthy);
+/*
+ * Hands over the latest models.json of @source (copied; not NULL) with its @generation (0 =
+ * unknown; agent/source.h). A view of AGENT_SOURCE_API means the API answered. Thread-safe.
+ */
+void agent_set_desired(struct agent *a, enum agent_source source, const char *models_json,
+                       uint64_t generation);
+/*
+ * The API source starts (SOURCE_API_STARTING: the file waits for its first answer) or failed
+ * (SOURCE_API_FAILING: the file is used if the API has never answered; once it has, its last
+ * view is kept). Thread-safe.
+ */
+void agent_set_api_state(struct agent *a, enum source_api state);
 
 /*
  * A snapshot of the per-model states: [{"name","storageUri","state","reason"?}] sorted by name.
