@@ -37,17 +37,68 @@ const SOURCE_NAMES: Record<string, string> = {
   kubernetes: 'The Kubernetes API',
 };
 
-/** A clear banner for a failed call; names the service that failed when the BFF says which. */
-export function ErrorBanner({ error, what }: { error: ApiError; what: string }) {
+function bannerTitle(error: ApiError, what: string): string {
   const svc = SOURCE_NAMES[error.source];
-  let title = `Could not load ${what}`;
-  if (error.status === 503 || error.status === 502) title = `${svc ?? 'A service'} is unavailable: ${what} cannot be shown`;
-  else if (error.status === 403) title = `Access denied to ${what}`;
-  else if (error.status === 401) title = 'You are not signed in';
+  if (error.status === 503 || error.status === 502) return `${svc ?? 'A service'} is unavailable: ${what} cannot be shown`;
+  if (error.status === 403) return `Access denied to ${what}`;
+  if (error.status === 401) return 'You are not signed in';
+  return `Could not load ${what}`;
+}
+
+/** A clear banner for a failed call; names the service that failed when the BFF says which. */
+export function ErrorBanner({ error, what, onRetry }: { error: ApiError; what: string; onRetry?: () => void }) {
   return (
-    <Alert variant="danger" isInline title={title} role="alert" data-testid="error-banner">
+    <Alert
+      variant="danger"
+      isInline
+      title={bannerTitle(error, what)}
+      role="alert"
+      data-testid="error-banner"
+      actionLinks={
+        onRetry ? (
+          <Button variant="link" isInline onClick={onRetry}>
+            Retry
+          </Button>
+        ) : undefined
+      }
+    >
       {error.message}
     </Alert>
+  );
+}
+
+export interface Failure {
+  state: Async<unknown>;
+  what: string;
+  retry: () => void;
+}
+
+/** "a, b and c" */
+function joinWords(words: string[]): string {
+  return words.length <= 1 ? (words[0] ?? '') : `${words.slice(0, -1).join(', ')} and ${words[words.length - 1]}`;
+}
+
+/**
+ * One banner per outage: the failed calls of a page grouped by (status, source, message), each
+ * group one banner naming everything it hides, with one Retry that repeats every call in it.
+ */
+export function ErrorBanners({ calls }: { calls: Failure[] }) {
+  const groups = new Map<string, { error: ApiError; whats: string[]; retries: (() => void)[] }>();
+  for (const c of calls) {
+    if (c.state.state !== 'error') continue;
+    const e = c.state.error;
+    const key = `${e.status}\u0000${e.source}\u0000${e.message}`;
+    const g = groups.get(key) ?? { error: e, whats: [], retries: [] };
+    g.whats.push(c.what);
+    g.retries.push(c.retry);
+    groups.set(key, g);
+  }
+  return (
+    <>
+      {[...groups.entries()].map(([k, g]) => (
+        <ErrorBanner key={k} error={g.error} what={joinWords(g.whats)} onRetry={() => g.retries.forEach((r) => r())} />
+      ))}
+    </>
   );
 }
 
