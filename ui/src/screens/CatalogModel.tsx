@@ -5,6 +5,7 @@ import { get, pathOf, type ListPage } from '../api';
 import { Empty, ErrorBanner, Fields, Loading, PropertiesTable, useAsync } from '../common';
 import { absoluteTime, propertyRows } from '../format';
 import { href } from '../router';
+import { Markdown } from '../markdown';
 import type { CatalogArtifact, CatalogModel as Model } from '../types';
 
 function ArtifactsTable({ items, caption }: { items: CatalogArtifact[]; caption: string }) {
@@ -46,7 +47,7 @@ export default function CatalogModel({ source, name }: { source: string; name: s
     <>
       <PageSection>
         <Breadcrumb>
-          <BreadcrumbItem to={href({ screen: 'catalog', source: '', q: '', filter: '' })}>Catalog</BreadcrumbItem>
+          <BreadcrumbItem to={href({ screen: 'catalog', source: '', q: '', filters: {}, page: 1 })}>Catalog</BreadcrumbItem>
           <BreadcrumbItem isActive>{name}</BreadcrumbItem>
         </Breadcrumb>
         <Title headingLevel="h1" data-testid="catalog-model-name">
@@ -71,8 +72,8 @@ export default function CatalogModel({ source, name }: { source: string; name: s
             <PropertiesTable props={model.data.customProperties} caption="Properties of the catalog model" />
             {model.data.readme && (
               <>
-                <Title headingLevel="h2">Readme</Title>
-                <div className="mp-readme">{model.data.readme}</div>
+                <Title headingLevel="h2">Model card</Title>
+                <Markdown text={model.data.readme} label={`Model card of ${name}`} />
               </>
             )}
           </>

@@ -1,0 +1,165 @@
+// Browser tests of issue 26 (the console a Kubeflow user would switch to): the page layout on a
+// narrow screen, one banner per outage, the catalog's model card rendered from Markdown and
+// sanitized, the catalog's filters in the URL, the registry's screens. Real stack (stack.mjs),
+// Debian's chromium, axe-core on every page visited.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FULL, Stack, waitFor } from './stack.mjs';
+import { axe, launch, screenshot, userPage } from './browser.mjs';
+
+let stack;
+let browser;
+const T = 60_000; // hang guard for one expectation, far above normal
+const NEEDS_FULL = FULL ? false : 'needs `modelplane ui` and the test control plane (MODELPLANE_TESTENV_DIR)';
+
+before(async () => {
+  stack = await new Stack().start();
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.close();
+  await stack?.stop();
+});
+
+async function noA11yViolations(page, screen) {
+  const v = await axe(page);
+  assert.deepEqual(v, [], `axe: serious/critical violations on ${screen}: ${JSON.stringify(v, null, 1)}`);
+}
+
+function noProblems(page) {
+  assert.deepEqual(page.problems, [], 'console errors or CSP violations in the page');
+}
+
+test('on a narrow screen (760 px) the navigation is behind the masthead toggle and reaches Catalog and Deployments', async () => {
+  const page = await userPage(browser, 'alice', { width: 760, height: 900 });
+  await page.goto(`${stack.url}/#/models`);
+  await page.getByRole('heading', { name: 'Registered models', level: 1 }).waitFor({ timeout: T });
+  const nav = page.getByRole('navigation', { name: 'Sections' });
+  const toggle = page.getByRole('button', { name: 'Navigation' });
+  assert.equal(await toggle.getAttribute('aria-expanded'), 'false');
+  await screenshot(page, 'narrow-models');
+  await noA11yViolations(page, 'registered models (760 px)');
+
+  await toggle.click();
+  await nav.getByRole('link', { name: 'Catalog' }).waitFor({ state: 'visible', timeout: T });
+  assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
+  await screenshot(page, 'narrow-nav-open');
+  await noA11yViolations(page, 'navigation open (760 px)');
+  await nav.getByRole('link', { name: 'Catalog' }).click();
+  await page.getByRole('heading', { name: 'Catalog', level: 1 }).waitFor({ timeout: T });
+  // following a link folds the navigation away again
+  await waitFor('the navigation to close', async () => (await toggle.getAttribute('aria-expanded')) === 'false', T);
+  await page.getByTestId('catalog-models-table').getByRole('link', { name: 'granite-demo' }).waitFor({ timeout: T });
+  await screenshot(page, 'narrow-catalog');
+  await noA11yViolations(page, 'catalog (760 px)');
+
+  await toggle.click();
+  await nav.getByRole('link', { name: 'Deployments' }).click();
+  await page.getByRole('heading', { name: 'Deployments', level: 1 }).waitFor({ timeout: T });
+  await noA11yViolations(page, 'deployments (760 px)');
+
+  // the favicon is served (no 404 in the console)
+  const icon = await page.locator('link[rel="icon"]').getAttribute('href');
+  const r = await page.request.get(new URL(icon, page.url()).href);
+  assert.equal(r.status(), 200);
+  assert.match(r.headers()['content-type'], /svg/);
+  noProblems(page);
+});
+
+test('the wide layout shows the navigation without a click', async () => {
+  const page = await userPage(browser, 'alice');
+  await page.goto(`${stack.url}/#/catalog`);
+  await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Deployments' }).waitFor({ state: 'visible', timeout: T });
+  noProblems(page);
+});
+
+test('one banner per outage, with a Retry button, when every catalog call is refused alike', { skip: NEEDS_FULL }, async () => {
+  const page = await userPage(browser, 'mallory');
+  await page.goto(`${stack.url}/#/catalog`);
+  const banner = page.getByTestId('error-banner');
+  await banner.first().waitFor({ timeout: T });
+  await waitFor('the three calls to have failed', async () => /sources, catalog filters and catalog models/.test(await banner.first().innerText()), T);
+  assert.equal(await banner.count(), 1, 'one banner for one outage');
+  assert.match(await banner.innerText(), /may not use the model catalog/);
+  await screenshot(page, 'catalog-one-banner');
+  await noA11yViolations(page, 'catalog (403)');
+  const calls = [];
+  page.on('request', (r) => {
+    if (r.url().includes('/model_catalog/')) calls.push(r.url());
+  });
+  await banner.getByRole('button', { name: 'Retry' }).click();
+  await waitFor('the retry to repeat the three calls', () => calls.length >= 3, T);
+  await waitFor('the banner back', async () => (await banner.count()) === 1, T);
+  noProblems(page);
+});
+
+test('a catalog model card of hostile Markdown and HTML renders as inert, readable text', async () => {
+  const page = await userPage(browser, 'alice');
+  await page.goto(`${stack.url}/#/catalog/demo_models/hostile-card-demo`);
+  const card = page.getByTestId('model-card');
+  await card.getByRole('heading', { name: 'Hostile card', level: 3 }).waitFor({ timeout: T });
+  // the Markdown is rendered: bold, a safe link, a table
+  assert.equal(await card.locator('strong').innerText(), 'bold');
+  const safe = card.getByRole('link', { name: 'safe link' });
+  assert.equal(await safe.getAttribute('href'), 'https://example.com/docs');
+  assert.equal(await safe.getAttribute('rel'), 'noopener noreferrer');
+  await card.locator('table').getByText('accuracy').waitFor({ timeout: T });
+  // ... and nothing active is left
+  assert.equal(await card.locator('script, iframe, img, svg, form, button, style').count(), 0);
+  const onAttrs = await card.evaluate((el) => [...el.querySelectorAll('*')].flatMap((n) => [...n.attributes].map((a) => a.name)).filter((a) => /^on|^style$|^data-/i.test(a)));
+  assert.deepEqual(onAttrs, []);
+  const hrefs = await card.locator('a').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
+  assert.ok(hrefs.every((h) => h === null || /^https?:/.test(h)), `links: ${hrefs}`);
+  // the raw HTML is dropped, its text kept where it was inline; the Markdown link with a
+  // javascript: target is plain text
+  assert.equal(await card.getByText('hover me').count(), 0);
+  assert.equal(await card.getByRole('link', { name: 'markdown javascript link' }).count(), 0);
+  // try what a user could: click what is left of the links
+  await card.getByText('click me').click();
+  await card.getByText('markdown javascript link').click();
+  await page.waitForTimeout(300);
+  assert.equal(await page.evaluate(() => window.__readmePwned), undefined, 'a script in the README ran');
+  await screenshot(page, 'catalog-model-card');
+  await noA11yViolations(page, 'catalog model card');
+  noProblems(page);
+});
+
+test('catalog filters and search live in the URL, survive a reload, and show as chips', async () => {
+  const page = await userPage(browser, 'alice');
+  await page.goto(`${stack.url}/#/catalog`);
+  const table = page.getByTestId('catalog-models-table');
+  await table.getByRole('link', { name: 'granite-demo' }).waitFor({ timeout: T });
+  // curated filters with readable names, not the raw keys
+  for (const f of ['task', 'provider', 'license', 'language']) await page.getByRole('combobox', { name: `Filter by ${f}` }).waitFor({ timeout: T });
+  assert.equal(await page.getByRole('combobox', { name: /model_type|format/ }).count(), 0);
+  const names = async () => (await table.getByRole('link').allInnerTexts()).sort().join(',');
+
+  await page.getByRole('combobox', { name: 'Filter by language' }).selectOption('en');
+  await waitFor('the language filter', async () => (await names()) === 'granite-demo,vision-demo', T);
+  await page.getByRole('combobox', { name: 'Filter by task' }).selectOption('text-generation');
+  await waitFor('the task filter', async () => (await names()) === 'granite-demo', T);
+  await page.getByLabel('Search catalog models').fill('granite');
+  await waitFor('the URL', () => /language=en/.test(page.url()) && /task=text-generation/.test(page.url()) && /q=granite/.test(page.url()), T);
+  // PatternFly's filter chips: one label group per filter, its name then its value
+  const chips = page.locator('.pf-v6-c-toolbar__item.pf-m-label-group');
+  const chipText = async () => (await chips.allInnerTexts()).join(' | ').replace(/\s+/g, ' ');
+  await waitFor('the chips', async () => /Task text-generation/.test(await chipText()) && /Language en/.test(await chipText()), T);
+  await screenshot(page, 'catalog-filters');
+  await noA11yViolations(page, 'catalog with filters');
+
+  const url = page.url();
+  await page.reload();
+  await table.getByRole('link', { name: 'granite-demo' }).waitFor({ timeout: T });
+  assert.equal(await names(), 'granite-demo');
+  assert.equal(page.url(), url);
+  assert.equal(await page.getByLabel('Search catalog models').inputValue(), 'granite');
+  assert.equal(await page.getByRole('combobox', { name: 'Filter by task' }).inputValue(), 'text-generation');
+  await waitFor('the chips after the reload', async () => /Task text-generation/.test(await chipText()) && /Language en/.test(await chipText()), T);
+
+  // removing a chip removes its filter, from the list and from the URL
+  await chips.filter({ hasText: 'Language' }).getByRole('button', { name: /close/i }).first().click();
+  await waitFor('the language filter gone from the URL', () => !/language=/.test(page.url()), T);
+  assert.equal(await page.getByRole('combobox', { name: 'Filter by language' }).inputValue(), '');
+  noProblems(page);
+});
