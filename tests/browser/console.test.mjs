@@ -73,6 +73,8 @@ test('register a model with a version, find it by search, open it, archive and r
   await noA11yViolations(page, 'registered models');
   await page.getByRole('link', { name }).click();
   await page.getByRole('button', { name: 'Archive model' }).click();
+  await page.getByLabel(`Type the model name, ${name}, to confirm`).fill(name);
+  await page.getByRole('button', { name: 'Archive', exact: true }).click();
   await page.getByRole('button', { name: 'Restore model' }).waitFor({ timeout: T });
   const archived = await registry(stack, 'GET', `/registered_models?filterQuery=${encodeURIComponent(`name='${name}'`)}`);
   assert.equal(archived.items[0].state, 'ARCHIVED');

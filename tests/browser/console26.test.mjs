@@ -4,7 +4,7 @@
 // Debian's chromium, axe-core on every page visited.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FULL, Stack, waitFor } from './stack.mjs';
+import { FULL, Stack, registry, waitFor } from './stack.mjs';
 import { axe, launch, screenshot, userPage } from './browser.mjs';
 
 let stack;
@@ -161,5 +161,84 @@ test('catalog filters and search live in the URL, survive a reload, and show as 
   await chips.filter({ hasText: 'Language' }).getByRole('button', { name: /close/i }).first().click();
   await waitFor('the language filter gone from the URL', () => !/language=/.test(page.url()), T);
   assert.equal(await page.getByRole('combobox', { name: 'Filter by language' }).inputValue(), '');
+  noProblems(page);
+});
+
+test('registry: a URL per version, search over name, description and labels, inline edits, archive by typing the name', async () => {
+  const pid = process.pid;
+  const name = `reg26-${pid}`;
+  const rm = await registry(stack, 'POST', '/registered_models', {
+    name, description: `finds the needle-${pid}`,
+    customProperties: { [`tag-${pid}`]: { metadataType: 'MetadataStringValue', string_value: '' } },
+  });
+  const v1 = await registry(stack, 'POST', `/registered_models/${rm.id}/versions`, { name: 'v1', registeredModelId: rm.id });
+  const v2 = await registry(stack, 'POST', `/registered_models/${rm.id}/versions`, { name: 'v2', registeredModelId: rm.id });
+  const page = await userPage(browser, 'alice');
+
+  // the URL of version 1 selects version 1, not the newest
+  await page.goto(`${stack.url}/#/models/${rm.id}/versions/${v1.id}`);
+  const detail = page.getByTestId('version-detail');
+  await detail.getByRole('heading', { name: 'Version v1' }).waitFor({ timeout: T });
+  assert.equal(await page.getByTestId('versions-table').getByRole('link', { name: 'v1' }).getAttribute('aria-current'), 'page');
+  await page.getByTestId('versions-table').getByRole('link', { name: 'v2' }).click();
+  await detail.getByRole('heading', { name: 'Version v2' }).waitFor({ timeout: T });
+  assert.ok(page.url().endsWith(`#/models/${rm.id}/versions/${v2.id}`), page.url());
+  await screenshot(page, 'version-page');
+  await noA11yViolations(page, 'version page');
+
+  // inline edit of the version's description, then of the model's
+  await detail.getByRole('button', { name: 'Edit description of version v2' }).click();
+  await detail.getByRole('textbox', { name: 'description of version v2' }).fill('the second try');
+  await detail.getByRole('button', { name: 'Save' }).click();
+  await page.getByTestId('version-description').getByText('the second try').waitFor({ timeout: T });
+  assert.equal((await registry(stack, 'GET', `/model_versions/${v2.id}`)).description, 'the second try');
+  await page.getByRole('button', { name: `Edit description of model ${name}` }).click();
+  await page.getByRole('textbox', { name: `description of model ${name}` }).fill(`edited in the browser, needle-${pid}`);
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.getByTestId('model-description').getByText(`edited in the browser, needle-${pid}`).waitFor({ timeout: T });
+  assert.equal((await registry(stack, 'GET', `/registered_models/${rm.id}`)).description, `edited in the browser, needle-${pid}`);
+
+  // someone else changes it while the editor is open: nothing is overwritten, and the user is told
+  await page.getByRole('button', { name: `Edit description of model ${name}` }).click();
+  await new Promise((r) => setTimeout(r, 20));
+  await registry(stack, 'PATCH', `/registered_models/${rm.id}`, { description: 'changed by bob' });
+  await page.getByRole('textbox', { name: `description of model ${name}` }).fill('alice overwrites');
+  await page.getByRole('button', { name: 'Save' }).click();
+  const err = page.getByTestId('edit-error');
+  await err.waitFor({ timeout: T });
+  assert.match(await err.innerText(), /changed by someone else .* nothing was saved/);
+  assert.equal((await registry(stack, 'GET', `/registered_models/${rm.id}`)).description, 'changed by bob');
+  await screenshot(page, 'edit-conflict');
+  await noA11yViolations(page, 'model page (edit conflict)');
+  await page.getByRole('button', { name: 'Cancel' }).click();
+
+  // search: by a word of the description, by a label (a custom property with an empty value)
+  for (const q of ['BY BOB', `tag-${pid}`]) {
+    await page.goto(`${stack.url}/#/models?q=${encodeURIComponent(q)}`);
+    await page.getByTestId('models-table').getByRole('link', { name }).waitFor({ timeout: T });
+  }
+  await page.getByTestId('models-table').getByText(`tag-${pid}`).waitFor({ timeout: T });
+  await screenshot(page, 'models-search-label');
+  await noA11yViolations(page, 'registered models (label search)');
+
+  // archive: only after typing the name
+  await page.getByRole('link', { name }).click();
+  await page.getByRole('button', { name: 'Archive model' }).click();
+  const confirm = page.getByRole('button', { name: 'Archive', exact: true });
+  assert.equal(await confirm.isDisabled(), true);
+  await page.getByLabel(`Type the model name, ${name}, to confirm`).fill(`${name}x`);
+  assert.equal(await confirm.isDisabled(), true);
+  await screenshot(page, 'archive-confirm');
+  await noA11yViolations(page, 'archive dialog');
+  await page.getByLabel(`Type the model name, ${name}, to confirm`).fill(name);
+  await confirm.click();
+  await page.getByRole('button', { name: 'Restore model' }).waitFor({ timeout: T });
+  assert.equal((await registry(stack, 'GET', `/registered_models/${rm.id}`)).state, 'ARCHIVED');
+  // the archive view lists it
+  await page.goto(`${stack.url}/#/models`);
+  await page.getByRole('link', { name: 'View archived models' }).click();
+  await page.getByRole('heading', { name: 'Archived models', level: 1 }).waitFor({ timeout: T });
+  await page.getByRole('link', { name }).waitFor({ timeout: T });
+  await noA11yViolations(page, 'archived models');
   noProblems(page);
 });

@@ -1,6 +1,6 @@
 // Shared pieces of the screens: async loading state, error banners, empty states, status labels.
 import React, { useCallback, useEffect, useRef, useState } from 'react';
-import { Alert, Bullseye, Button, DescriptionList, DescriptionListDescription, DescriptionListGroup, DescriptionListTerm, EmptyState, EmptyStateBody, Label, Spinner } from '@patternfly/react-core';
+import { Alert, Bullseye, Button, Content, DescriptionList, DescriptionListDescription, DescriptionListGroup, DescriptionListTerm, EmptyState, EmptyStateBody, Form, FormGroup, HelperText, HelperTextItem, Label, Modal, ModalBody, ModalFooter, ModalHeader, Spinner, TextArea, TextInput } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { ApiError } from './api';
 import { conditionColor, propertyRows, type Condition, type StatusColor } from './format';
@@ -205,5 +205,115 @@ export function Fields({ items }: { items: [string, React.ReactNode][] }) {
         </DescriptionListGroup>
       ))}
     </DescriptionList>
+  );
+}
+
+function messageOf(e: unknown): string {
+  return e instanceof ApiError ? e.message : e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * A text shown with an Edit button; editing it opens a text area with Save and Cancel. save()
+ * does the write; its failure (a validation message, or a concurrent change) is shown in words
+ * under the field and the text stays in the editor.
+ */
+export function EditableText({ label, value, save, testId }: { label: string; value: string | undefined; save: (v: string) => Promise<void>; testId?: string }) {
+  const [editing, setEditing] = useState(false);
+  const [draft, setDraft] = useState(value ?? '');
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  if (!editing)
+    return (
+      <span className="mp-editable" data-testid={testId}>
+        <span>{value || '—'}</span>
+        <Button
+          variant="link"
+          isInline
+          aria-label={`Edit ${label}`}
+          onClick={() => {
+            setDraft(value ?? '');
+            setError('');
+            setEditing(true);
+          }}
+        >
+          Edit
+        </Button>
+      </span>
+    );
+  const submit = async () => {
+    setBusy(true);
+    setError('');
+    try {
+      await save(draft);
+      setEditing(false);
+    } catch (e) {
+      setError(messageOf(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <span className="mp-editing" data-testid={testId}>
+      <TextArea aria-label={label} value={draft} onChange={(_e, v) => setDraft(v)} validated={error ? 'error' : 'default'} autoResize />
+      {error && (
+        <HelperText>
+          <HelperTextItem variant="error" data-testid="edit-error">
+            {error}
+          </HelperTextItem>
+        </HelperText>
+      )}
+      <span className="mp-edit-actions">
+        <Button variant="primary" size="sm" isLoading={busy} isDisabled={busy} onClick={submit}>
+          Save
+        </Button>
+        <Button variant="link" size="sm" isDisabled={busy} onClick={() => setEditing(false)}>
+          Cancel
+        </Button>
+      </span>
+    </span>
+  );
+}
+
+/** Archive after confirmation: the user types the name of what is archived. */
+export function ArchiveModal({ kind, name, onArchive, onClose }: { kind: string; name: string; onArchive: () => Promise<void>; onClose: () => void }) {
+  const [typed, setTyped] = useState('');
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  const go = async (ev?: React.FormEvent) => {
+    ev?.preventDefault();
+    if (typed !== name) return;
+    setBusy(true);
+    setError('');
+    try {
+      await onArchive();
+      onClose();
+    } catch (e) {
+      setError(messageOf(e));
+      setBusy(false);
+    }
+  };
+  return (
+    <Modal isOpen onClose={onClose} variant="small" aria-labelledby="archive-title">
+      <ModalHeader title={`Archive ${kind}?`} labelId="archive-title" titleIconVariant="warning" />
+      <ModalBody>
+        <Content component="p">
+          {kind === 'model' ? 'The model will be archived (its versions are not changed): it stays in the registry, listed under archived models, and can be restored.' : 'The version will be archived: it stays in the registry and can be restored.'}
+        </Content>
+        {error && <Alert isInline variant="danger" title={error} />}
+        <Form id="archive-form" onSubmit={go}>
+          <FormGroup label={`Type the ${kind} name, ${name}, to confirm`} fieldId="archive-confirm">
+            <TextInput id="archive-confirm" value={typed} onChange={(_e, v) => setTyped(v)} autoComplete="off" />
+          </FormGroup>
+        </Form>
+      </ModalBody>
+      <ModalFooter>
+        <Button variant="danger" type="submit" form="archive-form" isDisabled={typed !== name || busy} isLoading={busy}>
+          Archive
+        </Button>
+        <Button variant="link" onClick={onClose}>
+          Cancel
+        </Button>
+      </ModalFooter>
+    </Modal>
   );
 }

@@ -31,7 +31,7 @@ function Screen({ route }: { route: Route }) {
     case 'models':
       return <RegisteredModels route={route} />;
     case 'model':
-      return <ModelDetail id={route.id} />;
+      return <ModelDetail id={route.id} version={route.version} />;
     case 'catalog':
       return <Catalog route={route} />;
     case 'catalogModel':

@@ -2,7 +2,7 @@
 
 export type Route =
   | { screen: 'models'; q: string; state: '' | 'LIVE' | 'ARCHIVED'; sort: string }
-  | { screen: 'model'; id: string }
+  | { screen: 'model'; id: string; version?: string }
   | { screen: 'catalog'; source: string; q: string; filters: CatalogFilters; page: number }
   | { screen: 'catalogModel'; source: string; name: string }
   | { screen: 'deployments'; ns: string }
@@ -39,6 +39,7 @@ export function parseRoute(hash: string): Route {
     return { screen: 'models', q: params.get('q') ?? '', state: st === 'LIVE' || st === 'ARCHIVED' ? st : '', sort: params.get('sort') ?? '' };
   }
   if (seg[0] === 'models' && seg.length === 2) return { screen: 'model', id: seg[1] };
+  if (seg[0] === 'models' && seg.length === 4 && seg[2] === 'versions') return { screen: 'model', id: seg[1], version: seg[3] };
   if (seg[0] === 'catalog' && seg.length === 1) {
     const filters: CatalogFilters = {};
     for (const f of CATALOG_FILTERS) {
@@ -68,7 +69,7 @@ export function href(r: Route): string {
     case 'models':
       return `#/models${qs({ q: r.q, state: r.state, sort: r.sort })}`;
     case 'model':
-      return `#/models/${enc(r.id)}`;
+      return r.version ? `#/models/${enc(r.id)}/versions/${enc(r.version)}` : `#/models/${enc(r.id)}`;
     case 'catalog':
       return `#/catalog${qs({ source: r.source, q: r.q, ...Object.fromEntries(CATALOG_FILTERS.map((f) => [f.param, r.filters[f.param]])), page: r.page > 1 ? String(r.page) : '' })}`;
     case 'catalogModel':

@@ -71,8 +71,10 @@ test('filterQuery literals escape quotes, backslashes and LIKE wildcards', () =>
   assert.equal(filterLiteral('a\\b'), "'a\\\\b'");
   assert.equal(likeContains('50%_x'), '%50\\%\\_x%');
   assert.equal(registeredModelsFilter('', ''), '');
-  assert.equal(registeredModelsFilter('  mnist ', ''), "name ILIKE '%mnist%'");
-  assert.equal(registeredModelsFilter('o\'k', 'ARCHIVED'), "name ILIKE '%o\\'k%' AND state = 'ARCHIVED'");
+  assert.equal(registeredModelsFilter('  mnist ', ''), "(name ILIKE '%mnist%' OR description ILIKE '%mnist%' OR mnist = '')");
+  assert.equal(registeredModelsFilter('owner', ''), "(name ILIKE '%owner%' OR description ILIKE '%owner%')");
+  assert.equal(registeredModelsFilter('by bob', ''), "(name ILIKE '%by bob%' OR description ILIKE '%by bob%' OR `by bob` = '')");
+  assert.equal(registeredModelsFilter('o\'k', 'ARCHIVED'), "(name ILIKE '%o\\'k%' OR description ILIKE '%o\\'k%' OR `o'k` = '') AND state = 'ARCHIVED'");
   assert.equal(registeredModelsFilter('', 'LIVE'), "state = 'LIVE'");
 });
 
