@@ -242,3 +242,44 @@ test('registry: a URL per version, search over name, description and labels, inl
   await noA11yViolations(page, 'archived models');
   noProblems(page);
 });
+
+test('register a catalog model: the form is filled from the catalog, the artifact records where it came from, the version links back', async () => {
+  const page = await userPage(browser, 'alice');
+  const name = `granite-demo-${process.pid}`;
+  await page.goto(`${stack.url}/#/catalog/demo_models/granite-demo`);
+  await page.getByTestId('catalog-model-name').filter({ hasText: 'granite-demo' }).waitFor({ timeout: T });
+  await page.locator('table[aria-label="Artifacts"]').getByText('oci://registry.example.com/demo/granite-demo:1.0').waitFor({ timeout: T });
+  await page.getByRole('button', { name: 'Register model' }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByText('From the catalog: granite-demo (source demo_models)').waitFor({ timeout: T });
+  assert.equal(await dialog.getByLabel('Model name').inputValue(), 'granite-demo');
+  assert.equal(await dialog.getByLabel('Description').inputValue(), 'A demo text model under Apache 2.0.');
+  assert.equal(await dialog.getByLabel('Model artifact URI').inputValue(), 'oci://registry.example.com/demo/granite-demo:1.0');
+  assert.equal(await dialog.getByLabel('Version name').inputValue(), 'v1');
+  await screenshot(page, 'register-from-catalog');
+  await noA11yViolations(page, 'register from the catalog');
+  await dialog.getByLabel('Model name').fill(name);
+  await dialog.getByRole('button', { name: 'Register', exact: true }).click();
+
+  // the new version's page says where it came from, and links back
+  await page.getByTestId('model-name').filter({ hasText: name }).waitFor({ timeout: T });
+  const from = page.getByTestId('provenance');
+  await from.waitFor({ timeout: T });
+  assert.match(await from.innerText(), /^Registered from granite-demo/);
+  assert.match(page.url(), /#\/models\/\d+\/versions\/\d+$/);
+  await screenshot(page, 'version-from-catalog');
+  await noA11yViolations(page, 'version registered from the catalog');
+  const [, modelId, versionId] = /#\/models\/(\d+)\/versions\/(\d+)$/.exec(page.url());
+  const arts = await registry(stack, 'GET', `/model_versions/${versionId}/artifacts`);
+  const a = arts.items[0];
+  assert.equal(a.uri, 'oci://registry.example.com/demo/granite-demo:1.0');
+  assert.equal(a.modelSourceKind, 'catalog');
+  assert.equal(a.modelSourceClass, 'demo_models');
+  assert.equal(a.modelSourceName, 'granite-demo');
+  // the catalog model's tasks became labels of the registered model
+  const rm = await registry(stack, 'GET', `/registered_models/${modelId}`);
+  assert.deepEqual(rm.customProperties['text-generation'], { metadataType: 'MetadataStringValue', string_value: '' });
+  await from.getByRole('link').click();
+  await page.getByTestId('catalog-model-name').filter({ hasText: 'granite-demo' }).waitFor({ timeout: T });
+  noProblems(page);
+});

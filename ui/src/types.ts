@@ -71,6 +71,7 @@ export interface CatalogSource {
 }
 
 export interface CatalogModel {
+  id?: string;
   name: string;
   source_id?: string;
   description?: string;

@@ -1,11 +1,13 @@
 // One catalog model: its details, artifacts and performance data.
-import { Breadcrumb, BreadcrumbItem, PageSection, Title } from '@patternfly/react-core';
+import { useState } from 'react';
+import { Breadcrumb, BreadcrumbItem, Button, PageSection, Title } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { get, pathOf, type ListPage } from '../api';
 import { Empty, ErrorBanner, Fields, Loading, PropertiesTable, useAsync } from '../common';
 import { absoluteTime, propertyRows } from '../format';
 import { href } from '../router';
 import { Markdown } from '../markdown';
+import { RegisterModelModal, type RegisterInitial } from './RegisterModel';
 import type { CatalogArtifact, CatalogModel as Model } from '../types';
 
 function ArtifactsTable({ items, caption }: { items: CatalogArtifact[]; caption: string }) {
@@ -38,10 +40,34 @@ function ArtifactsTable({ items, caption }: { items: CatalogArtifact[]; caption:
   );
 }
 
+/** The register form from a catalog model: its name, description, first artifact, tasks as labels, and where it came from. */
+export function registerFromCatalog(source: string, m: Model, arts: CatalogArtifact[]): RegisterInitial {
+  const art = arts.find((a) => a.uri && (a.artifactType ?? 'model-artifact') === 'model-artifact');
+  const slash = m.name.lastIndexOf('/');
+  const fmt = art?.customProperties?.format as { string_value?: string } | undefined;
+  return {
+    name: m.name,
+    description: m.description ?? '',
+    versionName: 'v1',
+    uri: art?.uri ?? '',
+    format: fmt?.string_value ?? '',
+    labels: m.tasks ?? [],
+    source: {
+      modelSourceKind: 'catalog',
+      modelSourceClass: source,
+      modelSourceName: m.name,
+      // the repository part of an "org/model" name, as upstream's repositoryName
+      modelSourceGroup: slash > 0 ? m.name.slice(0, slash) : undefined,
+      modelSourceId: m.id || undefined,
+    },
+  };
+}
+
 export default function CatalogModel({ source, name }: { source: string; name: string }) {
   const base = (kind: string) => '/' + pathOf('model_catalog', 'sources', source, kind, name);
   const [model] = useAsync((signal) => get<Model>(base('models'), undefined, signal), [source, name]);
   const [arts] = useAsync((signal) => get<ListPage<CatalogArtifact>>(base('artifacts'), { artifactType: 'model-artifact', pageSize: 50 }, signal), [source, name]);
+  const [registering, setRegistering] = useState(false);
   const [perf] = useAsync((signal) => get<ListPage<CatalogArtifact>>(base('performance_artifacts'), { pageSize: 50 }, signal), [source, name]);
   return (
     <>
@@ -53,6 +79,11 @@ export default function CatalogModel({ source, name }: { source: string; name: s
         <Title headingLevel="h1" data-testid="catalog-model-name">
           {name}
         </Title>
+        {model.state === 'ok' && (
+          <Button variant="primary" onClick={() => setRegistering(true)}>
+            Register model
+          </Button>
+        )}
         {model.state === 'loading' && <Loading what="catalog model" />}
         {model.state === 'error' && <ErrorBanner error={model.error} what={`catalog model ${name}`} />}
         {model.state === 'ok' && (
@@ -89,6 +120,15 @@ export default function CatalogModel({ source, name }: { source: string; name: s
         {perf.state === 'error' && <ErrorBanner error={perf.error} what="performance data" />}
         {perf.state === 'ok' && <ArtifactsTable items={perf.data.items ?? []} caption="Performance data" />}
       </PageSection>
+      {registering && model.state === 'ok' && (
+        <RegisterModelModal
+          initial={registerFromCatalog(source, model.data, arts.state === 'ok' ? (arts.data.items ?? []) : [])}
+          onClose={(created, version) => {
+            setRegistering(false);
+            if (created) window.location.hash = href({ screen: 'model', id: created, version });
+          }}
+        />
+      )}
     </>
   );
 }

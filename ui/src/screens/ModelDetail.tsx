@@ -1,12 +1,12 @@
 // A registered model: its details, versions (each with artifacts and custom properties), the
 // InferenceServices that serve it, archive/restore, and adding a version.
 import React, { useState } from 'react';
-import { Alert, Breadcrumb, BreadcrumbItem, Button, DescriptionList, DescriptionListDescription, DescriptionListGroup, DescriptionListTerm, PageSection, Title, Toolbar, ToolbarContent, ToolbarItem } from '@patternfly/react-core';
+import { Alert, Breadcrumb, BreadcrumbItem, Button, Label, DescriptionList, DescriptionListDescription, DescriptionListGroup, DescriptionListTerm, PageSection, Title, Toolbar, ToolbarContent, ToolbarItem } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { ApiError, get, patch, type ListPage } from '../api';
 import { ArchiveModal, EditableText, Empty, ErrorBanner, Loading, PropertiesTable, StatusLabel, useAsync } from '../common';
 import { linkedInferenceServices } from '../deployments';
-import { absoluteTime, filterLiteral, registryLink, summaryStatus } from '../format';
+import { absoluteTime, filterLiteral, labelsOf, registryLink, summaryStatus } from '../format';
 import { mrPath, patchUnchanged } from '../registry';
 import { href } from '../router';
 import type { Artifact, ModelVersion, RegisteredModel, RegistryInferenceService } from '../types';
@@ -291,6 +291,15 @@ export default function ModelDetail({ id, version }: { id: string; version?: str
                 reloadModel();
               }}
             />
+          </Field>
+          <Field term="Labels">
+            {labelsOf(m.customProperties).length === 0
+              ? '—'
+              : labelsOf(m.customProperties).map((l) => (
+                  <Label key={l} isCompact className="mp-tag">
+                    {l}
+                  </Label>
+                ))}
           </Field>
           <Field term="Owner">{m.owner || '—'}</Field>
           <Field term="Created">{absoluteTime(m.createTimeSinceEpoch)}</Field>
