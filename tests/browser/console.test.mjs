@@ -63,7 +63,7 @@ test('register a model with a version, find it by search, open it, archive and r
   await page.getByRole('button', { name: 'Cancel' }).click();
 
   // search (typed: the list follows), open, archive, restore
-  await page.getByLabel('Search models by name').fill(name.slice(0, -2));
+  await page.getByLabel('Search models', { exact: true }).fill(name.slice(0, -2));
   await waitFor('the search in the URL', () => page.url().includes(`q=${name.slice(0, -2)}`), T);
   await waitFor('the list to show only matches', async () => {
     const names = await page.getByTestId('models-table').locator('tbody tr td:first-child').allInnerTexts();

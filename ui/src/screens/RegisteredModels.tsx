@@ -72,7 +72,7 @@ export default function RegisteredModels({ route }: { route: ModelsRoute }) {
         <Toolbar>
           <ToolbarContent>
             <ToolbarItem>
-              <SearchInput aria-label="Search models by name, description or label" placeholder="Name, description or label" value={search} onChange={(_e, v) => setSearch(v)} onClear={() => setSearch('')} />
+              <SearchInput aria-label="Search models" placeholder="Name, description or label" value={search} onChange={(_e, v) => setSearch(v)} onClear={() => setSearch('')} />
             </ToolbarItem>
             <ToolbarItem>
               <FormSelect aria-label="Filter by state" value={route.state} onChange={(_e, v) => setRoute({ state: v as ModelsRoute['state'] })}>
