@@ -283,3 +283,24 @@ test('register a catalog model: the form is filled from the catalog, the artifac
   await page.getByTestId('catalog-model-name').filter({ hasText: 'granite-demo' }).waitFor({ timeout: T });
   noProblems(page);
 });
+
+test('the catalog page number is in the URL too: a reload of page 2 shows page 2', async () => {
+  const page = await userPage(browser, 'alice');
+  await page.goto(`${stack.url}/#/catalog?source=paging_models`);
+  const table = page.getByTestId('catalog-models-table');
+  const names = () => table.getByRole('link').allInnerTexts();
+  await table.getByRole('link', { name: 'zz-paging-00' }).waitFor({ timeout: T });
+  assert.equal((await names()).length, 20);
+  await page.getByRole('button', { name: 'Next page' }).click();
+  await table.getByRole('link', { name: 'zz-paging-20' }).waitFor({ timeout: T });
+  await waitFor('page 2 in the URL', () => /[?&]page=2(&|$)/.test(page.url()), T);
+  await page.reload();
+  await table.getByRole('link', { name: 'zz-paging-24' }).waitFor({ timeout: T });
+  assert.deepEqual(await names(), ['zz-paging-20', 'zz-paging-21', 'zz-paging-22', 'zz-paging-23', 'zz-paging-24']);
+  assert.equal(await page.getByTestId('page-number').innerText(), 'Page 2');
+  assert.equal(await page.getByRole('combobox', { name: 'Source' }).inputValue(), 'paging_models');
+  await page.getByRole('button', { name: 'Previous page' }).click();
+  await table.getByRole('link', { name: 'zz-paging-00' }).waitFor({ timeout: T });
+  await waitFor('page 1: no page in the URL', () => !/page=/.test(page.url()), T);
+  noProblems(page);
+});

@@ -77,7 +77,7 @@ export default function Catalog({ route }: { route: CatalogRoute }) {
 
   const [sources, reloadSources] = useAsync((signal) => get<ListPage<CatalogSource>>('/model_catalog/sources', { pageSize: 100 }, signal), []);
   const [options, reloadOptions] = useAsync((signal) => get<FilterOptions>('/model_catalog/models/filter_options', undefined, signal), []);
-  const [models, reloadModels] = useAsync((signal) => get<ListPage<CatalogModel>>('/model_catalog/models', { source: source || undefined, q, filterQuery, pageSize: 20, nextPageToken: token }, signal), [source, q, filterQuery, token]);
+  const [models, reloadModels] = useAsync((signal) => get<ListPage<CatalogModel>>('/model_catalog/models', { source: source || undefined, q, filterQuery, orderBy: 'NAME', sortOrder: 'ASC', pageSize: 20, nextPageToken: token }, signal), [source, q, filterQuery, token]);
   useEffect(() => {
     if (models.state !== 'ok') return;
     const next = models.data.nextPageToken ?? '';
