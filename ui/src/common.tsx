@@ -12,15 +12,20 @@ function asApiError(e: unknown): ApiError {
   return e instanceof ApiError ? e : new ApiError(0, (e as Error)?.message ?? String(e));
 }
 
-/** Runs load() whenever deps change; a newer run wins over an older one still in flight. */
+/** Runs load() whenever deps change or reload() is called; a newer run wins over an older one still in flight. */
 export function useAsync<T>(load: (signal: AbortSignal) => Promise<T>, deps: React.DependencyList): [Async<T>, () => void] {
   const [v, setV] = useState<Async<T>>({ state: 'loading' });
   const [tick, setTick] = useState(0);
   const loadRef = useRef(load);
   loadRef.current = load;
+  const lastTick = useRef(tick);
   useEffect(() => {
     const ac = new AbortController();
-    setV({ state: 'loading' });
+    // a reload() of data on screen keeps it there until the new answer replaces it (no flash of
+    // a spinner after a save); new deps, or a retry after an error, show the spinner
+    const refresh = lastTick.current !== tick;
+    lastTick.current = tick;
+    setV((old) => (refresh && old.state === 'ok' ? old : { state: 'loading' }));
     loadRef.current(ac.signal).then(
       (data) => !ac.signal.aborted && setV({ state: 'ok', data }),
       (e) => !ac.signal.aborted && setV({ state: 'error', error: asApiError(e) }),
