@@ -91,6 +91,11 @@ test('one banner per outage, with a Retry button, when every catalog call is ref
   await banner.getByRole('button', { name: 'Retry' }).click();
   await waitFor('the retry to repeat the three calls', () => calls.length >= 3, T);
   await waitFor('the banner back', async () => (await banner.count()) === 1, T);
+  // a catalog model's page: its three calls, one banner
+  await page.goto(`${stack.url}/#/catalog/demo_models/granite-demo`);
+  await waitFor('the three calls of the model page to have failed', async () => /granite-demo, its artifacts and its performance data/.test(await banner.first().innerText()), T);
+  assert.equal(await banner.count(), 1);
+  await noA11yViolations(page, 'catalog model (403)');
   noProblems(page);
 });
 

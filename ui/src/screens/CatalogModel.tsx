@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { Breadcrumb, BreadcrumbItem, Button, PageSection, Title } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { get, pathOf, type ListPage } from '../api';
-import { Empty, ErrorBanner, Fields, Loading, PropertiesTable, useAsync } from '../common';
+import { Empty, ErrorBanners, Fields, Loading, PropertiesTable, useAsync } from '../common';
 import { absoluteTime, propertyRows } from '../format';
 import { href } from '../router';
 import { Markdown } from '../markdown';
@@ -65,10 +65,10 @@ export function registerFromCatalog(source: string, m: Model, arts: CatalogArtif
 
 export default function CatalogModel({ source, name }: { source: string; name: string }) {
   const base = (kind: string) => '/' + pathOf('model_catalog', 'sources', source, kind, name);
-  const [model] = useAsync((signal) => get<Model>(base('models'), undefined, signal), [source, name]);
-  const [arts] = useAsync((signal) => get<ListPage<CatalogArtifact>>(base('artifacts'), { artifactType: 'model-artifact', pageSize: 50 }, signal), [source, name]);
+  const [model, reloadModel] = useAsync((signal) => get<Model>(base('models'), undefined, signal), [source, name]);
+  const [arts, reloadArts] = useAsync((signal) => get<ListPage<CatalogArtifact>>(base('artifacts'), { artifactType: 'model-artifact', pageSize: 50 }, signal), [source, name]);
   const [registering, setRegistering] = useState(false);
-  const [perf] = useAsync((signal) => get<ListPage<CatalogArtifact>>(base('performance_artifacts'), { pageSize: 50 }, signal), [source, name]);
+  const [perf, reloadPerf] = useAsync((signal) => get<ListPage<CatalogArtifact>>(base('performance_artifacts'), { pageSize: 50 }, signal), [source, name]);
   return (
     <>
       <PageSection>
@@ -85,7 +85,13 @@ export default function CatalogModel({ source, name }: { source: string; name: s
           </Button>
         )}
         {model.state === 'loading' && <Loading what="catalog model" />}
-        {model.state === 'error' && <ErrorBanner error={model.error} what={`catalog model ${name}`} />}
+        <ErrorBanners
+          calls={[
+            { state: model, what: `catalog model ${name}`, retry: reloadModel },
+            { state: arts, what: 'its artifacts', retry: reloadArts },
+            { state: perf, what: 'its performance data', retry: reloadPerf },
+          ]}
+        />
         {model.state === 'ok' && (
           <>
             <Fields
@@ -113,11 +119,9 @@ export default function CatalogModel({ source, name }: { source: string; name: s
       <PageSection>
         <Title headingLevel="h2">Artifacts</Title>
         {arts.state === 'loading' && <Loading what="artifacts" />}
-        {arts.state === 'error' && <ErrorBanner error={arts.error} what="artifacts" />}
         {arts.state === 'ok' && <ArtifactsTable items={arts.data.items ?? []} caption="Artifacts" />}
         <Title headingLevel="h2">Performance</Title>
         {perf.state === 'loading' && <Loading what="performance data" />}
-        {perf.state === 'error' && <ErrorBanner error={perf.error} what="performance data" />}
         {perf.state === 'ok' && <ArtifactsTable items={perf.data.items ?? []} caption="Performance data" />}
       </PageSection>
       {registering && model.state === 'ok' && (
