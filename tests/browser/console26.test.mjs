@@ -59,6 +59,20 @@ test('on a narrow screen (760 px) the navigation is behind the masthead toggle a
   await page.getByRole('heading', { name: 'Deployments', level: 1 }).waitFor({ timeout: T });
   await noA11yViolations(page, 'deployments (760 px)');
 
+  // between the stacked layout and the wide one, table headers wrap instead of ending in "…"
+  await page.setViewportSize({ width: 800, height: 900 });
+  for (const [url, table] of [['#/catalog', 'catalog-models-table'], ['#/catalog', 'sources-table']]) {
+    await page.goto(`${stack.url}/${url}`);
+    await page.getByTestId(table).locator('thead th').first().waitFor({ timeout: T });
+    const cut = await page.getByTestId(table).locator('thead th').evaluateAll((ths) => ths.filter((th) => th.scrollWidth > th.clientWidth + 1 || getComputedStyle(th).textOverflow === 'ellipsis').map((th) => th.textContent));
+    assert.deepEqual(cut, [], `truncated headers in ${table}`);
+  }
+  const clipped = await page.locator('select').evaluateAll((ss) => ss.filter((s) => s.scrollWidth > s.clientWidth + 1).map((s) => s.getAttribute('aria-label')));
+  assert.deepEqual(clipped, [], 'selects cut short');
+  const outside = await page.locator('select').evaluateAll((ss) => ss.filter((s) => s.getBoundingClientRect().right > document.documentElement.clientWidth - 16).map((s) => s.getAttribute('aria-label')));
+  assert.deepEqual(outside, [], 'selects past the right edge');
+  await screenshot(page, 'catalog-800');
+
   // the favicon is served (no 404 in the console)
   const icon = await page.locator('link[rel="icon"]').getAttribute('href');
   const r = await page.request.get(new URL(icon, page.url()).href);
