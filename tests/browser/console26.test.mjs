@@ -64,7 +64,7 @@ test('on a narrow screen (760 px) the navigation is behind the masthead toggle a
   for (const [url, table] of [['#/catalog', 'catalog-models-table'], ['#/catalog', 'sources-table']]) {
     await page.goto(`${stack.url}/${url}`);
     await page.getByTestId(table).locator('thead th').first().waitFor({ timeout: T });
-    const cut = await page.getByTestId(table).locator('thead th').evaluateAll((ths) => ths.filter((th) => th.scrollWidth > th.clientWidth + 1 || getComputedStyle(th).textOverflow === 'ellipsis').map((th) => th.textContent));
+    const cut = await page.getByTestId(table).locator('thead th').evaluateAll((ths) => ths.filter((th) => th.scrollWidth > th.clientWidth + 1 || window.getComputedStyle(th).textOverflow === 'ellipsis').map((th) => th.textContent));
     assert.deepEqual(cut, [], `truncated headers in ${table}`);
   }
   const clipped = await page.locator('select').evaluateAll((ss) => ss.filter((s) => s.scrollWidth > s.clientWidth + 1).map((s) => s.getAttribute('aria-label')));
@@ -240,8 +240,25 @@ test('registry: a URL per version, search over name, description and labels, inl
   await screenshot(page, 'models-search-label');
   await noA11yViolations(page, 'registered models (label search)');
 
-  // archive: only after typing the name
+  // labels: add one, refuse a duplicate in words, remove one
   await page.getByRole('link', { name }).click();
+  const labels = page.getByTestId('labels').first();
+  await labels.getByRole('button', { name: `Add label to model ${name}` }).click();
+  await labels.getByRole('textbox', { name: `New label of model ${name}` }).fill(`fresh-${pid}`);
+  await labels.getByRole('button', { name: 'Add', exact: true }).click();
+  await labels.getByText(`fresh-${pid}`).waitFor({ timeout: T });
+  await labels.getByRole('button', { name: `Add label to model ${name}` }).click();
+  await labels.getByRole('textbox', { name: `New label of model ${name}` }).fill(`tag-${pid}`);
+  await labels.getByRole('button', { name: 'Add', exact: true }).click();
+  assert.match(await page.getByTestId('labels-error').innerText(), new RegExp(`already has the label tag-${pid}`));
+  await labels.getByRole('button', { name: 'Cancel' }).click();
+  await labels.getByRole('button', { name: `Remove label tag-${pid}` }).click();
+  await waitFor('the label removed', async () => (await labels.getByText(`tag-${pid}`).count()) === 0, T);
+  const props = (await registry(stack, 'GET', `/registered_models/${rm.id}`)).customProperties;
+  assert.deepEqual(Object.keys(props), [`fresh-${pid}`]);
+  await screenshot(page, 'model-labels');
+
+  // archive: only after typing the name
   await page.getByRole('button', { name: 'Archive model' }).click();
   const confirm = page.getByRole('button', { name: 'Archive', exact: true });
   assert.equal(await confirm.isDisabled(), true);

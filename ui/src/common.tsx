@@ -3,7 +3,7 @@ import React, { useCallback, useEffect, useRef, useState } from 'react';
 import { Alert, Bullseye, Button, Content, DescriptionList, DescriptionListDescription, DescriptionListGroup, DescriptionListTerm, EmptyState, EmptyStateBody, Form, FormGroup, HelperText, HelperTextItem, Label, Modal, ModalBody, ModalFooter, ModalHeader, Spinner, TextArea, TextInput } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { ApiError } from './api';
-import { conditionColor, propertyRows, type Condition, type StatusColor } from './format';
+import { conditionColor, labelsOf, propertyRows, type Condition, type StatusColor } from './format';
 import { goNext, goPrev, hasNext, hasPrev, type PagerState } from './pager';
 
 export type Async<T> = { state: 'loading' } | { state: 'error'; error: ApiError } | { state: 'ok'; data: T };
@@ -320,5 +320,85 @@ export function ArchiveModal({ kind, name, onArchive, onClose }: { kind: string;
         </Button>
       </ModalFooter>
     </Modal>
+  );
+}
+
+/**
+ * Upstream's labels (custom properties with an empty string value), each removable, and a field
+ * to add one. save() gets the whole new customProperties map (the registry's PATCH replaces it);
+ * a failure is shown in words.
+ */
+export function LabelsEditor({ owner, props, save }: { owner: string; props: Record<string, unknown> | undefined; save: (next: Record<string, unknown>) => Promise<void> }) {
+  const [adding, setAdding] = useState(false);
+  const [draft, setDraft] = useState('');
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  const labels = labelsOf(props);
+  const run = async (next: Record<string, unknown>) => {
+    setBusy(true);
+    setError('');
+    try {
+      await save(next);
+      setAdding(false);
+      setDraft('');
+    } catch (e) {
+      setError(messageOf(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const add = (ev?: React.FormEvent) => {
+    ev?.preventDefault();
+    const l = draft.trim();
+    if (!l) return setError('A label needs a name.');
+    if (props && l in props) return setError(labels.includes(l) ? `${owner} already has the label ${l}.` : `${owner} already has a property named ${l}.`);
+    void run({ ...(props ?? {}), [l]: { metadataType: 'MetadataStringValue', string_value: '' } });
+  };
+  const remove = (l: string) => {
+    const next = { ...(props ?? {}) };
+    delete next[l];
+    void run(next);
+  };
+  return (
+    <span className="mp-editing" data-testid="labels">
+      <span className="mp-editable">
+        {labels.length === 0 && <span>—</span>}
+        {labels.map((l) => (
+          <Label key={l} isCompact className="mp-tag" onClose={busy ? undefined : () => remove(l)} closeBtnAriaLabel={`Remove label ${l}`}>
+            {l}
+          </Label>
+        ))}
+        {!adding && (
+          <Button variant="link" isInline aria-label={`Add label to ${owner}`} onClick={() => setAdding(true)}>
+            Add label
+          </Button>
+        )}
+      </span>
+      {adding && (
+        <form className="mp-edit-actions" onSubmit={add}>
+          <TextInput aria-label={`New label of ${owner}`} value={draft} onChange={(_e, v) => setDraft(v)} validated={error ? 'error' : 'default'} />
+          <Button variant="primary" size="sm" type="submit" isLoading={busy} isDisabled={busy}>
+            Add
+          </Button>
+          <Button
+            variant="link"
+            size="sm"
+            onClick={() => {
+              setAdding(false);
+              setError('');
+            }}
+          >
+            Cancel
+          </Button>
+        </form>
+      )}
+      {error && (
+        <HelperText>
+          <HelperTextItem variant="error" data-testid="labels-error">
+            {error}
+          </HelperTextItem>
+        </HelperText>
+      )}
+    </span>
   );
 }

@@ -1,12 +1,12 @@
 // A registered model: its details, versions (each with artifacts and custom properties), the
 // InferenceServices that serve it, archive/restore, and adding a version.
 import React, { useState } from 'react';
-import { Alert, Breadcrumb, BreadcrumbItem, Button, Label, DescriptionList, DescriptionListDescription, DescriptionListGroup, DescriptionListTerm, PageSection, Title, Toolbar, ToolbarContent, ToolbarItem } from '@patternfly/react-core';
+import { Alert, Breadcrumb, BreadcrumbItem, Button, DescriptionList, DescriptionListDescription, DescriptionListGroup, DescriptionListTerm, PageSection, Title, Toolbar, ToolbarContent, ToolbarItem } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { ApiError, get, patch, type ListPage } from '../api';
-import { ArchiveModal, EditableText, Empty, ErrorBanner, Loading, PropertiesTable, StatusLabel, useAsync } from '../common';
+import { ArchiveModal, EditableText, Empty, LabelsEditor, ErrorBanner, Loading, PropertiesTable, StatusLabel, useAsync } from '../common';
 import { linkedInferenceServices } from '../deployments';
-import { absoluteTime, filterLiteral, labelsOf, registryLink, summaryStatus } from '../format';
+import { absoluteTime, filterLiteral, registryLink, summaryStatus } from '../format';
 import { mrPath, patchUnchanged } from '../registry';
 import { href } from '../router';
 import type { Artifact, ModelVersion, RegisteredModel, RegistryInferenceService } from '../types';
@@ -79,6 +79,16 @@ function VersionDetail({ version, modelId, onChanged }: { version: ModelVersion;
             testId="version-description"
             save={async (description) => {
               await patchUnchanged<ModelVersion>(await mrPath('model_versions', version.id), version.lastUpdateTimeSinceEpoch, { description }, `Version ${version.name}`);
+              onChanged();
+            }}
+          />
+        </Field>
+        <Field term="Labels">
+          <LabelsEditor
+            owner={`version ${version.name}`}
+            props={version.customProperties}
+            save={async (customProperties) => {
+              await patchUnchanged<ModelVersion>(await mrPath('model_versions', version.id), version.lastUpdateTimeSinceEpoch, { customProperties }, `Version ${version.name}`);
               onChanged();
             }}
           />
@@ -293,13 +303,14 @@ export default function ModelDetail({ id, version }: { id: string; version?: str
             />
           </Field>
           <Field term="Labels">
-            {labelsOf(m.customProperties).length === 0
-              ? '—'
-              : labelsOf(m.customProperties).map((l) => (
-                  <Label key={l} isCompact className="mp-tag">
-                    {l}
-                  </Label>
-                ))}
+            <LabelsEditor
+              owner={`model ${m.name}`}
+              props={m.customProperties}
+              save={async (customProperties) => {
+                await patchUnchanged<RegisteredModel>(await mrPath('registered_models', m.id), m.lastUpdateTimeSinceEpoch, { customProperties }, `The model ${m.name}`);
+                reloadModel();
+              }}
+            />
           </Field>
           <Field term="Owner">{m.owner || '—'}</Field>
           <Field term="Created">{absoluteTime(m.createTimeSinceEpoch)}</Field>
