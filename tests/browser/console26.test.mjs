@@ -180,6 +180,13 @@ test('catalog filters and search live in the URL, survive a reload, and show as 
   await chips.filter({ hasText: 'Language' }).getByRole('button', { name: /close/i }).first().click();
   await waitFor('the language filter gone from the URL', () => !/language=/.test(page.url()), T);
   assert.equal(await page.getByRole('combobox', { name: 'Filter by language' }).inputValue(), '');
+  // the navigation's Catalog link starts afresh: no search, no filter, no chip
+  await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Catalog' }).click();
+  await waitFor('the catalog afresh', async () => (await names()).split(',').length >= 4, T);
+  assert.ok(page.url().endsWith('#/catalog'), page.url());
+  assert.equal(await page.getByLabel('Search catalog models').inputValue(), '');
+  assert.equal(await page.getByRole('combobox', { name: 'Filter by task' }).inputValue(), '');
+  assert.equal(await chips.count(), 0);
   noProblems(page);
 });
 

@@ -16,24 +16,27 @@ const CatalogModel = lazy(() => import('./screens/CatalogModel'));
 const Deployments = lazy(() => import('./screens/Deployments'));
 const InferenceServiceDetail = lazy(() => import('./screens/InferenceServiceDetail'));
 
-function useRoute(): Route {
-  const [route, setRoute] = useState(() => parseRoute(window.location.hash));
+/** The route, and how many times the URL changed by navigation (a link, Back, a typed URL). */
+function useRoute(): [Route, number] {
+  const [state, setState] = useState(() => ({ route: parseRoute(window.location.hash), n: 0 }));
   useEffect(() => {
-    const on = () => setRoute(parseRoute(window.location.hash));
+    const on = () => setState((s) => ({ route: parseRoute(window.location.hash), n: s.n + 1 }));
     window.addEventListener('hashchange', on);
     return () => window.removeEventListener('hashchange', on);
   }, []);
-  return route;
+  return [state.route, state.n];
 }
 
-function Screen({ route }: { route: Route }) {
+function Screen({ route, nav }: { route: Route; nav: number }) {
   switch (route.screen) {
     case 'models':
       return <RegisteredModels route={route} />;
     case 'model':
       return <ModelDetail id={route.id} version={route.version} />;
     case 'catalog':
-      return <Catalog route={route} />;
+      // the page writes its filters into the URL itself (replaceState, no hashchange); a
+      // navigation (the Catalog link, Back) starts it afresh from the URL
+      return <Catalog key={nav} route={route} />;
     case 'catalogModel':
       return <CatalogModel source={route.source} name={route.name} />;
     case 'deployments':
@@ -61,7 +64,7 @@ const SECTIONS = [
 const WIDE = 1200;
 
 function App() {
-  const route = useRoute();
+  const [route, nav] = useRoute();
   const [mobile, setMobile] = useState(() => window.innerWidth < WIDE);
   const [navOpen, setNavOpen] = useState(() => window.innerWidth >= WIDE);
   // crossing the breakpoint: shown when wide, folded away when narrow
@@ -113,7 +116,7 @@ function App() {
       onPageResize={(_e, { mobileView }: { mobileView: boolean }) => setMobile(mobileView)}
       skipToContent={<SkipToContent href="#main">Skip to content</SkipToContent>} mainContainerId="main">
       <Suspense fallback={<Loading what="page" />}>
-        <Screen route={route} />
+        <Screen route={route} nav={nav} />
       </Suspense>
     </Page>
   );
