@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   absoluteTime, catalogFilter, conditionColor, filterLiteral, filterProperty, formatBytes, likeContains, loadedText,
-  propertyRows, registeredModelsFilter, registryLink, relativeTime, summaryStatus, toEpochMs,
+  labelsOf, propertyRows, registeredModelsFilter, registryLink, relativeTime, summaryStatus, toEpochMs,
 } from '../src/format';
 
 test('propertyRows: every MetadataValue type, sorted by key', () => {
@@ -102,4 +102,17 @@ test('registryLink reads the registry controller labels', () => {
   );
   assert.deepEqual(registryLink({}), { registeredModelId: undefined, modelVersionId: undefined, inferenceServiceId: undefined });
   assert.deepEqual(registryLink(undefined), {});
+});
+
+test('labelsOf: string properties with an empty value, by name', () => {
+  assert.deepEqual(labelsOf(undefined), []);
+  assert.deepEqual(
+    labelsOf({
+      zeta: { metadataType: 'MetadataStringValue', string_value: '' },
+      alpha: { metadataType: 'MetadataStringValue', string_value: '' },
+      owner: { metadataType: 'MetadataStringValue', string_value: 'bob' },
+      n: { metadataType: 'MetadataIntValue', int_value: '0' },
+    }),
+    ['alpha', 'zeta'],
+  );
 });
