@@ -44,6 +44,7 @@ test('on a narrow screen (760 px) the navigation is behind the masthead toggle a
   await toggle.click();
   await nav.getByRole('link', { name: 'Catalog' }).waitFor({ state: 'visible', timeout: T });
   assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
+  await page.waitForTimeout(400); // the sidebar's slide-in, for the screenshot only
   await screenshot(page, 'narrow-nav-open');
   await noA11yViolations(page, 'navigation open (760 px)');
   await nav.getByRole('link', { name: 'Catalog' }).click();
