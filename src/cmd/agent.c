@@ -48,6 +48,7 @@ enum {
         OPT_CONNECT_TIMEOUT,
         OPT_STALL_TIMEOUT,
         OPT_STATUS_HEARTBEAT,
+        OPT_STOP_TIMEOUT,
         OPT_IGNORED, /* KServe flags this agent does not implement */
 };
 
@@ -92,6 +93,8 @@ static const struct cli_option agent_options[] = {
           "abort a download below 1 byte/s for this long\n(default 30)", OPT_STALL_TIMEOUT },
         { "status-heartbeat", 0, CLI_ARG_REQUIRED, "SECS",
           "rewrite the status object at least this often\n(default 10)", OPT_STATUS_HEARTBEAT },
+        { "stop-timeout", 0, CLI_ARG_REQUIRED, "SECS",
+          "at SIGTERM, wait this long for load calls in flight\n(default 25)", OPT_STOP_TIMEOUT },
         /* KServe's logger, batcher and probe flags (cmd/agent/main.go) */
         IGNORED("log-url", CLI_ARG_REQUIRED),
         IGNORED("source-uri", CLI_ARG_REQUIRED),
@@ -120,7 +123,7 @@ struct agent_args {
         bool puller;
         const char *config_dir, *model_dir, *listen, *server_url, *kubeconfig, *configmap;
         const char *isvc, *ns, *api_watch;
-        uint32_t workers, file_poll, connect_timeout, stall_timeout, heartbeat;
+        uint32_t workers, file_poll, connect_timeout, stall_timeout, heartbeat, stop_timeout;
         char ignored[1024];
 };
 
@@ -188,6 +191,9 @@ static int agent_set(void *userdata, const struct cli_option *opt, const char *a
                 break;
         case OPT_STATUS_HEARTBEAT:
                 secs = &a->heartbeat;
+                break;
+        case OPT_STOP_TIMEOUT:
+                secs = &a->stop_timeout;
                 break;
         case OPT_IGNORED:
                 used = strlen(a->ignored);
@@ -484,6 +490,7 @@ static int start_reconciler(struct agent_run *s, const struct agent_args *args)
                         .server_url = agent_server_url(s, args),
                         .download_workers = args->workers,
                         .fetch = &s->fc,
+                        .stop_timeout = args->stop_timeout * USEC_PER_SEC,
                 },
                 &s->agent);
         if (r >= 0) {
@@ -572,6 +579,7 @@ int cmd_agent(int argc, char **argv)
                 .connect_timeout = 10,
                 .stall_timeout = 30,
                 .heartbeat = 10,
+                .stop_timeout = 25,
         };
         CLEANUP(strv_freep) char **av = NULL;
         CLEANUP(agent_run_release) struct agent_run s = { 0 };
@@ -612,5 +620,8 @@ int cmd_agent(int argc, char **argv)
 
         r = sigwait(&mask, &sig);
         log_info("agent: signal %d received, shutting down", r == 0 ? sig : -1);
+        /* no load call from now on; the ones in flight get up to --stop-timeout */
+        if (s.agent)
+                (void)agent_stop(s.agent);
         return 0;
 }
