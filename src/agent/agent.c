@@ -249,8 +249,7 @@ bool agent_stop(struct agent *a)
         pthread_cond_broadcast(&a->work_cond);
         if (!was && a->running_calls > 0)
                 log_info("agent: stopping: waiting up to %llu s for %u model server calls",
-                         (unsigned long long)(a->o.stop_timeout / USEC_PER_SEC),
-                         a->running_calls);
+                         (unsigned long long)(a->o.stop_timeout / USEC_PER_SEC), a->running_calls);
         while (a->running_calls > 0 && !timeout)
                 cond_wait_until(&a->cond, &a->lock, deadline, &timeout);
         left = a->running_calls;
@@ -554,8 +553,7 @@ static void mem_update(struct agent *a, const char *name, const char *uri, enum 
                                                            a->o.retry_max, fetch_jitter01());
                 mem_report(a, m, phase, reason);
         } else {
-                if (phase == PHASE_LOADED || phase == PHASE_PENDING ||
-                    phase == PHASE_UNLOADING) {
+                if (phase == PHASE_LOADED || phase == PHASE_PENDING || phase == PHASE_UNLOADING) {
                         (void)set_str(&m->failed_uri, NULL);
                         m->failures = 0;
                         m->retry_at = 0;
@@ -624,8 +622,7 @@ static void mem_forget(struct agent *a, const char *name)
 }
 
 /* Caller holds the lock. Marks what is in flight for @name (the planner's input). */
-static void mem_busy(struct agent *a, struct model_memory *m, enum model_busy busy,
-                     const char *uri)
+static void mem_busy(struct agent *a, struct model_memory *m, enum model_busy busy, const char *uri)
 {
         (void)a;
         m->busy = busy;
@@ -797,7 +794,7 @@ static void download_one(struct agent *a, struct job *j)
         }
         (void)chmod(tmp, 0755);
         r = a->fetch.ops->fetch(a->fetch.userdata, j->uri, tmp, &j->cancel, j->reason,
-                                 sizeof(j->reason));
+                                sizeof(j->reason));
         if (r >= 0) {
                 r = write_record(tmp, j->uri);
                 if (r < 0)

@@ -98,8 +98,8 @@ struct agent_options {
 struct agent_counters {
         unsigned long downloads_ok, downloads_failed, downloads_cancelled;
         unsigned long loads_ok, loads_failed, unloads;
-        unsigned long retries;  /* downloads and loads started again after a failure */
-        unsigned long refused;  /* models.json entries refused (per read of models.json) */
+        unsigned long retries;   /* downloads and loads started again after a failure */
+        unsigned long refused;   /* models.json entries refused (per read of models.json) */
         unsigned long in_flight; /* downloads and calls queued or running now */
 };
 

@@ -320,8 +320,7 @@ static int desired_entry(json_t *e, size_t idx, struct model_entries *all,
         }
         if (json_is_null(e))
                 return 0; /* carries no model */
-        problem = name ? agent_model_name_problem(json_string_value(name),
-                                                  json_string_length(name))
+        problem = name ? agent_model_name_problem(json_string_value(name), json_string_length(name))
                        : agent_model_name_problem("", 0);
         if (problem) {
                 json_auto_t *empty = name ? NULL : json_string("");
@@ -335,8 +334,8 @@ static int desired_entry(json_t *e, size_t idx, struct model_entries *all,
 }
 
 int agent_desired_parse(const char *models_json, const struct model_entries *previous,
-                        struct model_entries *ret, struct model_refusals *ret_refused,
-                        char *reterr, size_t len_err)
+                        struct model_entries *ret, struct model_refusals *ret_refused, char *reterr,
+                        size_t len_err)
 {
         CLEANUP(model_entries_release) struct model_entries all = { 0 }, out = { 0 };
         CLEANUP(model_refusals_release) struct model_refusals refused = { 0 };

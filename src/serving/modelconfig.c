@@ -246,7 +246,8 @@ static int parse_model_spec(const json_t *spec, const char **uri, const char **f
         return 0;
 }
 
-int modelconfig_parse_entry(const json_t *e, struct model_entries *out, char *reterr, size_t len_err)
+int modelconfig_parse_entry(const json_t *e, struct model_entries *out, char *reterr,
+                            size_t len_err)
 {
         const char *name, *uri = "", *framework = "";
         const json_t *spec;
