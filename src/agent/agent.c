@@ -524,7 +524,8 @@ static void mem_report(struct agent *a, struct model_memory *m, enum model_phase
         bool changed = m->phase != phase;
 
         m->phase = phase;
-        changed |= set_str(&m->reason, reason);
+        if (changed || !agent_reason_same(m->reason, reason))
+                changed |= set_str(&m->reason, reason);
         if (changed)
                 atomic_fetch_add(&a->status_generation, 1);
 }

@@ -413,3 +413,41 @@ int agent_desired_parse(const char *models_json, const struct model_entries *pre
         refused = (struct model_refusals){ 0 };
         return 0;
 }
+
+/* Skips a duration ("123 ms", "10001 milliseconds", "1.5 s") at @p: returns its end, or @p. */
+static const char *skip_duration(const char *p)
+{
+        static const char *const units[] = { " milliseconds", " ms", "ms", " seconds", " s" };
+        const char *q = p;
+
+        while ((*q >= '0' && *q <= '9') || (*q == '.' && q > p))
+                q++;
+        if (q == p)
+                return p;
+        for (size_t i = 0; i < ELEMENTSOF(units); i++) {
+                size_t n = strlen(units[i]);
+                if (strncmp(q, units[i], n) == 0 && !(q[n] >= 'a' && q[n] <= 'z'))
+                        return q + n;
+        }
+        return p;
+}
+
+bool agent_reason_same(const char *a, const char *b)
+{
+        if (!a || !b)
+                return a == b;
+        while (*a && *b) {
+                const char *ea = skip_duration(a), *eb = skip_duration(b);
+
+                if (ea != a && eb != b) {
+                        a = ea;
+                        b = eb;
+                        continue;
+                }
+                if (*a != *b)
+                        return false;
+                a++;
+                b++;
+        }
+        return *a == *b;
+}

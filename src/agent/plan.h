@@ -172,3 +172,10 @@ _warn_unused_result_ int agent_desired_parse(const char *models_json,
                                              struct model_entries *ret,
                                              struct model_refusals *ret_refused, char *reterr,
                                              size_t len_err);
+
+/*
+ * Whether two failure reasons say the same thing: equal but for durations ("after 0 ms",
+ * "timed out after 10001 milliseconds"), which vary from one attempt to the next. A retry that
+ * fails the same way is then no change of the reported state.
+ */
+bool agent_reason_same(const char *a, const char *b);

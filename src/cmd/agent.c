@@ -28,7 +28,8 @@
 #include "util/memory.h"
 #include "util/parse-util.h"
 
-#define AGENT_STATUS_PATH "/modelplane/agent/models"
+#define AGENT_STATUS_PATH  "/modelplane/agent/models"
+#define AGENT_METRICS_PATH "/modelplane/agent/metrics"
 
 enum {
         OPT_PORT,
@@ -337,6 +338,37 @@ static char *ctx_status(void *userdata)
         return s;
 }
 
+/* The agent's counters in Prometheus' text format (docs/agent.md "Status"). */
+static char *ctx_metrics(void *userdata)
+{
+        struct agent_ctx *c = userdata;
+        struct agent_counters k = { 0 };
+        char *s = NULL;
+
+        if (c->agent)
+                agent_counters(c->agent, &k);
+        if (asprintf(&s,
+                     "# TYPE modelplane_agent_downloads_total counter\n"
+                     "modelplane_agent_downloads_total{result=\"ok\"} %lu\n"
+                     "modelplane_agent_downloads_total{result=\"failed\"} %lu\n"
+                     "modelplane_agent_downloads_total{result=\"cancelled\"} %lu\n"
+                     "# TYPE modelplane_agent_loads_total counter\n"
+                     "modelplane_agent_loads_total{result=\"ok\"} %lu\n"
+                     "modelplane_agent_loads_total{result=\"failed\"} %lu\n"
+                     "# TYPE modelplane_agent_unloads_total counter\n"
+                     "modelplane_agent_unloads_total %lu\n"
+                     "# TYPE modelplane_agent_retries_total counter\n"
+                     "modelplane_agent_retries_total %lu\n"
+                     "# TYPE modelplane_agent_refused_entries_total counter\n"
+                     "modelplane_agent_refused_entries_total %lu\n"
+                     "# TYPE modelplane_agent_jobs_in_flight gauge\n"
+                     "modelplane_agent_jobs_in_flight %lu\n",
+                     k.downloads_ok, k.downloads_failed, k.downloads_cancelled, k.loads_ok,
+                     k.loads_failed, k.unloads, k.retries, k.refused, k.in_flight) < 0)
+                return NULL;
+        return s;
+}
+
 /* This pod's name: $POD_NAME (downward API) or $HOSTNAME (a pod's hostname is its name). */
 static const char *pod_name(void)
 {
@@ -551,6 +583,8 @@ static int start_proxy(struct agent_run *s, const struct agent_args *args)
                         .ready_userdata = &s->ctx,
                         .status_path = AGENT_STATUS_PATH,
                         .status = ctx_status,
+                        .metrics_path = AGENT_METRICS_PATH,
+                        .metrics = ctx_metrics,
                 },
                 &s->proxy);
         if (r < 0) {
