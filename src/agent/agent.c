@@ -268,7 +268,9 @@ struct agent *agent_free(struct agent *a)
                 return NULL;
         if (a->started) {
                 (void)agent_stop(a);
-                deadline = now_monotonic() + a->o.stop_timeout;
+                /* the calls had their time in agent_stop(); a download is not worth waiting
+                 * for (cancelled: the fake ones return at once, a real one at its end) */
+                deadline = now_monotonic() + USEC_PER_SEC;
                 pthread_mutex_lock(&a->lock);
                 a->stop = true;
                 pthread_cond_broadcast(&a->cond);
@@ -956,7 +958,8 @@ static int job_dispatch(struct agent *a, const struct action *ac, enum job_kind 
         }
         /* a new attempt after a failure of the same URI keeps the failure's state and reason:
          * a retry is not a change of state (it is counted) */
-        retry = kind != JOB_UNLOAD && m->failed_uri && ac->uri && streq(m->failed_uri, ac->uri);
+        retry = kind != JOB_UNLOAD && m->failed_uri && ac->uri && streq(m->failed_uri, ac->uri) &&
+                m->failed_load == (kind == JOB_LOAD);
         j->retry = retry;
         if (retry)
                 a->counters.retries++;

@@ -109,9 +109,9 @@ enum agent_source {
 };
 
 _warn_unused_result_ int agent_new(const struct agent_options *opts, struct agent **ret);
-/* Stops (agent_stop()) and frees; accepts NULL; returns NULL. If a worker is still busy after
- * stop_timeout (a download or call that does not return), the agent is left allocated for it
- * and only the caller's pointer is cleared: the process is about to exit. */
+/* Stops (agent_stop()) and frees; accepts NULL; returns NULL. If a worker is still busy 1 s
+ * after the stop (a download running to its end, a call that does not return), the agent is left
+ * allocated for it and only the caller's pointer is cleared: the process is about to exit. */
 struct agent *agent_free(struct agent *a);
 DEFINE_CLEANUP_FUNC(struct agent *, agent_free)
 
