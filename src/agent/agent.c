@@ -870,7 +870,7 @@ static void *worker_thread(void *userdata)
         struct agent *a = w->a;
         bool calls = w->calls;
         void *conn = NULL;
-        struct job *j;
+        struct job *j = NULL;
 
         free(w);
         pthread_mutex_lock(&a->lock);
