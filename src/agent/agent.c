@@ -444,11 +444,11 @@ json_t *agent_status(struct agent *a)
         if (!arr)
                 return NULL;
         pthread_mutex_lock(&a->lock);
-        items = calloc(a->n_mem + a->refused.n + 1, sizeof(*items));
+        items = calloc(a->n_mem + a->refused.n + 1, sizeof(json_t *));
         r = items ? status_items(a, items, &n) : -ENOMEM;
         pthread_mutex_unlock(&a->lock);
         if (r >= 0 && n > 1)
-                qsort(items, n, sizeof(*items), cmp_status);
+                qsort(items, n, sizeof(json_t *), cmp_status);
         for (size_t i = 0; items && items[i]; i++)
                 if (r >= 0 && json_array_append(arr, items[i]) < 0)
                         r = -ENOMEM;

@@ -333,6 +333,75 @@ static int desired_entry(json_t *e, size_t idx, struct model_entries *all,
         return 0;
 }
 
+/* Whether @name (a C string) is a refused entry's. */
+static bool is_refused(const struct model_refusals *refused, const char *name)
+{
+        for (size_t j = 0; j < refused->n; j++)
+                if (json_string_length(refused->items[j].name) == strlen(name) &&
+                    streq(json_string_value(refused->items[j].name), name))
+                        return true;
+        return false;
+}
+
+/* The decoded entries of @all with a safe name, not refused, once each, into @out; a name listed
+ * again with another spec is refused (and dropped). */
+static int desired_keep(const struct model_entries *all, struct model_entries *out,
+                        struct model_refusals *refused)
+{
+        int r;
+
+        for (size_t i = 0; i < all->n; i++) {
+                const struct model_entry *m = &all->items[i];
+                const struct model_entry *same;
+                json_auto_t *n = NULL;
+
+                /* an unsafe name (an entry without modelName included) is refused already */
+                if (agent_model_name_problem(m->name, strlen(m->name)) ||
+                    is_refused(refused, m->name))
+                        continue;
+                same = model_entries_get(out, m->name);
+                if (!same) {
+                        r = model_entries_append(out, m->name, m->storage_uri, m->framework,
+                                                 m->memory);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                if (model_entry_equal(same, m))
+                        continue;
+                n = json_string(m->name);
+                if (!n)
+                        return -ENOMEM;
+                r = refuse(refused, n, "models.json lists the model twice with different specs");
+                if (r < 0)
+                        return r;
+                (void)model_entries_remove(out, m->name);
+        }
+        return 0;
+}
+
+/* A refused name that @previous holds keeps that entry. */
+static int desired_keep_previous(const struct model_entries *previous,
+                                 const struct model_refusals *refused, struct model_entries *out)
+{
+        for (size_t i = 0; previous && i < refused->n; i++) {
+                const json_t *n = refused->items[i].name;
+                const struct model_entry *prev;
+                int r;
+
+                if (strlen(json_string_value(n)) != json_string_length(n))
+                        continue;
+                prev = model_entries_find_sorted(previous, json_string_value(n));
+                if (!prev || model_entries_get(out, prev->name))
+                        continue;
+                r = model_entries_append(out, prev->name, prev->storage_uri, prev->framework,
+                                         prev->memory);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 int agent_desired_parse(const char *models_json, const struct model_entries *previous,
                         struct model_entries *ret, struct model_refusals *ret_refused, char *reterr,
                         size_t len_err)
@@ -359,51 +428,12 @@ int agent_desired_parse(const char *models_json, const struct model_entries *pre
                 if (r < 0)
                         return r;
         }
-        /* every kept entry: a safe name (an unsafe or NUL one is refused above, and so is a name
-         * that decoded to "", which agent_model_name_problem() calls empty) */
-        for (i = 0; i < all.n; i++) {
-                const struct model_entry *m = &all.items[i];
-                const struct model_entry *same;
-                bool skip = false;
-
-                if (agent_model_name_problem(m->name, strlen(m->name)))
-                        continue; /* refused (an entry without modelName included) */
-                for (size_t j = 0; j < refused.n; j++)
-                        if (json_string_length(refused.items[j].name) == strlen(m->name) &&
-                            streq(json_string_value(refused.items[j].name), m->name))
-                                skip = true;
-                same = model_entries_get(&out, m->name);
-                if (skip || (same && model_entry_equal(same, m)))
-                        continue;
-                if (same) {
-                        json_auto_t *n = json_string(m->name);
-                        if (!n)
-                                return -ENOMEM;
-                        r = refuse(&refused, n,
-                                   "models.json lists the model twice with different specs");
-                        if (r < 0)
-                                return r;
-                        (void)model_entries_remove(&out, m->name);
-                        continue;
-                }
-                r = model_entries_append(&out, m->name, m->storage_uri, m->framework, m->memory);
-                if (r < 0)
-                        return r;
-        }
-        for (i = 0; i < refused.n; i++) {
-                const struct model_entry *prev;
-                json_t *n = refused.items[i].name;
-
-                if (!previous || strlen(json_string_value(n)) != json_string_length(n))
-                        continue;
-                prev = model_entries_find_sorted(previous, json_string_value(n));
-                if (prev && !model_entries_get(&out, prev->name)) {
-                        r = model_entries_append(&out, prev->name, prev->storage_uri,
-                                                 prev->framework, prev->memory);
-                        if (r < 0)
-                                return r;
-                }
-        }
+        r = desired_keep(&all, &out, &refused);
+        if (r < 0)
+                return r;
+        r = desired_keep_previous(previous, &refused, &out);
+        if (r < 0)
+                return r;
         model_entries_sort(&out);
         if (refused.n > 1)
                 qsort(refused.items, refused.n, sizeof(*refused.items), cmp_refusal);
