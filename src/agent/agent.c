@@ -969,6 +969,14 @@ static int job_dispatch(struct agent *a, const struct action *ac, enum job_kind 
                 mem_report(a, m, PHASE_LOADING, NULL);
         else
                 mem_report(a, m, PHASE_UNLOADING, NULL);
+        if (kind == JOB_UNLOAD) {
+                /* no longer loaded from anything, nor failing (as mem_update() does) */
+                (void)set_str(&m->failed_uri, NULL);
+                m->failures = 0;
+                m->retry_at = 0;
+                if (set_str(&m->loaded_uri, NULL))
+                        atomic_fetch_add(&a->status_generation, 1);
+        }
         mem_busy(a, m, busy[kind], ac->uri);
         /* append: workers take the oldest first */
         struct job **tail = &a->jobs;

@@ -225,9 +225,12 @@ static int fake_index(void *conn, struct repo_index *ret, char *reterr, size_t l
         struct fake_repo *r = conn;
         struct repo_index ix = { 0 };
 
-        (void)reterr;
-        (void)len;
         pthread_mutex_lock(&r->lock);
+        if (r->down) {
+                pthread_mutex_unlock(&r->lock);
+                (void)snprintf(reterr, len, "connection refused");
+                return -EIO;
+        }
         ix.items = calloc(r->n_models + 1, sizeof(*ix.items));
         for (size_t i = 0; ix.items && i < r->n_models; i++) {
                 ix.items[ix.n] = (struct repo_entry){ .name = strdup(r->models[i].name),
@@ -321,6 +324,13 @@ void fake_repo_block_loads(struct fake_repo *r, bool block)
         pthread_mutex_lock(&r->lock);
         r->block_loads = block;
         pthread_cond_broadcast(&r->cond);
+        pthread_mutex_unlock(&r->lock);
+}
+
+void fake_repo_set_down(struct fake_repo *r, bool down)
+{
+        pthread_mutex_lock(&r->lock);
+        r->down = down;
         pthread_mutex_unlock(&r->lock);
 }
 

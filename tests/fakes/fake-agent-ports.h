@@ -61,6 +61,7 @@ struct fake_repo {
         char *fail_name; /* owned; its loads fail with fail_reason */
         char *fail_reason;
         bool block_loads; /* loads wait until fake_repo_release_loads() */
+        bool down;        /* the index fails (the server does not answer) */
         unsigned running_loads;
         char *calls[4 * FAKE_AGENT_MAX]; /* owned; "load:<name>", "unload:<name>" in order */
         size_t n_calls;
@@ -72,6 +73,8 @@ void fake_repo_release_all(struct fake_repo *r);
 /* The server already holds @name in @state (a restart: the agent adopts it). */
 void fake_repo_set(struct fake_repo *r, const char *name, enum server_state state);
 void fake_repo_block_loads(struct fake_repo *r, bool block);
+/* The index fails with -EIO from now on (@down) or answers again. */
+void fake_repo_set_down(struct fake_repo *r, bool down);
 void fake_repo_release_loads(struct fake_repo *r); /* unblocks, and blocks no more */
 void fake_repo_fail_load(struct fake_repo *r, const char *name, const char *reason);
 /* How many "load:<name>" / "unload:<name>" calls were made (@call like "load:iris"; NULL any). */

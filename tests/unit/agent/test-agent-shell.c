@@ -363,6 +363,22 @@ Test(agent_shell, a_retry_does_not_change_the_reported_state)
         wait_state("iris", "Loaded");
 }
 
+/* A delete while the model server does not answer its index: one unload call, then the model
+ * leaves the disk and the report (no unload after unload). */
+Test(agent_shell, a_delete_while_the_server_index_is_down_unloads_once)
+{
+        start(2);
+        want("[" ENTRY("iris", "s3://b/iris") "]");
+        wait_state("iris", "Loaded");
+        fake_repo_set_down(&w.r, true);
+        agent_kick(w.a);
+        wait_state("iris", "FailedToLoad"); /* model server unavailable */
+        want("[]");
+        wait_state("iris", "absent");
+        cr_assert_eq(fake_repo_count(&w.r, "unload:iris"), 1);
+        cr_assert_not(dir_exists("iris"));
+}
+
 struct stopper {
         struct agent *a;
         bool ok;
