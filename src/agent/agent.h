@@ -25,6 +25,9 @@
  * Stop: agent_stop() starts no call nor download any more, drops what is queued, cancels the
  * downloads in flight, and waits up to stop_timeout for the load and unload calls in flight.
  *
+ * Ports (for tests: tests/fakes/fake-agent-ports.h): the fetch (downloads), the model server's
+ * repository API and the clock; NULL in agent_options means the real ones.
+ *
  * Disk layout: <model_dir>/<name>/ is a complete copy; it holds ".modelplane-source" (the
  * storageUri it came from), written before the directory is renamed into place. Downloads go to
  * <model_dir>/.mp-tmp-<name>-XXXXXX/ (hidden, so model servers that scan the repository never
@@ -35,9 +38,7 @@
  * (AGENT_SOURCE_API) its bytes win over the mounted file's, which lags behind by the kubelet's
  * sync period; when it is not, the file's bytes are used. Until some source has delivered once,
  * the agent does nothing (a restart never unloads models before knowing what is desired).
- *
- * Ports (for tests: tests/fakes/fake-agent-ports.h): the fetch (downloads), the model server's
- * repository API and the clock; NULL in agent_options means the real ones.
+
  */
 
 #include <jansson.h>
@@ -118,19 +119,6 @@ DEFINE_CLEANUP_FUNC(struct agent *, agent_free)
 /* Starts the reconciler thread. */
 _warn_unused_result_ int agent_start(struct agent *a);
 
-/*
- * Begins the stop: no new load, unload or download from now on, queued jobs dropped, downloads
- * in flight cancelled; waits up to stop_timeout for the calls in flight. Returns true when none
- * is left. Idempotent. Thread-safe.
- */
-bool agent_stop(struct agent *a);
-
-/* Plans again now (e.g. after a test moved its fake clock). Thread-safe. */
-void agent_kick(struct agent *a);
-
-/* A snapshot of the counters. Thread-safe. */
-void agent_counters(struct agent *a, struct agent_counters *ret);
-
 /* Hands over the latest models.json of @source (copied; NULL = the source lost it). Thread-safe. */
 void agent_set_desired(struct agent *a, enum agent_source source, const char *models_json);
 /* Marks the API source healthy or not (not: the file's bytes are used). Thread-safe. */
@@ -146,3 +134,16 @@ json_t *agent_status(struct agent *a);
 unsigned long agent_status_generation(struct agent *a);
 /* How many passes have completed (tests and probes). Thread-safe. */
 unsigned long agent_passes(struct agent *a);
+
+/*
+ * Begins the stop: no new load, unload or download from now on, queued jobs dropped, downloads
+ * in flight cancelled; waits up to stop_timeout for the calls in flight. Returns true when none
+ * is left. Idempotent. Thread-safe.
+ */
+bool agent_stop(struct agent *a);
+
+/* Plans again now (e.g. after a test moved its fake clock). Thread-safe. */
+void agent_kick(struct agent *a);
+
+/* A snapshot of the counters. Thread-safe. */
+void agent_counters(struct agent *a, struct agent_counters *ret);
