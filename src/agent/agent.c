@@ -259,13 +259,13 @@ bool agent_stop(struct agent *a)
         return left == 0;
 }
 
-struct agent *agent_free(struct agent *a)
+bool agent_free_checked(struct agent *a)
 {
         usec_t deadline;
         bool timeout = false;
 
         if (!a)
-                return NULL;
+                return true;
         if (a->started) {
                 (void)agent_stop(a);
                 /* the calls had their time in agent_stop(); a download is not worth waiting
@@ -283,8 +283,9 @@ struct agent *agent_free(struct agent *a)
                 pthread_mutex_unlock(&a->lock);
                 if (timeout) {
                         /* a download or call that does not return: it still uses @a */
-                        log_warn("agent: leaving %u workers behind at exit", a->workers_alive);
-                        return NULL;
+                        log_warn("agent: leaving %u worker threads behind at exit",
+                                 a->workers_alive);
+                        return false;
                 }
                 for (size_t i = 0; i < a->n_workers; i++)
                         pthread_join(a->workers[i], NULL);
@@ -310,6 +311,12 @@ struct agent *agent_free(struct agent *a)
         free(a->model_dir);
         free(a->server_url);
         free(a);
+        return true;
+}
+
+struct agent *agent_free(struct agent *a)
+{
+        (void)agent_free_checked(a);
         return NULL;
 }
 

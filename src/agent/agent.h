@@ -115,6 +115,10 @@ _warn_unused_result_ int agent_new(const struct agent_options *opts, struct agen
  * allocated for it and only the caller's pointer is cleared: the process is about to exit. */
 struct agent *agent_free(struct agent *a);
 DEFINE_CLEANUP_FUNC(struct agent *, agent_free)
+/* agent_free(); returns false when a worker was left running (a download that goes on to its
+ * end): the process should then end with _exit(), since tearing libcurl and OpenSSL down under a
+ * running transfer is not safe. */
+bool agent_free_checked(struct agent *a);
 
 /* Starts the reconciler thread. */
 _warn_unused_result_ int agent_start(struct agent *a);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "agent/agent.h"
 #include "agent/fetch.h"
@@ -489,7 +490,12 @@ static void agent_run_release(struct agent_run *s)
         s->fw = file_watch_stop(s->fw);
         s->cw = cm_watch_stop(s->cw);
         s->sw = status_writer_stop(s->sw); /* one last write of the final state */
-        s->agent = agent_free(s->agent);
+        if (!agent_free_checked(TAKE_PTR(s->agent))) {
+                /* a download still runs: exit without tearing libcurl down under it */
+                log_info("agent: exiting with a download in flight");
+                (void)fflush(NULL);
+                _exit(0);
+        }
         fetch_config_release(&s->fc);
         readiness_probe_release(&s->ctx.probe);
 }
