@@ -100,7 +100,10 @@ static void start(unsigned workers)
 
 static void want(const char *models_json)
 {
-        agent_set_desired(w.a, AGENT_SOURCE_FILE, models_json);
+        static uint64_t generation;
+
+        /* each view newer than the last, as the mounted file's projections are */
+        agent_set_desired(w.a, AGENT_SOURCE_FILE, models_json, ++generation);
 }
 
 /* A complete copy of @name from @uri on disk, as a download leaves it. */
