@@ -503,6 +503,23 @@ static unsigned check_framing(struct MHD_Connection *conn, const char **msg)
         return 0;
 }
 
+/* RFC 9112 §3.2: exactly one Host field in HTTP/1.1, at most one in HTTP/1.0 (as http1.c). */
+static unsigned check_host(struct MHD_Connection *conn, const char *version, const char **msg)
+{
+        struct header_scan host = { .name = MHD_HTTP_HEADER_HOST };
+
+        (void)MHD_get_connection_values(conn, MHD_HEADER_KIND, scan_header, &host);
+        if (host.n > 1) {
+                *msg = "more than one Host field";
+                return 400;
+        }
+        if (host.n == 0 && version && !streq(version, MHD_HTTP_VERSION_1_0)) {
+                *msg = "an HTTP/1.1 request without a Host field";
+                return 400;
+        }
+        return 0;
+}
+
 /* Percent-decodes s once, refusing bad escapes, %00 and anything that is not UTF-8. */
 static int decode_utf8(const char *s, char **ret)
 {
@@ -618,6 +635,8 @@ static unsigned check_head(struct conn_state *st, struct MHD_Connection *conn, c
                 return st->refuse;
         }
         status = check_framing(conn, msg);
+        if (!status)
+                status = check_host(conn, version, msg);
         if (status)
                 return status;
         r = decode_utf8(url, &path);

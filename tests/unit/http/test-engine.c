@@ -205,6 +205,29 @@ Test(http_engine, a_smuggled_request_is_refused_with_json_and_never_served)
         http_server_free(s);
 }
 
+/* RFC 9112 §3.2: an HTTP/1.1 request without Host is 400 (JSON, never served); HTTP/1.0 may
+ * omit it. */
+Test(http_engine, an_http_1_1_request_without_host_is_refused_and_http_1_0_is_served)
+{
+        struct http_server *s = start_own(4096, 5);
+        struct reply r = { 0 }, r10 = { 0 };
+        const char *body;
+        int fd = dial(s), fd10 = dial(s), before = atomic_load(&served);
+
+        loopback_send_all(fd, "GET /nohost HTTP/1.1\r\nX-Test: yes\r\n\r\n");
+        cr_assert_eq(next_response(fd, &r, &body), 400, "%s", r.raw);
+        cr_assert(strstr(body, "{\"code\":\"Bad Request\",\"message\":\"") == body, "%s", body);
+        cr_assert(strstr(body, "without a Host field"), "%s", body);
+        cr_assert(closed_by_server(fd));
+        cr_assert_eq(atomic_load(&served), before, "a Host-less HTTP/1.1 request was served");
+        loopback_send_all(fd10, "GET /old HTTP/1.0\r\n\r\n");
+        cr_assert_eq(next_response(fd10, &r10, &body), 200, "%s", r10.raw);
+        cr_assert_str_eq(body, "GET /old q=- x=- body=0 peer=2");
+        close(fd);
+        close(fd10);
+        http_server_free(s);
+}
+
 /* The cases libmicrohttpd answered with its own HTML body: JSON on the own engine. */
 Test(http_engine, malformed_heads_get_the_json_error_body)
 {
