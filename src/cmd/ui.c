@@ -267,7 +267,7 @@ static json_t *ui_refusal_body(unsigned status, const char *message)
 struct ui_run {
         char *host;         /* owned */
         char *proxy_secret; /* owned, wiped */
-        struct ui_cidr *trusted;
+        struct cidr *trusted;
         size_t n_trusted;
         struct kube_config *kcfg;
         struct ui_server *ui;
@@ -301,7 +301,7 @@ static int ui_check_listen(struct ui_run *s, const struct ui_args *a)
                         &ui_cli, "--insecure-dev-user needs a loopback --listen address, not %s",
                         s->host));
         if (a->trusted) {
-                r = ui_cidr_list_parse(a->trusted, &s->trusted, &s->n_trusted);
+                r = cidr_list_parse(a->trusted, &s->trusted, &s->n_trusted);
                 if (r < 0)
                         return cli_exit_status(
                                 cli_usage_error(&ui_cli, "invalid --trusted-proxy '%s'%s",
