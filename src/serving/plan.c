@@ -347,6 +347,9 @@ static int plan_metadata(const struct trained_model *tm, const char *isvc, const
         if (labelled && (!cur || !streq(cur, isvc)) &&
             json_object_set_new(labels, TM_LABEL_ISVC, json_string(isvc)) < 0)
                 return -ENOMEM;
+        /* a label naming a former parent is dropped: it must not claim the model */
+        if (!labelled && cur && json_object_set_new(labels, TM_LABEL_ISVC, json_null()) < 0)
+                return -ENOMEM;
         cur = label_of(tm, TM_LABEL_ALLOCATED);
         if (labelled && admitted && (!cur || !streq(cur, isvc)) &&
             json_object_set_new(labels, TM_LABEL_ALLOCATED, json_string(isvc)) < 0)

@@ -746,6 +746,16 @@ Test(plan, parent_name_over_the_label_value_limit)
                                "the ConfigMap was planned with a label the API server refuses");
         }
         {
+                /* moved from a parent whose name was a label: that label is dropped */
+                json_t *tms[] = { tm };
+                CLEANUP(isvc_plan_releasep) struct isvc_plan p = { 0 };
+
+                set_meta(tm, "labels", json_pack("{s:s}", "inferenceservice", "old-parent"));
+                p = compute(long_name, is, NULL, tms, 1);
+                cr_assert_eq(p.tms[0].state, TM_STATE_INVALID);
+                cr_assert_str_eq(patched_label(&p.tms[0], "inferenceservice"), "<removed>");
+        }
+        {
                 json_t *tms[] = { tm63 };
                 CLEANUP(isvc_plan_releasep)
                 struct isvc_plan p = compute(max_name, is63, NULL, tms, 1);
