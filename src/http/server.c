@@ -59,11 +59,11 @@ struct sock_ctx {
          * the bools below, which the watchdog reads under the lock (gcc reads adjacent bools as
          * one word, which ThreadSanitizer rightly reports when that word holds this one). */
         atomic_bool handshake_done;
-        int fd;                       /* owned duplicate of the socket; -1 if dup failed */
-        usec_t accepted;              /* for the TLS handshake deadline */
-        usec_t since;                 /* start of the current request (or of the connection) */
-        bool busy;                    /* a request head has arrived; its response is not done */
-        bool in_handler;              /* the application handler runs: its time does not count */
+        int fd;          /* owned duplicate of the socket; -1 if dup failed */
+        usec_t accepted; /* for the TLS handshake deadline */
+        usec_t since;    /* start of the current request (or of the connection) */
+        bool busy;       /* a request head has arrived; its response is not done */
+        bool in_handler; /* the application handler runs: its time does not count */
         bool cut;
 };
 
