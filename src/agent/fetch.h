@@ -52,6 +52,10 @@ struct fetch_config {
         /* GCS */
         char *gcs_endpoint; /* owned; scheme://host[:port], no trailing '/' */
         char *gcs_token;    /* owned; OAuth2 access token, NULL = anonymous */
+        /* Azure Blob Storage */
+        char *azure_account;  /* owned; the account key and endpoint belong to; NULL: any */
+        char *azure_key;      /* owned; base64 Shared Key, NULL = anonymous */
+        char *azure_endpoint; /* owned; BlobEndpoint (Azurite), NULL = <account>.blob.core... */
         /* model-registry:// (agent/mr-resolve.h) */
         struct mr_resolve_config registry;
 };
@@ -66,6 +70,11 @@ struct fetch_config {
  *   in $AWS_CREDENTIALS_DIR (a mounted secret); AWS_ANONYMOUS_CREDENTIAL=true forces anonymous;
  *   STORAGE_EMULATOR_HOST (host:port -> http://host:port, or a URL; default
  *   https://storage.googleapis.com), GOOGLE_OAUTH_ACCESS_TOKEN (bearer token for gs://);
+ *   AZURE_STORAGE_CONNECTION_STRING (AccountName, AccountKey, BlobEndpoint or
+ *   DefaultEndpointsProtocol + EndpointSuffix, UseDevelopmentStorage), AZURE_STORAGE_ACCOUNT,
+ *   AZURE_STORAGE_ACCESS_KEY or AZURE_STORAGE_KEY (Shared Key; anonymous without);
+ *   MODELPLANE_STALL_TIMEOUT and MODELPLANE_FETCH_ATTEMPTS (storage-initializer has no flags;
+ *   the agent's --stall-timeout overrides);
  *   MODEL_REGISTRY_BASE_URL, MODEL_REGISTRY_SCHEME, ALLOWED_ARTIFACT_URI_PREFIXES and
  *   MODEL_REGISTRY_TOKEN for model-registry:// (mr_resolve_config_from_env()).
  * Returns 0, -ENOMEM.

@@ -4,7 +4,8 @@
  * (twice, as two pages), 1 an S3 Error document, 2 a storageUri and archive entry paths (the rest
  * split at the first NUL into entry and link target), 3 SERVING_READINESS_PROBE, 4 models.json,
  * 5 the MD5s storage states (ETag, base64 Content-MD5/md5Hash, x-goog-hash) and a size flag,
- * 6 a GCS objects list page.
+ * 6 a GCS objects list page, 7 an Azure List Blobs page (twice, as two pages) and the text as an
+ * Azure connection string and as a URL to sign.
  * Invariants: a path judged safe has no ".." segment and is not absolute; a link judged safe has
  * a safe entry.
  */
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/azure.h"
 #include "agent/gcs-json.h"
 #include "agent/integrity.h"
 #include "agent/plan.h"
@@ -41,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 return 0;
         memcpy(text, data + 1, size - 1);
         text[size - 1] = 0;
-        switch (data[0] % 7) {
+        switch (data[0] % 8) {
         case 0: {
                 struct s3_list l = { 0 };
                 if (s3_list_parse(text, size - 1, &l) == 0)
@@ -119,6 +121,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                 if (!l.keys[i])
                                         __builtin_trap();
                 s3_list_release(&l);
+                break;
+        }
+        case 7: {
+                struct s3_list l = { 0 };
+                struct azure_conn c;
+                char *sts = NULL;
+                if (azure_list_parse(text, size - 1, &l) == 0)
+                        (void)azure_list_parse(text, size - 1, &l);
+                for (size_t i = 0; i < l.n_keys; i++)
+                        if (!l.keys[i])
+                                __builtin_trap();
+                s3_list_release(&l);
+                if (azure_connection_string_parse(text, &c) == 0)
+                        azure_conn_release(&c);
+                if (azure_string_to_sign("acct", text, "D", "V", &sts) == 0 && !sts)
+                        __builtin_trap();
+                free(sts);
                 break;
         }
         }

@@ -1,0 +1,291 @@
+# SPDX-License-Identifier: Apache-2.0
+"""`modelplane storage-initializer SRC DST` against the storage sources of issue 29 item 6, on
+loopback, each in seconds:
+
+* Azure Blob Storage on Azurite (npm, installed by tests/agent/azurite.sh): a folder with Shared
+  Key (connection string), KServe's https://<account>.blob.core.windows.net form through the
+  connection string's BlobEndpoint, a public container anonymously, a private one anonymously
+  (refused), a wrong key (403 named), a missing prefix (404 named), a lying Content-MD5 (refused);
+  a fake blob endpoint for a stalled and a truncated body.
+* hf://ORG/REPO[:REVISION] against tests/catalog/fake-hf-hub.py (the hub's wire format): files
+  kept in folders, a revision, a private repository with and without HF_TOKEN (401 named), a
+  missing repository and revision (404 named), an unsafe file name refused, a stall, a truncated
+  body.
+* gs:// with GOOGLE_APPLICATION_CREDENTIALS (a service-account key file): an RS256 JWT exchanged
+  at a local token endpoint that verifies its signature with the key's public key (openssl), the
+  token then the bearer on the GCS emulator; a bad key file, a token endpoint answering 400 and a
+  JWT the endpoint rejects each a FailedToDownload in words.
+
+Nothing is left in DST after a failure. Usage: storage_sources.py (MODELPLANE_BUILD_ROOT).
+"""
+import base64
+import hashlib
+import hmac
+import http.client
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+from email.utils import formatdate
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+BUILD = os.environ.get("MODELPLANE_BUILD_ROOT", "build")
+SRC = os.environ.get("MODELPLANE_SOURCE_ROOT", os.path.join(os.path.dirname(__file__), "..", ".."))
+BIN = os.path.join(BUILD, "src", "cmd", "modelplane")
+HERE = os.path.dirname(os.path.abspath(__file__))
+T = tempfile.mkdtemp(prefix="storage-sources-")
+procs = []
+n = 0
+failed = 0
+
+
+def tap(fn):
+    global n, failed
+    n += 1
+    t0 = time.monotonic()
+    try:
+        fn()
+        print(f"ok {n} - {fn.__name__} ({time.monotonic() - t0:.1f}s)", flush=True)
+    except Exception as e:  # noqa: BLE001 - every failure is a test failure
+        failed += 1
+        print(f"not ok {n} - {fn.__name__}: {type(e).__name__}: {e}", flush=True)
+
+
+def skip(what, why):
+    global n
+    n += 1
+    print(f"ok {n} # SKIP {what}: {why}", flush=True)
+
+
+def expect(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, what, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{what} did not listen on {port}")
+
+
+def fetch(uri, env, fast=True):
+    """Runs storage-initializer; returns (rc, stderr, {relative path: bytes})."""
+    dst = tempfile.mkdtemp(dir=T)
+    e = {k: v for k, v in os.environ.items()
+         if not k.startswith(("AZURE_", "GOOGLE_", "HF_", "STORAGE_EMULATOR"))}
+    e.update(env)
+    if fast:
+        e["MODELPLANE_STALL_TIMEOUT"] = "2"
+        e["MODELPLANE_FETCH_ATTEMPTS"] = "2"
+    p = subprocess.run([BIN, "storage-initializer", uri, dst], env=e, capture_output=True,
+                       text=True, timeout=120)
+    files = {}
+    for root, _, names in os.walk(dst):
+        for name in names:
+            path = os.path.join(root, name)
+            with open(path, "rb") as f:
+                files[os.path.relpath(path, dst)] = f.read()
+    return p.returncode, p.stderr, files
+
+
+def failed_with(uri, env, *words):
+    rc, err, files = fetch(uri, env)
+    expect(rc != 0, f"{uri}: succeeded")
+    for w in words:
+        expect(w in err, f"{uri}: {w!r} not in {err[-400:]!r}")
+    expect(not files, f"{uri}: left {sorted(files)} behind")
+    return err
+
+
+class Quiet(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def send(self, status, body, headers=()):
+        body = body.encode() if isinstance(body, str) else body
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in headers:
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def serve(handler):
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    srv.daemon_threads = True
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv.server_address[1]
+
+
+# --- Azure ----------------------------------------------------------------------------------
+
+AZ_ACCOUNT = "devstoreaccount1"
+AZ_KEY = ("Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==")
+
+
+def az_put(endpoint, path, body=b"", headers=None):
+    """A Shared Key PUT (written here from Azure's documentation, independently of the agent)."""
+    headers = dict(headers or {})
+    headers["x-ms-date"] = formatdate(usegmt=True)
+    headers["x-ms-version"] = "2021-08-06"
+    u = urllib.parse.urlsplit(endpoint + path)
+    xms = "".join(f"{k}:{headers[k]}\n" for k in sorted(h for h in headers if h.startswith("x-ms-")))
+    query = sorted(urllib.parse.parse_qsl(u.query, keep_blank_values=True))
+    res = f"/{AZ_ACCOUNT}{u.path}" + "".join(f"\n{k.lower()}:{v}" for k, v in query)
+    sts = "\n".join(["PUT", "", "", str(len(body)) if body else "", headers.get("Content-MD5", ""),
+                     headers.get("Content-Type", ""), "", "", "", "", "", ""]) + "\n" + xms + res
+    sig = base64.b64encode(hmac.new(base64.b64decode(AZ_KEY), sts.encode(), hashlib.sha256).digest())
+    headers["Authorization"] = f"SharedKey {AZ_ACCOUNT}:{sig.decode()}"
+    c = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+    c.request("PUT", u.path + ("?" + u.query if u.query else ""), body=body, headers=headers)
+    r = c.getresponse()
+    data = r.read()
+    expect(r.status in (201, 200), f"PUT {path}: {r.status} {data[:300]!r}")
+
+
+def azure_tests():
+    try:
+        exe = subprocess.run(["bash", os.path.join(HERE, "azurite.sh")], capture_output=True,
+                             text=True, check=True).stdout.strip()
+    except subprocess.CalledProcessError as e:
+        return skip("Azure Blob Storage", (e.stderr.strip().splitlines() or ["azurite.sh"])[-1])
+    port = free_port()
+    log = open(os.path.join(T, "azurite.log"), "w")
+    procs.append(subprocess.Popen([exe, "--blobHost", "127.0.0.1", "--blobPort", str(port),
+                                   "--location", os.path.join(T, "azurite"), "--disableTelemetry",
+                                   "--skipApiVersionCheck"], stdout=log, stderr=log,
+                                  start_new_session=True))
+    wait_port(port, "azurite")
+    ep = f"http://127.0.0.1:{port}/{AZ_ACCOUNT}"
+    az_put(ep, "/private?restype=container")
+    az_put(ep, "/public?restype=container", headers={"x-ms-blob-public-access": "container"})
+    model = {"iris/model.joblib": b"M" * 70000, "iris/sub dir/settings.json": b'{"a": 1}'}
+    for c in ("private", "public"):
+        for k, v in model.items():
+            az_put(ep, f"/{c}/" + urllib.parse.quote(k), v,
+                   {"x-ms-blob-type": "BlockBlob",
+                    "Content-MD5": base64.b64encode(hashlib.md5(v).digest()).decode()})
+    # a stored Content-MD5 that is not the body's
+    az_put(ep, "/private/liar/model.bin", b"the real bytes", {"x-ms-blob-type": "BlockBlob"})
+    az_put(ep, "/private/liar/model.bin?comp=properties",
+           headers={"x-ms-blob-content-md5": base64.b64encode(hashlib.md5(b"other").digest()).decode()})
+    conn = (f"DefaultEndpointsProtocol=http;AccountName={AZ_ACCOUNT};AccountKey={AZ_KEY};"
+            f"BlobEndpoint={ep};")
+    keyed = {"AZURE_STORAGE_CONNECTION_STRING": conn}
+    want = {"model.joblib": model["iris/model.joblib"],
+            "sub dir/settings.json": model["iris/sub dir/settings.json"]}
+
+    def azure_shared_key_folder():
+        rc, err, files = fetch(f"https://{AZ_ACCOUNT}.blob.core.windows.net/private/iris", keyed)
+        expect(rc == 0, err[-400:])
+        expect(files == want, sorted(files))
+
+    def azure_azurite_url_form():
+        rc, err, files = fetch(f"{ep}/private/iris/", keyed)
+        expect(rc == 0, err[-400:])
+        expect(files == want, sorted(files))
+
+    def azure_single_blob():
+        rc, err, files = fetch(f"{ep}/private/iris/model.joblib", keyed)
+        expect(rc == 0 and list(files) == ["model.joblib"], (err[-300:], sorted(files)))
+
+    def azure_anonymous_public_container():
+        env = {"AZURE_STORAGE_CONNECTION_STRING": f"AccountName={AZ_ACCOUNT};BlobEndpoint={ep}"}
+        rc, err, files = fetch(f"{ep}/public/iris", env)
+        expect(rc == 0 and files == want, (err[-300:], sorted(files)))
+
+    def azure_anonymous_private_container_refused():
+        env = {"AZURE_STORAGE_CONNECTION_STRING": f"AccountName={AZ_ACCOUNT};BlobEndpoint={ep}"}
+        # Azure answers 404 ResourceNotFound, Azurite 403 AuthorizationFailure
+        failed_with(f"{ep}/private/iris", env, "HTTP 40")
+
+    def azure_wrong_key_403():
+        bad = base64.b64encode(b"x" * 64).decode()
+        env = {"AZURE_STORAGE_CONNECTION_STRING": conn.replace(AZ_KEY, bad)}
+        failed_with(f"{ep}/private/iris", env, "HTTP 403", "AuthorizationFailure")
+
+    def azure_missing_404():
+        failed_with(f"{ep}/private/nothing-here", keyed, "no such object or prefix")
+        failed_with(f"{ep}/nocontainer/x", keyed, "HTTP 404", "ContainerNotFound")
+
+    def azure_content_md5_mismatch():
+        failed_with(f"{ep}/private/liar", keyed, "MD5 mismatch", "Content-MD5 says")
+
+    class Faulty(Quiet):
+        """A blob endpoint whose listing is fine and whose blob bodies stall or stop short."""
+
+        def do_GET(self):
+            path = urllib.parse.urlsplit(self.path).path
+            kind = path.split("/")[2]
+            if "comp=list" in self.path:
+                return self.send(200, "<EnumerationResults><Blobs><Blob><Name>m/model.bin</Name>"
+                                      "<Properties><Content-Length>100000</Content-Length>"
+                                      "</Properties></Blob></Blobs><NextMarker/></EnumerationResults>")
+            self.send_response(200)
+            self.send_header("Content-Length", "100000")
+            self.end_headers()
+            if kind == "stall":  # not a byte of the body: the stall timeout (2 s here) fires
+                self.wfile.flush()
+                time.sleep(8)
+            else:
+                self.wfile.write(b"x" * 1000)
+            self.close_connection = True
+
+    fport = serve(Faulty)
+    fep = f"http://127.0.0.1:{fport}/{AZ_ACCOUNT}"
+    faulty = {"AZURE_STORAGE_CONNECTION_STRING": f"AccountName={AZ_ACCOUNT};BlobEndpoint={fep}"}
+
+    def azure_stalled_body():
+        failed_with(f"{fep}/stall/m", faulty, "Operation too slow")
+
+    def azure_truncated_body():
+        failed_with(f"{fep}/trunc/m", faulty, "GET " + fep + "/trunc/m/model.bin",
+                    "99000 bytes remaining")
+
+    for t in (azure_stalled_body, azure_truncated_body, azure_shared_key_folder, azure_azurite_url_form, azure_single_blob,
+              azure_anonymous_public_container, azure_anonymous_private_container_refused,
+              azure_wrong_key_403, azure_missing_404, azure_content_md5_mismatch):
+        tap(t)
+
+
+def main():
+    if not os.access(BIN, os.X_OK):
+        print(f"Bail out! {BIN} not built")
+        return 1
+    try:
+        azure_tests()
+    finally:
+        for p in procs:
+            try:
+                os.killpg(p.pid, 9)
+            except ProcessLookupError:
+                pass
+            p.wait()
+    print(f"1..{n}")
+    if not failed:
+        shutil.rmtree(T, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
