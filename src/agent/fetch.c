@@ -23,6 +23,7 @@
 #include "agent/extract.h"
 #include "agent/plan.h"
 #include "agent/gcs-json.h"
+#include "agent/hf-json.h"
 #include "agent/integrity.h"
 #include "agent/s3-xml.h"
 #include "agent/space.h"
@@ -110,6 +111,8 @@ void fetch_config_release(struct fetch_config *c)
         free(c->azure_account);
         free(c->azure_key);
         free(c->azure_endpoint);
+        free(c->hf_endpoint);
+        free(c->hf_token);
         mr_resolve_config_release(&c->registry);
         *c = (struct fetch_config){ 0 };
 }
@@ -226,6 +229,13 @@ int fetch_config_from_env(struct fetch_config *c)
         c->gcs_token = env_dup("GOOGLE_OAUTH_ACCESS_TOKEN");
         c->ca_bundle = env_dup("AWS_CA_BUNDLE");
         s3_credentials_from_env(c);
+        c->hf_endpoint = env_dup("HF_ENDPOINT");
+        if (!c->hf_endpoint)
+                c->hf_endpoint = strdup("https://huggingface.co");
+        strip_slashes(c->hf_endpoint);
+        c->hf_token = env_dup("HF_TOKEN");
+        if (!c->hf_token)
+                c->hf_token = env_dup("HUGGING_FACE_HUB_TOKEN");
         if (azure_from_env(c) == -EINVAL)
                 log_warn("agent: AZURE_STORAGE_CONNECTION_STRING is not a connection string: "
                          "ignored");
@@ -233,7 +243,7 @@ int fetch_config_from_env(struct fetch_config *c)
         if (!c->pvc_root)
                 c->pvc_root = strdup("/mnt/pvc");
         if (!c->s3_region || !c->s3_endpoint || !c->pvc_root || !c->gcs_endpoint ||
-            mr_resolve_config_from_env(&c->registry) < 0) {
+            !c->hf_endpoint || mr_resolve_config_from_env(&c->registry) < 0) {
                 fetch_config_release(c);
                 return -ENOMEM;
         }
@@ -670,7 +680,8 @@ static int transfer_outcome(const struct request *q, struct sink *s, CURLcode cc
         }
         if (code >= 300) {
                 if (!s3_error_parse(buf_str(&s->err), s->err.len, reason, sizeof(reason)) &&
-                    !gcs_error_parse(buf_str(&s->err), s->err.len, reason, sizeof(reason)))
+                    !gcs_error_parse(buf_str(&s->err), s->err.len, reason, sizeof(reason)) &&
+                    !hf_error_parse(buf_str(&s->err), s->err.len, reason, sizeof(reason)))
                         (void)snprintf(reason, sizeof(reason), "%.200s", buf_str(&s->err));
                 (void)snprintf(reterr, len, "GET %s: HTTP %ld%s%s", q->url, code,
                                *reason ? " " : "", reason);
@@ -846,7 +857,8 @@ struct object_store {
         bool s3;
         const char *bearer;             /* borrowed, may be NULL */
         const struct azure_auth *azure; /* borrowed, may be NULL */
-        const char *endpoint;           /* Azure's blob endpoint, borrowed */
+        const char *endpoint;           /* Azure's blob endpoint, the hub's; borrowed */
+        const char *revision;           /* hf: the commit (or revision) files are resolved at */
         const char *md5_name;           /* what the listing calls its MD5s */
 };
 
@@ -912,6 +924,15 @@ static int object_url(const struct fetch_config *c, const struct object_store *o
 {
         int r;
 
+        if (os->revision) {
+                /* {endpoint}/{repo}/resolve/{revision}/{file}: the hub redirects (LFS: a CDN) */
+                r = buf_printf(b, "%s/%s/resolve/", os->endpoint, bucket);
+                if (r >= 0)
+                        r = s3_escape(b, os->revision, false);
+                if (r >= 0)
+                        r = buf_putc(b, '/');
+                return r >= 0 ? s3_escape(b, key, true) : r;
+        }
         if (os->azure) {
                 r = buf_printf(b, "%s/", os->endpoint);
                 if (r >= 0)
@@ -1327,6 +1348,59 @@ static int fetch_registered(const struct fetch_config *c, const char *uri, const
         return r;
 }
 
+/* hf://ORG/REPO[:REVISION] as huggingface_hub's snapshot_download: the model's info at the
+ * revision (its commit and file list, with sizes), then each file resolved at that commit, so
+ * every file comes from one snapshot; HF_TOKEN as the bearer (not sent on to the CDN: libcurl
+ * drops Authorization on a redirect to another host). */
+static int fetch_hf(const struct fetch_config *c, const struct storage_uri *u, const char *dir,
+                    char *reterr, size_t len)
+{
+        struct buf url = BUF_INIT(8192), page = BUF_INIT(LIST_PAGE_MAX);
+        struct s3_list list = { 0 };
+        AUTOFREE char *sha = NULL;
+        struct object_store hf = { .scheme = "hf",
+                                   .bearer = c->hf_token,
+                                   .endpoint = c->hf_endpoint };
+        int r;
+
+        r = buf_printf(&url, "%s/api/models/%s/revision/", c->hf_endpoint, u->bucket);
+        if (r >= 0)
+                r = s3_escape(&url, u->key, false);
+        if (r >= 0)
+                r = buf_puts(&url, "?blobs=true");
+        if (r >= 0) {
+                struct request q = { .url = buf_str(&url),
+                                     .fd = -EBADF,
+                                     .bearer = c->hf_token,
+                                     .body = &page,
+                                     .max = LIST_PAGE_MAX - 1 };
+                r = transfer(c, &q, reterr, len);
+                if (r == -EACCES && !c->hf_token)
+                        (void)snprintf(reterr + strlen(reterr), len - strlen(reterr),
+                                       " (no HF_TOKEN set)");
+        }
+        if (r >= 0) {
+                r = hf_model_info_parse(buf_str(&page), page.len, &list, &sha);
+                if (r < 0)
+                        (void)snprintf(reterr, len, "hf://%s:%s: %s", u->bucket, u->key,
+                                       r == -E2BIG ? "too many files"
+                                                   : "malformed model info answer");
+        }
+        if (r >= 0 && list.n_keys == 0) {
+                (void)snprintf(reterr, len, "hf://%s:%s: the repository has no files", u->bucket,
+                               u->key);
+                r = -ENOENT;
+        }
+        buf_release(&url);
+        buf_release(&page);
+        if (r < 0) {
+                s3_list_release(&list);
+                return r;
+        }
+        hf.revision = sha ? sha : u->key;
+        return fetch_listed(c, &hf, u, &list, "", dir, reterr, len);
+}
+
 /* Whether the account's key applies to @account: AZURE_STORAGE_ACCOUNT (or the connection
  * string's AccountName) names it, or names none. */
 static bool azure_account_is_configured(const struct fetch_config *c, const char *account)
@@ -1430,6 +1504,9 @@ int fetch_model(const struct fetch_config *c, const char *uri, const char *dir, 
                 break;
         case STORAGE_AZURE:
                 r = fetch_azure(c, &u, dir, reterr, len);
+                break;
+        case STORAGE_HF:
+                r = fetch_hf(c, &u, dir, reterr, len);
                 break;
         default:
                 snprintf(reterr, len, "%s: this storage scheme is not supported", uri);

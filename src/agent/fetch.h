@@ -56,6 +56,9 @@ struct fetch_config {
         char *azure_account;  /* owned; the account key and endpoint belong to; NULL: any */
         char *azure_key;      /* owned; base64 Shared Key, NULL = anonymous */
         char *azure_endpoint; /* owned; BlobEndpoint (Azurite), NULL = <account>.blob.core... */
+        /* Hugging Face Hub */
+        char *hf_endpoint; /* owned; HF_ENDPOINT, default https://huggingface.co */
+        char *hf_token;    /* owned; HF_TOKEN (or HUGGING_FACE_HUB_TOKEN), NULL = anonymous */
         /* model-registry:// (agent/mr-resolve.h) */
         struct mr_resolve_config registry;
 };
@@ -73,6 +76,7 @@ struct fetch_config {
  *   AZURE_STORAGE_CONNECTION_STRING (AccountName, AccountKey, BlobEndpoint or
  *   DefaultEndpointsProtocol + EndpointSuffix, UseDevelopmentStorage), AZURE_STORAGE_ACCOUNT,
  *   AZURE_STORAGE_ACCESS_KEY or AZURE_STORAGE_KEY (Shared Key; anonymous without);
+ *   HF_ENDPOINT (default https://huggingface.co) and HF_TOKEN (or HUGGING_FACE_HUB_TOKEN) for hf://;
  *   MODELPLANE_STALL_TIMEOUT and MODELPLANE_FETCH_ATTEMPTS (storage-initializer has no flags;
  *   the agent's --stall-timeout overrides);
  *   MODEL_REGISTRY_BASE_URL, MODEL_REGISTRY_SCHEME, ALLOWED_ARTIFACT_URI_PREFIXES and

@@ -268,12 +268,69 @@ def azure_tests():
         tap(t)
 
 
+# --- Hugging Face Hub -----------------------------------------------------------------------
+
+def hf_tests():
+    files = os.path.join(T, "hf-files")
+    model = {"model.joblib": b"J" * 50000, "config.json": b'{"x": 1}',
+             "tokenizer/vocab.txt": b"a\nb\n"}
+    for repo in ("acme--iris", "hf-private--iris", "hf-unsafe--iris", "hf-stall--iris",
+                 "hf-trunc--iris"):
+        for k, v in model.items():
+            os.makedirs(os.path.dirname(os.path.join(files, repo, k)), exist_ok=True)
+            with open(os.path.join(files, repo, k), "wb") as f:
+                f.write(v)
+    log = open(os.path.join(T, "hub.log"), "w")
+    hub = subprocess.Popen([sys.executable, os.path.join(SRC, "tests", "catalog", "fake-hf-hub.py"),
+                            os.path.join(SRC, "tests", "fixtures", "catalog", "hf")],
+                           env={**os.environ, "FAKE_HF_FILES": files}, stdout=subprocess.PIPE,
+                           stderr=log, text=True, start_new_session=True)
+    procs.append(hub)
+    port = int(hub.stdout.readline().split()[1])
+    env = {"HF_ENDPOINT": f"http://127.0.0.1:{port}"}
+
+    def hf_repository_with_folders_and_lfs_redirects():
+        rc, err, got = fetch("hf://acme/iris", env)
+        expect(rc == 0, err[-400:])
+        expect(got == model, sorted(got))
+
+    def hf_revision():
+        rc, err, got = fetch("hf://acme/iris:5ea1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3", env)
+        expect(rc == 0 and got == model, (err[-300:], sorted(got)))
+        failed_with("hf://acme/iris:v9", env, "HTTP 404", "Invalid rev id: v9")
+
+    def hf_private_needs_token_401():
+        failed_with("hf://hf-private/iris", env, "HTTP 401", "Invalid username or password",
+                    "no HF_TOKEN set")
+        failed_with("hf://hf-private/iris", {**env, "HF_TOKEN": "hf_bad"}, "HTTP 401")
+        rc, err, got = fetch("hf://hf-private/iris", {**env, "HF_TOKEN": "hf_good"})
+        expect(rc == 0 and got == model, (err[-300:], sorted(got)))
+
+    def hf_missing_repository_404():
+        failed_with("hf://acme/nothing", env, "HTTP 404", "Repository not found")
+
+    def hf_unsafe_file_name_refused():
+        failed_with("hf://hf-unsafe/iris", env, "'../evil.txt' leaves the model directory")
+
+    def hf_stalled_body():
+        failed_with("hf://hf-stall/iris", env, "Operation too slow")
+
+    def hf_truncated_body():
+        failed_with("hf://hf-trunc/iris", env, "bytes remaining to read")
+
+    for t in (hf_repository_with_folders_and_lfs_redirects, hf_revision,
+              hf_private_needs_token_401, hf_missing_repository_404, hf_unsafe_file_name_refused,
+              hf_stalled_body, hf_truncated_body):
+        tap(t)
+
+
 def main():
     if not os.access(BIN, os.X_OK):
         print(f"Bail out! {BIN} not built")
         return 1
     try:
         azure_tests()
+        hf_tests()
     finally:
         for p in procs:
             try:

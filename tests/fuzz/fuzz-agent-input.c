@@ -5,7 +5,7 @@
  * split at the first NUL into entry and link target), 3 SERVING_READINESS_PROBE, 4 models.json,
  * 5 the MD5s storage states (ETag, base64 Content-MD5/md5Hash, x-goog-hash) and a size flag,
  * 6 a GCS objects list page, 7 an Azure List Blobs page (twice, as two pages) and the text as an
- * Azure connection string and as a URL to sign.
+ * Azure connection string and as a URL to sign, 8 a Hugging Face model info document.
  * Invariants: a path judged safe has no ".." segment and is not absolute; a link judged safe has
  * a safe entry.
  */
@@ -15,6 +15,7 @@
 
 #include "agent/azure.h"
 #include "agent/gcs-json.h"
+#include "agent/hf-json.h"
 #include "agent/integrity.h"
 #include "agent/plan.h"
 #include "agent/readiness.h"
@@ -43,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 return 0;
         memcpy(text, data + 1, size - 1);
         text[size - 1] = 0;
-        switch (data[0] % 8) {
+        switch (data[0] % 9) {
         case 0: {
                 struct s3_list l = { 0 };
                 if (s3_list_parse(text, size - 1, &l) == 0)
@@ -138,6 +139,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 if (azure_string_to_sign("acct", text, "D", "V", &sts) == 0 && !sts)
                         __builtin_trap();
                 free(sts);
+                break;
+        }
+        case 8: {
+                struct s3_list l = { 0 };
+                char *sha = NULL;
+                /* a commit id that parses is hex: it goes into URL paths */
+                if (hf_model_info_parse(text, size - 1, &l, &sha) == 0 && sha &&
+                    strspn(sha, "0123456789abcdef") != strlen(sha))
+                        __builtin_trap();
+                free(sha);
+                s3_list_release(&l);
+                (void)hf_error_parse(text, size - 1, err, sizeof(err));
                 break;
         }
         }
