@@ -25,10 +25,13 @@
 #include "agent/gcs-json.h"
 #include "agent/hf-json.h"
 #include "agent/integrity.h"
+#include "agent/jwt-sign.h"
+#include "agent/oauth.h"
 #include "agent/s3-xml.h"
 #include "agent/space.h"
 #include "agent/uri.h"
 #include "util/buf.h"
+#include "util/file-util.h"
 #include "util/log.h"
 #include "util/parse-util.h"
 
@@ -108,6 +111,12 @@ void fetch_config_release(struct fetch_config *c)
         free(c->session_token);
         free(c->gcs_endpoint);
         free(c->gcs_token);
+        free(c->gcs_credentials);
+        if (c->gcs_cache) {
+                pthread_mutex_destroy(&c->gcs_cache->lock);
+                free(c->gcs_cache->token);
+                free(c->gcs_cache);
+        }
         free(c->azure_account);
         free(c->azure_key);
         free(c->azure_endpoint);
@@ -227,6 +236,12 @@ int fetch_config_from_env(struct fetch_config *c)
         c->s3_endpoint = s3_endpoint_from_env(c->s3_region);
         c->gcs_endpoint = gcs_endpoint_from_env();
         c->gcs_token = env_dup("GOOGLE_OAUTH_ACCESS_TOKEN");
+        c->gcs_credentials = env_dup("GOOGLE_APPLICATION_CREDENTIALS");
+        c->gcs_cache = calloc(1, sizeof(*c->gcs_cache));
+        if (c->gcs_cache && pthread_mutex_init(&c->gcs_cache->lock, NULL) != 0) {
+                free(c->gcs_cache);
+                c->gcs_cache = NULL;
+        }
         c->ca_bundle = env_dup("AWS_CA_BUNDLE");
         s3_credentials_from_env(c);
         c->hf_endpoint = env_dup("HF_ENDPOINT");
@@ -243,7 +258,7 @@ int fetch_config_from_env(struct fetch_config *c)
         if (!c->pvc_root)
                 c->pvc_root = strdup("/mnt/pvc");
         if (!c->s3_region || !c->s3_endpoint || !c->pvc_root || !c->gcs_endpoint ||
-            !c->hf_endpoint || mr_resolve_config_from_env(&c->registry) < 0) {
+            !c->hf_endpoint || !c->gcs_cache || mr_resolve_config_from_env(&c->registry) < 0) {
                 fetch_config_release(c);
                 return -ENOMEM;
         }
@@ -473,6 +488,7 @@ struct request {
         bool s3;                         /* sign with the S3 configuration */
         const char *bearer;              /* borrowed; Authorization: Bearer, may be NULL */
         const struct azure_auth *azure;  /* borrowed; x-ms-* headers, may be NULL */
+        const char *post;                /* borrowed; a form body POSTed, may be NULL (GET) */
         int fd;                          /* sink: a file (truncated per attempt), or -EBADF ... */
         struct buf *body;                /* ... a buffer (reset per attempt) ... */
         struct stream_job *stream;       /* ... or an archive extracted as it arrives */
@@ -527,6 +543,10 @@ static void setopt_common(struct transfer_opts *t, const struct fetch_config *c,
         curl_easy_setopt(curl, CURLOPT_HEADERDATA, s);
         curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, t->curlerr);
         curl_easy_setopt(curl, CURLOPT_USERAGENT, "modelplane-agent/" MODELPLANE_VERSION);
+        if (q->post) {
+                curl_easy_setopt(curl, CURLOPT_POSTFIELDS, q->post);
+                curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)strlen(q->post));
+        }
 }
 
 /* http(s):// and gs://: redirects followed, an optional bearer token. */
@@ -681,10 +701,11 @@ static int transfer_outcome(const struct request *q, struct sink *s, CURLcode cc
         if (code >= 300) {
                 if (!s3_error_parse(buf_str(&s->err), s->err.len, reason, sizeof(reason)) &&
                     !gcs_error_parse(buf_str(&s->err), s->err.len, reason, sizeof(reason)) &&
+                    !oauth_error_parse(buf_str(&s->err), s->err.len, reason, sizeof(reason)) &&
                     !hf_error_parse(buf_str(&s->err), s->err.len, reason, sizeof(reason)))
                         (void)snprintf(reason, sizeof(reason), "%.200s", buf_str(&s->err));
-                (void)snprintf(reterr, len, "GET %s: HTTP %ld%s%s", q->url, code,
-                               *reason ? " " : "", reason);
+                (void)snprintf(reterr, len, "%s %s: HTTP %ld%s%s", q->post ? "POST" : "GET", q->url,
+                               code, *reason ? " " : "", reason);
                 return code == 403 || code == 401 ? -EACCES : code == 404 ? -ENOENT : -EIO;
         }
         return check_md5(q, s, reterr, len);
@@ -1348,6 +1369,99 @@ static int fetch_registered(const struct fetch_config *c, const char *uri, const
         return r;
 }
 
+/* A service-account key file's access token: the JWT (RS256, its private_key) exchanged at its
+ * token_uri. Into *ret (owned). -EACCES with the reason (the file, the key, the endpoint's
+ * answer) in @reterr. */
+static int gcs_token_exchange(const struct fetch_config *c, char **ret, uint64_t *ret_expires_in,
+                              char *reterr, size_t len)
+{
+        CLEANUP(sa_key_release) struct sa_key key = { 0 };
+        AUTOFREE char *json = NULL, *input = NULL, *jwt = NULL, *form = NULL;
+        struct buf body = BUF_INIT(65536);
+        char why[512];
+        size_t n = 0;
+        int r;
+
+        r = read_file_bounded(c->gcs_credentials, 1 << 20, READ_FILE_SECRET, &json, &n, NULL);
+        if (r < 0) {
+                (void)snprintf(reterr, len, "GOOGLE_APPLICATION_CREDENTIALS %s: %s",
+                               c->gcs_credentials, errno_to_string(-r));
+                return r == -ENOMEM ? r : -EACCES;
+        }
+        r = sa_key_parse(json, n, &key, why, sizeof(why));
+        explicit_bzero(json, n);
+        if (r >= 0)
+                r = jwt_signing_input(&key, GCS_READ_SCOPE, (int64_t)time(NULL), &input);
+        if (r >= 0)
+                r = jwt_sign_rs256(key.private_key, input, &jwt, why, sizeof(why));
+        if (key.private_key)
+                explicit_bzero(key.private_key, strlen(key.private_key));
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                (void)snprintf(reterr, len, "GOOGLE_APPLICATION_CREDENTIALS %s: %s",
+                               c->gcs_credentials, why);
+                return -EACCES;
+        }
+        /* the JWT is base64url and dots: nothing to escape */
+        if (asprintf(&form, "grant_type=%s&assertion=%s",
+                     "urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer", jwt) < 0) {
+                form = NULL;
+                return -ENOMEM;
+        }
+        struct request q = {
+                .url = key.token_uri, .fd = -EBADF, .body = &body, .post = form, .max = 65535
+        };
+        r = transfer(c, &q, why, sizeof(why));
+        if (r >= 0) {
+                r = oauth_token_parse(buf_str(&body), body.len, ret, ret_expires_in);
+                if (r == -EBADMSG)
+                        (void)snprintf(why, sizeof(why), "POST %s: no access_token in the answer",
+                                       key.token_uri);
+        }
+        buf_release(&body);
+        if (r < 0 && r != -ENOMEM) {
+                (void)snprintf(reterr, len, "service account %s: %s", key.client_email, why);
+                return -EACCES;
+        }
+        return r;
+}
+
+/* The bearer of gs:// requests: GOOGLE_OAUTH_ACCESS_TOKEN, else the service-account key's
+ * token, cached until a minute before it expires (one exchange however many downloads run). */
+static int gcs_bearer(const struct fetch_config *c, char **ret, char *reterr, size_t len)
+{
+        struct gcs_token_cache *tc = c->gcs_cache;
+        usec_t now = now_monotonic();
+        uint64_t expires_in = 0;
+        int r = 0;
+
+        *ret = NULL;
+        if (c->gcs_token || !c->gcs_credentials) {
+                *ret = c->gcs_token ? strdup(c->gcs_token) : NULL;
+                return c->gcs_token && !*ret ? -ENOMEM : 0;
+        }
+        pthread_mutex_lock(&tc->lock);
+        if (tc->token && now + 60 * USEC_PER_SEC < tc->expires) {
+                *ret = strdup(tc->token);
+                r = *ret ? 0 : -ENOMEM;
+        } else {
+                free(tc->token);
+                tc->token = NULL;
+                r = gcs_token_exchange(c, &tc->token, &expires_in, reterr, len);
+                if (r >= 0) {
+                        tc->expires = now + MIN(expires_in, 86400ULL) * USEC_PER_SEC;
+                        *ret = strdup(tc->token);
+                        r = *ret ? 0 : -ENOMEM;
+                        log_info("agent: a GCS access token for GOOGLE_APPLICATION_CREDENTIALS, "
+                                 "valid %llus",
+                                 (unsigned long long)expires_in);
+                }
+        }
+        pthread_mutex_unlock(&tc->lock);
+        return r;
+}
+
 /* hf://ORG/REPO[:REVISION] as huggingface_hub's snapshot_download: the model's info at the
  * revision (its commit and file list, with sizes), then each file resolved at that commit, so
  * every file comes from one snapshot; HF_TOKEN as the bearer (not sent on to the CDN: libcurl
@@ -1495,8 +1609,12 @@ int fetch_model(const struct fetch_config *c, const char *uri, const char *dir, 
                 break;
         case STORAGE_GCS: {
                 /* GCS JSON API; STORAGE_EMULATOR_HOST honoured (fetch_config_from_env) */
-                const struct object_store gs = { .scheme = "gs", .bearer = c->gcs_token };
-                r = fetch_bucket(c, &gs, &u, dir, reterr, len);
+                AUTOFREE char *bearer = NULL;
+                r = gcs_bearer(c, &bearer, reterr, len);
+                if (r >= 0) {
+                        const struct object_store gs = { .scheme = "gs", .bearer = bearer };
+                        r = fetch_bucket(c, &gs, &u, dir, reterr, len);
+                }
                 break;
         }
         case STORAGE_MODEL_REGISTRY:

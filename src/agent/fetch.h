@@ -22,6 +22,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include "agent/mr-resolve.h"
@@ -30,6 +31,13 @@
 
 #define FETCH_SIZE_MAX_DEFAULT    (64ULL << 30)
 #define FETCH_ENTRIES_MAX_DEFAULT 100000ULL
+
+/* The access token of GOOGLE_APPLICATION_CREDENTIALS, until it expires (monotonic). */
+struct gcs_token_cache {
+        pthread_mutex_t lock;
+        char *token;
+        usec_t expires;
+};
 
 struct fetch_config {
         long connect_timeout_sec; /* default 10 */
@@ -50,8 +58,10 @@ struct fetch_config {
         char *secret_key;    /* owned */
         char *session_token; /* owned; may be NULL */
         /* GCS */
-        char *gcs_endpoint; /* owned; scheme://host[:port], no trailing '/' */
-        char *gcs_token;    /* owned; OAuth2 access token, NULL = anonymous */
+        char *gcs_endpoint;                /* owned; scheme://host[:port], no trailing '/' */
+        char *gcs_token;                   /* owned; OAuth2 access token, NULL = anonymous */
+        char *gcs_credentials;             /* owned; a service-account key file, NULL = none */
+        struct gcs_token_cache *gcs_cache; /* owned; its access token, shared by the threads */
         /* Azure Blob Storage */
         char *azure_account;  /* owned; the account key and endpoint belong to; NULL: any */
         char *azure_key;      /* owned; base64 Shared Key, NULL = anonymous */
@@ -72,7 +82,10 @@ struct fetch_config {
  *   AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY (+ AWS_SESSION_TOKEN), or the same names as files
  *   in $AWS_CREDENTIALS_DIR (a mounted secret); AWS_ANONYMOUS_CREDENTIAL=true forces anonymous;
  *   STORAGE_EMULATOR_HOST (host:port -> http://host:port, or a URL; default
- *   https://storage.googleapis.com), GOOGLE_OAUTH_ACCESS_TOKEN (bearer token for gs://);
+ *   https://storage.googleapis.com), GOOGLE_OAUTH_ACCESS_TOKEN (bearer token for gs://), else
+ *   GOOGLE_APPLICATION_CREDENTIALS (a service-account key file: read when a gs:// download
+ *   needs a token, its JWT exchanged at its token_uri, the token cached until shortly before
+ *   it expires);
  *   AZURE_STORAGE_CONNECTION_STRING (AccountName, AccountKey, BlobEndpoint or
  *   DefaultEndpointsProtocol + EndpointSuffix, UseDevelopmentStorage), AZURE_STORAGE_ACCOUNT,
  *   AZURE_STORAGE_ACCESS_KEY or AZURE_STORAGE_KEY (Shared Key; anonymous without);

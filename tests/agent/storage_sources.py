@@ -324,6 +324,146 @@ def hf_tests():
         tap(t)
 
 
+# --- GCS service-account keys --------------------------------------------------------------
+
+def b64url_decode(s):
+    return base64.urlsafe_b64decode(s + "=" * (-len(s) % 4))
+
+
+def gcs_tests():
+    venv = os.path.expanduser(os.environ.get("MODELPLANE_AGENT_VENV",
+                                             "~/.cache/modelplane/venv-agent"))
+    if not os.access(os.path.join(venv, "bin", "pip"), os.X_OK):
+        return skip("gs:// service accounts", f"no agent venv at {venv} (tests/agent/venv.sh)")
+    try:
+        exe = subprocess.run(["bash", os.path.join(HERE, "gcs-emulator.sh"), venv],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    except subprocess.CalledProcessError as e:
+        return skip("gs:// service accounts", (e.stderr.strip().splitlines() or ["?"])[-1])
+    keys = os.path.join(T, "keys")
+    os.makedirs(keys)
+    for name in ("good", "other"):
+        subprocess.run(["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048",
+                        "-out", os.path.join(keys, name + ".pem")], check=True, capture_output=True)
+        subprocess.run(["openssl", "pkey", "-in", os.path.join(keys, name + ".pem"), "-pubout",
+                        "-out", os.path.join(keys, name + ".pub")], check=True, capture_output=True)
+    seen = {"exchanges": 0, "bearers": set()}
+
+    class Token(Quiet):
+        """Google's token endpoint as the JWT bearer grant needs it: the assertion's RS256
+        signature verified with the service account's public key (openssl), its claims checked."""
+
+        def do_POST(self):
+            form = dict(urllib.parse.parse_qsl(self.rfile.read(int(self.headers["Content-Length"]))
+                                               .decode()))
+            if "/status400" in self.path:
+                return self.send(400, json.dumps({"error": "invalid_request",
+                                                  "error_description": "the endpoint says no"}))
+            if form.get("grant_type") != "urn:ietf:params:oauth:grant-type:jwt-bearer":
+                return self.send(400, json.dumps({"error": "unsupported_grant_type",
+                                                  "error_description": "grant_type"}))
+            head, claims, sig = form["assertion"].split(".")
+            with open(os.path.join(keys, "signed"), "wb") as f:
+                f.write(f"{head}.{claims}".encode())
+            with open(os.path.join(keys, "sig"), "wb") as f:
+                f.write(b64url_decode(sig))
+            v = subprocess.run(["openssl", "dgst", "-sha256", "-verify", os.path.join(keys, "good.pub"),
+                                "-signature", os.path.join(keys, "sig"), os.path.join(keys, "signed")],
+                               capture_output=True)
+            c = json.loads(b64url_decode(claims))
+            h = json.loads(b64url_decode(head))
+            aud = f"http://127.0.0.1:{self.server.server_address[1]}{self.path}"
+            if (v.returncode != 0 or h.get("alg") != "RS256" or c.get("aud") != aud
+                    or c.get("iss") != "loader@proj.iam.gserviceaccount.com"
+                    or c.get("scope") != "https://www.googleapis.com/auth/devstorage.read_only"
+                    or not c["iat"] <= time.time() + 5 <= c["exp"] <= c["iat"] + 3600):
+                return self.send(400, json.dumps({"error": "invalid_grant",
+                                                  "error_description": "Invalid JWT Signature."}))
+            seen["exchanges"] += 1
+            self.send(200, json.dumps({"access_token": "ya29.token-%d" % seen["exchanges"],
+                                       "expires_in": 3599, "token_type": "Bearer"}))
+
+    tport = serve(Token)
+    gport = free_port()
+    log = open(os.path.join(T, "gcs.log"), "w")
+    procs.append(subprocess.Popen([exe, "start", "--host", "127.0.0.1", "--port", str(gport),
+                                   "--in-memory", "--default-bucket", "models"], stdout=log,
+                                  stderr=log, start_new_session=True))
+    wait_port(gport, "gcs emulator")
+    model = {"model.joblib": b"G" * 30000, "model-settings.json": b'{"name": "x"}'}
+    for k, v in model.items():
+        for _ in range(100):
+            try:
+                c = http.client.HTTPConnection("127.0.0.1", gport, timeout=10)
+                c.request("POST", f"/upload/storage/v1/b/models/o?uploadType=media&name=sa/{k}", v)
+                expect(c.getresponse().status == 200, "upload")
+                break
+            except ConnectionError:
+                time.sleep(0.1)
+
+    class Guard(Quiet):
+        """In front of the emulator (which takes any token): only "Bearer ya29.*" passes."""
+
+        def do_GET(self):
+            auth = self.headers.get("Authorization", "")
+            if not auth.startswith("Bearer ya29."):
+                return self.send(401, json.dumps({"error": {"code": 401, "message": "no token"}}))
+            seen["bearers"].add(auth)
+            c = http.client.HTTPConnection("127.0.0.1", gport, timeout=30)
+            c.request("GET", self.path)
+            r = c.getresponse()
+            self.send(r.status, r.read(), [(k, v) for k, v in r.getheaders()
+                                           if k.lower() in ("content-type", "x-goog-hash")])
+
+    guard = serve(Guard)
+
+    def sa_env(key="good", path="/token", **extra):
+        doc = {"type": "service_account", "project_id": "proj", "private_key_id": "k1",
+               "client_email": "loader@proj.iam.gserviceaccount.com",
+               "token_uri": f"http://127.0.0.1:{tport}{path}"}
+        with open(os.path.join(keys, key + ".pem")) as f:
+            doc["private_key"] = f.read()
+        doc.update(extra)
+        fn = os.path.join(keys, f"sa-{key}-{len(os.listdir(keys))}.json")
+        with open(fn, "w") as f:
+            json.dump(doc, f)
+        return {"GOOGLE_APPLICATION_CREDENTIALS": fn, "STORAGE_EMULATOR_HOST": f"127.0.0.1:{guard}"}
+
+    def gcs_service_account_key():
+        rc, err, files = fetch("gs://models/sa", sa_env())
+        expect(rc == 0, err[-400:])
+        expect(files == model, sorted(files))
+        # one exchange for the listing and both objects (the token is cached)
+        expect(seen["exchanges"] == 1 and seen["bearers"] == {"Bearer ya29.token-1"},
+               (seen["exchanges"], seen["bearers"]))
+
+    def gcs_no_credentials_refused_by_the_guard():
+        failed_with("gs://models/sa", {"STORAGE_EMULATOR_HOST": f"127.0.0.1:{guard}"},
+                    "HTTP 401", "no token")
+
+    def gcs_bad_key_file():
+        failed_with("gs://models/sa", {**sa_env(), "GOOGLE_APPLICATION_CREDENTIALS": "/nonexistent"},
+                    "GOOGLE_APPLICATION_CREDENTIALS /nonexistent", "No such file")
+        failed_with("gs://models/sa", sa_env(private_key="-----BEGIN PRIVATE KEY-----\nAAAA\n"
+                                                         "-----END PRIVATE KEY-----\n"),
+                    "not a PEM private key")
+        failed_with("gs://models/sa", sa_env(type="authorized_user"), "authorized_user",
+                    "only service-account keys are read")
+
+    def gcs_token_endpoint_400():
+        failed_with("gs://models/sa", sa_env(path="/status400"), "HTTP 400",
+                    "invalid_request: the endpoint says no", "loader@proj.iam.gserviceaccount.com")
+
+    def gcs_jwt_rejected():
+        # signed with another key than the one the endpoint knows
+        failed_with("gs://models/sa", sa_env(key="other"), "HTTP 400",
+                    "invalid_grant: Invalid JWT Signature.")
+
+    for t in (gcs_service_account_key, gcs_no_credentials_refused_by_the_guard, gcs_bad_key_file,
+              gcs_token_endpoint_400, gcs_jwt_rejected):
+        tap(t)
+
+
 def main():
     if not os.access(BIN, os.X_OK):
         print(f"Bail out! {BIN} not built")
@@ -331,6 +471,7 @@ def main():
     try:
         azure_tests()
         hf_tests()
+        gcs_tests()
     finally:
         for p in procs:
             try:

@@ -5,7 +5,8 @@
  * split at the first NUL into entry and link target), 3 SERVING_READINESS_PROBE, 4 models.json,
  * 5 the MD5s storage states (ETag, base64 Content-MD5/md5Hash, x-goog-hash) and a size flag,
  * 6 a GCS objects list page, 7 an Azure List Blobs page (twice, as two pages) and the text as an
- * Azure connection string and as a URL to sign, 8 a Hugging Face model info document.
+ * Azure connection string and as a URL to sign, 8 a Hugging Face model info document, 9 a
+ * service-account key file, an OAuth token answer and error.
  * Invariants: a path judged safe has no ".." segment and is not absolute; a link judged safe has
  * a safe entry.
  */
@@ -17,6 +18,7 @@
 #include "agent/gcs-json.h"
 #include "agent/hf-json.h"
 #include "agent/integrity.h"
+#include "agent/oauth.h"
 #include "agent/plan.h"
 #include "agent/readiness.h"
 #include "agent/s3-xml.h"
@@ -44,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 return 0;
         memcpy(text, data + 1, size - 1);
         text[size - 1] = 0;
-        switch (data[0] % 9) {
+        switch (data[0] % 10) {
         case 0: {
                 struct s3_list l = { 0 };
                 if (s3_list_parse(text, size - 1, &l) == 0)
@@ -151,6 +153,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 free(sha);
                 s3_list_release(&l);
                 (void)hf_error_parse(text, size - 1, err, sizeof(err));
+                break;
+        }
+        case 9: {
+                struct sa_key k;
+                char *tok = NULL, *in = NULL;
+                uint64_t exp;
+                if (sa_key_parse(text, size - 1, &k, err, sizeof(err)) == 0) {
+                        if (jwt_signing_input(&k, GCS_READ_SCOPE, 0, &in) == 0 &&
+                            strpbrk(in, "+/="))
+                                __builtin_trap(); /* base64url, no padding */
+                        free(in);
+                        sa_key_release(&k);
+                }
+                /* a token that parses is one header-safe line */
+                if (oauth_token_parse(text, size - 1, &tok, &exp) == 0 && strpbrk(tok, "\r\n "))
+                        __builtin_trap();
+                free(tok);
+                (void)oauth_error_parse(text, size - 1, err, sizeof(err));
                 break;
         }
         }
