@@ -100,6 +100,26 @@ static void strip_slashes(char *url)
                         url[n - 1] = 0;
 }
 
+static void token_cache_free(struct token_cache *tc)
+{
+        if (!tc)
+                return;
+        pthread_mutex_destroy(&tc->lock);
+        free(tc->token);
+        free(tc);
+}
+
+static struct token_cache *token_cache_new(void)
+{
+        struct token_cache *tc = calloc(1, sizeof(*tc));
+
+        if (tc && pthread_mutex_init(&tc->lock, NULL) != 0) {
+                free(tc);
+                return NULL;
+        }
+        return tc;
+}
+
 void fetch_config_release(struct fetch_config *c)
 {
         free(c->pvc_root);
@@ -112,11 +132,12 @@ void fetch_config_release(struct fetch_config *c)
         free(c->gcs_endpoint);
         free(c->gcs_token);
         free(c->gcs_credentials);
-        if (c->gcs_cache) {
-                pthread_mutex_destroy(&c->gcs_cache->lock);
-                free(c->gcs_cache->token);
-                free(c->gcs_cache);
-        }
+        token_cache_free(c->gcs_cache);
+        token_cache_free(c->azure_cache);
+        free(c->azure_client_id);
+        free(c->azure_client_secret);
+        free(c->azure_tenant_id);
+        free(c->azure_authority);
         free(c->azure_account);
         free(c->azure_key);
         free(c->azure_endpoint);
@@ -188,6 +209,9 @@ static int azure_from_env(struct fetch_config *c)
                 c->azure_key = TAKE_PTR(conn.key);
         c->azure_endpoint = TAKE_PTR(conn.endpoint);
         azure_conn_release(&conn);
+        c->azure_client_id = env_dup("AZURE_CLIENT_ID");
+        c->azure_client_secret = env_dup("AZURE_CLIENT_SECRET");
+        c->azure_tenant_id = env_dup("AZURE_TENANT_ID");
         return 0;
 }
 
@@ -237,11 +261,8 @@ int fetch_config_from_env(struct fetch_config *c)
         c->gcs_endpoint = gcs_endpoint_from_env();
         c->gcs_token = env_dup("GOOGLE_OAUTH_ACCESS_TOKEN");
         c->gcs_credentials = env_dup("GOOGLE_APPLICATION_CREDENTIALS");
-        c->gcs_cache = calloc(1, sizeof(*c->gcs_cache));
-        if (c->gcs_cache && pthread_mutex_init(&c->gcs_cache->lock, NULL) != 0) {
-                free(c->gcs_cache);
-                c->gcs_cache = NULL;
-        }
+        c->gcs_cache = token_cache_new();
+        c->azure_cache = token_cache_new();
         c->ca_bundle = env_dup("AWS_CA_BUNDLE");
         s3_credentials_from_env(c);
         c->hf_endpoint = env_dup("HF_ENDPOINT");
@@ -251,6 +272,10 @@ int fetch_config_from_env(struct fetch_config *c)
         c->hf_token = env_dup("HF_TOKEN");
         if (!c->hf_token)
                 c->hf_token = env_dup("HUGGING_FACE_HUB_TOKEN");
+        c->azure_authority = env_dup("AZURE_AUTHORITY_HOST");
+        if (!c->azure_authority)
+                c->azure_authority = strdup("https://login.microsoftonline.com");
+        strip_slashes(c->azure_authority);
         if (azure_from_env(c) == -EINVAL)
                 log_warn("agent: AZURE_STORAGE_CONNECTION_STRING is not a connection string: "
                          "ignored");
@@ -258,7 +283,8 @@ int fetch_config_from_env(struct fetch_config *c)
         if (!c->pvc_root)
                 c->pvc_root = strdup("/mnt/pvc");
         if (!c->s3_region || !c->s3_endpoint || !c->pvc_root || !c->gcs_endpoint ||
-            !c->hf_endpoint || !c->gcs_cache || mr_resolve_config_from_env(&c->registry) < 0) {
+            !c->hf_endpoint || !c->gcs_cache || !c->azure_cache || !c->azure_authority ||
+            mr_resolve_config_from_env(&c->registry) < 0) {
                 fetch_config_release(c);
                 return -ENOMEM;
         }
@@ -1427,20 +1453,20 @@ static int gcs_token_exchange(const struct fetch_config *c, char **ret, uint64_t
         return r;
 }
 
-/* The bearer of gs:// requests: GOOGLE_OAUTH_ACCESS_TOKEN, else the service-account key's
- * token, cached until a minute before it expires (one exchange however many downloads run). */
-static int gcs_bearer(const struct fetch_config *c, char **ret, char *reterr, size_t len)
+typedef int (*token_exchange_fn)(const struct fetch_config *c, char **ret, uint64_t *ret_expires_in,
+                                 char *reterr, size_t len);
+
+/* @tc's token, or a new one from @exchange when there is none or it expires within a minute
+ * (one exchange however many downloads run). Into *ret (owned). */
+static int cached_token(const struct fetch_config *c, struct token_cache *tc,
+                        token_exchange_fn exchange, const char *what, char **ret, char *reterr,
+                        size_t len)
 {
-        struct gcs_token_cache *tc = c->gcs_cache;
         usec_t now = now_monotonic();
         uint64_t expires_in = 0;
         int r = 0;
 
         *ret = NULL;
-        if (c->gcs_token || !c->gcs_credentials) {
-                *ret = c->gcs_token ? strdup(c->gcs_token) : NULL;
-                return c->gcs_token && !*ret ? -ENOMEM : 0;
-        }
         pthread_mutex_lock(&tc->lock);
         if (tc->token && now + 60 * USEC_PER_SEC < tc->expires) {
                 *ret = strdup(tc->token);
@@ -1448,17 +1474,80 @@ static int gcs_bearer(const struct fetch_config *c, char **ret, char *reterr, si
         } else {
                 free(tc->token);
                 tc->token = NULL;
-                r = gcs_token_exchange(c, &tc->token, &expires_in, reterr, len);
+                r = exchange(c, &tc->token, &expires_in, reterr, len);
                 if (r >= 0) {
                         tc->expires = now + MIN(expires_in, 86400ULL) * USEC_PER_SEC;
                         *ret = strdup(tc->token);
                         r = *ret ? 0 : -ENOMEM;
-                        log_info("agent: a GCS access token for GOOGLE_APPLICATION_CREDENTIALS, "
-                                 "valid %llus",
+                        log_info("agent: an access token for %s, valid %llus", what,
                                  (unsigned long long)expires_in);
                 }
         }
         pthread_mutex_unlock(&tc->lock);
+        return r;
+}
+
+/* The bearer of gs:// requests: GOOGLE_OAUTH_ACCESS_TOKEN, else the service-account key's
+ * token (cached), else none. */
+static int gcs_bearer(const struct fetch_config *c, char **ret, char *reterr, size_t len)
+{
+        *ret = NULL;
+        if (c->gcs_token || !c->gcs_credentials) {
+                *ret = c->gcs_token ? strdup(c->gcs_token) : NULL;
+                return c->gcs_token && !*ret ? -ENOMEM : 0;
+        }
+        return cached_token(c, c->gcs_cache, gcs_token_exchange, "GOOGLE_APPLICATION_CREDENTIALS",
+                            ret, reterr, len);
+}
+
+/* An Azure service principal's token for Blob Storage: the client-credentials grant at
+ * <authority>/<tenant>/oauth2/v2.0/token, scope https://storage.azure.com/.default. -EACCES
+ * with the endpoint's answer in @reterr. */
+static int azure_token_exchange(const struct fetch_config *c, char **ret, uint64_t *ret_expires_in,
+                                char *reterr, size_t len)
+{
+        CLEANUP(buf_release) struct buf url = BUF_INIT(4096), form = BUF_INIT(16384);
+        struct buf body = BUF_INIT(65536);
+        char why[512];
+        int r;
+
+        r = buf_printf(&url, "%s/", c->azure_authority);
+        if (r >= 0)
+                r = s3_escape(&url, c->azure_tenant_id, false);
+        if (r >= 0)
+                r = buf_puts(&url, "/oauth2/v2.0/token");
+        if (r >= 0)
+                r = buf_puts(&form, "grant_type=client_credentials&client_id=");
+        if (r >= 0)
+                r = s3_escape(&form, c->azure_client_id, false);
+        if (r >= 0)
+                r = buf_puts(&form, "&client_secret=");
+        if (r >= 0)
+                r = s3_escape(&form, c->azure_client_secret, false);
+        if (r >= 0)
+                r = buf_puts(&form, "&scope=https%3A%2F%2Fstorage.azure.com%2F.default");
+        if (r < 0)
+                return r;
+        struct request q = { .url = buf_str(&url),
+                             .fd = -EBADF,
+                             .body = &body,
+                             .post = buf_str(&form),
+                             .max = 65535 };
+        r = transfer(c, &q, why, sizeof(why));
+        if (r >= 0) {
+                r = oauth_token_parse(buf_str(&body), body.len, ret, ret_expires_in);
+                if (r == -EBADMSG)
+                        (void)snprintf(why, sizeof(why), "POST %s: no access_token in the answer",
+                                       buf_str(&url));
+        }
+        if (form.p)
+                explicit_bzero(form.p, form.len);
+        buf_release(&body);
+        if (r < 0 && r != -ENOMEM) {
+                (void)snprintf(reterr, len, "Azure service principal %s: %s", c->azure_client_id,
+                               why);
+                return -EACCES;
+        }
         return r;
 }
 
@@ -1529,9 +1618,18 @@ static int fetch_azure(const struct fetch_config *c, const struct storage_uri *u
                        char *reterr, size_t len)
 {
         bool ours = azure_account_is_configured(c, u->account);
-        AUTOFREE char *endpoint = NULL;
+        AUTOFREE char *endpoint = NULL, *bearer = NULL;
         struct azure_auth auth = { .account = u->account, .key = ours ? c->azure_key : NULL };
         struct object_store az = { .scheme = "azure", .azure = &auth, .md5_name = "Content-MD5" };
+        int r;
+
+        if (!auth.key && c->azure_client_id && c->azure_client_secret && c->azure_tenant_id) {
+                r = cached_token(c, c->azure_cache, azure_token_exchange,
+                                 "the Azure service principal", &bearer, reterr, len);
+                if (r < 0)
+                        return r;
+                auth.bearer = bearer;
+        }
 
         if (ours && c->azure_endpoint)
                 endpoint = strdup(c->azure_endpoint);

@@ -32,8 +32,9 @@
 #define FETCH_SIZE_MAX_DEFAULT    (64ULL << 30)
 #define FETCH_ENTRIES_MAX_DEFAULT 100000ULL
 
-/* The access token of GOOGLE_APPLICATION_CREDENTIALS, until it expires (monotonic). */
-struct gcs_token_cache {
+/* An OAuth access token (a GCS service account's, an Azure service principal's) until it
+ * expires (monotonic), shared by the download threads. */
+struct token_cache {
         pthread_mutex_t lock;
         char *token;
         usec_t expires;
@@ -58,14 +59,18 @@ struct fetch_config {
         char *secret_key;    /* owned */
         char *session_token; /* owned; may be NULL */
         /* GCS */
-        char *gcs_endpoint;                /* owned; scheme://host[:port], no trailing '/' */
-        char *gcs_token;                   /* owned; OAuth2 access token, NULL = anonymous */
-        char *gcs_credentials;             /* owned; a service-account key file, NULL = none */
-        struct gcs_token_cache *gcs_cache; /* owned; its access token, shared by the threads */
+        char *gcs_endpoint;            /* owned; scheme://host[:port], no trailing '/' */
+        char *gcs_token;               /* owned; OAuth2 access token, NULL = anonymous */
+        char *gcs_credentials;         /* owned; a service-account key file, NULL = none */
+        struct token_cache *gcs_cache; /* owned; its access token */
         /* Azure Blob Storage */
         char *azure_account;  /* owned; the account key and endpoint belong to; NULL: any */
         char *azure_key;      /* owned; base64 Shared Key, NULL = anonymous */
         char *azure_endpoint; /* owned; BlobEndpoint (Azurite), NULL = <account>.blob.core... */
+        char *azure_client_id, *azure_client_secret, *azure_tenant_id; /* owned; a service
+                                                                          principal, or NULL */
+        char *azure_authority; /* owned; AZURE_AUTHORITY_HOST, default login.microsoftonline.com */
+        struct token_cache *azure_cache; /* owned; the service principal's token */
         /* Hugging Face Hub */
         char *hf_endpoint; /* owned; HF_ENDPOINT, default https://huggingface.co */
         char *hf_token;    /* owned; HF_TOKEN (or HUGGING_FACE_HUB_TOKEN), NULL = anonymous */
@@ -88,7 +93,10 @@ struct fetch_config {
  *   it expires);
  *   AZURE_STORAGE_CONNECTION_STRING (AccountName, AccountKey, BlobEndpoint or
  *   DefaultEndpointsProtocol + EndpointSuffix, UseDevelopmentStorage), AZURE_STORAGE_ACCOUNT,
- *   AZURE_STORAGE_ACCESS_KEY or AZURE_STORAGE_KEY (Shared Key; anonymous without);
+ *   AZURE_STORAGE_ACCESS_KEY or AZURE_STORAGE_KEY (Shared Key), else a service principal
+ *   (AZURE_CLIENT_ID, AZURE_CLIENT_SECRET, AZURE_TENANT_ID; AZURE_AUTHORITY_HOST, default
+ *   https://login.microsoftonline.com: a client-credentials token for https://storage.azure.com),
+ *   else anonymous;
  *   HF_ENDPOINT (default https://huggingface.co) and HF_TOKEN (or HUGGING_FACE_HUB_TOKEN) for hf://;
  *   MODELPLANE_STALL_TIMEOUT and MODELPLANE_FETCH_ATTEMPTS (storage-initializer has no flags;
  *   the agent's --stall-timeout overrides);

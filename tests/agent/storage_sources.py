@@ -6,7 +6,8 @@ loopback, each in seconds:
   Key (connection string), KServe's https://<account>.blob.core.windows.net form through the
   connection string's BlobEndpoint, a public container anonymously, a private one anonymously
   (refused), a wrong key (403 named), a missing prefix (404 named), a lying Content-MD5 (refused);
-  a fake blob endpoint for a stalled and a truncated body.
+  a fake blob endpoint for a service principal's bearer (a local Azure AD token endpoint as
+  AZURE_AUTHORITY_HOST; a wrong secret and a wrong tenant named), a stalled and a truncated body.
 * hf://ORG/REPO[:REVISION] against tests/catalog/fake-hf-hub.py (the hub's wire format): files
   kept in folders, a revision, a private repository with and without HF_TOKEN (401 named), a
   missing repository and revision (404 named), an unsafe file name refused, a stall, a truncated
@@ -20,7 +21,6 @@ Nothing is left in DST after a failure. Usage: storage_sources.py (MODELPLANE_BU
 """
 import base64
 import hashlib
-import hmac
 import http.client
 import json
 import os
@@ -32,8 +32,10 @@ import tempfile
 import threading
 import time
 import urllib.parse
-from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from agentlib import AZURITE_ACCOUNT, AZURITE_KEY, azure_put  # noqa: E402
 
 BUILD = os.environ.get("MODELPLANE_BUILD_ROOT", "build")
 SRC = os.environ.get("MODELPLANE_SOURCE_ROOT", os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -139,28 +141,9 @@ def serve(handler):
 
 # --- Azure ----------------------------------------------------------------------------------
 
-AZ_ACCOUNT = "devstoreaccount1"
-AZ_KEY = ("Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==")
-
-
-def az_put(endpoint, path, body=b"", headers=None):
-    """A Shared Key PUT (written here from Azure's documentation, independently of the agent)."""
-    headers = dict(headers or {})
-    headers["x-ms-date"] = formatdate(usegmt=True)
-    headers["x-ms-version"] = "2021-08-06"
-    u = urllib.parse.urlsplit(endpoint + path)
-    xms = "".join(f"{k}:{headers[k]}\n" for k in sorted(h for h in headers if h.startswith("x-ms-")))
-    query = sorted(urllib.parse.parse_qsl(u.query, keep_blank_values=True))
-    res = f"/{AZ_ACCOUNT}{u.path}" + "".join(f"\n{k.lower()}:{v}" for k, v in query)
-    sts = "\n".join(["PUT", "", "", str(len(body)) if body else "", headers.get("Content-MD5", ""),
-                     headers.get("Content-Type", ""), "", "", "", "", "", ""]) + "\n" + xms + res
-    sig = base64.b64encode(hmac.new(base64.b64decode(AZ_KEY), sts.encode(), hashlib.sha256).digest())
-    headers["Authorization"] = f"SharedKey {AZ_ACCOUNT}:{sig.decode()}"
-    c = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
-    c.request("PUT", u.path + ("?" + u.query if u.query else ""), body=body, headers=headers)
-    r = c.getresponse()
-    data = r.read()
-    expect(r.status in (201, 200), f"PUT {path}: {r.status} {data[:300]!r}")
+AZ_ACCOUNT = AZURITE_ACCOUNT
+AZ_KEY = AZURITE_KEY
+az_put = azure_put
 
 
 def azure_tests():
@@ -237,6 +220,17 @@ def azure_tests():
         def do_GET(self):
             path = urllib.parse.urlsplit(self.path).path
             kind = path.split("/")[2]
+            if kind == "sp":  # a service principal's bearer, as Azure's RBAC wants it
+                if self.headers.get("Authorization") != "Bearer sp-token-1" or \
+                        not self.headers.get("x-ms-version"):
+                    return self.send(403, "<?xml version=\"1.0\"?><Error><Code>"
+                                          "AuthorizationPermissionMismatch</Code><Message>no"
+                                          "</Message></Error>")
+                if "comp=list" in self.path:
+                    return self.send(200, "<EnumerationResults><Blobs><Blob><Name>m/a.bin</Name>"
+                                          "</Blob><Blob><Name>m/b/c.bin</Name></Blob></Blobs>"
+                                          "</EnumerationResults>")
+                return self.send(200, path.encode())
             if "comp=list" in self.path:
                 return self.send(200, "<EnumerationResults><Blobs><Blob><Name>m/model.bin</Name>"
                                       "<Properties><Content-Length>100000</Content-Length>"
@@ -255,6 +249,44 @@ def azure_tests():
     fep = f"http://127.0.0.1:{fport}/{AZ_ACCOUNT}"
     faulty = {"AZURE_STORAGE_CONNECTION_STRING": f"AccountName={AZ_ACCOUNT};BlobEndpoint={fep}"}
 
+    tokens = []
+
+    class AzureAD(Quiet):
+        """Azure AD's v2.0 token endpoint for the client-credentials grant."""
+
+        def do_POST(self):
+            form = dict(urllib.parse.parse_qsl(self.rfile.read(int(self.headers["Content-Length"]))
+                                               .decode()))
+            tokens.append(self.path)
+            if (self.path != "/tenant-1/oauth2/v2.0/token" or form.get("client_id") != "app-1"
+                    or form.get("grant_type") != "client_credentials"
+                    or form.get("scope") != "https://storage.azure.com/.default"):
+                return self.send(400, json.dumps({"error": "invalid_request",
+                                                  "error_description": "AADSTS900144: bad form"}))
+            if form.get("client_secret") != "s3cr&t=":
+                return self.send(401, json.dumps({"error": "invalid_client",
+                                                  "error_description": "AADSTS7000215: Invalid "
+                                                                       "client secret provided."}))
+            self.send(200, json.dumps({"token_type": "Bearer", "expires_in": 3599,
+                                       "access_token": "sp-token-%d" % len(tokens)}))
+
+    ad = serve(AzureAD)
+    sp = {**faulty, "AZURE_CLIENT_ID": "app-1", "AZURE_CLIENT_SECRET": "s3cr&t=",
+          "AZURE_TENANT_ID": "tenant-1", "AZURE_AUTHORITY_HOST": f"http://127.0.0.1:{ad}"}
+
+    def azure_service_principal():
+        rc, err, files = fetch(f"{fep}/sp/m", sp)
+        expect(rc == 0, err[-400:])
+        expect(files == {"a.bin": f"/{AZ_ACCOUNT}/sp/m/a.bin".encode(),
+                         "b/c.bin": f"/{AZ_ACCOUNT}/sp/m/b/c.bin".encode()}, files)
+        expect(len(tokens) == 1, f"one token for the listing and both blobs: {tokens}")
+
+    def azure_service_principal_refused():
+        failed_with(f"{fep}/sp/m", {**sp, "AZURE_CLIENT_SECRET": "wrong"}, "HTTP 401",
+                    "invalid_client: AADSTS7000215", "Azure service principal app-1")
+        failed_with(f"{fep}/sp/m", {**sp, "AZURE_TENANT_ID": "other"}, "HTTP 400",
+                    "AADSTS900144")
+
     def azure_stalled_body():
         failed_with(f"{fep}/stall/m", faulty, "Operation too slow")
 
@@ -262,7 +294,8 @@ def azure_tests():
         failed_with(f"{fep}/trunc/m", faulty, "GET " + fep + "/trunc/m/model.bin",
                     "99000 bytes remaining")
 
-    for t in (azure_stalled_body, azure_truncated_body, azure_shared_key_folder, azure_azurite_url_form, azure_single_blob,
+    for t in (azure_service_principal, azure_service_principal_refused, azure_stalled_body,
+              azure_truncated_body, azure_shared_key_folder, azure_azurite_url_form, azure_single_blob,
               azure_anonymous_public_container, azure_anonymous_private_container_refused,
               azure_wrong_key_403, azure_missing_404, azure_content_md5_mismatch):
         tap(t)
