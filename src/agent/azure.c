@@ -13,8 +13,6 @@
 #include "util/buf.h"
 #include "util/string-util.h"
 
-#define BLOB_HOST_SUFFIX ".blob.core.windows.net"
-
 void azure_conn_release(struct azure_conn *c)
 {
         free(c->account);
@@ -211,37 +209,67 @@ int azure_shared_key_signature(const char *key, const char *text, char **ret)
         return *ret ? 0 : -ENOMEM;
 }
 
-bool azure_blob_url_split(const char *url, char **ret_account, char **ret_container,
-                          char **ret_prefix)
+/* Whether @host (@n bytes) is an Azure blob host: "<account>.blob.core.windows.net" or the DNS
+ * zone form "<account>.z<1-2 digits>.blob.storage.azure.net"; the account's length in *ret. */
+static bool blob_host(const char *host, size_t n, size_t *ret_account)
 {
-        const char *host, *slash, *dot, *c, *cend, *p;
-        size_t hlen, slen = strlen(BLOB_HOST_SUFFIX);
-        char *a, *k, *q;
+        static const char *const suffixes[] = { ".blob.core.windows.net",
+                                                ".blob.storage.azure.net" };
+        const char *dot = memchr(host, '.', n);
 
-        *ret_account = *ret_container = *ret_prefix = NULL;
+        if (!dot || dot == host)
+                return false;
+        *ret_account = (size_t)(dot - host);
+        for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
+                size_t k = strlen(suffixes[i]);
+                const char *rest = dot;
+
+                if (n - *ret_account < k || strncasecmp(host + n - k, suffixes[i], k) != 0)
+                        continue;
+                if (i == 0)
+                        return rest == host + n - k;
+                /* ".zNN" between the account and the suffix */
+                if (rest[1] != 'z' && rest[1] != 'Z')
+                        continue;
+                size_t digits = (size_t)(host + n - k - (rest + 2));
+                if (rest + 2 > host + n - k || digits < 1 || digits > 2)
+                        continue;
+                if (strspn(rest + 2, "0123456789") >= digits)
+                        return true;
+        }
+        return false;
+}
+
+bool azure_blob_url_split(const char *url, char **ret_endpoint, char **ret_account,
+                          char **ret_container, char **ret_prefix)
+{
+        const char *host, *slash, *c, *cend, *p;
+        size_t hlen, alen = 0;
+        char *e, *a, *k, *q;
+
+        *ret_endpoint = *ret_account = *ret_container = *ret_prefix = NULL;
         if (strncasecmp(url, "https://", 8) != 0)
                 return false;
         host = url + 8;
         slash = strchr(host, '/');
-        if (!slash || strcspn(host, "?#") < (size_t)(slash - host))
+        if (!slash || strcspn(host, "?#@") < (size_t)(slash - host))
                 return false;
         hlen = (size_t)(slash - host);
-        if (hlen <= slen || strncasecmp(host + hlen - slen, BLOB_HOST_SUFFIX, slen) != 0)
-                return false;
-        dot = memchr(host, '.', hlen);
-        if (dot != host + hlen - slen) /* one label: the account */
+        if (!blob_host(host, hlen, &alen))
                 return false;
         c = slash + 1;
         cend = c + strcspn(c, "/?#");
-        if (cend == c || *cend == '?' || *cend == '#' || strpbrk(c, "?#"))
+        if (cend == c || strpbrk(c, "?#"))
                 return false;
         p = *cend == '/' ? cend + 1 : cend;
         while (*p == '/')
                 p++;
-        a = strndup(host, (size_t)(dot - host));
+        e = strndup(url, 8 + hlen);
+        a = strndup(host, alen);
         k = strndup(c, (size_t)(cend - c));
         q = strdup(p);
-        if (!a || !k || !q) {
+        if (!e || !a || !k || !q) {
+                free(e);
                 free(a);
                 free(k);
                 free(q);
@@ -250,7 +278,10 @@ bool azure_blob_url_split(const char *url, char **ret_account, char **ret_contai
         for (size_t n = strlen(q); n > 0 && q[n - 1] == '/'; n--)
                 q[n - 1] = 0;
         for (char *s = a; *s; s++)
-                *s = (char)lower(*s);
+                *s = lower(*s);
+        for (char *s = e; *s; s++)
+                *s = lower(*s);
+        *ret_endpoint = e;
         *ret_account = a;
         *ret_container = k;
         *ret_prefix = q;

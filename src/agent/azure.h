@@ -48,9 +48,11 @@ _warn_unused_result_ int azure_string_to_sign(const char *account, const char *u
 _warn_unused_result_ int azure_shared_key_signature(const char *key, const char *text, char **ret);
 
 /*
- * The account, container and prefix of https://<account>.blob.core.windows.net/<container>/<prefix>
- * (KServe's form). Returns true with owned strings (prefix without leading or trailing '/', may
- * be ""), false when @url is not one (or on OOM: then *ret_account is NULL too).
+ * The endpoint ("https://<host>"), account, container and prefix of KServe's Azure Blob URIs:
+ * https://<account>.blob.core.windows.net/<container>/<prefix> and the DNS zone form
+ * https://<account>.z<NN>.blob.storage.azure.net/<container>/<prefix>. Returns true with owned
+ * strings (prefix without leading or trailing '/', may be ""), false when @url is not one (or
+ * on OOM: then *ret_account is NULL too). A query (a SAS token) is not one.
  */
-bool azure_blob_url_split(const char *url, char **ret_account, char **ret_container,
-                          char **ret_prefix);
+bool azure_blob_url_split(const char *url, char **ret_endpoint, char **ret_account,
+                          char **ret_container, char **ret_prefix);

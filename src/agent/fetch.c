@@ -209,9 +209,16 @@ static int azure_from_env(struct fetch_config *c)
                 c->azure_key = TAKE_PTR(conn.key);
         c->azure_endpoint = TAKE_PTR(conn.endpoint);
         azure_conn_release(&conn);
-        c->azure_client_id = env_dup("AZURE_CLIENT_ID");
-        c->azure_client_secret = env_dup("AZURE_CLIENT_SECRET");
-        c->azure_tenant_id = env_dup("AZURE_TENANT_ID");
+        /* KServe's older names (AZ_*) first, as it copies them over Azure's */
+        c->azure_client_id = env_dup("AZ_CLIENT_ID");
+        if (!c->azure_client_id)
+                c->azure_client_id = env_dup("AZURE_CLIENT_ID");
+        c->azure_client_secret = env_dup("AZ_CLIENT_SECRET");
+        if (!c->azure_client_secret)
+                c->azure_client_secret = env_dup("AZURE_CLIENT_SECRET");
+        c->azure_tenant_id = env_dup("AZ_TENANT_ID");
+        if (!c->azure_tenant_id)
+                c->azure_tenant_id = env_dup("AZURE_TENANT_ID");
         return 0;
 }
 
@@ -1623,7 +1630,9 @@ static int fetch_azure(const struct fetch_config *c, const struct storage_uri *u
         struct object_store az = { .scheme = "azure", .azure = &auth, .md5_name = "Content-MD5" };
         int r;
 
-        if (!auth.key && c->azure_client_id && c->azure_client_secret && c->azure_tenant_id) {
+        /* KServe's order: a service principal, else the key, else anonymous */
+        if (c->azure_client_id && c->azure_client_secret && c->azure_tenant_id) {
+                auth.key = NULL;
                 r = cached_token(c, c->azure_cache, azure_token_exchange,
                                  "the Azure service principal", &bearer, reterr, len);
                 if (r < 0)
@@ -1633,6 +1642,8 @@ static int fetch_azure(const struct fetch_config *c, const struct storage_uri *u
 
         if (ours && c->azure_endpoint)
                 endpoint = strdup(c->azure_endpoint);
+        else if (u->url)
+                endpoint = strdup(u->url);
         else if (asprintf(&endpoint, "https://%s.blob.core.windows.net", u->account) < 0)
                 endpoint = NULL;
         if (!endpoint)

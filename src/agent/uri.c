@@ -62,7 +62,7 @@ static int parse_http(const char *uri, struct storage_uri *u, char *reterr, size
 
         if (*host == 0 || *host == '/')
                 return fail(reterr, len, "storageUri %s: no host", uri);
-        if (azure_blob_url_split(uri, &u->account, &u->bucket, &u->key)) {
+        if (azure_blob_url_split(uri, &u->url, &u->account, &u->bucket, &u->key)) {
                 u->kind = STORAGE_AZURE;
                 if (*u->key && !relative_path_is_safe(u->key))
                         return fail(reterr, len, "storageUri %s: a '..' in the blob prefix", uri);

@@ -28,7 +28,7 @@ enum storage_kind {
         STORAGE_HTTP,
         STORAGE_LOCAL,
         STORAGE_MODEL_REGISTRY, /* url: the model-registry:// URI, checked by mr_uri_parse() */
-        STORAGE_AZURE,          /* account, bucket: the container, key: the prefix */
+        STORAGE_AZURE,          /* url: https://<host>, account, bucket: container, key: prefix */
         STORAGE_HF,             /* bucket: ORG/REPO, key: the revision */
 };
 

@@ -81,18 +81,32 @@ Test(azure, connection_strings)
 
 Test(azure, blob_urls)
 {
-        char *a, *c, *p;
+        char *e, *a, *c, *p;
 
-        cr_assert(azure_blob_url_split("https://Acct.blob.core.windows.net/models/iris/v1/", &a, &c,
-                                       &p));
+        cr_assert(azure_blob_url_split("https://Acct.blob.core.windows.net/models/iris/v1/", &e, &a,
+                                       &c, &p));
+        cr_assert_str_eq(e, "https://acct.blob.core.windows.net");
         cr_assert_str_eq(a, "acct");
         cr_assert_str_eq(c, "models");
         cr_assert_str_eq(p, "iris/v1");
+        free(e);
         free(a);
         free(c);
         free(p);
-        cr_assert(azure_blob_url_split("https://acct.blob.core.windows.net/models", &a, &c, &p));
+        cr_assert(
+                azure_blob_url_split("https://acct.blob.core.windows.net/models", &e, &a, &c, &p));
         cr_assert_str_eq(p, "");
+        free(e);
+        free(a);
+        free(c);
+        free(p);
+        /* the DNS zone endpoints */
+        cr_assert(azure_blob_url_split("https://acct.z12.blob.storage.azure.net/models/x", &e, &a,
+                                       &c, &p));
+        cr_assert_str_eq(e, "https://acct.z12.blob.storage.azure.net");
+        cr_assert_str_eq(a, "acct");
+        cr_assert_str_eq(p, "x");
+        free(e);
         free(a);
         free(c);
         free(p);
@@ -104,9 +118,13 @@ Test(azure, blob_urls)
                 "https://acct.blob.core.windows.net/c/x?sv=1", /* a SAS query */
                 "https://acct.blob.core.windows.net.evil.com/c/x",
                 "https://example.com/acct.blob.core.windows.net/c",
+                "https://acct.z123.blob.storage.azure.net/c/x",
+                "https://acct.blob.storage.azure.net/c/x",
+                "https://acct.zz.blob.storage.azure.net/c/x",
+                "https://user@acct.blob.core.windows.net/c/x",
         };
         for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++) {
-                cr_assert(!azure_blob_url_split(no[i], &a, &c, &p), "%s", no[i]);
+                cr_assert(!azure_blob_url_split(no[i], &e, &a, &c, &p), "%s", no[i]);
                 cr_assert_null(a);
         }
 }
