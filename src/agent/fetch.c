@@ -247,6 +247,8 @@ static void s3_credentials_from_env(struct fetch_config *c)
 
 int fetch_config_from_env(struct fetch_config *c)
 {
+        int r;
+
         *c = (struct fetch_config){
                 .connect_timeout_sec = 10,
                 .stall_timeout_sec = env_u32("MODELPLANE_STALL_TIMEOUT", 30, 3600),
@@ -283,7 +285,8 @@ int fetch_config_from_env(struct fetch_config *c)
         if (!c->azure_authority)
                 c->azure_authority = strdup("https://login.microsoftonline.com");
         strip_slashes(c->azure_authority);
-        if (azure_from_env(c) == -EINVAL)
+        r = azure_from_env(c);
+        if (r == -EINVAL)
                 log_warn("agent: AZURE_STORAGE_CONNECTION_STRING is not a connection string: "
                          "ignored");
         c->pvc_root = env_dup("MODELPLANE_PVC_ROOT");
@@ -291,7 +294,7 @@ int fetch_config_from_env(struct fetch_config *c)
                 c->pvc_root = strdup("/mnt/pvc");
         if (!c->s3_region || !c->s3_endpoint || !c->pvc_root || !c->gcs_endpoint ||
             !c->hf_endpoint || !c->gcs_cache || !c->azure_cache || !c->azure_authority ||
-            mr_resolve_config_from_env(&c->registry) < 0) {
+            r == -ENOMEM || mr_resolve_config_from_env(&c->registry) < 0) {
                 fetch_config_release(c);
                 return -ENOMEM;
         }

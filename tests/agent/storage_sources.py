@@ -98,6 +98,8 @@ def fetch(uri, env, fast=True):
         e["MODELPLANE_FETCH_ATTEMPTS"] = "2"
     p = subprocess.run([BIN, "storage-initializer", uri, dst], env=e, capture_output=True,
                        text=True, timeout=120)
+    for bad in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"):
+        expect(bad not in p.stderr, f"{uri}: a sanitizer report: {p.stderr[-2000:]}")
     files = {}
     for root, _, names in os.walk(dst):
         for name in names:
