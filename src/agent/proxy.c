@@ -207,18 +207,23 @@ static int serve_probe(struct exch *x)
         return x->keep;
 }
 
-static bool is_status_request(const struct exch *x)
+static bool is_get_of(const struct exch *x, const char *path)
 {
-        const char *path = x->c->p->c.status_path;
-
         return path && streq(x->rq.start[0], "GET") && streq(x->rq.start[1], path);
 }
 
-/* The agent's own status document. */
+static bool is_status_request(const struct exch *x)
+{
+        return is_get_of(x, x->c->p->c.status_path) || is_get_of(x, x->c->p->c.metrics_path);
+}
+
+/* The agent's own status document, or its metrics. */
 static int serve_status(struct exch *x)
 {
         struct conn *c = x->c;
-        AUTOFREE char *json = c->p->c.status(c->p->c.ready_userdata);
+        bool metrics = is_get_of(x, c->p->c.metrics_path);
+        AUTOFREE char *json = metrics ? c->p->c.metrics(c->p->c.ready_userdata)
+                                      : c->p->c.status(c->p->c.ready_userdata);
         enum http_msg_framing f;
         uint64_t len = 0;
         char h[256];
@@ -230,9 +235,10 @@ static int serve_status(struct exch *x)
                 return 0;
         }
         n = snprintf(h, sizeof(h),
-                     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                     "HTTP/1.1 200 OK\r\nContent-Type: %s\r\n"
                      "Content-Length: %zu\r\n%s\r\n",
-                     strlen(json), x->keep ? "" : "Connection: close\r\n");
+                     metrics ? "text/plain; version=0.0.4" : "application/json", strlen(json),
+                     x->keep ? "" : "Connection: close\r\n");
         if (http_msg_write_all(c->client.fd, h, (size_t)n) < 0 ||
             http_msg_write_all(c->client.fd, json, strlen(json)) < 0)
                 return 0;

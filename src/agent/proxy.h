@@ -16,7 +16,7 @@
  * Readiness (Knative's queue semantics, which KServe's agent reuses): a request carrying
  * "K-Network-Probe: queue", or with a "kube-probe/" User-Agent, is answered by the proxy: 200
  * when @ready says so, 503 otherwise; another K-Network-Probe value is 400. GET @status_path
- * (when set) is the agent's own per-model status.
+ * (when set) is the agent's own per-model status, GET @metrics_path its counters.
  */
 
 #include <stdbool.h>
@@ -40,6 +40,10 @@ struct proxy_config {
          * NULL = 500) instead of being proxied. */
         const char *status_path;
         char *(*status)(void *userdata);
+        /* Optional: GET of exactly @metrics_path is answered with metrics()'s text (Prometheus
+         * exposition format; owned string; NULL = 500). */
+        const char *metrics_path;
+        char *(*metrics)(void *userdata);
 };
 
 _warn_unused_result_ int proxy_start(const struct proxy_config *cfg, struct proxy **ret);

@@ -2,12 +2,17 @@
 #pragma once
 
 /*
- * The API source: GET then WATCH (fieldSelector metadata.name=<name>) of the InferenceService's
- * ConfigMap "modelconfig-<isvc>-0", so a TrainedModel change reaches the agent as soon as the
- * controller writes it, instead of after the kubelet's sync period. On any error it marks the API
- * source unhealthy (the agent falls back to the mounted file), backs off (1 s doubling to 30 s)
- * and starts over; a 410 restarts from a fresh GET. A deleted ConfigMap is the empty list.
- * Needs get, list, watch on configmaps in the namespace (deploy/agent RBAC).
+ * The API source: the InferenceService's ConfigMap "modelconfig-<isvc>-0" followed as client-go's
+ * reflector follows a resource (agent/reflector.h decides every step): LIST with the field
+ * selector metadata.name=<name>, then WATCH from the list's resourceVersion with bookmarks, so a
+ * TrainedModel change reaches the agent as soon as the controller writes it instead of after the
+ * kubelet's sync period. Every view goes to the agent with its resourceVersion as generation; a
+ * missing or deleted ConfigMap is the empty list. A 410 (etcd compacted the resourceVersion, e.g.
+ * across an API server restart) relists at once and is no failure; other errors back off with
+ * jitter (1 s doubling to 30 s) and report SOURCE_API_FAILING, which only matters before the
+ * first answer (the agent then uses the mounted file; once the API has answered it keeps the
+ * API's last view, agent/source.h). Needs list and watch on configmaps in the namespace
+ * (deploy/agent RBAC).
  */
 
 #include "agent/agent.h"

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "serving/modelconfig.h"
@@ -20,6 +21,7 @@ struct file_watch {
         struct agent *agent;
         char *dir;
         char *path;
+        char *data_dir; /* <dir>/..data, kubelet's projection */
         unsigned poll_sec;
         int ino;
         int stop_pipe[2];
@@ -27,16 +29,60 @@ struct file_watch {
         char *last; /* the bytes last handed over */
 };
 
-/* Reads the file; returns 0 with the contents, -ENOENT, -EFBIG, or another errno. */
-static int read_models(const char *path, char **ret)
+#define PROJECTED_LINK "..data/" MODELCONFIG_KEY
+
+static uint64_t mtime_ns(const struct stat *st)
+{
+        return (uint64_t)st->st_mtim.tv_sec * 1000000000ULL + (uint64_t)st->st_mtim.tv_nsec;
+}
+
+/*
+ * Opens models.json with its generation (agent/source.h): in a kubelet projection
+ * (models.json -> ..data/models.json, ..data -> ..<timestamp>/) through the "..data" directory,
+ * so the bytes and the mtime are those of one projection even while kubelet swaps the link; any
+ * other file with its own mtime. Returns the descriptor or a negative errno.
+ */
+static int open_models(const struct file_watch *w, uint64_t *ret_gen)
+{
+        char link[sizeof(PROJECTED_LINK)];
+        ssize_t n = readlink(w->path, link, sizeof(link));
+        struct stat st;
+        int fd;
+
+        if (n == (ssize_t)strlen(PROJECTED_LINK) && memcmp(link, PROJECTED_LINK, (size_t)n) == 0) {
+                AUTOCLOSE int dfd = open(w->data_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+                if (dfd >= 0 && fstat(dfd, &st) == 0) {
+                        fd = openat(dfd, MODELCONFIG_KEY, O_RDONLY | O_CLOEXEC);
+                        if (fd < 0)
+                                return negative_errno();
+                        *ret_gen = mtime_ns(&st);
+                        return fd;
+                }
+        }
+        fd = open(w->path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        if (fstat(fd, &st) < 0) {
+                int r = negative_errno();
+                close(fd);
+                return r;
+        }
+        *ret_gen = mtime_ns(&st);
+        return fd;
+}
+
+/* Reads the file; returns 0 with the contents and its generation, -ENOENT, -EFBIG, or another
+ * errno. */
+static int read_models(const struct file_watch *w, char **ret, uint64_t *ret_gen)
 {
         struct buf b = BUF_INIT(MODELCONFIG_DATA_MAX * 2);
-        AUTOCLOSE int fd = open(path, O_RDONLY | O_CLOEXEC);
+        AUTOCLOSE int fd = open_models(w, ret_gen);
         char chunk[65536];
         ssize_t n;
 
         if (fd < 0)
-                return negative_errno();
+                return fd;
         while ((n = read(fd, chunk, sizeof(chunk))) > 0)
                 if (buf_append(&b, chunk, (size_t)n) < 0) {
                         buf_release(&b);
@@ -53,7 +99,8 @@ static int read_models(const char *path, char **ret)
 static void check(struct file_watch *w)
 {
         char *data = NULL;
-        int r = read_models(w->path, &data);
+        uint64_t gen = 0;
+        int r = read_models(w, &data, &gen);
 
         /* Keyed on @data, which read_models() sets exactly when it returns 0: the analyzer cannot
          * tell that from r, as it does not know that negative_errno() is below 0. */
@@ -67,7 +114,7 @@ static void check(struct file_watch *w)
                 return;
         }
         log_info("agent: %s changed (%zu bytes)", w->path, strlen(data));
-        agent_set_desired(w->agent, AGENT_SOURCE_FILE, data);
+        agent_set_desired(w->agent, AGENT_SOURCE_FILE, data, gen);
         free(w->last);
         w->last = data;
 }
@@ -113,6 +160,12 @@ int file_watch_start(struct agent *a, const char *config_dir, unsigned poll_sec,
                 free(w);
                 return -ENOMEM;
         }
+        if (asprintf(&w->data_dir, "%s/..data", config_dir) < 0) {
+                free(w->dir);
+                free(w->path);
+                free(w);
+                return -ENOMEM;
+        }
         if (pipe2(w->stop_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
                 r = negative_errno();
                 goto fail;
@@ -141,6 +194,7 @@ fail:
         }
         free(w->dir);
         free(w->path);
+        free(w->data_dir);
         free(w);
         return r;
 }
@@ -157,6 +211,7 @@ struct file_watch *file_watch_stop(struct file_watch *w)
         close(w->stop_pipe[1]);
         free(w->dir);
         free(w->path);
+        free(w->data_dir);
         free(w->last);
         free(w);
         return NULL;

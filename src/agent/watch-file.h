@@ -7,7 +7,10 @@
  * write-to-temp and rename). inotify on the directory (IN_CREATE, IN_MOVED_TO, IN_CLOSE_WRITE,
  * IN_DELETE, IN_ATTRIB) plus a poll every @poll_sec as a safety net; every wake-up re-reads the
  * file through its path (so the symlink chain is resolved afresh) and hands changed bytes to the
- * agent. A missing file is "not known yet", not "empty".
+ * agent with its generation (agent/source.h): the mtime of the projection directory that "..data"
+ * points to, the bytes read through that same directory (so both belong to one projection), or
+ * the file's own mtime when it is not a kubelet projection. A missing file is "not known yet",
+ * not "empty".
  */
 
 #include "agent/agent.h"
