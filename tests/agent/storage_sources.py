@@ -14,8 +14,9 @@ loopback, each in seconds:
   body.
 * gs:// with GOOGLE_APPLICATION_CREDENTIALS (a service-account key file): an RS256 JWT exchanged
   at a local token endpoint that verifies its signature with the key's public key (openssl), the
-  token then the bearer on the GCS emulator; a bad key file, a token endpoint answering 400 and a
-  JWT the endpoint rejects each a FailedToDownload in words.
+  token then the bearer on the GCS emulator (behind a guard that wants it, answers 403 for one
+  bucket, stalls or cuts one body); a bad key file, a token endpoint answering 400 and a JWT the
+  endpoint rejects each a FailedToDownload in words.
 
 Nothing is left in DST after a failure. Usage: storage_sources.py (MODELPLANE_BUILD_ROOT).
 """
@@ -426,11 +427,13 @@ def gcs_tests():
                                   stderr=log, start_new_session=True))
     wait_port(gport, "gcs emulator")
     model = {"model.joblib": b"G" * 30000, "model-settings.json": b'{"name": "x"}'}
-    for k, v in model.items():
+    for k, v in list(model.items()) + [("../stall/model.bin", b"S" * 30000),
+                                       ("../cut/model.bin", b"C" * 30000)]:
         for _ in range(100):
             try:
                 c = http.client.HTTPConnection("127.0.0.1", gport, timeout=10)
-                c.request("POST", f"/upload/storage/v1/b/models/o?uploadType=media&name=sa/{k}", v)
+                name = os.path.normpath(f"sa/{k}")
+                c.request("POST", f"/upload/storage/v1/b/models/o?uploadType=media&name={name}", v)
                 expect(c.getresponse().status == 200, "upload")
                 break
             except ConnectionError:
@@ -444,11 +447,27 @@ def gcs_tests():
             if not auth.startswith("Bearer ya29."):
                 return self.send(401, json.dumps({"error": {"code": 401, "message": "no token"}}))
             seen["bearers"].add(auth)
+            if "/b/denied/" in self.path:
+                return self.send(403, json.dumps({"error": {"code": 403, "message": "loader@proj."
+                                                  "iam.gserviceaccount.com does not have "
+                                                  "storage.objects.list access"}}))
             c = http.client.HTTPConnection("127.0.0.1", gport, timeout=30)
             c.request("GET", self.path)
             r = c.getresponse()
-            self.send(r.status, r.read(), [(k, v) for k, v in r.getheaders()
-                                           if k.lower() in ("content-type", "x-goog-hash")])
+            body = r.read()
+            if "alt=media" in self.path and ("stall%2F" in self.path or "cut%2F" in self.path):
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if "stall%2F" in self.path:  # headers, then nothing
+                    self.wfile.flush()
+                    time.sleep(8)
+                else:
+                    self.wfile.write(body[:1000])
+                self.close_connection = True
+                return None
+            self.send(r.status, body, [(k, v) for k, v in r.getheaders()
+                                       if k.lower() in ("content-type", "x-goog-hash")])
 
     guard = serve(Guard)
 
@@ -472,6 +491,13 @@ def gcs_tests():
         expect(seen["exchanges"] == 1 and seen["bearers"] == {"Bearer ya29.token-1"},
                (seen["exchanges"], seen["bearers"]))
 
+    def gcs_403_404_stall_truncated():
+        env = sa_env()
+        failed_with("gs://denied/m", env, "HTTP 403", "does not have storage.objects.list access")
+        failed_with("gs://models/sa-missing", env, "no such object or prefix")
+        failed_with("gs://models/stall", env, "Operation too slow")
+        failed_with("gs://models/cut", env, "bytes remaining to read")
+
     def gcs_no_credentials_refused_by_the_guard():
         failed_with("gs://models/sa", {"STORAGE_EMULATOR_HOST": f"127.0.0.1:{guard}"},
                     "HTTP 401", "no token")
@@ -494,7 +520,8 @@ def gcs_tests():
         failed_with("gs://models/sa", sa_env(key="other"), "HTTP 400",
                     "invalid_grant: Invalid JWT Signature.")
 
-    for t in (gcs_service_account_key, gcs_no_credentials_refused_by_the_guard, gcs_bad_key_file,
+    for t in (gcs_service_account_key, gcs_403_404_stall_truncated,
+              gcs_no_credentials_refused_by_the_guard, gcs_bad_key_file,
               gcs_token_endpoint_400, gcs_jwt_rejected):
         tap(t)
 
