@@ -561,10 +561,27 @@ static void transfer_opts_release(struct transfer_opts *t)
         free(t->date);
 }
 
+/* libcurl's progress callback: a non-zero answer aborts the transfer (CURLE_ABORTED_BY_CALLBACK). */
+static int cancel_check(void *userdata, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                        curl_off_t ulnow)
+{
+        (void)dltotal;
+        (void)dlnow;
+        (void)ultotal;
+        (void)ulnow;
+        return atomic_load((const atomic_bool *)userdata) ? 1 : 0;
+}
+
 static void setopt_common(struct transfer_opts *t, const struct fetch_config *c,
                           const struct request *q, struct sink *s)
 {
         CURL *curl = t->curl;
+
+        if (c->cancel) { /* called about once a second, and as bytes move */
+                curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, cancel_check);
+                curl_easy_setopt(curl, CURLOPT_XFERINFODATA, (void *)c->cancel);
+                curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+        }
 
         curl_easy_setopt(curl, CURLOPT_URL, q->url);
         curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
@@ -729,6 +746,10 @@ static int transfer_outcome(const struct request *q, struct sink *s, CURLcode cc
                                q->url, (unsigned long long)q->max);
                 return -EFBIG;
         }
+        if (cc == CURLE_ABORTED_BY_CALLBACK) {
+                (void)snprintf(reterr, len, "GET %s: cancelled", q->url);
+                return -ECANCELED;
+        }
         if (cc != CURLE_OK) {
                 (void)snprintf(reterr, len, "GET %s: %s", q->url,
                                *curlerr ? curlerr : curl_easy_strerror(cc));
@@ -866,6 +887,11 @@ static int transfer(const struct fetch_config *c, const struct request *q, char 
                 long code = 0;
                 CURLcode cc = CURLE_OK;
 
+                if (c->cancel && atomic_load(c->cancel)) {
+                        (void)snprintf(reterr, len, "GET %s: cancelled", q->url);
+                        return -ECANCELED;
+                }
+
                 if (q->fd >= 0 && (lseek(q->fd, 0, SEEK_SET) < 0 || ftruncate(q->fd, 0) < 0))
                         return negative_errno();
                 if (q->stream && attempt > 1) {
@@ -878,7 +904,7 @@ static int transfer(const struct fetch_config *c, const struct request *q, char 
                 r = q->stream ? transfer_streamed(c, q, &code, &cc, reterr, len)
                               : transfer_once(c, q, &code, &cc, reterr, len);
                 if (r == 0 || r == -ENOMEM || r == -EFBIG || errno_is_space(r) || r == -EBADMSG ||
-                    !retryable(cc, code))
+                    r == -ECANCELED || !retryable(cc, code))
                         return r;
                 if (attempt < c->attempts) {
                         usec_t d = backoff_delay(attempt, c->retry_base, 30 * USEC_PER_SEC,
@@ -1692,6 +1718,16 @@ static int azure_endpoint_url(const struct fetch_config *c, struct storage_uri *
         storage_uri_release(u);
         *u = az;
         return 1;
+}
+
+int fetch_model_cancellable(const struct fetch_config *c, const char *uri, const char *dir,
+                            const atomic_bool *cancel, char *reterr, size_t len)
+{
+        /* a shallow copy carries the flag down: its strings stay c's */
+        struct fetch_config call = *c;
+
+        call.cancel = cancel;
+        return fetch_model(&call, uri, dir, reterr, len);
 }
 
 int fetch_model(const struct fetch_config *c, const char *uri, const char *dir, char *reterr,

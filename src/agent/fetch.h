@@ -20,6 +20,7 @@
  * ETag, Content-MD5, GCS md5Hash or x-goog-hash) when it states one.
  */
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <pthread.h>
@@ -76,6 +77,9 @@ struct fetch_config {
         char *hf_token;    /* owned; HF_TOKEN (or HUGGING_FACE_HUB_TOKEN), NULL = anonymous */
         /* model-registry:// (agent/mr-resolve.h) */
         struct mr_resolve_config registry;
+        /* Per call, set by fetch_model_cancellable() on its own shallow copy (borrowed): once
+         * true, a transfer in progress stops (-ECANCELED) and none is started or retried. */
+        const atomic_bool *cancel;
 };
 
 /*
@@ -120,3 +124,8 @@ double fetch_jitter01(void);
  */
 _warn_unused_result_ int fetch_model(const struct fetch_config *c, const char *uri, const char *dir,
                                      char *reterr, size_t len_err);
+/* fetch_model() that stops within about a second of *@cancel turning true: -ECANCELED (the
+ * caller removes what @dir holds). @cancel may be NULL. */
+_warn_unused_result_ int fetch_model_cancellable(const struct fetch_config *c, const char *uri,
+                                                 const char *dir, const atomic_bool *cancel,
+                                                 char *reterr, size_t len_err);
