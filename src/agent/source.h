@@ -37,7 +37,7 @@
 enum agent_source {
         AGENT_SOURCE_FILE,
         AGENT_SOURCE_API,
-        _AGENT_SOURCE_MAX,
+        AGENT_SOURCE__MAX,
 };
 
 enum source_api {
@@ -54,7 +54,7 @@ struct source_view {
 
 /* Zero-initialised = no API source, no views. Fields read-only outside this module. */
 struct source_state {
-        struct source_view views[_AGENT_SOURCE_MAX];
+        struct source_view views[AGENT_SOURCE__MAX];
         enum source_api api;
 };
 
