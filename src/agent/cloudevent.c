@@ -42,9 +42,8 @@ char *ce_header_encode(const char *s)
         if (buf_puts(&b, "") < 0)
                 return NULL;
         for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-                int r = *c <= 0x20 || *c >= 0x7f || *c == '"' || *c == '%'
-                                ? buf_printf(&b, "%%%02X", *c)
-                                : buf_putc(&b, (char)*c);
+                int r = *c < 0x20 || *c == 0x7f ? buf_printf(&b, "%%%02X", *c)
+                                                : buf_putc(&b, (char)*c);
                 if (r < 0) {
                         buf_release(&b);
                         return NULL;

@@ -39,8 +39,8 @@ struct ce_event {
  * The HTTP header lines ("Name: value") of @ev in CloudEvents HTTP binary mode (spec 1.0,
  * http-protocol-binding 3.1.3): ce-specversion, ce-id, ce-source, ce-type, ce-time and KServe's
  * extensions (inferenceservicename, namespace, component, endpoint, metadata, annotations,
- * recordedtime), then Content-Type. Values are percent-encoded as the binding says (space, '"',
- * '%' and bytes outside 0x21-0x7E). *ret is a NULL-terminated owned vector (ce_strv_free).
+ * recordedtime), then Content-Type. Values go as KServe's agent sends them (ce_header_encode()).
+ * *ret is a NULL-terminated owned vector (ce_strv_free).
  * Returns 0, -EINVAL (no id, type or source; a line break in the content type) or -ENOMEM.
  */
 _warn_unused_result_ int ce_http_headers(const struct ce_event *ev, char ***ret);
@@ -48,7 +48,13 @@ _warn_unused_result_ int ce_http_headers(const struct ce_event *ev, char ***ret)
 /* RFC 3339 UTC with microseconds: "2026-12-07T04:20:00.123456Z". @buf is at least 32 bytes. */
 void ce_format_time(uint64_t usec, char buf[static 32]);
 
-/* Percent-encodes @s for a CloudEvents header value. Owned, NULL on OOM. */
+/*
+ * A header value as KServe's agent sends it: CloudEvents' Go SDK, which KServe uses, does not
+ * percent-encode values (the binding's 3.1.3.2; sdk-go issue 1331), and the Go, Java and Python
+ * SDKs that read KServe's events do not decode them, so values go as they are ("Ce-Metadata:
+ * {"X-User":["a"]}"). Only control characters (0x00-0x1F, 0x7F), which would break the header
+ * (Go's client refuses to send them at all), are percent-encoded. Owned, NULL on OOM.
+ */
 char *ce_header_encode(const char *s);
 
 /* The blob-store record as KServe's JSON marshaller writes one LogRequest (bytes base64).
