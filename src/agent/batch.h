@@ -45,7 +45,8 @@ struct batch_req {
 /*
  * Parses a request body. Returns 0, -EBADMSG (not JSON, no or empty "instances"/"inputs", shapes
  * that do not match the data), -EMEDIUMTYPE (V2: well-formed but not mergeable: nested data, no
- * shape, top-level fields other than id/inputs/parameters; pass it through unbatched) or -ENOMEM.
+ * shape, top-level fields other than id/inputs/parameters; pass it through unbatched), -EINVAL
+ * (@kind is neither) or -ENOMEM.
  */
 _warn_unused_result_ int batch_req_parse(enum batch_kind kind, const char *body, size_t len,
                                          struct batch_req *ret);

@@ -264,7 +264,7 @@ static void canonical(char *s)
         }
 }
 
-char *ce_metadata_json(char *const *allow, size_t n_allow, const char *const *names,
+char *ce_metadata_json(const char *const *allow, size_t n_allow, const char *const *names,
                        const char *const *values, size_t n)
 {
         json_t *o = json_object();
@@ -296,7 +296,7 @@ char *ce_metadata_json(char *const *allow, size_t n_allow, const char *const *na
         return s;
 }
 
-char *ce_annotations_json(char *const *items, size_t n)
+char *ce_annotations_json(const char *const *items, size_t n)
 {
         json_t *o = json_object();
         char *s = NULL;

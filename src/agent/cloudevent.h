@@ -73,12 +73,12 @@ char *ce_record_csv(const struct ce_event *ev);
  * Go spelling ("x-user-id" -> "X-User-Id"). @names/@values are the request's @n headers.
  * Owned JSON text ("{}" when none), NULL on OOM.
  */
-char *ce_metadata_json(char *const *allow, size_t n_allow, const char *const *names,
+char *ce_metadata_json(const char *const *allow, size_t n_allow, const char *const *names,
                        const char *const *values, size_t n);
 
 /* The annotations JSON object of KServe's --metadata-annotations "k=v" items (ones without '='
  * are skipped). Owned; NULL for none or OOM. */
-char *ce_annotations_json(char *const *items, size_t n);
+char *ce_annotations_json(const char *const *items, size_t n);
 
 void ce_strv_free(char **v);
 DEFINE_CLEANUP_FUNC(char **, ce_strv_free)

@@ -81,8 +81,8 @@ void logger_submit(struct logger *l, const struct logger_msg *m)
                 it->time_usec = m->time_usec;
                 it->id = strdup(m->id);
                 it->content_type = strdup(m->content_type ? m->content_type : "");
-                it->metadata = ce_metadata_json(l->allow, l->n_allow, m->names, m->values,
-                                                m->n_headers);
+                it->metadata = ce_metadata_json((const char *const *)l->allow, l->n_allow, m->names,
+                                                m->values, m->n_headers);
                 it->body = malloc(m->body_len + 1);
                 if (it->body)
                         memcpy(it->body, m->body ? m->body : "", m->body_len);

@@ -714,7 +714,8 @@ static int start_logger(struct agent_run *s, const struct agent_args *args)
                                &s->annotations, &n_annotations);
         if (r < 0)
                 return log_error_errno(r, "agent: --metadata-headers/--metadata-annotations"), 1;
-        s->annotations_json = ce_annotations_json(s->annotations, n_annotations);
+        s->annotations_json = ce_annotations_json((const char *const *)s->annotations,
+                                                  n_annotations);
         r = logger_start(
                 &(struct logger_config){
                         .url = args->log_url,
