@@ -43,7 +43,23 @@ struct batcher {
         pthread_mutex_t lock;
         struct batch *open; /* batches still taking callers */
         struct batcher_stats st;
+        bool cancelled; /* atomic: batches in flight end (shutdown) */
 };
+
+void batcher_cancel(struct batcher *b)
+{
+        if (b)
+                __atomic_store_n(&b->cancelled, true, __ATOMIC_RELAXED);
+}
+
+/* Ends a transfer in flight once the batcher is cancelled. */
+static int progress(void *userdata, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+        struct batcher *b = userdata;
+
+        (void)dt, (void)dn, (void)ut, (void)un;
+        return __atomic_load_n(&b->cancelled, __ATOMIC_RELAXED) ? 1 : 0;
+}
 
 int batcher_start(const struct batcher_config *cfg, struct batcher **ret)
 {
@@ -113,6 +129,9 @@ static int post(struct batcher *b, const char *path, const char *body, unsigned 
                 curl_easy_setopt(curl, CURLOPT_WRITEDATA, resp);
                 curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
                 curl_easy_setopt(curl, CURLOPT_TIMEOUT, (long)b->c.upstream_timeout_sec);
+                curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+                curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, progress);
+                curl_easy_setopt(curl, CURLOPT_XFERINFODATA, b);
                 curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
                 cr = curl_easy_perform(curl);
                 curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);

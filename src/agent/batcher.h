@@ -10,6 +10,7 @@
  * opened the batch (or filled it) sends it.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,10 @@ struct batcher_stats {
 };
 
 _warn_unused_result_ int batcher_start(const struct batcher_config *cfg, struct batcher **ret);
+/* Ends the batches in flight (their callers get 502) so that the proxy can stop; before
+ * proxy_stop(). NULL-safe. */
+void batcher_cancel(struct batcher *b);
+/* After proxy_stop(): no caller is left. */
 struct batcher *batcher_stop(struct batcher *b);
 DEFINE_CLEANUP_FUNC(struct batcher *, batcher_stop)
 

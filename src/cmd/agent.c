@@ -778,6 +778,7 @@ static int start_batcher(struct agent_run *s, const struct agent_args *args)
 
 static void agent_run_release(struct agent_run *s)
 {
+        batcher_cancel(s->ctx.batcher);
         s->proxy = proxy_stop(s->proxy);
         s->ctx.logger = logger_stop(s->ctx.logger);
         s->ctx.batcher = batcher_stop(s->ctx.batcher);

@@ -154,8 +154,19 @@ class Counter:
                 pass
 
             def forward(self, method):
-                n = int(self.headers.get("Content-Length", "0"))
-                body = self.rfile.read(n) if n else None
+                if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+                    body = b""
+                    while True:
+                        size = int(self.rfile.readline().split(b";")[0], 16)
+                        if size == 0:
+                            while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                                pass
+                            break
+                        body += self.rfile.read(size)
+                        self.rfile.readline()
+                else:
+                    n = int(self.headers.get("Content-Length", "0"))
+                    body = self.rfile.read(n) if n else None
                 if method == "POST" and self.path.endswith("/infer"):
                     try:
                         rows = json.loads(body)["inputs"][0]["shape"][0]
@@ -165,7 +176,8 @@ class Counter:
                         outer.seen.append((self.path, rows))
                 c = http.client.HTTPConnection("127.0.0.1", upstream, timeout=60)
                 hd = {k: v for k, v in self.headers.items()
-                      if k.lower() not in ("host", "connection", "content-length")}
+                      if k.lower() not in ("host", "connection", "content-length",
+                                           "transfer-encoding")}
                 c.request(method, self.path, body=body, headers=hd)
                 r = c.getresponse()
                 data = r.read()
@@ -374,6 +386,37 @@ def logger_steps(bin_, work, counter_port, direct):
             json.loads(base64.b64decode(recs[1]["bytes"])) == json.loads(resp)
         ok(good, f"{fmt}: KServe's record fields, bodies base64 as KServe's marshaller")
         stop(p)
+
+    # --log-mode response, and a chunked request: its event carries the body without the framing
+    rcv = Receiver()
+    p, port = agent(bin_, work, "agent-mode", counter_port,
+                    ["--log-url", f"http://127.0.0.1:{rcv.port}/", "--log-mode", "response"])
+    if ok(port is not None, "the agent starts with --log-mode response"):
+        post(port, "/v2/models/iris/infer", body, {"Ce-Id": "only-response"})
+        wait_for(lambda: rcv.by_id("only-response"), 10)
+        time.sleep(0.3)
+        ok([e["type"] for e in rcv.by_id("only-response")] ==
+           ["org.kubeflow.serving.inference.response"], "--log-mode response logs responses only")
+        stop(p)
+    p, port = agent(bin_, work, "agent-chunked", counter_port,
+                    ["--log-url", f"http://127.0.0.1:{rcv.port}/", "--log-mode", "request"])
+    if ok(port is not None, "the agent starts with --log-mode request"):
+        raw = json.dumps(body).encode()
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        c.request("POST", "/v2/models/iris/infer", body=iter([raw[:10], raw[10:]]),
+                  headers={"Content-Type": "application/json", "Ce-Id": "chunked"},
+                  encode_chunked=True)
+        r = c.getresponse()
+        r.read()
+        c.close()
+        wait_for(lambda: rcv.by_id("chunked"), 10)
+        time.sleep(0.3)
+        evs = rcv.by_id("chunked")
+        ok(r.status == 200 and len(evs) == 1 and evs[0].data == body and
+           evs[0]["type"] == "org.kubeflow.serving.inference.request",
+           "--log-mode request: a chunked request's event holds its body without the framing")
+        stop(p)
+    rcv.stop()
 
     rc = subprocess.run([bin_, "agent", "--port", "0", "--log-url", "file:///tmp",
                          "--log-store-format", "parquet", "--api-watch", "off"],
