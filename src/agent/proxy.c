@@ -474,7 +474,7 @@ static enum step forward_request(struct exch *x)
         if (st != STEP_OK)
                 return st;
         if (http_msg_token_in_list(http_msg_head_get(&x->rq, "Expect"), "100-continue") &&
-            x->rqf != HTTP_MSG_FRAME_NONE && !x->http10 &&
+            x->rqf != HTTP_MSG_FRAME_NONE && !x->http10 && !x->pre &&
             http_msg_write_all(c->client.fd, "HTTP/1.1 100 Continue\r\n\r\n", 25) < 0)
                 return STEP_CLOSE;
         if (x->pre ? http_msg_write_all(c->up.fd, x->pre, x->pre_len) < 0
