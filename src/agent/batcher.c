@@ -154,39 +154,49 @@ static char *error_body(const char *msg)
         return s;
 }
 
+/* A 200 answer cut back per caller; an answer that does not add up is a 500 to each. */
+static void answer_split(struct batch *bt, const struct batch_req *reqs, const struct buf *resp)
+{
+        char *out[BATCH_MAX_CALLERS], err[256] = "", id[UUID_STRING_LEN] = "";
+        int r;
+
+        if (uuid_random(id) < 0)
+                (void)snprintf(id, sizeof(id), "batch");
+        r = batch_split(reqs, bt->n, resp->p ? resp->p : "", resp->len, id, out, err, sizeof(err));
+        for (size_t i = 0; i < bt->n; i++) {
+                bt->w[i]->code = r < 0 ? 500 : 200;
+                bt->w[i]->body = r < 0 ? error_body(err[0] ? err : "out of memory") : out[i];
+        }
+}
+
+/* The model server's failure (or none reached: 502), to every caller. */
+static void answer_failure(struct batch *bt, unsigned code, const struct buf *resp)
+{
+        for (size_t i = 0; i < bt->n; i++) {
+                bt->w[i]->code = code ? code : 502;
+                bt->w[i]->body = code ? strndup(resp->p ? resp->p : "", resp->len)
+                                      : error_body("model server unreachable");
+        }
+}
+
 /* Sends a closed batch and fills in every caller's answer. Called without the lock. */
 static void run(struct batcher *b, struct batch *bt)
 {
         struct batch_req reqs[BATCH_MAX_CALLERS];
         AUTOFREE char *merged = NULL;
         struct buf resp = BUF_INIT(RESPONSE_MAX);
-        char *out[BATCH_MAX_CALLERS], err[256] = "", id[UUID_STRING_LEN] = "";
         unsigned code = 0;
-        int r = -ENOMEM;
 
         for (size_t i = 0; i < bt->n; i++)
                 reqs[i] = bt->w[i]->req;
         merged = batch_merge(reqs, bt->n);
         log_debug("batcher: %zu requests, %zu rows to %s", bt->n, bt->rows, bt->path);
         if (merged)
-                r = post(b, bt->path, merged, &code, &resp);
-        if (r >= 0 && code == 200) {
-                if (uuid_random(id) < 0)
-                        (void)snprintf(id, sizeof(id), "batch");
-                r = batch_split(reqs, bt->n, resp.p ? resp.p : "", resp.len, id, out, err,
-                                sizeof(err));
-                for (size_t i = 0; i < bt->n; i++) {
-                        bt->w[i]->code = r < 0 ? 500 : 200;
-                        bt->w[i]->body = r < 0 ? error_body(err) : out[i];
-                }
-        } else {
-                /* the model server's failure, to every caller */
-                for (size_t i = 0; i < bt->n; i++) {
-                        bt->w[i]->code = code ? code : 502;
-                        bt->w[i]->body = code ? strndup(resp.p ? resp.p : "", resp.len)
-                                              : error_body("model server unreachable");
-                }
-        }
+                (void)post(b, bt->path, merged, &code, &resp);
+        if (merged && code == 200)
+                answer_split(bt, reqs, &resp);
+        else
+                answer_failure(bt, merged ? code : 500, &resp);
         buf_release(&resp);
 }
 

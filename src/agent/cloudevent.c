@@ -73,6 +73,11 @@ static int add(char **v, size_t *n, const char *name, const char *value)
         return 0;
 }
 
+static const char *or_empty(const char *s)
+{
+        return s ? s : "";
+}
+
 int ce_http_headers(const struct ce_event *ev, char ***ret)
 {
         char t[32], rt[32];
@@ -82,46 +87,36 @@ int ce_http_headers(const struct ce_event *ev, char ***ret)
 
         if (!set(ev->id) || !set(ev->type) || !set(ev->source))
                 return -EINVAL;
-        v = calloc(16, sizeof(char *));
-        if (!v)
-                return -ENOMEM;
+        if (set(ev->content_type) && strpbrk(ev->content_type, "\r\n"))
+                return -EINVAL; /* an ordinary header: not encoded, but never a line break */
         ce_format_time(ev->time_usec, t);
         ce_format_time(ev->recorded_usec, rt);
-        r = add(v, &n, "Ce-Specversion", "1.0");
-        if (r >= 0)
-                r = add(v, &n, "Ce-Id", ev->id);
-        if (r >= 0)
-                r = add(v, &n, "Ce-Source", ev->source);
-        if (r >= 0)
-                r = add(v, &n, "Ce-Type", ev->type);
-        if (r >= 0)
-                r = add(v, &n, "Ce-Time", t);
-        if (r >= 0)
-                r = add(v, &n, "Ce-Recordedtime", rt);
-        /* KServe sets these extensions even when empty; an empty header is legal and the SDKs
+        /* KServe sets the four extensions even when empty; an empty header is legal and the SDKs
          * read it as "" */
-        if (r >= 0)
-                r = add(v, &n, "Ce-Inferenceservicename",
-                        ev->inference_service ? ev->inference_service : "");
-        if (r >= 0)
-                r = add(v, &n, "Ce-Namespace", ev->namespace_ ? ev->namespace_ : "");
-        if (r >= 0)
-                r = add(v, &n, "Ce-Component", ev->component ? ev->component : "");
-        if (r >= 0)
-                r = add(v, &n, "Ce-Endpoint", ev->endpoint ? ev->endpoint : "");
-        if (r >= 0)
-                r = add(v, &n, "Ce-Metadata", set(ev->metadata_json) ? ev->metadata_json : "{}");
-        if (r >= 0 && set(ev->annotations_json))
-                r = add(v, &n, "Ce-Annotations", ev->annotations_json);
-        if (r >= 0 && set(ev->content_type)) {
-                /* Content-Type is an ordinary header: not percent-encoded, but never a line
-                 * break */
-                if (strpbrk(ev->content_type, "\r\n"))
-                        r = -EINVAL;
-                else if (asprintf(&v[n], "Content-Type: %s", ev->content_type) < 0)
-                        r = -ENOMEM;
-                else
-                        n++;
+        const char *const h[][2] = {
+                { "Ce-Specversion", "1.0" },
+                { "Ce-Id", ev->id },
+                { "Ce-Source", ev->source },
+                { "Ce-Type", ev->type },
+                { "Ce-Time", t },
+                { "Ce-Recordedtime", rt },
+                { "Ce-Inferenceservicename", or_empty(ev->inference_service) },
+                { "Ce-Namespace", or_empty(ev->namespace_) },
+                { "Ce-Component", or_empty(ev->component) },
+                { "Ce-Endpoint", or_empty(ev->endpoint) },
+                { "Ce-Metadata", set(ev->metadata_json) ? ev->metadata_json : "{}" },
+                { "Ce-Annotations", ev->annotations_json },
+        };
+        v = calloc(ELEMENTSOF(h) + 2, sizeof(char *));
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0; i < ELEMENTSOF(h) && r >= 0; i++)
+                if (set(h[i][1]) || !streq(h[i][0], "Ce-Annotations"))
+                        r = add(v, &n, h[i][0], h[i][1]);
+        if (r >= 0 && set(ev->content_type) &&
+            asprintf(&v[n], "Content-Type: %s", ev->content_type) < 0) {
+                v[n] = NULL;
+                r = -ENOMEM;
         }
         if (r < 0) {
                 ce_strv_free(v);

@@ -233,37 +233,62 @@ static int write_all_fd(int fd, const char *s, size_t len)
         return 0;
 }
 
+/* A segment of the record key: "s/" or "" when unset. */
+static const char *seg(const char *s, const char **ret_slash)
+{
+        *ret_slash = s ? "/" : "";
+        return s ? s : "";
+}
+
+/* DIR/[ns/][isvc/][component/][store-path/]ID-TYPE.EXT; -EINVAL for an id that is no file name. */
+static int record_path(const struct logger *l, const struct item *it, char **ret)
+{
+        const char *s1, *s2, *s3, *s4;
+        const char *ns = seg(l->ns, &s1), *isvc = seg(l->isvc, &s2);
+        const char *comp = seg(l->component, &s3), *sp = seg(l->store_path, &s4);
+
+        if (strchr(it->id, '/') || streq(it->id, "..") || streq(it->id, "."))
+                return -EINVAL;
+        if (asprintf(ret, "%s/%s%s%s%s%s%s%s%s%s-%s.%s", l->dir, ns, s1, isvc, s2, comp, s3, sp, s4,
+                     it->id, it->response ? "response" : "request",
+                     streq(l->format, "csv") ? "csv" : "json") < 0) {
+                *ret = NULL;
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+/* The record in the store's format (csv: header line and one row). Owned, NULL on OOM. */
+static char *record_text(const struct logger *l, const struct item *it)
+{
+        AUTOFREE char *row = NULL;
+        struct ce_event ev;
+        char *text = NULL;
+
+        event_of(l, it, &ev);
+        if (!streq(l->format, "csv"))
+                return ce_record_json(&ev);
+        row = ce_record_csv(&ev);
+        if (row && asprintf(&text, "%s%s", ce_record_csv_header(), row) < 0)
+                text = NULL;
+        return text;
+}
+
 /* KServe's object key under the store root: [ns/][isvc/][component/][store-path/]ID-TYPE.EXT,
  * written to a temporary name and renamed, so a reader never sees half a record. */
 static int store_record(struct logger *l, const struct item *it)
 {
-        AUTOFREE char *path = NULL, *tmp = NULL, *text = NULL, *row = NULL;
-        struct ce_event ev;
-        bool csv = streq(l->format, "csv");
+        AUTOFREE char *path = NULL, *tmp = NULL, *text = NULL;
         int fd, r;
 
-        if (strchr(it->id, '/') || streq(it->id, "..") || streq(it->id, "."))
-                return -EINVAL;
-        if (asprintf(&path, "%s/%s%s%s%s%s%s%s%s%s-%s.%s", l->dir, l->ns ? l->ns : "",
-                     l->ns ? "/" : "", l->isvc ? l->isvc : "", l->isvc ? "/" : "",
-                     l->component ? l->component : "", l->component ? "/" : "",
-                     l->store_path ? l->store_path : "", l->store_path ? "/" : "", it->id,
-                     it->response ? "response" : "request", csv ? "csv" : "json") < 0) {
-                path = NULL;
-                return -ENOMEM;
-        }
+        r = record_path(l, it, &path);
+        if (r < 0)
+                return r;
         if (asprintf(&tmp, "%s.tmp", path) < 0) {
                 tmp = NULL;
                 return -ENOMEM;
         }
-        event_of(l, it, &ev);
-        if (csv) {
-                row = ce_record_csv(&ev);
-                if (row && asprintf(&text, "%s%s", ce_record_csv_header(), row) < 0)
-                        text = NULL;
-        } else {
-                text = ce_record_json(&ev);
-        }
+        text = record_text(l, it);
         if (!text)
                 return -ENOMEM;
         r = mkdir_parents(path);
@@ -423,7 +448,7 @@ int logger_start(const struct logger_config *cfg, struct logger **ret, char *err
         l->annotations = dup_opt(cfg->annotations_json);
         l->store_path = dup_opt(cfg->store_path);
         l->format = strdup(cfg->store_format ? cfg->store_format : "json");
-        l->q = calloc(l->c.queue_size, sizeof(*l->q));
+        l->q = calloc(l->c.queue_size, sizeof(struct item *));
         l->allow = calloc(cfg->n_metadata_headers + 1, sizeof(char *));
         r = l->url && l->source && l->format && l->q && l->allow ? 0 : -ENOMEM;
         for (size_t i = 0; i < cfg->n_metadata_headers && r >= 0; i++) {

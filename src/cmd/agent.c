@@ -202,6 +202,63 @@ static int count_set(uint32_t *v, const char *arg, uint32_t max, const char *nam
         return 0;
 }
 
+/* The logger's and batcher's flags. */
+static int logger_batcher_set(struct agent_args *a, const struct cli_option *opt, const char *arg,
+                              char *err, size_t err_size)
+{
+        switch (opt->id) {
+        case OPT_LOG_URL:
+                a->log_url = arg;
+                return 0;
+        case OPT_SOURCE_URI:
+                a->source_uri = arg;
+                return 0;
+        case OPT_LOG_MODE:
+                a->log_mode = logger_mode_from_string(arg);
+                if (a->log_mode < 0) {
+                        (void)snprintf(err, err_size,
+                                       "invalid --log-mode '%s' (all, request or response)", arg);
+                        return -EINVAL;
+                }
+                return 0;
+        case OPT_LOG_STORE_PATH:
+                a->log_store_path = arg;
+                return 0;
+        case OPT_LOG_STORE_FORMAT:
+                a->log_store_format = arg;
+                return 0;
+        case OPT_ENDPOINT:
+                a->endpoint = arg;
+                return 0;
+        case OPT_COMPONENT:
+                a->component = arg;
+                return 0;
+        case OPT_METADATA_HEADERS:
+                return list_add(a->metadata_headers, &a->n_metadata_headers, arg, err, err_size,
+                                opt->name);
+        case OPT_METADATA_ANNOTATIONS:
+                return list_add(a->metadata_annotations, &a->n_metadata_annotations, arg, err,
+                                err_size, opt->name);
+        case OPT_LOGGER_CA:
+                a->logger_ca = arg;
+                return 0;
+        case OPT_LOGGER_SKIP_VERIFY:
+                return cli_parse_bool(arg, &a->tls_skip_verify) < 0 ? -EINVAL : 0;
+        case OPT_LOG_WORKERS:
+                return count_set(&a->log_workers, arg, 64, opt->name, err, err_size);
+        case OPT_LOG_QUEUE:
+                return count_set(&a->log_queue, arg, 1000000, opt->name, err, err_size);
+        case OPT_ENABLE_BATCHER:
+                return cli_parse_bool(arg, &a->batcher) < 0 ? -EINVAL : 0;
+        case OPT_MAX_BATCHSIZE:
+                return count_set(&a->max_batchsize, arg, 100000, opt->name, err, err_size);
+        case OPT_MAX_LATENCY:
+                return count_set(&a->max_latency, arg, 3600000, opt->name, err, err_size);
+        default:
+                return -EINVAL;
+        }
+}
+
 static int agent_set(void *userdata, const struct cli_option *opt, const char *arg, char *err,
                      size_t err_size)
 {
@@ -281,60 +338,13 @@ static int agent_set(void *userdata, const struct cli_option *opt, const char *a
                         return -EINVAL;
                 }
                 return 0;
-        case OPT_LOG_URL:
-                a->log_url = arg;
-                return 0;
-        case OPT_SOURCE_URI:
-                a->source_uri = arg;
-                return 0;
-        case OPT_LOG_MODE:
-                a->log_mode = logger_mode_from_string(arg);
-                if (a->log_mode < 0) {
-                        (void)snprintf(err, err_size,
-                                       "invalid --log-mode '%s' (all, request or response)", arg);
-                        return -EINVAL;
-                }
-                return 0;
-        case OPT_LOG_STORE_PATH:
-                a->log_store_path = arg;
-                return 0;
-        case OPT_LOG_STORE_FORMAT:
-                a->log_store_format = arg;
-                return 0;
-        case OPT_ENDPOINT:
-                a->endpoint = arg;
-                return 0;
-        case OPT_COMPONENT:
-                a->component = arg;
-                return 0;
-        case OPT_METADATA_HEADERS:
-                return list_add(a->metadata_headers, &a->n_metadata_headers, arg, err, err_size,
-                                opt->name);
-        case OPT_METADATA_ANNOTATIONS:
-                return list_add(a->metadata_annotations, &a->n_metadata_annotations, arg, err,
-                                err_size, opt->name);
-        case OPT_LOGGER_CA:
-                a->logger_ca = arg;
-                return 0;
-        case OPT_LOGGER_SKIP_VERIFY:
-                return cli_parse_bool(arg, &a->tls_skip_verify) < 0 ? -EINVAL : 0;
-        case OPT_LOG_WORKERS:
-                return count_set(&a->log_workers, arg, 64, opt->name, err, err_size);
-        case OPT_LOG_QUEUE:
-                return count_set(&a->log_queue, arg, 1000000, opt->name, err, err_size);
-        case OPT_ENABLE_BATCHER:
-                return cli_parse_bool(arg, &a->batcher) < 0 ? -EINVAL : 0;
-        case OPT_MAX_BATCHSIZE:
-                return count_set(&a->max_batchsize, arg, 100000, opt->name, err, err_size);
-        case OPT_MAX_LATENCY:
-                return count_set(&a->max_latency, arg, 3600000, opt->name, err, err_size);
         case OPT_IGNORED:
                 used = strlen(a->ignored);
                 (void)snprintf(a->ignored + used, sizeof(a->ignored) - used, "%s--%s",
                                used ? " " : "", opt->name);
                 return 0;
         default:
-                return -EINVAL;
+                return logger_batcher_set(a, opt, arg, err, err_size);
         }
         if (safe_atou32(arg, secs) < 0 || *secs == 0 || *secs > 86400) {
                 (void)snprintf(err, err_size, "invalid --%s '%s' (1-86400 seconds)", opt->name,
@@ -675,7 +685,7 @@ struct agent_run {
 /* A StringSlice flag's values split at commas (Go's pflag), into an owned vector. */
 static int split_list(const char *const *v, size_t n, char ***ret, size_t *ret_n)
 {
-        char **out = calloc(LIST_MAX * 8 + 1, sizeof(char *));
+        char **out = calloc((size_t)LIST_MAX * 8 + 1, sizeof(char *));
         size_t k = 0;
 
         if (!out)
@@ -683,7 +693,7 @@ static int split_list(const char *const *v, size_t n, char ***ret, size_t *ret_n
         for (size_t i = 0; i < n; i++)
                 for (const char *p = v[i]; *p;) {
                         size_t l = strcspn(p, ",");
-                        if (k >= LIST_MAX * 8) {
+                        if (k >= (size_t)LIST_MAX * 8) {
                                 ce_strv_free(out);
                                 return -E2BIG;
                         }
