@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include "util/base64.h"
 #include "util/buf.h"
+#include "util/time-util.h"
 
 void ce_strv_free(char **v)
 {
@@ -21,18 +21,8 @@ void ce_strv_free(char **v)
 
 void ce_format_time(uint64_t usec, char buf[static 32])
 {
-        time_t s = (time_t)(usec / 1000000);
-        struct tm tm;
-
-        if (!gmtime_r(&s, &tm)) {
-                (void)snprintf(buf, 32, "1970-01-01T00:00:00Z");
-                return;
-        }
-        if (strftime(buf, 32, "%Y-%m-%dT%H:%M:%S", &tm) != 19) {
-                (void)snprintf(buf, 32, "1970-01-01T00:00:00Z");
-                return;
-        }
-        (void)snprintf(buf + 19, 32 - 19, ".%06uZ", (unsigned)(usec % 1000000) % 1000000U);
+        if (format_micro_time(usec, buf, 32) < 0)
+                (void)snprintf(buf, 32, "1970-01-01T00:00:00.000000Z");
 }
 
 char *ce_header_encode(const char *s)
