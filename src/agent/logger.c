@@ -374,35 +374,34 @@ static void logger_free_fields(struct logger *l)
         free(l);
 }
 
-/* Checks the configuration. Returns 0 or -EINVAL with @err set. */
+/* Checks the configuration. Returns 0, -EINVAL (malformed) or -EOPNOTSUPP (a destination
+ * KServe has and this agent has not) with @err set. */
 static int check_config(const struct logger_config *c, char *err, size_t err_size)
 {
-        const char *f = c->store_format ? c->store_format : "json";
+        bool file;
 
         if (!c->url || !*c->url)
                 return snprintf(err, err_size, "no --log-url"), -EINVAL;
-        if (strncmp(c->url, "http://", 7) != 0 && strncmp(c->url, "https://", 8) != 0 &&
-            strncmp(c->url, "file:///", 8) != 0)
+        if (c->mode < 0 || c->mode >= LOGGER_MODE__MAX)
+                return snprintf(err, err_size, "invalid --log-mode"), -EINVAL;
+        file = strncmp(c->url, "file:///", 8) == 0;
+        if (strncmp(c->url, "http://", 7) != 0 && strncmp(c->url, "https://", 8) != 0 && !file)
                 return snprintf(err, err_size,
                                 "--log-url %s: this agent sends to http(s):// sinks and writes to "
                                 "file:///DIR; s3://, gs:// and abfs:// blob stores are not "
                                 "supported yet",
                                 c->url),
-                       -EINVAL;
-        if (streq(f, "parquet"))
+                       -EOPNOTSUPP;
+        /* the store format and path matter for the blob store only, as in KServe */
+        if (file && c->store_format && streq(c->store_format, "parquet"))
                 return snprintf(err, err_size,
                                 "--log-store-format parquet is not supported: no Parquet C "
-                                "library (Apache Arrow GLib) is available to this build"),
-                       -EINVAL;
-        if (!streq(f, "json") && !streq(f, "csv"))
-                return snprintf(err, err_size, "--log-store-format %s: json, csv or parquet", f),
-                       -EINVAL;
-        if (c->store_path && (strstr(c->store_path, "..") || c->store_path[0] == '/'))
+                                "library (Apache Arrow/Parquet GLib) is available to this build"),
+                       -EOPNOTSUPP;
+        if (file && c->store_path && (strstr(c->store_path, "..") || c->store_path[0] == '/'))
                 return snprintf(err, err_size, "--log-store-path %s: a relative path without ..",
                                 c->store_path),
                        -EINVAL;
-        if (c->mode < 0 || c->mode >= LOGGER_MODE__MAX)
-                return snprintf(err, err_size, "invalid --log-mode"), -EINVAL;
         return 0;
 }
 
@@ -447,7 +446,8 @@ int logger_start(const struct logger_config *cfg, struct logger **ret, char *err
         l->endpoint = dup_opt(cfg->endpoint);
         l->annotations = dup_opt(cfg->annotations_json);
         l->store_path = dup_opt(cfg->store_path);
-        l->format = strdup(cfg->store_format ? cfg->store_format : "json");
+        /* KServe's agent takes any other format as json */
+        l->format = strdup(cfg->store_format && streq(cfg->store_format, "csv") ? "csv" : "json");
         l->q = calloc(l->c.queue_size, sizeof(struct item *));
         l->allow = calloc(cfg->n_metadata_headers + 1, sizeof(char *));
         r = l->url && l->source && l->format && l->q && l->allow ? 0 : -ENOMEM;

@@ -35,7 +35,7 @@ struct logger_config {
         size_t n_metadata_headers;
         const char *annotations_json; /* NULL for none */
         const char *store_path;       /* KServe's --log-store-path: a path segment in the key */
-        const char *store_format;     /* json, csv (parquet is refused) */
+        const char *store_format;     /* csv, else json (parquet is refused) */
         const char *ca_cert_file;     /* relative: under /etc/tls/logger, as KServe */
         bool tls_skip_verify;
         unsigned workers;    /* default 5 */
@@ -46,7 +46,9 @@ struct logger_stats {
         uint64_t queued, sent, failed, dropped;
 };
 
-/* Checks @cfg (url scheme, format) and starts the workers. -EINVAL with @err set. */
+/* Checks @cfg and starts the workers. -EINVAL (malformed: KServe's agent exits too) or
+ * -EOPNOTSUPP (s3://, gs://, abfs:// or a parquet store: KServe has them, this agent not yet)
+ * with @err set. */
 _warn_unused_result_ int logger_start(const struct logger_config *cfg, struct logger **ret,
                                       char *err, size_t err_size);
 struct logger *logger_stop(struct logger *l);

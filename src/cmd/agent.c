@@ -746,6 +746,11 @@ static int start_logger(struct agent_run *s, const struct agent_args *args)
                         .queue_size = args->log_queue,
                 },
                 &s->ctx.logger, err, sizeof(err));
+        if (r == -EOPNOTSUPP) {
+                /* a destination KServe's agent has and this one not: serving goes on */
+                log_error("agent: request logging is OFF: %s", err);
+                return 0;
+        }
         if (r < 0) {
                 if (err[0])
                         log_error("agent: %s", err);

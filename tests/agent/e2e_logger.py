@@ -418,11 +418,22 @@ def logger_steps(bin_, work, counter_port, direct):
         stop(p)
     rcv.stop()
 
-    rc = subprocess.run([bin_, "agent", "--port", "0", "--log-url", "file:///tmp",
-                         "--log-store-format", "parquet", "--api-watch", "off"],
-                        capture_output=True, text=True, timeout=20)
-    ok(rc.returncode == 1 and "parquet" in rc.stderr,
-       "--log-store-format parquet is refused at start, named")
+    # destinations KServe has and this agent not: named, and serving goes on without logging
+    for name, extra in (("parquet", ["--log-url", f"file://{work}", "--log-store-format",
+                                     "parquet"]),
+                        ("s3", ["--log-url", "s3://bucket/logs"])):
+        p, port = agent(bin_, work, f"agent-{name}", counter_port, extra)
+        st = post(port, "/v2/models/iris/infer", body)[0] if port else None
+        stop(p)
+        with open(os.path.join(work, f"agent-{name}.log")) as f:
+            log = f.read()
+        ok(st == 200 and "request logging is OFF" in log and name in log,
+           f"{name}: not supported, named in an error, and inference still served")
+    rc = subprocess.run([bin_, "agent", "--port", "0", "--log-url", "http://x/", "--log-mode",
+                         "metadata", "--api-watch", "off"], capture_output=True, text=True,
+                        timeout=20)
+    ok(rc.returncode != 0 and "--log-mode" in rc.stderr,
+       "an invalid --log-mode fails the start, as KServe's agent")
 
 
 def batcher_steps(bin_, work, counter, direct):
