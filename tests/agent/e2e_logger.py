@@ -19,6 +19,7 @@ import http.server
 import json
 import os
 import shutil
+import ssl
 import statistics
 import subprocess
 import sys
@@ -96,7 +97,7 @@ def metrics(port):
 class Receiver:
     """A sink: every POST parsed by the CloudEvents SDK; `delay` seconds before answering."""
 
-    def __init__(self):
+    def __init__(self, tls=None):
         self.events = []
         self.raw = []
         self.delay = 0.0
@@ -125,6 +126,10 @@ class Receiver:
 
         self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
         self.srv.daemon_threads = True
+        if tls:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(*tls)
+            self.srv.socket = ctx.wrap_socket(self.srv.socket, server_side=True)
         self.port = self.srv.server_address[1]
         threading.Thread(target=self.srv.serve_forever, daemon=True).start()
 
@@ -417,6 +422,31 @@ def logger_steps(bin_, work, counter_port, direct):
            "--log-mode request: a chunked request's event holds its body without the framing")
         stop(p)
     rcv.stop()
+
+    # an https sink: its CA given by --logger-ca-cert-file, or --logger-tls-skip-verify
+    if shutil.which("openssl"):
+        crt, key = os.path.join(work, "sink.crt"), os.path.join(work, "sink.key")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
+                        "-out", crt, "-days", "1", "-subj", "/CN=127.0.0.1", "-addext",
+                        "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+        tls = Receiver(tls=(crt, key))
+        for name, extra, want in (("ca", ["--logger-ca-cert-file", crt], True),
+                                  ("skip-verify", ["--logger-tls-skip-verify", "true"], True),
+                                  ("unverified", [], False)):
+            p, port = agent(bin_, work, f"agent-tls-{name}", counter_port,
+                            ["--log-url", f"https://127.0.0.1:{tls.port}/", *extra])
+            if port:
+                post(port, "/v2/models/iris/infer", body, {"Ce-Id": f"tls-{name}"})
+                got = wait_for(lambda: len(tls.by_id(f"tls-{name}")) == 2, 5 if want else 2)
+                fails = metrics(port)["modelplane_agent_log_failed_total"]
+                ok(got == want and (want or wait_for(
+                    lambda: metrics(port)["modelplane_agent_log_failed_total"] == 2, 10)),
+                   f"https sink, {name}: " + ("delivered" if want else
+                                               f"not delivered, counted as failed ({fails})"))
+            stop(p)
+        tls.stop()
+    else:
+        note("SKIP https sink steps: no openssl to make a certificate")
 
     # destinations KServe has and this agent not: named, and serving goes on without logging
     for name, extra in (("parquet", ["--log-url", f"file://{work}", "--log-store-format",
