@@ -466,6 +466,66 @@ def logger_steps(bin_, work, counter_port, direct):
        "an invalid --log-mode fails the start, as KServe's agent")
 
 
+class V1Server:
+    """KServe's V1 protocol, which MLServer does not speak: each instance's prediction is the sum
+    of its numbers; records the sizes of the requests it gets."""
+
+    def __init__(self):
+        self.sizes = []
+        outer = self
+
+        class H(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                inst = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["instances"]
+                outer.sizes.append(len(inst))
+                out = json.dumps({"predictions": [sum(i) for i in inst]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out)
+
+        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.srv.daemon_threads = True
+        self.port = self.srv.server_address[1]
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+
+
+def v1_steps(bin_, work):
+    v1 = V1Server()
+    p, port = agent(bin_, work, "agent-v1", v1.port,
+                    ["--enable-batcher", "--max-batchsize", "6", "--max-latency", "500"])
+    if not ok(port is not None, "the agent starts with --enable-batcher (V1 server)"):
+        return
+    reqs = [{"instances": [[1, 1]]}, {"instances": [[2, 2], [3, 3]]},
+            {"instances": [[4, 4], [5, 5], [6, 6]]}]
+    out = [None] * 3
+
+    def one(i):
+        out[i] = post(port, "/v1/models/m:predict", reqs[i])
+
+    ts = [threading.Thread(target=one, args=(i,)) for i in range(3)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    got = [json.loads(b) for _, b in out]
+    ok(all(s == 200 for s, _ in out) and
+       [g["predictions"] for g in got] == [[2], [4, 6], [8, 10, 12]] and
+       all(g["message"] == "" and len(g["batchId"]) == 36 for g in got) and
+       len({g["batchId"] for g in got}) == 1,
+       "V1: 3 concurrent :predict requests answered as KServe's batcher answers (predictions, "
+       "one batchId, message)")
+    ok(v1.sizes == [6], f"V1: the server saw one request of 6 instances ({v1.sizes})")
+    stop(p)
+    v1.srv.shutdown()
+
+
 def batcher_steps(bin_, work, counter, direct):
     p, port = agent(bin_, work, "agent-batcher", counter.port,
                     ["--enable-batcher", "--max-batchsize", "8", "--max-latency", "500"])
@@ -556,6 +616,7 @@ def main():
 
         logger_steps(bin_, work, counter.port, direct)
         batcher_steps(bin_, work, counter, direct)
+        v1_steps(bin_, work)
     finally:
         for p in procs:
             if p.poll() is None:
