@@ -29,7 +29,7 @@ struct item {
 struct logger {
         struct logger_config c;
         char *url, *source, *isvc, *ns, *component, *endpoint, *annotations, *store_path;
-        char *format, *ca_file;
+        char *format, *ca_file, *cert_name;
         char **allow;
         size_t n_allow;
         char *dir; /* file:// blob store root, or NULL */
@@ -126,7 +126,7 @@ static void event_of(const struct logger *l, const struct item *it, struct ce_ev
                 .metadata_json = it->metadata,
                 .annotations_json = l->annotations,
                 .log_url = l->url,
-                .cert_name = l->ca_file,
+                .cert_name = l->cert_name,
                 .tls_skip_verify = l->c.tls_skip_verify,
                 .body = it->body,
                 .body_len = it->body_len,
@@ -367,6 +367,7 @@ static void logger_free_fields(struct logger *l)
         free(l->store_path);
         free(l->format);
         free(l->ca_file);
+        free(l->cert_name);
         free(l->dir);
         free(l->q);
         pthread_mutex_destroy(&l->lock);
@@ -458,6 +459,9 @@ int logger_start(const struct logger_config *cfg, struct logger **ret, char *err
         }
         if (r >= 0)
                 r = ca_path(cfg->ca_cert_file, &l->ca_file);
+        if (r >= 0 && cfg->ca_cert_file && *cfg->ca_cert_file &&
+            !(l->cert_name = strdup(cfg->ca_cert_file)))
+                r = -ENOMEM;
         if (r >= 0 && strncmp(cfg->url, "file://", 7) == 0 && !(l->dir = strdup(cfg->url + 7)))
                 r = -ENOMEM;
         for (unsigned i = 0; i < l->c.workers && r >= 0; i++) {
