@@ -179,6 +179,15 @@ static void answer_failure(struct batch *bt, unsigned code, const struct buf *re
         }
 }
 
+/* The merged body could not be made (out of memory): 500 to every caller. */
+static void answer_oom(struct batch *bt)
+{
+        for (size_t i = 0; i < bt->n; i++) {
+                bt->w[i]->code = 500;
+                bt->w[i]->body = error_body("out of memory");
+        }
+}
+
 /* Sends a closed batch and fills in every caller's answer. Called without the lock. */
 static void run(struct batcher *b, struct batch *bt)
 {
@@ -193,10 +202,12 @@ static void run(struct batcher *b, struct batch *bt)
         log_debug("batcher: %zu requests, %zu rows to %s", bt->n, bt->rows, bt->path);
         if (merged)
                 (void)post(b, bt->path, merged, &code, &resp);
-        if (merged && code == 200)
+        if (!merged)
+                answer_oom(bt);
+        else if (code == 200)
                 answer_split(bt, reqs, &resp);
         else
-                answer_failure(bt, merged ? code : 500, &resp);
+                answer_failure(bt, code, &resp);
         buf_release(&resp);
 }
 

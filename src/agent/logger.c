@@ -38,6 +38,7 @@ struct logger {
         struct item **q;
         size_t head, n;
         bool stopping;
+        bool failing; /* the last delivery failed: one warning per outage, not per event */
         pthread_t threads[WORKERS_MAX];
         unsigned n_threads;
         struct logger_stats st;
@@ -73,9 +74,18 @@ bool logger_wants(const struct logger *l, bool response)
 
 void logger_submit(struct logger *l, const struct logger_msg *m)
 {
-        struct item *it = calloc(1, sizeof(*it));
-        bool queued = false;
+        struct item *it = NULL;
+        bool queued = false, full;
 
+        /* a full queue drops at once, without copying the body first */
+        pthread_mutex_lock(&l->lock);
+        full = l->n >= l->c.queue_size || l->stopping;
+        if (full)
+                l->st.dropped++;
+        pthread_mutex_unlock(&l->lock);
+        if (full)
+                return;
+        it = calloc(1, sizeof(*it));
         if (it) {
                 it->response = m->response;
                 it->time_usec = m->time_usec;
@@ -307,6 +317,23 @@ static int store_record(struct logger *l, const struct item *it)
         return r;
 }
 
+/* One warning when deliveries start failing, one note when they work again; the rest is counted
+ * (modelplane_agent_log_failed_total), not logged per event. Called with the lock held. */
+static void outage_note(struct logger *l, int r, const struct item *it)
+{
+        if (r < 0 && !l->failing)
+                log_warn_errno(r,
+                               "logger: %s %s not delivered to %s; further failures are counted "
+                               "in modelplane_agent_log_failed_total",
+                               it->response ? "response" : "request", it->id, l->url);
+        else if (r >= 0 && l->failing)
+                log_info("logger: events are delivered to %s again", l->url);
+        else if (r < 0)
+                log_debug("logger: %s %s not delivered to %s",
+                          it->response ? "response" : "request", it->id, l->url);
+        l->failing = r < 0;
+}
+
 static void *worker(void *userdata)
 {
         struct logger *l = userdata;
@@ -329,16 +356,12 @@ static void *worker(void *userdata)
                 pthread_mutex_unlock(&l->lock);
 
                 r = l->dir ? store_record(l, it) : curl ? send_event(l, curl, it) : -ENOMEM;
-                if (r < 0)
-                        log_warn_errno(r, "logger: %s %s for %s not delivered to %s",
-                                       it->response ? "response" : "request", it->id,
-                                       l->c.inference_service ? l->c.inference_service : "-",
-                                       l->url);
                 pthread_mutex_lock(&l->lock);
                 if (r < 0)
                         l->st.failed++;
                 else
                         l->st.sent++;
+                outage_note(l, r, it);
                 pthread_mutex_unlock(&l->lock);
                 item_free(it);
         }
