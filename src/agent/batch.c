@@ -115,6 +115,9 @@ static int parse_v2(json_t *b, struct batch_req *ret)
                         return -EMEDIUMTYPE;
         if (id && !json_is_string(id))
                 return -EBADMSG;
+        /* the binary tensor extension answers in bytes, which are not cut here */
+        if (json_object_get(json_object_get(b, "parameters"), "binary_data_output"))
+                return -EMEDIUMTYPE;
         key = json_pack("{s:O*,s:[]}", "parameters", json_object_get(b, "parameters"), "inputs");
         if (!key)
                 return -ENOMEM;

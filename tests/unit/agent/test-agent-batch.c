@@ -160,6 +160,8 @@ Test(batch, malformed_and_unmergeable_bodies)
                 "{\"inputs\":[{\"name\":\"x\",\"shape\":[1,2],\"datatype\":\"FP64\","
                 "\"data\":[[1,2]]}]}",
                 "{\"inputs\":[{\"name\":\"x\",\"shape\":[1],\"data\":[1]}],\"outputs\":[]}",
+                "{\"inputs\":[{\"name\":\"x\",\"shape\":[1],\"data\":[1]}],"
+                "\"parameters\":{\"binary_data_output\":true}}",
                 "{\"inputs\":[{\"name\":\"x\",\"shape\":[1],\"data\":[1]},"
                 "{\"name\":\"y\",\"shape\":[2],\"data\":[1,2]}]}",
         };
