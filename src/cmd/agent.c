@@ -132,7 +132,7 @@ static const struct cli_option agent_options[] = {
         { "log-store-path", 0, CLI_ARG_REQUIRED, "PATH",
           "path segment of blob-store records (file:// log URL)", OPT_LOG_STORE_PATH },
         { "log-store-format", 0, CLI_ARG_REQUIRED, "FMT",
-          "json or csv (parquet: refused, see docs/agent.md)", OPT_LOG_STORE_FORMAT },
+          "csv, else json (parquet: not supported,\nsee docs/agent.md)", OPT_LOG_STORE_FORMAT },
         { "endpoint", 0, CLI_ARG_REQUIRED, "NAME", "ce-endpoint of logged events", OPT_ENDPOINT },
         { "component", 0, CLI_ARG_REQUIRED, "NAME", "ce-component of logged events",
           OPT_COMPONENT },
