@@ -4,7 +4,7 @@
 // budget (exit 1 over budget).
 import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, writeFileSync, readdirSync, statSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -83,6 +83,7 @@ const html = `<!doctype html>
     <meta charset="utf-8" />
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <title>modelplane</title>
+    <link rel="icon" type="image/svg+xml" href="./favicon.svg" />
     ${cssOut ? `<link rel="stylesheet" href="./${rel(cssOut)}" />` : ''}
     <script type="module" src="./${rel(entryOut)}"></script>
   </head>
@@ -93,6 +94,7 @@ const html = `<!doctype html>
 </html>
 `;
 writeFileSync(join(dist, 'index.html'), html);
+copyFileSync(join(here, 'src/favicon.svg'), join(dist, 'favicon.svg'));
 
 // .gz siblings, and sizes
 const gz = new Map();

@@ -19,7 +19,8 @@
 #   steps_finish                  prints the skipped and failed lists, what each failed Meson
 #                                 test printed about its failure (its "not ok" subtests with
 #                                 their assertion messages, or its last output lines), and
-#                                 "N passed, N failed, K skipped"; returns 1 when any failed
+#                                 the time against STEPS_BUDGET (default 3600 s) and the load,
+#                                 and "N passed, N failed, K skipped"; returns 1 when any failed
 #
 # STEPS_TAIL (default 40): how many log lines a failure prints.
 STEPS_PASSED=0
@@ -29,6 +30,7 @@ STEPS_DETAILS=()
 STEPS_LOGDIR=
 
 steps_init() {
+        STEPS_T0=$(date +%s)
         STEPS_LOGDIR=$1
         mkdir -p "$STEPS_LOGDIR"
         STEPS_PASSED=0
@@ -58,11 +60,13 @@ _step_log() {
 }
 
 step_setup() {
-        local name=$1 log
+        local name=$1 log start
         shift
+        start=$(date +%s)
         log=$(_step_log "$name")
         echo "== $name (log $log)" >&2
         _step_exec 0 "$log" "$@"
+        [ "$STEP_RC" = 0 ] && echo "ok: $name ($(($(date +%s) - start)) s)" >&2
         if [ "$STEP_RC" != 0 ]; then
                 STEPS_FAILED+=("$name (exit $STEP_RC, log $log)")
                 echo "FAILED: $name (exit $STEP_RC, log $log); last lines:" >&2
@@ -163,6 +167,8 @@ steps_finish() {
         for s in "${STEPS_SKIPPED[@]}"; do echo "skipped: $s"; done
         for s in "${STEPS_DETAILS[@]}"; do echo "  $s"; done
         for s in "${STEPS_FAILED[@]}"; do echo "failed: $s"; done
+        echo "time: $(($(date +%s) - STEPS_T0)) s of the ${STEPS_BUDGET:-3600} s budget" \
+                "(load average $(cut -d' ' -f1-3 /proc/loadavg))"
         echo "$STEPS_PASSED passed, ${#STEPS_FAILED[@]} failed, ${#STEPS_SKIPPED[@]} skipped"
         [ "${#STEPS_FAILED[@]}" = 0 ]
 }

@@ -7,7 +7,6 @@
 #include <ftw.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,27 +24,138 @@
 #define REASON_MAX        1024
 #define AGENT_RESYNC_USEC (30 * USEC_PER_SEC)
 
+enum job_kind {
+        JOB_DOWNLOAD,
+        JOB_LOAD,
+        JOB_UNLOAD,
+};
+
+enum job_state {
+        JOB_QUEUED,
+        JOB_RUNNING,
+        JOB_DONE, /* finished, or dropped: the planner's thread collects it */
+};
+
+/* One download or model-server call of one model. Lives in agent.jobs from its dispatch until
+ * the planner's thread has recorded its outcome. */
+struct job {
+        struct job *next;
+        enum job_kind kind;
+        enum job_state state; /* under lock */
+        char *name;           /* owned */
+        char *uri;            /* owned; may be NULL (unload) */
+        atomic_bool cancel;   /* no longer wanted: never swapped in, result discarded */
+        bool retry;           /* a new attempt after a failure of the same URI */
+        int r;
+        char reason[REASON_MAX];
+};
+
+static struct job *job_free(struct job *j)
+{
+        if (j) {
+                free(j->name);
+                free(j->uri);
+                free(j);
+        }
+        return NULL;
+}
+
 struct agent {
         struct agent_options o;
         char *model_dir;
         char *server_url;
+        struct agent_fetch_port fetch;
+        struct agent_repo_port repo;
+        const struct clock *clock;
 
         pthread_mutex_t lock;
-        pthread_cond_t cond;
+        pthread_cond_t cond;      /* the planner's thread waits on it; so does agent_stop() */
+        pthread_cond_t work_cond; /* the workers wait on it */
         /* under lock */
         struct source_state sources; /* the views of models.json and which one is acted on */
         unsigned long generation;
-        bool stop;
-        struct model_memory *mem; /* sorted by name; mutated by the reconciler thread only */
+        bool kicked;
+        bool stopping;            /* agent_stop() began: nothing new starts */
+        bool stop;                /* the threads end */
+        struct job *jobs;         /* queued, running and done, oldest first */
+        unsigned running_calls;   /* load/unload calls in flight */
+        unsigned workers_alive;   /* worker threads not yet ended */
+        struct model_memory *mem; /* sorted by name; mutated by the planner's thread only */
         size_t n_mem;
-        struct model_entries last_desired; /* reconciler thread only */
+        struct model_refusals refused; /* the last models.json's refused entries */
+        struct agent_counters counters;
+        /* the planner's thread only */
+        struct model_entries last_desired;
+        bool scanned_once;
+        void *conn; /* its model-server connection */
+
         atomic_ulong passes;
         atomic_ulong status_generation; /* bumped on every per-model state change */
 
         pthread_t thread;
         bool started;
-        struct repo_client *repo;
+        pthread_t *workers;
+        size_t n_workers; /* started */
 };
+
+/* ---- the real ports ---- */
+
+static int real_fetch(void *userdata, const char *uri, const char *dir, const atomic_bool *cancel,
+                      char *reterr, size_t len_err)
+{
+        struct agent *a = userdata;
+
+        (void)cancel; /* fetch_model() runs to its end or stall timeout; the result is dropped */
+        return fetch_model(a->o.fetch, uri, dir, reterr, len_err);
+}
+
+static const struct agent_fetch_ops real_fetch_ops = { .fetch = real_fetch };
+
+static int real_open(void *userdata, void **ret_conn)
+{
+        struct agent *a = userdata;
+        struct repo_client *c = NULL;
+        int r;
+
+        r = repo_client_new(a->server_url, a->o.load_timeout_sec, &c);
+        if (r < 0)
+                return r;
+        *ret_conn = c;
+        return 0;
+}
+
+static void real_close(void *conn)
+{
+        repo_client_free(conn);
+}
+
+static int real_index(void *conn, struct repo_index *ret, char *reterr, size_t len)
+{
+        return repo_index(conn, ret, reterr, len);
+}
+
+static int real_load(void *conn, const char *name, char *reterr, size_t len)
+{
+        return repo_load(conn, name, reterr, len);
+}
+
+static int real_unload(void *conn, const char *name, char *reterr, size_t len)
+{
+        return repo_unload(conn, name, reterr, len);
+}
+
+static const struct agent_repo_ops real_repo_ops = {
+        .open = real_open,
+        .close = real_close,
+        .index = real_index,
+        .load = real_load,
+        .unload = real_unload,
+};
+
+static usec_t agent_now(const struct agent *a)
+{
+        return clock_now(a->clock);
+}
 
 static void memory_release(struct model_memory *m)
 {
@@ -53,11 +163,13 @@ static void memory_release(struct model_memory *m)
         free(m->loaded_uri);
         free(m->failed_uri);
         free(m->reason);
+        free(m->busy_uri);
 }
 
 int agent_new(const struct agent_options *opts, struct agent **ret)
 {
         struct agent *a = calloc(1, sizeof(*a));
+        pthread_condattr_t ca;
         int r;
 
         if (!a)
@@ -71,13 +183,20 @@ int agent_new(const struct agent_options *opts, struct agent **ret)
                 a->o.retry_max = 5 * USEC_PER_MINUTE;
         if (a->o.load_timeout_sec == 0)
                 a->o.load_timeout_sec = 300;
+        if (a->o.stop_timeout == 0)
+                a->o.stop_timeout = 25 * USEC_PER_SEC;
+        a->fetch = opts->fetch_port ? *opts->fetch_port
+                                    : (struct agent_fetch_port){ &real_fetch_ops, a };
+        a->repo = opts->repo_port ? *opts->repo_port
+                                  : (struct agent_repo_port){ &real_repo_ops, a };
+        a->clock = opts->clock ? opts->clock : &clock_monotonic;
         a->model_dir = strdup(opts->model_dir);
-        a->server_url = strdup(opts->server_url);
+        a->server_url = strdup(opts->server_url ? opts->server_url : "");
         pthread_mutex_init(&a->lock, NULL);
-        pthread_condattr_t ca;
         pthread_condattr_init(&ca);
         pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
         pthread_cond_init(&a->cond, &ca);
+        pthread_cond_init(&a->work_cond, &ca);
         pthread_condattr_destroy(&ca);
         a->o.model_dir = a->model_dir;
         a->o.server_url = a->server_url;
@@ -85,7 +204,7 @@ int agent_new(const struct agent_options *opts, struct agent **ret)
                 agent_free(a);
                 return -ENOMEM;
         }
-        r = repo_client_new(a->server_url, a->o.load_timeout_sec, &a->repo);
+        r = a->repo.ops->open(a->repo.userdata, &a->conn);
         if (r < 0) {
                 agent_free(a);
                 return r;
@@ -94,28 +213,109 @@ int agent_new(const struct agent_options *opts, struct agent **ret)
         return 0;
 }
 
-struct agent *agent_free(struct agent *a)
+static void cond_wait_until(pthread_cond_t *c, pthread_mutex_t *m, usec_t deadline, bool *timeout)
 {
+        struct timespec ts = usec_to_timespec(deadline);
+
+        *timeout = pthread_cond_timedwait(c, m, &ts) == ETIMEDOUT;
+}
+
+/* Caller holds the lock. Drops what is queued and cancels the downloads in flight. */
+static void jobs_stop(struct agent *a)
+{
+        for (struct job *j = a->jobs; j; j = j->next) {
+                if (j->state == JOB_DONE)
+                        continue;
+                if (j->state == JOB_QUEUED || j->kind == JOB_DOWNLOAD)
+                        atomic_store(&j->cancel, true);
+                if (j->state == JOB_QUEUED) {
+                        j->state = JOB_DONE;
+                        j->r = -ECANCELED;
+                }
+        }
+}
+
+bool agent_stop(struct agent *a)
+{
+        usec_t deadline = now_monotonic() + a->o.stop_timeout;
+        bool timeout = false, was;
+        unsigned left;
+
+        pthread_mutex_lock(&a->lock);
+        was = a->stopping;
+        a->stopping = true;
+        jobs_stop(a);
+        pthread_cond_broadcast(&a->cond);
+        pthread_cond_broadcast(&a->work_cond);
+        if (!was && a->running_calls > 0)
+                log_info("agent: stopping: waiting up to %llu s for %u model server calls",
+                         (unsigned long long)(a->o.stop_timeout / USEC_PER_SEC), a->running_calls);
+        while (a->running_calls > 0 && !timeout)
+                cond_wait_until(&a->cond, &a->lock, deadline, &timeout);
+        left = a->running_calls;
+        pthread_mutex_unlock(&a->lock);
+        if (left > 0 && !was)
+                log_warn("agent: stopping with %u model server calls still in flight", left);
+        return left == 0;
+}
+
+bool agent_free_checked(struct agent *a)
+{
+        usec_t deadline;
+        bool timeout = false;
+
         if (!a)
-                return NULL;
+                return true;
         if (a->started) {
+                (void)agent_stop(a);
+                /* the calls had their time in agent_stop(); a download is not worth waiting
+                 * for (cancelled: the fake ones return at once, a real one at its end) */
+                deadline = now_monotonic() + USEC_PER_SEC;
                 pthread_mutex_lock(&a->lock);
                 a->stop = true;
                 pthread_cond_broadcast(&a->cond);
+                pthread_cond_broadcast(&a->work_cond);
                 pthread_mutex_unlock(&a->lock);
                 pthread_join(a->thread, NULL);
+                pthread_mutex_lock(&a->lock);
+                while (a->workers_alive > 0 && !timeout)
+                        cond_wait_until(&a->cond, &a->lock, deadline, &timeout);
+                pthread_mutex_unlock(&a->lock);
+                if (timeout) {
+                        /* a download or call that does not return: it still uses @a */
+                        log_warn("agent: leaving %u worker threads behind at exit",
+                                 a->workers_alive);
+                        return false;
+                }
+                for (size_t i = 0; i < a->n_workers; i++)
+                        pthread_join(a->workers[i], NULL);
+        }
+        free(a->workers);
+        while (a->jobs) {
+                struct job *j = a->jobs;
+                a->jobs = j->next;
+                job_free(j);
         }
         for (size_t i = 0; i < a->n_mem; i++)
                 memory_release(&a->mem[i]);
         free(a->mem);
         source_state_release(&a->sources);
         model_entries_release(&a->last_desired);
-        repo_client_free(a->repo);
+        model_refusals_release(&a->refused);
+        if (a->conn)
+                a->repo.ops->close(a->conn);
         pthread_cond_destroy(&a->cond);
+        pthread_cond_destroy(&a->work_cond);
         pthread_mutex_destroy(&a->lock);
         free(a->model_dir);
         free(a->server_url);
         free(a);
+        return true;
+}
+
+struct agent *agent_free(struct agent *a)
+{
+        (void)agent_free_checked(a);
         return NULL;
 }
 
@@ -182,6 +382,25 @@ void agent_set_api_state(struct agent *a, enum source_api state)
                          now);
 }
 
+void agent_kick(struct agent *a)
+{
+        pthread_mutex_lock(&a->lock);
+        a->kicked = true;
+        pthread_cond_broadcast(&a->cond);
+        pthread_mutex_unlock(&a->lock);
+}
+
+void agent_counters(struct agent *a, struct agent_counters *ret)
+{
+        pthread_mutex_lock(&a->lock);
+        *ret = a->counters;
+        ret->in_flight = 0;
+        for (const struct job *j = a->jobs; j; j = j->next)
+                if (j->state != JOB_DONE)
+                        ret->in_flight++;
+        pthread_mutex_unlock(&a->lock);
+}
+
 unsigned long agent_status_generation(struct agent *a)
 {
         return atomic_load(&a->status_generation);
@@ -192,31 +411,94 @@ unsigned long agent_passes(struct agent *a)
         return atomic_load(&a->passes);
 }
 
+/* Caller holds the lock. Whether @name (a C string) is a refused entry's. */
+static bool is_refused(const struct agent *a, const char *name)
+{
+        for (size_t i = 0; i < a->refused.n; i++) {
+                const json_t *n = a->refused.items[i].name;
+                if (json_string_length(n) == strlen(name) && streq(json_string_value(n), name))
+                        return true;
+        }
+        return false;
+}
+
+static json_t *status_entry(const struct model_memory *m)
+{
+        json_auto_t *o = json_pack("{s:s, s:s}", "name", m->name, "state",
+                                   model_phase_to_string(m->phase));
+
+        if (!o)
+                return NULL;
+        if (m->loaded_uri && json_object_set_new(o, "storageUri", json_string(m->loaded_uri)) < 0)
+                return NULL;
+        if (m->reason &&
+            (m->phase == PHASE_FAILED_TO_LOAD || m->phase == PHASE_FAILED_TO_DOWNLOAD) &&
+            json_object_set_new(o, "reason", json_string(m->reason)) < 0)
+                return NULL;
+        return TAKE_PTR(o);
+}
+
+static int cmp_status(const void *x, const void *y)
+{
+        const json_t *a = json_object_get(*(json_t *const *)x, "name");
+        const json_t *b = json_object_get(*(json_t *const *)y, "name");
+        size_t la = json_string_length(a), lb = json_string_length(b);
+        int c = memcmp(json_string_value(a), json_string_value(b), MIN(la, lb));
+
+        return c != 0 ? c : (la > lb) - (la < lb);
+}
+
+/* Caller holds the lock. Every entry, sorted by name, into @items (n_mem + refused.n). */
+static int status_items(struct agent *a, json_t **items, size_t *ret_n)
+{
+        size_t n = 0;
+
+        for (size_t i = 0; i < a->n_mem; i++) {
+                if (is_refused(a, a->mem[i].name))
+                        continue; /* the refusal is what counts */
+                items[n] = status_entry(&a->mem[i]);
+                if (!items[n])
+                        return -ENOMEM;
+                n++;
+        }
+        for (size_t i = 0; i < a->refused.n; i++) {
+                items[n] = json_pack("{s:O, s:s, s:s}", "name", a->refused.items[i].name, "state",
+                                     model_phase_to_string(PHASE_FAILED_TO_LOAD), "reason",
+                                     a->refused.items[i].reason);
+                if (!items[n])
+                        return -ENOMEM;
+                n++;
+        }
+        *ret_n = n;
+        return 0;
+}
+
 json_t *agent_status(struct agent *a)
 {
-        json_t *arr = json_array();
+        json_auto_t *arr = json_array();
+        AUTOFREE json_t **items = NULL;
+        size_t n = 0;
+        int r;
 
         if (!arr)
                 return NULL;
         pthread_mutex_lock(&a->lock);
-        for (size_t i = 0; i < a->n_mem; i++) {
-                const struct model_memory *m = &a->mem[i];
-                json_t *o = json_pack("{s:s, s:s}", "name", m->name, "state",
-                                      model_phase_to_string(m->phase));
-                if (!o)
-                        continue;
-                if (m->loaded_uri)
-                        json_object_set_new(o, "storageUri", json_string(m->loaded_uri));
-                if (m->reason &&
-                    (m->phase == PHASE_FAILED_TO_LOAD || m->phase == PHASE_FAILED_TO_DOWNLOAD))
-                        json_object_set_new(o, "reason", json_string(m->reason));
-                json_array_append_new(arr, o);
-        }
+        items = calloc(a->n_mem + a->refused.n + 1, sizeof(json_t *));
+        r = items ? status_items(a, items, &n) : -ENOMEM;
         pthread_mutex_unlock(&a->lock);
-        return arr;
+        if (r >= 0 && n > 1)
+                qsort(items, n, sizeof(json_t *), cmp_status);
+        for (size_t i = 0; items && items[i]; i++)
+                if (r >= 0 && json_array_append(arr, items[i]) < 0)
+                        r = -ENOMEM;
+        for (size_t i = 0; items && items[i]; i++)
+                json_decref(items[i]);
+        if (r < 0)
+                return NULL; /* never a report that silently misses models */
+        return TAKE_PTR(arr);
 }
 
-/* ---- memory (reconciler thread; writes under lock for agent_status()) ---- */
+/* ---- memory (the planner's thread; writes under lock for agent_status()) ---- */
 
 static struct model_memory *mem_find(struct agent *a, const char *name, size_t *ret_pos)
 {
@@ -263,14 +545,34 @@ static struct model_memory *mem_get(struct agent *a, const char *name)
         return &a->mem[pos];
 }
 
-static void set_str(char **p, const char *v)
+/* Returns whether the value changed. */
+static bool set_str(char **p, const char *v)
 {
-        char *c = v ? strdup(v) : NULL;
+        char *c;
+
+        if ((!*p && !v) || (*p && v && streq(*p, v)))
+                return false;
+        c = v ? strdup(v) : NULL;
         free(*p);
         *p = c;
+        return true;
 }
 
-/* Records a success or a failure of @name at @uri. */
+/* Caller holds the lock. Sets what agent_status() reports, bumping its generation on a change. */
+static void mem_report(struct agent *a, struct model_memory *m, enum model_phase phase,
+                       const char *reason)
+{
+        bool changed = m->phase != phase;
+
+        m->phase = phase;
+        if (changed || !agent_reason_same(m->reason, reason))
+                changed |= set_str(&m->reason, reason);
+        if (changed)
+                atomic_fetch_add(&a->status_generation, 1);
+}
+
+/* Records a success or a failure of @name at @uri. A failure that repeats the last one of the
+ * same URI only moves the retry time (same state, same reason: no status change). */
 static void mem_update(struct agent *a, const char *name, const char *uri, enum model_phase phase,
                        const char *loaded_uri, const char *reason)
 {
@@ -283,27 +585,27 @@ static void mem_update(struct agent *a, const char *name, const char *uri, enum 
                 log_error("agent: out of memory tracking model %s", name);
                 return;
         }
-        m->phase = phase;
         if (phase == PHASE_FAILED_TO_DOWNLOAD || phase == PHASE_FAILED_TO_LOAD) {
                 if (!(m->failed_uri && uri && streq(m->failed_uri, uri)))
                         m->failures = 0;
                 m->failures++;
-                set_str(&m->failed_uri, uri);
-                set_str(&m->reason, reason);
+                (void)set_str(&m->failed_uri, uri);
                 m->failed_load = phase == PHASE_FAILED_TO_LOAD;
-                m->retry_at = now_monotonic() + backoff_delay(m->failures, a->o.retry_base,
-                                                              a->o.retry_max, fetch_jitter01());
-        } else if (phase == PHASE_LOADED || phase == PHASE_PENDING || phase == PHASE_UNLOADING) {
-                set_str(&m->failed_uri, NULL);
-                set_str(&m->reason, NULL);
-                m->failures = 0;
-                m->retry_at = 0;
+                m->retry_at = agent_now(a) + backoff_delay(m->failures, a->o.retry_base,
+                                                           a->o.retry_max, fetch_jitter01());
+                mem_report(a, m, phase, reason);
+        } else {
+                if (phase == PHASE_LOADED || phase == PHASE_PENDING || phase == PHASE_UNLOADING) {
+                        (void)set_str(&m->failed_uri, NULL);
+                        m->failures = 0;
+                        m->retry_at = 0;
+                }
+                mem_report(a, m, phase, NULL);
         }
-        atomic_fetch_add(&a->status_generation, 1);
-        if (phase == PHASE_LOADED)
-                set_str(&m->loaded_uri, loaded_uri);
-        if (phase == PHASE_UNLOADING)
-                set_str(&m->loaded_uri, NULL);
+        if (phase == PHASE_LOADED && set_str(&m->loaded_uri, loaded_uri))
+                atomic_fetch_add(&a->status_generation, 1);
+        if (phase == PHASE_UNLOADING && set_str(&m->loaded_uri, NULL))
+                atomic_fetch_add(&a->status_generation, 1);
         pthread_mutex_unlock(&a->lock);
 }
 
@@ -325,9 +627,7 @@ static void mem_server_lost(struct agent *a, const char *why)
                 struct model_memory *m = &a->mem[i];
                 if (m->phase != PHASE_LOADED)
                         continue;
-                m->phase = PHASE_FAILED_TO_LOAD;
-                set_str(&m->reason, reason);
-                atomic_fetch_add(&a->status_generation, 1);
+                mem_report(a, m, PHASE_FAILED_TO_LOAD, reason);
         }
         pthread_mutex_unlock(&a->lock);
 }
@@ -337,13 +637,12 @@ static void mem_server_back(struct agent *a, const struct server_model *server, 
         pthread_mutex_lock(&a->lock);
         for (size_t i = 0; i < a->n_mem; i++) {
                 struct model_memory *m = &a->mem[i];
-                if (m->phase != PHASE_FAILED_TO_LOAD || m->failed_uri || !m->loaded_uri)
+                if (m->phase != PHASE_FAILED_TO_LOAD || m->failed_uri || !m->loaded_uri ||
+                    m->busy != BUSY_NONE)
                         continue;
                 for (size_t j = 0; j < n; j++)
                         if (streq(server[j].name, m->name) && server[j].state == SERVER_READY) {
-                                m->phase = PHASE_LOADED;
-                                set_str(&m->reason, NULL);
-                                atomic_fetch_add(&a->status_generation, 1);
+                                mem_report(a, m, PHASE_LOADED, NULL);
                                 break;
                         }
         }
@@ -362,6 +661,14 @@ static void mem_forget(struct agent *a, const char *name)
                 atomic_fetch_add(&a->status_generation, 1);
         }
         pthread_mutex_unlock(&a->lock);
+}
+
+/* Caller holds the lock. Marks what is in flight for @name (the planner's input). */
+static void mem_busy(struct agent *a, struct model_memory *m, enum model_busy busy, const char *uri)
+{
+        (void)a;
+        m->busy = busy;
+        (void)set_str(&m->busy_uri, busy == BUSY_NONE ? NULL : uri);
 }
 
 /* ---- disk ---- */
@@ -424,8 +731,26 @@ static int cmp_disk(const void *x, const void *y)
         return strcmp(((const struct disk_model *)x)->name, ((const struct disk_model *)y)->name);
 }
 
-/* Lists model directories; removes crash leftovers (no download runs during a scan). */
-static int disk_scan(struct agent *a, struct disk_scan *ret)
+/* Makes room for one more model in @d (its name and record). Nothing changes on failure. */
+static int disk_scan_grow(struct disk_scan *d)
+{
+        struct disk_model *items;
+        char **owned;
+
+        items = reallocarray(d->items, d->n + 1, sizeof(*d->items));
+        if (!items)
+                return -ENOMEM;
+        d->items = items;
+        owned = reallocarray(d->owned, d->n_owned + 2, sizeof(*d->owned));
+        if (!owned)
+                return -ENOMEM;
+        d->owned = owned;
+        return 0;
+}
+
+/* Lists model directories. @remove_leftovers: remove temporary directories (a crash's; only
+ * before any download of this process started). */
+static int disk_scan(struct agent *a, bool remove_leftovers, struct disk_scan *ret)
 {
         struct disk_scan d = { 0 };
         struct dirent *de;
@@ -440,20 +765,20 @@ static int disk_scan(struct agent *a, struct disk_scan *ret)
                 char *name, *uri;
 
                 if (strncmp(de->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) == 0) {
-                        if (asprintf(&path, "%s/%s", a->model_dir, de->d_name) >= 0) {
+                        if (remove_leftovers &&
+                            asprintf(&path, "%s/%s", a->model_dir, de->d_name) >= 0) {
                                 log_info("agent: removing leftover %s", path);
                                 (void)rm_rf(path);
                         }
                         continue;
                 }
-                if (!model_name_is_safe(de->d_name))
+                if (agent_model_name_problem(de->d_name, strlen(de->d_name)))
                         continue;
                 if (asprintf(&path, "%s/%s", a->model_dir, de->d_name) < 0)
                         goto oom;
                 if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
                         continue;
-                if (!(d.items = reallocarray(d.items, d.n + 1, sizeof(*d.items))) ||
-                    !(d.owned = reallocarray(d.owned, d.n_owned + 2, sizeof(*d.owned))))
+                if (disk_scan_grow(&d) < 0)
                         goto oom;
                 name = strdup(de->d_name);
                 if (!name)
@@ -475,21 +800,7 @@ oom:
         return -ENOMEM;
 }
 
-/* ---- downloads ---- */
-
-struct job {
-        const char *name;
-        const char *uri;
-        int r;
-        char reason[REASON_MAX];
-};
-
-struct pool {
-        struct agent *a;
-        struct job *jobs;
-        size_t n;
-        atomic_size_t next;
-};
+/* ---- jobs: downloads and model-server calls, each on its own worker ---- */
 
 static int write_record(const char *dir, const char *uri)
 {
@@ -529,7 +840,8 @@ static void download_one(struct agent *a, struct job *j)
                 return;
         }
         (void)chmod(tmp, 0755);
-        r = fetch_model(a->o.fetch, j->uri, tmp, j->reason, sizeof(j->reason));
+        r = a->fetch.ops->fetch(a->fetch.userdata, j->uri, tmp, &j->cancel, j->reason,
+                                sizeof(j->reason));
         if (r >= 0) {
                 r = write_record(tmp, j->uri);
                 if (r < 0)
@@ -537,15 +849,20 @@ static void download_one(struct agent *a, struct job *j)
                                  tmp, errno_to_string(-r));
         }
         if (r >= 0) {
-                /* swap in atomically: a reader sees the old copy or the new, never a mix */
-                if (renameat2(AT_FDCWD, tmp, AT_FDCWD, final, RENAME_EXCHANGE) == 0) {
-                        (void)rm_rf(tmp); /* now the old copy */
-                } else if (errno == ENOENT) {
-                        if (rename(tmp, final) < 0)
-                                r = negative_errno();
-                } else {
+                bool exchanged = false;
+
+                /* swap in atomically: a reader sees the old copy or the new, never a mix; under
+                 * the lock, so that a download cancelled by the planner is never swapped in */
+                pthread_mutex_lock(&a->lock);
+                if (atomic_load(&j->cancel))
+                        r = -ECANCELED;
+                else if (renameat2(AT_FDCWD, tmp, AT_FDCWD, final, RENAME_EXCHANGE) == 0)
+                        exchanged = true;
+                else if (errno != ENOENT || rename(tmp, final) < 0)
                         r = negative_errno();
-                }
+                pthread_mutex_unlock(&a->lock);
+                if (exchanged)
+                        (void)rm_rf(tmp); /* now the old copy */
                 if (r < 0)
                         snprintf(j->reason, sizeof(j->reason), "cannot move %s into place: %s", tmp,
                                  errno_to_string(-r));
@@ -555,40 +872,269 @@ static void download_one(struct agent *a, struct job *j)
         j->r = r;
 }
 
-static void *pool_worker(void *userdata)
+/* One load or unload call on the model server through @conn (opened on first use). */
+static void run_call(struct agent *a, void **conn, struct job *j)
 {
-        struct pool *p = userdata;
-        size_t i;
+        int r;
 
-        while ((i = atomic_fetch_add(&p->next, 1)) < p->n)
-                download_one(p->a, &p->jobs[i]);
+        if (!*conn) {
+                r = a->repo.ops->open(a->repo.userdata, conn);
+                if (r < 0) {
+                        *conn = NULL;
+                        j->r = r;
+                        (void)snprintf(j->reason, sizeof(j->reason),
+                                       "cannot create a model server client: %s",
+                                       errno_to_string(-r));
+                        return;
+                }
+        }
+        if (j->kind == JOB_LOAD)
+                j->r = a->repo.ops->load(*conn, j->name, j->reason, sizeof(j->reason));
+        else
+                j->r = a->repo.ops->unload(*conn, j->name, j->reason, sizeof(j->reason));
+}
+
+/* Caller holds the lock. The oldest queued job this worker takes, or NULL. */
+static struct job *job_next(struct agent *a, bool calls)
+{
+        for (struct job *j = a->jobs; j; j = j->next)
+                if (j->state == JOB_QUEUED && (j->kind != JOB_DOWNLOAD) == calls)
+                        return j;
         return NULL;
 }
 
-static void run_downloads(struct agent *a, struct job *jobs, size_t n)
+struct worker_arg {
+        struct agent *a;
+        bool calls; /* load/unload calls, else downloads */
+};
+
+static void *worker_thread(void *userdata)
 {
-        struct pool p = { .a = a, .jobs = jobs, .n = n };
-        size_t nw = MIN((size_t)a->o.download_workers, n);
-        pthread_t *t = calloc(nw, sizeof(*t));
+        struct worker_arg *w = userdata;
+        struct agent *a = w->a;
+        bool calls = w->calls;
+        void *conn = NULL;
+        struct job *j = NULL;
+
+        free(w);
+        pthread_mutex_lock(&a->lock);
+        for (;;) {
+                while (!a->stop && !(j = job_next(a, calls)))
+                        pthread_cond_wait(&a->work_cond, &a->lock);
+                if (a->stop)
+                        break;
+                j->state = JOB_RUNNING;
+                if (calls)
+                        a->running_calls++;
+                pthread_mutex_unlock(&a->lock);
+                if (calls)
+                        run_call(a, &conn, j);
+                else
+                        download_one(a, j);
+                pthread_mutex_lock(&a->lock);
+                j->state = JOB_DONE;
+                if (calls)
+                        a->running_calls--;
+                pthread_cond_broadcast(&a->cond);
+        }
+        a->workers_alive--;
+        pthread_cond_broadcast(&a->cond);
+        pthread_mutex_unlock(&a->lock);
+        if (conn)
+                a->repo.ops->close(conn);
+        return NULL;
+}
+
+/* Starts @n workers of one kind. Returns how many started. */
+static size_t workers_start(struct agent *a, bool calls, size_t n)
+{
         size_t started = 0;
 
-        for (size_t i = 0; t && i < nw; i++)
-                if (pthread_create(&t[i], NULL, pool_worker, &p) == 0)
-                        started++;
-        if (started == 0)
-                pool_worker(&p);
-        for (size_t i = 0; i < started; i++)
-                pthread_join(t[i], NULL);
-        free(t);
+        for (size_t i = 0; i < n; i++) {
+                struct worker_arg *w = malloc(sizeof(*w));
+
+                if (!w)
+                        break;
+                *w = (struct worker_arg){ .a = a, .calls = calls };
+                pthread_mutex_lock(&a->lock);
+                a->workers_alive++;
+                pthread_mutex_unlock(&a->lock);
+                if (pthread_create(&a->workers[a->n_workers], NULL, worker_thread, w) != 0) {
+                        free(w);
+                        pthread_mutex_lock(&a->lock);
+                        a->workers_alive--;
+                        pthread_mutex_unlock(&a->lock);
+                        break;
+                }
+                a->n_workers++;
+                started++;
+        }
+        return started;
+}
+
+/* Queues a job for @ac's model and marks it in flight. Returns 1 when queued, 0 when the agent
+ * is stopping, -ENOMEM. */
+static int job_dispatch(struct agent *a, const struct action *ac, enum job_kind kind)
+{
+        static const enum model_busy busy[] = {
+                [JOB_DOWNLOAD] = BUSY_DOWNLOAD,
+                [JOB_LOAD] = BUSY_LOAD,
+                [JOB_UNLOAD] = BUSY_UNLOAD,
+        };
+        struct job *j = calloc(1, sizeof(*j));
+        struct model_memory *m;
+        bool retry;
+
+        if (!j)
+                return -ENOMEM;
+        *j = (struct job){ .kind = kind, .name = strdup(ac->name) };
+        if (!j->name || (ac->uri && !(j->uri = strdup(ac->uri)))) {
+                job_free(j);
+                return -ENOMEM;
+        }
+        pthread_mutex_lock(&a->lock);
+        m = a->stopping ? NULL : mem_get(a, ac->name);
+        if (!m) {
+                bool stopping = a->stopping;
+                pthread_mutex_unlock(&a->lock);
+                job_free(j);
+                return stopping ? 0 : -ENOMEM;
+        }
+        /* a new attempt after a failure of the same URI keeps the failure's state and reason:
+         * a retry is not a change of state (it is counted) */
+        retry = kind != JOB_UNLOAD && m->failed_uri && ac->uri && streq(m->failed_uri, ac->uri) &&
+                m->failed_load == (kind == JOB_LOAD);
+        j->retry = retry;
+        if (retry)
+                a->counters.retries++;
+        else if (kind == JOB_DOWNLOAD)
+                mem_report(a, m, PHASE_DOWNLOADING, NULL);
+        else if (kind == JOB_LOAD)
+                mem_report(a, m, PHASE_LOADING, NULL);
+        else
+                mem_report(a, m, PHASE_UNLOADING, NULL);
+        if (kind == JOB_UNLOAD) {
+                /* no longer loaded from anything, nor failing (as mem_update() does) */
+                (void)set_str(&m->failed_uri, NULL);
+                m->failures = 0;
+                m->retry_at = 0;
+                if (set_str(&m->loaded_uri, NULL))
+                        atomic_fetch_add(&a->status_generation, 1);
+        }
+        mem_busy(a, m, busy[kind], ac->uri);
+        /* append: workers take the oldest first */
+        struct job **tail = &a->jobs;
+        while (*tail)
+                tail = &(*tail)->next;
+        *tail = j;
+        pthread_cond_broadcast(&a->work_cond);
+        pthread_mutex_unlock(&a->lock);
+        return 1;
+}
+
+/* The planner no longer wants @name's download: it is dropped if still queued, else its result
+ * is discarded when it returns (and it is never swapped in: download_one() checks under the
+ * lock). */
+static void job_cancel(struct agent *a, const char *name)
+{
+        struct model_memory *m;
+
+        pthread_mutex_lock(&a->lock);
+        for (struct job *j = a->jobs; j; j = j->next) {
+                if (j->kind != JOB_DOWNLOAD || j->state == JOB_DONE || atomic_load(&j->cancel) ||
+                    !streq(j->name, name))
+                        continue;
+                atomic_store(&j->cancel, true);
+                if (j->state == JOB_QUEUED) {
+                        j->state = JOB_DONE;
+                        j->r = -ECANCELED;
+                }
+                a->counters.downloads_cancelled++;
+                log_info("agent: model %s: download of %s cancelled (no longer wanted)", name,
+                         j->uri);
+        }
+        m = mem_find(a, name, NULL);
+        if (m && m->busy == BUSY_DOWNLOAD)
+                mem_busy(a, m, BUSY_NONE, NULL);
+        pthread_mutex_unlock(&a->lock);
+}
+
+/* Records a finished job's outcome (the planner's thread). A cancelled one changes nothing. */
+static void job_complete(struct agent *a, struct job *j)
+{
+        struct model_memory *m;
+
+        pthread_mutex_lock(&a->lock);
+        m = mem_find(a, j->name, NULL);
+        if (!atomic_load(&j->cancel) && m)
+                mem_busy(a, m, BUSY_NONE, NULL);
+        pthread_mutex_unlock(&a->lock);
+        if (atomic_load(&j->cancel))
+                return;
+        switch (j->kind) {
+        case JOB_DOWNLOAD:
+                if (j->r < 0) {
+                        log_error("agent: model %s: download failed: %s", j->name, j->reason);
+                        mem_update(a, j->name, j->uri, PHASE_FAILED_TO_DOWNLOAD, NULL, j->reason);
+                } else {
+                        log_info("agent: model %s downloaded", j->name);
+                        mem_update(a, j->name, j->uri, PHASE_LOADING, NULL, NULL);
+                }
+                break;
+        case JOB_LOAD:
+                if (j->r < 0) {
+                        log_error("agent: model %s: load failed: %s", j->name, j->reason);
+                        mem_update(a, j->name, j->uri, PHASE_FAILED_TO_LOAD, NULL, j->reason);
+                } else {
+                        log_info("agent: model %s loaded (%s)", j->name, j->uri);
+                        mem_update(a, j->name, j->uri, PHASE_LOADED, j->uri, NULL);
+                }
+                break;
+        case JOB_UNLOAD:
+                if (j->r < 0 && j->r != -ENOENT)
+                        log_warn("agent: model %s: unload failed: %s", j->name, j->reason);
+                else
+                        log_info("agent: model %s unloaded", j->name);
+                break;
+        }
+        pthread_mutex_lock(&a->lock);
+        if (j->kind == JOB_DOWNLOAD)
+                (*(j->r < 0 ? &a->counters.downloads_failed : &a->counters.downloads_ok))++;
+        else if (j->kind == JOB_LOAD)
+                (*(j->r < 0 ? &a->counters.loads_failed : &a->counters.loads_ok))++;
+        else
+                a->counters.unloads++;
+        pthread_mutex_unlock(&a->lock);
+}
+
+/* Caller holds the lock. Unlinks the finished jobs into a list of their own. */
+static struct job *jobs_take_done(struct agent *a)
+{
+        struct job *done = NULL, **tail = &done;
+
+        for (struct job **p = &a->jobs; *p;) {
+                struct job *j = *p;
+                if (j->state != JOB_DONE) {
+                        p = &j->next;
+                        continue;
+                }
+                *p = j->next;
+                j->next = NULL;
+                *tail = j;
+                tail = &j->next;
+        }
+        return done;
+}
+
+static bool jobs_any_done(const struct agent *a)
+{
+        for (const struct job *j = a->jobs; j; j = j->next)
+                if (j->state == JOB_DONE)
+                        return true;
+        return false;
 }
 
 /* ---- one pass ---- */
-
-struct owned_action {
-        enum action_kind kind;
-        char *name; /* owned */
-        char *uri;  /* owned; may be NULL */
-};
 
 /* Under a->lock: the models.json to act on (borrowed), NULL until known (agent/source.h). */
 static const char *effective_desired(struct agent *a)
@@ -596,96 +1142,44 @@ static const char *effective_desired(struct agent *a)
         return source_effective(&a->sources);
 }
 
-/* One load or unload call on the model server. */
-static void server_call(struct agent *a, struct repo_client *repo, const struct owned_action *ac)
-{
-        char err[REASON_MAX];
-        int r;
-
-        if (ac->kind == ACTION_LOAD) {
-                mem_update(a, ac->name, ac->uri, PHASE_LOADING, NULL, NULL);
-                r = repo_load(repo, ac->name, err, sizeof(err));
-                if (r < 0) {
-                        log_error("agent: model %s: load failed: %s", ac->name, err);
-                        mem_update(a, ac->name, ac->uri, PHASE_FAILED_TO_LOAD, NULL, err);
-                } else {
-                        log_info("agent: model %s loaded (%s)", ac->name, ac->uri);
-                        mem_update(a, ac->name, ac->uri, PHASE_LOADED, ac->uri, NULL);
-                }
-        } else if (ac->kind == ACTION_UNLOAD) {
-                mem_update(a, ac->name, NULL, PHASE_UNLOADING, NULL, NULL);
-                r = repo_unload(repo, ac->name, err, sizeof(err));
-                if (r < 0 && r != -ENOENT)
-                        log_warn("agent: model %s: unload failed: %s", ac->name, err);
-                else
-                        log_info("agent: model %s unloaded", ac->name);
-        }
-}
-
-struct call_pool {
-        struct agent *a;
-        const struct owned_action *acts;
-        size_t n;
-        atomic_size_t next;
-};
-
-static void *call_worker(void *userdata)
-{
-        struct call_pool *p = userdata;
-        CLEANUP(repo_client_freep) struct repo_client *repo = NULL;
-        size_t i;
-
-        if (repo_client_new(p->a->server_url, p->a->o.load_timeout_sec, &repo) < 0)
-                return NULL; /* the other workers (or the caller) take the calls */
-        while ((i = atomic_fetch_add(&p->next, 1)) < p->n)
-                server_call(p->a, repo, &p->acts[i]);
-        return NULL;
-}
-
-/* Load and unload calls, concurrently (a model server loads models in parallel), bounded. */
-static void run_calls(struct agent *a, const struct owned_action *acts, size_t n)
-{
-        AUTOFREE struct owned_action *calls = calloc(n + 1, sizeof(*calls));
-        struct call_pool p = { .a = a };
-        pthread_t t[64];
-        size_t nw, started = 0;
-
-        if (!calls)
-                return;
-        for (size_t i = 0; i < n; i++)
-                if (acts[i].kind == ACTION_LOAD || acts[i].kind == ACTION_UNLOAD)
-                        calls[p.n++] = acts[i]; /* shallow: acts owns the strings */
-        p.acts = calls;
-        nw = MIN(MIN((size_t)a->o.download_workers, p.n), ELEMENTSOF(t));
-        if (nw > 1)
-                for (size_t i = 0; i < nw; i++)
-                        if (pthread_create(&t[i], NULL, call_worker, &p) == 0)
-                                started++;
-        for (size_t i = 0; i < started; i++)
-                pthread_join(t[i], NULL);
-        /* whatever no worker took (none started, or their clients failed) runs here */
-        for (size_t i; (i = atomic_fetch_add(&p.next, 1)) < p.n;)
-                server_call(a, a->repo, &calls[i]);
-}
-
-/* The desired models from @models_json, or the last good set when it is rejected: one bad write
- * must not unload everything. Fails only for -ENOMEM. */
+/* The desired models from @models_json (its refused entries into a->refused), or the last good
+ * set when the document is rejected whole: one bad write must not unload everything. Fails only
+ * for -ENOMEM. */
 static int pass_desired(struct agent *a, const char *models_json, struct model_entries *ret)
 {
-        char err[REASON_MAX];
+        CLEANUP(model_refusals_release) struct model_refusals refused = { 0 };
+        char err[REASON_MAX] = "";
+        bool changed;
         int r;
 
         model_entries_init(ret);
-        r = modelconfig_parse(models_json, ret, err, sizeof(err));
-        if (r >= 0)
-                return 0;
-        log_error("agent: models.json rejected, keeping the previous %zu models: %s",
-                  a->last_desired.n, err);
-        model_entries_release(ret);
+        r = agent_desired_parse(models_json, &a->last_desired, ret, &refused, err, sizeof(err));
         if (r == -ENOMEM)
                 return r;
-        *ret = a->last_desired;
-        model_entries_init(&a->last_desired);
+        if (r < 0) {
+                log_error("agent: models.json rejected, keeping the previous %zu models: %s",
+                          a->last_desired.n, err);
+                *ret = a->last_desired;
+                model_entries_init(&a->last_desired);
+                return 0;
+        }
+        pthread_mutex_lock(&a->lock);
+        changed = refused.n != a->refused.n;
+        for (size_t i = 0; !changed && i < refused.n; i++)
+                changed = !json_equal(refused.items[i].name, a->refused.items[i].name) ||
+                          !streq(refused.items[i].reason, a->refused.items[i].reason);
+        if (changed) {
+                for (size_t i = 0; i < refused.n; i++)
+                        log_error("agent: models.json entry %s refused: %s",
+                                  json_string_value(refused.items[i].name),
+                                  refused.items[i].reason);
+                a->counters.refused += refused.n;
+                model_refusals_release(&a->refused);
+                a->refused = refused;
+                refused = (struct model_refusals){ 0 };
+                atomic_fetch_add(&a->status_generation, 1);
+        }
+        pthread_mutex_unlock(&a->lock);
         return 0;
 }
 
@@ -709,10 +1203,11 @@ static int observe(struct agent *a, struct observed *o)
         char err[REASON_MAX] = "";
         int r;
 
-        r = disk_scan(a, &o->disk);
+        r = disk_scan(a, !a->scanned_once, &o->disk);
         if (r < 0)
                 return log_error_errno(r, "agent: cannot list %s", a->model_dir);
-        r = repo_index(a->repo, &o->ix, err, sizeof(err));
+        a->scanned_once = true;
+        r = a->repo.ops->index(a->conn, &o->ix, err, sizeof(err));
         o->server_known = r >= 0;
         if (r < 0)
                 log_warn("agent: model server index unavailable: %s", err);
@@ -731,15 +1226,15 @@ static int observe(struct agent *a, struct observed *o)
 
 /* The plan's actions, copied: the plan borrows from the memory array, which the actions change. */
 struct owned_actions {
-        struct owned_action *items;
+        struct action *items; /* names and uris owned */
         size_t n;
 };
 
 static void owned_actions_release(struct owned_actions *oa)
 {
         for (size_t i = 0; i < oa->n; i++) {
-                free(oa->items[i].name);
-                free(oa->items[i].uri);
+                free((char *)oa->items[i].name);
+                free((char *)oa->items[i].uri);
         }
         free(oa->items);
         *oa = (struct owned_actions){ 0 };
@@ -755,68 +1250,26 @@ static void owned_actions_move(struct owned_actions *to, struct owned_actions *f
         from->n = 0;
 }
 
-static int owned_action_copy(const struct action *src, struct owned_action *ret)
-{
-        AUTOFREE char *name = strdup(src->name);
-        AUTOFREE char *uri = src->uri ? strdup(src->uri) : NULL;
-
-        if (!name || (src->uri && !uri))
-                return -ENOMEM;
-        *ret = (struct owned_action){ .kind = src->kind,
-                                      .name = TAKE_PTR(name),
-                                      .uri = TAKE_PTR(uri) };
-        return 0;
-}
-
 static int owned_actions_copy(const struct plan_result *plan, struct owned_actions *ret)
 {
         CLEANUP(owned_actions_release) struct owned_actions oa = { 0 };
-        int r;
 
         oa.items = calloc(plan->n_actions + 1, sizeof(*oa.items));
         if (!oa.items)
                 return -ENOMEM;
         for (size_t i = 0; i < plan->n_actions; i++) {
-                r = owned_action_copy(&plan->actions[i], &oa.items[oa.n]);
-                if (r < 0)
-                        return r;
-                oa.n++;
+                const struct action *src = &plan->actions[i];
+                AUTOFREE char *name = strdup(src->name);
+                AUTOFREE char *uri = src->uri ? strdup(src->uri) : NULL;
+
+                if (!name || (src->uri && !uri))
+                        return -ENOMEM;
+                oa.items[oa.n++] = (struct action){ .kind = src->kind,
+                                                    .name = TAKE_PTR(name),
+                                                    .uri = TAKE_PTR(uri) };
         }
         owned_actions_move(ret, &oa);
         return 0;
-}
-
-/* Runs the downloads of @acts concurrently and records each outcome. Returns how many ran. */
-static int run_download_actions(struct agent *a, const struct owned_actions *acts)
-{
-        AUTOFREE struct job *jobs = calloc(acts->n + 1, sizeof(*jobs));
-        size_t n_jobs = 0;
-
-        if (!jobs)
-                return -ENOMEM;
-        for (size_t i = 0; i < acts->n; i++) {
-                const struct owned_action *ac = &acts->items[i];
-
-                if (ac->kind != ACTION_DOWNLOAD)
-                        continue;
-                jobs[n_jobs++] = (struct job){ .name = ac->name, .uri = ac->uri };
-                mem_update(a, ac->name, ac->uri, PHASE_DOWNLOADING, NULL, NULL);
-                log_info("agent: downloading model %s from %s", ac->name, ac->uri);
-        }
-        if (n_jobs > 0)
-                run_downloads(a, jobs, n_jobs);
-        for (size_t i = 0; i < n_jobs; i++) {
-                if (jobs[i].r < 0) {
-                        log_error("agent: model %s: download failed: %s", jobs[i].name,
-                                  jobs[i].reason);
-                        mem_update(a, jobs[i].name, jobs[i].uri, PHASE_FAILED_TO_DOWNLOAD, NULL,
-                                   jobs[i].reason);
-                } else {
-                        log_info("agent: model %s downloaded", jobs[i].name);
-                        mem_update(a, jobs[i].name, jobs[i].uri, PHASE_LOADING, NULL, NULL);
-                }
-        }
-        return (int)n_jobs;
 }
 
 static int remove_model(struct agent *a, const char *name)
@@ -836,22 +1289,30 @@ static int remove_model(struct agent *a, const char *name)
         return 0;
 }
 
-/* Finishes one action after the downloads and the model-server calls. Returns 1 when it counts
- * as executed, 0 when not (bookkeeping only), or -ENOMEM. */
-static int finish_action(struct agent *a, const struct owned_action *ac)
+/* Starts or does one action. Returns 1 when it was done here and calls for another pass at once,
+ * 0 when it was started (its end wakes the planner) or is bookkeeping, or -ENOMEM. */
+static int act(struct agent *a, const struct action *ac)
 {
         int r;
 
         switch (ac->kind) {
+        case ACTION_CANCEL:
+                job_cancel(a, ac->name);
+                return 0;
         case ACTION_DOWNLOAD:
-                return 0; /* counted by run_download_actions() */
+                log_info("agent: downloading model %s from %s", ac->name, ac->uri);
+                r = job_dispatch(a, ac, JOB_DOWNLOAD);
+                return r < 0 ? r : 0;
+        case ACTION_LOAD:
+                r = job_dispatch(a, ac, JOB_LOAD);
+                return r < 0 ? r : 0;
+        case ACTION_UNLOAD:
+                r = job_dispatch(a, ac, JOB_UNLOAD);
+                return r < 0 ? r : 0;
         case ACTION_ADOPT:
                 log_info("agent: model %s already loaded from %s", ac->name, ac->uri);
                 mem_update(a, ac->name, ac->uri, PHASE_LOADED, ac->uri, NULL);
                 return 1;
-        case ACTION_LOAD:
-        case ACTION_UNLOAD:
-                return 1; /* done by the call pool */
         case ACTION_REMOVE:
                 r = remove_model(a, ac->name);
                 return r < 0 ? r : 1;
@@ -859,21 +1320,22 @@ static int finish_action(struct agent *a, const struct owned_action *ac)
                 mem_forget(a, ac->name);
                 return 0; /* bookkeeping only: no further pass needed */
         }
-        return 1;
+        return 0;
 }
 
-/* Observes, plans against @desired and executes the plan. Returns how many actions it executed
- * (>= 0) and the next retry time. */
+/* Observes, plans against @desired and starts the plan. Returns how many actions were done here
+ * (>= 0: another pass follows at once when > 0) and the next retry time. */
 static int pass_act(struct agent *a, const struct model_entries *desired, usec_t *ret_wake)
 {
         CLEANUP(observed_release) struct observed o = { 0 };
         CLEANUP(plan_result_release) struct plan_result plan = { 0 };
         CLEANUP(owned_actions_release) struct owned_actions acts = { 0 };
-        int r, done;
+        int r, done = 0;
 
         r = observe(a, &o);
         if (r < 0)
                 return r;
+        pthread_mutex_lock(&a->lock); /* the memory is read while workers may report */
         r = agent_plan(
                 &(struct plan_input){
                         .desired = desired,
@@ -884,22 +1346,17 @@ static int pass_act(struct agent *a, const struct model_entries *desired, usec_t
                         .server_known = o.server_known,
                         .memory = a->mem,
                         .n_memory = a->n_mem,
-                        .now = now_monotonic(),
+                        .now = agent_now(a),
                 },
                 &plan);
+        if (r >= 0)
+                r = owned_actions_copy(&plan, &acts);
+        pthread_mutex_unlock(&a->lock);
         if (r < 0)
                 return r;
         *ret_wake = plan.next_wake;
-        r = owned_actions_copy(&plan, &acts);
-        if (r < 0)
-                return r;
-        r = run_download_actions(a, &acts);
-        if (r < 0)
-                return r;
-        done = r;
-        run_calls(a, acts.items, acts.n);
         for (size_t i = 0; i < acts.n; i++) {
-                r = finish_action(a, &acts.items[i]);
+                r = act(a, &acts.items[i]);
                 if (r < 0)
                         return r;
                 done += r;
@@ -907,7 +1364,7 @@ static int pass_act(struct agent *a, const struct model_entries *desired, usec_t
         return done;
 }
 
-/* Returns how many actions it executed (>= 0) and the next retry time. */
+/* Returns how many actions it did itself (>= 0) and the next retry time. */
 static int pass(struct agent *a, const char *models_json, usec_t *ret_wake)
 {
         struct model_entries desired;
@@ -922,6 +1379,34 @@ static int pass(struct agent *a, const char *models_json, usec_t *ret_wake)
         return r;
 }
 
+/* Caller holds the lock. Whether the planner's thread has something to do. */
+static bool agent_due(struct agent *a, unsigned long seen, bool again)
+{
+        return a->stop || a->kicked || jobs_any_done(a) ||
+               (!a->stopping && effective_desired(a) && (again || seen != a->generation));
+}
+
+/* Waits, under the lock, until something is due or @wake (the agent's clock) has passed. */
+static void agent_wait(struct agent *a, unsigned long seen, bool again, usec_t *wake)
+{
+        while (!agent_due(a, seen, again)) {
+                usec_t now = agent_now(a);
+                bool timeout = false;
+
+                if (*wake == USEC_INFINITY) {
+                        pthread_cond_wait(&a->cond, &a->lock);
+                        continue;
+                }
+                cond_wait_until(&a->cond, &a->lock,
+                                now_monotonic() + (*wake > now ? *wake - now : 0), &timeout);
+                if (timeout) {
+                        *wake = USEC_INFINITY;
+                        if (effective_desired(a))
+                                return;
+                }
+        }
+}
+
 static void *agent_thread(void *userdata)
 {
         struct agent *a = userdata;
@@ -931,26 +1416,31 @@ static void *agent_thread(void *userdata)
 
         for (;;) {
                 AUTOFREE char *json = NULL;
+                struct job *done;
+                bool have;
                 int r;
 
                 pthread_mutex_lock(&a->lock);
-                while (!a->stop && (!again && (seen == a->generation || !effective_desired(a)))) {
-                        if (wake == USEC_INFINITY) {
-                                pthread_cond_wait(&a->cond, &a->lock);
-                        } else {
-                                struct timespec ts = usec_to_timespec(wake);
-                                if (pthread_cond_timedwait(&a->cond, &a->lock, &ts) == ETIMEDOUT &&
-                                    effective_desired(a))
-                                        break;
-                        }
-                }
+                agent_wait(a, seen, again, &wake);
                 if (a->stop) {
                         pthread_mutex_unlock(&a->lock);
                         break;
                 }
+                a->kicked = false;
+                done = jobs_take_done(a);
                 seen = a->generation;
-                json = strdup(effective_desired(a));
+                /* stopping: the outcomes of the calls in flight are still recorded, no pass */
+                have = !a->stopping && effective_desired(a);
+                json = have ? strdup(effective_desired(a)) : NULL;
                 pthread_mutex_unlock(&a->lock);
+                while (done) {
+                        struct job *j = done;
+                        done = j->next;
+                        job_complete(a, j);
+                        job_free(j);
+                }
+                if (!have)
+                        continue;
                 if (!json) {
                         log_error("agent: out of memory");
                         again = true;
@@ -959,11 +1449,11 @@ static void *agent_thread(void *userdata)
                 wake = USEC_INFINITY;
                 r = pass(a, json, &wake);
                 /* a periodic resync notices a model server that restarted and lost its models */
-                wake = MIN(wake, now_monotonic() + AGENT_RESYNC_USEC);
+                wake = MIN(wake, agent_now(a) + AGENT_RESYNC_USEC);
                 atomic_fetch_add(&a->passes, 1);
                 if (r < 0) {
                         log_error_errno(r, "agent: reconcile pass failed");
-                        wake = now_monotonic() + a->o.retry_base;
+                        wake = agent_now(a) + a->o.retry_base;
                         again = false;
                 } else {
                         again = r > 0;
@@ -974,9 +1464,28 @@ static void *agent_thread(void *userdata)
 
 int agent_start(struct agent *a)
 {
-        int r = pthread_create(&a->thread, NULL, agent_thread, a);
-        if (r != 0)
-                return -r;
+        size_t nw = a->o.download_workers;
+        int r;
+
+        a->workers = calloc(2 * nw, sizeof(*a->workers));
+        if (!a->workers)
+                return -ENOMEM;
+        if (workers_start(a, false, nw) == 0 || workers_start(a, true, nw) == 0) {
+                r = -EAGAIN;
+                goto fail;
+        }
+        r = -pthread_create(&a->thread, NULL, agent_thread, a);
+        if (r < 0)
+                goto fail;
         a->started = true;
         return 0;
+fail:
+        pthread_mutex_lock(&a->lock);
+        a->stop = true;
+        pthread_cond_broadcast(&a->work_cond);
+        pthread_mutex_unlock(&a->lock);
+        for (size_t i = 0; i < a->n_workers; i++)
+                pthread_join(a->workers[i], NULL);
+        a->n_workers = 0;
+        return r;
 }

@@ -2,17 +2,37 @@
 #pragma once
 
 /*
- * The agent's reconciler: the imperative shell around agent_plan(). One thread runs passes; a
- * pass reads the desired set (the latest models.json given by any source), the actual set (the
- * model directories under model_dir and the model server's repository index), plans, and
- * executes: downloads in parallel (bounded), then loads, unloads and removals. A pass that did
- * something is followed at once by another, so every change converges through the same path.
+ * The agent's reconciler: the imperative shell around agent_plan(). One thread plans; a pass
+ * reads the desired set (the latest models.json given by any source), the actual set (the model
+ * directories under model_dir and the model server's repository index) and what is in flight,
+ * plans, and starts what is due without waiting for it: downloads go to a pool of
+ * download_workers threads, load and unload calls to another pool of the same size, adoptions,
+ * removals and the bookkeeping happen at once. Every model is on its own track: a slow download
+ * or load never delays another model's create, change or delete; each finished job wakes the
+ * planner, which plans again. A download whose model is no longer wanted (deleted, or another
+ * storageUri) is cancelled (the fetch port may stop early) and its result is discarded: it is
+ * never swapped in nor loaded.
+ *
+ * models.json is read entry by entry (agent_desired_parse()): an entry that does not decode, an
+ * unsafe name (agent_model_name_problem(): ".", "..", "", a leading dot, '/', U+0000, too long)
+ * or a name listed twice with different specs is refused alone, reported FailedToLoad with the
+ * reason, and never downloaded; the rest is applied. Only a document that is not a JSON array is
+ * rejected whole (the previous set is kept).
+ *
+ * Status: agent_status() changes only when a model's state, reason or loaded storageUri does; a
+ * retry of a failure keeps the failure's state and reason (the counts are in agent_counters()).
+ *
+ * Stop: agent_stop() starts no call nor download any more, drops what is queued, cancels the
+ * downloads in flight, and waits up to stop_timeout for the load and unload calls in flight.
+ *
+ * Ports (for tests: tests/fakes/fake-agent-ports.h): the fetch (downloads), the model server's
+ * repository API and the clock; NULL in agent_options means the real ones.
  *
  * Disk layout: <model_dir>/<name>/ is a complete copy; it holds ".modelplane-source" (the
  * storageUri it came from), written before the directory is renamed into place. Downloads go to
  * <model_dir>/.mp-tmp-<name>-XXXXXX/ (hidden, so model servers that scan the repository never
  * see them) and are swapped in with renameat2(RENAME_EXCHANGE); leftovers of a crash are removed
- * by the next pass. There is no other state on disk.
+ * by the first pass (before any download starts). There is no other state on disk.
  *
  * Desired-set sources: agent_set_desired() with a source id and the view's generation (the
  * ConfigMap's resourceVersion from the API watch, the projection's mtime from the mounted file),
@@ -26,15 +46,46 @@
  */
 
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "agent/fetch.h"
+#include "agent/repo.h"
 #include "agent/source.h"
 #include "util/macro.h"
 #include "util/time-util.h"
 
 struct agent;
+
+/* Downloads (the real one: fetch_model() with agent_options.fetch). */
+struct agent_fetch_ops {
+        /* Downloads @uri into the empty directory @dir; as fetch_model(). It may return
+         * -ECANCELED early once *@cancel is set (the real one runs to its end or its stall
+         * timeout: the agent discards the result either way). Called from several threads. */
+        int (*fetch)(void *userdata, const char *uri, const char *dir, const atomic_bool *cancel,
+                     char *reterr, size_t len_err);
+};
+
+struct agent_fetch_port {
+        const struct agent_fetch_ops *ops;
+        void *userdata;
+};
+
+/* The model server's repository API (the real one: repo.h, one client per connection). */
+struct agent_repo_ops {
+        /* A connection for one thread (new; closed by close()). */
+        int (*open)(void *userdata, void **ret_conn);
+        void (*close)(void *conn);
+        int (*index)(void *conn, struct repo_index *ret, char *reterr, size_t len);
+        int (*load)(void *conn, const char *name, char *reterr, size_t len);
+        int (*unload)(void *conn, const char *name, char *reterr, size_t len);
+};
+
+struct agent_repo_port {
+        const struct agent_repo_ops *ops;
+        void *userdata;
+};
 
 struct agent_options {
         const char *model_dir;  /* borrowed; must exist */
@@ -44,12 +95,31 @@ struct agent_options {
         usec_t retry_base;                /* first retry delay after a failure (default 1 s) */
         usec_t retry_max;                 /* cap (default 5 min) */
         long load_timeout_sec;            /* per load call (default 300) */
+        usec_t stop_timeout;              /* agent_stop()'s wait for calls (default 25 s) */
+        const struct agent_fetch_port *fetch_port; /* borrowed; NULL: fetch_model() */
+        const struct agent_repo_port *repo_port;   /* borrowed; NULL: repo.h at server_url */
+        const struct clock *clock; /* borrowed; backoff and retry times; NULL: monotonic */
+};
+
+/* What the agent did since it started (for metrics; retries are not status changes). */
+struct agent_counters {
+        unsigned long downloads_ok, downloads_failed, downloads_cancelled;
+        unsigned long loads_ok, loads_failed, unloads;
+        unsigned long retries;   /* downloads and loads started again after a failure */
+        unsigned long refused;   /* models.json entries refused (per read of models.json) */
+        unsigned long in_flight; /* downloads and calls queued or running now */
 };
 
 _warn_unused_result_ int agent_new(const struct agent_options *opts, struct agent **ret);
-/* Stops the thread if running; accepts NULL; returns NULL. */
+/* Stops (agent_stop()) and frees; accepts NULL; returns NULL. If a worker is still busy 1 s
+ * after the stop (a download running to its end, a call that does not return), the agent is left
+ * allocated for it and only the caller's pointer is cleared: the process is about to exit. */
 struct agent *agent_free(struct agent *a);
 DEFINE_CLEANUP_FUNC(struct agent *, agent_free)
+/* agent_free(); returns false when a worker was left running (a download that goes on to its
+ * end): the process should then end with _exit(), since tearing libcurl and OpenSSL down under a
+ * running transfer is not safe. */
+bool agent_free_checked(struct agent *a);
 
 /* Starts the reconciler thread. */
 _warn_unused_result_ int agent_start(struct agent *a);
@@ -68,11 +138,25 @@ void agent_set_desired(struct agent *a, enum agent_source source, const char *mo
 void agent_set_api_state(struct agent *a, enum source_api state);
 
 /*
- * A snapshot of the per-model states: [{"name","storageUri","state","reason"?}] sorted by name.
- * Thread-safe. Returns: new reference; NULL on OOM.
+ * A snapshot of the per-model states: [{"name","storageUri"?,"state","reason"?}] sorted by name,
+ * refused models.json entries included (FailedToLoad with the reason). Thread-safe. Returns: new
+ * reference; NULL on OOM (never a partial list).
  */
 json_t *agent_status(struct agent *a);
 /* Changes whenever agent_status() would answer differently (coalescing writers poll it). */
 unsigned long agent_status_generation(struct agent *a);
 /* How many passes have completed (tests and probes). Thread-safe. */
 unsigned long agent_passes(struct agent *a);
+
+/*
+ * Begins the stop: no new load, unload or download from now on, queued jobs dropped, downloads
+ * in flight cancelled; waits up to stop_timeout for the calls in flight. Returns true when none
+ * is left. Idempotent. Thread-safe.
+ */
+bool agent_stop(struct agent *a);
+
+/* Plans again now (e.g. after a test moved its fake clock). Thread-safe. */
+void agent_kick(struct agent *a);
+
+/* A snapshot of the counters. Thread-safe. */
+void agent_counters(struct agent *a, struct agent_counters *ret);

@@ -17,7 +17,7 @@
 
 static const char *env(const char *name)
 {
-        const char *v = getenv(name);
+        const char *v = getenv(name); /* NOLINT(concurrency-mt-unsafe): read at start-up */
 
         return v && *v ? v : NULL;
 }

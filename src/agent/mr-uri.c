@@ -6,22 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/string-util.h"
+
 #define SEGMENTS_MAX 3U
 
 bool mr_uri_is(const char *uri)
 {
         return uri && strncmp(uri, MR_URI_SCHEME, strlen(MR_URI_SCHEME)) == 0;
-}
-
-static int hexval(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
 }
 
 /* The percent-decoded copy of s[0..n); -EINVAL for a bad escape, a control character or NUL. */
@@ -35,13 +26,13 @@ static int decode(const char *s, size_t n, char **ret)
                 unsigned char c = (unsigned char)s[i];
 
                 if (c == '%') {
-                        int hi = i + 2 < n ? hexval(s[i + 1]) : -1;
+                        int hi = i + 2 < n ? unhexchar(s[i + 1]) : -1;
 
-                        if (hi < 0 || hexval(s[i + 2]) < 0) {
+                        if (hi < 0 || unhexchar(s[i + 2]) < 0) {
                                 free(out);
                                 return -EINVAL;
                         }
-                        c = (unsigned char)(hi * 16 + hexval(s[i + 2]));
+                        c = (unsigned char)(hi * 16 + unhexchar(s[i + 2]));
                         i += 2;
                 }
                 if (c < 0x20 || c == 0x7f) {

@@ -2,8 +2,10 @@
 #include "agent/plan.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 enum server_state server_state_from_string(const char *s)
 {
@@ -44,6 +46,7 @@ const char *action_kind_to_string(enum action_kind k)
                 [ACTION_DOWNLOAD] = "download", [ACTION_LOAD] = "load",
                 [ACTION_ADOPT] = "adopt",       [ACTION_UNLOAD] = "unload",
                 [ACTION_REMOVE] = "remove",     [ACTION_FORGET] = "forget",
+                [ACTION_CANCEL] = "cancel",
         };
         return (size_t)k < ELEMENTSOF(names) ? names[k] : "?";
 }
@@ -138,6 +141,12 @@ static int plan_undesired(const struct plan_input *in, const struct model_view *
         return -1;
 }
 
+static void plan_add(struct plan_result *out, enum action_kind kind, const char *name,
+                     const char *uri)
+{
+        out->actions[out->n_actions++] = (struct action){ .kind = kind, .name = name, .uri = uri };
+}
+
 static void plan_one(const struct plan_input *in, const char *name, struct plan_result *out)
 {
         const struct server_model *s = find_by_name(in->server, in->n_server, sizeof(*in->server),
@@ -149,8 +158,21 @@ static void plan_one(const struct plan_input *in, const char *name, struct plan_
                 .st = s ? s->state : SERVER_ABSENT,
         };
         const struct model_memory *m = v.mem;
+        struct model_memory idle;
         int kind;
 
+        if (m && (m->busy == BUSY_LOAD || m->busy == BUSY_UNLOAD))
+                return; /* a call in flight: its answer comes first */
+        if (m && m->busy == BUSY_DOWNLOAD) {
+                if (v.desired && str_eq_opt(m->busy_uri, v.desired->storage_uri))
+                        return; /* the wanted download is on its way */
+                /* no longer wanted: cancel it and plan as if it had never started */
+                plan_add(out, ACTION_CANCEL, name, m->busy_uri);
+                idle = *m;
+                idle.busy = BUSY_NONE;
+                idle.busy_uri = NULL;
+                v.mem = m = &idle;
+        }
         if (v.desired && m && str_eq_opt(m->failed_uri, v.desired->storage_uri) &&
             in->now < m->retry_at) {
                 /* a failed download of this URI waits for its back-off */
@@ -161,11 +183,7 @@ static void plan_one(const struct plan_input *in, const char *name, struct plan_
         kind = v.desired ? plan_desired(in, &v) : plan_undesired(in, &v);
         if (kind < 0)
                 return;
-        out->actions[out->n_actions++] = (struct action){
-                .name = name,
-                .uri = v.desired ? v.desired->storage_uri : NULL,
-                .kind = (enum action_kind)kind,
-        };
+        plan_add(out, (enum action_kind)kind, name, v.desired ? v.desired->storage_uri : NULL);
 }
 
 int agent_plan(const struct plan_input *in, struct plan_result *ret)
@@ -178,7 +196,7 @@ int agent_plan(const struct plan_input *in, struct plan_result *ret)
         if (total == 0)
                 return 0;
         names = calloc(total, sizeof(*names));
-        out.actions = calloc(total, sizeof(*out.actions));
+        out.actions = calloc(total, 2 * sizeof(*out.actions)); /* a cancel and one more per name */
         if (!names || !out.actions) {
                 free(out.actions);
                 return -ENOMEM;
@@ -199,4 +217,267 @@ int agent_plan(const struct plan_input *in, struct plan_result *ret)
         }
         *ret = out;
         return 0;
+}
+
+const char *agent_model_name_problem(const char *name, size_t len)
+{
+        if (!name || len == 0)
+                return "the model name is empty";
+        if (memchr(name, 0, len))
+                return "the model name contains U+0000";
+        if (len > AGENT_NAME_MAX)
+                return "the model name is longer than 240 bytes";
+        if (streq(name, ".") || streq(name, ".."))
+                return "the model name is . or ..";
+        if (name[0] == '.')
+                return "the model name starts with a dot (hidden; ..data and .mp-tmp- are the "
+                       "kubelet's and the agent's own)";
+        if (strchr(name, '/'))
+                return "the model name contains /";
+        return NULL;
+}
+
+void model_refusals_release(struct model_refusals *r)
+{
+        for (size_t i = 0; i < r->n; i++) {
+                json_decref(r->items[i].name);
+                free(r->items[i].reason);
+        }
+        free(r->items);
+        *r = (struct model_refusals){ 0 };
+}
+
+/* modelName as the entry spells it (exact key first, then ASCII case-insensitive, as
+ * modelconfig.c reads it), NULL when it is not a string. Borrowed. */
+static json_t *entry_name(json_t *e)
+{
+        json_t *v, *found = NULL;
+        const char *key;
+
+        if (!json_is_object(e))
+                return NULL;
+        v = json_object_get(e, "modelName");
+        if (!v)
+                json_object_foreach(e, key, v)
+                        if (strcasecmp(key, "modelName") == 0)
+                                found = v;
+        v = v ? v : found;
+        return json_is_string(v) ? v : NULL;
+}
+
+static int refuse(struct model_refusals *out, json_t *name, const char *reason)
+{
+        struct model_refusal *v;
+        AUTOFREE char *copy = strdup(reason);
+
+        if (!copy)
+                return -ENOMEM;
+        for (size_t i = 0; i < out->n; i++)
+                if (json_equal(out->items[i].name, name))
+                        return 0; /* the first reason stands */
+        v = reallocarray(out->items, out->n + 1, sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        out->items = v;
+        out->items[out->n++] = (struct model_refusal){ .name = json_incref(name),
+                                                       .reason = TAKE_PTR(copy) };
+        return 0;
+}
+
+static int cmp_refusal(const void *x, const void *y)
+{
+        const json_t *a = ((const struct model_refusal *)x)->name;
+        const json_t *b = ((const struct model_refusal *)y)->name;
+        size_t la = json_string_length(a), lb = json_string_length(b);
+        int c = memcmp(json_string_value(a), json_string_value(b), MIN(la, lb));
+
+        return c != 0 ? c : (la > lb) - (la < lb);
+}
+
+/* Reads one element: appended to @all, or refused. */
+static int desired_entry(json_t *e, size_t idx, struct model_entries *all,
+                         struct model_refusals *refused)
+{
+        char err[512] = "", why[640];
+        json_t *name = entry_name(e);
+        const char *problem;
+        int r;
+
+        r = modelconfig_parse_entry(e, all, err, sizeof(err));
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                json_auto_t *anon = NULL;
+
+                (void)snprintf(why, sizeof(why), "invalid entry %zu in models.json: %s", idx, err);
+                if (!name) {
+                        anon = json_sprintf("#%zu", idx); /* no name to report it under */
+                        if (!anon)
+                                return -ENOMEM;
+                        return refuse(refused, anon, why);
+                }
+                return refuse(refused, name, why);
+        }
+        if (json_is_null(e))
+                return 0; /* carries no model */
+        problem = name ? agent_model_name_problem(json_string_value(name), json_string_length(name))
+                       : agent_model_name_problem("", 0);
+        if (problem) {
+                json_auto_t *empty = name ? NULL : json_string("");
+
+                if (!name && !empty)
+                        return -ENOMEM;
+                (void)snprintf(why, sizeof(why), "unsafe model name in models.json: %s", problem);
+                return refuse(refused, name ? name : empty, why);
+        }
+        return 0;
+}
+
+/* Whether @name (a C string) is a refused entry's. */
+static bool is_refused(const struct model_refusals *refused, const char *name)
+{
+        for (size_t j = 0; j < refused->n; j++)
+                if (json_string_length(refused->items[j].name) == strlen(name) &&
+                    streq(json_string_value(refused->items[j].name), name))
+                        return true;
+        return false;
+}
+
+/* The decoded entries of @all with a safe name, not refused, once each, into @out; a name listed
+ * again with another spec is refused (and dropped). */
+static int desired_keep(const struct model_entries *all, struct model_entries *out,
+                        struct model_refusals *refused)
+{
+        int r;
+
+        for (size_t i = 0; i < all->n; i++) {
+                const struct model_entry *m = &all->items[i];
+                const struct model_entry *same;
+                json_auto_t *n = NULL;
+
+                /* an unsafe name (an entry without modelName included) is refused already */
+                if (agent_model_name_problem(m->name, strlen(m->name)) ||
+                    is_refused(refused, m->name))
+                        continue;
+                same = model_entries_get(out, m->name);
+                if (!same) {
+                        r = model_entries_append(out, m->name, m->storage_uri, m->framework,
+                                                 m->memory);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                if (model_entry_equal(same, m))
+                        continue;
+                n = json_string(m->name);
+                if (!n)
+                        return -ENOMEM;
+                r = refuse(refused, n, "models.json lists the model twice with different specs");
+                if (r < 0)
+                        return r;
+                (void)model_entries_remove(out, m->name);
+        }
+        return 0;
+}
+
+/* A refused name that @previous holds keeps that entry. */
+static int desired_keep_previous(const struct model_entries *previous,
+                                 const struct model_refusals *refused, struct model_entries *out)
+{
+        for (size_t i = 0; previous && i < refused->n; i++) {
+                const json_t *n = refused->items[i].name;
+                const struct model_entry *prev;
+                int r;
+
+                if (strlen(json_string_value(n)) != json_string_length(n))
+                        continue;
+                prev = model_entries_find_sorted(previous, json_string_value(n));
+                if (!prev || model_entries_get(out, prev->name))
+                        continue;
+                r = model_entries_append(out, prev->name, prev->storage_uri, prev->framework,
+                                         prev->memory);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int agent_desired_parse(const char *models_json, const struct model_entries *previous,
+                        struct model_entries *ret, struct model_refusals *ret_refused, char *reterr,
+                        size_t len_err)
+{
+        CLEANUP(model_entries_release) struct model_entries all = { 0 }, out = { 0 };
+        CLEANUP(model_refusals_release) struct model_refusals refused = { 0 };
+        json_auto_t *v = NULL;
+        json_error_t jerr;
+        json_t *e;
+        size_t i;
+        int r;
+
+        if (models_json && models_json[0]) {
+                v = json_loadb(models_json, strlen(models_json), JSON_ALLOW_NUL, &jerr);
+                if (!v || !json_is_array(v)) {
+                        (void)snprintf(reterr, len_err, "%s",
+                                       v ? "json: cannot unmarshal non-array into []ModelConfig"
+                                         : jerr.text);
+                        return -EINVAL;
+                }
+        }
+        json_array_foreach(v, i, e) {
+                r = desired_entry(e, i, &all, &refused);
+                if (r < 0)
+                        return r;
+        }
+        r = desired_keep(&all, &out, &refused);
+        if (r < 0)
+                return r;
+        r = desired_keep_previous(previous, &refused, &out);
+        if (r < 0)
+                return r;
+        model_entries_sort(&out);
+        if (refused.n > 1)
+                qsort(refused.items, refused.n, sizeof(*refused.items), cmp_refusal);
+        *ret = out;
+        out = (struct model_entries){ 0 };
+        *ret_refused = refused;
+        refused = (struct model_refusals){ 0 };
+        return 0;
+}
+
+/* Skips a duration ("123 ms", "10001 milliseconds", "1.5 s") at @p: returns its end, or @p. */
+static const char *skip_duration(const char *p)
+{
+        static const char *const units[] = { " milliseconds", " ms", "ms", " seconds", " s" };
+        const char *q = p;
+
+        while ((*q >= '0' && *q <= '9') || (*q == '.' && q > p))
+                q++;
+        if (q == p)
+                return p;
+        for (size_t i = 0; i < ELEMENTSOF(units); i++) {
+                size_t n = strlen(units[i]);
+                if (strncmp(q, units[i], n) == 0 && !(q[n] >= 'a' && q[n] <= 'z'))
+                        return q + n;
+        }
+        return p;
+}
+
+bool agent_reason_same(const char *a, const char *b)
+{
+        if (!a || !b)
+                return a == b;
+        while (*a && *b) {
+                const char *ea = skip_duration(a), *eb = skip_duration(b);
+
+                if (ea != a && eb != b) {
+                        a = ea;
+                        b = eb;
+                        continue;
+                }
+                if (*a != *b)
+                        return false;
+                a++;
+                b++;
+        }
+        return *a == *b;
 }

@@ -265,19 +265,9 @@ static int serve_probe(struct exch *x)
         return x->keep;
 }
 
-static bool is_status_request(const struct exch *x)
+static bool is_get_of(const struct exch *x, const char *path)
 {
-        const char *path = x->c->p->c.status_path;
-
         return path && streq(x->rq.start[0], "GET") && streq(x->rq.start[1], path);
-}
-
-static bool is_metrics_request(const struct exch *x)
-{
-        const char *path = x->c->p->c.metrics_path;
-
-        return path && x->c->p->c.metrics && streq(x->rq.start[0], "GET") &&
-               streq(x->rq.start[1], path);
 }
 
 static const char *reason_of(unsigned code)
@@ -313,21 +303,6 @@ static int send_answer(struct exch *x, unsigned code, const char *ctype, const c
             http_msg_write_all(x->c->client.fd, body, strlen(body)) < 0)
                 return 0;
         return x->keep;
-}
-
-static int serve_metrics(struct exch *x)
-{
-        struct conn *c = x->c;
-        AUTOFREE char *text = c->p->c.metrics(c->p->c.ready_userdata);
-        enum http_msg_framing f;
-        uint64_t len = 0;
-        int r = http_msg_framing_of(&x->rq, &f, &len);
-
-        if (!text || r < 0 || f != HTTP_MSG_FRAME_NONE) {
-                reply(c->client.fd, 500, "Internal Server Error", "no metrics\n", true);
-                return 0;
-        }
-        return send_answer(x, 200, "text/plain; version=0.0.4", text);
 }
 
 static bool is_batchable(const struct exch *x)
@@ -396,11 +371,18 @@ static int serve_batched(struct exch *x)
         return r;
 }
 
-/* The agent's own status document. */
+static bool is_status_request(const struct exch *x)
+{
+        return is_get_of(x, x->c->p->c.status_path) || is_get_of(x, x->c->p->c.metrics_path);
+}
+
+/* The agent's own status document, or its metrics. */
 static int serve_status(struct exch *x)
 {
         struct conn *c = x->c;
-        AUTOFREE char *json = c->p->c.status(c->p->c.ready_userdata);
+        bool metrics = is_get_of(x, c->p->c.metrics_path);
+        AUTOFREE char *json = metrics ? c->p->c.metrics(c->p->c.ready_userdata)
+                                      : c->p->c.status(c->p->c.ready_userdata);
         enum http_msg_framing f;
         uint64_t len = 0;
         char h[256];
@@ -412,9 +394,10 @@ static int serve_status(struct exch *x)
                 return 0;
         }
         n = snprintf(h, sizeof(h),
-                     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                     "HTTP/1.1 200 OK\r\nContent-Type: %s\r\n"
                      "Content-Length: %zu\r\n%s\r\n",
-                     strlen(json), x->keep ? "" : "Connection: close\r\n");
+                     metrics ? "text/plain; version=0.0.4" : "application/json", strlen(json),
+                     x->keep ? "" : "Connection: close\r\n");
         if (http_msg_write_all(c->client.fd, h, (size_t)n) < 0 ||
             http_msg_write_all(c->client.fd, json, strlen(json)) < 0)
                 return 0;
@@ -612,8 +595,6 @@ static int exchange(struct conn *c)
                 return serve_probe(&x);
         if (is_status_request(&x))
                 return serve_status(&x);
-        if (is_metrics_request(&x))
-                return serve_metrics(&x);
         if (c->p->c.tap) {
                 size_t max = c->p->c.tap_body_max ? c->p->c.tap_body_max : TAP_BODY_MAX_DEFAULT;
 

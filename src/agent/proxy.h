@@ -16,7 +16,7 @@
  * Readiness (Knative's queue semantics, which KServe's agent reuses): a request carrying
  * "K-Network-Probe: queue", or with a "kube-probe/" User-Agent, is answered by the proxy: 200
  * when @ready says so, 503 otherwise; another K-Network-Probe value is 400. GET @status_path
- * (when set) is the agent's own per-model status.
+ * (when set) is the agent's own per-model status, GET @metrics_path its counters.
  */
 
 #include <stdbool.h>
@@ -54,7 +54,7 @@ struct proxy_config {
         const char *status_path;
         char *(*status)(void *userdata);
         /* Optional: GET of exactly @metrics_path is answered with metrics()'s text (Prometheus
-         * exposition format; owned string, NULL = 500). */
+         * exposition format; owned string; NULL = 500). */
         const char *metrics_path;
         char *(*metrics)(void *userdata);
         /* Optional tap: called with each proxied request once its body was passed on, and with

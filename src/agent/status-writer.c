@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "serving/report.h"
 #include "util/log.h"
 
 static const struct gvr configmaps = { "", "v1", "configmaps" };
@@ -24,31 +25,49 @@ struct status_writer {
         bool started;
 };
 
-static json_t *build(struct status_writer *w)
+/* The report's data object (serving/report.h) from agent_status(). NULL on OOM. */
+static json_t *report_of(struct status_writer *w)
 {
-        json_t *models = agent_status(w->agent), *obj;
-        char *data, beat[32], period[24];
+        json_t *models = agent_status(w->agent), *m, *data = NULL;
+        struct report_model *rm;
+        size_t i, n = json_array_size(models);
 
         if (!models)
                 return NULL;
-        data = json_dumps(models, JSON_COMPACT);
+        rm = calloc(n ? n : 1, sizeof(*rm));
+        if (rm) {
+                json_array_foreach(models, i, m)
+                        rm[i] = (struct report_model){
+                                .name = json_string_value(json_object_get(m, "name")),
+                                .state = json_string_value(json_object_get(m, "state")),
+                                .storage_uri = json_string_value(json_object_get(m, "storageUri")),
+                                .reason = json_string_value(json_object_get(m, "reason")),
+                        };
+                data = report_data_encode(rm, n, w->pod, now_realtime(),
+                                          (unsigned)(w->heartbeat / USEC_PER_SEC));
+        }
+        free(rm);
         json_decref(models);
+        return data;
+}
+
+static json_t *build(struct status_writer *w)
+{
+        json_t *data = report_of(w), *obj;
+
         if (!data)
                 return NULL;
-        if (format_rfc3339(now_realtime(), beat, sizeof(beat)) < 0)
-                beat[0] = '\0';
-        (void)snprintf(period, sizeof(period), "%llu",
-                       (unsigned long long)(w->heartbeat / USEC_PER_SEC));
-        obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s}}, s:{s:s, s:s, s:s, s:s}}",
-                        "apiVersion", "v1", "kind", "ConfigMap", "metadata", "name", w->name,
-                        "namespace", w->ns, "labels", "serving.kserve.io/inferenceservice", w->isvc,
-                        "modelplane.io/model-status", "agent", "data", "models.json", data, "pod",
-                        w->pod, "heartbeat", beat, "heartbeatPeriodSeconds", period);
-        free(data);
-        if (obj && w->pod_uid)
-                json_object_set_new(json_object_get(obj, "metadata"), "ownerReferences",
-                                    json_pack("[{s:s, s:s, s:s, s:s}]", "apiVersion", "v1", "kind",
-                                              "Pod", "name", w->pod, "uid", w->pod_uid));
+        obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s}}, s:o}", "apiVersion", "v1", "kind",
+                        "ConfigMap", "metadata", "name", w->name, "namespace", w->ns, "labels",
+                        "serving.kserve.io/inferenceservice", w->isvc, "modelplane.io/model-status",
+                        "agent", "data", data);
+        if (obj && w->pod_uid &&
+            json_object_set_new(json_object_get(obj, "metadata"), "ownerReferences",
+                                json_pack("[{s:s, s:s, s:s, s:s}]", "apiVersion", "v1", "kind",
+                                          "Pod", "name", w->pod, "uid", w->pod_uid)) < 0) {
+                json_decref(obj);
+                return NULL;
+        }
         return obj;
 }
 

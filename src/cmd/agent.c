@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "agent/agent.h"
 #include "agent/batcher.h"
@@ -57,6 +58,7 @@ enum {
         OPT_STATUS_HEARTBEAT,
         OPT_MAX_MODEL_SIZE,
         OPT_MAX_ARCHIVE_ENTRIES,
+        OPT_STOP_TIMEOUT,
         OPT_LOG_URL,
         OPT_SOURCE_URI,
         OPT_LOG_MODE,
@@ -122,6 +124,8 @@ static const struct cli_option agent_options[] = {
           OPT_MAX_MODEL_SIZE },
         { "max-archive-entries", 0, CLI_ARG_REQUIRED, "N",
           "per archive: files, directories and links\n(default 100000)", OPT_MAX_ARCHIVE_ENTRIES },
+        { "stop-timeout", 0, CLI_ARG_REQUIRED, "SECS",
+          "at SIGTERM, wait this long for load calls in flight\n(default 25)", OPT_STOP_TIMEOUT },
         /* KServe's logger and batcher flags (cmd/agent/main.go) */
         { "log-url", 0, CLI_ARG_REQUIRED, "URL",
           "log requests/responses as CloudEvents to this http(s) URL,\nor to file:///DIR",
@@ -166,7 +170,7 @@ struct agent_args {
         bool puller;
         const char *config_dir, *model_dir, *listen, *server_url, *kubeconfig, *configmap;
         const char *isvc, *ns, *api_watch;
-        uint32_t workers, file_poll, connect_timeout, stall_timeout, heartbeat;
+        uint32_t workers, file_poll, connect_timeout, stall_timeout, heartbeat, stop_timeout;
         uint64_t max_model_size, max_archive_entries;
         /* logger and batcher */
         const char *log_url, *source_uri, *log_store_path, *log_store_format, *endpoint;
@@ -338,6 +342,9 @@ static int agent_set(void *userdata, const struct cli_option *opt, const char *a
                         return -EINVAL;
                 }
                 return 0;
+        case OPT_STOP_TIMEOUT:
+                secs = &a->stop_timeout;
+                break;
         case OPT_IGNORED:
                 used = strlen(a->ignored);
                 (void)snprintf(a->ignored + used, sizeof(a->ignored) - used, "%s--%s",
@@ -504,10 +511,9 @@ static int ctx_batch(void *userdata, const char *path, const char *body, size_t 
         return batcher_submit(c->batcher, path, body, len, ret_code, ret_body);
 }
 
-/* The logger's and batcher's counters, Prometheus text format. */
-static char *ctx_metrics(void *userdata)
+/* The logger's and batcher's counters, Prometheus text format (a part of ctx_metrics()). */
+static char *logger_batcher_metrics(struct agent_ctx *c)
 {
-        struct agent_ctx *c = userdata;
         struct logger_stats ls = { 0 };
         struct batcher_stats bs = { 0 };
         char *s = NULL;
@@ -563,6 +569,42 @@ static char *ctx_status(void *userdata)
         s = j ? json_dumps(j, JSON_COMPACT) : NULL;
         json_decref(j);
         return s;
+}
+
+/* The agent's counters in Prometheus' text format (docs/agent.md "Status"). */
+static char *ctx_metrics(void *userdata)
+{
+        struct agent_ctx *c = userdata;
+        struct agent_counters k = { 0 };
+        char *s = NULL, *more, *all;
+
+        if (c->agent)
+                agent_counters(c->agent, &k);
+        if (asprintf(&s,
+                     "# TYPE modelplane_agent_downloads_total counter\n"
+                     "modelplane_agent_downloads_total{result=\"ok\"} %lu\n"
+                     "modelplane_agent_downloads_total{result=\"failed\"} %lu\n"
+                     "modelplane_agent_downloads_total{result=\"cancelled\"} %lu\n"
+                     "# TYPE modelplane_agent_loads_total counter\n"
+                     "modelplane_agent_loads_total{result=\"ok\"} %lu\n"
+                     "modelplane_agent_loads_total{result=\"failed\"} %lu\n"
+                     "# TYPE modelplane_agent_unloads_total counter\n"
+                     "modelplane_agent_unloads_total %lu\n"
+                     "# TYPE modelplane_agent_retries_total counter\n"
+                     "modelplane_agent_retries_total %lu\n"
+                     "# TYPE modelplane_agent_refused_entries_total counter\n"
+                     "modelplane_agent_refused_entries_total %lu\n"
+                     "# TYPE modelplane_agent_jobs_in_flight gauge\n"
+                     "modelplane_agent_jobs_in_flight %lu\n",
+                     k.downloads_ok, k.downloads_failed, k.downloads_cancelled, k.loads_ok,
+                     k.loads_failed, k.unloads, k.retries, k.refused, k.in_flight) < 0)
+                return NULL;
+        more = logger_batcher_metrics(c);
+        if (!more || asprintf(&all, "%s%s", s, more) < 0)
+                all = NULL;
+        free(s);
+        free(more);
+        return all;
 }
 
 /* This pod's name: $POD_NAME (downward API) or $HOSTNAME (a pod's hostname is its name). */
@@ -803,7 +845,12 @@ static void agent_run_release(struct agent_run *s)
         s->fw = file_watch_stop(s->fw);
         s->cw = cm_watch_stop(s->cw);
         s->sw = status_writer_stop(s->sw); /* one last write of the final state */
-        s->agent = agent_free(s->agent);
+        if (!agent_free_checked(TAKE_PTR(s->agent))) {
+                /* a download still runs: exit without tearing libcurl down under it */
+                log_info("agent: exiting with a download in flight");
+                (void)fflush(NULL);
+                _exit(0);
+        }
         fetch_config_release(&s->fc);
         readiness_probe_release(&s->ctx.probe);
 }
@@ -838,6 +885,7 @@ static int start_reconciler(struct agent_run *s, const struct agent_args *args)
                         .server_url = agent_server_url(s, args),
                         .download_workers = args->workers,
                         .fetch = &s->fc,
+                        .stop_timeout = args->stop_timeout * USEC_PER_SEC,
                 },
                 &s->agent);
         if (r >= 0) {
@@ -935,6 +983,7 @@ int cmd_agent(int argc, char **argv)
                 .heartbeat = 10,
                 .max_model_size = FETCH_SIZE_MAX_DEFAULT,
                 .max_archive_entries = FETCH_ENTRIES_MAX_DEFAULT,
+                .stop_timeout = 25,
         };
         CLEANUP(strv_freep) char **av = NULL;
         CLEANUP(agent_run_release) struct agent_run s = { 0 };
@@ -980,5 +1029,8 @@ int cmd_agent(int argc, char **argv)
 
         r = sigwait(&mask, &sig);
         log_info("agent: signal %d received, shutting down", r == 0 ? sig : -1);
+        /* no load call from now on; the ones in flight get up to --stop-timeout */
+        if (s.agent)
+                (void)agent_stop(s.agent);
         return 0;
 }

@@ -17,6 +17,7 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "http/server.h"
+#include "util/cidr.h"
 #include "util/log.h"
 #include "util/parse-util.h"
 
@@ -77,7 +78,7 @@ static void on_reload(void *userdata, int r, const struct catalog_error *err,
         log_sources(idx);
 }
 
-enum { OPT_LISTEN, OPT_CATALOGS, OPT_POLL, OPT_THREADS };
+enum { OPT_LISTEN, OPT_CATALOGS, OPT_POLL, OPT_THREADS, OPT_PER_IP, OPT_TRUSTED };
 
 /* Loop threads of the listener: the handlers only read the snapshot (CPU, never blocking), so
  * more threads than cores only add preemption; the default keeps the server's (8). */
@@ -96,6 +97,13 @@ static const struct cli_option catalog_options[] = {
           "connection loop threads, 1-256 (default 8;\nhandlers never block: the machine's "
           "cores suffice)",
           OPT_THREADS },
+        { "max-connections-per-ip", 0, CLI_ARG_REQUIRED, "N",
+          "concurrent connections from one client address,\nmore get 429 with Retry-After; "
+          "0 = no limit\n(default 256)",
+          OPT_PER_IP },
+        { "trusted-proxy", 0, CLI_ARG_REQUIRED, "CIDRS",
+          "client addresses exempt from that limit (proxies,\ningresses: comma list of CIDRs)",
+          OPT_TRUSTED },
 };
 
 struct catalog_args {
@@ -105,6 +113,9 @@ struct catalog_args {
         size_t n_paths;
         uint32_t poll_s;
         uint32_t threads;
+        uint32_t max_per_ip;
+        struct cidr *trusted; /* owned */
+        size_t n_trusted;
 };
 
 static int catalog_set(void *userdata, const struct cli_option *opt, const char *arg, char *err,
@@ -133,6 +144,26 @@ static int catalog_set(void *userdata, const struct cli_option *opt, const char 
                         return -EINVAL;
                 }
                 return 0;
+        case OPT_PER_IP:
+                if (safe_atou32(arg, &a->max_per_ip) < 0 || a->max_per_ip > 65536) {
+                        (void)snprintf(err, err_size,
+                                       "invalid --max-connections-per-ip '%s' (0-65536)", arg);
+                        return -EINVAL;
+                }
+                return 0;
+        case OPT_TRUSTED:
+                free(a->trusted);
+                a->trusted = NULL;
+                a->n_trusted = 0;
+                r = cidr_list_parse(arg, &a->trusted, &a->n_trusted);
+                if (r == -EINVAL || r == -E2BIG) {
+                        (void)snprintf(err, err_size,
+                                       "invalid --trusted-proxy '%s'%s: a comma list of "
+                                       "addresses or CIDR ranges such as 10.0.0.0/8, fd00::/8",
+                                       arg, r == -E2BIG ? ": more than 64 ranges" : "");
+                        return -EINVAL;
+                }
+                return r;
         case OPT_THREADS:
                 if (safe_atou32(arg, &a->threads) < 0 || a->threads == 0 ||
                     a->threads > CATALOG_THREADS_MAX) {
@@ -201,7 +232,7 @@ static int start_service(char **paths, size_t n_paths, uint32_t poll_s,
 }
 
 /* Starts the listener and prints "listening on HOST:PORT"; logs its own failure. */
-static int start_server(const char *host, uint16_t port, unsigned threads,
+static int start_server(const char *host, uint16_t port, const struct catalog_args *a,
                         struct catalog_service *svc, struct http_server **ret)
 {
         struct http_server_config hc = { HTTP_SERVER_CONFIG_DEFAULTS };
@@ -214,7 +245,10 @@ static int start_server(const char *host, uint16_t port, unsigned threads,
         hc.handler = catalog_handle;
         hc.error_style = HTTP_ERROR_REASON; /* the catalog API's Error: code is a string */
         hc.userdata = svc;
-        hc.threads = threads;
+        hc.threads = a->threads;
+        hc.max_per_ip = a->max_per_ip;
+        hc.trusted_proxies = a->trusted;
+        hc.n_trusted_proxies = a->n_trusted;
         r = http_server_start(&hc, &srv);
         if (r < 0)
                 return log_error_errno(r, "catalog: cannot listen on %s:%u", host, (unsigned)port);
@@ -232,7 +266,8 @@ int cmd_catalog(int argc, char **argv)
         AUTOFREE char *host = NULL;
         CLEANUP(catalog_service_freep) struct catalog_service *svc = NULL;
         CLEANUP(http_server_freep) struct http_server *srv = NULL;
-        struct catalog_args args = { .port = 8080, .poll_s = 5, .threads = 8 };
+        struct catalog_args args = { .port = 8080, .poll_s = 5, .threads = 8, .max_per_ip = 256 };
+        AUTOFREE struct cidr *trusted = NULL; /* the server copies it */
         size_t n_paths;
         sigset_t mask;
         int r, sig;
@@ -240,6 +275,7 @@ int cmd_catalog(int argc, char **argv)
         r = cli_parse(&catalog_cli, argc, argv, &args);
         host = args.host;
         paths = args.paths;
+        trusted = args.trusted;
         if (r != 0)
                 return cli_exit_status(r);
         n_paths = args.n_paths;
@@ -253,7 +289,7 @@ int cmd_catalog(int argc, char **argv)
 
         (void)cli_block_exit_signals(&mask);
         if (start_service(paths, n_paths, args.poll_s, &svc) < 0 ||
-            start_server(host, args.port, args.threads, svc, &srv) < 0)
+            start_server(host, args.port, &args, svc, &srv) < 0)
                 return 1;
 
         r = sigwait(&mask, &sig);

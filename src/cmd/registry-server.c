@@ -55,6 +55,13 @@ static const struct {
                                             "first); needs --tls-key-file (env MR_TLS_CERT_FILE)" },
         [REG_OPT_TLS_KEY_FILE] = { "FILE", "its PEM private key (env MR_TLS_KEY_FILE). TLS 1.2+;\n"
                                            "both files are re-read when they change (rotation)" },
+        [REG_OPT_MAX_CONNECTIONS_PER_IP] = { "N",
+                                             "concurrent connections from one client address,\n"
+                                             "more get 429 with Retry-After; 0 = no limit\n"
+                                             "(default 256; env MR_MAX_CONNECTIONS_PER_IP)" },
+        [REG_OPT_TRUSTED_PROXY] = { "CIDRS", "client addresses exempt from that limit (proxies,\n"
+                                             "ingresses: comma list of CIDRs; env\n"
+                                             "MR_TRUSTED_PROXY)" },
         [REG_OPT_WIPE] = { NULL, "delete all stored entities at start (tests;\n"
                                  "command line only)" },
 };
@@ -310,8 +317,16 @@ static int start_http(const struct reg_options *opts, const struct serve_setting
                 .too_large_json = REG_TOO_LARGE_JSON,
                 .error_style = HTTP_ERROR_REASON,
         };
+        AUTOFREE struct cidr *trusted = NULL;
+        char err[REG_OPTIONS_ERROR_MAX] = "";
         int r;
 
+        /* checked by reg_options_check() at start: only out of memory is left */
+        r = reg_options_trusted_proxies(opts, &trusted, &cfg.n_trusted_proxies, err, sizeof(err));
+        if (r < 0)
+                return log_error_errno(r, "registry: %s", err[0] ? err : "out of memory");
+        cfg.trusted_proxies = trusted;
+        cfg.max_per_ip = (unsigned)reg_options_uint(opts, REG_OPT_MAX_CONNECTIONS_PER_IP);
         cfg.address = set->host;
         cfg.port = set->port;
         cfg.body_max = (size_t)reg_options_uint(opts, REG_OPT_BODY_MAX);

@@ -107,6 +107,7 @@ int cmd_storage_initializer(int argc, char **argv)
         fetch_config_release(&fc);
         if (r < 0) {
                 /* nothing half-written stays behind for the model server to load */
+                /* NOLINTNEXTLINE(concurrency-mt-unsafe): one thread */
                 (void)nftw(a.dst, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
                 log_error("storage-initializer: %s", err[0] ? err : errno_to_string(r));
                 return 1;

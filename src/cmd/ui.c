@@ -48,6 +48,7 @@ enum {
         OPT_REGISTRY_SERVICE,
         OPT_CATALOG_SERVICE,
         OPT_SKIP_ACCESS_REVIEW,
+        OPT_PER_IP,
 };
 
 static const struct cli_option ui_options[] = {
@@ -87,7 +88,9 @@ static const struct cli_option ui_options[] = {
           "groups header of the auth proxy, impersonated too\n(default none; needs impersonate on groups)",
           OPT_GROUPS_HEADER },
         { "trusted-proxy", 0, CLI_ARG_REQUIRED, "CIDRS",
-          "addresses whose user header is trusted (comma list)", OPT_TRUSTED },
+          "addresses whose user header is trusted (comma list);\nexempt from "
+          "--max-connections-per-ip too",
+          OPT_TRUSTED },
         { "proxy-secret-file", 0, CLI_ARG_REQUIRED, "PATH",
           "trust the user header when X-Proxy-Secret equals\nthis file's content",
           OPT_PROXY_SECRET },
@@ -98,6 +101,10 @@ static const struct cli_option ui_options[] = {
           OPT_DEV_USER },
         { "ca-file", 0, CLI_ARG_REQUIRED, "PATH", "CA bundle for https registry/catalog URLs",
           OPT_CA_FILE },
+        { "max-connections-per-ip", 0, CLI_ARG_REQUIRED, "N",
+          "concurrent connections from one client address,\nmore get 429 with Retry-After; "
+          "0 = no limit\n(default 256)",
+          OPT_PER_IP },
 };
 
 struct ui_args {
@@ -107,6 +114,7 @@ struct ui_args {
                 *user_header, *groups_header, *trusted, *proxy_secret_file, *csrf_secret_file,
                 *dev_user, *ca_file, *registry_service, *catalog_service;
         bool no_kube, skip_access_review;
+        uint32_t max_per_ip;
 };
 
 static int ui_set(void *userdata, const struct cli_option *opt, const char *arg, char *err,
@@ -180,6 +188,13 @@ static int ui_set(void *userdata, const struct cli_option *opt, const char *arg,
                 return 0;
         case OPT_CA_FILE:
                 a->ca_file = arg;
+                return 0;
+        case OPT_PER_IP:
+                if (safe_atou32(arg, &a->max_per_ip) < 0 || a->max_per_ip > 65536) {
+                        (void)snprintf(err, err_size,
+                                       "invalid --max-connections-per-ip '%s' (0-65536)", arg);
+                        return -EINVAL;
+                }
                 return 0;
         default:
                 (void)snprintf(err, err_size, "unknown option");
@@ -267,7 +282,7 @@ static json_t *ui_refusal_body(unsigned status, const char *message)
 struct ui_run {
         char *host;         /* owned */
         char *proxy_secret; /* owned, wiped */
-        struct ui_cidr *trusted;
+        struct cidr *trusted;
         size_t n_trusted;
         struct kube_config *kcfg;
         struct ui_server *ui;
@@ -301,7 +316,7 @@ static int ui_check_listen(struct ui_run *s, const struct ui_args *a)
                         &ui_cli, "--insecure-dev-user needs a loopback --listen address, not %s",
                         s->host));
         if (a->trusted) {
-                r = ui_cidr_list_parse(a->trusted, &s->trusted, &s->n_trusted);
+                r = cidr_list_parse(a->trusted, &s->trusted, &s->n_trusted);
                 if (r < 0)
                         return cli_exit_status(
                                 cli_usage_error(&ui_cli, "invalid --trusted-proxy '%s'%s",
@@ -437,6 +452,10 @@ static int ui_start(struct ui_run *s, const struct ui_args *a)
         hc.port = a->port;
         hc.body_max = UI_BODY_MAX;
         hc.threads = 16;
+        hc.max_per_ip = a->max_per_ip;
+        /* the auth proxy in front carries every user from one address */
+        hc.trusted_proxies = s->trusted;
+        hc.n_trusted_proxies = s->n_trusted;
         hc.handler = ui_server_handle;
         hc.userdata = s->ui;
         hc.error_body = ui_refusal_body;
@@ -457,7 +476,7 @@ static int ui_start(struct ui_run *s, const struct ui_args *a)
 int cmd_ui(int argc, char **argv)
 {
         CLEANUP(ui_run_release) struct ui_run s = { 0 };
-        struct ui_args a = { .port = 4000 };
+        struct ui_args a = { .port = 4000, .max_per_ip = 256 };
         sigset_t mask;
         int r, sig;
 

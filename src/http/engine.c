@@ -236,15 +236,19 @@ static unsigned admit(struct http_engine *e, struct conn *c, const char **msg)
         struct addr_key k;
         unsigned status = 0;
 
-        limited = limited && address_key(&c->peer, &k);
+        limited = limited &&
+                  !cidr_match(e->cfg.per_ip_exempt, e->cfg.n_per_ip_exempt,
+                              (const struct sockaddr *)&c->peer) &&
+                  address_key(&c->peer, &k);
         if (pthread_mutex_lock(&e->lock) != 0) {
                 *msg = "server busy";
                 return 503;
         }
         a = limited ? address_find_locked(e, &k) : NULL;
         if (a && a->n >= e->cfg.max_per_ip) {
+                /* not 503: the server is fine, this address is over its share (RFC 6585 §4) */
                 *msg = "too many connections from this client address";
-                status = 503;
+                status = 429;
         } else if (e->n_live >= e->cfg.max_connections && !shed_one_locked(e)) {
                 *msg = "too many connections with a request in progress";
                 status = 503;
@@ -691,17 +695,21 @@ static void conn_event(struct loop *l, struct conn *c, uint32_t events)
 
 /* ---- accept, deadlines, loops ---- */
 
-/* Best effort: a refusal at accept is one small write on a fresh socket, then close. */
-static void refuse_at_accept(struct http_engine *e, int fd, const char *msg)
+/* Best effort: a refusal at accept is one small write on a fresh socket, then close. A 429
+ * says when to come back. */
+static void refuse_at_accept(struct http_engine *e, int fd, unsigned status, const char *msg)
 {
-        struct http_resp resp = { .status = 503, .body = BUF_INIT(HTTP_RESPONSE_MAX) };
+        struct http_resp resp = { .status = status, .body = BUF_INIT(HTTP_RESPONSE_MAX) };
         struct conn tmp = { .fd = fd,
                             .out = BUF_INIT(OUT_HEAD_MAX + HTTP_RESPONSE_MAX),
                             .req = { .version_minor = 1 } };
+        int r = 0;
 
-        e->cfg.refuse(e->cfg.userdata, 503, msg, &resp);
+        e->cfg.refuse(e->cfg.userdata, status, msg, &resp);
+        if (status == 429)
+                r = http_resp_add_header(&resp, "Retry-After", HTTP_PER_IP_RETRY_AFTER);
         tmp.closing = true;
-        if (write_resp(&tmp, &resp, false) >= 0)
+        if (r >= 0 && write_resp(&tmp, &resp, false) >= 0)
                 (void)send(fd, tmp.out.p, tmp.out.len, MSG_NOSIGNAL | MSG_DONTWAIT);
         http_resp_release(&resp);
         buf_release(&tmp.out);
@@ -743,7 +751,7 @@ static void accept_one(struct loop *l, int fd, const struct sockaddr_storage *pe
                 if (l->e->cfg.transport)
                         (void)close(fd); /* no answer without a handshake */
                 else
-                        refuse_at_accept(l->e, fd, msg);
+                        refuse_at_accept(l->e, fd, status, msg);
                 return;
         }
         if (l->e->cfg.transport) {

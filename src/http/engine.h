@@ -68,7 +68,10 @@ struct http_engine_config {
         unsigned header_timeout;  /* seconds; 0 disables */
         unsigned request_timeout; /* seconds; 0 disables */
         unsigned max_connections;
-        unsigned max_per_ip; /* 0: no limit */
+        unsigned max_per_ip; /* 0: no limit; past it 429 with Retry-After */
+        /* Peers not counted against max_per_ip; borrowed for the engine's life. */
+        const struct cidr *per_ip_exempt;
+        size_t n_per_ip_exempt;
         unsigned threads;
         /* Answers one request into resp (status, body, headers); called on a loop thread. */
         void (*serve)(void *userdata, struct http_engine_req *req, struct http_resp *resp);

@@ -318,11 +318,23 @@ static enum http1_state parse_field_line(struct http1_head *h, const char *line,
         return on_field(h, line, nlen, line + voff, vlen);
 }
 
-/* Message framing once the head is complete (RFC 9112 §6). */
+/*
+ * RFC 9112 §3.2: "A server MUST respond with a 400 (Bad Request) status code to any HTTP/1.1
+ * request message that lacks a Host header field" (more than one is refused as it is read). An
+ * HTTP/1.0 request may have none.
+ */
+static enum http1_state check_host(struct http1_head *h)
+{
+        if (h->n_host == 0 && h->version_minor >= 1)
+                return HEAD_REFUSE(h, 400, "an HTTP/1.1 request without a Host field");
+        return HTTP1_COMPLETE;
+}
+
+/* Message framing once the head is complete (RFC 9112 §6), then Host. */
 static enum http1_state check_framing(struct http1_head *h)
 {
         if (!h->has_te)
-                return HTTP1_COMPLETE;
+                return check_host(h);
         if (h->has_content_length)
                 return HEAD_REFUSE(h, 400, "Content-Length together with Transfer-Encoding");
         if (h->version_minor == 0)
@@ -341,7 +353,7 @@ static enum http1_state check_framing(struct http1_head *h)
                                    "chunked is)",
                                    h->te_unknown);
         h->chunked = true;
-        return HTTP1_COMPLETE;
+        return check_host(h);
 }
 
 /* The request line is not complete yet: refuse early a target already over its limit. */

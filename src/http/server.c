@@ -59,11 +59,11 @@ struct sock_ctx {
          * the bools below, which the watchdog reads under the lock (gcc reads adjacent bools as
          * one word, which ThreadSanitizer rightly reports when that word holds this one). */
         atomic_bool handshake_done;
-        int fd;                       /* owned duplicate of the socket; -1 if dup failed */
-        usec_t accepted;              /* for the TLS handshake deadline */
-        usec_t since;                 /* start of the current request (or of the connection) */
-        bool busy;                    /* a request head has arrived; its response is not done */
-        bool in_handler;              /* the application handler runs: its time does not count */
+        int fd;          /* owned duplicate of the socket; -1 if dup failed */
+        usec_t accepted; /* for the TLS handshake deadline */
+        usec_t since;    /* start of the current request (or of the connection) */
+        bool busy;       /* a request head has arrived; its response is not done */
+        bool in_handler; /* the application handler runs: its time does not count */
         bool cut;
 };
 
@@ -76,6 +76,7 @@ struct http_server {
         bool tls_static;        /* s->tls is from PEM (the engine) */
         bool tls_mode;          /* HTTPS, from files or PEM */
         struct tls_conn_server *tls_srv; /* owned; the engine's TLS sessions */
+        struct cidr *trusted;            /* owned copy of cfg->trusted_proxies */
 
         /* request deadline (cfg.request_timeout > 0) */
         pthread_mutex_t lock;
@@ -503,6 +504,23 @@ static unsigned check_framing(struct MHD_Connection *conn, const char **msg)
         return 0;
 }
 
+/* RFC 9112 §3.2: exactly one Host field in HTTP/1.1, at most one in HTTP/1.0 (as http1.c). */
+static unsigned check_host(struct MHD_Connection *conn, const char *version, const char **msg)
+{
+        struct header_scan host = { .name = MHD_HTTP_HEADER_HOST };
+
+        (void)MHD_get_connection_values(conn, MHD_HEADER_KIND, scan_header, &host);
+        if (host.n > 1) {
+                *msg = "more than one Host field";
+                return 400;
+        }
+        if (host.n == 0 && version && !streq(version, MHD_HTTP_VERSION_1_0)) {
+                *msg = "an HTTP/1.1 request without a Host field";
+                return 400;
+        }
+        return 0;
+}
+
 /* Percent-decodes s once, refusing bad escapes, %00 and anything that is not UTF-8. */
 static int decode_utf8(const char *s, char **ret)
 {
@@ -618,6 +636,8 @@ static unsigned check_head(struct conn_state *st, struct MHD_Connection *conn, c
                 return st->refuse;
         }
         status = check_framing(conn, msg);
+        if (!status)
+                status = check_host(conn, version, msg);
         if (status)
                 return status;
         r = decode_utf8(url, &path);
@@ -863,6 +883,8 @@ static int engine_start(struct http_server *s, const struct http_server_config *
                 .request_timeout = cfg->request_timeout,
                 .max_connections = s->cfg.max_connections,
                 .max_per_ip = cfg->max_per_ip,
+                .per_ip_exempt = s->cfg.trusted_proxies, /* the server's copy */
+                .n_per_ip_exempt = s->cfg.n_trusted_proxies,
                 .threads = cfg->threads,
                 .serve = engine_serve,
                 .refuse = engine_refuse,
@@ -1159,6 +1181,8 @@ static int config_check(const struct http_server_config *cfg)
 {
         if (!cfg || !cfg->handler || cfg->body_max == 0 || cfg->max_connections == 0)
                 return -EINVAL;
+        if (cfg->n_trusted_proxies > 0 && !cfg->trusted_proxies)
+                return -EINVAL;
         if (!!cfg->tls_cert_pem != !!cfg->tls_key_pem)
                 return -EINVAL;
         if (!!cfg->tls_cert_file != !!cfg->tls_key_file)
@@ -1209,12 +1233,25 @@ static int server_new(const struct http_server_config *cfg, struct http_server *
         s->cfg.tls_key_pem = NULL;
         s->cfg.tls_cert_file = NULL;
         s->cfg.tls_key_file = NULL;
+        s->cfg.trusted_proxies = NULL;
+        if (cfg->n_trusted_proxies > 0) {
+                s->trusted = calloc(cfg->n_trusted_proxies, sizeof(*s->trusted));
+                if (!s->trusted) {
+                        free(s);
+                        return -ENOMEM;
+                }
+                memcpy(s->trusted, cfg->trusted_proxies,
+                       cfg->n_trusted_proxies * sizeof(*s->trusted));
+                s->cfg.trusted_proxies = s->trusted;
+        }
         if (pthread_mutex_init(&s->lock, NULL) != 0) {
+                free(s->trusted);
                 free(s);
                 return -ENOMEM;
         }
         if (pthread_cond_init(&s->wake, NULL) != 0) {
                 (void)pthread_mutex_destroy(&s->lock);
+                free(s->trusted);
                 free(s);
                 return -ENOMEM;
         }
@@ -1350,6 +1387,7 @@ struct http_server *http_server_free(struct http_server *s)
         (void)pthread_cond_destroy(&s->wake);
         (void)pthread_mutex_destroy(&s->lock);
         tls_source_free(s->tls);
+        free(s->trusted);
         free(s);
         return NULL;
 }

@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "util/buf.h"
+#include "util/cidr.h"
 #include "util/macro.h"
 
 struct MHD_Connection;
@@ -89,7 +90,19 @@ struct http_server_config {
          * connection has a request in progress, the new one is closed.
          */
         unsigned max_connections;
-        unsigned max_per_ip;     /* concurrent connections from one address; more are refused */
+        /*
+         * Concurrent connections from one client address (0: no limit). One more is answered
+         * 429 Too Many Requests with Retry-After (HTTP_PER_IP_RETRY_AFTER) and closed; a TLS
+         * connection is closed without an answer (an answer would cost a handshake first).
+         */
+        unsigned max_per_ip;
+        /*
+         * Client addresses exempt from max_per_ip: proxies, ingresses, sidecars, behind which
+         * many users share one address (borrowed for the call to http_server_start(), copied).
+         * The own engine only: libmicrohttpd's per-address limit has no exemption.
+         */
+        const struct cidr *trusted_proxies;
+        size_t n_trusted_proxies;
         unsigned header_timeout; /* seconds from accept (or the last response) to a full head */
         unsigned tls_handshake_timeout; /* seconds from accept to a finished TLS handshake */
         unsigned threads;               /* event-loop threads (each serves many connections) */
@@ -142,6 +155,10 @@ struct http_server_config {
                 HTTP_SERVER_ENGINE_OWN, /* http/engine.c on http1.c */
         } engine;
 };
+
+/* Seconds a client over the per-address limit is asked to wait (Retry-After of the 429): a
+ * connection that ends gives its place back at once. */
+#define HTTP_PER_IP_RETRY_AFTER "1" /* seconds, as the header value */
 
 #define HTTP_SERVER_CONFIG_DEFAULTS                                               \
         .address = "127.0.0.1", .port = 0, .body_max = (size_t)1024 * 1024,       \

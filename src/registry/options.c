@@ -11,6 +11,7 @@
 #include <yaml.h>
 
 #include "store/store.h"
+#include "util/cidr.h"
 #include "util/parse-util.h"
 
 #define CONFIG_FILE_MAX (1024U * 1024U)
@@ -178,6 +179,24 @@ static const struct opt_def defs[REG_OPT__MAX] = {
                                    NULL,
                                    false,
                                    { "MR_TLS_KEY_FILE" } },
+        [REG_OPT_MAX_CONNECTIONS_PER_IP] = { "max-connections-per-ip",
+                                             NULL,
+                                             0,
+                                             T_UINT,
+                                             0,
+                                             65536,
+                                             "256",
+                                             false,
+                                             { "MR_MAX_CONNECTIONS_PER_IP" } },
+        [REG_OPT_TRUSTED_PROXY] = { "trusted-proxy",
+                                    NULL,
+                                    0,
+                                    T_STRING,
+                                    0,
+                                    0,
+                                    NULL,
+                                    false,
+                                    { "MR_TRUSTED_PROXY" } },
         [REG_OPT_WIPE] = { "wipe", NULL, 0, T_BOOL, 0, 0, "false", true, { NULL } },
 };
 
@@ -586,6 +605,34 @@ int reg_options_check(const struct reg_options *o, char *err, size_t err_size)
                         "key (flags, MR_TLS_CERT_FILE/MR_TLS_KEY_FILE or the config file)",
                         defs[given].name, source_name(o->source[given]), defs[missing].name);
                 return -EINVAL;
+        }
+        return reg_options_trusted_proxies(o, NULL, NULL, err, err_size);
+}
+
+int reg_options_trusted_proxies(const struct reg_options *o, struct cidr **ret, size_t *ret_n,
+                                char *err, size_t err_size)
+{
+        const char *list = reg_options_str(o, REG_OPT_TRUSTED_PROXY);
+        AUTOFREE struct cidr *v = NULL;
+        size_t n = 0;
+        int r;
+
+        if (list) {
+                r = cidr_list_parse(list, &v, &n);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0) {
+                        set_err(err, err_size,
+                                "invalid --trusted-proxy '%s' (from the %s)%s: a comma list of "
+                                "addresses or CIDR ranges such as 10.0.0.0/8, fd00::/8",
+                                list, source_name(o->source[REG_OPT_TRUSTED_PROXY]),
+                                r == -E2BIG ? ": more than 64 ranges" : "");
+                        return -EINVAL;
+                }
+        }
+        if (ret) {
+                *ret = TAKE_PTR(v);
+                *ret_n = n;
         }
         return 0;
 }

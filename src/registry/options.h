@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/cidr.h"
 #include "util/macro.h"
 
 enum reg_opt {
@@ -41,7 +42,9 @@ enum reg_opt {
         REG_OPT_BODY_MAX,
         REG_OPT_TLS_CERT_FILE, /* HTTPS: both or neither, see reg_options_check() */
         REG_OPT_TLS_KEY_FILE,
-        REG_OPT_WIPE, /* command line only */
+        REG_OPT_MAX_CONNECTIONS_PER_IP, /* 0: no limit */
+        REG_OPT_TRUSTED_PROXY, /* CIDR list (util/cidr.h), checked by reg_options_check() */
+        REG_OPT_WIPE,          /* command line only */
         REG_OPT__MAX,
 };
 
@@ -108,10 +111,15 @@ _warn_unused_result_ int reg_options_load_file(struct reg_options *o, const char
 
 /*
  * Checks what no single value can show, once every source has been read: --tls-cert-file and
- * --tls-key-file come together (from any sources) or not at all. -EINVAL with err naming the
- * missing option and where the other one came from.
+ * --tls-key-file come together (from any sources) or not at all; --trusted-proxy is a CIDR list.
+ * -EINVAL with err naming the missing option and where the other one came from.
  */
 _warn_unused_result_ int reg_options_check(const struct reg_options *o, char *err, size_t err_size);
+
+/* --trusted-proxy parsed (util/cidr.h): a new array in *ret (NULL, *ret_n 0 when unset); ret
+ * NULL only checks. -EINVAL with err naming the list and where it came from. */
+_warn_unused_result_ int reg_options_trusted_proxies(const struct reg_options *o, struct cidr **ret,
+                                                     size_t *ret_n, char *err, size_t err_size);
 
 /* Typed getters; unset options give the table's default. */
 const char *reg_options_str(const struct reg_options *o, enum reg_opt opt);

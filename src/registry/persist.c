@@ -105,8 +105,16 @@ int reg_prop_int(const struct store_entity *e, const char *name, int64_t *ret)
         return 0;
 }
 
-static int conflict(struct reg_db *db, const struct reg_kind *k, const struct store_entity *e)
+/* The 409 of a uniqueness clash, naming the field that clashed: the name (unique within its
+ * scope) or the externalId (unique among the kinds of one group: contexts, artifacts,
+ * executions). */
+static int conflict(struct reg_db *db, const struct reg_kind *k, const struct store_entity *e,
+                    enum store_unique clash)
 {
+        if (clash == STORE_UNIQUE_EXTERNAL_ID)
+                return reg_error_set(db->err, REG_ERR_CONFLICT, -EEXIST,
+                                     "%s with externalId %s already exists: conflict", k->word,
+                                     e->external_id ? e->external_id : "");
         return reg_error_set(db->err, REG_ERR_CONFLICT, -EEXIST,
                              "%s with name %s already exists: conflict", k->word,
                              e->name ? e->name : "");
@@ -355,15 +363,16 @@ static int validate(struct reg_db *db, const struct reg_kind *k, const struct st
 /* Validates and writes e: a new row (create) or the existing one; a uniqueness clash is 409. */
 int reg_save(struct reg_db *db, const struct reg_kind *k, struct store_entity *e, bool create)
 {
+        enum store_unique clash = STORE_UNIQUE_NAME;
         int r;
 
         r = validate(db, k, e);
         if (r < 0)
                 return r;
-        r = create ? store_entity_insert(db->store, db->conn, e)
-                   : store_entity_update(db->store, db->conn, e);
+        r = create ? store_entity_insert(db->store, db->conn, e, &clash)
+                   : store_entity_update(db->store, db->conn, e, &clash);
         if (r == -EEXIST)
-                return conflict(db, k, e);
+                return conflict(db, k, e, clash);
         if (r < 0)
                 return reg_store_error(db, r, create ? "inserting" : "updating");
         return 0;

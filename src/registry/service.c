@@ -446,7 +446,7 @@ static int log_metric_history(struct reg_db *db, const struct store_entity *metr
                 store_entity_done(&h);
                 return reg_error_set(db->err, REG_ERR_INTERNAL, r, "out of memory");
         }
-        r = store_entity_insert(db->store, db->conn, &h);
+        r = store_entity_insert(db->store, db->conn, &h, NULL);
         store_entity_done(&h);
         return r < 0 ? reg_store_error(db, r, "logging metric history") : 0;
 }

@@ -210,6 +210,10 @@ static int string_field(const json_t *o, const char *name, const char **ret, cha
                                name);
                 return -EINVAL;
         }
+        if (strlen(json_string_value(v)) != json_string_length(v)) {
+                (void)snprintf(reterr, len_err, "field %s contains U+0000", name);
+                return -EINVAL;
+        }
         *ret = json_string_value(v);
         return 0;
 }
@@ -242,8 +246,8 @@ static int parse_model_spec(const json_t *spec, const char **uri, const char **f
         return 0;
 }
 
-/* One element of the models.json array, appended to @out (null elements carry no model). */
-static int parse_entry(const json_t *e, struct model_entries *out, char *reterr, size_t len_err)
+int modelconfig_parse_entry(const json_t *e, struct model_entries *out, char *reterr,
+                            size_t len_err)
 {
         const char *name, *uri = "", *framework = "";
         const json_t *spec;
@@ -295,7 +299,7 @@ int modelconfig_parse(const char *data, struct model_entries *ret, char *reterr,
                 return -EINVAL;
         }
         json_array_foreach(v, i, e) {
-                r = parse_entry(e, &out, reterr, len_err);
+                r = modelconfig_parse_entry(e, &out, reterr, len_err);
                 if (r < 0)
                         return r;
         }

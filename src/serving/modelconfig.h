@@ -73,6 +73,14 @@ _warn_unused_result_ int modelconfig_parse(const char *data, struct model_entrie
                                            char *reterr, size_t len_err);
 
 /*
+ * One element of a decoded models.json array, appended to @out as modelconfig_parse() reads it
+ * (a null element carries no model and appends nothing; a string field holding U+0000 is
+ * refused). Returns 0, -EINVAL with a message in @reterr, -ENOMEM.
+ */
+_warn_unused_result_ int modelconfig_parse_entry(const json_t *e, struct model_entries *out,
+                                                 char *reterr, size_t len_err);
+
+/*
  * Serialises the entries (in name order; @e itself is not reordered) into an owned
  * NUL-terminated string. Returns 0, -E2BIG beyond MODELCONFIG_SERIALIZE_MAX, -ENOMEM.
  */

@@ -109,11 +109,11 @@ static int check_unique(struct ctx *c, const struct placement_replica **by_id)
                         return -EINVAL;
                 by_id[i] = &in->replicas[i];
         }
-        qsort(by_id, in->n_replicas, sizeof(*by_id), cmp_replica_id);
+        qsort(by_id, in->n_replicas, sizeof(const struct placement_replica *), cmp_replica_id);
         for (size_t i = 1; i < in->n_replicas; i++)
                 if (streq(by_id[i - 1]->id, by_id[i]->id))
                         return -EINVAL;
-        names = calloc(in->n_models ? in->n_models : 1, sizeof(*names));
+        names = calloc(in->n_models ? in->n_models : 1, sizeof(const struct placement_model *));
         if (!names)
                 return -ENOMEM;
         for (size_t i = 0; i < in->n_models && r == 0; i++) {
@@ -122,7 +122,7 @@ static int check_unique(struct ctx *c, const struct placement_replica **by_id)
                         r = -EINVAL;
         }
         if (r == 0)
-                qsort(names, in->n_models, sizeof(*names), cmp_model_name);
+                qsort(names, in->n_models, sizeof(const struct placement_model *), cmp_model_name);
         for (size_t i = 1; i < in->n_models && r == 0; i++)
                 if (streq(names[i - 1]->name, names[i]->name))
                         r = -EINVAL;
@@ -452,7 +452,7 @@ int placement_compute(const struct placement_input *in, struct placement_result 
         size_t nr = in->n_replicas ? in->n_replicas : 1, nm = in->n_models ? in->n_models : 1;
         int r;
 
-        c.by_id = calloc(nr, sizeof(*c.by_id));
+        c.by_id = calloc(nr, sizeof(const struct placement_replica *));
         c.ms = calloc(nm, sizeof(*c.ms));
         c.free = calloc(nr, sizeof(*c.free));
         res.models = calloc(nm, sizeof(*res.models));

@@ -327,20 +327,31 @@ static int plan_refs_and_patch(const struct trained_model *tm, json_t *changes_i
         return 0;
 }
 
+/* Whether the API server takes @v as a label value: no label is planned that it would refuse
+ * (the TrainedModel reader marks such a parent name invalid, serving/trainedmodel.h). */
+static bool label_value_ok(const char *v)
+{
+        return strlen(v) <= TM_LABEL_VALUE_MAX;
+}
+
 static int plan_metadata(const struct trained_model *tm, const char *isvc, const char *uid,
                          bool admitted, struct tm_plan *p)
 {
         json_auto_t *changes = json_object(), *labels = json_object();
+        bool labelled = label_value_ok(isvc);
         const char *cur;
 
         if (!changes || !labels)
                 return -ENOMEM;
         cur = label_of(tm, TM_LABEL_ISVC);
-        if ((!cur || !streq(cur, isvc)) &&
+        if (labelled && (!cur || !streq(cur, isvc)) &&
             json_object_set_new(labels, TM_LABEL_ISVC, json_string(isvc)) < 0)
                 return -ENOMEM;
+        /* a label naming a former parent is dropped: it must not claim the model */
+        if (!labelled && cur && json_object_set_new(labels, TM_LABEL_ISVC, json_null()) < 0)
+                return -ENOMEM;
         cur = label_of(tm, TM_LABEL_ALLOCATED);
-        if (admitted && (!cur || !streq(cur, isvc)) &&
+        if (labelled && admitted && (!cur || !streq(cur, isvc)) &&
             json_object_set_new(labels, TM_LABEL_ALLOCATED, json_string(isvc)) < 0)
                 return -ENOMEM;
         if (!admitted && tm->labels && json_object_get(tm->labels, TM_LABEL_ALLOCATED) &&
@@ -752,7 +763,8 @@ static int plan_configmap(struct planner *p)
                 if (same)
                         return 0;
                 return configmap_patch_new(p->in->configmap, plan->models_json,
-                                           configmap_labelled(p->in->configmap, p->in->isvc_name)
+                                           configmap_labelled(p->in->configmap, p->in->isvc_name) ||
+                                                           !label_value_ok(p->in->isvc_name)
                                                    ? NULL
                                                    : p->in->isvc_name,
                                            &plan->configmap_patch);
@@ -764,6 +776,8 @@ static int plan_configmap(struct planner *p)
                 meta = json_object_get(plan->configmap_create, "metadata");
                 if (!meta)
                         return -ENOMEM;
+                if (!label_value_ok(p->in->isvc_name))
+                        return 0; /* unlabelled: read with a GET (serving/reconciler.c) */
                 if (!json_is_object(json_object_get(meta, "labels")) &&
                     json_object_set_new(meta, "labels", json_object()) < 0)
                         return -ENOMEM;

@@ -52,17 +52,11 @@ bool replica_report_counts(const json_t *cm)
 
 bool replica_report_heartbeat(const json_t *cm, usec_t *ret_beat, usec_t *ret_stale_after)
 {
-        const char *beat = json_get_string_path(cm, "data", REPLICAS_HEARTBEAT_KEY, NULL);
-        const char *period = json_get_string_path(cm, "data", REPLICAS_HEARTBEAT_PERIOD, NULL);
-        uint32_t secs = REPLICAS_HEARTBEAT_DEFAULT;
-        usec_t t;
+        unsigned period;
 
-        if (!beat || parse_rfc3339(beat, &t) < 0)
+        if (!report_heartbeat(json_object_get(cm, "data"), ret_beat, &period))
                 return false;
-        if (period && (safe_atou32(period, &secs) < 0 || secs == 0 || secs > 86400))
-                secs = REPLICAS_HEARTBEAT_DEFAULT;
-        *ret_beat = t;
-        *ret_stale_after = (usec_t)secs * REPLICAS_STALE_PERIODS * USEC_PER_SEC;
+        *ret_stale_after = (usec_t)period * REPLICAS_STALE_PERIODS * USEC_PER_SEC;
         return true;
 }
 
@@ -93,19 +87,13 @@ bool replica_report_heartbeat_only(const json_t *old_cm, const json_t *new_cm)
                 json_t *o = json_object_get(od, key);
                 if (!o)
                         return false;
-                if (!streq(key, REPLICAS_HEARTBEAT_KEY) && !json_equal(o, v))
+                if (!streq(key, REPORT_KEY_HEARTBEAT) && !json_equal(o, v))
                         return false;
         }
         return same_path(old_cm, new_cm, "metadata", "name") &&
                same_path(old_cm, new_cm, "metadata", "labels") &&
                same_path(old_cm, new_cm, "metadata", "ownerReferences") &&
                same_path(old_cm, new_cm, "metadata", "deletionTimestamp");
-}
-
-static int cmp_model(const void *a, const void *b)
-{
-        return strcmp(((const struct replica_model *)a)->name,
-                      ((const struct replica_model *)b)->name);
 }
 
 static int cmp_replica(const void *a, const void *b)
@@ -116,7 +104,7 @@ static int cmp_replica(const void *a, const void *b)
 /* The report's pod: data.pod, else the name without "modelstatus-". */
 static const char *report_pod(const json_t *cm)
 {
-        const char *pod = json_get_string_path(cm, "data", "pod", NULL);
+        const char *pod = json_get_string_path(cm, "data", REPORT_KEY_POD, NULL);
         const char *name = json_get_string_path(cm, "metadata", "name", NULL);
 
         if (pod && pod[0] != '\0')
@@ -150,49 +138,17 @@ static void replica_judge(struct replica *r, const json_t *cm, usec_t now, usec_
                 *next_stale = beat + after + USEC_PER_SEC;
 }
 
-/* Parses one report; an unreadable one keeps doc NULL (its models count as Unknown). */
+/* Parses one report; an unreadable one keeps report.doc NULL (its models count as Unknown). */
 static int replica_read(const json_t *cm, struct replica *ret)
 {
-        const char *data = json_get_string_path(cm, "data", REPLICAS_STATUS_KEY, NULL);
-        json_t *doc, *m;
-        size_t i, n = 0;
-
         *ret = (struct replica){ .pod = report_pod(cm) };
-        if (!data)
-                return 0;
-        doc = json_loads(data, JSON_REJECT_DUPLICATES, NULL);
-        if (!json_is_array(doc)) {
-                json_decref(doc);
-                return 0;
-        }
-        ret->models = calloc(json_array_size(doc) + 1, sizeof(*ret->models));
-        if (!ret->models) {
-                json_decref(doc);
-                return -ENOMEM;
-        }
-        json_array_foreach(doc, i, m) {
-                const char *name = json_string_value(json_object_get(m, "name"));
-                const char *state = json_string_value(json_object_get(m, "state"));
-                if (!name || !state)
-                        continue; /* an entry we cannot read: the model counts as absent */
-                ret->models[n++] = (struct replica_model){
-                        .name = name,
-                        .state = state,
-                        .storage_uri = json_string_value(json_object_get(m, "storageUri")),
-                        .reason = json_string_value(json_object_get(m, "reason")),
-                };
-        }
-        qsort(ret->models, n, sizeof(*ret->models), cmp_model);
-        ret->n_models = n;
-        ret->doc = doc;
-        return 0;
+        return report_data_decode(json_object_get(cm, "data"), &ret->report);
 }
 
 void replica_set_release(struct replica_set *s)
 {
         for (size_t i = 0; i < s->n; i++) {
-                free(s->items[i].models);
-                json_decref(s->items[i].doc);
+                report_release(&s->items[i].report);
         }
         free(s->items);
         json_decref(s->configmaps);
@@ -248,17 +204,16 @@ static size_t progress_rank(const char *state)
 static const char *replica_state(const struct replica *r, const char *model,
                                  const char *storage_uri, const char **ret_reason)
 {
-        struct replica_model key = { .name = model };
-        const struct replica_model *m;
+        const struct report_model *m;
 
         *ret_reason = NULL;
         if (r->stale) {
                 *ret_reason = r->stale_reason;
                 return REPLICAS_STATE_STALE;
         }
-        if (!r->doc)
+        if (!r->report.doc)
                 return "Unknown";
-        m = bsearch(&key, r->models, r->n_models, sizeof(*r->models), cmp_model);
+        m = report_find(&r->report, model);
         if (!m)
                 return "Pending";
         if (streq(m->state, "Loaded") && storage_uri && m->storage_uri &&

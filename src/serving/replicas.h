@@ -7,7 +7,7 @@
  *
  * Each serving replica's agent keeps one ConfigMap "modelstatus-<pod>" (agent/status-writer.h):
  * labels serving.kserve.io/inferenceservice=<isvc> and modelplane.io/model-status=agent, an
- * ownerReference to its Pod, data "models.json" = [{"name","state","storageUri"?,"reason"?}].
+ * ownerReference to its Pod, data as serving/report.h encodes it (the one codec of both sides).
  *
  * Who counts as a replica (m in "n/m replicas loaded"): every such report of the
  * InferenceService that has an ownerReference to a Pod and is not being deleted. The owner
@@ -55,6 +55,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "serving/report.h"
 #include "util/macro.h"
 #include "util/time-util.h"
 
@@ -63,14 +64,10 @@
 #define REPLICAS_STATUS_LABEL       "modelplane.io/model-status"
 #define REPLICAS_STATUS_LABEL_VAL   "agent"
 #define REPLICAS_STATUS_PREFIX      "modelstatus-"
-#define REPLICAS_STATUS_KEY         "models.json"
 #define REPLICAS_ANNOTATION         "modelplane.io/replicas"
 #define REPLICAS_REASON_NO_REPLICAS "NoReplicas"
 #define REPLICAS_DETAIL_MAX         32
 #define REPLICAS_REASON_MAX         256
-#define REPLICAS_HEARTBEAT_KEY      "heartbeat"
-#define REPLICAS_HEARTBEAT_PERIOD   "heartbeatPeriodSeconds"
-#define REPLICAS_HEARTBEAT_DEFAULT  10U /* seconds, when the period is missing or unreadable */
 #define REPLICAS_STALE_PERIODS      4U
 #define REPLICAS_STATE_STALE        "Stale"
 /* The controller's ConfigMap informer selects these: the agents' reports and the modelconfig
@@ -80,15 +77,9 @@
 /* The cache index of the controller's ConfigMaps: "ns/<isvc>" of counted reports only. */
 #define REPLICAS_INDEX_ISVC "replica-isvc"
 
-struct replica_model {
-        const char *name, *state, *storage_uri, *reason; /* borrowed from the replica's doc */
-};
-
 struct replica {
-        const char *pod;              /* borrowed from the ConfigMap */
-        json_t *doc;                  /* owned; parsed models.json, NULL when unreadable */
-        struct replica_model *models; /* owned; sorted by name */
-        size_t n_models;
+        const char *pod;      /* borrowed from the ConfigMap */
+        struct report report; /* owned; report.doc NULL when models.json is unreadable */
         bool stale;
         char stale_reason[96]; /* "no heartbeat since <time> (over <N>s)" */
 };

@@ -160,6 +160,14 @@ static void check_spec(const json_t *obj, struct trained_model *tm)
                 return;
         }
         tm->isvc = f.isvc;
+        if (strlen(f.isvc) > TM_LABEL_VALUE_MAX) {
+                /* the API server refuses the label ("must be no more than 63 bytes") */
+                invalid(tm, "spec.inferenceService",
+                        "spec.inferenceService must be no more than %u characters, the limit of "
+                        "a label value (it is the value of label %s); it has %zu",
+                        TM_LABEL_VALUE_MAX, TM_LABEL_ISVC, strlen(f.isvc));
+                return;
+        }
         check_model(&f, tm);
 }
 

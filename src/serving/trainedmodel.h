@@ -18,9 +18,12 @@
 #include "util/macro.h"
 #include "util/time-util.h"
 
-#define TM_FINALIZER           "trainedmodel.finalizer"
-#define TM_LABEL_ISVC          "inferenceservice"
-#define TM_LABEL_ALLOCATED     "serving.kserve.io/trainedmodel-allocated"
+#define TM_FINALIZER       "trainedmodel.finalizer"
+#define TM_LABEL_ISVC      "inferenceservice"
+#define TM_LABEL_ALLOCATED "serving.kserve.io/trainedmodel-allocated"
+/* A label value's limit (Kubernetes IsValidLabelValue): spec.inferenceService is the value of
+ * TM_LABEL_ISVC and of the ConfigMap's serving.kserve.io/inferenceservice label. */
+#define TM_LABEL_VALUE_MAX     63
 #define TM_INVALID_FIELD_MAX   64
 #define TM_INVALID_MESSAGE_MAX 512
 
@@ -52,7 +55,8 @@ struct trained_model {
  * object or has no string metadata.name.
  *
  * Spec checks, first failure recorded: spec is an object; spec.inferenceService a non-empty
- * string; spec.model an object; spec.model.storageUri a non-empty string; spec.model.framework a
+ * string of at most TM_LABEL_VALUE_MAX characters (->isvc is set all the same); spec.model an
+ * object; spec.model.storageUri a non-empty string; spec.model.framework a
  * string; spec.model.memory present, a quantity, not negative.
  */
 _warn_unused_result_ int trained_model_from_json(const json_t *obj, struct trained_model *ret);

@@ -8,12 +8,14 @@
 
 #include "json/json-util.h"
 #include "serving/quantity.h"
+#include "serving/trainedmodel.h"
 
 /* The fields of a TrainedModel the rules look at; all borrowed from the request JSON. */
 struct tm_view {
         const char *name;
         json_t *deletion_timestamp;
         json_t *spec;
+        json_t *isvc; /* spec.inferenceService, any type: the CRD's schema checks the type */
         json_t *model;
         const char *storage_uri;
         json_t *memory;
@@ -34,6 +36,8 @@ static const struct json_field metadata_fields[] = {
 };
 
 static const struct json_field spec_fields[] = {
+        { "inferenceService", JSON_ANY_TYPE, json_dispatch_borrow, offsetof(struct tm_view, isvc),
+          JSON_NULLABLE },
         { "model", JSON_OBJECT, json_dispatch_borrow, offsetof(struct tm_view, model),
           JSON_NULLABLE },
         { 0 },
@@ -155,6 +159,17 @@ static int check_object(const struct tm_view *v, char **ret)
                                "consist of alphanumeric characters, '_', or '-'. (e.g. \"my-Name\" "
                                "or \"abc_123\", regex used for validation is '^[a-zA-Z0-9_-]+$')",
                                v->name) < 0
+                               ? -ENOMEM
+                               : TM_ADMISSION_DENIED;
+
+        /* not KServe's rule: the name is the value of the model's label, which the API server
+         * refuses past 63 characters (the controller copes without the webhook too) */
+        if (json_is_string(v->isvc) && json_string_length(v->isvc) > TM_LABEL_VALUE_MAX)
+                return message(ret,
+                               "the Trained Model \"%s\" inferenceService field is invalid: "
+                               "spec.inferenceService must be no more than %u characters, the "
+                               "limit of a label value (it has %zu)",
+                               v->name, TM_LABEL_VALUE_MAX, json_string_length(v->isvc)) < 0
                                ? -ENOMEM
                                : TM_ADMISSION_DENIED;
 

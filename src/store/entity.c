@@ -179,7 +179,8 @@ static int read_id(void *userdata, const struct store_val *cols, size_t n)
  * external id already taken is answered before an id is drawn, so that a 409 leaves no gap (as
  * on SQLite, whose counter rolls back). Two racing inserts of one name may still leave one.
  */
-static int check_unique(struct store *s, struct store_conn *c, const struct store_entity *e)
+static int check_unique(struct store *s, struct store_conn *c, const struct store_entity *e,
+                        enum store_unique *ret_clash)
 {
         struct store_val name[3] = { SV_TEXT(e->type), SV_TEXT(e->scope ? e->scope : ""),
                                      SV_TEXT(e->name ? e->name : "") };
@@ -187,19 +188,43 @@ static int check_unique(struct store *s, struct store_conn *c, const struct stor
         int r;
 
         r = store_exec(s, c, q_entity_name_taken, name, ELEMENTSOF(name), NULL, NULL);
-        if (r == 0 && e->external_id)
+        if (r > 0) {
+                *ret_clash = STORE_UNIQUE_NAME;
+                return -EEXIST;
+        }
+        if (r == 0 && e->external_id) {
                 r = store_exec(s, c, q_entity_external_id_taken, ext, ELEMENTSOF(ext), NULL, NULL);
-        return r > 0 ? -EEXIST : r;
+                if (r > 0) {
+                        *ret_clash = STORE_UNIQUE_EXTERNAL_ID;
+                        return -EEXIST;
+                }
+        }
+        return r;
 }
 
-int store_entity_insert(struct store *s, struct store_conn *c, struct store_entity *e)
+/*
+ * The uniqueness the database refused a write for: the index entity_external_id (its name on
+ * PostgreSQL, its columns "entity.grp, entity.external_id" on SQLite), else entity_name.
+ */
+static int unique_violation(struct store *s, struct store_conn *c, enum store_unique *ret_clash)
+{
+        *ret_clash = strstr(store_conflict(s, c), "external_id") ? STORE_UNIQUE_EXTERNAL_ID
+                                                                 : STORE_UNIQUE_NAME;
+        return -EEXIST;
+}
+
+int store_entity_insert(struct store *s, struct store_conn *c, struct store_entity *e,
+                        enum store_unique *ret_clash)
 {
         struct store_val seq = SV_INT(e->group);
+        enum store_unique clash;
         int64_t id = 0;
         int r;
 
+        if (!ret_clash)
+                ret_clash = &clash;
         if (store_dialect(s) == STORE_DIALECT_POSTGRES) {
-                r = check_unique(s, c, e);
+                r = check_unique(s, c, e, ret_clash);
                 if (r < 0)
                         return r;
         }
@@ -224,6 +249,8 @@ int store_entity_insert(struct store *s, struct store_conn *c, struct store_enti
                         SV_INT(e->update_ms),
                 };
                 r = store_exec(s, c, q_entity_insert, v, ELEMENTSOF(v), NULL, NULL);
+                if (r == -EEXIST)
+                        return unique_violation(s, c, ret_clash);
                 if (r < 0)
                         return r;
         }
@@ -231,7 +258,8 @@ int store_entity_insert(struct store *s, struct store_conn *c, struct store_enti
         return insert_props(s, c, e);
 }
 
-int store_entity_update(struct store *s, struct store_conn *c, const struct store_entity *e)
+int store_entity_update(struct store *s, struct store_conn *c, const struct store_entity *e,
+                        enum store_unique *ret_clash)
 {
         struct store_val v[7] = {
                 SV_INT(e->parent_id),
@@ -246,6 +274,11 @@ int store_entity_update(struct store *s, struct store_conn *c, const struct stor
         int r;
 
         r = store_exec(s, c, q_entity_update, v, ELEMENTSOF(v), NULL, NULL);
+        if (r == -EEXIST) {
+                enum store_unique clash;
+
+                return unique_violation(s, c, ret_clash ? ret_clash : &clash);
+        }
         if (r < 0)
                 return r;
         if (r == 0)

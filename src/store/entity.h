@@ -82,12 +82,23 @@ _warn_unused_result_ int store_entity_put_prop(struct store_entity *e, struct st
  */
 _warn_unused_result_ int store_entity_append_prop(struct store_entity *e, struct store_prop *p);
 
-/* Inside a transaction: allocates an id, inserts the row and its properties. -EEXIST. */
+/* Which uniqueness a write ran into (-EEXIST). */
+enum store_unique {
+        STORE_UNIQUE_NAME,        /* (type, scope, name) */
+        STORE_UNIQUE_EXTERNAL_ID, /* (group, external_id) */
+};
+
+/*
+ * Inside a transaction: allocates an id, inserts the row and its properties. -EEXIST when the
+ * name or the external id is taken; then *ret_clash (optional) says which.
+ */
 _warn_unused_result_ int store_entity_insert(struct store *s, struct store_conn *c,
-                                             struct store_entity *e);
-/* Inside a transaction: rewrites the row (not group/id/type/create time) and all properties. */
+                                             struct store_entity *e, enum store_unique *ret_clash);
+/* Inside a transaction: rewrites the row (not group/id/type/create time) and all properties.
+ * -EEXIST and *ret_clash (optional) as store_entity_insert(). */
 _warn_unused_result_ int store_entity_update(struct store *s, struct store_conn *c,
-                                             const struct store_entity *e);
+                                             const struct store_entity *e,
+                                             enum store_unique *ret_clash);
 /* Loads one entity; -ENOENT. */
 _warn_unused_result_ int store_entity_get(struct store *s, struct store_conn *c,
                                           enum store_group group, int64_t id,

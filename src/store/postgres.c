@@ -54,10 +54,14 @@ struct prepared {
         char name[16]; /* "mp_<n>" */
 };
 
+/* Bytes kept of a unique violation's constraint name (NAMEDATALEN is 64). */
+#define CONFLICT_MAX 128
+
 struct store_conn {
         PGconn *pg;
-        bool in_tx;          /* between a successful BEGIN and COMMIT/ROLLBACK */
-        usec_t next_connect; /* monotonic; no reconnect attempt before */
+        char conflict[CONFLICT_MAX]; /* the last unique violation's constraint (store.h) */
+        bool in_tx;                  /* between a successful BEGIN and COMMIT/ROLLBACK */
+        usec_t next_connect;         /* monotonic; no reconnect attempt before */
         struct prepared prepared[PREPARED_MAX];
         size_t n_prepared;
         unsigned next_name;
@@ -267,6 +271,11 @@ static int pg_result(struct store_conn *c, PGresult *res, store_row_fn fn, void 
                 return pg_rows(res, fn, userdata);
         default:
                 r = map_result(res);
+                if (r == -EEXIST) {
+                        const char *name = PQresultErrorField(res, PG_DIAG_CONSTRAINT_NAME);
+
+                        (void)snprintf(c->conflict, sizeof(c->conflict), "%s", name ? name : "");
+                }
                 /* re-established on the next use, outside a transaction */
                 return PQstatus(c->pg) != CONNECTION_OK ? -ECONNRESET : r;
         }
@@ -498,6 +507,11 @@ static int pg_rollback(struct store_conn *c)
         return r < 0 ? r : 0;
 }
 
+static const char *pg_conflict(struct store_conn *c)
+{
+        return c->conflict;
+}
+
 static const struct store_backend_ops pg_ops = {
         .name = "postgres",
         .dialect = STORE_DIALECT_POSTGRES,
@@ -508,6 +522,7 @@ static const struct store_backend_ops pg_ops = {
         .begin = pg_begin,
         .commit = pg_commit,
         .rollback = pg_rollback,
+        .conflict = pg_conflict,
 };
 
 const struct store_backend_ops *const store_postgres_ops = &pg_ops;

@@ -34,9 +34,13 @@ static atomic_ulong commits;
 static atomic_ulong next_analyze = ANALYZE_FIRST;
 static atomic_uint stats_generation;
 
+/* Bytes kept of a unique violation's message ("UNIQUE constraint failed: entity.grp, …"). */
+#define CONFLICT_MAX 128
+
 struct store_conn {
         sqlite3 *db;
-        unsigned stats_seen; /* the stats_generation this connection's planner has loaded */
+        unsigned stats_seen;         /* the stats_generation this connection's planner has loaded */
+        char conflict[CONFLICT_MAX]; /* the last unique violation's columns (store.h conflict()) */
 };
 
 /* ---- mp_lower(): Unicode lowercase, as PostgreSQL's lower() under a UTF-8 libc locale ---- */
@@ -243,8 +247,13 @@ static int step_rows(struct store_conn *c, sqlite3_stmt *st, store_row_fn fn, vo
 
                 if (rc == SQLITE_DONE)
                         return sqlite3_changes(c->db);
-                if (rc != SQLITE_ROW)
-                        return map_rc(c->db, sqlite3_extended_errcode(c->db));
+                if (rc != SQLITE_ROW) {
+                        r = map_rc(c->db, sqlite3_extended_errcode(c->db));
+                        if (r == -EEXIST) /* sqlite3_errmsg() names the index's columns */
+                                (void)snprintf(c->conflict, sizeof(c->conflict), "%s",
+                                               sqlite3_errmsg(c->db));
+                        return r;
+                }
                 r = row_values(st, cols, ELEMENTSOF(cols), &n);
                 if (r < 0)
                         return r;
@@ -409,6 +418,11 @@ static int sqlite_rollback(struct store_conn *c)
         return simple(c, "ROLLBACK");
 }
 
+static const char *sqlite_conflict(struct store_conn *c)
+{
+        return c->conflict;
+}
+
 const struct store_backend_ops store_sqlite_ops = {
         .name = "sqlite",
         .dialect = STORE_DIALECT_SQLITE,
@@ -418,4 +432,5 @@ const struct store_backend_ops store_sqlite_ops = {
         .begin = sqlite_begin,
         .commit = sqlite_commit,
         .rollback = sqlite_rollback,
+        .conflict = sqlite_conflict,
 };

@@ -341,6 +341,13 @@ int store_exec(struct store *s, struct store_conn *c, const char *sql,
         return s->ops->exec(c, sql, params, n_params, fn, userdata);
 }
 
+const char *store_conflict(struct store *s, struct store_conn *c)
+{
+        const char *t = s->ops->conflict ? s->ops->conflict(c) : NULL;
+
+        return t ? t : "";
+}
+
 int store_exec_adhoc(struct store *s, struct store_conn *c, const char *sql,
                      const struct store_val *params, size_t n_params, store_row_fn fn,
                      void *userdata)

@@ -97,6 +97,10 @@ struct store_backend_ops {
         /* Optional: exec() of a text assembled per call, not worth keeping prepared. */
         int (*exec_adhoc)(struct store_conn *c, const char *sql, const struct store_val *params,
                           size_t n_params, store_row_fn fn, void *userdata);
+        /* What the database named in the last unique violation (-EEXIST) on c: the constraint
+         * (PostgreSQL) or its columns (SQLite); "" when it named nothing. Borrowed, valid until
+         * the next statement on c. */
+        const char *(*conflict)(struct store_conn *c);
         /* Starts a transaction that will write (SQLite: BEGIN IMMEDIATE). */
         int (*begin)(struct store_conn *c);
         int (*commit)(struct store_conn *c);
@@ -153,6 +157,8 @@ _warn_unused_result_ int store_exec(struct store *s, struct store_conn *c, const
 _warn_unused_result_ int store_exec_adhoc(struct store *s, struct store_conn *c, const char *sql,
                                           const struct store_val *params, size_t n_params,
                                           store_row_fn fn, void *userdata);
+/* The backend's conflict(): what the last -EEXIST on c clashed with. Borrowed; never NULL. */
+const char *store_conflict(struct store *s, struct store_conn *c);
 _warn_unused_result_ int store_begin(struct store *s, struct store_conn *c);
 _warn_unused_result_ int store_commit(struct store *s, struct store_conn *c);
 /* Never fails visibly. */

@@ -12,38 +12,6 @@
 
 #include "util/parse-util.h"
 
-int ui_cidr_parse(const char *s, struct ui_cidr *ret)
-{
-        char addr[INET6_ADDRSTRLEN + 1];
-        const char *slash = strchr(s, '/');
-        size_t n = slash ? (size_t)(slash - s) : strlen(s);
-        struct ui_cidr c = { 0 };
-        unsigned max;
-
-        if (n == 0 || n >= sizeof(addr))
-                return -EINVAL;
-        memcpy(addr, s, n);
-        addr[n] = '\0';
-        if (inet_pton(AF_INET, addr, c.addr) == 1) {
-                c.family = AF_INET;
-                max = 32;
-        } else if (inet_pton(AF_INET6, addr, c.addr) == 1) {
-                c.family = AF_INET6;
-                max = 128;
-        } else
-                return -EINVAL;
-        c.prefix = max;
-        if (slash) {
-                uint32_t p;
-
-                if (safe_atou32(slash + 1, &p) < 0 || p > max)
-                        return -EINVAL;
-                c.prefix = p;
-        }
-        *ret = c;
-        return 0;
-}
-
 /*
  * The next item of the comma-separated list at *cursor, without the leading and trailing
  * characters of blanks: *ret_item and its length (0 for an empty item). *cursor moves past the
@@ -64,81 +32,6 @@ static size_t list_next(const char **cursor, const char *blanks, const char **re
         *cursor = e ? e + 1 : NULL;
         *ret_item = p;
         return n;
-}
-
-int ui_cidr_list_parse(const char *list, struct ui_cidr **ret, size_t *ret_n)
-{
-        AUTOFREE struct ui_cidr *v = NULL;
-        size_t n = 0;
-        const char *cur = list;
-
-        while (cur && *cur) {
-                const char *p;
-                size_t len = list_next(&cur, " \t", &p);
-                struct ui_cidr *t;
-                char item[64];
-
-                if (len == 0)
-                        continue;
-                if (len >= sizeof(item))
-                        return -EINVAL;
-                if (n >= UI_CIDRS_MAX)
-                        return -E2BIG;
-                memcpy(item, p, len);
-                item[len] = '\0';
-                t = reallocarray(v, n + 1, sizeof(*v));
-                if (!t)
-                        return -ENOMEM;
-                v = t;
-                if (ui_cidr_parse(item, &v[n]) < 0)
-                        return -EINVAL;
-                n++;
-        }
-        *ret = TAKE_PTR(v);
-        *ret_n = n;
-        return 0;
-}
-
-static bool prefix_equal(const uint8_t *a, const uint8_t *b, unsigned bits)
-{
-        unsigned bytes = bits / 8, rest = bits % 8;
-
-        if (memcmp(a, b, bytes) != 0)
-                return false;
-        if (rest == 0)
-                return true;
-        return ((a[bytes] ^ b[bytes]) & (uint8_t)(0xffU << (8 - rest))) == 0;
-}
-
-bool ui_cidr_match(const struct ui_cidr *cidrs, size_t n, const struct sockaddr *sa)
-{
-        static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-        uint8_t a4[4], a6[16];
-        bool has4 = false, has6 = false;
-
-        if (!sa)
-                return false;
-        if (sa->sa_family == AF_INET) {
-                memcpy(a4, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
-                has4 = true;
-        } else if (sa->sa_family == AF_INET6) {
-                memcpy(a6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
-                has6 = true;
-                if (memcmp(a6, mapped, sizeof(mapped)) == 0) {
-                        memcpy(a4, a6 + 12, 4);
-                        has4 = true;
-                }
-        } else
-                return false;
-        for (size_t i = 0; i < n; i++) {
-                if (cidrs[i].family == AF_INET && has4 &&
-                    prefix_equal(cidrs[i].addr, a4, cidrs[i].prefix))
-                        return true;
-                if (cidrs[i].family == AF_INET6 && has6 &&
-                    prefix_equal(cidrs[i].addr, a6, cidrs[i].prefix))
-                        return true;
-        }
-        return false;
 }
 
 void ui_identity_done(struct ui_identity *id)
@@ -281,7 +174,7 @@ static int set_user(struct ui_identity *id, const char *user, const char *header
 /* A user header is believed from a trusted address or with the shared proxy secret. */
 static bool proxy_trusted(const struct ui_auth_config *cfg, const struct ui_auth_input *in)
 {
-        return ui_cidr_match(cfg->trusted, cfg->n_trusted, in->peer) ||
+        return cidr_match(cfg->trusted, cfg->n_trusted, in->peer) ||
                (cfg->proxy_secret && ui_secret_equal(cfg->proxy_secret, in->proxy_secret));
 }
 

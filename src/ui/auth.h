@@ -14,33 +14,19 @@
 #include <stdint.h>
 struct sockaddr; /* <sys/socket.h>; only pointers here */
 
+#include "util/cidr.h"
 #include "util/macro.h"
 
 #define UI_USER_MAX       256U               /* bytes of a user or group name */
 #define UI_GROUPS_MAX     32U                /* groups from the groups header */
 #define UI_TOKEN_MAX      ((size_t)8 * 1024) /* bytes of a bearer token */
-#define UI_CIDRS_MAX      64U
 #define UI_CSRF_KEY_SIZE  32U
 #define UI_CSRF_TOKEN_LEN 64U /* hex of an HMAC-SHA256 */
 
-struct ui_cidr {
-        int family; /* AF_INET or AF_INET6 */
-        uint8_t addr[16];
-        unsigned prefix;
-};
-
-/* Parses "10.0.0.0/8", "127.0.0.1" (a /32), "::1", "fd00::/8". Returns 0 or -EINVAL. */
-_warn_unused_result_ int ui_cidr_parse(const char *s, struct ui_cidr *ret);
-/* Parses a comma-separated list (spaces allowed) into a new array. -EINVAL names nothing: the
- * caller prints the list; -E2BIG past UI_CIDRS_MAX. */
-_warn_unused_result_ int ui_cidr_list_parse(const char *list, struct ui_cidr **ret, size_t *ret_n);
-/* True when sa (AF_INET, AF_INET6; IPv4-mapped IPv6 counts as IPv4) is inside one of cidrs. */
-bool ui_cidr_match(const struct ui_cidr *cidrs, size_t n, const struct sockaddr *sa);
-
 struct ui_auth_config {
-        const char *user_header;   /* borrowed; "kubeflow-userid" */
-        const char *groups_header; /* borrowed; NULL = groups are not taken from the proxy */
-        const struct ui_cidr *trusted;
+        const char *user_header;    /* borrowed; "kubeflow-userid" */
+        const char *groups_header;  /* borrowed; NULL = groups are not taken from the proxy */
+        const struct cidr *trusted; /* borrowed; util/cidr.h */
         size_t n_trusted;
         const char *proxy_secret; /* borrowed; NULL = no shared secret */
         const char *dev_user;     /* borrowed; NULL = no anonymous access */

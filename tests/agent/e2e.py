@@ -587,6 +587,26 @@ def run(work, model_dir, config_dir):
     ok(not [d for d in os.listdir(model_dir) if d.startswith(".mp-tmp-")], "the crash's temp dir was removed")
     ok(os.path.getsize(os.path.join(model_dir, "big", "pad.bin")) == 3 << 20, "the model is complete")
 
+    # every model on its own track: while one download trickles (about 10 s), a create and a
+    # delete are acted on at once (issue 29: a 65 s download delayed them by about 62 s)
+    Faults.slow.add("slow")
+    cfg.write([("other", "s3://models/other"), ("big", "s3://slow/m"), ("big2", "s3://slow/m")])
+    inflight = wait_for(lambda: [d for d in os.listdir(model_dir) if d.startswith(".mp-tmp-big2-")],
+                        "big2 downloading")
+    ok(inflight, "a second slow download is in progress")
+    cfg.write([("other", "s3://models/other"), ("big2", "s3://slow/m"), ("quick", "s3://models/other")])
+    st = wait_for(lambda: (lambda s: s if s.get("quick", {}).get("state") == "Loaded" and "big" not in s
+                           else None)(agent_status(agent_port)), "quick loaded and big deleted")
+    still = [d for d in os.listdir(model_dir) if d.startswith(".mp-tmp-big2-")]
+    ok(st is not None and still and st.get("big2", {}).get("state") == "Downloading",
+       "a create and a delete were acted on while the slow download was still in flight")
+    ok(not os.path.exists(os.path.join(model_dir, "big")), "the deleted model left the disk at once")
+    Faults.slow.discard("slow")
+    ok(wait_for(lambda: agent_status(agent_port).get("big2", {}).get("state") == "Loaded", "big2 loaded"),
+       "the slow download then completes and loads")
+    metrics = urllib.request.urlopen(f"http://127.0.0.1:{agent_port}/modelplane/agent/metrics", timeout=5).read().decode()
+    ok('modelplane_agent_downloads_total{result="ok"}' in metrics, "the agent's counters are served")
+
     # a stalled transfer times out (and is retried); dropped connections are retried
     Faults.stall.add("stall")
     Faults.drop["drop"] = 2

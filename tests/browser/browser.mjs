@@ -20,8 +20,8 @@ export async function launch() {
  * A page as the given user (the auth proxy's kubeflow-userid header), collecting console
  * errors and CSP violations so that a test can assert there were none.
  */
-export async function userPage(browser, user) {
-  const context = await browser.newContext({ extraHTTPHeaders: user ? { 'kubeflow-userid': user } : {}, viewport: { width: 1280, height: 900 } });
+export async function userPage(browser, user, viewport = { width: 1280, height: 900 }) {
+  const context = await browser.newContext({ extraHTTPHeaders: user ? { 'kubeflow-userid': user } : {}, viewport });
   const page = await context.newPage();
   page.problems = [];
   page.on('console', (m) => {

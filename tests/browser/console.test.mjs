@@ -63,7 +63,7 @@ test('register a model with a version, find it by search, open it, archive and r
   await page.getByRole('button', { name: 'Cancel' }).click();
 
   // search (typed: the list follows), open, archive, restore
-  await page.getByLabel('Search models by name').fill(name.slice(0, -2));
+  await page.getByLabel('Search models', { exact: true }).fill(name.slice(0, -2));
   await waitFor('the search in the URL', () => page.url().includes(`q=${name.slice(0, -2)}`), T);
   await waitFor('the list to show only matches', async () => {
     const names = await page.getByTestId('models-table').locator('tbody tr td:first-child').allInnerTexts();
@@ -73,6 +73,8 @@ test('register a model with a version, find it by search, open it, archive and r
   await noA11yViolations(page, 'registered models');
   await page.getByRole('link', { name }).click();
   await page.getByRole('button', { name: 'Archive model' }).click();
+  await page.getByLabel(`Type the model name, ${name}, to confirm`).fill(name);
+  await page.getByRole('button', { name: 'Archive', exact: true }).click();
   await page.getByRole('button', { name: 'Restore model' }).waitFor({ timeout: T });
   const archived = await registry(stack, 'GET', `/registered_models?filterQuery=${encodeURIComponent(`name='${name}'`)}`);
   assert.equal(archived.items[0].state, 'ARCHIVED');

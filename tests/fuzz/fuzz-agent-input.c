@@ -92,6 +92,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         }
                 }
                 model_entries_release(&e);
+                /* the agent's reading: entries refused alone, every kept name safe */
+                struct model_refusals refused = { 0 };
+                if (agent_desired_parse(text, NULL, &e, &refused, err, sizeof(err)) == 0) {
+                        for (size_t i = 0; i < e.n; i++)
+                                if (agent_model_name_problem(e.items[i].name,
+                                                             strlen(e.items[i].name)))
+                                        __builtin_trap();
+                        model_entries_release(&e);
+                        model_refusals_release(&refused);
+                }
                 break;
         }
         case 5: {

@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char rel[UI_STATIC_PATH_MAX + 1], msg[512], token[UI_CSRF_TOKEN_LEN + 1];
         static const uint8_t key[UI_CSRF_KEY_SIZE] = { 7 };
         struct sockaddr_in peer = { .sin_family = AF_INET };
-        struct ui_cidr lo, *cidrs = NULL;
+        struct cidr lo, *cidrs = NULL;
         struct ui_identity id;
         unsigned st, a, b;
         size_t n = 0, nc = 0;
@@ -53,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 (void)ui_spa_fallback(rel);
         }
         (void)inet_pton(AF_INET, "127.0.0.1", &peer.sin_addr);
-        if (ui_cidr_parse("127.0.0.0/8", &lo) < 0)
+        if (cidr_parse("127.0.0.0/8", &lo) < 0)
                 abort();
         if (ui_auth_decide(&(struct ui_auth_config){ .user_header = "kubeflow-userid",
                                                      .groups_header = "kubeflow-groups",
@@ -77,8 +77,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 (void)ui_etag_match(f[4], etag);
         }
         (void)ui_write_refusal(f[6], true, f[5], "127.0.0.1:4000", &st);
-        if (f[7] && ui_cidr_list_parse(f[7], &cidrs, &nc) == 0) {
-                (void)ui_cidr_match(cidrs, nc, (struct sockaddr *)&peer);
+        if (f[7] && cidr_list_parse(f[7], &cidrs, &nc) == 0) {
+                (void)cidr_match(cidrs, nc, (struct sockaddr *)&peer);
                 free(cidrs);
         }
         if (ui_parse_loaded(f[0], &a, &b) && a > b)

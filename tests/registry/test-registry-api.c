@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "helpers.h"
+#include "util/macro.h"
 
 TestSuite(registry, .init = reg_setup, .fini = reg_teardown, .timeout = 60);
 
@@ -203,6 +204,73 @@ Test(registry, conflicts)
         expect("PATCH", API "/registered_models/2", "{\"externalId\":\"e1\"}", 409, "conflict");
         cr_assert_eq(list_size(API "/registered_models"), 2);
         cr_assert_eq(list_size(API "/model_versions"), 2);
+}
+
+/* The body of one entity: extra members, the parent's id under parent_key, name, externalId. */
+static void entity_body(char *buf, size_t size, const char *extra, const char *parent_key,
+                        const char *parent_id, const char *name, const char *ext)
+{
+        char parent[128] = "";
+
+        if (parent_key)
+                (void)snprintf(parent, sizeof(parent), "\"%s\":\"%s\",", parent_key, parent_id);
+        (void)snprintf(buf, size, "{%s%s\"name\":\"%s\",\"externalId\":\"%s\"}", extra, parent,
+                       name, ext);
+}
+
+/* A second entity with a new name and a taken externalId gets a 409 that names externalId, not
+ * the name, for every kind (issue 28 item 6). */
+Test(registry, external_id_conflicts_name_the_external_id_for_every_kind)
+{
+        static const struct {
+                const char *path, *word, *ext, *extra, *parent_key;
+                size_t parent; /* the row whose id is the parent's (with parent_key) */
+        } kinds[] = {
+                { API "/registered_models", "registered model", "x-rm", "", NULL, 0 },
+                { API "/model_versions", "model version", "x-mv", "", "registeredModelId", 0 },
+                { API "/serving_environments", "serving environment", "x-se", "", NULL, 0 },
+                { API "/inference_services", "inference service", "x-is",
+                  "\"registeredModelId\":\"1\",", "servingEnvironmentId", 2 },
+                { API "/experiments", "experiment", "x-ex", "", NULL, 0 },
+                { API "/experiment_runs", "experiment run", "x-er", "", "experimentId", 4 },
+                { API "/artifacts", "model artifact", "x-ma",
+                  "\"artifactType\":\"model-artifact\",", NULL, 0 },
+                { API "/artifacts", "doc artifact", "x-da", "\"artifactType\":\"doc-artifact\",",
+                  NULL, 0 },
+        };
+        char ids[ELEMENTSOF(kinds)][32], body[512], want[256], path[256];
+
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
+                const char *pid = kinds[i].parent_key ? ids[kinds[i].parent] : "";
+                char name[64];
+
+                (void)snprintf(name, sizeof(name), "first-%zu", i);
+                entity_body(body, sizeof(body), kinds[i].extra, kinds[i].parent_key, pid, name,
+                            kinds[i].ext);
+                (void)snprintf(ids[i], sizeof(ids[i]), "%s", create(kinds[i].path, body, 201));
+                (void)snprintf(name, sizeof(name), "second-%zu", i);
+                entity_body(body, sizeof(body), kinds[i].extra, kinds[i].parent_key, pid, name,
+                            kinds[i].ext);
+                (void)snprintf(want, sizeof(want), "%s with externalId %s already exists: conflict",
+                               kinds[i].word, kinds[i].ext);
+                expect("POST", kinds[i].path, body, 409, want);
+        }
+        cr_assert_str_eq(ids[0], "1");
+        /* the name clash still names the name */
+        expect("POST", API "/registered_models", "{\"name\":\"first-0\"}", 409,
+               "registered model with name first-0 already exists: conflict");
+        /* a PATCH to a taken externalId names it too */
+        (void)snprintf(path, sizeof(path), API "/registered_models/%s",
+                       create(API "/registered_models", "{\"name\":\"other\"}", 201));
+        expect("PATCH", path, "{\"externalId\":\"x-rm\"}", 409,
+               "registered model with externalId x-rm already exists: conflict");
+        /* serve models (executions) */
+        (void)snprintf(path, sizeof(path), API "/inference_services/%s/serves", ids[3]);
+        (void)snprintf(body, sizeof(body), "{\"modelVersionId\":\"%s\",\"externalId\":\"x-sm\"}",
+                       ids[1]);
+        create(path, body, 201);
+        expect("POST", path, body, 409,
+               "serve model with externalId x-sm already exists: conflict");
 }
 
 /* ---------------------------------------------------------------- versions and artifacts */

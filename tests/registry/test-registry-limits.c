@@ -156,10 +156,10 @@ Test(limits, schema_refuses_a_long_name)
 
         cr_assert_eq(store_acquire(s, &c), 0);
         e.name = ok;
-        cr_assert_eq(store_entity_insert(s, c, &e), 0);
+        cr_assert_eq(store_entity_insert(s, c, &e, NULL), 0);
         e.name = bad;
         e.id = 0;
-        cr_assert_eq(store_entity_insert(s, c, &e), -EINVAL);
+        cr_assert_eq(store_entity_insert(s, c, &e, NULL), -EINVAL);
         store_release(s, c);
         free(ok);
         free(bad);
@@ -202,7 +202,7 @@ Test(limits, migration_keeps_existing_long_names)
         cr_assert_eq(store_schema_version(s), 4);
         cr_assert_eq(store_acquire(s, &c), 0);
         downgrade_to_v1(s, c);
-        cr_assert_eq(store_entity_insert(s, c, &e), 0);
+        cr_assert_eq(store_entity_insert(s, c, &e, NULL), 0);
         id = e.id;
         store_release(s, c);
 
@@ -214,11 +214,11 @@ Test(limits, migration_keeps_existing_long_names)
         store_entity_done(&got);
         e.id = 0;
         e.name = (char *)"another-name-of-the-right-length";
-        cr_assert_eq(store_entity_insert(s2, c, &e), 0);
+        cr_assert_eq(store_entity_insert(s2, c, &e, NULL), 0);
         e.id = 0;
         long_name[0] = 'm';
         e.name = long_name;
-        cr_assert_eq(store_entity_insert(s2, c, &e), -EINVAL,
+        cr_assert_eq(store_entity_insert(s2, c, &e, NULL), -EINVAL,
                      "the new constraint holds for new rows");
         store_release(s2, c);
         s2 = store_free(s2);

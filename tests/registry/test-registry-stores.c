@@ -214,7 +214,7 @@ Test(stores, four_mib_string_property_is_stored)
         cr_assert_eq(store_entity_set_string(&e, "description", false, STORE_P_STRING, big), 0);
         cr_assert_eq(store_acquire(s, &c), 0);
         cr_assert_eq(store_begin(s, c), 0);
-        cr_assert_eq(store_entity_insert(s, c, &e), 0);
+        cr_assert_eq(store_entity_insert(s, c, &e, NULL), 0);
         cr_assert_eq(store_commit(s, c), 0);
         cr_assert_eq(store_entity_get(s, c, STORE_GROUP_CONTEXT, e.id, &got), 0);
         store_release(s, c);
@@ -225,6 +225,69 @@ Test(stores, four_mib_string_property_is_stored)
                 store_prop_done(&e.props[i]);
         free(e.props);
         free(big);
+}
+
+/* Issue 28 item 6: a unique clash says which uniqueness it was, from the pre-check (PostgreSQL
+ * inserts) and from the database's own refusal (SQLite, and updates on both). */
+static int insert_clash(struct store *s, struct store_conn *c, const char *name, const char *ext,
+                        enum store_unique *ret_clash)
+{
+        struct store_entity e = { .group = STORE_GROUP_CONTEXT,
+                                  .type = (char *)"RegisteredModel",
+                                  .scope = (char *)"",
+                                  .name = (char *)name,
+                                  .external_id = (char *)ext,
+                                  .create_ms = 1,
+                                  .update_ms = 1 };
+        int r;
+
+        cr_assert_eq(store_begin(s, c), 0);
+        r = store_entity_insert(s, c, &e, ret_clash);
+        if (r < 0)
+                store_rollback(s, c);
+        else
+                cr_assert_eq(store_commit(s, c), 0);
+        return r < 0 ? r : (int)e.id;
+}
+
+Test(stores, a_unique_clash_names_the_name_or_the_external_id)
+{
+        struct store *s = test_store();
+        struct store_conn *c;
+        enum store_unique clash = STORE_UNIQUE_NAME;
+        struct store_entity e = { 0 };
+        int id;
+
+        cr_assert_eq(store_acquire(s, &c), 0);
+        cr_assert_gt(insert_clash(s, c, "a", "ext-a", NULL), 0);
+        id = insert_clash(s, c, "b", "ext-b", NULL);
+        cr_assert_gt(id, 0);
+        cr_assert_eq(insert_clash(s, c, "c", "ext-a", &clash), -EEXIST);
+        cr_assert_eq(clash, STORE_UNIQUE_EXTERNAL_ID);
+        clash = STORE_UNIQUE_EXTERNAL_ID;
+        cr_assert_eq(insert_clash(s, c, "a", "ext-c", &clash), -EEXIST);
+        cr_assert_eq(clash, STORE_UNIQUE_NAME);
+        /* an update, refused by the database's unique index on both */
+        cr_assert_eq(store_entity_get(s, c, STORE_GROUP_CONTEXT, id, &e), 0);
+        free(e.external_id);
+        e.external_id = strdup("ext-a");
+        cr_assert_not_null(e.external_id);
+        cr_assert_eq(store_begin(s, c), 0);
+        clash = STORE_UNIQUE_NAME;
+        cr_assert_eq(store_entity_update(s, c, &e, &clash), -EEXIST);
+        cr_assert_eq(clash, STORE_UNIQUE_EXTERNAL_ID, "%s", store_conflict(s, c));
+        store_rollback(s, c);
+        free(e.name);
+        e.name = strdup("a");
+        free(e.external_id);
+        e.external_id = strdup("ext-b");
+        cr_assert(e.name && e.external_id);
+        cr_assert_eq(store_begin(s, c), 0);
+        cr_assert_eq(store_entity_update(s, c, &e, &clash), -EEXIST);
+        cr_assert_eq(clash, STORE_UNIQUE_NAME, "%s", store_conflict(s, c));
+        store_rollback(s, c);
+        store_entity_done(&e);
+        store_release(s, c);
 }
 
 /* ---- upsert: the name cannot change ---- */
@@ -559,7 +622,7 @@ static int64_t insert_entity(struct store *s, struct store_conn *c, const char *
         if (n_props > 0)
                 cr_assert_eq(store_entity_set_int(&e, "n", true, 42), 0);
         cr_assert_eq(store_begin(s, c), 0);
-        cr_assert_eq(store_entity_insert(s, c, &e), 0);
+        cr_assert_eq(store_entity_insert(s, c, &e, NULL), 0);
         cr_assert_eq(store_commit(s, c), 0);
         for (size_t i = 0; i < e.n_props; i++)
                 store_prop_done(&e.props[i]);

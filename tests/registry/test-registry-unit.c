@@ -321,6 +321,35 @@ Test(options, defaults)
         reg_options_release(&o);
 }
 
+/* The per-address connection limit and its exemption (issue 28 item 6). */
+Test(options, connection_limit_and_trusted_proxies)
+{
+        const char *path = write_config("p.yaml", "max-connections-per-ip: 0\n"
+                                                  "trusted-proxy: 10.0.0.0/8, fd00::/8\n");
+        const char *argv[] = { "registry", "--trusted-proxy", "10.0.0.0/33", NULL };
+        char err[REG_OPTIONS_ERROR_MAX] = "";
+        struct cidr *v = NULL;
+        struct reg_options o;
+        size_t n = 0;
+
+        reg_options_init(&o);
+        cr_assert_eq(reg_options_uint(&o, REG_OPT_MAX_CONNECTIONS_PER_IP), 256);
+        cr_assert_null(reg_options_str(&o, REG_OPT_TRUSTED_PROXY));
+        cr_assert_eq(reg_options_trusted_proxies(&o, &v, &n, err, sizeof(err)), 0);
+        cr_assert(v == NULL && n == 0);
+        cr_assert_eq(reg_options_load_file(&o, path, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(reg_options_uint(&o, REG_OPT_MAX_CONNECTIONS_PER_IP), 0);
+        cr_assert_eq(reg_options_check(&o, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(reg_options_trusted_proxies(&o, &v, &n, err, sizeof(err)), 0);
+        cr_assert_eq(n, 2);
+        free(v);
+        cr_assert_eq(reg_options_parse_args(&o, 3, (char **)argv, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(reg_options_check(&o, err, sizeof(err)), -EINVAL);
+        cr_assert(strstr(err, "invalid --trusted-proxy '10.0.0.0/33' (from the command line)"),
+                  "%s", err);
+        reg_options_release(&o);
+}
+
 Test(options, precedence_flag_env_config_default)
 {
         const char *path = write_config("c.yaml", "# registry\n"

@@ -58,9 +58,10 @@ grep -qx "skipped: schemathesis-registry: the upstream OpenAPI document is not p
         "$T/out" || fail "step_skip is not listed"
 grep -qx "skipped: $T/b/kserve-samples: SKIP: MODELPLANE_KSERVE_DIR is not set" "$T/out" ||
         fail "a skipped Meson test is not listed with its reason: $(cat "$T/out")"
-# the skipped and failed lists come right before the closing line
+# the skipped and failed lists come right before the time and the closing line
 n=$(wc -l <"$T/out")
-[ "$(grep -cE '^(skipped: |failed: |  )' "$T/out")" = $((n - 1)) ] || fail "stray lines in: $(cat "$T/out")"
+[ "$(grep -cE '^(skipped: |failed: |  )' "$T/out")" = $((n - 2)) ] || fail "stray lines in: $(cat "$T/out")"
+tail -n 2 "$T/out" | head -n 1 | grep -q '^time: ' || fail "the time is not just before the closing line"
 # no silent failure: the name, status, log and the log's last lines on stderr, as it happens
 grep -q "FAILED: fuzz-smoke (exit 1, log $T/logs/fuzz-smoke.log); last lines:" "$T/err" ||
         fail "no failure message on stderr: $(cat "$T/err")"
@@ -87,7 +88,9 @@ tail -n 1 "$T/out" | grep -qx '0 passed, 1 failed, 0 skipped' || fail "setup: $(
         step_run --tee b echo visible
         steps_finish
 ) >"$T/out" 2>"$T/err" || fail "a passing run fails: $(cat "$T/out" "$T/err")"
-[ "$(cat "$T/out")" = "2 passed, 0 failed, 0 skipped" ] || fail "passing run: $(cat "$T/out")"
+[ "$(tail -n 1 "$T/out")" = "2 passed, 0 failed, 0 skipped" ] || fail "passing run: $(cat "$T/out")"
+grep -qE '^time: [0-9]+ s of the 3600 s budget \(load average [0-9.]+ [0-9.]+ [0-9.]+\)$' "$T/out" ||
+        fail "no time against the budget: $(cat "$T/out")"
 grep -qx visible "$T/err" || fail "--tee does not show the output"
 
 # ---- scripts/fuzz-smoke with a target that does not build: fails loudly

@@ -81,6 +81,13 @@ def main():
     expect("Transfer-Encoding: chunked is accepted",
            req(b"GET", G, b"Transfer-Encoding: Chunked\r\n", b"0\r\n\r\n"), GOOD, json_body=False)
 
+    # RFC 9112 section 3.2: Host, exactly one in HTTP/1.1; HTTP/1.0 may omit it
+    expect("an HTTP/1.1 request without Host",
+           b"GET " + G + b" HTTP/1.1\r\nConnection: close\r\n\r\n", 400)
+    expect("two Host fields", req(b"GET", G, b"Host: other\r\n"), 400)
+    expect("an HTTP/1.0 request without Host is served",
+           b"GET " + G + b" HTTP/1.0\r\n\r\n", GOOD, json_body=False)
+
     # RFC 9112 section 3.2: bytes of the request target
     expect("a raw NUL in the target", req(b"GET", R + b"a\x00b"), 400)
     expect("a raw NUL before a fake version", req(b"GET", R + b"a\x00HTTP/1.1"), 400)

@@ -49,6 +49,7 @@ class Crowd:
         self.socks = []
         self.opened = 0
         self.refused = 0
+        self.too_many = 0  # 429 answers with Retry-After (over the per-address limit)
         self.hello = client_hello_prefix(40) if kind == "partial-hello" else b""
 
     def _open_one(self, i):
@@ -94,8 +95,11 @@ class Crowd:
                     continue
                 except (OSError, ssl.SSLError):
                     data = b""
-                # closed, or refused with an answer (the own engine's 503 JSON at accept)
-                if not data or data.startswith(b"HTTP/1.1 503 "):
+                # closed, or refused with an answer at accept (the own engine's JSON: 429 with
+                # Retry-After over the per-address limit, 503 at the cap)
+                if data.startswith(b"HTTP/1.1 429 ") and b"\r\nRetry-After: " in data:
+                    self.too_many += 1
+                if not data or data.startswith((b"HTTP/1.1 503 ", b"HTTP/1.1 429 ")):
                     closed.add(s)
         for s in closed:
             s.close()
@@ -203,6 +207,10 @@ def per_address_case(tap, server):
     tap.ok(len(crowd.socks) <= 256 + 8,
            "%s: one address keeps at most the per-address limit (256) of 600 connections" %
            server.kind, "kept %d" % len(crowd.socks))
+    if not server.tls:  # a TLS connection is closed at accept without an answer
+        tap.ok(crowd.too_many > 0,
+               "%s: the connections over it are answered 429 with Retry-After" % server.kind,
+               "429s %d, refused %d" % (crowd.too_many, crowd.refused))
     st, t = good_request(server)
     tap.ok(st == 200 and t < BOUND, "%s: another address is served meanwhile" % server.kind,
            "%r %.3f s" % (st, t))

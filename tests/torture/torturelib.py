@@ -250,7 +250,8 @@ def json_error(body):
 REASONS = {400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
            413: "Request Entity Too Large", 414: "URI Too Long",
            431: "Request Header Fields Too Large", 500: "Internal Server Error",
-           501: "Not Implemented", 503: "Service Unavailable", 505: "HTTP Version Not Supported"}
+           429: "Too Many Requests", 501: "Not Implemented", 503: "Service Unavailable",
+           505: "HTTP Version Not Supported"}
 
 
 def code_matches(kind, j, status):

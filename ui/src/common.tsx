@@ -1,9 +1,9 @@
 // Shared pieces of the screens: async loading state, error banners, empty states, status labels.
 import React, { useCallback, useEffect, useRef, useState } from 'react';
-import { Alert, Bullseye, Button, DescriptionList, DescriptionListDescription, DescriptionListGroup, DescriptionListTerm, EmptyState, EmptyStateBody, Label, Spinner } from '@patternfly/react-core';
+import { Alert, Bullseye, Button, Content, DescriptionList, DescriptionListDescription, DescriptionListGroup, DescriptionListTerm, EmptyState, EmptyStateBody, Form, FormGroup, HelperText, HelperTextItem, Label, Modal, ModalBody, ModalFooter, ModalHeader, Spinner, TextArea, TextInput } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { ApiError } from './api';
-import { conditionColor, propertyRows, type Condition, type StatusColor } from './format';
+import { conditionColor, labelsOf, propertyRows, type Condition, type StatusColor } from './format';
 import { goNext, goPrev, hasNext, hasPrev, type PagerState } from './pager';
 
 export type Async<T> = { state: 'loading' } | { state: 'error'; error: ApiError } | { state: 'ok'; data: T };
@@ -12,15 +12,20 @@ function asApiError(e: unknown): ApiError {
   return e instanceof ApiError ? e : new ApiError(0, (e as Error)?.message ?? String(e));
 }
 
-/** Runs load() whenever deps change; a newer run wins over an older one still in flight. */
+/** Runs load() whenever deps change or reload() is called; a newer run wins over an older one still in flight. */
 export function useAsync<T>(load: (signal: AbortSignal) => Promise<T>, deps: React.DependencyList): [Async<T>, () => void] {
   const [v, setV] = useState<Async<T>>({ state: 'loading' });
   const [tick, setTick] = useState(0);
   const loadRef = useRef(load);
   loadRef.current = load;
+  const lastTick = useRef(tick);
   useEffect(() => {
     const ac = new AbortController();
-    setV({ state: 'loading' });
+    // a reload() of data on screen keeps it there until the new answer replaces it (no flash of
+    // a spinner after a save); new deps, or a retry after an error, show the spinner
+    const refresh = lastTick.current !== tick;
+    lastTick.current = tick;
+    setV((old) => (refresh && old.state === 'ok' ? old : { state: 'loading' }));
     loadRef.current(ac.signal).then(
       (data) => !ac.signal.aborted && setV({ state: 'ok', data }),
       (e) => !ac.signal.aborted && setV({ state: 'error', error: asApiError(e) }),
@@ -37,17 +42,68 @@ const SOURCE_NAMES: Record<string, string> = {
   kubernetes: 'The Kubernetes API',
 };
 
-/** A clear banner for a failed call; names the service that failed when the BFF says which. */
-export function ErrorBanner({ error, what }: { error: ApiError; what: string }) {
+function bannerTitle(error: ApiError, what: string): string {
   const svc = SOURCE_NAMES[error.source];
-  let title = `Could not load ${what}`;
-  if (error.status === 503 || error.status === 502) title = `${svc ?? 'A service'} is unavailable: ${what} cannot be shown`;
-  else if (error.status === 403) title = `Access denied to ${what}`;
-  else if (error.status === 401) title = 'You are not signed in';
+  if (error.status === 503 || error.status === 502) return `${svc ?? 'A service'} is unavailable: ${what} cannot be shown`;
+  if (error.status === 403) return `Access denied to ${what}`;
+  if (error.status === 401) return 'You are not signed in';
+  return `Could not load ${what}`;
+}
+
+/** A clear banner for a failed call; names the service that failed when the BFF says which. */
+export function ErrorBanner({ error, what, onRetry }: { error: ApiError; what: string; onRetry?: () => void }) {
   return (
-    <Alert variant="danger" isInline title={title} role="alert" data-testid="error-banner">
+    <Alert
+      variant="danger"
+      isInline
+      title={bannerTitle(error, what)}
+      role="alert"
+      data-testid="error-banner"
+      actionLinks={
+        onRetry ? (
+          <Button variant="link" isInline onClick={onRetry}>
+            Retry
+          </Button>
+        ) : undefined
+      }
+    >
       {error.message}
     </Alert>
+  );
+}
+
+export interface Failure {
+  state: Async<unknown>;
+  what: string;
+  retry: () => void;
+}
+
+/** "a, b and c" */
+function joinWords(words: string[]): string {
+  return words.length <= 1 ? (words[0] ?? '') : `${words.slice(0, -1).join(', ')} and ${words[words.length - 1]}`;
+}
+
+/**
+ * One banner per outage: the failed calls of a page grouped by (status, source, message), each
+ * group one banner naming everything it hides, with one Retry that repeats every call in it.
+ */
+export function ErrorBanners({ calls }: { calls: Failure[] }) {
+  const groups = new Map<string, { error: ApiError; whats: string[]; retries: (() => void)[] }>();
+  for (const c of calls) {
+    if (c.state.state !== 'error') continue;
+    const e = c.state.error;
+    const key = `${e.status}\u0000${e.source}\u0000${e.message}`;
+    const g = groups.get(key) ?? { error: e, whats: [], retries: [] };
+    g.whats.push(c.what);
+    g.retries.push(c.retry);
+    groups.set(key, g);
+  }
+  return (
+    <>
+      {[...groups.entries()].map(([k, g]) => (
+        <ErrorBanner key={k} error={g.error} what={joinWords(g.whats)} onRetry={() => g.retries.forEach((r) => r())} />
+      ))}
+    </>
   );
 }
 
@@ -154,5 +210,195 @@ export function Fields({ items }: { items: [string, React.ReactNode][] }) {
         </DescriptionListGroup>
       ))}
     </DescriptionList>
+  );
+}
+
+function messageOf(e: unknown): string {
+  return e instanceof ApiError ? e.message : e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * A text shown with an Edit button; editing it opens a text area with Save and Cancel. save()
+ * does the write; its failure (a validation message, or a concurrent change) is shown in words
+ * under the field and the text stays in the editor.
+ */
+export function EditableText({ label, value, save, testId }: { label: string; value: string | undefined; save: (v: string) => Promise<void>; testId?: string }) {
+  const [editing, setEditing] = useState(false);
+  const [draft, setDraft] = useState(value ?? '');
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  if (!editing)
+    return (
+      <span className="mp-editable" data-testid={testId}>
+        <span>{value || '—'}</span>
+        <Button
+          variant="link"
+          isInline
+          aria-label={`Edit ${label}`}
+          onClick={() => {
+            setDraft(value ?? '');
+            setError('');
+            setEditing(true);
+          }}
+        >
+          Edit
+        </Button>
+      </span>
+    );
+  const submit = async () => {
+    setBusy(true);
+    setError('');
+    try {
+      await save(draft);
+      setEditing(false);
+    } catch (e) {
+      setError(messageOf(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <span className="mp-editing" data-testid={testId}>
+      <TextArea aria-label={label} value={draft} onChange={(_e, v) => setDraft(v)} validated={error ? 'error' : 'default'} autoResize />
+      {error && (
+        <HelperText>
+          <HelperTextItem variant="error" data-testid="edit-error">
+            {error}
+          </HelperTextItem>
+        </HelperText>
+      )}
+      <span className="mp-edit-actions">
+        <Button variant="primary" size="sm" isLoading={busy} isDisabled={busy} onClick={submit}>
+          Save
+        </Button>
+        <Button variant="link" size="sm" isDisabled={busy} onClick={() => setEditing(false)}>
+          Cancel
+        </Button>
+      </span>
+    </span>
+  );
+}
+
+/** Archive after confirmation: the user types the name of what is archived. */
+export function ArchiveModal({ kind, name, onArchive, onClose }: { kind: string; name: string; onArchive: () => Promise<void>; onClose: () => void }) {
+  const [typed, setTyped] = useState('');
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  const go = async (ev?: React.FormEvent) => {
+    ev?.preventDefault();
+    if (typed !== name) return;
+    setBusy(true);
+    setError('');
+    try {
+      await onArchive();
+      onClose();
+    } catch (e) {
+      setError(messageOf(e));
+      setBusy(false);
+    }
+  };
+  return (
+    <Modal isOpen onClose={onClose} variant="small" aria-labelledby="archive-title">
+      <ModalHeader title={`Archive ${kind}?`} labelId="archive-title" titleIconVariant="warning" />
+      <ModalBody>
+        <Content component="p">
+          {kind === 'model' ? 'The model will be archived (its versions are not changed): it stays in the registry, listed under archived models, and can be restored.' : 'The version will be archived: it stays in the registry and can be restored.'}
+        </Content>
+        {error && <Alert isInline variant="danger" title={error} />}
+        <Form id="archive-form" onSubmit={go}>
+          <FormGroup label={`Type the ${kind} name, ${name}, to confirm`} fieldId="archive-confirm">
+            <TextInput id="archive-confirm" value={typed} onChange={(_e, v) => setTyped(v)} autoComplete="off" />
+          </FormGroup>
+        </Form>
+      </ModalBody>
+      <ModalFooter>
+        <Button variant="danger" type="submit" form="archive-form" isDisabled={typed !== name || busy} isLoading={busy}>
+          Archive
+        </Button>
+        <Button variant="link" onClick={onClose}>
+          Cancel
+        </Button>
+      </ModalFooter>
+    </Modal>
+  );
+}
+
+/**
+ * Upstream's labels (custom properties with an empty string value), each removable, and a field
+ * to add one. save() gets the whole new customProperties map (the registry's PATCH replaces it);
+ * a failure is shown in words.
+ */
+export function LabelsEditor({ owner, props, save }: { owner: string; props: Record<string, unknown> | undefined; save: (next: Record<string, unknown>) => Promise<void> }) {
+  const [adding, setAdding] = useState(false);
+  const [draft, setDraft] = useState('');
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  const labels = labelsOf(props);
+  const run = async (next: Record<string, unknown>) => {
+    setBusy(true);
+    setError('');
+    try {
+      await save(next);
+      setAdding(false);
+      setDraft('');
+    } catch (e) {
+      setError(messageOf(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const add = (ev?: React.FormEvent) => {
+    ev?.preventDefault();
+    const l = draft.trim();
+    if (!l) return setError('A label needs a name.');
+    if (props && l in props) return setError(labels.includes(l) ? `${owner} already has the label ${l}.` : `${owner} already has a property named ${l}.`);
+    void run({ ...(props ?? {}), [l]: { metadataType: 'MetadataStringValue', string_value: '' } });
+  };
+  const remove = (l: string) => {
+    const next = { ...(props ?? {}) };
+    delete next[l];
+    void run(next);
+  };
+  return (
+    <span className="mp-editing" data-testid="labels">
+      <span className="mp-editable">
+        {labels.length === 0 && <span>—</span>}
+        {labels.map((l) => (
+          <Label key={l} isCompact className="mp-tag" onClose={busy ? undefined : () => remove(l)} closeBtnAriaLabel={`Remove label ${l}`}>
+            {l}
+          </Label>
+        ))}
+        {!adding && (
+          <Button variant="link" isInline aria-label={`Add label to ${owner}`} onClick={() => setAdding(true)}>
+            Add label
+          </Button>
+        )}
+      </span>
+      {adding && (
+        <form className="mp-edit-actions" onSubmit={add}>
+          <TextInput aria-label={`New label of ${owner}`} value={draft} onChange={(_e, v) => setDraft(v)} validated={error ? 'error' : 'default'} />
+          <Button variant="primary" size="sm" type="submit" isLoading={busy} isDisabled={busy}>
+            Add
+          </Button>
+          <Button
+            variant="link"
+            size="sm"
+            onClick={() => {
+              setAdding(false);
+              setError('');
+            }}
+          >
+            Cancel
+          </Button>
+        </form>
+      )}
+      {error && (
+        <HelperText>
+          <HelperTextItem variant="error" data-testid="labels-error">
+            {error}
+          </HelperTextItem>
+        </HelperText>
+      )}
+    </span>
   );
 }

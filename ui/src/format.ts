@@ -135,10 +135,20 @@ export function likeContains(s: string): string {
 }
 
 /** The registered-models filterQuery for a search text and a state filter ('' = any). */
+/** The registered model's own fields, which a filterQuery property of that name means. */
+const MODEL_FIELDS = ['id', 'name', 'description', 'externalId', 'owner', 'state', 'createTimeSinceEpoch', 'lastUpdateTimeSinceEpoch'];
+
 export function registeredModelsFilter(search: string, state: '' | 'LIVE' | 'ARCHIVED'): string {
   const parts: string[] = [];
   const q = search.trim();
-  if (q) parts.push(`name ILIKE ${filterLiteral(likeContains(q))}`);
+  // name and description contain it (any case), or it is one of the model's labels (upstream's
+  // labels: custom properties with an empty string value)
+  if (q) {
+    const like = filterLiteral(likeContains(q));
+    // a label is a custom property; a field's own name would compare the field instead
+    const label = MODEL_FIELDS.includes(q) ? '' : ` OR ${filterProperty(q)} = ''`;
+    parts.push(`(name ILIKE ${like} OR description ILIKE ${like}${label})`);
+  }
   if (state) parts.push(`state = ${filterLiteral(state)}`);
   return parts.join(' AND ');
 }
@@ -187,4 +197,16 @@ export function catalogFilter(chosen: Record<string, string>): string {
     .filter((k) => chosen[k] !== '')
     .map((k) => `${filterProperty(k)} = ${filterLiteral(chosen[k])}`)
     .join(' AND ');
+}
+
+/** Upstream's labels: the custom properties whose value is an empty string, by name. */
+export function labelsOf(props: Record<string, unknown> | undefined | null): string[] {
+  if (!props) return [];
+  return Object.entries(props)
+    .filter(([, v]) => {
+      const m = v as { metadataType?: string; string_value?: string } | null;
+      return !!m && m.metadataType === 'MetadataStringValue' && (m.string_value ?? '') === '';
+    })
+    .map(([k]) => k)
+    .sort();
 }

@@ -4,7 +4,7 @@ import '@patternfly/react-core/dist/styles/base.css';
 import './app.css';
 import { Suspense, lazy, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
-import { Masthead, MastheadBrand, MastheadContent, MastheadMain, Nav, NavItem, NavList, Page, PageSidebar, PageSidebarBody, SkipToContent } from '@patternfly/react-core';
+import { Masthead, MastheadBrand, MastheadContent, MastheadMain, MastheadToggle, Nav, NavItem, NavList, Page, PageSidebar, PageSidebarBody, PageToggleButton, SkipToContent } from '@patternfly/react-core';
 import { href, parseRoute, type Route } from './router';
 import { Loading } from './common';
 import { UserBadge } from './user';
@@ -16,24 +16,27 @@ const CatalogModel = lazy(() => import('./screens/CatalogModel'));
 const Deployments = lazy(() => import('./screens/Deployments'));
 const InferenceServiceDetail = lazy(() => import('./screens/InferenceServiceDetail'));
 
-function useRoute(): Route {
-  const [route, setRoute] = useState(() => parseRoute(window.location.hash));
+/** The route, and how many times the URL changed by navigation (a link, Back, a typed URL). */
+function useRoute(): [Route, number] {
+  const [state, setState] = useState(() => ({ route: parseRoute(window.location.hash), n: 0 }));
   useEffect(() => {
-    const on = () => setRoute(parseRoute(window.location.hash));
+    const on = () => setState((s) => ({ route: parseRoute(window.location.hash), n: s.n + 1 }));
     window.addEventListener('hashchange', on);
     return () => window.removeEventListener('hashchange', on);
   }, []);
-  return route;
+  return [state.route, state.n];
 }
 
-function Screen({ route }: { route: Route }) {
+function Screen({ route, nav }: { route: Route; nav: number }) {
   switch (route.screen) {
     case 'models':
       return <RegisteredModels route={route} />;
     case 'model':
-      return <ModelDetail id={route.id} />;
+      return <ModelDetail id={route.id} version={route.version} />;
     case 'catalog':
-      return <Catalog route={route} />;
+      // the page writes its filters into the URL itself (replaceState, no hashchange); a
+      // navigation (the Catalog link, Back) starts it afresh from the URL
+      return <Catalog key={nav} route={route} />;
     case 'catalogModel':
       return <CatalogModel source={route.source} name={route.name} />;
     case 'deployments':
@@ -56,15 +59,30 @@ const SECTIONS = [
   { key: 'deployments', label: 'Deployments', to: '#/deployments', match: ['deployments', 'isvc'] },
 ];
 
+// PatternFly's own breakpoint for the sidebar: below it the navigation is an overlay behind the
+// masthead's toggle, above it always shown.
+const WIDE = 1200;
+
 function App() {
-  const route = useRoute();
+  const [route, nav] = useRoute();
+  const [mobile, setMobile] = useState(() => window.innerWidth < WIDE);
+  const [navOpen, setNavOpen] = useState(() => window.innerWidth >= WIDE);
+  // crossing the breakpoint: shown when wide, folded away when narrow
+  useEffect(() => setNavOpen(!mobile), [mobile]);
+  // on a narrow screen, following a link closes the overlay navigation
+  useEffect(() => {
+    if (mobile) setNavOpen(false);
+  }, [route, mobile]);
   useEffect(() => {
     const s = SECTIONS.find((x) => x.match.includes(route.screen));
     document.title = `${s ? s.label : 'Not found'} · modelplane`;
   }, [route.screen]);
   const masthead = (
-    <Masthead>
+    <Masthead display={{ default: 'inline' }}>
       <MastheadMain>
+        <MastheadToggle>
+          <PageToggleButton isHamburgerButton isSidebarOpen={navOpen} onSidebarToggle={() => setNavOpen((o) => !o)} aria-label="Navigation" aria-expanded={navOpen} aria-controls="mp-nav" id="mp-nav-toggle" />
+        </MastheadToggle>
         <MastheadBrand>
           <a className="mp-brand" href={href({ screen: 'models', q: '', state: '', sort: '' })}>
             modelplane
@@ -77,7 +95,7 @@ function App() {
     </Masthead>
   );
   const sidebar = (
-    <PageSidebar>
+    <PageSidebar isSidebarOpen={navOpen} id="mp-nav">
       <PageSidebarBody>
         <Nav aria-label="Sections">
           <NavList>
@@ -92,9 +110,13 @@ function App() {
     </PageSidebar>
   );
   return (
-    <Page masthead={masthead} sidebar={sidebar} isManagedSidebar skipToContent={<SkipToContent href="#main">Skip to content</SkipToContent>} mainContainerId="main">
+    <Page
+      masthead={masthead}
+      sidebar={sidebar}
+      onPageResize={(_e, { mobileView }: { mobileView: boolean }) => setMobile(mobileView)}
+      skipToContent={<SkipToContent href="#main">Skip to content</SkipToContent>} mainContainerId="main">
       <Suspense fallback={<Loading what="page" />}>
-        <Screen route={route} />
+        <Screen route={route} nav={nav} />
       </Suspense>
     </Page>
   );

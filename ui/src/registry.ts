@@ -1,5 +1,6 @@
 // The registry the console shows: the first one GET /api/v1/model_registry lists.
-import { ApiError, get, pathOf } from './api';
+import { ApiError, get, patch, pathOf } from './api';
+import { absoluteTime } from './format';
 import type { ModelRegistryInfo } from './types';
 
 let mr: Promise<string> | null = null;
@@ -20,4 +21,16 @@ export function registryName(): Promise<string> {
 /** "/model_registry/<mr>/<rest...>" */
 export async function mrPath(...rest: string[]): Promise<string> {
   return '/' + pathOf('model_registry', await registryName(), ...rest);
+}
+
+/**
+ * A PATCH that refuses to overwrite a change it has not seen: the entity is read again first and
+ * its lastUpdateTimeSinceEpoch compared with the one the user's screen was built from (the
+ * registry has no If-Match; this narrows the window to the two calls, it does not close it).
+ */
+export async function patchUnchanged<T extends { lastUpdateTimeSinceEpoch?: string }>(path: string, seen: string | undefined, body: unknown, what: string): Promise<T> {
+  const now = await get<T>(path);
+  if (seen && now.lastUpdateTimeSinceEpoch && now.lastUpdateTimeSinceEpoch !== seen)
+    throw new ApiError(409, `${what} was changed by someone else (at ${absoluteTime(now.lastUpdateTimeSinceEpoch)}) after this page loaded it: nothing was saved. Reload the page to see that change, then edit again.`, 'registry');
+  return patch<T>(path, body);
 }

@@ -2,12 +2,23 @@
 
 export type Route =
   | { screen: 'models'; q: string; state: '' | 'LIVE' | 'ARCHIVED'; sort: string }
-  | { screen: 'model'; id: string }
-  | { screen: 'catalog'; source: string; q: string; filter: string }
+  | { screen: 'model'; id: string; version?: string }
+  | { screen: 'catalog'; source: string; q: string; filters: CatalogFilters; page: number }
   | { screen: 'catalogModel'; source: string; name: string }
   | { screen: 'deployments'; ns: string }
   | { screen: 'isvc'; ns: string; name: string }
   | { screen: 'notFound'; path: string };
+
+/** The catalog's curated filters: URL parameter, the filter_options key it filters, its label. */
+export const CATALOG_FILTERS = [
+  { param: 'task', key: 'tasks', label: 'Task' },
+  { param: 'provider', key: 'provider', label: 'Provider' },
+  { param: 'license', key: 'license', label: 'License' },
+  { param: 'language', key: 'language', label: 'Language' },
+] as const;
+
+export type CatalogFilterParam = (typeof CATALOG_FILTERS)[number]['param'];
+export type CatalogFilters = Partial<Record<CatalogFilterParam, string>>;
 
 function dec(s: string): string {
   try {
@@ -28,15 +39,23 @@ export function parseRoute(hash: string): Route {
     return { screen: 'models', q: params.get('q') ?? '', state: st === 'LIVE' || st === 'ARCHIVED' ? st : '', sort: params.get('sort') ?? '' };
   }
   if (seg[0] === 'models' && seg.length === 2) return { screen: 'model', id: seg[1] };
-  if (seg[0] === 'catalog' && seg.length === 1)
-    return { screen: 'catalog', source: params.get('source') ?? '', q: params.get('q') ?? '', filter: params.get('filter') ?? '' };
+  if (seg[0] === 'models' && seg.length === 4 && seg[2] === 'versions') return { screen: 'model', id: seg[1], version: seg[3] };
+  if (seg[0] === 'catalog' && seg.length === 1) {
+    const filters: CatalogFilters = {};
+    for (const f of CATALOG_FILTERS) {
+      const v = params.get(f.param);
+      if (v) filters[f.param] = v;
+    }
+    const page = Number(params.get('page') ?? '1');
+    return { screen: 'catalog', source: params.get('source') ?? '', q: params.get('q') ?? '', filters, page: Number.isInteger(page) && page > 1 ? page : 1 };
+  }
   if (seg[0] === 'catalog' && seg.length >= 3) return { screen: 'catalogModel', source: seg[1], name: seg.slice(2).join('/') };
   if (seg[0] === 'deployments' && seg.length <= 2) return { screen: 'deployments', ns: seg[1] ?? '' };
   if (seg[0] === 'deployments' && seg.length === 3) return { screen: 'isvc', ns: seg[1], name: seg[2] };
   return { screen: 'notFound', path: '/' + seg.join('/') };
 }
 
-function qs(p: Record<string, string>): string {
+function qs(p: Record<string, string | undefined>): string {
   const u = new URLSearchParams();
   for (const [k, v] of Object.entries(p)) if (v) u.set(k, v);
   const s = u.toString();
@@ -50,9 +69,9 @@ export function href(r: Route): string {
     case 'models':
       return `#/models${qs({ q: r.q, state: r.state, sort: r.sort })}`;
     case 'model':
-      return `#/models/${enc(r.id)}`;
+      return r.version ? `#/models/${enc(r.id)}/versions/${enc(r.version)}` : `#/models/${enc(r.id)}`;
     case 'catalog':
-      return `#/catalog${qs({ source: r.source, q: r.q, filter: r.filter })}`;
+      return `#/catalog${qs({ source: r.source, q: r.q, ...Object.fromEntries(CATALOG_FILTERS.map((f) => [f.param, r.filters[f.param]])), page: r.page > 1 ? String(r.page) : '' })}`;
     case 'catalogModel':
       return `#/catalog/${enc(r.source)}/${r.name.split('/').map(enc).join('/')}`;
     case 'deployments':

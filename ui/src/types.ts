@@ -23,6 +23,7 @@ export interface ModelVersion {
   author?: string;
   state?: 'LIVE' | 'ARCHIVED';
   createTimeSinceEpoch?: string;
+  lastUpdateTimeSinceEpoch?: string;
   customProperties?: Props;
 }
 
@@ -34,6 +35,12 @@ export interface Artifact {
   modelFormatName?: string;
   modelFormatVersion?: string;
   state?: string;
+  /** provenance (upstream): "catalog" and the catalog source, model name */
+  modelSourceKind?: string;
+  modelSourceClass?: string;
+  modelSourceGroup?: string;
+  modelSourceId?: string;
+  modelSourceName?: string;
   customProperties?: Props;
 }
 
@@ -64,6 +71,7 @@ export interface CatalogSource {
 }
 
 export interface CatalogModel {
+  id?: string;
   name: string;
   source_id?: string;
   description?: string;

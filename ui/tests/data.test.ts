@@ -73,3 +73,13 @@ test('routes: parse and build round trip', () => {
     assert.equal(href(parseRoute(h)), h);
   }
 });
+
+test('catalog routes: curated filters, search and page in the URL, in one order', () => {
+  assert.deepEqual(parseRoute('#/catalog?language=en&task=text-generation&q=granite&page=3&bogus=1'), {
+    screen: 'catalog', source: '', q: 'granite', filters: { task: 'text-generation', language: 'en' }, page: 3,
+  });
+  assert.equal((parseRoute('#/catalog?page=0') as { page: number }).page, 1);
+  assert.equal((parseRoute('#/catalog?page=x') as { page: number }).page, 1);
+  assert.equal(href(parseRoute('#/catalog?language=en&task=text-generation&q=granite&page=3')), '#/catalog?q=granite&task=text-generation&language=en&page=3');
+  assert.equal(href({ screen: 'catalog', source: '', q: '', filters: { license: '' }, page: 1 }), '#/catalog');
+});

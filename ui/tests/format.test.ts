@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   absoluteTime, catalogFilter, conditionColor, filterLiteral, filterProperty, formatBytes, likeContains, loadedText,
-  propertyRows, registeredModelsFilter, registryLink, relativeTime, summaryStatus, toEpochMs,
+  labelsOf, propertyRows, registeredModelsFilter, registryLink, relativeTime, summaryStatus, toEpochMs,
 } from '../src/format';
 
 test('propertyRows: every MetadataValue type, sorted by key', () => {
@@ -71,8 +71,10 @@ test('filterQuery literals escape quotes, backslashes and LIKE wildcards', () =>
   assert.equal(filterLiteral('a\\b'), "'a\\\\b'");
   assert.equal(likeContains('50%_x'), '%50\\%\\_x%');
   assert.equal(registeredModelsFilter('', ''), '');
-  assert.equal(registeredModelsFilter('  mnist ', ''), "name ILIKE '%mnist%'");
-  assert.equal(registeredModelsFilter('o\'k', 'ARCHIVED'), "name ILIKE '%o\\'k%' AND state = 'ARCHIVED'");
+  assert.equal(registeredModelsFilter('  mnist ', ''), "(name ILIKE '%mnist%' OR description ILIKE '%mnist%' OR mnist = '')");
+  assert.equal(registeredModelsFilter('owner', ''), "(name ILIKE '%owner%' OR description ILIKE '%owner%')");
+  assert.equal(registeredModelsFilter('by bob', ''), "(name ILIKE '%by bob%' OR description ILIKE '%by bob%' OR `by bob` = '')");
+  assert.equal(registeredModelsFilter('o\'k', 'ARCHIVED'), "(name ILIKE '%o\\'k%' OR description ILIKE '%o\\'k%' OR `o'k` = '') AND state = 'ARCHIVED'");
   assert.equal(registeredModelsFilter('', 'LIVE'), "state = 'LIVE'");
 });
 
@@ -100,4 +102,17 @@ test('registryLink reads the registry controller labels', () => {
   );
   assert.deepEqual(registryLink({}), { registeredModelId: undefined, modelVersionId: undefined, inferenceServiceId: undefined });
   assert.deepEqual(registryLink(undefined), {});
+});
+
+test('labelsOf: string properties with an empty value, by name', () => {
+  assert.deepEqual(labelsOf(undefined), []);
+  assert.deepEqual(
+    labelsOf({
+      zeta: { metadataType: 'MetadataStringValue', string_value: '' },
+      alpha: { metadataType: 'MetadataStringValue', string_value: '' },
+      owner: { metadataType: 'MetadataStringValue', string_value: 'bob' },
+      n: { metadataType: 'MetadataIntValue', int_value: '0' },
+    }),
+    ['alpha', 'zeta'],
+  );
 });

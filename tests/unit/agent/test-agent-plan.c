@@ -279,3 +279,121 @@ Test(plan_util, backoff)
         cr_assert_eq(server_state_from_string("bogus"), SERVER_UNKNOWN);
         cr_assert_str_eq(model_phase_to_string(PHASE_FAILED_TO_LOAD), "FailedToLoad");
 }
+
+Test(plan, reasons_that_differ_only_in_durations_are_the_same)
+{
+        cr_assert(agent_reason_same("connect to 127.0.0.1 port 1 after 0 ms: refused",
+                                    "connect to 127.0.0.1 port 1 after 12 ms: refused"));
+        cr_assert(agent_reason_same("timed out after 10001 milliseconds",
+                                    "timed out after 9999 milliseconds"));
+        cr_assert_not(agent_reason_same("HTTP 500 InternalError", "HTTP 503 SlowDown"));
+        cr_assert_not(agent_reason_same("port 1 after 0 ms", "port 2 after 0 ms"));
+        cr_assert(agent_reason_same(NULL, NULL));
+        cr_assert_not(agent_reason_same("x", NULL));
+}
+
+/* What is in flight is an input: a model waits for its own work, never for another's. */
+Test(plan, in_flight_work_is_waited_for_or_cancelled)
+{
+        struct world w = { .n_mem = 3, .n_disk = 1, .n_server = 1 };
+        struct plan_result r;
+
+        want("slow", "s3://b/slow");
+        want("new", "s3://b/new");
+        /* slow: its download in flight; loading: a load call in flight; old: loaded, deleted */
+        w.mem[0] = (struct model_memory){ .name = (char *)"loading",
+                                          .busy = BUSY_LOAD,
+                                          .busy_uri = (char *)"s3://b/l" };
+        w.mem[1] = (struct model_memory){ .name = (char *)"old",
+                                          .loaded_uri = (char *)"s3://b/old" };
+        w.mem[2] = (struct model_memory){ .name = (char *)"slow",
+                                          .busy = BUSY_DOWNLOAD,
+                                          .busy_uri = (char *)"s3://b/slow" };
+        w.disk[0] = (struct disk_model){ "old", "s3://b/old" };
+        w.server[0] = (struct server_model){ "old", SERVER_READY };
+        r = plan(&w);
+        expect(&r, "download:new unload:old");
+        plan_result_release(&r);
+
+        /* slow's storageUri changes: cancel, and download the new one at once */
+        model_entries_release(&desired);
+        want("slow", "s3://b/slow2");
+        r = plan(&w);
+        expect(&r, "unload:old cancel:slow download:slow");
+        cr_assert_str_eq(r.actions[1].uri, "s3://b/slow");
+        cr_assert_str_eq(r.actions[2].uri, "s3://b/slow2");
+        plan_result_release(&r);
+
+        /* slow deleted: cancel; the old copy goes */
+        model_entries_release(&desired);
+        w.disk[0] = (struct disk_model){ "slow", "s3://b/slow0" };
+        w.server[0] = (struct server_model){ "slow", SERVER_UNAVAILABLE };
+        r = plan(&w);
+        expect(&r, "forget:old cancel:slow remove:slow");
+        plan_result_release(&r);
+}
+
+Test(plan, models_json_entries_are_refused_alone)
+{
+        struct model_entries got = { 0 }, prev = { 0 };
+        struct model_refusals refused = { 0 };
+        char err[256] = "";
+
+        cr_assert_eq(
+                agent_desired_parse(
+                        "[{\"modelName\":\"a\\u0000b\",\"modelSpec\":{\"storageUri\":\"s3://x\"}},"
+                        "{\"modelName\":\"..\",\"modelSpec\":{\"storageUri\":\"s3://x\"}},"
+                        "{\"modelName\":\"kept\",\"modelSpec\":{\"memory\":\"bad\"}},"
+                        "{\"modelName\":\"d\",\"modelSpec\":{\"storageUri\":\"s3://1\"}},"
+                        "{\"modelName\":\"d\",\"modelSpec\":{\"storageUri\":\"s3://2\"}},"
+                        "null, 7,"
+                        "{\"modelName\":\"iris\",\"modelSpec\":{\"storageUri\":\"s3://i\"}}]",
+                        NULL, &got, &refused, err, sizeof(err)),
+                0, "%s", err);
+        cr_assert_eq(got.n, 1);
+        cr_assert_str_eq(got.items[0].name, "iris");
+        cr_assert_eq(refused.n, 5);
+        /* sorted by name, bytes and length: "#6" (the 7), "..", "a\0b", "d", "kept" */
+        cr_assert_str_eq(json_string_value(refused.items[0].name), "#6");
+        cr_assert_str_eq(json_string_value(refused.items[1].name), "..");
+        cr_assert_eq(json_string_length(refused.items[2].name), 3);
+        cr_assert_str_eq(json_string_value(refused.items[3].name), "d");
+        cr_assert_str_eq(json_string_value(refused.items[4].name), "kept");
+        model_entries_release(&got);
+        model_refusals_release(&refused);
+
+        /* a refused name that the previous set had keeps its previous entry */
+        cr_assert_eq(model_entries_append(&prev, "kept", "s3://k", "sklearn", "1Gi"), 0);
+        cr_assert_eq(
+                agent_desired_parse("[{\"modelName\":\"kept\",\"modelSpec\":{\"memory\":\"bad\"}}]",
+                                    &prev, &got, &refused, err, sizeof(err)),
+                0);
+        cr_assert_eq(got.n, 1);
+        cr_assert_str_eq(got.items[0].storage_uri, "s3://k");
+        cr_assert_eq(refused.n, 1);
+        model_entries_release(&got);
+        model_refusals_release(&refused);
+        model_entries_release(&prev);
+
+        /* only a document that is not an array is rejected whole */
+        cr_assert_eq(agent_desired_parse("{}", NULL, &got, &refused, err, sizeof(err)), -EINVAL);
+        cr_assert_eq(agent_desired_parse("[", NULL, &got, &refused, err, sizeof(err)), -EINVAL);
+}
+
+Test(plan, unsafe_model_names)
+{
+        static const char *const bad[] = { "",        ".",      "..",
+                                           ".hidden", "..data", ".mp-tmp-x-abc123",
+                                           "a/b",     "/" };
+        char long_name[AGENT_NAME_MAX + 2];
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                cr_assert_not_null(agent_model_name_problem(bad[i], strlen(bad[i])), "%s", bad[i]);
+        cr_assert_not_null(agent_model_name_problem("a\0b", 3));
+        memset(long_name, 'x', sizeof(long_name) - 1);
+        long_name[sizeof(long_name) - 1] = 0;
+        cr_assert_not_null(agent_model_name_problem(long_name, strlen(long_name)));
+        long_name[AGENT_NAME_MAX] = 0;
+        cr_assert_null(agent_model_name_problem(long_name, strlen(long_name)));
+        cr_assert_null(agent_model_name_problem("iris-v1.2", 9));
+}

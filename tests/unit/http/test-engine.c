@@ -77,6 +77,22 @@ static int dial(struct http_server *s)
         return loopback_dial(http_server_port(s));
 }
 
+/* A connection to s from the loopback address source (127.0.0.2 and so on: all of 127/8 is
+ * local on Linux). */
+static int dial_from(struct http_server *s, const char *source)
+{
+        struct sockaddr_in from = { .sin_family = AF_INET }, to = { .sin_family = AF_INET };
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        cr_assert_geq(fd, 0);
+        cr_assert_eq(inet_pton(AF_INET, source, &from.sin_addr), 1);
+        cr_assert_eq(bind(fd, (struct sockaddr *)&from, sizeof(from)), 0, "bind %s: %m", source);
+        to.sin_port = htons(http_server_port(s));
+        to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        cr_assert_eq(connect(fd, (struct sockaddr *)&to, sizeof(to)), 0, "connect: %m");
+        return fd;
+}
+
 struct reply {
         char raw[8192];
         size_t len;      /* bytes of raw */
@@ -202,6 +218,29 @@ Test(http_engine, a_smuggled_request_is_refused_with_json_and_never_served)
         cr_assert(closed_by_server(fd));
         cr_assert_eq(atomic_load(&served), before);
         close(fd);
+        http_server_free(s);
+}
+
+/* RFC 9112 §3.2: an HTTP/1.1 request without Host is 400 (JSON, never served); HTTP/1.0 may
+ * omit it. */
+Test(http_engine, an_http_1_1_request_without_host_is_refused_and_http_1_0_is_served)
+{
+        struct http_server *s = start_own(4096, 5);
+        struct reply r = { 0 }, r10 = { 0 };
+        const char *body;
+        int fd = dial(s), fd10 = dial(s), before = atomic_load(&served);
+
+        loopback_send_all(fd, "GET /nohost HTTP/1.1\r\nX-Test: yes\r\n\r\n");
+        cr_assert_eq(next_response(fd, &r, &body), 400, "%s", r.raw);
+        cr_assert(strstr(body, "{\"code\":\"Bad Request\",\"message\":\"") == body, "%s", body);
+        cr_assert(strstr(body, "without a Host field"), "%s", body);
+        cr_assert(closed_by_server(fd));
+        cr_assert_eq(atomic_load(&served), before, "a Host-less HTTP/1.1 request was served");
+        loopback_send_all(fd10, "GET /old HTTP/1.0\r\n\r\n");
+        cr_assert_eq(next_response(fd10, &r10, &body), 200, "%s", r10.raw);
+        cr_assert_str_eq(body, "GET /old q=- x=- body=0 peer=2");
+        close(fd);
+        close(fd10);
         http_server_free(s);
 }
 
@@ -340,6 +379,55 @@ Test(http_engine, a_head_that_does_not_arrive_in_time_is_cut)
         http_server_free(s);
 }
 
+/* Connections from a --trusted-proxy range are not counted against the per-address limit (a proxy
+ * carries many users); other addresses still are. */
+Test(http_engine, trusted_proxies_are_exempt_from_the_per_address_limit)
+{
+        enum { PER_IP = 2, FROM_PROXY = 6 };
+        struct http_server_config cfg = { HTTP_SERVER_CONFIG_DEFAULTS };
+        struct cidr *trusted = NULL;
+        size_t n_trusted = 0;
+        struct http_server *s = NULL;
+        struct reply r = { 0 };
+        const char *body;
+        int proxy[FROM_PROXY], other[PER_IP], fd;
+
+        cr_assert_eq(cidr_list_parse("10.0.0.0/8, 127.0.0.2", &trusted, &n_trusted), 0);
+        cfg.engine = HTTP_SERVER_ENGINE_OWN;
+        cfg.handler = handler;
+        cfg.error_style = HTTP_ERROR_REASON;
+        cfg.threads = 2;
+        cfg.max_per_ip = PER_IP;
+        cfg.trusted_proxies = trusted;
+        cfg.n_trusted_proxies = n_trusted;
+        cr_assert_eq(http_server_start(&cfg, &s), 0);
+        free(trusted); /* copied by the server */
+        for (int i = 0; i < FROM_PROXY; i++) {
+                struct reply ri = { 0 };
+
+                proxy[i] = dial_from(s, "127.0.0.2");
+                loopback_send_all(proxy[i], "GET /proxied HTTP/1.1\r\nHost: t\r\n\r\n");
+                cr_assert_eq(next_response(proxy[i], &ri, &body), 200, "proxy connection %d: %s", i,
+                             ri.raw);
+        }
+        for (int i = 0; i < PER_IP; i++) {
+                struct reply ri = { 0 };
+
+                other[i] = dial_from(s, "127.0.0.3");
+                loopback_send_all(other[i], "GET /direct HTTP/1.1\r\nHost: t\r\n\r\n");
+                cr_assert_eq(next_response(other[i], &ri, &body), 200);
+        }
+        fd = dial_from(s, "127.0.0.3");
+        loopback_send_all(fd, "GET /over HTTP/1.1\r\nHost: t\r\n\r\n");
+        cr_assert_eq(next_response(fd, &r, &body), 429, "%s", r.raw);
+        close(fd);
+        for (int i = 0; i < FROM_PROXY; i++)
+                close(proxy[i]);
+        for (int i = 0; i < PER_IP; i++)
+                close(other[i]);
+        http_server_free(s);
+}
+
 /* Reads until the server's 100 Continue (proof that it has the head and counts the request). */
 static void await_continue(int fd)
 {
@@ -428,10 +516,12 @@ Test(http_engine, a_client_that_leaves_in_the_middle_of_a_large_answer_is_freed)
         http_server_free(s);
 }
 
-Test(http_engine, past_the_per_address_limit_the_503_body_is_json)
+/* Past the per-address limit: 429 Too Many Requests with Retry-After (the server is not
+ * unavailable, this address is over its share), JSON, and the connection closed. */
+Test(http_engine, past_the_per_address_limit_the_answer_is_429_with_retry_after)
 {
         enum { PER_IP = 3 };
-        static const char prefix[] = "{\"code\":\"Service Unavailable\",\"message\":\"";
+        static const char prefix[] = "{\"code\":\"Too Many Requests\",\"message\":\"";
         struct http_server *s = start_limited(4096, 30, PER_IP);
         struct reply r = { 0 };
         const char *body;
@@ -446,9 +536,10 @@ Test(http_engine, past_the_per_address_limit_the_503_body_is_json)
         }
         fd = dial(s);
         loopback_send_all(fd, "GET /over HTTP/1.1\r\nHost: t\r\n\r\n");
-        cr_assert_eq(next_response(fd, &r, &body), 503);
+        cr_assert_eq(next_response(fd, &r, &body), 429, "%s", r.raw);
         cr_assert(strneq(body, prefix, strlen(prefix)), "%s", body);
         cr_assert(strstr(body, "client address"), "%s", body);
+        cr_assert(strstr(r.raw, "\r\nRetry-After: 1\r\n"), "%s", r.raw);
         cr_assert(strstr(r.raw, "Content-Type: application/json\r\n"), "%s", r.raw);
         cr_assert(strstr(r.raw, "Connection: close\r\n"), "%s", r.raw);
         close(fd);

@@ -82,7 +82,7 @@ Test(http1_head, need_more_until_the_empty_line)
 Test(http1_head, line_ends_and_leading_empty_lines)
 {
         accepted("GET / HTTP/1.1\nHost: x\n\n");
-        accepted("\r\n\r\nGET / HTTP/1.1\r\n\r\n");
+        accepted("\r\n\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n");
         refused("GET / HTTP/1.1\rHost: x\r\n\r\n", 400, "bare CR");
         refused("GET / HTTP/1.1\r\nHost: x\ry\r\n\r\n", 400, "bare CR");
 }
@@ -91,24 +91,24 @@ Test(http1_head, request_line_syntax)
 {
         refused("GET\r\n\r\n", 400, "method target version");
         refused("GET /\r\n\r\n", 400, "method target version");
-        refused(" GET / HTTP/1.1\r\n\r\n", 400, "starts with a space");
-        refused("G(T / HTTP/1.1\r\n\r\n", 400, "method");
-        refused("GET  / HTTP/1.1\r\n\r\n", 400, "request target");
-        refused("GET /a b HTTP/1.1\r\n\r\n", 400, "0x20");
-        refused("GET /\x01 HTTP/1.1\r\n\r\n", 400, "0x01");
-        refused("GET /\x7f HTTP/1.1\r\n\r\n", 400, "0x7f");
-        refused("GET /\xc3\xa9 HTTP/1.1\r\n\r\n", 400, "0xc3");
-        refused("GET a/b HTTP/1.1\r\n\r\n", 400, "not a path");
-        refused("GET * HTTP/1.1\r\n\r\n", 400, "not a path");
-        accepted("OPTIONS * HTTP/1.1\r\n\r\n");
-        accepted("CONNECT example.com:443 HTTP/1.1\r\n\r\n");
-        accepted("GET http://example.com/x HTTP/1.1\r\n\r\n");
+        refused(" GET / HTTP/1.1\r\nHost: h\r\n\r\n", 400, "starts with a space");
+        refused("G(T / HTTP/1.1\r\nHost: h\r\n\r\n", 400, "method");
+        refused("GET  / HTTP/1.1\r\nHost: h\r\n\r\n", 400, "request target");
+        refused("GET /a b HTTP/1.1\r\nHost: h\r\n\r\n", 400, "0x20");
+        refused("GET /\x01 HTTP/1.1\r\nHost: h\r\n\r\n", 400, "0x01");
+        refused("GET /\x7f HTTP/1.1\r\nHost: h\r\n\r\n", 400, "0x7f");
+        refused("GET /\xc3\xa9 HTTP/1.1\r\nHost: h\r\n\r\n", 400, "0xc3");
+        refused("GET a/b HTTP/1.1\r\nHost: h\r\n\r\n", 400, "not a path");
+        refused("GET * HTTP/1.1\r\nHost: h\r\n\r\n", 400, "not a path");
+        accepted("OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n");
+        accepted("CONNECT example.com:443 HTTP/1.1\r\nHost: h\r\n\r\n");
+        accepted("GET http://example.com/x HTTP/1.1\r\nHost: h\r\n\r\n");
 }
 
 Test(http1_head, a_raw_nul_in_the_head)
 {
         struct http1_head h;
-        const char s[] = "GET /a\0b HTTP/1.1\r\n\r\n";
+        const char s[] = "GET /a\0b HTTP/1.1\r\nHost: h\r\n\r\n";
 
         http1_head_init(&h, NULL);
         cr_assert_eq(http1_head_feed(&h, s, sizeof(s) - 1), HTTP1_REFUSE);
@@ -130,70 +130,98 @@ Test(http1_head, versions)
         cr_assert_not(http1_head_keep_alive(&h));
         cr_assert_eq(parse("GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n", &h), HTTP1_COMPLETE);
         cr_assert(http1_head_keep_alive(&h));
-        cr_assert_eq(parse("GET / HTTP/1.2\r\n\r\n", &h), HTTP1_COMPLETE);
+        cr_assert_eq(parse("GET / HTTP/1.2\r\nHost: h\r\n\r\n", &h), HTTP1_COMPLETE);
         cr_assert_eq(h.version_minor, 1);
-        cr_assert_eq(parse("GET / HTTP/1.1\r\nConnection: foo, close\r\n\r\n", &h), HTTP1_COMPLETE);
+        cr_assert_eq(parse("GET / HTTP/1.1\r\nHost: h\r\nConnection: foo, close\r\n\r\n", &h),
+                     HTTP1_COMPLETE);
         cr_assert_not(http1_head_keep_alive(&h));
 }
 
 Test(http1_head, field_syntax)
 {
-        refused("GET / HTTP/1.1\r\nX-A b\r\n\r\n", 400, "no colon");
-        refused("GET / HTTP/1.1\r\nX-A: a\r\n folded\r\n\r\n", 400, "folding");
-        refused("GET / HTTP/1.1\r\n\tX-A: a\r\n\r\n", 400, "folding");
-        refused("GET / HTTP/1.1\r\nX-A : a\r\n\r\n", 400, "whitespace between");
-        refused("GET / HTTP/1.1\r\n: a\r\n\r\n", 400, "empty field name");
-        refused("GET / HTTP/1.1\r\nX(A: a\r\n\r\n", 400, "field name");
-        refused("GET / HTTP/1.1\r\nX-A: a\x01z\r\n\r\n", 400, "X-A");
-        refused("GET / HTTP/1.1\r\nX-A: a\x7fz\r\n\r\n", 400, "0x7f");
-        accepted("GET / HTTP/1.1\r\nX-A: caf\xc3\xa9\t!\r\nX-B:\r\n\r\n");
+        refused("GET / HTTP/1.1\r\nHost: h\r\nX-A b\r\n\r\n", 400, "no colon");
+        refused("GET / HTTP/1.1\r\nHost: h\r\nX-A: a\r\n folded\r\n\r\n", 400, "folding");
+        refused("GET / HTTP/1.1\r\nHost: h\r\n\tX-A: a\r\n\r\n", 400, "folding");
+        refused("GET / HTTP/1.1\r\nHost: h\r\nX-A : a\r\n\r\n", 400, "whitespace between");
+        refused("GET / HTTP/1.1\r\nHost: h\r\n: a\r\n\r\n", 400, "empty field name");
+        refused("GET / HTTP/1.1\r\nHost: h\r\nX(A: a\r\n\r\n", 400, "field name");
+        refused("GET / HTTP/1.1\r\nHost: h\r\nX-A: a\x01z\r\n\r\n", 400, "X-A");
+        refused("GET / HTTP/1.1\r\nHost: h\r\nX-A: a\x7fz\r\n\r\n", 400, "0x7f");
+        accepted("GET / HTTP/1.1\r\nHost: h\r\nX-A: caf\xc3\xa9\t!\r\nX-B:\r\n\r\n");
         refused("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400, "Host");
+}
+
+/* RFC 9112 §3.2: an HTTP/1.1 request without Host is 400, HTTP/1.0 may omit it. */
+Test(http1_head, host_is_required_in_http_1_1)
+{
+        struct http1_head h;
+
+        refused("GET / HTTP/1.1\r\n\r\n", 400, "without a Host field");
+        refused("GET / HTTP/1.1\r\nX-Host: a\r\n\r\n", 400, "without a Host field");
+        refused("GET / HTTP/1.2\r\nUser-Agent: u\r\n\r\n", 400, "without a Host field");
+        refused("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", 400,
+                "without a Host field");
+        refused("GET / HTTP/1.1\r\nHost: a\r\nhost: a\r\n\r\n", 400, "more than one Host");
+        accepted("GET / HTTP/1.1\r\nhost: a\r\n\r\n");
+        accepted("GET / HTTP/1.1\r\nHost:\r\n\r\n"); /* empty is allowed (no authority) */
+        cr_assert_eq(parse("GET / HTTP/1.0\r\n\r\n", &h), HTTP1_COMPLETE);
+        cr_assert_eq(h.version_minor, 0);
+        cr_assert_eq(parse("POST / HTTP/1.0\r\nContent-Length: 2\r\n\r\n", &h), HTTP1_COMPLETE);
+        cr_assert_eq(h.content_length, 2);
 }
 
 Test(http1_head, content_length)
 {
         struct http1_head h;
 
-        cr_assert_eq(parse("POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\n", &h), HTTP1_COMPLETE);
+        cr_assert_eq(parse("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\n", &h),
+                     HTTP1_COMPLETE);
         cr_assert(h.has_content_length);
         cr_assert_eq(h.content_length, 5);
-        cr_assert_eq(parse("POST / HTTP/1.1\r\ncontent-length: 7\r\nContent-Length:7\r\n\r\n", &h),
-                     HTTP1_COMPLETE);
+        cr_assert_eq(
+                parse("POST / HTTP/1.1\r\nHost: h\r\ncontent-length: 7\r\nContent-Length:7\r\n\r\n",
+                      &h),
+                HTTP1_COMPLETE);
         cr_assert_eq(h.content_length, 7);
-        refused("POST / HTTP/1.1\r\nContent-Length: 5, 6\r\n\r\n", 400, "one decimal");
-        refused("POST / HTTP/1.1\r\nContent-Length: 5,5\r\n\r\n", 400, "one decimal");
-        refused("POST / HTTP/1.1\r\nContent-Length: 0x5\r\n\r\n", 400, "one decimal");
-        refused("POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n", 400, "one decimal");
-        refused("POST / HTTP/1.1\r\nContent-Length: +1\r\n\r\n", 400, "one decimal");
-        refused("POST / HTTP/1.1\r\nContent-Length:\r\n\r\n", 400, "empty");
-        refused("POST / HTTP/1.1\r\nContent-Length: 99999999999999999999\r\n\r\n", 400,
+        refused("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5, 6\r\n\r\n", 400, "one decimal");
+        refused("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5,5\r\n\r\n", 400, "one decimal");
+        refused("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 0x5\r\n\r\n", 400, "one decimal");
+        refused("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: -1\r\n\r\n", 400, "one decimal");
+        refused("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: +1\r\n\r\n", 400, "one decimal");
+        refused("POST / HTTP/1.1\r\nHost: h\r\nContent-Length:\r\n\r\n", 400, "empty");
+        refused("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 99999999999999999999\r\n\r\n", 400,
                 "too large");
-        refused("POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n", 400,
+        refused("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n", 400,
                 "different");
-        accepted("POST / HTTP/1.1\r\nContent-Length: 18446744073709551609\r\n\r\n");
+        accepted("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 18446744073709551609\r\n\r\n");
 }
 
 Test(http1_head, transfer_encoding)
 {
         struct http1_head h;
 
-        cr_assert_eq(parse("POST / HTTP/1.1\r\nTransfer-Encoding: Chunked\r\n\r\n", &h),
+        cr_assert_eq(parse("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: Chunked\r\n\r\n", &h),
                      HTTP1_COMPLETE);
         cr_assert(h.chunked);
-        cr_assert_eq(parse("POST / HTTP/1.1\r\nTransfer-Encoding: , chunked ,\r\n\r\n", &h),
+        cr_assert_eq(parse("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: , chunked ,\r\n\r\n",
+                           &h),
                      HTTP1_COMPLETE);
         cr_assert(h.chunked);
-        refused("POST / HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", 400,
-                "Content-Length together");
-        refused("POST / HTTP/1.1\r\nTransfer-Encoding: xchunked\r\n\r\n", 501, "xchunked");
-        refused("POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501, "gzip");
-        refused("POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n",
+        refused("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n",
+                400, "Content-Length together");
+        refused("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: xchunked\r\n\r\n", 501,
+                "xchunked");
+        refused("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501,
+                "gzip");
+        refused("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n",
                 501, "gzip");
-        refused("POST / HTTP/1.1\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", 400, "last");
-        refused("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
+        refused("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", 400,
+                "last");
+        refused("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
                 400, "twice");
-        refused("POST / HTTP/1.1\r\nTransfer-Encoding:\r\n\r\n", 400, "empty");
-        refused("POST / HTTP/1.1\r\nTransfer-Encoding: a(b\r\n\r\n", 400, "list of codings");
+        refused("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding:\r\n\r\n", 400, "empty");
+        refused("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: a(b\r\n\r\n", 400,
+                "list of codings");
         refused("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", 400, "HTTP/1.0");
 }
 
@@ -201,7 +229,8 @@ Test(http1_head, expect_continue)
 {
         struct http1_head h;
 
-        cr_assert_eq(parse("POST / HTTP/1.1\r\nExpect: 100-Continue\r\n\r\n", &h), HTTP1_COMPLETE);
+        cr_assert_eq(parse("POST / HTTP/1.1\r\nHost: h\r\nExpect: 100-Continue\r\n\r\n", &h),
+                     HTTP1_COMPLETE);
         cr_assert(h.expect_continue);
 }
 
@@ -229,12 +258,12 @@ Test(http1_head, limits)
 {
         char *s;
         struct http1_head h;
-        char many[4096] = "GET / HTTP/1.1\r\n";
+        char many[4096] = "GET / HTTP/1.1\r\nHost: h\r\n";
 
-        s = repeat("GET /", 'a', 8191, " HTTP/1.1\r\n\r\n"); /* target of 8,192 bytes */
+        s = repeat("GET /", 'a', 8191, " HTTP/1.1\r\nHost: h\r\n\r\n"); /* target of 8,192 bytes */
         accepted(s);
         free(s);
-        s = repeat("GET /", 'a', 8192, " HTTP/1.1\r\n\r\n");
+        s = repeat("GET /", 'a', 8192, " HTTP/1.1\r\nHost: h\r\n\r\n");
         refused(s, 414, "8192");
         free(s);
         /* refused before the request line ends */
@@ -243,10 +272,10 @@ Test(http1_head, limits)
         cr_assert_eq(http1_head_feed(&h, s, strlen(s)), HTTP1_REFUSE);
         cr_assert_eq(h.status, 414);
         free(s);
-        s = repeat("GET / HTTP/1.1\r\nX-Big: ", 'a', 40000, "\r\n\r\n");
+        s = repeat("GET / HTTP/1.1\r\nHost: h\r\nX-Big: ", 'a', 40000, "\r\n\r\n");
         refused(s, 431, "32768");
         free(s);
-        s = repeat("GET / HTTP/1.1\r\nX-Big: ", 'a', 100000, "\r\n\r\n");
+        s = repeat("GET / HTTP/1.1\r\nHost: h\r\nX-Big: ", 'a', 100000, "\r\n\r\n");
         refused(s, 431, "");
         free(s);
         /* a head over 64 KiB made of small fields (within the field limits: more fields) */
@@ -260,7 +289,7 @@ Test(http1_head, head_limit_alone)
 {
         struct http1_limits l = HTTP1_LIMITS_DEFAULT;
         struct http1_head h;
-        char *s = repeat("GET / HTTP/1.1\r\nX: ", 'a', 200, "\r\n\r\n");
+        char *s = repeat("GET / HTTP/1.1\r\nHost: h\r\nX: ", 'a', 200, "\r\n\r\n");
 
         l.head_max = 100;
         http1_head_init(&h, &l);
@@ -451,30 +480,39 @@ static void stream_is(const char *in, const char *want)
 
 Test(http1_stream, keep_alive_and_pipelining)
 {
-        stream_is("GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\n", "H/a E H/b E ");
-        stream_is("POST /a HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloGET /b HTTP/1.1\r\n\r\n",
-                  "H/a Dhello E H/b E ");
-        stream_is("POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhe\r\n3\r\nllo\r\n"
-                  "0\r\n\r\nGET /b HTTP/1.1\r\n\r\n",
-                  "H/a Dhello E H/b E ");
+        stream_is("GET /a HTTP/1.1\r\nHost: h\r\n\r\nGET /b HTTP/1.1\r\nHost: h\r\n\r\n",
+                  "H/a E H/b E ");
+        stream_is(
+                "POST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhelloGET /b HTTP/1.1\r\nHost: h\r\n\r\n",
+                "H/a Dhello E H/b E ");
+        stream_is(
+                "POST /a HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhe\r\n3\r\nllo\r\n"
+                "0\r\n\r\nGET /b HTTP/1.1\r\nHost: h\r\n\r\n",
+                "H/a Dhello E H/b E ");
 }
 
 Test(http1_stream, the_last_request)
 {
         /* Connection: close and HTTP/1.0 end the stream; what follows is ignored */
-        stream_is("GET /a HTTP/1.1\r\nConnection: close\r\n\r\nGET /b HTTP/1.1\r\n\r\n", "H/a E ");
-        stream_is("GET /a HTTP/1.0\r\n\r\nGET /b HTTP/1.1\r\n\r\n", "H/a E ");
-        stream_is("GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /b HTTP/1.1\r\n\r\n",
-                  "H/a E H/b E ");
+        stream_is(
+                "GET /a HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\nGET /b HTTP/1.1\r\nHost: h\r\n\r\n",
+                "H/a E ");
+        stream_is("GET /a HTTP/1.0\r\n\r\nGET /b HTTP/1.1\r\nHost: h\r\n\r\n", "H/a E ");
+        stream_is(
+                "GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /b HTTP/1.1\r\nHost: h\r\n\r\n",
+                "H/a E H/b E ");
 }
 
 Test(http1_stream, refusals_on_later_requests)
 {
         /* the second request's head, and a chunked body's framing, refused in the stream */
-        stream_is("GET /a HTTP/1.1\r\n\r\nGET /b HTTP/2.0\r\n\r\n", "H/a E R505");
-        stream_is("GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\nNoColon\r\n\r\n", "H/a E R400");
-        stream_is("POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhe\r\nzz\r\n",
-                  "H/a Dhe R400");
-        stream_is("GET /a HTTP/1.1\r\n\r\nPOST /b HTTP/1.1\r\nContent-Length: 0x5\r\n\r\n",
+        stream_is("GET /a HTTP/1.1\r\nHost: h\r\n\r\nGET /b HTTP/2.0\r\n\r\n", "H/a E R505");
+        stream_is("GET /a HTTP/1.1\r\nHost: h\r\n\r\nGET /b HTTP/1.1\r\nHost: h\r\nNoColon\r\n\r\n",
                   "H/a E R400");
+        stream_is(
+                "POST /a HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhe\r\nzz\r\n",
+                "H/a Dhe R400");
+        stream_is(
+                "GET /a HTTP/1.1\r\nHost: h\r\n\r\nPOST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 0x5\r\n\r\n",
+                "H/a E R400");
 }

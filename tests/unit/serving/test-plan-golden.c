@@ -86,3 +86,11 @@ Test(plan_golden, parent_missing)
 {
         run_case("parent-missing");
 }
+
+/* Issue 28 item 6: a parent name over a label value's 63 characters. InvalidSpec naming the limit;
+ * the metadata patch has the finalizer and the ownerReference but no label, the ConfigMap create
+ * no serving.kserve.io/inferenceservice label. */
+Test(plan_golden, parent_name_over_label_limit)
+{
+        run_case("parent-name-over-label-limit");
+}

@@ -703,6 +703,72 @@ Test(plan, invalid_spec)
         cr_assert_null(strstr(models_json_of(&p), "\"bad\""));
 }
 
+/*
+ * Issue 28 item 6: spec.inferenceService is the value of the TrainedModel's (and the ConfigMap's)
+ * inferenceservice label, so over 63 characters the API server refuses the label ("must be no
+ * more than 63 bytes"). The model gets InvalidSpec naming the limit, and no label is written on
+ * it or on the ConfigMap; a valid model of a 63-character parent keeps its label.
+ */
+Test(plan, parent_name_over_the_label_value_limit)
+{
+        char long_name[65], max_name[64];
+        json_auto_t *is = NULL, *tm = NULL, *is63 = NULL, *tm63 = NULL;
+
+        memset(long_name, 'a', 64);
+        long_name[64] = '\0';
+        memset(max_name, 'b', 63);
+        max_name[63] = '\0';
+        is = isvc(long_name, (struct isvc_opts){ .ready = true, .limit = "2Gi" });
+        tm = trained_model("tm-long", long_name, "1G", 0);
+        is63 = isvc(max_name, (struct isvc_opts){ .ready = true, .limit = "2Gi" });
+        tm63 = trained_model("tm-63", max_name, "1G", 0);
+        {
+                json_t *tms[] = { tm };
+                CLEANUP(isvc_plan_releasep)
+                struct isvc_plan p = compute(long_name, is, NULL, tms, 1);
+                const char *msg;
+
+                cr_assert_eq(p.tms[0].state, TM_STATE_INVALID, "state %s",
+                             tm_state_to_string(p.tms[0].state));
+                expect_cond(&p.tms[0], CONDITION_MEMORY_RESOURCE_AVAILABLE, "False",
+                            REASON_INVALID_SPEC);
+                expect_cond(&p.tms[0], CONDITION_READY, "False", REASON_INVALID_SPEC);
+                msg = cond_field(&p.tms[0], CONDITION_READY, "message");
+                cr_assert(strstr(msg, "spec.inferenceService") && strstr(msg, "63"), "%s", msg);
+                cr_assert_null(patched_label(&p.tms[0], "inferenceservice"),
+                               "a label the API server refuses was planned");
+                cr_assert_null(
+                        patched_label(&p.tms[0], "serving.kserve.io/trainedmodel-allocated"));
+                cr_assert_not(p.tms[0].listed);
+                cr_assert_str_eq(p.tms[0].event_type, "Warning");
+                cr_assert_null(json_get_path(p.configmap_create, "metadata", "labels",
+                                             "serving.kserve.io/inferenceservice", NULL),
+                               "the ConfigMap was planned with a label the API server refuses");
+        }
+        {
+                /* moved from a parent whose name was a label: that label is dropped */
+                json_t *tms[] = { tm };
+                CLEANUP(isvc_plan_releasep) struct isvc_plan p = { 0 };
+
+                set_meta(tm, "labels", json_pack("{s:s}", "inferenceservice", "old-parent"));
+                p = compute(long_name, is, NULL, tms, 1);
+                cr_assert_eq(p.tms[0].state, TM_STATE_INVALID);
+                cr_assert_str_eq(patched_label(&p.tms[0], "inferenceservice"), "<removed>");
+        }
+        {
+                json_t *tms[] = { tm63 };
+                CLEANUP(isvc_plan_releasep)
+                struct isvc_plan p = compute(max_name, is63, NULL, tms, 1);
+
+                cr_assert_eq(p.tms[0].state, TM_STATE_PENDING);
+                cr_assert_str_eq(patched_label(&p.tms[0], "inferenceservice"), max_name);
+                cr_assert_str_eq(json_string_value(
+                                         json_get_path(p.configmap_create, "metadata", "labels",
+                                                       "serving.kserve.io/inferenceservice", NULL)),
+                                 max_name);
+        }
+}
+
 Test(plan, orphan_without_parent_name)
 {
         json_auto_t *tm = load(

@@ -349,9 +349,9 @@ static json_t *with_heartbeat(json_t *cm, long ago, const char *period)
         char when[32];
 
         cr_assert_eq(format_rfc3339(NOW - (usec_t)ago * USEC_PER_SEC, when, sizeof(when)), 0);
-        json_object_set_new(json_object_get(cm, "data"), REPLICAS_HEARTBEAT_KEY, json_string(when));
+        json_object_set_new(json_object_get(cm, "data"), REPORT_KEY_HEARTBEAT, json_string(when));
         if (period)
-                json_object_set_new(json_object_get(cm, "data"), REPLICAS_HEARTBEAT_PERIOD,
+                json_object_set_new(json_object_get(cm, "data"), REPORT_KEY_PERIOD,
                                     json_string(period));
         return cm;
 }
@@ -446,7 +446,7 @@ Test(replicas, heartbeat_period_rules)
         cr_assert(replica_report_stale(cm, NOW), "an unreadable period: the default");
         with_heartbeat(cm, -3600, "10");
         cr_assert(!replica_report_stale(cm, NOW), "a heartbeat from the future is fresh");
-        json_object_set_new(json_object_get(cm, "data"), REPLICAS_HEARTBEAT_KEY,
+        json_object_set_new(json_object_get(cm, "data"), REPORT_KEY_HEARTBEAT,
                             json_string("not a time"));
         cr_assert(!replica_report_stale(cm, NOW), "an unreadable heartbeat went stale");
         json_decref(cm);

@@ -137,6 +137,44 @@ Test(trainedmodel, invalid_keeps_parent)
         cr_assert_str_eq(tm.isvc, "isvc", "an invalid model still names its parent");
 }
 
+/* A parent name is a label value: at most 63 characters (issue 28 item 6). */
+Test(trainedmodel, parent_name_over_a_label_value_is_invalid)
+{
+        static const char model[] =
+                "\"model\":{\"storageUri\":\"s3://b/m\",\"framework\":\"f\",\"memory\":\"1\"}";
+        char name[65], buf[512];
+        struct trained_model tm;
+
+        memset(name, 'a', 64);
+        name[64] = '\0';
+        (void)snprintf(buf, sizeof(buf), "\"spec\":{\"inferenceService\":\"%s\",%s}", name, model);
+        expect_invalid(buf, "spec.inferenceService",
+                       "spec.inferenceService must be no more than 63 characters, the limit of a "
+                       "label value (it is the value of label inferenceservice); it has 64");
+        name[63] = '\0';
+        {
+                char obj[1024];
+                json_t *v;
+
+                (void)snprintf(obj, sizeof(obj),
+                               "{" META ",\"spec\":{\"inferenceService\":\"%s\",%s}}", name, model);
+                v = load(obj);
+                cr_assert_eq(trained_model_from_json(v, &tm), 0);
+                cr_assert(tm.valid, "63 characters: %s", tm.invalid_message);
+                json_decref(v);
+        }
+        name[63] = 'a';
+        (void)snprintf(buf, sizeof(buf), "{" META ",\"spec\":{\"inferenceService\":\"%s\",%s}}",
+                       name, model);
+        {
+                json_t *v = load(buf);
+
+                cr_assert_eq(trained_model_from_json(v, &tm), 0);
+                cr_assert_str_eq(tm.isvc, name, "an invalid model still names its parent");
+                json_decref(v);
+        }
+}
+
 Test(trainedmodel, zero_and_integer_memory)
 {
         json_auto_t *v = load(

@@ -54,6 +54,35 @@ Test(webhook_rules, create)
                NULL, TM_ADMISSION_DENIED, TM_URI_ERR("bar", "foo://kfserving/sklearn/iris"));
 }
 
+/* Not a KServe rule (issue 28 item 6): the parent's name is a label value, at most 63 characters;
+ * an update to such an object (removing a finalizer while deleting) stays allowed. */
+Test(webhook_rules, parent_name_over_a_label_value_is_denied)
+{
+        char name[65];
+        json_t *obj, *old;
+
+        memset(name, 'p', 64);
+        name[64] = '\0';
+        expect("CREATE",
+               tm_fixture("bar", name, "gs://kfserving/sklearn/iris", "sklearn",
+                          json_string("100Mi")),
+               NULL, TM_ADMISSION_DENIED,
+               "the Trained Model \"bar\" inferenceService field is invalid: "
+               "spec.inferenceService must be no more than 63 characters, the limit of a label "
+               "value (it has 64)");
+        obj = tm_fixture("bar", name, "gs://kfserving/sklearn/iris", "sklearn",
+                         json_string("100Mi"));
+        old = json_deep_copy(obj);
+        json_object_set_new(json_object_get(obj, "metadata"), "deletionTimestamp",
+                            json_string("2024-01-01T00:00:00Z"));
+        expect("UPDATE", obj, old, TM_ADMISSION_ALLOWED, NULL);
+        name[63] = '\0';
+        expect("CREATE",
+               tm_fixture("bar", name, "gs://kfserving/sklearn/iris", "sklearn",
+                          json_string("100Mi")),
+               NULL, TM_ADMISSION_ALLOWED, NULL);
+}
+
 Test(webhook_rules, create_prefixes)
 {
         static const char *const ok[] = { "s3://b/m", "gs://b/m", "https://h/m", "http://h/m" };

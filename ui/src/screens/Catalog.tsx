@@ -1,13 +1,13 @@
 // The model catalog: sources with their status, and models with the catalog's own filters
 // (/models/filter_options), a search and server-side paging.
-import { useEffect, useState } from 'react';
-import { Content, FormSelect, FormSelectOption, PageSection, SearchInput, Title, Toolbar, ToolbarContent, ToolbarItem } from '@patternfly/react-core';
+import { useEffect, useRef, useState } from 'react';
+import { Content, FormSelect, FormSelectOption, PageSection, SearchInput, Title, Toolbar, ToolbarContent, ToolbarFilter, ToolbarGroup, ToolbarItem } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { get, type ListPage } from '../api';
-import { Empty, ErrorBanner, Loading, PagerNav, StatusLabel, useAsync } from '../common';
+import { Empty, ErrorBanners, Loading, PagerNav, StatusLabel, useAsync } from '../common';
 import { catalogFilter } from '../format';
-import { currentToken, firstPage, loaded, type PagerState } from '../pager';
-import { href, type Route } from '../router';
+import { currentToken, firstPage, goNext, loaded, type PagerState } from '../pager';
+import { CATALOG_FILTERS, href, type CatalogFilterParam, type CatalogFilters, type Route } from '../router';
 import type { CatalogModel, CatalogSource, FilterOptions } from '../types';
 
 type CatalogRoute = Extract<Route, { screen: 'catalog' }>;
@@ -50,45 +50,72 @@ export default function Catalog({ route }: { route: CatalogRoute }) {
   const [search, setSearch] = useState(route.q);
   const [q, setQ] = useState(route.q);
   const [source, setSource] = useState(route.source);
-  const [chosen, setChosen] = useState<Record<string, string>>({});
+  const [chosen, setChosen] = useState<CatalogFilters>(route.filters);
   const [pager, setPager] = useState<PagerState>(firstPage);
-  const filterQuery = catalogFilter(chosen);
+  // the page of the URL a reload asked for: walked to by nextPageToken once, then forgotten
+  const wantPage = useRef(route.page - 1);
+  const filterQuery = catalogFilter(Object.fromEntries(CATALOG_FILTERS.map((f) => [f.key, chosen[f.param] ?? ''])));
   const token = currentToken(pager);
 
   useEffect(() => {
     const t = setTimeout(() => setQ(search.trim()), 300);
     return () => clearTimeout(t);
   }, [search]);
-  useEffect(() => setPager(firstPage), [q, source, filterQuery]);
+  const first = useRef(true);
   useEffect(() => {
-    const want = href({ screen: 'catalog', source, q, filter: '' });
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    wantPage.current = 0;
+    setPager(firstPage);
+  }, [q, source, filterQuery]);
+  useEffect(() => {
+    const want = href({ screen: 'catalog', source, q, filters: chosen, page: Math.max(pager.index, wantPage.current) + 1 });
     if (window.location.hash !== want) window.history.replaceState(null, '', want);
-  }, [source, q]);
+  }, [source, q, chosen, pager.index]);
 
-  const [sources] = useAsync((signal) => get<ListPage<CatalogSource>>('/model_catalog/sources', { pageSize: 100 }, signal), []);
-  const [options] = useAsync((signal) => get<FilterOptions>('/model_catalog/models/filter_options', undefined, signal), []);
-  const [models] = useAsync((signal) => get<ListPage<CatalogModel>>('/model_catalog/models', { source: source || undefined, q, filterQuery, pageSize: 20, nextPageToken: token }, signal), [source, q, filterQuery, token]);
+  const [sources, reloadSources] = useAsync((signal) => get<ListPage<CatalogSource>>('/model_catalog/sources', { pageSize: 100 }, signal), []);
+  const [options, reloadOptions] = useAsync((signal) => get<FilterOptions>('/model_catalog/models/filter_options', undefined, signal), []);
+  const [models, reloadModels] = useAsync((signal) => get<ListPage<CatalogModel>>('/model_catalog/models', { source: source || undefined, q, filterQuery, orderBy: 'NAME', sortOrder: 'ASC', pageSize: 20, nextPageToken: token }, signal), [source, q, filterQuery, token]);
   useEffect(() => {
-    if (models.state === 'ok') setPager((p) => loaded(p, models.data.nextPageToken));
+    if (models.state !== 'ok') return;
+    const next = models.data.nextPageToken ?? '';
+    if (pager.index < wantPage.current && next) setPager((p) => goNext(loaded(p, next)));
+    else {
+      wantPage.current = 0;
+      setPager((p) => loaded(p, next));
+    }
   }, [models]);
 
-  const stringFilters = options.state === 'ok' ? Object.entries(options.data.filters ?? {}).filter(([, o]) => o.type === 'string' && (o.values?.length ?? 0) > 0) : [];
+  const values = (key: string): string[] => {
+    if (options.state !== 'ok') return [];
+    const o = options.data.filters?.[key];
+    return o && o.type === 'string' ? (o.values ?? []).map(String) : [];
+  };
+  const setFilter = (param: CatalogFilterParam, v: string) => setChosen((c) => ({ ...c, [param]: v || undefined }));
 
   return (
     <>
       <PageSection>
         <Title headingLevel="h1">Catalog</Title>
         <Content component="p">Models published by the catalog&apos;s sources.</Content>
+        <ErrorBanners
+          calls={[
+            { state: sources, what: 'catalog sources', retry: reloadSources },
+            { state: options, what: 'catalog filters', retry: reloadOptions },
+            { state: models, what: 'catalog models', retry: reloadModels },
+          ]}
+        />
       </PageSection>
       <PageSection>
         <Title headingLevel="h2">Sources</Title>
         {sources.state === 'loading' && <Loading what="catalog sources" />}
-        {sources.state === 'error' && <ErrorBanner error={sources.error} what="catalog sources" />}
         {sources.state === 'ok' && <Sources sources={sources.data.items ?? []} />}
       </PageSection>
       <PageSection>
         <Title headingLevel="h2">Models</Title>
-        <Toolbar>
+        <Toolbar clearAllFilters={() => setChosen({})} clearFiltersButtonText="Clear all filters">
           <ToolbarContent>
             <ToolbarItem>
               <SearchInput aria-label="Search catalog models" placeholder="Search" value={search} onChange={(_e, v) => setSearch(v)} onClear={() => setSearch('')} />
@@ -99,21 +126,25 @@ export default function Catalog({ route }: { route: CatalogRoute }) {
                 {sources.state === 'ok' && (sources.data.items ?? []).map((s) => <FormSelectOption key={s.id} value={s.id} label={s.name} />)}
               </FormSelect>
             </ToolbarItem>
-            {stringFilters.map(([key, o]) => (
-              <ToolbarItem key={key}>
-                <FormSelect aria-label={`Filter by ${key}`} value={chosen[key] ?? ''} onChange={(_e, v) => setChosen((c) => ({ ...c, [key]: v }))}>
-                  <FormSelectOption value="" label={`Any ${key}`} />
-                  {(o.values ?? []).map((v) => (
-                    <FormSelectOption key={String(v)} value={String(v)} label={String(v)} />
-                  ))}
-                </FormSelect>
-              </ToolbarItem>
-            ))}
+            <ToolbarGroup variant="filter-group">
+              {CATALOG_FILTERS.map((f) => {
+                const v = chosen[f.param] ?? '';
+                const vs = values(f.key);
+                return (
+                  <ToolbarFilter key={f.param} categoryName={f.label} labels={v ? [v] : []} deleteLabel={() => setFilter(f.param, '')} deleteLabelGroup={() => setFilter(f.param, '')}>
+                    <FormSelect aria-label={`Filter by ${f.label.toLowerCase()}`} value={v} isDisabled={vs.length === 0 && !v} onChange={(_e, x) => setFilter(f.param, x)}>
+                      <FormSelectOption value="" label={vs.length === 0 && !v ? `${f.label}: none in the catalog` : `Any ${f.label.toLowerCase()}`} />
+                      {(v && !vs.includes(v) ? [v, ...vs] : vs).map((x) => (
+                        <FormSelectOption key={x} value={x} label={`${f.label}: ${x}`} />
+                      ))}
+                    </FormSelect>
+                  </ToolbarFilter>
+                );
+              })}
+            </ToolbarGroup>
           </ToolbarContent>
         </Toolbar>
-        {options.state === 'error' && <ErrorBanner error={options.error} what="catalog filters" />}
         {models.state === 'loading' && <Loading what="catalog models" />}
-        {models.state === 'error' && <ErrorBanner error={models.error} what="catalog models" />}
         {models.state === 'ok' && (models.data.items ?? []).length === 0 && <Empty title="No catalog model matches">Change the search or the filters.</Empty>}
         {models.state === 'ok' && (models.data.items ?? []).length > 0 && (
           <Table aria-label="Catalog models" variant="compact" data-testid="catalog-models-table">

@@ -115,7 +115,7 @@ export default function InferenceServiceDetail({ ns, name }: { ns: string; name:
                 <DescriptionListDescription>
                   {(() => {
                     const l = registryLink(svc.data.labels);
-                    return l.registeredModelId ? <a href={href({ screen: 'model', id: l.registeredModelId })}>{`model ${l.registeredModelId}${l.modelVersionId ? `, version ${l.modelVersionId}` : ''}`}</a> : 'not linked';
+                    return l.registeredModelId ? <a href={href({ screen: 'model', id: l.registeredModelId, version: l.modelVersionId })}>{`model ${l.registeredModelId}${l.modelVersionId ? `, version ${l.modelVersionId}` : ''}`}</a> : 'not linked';
                   })()}
                 </DescriptionListDescription>
               </DescriptionListGroup>

@@ -4,10 +4,10 @@ import React, { useState } from 'react';
 import { Alert, Breadcrumb, BreadcrumbItem, Button, DescriptionList, DescriptionListDescription, DescriptionListGroup, DescriptionListTerm, PageSection, Title, Toolbar, ToolbarContent, ToolbarItem } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { ApiError, get, patch, type ListPage } from '../api';
-import { Empty, ErrorBanner, Loading, PropertiesTable, StatusLabel, useAsync } from '../common';
+import { ArchiveModal, EditableText, Empty, LabelsEditor, ErrorBanner, Loading, PropertiesTable, StatusLabel, useAsync } from '../common';
 import { linkedInferenceServices } from '../deployments';
 import { absoluteTime, filterLiteral, registryLink, summaryStatus } from '../format';
-import { mrPath } from '../registry';
+import { mrPath, patchUnchanged } from '../registry';
 import { href } from '../router';
 import type { Artifact, ModelVersion, RegisteredModel, RegistryInferenceService } from '../types';
 import { AddVersionModal } from './RegisterModel';
@@ -21,16 +21,83 @@ function Field({ term, children }: { term: string; children: React.ReactNode }) 
   );
 }
 
-function VersionDetail({ version }: { version: ModelVersion }) {
+/** Where a version came from, when it was registered from the catalog (upstream's fields). */
+export function provenance(arts: Artifact[]): { source: string; name: string } | null {
+  const a = arts.find((x) => x.modelSourceKind === 'catalog' && x.modelSourceClass && x.modelSourceName);
+  return a ? { source: a.modelSourceClass as string, name: a.modelSourceName as string } : null;
+}
+
+function VersionDetail({ version, modelId, onChanged }: { version: ModelVersion; modelId: string; onChanged: () => void }) {
   const [arts] = useAsync(async (signal) => get<ListPage<Artifact>>(await mrPath('model_versions', version.id, 'artifacts'), { pageSize: 50 }, signal), [version.id]);
+  const [archiving, setArchiving] = useState(false);
+  const [error, setError] = useState<ApiError | null>(null);
+  const archived = version.state === 'ARCHIVED';
+  const from = arts.state === 'ok' ? provenance(arts.data.items ?? []) : null;
+  const setState = async (state: 'LIVE' | 'ARCHIVED') => {
+    setError(null);
+    try {
+      await patch<ModelVersion>(await mrPath('model_versions', version.id), { state });
+      onChanged();
+    } catch (e) {
+      if (state === 'ARCHIVED') throw e;
+      setError(e instanceof ApiError ? e : new ApiError(0, String(e)));
+    }
+  };
   return (
     <section aria-label={`Version ${version.name}`} data-testid="version-detail">
       <Title headingLevel="h3">Version {version.name}</Title>
+      {from && (
+        <p data-testid="provenance">
+          Registered from <a href={href({ screen: 'catalogModel', source: from.source, name: from.name })}>{`${from.name} (catalog source ${from.source})`}</a>
+        </p>
+      )}
+      <Toolbar>
+        <ToolbarContent>
+          <ToolbarItem>
+            <StatusLabel color={archived ? 'grey' : 'green'}>{archived ? 'Archived' : 'Live'}</StatusLabel>
+          </ToolbarItem>
+          <ToolbarItem>
+            {archived ? (
+              <Button variant="secondary" onClick={() => setState('LIVE')}>
+                Restore version
+              </Button>
+            ) : (
+              <Button variant="secondary" isDanger onClick={() => setArchiving(true)}>
+                Archive version
+              </Button>
+            )}
+          </ToolbarItem>
+        </ToolbarContent>
+      </Toolbar>
+      {error && <ErrorBanner error={error} what="the change" />}
       <DescriptionList isHorizontal isCompact>
         <Field term="ID">{version.id}</Field>
+        <Field term="Description">
+          <EditableText
+            label={`description of version ${version.name}`}
+            value={version.description}
+            testId="version-description"
+            save={async (description) => {
+              await patchUnchanged<ModelVersion>(await mrPath('model_versions', version.id), version.lastUpdateTimeSinceEpoch, { description }, `Version ${version.name}`);
+              onChanged();
+            }}
+          />
+        </Field>
+        <Field term="Labels">
+          <LabelsEditor
+            owner={`version ${version.name}`}
+            props={version.customProperties}
+            save={async (customProperties) => {
+              await patchUnchanged<ModelVersion>(await mrPath('model_versions', version.id), version.lastUpdateTimeSinceEpoch, { customProperties }, `Version ${version.name}`);
+              onChanged();
+            }}
+          />
+        </Field>
         <Field term="Author">{version.author ?? '—'}</Field>
-        <Field term="State">{version.state ?? 'LIVE'}</Field>
         <Field term="Created">{absoluteTime(version.createTimeSinceEpoch)}</Field>
+        <Field term="Link">
+          <a href={href({ screen: 'model', id: modelId, version: version.id })}>{`model ${modelId}, version ${version.id}`}</a>
+        </Field>
       </DescriptionList>
       <Title headingLevel="h4">Artifacts</Title>
       {arts.state === 'loading' && <Loading what="artifacts" />}
@@ -62,6 +129,7 @@ function VersionDetail({ version }: { version: ModelVersion }) {
       )}
       <Title headingLevel="h4">Custom properties</Title>
       <PropertiesTable props={version.customProperties} caption={`Custom properties of version ${version.name}`} />
+      {archiving && <ArchiveModal kind="version" name={version.name} onArchive={() => setState('ARCHIVED')} onClose={() => setArchiving(false)} />}
     </section>
   );
 }
@@ -136,11 +204,13 @@ function Deployed({ modelId }: { modelId: string }) {
   );
 }
 
-export default function ModelDetail({ id }: { id: string }) {
+export default function ModelDetail({ id, version }: { id: string; version?: string }) {
   const [model, reloadModel] = useAsync(async (signal) => get<RegisteredModel>(await mrPath('registered_models', id), undefined, signal), [id]);
   const [versions, reloadVersions] = useAsync(async (signal) => get<ListPage<ModelVersion>>(await mrPath('registered_models', id, 'versions'), { pageSize: 100, orderBy: 'CREATE_TIME', sortOrder: 'DESC' }, signal), [id]);
-  const [selected, setSelected] = useState<string | null>(null);
+  // the version of the URL, read by itself (it may be older than the 100 listed)
+  const [one, reloadOne] = useAsync(async (signal) => (version ? get<ModelVersion>(await mrPath('model_versions', version), undefined, signal) : null), [version]);
   const [adding, setAdding] = useState(false);
+  const [archiving, setArchiving] = useState(false);
   const [actionError, setActionError] = useState<ApiError | null>(null);
   const [busy, setBusy] = useState(false);
 
@@ -150,7 +220,9 @@ export default function ModelDetail({ id }: { id: string }) {
     try {
       await patch<RegisteredModel>(await mrPath('registered_models', id), { state });
       reloadModel();
+      reloadVersions();
     } catch (e) {
+      if (state === 'ARCHIVED') throw e;
       setActionError(e instanceof ApiError ? e : new ApiError(0, String(e)));
     } finally {
       setBusy(false);
@@ -180,7 +252,12 @@ export default function ModelDetail({ id }: { id: string }) {
   const m = model.data;
   const archived = m.state === 'ARCHIVED';
   const versionList = versions.state === 'ok' ? versions.data.items : [];
-  const shown = versionList.find((v) => v.id === selected) ?? versionList[0];
+  const picked = version ? (one.state === 'ok' ? one.data : null) : versionList[0];
+  const shown = picked && picked.registeredModelId === m.id ? picked : null;
+  const versionChanged = () => {
+    reloadVersions();
+    reloadOne();
+  };
   return (
     <>
       <PageSection>
@@ -199,7 +276,7 @@ export default function ModelDetail({ id }: { id: string }) {
                   Restore model
                 </Button>
               ) : (
-                <Button variant="secondary" isDanger isLoading={busy} isDisabled={busy} onClick={() => setState('ARCHIVED')}>
+                <Button variant="secondary" isDanger isLoading={busy} isDisabled={busy} onClick={() => setArchiving(true)}>
                   Archive model
                 </Button>
               )}
@@ -214,7 +291,27 @@ export default function ModelDetail({ id }: { id: string }) {
         {actionError && <ErrorBanner error={actionError} what="the change" />}
         <DescriptionList isHorizontal isCompact>
           <Field term="ID">{m.id}</Field>
-          <Field term="Description">{m.description || '—'}</Field>
+          <Field term="Description">
+            <EditableText
+              label={`description of model ${m.name}`}
+              value={m.description}
+              testId="model-description"
+              save={async (description) => {
+                await patchUnchanged<RegisteredModel>(await mrPath('registered_models', m.id), m.lastUpdateTimeSinceEpoch, { description }, `The model ${m.name}`);
+                reloadModel();
+              }}
+            />
+          </Field>
+          <Field term="Labels">
+            <LabelsEditor
+              owner={`model ${m.name}`}
+              props={m.customProperties}
+              save={async (customProperties) => {
+                await patchUnchanged<RegisteredModel>(await mrPath('registered_models', m.id), m.lastUpdateTimeSinceEpoch, { customProperties }, `The model ${m.name}`);
+                reloadModel();
+              }}
+            />
+          </Field>
           <Field term="Owner">{m.owner || '—'}</Field>
           <Field term="Created">{absoluteTime(m.createTimeSinceEpoch)}</Field>
           <Field term="Last updated">{absoluteTime(m.lastUpdateTimeSinceEpoch)}</Field>
@@ -241,9 +338,9 @@ export default function ModelDetail({ id }: { id: string }) {
               {versionList.map((v) => (
                 <Tr key={v.id} isRowSelected={shown?.id === v.id}>
                   <Td dataLabel="Name">
-                    <Button variant="link" isInline onClick={() => setSelected(v.id)} aria-pressed={shown?.id === v.id}>
+                    <a href={href({ screen: 'model', id: m.id, version: v.id })} aria-current={shown?.id === v.id ? 'page' : undefined}>
                       {v.name}
-                    </Button>
+                    </a>
                   </Td>
                   <Td dataLabel="Author">{v.author ?? ''}</Td>
                   <Td dataLabel="State">{v.state ?? 'LIVE'}</Td>
@@ -254,7 +351,14 @@ export default function ModelDetail({ id }: { id: string }) {
           </Table>
         )}
         {versions.state === 'ok' && versions.data.nextPageToken && <Alert isInline variant="info" title="Only the 100 newest versions are listed." />}
-        {shown && <VersionDetail version={shown} />}
+        {version && one.state === 'loading' && <Loading what={`version ${version}`} />}
+        {version && one.state === 'error' && <ErrorBanner error={one.error} what={`version ${version}`} />}
+        {version && one.state === 'ok' && one.data && one.data.registeredModelId !== m.id && (
+          <Alert isInline variant="warning" title={`Version ${version} belongs to another model`}>
+            <a href={href({ screen: 'model', id: one.data.registeredModelId, version })}>Open it under model {one.data.registeredModelId}</a>
+          </Alert>
+        )}
+        {shown && <VersionDetail key={shown.id} version={shown} modelId={m.id} onChanged={versionChanged} />}
       </PageSection>
       <PageSection>
         <Title headingLevel="h2">Deployments</Title>
@@ -262,6 +366,7 @@ export default function ModelDetail({ id }: { id: string }) {
         <Title headingLevel="h3">Recorded in the registry</Title>
         <RegistryRecords modelId={m.id} />
       </PageSection>
+      {archiving && <ArchiveModal kind="model" name={m.name} onArchive={() => setState('ARCHIVED')} onClose={() => setArchiving(false)} />}
       {adding && (
         <AddVersionModal
           modelId={m.id}

@@ -19,8 +19,29 @@ function FieldError({ msg }: { msg?: string }) {
   );
 }
 
+/** Where a model comes from, recorded on its ModelArtifact as upstream does. */
+export interface ModelSource {
+  modelSourceKind: 'catalog';
+  modelSourceClass: string;
+  modelSourceName: string;
+  modelSourceGroup?: string;
+  modelSourceId?: string;
+}
+
+/** What the register form starts with (from a catalog model). */
+export interface RegisterInitial {
+  name: string;
+  description: string;
+  versionName: string;
+  uri: string;
+  format: string;
+  /** labels of the registered model (custom properties with an empty value) */
+  labels: string[];
+  source: ModelSource;
+}
+
 /** Creates the version (and its model artifact when a URI is given) under model id. */
-async function createVersion(modelId: string, versionName: string, author: string, uri: string, format: string, fail: (f: Field, e: unknown) => never): Promise<ModelVersion> {
+async function createVersion(modelId: string, versionName: string, author: string, uri: string, format: string, fail: (f: Field, e: unknown) => never, source?: ModelSource): Promise<ModelVersion> {
   let v: ModelVersion;
   try {
     v = await post<ModelVersion>(await mrPath('registered_models', modelId, 'versions'), { name: versionName, registeredModelId: modelId, author: author || undefined });
@@ -29,7 +50,7 @@ async function createVersion(modelId: string, versionName: string, author: strin
   }
   if (uri) {
     try {
-      await post<Artifact>(await mrPath('model_versions', v.id, 'artifacts'), { artifactType: 'model-artifact', name: versionName, uri, modelFormatName: format || undefined });
+      await post<Artifact>(await mrPath('model_versions', v.id, 'artifacts'), { artifactType: 'model-artifact', name: versionName, uri, modelFormatName: format || undefined, ...(source ?? {}) });
     } catch (e) {
       return fail('uri', e);
     }
@@ -71,32 +92,33 @@ function useSubmit(run: () => Promise<void>) {
   return { errors, busy, submit };
 }
 
-export function RegisterModelModal({ onClose }: { onClose: (createdId?: string) => void }) {
-  const [name, setName] = useState('');
-  const [description, setDescription] = useState('');
+export function RegisterModelModal({ onClose, initial }: { onClose: (createdId?: string, versionId?: string) => void; initial?: RegisterInitial }) {
+  const [name, setName] = useState(initial?.name ?? '');
+  const [description, setDescription] = useState(initial?.description ?? '');
   const [owner, setOwner] = useState('');
-  const [versionName, setVersionName] = useState('v1');
-  const [uri, setUri] = useState('');
-  const [format, setFormat] = useState('');
+  const [versionName, setVersionName] = useState(initial?.versionName ?? 'v1');
+  const [uri, setUri] = useState(initial?.uri ?? '');
+  const [format, setFormat] = useState(initial?.format ?? '');
   const [createdId, setCreatedId] = useState<string | undefined>();
   const { errors, busy, submit } = useSubmit(async () => {
     let id = createdId;
     if (!id) {
       try {
-        const m = await post<RegisteredModel>(await mrPath('registered_models'), { name, description: description || undefined, owner: owner || undefined });
+        const labels = Object.fromEntries((initial?.labels ?? []).map((l) => [l, { metadataType: 'MetadataStringValue', string_value: '' }]));
+        const m = await post<RegisteredModel>(await mrPath('registered_models'), { name, description: description || undefined, owner: owner || undefined, customProperties: initial?.labels.length ? labels : undefined });
         id = m.id;
         setCreatedId(id);
       } catch (e) {
         failWith('modelName', e);
       }
     }
-    if (id && versionName) await createVersion(id, versionName, owner, uri, format, failWith);
-    onClose(id);
+    const v = id && versionName ? await createVersion(id, versionName, owner, uri, format, failWith, initial?.source) : undefined;
+    onClose(id, v?.id);
   });
 
   return (
     <Modal isOpen onClose={() => onClose(createdId)} variant="medium" aria-labelledby="register-title">
-      <ModalHeader title="Register model" labelId="register-title" />
+      <ModalHeader title="Register model" labelId="register-title" description={initial ? `From the catalog: ${initial.source.modelSourceName} (source ${initial.source.modelSourceClass}). The version's artifact records where it came from.` : undefined} />
       <ModalBody>
         {createdId && <Alert isInline variant="info" title="The model was registered; fix the version and submit again to add it." />}
         {errors.form && <Alert isInline variant="danger" title={errors.form} />}

@@ -1,11 +1,11 @@
 // Registered models: search, state filter, sort, server-side paging (never the whole list), and
 // registering a model with its first version.
 import { useEffect, useState } from 'react';
-import { Button, Content, FormSelect, FormSelectOption, PageSection, SearchInput, Title, Toolbar, ToolbarContent, ToolbarItem } from '@patternfly/react-core';
+import { Button, Content, FormSelect, Label, FormSelectOption, PageSection, SearchInput, Title, Toolbar, ToolbarContent, ToolbarItem } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { get, type ListPage } from '../api';
 import { Empty, ErrorBanner, Loading, PagerNav, StatusLabel, useAsync } from '../common';
-import { registeredModelsFilter, relativeTime } from '../format';
+import { labelsOf, registeredModelsFilter, relativeTime } from '../format';
 import { currentToken, firstPage, loaded, type PagerState } from '../pager';
 import { mrPath } from '../registry';
 import { href, type Route } from '../router';
@@ -62,14 +62,17 @@ export default function RegisteredModels({ route }: { route: ModelsRoute }) {
   return (
     <>
       <PageSection>
-        <Title headingLevel="h1">Registered models</Title>
-        <Content component="p">Models and versions in the model registry.</Content>
+        <Title headingLevel="h1">{route.state === 'ARCHIVED' ? 'Archived models' : 'Registered models'}</Title>
+        <Content component="p">
+          {route.state === 'ARCHIVED' ? 'Archived models stay in the registry; open one to restore it. ' : 'Models and versions in the model registry. '}
+          <a href={href({ ...route, state: route.state === 'ARCHIVED' ? '' : 'ARCHIVED' })}>{route.state === 'ARCHIVED' ? 'Back to all models' : 'View archived models'}</a>
+        </Content>
       </PageSection>
       <PageSection>
         <Toolbar>
           <ToolbarContent>
             <ToolbarItem>
-              <SearchInput aria-label="Search models by name" placeholder="Search by name" value={search} onChange={(_e, v) => setSearch(v)} onClear={() => setSearch('')} />
+              <SearchInput aria-label="Search models" placeholder="Name, description or label" value={search} onChange={(_e, v) => setSearch(v)} onClear={() => setSearch('')} />
             </ToolbarItem>
             <ToolbarItem>
               <FormSelect aria-label="Filter by state" value={route.state} onChange={(_e, v) => setRoute({ state: v as ModelsRoute['state'] })}>
@@ -105,6 +108,7 @@ export default function RegisteredModels({ route }: { route: ModelsRoute }) {
                 <Th>State</Th>
                 <Th>Owner</Th>
                 <Th>Description</Th>
+                <Th>Labels</Th>
                 <Th>Last updated</Th>
               </Tr>
             </Thead>
@@ -119,6 +123,13 @@ export default function RegisteredModels({ route }: { route: ModelsRoute }) {
                   </Td>
                   <Td dataLabel="Owner">{m.owner ?? ''}</Td>
                   <Td dataLabel="Description">{m.description ?? ''}</Td>
+                  <Td dataLabel="Labels">
+                    {labelsOf(m.customProperties).map((l) => (
+                      <Label key={l} isCompact className="mp-tag">
+                        {l}
+                      </Label>
+                    ))}
+                  </Td>
                   <Td dataLabel="Last updated">{relativeTime(m.lastUpdateTimeSinceEpoch, Date.now())}</Td>
                 </Tr>
               ))}

@@ -1,0 +1,350 @@
+// Browser tests of issue 26 (the console a Kubeflow user would switch to): the page layout on a
+// narrow screen, one banner per outage, the catalog's model card rendered from Markdown and
+// sanitized, the catalog's filters in the URL, the registry's screens. Real stack (stack.mjs),
+// Debian's chromium, axe-core on every page visited.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FULL, Stack, registry, waitFor } from './stack.mjs';
+import { axe, launch, screenshot, userPage } from './browser.mjs';
+
+let stack;
+let browser;
+const T = 60_000; // hang guard for one expectation, far above normal
+const NEEDS_FULL = FULL ? false : 'needs `modelplane ui` and the test control plane (MODELPLANE_TESTENV_DIR)';
+
+before(async () => {
+  stack = await new Stack().start();
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.close();
+  await stack?.stop();
+});
+
+async function noA11yViolations(page, screen) {
+  const v = await axe(page);
+  assert.deepEqual(v, [], `axe: serious/critical violations on ${screen}: ${JSON.stringify(v, null, 1)}`);
+}
+
+function noProblems(page) {
+  assert.deepEqual(page.problems, [], 'console errors or CSP violations in the page');
+}
+
+test('on a narrow screen (760 px) the navigation is behind the masthead toggle and reaches Catalog and Deployments', async () => {
+  const page = await userPage(browser, 'alice', { width: 760, height: 900 });
+  await page.goto(`${stack.url}/#/models`);
+  await page.getByRole('heading', { name: 'Registered models', level: 1 }).waitFor({ timeout: T });
+  const nav = page.getByRole('navigation', { name: 'Sections' });
+  const toggle = page.getByRole('button', { name: 'Navigation' });
+  assert.equal(await toggle.getAttribute('aria-expanded'), 'false');
+  await screenshot(page, 'narrow-models');
+  await noA11yViolations(page, 'registered models (760 px)');
+
+  await toggle.click();
+  await nav.getByRole('link', { name: 'Catalog' }).waitFor({ state: 'visible', timeout: T });
+  assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
+  await page.waitForTimeout(400); // the sidebar's slide-in, for the screenshot only
+  await screenshot(page, 'narrow-nav-open');
+  await noA11yViolations(page, 'navigation open (760 px)');
+  await nav.getByRole('link', { name: 'Catalog' }).click();
+  await page.getByRole('heading', { name: 'Catalog', level: 1 }).waitFor({ timeout: T });
+  // following a link folds the navigation away again
+  await waitFor('the navigation to close', async () => (await toggle.getAttribute('aria-expanded')) === 'false', T);
+  await page.getByTestId('catalog-models-table').getByRole('link', { name: 'granite-demo' }).waitFor({ timeout: T });
+  await screenshot(page, 'narrow-catalog');
+  await noA11yViolations(page, 'catalog (760 px)');
+
+  await toggle.click();
+  await nav.getByRole('link', { name: 'Deployments' }).click();
+  await page.getByRole('heading', { name: 'Deployments', level: 1 }).waitFor({ timeout: T });
+  await noA11yViolations(page, 'deployments (760 px)');
+
+  // between the stacked layout and the wide one, table headers wrap instead of ending in "…"
+  await page.setViewportSize({ width: 800, height: 900 });
+  for (const [url, table] of [['#/catalog', 'catalog-models-table'], ['#/catalog', 'sources-table']]) {
+    await page.goto(`${stack.url}/${url}`);
+    await page.getByTestId(table).locator('thead th').first().waitFor({ timeout: T });
+    const cut = await page.getByTestId(table).locator('thead th').evaluateAll((ths) => ths.filter((th) => th.scrollWidth > th.clientWidth + 1 || window.getComputedStyle(th).textOverflow === 'ellipsis').map((th) => th.textContent));
+    assert.deepEqual(cut, [], `truncated headers in ${table}`);
+  }
+  const clipped = await page.locator('select').evaluateAll((ss) => ss.filter((s) => s.scrollWidth > s.clientWidth + 1).map((s) => s.getAttribute('aria-label')));
+  assert.deepEqual(clipped, [], 'selects cut short');
+  const outside = await page.locator('select').evaluateAll((ss) => ss.filter((s) => s.getBoundingClientRect().right > document.documentElement.clientWidth - 16).map((s) => s.getAttribute('aria-label')));
+  assert.deepEqual(outside, [], 'selects past the right edge');
+  await screenshot(page, 'catalog-800');
+
+  // the favicon is served (no 404 in the console)
+  const icon = await page.locator('link[rel="icon"]').getAttribute('href');
+  const r = await page.request.get(new URL(icon, page.url()).href);
+  assert.equal(r.status(), 200);
+  assert.match(r.headers()['content-type'], /svg/);
+  noProblems(page);
+});
+
+test('the wide layout shows the navigation without a click', async () => {
+  const page = await userPage(browser, 'alice');
+  await page.goto(`${stack.url}/#/catalog`);
+  await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Deployments' }).waitFor({ state: 'visible', timeout: T });
+  noProblems(page);
+});
+
+test('one banner per outage, with a Retry button, when every catalog call is refused alike', { skip: NEEDS_FULL }, async () => {
+  const page = await userPage(browser, 'mallory');
+  await page.goto(`${stack.url}/#/catalog`);
+  const banner = page.getByTestId('error-banner');
+  await banner.first().waitFor({ timeout: T });
+  await waitFor('the three calls to have failed', async () => /sources, catalog filters and catalog models/.test(await banner.first().innerText()), T);
+  assert.equal(await banner.count(), 1, 'one banner for one outage');
+  assert.match(await banner.innerText(), /may not use the model catalog/);
+  await screenshot(page, 'catalog-one-banner');
+  await noA11yViolations(page, 'catalog (403)');
+  const calls = [];
+  page.on('request', (r) => {
+    if (r.url().includes('/model_catalog/')) calls.push(r.url());
+  });
+  await banner.getByRole('button', { name: 'Retry' }).click();
+  await waitFor('the retry to repeat the three calls', () => calls.length >= 3, T);
+  await waitFor('the banner back', async () => (await banner.count()) === 1, T);
+  // a catalog model's page: its three calls, one banner
+  await page.goto(`${stack.url}/#/catalog/demo_models/granite-demo`);
+  await waitFor('the three calls of the model page to have failed', async () => /granite-demo, its artifacts and its performance data/.test(await banner.first().innerText()), T);
+  assert.equal(await banner.count(), 1);
+  await noA11yViolations(page, 'catalog model (403)');
+  noProblems(page);
+});
+
+test('a catalog model card of hostile Markdown and HTML renders as inert, readable text', async () => {
+  const page = await userPage(browser, 'alice');
+  await page.goto(`${stack.url}/#/catalog/demo_models/hostile-card-demo`);
+  const card = page.getByTestId('model-card');
+  await card.getByRole('heading', { name: 'Hostile card', level: 3 }).waitFor({ timeout: T });
+  // the Markdown is rendered: bold, a safe link, a table
+  assert.equal(await card.locator('strong').innerText(), 'bold');
+  const safe = card.getByRole('link', { name: 'safe link' });
+  assert.equal(await safe.getAttribute('href'), 'https://example.com/docs');
+  assert.equal(await safe.getAttribute('rel'), 'noopener noreferrer');
+  await card.locator('table').getByText('accuracy').waitFor({ timeout: T });
+  // ... and nothing active is left
+  assert.equal(await card.locator('script, iframe, img, svg, form, button, style').count(), 0);
+  const onAttrs = await card.evaluate((el) => [...el.querySelectorAll('*')].flatMap((n) => [...n.attributes].map((a) => a.name)).filter((a) => /^on|^style$|^data-/i.test(a)));
+  assert.deepEqual(onAttrs, []);
+  const hrefs = await card.locator('a').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
+  assert.ok(hrefs.every((h) => h === null || /^https?:/.test(h)), `links: ${hrefs}`);
+  // the raw HTML is dropped, its text kept where it was inline; the Markdown link with a
+  // javascript: target is plain text
+  assert.equal(await card.getByText('hover me').count(), 0);
+  assert.equal(await card.getByRole('link', { name: 'markdown javascript link' }).count(), 0);
+  // try what a user could: click what is left of the links
+  await card.getByText('click me').click();
+  await card.getByText('markdown javascript link').click();
+  await page.waitForTimeout(300);
+  assert.equal(await page.evaluate(() => window.__readmePwned), undefined, 'a script in the README ran');
+  await screenshot(page, 'catalog-model-card');
+  await noA11yViolations(page, 'catalog model card');
+  noProblems(page);
+});
+
+test('catalog filters and search live in the URL, survive a reload, and show as chips', async () => {
+  const page = await userPage(browser, 'alice');
+  await page.goto(`${stack.url}/#/catalog`);
+  const table = page.getByTestId('catalog-models-table');
+  await table.getByRole('link', { name: 'granite-demo' }).waitFor({ timeout: T });
+  // curated filters with readable names, not the raw keys
+  for (const f of ['task', 'provider', 'license', 'language']) await page.getByRole('combobox', { name: `Filter by ${f}` }).waitFor({ timeout: T });
+  assert.equal(await page.getByRole('combobox', { name: /model_type|format/ }).count(), 0);
+  const names = async () => (await table.getByRole('link').allInnerTexts()).sort().join(',');
+
+  await page.getByRole('combobox', { name: 'Filter by language' }).selectOption('en');
+  await waitFor('the language filter', async () => (await names()) === 'granite-demo,vision-demo', T);
+  await page.getByRole('combobox', { name: 'Filter by task' }).selectOption('text-generation');
+  await waitFor('the task filter', async () => (await names()) === 'granite-demo', T);
+  await page.getByLabel('Search catalog models').fill('granite');
+  await waitFor('the URL', () => /language=en/.test(page.url()) && /task=text-generation/.test(page.url()) && /q=granite/.test(page.url()), T);
+  // PatternFly's filter chips: one label group per filter, its name then its value
+  const chips = page.locator('.pf-v6-c-toolbar__item.pf-m-label-group');
+  const chipText = async () => (await chips.allInnerTexts()).join(' | ').replace(/\s+/g, ' ');
+  await waitFor('the chips', async () => /Task text-generation/.test(await chipText()) && /Language en/.test(await chipText()), T);
+  await screenshot(page, 'catalog-filters');
+  await noA11yViolations(page, 'catalog with filters');
+
+  const url = page.url();
+  await page.reload();
+  await table.getByRole('link', { name: 'granite-demo' }).waitFor({ timeout: T });
+  assert.equal(await names(), 'granite-demo');
+  assert.equal(page.url(), url);
+  assert.equal(await page.getByLabel('Search catalog models').inputValue(), 'granite');
+  assert.equal(await page.getByRole('combobox', { name: 'Filter by task' }).inputValue(), 'text-generation');
+  await waitFor('the chips after the reload', async () => /Task text-generation/.test(await chipText()) && /Language en/.test(await chipText()), T);
+
+  // removing a chip removes its filter, from the list and from the URL
+  await chips.filter({ hasText: 'Language' }).getByRole('button', { name: /close/i }).first().click();
+  await waitFor('the language filter gone from the URL', () => !/language=/.test(page.url()), T);
+  assert.equal(await page.getByRole('combobox', { name: 'Filter by language' }).inputValue(), '');
+  // the navigation's Catalog link starts afresh: no search, no filter, no chip
+  await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Catalog' }).click();
+  await waitFor('the catalog afresh', async () => (await names()).split(',').length >= 4, T);
+  assert.ok(page.url().endsWith('#/catalog'), page.url());
+  assert.equal(await page.getByLabel('Search catalog models').inputValue(), '');
+  assert.equal(await page.getByRole('combobox', { name: 'Filter by task' }).inputValue(), '');
+  assert.equal(await chips.count(), 0);
+  noProblems(page);
+});
+
+test('registry: a URL per version, search over name, description and labels, inline edits, archive by typing the name', async () => {
+  const pid = process.pid;
+  const name = `reg26-${pid}`;
+  const rm = await registry(stack, 'POST', '/registered_models', {
+    name, description: `finds the needle-${pid}`,
+    customProperties: { [`tag-${pid}`]: { metadataType: 'MetadataStringValue', string_value: '' } },
+  });
+  const v1 = await registry(stack, 'POST', `/registered_models/${rm.id}/versions`, { name: 'v1', registeredModelId: rm.id });
+  const v2 = await registry(stack, 'POST', `/registered_models/${rm.id}/versions`, { name: 'v2', registeredModelId: rm.id });
+  const page = await userPage(browser, 'alice');
+
+  // the URL of version 1 selects version 1, not the newest
+  await page.goto(`${stack.url}/#/models/${rm.id}/versions/${v1.id}`);
+  const detail = page.getByTestId('version-detail');
+  await detail.getByRole('heading', { name: 'Version v1' }).waitFor({ timeout: T });
+  assert.equal(await page.getByTestId('versions-table').getByRole('link', { name: 'v1' }).getAttribute('aria-current'), 'page');
+  await page.getByTestId('versions-table').getByRole('link', { name: 'v2' }).click();
+  await detail.getByRole('heading', { name: 'Version v2' }).waitFor({ timeout: T });
+  assert.ok(page.url().endsWith(`#/models/${rm.id}/versions/${v2.id}`), page.url());
+  await screenshot(page, 'version-page');
+  await noA11yViolations(page, 'version page');
+
+  // inline edit of the version's description, then of the model's
+  await detail.getByRole('button', { name: 'Edit description of version v2' }).click();
+  await detail.getByRole('textbox', { name: 'description of version v2' }).fill('the second try');
+  await detail.getByRole('button', { name: 'Save' }).click();
+  await page.getByTestId('version-description').getByText('the second try').waitFor({ timeout: T });
+  assert.equal((await registry(stack, 'GET', `/model_versions/${v2.id}`)).description, 'the second try');
+  await page.getByRole('button', { name: `Edit description of model ${name}` }).click();
+  await page.getByRole('textbox', { name: `description of model ${name}` }).fill(`edited in the browser, needle-${pid}`);
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.getByTestId('model-description').getByText(`edited in the browser, needle-${pid}`).waitFor({ timeout: T });
+  assert.equal((await registry(stack, 'GET', `/registered_models/${rm.id}`)).description, `edited in the browser, needle-${pid}`);
+
+  // someone else changes it while the editor is open: nothing is overwritten, and the user is told
+  await page.getByRole('button', { name: `Edit description of model ${name}` }).click();
+  await new Promise((r) => setTimeout(r, 20));
+  await registry(stack, 'PATCH', `/registered_models/${rm.id}`, { description: 'changed by bob' });
+  await page.getByRole('textbox', { name: `description of model ${name}` }).fill('alice overwrites');
+  await page.getByRole('button', { name: 'Save' }).click();
+  const err = page.getByTestId('edit-error');
+  await err.waitFor({ timeout: T });
+  assert.match(await err.innerText(), /changed by someone else .* nothing was saved/);
+  assert.equal((await registry(stack, 'GET', `/registered_models/${rm.id}`)).description, 'changed by bob');
+  await screenshot(page, 'edit-conflict');
+  await noA11yViolations(page, 'model page (edit conflict)');
+  await page.getByRole('button', { name: 'Cancel' }).click();
+
+  // search: by a word of the description, by a label (a custom property with an empty value)
+  for (const q of ['BY BOB', `tag-${pid}`]) {
+    await page.goto(`${stack.url}/#/models?q=${encodeURIComponent(q)}`);
+    await page.getByTestId('models-table').getByRole('link', { name }).waitFor({ timeout: T });
+  }
+  await page.getByTestId('models-table').getByText(`tag-${pid}`).waitFor({ timeout: T });
+  await screenshot(page, 'models-search-label');
+  await noA11yViolations(page, 'registered models (label search)');
+
+  // labels: add one, refuse a duplicate in words, remove one
+  await page.getByRole('link', { name }).click();
+  const labels = page.getByTestId('labels').first();
+  await labels.getByRole('button', { name: `Add label to model ${name}` }).click();
+  await labels.getByRole('textbox', { name: `New label of model ${name}` }).fill(`fresh-${pid}`);
+  await labels.getByRole('button', { name: 'Add', exact: true }).click();
+  await labels.getByText(`fresh-${pid}`).waitFor({ timeout: T });
+  await labels.getByRole('button', { name: `Add label to model ${name}` }).click();
+  await labels.getByRole('textbox', { name: `New label of model ${name}` }).fill(`tag-${pid}`);
+  await labels.getByRole('button', { name: 'Add', exact: true }).click();
+  assert.match(await page.getByTestId('labels-error').innerText(), new RegExp(`already has the label tag-${pid}`));
+  await labels.getByRole('button', { name: 'Cancel' }).click();
+  await labels.getByRole('button', { name: `Remove label tag-${pid}` }).click();
+  await waitFor('the label removed', async () => (await labels.getByText(`tag-${pid}`).count()) === 0, T);
+  const props = (await registry(stack, 'GET', `/registered_models/${rm.id}`)).customProperties;
+  assert.deepEqual(Object.keys(props), [`fresh-${pid}`]);
+  await screenshot(page, 'model-labels');
+
+  // archive: only after typing the name
+  await page.getByRole('button', { name: 'Archive model' }).click();
+  const confirm = page.getByRole('button', { name: 'Archive', exact: true });
+  assert.equal(await confirm.isDisabled(), true);
+  await page.getByLabel(`Type the model name, ${name}, to confirm`).fill(`${name}x`);
+  assert.equal(await confirm.isDisabled(), true);
+  await screenshot(page, 'archive-confirm');
+  await noA11yViolations(page, 'archive dialog');
+  await page.getByLabel(`Type the model name, ${name}, to confirm`).fill(name);
+  await confirm.click();
+  await page.getByRole('button', { name: 'Restore model' }).waitFor({ timeout: T });
+  assert.equal((await registry(stack, 'GET', `/registered_models/${rm.id}`)).state, 'ARCHIVED');
+  // the archive view lists it
+  await page.goto(`${stack.url}/#/models`);
+  await page.getByRole('link', { name: 'View archived models' }).click();
+  await page.getByRole('heading', { name: 'Archived models', level: 1 }).waitFor({ timeout: T });
+  await page.getByRole('link', { name }).waitFor({ timeout: T });
+  await noA11yViolations(page, 'archived models');
+  noProblems(page);
+});
+
+test('register a catalog model: the form is filled from the catalog, the artifact records where it came from, the version links back', async () => {
+  const page = await userPage(browser, 'alice');
+  const name = `granite-demo-${process.pid}`;
+  await page.goto(`${stack.url}/#/catalog/demo_models/granite-demo`);
+  await page.getByTestId('catalog-model-name').filter({ hasText: 'granite-demo' }).waitFor({ timeout: T });
+  await page.locator('table[aria-label="Artifacts"]').getByText('oci://registry.example.com/demo/granite-demo:1.0').waitFor({ timeout: T });
+  await page.getByRole('button', { name: 'Register model' }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByText('From the catalog: granite-demo (source demo_models)').waitFor({ timeout: T });
+  assert.equal(await dialog.getByLabel('Model name').inputValue(), 'granite-demo');
+  assert.equal(await dialog.getByLabel('Description').inputValue(), 'A demo text model under Apache 2.0.');
+  assert.equal(await dialog.getByLabel('Model artifact URI').inputValue(), 'oci://registry.example.com/demo/granite-demo:1.0');
+  assert.equal(await dialog.getByLabel('Version name').inputValue(), 'v1');
+  await screenshot(page, 'register-from-catalog');
+  await noA11yViolations(page, 'register from the catalog');
+  await dialog.getByLabel('Model name').fill(name);
+  await dialog.getByRole('button', { name: 'Register', exact: true }).click();
+
+  // the new version's page says where it came from, and links back
+  await page.getByTestId('model-name').filter({ hasText: name }).waitFor({ timeout: T });
+  const from = page.getByTestId('provenance');
+  await from.waitFor({ timeout: T });
+  assert.match(await from.innerText(), /^Registered from granite-demo/);
+  assert.match(page.url(), /#\/models\/\d+\/versions\/\d+$/);
+  await screenshot(page, 'version-from-catalog');
+  await noA11yViolations(page, 'version registered from the catalog');
+  const [, modelId, versionId] = /#\/models\/(\d+)\/versions\/(\d+)$/.exec(page.url());
+  const arts = await registry(stack, 'GET', `/model_versions/${versionId}/artifacts`);
+  const a = arts.items[0];
+  assert.equal(a.uri, 'oci://registry.example.com/demo/granite-demo:1.0');
+  assert.equal(a.modelSourceKind, 'catalog');
+  assert.equal(a.modelSourceClass, 'demo_models');
+  assert.equal(a.modelSourceName, 'granite-demo');
+  // the catalog model's tasks became labels of the registered model
+  const rm = await registry(stack, 'GET', `/registered_models/${modelId}`);
+  assert.deepEqual(rm.customProperties['text-generation'], { metadataType: 'MetadataStringValue', string_value: '' });
+  await from.getByRole('link').click();
+  await page.getByTestId('catalog-model-name').filter({ hasText: 'granite-demo' }).waitFor({ timeout: T });
+  noProblems(page);
+});
+
+test('the catalog page number is in the URL too: a reload of page 2 shows page 2', async () => {
+  const page = await userPage(browser, 'alice');
+  await page.goto(`${stack.url}/#/catalog?source=paging_models`);
+  const table = page.getByTestId('catalog-models-table');
+  const names = () => table.getByRole('link').allInnerTexts();
+  await table.getByRole('link', { name: 'zz-paging-00' }).waitFor({ timeout: T });
+  assert.equal((await names()).length, 20);
+  await page.getByRole('button', { name: 'Next page' }).click();
+  await table.getByRole('link', { name: 'zz-paging-20' }).waitFor({ timeout: T });
+  await waitFor('page 2 in the URL', () => /[?&]page=2(&|$)/.test(page.url()), T);
+  await page.reload();
+  await table.getByRole('link', { name: 'zz-paging-24' }).waitFor({ timeout: T });
+  assert.deepEqual(await names(), ['zz-paging-20', 'zz-paging-21', 'zz-paging-22', 'zz-paging-23', 'zz-paging-24']);
+  assert.equal(await page.getByTestId('page-number').innerText(), 'Page 2');
+  assert.equal(await page.getByRole('combobox', { name: 'Source' }).inputValue(), 'paging_models');
+  await page.getByRole('button', { name: 'Previous page' }).click();
+  await table.getByRole('link', { name: 'zz-paging-00' }).waitFor({ timeout: T });
+  await waitFor('page 1: no page in the URL', () => !/page=/.test(page.url()), T);
+  noProblems(page);
+});
