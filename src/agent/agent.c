@@ -105,8 +105,7 @@ static int real_fetch(void *userdata, const char *uri, const char *dir, const at
 {
         struct agent *a = userdata;
 
-        (void)cancel; /* fetch_model() runs to its end or stall timeout; the result is dropped */
-        return fetch_model(a->o.fetch, uri, dir, reterr, len_err);
+        return fetch_model_cancellable(a->o.fetch, uri, dir, cancel, reterr, len_err);
 }
 
 static const struct agent_fetch_ops real_fetch_ops = { .fetch = real_fetch };

@@ -60,9 +60,10 @@ struct agent;
 
 /* Downloads (the real one: fetch_model() with agent_options.fetch). */
 struct agent_fetch_ops {
-        /* Downloads @uri into the empty directory @dir; as fetch_model(). It may return
-         * -ECANCELED early once *@cancel is set (the real one runs to its end or its stall
-         * timeout: the agent discards the result either way). Called from several threads. */
+        /* Downloads @uri into the empty directory @dir; as fetch_model(). It returns -ECANCELED
+         * early once *@cancel is set (the real one, fetch_model_cancellable(), within about a
+         * second: libcurl's progress callback; the agent discards the result either way).
+         * Called from several threads. */
         int (*fetch)(void *userdata, const char *uri, const char *dir, const atomic_bool *cancel,
                      char *reterr, size_t len_err);
 };

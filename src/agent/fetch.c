@@ -15,18 +15,25 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
+#include "agent/azure.h"
 #include "agent/extract.h"
 #include "agent/plan.h"
 #include "agent/gcs-json.h"
+#include "agent/hf-json.h"
 #include "agent/integrity.h"
+#include "agent/jwt-sign.h"
+#include "agent/oauth.h"
 #include "agent/s3-xml.h"
 #include "agent/space.h"
 #include "agent/uri.h"
 #include "util/buf.h"
+#include "util/file-util.h"
 #include "util/log.h"
+#include "util/parse-util.h"
 
 #define ERROR_BODY_MAX ((size_t)16 * 1024)
 #define LIST_PAGE_MAX  ((size_t)16 * 1024 * 1024)
@@ -75,11 +82,42 @@ static char *read_secret(const char *dir, const char *name)
         return *line ? strdup(line) : NULL;
 }
 
+/* A whole number in [1, max] from $name, else @def. */
+static uint32_t env_u32(const char *name, uint32_t def, uint32_t max)
+{
+        const char *v = env_get(name);
+        uint32_t n;
+
+        if (!v || !*v || safe_atou32(v, &n) < 0 || n == 0 || n > max)
+                return def;
+        return n;
+}
+
 static void strip_slashes(char *url)
 {
         if (url)
                 for (size_t n = strlen(url); n > 0 && url[n - 1] == '/'; n--)
                         url[n - 1] = 0;
+}
+
+static void token_cache_free(struct token_cache *tc)
+{
+        if (!tc)
+                return;
+        pthread_mutex_destroy(&tc->lock);
+        free(tc->token);
+        free(tc);
+}
+
+static struct token_cache *token_cache_new(void)
+{
+        struct token_cache *tc = calloc(1, sizeof(*tc));
+
+        if (tc && pthread_mutex_init(&tc->lock, NULL) != 0) {
+                free(tc);
+                return NULL;
+        }
+        return tc;
 }
 
 void fetch_config_release(struct fetch_config *c)
@@ -93,6 +131,18 @@ void fetch_config_release(struct fetch_config *c)
         free(c->session_token);
         free(c->gcs_endpoint);
         free(c->gcs_token);
+        free(c->gcs_credentials);
+        token_cache_free(c->gcs_cache);
+        token_cache_free(c->azure_cache);
+        free(c->azure_client_id);
+        free(c->azure_client_secret);
+        free(c->azure_tenant_id);
+        free(c->azure_authority);
+        free(c->azure_account);
+        free(c->azure_key);
+        free(c->azure_endpoint);
+        free(c->hf_endpoint);
+        free(c->hf_token);
         mr_resolve_config_release(&c->registry);
         *c = (struct fetch_config){ 0 };
 }
@@ -135,6 +185,43 @@ static char *gcs_endpoint_from_env(void)
         return url;
 }
 
+/* Azure: AZURE_STORAGE_CONNECTION_STRING (AccountName, AccountKey, BlobEndpoint), then
+ * AZURE_STORAGE_ACCOUNT, AZURE_STORAGE_ACCESS_KEY (KServe's name) or AZURE_STORAGE_KEY (the az
+ * CLI's), which win over the connection string's. -EINVAL: a connection string that is not one. */
+static int azure_from_env(struct fetch_config *c)
+{
+        const char *cs = env_get("AZURE_STORAGE_CONNECTION_STRING");
+        struct azure_conn conn = { 0 };
+        int r;
+
+        if (cs && *cs) {
+                r = azure_connection_string_parse(cs, &conn);
+                if (r < 0)
+                        return r;
+        }
+        c->azure_account = env_dup("AZURE_STORAGE_ACCOUNT");
+        c->azure_key = env_dup("AZURE_STORAGE_ACCESS_KEY");
+        if (!c->azure_key)
+                c->azure_key = env_dup("AZURE_STORAGE_KEY");
+        if (!c->azure_account)
+                c->azure_account = TAKE_PTR(conn.account);
+        if (!c->azure_key)
+                c->azure_key = TAKE_PTR(conn.key);
+        c->azure_endpoint = TAKE_PTR(conn.endpoint);
+        azure_conn_release(&conn);
+        /* KServe's older names (AZ_*) first, as it copies them over Azure's */
+        c->azure_client_id = env_dup("AZ_CLIENT_ID");
+        if (!c->azure_client_id)
+                c->azure_client_id = env_dup("AZURE_CLIENT_ID");
+        c->azure_client_secret = env_dup("AZ_CLIENT_SECRET");
+        if (!c->azure_client_secret)
+                c->azure_client_secret = env_dup("AZURE_CLIENT_SECRET");
+        c->azure_tenant_id = env_dup("AZ_TENANT_ID");
+        if (!c->azure_tenant_id)
+                c->azure_tenant_id = env_dup("AZURE_TENANT_ID");
+        return 0;
+}
+
 /* The AWS key pair (+ session token) from the environment or the files of $AWS_CREDENTIALS_DIR;
  * none at all when either half is missing or AWS_ANONYMOUS_CREDENTIAL is set. */
 static void s3_credentials_from_env(struct fetch_config *c)
@@ -160,12 +247,14 @@ static void s3_credentials_from_env(struct fetch_config *c)
 
 int fetch_config_from_env(struct fetch_config *c)
 {
+        int r;
+
         *c = (struct fetch_config){
                 .connect_timeout_sec = 10,
-                .stall_timeout_sec = 30,
+                .stall_timeout_sec = env_u32("MODELPLANE_STALL_TIMEOUT", 30, 3600),
                 .size_max = FETCH_SIZE_MAX_DEFAULT,
                 .entries_max = FETCH_ENTRIES_MAX_DEFAULT,
-                .attempts = 4,
+                .attempts = env_u32("MODELPLANE_FETCH_ATTEMPTS", 4, 100),
                 .retry_base = 500 * USEC_PER_MSEC,
                 .s3_verify = env_bool("S3_VERIFY_SSL", true),
                 .s3_etag_md5 = env_bool("MODELPLANE_S3_ETAG_MD5", true),
@@ -180,13 +269,32 @@ int fetch_config_from_env(struct fetch_config *c)
         c->s3_endpoint = s3_endpoint_from_env(c->s3_region);
         c->gcs_endpoint = gcs_endpoint_from_env();
         c->gcs_token = env_dup("GOOGLE_OAUTH_ACCESS_TOKEN");
+        c->gcs_credentials = env_dup("GOOGLE_APPLICATION_CREDENTIALS");
+        c->gcs_cache = token_cache_new();
+        c->azure_cache = token_cache_new();
         c->ca_bundle = env_dup("AWS_CA_BUNDLE");
         s3_credentials_from_env(c);
+        c->hf_endpoint = env_dup("HF_ENDPOINT");
+        if (!c->hf_endpoint)
+                c->hf_endpoint = strdup("https://huggingface.co");
+        strip_slashes(c->hf_endpoint);
+        c->hf_token = env_dup("HF_TOKEN");
+        if (!c->hf_token)
+                c->hf_token = env_dup("HUGGING_FACE_HUB_TOKEN");
+        c->azure_authority = env_dup("AZURE_AUTHORITY_HOST");
+        if (!c->azure_authority)
+                c->azure_authority = strdup("https://login.microsoftonline.com");
+        strip_slashes(c->azure_authority);
+        r = azure_from_env(c);
+        if (r == -EINVAL)
+                log_warn("agent: AZURE_STORAGE_CONNECTION_STRING is not a connection string: "
+                         "ignored");
         c->pvc_root = env_dup("MODELPLANE_PVC_ROOT");
         if (!c->pvc_root)
                 c->pvc_root = strdup("/mnt/pvc");
         if (!c->s3_region || !c->s3_endpoint || !c->pvc_root || !c->gcs_endpoint ||
-            mr_resolve_config_from_env(&c->registry) < 0) {
+            !c->hf_endpoint || !c->gcs_cache || !c->azure_cache || !c->azure_authority ||
+            r == -ENOMEM || mr_resolve_config_from_env(&c->registry) < 0) {
                 fetch_config_release(c);
                 return -ENOMEM;
         }
@@ -404,10 +512,19 @@ static int s3_escape(struct buf *b, const char *s, bool keep_slash)
 
 struct stream_job;
 
+/* How an Azure request is authorized: a Shared Key, a bearer token, or neither (anonymous). */
+struct azure_auth {
+        const char *account; /* the canonicalized resource's account */
+        const char *key;     /* base64, may be NULL */
+        const char *bearer;  /* may be NULL */
+};
+
 struct request {
         const char *url;                 /* borrowed */
         bool s3;                         /* sign with the S3 configuration */
         const char *bearer;              /* borrowed; Authorization: Bearer, may be NULL */
+        const struct azure_auth *azure;  /* borrowed; x-ms-* headers, may be NULL */
+        const char *post;                /* borrowed; a form body POSTed, may be NULL (GET) */
         int fd;                          /* sink: a file (truncated per attempt), or -EBADF ... */
         struct buf *body;                /* ... a buffer (reset per attempt) ... */
         struct stream_job *stream;       /* ... or an archive extracted as it arrives */
@@ -429,7 +546,7 @@ static bool retryable(CURLcode cc, long code)
 struct transfer_opts {
         CURL *curl;
         struct curl_slist *hdrs;
-        char *sigv4, *userpwd, *tok, *auth;
+        char *sigv4, *userpwd, *tok, *auth, *date;
         char curlerr[CURL_ERROR_SIZE];
 };
 
@@ -441,12 +558,30 @@ static void transfer_opts_release(struct transfer_opts *t)
         free(t->userpwd);
         free(t->tok);
         free(t->auth);
+        free(t->date);
+}
+
+/* libcurl's progress callback: a non-zero answer aborts the transfer (CURLE_ABORTED_BY_CALLBACK). */
+static int cancel_check(void *userdata, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                        curl_off_t ulnow)
+{
+        (void)dltotal;
+        (void)dlnow;
+        (void)ultotal;
+        (void)ulnow;
+        return atomic_load((const atomic_bool *)userdata) ? 1 : 0;
 }
 
 static void setopt_common(struct transfer_opts *t, const struct fetch_config *c,
                           const struct request *q, struct sink *s)
 {
         CURL *curl = t->curl;
+
+        if (c->cancel) { /* called about once a second, and as bytes move */
+                curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, cancel_check);
+                curl_easy_setopt(curl, CURLOPT_XFERINFODATA, (void *)c->cancel);
+                curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+        }
 
         curl_easy_setopt(curl, CURLOPT_URL, q->url);
         curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
@@ -461,6 +596,10 @@ static void setopt_common(struct transfer_opts *t, const struct fetch_config *c,
         curl_easy_setopt(curl, CURLOPT_HEADERDATA, s);
         curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, t->curlerr);
         curl_easy_setopt(curl, CURLOPT_USERAGENT, "modelplane-agent/" MODELPLANE_VERSION);
+        if (q->post) {
+                curl_easy_setopt(curl, CURLOPT_POSTFIELDS, q->post);
+                curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)strlen(q->post));
+        }
 }
 
 /* http(s):// and gs://: redirects followed, an optional bearer token. */
@@ -476,6 +615,59 @@ static int setopt_plain(struct transfer_opts *t, const struct request *q)
                 return -ENOMEM;
         }
         t->hdrs = curl_slist_append(t->hdrs, t->auth);
+        curl_easy_setopt(t->curl, CURLOPT_HTTPHEADER, t->hdrs);
+        return 0;
+}
+
+/* The RFC 1123 date of now, as x-ms-date wants it (no locale involved). */
+static void http_date(char buf[64])
+{
+        static const char *const days[] = { "Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat" };
+        static const char *const months[] = { "Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                              "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };
+        time_t now = time(NULL);
+        struct tm tm;
+
+        if (!gmtime_r(&now, &tm))
+                tm = (struct tm){ .tm_mday = 1, .tm_year = 70 };
+        (void)snprintf(buf, 64, "%s, %02d %s %04d %02d:%02d:%02d GMT", days[tm.tm_wday % 7],
+                       tm.tm_mday, months[tm.tm_mon % 12], tm.tm_year + 1900, tm.tm_hour, tm.tm_min,
+                       tm.tm_sec);
+}
+
+/* Azure Blob: x-ms-date and x-ms-version, and a Shared Key signature of this very request or a
+ * bearer token; no redirects (a signed request is for its host only). */
+static int setopt_azure(struct transfer_opts *t, const struct request *q)
+{
+        const struct azure_auth *a = q->azure;
+        AUTOFREE char *sts = NULL, *sig = NULL;
+        char date[64];
+        int r;
+
+        http_date(date);
+        if (asprintf(&t->date, "x-ms-date: %s", date) < 0) {
+                t->date = NULL;
+                return -ENOMEM;
+        }
+        t->hdrs = curl_slist_append(t->hdrs, t->date);
+        t->hdrs = curl_slist_append(t->hdrs, "x-ms-version: " AZURE_API_VERSION);
+        if (a->key) {
+                r = azure_string_to_sign(a->account, q->url, date, AZURE_API_VERSION, &sts);
+                if (r >= 0)
+                        r = azure_shared_key_signature(a->key, sts, &sig);
+                if (r < 0)
+                        return r;
+                if (asprintf(&t->auth, "Authorization: SharedKey %s:%s", a->account, sig) < 0)
+                        t->auth = NULL;
+        } else if (a->bearer && asprintf(&t->auth, "Authorization: Bearer %s", a->bearer) < 0) {
+                t->auth = NULL;
+        }
+        if ((a->key || a->bearer) && !t->auth)
+                return -ENOMEM;
+        if (t->auth)
+                t->hdrs = curl_slist_append(t->hdrs, t->auth);
+        if (!t->hdrs)
+                return -ENOMEM;
         curl_easy_setopt(t->curl, CURLOPT_HTTPHEADER, t->hdrs);
         return 0;
 }
@@ -554,6 +746,10 @@ static int transfer_outcome(const struct request *q, struct sink *s, CURLcode cc
                                q->url, (unsigned long long)q->max);
                 return -EFBIG;
         }
+        if (cc == CURLE_ABORTED_BY_CALLBACK) {
+                (void)snprintf(reterr, len, "GET %s: cancelled", q->url);
+                return -ECANCELED;
+        }
         if (cc != CURLE_OK) {
                 (void)snprintf(reterr, len, "GET %s: %s", q->url,
                                *curlerr ? curlerr : curl_easy_strerror(cc));
@@ -561,10 +757,12 @@ static int transfer_outcome(const struct request *q, struct sink *s, CURLcode cc
         }
         if (code >= 300) {
                 if (!s3_error_parse(buf_str(&s->err), s->err.len, reason, sizeof(reason)) &&
-                    !gcs_error_parse(buf_str(&s->err), s->err.len, reason, sizeof(reason)))
+                    !gcs_error_parse(buf_str(&s->err), s->err.len, reason, sizeof(reason)) &&
+                    !oauth_error_parse(buf_str(&s->err), s->err.len, reason, sizeof(reason)) &&
+                    !hf_error_parse(buf_str(&s->err), s->err.len, reason, sizeof(reason)))
                         (void)snprintf(reason, sizeof(reason), "%.200s", buf_str(&s->err));
-                (void)snprintf(reterr, len, "GET %s: HTTP %ld%s%s", q->url, code,
-                               *reason ? " " : "", reason);
+                (void)snprintf(reterr, len, "%s %s: HTTP %ld%s%s", q->post ? "POST" : "GET", q->url,
+                               code, *reason ? " " : "", reason);
                 return code == 403 || code == 401 ? -EACCES : code == 404 ? -ENOENT : -EIO;
         }
         return check_md5(q, s, reterr, len);
@@ -591,7 +789,7 @@ static int transfer_once(const struct fetch_config *c, const struct request *q, 
         if (!t.curl)
                 return -ENOMEM;
         setopt_common(&t, c, q, &s);
-        r = q->s3 ? setopt_s3(&t, c) : setopt_plain(&t, q);
+        r = q->azure ? setopt_azure(&t, q) : q->s3 ? setopt_s3(&t, c) : setopt_plain(&t, q);
         if (r < 0)
                 return r;
         cc = curl_easy_perform(t.curl);
@@ -689,6 +887,11 @@ static int transfer(const struct fetch_config *c, const struct request *q, char 
                 long code = 0;
                 CURLcode cc = CURLE_OK;
 
+                if (c->cancel && atomic_load(c->cancel)) {
+                        (void)snprintf(reterr, len, "GET %s: cancelled", q->url);
+                        return -ECANCELED;
+                }
+
                 if (q->fd >= 0 && (lseek(q->fd, 0, SEEK_SET) < 0 || ftruncate(q->fd, 0) < 0))
                         return negative_errno();
                 if (q->stream && attempt > 1) {
@@ -701,7 +904,7 @@ static int transfer(const struct fetch_config *c, const struct request *q, char 
                 r = q->stream ? transfer_streamed(c, q, &code, &cc, reterr, len)
                               : transfer_once(c, q, &code, &cc, reterr, len);
                 if (r == 0 || r == -ENOMEM || r == -EFBIG || errno_is_space(r) || r == -EBADMSG ||
-                    !retryable(cc, code))
+                    r == -ECANCELED || !retryable(cc, code))
                         return r;
                 if (attempt < c->attempts) {
                         usec_t d = backoff_delay(attempt, c->retry_base, 30 * USEC_PER_SEC,
@@ -730,11 +933,16 @@ static int mkdir_parents(const char *dir, const char *rel)
         return 0;
 }
 
-/* How an object is fetched: plain (http), S3-signed, or GCS (alt=media, bearer token). */
+/* How an object is fetched: plain (http), S3-signed, GCS (alt=media, bearer token), or Azure
+ * (signed per request, endpoint/container/blob). */
 struct object_store {
-        const char *scheme; /* "s3", "gs": for messages */
+        const char *scheme; /* "s3", "gs", "azure": for messages */
         bool s3;
-        const char *bearer; /* borrowed, may be NULL */
+        const char *bearer;             /* borrowed, may be NULL */
+        const struct azure_auth *azure; /* borrowed, may be NULL */
+        const char *endpoint;           /* Azure's blob endpoint, the hub's; borrowed */
+        const char *revision;           /* hf: the commit (or revision) files are resolved at */
+        const char *md5_name;           /* what the listing calls its MD5s */
 };
 
 /* One object into the new file @path: written, synced and closed, every step checked; the
@@ -746,6 +954,7 @@ static int get_to_file(const struct fetch_config *c, const char *url, const stru
         struct request q = { .url = url,
                              .s3 = os->s3,
                              .bearer = os->bearer,
+                             .azure = os->azure,
                              .max = max,
                              .space_dir = space_dir,
                              .listed = listed };
@@ -798,6 +1007,23 @@ static int object_url(const struct fetch_config *c, const struct object_store *o
 {
         int r;
 
+        if (os->revision) {
+                /* {endpoint}/{repo}/resolve/{revision}/{file}: the hub redirects (LFS: a CDN) */
+                r = buf_printf(b, "%s/%s/resolve/", os->endpoint, bucket);
+                if (r >= 0)
+                        r = s3_escape(b, os->revision, false);
+                if (r >= 0)
+                        r = buf_putc(b, '/');
+                return r >= 0 ? s3_escape(b, key, true) : r;
+        }
+        if (os->azure) {
+                r = buf_printf(b, "%s/", os->endpoint);
+                if (r >= 0)
+                        r = s3_escape(b, bucket, false);
+                if (r >= 0)
+                        r = buf_putc(b, '/');
+                return r >= 0 ? s3_escape(b, key, true) : r;
+        }
         if (os->s3) {
                 r = s3_base(c, bucket, b);
                 return r >= 0 ? s3_escape(b, key, true) : r;
@@ -851,7 +1077,7 @@ static int fetch_listed_key(const struct fetch_config *c, const struct object_st
                             const char *rel, const char *dir, uint64_t *used, char *reterr,
                             size_t len)
 {
-        struct expect_md5 listed = { .source = "md5Hash" };
+        struct expect_md5 listed = { .source = os->md5_name ? os->md5_name : "md5Hash" };
         CLEANUP(buf_release) struct buf url = BUF_INIT(8192);
         AUTOFREE char *path = NULL;
         struct stat st;
@@ -938,6 +1164,24 @@ static int list_page_url(const struct fetch_config *c, const struct object_store
 {
         int r;
 
+        if (os->azure) {
+                /* List Blobs: the parameters in the order Shared Key signs them (sorted) */
+                r = buf_printf(url, "%s/", os->endpoint);
+                if (r >= 0)
+                        r = s3_escape(url, bucket, false);
+                if (r >= 0)
+                        r = buf_puts(url, "?comp=list");
+                if (r >= 0 && token) {
+                        r = buf_puts(url, "&marker=");
+                        if (r >= 0)
+                                r = s3_escape(url, token, false);
+                }
+                if (r >= 0)
+                        r = buf_puts(url, "&prefix=");
+                if (r >= 0)
+                        r = s3_escape(url, prefix, false);
+                return r >= 0 ? buf_puts(url, "&restype=container") : r;
+        }
         if (os->s3) {
                 r = s3_base(c, bucket, url);
                 if (r >= 0 && token) {
@@ -983,13 +1227,15 @@ static int fetch_bucket(const struct fetch_config *c, const struct object_store 
                                              .fd = -EBADF,
                                              .s3 = os->s3,
                                              .bearer = os->bearer,
+                                             .azure = os->azure,
                                              .body = &page,
                                              .max = LIST_PAGE_MAX - 1 };
                         r = transfer(c, &q, reterr, len);
                 }
                 if (r >= 0) {
-                        r = os->s3 ? s3_list_parse(buf_str(&page), page.len, &list)
-                                   : gcs_list_parse(buf_str(&page), page.len, &list);
+                        r = os->azure ? azure_list_parse(buf_str(&page), page.len, &list)
+                            : os->s3  ? s3_list_parse(buf_str(&page), page.len, &list)
+                                      : gcs_list_parse(buf_str(&page), page.len, &list);
                         if (r < 0)
                                 snprintf(reterr, len, "listing %s://%s/%s: %s", os->scheme,
                                          u->bucket, prefix,
@@ -1185,6 +1431,305 @@ static int fetch_registered(const struct fetch_config *c, const char *uri, const
         return r;
 }
 
+/* A service-account key file's access token: the JWT (RS256, its private_key) exchanged at its
+ * token_uri. Into *ret (owned). -EACCES with the reason (the file, the key, the endpoint's
+ * answer) in @reterr. */
+static int gcs_token_exchange(const struct fetch_config *c, char **ret, uint64_t *ret_expires_in,
+                              char *reterr, size_t len)
+{
+        CLEANUP(sa_key_release) struct sa_key key = { 0 };
+        AUTOFREE char *json = NULL, *input = NULL, *jwt = NULL, *form = NULL;
+        struct buf body = BUF_INIT(65536);
+        char why[512];
+        size_t n = 0;
+        int r;
+
+        r = read_file_bounded(c->gcs_credentials, 1 << 20, READ_FILE_SECRET, &json, &n, NULL);
+        if (r < 0) {
+                (void)snprintf(reterr, len, "GOOGLE_APPLICATION_CREDENTIALS %s: %s",
+                               c->gcs_credentials, errno_to_string(-r));
+                return r == -ENOMEM ? r : -EACCES;
+        }
+        r = sa_key_parse(json, n, &key, why, sizeof(why));
+        explicit_bzero(json, n);
+        if (r >= 0)
+                r = jwt_signing_input(&key, GCS_READ_SCOPE, (int64_t)time(NULL), &input);
+        if (r >= 0)
+                r = jwt_sign_rs256(key.private_key, input, &jwt, why, sizeof(why));
+        if (key.private_key)
+                explicit_bzero(key.private_key, strlen(key.private_key));
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                (void)snprintf(reterr, len, "GOOGLE_APPLICATION_CREDENTIALS %s: %s",
+                               c->gcs_credentials, why);
+                return -EACCES;
+        }
+        /* the JWT is base64url and dots: nothing to escape */
+        if (asprintf(&form, "grant_type=%s&assertion=%s",
+                     "urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer", jwt) < 0) {
+                form = NULL;
+                return -ENOMEM;
+        }
+        struct request q = {
+                .url = key.token_uri, .fd = -EBADF, .body = &body, .post = form, .max = 65535
+        };
+        r = transfer(c, &q, why, sizeof(why));
+        if (r >= 0) {
+                r = oauth_token_parse(buf_str(&body), body.len, ret, ret_expires_in);
+                if (r == -EBADMSG)
+                        (void)snprintf(why, sizeof(why), "POST %s: no access_token in the answer",
+                                       key.token_uri);
+        }
+        buf_release(&body);
+        if (r < 0 && r != -ENOMEM) {
+                (void)snprintf(reterr, len, "service account %s: %s", key.client_email, why);
+                return -EACCES;
+        }
+        return r;
+}
+
+typedef int (*token_exchange_fn)(const struct fetch_config *c, char **ret, uint64_t *ret_expires_in,
+                                 char *reterr, size_t len);
+
+/* @tc's token, or a new one from @exchange when there is none or it expires within a minute
+ * (one exchange however many downloads run). Into *ret (owned). */
+static int cached_token(const struct fetch_config *c, struct token_cache *tc,
+                        token_exchange_fn exchange, const char *what, char **ret, char *reterr,
+                        size_t len)
+{
+        usec_t now = now_monotonic();
+        uint64_t expires_in = 0;
+        int r = 0;
+
+        *ret = NULL;
+        pthread_mutex_lock(&tc->lock);
+        if (tc->token && now + 60 * USEC_PER_SEC < tc->expires) {
+                *ret = strdup(tc->token);
+                r = *ret ? 0 : -ENOMEM;
+        } else {
+                free(tc->token);
+                tc->token = NULL;
+                r = exchange(c, &tc->token, &expires_in, reterr, len);
+                if (r >= 0) {
+                        tc->expires = now + MIN(expires_in, 86400ULL) * USEC_PER_SEC;
+                        *ret = strdup(tc->token);
+                        r = *ret ? 0 : -ENOMEM;
+                        log_info("agent: an access token for %s, valid %llus", what,
+                                 (unsigned long long)expires_in);
+                }
+        }
+        pthread_mutex_unlock(&tc->lock);
+        return r;
+}
+
+/* The bearer of gs:// requests: GOOGLE_OAUTH_ACCESS_TOKEN, else the service-account key's
+ * token (cached), else none. */
+static int gcs_bearer(const struct fetch_config *c, char **ret, char *reterr, size_t len)
+{
+        *ret = NULL;
+        if (c->gcs_token || !c->gcs_credentials) {
+                *ret = c->gcs_token ? strdup(c->gcs_token) : NULL;
+                return c->gcs_token && !*ret ? -ENOMEM : 0;
+        }
+        return cached_token(c, c->gcs_cache, gcs_token_exchange, "GOOGLE_APPLICATION_CREDENTIALS",
+                            ret, reterr, len);
+}
+
+/* An Azure service principal's token for Blob Storage: the client-credentials grant at
+ * <authority>/<tenant>/oauth2/v2.0/token, scope https://storage.azure.com/.default. -EACCES
+ * with the endpoint's answer in @reterr. */
+static int azure_token_exchange(const struct fetch_config *c, char **ret, uint64_t *ret_expires_in,
+                                char *reterr, size_t len)
+{
+        CLEANUP(buf_release) struct buf url = BUF_INIT(4096), form = BUF_INIT(16384);
+        struct buf body = BUF_INIT(65536);
+        char why[512];
+        int r;
+
+        r = buf_printf(&url, "%s/", c->azure_authority);
+        if (r >= 0)
+                r = s3_escape(&url, c->azure_tenant_id, false);
+        if (r >= 0)
+                r = buf_puts(&url, "/oauth2/v2.0/token");
+        if (r >= 0)
+                r = buf_puts(&form, "grant_type=client_credentials&client_id=");
+        if (r >= 0)
+                r = s3_escape(&form, c->azure_client_id, false);
+        if (r >= 0)
+                r = buf_puts(&form, "&client_secret=");
+        if (r >= 0)
+                r = s3_escape(&form, c->azure_client_secret, false);
+        if (r >= 0)
+                r = buf_puts(&form, "&scope=https%3A%2F%2Fstorage.azure.com%2F.default");
+        if (r < 0)
+                return r;
+        struct request q = { .url = buf_str(&url),
+                             .fd = -EBADF,
+                             .body = &body,
+                             .post = buf_str(&form),
+                             .max = 65535 };
+        r = transfer(c, &q, why, sizeof(why));
+        if (r >= 0) {
+                r = oauth_token_parse(buf_str(&body), body.len, ret, ret_expires_in);
+                if (r == -EBADMSG)
+                        (void)snprintf(why, sizeof(why), "POST %s: no access_token in the answer",
+                                       buf_str(&url));
+        }
+        if (form.p)
+                explicit_bzero(form.p, form.len);
+        buf_release(&body);
+        if (r < 0 && r != -ENOMEM) {
+                (void)snprintf(reterr, len, "Azure service principal %s: %s", c->azure_client_id,
+                               why);
+                return -EACCES;
+        }
+        return r;
+}
+
+/* hf://ORG/REPO[:REVISION] as huggingface_hub's snapshot_download: the model's info at the
+ * revision (its commit and file list, with sizes), then each file resolved at that commit, so
+ * every file comes from one snapshot; HF_TOKEN as the bearer (not sent on to the CDN: libcurl
+ * drops Authorization on a redirect to another host). */
+static int fetch_hf(const struct fetch_config *c, const struct storage_uri *u, const char *dir,
+                    char *reterr, size_t len)
+{
+        struct buf url = BUF_INIT(8192), page = BUF_INIT(LIST_PAGE_MAX);
+        struct s3_list list = { 0 };
+        AUTOFREE char *sha = NULL;
+        struct object_store hf = { .scheme = "hf",
+                                   .bearer = c->hf_token,
+                                   .endpoint = c->hf_endpoint };
+        int r;
+
+        r = buf_printf(&url, "%s/api/models/%s/revision/", c->hf_endpoint, u->bucket);
+        if (r >= 0)
+                r = s3_escape(&url, u->key, false);
+        if (r >= 0)
+                r = buf_puts(&url, "?blobs=true");
+        if (r >= 0) {
+                struct request q = { .url = buf_str(&url),
+                                     .fd = -EBADF,
+                                     .bearer = c->hf_token,
+                                     .body = &page,
+                                     .max = LIST_PAGE_MAX - 1 };
+                r = transfer(c, &q, reterr, len);
+                if (r == -EACCES && !c->hf_token)
+                        (void)snprintf(reterr + strlen(reterr), len - strlen(reterr),
+                                       " (no HF_TOKEN set)");
+        }
+        if (r >= 0) {
+                r = hf_model_info_parse(buf_str(&page), page.len, &list, &sha);
+                if (r < 0)
+                        (void)snprintf(reterr, len, "hf://%s:%s: %s", u->bucket, u->key,
+                                       r == -E2BIG ? "too many files"
+                                                   : "malformed model info answer");
+        }
+        if (r >= 0 && list.n_keys == 0) {
+                (void)snprintf(reterr, len, "hf://%s:%s: the repository has no files", u->bucket,
+                               u->key);
+                r = -ENOENT;
+        }
+        buf_release(&url);
+        buf_release(&page);
+        if (r < 0) {
+                s3_list_release(&list);
+                return r;
+        }
+        hf.revision = sha ? sha : u->key;
+        return fetch_listed(c, &hf, u, &list, "", dir, reterr, len);
+}
+
+/* Whether the account's key applies to @account: AZURE_STORAGE_ACCOUNT (or the connection
+ * string's AccountName) names it, or names none. */
+static bool azure_account_is_configured(const struct fetch_config *c, const char *account)
+{
+        return !c->azure_account || streq(c->azure_account, account);
+}
+
+/* Azure: every blob under <prefix>/ (List Blobs, paged by NextMarker), or the one blob, from the
+ * account's endpoint (https://<account>.blob.core.windows.net, or the connection string's
+ * BlobEndpoint: Azurite), with its Shared Key or anonymously. */
+static int fetch_azure(const struct fetch_config *c, const struct storage_uri *u, const char *dir,
+                       char *reterr, size_t len)
+{
+        bool ours = azure_account_is_configured(c, u->account);
+        AUTOFREE char *endpoint = NULL, *bearer = NULL;
+        struct azure_auth auth = { .account = u->account, .key = ours ? c->azure_key : NULL };
+        struct object_store az = { .scheme = "azure", .azure = &auth, .md5_name = "Content-MD5" };
+        int r;
+
+        /* KServe's order: a service principal, else the key, else anonymous */
+        if (c->azure_client_id && c->azure_client_secret && c->azure_tenant_id) {
+                auth.key = NULL;
+                r = cached_token(c, c->azure_cache, azure_token_exchange,
+                                 "the Azure service principal", &bearer, reterr, len);
+                if (r < 0)
+                        return r;
+                auth.bearer = bearer;
+        }
+
+        if (ours && c->azure_endpoint)
+                endpoint = strdup(c->azure_endpoint);
+        else if (u->url)
+                endpoint = strdup(u->url);
+        else if (asprintf(&endpoint, "https://%s.blob.core.windows.net", u->account) < 0)
+                endpoint = NULL;
+        if (!endpoint)
+                return -ENOMEM;
+        az.endpoint = endpoint;
+        return fetch_bucket(c, &az, u, dir, reterr, len);
+}
+
+/* An http(s) URL under the configured blob endpoint (Azurite's path-style
+ * http://127.0.0.1:10000/<account>/<container>/<prefix>) is Azure: @u is turned into an Azure
+ * URI (returns 1). 0 when it is not, -ENOMEM. */
+static int azure_endpoint_url(const struct fetch_config *c, struct storage_uri *u)
+{
+        size_t n = c->azure_endpoint ? strlen(c->azure_endpoint) : 0;
+        const char *rest, *slash, *acct, *sep;
+        struct storage_uri az = { .kind = STORAGE_AZURE };
+
+        if (n == 0 || strncmp(u->url, c->azure_endpoint, n) != 0 || u->url[n] != '/' ||
+            strpbrk(u->url + n, "?#"))
+                return 0;
+        rest = u->url + n + 1;
+        slash = strrchr(c->azure_endpoint, '/');
+        acct = c->azure_account ? c->azure_account : slash ? slash + 1 : "";
+        sep = strstr(c->azure_endpoint, "://");
+        if (!*acct || !sep || sep + 2 == slash)
+                return 0; /* no account in the endpoint's path */
+        slash = strchr(rest, '/');
+        if (slash == rest || !*rest)
+                return 0;
+        az.account = strdup(acct);
+        az.bucket = slash ? strndup(rest, (size_t)(slash - rest)) : strdup(rest);
+        az.key = strdup(slash ? slash + 1 : "");
+        if (!az.account || !az.bucket || !az.key) {
+                storage_uri_release(&az);
+                return -ENOMEM;
+        }
+        for (size_t k = strlen(az.key); k > 0 && az.key[k - 1] == '/'; k--)
+                az.key[k - 1] = 0;
+        if (*az.key && !relative_path_is_safe(az.key)) {
+                storage_uri_release(&az);
+                return 0; /* fetched as plain http: nothing is written from its path */
+        }
+        storage_uri_release(u);
+        *u = az;
+        return 1;
+}
+
+int fetch_model_cancellable(const struct fetch_config *c, const char *uri, const char *dir,
+                            const atomic_bool *cancel, char *reterr, size_t len)
+{
+        /* a shallow copy carries the flag down: its strings stay c's */
+        struct fetch_config call = *c;
+
+        call.cancel = cancel;
+        return fetch_model(&call, uri, dir, reterr, len);
+}
+
 int fetch_model(const struct fetch_config *c, const char *uri, const char *dir, char *reterr,
                 size_t len)
 {
@@ -1201,19 +1746,33 @@ int fetch_model(const struct fetch_config *c, const char *uri, const char *dir, 
                 break;
         }
         case STORAGE_HTTP:
-                r = fetch_http(c, &u, dir, reterr, len);
+                r = azure_endpoint_url(c, &u);
+                if (r > 0)
+                        r = fetch_azure(c, &u, dir, reterr, len);
+                else if (r == 0)
+                        r = fetch_http(c, &u, dir, reterr, len);
                 break;
         case STORAGE_LOCAL:
                 r = fetch_local(c, &u, dir, reterr, len);
                 break;
         case STORAGE_GCS: {
                 /* GCS JSON API; STORAGE_EMULATOR_HOST honoured (fetch_config_from_env) */
-                const struct object_store gs = { .scheme = "gs", .bearer = c->gcs_token };
-                r = fetch_bucket(c, &gs, &u, dir, reterr, len);
+                AUTOFREE char *bearer = NULL;
+                r = gcs_bearer(c, &bearer, reterr, len);
+                if (r >= 0) {
+                        const struct object_store gs = { .scheme = "gs", .bearer = bearer };
+                        r = fetch_bucket(c, &gs, &u, dir, reterr, len);
+                }
                 break;
         }
         case STORAGE_MODEL_REGISTRY:
                 r = fetch_registered(c, uri, dir, reterr, len);
+                break;
+        case STORAGE_AZURE:
+                r = fetch_azure(c, &u, dir, reterr, len);
+                break;
+        case STORAGE_HF:
+                r = fetch_hf(c, &u, dir, reterr, len);
                 break;
         default:
                 snprintf(reterr, len, "%s: this storage scheme is not supported", uri);

@@ -20,8 +20,10 @@
  * ETag, Content-MD5, GCS md5Hash or x-goog-hash) when it states one.
  */
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include "agent/mr-resolve.h"
@@ -30,6 +32,14 @@
 
 #define FETCH_SIZE_MAX_DEFAULT    (64ULL << 30)
 #define FETCH_ENTRIES_MAX_DEFAULT 100000ULL
+
+/* An OAuth access token (a GCS service account's, an Azure service principal's) until it
+ * expires (monotonic), shared by the download threads. */
+struct token_cache {
+        pthread_mutex_t lock;
+        char *token;
+        usec_t expires;
+};
 
 struct fetch_config {
         long connect_timeout_sec; /* default 10 */
@@ -50,10 +60,26 @@ struct fetch_config {
         char *secret_key;    /* owned */
         char *session_token; /* owned; may be NULL */
         /* GCS */
-        char *gcs_endpoint; /* owned; scheme://host[:port], no trailing '/' */
-        char *gcs_token;    /* owned; OAuth2 access token, NULL = anonymous */
+        char *gcs_endpoint;            /* owned; scheme://host[:port], no trailing '/' */
+        char *gcs_token;               /* owned; OAuth2 access token, NULL = anonymous */
+        char *gcs_credentials;         /* owned; a service-account key file, NULL = none */
+        struct token_cache *gcs_cache; /* owned; its access token */
+        /* Azure Blob Storage */
+        char *azure_account;  /* owned; the account key and endpoint belong to; NULL: any */
+        char *azure_key;      /* owned; base64 Shared Key, NULL = anonymous */
+        char *azure_endpoint; /* owned; BlobEndpoint (Azurite), NULL = <account>.blob.core... */
+        char *azure_client_id, *azure_client_secret, *azure_tenant_id; /* owned; a service
+                                                                          principal, or NULL */
+        char *azure_authority; /* owned; AZURE_AUTHORITY_HOST, default login.microsoftonline.com */
+        struct token_cache *azure_cache; /* owned; the service principal's token */
+        /* Hugging Face Hub */
+        char *hf_endpoint; /* owned; HF_ENDPOINT, default https://huggingface.co */
+        char *hf_token;    /* owned; HF_TOKEN (or HUGGING_FACE_HUB_TOKEN), NULL = anonymous */
         /* model-registry:// (agent/mr-resolve.h) */
         struct mr_resolve_config registry;
+        /* Per call, set by fetch_model_cancellable() on its own shallow copy (borrowed): once
+         * true, a transfer in progress stops (-ECANCELED) and none is started or retried. */
+        const atomic_bool *cancel;
 };
 
 /*
@@ -65,7 +91,19 @@ struct fetch_config {
  *   AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY (+ AWS_SESSION_TOKEN), or the same names as files
  *   in $AWS_CREDENTIALS_DIR (a mounted secret); AWS_ANONYMOUS_CREDENTIAL=true forces anonymous;
  *   STORAGE_EMULATOR_HOST (host:port -> http://host:port, or a URL; default
- *   https://storage.googleapis.com), GOOGLE_OAUTH_ACCESS_TOKEN (bearer token for gs://);
+ *   https://storage.googleapis.com), GOOGLE_OAUTH_ACCESS_TOKEN (bearer token for gs://), else
+ *   GOOGLE_APPLICATION_CREDENTIALS (a service-account key file: read when a gs:// download
+ *   needs a token, its JWT exchanged at its token_uri, the token cached until shortly before
+ *   it expires);
+ *   AZURE_STORAGE_CONNECTION_STRING (AccountName, AccountKey, BlobEndpoint or
+ *   DefaultEndpointsProtocol + EndpointSuffix, UseDevelopmentStorage), AZURE_STORAGE_ACCOUNT,
+ *   AZURE_STORAGE_ACCESS_KEY or AZURE_STORAGE_KEY (Shared Key), else a service principal
+ *   (AZURE_CLIENT_ID, AZURE_CLIENT_SECRET, AZURE_TENANT_ID; AZURE_AUTHORITY_HOST, default
+ *   https://login.microsoftonline.com: a client-credentials token for https://storage.azure.com),
+ *   else anonymous;
+ *   HF_ENDPOINT (default https://huggingface.co) and HF_TOKEN (or HUGGING_FACE_HUB_TOKEN) for hf://;
+ *   MODELPLANE_STALL_TIMEOUT and MODELPLANE_FETCH_ATTEMPTS (storage-initializer has no flags;
+ *   the agent's --stall-timeout overrides);
  *   MODEL_REGISTRY_BASE_URL, MODEL_REGISTRY_SCHEME, ALLOWED_ARTIFACT_URI_PREFIXES and
  *   MODEL_REGISTRY_TOKEN for model-registry:// (mr_resolve_config_from_env()).
  * Returns 0, -ENOMEM.
@@ -86,3 +124,8 @@ double fetch_jitter01(void);
  */
 _warn_unused_result_ int fetch_model(const struct fetch_config *c, const char *uri, const char *dir,
                                      char *reterr, size_t len_err);
+/* fetch_model() that stops within about a second of *@cancel turning true: -ECANCELED (the
+ * caller removes what @dir holds). @cancel may be NULL. */
+_warn_unused_result_ int fetch_model_cancellable(const struct fetch_config *c, const char *uri,
+                                                 const char *dir, const atomic_bool *cancel,
+                                                 char *reterr, size_t len_err);

@@ -246,6 +246,58 @@ int s3_list_parse(const char *xml, size_t len, struct s3_list *l)
         return 0;
 }
 
+int azure_list_parse(const char *xml, size_t len, struct s3_list *l)
+{
+        const char *end = xml + len, *p = xml, *text, *cend, *blobs_end;
+        size_t tlen;
+        int r = 0;
+
+        if (!memmem(xml, len, "<EnumerationResults", 19))
+                return -EBADMSG;
+        /* the blobs, then NextMarker: a name never holds a raw '<' */
+        blobs_end = find_element(xml, end, "Blobs", &text, &tlen) ? text + tlen : NULL;
+        if (blobs_end)
+                p = text;
+        while (blobs_end && (cend = find_element(p, blobs_end, "Blob", &text, &tlen))) {
+                const char *ntext, *stext, *mtext;
+                size_t nlen, slen, mlen;
+                uint64_t size = S3_SIZE_UNKNOWN;
+                char *name, *md5 = NULL;
+
+                if (!find_element(text, text + tlen, "Name", &ntext, &nlen))
+                        return -EBADMSG;
+                if (find_element(text, text + tlen, "Content-Length", &stext, &slen))
+                        size = parse_size(stext, slen);
+                if (l->n_keys >= S3_LIST_KEYS_MAX)
+                        return -E2BIG;
+                if (find_element(text, text + tlen, "Content-MD5", &mtext, &mlen) && mlen > 0) {
+                        md5 = decode_text(mtext, mlen, &r);
+                        if (!md5)
+                                return r;
+                }
+                name = decode_text(ntext, nlen, &r);
+                if (!name) {
+                        free(md5);
+                        return r;
+                }
+                r = s3_list_add(l, name, size, md5);
+                if (r < 0)
+                        return r;
+                p = cend;
+        }
+        free(l->next_token);
+        l->next_token = NULL;
+        l->truncated = false;
+        if (find_element(blobs_end ? blobs_end : xml, end, "NextMarker", &text, &tlen) &&
+            tlen > 0) {
+                l->next_token = decode_text(text, tlen, &r);
+                if (!l->next_token)
+                        return r;
+                l->truncated = true;
+        }
+        return 0;
+}
+
 bool s3_error_parse(const char *xml, size_t len, char *buf, size_t buf_len)
 {
         const char *end = xml + len, *code, *msg = NULL;

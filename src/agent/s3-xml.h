@@ -2,7 +2,7 @@
 #pragma once
 
 /*
- * The two S3 XML documents the agent reads, without an XML library (pure): a ListObjectsV2
+ * The S3 XML documents the agent reads (and Azure's List Blobs page, alike), without an XML library (pure): a ListObjectsV2
  * result (Contents/Key/Size, IsTruncated, NextContinuationToken) and an Error (Code, Message). Element
  * text is entity-decoded (&amp; &lt; &gt; &quot; &apos; and numeric references). Anything else in
  * the document is ignored.
@@ -36,6 +36,11 @@ _warn_unused_result_ int s3_list_add(struct s3_list *l, char *key, uint64_t size
 
 /* Appends the page in @xml (length @len) to @l. Returns 0, -EBADMSG, -E2BIG, -ENOMEM. */
 _warn_unused_result_ int s3_list_parse(const char *xml, size_t len, struct s3_list *l);
+
+/* Appends an Azure List Blobs page (EnumerationResults: Blobs/Blob/Name, Properties/
+ * Content-Length and Content-MD5 (base64, into md5s), NextMarker: next_token, truncated when not
+ * empty) to @l. Returns 0, -EBADMSG, -E2BIG, -ENOMEM. */
+_warn_unused_result_ int azure_list_parse(const char *xml, size_t len, struct s3_list *l);
 
 /*
  * "Code: Message" of an S3 error document into @buf (size @len); returns false when @xml is not

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "agent/azure.h"
 #include "agent/mr-uri.h"
 
 void storage_uri_release(struct storage_uri *u)
@@ -16,6 +17,7 @@ void storage_uri_release(struct storage_uri *u)
         free(u->key);
         free(u->url);
         free(u->path);
+        free(u->account);
         *u = (struct storage_uri){ 0 };
 }
 
@@ -60,6 +62,12 @@ static int parse_http(const char *uri, struct storage_uri *u, char *reterr, size
 
         if (*host == 0 || *host == '/')
                 return fail(reterr, len, "storageUri %s: no host", uri);
+        if (azure_blob_url_split(uri, &u->url, &u->account, &u->bucket, &u->key)) {
+                u->kind = STORAGE_AZURE;
+                if (*u->key && !relative_path_is_safe(u->key))
+                        return fail(reterr, len, "storageUri %s: a '..' in the blob prefix", uri);
+                return 0;
+        }
         u->kind = STORAGE_HTTP;
         u->url = strdup(uri);
         return u->url ? 0 : -ENOMEM;
@@ -85,6 +93,44 @@ static int parse_local(const char *uri, struct storage_uri *u, char *reterr, siz
         u->kind = STORAGE_LOCAL;
         u->path = strdup(p);
         return u->path ? 0 : -ENOMEM;
+}
+
+static bool hf_name_char(char c)
+{
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '-' || c == '_' || c == '.';
+}
+
+/* hf://ORG/REPO[:REVISION] (KServe's form): a repository id of two names of [A-Za-z0-9._-]
+ * (not "." or "..", no "--" or ".." inside, as the Hub's own rule), a revision without blanks or
+ * control characters. */
+static int parse_hf(const char *uri, struct storage_uri *u, char *reterr, size_t len)
+{
+        const char *repo = uri + 5, *colon = strchr(repo, ':');
+        size_t rlen = colon ? (size_t)(colon - repo) : strlen(repo);
+        const char *slash = memchr(repo, '/', rlen);
+        const char *rev = colon ? colon + 1 : "main";
+        size_t olen = slash ? (size_t)(slash - repo) : 0, nlen = slash ? rlen - olen - 1 : 0;
+
+        if (!slash || olen == 0 || nlen == 0 || memchr(slash + 1, '/', nlen))
+                return fail(reterr, len, "storageUri %s: not hf://ORG/REPO[:REVISION]", uri);
+        for (size_t i = 0; i < rlen; i++)
+                if (repo + i != slash && !hf_name_char(repo[i]))
+                        return fail(reterr, len, "storageUri %s: '%c' in the repository id", uri,
+                                    repo[i]);
+        if ((olen <= 2 && repo[0] == '.') || (nlen <= 2 && slash[1] == '.') ||
+            memmem(repo, rlen, "..", 2) || memmem(repo, rlen, "--", 2))
+                return fail(reterr, len, "storageUri %s: not a repository id", uri);
+        if (!*rev)
+                return fail(reterr, len, "storageUri %s: empty revision", uri);
+        for (const char *p = rev; *p; p++)
+                if ((unsigned char)*p <= ' ' || *p == 0x7f || *p == '?' || *p == '#')
+                        return fail(reterr, len, "storageUri %s: bad character in the revision",
+                                    uri);
+        u->kind = STORAGE_HF;
+        u->bucket = strndup(repo, rlen);
+        u->key = strdup(rev);
+        return u->bucket && u->key ? 0 : -ENOMEM;
 }
 
 /* model-registry://: checked here, resolved through the registry when fetched (mr-resolve.h). */
@@ -126,6 +172,8 @@ static int parse_by_scheme(const char *uri, struct storage_uri *u, char *reterr,
         }
         if (strncasecmp(uri, "http://", 7) == 0 || strncasecmp(uri, "https://", 8) == 0)
                 return parse_http(uri, u, reterr, len);
+        if (strncmp(uri, "hf://", 5) == 0)
+                return parse_hf(uri, u, reterr, len);
         if (strncmp(uri, "pvc://", 6) == 0)
                 return parse_pvc(uri, u, reterr, len);
         if (mr_uri_is(uri))

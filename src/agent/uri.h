@@ -7,6 +7,9 @@
  *   s3://bucket/prefix         a folder of objects (every key under prefix/), or one object
  *   gs://bucket/prefix         GCS: objects under prefix/ (or the one object), JSON API
  *   http(s)://host/path        one file; .tar.gz/.tgz/.zip are extracted
+ *   https://ACCOUNT.blob.core.windows.net/CONTAINER/PREFIX
+ *                              Azure Blob Storage: blobs under PREFIX/ (or the one blob)
+ *   hf://ORG/REPO[:REVISION]   a Hugging Face Hub model repository at REVISION (default main)
  *   pvc://claim/path           <pvc root>/path of a mounted volume (KServe mounts claims there)
  *   /abs/path, file:///abs     a local directory or file
  *   model-registry://MODEL[/VERSION], model-registry://HOST:PORT/MODEL[/VERSION]
@@ -25,6 +28,8 @@ enum storage_kind {
         STORAGE_HTTP,
         STORAGE_LOCAL,
         STORAGE_MODEL_REGISTRY, /* url: the model-registry:// URI, checked by mr_uri_parse() */
+        STORAGE_AZURE,          /* url: https://<host>, account, bucket: container, key: prefix */
+        STORAGE_HF,             /* bucket: ORG/REPO, key: the revision */
 };
 
 enum archive_kind {
@@ -35,10 +40,11 @@ enum archive_kind {
 
 struct storage_uri {
         enum storage_kind kind;
-        char *bucket; /* owned; S3/GCS bucket, PVC claim */
-        char *key;    /* owned; S3/GCS object prefix without leading '/' (may be ""); PVC path */
-        char *url;    /* owned; HTTP(S) URL as given */
-        char *path;   /* owned; local path (absolute) */
+        char *bucket;  /* owned; S3/GCS bucket, PVC claim */
+        char *key;     /* owned; S3/GCS object prefix without leading '/' (may be ""); PVC path */
+        char *url;     /* owned; HTTP(S) URL as given */
+        char *path;    /* owned; local path (absolute) */
+        char *account; /* owned; Azure storage account */
 };
 
 void storage_uri_release(struct storage_uri *u);

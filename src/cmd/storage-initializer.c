@@ -2,8 +2,8 @@
 /*
  * modelplane storage-initializer SRC DST: KServe's storage initializer contract (an init
  * container run with the storage URI and the model directory as its two arguments), with the
- * agent's download code: s3://, gs://, http(s):// (archives extracted safely), pvc://, local paths
- * and model-registry:// (resolved through the Model Registry, as Kubeflow's storage initializer,
+ * agent's download code: s3://, gs://, Azure Blob, hf://, http(s):// (archives extracted
+ * safely), pvc://, local paths and model-registry:// (resolved through the Model Registry, as Kubeflow's storage initializer,
  * kubeflow/hub cmd/csi, does; its environment: MODEL_REGISTRY_BASE_URL, MODEL_REGISTRY_SCHEME,
  * ALLOWED_ARTIFACT_URI_PREFIXES). deploy/storage-initializer/ registers it with KServe as a
  * ClusterStorageContainer for model-registry:// URIs.
@@ -54,7 +54,9 @@ static const struct cli_command si_cli = {
         .set_arg = si_set_arg,
         .epilog =
                 "Environment: the agent's storage variables (AWS_*, S3_*, STORAGE_EMULATOR_HOST,\n"
-                "GOOGLE_OAUTH_ACCESS_TOKEN ...; docs/agent.md) and, for model-registry://,\n"
+                "GOOGLE_OAUTH_ACCESS_TOKEN, GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_*,\n"
+                "AZURE_CLIENT_*, HF_ENDPOINT, HF_TOKEN ...; docs/agent.md), MODELPLANE_STALL_TIMEOUT\n"
+                "and MODELPLANE_FETCH_ATTEMPTS (defaults 30 s, 4) and, for model-registry://,\n"
                 "MODEL_REGISTRY_BASE_URL (host:port or URL, default localhost:8080),\n"
                 "MODEL_REGISTRY_SCHEME (default http), ALLOWED_ARTIFACT_URI_PREFIXES (comma list)\n"
                 "and MODEL_REGISTRY_TOKEN.\n",

@@ -2,16 +2,15 @@
 #pragma once
 
 /*
- * The plain-HTTP connection engine: our own HTTP/1.1 front on http1.c, instead of
- * libmicrohttpd, so that every refusal (a malformed head, a bad Content-Length, a bad chunk, a
- * head over its limits) gets the server's JSON body. Non-blocking sockets and one epoll loop per
+ * The connection engine: the project's own HTTP/1.1 front on http1.c, under every server
+ * (server.h), so that every refusal (a malformed head, a bad Content-Length, a bad chunk, a head
+ * over its limits) gets the server's JSON body. Non-blocking sockets and one epoll loop per
  * thread of a small pool; the listening socket is in every loop (EPOLLEXCLUSIVE) and a
- * connection stays on the loop that accepted it. The handler runs on the loop's thread, as it
- * does under libmicrohttpd. Keep-alive and pipelining (one request at a time per connection: the
+ * connection stays on the loop that accepted it. The handler runs on the loop's thread. Keep-alive and pipelining (one request at a time per connection: the
  * next pipelined request is parsed once the previous answer is written). Deadlines: the request
  * head (header_timeout, from accept or from the end of the previous answer, so it also ends idle
  * keep-alive connections) and one request outside the handler (request_timeout). Limits: per
- * client address (refused with 503) and in all, past which the oldest connection with no request
+ * client address (refused with 429 and Retry-After) and in all, past which the oldest connection with no request
  * in progress is shut down to make room (the new one is refused with 503 when there is none).
  * Bodies past body_max get 413 (Content-Length at once; a chunked body once it ended, or once
  * HTTP_DRAIN_MAX bytes were discarded). Every refusal closes the connection after its answer.
@@ -85,7 +84,7 @@ struct http_engine_config {
         void *transport_userdata;
         unsigned handshake_timeout;
         /* Seconds without a byte read or written, outside the handler, before a connection is
-         * cut (a request whose body stalls; libmicrohttpd's connection_timeout); 0 disables. */
+         * cut (a request whose body stalls; server.h's connection_timeout); 0 disables. */
         unsigned idle_timeout;
 };
 

@@ -2,26 +2,25 @@
 #pragma once
 
 /*
- * HTTP server: libmicrohttpd glue shared by the registry, the catalog, the admission webhook and
- * the manager's probe/metrics endpoints. Knows nothing about any of them.
+ * HTTP server: the one HTTP stack of the registry, the catalog, the admission webhook, the UI and
+ * the manager's probe/metrics endpoints, on the connection engine (http/engine.c over http1.c;
+ * TLS on http/tls-conn.c). Knows nothing about any of them.
  *
- * An epoll event loop per thread of a small pool (MHD_USE_EPOLL_INTERNAL_THREAD with
- * MHD_OPTION_THREAD_POOL_SIZE; poll(2) for TLS servers, see docs/http.md): an idle or stalled
- * connection, TLS handshakes included, holds no
- * thread, only a socket. Handlers may block (a database call); while one does, the other
- * connections of its thread wait, so http_server_config.threads should exceed the number of
- * handlers expected to block at once. The front follows RFC 9112/9110 where libmicrohttpd 0.9.75
- * does not (see docs/ARCHITECTURE.md, "HTTP front"): Content-Length with Transfer-Encoding and
- * conflicting Content-Lengths get 400, a transfer coding other than chunked 501, a request target
- * with a byte outside visible ASCII 400, a target or path over its limit or too many query
- * parameters 414, a path or query that is not percent-encoded UTF-8 400. The path is decoded once
- * (by the router, per segment; req->path stays encoded), query arguments once (by the server).
- * Every refusal the server writes itself has a JSON {code, message} body. Bounded request body
- * (413 past http_server_config.body_max), a deadline for the request head (header_timeout), for
- * the TLS handshake and for the whole request (request_timeout), a limit per client address, and
- * a total limit past which the oldest connection that has no request in progress is closed to
- * make room. The handler gets a struct http_req (everything borrowed for the duration of the
- * call) and fills a struct http_resp; the server sends it after the handler returns.
+ * An epoll event loop per thread of a small pool: an idle or stalled connection, TLS handshakes
+ * included, holds no thread, only a socket. Handlers may block (a database call); while one
+ * does, the other connections of its loop wait, so http_server_config.threads should exceed the
+ * number of handlers expected to block at once. The front follows RFC 9112/9110 (see
+ * docs/http.md): Content-Length with Transfer-Encoding and conflicting Content-Lengths get 400, a
+ * transfer coding other than chunked 501, a request target with a byte outside visible ASCII
+ * 400, a target or path over its limit or too many query parameters 414, a path or query that is
+ * not percent-encoded UTF-8 400. The path is decoded once (by the router, per segment; req->path
+ * stays encoded), query arguments once (by the server). Every refusal the server writes itself
+ * has a JSON {code, message} body. Bounded request body (413 past http_server_config.body_max),
+ * a deadline for the request head (header_timeout), for the TLS handshake and for the whole
+ * request (request_timeout), a limit per client address, and a total limit past which the oldest
+ * connection that has no request in progress is closed to make room. The handler gets a struct
+ * http_req (everything borrowed for the duration of the call) and fills a struct http_resp; the
+ * server sends it after the handler returns.
  */
 
 #include <jansson.h>
@@ -33,7 +32,6 @@
 #include "util/cidr.h"
 #include "util/macro.h"
 
-struct MHD_Connection;
 struct http_server;
 struct sockaddr;
 
@@ -48,8 +46,7 @@ struct http_param {
 struct http_req {
         const char *method; /* borrowed */
         const char *path;   /* borrowed; the raw (still percent-encoded) path, without query */
-        struct MHD_Connection *conn; /* NULL on the own engine: use the accessors below */
-        struct buf body;             /* owned; the request body, NUL-terminated */
+        struct buf body;    /* owned; the request body, NUL-terminated */
         struct http_param params[HTTP_PARAMS_MAX];
         size_t n_params;
         void *route_data; /* borrowed; http_route.data of the matched route */
@@ -99,7 +96,6 @@ struct http_server_config {
         /*
          * Client addresses exempt from max_per_ip: proxies, ingresses, sidecars, behind which
          * many users share one address (borrowed for the call to http_server_start(), copied).
-         * The own engine only: libmicrohttpd's per-address limit has no exemption.
          */
         const struct cidr *trusted_proxies;
         size_t n_trusted_proxies;
@@ -143,17 +139,6 @@ struct http_server_config {
          * means {"message":"request body too large","code":413}.
          */
         const char *too_large_json;
-        /*
-         * The connection engine, of plain-HTTP and TLS servers alike. HTTP_SERVER_ENGINE_DEFAULT
-         * is the own engine (TLS on http/tls-conn.c) unless the environment variable
-         * MODELPLANE_HTTP_ENGINE is "mhd" (the way back to libmicrohttpd for every server).
-         * See docs/http.md, "The connection engine".
-         */
-        enum http_server_engine {
-                HTTP_SERVER_ENGINE_DEFAULT,
-                HTTP_SERVER_ENGINE_MHD, /* libmicrohttpd */
-                HTTP_SERVER_ENGINE_OWN, /* http/engine.c on http1.c */
-        } engine;
 };
 
 /* Seconds a client over the per-address limit is asked to wait (Retry-After of the 429): a
@@ -181,7 +166,7 @@ uint64_t http_server_tls_generation(struct http_server *s);
 uint64_t http_server_deadline_cuts(struct http_server *s);
 /* How many idle connections have been closed to make room for new ones. Thread-safe. */
 uint64_t http_server_shed_count(struct http_server *s);
-/* The own engine only (0 otherwise): connections holding an input buffer now. A connection gets
+/* Connections holding an input buffer now. A connection gets
  * its buffer at its first read, so idle sockets that never send cost none. Thread-safe. */
 size_t http_server_input_buffers(struct http_server *s);
 
@@ -217,7 +202,7 @@ void http_resp_set_text(struct http_resp *resp, unsigned status, const char *con
                         const char *text);
 _warn_unused_result_ int http_resp_add_header(struct http_resp *resp, const char *name,
                                               const char *value);
-/* Frees what a handler put in resp (for the engines that send it) and zeroes it. */
+/* Frees what a handler put in resp and zeroes it. */
 void http_resp_release(struct http_resp *resp);
 
 /* Limits for responses we build, so a handler cannot produce an unbounded body. */

@@ -9,8 +9,8 @@
  *
  * One tls_conn_server per server: the certificate credentials, whose certificate callback serves
  * the current pair of a tls_source (rotation: the files are compared when a connection starts),
- * and the priorities (TLS_PRIORITIES: TLS 1.2 and 1.3, as on libmicrohttpd). Each session gets
- * session tickets under the key of the pair current at its start, as on libmicrohttpd.
+ * and the priorities (TLS_PRIORITIES: TLS 1.2 and 1.3). Each session gets session tickets under
+ * the key of the pair current at its start.
  *
  * Errors are negative errno: -EAGAIN (wait and call again), -EPROTO (not TLS, a TLS alert or a
  * protocol error, a renegotiation request), -ECONNRESET (the socket failed), -ENOMEM.

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The certificate source of a TLS server (moved out of server.c so that libmicrohttpd's
- * certificate callback and the engine's TLS sessions, tls-conn.c, share one): the pair being
- * served, re-read from its files when they change, and the session-ticket key of each pair.
+ * The certificate source of a TLS server, for the engine's TLS sessions (tls-conn.c): the pair
+ * being served, re-read from its files when they change, and the session-ticket key of each pair.
  */
 #include "http/tls-source.h"
 

@@ -3,7 +3,6 @@
 #include "ui/bff-internal.h"
 
 #include <errno.h>
-#include <microhttpd.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,13 +1,19 @@
 # SPDX-License-Identifier: Apache-2.0
 """Pieces shared by tests/agent/e2e.py and bench/agent/bench.py: models.json written the way
-kubelet projects a ConfigMap volume, free loopback ports, and the test control plane's kubectl
-and service-account kubeconfigs (scripts/testenv)."""
+kubelet projects a ConfigMap volume, free loopback ports, the test control plane's kubectl
+and service-account kubeconfigs (scripts/testenv), and Azure Shared Key uploads (Azurite)."""
+import base64
+import hashlib
+import hmac
+import http.client
 import json
 import os
 import shutil
 import socket
 import subprocess
 import time
+import urllib.parse
+from email.utils import formatdate
 
 SRC = os.environ.get("MODELPLANE_SOURCE_ROOT",
                      os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -19,6 +25,34 @@ def free_port():
     p = s.getsockname()[1]
     s.close()
     return p
+
+
+AZURITE_ACCOUNT = "devstoreaccount1"
+AZURITE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+
+
+def azure_put(endpoint, path, body=b"", headers=None):
+    """A Shared Key PUT to Azurite's well-known account (written from Azure's documentation,
+    independently of the agent's signer): a container (path "/c?restype=container") or a blob
+    (x-ms-blob-type: BlockBlob)."""
+    headers = dict(headers or {})
+    headers["x-ms-date"] = formatdate(usegmt=True)
+    headers["x-ms-version"] = "2021-08-06"
+    u = urllib.parse.urlsplit(endpoint + path)
+    xms = "".join(f"{k}:{headers[k]}\n" for k in sorted(h for h in headers if h.startswith("x-ms-")))
+    query = sorted(urllib.parse.parse_qsl(u.query, keep_blank_values=True))
+    res = f"/{AZURITE_ACCOUNT}{u.path}" + "".join(f"\n{k.lower()}:{v}" for k, v in query)
+    sts = "\n".join(["PUT", "", "", str(len(body)) if body else "", headers.get("Content-MD5", ""),
+                     headers.get("Content-Type", ""), "", "", "", "", "", ""]) + "\n" + xms + res
+    sig = base64.b64encode(hmac.new(base64.b64decode(AZURITE_KEY), sts.encode(),
+                                    hashlib.sha256).digest())
+    headers["Authorization"] = f"SharedKey {AZURITE_ACCOUNT}:{sig.decode()}"
+    c = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+    c.request("PUT", u.path + ("?" + u.query if u.query else ""), body=body, headers=headers)
+    r = c.getresponse()
+    data = r.read()
+    if r.status not in (200, 201):
+        raise RuntimeError(f"PUT {path}: {r.status} {data[:300]!r}")
 
 
 def kubectl(*args, stdin=None):

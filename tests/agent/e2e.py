@@ -28,8 +28,8 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from agentlib import (ConfigDir, controller_kubeconfig, free_port, kubectl, ready_isvc,  # noqa: E402
-                      sa_kubeconfig, trained_model)
+from agentlib import (AZURITE_ACCOUNT, ConfigDir, azure_put, controller_kubeconfig,  # noqa: E402
+                      free_port, kubectl, ready_isvc, sa_kubeconfig, trained_model)
 
 BIN = os.path.abspath(sys.argv[1])
 KUBE = "--kube" in sys.argv[2:]
@@ -273,6 +273,81 @@ def gcs_steps(cfg, agent_port, gcs):
     ok(st and st.get("fromgcs", {}).get("state") == "Loaded", "the loaded gs:// model keeps serving")
 
 
+def start_sources(work, models, agent_env):
+    """The other storage sources of issue 29 item 6, each holding iris v1: Azurite (npm,
+    tests/agent/azurite.sh) with Shared Key from a connection string, the fake Hugging Face hub
+    (tests/catalog/fake-hf-hub.py) as HF_ENDPOINT, and a service-account key file whose token
+    endpoint answers here (GOOGLE_APPLICATION_CREDENTIALS: the gs:// steps use its token).
+    Returns what storage_steps() checks."""
+    src = {"azure": None, "tokens": []}
+    exe = os.environ.get("MODELPLANE_AZURITE")
+    if exe:
+        port = free_port()
+        start([exe, "--blobHost", "127.0.0.1", "--blobPort", str(port), "--location",
+               os.path.join(work, "azurite"), "--disableTelemetry", "--skipApiVersionCheck"],
+              os.path.join(work, "azurite.log"))
+        ep = f"http://127.0.0.1:{port}/{AZURITE_ACCOUNT}"
+        wait_for(lambda: socket.create_connection(("127.0.0.1", port), timeout=1), "azurite")
+        azure_put(ep, "/models?restype=container")
+        for fn in os.listdir(models["v1"]):
+            with open(os.path.join(models["v1"], fn), "rb") as f:
+                azure_put(ep, f"/models/iris/v1/{fn}", f.read(), {"x-ms-blob-type": "BlockBlob"})
+        agent_env["AZURE_STORAGE_CONNECTION_STRING"] = "UseDevelopmentStorage=true;BlobEndpoint=" + ep
+        src["azure"] = ep
+    files = os.path.join(work, "hf")
+    shutil.copytree(models["v1"], os.path.join(files, "acme--iris"))
+    hub = subprocess.Popen([sys.executable, os.path.join(SRC, "tests", "catalog", "fake-hf-hub.py"),
+                            os.path.join(SRC, "tests", "fixtures", "catalog", "hf")],
+                           env=dict(os.environ, FAKE_HF_FILES=files), stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    procs.append(hub)
+    agent_env["HF_ENDPOINT"] = "http://127.0.0.1:" + hub.stdout.readline().split()[1]
+
+    class Token(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            form = self.rfile.read(int(self.headers["Content-Length"])).decode()
+            src["tokens"].append(form)
+            body = json.dumps({"access_token": "ya29.e2e", "expires_in": 3599}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Token)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    pem = subprocess.run(["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt",
+                          "rsa_keygen_bits:2048"], capture_output=True, text=True, check=True).stdout
+    key = os.path.join(work, "sa.json")
+    with open(key, "w") as f:
+        json.dump({"type": "service_account", "client_email": "e2e@p.iam.gserviceaccount.com",
+                   "private_key": pem, "token_uri": f"http://127.0.0.1:{srv.server_address[1]}/token"}, f)
+    agent_env["GOOGLE_APPLICATION_CREDENTIALS"] = key
+    return src
+
+
+def storage_steps(cfg, agent_port, src, gcs):
+    """An Azure blob folder and a Hugging Face repository load on MLServer and answer; the gs://
+    model came with the service account's token."""
+    keep = [("iris", "s3://models/iris/v2"), ("other", "s3://models/other")]
+    uris = [("fromhf", "hf://acme/iris")]
+    if src["azure"]:
+        uris.append(("fromazure", f"https://{AZURITE_ACCOUNT}.blob.core.windows.net/models/iris/v1"))
+    else:
+        step_no[0] += 1
+        print(f"ok {step_no[0]} # SKIP Azure: azurite could not be installed", flush=True)
+    cfg.write(keep + uris)
+    for name, uri in uris:
+        ok(wait_for(lambda: agent_status(agent_port).get(name, {}).get("state") == "Loaded",
+                    f"{name} Loaded"), f"{uri} downloaded and loaded")
+        ok(infer(agent_port, name) == [1, 0], f"the model from {uri} answers")
+    if gcs:
+        ok(len(src["tokens"]) == 1 and "jwt-bearer" in src["tokens"][0],
+           f"gs:// used the service account's token, exchanged once ({len(src['tokens'])})")
+
+
 def start_registry(work):
     """`modelplane registry` on SQLite with iris v2 registered (its artifact s3://models/iris/v2)
     and a version without an artifact."""
@@ -419,6 +494,7 @@ def run(work, model_dir, config_dir):
     agent_env.pop("KUBECONFIG", None)
     if gcs:
         agent_env["STORAGE_EMULATOR_HOST"] = f"127.0.0.1:{gcs[1]}"
+    sources = start_sources(work, models, agent_env) if not KUBE else None
     if not KUBE:
         agent_env["MODEL_REGISTRY_BASE_URL"] = f"127.0.0.1:{start_registry(work)}"
     w_ml = ml_port
@@ -522,6 +598,7 @@ def run(work, model_dir, config_dir):
     ok(infer(agent_port, "fromtgz") == [1, 0], "the model from the .tgz answers")
 
     gcs_steps(cfg, agent_port, gcs)
+    storage_steps(cfg, agent_port, sources, gcs)
     registry_steps(cfg, agent_port)
 
     # delete: unloaded and removed (and the failed ones forgotten)

@@ -9,4 +9,7 @@ venv=$("$here/venv.sh") || exit $?
 # the GCS emulator for the gs:// steps (those skip, named, when it cannot be installed)
 MODELPLANE_GCS_EMULATOR=$("$here/gcs-emulator.sh" "$venv") || MODELPLANE_GCS_EMULATOR=
 export MODELPLANE_GCS_EMULATOR
+# Azurite (npm) for the Azure step (skipped, named, when it cannot be installed)
+MODELPLANE_AZURITE=$("$here/azurite.sh") || MODELPLANE_AZURITE=
+export MODELPLANE_AZURITE
 exec "$venv/bin/python" "$here/e2e.py" "$bin"

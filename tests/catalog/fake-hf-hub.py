@@ -11,6 +11,17 @@ Serves the recorded-shape responses in tests/fixtures/catalog/hf (argv[1]):
   GET /api/models/{repo_id}[/revision/{rev}] model info (model-<org>--<name>.json), 404 if absent
   GET /{repo_id}/raw/{rev}/{file}          README--<org>--<name>--<file>, 404 if absent
 
+Model repositories with files (the agent's hf:// downloads), from $FAKE_HF_FILES/<org>--<name>/:
+  GET /api/models/{repo_id}/revision/{rev}[?blobs=true]
+                                           "sha" (FAKE_SHA) and "siblings" [{"rfilename",
+                                           "size"}]; rev must be "main" or FAKE_SHA, else 404
+                                           "Invalid rev id"
+  GET /{repo_id}/resolve/{rev}/{file}      the file; *.bin and *.joblib by a 302 to /_lfs/...
+                                           (the hub's CDN redirect for LFS files)
+  Repositories with behaviour: "hf-private/*" needs "Bearer hf_good" (401 otherwise),
+  "hf-unsafe/*" lists "../evil.txt", "hf-stall/*" sends a file's headers and no body,
+  "hf-trunc/*" stops a file's body short of its Content-Length.
+
 Authors with behaviour: "bigorg" (250 generated models), "ratelimited" (the first list request is
 a 429 with Retry-After: 1), "alwayslimited" (always 429), "slow" (answers after 5 s), "badjson"
 (a body that is no JSON), "locked" (401), "acme-private" (models need "Bearer hf_good").
@@ -19,6 +30,7 @@ the requests seen (method, path, authorization, user-agent). Prints "port N" onc
 127.0.0.1 (port 0 = a free one).
 """
 import base64
+import hashlib
 import json
 import os
 import socket
@@ -29,6 +41,8 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 FIXTURES = sys.argv[1]
+FILES = os.environ.get("FAKE_HF_FILES", "")
+FAKE_SHA = "5ea1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3"
 STATE = {"fail": False, "ratelimited": 0, "requests": []}
 LOCK = threading.Lock()
 
@@ -106,16 +120,87 @@ class Hub(BaseHTTPRequestHandler):
             return self.list_models(q)
         if url.path.startswith("/api/models/"):
             repo = url.path[len("/api/models/"):]
+            rev = None
             if "/revision/" in repo:
-                repo = repo.split("/revision/")[0]
-            return self.model_info(urllib.parse.unquote(repo), auth)
+                repo, rev = repo.split("/revision/", 1)
+            repo = urllib.parse.unquote(repo)
+            if self.repo_dir(repo):
+                return self.repo_info(repo, urllib.parse.unquote(rev or "main"), auth)
+            return self.model_info(repo, auth)
         parts = url.path.lstrip("/").split("/")
+        if len(parts) >= 5 and parts[2] == "resolve":
+            return self.resolve(parts, auth)
+        if url.path.startswith("/_lfs/"):
+            return self.repo_file(urllib.parse.unquote(url.path[len("/_lfs/"):]))
         if len(parts) >= 5 and parts[2] == "raw":
             body = fixture("README--%s--%s--%s" % (parts[0], parts[1], "/".join(parts[4:])))
             if body is None:
                 return self.send(404, "Entry not found", "text/plain; charset=utf-8")
             return self.send(200, body, "text/plain; charset=utf-8")
         self.send(404, {"error": "Sorry, we can't find the page you are looking for."})
+
+    @staticmethod
+    def repo_dir(repo):
+        if not FILES or "/" not in repo:
+            return None
+        path = os.path.join(FILES, repo.replace("/", "--", 1))
+        return path if os.path.isdir(path) else None
+
+    def repo_info(self, repo, rev, auth):
+        if repo.startswith("hf-private/") and auth != "Bearer hf_good":
+            return self.send(401, {"error": "Invalid username or password."})
+        if rev not in ("main", FAKE_SHA):
+            return self.send(404, {"error": "Invalid rev id: %s" % rev},
+                             headers=[("X-Error-Code", "RevisionNotFound")])
+        base = self.repo_dir(repo)
+        siblings = []
+        for root, _, names in os.walk(base):
+            for name in sorted(names):
+                path = os.path.join(root, name)
+                siblings.append({"rfilename": os.path.relpath(path, base),
+                                 "size": os.path.getsize(path)})
+        if repo.startswith("hf-unsafe/"):
+            siblings.append({"rfilename": "../evil.txt", "size": 4})
+        self.send(200, {"_id": "0" * 24, "id": repo, "modelId": repo, "sha": FAKE_SHA,
+                        "private": repo.startswith("hf-private/"), "siblings": siblings})
+
+    def resolve(self, parts, auth):
+        repo = "/".join(parts[:2])
+        rev, name = urllib.parse.unquote(parts[3]), urllib.parse.unquote("/".join(parts[4:]))
+        if not self.repo_dir(repo) or rev not in ("main", FAKE_SHA):
+            return self.send(404, {"error": "Entry not found"},
+                             headers=[("X-Error-Code", "EntryNotFound")])
+        if repo.startswith("hf-private/") and auth != "Bearer hf_good":
+            return self.send(401, {"error": "Invalid username or password."})
+        if name.endswith((".bin", ".joblib")):
+            loc = "http://%s/_lfs/%s/%s" % (self.headers.get("Host"), repo.replace("/", "--", 1),
+                                           urllib.parse.quote(name))
+            return self.send(302, "", headers=[("Location", loc)])
+        self.repo_file(repo.replace("/", "--", 1) + "/" + name)
+
+    def repo_file(self, rel):
+        path = os.path.normpath(os.path.join(FILES, rel))
+        if not FILES or not path.startswith(os.path.normpath(FILES) + "/") or not os.path.isfile(path):
+            return self.send(404, {"error": "Entry not found"})
+        with open(path, "rb") as f:
+            body = f.read()
+        if rel.startswith("hf-stall--"):
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.flush()
+            time.sleep(10)
+            self.close_connection = True
+            return None
+        if rel.startswith("hf-trunc--"):
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body[:len(body) // 2])
+            self.close_connection = True
+            return None
+        self.send(200, body, "application/octet-stream",
+                  headers=[("X-Linked-Etag", '"%s"' % hashlib.sha256(body).hexdigest())])
 
     def list_models(self, q):
         author = q.get("author", "")

@@ -4,7 +4,9 @@
  * (twice, as two pages), 1 an S3 Error document, 2 a storageUri and archive entry paths (the rest
  * split at the first NUL into entry and link target), 3 SERVING_READINESS_PROBE, 4 models.json,
  * 5 the MD5s storage states (ETag, base64 Content-MD5/md5Hash, x-goog-hash) and a size flag,
- * 6 a GCS objects list page.
+ * 6 a GCS objects list page, 7 an Azure List Blobs page (twice, as two pages) and the text as an
+ * Azure connection string and as a URL to sign, 8 a Hugging Face model info document, 9 a
+ * service-account key file, an OAuth token answer and error.
  * Invariants: a path judged safe has no ".." segment and is not absolute; a link judged safe has
  * a safe entry.
  */
@@ -12,8 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/azure.h"
 #include "agent/gcs-json.h"
+#include "agent/hf-json.h"
 #include "agent/integrity.h"
+#include "agent/oauth.h"
 #include "agent/plan.h"
 #include "agent/readiness.h"
 #include "agent/s3-xml.h"
@@ -41,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 return 0;
         memcpy(text, data + 1, size - 1);
         text[size - 1] = 0;
-        switch (data[0] % 7) {
+        switch (data[0] % 10) {
         case 0: {
                 struct s3_list l = { 0 };
                 if (s3_list_parse(text, size - 1, &l) == 0)
@@ -129,6 +134,53 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                 if (!l.keys[i])
                                         __builtin_trap();
                 s3_list_release(&l);
+                break;
+        }
+        case 7: {
+                struct s3_list l = { 0 };
+                struct azure_conn c;
+                char *sts = NULL;
+                if (azure_list_parse(text, size - 1, &l) == 0)
+                        (void)azure_list_parse(text, size - 1, &l);
+                for (size_t i = 0; i < l.n_keys; i++)
+                        if (!l.keys[i])
+                                __builtin_trap();
+                s3_list_release(&l);
+                if (azure_connection_string_parse(text, &c) == 0)
+                        azure_conn_release(&c);
+                if (azure_string_to_sign("acct", text, "D", "V", &sts) == 0 && !sts)
+                        __builtin_trap();
+                free(sts);
+                break;
+        }
+        case 8: {
+                struct s3_list l = { 0 };
+                char *sha = NULL;
+                /* a commit id that parses is hex: it goes into URL paths */
+                if (hf_model_info_parse(text, size - 1, &l, &sha) == 0 && sha &&
+                    strspn(sha, "0123456789abcdef") != strlen(sha))
+                        __builtin_trap();
+                free(sha);
+                s3_list_release(&l);
+                (void)hf_error_parse(text, size - 1, err, sizeof(err));
+                break;
+        }
+        case 9: {
+                struct sa_key k;
+                char *tok = NULL, *in = NULL;
+                uint64_t exp;
+                if (sa_key_parse(text, size - 1, &k, err, sizeof(err)) == 0) {
+                        if (jwt_signing_input(&k, GCS_READ_SCOPE, 0, &in) == 0 &&
+                            strpbrk(in, "+/="))
+                                __builtin_trap(); /* base64url, no padding */
+                        free(in);
+                        sa_key_release(&k);
+                }
+                /* a token that parses is one header-safe line */
+                if (oauth_token_parse(text, size - 1, &tok, &exp) == 0 && strpbrk(tok, "\r\n "))
+                        __builtin_trap();
+                free(tok);
+                (void)oauth_error_parse(text, size - 1, err, sizeof(err));
                 break;
         }
         }

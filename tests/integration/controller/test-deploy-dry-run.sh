@@ -20,6 +20,18 @@ while IFS= read -r f; do
                 echo "skip $f (needs cert-manager CRDs)"
                 continue
         fi
+        # a ClusterStorageContainer needs KServe's own CRD for it, from KServe's Go module
+        if grep -q '^kind: ClusterStorageContainer' "$f"; then
+                crd=${MODELPLANE_KSERVE_DIR:-}/config/crd/full/clusterstoragecontainer/serving.kserve.io_clusterstoragecontainers.yaml
+                if [ -z "${MODELPLANE_KSERVE_DIR:-}" ] || [ ! -f "$crd" ]; then
+                        echo "skip $f (needs KServe's ClusterStorageContainer CRD: MODELPLANE_KSERVE_DIR is not set)"
+                        continue
+                fi
+                kubectl apply --server-side -f "$crd" >/dev/null 2>"$T/err" || fail "$crd: $(cat "$T/err")"
+                kubectl wait --for=condition=Established --timeout=60s \
+                        crd/clusterstoragecontainers.serving.kserve.io >/dev/null 2>"$T/err" ||
+                        fail "ClusterStorageContainer CRD not established: $(cat "$T/err")"
+        fi
         kubectl apply --dry-run=server -f "$f" >/dev/null 2>"$T/err" || fail "$f: $(cat "$T/err")"
         n=$((n + 1))
 done < <(find "$ROOT/deploy" -name '*.yaml' | sort)

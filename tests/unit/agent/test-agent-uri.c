@@ -277,3 +277,41 @@ Test(mr_uri, storage_uri_accepts_and_checks_it)
         storage_uri_release(&u);
         parse_bad("model-registry://iris//v1", "an empty segment");
 }
+
+Test(uri, azure_blob)
+{
+        struct storage_uri u = parse_ok("https://acct.blob.core.windows.net/models/iris/v1");
+
+        cr_assert_eq(u.kind, STORAGE_AZURE);
+        cr_assert_str_eq(u.account, "acct");
+        cr_assert_str_eq(u.bucket, "models");
+        cr_assert_str_eq(u.key, "iris/v1");
+        storage_uri_release(&u);
+        /* another https host, or Azure's without a container, is plain http */
+        u = parse_ok("https://acct.blob.core.windows.net/");
+        cr_assert_eq(u.kind, STORAGE_HTTP);
+        storage_uri_release(&u);
+        parse_bad("https://acct.blob.core.windows.net/models/../x", "blob prefix");
+}
+
+Test(uri, hf)
+{
+        struct storage_uri u = parse_ok("hf://ibm-granite/granite-3.0-2b-instruct");
+
+        cr_assert_eq(u.kind, STORAGE_HF);
+        cr_assert_str_eq(u.bucket, "ibm-granite/granite-3.0-2b-instruct");
+        cr_assert_str_eq(u.key, "main");
+        storage_uri_release(&u);
+        u = parse_ok("hf://org/repo:0123abc");
+        cr_assert_str_eq(u.key, "0123abc");
+        storage_uri_release(&u);
+        u = parse_ok("hf://org/repo:refs/pr/1");
+        cr_assert_str_eq(u.key, "refs/pr/1");
+        storage_uri_release(&u);
+        static const char *const bad[] = { "hf://",          "hf://repo",      "hf://org/",
+                                           "hf:///repo",     "hf://a/b/c",     "hf://org/re po",
+                                           "hf://../repo",   "hf://org/a..b",  "hf://org/repo:",
+                                           "hf://org/r:x y", "hf://org/r:a?b", "hf://o--x/r" };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+                parse_bad(bad[i], bad[i]);
+}

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * http/engine.c over real loopback sockets, through http_server_start() with
- * .engine = HTTP_SERVER_ENGINE_OWN: a normal request, keep-alive, pipelining, a smuggling
- * attempt, the refusals libmicrohttpd answered with its own HTML (now JSON), an idle flood while
+ * http/engine.c over real loopback sockets, through http_server_start(): a normal request,
+ * keep-alive, pipelining, a smuggling attempt, the malformed heads (a JSON error body each), an
+ * idle flood while
  * a good client is served, the header deadline and the 413 body; the 503s at the total and the
  * per-address limits, and a client that goes away in the middle of a large answer.
  */
@@ -55,7 +55,6 @@ static struct http_server *start_limited(unsigned max_connections, unsigned head
         struct http_server_config cfg = { HTTP_SERVER_CONFIG_DEFAULTS };
         struct http_server *s = NULL;
 
-        cfg.engine = HTTP_SERVER_ENGINE_OWN;
         cfg.handler = handler;
         cfg.error_style = HTTP_ERROR_REASON;
         cfg.body_max = 1024;
@@ -244,7 +243,7 @@ Test(http_engine, an_http_1_1_request_without_host_is_refused_and_http_1_0_is_se
         http_server_free(s);
 }
 
-/* The cases libmicrohttpd answered with its own HTML body: JSON on the own engine. */
+/* Malformed heads: each refusal has the JSON error body. */
 Test(http_engine, malformed_heads_get_the_json_error_body)
 {
         static const struct {
@@ -393,7 +392,6 @@ Test(http_engine, trusted_proxies_are_exempt_from_the_per_address_limit)
         int proxy[FROM_PROXY], other[PER_IP], fd;
 
         cr_assert_eq(cidr_list_parse("10.0.0.0/8, 127.0.0.2", &trusted, &n_trusted), 0);
-        cfg.engine = HTTP_SERVER_ENGINE_OWN;
         cfg.handler = handler;
         cfg.error_style = HTTP_ERROR_REASON;
         cfg.threads = 2;

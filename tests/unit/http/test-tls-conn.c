@@ -3,7 +3,7 @@
  * http/tls-conn.c and http/tls-source.c: a server session over a socketpair against a GnuTLS
  * client thread (handshake, data both ways, close_notify), a client that does not speak TLS, a
  * rotated certificate served to the next session; and TLS on the connection engine through
- * http_server_start() (.engine = HTTP_SERVER_ENGINE_OWN): a request over TLS from PEM, a plain
+ * http_server_start(): a request over TLS from PEM, a plain
  * HTTP client cut, a handshake that stalls cut at its deadline, and stalled handshakes shed past
  * the connection limit while a new client is served. Certificates are made here with GnuTLS
  * (ECDSA P-256, self-signed).
@@ -373,7 +373,6 @@ static struct http_server *start_tls_idle(unsigned max_connections, unsigned han
         struct http_server *s = NULL;
 
         make_pem(42, &server_pem);
-        cfg.engine = HTTP_SERVER_ENGINE_OWN;
         cfg.handler = handler;
         cfg.threads = 2;
         cfg.max_connections = max_connections;

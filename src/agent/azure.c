@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "agent/azure.h"
+
+#include <errno.h>
+#include <gnutls/crypto.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "util/base64.h"
+#include "util/buf.h"
+#include "util/string-util.h"
+
+void azure_conn_release(struct azure_conn *c)
+{
+        free(c->account);
+        free(c->key);
+        free(c->endpoint);
+        *c = (struct azure_conn){ 0 };
+}
+
+static int set_field(char **field, const char *v, size_t n)
+{
+        free(*field);
+        *field = strndup(v, n);
+        return *field ? 0 : -ENOMEM;
+}
+
+int azure_connection_string_parse(const char *s, struct azure_conn *ret)
+{
+        struct azure_conn c = { 0 };
+        AUTOFREE char *proto = NULL, *suffix = NULL;
+        bool dev = false;
+        int r = 0;
+
+        for (const char *p = s; *p && r >= 0;) {
+                size_t n = strcspn(p, ";");
+                const char *eq = memchr(p, '=', n);
+                size_t kn = eq ? (size_t)(eq - p) : 0;
+                const char *v = eq ? eq + 1 : NULL;
+                size_t vn = eq ? n - kn - 1 : 0;
+
+                if (n > 0 && (!eq || kn == 0))
+                        r = -EINVAL;
+#define KEY_IS(k) (kn == strlen(k) && strncasecmp(p, k, kn) == 0)
+                else if (n == 0)
+                        ;
+                else if (KEY_IS("AccountName"))
+                        r = set_field(&c.account, v, vn);
+                else if (KEY_IS("AccountKey"))
+                        r = set_field(&c.key, v, vn);
+                else if (KEY_IS("BlobEndpoint"))
+                        r = set_field(&c.endpoint, v, vn);
+                else if (KEY_IS("DefaultEndpointsProtocol"))
+                        r = set_field(&proto, v, vn);
+                else if (KEY_IS("EndpointSuffix"))
+                        r = set_field(&suffix, v, vn);
+                else if (KEY_IS("UseDevelopmentStorage"))
+                        dev = vn == 4 && strncasecmp(v, "true", 4) == 0;
+#undef KEY_IS
+                p += n;
+                if (*p == ';')
+                        p++;
+        }
+        if (r >= 0 && dev) {
+                /* Azurite's documented well-known account */
+                if (!c.account)
+                        r = set_field(&c.account, "devstoreaccount1", 16);
+                if (r >= 0 && !c.key)
+                        r = set_field(&c.key,
+                                      "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6"
+                                      "tq/K1SZFPTOtr/KBHBeksoGMGw==",
+                                      88);
+                if (r >= 0 && !c.endpoint)
+                        r = set_field(&c.endpoint, "http://127.0.0.1:10000/devstoreaccount1", 39);
+        }
+        if (r >= 0 && !c.endpoint && c.account && suffix) {
+                if (asprintf(&c.endpoint, "%s://%s.blob.%s", proto ? proto : "https", c.account,
+                             suffix) < 0) {
+                        c.endpoint = NULL;
+                        r = -ENOMEM;
+                }
+        }
+        if (r >= 0 && c.endpoint)
+                for (size_t n = strlen(c.endpoint); n > 0 && c.endpoint[n - 1] == '/'; n--)
+                        c.endpoint[n - 1] = 0;
+        if (r < 0) {
+                azure_conn_release(&c);
+                return r;
+        }
+        *ret = c;
+        return 0;
+}
+
+/* Percent-decodes @n bytes of @s into @b ('+' is a space, as in a form). */
+static int put_decoded(struct buf *b, const char *s, size_t n)
+{
+        int r = 0;
+
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                int hi, lo;
+
+                if (s[i] != '%') {
+                        r = buf_putc(b, s[i] == '+' ? ' ' : s[i]);
+                        continue;
+                }
+                if (n - i < 3)
+                        return -EINVAL;
+                hi = unhexchar(s[i + 1]);
+                lo = unhexchar(s[i + 2]);
+                if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
+                        return -EINVAL;
+                r = buf_putc(b, (char)(hi << 4 | lo));
+                i += 2;
+        }
+        return r;
+}
+
+static char lower(char c)
+{
+        return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+struct qparam {
+        const char *name, *value;
+        size_t nlen, vlen;
+};
+
+static int qparam_cmp(const void *a, const void *b)
+{
+        const struct qparam *x = a, *y = b;
+        int c = strncasecmp(x->name, y->name, MIN(x->nlen, y->nlen));
+
+        if (c != 0)
+                return c;
+        return x->nlen < y->nlen ? -1 : x->nlen > y->nlen ? 1 : 0;
+}
+
+#define QUERY_PARAMS_MAX 16
+
+int azure_string_to_sign(const char *account, const char *url, const char *date,
+                         const char *version, char **ret)
+{
+        CLEANUP(buf_release) struct buf b = BUF_INIT(16384);
+        struct qparam qs[QUERY_PARAMS_MAX];
+        const char *host = strstr(url, "://"), *path, *query;
+        size_t plen, nq = 0;
+        int r;
+
+        if (!host)
+                return -EINVAL;
+        path = host + 3 + strcspn(host + 3, "/?#");
+        if (*path != '/')
+                return -EINVAL;
+        plen = strcspn(path, "?#");
+        query = path[plen] == '?' ? path + plen + 1 : NULL;
+        for (const char *p = query; p && *p && *p != '#';) {
+                size_t n = strcspn(p, "&#");
+                const char *eq = memchr(p, '=', n);
+
+                if (n > 0) {
+                        if (nq >= QUERY_PARAMS_MAX)
+                                return -EINVAL;
+                        qs[nq].name = p;
+                        qs[nq].nlen = eq ? (size_t)(eq - p) : n;
+                        qs[nq].value = eq ? eq + 1 : p + n;
+                        qs[nq].vlen = eq ? n - qs[nq].nlen - 1 : 0;
+                        nq++;
+                }
+                p += n;
+                if (*p == '&')
+                        p++;
+        }
+        qsort(qs, nq, sizeof(qs[0]), qparam_cmp);
+        /* VERB, then Content-Encoding, -Language, -Length, -MD5, -Type, Date, If-Modified-Since,
+         * If-Match, If-None-Match, If-Unmodified-Since, Range: all empty for our GETs */
+        r = buf_printf(&b, "GET\n\n\n\n\n\n\n\n\n\n\n\nx-ms-date:%s\nx-ms-version:%s\n/%s%.*s",
+                       date, version, account, (int)plen, path);
+        for (size_t i = 0; i < nq && r >= 0; i++) {
+                r = buf_putc(&b, '\n');
+                for (size_t k = 0; k < qs[i].nlen && r >= 0; k++)
+                        r = buf_putc(&b, (char)lower(qs[i].name[k]));
+                if (r >= 0)
+                        r = buf_putc(&b, ':');
+                if (r >= 0)
+                        r = put_decoded(&b, qs[i].value, qs[i].vlen);
+        }
+        if (r < 0)
+                return r;
+        *ret = strdup(buf_str(&b));
+        return *ret ? 0 : -ENOMEM;
+}
+
+int azure_shared_key_signature(const char *key, const char *text, char **ret)
+{
+        AUTOFREE char *raw = NULL;
+        uint8_t mac[32];
+        size_t n = 0;
+        int r;
+
+        r = base64_decode(key, &raw, &n);
+        if (r < 0)
+                return r;
+        if (gnutls_hmac_fast(GNUTLS_MAC_SHA256, raw, n, text, strlen(text), mac) < 0)
+                return -EIO;
+        *ret = base64_encode(mac, sizeof(mac));
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* Whether @host (@n bytes) is an Azure blob host: "<account>.blob.core.windows.net" or the DNS
+ * zone form "<account>.z<1-2 digits>.blob.storage.azure.net"; the account's length in *ret. */
+static bool blob_host(const char *host, size_t n, size_t *ret_account)
+{
+        static const char *const suffixes[] = { ".blob.core.windows.net",
+                                                ".blob.storage.azure.net" };
+        const char *dot = memchr(host, '.', n);
+
+        if (!dot || dot == host)
+                return false;
+        *ret_account = (size_t)(dot - host);
+        for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
+                size_t k = strlen(suffixes[i]);
+                const char *rest = dot;
+
+                if (n - *ret_account < k || strncasecmp(host + n - k, suffixes[i], k) != 0)
+                        continue;
+                if (i == 0)
+                        return rest == host + n - k;
+                /* ".zNN" between the account and the suffix */
+                if (rest[1] != 'z' && rest[1] != 'Z')
+                        continue;
+                size_t digits = (size_t)(host + n - k - (rest + 2));
+                if (rest + 2 > host + n - k || digits < 1 || digits > 2)
+                        continue;
+                if (strspn(rest + 2, "0123456789") >= digits)
+                        return true;
+        }
+        return false;
+}
+
+bool azure_blob_url_split(const char *url, char **ret_endpoint, char **ret_account,
+                          char **ret_container, char **ret_prefix)
+{
+        const char *host, *slash, *c, *cend, *p;
+        size_t hlen, alen = 0;
+        char *e, *a, *k, *q;
+
+        *ret_endpoint = *ret_account = *ret_container = *ret_prefix = NULL;
+        if (strncasecmp(url, "https://", 8) != 0)
+                return false;
+        host = url + 8;
+        slash = strchr(host, '/');
+        if (!slash || strcspn(host, "?#@") < (size_t)(slash - host))
+                return false;
+        hlen = (size_t)(slash - host);
+        if (!blob_host(host, hlen, &alen))
+                return false;
+        c = slash + 1;
+        cend = c + strcspn(c, "/?#");
+        if (cend == c || strpbrk(c, "?#"))
+                return false;
+        p = *cend == '/' ? cend + 1 : cend;
+        while (*p == '/')
+                p++;
+        e = strndup(url, 8 + hlen);
+        a = strndup(host, alen);
+        k = strndup(c, (size_t)(cend - c));
+        q = strdup(p);
+        if (!e || !a || !k || !q) {
+                free(e);
+                free(a);
+                free(k);
+                free(q);
+                return false;
+        }
+        for (size_t n = strlen(q); n > 0 && q[n - 1] == '/'; n--)
+                q[n - 1] = 0;
+        for (char *s = a; *s; s++)
+                *s = lower(*s);
+        for (char *s = e; *s; s++)
+                *s = lower(*s);
+        *ret_endpoint = e;
+        *ret_account = a;
+        *ret_container = k;
+        *ret_prefix = q;
+        return true;
+}
