@@ -44,6 +44,9 @@ int http_msg_write_all(int fd, const void *data, size_t len)
 {
         const char *p = data;
 
+        if (fd < 0)
+                return 0; /* reading a body without passing it on */
+
         while (len > 0) {
                 ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
                 if (n < 0) {
@@ -129,6 +132,13 @@ static int read_line(struct http_msg_rd *r, char *line, size_t max, size_t *ret_
         }
 }
 
+/* Keeps a copy of payload bytes when the reader has a tee. */
+static void tee_add(struct http_msg_rd *r, const char *p, size_t len)
+{
+        if (r->tee && !r->tee_over && buf_append(r->tee, p, len) < 0)
+                r->tee_over = true;
+}
+
 static int copy_n(struct http_msg_rd *r, int out, uint64_t n)
 {
         while (n > 0) {
@@ -141,6 +151,7 @@ static int copy_n(struct http_msg_rd *r, int out, uint64_t n)
                 int w = http_msg_write_all(out, r->b + r->s, chunk);
                 if (w < 0)
                         return w;
+                tee_add(r, r->b + r->s, chunk);
                 r->s += chunk;
                 n -= chunk;
         }
@@ -154,6 +165,7 @@ static int copy_until_eof(struct http_msg_rd *r, int out)
                         int w = http_msg_write_all(out, r->b + r->s, r->e - r->s);
                         if (w < 0)
                                 return w;
+                        tee_add(r, r->b + r->s, r->e - r->s);
                         r->s = r->e;
                 }
                 ssize_t k = rd_fill(r);

@@ -15,9 +15,13 @@
 #include "util/buf.h"
 #include "util/macro.h"
 
-/* A receive buffer over a socket. Fields are read-only outside http-msg.c, except fd. */
+/* A receive buffer over a socket. Fields are read-only outside http-msg.c, except fd and tee.
+ * With @tee set, the payload bytes of every body copied from this reader (not the chunk framing)
+ * are also appended to it; what does not fit its limit sets tee_over. */
 struct http_msg_rd {
         int fd;
+        struct buf *tee;
+        bool tee_over;
         size_t s, e;
         char b[16384];
 };
@@ -66,6 +70,7 @@ _warn_unused_result_ int http_msg_framing_of(const struct http_msg_head *hd,
                                              enum http_msg_framing *ret, uint64_t *ret_len);
 
 /* Passes one body from @r to @out as @f says, checking chunked framing (a bad chunk line is
- * refused before it is passed on). Returns 0 or a negative errno (-EBADMSG for bad framing). */
+ * refused before it is passed on). @out < 0 reads the body without passing it on (r->tee keeps
+ * the payload). Returns 0 or a negative errno (-EBADMSG for bad framing). */
 _warn_unused_result_ int http_msg_copy_body(struct http_msg_rd *r, int out, enum http_msg_framing f,
                                             uint64_t len);

@@ -18,9 +18,13 @@
 #include "agent/http-msg.h"
 #include "util/buf.h"
 #include "util/log.h"
+#include "util/time-util.h"
+#include "util/uuid.h"
 
-#define HEAD_MAX ((size_t)64 * 1024)
-#define FDS_MAX  4096
+#define HEAD_MAX             ((size_t)64 * 1024)
+#define FDS_MAX              4096
+#define TAP_BODY_MAX_DEFAULT ((size_t)16 << 20)
+#define BATCH_BODY_MAX       ((size_t)64 << 20)
 
 struct proxy {
         struct proxy_config c;
@@ -115,7 +119,7 @@ static int upstream_connect(struct conn *c)
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
         track(c->p, fd, true);
-        c->up = (struct http_msg_rd){ .fd = fd };
+        c->up = (struct http_msg_rd){ .fd = fd, .tee = c->up.tee };
         return 0;
 }
 
@@ -158,6 +162,12 @@ static int forward_head(int fd, const struct http_msg_head *hd, const char *firs
 struct exch {
         struct conn *c;
         struct buf reqb, respb;
+        struct buf reqbody, respbody; /* tapped bodies */
+        const char *pre;              /* a request body already read (batcher pass-through) */
+        size_t pre_len;
+        bool tapping;
+        char id[128];
+        uint64_t t_req;
         struct http_msg_head rq, rs;
         enum http_msg_framing rqf, rsf;
         uint64_t rql, rsl;
@@ -169,6 +179,54 @@ static void exch_release(struct exch *x)
 {
         buf_release(&x->reqb);
         buf_release(&x->respb);
+        buf_release(&x->reqbody);
+        buf_release(&x->respbody);
+        x->c->client.tee = NULL;
+        x->c->up.tee = NULL;
+}
+
+/* The id KServe's logger gives an exchange: the request's Ce-Id, else (modelplane) its
+ * X-Request-Id, else a random UUID. */
+static void tap_id(struct exch *x)
+{
+        const char *id = http_msg_head_get(&x->rq, "Ce-Id");
+
+        if (!id || !*id)
+                id = http_msg_head_get(&x->rq, "X-Request-Id");
+        if (id && *id && strlen(id) < sizeof(x->id)) {
+                (void)snprintf(x->id, sizeof(x->id), "%s", id);
+                return;
+        }
+        if (uuid_random(x->id) < 0)
+                (void)snprintf(x->id, sizeof(x->id), "%llx-%p", (unsigned long long)now_realtime(),
+                               (void *)x);
+}
+
+/* Hands a request or response to the tap, unless its body did not fit. */
+static void tap_call(struct exch *x, bool response, const char *body, size_t len, bool over)
+{
+        const struct proxy_config *cfg = &x->c->p->c;
+        struct proxy_tap_msg m = {
+                .response = response,
+                .id = x->id,
+                .req = &x->rq,
+                .content_type = http_msg_head_get(response ? &x->rs : &x->rq, "Content-Type"),
+                .body = body,
+                .body_len = len,
+                .code = response ? x->code : 0,
+                .time_usec = response ? now_realtime() : x->t_req,
+        };
+
+        if (!x->tapping)
+                return;
+        if (response && !m.content_type)
+                m.content_type = http_msg_head_get(&x->rq, "Content-Type");
+        if (over) {
+                if (cfg->tap_skipped)
+                        cfg->tap_skipped(cfg->tap_userdata);
+                return;
+        }
+        cfg->tap(cfg->tap_userdata, &m);
 }
 
 /* How a step of an exchange ended. */
@@ -210,6 +268,107 @@ static int serve_probe(struct exch *x)
 static bool is_get_of(const struct exch *x, const char *path)
 {
         return path && streq(x->rq.start[0], "GET") && streq(x->rq.start[1], path);
+}
+
+static const char *reason_of(unsigned code)
+{
+        switch (code) {
+        case 200:
+                return "OK";
+        case 400:
+                return "Bad Request";
+        case 404:
+                return "Not Found";
+        case 500:
+                return "Internal Server Error";
+        case 502:
+                return "Bad Gateway";
+        case 503:
+                return "Service Unavailable";
+        default:
+                return "Status";
+        }
+}
+
+/* A complete answer of the proxy's own: @code, @ctype, @body. Returns 1 to keep the client. */
+static int send_answer(struct exch *x, unsigned code, const char *ctype, const char *body)
+{
+        char h[256];
+        int n;
+
+        n = snprintf(h, sizeof(h),
+                     "HTTP/1.1 %u %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s\r\n", code,
+                     reason_of(code), ctype, strlen(body), x->keep ? "" : "Connection: close\r\n");
+        if (http_msg_write_all(x->c->client.fd, h, (size_t)n) < 0 ||
+            http_msg_write_all(x->c->client.fd, body, strlen(body)) < 0)
+                return 0;
+        return x->keep;
+}
+
+static bool is_batchable(const struct exch *x)
+{
+        return x->c->p->c.batch && streq(x->rq.start[0], "POST");
+}
+
+/* A POST for the batcher: its body read whole, then answered by the batch or passed on. Returns
+ * -1 to proxy it (x->pre set), else 1 to keep the client connection, 0 to close it. */
+static int serve_batched(struct exch *x)
+{
+        struct conn *c = x->c;
+        const struct proxy_config *cfg = &c->p->c;
+        AUTOFREE char *answer = NULL;
+        unsigned code = 0;
+        int r;
+
+        r = http_msg_framing_of(&x->rq, &x->rqf, &x->rql);
+        if (r < 0) {
+                reply(c->client.fd, r == -ENOTSUP ? 501 : 400,
+                      r == -ENOTSUP ? "Not Implemented" : "Bad Request", "bad message framing\n",
+                      true);
+                return 0;
+        }
+        if (x->rqf == HTTP_MSG_FRAME_LENGTH && x->rql > BATCH_BODY_MAX) {
+                reply(c->client.fd, 413, "Content Too Large", "request body too large\n", true);
+                return 0;
+        }
+        buf_release(&x->reqbody);
+        x->reqbody = BUF_INIT(BATCH_BODY_MAX);
+        c->client.tee = &x->reqbody;
+        c->client.tee_over = false;
+        if (http_msg_token_in_list(http_msg_head_get(&x->rq, "Expect"), "100-continue") &&
+            x->rqf != HTTP_MSG_FRAME_NONE && !x->http10 &&
+            http_msg_write_all(c->client.fd, "HTTP/1.1 100 Continue\r\n\r\n", 25) < 0)
+                return 0;
+        if (http_msg_copy_body(&c->client, -1, x->rqf, x->rql) < 0)
+                return 0;
+        c->client.tee = NULL;
+        if (c->client.tee_over) {
+                reply(c->client.fd, 413, "Content Too Large", "request body too large\n", true);
+                return 0;
+        }
+        if (buf_puts(&x->reqbody, "") < 0) /* NUL-terminated, also when empty */
+                return 0;
+        r = cfg->batch(cfg->batch_userdata, x->rq.start[1], x->reqbody.p, x->reqbody.len, &code,
+                       &answer);
+        if (r == -EMEDIUMTYPE) {
+                x->pre = x->reqbody.p;
+                x->pre_len = x->reqbody.len;
+                x->rqf = HTTP_MSG_FRAME_LENGTH;
+                x->rql = x->reqbody.len;
+                return -1;
+        }
+        if (r < 0) {
+                reply(c->client.fd, 500, "Internal Server Error", "batcher failed\n", true);
+                return 0;
+        }
+        tap_call(x, false, x->reqbody.p, x->reqbody.len, false);
+        r = send_answer(x, code, "application/json", answer);
+        if (code == 200 && x->tapping) {
+                x->code = 200;
+                x->rs = (struct http_msg_head){ 0 };
+                tap_call(x, true, answer, strlen(answer), false);
+        }
+        return r;
 }
 
 static bool is_status_request(const struct exch *x)
@@ -278,7 +437,7 @@ static enum step forward_request(struct exch *x)
         enum step st;
         int r;
 
-        r = http_msg_framing_of(&x->rq, &x->rqf, &x->rql);
+        r = x->pre ? 0 : http_msg_framing_of(&x->rq, &x->rqf, &x->rql);
         if (r == -ENOTSUP) {
                 reply(c->client.fd, 501, "Not Implemented", "unsupported transfer coding\n", true);
                 return STEP_CLOSE;
@@ -298,13 +457,19 @@ static enum step forward_request(struct exch *x)
         if (st != STEP_OK)
                 return st;
         if (http_msg_token_in_list(http_msg_head_get(&x->rq, "Expect"), "100-continue") &&
-            x->rqf != HTTP_MSG_FRAME_NONE && !x->http10 &&
+            x->rqf != HTTP_MSG_FRAME_NONE && !x->http10 && !x->pre &&
             http_msg_write_all(c->client.fd, "HTTP/1.1 100 Continue\r\n\r\n", 25) < 0)
                 return STEP_CLOSE;
-        if (http_msg_copy_body(&c->client, c->up.fd, x->rqf, x->rql) < 0) {
+        if (x->pre ? http_msg_write_all(c->up.fd, x->pre, x->pre_len) < 0
+                   : http_msg_copy_body(&c->client, c->up.fd, x->rqf, x->rql) < 0) {
                 upstream_close(c); /* a half-sent request must not be reused */
                 return STEP_CLOSE;
         }
+        if (x->pre)
+                tap_call(x, false, x->pre, x->pre_len, false);
+        else
+                tap_call(x, false, x->reqbody.p ? x->reqbody.p : "", x->reqbody.len,
+                         c->client.tee_over);
         return STEP_OK;
 }
 
@@ -394,6 +559,9 @@ static int forward_response(struct exch *x)
         r = http_msg_copy_body(&c->up, c->client.fd, x->rsf, x->rsl);
         if (r < 0 || !x->up_keep)
                 upstream_close(c);
+        if (r >= 0 && x->code == 200)
+                tap_call(x, true, x->respbody.p ? x->respbody.p : "", x->respbody.len,
+                         c->up.tee_over);
         return r < 0 ? 0 : x->keep;
 }
 
@@ -427,6 +595,24 @@ static int exchange(struct conn *c)
                 return serve_probe(&x);
         if (is_status_request(&x))
                 return serve_status(&x);
+        if (c->p->c.tap) {
+                size_t max = c->p->c.tap_body_max ? c->p->c.tap_body_max : TAP_BODY_MAX_DEFAULT;
+
+                x.tapping = true;
+                x.t_req = now_realtime();
+                tap_id(&x);
+                x.reqbody = BUF_INIT(max);
+                x.respbody = BUF_INIT(max);
+                c->client.tee = &x.reqbody;
+                c->client.tee_over = false;
+                c->up.tee = &x.respbody;
+                c->up.tee_over = false;
+        }
+        if (is_batchable(&x)) {
+                r = serve_batched(&x);
+                if (r >= 0)
+                        return r;
+        }
 
         st = forward_request(&x);
         if (st == STEP_OK)

@@ -24,7 +24,20 @@
 
 #include "util/macro.h"
 
+struct http_msg_head;
 struct proxy;
+
+/* One message for the tap (the request logger); everything borrowed for the call only. */
+struct proxy_tap_msg {
+        bool response;
+        const char *id; /* the request's Ce-Id, else X-Request-Id, else a random UUID */
+        const struct http_msg_head *req; /* the request head (headers for metadata) */
+        const char *content_type;
+        const char *body;
+        size_t body_len;
+        unsigned code;      /* response: its status */
+        uint64_t time_usec; /* CLOCK_REALTIME: request head read / response complete */
+};
 
 struct proxy_config {
         const char *address;       /* borrowed; listen address, e.g. "0.0.0.0" */
@@ -44,6 +57,19 @@ struct proxy_config {
          * exposition format; owned string; NULL = 500). */
         const char *metrics_path;
         char *(*metrics)(void *userdata);
+        /* Optional tap: called with each proxied request once its body was passed on, and with
+         * each 200 response once complete (KServe's logger logs only those). Bodies are kept up
+         * to tap_body_max bytes (default 16 MiB) while they stream; a longer one is not tapped
+         * and tap_skipped() is called instead. Must not block. */
+        void (*tap)(void *userdata, const struct proxy_tap_msg *m);
+        void (*tap_skipped)(void *userdata);
+        void *tap_userdata;
+        size_t tap_body_max;
+        /* Optional batcher: a POST whose body is read whole (at most 64 MiB) and answered by
+         * batch() (0: *ret_code, *ret_body owned JSON), or proxied as it is (-EMEDIUMTYPE). */
+        int (*batch)(void *userdata, const char *path, const char *body, size_t len,
+                     unsigned *ret_code, char **ret_body);
+        void *batch_userdata;
 };
 
 _warn_unused_result_ int proxy_start(const struct proxy_config *cfg, struct proxy **ret);

@@ -14,8 +14,12 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/batcher.h"
+#include "agent/cloudevent.h"
 #include "agent/fetch.h"
+#include "agent/http-msg.h"
 #include "agent/integrity.h"
+#include "agent/logger.h"
 #include "agent/proxy.h"
 #include "agent/readiness.h"
 #include "agent/status-writer.h"
@@ -32,6 +36,7 @@
 
 #define AGENT_STATUS_PATH  "/modelplane/agent/models"
 #define AGENT_METRICS_PATH "/modelplane/agent/metrics"
+#define LIST_MAX           64 /* --metadata-headers / --metadata-annotations items */
 
 enum {
         OPT_PORT,
@@ -54,6 +59,22 @@ enum {
         OPT_MAX_MODEL_SIZE,
         OPT_MAX_ARCHIVE_ENTRIES,
         OPT_STOP_TIMEOUT,
+        OPT_LOG_URL,
+        OPT_SOURCE_URI,
+        OPT_LOG_MODE,
+        OPT_LOG_STORE_PATH,
+        OPT_LOG_STORE_FORMAT,
+        OPT_ENDPOINT,
+        OPT_COMPONENT,
+        OPT_METADATA_HEADERS,
+        OPT_METADATA_ANNOTATIONS,
+        OPT_LOGGER_CA,
+        OPT_LOGGER_SKIP_VERIFY,
+        OPT_LOG_WORKERS,
+        OPT_LOG_QUEUE,
+        OPT_ENABLE_BATCHER,
+        OPT_MAX_BATCHSIZE,
+        OPT_MAX_LATENCY,
         OPT_IGNORED, /* KServe flags this agent does not implement */
 };
 
@@ -105,26 +126,42 @@ static const struct cli_option agent_options[] = {
           "per archive: files, directories and links\n(default 100000)", OPT_MAX_ARCHIVE_ENTRIES },
         { "stop-timeout", 0, CLI_ARG_REQUIRED, "SECS",
           "at SIGTERM, wait this long for load calls in flight\n(default 25)", OPT_STOP_TIMEOUT },
-        /* KServe's logger, batcher and probe flags (cmd/agent/main.go) */
-        IGNORED("log-url", CLI_ARG_REQUIRED),
-        IGNORED("source-uri", CLI_ARG_REQUIRED),
-        IGNORED("log-mode", CLI_ARG_REQUIRED),
-        IGNORED("log-store-path", CLI_ARG_REQUIRED),
-        IGNORED("log-store-format", CLI_ARG_REQUIRED),
+        /* KServe's logger and batcher flags (cmd/agent/main.go) */
+        { "log-url", 0, CLI_ARG_REQUIRED, "URL",
+          "log requests/responses as CloudEvents to this http(s) URL,\nor to file:///DIR",
+          OPT_LOG_URL },
+        { "source-uri", 0, CLI_ARG_REQUIRED, "URI", "ce-source of logged events", OPT_SOURCE_URI },
+        { "log-mode", 0, CLI_ARG_REQUIRED, "MODE", "all, request or response (default all)",
+          OPT_LOG_MODE },
+        { "log-store-path", 0, CLI_ARG_REQUIRED, "PATH",
+          "path segment of blob-store records (file:// log URL)", OPT_LOG_STORE_PATH },
+        { "log-store-format", 0, CLI_ARG_REQUIRED, "FMT",
+          "csv, else json (parquet: not supported,\nsee docs/agent.md)", OPT_LOG_STORE_FORMAT },
+        { "endpoint", 0, CLI_ARG_REQUIRED, "NAME", "ce-endpoint of logged events", OPT_ENDPOINT },
+        { "component", 0, CLI_ARG_REQUIRED, "NAME", "ce-component of logged events",
+          OPT_COMPONENT },
+        { "metadata-headers", 0, CLI_ARG_REQUIRED, "H1,H2", "request headers logged as ce-metadata",
+          OPT_METADATA_HEADERS },
+        { "metadata-annotations", 0, CLI_ARG_REQUIRED, "K=V,...", "logged as ce-annotations",
+          OPT_METADATA_ANNOTATIONS },
+        { "logger-ca-cert-file", 0, CLI_ARG_REQUIRED, "FILE",
+          "CA of an https log URL, under /etc/tls/logger\n(default service-ca.crt)",
+          OPT_LOGGER_CA },
+        { "logger-tls-skip-verify", 0, CLI_ARG_OPTIONAL, "BOOL",
+          "do not verify the log URL's certificate", OPT_LOGGER_SKIP_VERIFY },
+        { "workers", 0, CLI_ARG_REQUIRED, "N", "logger workers (default 5)", OPT_LOG_WORKERS },
+        { "log-queue-size", 0, CLI_ARG_REQUIRED, "N",
+          "logger queue; a full queue drops (default 100)", OPT_LOG_QUEUE },
+        { "enable-batcher", 0, CLI_ARG_OPTIONAL, "BOOL", "merge concurrent predict requests",
+          OPT_ENABLE_BATCHER },
+        { "max-batchsize", 0, CLI_ARG_REQUIRED, "N", "rows per batch (default 32)",
+          OPT_MAX_BATCHSIZE },
+        { "max-latency", 0, CLI_ARG_REQUIRED, "MS", "wait for a batch to fill (default 5000)",
+          OPT_MAX_LATENCY },
         IGNORED("log-marshaller-url", CLI_ARG_REQUIRED),
         IGNORED("log-marshaller-port", CLI_ARG_REQUIRED),
         IGNORED("log-batch-size", CLI_ARG_REQUIRED),
         IGNORED("log-batch-interval", CLI_ARG_REQUIRED),
-        IGNORED("endpoint", CLI_ARG_REQUIRED),
-        IGNORED("component", CLI_ARG_REQUIRED),
-        IGNORED("metadata-headers", CLI_ARG_REQUIRED),
-        IGNORED("metadata-annotations", CLI_ARG_REQUIRED),
-        IGNORED("logger-ca-cert-file", CLI_ARG_REQUIRED),
-        IGNORED("logger-tls-skip-verify", CLI_ARG_OPTIONAL),
-        IGNORED("workers", CLI_ARG_REQUIRED),
-        IGNORED("enable-batcher", CLI_ARG_OPTIONAL),
-        IGNORED("max-batchsize", CLI_ARG_REQUIRED),
-        IGNORED("max-latency", CLI_ARG_REQUIRED),
         IGNORED("probe-period", CLI_ARG_REQUIRED),
 };
 
@@ -135,8 +172,96 @@ struct agent_args {
         const char *isvc, *ns, *api_watch;
         uint32_t workers, file_poll, connect_timeout, stall_timeout, heartbeat, stop_timeout;
         uint64_t max_model_size, max_archive_entries;
+        /* logger and batcher */
+        const char *log_url, *source_uri, *log_store_path, *log_store_format, *endpoint;
+        const char *component, *logger_ca;
+        enum logger_mode log_mode;
+        const char *metadata_headers[LIST_MAX], *metadata_annotations[LIST_MAX];
+        size_t n_metadata_headers, n_metadata_annotations;
+        bool tls_skip_verify, batcher;
+        uint32_t log_workers, log_queue, max_batchsize, max_latency;
         char ignored[1024];
 };
+
+/* A Go StringSlice flag: repeatable, each value comma-separated (split later). */
+static int list_add(const char **v, size_t *n, const char *arg, char *err, size_t err_size,
+                    const char *name)
+{
+        if (*n >= LIST_MAX) {
+                (void)snprintf(err, err_size, "too many --%s", name);
+                return -EINVAL;
+        }
+        v[(*n)++] = arg;
+        return 0;
+}
+
+/* A positive count flag within [1, max]. */
+static int count_set(uint32_t *v, const char *arg, uint32_t max, const char *name, char *err,
+                     size_t err_size)
+{
+        if (safe_atou32(arg, v) < 0 || *v == 0 || *v > max) {
+                (void)snprintf(err, err_size, "invalid --%s '%s' (1-%u)", name, arg, max);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+/* The logger's and batcher's flags. */
+static int logger_batcher_set(struct agent_args *a, const struct cli_option *opt, const char *arg,
+                              char *err, size_t err_size)
+{
+        switch (opt->id) {
+        case OPT_LOG_URL:
+                a->log_url = arg;
+                return 0;
+        case OPT_SOURCE_URI:
+                a->source_uri = arg;
+                return 0;
+        case OPT_LOG_MODE:
+                a->log_mode = logger_mode_from_string(arg);
+                if (a->log_mode < 0) {
+                        (void)snprintf(err, err_size,
+                                       "invalid --log-mode '%s' (all, request or response)", arg);
+                        return -EINVAL;
+                }
+                return 0;
+        case OPT_LOG_STORE_PATH:
+                a->log_store_path = arg;
+                return 0;
+        case OPT_LOG_STORE_FORMAT:
+                a->log_store_format = arg;
+                return 0;
+        case OPT_ENDPOINT:
+                a->endpoint = arg;
+                return 0;
+        case OPT_COMPONENT:
+                a->component = arg;
+                return 0;
+        case OPT_METADATA_HEADERS:
+                return list_add(a->metadata_headers, &a->n_metadata_headers, arg, err, err_size,
+                                opt->name);
+        case OPT_METADATA_ANNOTATIONS:
+                return list_add(a->metadata_annotations, &a->n_metadata_annotations, arg, err,
+                                err_size, opt->name);
+        case OPT_LOGGER_CA:
+                a->logger_ca = arg;
+                return 0;
+        case OPT_LOGGER_SKIP_VERIFY:
+                return cli_parse_bool(arg, &a->tls_skip_verify) < 0 ? -EINVAL : 0;
+        case OPT_LOG_WORKERS:
+                return count_set(&a->log_workers, arg, 64, opt->name, err, err_size);
+        case OPT_LOG_QUEUE:
+                return count_set(&a->log_queue, arg, 1000000, opt->name, err, err_size);
+        case OPT_ENABLE_BATCHER:
+                return cli_parse_bool(arg, &a->batcher) < 0 ? -EINVAL : 0;
+        case OPT_MAX_BATCHSIZE:
+                return count_set(&a->max_batchsize, arg, 100000, opt->name, err, err_size);
+        case OPT_MAX_LATENCY:
+                return count_set(&a->max_latency, arg, 3600000, opt->name, err, err_size);
+        default:
+                return -EINVAL;
+        }
+}
 
 static int agent_set(void *userdata, const struct cli_option *opt, const char *arg, char *err,
                      size_t err_size)
@@ -226,7 +351,7 @@ static int agent_set(void *userdata, const struct cli_option *opt, const char *a
                                used ? " " : "", opt->name);
                 return 0;
         default:
-                return -EINVAL;
+                return logger_batcher_set(a, opt, arg, err, err_size);
         }
         if (safe_atou32(arg, secs) < 0 || *secs == 0 || *secs > 86400) {
                 (void)snprintf(err, err_size, "invalid --%s '%s' (1-86400 seconds)", opt->name,
@@ -244,7 +369,8 @@ static const struct cli_command agent_cli = {
         .options = agent_options,
         .n_options = ELEMENTSOF(agent_options),
         .epilog =
-                "KServe's logger and batcher flags are accepted and named in a startup warning.\n"
+                "KServe's log-marshaller, log-batch and probe-period flags are accepted and named\n"
+                "in a startup warning.\n"
                 "Go spellings work too: -port 9081, --enable-puller=true, --logger-tls-skip-verify false.",
         .set = agent_set,
 };
@@ -340,7 +466,90 @@ static char **go_flags_to_getopt(int argc, char **argv, int *ret_argc)
 struct agent_ctx {
         struct readiness_probe probe;
         struct agent *agent;
+        struct logger *logger;
+        struct batcher *batcher;
+        uint64_t tap_skipped; /* messages too large to log (atomic) */
 };
+
+/* The proxy's tap: requests and responses to the logger, as this mode says. */
+static void ctx_tap(void *userdata, const struct proxy_tap_msg *m)
+{
+        struct agent_ctx *c = userdata;
+        const char *names[ELEMENTSOF(m->req->h)], *values[ELEMENTSOF(m->req->h)];
+
+        if (!logger_wants(c->logger, m->response))
+                return;
+        for (size_t i = 0; i < m->req->n; i++) {
+                names[i] = m->req->h[i].name;
+                values[i] = m->req->h[i].value;
+        }
+        logger_submit(c->logger, &(struct logger_msg){
+                                         .response = m->response,
+                                         .id = m->id,
+                                         .content_type = m->content_type,
+                                         .names = names,
+                                         .values = values,
+                                         .n_headers = m->req->n,
+                                         .body = m->body,
+                                         .body_len = m->body_len,
+                                         .time_usec = m->time_usec,
+                                 });
+}
+
+static void ctx_tap_skipped(void *userdata)
+{
+        struct agent_ctx *c = userdata;
+
+        __atomic_add_fetch(&c->tap_skipped, 1, __ATOMIC_RELAXED);
+}
+
+static int ctx_batch(void *userdata, const char *path, const char *body, size_t len,
+                     unsigned *ret_code, char **ret_body)
+{
+        struct agent_ctx *c = userdata;
+
+        return batcher_submit(c->batcher, path, body, len, ret_code, ret_body);
+}
+
+/* The logger's and batcher's counters, Prometheus text format (a part of ctx_metrics()). */
+static char *logger_batcher_metrics(struct agent_ctx *c)
+{
+        struct logger_stats ls = { 0 };
+        struct batcher_stats bs = { 0 };
+        char *s = NULL;
+
+        if (c->logger)
+                logger_get_stats(c->logger, &ls);
+        if (c->batcher)
+                batcher_get_stats(c->batcher, &bs);
+        if (asprintf(&s,
+                     "# TYPE modelplane_agent_log_queued_total counter\n"
+                     "modelplane_agent_log_queued_total %llu\n"
+                     "# TYPE modelplane_agent_log_sent_total counter\n"
+                     "modelplane_agent_log_sent_total %llu\n"
+                     "# TYPE modelplane_agent_log_failed_total counter\n"
+                     "modelplane_agent_log_failed_total %llu\n"
+                     "# HELP modelplane_agent_log_dropped_total messages not logged: queue full\n"
+                     "# TYPE modelplane_agent_log_dropped_total counter\n"
+                     "modelplane_agent_log_dropped_total %llu\n"
+                     "# TYPE modelplane_agent_log_too_large_total counter\n"
+                     "modelplane_agent_log_too_large_total %llu\n"
+                     "# TYPE modelplane_agent_batches_total counter\n"
+                     "modelplane_agent_batches_total %llu\n"
+                     "# TYPE modelplane_agent_batched_requests_total counter\n"
+                     "modelplane_agent_batched_requests_total %llu\n"
+                     "# TYPE modelplane_agent_batch_passthrough_total counter\n"
+                     "modelplane_agent_batch_passthrough_total %llu\n"
+                     "# TYPE modelplane_agent_batch_refused_total counter\n"
+                     "modelplane_agent_batch_refused_total %llu\n",
+                     (unsigned long long)ls.queued, (unsigned long long)ls.sent,
+                     (unsigned long long)ls.failed, (unsigned long long)ls.dropped,
+                     (unsigned long long)__atomic_load_n(&c->tap_skipped, __ATOMIC_RELAXED),
+                     (unsigned long long)bs.batches, (unsigned long long)bs.requests,
+                     (unsigned long long)bs.passthrough, (unsigned long long)bs.refused) < 0)
+                return NULL;
+        return s;
+}
 
 static bool ctx_ready(void *userdata)
 {
@@ -367,7 +576,7 @@ static char *ctx_metrics(void *userdata)
 {
         struct agent_ctx *c = userdata;
         struct agent_counters k = { 0 };
-        char *s = NULL;
+        char *s = NULL, *more, *all;
 
         if (c->agent)
                 agent_counters(c->agent, &k);
@@ -390,7 +599,12 @@ static char *ctx_metrics(void *userdata)
                      k.downloads_ok, k.downloads_failed, k.downloads_cancelled, k.loads_ok,
                      k.loads_failed, k.unloads, k.retries, k.refused, k.in_flight) < 0)
                 return NULL;
-        return s;
+        more = logger_batcher_metrics(c);
+        if (!more || asprintf(&all, "%s%s", s, more) < 0)
+                all = NULL;
+        free(s);
+        free(more);
+        return all;
 }
 
 /* This pod's name: $POD_NAME (downward API) or $HOSTNAME (a pod's hostname is its name). */
@@ -504,12 +718,130 @@ struct agent_run {
         struct cm_watch *cw;
         struct status_writer *sw;
         struct agent *agent;
+        char **metadata_headers, **annotations; /* the split StringSlice flags */
+        char *annotations_json;
         char default_url[64];
+        char upstream_url[64];
 };
+
+/* A StringSlice flag's values split at commas (Go's pflag), into an owned vector. */
+static int split_list(const char *const *v, size_t n, char ***ret, size_t *ret_n)
+{
+        char **out = calloc((size_t)LIST_MAX * 8 + 1, sizeof(char *));
+        size_t k = 0;
+
+        if (!out)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                for (const char *p = v[i]; *p;) {
+                        size_t l = strcspn(p, ",");
+                        if (k >= (size_t)LIST_MAX * 8) {
+                                ce_strv_free(out);
+                                return -E2BIG;
+                        }
+                        if (l > 0 && !(out[k++] = strndup(p, l))) {
+                                ce_strv_free(out);
+                                return -ENOMEM;
+                        }
+                        p += l + (p[l] == ',');
+                }
+        *ret = out;
+        *ret_n = k;
+        return 0;
+}
+
+/* The request logger (--log-url). Returns 0 or the exit status. */
+static int start_logger(struct agent_run *s, const struct agent_args *args)
+{
+        size_t n_headers = 0, n_annotations = 0;
+        char err[512] = "";
+        int r;
+
+        if (!args->log_url)
+                return 0;
+        r = split_list(args->metadata_headers, args->n_metadata_headers, &s->metadata_headers,
+                       &n_headers);
+        if (r >= 0)
+                r = split_list(args->metadata_annotations, args->n_metadata_annotations,
+                               &s->annotations, &n_annotations);
+        if (r < 0)
+                return log_error_errno(r, "agent: --metadata-headers/--metadata-annotations"), 1;
+        s->annotations_json = ce_annotations_json((const char *const *)s->annotations,
+                                                  n_annotations);
+        r = logger_start(
+                &(struct logger_config){
+                        .url = args->log_url,
+                        .mode = args->log_mode,
+                        .source_uri = args->source_uri,
+                        .inference_service = args->isvc,
+                        .namespace_ = args->ns,
+                        .component = args->component,
+                        .endpoint = args->endpoint,
+                        .metadata_headers = s->metadata_headers,
+                        .n_metadata_headers = n_headers,
+                        .annotations_json = s->annotations_json,
+                        .store_path = args->log_store_path,
+                        .store_format = args->log_store_format,
+                        .ca_cert_file = args->logger_ca ? args->logger_ca : "service-ca.crt",
+                        .tls_skip_verify = args->tls_skip_verify,
+                        .workers = args->log_workers,
+                        .queue_size = args->log_queue,
+                },
+                &s->ctx.logger, err, sizeof(err));
+        if (r == -EOPNOTSUPP) {
+                /* a destination KServe's agent has and this one not: serving goes on */
+                log_error("agent: request logging is OFF: %s", err);
+                return 0;
+        }
+        if (r < 0) {
+                if (err[0])
+                        log_error("agent: %s", err);
+                else
+                        log_error_errno(r, "agent: cannot start the request logger");
+                return 1;
+        }
+        log_info("agent: logging %s to %s (%u workers, queue %u)",
+                 args->log_mode == LOGGER_MODE_ALL       ? "requests and responses"
+                 : args->log_mode == LOGGER_MODE_REQUEST ? "requests"
+                                                         : "responses",
+                 args->log_url, args->log_workers ? args->log_workers : 5,
+                 args->log_queue ? args->log_queue : 100);
+        return 0;
+}
+
+/* The batcher (--enable-batcher). Returns 0 or the exit status. */
+static int start_batcher(struct agent_run *s, const struct agent_args *args)
+{
+        int r;
+
+        if (!args->batcher)
+                return 0;
+        (void)snprintf(s->upstream_url, sizeof(s->upstream_url), "http://127.0.0.1:%u",
+                       args->component_port);
+        r = batcher_start(
+                &(struct batcher_config){
+                        .upstream = s->upstream_url,
+                        .max_batch_size = args->max_batchsize,
+                        .max_latency_ms = args->max_latency,
+                },
+                &s->ctx.batcher);
+        if (r < 0)
+                return log_error_errno(r, "agent: cannot start the batcher"), 1;
+        log_info("agent: batching predict/infer requests: max batch size %u, max latency %u ms",
+                 args->max_batchsize ? args->max_batchsize : 32,
+                 args->max_latency ? args->max_latency : 5000);
+        return 0;
+}
 
 static void agent_run_release(struct agent_run *s)
 {
+        batcher_cancel(s->ctx.batcher);
         s->proxy = proxy_stop(s->proxy);
+        s->ctx.logger = logger_stop(s->ctx.logger);
+        s->ctx.batcher = batcher_stop(s->ctx.batcher);
+        ce_strv_free(s->metadata_headers);
+        ce_strv_free(s->annotations);
+        free(s->annotations_json);
         s->fw = file_watch_stop(s->fw);
         s->cw = cm_watch_stop(s->cw);
         s->sw = status_writer_stop(s->sw); /* one last write of the final state */
@@ -616,6 +948,11 @@ static int start_proxy(struct agent_run *s, const struct agent_args *args)
                         .status = ctx_status,
                         .metrics_path = AGENT_METRICS_PATH,
                         .metrics = ctx_metrics,
+                        .tap = s->ctx.logger ? ctx_tap : NULL,
+                        .tap_skipped = ctx_tap_skipped,
+                        .tap_userdata = &s->ctx,
+                        .batch = s->ctx.batcher ? ctx_batch : NULL,
+                        .batch_userdata = &s->ctx,
                 },
                 &s->proxy);
         if (r < 0) {
@@ -664,8 +1001,8 @@ int cmd_agent(int argc, char **argv)
         if (r != 0)
                 return cli_exit_status(r);
         if (args.ignored[0])
-                log_warn("agent: not implemented, ignored: %s (request logging and batching are "
-                         "not done by this agent; see docs/agent.md)",
+                log_warn("agent: not implemented, ignored: %s (the log marshaller and log "
+                         "batching of blob stores; see docs/agent.md)",
                          args.ignored);
 
         /* start-up, before any thread: nothing in this process changes the environment */
@@ -676,6 +1013,11 @@ int cmd_agent(int argc, char **argv)
                 return 1;
         }
         (void)cli_block_exit_signals(&mask);
+        r = start_logger(&s, &args);
+        if (r == 0)
+                r = start_batcher(&s, &args);
+        if (r != 0)
+                return r;
         if (args.puller) {
                 r = start_puller(&s, &args);
                 if (r != 0)

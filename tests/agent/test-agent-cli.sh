@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # `modelplane agent` takes the exact argument list KServe's pod mutator writes (agent_injector.go:
-# puller, logger and batcher flags, Go's "--flag false" form), names the unimplemented ones in
-# one warning, serves readiness on its port, exits 0 on SIGTERM; a malformed
+# puller, logger and batcher flags, Go's "--flag false" form), starts the logger and the batcher
+# they ask for, names the unimplemented ones (log marshaller, log batching) in one warning, serves readiness on its port, exits 0 on SIGTERM; a malformed
 # SERVING_READINESS_PROBE fails the start with exit 1 and a message naming it.
 set -euo pipefail
 bin=${1:?usage: test-agent-cli.sh MODELPLANE_BINARY}
@@ -18,13 +18,15 @@ SERVING_READINESS_PROBE='{"tcpSocket":{"port":1},"timeoutSeconds":1}' \
         --log-url http://logger.example --source-uri http://src --log-mode all \
         --inference-service sklearn --namespace ns --endpoint default --component predictor \
         --metadata-headers a,b --logger-tls-skip-verify false --enable-batcher --max-batchsize 32 \
-        --max-latency 500 >"$T/out" 2>"$T/err" &
+        --max-latency 500 --log-batch-size 1 --log-batch-interval 0s >"$T/out" 2>"$T/err" &
 pid=$!
 for _ in $(seq 100); do grep -q "listening on" "$T/out" && break; sleep 0.1; done
 port=$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$T/out")
 [ -n "$port" ] && echo "ok 1 - starts with KServe's argument list" || { echo "not ok 1 - no port: $(cat "$T/err")"; exit 1; }
-want="not implemented, ignored: --log-url --source-uri --log-mode --endpoint --component --metadata-headers --logger-tls-skip-verify --enable-batcher --max-batchsize --max-latency"
-grep -qF -- "$want" "$T/err" && echo "ok 2 - one warning names the unimplemented flags" ||
+want="not implemented, ignored: --log-batch-size --log-batch-interval ("
+grep -qF -- "$want" "$T/err" && grep -qF "logging requests and responses to http://logger.example" "$T/err" &&
+        grep -qF "max batch size 32, max latency 500 ms" "$T/err" &&
+        echo "ok 2 - logger and batcher on; one warning names the unimplemented flags" ||
         { echo "not ok 2 - warning: $(grep ignored "$T/err")"; exit 1; }
 code=$(curl -s -o /dev/null -w '%{http_code}' -H 'K-Network-Probe: queue' "http://127.0.0.1:$port/")
 [ "$code" = 503 ] && echo "ok 3 - not ready while the model server's probe fails (503)" ||

@@ -313,3 +313,107 @@ Test(proxy, upstream_down_is_502)
         close(fd);
         proxy_stop(p2);
 }
+
+/* ---- the logger's tap and the batcher's hook ---- */
+
+static pthread_mutex_t tap_lock = PTHREAD_MUTEX_INITIALIZER;
+static char tapped[4][256], tapped_id[4][128];
+static bool tapped_resp[4];
+static atomic_int n_tapped;
+
+static void tap(void *u, const struct proxy_tap_msg *m)
+{
+        int i;
+
+        (void)u;
+        pthread_mutex_lock(&tap_lock);
+        i = atomic_load(&n_tapped);
+        if (i < 4) {
+                snprintf(tapped[i], sizeof(tapped[i]), "%.*s", (int)m->body_len, m->body);
+                snprintf(tapped_id[i], sizeof(tapped_id[i]), "%s", m->id);
+                tapped_resp[i] = m->response;
+                atomic_store(&n_tapped, i + 1);
+        }
+        pthread_mutex_unlock(&tap_lock);
+}
+
+static int batch(void *u, const char *path, const char *body, size_t len, unsigned *ret_code,
+                 char **ret_body)
+{
+        (void)u;
+        if (strcmp(path, "/batched") != 0)
+                return -EMEDIUMTYPE;
+        *ret_code = 200;
+        return asprintf(ret_body, "{\"got\":\"%.*s\"}", (int)len, body) < 0 ? -ENOMEM : 0;
+}
+
+/* The response is tapped after its last byte went to the client: wait for it. */
+static int wait_tapped(int n)
+{
+        for (int i = 0; i < 2000 && atomic_load(&n_tapped) < n; i++)
+                usleep(1000);
+        return atomic_load(&n_tapped);
+}
+
+static void setup_hooks(void)
+{
+        cr_assert_eq(pipe(release_pipe), 0);
+        up_fd = loopback_listen(&up_port);
+        atomic_store(&up_accepts, 0);
+        atomic_store(&n_tapped, 0);
+        atomic_store(&ready_flag, true);
+        pthread_create(&up_thread, NULL, upstream, NULL);
+        cr_assert_eq(proxy_start(&(struct proxy_config){ .address = "127.0.0.1",
+                                                         .upstream_host = "127.0.0.1",
+                                                         .upstream_port = up_port,
+                                                         .ready = is_ready,
+                                                         .tap = tap,
+                                                         .batch = batch },
+                                 &proxy),
+                     0);
+}
+
+TestSuite(proxy_hooks, .init = setup_hooks, .fini = teardown);
+
+Test(proxy_hooks, tap_sees_payloads_without_chunk_framing_and_one_id)
+{
+        char *r = roundtrip("PUT /x HTTP/1.1\r\nHost: h\r\nX-Request-Id: rid-1\r\n"
+                            "Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n");
+
+        cr_assert(strstr(r, "HTTP/1.1 200 OK"), "%s", r);
+        cr_assert_eq(wait_tapped(2), 2);
+        cr_assert(!tapped_resp[0] && tapped_resp[1]);
+        cr_assert_str_eq(tapped[0], "abcde");
+        /* the upstream echoes the request it got: the response body starts with its head */
+        cr_assert(strncmp(tapped[1], "PUT /x HTTP/1.1\r\n", 17) == 0, "%s", tapped[1]);
+        cr_assert_str_eq(tapped_id[0], "rid-1");
+        cr_assert_str_eq(tapped_id[1], "rid-1");
+        free(r);
+        r = roundtrip("GET /y HTTP/1.1\r\nHost: h\r\nCe-Id: ce-9\r\nX-Request-Id: no\r\n\r\n");
+        cr_assert_eq(wait_tapped(4), 4);
+        cr_assert_str_eq(tapped_id[2], "ce-9");
+        free(r);
+}
+
+Test(proxy_hooks, batch_answers_or_passes_through_with_one_100_continue)
+{
+        char *r = roundtrip("POST /batched HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc");
+
+        cr_assert(strstr(r, "HTTP/1.1 200 OK"), "%s", r);
+        cr_assert(strstr(r, "\r\n\r\n{\"got\":\"abc\"}"), "%s", r);
+        cr_assert_eq(atomic_load(&up_accepts), 0, "a batched answer went upstream");
+        cr_assert_eq(wait_tapped(2), 2, "the batched exchange is tapped too");
+        cr_assert_str_eq(tapped[1], "{\"got\":\"abc\"}");
+        free(r);
+
+        /* not batched: read whole, then passed on with a Content-Length, 100 sent once */
+        int fd = dial();
+        send_str(fd, "POST /other HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\n"
+                     "Transfer-Encoding: chunked\r\n\r\n4\r\nwxyz\r\n0\r\n\r\n");
+        r = read_response(fd, "wxyz");
+        close(fd);
+        cr_assert(strncmp(r, "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK", 40) == 0, "%s", r);
+        cr_assert_null(strstr(r + 10, "100 Continue"), "%s", r);
+        cr_assert(strstr(r, "Content-Length: 4\r\n"), "%s", r);
+        free(r);
+}

@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "agent/cloudevent.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "util/base64.h"
+#include "util/buf.h"
+#include "util/time-util.h"
+
+void ce_strv_free(char **v)
+{
+        for (size_t i = 0; v && v[i]; i++)
+                free(v[i]);
+        free(v);
+}
+
+void ce_format_time(uint64_t usec, char buf[static 32])
+{
+        if (format_micro_time(usec, buf, 32) < 0)
+                (void)snprintf(buf, 32, "1970-01-01T00:00:00.000000Z");
+}
+
+char *ce_header_encode(const char *s)
+{
+        struct buf b = BUF_INIT(SIZE_MAX / 4);
+
+        if (buf_puts(&b, "") < 0)
+                return NULL;
+        for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+                int r = *c < 0x20 || *c == 0x7f ? buf_printf(&b, "%%%02X", *c)
+                                                : buf_putc(&b, (char)*c);
+                if (r < 0) {
+                        buf_release(&b);
+                        return NULL;
+                }
+        }
+        return b.p;
+}
+
+static bool set(const char *s)
+{
+        return s && *s;
+}
+
+/* Appends "Name: encoded value" to @v at *n. */
+static int add(char **v, size_t *n, const char *name, const char *value)
+{
+        char *enc = ce_header_encode(value), *line = NULL;
+
+        if (!enc)
+                return -ENOMEM;
+        if (asprintf(&line, "%s: %s", name, enc) < 0)
+                line = NULL;
+        free(enc);
+        if (!line)
+                return -ENOMEM;
+        v[(*n)++] = line;
+        return 0;
+}
+
+static const char *or_empty(const char *s)
+{
+        return s ? s : "";
+}
+
+int ce_http_headers(const struct ce_event *ev, char ***ret)
+{
+        char t[32], rt[32];
+        char **v;
+        size_t n = 0;
+        int r = 0;
+
+        if (!set(ev->id) || !set(ev->type) || !set(ev->source))
+                return -EINVAL;
+        if (set(ev->content_type) && strpbrk(ev->content_type, "\r\n"))
+                return -EINVAL; /* an ordinary header: not encoded, but never a line break */
+        ce_format_time(ev->time_usec, t);
+        ce_format_time(ev->recorded_usec, rt);
+        /* KServe sets the four extensions even when empty; an empty header is legal and the SDKs
+         * read it as "" */
+        const char *const h[][2] = {
+                { "Ce-Specversion", "1.0" },
+                { "Ce-Id", ev->id },
+                { "Ce-Source", ev->source },
+                { "Ce-Type", ev->type },
+                { "Ce-Time", t },
+                { "Ce-Recordedtime", rt },
+                { "Ce-Inferenceservicename", or_empty(ev->inference_service) },
+                { "Ce-Namespace", or_empty(ev->namespace_) },
+                { "Ce-Component", or_empty(ev->component) },
+                { "Ce-Endpoint", or_empty(ev->endpoint) },
+                { "Ce-Metadata", set(ev->metadata_json) ? ev->metadata_json : "{}" },
+                { "Ce-Annotations", ev->annotations_json },
+        };
+        v = calloc(ELEMENTSOF(h) + 2, sizeof(char *));
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0; i < ELEMENTSOF(h) && r >= 0; i++)
+                if (set(h[i][1]) || !streq(h[i][0], "Ce-Annotations"))
+                        r = add(v, &n, h[i][0], h[i][1]);
+        if (r >= 0 && set(ev->content_type) &&
+            asprintf(&v[n], "Content-Type: %s", ev->content_type) < 0) {
+                v[n] = NULL;
+                r = -ENOMEM;
+        }
+        if (r < 0) {
+                ce_strv_free(v);
+                return r;
+        }
+        *ret = v;
+        return 0;
+}
+
+/* An object from JSON text, or NULL. */
+static json_t *obj(const char *text)
+{
+        json_t *j = set(text) ? json_loads(text, 0, NULL) : NULL;
+
+        if (j && !json_is_object(j)) {
+                json_decref(j);
+                return NULL;
+        }
+        return j;
+}
+
+static int put_str(json_t *o, const char *k, const char *v)
+{
+        return set(v) ? json_object_set_new(o, k, json_string(v)) : 0;
+}
+
+char *ce_record_json(const struct ce_event *ev)
+{
+        json_t *o = json_object(), *md = obj(ev->metadata_json), *an = obj(ev->annotations_json);
+        char *b64 = base64_encode(ev->body ? ev->body : "", ev->body_len), t[32], *s = NULL;
+        int r = o && b64 ? 0 : -1;
+
+        ce_format_time(ev->time_usec, t);
+        if (r == 0)
+                r = put_str(o, "url", ev->log_url) | put_str(o, "bytes", b64) |
+                    put_str(o, "contentType", ev->content_type) | put_str(o, "reqType", ev->type) |
+                    put_str(o, "id", ev->id) | put_str(o, "sourceUri", ev->source) |
+                    put_str(o, "inferenceService", ev->inference_service) |
+                    put_str(o, "namespace", ev->namespace_) |
+                    put_str(o, "component", ev->component) | put_str(o, "endpoint", ev->endpoint);
+        if (r == 0 && md && json_object_size(md) > 0)
+                r = json_object_set(o, "metadata", md);
+        if (r == 0 && an && json_object_size(an) > 0)
+                r = json_object_set(o, "annotations", an);
+        if (r == 0)
+                r = put_str(o, "certName", ev->cert_name);
+        if (r == 0 && ev->tls_skip_verify)
+                r = json_object_set_new(o, "tlsSkipVerify", json_true());
+        if (r == 0)
+                r = json_object_set_new(o, "occurrenceTime", json_string(t));
+        if (r == 0)
+                s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        json_decref(o);
+        json_decref(md);
+        json_decref(an);
+        free(b64);
+        return s;
+}
+
+const char *ce_record_csv_header(void)
+{
+        return "url,bytes,contentType,reqType,id,sourceUri,inferenceService,namespace,component,"
+               "endpoint,metadata,annotations,certName,tlsSkipVerify\n";
+}
+
+/* One CSV field: quoted when it holds a comma, quote, CR or LF (RFC 4180), as Go's csv. */
+static int csv_field(struct buf *b, const char *s, bool last)
+{
+        int r = 0;
+
+        s = s ? s : "";
+        if (!strpbrk(s, ",\"\r\n") && !(s[0] == ' ' || s[0] == '\t'))
+                r = buf_puts(b, s);
+        else {
+                r = buf_putc(b, '"');
+                for (const char *c = s; *c && r >= 0; c++)
+                        r = *c == '"' ? buf_puts(b, "\"\"") : buf_putc(b, *c);
+                if (r >= 0)
+                        r = buf_putc(b, '"');
+        }
+        if (r >= 0)
+                r = buf_putc(b, last ? '\n' : ',');
+        return r;
+}
+
+/* Compact JSON of an object given as text ("" when absent or not an object). Owned. */
+static char *compact(const char *text)
+{
+        json_t *j = obj(text);
+        char *s = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : strdup("");
+
+        json_decref(j);
+        return s;
+}
+
+char *ce_record_csv(const struct ce_event *ev)
+{
+        struct buf b = BUF_INIT(SIZE_MAX / 4);
+        char *b64 = base64_encode(ev->body ? ev->body : "", ev->body_len);
+        char *md = compact(ev->metadata_json), *an = compact(ev->annotations_json);
+        const char *f[] = { ev->log_url,
+                            b64,
+                            ev->content_type,
+                            ev->type,
+                            ev->id,
+                            ev->source,
+                            ev->inference_service,
+                            ev->namespace_,
+                            ev->component,
+                            ev->endpoint,
+                            md,
+                            an,
+                            ev->cert_name,
+                            ev->tls_skip_verify ? "true" : "false" };
+        int r = b64 && md && an ? 0 : -ENOMEM;
+
+        for (size_t i = 0; i < ELEMENTSOF(f) && r >= 0; i++)
+                r = csv_field(&b, f[i], i + 1 == ELEMENTSOF(f));
+        free(b64);
+        free(md);
+        free(an);
+        if (r < 0) {
+                buf_release(&b);
+                return NULL;
+        }
+        return b.p;
+}
+
+/* Go's http.CanonicalHeaderKey: the first letter and each letter after '-' upper case. */
+static void canonical(char *s)
+{
+        bool up = true;
+
+        for (char *c = s; *c; c++) {
+                if (*c >= 'a' && *c <= 'z' && up)
+                        *c = (char)(*c - 'a' + 'A');
+                else if (*c >= 'A' && *c <= 'Z' && !up)
+                        *c = (char)(*c - 'A' + 'a');
+                up = *c == '-';
+        }
+}
+
+char *ce_metadata_json(const char *const *allow, size_t n_allow, const char *const *names,
+                       const char *const *values, size_t n)
+{
+        json_t *o = json_object();
+        char *s = NULL;
+        int r = o ? 0 : -1;
+
+        for (size_t i = 0; i < n && r == 0; i++) {
+                bool allowed = false;
+                char key[256];
+                json_t *arr;
+
+                for (size_t k = 0; k < n_allow && !allowed; k++)
+                        allowed = strcasecmp(allow[k], names[i]) == 0;
+                if (!allowed || strlen(names[i]) >= sizeof(key))
+                        continue;
+                (void)snprintf(key, sizeof(key), "%s", names[i]);
+                canonical(key);
+                arr = json_object_get(o, key);
+                if (!arr) {
+                        arr = json_array();
+                        r = json_object_set_new(o, key, arr);
+                }
+                if (r == 0)
+                        r = json_array_append_new(arr, json_string(values[i]));
+        }
+        if (r == 0)
+                s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_SORT_KEYS);
+        json_decref(o);
+        return s;
+}
+
+char *ce_annotations_json(const char *const *items, size_t n)
+{
+        json_t *o = json_object();
+        char *s = NULL;
+        int r = o ? 0 : -1;
+
+        for (size_t i = 0; i < n && r == 0; i++) {
+                const char *eq = strchr(items[i], '=');
+                char *k;
+
+                if (!eq)
+                        continue;
+                k = strndup(items[i], (size_t)(eq - items[i]));
+                r = k ? json_object_set_new(o, k, json_string(eq + 1)) : -1;
+                free(k);
+        }
+        if (r == 0 && json_object_size(o) > 0)
+                s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+        json_decref(o);
+        return s;
+}

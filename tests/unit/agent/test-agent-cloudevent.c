@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* agent/cloudevent.h: the request logger's CloudEvent headers and store records. */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/cloudevent.h"
+#include "util/base64.h"
+
+static const struct ce_event base = {
+        .id = "req-1",
+        .type = CE_TYPE_REQUEST,
+        .source = "http://iris-predictor.default/",
+        .time_usec = 1796616000123456ULL, /* 2026-12-07T04:00:00.123456Z */
+        .recorded_usec = 1796616001000000ULL,
+        .content_type = "application/json",
+        .inference_service = "iris",
+        .namespace_ = "default",
+        .component = "predictor",
+        .endpoint = "default",
+        .metadata_json = "{\"X-User\":[\"alice\"]}",
+        .annotations_json = "{\"team\":\"ml\"}",
+        .body = "{\"inputs\":[]}",
+        .body_len = 13,
+};
+
+static const char *find(char **v, const char *prefix)
+{
+        for (size_t i = 0; v[i]; i++)
+                if (strncmp(v[i], prefix, strlen(prefix)) == 0)
+                        return v[i] + strlen(prefix);
+        return NULL;
+}
+
+Test(cloudevent, binary_mode_headers)
+{
+        char **v = NULL;
+
+        cr_assert_eq(ce_http_headers(&base, &v), 0);
+        cr_assert_str_eq(find(v, "Ce-Specversion: "), "1.0");
+        cr_assert_str_eq(find(v, "Ce-Id: "), "req-1");
+        cr_assert_str_eq(find(v, "Ce-Source: "), "http://iris-predictor.default/");
+        cr_assert_str_eq(find(v, "Ce-Type: "), "org.kubeflow.serving.inference.request");
+        cr_assert_str_eq(find(v, "Ce-Time: "), "2026-12-07T04:00:00.123456Z");
+        cr_assert_str_eq(find(v, "Ce-Recordedtime: "), "2026-12-07T04:00:01.000000Z");
+        cr_assert_str_eq(find(v, "Ce-Inferenceservicename: "), "iris");
+        cr_assert_str_eq(find(v, "Ce-Namespace: "), "default");
+        cr_assert_str_eq(find(v, "Ce-Component: "), "predictor");
+        cr_assert_str_eq(find(v, "Ce-Endpoint: "), "default");
+        /* as KServe's agent (sdk-go) sends them: not percent-encoded */
+        cr_assert_str_eq(find(v, "Ce-Metadata: "), "{\"X-User\":[\"alice\"]}");
+        cr_assert_str_eq(find(v, "Ce-Annotations: "), "{\"team\":\"ml\"}");
+        cr_assert_str_eq(find(v, "Content-Type: "), "application/json");
+        ce_strv_free(v);
+}
+
+Test(cloudevent, empty_extensions_and_no_annotations)
+{
+        struct ce_event ev = base;
+        char **v = NULL;
+
+        ev.inference_service = NULL;
+        ev.annotations_json = NULL;
+        ev.metadata_json = NULL;
+        ev.content_type = NULL;
+        cr_assert_eq(ce_http_headers(&ev, &v), 0);
+        cr_assert_str_eq(find(v, "Ce-Inferenceservicename: "), "");
+        cr_assert_str_eq(find(v, "Ce-Metadata: "), "{}");
+        cr_assert_null(find(v, "Ce-Annotations: "));
+        cr_assert_null(find(v, "Content-Type: "));
+        ce_strv_free(v);
+}
+
+Test(cloudevent, refused_events)
+{
+        struct ce_event ev = base;
+        char **v = NULL;
+
+        ev.id = "";
+        cr_assert_eq(ce_http_headers(&ev, &v), -EINVAL);
+        ev = base;
+        ev.source = NULL;
+        cr_assert_eq(ce_http_headers(&ev, &v), -EINVAL);
+        ev = base;
+        ev.type = NULL;
+        cr_assert_eq(ce_http_headers(&ev, &v), -EINVAL);
+        ev = base;
+        ev.content_type = "application/json\r\nX-Injected: 1";
+        cr_assert_eq(ce_http_headers(&ev, &v), -EINVAL);
+}
+
+Test(cloudevent, control_characters_never_break_a_header)
+{
+        struct ce_event ev = base;
+        char **v = NULL;
+
+        ev.id = "a\r\nX-Injected: 1";
+        ev.endpoint = "tab\there\x7f";
+        cr_assert_eq(ce_http_headers(&ev, &v), 0);
+        cr_assert_str_eq(find(v, "Ce-Id: "), "a%0D%0AX-Injected: 1");
+        cr_assert_str_eq(find(v, "Ce-Endpoint: "), "tab%09here%7F");
+        for (size_t i = 0; v[i]; i++)
+                cr_assert_null(strpbrk(v[i], "\r\n"));
+        ce_strv_free(v);
+}
+
+Test(cloudevent, json_record_as_kserve_marshals_it)
+{
+        struct ce_event ev = base;
+        AUTOFREE char *s = NULL;
+        json_t *j;
+        char *body = NULL;
+        size_t len = 0;
+
+        ev.log_url = "file:///logs";
+        s = ce_record_json(&ev);
+        cr_assert_not_null(s);
+        j = json_loads(s, 0, NULL);
+        cr_assert_not_null(j);
+        cr_assert_str_eq(json_string_value(json_object_get(j, "id")), "req-1");
+        cr_assert_str_eq(json_string_value(json_object_get(j, "reqType")), CE_TYPE_REQUEST);
+        cr_assert_str_eq(json_string_value(json_object_get(j, "inferenceService")), "iris");
+        cr_assert_str_eq(json_string_value(json_object_get(j, "sourceUri")), base.source);
+        cr_assert_str_eq(json_string_value(json_object_get(j, "url")), "file:///logs");
+        cr_assert_str_eq(json_string_value(json_object_get(j, "occurrenceTime")),
+                         "2026-12-07T04:00:00.123456Z");
+        cr_assert_str_eq(json_string_value(json_array_get(
+                                 json_object_get(json_object_get(j, "metadata"), "X-User"), 0)),
+                         "alice");
+        cr_assert_eq(base64_decode(json_string_value(json_object_get(j, "bytes")), &body, &len), 0);
+        cr_assert_eq(len, 13);
+        cr_assert(memcmp(body, "{\"inputs\":[]}", 13) == 0);
+        /* omitempty as Go: no tlsSkipVerify, no certName */
+        cr_assert_null(json_object_get(j, "tlsSkipVerify"));
+        cr_assert_null(json_object_get(j, "certName"));
+        free(body);
+        json_decref(j);
+}
+
+Test(cloudevent, csv_record_quotes_as_rfc4180)
+{
+        struct ce_event ev = base;
+        AUTOFREE char *s = NULL;
+
+        ev.endpoint = "a,\"b\"";
+        ev.metadata_json = "not json";
+        s = ce_record_csv(&ev);
+        cr_assert_not_null(s);
+        cr_assert(strstr(s, ",\"a,\"\"b\"\"\",") != NULL, "%s", s);
+        /* bad metadata JSON: an empty column, as KServe's for an unmarshalable map */
+        cr_assert(strstr(s, "\"a,\"\"b\"\"\",,\"{\"\"team\"\":\"\"ml\"\"}\",,false\n") != NULL,
+                  "%s", s);
+        cr_assert(strncmp(ce_record_csv_header(), "url,bytes,contentType,reqType,id,", 33) == 0);
+}
+
+Test(cloudevent, metadata_headers_canonical_and_allow_listed)
+{
+        const char *allow[] = { "x-user", "X-TENANT" };
+        const char *names[] = { "X-User", "x-tenant", "X-Other", "x-user" };
+        const char *values[] = { "alice", "t1", "no", "bob" };
+        AUTOFREE char *s = ce_metadata_json(allow, 2, names, values, 4);
+        AUTOFREE char *none = ce_metadata_json(NULL, 0, names, values, 4);
+
+        cr_assert_str_eq(s, "{\"X-Tenant\":[\"t1\"],\"X-User\":[\"alice\",\"bob\"]}");
+        cr_assert_str_eq(none, "{}");
+}
+
+Test(cloudevent, annotations_from_kv_items)
+{
+        const char *items[] = { "team=ml", "bad", "env=a=b", "=x" };
+        AUTOFREE char *s = ce_annotations_json(items, 4);
+
+        cr_assert_str_eq(s, "{\"\":\"x\",\"env\":\"a=b\",\"team\":\"ml\"}");
+        cr_assert_null(ce_annotations_json(items + 1, 1));
+}
