@@ -28,64 +28,90 @@ static int set_field(char **field, const char *v, size_t n)
         return *field ? 0 : -ENOMEM;
 }
 
+/* What a connection string says besides the account's fields. */
+struct conn_extra {
+        char *proto, *suffix;
+        bool dev;
+};
+
+/* One KEY=VALUE of a connection string (unknown keys are ignored). */
+static int conn_field(struct azure_conn *c, struct conn_extra *x, const char *k, size_t kn,
+                      const char *v, size_t vn)
+{
+#define KEY_IS(name) (kn == strlen(name) && strncasecmp(k, name, kn) == 0)
+        if (KEY_IS("AccountName"))
+                return set_field(&c->account, v, vn);
+        if (KEY_IS("AccountKey"))
+                return set_field(&c->key, v, vn);
+        if (KEY_IS("BlobEndpoint"))
+                return set_field(&c->endpoint, v, vn);
+        if (KEY_IS("DefaultEndpointsProtocol"))
+                return set_field(&x->proto, v, vn);
+        if (KEY_IS("EndpointSuffix"))
+                return set_field(&x->suffix, v, vn);
+        if (KEY_IS("UseDevelopmentStorage"))
+                x->dev = vn == 4 && strncasecmp(v, "true", 4) == 0;
+#undef KEY_IS
+        return 0;
+}
+
+/* UseDevelopmentStorage=true: Azurite's documented well-known account, where none is given. */
+static int conn_development(struct azure_conn *c)
+{
+        int r = 0;
+
+        if (!c->account)
+                r = set_field(&c->account, "devstoreaccount1", 16);
+        if (r >= 0 && !c->key)
+                r = set_field(&c->key,
+                              "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6"
+                              "tq/K1SZFPTOtr/KBHBeksoGMGw==",
+                              88);
+        if (r >= 0 && !c->endpoint)
+                r = set_field(&c->endpoint, "http://127.0.0.1:10000/devstoreaccount1", 39);
+        return r;
+}
+
+/* The endpoint: given, or built from the suffix; without a trailing '/'. */
+static int conn_endpoint(struct azure_conn *c, const struct conn_extra *x)
+{
+        if (!c->endpoint && c->account && x->suffix &&
+            asprintf(&c->endpoint, "%s://%s.blob.%s", x->proto ? x->proto : "https", c->account,
+                     x->suffix) < 0) {
+                c->endpoint = NULL;
+                return -ENOMEM;
+        }
+        if (c->endpoint)
+                for (size_t n = strlen(c->endpoint); n > 0 && c->endpoint[n - 1] == '/'; n--)
+                        c->endpoint[n - 1] = 0;
+        return 0;
+}
+
 int azure_connection_string_parse(const char *s, struct azure_conn *ret)
 {
         struct azure_conn c = { 0 };
-        AUTOFREE char *proto = NULL, *suffix = NULL;
-        bool dev = false;
+        struct conn_extra x = { 0 };
         int r = 0;
 
         for (const char *p = s; *p && r >= 0;) {
                 size_t n = strcspn(p, ";");
                 const char *eq = memchr(p, '=', n);
-                size_t kn = eq ? (size_t)(eq - p) : 0;
-                const char *v = eq ? eq + 1 : NULL;
-                size_t vn = eq ? n - kn - 1 : 0;
 
-                if (n > 0 && (!eq || kn == 0))
+                if (n > 0 && (!eq || eq == p))
                         r = -EINVAL;
-#define KEY_IS(k) (kn == strlen(k) && strncasecmp(p, k, kn) == 0)
-                else if (n == 0)
-                        ;
-                else if (KEY_IS("AccountName"))
-                        r = set_field(&c.account, v, vn);
-                else if (KEY_IS("AccountKey"))
-                        r = set_field(&c.key, v, vn);
-                else if (KEY_IS("BlobEndpoint"))
-                        r = set_field(&c.endpoint, v, vn);
-                else if (KEY_IS("DefaultEndpointsProtocol"))
-                        r = set_field(&proto, v, vn);
-                else if (KEY_IS("EndpointSuffix"))
-                        r = set_field(&suffix, v, vn);
-                else if (KEY_IS("UseDevelopmentStorage"))
-                        dev = vn == 4 && strncasecmp(v, "true", 4) == 0;
-#undef KEY_IS
+                else if (n > 0)
+                        r = conn_field(&c, &x, p, (size_t)(eq - p), eq + 1,
+                                       n - (size_t)(eq - p) - 1);
                 p += n;
                 if (*p == ';')
                         p++;
         }
-        if (r >= 0 && dev) {
-                /* Azurite's documented well-known account */
-                if (!c.account)
-                        r = set_field(&c.account, "devstoreaccount1", 16);
-                if (r >= 0 && !c.key)
-                        r = set_field(&c.key,
-                                      "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6"
-                                      "tq/K1SZFPTOtr/KBHBeksoGMGw==",
-                                      88);
-                if (r >= 0 && !c.endpoint)
-                        r = set_field(&c.endpoint, "http://127.0.0.1:10000/devstoreaccount1", 39);
-        }
-        if (r >= 0 && !c.endpoint && c.account && suffix) {
-                if (asprintf(&c.endpoint, "%s://%s.blob.%s", proto ? proto : "https", c.account,
-                             suffix) < 0) {
-                        c.endpoint = NULL;
-                        r = -ENOMEM;
-                }
-        }
-        if (r >= 0 && c.endpoint)
-                for (size_t n = strlen(c.endpoint); n > 0 && c.endpoint[n - 1] == '/'; n--)
-                        c.endpoint[n - 1] = 0;
+        if (r >= 0 && x.dev)
+                r = conn_development(&c);
+        if (r >= 0)
+                r = conn_endpoint(&c, &x);
+        free(x.proto);
+        free(x.suffix);
         if (r < 0) {
                 azure_conn_release(&c);
                 return r;
@@ -103,7 +129,11 @@ static int put_decoded(struct buf *b, const char *s, size_t n)
                 int hi, lo;
 
                 if (s[i] != '%') {
-                        r = buf_putc(b, s[i] == '+' ? ' ' : s[i]);
+                        char ch = s[i];
+
+                        if (ch == '+')
+                                ch = ' ';
+                        r = buf_putc(b, ch);
                         continue;
                 }
                 if (n - i < 3)
@@ -120,7 +150,9 @@ static int put_decoded(struct buf *b, const char *s, size_t n)
 
 static char lower(char c)
 {
-        return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+        if (c >= 'A' && c <= 'Z')
+                return (char)(c + ('a' - 'A'));
+        return c;
 }
 
 struct qparam {
@@ -140,28 +172,18 @@ static int qparam_cmp(const void *a, const void *b)
 
 #define QUERY_PARAMS_MAX 16
 
-int azure_string_to_sign(const char *account, const char *url, const char *date,
-                         const char *version, char **ret)
+/* The query parameters of @query (may be NULL; up to a '#') into @qs. Returns how many, -EINVAL
+ * past QUERY_PARAMS_MAX. */
+static int query_params(const char *query, struct qparam qs[QUERY_PARAMS_MAX])
 {
-        CLEANUP(buf_release) struct buf b = BUF_INIT(16384);
-        struct qparam qs[QUERY_PARAMS_MAX];
-        const char *host = strstr(url, "://"), *path, *query;
-        size_t plen, nq = 0;
-        int r;
+        int nq = 0;
 
-        if (!host)
-                return -EINVAL;
-        path = host + 3 + strcspn(host + 3, "/?#");
-        if (*path != '/')
-                return -EINVAL;
-        plen = strcspn(path, "?#");
-        query = path[plen] == '?' ? path + plen + 1 : NULL;
         for (const char *p = query; p && *p && *p != '#';) {
                 size_t n = strcspn(p, "&#");
                 const char *eq = memchr(p, '=', n);
 
                 if (n > 0) {
-                        if (nq >= QUERY_PARAMS_MAX)
+                        if (nq >= (int)QUERY_PARAMS_MAX)
                                 return -EINVAL;
                         qs[nq].name = p;
                         qs[nq].nlen = eq ? (size_t)(eq - p) : n;
@@ -173,20 +195,51 @@ int azure_string_to_sign(const char *account, const char *url, const char *date,
                 if (*p == '&')
                         p++;
         }
+        return nq;
+}
+
+/* The canonicalized resource's parameters: "\nname:decoded value", names lower-cased, sorted. */
+static int put_params(struct buf *b, struct qparam *qs, size_t nq)
+{
+        int r = 0;
+
         qsort(qs, nq, sizeof(qs[0]), qparam_cmp);
+        for (size_t i = 0; i < nq && r >= 0; i++) {
+                r = buf_putc(b, '\n');
+                for (size_t k = 0; k < qs[i].nlen && r >= 0; k++)
+                        r = buf_putc(b, lower(qs[i].name[k]));
+                if (r >= 0)
+                        r = buf_putc(b, ':');
+                if (r >= 0)
+                        r = put_decoded(b, qs[i].value, qs[i].vlen);
+        }
+        return r;
+}
+
+int azure_string_to_sign(const char *account, const char *url, const char *date,
+                         const char *version, char **ret)
+{
+        CLEANUP(buf_release) struct buf b = BUF_INIT(16384);
+        struct qparam qs[QUERY_PARAMS_MAX];
+        const char *host = strstr(url, "://"), *path;
+        size_t plen;
+        int nq, r;
+
+        if (!host)
+                return -EINVAL;
+        path = host + 3 + strcspn(host + 3, "/?#");
+        if (*path != '/')
+                return -EINVAL;
+        plen = strcspn(path, "?#");
+        nq = query_params(path[plen] == '?' ? path + plen + 1 : NULL, qs);
+        if (nq < 0)
+                return nq;
         /* VERB, then Content-Encoding, -Language, -Length, -MD5, -Type, Date, If-Modified-Since,
          * If-Match, If-None-Match, If-Unmodified-Since, Range: all empty for our GETs */
         r = buf_printf(&b, "GET\n\n\n\n\n\n\n\n\n\n\n\nx-ms-date:%s\nx-ms-version:%s\n/%s%.*s",
                        date, version, account, (int)plen, path);
-        for (size_t i = 0; i < nq && r >= 0; i++) {
-                r = buf_putc(&b, '\n');
-                for (size_t k = 0; k < qs[i].nlen && r >= 0; k++)
-                        r = buf_putc(&b, (char)lower(qs[i].name[k]));
-                if (r >= 0)
-                        r = buf_putc(&b, ':');
-                if (r >= 0)
-                        r = put_decoded(&b, qs[i].value, qs[i].vlen);
-        }
+        if (r >= 0)
+                r = put_params(&b, qs, (size_t)nq);
         if (r < 0)
                 return r;
         *ret = strdup(buf_str(&b));

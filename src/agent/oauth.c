@@ -95,7 +95,7 @@ int jwt_signing_input(const struct sa_key *k, const char *scope, int64_t iat, ch
         json_auto_t *header = json_pack("{s:s, s:s}", "alg", "RS256", "typ", "JWT");
         json_auto_t *claims = json_pack("{s:s, s:s, s:s, s:I, s:I}", "iss", k->client_email,
                                         "scope", scope, "aud", k->token_uri, "iat", (json_int_t)iat,
-                                        "exp", (json_int_t)(iat + JWT_LIFETIME_SEC));
+                                        "exp", (json_int_t)iat + JWT_LIFETIME_SEC);
         AUTOFREE char *h = NULL, *c = NULL;
 
         if (!header || !claims)

@@ -246,6 +246,34 @@ int s3_list_parse(const char *xml, size_t len, struct s3_list *l)
         return 0;
 }
 
+/* One <Blob> element's text (text, tlen): its name, Content-Length and Content-MD5 listed. */
+static int azure_blob_add(const char *text, size_t tlen, struct s3_list *l)
+{
+        const char *ntext, *stext, *mtext;
+        size_t nlen, slen, mlen;
+        uint64_t size = S3_SIZE_UNKNOWN;
+        char *name, *md5 = NULL;
+        int r = 0;
+
+        if (!find_element(text, text + tlen, "Name", &ntext, &nlen))
+                return -EBADMSG;
+        if (find_element(text, text + tlen, "Content-Length", &stext, &slen))
+                size = parse_size(stext, slen);
+        if (l->n_keys >= S3_LIST_KEYS_MAX)
+                return -E2BIG;
+        if (find_element(text, text + tlen, "Content-MD5", &mtext, &mlen) && mlen > 0) {
+                md5 = decode_text(mtext, mlen, &r);
+                if (!md5)
+                        return r;
+        }
+        name = decode_text(ntext, nlen, &r);
+        if (!name) {
+                free(md5);
+                return r;
+        }
+        return s3_list_add(l, name, size, md5);
+}
+
 int azure_list_parse(const char *xml, size_t len, struct s3_list *l)
 {
         const char *end = xml + len, *p = xml, *text, *cend, *blobs_end;
@@ -259,28 +287,7 @@ int azure_list_parse(const char *xml, size_t len, struct s3_list *l)
         if (blobs_end)
                 p = text;
         while (blobs_end && (cend = find_element(p, blobs_end, "Blob", &text, &tlen))) {
-                const char *ntext, *stext, *mtext;
-                size_t nlen, slen, mlen;
-                uint64_t size = S3_SIZE_UNKNOWN;
-                char *name, *md5 = NULL;
-
-                if (!find_element(text, text + tlen, "Name", &ntext, &nlen))
-                        return -EBADMSG;
-                if (find_element(text, text + tlen, "Content-Length", &stext, &slen))
-                        size = parse_size(stext, slen);
-                if (l->n_keys >= S3_LIST_KEYS_MAX)
-                        return -E2BIG;
-                if (find_element(text, text + tlen, "Content-MD5", &mtext, &mlen) && mlen > 0) {
-                        md5 = decode_text(mtext, mlen, &r);
-                        if (!md5)
-                                return r;
-                }
-                name = decode_text(ntext, nlen, &r);
-                if (!name) {
-                        free(md5);
-                        return r;
-                }
-                r = s3_list_add(l, name, size, md5);
+                r = azure_blob_add(text, tlen, l);
                 if (r < 0)
                         return r;
                 p = cend;
