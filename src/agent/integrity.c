@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/base64.h"
 #include "util/string-util.h"
 
 static bool is_blank(char c)
@@ -44,49 +45,33 @@ bool md5_from_etag(const char *s, size_t n, uint8_t ret[MD5_SIZE])
         return true;
 }
 
-static int base64_value(char c)
-{
-        if (c >= 'A' && c <= 'Z')
-                return c - 'A';
-        if (c >= 'a' && c <= 'z')
-                return c - 'a' + 26;
-        if (c >= '0' && c <= '9')
-                return c - '0' + 52;
-        if (c == '+' || c == '-')
-                return 62;
-        if (c == '/' || c == '_')
-                return 63;
-        return -EINVAL;
-}
-
 bool md5_from_base64(const char *s, size_t n, uint8_t ret[MD5_SIZE])
 {
-        uint8_t md5[MD5_SIZE];
-        uint32_t acc = 0;
-        unsigned bits = 0;
-        size_t out = 0;
+        char text[25]; /* 16 bytes are 22 characters and "==" */
+        AUTOFREE char *raw = NULL, *again = NULL;
+        size_t len = 0;
 
         trim(&s, &n);
-        /* 16 bytes are 22 characters and "==" */
         while (n > 0 && s[n - 1] == '=')
                 n--;
         if (n != 22)
                 return false;
+        /* util's decoder wants the standard alphabet and the padding: the URL-safe one maps */
+        memcpy(text, s, n);
         for (size_t i = 0; i < n; i++) {
-                int v = base64_value(s[i]);
-                if (v < 0)
-                        return false;
-                acc = acc << 6 | (uint32_t)v;
-                bits += 6;
-                if (bits >= 8) {
-                        bits -= 8;
-                        md5[out++] = (uint8_t)(acc >> bits);
-                        acc &= (1U << bits) - 1;
-                }
+                if (text[i] == '-')
+                        text[i] = '+';
+                else if (text[i] == '_')
+                        text[i] = '/';
         }
-        if (out != MD5_SIZE || acc != 0)
+        memcpy(text + 22, "==", 3);
+        if (base64_decode(text, &raw, &len) < 0 || len != MD5_SIZE)
                 return false;
-        memcpy(ret, md5, MD5_SIZE);
+        /* canonical only: stray low bits in the last character would name the same sum twice */
+        again = base64_encode(raw, MD5_SIZE);
+        if (!again || strcmp(again, text) != 0)
+                return false;
+        memcpy(ret, raw, MD5_SIZE);
         return true;
 }
 
