@@ -833,8 +833,7 @@ static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
         return (flag == FTW_DP ? rmdir(p) : unlink(p)) < 0 ? -1 : 0;
 }
 
-/* Empties @dir (a retried stream starts over). */
-static int empty_dir(const char *dir)
+int fetch_empty_dir(const char *dir)
 {
         /* glibc's nftw() is thread-safe without FTW_CHDIR (it never changes the cwd) */
         if (nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS) < 0) /* NOLINT(concurrency-mt-unsafe) */
@@ -895,7 +894,7 @@ static int transfer(const struct fetch_config *c, const struct request *q, char 
                 if (q->fd >= 0 && (lseek(q->fd, 0, SEEK_SET) < 0 || ftruncate(q->fd, 0) < 0))
                         return negative_errno();
                 if (q->stream && attempt > 1) {
-                        r = empty_dir(q->stream->dir);
+                        r = fetch_empty_dir(q->stream->dir);
                         if (r < 0)
                                 return r;
                 }

@@ -124,6 +124,10 @@ double fetch_jitter01(void);
  */
 _warn_unused_result_ int fetch_model(const struct fetch_config *c, const char *uri, const char *dir,
                                      char *reterr, size_t len_err);
+/* Removes everything inside @dir, which stays (a retried stream starts over; a failed download's
+ * leftovers go). Returns 0 or a negative errno. */
+_warn_unused_result_ int fetch_empty_dir(const char *dir);
+
 /* fetch_model() that stops within about a second of *@cancel turning true: -ECANCELED (the
  * caller removes what @dir holds). @cancel may be NULL. */
 _warn_unused_result_ int fetch_model_cancellable(const struct fetch_config *c, const char *uri,

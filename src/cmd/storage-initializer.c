@@ -9,7 +9,6 @@
  * ClusterStorageContainer for model-registry:// URIs.
  */
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,15 +61,6 @@ static const struct cli_command si_cli = {
                 "and MODEL_REGISTRY_TOKEN.\n",
 };
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-        (void)st;
-        (void)flag;
-        if (ftw->level == 0)
-                return 0;
-        return remove(path) < 0 ? -1 : 0;
-}
-
 /* DST exists (made when missing) and is an empty directory. */
 static int prepare_dst(const char *dst)
 {
@@ -109,8 +99,10 @@ int cmd_storage_initializer(int argc, char **argv)
         fetch_config_release(&fc);
         if (r < 0) {
                 /* nothing half-written stays behind for the model server to load */
-                /* NOLINTNEXTLINE(concurrency-mt-unsafe): one thread */
-                (void)nftw(a.dst, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+                int e = fetch_empty_dir(a.dst);
+
+                if (e < 0)
+                        log_warn_errno(e, "storage-initializer: cannot empty %s", a.dst);
                 log_error("storage-initializer: %s", err[0] ? err : errno_to_string(r));
                 return 1;
         }
