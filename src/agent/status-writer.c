@@ -43,8 +43,13 @@ static json_t *report_of(struct status_writer *w)
                                 .storage_uri = json_string_value(json_object_get(m, "storageUri")),
                                 .reason = json_string_value(json_object_get(m, "reason")),
                         };
-                data = report_data_encode(rm, n, w->pod, now_realtime(),
-                                          (unsigned)(w->heartbeat / USEC_PER_SEC));
+                struct report_meta meta = {
+                        .pod = w->pod,
+                        .beat = now_realtime(),
+                        .period_sec = (unsigned)(w->heartbeat / USEC_PER_SEC),
+                };
+
+                data = report_data_encode(rm, n, &meta);
         }
         free(rm);
         json_decref(models);

@@ -61,22 +61,29 @@ out:
         return out;
 }
 
-json_t *report_data_encode(const struct report_model *models, size_t n, const char *pod,
-                           usec_t beat, unsigned period_sec)
+json_t *report_data_encode(const struct report_model *models, size_t n,
+                           const struct report_meta *meta)
 {
         char when[40], period[16];
         char *text;
         json_t *data;
 
-        if (!pod || format_rfc3339(beat, when, sizeof(when)) < 0)
+        if (!meta->pod || format_rfc3339(meta->beat, when, sizeof(when)) < 0)
                 return NULL;
-        (void)snprintf(period, sizeof(period), "%u", period_sec);
+        (void)snprintf(period, sizeof(period), "%u", meta->period_sec);
         text = models_json(models, n);
         if (!text)
                 return NULL;
-        data = json_pack("{s:s,s:s,s:s,s:s}", REPORT_KEY_MODELS, text, REPORT_KEY_POD, pod,
+        data = json_pack("{s:s,s:s,s:s,s:s}", REPORT_KEY_MODELS, text, REPORT_KEY_POD, meta->pod,
                          REPORT_KEY_HEARTBEAT, when, REPORT_KEY_PERIOD, period);
         free(text);
+        if (data && ((meta->address && json_object_set_new(data, REPORT_KEY_ADDRESS,
+                                                           json_string(meta->address)) < 0) ||
+                     (meta->draining &&
+                      json_object_set_new(data, REPORT_KEY_DRAINING, json_string("true")) < 0))) {
+                json_decref(data);
+                return NULL;
+        }
         return data;
 }
 
@@ -107,9 +114,17 @@ bool report_heartbeat(const json_t *data, usec_t *ret_beat, unsigned *ret_period
 int report_data_decode(const json_t *data, struct report *ret)
 {
         const char *text = string_of(data, REPORT_KEY_MODELS);
-        struct report r = { .pod = string_of(data, REPORT_KEY_POD) };
+        const char *address = string_of(data, REPORT_KEY_ADDRESS);
+        const char *draining = string_of(data, REPORT_KEY_DRAINING);
+        struct report r = {
+                .pod = string_of(data, REPORT_KEY_POD),
+                .draining = draining && streq(draining, "true"),
+        };
         json_t *m;
         size_t i;
+
+        if (address && address[0] && strlen(address) <= REPORT_ADDRESS_MAX)
+                r.address = address;
 
         r.has_heartbeat = report_heartbeat(data, &r.heartbeat, &r.period_sec);
         if (text && strlen(text) <= REPORT_MODELS_JSON_MAX)

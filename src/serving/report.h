@@ -11,6 +11,10 @@
  *     pod                     the pod's name
  *     heartbeat               RFC 3339 time of the write (the agent's clock)
  *     heartbeatPeriodSeconds  how often the agent rewrites it at least (decimal)
+ *     address                 optional: "host:port" where other replicas reach this agent's
+ *                             proxy (placement forwarding, docs/placement.md)
+ *     draining                optional: "true" once the agent received SIGTERM: it serves what
+ *                             it holds but takes nothing new (the placement hands its models over)
  *
  * Decoding is lenient where the writer may be older or the object was edited: an entry without
  * a string name and state is skipped (the model counts as absent), a models.json that is not a
@@ -29,7 +33,10 @@
 #define REPORT_KEY_POD         "pod"
 #define REPORT_KEY_HEARTBEAT   "heartbeat"
 #define REPORT_KEY_PERIOD      "heartbeatPeriodSeconds"
-#define REPORT_PERIOD_DEFAULT  10U /* seconds, when the period is missing or unreadable */
+#define REPORT_KEY_ADDRESS     "address"
+#define REPORT_KEY_DRAINING    "draining"
+#define REPORT_ADDRESS_MAX     300U /* longer addresses are ignored when read */
+#define REPORT_PERIOD_DEFAULT  10U  /* seconds, when the period is missing or unreadable */
 #define REPORT_PERIOD_MAX      86400U
 #define REPORT_MODELS_JSON_MAX ((size_t)1 << 20) /* a ConfigMap holds at most 1 MiB */
 
@@ -39,19 +46,28 @@ struct report_model {
         const char *reason;       /* may be NULL */
 };
 
+struct report_meta {
+        const char *pod;     /* required */
+        const char *address; /* may be NULL: not written */
+        bool draining;       /* written only when true */
+        usec_t beat;         /* the time of the write */
+        unsigned period_sec; /* rewritten at least this often */
+};
+
 /*
- * The data object of a report: models (borrowed; any order: written sorted by name) of @pod,
- * written at @beat, rewritten at least every @period_sec seconds. Returns: new reference; NULL on
- * OOM or a model without a name or state.
+ * The data object of a report: models (borrowed; any order: written sorted by name) and @meta.
+ * Returns: new reference; NULL on OOM, no pod, or a model without a name or state.
  */
-json_t *report_data_encode(const struct report_model *models, size_t n, const char *pod,
-                           usec_t beat, unsigned period_sec);
+json_t *report_data_encode(const struct report_model *models, size_t n,
+                           const struct report_meta *meta);
 
 struct report {
         json_t *doc;                 /* owned; the parsed models.json, NULL when unreadable */
         struct report_model *models; /* owned array; strings borrowed from doc; sorted by name */
         size_t n;
-        const char *pod; /* borrowed from the data object; NULL when absent */
+        const char *pod;     /* borrowed from the data object; NULL when absent */
+        const char *address; /* borrowed; NULL when absent, empty or over REPORT_ADDRESS_MAX */
+        bool draining;       /* data.draining is "true" */
         bool has_heartbeat;
         usec_t heartbeat;
         unsigned period_sec;

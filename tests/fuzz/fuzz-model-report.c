@@ -37,7 +37,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                 __builtin_trap();
                 }
                 if (r.doc) {
-                        json_t *again = report_data_encode(r.models, r.n, "pod", 0, r.period_sec);
+                        json_t *again = report_data_encode(r.models, r.n,
+                                                           &(struct report_meta){
+                                                                   .pod = "pod",
+                                                                   .address = r.address,
+                                                                   .draining = r.draining,
+                                                                   .period_sec = r.period_sec });
                         struct report r2;
 
                         if (again && report_data_decode(again, &r2) == 0) {

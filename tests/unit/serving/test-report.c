@@ -16,7 +16,9 @@ Test(report, round_trip_sorted)
                 { .name = "alpha", .state = "Loaded", .storage_uri = "s3://b/a" },
                 { .name = "mid", .state = "FailedToLoad", .reason = "model server said: <no>" },
         };
-        json_t *data = report_data_encode(in, 3, "pod-0", BEAT, 15);
+        json_t *data = report_data_encode(in, 3,
+                                          &(struct report_meta){
+                                                  .pod = "pod-0", .beat = BEAT, .period_sec = 15 });
         struct report r;
 
         cr_assert_not_null(data);
@@ -48,14 +50,21 @@ Test(report, encode_refuses_a_model_without_name_or_state)
         struct report_model bad[] = { { .name = "a" } };
         struct report_model bad2[] = { { .state = "Loaded" } };
 
-        cr_assert_null(report_data_encode(bad, 1, "p", BEAT, 10));
-        cr_assert_null(report_data_encode(bad2, 1, "p", BEAT, 10));
-        cr_assert_null(report_data_encode(NULL, 0, NULL, BEAT, 10), "no pod");
+        cr_assert_null(report_data_encode(
+                bad, 1, &(struct report_meta){ .pod = "p", .beat = BEAT, .period_sec = 10 }));
+        cr_assert_null(report_data_encode(
+                bad2, 1, &(struct report_meta){ .pod = "p", .beat = BEAT, .period_sec = 10 }));
+        cr_assert_null(report_data_encode(NULL, 0,
+                                          &(struct report_meta){
+                                                  .pod = NULL, .beat = BEAT, .period_sec = 10 }),
+                       "no pod");
 }
 
 Test(report, empty_list)
 {
-        json_t *data = report_data_encode(NULL, 0, "p", BEAT, 10);
+        json_t *data = report_data_encode(NULL, 0,
+                                          &(struct report_meta){
+                                                  .pod = "p", .beat = BEAT, .period_sec = 10 });
         struct report r;
 
         cr_assert_str_eq(json_string_value(json_object_get(data, REPORT_KEY_MODELS)), "[]");
@@ -123,4 +132,38 @@ Test(report, nothing_to_read)
         cr_assert_eq(r.n, 0);
         cr_assert_null(report_find(&r, "x"));
         report_release(&r);
+}
+
+Test(report, address_and_draining_round_trip)
+{
+        struct report_model in[] = { { .name = "a", .state = "Loaded" } };
+        json_t *data = report_data_encode(in, 1,
+                                          &(struct report_meta){ .pod = "p",
+                                                                 .address = "10.0.0.7:8080",
+                                                                 .draining = true,
+                                                                 .beat = BEAT,
+                                                                 .period_sec = 10 });
+        struct report r;
+
+        cr_assert_not_null(data);
+        cr_assert_str_eq(json_string_value(json_object_get(data, REPORT_KEY_ADDRESS)),
+                         "10.0.0.7:8080");
+        cr_assert_str_eq(json_string_value(json_object_get(data, REPORT_KEY_DRAINING)), "true");
+        cr_assert_eq(report_data_decode(data, &r), 0);
+        cr_assert_str_eq(r.address, "10.0.0.7:8080");
+        cr_assert(r.draining);
+        report_release(&r);
+        json_decref(data);
+
+        /* an older agent: neither key; a hostile one: an empty address, "yes" */
+        data = report_data_encode(in, 1, &(struct report_meta){ .pod = "p", .beat = BEAT });
+        cr_assert_null(json_object_get(data, REPORT_KEY_ADDRESS));
+        cr_assert_null(json_object_get(data, REPORT_KEY_DRAINING));
+        cr_assert_eq(json_object_set_new(data, REPORT_KEY_ADDRESS, json_string("")), 0);
+        cr_assert_eq(json_object_set_new(data, REPORT_KEY_DRAINING, json_string("yes")), 0);
+        cr_assert_eq(report_data_decode(data, &r), 0);
+        cr_assert_null(r.address);
+        cr_assert_not(r.draining);
+        report_release(&r);
+        json_decref(data);
 }
