@@ -148,6 +148,14 @@ static struct addr_count *address_find_locked(const struct http_engine *e, const
 }
 
 /* Counts c under its address (a new entry for a new address). -ENOMEM. */
+/* The time of @c's deadlines: the configured clock (tests) or the monotonic one. */
+static usec_t conn_now(const struct conn *c)
+{
+        const struct clock *clk = c->loop->e->cfg.clock;
+
+        return clock_now(clk ? clk : &clock_monotonic);
+}
+
 static int address_acquire_locked(struct http_engine *e, struct conn *c, const struct addr_key *k)
 {
         struct addr_count *a = address_find_locked(e, k);
@@ -403,7 +411,7 @@ static void on_head(struct conn *c, const char *buf)
         const struct http1_head *h = &c->st.head;
 
         set_busy(e, c, true);
-        c->since = now_monotonic();
+        c->since = conn_now(c);
         c->too_large = false;
         c->received = 0;
         req_release(c);
@@ -451,7 +459,7 @@ static void on_end(struct conn *c)
         }
         http_resp_release(&resp);
         c->answered = true;
-        c->since = now_monotonic();
+        c->since = conn_now(c);
 }
 
 static void consume(struct conn *c, size_t n)
@@ -502,7 +510,7 @@ static ssize_t io_recv(struct conn *c, void *p, size_t len)
         n = c->tp ? c->loop->e->cfg.transport->recv(c->tp, p, len)
                   : recv(c->fd, p, len, MSG_DONTWAIT);
         if (n > 0)
-                c->last_io = now_monotonic();
+                c->last_io = conn_now(c);
         return n < 0 && !c->tp ? -errno : n;
 }
 
@@ -513,7 +521,7 @@ static ssize_t io_send(struct conn *c, const void *p, size_t len)
         n = c->tp ? c->loop->e->cfg.transport->send(c->tp, p, len)
                   : send(c->fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n > 0)
-                c->last_io = now_monotonic();
+                c->last_io = conn_now(c);
         return n < 0 && !c->tp ? -errno : n;
 }
 
@@ -541,7 +549,7 @@ static int handshake_step(struct loop *l, struct conn *c)
                 return -1;
         }
         c->handshaking = false;
-        c->since = now_monotonic(); /* the head deadline starts now */
+        c->since = conn_now(c); /* the head deadline starts now */
         want_out(c, false);
         return 1;
 }
@@ -726,7 +734,7 @@ static struct conn *conn_new(struct loop *l, int fd)
         c->loop = l;
         buf_init(&c->out, OUT_HEAD_MAX + HTTP_RESPONSE_MAX);
         http1_stream_init(&c->st, NULL);
-        c->since = c->last_io = now_monotonic();
+        c->since = c->last_io = conn_now(c);
         return c;
 }
 
@@ -789,7 +797,8 @@ static void accept_burst(struct loop *l)
 static void tick(struct loop *l)
 {
         const struct http_engine_config *cfg = &l->e->cfg;
-        usec_t now = now_monotonic();
+        usec_t now = clock_now(cfg->clock ? cfg->clock : &clock_monotonic);
+        usec_t mono = now_monotonic(); /* a lingering close is real time, never a test's */
         struct conn *next;
 
         for (struct conn *c = l->conns; c; c = next) {
@@ -798,7 +807,7 @@ static void tick(struct loop *l)
                                               : cfg->header_timeout;
 
                 next = c->loop_next;
-                if (c->draining ? now >= c->drain_until
+                if (c->draining ? mono >= c->drain_until
                                 : (limit > 0 && now - c->since >= limit * USEC_PER_SEC) ||
                                           (cfg->idle_timeout > 0 && !c->handshaking &&
                                            now - c->last_io >= cfg->idle_timeout * USEC_PER_SEC)) {

@@ -86,6 +86,9 @@ struct http_engine_config {
         /* Seconds without a byte read or written, outside the handler, before a connection is
          * cut (a request whose body stalls; server.h's connection_timeout); 0 disables. */
         unsigned idle_timeout;
+        /* The time the deadlines above are measured in (borrowed; NULL: the monotonic clock).
+         * Tests pass a fake one to cut a connection without waiting or depending on load. */
+        const struct clock *clock;
 };
 
 _warn_unused_result_ int http_engine_start(const struct http_engine_config *cfg,

@@ -394,6 +394,7 @@ static int engine_start(struct http_server *s, const struct http_server_config *
                 .userdata = s,
                 .handshake_timeout = cfg->tls_handshake_timeout,
                 .idle_timeout = cfg->connection_timeout,
+                .clock = cfg->clock,
         };
 
         if (s->tls_mode) {

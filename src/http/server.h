@@ -30,6 +30,7 @@
 
 #include "util/buf.h"
 #include "util/cidr.h"
+#include "util/time-util.h"
 #include "util/macro.h"
 
 struct http_server;
@@ -139,6 +140,9 @@ struct http_server_config {
          * means {"message":"request body too large","code":413}.
          */
         const char *too_large_json;
+        /* The time the timeouts above are measured in (borrowed; NULL: the monotonic clock).
+         * Tests pass tests/fakes/fake-clock.h to cut a connection without depending on load. */
+        const struct clock *clock;
 };
 
 /* Seconds a client over the per-address limit is asked to wait (Retry-After of the 429): a

@@ -3,6 +3,8 @@
  * http/server over real loopback sockets: the request deadline. A client that trickles a request
  * a byte at a time (each byte resets the idle timeout) is cut off without blocking others; a
  * keep-alive connection whose requests each complete in time, and a slow handler, are not.
+ * The deadlines run on a fake clock (tests/fakes/fake-clock.h) that the tests advance, so the
+ * outcome never depends on how busy the machine is.
  */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
@@ -13,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "fake-clock.h"
 #include "loopback.h"
 #include "http/server.h"
 #include "util/macro.h"
@@ -20,11 +23,13 @@
 #define IDLE_S     1
 #define DEADLINE_S 2
 
+static struct fake_clock engine_clock;
+
 static int handler(void *userdata, struct http_req *req, struct http_resp *resp)
 {
         (void)userdata;
-        if (streq(req->path, "/slow"))
-                (void)usleep((DEADLINE_S + 1) * 1000 * 1000);
+        if (streq(req->path, "/slow")) /* a handler that takes longer than the deadline */
+                fake_clock_advance(&engine_clock, (DEADLINE_S + 1) * USEC_PER_SEC);
         if (streq(req->path, "/fail"))
                 return -EIO;
         http_resp_set_text(resp, 200, "text/plain", "ok");
@@ -38,6 +43,8 @@ static struct http_server *start_with(bool deadlines, enum http_error_style styl
         struct http_server_config cfg = { HTTP_SERVER_CONFIG_DEFAULTS };
         struct http_server *s = NULL;
 
+        fake_clock_init(&engine_clock, 1000 * USEC_PER_SEC);
+        cfg.clock = &engine_clock.clock;
         if (deadlines) {
                 cfg.connection_timeout = IDLE_S;
                 cfg.request_timeout = DEADLINE_S;
@@ -86,7 +93,8 @@ Test(http_server, trickling_client_is_cut_off_and_blocks_no_one)
         bool cut = false, other_served = false;
 
         loopback_send_all(fd, "GET / HTTP/1.1\r\nHost: t\r\nX-Pad: ");
-        /* a byte every 200 ms: never idle for the 1 s idle timeout; 150 bytes would take 30 s */
+        /* a byte every 200 ms of the engine's clock: never idle for the 1 s idle timeout; 150
+         * bytes would take 30 s */
         for (int i = 0; i < 150 && !cut; i++) {
                 if (send(fd, "a", 1, MSG_NOSIGNAL) != 1 || closed_by_server(fd)) {
                         cut = true;
@@ -99,7 +107,9 @@ Test(http_server, trickling_client_is_cut_off_and_blocks_no_one)
                         other_served = read_ok(other);
                         close(other);
                 }
-                (void)usleep(200 * 1000);
+                (void)usleep(20 *
+                             1000); /* the byte is read (if late: a 1 s idle cut, also a cut) */
+                fake_clock_advance(&engine_clock, 200 * USEC_PER_MSEC);
         }
         cr_assert(other_served, "another client was not served while one trickled");
         cr_assert(cut, "a client trickling one header byte every 200 ms was never cut off");
@@ -117,7 +127,7 @@ Test(http_server, keep_alive_requests_that_complete_are_not_cut)
         for (int i = 0; i < 8; i++) {
                 loopback_send_all(fd, "GET / HTTP/1.1\r\nHost: t\r\n\r\n");
                 cr_assert(read_ok(fd), "request %d on the keep-alive connection failed", i);
-                (void)usleep(400 * 1000);
+                fake_clock_advance(&engine_clock, 400 * USEC_PER_MSEC);
         }
         cr_assert_eq(http_server_deadline_cuts(s), 0);
         close(fd);

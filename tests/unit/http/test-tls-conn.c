@@ -25,6 +25,7 @@
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
 
+#include "fake-clock.h"
 #include "loopback.h"
 #include "http/server.h"
 #include "http/tls-conn.h"
@@ -32,6 +33,10 @@
 #include "util/macro.h"
 
 #define WAIT_MAX_MS 20000 /* upper bound for "happens eventually" */
+/* The engine's clock moves by this much per 100 ms of waiting for a deadline cut: however late
+ * the server accepts or reads (load, valgrind), the deadline passes after the state it applies
+ * to began, and never during a step the test does not wait on. */
+#define DEADLINE_STEP (500 * USEC_PER_MSEC)
 
 struct pem {
         char cert[8192];
@@ -98,6 +103,7 @@ struct client {
         unsigned serial;    /* of the server's certificate */
         int handshake;      /* gnutls result */
         atomic_bool shaken; /* the handshake is over (set before anything is sent) */
+        atomic_bool done;   /* the thread is about to return */
 };
 
 static void *client_main(void *p)
@@ -147,6 +153,7 @@ static void *client_main(void *p)
         c->got[c->got_len] = '\0';
         gnutls_deinit(s);
         gnutls_certificate_free_credentials(cred);
+        atomic_store(&c->done, true);
         return NULL;
 }
 
@@ -358,6 +365,9 @@ Test(tls_conn, bad_arguments)
 /* ---- TLS on the engine, through http_server_start() ---- */
 
 static struct pem server_pem;
+/* The engine's deadlines run on this clock: time moves only when a test advances it, so a
+ * handshake slowed by load (valgrind, a busy CI machine) is never cut, and a cut never waits. */
+static struct fake_clock deadlines;
 
 static int handler(void *userdata, struct http_req *req, struct http_resp *resp)
 {
@@ -373,6 +383,8 @@ static struct http_server *start_tls_idle(unsigned max_connections, unsigned han
         struct http_server *s = NULL;
 
         make_pem(42, &server_pem);
+        fake_clock_init(&deadlines, 1000 * USEC_PER_SEC);
+        cfg.clock = &deadlines.clock;
         cfg.handler = handler;
         cfg.threads = 2;
         cfg.max_connections = max_connections;
@@ -390,6 +402,16 @@ static struct http_server *start_tls(unsigned max_connections, unsigned handshak
 }
 
 /* A request over TLS on a new connection; returns the response (static). */
+/* client_join(), the engine's clock advancing while the client waits to be cut. */
+static void client_join_advancing(struct client *c)
+{
+        for (int waited = 0; waited < WAIT_MAX_MS && !atomic_load(&c->done); waited += 100) {
+                fake_clock_advance(&deadlines, DEADLINE_STEP);
+                (void)usleep(100 * 1000);
+        }
+        client_join(c);
+}
+
 static const char *tls_get(struct http_server *s, const char *path)
 {
         static struct client c;
@@ -405,8 +427,9 @@ static const char *tls_get(struct http_server *s, const char *path)
         return c.got;
 }
 
-/* True when the server closes fd within WAIT_MAX_MS (what it sends is read and dropped). */
-static bool closed_by_server(int fd, size_t *ret_bytes)
+/* True when the server closes fd within WAIT_MAX_MS (what it sends is read and dropped); with
+ * @advance, the engine's clock advances while it waits (a deadline cut), else it stays. */
+static bool closed_by_server(int fd, bool advance, size_t *ret_bytes)
 {
         char b[512];
 
@@ -415,6 +438,8 @@ static bool closed_by_server(int fd, size_t *ret_bytes)
                 struct pollfd p = { .fd = fd, .events = POLLIN };
                 ssize_t n;
 
+                if (advance)
+                        fake_clock_advance(&deadlines, DEADLINE_STEP);
                 if (poll(&p, 1, 100) == 0)
                         continue;
                 n = recv(fd, b, sizeof(b), 0);
@@ -437,7 +462,7 @@ Test(tls_engine, request_over_tls_and_plain_http_cut)
         cr_assert_eq(http_server_tls_generation(s), 0, "a PEM server never rotates");
         fd = loopback_dial(http_server_port(s));
         loopback_send_all(fd, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
-        cr_assert(closed_by_server(fd, &bytes), "a plain-HTTP client was not cut");
+        cr_assert(closed_by_server(fd, false, &bytes), "a plain-HTTP client was not cut");
         cr_assert_lt(bytes, 64, "the plain client got an HTTP answer: %zu bytes", bytes);
         (void)close(fd);
 }
@@ -452,7 +477,7 @@ Test(tls_engine, stalled_handshake_is_cut_at_its_deadline)
 
         cr_assert_eq(send(fd, partial, sizeof(partial) - 1, MSG_NOSIGNAL),
                      (ssize_t)sizeof(partial) - 1);
-        cr_assert(closed_by_server(fd, &bytes), "a stalled handshake was not cut");
+        cr_assert(closed_by_server(fd, true, &bytes), "a stalled handshake was not cut");
         cr_assert_eq(bytes, 0);
         cr_assert_eq(http_server_deadline_cuts(s), 1);
         (void)close(fd);
@@ -484,7 +509,7 @@ Test(tls_engine, a_session_idle_after_its_handshake_holds_no_input_buffer)
         cr_assert(atomic_load(&c.shaken));
         (void)usleep(200 * 1000); /* the server has read the client's Finished */
         cr_assert_eq(http_server_input_buffers(s), 0);
-        client_join(&c); /* cut by the 2 s inactivity deadline */
+        client_join_advancing(&c); /* cut by the 2 s inactivity deadline */
         (void)close(c.fd);
         cr_assert_eq(c.handshake, 0);
         cr_assert_eq(http_server_deadline_cuts(s), 1);
@@ -499,7 +524,7 @@ Test(tls_engine, a_body_that_stalls_is_cut_by_the_inactivity_deadline)
          * (before the 60 s request deadline) */
         client_start(&c, loopback_dial(http_server_port(s)),
                      "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabcde");
-        client_join(&c);
+        client_join_advancing(&c); /* 1 s idle, far from the 60 s request deadline */
         (void)close(c.fd);
         cr_assert_eq(c.handshake, 0);
         cr_assert_eq(c.got_len, 0, "got: %s", c.got);
