@@ -13,8 +13,6 @@
 #include "registry-client/client.h"
 #include "util/log.h"
 
-#define MR_PAGES_MAX 50U /* pages of 100 versions looked at for the latest live one */
-
 static const char *env(const char *name)
 {
         const char *v = getenv(name); /* NOLINT(concurrency-mt-unsafe): read at start-up */
@@ -164,7 +162,7 @@ static int latest_version(struct res *x, const char *mid, json_t **ret)
         AUTOFREE char *token = NULL;
         unsigned archived_seen = 0;
 
-        for (unsigned page = 0; page < MR_PAGES_MAX; page++) {
+        for (unsigned page = 0; page < MR_RESOLVE_PAGES_MAX; page++) {
                 json_auto_t *list = NULL;
                 AUTOFREE char *q = NULL;
                 struct mr_error e = { 0 };
@@ -297,7 +295,8 @@ int mr_resolve(const struct mr_resolve_config *c, const char *uri, char **ret_ur
         r = mr_client_new(&(struct mr_client_config){ .base_url = x.url,
                                                       .token = c->token,
                                                       .ca_file = c->ca_file,
-                                                      .timeout_ms = c->timeout_ms },
+                                                      .timeout_ms = c->timeout_ms,
+                                                      .transport = c->transport },
                           &m);
         if (r < 0) {
                 mr_uri_release(&x.u);

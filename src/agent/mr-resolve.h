@@ -19,7 +19,10 @@
 
 #include <stddef.h>
 
+#include "registry-client/client.h"
 #include "util/macro.h"
+
+#define MR_RESOLVE_PAGES_MAX 50U /* pages of 100 versions looked at for the latest live one */
 
 struct mr_resolve_config {
         char *base_url; /* owned; scheme://host:port */
@@ -28,7 +31,8 @@ struct mr_resolve_config {
         char *ca_file;  /* owned; may be NULL */
         char **allowed; /* owned; prefixes an artifact URI must start with; NULL: any */
         size_t n_allowed;
-        long timeout_ms; /* per call; 0 = 30 s */
+        long timeout_ms;                      /* per call; 0 = 30 s */
+        const struct mr_transport *transport; /* borrowed; NULL: HTTP (registry-client/client.h) */
 };
 
 /* Fills c from the environment above. Returns 0, -ENOMEM. */

@@ -26,6 +26,23 @@ struct mr_error {
         char message[512]; /* the error body's "message", or a transport error text */
 };
 
+/*
+ * The transport (a port: tests and fuzzers answer calls without a server). round_trip() sends
+ * @method @url with @payload (NULL: no body) and stores the HTTP status in *@ret_status and the
+ * body in @reply (a struct buf, util/buf.h, with its own limit). Returns 0, or a negative errno
+ * for a transport failure with its text in @err (a reply of any status is 0).
+ */
+struct buf;
+struct mr_transport_ops {
+        int (*round_trip)(void *userdata, const char *method, const char *url, const char *payload,
+                          long *ret_status, struct buf *reply, char *err, size_t len_err);
+};
+
+struct mr_transport {
+        const struct mr_transport_ops *ops;
+        void *userdata;
+};
+
 struct mr_client_config {
         const char *base_url;      /* "http://host:8080", no trailing path; copied */
         const char *api_path;      /* NULL = "/api/model_registry/v1alpha3"; another API of the same
@@ -38,6 +55,7 @@ struct mr_client_config {
                                * OpenSSL a ':'-separated list), or NULL for libcurl's default;
                                * copied */
         bool insecure_skip_verify; /* https without certificate/host verification (this client only) */
+        const struct mr_transport *transport; /* borrowed; NULL: libcurl */
 };
 
 _warn_unused_result_ int mr_client_new(const struct mr_client_config *cfg, struct mr_client **ret);
