@@ -226,6 +226,12 @@ int cm_watch_start(struct kube_client *client, const struct cm_watch_config *cfg
         return 0;
 }
 
+void cm_watch_cancel(struct cm_watch *w)
+{
+        if (w)
+                atomic_store(&w->cancel, true);
+}
+
 struct cm_watch *cm_watch_stop(struct cm_watch *w)
 {
         if (!w)

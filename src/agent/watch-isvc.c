@@ -2,6 +2,7 @@
 #include "agent/watch-isvc.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,9 @@ struct isvc_watch {
         char *ns, *isvc;
         struct kube_client *spare; /* the labelled set's client, until its watch starts */
         struct cm_watch *shared;
-        struct cm_watch *set; /* written by the shared watch's thread only */
+        pthread_mutex_t lock; /* the stop against the shared watch's thread starting the other */
+        struct cm_watch *set; /* under lock */
+        bool stopping;        /* under lock */
 };
 
 static void set_changed(void *userdata, json_t *set, uint64_t generation)
@@ -36,14 +39,20 @@ static void start_set_watch(struct isvc_watch *w)
                 log_error("agent: out of memory starting the placement watch");
                 return;
         }
-        r = cm_watch_start(TAKE_PTR(w->spare),
-                           &(struct cm_watch_config){
-                                   .ns = w->ns,
-                                   .label_selector = selector,
-                                   .what = what,
-                                   .sink = { .changed = set_changed, .userdata = w },
-                           },
-                           &w->set);
+        pthread_mutex_lock(&w->lock);
+        r = w->stopping ? -ECANCELED : 0;
+        if (r >= 0)
+                r = cm_watch_start(TAKE_PTR(w->spare),
+                                   &(struct cm_watch_config){
+                                           .ns = w->ns,
+                                           .label_selector = selector,
+                                           .what = what,
+                                           .sink = { .changed = set_changed, .userdata = w },
+                                   },
+                                   &w->set);
+        pthread_mutex_unlock(&w->lock);
+        if (r == -ECANCELED)
+                return;
         if (r < 0) {
                 log_error_errno(r, "agent: cannot watch %s", what);
                 return;
@@ -57,6 +66,7 @@ static void shared_changed(void *userdata, json_t *set, uint64_t generation)
         void *it = json_object_iter(set);
         const json_t *cm = it ? json_object_iter_value(it) : NULL; /* none or one */
 
+        /* w->set and w->spare change only in this thread */
         if (routing_shared(w->routing, cm, generation) && !w->set && w->spare)
                 start_set_watch(w);
 }
@@ -79,6 +89,7 @@ int isvc_watch_start(struct routing *routing, struct kube_client *client, const 
         if (!w)
                 return -ENOMEM;
         w->routing = routing;
+        pthread_mutex_init(&w->lock, NULL);
         w->ns = strdup(ns);
         w->isvc = isvc ? strdup(isvc) : NULL;
         r = !w->ns || (isvc && !w->isvc) ? -ENOMEM : 0;
@@ -116,10 +127,16 @@ struct isvc_watch *isvc_watch_stop(struct isvc_watch *w)
 {
         if (!w)
                 return NULL;
-        /* the shared watch first: its thread is what starts the other one */
+        /* both streams end in parallel; the shared watch's thread starts no other from now on */
+        pthread_mutex_lock(&w->lock);
+        w->stopping = true;
+        cm_watch_cancel(w->set);
+        pthread_mutex_unlock(&w->lock);
+        cm_watch_cancel(w->shared);
         w->shared = cm_watch_stop(w->shared);
         w->set = cm_watch_stop(w->set);
         kube_client_free(w->spare);
+        pthread_mutex_destroy(&w->lock);
         free(w->ns);
         free(w->isvc);
         free(w);
