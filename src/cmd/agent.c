@@ -372,10 +372,8 @@ static int agent_set(void *userdata, const struct cli_option *opt, const char *a
                 }
                 return 0;
         case OPT_STOP_TIMEOUT:
-                secs = &a->stop_timeout;
-                break;
         case OPT_DRAIN_TIMEOUT:
-                secs = &a->drain_timeout;
+                secs = opt->id == OPT_STOP_TIMEOUT ? &a->stop_timeout : &a->drain_timeout;
                 break;
         case OPT_ADVERTISE_ADDRESS:
                 return advertise_set(a, arg, err, err_size);
