@@ -282,17 +282,32 @@ Test(routing, the_file_is_used_only_before_the_shared_configmap_answers)
         routing_shared_failed(w.rt);
         wait_loaded(NULL, "b", NULL); /* it failed before answering: the file meanwhile */
 
-        /* it answers with placement, the assignment still unknown: the file stays in use */
-        cr_assert(shared(SHARED, true));
-        routing_shared_failed(w.rt); /* a failure after the answer is not passed on */
-        assignment("p-a", "[" ENTRY("a") "]");
-        deliver_set();
+        /* it answers, without placement: its list from now on, failures or not */
+        cr_assert_not(shared("[" ENTRY("a") "]", false));
         wait_loaded("a", NULL, NULL);
-        /* failures from now on keep the API's view: never back to the file's every-model list */
         routing_shared_failed(w.rt);
         agent_set_desired(w.a, AGENT_SOURCE_FILE, SHARED, 2);
         sleep_ms(20);
         wait_loaded("a", NULL, NULL);
+}
+
+/* Under placement the file (every model) is never used once the shared ConfigMap answered, not
+ * even while this pod's assignment is still unknown. */
+Test(routing, under_placement_a_failure_never_brings_the_file_back)
+{
+        routing_shared_starting(w.rt);
+        agent_set_desired(w.a, AGENT_SOURCE_FILE, SHARED, 1);
+        cr_assert(shared(SHARED, true)); /* answered: placement, the assignment not known yet */
+        routing_shared_failed(w.rt);     /* e.g. the watch after the LIST is refused */
+        sleep_ms(30);
+        cr_assert_eq(agent_passes(w.a), 0, "nothing acted on: neither the file nor the API");
+        assignment("p-a", "[" ENTRY("a") "]");
+        deliver_set();
+        wait_loaded("a", NULL, NULL);
+        routing_shared_failed(w.rt);
+        sleep_ms(20);
+        wait_loaded("a", NULL, NULL);
+        cr_assert_eq(fake_repo_count(&w.r, "load:b") + fake_repo_count(&w.r, "load:c"), 0);
 }
 
 Test(routing, the_port_forwards_waits_or_serves_here)
