@@ -75,7 +75,9 @@ struct agent {
         struct source_state sources; /* the views of models.json and which one is acted on */
         unsigned long generation;
         bool kicked;
-        bool stopping;            /* agent_stop() began: nothing new starts */
+        bool stopping;            /* the stop began: nothing new starts */
+        bool stop_waited;         /* agent_stop() has waited for the calls in flight */
+        usec_t stop_began;        /* monotonic time the stop began */
         bool stop;                /* the threads end */
         struct job *jobs;         /* queued, running and done, oldest first */
         unsigned running_calls;   /* load/unload calls in flight */
@@ -234,21 +236,41 @@ static void jobs_stop(struct agent *a)
         }
 }
 
-bool agent_stop(struct agent *a)
+/* Caller holds the lock. The stop begins (once): nothing new starts, what is queued is dropped,
+ * downloads in flight are cancelled. */
+static void stop_begin(struct agent *a)
 {
-        usec_t deadline = now_monotonic() + a->o.stop_timeout;
-        bool timeout = false, was;
-        unsigned left;
-
-        pthread_mutex_lock(&a->lock);
-        was = a->stopping;
+        if (!a->stopping)
+                a->stop_began = now_monotonic();
         a->stopping = true;
         jobs_stop(a);
         pthread_cond_broadcast(&a->cond);
         pthread_cond_broadcast(&a->work_cond);
+}
+
+void agent_stop_begin(struct agent *a)
+{
+        pthread_mutex_lock(&a->lock);
+        stop_begin(a);
+        pthread_mutex_unlock(&a->lock);
+}
+
+bool agent_stop(struct agent *a)
+{
+        bool timeout = false, was;
+        usec_t deadline, now;
+        unsigned left;
+
+        pthread_mutex_lock(&a->lock);
+        stop_begin(a);
+        deadline = a->stop_began + a->o.stop_timeout; /* one budget from the stop's beginning */
+        now = now_monotonic();
+        was = a->stop_waited;
+        a->stop_waited = true;
         if (!was && a->running_calls > 0)
-                log_info("agent: stopping: waiting up to %llu s for %u model server calls",
-                         (unsigned long long)(a->o.stop_timeout / USEC_PER_SEC), a->running_calls);
+                log_info("agent: stopping: waiting up to %.1f s for %u model server calls",
+                         (double)(deadline > now ? deadline - now : 0) / (double)USEC_PER_SEC,
+                         a->running_calls);
         while (a->running_calls > 0 && !timeout)
                 cond_wait_until(&a->cond, &a->lock, deadline, &timeout);
         left = a->running_calls;
@@ -519,6 +541,18 @@ static struct model_memory *mem_find(struct agent *a, const char *name, size_t *
         if (ret_pos)
                 *ret_pos = lo;
         return NULL;
+}
+
+bool agent_loaded_here(struct agent *a, const char *name)
+{
+        const struct model_memory *m;
+        bool loaded;
+
+        pthread_mutex_lock(&a->lock);
+        m = mem_find(a, name, NULL);
+        loaded = m && m->phase == PHASE_LOADED && !is_refused(a, name);
+        pthread_mutex_unlock(&a->lock);
+        return loaded;
 }
 
 /* Caller holds the lock. */

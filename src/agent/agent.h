@@ -23,7 +23,9 @@
  * retry of a failure keeps the failure's state and reason (the counts are in agent_counters()).
  *
  * Stop: agent_stop() starts no call nor download any more, drops what is queued, cancels the
- * downloads in flight, and waits up to stop_timeout for the load and unload calls in flight.
+ * downloads in flight, and waits up to stop_timeout (counted from the stop's beginning) for the
+ * load and unload calls in flight. agent_stop_begin() begins it without waiting (placement's
+ * hand-over: the replica goes on serving what it holds).
  *
  * Ports (for tests: tests/fakes/fake-agent-ports.h): the fetch (downloads), the model server's
  * repository API and the clock; NULL in agent_options means the real ones.
@@ -151,10 +153,21 @@ unsigned long agent_passes(struct agent *a);
 
 /*
  * Begins the stop: no new load, unload or download from now on, queued jobs dropped, downloads
- * in flight cancelled; waits up to stop_timeout for the calls in flight. Returns true when none
- * is left. Idempotent. Thread-safe.
+ * in flight cancelled; waits for the calls in flight until stop_timeout after the stop began
+ * (here, or in an earlier agent_stop_begin()). Returns true when none is left. Idempotent.
+ * Thread-safe.
  */
 bool agent_stop(struct agent *a);
+/*
+ * Begins the stop as agent_stop() does, without waiting: the models loaded stay loaded and
+ * reported (a draining replica keeps serving them while placement hands them over; see
+ * docs/placement.md). Idempotent. Thread-safe.
+ */
+void agent_stop_begin(struct agent *a);
+
+/* Whether @name is Loaded on the model server by this agent now (not a refused entry).
+ * Thread-safe; a lookup under the agent's lock (the proxy's routing asks it per request). */
+bool agent_loaded_here(struct agent *a, const char *name);
 
 /* Plans again now (e.g. after a test moved its fake clock). Thread-safe. */
 void agent_kick(struct agent *a);

@@ -3,12 +3,12 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "json/json-util.h"
 #include "serving/report.h"
 #include "util/log.h"
 
@@ -18,15 +18,22 @@ static const struct gvr pods = { "", "v1", "pods" };
 struct status_writer {
         struct agent *agent;
         struct kube_client *client;
-        char *ns, *pod, *isvc, *name, *pod_uid;
+        char *ns, *pod, *isvc, *name, *pod_uid, *pod_ip;
         usec_t interval, heartbeat;
-        atomic_bool stop;
         pthread_t thread;
         bool started;
+
+        pthread_mutex_t lock;
+        pthread_cond_t cond; /* wakes the writer: a stop, an address, draining */
+        /* under lock */
+        bool stop;
+        char *address;
+        bool draining;
+        unsigned long meta_generation; /* bumped when the address or draining changes */
 };
 
 /* The report's data object (serving/report.h) from agent_status(). NULL on OOM. */
-static json_t *report_of(struct status_writer *w)
+static json_t *report_of(struct status_writer *w, const char *address, bool draining)
 {
         json_t *models = agent_status(w->agent), *m, *data = NULL;
         struct report_model *rm;
@@ -45,6 +52,8 @@ static json_t *report_of(struct status_writer *w)
                         };
                 struct report_meta meta = {
                         .pod = w->pod,
+                        .address = address,
+                        .draining = draining,
                         .beat = now_realtime(),
                         .period_sec = (unsigned)(w->heartbeat / USEC_PER_SEC),
                 };
@@ -58,7 +67,15 @@ static json_t *report_of(struct status_writer *w)
 
 static json_t *build(struct status_writer *w)
 {
-        json_t *data = report_of(w), *obj;
+        AUTOFREE char *address = NULL;
+        json_t *data, *obj;
+        bool draining;
+
+        pthread_mutex_lock(&w->lock);
+        address = w->address ? strdup(w->address) : NULL;
+        draining = w->draining;
+        pthread_mutex_unlock(&w->lock);
+        data = report_of(w, address, draining);
 
         if (!data)
                 return NULL;
@@ -94,37 +111,85 @@ static int write_once(struct status_writer *w)
         return r;
 }
 
+/* Waits @d or until woken (a stop, an address, draining). Returns whether to stop. */
+static bool writer_wait(struct status_writer *w, usec_t d, unsigned long seen)
+{
+        struct timespec ts = usec_to_timespec(now_monotonic() + d);
+        bool stop;
+
+        pthread_mutex_lock(&w->lock);
+        while (!w->stop && w->meta_generation == seen &&
+               pthread_cond_timedwait(&w->cond, &w->lock, &ts) != ETIMEDOUT)
+                ;
+        stop = w->stop;
+        pthread_mutex_unlock(&w->lock);
+        return stop;
+}
+
+static unsigned long meta_generation(struct status_writer *w)
+{
+        unsigned long g;
+
+        pthread_mutex_lock(&w->lock);
+        g = w->meta_generation;
+        pthread_mutex_unlock(&w->lock);
+        return g;
+}
+
 static void *writer_thread(void *userdata)
 {
         struct status_writer *w = userdata;
-        unsigned long written = (unsigned long)-1;
+        unsigned long written = (unsigned long)-1, meta_written = (unsigned long)-1;
         usec_t last = 0;
 
         for (;;) {
-                bool stopping = atomic_load(&w->stop);
-                unsigned long g = agent_status_generation(w->agent);
+                bool stopping;
+                unsigned long g = agent_status_generation(w->agent), mg = meta_generation(w);
                 usec_t now = now_monotonic();
 
-                /* a change (coalesced by the sleep below), or the heartbeat is due */
-                if ((g != written || now - last >= w->heartbeat) && write_once(w) >= 0) {
+                pthread_mutex_lock(&w->lock);
+                stopping = w->stop;
+                pthread_mutex_unlock(&w->lock);
+                /* a change (coalesced by the wait below), or the heartbeat is due */
+                if ((g != written || mg != meta_written || now - last >= w->heartbeat) &&
+                    write_once(w) >= 0) {
                         written = g;
+                        meta_written = mg;
                         last = now;
                 }
-                if (stopping)
+                if (stopping || writer_wait(w, w->interval, mg))
                         break;
-                struct timespec ts = usec_to_timespec(w->interval);
-                nanosleep(&ts, NULL);
         }
+        /* one last write when the stop came during the wait */
+        if (agent_status_generation(w->agent) != written || meta_generation(w) != meta_written)
+                (void)write_once(w);
         return NULL;
 }
 
-int status_writer_start(struct agent *a, struct kube_client *client, const char *ns,
-                        const char *pod, const char *isvc, usec_t interval, usec_t heartbeat,
-                        struct status_writer **ret)
+/* The Pod's uid (the report's owner) and IP, when it can be read. */
+static void read_pod(struct status_writer *w)
 {
-        struct status_writer *w = calloc(1, sizeof(*w));
         struct kube_status st = { 0 };
         json_t *p = NULL;
+
+        if (kube_get(w->client, &pods, w->ns, w->pod, &p, &st) >= 0) {
+                const char *uid = json_get_string_path(p, "metadata", "uid", NULL);
+                const char *ip = json_get_string_path(p, "status", "podIP", NULL);
+
+                w->pod_uid = uid ? strdup(uid) : NULL;
+                w->pod_ip = ip && ip[0] ? strdup(ip) : NULL;
+        } else {
+                log_warn("agent: pod %s/%s not readable (%s): the status object gets no owner",
+                         w->ns, w->pod, st.message);
+        }
+        json_decref(p);
+}
+
+int status_writer_start(struct agent *a, struct kube_client *client,
+                        const struct status_writer_config *cfg, struct status_writer **ret)
+{
+        struct status_writer *w = calloc(1, sizeof(*w));
+        pthread_condattr_t ca;
         int r;
 
         if (!w) {
@@ -133,25 +198,22 @@ int status_writer_start(struct agent *a, struct kube_client *client, const char 
         }
         w->agent = a;
         w->client = client;
-        w->interval = interval ? interval : 500 * USEC_PER_MSEC;
-        w->heartbeat = heartbeat >= USEC_PER_SEC ? heartbeat : 10 * USEC_PER_SEC;
-        w->ns = strdup(ns);
-        w->pod = strdup(pod);
-        w->isvc = strdup(isvc);
-        if (!w->ns || !w->pod || !w->isvc || asprintf(&w->name, "modelstatus-%s", pod) < 0) {
+        w->interval = cfg->interval ? cfg->interval : 500 * USEC_PER_MSEC;
+        w->heartbeat = cfg->heartbeat >= USEC_PER_SEC ? cfg->heartbeat : 10 * USEC_PER_SEC;
+        pthread_mutex_init(&w->lock, NULL);
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&w->cond, &ca);
+        pthread_condattr_destroy(&ca);
+        w->ns = strdup(cfg->ns);
+        w->pod = strdup(cfg->pod);
+        w->isvc = strdup(cfg->isvc);
+        if (!w->ns || !w->pod || !w->isvc || asprintf(&w->name, "modelstatus-%s", cfg->pod) < 0) {
                 w->name = NULL;
                 status_writer_stop(w);
                 return -ENOMEM;
         }
-        if (kube_get(client, &pods, ns, pod, &p, &st) >= 0) {
-                const char *uid = json_string_value(
-                        json_object_get(json_object_get(p, "metadata"), "uid"));
-                w->pod_uid = uid ? strdup(uid) : NULL;
-        } else {
-                log_warn("agent: pod %s/%s not readable (%s): the status object gets no owner", ns,
-                         pod, st.message);
-        }
-        json_decref(p);
+        read_pod(w);
         r = -pthread_create(&w->thread, NULL, writer_thread, w);
         if (r < 0) {
                 status_writer_stop(w);
@@ -166,15 +228,53 @@ struct status_writer *status_writer_stop(struct status_writer *w)
 {
         if (!w)
                 return NULL;
-        atomic_store(&w->stop, true);
+        pthread_mutex_lock(&w->lock);
+        w->stop = true;
+        pthread_cond_broadcast(&w->cond);
+        pthread_mutex_unlock(&w->lock);
         if (w->started)
                 pthread_join(w->thread, NULL);
         kube_client_free(w->client);
+        pthread_cond_destroy(&w->cond);
+        pthread_mutex_destroy(&w->lock);
         free(w->ns);
         free(w->pod);
         free(w->isvc);
         free(w->name);
         free(w->pod_uid);
+        free(w->pod_ip);
+        free(w->address);
         free(w);
         return NULL;
+}
+
+const char *status_writer_pod_ip(const struct status_writer *w)
+{
+        return w->pod_ip;
+}
+
+int status_writer_set_address(struct status_writer *w, const char *address)
+{
+        char *copy = strdup(address);
+
+        if (!copy)
+                return -ENOMEM;
+        pthread_mutex_lock(&w->lock);
+        free(w->address);
+        w->address = copy;
+        w->meta_generation++;
+        pthread_cond_broadcast(&w->cond);
+        pthread_mutex_unlock(&w->lock);
+        return 0;
+}
+
+void status_writer_set_draining(struct status_writer *w)
+{
+        pthread_mutex_lock(&w->lock);
+        if (!w->draining) {
+                w->draining = true;
+                w->meta_generation++;
+                pthread_cond_broadcast(&w->cond);
+        }
+        pthread_mutex_unlock(&w->lock);
 }

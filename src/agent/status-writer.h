@@ -5,10 +5,13 @@
  * The per-pod model status object: ConfigMap "modelstatus-<pod>" in the pod's namespace,
  * labelled serving.kserve.io/inferenceservice=<isvc> and modelplane.io/model-status=agent, owned
  * by the Pod (so it goes when the pod goes), data "models.json" = agent_status(), "pod",
- * "heartbeat" (RFC 3339, this agent's clock) and "heartbeatPeriodSeconds".
+ * "heartbeat" (RFC 3339, this agent's clock), "heartbeatPeriodSeconds" and, for placement
+ * (docs/placement.md), "address" (where the other replicas reach this agent's proxy, once
+ * known) and "draining" ("true" after SIGTERM under placement), serving/report.h's codec.
  * Written by server-side apply (field manager modelplane-agent) at most once per @interval
  * however many models change meanwhile (coalesced), again after a failed write, and at least
- * once per @heartbeat even when nothing changed: the controller takes a report whose heartbeat
+ * once per @heartbeat even when nothing changed, and at once when the address or draining is
+ * set: the controller takes a report whose heartbeat
  * is several periods old for a dead agent (serving/replicas.h, "stale"). One object
  * per replica: nothing is written into the TrainedModels. Needs get on pods and create/patch on
  * configmaps (deploy/agent/rbac.yaml).
@@ -21,12 +24,24 @@
 
 struct status_writer;
 
-/* @client: taken over. @ns, @pod, @isvc: copied. @interval: 0 = 500 ms; @heartbeat: 0 = 10 s,
- * whole seconds. */
+struct status_writer_config {
+        const char *ns, *pod, *isvc; /* copied */
+        usec_t interval;             /* coalescing; 0 = 500 ms */
+        usec_t heartbeat;            /* 0 = 10 s; whole seconds */
+};
+
+/* @client: taken over. Reads the Pod (its uid for the owner reference, its IP). */
 _warn_unused_result_ int status_writer_start(struct agent *a, struct kube_client *client,
-                                             const char *ns, const char *pod, const char *isvc,
-                                             usec_t interval, usec_t heartbeat,
+                                             const struct status_writer_config *cfg,
                                              struct status_writer **ret);
 /* Stops after one last write of the current state. NULL-safe. */
 struct status_writer *status_writer_stop(struct status_writer *w);
 DEFINE_CLEANUP_FUNC(struct status_writer *, status_writer_stop)
+
+/* The Pod's status.podIP as read at the start (borrowed; NULL: unknown). */
+const char *status_writer_pod_ip(const struct status_writer *w);
+/* data.address from now on (@address "host:port", copied), written at once. Thread-safe.
+ * Returns 0 or -ENOMEM. */
+_warn_unused_result_ int status_writer_set_address(struct status_writer *w, const char *address);
+/* data.draining = "true" from now on, written at once. Thread-safe. */
+void status_writer_set_draining(struct status_writer *w);

@@ -11,7 +11,7 @@
 
 #include "agent/fetch.h"
 #include "agent/reflector.h"
-#include "serving/modelconfig.h"
+#include "agent/source.h"
 #include "util/log.h"
 
 static const struct gvr configmaps = { "", "v1", "configmaps" };
@@ -19,13 +19,15 @@ static const struct gvr configmaps = { "", "v1", "configmaps" };
 #define CM_WATCH_TIMEOUT_SEC 300
 
 struct cm_watch {
-        struct agent *agent;
         struct kube_client *client;
-        char *ns, *name, *selector;
+        char *ns, *field_selector, *label_selector, *what;
+        struct cm_watch_sink sink;
         atomic_bool cancel;
         pthread_t thread;
         bool started;
-        struct reflector rf; /* the watch thread's */
+        /* the watch thread's */
+        struct reflector rf;
+        json_t *set; /* name -> ConfigMap */
 };
 
 static const char *rv_of(json_t *obj)
@@ -34,31 +36,48 @@ static const char *rv_of(json_t *obj)
                 json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
 }
 
-/* Hands the ConfigMap's models.json ("" without one: no models) to the agent, as of @rv. */
-static void deliver(struct cm_watch *w, json_t *cm, const char *rv)
+static const char *name_of(json_t *obj)
 {
-        const char *data = json_string_value(
-                json_object_get(json_object_get(cm, "data"), MODELCONFIG_KEY));
+        return json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+}
 
-        agent_set_desired(w->agent, AGENT_SOURCE_API, data ? data : "",
-                          source_generation_from_rv(rv));
+static void changed(struct cm_watch *w, const char *rv)
+{
+        w->sink.changed(w->sink.userdata, w->set, source_generation_from_rv(rv));
+}
+
+/* Puts @obj (borrowed; its managedFields are dropped: nobody reads them) into the set. */
+static int set_put(struct cm_watch *w, json_t *obj)
+{
+        const char *name = name_of(obj);
+
+        if (!name)
+                return -EBADMSG;
+        (void)json_object_del(json_object_get(obj, "metadata"), "managedFields");
+        return json_object_set(w->set, name, obj) < 0 ? -ENOMEM : 0;
 }
 
 static int on_event(void *userdata, const char *type, json_t *obj)
 {
         struct cm_watch *w = userdata;
         const char *rv = rv_of(obj);
+        int r = 0;
 
         if (streq(type, "ADDED") || streq(type, "MODIFIED"))
-                deliver(w, obj, rv);
-        else if (streq(type, "DELETED"))
-                agent_set_desired(w->agent, AGENT_SOURCE_API, "", source_generation_from_rv(rv));
+                r = set_put(w, obj);
+        else if (streq(type, "DELETED") && name_of(obj))
+                (void)json_object_del(w->set, name_of(obj));
         else if (!streq(type, "BOOKMARK"))
                 return 0; /* ERROR: kube_watch() ends the watch with its errno */
+        if (r == -ENOMEM)
+                return r; /* the watch ends; the next step relists */
+        if (r < 0)
+                log_warn("agent: %s: a %s event without a name; ignored", w->what, type);
+        if (!streq(type, "BOOKMARK"))
+                changed(w, rv);
         if (reflector_observed(&w->rf, rv) < 0)
-                log_warn(
-                        "agent: ConfigMap %s/%s: unusable resourceVersion in a %s event; relisting",
-                        w->ns, w->name, type);
+                log_warn("agent: %s: unusable resourceVersion in a %s event; relisting", w->what,
+                         type);
         return 0;
 }
 
@@ -70,14 +89,16 @@ static void sleep_cancellable(struct cm_watch *w, usec_t d)
         }
 }
 
-/* LIST (a quorum read) of the one ConfigMap: its models.json, or no models when it does not
- * exist, as of the list's resourceVersion (@ret_rv). */
+/* LIST (a quorum read) of the selected ConfigMaps: the set replaced whole, as of the list's
+ * resourceVersion (@ret_rv). */
 static int cm_list(struct cm_watch *w, char *ret_rv, size_t len, struct kube_status *st)
 {
-        struct kube_list_options lo = { .field_selector = w->selector };
-        json_auto_t *list = NULL;
+        struct kube_list_options lo = { .field_selector = w->field_selector,
+                                        .label_selector = w->label_selector };
+        json_auto_t *list = NULL, *set = NULL;
         json_t *items, *cm;
         const char *rv;
+        size_t i;
         int r;
 
         r = kube_list(w->client, &configmaps, w->ns, &lo, &list, st);
@@ -85,16 +106,20 @@ static int cm_list(struct cm_watch *w, char *ret_rv, size_t len, struct kube_sta
                 return r;
         rv = rv_of(list);
         items = json_object_get(list, "items");
+        set = json_object();
+        if (!set)
+                return -ENOMEM;
         if (!rv || !rv[0] || strlen(rv) >= len || !json_is_array(items)) {
                 (void)snprintf(st->message, sizeof(st->message),
                                "LIST answer without items or a usable resourceVersion");
                 return -EBADMSG;
         }
-        cm = json_array_get(items, 0); /* the field selector leaves none or one */
-        if (cm)
-                deliver(w, cm, rv);
-        else
-                agent_set_desired(w->agent, AGENT_SOURCE_API, "", source_generation_from_rv(rv));
+        json_decref(w->set);
+        w->set = TAKE_PTR(set);
+        json_array_foreach(items, i, cm)
+                if (set_put(w, cm) == -ENOMEM)
+                        return -ENOMEM;
+        changed(w, rv);
         memcpy(ret_rv, rv, strlen(rv) + 1);
         return 0;
 }
@@ -102,7 +127,8 @@ static int cm_list(struct cm_watch *w, char *ret_rv, size_t len, struct kube_sta
 static int cm_watch_from(struct cm_watch *w, const char *rv, struct kube_status *st)
 {
         struct kube_watch_options wo = {
-                .field_selector = w->selector,
+                .field_selector = w->field_selector,
+                .label_selector = w->label_selector,
                 .resource_version = rv,
                 .allow_bookmarks = true,
                 .timeout_seconds = CM_WATCH_TIMEOUT_SEC,
@@ -119,15 +145,14 @@ static void log_step(struct cm_watch *w, const char *what, int r, const struct k
         const char *next = step->op == REFLECTOR_LIST ? "relisting" : "resuming the watch";
 
         if (step->expired)
-                log_info("agent: ConfigMap %s/%s: %s expired (%s); relisting%s", w->ns, w->name,
-                         what, msg, step->delay ? " after a backoff step" : "");
+                log_info("agent: %s: %s expired (%s); relisting%s", w->what, what, msg,
+                         step->delay ? " after a backoff step" : "");
         else if (step->failed)
-                log_warn("agent: ConfigMap %s/%s via the API: %s failed: %s (%d%s%s); %s in %.1f s",
-                         w->ns, w->name, what, msg, st->http_code, st->reason[0] ? " " : "",
-                         st->reason, next, (double)step->delay / (double)USEC_PER_SEC);
+                log_warn("agent: %s via the API: %s failed: %s (%d%s%s); %s in %.1f s", w->what,
+                         what, msg, st->http_code, st->reason[0] ? " " : "", st->reason, next,
+                         (double)step->delay / (double)USEC_PER_SEC);
         else if (r < 0)
-                log_info("agent: ConfigMap %s/%s: the watch stream was cut (%s); %s", w->ns,
-                         w->name, msg, next);
+                log_info("agent: %s: the watch stream was cut (%s); %s", w->what, msg, next);
 }
 
 static void *cm_thread(void *userdata)
@@ -162,14 +187,13 @@ static void *cm_thread(void *userdata)
                                                      now_monotonic(), fetch_jitter01());
                 }
                 log_step(w, what, r, &st, &step);
-                /* before the first answer: the file is used meanwhile; after it: nothing changes */
-                if (step.failed)
-                        agent_set_api_state(w->agent, SOURCE_API_FAILING);
+                if (step.failed && w->sink.failed)
+                        w->sink.failed(w->sink.userdata);
         }
         return NULL;
 }
 
-int cm_watch_start(struct agent *a, struct kube_client *client, const char *ns, const char *name,
+int cm_watch_start(struct kube_client *client, const struct cm_watch_config *cfg,
                    struct cm_watch **ret)
 {
         struct cm_watch *w = calloc(1, sizeof(*w));
@@ -179,27 +203,33 @@ int cm_watch_start(struct agent *a, struct kube_client *client, const char *ns, 
                 kube_client_free(client);
                 return -ENOMEM;
         }
-        w->agent = a;
         w->client = client;
+        w->sink = cfg->sink;
         reflector_init(&w->rf, 0, 0);
-        w->ns = strdup(ns);
-        w->name = strdup(name);
-        if (!w->ns || !w->name || asprintf(&w->selector, "metadata.name=%s", name) < 0) {
-                w->selector = NULL;
+        w->ns = strdup(cfg->ns);
+        w->what = strdup(cfg->what);
+        w->field_selector = cfg->field_selector ? strdup(cfg->field_selector) : NULL;
+        w->label_selector = cfg->label_selector ? strdup(cfg->label_selector) : NULL;
+        w->set = json_object();
+        if (!w->ns || !w->what || !w->set || (cfg->field_selector && !w->field_selector) ||
+            (cfg->label_selector && !w->label_selector)) {
                 cm_watch_stop(w);
                 return -ENOMEM;
         }
-        /* the mounted file waits for the first LIST's answer (agent/source.h) */
-        agent_set_api_state(a, SOURCE_API_STARTING);
         r = -pthread_create(&w->thread, NULL, cm_thread, w);
         if (r < 0) {
-                agent_set_api_state(a, SOURCE_API_FAILING);
                 cm_watch_stop(w);
                 return r;
         }
         w->started = true;
         *ret = w;
         return 0;
+}
+
+void cm_watch_cancel(struct cm_watch *w)
+{
+        if (w)
+                atomic_store(&w->cancel, true);
 }
 
 struct cm_watch *cm_watch_stop(struct cm_watch *w)
@@ -210,9 +240,11 @@ struct cm_watch *cm_watch_stop(struct cm_watch *w)
         if (w->started)
                 pthread_join(w->thread, NULL);
         kube_client_free(w->client);
+        json_decref(w->set);
         free(w->ns);
-        free(w->name);
-        free(w->selector);
+        free(w->what);
+        free(w->field_selector);
+        free(w->label_selector);
         free(w);
         return NULL;
 }

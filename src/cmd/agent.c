@@ -22,14 +22,16 @@
 #include "agent/logger.h"
 #include "agent/proxy.h"
 #include "agent/readiness.h"
+#include "agent/routing.h"
 #include "agent/status-writer.h"
-#include "agent/watch-configmap.h"
 #include "agent/watch-file.h"
+#include "agent/watch-isvc.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "kube/client.h"
 #include "kube/config.h"
 #include "serving/modelconfig.h"
+#include "serving/report.h"
 #include "util/log.h"
 #include "util/memory.h"
 #include "util/parse-util.h"
@@ -59,6 +61,8 @@ enum {
         OPT_MAX_MODEL_SIZE,
         OPT_MAX_ARCHIVE_ENTRIES,
         OPT_STOP_TIMEOUT,
+        OPT_DRAIN_TIMEOUT,
+        OPT_ADVERTISE_ADDRESS,
         OPT_LOG_URL,
         OPT_SOURCE_URI,
         OPT_LOG_MODE,
@@ -126,6 +130,14 @@ static const struct cli_option agent_options[] = {
           "per archive: files, directories and links\n(default 100000)", OPT_MAX_ARCHIVE_ENTRIES },
         { "stop-timeout", 0, CLI_ARG_REQUIRED, "SECS",
           "at SIGTERM, wait this long for load calls in flight\n(default 25)", OPT_STOP_TIMEOUT },
+        { "drain-timeout", 0, CLI_ARG_REQUIRED, "SECS",
+          "under placement, at SIGTERM, serve until other replicas\nhold this one's models, at most "
+          "this long\n(default: --stop-timeout)",
+          OPT_DRAIN_TIMEOUT },
+        { "advertise-address", 0, CLI_ARG_REQUIRED, "HOST:PORT",
+          "where other replicas reach this proxy (placement)\n(default POD_IP or the pod's IP, "
+          "and --port)",
+          OPT_ADVERTISE_ADDRESS },
         /* KServe's logger and batcher flags (cmd/agent/main.go) */
         { "log-url", 0, CLI_ARG_REQUIRED, "URL",
           "log requests/responses as CloudEvents to this http(s) URL,\nor to file:///DIR",
@@ -171,6 +183,8 @@ struct agent_args {
         const char *config_dir, *model_dir, *listen, *server_url, *kubeconfig, *configmap;
         const char *isvc, *ns, *api_watch;
         uint32_t workers, file_poll, connect_timeout, stall_timeout, heartbeat, stop_timeout;
+        uint32_t drain_timeout; /* 0: stop_timeout */
+        const char *advertise;
         uint64_t max_model_size, max_archive_entries;
         /* logger and batcher */
         const char *log_url, *source_uri, *log_store_path, *log_store_format, *endpoint;
@@ -263,6 +277,21 @@ static int logger_batcher_set(struct agent_args *a, const struct cli_option *opt
         }
 }
 
+/* --advertise-address HOST:PORT (an IPv6 host in brackets). */
+static int advertise_set(struct agent_args *a, const char *arg, char *err, size_t err_size)
+{
+        const char *colon = strrchr(arg, ':');
+        uint16_t port;
+
+        if (!colon || colon == arg || safe_atou16(colon + 1, &port) < 0 || port == 0 ||
+            strlen(arg) > REPORT_ADDRESS_MAX) {
+                (void)snprintf(err, err_size, "invalid --advertise-address '%s' (HOST:PORT)", arg);
+                return -EINVAL;
+        }
+        a->advertise = arg;
+        return 0;
+}
+
 static int agent_set(void *userdata, const struct cli_option *opt, const char *arg, char *err,
                      size_t err_size)
 {
@@ -343,8 +372,11 @@ static int agent_set(void *userdata, const struct cli_option *opt, const char *a
                 }
                 return 0;
         case OPT_STOP_TIMEOUT:
-                secs = &a->stop_timeout;
+        case OPT_DRAIN_TIMEOUT:
+                secs = opt->id == OPT_STOP_TIMEOUT ? &a->stop_timeout : &a->drain_timeout;
                 break;
+        case OPT_ADVERTISE_ADDRESS:
+                return advertise_set(a, arg, err, err_size);
         case OPT_IGNORED:
                 used = strlen(a->ignored);
                 (void)snprintf(a->ignored + used, sizeof(a->ignored) - used, "%s--%s",
@@ -645,21 +677,70 @@ static char *isvc_of_pod(struct kube_client *kc, const char *ns)
         return ret;
 }
 
-/* @isvc_opt: --inference-service (NULL: this pod's label, unless @configmap is given). */
-static int start_api_watch(struct agent *a, const char *kubeconfig, const char *configmap,
-                           const char *isvc_opt, const char *ns_opt, bool required,
-                           uint32_t heartbeat, struct cm_watch **ret, struct status_writer **ret_sw)
+/* What cmd_agent runs; agent_run_release() stops it, in this order. */
+struct agent_run {
+        struct agent_ctx ctx;
+        struct fetch_config fc;
+        struct proxy *proxy;
+        struct file_watch *fw;
+        struct isvc_watch *iw;
+        struct status_writer *sw;
+        struct routing *routing;
+        struct agent *agent;
+        const char *pod_ip; /* $POD_IP (the downward API), read at start-up; may be NULL */
+        char **metadata_headers, **annotations; /* the split StringSlice flags */
+        char *annotations_json;
+        char default_url[64];
+        char upstream_url[64];
+};
+
+/* The status writer, the routing and the watches, once the ConfigMap @name (and @isvc, may be
+ * NULL) is known. Takes @kc over. */
+static int start_watchers(struct agent_run *s, const struct agent_args *args,
+                          struct kube_client *kc, const char *ns, const char *name,
+                          const char *isvc)
 {
-        struct kube_config_options ko = { .kubeconfig_path = kubeconfig };
+        CLEANUP(kube_client_freep) struct kube_client *owned = kc;
+        const char *pod = isvc ? pod_name() : NULL;
+        int r;
+
+        if (pod) {
+                struct kube_client *sc = NULL;
+                r = kube_client_dup(owned, &sc);
+                if (r >= 0)
+                        r = status_writer_start(s->agent, sc,
+                                                &(struct status_writer_config){
+                                                        .ns = ns,
+                                                        .pod = pod,
+                                                        .isvc = isvc,
+                                                        .heartbeat = args->heartbeat * USEC_PER_SEC,
+                                                },
+                                                &s->sw);
+                if (r < 0)
+                        return log_error_errno(r, "agent: cannot start the status writer");
+                log_info("agent: per-model status in ConfigMap %s/modelstatus-%s (heartbeat %us)",
+                         ns, pod, args->heartbeat);
+        }
+        r = routing_new(&(struct routing_config){ .agent = s->agent, .isvc = isvc, .pod = pod },
+                        &s->routing);
+        if (r < 0)
+                return log_error_errno(r, "agent: cannot start the API watch");
+        return isvc_watch_start(s->routing, TAKE_PTR(owned), ns, name, isvc, &s->iw);
+}
+
+/* The API source: --inference-service, else this pod's label, unless --configmap is given. */
+static int start_api_watch(struct agent_run *s, const struct agent_args *args, bool required)
+{
+        struct kube_config_options ko = { .kubeconfig_path = args->kubeconfig };
         CLEANUP(kube_config_freep) struct kube_config *cfg = NULL;
         CLEANUP(kube_client_freep) struct kube_client *kc = NULL;
-        AUTOFREE char *isvc = NULL; /* owned: @isvc_opt's copy or the pod's label */
+        AUTOFREE char *isvc = NULL; /* owned: --inference-service's copy or the pod's label */
         char name[MODELCONFIG_NAME_MAX + 1], err[512] = "";
         const char *ns;
         int r;
 
-        if (isvc_opt) {
-                isvc = strdup(isvc_opt);
+        if (args->isvc) {
+                isvc = strdup(args->isvc);
                 if (!isvc)
                         return log_error_errno(-ENOMEM, "agent: cannot start the API watch");
         }
@@ -675,54 +756,27 @@ static int start_api_watch(struct agent *a, const char *kubeconfig, const char *
                             &kc);
         if (r < 0)
                 return log_error_errno(r, "agent: cannot create the API client");
-        ns = ns_opt ? ns_opt : kube_client_namespace(kc);
-        if (configmap) {
-                (void)snprintf(name, sizeof(name), "%s", configmap);
+        ns = args->ns ? args->ns : kube_client_namespace(kc);
+        if (!isvc && !args->configmap)
+                isvc = isvc_of_pod(kc, ns);
+        if (args->configmap) {
+                (void)snprintf(name, sizeof(name), "%s", args->configmap);
+        } else if (!isvc) {
+                if (required)
+                        return log_error_errno(
+                                -EINVAL,
+                                "agent: --api-watch=on needs --configmap, --inference-service or a readable pod label");
+                log_warn(
+                        "agent: API access but no InferenceService known (--inference-service, --configmap); following the mounted file only");
+                return 0;
         } else {
-                if (!isvc)
-                        isvc = isvc_of_pod(kc, ns);
-                if (!isvc) {
-                        if (required)
-                                return log_error_errno(
-                                        -EINVAL,
-                                        "agent: --api-watch=on needs --configmap, --inference-service or a readable pod label");
-                        log_warn(
-                                "agent: API access but no InferenceService known (--inference-service, --configmap); following the mounted file only");
-                        return 0;
-                }
                 r = modelconfig_name(isvc, name, sizeof(name));
                 if (r < 0)
                         return log_error_errno(r, "agent: InferenceService name too long");
         }
         log_info("agent: watching ConfigMap %s/%s via %s", ns, name, cfg->source);
-        if (isvc && pod_name()) {
-                struct kube_client *sc = NULL;
-                r = kube_client_dup(kc, &sc);
-                if (r >= 0)
-                        r = status_writer_start(a, sc, ns, pod_name(), isvc, 0,
-                                                heartbeat * USEC_PER_SEC, ret_sw);
-                if (r < 0)
-                        return log_error_errno(r, "agent: cannot start the status writer");
-                log_info("agent: per-model status in ConfigMap %s/modelstatus-%s (heartbeat %us)",
-                         ns, pod_name(), heartbeat);
-        }
-        return cm_watch_start(a, TAKE_PTR(kc), ns, name, ret);
+        return start_watchers(s, args, TAKE_PTR(kc), ns, name, isvc);
 }
-
-/* What cmd_agent runs; agent_run_release() stops it, in this order. */
-struct agent_run {
-        struct agent_ctx ctx;
-        struct fetch_config fc;
-        struct proxy *proxy;
-        struct file_watch *fw;
-        struct cm_watch *cw;
-        struct status_writer *sw;
-        struct agent *agent;
-        char **metadata_headers, **annotations; /* the split StringSlice flags */
-        char *annotations_json;
-        char default_url[64];
-        char upstream_url[64];
-};
 
 /* A StringSlice flag's values split at commas (Go's pflag), into an owned vector. */
 static int split_list(const char *const *v, size_t n, char ***ret, size_t *ret_n)
@@ -843,8 +897,9 @@ static void agent_run_release(struct agent_run *s)
         ce_strv_free(s->annotations);
         free(s->annotations_json);
         s->fw = file_watch_stop(s->fw);
-        s->cw = cm_watch_stop(s->cw);
-        s->sw = status_writer_stop(s->sw); /* one last write of the final state */
+        s->iw = isvc_watch_stop(s->iw);
+        s->sw = status_writer_stop(s->sw);     /* one last write of the final state */
+        s->routing = routing_free(s->routing); /* the proxy and the watches used it */
         if (!agent_free_checked(TAKE_PTR(s->agent))) {
                 /* a download still runs: exit without tearing libcurl down under it */
                 log_info("agent: exiting with a download in flight");
@@ -914,9 +969,7 @@ static int start_puller(struct agent_run *s, const struct agent_args *args)
         if (r != 0)
                 return r;
         if (!streq(args->api_watch, "off")) {
-                r = start_api_watch(s->agent, args->kubeconfig, args->configmap, args->isvc,
-                                    args->ns, streq(args->api_watch, "on"), args->heartbeat, &s->cw,
-                                    &s->sw);
+                r = start_api_watch(s, args, streq(args->api_watch, "on"));
                 if (r < 0)
                         return 1;
         }
@@ -926,7 +979,7 @@ static int start_puller(struct agent_run *s, const struct agent_args *args)
                 return 1;
         }
         log_info("agent: puller on: models.json from %s%s, models in %s, model server %s",
-                 args->config_dir, s->cw ? " and the API" : "", args->model_dir,
+                 args->config_dir, s->iw ? " and the API" : "", args->model_dir,
                  agent_server_url(s, args));
         return 0;
 }
@@ -965,6 +1018,73 @@ static int start_proxy(struct agent_run *s, const struct agent_args *args)
         (void)printf("listening on %s:%u\n", args->listen, (unsigned)proxy_port(s->proxy));
         (void)fflush(stdout);
         return 0;
+}
+
+/* The report's data.address: --advertise-address, else this pod's IP ($POD_IP, else the Pod's
+ * status.podIP) and the proxy's port. */
+static void advertise(struct agent_run *s, const struct agent_args *args)
+{
+        const char *ip = s->pod_ip ? s->pod_ip : s->sw ? status_writer_pod_ip(s->sw) : NULL;
+        char address[REPORT_ADDRESS_MAX + 1];
+
+        if (!s->sw)
+                return;
+        if (args->advertise)
+                (void)snprintf(address, sizeof(address), "%s", args->advertise);
+        else if (!ip) {
+                log_info("agent: this pod's IP is not known (POD_IP, status.podIP): other replicas "
+                         "cannot forward requests here (--advertise-address)");
+                return;
+        } else
+                (void)snprintf(address, sizeof(address), strchr(ip, ':') ? "[%s]:%u" : "%s:%u", ip,
+                               (unsigned)proxy_port(s->proxy));
+        if (status_writer_set_address(s->sw, address) < 0)
+                log_error("agent: out of memory setting the advertised address");
+        else
+                log_info("agent: other replicas reach this proxy at %s", address);
+}
+
+/*
+ * SIGTERM under placement (docs/placement.md "Hand-over"): the report says draining at once,
+ * nothing new is loaded (nor unloaded: what is loaded stays served), and the stop waits until
+ * every model loaded here is Loaded on another replica that is not draining, --drain-timeout at
+ * most; a second signal ends the wait.
+ */
+static void drain(struct agent_run *s, const struct agent_args *args, const sigset_t *mask)
+{
+        uint32_t secs = args->drain_timeout ? args->drain_timeout : args->stop_timeout;
+        usec_t start = now_monotonic(), deadline = start + secs * USEC_PER_SEC;
+        char first[256] = "";
+        int left;
+
+        agent_stop_begin(s->agent);
+        if (s->sw)
+                status_writer_set_draining(s->sw);
+        log_info("agent: draining: serving the models loaded here until other replicas hold "
+                 "them (at most %u s)",
+                 secs);
+        for (;;) {
+                struct timespec ts = { .tv_nsec = 100L * 1000 * 1000 };
+
+                left = routing_handover_left(s->routing, first, sizeof(first));
+                if (left == 0) {
+                        log_info("agent: handed over in %.1f s: every model loaded here is Loaded "
+                                 "on another replica",
+                                 (double)(now_monotonic() - start) / (double)USEC_PER_SEC);
+                        return;
+                }
+                if (now_monotonic() >= deadline) {
+                        log_warn("agent: drain timeout: %d models loaded here (%s, ...) are not "
+                                 "Loaded on another replica",
+                                 left, first);
+                        return;
+                }
+                if (sigtimedwait(mask, NULL, &ts) > 0) {
+                        log_warn(
+                                "agent: second signal: stopping without waiting for the hand-over");
+                        return;
+                }
+        }
 }
 
 int cmd_agent(int argc, char **argv)
@@ -1007,6 +1127,9 @@ int cmd_agent(int argc, char **argv)
 
         /* start-up, before any thread: nothing in this process changes the environment */
         probe_spec = getenv("SERVING_READINESS_PROBE"); /* NOLINT(concurrency-mt-unsafe) */
+        s.pod_ip = getenv("POD_IP");                    /* NOLINT(concurrency-mt-unsafe) */
+        if (s.pod_ip && !s.pod_ip[0])
+                s.pod_ip = NULL;
         r = readiness_probe_parse(probe_spec, args.component_port, &s.ctx.probe, err, sizeof(err));
         if (r < 0) {
                 log_error("agent: %s", err);
@@ -1026,10 +1149,13 @@ int cmd_agent(int argc, char **argv)
         r = start_proxy(&s, &args);
         if (r != 0)
                 return r;
+        advertise(&s, &args);
 
         r = sigwait(&mask, &sig);
         log_info("agent: signal %d received, shutting down", r == 0 ? sig : -1);
-        /* no load call from now on; the ones in flight get up to --stop-timeout */
+        if (s.agent && s.routing && routing_placement(s.routing))
+                drain(&s, &args, &mask);
+        /* no load call from now on; the ones in flight get what is left of --stop-timeout */
         if (s.agent)
                 (void)agent_stop(s.agent);
         return 0;

@@ -3,14 +3,15 @@
 # `modelplane agent` takes the exact argument list KServe's pod mutator writes (agent_injector.go:
 # puller, logger and batcher flags, Go's "--flag false" form), starts the logger and the batcher
 # they ask for, names the unimplemented ones (log marshaller, log batching) in one warning, serves readiness on its port, exits 0 on SIGTERM; a malformed
-# SERVING_READINESS_PROBE fails the start with exit 1 and a message naming it.
+# SERVING_READINESS_PROBE fails the start with exit 1 and a message naming it; placement's
+# --advertise-address and --drain-timeout refuse malformed values (exit 2, named).
 set -euo pipefail
 bin=${1:?usage: test-agent-cli.sh MODELPLANE_BINARY}
 T=$(mktemp -d /tmp/mp-agent-cli-XXXXXX)
 pid=
 cleanup() { [ -z "$pid" ] || kill "$pid" 2>/dev/null || true; rm -rf "$T"; }
 trap cleanup EXIT
-echo "1..5"
+echo "1..6"
 mkdir -p "$T/models" "$T/configs"
 SERVING_READINESS_PROBE='{"tcpSocket":{"port":1},"timeoutSeconds":1}' \
 "$bin" agent --port 0 --listen-address 127.0.0.1 --api-watch off \
@@ -41,3 +42,13 @@ SERVING_READINESS_PROBE='{"exec":' "$bin" agent --port 0 >"$T/out" 2>"$T/err" ||
 [ "$rc" = 1 ] && grep -q "SERVING_READINESS_PROBE is not a JSON object" "$T/err" &&
         echo "ok 5 - a malformed SERVING_READINESS_PROBE fails the start, named" ||
         { echo "not ok 5 - exit $rc: $(cat "$T/err")"; exit 1; }
+bad=
+for args in "--advertise-address 10.0.0.1" "--advertise-address :9081" "--advertise-address h:0" \
+        "--advertise-address h:99999" "--drain-timeout 0" "--drain-timeout x"; do
+        rc=0
+        # shellcheck disable=SC2086 # the flag and its value, split on purpose
+        "$bin" agent $args >"$T/out" 2>"$T/err" || rc=$?
+        { [ "$rc" = 2 ] && grep -qF "invalid ${args%% *}" "$T/err"; } || bad="$bad [$args: exit $rc]"
+done
+[ -z "$bad" ] && echo "ok 6 - malformed --advertise-address and --drain-timeout refused, named" ||
+        { echo "not ok 6 -$bad"; exit 1; }
