@@ -403,7 +403,8 @@ static json_t *detail_with_since(const json_t *detail, const json_t *observed, u
         if (!out || format_rfc3339(now, when, sizeof(when)) < 0)
                 return NULL;
         json_array_foreach(detail, i, e) {
-                const char *since = seen_since(seen, nz(json_string_value(json_object_get(e, "pod"))),
+                const char *since = seen_since(seen,
+                                               nz(json_string_value(json_object_get(e, "pod"))),
                                                nz(json_string_value(json_object_get(e, "state"))));
                 json_t *c = json_copy(e);
 
@@ -414,8 +415,7 @@ static json_t *detail_with_since(const json_t *detail, const json_t *observed, u
         return json_incref(out);
 }
 
-static int set_annotation(json_t *status, const json_t *observed, const json_t *detail,
-                          usec_t now)
+static int set_annotation(json_t *status, const json_t *observed, const json_t *detail, usec_t now)
 {
         json_t *ann = json_object_get(status, "annotations");
         json_auto_t *full = detail_with_since(detail, observed, now);

@@ -65,8 +65,9 @@ static int deploy_target(struct call *c, struct kube_client *k, const char *ns, 
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return bff_refused(bff_reply_kube_error(
-                        c, r, &st, "get", "inferenceservices.serving.kserve.io", ns, isvc));
+                return bff_refused(bff_reply_kube_error(c, r, &st, "get",
+                                                        "inferenceservices.serving.kserve.io", ns,
+                                                        isvc));
         if (ui_deploy_target_check(*ret, msg, sizeof(msg)) < 0)
                 return bff_refused(bff_reply_error(c->resp, 400, "ui", "%s", msg));
         return 0;
@@ -94,15 +95,14 @@ static json_t *deploy_object(struct call *c, const struct ui_deploy_request *rq,
                                          rq->isvc);
                 return NULL;
         }
-        return ui_deploy_trainedmodel(rq, version, art, fallback,
-                                      &c->s->access_svc[UP_REGISTRY]);
+        return ui_deploy_trainedmodel(rq, version, art, fallback, &c->s->access_svc[UP_REGISTRY]);
 }
 
 int bff_api_deploy(struct call *c)
 {
         CLEANUP(bff_kube_holdp) struct kube_hold h = { 0 };
-        CLEANUP(ui_json_decrefp) json_t *in = NULL, *version = NULL, *arts = NULL, *isvc = NULL,
-                                        *tm = NULL, *made = NULL;
+        CLEANUP(ui_json_decrefp) json_t *in = NULL, *version = NULL, *arts = NULL;
+        CLEANUP(ui_json_decrefp) json_t *isvc = NULL, *tm = NULL, *made = NULL;
         const char *ns = http_req_param(c->req, "ns");
         struct ui_deploy_request rq;
         struct kube_status st = { 0 };
@@ -131,8 +131,8 @@ int bff_api_deploy(struct call *c)
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
-                unsigned code = ui_deploy_error(r, &st, c->id->user, ns, rq.name,
-                                                c->s->kube_server, msg, sizeof(msg));
+                unsigned code = ui_deploy_error(r, &st, c->id->user, ns, rq.name, c->s->kube_server,
+                                                msg, sizeof(msg));
 
                 return bff_reply_error(c->resp, code, "kubernetes", "%s", msg);
         }
@@ -153,8 +153,7 @@ static int memory_one(void *ud, const json_t *tm)
         sum = (int64_t)json_integer_value(json_object_get(by_isvc, isvc));
         if (__builtin_add_overflow(sum, b, &sum))
                 sum = INT64_MAX;
-        return json_object_set_new(by_isvc, isvc, json_integer((json_int_t)sum)) < 0 ? -ENOMEM
-                                                                                      : 0;
+        return json_object_set_new(by_isvc, isvc, json_integer((json_int_t)sum)) < 0 ? -ENOMEM : 0;
 }
 
 struct targets {
@@ -204,9 +203,9 @@ int bff_api_deploy_targets(struct call *c)
                                        "SelfSubjectAccessReview for namespace %s failed: %s", ns,
                                        ui_errno_text(can));
         if (can == 0)
-                (void)ui_kube_error(-EACCES, &(struct kube_status){ .http_code = 403 },
-                                    c->id->user, "create", "trainedmodels.serving.kserve.io", ns,
-                                    NULL, NULL, why, sizeof(why));
+                (void)ui_kube_error(-EACCES, &(struct kube_status){ .http_code = 403 }, c->id->user,
+                                    "create", "trainedmodels.serving.kserve.io", ns, NULL, NULL,
+                                    why, sizeof(why));
         r = bff_list_all(h.k, &BFF_GVR_TM, ns, NULL, memory_one, by_isvc, &st);
         if (r == -ENOMEM)
                 return r;
@@ -218,10 +217,9 @@ int bff_api_deploy_targets(struct call *c)
                 return bff_reply_kube_error(c, r, &st, "list",
                                             "inferenceservices.serving.kserve.io", ns, NULL);
         return bff_reply_data(c, 200,
-                              json_pack("{s:s,s:b,s:o,s:O}", "namespace", ns, "canDeploy",
-                                        can == 1, "reason",
-                                        can == 1 ? json_null() : json_string(why), "items",
-                                        items));
+                              json_pack("{s:s,s:b,s:o,s:O}", "namespace", ns, "canDeploy", can == 1,
+                                        "reason", can == 1 ? json_null() : json_string(why),
+                                        "items", items));
 }
 
 /* ---- the deployments of a model or a version ---- */
@@ -290,9 +288,9 @@ static int deployments_each(struct call *c, struct kube_client *k, const char *s
                         break;
                 r = deployments_in(c, k, json_string_value(n), sel, tms, isvcs, &st);
                 if (r < 0 && r != -EACCES)
-                        return bff_refused(bff_reply_kube_error(
-                                c, r, &st, "list", "trainedmodels.serving.kserve.io",
-                                json_string_value(n), NULL));
+                        return bff_refused(bff_reply_kube_error(c, r, &st, "list",
+                                                                "trainedmodels.serving.kserve.io",
+                                                                json_string_value(n), NULL));
         }
         *ret_complete = json_array_size(names) <= DEPLOYMENTS_NAMESPACES_MAX;
         return 0;
@@ -327,8 +325,8 @@ int bff_api_deployments(struct call *c)
         if (r != 0)
                 return r < 0 ? r : 0;
         return bff_reply_data(c, 200,
-                              json_pack("{s:O,s:O,s:b}", "trainedModels", tms,
-                                        "inferenceServices", isvcs, "complete", complete));
+                              json_pack("{s:O,s:O,s:b}", "trainedModels", tms, "inferenceServices",
+                                        isvcs, "complete", complete));
 }
 
 /* ---- the events of one InferenceService ---- */
@@ -394,8 +392,8 @@ int bff_api_isvc_events(struct call *c)
 
 /* The labelled objects of kind r everywhere, read as the server (users may not see every
  * namespace); 1 after a reply. */
-static int guard_list(struct call *c, struct kube_client *k, const struct gvr *r,
-                      const char *what, const char *sel, json_t **ret)
+static int guard_list(struct call *c, struct kube_client *k, const struct gvr *r, const char *what,
+                      const char *sel, json_t **ret)
 {
         struct kube_list_options lo = { .label_selector = sel, .limit = GUARD_LIST_LIMIT };
         struct kube_status st = { 0 };
@@ -458,15 +456,15 @@ int bff_archive_guard(struct call *c, const struct api_route *rt, const json_t *
         if (r >= 0) {
                 r = guard_list(c, h.k, &BFF_GVR_TM, "trainedmodels.serving.kserve.io", sel, &tms);
                 if (r == 0)
-                        r = guard_list(c, h.k, &BFF_GVR_ISVC,
-                                       "inferenceservices.serving.kserve.io", sel, &isvcs);
+                        r = guard_list(c, h.k, &BFF_GVR_ISVC, "inferenceservices.serving.kserve.io",
+                                       sel, &isvcs);
                 if (r != 0)
                         return r;
         }
         if (!ui_archive_refusal(model ? "The registered model" : "The model version",
                                 json_object_get(tms, "items"), json_object_get(isvcs, "items"),
-                                json_object_get(records, "items"),
-                                &c->s->access_svc[UP_REGISTRY], msg, sizeof(msg)))
+                                json_object_get(records, "items"), &c->s->access_svc[UP_REGISTRY],
+                                msg, sizeof(msg)))
                 return 0;
         return bff_refused(bff_reply_error(c->resp, 409, "ui", "%s", msg));
 }

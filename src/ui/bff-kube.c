@@ -104,7 +104,7 @@ const struct gvr BFF_GVR_ISVC = { "serving.kserve.io", "v1beta1", "inferenceserv
 const struct gvr BFF_GVR_TM = { "serving.kserve.io", "v1alpha1", "trainedmodels" };
 
 int bff_kube_post(struct kube_client *k, const char *path, json_t *body, json_t **ret_out,
-                     struct kube_status *st)
+                  struct kube_status *st)
 {
         int r;
 
@@ -116,7 +116,7 @@ int bff_kube_post(struct kube_client *k, const char *path, json_t *body, json_t 
 }
 
 int bff_access_review(struct kube_client *k, const char *verb, const char *group,
-                         const char *resource, const char *ns)
+                      const char *resource, const char *ns)
 {
         json_t *review = json_pack("{s:s,s:s,s:{s:{s:s,s:s,s:s,s:s?}}}", "apiVersion",
                                    "authorization.k8s.io/v1", "kind", "SelfSubjectAccessReview",
@@ -127,7 +127,7 @@ int bff_access_review(struct kube_client *k, const char *verb, const char *group
         int r;
 
         r = bff_kube_post(k, "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", review, &out,
-                      &st);
+                          &st);
         if (r < 0)
                 return r;
         r = json_is_true(json_get_path(out, "status", "allowed", NULL)) ? 1 : 0;
@@ -156,8 +156,8 @@ static int access_ask(struct call *c, const struct ui_service_ref *svc)
         r = bff_kube_hold_get(c, !bearer, &h);
         if (r < 0)
                 return bff_reply_kube_unconfigured(c, r) < 0 ? -ENOMEM : 2;
-        r = bff_kube_post(h.k, ui_access_review_path(c->id), ui_access_review_body(c->id, svc), &out,
-                      &st);
+        r = bff_kube_post(h.k, ui_access_review_path(c->id), ui_access_review_body(c->id, svc),
+                          &out, &st);
         if (r == -ENOMEM)
                 return r;
         if (r < 0 && !bearer && st.http_code == 403)
@@ -167,9 +167,9 @@ static int access_ask(struct call *c, const struct ui_service_ref *svc)
                                     "ServiceAccount the ClusterRole of deploy/base/ui/rbac.yaml");
         else if (r < 0)
                 r = bff_reply_kube_error(c, r, &st, "create",
-                                     bearer ? "selfsubjectaccessreviews.authorization.k8s.io"
-                                            : "subjectaccessreviews.authorization.k8s.io",
-                                     NULL, NULL);
+                                         bearer ? "selfsubjectaccessreviews.authorization.k8s.io"
+                                                : "subjectaccessreviews.authorization.k8s.io",
+                                         NULL, NULL);
         else
                 return ui_access_review_allowed(out) ? 1 : 0;
         return r < 0 ? r : 2;
@@ -326,8 +326,8 @@ static int namespaces_as_server(struct call *c, json_t **ret_list)
                 return bff_refused(bff_reply_error(c->resp, 403, "kubernetes",
                                                    "%s%s may not list namespaces, and the ui "
                                                    "server cannot list them either: %s",
-                                                   c->id->user[0] ? "user " : "you",
-                                                   c->id->user, st.message));
+                                                   c->id->user[0] ? "user " : "you", c->id->user,
+                                                   st.message));
         return 0;
 }
 
@@ -348,7 +348,8 @@ int bff_visible_namespaces(struct call *c, json_t *out)
         if (r >= 0)
                 return names_of(list, out);
         if (st.http_code != 403)
-                return bff_refused(bff_reply_kube_error(c, r, &st, "list", "namespaces", NULL, NULL));
+                return bff_refused(
+                        bff_reply_kube_error(c, r, &st, "list", "namespaces", NULL, NULL));
         /* The user may not list namespaces: list them as the server, then keep those in which
          * the user may list InferenceServices. */
         r = namespaces_as_server(c, &list);
@@ -364,8 +365,8 @@ int bff_visible_namespaces(struct call *c, json_t *out)
 
                 if (!n)
                         continue;
-                r = bff_access_review(as_user.k, "list", BFF_GVR_ISVC.group,
-                                      BFF_GVR_ISVC.resource, n);
+                r = bff_access_review(as_user.k, "list", BFF_GVR_ISVC.group, BFF_GVR_ISVC.resource,
+                                      n);
                 if (r < 0)
                         return bff_refused(bff_reply_error(
                                 c->resp, 502, "kubernetes",
@@ -420,8 +421,8 @@ int bff_api_isvc_list(struct call *c)
                 return bff_reply_kube_unconfigured(c, r);
         r = kube_list(h.k, &BFF_GVR_ISVC, ns, &lo, &list, &st);
         if (r < 0)
-                return bff_reply_kube_error(c, r, &st, "list", "inferenceservices.serving.kserve.io",
-                                        ns, NULL);
+                return bff_reply_kube_error(c, r, &st, "list",
+                                            "inferenceservices.serving.kserve.io", ns, NULL);
         json_array_foreach(json_object_get(list, "items"), i, it)
                 if (json_array_append_new(items, ui_isvc_view(it)) < 0)
                         return -ENOMEM;
@@ -444,8 +445,8 @@ int bff_api_isvc_get(struct call *c)
                 return bff_reply_kube_unconfigured(c, r);
         r = kube_get(h.k, &BFF_GVR_ISVC, ns, name, &obj, &st);
         if (r < 0)
-                return bff_reply_kube_error(c, r, &st, "get", "inferenceservices.serving.kserve.io", ns,
-                                        name);
+                return bff_reply_kube_error(c, r, &st, "get", "inferenceservices.serving.kserve.io",
+                                            ns, name);
         return bff_reply_data(c, 200, ui_isvc_view(obj));
 }
 
@@ -521,8 +522,8 @@ int bff_api_trainedmodels(struct call *c)
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return bff_reply_kube_error(c, r, &st, "list", "trainedmodels.serving.kserve.io", ns,
-                                        NULL);
+                return bff_reply_kube_error(c, r, &st, "list", "trainedmodels.serving.kserve.io",
+                                            ns, NULL);
         return bff_reply_data(c, 200, json_pack("{s:O}", "items", items));
 }
 
@@ -589,7 +590,7 @@ int bff_api_events(struct call *c)
         }
         r = bff_list_all(h.k, &BFF_GVR_EVENTS, ns,
                          &(struct kube_list_options){ .field_selector = sel.len ? buf_str(&sel)
-                                                                                 : NULL },
+                                                                                : NULL },
                          event_collect_one, items, &st);
         buf_release(&sel);
         if (r == -ENOMEM)

@@ -91,8 +91,7 @@ static int check_memory(const char *v, char *msg, size_t len)
         return 0;
 }
 
-int ui_deploy_request_read(const json_t *data, struct ui_deploy_request *ret, char *msg,
-                           size_t len)
+int ui_deploy_request_read(const json_t *data, struct ui_deploy_request *ret, char *msg, size_t len)
 {
         struct ui_deploy_request rq = { 0 };
         int r;
@@ -128,13 +127,13 @@ int ui_deploy_version_check(const json_t *version, char *msg, size_t len)
         const char *name = json_string_value(json_object_get(version, "name"));
 
         if (!rm || !*rm || !ui_label_value(rm)) {
-                (void)snprintf(msg, len, "the model version has no registered model id the link "
-                                         "labels can carry");
+                (void)snprintf(msg, len,
+                               "the model version has no registered model id the link "
+                               "labels can carry");
                 return -EINVAL;
         }
         if (state && streq(state, "ARCHIVED")) {
-                (void)snprintf(msg, len,
-                               "version %s is archived: restore it before deploying it",
+                (void)snprintf(msg, len, "version %s is archived: restore it before deploying it",
                                name ? name : "");
                 return -EINVAL;
         }

@@ -12,8 +12,8 @@
 #include "serving/replicas.h"
 #include "util/parse-util.h"
 
-#define REPLICAS_VIEW_MAX     64U            /* entries of the per-replica table shown */
-#define REPLICAS_TEXT_MAX     (64U * 1024U)  /* an annotation longer than this is not read */
+#define REPLICAS_VIEW_MAX 64U                 /* entries of the per-replica table shown */
+#define REPLICAS_TEXT_MAX ((size_t)64 * 1024) /* an annotation longer than this is not read */
 
 json_t *ui_envelope(json_t *data)
 {
@@ -309,8 +309,7 @@ static json_t *replica_view(const json_t *e)
         if (!pod || !state)
                 return NULL;
         return json_pack("{s:s,s:s,s:o,s:o}", "pod", pod, "state", state, "reason",
-                         string_or_null(json_string_value(json_object_get(e, "reason"))),
-                         "since",
+                         string_or_null(json_string_value(json_object_get(e, "reason"))), "since",
                          string_or_null(json_string_value(json_object_get(e, "since"))));
 }
 
@@ -377,8 +376,8 @@ json_t *ui_trainedmodel_view(const json_t *tm)
                                 string_or_null(
                                         json_get_string_path(spec, "model", "memory", NULL))) < 0 ||
             json_object_set_new(v, "memoryBytes",
-                                bytes_or_null(json_get_string_path(spec, "model", "memory",
-                                                                   NULL))) < 0 ||
+                                bytes_or_null(
+                                        json_get_string_path(spec, "model", "memory", NULL))) < 0 ||
             json_object_set_new(v, "replicas", replicas_view(tm)) < 0 ||
             json_object_set_new(v, "loaded", loaded) < 0 || set_common(v, tm) < 0) {
                 json_decref(v);
@@ -408,8 +407,7 @@ json_t *ui_event_view(const json_t *ev)
                          string_or_null(json_string_value(json_object_get(io, "name"))));
 }
 
-static bool has_prefix_then(const char *s, const char *prefix, const char *isvc,
-                            const char *suffix)
+static bool has_prefix_then(const char *s, const char *prefix, const char *isvc, const char *suffix)
 {
         size_t a = strlen(prefix), b = strlen(isvc), c = strlen(suffix);
 

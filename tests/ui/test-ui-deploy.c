@@ -29,10 +29,11 @@ Test(deploy, names_and_label_values)
         cr_assert_not(ui_rfc1123_label("iris_v1"));
         cr_assert_not(ui_rfc1123_label(""));
         cr_assert_not(ui_rfc1123_label(NULL));
-        cr_assert(ui_rfc1123_label("a23456789012345678901234567890123456789012345678901234567890123"));
-        cr_assert_not(
-                ui_rfc1123_label("a234567890123456789012345678901234567890123456789012345678901234"),
-                "64 characters");
+        cr_assert(ui_rfc1123_label(
+                "a23456789012345678901234567890123456789012345678901234567890123"));
+        cr_assert_not(ui_rfc1123_label(
+                              "a234567890123456789012345678901234567890123456789012345678901234"),
+                      "64 characters");
         cr_assert(ui_label_value("12"));
         cr_assert(ui_label_value("A.b_c-9"));
         cr_assert(ui_label_value(""));
@@ -118,13 +119,14 @@ Test(deploy, artifact_version_and_trainedmodel)
         tm = ui_deploy_trainedmodel(&rq, version, a, "xgboost", &REG);
         s = json_dumps(tm, JSON_COMPACT | JSON_SORT_KEYS);
         cr_assert_str_eq(
-                s, "{\"apiVersion\":\"serving.kserve.io/v1alpha1\",\"kind\":\"TrainedModel\","
-                   "\"metadata\":{\"labels\":{\"modelregistry.kubeflow.org/model-version-id\":\"9\","
-                   "\"modelregistry.kubeflow.org/name\":\"model-registry-service\","
-                   "\"modelregistry.kubeflow.org/namespace\":\"kubeflow\","
-                   "\"modelregistry.kubeflow.org/registered-model-id\":\"4\"},\"name\":\"iris-v1\"},"
-                   "\"spec\":{\"inferenceService\":\"sk\",\"model\":{\"framework\":\"sklearn\","
-                   "\"memory\":\"256Mi\",\"storageUri\":\"s3://b/iris\"}}}");
+                s,
+                "{\"apiVersion\":\"serving.kserve.io/v1alpha1\",\"kind\":\"TrainedModel\","
+                "\"metadata\":{\"labels\":{\"modelregistry.kubeflow.org/model-version-id\":\"9\","
+                "\"modelregistry.kubeflow.org/name\":\"model-registry-service\","
+                "\"modelregistry.kubeflow.org/namespace\":\"kubeflow\","
+                "\"modelregistry.kubeflow.org/registered-model-id\":\"4\"},\"name\":\"iris-v1\"},"
+                "\"spec\":{\"inferenceService\":\"sk\",\"model\":{\"framework\":\"sklearn\","
+                "\"memory\":\"256Mi\",\"storageUri\":\"s3://b/iris\"}}}");
         free(s);
         json_decref(tm);
 
@@ -146,8 +148,9 @@ Test(deploy, targets_are_multi_model)
                            "\"resources\":{\"limits\":{\"memory\":\"2Gi\"}}}}}}");
         json_t *single = load("{\"metadata\":{\"name\":\"one\"},\"spec\":{\"predictor\":{"
                               "\"sklearn\":{\"storageUri\":\"gs://x\"}}}}");
-        json_t *going = load("{\"metadata\":{\"name\":\"sk\",\"deletionTimestamp\":"
-                             "\"2026-01-01T00:00:00Z\"},\"spec\":{\"predictor\":{\"sklearn\":{}}}}");
+        json_t *going = load(
+                "{\"metadata\":{\"name\":\"sk\",\"deletionTimestamp\":"
+                "\"2026-01-01T00:00:00Z\"},\"spec\":{\"predictor\":{\"sklearn\":{}}}}");
         char msg[256];
 
         cr_assert_eq(ui_deploy_target_check(mms, msg, sizeof(msg)), 0);
@@ -208,10 +211,11 @@ Test(deploy, archive_refused_while_deployed)
         json_t *tms = json_pack("[o,o]", obj("team-a", "iris-v1", false),
                                 obj("team-a", "going", true));
         json_t *isvcs = json_pack("[o]", obj("team-b", "sk", false));
-        json_t *records = load("[{\"id\":\"3\",\"name\":\"sk/uid-1\",\"desiredState\":\"DEPLOYED\"},"
-                               "{\"id\":\"5\",\"name\":\"far/uid-2\",\"desiredState\":\"DEPLOYED\"},"
-                               "{\"id\":\"6\",\"name\":\"old/uid-3\",\"desiredState\":"
-                               "\"UNDEPLOYED\"}]");
+        json_t *records = load(
+                "[{\"id\":\"3\",\"name\":\"sk/uid-1\",\"desiredState\":\"DEPLOYED\"},"
+                "{\"id\":\"5\",\"name\":\"far/uid-2\",\"desiredState\":\"DEPLOYED\"},"
+                "{\"id\":\"6\",\"name\":\"old/uid-3\",\"desiredState\":"
+                "\"UNDEPLOYED\"}]");
         json_t *none = json_array();
         char msg[1024];
 
@@ -221,10 +225,10 @@ Test(deploy, archive_refused_while_deployed)
                               "is served by TrainedModel team-a/iris-v1, InferenceService "
                               "team-b/sk, InferenceService far/uid-2 (recorded DEPLOYED in the "
                               "registry, id 5). Delete those deployments first.");
-        cr_assert_not(ui_archive_refusal("The model version", none, none, none, &REG, msg,
-                                         sizeof(msg)));
-        cr_assert_not(ui_archive_refusal("The model version", NULL, NULL, NULL, &REG, msg,
-                                         sizeof(msg)));
+        cr_assert_not(
+                ui_archive_refusal("The model version", none, none, none, &REG, msg, sizeof(msg)));
+        cr_assert_not(
+                ui_archive_refusal("The model version", NULL, NULL, NULL, &REG, msg, sizeof(msg)));
         /* only objects being deleted, or of another registry: archived */
         {
                 json_t *gone = json_pack("[o]", obj("team-a", "going", true));
@@ -240,9 +244,9 @@ Test(deploy, archive_refused_while_deployed)
         /* one: "it"; five: three named and the rest counted */
         {
                 json_t *one = json_pack("[o]", obj("a", "m", false));
-                json_t *five = json_pack("[o,o,o,o,o]", obj("a", "m1", false), obj("a", "m2", false),
-                                         obj("a", "m3", false), obj("a", "m4", false),
-                                         obj("a", "m5", false));
+                json_t *five = json_pack("[o,o,o,o,o]", obj("a", "m1", false),
+                                         obj("a", "m2", false), obj("a", "m3", false),
+                                         obj("a", "m4", false), obj("a", "m5", false));
 
                 cr_assert(ui_archive_refusal("The model version", one, none, none, &REG, msg,
                                              sizeof(msg)));

@@ -7,8 +7,8 @@
 #include "serving/conditions.h"
 #include "serving/replicas.h"
 
-#define NOW   ((usec_t)1700000000 * USEC_PER_SEC)
-#define LATER (NOW + 3600 * USEC_PER_SEC)
+#define NOW        ((usec_t)1700000000 * USEC_PER_SEC)
+#define LATER      (NOW + 3600 * USEC_PER_SEC)
 #define NOW_TEXT   "2023-11-14T22:13:20Z"
 #define LATER_TEXT "2023-11-14T23:13:20Z"
 
