@@ -370,10 +370,56 @@ static bool has_condition(const json_t *status, const char *type)
         return false;
 }
 
-static int set_annotation(json_t *status, const json_t *detail)
+/* The "since" of @pod's entry in @seen (the annotation as read, may be NULL or garbage) when it
+ * is there in @state; NULL otherwise. Borrowed from @seen. */
+static const char *seen_since(const json_t *seen, const char *pod, const char *state)
+{
+        size_t i;
+        json_t *e;
+
+        json_array_foreach(seen, i, e) {
+                const char *p = json_string_value(json_object_get(e, "pod"));
+                const char *st = json_string_value(json_object_get(e, "state"));
+
+                if (p && streq(p, pod))
+                        return st && streq(st, state)
+                                       ? json_string_value(json_object_get(e, "since"))
+                                       : NULL;
+        }
+        return NULL;
+}
+
+/* @detail with "since" on each entry: kept from @observed's annotation while the pod's state is
+ * unchanged, else @now. Returns: new reference, NULL on OOM. */
+static json_t *detail_with_since(const json_t *detail, const json_t *observed, usec_t now)
+{
+        const char *text = json_get_string_path(observed, "annotations", REPLICAS_ANNOTATION, NULL);
+        json_auto_t *seen = text ? json_loads(text, 0, NULL) : NULL;
+        json_auto_t *out = json_array();
+        char when[64];
+        size_t i;
+        json_t *e;
+
+        if (!out || format_rfc3339(now, when, sizeof(when)) < 0)
+                return NULL;
+        json_array_foreach(detail, i, e) {
+                const char *since = seen_since(seen,
+                                               nz(json_string_value(json_object_get(e, "pod"))),
+                                               nz(json_string_value(json_object_get(e, "state"))));
+                json_t *c = json_copy(e);
+
+                if (!c || json_array_append_new(out, c) < 0 ||
+                    json_object_set_new(c, "since", json_string(since ? since : when)) < 0)
+                        return NULL;
+        }
+        return json_incref(out);
+}
+
+static int set_annotation(json_t *status, const json_t *observed, const json_t *detail, usec_t now)
 {
         json_t *ann = json_object_get(status, "annotations");
-        AUTOFREE char *s = json_dumps(detail, JSON_COMPACT);
+        json_auto_t *full = detail_with_since(detail, observed, now);
+        AUTOFREE char *s = full ? json_dumps(full, JSON_COMPACT) : NULL;
 
         if (!s)
                 return -ENOMEM;
@@ -428,7 +474,7 @@ int model_loaded_apply(json_t *status, const json_t *observed, const struct mode
         arr = conditions_to_json(&c);
         if (!arr || json_object_set_new(status, "conditions", arr) < 0)
                 return -ENOMEM;
-        return set_annotation(status, m->detail);
+        return set_annotation(status, observed, m->detail, now);
 }
 
 int replicas_index_isvc(void *userdata, const json_t *obj, json_t **ret_values)

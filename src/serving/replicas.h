@@ -42,8 +42,10 @@
  *                                             with KServe's agent sees KServe's conditions only).
  * The per-replica detail goes to status.annotations["modelplane.io/replicas"] (KServe's CRD
  * prunes unknown status fields; annotations is a string map it keeps): compact JSON
- * [{"pod","state","reason"?}] sorted by pod, at most REPLICAS_DETAIL_MAX entries, reasons cut
- * to REPLICAS_REASON_MAX bytes (at a UTF-8 boundary).
+ * [{"pod","state","reason"?,"since"}] sorted by pod, at most REPLICAS_DETAIL_MAX entries, reasons
+ * cut to REPLICAS_REASON_MAX bytes (at a UTF-8 boundary). "since" (RFC 3339) is when the
+ * controller first wrote that pod in that state: kept from the status as read while the state
+ * is unchanged, so a pass that changes nothing writes nothing.
  *
  * Ready requires Loaded (the controller's --ready-requires-loaded, default off): a Ready=True
  * is replaced, while no replica has loaded the model (n = 0), by Ready=False (every reporting
@@ -128,9 +130,9 @@ bool model_loaded_applies(const json_t *observed, const struct model_loaded *m,
 
 /*
  * Merges @m into @status (a desired TrainedModel status, modified in place): the ModelLoaded
- * condition, the annotation and, with @ready_requires_loaded, Ready. @observed (may be NULL) is
- * the status as read: unchanged states keep their lastTransitionTime, so the same inputs give
- * the same status. Returns 0, -EINVAL when @status is not an object, -ENOMEM.
+ * condition, the annotation (@m's detail with each entry's "since") and, with
+ * @ready_requires_loaded, Ready. @observed (may be NULL) is the status as read: unchanged states
+ * keep their lastTransitionTime and their "since", so the same inputs give the same status. Returns 0, -EINVAL when @status is not an object, -ENOMEM.
  */
 _warn_unused_result_ int model_loaded_apply(json_t *status, const json_t *observed,
                                             const struct model_loaded *m,

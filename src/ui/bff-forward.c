@@ -134,8 +134,7 @@ static int forward_path(struct call *c, const struct api_route *rt, struct buf *
         return 0;
 }
 
-/* The "data" object of a write's {"data": {...}} body (borrowed from *in); NULL after a refusal. */
-static int forward_body(struct call *c, json_t **in, json_t **ret_data)
+int bff_body_data(struct call *c, json_t **in, json_t **ret_data)
 {
         char msg[256];
         json_t *data;
@@ -199,7 +198,9 @@ int bff_forward(struct call *c, const struct api_route *rt)
                                        upstream_names[rt->up]);
         r = forward_path(c, rt, &path);
         if (r == 0)
-                r = forward_body(c, &in, &data);
+                r = bff_body_data(c, &in, &data);
+        if (r == 0 && data && (rt->flags & (F_GUARD_MODEL | F_GUARD_VERSION)))
+                r = bff_archive_guard(c, rt, data);
         if (r != 0)
                 return r < 0 ? r : 0;
         m = upstream_get(s, rt->up);
@@ -219,4 +220,27 @@ int bff_api_registries(struct call *c)
                                         "displayName", "Model registry", "description",
                                         "modelplane registry", "serverAddress",
                                         c->s->registry_url ? c->s->registry_url : ""));
+}
+
+int bff_registry_get(struct call *c, const char *path, json_t **ret)
+{
+        struct ui_server *s = c->s;
+        struct mr_error err = { 0 };
+        struct mr_client *m;
+        int r;
+
+        if (!s->registry_url)
+                return bff_refused(bff_reply_error(c->resp, 503, "registry",
+                                                   "no model registry configured for the ui "
+                                                   "server"));
+        m = upstream_get(s, UP_REGISTRY);
+        if (!m)
+                return -ENOMEM;
+        r = mr_client_call(m, "GET", path, NULL, ret, &err);
+        bff_pool_put(&s->up[UP_REGISTRY], m);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return bff_refused(forward_failure(c, UP_REGISTRY, s->registry_url, r, &err));
+        return 0;
 }

@@ -72,7 +72,11 @@ int bff_refused(int r);
 /* An unsigned query parameter with a default and a maximum; -EINVAL after a 400 is written. */
 int bff_query_uint(struct call *c, const char *key, unsigned def, unsigned max, unsigned *ret);
 
-enum { F_LIST = 1 << 0 };
+enum {
+        F_LIST = 1 << 0,
+        F_GUARD_MODEL = 1 << 1,   /* a PATCH archiving it is refused while it is deployed */
+        F_GUARD_VERSION = 1 << 2, /* likewise for a model version */
+};
 
 struct api_route {
         int (*fn)(struct call *c); /* NULL: forwarded to upstream */
@@ -89,6 +93,46 @@ struct api_route {
  */
 int bff_authorize(struct call *c, enum upstream up);
 
+/* ---- bff-kube.c: Kubernetes clients and calls, shared with bff-deploy.c ---- */
+
+struct gvr;
+struct kube_list_options;
+struct kube_status;
+struct mr_error;
+
+extern const struct gvr BFF_GVR_NAMESPACES, BFF_GVR_EVENTS, BFF_GVR_ISVC, BFF_GVR_TM;
+
+/* A held Kubernetes client, released (back to its pool) by cleanup. */
+struct kube_hold {
+        struct call *c;
+        struct kube_client *k;
+        bool bearer;
+};
+void bff_kube_holdp(struct kube_hold *h);
+/* A client as the caller (own = false: impersonating, or the bearer token), or as the server
+ * itself (own = true). -ENXIO when there is no Kubernetes API configured. */
+int bff_kube_hold_get(struct call *c, bool own, struct kube_hold *h);
+/* The replies for a client that could not be had (r), and for a failed call. */
+int bff_reply_kube_unconfigured(struct call *c, int r);
+int bff_reply_kube_error(struct call *c, int r, const struct kube_status *st, const char *verb,
+                         const char *resource, const char *ns, const char *name);
+/* POSTs body (takes ownership; NULL: -ENOMEM) to path as k; *ret_out: new reference. */
+int bff_kube_post(struct kube_client *k, const char *path, json_t *body, json_t **ret_out,
+                  struct kube_status *st);
+/* SelfSubjectAccessReview as k's identity (ns NULL: cluster-wide): 1 allowed, 0 not, errno. */
+int bff_access_review(struct kube_client *k, const char *verb, const char *group,
+                      const char *resource, const char *ns);
+/* Lists r in ns (NULL: every namespace) with sel's selectors (may be NULL) page by page, at most
+ * 20 pages of 500, calling fn for each item. 0, or a negative errno with st filled. */
+int bff_list_all(struct kube_client *k, const struct gvr *r, const char *ns,
+                 const struct kube_list_options *sel, int (*fn)(void *ud, const json_t *item),
+                 void *ud, struct kube_status *st);
+/* Appends to out (an array) the names of the namespaces in which the caller may list
+ * InferenceServices (GET /namespaces). 0; 1 when a refusal is written; negative errno. */
+int bff_visible_namespaces(struct call *c, json_t *out);
+/* Replies {"items": events} newest first, at most limit of them (items borrowed). */
+int bff_reply_events(struct call *c, const json_t *items, unsigned limit);
+
 /* bff-kube.c: the routes answered from the Kubernetes API, as the caller. */
 int bff_api_user(struct call *c);
 int bff_api_namespaces(struct call *c);
@@ -97,6 +141,22 @@ int bff_api_isvc_get(struct call *c);
 int bff_api_trainedmodels(struct call *c);
 int bff_api_events(struct call *c);
 
+/* bff-deploy.c: deploying a registered version, its targets, the deployments of a model or a
+ * version, an InferenceService's own events, and the refusal to archive what is deployed. */
+int bff_api_deploy(struct call *c);
+int bff_api_deploy_targets(struct call *c);
+int bff_api_deployments(struct call *c);
+int bff_api_isvc_events(struct call *c);
+/* Before a forwarded PATCH of rt with body data: 1 when it archives a deployed model or
+ * version and the refusal is written, 0 to go on, negative errno. */
+int bff_archive_guard(struct call *c, const struct api_route *rt, const json_t *data);
+
 /* bff-forward.c: a route forwarded to rt's upstream; the list of registries. */
 int bff_forward(struct call *c, const struct api_route *rt);
 int bff_api_registries(struct call *c);
+/* A registry GET of path (relative to its API, already encoded) for the caller, who has been
+ * authorized; *ret: new reference. 0, or 1 after the failure is replied in words, or errno. */
+int bff_registry_get(struct call *c, const char *path, json_t **ret);
+/* The "data" object of a write's {"data": {...}} body (borrowed from *in, a new reference the
+ * caller releases); 1 after a refusal is written. */
+int bff_body_data(struct call *c, json_t **in, json_t **ret_data);

@@ -64,27 +64,20 @@ static void kube_release(struct call *c, struct kube_client *k, bool bearer)
         bff_pool_put(bearer ? &c->s->ktoken : &c->s->kown, k);
 }
 
-/* A held Kubernetes client, released by cleanup. */
-struct kube_hold {
-        struct call *c;
-        struct kube_client *k;
-        bool bearer;
-};
-
-static void kube_holdp(struct kube_hold *h)
+void bff_kube_holdp(struct kube_hold *h)
 {
         if (h->k)
                 kube_release(h->c, h->k, h->bearer);
 }
 
-static int kube_hold_get(struct call *c, bool own, struct kube_hold *h)
+int bff_kube_hold_get(struct call *c, bool own, struct kube_hold *h)
 {
         h->c = c;
         h->bearer = !own && c->id->mode == UI_AUTH_BEARER;
         return kube_acquire(c, own, &h->k);
 }
 
-static int reply_kube_unconfigured(struct call *c, int r)
+int bff_reply_kube_unconfigured(struct call *c, int r)
 {
         if (r == -ENXIO)
                 return bff_reply_error(
@@ -95,8 +88,8 @@ static int reply_kube_unconfigured(struct call *c, int r)
                                ui_errno_text(r));
 }
 
-static int reply_kube_error(struct call *c, int r, const struct kube_status *st, const char *verb,
-                            const char *resource, const char *ns, const char *name)
+int bff_reply_kube_error(struct call *c, int r, const struct kube_status *st, const char *verb,
+                         const char *resource, const char *ns, const char *name)
 {
         char msg[1024];
         unsigned status = ui_kube_error(r, st, c->id->user, verb, resource, ns, name,
@@ -105,14 +98,13 @@ static int reply_kube_error(struct call *c, int r, const struct kube_status *st,
         return bff_reply_error(c->resp, status, "kubernetes", "%s", msg);
 }
 
-static const struct gvr GVR_NAMESPACES = { "", "v1", "namespaces" };
-static const struct gvr GVR_EVENTS = { "", "v1", "events" };
-static const struct gvr GVR_ISVC = { "serving.kserve.io", "v1beta1", "inferenceservices" };
-static const struct gvr GVR_TM = { "serving.kserve.io", "v1alpha1", "trainedmodels" };
+const struct gvr BFF_GVR_NAMESPACES = { "", "v1", "namespaces" };
+const struct gvr BFF_GVR_EVENTS = { "", "v1", "events" };
+const struct gvr BFF_GVR_ISVC = { "serving.kserve.io", "v1beta1", "inferenceservices" };
+const struct gvr BFF_GVR_TM = { "serving.kserve.io", "v1alpha1", "trainedmodels" };
 
-/* POSTs body (takes ownership; NULL: -ENOMEM) to path as k; *ret_out: new reference. */
-static int kube_post(struct kube_client *k, const char *path, json_t *body, json_t **ret_out,
-                     struct kube_status *st)
+int bff_kube_post(struct kube_client *k, const char *path, json_t *body, json_t **ret_out,
+                  struct kube_status *st)
 {
         int r;
 
@@ -123,9 +115,8 @@ static int kube_post(struct kube_client *k, const char *path, json_t *body, json
         return r;
 }
 
-/* SelfSubjectAccessReview as k's identity: 1 allowed, 0 not, negative errno. */
-static int access_review(struct kube_client *k, const char *verb, const char *group,
-                         const char *resource, const char *ns)
+int bff_access_review(struct kube_client *k, const char *verb, const char *group,
+                      const char *resource, const char *ns)
 {
         json_t *review = json_pack("{s:s,s:s,s:{s:{s:s,s:s,s:s,s:s?}}}", "apiVersion",
                                    "authorization.k8s.io/v1", "kind", "SelfSubjectAccessReview",
@@ -135,8 +126,8 @@ static int access_review(struct kube_client *k, const char *verb, const char *gr
         struct kube_status st;
         int r;
 
-        r = kube_post(k, "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", review, &out,
-                      &st);
+        r = bff_kube_post(k, "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", review, &out,
+                          &st);
         if (r < 0)
                 return r;
         r = json_is_true(json_get_path(out, "status", "allowed", NULL)) ? 1 : 0;
@@ -154,7 +145,7 @@ static const char *const upstream_what[] = { "the model registry", "the model ca
  * why it cannot be decided is written; negative errno. */
 static int access_ask(struct call *c, const struct ui_service_ref *svc)
 {
-        CLEANUP(kube_holdp) struct kube_hold h = { 0 };
+        CLEANUP(bff_kube_holdp) struct kube_hold h = { 0 };
         CLEANUP(ui_json_decrefp) json_t *out = NULL;
         bool bearer = c->id->mode == UI_AUTH_BEARER;
         struct kube_status st = { 0 };
@@ -162,11 +153,11 @@ static int access_ask(struct call *c, const struct ui_service_ref *svc)
 
         /* The proxy's user is reviewed by the server (its own credentials); a bearer token
          * reviews itself. */
-        r = kube_hold_get(c, !bearer, &h);
+        r = bff_kube_hold_get(c, !bearer, &h);
         if (r < 0)
-                return reply_kube_unconfigured(c, r) < 0 ? -ENOMEM : 2;
-        r = kube_post(h.k, ui_access_review_path(c->id), ui_access_review_body(c->id, svc), &out,
-                      &st);
+                return bff_reply_kube_unconfigured(c, r) < 0 ? -ENOMEM : 2;
+        r = bff_kube_post(h.k, ui_access_review_path(c->id), ui_access_review_body(c->id, svc),
+                          &out, &st);
         if (r == -ENOMEM)
                 return r;
         if (r < 0 && !bearer && st.http_code == 403)
@@ -175,10 +166,10 @@ static int access_ask(struct call *c, const struct ui_service_ref *svc)
                                     "cannot check who may use the registry; give its "
                                     "ServiceAccount the ClusterRole of deploy/base/ui/rbac.yaml");
         else if (r < 0)
-                r = reply_kube_error(c, r, &st, "create",
-                                     bearer ? "selfsubjectaccessreviews.authorization.k8s.io"
-                                            : "subjectaccessreviews.authorization.k8s.io",
-                                     NULL, NULL);
+                r = bff_reply_kube_error(c, r, &st, "create",
+                                         bearer ? "selfsubjectaccessreviews.authorization.k8s.io"
+                                                : "subjectaccessreviews.authorization.k8s.io",
+                                         NULL, NULL);
         else
                 return ui_access_review_allowed(out) ? 1 : 0;
         return r < 0 ? r : 2;
@@ -220,9 +211,9 @@ int bff_authorize(struct call *c, enum upstream up)
                 return 0;
         if (c->id->mode == UI_AUTH_BEARER && !c->id->user[0]) {
                 /* a token has no name until the API server says whose it is */
-                CLEANUP(kube_holdp) struct kube_hold h = { 0 };
+                CLEANUP(bff_kube_holdp) struct kube_hold h = { 0 };
 
-                if (kube_hold_get(c, false, &h) >= 0) {
+                if (bff_kube_hold_get(c, false, &h) >= 0) {
                         r = review_self(c, h.k);
                         if (r != 0)
                                 return r;
@@ -253,9 +244,9 @@ static int review_self(struct call *c, struct kube_client *k)
 
         if (!ssr)
                 return -ENOMEM;
-        r = kube_post(k, "/apis/authentication.k8s.io/v1/selfsubjectreviews", ssr, &out, &st);
+        r = bff_kube_post(k, "/apis/authentication.k8s.io/v1/selfsubjectreviews", ssr, &out, &st);
         if (r < 0 && st.http_code == 401)
-                return bff_refused(reply_kube_error(c, r, &st, "review", "", NULL, NULL));
+                return bff_refused(bff_reply_kube_error(c, r, &st, "review", "", NULL, NULL));
         u = r >= 0 ? json_get_string_path(out, "status", "userInfo", "username", NULL) : NULL;
         if (u)
                 (void)snprintf(c->id->user, sizeof(c->id->user), "%s", u);
@@ -266,20 +257,20 @@ static int review_self(struct call *c, struct kube_client *k)
 /* Who the caller is to Kubernetes: the user name (bearer tokens) and whether it may do all. */
 static int kube_whoami(struct call *c, bool *ret_admin)
 {
-        CLEANUP(kube_holdp) struct kube_hold h = { 0 };
+        CLEANUP(bff_kube_holdp) struct kube_hold h = { 0 };
         int r;
 
         *ret_admin = false;
         if (!c->s->kube_own && !c->s->kube_token)
                 return 0;
-        if (kube_hold_get(c, false, &h) < 0)
+        if (bff_kube_hold_get(c, false, &h) < 0)
                 return 0;
         if (c->id->mode == UI_AUTH_BEARER && !c->id->user[0]) {
                 r = review_self(c, h.k);
                 if (r != 0)
                         return r;
         }
-        *ret_admin = access_review(h.k, "*", "*", "*", NULL) == 1;
+        *ret_admin = bff_access_review(h.k, "*", "*", "*", NULL) == 1;
         return 0;
 }
 
@@ -312,7 +303,76 @@ static int names_of(const json_t *list, json_t *out)
         json_array_foreach(json_object_get(list, "items"), i, it) {
                 const char *n = json_get_string_path(it, "metadata", "name", NULL);
 
-                if (n && json_array_append_new(out, json_pack("{s:s}", "name", n)) < 0)
+                if (n && json_array_append_new(out, json_string(n)) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/* The user may not list namespaces: lists them as the server into *ret_list; 1 after a
+ * refusal is written. */
+static int namespaces_as_server(struct call *c, json_t **ret_list)
+{
+        CLEANUP(bff_kube_holdp) struct kube_hold own = { 0 };
+        struct kube_list_options lo = { .limit = NAMESPACES_MAX };
+        struct kube_status st;
+        int r;
+
+        r = bff_kube_hold_get(c, true, &own);
+        if (r < 0)
+                return bff_refused(bff_reply_kube_unconfigured(c, r));
+        r = kube_list(own.k, &BFF_GVR_NAMESPACES, NULL, &lo, ret_list, &st);
+        if (r < 0)
+                return bff_refused(bff_reply_error(c->resp, 403, "kubernetes",
+                                                   "%s%s may not list namespaces, and the ui "
+                                                   "server cannot list them either: %s",
+                                                   c->id->user[0] ? "user " : "you", c->id->user,
+                                                   st.message));
+        return 0;
+}
+
+int bff_visible_namespaces(struct call *c, json_t *out)
+{
+        CLEANUP(bff_kube_holdp) struct kube_hold as_user = { 0 };
+        CLEANUP(ui_json_decrefp) json_t *list = NULL;
+        struct kube_list_options lo = { .limit = NAMESPACES_MAX };
+        struct kube_status st;
+        json_t *it;
+        size_t i;
+        int r;
+
+        r = bff_kube_hold_get(c, false, &as_user);
+        if (r < 0)
+                return bff_refused(bff_reply_kube_unconfigured(c, r));
+        r = kube_list(as_user.k, &BFF_GVR_NAMESPACES, NULL, &lo, &list, &st);
+        if (r >= 0)
+                return names_of(list, out);
+        if (st.http_code != 403)
+                return bff_refused(
+                        bff_reply_kube_error(c, r, &st, "list", "namespaces", NULL, NULL));
+        /* The user may not list namespaces: list them as the server, then keep those in which
+         * the user may list InferenceServices. */
+        r = namespaces_as_server(c, &list);
+        if (r != 0)
+                return r;
+        /* One cluster-wide review first: a user who may list InferenceServices everywhere sees
+         * every namespace without one review per namespace (hundreds on a real cluster). */
+        r = bff_access_review(as_user.k, "list", BFF_GVR_ISVC.group, BFF_GVR_ISVC.resource, NULL);
+        if (r == 1)
+                return names_of(list, out);
+        json_array_foreach(json_object_get(list, "items"), i, it) {
+                const char *n = json_get_string_path(it, "metadata", "name", NULL);
+
+                if (!n)
+                        continue;
+                r = bff_access_review(as_user.k, "list", BFF_GVR_ISVC.group, BFF_GVR_ISVC.resource,
+                                      n);
+                if (r < 0)
+                        return bff_refused(bff_reply_error(
+                                c->resp, 502, "kubernetes",
+                                "SelfSubjectAccessReview for namespace %s failed: %s", n,
+                                ui_errno_text(r)));
+                if (r == 1 && json_array_append_new(out, json_string(n)) < 0)
                         return -ENOMEM;
         }
         return 0;
@@ -320,72 +380,26 @@ static int names_of(const json_t *list, json_t *out)
 
 int bff_api_namespaces(struct call *c)
 {
-        CLEANUP(kube_holdp) struct kube_hold as_user = { 0 };
-        CLEANUP(ui_json_decrefp) json_t *list = NULL;
+        CLEANUP(ui_json_decrefp) json_t *names = json_array();
         CLEANUP(ui_json_decrefp) json_t *out = json_array();
-        struct kube_list_options lo = { .limit = NAMESPACES_MAX };
-        struct kube_status st;
-        json_t *it;
+        json_t *n;
         size_t i;
         int r;
 
-        if (!out)
+        if (!names || !out)
                 return -ENOMEM;
-        r = kube_hold_get(c, false, &as_user);
-        if (r < 0)
-                return reply_kube_unconfigured(c, r);
-        r = kube_list(as_user.k, &GVR_NAMESPACES, NULL, &lo, &list, &st);
-        if (r >= 0) {
-                if (names_of(list, out) < 0)
+        r = bff_visible_namespaces(c, names);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        json_array_foreach(names, i, n)
+                if (json_array_append_new(out, json_pack("{s:O}", "name", n)) < 0)
                         return -ENOMEM;
-                return bff_reply_data(c, 200, TAKE_PTR(out));
-        }
-        if (st.http_code != 403)
-                return reply_kube_error(c, r, &st, "list", "namespaces", NULL, NULL);
-        {
-                /* The user may not list namespaces: list them as the server, then keep those in
-                 * which the user may list InferenceServices. */
-                CLEANUP(kube_holdp) struct kube_hold own = { 0 };
-
-                r = kube_hold_get(c, true, &own);
-                if (r < 0)
-                        return reply_kube_unconfigured(c, r);
-                r = kube_list(own.k, &GVR_NAMESPACES, NULL, &lo, &list, &st);
-                if (r < 0)
-                        return bff_reply_error(c->resp, 403, "kubernetes",
-                                               "%s%s may not list namespaces, and the ui server "
-                                               "cannot list them either: %s",
-                                               c->id->user[0] ? "user " : "you", c->id->user,
-                                               st.message);
-        }
-        /* One cluster-wide review first: a user who may list InferenceServices everywhere sees
-         * every namespace without one review per namespace (hundreds on a real cluster). */
-        r = access_review(as_user.k, "list", GVR_ISVC.group, GVR_ISVC.resource, NULL);
-        if (r == 1) {
-                if (names_of(list, out) < 0)
-                        return -ENOMEM;
-                return bff_reply_data(c, 200, TAKE_PTR(out));
-        }
-        json_array_foreach(json_object_get(list, "items"), i, it) {
-                const char *n = json_get_string_path(it, "metadata", "name", NULL);
-
-                if (!n)
-                        continue;
-                r = access_review(as_user.k, "list", GVR_ISVC.group, GVR_ISVC.resource, n);
-                if (r < 0)
-                        return bff_reply_error(
-                                c->resp, 502, "kubernetes",
-                                "SelfSubjectAccessReview for namespace %s failed: %s", n,
-                                ui_errno_text(r));
-                if (r == 1 && json_array_append_new(out, json_pack("{s:s}", "name", n)) < 0)
-                        return -ENOMEM;
-        }
         return bff_reply_data(c, 200, TAKE_PTR(out));
 }
 
 int bff_api_isvc_list(struct call *c)
 {
-        CLEANUP(kube_holdp) struct kube_hold h = { 0 };
+        CLEANUP(bff_kube_holdp) struct kube_hold h = { 0 };
         CLEANUP(ui_json_decrefp) json_t *list = NULL;
         CLEANUP(ui_json_decrefp) json_t *items = json_array();
         const char *ns = http_req_param(c->req, "ns");
@@ -402,13 +416,13 @@ int bff_api_isvc_list(struct call *c)
                 return 0;
         if (lo.continue_token && !*lo.continue_token)
                 lo.continue_token = NULL;
-        r = kube_hold_get(c, false, &h);
+        r = bff_kube_hold_get(c, false, &h);
         if (r < 0)
-                return reply_kube_unconfigured(c, r);
-        r = kube_list(h.k, &GVR_ISVC, ns, &lo, &list, &st);
+                return bff_reply_kube_unconfigured(c, r);
+        r = kube_list(h.k, &BFF_GVR_ISVC, ns, &lo, &list, &st);
         if (r < 0)
-                return reply_kube_error(c, r, &st, "list", "inferenceservices.serving.kserve.io",
-                                        ns, NULL);
+                return bff_reply_kube_error(c, r, &st, "list",
+                                            "inferenceservices.serving.kserve.io", ns, NULL);
         json_array_foreach(json_object_get(list, "items"), i, it)
                 if (json_array_append_new(items, ui_isvc_view(it)) < 0)
                         return -ENOMEM;
@@ -420,37 +434,36 @@ int bff_api_isvc_list(struct call *c)
 
 int bff_api_isvc_get(struct call *c)
 {
-        CLEANUP(kube_holdp) struct kube_hold h = { 0 };
+        CLEANUP(bff_kube_holdp) struct kube_hold h = { 0 };
         CLEANUP(ui_json_decrefp) json_t *obj = NULL;
         const char *ns = http_req_param(c->req, "ns"), *name = http_req_param(c->req, "name");
         struct kube_status st;
         int r;
 
-        r = kube_hold_get(c, false, &h);
+        r = bff_kube_hold_get(c, false, &h);
         if (r < 0)
-                return reply_kube_unconfigured(c, r);
-        r = kube_get(h.k, &GVR_ISVC, ns, name, &obj, &st);
+                return bff_reply_kube_unconfigured(c, r);
+        r = kube_get(h.k, &BFF_GVR_ISVC, ns, name, &obj, &st);
         if (r < 0)
-                return reply_kube_error(c, r, &st, "get", "inferenceservices.serving.kserve.io", ns,
-                                        name);
+                return bff_reply_kube_error(c, r, &st, "get", "inferenceservices.serving.kserve.io",
+                                            ns, name);
         return bff_reply_data(c, 200, ui_isvc_view(obj));
 }
 
-/*
- * Lists r in ns as h's identity, page by page (at most LIST_PAGES_MAX pages), calling fn for each
- * item. Returns 0 or a negative errno with st filled.
- */
-static int list_all(struct kube_client *k, const struct gvr *r, const char *ns,
-                    const char *field_selector, int (*fn)(void *ud, const json_t *item), void *ud,
-                    struct kube_status *st)
+int bff_list_all(struct kube_client *k, const struct gvr *r, const char *ns,
+                 const struct kube_list_options *sel, int (*fn)(void *ud, const json_t *item),
+                 void *ud, struct kube_status *st)
 {
         AUTOFREE char *cont = NULL;
 
         for (unsigned page = 0; page < LIST_PAGES_MAX; page++) {
                 CLEANUP(ui_json_decrefp) json_t *list = NULL;
-                struct kube_list_options lo = { .limit = KUBE_PAGE_MAX,
-                                                .continue_token = cont,
-                                                .field_selector = field_selector };
+                struct kube_list_options lo = {
+                        .limit = KUBE_PAGE_MAX,
+                        .continue_token = cont,
+                        .label_selector = sel ? sel->label_selector : NULL,
+                        .field_selector = sel ? sel->field_selector : NULL,
+                };
                 const char *next;
                 json_t *it;
                 size_t i;
@@ -493,7 +506,7 @@ static int tm_collect_one(void *ud, const json_t *tm)
 
 int bff_api_trainedmodels(struct call *c)
 {
-        CLEANUP(kube_holdp) struct kube_hold h = { 0 };
+        CLEANUP(bff_kube_holdp) struct kube_hold h = { 0 };
         CLEANUP(ui_json_decrefp) json_t *items = json_array();
         const char *ns = http_req_param(c->req, "ns");
         struct tm_collect t = { .isvc = http_req_param(c->req, "name"), .items = items };
@@ -502,15 +515,15 @@ int bff_api_trainedmodels(struct call *c)
 
         if (!items)
                 return -ENOMEM;
-        r = kube_hold_get(c, false, &h);
+        r = bff_kube_hold_get(c, false, &h);
         if (r < 0)
-                return reply_kube_unconfigured(c, r);
-        r = list_all(h.k, &GVR_TM, ns, NULL, tm_collect_one, &t, &st);
+                return bff_reply_kube_unconfigured(c, r);
+        r = bff_list_all(h.k, &BFF_GVR_TM, ns, NULL, tm_collect_one, &t, &st);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return reply_kube_error(c, r, &st, "list", "trainedmodels.serving.kserve.io", ns,
-                                        NULL);
+                return bff_reply_kube_error(c, r, &st, "list", "trainedmodels.serving.kserve.io",
+                                            ns, NULL);
         return bff_reply_data(c, 200, json_pack("{s:O}", "items", items));
 }
 
@@ -543,19 +556,16 @@ static bool selector_value_ok(const char *v)
 
 int bff_api_events(struct call *c)
 {
-        CLEANUP(kube_holdp) struct kube_hold h = { 0 };
+        CLEANUP(bff_kube_holdp) struct kube_hold h = { 0 };
         CLEANUP(ui_json_decrefp) json_t *items = json_array();
-        CLEANUP(ui_json_decrefp) json_t *out = json_array();
-        AUTOFREE json_t **sorted = NULL;
         const char *ns = http_req_param(c->req, "ns");
         const char *kind = http_req_query(c->req, "kind"), *name = http_req_query(c->req, "name");
         struct buf sel = BUF_INIT(1024);
         struct kube_status st;
         unsigned limit;
-        size_t n;
         int r;
 
-        if (!items || !out)
+        if (!items)
                 return -ENOMEM;
         if (bff_query_uint(c, "limit", EVENTS_DEFAULT, EVENTS_MAX, &limit) < 0)
                 return 0;
@@ -573,19 +583,31 @@ int bff_api_events(struct call *c)
                 buf_release(&sel);
                 return r;
         }
-        r = kube_hold_get(c, false, &h);
+        r = bff_kube_hold_get(c, false, &h);
         if (r < 0) {
                 buf_release(&sel);
-                return reply_kube_unconfigured(c, r);
+                return bff_reply_kube_unconfigured(c, r);
         }
-        r = list_all(h.k, &GVR_EVENTS, ns, sel.len ? buf_str(&sel) : NULL, event_collect_one, items,
-                     &st);
+        r = bff_list_all(h.k, &BFF_GVR_EVENTS, ns,
+                         &(struct kube_list_options){ .field_selector = sel.len ? buf_str(&sel)
+                                                                                : NULL },
+                         event_collect_one, items, &st);
         buf_release(&sel);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return reply_kube_error(c, r, &st, "list", "events", ns, NULL);
-        n = json_array_size(items);
+                return bff_reply_kube_error(c, r, &st, "list", "events", ns, NULL);
+        return bff_reply_events(c, items, limit);
+}
+
+int bff_reply_events(struct call *c, const json_t *items, unsigned limit)
+{
+        CLEANUP(ui_json_decrefp) json_t *out = json_array();
+        AUTOFREE json_t **sorted = NULL;
+        size_t n = json_array_size(items);
+
+        if (!out)
+                return -ENOMEM;
         sorted = calloc(n ? n : 1, sizeof(json_t *));
         if (!sorted)
                 return -ENOMEM;

@@ -185,13 +185,14 @@ static const struct http_route api_routes[] = {
         ROUTE("GET", MR "/registered_models/{id}", .path = "/registered_models/{id}",
               .query = Q_NONE),
         ROUTE("PATCH", MR "/registered_models/{id}", .path = "/registered_models/{id}",
-              .query = Q_NONE),
+              .query = Q_NONE, .flags = F_GUARD_MODEL),
         ROUTE("GET", MR "/registered_models/{id}/versions",
               .path = "/registered_models/{id}/versions", .query = Q_VERSIONS, .flags = F_LIST),
         ROUTE("POST", MR "/registered_models/{id}/versions",
               .path = "/registered_models/{id}/versions", .query = Q_NONE),
         ROUTE("GET", MR "/model_versions/{id}", .path = "/model_versions/{id}", .query = Q_NONE),
-        ROUTE("PATCH", MR "/model_versions/{id}", .path = "/model_versions/{id}", .query = Q_NONE),
+        ROUTE("PATCH", MR "/model_versions/{id}", .path = "/model_versions/{id}", .query = Q_NONE,
+              .flags = F_GUARD_VERSION),
         ROUTE("GET", MR "/model_versions/{id}/artifacts", .path = "/model_versions/{id}/artifacts",
               .query = Q_LIST, .flags = F_LIST),
         ROUTE("POST", MR "/model_versions/{id}/artifacts", .path = "/model_versions/{id}/artifacts",
@@ -215,6 +216,11 @@ static const struct http_route api_routes[] = {
         ROUTE("GET", "/api/v1/namespaces/{ns}/inferenceservices/{name}/trainedmodels",
               .fn = bff_api_trainedmodels),
         ROUTE("GET", "/api/v1/namespaces/{ns}/events", .fn = bff_api_events),
+        ROUTE("GET", "/api/v1/namespaces/{ns}/inferenceservices/{name}/events",
+              .fn = bff_api_isvc_events),
+        ROUTE("POST", "/api/v1/namespaces/{ns}/trainedmodels", .fn = bff_api_deploy),
+        ROUTE("GET", "/api/v1/namespaces/{ns}/deploy_targets", .fn = bff_api_deploy_targets),
+        ROUTE("GET", "/api/v1/deployments", .fn = bff_api_deployments),
 };
 
 /* ---- the front ---- */

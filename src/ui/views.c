@@ -7,7 +7,13 @@
 #include <string.h>
 
 #include "json/json-util.h"
+#include "serving/isvc.h"
+#include "serving/quantity.h"
+#include "serving/replicas.h"
 #include "util/parse-util.h"
+
+#define REPLICAS_VIEW_MAX 64U                 /* entries of the per-replica table shown */
+#define REPLICAS_TEXT_MAX ((size_t)64 * 1024) /* an annotation longer than this is not read */
 
 json_t *ui_envelope(json_t *data)
 {
@@ -69,6 +75,36 @@ bool ui_etag_match(const char *inm, const char *etag)
                 p = e + 1;
         }
         return false;
+}
+
+/* The whole part of q (value = mag * 10^-9 in base-10^9 limbs: limb 0 is the fraction). */
+static int64_t quantity_whole(const struct quantity *q)
+{
+        int64_t v = 0;
+
+        for (unsigned i = q->n; i > 1; i--) {
+                if (__builtin_mul_overflow(v, (int64_t)1000000000, &v) ||
+                    __builtin_add_overflow(v, (int64_t)q->mag[i - 1], &v))
+                        return INT64_MAX;
+        }
+        return v;
+}
+
+bool ui_memory_bytes(const char *text, int64_t *ret)
+{
+        struct quantity q;
+
+        if (!text || quantity_parse(text, &q) < 0 || quantity_sign(&q) < 0)
+                return false;
+        *ret = quantity_whole(&q);
+        return true;
+}
+
+static json_t *bytes_or_null(const char *text)
+{
+        int64_t b;
+
+        return ui_memory_bytes(text, &b) ? json_integer((json_int_t)b) : json_null();
 }
 
 /* Copies key of from into to when it is present (null stays absent). */
@@ -196,6 +232,22 @@ static const json_t *predictor_model(const json_t *pred, const char **ret_format
         return NULL;
 }
 
+/* What the TrainedModel controller reads: multi-model or not, and the limit it admits against. */
+static int isvc_admission_view(json_t *v, json_t *predictor, const json_t *isvc)
+{
+        struct isvc_info info;
+        json_t *limit = json_null();
+
+        if (isvc_info_from_json(isvc, &info) < 0)
+                info = (struct isvc_info){ .mms = false };
+        if (info.has_impl && info.limit_known && !quantity_is_zero(&info.memory_limit))
+                limit = json_integer((json_int_t)quantity_whole(&info.memory_limit));
+        if (json_object_set_new(predictor, "memoryLimitBytes", limit) < 0 ||
+            json_object_set_new(v, "multiModel", json_boolean(info.mms)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 json_t *ui_isvc_view(const json_t *isvc)
 {
         json_t *pred = json_get_path(isvc, "spec", "predictor", NULL);
@@ -219,7 +271,8 @@ json_t *ui_isvc_view(const json_t *isvc)
                       string_or_null(json_get_string_path(res, "limits", "memory", NULL)),
                       "memoryRequest",
                       string_or_null(json_get_string_path(res, "requests", "memory", NULL)));
-        if (!p || json_object_set_new(v, "predictor", p) < 0 || set_common(v, isvc) < 0) {
+        if (!p || json_object_set_new(v, "predictor", p) < 0 || set_common(v, isvc) < 0 ||
+            isvc_admission_view(v, p, isvc) < 0) {
                 json_decref(v);
                 return NULL;
         }
@@ -245,6 +298,51 @@ bool ui_parse_loaded(const char *message, unsigned *ret_ready, unsigned *ret_tot
         *ret_ready = (unsigned)a;
         *ret_total = (unsigned)b;
         return true;
+}
+
+/* The string fields of one per-replica entry; NULL when it has no pod or state. */
+static json_t *replica_view(const json_t *e)
+{
+        const char *pod = json_string_value(json_object_get(e, "pod"));
+        const char *state = json_string_value(json_object_get(e, "state"));
+
+        if (!pod || !state)
+                return NULL;
+        return json_pack("{s:s,s:s,s:o,s:o}", "pod", pod, "state", state, "reason",
+                         string_or_null(json_string_value(json_object_get(e, "reason"))), "since",
+                         string_or_null(json_string_value(json_object_get(e, "since"))));
+}
+
+/* The per-replica table of a TrainedModel: new reference, JSON null when it has none (or it
+ * cannot be read); NULL on OOM. */
+static json_t *replicas_view(const json_t *tm)
+{
+        const char *text = json_get_string_path(tm, "status", "annotations", REPLICAS_ANNOTATION,
+                                                NULL);
+        json_t *doc = NULL, *out, *e;
+        char err[64];
+        size_t i;
+
+        if (!text || strlen(text) > REPLICAS_TEXT_MAX ||
+            json_parse_bounded(text, strlen(text), &doc, err, sizeof(err)) < 0 ||
+            !json_is_array(doc)) {
+                json_decref(doc);
+                return json_null();
+        }
+        out = json_array();
+        json_array_foreach(doc, i, e) {
+                json_t *r;
+
+                if (!out || i >= REPLICAS_VIEW_MAX)
+                        break;
+                r = replica_view(e);
+                if (r && json_array_append_new(out, r) < 0) {
+                        json_decref(out);
+                        out = NULL;
+                }
+        }
+        json_decref(doc);
+        return out;
 }
 
 json_t *ui_trainedmodel_view(const json_t *tm)
@@ -277,6 +375,10 @@ json_t *ui_trainedmodel_view(const json_t *tm)
             json_object_set_new(v, "memory",
                                 string_or_null(
                                         json_get_string_path(spec, "model", "memory", NULL))) < 0 ||
+            json_object_set_new(v, "memoryBytes",
+                                bytes_or_null(
+                                        json_get_string_path(spec, "model", "memory", NULL))) < 0 ||
+            json_object_set_new(v, "replicas", replicas_view(tm)) < 0 ||
             json_object_set_new(v, "loaded", loaded) < 0 || set_common(v, tm) < 0) {
                 json_decref(v);
                 return NULL;
@@ -303,6 +405,31 @@ json_t *ui_event_view(const json_t *ev)
                          "lastTimestamp", string_or_null(last), "involvedObject", "kind",
                          string_or_null(json_string_value(json_object_get(io, "kind"))), "name",
                          string_or_null(json_string_value(json_object_get(io, "name"))));
+}
+
+static bool has_prefix_then(const char *s, const char *prefix, const char *isvc, const char *suffix)
+{
+        size_t a = strlen(prefix), b = strlen(isvc), c = strlen(suffix);
+
+        return strneq(s, prefix, a) && strneq(s + a, isvc, b) && strneq(s + a + b, suffix, c);
+}
+
+bool ui_event_of_isvc(const json_t *ev, const char *isvc, const json_t *tm_names)
+{
+        const json_t *io = json_object_get(ev, "involvedObject");
+        const char *kind = json_string_value(json_object_get(io, "kind"));
+        const char *name = json_string_value(json_object_get(io, "name"));
+
+        if (!kind || !name)
+                return false;
+        if (streq(kind, "InferenceService"))
+                return streq(name, isvc);
+        if (streq(kind, "TrainedModel"))
+                return json_object_get(tm_names, name) != NULL;
+        if (streq(kind, "ConfigMap"))
+                return has_prefix_then(name, "modelconfig-", isvc, "-") ||
+                       has_prefix_then(name, REPLICAS_STATUS_PREFIX, isvc, "-predictor-");
+        return false;
 }
 
 /* A 403: the ui server's own impersonation refused (500), or the user's request (403). */

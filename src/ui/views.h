@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "kube/status.h"
 #include "util/buf.h"
@@ -32,11 +33,31 @@ void ui_etag(const char *body, size_t len, char ret[UI_ETAG_SIZE]);
 /* True when an If-None-Match value (a list, "*", weak or strong) matches etag. */
 bool ui_etag_match(const char *if_none_match, const char *etag);
 
-/* Returns: new references; the views of docs/ui.md ("Deployments"). NULL on OOM. */
+/*
+ * The whole bytes of a Kubernetes quantity text ("256Mi", "1G"; a fraction of a byte dropped,
+ * beyond INT64_MAX saturated). False when it does not parse or is negative.
+ */
+bool ui_memory_bytes(const char *text, int64_t *ret);
+
+/*
+ * Returns: new references; the views of docs/ui.md ("Deployments"). NULL on OOM. A TrainedModel
+ * view carries memoryBytes and the per-replica table of status.annotations
+ * ["modelplane.io/replicas"] ("replicas": [{pod, state, reason, since}] or null); an
+ * InferenceService view multiModel (as the TrainedModel controller judges it) and
+ * predictor.memoryLimitBytes (the limit admission counts against, null when unknown).
+ */
 json_t *ui_conditions_view(const json_t *obj);
 json_t *ui_isvc_view(const json_t *isvc);
 json_t *ui_trainedmodel_view(const json_t *tm);
 json_t *ui_event_view(const json_t *ev);
+
+/*
+ * Whether an Event (the Kubernetes object, borrowed) concerns InferenceService isvc: it is about
+ * the InferenceService itself, one of its TrainedModels (tm_names: an object whose keys are their
+ * names, borrowed, may be NULL), or one of its ConfigMaps (modelconfig-<isvc>-..., the agents'
+ * reports modelstatus-<isvc>-predictor-...).
+ */
+bool ui_event_of_isvc(const json_t *ev, const char *isvc, const json_t *tm_names);
 
 /* Parses "n/m ..." at the start of a ModelLoaded message. */
 bool ui_parse_loaded(const char *message, unsigned *ret_ready, unsigned *ret_total);

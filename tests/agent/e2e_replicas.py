@@ -182,8 +182,10 @@ def replicas_phase(work, ctrl_kc):
     ok(c, "two agents: ModelLoaded True, '2/2 replicas loaded'")
     detail = json.loads(tm_get("iris")["status"].get("annotations", {}).get(
         "modelplane.io/replicas", "[]"))
-    ok(detail == [{"pod": pa, "state": "Loaded"}, {"pod": pb, "state": "Loaded"}],
-       f"per-replica detail in status.annotations survives the CRD schema: {detail}")
+    ok([{k: d.get(k) for k in ("pod", "state")} for d in detail] ==
+       [{"pod": pa, "state": "Loaded"}, {"pod": pb, "state": "Loaded"}] and
+       all(d.get("since", "").endswith("Z") for d in detail),
+       f"per-replica detail (with since) in status.annotations survives the CRD schema: {detail}")
     ok(e2e.infer(replicas["a"]["agent_port"], "iris") == [1, 0] and
        e2e.infer(replicas["b"]["agent_port"], "iris") == [1, 0], "both replicas serve iris")
 

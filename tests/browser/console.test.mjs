@@ -194,7 +194,7 @@ test('a TrainedModel goes from waiting (not enough memory) to Ready when the lim
   apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `modelconfig-${isvc}-0`, namespace: ns }, data: { 'models.json': '' } });
   apply({ apiVersion: 'serving.kserve.io/v1alpha1', kind: 'TrainedModel', metadata: { name: 'big-model', namespace: ns },
     spec: { inferenceService: isvc, model: { storageUri: 's3://bucket/big', framework: 'sklearn', memory: '3Gi' } } });
-  stack.startController();
+  stack.ensureController();
 
   const page = await userPage(browser, 'alice');
   await page.goto(`${stack.url}/#/deployments/${ns}`);
@@ -210,26 +210,176 @@ test('a TrainedModel goes from waiting (not enough memory) to Ready when the lim
     window.__noReload = true;
   });
   kubectl(['-n', ns, 'patch', 'inferenceservice', isvc, '--type=merge', '-p', JSON.stringify({ spec: { predictor: predictor('4Gi') } })]);
-  await waitFor('the TrainedModel to show Ready', async () => (await tm.locator('h3 .pf-v6-c-label').innerText()).trim() === 'Ready', 120_000);
+  await waitFor('the TrainedModel to show Ready', async () => (await tm.locator('h3 .pf-v6-c-label').first().innerText()).trim() === 'Ready', 120_000);
   assert.equal(await page.evaluate(() => window.__noReload), true, 'the page was reloaded');
-  await tm.locator('td', { hasText: /^MemoryResourceAvailable$/ }).waitFor({ timeout: T });
+  // the conditions are folded away until asked for
+  const conditions = tm.locator('td', { hasText: /^MemoryResourceAvailable$/ });
+  assert.equal(await conditions.isVisible(), false, 'conditions shown before they were asked for');
+  await tm.getByRole('button', { name: /^Conditions \(/ }).click();
+  await conditions.waitFor({ timeout: T });
   await screenshot(page, 'inferenceservice-ready');
 
-  // the link both ways: InferenceService -> registered model -> InferenceService
-  await page.getByRole('link', { name: new RegExp(`^model ${rm.id}, version ${mv.id}$`) }).click();
+  // the link both ways, by name: InferenceService -> registered version -> InferenceService
+  await page.getByRole('link', { name: `served-${process.pid} / v1` }).first().click();
   await page.getByTestId('model-name').filter({ hasText: `served-${process.pid}` }).waitFor({ timeout: T });
-  await page.getByTestId('linked-isvcs').getByRole('link', { name: isvc }).waitFor({ timeout: T });
+  await page.getByTestId('version-detail').getByRole('heading', { name: 'Version v1' }).waitFor({ timeout: T });
+  await page.getByTestId('model-deployments').getByTestId('linked-isvcs').getByRole('link', { name: isvc }).waitFor({ timeout: T });
   await waitFor('the registry controller to record the InferenceService', async () => {
     const r = await registry(stack, 'GET', `/inference_services?filterQuery=${encodeURIComponent(`registeredModelId = '${rm.id}'`)}`);
     return (r.items ?? []).length > 0;
   }, 120_000);
   await page.reload();
   await page.getByTestId('registry-isvcs').waitFor({ timeout: T });
-  await page.getByTestId('linked-isvcs').getByText(/recorded as \d+/).waitFor({ timeout: T });
+  await page.getByTestId('model-deployments').getByTestId('linked-isvcs').getByText(/recorded as \d+/).waitFor({ timeout: T });
   await screenshot(page, 'model-detail-deployed');
   await noA11yViolations(page, 'model detail (deployed)');
-  await page.getByTestId('linked-isvcs').getByRole('link', { name: isvc }).click();
+  await page.getByTestId('model-deployments').getByTestId('linked-isvcs').getByRole('link', { name: isvc }).click();
   await page.getByTestId('tm-big-model').waitFor({ timeout: T });
+  noProblems(page);
+});
+
+/** A serving replica as the agent shows itself to the controller: a Pod and its report. */
+function fakeReplica(ns, isvc, pod) {
+  apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: pod, namespace: ns, labels: { 'serving.kserve.io/inferenceservice': isvc } },
+    spec: { containers: [{ name: 'kserve-container', image: 'example.invalid/none' }] } });
+  const uid = JSON.parse(kubectl(['-n', ns, 'get', 'pod', pod, '-o', 'json'])).metadata.uid;
+  return (models) => apply({
+    apiVersion: 'v1', kind: 'ConfigMap',
+    metadata: { name: `modelstatus-${pod}`, namespace: ns,
+      labels: { 'serving.kserve.io/inferenceservice': isvc, 'modelplane.io/model-status': 'agent' },
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: pod, uid }] },
+    data: { 'models.json': JSON.stringify(models), pod },
+  });
+}
+
+test('deploy a registered version from its page: Ready, then n/m loaded live; clash, full and archive refused in words', { skip: NEEDS_FULL }, async () => {
+  const ns = stack.nsA;
+  const isvc = 'mms-deploy';
+  const uri = 's3://bucket/deploy/iris';
+  // alice may create TrainedModels in team A; dave may only read it
+  apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'console-deployer', namespace: ns },
+    rules: [{ apiGroups: ['serving.kserve.io'], resources: ['trainedmodels'], verbs: ['create'] }] });
+  apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'console-deployer-alice', namespace: ns },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'console-deployer' },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'alice' }] });
+  for (const [name, role] of [['console-reader-dave', 'console-reader'], ['registry-user-dave', 'registry-user']])
+    apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name, namespace: ns },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: role },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'dave' }] });
+  const rm = await registry(stack, 'POST', '/registered_models', { name: `deployable-${process.pid}` });
+  const mv = await registry(stack, 'POST', `/registered_models/${rm.id}/versions`, { name: 'v1', registeredModelId: rm.id });
+  await registry(stack, 'POST', `/model_versions/${mv.id}/artifacts`, { artifactType: 'model-artifact', name: 'v1', uri, modelFormatName: 'sklearn' });
+  // a multi-model InferenceService with 1 GiB, marked ready (no serving runtime runs here), and two replicas
+  apply({ apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService', metadata: { name: isvc, namespace: ns },
+    spec: { predictor: { minReplicas: 2, sklearn: { name: 'kserve-container', resources: { requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '1', memory: '1Gi' } } } } } });
+  kubectl(['-n', ns, 'patch', 'inferenceservice', isvc, '--subresource=status', '--type=merge', '-p', JSON.stringify({
+    status: { url: `http://${isvc}.${ns}.example.com`, address: { url: `http://${isvc}-predictor.${ns}.svc.cluster.local` },
+      conditions: ['IngressReady', 'PredictorReady', 'Ready'].map((type) => ({ type, status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z' })) },
+  })]);
+  apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `modelconfig-${isvc}-0`, namespace: ns }, data: { 'models.json': '' } });
+  const replicaA = fakeReplica(ns, isvc, `${isvc}-predictor-a`);
+  const replicaB = fakeReplica(ns, isvc, `${isvc}-predictor-b`);
+  stack.ensureController();
+
+  // dave may read the namespace but not deploy there: the dialog says so and offers no Deploy
+  const dave = await userPage(browser, 'dave');
+  await dave.goto(`${stack.url}/#/models/${rm.id}/versions/${mv.id}`);
+  await dave.getByRole('button', { name: 'Deploy', exact: true }).click();
+  const refusal = dave.getByTestId('deploy-not-allowed');
+  await refusal.waitFor({ timeout: T });
+  assert.match(await refusal.innerText(), new RegExp(`user dave may not create trainedmodels.serving.kserve.io in namespace ${ns}`));
+  assert.equal(await dave.getByRole('button', { name: 'Deploy', exact: true }).last().isDisabled(), true);
+  await dave.close();
+
+  const page = await userPage(browser, 'alice');
+  await page.goto(`${stack.url}/#/models/${rm.id}/versions/${mv.id}`);
+  const version = page.getByTestId('version-detail');
+  await version.getByRole('heading', { name: 'Version v1' }).waitFor({ timeout: T });
+  await version.getByRole('button', { name: 'Deploy', exact: true }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByRole('combobox', { name: 'InferenceService', exact: true }).locator(`option[value="${isvc}"]`).waitFor({ state: 'attached', timeout: T });
+  await dialog.getByRole('combobox', { name: 'InferenceService', exact: true }).selectOption(isvc);
+  assert.match(await dialog.getByRole('combobox', { name: 'InferenceService', exact: true }).locator(`option[value="${isvc}"]`).innerText(), /0 B of 1.0 GiB assigned/);
+  // checked in the page before anything is sent
+  await dialog.getByRole('textbox', { name: 'TrainedModel name', exact: true }).fill('Iris_V1');
+  await dialog.getByRole('textbox', { name: 'Memory', exact: true }).fill('a lot');
+  await dialog.getByRole('button', { name: 'Deploy', exact: true }).click();
+  await dialog.getByText("Only lower-case letters, digits and '-'.").waitFor({ timeout: T });
+  await dialog.getByText('Not a Kubernetes quantity: write it as 256Mi, 1Gi or 500M.').waitFor({ timeout: T });
+  await screenshot(page, 'deploy-dialog-invalid');
+  await noA11yViolations(page, 'deploy dialog');
+  await dialog.getByRole('textbox', { name: 'TrainedModel name', exact: true }).fill('iris-deployed');
+  await dialog.getByRole('textbox', { name: 'Memory', exact: true }).fill('256Mi');
+  await dialog.getByRole('button', { name: 'Deploy', exact: true }).click();
+  await page.getByTestId('deploy-done').waitFor({ timeout: T });
+  await page.evaluate(() => {
+    window.__noReload = true;
+  });
+
+  // followed live on the version page: Ready, then the replicas load it one by one
+  const row = version.getByTestId('version-deployments').getByTestId('deployed-iris-deployed');
+  await waitFor('the TrainedModel to show Ready', async () => (await row.locator('td[data-label="Status"] .pf-v6-c-label').innerText()).trim() === 'Ready', 120_000);
+  replicaA([{ name: 'iris-deployed', state: 'Loaded', storageUri: uri }]);
+  replicaB([{ name: 'iris-deployed', state: 'Loading', storageUri: uri }]);
+  const loaded = row.getByTestId('loaded').locator('.pf-v6-c-label');
+  await waitFor('1/2 loaded', async () => (await loaded.innerText()).trim() === '1/2 loaded', 120_000);
+  assert.match(await loaded.getAttribute('class'), /pf-m-orange/, '1/2 is not orange');
+  replicaB([{ name: 'iris-deployed', state: 'Loaded', storageUri: uri }]);
+  await waitFor('2/2 loaded', async () => (await loaded.innerText()).trim() === '2/2 loaded', 120_000);
+  assert.match(await loaded.getAttribute('class'), /pf-m-green/, '2/2 is not green');
+  assert.equal(await page.evaluate(() => window.__noReload), true, 'the page was reloaded');
+  await version.getByText(/1 TrainedModel/).first().waitFor({ timeout: T });
+  await screenshot(page, 'version-deployed');
+  await noA11yViolations(page, 'version page (deployed)');
+  const tm = JSON.parse(kubectl(['-n', ns, 'get', 'trainedmodel', 'iris-deployed', '-o', 'json']));
+  assert.deepEqual(tm.spec, { inferenceService: isvc, model: { storageUri: uri, framework: 'sklearn', memory: '256Mi' } });
+  assert.equal(tm.metadata.labels['modelregistry.kubeflow.org/model-version-id'], mv.id);
+
+  // the same name again: a clash, in words
+  await version.getByRole('button', { name: 'Deploy', exact: true }).click();
+  await dialog.getByRole('combobox', { name: 'InferenceService', exact: true }).locator(`option[value="${isvc}"]`).waitFor({ state: 'attached', timeout: T });
+  await dialog.getByRole('combobox', { name: 'InferenceService', exact: true }).selectOption(isvc);
+  await dialog.getByRole('textbox', { name: 'TrainedModel name', exact: true }).fill('iris-deployed');
+  await dialog.getByRole('textbox', { name: 'Memory', exact: true }).fill('256Mi');
+  await dialog.getByRole('button', { name: 'Deploy', exact: true }).click();
+  const err = dialog.getByTestId('deploy-error');
+  await err.waitFor({ timeout: T });
+  assert.match(await err.innerText(), new RegExp(`a TrainedModel named iris-deployed already exists in namespace ${ns}: choose another name`));
+  // more than the InferenceService has room for: created, then refused by the controller in words
+  await dialog.getByRole('textbox', { name: 'TrainedModel name', exact: true }).fill('iris-too-big');
+  await dialog.getByRole('textbox', { name: 'Memory', exact: true }).fill('2Gi');
+  await dialog.getByRole('button', { name: 'Deploy', exact: true }).click();
+  const big = version.getByTestId('version-deployments').getByTestId('deployed-iris-too-big');
+  await big.getByText('Inference Service does not have enough memory resources for Trained Model').waitFor({ timeout: 120_000 });
+  assert.equal((await big.locator('td[data-label="Status"] .pf-v6-c-label').innerText()).trim(), 'MemoryResourceNotAvailable');
+
+  // the InferenceService's page: names, memory against the limit, one row per replica, its own events
+  await row.getByRole('link', { name: 'iris-deployed' }).click();
+  const section = page.getByTestId('tm-iris-deployed');
+  await section.getByRole('link', { name: `deployable-${process.pid} / v1` }).waitFor({ timeout: T });
+  const replicas = section.getByTestId('replicas-table');
+  await waitFor('both replicas Loaded', async () => (await replicas.locator('td[data-label="State"]').allInnerTexts()).join(',') === 'Loaded,Loaded', T);
+  assert.deepEqual(await replicas.locator('td[data-label="Pod"]').allInnerTexts(), [`${isvc}-predictor-a`, `${isvc}-predictor-b`]);
+  assert.match(await replicas.locator('td[data-label="Since"]').first().innerText(), /s ago|min ago/);
+  await waitFor('the memory in use', async () => /256 MiB of 1.0 GiB assigned \(1 TrainedModel\); 2.0 GiB waiting for room \(1 TrainedModel\)/.test(await page.getByTestId('memory-use').innerText()), T);
+  assert.equal(await section.locator('td', { hasText: /^MemoryResourceAvailable$/ }).isVisible(), false, 'conditions not folded');
+  await page.getByTestId('tm-iris-too-big').getByTestId('tm-status-message').waitFor({ timeout: T });
+  const objects = await page.getByTestId('events-table').locator('td[data-label="Object"]').allInnerTexts();
+  assert.ok(objects.length > 0 && objects.every((o) => o === `InferenceService/${isvc}` || /^TrainedModel\/iris-(deployed|too-big)$/.test(o) || o.startsWith(`ConfigMap/modelconfig-${isvc}-`)), `events of other objects: ${objects}`);
+  await screenshot(page, 'inferenceservice-deployed');
+  await noA11yViolations(page, 'InferenceService (deployed from the console)');
+
+  // archiving the deployed version is refused with the reason named
+  await page.goto(`${stack.url}/#/models/${rm.id}/versions/${mv.id}`);
+  await version.getByRole('button', { name: 'Archive version' }).click();
+  await page.getByLabel('Type the version name, v1, to confirm').fill('v1');
+  await page.getByRole('button', { name: 'Archive', exact: true }).click();
+  const why = dialog.getByText(/cannot be archived while it is deployed/);
+  await why.waitFor({ timeout: T });
+  assert.match(await why.innerText(), new RegExp(`TrainedModel ${ns}/iris-deployed`));
+  await screenshot(page, 'archive-refused');
+  const after = await registry(stack, 'GET', `/model_versions/${mv.id}`);
+  assert.equal(after.state, 'LIVE');
   noProblems(page);
 });
 

@@ -175,6 +175,12 @@ export class Stack {
       '--health-probe-bind-address', '127.0.0.1:0', '--metrics-bind-address', '127.0.0.1:0'], MRLINK_ENV);
   }
 
+  /** The controller, started once for all the tests of a file that need it. */
+  ensureController() {
+    this.controller ??= this.startController();
+    return this.controller;
+  }
+
   async stop() {
     if (this.dev) await new Promise((r) => this.dev.close(r));
     for (const p of this.procs) if (p.exitCode === null) p.kill('SIGTERM');

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "json/json-util.h"
 #include "ui/views.h"
 
 static char *dump(json_t *v)
@@ -248,4 +249,117 @@ Test(views, isvc_shorthand_and_request_memory)
         cr_assert(json_is_false(json_object_get(v, "ready")));
         json_decref(v);
         json_decref(b);
+}
+
+Test(views, memory_bytes)
+{
+        int64_t b;
+
+        cr_assert(ui_memory_bytes("256Mi", &b));
+        cr_assert_eq(b, 256LL << 20);
+        cr_assert(ui_memory_bytes("1G", &b));
+        cr_assert_eq(b, 1000000000LL);
+        cr_assert(ui_memory_bytes("1.5Ki", &b));
+        cr_assert_eq(b, 1536);
+        cr_assert(ui_memory_bytes("100m", &b), "a fraction of a byte");
+        cr_assert_eq(b, 0);
+        cr_assert(ui_memory_bytes("8Ei", &b), "beyond int64: saturated");
+        cr_assert_eq(b, INT64_MAX);
+        cr_assert(ui_memory_bytes("2e18", &b));
+        cr_assert_eq(b, 2000000000000000000LL);
+        cr_assert_not(ui_memory_bytes("-1Gi", &b));
+        cr_assert_not(ui_memory_bytes("lots", &b));
+        cr_assert_not(ui_memory_bytes(NULL, &b));
+}
+
+Test(views, admission_fields)
+{
+        json_t *mms = load("{\"metadata\":{\"name\":\"m\"},\"spec\":{\"predictor\":{\"sklearn\":{"
+                           "\"resources\":{\"limits\":{\"memory\":\"2Gi\"}}}}}}");
+        json_t *single = load("{\"metadata\":{\"name\":\"s\"},\"spec\":{\"predictor\":{"
+                              "\"sklearn\":{\"storageUri\":\"gs://x\"}}}}");
+        json_t *v = ui_isvc_view(mms), *w = ui_isvc_view(single);
+
+        cr_assert(json_is_true(json_object_get(v, "multiModel")));
+        cr_assert_eq(json_integer_value(json_get_path(v, "predictor", "memoryLimitBytes", NULL)),
+                     2LL << 30);
+        cr_assert(json_is_false(json_object_get(w, "multiModel")), "a storageUri: one model");
+        cr_assert(json_is_null(json_get_path(w, "predictor", "memoryLimitBytes", NULL)));
+        json_decref(v);
+        json_decref(w);
+        json_decref(mms);
+        json_decref(single);
+}
+
+Test(views, trainedmodel_replicas_table)
+{
+        json_t *tm = load(
+                "{\"metadata\":{\"name\":\"m\"},\"spec\":{\"model\":{\"memory\":\"1Gi\"}},"
+                "\"status\":{\"annotations\":{\"modelplane.io/replicas\":\"[{\\\"pod\\\":\\\"a\\\","
+                "\\\"state\\\":\\\"Loaded\\\",\\\"since\\\":\\\"2026-01-01T00:00:00Z\\\"},"
+                "{\\\"pod\\\":\\\"b\\\",\\\"state\\\":\\\"FailedToLoad\\\",\\\"reason\\\":"
+                "\\\"<b>bad</b>\\\"},{\\\"state\\\":\\\"Loaded\\\"},7]\"}}}");
+        json_t *v = ui_trainedmodel_view(tm);
+        char *s = dump(json_incref(json_object_get(v, "replicas")));
+
+        cr_assert_str_eq(s,
+                         "[{\"pod\":\"a\",\"reason\":null,\"since\":\"2026-01-01T00:00:00Z\","
+                         "\"state\":\"Loaded\"},{\"pod\":\"b\",\"reason\":\"<b>bad</b>\","
+                         "\"since\":null,\"state\":\"FailedToLoad\"}]",
+                         "entries without a pod or state, and non-objects, are left out");
+        cr_assert_eq(json_integer_value(json_object_get(v, "memoryBytes")), 1LL << 30);
+        free(s);
+        json_decref(v);
+        json_decref(tm);
+
+        tm = load("{\"metadata\":{\"name\":\"m\"},\"status\":{\"annotations\":{"
+                  "\"modelplane.io/replicas\":\"not json\"}}}");
+        v = ui_trainedmodel_view(tm);
+        cr_assert(json_is_null(json_object_get(v, "replicas")), "unreadable: no table");
+        cr_assert(json_is_null(json_object_get(v, "memoryBytes")));
+        json_decref(v);
+        json_decref(tm);
+}
+
+/* An event about kind/name; without kind, one without involvedObject. */
+static json_t *event_about(const char *kind, const char *name)
+{
+        if (!kind)
+                return json_object();
+        return json_pack("{s:{s:s,s:s}}", "involvedObject", "kind", kind, "name", name);
+}
+
+static void expect_event_of_sk(const json_t *tms, const char *kind, const char *name, bool want)
+{
+        json_t *ev = event_about(kind, name);
+
+        cr_assert_eq(ui_event_of_isvc(ev, "sk", tms), want, "%s/%s", kind ? kind : "-",
+                     name ? name : "-");
+        json_decref(ev);
+}
+
+Test(views, events_of_one_inferenceservice)
+{
+        json_t *tms = json_pack("{s:b}", "iris", 1);
+        struct {
+                const char *kind, *name;
+                bool want;
+        } cases[] = {
+                { "InferenceService", "sk", true },
+                { "InferenceService", "sk2", false },
+                { "TrainedModel", "iris", true },
+                { "TrainedModel", "other", false },
+                { "ConfigMap", "modelconfig-sk-0", true },
+                { "ConfigMap", "modelconfig-sk-pod-1", true },
+                { "ConfigMap", "modelconfig-sk2-0", false },
+                { "ConfigMap", "modelstatus-sk-predictor-abc", true },
+                { "ConfigMap", "modelstatus-sk2-predictor-abc", false },
+                { "ConfigMap", "unrelated", false },
+                { "Pod", "sk-predictor-abc", false },
+        };
+
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+                expect_event_of_sk(tms, cases[i].kind, cases[i].name, cases[i].want);
+        expect_event_of_sk(tms, NULL, NULL, false);
+        json_decref(tms);
 }

@@ -417,6 +417,173 @@ def test_server_without_subjectaccessreview_right():
         u.stop()
 
 
+# ---- deploying a registered version (docs/ui.md, "Deploying a registered version") ----
+
+def bind_in(ns, name, role, user, kind="Role"):
+    apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+           "metadata": {"name": name, "namespace": ns},
+           "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": role},
+           "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]})
+
+
+# alice may read team-a and create TrainedModels there; erin may only read it. Both may use the
+# registry.
+apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+       "metadata": {"name": "deployer", "namespace": "team-a"},
+       "rules": [{"apiGroups": ["serving.kserve.io"], "resources": ["trainedmodels"],
+                  "verbs": ["create"]}]})
+bind_in("team-a", "viewer-alice", "viewer", "alice")
+bind_in("team-a", "deployer-alice", "deployer", "alice")
+bind_in("team-a", "viewer-erin", "viewer", "erin")
+bind("registry-erin", "User", "erin")
+ERIN = {"kubeflow-userid": "erin"}
+
+
+def registered_version(name, uri="s3://bucket/iris", fmt="sklearn"):
+    st, _, raw, m = registry_direct("POST", "/registered_models", {"name": name})
+    expect(st == 201, raw)
+    st, _, raw, v = registry_direct("POST", f"/registered_models/{m['id']}/versions",
+                                    {"name": "v1", "registeredModelId": m["id"]})
+    expect(st == 201, raw)
+    st, _, raw, _ = registry_direct("POST", f"/model_versions/{v['id']}/artifacts",
+                                    {"artifactType": "model-artifact", "name": "model",
+                                     "uri": uri, "modelFormatName": fmt})
+    expect(st == 201, raw)
+    return m["id"], v["id"]
+
+
+def deploy(headers, name, vid, isvc_name="sklearn", memory="128Mi", ns="team-a"):
+    return as_user(headers, "POST", f"/api/v1/namespaces/{ns}/trainedmodels",
+                   {"data": {"name": name, "inferenceService": isvc_name,
+                             "modelVersionId": vid, "memory": memory}})
+
+
+def tm_exists(name, ns="team-a"):
+    r = subprocess.run([TESTENV, "kubectl", DIR, "-n", ns, "get", "trainedmodel", name],
+                       capture_output=True, text=True)
+    return r.returncode == 0
+
+
+def test_deploy_as_the_user_rbac_decides():
+    # a single-model InferenceService takes no TrainedModel
+    apply(isvc("team-a", "single", "1Gi") | {"spec": {"predictor": {"sklearn": {
+        "storageUri": "gs://bucket/one", "resources": {"limits": {"memory": "1Gi"}}}}}})
+    mid, vid = registered_version("deploy-me")
+    # erin may read team-a but not create TrainedModels: 403 in words, nothing created
+    expect_error(deploy(ERIN, "erin-iris", vid), 403, "kubernetes",
+                 "user erin may not create trainedmodels.serving.kserve.io in namespace team-a")
+    expect(not tm_exists("erin-iris"), "erin's TrainedModel was created")
+    # alice may: created as she asked, from the version's artifact, with the link labels
+    st, _, raw, doc = deploy(ALICE, "iris-v1", vid)
+    expect(st == 201, f"alice deploys: {st} {raw[:400]!r}")
+    expect(doc["data"]["name"] == "iris-v1" and doc["data"]["inferenceService"] == "sklearn",
+           doc)
+    tm = json.loads(kubectl("-n", "team-a", "get", "trainedmodel", "iris-v1", "-o", "json"))
+    expect(tm["spec"]["model"] == {"storageUri": "s3://bucket/iris", "framework": "sklearn",
+                                   "memory": "128Mi"}, tm["spec"])
+    labels = tm["metadata"]["labels"]
+    expect(labels.get("modelregistry.kubeflow.org/registered-model-id") == mid and
+           labels.get("modelregistry.kubeflow.org/model-version-id") == vid and
+           labels.get("modelregistry.kubeflow.org/name") == "model-registry-service" and
+           labels.get("modelregistry.kubeflow.org/namespace") == REG_NS, labels)
+    # the same name again: 409 in words; the first one untouched
+    expect_error(deploy(ALICE, "iris-v1", vid, memory="256Mi"), 409, "kubernetes",
+                 "a TrainedModel named iris-v1 already exists in namespace team-a")
+    tm = json.loads(kubectl("-n", "team-a", "get", "trainedmodel", "iris-v1", "-o", "json"))
+    expect(tm["spec"]["model"]["memory"] == "128Mi", "the clash changed the first one")
+    # checked before anything is written
+    expect_error(deploy(ALICE, "Bad.Name", vid), 400, "ui", "RFC 1123")
+    expect_error(deploy(ALICE, "iris-x", vid, memory="a lot"), 400, "ui", "Kubernetes quantity")
+    expect_error(deploy(ALICE, "iris-x", vid, isvc_name="single"), 400, "ui",
+                 "does not serve several models")
+    expect_error(deploy(ALICE, "iris-x", vid, isvc_name="missing"), 404, "kubernetes",
+                 "missing not found in namespace team-a")
+    expect_error(deploy(BOB, "iris-x", vid), 403, "kubernetes",
+                 'user "bob" may not use the model registry')
+    expect(not tm_exists("iris-x"), "a refused deploy created something")
+
+
+def test_deploy_targets_and_deployments():
+    st, _, raw, doc = as_user(ALICE, "GET", "/api/v1/namespaces/team-a/deploy_targets")
+    expect(st == 200, raw)
+    d = doc["data"]
+    names = [i["name"] for i in d["items"]]
+    expect(d["canDeploy"] is True and "sklearn" in names and "single" not in names, d)
+    sk = [i for i in d["items"] if i["name"] == "sklearn"][0]
+    expect(sk["predictor"]["memoryLimitBytes"] == 1 << 30 and
+           sk["memoryAssignedBytes"] >= 128 << 20, sk)
+    st, _, _, doc = as_user(ERIN, "GET", "/api/v1/namespaces/team-a/deploy_targets")
+    expect(st == 200 and doc["data"]["canDeploy"] is False and
+           "user erin may not create trainedmodels" in doc["data"]["reason"], doc)
+    expect_error(as_user(ERIN, "GET", "/api/v1/namespaces/team-b/deploy_targets"), 403,
+                 "kubernetes", "team-b")
+    # the deployments of a model and of a version, as alice sees them (she may not list
+    # cluster-wide: namespace by namespace)
+    tm = json.loads(kubectl("-n", "team-a", "get", "trainedmodel", "iris-v1", "-o", "json"))
+    mid = tm["metadata"]["labels"]["modelregistry.kubeflow.org/registered-model-id"]
+    vid = tm["metadata"]["labels"]["modelregistry.kubeflow.org/model-version-id"]
+    for q in (f"registeredModelId={mid}", f"modelVersionId={vid}",
+              f"registeredModelId={mid}&modelVersionId={vid}"):
+        st, _, raw, doc = as_user(ALICE, "GET", f"/api/v1/deployments?{q}")
+        expect(st == 200, raw)
+        expect([t["name"] for t in doc["data"]["trainedModels"]] == ["iris-v1"] and
+               doc["data"]["complete"] is True, f"{q}: {doc}")
+    st, _, _, doc = as_user(ALICE, "GET", f"/api/v1/deployments?modelVersionId={int(vid) + 1000}")
+    expect(doc["data"]["trainedModels"] == [], doc)
+    st, _, _, doc = as_user(BOB, "GET", f"/api/v1/deployments?registeredModelId={mid}")
+    expect(st == 200 and doc["data"]["trainedModels"] == [], f"bob sees none: {doc}")
+    expect_error(as_user(ALICE, "GET", "/api/v1/deployments?registeredModelId=1,x%3Dy"), 400, "ui")
+
+
+def test_archive_refused_while_deployed():
+    tm = json.loads(kubectl("-n", "team-a", "get", "trainedmodel", "iris-v1", "-o", "json"))
+    mid = tm["metadata"]["labels"]["modelregistry.kubeflow.org/registered-model-id"]
+    vid = tm["metadata"]["labels"]["modelregistry.kubeflow.org/model-version-id"]
+    for path in (f"/registered_models/{mid}", f"/model_versions/{vid}"):
+        expect_error(as_user(ALICE, "PATCH", MR + path, {"data": {"state": "ARCHIVED"}}), 409,
+                     "ui", "served by TrainedModel team-a/iris-v1")
+        st, _, _, doc = registry_direct("GET", path)
+        expect(doc.get("state", "LIVE") == "LIVE", f"{path} archived anyway: {doc}")
+    # other edits go through
+    st, _, raw, _ = as_user(ALICE, "PATCH", MR + f"/model_versions/{vid}",
+                            {"data": {"description": "still deployed"}})
+    expect(st == 200, raw)
+    # erin cannot see team-b; a deployment there still blocks (the server looks everywhere)
+    apply(tm_obj := {"apiVersion": "serving.kserve.io/v1alpha1", "kind": "TrainedModel",
+                     "metadata": {"name": "hidden", "namespace": "team-b", "labels": {
+                         "modelregistry.kubeflow.org/model-version-id": vid}},
+                     "spec": {"inferenceService": "secret-isvc", "model": {
+                         "storageUri": "s3://b/h", "framework": "sklearn", "memory": "1Mi"}}})
+    kubectl("-n", "team-a", "delete", "trainedmodel", "iris-v1")
+    expect_error(as_user(ERIN, "PATCH", MR + f"/model_versions/{vid}",
+                         {"data": {"state": "ARCHIVED"}}), 409, "ui", "team-b/hidden")
+    kubectl("-n", "team-b", "delete", "trainedmodel", tm_obj["metadata"]["name"])
+    for path in (f"/model_versions/{vid}", f"/registered_models/{mid}"):
+        st, _, raw, doc = as_user(ALICE, "PATCH", MR + path, {"data": {"state": "ARCHIVED"}})
+        expect(st == 200 and doc["data"]["state"] == "ARCHIVED", f"{path}: {st} {raw[:300]!r}")
+
+
+def test_isvc_events_and_replicas():
+    event("e-cm", "ConfigMap", "modelconfig-sklearn-0", "Updated", "2026-12-01T10:40:00Z")
+    event("e-other-tm", "TrainedModel", "other", "Loaded", "2026-12-01T10:50:00Z")
+    event("e-unrelated", "ConfigMap", "unrelated", "Updated", "2026-12-01T10:55:00Z")
+    st, _, raw, doc = as_user(U1, "GET", A + "/inferenceservices/sklearn/events")
+    expect(st == 200, raw)
+    got = [(e["involvedObject"]["kind"], e["involvedObject"]["name"]) for e in doc["data"]["items"]]
+    expect(got == [("TrainedModel", "m1"), ("ConfigMap", "modelconfig-sklearn-0"),
+                   ("InferenceService", "sklearn"), ("TrainedModel", "m1")], got)
+    replicas = [{"pod": "sklearn-predictor-a", "state": "Loaded", "since": "2026-12-01T10:00:00Z"},
+                {"pod": "sklearn-predictor-b", "state": "FailedToLoad", "reason": "bad pickle",
+                 "since": "2026-12-01T10:01:00Z"}]
+    kubectl("patch", "trainedmodel", "m2", "-n", "team-a", "--subresource=status", "--type=merge",
+            "-p", json.dumps({"status": {"annotations": {
+                "modelplane.io/replicas": json.dumps(replicas)}}}))
+    st, _, _, doc = as_user(U1, "GET", A + "/inferenceservices/sklearn/trainedmodels")
+    m2 = [t for t in doc["data"]["items"] if t["name"] == "m2"][0]
+    expect(m2["replicas"] == [{**r, "reason": r.get("reason")} for r in replicas], m2["replicas"])
+    expect(m2["memoryBytes"] == 256 << 20, m2)
+
+
 for t in (test_namespaces_only_those_the_user_may_read, test_forbidden_namespace_is_403_naming_it,
           test_inferenceservices, test_trainedmodels_every_condition_and_loaded,
           test_polling_with_etag, test_events_newest_first, test_bearer_passthrough,
@@ -425,6 +592,8 @@ for t in (test_namespaces_only_those_the_user_may_read, test_forbidden_namespace
           test_registry_only_for_users_who_may_get_its_service,
           test_catalog_only_for_users_who_may_get_its_service,
           test_registry_access_by_group_and_by_token, test_grant_and_revoke_take_effect,
-          test_server_without_subjectaccessreview_right):
+          test_server_without_subjectaccessreview_right,
+          test_deploy_as_the_user_rbac_decides, test_deploy_targets_and_deployments,
+          test_archive_refused_while_deployed, test_isvc_events_and_replicas):
     tap.run(t)
 tap.finish()

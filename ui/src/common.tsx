@@ -1,9 +1,12 @@
 // Shared pieces of the screens: async loading state, error banners, empty states, status labels.
 import React, { useCallback, useEffect, useRef, useState } from 'react';
-import { Alert, Bullseye, Button, Content, DescriptionList, DescriptionListDescription, DescriptionListGroup, DescriptionListTerm, EmptyState, EmptyStateBody, Form, FormGroup, HelperText, HelperTextItem, Label, Modal, ModalBody, ModalFooter, ModalHeader, Spinner, TextArea, TextInput } from '@patternfly/react-core';
+import { Alert, Bullseye, Button, Content, DescriptionList, DescriptionListDescription, DescriptionListGroup, DescriptionListTerm, EmptyState, EmptyStateBody, ExpandableSection, Form, FormGroup, HelperText, HelperTextItem, Label, Modal, ModalBody, ModalFooter, ModalHeader, Spinner, TextArea, TextInput } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { ApiError } from './api';
-import { conditionColor, labelsOf, propertyRows, type Condition, type StatusColor } from './format';
+import { absoluteTime, conditionColor, labelsOf, loadedColor, loadedText, propertyRows, relativeTime, replicaStateColor, type Condition, type Loaded, type StatusColor } from './format';
+import { modelName, versionName } from './registry';
+import { href } from './router';
+import type { ReplicaView } from './types';
 import { goNext, goPrev, hasNext, hasPrev, type PagerState } from './pager';
 
 export type Async<T> = { state: 'loading' } | { state: 'error'; error: ApiError } | { state: 'ok'; data: T };
@@ -157,6 +160,80 @@ export function ConditionsTable({ conditions, caption }: { conditions: Condition
       </Tbody>
     </Table>
   );
+}
+
+/** Conditions behind a toggle, collapsed by default: "Conditions (6: 1 False)". */
+export function ConditionsSection({ conditions, caption, testId }: { conditions: Condition[]; caption: string; testId?: string }) {
+  const [open, setOpen] = useState(false);
+  const notTrue = conditions.filter((c) => c.status !== 'True').length;
+  const text = `Conditions (${conditions.length}${notTrue ? `, ${notTrue} not True` : ''})`;
+  return (
+    <ExpandableSection toggleText={text} isExpanded={open} onToggle={(_e, v) => setOpen(v)} data-testid={testId}>
+      <ConditionsTable conditions={conditions} caption={caption} />
+    </ExpandableSection>
+  );
+}
+
+/** "2/3 loaded", coloured: all green, some orange, none red. */
+export function LoadedLabel({ loaded }: { loaded: Loaded | null | undefined }) {
+  return (
+    <span data-testid="loaded">
+      <StatusLabel color={loadedColor(loaded)}>{loadedText(loaded)}</StatusLabel>
+    </span>
+  );
+}
+
+/** One row per serving replica: pod, state, reason, since (from the controller's detail). */
+export function ReplicasTable({ replicas, caption }: { replicas: ReplicaView[] | null | undefined; caption: string }) {
+  if (!replicas || replicas.length === 0) return <Empty title="No replica reports its state yet" />;
+  const now = Date.now();
+  return (
+    <Table aria-label={caption} variant="compact" data-testid="replicas-table">
+      <Thead>
+        <Tr>
+          <Th>Pod</Th>
+          <Th>State</Th>
+          <Th>Reason</Th>
+          <Th>Since</Th>
+        </Tr>
+      </Thead>
+      <Tbody>
+        {replicas.map((r) => (
+          <Tr key={r.pod}>
+            <Td dataLabel="Pod" className="mp-mono">
+              {r.pod}
+            </Td>
+            <Td dataLabel="State">
+              <StatusLabel color={replicaStateColor(r.state)}>{r.state}</StatusLabel>
+            </Td>
+            <Td dataLabel="Reason">{r.reason ?? ''}</Td>
+            <Td dataLabel="Since">{r.since ? <time dateTime={r.since} title={absoluteTime(r.since)}>{relativeTime(r.since, now)}</time> : '—'}</Td>
+          </Tr>
+        ))}
+      </Tbody>
+    </Table>
+  );
+}
+
+/** A name read from the registry, shown as fallback until it is known. */
+function useName(load: () => Promise<string>, fallback: string, deps: React.DependencyList): string {
+  const [name, setName] = useState(fallback);
+  useEffect(() => {
+    let live = true;
+    setName(fallback);
+    load().then((n) => live && setName(n));
+    return () => {
+      live = false;
+    };
+  }, deps);
+  return name;
+}
+
+/** "iris / v1" linking to the version's page (the model's when no version is named). */
+export function RegisteredVersionLink({ modelId, versionId }: { modelId: string; versionId?: string }) {
+  const m = useName(() => modelName(modelId), `model ${modelId}`, [modelId]);
+  const v = useName(() => (versionId ? versionName(versionId) : Promise.resolve('')), versionId ? `version ${versionId}` : '', [versionId]);
+  return <a href={href({ screen: 'model', id: modelId, version: versionId })}>{v ? `${m} / ${v}` : m}</a>;
 }
 
 export function PropertiesTable({ props, caption }: { props: Record<string, unknown> | undefined; caption: string }) {

@@ -1,7 +1,6 @@
 // Deployment data used by several screens.
-import { get, pathOf, type ListPage } from './api';
-import { registryLink } from './format';
-import type { InferenceServiceView } from './types';
+import { get, pathOf, post } from './api';
+import type { DeployTargets, TrainedModelView } from './types';
 
 export interface Namespace {
   name: string;
@@ -11,12 +10,19 @@ export const namespaces = (signal?: AbortSignal) => get<Namespace[]>('/namespace
 
 export const isvcPath = (ns: string, ...rest: string[]) => '/' + pathOf('namespaces', ns, 'inferenceservices', ...rest);
 
-/**
- * The InferenceServices the registry controller linked to a registered model (its labels), in
- * the namespaces the user may see: at most maxNamespaces namespaces, the first page of each.
- */
-export async function linkedInferenceServices(registeredModelId: string, signal?: AbortSignal, maxNamespaces = 20): Promise<InferenceServiceView[]> {
-  const nss = (await namespaces(signal)).slice(0, maxNamespaces);
-  const pages = await Promise.all(nss.map((n) => get<ListPage<InferenceServiceView>>(isvcPath(n.name), { pageSize: 100 }, signal).catch(() => ({ items: [] }))));
-  return pages.flatMap((p) => p.items ?? []).filter((s) => registryLink(s.labels).registeredModelId === registeredModelId);
+/** The path and query of the deployments (TrainedModels, InferenceServices) of a model or a version. */
+export const deploymentsPath = '/deployments';
+export const deploymentsQuery = (registeredModelId: string, modelVersionId?: string) => ({ registeredModelId, modelVersionId });
+
+/** Where the user may deploy in ns: whether RBAC lets them, and the multi-model InferenceServices. */
+export const deployTargets = (ns: string, signal?: AbortSignal) => get<DeployTargets>('/' + pathOf('namespaces', ns, 'deploy_targets'), undefined, signal);
+
+export interface DeployRequest {
+  name: string;
+  inferenceService: string;
+  modelVersionId: string;
+  memory: string;
 }
+
+/** Creates the TrainedModel (as the user); the server's refusal comes back as an ApiError. */
+export const deploy = (ns: string, req: DeployRequest) => post<TrainedModelView>('/' + pathOf('namespaces', ns, 'trainedmodels'), req);

@@ -210,3 +210,101 @@ export function labelsOf(props: Record<string, unknown> | undefined | null): str
     .map(([k]) => k)
     .sort();
 }
+
+/** The colour of "n/m loaded": all green, some orange, none (of some) red, unknown grey. */
+export function loadedColor(l: Loaded | null | undefined): StatusColor {
+  if (!l || !Number.isFinite(l.ready) || !Number.isFinite(l.total) || l.total === 0) return 'grey';
+  if (l.ready >= l.total) return 'green';
+  return l.ready === 0 ? 'red' : 'orange';
+}
+
+/** The colour of one replica's state (the agent's words, docs/agent.md). */
+export function replicaStateColor(state: string): StatusColor {
+  if (state === 'Loaded') return 'green';
+  if (state === 'FailedToLoad' || state === 'FailedToDownload') return 'red';
+  if (state === 'Stale') return 'orange';
+  return 'grey';
+}
+
+/** Why s is not a TrainedModel name (an RFC 1123 label, as the server checks it); null when it is. */
+export function tmNameProblem(s: string): string | null {
+  if (s === '') return 'A name is required.';
+  if (s.length > 63) return `At most 63 characters (this one has ${s.length}).`;
+  if (!/^[a-z0-9-]+$/.test(s)) return "Only lower-case letters, digits and '-'.";
+  if (!/^[a-z0-9]/.test(s) || !/[a-z0-9]$/.test(s)) return 'Must start and end with a letter or digit.';
+  return null;
+}
+
+/** A TrainedModel name made from a model and version name: lower-case, '-' for the rest, ≤ 63. */
+export function suggestTmName(model: string, version: string): string {
+  const s = `${model}-${version}`
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/-+/g, '-')
+    .slice(0, 63)
+    .replace(/^-+|-+$/g, '');
+  return s;
+}
+
+const QUANTITY = /^([+-]?)(\d+(?:\.\d*)?|\.\d+)(?:(Ki|Mi|Gi|Ti|Pi|Ei)|([eE][+-]?\d+)|(n|u|m|k|M|G|T|P|E))?$/;
+const BINARY: Record<string, number> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60 };
+const DECIMAL: Record<string, number> = { n: 1e-9, u: 1e-6, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18 };
+
+/** A Kubernetes quantity ("256Mi", "1G", "1.5e9") as a number of bytes; null when it is not one. */
+export function quantityBytes(s: string): number | null {
+  const m = QUANTITY.exec(s.trim());
+  if (!m) return null;
+  let v = Number(m[2]);
+  if (m[3]) v *= BINARY[m[3]];
+  else if (m[4]) v *= 10 ** Number(m[4].slice(1));
+  else if (m[5]) v *= DECIMAL[m[5]];
+  if (!Number.isFinite(v)) return null;
+  return m[1] === '-' ? -v : v;
+}
+
+/** Why s is not the memory of a TrainedModel (a positive Kubernetes quantity); null when it is. */
+export function memoryProblem(s: string): string | null {
+  if (s.trim() === '') return 'The memory the model needs is required (for example 256Mi).';
+  const b = quantityBytes(s);
+  if (b === null) return 'Not a Kubernetes quantity: write it as 256Mi, 1Gi or 500M.';
+  if (b <= 0) return 'Must be more than zero.';
+  return null;
+}
+
+export interface MemoryUse {
+  limit: number | null;
+  assigned: number;
+  assignedCount: number;
+  waiting: number;
+  waitingCount: number;
+}
+
+type MemoryModel = { memoryBytes?: number | null; conditions: Condition[] };
+
+/**
+ * The memory of an InferenceService's TrainedModels against its limit: those the controller
+ * admitted (MemoryResourceAvailable not False) are assigned, the others wait.
+ */
+export function memoryUse(limit: number | null | undefined, tms: MemoryModel[]): MemoryUse {
+  const u: MemoryUse = { limit: limit ?? null, assigned: 0, assignedCount: 0, waiting: 0, waitingCount: 0 };
+  for (const t of tms) {
+    const b = t.memoryBytes;
+    if (b === null || b === undefined || !Number.isFinite(b)) continue;
+    if (t.conditions.some((c) => c.type === 'MemoryResourceAvailable' && c.status === 'False')) {
+      u.waiting += b;
+      u.waitingCount++;
+    } else {
+      u.assigned += b;
+      u.assignedCount++;
+    }
+  }
+  return u;
+}
+
+/** "768.0 MiB of 2.0 GiB assigned (3 TrainedModels)" and the waiting part when there is one. */
+export function memoryText(u: MemoryUse): string {
+  const n = (k: number) => `${k} TrainedModel${k === 1 ? '' : 's'}`;
+  let s = `${formatBytes(u.assigned)} ${u.limit !== null ? `of ${formatBytes(u.limit)} ` : ''}assigned (${n(u.assignedCount)})`;
+  if (u.waitingCount > 0) s += `; ${formatBytes(u.waiting)} waiting for room (${n(u.waitingCount)})`;
+  return s;
+}

@@ -113,7 +113,17 @@ export interface InferenceServiceView {
   url: string | null;
   ready: boolean;
   conditions: Condition[];
-  predictor?: { modelFormat?: string | null; runtime?: string | null; storageUri?: string | null; memoryLimit?: string | null; memoryRequest?: string | null };
+  predictor?: { modelFormat?: string | null; runtime?: string | null; storageUri?: string | null; memoryLimit?: string | null; memoryRequest?: string | null; memoryLimitBytes?: number | null };
+  /** can take TrainedModels (the controller's multi-model rule) */
+  multiModel?: boolean;
+}
+
+/** One serving replica's state of a TrainedModel (status.annotations["modelplane.io/replicas"]). */
+export interface ReplicaView {
+  pod: string;
+  state: string;
+  reason: string | null;
+  since: string | null;
 }
 
 export interface TrainedModelView {
@@ -125,10 +135,28 @@ export interface TrainedModelView {
   storageUri?: string;
   framework?: string;
   memory?: string;
+  memoryBytes?: number | null;
+  labels?: Record<string, string>;
   url: string | null;
   ready: boolean;
   conditions: Condition[];
   loaded: Loaded | null;
+  replicas?: ReplicaView[] | null;
+}
+
+/** GET /namespaces/{ns}/deploy_targets */
+export interface DeployTargets {
+  namespace: string;
+  canDeploy: boolean;
+  reason: string | null;
+  items: (InferenceServiceView & { memoryAssignedBytes: number | null })[];
+}
+
+/** GET /deployments?registeredModelId&modelVersionId */
+export interface Deployments {
+  trainedModels: TrainedModelView[];
+  inferenceServices: InferenceServiceView[];
+  complete: boolean;
 }
 
 export interface EventView {

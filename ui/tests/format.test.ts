@@ -116,3 +116,58 @@ test('labelsOf: string properties with an empty value, by name', () => {
     ['alpha', 'zeta'],
   );
 });
+
+test('loadedColor and replicaStateColor', async () => {
+  const { loadedColor, replicaStateColor } = await import('../src/format');
+  assert.equal(loadedColor({ ready: 3, total: 3 }), 'green');
+  assert.equal(loadedColor({ ready: 1, total: 3 }), 'orange');
+  assert.equal(loadedColor({ ready: 0, total: 2 }), 'red');
+  assert.equal(loadedColor({ ready: 0, total: 0 }), 'grey');
+  assert.equal(loadedColor(null), 'grey');
+  assert.equal(replicaStateColor('Loaded'), 'green');
+  assert.equal(replicaStateColor('FailedToLoad'), 'red');
+  assert.equal(replicaStateColor('Stale'), 'orange');
+  assert.equal(replicaStateColor('Loading'), 'grey');
+});
+
+test('tmNameProblem and suggestTmName: RFC 1123 labels', async () => {
+  const { tmNameProblem, suggestTmName } = await import('../src/format');
+  assert.equal(tmNameProblem('iris-v1'), null);
+  assert.match(tmNameProblem('') ?? '', /required/);
+  assert.match(tmNameProblem('Iris') ?? '', /lower-case/);
+  assert.match(tmNameProblem('iris.v1') ?? '', /lower-case/);
+  assert.match(tmNameProblem('-iris') ?? '', /start and end/);
+  assert.match(tmNameProblem('a'.repeat(64)) ?? '', /63/);
+  assert.equal(suggestTmName('Iris Classifier', 'v1.2'), 'iris-classifier-v1-2');
+  assert.equal(suggestTmName('--X--', '_'), 'x');
+  assert.equal(tmNameProblem(suggestTmName('a'.repeat(80), 'v1')), null);
+});
+
+test('quantityBytes and memoryProblem: the Kubernetes quantity grammar', async () => {
+  const { quantityBytes, memoryProblem } = await import('../src/format');
+  assert.equal(quantityBytes('256Mi'), 256 * 2 ** 20);
+  assert.equal(quantityBytes('1G'), 1e9);
+  assert.equal(quantityBytes('1.5Gi'), 1.5 * 2 ** 30);
+  assert.equal(quantityBytes('1e3'), 1000);
+  assert.equal(quantityBytes('500m'), 0.5);
+  assert.equal(quantityBytes('100'), 100);
+  assert.equal(quantityBytes('-1Gi'), -(2 ** 30));
+  assert.equal(quantityBytes('1GB'), null);
+  assert.equal(quantityBytes('lots'), null);
+  assert.equal(quantityBytes('1 Gi'), null);
+  assert.equal(memoryProblem('256Mi'), null);
+  assert.match(memoryProblem('') ?? '', /required/);
+  assert.match(memoryProblem('1GB') ?? '', /quantity/);
+  assert.match(memoryProblem('0') ?? '', /more than zero/);
+  assert.match(memoryProblem('-1Mi') ?? '', /more than zero/);
+});
+
+test('memoryUse and memoryText: admitted TrainedModels against the limit, the others waiting', async () => {
+  const { memoryUse, memoryText } = await import('../src/format');
+  const ok = (b: number | null) => ({ memoryBytes: b, conditions: [{ type: 'MemoryResourceAvailable', status: 'True' }] });
+  const full = { memoryBytes: 3 * 2 ** 30, conditions: [{ type: 'MemoryResourceAvailable', status: 'False' }] };
+  const u = memoryUse(2 * 2 ** 30, [ok(256 * 2 ** 20), ok(512 * 2 ** 20), full, ok(null)]);
+  assert.deepEqual(u, { limit: 2 * 2 ** 30, assigned: 768 * 2 ** 20, assignedCount: 2, waiting: 3 * 2 ** 30, waitingCount: 1 });
+  assert.equal(memoryText(u), '768 MiB of 2.0 GiB assigned (2 TrainedModels); 3.0 GiB waiting for room (1 TrainedModel)');
+  assert.equal(memoryText(memoryUse(null, [])), '0 B assigned (0 TrainedModels)');
+});

@@ -7,8 +7,10 @@
 #include "serving/conditions.h"
 #include "serving/replicas.h"
 
-#define NOW   ((usec_t)1700000000 * USEC_PER_SEC)
-#define LATER (NOW + 3600 * USEC_PER_SEC)
+#define NOW        ((usec_t)1700000000 * USEC_PER_SEC)
+#define LATER      (NOW + 3600 * USEC_PER_SEC)
+#define NOW_TEXT   "2023-11-14T22:13:20Z"
+#define LATER_TEXT "2023-11-14T23:13:20Z"
 
 /* A report of pod @pod for InferenceService "mm", owned by the pod, with models.json @models. */
 static json_t *report(const char *pod, const char *models)
@@ -210,9 +212,9 @@ Test(replicas, apply_is_idempotent)
         cr_assert_str_eq(cond_field(st, "ModelLoaded", "severity"), "Info");
         cr_assert_str_eq(cond_field(st, "ModelLoaded", "message"), "1/2 replicas loaded");
         cr_assert_str_eq(cond_field(st, "Ready", "status"), "True", "flag off: Ready untouched");
-        cr_assert_str_eq(
-                json_get_string_path(st, "annotations", REPLICAS_ANNOTATION, NULL),
-                "[{\"pod\":\"a\",\"state\":\"Loaded\"},{\"pod\":\"b\",\"state\":\"Pending\"}]");
+        cr_assert_str_eq(json_get_string_path(st, "annotations", REPLICAS_ANNOTATION, NULL),
+                         "[{\"pod\":\"a\",\"state\":\"Loaded\",\"since\":\"" NOW_TEXT "\"},"
+                         "{\"pod\":\"b\",\"state\":\"Pending\",\"since\":\"" NOW_TEXT "\"}]");
 
         /* the same world an hour later: the same status, transition times kept */
         again = json_deep_copy(st);
@@ -221,6 +223,36 @@ Test(replicas, apply_is_idempotent)
         json_decref(again);
         model_loaded_release(&m);
         json_decref(st);
+}
+
+Test(replicas, since_follows_each_pods_state)
+{
+        struct model_loaded m1, m2;
+        json_t *st = ready_status(), *next = ready_status();
+
+        summarize(json_pack("[o,o]", report("a", loaded_v1), report("b", "[]")), "iris",
+                  "s3://m/v1", &m1);
+        cr_assert_eq(model_loaded_apply(st, NULL, &m1, false, NOW), 0);
+        /* an hour later b has loaded it too, and a third pod c is there, still pending */
+        summarize(json_pack("[o,o,o]", report("a", loaded_v1), report("b", loaded_v1),
+                            report("c", "[]")),
+                  "iris", "s3://m/v1", &m2);
+        cr_assert_eq(model_loaded_apply(next, st, &m2, false, LATER), 0);
+        cr_assert_str_eq(json_get_string_path(next, "annotations", REPLICAS_ANNOTATION, NULL),
+                         "[{\"pod\":\"a\",\"state\":\"Loaded\",\"since\":\"" NOW_TEXT "\"},"
+                         "{\"pod\":\"b\",\"state\":\"Loaded\",\"since\":\"" LATER_TEXT "\"},"
+                         "{\"pod\":\"c\",\"state\":\"Pending\",\"since\":\"" LATER_TEXT "\"}]",
+                         "a kept its time, b changed state, c is new");
+        /* an unreadable annotation as read: every pod starts now, nothing fails */
+        json_object_set_new(json_object_get(st, "annotations"), REPLICAS_ANNOTATION,
+                            json_string("not json"));
+        cr_assert_eq(model_loaded_apply(next, st, &m2, false, LATER), 0);
+        cr_assert(strstr(json_get_string_path(next, "annotations", REPLICAS_ANNOTATION, NULL),
+                         "\"pod\":\"a\",\"state\":\"Loaded\",\"since\":\"" LATER_TEXT));
+        model_loaded_release(&m1);
+        model_loaded_release(&m2);
+        json_decref(st);
+        json_decref(next);
 }
 
 Test(replicas, nothing_added_without_reports)

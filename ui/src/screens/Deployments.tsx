@@ -2,7 +2,7 @@
 import { Content, FormSelect, FormSelectOption, PageSection, Title, Toolbar, ToolbarContent, ToolbarItem } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import type { ListPage } from '../api';
-import { Empty, ErrorBanner, Loading, StatusLabel, useAsync } from '../common';
+import { Empty, ErrorBanner, Loading, RegisteredVersionLink, StatusLabel, useAsync } from '../common';
 import { isvcPath, namespaces } from '../deployments';
 import { registryLink, summaryStatus } from '../format';
 import { usePoll } from '../live';
@@ -40,7 +40,7 @@ function IsvcTable({ ns }: { ns: string }) {
               </Td>
               <Td dataLabel="Format">{s.predictor?.modelFormat ?? ''}</Td>
               <Td dataLabel="Memory limit">{s.predictor?.memoryLimit ?? ''}</Td>
-              <Td dataLabel="Registered model">{link.registeredModelId ? <a href={href({ screen: 'model', id: link.registeredModelId })}>model {link.registeredModelId}</a> : '—'}</Td>
+              <Td dataLabel="Registered model">{link.registeredModelId ? <RegisteredVersionLink modelId={link.registeredModelId} versionId={link.modelVersionId} /> : '—'}</Td>
               <Td dataLabel="URL" className="mp-mono">
                 {s.url ?? ''}
               </Td>

@@ -1,51 +1,61 @@
-// One InferenceService, live: its conditions, its TrainedModels (every condition, n/m loaded)
-// and the recent Events of both, polled with ETag.
-import { Breadcrumb, BreadcrumbItem, DescriptionList, DescriptionListDescription, DescriptionListGroup, DescriptionListTerm, PageSection, Title } from '@patternfly/react-core';
+// One InferenceService, live: its status, the memory its TrainedModels are assigned against its
+// limit, the registered version it serves, its TrainedModels (status in words, "n/m loaded"
+// coloured, one row per replica, the registered version each serves, conditions folded away)
+// and the events of the InferenceService, its TrainedModels and its ConfigMaps, polled with ETag.
+import { Alert, Breadcrumb, BreadcrumbItem, DescriptionList, DescriptionListDescription, DescriptionListGroup, DescriptionListTerm, PageSection, Progress, ProgressMeasureLocation, Title } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import type { ListPage } from '../api';
-import { ConditionsTable, Empty, ErrorBanner, Fields, Loading, StatusLabel } from '../common';
+import { ConditionsSection, Empty, ErrorBanner, Fields, LoadedLabel, Loading, RegisteredVersionLink, ReplicasTable, StatusLabel } from '../common';
 import { isvcPath } from '../deployments';
-import { loadedText, registryLink, relativeTime, summaryStatus } from '../format';
+import { memoryText, memoryUse, registryLink, relativeTime, summaryStatus } from '../format';
 import { usePoll } from '../live';
 import { href } from '../router';
 import type { EventView, InferenceServiceView, TrainedModelView } from '../types';
-import { pathOf } from '../api';
 
-function TrainedModels({ ns, name }: { ns: string; name: string }) {
-  const tms = usePoll<ListPage<TrainedModelView>>(isvcPath(ns, name, 'trainedmodels'), undefined);
-  if (tms.state === 'loading') return <Loading what="TrainedModels" />;
-  if (tms.state === 'error') return <ErrorBanner error={tms.error} what="TrainedModels" />;
-  if (tms.data.items.length === 0) return <Empty title="No TrainedModels">No TrainedModel names this InferenceService.</Empty>;
+function TrainedModel({ tm }: { tm: TrainedModelView }) {
+  const st = summaryStatus(tm.ready, tm.conditions);
+  const link = registryLink(tm.labels);
   return (
-    <>
-      {tms.data.items.map((tm) => {
-        const st = summaryStatus(tm.ready, tm.conditions);
-        return (
-          <section key={tm.name} aria-label={`TrainedModel ${tm.name}`} data-testid={`tm-${tm.name}`}>
-            <Title headingLevel="h3">
-              {tm.name} <StatusLabel color={st.color}>{st.label}</StatusLabel> <span data-testid="loaded">{loadedText(tm.loaded)}</span>
-            </Title>
-            <Fields
-              items={[
-                ['Storage URI', tm.storageUri],
-                ['Framework', tm.framework],
-                ['Memory', tm.memory],
-                ['URL', tm.url ?? undefined],
-              ]}
-            />
-            <ConditionsTable conditions={tm.conditions} caption={`Conditions of TrainedModel ${tm.name}`} />
-          </section>
-        );
-      })}
-    </>
+    <section aria-label={`TrainedModel ${tm.name}`} data-testid={`tm-${tm.name}`}>
+      <Title headingLevel="h3">
+        {tm.name} <StatusLabel color={st.color}>{st.label}</StatusLabel> <LoadedLabel loaded={tm.loaded} />
+      </Title>
+      {!tm.ready && st.message && (
+        <Alert isInline isPlain variant={st.color === 'red' ? 'danger' : 'info'} title={st.message} data-testid="tm-status-message" />
+      )}
+      <Fields
+        items={[
+          ['Registered version', link.registeredModelId ? <RegisteredVersionLink modelId={link.registeredModelId} versionId={link.modelVersionId} /> : 'not from the registry'],
+          ['Storage URI', tm.storageUri],
+          ['Framework', tm.framework],
+          ['Memory', tm.memory],
+          ['URL', tm.url ?? undefined],
+        ]}
+      />
+      <ReplicasTable replicas={tm.replicas} caption={`Replicas of TrainedModel ${tm.name}`} />
+      <ConditionsSection conditions={tm.conditions} caption={`Conditions of TrainedModel ${tm.name}`} testId="tm-conditions" />
+    </section>
   );
 }
 
-function Events({ ns }: { ns: string }) {
-  const ev = usePoll<ListPage<EventView>>('/' + pathOf('namespaces', ns, 'events'), { limit: 30 });
+function MemoryBar({ limit, tms }: { limit: number | null | undefined; tms: TrainedModelView[] }) {
+  const u = memoryUse(limit, tms);
+  const text = memoryText(u);
+  if (u.limit === null || u.limit <= 0) return <span data-testid="memory-use">{text}</span>;
+  const pct = Math.min(100, Math.round((u.assigned / u.limit) * 100));
+  return (
+    <div data-testid="memory-use">
+      <Progress value={pct} title="Memory assigned" measureLocation={ProgressMeasureLocation.outside} aria-label="Memory assigned against the limit" variant={u.waitingCount > 0 ? 'warning' : undefined} />
+      <span>{text}</span>
+    </div>
+  );
+}
+
+function Events({ ns, name }: { ns: string; name: string }) {
+  const ev = usePoll<ListPage<EventView>>(isvcPath(ns, name, 'events'), { limit: 30 });
   if (ev.state === 'loading') return <Loading what="events" />;
   if (ev.state === 'error') return <ErrorBanner error={ev.error} what="events" />;
-  const items = ev.data.items.filter((e) => e.involvedObject.kind === 'TrainedModel' || e.involvedObject.kind === 'InferenceService');
+  const items = ev.data.items;
   if (items.length === 0) return <Empty title="No recent events" />;
   const now = Date.now();
   return (
@@ -78,14 +88,25 @@ function Events({ ns }: { ns: string }) {
   );
 }
 
+function Detail({ term, children }: { term: string; children: React.ReactNode }) {
+  return (
+    <DescriptionListGroup>
+      <DescriptionListTerm>{term}</DescriptionListTerm>
+      <DescriptionListDescription>{children}</DescriptionListDescription>
+    </DescriptionListGroup>
+  );
+}
+
 export default function InferenceServiceDetail({ ns, name }: { ns: string; name: string }) {
   const svc = usePoll<InferenceServiceView>(isvcPath(ns, name), undefined);
+  const tms = usePoll<ListPage<TrainedModelView>>(isvcPath(ns, name, 'trainedmodels'), undefined);
   const crumbs = (
     <Breadcrumb>
       <BreadcrumbItem to={href({ screen: 'deployments', ns })}>Deployments ({ns})</BreadcrumbItem>
       <BreadcrumbItem isActive>{name}</BreadcrumbItem>
     </Breadcrumb>
   );
+  const link = svc.state === 'ok' ? registryLink(svc.data.labels) : {};
   return (
     <>
       <PageSection>
@@ -96,42 +117,28 @@ export default function InferenceServiceDetail({ ns, name }: { ns: string; name:
         {svc.state === 'ok' && (
           <>
             <DescriptionList isHorizontal isCompact>
-              <DescriptionListGroup>
-                <DescriptionListTerm>Status</DescriptionListTerm>
-                <DescriptionListDescription>
-                  <StatusLabel color={summaryStatus(svc.data.ready, svc.data.conditions).color}>{summaryStatus(svc.data.ready, svc.data.conditions).label}</StatusLabel>
-                </DescriptionListDescription>
-              </DescriptionListGroup>
-              <DescriptionListGroup>
-                <DescriptionListTerm>Memory limit</DescriptionListTerm>
-                <DescriptionListDescription>{svc.data.predictor?.memoryLimit ?? '—'}</DescriptionListDescription>
-              </DescriptionListGroup>
-              <DescriptionListGroup>
-                <DescriptionListTerm>URL</DescriptionListTerm>
-                <DescriptionListDescription>{svc.data.url ?? '—'}</DescriptionListDescription>
-              </DescriptionListGroup>
-              <DescriptionListGroup>
-                <DescriptionListTerm>Registered model</DescriptionListTerm>
-                <DescriptionListDescription>
-                  {(() => {
-                    const l = registryLink(svc.data.labels);
-                    return l.registeredModelId ? <a href={href({ screen: 'model', id: l.registeredModelId, version: l.modelVersionId })}>{`model ${l.registeredModelId}${l.modelVersionId ? `, version ${l.modelVersionId}` : ''}`}</a> : 'not linked';
-                  })()}
-                </DescriptionListDescription>
-              </DescriptionListGroup>
+              <Detail term="Status">
+                <StatusLabel color={summaryStatus(svc.data.ready, svc.data.conditions).color}>{summaryStatus(svc.data.ready, svc.data.conditions).label}</StatusLabel>
+              </Detail>
+              <Detail term="Memory limit">{svc.data.predictor?.memoryLimit ?? '—'}</Detail>
+              <Detail term="Memory">{tms.state === 'ok' ? <MemoryBar limit={svc.data.predictor?.memoryLimitBytes} tms={tms.data.items} /> : '—'}</Detail>
+              <Detail term="URL">{svc.data.url ?? '—'}</Detail>
+              <Detail term="Registered model">{link.registeredModelId ? <RegisteredVersionLink modelId={link.registeredModelId} versionId={link.modelVersionId} /> : 'not linked'}</Detail>
             </DescriptionList>
-            <Title headingLevel="h2">Conditions</Title>
-            <ConditionsTable conditions={svc.data.conditions} caption="Conditions of the InferenceService" />
+            <ConditionsSection conditions={svc.data.conditions} caption="Conditions of the InferenceService" testId="isvc-conditions" />
           </>
         )}
       </PageSection>
       <PageSection>
         <Title headingLevel="h2">TrainedModels</Title>
-        <TrainedModels ns={ns} name={name} />
+        {tms.state === 'loading' && <Loading what="TrainedModels" />}
+        {tms.state === 'error' && <ErrorBanner error={tms.error} what="TrainedModels" />}
+        {tms.state === 'ok' && tms.data.items.length === 0 && <Empty title="No TrainedModels">No TrainedModel names this InferenceService.</Empty>}
+        {tms.state === 'ok' && tms.data.items.map((tm) => <TrainedModel key={tm.name} tm={tm} />)}
       </PageSection>
       <PageSection>
         <Title headingLevel="h2">Recent events</Title>
-        <Events ns={ns} />
+        <Events ns={ns} name={name} />
       </PageSection>
     </>
   );

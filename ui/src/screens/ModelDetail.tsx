@@ -1,15 +1,17 @@
 // A registered model: its details, versions (each with artifacts and custom properties), the
 // InferenceServices that serve it, archive/restore, and adding a version.
 import React, { useState } from 'react';
-import { Alert, Breadcrumb, BreadcrumbItem, Button, DescriptionList, DescriptionListDescription, DescriptionListGroup, DescriptionListTerm, PageSection, Title, Toolbar, ToolbarContent, ToolbarItem } from '@patternfly/react-core';
+import { Alert, Breadcrumb, BreadcrumbItem, Button, Content, DescriptionList, DescriptionListDescription, DescriptionListGroup, DescriptionListTerm, PageSection, Title, Toolbar, ToolbarContent, ToolbarItem } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { ApiError, get, patch, type ListPage } from '../api';
-import { ArchiveModal, EditableText, Empty, LabelsEditor, ErrorBanner, Loading, PropertiesTable, StatusLabel, useAsync } from '../common';
-import { linkedInferenceServices } from '../deployments';
-import { absoluteTime, filterLiteral, registryLink, summaryStatus } from '../format';
+import { ArchiveModal, EditableText, Empty, LabelsEditor, ErrorBanner, Loading, LoadedLabel, PropertiesTable, RegisteredVersionLink, StatusLabel, useAsync, type Async } from '../common';
+import { deploymentsPath, deploymentsQuery } from '../deployments';
+import { absoluteTime, filterLiteral, registryLink, summaryStatus, type Loaded } from '../format';
+import { usePoll } from '../live';
 import { mrPath, patchUnchanged } from '../registry';
 import { href } from '../router';
-import type { Artifact, ModelVersion, RegisteredModel, RegistryInferenceService } from '../types';
+import type { Artifact, Deployments, ModelVersion, RegisteredModel, RegistryInferenceService, TrainedModelView } from '../types';
+import { DeployModal } from './DeployModal';
 import { AddVersionModal } from './RegisterModel';
 
 function Field({ term, children }: { term: string; children: React.ReactNode }) {
@@ -27,8 +29,11 @@ export function provenance(arts: Artifact[]): { source: string; name: string } |
   return a ? { source: a.modelSourceClass as string, name: a.modelSourceName as string } : null;
 }
 
-function VersionDetail({ version, modelId, onChanged }: { version: ModelVersion; modelId: string; onChanged: () => void }) {
+function VersionDetail({ version, modelId, modelName, onChanged }: { version: ModelVersion; modelId: string; modelName: string; onChanged: () => void }) {
   const [arts] = useAsync(async (signal) => get<ListPage<Artifact>>(await mrPath('model_versions', version.id, 'artifacts'), { pageSize: 50 }, signal), [version.id]);
+  const deployments = usePoll<Deployments>(deploymentsPath, deploymentsQuery(modelId, version.id));
+  const [deploying, setDeploying] = useState(false);
+  const [made, setMade] = useState<TrainedModelView | null>(null);
   const [archiving, setArchiving] = useState(false);
   const [error, setError] = useState<ApiError | null>(null);
   const archived = version.state === 'ARCHIVED';
@@ -57,6 +62,11 @@ function VersionDetail({ version, modelId, onChanged }: { version: ModelVersion;
             <StatusLabel color={archived ? 'grey' : 'green'}>{archived ? 'Archived' : 'Live'}</StatusLabel>
           </ToolbarItem>
           <ToolbarItem>
+            <Button variant="primary" onClick={() => setDeploying(true)} isDisabled={archived}>
+              Deploy
+            </Button>
+          </ToolbarItem>
+          <ToolbarItem>
             {archived ? (
               <Button variant="secondary" onClick={() => setState('LIVE')}>
                 Restore version
@@ -70,6 +80,11 @@ function VersionDetail({ version, modelId, onChanged }: { version: ModelVersion;
         </ToolbarContent>
       </Toolbar>
       {error && <ErrorBanner error={error} what="the change" />}
+      {made && (
+        <Alert isInline variant="success" title={`TrainedModel ${made.name} created in ${made.namespace} on ${made.inferenceService}`} data-testid="deploy-done">
+          Its state follows below, live, until every replica has loaded it.
+        </Alert>
+      )}
       <DescriptionList isHorizontal isCompact>
         <Field term="ID">{version.id}</Field>
         <Field term="Description">
@@ -96,9 +111,14 @@ function VersionDetail({ version, modelId, onChanged }: { version: ModelVersion;
         <Field term="Author">{version.author ?? '—'}</Field>
         <Field term="Created">{absoluteTime(version.createTimeSinceEpoch)}</Field>
         <Field term="Link">
-          <a href={href({ screen: 'model', id: modelId, version: version.id })}>{`model ${modelId}, version ${version.id}`}</a>
+          <a href={href({ screen: 'model', id: modelId, version: version.id })}>{`${modelName} / ${version.name}`}</a>
+        </Field>
+        <Field term="Loaded">
+          <DeployedCount deployments={deployments} versionId={version.id} />
         </Field>
       </DescriptionList>
+      <Title headingLevel="h4">Deployments of this version</Title>
+      <DeploymentTables deployments={deployments} showVersion={false} testId="version-deployments" />
       <Title headingLevel="h4">Artifacts</Title>
       {arts.state === 'loading' && <Loading what="artifacts" />}
       {arts.state === 'error' && <ErrorBanner error={arts.error} what="artifacts" />}
@@ -130,6 +150,16 @@ function VersionDetail({ version, modelId, onChanged }: { version: ModelVersion;
       <Title headingLevel="h4">Custom properties</Title>
       <PropertiesTable props={version.customProperties} caption={`Custom properties of version ${version.name}`} />
       {archiving && <ArchiveModal kind="version" name={version.name} onArchive={() => setState('ARCHIVED')} onClose={() => setArchiving(false)} />}
+      {deploying && (
+        <DeployModal
+          modelName={modelName}
+          version={version}
+          onClose={(tm) => {
+            setDeploying(false);
+            if (tm) setMade(tm);
+          }}
+        />
+      )}
     </section>
   );
 }
@@ -166,41 +196,104 @@ function RegistryRecords({ modelId }: { modelId: string }) {
   );
 }
 
-function Deployed({ modelId }: { modelId: string }) {
-  const [list] = useAsync((signal) => linkedInferenceServices(modelId, signal), [modelId]);
-  if (list.state === 'loading') return <Loading what="deployments" />;
-  if (list.state === 'error') return <ErrorBanner error={list.error} what="deployments" />;
-  if (list.data.length === 0) return <Empty title="Not deployed">No InferenceService that you can see is linked to this model.</Empty>;
+/** The TrainedModels of a version (or all) and their replicas: "2 TrainedModels, 3/4 loaded". */
+function loadedSum(tms: TrainedModelView[]): Loaded | null {
+  const known = tms.filter((t) => t.loaded);
+  if (known.length === 0) return null;
+  return { ready: known.reduce((a, t) => a + (t.loaded?.ready ?? 0), 0), total: known.reduce((a, t) => a + (t.loaded?.total ?? 0), 0) };
+}
+
+function DeployedCount({ deployments, versionId }: { deployments: Async<Deployments>; versionId?: string }) {
+  if (deployments.state !== 'ok') return <>—</>;
+  const tms = deployments.data.trainedModels.filter((t) => !versionId || registryLink(t.labels).modelVersionId === versionId);
+  if (tms.length === 0) return <>not deployed</>;
   return (
-    <Table aria-label="InferenceServices serving this model" variant="compact" data-testid="linked-isvcs">
-      <Thead>
-        <Tr>
-          <Th>InferenceService</Th>
-          <Th>Namespace</Th>
-          <Th>Version</Th>
-          <Th>Registry link</Th>
-          <Th>Status</Th>
-        </Tr>
-      </Thead>
-      <Tbody>
-        {list.data.map((s) => {
-          const st = summaryStatus(s.ready, s.conditions);
-          return (
-            <Tr key={`${s.namespace}/${s.name}`}>
-              <Td dataLabel="InferenceService">
-                <a href={href({ screen: 'isvc', ns: s.namespace, name: s.name })}>{s.name}</a>
-              </Td>
-              <Td dataLabel="Namespace">{s.namespace}</Td>
-              <Td dataLabel="Version">{registryLink(s.labels).modelVersionId ?? '—'}</Td>
-              <Td dataLabel="Registry link">{registryLink(s.labels).inferenceServiceId ? `recorded as ${registryLink(s.labels).inferenceServiceId}` : 'not recorded yet'}</Td>
-              <Td dataLabel="Status">
-                <StatusLabel color={st.color}>{st.label}</StatusLabel>
-              </Td>
+    <span className="mp-editable">
+      <span>{`${tms.length} TrainedModel${tms.length === 1 ? '' : 's'}`}</span>
+      <LoadedLabel loaded={loadedSum(tms)} />
+    </span>
+  );
+}
+
+/** The TrainedModels and InferenceServices that serve a model (or one version), live. */
+function DeploymentTables({ deployments, showVersion, testId }: { deployments: Async<Deployments>; showVersion: boolean; testId: string }) {
+  if (deployments.state === 'loading') return <Loading what="deployments" />;
+  if (deployments.state === 'error') return <ErrorBanner error={deployments.error} what="deployments" />;
+  const { trainedModels: tms, inferenceServices: isvcs, complete } = deployments.data;
+  return (
+    <div data-testid={testId}>
+      {!complete && <Alert isInline variant="info" title="Only the first 100 namespaces you can see were searched." />}
+      {tms.length === 0 && isvcs.length === 0 && <Empty title="Not deployed">No TrainedModel or InferenceService that you can see serves it.</Empty>}
+      {tms.length > 0 && (
+        <Table aria-label="TrainedModels serving it" variant="compact" data-testid="linked-tms">
+          <Thead>
+            <Tr>
+              <Th>TrainedModel</Th>
+              <Th>Namespace</Th>
+              <Th>InferenceService</Th>
+              {showVersion && <Th>Version</Th>}
+              <Th>Status</Th>
+              <Th>Loaded</Th>
             </Tr>
-          );
-        })}
-      </Tbody>
-    </Table>
+          </Thead>
+          <Tbody>
+            {tms.map((t) => {
+              const st = summaryStatus(t.ready, t.conditions);
+              const link = registryLink(t.labels);
+              return (
+                <Tr key={`${t.namespace}/${t.name}`} data-testid={`deployed-${t.name}`}>
+                  <Td dataLabel="TrainedModel">
+                    <a href={href({ screen: 'isvc', ns: t.namespace, name: t.inferenceService })}>{t.name}</a>
+                  </Td>
+                  <Td dataLabel="Namespace">{t.namespace}</Td>
+                  <Td dataLabel="InferenceService">{t.inferenceService}</Td>
+                  {showVersion && <Td dataLabel="Version">{link.registeredModelId ? <RegisteredVersionLink modelId={link.registeredModelId} versionId={link.modelVersionId} /> : '—'}</Td>}
+                  <Td dataLabel="Status">
+                    <StatusLabel color={st.color}>{st.label}</StatusLabel>
+                    {st.message && <div data-testid="status-message">{st.message}</div>}
+                  </Td>
+                  <Td dataLabel="Loaded">
+                    <LoadedLabel loaded={t.loaded} />
+                  </Td>
+                </Tr>
+              );
+            })}
+          </Tbody>
+        </Table>
+      )}
+      {isvcs.length > 0 && (
+        <Table aria-label="InferenceServices serving it" variant="compact" data-testid="linked-isvcs">
+          <Thead>
+            <Tr>
+              <Th>InferenceService</Th>
+              <Th>Namespace</Th>
+              {showVersion && <Th>Version</Th>}
+              <Th>Registry link</Th>
+              <Th>Status</Th>
+            </Tr>
+          </Thead>
+          <Tbody>
+            {isvcs.map((s) => {
+              const st = summaryStatus(s.ready, s.conditions);
+              const link = registryLink(s.labels);
+              return (
+                <Tr key={`${s.namespace}/${s.name}`}>
+                  <Td dataLabel="InferenceService">
+                    <a href={href({ screen: 'isvc', ns: s.namespace, name: s.name })}>{s.name}</a>
+                  </Td>
+                  <Td dataLabel="Namespace">{s.namespace}</Td>
+                  {showVersion && <Td dataLabel="Version">{link.registeredModelId ? <RegisteredVersionLink modelId={link.registeredModelId} versionId={link.modelVersionId} /> : '—'}</Td>}
+                  <Td dataLabel="Registry link">{link.inferenceServiceId ? `recorded as ${link.inferenceServiceId}` : 'not recorded yet'}</Td>
+                  <Td dataLabel="Status">
+                    <StatusLabel color={st.color}>{st.label}</StatusLabel>
+                  </Td>
+                </Tr>
+              );
+            })}
+          </Tbody>
+        </Table>
+      )}
+    </div>
   );
 }
 
@@ -209,6 +302,7 @@ export default function ModelDetail({ id, version }: { id: string; version?: str
   const [versions, reloadVersions] = useAsync(async (signal) => get<ListPage<ModelVersion>>(await mrPath('registered_models', id, 'versions'), { pageSize: 100, orderBy: 'CREATE_TIME', sortOrder: 'DESC' }, signal), [id]);
   // the version of the URL, read by itself (it may be older than the 100 listed)
   const [one, reloadOne] = useAsync(async (signal) => (version ? get<ModelVersion>(await mrPath('model_versions', version), undefined, signal) : null), [version]);
+  const deployments = usePoll<Deployments>(deploymentsPath, deploymentsQuery(id));
   const [adding, setAdding] = useState(false);
   const [archiving, setArchiving] = useState(false);
   const [actionError, setActionError] = useState<ApiError | null>(null);
@@ -331,6 +425,7 @@ export default function ModelDetail({ id, version }: { id: string; version?: str
                 <Th>Name</Th>
                 <Th>Author</Th>
                 <Th>State</Th>
+                <Th>Deployed</Th>
                 <Th>Created</Th>
               </Tr>
             </Thead>
@@ -344,6 +439,9 @@ export default function ModelDetail({ id, version }: { id: string; version?: str
                   </Td>
                   <Td dataLabel="Author">{v.author ?? ''}</Td>
                   <Td dataLabel="State">{v.state ?? 'LIVE'}</Td>
+                  <Td dataLabel="Deployed">
+                    <DeployedCount deployments={deployments} versionId={v.id} />
+                  </Td>
                   <Td dataLabel="Created">{absoluteTime(v.createTimeSinceEpoch)}</Td>
                 </Tr>
               ))}
@@ -358,11 +456,14 @@ export default function ModelDetail({ id, version }: { id: string; version?: str
             <a href={href({ screen: 'model', id: one.data.registeredModelId, version })}>Open it under model {one.data.registeredModelId}</a>
           </Alert>
         )}
-        {shown && <VersionDetail key={shown.id} version={shown} modelId={m.id} onChanged={versionChanged} />}
+        {shown && <VersionDetail key={shown.id} version={shown} modelId={m.id} modelName={m.name} onChanged={versionChanged} />}
       </PageSection>
       <PageSection>
         <Title headingLevel="h2">Deployments</Title>
-        <Deployed modelId={m.id} />
+        <Content component="p">
+          Loaded: <DeployedCount deployments={deployments} />
+        </Content>
+        <DeploymentTables deployments={deployments} showVersion testId="model-deployments" />
         <Title headingLevel="h3">Recorded in the registry</Title>
         <RegistryRecords modelId={m.id} />
       </PageSection>
