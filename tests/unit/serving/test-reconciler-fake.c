@@ -1192,3 +1192,40 @@ Test(tm_shell, placement_status_then_switched_off)
         W.rec = NULL;
         cache_free(cms);
 }
+
+/* 2.5 times one replica's memory (25 models of 100Mi over three of 1000Mi): the first pass
+ * writes the three assignments, and no later one writes anything, with the ConfigMap cache
+ * behind (pass 1) or caught up. */
+Test(tm_shell, placement_under_pressure_is_written_once)
+{
+        struct reconcile_result res;
+        struct cache *cms = cache_new(
+                &(struct cache_options){ .transform = replicas_transform_configmap });
+
+        use_configmap_cache(cms);
+        put_isvc("sk", "1000Mi");
+        annotate_isvc("sk");
+        for (size_t i = 0; i < 3; i++)
+                put_report((const char *[]){ "pod-a", "pod-b", "pod-c" }[i], "[]");
+        for (size_t i = 0; i < 25; i++) {
+                char name[16];
+
+                (void)snprintf(name, sizeof(name), "m%02zu", i);
+                put_tm(name, "sk", "100Mi");
+        }
+        for (int i = 0; i < 4; i++) {
+                if (i != 1) {
+                        sync_caches();
+                        sync_configmaps(cms);
+                } else
+                        fake_kube_api_reset_calls(W.fake);
+                cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+                cr_assert_eq(cm_writes(), i == 0 ? 4U : 0U, "pass %d: %u ConfigMap writes", i,
+                             cm_writes());
+        }
+        for (size_t i = 0; i < 3; i++)
+                cr_assert_leq(assignment_gi((const char *[]){ "pod-a", "pod-b", "pod-c" }[i]), 10);
+        tm_reconciler_free(W.rec);
+        W.rec = NULL;
+        cache_free(cms);
+}
