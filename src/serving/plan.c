@@ -878,6 +878,49 @@ static int fit_models_json(struct planner *p)
 }
 
 /* Phase 5: the desired bytes, and the ConfigMap patch (only on change) or create. */
+static int plan_configmap_update(struct planner *p)
+{
+        struct isvc_plan *plan = &p->plan;
+        const char *have = p->observed_data;
+        bool same = (have && streq(have, plan->models_json)) ||
+                    (streq(plan->models_json, "[]") && (!have || have[0] == '\0'));
+        bool annotated = configmap_annotation_ok(p->in->configmap, p->spread);
+
+        /* an unlabelled ConfigMap (KServe's, an older modelplane's) gets the label with its next
+         * models.json write; no write for the label alone */
+        if (same && annotated)
+                return 0;
+        return configmap_patch_new(p->in->configmap, same ? NULL : plan->models_json,
+                                   configmap_labelled(p->in->configmap, p->in->isvc_name) ||
+                                                   !label_value_ok(p->in->isvc_name)
+                                           ? NULL
+                                           : p->in->isvc_name,
+                                   !annotated, p->spread, &plan->configmap_patch);
+}
+
+static int plan_configmap_create(struct planner *p)
+{
+        struct isvc_plan *plan = &p->plan;
+        json_t *meta;
+
+        plan->configmap_create = modelconfig_configmap_new(&p->info, plan->models_json);
+        meta = json_object_get(plan->configmap_create, "metadata");
+        if (!meta)
+                return -ENOMEM;
+        if (p->spread && json_object_set_new(meta, "annotations",
+                                             json_pack("{s:s}", SPREAD_ANNOTATION, SPREAD_ON)) < 0)
+                return -ENOMEM;
+        if (!label_value_ok(p->in->isvc_name))
+                return 0; /* unlabelled: read with a GET (serving/reconciler.c) */
+        if (!json_is_object(json_object_get(meta, "labels")) &&
+            json_object_set_new(meta, "labels", json_object()) < 0)
+                return -ENOMEM;
+        return json_object_set_new(json_object_get(meta, "labels"), REPLICAS_ISVC_LABEL,
+                                   json_string(p->in->isvc_name)) < 0
+                       ? -ENOMEM
+                       : 0;
+}
+
 static int plan_configmap(struct planner *p)
 {
         struct isvc_plan *plan = &p->plan;
@@ -886,44 +929,10 @@ static int plan_configmap(struct planner *p)
         r = modelconfig_serialize(&p->wanted, &plan->models_json, /* ret_len= */ NULL);
         if (r < 0)
                 return r;
-        if (p->cm_ok) {
-                const char *have = p->observed_data;
-                bool same = (have && streq(have, plan->models_json)) ||
-                            (streq(plan->models_json, "[]") && (!have || have[0] == '\0'));
-                bool annotated = configmap_annotation_ok(p->in->configmap, p->spread);
-
-                /* an unlabelled ConfigMap (KServe's, an older modelplane's) gets the label
-                 * with its next models.json write; no write for the label alone */
-                if (same && annotated)
-                        return 0;
-                return configmap_patch_new(p->in->configmap, same ? NULL : plan->models_json,
-                                           configmap_labelled(p->in->configmap, p->in->isvc_name) ||
-                                                           !label_value_ok(p->in->isvc_name)
-                                                   ? NULL
-                                                   : p->in->isvc_name,
-                                           !annotated, p->spread, &plan->configmap_patch);
-        }
-        if (p->info.has_impl && p->info.mms) {
-                json_t *meta;
-
-                plan->configmap_create = modelconfig_configmap_new(&p->info, plan->models_json);
-                meta = json_object_get(plan->configmap_create, "metadata");
-                if (!meta)
-                        return -ENOMEM;
-                if (p->spread &&
-                    json_object_set_new(meta, "annotations",
-                                        json_pack("{s:s}", SPREAD_ANNOTATION, SPREAD_ON)) < 0)
-                        return -ENOMEM;
-                if (!label_value_ok(p->in->isvc_name))
-                        return 0; /* unlabelled: read with a GET (serving/reconciler.c) */
-                if (!json_is_object(json_object_get(meta, "labels")) &&
-                    json_object_set_new(meta, "labels", json_object()) < 0)
-                        return -ENOMEM;
-                return json_object_set_new(json_object_get(meta, "labels"), REPLICAS_ISVC_LABEL,
-                                           json_string(p->in->isvc_name)) < 0
-                               ? -ENOMEM
-                               : 0;
-        }
+        if (p->cm_ok)
+                return plan_configmap_update(p);
+        if (p->info.has_impl && p->info.mms)
+                return plan_configmap_create(p);
         free(plan->models_json);
         plan->models_json = NULL;
         return 0;

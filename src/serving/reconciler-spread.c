@@ -46,22 +46,16 @@ static bool chain_behind(const json_t *e, const char *rv)
                streq(rv, json_string_value(json_array_get(rvs, n - 1)));
 }
 
-/* Overlays the cached ConfigMaps (@cms, the InferenceService's, modified in place) with the
- * assignment writes of @key the cache has not delivered yet; drops the entries it has. */
-static int overlay_locked(json_t *mine, json_t *cms)
+/* The cached assignments (@cms, modified in place) with an entry in @mine: the answer while the
+ * cache is behind the chain (removed: deleted by us), else the entry goes. Names in @seen. */
+static int overlay_cached(json_t *mine, json_t *cms, json_t *seen)
 {
-        json_auto_t *seen = json_object();
-        const char *name;
-        json_t *e;
-        void *tmp;
-
-        if (!seen)
-                return -ENOMEM;
         for (size_t i = json_array_size(cms); i-- > 0;) {
                 const json_t *cm = json_array_get(cms, i);
+                const char *name = cm_name(cm);
+                json_t *e = name && replicas_is_assignment(cm) ? json_object_get(mine, name) : NULL;
+                const json_t *obj;
 
-                name = cm_name(cm);
-                e = name && replicas_is_assignment(cm) ? json_object_get(mine, name) : NULL;
                 if (!e)
                         continue;
                 if (json_object_set_new(seen, name, json_true()) < 0)
@@ -70,11 +64,30 @@ static int overlay_locked(json_t *mine, json_t *cms)
                         (void)json_object_del(mine, name); /* caught up, or someone else's */
                         continue;
                 }
-                if (json_is_null(json_object_get(e, "obj"))
-                            ? json_array_remove(cms, i) < 0
-                            : json_array_set(cms, i, json_object_get(e, "obj")) < 0)
+                obj = json_object_get(e, "obj");
+                if (json_is_null(obj) ? json_array_remove(cms, i) < 0
+                                      : json_array_set(cms, i, (json_t *)obj) < 0)
                         return -ENOMEM;
         }
+        return 0;
+}
+
+/* Overlays the cached ConfigMaps (@cms, the InferenceService's, modified in place) with the
+ * assignment writes of one InferenceService (@mine) the cache has not delivered yet; drops the
+ * entries it has. */
+static int overlay_locked(json_t *mine, json_t *cms)
+{
+        json_auto_t *seen = json_object();
+        const char *name;
+        json_t *e;
+        void *tmp;
+        int k;
+
+        if (!seen)
+                return -ENOMEM;
+        k = overlay_cached(mine, cms, seen);
+        if (k < 0)
+                return k;
         json_object_foreach_safe(mine, tmp, name, e) {
                 const json_t *obj = json_object_get(e, "obj");
 
@@ -311,7 +324,7 @@ int tm_spread_write(struct tm_reconciler *r, const struct reconcile_ctx *ctx, co
 
         if (n == 0)
                 return 0;
-        ph.answers = calloc(n, sizeof(*ph.answers));
+        ph.answers = calloc(n, sizeof(json_t *));
         if (!ph.answers)
                 return -ENOMEM;
         first = reconcile_for_each(ctx, n, write_item, &ph);

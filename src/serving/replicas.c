@@ -405,8 +405,11 @@ int model_loaded_summarize_copies(const struct replica_set *s, const char *model
                                   const char *storage_uri, const char *const *pods, size_t n_pods,
                                   struct model_loaded *ret)
 {
-        return summarize(s, model, storage_uri, pods ? pods : (const char *const[]){ NULL }, n_pods,
-                         "copies", ret);
+        static const char *const none[] = { NULL };
+
+        /* pods NULL: none assigned (summarize() takes NULL for every replica) */
+        return summarize(s, model, storage_uri, pods ? pods : none, pods ? n_pods : 0, "copies",
+                         ret);
 }
 
 static bool has_condition(const json_t *status, const char *type)

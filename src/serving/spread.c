@@ -125,6 +125,7 @@ static bool takes_models(const struct spread_replica *x)
 static int read_replicas(const struct spread_input *in, struct spread_result *res)
 {
         int k = replica_set_build((json_t *)in->configmaps, in->now, &res->set);
+        const char *last = NULL;
 
         if (k < 0)
                 return k;
@@ -136,9 +137,9 @@ static int read_replicas(const struct spread_input *in, struct spread_result *re
                 struct spread_replica *x;
 
                 /* the set is sorted by pod: a pod reported twice is taken once */
-                if (rp->stale || !rp->pod || rp->pod[0] == '\0' ||
-                    (res->n_replicas > 0 && streq(res->replicas[res->n_replicas - 1].pod, rp->pod)))
+                if (rp->stale || !rp->pod || rp->pod[0] == '\0' || (last && streq(last, rp->pod)))
                         continue;
+                last = rp->pod;
                 x = &res->replicas[res->n_replicas++];
                 x->pod = rp->pod;
                 x->owner_name = rp->owner_name ? rp->owner_name : rp->pod;
