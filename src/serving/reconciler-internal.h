@@ -73,6 +73,7 @@ int tm_spread_isvc_status(struct tm_reconciler *r, const struct reconcile_ctx *c
                           const char *ns, const char *name, const json_t *isvc,
                           const struct isvc_plan *plan);
 void tm_spread_note(struct tm_reconciler *r, const char *key, const struct isvc_plan *plan);
+void tm_spread_forget(struct tm_reconciler *r, const char *key);
 bool tm_own_assignment_echo(struct tm_reconciler *r, const json_t *cm);
 
 /* Notes that the pass of isvc key wrote its ConfigMap now (monotonic): delete-starts within the

@@ -103,6 +103,9 @@ static int overlay_locked(json_t *mine, json_t *cms)
         return 0;
 }
 
+/* The InferenceService's reports and assignment ConfigMaps (the cache index REPLICAS_INDEX_ISVC)
+ * with our own assignment writes the cache has not delivered; *ret NULL without a ConfigMap
+ * cache. */
 int tm_spread_load(struct tm_reconciler *r, const char *key, json_t **ret)
 {
         json_auto_t *cms = NULL;
@@ -163,6 +166,7 @@ static int own_put(struct tm_reconciler *r, const char *key, const char *name, c
         return k;
 }
 
+/* Is @cm (an assignment as the informer delivers it) a version our own writes produced? */
 bool tm_own_assignment_echo(struct tm_reconciler *r, const json_t *cm)
 {
         const char *ns = json_get_string_path(cm, "metadata", "namespace", NULL);
@@ -313,6 +317,8 @@ static int adopt_answers(struct spread_phase *ph, json_t *cms)
         return 0;
 }
 
+/* The plan's assignment writes (creates, patches, deletes), concurrently; their answers go into
+ * @cms (what the next plan of this pass reads, may be NULL) and into the own writes. */
 int tm_spread_write(struct tm_reconciler *r, const struct reconcile_ctx *ctx, const char *key,
                     const char *ns, const char *isvc, const struct isvc_plan *plan, json_t *cms)
 {
@@ -342,6 +348,8 @@ int tm_spread_write(struct tm_reconciler *r, const struct reconcile_ctx *ctx, co
         return first < 0 ? first : k;
 }
 
+/* The InferenceService's status annotation the plan asks for; not sent again while the cache
+ * still holds the version our last write of the same value went over. */
 int tm_spread_isvc_status(struct tm_reconciler *r, const struct reconcile_ctx *ctx, const char *key,
                           const char *ns, const char *name, const json_t *isvc,
                           const struct isvc_plan *plan)
@@ -381,6 +389,7 @@ int tm_spread_isvc_status(struct tm_reconciler *r, const struct reconcile_ctx *c
         return k < 0 ? -ENOMEM : 0;
 }
 
+/* Keeps the plan's per-pod summary for the metrics (tm_reconciler_placement_pods()). */
 void tm_spread_note(struct tm_reconciler *r, const char *key, const struct isvc_plan *plan)
 {
         json_t *pods = plan->placement_summary ? json_loads(plan->placement_summary, 0, NULL)
@@ -393,6 +402,15 @@ void tm_spread_note(struct tm_reconciler *r, const char *key, const struct isvc_
                 (void)json_object_del(r->placement_pods, key);
         if (!plan->isvc_status_patch && !plan->placement)
                 (void)json_object_del(r->own_isvc_status, key);
+        (void)pthread_mutex_unlock(&r->own_lock);
+}
+
+/* Forgets an InferenceService that is not (any more) under placement. */
+void tm_spread_forget(struct tm_reconciler *r, const char *key)
+{
+        (void)pthread_mutex_lock(&r->own_lock);
+        (void)json_object_del(r->placement_pods, key);
+        (void)json_object_del(r->own_isvc_status, key);
         (void)pthread_mutex_unlock(&r->own_lock);
 }
 

@@ -647,6 +647,8 @@ static int pass_load(struct pass *p, struct reconcile_result *ret)
                 return k;
         data = json_get_string_path(p->cm, "data", "models.json", NULL);
         if (!p->cm || !data || streq(data, "") || streq(data, "[]")) {
+                if (!spread_enabled(p->isvc))
+                        tm_spread_forget(p->r, p->key); /* its per-pod metrics go */
                 (void)reconcile_done(ret);
                 return PASS_STOP;
         }
