@@ -255,7 +255,53 @@ struct tm_metrics {
         struct metric *configmap_gets, *configmap_writes, *configmap_conflicts, *configmap_bytes;
         struct metric *metadata_writes, *status_writes, *deletes;
         struct metric *passes, *plans, *passes_skipped, *events_posted, *events_skipped;
+        struct metric *assignment_writes, *placement_moved, *isvc_status_writes;
+        /* placement, per pod {namespace, inferenceservice, pod}: recomputed on each scrape */
+        struct metric_family *pod_models, *pod_bytes, *pod_capacity;
 };
+
+/* One InferenceService's pods (serving/spread.h's summary) as gauges. */
+static void collect_placement_isvc(struct tm_metrics *tm, const char *key, const json_t *pods)
+{
+        AUTOFREE char *ns = strdup(key);
+        char *isvc = ns ? strchr(ns, '/') : NULL;
+        size_t i;
+        json_t *pod;
+
+        if (!isvc)
+                return;
+        *isvc++ = '\0';
+        json_array_foreach(pods, i, pod) {
+                const char *labels[] = { ns, isvc, json_string_value(json_object_get(pod, "pod")),
+                                         NULL };
+                struct metric *m;
+
+                if (!labels[2])
+                        continue;
+                if (metric_family_child(tm->pod_models, labels, &m) >= 0)
+                        metric_set(m, (double)json_integer_value(json_object_get(pod, "models")));
+                if (metric_family_child(tm->pod_bytes, labels, &m) >= 0)
+                        metric_set(m, (double)json_integer_value(json_object_get(pod, "assigned")));
+                if (metric_family_child(tm->pod_capacity, labels, &m) >= 0)
+                        metric_set(m, (double)json_integer_value(json_object_get(pod, "capacity")));
+        }
+}
+
+static void collect_placement(struct tm_metrics *tm)
+{
+        json_auto_t *all = NULL;
+        const char *key;
+        json_t *pods;
+
+        if (tm_reconciler_placement_pods(tm->rec, &all) < 0)
+                return;
+        /* whole: a pod or InferenceService that went away leaves the exposition */
+        metric_family_clear(tm->pod_models);
+        metric_family_clear(tm->pod_bytes);
+        metric_family_clear(tm->pod_capacity);
+        json_object_foreach(all, key, pods)
+                collect_placement_isvc(tm, key, pods);
+}
 
 static void counter_to(struct metric *m, double v)
 {
@@ -287,6 +333,10 @@ static void collect_tm_metrics(void *userdata)
         counter_to(tm->passes_skipped, (double)st.passes_skipped);
         counter_to(tm->events_posted, (double)st.events_posted);
         counter_to(tm->events_skipped, (double)st.events_skipped);
+        counter_to(tm->assignment_writes, (double)st.assignment_writes);
+        counter_to(tm->placement_moved, (double)st.placement_moved);
+        counter_to(tm->isvc_status_writes, (double)st.isvc_status_writes);
+        collect_placement(tm);
 }
 
 static int counter_new(struct metrics_registry *reg, const char *name, const char *help,
@@ -299,6 +349,26 @@ static int counter_new(struct metrics_registry *reg, const char *name, const cha
         if (r < 0)
                 return r;
         return metric_family_child(f, NULL, ret);
+}
+
+static int pod_gauges_register(struct metrics_registry *reg, struct tm_metrics *tm)
+{
+        static const char *const labels[] = { "namespace", "inferenceservice", "pod", NULL };
+        int r;
+
+        r = metrics_register(reg, METRIC_GAUGE, "modelplane_placement_models_assigned",
+                             "Placement: models assigned to a serving pod", labels, NULL, 0,
+                             &tm->pod_models);
+        if (r >= 0)
+                r = metrics_register(reg, METRIC_GAUGE, "modelplane_placement_bytes_assigned",
+                                     "Placement: memory (bytes) of the models assigned to a pod",
+                                     labels, NULL, 0, &tm->pod_bytes);
+        if (r >= 0)
+                r = metrics_register(reg, METRIC_GAUGE, "modelplane_placement_capacity_bytes",
+                                     "Placement: memory (bytes) a pod may hold (the predictor's "
+                                     "limit, less models being deleted)",
+                                     labels, NULL, 0, &tm->pod_capacity);
+        return r;
 }
 
 static int tm_metrics_register(struct metrics_registry *reg, struct tm_metrics *tm)
@@ -342,6 +412,16 @@ static int tm_metrics_register(struct metrics_registry *reg, struct tm_metrics *
                 { "modelplane_trainedmodel_write_events_skipped_total",
                   "models.json writes that only dropped models being deleted: no Event",
                   offsetof(struct tm_metrics, events_skipped) },
+                { "modelplane_placement_assignment_writes_total",
+                  "Placement: assignment ConfigMap (modelconfig-<isvc>-<pod>) creates, patches "
+                  "and deletes",
+                  offsetof(struct tm_metrics, assignment_writes) },
+                { "modelplane_placement_moves_total",
+                  "Placement: copies of models placed on a replica that did not hold them",
+                  offsetof(struct tm_metrics, placement_moved) },
+                { "modelplane_placement_status_writes_total",
+                  "Placement: InferenceService status patches (per-pod memory assigned)",
+                  offsetof(struct tm_metrics, isvc_status_writes) },
                 { "modelplane_kube_client_throttled_total",
                   "API answers 429 (Priority and Fairness) or 503 with Retry-After; retried",
                   offsetof(struct tm_metrics, throttled) },
@@ -357,6 +437,9 @@ static int tm_metrics_register(struct metrics_registry *reg, struct tm_metrics *
                 if (r < 0)
                         return r;
         }
+        r = pod_gauges_register(reg, tm);
+        if (r < 0)
+                return r;
         return metrics_add_collector(reg, collect_tm_metrics, tm);
 }
 

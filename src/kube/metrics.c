@@ -353,6 +353,17 @@ out_enomem:
         return -ENOMEM;
 }
 
+void metric_family_clear(struct metric_family *f)
+{
+        if (!f)
+                return;
+        (void)pthread_mutex_lock(&f->reg->lock);
+        for (size_t i = 0; i < f->n_children; i++)
+                metric_free(f->children[i], f->n_labels);
+        f->n_children = 0;
+        (void)pthread_mutex_unlock(&f->reg->lock);
+}
+
 void metric_add(struct metric *m, double v)
 {
         pthread_mutex_t *lock;

@@ -55,6 +55,11 @@ _warn_unused_result_ int metrics_register(struct metrics_registry *reg, enum met
 _warn_unused_result_ int metric_family_child(struct metric_family *f,
                                              const char *const *label_values, struct metric **ret);
 
+/* Drops every child of the family: the pointers metric_family_child() returned for it are
+ * invalid afterwards. For gauges a collector recomputes whole (a label set that went away, such
+ * as a deleted pod's, leaves the exposition instead of staying at its last value). */
+void metric_family_clear(struct metric_family *f);
+
 /* Counters: inc/add (negative adds are ignored). Gauges: all of inc/add/set. */
 void metric_inc(struct metric *m);
 void metric_add(struct metric *m, double v);

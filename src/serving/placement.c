@@ -248,7 +248,9 @@ static long worst_non_ideal(const struct model_state *s, size_t ideal)
         return worst;
 }
 
-/* The move rule for one model: 1 when something moved. */
+/* The move rule for one model: 1 when something moved. Only a model that holds all the copies
+ * it wants moves one; missing copies are added by fill(), in priority order, so that a model of
+ * lower priority never takes the room a higher one needs for its first copy. */
 static int move_toward_ideal(struct ctx *c, size_t mi)
 {
         const struct placement_model *m = &c->in->models[mi];
@@ -256,19 +258,20 @@ static int move_toward_ideal(struct ctx *c, size_t mi)
         size_t ideal = MIN((size_t)s->wanted, s->n_rank);
         int moved = 0;
 
+        if (s->n_held < s->wanted)
+                return 0;
         for (size_t i = 0; i < ideal; i++) {
                 uint32_t r = s->rank[i];
                 long victim;
 
                 if (holds(s, r) || c->free[r] < m->memory)
                         continue;
-                if (s->n_held >= s->wanted) { /* full: give up the worst holder outside it */
-                        victim = worst_non_ideal(s, ideal);
-                        if (victim < 0)
-                                continue;
-                        hold_remove(s, (uint32_t)victim);
-                        c->free[victim] += m->memory;
-                }
+                /* full: give up the worst holder outside the ideal set */
+                victim = worst_non_ideal(s, ideal);
+                if (victim < 0)
+                        continue;
+                hold_remove(s, (uint32_t)victim);
+                c->free[victim] += m->memory;
                 c->free[r] -= m->memory;
                 s->held[s->n_held++] = r;
                 moved = 1;

@@ -14,8 +14,10 @@
  * The rule: each model has a preference order over the replicas, by rendezvous (highest random
  * weight) hashing of (model name, replica id); its ideal replicas are the first `copies` of that
  * order. A model keeps a replica that holds it now while that replica is live and not excluded;
- * it moves a copy only to an ideal replica that has room, giving up its least preferred
- * non-ideal holder; missing copies go to the most preferred replicas with room. Current holders
+ * one that holds all its copies moves a copy only to an ideal replica that has room, giving up
+ * its least preferred non-ideal holder; missing copies go to the most preferred replicas with
+ * room, model by model in priority order (so a later model never takes the room an earlier one
+ * needs for its first copy). Current holders
  * reserve their memory before any model moves, so a kept copy never loses its room to another
  * model. Consequences the unit tests check: no replica's assigned memory exceeds its capacity;
  * adding one of n replicas moves about copies/(n+1) of the copies (those whose ideal set now

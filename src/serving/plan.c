@@ -20,6 +20,7 @@
 #include "serving/modelconfig.h"
 #include "serving/quantity.h"
 #include "serving/replicas.h"
+#include "serving/spread.h"
 #include "serving/trainedmodel.h"
 
 static const char *const state_names[TM_STATE__MAX] = {
@@ -55,6 +56,7 @@ void tm_plan_release(struct tm_plan *p)
         json_decref(p->metadata_patch);
         json_decref(p->status);
         free(p->event_message);
+        spread_tm_free(p->placement);
         *p = (struct tm_plan){ 0 };
 }
 
@@ -67,6 +69,9 @@ void isvc_plan_release(struct isvc_plan *p)
         free(p->models_json);
         json_decref(p->configmap_create);
         json_decref(p->configmap_patch);
+        spread_writes_free(p->assignment_writes, p->n_assignment_writes);
+        json_decref(p->isvc_status_patch);
+        free(p->placement_summary);
         *p = (struct isvc_plan){ 0 };
 }
 
@@ -83,6 +88,13 @@ struct tm_work {
         bool listed;   /* in the desired models.json */
         bool full;     /* eligible but does not fit */
         char memory[QUANTITY_STRING_MAX];
+        /* placement (serving/spread.h) */
+        unsigned copies;     /* modelplane.io/copies, default 1 */
+        bool copies_invalid; /* the annotation was set to something else: read as 1 */
+        bool in_spread;      /* one of the models placed, at spread_idx */
+        size_t spread_idx;
+        size_t wanted_idx;   /* its entry in planner.wanted, when listed */
+        const char *refusal; /* borrowed; why placement admits it nowhere */
 };
 
 struct order_ctx {
@@ -405,9 +417,12 @@ static int mark_conditions(const struct tm_work *w, const struct isvc_info *info
                                              REASON_INVALID_SPEC, tm->invalid_message, now);
         if (w->admitted)
                 return conditions_mark_true(c, CONDITION_MEMORY_RESOURCE_AVAILABLE, now);
+        /* under placement: the planner's shortfall ("needs 2Gi; the most free ...") */
         return conditions_mark_false(c, CONDITION_MEMORY_RESOURCE_AVAILABLE,
                                      REASON_MEMORY_RESOURCE_NOT_AVAILABLE,
-                                     MESSAGE_MEMORY_RESOURCE_NOT_AVAILABLE, now);
+                                     w->refusal ? w->refusal
+                                                : MESSAGE_MEMORY_RESOURCE_NOT_AVAILABLE,
+                                     now);
 }
 
 static enum tm_state active_state(const struct tm_work *w, const struct isvc_info *info)
@@ -517,7 +532,14 @@ static int plan_active(const struct tm_work *w, const struct isvc_info *info, co
         r = plan_metadata(tm, isvc, info->uid, w->admitted, p);
         if (r < 0)
                 return r;
-        return active_event(w, cm_name, p);
+        r = active_event(w, cm_name, p);
+        if (r < 0 || !w->copies_invalid || p->event_type || !p->status_changed)
+                return r;
+        /* the webhook refuses it; one that got in anyway is read as the default */
+        return set_event(p, "Warning", "InvalidCopies",
+                         "Annotation " SPREAD_COPIES_ANNOTATION " of TrainedModel \"%s\" is not a "
+                         "positive integer or \"" SPREAD_COPIES_ALL "\": placed with 1 copy",
+                         tm->name);
 }
 
 /* The label that lets the controller watch its modelconfig ConfigMaps (drift repair): the
@@ -529,16 +551,33 @@ static bool configmap_labelled(const json_t *cm, const char *isvc)
         return v && streq(v, isvc);
 }
 
-/* A merge patch of models.json, with the label when @isvc is given (NULL: present). */
+/* The placement annotation of modelconfig-<isvc>-0 as wanted (@spread) and as observed. */
+static bool configmap_annotation_ok(const json_t *cm, bool spread)
+{
+        const char *v = json_get_string_path(cm, "metadata", "annotations", SPREAD_ANNOTATION,
+                                             NULL);
+
+        return spread ? v && streq(v, SPREAD_ON)
+                      : !json_get_path(cm, "metadata", "annotations", SPREAD_ANNOTATION, NULL);
+}
+
+/* A merge patch of models.json (NULL: unchanged), with the label when @isvc is given (NULL:
+ * present) and, when @annotate, the placement annotation set (@spread) or removed. */
 static int configmap_patch_new(const json_t *cm, const char *models_json, const char *isvc,
-                               json_t **ret)
+                               bool annotate, bool spread, json_t **ret)
 {
         const char *rv = json_get_string_path(cm, "metadata", "resourceVersion", NULL);
         json_auto_t *p = json_object(), *meta = json_object();
 
         if (!p || !meta)
                 return -ENOMEM;
-        if (json_object_set_new(p, "data", json_pack("{s:s}", MODELCONFIG_KEY, models_json)) < 0)
+        if (models_json &&
+            json_object_set_new(p, "data", json_pack("{s:s}", MODELCONFIG_KEY, models_json)) < 0)
+                return -ENOMEM;
+        if (annotate &&
+            json_object_set_new(meta, "annotations",
+                                json_pack("{s:o}", SPREAD_ANNOTATION,
+                                          spread ? json_string(SPREAD_ON) : json_null())) < 0)
                 return -ENOMEM;
         if (rv && json_object_set_new(meta, "resourceVersion", json_string(rv)) < 0)
                 return -ENOMEM;
@@ -564,6 +603,12 @@ struct planner {
         struct order_ctx *order; /* owned; scratch for the orderings */
         size_t *fit_order;       /* owned */
         bool *fits;              /* owned, parallel to candidates */
+        /* placement (serving/spread.h) */
+        bool spread;                  /* the InferenceService is annotated for it */
+        struct spread_model *smodels; /* owned; the placed models, admission order */
+        struct spread_held *held;     /* owned; models being deleted */
+        struct spread_input sin;      /* points into the above */
+        struct spread_result sres;
 };
 
 static void planner_release(struct planner *p)
@@ -576,6 +621,9 @@ static void planner_release(struct planner *p)
         free(p->order);
         free(p->fit_order);
         free(p->fits);
+        free(p->smodels);
+        free(p->held);
+        spread_result_release(&p->sres);
 }
 
 /* Phase 1: inputs checked; the ConfigMap's name and its observed models.json (a ConfigMap of
@@ -591,6 +639,7 @@ static int planner_init(struct planner *p, const struct plan_input *in)
                 return -EINVAL;
         if (cm && !json_is_object(cm))
                 return -EINVAL;
+        p->spread = in->isvc && spread_enabled(in->isvc);
         if (modelconfig_name(in->isvc_name, p->cm_name, sizeof(p->cm_name)) < 0)
                 return -EINVAL;
         p->in = in;
@@ -619,6 +668,19 @@ static int planner_init(struct planner *p, const struct plan_input *in)
         return 0;
 }
 
+/* modelplane.io/copies (serving/spread.h): absent is 1; anything invalid is 1, noted. */
+static void read_copies(const json_t *tm, struct tm_work *w)
+{
+        const char *v = json_get_string_path(tm, "metadata", "annotations",
+                                             SPREAD_COPIES_ANNOTATION, NULL);
+
+        w->copies = 1;
+        if (v && spread_copies_parse(v, &w->copies) < 0) {
+                w->copies = 1;
+                w->copies_invalid = true;
+        }
+}
+
 /* Phase 2: each TrainedModel read; a model passed twice is planned once (the first one). */
 static int read_models(struct planner *p)
 {
@@ -642,6 +704,8 @@ static int read_models(struct planner *p)
                 if (w->tm.valid &&
                     quantity_to_canonical_string(&w->tm.memory, w->memory, sizeof(w->memory)) < 0)
                         return -ENOMEM;
+                if (p->spread)
+                        read_copies(in->tms[i], w);
         }
         for (size_t i = 0; i < in->n_tms; i++)
                 if (p->work[i].readable)
@@ -690,6 +754,74 @@ static void admit_memory(struct planner *p)
         }
 }
 
+static uint64_t memory_bytes(const struct quantity *q)
+{
+        uint64_t v;
+
+        return quantity_to_u64_ceil(q, &v) < 0 ? UINT64_MAX : v;
+}
+
+/* Phase 3 under placement: the placement planner admits (serving/spread.h): valid models in
+ * admission order; the memory of models being deleted stays taken where they are assigned. */
+static int admit_spread(struct planner *p)
+{
+        bool limit_ok = p->info.has_impl && p->info.limit_known;
+        size_t n_order = 0, n_held = 0;
+        int r;
+
+        p->smodels = calloc(p->in->n_tms + 1, sizeof(*p->smodels));
+        p->held = calloc(p->in->n_tms + 1, sizeof(*p->held));
+        if (!p->smodels || !p->held)
+                return -ENOMEM;
+        for (size_t i = 0; i < p->in->n_tms; i++) {
+                struct tm_work *w = &p->work[i];
+
+                if (!w->readable || !w->ours || !w->tm.valid)
+                        continue;
+                if (w->tm.being_deleted)
+                        p->held[n_held++] = (struct spread_held){ w->tm.name,
+                                                                  memory_bytes(&w->tm.memory) };
+                else
+                        p->order[n_order++] = (struct order_ctx){ .w = w, .idx = i };
+        }
+        if (n_order > 1)
+                qsort(p->order, n_order, sizeof(*p->order), cmp_admission);
+        for (size_t j = 0; j < n_order; j++) {
+                struct tm_work *w = &p->work[p->order[j].idx];
+
+                w->in_spread = true;
+                w->spread_idx = j;
+                p->smodels[j] = (struct spread_model){ .name = w->tm.name,
+                                                       .storage_uri = w->tm.storage_uri,
+                                                       .memory = memory_bytes(&w->tm.memory),
+                                                       .copies = w->copies,
+                                                       .status = w->tm.status };
+        }
+        p->sin = (struct spread_input){
+                .isvc = p->in->isvc_name,
+                .namespace_ = p->info.namespace_,
+                .configmaps = p->in->configmaps,
+                .now = p->in->now,
+                .capacity = limit_ok ? memory_bytes(&p->info.memory_limit) : 0,
+                .declared = spread_declared_replicas(p->in->isvc),
+                .models = p->smodels,
+                .n_models = n_order,
+                .held = p->held,
+                .n_held = n_held,
+        };
+        r = spread_compute(&p->sin, &p->sres);
+        if (r < 0)
+                return r;
+        for (size_t j = 0; j < n_order; j++) {
+                struct tm_work *w = &p->work[p->order[j].idx];
+
+                /* without a known limit nothing is admitted, as without placement */
+                w->admitted = limit_ok && p->sres.models[j].admitted;
+                w->refusal = limit_ok ? p->sres.models[j].refusal : NULL;
+        }
+        return 0;
+}
+
 /* Phase 4, models.json (W4): eligible models fitted into the size budget, already-listed ones
  * first; p->wanted gets the entries that fit. */
 static int fit_models_json(struct planner *p)
@@ -734,6 +866,7 @@ static int fit_models_json(struct planner *p)
                         continue;
                 }
                 w->listed = true;
+                w->wanted_idx = p->wanted.n;
                 o = model_entries_find_sorted(&p->observed, w->tm.name);
                 w->observed_identical = o && model_entry_equal(o, c);
                 r = model_entries_append(&p->wanted, c->name, c->storage_uri, c->framework,
@@ -745,6 +878,49 @@ static int fit_models_json(struct planner *p)
 }
 
 /* Phase 5: the desired bytes, and the ConfigMap patch (only on change) or create. */
+static int plan_configmap_update(struct planner *p)
+{
+        struct isvc_plan *plan = &p->plan;
+        const char *have = p->observed_data;
+        bool same = (have && streq(have, plan->models_json)) ||
+                    (streq(plan->models_json, "[]") && (!have || have[0] == '\0'));
+        bool annotated = configmap_annotation_ok(p->in->configmap, p->spread);
+
+        /* an unlabelled ConfigMap (KServe's, an older modelplane's) gets the label with its next
+         * models.json write; no write for the label alone */
+        if (same && annotated)
+                return 0;
+        return configmap_patch_new(p->in->configmap, same ? NULL : plan->models_json,
+                                   configmap_labelled(p->in->configmap, p->in->isvc_name) ||
+                                                   !label_value_ok(p->in->isvc_name)
+                                           ? NULL
+                                           : p->in->isvc_name,
+                                   !annotated, p->spread, &plan->configmap_patch);
+}
+
+static int plan_configmap_create(struct planner *p)
+{
+        struct isvc_plan *plan = &p->plan;
+        json_t *meta;
+
+        plan->configmap_create = modelconfig_configmap_new(&p->info, plan->models_json);
+        meta = json_object_get(plan->configmap_create, "metadata");
+        if (!meta)
+                return -ENOMEM;
+        if (p->spread && json_object_set_new(meta, "annotations",
+                                             json_pack("{s:s}", SPREAD_ANNOTATION, SPREAD_ON)) < 0)
+                return -ENOMEM;
+        if (!label_value_ok(p->in->isvc_name))
+                return 0; /* unlabelled: read with a GET (serving/reconciler.c) */
+        if (!json_is_object(json_object_get(meta, "labels")) &&
+            json_object_set_new(meta, "labels", json_object()) < 0)
+                return -ENOMEM;
+        return json_object_set_new(json_object_get(meta, "labels"), REPLICAS_ISVC_LABEL,
+                                   json_string(p->in->isvc_name)) < 0
+                       ? -ENOMEM
+                       : 0;
+}
+
 static int plan_configmap(struct planner *p)
 {
         struct isvc_plan *plan = &p->plan;
@@ -753,42 +929,48 @@ static int plan_configmap(struct planner *p)
         r = modelconfig_serialize(&p->wanted, &plan->models_json, /* ret_len= */ NULL);
         if (r < 0)
                 return r;
-        if (p->cm_ok) {
-                const char *have = p->observed_data;
-                bool same = (have && streq(have, plan->models_json)) ||
-                            (streq(plan->models_json, "[]") && (!have || have[0] == '\0'));
-
-                /* an unlabelled ConfigMap (KServe's, an older modelplane's) gets the label
-                 * with its next models.json write; no write for the label alone */
-                if (same)
-                        return 0;
-                return configmap_patch_new(p->in->configmap, plan->models_json,
-                                           configmap_labelled(p->in->configmap, p->in->isvc_name) ||
-                                                           !label_value_ok(p->in->isvc_name)
-                                                   ? NULL
-                                                   : p->in->isvc_name,
-                                           &plan->configmap_patch);
-        }
-        if (p->info.has_impl && p->info.mms) {
-                json_t *meta;
-
-                plan->configmap_create = modelconfig_configmap_new(&p->info, plan->models_json);
-                meta = json_object_get(plan->configmap_create, "metadata");
-                if (!meta)
-                        return -ENOMEM;
-                if (!label_value_ok(p->in->isvc_name))
-                        return 0; /* unlabelled: read with a GET (serving/reconciler.c) */
-                if (!json_is_object(json_object_get(meta, "labels")) &&
-                    json_object_set_new(meta, "labels", json_object()) < 0)
-                        return -ENOMEM;
-                return json_object_set_new(json_object_get(meta, "labels"), REPLICAS_ISVC_LABEL,
-                                           json_string(p->in->isvc_name)) < 0
-                               ? -ENOMEM
-                               : 0;
-        }
+        if (p->cm_ok)
+                return plan_configmap_update(p);
+        if (p->info.has_impl && p->info.mms)
+                return plan_configmap_create(p);
         free(plan->models_json);
         plan->models_json = NULL;
         return 0;
+}
+
+/* Phase 5b, placement: the assignment ConfigMaps of the listed models and the InferenceService's
+ * status annotation; without placement, the leftovers of an earlier one removed. */
+static int plan_spread(struct planner *p)
+{
+        struct isvc_plan *plan = &p->plan;
+        int r = 0;
+
+        if (!p->spread) {
+                r = spread_plan_cleanup(p->in->isvc_name, p->in->configmaps,
+                                        &plan->assignment_writes, &plan->n_assignment_writes);
+                return r < 0 ? r
+                             : spread_isvc_status_patch(p->in->isvc, NULL,
+                                                        &plan->isvc_status_patch);
+        }
+        for (size_t i = 0; i < p->in->n_tms; i++) {
+                const struct tm_work *w = &p->work[i];
+
+                if (w->in_spread && w->listed)
+                        p->smodels[w->spread_idx].entry = &p->wanted.items[w->wanted_idx];
+        }
+        /* only where modelconfig-<isvc>-0 is (or is being) written: a multi-model predictor */
+        if (plan->models_json)
+                r = spread_plan_writes(&p->sin, &p->sres, &plan->assignment_writes,
+                                       &plan->n_assignment_writes);
+        if (r < 0)
+                return r;
+        plan->placement = true;
+        plan->placement_moved = p->sres.moved;
+        plan->placement_summary = spread_status_summary(&p->sres);
+        if (!plan->placement_summary)
+                return -ENOMEM;
+        return spread_isvc_status_patch(p->in->isvc, plan->placement_summary,
+                                        &plan->isvc_status_patch);
 }
 
 /* Phase 6: each TrainedModel's state, metadata, status and event. Without a parent: live
@@ -808,6 +990,8 @@ static int plan_models(struct planner *p)
                 }
                 t->admitted = w->admitted;
                 t->listed = w->listed;
+                if (w->in_spread) /* moved: the plan owns it now */
+                        t->placement = TAKE_PTR(p->sres.models[w->spread_idx].tm);
                 if (!w->tm.being_deleted && !parent) {
                         t->state = TM_STATE_PARENT_MISSING;
                         t->delete_object = true;
@@ -839,10 +1023,16 @@ int isvc_plan_compute(const struct plan_input *in, struct isvc_plan *ret)
         if (r >= 0)
                 r = read_models(&p);
         if (r >= 0 && in->isvc) {
-                admit_memory(&p);
-                r = fit_models_json(&p);
+                if (p.spread)
+                        r = admit_spread(&p);
+                else
+                        admit_memory(&p);
+                if (r >= 0)
+                        r = fit_models_json(&p);
                 if (r >= 0)
                         r = plan_configmap(&p);
+                if (r >= 0)
+                        r = plan_spread(&p);
         }
         if (r >= 0)
                 r = plan_models(&p);

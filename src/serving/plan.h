@@ -32,6 +32,16 @@
  *  - metadata: labels inferenceservice=<isvc> and allocated=<isvc> (only while admitted),
  *    finalizer trainedmodel.finalizer, a non-controller ownerReference to the InferenceService
  *    (W13; references to other InferenceServices are dropped, W7).
+ *  - placement (issue 30, serving/spread.h): an InferenceService annotated
+ *    modelplane.io/placement: spread is admitted by the placement planner instead (capacity
+ *    summed over its replicas; MemoryResourceAvailable=False only for a model it places nowhere,
+ *    with its shortfall as the message); the plan then also holds the writes of the replicas'
+ *    assignment ConfigMaps (modelconfig-<isvc>-<pod>: the listed models each replica is
+ *    assigned), where each model is placed (tm_plan.placement, for ModelLoaded), the
+ *    InferenceService's status annotation, and modelconfig-<isvc>-0 carries the annotation
+ *    modelplane.io/placement: spread (removed, with every assignment ConfigMap, when the
+ *    InferenceService is no longer annotated). Without the annotation nothing of this exists
+ *    and modelconfig-<isvc>-0 is byte-for-byte what it was.
  *  - deletion (W6): the finalizer goes once models.json (observed) does not list the model; a
  *    missing InferenceService or ConfigMap means there is nothing to remove. A TrainedModel
  *    whose parent is missing and that is not being deleted is deleted (§2.2 step 2).
@@ -50,6 +60,9 @@
 
 #include "util/macro.h"
 #include "util/time-util.h"
+
+struct spread_tm;
+struct spread_write;
 
 enum tm_state {
         TM_STATE_IGNORED,        /* not this InferenceService's (moved away, unreadable) */
@@ -88,6 +101,8 @@ struct tm_plan {
         const char *event_type;   /* static "Normal"/"Warning", NULL: no event */
         const char *event_reason; /* static */
         char *event_message;      /* owned */
+        struct spread_tm *placement; /* owned; under placement, where it is placed (for the
+                                      * ModelLoaded merge, spread_status_apply()); else NULL */
 };
 
 struct isvc_plan {
@@ -99,6 +114,14 @@ struct isvc_plan {
                                      resourceVersion as precondition; NULL: no write needed */
         size_t n_tms;
         struct tm_plan *tms; /* owned; parallel to plan_input.tms */
+        /* placement (serving/spread.h); all empty without it */
+        bool placement;                         /* the InferenceService is under placement */
+        struct spread_write *assignment_writes; /* owned; creates, patches, deletes, in order */
+        size_t n_assignment_writes;
+        json_t *isvc_status_patch; /* owned; merge patch of the InferenceService's status (its
+                                    * placement annotation); NULL: none */
+        char *placement_summary;   /* owned; that annotation's value, NULL when off */
+        size_t placement_moved;    /* copies this plan places on a replica that did not hold them */
 };
 
 struct plan_input {
@@ -108,6 +131,10 @@ struct plan_input {
         const json_t *const *tms; /* borrowed */
         size_t n_tms;
         usec_t now; /* CLOCK_REALTIME, for lastTransitionTime */
+        /* borrowed; the InferenceService's agent reports and assignment ConfigMaps (array; the
+         * index REPLICAS_INDEX_ISVC), read only under placement (and to delete assignments when
+         * it is switched off); NULL: none */
+        const json_t *configmaps;
 };
 
 void isvc_plan_release(struct isvc_plan *p);

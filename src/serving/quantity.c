@@ -220,6 +220,27 @@ int quantity_sign(const struct quantity *q)
         return q->negative ? -1 : 1;
 }
 
+int quantity_to_u64_ceil(const struct quantity *q, uint64_t *ret)
+{
+        uint64_t v = 0;
+
+        if (q->negative && q->n > 0)
+                return -ERANGE;
+        /* limb 0 holds the nano units, the others the whole part in base 10^9 */
+        for (unsigned i = q->n; i-- > 1;) {
+                if (v > (UINT64_MAX - q->mag[i]) / BASE)
+                        return -ERANGE;
+                v = v * BASE + q->mag[i];
+        }
+        if (q->n > 0 && q->mag[0] != 0) {
+                if (v == UINT64_MAX)
+                        return -ERANGE;
+                v++;
+        }
+        *ret = v;
+        return 0;
+}
+
 struct suffix_entry {
         const char *suffix;
         int exponent;

@@ -73,6 +73,12 @@ _warn_unused_result_ int quantity_add(struct quantity *acc, const struct quantit
 int quantity_cmp(const struct quantity *a, const struct quantity *b);
 
 bool quantity_is_zero(const struct quantity *q);
+
+/*
+ * The quantity as a whole number of units (bytes, for memory), rounded up: "1Gi" is 1073741824,
+ * "100m" is 1. Returns 0, -ERANGE for a negative value or one beyond UINT64_MAX.
+ */
+_warn_unused_result_ int quantity_to_u64_ceil(const struct quantity *q, uint64_t *ret);
 /* -1, 0 or 1. */
 int quantity_sign(const struct quantity *q);
 

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "serving/plan.h"
 #include "serving/reconciler.h"
 #include "util/time-util.h"
 
@@ -36,11 +37,17 @@ struct tm_reconciler {
         /* Delete batching (reconciler-watch.c): isvc key -> monotonic usec of its last
          * ConfigMap write; guarded by own_lock. */
         json_t *last_writes;
+        /* Placement (reconciler-spread.c), guarded by own_lock: our assignment writes the cache
+         * has not delivered (isvc key -> { cm name: {"rvs", "obj", "created"} }), our last
+         * InferenceService status write (isvc key -> {"rv", "value"}), and each InferenceService's
+         * per-pod summary for the metrics (isvc key -> [{"pod", "models", "assigned", ...}]). */
+        json_t *own_assignments, *own_isvc_status, *placement_pods;
 
         atomic_ulong configmap_gets, configmap_writes, configmap_conflicts;
         atomic_ulong tm_metadata_writes, tm_status_writes, tm_deletes;
         atomic_ulong passes, passes_skipped, plans, events_posted, events_skipped;
         atomic_ullong configmap_bytes_written;
+        atomic_ulong assignment_writes, placement_moved, isvc_status_writes;
 };
 
 bool tm_is_deleting(const json_t *tm);
@@ -57,6 +64,17 @@ bool tm_own_writes_lookup(struct tm_reconciler *r, const char *key, const json_t
                           json_t **ret);
 json_t *tm_slim_answer(json_t *answer /* steals */);
 const char *tm_obj_rv(const json_t *o);
+
+/* Placement (reconciler-spread.c; each function's comment there). */
+int tm_spread_load(struct tm_reconciler *r, const char *key, json_t **ret);
+int tm_spread_write(struct tm_reconciler *r, const struct reconcile_ctx *ctx, const char *key,
+                    const char *ns, const char *isvc, const struct isvc_plan *plan, json_t *cms);
+int tm_spread_isvc_status(struct tm_reconciler *r, const struct reconcile_ctx *ctx, const char *key,
+                          const char *ns, const char *name, const json_t *isvc,
+                          const struct isvc_plan *plan);
+void tm_spread_note(struct tm_reconciler *r, const char *key, const struct isvc_plan *plan);
+void tm_spread_forget(struct tm_reconciler *r, const char *key);
+bool tm_own_assignment_echo(struct tm_reconciler *r, const json_t *cm);
 
 /* Notes that the pass of isvc key wrote its ConfigMap now (monotonic): delete-starts within the
  * batching window after it wait for the window's end (reconciler-watch.c). */

@@ -12,8 +12,9 @@
  *    being deleted and neither the cached models.json nor our own last write of it lists the
  *    model: it then holds no memory and no entry, and the pass would plan all the others again
  *    to change nothing. (A hand edit that lists it again arrives as a ConfigMap change.)
- *  - A modelconfig ConfigMap change that is the echo of one of our own writes enqueues nothing:
- *    the pass that wrote it planned again from the answer already.
+ *  - A modelconfig ConfigMap change (modelconfig-<isvc>-0, or a placement assignment
+ *    modelconfig-<isvc>-<pod>) that is the echo of one of our own writes enqueues nothing: the
+ *    pass that wrote it planned again from the answer already.
  */
 #include <string.h>
 
@@ -249,7 +250,7 @@ static bool configmap_update_matters(void *userdata, const json_t *old_obj, cons
 {
         struct tm_reconciler *r = userdata;
 
-        if (own_configmap_echo(r, new_obj)) {
+        if (own_configmap_echo(r, new_obj) || tm_own_assignment_echo(r, new_obj)) {
                 atomic_fetch_add(&r->passes_skipped, 1);
                 return false;
         }

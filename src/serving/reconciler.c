@@ -15,6 +15,7 @@
 #include "serving/modelconfig.h"
 #include "serving/plan.h"
 #include "serving/replicas.h"
+#include "serving/spread.h"
 #include "util/log.h"
 
 const struct gvr gvr_trainedmodels = { "serving.kserve.io", "v1alpha1", "trainedmodels" };
@@ -38,17 +39,18 @@ int tm_reconciler_new(const struct tm_reconciler_options *opts, struct tm_reconc
         r = calloc(1, sizeof(*r));
         if (!r)
                 return -ENOMEM;
+        (void)pthread_mutex_init(&r->own_lock, NULL);
         r->own_writes = json_object();
         r->own_configmaps = json_object();
         r->last_writes = json_object();
-        if (!r->own_writes || !r->own_configmaps || !r->last_writes) {
-                json_decref(r->own_writes);
-                json_decref(r->own_configmaps);
-                json_decref(r->last_writes);
-                free(r);
+        r->own_assignments = json_object();
+        r->own_isvc_status = json_object();
+        r->placement_pods = json_object();
+        if (!r->own_writes || !r->own_configmaps || !r->last_writes || !r->own_assignments ||
+            !r->own_isvc_status || !r->placement_pods) {
+                tm_reconciler_free(r);
                 return -ENOMEM;
         }
-        (void)pthread_mutex_init(&r->own_lock, NULL);
         r->tms = opts->trainedmodels;
         r->isvcs = opts->inferenceservices;
         r->event = opts->event;
@@ -69,6 +71,9 @@ struct tm_reconciler *tm_reconciler_free(struct tm_reconciler *r)
         json_decref(r->own_writes);
         json_decref(r->own_configmaps);
         json_decref(r->last_writes);
+        json_decref(r->own_assignments);
+        json_decref(r->own_isvc_status);
+        json_decref(r->placement_pods);
         (void)pthread_mutex_destroy(&r->own_lock);
         free(r);
         return NULL;
@@ -89,6 +94,9 @@ void tm_reconciler_get_stats(struct tm_reconciler *r, struct tm_reconciler_stats
                 .passes_skipped = atomic_load(&r->passes_skipped),
                 .events_posted = atomic_load(&r->events_posted),
                 .events_skipped = atomic_load(&r->events_skipped),
+                .assignment_writes = atomic_load(&r->assignment_writes),
+                .placement_moved = atomic_load(&r->placement_moved),
+                .isvc_status_writes = atomic_load(&r->isvc_status_writes),
         };
 }
 
@@ -495,7 +503,7 @@ static int apply_rest(struct tm_reconciler *r, const struct reconcile_ctx *ctx, 
 
 /* (Re)computes *plan for the InferenceService name from the given objects (all borrowed). */
 static int compute_plan(const char *name, const json_t *isvc, const json_t *cm, json_t *tms,
-                        usec_t now, struct isvc_plan *plan)
+                        const json_t *cms, usec_t now, struct isvc_plan *plan)
 {
         size_t n = json_array_size(tms);
         const json_t **arr = calloc(n + 1, sizeof(const json_t *));
@@ -506,60 +514,74 @@ static int compute_plan(const char *name, const json_t *isvc, const json_t *cm, 
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++)
                 arr[i] = json_array_get(tms, i);
-        in = (struct plan_input){
-                .isvc_name = name, .isvc = isvc, .configmap = cm, .tms = arr, .n_tms = n, .now = now
-        };
+        in = (struct plan_input){ .isvc_name = name,
+                                  .isvc = isvc,
+                                  .configmap = cm,
+                                  .tms = arr,
+                                  .n_tms = n,
+                                  .now = now,
+                                  .configmaps = cms };
         isvc_plan_release(plan);
         k = isvc_plan_compute(&in, plan);
         free(arr);
         return k;
 }
 
-/* The replicas' reports (serving/replicas.h) merged into the planned statuses: the ModelLoaded
- * condition, and Ready when it requires Loaded. status_changed is recomputed against what was
- * read, so an unchanged world still writes nothing. *ret_next_stale: when a fresh report would
- * turn stale (0: none), for the requeue that notices a dead agent without any event. */
-static int apply_replica_status(struct tm_reconciler *r, const char *key, usec_t now,
+/* One TrainedModel's status with the replicas' reports merged in: ModelLoaded over every
+ * replica, or under placement over the replicas it is assigned (serving/spread.h). */
+static int merge_loaded(struct tm_reconciler *r, const struct replica_set *set, usec_t now,
+                        bool placement, struct tm_plan *p, const json_t *tm)
+{
+        const json_t *observed = json_object_get(tm, "status");
+        const char *uri = json_get_string_path(tm, "spec", "model", "storageUri", NULL);
+        CLEANUP(model_loaded_release) struct model_loaded m = { 0 };
+        int k;
+
+        if (placement && !p->placement)
+                return 0; /* not placed (invalid, not this InferenceService's) */
+        if (!placement) {
+                k = model_loaded_summarize(set, p->name, uri, &m);
+                if (k < 0 || !model_loaded_applies(observed, &m, r->ready_requires_loaded))
+                        return k < 0 ? k : 0;
+        }
+        if (p->status == observed) {
+                /* the plan shares the observed status (unchanged): edit a copy */
+                json_t *copy = json_deep_copy(observed);
+
+                if (!copy)
+                        return -ENOMEM;
+                json_decref(p->status);
+                p->status = copy;
+        }
+        k = placement ? spread_status_apply(p->status, observed, set, p->name, uri, p->placement,
+                                            r->ready_requires_loaded, now)
+                      : model_loaded_apply(p->status, observed, &m, r->ready_requires_loaded, now);
+        if (k >= 0)
+                p->status_changed = !observed || !json_equal(p->status, (json_t *)observed);
+        return k;
+}
+
+/* The replicas' reports (serving/replicas.h; @cms: the InferenceService's ConfigMaps) merged
+ * into the planned statuses: the ModelLoaded condition, and Ready when it requires Loaded.
+ * status_changed is recomputed against what was read, so an unchanged world still writes
+ * nothing. *ret_next_stale: when a fresh report would turn stale (0: none), for the requeue that
+ * notices a dead agent without any event. */
+static int apply_replica_status(struct tm_reconciler *r, json_t *cms, usec_t now,
                                 struct isvc_plan *plan, json_t *tms, usec_t *ret_next_stale)
 {
         CLEANUP(replica_set_release) struct replica_set set = { 0 };
-        json_auto_t *reports = NULL;
         int k;
 
         if (!r->configmaps)
                 return 0;
-        k = cache_by_index(r->configmaps, REPLICAS_INDEX_ISVC, key, &reports);
-        if (k >= 0)
-                k = replica_set_build(reports, now, &set);
+        k = replica_set_build(cms, now, &set);
         *ret_next_stale = set.next_stale;
         for (size_t i = 0; k >= 0 && i < plan->n_tms; i++) {
-                struct tm_plan *p = &plan->tms[i];
                 const json_t *tm = json_array_get(tms, i);
-                const json_t *observed = json_object_get(tm, "status");
-                CLEANUP(model_loaded_release) struct model_loaded m = { 0 };
 
-                if (!p->status || tm_is_deleting(tm))
+                if (!plan->tms[i].status || tm_is_deleting(tm))
                         continue;
-                k = model_loaded_summarize(&set, p->name,
-                                           json_get_string_path(tm, "spec", "model", "storageUri",
-                                                                NULL),
-                                           &m);
-                if (k < 0 || !model_loaded_applies(observed, &m, r->ready_requires_loaded))
-                        continue;
-                if (p->status == observed) {
-                        /* the plan shares the observed status (unchanged): edit a copy */
-                        json_t *copy = json_deep_copy(observed);
-
-                        if (!copy) {
-                                k = -ENOMEM;
-                                break;
-                        }
-                        json_decref(p->status);
-                        p->status = copy;
-                }
-                k = model_loaded_apply(p->status, observed, &m, r->ready_requires_loaded, now);
-                if (k >= 0)
-                        p->status_changed = !observed || !json_equal(p->status, (json_t *)observed);
+                k = merge_loaded(r, &set, now, plan->placement, &plan->tms[i], tm);
         }
         return k;
 }
@@ -572,10 +594,11 @@ struct pass {
         char *ns, *name;
         char cm_name[MODELCONFIG_NAME_MAX];
         json_t *isvc, *tms, *cm;
+        json_t *cms; /* the reports and assignment ConfigMaps (placement), with our writes */
         struct isvc_plan plan;
         /* the pass's phases, for the debug line that profiles it */
         usec_t t_start, t_meta, t_cm;
-        size_t n_meta, n_rest, n_handed;
+        size_t n_meta, n_rest, n_handed, n_assign;
         unsigned attempts;
         bool cm_written, more;
         bool replan; /* the first plan's inputs changed (a write): pass_finish plans again */
@@ -588,6 +611,7 @@ static void pass_release(struct pass *p)
         json_decref(p->isvc);
         json_decref(p->tms);
         json_decref(p->cm);
+        json_decref(p->cms);
         isvc_plan_release(&p->plan);
 }
 
@@ -610,6 +634,8 @@ static int pass_load(struct pass *p, struct reconcile_result *ret)
         k = cache_by_index(p->r->tms, TM_INDEX_ISVC, p->key, &p->tms);
         if (k >= 0)
                 k = tm_own_writes_overlay(p->r, p->key, p->tms);
+        if (k >= 0)
+                k = tm_spread_load(p->r, p->key, &p->cms);
         if (k < 0 || json_array_size(p->tms) > 0)
                 return k;
         /* Nothing points here (any more). A TrainedModel moved to another parent may have been
@@ -621,6 +647,8 @@ static int pass_load(struct pass *p, struct reconcile_result *ret)
                 return k;
         data = json_get_string_path(p->cm, "data", "models.json", NULL);
         if (!p->cm || !data || streq(data, "") || streq(data, "[]")) {
+                if (!spread_enabled(p->isvc))
+                        tm_spread_forget(p->r, p->key); /* its per-pod metrics go */
                 (void)reconcile_done(ret);
                 return PASS_STOP;
         }
@@ -660,7 +688,8 @@ static int pass_write(struct pass *p, struct reconcile_result *ret)
                 k = get_configmap(p->r, p->ctx, p->ns, p->cm_name, attempt > 0, &p->cm);
                 if (k < 0)
                         return k;
-                k = compute_plan(p->name, p->isvc, p->cm, p->tms, reconcile_now(p->ctx), &p->plan);
+                k = compute_plan(p->name, p->isvc, p->cm, p->tms, p->cms, reconcile_now(p->ctx),
+                                 &p->plan);
                 if (k < 0)
                         return k == -ENOMEM ? k : reconcile_terminal(ret, k);
                 atomic_fetch_add(&p->r->plans, 1);
@@ -675,6 +704,12 @@ static int pass_write(struct pass *p, struct reconcile_result *ret)
                         return k;
                 p->t_meta = reconcile_now(p->ctx);
                 p->attempts++;
+                /* placement: the replicas' assignments before the shared list (a model being
+                 * deleted leaves them before its finalizer can go) */
+                k = tm_spread_write(p->r, p->ctx, p->key, p->ns, p->name, &p->plan, p->cms);
+                if (k < 0)
+                        return k;
+                p->n_assign += p->plan.n_assignment_writes;
                 k = write_configmap(p->r, p->ctx, p->ns, &p->plan, &p->cm);
                 if (k < 0)
                         return k;
@@ -689,7 +724,7 @@ static int pass_write(struct pass *p, struct reconcile_result *ret)
         p->cm_written = p->plan.configmap_patch || p->plan.configmap_create;
         /* the last plan's metadata answers replaced TrainedModels in tms, or the ConfigMap it
          * read was replaced by the one written: what follows the write must be planned anew */
-        p->replan = p->cm_written || n_meta > 0;
+        p->replan = p->cm_written || n_meta > 0 || p->plan.n_assignment_writes > 0;
         if (p->cm_written) {
                 /* the write succeeded: what it added and removed is true now */
                 emit_write_event(p);
@@ -710,24 +745,28 @@ static int pass_finish(struct pass *p, struct reconcile_result *ret)
         p->t_cm = reconcile_now(p->ctx);
         if (p->replan) {
                 atomic_fetch_add(&p->r->plans, 1);
-                k = compute_plan(p->name, p->isvc, p->cm, p->tms, reconcile_now(p->ctx), &p->plan);
+                k = compute_plan(p->name, p->isvc, p->cm, p->tms, p->cms, reconcile_now(p->ctx),
+                                 &p->plan);
                 if (k < 0)
                         return k == -ENOMEM ? k : reconcile_terminal(ret, k);
         }
         now = reconcile_now(p->ctx);
-        k = apply_replica_status(p->r, p->key, now, &p->plan, p->tms, &next_stale);
+        k = apply_replica_status(p->r, p->cms, now, &p->plan, p->tms, &next_stale);
         if (k < 0)
                 return k;
         k = apply_rest(p->r, p->ctx, p->key, p->ns, &p->plan, p->tms, &p->more, &p->n_rest,
                        &p->n_handed);
+        if (k >= 0)
+                k = tm_spread_isvc_status(p->r, p->ctx, p->key, p->ns, p->name, p->isvc, &p->plan);
         if (k < 0)
                 return k;
+        tm_spread_note(p->r, p->key, &p->plan);
         (void)log_emit(LOG_LEVEL_DEBUG, 0, p->ctx->log,
-                       "Pass: %zu TrainedModels; %zu metadata writes in %.1f ms, ConfigMap %s in "
-                       "%.1f ms (%u attempts), %zu status/finalizer/delete writes in %.1f ms, "
-                       "%zu finalizers handed off%s",
+                       "Pass: %zu TrainedModels; %zu metadata writes in %.1f ms, ConfigMap %s "
+                       "(%zu assignment writes) in %.1f ms (%u attempts), %zu "
+                       "status/finalizer/delete writes in %.1f ms, %zu finalizers handed off%s",
                        p->plan.n_tms, p->n_meta, (double)(p->t_meta - p->t_start) / 1000.0,
-                       p->cm_written ? "written" : "unchanged",
+                       p->cm_written ? "written" : "unchanged", p->n_assign,
                        (double)(p->t_cm - p->t_meta) / 1000.0, p->attempts, p->n_rest,
                        (double)(reconcile_now(p->ctx) - p->t_cm) / 1000.0, p->n_handed,
                        p->more ? "; more next pass" : "");

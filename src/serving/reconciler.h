@@ -12,11 +12,14 @@
  *
  *   1. metadata patches of TrainedModels that are not being deleted (finalizer, labels, owner
  *      reference) — the finalizer is on before the model is ever written to models.json;
- *   2. the ConfigMap: create when missing (W3) or one merge patch of models.json with the
+ *   2. under placement (serving/spread.h), first the assignment ConfigMaps that changed
+ *      (modelconfig-<isvc>-<pod>: create, unconditional merge patch or delete, concurrently);
+ *      then the ConfigMap: create when missing (W3) or one merge patch of models.json with the
  *      observed resourceVersion as precondition; a 409 re-reads and re-plans at once (bounded);
  *   3. the planner again with the written ConfigMap, then status writes (only on change),
  *      finalizer removals of finalized TrainedModels, and deletes of TrainedModels whose parent
- *      is missing;
+ *      is missing; under placement, the InferenceService's status annotation (per pod: models
+ *      and bytes assigned, capacity), only on change;
  *   4. events for what was written: one Normal Event per models.json write, on the
  *      InferenceService, naming how many models it added, updated and removed and the first few
  *      of each (reason ModelAdded, ModelUpdated or ModelRemoved when it did one kind only,
@@ -124,12 +127,22 @@ struct tm_reconciler_stats {
         unsigned long configmap_gets, configmap_writes, configmap_conflicts;
         unsigned long tm_metadata_writes, tm_status_writes, tm_deletes;
         unsigned long long configmap_bytes_written;
-        unsigned long passes;         /* InferenceService reconciles run */
-        unsigned long plans;          /* plans computed: 1 per pass that writes nothing, 2 when
+        unsigned long passes;             /* InferenceService reconciles run */
+        unsigned long plans;              /* plans computed: 1 per pass that writes nothing, 2 when
                                        * the first plan's writes change the inputs, +1 per 409 */
-        unsigned long passes_skipped; /* changes that enqueued nothing (reconciler-watch.c) */
-        unsigned long events_posted;  /* Normal Events handed to options.event */
-        unsigned long events_skipped; /* models.json writes that only dropped deleted models:
+        unsigned long passes_skipped;     /* changes that enqueued nothing (reconciler-watch.c) */
+        unsigned long events_posted;      /* Normal Events handed to options.event */
+        unsigned long events_skipped;     /* models.json writes that only dropped deleted models:
                                        * no Event (KServe posts none) */
+        unsigned long assignment_writes;  /* placement: assignment ConfigMap creates, patches,
+                                           * deletes */
+        unsigned long placement_moved;    /* placement: copies placed on a replica that did not
+                                           * hold them, by the plans written */
+        unsigned long isvc_status_writes; /* placement: InferenceService status patches */
 };
 void tm_reconciler_get_stats(struct tm_reconciler *r, struct tm_reconciler_stats *ret);
+
+/* Placement's last summary per InferenceService under placement, for the metrics:
+ * {"ns/isvc": [{"pod","models","assigned","capacity","draining"?}]} (serving/spread.h).
+ * Returns 0 with *ret a new reference, -ENOMEM. */
+_warn_unused_result_ int tm_reconciler_placement_pods(struct tm_reconciler *r, json_t **ret);

@@ -43,6 +43,17 @@ static bool is_report(const json_t *cm)
         return v && streq(v, REPLICAS_STATUS_LABEL_VAL) && isvc && isvc[0] != '\0';
 }
 
+bool replicas_is_assignment(const json_t *cm)
+{
+        const char *v = json_get_string_path(cm, "metadata", "labels", REPLICAS_PLACEMENT_LABEL,
+                                             NULL);
+        const char *isvc = json_get_string_path(cm, "metadata", "labels", REPLICAS_ISVC_LABEL,
+                                                NULL);
+
+        return v && streq(v, REPLICAS_PLACEMENT_ASSIGNMENT) && isvc && isvc[0] != '\0' &&
+               !is_report(cm);
+}
+
 bool replica_report_counts(const json_t *cm)
 {
         return is_report(cm) && has_pod_owner(cm) &&
@@ -141,7 +152,20 @@ static void replica_judge(struct replica *r, const json_t *cm, usec_t now, usec_
 /* Parses one report; an unreadable one keeps report.doc NULL (its models count as Unknown). */
 static int replica_read(const json_t *cm, struct replica *ret)
 {
+        const json_t *refs = json_get_path(cm, "metadata", "ownerReferences", NULL);
+        size_t i;
+        json_t *ref;
+
         *ret = (struct replica){ .pod = report_pod(cm) };
+        json_array_foreach(refs, i, ref) {
+                const char *kind = json_string_value(json_object_get(ref, "kind"));
+                const char *api = json_string_value(json_object_get(ref, "apiVersion"));
+                if (kind && api && streq(kind, "Pod") && streq(api, "v1")) {
+                        ret->owner_name = json_string_value(json_object_get(ref, "name"));
+                        ret->owner_uid = json_string_value(json_object_get(ref, "uid"));
+                        break;
+                }
+        }
         return report_data_decode(json_object_get(cm, "data"), &ret->report);
 }
 
@@ -285,7 +309,7 @@ static void tally_add(struct replica_tally *t, struct model_loaded *m, const str
 }
 
 /* The condition for a model with at least one failed replica; returns asprintf()'s result. */
-static int summarize_failed(const struct replica_tally *t, struct model_loaded *m)
+static int summarize_failed(const struct replica_tally *t, const char *noun, struct model_loaded *m)
 {
         const struct replica *f = t->failed_load ? t->failed_load : t->failed_download;
         AUTOFREE char *why = utf8_cut(t->failed_load ? nz(t->failed_load_reason)
@@ -296,12 +320,13 @@ static int summarize_failed(const struct replica_tally *t, struct model_loaded *
         m->reason = t->failed_load ? "FailedToLoad" : "FailedToDownload";
         if (!why)
                 return -1;
-        return asprintf(&m->message, "%u/%u replicas loaded; %s: %s%s%s", m->loaded, m->total,
+        return asprintf(&m->message, "%u/%u %s loaded; %s: %s%s%s", m->loaded, m->total, noun,
                         f->pod, m->reason, why[0] ? ": " : "", why);
 }
 
 /* Fills status, reason and message of m from the tally; returns asprintf()'s result. */
-static int summarize_condition(const struct replica_tally *t, struct model_loaded *m)
+static int summarize_condition(const struct replica_tally *t, const char *noun,
+                               struct model_loaded *m)
 {
         if (m->total == 0) {
                 m->status = CONDITION_STATUS_UNKNOWN;
@@ -312,50 +337,79 @@ static int summarize_condition(const struct replica_tally *t, struct model_loade
         if (m->loaded == m->total) {
                 m->status = CONDITION_STATUS_TRUE;
                 m->reason = "Loaded";
-                return asprintf(&m->message, "%u/%u replicas loaded", m->loaded, m->total);
+                return asprintf(&m->message, "%u/%u %s loaded", m->loaded, m->total, noun);
         }
         if (t->failed_load || t->failed_download)
-                return summarize_failed(t, m);
+                return summarize_failed(t, noun, m);
         m->status = CONDITION_STATUS_UNKNOWN;
         if (t->stale) {
                 m->reason = REPLICAS_STATE_STALE;
-                return asprintf(&m->message, "%u/%u replicas loaded; %s: %s: %s", m->loaded,
-                                m->total, t->stale->pod, REPLICAS_STATE_STALE,
-                                t->stale->stale_reason);
+                return asprintf(&m->message, "%u/%u %s loaded; %s: %s: %s", m->loaded, m->total,
+                                noun, t->stale->pod, REPLICAS_STATE_STALE, t->stale->stale_reason);
         }
         m->reason = progress_order[t->progress < ELEMENTSOF(progress_order) ? t->progress : 0];
-        return asprintf(&m->message, "%u/%u replicas loaded", m->loaded, m->total);
+        return asprintf(&m->message, "%u/%u %s loaded", m->loaded, m->total, noun);
 }
 
-int model_loaded_summarize(const struct replica_set *s, const char *model, const char *storage_uri,
-                           struct model_loaded *ret)
+static bool pod_listed(const char *const *pods, size_t n, const char *pod)
 {
-        struct model_loaded m = { .total = (unsigned)s->n, .detail = json_array() };
+        for (size_t i = 0; i < n; i++)
+                if (pods[i] && streq(pods[i], pod))
+                        return true;
+        return false;
+}
+
+/* Over every replica (pods NULL) or only the replicas named in pods. */
+static int summarize(const struct replica_set *s, const char *model, const char *storage_uri,
+                     const char *const *pods, size_t n_pods, const char *noun,
+                     struct model_loaded *ret)
+{
+        struct model_loaded m = { .detail = json_array() };
         struct replica_tally t = { .progress = ELEMENTSOF(progress_order) };
         int k;
 
         if (!m.detail)
                 return -ENOMEM;
         for (size_t i = 0; i < s->n; i++) {
-                const char *reason,
-                        *state = replica_state(&s->items[i], model, storage_uri, &reason);
+                const char *reason, *state;
 
-                if (i < REPLICAS_DETAIL_MAX) {
+                if (pods && !pod_listed(pods, n_pods, s->items[i].pod))
+                        continue;
+                state = replica_state(&s->items[i], model, storage_uri, &reason);
+                if (m.total < REPLICAS_DETAIL_MAX) {
                         k = detail_add(m.detail, s->items[i].pod, state, reason);
                         if (k < 0) {
                                 model_loaded_release(&m);
                                 return k;
                         }
                 }
+                m.total++;
                 tally_add(&t, &m, &s->items[i], state, reason);
         }
-        if (summarize_condition(&t, &m) < 0) {
+        if (summarize_condition(&t, noun, &m) < 0) {
                 m.message = NULL;
                 model_loaded_release(&m);
                 return -ENOMEM;
         }
         *ret = m;
         return 0;
+}
+
+int model_loaded_summarize(const struct replica_set *s, const char *model, const char *storage_uri,
+                           struct model_loaded *ret)
+{
+        return summarize(s, model, storage_uri, NULL, 0, "replicas", ret);
+}
+
+int model_loaded_summarize_copies(const struct replica_set *s, const char *model,
+                                  const char *storage_uri, const char *const *pods, size_t n_pods,
+                                  struct model_loaded *ret)
+{
+        static const char *const none[] = { NULL };
+
+        /* pods NULL: none assigned (summarize() takes NULL for every replica) */
+        return summarize(s, model, storage_uri, pods ? pods : none, pods ? n_pods : 0, "copies",
+                         ret);
 }
 
 static bool has_condition(const json_t *status, const char *type)
@@ -435,7 +489,7 @@ bool model_loaded_applies(const json_t *observed, const struct model_loaded *m,
                           bool ready_requires_loaded)
 {
         /* nobody reports: add nothing that was not there (KServe's agent, no API access) */
-        return m->total > 0 || ready_requires_loaded ||
+        return m->total > 0 || m->force || ready_requires_loaded ||
                has_condition(observed, CONDITION_MODEL_LOADED);
 }
 
@@ -487,7 +541,7 @@ int replicas_index_isvc(void *userdata, const json_t *obj, json_t **ret_values)
 
         (void)userdata;
         *ret_values = NULL;
-        if (!ns || !replica_report_counts(obj))
+        if (!ns || !(replica_report_counts(obj) || replicas_is_assignment(obj)))
                 return 0;
         n = snprintf(key, sizeof(key), "%s/%s", ns, isvc);
         if (n < 0 || (size_t)n >= sizeof(key))
@@ -521,7 +575,7 @@ int replicas_map_configmap(void *userdata, const json_t *obj, json_t **ret_keys)
         *ret_keys = NULL;
         if (!ns || !name)
                 return 0;
-        if (is_report(obj))
+        if (is_report(obj) || replicas_is_assignment(obj))
                 isvc = json_get_string_path(obj, "metadata", "labels", REPLICAS_ISVC_LABEL, NULL);
         else if (modelconfig_isvc(name, buf, sizeof(buf)))
                 isvc = buf;
@@ -565,7 +619,8 @@ json_t *replicas_transform_configmap(void *userdata, json_t *obj)
                 (void)json_object_set(slim, "apiVersion", json_object_get(obj, "apiVersion"));
         if (json_object_get(obj, "kind"))
                 (void)json_object_set(slim, "kind", json_object_get(obj, "kind"));
-        if ((is_report(obj) || is_modelconfig(obj)) && json_object_get(obj, "data") &&
+        if ((is_report(obj) || is_modelconfig(obj) || replicas_is_assignment(obj)) &&
+            json_object_get(obj, "data") &&
             json_object_set(slim, "data", json_object_get(obj, "data")) < 0) {
                 json_decref(slim);
                 return NULL;

@@ -72,16 +72,24 @@
 #define REPLICAS_REASON_MAX         256
 #define REPLICAS_STALE_PERIODS      4U
 #define REPLICAS_STATE_STALE        "Stale"
+/* Placement's assignment ConfigMaps, modelconfig-<isvc>-<pod> (docs/placement.md, spread.h):
+ * labelled with their InferenceService and REPLICAS_PLACEMENT_LABEL=assignment. */
+#define REPLICAS_PLACEMENT_LABEL      "modelplane.io/placement"
+#define REPLICAS_PLACEMENT_ASSIGNMENT "assignment"
 /* The controller's ConfigMap informer selects these: the agents' reports and the modelconfig
  * ConfigMaps, which the controller labels with their InferenceService (serving/plan.h). */
 #define REPLICAS_CONFIGMAP_SELECTOR REPLICAS_ISVC_LABEL
 
-/* The cache index of the controller's ConfigMaps: "ns/<isvc>" of counted reports only. */
+/* The cache index of the controller's ConfigMaps: "ns/<isvc>" of counted reports and of
+ * placement assignment ConfigMaps (readers tell them apart: replica_report_counts(),
+ * replicas_is_assignment()). */
 #define REPLICAS_INDEX_ISVC "replica-isvc"
 
 struct replica {
-        const char *pod;      /* borrowed from the ConfigMap */
-        struct report report; /* owned; report.doc NULL when models.json is unreadable */
+        const char *pod;        /* borrowed from the ConfigMap */
+        const char *owner_name; /* borrowed; the Pod of the report's ownerReference */
+        const char *owner_uid;  /* borrowed; its uid, NULL when absent */
+        struct report report;   /* owned; report.doc NULL when models.json is unreadable */
         bool stale;
         char stale_reason[96]; /* "no heartbeat since <time> (over <N>s)" */
 };
@@ -93,6 +101,9 @@ struct replica_set {
         usec_t next_stale; /* the earliest time a fresh report turns stale; 0: none can */
 };
 
+/* A placement assignment ConfigMap: labelled with its InferenceService and
+ * REPLICAS_PLACEMENT_LABEL=REPLICAS_PLACEMENT_ASSIGNMENT (and not a report). */
+bool replicas_is_assignment(const json_t *cm);
 /* A counted report: labelled model-status=agent, owned by a Pod, not being deleted. */
 bool replica_report_counts(const json_t *cm);
 
@@ -116,6 +127,7 @@ struct model_loaded {
         const char *reason; /* static */
         char *message;      /* owned */
         json_t *detail;     /* owned; [{"pod","state","reason"?}] */
+        bool force;         /* applied even when nobody reports (placement: serving/spread.h) */
 };
 
 /* Aggregates the replicas' states of @model (wanted from @storage_uri, may be NULL: any). */
@@ -123,8 +135,15 @@ _warn_unused_result_ int model_loaded_summarize(const struct replica_set *s, con
                                                 const char *storage_uri, struct model_loaded *ret);
 void model_loaded_release(struct model_loaded *m);
 
-/* False when model_loaded_apply() would change nothing: nobody reports @m, Ready does not
- * wait for Loaded and @observed has no ModelLoaded condition. */
+/* The same over the replicas named in @pods only (placement: the replicas a model is assigned
+ * to), counting copies: "2/2 copies loaded". Pods not in @s are not counted. */
+_warn_unused_result_ int model_loaded_summarize_copies(const struct replica_set *s,
+                                                       const char *model, const char *storage_uri,
+                                                       const char *const *pods, size_t n_pods,
+                                                       struct model_loaded *ret);
+
+/* False when model_loaded_apply() would change nothing: nobody reports @m (and it is not
+ * forced), Ready does not wait for Loaded and @observed has no ModelLoaded condition. */
 bool model_loaded_applies(const json_t *observed, const struct model_loaded *m,
                           bool ready_requires_loaded);
 
@@ -139,13 +158,15 @@ _warn_unused_result_ int model_loaded_apply(json_t *status, const json_t *observ
                                             bool ready_requires_loaded, usec_t now);
 
 /* For the controller's ConfigMap cache and informer (pure; borrowed objects). */
-/* Index REPLICAS_INDEX_ISVC: "ns/<isvc>" for a counted report, no value otherwise. */
+/* Index REPLICAS_INDEX_ISVC: "ns/<isvc>" for a counted report or an assignment ConfigMap, no
+ * value otherwise. */
 int replicas_index_isvc(void *userdata, const json_t *obj, json_t **ret_values);
 /* Reconcile keys ("ns/<isvc>") for a ConfigMap event: a report's InferenceService (counted or
- * not, so that one losing its owner is recounted), or the InferenceService of a ConfigMap named
- * modelconfig-<isvc>-0 (drift repair); NULL for any other ConfigMap. */
+ * not, so that one losing its owner is recounted), an assignment ConfigMap's (by its label), or
+ * the InferenceService of a ConfigMap named modelconfig-<isvc>-0 (drift repair); NULL for any
+ * other ConfigMap. */
 int replicas_map_configmap(void *userdata, const json_t *obj, json_t **ret_keys);
-/* Cache transform: a report and a modelconfig-<isvc>-0 keep their data (the reconcile plans
- * from the cached models.json); any other ConfigMap the selector lets through is kept as its
- * metadata only. No managedFields. */
+/* Cache transform: a report, an assignment ConfigMap and a modelconfig-<isvc>-0 keep their
+ * data (the reconcile plans from the cached models.json); any other ConfigMap the selector lets
+ * through is kept as its metadata only. No managedFields. */
 json_t *replicas_transform_configmap(void *userdata, json_t *obj);

@@ -8,12 +8,14 @@
 
 #include "json/json-util.h"
 #include "serving/quantity.h"
+#include "serving/spread.h"
 #include "serving/trainedmodel.h"
 
 /* The fields of a TrainedModel the rules look at; all borrowed from the request JSON. */
 struct tm_view {
         const char *name;
         json_t *deletion_timestamp;
+        json_t *annotations; /* metadata.annotations */
         json_t *spec;
         json_t *isvc; /* spec.inferenceService, any type: the CRD's schema checks the type */
         json_t *model;
@@ -32,6 +34,8 @@ static const struct json_field metadata_fields[] = {
           JSON_NULLABLE },
         { "deletionTimestamp", JSON_ANY_TYPE, json_dispatch_borrow,
           offsetof(struct tm_view, deletion_timestamp), JSON_NULLABLE },
+        { "annotations", JSON_ANY_TYPE, json_dispatch_borrow, offsetof(struct tm_view, annotations),
+          JSON_NULLABLE },
         { 0 },
 };
 
@@ -147,7 +151,30 @@ static char *memory_text(const json_t *memory)
         return json_dumps(memory, JSON_COMPACT | JSON_ENCODE_ANY);
 }
 
-/* Rules 1-3 on one object. Returns a verdict or -ENOMEM. */
+/* Rule 5 (placement, docs/placement.md): modelplane.io/copies is a positive integer or "all". */
+static int check_copies(const struct tm_view *v, char **ret)
+{
+        const json_t *copies = json_object_get(v->annotations, SPREAD_COPIES_ANNOTATION);
+        AUTOFREE char *text = NULL;
+        unsigned n;
+
+        if (!copies ||
+            (json_is_string(copies) && spread_copies_parse(json_string_value(copies), &n) >= 0))
+                return TM_ADMISSION_ALLOWED;
+        text = json_is_string(copies) ? strdup(json_string_value(copies))
+                                      : json_dumps(copies, JSON_COMPACT | JSON_ENCODE_ANY);
+        if (!text)
+                return -ENOMEM;
+        return message(ret,
+                       "the Trained Model \"%s\" annotation " SPREAD_COPIES_ANNOTATION
+                       " is invalid: it must be a positive integer of at most %u or \"" SPREAD_COPIES_ALL
+                       "\" (the value given is \"%s\")",
+                       v->name, SPREAD_COPIES_MAX, text) < 0
+                       ? -ENOMEM
+                       : TM_ADMISSION_DENIED;
+}
+
+/* Rules 1-3 and 5 on one object. Returns a verdict or -ENOMEM. */
 static int check_object(const struct tm_view *v, char **ret)
 {
         struct quantity q;
@@ -203,7 +230,7 @@ static int check_object(const struct tm_view *v, char **ret)
                                ? -ENOMEM
                                : TM_ADMISSION_DENIED;
         }
-        return TM_ADMISSION_ALLOWED;
+        return check_copies(v, ret);
 }
 
 /* tm_view_decode() as a verdict: TM_ADMISSION_BAD_REQUEST when @object does not decode. */

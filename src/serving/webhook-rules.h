@@ -14,8 +14,10 @@
  *   CREATE  1. metadata.name matches ^[a-zA-Z0-9_-]+$
  *           2. spec.model.storageUri starts with s3://, gs://, https:// or http://
  *           3. (beyond KServe) spec.model.memory is present and a non-negative quantity
+ *           5. (placement, serving/spread.h) the annotation modelplane.io/copies, when present,
+ *              is a positive integer up to SPREAD_COPIES_MAX or "all"
  *   UPDATE  0. new object has metadata.deletionTimestamp: allowed, nothing else is checked
- *           1-3 as CREATE on the new object
+ *           1-3, 5 as CREATE on the new object
  *           4. spec.model.memory is numerically unchanged (an old memory that does not parse is
  *              not compared, so a broken value can be repaired)
  *   DELETE, CONNECT: allowed.  Anything else: bad request `unknown operation "<op>"`.

@@ -35,7 +35,8 @@ for family in modelplane_trainedmodel_passes_total modelplane_trainedmodel_plans
         modelplane_trainedmodel_configmap_writes_total modelplane_trainedmodel_metadata_writes_total \
         modelplane_trainedmodel_status_writes_total modelplane_trainedmodel_deletes_total \
         modelplane_kube_client_throttled_total modelplane_events_dropped_total \
-        modelplane_events_aggregated_total; do
+        modelplane_events_aggregated_total modelplane_placement_assignment_writes_total \
+        modelplane_placement_moves_total modelplane_placement_status_writes_total; do
         grep -q "^# TYPE $family counter$" "$T/metrics" || fail "no counter $family: $(cat "$T/metrics")"
         grep -qE "^$family(\{[^}]*\})? 0$" "$T/metrics" ||
                 fail "$family is not 0: $(grep "^$family" "$T/metrics")"

@@ -175,3 +175,27 @@ Test(metrics, raise_to_mirrors_a_count_and_never_lowers)
         cr_assert_float_eq(metric_value(m), 12, 1e-9);
         metric_raise_to(NULL, 1);
 }
+
+Test(metrics, clear_drops_every_child)
+{
+        CLEANUP(metrics_registry_freep) struct metrics_registry *reg = metrics_registry_new();
+        struct metric_family *f;
+        struct metric *m;
+        char *s;
+
+        cr_assert_eq(metrics_register(reg, METRIC_GAUGE, "g", "g",
+                                      (const char *const[]){ "pod", NULL }, NULL, 0, &f),
+                     0);
+        cr_assert_eq(metric_family_child(f, (const char *const[]){ "a" }, &m), 0);
+        metric_set(m, 1);
+        cr_assert_eq(metric_family_child(f, (const char *const[]){ "b" }, &m), 0);
+        metric_set(m, 2);
+        metric_family_clear(f);
+        cr_assert_eq(metric_family_child(f, (const char *const[]){ "b" }, &m), 0);
+        metric_set(m, 3);
+        s = serialize(reg);
+        cr_assert_null(strstr(s, "pod=\"a\""), "%s", s);
+        cr_assert_not_null(strstr(s, "g{pod=\"b\"} 3\n"), "%s", s);
+        free(s);
+        metric_family_clear(NULL);
+}

@@ -423,3 +423,21 @@ Test(placement, weight_separates_model_and_replica)
         cr_assert_neq(placement_weight("ab", "c"), placement_weight("a", "bc"));
         cr_assert_eq(placement_weight("m", "r"), placement_weight("m", "r"));
 }
+
+/* Under pressure, new models are placed in priority order: a later model never takes the room
+ * an earlier one needs for its first copy (it did: the move pass placed each model on its
+ * ideal replica when that had room, before the fill pass gave earlier models any other). */
+Test(placement, new_models_placed_in_priority_order_under_pressure)
+{
+        struct scen s;
+        struct placement_result res;
+
+        scen_init(&s, 3, 4 * GI, 14, GI, 1);
+        plan(&s, &res);
+        check_valid(&s, &res);
+        for (size_t m = 0; m < 14; m++)
+                cr_assert_eq(res.models[m].n, m < 12 ? 1U : 0U, "%s: %zu copies", s.mod[m].name,
+                             res.models[m].n);
+        placement_result_release(&res);
+        scen_free(&s);
+}

@@ -302,3 +302,34 @@ Test(quantity, canonical_ignores_cached_text)
                 cr_assert_str_eq(b, cases[i].canonical, "%s", cases[i].in);
         }
 }
+
+Test(quantity, whole_units_rounded_up)
+{
+        static const struct {
+                const char *in;
+                uint64_t want;
+        } cases[] = {
+                { "0", 0 },
+                { "1", 1 },
+                { "1Gi", 1073741824 },
+                { "1G", 1000000000 },
+                { "100m", 1 },
+                { "1500m", 2 },
+                { "1.5Ki", 1536 },
+                { "7Ei", 8070450532247928832ULL },
+                { "1n", 1 },
+                { "18446744073709551615", UINT64_MAX },
+        };
+        struct quantity q;
+        uint64_t v;
+
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                cr_assert_eq(quantity_parse(cases[i].in, &q), 0, "%s", cases[i].in);
+                cr_assert_eq(quantity_to_u64_ceil(&q, &v), 0, "%s", cases[i].in);
+                cr_assert_eq(v, cases[i].want, "%s: %llu", cases[i].in, (unsigned long long)v);
+        }
+        cr_assert_eq(quantity_parse("18446744073709551616", &q), 0);
+        cr_assert_eq(quantity_to_u64_ceil(&q, &v), -ERANGE);
+        cr_assert_eq(quantity_parse("-1", &q), 0);
+        cr_assert_eq(quantity_to_u64_ceil(&q, &v), -ERANGE);
+}

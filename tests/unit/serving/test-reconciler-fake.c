@@ -18,6 +18,7 @@
 #include "kube/cache.h"
 #include "kube/controller.h"
 #include "kube/workqueue.h"
+#include "serving/placement.h"
 #include "serving/reconciler.h"
 #include "serving/replicas.h"
 
@@ -958,4 +959,273 @@ Test(tm_shell, deleted_models_leave_models_json_then_finalizer_workers_release_t
         cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, NULL), 0,
                      "a second finalizer removal from a stale cache");
         controller_free(fin);
+}
+
+/* ---- placement (serving/spread.h): the shell's writes of assignment ConfigMaps ---- */
+
+/* The agent's report of @pod for InferenceService sk (models.json @models), in the fake. */
+static void put_report(const char *pod, const char *models)
+{
+        char name[64], uid[64];
+        json_auto_t *cm = NULL;
+
+        (void)snprintf(name, sizeof(name), "modelstatus-%s", pod);
+        (void)snprintf(uid, sizeof(uid), "uid-%s", pod);
+        cm = json_pack("{s:s,s:s,s:{s:s,s:{s:s,s:s},s:[{s:s,s:s,s:s,s:s}]},s:{s:s,s:s}}",
+                       "apiVersion", "v1", "kind", "ConfigMap", "metadata", "name", name, "labels",
+                       "serving.kserve.io/inferenceservice", "sk", "modelplane.io/model-status",
+                       "agent", "ownerReferences", "apiVersion", "v1", "kind", "Pod", "name", pod,
+                       "uid", uid, "data", "models.json", models, "pod", pod);
+        cr_assert_gt(fake_kube_api_put(W.fake, &gvr_configmaps, NS, cm), 0);
+}
+
+static void annotate_isvc(const char *name)
+{
+        json_auto_t *o = get_obj(&gvr_inferenceservices, name);
+
+        json_object_set_new(json_object_get(o, "metadata"), "annotations",
+                            json_pack("{s:s}", "modelplane.io/placement", "spread"));
+        cr_assert_gt(fake_kube_api_put(W.fake, &gvr_inferenceservices, NS, o), 0);
+}
+
+static struct cache *placement_world(size_t n_models)
+{
+        struct cache *cms = cache_new(
+                &(struct cache_options){ .transform = replicas_transform_configmap });
+
+        use_configmap_cache(cms);
+        put_isvc("sk", "4Gi");
+        annotate_isvc("sk");
+        for (size_t i = 0; i < 3; i++)
+                put_report((const char *[]){ "pod-a", "pod-b", "pod-c" }[i], "[]");
+        for (size_t i = 0; i < n_models; i++) {
+                char name[16];
+
+                (void)snprintf(name, sizeof(name), "m%02zu", i);
+                put_tm(name, "sk", "1Gi");
+        }
+        return cms;
+}
+
+static unsigned cm_writes(void)
+{
+        return fake_kube_api_calls(W.fake, FAKE_KUBE_CREATE, "configmaps") +
+               fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "configmaps") +
+               fake_kube_api_calls(W.fake, FAKE_KUBE_DELETE, "configmaps");
+}
+
+/* The bytes (1Gi per model) an assignment lists; -1 when it does not exist. */
+static long assignment_gi(const char *pod)
+{
+        char name[64];
+        json_auto_t *cm = NULL, *doc = NULL;
+
+        (void)snprintf(name, sizeof(name), "modelconfig-sk-%s", pod);
+        cm = get_obj(&gvr_configmaps, name);
+        if (!cm)
+                return -1;
+        doc = json_loads(models_json(cm), 0, NULL);
+        cr_assert(json_is_array(doc));
+        return (long)json_array_size(doc);
+}
+
+static const char *memory_condition(const json_t *tm)
+{
+        return condition(tm, "MemoryResourceAvailable");
+}
+
+/* Ten 1Gi models on three 4Gi replicas: all admitted, one assignment per replica within its
+ * limit, modelconfig-sk-0 annotated and listing all; an unchanged world writes nothing, and
+ * nothing either while the ConfigMap cache has not delivered the writes yet. */
+Test(tm_shell, placement_writes_assignments_then_nothing)
+{
+        struct reconcile_result res;
+        struct tm_reconciler_stats st;
+        struct cache *cms = placement_world(10);
+        long total = 0;
+
+        sync_caches();
+        sync_configmaps(cms);
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_CREATE, "configmaps"), 4,
+                     "three assignments and modelconfig-sk-0");
+        for (size_t i = 0; i < 3; i++) {
+                long n = assignment_gi((const char *[]){ "pod-a", "pod-b", "pod-c" }[i]);
+
+                cr_assert_geq(n, 0);
+                cr_assert_leq(n, 4, "over the 4Gi limit: %ld models", n);
+                total += n;
+        }
+        cr_assert_eq(total, 10);
+        json_auto_t *cm0 = get_obj(&gvr_configmaps, "modelconfig-sk-0");
+        cr_assert_str_eq(json_get_string_path(cm0, "metadata", "annotations",
+                                              "modelplane.io/placement", NULL),
+                         "spread");
+        for (int i = 0; i < 10; i++) {
+                char name[16];
+
+                (void)snprintf(name, sizeof(name), "m%02d", i);
+                json_auto_t *tm = get_obj(&gvr_trainedmodels, name);
+                cr_assert_str_eq(memory_condition(tm), "True", "%s not admitted", name);
+        }
+        json_auto_t *isvc = get_obj(&gvr_inferenceservices, "sk");
+        cr_assert_not_null(json_get_string_path(isvc, "status", "annotations",
+                                                "modelplane.io/placement", NULL));
+        tm_reconciler_get_stats(W.rec, &st);
+        cr_assert_eq(st.assignment_writes, 3);
+        cr_assert_eq(st.placement_moved, 10);
+        cr_assert_eq(st.isvc_status_writes, 1);
+
+        /* the ConfigMap and InferenceService caches are behind: nothing is written again */
+        sync_caches();
+        fake_kube_api_reset_calls(W.fake);
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(cm_writes(), 0, "written again from a stale cache");
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "inferenceservices/status"), 0);
+
+        /* caught up: nothing */
+        sync_configmaps(cms);
+        sync_caches();
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_ANY, NULL), 0);
+        tm_reconciler_free(W.rec);
+        W.rec = NULL;
+        cache_free(cms);
+}
+
+/* A replica's report goes (its pod was deleted): its assignment is deleted and its models are
+ * placed on the others, in O(changes) writes; its own re-creation of the assignment by a GC
+ * race (a patch of a vanished ConfigMap) is a create. */
+Test(tm_shell, placement_replica_gone_reassigns_in_few_writes)
+{
+        struct reconcile_result res;
+        struct cache *cms = placement_world(6);
+
+        for (int i = 0; i < 3; i++) {
+                sync_caches();
+                sync_configmaps(cms);
+                cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        }
+        cr_assert_gt(assignment_gi("pod-c"), 0);
+        cr_assert(fake_kube_api_remove(W.fake, &gvr_configmaps, NS, "modelstatus-pod-c"));
+        sync_caches();
+        sync_configmaps(cms);
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_DELETE, "configmaps"), 1);
+        cr_assert_leq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "configmaps"), 2,
+                      "more than the two survivors written");
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_CREATE, "configmaps"), 0);
+        cr_assert_eq(assignment_gi("pod-c"), -1);
+        cr_assert_eq(assignment_gi("pod-a") + assignment_gi("pod-b"), 6);
+
+        /* the garbage collector removes the emptier survivor's assignment (the cache has not
+         * seen it); a new model that goes there patches it: 404, created again */
+        const char *small = assignment_gi("pod-a") < assignment_gi("pod-b") ? "pod-a" : "pod-b";
+        const char *big = streq(small, "pod-a") ? "pod-b" : "pod-a";
+        char name[16] = "", cm_name[64];
+
+        sync_configmaps(cms);
+        for (int i = 0; i < 1000; i++) {
+                (void)snprintf(name, sizeof(name), "new%d", i);
+                if (placement_weight(name, small) > placement_weight(name, big))
+                        break;
+        }
+        (void)snprintf(cm_name, sizeof(cm_name), "modelconfig-sk-%s", small);
+        cr_assert(fake_kube_api_remove(W.fake, &gvr_configmaps, NS, cm_name));
+        put_tm(name, "sk", "1Gi");
+        sync_caches();
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "configmaps"), 2,
+                     "the vanished assignment and modelconfig-sk-0");
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_CREATE, "configmaps"), 1);
+        cr_assert_geq(assignment_gi(small), 1, "not made again");
+        cr_assert_eq(assignment_gi("pod-a") + assignment_gi("pod-b"), 7);
+        tm_reconciler_free(W.rec);
+        W.rec = NULL;
+        cache_free(cms);
+}
+
+/* ModelLoaded counts copies over the assigned replica only; without the annotation again,
+ * placement's objects go. */
+Test(tm_shell, placement_status_then_switched_off)
+{
+        struct reconcile_result res;
+        struct cache *cms = placement_world(1);
+        const char *holder = NULL;
+
+        for (int i = 0; i < 3; i++) {
+                sync_caches();
+                sync_configmaps(cms);
+                cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        }
+        for (size_t i = 0; i < 3; i++)
+                if (assignment_gi((const char *[]){ "pod-a", "pod-b", "pod-c" }[i]) == 1)
+                        holder = (const char *[]){ "pod-a", "pod-b", "pod-c" }[i];
+        cr_assert_not_null(holder);
+        put_report(holder, "[{\"name\":\"m00\",\"state\":\"Loaded\","
+                           "\"storageUri\":\"s3://bucket/model\"}]");
+        sync_caches();
+        sync_configmaps(cms);
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        json_auto_t *tm = get_obj(&gvr_trainedmodels, "m00");
+        cr_assert_str_eq(condition(tm, "ModelLoaded"), "True");
+        cr_assert_str_eq(condition_message(tm, "ModelLoaded"), "1/1 copies loaded");
+
+        /* switched off */
+        json_auto_t *isvc = get_obj(&gvr_inferenceservices, "sk");
+        json_object_del(json_object_get(isvc, "metadata"), "annotations");
+        cr_assert_gt(fake_kube_api_put(W.fake, &gvr_inferenceservices, NS, isvc), 0);
+        sync_caches();
+        sync_configmaps(cms);
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        for (size_t i = 0; i < 3; i++)
+                cr_assert_eq(assignment_gi((const char *[]){ "pod-a", "pod-b", "pod-c" }[i]), -1);
+        json_auto_t *cm0 = get_obj(&gvr_configmaps, "modelconfig-sk-0");
+        cr_assert_null(
+                json_get_path(cm0, "metadata", "annotations", "modelplane.io/placement", NULL));
+        json_auto_t *isvc2 = get_obj(&gvr_inferenceservices, "sk");
+        cr_assert_null(
+                json_get_path(isvc2, "status", "annotations", "modelplane.io/placement", NULL));
+        json_auto_t *tm2 = get_obj(&gvr_trainedmodels, "m00");
+        cr_assert_str_eq(condition_message(tm2, "ModelLoaded"), "1/3 replicas loaded");
+        tm_reconciler_free(W.rec);
+        W.rec = NULL;
+        cache_free(cms);
+}
+
+/* 2.5 times one replica's memory (25 models of 100Mi over three of 1000Mi): the first pass
+ * writes the three assignments, and no later one writes anything, with the ConfigMap cache
+ * behind (pass 1) or caught up. */
+Test(tm_shell, placement_under_pressure_is_written_once)
+{
+        struct reconcile_result res;
+        struct cache *cms = cache_new(
+                &(struct cache_options){ .transform = replicas_transform_configmap });
+
+        use_configmap_cache(cms);
+        put_isvc("sk", "1000Mi");
+        annotate_isvc("sk");
+        for (size_t i = 0; i < 3; i++)
+                put_report((const char *[]){ "pod-a", "pod-b", "pod-c" }[i], "[]");
+        for (size_t i = 0; i < 25; i++) {
+                char name[16];
+
+                (void)snprintf(name, sizeof(name), "m%02zu", i);
+                put_tm(name, "sk", "100Mi");
+        }
+        for (int i = 0; i < 4; i++) {
+                if (i != 1) {
+                        sync_caches();
+                        sync_configmaps(cms);
+                } else
+                        fake_kube_api_reset_calls(W.fake);
+                cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+                cr_assert_eq(cm_writes(), i == 0 ? 4U : 0U, "pass %d: %u ConfigMap writes", i,
+                             cm_writes());
+        }
+        for (size_t i = 0; i < 3; i++)
+                cr_assert_leq(assignment_gi((const char *[]){ "pod-a", "pod-b", "pod-c" }[i]), 10);
+        tm_reconciler_free(W.rec);
+        W.rec = NULL;
+        cache_free(cms);
 }

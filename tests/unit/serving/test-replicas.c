@@ -510,3 +510,57 @@ Test(replicas, heartbeat_only_updates)
         json_decref(b);
         json_decref(a);
 }
+
+/* Placement: copies counted over the assigned replicas only; the owner of a report read. */
+Test(replicas, copies_over_assigned_replicas)
+{
+        struct replica_set s = { 0 };
+        struct model_loaded m = { 0 };
+        json_t *cms = json_pack("[o, o, o]", report("a", loaded_v1), report("b", "[]"),
+                                report("c", loaded_v1));
+        const char *const pods[] = { "c", "a" };
+
+        cr_assert_eq(replica_set_build(cms, NOW, &s), 0);
+        cr_assert_str_eq(s.items[0].owner_name, "a");
+        cr_assert_str_eq(s.items[0].owner_uid, "u-1");
+        cr_assert_eq(model_loaded_summarize_copies(&s, "iris", "s3://m/v1", pods, 2, &m), 0);
+        cr_assert_eq(m.total, 2);
+        cr_assert_eq(m.loaded, 2);
+        cr_assert_str_eq(m.message, "2/2 copies loaded");
+        cr_assert_eq(json_array_size(m.detail), 2, "b is not assigned: not listed");
+        model_loaded_release(&m);
+        cr_assert_eq(model_loaded_summarize_copies(&s, "iris", "s3://m/v1", pods + 1, 1, &m), 0);
+        cr_assert_str_eq(m.message, "1/1 copies loaded");
+        model_loaded_release(&m);
+        cr_assert_eq(model_loaded_summarize(&s, "iris", "s3://m/v1", &m), 0);
+        cr_assert_str_eq(m.message, "2/3 replicas loaded", "without placement: every replica");
+        model_loaded_release(&m);
+        replica_set_release(&s);
+        json_decref(cms);
+}
+
+/* The assignment ConfigMaps (modelconfig-<isvc>-<pod>) in the controller's cache: indexed
+ * under their InferenceService, mapped to it, their data kept. */
+Test(replicas, assignment_configmaps_in_the_cache)
+{
+        json_t *cm = json_pack("{s:{s:s, s:s, s:{s:s, s:s}, s:[]}, s:{s:s}}", "metadata", "name",
+                               "modelconfig-mm-pod-b-0", "namespace", "ns", "labels",
+                               REPLICAS_ISVC_LABEL, "mm", REPLICAS_PLACEMENT_LABEL,
+                               REPLICAS_PLACEMENT_ASSIGNMENT, "managedFields", "data",
+                               "models.json", "[]");
+        json_t *keys = NULL, *slim;
+
+        cr_assert(replicas_is_assignment(cm));
+        cr_assert_eq(replicas_index_isvc(NULL, cm, &keys), 0);
+        cr_assert_str_eq(first_key(keys), "ns/mm");
+        json_decref(keys);
+        cr_assert_eq(replicas_map_configmap(NULL, cm, &keys), 0);
+        cr_assert_str_eq(first_key(keys), "ns/mm", "by its label, not its name's -0");
+        cr_assert_eq(json_array_size(keys), 1);
+        json_decref(keys);
+        slim = replicas_transform_configmap(NULL, cm);
+        cr_assert_str_eq(json_get_string_path(slim, "data", "models.json", NULL), "[]");
+        cr_assert_null(json_get_path(slim, "metadata", "managedFields", NULL));
+        json_decref(slim);
+        json_decref(cm);
+}

@@ -266,3 +266,33 @@ Test(webhook_rules, argument_errors)
         cr_assert_eq(tm_validate_admission("CREATE", NULL, NULL, NULL), -EINVAL);
         cr_assert_null(m);
 }
+
+/* Placement's copies annotation: a positive integer or "all"; anything else is refused with a
+ * message naming the annotation and the value. */
+static json_t *with_copies(json_t *value)
+{
+        json_t *o = tm_fixture_base();
+
+        json_object_set_new(json_object_get(o, "metadata"), "annotations",
+                            json_pack("{s:o}", "modelplane.io/copies", value));
+        return o;
+}
+
+#define COPIES_ERR(v)                                                                         \
+        "the Trained Model \"bar\" annotation modelplane.io/copies is invalid: it must be a " \
+        "positive integer of at most 1000 or \"all\" (the value given is \"" v "\")"
+
+Test(webhook_rules, copies_annotation)
+{
+        expect("CREATE", with_copies(json_string("2")), NULL, TM_ADMISSION_ALLOWED, NULL);
+        expect("CREATE", with_copies(json_string("all")), NULL, TM_ADMISSION_ALLOWED, NULL);
+        expect("CREATE", with_copies(json_string("0")), NULL, TM_ADMISSION_DENIED, COPIES_ERR("0"));
+        expect("CREATE", with_copies(json_string("two")), NULL, TM_ADMISSION_DENIED,
+               COPIES_ERR("two"));
+        expect("CREATE", with_copies(json_string("-1")), NULL, TM_ADMISSION_DENIED,
+               COPIES_ERR("-1"));
+        expect("UPDATE", with_copies(json_string("1001")), tm_fixture_base(), TM_ADMISSION_DENIED,
+               COPIES_ERR("1001"));
+        expect("UPDATE", with_copies(json_string("3")), tm_fixture_base(), TM_ADMISSION_ALLOWED,
+               NULL);
+}
