@@ -392,10 +392,16 @@ static int rest_item(const struct reconcile_ctx *ctx, size_t i, void *userdata)
         int k = 0;
 
         if (p->delete_object) {
-                k = kube_api_delete(ctx->api, &gvr_trainedmodels, ns, p->name, NULL, NULL, &st);
-                if (k >= 0 || k == -ENOENT) /* deleted or gone: never again from here */
+                /* this object only: one deleted and created again under its name meanwhile
+                 * (409, UID precondition) is another TrainedModel, with passes of its own */
+                struct kube_delete_options del = {
+                        .precondition_uid = json_get_string_path(obj, "metadata", "uid", NULL)
+                };
+
+                k = kube_api_delete(ctx->api, &gvr_trainedmodels, ns, p->name, &del, NULL, &st);
+                if (k >= 0 || k == -ENOENT || k == -ESTALE) /* deleted, gone or replaced */
                         (void)tm_own_writes_put(r, ph->key, obj, NULL);
-                if (k == -ENOENT)
+                if (k == -ENOENT || k == -ESTALE)
                         return 0;
                 if (k < 0)
                         return reconcile_errorf(ctx, k, "Failed to delete TrainedModel %s/%s: %s",

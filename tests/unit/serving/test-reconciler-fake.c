@@ -959,3 +959,23 @@ Test(tm_shell, deleted_models_leave_models_json_then_finalizer_workers_release_t
                      "a second finalizer removal from a stale cache");
         controller_free(fin);
 }
+
+/* The parent-missing delete is of the object planned (UID precondition): one deleted and created
+ * again under its name meanwhile, now under a parent that exists, is spared. */
+Test(tm_shell, missing_parent_delete_spares_a_model_recreated_meanwhile)
+{
+        struct reconcile_result res;
+
+        put_isvc("sk", "1Gi");
+        put_tm("a", "nope", "100Mi");
+        sync_caches();
+        cr_assert(fake_kube_api_remove(W.fake, &gvr_trainedmodels, NS, "a"));
+        put_tm("a", "sk", "100Mi");
+        cr_assert_eq(reconcile_isvc("nope", &res), 0, "%s", W.error);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_DELETE, "trainedmodels"), 1);
+        json_auto_t *a = get_obj(&gvr_trainedmodels, "a");
+        cr_assert_not_null(a, "the recreated model was deleted");
+        converge("sk");
+        json_auto_t *cm = get_obj(&gvr_configmaps, "modelconfig-sk-0");
+        cr_assert_not_null(strstr(models_json(cm), "\"modelName\":\"a\""), "%s", models_json(cm));
+}
