@@ -47,6 +47,7 @@ static const char *arg_namespace;
 static bool arg_registry_controller;
 static bool arg_ready_requires_loaded;
 static unsigned arg_delete_batch_ms = 1000; /* 0: no delete batching */
+static bool arg_tm_finalizer;               /* docs/serving.md "Deletes and the finalizer" */
 
 enum {
         ARG_KUBECONFIG,
@@ -67,6 +68,7 @@ enum {
         ARG_REGISTRY_CONTROLLER,
         ARG_READY_REQUIRES_LOADED,
         ARG_DELETE_BATCH,
+        ARG_TM_FINALIZER,
         ARG_VERBOSE,
 };
 
@@ -115,6 +117,11 @@ static const struct cli_option controller_options[] = {
           "a delete starting this soon after its InferenceService's last\n"
           "models.json write waits for the rest of it, 0-10000 (default 1000, 0 = off)",
           ARG_DELETE_BATCH },
+        { "trainedmodel-finalizer", 0, CLI_ARG_OPTIONAL, "BOOL",
+          "keep KServe's finalizer on every TrainedModel: a delete waits\n"
+          "until models.json no longer lists the model (default false: the\n"
+          "entry goes in the next pass; leftover finalizers are removed)",
+          ARG_TM_FINALIZER },
         { "verbose", 'v', CLI_ARG_NONE, NULL, "debug logging (same as --zap-log-level debug)",
           ARG_VERBOSE },
 };
@@ -166,6 +173,7 @@ static int controller_set_bool(const struct cli_option *opt, const char *arg, ch
         }
         *(opt->id == ARG_WEBHOOK        ? &arg_webhook
           : opt->id == ARG_LEADER_ELECT ? &arg_leader_elect
+          : opt->id == ARG_TM_FINALIZER ? &arg_tm_finalizer
                                         : &arg_ready_requires_loaded) = b;
         return 0;
 }
@@ -190,6 +198,7 @@ static int controller_set(void *userdata, const struct cli_option *opt, const ch
         case ARG_LEADER_ELECT:
         case ARG_WEBHOOK:
         case ARG_READY_REQUIRES_LOADED:
+        case ARG_TM_FINALIZER:
                 return controller_set_bool(opt, arg, err, err_size);
         case ARG_LEADER_ID:
                 arg_leader_id = arg;
@@ -471,6 +480,7 @@ struct controller_state {
         struct informer *tms, *isvcs, *cms;
         struct tm_reconciler *rec;
         struct controller *finalizers; /* freed after ctrl, whose workers add to its queue */
+        struct controller *releases;   /* the same; only without the finalizer */
         struct controller *ctrl, *orphans;
         struct webhook_server *wh;
         struct mrlink_config *mrcfg;
@@ -489,6 +499,7 @@ static void controller_state_release(struct controller_state *s)
         s->orphans = controller_free(s->orphans);
         s->ctrl = controller_free(s->ctrl);
         s->finalizers = controller_free(s->finalizers);
+        s->releases = controller_free(s->releases);
         s->rec = tm_reconciler_free(s->rec);
         s->cms = informer_free(s->cms);
         s->isvcs = informer_free(s->isvcs);
@@ -591,7 +602,33 @@ static int controller_add(struct controller_state *s, struct reconciler reconcil
                 ret);
 }
 
-/* The TrainedModel reconciler and its three controllers: models, orphans, finalizers. */
+/* Without the finalizer: the releases of the finalizers KServe or an older modelplane left on
+ * live TrainedModels, one worker at the pace of tm_release_pace (serving/reconciler.h). */
+static int controller_setup_releases(struct controller_state *s)
+{
+        int r;
+
+        if (arg_tm_finalizer)
+                return 0;
+        r = controller_new(
+                &(struct controller_options){
+                        .reconciler = tm_release_reconciler_get(s->rec),
+                        .workers = 1,
+                        .ratelimit = &tm_release_pace,
+                        .metrics = manager_metrics(s->m),
+                        .client = s->client,
+                        .wait_for = (struct informer *[]){ s->tms },
+                        .n_wait_for = 1,
+                },
+                &s->releases);
+        if (r >= 0) {
+                tm_reconciler_hand_off_releases(s->rec, s->releases);
+                r = manager_add_controller(s->m, s->releases);
+        }
+        return r;
+}
+
+/* The TrainedModel reconciler and its controllers: models, orphans, finalizers (and releases). */
 static int controller_setup_trainedmodels(struct controller_state *s)
 {
         int r;
@@ -607,6 +644,7 @@ static int controller_setup_trainedmodels(struct controller_state *s)
                         .delete_batch_window = arg_delete_batch_ms
                                                        ? (usec_t)arg_delete_batch_ms * USEC_PER_MSEC
                                                        : USEC_INFINITY,
+                        .no_finalizer = !arg_tm_finalizer,
                 },
                 &s->rec);
         if (r >= 0)
@@ -643,6 +681,8 @@ static int controller_setup_trainedmodels(struct controller_state *s)
                 r = manager_add_controller(s->m, s->orphans);
         if (r >= 0)
                 r = manager_add_controller(s->m, s->finalizers);
+        if (r >= 0)
+                r = controller_setup_releases(s);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the TrainedModel controller");
         return 0;

@@ -346,12 +346,28 @@ static bool label_value_ok(const char *v)
         return strlen(v) <= TM_LABEL_VALUE_MAX;
 }
 
+/* Without the finalizer (plan_input.no_finalizer): a live model's TM_FINALIZER goes with the
+ * metadata patch planned anyway, or, when there is none, later and paced (release_finalizer). */
+static int plan_finalizer_drop(const struct trained_model *tm, struct tm_plan *p)
+{
+        json_t *meta = json_object_get(p->metadata_patch, "metadata");
+
+        if (!meta) {
+                p->release_finalizer = true;
+                return 0;
+        }
+        return json_object_set_new(meta, "finalizers", finalizers_without(tm->finalizers)) < 0
+                       ? -ENOMEM
+                       : 0;
+}
+
 static int plan_metadata(const struct trained_model *tm, const char *isvc, const char *uid,
-                         bool admitted, struct tm_plan *p)
+                         bool admitted, bool no_finalizer, struct tm_plan *p)
 {
         json_auto_t *changes = json_object(), *labels = json_object();
         bool labelled = label_value_ok(isvc);
         const char *cur;
+        int r;
 
         if (!changes || !labels)
                 return -ENOMEM;
@@ -372,23 +388,29 @@ static int plan_metadata(const struct trained_model *tm, const char *isvc, const
         if (json_object_size(labels) > 0 && json_object_set(changes, "labels", labels) < 0)
                 return -ENOMEM;
 
-        if (!tm->has_finalizer &&
+        if (!no_finalizer && !tm->has_finalizer &&
             json_object_set_new(changes, "finalizers", finalizers_with(tm->finalizers)) < 0)
                 return -ENOMEM;
 
-        return plan_refs_and_patch(tm, TAKE_PTR(changes), isvc, uid, p);
+        r = plan_refs_and_patch(tm, TAKE_PTR(changes), isvc, uid, p);
+        if (r < 0 || !no_finalizer || !tm->has_finalizer)
+                return r;
+        return plan_finalizer_drop(tm, p);
+}
+
+/* The metadata patch without TM_FINALIZER. Returns: new reference; NULL on OOM. */
+static json_t *finalizer_removal_patch(const struct trained_model *tm)
+{
+        json_t *changes = json_pack("{s:o}", "finalizers", finalizers_without(tm->finalizers));
+
+        return changes ? metadata_patch_new(changes, tm->resource_version) : NULL;
 }
 
 static int plan_finalizer_removal(const struct trained_model *tm, struct tm_plan *p)
 {
-        json_t *changes;
-
         if (!tm->has_finalizer)
                 return 0;
-        changes = json_pack("{s:o}", "finalizers", finalizers_without(tm->finalizers));
-        if (!changes)
-                return -ENOMEM;
-        p->metadata_patch = metadata_patch_new(changes, tm->resource_version);
+        p->metadata_patch = finalizer_removal_patch(tm);
         return p->metadata_patch ? 0 : -ENOMEM;
 }
 
@@ -492,9 +514,11 @@ static int active_event(const struct tm_work *w, const char *cm_name, struct tm_
         return 0;
 }
 
-static int plan_active(const struct tm_work *w, const struct isvc_info *info, const char *isvc,
-                       const char *cm_name, usec_t now, struct tm_plan *p)
+static int plan_active(const struct tm_work *w, const struct isvc_info *info,
+                       const struct plan_input *in, const char *cm_name, struct tm_plan *p)
 {
+        const char *isvc = in->isvc_name;
+        usec_t now = in->now;
         const struct trained_model *tm = &w->tm;
         CLEANUP(conditions_releasep) struct conditions observed = { 0 }, c = { 0 };
         AUTOFREE char *url = NULL, *address_url = NULL;
@@ -529,7 +553,7 @@ static int plan_active(const struct tm_work *w, const struct isvc_info *info, co
         r = status_build(tm, &c, url, address_url, p);
         if (r < 0)
                 return r;
-        r = plan_metadata(tm, isvc, info->uid, w->admitted, p);
+        r = plan_metadata(tm, isvc, info->uid, w->admitted, in->no_finalizer, p);
         if (r < 0)
                 return r;
         r = active_event(w, cm_name, p);
@@ -599,6 +623,8 @@ struct planner {
         bool cm_ok;                /* the ConfigMap exists and has our name */
         const char *observed_data; /* borrowed; its models.json */
         struct model_entries observed, wanted, candidates;
+        bool *claimed;           /* owned, parallel to observed (no_finalizer only): a readable
+                                  * TrainedModel of this InferenceService has the entry's name */
         struct tm_work *work;    /* owned, parallel to in->tms */
         struct order_ctx *order; /* owned; scratch for the orderings */
         size_t *fit_order;       /* owned */
@@ -617,6 +643,7 @@ static void planner_release(struct planner *p)
         model_entries_release(&p->observed);
         model_entries_release(&p->wanted);
         model_entries_release(&p->candidates);
+        free(p->claimed);
         free(p->work);
         free(p->order);
         free(p->fit_order);
@@ -681,6 +708,28 @@ static void read_copies(const json_t *tm, struct tm_work *w)
         }
 }
 
+/* no_finalizer: which observed entries a readable TrainedModel of this InferenceService names;
+ * the others belong to TrainedModels that are gone (or moved away). */
+static int claim_observed(struct planner *p)
+{
+        if (!p->in->no_finalizer || p->observed.n == 0)
+                return 0;
+        p->claimed = calloc(p->observed.n, sizeof(*p->claimed));
+        if (!p->claimed)
+                return -ENOMEM;
+        for (size_t i = 0; i < p->in->n_tms; i++) {
+                const struct tm_work *w = &p->work[i];
+                const struct model_entry *o;
+
+                if (!w->readable || !w->ours)
+                        continue;
+                o = model_entries_find_sorted(&p->observed, w->tm.name);
+                if (o)
+                        p->claimed[o - p->observed.items] = true;
+        }
+        return 0;
+}
+
 /* Phase 2: each TrainedModel read; a model passed twice is planned once (the first one). */
 static int read_models(struct planner *p)
 {
@@ -715,10 +764,27 @@ static int read_models(struct planner *p)
         for (size_t j = 1; j < n_order; j++)
                 if (streq(p->order[j].w->tm.name, p->order[j - 1].w->tm.name))
                         p->work[p->order[j].idx].readable = false;
-        return 0;
+        return claim_observed(p);
 }
 
-/* Phase 3, memory admission (W2/W8): still-loaded deleting models first, then first fit. */
+/* no_finalizer: the entries of gone TrainedModels are still loaded until models.json drops
+ * them, so their memory counts, as a deleting model's does. false on overflow. */
+static bool count_unclaimed(const struct planner *p, struct quantity *total)
+{
+        for (size_t i = 0; p->claimed && i < p->observed.n; i++) {
+                const char *mem = p->observed.items[i].memory;
+                struct quantity q;
+
+                if (p->claimed[i] || !mem || quantity_parse(mem, &q) < 0 || quantity_sign(&q) < 0)
+                        continue;
+                if (quantity_add(total, &q) < 0)
+                        return false;
+        }
+        return true;
+}
+
+/* Phase 3, memory admission (W2/W8): still-loaded deleting (or, without the finalizer, gone)
+ * models first, then first fit. */
 static void admit_memory(struct planner *p)
 {
         bool total_overflow = false;
@@ -726,6 +792,7 @@ static void admit_memory(struct planner *p)
         size_t n_order = 0;
 
         quantity_init_zero(&total, QUANTITY_BINARY_SI);
+        total_overflow = !count_unclaimed(p, &total);
         for (size_t i = 0; i < p->in->n_tms; i++) {
                 struct tm_work *w = &p->work[i];
 
@@ -996,7 +1063,7 @@ static int plan_models(struct planner *p)
                         t->state = TM_STATE_PARENT_MISSING;
                         t->delete_object = true;
                 } else if (!w->tm.being_deleted)
-                        r = plan_active(w, &p->info, p->in->isvc_name, p->cm_name, p->in->now, t);
+                        r = plan_active(w, &p->info, p->in, p->cm_name, t);
                 else if (parent && w->observed_listed) {
                         t->state = TM_STATE_DELETING;
                         r = set_event(t, "Normal", "ModelRemoved",
@@ -1124,6 +1191,19 @@ int tm_plan_orphan(const json_t *obj, usec_t now, struct tm_plan *ret)
         return 0;
 }
 
+int tm_plan_release_finalizer(const json_t *obj, json_t **ret)
+{
+        struct trained_model tm;
+
+        *ret = NULL;
+        if (trained_model_from_json(obj, &tm) < 0)
+                return -EINVAL;
+        if (!tm.has_finalizer)
+                return 0;
+        *ret = finalizer_removal_patch(&tm);
+        return *ret ? 0 : -ENOMEM;
+}
+
 static json_t *or_null(json_t *v)
 {
         return v ? json_incref(v) : json_null();
@@ -1148,6 +1228,9 @@ json_t *isvc_plan_to_json(const struct isvc_plan *p)
                               t->delete_object, "metadataPatch", or_null(t->metadata_patch),
                               "status", or_null(t->status), "statusChanged", t->status_changed,
                               "event", event);
+                if (o && t->release_finalizer &&
+                    json_object_set_new(o, "releaseFinalizer", json_true()) < 0)
+                        json_decref(TAKE_PTR(o));
                 if (!o || json_array_append_new(tms, o) < 0)
                         return NULL;
         }

@@ -45,6 +45,13 @@
  *  - deletion (W6): the finalizer goes once models.json (observed) does not list the model; a
  *    missing InferenceService or ConfigMap means there is nothing to remove. A TrainedModel
  *    whose parent is missing and that is not being deleted is deleted (§2.2 step 2).
+ *  - without the finalizer (plan_input.no_finalizer, issue 27): none is added; a model gone
+ *    from the input simply has no entry in the desired models.json (the level-based delete),
+ *    and its observed entry keeps its memory counted until models.json no longer lists it, as
+ *    a deleting model's does; a live model that still carries trainedmodel.finalizer (KServe's,
+ *    an older modelplane's) loses it with its next metadata patch, or, when nothing else of its
+ *    metadata changes, gets release_finalizer (the shell releases it later, paced). A model
+ *    being deleted with the finalizer is released as above (W6), so switching strands nothing.
  *
  * What the plan asks of the shell that applies it (the write order itself is written once, in
  * serving/reconciler.h): the metadata_patch of a TrainedModel that is not being deleted (its
@@ -98,6 +105,9 @@ struct tm_plan {
                                    * status. When !status_changed it may be the observed object
                                    * itself (shared with the input): copy it before editing */
         bool status_changed;      /* status differs from the observed .status */
+        bool release_finalizer;   /* no_finalizer: a live model still carries TM_FINALIZER and
+                                   * nothing else of its metadata changes; the shell removes it
+                                   * on its own, paced (tm_plan_release_finalizer()) */
         const char *event_type;   /* static "Normal"/"Warning", NULL: no event */
         const char *event_reason; /* static */
         char *event_message;      /* owned */
@@ -135,6 +145,9 @@ struct plan_input {
          * index REPLICAS_INDEX_ISVC), read only under placement (and to delete assignments when
          * it is switched off); NULL: none */
         const json_t *configmaps;
+        /* --trainedmodel-finalizer=false: no finalizer on live models (see the decisions above);
+         * false is KServe's behaviour */
+        bool no_finalizer;
 };
 
 void isvc_plan_release(struct isvc_plan *p);
@@ -161,6 +174,13 @@ _warn_unused_result_ int tm_plan_orphan(const json_t *tm, usec_t now, struct tm_
 void tm_plan_release(struct tm_plan *p);
 
 /*
+ * The metadata patch that removes TM_FINALIZER from @tm (other finalizers kept; its
+ * resourceVersion as precondition), in *ret (owned); *ret is NULL when @tm does not carry it.
+ * Returns 0, -EINVAL when @tm is not a readable TrainedModel, -ENOMEM.
+ */
+_warn_unused_result_ int tm_plan_release_finalizer(const json_t *tm, json_t **ret);
+
+/*
  * The one Normal Event of a models.json write (issue #12: the controller's own API writes during
  * churn): the plan's per-model Normal events (ModelAdded, ModelUpdated, ModelRemoved) summed up,
  * e.g. 'models.json of ConfigMap "modelconfig-a-0": added 2 ("m1", "m2"), removed 12 ("m3",
@@ -182,7 +202,8 @@ _warn_unused_result_ int isvc_plan_write_event(const struct isvc_plan *p, const 
 /*
  * The plan as JSON, for golden tests and debug logs: {"isvcFound", "configMapName",
  * "modelsJson", "configMapCreate", "configMapPatch", "trainedModels": [{"name", "state",
- * "admitted", "listed", "deleteObject", "metadataPatch", "status", "statusChanged", "event"}]}.
+ * "admitted", "listed", "deleteObject", "metadataPatch", "status", "statusChanged", "event"}]};
+ * "releaseFinalizer": true only where set.
  * Returns: new reference; NULL on OOM.
  */
 json_t *isvc_plan_to_json(const struct isvc_plan *p);

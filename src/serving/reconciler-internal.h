@@ -26,8 +26,12 @@ struct tm_reconciler {
         struct cache *configmaps; /* borrowed, may be NULL */
         bool ready_requires_loaded;
         struct workqueue *finalize_queue; /* borrowed, may be NULL: released inline */
-        usec_t delete_batch_window;       /* USEC_INFINITY: no batching */
-        struct workqueue *isvc_queue;     /* borrowed: the InferenceService controller's */
+        bool no_finalizer;
+        struct workqueue *release_queue; /* borrowed, may be NULL: released inline */
+        json_t *releasing;               /* owned: keys handed to release_queue, not yet done;
+                                          * guarded by own_lock */
+        usec_t delete_batch_window;      /* USEC_INFINITY: no batching */
+        struct workqueue *isvc_queue;    /* borrowed: the InferenceService controller's */
 
         /* Our own TrainedModel writes the informer has not delivered yet (own_writes_*). */
         pthread_mutex_t own_lock;

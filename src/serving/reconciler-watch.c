@@ -12,6 +12,8 @@
  *    being deleted and neither the cached models.json nor our own last write of it lists the
  *    model: it then holds no memory and no entry, and the pass would plan all the others again
  *    to change nothing. (A hand edit that lists it again arrives as a ConfigMap change.)
+ *  - Without the finalizer (no_finalizer), the removal of a TrainedModel that was not being
+ *    deleted is where its delete starts: batched as above.
  *  - A modelconfig ConfigMap change (modelconfig-<isvc>-0, or a placement assignment
  *    modelconfig-<isvc>-<pod>) that is the echo of one of our own writes enqueues nothing: the
  *    pass that wrote it planned again from the answer already.
@@ -156,7 +158,8 @@ static void enqueue_tm(struct tm_reconciler *r, const json_t *obj, const json_t 
                         atomic_fetch_add(&r->passes_skipped, 1);
                         continue;
                 }
-                if (change == TM_CHANGE_DELETE_START)
+                if (change == TM_CHANGE_DELETE_START ||
+                    (change == TM_CHANGE_REMOVED && r->no_finalizer && !tm_is_deleting(obj)))
                         delay = batch_delay(r, key);
                 e = delay ? workqueue_add_after(r->isvc_queue, key, delay)
                           : workqueue_add(r->isvc_queue, key);

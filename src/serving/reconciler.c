@@ -16,6 +16,7 @@
 #include "serving/plan.h"
 #include "serving/replicas.h"
 #include "serving/spread.h"
+#include "serving/trainedmodel.h"
 #include "util/log.h"
 
 const struct gvr gvr_trainedmodels = { "serving.kserve.io", "v1alpha1", "trainedmodels" };
@@ -46,8 +47,9 @@ int tm_reconciler_new(const struct tm_reconciler_options *opts, struct tm_reconc
         r->own_assignments = json_object();
         r->own_isvc_status = json_object();
         r->placement_pods = json_object();
+        r->releasing = json_object();
         if (!r->own_writes || !r->own_configmaps || !r->last_writes || !r->own_assignments ||
-            !r->own_isvc_status || !r->placement_pods) {
+            !r->own_isvc_status || !r->placement_pods || !r->releasing) {
                 tm_reconciler_free(r);
                 return -ENOMEM;
         }
@@ -60,6 +62,7 @@ int tm_reconciler_new(const struct tm_reconciler_options *opts, struct tm_reconc
         r->configmaps = opts->configmaps;
         r->ready_requires_loaded = opts->ready_requires_loaded;
         r->delete_batch_window = tm_delete_batch_window(opts);
+        r->no_finalizer = opts->no_finalizer;
         *ret = r;
         return 0;
 }
@@ -74,6 +77,7 @@ struct tm_reconciler *tm_reconciler_free(struct tm_reconciler *r)
         json_decref(r->own_assignments);
         json_decref(r->own_isvc_status);
         json_decref(r->placement_pods);
+        json_decref(r->releasing);
         (void)pthread_mutex_destroy(&r->own_lock);
         free(r);
         return NULL;
@@ -275,6 +279,58 @@ bool tm_is_deleting(const json_t *tm)
         return json_get_path(tm, "metadata", "deletionTimestamp", NULL) != NULL;
 }
 
+static bool tm_has_finalizer(const json_t *tm)
+{
+        struct trained_model t;
+
+        return trained_model_from_json(tm, &t) >= 0 && t.has_finalizer;
+}
+
+/* The release hand-off (reconciler.h) of TrainedModel ns/name: once while it is queued, added
+ * rate-limited (the pace). Returns 1 when handed (or already queued), 0 when there is no release
+ * queue or no key for it, < 0 on error. */
+static int hand_off_release(struct tm_reconciler *r, const char *ns, const char *name)
+{
+        char key[CACHE_KEY_MAX];
+        bool queued;
+        int k;
+
+        if (!r->release_queue)
+                return 0;
+        k = snprintf(key, sizeof(key), "%s/%s", ns, name);
+        if (k < 0 || (size_t)k >= sizeof(key))
+                return 0;
+        (void)pthread_mutex_lock(&r->own_lock);
+        queued = json_object_get(r->releasing, key) != NULL;
+        k = queued ? 0 : json_object_set_new(r->releasing, key, json_true());
+        (void)pthread_mutex_unlock(&r->own_lock);
+        if (k < 0)
+                return -ENOMEM;
+        if (!queued)
+                k = workqueue_add_rate_limited(r->release_queue, key);
+        return k < 0 ? k : 1;
+}
+
+/* Phase 3's hand-offs of one TrainedModel: a deleting one's finalizer to the finalizer queue
+ * (all its writes go there), a live one's release to the release queue. Returns 1 when handed,
+ * 0 when not, < 0 on error. */
+static int hand_off(struct tm_reconciler *r, const char *ns, const struct tm_plan *t,
+                    const json_t *obj)
+{
+        char key[CACHE_KEY_MAX];
+        int k;
+
+        if (!tm_is_deleting(obj))
+                return t->release_finalizer ? hand_off_release(r, ns, t->name) : 0;
+        if (!r->finalize_queue)
+                return 0;
+        k = snprintf(key, sizeof(key), "%s/%s", ns, t->name);
+        if (k < 0 || (size_t)k >= sizeof(key))
+                return 0; /* released inline */
+        k = workqueue_add(r->finalize_queue, key);
+        return k < 0 ? k : 1;
+}
+
 /* The orphan controller: one reconcile per TrainedModel key ("ns/name") without a parent. */
 static int tm_reconcile_orphan(const struct reconcile_ctx *ctx, const char *key,
                                struct reconcile_result *ret)
@@ -312,6 +368,11 @@ static int tm_reconcile_orphan(const struct reconcile_ctx *ctx, const char *key,
                         return k;
                 atomic_fetch_add(&r->tm_status_writes, 1);
                 emit(r, tm, &p, NULL);
+        }
+        if (r->no_finalizer && !tm_is_deleting(tm) && tm_has_finalizer(tm)) {
+                k = hand_off_release(r, ns, name);
+                if (k < 0)
+                        return k;
         }
         return reconcile_done(ret);
 }
@@ -389,6 +450,27 @@ static int patch_tm_recorded(struct tm_reconciler *r, const struct reconcile_ctx
         return k;
 }
 
+/* A live model's finalizer release without a release queue, planned from our last answer for it
+ * (a status patch of this pass moved its resourceVersion: the release's precondition). */
+static int release_inline(struct tm_reconciler *r, const struct reconcile_ctx *ctx,
+                          const struct phase *ph, const json_t *obj, const char *name)
+{
+        json_auto_t *latest = NULL, *patch = NULL;
+        int k;
+
+        if (!tm_own_writes_lookup(r, ph->key, obj, &latest))
+                latest = json_incref((json_t *)obj);
+        if (!latest)
+                return 0; /* gone */
+        k = tm_plan_release_finalizer(latest, &patch);
+        if (k < 0 || !patch)
+                return k;
+        k = patch_tm_recorded(r, ctx, ph->key, ph->ns, obj, name, patch, NULL);
+        if (k == 0)
+                atomic_fetch_add(&r->tm_metadata_writes, 1);
+        return k;
+}
+
 static int rest_item(const struct reconcile_ctx *ctx, size_t i, void *userdata)
 {
         struct phase *ph = userdata;
@@ -400,10 +482,16 @@ static int rest_item(const struct reconcile_ctx *ctx, size_t i, void *userdata)
         int k = 0;
 
         if (p->delete_object) {
-                k = kube_api_delete(ctx->api, &gvr_trainedmodels, ns, p->name, NULL, NULL, &st);
-                if (k >= 0 || k == -ENOENT) /* deleted or gone: never again from here */
+                /* this object only: one deleted and created again under its name meanwhile
+                 * (409, UID precondition) is another TrainedModel, with passes of its own */
+                struct kube_delete_options del = {
+                        .precondition_uid = json_get_string_path(obj, "metadata", "uid", NULL)
+                };
+
+                k = kube_api_delete(ctx->api, &gvr_trainedmodels, ns, p->name, &del, NULL, &st);
+                if (k >= 0 || k == -ENOENT || k == -ESTALE) /* deleted, gone or replaced */
                         (void)tm_own_writes_put(r, ph->key, obj, NULL);
-                if (k == -ENOENT)
+                if (k == -ENOENT || k == -ESTALE)
                         return 0;
                 if (k < 0)
                         return reconcile_errorf(ctx, k, "Failed to delete TrainedModel %s/%s: %s",
@@ -429,13 +517,16 @@ static int rest_item(const struct reconcile_ctx *ctx, size_t i, void *userdata)
                 if (k == 0)
                         atomic_fetch_add(&r->tm_metadata_writes, 1);
         }
+        if (k == 0 && p->release_finalizer && !tm_is_deleting(obj) && !r->release_queue)
+                k = release_inline(r, ctx, ph, obj, p->name);
         return k;
 }
 
 static bool rest_has_writes(const struct tm_plan *p, const json_t *obj)
 {
         return p->delete_object || (p->status && p->status_changed && !tm_is_deleting(obj)) ||
-               (p->metadata_patch && tm_is_deleting(obj));
+               (p->metadata_patch && tm_is_deleting(obj)) ||
+               (p->release_finalizer && !tm_is_deleting(obj));
 }
 
 struct capped {
@@ -469,26 +560,22 @@ static int apply_rest(struct tm_reconciler *r, const struct reconcile_ctx *ctx, 
         if (!c.index)
                 return -ENOMEM;
         for (size_t i = 0; i < plan->n_tms; i++) {
+                const struct tm_plan *t = &plan->tms[i];
                 const json_t *obj = json_array_get(tms, i);
 
-                if (!rest_has_writes(&plan->tms[i], obj))
+                if (!rest_has_writes(t, obj))
                         continue;
-                if (r->finalize_queue && tm_is_deleting(obj)) {
-                        /* models.json no longer lists it (written above, or already so): its
-                         * finalizer goes on the finalizer workers, while this key goes on */
-                        char tm_key[CACHE_KEY_MAX];
-
-                        k = snprintf(tm_key, sizeof(tm_key), "%s/%s", ns, plan->tms[i].name);
-                        if (k > 0 && (size_t)k < sizeof(tm_key)) {
-                                k = workqueue_add(r->finalize_queue, tm_key);
-                                if (k < 0) {
-                                        free(c.index);
-                                        return k;
-                                }
-                                (*ret_handed)++;
-                                continue;
-                        }
+                /* a deleting model that models.json no longer lists (written above, or already
+                 * so): its finalizer goes on the finalizer workers, while this key goes on; a
+                 * live model's release goes on the release worker, at its pace */
+                k = hand_off(r, ns, t, obj);
+                if (k < 0) {
+                        free(c.index);
+                        return k;
                 }
+                *ret_handed += (size_t)k;
+                if (k > 0 && (tm_is_deleting(obj) || !(t->status && t->status_changed)))
+                        continue;
                 if (n == r->writes_per_pass) {
                         *ret_more = true;
                         break;
@@ -503,7 +590,8 @@ static int apply_rest(struct tm_reconciler *r, const struct reconcile_ctx *ctx, 
 
 /* (Re)computes *plan for the InferenceService name from the given objects (all borrowed). */
 static int compute_plan(const char *name, const json_t *isvc, const json_t *cm, json_t *tms,
-                        const json_t *cms, usec_t now, struct isvc_plan *plan)
+                        const json_t *cms, usec_t now, bool no_finalizer,
+                        struct isvc_plan *plan)
 {
         size_t n = json_array_size(tms);
         const json_t **arr = calloc(n + 1, sizeof(const json_t *));
@@ -520,7 +608,8 @@ static int compute_plan(const char *name, const json_t *isvc, const json_t *cm, 
                                   .tms = arr,
                                   .n_tms = n,
                                   .now = now,
-                                  .configmaps = cms };
+                                  .configmaps = cms,
+                                  .no_finalizer = no_finalizer };
         isvc_plan_release(plan);
         k = isvc_plan_compute(&in, plan);
         free(arr);
@@ -689,7 +778,7 @@ static int pass_write(struct pass *p, struct reconcile_result *ret)
                 if (k < 0)
                         return k;
                 k = compute_plan(p->name, p->isvc, p->cm, p->tms, p->cms, reconcile_now(p->ctx),
-                                 &p->plan);
+                                 p->r->no_finalizer, &p->plan);
                 if (k < 0)
                         return k == -ENOMEM ? k : reconcile_terminal(ret, k);
                 atomic_fetch_add(&p->r->plans, 1);
@@ -746,7 +835,7 @@ static int pass_finish(struct pass *p, struct reconcile_result *ret)
         if (p->replan) {
                 atomic_fetch_add(&p->r->plans, 1);
                 k = compute_plan(p->name, p->isvc, p->cm, p->tms, p->cms, reconcile_now(p->ctx),
-                                 &p->plan);
+                                 p->r->no_finalizer, &p->plan);
                 if (k < 0)
                         return k == -ENOMEM ? k : reconcile_terminal(ret, k);
         }
@@ -796,13 +885,12 @@ static int tm_reconcile_isvc(const struct reconcile_ctx *ctx, const char *key,
 }
 
 /* The finalizer controller: one reconcile per TrainedModel key ("ns/name"), handed over by the
- * InferenceService reconcile once models.json no longer lists it (never from the informer). */
-static int tm_reconcile_finalizer(const struct reconcile_ctx *ctx, const char *key,
-                                  struct reconcile_result *ret)
+ * InferenceService reconcile once models.json no longer lists it (never from the informer); the
+ * same for the release controller (no_finalizer: live models too). */
+static int finalizer_release(const struct reconcile_ctx *ctx, struct tm_reconciler *r,
+                             const char *key, struct reconcile_result *ret)
 {
-        struct tm_reconciler *r = ctx->userdata;
-        CLEANUP(tm_plan_release) struct tm_plan p = { 0 };
-        json_auto_t *cached = cache_get(r->tms, key), *parents = NULL, *tm = NULL;
+        json_auto_t *cached = cache_get(r->tms, key), *parents = NULL, *tm = NULL, *patch = NULL;
         json_t *answer = NULL;
         const char *ns, *name;
         int k;
@@ -823,17 +911,17 @@ static int tm_reconcile_finalizer(const struct reconcile_ctx *ctx, const char *k
                         break;
                 }
         }
-        if (!tm || !tm_is_deleting(tm))
+        if (!tm || (!tm_is_deleting(tm) && !r->no_finalizer))
                 return reconcile_done(ret);
         ns = json_get_string_path(tm, "metadata", "namespace", NULL);
         name = json_get_string_path(tm, "metadata", "name", NULL);
-        /* for a TrainedModel being deleted: the finalizer removal, if it still has ours */
-        k = tm_plan_orphan(tm, reconcile_now(ctx), &p);
+        /* the finalizer removal, if it still has ours */
+        k = tm_plan_release_finalizer(tm, &patch);
         if (k < 0)
                 return reconcile_terminal(ret, k);
-        if (!p.metadata_patch || !ns || !name)
+        if (!patch || !ns || !name)
                 return reconcile_done(ret);
-        k = patch_tm(ctx, ns, name, p.metadata_patch, NULL, &answer);
+        k = patch_tm(ctx, ns, name, patch, NULL, &answer);
         if (k < 0)
                 return k;
         atomic_fetch_add(&r->tm_metadata_writes, 1);
@@ -845,14 +933,45 @@ static int tm_reconcile_finalizer(const struct reconcile_ctx *ctx, const char *k
         return k < 0 ? k : reconcile_done(ret);
 }
 
+static int tm_reconcile_finalizer(const struct reconcile_ctx *ctx, const char *key,
+                                  struct reconcile_result *ret)
+{
+        struct tm_reconciler *r = ctx->userdata;
+        int k = finalizer_release(ctx, r, key, ret);
+
+        /* done with this hand-off (a retry keeps the key queued): the next pass may hand the
+         * key over again if the finalizer is still there */
+        if (k >= 0 || reconcile_error_is_terminal(k)) {
+                (void)pthread_mutex_lock(&r->own_lock);
+                (void)json_object_del(r->releasing, key);
+                (void)pthread_mutex_unlock(&r->own_lock);
+        }
+        return k;
+}
+
 void tm_reconciler_hand_off_finalizers(struct tm_reconciler *r, struct controller *finalizers)
 {
         r->finalize_queue = controller_queue(finalizers);
 }
 
+const struct ratelimiter_options tm_release_pace = { .qps = TM_RELEASE_PACE_QPS,
+                                                     .burst = TM_RELEASE_PACE_BURST };
+
+void tm_reconciler_hand_off_releases(struct tm_reconciler *r, struct controller *releases)
+{
+        r->release_queue = controller_queue(releases);
+}
+
 struct reconciler tm_finalizer_reconciler_get(struct tm_reconciler *r)
 {
         return (struct reconciler){ .name = "trainedmodel-finalizer",
+                                    .reconcile = tm_reconcile_finalizer,
+                                    .userdata = r };
+}
+
+struct reconciler tm_release_reconciler_get(struct tm_reconciler *r)
+{
+        return (struct reconciler){ .name = "trainedmodel-finalizer-release",
                                     .reconcile = tm_reconcile_finalizer,
                                     .userdata = r };
 }

@@ -74,6 +74,13 @@ struct tm_reconciler_options {
          * InferenceService's last ConfigMap write waits for the rest of it, so that deletes close
          * together leave models.json in one write. 0 = 1 s; USEC_INFINITY = none. */
         usec_t delete_batch_window;
+        /* --trainedmodel-finalizer=false (issue 27; plan_input.no_finalizer): no finalizer on
+         * TrainedModels; a model's entry leaves models.json in the first pass after the object
+         * is gone (its DELETED event, batched as a delete's start is, or the relist after a
+         * restart). The finalizer that KServe or an older modelplane left is removed: from a
+         * model being deleted as before (the finalizer hand-off below), from a live one with its
+         * next metadata patch or else through the release hand-off (paced). */
+        bool no_finalizer;
 };
 
 struct tm_reconciler;
@@ -97,6 +104,19 @@ struct reconciler tm_orphan_reconciler_get(struct tm_reconciler *r);
  * attempt). Without a hand-off the InferenceService reconcile removes finalizers itself. */
 void tm_reconciler_hand_off_finalizers(struct tm_reconciler *r, struct controller *finalizers);
 struct reconciler tm_finalizer_reconciler_get(struct tm_reconciler *r);
+
+/* Release hand-off (no_finalizer only): the keys of live TrainedModels that still carry
+ * trainedmodel.finalizer and have no other metadata patch to carry its removal (and of live
+ * orphans that carry it) go, once each while queued, to releases (a controller running
+ * tm_release_reconciler_get(): the finalizer reconcile under its own name; one worker, rate
+ * limit tm_release_pace), added rate-limited: a switch to no_finalizer releases a cluster's
+ * TrainedModels at that pace, beside the user's writes rather than in front of them. Without a
+ * hand-off the InferenceService reconcile releases them itself (time slice writes_per_pass). */
+#define TM_RELEASE_PACE_QPS   20.0
+#define TM_RELEASE_PACE_BURST 20U
+extern const struct ratelimiter_options tm_release_pace;
+void tm_reconciler_hand_off_releases(struct tm_reconciler *r, struct controller *releases);
+struct reconciler tm_release_reconciler_get(struct tm_reconciler *r);
 
 /* Index function for the TrainedModel cache: "ns/<spec.inferenceService>" and
  * "ns/<label inferenceservice>" (after a move, W7); no value (NULL) for an orphan. */

@@ -58,10 +58,15 @@ expect_usage_error controller "invalid --max-concurrent-writes '65' (1-64)" \
         --max-concurrent-writes 65
 expect_usage_error controller "invalid --delete-batch-window '10001' (0-10000)" \
         --delete-batch-window 10001
+expect_usage_error controller "invalid --trainedmodel-finalizer value 'sometimes' (true or false)" \
+        --trainedmodel-finalizer=sometimes
 # no client-side rate limit by default (controller-runtime >= 0.21), and the help says so
 "$MP" controller --help >"$T/help" 2>&1 || fail "controller --help"
 grep -qF -- "client-side rate limit, 0 = off (default 0" "$T/help" ||
         fail "controller --help does not say that --kube-api-qps 0 is off and the default"
+# deletes without KServe's finalizer by default (docs/serving.md), and the help says so
+grep -qF -- "(default false: the" "$T/help" ||
+        fail "controller --help does not say that --trainedmodel-finalizer is off by default"
 expect_usage_error webhook "invalid --webhook-port '70000' (0-65535)" --webhook-port 70000
 expect_usage_error registry "--port: invalid value 'x': expected an integer from 0 to 65535" -p x
 expect_usage_error registry "option '-d' requires an argument" -d

@@ -19,7 +19,7 @@ holder=$(kubectl -n modelplane-system get lease "$LEASE" -o jsonpath='{.spec.hol
 [ -n "$holder" ] || fail "lease has no holder"
 ok "one leader ($holder), one follower"
 
-# Only the leader reconciles: a TrainedModel gets its finalizer, and only a's log shows work.
+# Only the leader reconciles: a TrainedModel gets its parent label, and only a's log shows work.
 cat <<YAML | kubectl apply -f - >/dev/null
 apiVersion: serving.kserve.io/v1beta1
 kind: InferenceService
@@ -31,7 +31,7 @@ kind: TrainedModel
 metadata: {name: m1, namespace: $NS}
 spec: {inferenceService: parent, model: {storageUri: "s3://b/m1", framework: sklearn, memory: 10Mi}}
 YAML
-wait_for 90 sh -c "kubectl -n $NS get tm m1 -o jsonpath='{.metadata.finalizers}' | grep -q trainedmodel.finalizer" ||
+wait_for 90 sh -c "kubectl -n $NS get tm m1 -o jsonpath='{.metadata.labels.inferenceservice}' | grep -qx parent" ||
         fail "the leader did not reconcile"
 grep -q 'Started 1 controller' "$T/b.log" && fail "the follower started its controllers"
 ok "only the leader runs controllers"

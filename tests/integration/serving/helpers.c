@@ -548,7 +548,7 @@ static void dump_log_tail(const char *path)
 
 void srv_controller_start(struct srv *s)
 {
-        char bin_buf[512], kc[512], lease[128];
+        char bin_buf[512], kc[512], lease[128], finalizer[64];
         const char *bin = modelplane_bin(bin_buf, sizeof(bin_buf));
         const char *root = getenv("MODELPLANE_BUILD_ROOT");
         const char *argv[24];
@@ -580,6 +580,11 @@ void srv_controller_start(struct srv *s)
                 argv[n++] = lease;
                 argv[n++] = "--leader-election-namespace";
                 argv[n++] = "modelplane-system";
+        }
+        if (s->finalizer) {
+                (void)snprintf(finalizer, sizeof(finalizer), "--trainedmodel-finalizer=%s",
+                               s->finalizer);
+                argv[n++] = finalizer;
         }
         argv[n++] = "--zap-log-level";
         argv[n++] = "debug";

@@ -38,7 +38,8 @@ struct srv {
         char log_path[512];      /* the controller's stdout+stderr (appended across restarts) */
         unsigned probe_port;
         unsigned metrics_port;
-        bool leader_elect; /* run the controller with --leader-elect (default true) */
+        bool leader_elect;     /* run the controller with --leader-elect (default true) */
+        const char *finalizer; /* --trainedmodel-finalizer=<this>; NULL: the default */
 };
 
 /* Skips unless MODELPLANE_KUBECONFIG is set; admin client; creates the namespace

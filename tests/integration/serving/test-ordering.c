@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The ordering rules of concurrent writes (issue #12 item 2), proven on the real API server's
- * own history: while the controller (defaults: 4 workers, 8 writes in flight per reconcile)
+ * own history: while the controller (--trainedmodel-finalizer=true; defaults otherwise: 4
+ * workers, 8 writes in flight per reconcile)
  * admits 200 TrainedModels and then deletes half of them, the test watches the TrainedModels and
  * the ConfigMap and replays every event in resourceVersion order (one etcd revision counter for
  * both). At every point:
@@ -37,6 +38,7 @@ static struct recorder R = { .lock = PTHREAD_MUTEX_INITIALIZER };
 static void setup(void)
 {
         srv_setup(&S, "ordering");
+        S.finalizer = "true"; /* the rules of KServe's finalizer (test-finalizer.c: without) */
         R.events = json_array();
 }
 

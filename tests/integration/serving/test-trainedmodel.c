@@ -3,7 +3,9 @@
  * The TrainedModel controller end to end: a real kube-apiserver, the real `modelplane controller`
  * binary with the shipped RBAC, spec trainedmodel.md §9.1 (C*), §9.9 (X*) and §10 (W*).
  * Each test has its own namespace and its own controller (--namespace), so tests do not share
- * state; every wait is a bounded poll.
+ * state; every wait is a bounded poll. The controller runs with its default
+ * --trainedmodel-finalizer, but for the tests of KServe's finalizer (c3, c4, x10, w6, w13), which
+ * turn it on; test-finalizer.c tests the deletes without it.
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -190,6 +192,7 @@ Test(tm, c3_status_urls_conditions_finalizer_then_update)
 
         isvc_ready("model1-update-parent", "2Gi");
         srv_cm_create(&S, "model1-update-parent", "");
+        S.finalizer = "true";
         srv_controller_start(&S);
         srv_tm_create(&S, "model1-update", "model1-update-parent", "s3//model1", "tensorflow",
                       "1G");
@@ -231,6 +234,7 @@ Test(tm, c4_delete_removes_entry_then_finalizer)
 {
         isvc_ready("model1-delete-parent", "2Gi");
         srv_cm_create(&S, "model1-delete-parent", "");
+        S.finalizer = "true";
         srv_controller_start(&S);
         srv_tm_create(&S, "model1-delete", "model1-delete-parent", "s3//model1", "tensorflow",
                       "1G");
@@ -445,6 +449,7 @@ Test(tm, x10_delete_with_non_mms_parent_not_stuck)
         json_object_set_new(json_object_get(p, "tensorflow"), "storageUri", json_string("s3//m"));
         srv_isvc_create(&S, "x10", p, NULL);
         srv_isvc_set_ready(&S, "x10", true);
+        S.finalizer = "true";
         srv_controller_start(&S);
         srv_tm_create(&S, "x10-tm", "x10", "s3//a", "tensorflow", "1Gi");
         SRV_WAIT(SRV_TIMEOUT, srv_tm_cond(&S, "x10-tm", "IsMMSPredictor", "False", NULL),
@@ -732,6 +737,7 @@ Test(tm, w6_deletion_never_stuck)
 {
         isvc_ready("w6a", "2Gi");
         isvc_ready("w6b", "2Gi");
+        S.finalizer = "true";
         srv_controller_start(&S);
         srv_tm_create(&S, "w6a-tm", "w6a", "s3//a", "sklearn", "1Gi");
         srv_tm_create(&S, "w6b-tm", "w6b", "s3//b", "sklearn", "1Gi");
@@ -818,6 +824,7 @@ Test(tm, w7_move_to_another_parent)
 Test(tm, w13_garbage_collection_while_controller_down, .timeout = 400)
 {
         isvc_ready("w13", "2Gi");
+        S.finalizer = "true"; /* without it the collector's deletes need no controller */
         srv_controller_start(&S);
         srv_tm_create(&S, "g1", "w13", "s3//a", "sklearn", "100Mi");
         srv_tm_create(&S, "g2", "w13", "s3//b", "sklearn", "100Mi");

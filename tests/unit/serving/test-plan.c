@@ -132,8 +132,8 @@ static void apply(json_t *tm, const struct tm_plan *p)
                 json_object_set(tm, "status", p->status);
 }
 
-static struct isvc_plan compute(const char *name, const json_t *isvc_json, const json_t *cm,
-                                json_t **tms, size_t n)
+static struct isvc_plan compute_mode(const char *name, const json_t *isvc_json, const json_t *cm,
+                                     json_t **tms, size_t n, bool no_finalizer)
 {
         struct plan_input in = {
                 .isvc_name = name,
@@ -142,6 +142,7 @@ static struct isvc_plan compute(const char *name, const json_t *isvc_json, const
                 .tms = (const json_t *const *)tms,
                 .n_tms = n,
                 .now = NOW,
+                .no_finalizer = no_finalizer,
         };
         struct isvc_plan p;
         int r;
@@ -150,6 +151,12 @@ static struct isvc_plan compute(const char *name, const json_t *isvc_json, const
         cr_assert_eq(r, 0, "isvc_plan_compute: %d", r);
         cr_assert_eq(p.n_tms, n);
         return p;
+}
+
+static struct isvc_plan compute(const char *name, const json_t *isvc_json, const json_t *cm,
+                                json_t **tms, size_t n)
+{
+        return compute_mode(name, isvc_json, cm, tms, n, false);
 }
 
 static const char *cond_field(const struct tm_plan *p, const char *type, const char *field)
@@ -1133,4 +1140,185 @@ Test(plan, write_event_skips_a_write_that_only_drops_deleted_models)
         cr_assert_str_eq(msg, "models.json of ConfigMap \"modelconfig-sk-0\": added 1 (\"bad\"), "
                               "removed 2 (\"gone-0\", \"gone-1\")");
         free(msg);
+}
+
+/* --- without the finalizer (issue 27, plan_input.no_finalizer) ----------------------------- */
+
+static const json_t *patched_finalizers(const struct tm_plan *p)
+{
+        return json_get_path(p->metadata_patch, "metadata", "finalizers", NULL);
+}
+
+/* A new model gets labels and the owner reference, no finalizer; once they are in place,
+ * nothing is planned. */
+Test(plan, no_finalizer_adds_none)
+{
+        json_auto_t *is = isvc("p", (struct isvc_opts){ .ready = true, .limit = "2Gi" });
+        json_auto_t *cm = configmap("modelconfig-p-0", "");
+        json_auto_t *tm = trained_model("m", "p", "1G", 0);
+        json_t *tms[] = { tm };
+        struct isvc_plan p = compute_mode("p", is, cm, tms, 1, true);
+
+        cr_assert_not_null(p.tms[0].metadata_patch);
+        cr_assert_str_eq(patched_label(&p.tms[0], "inferenceservice"), "p");
+        cr_assert_null(patched_finalizers(&p.tms[0]), "no finalizer without the flag");
+        cr_assert_not(p.tms[0].release_finalizer);
+        cr_assert(p.tms[0].listed);
+        apply(tm, &p.tms[0]);
+        isvc_plan_release(&p);
+        cr_assert_null(json_get_path(tm, "metadata", "finalizers", NULL));
+
+        p = compute_mode("p", is, cm, tms, 1, true);
+        cr_assert_null(p.tms[0].metadata_patch, "everything in place");
+        cr_assert_not(p.tms[0].release_finalizer);
+        isvc_plan_release(&p);
+}
+
+/* KServe's (or an older modelplane's) finalizer on a live model: with nothing else to patch it
+ * is left to the paced release; with a metadata patch anyway, it rides along (other
+ * finalizers kept). The same objects with the finalizer on: nothing to release. */
+Test(plan, no_finalizer_releases_a_leftover_one)
+{
+        json_auto_t *is = isvc("p", (struct isvc_opts){ .ready = true, .limit = "2Gi" });
+        json_auto_t *cm = configmap("modelconfig-p-0", "");
+        json_auto_t *settled = trained_model("settled", "p", "100Mi", 0);
+        json_auto_t *fresh = trained_model("fresh", "p", "100Mi", 1);
+        json_t *tms[] = { settled, fresh };
+        struct isvc_plan p;
+
+        /* settled: everything of an older modelplane in place */
+        p = compute("p", is, cm, tms, 1);
+        apply(settled, &p.tms[0]);
+        isvc_plan_release(&p);
+        cr_assert_eq(json_array_size(json_get_path(settled, "metadata", "finalizers", NULL)), 1);
+        /* fresh: KServe's finalizer and a foreign one, no labels or owner reference yet */
+        set_meta(fresh, "finalizers",
+                 json_pack("[s,s]", "example.com/keep", "trainedmodel.finalizer"));
+
+        p = compute_mode("p", is, cm, tms, 2, true);
+        cr_assert_null(p.tms[0].metadata_patch);
+        cr_assert(p.tms[0].release_finalizer, "settled: released on its own");
+        cr_assert_not(p.tms[1].release_finalizer, "fresh: the patch planned anyway carries it");
+        cr_assert_eq(json_array_size(patched_finalizers(&p.tms[1])), 1);
+        cr_assert_str_eq(json_string_value(json_array_get(patched_finalizers(&p.tms[1]), 0)),
+                         "example.com/keep");
+        cr_assert_str_eq(patched_label(&p.tms[1], "inferenceservice"), "p");
+        {
+                json_auto_t *j = isvc_plan_to_json(&p);
+                json_t *t0 = json_array_get(json_object_get(j, "trainedModels"), 0);
+                json_t *t1 = json_array_get(json_object_get(j, "trainedModels"), 1);
+
+                cr_assert(json_is_true(json_object_get(t0, "releaseFinalizer")));
+                cr_assert_null(json_object_get(t1, "releaseFinalizer"), "only where set");
+        }
+        isvc_plan_release(&p);
+
+        p = compute("p", is, cm, tms, 2);
+        cr_assert_not(p.tms[0].release_finalizer);
+        cr_assert_not(p.tms[1].release_finalizer);
+        cr_assert_null(p.tms[0].metadata_patch, "the finalizer on: settled as it is");
+        cr_assert_not_null(p.tms[1].metadata_patch, "labels and owner reference");
+        cr_assert_null(patched_finalizers(&p.tms[1]), "the finalizer on: in place already");
+        isvc_plan_release(&p);
+}
+
+/* A model being deleted with the finalizer goes as it does with the flag on (W6): its entry
+ * first, then the finalizer; switching strands nothing. */
+Test(plan, no_finalizer_deleting_model_still_released_after_its_entry)
+{
+        json_auto_t *is = isvc("p", (struct isvc_opts){ .ready = true, .limit = "2Gi" });
+        json_auto_t *cm =
+                configmap("modelconfig-p-0",
+                          "[{\"modelName\":\"m\",\"modelSpec\":{\"storageUri\":\"s3//model1\","
+                          "\"framework\":\"tensorflow\",\"memory\":\"1G\"}}]");
+        json_auto_t *tm = trained_model("m", "p", "1G", 0);
+        json_t *tms[] = { tm };
+        struct isvc_plan p;
+
+        set_meta(tm, "deletionTimestamp", json_string("2025-01-01T00:00:00Z"));
+        set_meta(tm, "finalizers", json_pack("[s]", "trainedmodel.finalizer"));
+        p = compute_mode("p", is, cm, tms, 1, true);
+        cr_assert_eq(p.tms[0].state, TM_STATE_DELETING);
+        cr_assert_str_eq(models_json_of(&p), "[]");
+        cr_assert_null(p.tms[0].metadata_patch);
+        cr_assert_not(p.tms[0].release_finalizer);
+        isvc_plan_release(&p);
+
+        json_object_set_new(json_object_get(cm, "data"), "models.json", json_string("[]"));
+        p = compute_mode("p", is, cm, tms, 1, true);
+        cr_assert_eq(p.tms[0].state, TM_STATE_FINALIZED);
+        cr_assert_eq(json_array_size(patched_finalizers(&p.tms[0])), 0);
+        cr_assert_not(p.tms[0].release_finalizer);
+        isvc_plan_release(&p);
+}
+
+/* The level-based delete: a TrainedModel that is gone has no entry in the next models.json, and
+ * its entry's memory stays counted until models.json no longer lists it, as a deleting model's
+ * does (remove, then admit: never both in one write). With the finalizer on, an entry without
+ * its object frees its memory at once, as before. */
+Test(plan, no_finalizer_gone_model_leaves_and_holds_memory_until_unlisted)
+{
+        json_auto_t *is = isvc("p", (struct isvc_opts){ .ready = true, .limit = "1Gi" });
+        json_auto_t *cm =
+                configmap("modelconfig-p-0",
+                          "[{\"modelName\":\"gone\",\"modelSpec\":{\"storageUri\":\"s3//model1\","
+                          "\"framework\":\"tensorflow\",\"memory\":\"512Mi\"}},"
+                          "{\"modelName\":\"kept\",\"modelSpec\":{\"storageUri\":\"s3//model1\","
+                          "\"framework\":\"tensorflow\",\"memory\":\"512Mi\"}}]");
+        json_auto_t *kept = trained_model("kept", "p", "512Mi", 0);
+        json_auto_t *next = trained_model("next", "p", "512Mi", 1);
+        json_t *tms[] = { kept, next };
+        const char *only_kept = "[{\"modelName\":\"kept\",\"modelSpec\":{\"storageUri\":"
+                                "\"s3//model1\",\"framework\":\"tensorflow\",\"memory\":"
+                                "\"512Mi\"}}]";
+        struct isvc_plan p;
+
+        p = compute_mode("p", is, cm, tms, 2, true);
+        cr_assert_str_eq(models_json_of(&p), only_kept, "the gone model's entry leaves");
+        cr_assert(p.tms[0].admitted);
+        cr_assert_not(p.tms[1].admitted, "the gone model is still loaded");
+        cr_assert_eq(p.tms[1].state, TM_STATE_WAITING_MEMORY);
+        isvc_plan_release(&p);
+
+        p = compute("p", is, cm, tms, 2);
+        cr_assert(p.tms[1].admitted, "finalizer on: an entry without its object holds nothing");
+        isvc_plan_release(&p);
+
+        json_object_set_new(json_object_get(cm, "data"), "models.json", json_string(only_kept));
+        p = compute_mode("p", is, cm, tms, 2, true);
+        cr_assert(p.tms[1].admitted, "memory freed once unlisted");
+        cr_assert(p.tms[1].listed);
+        isvc_plan_release(&p);
+
+        /* an entry whose memory does not parse (a hand edit) holds nothing */
+        json_object_set_new(json_object_get(cm, "data"), "models.json",
+                            json_string("[{\"modelName\":\"odd\",\"modelSpec\":{\"storageUri\":"
+                                        "\"s3//x\",\"framework\":\"tensorflow\"}}]"));
+        p = compute_mode("p", is, cm, tms, 2, true);
+        cr_assert(p.tms[0].admitted);
+        cr_assert(p.tms[1].admitted);
+        isvc_plan_release(&p);
+}
+
+/* The release patch: only ours removed, the resourceVersion as precondition; none when absent. */
+Test(plan, release_finalizer_patch)
+{
+        json_auto_t *tm = trained_model("m", "p", "1G", 0);
+        json_auto_t *patch = NULL;
+        json_t *bad = json_string("x");
+
+        cr_assert_eq(tm_plan_release_finalizer(tm, &patch), 0);
+        cr_assert_null(patch, "no finalizer, nothing to release");
+        set_meta(tm, "finalizers", json_pack("[s,s]", "trainedmodel.finalizer", "example.com/b"));
+        cr_assert_eq(tm_plan_release_finalizer(tm, &patch), 0);
+        cr_assert_not_null(patch);
+        cr_assert_eq(json_array_size(json_get_path(patch, "metadata", "finalizers", NULL)), 1);
+        cr_assert_str_eq(json_string_value(json_array_get(
+                                 json_get_path(patch, "metadata", "finalizers", NULL), 0)),
+                         "example.com/b");
+        cr_assert_str_eq(json_get_string_path(patch, "metadata", "resourceVersion", NULL), "5");
+        json_decref(TAKE_PTR(patch));
+        cr_assert_eq(tm_plan_release_finalizer(bad, &patch), -EINVAL);
+        cr_assert_null(patch);
+        json_decref(bad);
 }

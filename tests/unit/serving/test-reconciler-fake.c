@@ -1229,3 +1229,262 @@ Test(tm_shell, placement_under_pressure_is_written_once)
         W.rec = NULL;
         cache_free(cms);
 }
+
+/* --- without the finalizer (issue 27: --trainedmodel-finalizer=false) ---------------------- */
+
+/* A reconciler with no_finalizer (what a restart with the flag off makes: no own writes). */
+static void use_no_finalizer(void)
+{
+        tm_reconciler_free(W.rec);
+        W.rec = NULL;
+        cr_assert_eq(tm_reconciler_new(
+                             &(struct tm_reconciler_options){
+                                     .trainedmodels = W.tms,
+                                     .inferenceservices = W.isvcs,
+                                     .event = on_event,
+                                     .no_finalizer = true,
+                             },
+                             &W.rec),
+                     0);
+}
+
+static void set_finalizers(const char *name, json_t *finalizers /* stolen */)
+{
+        json_auto_t *patch = json_pack("{s:{s:o}}", "metadata", "finalizers", finalizers);
+        struct kube_status st = { 0 };
+
+        cr_assert_eq(kube_api_patch(&W.api, &gvr_trainedmodels, NS, name, KUBE_PATCH_MERGE, patch,
+                                    NULL, NULL, &st),
+                     0, "%s", st.message);
+}
+
+static size_t count_listed(const char *isvc, const char *name)
+{
+        json_auto_t *cm = get_obj(&gvr_configmaps, isvc);
+        char quoted[128];
+        size_t n = 0;
+
+        (void)snprintf(quoted, sizeof(quoted), "\"modelName\":\"%s\"", name);
+        for (const char *s = models_json(cm); s && (s = strstr(s, quoted)); s++)
+                n++;
+        return n;
+}
+
+/* The level-based delete: no finalizer is written; a model that is gone leaves models.json in the
+ * next pass, without a TrainedModel write; and a pass after a restart (a new reconciler, the
+ * relist) that finds no TrainedModel at all empties models.json. */
+Test(tm_shell, no_finalizer_gone_model_leaves_models_json_in_the_next_pass)
+{
+        struct reconcile_result res;
+        struct kube_status st = { 0 };
+
+        use_no_finalizer();
+        put_isvc("sk", "1Gi");
+        put_tm("m1", "sk", "100Mi");
+        put_tm("m2", "sk", "100Mi");
+        converge("sk");
+        json_auto_t *m1 = get_obj(&gvr_trainedmodels, "m1");
+        cr_assert_not(has_finalizer(m1), "no finalizer with the flag off");
+        cr_assert_str_eq(condition(m1, "Ready"), "True");
+        cr_assert_eq(count_listed("modelconfig-sk-0", "m1"), 1);
+
+        cr_assert_eq(kube_api_delete(&W.api, &gvr_trainedmodels, NS, "m1", NULL, NULL, &st), 0);
+        json_auto_t *gone = get_obj(&gvr_trainedmodels, "m1");
+        cr_assert_null(gone, "no finalizer: gone at once");
+        sync_caches();
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(count_listed("modelconfig-sk-0", "m1"), 0);
+        cr_assert_eq(count_listed("modelconfig-sk-0", "m2"), 1);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "trainedmodels"), 0);
+
+        /* the controller down: m2 deleted, then a new reconciler plans from the relist */
+        cr_assert_eq(kube_api_delete(&W.api, &gvr_trainedmodels, NS, "m2", NULL, NULL, &st), 0);
+        use_no_finalizer();
+        sync_caches();
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        json_auto_t *cm = get_obj(&gvr_configmaps, "modelconfig-sk-0");
+        cr_assert_str_eq(models_json(cm), "[]");
+}
+
+/* The migration: the finalizers an older modelplane (or KServe) left. A live model whose
+ * metadata is in place is handed to the release queue once (a second pass from a cache that has
+ * not seen the release adds nothing), added rate-limited: the burst at once, the rest at the
+ * pace; a live one with a metadata patch anyway loses it in that patch; a deleting one leaves
+ * models.json and then its finalizer goes on the finalizer queue; a live orphan is handed over
+ * too. Releases remove only ours and change nothing else. */
+Test(tm_shell, no_finalizer_leftover_finalizers_released_paced_and_once)
+{
+        enum { N = TM_RELEASE_PACE_BURST + 5 };
+        struct reconcile_result res;
+        struct kube_status st = { 0 };
+        struct controller *fin = NULL, *rel = NULL;
+        struct workqueue *q;
+        char name[32], *key = NULL;
+        size_t n_released = 0;
+
+        put_isvc("sk", "10Gi");
+        for (int i = 0; i < N; i++) {
+                (void)snprintf(name, sizeof(name), "m%02d", i);
+                put_tm(name, "sk", "100Mi");
+        }
+        converge("sk"); /* the finalizer on: an older modelplane's state */
+        set_finalizers("m00", json_pack("[s,s]", "example.com/keep", "trainedmodel.finalizer"));
+        cr_assert_eq(kube_api_delete(&W.api, &gvr_trainedmodels, NS, "m01", NULL, NULL, &st), 0);
+        put_tm("fresh", "sk", "100Mi"); /* KServe's: the finalizer, no labels yet */
+        set_finalizers("fresh", json_pack("[s]", "trainedmodel.finalizer"));
+        put_tm("orphan", NULL, "100Mi");
+        set_finalizers("orphan", json_pack("[s]", "trainedmodel.finalizer"));
+
+        use_no_finalizer();
+        cr_assert_eq(controller_new(
+                             &(struct controller_options){
+                                     .reconciler = tm_finalizer_reconciler_get(W.rec),
+                                     .api = &W.api,
+                                     .clock = &W.clock.clock,
+                             },
+                             &fin),
+                     0);
+        cr_assert_eq(controller_new(
+                             &(struct controller_options){
+                                     .reconciler = tm_release_reconciler_get(W.rec),
+                                     .api = &W.api,
+                                     .clock = &W.clock.clock,
+                                     .ratelimit = &tm_release_pace,
+                             },
+                             &rel),
+                     0);
+        tm_reconciler_hand_off_finalizers(W.rec, fin);
+        tm_reconciler_hand_off_releases(W.rec, rel);
+        q = controller_queue(rel);
+        sync_caches();
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(run(tm_orphan_reconciler_get, NS "/orphan", &res), 0, "%s", W.error);
+        json_auto_t *fresh = get_obj(&gvr_trainedmodels, "fresh");
+        cr_assert_not(has_finalizer(fresh), "released with the labels' patch");
+        cr_assert_eq(count_listed("modelconfig-sk-0", "m01"), 0);
+        cr_assert_eq(workqueue_len(controller_queue(fin)), 1, "m01 on the finalizer queue");
+        /* N - 1 settled live models and the orphan, all delayed (rate-limited adds) */
+        cr_assert_eq(workqueue_len(q), 0);
+        cr_assert_eq(workqueue_delayed_len(q), N);
+
+        /* again, from the same cache: nothing handed twice */
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(workqueue_delayed_len(q), N);
+        cr_assert_eq(workqueue_num_requeues(q, NS "/m02"), 1);
+
+        /* the burst is due after the base delay, the rest at the pace */
+        fake_clock_advance(&W.clock, 10 * USEC_PER_MSEC);
+        workqueue_kick(q);
+        cr_assert_eq(workqueue_len(q), TM_RELEASE_PACE_BURST);
+        fake_clock_advance(&W.clock, 10 * USEC_PER_SEC);
+        workqueue_kick(q);
+        cr_assert_eq(workqueue_len(q), N);
+        sync_caches(); /* the informer delivers the orphan's status write */
+        while (workqueue_try_get(q, &key) == 0) {
+                cr_assert_eq(run(tm_release_reconciler_get, key, &res), 0, "%s", W.error);
+                workqueue_done(q, key);
+                free(key);
+                n_released++;
+        }
+        cr_assert_eq(n_released, N);
+        cr_assert_eq(workqueue_try_get(controller_queue(fin), &key), 0);
+        cr_assert_eq(run(tm_finalizer_reconciler_get, key, &res), 0, "%s", W.error);
+        workqueue_done(controller_queue(fin), key);
+        free(key);
+        json_auto_t *m01 = get_obj(&gvr_trainedmodels, "m01");
+        cr_assert_null(m01, "the deleting model went");
+        json_auto_t *m00 = get_obj(&gvr_trainedmodels, "m00");
+        cr_assert_eq(json_array_size(json_get_path(m00, "metadata", "finalizers", NULL)), 1);
+        cr_assert_str_eq(json_string_value(
+                                 json_array_get(json_get_path(m00, "metadata", "finalizers", NULL),
+                                                0)),
+                         "example.com/keep");
+        json_auto_t *orphan = get_obj(&gvr_trainedmodels, "orphan");
+        cr_assert_not(has_finalizer(orphan));
+        for (int i = 2; i < N; i++) {
+                (void)snprintf(name, sizeof(name), "m%02d", i);
+                json_auto_t *tm = get_obj(&gvr_trainedmodels, name);
+                cr_assert_not(has_finalizer(tm), "%s kept the finalizer", name);
+                cr_assert_str_eq(condition(tm, "Ready"), "True", "%s", name);
+                cr_assert_not_null(
+                        json_get_path(tm, "metadata", "labels", "inferenceservice", NULL));
+        }
+
+        /* settled: nothing handed, nothing written */
+        sync_caches();
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, NULL), 0);
+        cr_assert_eq(workqueue_len(q) + workqueue_delayed_len(q), 0);
+        controller_free(rel);
+        controller_free(fin);
+}
+
+/* Without a release queue the pass releases the finalizer itself, after the model's status
+ * patch, planned from that patch's answer (no 409 on the resourceVersion it moved). */
+Test(tm_shell, no_finalizer_inline_release_follows_the_status_patch)
+{
+        struct reconcile_result res;
+        json_auto_t *wipe = json_pack("{s:{s:[]}}", "status", "conditions");
+        struct kube_status st = { 0 };
+
+        put_isvc("sk", "1Gi");
+        put_tm("m1", "sk", "100Mi");
+        converge("sk");
+        cr_assert_eq(kube_api_patch(&W.api, &gvr_trainedmodels, NS, "m1", KUBE_PATCH_MERGE, wipe,
+                                    &(struct kube_write_options){ .subresource = "status" }, NULL,
+                                    &st),
+                     0);
+        use_no_finalizer();
+        sync_caches();
+        cr_assert_eq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        json_auto_t *m1 = get_obj(&gvr_trainedmodels, "m1");
+        cr_assert_not(has_finalizer(m1));
+        cr_assert_str_eq(condition(m1, "Ready"), "True");
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "trainedmodels/status"), 1);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_PATCH, "trainedmodels"), 1);
+}
+
+/* A TrainedModel deleted and created again under its name, the cache a step behind: the pass
+ * from the old object writes nothing wrong for good, and the world ends with exactly one entry,
+ * the new one's. */
+Test(tm_shell, no_finalizer_recreated_model_ends_with_one_entry_the_new_spec)
+{
+        struct reconcile_result res;
+
+        use_no_finalizer();
+        put_isvc("sk", "1Gi");
+        put_tm("m", "sk", "100Mi");
+        converge("sk");
+        cr_assert(fake_kube_api_remove(W.fake, &gvr_trainedmodels, NS, "m"));
+        cr_assert_gt(fake_serving_put_tm(W.fake, NS, "m", "sk", "s3://bucket/new", "200Mi"), 0);
+        /* a pass from the stale cache (the old m) */
+        cr_assert_geq(reconcile_isvc("sk", &res), 0, "%s", W.error);
+        converge("sk");
+        cr_assert_eq(count_listed("modelconfig-sk-0", "m"), 1);
+        json_auto_t *cm = get_obj(&gvr_configmaps, "modelconfig-sk-0");
+        cr_assert_not_null(strstr(models_json(cm), "s3://bucket/new"), "%s", models_json(cm));
+        cr_assert_not_null(strstr(models_json(cm), "200Mi"), "%s", models_json(cm));
+        json_auto_t *m = get_obj(&gvr_trainedmodels, "m");
+        cr_assert_str_eq(condition(m, "Ready"), "True");
+        cr_assert_not(has_finalizer(m));
+}
+
+/* The parent-missing delete is of the object planned (UID precondition): one deleted and created
+ * again under its name meanwhile, now under a parent that exists, is spared. */
+Test(tm_shell, missing_parent_delete_spares_a_model_recreated_meanwhile)
+{
+        struct reconcile_result res;
+
+        put_isvc("sk", "1Gi");
+        put_tm("a", "nope", "100Mi");
+        sync_caches();
+        cr_assert(fake_kube_api_remove(W.fake, &gvr_trainedmodels, NS, "a"));
+        put_tm("a", "sk", "100Mi");
+        cr_assert_eq(reconcile_isvc("nope", &res), 0, "%s", W.error);
+        cr_assert_eq(fake_kube_api_calls(W.fake, FAKE_KUBE_DELETE, "trainedmodels"), 1);
+        json_auto_t *a = get_obj(&gvr_trainedmodels, "a");
+        cr_assert_not_null(a, "the recreated model was deleted");
+        converge("sk");
+        json_auto_t *cm = get_obj(&gvr_configmaps, "modelconfig-sk-0");
+        cr_assert_not_null(strstr(models_json(cm), "\"modelName\":\"a\""), "%s", models_json(cm));
+}
