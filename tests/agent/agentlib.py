@@ -114,7 +114,8 @@ class ConfigDir:
              for n, u in entries], separators=(",", ":")).encode())
 
     def write_bytes(self, data):
-        """models.json exactly as given (e.g. the bytes of a ConfigMap another controller wrote)."""
+        """models.json exactly as given (e.g. the bytes of a ConfigMap another controller wrote).
+        Returns the time.monotonic() of the ..data swap (what an agent watching the dir sees)."""
         self.n += 1
         ts = os.path.join(self.path, f"..2026_12_01_{self.n:06d}")
         os.mkdir(ts)
@@ -125,6 +126,7 @@ class ConfigDir:
         tmp = os.path.join(self.path, "..data_tmp")
         os.symlink(os.path.basename(ts), tmp)
         os.rename(tmp, os.path.join(self.path, "..data"))
+        swapped = time.monotonic()
         if old:
             shutil.rmtree(old)
-        return time.monotonic()
+        return swapped
