@@ -2,85 +2,52 @@
 #include "agent/status-writer.h"
 
 #include <errno.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "serving/report.h"
+#include "agent/reporter.h"
+#include "serving/replicas.h"
 #include "util/log.h"
 
 static const struct gvr configmaps = { "", "v1", "configmaps" };
 static const struct gvr pods = { "", "v1", "pods" };
 
 struct status_writer {
-        struct agent *agent;
         struct kube_client *client;
         char *ns, *pod, *isvc, *name, *pod_uid;
-        usec_t interval, heartbeat;
-        atomic_bool stop;
-        pthread_t thread;
-        bool started;
+        struct reporter *reporter;
 };
 
-/* The report's data object (serving/report.h) from agent_status(). NULL on OOM. */
-static json_t *report_of(struct status_writer *w)
+json_t *status_writer_object(const json_t *data, const char *ns, const char *pod, const char *isvc,
+                             const char *pod_uid)
 {
-        json_t *models = agent_status(w->agent), *m, *data = NULL;
-        struct report_model *rm;
-        size_t i, n = json_array_size(models);
+        AUTOFREE char *name = NULL;
+        json_t *obj;
 
-        if (!models)
-                return NULL;
-        rm = calloc(n ? n : 1, sizeof(*rm));
-        if (rm) {
-                json_array_foreach(models, i, m)
-                        rm[i] = (struct report_model){
-                                .name = json_string_value(json_object_get(m, "name")),
-                                .state = json_string_value(json_object_get(m, "state")),
-                                .storage_uri = json_string_value(json_object_get(m, "storageUri")),
-                                .reason = json_string_value(json_object_get(m, "reason")),
-                        };
-                struct report_meta meta = {
-                        .pod = w->pod,
-                        .beat = now_realtime(),
-                        .period_sec = (unsigned)(w->heartbeat / USEC_PER_SEC),
-                };
-
-                data = report_data_encode(rm, n, &meta);
-        }
-        free(rm);
-        json_decref(models);
-        return data;
-}
-
-static json_t *build(struct status_writer *w)
-{
-        json_t *data = report_of(w), *obj;
-
-        if (!data)
+        if (asprintf(&name, REPLICAS_STATUS_PREFIX "%s", pod) < 0)
                 return NULL;
         obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s}}, s:o}", "apiVersion", "v1", "kind",
-                        "ConfigMap", "metadata", "name", w->name, "namespace", w->ns, "labels",
-                        "serving.kserve.io/inferenceservice", w->isvc, "modelplane.io/model-status",
-                        "agent", "data", data);
-        if (obj && w->pod_uid &&
+                        "ConfigMap", "metadata", "name", name, "namespace", ns, "labels",
+                        REPLICAS_ISVC_LABEL, isvc, REPLICAS_STATUS_LABEL, REPLICAS_STATUS_LABEL_VAL,
+                        "data", json_deep_copy(data));
+        if (obj && pod_uid &&
             json_object_set_new(json_object_get(obj, "metadata"), "ownerReferences",
                                 json_pack("[{s:s, s:s, s:s, s:s}]", "apiVersion", "v1", "kind",
-                                          "Pod", "name", w->pod, "uid", w->pod_uid)) < 0) {
+                                          "Pod", "name", pod, "uid", pod_uid)) < 0) {
                 json_decref(obj);
                 return NULL;
         }
         return obj;
 }
 
-static int write_once(struct status_writer *w)
+/* The sink: one server-side apply of the ConfigMap. */
+static int write_configmap(void *userdata, const json_t *data, char *reterr, size_t len_err)
 {
+        struct status_writer *w = userdata;
         struct kube_write_options wo = { .field_manager = "modelplane-agent", .force = true };
         struct kube_status st = { 0 };
-        json_t *obj = build(w);
+        json_t *obj = status_writer_object(data, w->ns, w->pod, w->isvc, w->pod_uid);
         int r;
 
         if (!obj)
@@ -89,34 +56,12 @@ static int write_once(struct status_writer *w)
                        &st);
         json_decref(obj);
         if (r < 0)
-                log_warn("agent: cannot write model status %s/%s: %s (%d)", w->ns, w->name,
-                         st.message[0] ? st.message : errno_to_string(r), st.http_code);
+                (void)snprintf(reterr, len_err, "%s/%s: %s (%d)", w->ns, w->name,
+                               st.message[0] ? st.message : errno_to_string(r), st.http_code);
         return r;
 }
 
-static void *writer_thread(void *userdata)
-{
-        struct status_writer *w = userdata;
-        unsigned long written = (unsigned long)-1;
-        usec_t last = 0;
-
-        for (;;) {
-                bool stopping = atomic_load(&w->stop);
-                unsigned long g = agent_status_generation(w->agent);
-                usec_t now = now_monotonic();
-
-                /* a change (coalesced by the sleep below), or the heartbeat is due */
-                if ((g != written || now - last >= w->heartbeat) && write_once(w) >= 0) {
-                        written = g;
-                        last = now;
-                }
-                if (stopping)
-                        break;
-                struct timespec ts = usec_to_timespec(w->interval);
-                nanosleep(&ts, NULL);
-        }
-        return NULL;
-}
+static const struct status_sink_ops configmap_sink_ops = { .write = write_configmap };
 
 int status_writer_start(struct agent *a, struct kube_client *client, const char *ns,
                         const char *pod, const char *isvc, usec_t interval, usec_t heartbeat,
@@ -131,14 +76,12 @@ int status_writer_start(struct agent *a, struct kube_client *client, const char 
                 kube_client_free(client);
                 return -ENOMEM;
         }
-        w->agent = a;
         w->client = client;
-        w->interval = interval ? interval : 500 * USEC_PER_MSEC;
-        w->heartbeat = heartbeat >= USEC_PER_SEC ? heartbeat : 10 * USEC_PER_SEC;
         w->ns = strdup(ns);
         w->pod = strdup(pod);
         w->isvc = strdup(isvc);
-        if (!w->ns || !w->pod || !w->isvc || asprintf(&w->name, "modelstatus-%s", pod) < 0) {
+        if (!w->ns || !w->pod || !w->isvc ||
+            asprintf(&w->name, REPLICAS_STATUS_PREFIX "%s", pod) < 0) {
                 w->name = NULL;
                 status_writer_stop(w);
                 return -ENOMEM;
@@ -152,12 +95,16 @@ int status_writer_start(struct agent *a, struct kube_client *client, const char 
                          pod, st.message);
         }
         json_decref(p);
-        r = -pthread_create(&w->thread, NULL, writer_thread, w);
+        r = reporter_new(a, &(struct status_sink_port){ &configmap_sink_ops, w },
+                         &(struct reporter_options){
+                                 .pod = pod, .interval = interval, .heartbeat = heartbeat },
+                         &w->reporter);
+        if (r >= 0)
+                r = reporter_start(w->reporter);
         if (r < 0) {
                 status_writer_stop(w);
                 return r;
         }
-        w->started = true;
         *ret = w;
         return 0;
 }
@@ -166,9 +113,7 @@ struct status_writer *status_writer_stop(struct status_writer *w)
 {
         if (!w)
                 return NULL;
-        atomic_store(&w->stop, true);
-        if (w->started)
-                pthread_join(w->thread, NULL);
+        w->reporter = reporter_free(w->reporter); /* the last write */
         kube_client_free(w->client);
         free(w->ns);
         free(w->pod);

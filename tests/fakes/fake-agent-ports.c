@@ -2,6 +2,7 @@
 #include "fake-agent-ports.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -373,5 +374,134 @@ bool fake_repo_wait_running(struct fake_repo *r, unsigned n)
                         break;
         ok = r->running_loads >= n;
         pthread_mutex_unlock(&r->lock);
+        return ok;
+}
+
+/* ---- status sink ---- */
+
+static int fake_sink_write(void *userdata, const json_t *data, char *reterr, size_t len_err)
+{
+        struct fake_sink *s = userdata;
+        json_t *copy;
+        int r = 0;
+
+        pthread_mutex_lock(&s->lock);
+        s->calls++;
+        s->waiting++;
+        pthread_cond_broadcast(&s->cond);
+        while (s->block)
+                pthread_cond_wait(&s->cond, &s->lock);
+        s->waiting--;
+        if (s->fail < 0 && s->fail_times > 0) {
+                s->fail_times--;
+                r = s->fail;
+                (void)snprintf(reterr, len_err, "%s", s->fail_message);
+        } else if (s->n_reports == ELEMENTSOF(s->reports)) {
+                r = -ENOSPC;
+                (void)snprintf(reterr, len_err, "fake sink full");
+        } else if (!(copy = json_deep_copy(data))) {
+                r = -ENOMEM;
+        } else {
+                s->reports[s->n_reports++] = copy;
+        }
+        pthread_cond_broadcast(&s->cond);
+        pthread_mutex_unlock(&s->lock);
+        return r;
+}
+
+static const struct status_sink_ops fake_sink_ops = { .write = fake_sink_write };
+
+void fake_sink_init(struct fake_sink *s)
+{
+        *s = (struct fake_sink){ .port = { &fake_sink_ops, s } };
+        pthread_mutex_init(&s->lock, NULL);
+        pthread_cond_init(&s->cond, NULL);
+}
+
+void fake_sink_release_all(struct fake_sink *s)
+{
+        for (size_t i = 0; i < s->n_reports; i++)
+                json_decref(s->reports[i]);
+        pthread_cond_destroy(&s->cond);
+        pthread_mutex_destroy(&s->lock);
+}
+
+void fake_sink_fail(struct fake_sink *s, int err, const char *message, unsigned times)
+{
+        pthread_mutex_lock(&s->lock);
+        s->fail = err;
+        s->fail_times = times;
+        (void)snprintf(s->fail_message, sizeof(s->fail_message), "%s", message ? message : "");
+        pthread_mutex_unlock(&s->lock);
+}
+
+void fake_sink_block(struct fake_sink *s, bool block)
+{
+        pthread_mutex_lock(&s->lock);
+        s->block = block;
+        pthread_cond_broadcast(&s->cond);
+        pthread_mutex_unlock(&s->lock);
+}
+
+size_t fake_sink_count(struct fake_sink *s)
+{
+        size_t n;
+
+        pthread_mutex_lock(&s->lock);
+        n = s->n_reports;
+        pthread_mutex_unlock(&s->lock);
+        return n;
+}
+
+size_t fake_sink_calls(struct fake_sink *s)
+{
+        size_t n;
+
+        pthread_mutex_lock(&s->lock);
+        n = s->calls;
+        pthread_mutex_unlock(&s->lock);
+        return n;
+}
+
+json_t *fake_sink_report(struct fake_sink *s, size_t i)
+{
+        json_t *r = NULL;
+
+        pthread_mutex_lock(&s->lock);
+        if (i == SIZE_MAX && s->n_reports > 0)
+                i = s->n_reports - 1;
+        if (i < s->n_reports)
+                r = json_incref(s->reports[i]);
+        pthread_mutex_unlock(&s->lock);
+        return r;
+}
+
+bool fake_sink_wait_count(struct fake_sink *s, size_t n)
+{
+        struct timespec ts;
+        bool ok;
+
+        deadline_in(&ts, FAKE_WAIT_USEC);
+        pthread_mutex_lock(&s->lock);
+        while (s->n_reports < n)
+                if (pthread_cond_timedwait(&s->cond, &s->lock, &ts) == ETIMEDOUT)
+                        break;
+        ok = s->n_reports >= n;
+        pthread_mutex_unlock(&s->lock);
+        return ok;
+}
+
+bool fake_sink_wait_blocked(struct fake_sink *s, unsigned n)
+{
+        struct timespec ts;
+        bool ok;
+
+        deadline_in(&ts, FAKE_WAIT_USEC);
+        pthread_mutex_lock(&s->lock);
+        while (s->waiting < n)
+                if (pthread_cond_timedwait(&s->cond, &s->lock, &ts) == ETIMEDOUT)
+                        break;
+        ok = s->waiting >= n;
+        pthread_mutex_unlock(&s->lock);
         return ok;
 }
