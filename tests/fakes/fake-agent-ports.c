@@ -33,8 +33,11 @@ static struct fake_fetch_rule *rule_get(struct fake_fetch *f, const char *uri)
 
         if (r || f->n_rules == FAKE_AGENT_MAX)
                 return r;
-        r = &f->rules[f->n_rules++];
+        r = &f->rules[f->n_rules];
         *r = (struct fake_fetch_rule){ .uri = strdup(uri) };
+        if (!r->uri)
+                return NULL; /* out of memory: no rule (the allocation-fault torture) */
+        f->n_rules++;
         return r;
 }
 
@@ -48,8 +51,8 @@ static int fake_fetch_fn(void *userdata, const char *uri, const char *dir,
         int r = 0;
 
         pthread_mutex_lock(&f->lock);
-        if (f->n_calls < ELEMENTSOF(f->calls))
-                f->calls[f->n_calls++] = strdup(uri);
+        if (f->n_calls < ELEMENTSOF(f->calls) && (f->calls[f->n_calls] = strdup(uri)))
+                f->n_calls++;
         f->running++;
         pthread_cond_broadcast(&f->cond);
         rule = rule_find(f, uri);
@@ -194,8 +197,11 @@ static void model_set(struct fake_repo *r, const char *name, enum server_state s
         struct fake_repo_model *m = model_find(r, name);
 
         if (!m && r->n_models < FAKE_AGENT_MAX) {
-                m = &r->models[r->n_models++];
+                m = &r->models[r->n_models];
                 m->name = strdup(name);
+                if (!m->name)
+                        return; /* out of memory: not listed */
+                r->n_models++;
         }
         if (m)
                 m->state = state;
@@ -346,7 +352,12 @@ void fake_repo_fail_load(struct fake_repo *r, const char *name, const char *reas
         free(r->fail_name);
         free(r->fail_reason);
         r->fail_name = name ? strdup(name) : NULL;
-        r->fail_reason = reason ? strdup(reason) : NULL;
+        r->fail_reason = strdup(reason ? reason : "");
+        if (!r->fail_name || !r->fail_reason) { /* none, or out of memory */
+                free(r->fail_name);
+                free(r->fail_reason);
+                r->fail_name = r->fail_reason = NULL;
+        }
         pthread_mutex_unlock(&r->lock);
 }
 

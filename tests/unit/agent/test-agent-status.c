@@ -435,12 +435,13 @@ Test(agent_status, the_stop_writes_the_last_change)
 /* ---- OOM ---- */
 
 static atomic_long json_allocs_left = -1; /* < 0: no limit */
+static json_malloc_t json_malloc_before;  /* jansson's allocator before the test's */
 
 static void *limited_malloc(size_t n)
 {
         if (atomic_load(&json_allocs_left) >= 0 && atomic_fetch_sub(&json_allocs_left, 1) <= 0)
                 return NULL;
-        return malloc(n);
+        return json_malloc_before(n);
 }
 
 /* Out of memory while making the report: the write fails (and is retried), never a report that
@@ -456,7 +457,10 @@ Test(agent_status, a_report_is_complete_or_not_written_under_oom)
         agent_world_wait_state(&w.aw, "a", "Loaded");
         agent_world_wait_state(&w.aw, "b", "Loaded");
         agent_world_wait_state(&w.aw, "c", "Loaded");
-        json_set_alloc_funcs(limited_malloc, free);
+        json_free_t json_free_before;
+
+        json_get_alloc_funcs(&json_malloc_before, &json_free_before);
+        json_set_alloc_funcs(limited_malloc, json_free_before);
         for (long k = 0; k < 1000 && complete < 3; k++) {
                 size_t before = fake_sink_count(&w.s);
                 int r;
@@ -477,7 +481,7 @@ Test(agent_status, a_report_is_complete_or_not_written_under_oom)
                           "with %ld allocations: %s", k, buf);
                 complete++;
         }
-        json_set_alloc_funcs(malloc, free);
+        json_set_alloc_funcs(json_malloc_before, json_free_before);
         cr_assert_gt(failed, 0);
         cr_assert_gt(complete, 0);
 }
