@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include <errno.h>
-
+#include "agent/cloudevent.h"
 #include "agent/mr-uri.h"
 #include "agent/s3-xml.h"
 #include "agent/uri.h"
@@ -314,4 +315,65 @@ Test(uri, hf)
                                            "hf://org/r:x y", "hf://org/r:a?b", "hf://o--x/r" };
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
                 parse_bad(bad[i], bad[i]);
+}
+
+/* KServe's per-host headers: "<host>-headers" (agent/uri.h) */
+
+static void env_name_is(const char *url, const char *want)
+{
+        bool oom = true;
+        char *name = url_headers_env_name(url, &oom);
+
+        cr_assert_not(oom);
+        if (want)
+                cr_assert_str_eq(name, want, "%s", url);
+        else
+                cr_assert_null(name, "%s", url);
+        free(name);
+}
+
+Test(uri, headers_env_name)
+{
+        env_name_is("https://models.example.com/iris/model.joblib", "models.example.com-headers");
+        env_name_is("http://127.0.0.1:8000/m.bin", "127.0.0.1-headers");
+        env_name_is("https://user:pw@Host.Example:443/x?y=1", "Host.Example-headers");
+        env_name_is("http://[::1]:8080/m", "::1-headers");
+        env_name_is("https://h?x", "h-headers");
+        env_name_is("https:///path", NULL);
+        env_name_is("no-scheme", NULL);
+}
+
+static void headers_are(const char *json, const char *const *want, size_t n)
+{
+        char **v = NULL, err[256] = "";
+
+        cr_assert_eq(url_headers_parse(json, &v, err, sizeof(err)), 0, "%s: %s", json, err);
+        for (size_t i = 0; i < n; i++)
+                cr_assert_str_eq(v[i], want[i]);
+        cr_assert_null(v[n]);
+        ce_strv_free(v);
+}
+
+static void headers_bad(const char *json, const char *needle)
+{
+        char **v = NULL, err[256] = "";
+
+        cr_assert_eq(url_headers_parse(json, &v, err, sizeof(err)), -EINVAL, "%s accepted", json);
+        cr_assert(strstr(err, needle), "%s: '%s' does not say '%s'", json, err, needle);
+        cr_assert_null(v);
+}
+
+Test(uri, headers_parse)
+{
+        static const char *const two[] = { "Authorization: Bearer abc", "X-Api-Key: k 1" };
+
+        headers_are("{\"Authorization\":\"Bearer abc\",\"X-Api-Key\":\"k 1\"}", two, 2);
+        headers_are("{}", two, 0);
+        headers_bad("[\"a\"]", "not a JSON object");
+        headers_bad("Authorization: x", "not a JSON object");
+        headers_bad("{\"A\":1}", "not a string");
+        headers_bad("{\"A B\":\"x\"}", "not a header name");
+        headers_bad("{\"\":\"x\"}", "not a header name");
+        headers_bad("{\"A\":\"x\\r\\nEvil: 1\"}", "control character");
+        headers_bad("{\"A\":\"x\",\"A\":\"y\"}", "not a JSON object");
 }
