@@ -377,3 +377,55 @@ Test(uri, headers_parse)
         headers_bad("{\"A\":\"x\\r\\nEvil: 1\"}", "control character");
         headers_bad("{\"A\":\"x\",\"A\":\"y\"}", "not a JSON object");
 }
+
+/* upstream's "?namespace=": the registry of that namespace; other parameters ignored */
+Test(mr_uri, namespace_query)
+{
+        struct mr_uri u;
+        char err[512] = "";
+
+        cr_assert_eq(mr_uri_parse("model-registry://iris/v1?namespace=team-a", &u, err,
+                                  sizeof(err)),
+                     0, "%s", err);
+        cr_assert_str_eq(u.model, "iris");
+        cr_assert_str_eq(u.version, "v1");
+        cr_assert_str_eq(u.ns, "team-a");
+        cr_assert_null(u.host);
+        mr_uri_release(&u);
+        cr_assert_eq(mr_uri_parse("model-registry://iris?x=1&namespace=t_1&y", &u, err,
+                                  sizeof(err)),
+                     0, "%s", err);
+        cr_assert_str_eq(u.model, "iris");
+        cr_assert_null(u.version);
+        cr_assert_str_eq(u.ns, "t_1");
+        mr_uri_release(&u);
+        mr_ok("model-registry://iris/v1?other=1", NULL, "iris", "v1");
+        mr_ok("model-registry://a%3Fb", NULL, "a?b", NULL);
+        mr_bad("model-registry://iris?namespace=a.b", "not a namespace name");
+        mr_bad("model-registry://iris?namespace=a%2Fb", "not a namespace name");
+        mr_ok("model-registry://iris?namespace=", NULL, "iris",
+              NULL); /* empty: none, as upstream */
+        mr_bad("model-registry://r:8080/iris/v1?namespace=team", "name one");
+        mr_bad("model-registry://?namespace=team", "an empty segment");
+}
+
+Test(mr_uri, namespace_url)
+{
+        static const struct {
+                const char *base, *want;
+        } cases[] = {
+                { "http://localhost:8080", "http://mr.team.svc.cluster.local:8080" },
+                { "http://registry.kubeflow:9090/", "http://mr.team.svc.cluster.local:9090" },
+                { "https://registry", "http://mr.team.svc.cluster.local:8080" },
+                { "http://[::1]:8443", "http://mr.team.svc.cluster.local:8443" },
+                { "http://[::1]", "http://mr.team.svc.cluster.local:8080" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char *url = mr_uri_namespace_url("http", "mr", "team", "svc.cluster.local",
+                                                 cases[i].base);
+
+                cr_assert_str_eq(url, cases[i].want, "%s", cases[i].base);
+                free(url);
+        }
+}
