@@ -226,7 +226,8 @@ enum archive_kind archive_kind_from_url(const char *url)
         size_t n;
         const char *p = url_path(url, &n);
 
-        if (ends_with_ci(p, n, ".tar.gz") || ends_with_ci(p, n, ".tgz"))
+        if (ends_with_ci(p, n, ".tar.gz") || ends_with_ci(p, n, ".tgz") ||
+            ends_with_ci(p, n, ".tar"))
                 return ARCHIVE_TAR_GZ;
         if (ends_with_ci(p, n, ".zip"))
                 return ARCHIVE_ZIP;

@@ -6,7 +6,7 @@
  *
  *   s3://bucket/prefix         a folder of objects (every key under prefix/), or one object
  *   gs://bucket/prefix         GCS: objects under prefix/ (or the one object), JSON API
- *   http(s)://host/path        one file; .tar.gz/.tgz/.zip are extracted
+ *   http(s)://host/path        one file; .tar/.tar.gz/.tgz/.zip are extracted
  *   https://ACCOUNT.blob.core.windows.net/CONTAINER/PREFIX
  *                              Azure Blob Storage: blobs under PREFIX/ (or the one blob)
  *   hf://ORG/REPO[:REVISION]   a Hugging Face Hub model repository at REVISION (default main)
@@ -34,7 +34,7 @@ enum storage_kind {
 
 enum archive_kind {
         ARCHIVE_NONE,
-        ARCHIVE_TAR_GZ,
+        ARCHIVE_TAR_GZ, /* .tar.gz, .tgz, .tar: a tar, any compression libarchive reads */
         ARCHIVE_ZIP,
 };
 

@@ -84,6 +84,7 @@ Test(uri, archive_kind)
 {
         cr_assert_eq(archive_kind_from_url("http://h/a.tar.gz"), ARCHIVE_TAR_GZ);
         cr_assert_eq(archive_kind_from_url("http://h/a.TGZ?sig=1#f"), ARCHIVE_TAR_GZ);
+        cr_assert_eq(archive_kind_from_url("https://h/p/a.tar"), ARCHIVE_TAR_GZ); /* as KServe */
         cr_assert_eq(archive_kind_from_url("https://h/p/a.zip"), ARCHIVE_ZIP);
         cr_assert_eq(archive_kind_from_url("https://h/p/a.zip.json"), ARCHIVE_NONE);
         cr_assert_eq(archive_kind_from_url("https://h/model.joblib"), ARCHIVE_NONE);
