@@ -20,6 +20,7 @@
 
 #include "config.h"
 #include "agent/azure.h"
+#include "agent/cloudevent.h"
 #include "agent/extract.h"
 #include "agent/plan.h"
 #include "agent/gcs-json.h"
@@ -223,12 +224,15 @@ static int azure_from_env(struct fetch_config *c)
 }
 
 /* The AWS key pair (+ session token) from the environment or the files of $AWS_CREDENTIALS_DIR;
- * none at all when either half is missing or AWS_ANONYMOUS_CREDENTIAL is set. */
+ * none at all when either half is missing or anonymous access is asked for: AWS_ANONYMOUS_CREDENTIAL,
+ * or awsAnonymousCredential, the name KServe's credential builder gives the variable (from its
+ * s3-useanoncredential annotation) and its agent and storage initializer read. */
 static void s3_credentials_from_env(struct fetch_config *c)
 {
         const char *creds = env_get("AWS_CREDENTIALS_DIR");
 
-        if (env_bool("AWS_ANONYMOUS_CREDENTIAL", false))
+        if (env_bool("AWS_ANONYMOUS_CREDENTIAL", false) ||
+            env_bool("awsAnonymousCredential", false))
                 return;
         c->access_key = env_dup("AWS_ACCESS_KEY_ID");
         c->secret_key = env_dup("AWS_SECRET_ACCESS_KEY");
@@ -523,6 +527,7 @@ struct request {
         const char *url;                 /* borrowed */
         bool s3;                         /* sign with the S3 configuration */
         const char *bearer;              /* borrowed; Authorization: Bearer, may be NULL */
+        const char *const *headers;      /* borrowed; more "Name: value" lines, may be NULL */
         const struct azure_auth *azure;  /* borrowed; x-ms-* headers, may be NULL */
         const char *post;                /* borrowed; a form body POSTed, may be NULL (GET) */
         int fd;                          /* sink: a file (truncated per attempt), or -EBADF ... */
@@ -602,20 +607,34 @@ static void setopt_common(struct transfer_opts *t, const struct fetch_config *c,
         }
 }
 
-/* http(s):// and gs://: redirects followed, an optional bearer token. */
+/* http(s):// and gs://: redirects followed, an optional bearer token and more headers (libcurl
+ * does not send an Authorization or Cookie header of ours on to another host). */
 static int setopt_plain(struct transfer_opts *t, const struct request *q)
 {
         curl_easy_setopt(t->curl, CURLOPT_FOLLOWLOCATION, 1L);
         curl_easy_setopt(t->curl, CURLOPT_MAXREDIRS, 5L);
         curl_easy_setopt(t->curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-        if (!q->bearer)
-                return 0;
-        if (asprintf(&t->auth, "Authorization: Bearer %s", q->bearer) < 0) {
-                t->auth = NULL;
-                return -ENOMEM;
+        for (size_t i = 0; q->headers && q->headers[i]; i++) {
+                struct curl_slist *l = curl_slist_append(t->hdrs, q->headers[i]);
+
+                if (!l)
+                        return -ENOMEM;
+                t->hdrs = l;
         }
-        t->hdrs = curl_slist_append(t->hdrs, t->auth);
-        curl_easy_setopt(t->curl, CURLOPT_HTTPHEADER, t->hdrs);
+        if (q->bearer) {
+                struct curl_slist *l;
+
+                if (asprintf(&t->auth, "Authorization: Bearer %s", q->bearer) < 0) {
+                        t->auth = NULL;
+                        return -ENOMEM;
+                }
+                l = curl_slist_append(t->hdrs, t->auth);
+                if (!l)
+                        return -ENOMEM;
+                t->hdrs = l;
+        }
+        if (t->hdrs)
+                curl_easy_setopt(t->curl, CURLOPT_HTTPHEADER, t->hdrs);
         return 0;
 }
 
@@ -938,6 +957,7 @@ struct object_store {
         const char *scheme; /* "s3", "gs", "azure": for messages */
         bool s3;
         const char *bearer;             /* borrowed, may be NULL */
+        const char *const *headers;     /* borrowed; more request headers, may be NULL */
         const struct azure_auth *azure; /* borrowed, may be NULL */
         const char *endpoint;           /* Azure's blob endpoint, the hub's; borrowed */
         const char *revision;           /* hf: the commit (or revision) files are resolved at */
@@ -953,6 +973,7 @@ static int get_to_file(const struct fetch_config *c, const char *url, const stru
         struct request q = { .url = url,
                              .s3 = os->s3,
                              .bearer = os->bearer,
+                             .headers = os->headers,
                              .azure = os->azure,
                              .max = max,
                              .space_dir = space_dir,
@@ -1254,11 +1275,33 @@ static int fetch_bucket(const struct fetch_config *c, const struct object_store 
         return fetch_listed(c, os, u, &list, prefix, dir, reterr, len);
 }
 
+/* KServe's "<host>-headers" for @url (uri.h): *@ret NULL when the variable is unset. Read when
+ * a download starts, so a secret's headers need no restart (nothing here calls setenv). */
+static int host_headers(const char *url, char ***ret, char *reterr, size_t len)
+{
+        bool oom;
+        AUTOFREE char *var = url_headers_env_name(url, &oom);
+        const char *v = var ? env_get(var) : NULL;
+        char why[256] = "";
+        int r;
+
+        *ret = NULL;
+        if (oom)
+                return -ENOMEM;
+        if (!v || !*v)
+                return 0;
+        r = url_headers_parse(v, ret, why, sizeof(why));
+        if (r == -EINVAL)
+                (void)snprintf(reterr, len, "GET %s: the environment variable %s: %s", url, var,
+                               why);
+        return r;
+}
+
 /* http(s)://: one file, or an archive streamed into @dir as it arrives (never saved whole). */
 static int fetch_http(const struct fetch_config *c, const struct storage_uri *u, const char *dir,
                       char *reterr, size_t len)
 {
-        static const struct object_store os = { .scheme = "http" };
+        CLEANUP(ce_strv_freep) char **headers = NULL;
         enum archive_kind ak = archive_kind_from_url(u->url);
         AUTOFREE char *name = url_file_name(u->url), *path = NULL;
         struct stream_job job = {
@@ -1266,10 +1309,18 @@ static int fetch_http(const struct fetch_config *c, const struct storage_uri *u,
                 .lim = { .size_max = c->size_max, .entries_max = c->entries_max },
                 .fd = -EBADF,
         };
-        struct request q = {
-                .url = u->url, .fd = -EBADF, .stream = &job, .max = c->size_max, .space_dir = dir
-        };
+        int r = host_headers(u->url, &headers, reterr, len);
+        const struct object_store os = { .scheme = "http",
+                                         .headers = (const char *const *)headers };
+        struct request q = { .url = u->url,
+                             .headers = os.headers,
+                             .fd = -EBADF,
+                             .stream = &job,
+                             .max = c->size_max,
+                             .space_dir = dir };
 
+        if (r < 0)
+                return r;
         if (!name || asprintf(&path, "%s/%s", dir, name) < 0)
                 return -ENOMEM;
         if (ak == ARCHIVE_NONE)

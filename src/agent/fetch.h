@@ -89,7 +89,9 @@ struct fetch_config {
  *   S3_USE_VIRTUAL_BUCKET (default false), S3_VERIFY_SSL (default 1), AWS_CA_BUNDLE,
  *   MODELPLANE_S3_ETAG_MD5 (default 1; 0 for S3-compatible stores whose ETags are not MD5s),
  *   AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY (+ AWS_SESSION_TOKEN), or the same names as files
- *   in $AWS_CREDENTIALS_DIR (a mounted secret); AWS_ANONYMOUS_CREDENTIAL=true forces anonymous;
+ *   in $AWS_CREDENTIALS_DIR (a mounted secret); AWS_ANONYMOUS_CREDENTIAL=true (or KServe's
+ *   awsAnonymousCredential=true) forces anonymous; "<host>-headers" (KServe's https-host secrets,
+ *   a JSON object, uri.h) adds headers to the http(s) downloads from that host;
  *   STORAGE_EMULATOR_HOST (host:port -> http://host:port, or a URL; default
  *   https://storage.googleapis.com), GOOGLE_OAUTH_ACCESS_TOKEN (bearer token for gs://), else
  *   GOOGLE_APPLICATION_CREDENTIALS (a service-account key file: read when a gs:// download

@@ -79,6 +79,14 @@ int mr_resolve_config_from_env(struct mr_resolve_config *c)
                               c->scheme);
         if (!c->base_url)
                 return -ENOMEM;
+        c->service_name = strdup(env("MODEL_REGISTRY_SERVICE_NAME")
+                                         ? env("MODEL_REGISTRY_SERVICE_NAME")
+                                         : "model-registry-service");
+        c->cluster_domain = strdup(env("MODEL_REGISTRY_CLUSTER_DOMAIN")
+                                           ? env("MODEL_REGISTRY_CLUSTER_DOMAIN")
+                                           : "svc.cluster.local");
+        if (!c->service_name || !c->cluster_domain)
+                return -ENOMEM;
         if (env("MODEL_REGISTRY_TOKEN") && !(c->token = strdup(env("MODEL_REGISTRY_TOKEN"))))
                 return -ENOMEM;
         return allowed_from(env("ALLOWED_ARTIFACT_URI_PREFIXES"), c);
@@ -88,6 +96,8 @@ void mr_resolve_config_release(struct mr_resolve_config *c)
 {
         free(c->base_url);
         free(c->scheme);
+        free(c->service_name);
+        free(c->cluster_domain);
         if (c->token)
                 explicit_bzero(c->token, strlen(c->token));
         free(c->token);
@@ -284,12 +294,16 @@ int mr_resolve(const struct mr_resolve_config *c, const char *uri, char **ret_ur
         r = mr_uri_parse(uri, &x.u, err, len);
         if (r < 0)
                 return r;
-        if (x.u.host) {
+        if (x.u.host)
                 host_url = base_of(x.u.host, c->scheme ? c->scheme : "http");
-                if (!host_url) {
-                        mr_uri_release(&x.u);
-                        return -ENOMEM;
-                }
+        else if (x.u.ns)
+                host_url = mr_uri_namespace_url(
+                        c->scheme ? c->scheme : "http",
+                        c->service_name ? c->service_name : "model-registry-service", x.u.ns,
+                        c->cluster_domain ? c->cluster_domain : "svc.cluster.local", c->base_url);
+        if ((x.u.host || x.u.ns) && !host_url) {
+                mr_uri_release(&x.u);
+                return -ENOMEM;
         }
         x.url = host_url ? host_url : c->base_url;
         r = mr_client_new(&(struct mr_client_config){ .base_url = x.url,

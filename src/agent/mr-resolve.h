@@ -13,8 +13,10 @@
  * The registry: the URI's HOST:PORT when it names one (with the configured scheme), else
  * base_url. The environment of upstream's storage initializer configures it:
  * MODEL_REGISTRY_BASE_URL (host:port or a URL; default localhost:8080), MODEL_REGISTRY_SCHEME
- * (default http), ALLOWED_ARTIFACT_URI_PREFIXES (comma-separated; unset: any), and
- * MODEL_REGISTRY_TOKEN (a bearer token; modelplane's addition).
+ * (default http), MODEL_REGISTRY_SERVICE_NAME (default model-registry-service) and
+ * MODEL_REGISTRY_CLUSTER_DOMAIN (default svc.cluster.local) for a URI's "?namespace=NS"
+ * (agent/mr-uri.h), ALLOWED_ARTIFACT_URI_PREFIXES (comma-separated; unset: any; modelplane's
+ * addition), and MODEL_REGISTRY_TOKEN (a bearer token; modelplane's addition).
  */
 
 #include <stddef.h>
@@ -25,11 +27,13 @@
 #define MR_RESOLVE_PAGES_MAX 50U /* pages of 100 versions looked at for the latest live one */
 
 struct mr_resolve_config {
-        char *base_url; /* owned; scheme://host:port */
-        char *scheme;   /* owned; "http" or "https", for URIs that name a host */
-        char *token;    /* owned; may be NULL */
-        char *ca_file;  /* owned; may be NULL */
-        char **allowed; /* owned; prefixes an artifact URI must start with; NULL: any */
+        char *base_url;       /* owned; scheme://host:port */
+        char *scheme;         /* owned; "http" or "https", for URIs that name a host */
+        char *service_name;   /* owned; the registry's Service, for "?namespace=" */
+        char *cluster_domain; /* owned; for "?namespace=" */
+        char *token;          /* owned; may be NULL */
+        char *ca_file;        /* owned; may be NULL */
+        char **allowed;       /* owned; prefixes an artifact URI must start with; NULL: any */
         size_t n_allowed;
         long timeout_ms;                      /* per call; 0 = 30 s */
         const struct mr_transport *transport; /* borrowed; NULL: HTTP (registry-client/client.h) */

@@ -4,18 +4,16 @@
 /*
  * The per-pod model status object: ConfigMap "modelstatus-<pod>" in the pod's namespace,
  * labelled serving.kserve.io/inferenceservice=<isvc> and modelplane.io/model-status=agent, owned
- * by the Pod (so it goes when the pod goes), data "models.json" = agent_status(), "pod",
- * "heartbeat" (RFC 3339, this agent's clock), "heartbeatPeriodSeconds" and, for placement
- * (docs/placement.md), "address" (where the other replicas reach this agent's proxy, once
- * known) and "draining" ("true" after SIGTERM under placement), serving/report.h's codec.
- * Written by server-side apply (field manager modelplane-agent) at most once per @interval
- * however many models change meanwhile (coalesced), again after a failed write, and at least
- * once per @heartbeat even when nothing changed, and at once when the address or draining is
- * set: the controller takes a report whose heartbeat
- * is several periods old for a dead agent (serving/replicas.h, "stale"). One object
- * per replica: nothing is written into the TrainedModels. Needs get on pods and create/patch on
- * configmaps (deploy/agent/rbac.yaml).
+ * by the Pod (so it goes when the pod goes), data as serving/report.h encodes it ("models.json"
+ * = agent_status(), "pod", "heartbeat" (RFC 3339, this agent's clock), "heartbeatPeriodSeconds",
+ * and for placement, docs/placement.md, "address" and "draining").
+ * This is the real status sink of agent/reporter.h (the port; when a report is written, coalesced,
+ * retried and refreshed by the heartbeat is the reporter's): each report is one server-side apply
+ * (field manager modelplane-agent, forced). One object per replica: nothing is written into the
+ * TrainedModels. Needs get on pods and create/patch on configmaps (deploy/agent/rbac.yaml).
  */
+
+#include <jansson.h>
 
 #include "agent/agent.h"
 #include "kube/client.h"
@@ -27,14 +25,15 @@ struct status_writer;
 struct status_writer_config {
         const char *ns, *pod, *isvc; /* copied */
         usec_t interval;             /* coalescing; 0 = 500 ms */
-        usec_t heartbeat;            /* 0 = 10 s; whole seconds */
+        usec_t heartbeat;            /* 0 = 10 s; whole seconds (reporter_options) */
 };
 
-/* @client: taken over. Reads the Pod (its uid for the owner reference, its IP). */
+/* @client: taken over. Reads the Pod (its uid for the owner reference, its IP), then starts a
+ * reporter writing to the ConfigMap. */
 _warn_unused_result_ int status_writer_start(struct agent *a, struct kube_client *client,
                                              const struct status_writer_config *cfg,
                                              struct status_writer **ret);
-/* Stops after one last write of the current state. NULL-safe. */
+/* Stops after one last write of a change. NULL-safe. */
 struct status_writer *status_writer_stop(struct status_writer *w);
 DEFINE_CLEANUP_FUNC(struct status_writer *, status_writer_stop)
 
@@ -45,3 +44,11 @@ const char *status_writer_pod_ip(const struct status_writer *w);
 _warn_unused_result_ int status_writer_set_address(struct status_writer *w, const char *address);
 /* data.draining = "true" from now on, written at once. Thread-safe. */
 void status_writer_set_draining(struct status_writer *w);
+
+/*
+ * The ConfigMap that holds the report @data (borrowed): what each write applies. @pod_uid may be
+ * NULL (no owner reference: the controller does not count the report). Returns: new reference;
+ * NULL on OOM.
+ */
+json_t *status_writer_object(const json_t *data, const char *ns, const char *pod, const char *isvc,
+                             const char *pod_uid);

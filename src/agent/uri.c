@@ -8,7 +8,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include <jansson.h>
+
 #include "agent/azure.h"
+#include "agent/cloudevent.h"
 #include "agent/mr-uri.h"
 
 void storage_uri_release(struct storage_uri *u)
@@ -223,7 +226,8 @@ enum archive_kind archive_kind_from_url(const char *url)
         size_t n;
         const char *p = url_path(url, &n);
 
-        if (ends_with_ci(p, n, ".tar.gz") || ends_with_ci(p, n, ".tgz"))
+        if (ends_with_ci(p, n, ".tar.gz") || ends_with_ci(p, n, ".tgz") ||
+            ends_with_ci(p, n, ".tar"))
                 return ARCHIVE_TAR_GZ;
         if (ends_with_ci(p, n, ".zip"))
                 return ARCHIVE_ZIP;
@@ -305,4 +309,91 @@ bool model_name_is_safe(const char *name)
         size_t n = name ? strlen(name) : 0;
 
         return n > 0 && n <= 253 && name[0] != '.' && !strchr(name, '/');
+}
+
+char *url_headers_env_name(const char *url, bool *ret_oom)
+{
+        const char *p = strstr(url, "://"), *end, *at;
+        size_t n;
+        char *name;
+
+        *ret_oom = false;
+        if (!p)
+                return NULL;
+        p += 3;
+        end = p + strcspn(p, "/?#");
+        at = memchr(p, '@', (size_t)(end - p));
+        if (at)
+                p = at + 1;
+        if (*p == '[') {
+                const char *close = memchr(p, ']', (size_t)(end - p));
+                if (!close)
+                        return NULL;
+                p++;
+                n = (size_t)(close - p);
+        } else {
+                const char *colon = memchr(p, ':', (size_t)(end - p));
+                n = (size_t)((colon ? colon : end) - p);
+        }
+        if (n == 0)
+                return NULL;
+        if (asprintf(&name, "%.*s-headers", (int)n, p) < 0) {
+                *ret_oom = true;
+                return NULL;
+        }
+        return name;
+}
+
+/* RFC 9110 5.6.2: tchar. */
+static bool is_token(const char *s)
+{
+        if (!*s)
+                return false;
+        for (; *s; s++)
+                if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+                      (*s >= '0' && *s <= '9') || strchr("!#$%&'*+-.^_`|~", *s)))
+                        return false;
+        return true;
+}
+
+static bool has_control(const char *s, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+                        return true;
+        return false;
+}
+
+int url_headers_parse(const char *json, char ***ret, char *reterr, size_t len)
+{
+        json_auto_t *o = json_loads(json, JSON_REJECT_DUPLICATES, NULL);
+        const char *name;
+        char **v;
+        size_t i = 0;
+        json_t *val;
+
+        if (!json_is_object(o))
+                return fail(reterr, len, "not a JSON object of header names and values");
+        v = calloc(json_object_size(o) + 1, sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        json_object_foreach(o, name, val) {
+                const char *s = json_string_value(val);
+
+                if (!s || !is_token(name) || has_control(s, json_string_length(val))) {
+                        ce_strv_free(v);
+                        return fail(reterr, len, "header %.100s: %s", name,
+                                    !s                ? "the value is not a string"
+                                    : !is_token(name) ? "not a header name"
+                                                      : "the value holds a control character");
+                }
+                if (asprintf(&v[i], "%s: %s", name, s) < 0) {
+                        v[i] = NULL;
+                        ce_strv_free(v);
+                        return -ENOMEM;
+                }
+                i++;
+        }
+        *ret = v;
+        return 0;
 }

@@ -6,7 +6,7 @@
  *
  *   s3://bucket/prefix         a folder of objects (every key under prefix/), or one object
  *   gs://bucket/prefix         GCS: objects under prefix/ (or the one object), JSON API
- *   http(s)://host/path        one file; .tar.gz/.tgz/.zip are extracted
+ *   http(s)://host/path        one file; .tar/.tar.gz/.tgz/.zip are extracted
  *   https://ACCOUNT.blob.core.windows.net/CONTAINER/PREFIX
  *                              Azure Blob Storage: blobs under PREFIX/ (or the one blob)
  *   hf://ORG/REPO[:REVISION]   a Hugging Face Hub model repository at REVISION (default main)
@@ -34,7 +34,7 @@ enum storage_kind {
 
 enum archive_kind {
         ARCHIVE_NONE,
-        ARCHIVE_TAR_GZ,
+        ARCHIVE_TAR_GZ, /* .tar.gz, .tgz, .tar: a tar, any compression libarchive reads */
         ARCHIVE_ZIP,
 };
 
@@ -73,6 +73,24 @@ bool relative_path_is_safe(const char *path);
  * model directory, resolved lexically (absolute targets never do).
  */
 bool link_target_is_safe(const char *entry, const char *target);
+
+/*
+ * KServe's per-host HTTP headers: its credential builder turns a secret with "https-host" and
+ * "headers" into the environment variable "<host>-headers" (a JSON object of header names to
+ * values), and its agent and storage initializer send those headers with every http(s) download
+ * from that host. url_headers_env_name() is the variable's name for @url: its host as written,
+ * without user info, port or IPv6 brackets. Returns an owned string; NULL when @url has no
+ * host or on OOM (*@ret_oom tells which).
+ */
+char *url_headers_env_name(const char *url, bool *ret_oom);
+/*
+ * The header lines of such a value: "Name: value" for each member, in order, as a NULL-terminated
+ * owned vector (ce_strv_free(), agent/cloudevent.h). Returns 0, -ENOMEM, or -EINVAL with the
+ * reason in @reterr: not a JSON object, a value that is not a string, a name that is not an HTTP
+ * token (RFC 9110 5.6.2), a value holding a control character (CR, LF, NUL ...).
+ */
+_warn_unused_result_ int url_headers_parse(const char *json, char ***ret, char *reterr,
+                                           size_t len_err);
 
 /* Whether @name may be a model directory name (one path segment, no leading '.', ≤ 253). */
 bool model_name_is_safe(const char *name);

@@ -177,6 +177,17 @@ def test_registry_down_names_it():
     refused("model-registry://iris/v1", f"the model registry at http://127.0.0.1:{port}", env)
 
 
+def test_namespace_parameter_names_the_registry():
+    # upstream's "?namespace=NS": <MODEL_REGISTRY_SERVICE_NAME>.NS.<MODEL_REGISTRY_CLUSTER_DOMAIN>
+    # at the configured registry's port; ".invalid" never resolves (RFC 6761), so the refusal
+    # names the registry that was asked
+    env = {**os.environ, "MODEL_REGISTRY_BASE_URL": "127.0.0.1:9",
+           "MODEL_REGISTRY_SERVICE_NAME": "registry", "MODEL_REGISTRY_CLUSTER_DOMAIN": "invalid"}
+    refused("model-registry://iris/v1?namespace=team-a",
+            "the model registry at http://registry.team-a.invalid:9", env)
+    refused("model-registry://iris/v1?namespace=team.a", "not a namespace name", env)
+
+
 def test_plain_uris_and_usage():
     downloads(os.path.join(T, "store", "v1"), "iris v1")
     rc, err, _ = run("s3://")
@@ -189,7 +200,8 @@ for t in (test_a_version_by_name, test_the_latest_live_version, test_the_registr
           test_percent_encoded_names, test_unknown_model_and_version,
           test_archived_version_and_model, test_version_without_artifact,
           test_artifact_pointing_at_the_registry_again, test_allowed_prefixes,
-          test_malformed_uris, test_registry_down_names_it, test_plain_uris_and_usage):
+          test_malformed_uris, test_registry_down_names_it,
+          test_namespace_parameter_names_the_registry, test_plain_uris_and_usage):
     tap(t)
 reg.terminate()
 reg.wait(30)

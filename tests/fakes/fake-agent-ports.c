@@ -2,6 +2,7 @@
 #include "fake-agent-ports.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +33,11 @@ static struct fake_fetch_rule *rule_get(struct fake_fetch *f, const char *uri)
 
         if (r || f->n_rules == FAKE_AGENT_MAX)
                 return r;
-        r = &f->rules[f->n_rules++];
+        r = &f->rules[f->n_rules];
         *r = (struct fake_fetch_rule){ .uri = strdup(uri) };
+        if (!r->uri)
+                return NULL; /* out of memory: no rule (the allocation-fault torture) */
+        f->n_rules++;
         return r;
 }
 
@@ -47,8 +51,8 @@ static int fake_fetch_fn(void *userdata, const char *uri, const char *dir,
         int r = 0;
 
         pthread_mutex_lock(&f->lock);
-        if (f->n_calls < ELEMENTSOF(f->calls))
-                f->calls[f->n_calls++] = strdup(uri);
+        if (f->n_calls < ELEMENTSOF(f->calls) && (f->calls[f->n_calls] = strdup(uri)))
+                f->n_calls++;
         f->running++;
         pthread_cond_broadcast(&f->cond);
         rule = rule_find(f, uri);
@@ -193,8 +197,11 @@ static void model_set(struct fake_repo *r, const char *name, enum server_state s
         struct fake_repo_model *m = model_find(r, name);
 
         if (!m && r->n_models < FAKE_AGENT_MAX) {
-                m = &r->models[r->n_models++];
+                m = &r->models[r->n_models];
                 m->name = strdup(name);
+                if (!m->name)
+                        return; /* out of memory: not listed */
+                r->n_models++;
         }
         if (m)
                 m->state = state;
@@ -345,7 +352,12 @@ void fake_repo_fail_load(struct fake_repo *r, const char *name, const char *reas
         free(r->fail_name);
         free(r->fail_reason);
         r->fail_name = name ? strdup(name) : NULL;
-        r->fail_reason = reason ? strdup(reason) : NULL;
+        r->fail_reason = strdup(reason ? reason : "");
+        if (!r->fail_name || !r->fail_reason) { /* none, or out of memory */
+                free(r->fail_name);
+                free(r->fail_reason);
+                r->fail_name = r->fail_reason = NULL;
+        }
         pthread_mutex_unlock(&r->lock);
 }
 
@@ -373,5 +385,134 @@ bool fake_repo_wait_running(struct fake_repo *r, unsigned n)
                         break;
         ok = r->running_loads >= n;
         pthread_mutex_unlock(&r->lock);
+        return ok;
+}
+
+/* ---- status sink ---- */
+
+static int fake_sink_write(void *userdata, const json_t *data, char *reterr, size_t len_err)
+{
+        struct fake_sink *s = userdata;
+        json_t *copy;
+        int r = 0;
+
+        pthread_mutex_lock(&s->lock);
+        s->calls++;
+        s->waiting++;
+        pthread_cond_broadcast(&s->cond);
+        while (s->block)
+                pthread_cond_wait(&s->cond, &s->lock);
+        s->waiting--;
+        if (s->fail < 0 && s->fail_times > 0) {
+                s->fail_times--;
+                r = s->fail;
+                (void)snprintf(reterr, len_err, "%s", s->fail_message);
+        } else if (s->n_reports == ELEMENTSOF(s->reports)) {
+                r = -ENOSPC;
+                (void)snprintf(reterr, len_err, "fake sink full");
+        } else if (!(copy = json_deep_copy(data))) {
+                r = -ENOMEM;
+        } else {
+                s->reports[s->n_reports++] = copy;
+        }
+        pthread_cond_broadcast(&s->cond);
+        pthread_mutex_unlock(&s->lock);
+        return r;
+}
+
+static const struct status_sink_ops fake_sink_ops = { .write = fake_sink_write };
+
+void fake_sink_init(struct fake_sink *s)
+{
+        *s = (struct fake_sink){ .port = { &fake_sink_ops, s } };
+        pthread_mutex_init(&s->lock, NULL);
+        pthread_cond_init(&s->cond, NULL);
+}
+
+void fake_sink_release_all(struct fake_sink *s)
+{
+        for (size_t i = 0; i < s->n_reports; i++)
+                json_decref(s->reports[i]);
+        pthread_cond_destroy(&s->cond);
+        pthread_mutex_destroy(&s->lock);
+}
+
+void fake_sink_fail(struct fake_sink *s, int err, const char *message, unsigned times)
+{
+        pthread_mutex_lock(&s->lock);
+        s->fail = err;
+        s->fail_times = times;
+        (void)snprintf(s->fail_message, sizeof(s->fail_message), "%s", message ? message : "");
+        pthread_mutex_unlock(&s->lock);
+}
+
+void fake_sink_block(struct fake_sink *s, bool block)
+{
+        pthread_mutex_lock(&s->lock);
+        s->block = block;
+        pthread_cond_broadcast(&s->cond);
+        pthread_mutex_unlock(&s->lock);
+}
+
+size_t fake_sink_count(struct fake_sink *s)
+{
+        size_t n;
+
+        pthread_mutex_lock(&s->lock);
+        n = s->n_reports;
+        pthread_mutex_unlock(&s->lock);
+        return n;
+}
+
+size_t fake_sink_calls(struct fake_sink *s)
+{
+        size_t n;
+
+        pthread_mutex_lock(&s->lock);
+        n = s->calls;
+        pthread_mutex_unlock(&s->lock);
+        return n;
+}
+
+json_t *fake_sink_report(struct fake_sink *s, size_t i)
+{
+        json_t *r = NULL;
+
+        pthread_mutex_lock(&s->lock);
+        if (i == SIZE_MAX && s->n_reports > 0)
+                i = s->n_reports - 1;
+        if (i < s->n_reports)
+                r = json_incref(s->reports[i]);
+        pthread_mutex_unlock(&s->lock);
+        return r;
+}
+
+bool fake_sink_wait_count(struct fake_sink *s, size_t n)
+{
+        struct timespec ts;
+        bool ok;
+
+        deadline_in(&ts, FAKE_WAIT_USEC);
+        pthread_mutex_lock(&s->lock);
+        while (s->n_reports < n)
+                if (pthread_cond_timedwait(&s->cond, &s->lock, &ts) == ETIMEDOUT)
+                        break;
+        ok = s->n_reports >= n;
+        pthread_mutex_unlock(&s->lock);
+        return ok;
+}
+
+bool fake_sink_wait_blocked(struct fake_sink *s, unsigned n)
+{
+        struct timespec ts;
+        bool ok;
+
+        deadline_in(&ts, FAKE_WAIT_USEC);
+        pthread_mutex_lock(&s->lock);
+        while (s->waiting < n)
+                if (pthread_cond_timedwait(&s->cond, &s->lock, &ts) == ETIMEDOUT)
+                        break;
+        ok = s->waiting >= n;
+        pthread_mutex_unlock(&s->lock);
         return ok;
 }

@@ -2,11 +2,12 @@
 #pragma once
 
 /*
- * In-memory implementations of the agent's ports (src/agent/agent.h) for the fast tests of its
- * shell: a fetch whose downloads finish at once, fail, or block until the test releases them
- * (or the agent cancels them), and a model server repository whose load calls finish at once,
- * fail, or block until released. Both count and record every call. Thread-safe (one mutex each);
- * the waits are bounded (5 s) so a broken agent fails a test instead of hanging it.
+ * In-memory implementations of the agent's ports (src/agent/agent.h, src/agent/reporter.h) for
+ * the fast tests of its shell: a fetch whose downloads finish at once, fail, or block until the
+ * test releases them (or the agent cancels them), a model server repository whose load calls
+ * finish at once, fail, or block until released, and a status sink that records every report
+ * written and fails or blocks on demand. Each counts and records every call. Thread-safe (one
+ * mutex each); the waits are bounded (5 s) so a broken agent fails a test instead of hanging it.
  */
 
 #include <pthread.h>
@@ -14,6 +15,7 @@
 #include <stddef.h>
 
 #include "agent/agent.h"
+#include "agent/reporter.h"
 
 #define FAKE_AGENT_MAX 64
 
@@ -81,3 +83,33 @@ void fake_repo_fail_load(struct fake_repo *r, const char *name, const char *reas
 size_t fake_repo_count(struct fake_repo *r, const char *call);
 /* Waits until @n loads are running at once; returns false after 5 s. */
 bool fake_repo_wait_running(struct fake_repo *r, unsigned n);
+
+#define FAKE_SINK_MAX 256
+
+struct fake_sink {
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        json_t *reports[FAKE_SINK_MAX]; /* owned copies of every report taken, in order */
+        size_t n_reports;
+        size_t calls; /* write attempts, failed ones included */
+        int fail;     /* < 0: the next fail_times writes return it (with fail_message) */
+        unsigned fail_times;
+        char fail_message[128];
+        bool block;       /* writes wait until fake_sink_block(false) (a hung connection) */
+        unsigned waiting; /* writes waiting now */
+        struct status_sink_port port; /* hand &port to reporter_new() */
+};
+
+void fake_sink_init(struct fake_sink *s);
+void fake_sink_release_all(struct fake_sink *s); /* frees the reports */
+/* The next @times writes fail with @err (negative errno) and @message ("HTTP 409 Conflict"). */
+void fake_sink_fail(struct fake_sink *s, int err, const char *message, unsigned times);
+void fake_sink_block(struct fake_sink *s, bool block);
+/* Reports taken so far; attempts (failed ones included). */
+size_t fake_sink_count(struct fake_sink *s);
+size_t fake_sink_calls(struct fake_sink *s);
+/* The @i-th report taken (0 = the first; SIZE_MAX = the last). Returns: new reference or NULL. */
+json_t *fake_sink_report(struct fake_sink *s, size_t i);
+/* Waits until @n reports were taken / @n writes wait in a block; false after 5 s. */
+bool fake_sink_wait_count(struct fake_sink *s, size_t n);
+bool fake_sink_wait_blocked(struct fake_sink *s, unsigned n);

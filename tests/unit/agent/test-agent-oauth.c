@@ -17,6 +17,7 @@ static char *b64url_decode(const char *s, size_t n, size_t *ret_len)
         char *t = calloc(n + 4, 1), *out = NULL;
         size_t k = n;
 
+        cr_assert_not_null(t, "out of memory");
         memcpy(t, s, n);
         for (char *p = t; *p; p++)
                 *p = *p == '-' ? '+' : *p == '_' ? '/' : *p;
@@ -89,6 +90,7 @@ Test(oauth, jwt_signing_input_and_signature)
                                                        GNUTLS_PKCS_PLAIN, &pem),
                      0);
         char *pemz = strndup((const char *)pem.data, pem.size);
+        cr_assert_not_null(pemz, "out of memory");
         cr_assert_eq(jwt_sign_rs256(pemz, in, &jwt, why, sizeof(why)), 0, "%s", why);
         cr_assert_eq(strncmp(jwt, in, strlen(in)), 0);
         cr_assert_eq(jwt[strlen(in)], '.');

@@ -6,135 +6,28 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
+#include "agent-world.h"
 #include "agent/agent.h"
-#include "fake-agent-ports.h"
-#include "fake-clock.h"
 
-/* ---- reallocarray, wrapped (-Wl,--wrap=reallocarray): fails the scan's record array ---- */
+/* ---- the world (tests/support/agent-world.h) ---- */
 
-void *__real_reallocarray(void *p, size_t n,
-                          size_t size); /* NOLINT(bugprone-reserved-identifier) */
-void *__wrap_reallocarray(void *p, size_t n,
-                          size_t size); /* NOLINT(bugprone-reserved-identifier) */
-static atomic_bool fail_pointer_arrays; /* reallocarray of char * arrays beyond 2 entries fails */
-
-void *__wrap_reallocarray(void *p, size_t n, size_t size) /* NOLINT(bugprone-reserved-identifier) */
-{
-        if (atomic_load(&fail_pointer_arrays) && size == sizeof(char *) && n > 2) {
-                errno = ENOMEM;
-                return NULL;
-        }
-        return __real_reallocarray(p, n, size);
-}
-
-/* ---- the world ---- */
-
-static struct {
-        char dir[64];
-        struct fake_fetch f;
-        struct fake_repo r;
-        struct fake_clock clk;
-        struct agent *a;
-} w;
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-        (void)st;
-        (void)ftw;
-        return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
+static struct agent_world w;
 
 static void setup(void)
 {
-        (void)snprintf(w.dir, sizeof(w.dir), "/tmp/agent-shell-XXXXXX");
-        cr_assert_not_null(mkdtemp(w.dir));
-        fake_fetch_init(&w.f);
-        fake_repo_init(&w.r);
-        fake_clock_init(&w.clk, 1000 * USEC_PER_SEC);
-        w.a = NULL;
+        agent_world_setup(&w);
 }
 
 static void teardown(void)
 {
-        pthread_mutex_lock(&w.f.lock);
-        for (size_t i = 0; i < w.f.n_rules; i++)
-                w.f.rules[i].released = true;
-        pthread_cond_broadcast(&w.f.cond);
-        pthread_mutex_unlock(&w.f.lock);
-        fake_repo_release_loads(&w.r);
-        w.a = agent_free(w.a);
-        fake_fetch_release_all(&w.f);
-        fake_repo_release_all(&w.r);
-        (void)nftw(w.dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        agent_world_teardown(&w);
 }
 
 TestSuite(agent_shell, .init = setup, .fini = teardown);
-
-static void start(unsigned workers)
-{
-        int r = agent_new(
-                &(struct agent_options){
-                        .model_dir = w.dir,
-                        .server_url = "fake://",
-                        .download_workers = workers,
-                        .retry_base = USEC_PER_SEC,
-                        .retry_max = USEC_PER_SEC,
-                        .stop_timeout = 5 * USEC_PER_SEC,
-                        .fetch_port = &w.f.port,
-                        .repo_port = &w.r.port,
-                        .clock = &w.clk.clock,
-                },
-                &w.a);
-        cr_assert_eq(r, 0, "agent_new: %d", r);
-        cr_assert_eq(agent_start(w.a), 0);
-}
-
-static void want(const char *models_json)
-{
-        static uint64_t generation;
-
-        /* each view newer than the last, as the mounted file's projections are */
-        agent_set_desired(w.a, AGENT_SOURCE_FILE, models_json, ++generation);
-}
-
-/* A complete copy of @name from @uri on disk, as a download leaves it. */
-static void on_disk(const char *name, const char *uri)
-{
-        char path[256];
-        FILE *f;
-
-        (void)snprintf(path, sizeof(path), "%s/%s", w.dir, name);
-        cr_assert_eq(mkdir(path, 0755), 0);
-        (void)snprintf(path, sizeof(path), "%s/%s/.modelplane-source", w.dir, name);
-        f = fopen(path, "we");
-        cr_assert_not_null(f);
-        (void)fprintf(f, "%s\n", uri);
-        (void)fclose(f);
-}
-
-static bool dir_exists(const char *name)
-{
-        char path[256];
-        struct stat st;
-
-        (void)snprintf(path, sizeof(path), "%s/%s", w.dir, name);
-        return stat(path, &st) == 0;
-}
-
-static void sleep_ms(long ms)
-{
-        struct timespec ts = { .tv_sec = 0, .tv_nsec = ms * 1000000L };
-        (void)nanosleep(&ts, NULL);
-}
 
 /* Waits (5 s at most) until @field of the agent's counters reaches @n; returns its value. */
 #define WAIT_COUNTER(field, n)                      \
@@ -144,78 +37,39 @@ static void sleep_ms(long ms)
                         agent_counters(w.a, &c_);   \
                         if (c_.field == (n))        \
                                 break;              \
-                        sleep_ms(1);                \
+                        agent_world_sleep_ms(1);    \
                 }                                   \
                 c_.field;                           \
         })
-
-/* The status entry of @name (C string), or NULL. Returns: new reference. */
-static json_t *entry_of(const char *name)
-{
-        json_auto_t *st = agent_status(w.a);
-        size_t i;
-        json_t *e;
-
-        cr_assert_not_null(st);
-        json_array_foreach(st, i, e) {
-                json_t *n = json_object_get(e, "name");
-                if (json_string_length(n) == strlen(name) && streq(json_string_value(n), name))
-                        return json_incref(e);
-        }
-        return NULL;
-}
-
-/* @name's state now ("absent" when not reported) into @buf. */
-static const char *state_of(const char *name, char *buf, size_t len)
-{
-        json_auto_t *e = entry_of(name);
-
-        (void)snprintf(buf, len, "%s",
-                       e ? json_string_value(json_object_get(e, "state")) : "absent");
-        return buf;
-}
-
-/* Waits (5 s at most) until @name's state is @state. */
-static void wait_state(const char *name, const char *state)
-{
-        char buf[64] = "";
-
-        for (int i = 0; i < 5000; i++) {
-                if (streq(state_of(name, buf, sizeof(buf)), state))
-                        return;
-                sleep_ms(1);
-        }
-        cr_assert_fail("model %s: state %s, expected %s", name, buf, state);
-}
-
-#define ENTRY(name, uri)                                                   \
-        "{\"modelName\":\"" name "\",\"modelSpec\":{\"storageUri\":\"" uri \
-        "\",\"framework\":\"sklearn\",\"memory\":\"1Gi\"}}"
 
 /* Issue 29 (2): a 65 s download delayed an unrelated create and delete by ~62 s. */
 Test(agent_shell, create_and_delete_while_a_download_is_in_flight)
 {
         char buf[64];
 
-        on_disk("old", "s3://b/old");
+        agent_world_on_disk(&w, "old", "s3://b/old");
         fake_repo_set(&w.r, "old", SERVER_READY);
         fake_fetch_block(&w.f, "s3://b/slow");
-        start(4);
-        want("[" ENTRY("old", "s3://b/old") "," ENTRY("slow", "s3://b/slow") "]");
-        wait_state("old", "Loaded");
+        agent_world_start(&w, 4);
+        agent_world_want(&w,
+                         "[" AGENT_ENTRY("old", "s3://b/old") "," AGENT_ENTRY("slow",
+                                                                              "s3://b/slow") "]");
+        agent_world_wait_state(&w, "old", "Loaded");
         cr_assert(fake_fetch_wait_count(&w.f, "s3://b/slow", 1));
 
         /* the slow download stays in flight: a create and a delete are acted on now */
-        want("[" ENTRY("new", "s3://b/new") "," ENTRY("slow", "s3://b/slow") "]");
-        wait_state("new", "Loaded");
-        wait_state("old", "absent");
+        agent_world_want(&w,
+                         "[" AGENT_ENTRY("new", "s3://b/new") "," AGENT_ENTRY("slow",
+                                                                              "s3://b/slow") "]");
+        agent_world_wait_state(&w, "new", "Loaded");
+        agent_world_wait_state(&w, "old", "absent");
         cr_assert_eq(fake_repo_count(&w.r, "unload:old"), 1);
-        cr_assert_not(dir_exists("old"));
-        cr_assert_str_eq(state_of("slow", buf, sizeof(buf)), "Downloading");
+        cr_assert_not(agent_world_dir_exists(&w, "old"));
+        cr_assert_str_eq(agent_world_state(&w, "slow", buf, sizeof(buf)), "Downloading");
         cr_assert_eq(w.f.running, 1, "the slow download is still in flight");
 
         fake_fetch_release(&w.f, "s3://b/slow");
-        wait_state("slow", "Loaded");
+        agent_world_wait_state(&w, "slow", "Loaded");
         cr_assert_eq(fake_repo_count(&w.r, "load:slow"), 1);
 }
 
@@ -226,22 +80,23 @@ Test(agent_shell, change_and_delete_cancel_the_download_in_flight)
 
         fake_fetch_block(&w.f, "s3://b/v1");
         fake_fetch_block(&w.f, "s3://b/gone");
-        start(4);
-        want("[" ENTRY("m", "s3://b/v1") "," ENTRY("gone", "s3://b/gone") "]");
+        agent_world_start(&w, 4);
+        agent_world_want(&w, "[" AGENT_ENTRY("m", "s3://b/v1") "," AGENT_ENTRY("gone",
+                                                                               "s3://b/gone") "]");
         cr_assert(fake_fetch_wait_count(&w.f, "s3://b/v1", 1));
         cr_assert(fake_fetch_wait_count(&w.f, "s3://b/gone", 1));
 
-        want("[" ENTRY("m", "s3://b/v2") "]");
-        wait_state("m", "Loaded");
-        e = entry_of("m");
+        agent_world_want(&w, "[" AGENT_ENTRY("m", "s3://b/v2") "]");
+        agent_world_wait_state(&w, "m", "Loaded");
+        e = agent_world_entry(&w, "m");
         cr_assert_str_eq(json_string_value(json_object_get(e, "storageUri")), "s3://b/v2");
-        wait_state("gone", "absent");
+        agent_world_wait_state(&w, "gone", "absent");
         for (int i = 0; i < 5000 && w.f.cancelled < 2; i++)
-                sleep_ms(1);
+                agent_world_sleep_ms(1);
         cr_assert_eq(w.f.cancelled, 2, "both downloads were cancelled");
         cr_assert_eq(fake_repo_count(&w.r, "load:m"), 1);
         cr_assert_eq(fake_repo_count(&w.r, "load:gone"), 0);
-        cr_assert_not(dir_exists("gone"));
+        cr_assert_not(agent_world_dir_exists(&w, "gone"));
 }
 
 /* Issue 29 (4): one name with U+0000 made the agent reject the whole models.json. */
@@ -252,9 +107,11 @@ Test(agent_shell, a_nul_name_is_refused_beside_a_good_model)
         size_t i;
         json_t *e;
 
-        start(2);
-        want("[" ENTRY("bad\\u0000x", "s3://b/bad") "," ENTRY("iris", "s3://b/iris") "]");
-        wait_state("iris", "Loaded");
+        agent_world_start(&w, 2);
+        agent_world_want(&w,
+                         "[" AGENT_ENTRY("bad\\u0000x",
+                                         "s3://b/bad") "," AGENT_ENTRY("iris", "s3://b/iris") "]");
+        agent_world_wait_state(&w, "iris", "Loaded");
         st = agent_status(w.a);
         json_array_foreach(st, i, e) {
                 json_t *n = json_object_get(e, "name");
@@ -276,14 +133,16 @@ Test(agent_shell, an_entry_turned_invalid_keeps_the_model_and_reports_it)
 {
         json_auto_t *e = NULL;
 
-        start(2);
-        want("[" ENTRY("iris", "s3://b/iris") "]");
-        wait_state("iris", "Loaded");
-        want("[{\"modelName\":\"iris\",\"modelSpec\":{\"storageUri\":\"s3://b/iris2\",\"memory\":\"lots\"}}]");
-        wait_state("iris", "FailedToLoad");
-        e = entry_of("iris");
+        agent_world_start(&w, 2);
+        agent_world_want(&w, "[" AGENT_ENTRY("iris", "s3://b/iris") "]");
+        agent_world_wait_state(&w, "iris", "Loaded");
+        agent_world_want(
+                &w,
+                "[{\"modelName\":\"iris\",\"modelSpec\":{\"storageUri\":\"s3://b/iris2\",\"memory\":\"lots\"}}]");
+        agent_world_wait_state(&w, "iris", "FailedToLoad");
+        e = agent_world_entry(&w, "iris");
         cr_assert(strstr(json_string_value(json_object_get(e, "reason")), "invalid entry"));
-        sleep_ms(20);
+        agent_world_sleep_ms(20);
         cr_assert_eq(fake_repo_count(&w.r, "unload:iris"), 0);
         cr_assert_eq(fake_fetch_count(&w.f, "s3://b/iris2"), 0);
 }
@@ -299,7 +158,7 @@ Test(agent_shell, unsafe_names_are_never_fetched)
 
         memset(long_name, 'x', sizeof(long_name) - 1);
         long_name[sizeof(long_name) - 1] = 0;
-        start(2);
+        agent_world_start(&w, 2);
         char json[4096];
         int n = snprintf(json, sizeof(json), "[");
         for (size_t i = 0; i < ELEMENTSOF(bad); i++)
@@ -312,17 +171,17 @@ Test(agent_shell, unsafe_names_are_never_fetched)
                       long_name);
         /* a duplicate with another spec is refused; an identical one counts once */
         (void)snprintf(json + n, sizeof(json) - (size_t)n, "%s,%s,%s,%s,%s]",
-                       ENTRY("dup", "s3://b/d1"), ENTRY("dup", "s3://b/d2"),
-                       ENTRY("twin", "s3://b/twin"), ENTRY("twin", "s3://b/twin"),
-                       ENTRY("ok", "s3://b/ok"));
-        want(json);
-        wait_state("ok", "Loaded");
-        wait_state("twin", "Loaded");
+                       AGENT_ENTRY("dup", "s3://b/d1"), AGENT_ENTRY("dup", "s3://b/d2"),
+                       AGENT_ENTRY("twin", "s3://b/twin"), AGENT_ENTRY("twin", "s3://b/twin"),
+                       AGENT_ENTRY("ok", "s3://b/ok"));
+        agent_world_want(&w, json);
+        agent_world_wait_state(&w, "ok", "Loaded");
+        agent_world_wait_state(&w, "twin", "Loaded");
         for (size_t i = 0; i < ELEMENTSOF(bad); i++)
-                cr_assert_str_eq(state_of(bad[i], buf, sizeof(buf)), "FailedToLoad", "name '%s'",
-                                 bad[i]);
-        cr_assert_str_eq(state_of(long_name, buf, sizeof(buf)), "FailedToLoad");
-        e = entry_of("dup");
+                cr_assert_str_eq(agent_world_state(&w, bad[i], buf, sizeof(buf)), "FailedToLoad",
+                                 "name '%s'", bad[i]);
+        cr_assert_str_eq(agent_world_state(&w, long_name, buf, sizeof(buf)), "FailedToLoad");
+        e = agent_world_entry(&w, "dup");
         cr_assert_str_eq(json_string_value(json_object_get(e, "state")), "FailedToLoad");
         cr_assert(strstr(json_string_value(json_object_get(e, "reason")), "twice"));
         /* only the good ones were fetched */
@@ -339,9 +198,9 @@ Test(agent_shell, a_retry_does_not_change_the_reported_state)
         unsigned long g;
 
         fake_fetch_fail(&w.f, "s3://b/iris", "HTTP 500 InternalError: try again");
-        start(2);
-        want("[" ENTRY("iris", "s3://b/iris") "]");
-        wait_state("iris", "FailedToDownload");
+        agent_world_start(&w, 2);
+        agent_world_want(&w, "[" AGENT_ENTRY("iris", "s3://b/iris") "]");
+        agent_world_wait_state(&w, "iris", "FailedToDownload");
         before = agent_status(w.a);
         g = agent_status_generation(w.a);
         for (size_t n = 2; n <= 4; n++) {
@@ -363,23 +222,23 @@ Test(agent_shell, a_retry_does_not_change_the_reported_state)
         fake_fetch_fail(&w.f, "s3://b/iris", NULL);
         fake_clock_advance(&w.clk, 2 * USEC_PER_SEC);
         agent_kick(w.a);
-        wait_state("iris", "Loaded");
+        agent_world_wait_state(&w, "iris", "Loaded");
 }
 
 /* A delete while the model server does not answer its index: one unload call, then the model
  * leaves the disk and the report (no unload after unload). */
 Test(agent_shell, a_delete_while_the_server_index_is_down_unloads_once)
 {
-        start(2);
-        want("[" ENTRY("iris", "s3://b/iris") "]");
-        wait_state("iris", "Loaded");
+        agent_world_start(&w, 2);
+        agent_world_want(&w, "[" AGENT_ENTRY("iris", "s3://b/iris") "]");
+        agent_world_wait_state(&w, "iris", "Loaded");
         fake_repo_set_down(&w.r, true);
         agent_kick(w.a);
-        wait_state("iris", "FailedToLoad"); /* model server unavailable */
-        want("[]");
-        wait_state("iris", "absent");
+        agent_world_wait_state(&w, "iris", "FailedToLoad"); /* model server unavailable */
+        agent_world_want(&w, "[]");
+        agent_world_wait_state(&w, "iris", "absent");
         cr_assert_eq(fake_repo_count(&w.r, "unload:iris"), 1);
-        cr_assert_not(dir_exists("iris"));
+        cr_assert_not(agent_world_dir_exists(&w, "iris"));
 }
 
 struct stopper {
@@ -406,15 +265,15 @@ Test(agent_shell, stop_during_start_up_sends_no_load_call)
         for (size_t i = 0; i < ELEMENTSOF(names); i++) {
                 char uri[64];
                 (void)snprintf(uri, sizeof(uri), "s3://b/%s", names[i]);
-                on_disk(names[i], uri);
+                agent_world_on_disk(&w, names[i], uri);
                 n += snprintf(json + n, sizeof(json) - (size_t)n,
                               "%s{\"modelName\":\"%s\",\"modelSpec\":{\"storageUri\":\"%s\"}}",
                               i ? "," : "", names[i], uri);
         }
         (void)snprintf(json + n, sizeof(json) - (size_t)n, "]");
         fake_repo_block_loads(&w.r, true);
-        start(2);
-        want(json);
+        agent_world_start(&w, 2);
+        agent_world_want(&w, json);
         cr_assert(fake_repo_wait_running(&w.r, 2));
         cr_assert_eq(WAIT_COUNTER(in_flight, 8), 8, "2 loads running, 6 queued");
 
@@ -426,7 +285,7 @@ Test(agent_shell, stop_during_start_up_sends_no_load_call)
         pthread_join(t, NULL);
         cr_assert(s.ok, "the calls in flight finished within the stop timeout");
         agent_kick(w.a);
-        sleep_ms(20);
+        agent_world_sleep_ms(20);
         cr_assert_eq(fake_repo_count(&w.r, NULL), 2, "no load call after the stop began (%zu)",
                      fake_repo_count(&w.r, NULL));
 }
@@ -434,12 +293,13 @@ Test(agent_shell, stop_during_start_up_sends_no_load_call)
 /* ---- OOM (issue 29 item 8) ---- */
 
 static atomic_long json_allocs_left = -1; /* < 0: no limit */
+static json_malloc_t json_malloc_before;  /* jansson's allocator before the test's */
 
 static void *limited_malloc(size_t n)
 {
         if (atomic_load(&json_allocs_left) >= 0 && atomic_fetch_sub(&json_allocs_left, 1) <= 0)
                 return NULL;
-        return malloc(n);
+        return json_malloc_before(n);
 }
 
 /* agent_status() on OOM: NULL, never a report that silently misses models. */
@@ -447,12 +307,16 @@ Test(agent_shell, status_is_complete_or_null_under_oom)
 {
         size_t complete = 0, null = 0;
 
-        start(2);
-        want("[" ENTRY("a", "s3://b/a") "," ENTRY("b", "s3://b/b") "," ENTRY("c", "s3://b/c") "]");
-        wait_state("a", "Loaded");
-        wait_state("b", "Loaded");
-        wait_state("c", "Loaded");
-        json_set_alloc_funcs(limited_malloc, free);
+        agent_world_start(&w, 2);
+        agent_world_want(&w, "[" AGENT_ENTRY("a", "s3://b/a") "," AGENT_ENTRY(
+                                     "b", "s3://b/b") "," AGENT_ENTRY("c", "s3://b/c") "]");
+        agent_world_wait_state(&w, "a", "Loaded");
+        agent_world_wait_state(&w, "b", "Loaded");
+        agent_world_wait_state(&w, "c", "Loaded");
+        json_free_t json_free_before;
+
+        json_get_alloc_funcs(&json_malloc_before, &json_free_before);
+        json_set_alloc_funcs(limited_malloc, json_free_before);
         for (long k = 0; k < 40; k++) {
                 json_t *st;
 
@@ -468,32 +332,7 @@ Test(agent_shell, status_is_complete_or_null_under_oom)
                 complete++;
                 json_decref(st);
         }
-        json_set_alloc_funcs(malloc, free);
+        json_set_alloc_funcs(json_malloc_before, json_free_before);
         cr_assert_gt(null, 0);
         cr_assert_gt(complete, 0);
-}
-
-/* disk_scan() when its record array cannot grow: -ENOMEM for that pass, nothing freed twice nor
- * dereferenced through NULL, and the next pass converges. */
-Test(agent_shell, a_scan_out_of_memory_fails_the_pass_only)
-{
-        unsigned long p;
-
-        on_disk("a", "s3://b/a");
-        on_disk("b", "s3://b/b");
-        on_disk("c", "s3://b/c");
-        start(2);
-        atomic_store(&fail_pointer_arrays, true);
-        want("[" ENTRY("a", "s3://b/a") "," ENTRY("b", "s3://b/b") "," ENTRY("c", "s3://b/c") "]");
-        p = agent_passes(w.a);
-        for (int i = 0; i < 5000 && agent_passes(w.a) < p + 1; i++)
-                sleep_ms(1);
-        cr_assert_geq(agent_passes(w.a), p + 1);
-        atomic_store(&fail_pointer_arrays, false);
-        fake_clock_advance(&w.clk, 2 * USEC_PER_SEC);
-        agent_kick(w.a);
-        wait_state("a", "Loaded");
-        wait_state("b", "Loaded");
-        wait_state("c", "Loaded");
-        cr_assert_eq(fake_fetch_count(&w.f, NULL), 0, "what was on disk was not fetched again");
 }

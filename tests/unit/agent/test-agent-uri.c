@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include <errno.h>
-
+#include "agent/cloudevent.h"
 #include "agent/mr-uri.h"
 #include "agent/s3-xml.h"
 #include "agent/uri.h"
@@ -83,6 +84,7 @@ Test(uri, archive_kind)
 {
         cr_assert_eq(archive_kind_from_url("http://h/a.tar.gz"), ARCHIVE_TAR_GZ);
         cr_assert_eq(archive_kind_from_url("http://h/a.TGZ?sig=1#f"), ARCHIVE_TAR_GZ);
+        cr_assert_eq(archive_kind_from_url("https://h/p/a.tar"), ARCHIVE_TAR_GZ); /* as KServe */
         cr_assert_eq(archive_kind_from_url("https://h/p/a.zip"), ARCHIVE_ZIP);
         cr_assert_eq(archive_kind_from_url("https://h/p/a.zip.json"), ARCHIVE_NONE);
         cr_assert_eq(archive_kind_from_url("https://h/model.joblib"), ARCHIVE_NONE);
@@ -314,4 +316,117 @@ Test(uri, hf)
                                            "hf://org/r:x y", "hf://org/r:a?b", "hf://o--x/r" };
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
                 parse_bad(bad[i], bad[i]);
+}
+
+/* KServe's per-host headers: "<host>-headers" (agent/uri.h) */
+
+static void env_name_is(const char *url, const char *want)
+{
+        bool oom = true;
+        char *name = url_headers_env_name(url, &oom);
+
+        cr_assert_not(oom);
+        if (want)
+                cr_assert_str_eq(name, want, "%s", url);
+        else
+                cr_assert_null(name, "%s", url);
+        free(name);
+}
+
+Test(uri, headers_env_name)
+{
+        env_name_is("https://models.example.com/iris/model.joblib", "models.example.com-headers");
+        env_name_is("http://127.0.0.1:8000/m.bin", "127.0.0.1-headers");
+        env_name_is("https://user:pw@Host.Example:443/x?y=1", "Host.Example-headers");
+        env_name_is("http://[::1]:8080/m", "::1-headers");
+        env_name_is("https://h?x", "h-headers");
+        env_name_is("https:///path", NULL);
+        env_name_is("no-scheme", NULL);
+}
+
+static void headers_are(const char *json, const char *const *want, size_t n)
+{
+        char **v = NULL, err[256] = "";
+
+        cr_assert_eq(url_headers_parse(json, &v, err, sizeof(err)), 0, "%s: %s", json, err);
+        for (size_t i = 0; i < n; i++)
+                cr_assert_str_eq(v[i], want[i]);
+        cr_assert_null(v[n]);
+        ce_strv_free(v);
+}
+
+static void headers_bad(const char *json, const char *needle)
+{
+        char **v = NULL, err[256] = "";
+
+        cr_assert_eq(url_headers_parse(json, &v, err, sizeof(err)), -EINVAL, "%s accepted", json);
+        cr_assert(strstr(err, needle), "%s: '%s' does not say '%s'", json, err, needle);
+        cr_assert_null(v);
+}
+
+Test(uri, headers_parse)
+{
+        static const char *const two[] = { "Authorization: Bearer abc", "X-Api-Key: k 1" };
+
+        headers_are("{\"Authorization\":\"Bearer abc\",\"X-Api-Key\":\"k 1\"}", two, 2);
+        headers_are("{}", two, 0);
+        headers_bad("[\"a\"]", "not a JSON object");
+        headers_bad("Authorization: x", "not a JSON object");
+        headers_bad("{\"A\":1}", "not a string");
+        headers_bad("{\"A B\":\"x\"}", "not a header name");
+        headers_bad("{\"\":\"x\"}", "not a header name");
+        headers_bad("{\"A\":\"x\\r\\nEvil: 1\"}", "control character");
+        headers_bad("{\"A\":\"x\",\"A\":\"y\"}", "not a JSON object");
+}
+
+/* upstream's "?namespace=": the registry of that namespace; other parameters ignored */
+Test(mr_uri, namespace_query)
+{
+        struct mr_uri u;
+        char err[512] = "";
+
+        cr_assert_eq(mr_uri_parse("model-registry://iris/v1?namespace=team-a", &u, err,
+                                  sizeof(err)),
+                     0, "%s", err);
+        cr_assert_str_eq(u.model, "iris");
+        cr_assert_str_eq(u.version, "v1");
+        cr_assert_str_eq(u.ns, "team-a");
+        cr_assert_null(u.host);
+        mr_uri_release(&u);
+        cr_assert_eq(mr_uri_parse("model-registry://iris?x=1&namespace=t_1&y", &u, err,
+                                  sizeof(err)),
+                     0, "%s", err);
+        cr_assert_str_eq(u.model, "iris");
+        cr_assert_null(u.version);
+        cr_assert_str_eq(u.ns, "t_1");
+        mr_uri_release(&u);
+        mr_ok("model-registry://iris/v1?other=1", NULL, "iris", "v1");
+        mr_ok("model-registry://a%3Fb", NULL, "a?b", NULL);
+        mr_bad("model-registry://iris?namespace=a.b", "not a namespace name");
+        mr_bad("model-registry://iris?namespace=a%2Fb", "not a namespace name");
+        mr_ok("model-registry://iris?namespace=", NULL, "iris",
+              NULL); /* empty: none, as upstream */
+        mr_bad("model-registry://r:8080/iris/v1?namespace=team", "name one");
+        mr_bad("model-registry://?namespace=team", "an empty segment");
+}
+
+Test(mr_uri, namespace_url)
+{
+        static const struct {
+                const char *base, *want;
+        } cases[] = {
+                { "http://localhost:8080", "http://mr.team.svc.cluster.local:8080" },
+                { "http://registry.kubeflow:9090/", "http://mr.team.svc.cluster.local:9090" },
+                { "https://registry", "http://mr.team.svc.cluster.local:8080" },
+                { "http://[::1]:8443", "http://mr.team.svc.cluster.local:8443" },
+                { "http://[::1]", "http://mr.team.svc.cluster.local:8080" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char *url = mr_uri_namespace_url("http", "mr", "team", "svc.cluster.local",
+                                                 cases[i].base);
+
+                cr_assert_str_eq(url, cases[i].want, "%s", cases[i].base);
+                free(url);
+        }
 }
