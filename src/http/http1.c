@@ -33,23 +33,44 @@ static bool view_eq(const char *p, size_t len, const char *lit)
         return strlen(lit) == len && strncasecmp(p, lit, len) == 0;
 }
 
+_printf_(4, 0) static enum http1_state
+        vrefuse(unsigned *ret_status, char *message, unsigned status, const char *fmt, va_list ap)
+{
+        (void)vsnprintf(message, HTTP1_MESSAGE_MAX, fmt, ap);
+        *ret_status = status;
+        return HTTP1_REFUSE;
+}
+
 _printf_(4, 5) static enum http1_state
         refuse(unsigned *ret_status, char *message, unsigned status, const char *fmt, ...);
 static enum http1_state refuse(unsigned *ret_status, char *message, unsigned status,
                                const char *fmt, ...)
 {
+        enum http1_state st;
         va_list ap;
 
         va_start(ap, fmt);
-        (void)vsnprintf(message, HTTP1_MESSAGE_MAX, fmt, ap);
+        st = vrefuse(ret_status, message, status, fmt, ap);
         va_end(ap);
-        *ret_status = status;
-        return HTTP1_REFUSE;
+        return st;
 }
 
-/* A response that cannot be read is the server's fault: a gateway answers it with 502. */
-#define HEAD_REFUSE(h, st, ...) \
-        refuse(&(h)->status, (h)->message, (h)->response ? 502U : (st), __VA_ARGS__)
+/* A head that cannot be valid. A response that cannot be read is the server's fault: a gateway
+ * answers it with 502, whatever the rule. */
+_printf_(3, 4) static enum http1_state
+        head_refuse(struct http1_head *h, unsigned status, const char *fmt, ...);
+static enum http1_state head_refuse(struct http1_head *h, unsigned status, const char *fmt, ...)
+{
+        enum http1_state st;
+        va_list ap;
+
+        va_start(ap, fmt);
+        st = vrefuse(&h->status, h->message, h->response ? 502U : status, fmt, ap);
+        va_end(ap);
+        return st;
+}
+
+#define HEAD_REFUSE(h, st, ...)  head_refuse((h), (st), __VA_ARGS__)
 #define CHUNK_REFUSE(c, st, ...) refuse(&(c)->status, (c)->message, (st), __VA_ARGS__)
 
 void http1_head_init(struct http1_head *h, const struct http1_limits *limits)

@@ -469,8 +469,8 @@ static void trace_with(const char *in, size_t len, size_t step, const struct tra
 
                         if (n == 0) {
                                 if (o->eof)
-                                        n_out += trace_event(&s, http1_stream_eof(&s, have), buf,
-                                                             &st, out + n_out, out_size - n_out);
+                                        (void)trace_event(&s, http1_stream_eof(&s, have), buf, &st,
+                                                          out + n_out, out_size - n_out);
                                 return;
                         }
                         cr_assert_lt(have + n, sizeof(buf));
