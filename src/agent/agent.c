@@ -521,6 +521,18 @@ static struct model_memory *mem_find(struct agent *a, const char *name, size_t *
         return NULL;
 }
 
+bool agent_model_loaded(struct agent *a, const char *name)
+{
+        const struct model_memory *m;
+        bool loaded;
+
+        pthread_mutex_lock(&a->lock);
+        m = mem_find(a, name, NULL);
+        loaded = m && m->phase == PHASE_LOADED && !is_refused(a, name);
+        pthread_mutex_unlock(&a->lock);
+        return loaded;
+}
+
 /* Caller holds the lock. */
 static struct model_memory *mem_get(struct agent *a, const char *name)
 {

@@ -144,6 +144,9 @@ void agent_set_api_state(struct agent *a, enum source_api state);
  * reference; NULL on OOM (never a partial list).
  */
 json_t *agent_status(struct agent *a);
+/* Whether @name is Loaded here now (the proxy's forwarding under placement asks it for each
+ * request it might forward). Thread-safe; a binary search under the lock. */
+bool agent_model_loaded(struct agent *a, const char *name);
 /* Changes whenever agent_status() would answer differently (coalescing writers poll it). */
 unsigned long agent_status_generation(struct agent *a);
 /* How many passes have completed (tests and probes). Thread-safe. */

@@ -17,7 +17,6 @@
 #include "agent/batcher.h"
 #include "agent/cloudevent.h"
 #include "agent/fetch.h"
-#include "agent/http-msg.h"
 #include "agent/integrity.h"
 #include "agent/logger.h"
 #include "agent/proxy.h"
@@ -59,6 +58,7 @@ enum {
         OPT_MAX_MODEL_SIZE,
         OPT_MAX_ARCHIVE_ENTRIES,
         OPT_STOP_TIMEOUT,
+        OPT_FORWARD_WAIT,
         OPT_LOG_URL,
         OPT_SOURCE_URI,
         OPT_LOG_MODE,
@@ -126,6 +126,9 @@ static const struct cli_option agent_options[] = {
           "per archive: files, directories and links\n(default 100000)", OPT_MAX_ARCHIVE_ENTRIES },
         { "stop-timeout", 0, CLI_ARG_REQUIRED, "SECS",
           "at SIGTERM, wait this long for load calls in flight\n(default 25)", OPT_STOP_TIMEOUT },
+        { "forward-wait", 0, CLI_ARG_REQUIRED, "SECS",
+          "placement: how long a request for a model Loaded on\nno replica yet waits (default 10)",
+          OPT_FORWARD_WAIT },
         /* KServe's logger and batcher flags (cmd/agent/main.go) */
         { "log-url", 0, CLI_ARG_REQUIRED, "URL",
           "log requests/responses as CloudEvents to this http(s) URL,\nor to file:///DIR",
@@ -171,6 +174,7 @@ struct agent_args {
         const char *config_dir, *model_dir, *listen, *server_url, *kubeconfig, *configmap;
         const char *isvc, *ns, *api_watch;
         uint32_t workers, file_poll, connect_timeout, stall_timeout, heartbeat, stop_timeout;
+        uint32_t forward_wait;
         uint64_t max_model_size, max_archive_entries;
         /* logger and batcher */
         const char *log_url, *source_uri, *log_store_path, *log_store_format, *endpoint;
@@ -345,6 +349,9 @@ static int agent_set(void *userdata, const struct cli_option *opt, const char *a
         case OPT_STOP_TIMEOUT:
                 secs = &a->stop_timeout;
                 break;
+        case OPT_FORWARD_WAIT:
+                secs = &a->forward_wait;
+                break;
         case OPT_IGNORED:
                 used = strlen(a->ignored);
                 (void)snprintf(a->ignored + used, sizeof(a->ignored) - used, "%s--%s",
@@ -475,21 +482,16 @@ struct agent_ctx {
 static void ctx_tap(void *userdata, const struct proxy_tap_msg *m)
 {
         struct agent_ctx *c = userdata;
-        const char *names[ELEMENTSOF(m->req->h)], *values[ELEMENTSOF(m->req->h)];
 
         if (!logger_wants(c->logger, m->response))
                 return;
-        for (size_t i = 0; i < m->req->n; i++) {
-                names[i] = m->req->h[i].name;
-                values[i] = m->req->h[i].value;
-        }
         logger_submit(c->logger, &(struct logger_msg){
                                          .response = m->response,
                                          .id = m->id,
                                          .content_type = m->content_type,
-                                         .names = names,
-                                         .values = values,
-                                         .n_headers = m->req->n,
+                                         .names = m->names,
+                                         .values = m->values,
+                                         .n_headers = m->n_headers,
                                          .body = m->body,
                                          .body_len = m->body_len,
                                          .time_usec = m->time_usec,
@@ -549,6 +551,14 @@ static char *logger_batcher_metrics(struct agent_ctx *c)
                      (unsigned long long)bs.passthrough, (unsigned long long)bs.refused) < 0)
                 return NULL;
         return s;
+}
+
+/* Placement's local state for the proxy: whether a model is Loaded here. */
+static bool ctx_model_loaded(void *userdata, const char *model)
+{
+        struct agent_ctx *c = userdata;
+
+        return c->agent && agent_model_loaded(c->agent, model);
 }
 
 static bool ctx_ready(void *userdata)
@@ -712,6 +722,9 @@ static int start_api_watch(struct agent *a, const char *kubeconfig, const char *
 /* What cmd_agent runs; agent_run_release() stops it, in this order. */
 struct agent_run {
         struct agent_ctx ctx;
+        /* placement's routing port (issue 30): set by the routing table once it is wired in;
+         * NULL = no placement, every request goes to the model server */
+        const struct agent_route_port *route;
         struct fetch_config fc;
         struct proxy *proxy;
         struct file_watch *fw;
@@ -953,6 +966,10 @@ static int start_proxy(struct agent_run *s, const struct agent_args *args)
                         .tap_userdata = &s->ctx,
                         .batch = s->ctx.batcher ? ctx_batch : NULL,
                         .batch_userdata = &s->ctx,
+                        .route = s->route,
+                        .model_loaded = ctx_model_loaded,
+                        .pod_name = pod_name(),
+                        .forward_wait_ms = args->forward_wait * 1000U,
                 },
                 &s->proxy);
         if (r < 0) {
@@ -984,6 +1001,7 @@ int cmd_agent(int argc, char **argv)
                 .max_model_size = FETCH_SIZE_MAX_DEFAULT,
                 .max_archive_entries = FETCH_ENTRIES_MAX_DEFAULT,
                 .stop_timeout = 25,
+                .forward_wait = 10,
         };
         CLEANUP(strv_freep) char **av = NULL;
         CLEANUP(agent_run_release) struct agent_run s = { 0 };
