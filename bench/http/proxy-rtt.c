@@ -3,9 +3,11 @@
  * proxy-rtt: what the agent's reverse proxy (src/agent/proxy.c) adds to a request, in-process on
  * loopback. A minimal keep-alive model server answers every POST with as many bytes as it got;
  * one client sends REQUESTS sequential POSTs of BODY bytes on one keep-alive connection, first
- * straight to the model server, then through the proxy. Prints each path's round-trip p50 and p99
- * and the process's CPU time per request (client, proxy and server together: the difference is
- * the proxy's), then the CPU time of streaming 64 MiB through the proxy each way.
+ * straight to the model server, then through the proxy, then (placement, issue 30) through a
+ * second proxy that does not hold the model and forwards to the first ("hop"). Prints each path's
+ * round-trip p50 and p99 and the process's CPU time per request (client, proxies and server
+ * together: the differences are the proxy's and the hop's), then the CPU time of streaming
+ * 64 MiB through the proxy each way.
  *
  *   proxy-rtt [REQUESTS [BODY]]        (default 20000 requests of 1024 bytes)
  *
@@ -25,6 +27,7 @@
 #include <unistd.h>
 
 #include "agent/proxy.h"
+#include "agent/route-port.h"
 
 #define BIG ((size_t)64 << 20)
 
@@ -286,11 +289,41 @@ static bool always_ready(void *u)
         return true;
 }
 
+/* Placement's local state of the forwarding replica (ready_userdata NULL): nothing Loaded. The
+ * holder runs without a route port, so it serves every request itself. */
+static bool loaded_here(void *u, const char *model)
+{
+        (void)model;
+        return u != NULL;
+}
+
+static char holder_address[32];
+
+/* The routing port: every model is on the holder. */
+static int lookup(void *u, const char *model, char ***ret, size_t *ret_n, bool *ret_pending)
+{
+        char **v = calloc(2, sizeof(char *));
+
+        (void)u;
+        (void)model;
+        if (!v || !(v[0] = strdup(holder_address))) {
+                free(v);
+                return -1;
+        }
+        *ret = v;
+        *ret_n = 1;
+        *ret_pending = false;
+        return 0;
+}
+
+static const struct agent_route_ops route_ops = { .lookup = lookup };
+static const struct agent_route_port route = { .ops = &route_ops };
+
 int main(int argc, char **argv)
 {
         long n = argc > 1 ? strtol(argv[1], NULL, 10) : 20000;
         size_t body = argc > 2 ? strtoul(argv[2], NULL, 10) : 1024;
-        struct proxy *p = NULL;
+        struct proxy *p = NULL, *fwd = NULL;
         uint16_t up_port;
         int lfd = listen_any(&up_port);
         pthread_t t;
@@ -305,11 +338,23 @@ int main(int argc, char **argv)
                                                 .ready = always_ready },
                         &p) < 0)
                 die("proxy_start");
+        (void)snprintf(holder_address, sizeof(holder_address), "127.0.0.1:%u", proxy_port(p));
+        /* the forwarding replica: its own model server would be up_port too, never asked */
+        if (proxy_start(&(struct proxy_config){ .address = "127.0.0.1",
+                                                .upstream_port = up_port,
+                                                .ready = always_ready,
+                                                .route = &route,
+                                                .model_loaded = loaded_here,
+                                                .pod_name = "bench" },
+                        &fwd) < 0)
+                die("proxy_start");
         printf("requests=%ld body_bytes=%zu\n", n, body);
         run("direct", up_port, n, body);
         run("proxy", proxy_port(p), n, body);
+        run("hop", proxy_port(fwd), n, body);
         run_big("direct", up_port);
         run_big("proxy", proxy_port(p));
+        proxy_stop(fwd);
         proxy_stop(p);
         shutdown(lfd, SHUT_RDWR);
         close(lfd);
