@@ -34,6 +34,14 @@ static int make_room(struct http_conn *c)
         char *nb;
         size_t ncap;
 
+        if (!c->b) {
+                c->b = malloc(READ_SIZE);
+                if (!c->b)
+                        return -ENOMEM;
+                c->cap = READ_SIZE;
+                c->s = c->e = 0;
+                return 0;
+        }
         if (c->s == c->e)
                 c->s = c->e = 0;
         if (c->e < c->cap)
@@ -46,7 +54,7 @@ static int make_room(struct http_conn *c)
         }
         if (c->cap >= c->max)
                 return -EMSGSIZE; /* http1 refuses a head before it gets here */
-        ncap = c->cap == 0 ? READ_SIZE : c->cap * 2;
+        ncap = c->cap > 0 ? c->cap * 2 : READ_SIZE;
         if (ncap > c->max)
                 ncap = c->max;
         nb = realloc(c->b, ncap);
@@ -103,6 +111,10 @@ static enum http_conn_kind kind_of(enum http1_event ev)
 
 int http_conn_next(struct http_conn *c, struct http_conn_event *ret)
 {
+        int k = c->b ? 0 : make_room(c); /* the buffer, at the first read */
+
+        if (k < 0)
+                return k;
         c->s += c->used;
         c->used = 0;
         for (;;) {

@@ -430,7 +430,7 @@ static enum http1_state check_partial_request_line(struct http1_head *h, const c
 {
         const char *line = buf + h->pos;
         size_t n = len - h->pos;
-        const char *sp1 = memchr(line, ' ', n), *sp2;
+        const char *sp1 = n > 0 ? memchr(line, ' ', n) : NULL, *sp2; /* buf may be NULL */
 
         if (sp1 && !h->response) {
                 size_t rest = n - (size_t)(sp1 + 1 - line);
