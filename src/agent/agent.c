@@ -543,7 +543,7 @@ static struct model_memory *mem_find(struct agent *a, const char *name, size_t *
         return NULL;
 }
 
-bool agent_loaded_here(struct agent *a, const char *name)
+bool agent_model_loaded(struct agent *a, const char *name)
 {
         const struct model_memory *m;
         bool loaded;

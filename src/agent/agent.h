@@ -146,6 +146,9 @@ void agent_set_api_state(struct agent *a, enum source_api state);
  * reference; NULL on OOM (never a partial list).
  */
 json_t *agent_status(struct agent *a);
+/* Whether @name is Loaded here now (the proxy's forwarding under placement asks it for each
+ * request it might forward). Thread-safe; a binary search under the lock. */
+bool agent_model_loaded(struct agent *a, const char *name);
 /* Changes whenever agent_status() would answer differently (coalescing writers poll it). */
 unsigned long agent_status_generation(struct agent *a);
 /* How many passes have completed (tests and probes). Thread-safe. */
@@ -164,10 +167,6 @@ bool agent_stop(struct agent *a);
  * docs/placement.md). Idempotent. Thread-safe.
  */
 void agent_stop_begin(struct agent *a);
-
-/* Whether @name is Loaded on the model server by this agent now (not a refused entry).
- * Thread-safe; a lookup under the agent's lock (the proxy's routing asks it per request). */
-bool agent_loaded_here(struct agent *a, const char *name);
 
 /* Plans again now (e.g. after a test moved its fake clock). Thread-safe. */
 void agent_kick(struct agent *a);

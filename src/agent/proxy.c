@@ -15,20 +15,28 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "agent/http-msg.h"
+#include "agent/forward.h"
+#include "agent/http-conn.h"
+#include "agent/infer-path.h"
 #include "util/buf.h"
 #include "util/log.h"
 #include "util/time-util.h"
 #include "util/uuid.h"
 
 #define HEAD_MAX             ((size_t)64 * 1024)
+#define FIELDS_MAX           HTTP_CONN_FIELDS_MAX
 #define FDS_MAX              4096
 #define TAP_BODY_MAX_DEFAULT ((size_t)16 << 20)
 #define BATCH_BODY_MAX       ((size_t)64 << 20)
+#define HOP_HEADER           "Modelplane-Forwarded-By"
+
+static const struct http1_limits proxy_limits = HTTP_CONN_LIMITS_INIT;
 
 struct proxy {
         struct proxy_config c;
         char *upstream_host;
+        char *pod;             /* the hop header's value */
+        struct forwarder *fwd; /* placement; NULL without a route port */
         int lfd;
         uint16_t port;
         pthread_t accept_thread;
@@ -41,8 +49,8 @@ struct proxy {
 
 struct conn {
         struct proxy *p;
-        struct http_msg_rd client;
-        struct http_msg_rd up;
+        struct http_conn client;
+        struct http_conn up; /* the model server; fd -1 while none */
         char peer[INET6_ADDRSTRLEN];
 };
 
@@ -59,7 +67,97 @@ static void track(struct proxy *p, int fd, bool add)
         pthread_mutex_unlock(&p->lock);
 }
 
-static bool hop_by_hop(const struct http_msg_head *hd, const char *name)
+/* ---- heads ---- */
+
+/* A head copied out of its connection's buffer, its fields split into C strings: what an
+ * exchange looks up, rebuilds and hands to the tap. */
+struct msg {
+        char *text;          /* owned */
+        struct http1_head h; /* offsets into text */
+        enum http1_body body;
+        const char *method, *target; /* request */
+        const char *reason;          /* response */
+        const char *name[FIELDS_MAX], *value[FIELDS_MAX];
+        size_t n;
+};
+
+static void msg_release(struct msg *m)
+{
+        free(m->text);
+        *m = (struct msg){ 0 };
+}
+
+/* Terminates the view text[off..off+len) in place (the byte after it is a separator). */
+static const char *cut(char *text, size_t off, size_t len)
+{
+        text[off + len] = '\0';
+        return text + off;
+}
+
+/* Copies the head of event @ev of @from into @m, fields split. */
+static int msg_copy(struct msg *m, const struct http_conn *from, const struct http_conn_event *ev)
+{
+        size_t cur = 0, nl[FIELDS_MAX], vl[FIELDS_MAX];
+        const char *n, *v;
+
+        msg_release(m);
+        m->text = malloc(ev->len + 1);
+        if (!m->text)
+                return -ENOMEM;
+        memcpy(m->text, ev->bytes, ev->len);
+        m->text[ev->len] = '\0';
+        m->h = from->st.head;
+        m->body = from->st.body;
+        while (m->n < FIELDS_MAX &&
+               http1_head_next_field(&m->h, m->text, &cur, &n, &nl[m->n], &v, &vl[m->n])) {
+                m->name[m->n] = n;
+                m->value[m->n++] = v;
+        }
+        /* only now: http1_head_next_field() reads the lines whole */
+        for (size_t i = 0; i < m->n; i++) {
+                m->name[i] = cut(m->text, (size_t)(m->name[i] - m->text), nl[i]);
+                m->value[i] = cut(m->text, (size_t)(m->value[i] - m->text), vl[i]);
+        }
+        if (m->h.response)
+                m->reason = cut(m->text, m->h.reason_off, m->h.reason_len);
+        else {
+                m->method = cut(m->text, m->h.method_off, m->h.method_len);
+                m->target = cut(m->text, m->h.target_off, m->h.target_len);
+        }
+        return 0;
+}
+
+/* The value of the first field @name (case-insensitive), borrowed from @m, or NULL. */
+static const char *msg_get(const struct msg *m, const char *name)
+{
+        for (size_t i = 0; i < m->n; i++)
+                if (strcasecmp(m->name[i], name) == 0)
+                        return m->value[i];
+        return NULL;
+}
+
+/* Whether the comma-separated @list (may be NULL) holds @token, case-insensitively. */
+static bool token_in_list(const char *list, const char *token)
+{
+        size_t tl = strlen(token);
+
+        for (const char *p = list; p && *p;) {
+                size_t n, e;
+
+                p += strspn(p, " \t,");
+                n = strcspn(p, ",");
+                e = n;
+                while (e > 0 && (p[e - 1] == ' ' || p[e - 1] == '\t'))
+                        e--;
+                if (e == tl && strncasecmp(p, token, tl) == 0)
+                        return true;
+                p += n;
+        }
+        return false;
+}
+
+/* @placement: the hop header is one too (without placement it is nobody's business). */
+static bool hop_by_hop(const struct msg *m, const char *name, bool placement)
 {
         static const char *const hop[] = { "Connection",
                                            "Keep-Alive",
@@ -76,23 +174,82 @@ static bool hop_by_hop(const struct http_msg_head *hd, const char *name)
         for (size_t i = 0; i < ELEMENTSOF(hop); i++)
                 if (strcasecmp(hop[i], name) == 0)
                         return true;
-        for (size_t i = 0; i < hd->n; i++)
-                if (strcasecmp(hd->h[i].name, "Connection") == 0 &&
-                    http_msg_token_in_list(hd->h[i].value, name))
+        if (placement && strcasecmp(name, HOP_HEADER) == 0)
+                return true;
+        for (size_t i = 0; i < m->n; i++)
+                if (strcasecmp(m->name[i], "Connection") == 0 && token_in_list(m->value[i], name))
                         return true;
         return false;
 }
 
-static void reply(int fd, unsigned code, const char *reason, const char *body, bool close_conn)
+/* Sends @first, @m's end-to-end fields, @extra and the empty line to @fd. */
+static int forward_head(int fd, const struct msg *m, const char *first, const char *extra,
+                        bool placement)
+{
+        struct buf b = BUF_INIT(HEAD_MAX * 4); /* a head, a first line, X-Forwarded-For */
+        int r = buf_puts(&b, first);
+
+        for (size_t i = 0; i < m->n && r >= 0; i++)
+                if (!hop_by_hop(m, m->name[i], placement))
+                        r = buf_printf(&b, "%s: %s\r\n", m->name[i], m->value[i]);
+        if (r >= 0)
+                r = buf_printf(&b, "%s\r\n", extra);
+        if (r >= 0)
+                r = http_conn_write_all(fd, b.p, b.len);
+        buf_release(&b);
+        return r;
+}
+
+/* ---- answers of the proxy's own ---- */
+
+static const char *reason_of(unsigned code)
+{
+        static const struct {
+                unsigned code;
+                const char *reason;
+        } reasons[] = {
+                { 200, "OK" },
+                { 400, "Bad Request" },
+                { 404, "Not Found" },
+                { 413, "Content Too Large" },
+                { 414, "URI Too Long" },
+                { 431, "Request Header Fields Too Large" },
+                { 500, "Internal Server Error" },
+                { 501, "Not Implemented" },
+                { 502, "Bad Gateway" },
+                { 503, "Service Unavailable" },
+                { 505, "HTTP Version Not Supported" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(reasons); i++)
+                if (reasons[i].code == code)
+                        return reasons[i].reason;
+        return "Status";
+}
+
+/* A complete answer: @code, @ctype, @extra header lines, @body. Returns 0 or negative. */
+static int answer(int fd, unsigned code, const char *ctype, const char *extra, const char *body,
+                  bool close_conn)
 {
         char head[512];
         int n = snprintf(head, sizeof(head),
-                         "HTTP/1.1 %u %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
-                         "Content-Length: %zu\r\n%s\r\n",
-                         code, reason, strlen(body), close_conn ? "Connection: close\r\n" : "");
-        if (http_msg_write_all(fd, head, (size_t)n) == 0)
-                (void)!http_msg_write_all(fd, body, strlen(body));
+                         "HTTP/1.1 %u %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s%s\r\n",
+                         code, reason_of(code), ctype, strlen(body), extra,
+                         close_conn ? "Connection: close\r\n" : "");
+
+        if (n < 0 || (size_t)n >= sizeof(head))
+                return -ENOBUFS;
+        if (http_conn_write_all(fd, head, (size_t)n) < 0)
+                return -EPIPE;
+        return http_conn_write_all(fd, body, strlen(body));
 }
+
+static void reply(int fd, unsigned code, const char *body, bool close_conn)
+{
+        (void)answer(fd, code, "text/plain; charset=utf-8", "", body, close_conn);
+}
+
+/* ---- the model server's connection ---- */
 
 static int upstream_connect(struct conn *c)
 {
@@ -101,7 +258,7 @@ static int upstream_connect(struct conn *c)
         int fd = -1, one = 1;
         struct timeval tv = { .tv_sec = c->p->c.upstream_timeout_sec };
 
-        snprintf(port, sizeof(port), "%u", c->p->c.upstream_port);
+        (void)snprintf(port, sizeof(port), "%u", c->p->c.upstream_port);
         if (getaddrinfo(c->p->upstream_host, port, &hints, &res) != 0)
                 return -EHOSTUNREACH;
         for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
@@ -116,10 +273,11 @@ static int upstream_connect(struct conn *c)
         freeaddrinfo(res);
         if (fd < 0)
                 return -ECONNREFUSED;
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        (void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
         track(c->p, fd, true);
-        c->up = (struct http_msg_rd){ .fd = fd, .tee = c->up.tee };
+        http_conn_release(&c->up);
+        http_conn_init(&c->up, fd, true, &proxy_limits);
         return 0;
 }
 
@@ -132,67 +290,125 @@ static void upstream_close(struct conn *c)
         c->up.fd = -1;
 }
 
-/* A kept-alive upstream connection that the server closed meanwhile is readable (EOF). */
+/* A kept-alive upstream connection that the server closed meanwhile is readable (EOF); one with
+ * bytes after its last answer is not to be trusted either. */
 static bool upstream_stale(struct conn *c)
 {
         struct pollfd pfd = { .fd = c->up.fd, .events = POLLIN };
-        return poll(&pfd, 1, 0) != 0;
+
+        return http_conn_has_unread(&c->up) || poll(&pfd, 1, 0) != 0;
 }
 
-static int forward_head(int fd, const struct http_msg_head *hd, const char *first,
-                        const char *extra)
-{
-        struct buf b = BUF_INIT(HEAD_MAX * 2);
-        int r = buf_puts(&b, first);
+/* ---- one exchange ---- */
 
-        for (size_t i = 0; i < hd->n && r >= 0; i++)
-                if (!hop_by_hop(hd, hd->h[i].name))
-                        r = buf_printf(&b, "%s: %s\r\n", hd->h[i].name, hd->h[i].value);
-        if (r >= 0 && extra)
-                r = buf_puts(&b, extra);
-        if (r >= 0)
-                r = buf_puts(&b, "\r\n");
-        if (r >= 0)
-                r = http_msg_write_all(fd, b.p, b.len);
-        buf_release(&b);
-        return r;
-}
-
-/* One exchange in flight: both heads (their strings point into reqb/respb) and what they decide. */
+/* One exchange in flight: both heads and what they decide. */
 struct exch {
         struct conn *c;
-        struct buf reqb, respb;
+        struct msg rq, rs;
+        struct http_conn *up;         /* where the request goes: &c->up, or a replica's */
+        struct forward_conn *fwd;     /* placement: the replica's connection */
         struct buf reqbody, respbody; /* tapped bodies */
+        bool req_over, resp_over;     /* a tapped body went over its limit */
         const char *pre;              /* a request body already read (batcher pass-through) */
         size_t pre_len;
         bool tapping;
         char id[128];
         uint64_t t_req;
-        struct http_msg_head rq, rs;
-        enum http_msg_framing rqf, rsf;
-        uint64_t rql, rsl;
-        bool keep, http10, head_req, up_keep;
-        unsigned code;
+        bool keep, head_req, sent_100;
+};
+
+/* How a step of an exchange ended. */
+enum step {
+        STEP_OK,            /* go on */
+        STEP_CLOSE,         /* close the client connection; whatever was owed is sent */
+        STEP_UPSTREAM_FAIL, /* drop the upstream and answer 502 */
 };
 
 static void exch_release(struct exch *x)
 {
-        buf_release(&x->reqb);
-        buf_release(&x->respb);
+        msg_release(&x->rq);
+        msg_release(&x->rs);
         buf_release(&x->reqbody);
         buf_release(&x->respbody);
-        x->c->client.tee = NULL;
-        x->c->up.tee = NULL;
+}
+
+/* Hands the replica's connection back (placement), counted as @outcome. */
+static void forward_finish(struct exch *x, enum forward_outcome outcome)
+{
+        if (!x->fwd)
+                return;
+        track(x->c->p, x->fwd->conn.fd, false);
+        forwarder_done(x->c->p->fwd, x->fwd, outcome);
+        x->fwd = NULL;
+        x->up = &x->c->up;
+}
+
+/* The upstream connection failed or is not reusable. */
+static void up_drop(struct exch *x)
+{
+        if (x->fwd)
+                forward_finish(x, FORWARD_FAILED);
+        else
+                upstream_close(x->c);
+}
+
+/* Appends a body's payload to a tapped body, noting when it no longer fits. */
+static void tee(struct buf *b, bool *over, const char *p, size_t len)
+{
+        if (b->max > 0 && !*over && len > 0 && buf_append(b, p, len) < 0)
+                *over = true;
+}
+
+/*
+ * Passes the body of the message @from is in to @out (< 0: reads it without passing it on), its
+ * bytes as they came (the chunk framing checked by http1 first), the payload kept in @b when it
+ * has a limit. Returns 0 at the message's end, -EBADMSG when the body was refused or cut short,
+ * another negative errno for the sockets.
+ */
+static int copy_body(struct http_conn *from, int out, struct buf *b, bool *over)
+{
+        for (;;) {
+                struct http_conn_event ev;
+                int r = http_conn_next(from, &ev);
+
+                if (r < 0)
+                        return r;
+                if (ev.kind != HTTP_CONN_BODY && ev.kind != HTTP_CONN_END)
+                        return -EBADMSG;
+                if (out >= 0 && ev.len > 0) {
+                        r = http_conn_write_all(out, ev.bytes, ev.len);
+                        if (r < 0)
+                                return r;
+                }
+                tee(b, over, ev.data, ev.kind == HTTP_CONN_BODY ? ev.data_len : 0);
+                if (ev.kind == HTTP_CONN_END)
+                        return 0;
+        }
+}
+
+/* Whether the request has a body to read (a chunked one, or a Content-Length above 0). */
+static bool has_body(const struct msg *rq)
+{
+        return rq->body == HTTP1_BODY_CHUNKED ||
+               (rq->body == HTTP1_BODY_LENGTH && rq->h.content_length > 0);
+}
+
+/* The end of a request without a body, before the next one. Returns 1 to keep the client. */
+static int request_done(struct exch *x, int keep)
+{
+        if (!keep || has_body(&x->rq))
+                return 0; /* a body is not skipped: the connection closes */
+        return copy_body(&x->c->client, -1, &x->reqbody, &x->req_over) < 0 ? 0 : 1;
 }
 
 /* The id KServe's logger gives an exchange: the request's Ce-Id, else (modelplane) its
  * X-Request-Id, else a random UUID. */
 static void tap_id(struct exch *x)
 {
-        const char *id = http_msg_head_get(&x->rq, "Ce-Id");
+        const char *id = msg_get(&x->rq, "Ce-Id");
 
         if (!id || !*id)
-                id = http_msg_head_get(&x->rq, "X-Request-Id");
+                id = msg_get(&x->rq, "X-Request-Id");
         if (id && *id && strlen(id) < sizeof(x->id)) {
                 (void)snprintf(x->id, sizeof(x->id), "%s", id);
                 return;
@@ -209,18 +425,20 @@ static void tap_call(struct exch *x, bool response, const char *body, size_t len
         struct proxy_tap_msg m = {
                 .response = response,
                 .id = x->id,
-                .req = &x->rq,
-                .content_type = http_msg_head_get(response ? &x->rs : &x->rq, "Content-Type"),
-                .body = body,
+                .names = x->rq.name,
+                .values = x->rq.value,
+                .n_headers = x->rq.n,
+                .content_type = msg_get(response ? &x->rs : &x->rq, "Content-Type"),
+                .body = body ? body : "",
                 .body_len = len,
-                .code = response ? x->code : 0,
+                .code = response ? x->rs.h.code : 0,
                 .time_usec = response ? now_realtime() : x->t_req,
         };
 
         if (!x->tapping)
                 return;
         if (response && !m.content_type)
-                m.content_type = http_msg_head_get(&x->rq, "Content-Type");
+                m.content_type = msg_get(&x->rq, "Content-Type");
         if (over) {
                 if (cfg->tap_skipped)
                         cfg->tap_skipped(cfg->tap_userdata);
@@ -229,146 +447,46 @@ static void tap_call(struct exch *x, bool response, const char *body, size_t len
         cfg->tap(cfg->tap_userdata, &m);
 }
 
-/* How a step of an exchange ended. */
-enum step {
-        STEP_OK,            /* go on */
-        STEP_CLOSE,         /* close the client connection; whatever was owed is sent */
-        STEP_UPSTREAM_FAIL, /* drop the upstream and answer 502 */
-};
-
-static bool is_probe(const struct http_msg_head *rq)
+static void tap_start(struct exch *x)
 {
-        const char *ua = http_msg_head_get(rq, "User-Agent");
+        const struct proxy_config *cfg = &x->c->p->c;
+        size_t max = cfg->tap_body_max ? cfg->tap_body_max : TAP_BODY_MAX_DEFAULT;
 
-        return http_msg_head_get(rq, "K-Network-Probe") ||
-               (ua && strncmp(ua, "kube-probe/", 11) == 0);
+        if (!cfg->tap)
+                return;
+        x->tapping = true;
+        x->t_req = now_realtime();
+        tap_id(x);
+        x->reqbody = BUF_INIT(max);
+        x->respbody = BUF_INIT(max);
+}
+
+static bool is_probe(const struct msg *rq)
+{
+        const char *ua = msg_get(rq, "User-Agent");
+
+        return msg_get(rq, "K-Network-Probe") || (ua && strncmp(ua, "kube-probe/", 11) == 0);
 }
 
 /* Knative's and the kubelet's probes, answered from the readiness callback. */
 static int serve_probe(struct exch *x)
 {
         struct conn *c = x->c;
-        const char *probe = http_msg_head_get(&x->rq, "K-Network-Probe");
-        enum http_msg_framing f;
-        uint64_t len = 0;
+        const char *probe = msg_get(&x->rq, "K-Network-Probe");
+        bool close_conn = !x->keep || has_body(&x->rq); /* a probe has no body: not skipped */
 
-        if (probe && !streq(probe, "queue"))
-                reply(c->client.fd, 400, "Bad Request", "unexpected probe header value\n",
-                      !x->keep);
+        if (probe && strcmp(probe, "queue") != 0)
+                reply(c->client.fd, 400, "unexpected probe header value\n", close_conn);
         else if (c->p->c.ready(c->p->c.ready_userdata))
-                reply(c->client.fd, 200, "OK", "queue", !x->keep);
+                reply(c->client.fd, 200, "queue", close_conn);
         else
-                reply(c->client.fd, 503, "Service Unavailable", "model server not ready\n",
-                      !x->keep);
-        if (http_msg_framing_of(&x->rq, &f, &len) < 0 || f != HTTP_MSG_FRAME_NONE)
-                return 0; /* a probe has no body; do not try to skip one */
-        return x->keep;
+                reply(c->client.fd, 503, "model server not ready\n", close_conn);
+        return request_done(x, x->keep);
 }
 
 static bool is_get_of(const struct exch *x, const char *path)
 {
-        return path && streq(x->rq.start[0], "GET") && streq(x->rq.start[1], path);
-}
-
-static const char *reason_of(unsigned code)
-{
-        switch (code) {
-        case 200:
-                return "OK";
-        case 400:
-                return "Bad Request";
-        case 404:
-                return "Not Found";
-        case 500:
-                return "Internal Server Error";
-        case 502:
-                return "Bad Gateway";
-        case 503:
-                return "Service Unavailable";
-        default:
-                return "Status";
-        }
-}
-
-/* A complete answer of the proxy's own: @code, @ctype, @body. Returns 1 to keep the client. */
-static int send_answer(struct exch *x, unsigned code, const char *ctype, const char *body)
-{
-        char h[256];
-        int n;
-
-        n = snprintf(h, sizeof(h),
-                     "HTTP/1.1 %u %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s\r\n", code,
-                     reason_of(code), ctype, strlen(body), x->keep ? "" : "Connection: close\r\n");
-        if (http_msg_write_all(x->c->client.fd, h, (size_t)n) < 0 ||
-            http_msg_write_all(x->c->client.fd, body, strlen(body)) < 0)
-                return 0;
-        return x->keep;
-}
-
-static bool is_batchable(const struct exch *x)
-{
-        return x->c->p->c.batch && streq(x->rq.start[0], "POST");
-}
-
-/* A POST for the batcher: its body read whole, then answered by the batch or passed on. Returns
- * -1 to proxy it (x->pre set), else 1 to keep the client connection, 0 to close it. */
-static int serve_batched(struct exch *x)
-{
-        struct conn *c = x->c;
-        const struct proxy_config *cfg = &c->p->c;
-        AUTOFREE char *answer = NULL;
-        unsigned code = 0;
-        int r;
-
-        r = http_msg_framing_of(&x->rq, &x->rqf, &x->rql);
-        if (r < 0) {
-                reply(c->client.fd, r == -ENOTSUP ? 501 : 400,
-                      r == -ENOTSUP ? "Not Implemented" : "Bad Request", "bad message framing\n",
-                      true);
-                return 0;
-        }
-        if (x->rqf == HTTP_MSG_FRAME_LENGTH && x->rql > BATCH_BODY_MAX) {
-                reply(c->client.fd, 413, "Content Too Large", "request body too large\n", true);
-                return 0;
-        }
-        buf_release(&x->reqbody);
-        x->reqbody = BUF_INIT(BATCH_BODY_MAX);
-        c->client.tee = &x->reqbody;
-        c->client.tee_over = false;
-        if (http_msg_token_in_list(http_msg_head_get(&x->rq, "Expect"), "100-continue") &&
-            x->rqf != HTTP_MSG_FRAME_NONE && !x->http10 &&
-            http_msg_write_all(c->client.fd, "HTTP/1.1 100 Continue\r\n\r\n", 25) < 0)
-                return 0;
-        if (http_msg_copy_body(&c->client, -1, x->rqf, x->rql) < 0)
-                return 0;
-        c->client.tee = NULL;
-        if (c->client.tee_over) {
-                reply(c->client.fd, 413, "Content Too Large", "request body too large\n", true);
-                return 0;
-        }
-        if (buf_puts(&x->reqbody, "") < 0) /* NUL-terminated, also when empty */
-                return 0;
-        r = cfg->batch(cfg->batch_userdata, x->rq.start[1], x->reqbody.p, x->reqbody.len, &code,
-                       &answer);
-        if (r == -EMEDIUMTYPE) {
-                x->pre = x->reqbody.p;
-                x->pre_len = x->reqbody.len;
-                x->rqf = HTTP_MSG_FRAME_LENGTH;
-                x->rql = x->reqbody.len;
-                return -1;
-        }
-        if (r < 0) {
-                reply(c->client.fd, 500, "Internal Server Error", "batcher failed\n", true);
-                return 0;
-        }
-        tap_call(x, false, x->reqbody.p, x->reqbody.len, false);
-        r = send_answer(x, code, "application/json", answer);
-        if (code == 200 && x->tapping) {
-                x->code = 200;
-                x->rs = (struct http_msg_head){ 0 };
-                tap_call(x, true, answer, strlen(answer), false);
-        }
-        return r;
+        return path && strcmp(x->rq.method, "GET") == 0 && strcmp(x->rq.target, path) == 0;
 }
 
 static bool is_status_request(const struct exch *x)
@@ -376,255 +494,370 @@ static bool is_status_request(const struct exch *x)
         return is_get_of(x, x->c->p->c.status_path) || is_get_of(x, x->c->p->c.metrics_path);
 }
 
+/* The agent's metrics, with the forwarder's after them (placement). */
+static char *metrics_text(struct proxy *p)
+{
+        AUTOFREE char *own = p->c.metrics(p->c.ready_userdata), *fwd = NULL;
+        char *all = NULL;
+
+        if (!own || !p->fwd)
+                return TAKE_PTR(own);
+        fwd = forwarder_metrics(p->fwd);
+        if (!fwd || asprintf(&all, "%s%s", own, fwd) < 0)
+                return NULL;
+        return all;
+}
+
 /* The agent's own status document, or its metrics. */
 static int serve_status(struct exch *x)
 {
         struct conn *c = x->c;
         bool metrics = is_get_of(x, c->p->c.metrics_path);
-        AUTOFREE char *json = metrics ? c->p->c.metrics(c->p->c.ready_userdata)
-                                      : c->p->c.status(c->p->c.ready_userdata);
-        enum http_msg_framing f;
-        uint64_t len = 0;
-        char h[256];
-        int n, r;
+        AUTOFREE char *text = metrics ? metrics_text(c->p) : c->p->c.status(c->p->c.ready_userdata);
 
-        r = http_msg_framing_of(&x->rq, &f, &len);
-        if (!json || r < 0 || f != HTTP_MSG_FRAME_NONE) {
-                reply(c->client.fd, 500, "Internal Server Error", "no status\n", true);
+        if (!text || has_body(&x->rq)) {
+                reply(c->client.fd, 500, "no status\n", true);
                 return 0;
         }
-        n = snprintf(h, sizeof(h),
-                     "HTTP/1.1 200 OK\r\nContent-Type: %s\r\n"
-                     "Content-Length: %zu\r\n%s\r\n",
-                     metrics ? "text/plain; version=0.0.4" : "application/json", strlen(json),
-                     x->keep ? "" : "Connection: close\r\n");
-        if (http_msg_write_all(c->client.fd, h, (size_t)n) < 0 ||
-            http_msg_write_all(c->client.fd, json, strlen(json)) < 0)
+        if (answer(c->client.fd, 200, metrics ? "text/plain; version=0.0.4" : "application/json",
+                   "", text, !x->keep) < 0)
                 return 0;
+        return request_done(x, x->keep);
+}
+
+/* Reads a request body whole into x->reqbody (the batcher's). Returns 0, or 1 when answered. */
+static int read_whole_body(struct exch *x)
+{
+        struct conn *c = x->c;
+
+        if (x->rq.body == HTTP1_BODY_LENGTH && x->rq.h.content_length > BATCH_BODY_MAX) {
+                reply(c->client.fd, 413, "request body too large\n", true);
+                return 1;
+        }
+        buf_release(&x->reqbody);
+        x->reqbody = BUF_INIT(BATCH_BODY_MAX);
+        x->req_over = false;
+        if (x->rq.h.expect_continue && has_body(&x->rq) && x->rq.h.version_minor >= 1 &&
+            http_conn_write_all(c->client.fd, "HTTP/1.1 100 Continue\r\n\r\n", 25) < 0)
+                return 1;
+        if (copy_body(&c->client, -1, &x->reqbody, &x->req_over) < 0)
+                return 1;
+        if (x->req_over) {
+                reply(c->client.fd, 413, "request body too large\n", true);
+                return 1;
+        }
+        if (buf_puts(&x->reqbody, "") < 0) /* NUL-terminated, also when empty */
+                return 1;
+        return 0;
+}
+
+/* A POST for the batcher: its body read whole, then answered by the batch or passed on. Returns
+ * -1 to proxy it (x->pre set), else 1 to keep the client connection, 0 to close it. */
+static int serve_batched(struct exch *x)
+{
+        const struct proxy_config *cfg = &x->c->p->c;
+        AUTOFREE char *body = NULL;
+        unsigned code = 0;
+        int r;
+
+        if (read_whole_body(x) > 0)
+                return 0;
+        r = cfg->batch(cfg->batch_userdata, x->rq.target, x->reqbody.p, x->reqbody.len, &code,
+                       &body);
+        if (r == -EMEDIUMTYPE) {
+                x->pre = x->reqbody.p;
+                x->pre_len = x->reqbody.len;
+                return -1;
+        }
+        if (r < 0) {
+                reply(x->c->client.fd, 500, "batcher failed\n", true);
+                return 0;
+        }
+        tap_call(x, false, x->reqbody.p, x->reqbody.len, false);
+        if (answer(x->c->client.fd, code, "application/json", "", body, !x->keep) < 0)
+                return 0;
+        if (code == 200 && x->tapping) {
+                msg_release(&x->rs);
+                x->rs.h.code = 200;
+                tap_call(x, true, body, strlen(body), false);
+        }
         return x->keep;
 }
 
-/* The request head as the model server gets it: HTTP/1.1, X-Forwarded-For, our framing. */
-static enum step forward_request_head(struct exch *x)
+/* Placement: 503 for a model no replica can serve now, with Retry-After and a JSON body. */
+static int serve_unavailable(struct exch *x, const char *model, const char *hop)
 {
-        AUTOFREE char *first = NULL, *extra = NULL;
-        const char *xff = http_msg_head_get(&x->rq, "X-Forwarded-For");
-        char cl[64] = "";
+        struct buf b = BUF_INIT(4096);
+        char msg[1024];
+        int r;
 
-        if (x->rqf == HTTP_MSG_FRAME_LENGTH)
-                (void)snprintf(cl, sizeof(cl), "Content-Length: %llu\r\n",
-                               (unsigned long long)x->rql);
-        if (asprintf(&first, "%s %s HTTP/1.1\r\n", x->rq.start[0], x->rq.start[1]) < 0) {
-                first = NULL;
-                return STEP_CLOSE;
-        }
-        if (asprintf(&extra, "X-Forwarded-For: %s%s%s\r\n%s%s", xff ? xff : "", xff ? ", " : "",
-                     x->c->peer,
-                     x->rqf == HTTP_MSG_FRAME_CHUNKED ? "Transfer-Encoding: chunked\r\n" : "",
-                     cl) < 0) {
-                extra = NULL;
-                return STEP_CLOSE;
-        }
-        if (forward_head(x->c->up.fd, &x->rq, first, extra) < 0)
-                return STEP_UPSTREAM_FAIL;
-        return STEP_OK;
+        if (hop)
+                (void)snprintf(msg, sizeof(msg),
+                               "model %s is not loaded on this replica, and the request was "
+                               "forwarded here already (by %.128s)",
+                               model, hop);
+        else
+                (void)snprintf(msg, sizeof(msg), "model %s is not loaded on any replica yet; retry",
+                               model);
+        /* the model name comes from the path, the hop header from the client: escaped */
+        r = buf_puts(&b, "{\"error\":");
+        if (r >= 0)
+                r = buf_put_json_string(&b, msg, strlen(msg));
+        if (r >= 0)
+                r = buf_puts(&b, "}");
+        if (r >= 0)
+                r = answer(x->c->client.fd, 503, "application/json", "Retry-After: 1\r\n", b.p,
+                           !x->keep || has_body(&x->rq));
+        buf_release(&b);
+        return r < 0 ? 0 : request_done(x, x->keep);
 }
 
-/* Checks the request framing, (re)connects upstream and passes the request on. */
+/*
+ * Placement: where a request goes. Returns -1 to go on (to the model server, or x->fwd set to a
+ * replica that holds the model), else the exchange's result (answered 503).
+ */
+static int route(struct exch *x)
+{
+        struct proxy *p = x->c->p;
+        char model[INFER_PATH_MODEL_MAX + 1];
+        const char *hop = msg_get(&x->rq, HOP_HEADER);
+
+        if (!p->fwd || infer_path_model(x->rq.target, strlen(x->rq.target), model) == 0)
+                return -1;
+        switch (forwarder_route(p->fwd, model, hop != NULL, &x->fwd)) {
+        case FORWARD_LOCAL:
+                return -1;
+        case FORWARD_PEER:
+                track(p, x->fwd->conn.fd, true);
+                x->up = &x->fwd->conn;
+                return -1;
+        default:
+                return serve_unavailable(x, model, hop);
+        }
+}
+
+/* The request head as the next hop gets it: HTTP/1.1, X-Forwarded-For, our framing, and the
+ * hop header when it goes to another replica. */
+static enum step forward_request_head(struct exch *x)
+{
+        struct buf first = BUF_INIT(HEAD_MAX * 2), extra = BUF_INIT(HEAD_MAX * 2);
+        const char *xff = msg_get(&x->rq, "X-Forwarded-For");
+        int r;
+
+        r = buf_printf(&first, "%s %s HTTP/1.1\r\n", x->rq.method, x->rq.target);
+        if (r >= 0)
+                r = buf_printf(&extra, "X-Forwarded-For: %s%s%s\r\n", xff ? xff : "",
+                               xff ? ", " : "", x->c->peer);
+        if (r >= 0 && x->pre)
+                r = buf_printf(&extra, "Content-Length: %zu\r\n", x->pre_len);
+        else if (r >= 0 && x->rq.body == HTTP1_BODY_CHUNKED)
+                r = buf_puts(&extra, "Transfer-Encoding: chunked\r\n");
+        else if (r >= 0 && x->rq.body == HTTP1_BODY_LENGTH)
+                r = buf_printf(&extra, "Content-Length: %llu\r\n",
+                               (unsigned long long)x->rq.h.content_length);
+        if (r >= 0 && x->fwd)
+                r = buf_printf(&extra, "%s: %s\r\n", HOP_HEADER, x->c->p->pod);
+        if (r >= 0)
+                r = forward_head(x->up->fd, &x->rq, buf_str(&first), buf_str(&extra),
+                                 x->c->p->fwd != NULL);
+        buf_release(&first);
+        buf_release(&extra);
+        return r < 0 ? STEP_UPSTREAM_FAIL : STEP_OK;
+}
+
+/* (Re)connects to the model server unless the request goes to a replica. */
+static bool upstream_ready(struct exch *x)
+{
+        struct conn *c = x->c;
+
+        if (x->fwd)
+                return true;
+        if (c->up.fd >= 0 && upstream_stale(c))
+                upstream_close(c);
+        return c->up.fd >= 0 || upstream_connect(c) >= 0;
+}
+
+/* Passes the request on: head, 100 Continue to the client when it asked, body. */
 static enum step forward_request(struct exch *x)
 {
         struct conn *c = x->c;
         enum step st;
         int r;
 
-        r = x->pre ? 0 : http_msg_framing_of(&x->rq, &x->rqf, &x->rql);
-        if (r == -ENOTSUP) {
-                reply(c->client.fd, 501, "Not Implemented", "unsupported transfer coding\n", true);
+        if (!upstream_ready(x)) {
+                reply(c->client.fd, 502, "model server unreachable\n", true);
                 return STEP_CLOSE;
         }
-        if (r < 0) {
-                reply(c->client.fd, 400, "Bad Request", "bad message framing\n", true);
-                return STEP_CLOSE;
-        }
-        if (c->up.fd >= 0 && upstream_stale(c))
-                upstream_close(c);
-        if (c->up.fd < 0 && upstream_connect(c) < 0) {
-                reply(c->client.fd, 502, "Bad Gateway", "model server unreachable\n", true);
-                return STEP_CLOSE;
-        }
-        /* the header values point into reqb: forward before anything else */
         st = forward_request_head(x);
         if (st != STEP_OK)
                 return st;
-        if (http_msg_token_in_list(http_msg_head_get(&x->rq, "Expect"), "100-continue") &&
-            x->rqf != HTTP_MSG_FRAME_NONE && !x->http10 && !x->pre &&
-            http_msg_write_all(c->client.fd, "HTTP/1.1 100 Continue\r\n\r\n", 25) < 0)
-                return STEP_CLOSE;
-        if (x->pre ? http_msg_write_all(c->up.fd, x->pre, x->pre_len) < 0
-                   : http_msg_copy_body(&c->client, c->up.fd, x->rqf, x->rql) < 0) {
-                upstream_close(c); /* a half-sent request must not be reused */
+        if (x->rq.h.expect_continue && has_body(&x->rq) && x->rq.h.version_minor >= 1 && !x->pre) {
+                if (http_conn_write_all(c->client.fd, "HTTP/1.1 100 Continue\r\n\r\n", 25) < 0)
+                        return STEP_CLOSE;
+                x->sent_100 = true;
+        }
+        r = x->pre ? http_conn_write_all(x->up->fd, x->pre, x->pre_len)
+                   : copy_body(&c->client, x->up->fd, &x->reqbody, &x->req_over);
+        if (r < 0) {
+                up_drop(x); /* a half-sent request must not be reused */
                 return STEP_CLOSE;
         }
         if (x->pre)
                 tap_call(x, false, x->pre, x->pre_len, false);
         else
-                tap_call(x, false, x->reqbody.p ? x->reqbody.p : "", x->reqbody.len,
-                         c->client.tee_over);
+                tap_call(x, false, x->reqbody.p, x->reqbody.len, x->req_over);
         return STEP_OK;
 }
 
-/* An HTTP/1.x status line with a three-digit code 1xx-5xx. */
-static bool status_line_valid(const struct http_msg_head *rs)
-{
-        const char *code = rs->start[1];
-
-        return strncmp(rs->start[0], "HTTP/1.", 7) == 0 && strlen(code) == 3 &&
-               strspn(code, "0123456789") == 3 && code[0] >= '1' && code[0] <= '5';
-}
-
-/* Reads the final response head, passing interim 1xx answers on (except a 100 the client did
- * not ask for, which we already sent). */
+/* Reads the final response head, passing interim 1xx answers on (except a 100 the client asked
+ * for, which the proxy sent already). */
 static enum step read_response_head(struct exch *x)
 {
-        struct conn *c = x->c;
-        const char *code;
-
+        http1_stream_set_head_request(&x->up->st, x->head_req);
         for (;;) {
-                buf_reset(&x->respb);
-                if (http_msg_read_head(&c->up, &x->respb) < 0)
+                struct http_conn_event ev;
+
+                if (http_conn_next(x->up, &ev) < 0 || ev.kind != HTTP_CONN_HEAD)
                         return STEP_UPSTREAM_FAIL;
-                if (http_msg_parse_head(x->respb.p, &x->rs) < 0 || !status_line_valid(&x->rs))
+                if (msg_copy(&x->rs, x->up, &ev) < 0)
                         return STEP_UPSTREAM_FAIL;
-                code = x->rs.start[1];
-                x->code = (unsigned)((code[0] - '0') * 100 + (code[1] - '0') * 10 +
-                                     (code[2] - '0'));
-                if (x->code >= 200 || x->code == 101)
-                        break;
-                if (x->code != 100 ||
-                    !http_msg_token_in_list(http_msg_head_get(&x->rq, "Expect"), "100-continue"))
-                        if (http_msg_write_all(c->client.fd, x->respb.p, x->respb.len) < 0)
-                                return STEP_CLOSE;
+                if (x->rs.h.code >= 200)
+                        return STEP_OK;
+                if (x->rs.h.code == 101) /* upgrades are not proxied */
+                        return STEP_UPSTREAM_FAIL;
+                if ((x->rs.h.code != 100 || !x->rq.h.expect_continue) &&
+                    http_conn_write_all(x->c->client.fd, ev.bytes, ev.len) < 0)
+                        return STEP_CLOSE;
         }
-        if (http_msg_framing_of(&x->rs, &x->rsf, &x->rsl) < 0 || x->code == 101)
-                return STEP_UPSTREAM_FAIL;
-        return STEP_OK;
 }
 
 /* The response head as the client gets it. Returns 0 or negative (close the client). */
 static int forward_response_head(struct exch *x)
 {
-        AUTOFREE char *first = NULL, *extra = NULL;
-        const char *te = x->rsf == HTTP_MSG_FRAME_CHUNKED ? "Transfer-Encoding: chunked\r\n" : "";
-        const char *orig_cl = http_msg_head_get(&x->rs, "Content-Length");
-        char cl[64] = "";
+        const struct msg *rs = &x->rs;
+        const char *close_conn = x->keep ? "" : "Connection: close\r\n";
+        struct buf first = BUF_INIT(HEAD_MAX * 2);
+        char framing[128];
         int r;
 
-        if (x->head_req && orig_cl)
-                (void)snprintf(cl, sizeof(cl), "Content-Length: %s\r\n", orig_cl);
-        else if (x->rsf == HTTP_MSG_FRAME_LENGTH)
-                (void)snprintf(cl, sizeof(cl), "Content-Length: %llu\r\n",
-                               (unsigned long long)x->rsl);
-        if (asprintf(&first, "HTTP/1.1 %s %s\r\n", x->rs.start[1], x->rs.start[2]) < 0) {
-                first = NULL;
-                return -ENOMEM;
-        }
-        if (asprintf(&extra, "%s%s%s", te, cl, x->keep ? "" : "Connection: close\r\n") < 0) {
-                extra = NULL;
-                return -ENOMEM;
-        }
-        r = forward_head(x->c->client.fd, &x->rs, first, extra);
-        if (r < 0)
-                upstream_close(x->c);
+        if (rs->body == HTTP1_BODY_CHUNKED)
+                (void)snprintf(framing, sizeof(framing), "Transfer-Encoding: chunked\r\n%s",
+                               close_conn);
+        else if (rs->body == HTTP1_BODY_LENGTH ||
+                 (rs->body == HTTP1_BODY_NONE && rs->h.has_content_length && rs->h.code != 204))
+                (void)snprintf(framing, sizeof(framing), "Content-Length: %llu\r\n%s",
+                               (unsigned long long)rs->h.content_length, close_conn);
+        else /* no body, or until the server closes */
+                (void)snprintf(framing, sizeof(framing), "%s", close_conn);
+        r = buf_printf(&first, "HTTP/1.1 %u %s\r\n", rs->h.code, rs->reason);
+        if (r >= 0)
+                r = forward_head(x->c->client.fd, rs, buf_str(&first), framing,
+                                 x->c->p->fwd != NULL);
+        buf_release(&first);
         return r;
 }
 
-/* Decides the response framing and passes the response on. Returns 1 to keep the client. */
+/* Passes the response on. Returns 1 to keep the client. */
 static int forward_response(struct exch *x)
 {
-        struct conn *c = x->c;
         int r;
 
-        x->up_keep = !http_msg_token_in_list(http_msg_head_get(&x->rs, "Connection"), "close") &&
-                     streq(x->rs.start[0], "HTTP/1.1");
-        if (x->head_req || x->code == 204 || x->code == 304)
-                x->rsf = HTTP_MSG_FRAME_NONE;
-        else if (x->rsf == HTTP_MSG_FRAME_NONE)
-                x->rsf = HTTP_MSG_FRAME_EOF;
-        if (x->rsf == HTTP_MSG_FRAME_EOF) {
+        if (x->rs.body == HTTP1_BODY_UNTIL_CLOSE)
                 x->keep = false;
-                x->up_keep = false;
-        }
-        if (forward_response_head(x) < 0)
+        if (forward_response_head(x) < 0) {
+                up_drop(x);
                 return 0;
-        r = http_msg_copy_body(&c->up, c->client.fd, x->rsf, x->rsl);
-        if (r < 0 || !x->up_keep)
-                upstream_close(c);
-        if (r >= 0 && x->code == 200)
-                tap_call(x, true, x->respbody.p ? x->respbody.p : "", x->respbody.len,
-                         c->up.tee_over);
+        }
+        r = copy_body(x->up, x->c->client.fd, &x->respbody, &x->resp_over);
+        if (r < 0)
+                up_drop(x);
+        else if (x->fwd)
+                forward_finish(x,
+                               x->up->st.close_after ? FORWARD_ANSWERED_CLOSE : FORWARD_ANSWERED);
+        else if (x->up->st.close_after)
+                upstream_close(x->c);
+        if (r >= 0 && x->rs.h.code == 200)
+                tap_call(x, true, x->respbody.p, x->respbody.len, x->resp_over);
         return r < 0 ? 0 : x->keep;
+}
+
+/* A request head http1 refused: its status (400 for a version other than 1.x, as the proxy
+ * always answered) and message. */
+static void refuse_request(struct conn *c)
+{
+        char body[HTTP1_MESSAGE_MAX + 2];
+        unsigned status = c->client.st.status == 505 ? 400 : c->client.st.status;
+
+        (void)snprintf(body, sizeof(body), "%s\n", c->client.st.message);
+        reply(c->client.fd, status, body, true);
+}
+
+/* Reads the next request head. Returns 1 with x->rq set, 0 when the connection is done. */
+static int read_request_head(struct exch *x)
+{
+        struct conn *c = x->c;
+        struct http_conn_event ev;
+
+        if (http_conn_next(&c->client, &ev) < 0)
+                return 0; /* idle timeout, reset */
+        if (ev.kind == HTTP_CONN_REFUSE) {
+                refuse_request(c);
+                return 0;
+        }
+        if (ev.kind != HTTP_CONN_HEAD || msg_copy(&x->rq, &c->client, &ev) < 0)
+                return 0; /* closed */
+        x->keep = x->rq.h.version_minor >= 1 && !c->client.st.close_after;
+        x->head_req = x->rq.method && strcmp(x->rq.method, "HEAD") == 0;
+        return 1;
+}
+
+/* Passes the request on and the answer back: to the model server or (placement) a replica. */
+static int proxy_exchange(struct exch *x)
+{
+        enum step st = forward_request(x);
+
+        if (st == STEP_OK)
+                st = read_response_head(x);
+        if (st == STEP_OK)
+                return forward_response(x);
+        if (st == STEP_UPSTREAM_FAIL) {
+                bool replica = x->fwd != NULL;
+
+                up_drop(x);
+                reply(x->c->client.fd, 502,
+                      replica ? "the replica that holds the model closed the connection or "
+                                "answered garbage\n"
+                              : "model server closed the connection or answered garbage\n",
+                      true);
+        }
+        forward_finish(x, FORWARD_FAILED);
+        return 0;
 }
 
 /* One request/response exchange. Returns 1 to keep the client connection, 0 to close it. */
 static int exchange(struct conn *c)
 {
-        CLEANUP(exch_release)
-        struct exch x = { .c = c, .reqb = BUF_INIT(HEAD_MAX), .respb = BUF_INIT(HEAD_MAX) };
-        enum step st;
+        CLEANUP(exch_release) struct exch x = { .c = c, .up = &c->up };
         int r;
 
-        r = http_msg_read_head(&c->client, &x.reqb);
-        if (r == -EMSGSIZE) {
-                reply(c->client.fd, 431, "Request Header Fields Too Large",
-                      "request head too large\n", true);
+        if (read_request_head(&x) == 0)
                 return 0;
-        }
-        if (r < 0)
-                return 0; /* EOF, idle timeout, reset */
-        if (http_msg_parse_head(x.reqb.p, &x.rq) < 0 || strncmp(x.rq.start[2], "HTTP/1.", 7) != 0 ||
-            !*x.rq.start[1]) {
-                reply(c->client.fd, 400, "Bad Request", "malformed request head\n", true);
-                return 0;
-        }
-        x.http10 = streq(x.rq.start[2], "HTTP/1.0");
-        x.keep = !x.http10 &&
-                 !http_msg_token_in_list(http_msg_head_get(&x.rq, "Connection"), "close");
-        x.head_req = streq(x.rq.start[0], "HEAD");
-
         if (is_probe(&x.rq))
                 return serve_probe(&x);
         if (is_status_request(&x))
                 return serve_status(&x);
-        if (c->p->c.tap) {
-                size_t max = c->p->c.tap_body_max ? c->p->c.tap_body_max : TAP_BODY_MAX_DEFAULT;
-
-                x.tapping = true;
-                x.t_req = now_realtime();
-                tap_id(&x);
-                x.reqbody = BUF_INIT(max);
-                x.respbody = BUF_INIT(max);
-                c->client.tee = &x.reqbody;
-                c->client.tee_over = false;
-                c->up.tee = &x.respbody;
-                c->up.tee_over = false;
+        r = route(&x);
+        if (r >= 0)
+                return r;
+        if (!x.fwd) {
+                tap_start(&x);
+                if (c->p->c.batch && strcmp(x.rq.method, "POST") == 0) {
+                        r = serve_batched(&x);
+                        if (r >= 0)
+                                return r;
+                }
         }
-        if (is_batchable(&x)) {
-                r = serve_batched(&x);
-                if (r >= 0)
-                        return r;
-        }
-
-        st = forward_request(&x);
-        if (st == STEP_OK)
-                st = read_response_head(&x);
-        if (st == STEP_OK)
-                return forward_response(&x);
-        if (st == STEP_UPSTREAM_FAIL) {
-                upstream_close(c);
-                reply(c->client.fd, 502, "Bad Gateway",
-                      "model server closed the connection or answered garbage\n", true);
-        }
-        return 0;
+        return proxy_exchange(&x);
 }
 
 static void conn_release_slot(struct proxy *p)
@@ -643,8 +876,10 @@ static void *conn_thread(void *userdata)
         while (exchange(c) > 0)
                 ;
         upstream_close(c);
+        http_conn_release(&c->up);
         track(p, c->client.fd, false);
         close(c->client.fd);
+        http_conn_release(&c->client);
         free(c);
         conn_release_slot(p);
         return NULL;
@@ -697,8 +932,8 @@ static bool conn_spawn(struct proxy *p, int fd, const struct sockaddr_storage *s
         if (!c)
                 return false;
         c->p = p;
-        c->client = (struct http_msg_rd){ .fd = fd };
-        c->up.fd = -1;
+        http_conn_init(&c->client, fd, false, &proxy_limits);
+        http_conn_init(&c->up, -1, true, &proxy_limits);
         peer_name(ss, c->peer, sizeof(c->peer));
         track(p, fd, true);
         pthread_attr_init(&attr);
@@ -729,7 +964,7 @@ static void *accept_thread(void *userdata)
                         break;
                 }
                 if (!conn_admit(p)) {
-                        reply(fd, 503, "Service Unavailable", "too many connections\n", true);
+                        reply(fd, 503, "too many connections\n", true);
                         close(fd);
                         continue;
                 }
@@ -743,68 +978,107 @@ static void *accept_thread(void *userdata)
         return NULL;
 }
 
-int proxy_start(const struct proxy_config *cfg, struct proxy **ret)
+/* Placement's forwarder, when a route port is set. */
+static int forwarder_start(struct proxy *p)
+{
+        if (!p->c.route)
+                return 0;
+        if (!p->c.model_loaded)
+                return -EINVAL;
+        p->pod = strdup(p->c.pod_name && *p->c.pod_name ? p->c.pod_name : "unknown");
+        if (!p->pod)
+                return -ENOMEM;
+        return forwarder_new(
+                &(struct forwarder_config){
+                        .route = *p->c.route,
+                        .local = p->c.model_loaded,
+                        .local_userdata = p->c.ready_userdata,
+                        .wait = (usec_t)(p->c.forward_wait_ms ? p->c.forward_wait_ms : 10000) *
+                                USEC_PER_MSEC,
+                        .max_per_peer = p->c.forward_max_per_peer,
+                        .io_timeout_sec = p->c.upstream_timeout_sec,
+                        .limits = proxy_limits,
+                },
+                &p->fwd);
+}
+
+static void proxy_free(struct proxy *p)
+{
+        if (p->lfd >= 0)
+                close(p->lfd);
+        p->fwd = forwarder_free(p->fwd);
+        free(p->upstream_host);
+        free(p->pod);
+        pthread_mutex_destroy(&p->lock);
+        pthread_cond_destroy(&p->idle);
+        free(p);
+}
+
+static int proxy_listen(struct proxy *p, const struct proxy_config *cfg)
 {
         struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
                                   .ai_flags = AI_PASSIVE | AI_NUMERICHOST },
                         *res = NULL;
-        struct sockaddr_storage ss;
-        socklen_t sl = sizeof(ss);
-        struct proxy *p;
+        union {
+                struct sockaddr sa;
+                struct sockaddr_in in;
+                struct sockaddr_in6 in6;
+                struct sockaddr_storage ss;
+        } bound;
+        socklen_t sl = sizeof(bound);
         char port[8];
-        int one = 1, r;
+        int one = 1, r = 0;
 
-        p = calloc(1, sizeof(*p));
+        memset(&bound, 0, sizeof(bound));
+
+        (void)snprintf(port, sizeof(port), "%u", cfg->port);
+        if (getaddrinfo(cfg->address ? cfg->address : "0.0.0.0", port, &hints, &res) != 0)
+                return -EINVAL;
+        p->lfd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (p->lfd < 0 || setsockopt(p->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+            bind(p->lfd, res->ai_addr, res->ai_addrlen) < 0 || listen(p->lfd, 512) < 0 ||
+            getsockname(p->lfd, &bound.sa, &sl) < 0)
+                r = negative_errno();
+        freeaddrinfo(res);
+        if (r < 0)
+                return r;
+        p->port = ntohs(bound.sa.sa_family == AF_INET6 ? bound.in6.sin6_port : bound.in.sin_port);
+        return 0;
+}
+
+int proxy_start(const struct proxy_config *cfg, struct proxy **ret)
+{
+        struct proxy *p = calloc(1, sizeof(*p));
+        int r;
+
         if (!p)
                 return -ENOMEM;
         p->c = *cfg;
         if (!p->c.max_connections)
                 p->c.max_connections = 1024;
-        if (p->c.max_connections > FDS_MAX / 2)
-                p->c.max_connections = FDS_MAX / 2;
+        if (p->c.max_connections > FDS_MAX / 3) /* client, model server, another replica */
+                p->c.max_connections = FDS_MAX / 3;
         if (!p->c.idle_timeout_sec)
                 p->c.idle_timeout_sec = 120;
         if (!p->c.upstream_timeout_sec)
                 p->c.upstream_timeout_sec = 600;
         for (size_t i = 0; i < FDS_MAX; i++)
                 p->fds[i] = -1;
-        p->upstream_host = strdup(cfg->upstream_host ? cfg->upstream_host : "127.0.0.1");
+        p->lfd = -1;
         pthread_mutex_init(&p->lock, NULL);
         pthread_cond_init(&p->idle, NULL);
-        p->lfd = -1;
-        snprintf(port, sizeof(port), "%u", cfg->port);
-        if (!p->upstream_host) {
-                r = -ENOMEM;
-                goto fail;
+        p->upstream_host = strdup(cfg->upstream_host ? cfg->upstream_host : "127.0.0.1");
+        r = p->upstream_host ? forwarder_start(p) : -ENOMEM;
+        if (r >= 0)
+                r = proxy_listen(p, cfg);
+        if (r >= 0)
+                r = -pthread_create(&p->accept_thread, NULL, accept_thread, p);
+        if (r < 0) {
+                proxy_free(p);
+                return r;
         }
-        if (getaddrinfo(cfg->address ? cfg->address : "0.0.0.0", port, &hints, &res) != 0) {
-                r = -EINVAL;
-                goto fail;
-        }
-        p->lfd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (p->lfd < 0 || setsockopt(p->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-            bind(p->lfd, res->ai_addr, res->ai_addrlen) < 0 || listen(p->lfd, 512) < 0 ||
-            getsockname(p->lfd, (struct sockaddr *)&ss, &sl) < 0) {
-                r = negative_errno();
-                freeaddrinfo(res);
-                goto fail;
-        }
-        freeaddrinfo(res);
-        p->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                                 : ((struct sockaddr_in *)&ss)->sin_port);
-        r = -pthread_create(&p->accept_thread, NULL, accept_thread, p);
-        if (r < 0)
-                goto fail;
         *ret = p;
         return 0;
-fail:
-        if (p->lfd >= 0)
-                close(p->lfd);
-        free(p->upstream_host);
-        pthread_mutex_destroy(&p->lock);
-        pthread_cond_destroy(&p->idle);
-        free(p);
-        return r;
 }
 
 uint16_t proxy_port(const struct proxy *p)
@@ -821,7 +1095,8 @@ struct proxy *proxy_stop(struct proxy *p)
         pthread_mutex_unlock(&p->lock);
         shutdown(p->lfd, SHUT_RDWR);
         pthread_join(p->accept_thread, NULL);
-        close(p->lfd);
+        if (p->fwd)
+                forwarder_stop(p->fwd); /* requests waiting for a model answer now */
         pthread_mutex_lock(&p->lock);
         for (size_t i = 0; i < FDS_MAX; i++)
                 if (p->fds[i] >= 0)
@@ -829,9 +1104,6 @@ struct proxy *proxy_stop(struct proxy *p)
         while (p->n_conns > 0)
                 pthread_cond_wait(&p->idle, &p->lock);
         pthread_mutex_unlock(&p->lock);
-        pthread_mutex_destroy(&p->lock);
-        pthread_cond_destroy(&p->idle);
-        free(p->upstream_host);
-        free(p);
+        proxy_free(p);
         return NULL;
 }

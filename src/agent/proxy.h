@@ -4,14 +4,24 @@
 /*
  * The agent's serving port: an HTTP/1.1 reverse proxy to the model server on loopback, as
  * KServe's agent is (its readiness included). One thread per client connection, one upstream
- * connection per client connection, reused while both sides keep the connection alive. Bodies
- * are streamed in both directions as they arrive (Content-Length, chunked - the chunk framing is
- * checked and passed on - or, for a response, until the server closes); request and response
- * headers are passed through except the hop-by-hop ones (Connection and the headers it names,
- * Keep-Alive, Proxy-*, TE, Trailer, Upgrade); X-Forwarded-For is appended. "Expect:
- * 100-continue" is answered by the proxy. Malformed requests get 400 (obs-fold, bad
- * Content-Length, both Content-Length and Transfer-Encoding), unknown transfer codings 501,
- * heads over 64 KiB 431, an unreachable model server 502.
+ * connection per client connection, reused while both sides keep the connection alive. Messages
+ * are framed by the project's one HTTP/1.1 parser (http/http1.h, through agent/http-conn.h):
+ * bodies are streamed in both directions as they arrive (Content-Length, chunked - the chunk
+ * framing is checked, then passed on as it came - or, for a response, until the server closes);
+ * request and response headers are passed through except the hop-by-hop ones (Connection and the
+ * headers it names, Keep-Alive, Proxy-*, TE, Trailer, Upgrade, and the placement hop header);
+ * X-Forwarded-For is appended. "Expect: 100-continue" is answered by the proxy. A request http1
+ * refuses gets its status with http1's message as text (400 for obs-fold, a bad Content-Length,
+ * both Content-Length and Transfer-Encoding, and an HTTP version other than 1.x; 501 for an
+ * unknown transfer coding; 431 for a head over 64 KiB); a request without Host is passed on. An
+ * unreachable model server, or an answer http1 refuses, is 502.
+ *
+ * Placement (issue 30; @route set): a request for a model (agent/infer-path.h) that is not Loaded
+ * here goes to a replica that holds it over a keep-alive pool, carrying the hop header
+ * "Modelplane-Forwarded-By: <pod>"; a request that carries it already and whose model is not
+ * here, or whose model is Loaded nowhere within @forward_wait, gets 503 with "Retry-After: 1"
+ * and a JSON body naming the model (agent/forward.h has the rules). Forwarded exchanges are
+ * neither tapped nor batched here: the replica that serves them does that.
  *
  * Readiness (Knative's queue semantics, which KServe's agent reuses): a request carrying
  * "K-Network-Probe: queue", or with a "kube-probe/" User-Agent, is answered by the proxy: 200
@@ -20,18 +30,22 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "util/macro.h"
 
-struct http_msg_head;
+struct agent_route_port;
 struct proxy;
 
 /* One message for the tap (the request logger); everything borrowed for the call only. */
 struct proxy_tap_msg {
         bool response;
         const char *id; /* the request's Ce-Id, else X-Request-Id, else a random UUID */
-        const struct http_msg_head *req; /* the request head (headers for metadata) */
+        /* the request's header fields (for metadata), in order */
+        const char *const *names;
+        const char *const *values;
+        size_t n_headers;
         const char *content_type;
         const char *body;
         size_t body_len;
@@ -70,6 +84,16 @@ struct proxy_config {
         int (*batch)(void *userdata, const char *path, const char *body, size_t len,
                      unsigned *ret_code, char **ret_body);
         void *batch_userdata;
+        /* Optional, placement: the routing port (NULL: every request goes to the model server,
+         * as without placement), model_loaded() (whether a model is Loaded here; called with
+         * ready_userdata), this pod's name for the hop header, how long a request for a model
+         * Loaded nowhere yet waits (default 10000 ms), connections open to one replica at most
+         * (default 256). */
+        const struct agent_route_port *route;
+        bool (*model_loaded)(void *userdata, const char *model);
+        const char *pod_name;
+        unsigned forward_wait_ms;
+        unsigned forward_max_per_peer;
 };
 
 _warn_unused_result_ int proxy_start(const struct proxy_config *cfg, struct proxy **ret);

@@ -268,7 +268,7 @@ static int routing_lookup(void *userdata, const char *model, char ***ret_address
         usec_t now;
         int e = 0;
 
-        if (routing_placement(r) && !agent_loaded_here(r->agent, model)) {
+        if (routing_placement(r) && !agent_model_loaded(r->agent, model)) {
                 now = clock_now(r->realtime);
                 pthread_mutex_lock(&r->lock);
                 rt = routes_find(&r->table, model);

@@ -17,7 +17,6 @@
 #include "agent/batcher.h"
 #include "agent/cloudevent.h"
 #include "agent/fetch.h"
-#include "agent/http-msg.h"
 #include "agent/integrity.h"
 #include "agent/logger.h"
 #include "agent/proxy.h"
@@ -63,6 +62,7 @@ enum {
         OPT_STOP_TIMEOUT,
         OPT_DRAIN_TIMEOUT,
         OPT_ADVERTISE_ADDRESS,
+        OPT_FORWARD_WAIT,
         OPT_LOG_URL,
         OPT_SOURCE_URI,
         OPT_LOG_MODE,
@@ -138,6 +138,9 @@ static const struct cli_option agent_options[] = {
           "where other replicas reach this proxy (placement)\n(default POD_IP or the pod's IP, "
           "and --port)",
           OPT_ADVERTISE_ADDRESS },
+        { "forward-wait", 0, CLI_ARG_REQUIRED, "SECS",
+          "placement: how long a request for a model Loaded on\nno replica yet waits (default 10)",
+          OPT_FORWARD_WAIT },
         /* KServe's logger and batcher flags (cmd/agent/main.go) */
         { "log-url", 0, CLI_ARG_REQUIRED, "URL",
           "log requests/responses as CloudEvents to this http(s) URL,\nor to file:///DIR",
@@ -185,6 +188,7 @@ struct agent_args {
         uint32_t workers, file_poll, connect_timeout, stall_timeout, heartbeat, stop_timeout;
         uint32_t drain_timeout; /* 0: stop_timeout */
         const char *advertise;
+        uint32_t forward_wait;
         uint64_t max_model_size, max_archive_entries;
         /* logger and batcher */
         const char *log_url, *source_uri, *log_store_path, *log_store_format, *endpoint;
@@ -377,6 +381,9 @@ static int agent_set(void *userdata, const struct cli_option *opt, const char *a
                 break;
         case OPT_ADVERTISE_ADDRESS:
                 return advertise_set(a, arg, err, err_size);
+        case OPT_FORWARD_WAIT:
+                secs = &a->forward_wait;
+                break;
         case OPT_IGNORED:
                 used = strlen(a->ignored);
                 (void)snprintf(a->ignored + used, sizeof(a->ignored) - used, "%s--%s",
@@ -507,21 +514,16 @@ struct agent_ctx {
 static void ctx_tap(void *userdata, const struct proxy_tap_msg *m)
 {
         struct agent_ctx *c = userdata;
-        const char *names[ELEMENTSOF(m->req->h)], *values[ELEMENTSOF(m->req->h)];
 
         if (!logger_wants(c->logger, m->response))
                 return;
-        for (size_t i = 0; i < m->req->n; i++) {
-                names[i] = m->req->h[i].name;
-                values[i] = m->req->h[i].value;
-        }
         logger_submit(c->logger, &(struct logger_msg){
                                          .response = m->response,
                                          .id = m->id,
                                          .content_type = m->content_type,
-                                         .names = names,
-                                         .values = values,
-                                         .n_headers = m->req->n,
+                                         .names = m->names,
+                                         .values = m->values,
+                                         .n_headers = m->n_headers,
                                          .body = m->body,
                                          .body_len = m->body_len,
                                          .time_usec = m->time_usec,
@@ -581,6 +583,14 @@ static char *logger_batcher_metrics(struct agent_ctx *c)
                      (unsigned long long)bs.passthrough, (unsigned long long)bs.refused) < 0)
                 return NULL;
         return s;
+}
+
+/* Placement's local state for the proxy: whether a model is Loaded here. */
+static bool ctx_model_loaded(void *userdata, const char *model)
+{
+        struct agent_ctx *c = userdata;
+
+        return c->agent && agent_model_loaded(c->agent, model);
 }
 
 static bool ctx_ready(void *userdata)
@@ -686,6 +696,7 @@ struct agent_run {
         struct isvc_watch *iw;
         struct status_writer *sw;
         struct routing *routing;
+        struct agent_route_port route; /* the routing's port, handed to the proxy */
         struct agent *agent;
         const char *pod_ip; /* $POD_IP (the downward API), read at start-up; may be NULL */
         char **metadata_headers, **annotations; /* the split StringSlice flags */
@@ -989,6 +1000,8 @@ static int start_proxy(struct agent_run *s, const struct agent_args *args)
 {
         int r;
 
+        if (s->routing)
+                s->route = routing_port(s->routing);
         r = proxy_start(
                 &(struct proxy_config){
                         .address = args->listen,
@@ -1006,6 +1019,10 @@ static int start_proxy(struct agent_run *s, const struct agent_args *args)
                         .tap_userdata = &s->ctx,
                         .batch = s->ctx.batcher ? ctx_batch : NULL,
                         .batch_userdata = &s->ctx,
+                        .route = s->routing ? &s->route : NULL,
+                        .model_loaded = ctx_model_loaded,
+                        .pod_name = pod_name(),
+                        .forward_wait_ms = args->forward_wait * 1000U,
                 },
                 &s->proxy);
         if (r < 0) {
@@ -1104,6 +1121,7 @@ int cmd_agent(int argc, char **argv)
                 .max_model_size = FETCH_SIZE_MAX_DEFAULT,
                 .max_archive_entries = FETCH_ENTRIES_MAX_DEFAULT,
                 .stop_timeout = 25,
+                .forward_wait = 10,
         };
         CLEANUP(strv_freep) char **av = NULL;
         CLEANUP(agent_run_release) struct agent_run s = { 0 };

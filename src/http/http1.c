@@ -33,26 +33,61 @@ static bool view_eq(const char *p, size_t len, const char *lit)
         return strlen(lit) == len && strncasecmp(p, lit, len) == 0;
 }
 
+_printf_(4, 0) static enum http1_state
+        vrefuse(unsigned *ret_status, char *message, unsigned status, const char *fmt, va_list ap)
+{
+        (void)vsnprintf(message, HTTP1_MESSAGE_MAX, fmt, ap);
+        *ret_status = status;
+        return HTTP1_REFUSE;
+}
+
 _printf_(4, 5) static enum http1_state
         refuse(unsigned *ret_status, char *message, unsigned status, const char *fmt, ...);
 static enum http1_state refuse(unsigned *ret_status, char *message, unsigned status,
                                const char *fmt, ...)
 {
+        enum http1_state st;
         va_list ap;
 
         va_start(ap, fmt);
-        (void)vsnprintf(message, HTTP1_MESSAGE_MAX, fmt, ap);
+        st = vrefuse(ret_status, message, status, fmt, ap);
         va_end(ap);
-        *ret_status = status;
-        return HTTP1_REFUSE;
+        return st;
 }
 
-#define HEAD_REFUSE(h, st, ...)  refuse(&(h)->status, (h)->message, (st), __VA_ARGS__)
+/* A head that cannot be valid. A response that cannot be read is the server's fault: a gateway
+ * answers it with 502, whatever the rule. */
+_printf_(3, 4) static enum http1_state
+        head_refuse(struct http1_head *h, unsigned status, const char *fmt, ...);
+static enum http1_state head_refuse(struct http1_head *h, unsigned status, const char *fmt, ...)
+{
+        enum http1_state st;
+        va_list ap;
+
+        va_start(ap, fmt);
+        st = vrefuse(&h->status, h->message, h->response ? 502U : status, fmt, ap);
+        va_end(ap);
+        return st;
+}
+
+#define HEAD_REFUSE(h, st, ...)  head_refuse((h), (st), __VA_ARGS__)
 #define CHUNK_REFUSE(c, st, ...) refuse(&(c)->status, (c)->message, (st), __VA_ARGS__)
 
 void http1_head_init(struct http1_head *h, const struct http1_limits *limits)
 {
         *h = (struct http1_head){ .limits = limits ? *limits : HTTP1_LIMITS_DEFAULT };
+}
+
+void http1_head_init_response(struct http1_head *h, const struct http1_limits *limits)
+{
+        http1_head_init(h, limits);
+        h->response = true;
+}
+
+/* "request" or "response", for the messages */
+static const char *kind(const struct http1_head *h)
+{
+        return h->response ? "response" : "request";
 }
 
 /* Copies a field name for a message: at most 40 bytes, only visible ASCII. */
@@ -74,20 +109,52 @@ static const char *name_for_message(const char *p, size_t len, char out[48])
 }
 
 /* HTTP-version = "HTTP/" DIGIT "." DIGIT (RFC 9112 §2.3); 1.0 and 1.1 (and later 1.x, read as
- * 1.1) are served, other majors get 505. */
-static enum http1_state parse_version(struct http1_head *h, const char *v, size_t len)
+ * 1.1) are served, other majors get 505. @where says where it was looked for, for the message. */
+static enum http1_state parse_version(struct http1_head *h, const char *v, size_t len,
+                                      const char *where)
 {
         if (len != 8 || memcmp(v, "HTTP/", 5) != 0 || v[6] != '.' || v[5] < '0' || v[5] > '9' ||
             v[7] < '0' || v[7] > '9')
-                return HEAD_REFUSE(h, 400,
-                                   "the request line does not end with an HTTP version "
-                                   "(HTTP/1.1)");
+                return HEAD_REFUSE(h, 400, "%s an HTTP version (HTTP/1.1)", where);
         if (v[5] != '1')
                 return HEAD_REFUSE(h, 505,
                                    "HTTP version %.8s is not supported (HTTP/1.0 and "
                                    "HTTP/1.1 are)",
                                    v);
         h->version_minor = v[7] == '0' ? 0 : 1;
+        return HTTP1_NEED_MORE;
+}
+
+/*
+ * status-line = HTTP-version SP status-code SP [ reason-phrase ] (RFC 9112 §4); line excludes
+ * CRLF. The space before an empty reason may be missing (§4: a client SHOULD ignore the reason;
+ * servers that end the line after the code exist). Codes 100 to 599.
+ */
+static enum http1_state parse_status_line(struct http1_head *h, const char *buf, size_t off,
+                                          size_t len)
+{
+        const char *line = buf + off;
+        enum http1_state st;
+
+        st = parse_version(h, line, len < 8 ? len : 8, "the status line does not start with");
+        if (st != HTTP1_NEED_MORE)
+                return st;
+        if (len < 12 || line[8] != ' ' || (len > 12 && line[12] != ' '))
+                return HEAD_REFUSE(h, 502, "the status line is not \"version code reason\"");
+        for (size_t i = 9; i < 12; i++)
+                if (line[i] < '0' || line[i] > '9')
+                        return HEAD_REFUSE(h, 502, "the status code is not three digits");
+        h->code = (unsigned)(line[9] - '0') * 100 + (unsigned)(line[10] - '0') * 10 +
+                  (unsigned)(line[11] - '0');
+        if (h->code < 100 || h->code > 599)
+                return HEAD_REFUSE(h, 502, "status code %u is not between 100 and 599", h->code);
+        h->reason_off = off + (len > 12 ? 13 : 12);
+        h->reason_len = off + len - h->reason_off;
+        for (size_t i = h->reason_off; i < off + len; i++)
+                if (!is_value_byte((unsigned char)buf[i]))
+                        return HEAD_REFUSE(h, 502,
+                                           "byte 0x%02x is not allowed in the reason phrase",
+                                           (unsigned char)buf[i]);
         return HTTP1_NEED_MORE;
 }
 
@@ -152,7 +219,8 @@ static enum http1_state parse_request_line(struct http1_head *h, const char *buf
                 return HEAD_REFUSE(h, 400,
                                    "the request target is not a path, \"*\" (OPTIONS), "
                                    "an authority (CONNECT) or an absolute URI");
-        return parse_version(h, sp2 + 1, (size_t)(line + len - sp2 - 1));
+        return parse_version(h, sp2 + 1, (size_t)(line + len - sp2 - 1),
+                             "the request line does not end with");
 }
 
 /* Content-Length = 1*DIGIT (RFC 9110 §8.6); separate fields must agree. */
@@ -248,7 +316,7 @@ static enum http1_state on_field(struct http1_head *h, const char *name, size_t 
                 on_connection(h, v, vlen);
         else if (view_eq(name, nlen, "Expect"))
                 h->expect_continue = h->expect_continue || view_eq(v, vlen, "100-continue");
-        else if (view_eq(name, nlen, "Host") && ++h->n_host > 1)
+        else if (!h->response && view_eq(name, nlen, "Host") && ++h->n_host > 1)
                 return HEAD_REFUSE(h, 400, "more than one Host field");
         return HTTP1_NEED_MORE;
 }
@@ -325,7 +393,7 @@ static enum http1_state parse_field_line(struct http1_head *h, const char *line,
  */
 static enum http1_state check_host(struct http1_head *h)
 {
-        if (h->n_host == 0 && h->version_minor >= 1)
+        if (h->n_host == 0 && h->version_minor >= 1 && !h->response && !h->limits.host_optional)
                 return HEAD_REFUSE(h, 400, "an HTTP/1.1 request without a Host field");
         return HTTP1_COMPLETE;
 }
@@ -338,7 +406,7 @@ static enum http1_state check_framing(struct http1_head *h)
         if (h->has_content_length)
                 return HEAD_REFUSE(h, 400, "Content-Length together with Transfer-Encoding");
         if (h->version_minor == 0)
-                return HEAD_REFUSE(h, 400, "Transfer-Encoding in an HTTP/1.0 request");
+                return HEAD_REFUSE(h, 400, "Transfer-Encoding in an HTTP/1.0 %s", kind(h));
         if (h->te_syntax_bad)
                 return HEAD_REFUSE(h, 400, "Transfer-Encoding is not a list of codings");
         if (h->te_codings == 0)
@@ -362,9 +430,9 @@ static enum http1_state check_partial_request_line(struct http1_head *h, const c
 {
         const char *line = buf + h->pos;
         size_t n = len - h->pos;
-        const char *sp1 = memchr(line, ' ', n), *sp2;
+        const char *sp1 = n > 0 ? memchr(line, ' ', n) : NULL, *sp2; /* buf may be NULL */
 
-        if (sp1) {
+        if (sp1 && !h->response) {
                 size_t rest = n - (size_t)(sp1 + 1 - line);
 
                 sp2 = memchr(sp1 + 1, ' ', rest);
@@ -373,8 +441,8 @@ static enum http1_state check_partial_request_line(struct http1_head *h, const c
                                            h->limits.target_max);
         }
         if (len > h->limits.head_max)
-                return HEAD_REFUSE(h, 400, "the request line is over %zu bytes",
-                                   h->limits.head_max);
+                return HEAD_REFUSE(h, 400, "the %s line is over %zu bytes",
+                                   h->response ? "status" : "request", h->limits.head_max);
         return HTTP1_NEED_MORE;
 }
 
@@ -385,11 +453,15 @@ static enum http1_state parse_line(struct http1_head *h, const char *buf, size_t
         if (len > 0 && buf[h->pos + len - 1] == '\r')
                 len--;
         if (memchr(buf + h->pos, '\r', len))
-                return HEAD_REFUSE(h, 400, "a bare CR (not followed by LF) in the request head");
+                return HEAD_REFUSE(h, 400, "a bare CR (not followed by LF) in the %s head",
+                                   kind(h));
         if (!h->in_fields) {
-                if (len == 0) /* empty lines before the request line are ignored (§2.2) */
+                if (len == 0) /* empty lines before the start line are ignored (§2.2) */
                         return HTTP1_NEED_MORE;
                 h->in_fields = true;
+                h->start_off = h->pos;
+                if (h->response)
+                        return parse_status_line(h, buf, h->pos, len);
                 return parse_request_line(h, buf, h->pos, len);
         }
         if (len == 0) {
@@ -414,10 +486,8 @@ enum http1_state http1_head_feed(struct http1_head *h, const char *buf, size_t l
                         break;
                 end = (size_t)(lf - buf);
                 if (end + 1 > h->limits.head_max)
-                        return h->in_fields ? HEAD_REFUSE(h, 431,
-                                                          "the request head is over %zu "
-                                                          "bytes",
-                                                          h->limits.head_max)
+                        return h->in_fields ? HEAD_REFUSE(h, 431, "the %s head is over %zu bytes",
+                                                          kind(h), h->limits.head_max)
                                             : check_partial_request_line(h, buf, end + 1);
                 st = parse_line(h, buf, end);
                 h->pos = end + 1;
@@ -427,7 +497,7 @@ enum http1_state http1_head_feed(struct http1_head *h, const char *buf, size_t l
         if (!h->in_fields)
                 return check_partial_request_line(h, buf, len);
         if (len > h->limits.head_max)
-                return HEAD_REFUSE(h, 431, "the request head is over %zu bytes",
+                return HEAD_REFUSE(h, 431, "the %s head is over %zu bytes", kind(h),
                                    h->limits.head_max);
         return HTTP1_NEED_MORE;
 }
@@ -443,7 +513,7 @@ bool http1_head_next_field(const struct http1_head *h, const char *buf, size_t *
                            const char **ret_name, size_t *ret_name_len, const char **ret_value,
                            size_t *ret_value_len)
 {
-        size_t pos = *cursor == 0 ? h->target_off : *cursor;
+        size_t pos = *cursor == 0 ? h->start_off : *cursor;
         size_t nlen, voff, vlen;
 
         for (;;) {
@@ -456,8 +526,8 @@ bool http1_head_next_field(const struct http1_head *h, const char *buf, size_t *
                 pos = (size_t)(lf - buf) + 1;
                 if (len > 0 && buf[line + len - 1] == '\r')
                         len--;
-                if (line <= h->target_off || len == 0)
-                        continue; /* the request line; the final empty line ends the loop */
+                if (line <= h->start_off || len == 0)
+                        continue; /* the start line; the final empty line ends the loop */
                 if (!split_field(buf + line, len, &nlen, &voff, &vlen))
                         return false;
                 *cursor = pos;
@@ -659,25 +729,88 @@ enum http1_state http1_chunked_feed(struct http1_chunked *c, const char *in, siz
 
 enum stream_state {
         STREAM_HEAD,
-        STREAM_LENGTH,  /* a Content-Length body */
-        STREAM_CHUNKED, /* a chunked body */
-        STREAM_END,     /* the body ended: HTTP1_EV_END next */
-        STREAM_CLOSED,  /* after the last request, or a refusal */
+        STREAM_INTERIM,     /* after a 1xx: the final response's head comes next */
+        STREAM_LENGTH,      /* a Content-Length body */
+        STREAM_CHUNKED,     /* a chunked body */
+        STREAM_UNTIL_CLOSE, /* a response body that the connection's end ends */
+        STREAM_END,         /* the body ended: HTTP1_EV_END next */
+        STREAM_CLOSED,      /* after the last message, or a refusal */
 };
+
+/* A fresh head for the next message of the stream. */
+static void stream_head_reset(struct http1_stream *s)
+{
+        if (s->response)
+                http1_head_init_response(&s->head, &s->limits);
+        else
+                http1_head_init(&s->head, &s->limits);
+}
 
 void http1_stream_init(struct http1_stream *s, const struct http1_limits *limits)
 {
         *s = (struct http1_stream){ .limits = limits ? *limits : HTTP1_LIMITS_DEFAULT,
                                     .state = STREAM_HEAD };
-        http1_head_init(&s->head, &s->limits);
+        stream_head_reset(s);
+}
+
+void http1_stream_init_response(struct http1_stream *s, const struct http1_limits *limits)
+{
+        http1_stream_init(s, limits);
+        s->response = true;
+        stream_head_reset(s);
+}
+
+void http1_stream_set_head_request(struct http1_stream *s, bool head_request)
+{
+        s->head_request = head_request;
 }
 
 static enum http1_event stream_refuse(struct http1_stream *s, unsigned status, const char *msg)
 {
         s->state = STREAM_CLOSED;
-        s->status = status;
+        s->status = s->response ? 502U : status;
         s->message = msg;
         return HTTP1_EV_REFUSE;
+}
+
+/* The body of a message whose head is complete: chunked, Content-Length, or none. */
+static void stream_body_start(struct http1_stream *s)
+{
+        s->body = s->head.chunked              ? HTTP1_BODY_CHUNKED
+                  : s->head.has_content_length ? HTTP1_BODY_LENGTH
+                                               : HTTP1_BODY_NONE;
+        if (s->head.chunked) {
+                http1_chunked_init(&s->chunked, &s->limits);
+                s->state = STREAM_CHUNKED;
+        } else if (s->head.content_length > 0) {
+                s->remaining = s->head.content_length;
+                s->state = STREAM_LENGTH;
+        } else
+                s->state = STREAM_END;
+}
+
+/* The framing of a response (RFC 9112 §6.3), once its head is complete. */
+static void stream_response_start(struct http1_stream *s)
+{
+        unsigned code = s->head.code;
+
+        s->body = HTTP1_BODY_NONE;
+        if (code == 101) {
+                s->state = STREAM_CLOSED; /* another protocol follows */
+                return;
+        }
+        if (code < 200) {
+                s->state = STREAM_INTERIM;
+                return;
+        }
+        if (s->head_request || code == 204 || code == 304)
+                s->state = STREAM_END;
+        else if (!s->head.chunked && !s->head.has_content_length) {
+                s->state = STREAM_UNTIL_CLOSE;
+                s->body = HTTP1_BODY_UNTIL_CLOSE;
+                s->close_after = true;
+        } else
+                stream_body_start(s);
 }
 
 static enum http1_event stream_head(struct http1_stream *s, const char *buf, size_t len,
@@ -693,14 +826,10 @@ static enum http1_event stream_head(struct http1_stream *s, const char *buf, siz
         }
         step->consumed = s->head.head_len;
         s->close_after = !http1_head_keep_alive(&s->head);
-        if (s->head.chunked) {
-                http1_chunked_init(&s->chunked, &s->limits);
-                s->state = STREAM_CHUNKED;
-        } else if (s->head.content_length > 0) {
-                s->remaining = s->head.content_length;
-                s->state = STREAM_LENGTH;
-        } else
-                s->state = STREAM_END;
+        if (s->response)
+                stream_response_start(s);
+        else
+                stream_body_start(s);
         return HTTP1_EV_HEAD;
 }
 
@@ -730,11 +859,26 @@ static enum http1_event stream_body(struct http1_stream *s, const char *buf, siz
         }
 }
 
+/* The message ended: the next head, or the end of the stream. */
+static enum http1_event stream_end(struct http1_stream *s)
+{
+        s->state = s->close_after ? STREAM_CLOSED : STREAM_HEAD;
+        s->head_request = false;
+        stream_head_reset(s);
+        return HTTP1_EV_END;
+}
+
 enum http1_event http1_stream_feed(struct http1_stream *s, const char *buf, size_t len,
                                    struct http1_step *ret_step)
 {
         *ret_step = (struct http1_step){ 0 };
         switch (s->state) {
+        case STREAM_INTERIM: /* the interim head stays readable until the next one starts */
+                if (len == 0)
+                        return HTTP1_EV_NEED_MORE;
+                stream_head_reset(s);
+                s->state = STREAM_HEAD;
+                return stream_head(s, buf, len, ret_step);
         case STREAM_HEAD:
                 return stream_head(s, buf, len, ret_step);
         case STREAM_LENGTH:
@@ -743,15 +887,34 @@ enum http1_event http1_stream_feed(struct http1_stream *s, const char *buf, size
 
                 if (ev != HTTP1_EV_END)
                         return ev;
-                break; /* the chunked body ended: fall to the end of the request */
+                break; /* the chunked body ended: fall to the end of the message */
         }
+        case STREAM_UNTIL_CLOSE:
+                ret_step->consumed = ret_step->data_len = len;
+                return len > 0 ? HTTP1_EV_DATA : HTTP1_EV_NEED_MORE;
         case STREAM_END:
                 break;
         default: /* STREAM_CLOSED */
                 ret_step->consumed = len;
                 return HTTP1_EV_NEED_MORE;
         }
-        s->state = s->close_after ? STREAM_CLOSED : STREAM_HEAD;
-        http1_head_init(&s->head, &s->limits);
-        return HTTP1_EV_END;
+        return stream_end(s);
+}
+
+enum http1_event http1_stream_eof(struct http1_stream *s, size_t pending)
+{
+        enum stream_state st = (enum stream_state)s->state;
+
+        if (st == STREAM_UNTIL_CLOSE || st == STREAM_END) {
+                s->close_after = true;
+                return stream_end(s);
+        }
+        if (st == STREAM_CLOSED || (st == STREAM_HEAD && pending == 0)) {
+                s->state = STREAM_CLOSED;
+                return HTTP1_EV_NEED_MORE;
+        }
+        return stream_refuse(s, 400,
+                             st == STREAM_HEAD || st == STREAM_INTERIM
+                                     ? "the connection closed inside a head"
+                                     : "the connection closed inside a body");
 }

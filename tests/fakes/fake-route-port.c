@@ -21,18 +21,20 @@ static void route_release(struct fake_route *r)
         free(r->model);
         for (size_t i = 0; i < r->n; i++)
                 free(r->addresses[i]);
+        for (size_t i = 0; i < r->later_n; i++)
+                free(r->later_addresses[i]);
         *r = (struct fake_route){ 0 };
 }
 
-/* Caller holds the lock: copies @r's addresses into an owned NULL-terminated list. */
-static int copy_addresses(const struct fake_route *r, char ***ret)
+/* Caller holds the lock: copies @n @addresses into an owned NULL-terminated list. */
+static int copy_addresses(char *const *addresses, size_t n, char ***ret)
 {
-        char **v = calloc(r->n + 1, sizeof(char *));
+        char **v = calloc(n + 1, sizeof(char *));
 
         if (!v)
                 return -ENOMEM;
-        for (size_t i = 0; i < r->n; i++) {
-                v[i] = strdup(r->addresses[i]);
+        for (size_t i = 0; i < n; i++) {
+                v[i] = strdup(addresses[i]);
                 if (!v[i]) {
                         agent_route_addresses_free(v);
                         return -ENOMEM;
@@ -55,15 +57,26 @@ static int fake_lookup(void *userdata, const char *model, char ***ret_addresses,
         pthread_mutex_lock(&f->lock);
         f->lookups++;
         r = find(f, model);
-        if (r)
+        if (!r && f->n_routes < FAKE_ROUTE_MAX) { /* counted; no route: served here */
+                r = &f->routes[f->n_routes++];
+                r->model = strdup(model);
+        }
+        if (r) {
+                bool later = r->has_later && r->lookups >= r->later_from;
+                char *const *a = later ? r->later_addresses : r->addresses;
+                size_t an = later ? r->later_n : r->n;
+
                 r->lookups++;
-        if (f->fail)
+                if (f->fail)
+                        e = -ENOMEM;
+                else if (an > 0)
+                        e = copy_addresses(a, an, &v);
+                if (e >= 0) {
+                        n = v ? an : 0;
+                        pending = (later ? r->later_pending : r->pending) && n == 0;
+                }
+        } else if (f->fail) {
                 e = -ENOMEM;
-        else if (r && r->n > 0)
-                e = copy_addresses(r, &v);
-        if (e >= 0 && r) {
-                n = v ? r->n : 0;
-                pending = r->pending && n == 0;
         }
         pthread_mutex_unlock(&f->lock);
         if (e < 0)
@@ -111,6 +124,26 @@ void fake_route_set(struct fake_route_port *f, const char *model, const char *co
         for (size_t i = 0; i < n && i < FAKE_ROUTE_ADDRESSES_MAX; i++)
                 r->addresses[r->n++] = strdup(addresses[i]);
         r->pending = pending;
+        pthread_mutex_unlock(&f->lock);
+}
+
+void fake_route_set_later(struct fake_route_port *f, const char *model, unsigned from,
+                          const char *const *addresses, size_t n, bool pending)
+{
+        struct fake_route *r;
+
+        pthread_mutex_lock(&f->lock);
+        r = find(f, model);
+        if (!r)
+                abort(); /* fake_route_set() first */
+        for (size_t i = 0; i < r->later_n; i++)
+                free(r->later_addresses[i]);
+        r->later_n = 0;
+        for (size_t i = 0; i < n && i < FAKE_ROUTE_ADDRESSES_MAX; i++)
+                r->later_addresses[r->later_n++] = strdup(addresses[i]);
+        r->has_later = true;
+        r->later_from = from;
+        r->later_pending = pending;
         pthread_mutex_unlock(&f->lock);
 }
 

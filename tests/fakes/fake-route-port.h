@@ -23,6 +23,12 @@ struct fake_route {
         size_t n;
         bool pending;
         unsigned lookups;
+        /* from the @later_from-th lookup on (counting from 0), the later answer instead */
+        bool has_later;
+        unsigned later_from;
+        char *later_addresses[FAKE_ROUTE_ADDRESSES_MAX]; /* owned */
+        size_t later_n;
+        bool later_pending;
 };
 
 struct fake_route_port {
@@ -39,9 +45,14 @@ void fake_route_port_release(struct fake_route_port *f);
 /* @model is held at @addresses (@n of them, copied; 0: none) and @pending; replaces its route. */
 void fake_route_set(struct fake_route_port *f, const char *model, const char *const *addresses,
                     size_t n, bool pending);
+/* From the @from-th lookup of @model on (counting from 0), it is held at @addresses (@n of
+ * them, copied) and @pending instead: a model that becomes Loaded somewhere while a request
+ * waits. Call after fake_route_set() for the model. */
+void fake_route_set_later(struct fake_route_port *f, const char *model, unsigned from,
+                          const char *const *addresses, size_t n, bool pending);
 /* @model is served here again (its route removed). */
 void fake_route_clear(struct fake_route_port *f, const char *model);
 /* lookup() fails with -ENOMEM from now on (@fail) or answers again. */
 void fake_route_fail(struct fake_route_port *f, bool fail);
-/* How many lookups of @model (a model given a route; NULL: any model) were made. */
+/* How many lookups of @model (NULL: any model) were made. */
 unsigned fake_route_lookups(struct fake_route_port *f, const char *model);

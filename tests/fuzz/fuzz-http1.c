@@ -56,55 +56,17 @@ out:
         free(out_b);
 }
 
-/* Appends n bytes to the trace t (its size is bounded by the caller: at most 4 per input byte). */
-static void put(char *t, size_t *tl, const void *p, size_t n)
-{
-        memcpy(t + *tl, p, n);
-        *tl += n;
-}
-
-/*
- * Runs in[0..len) through a stream as bytes arriving step at a time into a connection buffer
- * that keeps what was not consumed. The trace: 'H' and the target per head, the body bytes, 'E'
- * per end, 'R' and the status on a refusal; it does not depend on how the bytes were split.
- */
+/* The stream's trace (http1-pieces.h); a refusal must be one of the documented ones. */
 static size_t stream_trace(const char *in, size_t len, size_t step, char *buf, char *t)
 {
         struct http1_stream s;
-        size_t have = 0, fed = 0, tl = 0;
+        size_t tl;
 
         http1_stream_init(&s, NULL);
-        for (;;) {
-                struct http1_step st;
-                enum http1_event ev = http1_stream_feed(&s, buf, have, &st);
-
-                if (st.consumed > have || st.data_off + st.data_len > st.consumed)
-                        __builtin_trap();
-                if (ev == HTTP1_EV_HEAD) {
-                        put(t, &tl, "H", 1);
-                        put(t, &tl, buf + s.head.target_off, s.head.target_len);
-                } else if (ev == HTTP1_EV_DATA)
-                        put(t, &tl, buf + st.data_off, st.data_len);
-                else if (ev == HTTP1_EV_END)
-                        put(t, &tl, "E", 1);
-                else if (ev == HTTP1_EV_REFUSE) {
-                        check_refusal(s.status, s.message);
-                        put(t, &tl, "R", 1);
-                        put(t, &tl, &s.status, sizeof(s.status));
-                        return tl;
-                }
-                memmove(buf, buf + st.consumed, have - st.consumed);
-                have -= st.consumed;
-                if (ev == HTTP1_EV_NEED_MORE) {
-                        size_t n = len - fed < step ? len - fed : step;
-
-                        if (n == 0)
-                                return tl;
-                        memcpy(buf + have, in + fed, n);
-                        have += n;
-                        fed += n;
-                }
-        }
+        tl = http1_stream_trace(&s, in, len, step, false, buf, t);
+        if (s.status != 0)
+                check_refusal(s.status, s.message);
+        return tl;
 }
 
 static void check_stream(const char *in, size_t len, size_t step)

@@ -2,10 +2,12 @@
 #pragma once
 
 /*
- * Feeding the chunked decoder of src/http/http1.c its input in pieces, as bytes arrive from a
- * socket: shared by the unit test (tests/unit/http/test-http1.c) and the fuzz target
- * (tests/fuzz/fuzz-http1.c). No Criterion here: the fuzz target links it too.
+ * Feeding the chunked decoder and the message stream of src/http/http1.c their input in pieces,
+ * as bytes arrive from a socket: shared by the unit test (tests/unit/http/test-http1.c) and the
+ * fuzz targets (tests/fuzz/fuzz-http1.c, fuzz-agent-proxy.c). No Criterion here: the fuzz
+ * targets link it too.
  */
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "http/http1.h"
@@ -21,3 +23,16 @@
 enum http1_state http1_chunked_feed_pieces(struct http1_chunked *c, const char *in, size_t len,
                                            size_t step, char *out, size_t *ret_out_len,
                                            size_t *ret_end);
+
+/*
+ * Runs in[0..len) through s (initialised by the caller: requests or responses) as one
+ * connection's bytes arriving step at a time (step > 0) into buf (len + 1 bytes), which keeps
+ * what was not consumed; when the input has run out and eof is set, the connection closes
+ * (http1_stream_eof()). Writes the events to t (at most 4 * len + 16 bytes): 'H' and the target
+ * (a response: its code) per head, the body bytes, 'E' per end, 'R' and the status on a refusal,
+ * which ends the run. The trace does not depend on how the input was split. Returns its length.
+ * Aborts if the stream breaks its contract (consumes more than it was given, or points its data
+ * outside what it consumed).
+ */
+size_t http1_stream_trace(struct http1_stream *s, const char *in, size_t len, size_t step, bool eof,
+                          char *buf, char *t);

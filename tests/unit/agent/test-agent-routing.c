@@ -173,7 +173,7 @@ static bool loaded_is(const char *ma, const char *mb, const char *mc)
         const char *names[] = { "a", "b", "c" };
 
         for (size_t i = 0; i < ELEMENTSOF(names); i++)
-                if (agent_loaded_here(w.a, names[i]) != (want[i] != NULL))
+                if (agent_model_loaded(w.a, names[i]) != (want[i] != NULL))
                         return false;
         return true;
 }
@@ -183,8 +183,8 @@ static void wait_loaded(const char *ma, const char *mb, const char *mc)
 {
         for (int i = 0; i < 5000 && !loaded_is(ma, mb, mc); i++)
                 sleep_ms(1);
-        cr_assert(loaded_is(ma, mb, mc), "loaded here: a=%d b=%d c=%d", agent_loaded_here(w.a, "a"),
-                  agent_loaded_here(w.a, "b"), agent_loaded_here(w.a, "c"));
+        cr_assert(loaded_is(ma, mb, mc), "loaded here: a=%d b=%d c=%d", agent_model_loaded(w.a, "a"),
+                  agent_model_loaded(w.a, "b"), agent_model_loaded(w.a, "c"));
 }
 
 /* Waits (5 s at most) until the fake model server got @call (e.g. "unload:c") @n times. */
@@ -381,7 +381,7 @@ Test(routing, draining_keeps_serving_what_is_loaded)
         assignment("p-a", "[" ENTRY("b") "]"); /* a placed elsewhere, b here: neither acted on */
         deliver_set();
         sleep_ms(50);
-        cr_assert(agent_loaded_here(w.a, "a"));
+        cr_assert(agent_model_loaded(w.a, "a"));
         cr_assert_eq(fake_repo_count(&w.r, "unload:a"), 0);
         cr_assert_eq(fake_repo_count(&w.r, "load:b"), 0);
         cr_assert_eq(routing_handover_left(w.rt, first, sizeof(first)), 1);

@@ -400,49 +400,92 @@ Test(http1_chunked, trailer_limits)
         chunked_refused(many, 431, "over 100 trailer fields");
 }
 
+/* How trace() runs a stream: of responses (the first one answering a HEAD request or not), and
+ * whether the connection closes after the input (http1_stream_eof()). */
+struct trace_opts {
+        bool response, head_request, eof;
+};
+
+static size_t trace_event(struct http1_stream *s, enum http1_event ev, const char *buf,
+                          const struct http1_step *st, char *out, size_t out_size)
+{
+        switch (ev) {
+        case HTTP1_EV_HEAD:
+                if (s->response)
+                        return (size_t)snprintf(out, out_size, "H%u ", s->head.code);
+                return (size_t)snprintf(out, out_size, "H%.*s ", (int)s->head.target_len,
+                                        buf + s->head.target_off);
+        case HTTP1_EV_DATA:
+                return (size_t)snprintf(out, out_size, "D%.*s ", (int)st->data_len,
+                                        buf + st->data_off);
+        case HTTP1_EV_END:
+                return (size_t)snprintf(out, out_size, "E ");
+        case HTTP1_EV_REFUSE:
+                return (size_t)snprintf(out, out_size, "R%u", s->status);
+        default:
+                return 0;
+        }
+}
+
 /*
  * Runs a connection's bytes through a stream, arriving step bytes at a time into a buffer that
- * keeps what was not consumed; writes the events as text: "H<target>" "D<bytes>" "E" "R<status>".
+ * keeps what was not consumed; writes the events as text: "H<target>" (a response: "H<code>")
+ * "D<bytes>" "E" "R<status>". Checks that the bytes consumed by the events of a body are that
+ * body as it came (what a proxy passes on): *ret_raw gets them, heads excluded.
  */
-static void trace(const char *in, size_t len, size_t step, char *out, size_t out_size)
+static void trace_with(const char *in, size_t len, size_t step, const struct trace_opts *o,
+                       char *out, size_t out_size, char *raw)
 {
         struct http1_stream s;
         char buf[4096];
-        size_t have = 0, fed = 0, o = 0;
+        size_t have = 0, fed = 0, n_out = 0, n_raw = 0;
+        bool closed = false; /* bytes after the last message are ignored, not a body's */
 
-        http1_stream_init(&s, NULL);
-        out[0] = '\0';
+        if (o->response)
+                http1_stream_init_response(&s, NULL);
+        else
+                http1_stream_init(&s, NULL);
+        http1_stream_set_head_request(&s, o->head_request);
+        out[0] = raw[0] = '\0';
         for (;;) {
                 struct http1_step st;
                 enum http1_event ev = http1_stream_feed(&s, buf, have, &st);
 
                 cr_assert_leq(st.consumed, have);
-                if (ev == HTTP1_EV_HEAD)
-                        o += (size_t)snprintf(out + o, out_size - o, "H%.*s ",
-                                              (int)s.head.target_len, buf + s.head.target_off);
-                else if (ev == HTTP1_EV_DATA)
-                        o += (size_t)snprintf(out + o, out_size - o, "D%.*s ", (int)st.data_len,
-                                              buf + st.data_off);
-                else if (ev == HTTP1_EV_END)
-                        o += (size_t)snprintf(out + o, out_size - o, "E ");
-                else if (ev == HTTP1_EV_REFUSE) {
-                        o += (size_t)snprintf(out + o, out_size - o, "R%u", s.status);
+                n_out += trace_event(&s, ev, buf, &st, out + n_out, out_size - n_out);
+                cr_assert_lt(n_out, out_size);
+                if (ev == HTTP1_EV_REFUSE)
                         return;
+                if (ev != HTTP1_EV_HEAD && !closed) {
+                        memcpy(raw + n_raw, buf, st.consumed);
+                        raw[n_raw += st.consumed] = '\0';
                 }
-                cr_assert_lt(o, out_size);
+                closed = closed || (ev == HTTP1_EV_END && s.close_after) ||
+                         (ev == HTTP1_EV_HEAD && s.response && s.head.code == 101);
                 memmove(buf, buf + st.consumed, have - st.consumed);
                 have -= st.consumed;
                 if (ev == HTTP1_EV_NEED_MORE) {
                         size_t n = len - fed < step ? len - fed : step;
 
-                        if (n == 0)
+                        if (n == 0) {
+                                if (o->eof)
+                                        (void)trace_event(&s, http1_stream_eof(&s, have), buf, &st,
+                                                          out + n_out, out_size - n_out);
                                 return;
+                        }
                         cr_assert_lt(have + n, sizeof(buf));
                         memcpy(buf + have, in + fed, n);
                         have += n;
                         fed += n;
                 }
         }
+}
+
+static void trace(const char *in, size_t len, size_t step, char *out, size_t out_size)
+{
+        char raw[4096];
+
+        trace_with(in, len, step, &(struct trace_opts){ 0 }, out, out_size, raw);
 }
 
 /* Data events are merged for comparison: "D" pieces differ with the step. */
@@ -515,4 +558,198 @@ Test(http1_stream, refusals_on_later_requests)
         stream_is(
                 "GET /a HTTP/1.1\r\nHost: h\r\n\r\nPOST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 0x5\r\n\r\n",
                 "H/a E R400");
+}
+
+/* ---- responses: the agent's proxy reads its upstream's answers with them ---- */
+
+static void response_is(const char *in, const struct trace_opts *o, const char *want,
+                        const char *want_raw)
+{
+        char got[1024], merged[1024], raw[4096];
+
+        for (size_t step = 1; step <= strlen(in) + 1; step++) {
+                trace_with(in, strlen(in), step, o, got, sizeof(got), raw);
+                merge_data(got, merged);
+                cr_assert_str_eq(merged, want, "step %zu: %s", step, got);
+                if (want_raw)
+                        cr_assert_str_eq(raw, want_raw, "step %zu", step);
+        }
+}
+
+#define RESPONSE     (&(struct trace_opts){ .response = true })
+#define RESPONSE_EOF (&(struct trace_opts){ .response = true, .eof = true })
+
+Test(http1_response, status_line_and_fields)
+{
+        const char *s = "HTTP/1.1 404 Not Found Here\r\nX-A: v\r\nContent-Length: 0\r\n\r\n";
+        struct http1_head h;
+        const char *n, *v;
+        size_t nl, vl, cur = 0;
+
+        http1_head_init_response(&h, NULL);
+        cr_assert_eq(http1_head_feed(&h, s, strlen(s)), HTTP1_COMPLETE);
+        cr_assert_eq(h.code, 404);
+        cr_assert_eq(h.reason_len, 14);
+        cr_assert_eq(strncmp(s + h.reason_off, "Not Found Here", 14), 0);
+        cr_assert(http1_head_next_field(&h, s, &cur, &n, &nl, &v, &vl));
+        cr_assert(nl == 3 && strncmp(n, "X-A", 3) == 0 && vl == 1 && *v == 'v');
+        /* no reason, with or without the space before it; no Host needed */
+        s = "HTTP/1.1 200\r\n\r\n";
+        http1_head_init_response(&h, NULL);
+        cr_assert_eq(http1_head_feed(&h, s, strlen(s)), HTTP1_COMPLETE);
+        cr_assert_eq(h.code, 200);
+        cr_assert_eq(h.reason_len, 0);
+        s = "HTTP/1.0 200 \r\n\r\n";
+        http1_head_init_response(&h, NULL);
+        cr_assert_eq(http1_head_feed(&h, s, strlen(s)), HTTP1_COMPLETE);
+        cr_assert_not(http1_head_keep_alive(&h));
+}
+
+static void response_refused(const char *s, const char *in_message)
+{
+        struct http1_head h;
+
+        http1_head_init_response(&h, NULL);
+        cr_assert_eq(http1_head_feed(&h, s, strlen(s)), HTTP1_REFUSE, "not refused: %s", s);
+        cr_assert_eq(h.status, 502, "%u for %s", h.status, s);
+        cr_assert(strstr(h.message, in_message), "message \"%s\" lacks \"%s\"", h.message,
+                  in_message);
+}
+
+/* Every refusal of a response is 502, with the rule in the message. */
+Test(http1_response, refusals_are_502)
+{
+        response_refused("HTTP/2.0 200 OK\r\n\r\n", "not supported");
+        response_refused("HTTX/1.1 200 OK\r\n\r\n", "HTTP version");
+        response_refused("HTTP/1.1 2000 OK\r\n\r\n", "version code reason");
+        response_refused("HTTP/1.1 20 OK\r\n\r\n", "version code reason");
+        response_refused("HTTP/1.1 2x0 OK\r\n\r\n", "three digits");
+        response_refused("HTTP/1.1 099 OK\r\n\r\n", "between 100 and 599");
+        response_refused("HTTP/1.1 600 OK\r\n\r\n", "between 100 and 599");
+        response_refused("HTTP/1.1 200 O\x01K\r\n\r\n", "reason phrase");
+        response_refused("HTTP/1.1 200 OK\r\nNoColon\r\n\r\n", "no colon");
+        response_refused("HTTP/1.1 200 OK\r\nX: a\r\n folded\r\n\r\n", "folding");
+        response_refused("HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+                         "different values");
+        response_refused(
+                "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
+                "together");
+        response_refused("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", "not supported");
+        response_refused("HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+                         "HTTP/1.0 response");
+        response_refused("HTTP/1.1 200 OK\rX: y\r\n\r\n", "response head");
+}
+
+Test(http1_response, framings)
+{
+        /* Content-Length, keep-alive: the next response follows */
+        response_is("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
+                    "HTTP/1.1 204 No Content\r\n\r\n",
+                    RESPONSE, "H200 Dhello E H204 E ", "hello");
+        /* chunked: the framing, extensions and trailers consumed as they came */
+        response_is("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    "5;x=y\r\nhello\r\n1\r\n!\r\n0\r\nT: v\r\n\r\n"
+                    "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+                    RESPONSE, "H200 Dhello! E H200 Dok E ",
+                    "5;x=y\r\nhello\r\n1\r\n!\r\n0\r\nT: v\r\n\r\nok");
+        /* neither: until the server closes, and the last one */
+        response_is("HTTP/1.1 200 OK\r\n\r\nuntil-close", RESPONSE_EOF, "H200 Duntil-close E ",
+                    "until-close");
+        /* HTTP/1.0 without keep-alive: the last one; what follows is ignored */
+        response_is("HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\n\r\n",
+                    RESPONSE, "H200 Dok E ", NULL);
+        response_is("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nokjunk",
+                    RESPONSE, "H200 Dok E ", NULL);
+}
+
+Test(http1_response, no_body)
+{
+        /* a HEAD request's answer keeps its Content-Length and has no body; the next one does */
+        response_is("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n"
+                    "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+                    &(struct trace_opts){ .response = true, .head_request = true },
+                    "H200 E H200 Dok E ", "ok");
+        response_is("HTTP/1.1 304 Not Modified\r\nContent-Length: 5\r\n\r\n"
+                    "HTTP/1.1 204 No Content\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+                    RESPONSE, "H304 E H204 E H200 E ", "");
+}
+
+Test(http1_response, interim_and_switching)
+{
+        /* 100 and 103 before the final answer, no end between them */
+        response_is("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n"
+                    "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+                    RESPONSE, "H100 H103 H200 Dok E ", "ok");
+        /* 101: another protocol follows, not read as HTTP */
+        response_is("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\nHTTP/1.1 x",
+                    RESPONSE, "H101 ", NULL);
+}
+
+Test(http1_response, refused_in_the_stream_and_cut_short)
+{
+        response_is("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhe\r\nzz\r\n",
+                    RESPONSE, "H200 Dhe R502", NULL);
+        response_is("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhel", RESPONSE_EOF,
+                    "H200 Dhel R502", NULL);
+        response_is("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n",
+                    RESPONSE_EOF, "H200 Dhello R502", NULL);
+        response_is("HTTP/1.1 200 OK\r\nContent-", RESPONSE_EOF, "R502", NULL);
+        response_is("HTTP/1.1 100 Continue\r\n\r\n", RESPONSE_EOF, "H100 R502", NULL);
+        /* a close between responses is no refusal */
+        response_is("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", RESPONSE_EOF, "H200 Dok E ",
+                    "ok");
+}
+
+/* ---- requests through a proxy: Host optional, the end of the connection ---- */
+
+Test(http1_stream, host_optional_and_cut_short)
+{
+        struct http1_limits l = HTTP1_LIMITS_DEFAULT;
+        struct http1_head h;
+        const char *s = "GET / HTTP/1.1\r\nK-Network-Probe: queue\r\n\r\n";
+
+        l.host_optional = true;
+        http1_head_init(&h, &l);
+        cr_assert_eq(http1_head_feed(&h, s, strlen(s)), HTTP1_COMPLETE);
+        response_is("POST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhel",
+                    &(struct trace_opts){ .eof = true }, "H/a Dhel R400", NULL);
+        response_is("POST /a HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    "2\r\nhe\r\n0\r\n\r\n",
+                    &(struct trace_opts){ .eof = true }, "H/a Dhe E ", "2\r\nhe\r\n0\r\n\r\n");
+        response_is("GET /a HTTP/1.1\r\nHost: h\r\n\r\nGET /b HT",
+                    &(struct trace_opts){ .eof = true }, "H/a E R400", NULL);
+}
+
+/* The framing a message's head decides, as the proxy reads it to write its own head. */
+static enum http1_body body_of(const char *in, bool response, bool head_request)
+{
+        struct http1_stream s;
+        struct http1_step st;
+
+        if (response)
+                http1_stream_init_response(&s, NULL);
+        else
+                http1_stream_init(&s, NULL);
+        http1_stream_set_head_request(&s, head_request);
+        cr_assert_eq(http1_stream_feed(&s, in, strlen(in), &st), HTTP1_EV_HEAD, "%s", in);
+        return s.body;
+}
+
+Test(http1_stream, body_framing)
+{
+        cr_assert_eq(body_of("GET / HTTP/1.1\r\nHost: h\r\n\r\n", false, false), HTTP1_BODY_NONE);
+        cr_assert_eq(body_of("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n", false,
+                             false),
+                     HTTP1_BODY_LENGTH);
+        cr_assert_eq(body_of("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n",
+                             false, false),
+                     HTTP1_BODY_CHUNKED);
+        cr_assert_eq(body_of("HTTP/1.1 200 OK\r\n\r\n", true, false), HTTP1_BODY_UNTIL_CLOSE);
+        cr_assert_eq(body_of("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n", true, true),
+                     HTTP1_BODY_NONE);
+        cr_assert_eq(body_of("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n", true, false),
+                     HTTP1_BODY_LENGTH);
+        cr_assert_eq(body_of("HTTP/1.1 304 Not Modified\r\n\r\n", true, false), HTTP1_BODY_NONE);
+        cr_assert_eq(body_of("HTTP/1.1 100 Continue\r\n\r\n", true, false), HTTP1_BODY_NONE);
 }
