@@ -590,8 +590,7 @@ static int apply_rest(struct tm_reconciler *r, const struct reconcile_ctx *ctx, 
 
 /* (Re)computes *plan for the InferenceService name from the given objects (all borrowed). */
 static int compute_plan(const char *name, const json_t *isvc, const json_t *cm, json_t *tms,
-                        const json_t *cms, usec_t now, bool no_finalizer,
-                        struct isvc_plan *plan)
+                        const json_t *cms, usec_t now, bool no_finalizer, struct isvc_plan *plan)
 {
         size_t n = json_array_size(tms);
         const json_t **arr = calloc(n + 1, sizeof(const json_t *));
