@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -38,6 +40,7 @@ struct proxy {
         char *pod;             /* the hop header's value */
         struct forwarder *fwd; /* placement; NULL without a route port */
         int lfd;
+        int wake_fd; /* eventfd: the stop wakes the accept thread (which takes what is queued) */
         uint16_t port;
         pthread_t accept_thread;
         pthread_mutex_t lock;
@@ -45,10 +48,14 @@ struct proxy {
         int fds[FDS_MAX]; /* open client/upstream fds, for shutdown at stop */
         unsigned n_conns;
         bool stopping;
+        struct conn *conns; /* the client connections, under lock (the stop's idle ones) */
 };
 
 struct conn {
         struct proxy *p;
+        struct conn *next, *prev; /* p->conns, under p->lock */
+        bool busy;                /* between a request's head and its response's end; p->lock */
+        bool served;              /* one exchange done: at the stop, idle means closed at once */
         struct http_conn client;
         struct http_conn up; /* the model server; fd -1 while none */
         char peer[INET6_ADDRSTRLEN];
@@ -834,6 +841,21 @@ static int proxy_exchange(struct exch *x)
         return 0;
 }
 
+/* @c is in an exchange (@busy) or waits for the next request: a stop cuts only the latter.
+ * Returns whether the proxy is stopping. */
+static bool conn_set_busy(struct conn *c, bool busy)
+{
+        bool stopping;
+
+        pthread_mutex_lock(&c->p->lock);
+        c->busy = busy;
+        if (!busy)
+                c->served = true;
+        stopping = c->p->stopping;
+        pthread_mutex_unlock(&c->p->lock);
+        return stopping;
+}
+
 /* One request/response exchange. Returns 1 to keep the client connection, 0 to close it. */
 static int exchange(struct conn *c)
 {
@@ -842,6 +864,7 @@ static int exchange(struct conn *c)
 
         if (read_request_head(&x) == 0)
                 return 0;
+        conn_set_busy(c, true);
         if (is_probe(&x.rq))
                 return serve_probe(&x);
         if (is_status_request(&x))
@@ -873,8 +896,17 @@ static void *conn_thread(void *userdata)
         struct conn *c = userdata;
         struct proxy *p = c->p;
 
-        while (exchange(c) > 0)
+        /* after an exchange the stop closes the connection (an exchange in flight ends first) */
+        while (exchange(c) > 0 && !conn_set_busy(c, false))
                 ;
+        pthread_mutex_lock(&p->lock);
+        if (c->prev)
+                c->prev->next = c->next;
+        else
+                p->conns = c->next;
+        if (c->next)
+                c->next->prev = c->prev;
+        pthread_mutex_unlock(&p->lock);
         upstream_close(c);
         http_conn_release(&c->up);
         track(p, c->client.fd, false);
@@ -900,13 +932,14 @@ static bool accept_should_retry(struct proxy *p, int err)
         return !stop;
 }
 
-/* Counts a new connection in, unless stopping or at max_connections. */
-static bool conn_admit(struct proxy *p)
+/* Counts a new connection in, unless at max_connections (or stopping, but for @queued: one
+ * that was waiting in the listen queue when the stop came, which is served). */
+static bool conn_admit(struct proxy *p, bool queued)
 {
         bool full;
 
         pthread_mutex_lock(&p->lock);
-        full = p->stopping || p->n_conns >= p->c.max_connections;
+        full = (p->stopping && !queued) || p->n_conns >= p->c.max_connections;
         if (!full)
                 p->n_conns++;
         pthread_mutex_unlock(&p->lock);
@@ -936,6 +969,12 @@ static bool conn_spawn(struct proxy *p, int fd, const struct sockaddr_storage *s
         http_conn_init(&c->up, -1, true, &proxy_limits);
         peer_name(ss, c->peer, sizeof(c->peer));
         track(p, fd, true);
+        pthread_mutex_lock(&p->lock);
+        c->next = p->conns;
+        if (p->conns)
+                p->conns->prev = c;
+        p->conns = c;
+        pthread_mutex_unlock(&p->lock);
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
         pthread_attr_setstacksize(&attr, (size_t)256 * 1024);
@@ -943,9 +982,39 @@ static bool conn_spawn(struct proxy *p, int fd, const struct sockaddr_storage *s
         pthread_attr_destroy(&attr);
         if (r == 0)
                 return true;
+        pthread_mutex_lock(&p->lock);
+        p->conns = c->next;
+        if (c->next)
+                c->next->prev = NULL;
+        pthread_mutex_unlock(&p->lock);
         track(p, fd, false);
         free(c);
         return false;
+}
+
+/* Accepts one connection (the listener is non-blocking) and hands it to a thread; @queued: the
+ * stop came (see conn_admit()). Returns false when nothing is waiting or the listener failed. */
+static bool accept_one(struct proxy *p, bool queued)
+{
+        struct sockaddr_storage ss = { 0 }; /* peer_name() reads ss_family */
+        socklen_t sl = sizeof(ss);
+        int fd = accept4(p->lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC), one = 1;
+        struct timeval tv = { .tv_sec = p->c.idle_timeout_sec };
+
+        if (fd < 0)
+                return !queued && errno != EAGAIN && accept_should_retry(p, errno);
+        if (!conn_admit(p, queued)) {
+                reply(fd, 503, "too many connections\n", true);
+                close(fd);
+                return true;
+        }
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        if (!conn_spawn(p, fd, &ss)) {
+                close(fd);
+                conn_release_slot(p);
+        }
+        return true;
 }
 
 static void *accept_thread(void *userdata)
@@ -953,27 +1022,25 @@ static void *accept_thread(void *userdata)
         struct proxy *p = userdata;
 
         for (;;) {
-                struct sockaddr_storage ss = { 0 }; /* peer_name() reads ss_family */
-                socklen_t sl = sizeof(ss);
-                int fd = accept4(p->lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC), one = 1;
-                struct timeval tv = { .tv_sec = p->c.idle_timeout_sec };
+                struct pollfd pf[2] = { { .fd = p->lfd, .events = POLLIN },
+                                        { .fd = p->wake_fd, .events = POLLIN } };
 
-                if (fd < 0) {
-                        if (accept_should_retry(p, errno))
+                if (poll(pf, 2, -1) < 0) {
+                        if (errno == EINTR)
                                 continue;
                         break;
                 }
-                if (!conn_admit(p)) {
-                        reply(fd, 503, "too many connections\n", true);
-                        close(fd);
-                        continue;
+                if (pf[1].revents) {
+                        /* the stop: what waits in the listen queue was sent before it, and is
+                         * served (the listener closes after this; later connections are refused) */
+                        while (accept_one(p, true))
+                                ;
+                        break;
                 }
-                setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-                setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-                if (conn_spawn(p, fd, &ss))
-                        continue;
-                close(fd);
-                conn_release_slot(p);
+                if (pf[0].revents & (POLLERR | POLLNVAL))
+                        break;
+                while (accept_one(p, false))
+                        ;
         }
         return NULL;
 }
@@ -1006,6 +1073,8 @@ static void proxy_free(struct proxy *p)
 {
         if (p->lfd >= 0)
                 close(p->lfd);
+        if (p->wake_fd >= 0)
+                close(p->wake_fd);
         p->fwd = forwarder_free(p->fwd);
         free(p->upstream_host);
         free(p->pod);
@@ -1034,7 +1103,7 @@ static int proxy_listen(struct proxy *p, const struct proxy_config *cfg)
         (void)snprintf(port, sizeof(port), "%u", cfg->port);
         if (getaddrinfo(cfg->address ? cfg->address : "0.0.0.0", port, &hints, &res) != 0)
                 return -EINVAL;
-        p->lfd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        p->lfd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (p->lfd < 0 || setsockopt(p->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
             bind(p->lfd, res->ai_addr, res->ai_addrlen) < 0 || listen(p->lfd, 512) < 0 ||
             getsockname(p->lfd, &bound.sa, &sl) < 0)
@@ -1062,13 +1131,23 @@ int proxy_start(const struct proxy_config *cfg, struct proxy **ret)
                 p->c.idle_timeout_sec = 120;
         if (!p->c.upstream_timeout_sec)
                 p->c.upstream_timeout_sec = 600;
+        if (!p->c.stop_grace_ms)
+                p->c.stop_grace_ms = 10000;
         for (size_t i = 0; i < FDS_MAX; i++)
                 p->fds[i] = -1;
         p->lfd = -1;
         pthread_mutex_init(&p->lock, NULL);
-        pthread_cond_init(&p->idle, NULL);
+        {
+                pthread_condattr_t ca;
+
+                pthread_condattr_init(&ca);
+                pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+                pthread_cond_init(&p->idle, &ca);
+                pthread_condattr_destroy(&ca);
+        }
+        p->wake_fd = eventfd(0, EFD_CLOEXEC);
         p->upstream_host = strdup(cfg->upstream_host ? cfg->upstream_host : "127.0.0.1");
-        r = p->upstream_host ? forwarder_start(p) : -ENOMEM;
+        r = p->wake_fd < 0 ? negative_errno() : p->upstream_host ? forwarder_start(p) : -ENOMEM;
         if (r >= 0)
                 r = proxy_listen(p, cfg);
         if (r >= 0)
@@ -1093,11 +1172,26 @@ struct proxy *proxy_stop(struct proxy *p)
         pthread_mutex_lock(&p->lock);
         p->stopping = true;
         pthread_mutex_unlock(&p->lock);
-        shutdown(p->lfd, SHUT_RDWR);
+        (void)!eventfd_write(p->wake_fd, 1);
         pthread_join(p->accept_thread, NULL);
+        close(p->lfd); /* from now on a connection is refused */
+        p->lfd = -1;
         if (p->fwd)
                 forwarder_stop(p->fwd); /* requests waiting for a model answer now */
         pthread_mutex_lock(&p->lock);
+        /* as Go's http.Server.Shutdown: connections waiting for a request are closed, those in
+         * an exchange finish it (then close), within the grace period; then every one is cut */
+        for (struct conn *c = p->conns; c; c = c->next)
+                if (!c->busy && c->served) /* a new one's request is on its way: it is served */
+                        shutdown(c->client.fd, SHUT_RDWR);
+        if (p->n_conns > 0) {
+                struct timespec ts = usec_to_timespec(now_monotonic() +
+                                                      p->c.stop_grace_ms * USEC_PER_MSEC);
+
+                while (p->n_conns > 0 &&
+                       pthread_cond_timedwait(&p->idle, &p->lock, &ts) != ETIMEDOUT)
+                        ;
+        }
         for (size_t i = 0; i < FDS_MAX; i++)
                 if (p->fds[i] >= 0)
                         shutdown(p->fds[i], SHUT_RDWR);

@@ -61,6 +61,9 @@ struct proxy_config {
         unsigned max_connections;  /* default 1024 */
         unsigned idle_timeout_sec; /* client idle (between requests / within reads), default 120 */
         unsigned upstream_timeout_sec; /* model server silence, default 600 */
+        /* At proxy_stop(): connections waiting for a request are closed at once; exchanges in
+         * flight get this long to finish (then every connection is cut). Default 10000. */
+        unsigned stop_grace_ms;
         bool (*ready)(void *userdata);
         void *ready_userdata;
         /* Optional: GET of exactly @status_path is answered with status()'s JSON (owned string;

@@ -86,11 +86,23 @@ def all_loaded(names, want="1/1 copies loaded"):
     return True
 
 
-def infer_ok(port, name):
+def infer_result(port, name):
+    """'ok', 'refused' (nothing listens: a replica that has stopped serving) or what failed."""
     try:
-        return e2e.infer(port, name) == [1, 0]
-    except Exception:  # noqa: BLE001 - a failed request is the answer
-        return False
+        got = e2e.infer(port, name)
+        return "ok" if got == [1, 0] else f"answer {got}"
+    except urllib.error.HTTPError as e:
+        return f"HTTP {e.code} {e.read()[:200]!r}"
+    except urllib.error.URLError as e:
+        if isinstance(e.reason, ConnectionRefusedError):
+            return "refused"
+        return f"{e.reason!r}"
+    except Exception as e:  # noqa: BLE001 - a failed request is the answer
+        return repr(e)
+
+
+def infer_ok(port, name):
+    return infer_result(port, name) == "ok"
 
 
 def start_mlserver(work, venv_bin, model_dir, tag):
@@ -179,16 +191,16 @@ class Load(threading.Thread):
             port = self.ports[i % len(self.ports)]
             name = self.names[i % len(self.names)]
             i += 1
-            # the draining replica counts while its process lives (a Service drops the endpoint
-            # of a terminating pod; a refused connection after its exit is not a failed request)
+            # the draining replica counts while it listens (a Service drops the endpoint of a
+            # terminating pod; a refused connection once it stopped serving is no failed request)
             if port == self.draining_port and self.draining_proc.poll() is not None:
                 continue
             self.sent += 1
-            if not infer_ok(port, name):
-                if port == self.draining_port and self.draining_proc.poll() is not None:
-                    continue
-                self.failed += 1
-                self.failures.append((port, name))
+            r = infer_result(port, name)
+            if r == "ok" or (r == "refused" and port == self.draining_port):
+                continue
+            self.failed += 1
+            self.failures.append((port, name, r))
 
 
 def main():

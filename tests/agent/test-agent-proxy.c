@@ -209,6 +209,44 @@ Test(proxy, response_streams_before_it_ends)
         close(fd);
 }
 
+static void *stop_thread(void *u)
+{
+        (void)u;
+        proxy = proxy_stop(proxy);
+        return NULL;
+}
+
+/* The stop, as Go's http.Server.Shutdown: an idle keep-alive connection is closed at once, an
+ * exchange in flight (a placement hand-over's forward, a long inference) ends with its whole
+ * response, then its connection closes. */
+Test(proxy, stop_lets_an_exchange_in_flight_finish_and_closes_idle_ones)
+{
+        int busy = dial(), idle = dial();
+        pthread_t t;
+        char *r, x;
+
+        send_str(busy, "GET /stream HTTP/1.1\r\nHost: h\r\n\r\n");
+        r = read_response(busy, "hello\r\n");
+        cr_assert(strstr(r, "hello"), "%s", r);
+        free(r);
+        /* answered by the proxy itself (the one-thread upstream is busy with /stream) */
+        send_str(idle, "GET / HTTP/1.1\r\nHost: h\r\nUser-Agent: kube-probe/1.35\r\n\r\n");
+        r = read_response(idle, NULL);
+        cr_assert(strncmp(r, "HTTP/1.1 200", 12) == 0, "%s", r);
+        free(r);
+        cr_assert_eq(pthread_create(&t, NULL, stop_thread, NULL), 0);
+        cr_assert_eq(recv(idle, &x, 1, 0), 0, "the idle connection was not closed at the stop");
+        cr_assert_eq(write(release_pipe[1], "x", 1), 1);
+        r = read_response(busy, "0\r\n\r\n");
+        cr_assert(strstr(r, "world\r\n0\r\n\r\n"), "the exchange in flight was cut: %s", r);
+        free(r);
+        cr_assert_eq(recv(busy, &x, 1, 0), 0, "closed after its exchange");
+        cr_assert_eq(pthread_join(t, NULL), 0);
+        cr_assert_null(proxy);
+        close(busy);
+        close(idle);
+}
+
 Test(proxy, keep_alive_reuses_one_upstream_connection)
 {
         int fd = dial();

@@ -183,8 +183,9 @@ static void wait_loaded(const char *ma, const char *mb, const char *mc)
 {
         for (int i = 0; i < 5000 && !loaded_is(ma, mb, mc); i++)
                 sleep_ms(1);
-        cr_assert(loaded_is(ma, mb, mc), "loaded here: a=%d b=%d c=%d", agent_model_loaded(w.a, "a"),
-                  agent_model_loaded(w.a, "b"), agent_model_loaded(w.a, "c"));
+        cr_assert(loaded_is(ma, mb, mc), "loaded here: a=%d b=%d c=%d",
+                  agent_model_loaded(w.a, "a"), agent_model_loaded(w.a, "b"),
+                  agent_model_loaded(w.a, "c"));
 }
 
 /* Waits (5 s at most) until the fake model server got @call (e.g. "unload:c") @n times. */
