@@ -606,6 +606,18 @@ static void mem_report(struct agent *a, struct model_memory *m, enum model_phase
 
 /* Records a success or a failure of @name at @uri. A failure that repeats the last one of the
  * same URI only moves the retry time (same state, same reason: no status change). */
+/* @name's copy on disk was swapped in by this process and is not loaded yet (@fresh). */
+static void mem_fresh_copy(struct agent *a, const char *name, bool fresh)
+{
+        struct model_memory *m;
+
+        pthread_mutex_lock(&a->lock);
+        m = mem_find(a, name, NULL);
+        if (m)
+                m->fresh_copy = fresh;
+        pthread_mutex_unlock(&a->lock);
+}
+
 static void mem_update(struct agent *a, const char *name, const char *uri, enum model_phase phase,
                        const char *loaded_uri, const char *reason)
 {
@@ -635,6 +647,8 @@ static void mem_update(struct agent *a, const char *name, const char *uri, enum 
                 }
                 mem_report(a, m, phase, NULL);
         }
+        if (phase == PHASE_LOADED)
+                m->fresh_copy = false;
         if (phase == PHASE_LOADED && set_str(&m->loaded_uri, loaded_uri))
                 atomic_fetch_add(&a->status_generation, 1);
         if (phase == PHASE_UNLOADING && set_str(&m->loaded_uri, NULL))
@@ -1112,6 +1126,7 @@ static void job_complete(struct agent *a, struct job *j)
                 } else {
                         log_info("agent: model %s downloaded", j->name);
                         mem_update(a, j->name, j->uri, PHASE_LOADING, NULL, NULL);
+                        mem_fresh_copy(a, j->name, true);
                 }
                 break;
         case JOB_LOAD:

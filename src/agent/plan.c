@@ -121,7 +121,8 @@ static int plan_desired(const struct plan_input *in, const struct model_view *v)
                         return -1;
                 return ACTION_LOAD; /* the server lost it (restarted) */
         }
-        if ((!m || (!m->loaded_uri && !m->failed_uri)) && in->server_known && v->st == SERVER_READY)
+        if ((!m || (!m->loaded_uri && !m->failed_uri && !m->fresh_copy)) && in->server_known &&
+            v->st == SERVER_READY)
                 return ACTION_ADOPT;
         return ACTION_LOAD;
 }

@@ -82,6 +82,9 @@ struct model_memory {
         enum model_phase phase;
         enum model_busy busy; /* in flight now (a cancelled download no longer counts) */
         char *busy_uri;       /* owned; the storageUri of the operation in flight */
+        /* a copy this process downloaded and swapped in, not loaded since: always loaded, never
+         * adopted (after a restart the server may still serve the previous copy under the name) */
+        bool fresh_copy;
 };
 
 enum action_kind {

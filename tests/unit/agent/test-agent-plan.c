@@ -126,6 +126,27 @@ Test(plan, restart_adopts_what_disk_and_server_agree_on)
         plan_result_release(&r);
 }
 
+/* The storageUri changed while the agent was down: after a restart it downloads the new copy,
+ * and then the server still says READY for the name (the old copy): that copy is loaded, not
+ * adopted (found by bench/agent; the server went on serving the old version). */
+Test(plan, a_copy_downloaded_after_a_restart_is_loaded_not_adopted)
+{
+        struct world w = { .n_disk = 1, .n_server = 1 };
+        struct plan_result r;
+
+        want("a", "s3://b/v2");
+        w.disk[0] = (struct disk_model){ "a", "s3://b/v1" };
+        w.server[0] = (struct server_model){ "a", SERVER_READY };
+        r = plan(&w);
+        expect(&r, "download:a");
+        plan_result_release(&r);
+        w.disk[0].source_uri = "s3://b/v2";
+        w.mem[w.n_mem++] = (struct model_memory){ .name = (char *)"a", .fresh_copy = true };
+        r = plan(&w);
+        expect(&r, "load:a");
+        plan_result_release(&r);
+}
+
 Test(plan, record_missing_means_download)
 {
         struct world w = { .n_disk = 1 };
