@@ -248,6 +248,51 @@ static int isvc_admission_view(json_t *v, json_t *predictor, const json_t *isvc)
         return 0;
 }
 
+/*
+ * Placement (docs/placement.md): the controller's per-pod summary in the InferenceService's
+ * status.annotations["modelplane.io/placement"] as [{"pod","models","assigned","capacity",
+ * "draining"}] (bytes), or null without placement or when it does not read (entries that do not
+ * are skipped; at most 256).
+ */
+static json_t *isvc_placement_view(const json_t *isvc)
+{
+        const char *text = json_get_string_path(isvc, "status", "annotations",
+                                                "modelplane.io/placement", NULL);
+        json_auto_t *doc = NULL;
+        json_t *out, *e;
+        size_t i;
+
+        if (!text || strlen(text) > (size_t)256 * 1024)
+                return json_null();
+        doc = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+        if (!json_is_array(doc))
+                return json_null();
+        out = json_array();
+        json_array_foreach(doc, i, e) {
+                const char *pod = json_string_value(json_object_get(e, "pod"));
+                json_t *models = json_object_get(e, "models"),
+                       *assigned = json_object_get(e, "assigned"),
+                       *capacity = json_object_get(e, "capacity");
+
+                if (!out || i >= 256)
+                        break;
+                if (!pod || !json_is_integer(models) || !json_is_integer(assigned) ||
+                    !json_is_integer(capacity))
+                        continue;
+                if (json_array_append_new(out,
+                                          json_pack("{s:s,s:I,s:I,s:I,s:b}", "pod", pod, "models",
+                                                    json_integer_value(models), "assigned",
+                                                    json_integer_value(assigned), "capacity",
+                                                    json_integer_value(capacity), "draining",
+                                                    json_is_true(json_object_get(e, "draining")))) <
+                    0) {
+                        json_decref(out);
+                        return NULL;
+                }
+        }
+        return out;
+}
+
 json_t *ui_isvc_view(const json_t *isvc)
 {
         json_t *pred = json_get_path(isvc, "spec", "predictor", NULL);
@@ -272,7 +317,8 @@ json_t *ui_isvc_view(const json_t *isvc)
                       "memoryRequest",
                       string_or_null(json_get_string_path(res, "requests", "memory", NULL)));
         if (!p || json_object_set_new(v, "predictor", p) < 0 || set_common(v, isvc) < 0 ||
-            isvc_admission_view(v, p, isvc) < 0) {
+            isvc_admission_view(v, p, isvc) < 0 ||
+            json_object_set_new(v, "placement", isvc_placement_view(isvc)) < 0) {
                 json_decref(v);
                 return NULL;
         }

@@ -291,6 +291,32 @@ Test(views, admission_fields)
         json_decref(single);
 }
 
+/* Placement's per-pod summary (docs/placement.md), read from the InferenceService's status;
+ * null without placement, bad entries skipped. */
+Test(views, isvc_placement_per_pod)
+{
+        json_t *isvc = load(
+                "{\"metadata\":{\"name\":\"m\"},\"spec\":{\"predictor\":{\"sklearn\":{}}},"
+                "\"status\":{\"annotations\":{\"modelplane.io/placement\":\"[{\\\"pod\\\":"
+                "\\\"p-a\\\",\\\"models\\\":2,\\\"assigned\\\":640,\\\"capacity\\\":"
+                "1024},{\\\"pod\\\":\\\"p-b\\\",\\\"models\\\":0,\\\"assigned\\\":0,"
+                "\\\"capacity\\\":1024,\\\"draining\\\":true},{\\\"pod\\\":7}]\"}}}");
+        json_t *plain = load("{\"metadata\":{\"name\":\"n\"},\"spec\":{\"predictor\":{}}}");
+        json_t *v = ui_isvc_view(isvc), *w = ui_isvc_view(plain),
+               *pl = json_object_get(v, "placement");
+
+        cr_assert_eq(json_array_size(pl), 2, "%s", json_dumps(pl, 0));
+        cr_assert_str_eq(json_string_value(json_object_get(json_array_get(pl, 0), "pod")), "p-a");
+        cr_assert_eq(json_integer_value(json_object_get(json_array_get(pl, 0), "assigned")), 640);
+        cr_assert(json_is_false(json_object_get(json_array_get(pl, 0), "draining")));
+        cr_assert(json_is_true(json_object_get(json_array_get(pl, 1), "draining")));
+        cr_assert(json_is_null(json_object_get(w, "placement")));
+        json_decref(v);
+        json_decref(w);
+        json_decref(isvc);
+        json_decref(plain);
+}
+
 Test(views, trainedmodel_replicas_table)
 {
         json_t *tm = load(

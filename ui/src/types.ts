@@ -116,6 +116,19 @@ export interface InferenceServiceView {
   predictor?: { modelFormat?: string | null; runtime?: string | null; storageUri?: string | null; memoryLimit?: string | null; memoryRequest?: string | null; memoryLimitBytes?: number | null };
   /** can take TrainedModels (the controller's multi-model rule) */
   multiModel?: boolean;
+  /** placement (modelplane.io/placement: spread): the controller's per-pod summary; null without */
+  placement?: PlacementPodView[] | null;
+}
+
+/** One pod of an InferenceService under placement (status.annotations["modelplane.io/placement"]). */
+export interface PlacementPodView {
+  pod: string;
+  models: number;
+  /** bytes */
+  assigned: number;
+  /** bytes */
+  capacity: number;
+  draining: boolean;
 }
 
 /** One serving replica's state of a TrainedModel (status.annotations["modelplane.io/replicas"]). */

@@ -1,5 +1,5 @@
 // One InferenceService, live: its status, the memory its TrainedModels are assigned against its
-// limit, the registered version it serves, its TrainedModels (status in words, "n/m loaded"
+// limit (per pod under placement), the registered version it serves, its TrainedModels (status in words, "n/m loaded"
 // coloured, one row per replica, the registered version each serves, conditions folded away)
 // and the events of the InferenceService, its TrainedModels and its ConfigMaps, polled with ETag.
 import { Alert, Breadcrumb, BreadcrumbItem, DescriptionList, DescriptionListDescription, DescriptionListGroup, DescriptionListTerm, PageSection, Progress, ProgressMeasureLocation, Title } from '@patternfly/react-core';
@@ -7,10 +7,10 @@ import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import type { ListPage } from '../api';
 import { ConditionsSection, Empty, ErrorBanner, Fields, LoadedLabel, Loading, RegisteredVersionLink, ReplicasTable, StatusLabel } from '../common';
 import { isvcPath } from '../deployments';
-import { memoryText, memoryUse, registryLink, relativeTime, summaryStatus } from '../format';
+import { formatBytes, memoryText, memoryUse, registryLink, relativeTime, summaryStatus } from '../format';
 import { usePoll } from '../live';
 import { href } from '../router';
-import type { EventView, InferenceServiceView, TrainedModelView } from '../types';
+import type { EventView, InferenceServiceView, PlacementPodView, TrainedModelView } from '../types';
 
 function TrainedModel({ tm }: { tm: TrainedModelView }) {
   const st = summaryStatus(tm.ready, tm.conditions);
@@ -48,6 +48,35 @@ function MemoryBar({ limit, tms }: { limit: number | null | undefined; tms: Trai
       <Progress value={pct} title="Memory assigned" measureLocation={ProgressMeasureLocation.outside} aria-label="Memory assigned against the limit" variant={u.waitingCount > 0 ? 'warning' : undefined} />
       <span>{text}</span>
     </div>
+  );
+}
+
+// Placement (docs/placement.md): each pod's models and memory assigned against its capacity.
+function PlacementTable({ pods }: { pods: PlacementPodView[] }) {
+  return (
+    <Table aria-label="Memory assigned per pod" variant="compact" data-testid="placement">
+      <Thead>
+        <Tr>
+          <Th>Pod</Th>
+          <Th>Models</Th>
+          <Th>Memory assigned</Th>
+          <Th>State</Th>
+        </Tr>
+      </Thead>
+      <Tbody>
+        {pods.map((p) => (
+          <Tr key={p.pod}>
+            <Td dataLabel="Pod">{p.pod}</Td>
+            <Td dataLabel="Models">{p.models}</Td>
+            <Td dataLabel="Memory assigned">
+              {formatBytes(p.assigned)} of {formatBytes(p.capacity)}
+              {p.capacity > 0 ? ` (${Math.round((p.assigned / p.capacity) * 100)}%)` : ''}
+            </Td>
+            <Td dataLabel="State">{p.draining ? 'draining: handing its models over' : 'serving'}</Td>
+          </Tr>
+        ))}
+      </Tbody>
+    </Table>
   );
 }
 
@@ -125,6 +154,12 @@ export default function InferenceServiceDetail({ ns, name }: { ns: string; name:
               <Detail term="URL">{svc.data.url ?? '—'}</Detail>
               <Detail term="Registered model">{link.registeredModelId ? <RegisteredVersionLink modelId={link.registeredModelId} versionId={link.modelVersionId} /> : 'not linked'}</Detail>
             </DescriptionList>
+            {svc.data.placement && svc.data.placement.length > 0 && (
+              <>
+                <Title headingLevel="h2">Placement: models spread over the pods by memory</Title>
+                <PlacementTable pods={svc.data.placement} />
+              </>
+            )}
             <ConditionsSection conditions={svc.data.conditions} caption="Conditions of the InferenceService" testId="isvc-conditions" />
           </>
         )}
