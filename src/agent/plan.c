@@ -344,39 +344,54 @@ static bool is_refused(const struct model_refusals *refused, const char *name)
         return false;
 }
 
+static int cmp_entry_ptr(const void *a, const void *b)
+{
+        const struct model_entry *x = *(const struct model_entry *const *)a;
+        const struct model_entry *y = *(const struct model_entry *const *)b;
+        int c = strcmp(x->name, y->name);
+
+        /* the entries are one array: by address is their order in models.json */
+        return c ? c : (x < y ? -1 : x > y);
+}
+
 /* The decoded entries of @all with a safe name, not refused, once each, into @out; a name listed
- * again with another spec is refused (and dropped). */
+ * again with another spec is refused (and dropped). Sorted by name first, so that finding the
+ * entries of one name is O(n log n) for the whole list, not O(n²). */
 static int desired_keep(const struct model_entries *all, struct model_entries *out,
                         struct model_refusals *refused)
 {
+        AUTOFREE const struct model_entry **v = calloc(all->n ? all->n : 1, sizeof(*v));
         int r;
 
-        for (size_t i = 0; i < all->n; i++) {
-                const struct model_entry *m = &all->items[i];
-                const struct model_entry *same;
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0; i < all->n; i++)
+                v[i] = &all->items[i];
+        qsort(v, all->n, sizeof(*v), cmp_entry_ptr);
+        for (size_t i = 0, j; i < all->n; i = j) {
+                const struct model_entry *m = v[i];
+                bool conflict = false;
                 json_auto_t *n = NULL;
 
+                for (j = i + 1; j < all->n && streq(v[j]->name, m->name); j++)
+                        conflict = conflict || !model_entry_equal(m, v[j]);
                 /* an unsafe name (an entry without modelName included) is refused already */
                 if (agent_model_name_problem(m->name, strlen(m->name)) ||
                     is_refused(refused, m->name))
                         continue;
-                same = model_entries_get(out, m->name);
-                if (!same) {
+                if (!conflict) {
                         r = model_entries_append(out, m->name, m->storage_uri, m->framework,
                                                  m->memory);
                         if (r < 0)
                                 return r;
                         continue;
                 }
-                if (model_entry_equal(same, m))
-                        continue;
                 n = json_string(m->name);
                 if (!n)
                         return -ENOMEM;
                 r = refuse(refused, n, "models.json lists the model twice with different specs");
                 if (r < 0)
                         return r;
-                (void)model_entries_remove(out, m->name);
         }
         return 0;
 }
