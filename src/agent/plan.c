@@ -360,14 +360,15 @@ static int cmp_entry_ptr(const void *a, const void *b)
 static int desired_keep(const struct model_entries *all, struct model_entries *out,
                         struct model_refusals *refused)
 {
-        AUTOFREE const struct model_entry **v = calloc(all->n ? all->n : 1, sizeof(*v));
+        AUTOFREE const struct model_entry **v = calloc(all->n ? all->n : 1,
+                                                       sizeof(const struct model_entry *));
         int r;
 
         if (!v)
                 return -ENOMEM;
         for (size_t i = 0; i < all->n; i++)
                 v[i] = &all->items[i];
-        qsort(v, all->n, sizeof(*v), cmp_entry_ptr);
+        qsort(v, all->n, sizeof(const struct model_entry *), cmp_entry_ptr);
         for (size_t i = 0, j; i < all->n; i = j) {
                 const struct model_entry *m = v[i];
                 bool conflict = false;
