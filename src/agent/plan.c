@@ -116,7 +116,7 @@ static int plan_desired(const struct plan_input *in, const struct model_view *v)
 
         if (!v->disk || !str_eq_opt(v->disk->source_uri, uri))
                 return ACTION_DOWNLOAD;
-        if (m && str_eq_opt(m->loaded_uri, uri)) {
+        if (m && str_eq_opt(m->loaded_uri, uri) && !m->fresh_copy) {
                 if (!in->server_known || (v->st != SERVER_ABSENT && v->st != SERVER_UNAVAILABLE))
                         return -1;
                 return ACTION_LOAD; /* the server lost it (restarted) */

@@ -147,6 +147,28 @@ Test(plan, a_copy_downloaded_after_a_restart_is_loaded_not_adopted)
         plan_result_release(&r);
 }
 
+/* A copy removed behind the agent's back and downloaded again from the same storageUri: the
+ * fresh copy is loaded (the state was left at Loading with no load call). */
+Test(plan, a_fresh_copy_of_the_loaded_uri_is_loaded_again)
+{
+        struct world w = { .n_disk = 1, .n_server = 1, .n_mem = 1 };
+        struct plan_result r;
+
+        want("a", "s3://b/a");
+        w.disk[0] = (struct disk_model){ "a", "s3://b/a" };
+        w.server[0] = (struct server_model){ "a", SERVER_READY };
+        w.mem[0] = (struct model_memory){ .name = (char *)"a",
+                                          .loaded_uri = (char *)"s3://b/a",
+                                          .fresh_copy = true };
+        r = plan(&w);
+        expect(&r, "load:a");
+        plan_result_release(&r);
+        w.mem[0].fresh_copy = false;
+        r = plan(&w);
+        expect(&r, "");
+        plan_result_release(&r);
+}
+
 Test(plan, record_missing_means_download)
 {
         struct world w = { .n_disk = 1 };

@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent-world.h"
 #include "agent/agent.h"
+#include "agent/fetch.h"
 
 /* ---- the world (tests/support/agent-world.h) ---- */
 
@@ -335,4 +337,32 @@ Test(agent_shell, status_is_complete_or_null_under_oom)
         json_set_alloc_funcs(json_malloc_before, json_free_before);
         cr_assert_gt(null, 0);
         cr_assert_gt(complete, 0);
+}
+
+/* The model directory's listing is kept between passes (agent.c, disk_view()) and read again
+ * once the directory changes: a model directory removed behind the agent's back, long after the
+ * last listing, is downloaded again on the next pass. */
+Test(agent_shell, a_directory_removed_behind_the_agent_is_fetched_again)
+{
+        char path[128];
+        unsigned long passes;
+
+        agent_world_start(&w, 2);
+        agent_world_want(&w, "[" AGENT_ENTRY("a", "s3://b/a") "]");
+        agent_world_wait_state(&w, "a", "Loaded");
+        cr_assert_eq(fake_fetch_count(&w.f, "s3://b/a"), 1);
+        agent_world_sleep_ms(300); /* the next listing is not "racy": it may be kept */
+        passes = agent_passes(w.a);
+        agent_kick(w.a);
+        agent_world_wait_pass(&w, passes);
+        cr_assert_eq(fake_fetch_count(&w.f, "s3://b/a"), 1, "nothing changed: nothing fetched");
+        (void)snprintf(path, sizeof(path), "%s/a", w.dir);
+        cr_assert_eq(fetch_empty_dir(path), 0);
+        cr_assert_eq(rmdir(path), 0);
+        agent_kick(w.a);
+        for (int i = 0; i < 5000 && fake_fetch_count(&w.f, "s3://b/a") < 2; i++)
+                agent_world_sleep_ms(1);
+        cr_assert_eq(fake_fetch_count(&w.f, "s3://b/a"), 2, "the removed copy was not noticed");
+        agent_world_wait_state(&w, "a", "Loaded");
+        cr_assert(agent_world_dir_exists(&w, "a"));
 }
