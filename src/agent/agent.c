@@ -88,6 +88,7 @@ struct agent {
         struct agent_counters counters;
         /* the planner's thread only */
         struct model_entries last_desired;
+        char *last_json; /* the models.json last_desired was parsed from (NULL: none) */
         bool scanned_once;
         struct disk_scan *disk; /* the model directory as last listed (disk_view()) */
         struct stat disk_st;    /* the directory's stat before that listing */
@@ -327,6 +328,7 @@ bool agent_free_checked(struct agent *a)
         free(a->mem);
         source_state_release(&a->sources);
         model_entries_release(&a->last_desired);
+        free(a->last_json);
         disk_view_release(a);
         model_refusals_release(&a->refused);
         if (a->conn)
@@ -1268,7 +1270,18 @@ static int pass_desired(struct agent *a, const char *models_json, struct model_e
         int r;
 
         model_entries_init(ret);
+        /* most passes follow a download or a call, not a new models.json: the text is the same,
+         * and so is what it decodes to (its refusals included) */
+        if (a->last_json && models_json && streq(a->last_json, models_json)) {
+                *ret = a->last_desired;
+                model_entries_init(&a->last_desired);
+                return 0;
+        }
+        free(a->last_json);
+        a->last_json = NULL;
         r = agent_desired_parse(models_json, &a->last_desired, ret, &refused, err, sizeof(err));
+        if (r >= 0 && models_json)
+                a->last_json = strdup(models_json); /* NULL on OOM: parsed again next time */
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
