@@ -19,6 +19,41 @@ SRC = os.environ.get("MODELPLANE_SOURCE_ROOT",
                      os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 
+# ---- TAP: one line per step, "# " comments; the steps failed so far in `failures` ----
+
+failures = []
+step_no = [0]
+
+
+def log(msg):
+    print(f"# {msg}", flush=True)
+
+
+def ok(cond, what):
+    step_no[0] += 1
+    print(f"{'ok' if cond else 'not ok'} {step_no[0]} - {what}", flush=True)
+    if not cond:
+        failures.append(what)
+    return cond
+
+
+def wait_for(pred, what, timeout=120, interval=0.2):
+    """pred() until it returns something true (returned) or timeout seconds pass (None, logged
+    with the last answer or exception)."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = pred()
+            if last:
+                return last
+        except Exception as e:  # noqa: BLE001 - polling a server that may not be up yet
+            last = e
+        time.sleep(interval)
+    log(f"timed out waiting for {what}; last: {last!r}")
+    return None
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))

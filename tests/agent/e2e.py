@@ -28,6 +28,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import agentlib  # noqa: E402
 from agentlib import (AZURITE_ACCOUNT, ConfigDir, azure_put, controller_kubeconfig,  # noqa: E402
                       free_port, kubectl, ready_isvc, sa_kubeconfig, trained_model)
 
@@ -36,35 +37,11 @@ KUBE = "--kube" in sys.argv[2:]
 SRC = os.environ.get("MODELPLANE_SOURCE_ROOT", os.path.join(os.path.dirname(__file__), "..", ".."))
 HANG = 120  # seconds: a bound an order of magnitude above normal, to detect a hang
 procs = []
-failures = []
-step_no = [0]
-
-
-def log(msg):
-    print(f"# {msg}", flush=True)
-
-
-def ok(cond, what):
-    step_no[0] += 1
-    print(f"{'ok' if cond else 'not ok'} {step_no[0]} - {what}", flush=True)
-    if not cond:
-        failures.append(what)
-    return cond
+from agentlib import failures, log, ok, step_no  # noqa: E402,F401 - the TAP helpers, shared
 
 
 def wait_for(pred, what, timeout=HANG):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            last = pred()
-            if last:
-                return last
-        except Exception as e:  # noqa: BLE001 - polling a server that may not be up yet
-            last = e
-        time.sleep(0.2)
-    log(f"timed out waiting for {what}; last: {last!r}")
-    return None
+    return agentlib.wait_for(pred, what, timeout, interval=0.2)
 
 
 def start(cmd, log_path, env=None):

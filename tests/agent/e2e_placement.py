@@ -30,39 +30,16 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import agentlib  # noqa: E402
 from agentlib import SRC, ConfigDir, free_port, kubectl, sa_kubeconfig  # noqa: E402
 
 BIN = sys.argv[1]
 ISVC = "mm"
-failures = []
-step_no = [0]
-
-
-def log(msg):
-    print(f"# {msg}", flush=True)
-
-
-def ok(cond, what):
-    step_no[0] += 1
-    print(f"{'ok' if cond else 'not ok'} {step_no[0]} - {what}", flush=True)
-    if not cond:
-        failures.append(what)
-    return cond
+from agentlib import failures, log, ok, step_no  # noqa: E402 - the TAP helpers, shared
 
 
 def wait_for(pred, what, timeout=30):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            last = pred()
-            if last:
-                return last
-        except Exception as e:  # noqa: BLE001 - polling
-            last = e
-        time.sleep(0.05)
-    log(f"timed out waiting for {what}; last: {last!r}")
-    return None
+    return agentlib.wait_for(pred, what, timeout, interval=0.05)
 
 
 # ---- the fake model server: every repository call, recorded ----
