@@ -217,11 +217,14 @@ test('registry: a URL per version, search over name, description and labels, inl
   await detail.getByRole('button', { name: 'Edit description of version v2' }).click();
   await detail.getByRole('textbox', { name: 'description of version v2' }).fill('the second try');
   await detail.getByRole('button', { name: 'Save' }).click();
+  // the editor closes once the write is answered (its text area would match the text before)
+  await detail.getByRole('button', { name: 'Edit description of version v2' }).waitFor({ timeout: T });
   await page.getByTestId('version-description').getByText('the second try').waitFor({ timeout: T });
   assert.equal((await registry(stack, 'GET', `/model_versions/${v2.id}`)).description, 'the second try');
   await page.getByRole('button', { name: `Edit description of model ${name}` }).click();
   await page.getByRole('textbox', { name: `description of model ${name}` }).fill(`edited in the browser, needle-${pid}`);
   await page.getByRole('button', { name: 'Save' }).click();
+  await page.getByRole('button', { name: `Edit description of model ${name}` }).waitFor({ timeout: T });
   await page.getByTestId('model-description').getByText(`edited in the browser, needle-${pid}`).waitFor({ timeout: T });
   assert.equal((await registry(stack, 'GET', `/registered_models/${rm.id}`)).description, `edited in the browser, needle-${pid}`);
 
