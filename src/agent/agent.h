@@ -3,8 +3,10 @@
 
 /*
  * The agent's reconciler: the imperative shell around agent_plan(). One thread plans; a pass
- * reads the desired set (the latest models.json given by any source), the actual set (the model
- * directories under model_dir and the model server's repository index) and what is in flight,
+ * reads the desired set (the latest models.json given by any source; decoded again only when its
+ * text changed), the actual set (the model directories under model_dir, listed again only when
+ * the directory's mtime, ctime or inode moved, git's "racy" rule, or after 60 s; and the model
+ * server's repository index) and what is in flight,
  * plans, and starts what is due without waiting for it: downloads go to a pool of
  * download_workers threads, load and unload calls to another pool of the same size, adoptions,
  * removals and the bookkeeping happen at once. Every model is on its own track: a slow download
@@ -31,7 +33,9 @@
  * repository API and the clock; NULL in agent_options means the real ones.
  *
  * Disk layout: <model_dir>/<name>/ is a complete copy; it holds ".modelplane-source" (the
- * storageUri it came from), written before the directory is renamed into place. Downloads go to
+ * storageUri it came from), written before the directory is renamed into place. A copy this
+ * process downloaded is always loaded, never adopted (after a restart the model server may still
+ * serve the previous copy under the name). Downloads go to
  * <model_dir>/.mp-tmp-<name>-XXXXXX/ (hidden, so model servers that scan the repository never
  * see them) and are swapped in with renameat2(RENAME_EXCHANGE); leftovers of a crash are removed
  * by the first pass (before any download starts). There is no other state on disk.
