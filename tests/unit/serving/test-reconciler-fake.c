@@ -665,7 +665,7 @@ Test(tm_shell, one_pass_writes_at_most_500_then_requeues_at_once)
         char name[16];
         unsigned passes = 0;
 
-        tm_reconciler_free(W.rec);
+        W.rec = tm_reconciler_free(W.rec);
         cr_assert_eq(tm_reconciler_new(
                              &(struct tm_reconciler_options){
                                      .trainedmodels = W.tms,
@@ -703,7 +703,7 @@ static void use_configmap_cache(struct cache *cms)
 {
         cr_assert_not_null(cms);
         cr_assert_eq(cache_add_index(cms, REPLICAS_INDEX_ISVC, replicas_index_isvc, NULL), 0);
-        tm_reconciler_free(W.rec);
+        W.rec = tm_reconciler_free(W.rec); /* a failed new leaves none for the teardown to free */
         cr_assert_eq(tm_reconciler_new(
                              &(struct tm_reconciler_options){
                                      .trainedmodels = W.tms,
