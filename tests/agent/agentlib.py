@@ -54,6 +54,30 @@ def wait_for(pred, what, timeout=120, interval=0.2):
     return None
 
 
+SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
+
+
+def sanitizer_clean(text):
+    """True when a process log holds no ASan, LSan or UBSan report."""
+    return not any(m in text for m in SANITIZER_MARKS)
+
+
+def finish_work(work, log_path):
+    """After a test: on a failure the last 40 lines of log_path go to the TAP output and work is
+    kept; otherwise work is removed (kept with MODELPLANE_KEEP set)."""
+    if failures:
+        log(f"agent log ({log_path}), last lines:")
+        try:
+            for ln in open(log_path, errors="replace").read().splitlines()[-40:]:
+                log("  " + ln)
+        except OSError:
+            pass
+    elif not os.environ.get("MODELPLANE_KEEP"):
+        shutil.rmtree(work, ignore_errors=True)
+    else:
+        log(f"kept {work}")
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))

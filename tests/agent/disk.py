@@ -25,28 +25,12 @@ import urllib.request
 import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from agentlib import ConfigDir, free_port  # noqa: E402
+from agentlib import ConfigDir, failures, free_port, log, ok, step_no  # noqa: E402
 
 BIN = os.path.abspath(sys.argv[1])
 MODEL_DIR = sys.argv[2]
 TMPFS_MIB = 16
 MIB = 1 << 20
-failures = []
-step = [0]
-
-
-def log(msg):
-    print(f"# {msg}", flush=True)
-
-
-def ok(cond, what):
-    step[0] += 1
-    print(f"{'ok' if cond else 'not ok'} {step[0]} - {what}", flush=True)
-    if not cond:
-        failures.append(what)
-    return cond
-
-
 def tar_gz(files):
     b = io.BytesIO()
     with tarfile.open(fileobj=b, mode="w:gz", compresslevel=1) as t:

@@ -419,6 +419,19 @@ def infer(port, name):
     return r["outputs"][0]["data"]
 
 
+def start_mlserver(work, venv_bin, model_dir, tag):
+    """MLServer (the venv's) on free loopback ports serving @model_dir, loading nothing at start;
+    returns the process and its HTTP port."""
+    port, grpc, metrics = free_port(), free_port(), free_port()
+    env = dict(os.environ, MLSERVER_HOST="127.0.0.1", MLSERVER_HTTP_PORT=str(port),
+               MLSERVER_GRPC_PORT=str(grpc), MLSERVER_METRICS_PORT=str(metrics),
+               MLSERVER_LOAD_MODELS_AT_STARTUP="false", MLSERVER_PARALLEL_WORKERS="0",
+               MLSERVER_METRICS_ENDPOINT="")
+    p = start([os.path.join(venv_bin, "mlserver"), "start", model_dir],
+              os.path.join(work, f"mlserver-{tag}.log"), env=env)
+    return p, port
+
+
 def start_moto(work, port):
     """moto's S3 server (the test venv's) on 127.0.0.1:port, once it answers; a boto3 client."""
     import boto3

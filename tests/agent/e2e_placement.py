@@ -21,7 +21,6 @@ Usage: e2e_placement.py MODELPLANE_BINARY (under scripts/with-testenv; tests/age
 import http.server
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -35,7 +34,7 @@ from agentlib import SRC, ConfigDir, free_port, kubectl, sa_kubeconfig  # noqa: 
 
 BIN = sys.argv[1]
 ISVC = "mm"
-from agentlib import failures, log, ok, step_no  # noqa: E402 - the TAP helpers, shared
+from agentlib import failures, finish_work, log, ok, sanitizer_clean, step_no  # noqa: E402 - shared
 
 
 def wait_for(pred, what, timeout=30):
@@ -224,8 +223,7 @@ def main():
         agent = None
         text = open(agent_log, errors="replace").read()
         ok("handed over" in text, "its log says it handed over")
-        ok(not any(m in text for m in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")),
-           "no sanitizer report in the agent's log")
+        ok(sanitizer_clean(text), "no sanitizer report in the agent's log")
     except Exception as e:  # noqa: BLE001 - report, then fail
         ok(False, f"test ran to the end ({type(e).__name__}: {e})")
     finally:
@@ -236,17 +234,7 @@ def main():
             kubectl("delete", "namespace", ns, "--wait=false")
         except Exception as e:  # noqa: BLE001
             log(str(e))
-        if failures:
-            log(f"agent log ({os.path.join(work, 'agent.log')}), last lines:")
-            try:
-                for ln in open(os.path.join(work, "agent.log"), errors="replace").read().splitlines()[-40:]:
-                    log("  " + ln)
-            except OSError:
-                pass
-        elif not os.environ.get("MODELPLANE_KEEP"):
-            shutil.rmtree(work, ignore_errors=True)
-        else:
-            log(f"kept {work}")
+        finish_work(work, os.path.join(work, "agent.log"))
     print(f"1..{step_no[0]}", flush=True)
     return 1 if failures else 0
 

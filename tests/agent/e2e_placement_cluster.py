@@ -34,7 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2e  # noqa: E402 - the agent e2e test's helpers (processes, TAP, models, S3)
 from agentlib import (controller_kubeconfig, free_port, kubectl, ready_isvc,  # noqa: E402
                       sa_kubeconfig, trained_model)
-from e2e import BIN, log, ok, start, wait_for  # noqa: E402
+from e2e import BIN, start_mlserver, log, ok, start, wait_for  # noqa: E402
 
 NS = f"placement-{os.getpid()}"
 ISVC = "sklearn-pl"
@@ -103,17 +103,6 @@ def infer_result(port, name):
 
 def infer_ok(port, name):
     return infer_result(port, name) == "ok"
-
-
-def start_mlserver(work, venv_bin, model_dir, tag):
-    port, grpc, metrics = free_port(), free_port(), free_port()
-    env = dict(os.environ, MLSERVER_HOST="127.0.0.1", MLSERVER_HTTP_PORT=str(port),
-               MLSERVER_GRPC_PORT=str(grpc), MLSERVER_METRICS_PORT=str(metrics),
-               MLSERVER_LOAD_MODELS_AT_STARTUP="false", MLSERVER_PARALLEL_WORKERS="0",
-               MLSERVER_METRICS_ENDPOINT="")
-    p = start([os.path.join(venv_bin, "mlserver"), "start", model_dir],
-              os.path.join(work, f"mlserver-{tag}.log"), env=env)
-    return p, port
 
 
 class Cluster:

@@ -29,7 +29,6 @@ Usage: e2e_watch.py MODELPLANE_BINARY (under scripts/with-testenv; tests/agent/r
 import http.server
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -45,7 +44,7 @@ BIN = sys.argv[1]
 ROUNDS = int(os.environ.get("MODELPLANE_WATCH_ROUNDS", "3"))
 SETTLE = float(os.environ.get("MODELPLANE_WATCH_SETTLE", "10"))  # seconds after each restart
 TESTENV_DIR = os.environ["MODELPLANE_TESTENV_DIR"]
-from agentlib import failures, log, ok, step_no  # noqa: E402 - the TAP helpers, shared
+from agentlib import failures, finish_work, log, ok, sanitizer_clean, step_no  # noqa: E402 - shared
 
 
 def wait_for(pred, what, timeout=60):
@@ -279,8 +278,7 @@ def main():
         ok(agent.wait(timeout=30) == 0, "the agent exits cleanly")
         agent = None
         text = open(agent_log, errors="replace").read()
-        ok(not any(m in text for m in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")),
-           "no sanitizer report in the agent's log")
+        ok(sanitizer_clean(text), "no sanitizer report in the agent's log")
     except Exception as e:  # noqa: BLE001 - report, then fail
         ok(False, f"test ran to the end ({type(e).__name__}: {e})")
     finally:
@@ -291,15 +289,7 @@ def main():
             kubectl("delete", "namespace", ns, "--wait=false")
         except Exception as e:  # noqa: BLE001
             log(str(e))
-        if failures:
-            log(f"agent log ({os.path.join(work, 'agent.log')}), last lines:")
-            try:
-                for ln in open(os.path.join(work, "agent.log"), errors="replace").read().splitlines()[-40:]:
-                    log("  " + ln)
-            except OSError:
-                pass
-        else:
-            shutil.rmtree(work, ignore_errors=True)
+        finish_work(work, os.path.join(work, "agent.log"))
     print(f"1..{step_no[0]}", flush=True)
     return 1 if failures else 0
 
