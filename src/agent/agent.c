@@ -15,6 +15,7 @@
 
 #include "agent/plan.h"
 #include "agent/repo.h"
+#include "agent/served.h"
 #include "agent/uri.h"
 #include "serving/modelconfig.h"
 #include "util/log.h"
@@ -86,6 +87,7 @@ struct agent {
         size_t n_mem;
         struct model_refusals refused; /* the last models.json's refused entries */
         struct agent_counters counters;
+        struct served served; /* its own lock: read by the proxy's threads (agent_model_loaded) */
         /* the planner's thread only */
         struct model_entries last_desired;
         char *last_json; /* the models.json last_desired was parsed from (NULL: none) */
@@ -200,6 +202,7 @@ int agent_new(const struct agent_options *opts, struct agent **ret)
         a->model_dir = strdup(opts->model_dir);
         a->server_url = strdup(opts->server_url ? opts->server_url : "");
         pthread_mutex_init(&a->lock, NULL);
+        served_init(&a->served);
         pthread_condattr_init(&ca);
         pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
         pthread_cond_init(&a->cond, &ca);
@@ -336,6 +339,7 @@ bool agent_free_checked(struct agent *a)
         pthread_cond_destroy(&a->cond);
         pthread_cond_destroy(&a->work_cond);
         pthread_mutex_destroy(&a->lock);
+        served_release(&a->served);
         free(a->model_dir);
         free(a->server_url);
         free(a);
@@ -551,16 +555,18 @@ static struct model_memory *mem_find(struct agent *a, const char *name, size_t *
         return NULL;
 }
 
+/* Never takes the agent's lock (the planner holds it while it plans): the served set. */
 bool agent_model_loaded(struct agent *a, const char *name)
 {
-        const struct model_memory *m;
-        bool loaded;
+        return served_has(&a->served, name);
+}
 
-        pthread_mutex_lock(&a->lock);
-        m = mem_find(a, name, NULL);
-        loaded = m && m->phase == PHASE_LOADED && !is_refused(a, name);
-        pthread_mutex_unlock(&a->lock);
-        return loaded;
+/* Caller holds the lock. Puts @m in the served set or takes it out, by its phase. */
+static void served_sync(struct agent *a, const struct model_memory *m)
+{
+        if (served_set(&a->served, m->name, m->phase == PHASE_LOADED && !is_refused(a, m->name)) <
+            0)
+                log_error("agent: out of memory: model %s is taken as not Loaded here", m->name);
 }
 
 /* Caller holds the lock. */
@@ -606,6 +612,8 @@ static void mem_report(struct agent *a, struct model_memory *m, enum model_phase
         bool changed = m->phase != phase;
 
         m->phase = phase;
+        if (changed)
+                served_sync(a, m);
         if (changed || !agent_reason_same(m->reason, reason))
                 changed |= set_str(&m->reason, reason);
         if (changed)
@@ -710,6 +718,7 @@ static void mem_forget(struct agent *a, const char *name)
 
         pthread_mutex_lock(&a->lock);
         if (mem_find(a, name, &pos)) {
+                (void)served_set(&a->served, name, false);
                 memory_release(&a->mem[pos]);
                 memmove(&a->mem[pos], &a->mem[pos + 1], (a->n_mem - pos - 1) * sizeof(a->mem[0]));
                 a->n_mem--;
@@ -1305,6 +1314,8 @@ static int pass_desired(struct agent *a, const char *models_json, struct model_e
                 model_refusals_release(&a->refused);
                 a->refused = refused;
                 refused = (struct model_refusals){ 0 };
+                for (size_t i = 0; i < a->n_mem; i++)
+                        served_sync(a, &a->mem[i]);
                 atomic_fetch_add(&a->status_generation, 1);
         }
         pthread_mutex_unlock(&a->lock);

@@ -6,6 +6,8 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -365,4 +367,107 @@ Test(agent_shell, a_directory_removed_behind_the_agent_is_fetched_again)
         cr_assert_eq(fake_fetch_count(&w.f, "s3://b/a"), 2, "the removed copy was not noticed");
         agent_world_wait_state(&w, "a", "Loaded");
         cr_assert(agent_world_dir_exists(&w, "a"));
+}
+
+/* ---- the proxy's question never waits for a plan ---- */
+
+/* A clock that, once armed, holds its first caller until released: every read of the agent's
+ * clock after an idle planner is made under the agent's lock (agent_wait(), the plan's "now",
+ * a worker's backoff), so a held caller holds that lock. */
+struct gate {
+        struct clock inner;
+        pthread_mutex_t m;
+        pthread_cond_t c;
+        bool armed, entered, released;
+};
+
+static usec_t gate_now(void *userdata)
+{
+        struct gate *g = userdata;
+
+        pthread_mutex_lock(&g->m);
+        if (g->armed && !g->entered) {
+                g->entered = true;
+                pthread_cond_broadcast(&g->c);
+                while (!g->released)
+                        pthread_cond_wait(&g->c, &g->m);
+        }
+        pthread_mutex_unlock(&g->m);
+        return clock_now(&g->inner);
+}
+
+static const struct clock_ops gate_ops = { .now = gate_now };
+
+static bool gate_entered(struct gate *g)
+{
+        bool e;
+
+        pthread_mutex_lock(&g->m);
+        e = g->entered;
+        pthread_mutex_unlock(&g->m);
+        return e;
+}
+
+struct asker {
+        struct agent *a;
+        atomic_bool done;
+        bool here, absent;
+};
+
+static void *ask(void *userdata)
+{
+        struct asker *k = userdata;
+
+        k->here = agent_model_loaded(k->a, "m");
+        k->absent = agent_model_loaded(k->a, "absent");
+        atomic_store(&k->done, true);
+        return NULL;
+}
+
+/* Placement's forwarder asks agent_model_loaded() on every request: it took the agent's lock,
+ * which the planner holds while it plans every model, so each request waited for the plan. */
+Test(agent_shell, model_loaded_is_answered_while_the_planner_holds_the_lock)
+{
+        static struct gate g = { .m = PTHREAD_MUTEX_INITIALIZER, .c = PTHREAD_COND_INITIALIZER };
+        struct asker k = { 0 };
+        unsigned long passes;
+        bool entered, started, answered;
+        pthread_t t;
+
+        g.inner = w.clk.clock;
+        w.clk.clock = (struct clock){ &gate_ops, &g };
+        agent_world_start(&w, 2);
+        agent_world_want(&w, "[" AGENT_ENTRY("m", "s3://b/m") "]");
+        agent_world_wait_state(&w, "m", "Loaded");
+        do { /* the planner goes idle */
+                passes = agent_passes(w.a);
+                agent_world_sleep_ms(100);
+        } while (agent_passes(w.a) != passes);
+
+        /* no fatal assertion until the gate is released: the teardown needs the agent's lock */
+        pthread_mutex_lock(&g.m);
+        g.armed = true;
+        pthread_mutex_unlock(&g.m);
+        agent_world_want(&w, "[" AGENT_ENTRY("m", "s3://b/m") "," AGENT_ENTRY("n", "s3://b/n") "]");
+        for (int i = 0; i < 5000 && !gate_entered(&g); i++)
+                agent_world_sleep_ms(1);
+        entered = gate_entered(&g);
+        k.a = w.a;
+        started = pthread_create(&t, NULL, ask, &k) == 0;
+        for (int i = 0; started && i < 5000 && !atomic_load(&k.done); i++)
+                agent_world_sleep_ms(1);
+        answered = atomic_load(&k.done);
+        pthread_mutex_lock(&g.m);
+        g.released = true;
+        pthread_cond_broadcast(&g.c);
+        pthread_mutex_unlock(&g.m);
+        if (started)
+                pthread_join(t, NULL);
+        cr_assert(entered, "the planner did not read the clock");
+        cr_assert(started);
+        cr_assert(answered, "agent_model_loaded() waited for the agent's lock");
+        cr_assert(k.here, "m is Loaded here");
+        cr_assert_not(k.absent);
+        agent_world_wait_state(&w, "n", "Loaded");
+        cr_assert(agent_model_loaded(w.a, "n"));
 }
