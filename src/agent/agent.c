@@ -96,6 +96,9 @@ struct agent {
         struct stat disk_st;    /* the directory's stat before that listing */
         usec_t disk_listed_at;  /* CLOCK_REALTIME when that listing began */
         void *conn;             /* its model-server connection */
+        struct repo_index ix;   /* the server's index as last read, own calls applied */
+        bool ix_fresh;          /* false: read it at the next pass (index_view()) */
+        usec_t ix_read_at;      /* the agent's clock at that read */
 
         atomic_ulong passes;
         atomic_ulong status_generation; /* bumped on every per-model state change */
@@ -107,6 +110,7 @@ struct agent {
 };
 
 static void disk_view_release(struct agent *a);
+static void index_apply(struct agent *a, const struct job *j);
 
 /* ---- the real ports ---- */
 
@@ -333,6 +337,7 @@ bool agent_free_checked(struct agent *a)
         model_entries_release(&a->last_desired);
         free(a->last_json);
         disk_view_release(a);
+        repo_index_release(&a->ix);
         model_refusals_release(&a->refused);
         if (a->conn)
                 a->repo.ops->close(a->conn);
@@ -1189,6 +1194,7 @@ static void job_complete(struct agent *a, struct job *j)
 {
         struct model_memory *m;
 
+        index_apply(a, j);
         pthread_mutex_lock(&a->lock);
         m = mem_find(a, j->name, NULL);
         if (!atomic_load(&j->cancel) && m)
@@ -1325,15 +1331,60 @@ static int pass_desired(struct agent *a, const char *models_json, struct model_e
 /* What one pass sees: the model directory and what the model server has. */
 struct observed {
         const struct disk_scan *disk; /* borrowed: the agent's view */
-        struct repo_index ix;
-        struct server_model *server; /* owned array of ix.n; names borrowed from ix */
+        const struct repo_index *ix;  /* borrowed: the agent's kept index */
+        struct server_model *server;  /* owned array of ix->n; names borrowed from ix */
         bool server_known;
 };
 
 static void observed_release(struct observed *o)
 {
         free(o->server);
-        repo_index_release(&o->ix);
+}
+
+/*
+ * The model server's index, read again only when it may be out of date: INDEX_REFRESH_USEC after
+ * the last read, or at once when a call of this agent failed or was cancelled, the last read
+ * failed, or the index could not be kept. In between, the outcome of each load and unload call
+ * is applied to the kept copy (job_complete()), so a create's passes (models.json changed, then
+ * the download done) ask the server nothing: at 1,000 models an index is a 1,000-entry answer
+ * per pass. A server that restarts and loses its models is seen at the next read, as it was at
+ * the next pass before (the planner's resync comes every AGENT_RESYNC_USEC anyway).
+ */
+#define INDEX_REFRESH_USEC (5 * USEC_PER_SEC)
+
+static int index_view(struct agent *a, char *err, size_t len)
+{
+        struct repo_index fresh = { 0 };
+        usec_t now = agent_now(a);
+        int r;
+
+        if (a->ix_fresh && now - a->ix_read_at < INDEX_REFRESH_USEC)
+                return 0;
+        r = a->repo.ops->index(a->conn, &fresh, err, len);
+        repo_index_release(&a->ix);
+        a->ix_fresh = r >= 0;
+        if (r < 0)
+                return r;
+        a->ix = fresh;
+        a->ix_read_at = now;
+        return 0;
+}
+
+/* Planner's thread. What a finished load or unload call did to the server, on the kept index. */
+static void index_apply(struct agent *a, const struct job *j)
+{
+        enum server_state state;
+
+        if (j->kind == JOB_DOWNLOAD)
+                return;
+        if (atomic_load(&j->cancel) || (j->r < 0 && !(j->kind == JOB_UNLOAD && j->r == -ENOENT))) {
+                a->ix_fresh = false; /* what the server did is not known: ask it */
+                return;
+        }
+        /* an unloaded model stays in the index, UNAVAILABLE (MLServer, Triton) */
+        state = j->kind == JOB_LOAD ? SERVER_READY : SERVER_UNAVAILABLE;
+        if (repo_index_set(&a->ix, j->name, state) < 0)
+                a->ix_fresh = false;
 }
 
 static int observe(struct agent *a, struct observed *o)
@@ -1345,18 +1396,19 @@ static int observe(struct agent *a, struct observed *o)
         if (r < 0)
                 return log_error_errno(r, "agent: cannot list %s", a->model_dir);
         a->scanned_once = true;
-        r = a->repo.ops->index(a->conn, &o->ix, err, sizeof(err));
+        r = index_view(a, err, sizeof(err));
+        o->ix = &a->ix;
         o->server_known = r >= 0;
         if (r < 0)
                 log_warn("agent: model server index unavailable: %s", err);
-        o->server = calloc(o->ix.n + 1, sizeof(*o->server));
+        o->server = calloc(o->ix->n + 1, sizeof(*o->server));
         if (!o->server)
                 return -ENOMEM;
-        for (size_t i = 0; i < o->ix.n; i++)
-                o->server[i] = (struct server_model){ .name = o->ix.items[i].name,
-                                                      .state = o->ix.items[i].state };
+        for (size_t i = 0; i < o->ix->n; i++)
+                o->server[i] = (struct server_model){ .name = o->ix->items[i].name,
+                                                      .state = o->ix->items[i].state };
         if (o->server_known)
-                mem_server_back(a, o->server, o->ix.n);
+                mem_server_back(a, o->server, o->ix->n);
         else
                 mem_server_lost(a, err);
         return 0;
@@ -1482,7 +1534,7 @@ static int pass_act(struct agent *a, const struct model_entries *desired, usec_t
                         .disk = o.disk->items,
                         .n_disk = o.disk->n,
                         .server = o.server,
-                        .n_server = o.ix.n,
+                        .n_server = o.ix->n,
                         .server_known = o.server_known,
                         .memory = a->mem,
                         .n_memory = a->n_mem,
@@ -1566,6 +1618,8 @@ static void *agent_thread(void *userdata)
                         pthread_mutex_unlock(&a->lock);
                         break;
                 }
+                if (a->kicked)
+                        a->ix_fresh = false; /* a kick observes everything again */
                 a->kicked = false;
                 done = jobs_take_done(a);
                 seen = a->generation;

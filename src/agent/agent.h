@@ -172,7 +172,8 @@ bool agent_stop(struct agent *a);
  */
 void agent_stop_begin(struct agent *a);
 
-/* Plans again now (e.g. after a test moved its fake clock). Thread-safe. */
+/* Observes (the model server's index read again) and plans again now (e.g. after a test moved its
+ * fake clock or took its fake server down). Thread-safe. */
 void agent_kick(struct agent *a);
 
 /* A snapshot of the counters. Thread-safe. */

@@ -28,6 +28,63 @@ void repo_index_release(struct repo_index *ix)
         *ix = (struct repo_index){ 0 };
 }
 
+/* The position of @name in @ix, or where it would go (*ret_found false). */
+static size_t index_find(const struct repo_index *ix, const char *name, bool *ret_found)
+{
+        size_t lo = 0, hi = ix->n;
+
+        *ret_found = false;
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                int c = strcmp(ix->items[mid].name, name);
+
+                if (c == 0) {
+                        *ret_found = true;
+                        return mid;
+                }
+                if (c < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo;
+}
+
+int repo_index_set(struct repo_index *ix, const char *name, enum server_state state)
+{
+        bool found;
+        size_t pos = index_find(ix, name, &found);
+        struct repo_entry *v;
+        char *copy;
+
+        if (found && state == SERVER_ABSENT) {
+                free(ix->items[pos].name);
+                free(ix->items[pos].reason);
+                memmove(&ix->items[pos], &ix->items[pos + 1], (ix->n - pos - 1) * sizeof(*v));
+                ix->n--;
+                return 0;
+        }
+        if (found) {
+                ix->items[pos].state = state;
+                free(ix->items[pos].reason);
+                ix->items[pos].reason = NULL;
+                return 0;
+        }
+        if (state == SERVER_ABSENT)
+                return 0;
+        copy = strdup(name);
+        v = copy ? reallocarray(ix->items, ix->n + 1, sizeof(*v)) : NULL;
+        if (!v) {
+                free(copy);
+                return -ENOMEM;
+        }
+        ix->items = v;
+        memmove(&v[pos + 1], &v[pos], (ix->n - pos) * sizeof(*v));
+        v[pos] = (struct repo_entry){ .name = copy, .state = state };
+        ix->n++;
+        return 0;
+}
+
 int repo_client_new(const char *base_url, long timeout_sec, struct repo_client **ret)
 {
         struct repo_client *c = calloc(1, sizeof(*c));

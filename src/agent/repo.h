@@ -29,6 +29,11 @@ struct repo_index {
 
 void repo_index_release(struct repo_index *ix);
 
+/* Sets @name's state in @ix, inserted in order when missing; SERVER_ABSENT takes it out. What an
+ * own load or unload call did, applied to a kept index. 0 or -ENOMEM (@ix unchanged). */
+_warn_unused_result_ int repo_index_set(struct repo_index *ix, const char *name,
+                                        enum server_state state);
+
 /* @base_url: "http://127.0.0.1:8080" (copied). @timeout_sec: per request (load can be slow). */
 _warn_unused_result_ int repo_client_new(const char *base_url, long timeout_sec,
                                          struct repo_client **ret);

@@ -233,6 +233,7 @@ static int fake_index(void *conn, struct repo_index *ret, char *reterr, size_t l
         struct repo_index ix = { 0 };
 
         pthread_mutex_lock(&r->lock);
+        r->indexes++;
         if (r->down) {
                 pthread_mutex_unlock(&r->lock);
                 (void)snprintf(reterr, len, "connection refused");
@@ -369,6 +370,16 @@ size_t fake_repo_count(struct fake_repo *r, const char *call)
         for (size_t i = 0; i < r->n_calls; i++)
                 if (!call || streq(r->calls[i], call))
                         n++;
+        pthread_mutex_unlock(&r->lock);
+        return n;
+}
+
+size_t fake_repo_indexes(struct fake_repo *r)
+{
+        size_t n;
+
+        pthread_mutex_lock(&r->lock);
+        n = r->indexes;
         pthread_mutex_unlock(&r->lock);
         return n;
 }

@@ -64,6 +64,7 @@ struct fake_repo {
         char *fail_reason;
         bool block_loads; /* loads wait until fake_repo_release_loads() */
         bool down;        /* the index fails (the server does not answer) */
+        size_t indexes;   /* index calls answered or failed */
         unsigned running_loads;
         char *calls[4 * FAKE_AGENT_MAX]; /* owned; "load:<name>", "unload:<name>" in order */
         size_t n_calls;
@@ -81,6 +82,8 @@ void fake_repo_release_loads(struct fake_repo *r); /* unblocks, and blocks no mo
 void fake_repo_fail_load(struct fake_repo *r, const char *name, const char *reason);
 /* How many "load:<name>" / "unload:<name>" calls were made (@call like "load:iris"; NULL any). */
 size_t fake_repo_count(struct fake_repo *r, const char *call);
+/* How many times the index was asked. */
+size_t fake_repo_indexes(struct fake_repo *r);
 /* Waits until @n loads are running at once; returns false after 5 s. */
 bool fake_repo_wait_running(struct fake_repo *r, unsigned n);
 

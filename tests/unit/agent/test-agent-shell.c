@@ -471,3 +471,35 @@ Test(agent_shell, model_loaded_is_answered_while_the_planner_holds_the_lock)
         agent_world_wait_state(&w, "n", "Loaded");
         cr_assert(agent_model_loaded(w.a, "n"));
 }
+
+/* ---- the model server's index: read again only when it may be out of date ---- */
+
+/* Issue 29 (bench/agent): each pass of a create asked the server for its whole index (1,000
+ * entries at 1,000 models), twice per create. Own calls are applied to a kept index instead; it
+ * is read again after INDEX_REFRESH_USEC (5 s), after a failed call, and on a kick. */
+Test(agent_shell, a_create_does_not_read_the_index_again)
+{
+        size_t before;
+
+        agent_world_start(&w, 2);
+        agent_world_want(&w, "[" AGENT_ENTRY("a", "s3://b/a") "]");
+        agent_world_wait_state(&w, "a", "Loaded");
+        before = fake_repo_indexes(&w.r);
+        agent_world_want(&w, "[" AGENT_ENTRY("a", "s3://b/a") "," AGENT_ENTRY("b", "s3://b/b") "]");
+        agent_world_wait_state(&w, "b", "Loaded");
+        agent_world_want(&w, "[" AGENT_ENTRY("b", "s3://b/b") "]");
+        agent_world_wait_state(&w, "a", "absent");
+        cr_assert_eq(fake_repo_indexes(&w.r), before, "a create and a delete read the index");
+        cr_assert_eq(fake_repo_count(&w.r, "load:b"), 1);
+        cr_assert_eq(fake_repo_count(&w.r, "unload:a"), 1);
+
+        /* the server lost b (a restart): seen at the first pass 5 s on, here a create's */
+        fake_repo_set(&w.r, "b", SERVER_UNAVAILABLE);
+        fake_clock_advance(&w.clk, 5 * USEC_PER_SEC);
+        agent_world_want(&w, "[" AGENT_ENTRY("b", "s3://b/b") "," AGENT_ENTRY("c", "s3://b/c") "]");
+        agent_world_wait_state(&w, "c", "Loaded");
+        for (int i = 0; i < 5000 && fake_repo_count(&w.r, "load:b") < 2; i++)
+                agent_world_sleep_ms(1);
+        cr_assert_eq(fake_repo_count(&w.r, "load:b"), 2, "b was not loaded again");
+        cr_assert_gt(fake_repo_indexes(&w.r), before);
+}
