@@ -4,7 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
+
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -13,15 +13,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/disk.h"
 #include "agent/plan.h"
 #include "agent/repo.h"
 #include "agent/served.h"
 #include "agent/uri.h"
 #include "serving/modelconfig.h"
+#include "util/file-util.h"
 #include "util/log.h"
 
-#define SOURCE_RECORD     ".modelplane-source"
-#define TMP_PREFIX        ".mp-tmp-"
 #define REASON_MAX        1024
 #define AGENT_RESYNC_USEC (30 * USEC_PER_SEC)
 
@@ -90,11 +90,8 @@ struct agent {
         struct served served; /* its own lock: read by the proxy's threads (agent_model_loaded) */
         /* the planner's thread only */
         struct model_entries last_desired;
-        char *last_json; /* the models.json last_desired was parsed from (NULL: none) */
-        bool scanned_once;
-        struct disk_scan *disk; /* the model directory as last listed (disk_view()) */
-        struct stat disk_st;    /* the directory's stat before that listing */
-        usec_t disk_listed_at;  /* CLOCK_REALTIME when that listing began */
+        char *last_json;        /* the models.json last_desired was parsed from (NULL: none) */
+        struct disk_list *disk; /* the model directory's listing */
         void *conn;             /* its model-server connection */
         struct repo_index ix;   /* the server's index as last read, own calls applied */
         bool ix_fresh;          /* false: read it at the next pass (index_view()) */
@@ -109,7 +106,6 @@ struct agent {
         size_t n_workers; /* started */
 };
 
-static void disk_view_release(struct agent *a);
 static void index_apply(struct agent *a, const struct job *j);
 
 /* ---- the real ports ---- */
@@ -217,6 +213,11 @@ int agent_new(const struct agent_options *opts, struct agent **ret)
         if (!a->model_dir || !a->server_url) {
                 agent_free(a);
                 return -ENOMEM;
+        }
+        r = disk_list_new(a->model_dir, true, &a->disk);
+        if (r < 0) {
+                agent_free(a);
+                return r;
         }
         r = a->repo.ops->open(a->repo.userdata, &a->conn);
         if (r < 0) {
@@ -336,7 +337,7 @@ bool agent_free_checked(struct agent *a)
         source_state_release(&a->sources);
         model_entries_release(&a->last_desired);
         free(a->last_json);
-        disk_view_release(a);
+        disk_list_free(a->disk);
         repo_index_release(&a->ix);
         model_refusals_release(&a->refused);
         if (a->conn)
@@ -433,6 +434,7 @@ void agent_counters(struct agent *a, struct agent_counters *ret)
         pthread_mutex_lock(&a->lock);
         *ret = a->counters;
         ret->in_flight = 0;
+        ret->listings = disk_list_scans(a->disk);
         for (const struct job *j = a->jobs; j; j = j->next)
                 if (j->state != JOB_DONE)
                         ret->in_flight++;
@@ -742,194 +744,6 @@ static void mem_busy(struct agent *a, struct model_memory *m, enum model_busy bu
 
 /* ---- disk ---- */
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-        (void)st;
-        (void)ftw;
-        if ((flag == FTW_DP ? rmdir(path) : unlink(path)) < 0 && errno != ENOENT)
-                return -1;
-        return 0;
-}
-
-static int rm_rf(const char *path)
-{
-        /* glibc's nftw() is thread-safe without FTW_CHDIR (it never changes the cwd) */
-        if (nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS) < 0 && /* NOLINT(concurrency-mt-unsafe) */
-            errno != ENOENT)
-                return negative_errno();
-        return 0;
-}
-
-static char *read_record(const char *dir, const char *name)
-{
-        AUTOFREE char *path = NULL;
-        char buf[8192];
-        ssize_t n;
-        AUTOCLOSE int fd = -EBADF;
-
-        if (asprintf(&path, "%s/%s/" SOURCE_RECORD, dir, name) < 0)
-                return NULL;
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return NULL;
-        n = read(fd, buf, sizeof(buf) - 1);
-        if (n <= 0)
-                return NULL;
-        buf[n] = 0;
-        buf[strcspn(buf, "\n")] = 0;
-        return strdup(buf);
-}
-
-struct disk_scan {
-        struct disk_model *items;
-        char **owned; /* names and uris to free */
-        size_t n, n_owned;
-};
-
-static void disk_scan_release(struct disk_scan *d)
-{
-        for (size_t i = 0; i < d->n_owned; i++)
-                free(d->owned[i]);
-        free(d->owned);
-        free(d->items);
-        *d = (struct disk_scan){ 0 };
-}
-
-static int cmp_disk(const void *x, const void *y)
-{
-        return strcmp(((const struct disk_model *)x)->name, ((const struct disk_model *)y)->name);
-}
-
-/* Makes room for one more model in @d (its name and record). Nothing changes on failure. */
-static int disk_scan_grow(struct disk_scan *d)
-{
-        struct disk_model *items;
-        char **owned;
-
-        items = reallocarray(d->items, d->n + 1, sizeof(*d->items));
-        if (!items)
-                return -ENOMEM;
-        d->items = items;
-        owned = reallocarray(d->owned, d->n_owned + 2, sizeof(*d->owned));
-        if (!owned)
-                return -ENOMEM;
-        d->owned = owned;
-        return 0;
-}
-
-/* Lists model directories. @remove_leftovers: remove temporary directories (a crash's; only
- * before any download of this process started). */
-static int disk_scan(struct agent *a, bool remove_leftovers, struct disk_scan *ret)
-{
-        struct disk_scan d = { 0 };
-        struct dirent *de;
-        DIR *dir = opendir(a->model_dir);
-
-        if (!dir)
-                return negative_errno();
-        /* readdir() is thread-safe on a stream of one thread (glibc; readdir_r is deprecated) */
-        while ((de = readdir(dir))) { /* NOLINT(concurrency-mt-unsafe) */
-                AUTOFREE char *path = NULL;
-                struct stat st;
-                char *name, *uri;
-
-                if (strncmp(de->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) == 0) {
-                        if (remove_leftovers &&
-                            asprintf(&path, "%s/%s", a->model_dir, de->d_name) >= 0) {
-                                log_info("agent: removing leftover %s", path);
-                                (void)rm_rf(path);
-                        }
-                        continue;
-                }
-                if (agent_model_name_problem(de->d_name, strlen(de->d_name)))
-                        continue;
-                if (asprintf(&path, "%s/%s", a->model_dir, de->d_name) < 0)
-                        goto oom;
-                if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
-                        continue;
-                if (disk_scan_grow(&d) < 0)
-                        goto oom;
-                name = strdup(de->d_name);
-                if (!name)
-                        goto oom;
-                uri = read_record(a->model_dir, de->d_name);
-                d.owned[d.n_owned++] = name;
-                if (uri)
-                        d.owned[d.n_owned++] = uri;
-                d.items[d.n++] = (struct disk_model){ .name = name, .source_uri = uri };
-        }
-        closedir(dir);
-        if (d.n > 1)
-                qsort(d.items, d.n, sizeof(*d.items), cmp_disk);
-        *ret = d;
-        return 0;
-oom:
-        closedir(dir);
-        disk_scan_release(&d);
-        return -ENOMEM;
-}
-
-/*
- * The model directory's listing, read again only when it may have changed: the directory's
- * mtime, ctime or inode moved (every entry created, renamed, swapped or removed in it changes
- * them; the records inside a model directory are written before it is renamed into place), the
- * last listing began less than DISK_RACY_USEC after that mtime (a change in the same timestamp
- * tick as the listing would not move it: git's "racy" rule), or DISK_RELIST_USEC passed (a
- * safety net for file systems whose timestamps lie). At 1,000 models a listing is 3,000 system
- * calls; most passes change nothing on disk.
- */
-#define DISK_RACY_USEC   (100 * USEC_PER_MSEC)
-#define DISK_RELIST_USEC (60 * USEC_PER_SEC)
-
-static usec_t timespec_usec(const struct timespec *t)
-{
-        return (usec_t)t->tv_sec * USEC_PER_SEC + (usec_t)t->tv_nsec / 1000;
-}
-
-static void disk_view_release(struct agent *a)
-{
-        if (a->disk) {
-                disk_scan_release(a->disk);
-                free(a->disk);
-                a->disk = NULL;
-        }
-}
-
-static int disk_view(struct agent *a, const struct disk_scan **ret)
-{
-        struct disk_scan fresh, *keep;
-        struct stat st;
-        usec_t began = now_realtime();
-        int r;
-
-        if (stat(a->model_dir, &st) < 0)
-                return negative_errno();
-        if (a->disk && st.st_ino == a->disk_st.st_ino &&
-            timespec_usec(&st.st_mtim) == timespec_usec(&a->disk_st.st_mtim) &&
-            timespec_usec(&st.st_ctim) == timespec_usec(&a->disk_st.st_ctim) &&
-            a->disk_listed_at > timespec_usec(&st.st_mtim) + DISK_RACY_USEC &&
-            began - a->disk_listed_at < DISK_RELIST_USEC) {
-                *ret = a->disk;
-                return 0;
-        }
-        r = disk_scan(a, !a->scanned_once, &fresh);
-        if (r < 0)
-                return r;
-        keep = a->disk ? a->disk : malloc(sizeof(*keep));
-        if (!keep) {
-                disk_scan_release(&fresh);
-                return -ENOMEM;
-        }
-        if (a->disk)
-                disk_scan_release(a->disk);
-        *keep = fresh;
-        a->disk = keep;
-        a->disk_st = st;
-        a->disk_listed_at = began;
-        *ret = a->disk;
-        return 0;
-}
-
 /* ---- jobs: downloads and model-server calls, each on its own worker ---- */
 
 static int write_record(const char *dir, const char *uri)
@@ -938,7 +752,7 @@ static int write_record(const char *dir, const char *uri)
         AUTOCLOSE int fd = -EBADF;
         size_t len = strlen(uri);
 
-        if (asprintf(&path, "%s/" SOURCE_RECORD, dir) < 0)
+        if (asprintf(&path, "%s/" DISK_SOURCE_RECORD, dir) < 0)
                 return -ENOMEM;
         fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (fd < 0)
@@ -957,7 +771,7 @@ static void download_one(struct agent *a, struct job *j)
         AUTOFREE char *tmp = NULL, *final = NULL;
         int r;
 
-        if (asprintf(&tmp, "%s/" TMP_PREFIX "%s-XXXXXX", a->model_dir, j->name) < 0 ||
+        if (asprintf(&tmp, "%s/" DISK_TMP_PREFIX "%s-XXXXXX", a->model_dir, j->name) < 0 ||
             asprintf(&final, "%s/%s", a->model_dir, j->name) < 0) {
                 j->r = -ENOMEM;
                 snprintf(j->reason, sizeof(j->reason), "out of memory");
@@ -992,13 +806,13 @@ static void download_one(struct agent *a, struct job *j)
                         r = negative_errno();
                 pthread_mutex_unlock(&a->lock);
                 if (exchanged)
-                        (void)rm_rf(tmp); /* now the old copy */
+                        (void)remove_tree(tmp, false); /* now the old copy */
                 if (r < 0)
                         snprintf(j->reason, sizeof(j->reason), "cannot move %s into place: %s", tmp,
                                  errno_to_string(-r));
         }
         if (r < 0)
-                (void)rm_rf(tmp);
+                (void)remove_tree(tmp, false);
         j->r = r;
 }
 
@@ -1330,9 +1144,10 @@ static int pass_desired(struct agent *a, const char *models_json, struct model_e
 
 /* What one pass sees: the model directory and what the model server has. */
 struct observed {
-        const struct disk_scan *disk; /* borrowed: the agent's view */
-        const struct repo_index *ix;  /* borrowed: the agent's kept index */
-        struct server_model *server;  /* owned array of ix->n; names borrowed from ix */
+        const struct disk_model *disk; /* borrowed: the agent's listing */
+        size_t n_disk;
+        const struct repo_index *ix; /* borrowed: the agent's kept index */
+        struct server_model *server; /* owned array of ix->n; names borrowed from ix */
         bool server_known;
 };
 
@@ -1361,6 +1176,9 @@ static int index_view(struct agent *a, char *err, size_t len)
         if (a->ix_fresh && now - a->ix_read_at < INDEX_REFRESH_USEC)
                 return 0;
         r = a->repo.ops->index(a->conn, &fresh, err, len);
+        pthread_mutex_lock(&a->lock);
+        a->counters.indexes++;
+        pthread_mutex_unlock(&a->lock);
         repo_index_release(&a->ix);
         a->ix_fresh = r >= 0;
         if (r < 0)
@@ -1392,10 +1210,9 @@ static int observe(struct agent *a, struct observed *o)
         char err[REASON_MAX] = "";
         int r;
 
-        r = disk_view(a, &o->disk);
+        r = disk_list_view(a->disk, &o->disk, &o->n_disk);
         if (r < 0)
                 return log_error_errno(r, "agent: cannot list %s", a->model_dir);
-        a->scanned_once = true;
         r = index_view(a, err, sizeof(err));
         o->ix = &a->ix;
         o->server_known = r >= 0;
@@ -1471,7 +1288,7 @@ static int remove_model(struct agent *a, const char *name)
                 path = NULL;
                 return -ENOMEM;
         }
-        r = rm_rf(path);
+        r = remove_tree(path, false);
         if (r < 0)
                 log_error_errno(r, "agent: cannot remove %s", path);
         else
@@ -1525,14 +1342,12 @@ static int pass_act(struct agent *a, const struct model_entries *desired, usec_t
         r = observe(a, &o);
         if (r < 0)
                 return r;
-        if (!o.disk) /* observe() sets it when it succeeds */
-                return -EIO;
         pthread_mutex_lock(&a->lock); /* the memory is read while workers may report */
         r = agent_plan(
                 &(struct plan_input){
                         .desired = desired,
-                        .disk = o.disk->items,
-                        .n_disk = o.disk->n,
+                        .disk = o.disk,
+                        .n_disk = o.n_disk,
                         .server = o.server,
                         .n_server = o.ix->n,
                         .server_known = o.server_known,

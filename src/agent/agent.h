@@ -115,6 +115,8 @@ struct agent_counters {
         unsigned long retries;   /* downloads and loads started again after a failure */
         unsigned long refused;   /* models.json entries refused (per read of models.json) */
         unsigned long in_flight; /* downloads and calls queued or running now */
+        unsigned long listings;  /* whole listings of the model directory (agent/disk.h) */
+        unsigned long indexes;   /* reads of the model server's index */
 };
 
 _warn_unused_result_ int agent_new(const struct agent_options *opts, struct agent **ret);

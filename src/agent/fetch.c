@@ -844,20 +844,9 @@ static void *stream_extract(void *userdata)
         return NULL;
 }
 
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-        (void)st;
-        if (f->level == 0)
-                return 0; /* the directory itself stays */
-        return (flag == FTW_DP ? rmdir(p) : unlink(p)) < 0 ? -1 : 0;
-}
-
 int fetch_empty_dir(const char *dir)
 {
-        /* glibc's nftw() is thread-safe without FTW_CHDIR (it never changes the cwd) */
-        if (nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS) < 0) /* NOLINT(concurrency-mt-unsafe) */
-                return negative_errno();
-        return 0;
+        return remove_tree(dir, true);
 }
 
 /* One attempt of a streamed archive: the transfer's error wins, unless it only says the

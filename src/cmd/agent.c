@@ -637,9 +637,14 @@ static char *ctx_metrics(void *userdata)
                      "# TYPE modelplane_agent_refused_entries_total counter\n"
                      "modelplane_agent_refused_entries_total %lu\n"
                      "# TYPE modelplane_agent_jobs_in_flight gauge\n"
-                     "modelplane_agent_jobs_in_flight %lu\n",
+                     "modelplane_agent_jobs_in_flight %lu\n"
+                     "# TYPE modelplane_agent_model_dir_listings_total counter\n"
+                     "modelplane_agent_model_dir_listings_total %lu\n"
+                     "# TYPE modelplane_agent_server_index_reads_total counter\n"
+                     "modelplane_agent_server_index_reads_total %lu\n",
                      k.downloads_ok, k.downloads_failed, k.downloads_cancelled, k.loads_ok,
-                     k.loads_failed, k.unloads, k.retries, k.refused, k.in_flight) < 0)
+                     k.loads_failed, k.unloads, k.retries, k.refused, k.in_flight, k.listings,
+                     k.indexes) < 0)
                 return NULL;
         more = logger_batcher_metrics(c);
         if (!more || asprintf(&all, "%s%s", s, more) < 0)

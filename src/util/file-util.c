@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -141,4 +142,30 @@ int read_file_bounded(const char *path, size_t max, unsigned flags, char **ret, 
         if (fd < 0)
                 return fd;
         return read_fd_bounded(fd, max, flags, ret, ret_len, ret_st);
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+        (void)st;
+        (void)ftw;
+        if ((flag == FTW_DP ? rmdir(path) : unlink(path)) < 0 && errno != ENOENT)
+                return -1;
+        return 0;
+}
+
+static int remove_inside(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+        return ftw->level == 0 ? 0 : remove_one(path, st, flag, ftw);
+}
+
+int remove_tree(const char *path, bool keep_top)
+{
+        int (*fn)(const char *, const struct stat *, int, struct FTW *) = keep_top ? remove_inside
+                                                                                   : remove_one;
+
+        /* glibc's nftw() is thread-safe without FTW_CHDIR (it never changes the cwd) */
+        if (nftw(path, fn, 16, FTW_DEPTH | FTW_PHYS) < 0 && /* NOLINT(concurrency-mt-unsafe) */
+            errno != ENOENT)
+                return negative_errno();
+        return 0;
 }

@@ -28,6 +28,7 @@
  * an oversized file) translate at their call site.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/stat.h>
 
@@ -60,3 +61,10 @@ _warn_unused_result_ int read_file_bounded(const char *path, size_t max, unsigne
  */
 _warn_unused_result_ int read_fd_bounded(int fd, size_t max, unsigned flags, char **ret,
                                          size_t *ret_len, struct stat *ret_st);
+
+/*
+ * Removes the tree at @path (nothing followed through symbolic links), or with @keep_top only
+ * what is inside it. A path that does not exist is removed already (0). Thread-safe (nftw()
+ * without FTW_CHDIR never changes the working directory). 0 or a negative errno.
+ */
+int remove_tree(const char *path, bool keep_top);

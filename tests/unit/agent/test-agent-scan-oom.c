@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The agent's model directory scan when its record array cannot grow (issue 29 item 8: disk_scan()
+ * The agent's model directory listing when its array cannot grow (issue 29 item 8: the scan
  * dereferenced NULL when reallocarray() failed and leaked the old array). reallocarray is wrapped
  * (-Wl,--wrap=reallocarray) to fail only that array, so this program has its own wrap and is not
  * linked with the allocation-fault hook (which wraps reallocarray too, for every caller).
@@ -12,16 +12,20 @@
 
 #include "agent-world.h"
 #include "agent/agent.h"
+#include "agent/plan.h"
 
 void *__real_reallocarray(void *p, size_t n,
                           size_t size); /* NOLINT(bugprone-reserved-identifier) */
 void *__wrap_reallocarray(void *p, size_t n,
                           size_t size); /* NOLINT(bugprone-reserved-identifier) */
-static atomic_bool fail_pointer_arrays; /* reallocarray of char * arrays beyond 2 entries fails */
+/* reallocarray of arrays of the listing's entries (struct disk_model) beyond 2 entries fails */
+static atomic_bool fail_listing_arrays;
+static atomic_uint failed; /* how many it failed */
 
 void *__wrap_reallocarray(void *p, size_t n, size_t size) /* NOLINT(bugprone-reserved-identifier) */
 {
-        if (atomic_load(&fail_pointer_arrays) && size == sizeof(char *) && n > 2) {
+        if (atomic_load(&fail_listing_arrays) && size == sizeof(struct disk_model) && n > 2) {
+                atomic_fetch_add(&failed, 1);
                 errno = ENOMEM;
                 return NULL;
         }
@@ -42,7 +46,7 @@ static void teardown(void)
 
 TestSuite(agent_scan_oom, .init = setup, .fini = teardown);
 
-/* disk_scan() when its record array cannot grow: -ENOMEM for that pass, nothing freed twice nor
+/* The listing (agent/disk.c) when its array cannot grow: -ENOMEM for that pass, nothing freed twice nor
  * dereferenced through NULL, and the next pass converges. */
 Test(agent_scan_oom, a_scan_out_of_memory_fails_the_pass_only)
 {
@@ -52,14 +56,15 @@ Test(agent_scan_oom, a_scan_out_of_memory_fails_the_pass_only)
         agent_world_on_disk(&w, "b", "s3://b/b");
         agent_world_on_disk(&w, "c", "s3://b/c");
         agent_world_start(&w, 2);
-        atomic_store(&fail_pointer_arrays, true);
+        atomic_store(&fail_listing_arrays, true);
         agent_world_want(&w, "[" AGENT_ENTRY("a", "s3://b/a") "," AGENT_ENTRY(
                                      "b", "s3://b/b") "," AGENT_ENTRY("c", "s3://b/c") "]");
         p = agent_passes(w.a);
         for (int i = 0; i < 5000 && agent_passes(w.a) < p + 1; i++)
                 agent_world_sleep_ms(1);
         cr_assert_geq(agent_passes(w.a), p + 1);
-        atomic_store(&fail_pointer_arrays, false);
+        atomic_store(&fail_listing_arrays, false);
+        cr_assert_gt(atomic_load(&failed), 0, "the listing's array never grew past 2");
         fake_clock_advance(&w.clk, 2 * USEC_PER_SEC);
         agent_kick(w.a);
         agent_world_wait_state(&w, "a", "Loaded");
