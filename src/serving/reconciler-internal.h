@@ -54,8 +54,6 @@ struct tm_reconciler {
         atomic_ulong assignment_writes, placement_moved, isvc_status_writes;
 };
 
-bool tm_is_deleting(const json_t *tm);
-
 /* Own writes (reconciler-own.c; each function's comment there). */
 int tm_configmap_key(const char *ns, const char *name, char *buf, size_t len);
 json_t *tm_own_configmap_overlay(struct tm_reconciler *r, const char *key, json_t *cached);

@@ -33,6 +33,13 @@
 /* last_writes entries beyond this are pruned of those older than the window */
 #define LAST_WRITES_PRUNE_AT 1024
 
+/* The informer's view of a TrainedModel's delete, which decides when a key is enqueued (what
+ * a pass writes for it is the plan's: serving/plan.h). */
+static bool tm_is_deleting(const json_t *tm)
+{
+        return json_get_path(tm, "metadata", "deletionTimestamp", NULL) != NULL;
+}
+
 usec_t tm_delete_batch_window(const struct tm_reconciler_options *opts)
 {
         return opts->delete_batch_window ? opts->delete_batch_window : DELETE_BATCH_WINDOW_DEFAULT;
