@@ -31,6 +31,7 @@ struct tm_reconciler {
         json_t *releasing;               /* owned: keys handed to release_queue, not yet done;
                                           * guarded by own_lock */
         usec_t delete_batch_window;      /* USEC_INFINITY: no batching */
+        const struct clock *clock;       /* borrowed; the wall clock of the reconciles */
         struct workqueue *isvc_queue;    /* borrowed: the InferenceService controller's */
 
         /* Our own TrainedModel writes the informer has not delivered yet (own_writes_*). */
@@ -78,7 +79,8 @@ void tm_spread_note(struct tm_reconciler *r, const char *key, const struct isvc_
 void tm_spread_forget(struct tm_reconciler *r, const char *key);
 bool tm_own_assignment_echo(struct tm_reconciler *r, const json_t *cm);
 
-/* Notes that the pass of isvc key wrote its ConfigMap now (monotonic): delete-starts within the
- * batching window after it wait for the window's end (reconciler-watch.c). */
+/* Notes that the pass of isvc key wrote its ConfigMap at @now (the reconcile's clock, which
+ * r->clock is too): delete-starts within the batching window after it wait for the window's end
+ * (reconciler-watch.c). */
 usec_t tm_delete_batch_window(const struct tm_reconciler_options *opts);
 void tm_batch_note_write(struct tm_reconciler *r, const char *key, usec_t now);

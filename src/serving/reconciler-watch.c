@@ -62,10 +62,11 @@ void tm_batch_note_write(struct tm_reconciler *r, const char *key, usec_t now)
         (void)pthread_mutex_unlock(&r->own_lock);
 }
 
-/* The delay of a delete-start's key: what is left of the window after the last write. */
+/* The delay of a delete-start's key: what is left of the window after the last write (a wall
+ * clock stepped back waits no longer than the window). */
 static usec_t batch_delay(struct tm_reconciler *r, const char *key)
 {
-        usec_t now = now_monotonic(), last, delay = 0;
+        usec_t now = clock_now(r->clock), last, delay = 0;
         json_t *v;
 
         if (r->delete_batch_window == USEC_INFINITY)
@@ -75,7 +76,7 @@ static usec_t batch_delay(struct tm_reconciler *r, const char *key)
         if (v) {
                 last = (usec_t)json_integer_value(v);
                 if (now < last + r->delete_batch_window)
-                        delay = last + r->delete_batch_window - now;
+                        delay = MIN(last + r->delete_batch_window - now, r->delete_batch_window);
                 else
                         (void)json_object_del(r->last_writes, key);
         }
@@ -265,7 +266,7 @@ static bool configmap_update_matters(void *userdata, const json_t *old_obj, cons
                 return false;
         }
         return !replica_report_heartbeat_only(old_obj, new_obj) ||
-               replica_report_stale(old_obj, now_realtime());
+               replica_report_stale(old_obj, clock_now(r->clock));
 }
 
 int tm_reconciler_watch_configmaps(struct tm_reconciler *r, struct informer *configmaps,

@@ -61,6 +61,7 @@ int tm_reconciler_new(const struct tm_reconciler_options *opts, struct tm_reconc
         r->ready_requires_loaded = opts->ready_requires_loaded;
         r->delete_batch_window = tm_delete_batch_window(opts);
         r->no_finalizer = opts->no_finalizer;
+        r->clock = opts->clock ? opts->clock : &clock_realtime;
         *ret = r;
         return 0;
 }
@@ -741,7 +742,7 @@ static int pass_write(struct pass *p, struct reconcile_result *ret)
         if (p->cm_written) {
                 /* the write succeeded: what it added and removed is true now */
                 emit_write_event(p);
-                tm_batch_note_write(p->r, p->key, now_monotonic());
+                tm_batch_note_write(p->r, p->key, reconcile_now(p->ctx));
         }
         return 0;
 }

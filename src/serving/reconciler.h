@@ -81,6 +81,10 @@ struct tm_reconciler_options {
          * model being deleted as before (the finalizer hand-off below), from a live one with its
          * next metadata patch or else through the release hand-off (paced). */
         bool no_finalizer;
+        /* The wall clock, as the runner hands it to the reconciles (controller_options.wall_clock,
+         * reconcile_now()), for what the informer handlers judge: the delete batching window
+         * and a report's staleness; borrowed, NULL = clock_realtime. */
+        const struct clock *clock;
 };
 
 struct tm_reconciler;
