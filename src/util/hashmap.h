@@ -55,6 +55,7 @@ struct hashmap_iter {
 bool hashmap_next(const struct hashmap *m, struct hashmap_iter *it, const char **ret_key,
                   void **ret_value);
 
-#define HASHMAP_FOREACH(m, it, key, value)               \
-        for (struct hashmap_iter it = HASHMAP_ITER_INIT; \
-             hashmap_next((m), &it, &(key), (void **)&(value));)
+/* @it names the iterator the loop declares; @key and @value are lvalues it sets. */
+#define HASHMAP_FOREACH(m, it, key, value)                                                        \
+        for (struct hashmap_iter it = HASHMAP_ITER_INIT; /* NOLINT(bugprone-macro-parentheses) */ \
+             hashmap_next((m), &(it), &(key), (void **)&(value));)

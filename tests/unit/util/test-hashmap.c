@@ -114,25 +114,68 @@ Test(hashmap, invalid_arguments_free_the_value)
         cr_assert_null(hashmap_free(NULL));
 }
 
-Test(hashmap, grows_and_finds_every_key)
+/* Puts "default/model-<i>" -> i for i < @n. Returns how many puts failed. */
+static int fill(struct hashmap *m, int n)
 {
-        CLEANUP(hashmap_freep) struct hashmap *m = hashmap_new(count_free);
         char key[32];
+        int failed = 0;
 
-        for (int i = 0; i < 1000; i++) {
+        for (int i = 0; i < n; i++) {
                 (void)snprintf(key, sizeof(key), "default/model-%d", i);
-                cr_assert_eq(put(m, key, i), 0, "put %s", key);
+                failed += put(m, key, i) < 0;
         }
-        cr_assert_eq(hashmap_size(m), 1000);
-        for (int i = 0; i < 1000; i++) {
-                int *v;
+        return failed;
+}
+
+/* How many of "default/model-<i>", i < @n, are missing or carry another value. */
+static int count_lost(const struct hashmap *m, int n)
+{
+        char key[32];
+        int lost = 0;
+
+        for (int i = 0; i < n; i++) {
+                const int *v;
 
                 (void)snprintf(key, sizeof(key), "default/model-%d", i);
                 v = hashmap_get(m, key);
-                cr_assert_not_null(v, "%s lost", key);
-                cr_assert_eq(*v, i);
+                lost += !v || *v != i;
         }
+        return lost;
+}
+
+Test(hashmap, grows_and_finds_every_key)
+{
+        CLEANUP(hashmap_freep) struct hashmap *m = hashmap_new(count_free);
+
+        cr_assert_eq(fill(m, 1000), 0);
+        cr_assert_eq(hashmap_size(m), 1000);
+        cr_assert_eq(count_lost(m, 1000), 0, "every key found with its value after growing");
         cr_assert_null(hashmap_get(m, "default/model-1000"));
+}
+
+/* Round @round of the churn: k<round> in, "stay" replaced, k<round - 3> out. Returns 0, or -1
+ * when a step failed. */
+static int churn_round(struct hashmap *m, int round)
+{
+        char key[32];
+
+        (void)snprintf(key, sizeof(key), "k%d", round);
+        if (put(m, key, round) < 0 || put(m, "stay", round) < 0)
+                return -1;
+        (void)snprintf(key, sizeof(key), "k%d", round - 3);
+        if (round > 2 && !hashmap_remove(m, key))
+                return -1;
+        return hashmap_size(m) <= 4 ? 0 : -1;
+}
+
+/* Runs @rounds rounds; returns how many failed. */
+static int churn(struct hashmap *m, int rounds)
+{
+        int failed = 0;
+
+        for (int round = 0; round < rounds; round++)
+                failed += churn_round(m, round) < 0;
+        return failed;
 }
 
 /* Removes and re-adds churn tombstones through one small table: probes must still end and
@@ -140,70 +183,87 @@ Test(hashmap, grows_and_finds_every_key)
 Test(hashmap, churn_through_tombstones)
 {
         CLEANUP(hashmap_freep) struct hashmap *m = hashmap_new(count_free);
-        char key[32];
 
-        for (int round = 0; round < 200; round++) {
-                (void)snprintf(key, sizeof(key), "k%d", round);
-                cr_assert_eq(put(m, key, round), 0);
-                cr_assert_eq(put(m, "stay", round), 0);
-                if (round > 2) {
-                        (void)snprintf(key, sizeof(key), "k%d", round - 3);
-                        cr_assert(hashmap_remove(m, key), "%s missing", key);
-                }
-                cr_assert_leq(hashmap_size(m), 4);
-        }
+        cr_assert_eq(churn(m, 200), 0);
         cr_assert_eq(hashmap_size(m), 4);
         cr_assert_eq(*(int *)hashmap_get(m, "stay"), 199);
         cr_assert_not_null(hashmap_get(m, "k197"));
         cr_assert_null(hashmap_get(m, "k196"));
 }
 
+/* Iterates @m, counting each value in @seen (values < @n) and removing the even ones. Returns
+ * how many entries had a key other than their value's. */
+static int visit_removing_even(struct hashmap *m, int *seen, int n)
+{
+        const char *k;
+        char key[32];
+        int wrong = 0, *v;
+
+        HASHMAP_FOREACH(m, it, k, v) {
+                (void)snprintf(key, sizeof(key), "default/model-%d", *v);
+                wrong += strcmp(k, key) != 0 || *v >= n;
+                if (*v < n)
+                        seen[*v]++;
+                if (*v % 2 == 0)
+                        wrong += !hashmap_remove(m, k);
+        }
+        return wrong;
+}
+
+/* How many of @seen[0..n - 1] are exactly 1. */
+static int count_once(const int *seen, int n)
+{
+        int once = 0;
+
+        for (int i = 0; i < n; i++)
+                once += seen[i] == 1;
+        return once;
+}
+
+/* How many values of @m are odd. */
+static int count_odd(const struct hashmap *m)
+{
+        const char *k;
+        int odd = 0, *v;
+
+        HASHMAP_FOREACH(m, it, k, v)
+                odd += *v % 2;
+        return odd;
+}
+
 Test(hashmap, iteration_sees_each_entry_once_and_may_remove)
 {
         CLEANUP(hashmap_freep) struct hashmap *m = hashmap_new(count_free);
         int seen[50] = { 0 };
-        char key[16];
-        const char *k;
-        int *v;
 
-        for (int i = 0; i < 50; i++) {
-                (void)snprintf(key, sizeof(key), "%d", i);
-                cr_assert_eq(put(m, key, i), 0);
-        }
-        HASHMAP_FOREACH(m, it, k, v)
-        {
-                (void)snprintf(key, sizeof(key), "%d", *v);
-                cr_assert_str_eq(k, key, "key %s carries %d", k, *v);
-                seen[*v]++;
-                if (*v % 2 == 0)
-                        cr_assert(hashmap_remove(m, k));
-        }
-        for (int i = 0; i < 50; i++)
-                cr_assert_eq(seen[i], 1, "entry %d seen %d times", i, seen[i]);
+        cr_assert_eq(fill(m, 50), 0);
+        cr_assert_eq(visit_removing_even(m, seen, 50), 0);
+        cr_assert_eq(count_once(seen, 50), 50, "every entry seen exactly once");
         cr_assert_eq(hashmap_size(m), 25);
         cr_assert_eq(freed, 25);
-        HASHMAP_FOREACH(m, it, k, v)
-        cr_assert_eq(*v % 2, 1, "only odd entries are left");
+        cr_assert_eq(count_odd(m), 25, "only odd entries are left");
 }
 
-Test(hashmap, free_frees_every_value_and_null_free_fn_frees_none)
+Test(hashmap, free_frees_every_value)
 {
         struct hashmap *m = hashmap_new(count_free);
-        static int fixed[3];
 
         cr_assert_eq(put(m, "a", 1), 0);
         cr_assert_eq(put(m, "b", 2), 0);
         cr_assert_null(hashmap_free(m));
         cr_assert_eq(freed, 2);
+}
 
-        m = hashmap_new(NULL);
+/* Without a free callback the values stay the caller's (a set: the value is any non-NULL). */
+Test(hashmap, null_free_fn_frees_none)
+{
+        CLEANUP(hashmap_freep) struct hashmap *m = hashmap_new(NULL);
+        static int fixed[3];
+
         cr_assert_not_null(m);
-        for (int i = 0; i < 3; i++) {
-                char key[4] = { (char)('a' + i), 0 };
-
-                cr_assert_eq(hashmap_put(m, key, &fixed[i]), 0);
-        }
+        cr_assert_eq(hashmap_put(m, "a", &fixed[0]), 0);
+        cr_assert_eq(hashmap_put(m, "b", &fixed[1]), 0);
+        cr_assert_eq(hashmap_put(m, "c", &fixed[2]), 0);
         cr_assert(hashmap_remove(m, "a"));
         cr_assert_eq(hashmap_get(m, "b"), &fixed[1]);
-        hashmap_free(m);
 }
