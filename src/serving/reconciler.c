@@ -29,6 +29,11 @@ const struct gvr gvr_configmaps = { "", "v1", "configmaps" };
  * Every pass plans all TrainedModels of the InferenceService again, so the slice is large. */
 #define TM_WRITES_PER_PASS_DEFAULT 2000U
 
+static void json_value_free(void *v)
+{
+        json_decref(v);
+}
+
 int tm_reconciler_new(const struct tm_reconciler_options *opts, struct tm_reconciler **ret)
 {
         struct tm_reconciler *r;
@@ -39,13 +44,13 @@ int tm_reconciler_new(const struct tm_reconciler_options *opts, struct tm_reconc
         if (!r)
                 return -ENOMEM;
         (void)pthread_mutex_init(&r->own_lock, NULL);
-        r->own_writes = json_object();
-        r->own_configmaps = json_object();
-        r->last_writes = json_object();
-        r->own_assignments = json_object();
-        r->own_isvc_status = json_object();
-        r->placement_pods = json_object();
-        r->releasing = json_object();
+        r->own_writes = hashmap_new(own_inner_free);
+        r->own_configmaps = hashmap_new(own_chain_free);
+        r->last_writes = hashmap_new(free);
+        r->own_assignments = hashmap_new(own_inner_free);
+        r->own_isvc_status = hashmap_new(own_isvc_status_free);
+        r->placement_pods = hashmap_new(json_value_free);
+        r->releasing = hashmap_new(NULL);
         if (!r->own_writes || !r->own_configmaps || !r->last_writes || !r->own_assignments ||
             !r->own_isvc_status || !r->placement_pods || !r->releasing) {
                 tm_reconciler_free(r);
@@ -70,13 +75,13 @@ struct tm_reconciler *tm_reconciler_free(struct tm_reconciler *r)
 {
         if (!r)
                 return NULL;
-        json_decref(r->own_writes);
-        json_decref(r->own_configmaps);
-        json_decref(r->last_writes);
-        json_decref(r->own_assignments);
-        json_decref(r->own_isvc_status);
-        json_decref(r->placement_pods);
-        json_decref(r->releasing);
+        hashmap_free(r->own_writes);
+        hashmap_free(r->own_configmaps);
+        hashmap_free(r->last_writes);
+        hashmap_free(r->own_assignments);
+        hashmap_free(r->own_isvc_status);
+        hashmap_free(r->placement_pods);
+        hashmap_free(r->releasing);
         (void)pthread_mutex_destroy(&r->own_lock);
         free(r);
         return NULL;
@@ -205,7 +210,7 @@ static int get_configmap(struct tm_reconciler *r, const struct reconcile_ctx *ct
                 }
         }
         (void)pthread_mutex_lock(&r->own_lock);
-        (void)json_object_del(r->own_configmaps, key);
+        (void)hashmap_remove(r->own_configmaps, key);
         (void)pthread_mutex_unlock(&r->own_lock);
         atomic_fetch_add(&r->configmap_gets, 1);
         k = kube_api_get(ctx->api, &gvr_configmaps, ns, name, &cm, &st);
@@ -288,11 +293,11 @@ static int hand_off_release(struct tm_reconciler *r, const char *ns, const char 
         if (k < 0 || (size_t)k >= sizeof(key))
                 return 0;
         (void)pthread_mutex_lock(&r->own_lock);
-        queued = json_object_get(r->releasing, key) != NULL;
-        k = queued ? 0 : json_object_set_new(r->releasing, key, json_true());
+        queued = hashmap_get(r->releasing, key) != NULL;
+        k = queued ? 0 : hashmap_put(r->releasing, key, r);
         (void)pthread_mutex_unlock(&r->own_lock);
         if (k < 0)
-                return -ENOMEM;
+                return k;
         if (!queued)
                 k = workqueue_add_rate_limited(r->release_queue, key);
         return k < 0 ? k : 1;
@@ -868,7 +873,7 @@ static int tm_reconcile_finalizer(const struct reconcile_ctx *ctx, const char *k
          * key over again if the finalizer is still there */
         if (k >= 0 || reconcile_error_is_terminal(k)) {
                 (void)pthread_mutex_lock(&r->own_lock);
-                (void)json_object_del(r->releasing, key);
+                (void)hashmap_remove(r->releasing, key);
                 (void)pthread_mutex_unlock(&r->own_lock);
         }
         return k;
