@@ -1075,8 +1075,71 @@ static int plan_models(struct planner *p)
                 }
                 if (r < 0)
                         return r;
+                if (t->metadata_patch)
+                        t->metadata_phase = w->tm.being_deleted ? TM_METADATA_FINALIZE
+                                                                : TM_METADATA_FIRST;
         }
         return 0;
+}
+
+/* One planned status with the replicas' reports merged in: ModelLoaded over every replica, or
+ * under placement over the replicas it is assigned (serving/spread.h). */
+static int merge_loaded(const struct planner *p, const struct replica_set *set, size_t i)
+{
+        const struct tm_work *w = &p->work[i];
+        struct tm_plan *t = &p->plan.tms[i];
+        const json_t *observed = w->tm.status;
+        const char *uri = json_get_string_path(p->in->tms[i], "spec", "model", "storageUri", NULL);
+        bool rrl = p->in->ready_requires_loaded;
+        CLEANUP(model_loaded_release) struct model_loaded m = { 0 };
+        int r;
+
+        if (p->plan.placement && !t->placement)
+                return 0; /* not placed (invalid, not this InferenceService's) */
+        if (!p->plan.placement) {
+                r = model_loaded_summarize(set, t->name, uri, &m);
+                if (r < 0 || !model_loaded_applies(observed, &m, rrl))
+                        return r < 0 ? r : 0;
+        }
+        if (t->status == observed) {
+                /* the plan shares the observed status (unchanged): edit a copy */
+                json_t *copy = json_deep_copy(observed);
+
+                if (!copy)
+                        return -ENOMEM;
+                json_decref(t->status);
+                t->status = copy;
+        }
+        r = p->plan.placement ? spread_status_apply(t->status, observed, set, t->name, uri,
+                                                    t->placement, rrl, p->in->now)
+                              : model_loaded_apply(t->status, observed, &m, rrl, p->in->now);
+        if (r >= 0)
+                t->status_changed = !observed || !json_equal(t->status, (json_t *)observed);
+        return r;
+}
+
+/* Phase 7, the replicas' reports (when the shell reads them): each planned status (only models
+ * not being deleted have one) with ModelLoaded; when a fresh report turns stale. Placement
+ * read the same reports at the same time already. */
+static int plan_loaded(struct planner *p)
+{
+        CLEANUP(replica_set_release) struct replica_set own = { 0 };
+        const struct replica_set *set = &own;
+        int r = 0;
+
+        if (!p->in->configmaps)
+                return 0;
+        if (p->plan.placement)
+                set = &p->sres.set;
+        else
+                r = replica_set_build((json_t *)p->in->configmaps, p->in->now, &own);
+        if (r < 0)
+                return r;
+        p->plan.next_stale = set->next_stale;
+        for (size_t i = 0; r >= 0 && i < p->plan.n_tms; i++)
+                if (p->plan.tms[i].status)
+                        r = merge_loaded(p, set, i);
+        return r;
 }
 
 int isvc_plan_compute(const struct plan_input *in, struct isvc_plan *ret)
@@ -1103,6 +1166,8 @@ int isvc_plan_compute(const struct plan_input *in, struct isvc_plan *ret)
         }
         if (r >= 0)
                 r = plan_models(&p);
+        if (r >= 0)
+                r = plan_loaded(&p);
         if (r < 0)
                 return r;
         *ret = p.plan;
@@ -1133,7 +1198,7 @@ static int orphan_metadata(const struct trained_model *tm, struct tm_plan *p)
         return plan_refs_and_patch(tm, TAKE_PTR(changes), "", NULL, p);
 }
 
-int tm_plan_orphan(const json_t *obj, usec_t now, struct tm_plan *ret)
+int tm_plan_orphan(const json_t *obj, usec_t now, bool no_finalizer, struct tm_plan *ret)
 {
         CLEANUP(tm_plan_releasep) struct tm_plan p = { 0 };
         CLEANUP(conditions_releasep) struct conditions observed = { 0 }, c = { 0 };
@@ -1152,6 +1217,7 @@ int tm_plan_orphan(const json_t *obj, usec_t now, struct tm_plan *ret)
                 r = plan_finalizer_removal(&tm, &p);
                 if (r < 0)
                         return r;
+                p.metadata_phase = p.metadata_patch ? TM_METADATA_FINALIZE : TM_METADATA_NONE;
                 *ret = p;
                 p = (struct tm_plan){ 0 };
                 return 0;
@@ -1181,6 +1247,9 @@ int tm_plan_orphan(const json_t *obj, usec_t now, struct tm_plan *ret)
         r = orphan_metadata(&tm, &p);
         if (r < 0)
                 return r;
+        p.metadata_phase = p.metadata_patch ? TM_METADATA_FIRST : TM_METADATA_NONE;
+        /* its own hand-off, paced: the label patch above is not conditioned on it */
+        p.release_finalizer = no_finalizer && tm.has_finalizer;
         if (p.status_changed) {
                 r = set_event(&p, "Warning", REASON_INVALID_SPEC, "%s", msg);
                 if (r < 0)
@@ -1191,14 +1260,14 @@ int tm_plan_orphan(const json_t *obj, usec_t now, struct tm_plan *ret)
         return 0;
 }
 
-int tm_plan_release_finalizer(const json_t *obj, json_t **ret)
+int tm_plan_release_finalizer(const json_t *obj, bool no_finalizer, json_t **ret)
 {
         struct trained_model tm;
 
         *ret = NULL;
         if (trained_model_from_json(obj, &tm) < 0)
                 return -EINVAL;
-        if (!tm.has_finalizer)
+        if (!tm.has_finalizer || (!tm.being_deleted && !no_finalizer))
                 return 0;
         *ret = finalizer_removal_patch(&tm);
         return *ret ? 0 : -ENOMEM;
@@ -1231,13 +1300,27 @@ json_t *isvc_plan_to_json(const struct isvc_plan *p)
                 if (o && t->release_finalizer &&
                     json_object_set_new(o, "releaseFinalizer", json_true()) < 0)
                         json_decref(TAKE_PTR(o));
+                if (o && t->metadata_phase != TM_METADATA_NONE &&
+                    json_object_set_new(o, "metadataPhase",
+                                        json_string(t->metadata_phase == TM_METADATA_FIRST
+                                                            ? "first"
+                                                            : "finalize")) < 0)
+                        json_decref(TAKE_PTR(o));
                 if (!o || json_array_append_new(tms, o) < 0)
                         return NULL;
         }
-        return json_pack("{s:b, s:s?, s:s?, s:o, s:o, s:O}", "isvcFound", p->isvc_found,
-                         "configMapName", p->configmap_name, "modelsJson", p->models_json,
-                         "configMapCreate", or_null(p->configmap_create), "configMapPatch",
-                         or_null(p->configmap_patch), "trainedModels", tms);
+        o = json_pack("{s:b, s:s?, s:s?, s:o, s:o, s:O}", "isvcFound", p->isvc_found,
+                      "configMapName", p->configmap_name, "modelsJson", p->models_json,
+                      "configMapCreate", or_null(p->configmap_create), "configMapPatch",
+                      or_null(p->configmap_patch), "trainedModels", tms);
+        if (o && p->next_stale) {
+                char when[64];
+
+                if (format_rfc3339(p->next_stale, when, sizeof(when)) < 0 ||
+                    json_object_set_new(o, "nextStale", json_string(when)) < 0)
+                        json_decref(TAKE_PTR(o));
+        }
+        return o;
 }
 
 static const char *const write_event_reasons[] = { "ModelAdded", "ModelUpdated", "ModelRemoved" };

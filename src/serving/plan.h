@@ -53,12 +53,25 @@
  *    metadata changes, gets release_finalizer (the shell releases it later, paced). A model
  *    being deleted with the finalizer is released as above (W6), so switching strands nothing.
  *
- * What the plan asks of the shell that applies it (the write order itself is written once, in
- * serving/reconciler.h): the metadata_patch of a TrainedModel that is not being deleted (its
- * finalizer) is written before any ConfigMap write lists the model; statuses, finalizer removals
- * (metadata_patch of a deleting model) and delete_object come from a second plan over the
- * ConfigMap as written, so that Ready and the removal reflect the write. A plan's event is
- * emitted once the write it describes succeeded (events of statuses: only when status_changed).
+ *  - the replicas' reports (issue 28; serving/replicas.h, plan_input.configmaps): each planned
+ *    status gets ModelLoaded ("n/m replicas loaded", under placement "n/k copies loaded" over
+ *    the replicas a model is assigned, spread_status_apply()), and Ready waits for a loaded
+ *    copy with plan_input.ready_requires_loaded; status_changed is judged after that, so an
+ *    unchanged world writes nothing. isvc_plan.next_stale says when a fresh report turns stale
+ *    (the shell's requeue notices a dead agent without any event).
+ *
+ * The plan is the complete list of writes: the shell that applies it (the write order itself is
+ * written once, in serving/reconciler.h) decides nothing again. Per TrainedModel:
+ *  - metadata_patch with metadata_phase TM_METADATA_FIRST (a model not being deleted: labels,
+ *    owner reference, its finalizer) is written before any ConfigMap write lists the model;
+ *  - metadata_patch with TM_METADATA_FINALIZE (the finalizer's removal from a model being
+ *    deleted that models.json no longer lists) after the ConfigMap write; the shell may hand it
+ *    to its finalizer workers;
+ *  - status when status_changed (never for a model being deleted), delete_object, and
+ *    release_finalizer (a live model's leftover finalizer, paced by the shell).
+ * Statuses, finalizer removals and deletes come from a second plan over the ConfigMap as
+ * written, so that Ready and the removal reflect the write. A plan's event is emitted once the
+ * write it describes succeeded (events of statuses: only when status_changed).
  */
 
 #include <jansson.h>
@@ -91,6 +104,13 @@ const char *tm_state_to_string(enum tm_state s);
 /* WAITING_*, DOES_NOT_FIT, INVALID: nothing to retry until something else changes. */
 bool tm_state_is_waiting(enum tm_state s);
 
+/* When the shell writes a tm_plan's metadata_patch (the decisions above). */
+enum tm_metadata_phase {
+        TM_METADATA_NONE,     /* no metadata_patch */
+        TM_METADATA_FIRST,    /* before the ConfigMap write (a model not being deleted) */
+        TM_METADATA_FINALIZE, /* after it: the finalizer's removal from a model being deleted */
+};
+
 struct tm_plan {
         char *name; /* owned; metadata.name ("" for an unreadable object) */
         enum tm_state state;
@@ -104,7 +124,7 @@ struct tm_plan {
         json_t *status;           /* owned reference; the desired .status; NULL: do not write
                                    * status. When !status_changed it may be the observed object
                                    * itself (shared with the input): copy it before editing */
-        bool status_changed;      /* status differs from the observed .status */
+        bool status_changed;      /* status differs from the observed .status: write it */
         bool release_finalizer;   /* no_finalizer: a live model still carries TM_FINALIZER and
                                    * nothing else of its metadata changes; the shell removes it
                                    * on its own, paced (tm_plan_release_finalizer()) */
@@ -113,6 +133,8 @@ struct tm_plan {
         char *event_message;      /* owned */
         struct spread_tm *placement; /* owned; under placement, where it is placed (for the
                                       * ModelLoaded merge, spread_status_apply()); else NULL */
+        /* when metadata_patch is written (NONE exactly when it is NULL) */
+        enum tm_metadata_phase metadata_phase;
 };
 
 struct isvc_plan {
@@ -132,6 +154,8 @@ struct isvc_plan {
                                     * placement annotation); NULL: none */
         char *placement_summary;   /* owned; that annotation's value, NULL when off */
         size_t placement_moved;    /* copies this plan places on a replica that did not hold them */
+        usec_t next_stale; /* when a fresh report turns stale (a ModelLoaded change without any
+                            * event: requeue then); 0: none can */
 };
 
 struct plan_input {
@@ -142,9 +166,11 @@ struct plan_input {
         size_t n_tms;
         usec_t now; /* CLOCK_REALTIME, for lastTransitionTime */
         /* borrowed; the InferenceService's agent reports and assignment ConfigMaps (array; the
-         * index REPLICAS_INDEX_ISVC), read only under placement (and to delete assignments when
-         * it is switched off); NULL: none */
+         * index REPLICAS_INDEX_ISVC): the reports give each status its ModelLoaded condition
+         * (and placement its replicas; assignments are deleted when placement is switched
+         * off); NULL: the shell reads no reports, no ModelLoaded is planned */
         const json_t *configmaps;
+        bool ready_requires_loaded; /* --ready-requires-loaded (serving/replicas.h) */
         /* --trainedmodel-finalizer=false: no finalizer on live models (see the decisions above);
          * false is KServe's behaviour */
         bool no_finalizer;
@@ -166,19 +192,24 @@ _warn_unused_result_ int isvc_plan_compute(const struct plan_input *in, struct i
 /*
  * The plan for a TrainedModel without a usable spec.inferenceService (no parent to plan with):
  * all three conditions False, reason InvalidSpec, message naming the field; the parent labels
- * and InferenceService ownerReferences dropped; when being deleted, the finalizer goes.
+ * and InferenceService ownerReferences dropped (TM_METADATA_FIRST); when being deleted, the
+ * finalizer goes (TM_METADATA_FINALIZE, no status). With @no_finalizer a live one that carries
+ * TM_FINALIZER gets release_finalizer besides its patch.
  * Returns 0, -EINVAL when @tm is not a readable TrainedModel, -ENOMEM.
  */
-_warn_unused_result_ int tm_plan_orphan(const json_t *tm, usec_t now, struct tm_plan *ret);
+_warn_unused_result_ int tm_plan_orphan(const json_t *tm, usec_t now, bool no_finalizer,
+                                        struct tm_plan *ret);
 
 void tm_plan_release(struct tm_plan *p);
 
 /*
- * The metadata patch that removes TM_FINALIZER from @tm (other finalizers kept; its
- * resourceVersion as precondition), in *ret (owned); *ret is NULL when @tm does not carry it.
- * Returns 0, -EINVAL when @tm is not a readable TrainedModel, -ENOMEM.
+ * The finalizer workers' plan: the metadata patch that removes TM_FINALIZER from @tm (other
+ * finalizers kept; its resourceVersion as precondition), in *ret (owned), when it may go: @tm is
+ * being deleted, or @no_finalizer (a live model's leftover). *ret is NULL when @tm does not
+ * carry it or it stays. Returns 0, -EINVAL when @tm is not a readable TrainedModel, -ENOMEM.
  */
-_warn_unused_result_ int tm_plan_release_finalizer(const json_t *tm, json_t **ret);
+_warn_unused_result_ int tm_plan_release_finalizer(const json_t *tm, bool no_finalizer,
+                                                   json_t **ret);
 
 /*
  * The one Normal Event of a models.json write (issue #12: the controller's own API writes during
@@ -203,7 +234,8 @@ _warn_unused_result_ int isvc_plan_write_event(const struct isvc_plan *p, const 
  * The plan as JSON, for golden tests and debug logs: {"isvcFound", "configMapName",
  * "modelsJson", "configMapCreate", "configMapPatch", "trainedModels": [{"name", "state",
  * "admitted", "listed", "deleteObject", "metadataPatch", "status", "statusChanged", "event"}]};
- * "releaseFinalizer": true only where set.
+ * "releaseFinalizer": true only where set, "metadataPhase" ("first", "finalize") with a
+ * metadataPatch, "nextStale" (RFC 3339) when set.
  * Returns: new reference; NULL on OOM.
  */
 json_t *isvc_plan_to_json(const struct isvc_plan *p);

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "json/json-util.h"
@@ -24,13 +25,102 @@
  * A 409 still re-reads fresh. One key is never reconciled by two workers at
  * once; own_lock guards the map.
  */
-#define OWN_CONFIGMAP_CHAIN_MAX 16
-
 int tm_configmap_key(const char *ns, const char *name, char *buf, size_t len)
 {
         int n = snprintf(buf, len, "%s/%s", ns, name);
 
         return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+struct own_chain *own_chain_new(const char *base, bool created)
+{
+        struct own_chain *c = calloc(1, sizeof(*c));
+
+        if (c)
+                c->created = created;
+        if (c && base && own_chain_append(c, base) < 0) {
+                own_chain_free(c);
+                c = NULL;
+        }
+        return c;
+}
+
+void own_chain_free(void *chain)
+{
+        struct own_chain *c = chain;
+
+        if (!c)
+                return;
+        for (size_t i = 0; i < c->n; i++)
+                free(c->rvs[i]);
+        json_decref(c->obj);
+        free(c);
+}
+
+int own_chain_append(struct own_chain *c, const char *rv)
+{
+        if (c->n >= OWN_CHAIN_MAX)
+                return -E2BIG;
+        c->rvs[c->n] = strdup(rv);
+        if (!c->rvs[c->n])
+                return -ENOMEM;
+        c->n++;
+        return 0;
+}
+
+const char *own_chain_last(const struct own_chain *c)
+{
+        return c && c->n > 0 ? c->rvs[c->n - 1] : NULL;
+}
+
+bool own_chain_has(const struct own_chain *c, const char *rv, size_t from, bool drop_last)
+{
+        size_t end = c && c->n > 0 && drop_last ? c->n - 1 : (c ? c->n : 0);
+
+        for (size_t i = from; rv && i < end; i++)
+                if (streq(rv, c->rvs[i]))
+                        return true;
+        return false;
+}
+
+void own_write_free(void *w)
+{
+        struct own_write *o = w;
+
+        if (!o)
+                return;
+        free(o->rv);
+        json_decref(o->obj);
+        free(o);
+}
+
+void own_inner_free(void *inner)
+{
+        hashmap_free(inner);
+}
+
+struct hashmap *own_inner(struct hashmap *outer, const char *key, bool create,
+                          hashmap_free_fn free_fn)
+{
+        struct hashmap *inner = hashmap_get(outer, key);
+
+        if (inner || !create)
+                return inner;
+        inner = hashmap_new(free_fn);
+        if (!inner || hashmap_put(outer, key, inner) < 0)
+                return NULL; /* a failed put freed it */
+        return inner;
+}
+
+void own_isvc_status_free(void *s)
+{
+        struct own_isvc_status *o = s;
+
+        if (!o)
+                return;
+        free(o->rv);
+        free(o->value);
+        free(o);
 }
 
 /* The ConfigMap to plan from, given the cache's (borrowed, may be NULL). Returns: owned; NULL:
@@ -40,24 +130,21 @@ int tm_configmap_key(const char *ns, const char *name, char *buf, size_t len)
 json_t *tm_own_configmap_overlay(struct tm_reconciler *r, const char *key, json_t *cached)
 {
         const char *rv = tm_obj_rv(cached);
-        json_t *e, *rvs, *answer = NULL;
+        struct own_chain *e;
+        json_t *answer = NULL;
         bool caught_up = false;
-        size_t n;
 
         (void)pthread_mutex_lock(&r->own_lock);
-        e = json_object_get(r->own_configmaps, key);
+        e = hashmap_get(r->own_configmaps, key);
         if (!e) {
                 (void)pthread_mutex_unlock(&r->own_lock);
                 return json_incref(cached);
         }
-        rvs = json_object_get(e, "rvs");
-        n = json_array_size(rvs);
-        for (size_t i = 0; rv && i + 1 < n; i++)
-                if (streq(rv, json_string_value(json_array_get(rvs, i))))
-                        answer = json_incref(json_object_get(e, "obj"));
-        caught_up = rv && n > 0 && streq(rv, json_string_value(json_array_get(rvs, n - 1)));
+        if (own_chain_has(e, rv, 0, true))
+                answer = json_incref(e->obj);
+        caught_up = rv && own_chain_last(e) && streq(rv, own_chain_last(e));
         if (!answer)
-                (void)json_object_del(r->own_configmaps, key);
+                (void)hashmap_remove(r->own_configmaps, key);
         (void)pthread_mutex_unlock(&r->own_lock);
         if (answer)
                 return answer;
@@ -70,29 +157,27 @@ int tm_own_configmap_put(struct tm_reconciler *r, const char *key, const json_t 
                          const json_t *answer)
 {
         const char *base = tm_obj_rv(from), *rv = tm_obj_rv(answer);
-        json_t *e, *rvs;
+        struct own_chain *e;
         int k = -ENOMEM;
 
         if (!rv)
                 return 0;
         (void)pthread_mutex_lock(&r->own_lock);
-        e = json_object_get(r->own_configmaps, key);
-        rvs = json_object_get(e, "rvs");
+        e = hashmap_get(r->own_configmaps, key);
         /* a chain continues only from its own newest write */
-        if (!e || !base ||
-            !streq(base, json_string_value(json_array_get(rvs, json_array_size(rvs) - 1))) ||
-            json_array_size(rvs) >= OWN_CONFIGMAP_CHAIN_MAX) {
-                e = base ? json_pack("{s:[s],s:n}", "rvs", base, "obj")
-                         : json_pack("{s:[],s:n}", "rvs", "obj");
-                if (e && json_object_set_new(r->own_configmaps, key, e) < 0)
-                        e = NULL;
-                rvs = json_object_get(e, "rvs");
+        if (!e || !base || !own_chain_last(e) || !streq(base, own_chain_last(e)) ||
+            e->n >= OWN_CHAIN_MAX) {
+                e = own_chain_new(base, false);
+                if (e && hashmap_put(r->own_configmaps, key, e) < 0)
+                        e = NULL; /* freed */
         }
-        if (e && json_array_append_new(rvs, json_string(rv)) >= 0 &&
-            json_object_set(e, "obj", (json_t *)answer) >= 0)
+        if (e && own_chain_append(e, rv) >= 0) {
+                json_decref(e->obj);
+                e->obj = json_incref((json_t *)answer);
                 k = 0;
+        }
         if (k < 0)
-                (void)json_object_del(r->own_configmaps, key);
+                (void)hashmap_remove(r->own_configmaps, key);
         (void)pthread_mutex_unlock(&r->own_lock);
         return k;
 }
@@ -102,7 +187,7 @@ int tm_own_configmap_put(struct tm_reconciler *r, const char *key, const json_t 
  * time after it: a reconcile in between would plan from the object as it was and send the same
  * status or finalizer patch again, or remove a finalizer of an object that is gone (404). So the
  * answer of every TrainedModel write is kept, keyed by the InferenceService and the TrainedModel,
- * with the resourceVersion the cache had when it was written ("rv"; obj null: the object is gone).
+ * with the resourceVersion the cache had when it was written (rv; obj NULL: the object is gone).
  * While the cache still holds exactly that resourceVersion, the next reconcile plans from the
  * answer instead (or leaves a gone object out); as soon as the cache holds anything else, the
  * entry is dropped and the cache is the truth again. Entries live only while their
@@ -112,37 +197,35 @@ int tm_own_configmap_put(struct tm_reconciler *r, const char *key, const json_t 
 /* Replaces (or removes) the entries of tms the cache has not caught up with; drops the rest. */
 int tm_own_writes_overlay(struct tm_reconciler *r, const char *key, json_t *tms)
 {
-        json_auto_t *kept = json_object();
+        CLEANUP(hashmap_freep) struct hashmap *kept = hashmap_new(NULL);
+        struct hashmap *mine;
+        struct own_write *e;
         const char *name;
-        json_t *mine, *e, *answer;
-        void *tmp;
         int k = 0;
 
         if (!kept)
                 return -ENOMEM;
         /* under the lock throughout: finalizer workers record their answers meanwhile */
         (void)pthread_mutex_lock(&r->own_lock);
-        mine = json_object_get(r->own_writes, key);
+        mine = hashmap_get(r->own_writes, key);
         for (size_t i = json_array_size(tms); mine && k == 0 && i-- > 0;) {
                 const json_t *o = json_array_get(tms, i);
                 const char *rv = tm_obj_rv(o);
 
                 name = json_get_string_path(o, "metadata", "name", NULL);
-                e = name ? json_object_get(mine, name) : NULL;
-                if (!e || !rv || !streq(rv, json_string_value(json_object_get(e, "rv"))))
+                e = name ? hashmap_get(mine, name) : NULL;
+                if (!e || !rv || !streq(rv, e->rv))
                         continue;
-                answer = json_object_get(e, "obj");
-                if (json_object_set_new(kept, name, json_true()) < 0 ||
-                    (json_is_null(answer) ? json_array_remove(tms, i) < 0
-                                          : json_array_set(tms, i, answer) < 0))
+                if (hashmap_put(kept, name, r) < 0 ||
+                    (!e->obj ? json_array_remove(tms, i) < 0 : json_array_set(tms, i, e->obj) < 0))
                         k = -ENOMEM;
         }
         if (mine && k == 0) {
-                json_object_foreach_safe(mine, tmp, name, e)
-                        if (!json_object_get(kept, name))
-                                (void)json_object_del(mine, name);
-                if (json_object_size(mine) == 0)
-                        (void)json_object_del(r->own_writes, key);
+                HASHMAP_FOREACH(mine, it, name, e)
+                        if (!hashmap_get(kept, name))
+                                (void)hashmap_remove(mine, name);
+                if (hashmap_size(mine) == 0)
+                        (void)hashmap_remove(r->own_writes, key);
         }
         (void)pthread_mutex_unlock(&r->own_lock);
         return k;
@@ -155,24 +238,33 @@ int tm_own_writes_put(struct tm_reconciler *r, const char *key, const json_t *ca
 {
         const char *name = json_get_string_path(cached, "metadata", "name", NULL);
         const char *rv = tm_obj_rv(cached);
-        json_t *mine, *e;
+        struct hashmap *mine;
+        struct own_write *e;
         int k = -ENOMEM;
 
         if (!name || !rv)
                 return 0;
         (void)pthread_mutex_lock(&r->own_lock);
-        mine = json_object_get(r->own_writes, key);
-        if (!mine && json_object_set_new(r->own_writes, key, mine = json_object()) < 0)
-                mine = NULL;
-        e = mine ? json_object_get(mine, name) : NULL;
-        if (e) /* planned from an earlier answer: the cache still has the entry's rv */
-                k = json_object_set(e, "obj", answer ? (json_t *)answer : json_null());
-        else if (mine)
-                k = json_object_set_new(mine, name,
-                                        json_pack("{s:s,s:O}", "rv", rv, "obj",
-                                                  answer ? (json_t *)answer : json_null()));
+        mine = own_inner(r->own_writes, key, true, own_write_free);
+        e = mine ? hashmap_get(mine, name) : NULL;
+        if (!e && mine) {
+                e = calloc(1, sizeof(*e));
+                if (e)
+                        e->rv = strdup(rv);
+                if (e && (!e->rv || hashmap_put(mine, name, e) < 0)) {
+                        if (!e->rv)
+                                own_write_free(e);
+                        e = NULL; /* freed */
+                }
+        }
+        /* an existing entry was planned from an earlier answer: the cache still has its rv */
+        if (e) {
+                json_decref(e->obj);
+                e->obj = answer ? json_incref((json_t *)answer) : NULL;
+                k = 0;
+        }
         (void)pthread_mutex_unlock(&r->own_lock);
-        return k < 0 ? -ENOMEM : 0;
+        return k;
 }
 
 /* The answer recorded under InferenceService key for TrainedModel cached (borrowed), while the
@@ -182,18 +274,16 @@ bool tm_own_writes_lookup(struct tm_reconciler *r, const char *key, const json_t
 {
         const char *name = json_get_string_path(cached, "metadata", "name", NULL);
         const char *rv = tm_obj_rv(cached);
-        json_t *e;
+        const struct own_write *e;
         bool found = false;
 
         *ret = NULL;
         if (!name || !rv)
                 return false;
         (void)pthread_mutex_lock(&r->own_lock);
-        e = json_object_get(json_object_get(r->own_writes, key), name);
-        if (e && streq(rv, json_string_value(json_object_get(e, "rv")))) {
-                json_t *obj = json_object_get(e, "obj");
-
-                *ret = json_is_null(obj) ? NULL : json_incref(obj);
+        e = hashmap_get(hashmap_get(r->own_writes, key), name);
+        if (e && streq(rv, e->rv)) {
+                *ret = json_incref(e->obj);
                 found = true;
         }
         (void)pthread_mutex_unlock(&r->own_lock);

@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "json/json-util.h"
@@ -24,49 +25,42 @@
 #include "serving/replicas.h"
 #include "serving/spread.h"
 
-/* Longest resourceVersion chain kept per assignment. */
-#define OWN_ASSIGNMENT_CHAIN_MAX 16
-
 static const char *cm_name(const json_t *cm)
 {
         return json_get_string_path(cm, "metadata", "name", NULL);
 }
 
 /* Is the cached version @rv (may be NULL) one the chain @e was written over (not its last)? */
-static bool chain_behind(const json_t *e, const char *rv)
+static bool chain_behind(const struct own_chain *e, const char *rv)
 {
-        const json_t *rvs = json_object_get(e, "rvs");
-        size_t n = json_array_size(rvs);
+        const char *last = own_chain_last(e);
 
-        for (size_t i = 0; rv && i + 1 < n; i++)
-                if (streq(rv, json_string_value(json_array_get(rvs, i))))
-                        return true;
+        if (own_chain_has(e, rv, 0, true))
+                return true;
         /* a delete leaves the deleted version last: the cache holding it is behind */
-        return rv && n > 0 && json_is_null(json_object_get(e, "obj")) &&
-               streq(rv, json_string_value(json_array_get(rvs, n - 1)));
+        return rv && last && !e->obj && streq(rv, last);
 }
 
 /* The cached assignments (@cms, modified in place) with an entry in @mine: the answer while the
  * cache is behind the chain (removed: deleted by us), else the entry goes. Names in @seen. */
-static int overlay_cached(json_t *mine, json_t *cms, json_t *seen)
+static int overlay_cached(struct hashmap *mine, json_t *cms, struct hashmap *seen)
 {
         for (size_t i = json_array_size(cms); i-- > 0;) {
                 const json_t *cm = json_array_get(cms, i);
                 const char *name = cm_name(cm);
-                json_t *e = name && replicas_is_assignment(cm) ? json_object_get(mine, name) : NULL;
-                const json_t *obj;
+                const struct own_chain *e = name && replicas_is_assignment(cm)
+                                                    ? hashmap_get(mine, name)
+                                                    : NULL;
 
                 if (!e)
                         continue;
-                if (json_object_set_new(seen, name, json_true()) < 0)
+                if (hashmap_put(seen, name, mine) < 0)
                         return -ENOMEM;
                 if (!chain_behind(e, tm_obj_rv(cm))) {
-                        (void)json_object_del(mine, name); /* caught up, or someone else's */
+                        (void)hashmap_remove(mine, name); /* caught up, or someone else's */
                         continue;
                 }
-                obj = json_object_get(e, "obj");
-                if (json_is_null(obj) ? json_array_remove(cms, i) < 0
-                                      : json_array_set(cms, i, (json_t *)obj) < 0)
+                if (!e->obj ? json_array_remove(cms, i) < 0 : json_array_set(cms, i, e->obj) < 0)
                         return -ENOMEM;
         }
         return 0;
@@ -75,12 +69,11 @@ static int overlay_cached(json_t *mine, json_t *cms, json_t *seen)
 /* Overlays the cached ConfigMaps (@cms, the InferenceService's, modified in place) with the
  * assignment writes of one InferenceService (@mine) the cache has not delivered yet; drops the
  * entries it has. */
-static int overlay_locked(json_t *mine, json_t *cms)
+static int overlay_locked(struct hashmap *mine, json_t *cms)
 {
-        json_auto_t *seen = json_object();
+        CLEANUP(hashmap_freep) struct hashmap *seen = hashmap_new(NULL);
+        struct own_chain *e;
         const char *name;
-        json_t *e;
-        void *tmp;
         int k;
 
         if (!seen)
@@ -88,17 +81,15 @@ static int overlay_locked(json_t *mine, json_t *cms)
         k = overlay_cached(mine, cms, seen);
         if (k < 0)
                 return k;
-        json_object_foreach_safe(mine, tmp, name, e) {
-                const json_t *obj = json_object_get(e, "obj");
-
-                if (json_object_get(seen, name))
+        HASHMAP_FOREACH(mine, it, name, e) {
+                if (hashmap_get(seen, name))
                         continue;
                 /* not cached: our create it has not seen yet, else it is gone (a delete) */
-                if (json_is_true(json_object_get(e, "created")) && json_is_object(obj)) {
-                        if (json_array_append(cms, (json_t *)obj) < 0)
+                if (e->created && json_is_object(e->obj)) {
+                        if (json_array_append(cms, e->obj) < 0)
                                 return -ENOMEM;
                 } else
-                        (void)json_object_del(mine, name);
+                        (void)hashmap_remove(mine, name);
         }
         return 0;
 }
@@ -109,7 +100,7 @@ static int overlay_locked(json_t *mine, json_t *cms)
 int tm_spread_load(struct tm_reconciler *r, const char *key, json_t **ret)
 {
         json_auto_t *cms = NULL;
-        json_t *mine;
+        struct hashmap *mine;
         int k;
 
         *ret = NULL;
@@ -119,10 +110,10 @@ int tm_spread_load(struct tm_reconciler *r, const char *key, json_t **ret)
         if (k < 0)
                 return k;
         (void)pthread_mutex_lock(&r->own_lock);
-        mine = json_object_get(r->own_assignments, key);
+        mine = hashmap_get(r->own_assignments, key);
         k = mine ? overlay_locked(mine, cms) : 0;
-        if (mine && json_object_size(mine) == 0)
-                (void)json_object_del(r->own_assignments, key);
+        if (mine && hashmap_size(mine) == 0)
+                (void)hashmap_remove(r->own_assignments, key);
         (void)pthread_mutex_unlock(&r->own_lock);
         if (k < 0)
                 return k;
@@ -136,32 +127,27 @@ static int own_put(struct tm_reconciler *r, const char *key, const char *name, c
                    const json_t *answer)
 {
         const char *base = tm_obj_rv(from), *rv = answer ? tm_obj_rv(answer) : NULL;
-        json_t *mine, *e, *rvs;
+        struct hashmap *mine;
+        struct own_chain *e;
         int k = -ENOMEM;
 
         (void)pthread_mutex_lock(&r->own_lock);
-        mine = json_object_get(r->own_assignments, key);
-        if (!mine && json_object_set_new(r->own_assignments, key, mine = json_object()) < 0)
-                mine = NULL;
-        e = mine ? json_object_get(mine, name) : NULL;
-        rvs = json_object_get(e, "rvs");
+        mine = own_inner(r->own_assignments, key, true, own_chain_free);
+        e = mine ? hashmap_get(mine, name) : NULL;
         /* a chain continues only from its own newest write */
-        if (mine &&
-            (!e || !base || json_array_size(rvs) >= OWN_ASSIGNMENT_CHAIN_MAX ||
-             !streq(base, json_string_value(json_array_get(rvs, json_array_size(rvs) - 1))))) {
-                e = json_pack("{s:[], s:n, s:b}", "rvs", "obj", "created", !from);
-                if (e && base &&
-                    json_array_append_new(json_object_get(e, "rvs"), json_string(base)) < 0)
-                        e = NULL;
-                if (e && json_object_set_new(mine, name, e) < 0)
-                        e = NULL;
-                rvs = json_object_get(e, "rvs");
+        if (mine && (!e || !base || e->n >= OWN_CHAIN_MAX || !own_chain_last(e) ||
+                     !streq(base, own_chain_last(e)))) {
+                e = own_chain_new(base, !from);
+                if (e && hashmap_put(mine, name, e) < 0)
+                        e = NULL; /* freed */
         }
-        if (e && (!rv || json_array_append_new(rvs, json_string(rv)) >= 0) &&
-            json_object_set(e, "obj", answer ? (json_t *)answer : json_null()) >= 0)
+        if (e && (!rv || own_chain_append(e, rv) >= 0)) {
+                json_decref(e->obj);
+                e->obj = answer ? json_incref((json_t *)answer) : NULL;
                 k = 0;
+        }
         if (k < 0 && mine)
-                (void)json_object_del(mine, name);
+                (void)hashmap_remove(mine, name);
         (void)pthread_mutex_unlock(&r->own_lock);
         return k;
 }
@@ -174,19 +160,16 @@ bool tm_own_assignment_echo(struct tm_reconciler *r, const json_t *cm)
                                                 NULL);
         const char *name = cm_name(cm), *rv = tm_obj_rv(cm);
         char key[CACHE_KEY_MAX];
-        const json_t *e, *rvs;
-        bool ours = false;
+        const struct own_chain *e;
+        bool ours;
 
         if (!ns || !isvc || !name || !rv || !replicas_is_assignment(cm) ||
             tm_configmap_key(ns, isvc, key, sizeof(key)) < 0)
                 return false;
         (void)pthread_mutex_lock(&r->own_lock);
-        e = json_object_get(json_object_get(r->own_assignments, key), name);
-        rvs = json_object_get(e, "rvs");
+        e = hashmap_get(hashmap_get(r->own_assignments, key), name);
         /* the chain's first version is the one planned from (unless created): not ours */
-        for (size_t i = json_is_true(json_object_get(e, "created")) ? 0 : 1;
-             i < json_array_size(rvs) && !ours; i++)
-                ours = streq(rv, json_string_value(json_array_get(rvs, i)));
+        ours = e && own_chain_has(e, rv, e->created ? 0 : 1, false);
         (void)pthread_mutex_unlock(&r->own_lock);
         return ours;
 }
@@ -357,7 +340,8 @@ int tm_spread_isvc_status(struct tm_reconciler *r, const struct reconcile_ctx *c
         const char *rv = tm_obj_rv(isvc), *want = plan->placement_summary;
         struct kube_write_options wo = { .subresource = "status" };
         struct kube_status st = { 0 };
-        json_t *last;
+        const struct own_isvc_status *last;
+        struct own_isvc_status *note;
         bool same;
         int k;
 
@@ -365,11 +349,9 @@ int tm_spread_isvc_status(struct tm_reconciler *r, const struct reconcile_ctx *c
                 return 0;
         /* our last write of it, while the cache still holds the version it was written over */
         (void)pthread_mutex_lock(&r->own_lock);
-        last = json_object_get(r->own_isvc_status, key);
-        same = last && streq(rv, json_string_value(json_object_get(last, "rv"))) &&
-               (want ? json_is_string(json_object_get(last, "value")) &&
-                                streq(want, json_string_value(json_object_get(last, "value")))
-                     : !json_is_string(json_object_get(last, "value")));
+        last = hashmap_get(r->own_isvc_status, key);
+        same = last && streq(rv, last->rv) &&
+               (want ? last->value && streq(want, last->value) : !last->value);
         (void)pthread_mutex_unlock(&r->own_lock);
         if (same)
                 return 0;
@@ -382,11 +364,15 @@ int tm_spread_isvc_status(struct tm_reconciler *r, const struct reconcile_ctx *c
                                         "Failed to patch the status of InferenceService %s/%s: %s",
                                         ns, name, st.message);
         atomic_fetch_add(&r->isvc_status_writes, 1);
+        note = calloc(1, sizeof(*note));
+        if (!note || !(note->rv = strdup(rv)) || (want && !(note->value = strdup(want)))) {
+                own_isvc_status_free(note);
+                return -ENOMEM;
+        }
         (void)pthread_mutex_lock(&r->own_lock);
-        k = json_object_set_new(r->own_isvc_status, key,
-                                json_pack("{s:s, s:s?}", "rv", rv, "value", want));
+        k = hashmap_put(r->own_isvc_status, key, note);
         (void)pthread_mutex_unlock(&r->own_lock);
-        return k < 0 ? -ENOMEM : 0;
+        return k;
 }
 
 /* Keeps the plan's per-pod summary for the metrics (tm_reconciler_placement_pods()). */
@@ -396,12 +382,11 @@ void tm_spread_note(struct tm_reconciler *r, const char *key, const struct isvc_
                                                : NULL;
 
         (void)pthread_mutex_lock(&r->own_lock);
-        if (pods)
-                (void)json_object_set_new(r->placement_pods, key, pods);
-        else
-                (void)json_object_del(r->placement_pods, key);
+        /* out of memory: no summary rather than an old one */
+        if (!pods || hashmap_put(r->placement_pods, key, pods) < 0)
+                (void)hashmap_remove(r->placement_pods, key);
         if (!plan->isvc_status_patch && !plan->placement)
-                (void)json_object_del(r->own_isvc_status, key);
+                (void)hashmap_remove(r->own_isvc_status, key);
         (void)pthread_mutex_unlock(&r->own_lock);
 }
 
@@ -409,15 +394,23 @@ void tm_spread_note(struct tm_reconciler *r, const char *key, const struct isvc_
 void tm_spread_forget(struct tm_reconciler *r, const char *key)
 {
         (void)pthread_mutex_lock(&r->own_lock);
-        (void)json_object_del(r->placement_pods, key);
-        (void)json_object_del(r->own_isvc_status, key);
+        (void)hashmap_remove(r->placement_pods, key);
+        (void)hashmap_remove(r->own_isvc_status, key);
         (void)pthread_mutex_unlock(&r->own_lock);
 }
 
 int tm_reconciler_placement_pods(struct tm_reconciler *r, json_t **ret)
 {
+        json_auto_t *all = json_object();
+        const char *key;
+        json_t *pods;
+        int k = all ? 0 : -ENOMEM;
+
         (void)pthread_mutex_lock(&r->own_lock);
-        *ret = json_deep_copy(r->placement_pods);
+        HASHMAP_FOREACH(r->placement_pods, it, key, pods)
+                if (k == 0 && json_object_set_new(all, key, json_deep_copy(pods)) < 0)
+                        k = -ENOMEM;
         (void)pthread_mutex_unlock(&r->own_lock);
-        return *ret ? 0 : -ENOMEM;
+        *ret = k == 0 ? TAKE_PTR(all) : NULL;
+        return k;
 }

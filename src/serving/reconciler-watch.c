@@ -18,6 +18,7 @@
  *    modelconfig-<isvc>-<pod>) that is the echo of one of our own writes enqueues nothing: the
  *    pass that wrote it planned again from the answer already.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "json/json-util.h"
@@ -33,6 +34,13 @@
 /* last_writes entries beyond this are pruned of those older than the window */
 #define LAST_WRITES_PRUNE_AT 1024
 
+/* The informer's view of a TrainedModel's delete, which decides when a key is enqueued (what
+ * a pass writes for it is the plan's: serving/plan.h). */
+static bool tm_is_deleting(const json_t *tm)
+{
+        return json_get_path(tm, "metadata", "deletionTimestamp", NULL) != NULL;
+}
+
 usec_t tm_delete_batch_window(const struct tm_reconciler_options *opts)
 {
         return opts->delete_batch_window ? opts->delete_batch_window : DELETE_BATCH_WINDOW_DEFAULT;
@@ -40,37 +48,43 @@ usec_t tm_delete_batch_window(const struct tm_reconciler_options *opts)
 
 void tm_batch_note_write(struct tm_reconciler *r, const char *key, usec_t now)
 {
+        usec_t *v, *at;
         const char *k;
-        json_t *v;
-        void *tmp;
 
         if (r->delete_batch_window == USEC_INFINITY)
                 return;
+        at = malloc(sizeof(*at));
+        if (!at)
+                return; /* that write is not batched after: only a pass more */
+        *at = now;
         (void)pthread_mutex_lock(&r->own_lock);
-        if (json_object_size(r->last_writes) >= LAST_WRITES_PRUNE_AT)
-                json_object_foreach_safe(r->last_writes, tmp, k, v)
-                        if ((usec_t)json_integer_value(v) + r->delete_batch_window < now)
-                                (void)json_object_del(r->last_writes, k);
-        (void)json_object_set_new(r->last_writes, key, json_integer((json_int_t)now));
+        if (hashmap_size(r->last_writes) >= LAST_WRITES_PRUNE_AT)
+                HASHMAP_FOREACH(r->last_writes, it, k, v)
+                        if (*v + r->delete_batch_window < now)
+                                (void)hashmap_remove(r->last_writes, k);
+        /* out of memory: no note (an older one would delay wrongly), only a pass more */
+        if (hashmap_put(r->last_writes, key, at) < 0)
+                (void)hashmap_remove(r->last_writes, key);
         (void)pthread_mutex_unlock(&r->own_lock);
 }
 
-/* The delay of a delete-start's key: what is left of the window after the last write. */
+/* The delay of a delete-start's key: what is left of the window after the last write (a wall
+ * clock stepped back waits no longer than the window). */
 static usec_t batch_delay(struct tm_reconciler *r, const char *key)
 {
-        usec_t now = now_monotonic(), last, delay = 0;
-        json_t *v;
+        usec_t now = clock_now(r->clock), last, delay = 0;
+        const usec_t *v;
 
         if (r->delete_batch_window == USEC_INFINITY)
                 return 0;
         (void)pthread_mutex_lock(&r->own_lock);
-        v = json_object_get(r->last_writes, key);
+        v = hashmap_get(r->last_writes, key);
         if (v) {
-                last = (usec_t)json_integer_value(v);
+                last = *v;
                 if (now < last + r->delete_batch_window)
-                        delay = last + r->delete_batch_window - now;
+                        delay = MIN(last + r->delete_batch_window - now, r->delete_batch_window);
                 else
-                        (void)json_object_del(r->last_writes, key);
+                        (void)hashmap_remove(r->last_writes, key);
         }
         (void)pthread_mutex_unlock(&r->own_lock);
         return delay;
@@ -97,7 +111,7 @@ static bool removal_changes_nothing(struct tm_reconciler *r, const char *key, co
         AUTOFREE char *ns = NULL, *isvc = NULL;
         char cm_name[MODELCONFIG_NAME_MAX], cm_key[CACHE_KEY_MAX];
         json_auto_t *cached = NULL;
-        json_t *own;
+        const struct own_chain *own;
         bool listed;
         int n;
 
@@ -114,11 +128,12 @@ static bool removal_changes_nothing(struct tm_reconciler *r, const char *key, co
         listed = models_json_may_list(json_get_string_path(cached, "data", "models.json", NULL),
                                       name);
         (void)pthread_mutex_lock(&r->own_lock);
-        own = json_object_get(json_object_get(r->own_configmaps, cm_key), "obj");
-        listed = listed ||
-                 models_json_may_list(json_get_string_path(own, "data", "models.json", NULL), name);
+        own = hashmap_get(r->own_configmaps, cm_key);
+        listed = listed || models_json_may_list(json_get_string_path(own ? own->obj : NULL, "data",
+                                                                     "models.json", NULL),
+                                                name);
         if (!listed)
-                (void)json_object_del(json_object_get(r->own_writes, key), name);
+                (void)hashmap_remove(hashmap_get(r->own_writes, key), name);
         (void)pthread_mutex_unlock(&r->own_lock);
         return !listed;
 }
@@ -233,15 +248,12 @@ static bool own_configmap_echo(struct tm_reconciler *r, const json_t *cm)
 {
         const char *rv = tm_obj_rv(cm);
         char key[CACHE_KEY_MAX];
-        json_t *rvs;
-        bool ours = false;
+        bool ours;
 
         if (!rv || cache_key_of(cm, key, sizeof(key)) < 0)
                 return false;
         (void)pthread_mutex_lock(&r->own_lock);
-        rvs = json_object_get(json_object_get(r->own_configmaps, key), "rvs");
-        for (size_t i = 1; i < json_array_size(rvs) && !ours; i++)
-                ours = streq(rv, json_string_value(json_array_get(rvs, i)));
+        ours = own_chain_has(hashmap_get(r->own_configmaps, key), rv, 1, false);
         (void)pthread_mutex_unlock(&r->own_lock);
         return ours;
 }
@@ -258,7 +270,7 @@ static bool configmap_update_matters(void *userdata, const json_t *old_obj, cons
                 return false;
         }
         return !replica_report_heartbeat_only(old_obj, new_obj) ||
-               replica_report_stale(old_obj, now_realtime());
+               replica_report_stale(old_obj, clock_now(r->clock));
 }
 
 int tm_reconciler_watch_configmaps(struct tm_reconciler *r, struct informer *configmaps,

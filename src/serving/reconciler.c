@@ -14,9 +14,7 @@
 #include "kube/workqueue.h"
 #include "serving/modelconfig.h"
 #include "serving/plan.h"
-#include "serving/replicas.h"
 #include "serving/spread.h"
-#include "serving/trainedmodel.h"
 #include "util/log.h"
 
 const struct gvr gvr_trainedmodels = { "serving.kserve.io", "v1alpha1", "trainedmodels" };
@@ -31,6 +29,11 @@ const struct gvr gvr_configmaps = { "", "v1", "configmaps" };
  * Every pass plans all TrainedModels of the InferenceService again, so the slice is large. */
 #define TM_WRITES_PER_PASS_DEFAULT 2000U
 
+static void json_value_free(void *v)
+{
+        json_decref(v);
+}
+
 int tm_reconciler_new(const struct tm_reconciler_options *opts, struct tm_reconciler **ret)
 {
         struct tm_reconciler *r;
@@ -41,13 +44,13 @@ int tm_reconciler_new(const struct tm_reconciler_options *opts, struct tm_reconc
         if (!r)
                 return -ENOMEM;
         (void)pthread_mutex_init(&r->own_lock, NULL);
-        r->own_writes = json_object();
-        r->own_configmaps = json_object();
-        r->last_writes = json_object();
-        r->own_assignments = json_object();
-        r->own_isvc_status = json_object();
-        r->placement_pods = json_object();
-        r->releasing = json_object();
+        r->own_writes = hashmap_new(own_inner_free);
+        r->own_configmaps = hashmap_new(own_chain_free);
+        r->last_writes = hashmap_new(free);
+        r->own_assignments = hashmap_new(own_inner_free);
+        r->own_isvc_status = hashmap_new(own_isvc_status_free);
+        r->placement_pods = hashmap_new(json_value_free);
+        r->releasing = hashmap_new(NULL);
         if (!r->own_writes || !r->own_configmaps || !r->last_writes || !r->own_assignments ||
             !r->own_isvc_status || !r->placement_pods || !r->releasing) {
                 tm_reconciler_free(r);
@@ -63,6 +66,7 @@ int tm_reconciler_new(const struct tm_reconciler_options *opts, struct tm_reconc
         r->ready_requires_loaded = opts->ready_requires_loaded;
         r->delete_batch_window = tm_delete_batch_window(opts);
         r->no_finalizer = opts->no_finalizer;
+        r->clock = opts->clock ? opts->clock : &clock_realtime;
         *ret = r;
         return 0;
 }
@@ -71,13 +75,13 @@ struct tm_reconciler *tm_reconciler_free(struct tm_reconciler *r)
 {
         if (!r)
                 return NULL;
-        json_decref(r->own_writes);
-        json_decref(r->own_configmaps);
-        json_decref(r->last_writes);
-        json_decref(r->own_assignments);
-        json_decref(r->own_isvc_status);
-        json_decref(r->placement_pods);
-        json_decref(r->releasing);
+        hashmap_free(r->own_writes);
+        hashmap_free(r->own_configmaps);
+        hashmap_free(r->last_writes);
+        hashmap_free(r->own_assignments);
+        hashmap_free(r->own_isvc_status);
+        hashmap_free(r->placement_pods);
+        hashmap_free(r->releasing);
         (void)pthread_mutex_destroy(&r->own_lock);
         free(r);
         return NULL;
@@ -206,7 +210,7 @@ static int get_configmap(struct tm_reconciler *r, const struct reconcile_ctx *ct
                 }
         }
         (void)pthread_mutex_lock(&r->own_lock);
-        (void)json_object_del(r->own_configmaps, key);
+        (void)hashmap_remove(r->own_configmaps, key);
         (void)pthread_mutex_unlock(&r->own_lock);
         atomic_fetch_add(&r->configmap_gets, 1);
         k = kube_api_get(ctx->api, &gvr_configmaps, ns, name, &cm, &st);
@@ -274,18 +278,6 @@ static int write_configmap(struct tm_reconciler *r, const struct reconcile_ctx *
         return 0;
 }
 
-bool tm_is_deleting(const json_t *tm)
-{
-        return json_get_path(tm, "metadata", "deletionTimestamp", NULL) != NULL;
-}
-
-static bool tm_has_finalizer(const json_t *tm)
-{
-        struct trained_model t;
-
-        return trained_model_from_json(tm, &t) >= 0 && t.has_finalizer;
-}
-
 /* The release hand-off (reconciler.h) of TrainedModel ns/name: once while it is queued, added
  * rate-limited (the pace). Returns 1 when handed (or already queued), 0 when there is no release
  * queue or no key for it, < 0 on error. */
@@ -301,26 +293,25 @@ static int hand_off_release(struct tm_reconciler *r, const char *ns, const char 
         if (k < 0 || (size_t)k >= sizeof(key))
                 return 0;
         (void)pthread_mutex_lock(&r->own_lock);
-        queued = json_object_get(r->releasing, key) != NULL;
-        k = queued ? 0 : json_object_set_new(r->releasing, key, json_true());
+        queued = hashmap_get(r->releasing, key) != NULL;
+        k = queued ? 0 : hashmap_put(r->releasing, key, r);
         (void)pthread_mutex_unlock(&r->own_lock);
         if (k < 0)
-                return -ENOMEM;
+                return k;
         if (!queued)
                 k = workqueue_add_rate_limited(r->release_queue, key);
         return k < 0 ? k : 1;
 }
 
-/* Phase 3's hand-offs of one TrainedModel: a deleting one's finalizer to the finalizer queue
- * (all its writes go there), a live one's release to the release queue. Returns 1 when handed,
- * 0 when not, < 0 on error. */
-static int hand_off(struct tm_reconciler *r, const char *ns, const struct tm_plan *t,
-                    const json_t *obj)
+/* Phase 3's hand-offs of one TrainedModel: a deleting one's finalizer removal to the finalizer
+ * queue (all its writes go there), a live one's release to the release queue. Returns 1 when
+ * handed, 0 when not, < 0 on error. */
+static int hand_off(struct tm_reconciler *r, const char *ns, const struct tm_plan *t)
 {
         char key[CACHE_KEY_MAX];
         int k;
 
-        if (!tm_is_deleting(obj))
+        if (t->metadata_phase != TM_METADATA_FINALIZE)
                 return t->release_finalizer ? hand_off_release(r, ns, t->name) : 0;
         if (!r->finalize_queue)
                 return 0;
@@ -350,7 +341,7 @@ static int tm_reconcile_orphan(const struct reconcile_ctx *ctx, const char *key,
                 return k < 0 ? k : reconcile_done(ret);
         ns = json_get_string_path(tm, "metadata", "namespace", NULL);
         name = json_get_string_path(tm, "metadata", "name", NULL);
-        k = tm_plan_orphan(tm, reconcile_now(ctx), &p);
+        k = tm_plan_orphan(tm, reconcile_now(ctx), r->no_finalizer, &p);
         if (k < 0)
                 return reconcile_terminal(ret, k);
         if (p.metadata_patch) {
@@ -359,7 +350,7 @@ static int tm_reconcile_orphan(const struct reconcile_ctx *ctx, const char *key,
                         return k;
                 atomic_fetch_add(&r->tm_metadata_writes, 1);
         }
-        if (p.status_changed && p.status && !tm_is_deleting(tm)) {
+        if (p.status_changed && p.status) {
                 json_auto_t *sp = json_pack("{s:O}", "status", p.status);
                 if (!sp)
                         return -ENOMEM;
@@ -369,7 +360,7 @@ static int tm_reconcile_orphan(const struct reconcile_ctx *ctx, const char *key,
                 atomic_fetch_add(&r->tm_status_writes, 1);
                 emit(r, tm, &p, NULL);
         }
-        if (r->no_finalizer && !tm_is_deleting(tm) && tm_has_finalizer(tm)) {
+        if (p.release_finalizer) {
                 k = hand_off_release(r, ns, name);
                 if (k < 0)
                         return k;
@@ -393,7 +384,7 @@ static int metadata_item(const struct reconcile_ctx *ctx, size_t i, void *userda
         json_t *obj = json_array_get(ph->tms, i), *updated = NULL;
         int k;
 
-        if (!p->metadata_patch || tm_is_deleting(obj) || p->delete_object)
+        if (p->metadata_phase != TM_METADATA_FIRST)
                 return 0;
         k = patch_tm(ctx, ph->ns, p->name, p->metadata_patch, NULL, &updated);
         if (k < 0)
@@ -462,7 +453,7 @@ static int release_inline(struct tm_reconciler *r, const struct reconcile_ctx *c
                 latest = json_incref((json_t *)obj);
         if (!latest)
                 return 0; /* gone */
-        k = tm_plan_release_finalizer(latest, &patch);
+        k = tm_plan_release_finalizer(latest, r->no_finalizer, &patch);
         if (k < 0 || !patch)
                 return k;
         k = patch_tm_recorded(r, ctx, ph->key, ph->ns, obj, name, patch, NULL);
@@ -502,7 +493,7 @@ static int rest_item(const struct reconcile_ctx *ctx, size_t i, void *userdata)
                          p->name);
                 return 0;
         }
-        if (p->status && p->status_changed && !tm_is_deleting(obj)) {
+        if (p->status && p->status_changed) {
                 json_auto_t *sp = json_pack("{s:O}", "status", p->status);
                 if (!sp)
                         return -ENOMEM;
@@ -512,21 +503,20 @@ static int rest_item(const struct reconcile_ctx *ctx, size_t i, void *userdata)
                         emit(r, obj, p, "Warning");
                 }
         }
-        if (k == 0 && p->metadata_patch && tm_is_deleting(obj)) {
+        if (k == 0 && p->metadata_phase == TM_METADATA_FINALIZE) {
                 k = patch_tm_recorded(r, ctx, ph->key, ns, obj, p->name, p->metadata_patch, NULL);
                 if (k == 0)
                         atomic_fetch_add(&r->tm_metadata_writes, 1);
         }
-        if (k == 0 && p->release_finalizer && !tm_is_deleting(obj) && !r->release_queue)
+        if (k == 0 && p->release_finalizer && !r->release_queue)
                 k = release_inline(r, ctx, ph, obj, p->name);
         return k;
 }
 
-static bool rest_has_writes(const struct tm_plan *p, const json_t *obj)
+static bool rest_has_writes(const struct tm_plan *p)
 {
-        return p->delete_object || (p->status && p->status_changed && !tm_is_deleting(obj)) ||
-               (p->metadata_patch && tm_is_deleting(obj)) ||
-               (p->release_finalizer && !tm_is_deleting(obj));
+        return p->delete_object || (p->status && p->status_changed) ||
+               p->metadata_phase == TM_METADATA_FINALIZE || p->release_finalizer;
 }
 
 struct capped {
@@ -561,20 +551,20 @@ static int apply_rest(struct tm_reconciler *r, const struct reconcile_ctx *ctx, 
                 return -ENOMEM;
         for (size_t i = 0; i < plan->n_tms; i++) {
                 const struct tm_plan *t = &plan->tms[i];
-                const json_t *obj = json_array_get(tms, i);
 
-                if (!rest_has_writes(t, obj))
+                if (!rest_has_writes(t))
                         continue;
                 /* a deleting model that models.json no longer lists (written above, or already
                  * so): its finalizer goes on the finalizer workers, while this key goes on; a
                  * live model's release goes on the release worker, at its pace */
-                k = hand_off(r, ns, t, obj);
+                k = hand_off(r, ns, t);
                 if (k < 0) {
                         free(c.index);
                         return k;
                 }
                 *ret_handed += (size_t)k;
-                if (k > 0 && (tm_is_deleting(obj) || !(t->status && t->status_changed)))
+                if (k > 0 && (t->metadata_phase == TM_METADATA_FINALIZE ||
+                              !(t->status && t->status_changed)))
                         continue;
                 if (n == r->writes_per_pass) {
                         *ret_more = true;
@@ -589,8 +579,9 @@ static int apply_rest(struct tm_reconciler *r, const struct reconcile_ctx *ctx, 
 }
 
 /* (Re)computes *plan for the InferenceService name from the given objects (all borrowed). */
-static int compute_plan(const char *name, const json_t *isvc, const json_t *cm, json_t *tms,
-                        const json_t *cms, usec_t now, bool no_finalizer, struct isvc_plan *plan)
+static int compute_plan(const struct tm_reconciler *r, const char *name, const json_t *isvc,
+                        const json_t *cm, json_t *tms, const json_t *cms, usec_t now,
+                        struct isvc_plan *plan)
 {
         size_t n = json_array_size(tms);
         const json_t **arr = calloc(n + 1, sizeof(const json_t *));
@@ -608,69 +599,11 @@ static int compute_plan(const char *name, const json_t *isvc, const json_t *cm, 
                                   .n_tms = n,
                                   .now = now,
                                   .configmaps = cms,
-                                  .no_finalizer = no_finalizer };
+                                  .ready_requires_loaded = r->ready_requires_loaded,
+                                  .no_finalizer = r->no_finalizer };
         isvc_plan_release(plan);
         k = isvc_plan_compute(&in, plan);
         free(arr);
-        return k;
-}
-
-/* One TrainedModel's status with the replicas' reports merged in: ModelLoaded over every
- * replica, or under placement over the replicas it is assigned (serving/spread.h). */
-static int merge_loaded(struct tm_reconciler *r, const struct replica_set *set, usec_t now,
-                        bool placement, struct tm_plan *p, const json_t *tm)
-{
-        const json_t *observed = json_object_get(tm, "status");
-        const char *uri = json_get_string_path(tm, "spec", "model", "storageUri", NULL);
-        CLEANUP(model_loaded_release) struct model_loaded m = { 0 };
-        int k;
-
-        if (placement && !p->placement)
-                return 0; /* not placed (invalid, not this InferenceService's) */
-        if (!placement) {
-                k = model_loaded_summarize(set, p->name, uri, &m);
-                if (k < 0 || !model_loaded_applies(observed, &m, r->ready_requires_loaded))
-                        return k < 0 ? k : 0;
-        }
-        if (p->status == observed) {
-                /* the plan shares the observed status (unchanged): edit a copy */
-                json_t *copy = json_deep_copy(observed);
-
-                if (!copy)
-                        return -ENOMEM;
-                json_decref(p->status);
-                p->status = copy;
-        }
-        k = placement ? spread_status_apply(p->status, observed, set, p->name, uri, p->placement,
-                                            r->ready_requires_loaded, now)
-                      : model_loaded_apply(p->status, observed, &m, r->ready_requires_loaded, now);
-        if (k >= 0)
-                p->status_changed = !observed || !json_equal(p->status, (json_t *)observed);
-        return k;
-}
-
-/* The replicas' reports (serving/replicas.h; @cms: the InferenceService's ConfigMaps) merged
- * into the planned statuses: the ModelLoaded condition, and Ready when it requires Loaded.
- * status_changed is recomputed against what was read, so an unchanged world still writes
- * nothing. *ret_next_stale: when a fresh report would turn stale (0: none), for the requeue that
- * notices a dead agent without any event. */
-static int apply_replica_status(struct tm_reconciler *r, json_t *cms, usec_t now,
-                                struct isvc_plan *plan, json_t *tms, usec_t *ret_next_stale)
-{
-        CLEANUP(replica_set_release) struct replica_set set = { 0 };
-        int k;
-
-        if (!r->configmaps)
-                return 0;
-        k = replica_set_build(cms, now, &set);
-        *ret_next_stale = set.next_stale;
-        for (size_t i = 0; k >= 0 && i < plan->n_tms; i++) {
-                const json_t *tm = json_array_get(tms, i);
-
-                if (!plan->tms[i].status || tm_is_deleting(tm))
-                        continue;
-                k = merge_loaded(r, &set, now, plan->placement, &plan->tms[i], tm);
-        }
         return k;
 }
 
@@ -776,16 +709,14 @@ static int pass_write(struct pass *p, struct reconcile_result *ret)
                 k = get_configmap(p->r, p->ctx, p->ns, p->cm_name, attempt > 0, &p->cm);
                 if (k < 0)
                         return k;
-                k = compute_plan(p->name, p->isvc, p->cm, p->tms, p->cms, reconcile_now(p->ctx),
-                                 p->r->no_finalizer, &p->plan);
+                k = compute_plan(p->r, p->name, p->isvc, p->cm, p->tms, p->cms,
+                                 reconcile_now(p->ctx), &p->plan);
                 if (k < 0)
                         return k == -ENOMEM ? k : reconcile_terminal(ret, k);
                 atomic_fetch_add(&p->r->plans, 1);
                 n_meta = 0;
                 for (size_t i = 0; i < p->plan.n_tms; i++)
-                        n_meta += p->plan.tms[i].metadata_patch &&
-                                  !tm_is_deleting(json_array_get(p->tms, i)) &&
-                                  !p->plan.tms[i].delete_object;
+                        n_meta += p->plan.tms[i].metadata_phase == TM_METADATA_FIRST;
                 p->n_meta += n_meta;
                 k = apply_metadata(p->r, p->ctx, p->key, p->ns, &p->plan, p->tms);
                 if (k < 0)
@@ -816,32 +747,31 @@ static int pass_write(struct pass *p, struct reconcile_result *ret)
         if (p->cm_written) {
                 /* the write succeeded: what it added and removed is true now */
                 emit_write_event(p);
-                tm_batch_note_write(p->r, p->key, now_monotonic());
+                tm_batch_note_write(p->r, p->key, reconcile_now(p->ctx));
         }
         return 0;
 }
 
-/* Plans again with the written ConfigMap (Ready and finalizer removals follow the write), merges
- * the replicas' reports and writes statuses, finalizer removals and deletes. A pass that wrote
- * nothing keeps its plan: its inputs are the same, only the clock moved (milliseconds, within
- * the second that lastTransitionTime records). */
+/* Plans again with the written ConfigMap (Ready and finalizer removals follow the write; the
+ * replicas' reports are the plan's too) and writes statuses, finalizer removals and deletes. A
+ * pass that wrote nothing keeps its plan: its inputs are the same, only the clock moved
+ * (milliseconds, within the second that lastTransitionTime records). The requeue: when a fresh
+ * report turns stale (the plan's next_stale), a dead agent is noticed without any event. */
 static int pass_finish(struct pass *p, struct reconcile_result *ret)
 {
-        usec_t now, after, next_stale = 0;
+        usec_t now, after, next_stale;
         int k;
 
         p->t_cm = reconcile_now(p->ctx);
         if (p->replan) {
                 atomic_fetch_add(&p->r->plans, 1);
-                k = compute_plan(p->name, p->isvc, p->cm, p->tms, p->cms, reconcile_now(p->ctx),
-                                 p->r->no_finalizer, &p->plan);
+                k = compute_plan(p->r, p->name, p->isvc, p->cm, p->tms, p->cms,
+                                 reconcile_now(p->ctx), &p->plan);
                 if (k < 0)
                         return k == -ENOMEM ? k : reconcile_terminal(ret, k);
         }
         now = reconcile_now(p->ctx);
-        k = apply_replica_status(p->r, p->cms, now, &p->plan, p->tms, &next_stale);
-        if (k < 0)
-                return k;
+        next_stale = p->plan.next_stale;
         k = apply_rest(p->r, p->ctx, p->key, p->ns, &p->plan, p->tms, &p->more, &p->n_rest,
                        &p->n_handed);
         if (k >= 0)
@@ -910,12 +840,13 @@ static int finalizer_release(const struct reconcile_ctx *ctx, struct tm_reconcil
                         break;
                 }
         }
-        if (!tm || (!tm_is_deleting(tm) && !r->no_finalizer))
+        if (!tm)
                 return reconcile_done(ret);
         ns = json_get_string_path(tm, "metadata", "namespace", NULL);
         name = json_get_string_path(tm, "metadata", "name", NULL);
-        /* the finalizer removal, if it still has ours */
-        k = tm_plan_release_finalizer(tm, &patch);
+        /* the finalizer removal, if it still has ours and may lose it (being deleted, or
+         * no_finalizer) */
+        k = tm_plan_release_finalizer(tm, r->no_finalizer, &patch);
         if (k < 0)
                 return reconcile_terminal(ret, k);
         if (!patch || !ns || !name)
@@ -942,7 +873,7 @@ static int tm_reconcile_finalizer(const struct reconcile_ctx *ctx, const char *k
          * key over again if the finalizer is still there */
         if (k >= 0 || reconcile_error_is_terminal(k)) {
                 (void)pthread_mutex_lock(&r->own_lock);
-                (void)json_object_del(r->releasing, key);
+                (void)hashmap_remove(r->releasing, key);
                 (void)pthread_mutex_unlock(&r->own_lock);
         }
         return k;

@@ -16,9 +16,10 @@
  *      (modelconfig-<isvc>-<pod>: create, unconditional merge patch or delete, concurrently);
  *      then the ConfigMap: create when missing (W3) or one merge patch of models.json with the
  *      observed resourceVersion as precondition; a 409 re-reads and re-plans at once (bounded);
- *   3. the planner again with the written ConfigMap, then status writes (only on change),
- *      finalizer removals of finalized TrainedModels, and deletes of TrainedModels whose parent
- *      is missing; under placement, the InferenceService's status annotation (per pod: models
+ *   3. the planner again with the written ConfigMap (and the replicas' reports: ModelLoaded is
+ *      the plan's), then status writes (only on change), finalizer removals of finalized
+ *      TrainedModels, and deletes of TrainedModels whose parent is missing, as the plan says
+ *      (plan.h: the shell decides nothing again); under placement, the InferenceService's status annotation (per pod: models
  *      and bytes assigned, capacity), only on change;
  *   4. events for what was written: one Normal Event per models.json write, on the
  *      InferenceService, naming how many models it added, updated and removed and the first few
@@ -81,6 +82,10 @@ struct tm_reconciler_options {
          * model being deleted as before (the finalizer hand-off below), from a live one with its
          * next metadata patch or else through the release hand-off (paced). */
         bool no_finalizer;
+        /* The wall clock, as the runner hands it to the reconciles (controller_options.wall_clock,
+         * reconcile_now()), for what the informer handlers judge: the delete batching window
+         * and a report's staleness; borrowed, NULL = clock_realtime. */
+        const struct clock *clock;
 };
 
 struct tm_reconciler;

@@ -2,8 +2,9 @@
 /*
  * Golden-file tests of the planner (house style 5.12 rule 3): each case in
  * tests/fixtures/serving/plan/<case>/ has input.json ({isvcName, now, isvc, configMap,
- * trainedModels, and noFinalizer when true}) and expected.json (isvc_plan_to_json()). UPDATE_GOLDEN=1 rewrites expected.json;
- * review the diff.
+ * trainedModels; configMaps, the replicas' reports, when the shell reads them; noFinalizer and
+ * readyRequiresLoaded when true}) and expected.json (isvc_plan_to_json()). UPDATE_GOLDEN=1
+ * rewrites expected.json; review the diff.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -51,6 +52,9 @@ static void run_case(const char *name)
                 .tms = tms,
                 .n_tms = json_array_size(list),
                 .now = now,
+                .configmaps = json_object_get(input, "configMaps"),
+                .ready_requires_loaded = json_is_true(
+                        json_object_get(input, "readyRequiresLoaded")),
                 .no_finalizer = json_is_true(json_object_get(input, "noFinalizer")),
         };
         r = isvc_plan_compute(&in, &plan);
@@ -103,4 +107,55 @@ Test(plan_golden, parent_name_over_label_limit)
 Test(plan_golden, no_finalizer)
 {
         run_case("no-finalizer");
+}
+
+/* Issue 28 item 2: the replicas' reports are the planner's input. Three replicas (k = 3): a
+ * model loaded on all ("3/3 replicas loaded", True), one that failed on one (False,
+ * FailedToLoad naming the pod), one still loading, one missing from a report and one loaded
+ * from an older storageUri (both Pending: "2/3"); nextStale is the earliest fresh report's. */
+Test(plan_golden, replicas)
+{
+        run_case("replicas");
+}
+
+/* One of two reports is stale (no heartbeat for 4 periods): Unknown, Stale, naming the pod. */
+Test(plan_golden, replicas_stale)
+{
+        run_case("replicas-stale");
+}
+
+/* --ready-requires-loaded: Ready waits while no replica has loaded the model (False when every
+ * reporting replica failed, else Unknown); one loaded copy is enough. */
+Test(plan_golden, replicas_ready_requires_loaded)
+{
+        run_case("replicas-ready-requires-loaded");
+}
+
+/* No replica reports (m = 0) while Ready requires Loaded: Unknown, NoReplicas. */
+Test(plan_golden, replicas_no_reports)
+{
+        run_case("replicas-no-reports");
+}
+
+/* Deletes with the finalizer: a deleting model still listed is Deleting (no status, no
+ * ModelLoaded though a report lists it); one no longer listed is Finalized with its finalizer
+ * removal after the write (metadataPhase "finalize"); one with another controller's finalizer
+ * only has nothing to remove. */
+Test(plan_golden, deleting)
+{
+        run_case("deleting");
+}
+
+/* The same deletes without the finalizer: the same finalizer removals (switching strands
+ * nothing), and the live model's leftover finalizer goes with its metadata patch. */
+Test(plan_golden, deleting_no_finalizer)
+{
+        run_case("deleting-no-finalizer");
+}
+
+/* Placement: ModelLoaded counts copies over the replicas a model is assigned ("n/k copies
+ * loaded": 1 copy, 2 copies, "all" three), not over every replica. */
+Test(plan_golden, placement_copies)
+{
+        run_case("placement-copies");
 }

@@ -783,7 +783,7 @@ Test(plan, orphan_without_parent_name)
                 "\"spec\":{\"model\":{}}}");
         CLEANUP(tm_plan_release) struct tm_plan p = { 0 };
 
-        cr_assert_eq(tm_plan_orphan(tm, NOW, &p), 0);
+        cr_assert_eq(tm_plan_orphan(tm, NOW, false, &p), 0);
         cr_assert_eq(p.state, TM_STATE_INVALID);
         expect_cond(&p, CONDITION_INFERENCE_SERVICE_READY, "False", REASON_INVALID_SPEC);
         expect_cond(&p, CONDITION_READY, "False", REASON_INVALID_SPEC);
@@ -1300,17 +1300,19 @@ Test(plan, no_finalizer_gone_model_leaves_and_holds_memory_until_unlisted)
         isvc_plan_release(&p);
 }
 
-/* The release patch: only ours removed, the resourceVersion as precondition; none when absent. */
+/* The release patch (a live model's only without the finalizer): only ours removed, the resourceVersion as precondition; none when absent. */
 Test(plan, release_finalizer_patch)
 {
         json_auto_t *tm = trained_model("m", "p", "1G", 0);
         json_auto_t *patch = NULL;
         json_t *bad = json_string("x");
 
-        cr_assert_eq(tm_plan_release_finalizer(tm, &patch), 0);
+        cr_assert_eq(tm_plan_release_finalizer(tm, true, &patch), 0);
         cr_assert_null(patch, "no finalizer, nothing to release");
         set_meta(tm, "finalizers", json_pack("[s,s]", "trainedmodel.finalizer", "example.com/b"));
-        cr_assert_eq(tm_plan_release_finalizer(tm, &patch), 0);
+        cr_assert_eq(tm_plan_release_finalizer(tm, false, &patch), 0);
+        cr_assert_null(patch, "a live model keeps it with the finalizer on");
+        cr_assert_eq(tm_plan_release_finalizer(tm, true, &patch), 0);
         cr_assert_not_null(patch);
         cr_assert_eq(json_array_size(json_get_path(patch, "metadata", "finalizers", NULL)), 1);
         cr_assert_str_eq(json_string_value(json_array_get(
@@ -1318,7 +1320,7 @@ Test(plan, release_finalizer_patch)
                          "example.com/b");
         cr_assert_str_eq(json_get_string_path(patch, "metadata", "resourceVersion", NULL), "5");
         json_decref(TAKE_PTR(patch));
-        cr_assert_eq(tm_plan_release_finalizer(bad, &patch), -EINVAL);
+        cr_assert_eq(tm_plan_release_finalizer(bad, true, &patch), -EINVAL);
         cr_assert_null(patch);
         json_decref(bad);
 }

@@ -164,7 +164,7 @@ static void exercise(json_t *tm, json_t *is, json_t *cm)
                 }
                 isvc_plan_release(&plan);
         }
-        r = tm_plan_orphan(tm, NOW, &orphan);
+        r = tm_plan_orphan(tm, NOW, false, &orphan);
         cr_assert(r == 0 || r == -EINVAL);
         if (r == 0)
                 tm_plan_release(&orphan);
