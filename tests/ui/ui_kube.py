@@ -155,10 +155,34 @@ bind("registry-alice", "User", "alice")
 bind("registry-ml-team", "Group", "ml-team")
 bind("registry-user4", "User", "user4")
 
+# A second registry, discovered as upstream discovers them: a Service in REG_NS labelled
+# component=model-registry with an http-api port; the ui reaches it at its external address
+# (upstream's federated mode), since a test control plane routes no cluster IP.
+registry_b = Server(["registry", "-p", "0", "-d", os.path.join(T, "mr-b.db")], name="registry-b")
+tap.cleanups.append(registry_b.stop)
+for svc_name, labels, ann in (
+        ("mr-b", {"component": "model-registry"},
+         {"displayName": "Team B", "description": "team B's models",
+          "modelregistry.kubeflow.org/external-address-rest": f"127.0.0.1:{registry_b.port}"}),
+        ("not-a-registry", {"component": "something-else"}, {})):
+    apply({"apiVersion": "v1", "kind": "Service",
+           "metadata": {"name": svc_name, "namespace": REG_NS, "labels": labels,
+                        "annotations": ann},
+           "spec": {"ports": [{"name": "http-api", "port": 8080}]}})
+apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+       "metadata": {"name": "registry-user-mr-b", "namespace": REG_NS},
+       "rules": [{"apiGroups": [""], "resources": ["services"], "verbs": ["get"],
+                  "resourceNames": ["mr-b"]}]})
+apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+       "metadata": {"name": "registry-user-mr-b-frank", "namespace": REG_NS},
+       "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                   "name": "registry-user-mr-b"},
+       "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "frank"}]})
+
 UI_ARGS = ["--trusted-proxy", "127.0.0.1/32", "--groups-header", "kubeflow-groups",
            "--registry-url", registry.url, "--catalog-url", catalog.url,
            "--registry-service", f"{REG_NS}/model-registry-service",
-           "--catalog-service", f"{REG_NS}/model-catalog"]
+           "--catalog-service", f"{REG_NS}/model-catalog", "--registry-external-address"]
 ui = Server(["ui", "-l", "127.0.0.1:0", "--kubeconfig", SA_KUBECONFIG] + UI_ARGS, name="ui-kube")
 tap.cleanups.append(ui.stop)
 
@@ -367,6 +391,110 @@ def test_registry_only_for_users_who_may_get_its_service():
     expect(doc["size"] == 1, f"bob created nothing: {doc}")
     st, _, _, doc = registry_direct("GET", f"/registered_models/{mid}/versions")
     expect(doc["size"] == 1, f"bob added no version: {doc}")
+
+
+FRANK = {"kubeflow-userid": "frank"}
+MRB = "/api/v1/model_registry/mr-b"
+
+
+def registry_names(headers):
+    st, _, raw, doc = as_user(headers, "GET", "/api/v1/model_registry")
+    expect(st == 200, f"/model_registry: {st} {raw[:300]!r}")
+    return {r["name"]: r for r in doc["data"]}
+
+
+def test_registries_discovered_per_user():
+    # frank may get the Service mr-b only (no list): a SelfSubjectRulesReview finds it
+    regs = registry_names(FRANK)
+    expect(sorted(regs) == ["modelplane", "mr-b"], regs)
+    expect(regs["mr-b"] == {"name": "mr-b", "displayName": "Team B",
+                            "description": "team B's models",
+                            "serverAddress": f"http://127.0.0.1:{registry_b.port}"
+                                             "/api/model_registry/v1alpha3",
+                            "isHttps": False, "isAvailable": True}, regs["mr-b"])
+    # alice may get the configured registry's Service, not mr-b's: the configured one only
+    expect(sorted(registry_names(ALICE)) == ["modelplane"], "alice sees mr-b")
+    expect(sorted(registry_names(BOB)) == ["modelplane"], "bob sees mr-b")
+    # an admin may list Services: every labelled one, not the others
+    st, _, raw, doc = get("/api/v1/model_registry", {"Authorization": "Bearer " + ADMIN_TOKEN})
+    expect(st == 200 and sorted(r["name"] for r in doc["data"]) == ["modelplane", "mr-b"], raw)
+    # upstream's namespace parameter: another namespace has none; a bad name is 400
+    st, _, raw, doc = as_user(FRANK, "GET", "/api/v1/model_registry?namespace=team-a")
+    expect(st == 200 and doc["data"] == [], raw)
+    expect_error(as_user(FRANK, "GET", "/api/v1/model_registry?namespace=Bad_NS"), 400, "ui",
+                 "not a namespace name")
+
+
+def test_each_registry_routes_and_authorizes_alone():
+    st, _, raw, doc = as_user(FRANK, "POST", MRB + "/registered_models",
+                              {"data": {"name": "franks-model"}})
+    expect(st == 201, f"frank registers in mr-b: {st} {raw[:300]!r}")
+    mid = doc["data"]["id"]
+    st, _, _, doc = call(registry_b.port, "GET", f"/api/model_registry/v1alpha3/registered_models/{mid}")
+    expect(st == 200 and doc["name"] == "franks-model", f"in registry B: {doc}")
+    st, _, _, doc = registry_direct("GET", "/registered_models?pageSize=1000")
+    expect("franks-model" not in [m["name"] for m in doc["items"]], "it went to the other one")
+    st, _, _, doc = as_user(FRANK, "GET", MRB + "/registered_models?namespace=" + REG_NS)
+    expect(st == 200 and [m["name"] for m in doc["data"]["items"]] == ["franks-model"], doc)
+    # frank may not use the configured registry; alice may not use mr-b: 403, nothing written
+    expect_error(as_user(FRANK, "GET", MR + "/registered_models"), 403, "kubernetes",
+                 'user "frank" may not use the model registry "modelplane"')
+    for method, path, body in (("GET", "/registered_models", None),
+                               ("POST", "/registered_models", {"data": {"name": "alices"}}),
+                               ("PATCH", f"/registered_models/{mid}",
+                                {"data": {"description": "alice was here"}})):
+        err = expect_error(as_user(ALICE, method, MRB + path, body), 403, "kubernetes",
+                           'user "alice" may not use the model registry "mr-b"')
+        expect(f'"mr-b" in namespace "{REG_NS}"' in err["message"], err)
+    st, _, _, doc = call(registry_b.port, "GET", "/api/model_registry/v1alpha3/registered_models")
+    expect(doc["size"] == 1 and not doc["items"][0].get("description"),
+           f"alice wrote nothing to B: {doc}")
+    # unknown names: 403 before anything is read for a user without the right, 404 for an admin
+    admin = {"Authorization": "Bearer " + ADMIN_TOKEN}
+    expect_error(as_user(BOB, "GET", "/api/v1/model_registry/nope/registered_models"), 403,
+                 "kubernetes", 'may not use the model registry "nope"')
+    expect_error(get("/api/v1/model_registry/nope/registered_models", admin), 404, "ui",
+                 "no model registry named 'nope'")
+    expect_error(get("/api/v1/model_registry/not-a-registry/registered_models", admin), 404,
+                 "ui", "component=model-registry")
+    st, _, _, _ = get(MRB + "/registered_models", admin)
+    expect(st == 200, f"admin's token on mr-b: {st}")
+
+
+def test_deploy_from_another_registry():
+    bind_in("team-a", "viewer-frank", "viewer", "frank")
+    bind_in("team-a", "deployer-frank", "deployer", "frank")
+    b = lambda m, p, body=None: call(registry_b.port, m, "/api/model_registry/v1alpha3" + p,
+                                     body=body)
+    st, _, raw, m = b("POST", "/registered_models", {"name": "b-model"})
+    expect(st == 201, raw)
+    st, _, raw, v = b("POST", f"/registered_models/{m['id']}/versions",
+                      {"name": "v1", "registeredModelId": m["id"]})
+    expect(st == 201, raw)
+    st, _, raw, _ = b("POST", f"/model_versions/{v['id']}/artifacts",
+                      {"artifactType": "model-artifact", "name": "model",
+                       "uri": "s3://bucket/b", "modelFormatName": "sklearn"})
+    expect(st == 201, raw)
+    body = {"data": {"name": "b-iris", "inferenceService": "sklearn", "modelVersionId": v["id"],
+                     "memory": "64Mi", "modelRegistry": "mr-b"}}
+    # alice may create TrainedModels in team-a but not use mr-b: nothing is created
+    expect_error(as_user(ALICE, "POST", "/api/v1/namespaces/team-a/trainedmodels", body), 403,
+                 "kubernetes", 'may not use the model registry "mr-b"')
+    expect(not tm_exists("b-iris"), "alice's refused deploy created it")
+    st, _, raw, _ = as_user(FRANK, "POST", "/api/v1/namespaces/team-a/trainedmodels", body)
+    expect(st == 201, f"frank deploys from mr-b: {st} {raw[:300]!r}")
+    tm = json.loads(kubectl("-n", "team-a", "get", "trainedmodel", "b-iris", "-o", "json"))
+    labels = tm["metadata"]["labels"]
+    expect(tm["spec"]["model"]["storageUri"] == "s3://bucket/b" and
+           labels.get("modelregistry.kubeflow.org/name") == "mr-b" and
+           labels.get("modelregistry.kubeflow.org/namespace") == REG_NS, tm)
+    q = f"/api/v1/deployments?modelVersionId={v['id']}"
+    st, _, _, doc = as_user(FRANK, "GET", q + "&modelRegistry=mr-b")
+    expect([t["name"] for t in doc["data"]["trainedModels"]] == ["b-iris"], doc)
+    st, _, _, doc = as_user(FRANK, "GET", q)
+    expect("b-iris" not in [t["name"] for t in doc["data"]["trainedModels"]],
+           f"the configured registry's deployments hold mr-b's: {doc}")
+    kubectl("-n", "team-a", "delete", "trainedmodel", "b-iris")
 
 
 def test_catalog_only_for_users_who_may_get_its_service():
@@ -594,6 +722,8 @@ for t in (test_namespaces_only_those_the_user_may_read, test_forbidden_namespace
           test_registry_access_by_group_and_by_token, test_grant_and_revoke_take_effect,
           test_server_without_subjectaccessreview_right,
           test_deploy_as_the_user_rbac_decides, test_deploy_targets_and_deployments,
-          test_archive_refused_while_deployed, test_isvc_events_and_replicas):
+          test_archive_refused_while_deployed, test_isvc_events_and_replicas,
+          test_registries_discovered_per_user, test_each_registry_routes_and_authorizes_alone,
+          test_deploy_from_another_registry):
     tap.run(t)
 tap.finish()
