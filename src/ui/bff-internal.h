@@ -6,8 +6,8 @@
  * route table, identity and CSRF, static files, caching and security headers; construction; the
  * client pools and the reply helpers), bff-kube.c (the Kubernetes views, as the user; the access
  * checks), bff-deploy.c (deploying, deployments, the archive guard), bff-forward.c (the
- * forwarding to a model registry and the catalog) and bff-registries.c (which registries there
- * are, and the one a registry route names).
+ * forwarding to a model registry and the catalog), bff-registries.c (which registries there
+ * are, and the one a registry route names) and bff-settings.c (the administrators' settings).
  */
 
 #include <jansson.h>
@@ -183,6 +183,17 @@ int bff_registry_resolve(struct call *c, const char *name, struct ui_registry *r
 int bff_registry_named(struct call *c, const char *name, struct ui_registry *ret);
 /* GET /model_registry: the configured registry and those discovered for the caller. */
 int bff_api_registries(struct call *c);
+/* The namespace of the request's `namespace` parameter (*ret_given), else the discovery
+ * namespace; NULL after a 400 is written (*ret_r: what writing it returned). */
+const char *bff_registry_namespace(struct call *c, bool *ret_given, int *ret_r);
+
+/* bff-settings.c: the settings routes, as the user (docs/ui.md, "Settings"). */
+int bff_api_settings_registries(struct call *c);
+int bff_api_settings_registry(struct call *c);
+int bff_api_role_bindings(struct call *c);
+int bff_api_role_binding_create(struct call *c);
+int bff_api_role_binding_delete(struct call *c);
+int bff_api_groups(struct call *c);
 
 /* The "data" object of a write's {"data": {...}} body (borrowed from *in, a new reference the
  * caller releases); 1 after a refusal is written. */

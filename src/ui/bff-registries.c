@@ -20,9 +20,7 @@
 
 #define RULES_REVIEW_PATH "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews"
 
-/* The namespace of the request's `namespace` parameter, else the discovery namespace; NULL after
- * a 400 is written (*ret_r: what writing it returned). */
-static const char *request_namespace(struct call *c, bool *ret_given, int *ret_r)
+const char *bff_registry_namespace(struct call *c, bool *ret_given, int *ret_r)
 {
         const char *ns = http_req_query(c->req, "namespace");
 
@@ -87,7 +85,7 @@ int bff_registry_resolve(struct call *c, const char *name, struct ui_registry *r
 
         if (!name)
                 name = s->default_reg.name;
-        ns = request_namespace(c, &given, &r);
+        ns = bff_registry_namespace(c, &given, &r);
         if (!ns)
                 return bff_refused(r);
         (void)snprintf(what, sizeof(what), "the model registry \"%s\"", name);
@@ -119,7 +117,7 @@ int bff_registry_named(struct call *c, const char *name, struct ui_registry *ret
         bool given;
         int r = 0;
 
-        ns = request_namespace(c, &given, &r);
+        ns = bff_registry_namespace(c, &given, &r);
         if (!ns)
                 return bff_refused(r);
         if (!name || is_default(s, name, ns, given)) {
@@ -236,7 +234,7 @@ int bff_api_registries(struct call *c)
 
         if (!items)
                 return -ENOMEM;
-        ns = request_namespace(c, &given, &r);
+        ns = bff_registry_namespace(c, &given, &r);
         if (!ns)
                 return r;
         if (!given || streq(ns, c->s->registry_ns))

@@ -497,6 +497,137 @@ def test_deploy_from_another_registry():
     kubectl("-n", "team-a", "delete", "trainedmodel", "b-iris")
 
 
+# ---- the settings routes, as the user (docs/ui.md, "Settings") ----
+
+RB_ADMIN = {"kubeflow-userid": "rb-admin"}
+GINA = {"kubeflow-userid": "gina"}
+S = "/api/v1/settings"
+
+
+def settings_setup():
+    """rb-admin administers REG_NS (reads its Services, manages its RoleBindings) and may list
+    OpenShift groups; bob may do nothing."""
+    apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+           "metadata": {"name": "registry-admin", "namespace": REG_NS},
+           "rules": [{"apiGroups": [""], "resources": ["services"], "verbs": ["get", "list"]},
+                     {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["rolebindings"],
+                      "verbs": ["get", "list", "create", "delete"]}]})
+    bind_in(REG_NS, "registry-admin-rb-admin", "registry-admin", "rb-admin")
+    apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+           "metadata": {"name": "mp-ui-test-group-reader"},
+           "rules": [{"apiGroups": ["user.openshift.io"], "resources": ["groups"],
+                      "verbs": ["list"]}]})
+    apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+           "metadata": {"name": "mp-ui-test-group-reader-rb-admin"},
+           "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                       "name": "mp-ui-test-group-reader"},
+           "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+                         "name": "rb-admin"}]})
+
+
+def test_settings_groups():
+    # Kubernetes keeps no groups: without OpenShift's API the list is empty, as upstream's
+    st, _, raw, doc = as_user(RB_ADMIN, "GET", S + "/groups")
+    expect(st == 200 and doc["data"] == [], raw)
+    # with it (a CRD of OpenShift's Group here), the groups the user may list
+    apply({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "groups.user.openshift.io"},
+           "spec": {"group": "user.openshift.io", "scope": "Cluster",
+                    "names": {"plural": "groups", "singular": "group", "kind": "Group"},
+                    "versions": [{"name": "v1", "served": True, "storage": True,
+                                  "schema": {"openAPIV3Schema": {
+                                      "type": "object",
+                                      "x-kubernetes-preserve-unknown-fields": True}}}]}})
+    wait_until(lambda: subprocess.run([TESTENV, "kubectl", DIR, "get", "groups.user.openshift.io"],
+                                      capture_output=True).returncode == 0,
+               "the Group CRD to be served")
+    apply({"apiVersion": "user.openshift.io/v1", "kind": "Group",
+           "metadata": {"name": "b-team"}, "users": ["gina", "frank"]})
+    st, _, raw, doc = as_user(RB_ADMIN, "GET", S + "/groups")
+    expect(st == 200, raw)
+    expect([(g["metadata"]["name"], g["users"]) for g in doc["data"]] ==
+           [("b-team", ["gina", "frank"])], doc)
+    expect_error(as_user(BOB, "GET", S + "/groups"), 403, "kubernetes", "bob")
+
+
+def registry_bindings():
+    out = kubectl("-n", REG_NS, "get", "rolebindings", "-l",
+                  "app.kubernetes.io/component=model-registry", "-o", "json")
+    return sorted(i["metadata"]["name"] for i in json.loads(out)["items"])
+
+
+def test_settings_registries():
+    settings_setup()
+    st, _, raw, doc = as_user(RB_ADMIN, "GET", S + "/model_registry")
+    expect(st == 200, raw)
+    expect([k["metadata"]["name"] for k in doc["data"]] == ["mr-b"], doc)
+    expect(doc["data"][0]["spec"]["rest"]["port"] == 8080, doc)
+    st, _, raw, doc = as_user(RB_ADMIN, "GET", S + "/model_registry/mr-b")
+    expect(st == 200 and doc["data"]["modelRegistry"]["metadata"]["namespace"] == REG_NS, raw)
+    expect_error(as_user(RB_ADMIN, "GET", S + "/model_registry/not-a-registry"), 404, "ui",
+                 "no model registry named 'not-a-registry'")
+    expect_error(as_user(BOB, "GET", S + "/model_registry"), 403, "kubernetes",
+                 f"user bob may not list services in namespace {REG_NS}")
+    expect_error(as_user(BOB, "GET", S + "/model_registry/mr-b"), 403, "kubernetes", "bob")
+
+
+def test_settings_role_bindings_grant_and_revoke():
+    grant = {"data": {"metadata": {"name": "mr-b-gina",
+                                   "labels": {"app.kubernetes.io/name": "mr-b"}},
+                      "subjects": [{"kind": "User", "name": "gina",
+                                    "apiGroup": "rbac.authorization.k8s.io"}],
+                      "roleRef": {"kind": "Role", "name": "registry-user-mr-b",
+                                  "apiGroup": "rbac.authorization.k8s.io"}}}
+    st, _, raw, doc = as_user(RB_ADMIN, "GET", S + "/role_bindings")
+    expect(st == 200 and doc["data"]["items"] == [], raw)
+    expect_error(as_user(GINA, "GET", MRB + "/registered_models"), 403, "kubernetes", "gina")
+    # bob may not: 403, nothing written
+    expect_error(as_user(BOB, "POST", S + "/role_bindings", grant), 403, "kubernetes",
+                 f"user bob may not create rolebindings.rbac.authorization.k8s.io mr-b-gina "
+                 f"in namespace {REG_NS}")
+    expect_error(as_user(BOB, "GET", S + "/role_bindings"), 403, "kubernetes", "bob")
+    expect(registry_bindings() == [], registry_bindings())
+    # a binding to another role is refused before anything is sent
+    bad = json.loads(json.dumps(grant))
+    bad["data"]["roleRef"] = {"kind": "ClusterRole", "name": "cluster-admin"}
+    expect_error(as_user(RB_ADMIN, "POST", S + "/role_bindings", bad), 400, "ui",
+                 "registry-user-mr-b")
+    expect(registry_bindings() == [], registry_bindings())
+    # the administrator grants gina the use of mr-b: as upstream's frontend builds it
+    st, _, raw, doc = as_user(RB_ADMIN, "POST", S + "/role_bindings", grant)
+    expect(st == 201, f"rb-admin grants: {st} {raw[:300]!r}")
+    expect(doc["data"]["roleRef"]["name"] == "registry-user-mr-b" and
+           doc["data"]["metadata"]["labels"]["app.kubernetes.io/component"] == "model-registry",
+           doc)
+    wait_until(lambda: as_user(GINA, "GET", MRB + "/registered_models")[0] == 200,
+               "gina's new RoleBinding to count")
+    expect_error(as_user(RB_ADMIN, "POST", S + "/role_bindings", grant), 409, "kubernetes",
+                 "mr-b-gina already exists")
+    # a group, without a name: generateName
+    team = {"data": {"metadata": {"labels": {"app.kubernetes.io/name": "mr-b"}},
+                     "subjects": [{"kind": "Group", "name": "b-team"}]}}
+    st, _, raw, doc = as_user(RB_ADMIN, "POST", S + "/role_bindings", team)
+    expect(st == 201 and doc["data"]["metadata"]["name"].startswith("mr-b-permissions-"), raw)
+    team_rb = doc["data"]["metadata"]["name"]
+    st, _, raw, doc = as_user(RB_ADMIN, "GET", S + "/role_bindings")
+    expect(sorted(i["metadata"]["name"] for i in doc["data"]["items"]) ==
+           sorted(["mr-b-gina", team_rb]), raw)
+    # delete: bob may not; a RoleBinding that is not a registry's is not this route's
+    expect_error(as_user(BOB, "DELETE", S + "/role_bindings/mr-b-gina"), 403, "kubernetes",
+                 "bob")
+    expect("mr-b-gina" in registry_bindings(), "bob's refused delete removed it")
+    expect_error(as_user(RB_ADMIN, "DELETE", S + "/role_bindings/registry-alice"), 404, "ui",
+                 "no model registry RoleBinding named registry-alice")
+    kubectl("-n", REG_NS, "get", "rolebinding", "registry-alice")
+    st, _, raw, _ = as_user(RB_ADMIN, "DELETE", S + "/role_bindings/mr-b-gina")
+    expect(st == 204, f"delete: {st} {raw[:200]!r}")
+    expect(registry_bindings() == [team_rb], registry_bindings())
+    wait_until(lambda: as_user(GINA, "GET", MRB + "/registered_models")[0] == 403,
+               "gina's revoked RoleBinding to count")
+    st, _, _, _ = as_user(RB_ADMIN, "DELETE", S + f"/role_bindings/{team_rb}")
+    expect(st == 204, st)
+
+
 def test_catalog_only_for_users_who_may_get_its_service():
     for path in ("/api/v1/model_catalog/sources", "/api/v1/model_catalog/models",
                  "/api/v1/model_catalog/models/filter_options", "/api/v1/model_catalog/labels"):
@@ -724,6 +855,7 @@ for t in (test_namespaces_only_those_the_user_may_read, test_forbidden_namespace
           test_deploy_as_the_user_rbac_decides, test_deploy_targets_and_deployments,
           test_archive_refused_while_deployed, test_isvc_events_and_replicas,
           test_registries_discovered_per_user, test_each_registry_routes_and_authorizes_alone,
-          test_deploy_from_another_registry):
+          test_deploy_from_another_registry, test_settings_registries,
+          test_settings_role_bindings_grant_and_revoke, test_settings_groups):
     tap.run(t)
 tap.finish()
