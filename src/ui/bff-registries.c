@@ -136,8 +136,22 @@ int bff_registry_named(struct call *c, const char *name, struct ui_registry *ret
 
 /* ---- the list ---- */
 
+static const struct gvr GVR_ENDPOINTS = { "", "v1", "endpoints" };
+
+/* Whether the registry's Service has a ready address, read as the caller; a failed read (the
+ * caller may not read Endpoints, typically) counts as available, as upstream decides it. */
+static bool available(struct kube_client *k, const struct ui_service_ref *svc)
+{
+        CLEANUP(ui_json_decrefp) json_t *ep = NULL;
+        struct kube_status st = { 0 };
+
+        if (kube_get(k, &GVR_ENDPOINTS, svc->ns, svc->name, &ep, &st) < 0)
+                return true;
+        return ui_endpoints_ready(ep);
+}
+
 /* Appends the entry of a Service (borrowed) when it is a registry other than the configured. */
-static int add_service(struct call *c, const json_t *obj, json_t *items)
+static int add_service(struct call *c, struct kube_client *k, const json_t *obj, json_t *items)
 {
         const struct ui_service_ref *def = &c->s->default_reg.svc;
         struct ui_registry reg;
@@ -152,7 +166,9 @@ static int add_service(struct call *c, const json_t *obj, json_t *items)
                 return 0; /* the configured registry's own Service: offered once */
         if (json_array_size(items) > UI_REGISTRIES_MAX)
                 return 0;
-        return json_array_append_new(items, ui_registry_entry(&reg)) < 0 ? -ENOMEM : 0;
+        return json_array_append_new(items, ui_registry_entry(&reg, available(k, &reg.svc))) < 0
+                       ? -ENOMEM
+                       : 0;
 }
 
 /* The user may not list Services in ns: those it may get by name (SelfSubjectRulesReview). */
@@ -180,7 +196,7 @@ static int discover_by_rules(struct call *c, struct kube_client *k, const char *
                 r = kube_get(k, &BFF_GVR_SERVICES, ns, json_string_value(n), &obj, &gst);
                 if (r == -ENOMEM)
                         return r;
-                if (r >= 0 && add_service(c, obj, items) < 0)
+                if (r >= 0 && add_service(c, k, obj, items) < 0)
                         return -ENOMEM;
         }
         return 0;
@@ -206,7 +222,7 @@ static int discover(struct call *c, const char *ns, json_t *items)
                 r = discover_by_rules(c, h.k, ns, items, &st);
         else if (r >= 0)
                 json_array_foreach(json_object_get(list, "items"), i, it)
-                        if (add_service(c, it, items) < 0)
+                        if (add_service(c, h.k, it, items) < 0)
                                 return -ENOMEM;
         if (r == -ENOMEM)
                 return r;

@@ -122,7 +122,7 @@ int ui_registry_from_service(const json_t *service, bool external, struct ui_reg
         return 0;
 }
 
-json_t *ui_registry_entry(const struct ui_registry *reg)
+json_t *ui_registry_entry(const struct ui_registry *reg, bool available)
 {
         char addr[UI_REGISTRY_URL_MAX + sizeof(UI_REGISTRY_API_PATH)];
 
@@ -130,7 +130,18 @@ json_t *ui_registry_entry(const struct ui_registry *reg)
         return json_pack("{s:s,s:s,s:s,s:s,s:b,s:b}", "name", reg->name, "displayName",
                          reg->display_name ? reg->display_name : "", "description",
                          reg->description ? reg->description : "", "serverAddress", addr, "isHttps",
-                         reg->https, "isAvailable", true);
+                         reg->https, "isAvailable", available);
+}
+
+bool ui_endpoints_ready(const json_t *endpoints)
+{
+        const json_t *sub;
+        size_t i;
+
+        json_array_foreach(json_object_get(endpoints, "subsets"), i, sub)
+                if (json_array_size(json_object_get(sub, "addresses")) > 0)
+                        return true;
+        return false;
 }
 
 /* Whether the array a (of strings) holds s or "*". */

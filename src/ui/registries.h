@@ -48,7 +48,11 @@ _warn_unused_result_ int ui_registry_from_service(const json_t *service, bool ex
  * description, serverAddress (the URL with the registry API's path), isHttps, isAvailable}.
  * Returns: new reference; NULL on OOM.
  */
-json_t *ui_registry_entry(const struct ui_registry *reg);
+json_t *ui_registry_entry(const struct ui_registry *reg, bool available);
+
+/* Whether a Service's Endpoints object (borrowed) has a ready address in some subset, as
+ * upstream decides a registry is available. */
+bool ui_endpoints_ready(const json_t *endpoints);
 
 /*
  * Appends to names (an array) the Service names that a SelfSubjectRulesReview answer (borrowed)

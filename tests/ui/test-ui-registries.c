@@ -61,7 +61,7 @@ Test(registry, https_port_and_ipv6)
         cr_assert_eq(ui_registry_from_service(s, false, &r, msg, sizeof(msg)), 0, "%s", msg);
         cr_assert_str_eq(r.url, "https://[fd00::7]:8443");
         cr_assert(r.https);
-        e = ui_registry_entry(&r);
+        e = ui_registry_entry(&r, true);
         cr_assert_str_eq(json_string_value(json_object_get(e, "serverAddress")),
                          "https://[fd00::7]:8443/api/model_registry/v1alpha3");
         cr_assert(json_is_true(json_object_get(e, "isHttps")));
@@ -69,6 +69,29 @@ Test(registry, https_port_and_ipv6)
         cr_assert_str_eq(json_string_value(json_object_get(e, "displayName")), "Team B");
         json_decref(e);
         json_decref(s);
+}
+
+Test(registry, endpoints_ready_and_unavailable_entry)
+{
+        json_error_t e;
+        json_t *none = json_loads("{\"subsets\":[{\"notReadyAddresses\":[{\"ip\":\"10.1.0.4\"}]}]}",
+                                  0, &e);
+        json_t *ready = json_loads("{\"subsets\":[{\"notReadyAddresses\":[{\"ip\":\"10.1.0.4\"}]},"
+                                   "{\"addresses\":[{\"ip\":\"10.1.0.5\"}]}]}",
+                                   0, &e);
+        json_t *empty = json_object();
+        struct ui_registry r = { .name = "mr-b", .url = "http://10.0.0.7:8080" };
+        json_t *entry = ui_registry_entry(&r, false);
+
+        cr_assert_not(ui_endpoints_ready(none));
+        cr_assert(ui_endpoints_ready(ready));
+        cr_assert_not(ui_endpoints_ready(empty));
+        cr_assert(json_is_false(json_object_get(entry, "isAvailable")));
+        cr_assert_str_eq(json_string_value(json_object_get(entry, "displayName")), "");
+        json_decref(entry);
+        json_decref(none);
+        json_decref(ready);
+        json_decref(empty);
 }
 
 Test(registry, not_a_registry_or_unusable)

@@ -418,6 +418,14 @@ def test_registries_discovered_per_user():
     # an admin may list Services: every labelled one, not the others
     st, _, raw, doc = get("/api/v1/model_registry", {"Authorization": "Bearer " + ADMIN_TOKEN})
     expect(st == 200 and sorted(r["name"] for r in doc["data"]) == ["modelplane", "mr-b"], raw)
+    # available: upstream reads the Endpoints as the user, and a failed read counts as available
+    apply({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "mr-b", "namespace": REG_NS},
+           "subsets": [{"notReadyAddresses": [{"ip": "10.1.0.4"}],
+                        "ports": [{"name": "http-api", "port": 8080}]}]})
+    st, _, raw, doc = get("/api/v1/model_registry", {"Authorization": "Bearer " + ADMIN_TOKEN})
+    expect([r["isAvailable"] for r in doc["data"] if r["name"] == "mr-b"] == [False], raw)
+    expect(registry_names(FRANK)["mr-b"]["isAvailable"] is True, "frank may not read Endpoints")
+    kubectl("-n", REG_NS, "delete", "endpoints", "mr-b")
     # upstream's namespace parameter: another namespace has none; a bad name is 400
     st, _, raw, doc = as_user(FRANK, "GET", "/api/v1/model_registry?namespace=team-a")
     expect(st == 200 and doc["data"] == [], raw)
