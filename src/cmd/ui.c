@@ -145,6 +145,11 @@ static int ui_set(void *userdata, const struct cli_option *opt, const char *arg,
                 a->registry_url = arg;
                 return 0;
         case OPT_REGISTRY_NAME:
+                if (!*arg || strlen(arg) > UI_K8S_NAME_MAX) {
+                        (void)snprintf(err, err_size, "--registry-name must be 1 to %u bytes",
+                                       UI_K8S_NAME_MAX);
+                        return -EINVAL;
+                }
                 a->registry_name = arg;
                 return 0;
         case OPT_CATALOG:

@@ -85,8 +85,8 @@ static int upstream_path(const struct call *c, const struct api_route *rt, struc
         return 0;
 }
 
-/* A client of upstream up at url: pooled for the configured registry and the catalog (pooled),
- * made for this request for a discovered registry; NULL on OOM. */
+/* A client of upstream up at url: from the pool when pooled (the configured registry, the
+ * catalog), else made for this request (a discovered registry); NULL on OOM. */
 static struct mr_client *upstream_get(struct ui_server *s, enum upstream up, const char *url,
                                       bool pooled)
 {
