@@ -21,6 +21,7 @@
 #include "kube/config.h"
 #include "ui/auth.h"
 #include "ui/bff.h"
+#include "ui/deploy.h"
 #include "ui/views.h"
 #include "util/file-util.h"
 #include "util/log.h"
@@ -49,6 +50,8 @@ enum {
         OPT_CATALOG_SERVICE,
         OPT_SKIP_ACCESS_REVIEW,
         OPT_PER_IP,
+        OPT_REGISTRY_NS,
+        OPT_REGISTRY_EXTERNAL,
 };
 
 static const struct cli_option ui_options[] = {
@@ -74,6 +77,14 @@ static const struct cli_option ui_options[] = {
           "in-cluster Service, a short\nhost name in the server's namespace; else\n" UI_CATALOG_SERVICE_DEFAULT
           ")",
           OPT_CATALOG_SERVICE },
+        { "registry-namespace", 0, CLI_ARG_REQUIRED, "NS",
+          "where more registries are discovered (Services\nlabelled component=model-registry; "
+          "default: the\n--registry-service's namespace)",
+          OPT_REGISTRY_NS },
+        { "registry-external-address", 0, CLI_ARG_NONE, NULL,
+          "reach discovered registries at their\n.../external-address-rest annotation "
+          "(upstream's\nfederated mode)",
+          OPT_REGISTRY_EXTERNAL },
         { "insecure-skip-access-review", 0, CLI_ARG_NONE, NULL,
           "let every signed-in user use the registry and the\ncatalog (no SubjectAccessReview)",
           OPT_SKIP_ACCESS_REVIEW },
@@ -112,8 +123,8 @@ struct ui_args {
         uint16_t port;
         const char *static_dir, *registry_url, *registry_name, *catalog_url, *kubeconfig, *context,
                 *user_header, *groups_header, *trusted, *proxy_secret_file, *csrf_secret_file,
-                *dev_user, *ca_file, *registry_service, *catalog_service;
-        bool no_kube, skip_access_review;
+                *dev_user, *ca_file, *registry_service, *catalog_service, *registry_ns;
+        bool no_kube, skip_access_review, registry_external;
         uint32_t max_per_ip;
 };
 
@@ -134,6 +145,11 @@ static int ui_set(void *userdata, const struct cli_option *opt, const char *arg,
                 a->registry_url = arg;
                 return 0;
         case OPT_REGISTRY_NAME:
+                if (!*arg || strlen(arg) > UI_K8S_NAME_MAX) {
+                        (void)snprintf(err, err_size, "--registry-name must be 1 to %u bytes",
+                                       UI_K8S_NAME_MAX);
+                        return -EINVAL;
+                }
                 a->registry_name = arg;
                 return 0;
         case OPT_CATALOG:
@@ -167,6 +183,16 @@ static int ui_set(void *userdata, const struct cli_option *opt, const char *arg,
         }
         case OPT_SKIP_ACCESS_REVIEW:
                 a->skip_access_review = true;
+                return 0;
+        case OPT_REGISTRY_NS:
+                if (!ui_rfc1123_label(arg)) {
+                        (void)snprintf(err, err_size, "'%s' is not a namespace name", arg);
+                        return -EINVAL;
+                }
+                a->registry_ns = arg;
+                return 0;
+        case OPT_REGISTRY_EXTERNAL:
+                a->registry_external = true;
                 return 0;
         case OPT_USER_HEADER:
                 a->user_header = arg;
@@ -387,6 +413,8 @@ static void ui_build_config(struct ui_run *s, const struct ui_args *a)
         s->cfg.catalog_url = a->catalog_url;
         s->cfg.registry_service = a->registry_service;
         s->cfg.catalog_service = a->catalog_service;
+        s->cfg.registry_namespace = a->registry_ns;
+        s->cfg.registry_external = a->registry_external;
         s->cfg.skip_access_review = a->skip_access_review;
         s->cfg.ca_file = a->ca_file;
         s->cfg.kube = s->kcfg;

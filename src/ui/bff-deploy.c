@@ -24,13 +24,13 @@
 /* ---- deploy ---- */
 
 /* The registry side of a deploy: the version (deployable) and its artifacts; 1 after a reply. */
-static int deploy_registry(struct call *c, const struct ui_deploy_request *rq, json_t **ret_version,
-                           json_t **ret_artifacts)
+static int deploy_registry(struct call *c, const struct ui_deploy_request *rq,
+                           struct ui_registry *reg, json_t **ret_version, json_t **ret_artifacts)
 {
         char path[160], msg[512];
         int r;
 
-        r = bff_authorize(c, UP_REGISTRY);
+        r = bff_registry_resolve(c, rq->registry, reg);
         if (r != 0)
                 return r;
         (void)snprintf(path, sizeof(path), "/model_versions/%s", rq->version_id);
@@ -95,7 +95,7 @@ static json_t *deploy_object(struct call *c, const struct ui_deploy_request *rq,
                                          rq->isvc);
                 return NULL;
         }
-        return ui_deploy_trainedmodel(rq, version, art, fallback, &c->s->access_svc[UP_REGISTRY]);
+        return ui_deploy_trainedmodel(rq, version, art, fallback, &c->reg->svc);
 }
 
 int bff_api_deploy(struct call *c)
@@ -105,6 +105,7 @@ int bff_api_deploy(struct call *c)
         CLEANUP(ui_json_decrefp) json_t *isvc = NULL, *tm = NULL, *made = NULL;
         const char *ns = http_req_param(c->req, "ns");
         struct ui_deploy_request rq;
+        struct ui_registry reg;
         struct kube_status st = { 0 };
         json_t *data;
         char msg[1024];
@@ -115,7 +116,7 @@ int bff_api_deploy(struct call *c)
                 return r < 0 ? r : 0;
         if (ui_deploy_request_read(data, &rq, msg, sizeof(msg)) < 0)
                 return bff_reply_error(c->resp, 400, "ui", "%s", msg);
-        r = deploy_registry(c, &rq, &version, &arts);
+        r = deploy_registry(c, &rq, &reg, &version, &arts);
         if (r != 0)
                 return r < 0 ? r : 0;
         r = bff_kube_hold_get(c, false, &h);
@@ -247,7 +248,7 @@ static int found_one(void *ud, const json_t *obj)
 static int deployments_in(struct call *c, struct kube_client *k, const char *ns, const char *sel,
                           json_t *tms, json_t *isvcs, struct kube_status *st)
 {
-        const struct ui_service_ref *reg = &c->s->access_svc[UP_REGISTRY];
+        const struct ui_service_ref *reg = c->reg ? &c->reg->svc : &c->s->default_reg.svc;
         struct found ft = { .items = tms, .registry = reg, .view = ui_trainedmodel_view };
         struct found fi = { .items = isvcs, .registry = reg, .view = ui_isvc_view };
         struct kube_list_options lo = { .label_selector = sel };
@@ -303,12 +304,16 @@ int bff_api_deployments(struct call *c)
         const char *rm = http_req_query(c->req, "registeredModelId");
         const char *mv = http_req_query(c->req, "modelVersionId");
         struct kube_status st = { 0 };
+        struct ui_registry reg;
         bool complete = true;
         char sel[256];
         int r;
 
         if (!tms || !isvcs)
                 return -ENOMEM;
+        r = bff_registry_named(c, http_req_query(c->req, "modelRegistry"), &reg);
+        if (r != 0)
+                return r < 0 ? r : 0;
         if (ui_link_selector(rm, mv, sel, sizeof(sel)) < 0)
                 return bff_reply_error(c->resp, 400, "ui",
                                        "registeredModelId and/or modelVersionId must be registry "
@@ -463,8 +468,7 @@ int bff_archive_guard(struct call *c, const struct api_route *rt, const json_t *
         }
         if (!ui_archive_refusal(model ? "The registered model" : "The model version",
                                 json_object_get(tms, "items"), json_object_get(isvcs, "items"),
-                                json_object_get(records, "items"), &c->s->access_svc[UP_REGISTRY],
-                                msg, sizeof(msg)))
+                                json_object_get(records, "items"), &c->reg->svc, msg, sizeof(msg)))
                 return 0;
         return bff_refused(bff_reply_error(c->resp, 409, "ui", "%s", msg));
 }

@@ -85,13 +85,16 @@ static int upstream_path(const struct call *c, const struct api_route *rt, struc
         return 0;
 }
 
-static struct mr_client *upstream_get(struct ui_server *s, enum upstream up)
+/* A client of upstream up at url: from the pool when pooled (the configured registry, the
+ * catalog), else made for this request (a discovered registry); NULL on OOM. */
+static struct mr_client *upstream_get(struct ui_server *s, enum upstream up, const char *url,
+                                      bool pooled)
 {
-        struct mr_client *m = bff_pool_get(&s->up[up]);
+        struct mr_client *m = pooled ? bff_pool_get(&s->up[up]) : NULL;
 
         if (!m) {
                 struct mr_client_config mc = {
-                        .base_url = up == UP_REGISTRY ? s->registry_url : s->catalog_url,
+                        .base_url = url,
                         .api_path = up == UP_CATALOG ? CATALOG_API_PATH : NULL,
                         .timeout_ms = s->timeout_ms,
                         .ca_file = s->ca_file,
@@ -101,6 +104,20 @@ static struct mr_client *upstream_get(struct ui_server *s, enum upstream up)
                         return NULL;
         }
         return m;
+}
+
+static void upstream_put(struct ui_server *s, enum upstream up, struct mr_client *m, bool pooled)
+{
+        if (pooled)
+                bff_pool_put(&s->up[up], m);
+        else
+                (void)mr_client_free(m);
+}
+
+/* Whether the registry reg is the configured one (whose clients are pooled). */
+static bool reg_pooled(const struct ui_server *s, const struct ui_registry *reg)
+{
+        return reg == &s->default_reg || streq(reg->url, s->default_reg.url);
 }
 
 static const char *const upstream_names[] = { "model registry", "model catalog" };
@@ -170,32 +187,47 @@ static int forward_failure(struct call *c, enum upstream up, const char *url, in
                                upstream_names[up], url, err->status, err->message);
 }
 
+/* The upstream of a forwarded route, authorized for the caller: its URL; NULL after a refusal
+ * (*ret_r: what writing it returned). */
+static const char *forward_target(struct call *c, const struct api_route *rt,
+                                  struct ui_registry *reg, int *ret_r)
+{
+        struct ui_server *s = c->s;
+        int r;
+
+        if (rt->up == UP_REGISTRY)
+                r = bff_registry_resolve(c, http_req_param(c->req, "mr"), reg);
+        else
+                r = bff_authorize(c, rt->up);
+        *ret_r = r < 0 ? r : 0;
+        if (r != 0)
+                return NULL;
+        if (rt->up == UP_REGISTRY && reg->url[0])
+                return reg->url;
+        if (rt->up == UP_CATALOG && s->catalog_url)
+                return s->catalog_url;
+        *ret_r = bff_reply_error(c->resp, 503, upstream_sources[rt->up],
+                                 "no %s configured for the ui server", upstream_names[rt->up]);
+        return NULL;
+}
+
 int bff_forward(struct call *c, const struct api_route *rt)
 {
         struct ui_server *s = c->s;
-        const char *url = rt->up == UP_REGISTRY ? s->registry_url : s->catalog_url;
         CLEANUP(buf_releasep) struct buf path = BUF_INIT((size_t)16 * 1024 + 4096);
         CLEANUP(ui_json_decrefp) json_t *in = NULL;
         CLEANUP(ui_json_decrefp) json_t *out = NULL;
+        struct ui_registry reg;
         struct mr_error err = { 0 };
         struct mr_client *m;
         json_t *data = NULL;
+        const char *url;
+        bool pooled;
         int r;
 
-        if (rt->up == UP_REGISTRY) {
-                const char *mr = http_req_param(c->req, "mr");
-
-                if (!mr || !streq(mr, s->registry_name))
-                        return bff_reply_error(c->resp, 404, "ui", "no model registry named '%s'",
-                                               mr ? mr : "");
-        }
-        r = bff_authorize(c, rt->up);
-        if (r != 0)
-                return r < 0 ? r : 0;
+        url = forward_target(c, rt, &reg, &r);
         if (!url)
-                return bff_reply_error(c->resp, 503, upstream_sources[rt->up],
-                                       "no %s configured for the ui server",
-                                       upstream_names[rt->up]);
+                return r;
         r = forward_path(c, rt, &path);
         if (r == 0)
                 r = bff_body_data(c, &in, &data);
@@ -203,44 +235,38 @@ int bff_forward(struct call *c, const struct api_route *rt)
                 r = bff_archive_guard(c, rt, data);
         if (r != 0)
                 return r < 0 ? r : 0;
-        m = upstream_get(s, rt->up);
+        pooled = rt->up == UP_CATALOG || reg_pooled(s, &reg);
+        m = upstream_get(s, rt->up, url, pooled);
         if (!m)
                 return -ENOMEM;
         r = mr_client_call(m, c->req->method, buf_str(&path), data, &out, &err);
-        bff_pool_put(&s->up[rt->up], m);
+        upstream_put(s, rt->up, m, pooled);
         if (r < 0)
                 return forward_failure(c, rt->up, url, r, &err);
         return bff_reply_data(c, (unsigned)r, TAKE_PTR(out));
 }
 
-int bff_api_registries(struct call *c)
-{
-        return bff_reply_data(c, 200,
-                              json_pack("[{s:s,s:s,s:s,s:s}]", "name", c->s->registry_name,
-                                        "displayName", "Model registry", "description",
-                                        "modelplane registry", "serverAddress",
-                                        c->s->registry_url ? c->s->registry_url : ""));
-}
-
 int bff_registry_get(struct call *c, const char *path, json_t **ret)
 {
         struct ui_server *s = c->s;
+        const struct ui_registry *reg = c->reg ? c->reg : &s->default_reg;
         struct mr_error err = { 0 };
         struct mr_client *m;
+        bool pooled = reg_pooled(s, reg);
         int r;
 
-        if (!s->registry_url)
+        if (!reg->url[0])
                 return bff_refused(bff_reply_error(c->resp, 503, "registry",
                                                    "no model registry configured for the ui "
                                                    "server"));
-        m = upstream_get(s, UP_REGISTRY);
+        m = upstream_get(s, UP_REGISTRY, reg->url, pooled);
         if (!m)
                 return -ENOMEM;
         r = mr_client_call(m, "GET", path, NULL, ret, &err);
-        bff_pool_put(&s->up[UP_REGISTRY], m);
+        upstream_put(s, UP_REGISTRY, m, pooled);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return bff_refused(forward_failure(c, UP_REGISTRY, s->registry_url, r, &err));
+                return bff_refused(forward_failure(c, UP_REGISTRY, reg->url, r, &err));
         return 0;
 }

@@ -2,10 +2,12 @@
 #pragma once
 
 /*
- * What the three files of modelplane ui's request handler share (not an API): bff.c (the front:
- * the route table, identity and CSRF, static files, caching and security headers; construction;
- * the client pools and the reply helpers), bff-kube.c (the Kubernetes views, as the user) and
- * bff-forward.c (the forwarding to the model registry and the catalog).
+ * What the files of modelplane ui's request handler share (not an API): bff.c (the front: the
+ * route table, identity and CSRF, static files, caching and security headers; construction; the
+ * client pools and the reply helpers), bff-kube.c (the Kubernetes views, as the user; the access
+ * checks), bff-deploy.c (deploying, deployments, the archive guard), bff-forward.c (the
+ * forwarding to a model registry and the catalog), bff-registries.c (which registries there
+ * are, and the one a registry route names) and bff-settings.c (the administrators' settings).
  */
 
 #include <jansson.h>
@@ -14,6 +16,7 @@
 
 #include "ui/access.h"
 #include "ui/bff.h"
+#include "ui/registries.h"
 #include "util/macro.h"
 
 #define POOL_MAX 16U
@@ -40,6 +43,11 @@ enum upstream { UP_REGISTRY, UP_CATALOG };
 struct ui_server {
         struct ui_static *st;
         char *registry_url, *registry_name, *catalog_url, *ca_file;
+        /* The configured registry (--registry-url; url empty when none), always offered, and
+         * where the others are discovered (docs/ui.md, "Several registries"). */
+        struct ui_registry default_reg;
+        char registry_ns[UI_K8S_NAME_MAX + 1];
+        bool registry_external; /* use the Services' external-address-rest */
         long timeout_ms;
         struct ui_auth_config auth;
         uint8_t csrf_key[UI_CSRF_KEY_SIZE];
@@ -62,6 +70,7 @@ struct call {
         struct ui_identity *id;
         struct http_req *req;
         struct http_resp *resp;
+        const struct ui_registry *reg; /* borrowed: the registry of a registry route, resolved */
 };
 
 int bff_reply_data(struct call *c, unsigned status, json_t *data);
@@ -87,6 +96,11 @@ struct api_route {
 };
 
 /*
+ * bff-kube.c: whether the caller may use what the Service svc grants (what: "the model registry
+ * \"x\"", named in a refusal). 0 allowed; 1 when a refusal is written; negative errno.
+ */
+int bff_authorize_service(struct call *c, const struct ui_service_ref *svc, const char *what);
+/*
  * bff-kube.c: whether the caller may use upstream up (RBAC: get on its Service, asked with a
  * SubjectAccessReview or SelfSubjectAccessReview, cached briefly). 0 allowed; 1 when a refusal
  * (403, or 5xx when it cannot be decided) is written; negative errno.
@@ -100,7 +114,8 @@ struct kube_list_options;
 struct kube_status;
 struct mr_error;
 
-extern const struct gvr BFF_GVR_NAMESPACES, BFF_GVR_EVENTS, BFF_GVR_ISVC, BFF_GVR_TM;
+extern const struct gvr BFF_GVR_NAMESPACES, BFF_GVR_EVENTS, BFF_GVR_ISVC, BFF_GVR_TM,
+        BFF_GVR_SERVICES;
 
 /* A held Kubernetes client, released (back to its pool) by cleanup. */
 struct kube_hold {
@@ -151,12 +166,35 @@ int bff_api_isvc_events(struct call *c);
  * version and the refusal is written, 0 to go on, negative errno. */
 int bff_archive_guard(struct call *c, const struct api_route *rt, const json_t *data);
 
-/* bff-forward.c: a route forwarded to rt's upstream; the list of registries. */
+/* bff-forward.c: a route forwarded to rt's upstream. */
 int bff_forward(struct call *c, const struct api_route *rt);
-int bff_api_registries(struct call *c);
-/* A registry GET of path (relative to its API, already encoded) for the caller, who has been
- * authorized; *ret: new reference. 0, or 1 after the failure is replied in words, or errno. */
+/* A GET of path (relative to its API, already encoded) from c->reg, the registry the caller was
+ * authorized for; *ret: new reference. 0, or 1 after the failure is replied in words, or errno. */
 int bff_registry_get(struct call *c, const char *path, json_t **ret);
+/*
+ * bff-registries.c: the registry named name (NULL: the configured one), in the namespace of the
+ * request's `namespace` parameter or the discovery namespace, if the caller may use it (its
+ * Service's `get`, as for any registry route); fills *ret and sets c->reg = ret. 0; 1 when a
+ * refusal (400, 403, 404, 503) is written; negative errno.
+ */
+int bff_registry_resolve(struct call *c, const char *name, struct ui_registry *ret);
+/* The registry named name (NULL: the configured one) for its link labels only: no access check
+ * and no address; sets c->reg = ret. 0; 1 after a 400 is written. */
+int bff_registry_named(struct call *c, const char *name, struct ui_registry *ret);
+/* GET /model_registry: the configured registry and those discovered for the caller. */
+int bff_api_registries(struct call *c);
+/* The namespace of the request's `namespace` parameter (*ret_given), else the discovery
+ * namespace; NULL after a 400 is written (*ret_r: what writing it returned). */
+const char *bff_registry_namespace(struct call *c, bool *ret_given, int *ret_r);
+
+/* bff-settings.c: the settings routes, as the user (docs/ui.md, "Settings"). */
+int bff_api_settings_registries(struct call *c);
+int bff_api_settings_registry(struct call *c);
+int bff_api_role_bindings(struct call *c);
+int bff_api_role_binding_create(struct call *c);
+int bff_api_role_binding_delete(struct call *c);
+int bff_api_groups(struct call *c);
+
 /* The "data" object of a write's {"data": {...}} body (borrowed from *in, a new reference the
  * caller releases); 1 after a refusal is written. */
 int bff_body_data(struct call *c, json_t **in, json_t **ret_data);

@@ -102,6 +102,7 @@ const struct gvr BFF_GVR_NAMESPACES = { "", "v1", "namespaces" };
 const struct gvr BFF_GVR_EVENTS = { "", "v1", "events" };
 const struct gvr BFF_GVR_ISVC = { "serving.kserve.io", "v1beta1", "inferenceservices" };
 const struct gvr BFF_GVR_TM = { "serving.kserve.io", "v1alpha1", "trainedmodels" };
+const struct gvr BFF_GVR_SERVICES = { "", "v1", "services" };
 
 int bff_kube_post(struct kube_client *k, const char *path, json_t *body, json_t **ret_out,
                   struct kube_status *st)
@@ -175,12 +176,11 @@ static int access_ask(struct call *c, const struct ui_service_ref *svc)
         return r < 0 ? r : 2;
 }
 
-int bff_authorize(struct call *c, enum upstream up)
+int bff_authorize_service(struct call *c, const struct ui_service_ref *svc, const char *what)
 {
         struct ui_server *s = c->s;
-        const struct ui_service_ref *svc = &s->access_svc[up];
         uint8_t key[UI_ACCESS_KEY_SIZE];
-        char what[128], msg[512];
+        char msg[512];
         int r;
 
         if (s->skip_access_review)
@@ -191,7 +191,7 @@ int bff_authorize(struct call *c, enum upstream up)
                         "cannot check who may use %s without the Kubernetes API (the ui server "
                         "runs with --no-kube); give it a kubeconfig, or start it with "
                         "--insecure-skip-access-review to let every signed-in user in",
-                        upstream_what[up]));
+                        what));
         r = ui_access_key(c->id, svc, key);
         if (r < 0)
                 return r;
@@ -219,13 +219,13 @@ int bff_authorize(struct call *c, enum upstream up)
                                 return r;
                 }
         }
-        if (up == UP_REGISTRY)
-                (void)snprintf(what, sizeof(what), "%s \"%s\"", upstream_what[up],
-                               s->registry_name);
-        else
-                (void)snprintf(what, sizeof(what), "%s", upstream_what[up]);
         ui_access_refusal(c->id->user, what, svc, msg, sizeof(msg));
         return bff_refused(bff_reply_error(c->resp, 403, "kubernetes", "%s", msg));
+}
+
+int bff_authorize(struct call *c, enum upstream up)
+{
+        return bff_authorize_service(c, &c->s->access_svc[up], upstream_what[up]);
 }
 
 /*

@@ -179,6 +179,12 @@ static const struct http_route api_routes[] = {
         ROUTE("GET", "/api/v1/user", .fn = bff_api_user),
         ROUTE("GET", "/api/v1/namespaces", .fn = bff_api_namespaces),
         ROUTE("GET", "/api/v1/model_registry", .fn = bff_api_registries),
+        ROUTE("GET", "/api/v1/settings/model_registry", .fn = bff_api_settings_registries),
+        ROUTE("GET", "/api/v1/settings/model_registry/{id}", .fn = bff_api_settings_registry),
+        ROUTE("GET", "/api/v1/settings/role_bindings", .fn = bff_api_role_bindings),
+        ROUTE("POST", "/api/v1/settings/role_bindings", .fn = bff_api_role_binding_create),
+        ROUTE("DELETE", "/api/v1/settings/role_bindings/{name}", .fn = bff_api_role_binding_delete),
+        ROUTE("GET", "/api/v1/settings/groups", .fn = bff_api_groups),
         ROUTE("GET", MR "/registered_models", .path = "/registered_models", .query = Q_LIST,
               .flags = F_LIST),
         ROUTE("POST", MR "/registered_models", .path = "/registered_models", .query = Q_NONE),
@@ -423,6 +429,28 @@ static int kube_clients(struct ui_server *s, const struct kube_config *cfg)
         return s->kube_server ? 0 : -ENOMEM;
 }
 
+/* The configured registry, as the routes see it: -EINVAL when its name or URL is too long. */
+static int default_registry(struct ui_server *s, const struct ui_config *cfg)
+{
+        struct ui_registry *d = &s->default_reg;
+        const char *ns = cfg->registry_namespace ? cfg->registry_namespace
+                                                 : s->access_svc[UP_REGISTRY].ns;
+        const char *url = s->registry_url ? s->registry_url : "";
+
+        if (strlen(s->registry_name) >= sizeof(d->name) || strlen(url) >= sizeof(d->url) ||
+            strlen(ns) >= sizeof(s->registry_ns))
+                return -EINVAL;
+        memcpy(d->name, s->registry_name, strlen(s->registry_name) + 1);
+        memcpy(d->url, url, strlen(url) + 1);
+        memcpy(s->registry_ns, ns, strlen(ns) + 1);
+        d->svc = s->access_svc[UP_REGISTRY];
+        d->https = strncasecmp(url, "https:", 6) == 0;
+        d->display_name = "Model registry";
+        d->description = "modelplane registry";
+        s->registry_external = cfg->registry_external;
+        return 0;
+}
+
 static int dup_opt(const char *in, char **out)
 {
         if (!in)
@@ -465,6 +493,9 @@ int ui_server_new(const struct ui_config *cfg, struct ui_server **ret)
                 return r;
         r = ui_access_service(cfg->catalog_service, cfg->catalog_url, own_ns,
                               UI_CATALOG_SERVICE_DEFAULT, &s->access_svc[UP_CATALOG]);
+        if (r < 0)
+                return r;
+        r = default_registry(s, cfg);
         if (r < 0)
                 return r;
         r = ui_access_cache_new(UI_ACCESS_CACHE_SIZE, UI_ACCESS_TTL_ALLOW, UI_ACCESS_TTL_DENY,

@@ -28,9 +28,13 @@ struct ui_config {
          * is a Service in kube->namespace), else the defaults UI_REGISTRY_SERVICE_DEFAULT and
          * UI_CATALOG_SERVICE_DEFAULT. */
         const char *registry_service, *catalog_service;
-        bool skip_access_review;        /* every signed-in user may use both (no review) */
-        const char *ca_file;            /* borrowed; for https upstreams, may be NULL */
-        long upstream_timeout_ms;       /* registry and catalog calls; 0 = 30 s */
+        /* Where further registries are discovered (docs/ui.md, "Several registries"; borrowed);
+         * NULL = the namespace of the registry's Service. */
+        const char *registry_namespace;
+        bool registry_external;   /* their address from the external-address-rest annotation */
+        bool skip_access_review;  /* every signed-in user may use both (no review) */
+        const char *ca_file;      /* borrowed; for https upstreams, may be NULL */
+        long upstream_timeout_ms; /* registry and catalog calls; 0 = 30 s */
         const struct kube_config *kube; /* borrowed for the call; NULL = deployment routes 503 */
         struct ui_auth_config auth; /* borrowed strings and arrays, kept for the server's life */
         uint8_t csrf_key[UI_CSRF_KEY_SIZE];

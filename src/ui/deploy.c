@@ -114,6 +114,13 @@ int ui_deploy_request_read(const json_t *data, struct ui_deploy_request *ret, ch
                 r = required(data, "memory", "the memory the model needs", &rq.memory, msg, len);
         if (r >= 0)
                 r = check_memory(rq.memory, msg, len);
+        if (r >= 0 && json_object_get(data, "modelRegistry")) {
+                rq.registry = json_string_value(json_object_get(data, "modelRegistry"));
+                if (!rq.registry || !*rq.registry) {
+                        (void)snprintf(msg, len, "modelRegistry must be a registry's name");
+                        r = -EINVAL;
+                }
+        }
         if (r < 0)
                 return r;
         *ret = rq;

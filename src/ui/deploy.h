@@ -42,6 +42,7 @@ struct ui_deploy_request {
         const char *isvc;       /* its InferenceService (spec.inferenceService) */
         const char *version_id; /* the registered model version */
         const char *memory;     /* spec.model.memory */
+        const char *registry;   /* "modelRegistry": the registry's name; NULL = the configured */
 };
 
 /* An RFC 1123 label: 1-63 of [a-z0-9-], starting and ending with [a-z0-9]. */

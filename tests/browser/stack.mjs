@@ -160,6 +160,8 @@ export class Stack {
       'ui', '--listen', '127.0.0.1:0', '--static-dir', join(ROOT, 'ui/dist'),
       '--registry-url', this.registryUrl, '--catalog-url', this.catalogUrl,
       '--kubeconfig', this.kubeconfig, '--trusted-proxy', '127.0.0.1/32', ...this.accessArgs,
+      // discovered registries at their external-address-rest (no cluster IP routes here)
+      '--registry-external-address',
     ]);
     this.url = `http://127.0.0.1:${this.uiPort}`;
     return this;

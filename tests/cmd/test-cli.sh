@@ -74,6 +74,8 @@ expect_usage_error catalog "invalid value for --listen: 'nocolon'" --listen noco
 expect_usage_error catalog "invalid --poll-interval '0' (1-86400 seconds)" --poll-interval 0
 expect_usage_error catalog "invalid --threads '0' (1-256)" --threads 0
 expect_usage_error catalog "invalid --threads '257' (1-256)" --threads 257
+expect_usage_error ui "'Bad_NS' is not a namespace name" --registry-namespace Bad_NS
+expect_usage_error ui "--registry-name must be 1 to 63 bytes" --registry-name "$(printf 'x%.0s' {1..64})"
 
 # every long flag the help lists is accepted by the parser (no flag listed but unknown):
 # each as --FLAG= (an empty value, or a value a flag without one rejects) then --help, so that

@@ -63,7 +63,19 @@ Test(deploy, request_checked_field_by_field)
         cr_assert_str_eq(rq.isvc, "sk");
         cr_assert_str_eq(rq.version_id, "9");
         cr_assert_str_eq(rq.memory, "256Mi");
+        cr_assert_null(rq.registry, "no modelRegistry: the configured registry");
         json_decref(d);
+        d = load("{\"name\":\"iris\",\"inferenceService\":\"sk\",\"modelVersionId\":\"9\","
+                 "\"memory\":\"1Gi\",\"modelRegistry\":\"mr-b\"}");
+        cr_assert_eq(ui_deploy_request_read(d, &rq, msg, sizeof(msg)), 0, "%s", msg);
+        cr_assert_str_eq(rq.registry, "mr-b");
+        json_decref(d);
+        cr_assert_eq(read_req("{\"name\":\"iris\",\"inferenceService\":\"sk\","
+                              "\"modelVersionId\":\"9\",\"memory\":\"1Gi\","
+                              "\"modelRegistry\":7}",
+                              &rq, msg, sizeof(msg)),
+                     -EINVAL);
+        cr_assert(strstr(msg, "modelRegistry"), "%s", msg);
 
         cr_assert_eq(read_req("{\"inferenceService\":\"sk\",\"modelVersionId\":\"9\","
                               "\"memory\":\"1Gi\"}",
@@ -105,7 +117,7 @@ Test(deploy, artifact_version_and_trainedmodel)
         json_t *version = load("{\"id\":\"9\",\"name\":\"v1\",\"registeredModelId\":\"4\"}");
         json_t *archived = load("{\"id\":\"9\",\"name\":\"v1\",\"registeredModelId\":\"4\","
                                 "\"state\":\"ARCHIVED\"}");
-        struct ui_deploy_request rq = { "iris-v1", "sk", "9", "256Mi" };
+        struct ui_deploy_request rq = { "iris-v1", "sk", "9", "256Mi", NULL };
         const json_t *a = ui_deploy_artifact(arts);
         char msg[256];
         json_t *tm;

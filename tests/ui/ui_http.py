@@ -299,6 +299,27 @@ def test_deployments_without_kubernetes_are_503():
                  "no Kubernetes API")
 
 
+def test_registries_and_settings_without_kubernetes():
+    # the configured registry alone, in upstream's ModelRegistryModel shape
+    st, _, raw, doc = get("/api/v1/model_registry")
+    expect(st == 200 and [r["name"] for r in doc["data"]] == ["modelplane"], raw)
+    expect(doc["data"][0]["serverAddress"] == registry.url and
+           doc["data"][0]["isHttps"] is False and doc["data"][0]["isAvailable"] is True, doc)
+    expect_error(get("/api/v1/model_registry?namespace=Not_A_Namespace"), 400, "ui",
+                 "not a namespace name")
+    expect_error(get("/api/v1/model_registry/other/registered_models"), 404, "ui",
+                 "no model registry named 'other'")
+    # the settings routes are Kubernetes calls as the user: 503 without it, nothing else
+    for path in ("/model_registry", "/model_registry/mr-b", "/role_bindings", "/groups"):
+        expect_error(get("/api/v1/settings" + path), 503, "kubernetes", "no Kubernetes API")
+    expect_error(write("POST", "/api/v1/settings/role_bindings",
+                       {"data": {"subjects": [{"kind": "User", "name": "x"}]}}), 503,
+                 "kubernetes")
+    expect_error(write("DELETE", "/api/v1/settings/role_bindings/x", None), 503, "kubernetes")
+    expect_error(write("DELETE", "/api/v1/settings/role_bindings/x", None, token=False), 403,
+                 "ui", "X-CSRF-Token")
+
+
 class Broken(http.server.BaseHTTPRequestHandler):
     def do_GET(self):  # noqa: N802
         if "registered_models" in self.path:
@@ -424,7 +445,8 @@ for t in (test_healthcheck_needs_no_identity, test_no_identity_is_401_with_a_cle
           test_registry_validation_errors_keep_their_message, test_bad_bodies,
           test_unknown_routes_and_methods, test_header_and_query_limits, test_etag_and_304,
           test_paging_10000_models, test_catalog_routes,
-          test_deployments_without_kubernetes_are_503, test_broken_registry_is_502_naming_it,
+          test_deployments_without_kubernetes_are_503,
+          test_registries_and_settings_without_kubernetes, test_broken_registry_is_502_naming_it,
           test_static_files, test_static_refusals, test_spa_fallback,
           test_missing_frontend_page_but_api_works,
           test_no_kube_without_skip_flag_refuses_registry_and_catalog,

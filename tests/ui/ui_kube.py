@@ -155,10 +155,34 @@ bind("registry-alice", "User", "alice")
 bind("registry-ml-team", "Group", "ml-team")
 bind("registry-user4", "User", "user4")
 
+# A second registry, discovered as upstream discovers them: a Service in REG_NS labelled
+# component=model-registry with an http-api port; the ui reaches it at its external address
+# (upstream's federated mode), since a test control plane routes no cluster IP.
+registry_b = Server(["registry", "-p", "0", "-d", os.path.join(T, "mr-b.db")], name="registry-b")
+tap.cleanups.append(registry_b.stop)
+for svc_name, labels, ann in (
+        ("mr-b", {"component": "model-registry"},
+         {"displayName": "Team B", "description": "team B's models",
+          "modelregistry.kubeflow.org/external-address-rest": f"127.0.0.1:{registry_b.port}"}),
+        ("not-a-registry", {"component": "something-else"}, {})):
+    apply({"apiVersion": "v1", "kind": "Service",
+           "metadata": {"name": svc_name, "namespace": REG_NS, "labels": labels,
+                        "annotations": ann},
+           "spec": {"ports": [{"name": "http-api", "port": 8080}]}})
+apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+       "metadata": {"name": "registry-user-mr-b", "namespace": REG_NS},
+       "rules": [{"apiGroups": [""], "resources": ["services"], "verbs": ["get"],
+                  "resourceNames": ["mr-b"]}]})
+apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+       "metadata": {"name": "registry-user-mr-b-frank", "namespace": REG_NS},
+       "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                   "name": "registry-user-mr-b"},
+       "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "frank"}]})
+
 UI_ARGS = ["--trusted-proxy", "127.0.0.1/32", "--groups-header", "kubeflow-groups",
            "--registry-url", registry.url, "--catalog-url", catalog.url,
            "--registry-service", f"{REG_NS}/model-registry-service",
-           "--catalog-service", f"{REG_NS}/model-catalog"]
+           "--catalog-service", f"{REG_NS}/model-catalog", "--registry-external-address"]
 ui = Server(["ui", "-l", "127.0.0.1:0", "--kubeconfig", SA_KUBECONFIG] + UI_ARGS, name="ui-kube")
 tap.cleanups.append(ui.stop)
 
@@ -367,6 +391,249 @@ def test_registry_only_for_users_who_may_get_its_service():
     expect(doc["size"] == 1, f"bob created nothing: {doc}")
     st, _, _, doc = registry_direct("GET", f"/registered_models/{mid}/versions")
     expect(doc["size"] == 1, f"bob added no version: {doc}")
+
+
+FRANK = {"kubeflow-userid": "frank"}
+MRB = "/api/v1/model_registry/mr-b"
+
+
+def registry_names(headers):
+    st, _, raw, doc = as_user(headers, "GET", "/api/v1/model_registry")
+    expect(st == 200, f"/model_registry: {st} {raw[:300]!r}")
+    return {r["name"]: r for r in doc["data"]}
+
+
+def test_registries_discovered_per_user():
+    # frank may get the Service mr-b only (no list): a SelfSubjectRulesReview finds it
+    regs = registry_names(FRANK)
+    expect(sorted(regs) == ["modelplane", "mr-b"], regs)
+    expect(regs["mr-b"] == {"name": "mr-b", "displayName": "Team B",
+                            "description": "team B's models",
+                            "serverAddress": f"http://127.0.0.1:{registry_b.port}"
+                                             "/api/model_registry/v1alpha3",
+                            "isHttps": False, "isAvailable": True}, regs["mr-b"])
+    # alice may get the configured registry's Service, not mr-b's: the configured one only
+    expect(sorted(registry_names(ALICE)) == ["modelplane"], "alice sees mr-b")
+    expect(sorted(registry_names(BOB)) == ["modelplane"], "bob sees mr-b")
+    # an admin may list Services: every labelled one, not the others
+    st, _, raw, doc = get("/api/v1/model_registry", {"Authorization": "Bearer " + ADMIN_TOKEN})
+    expect(st == 200 and sorted(r["name"] for r in doc["data"]) == ["modelplane", "mr-b"], raw)
+    # available: upstream reads the Endpoints as the user, and a failed read counts as available
+    apply({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "mr-b", "namespace": REG_NS},
+           "subsets": [{"notReadyAddresses": [{"ip": "10.1.0.4"}],
+                        "ports": [{"name": "http-api", "port": 8080}]}]})
+    st, _, raw, doc = get("/api/v1/model_registry", {"Authorization": "Bearer " + ADMIN_TOKEN})
+    expect([r["isAvailable"] for r in doc["data"] if r["name"] == "mr-b"] == [False], raw)
+    expect(registry_names(FRANK)["mr-b"]["isAvailable"] is True, "frank may not read Endpoints")
+    kubectl("-n", REG_NS, "delete", "endpoints", "mr-b")
+    # upstream's namespace parameter: another namespace has none; a bad name is 400
+    st, _, raw, doc = as_user(FRANK, "GET", "/api/v1/model_registry?namespace=team-a")
+    expect(st == 200 and doc["data"] == [], raw)
+    expect_error(as_user(FRANK, "GET", "/api/v1/model_registry?namespace=Bad_NS"), 400, "ui",
+                 "not a namespace name")
+
+
+def test_each_registry_routes_and_authorizes_alone():
+    st, _, raw, doc = as_user(FRANK, "POST", MRB + "/registered_models",
+                              {"data": {"name": "franks-model"}})
+    expect(st == 201, f"frank registers in mr-b: {st} {raw[:300]!r}")
+    mid = doc["data"]["id"]
+    st, _, _, doc = call(registry_b.port, "GET", f"/api/model_registry/v1alpha3/registered_models/{mid}")
+    expect(st == 200 and doc["name"] == "franks-model", f"in registry B: {doc}")
+    st, _, _, doc = registry_direct("GET", "/registered_models?pageSize=1000")
+    expect("franks-model" not in [m["name"] for m in doc["items"]], "it went to the other one")
+    st, _, _, doc = as_user(FRANK, "GET", MRB + "/registered_models?namespace=" + REG_NS)
+    expect(st == 200 and [m["name"] for m in doc["data"]["items"]] == ["franks-model"], doc)
+    # frank may not use the configured registry; alice may not use mr-b: 403, nothing written
+    expect_error(as_user(FRANK, "GET", MR + "/registered_models"), 403, "kubernetes",
+                 'user "frank" may not use the model registry "modelplane"')
+    for method, path, body in (("GET", "/registered_models", None),
+                               ("POST", "/registered_models", {"data": {"name": "alices"}}),
+                               ("PATCH", f"/registered_models/{mid}",
+                                {"data": {"description": "alice was here"}})):
+        err = expect_error(as_user(ALICE, method, MRB + path, body), 403, "kubernetes",
+                           'user "alice" may not use the model registry "mr-b"')
+        expect(f'"mr-b" in namespace "{REG_NS}"' in err["message"], err)
+    st, _, _, doc = call(registry_b.port, "GET", "/api/model_registry/v1alpha3/registered_models")
+    expect(doc["size"] == 1 and not doc["items"][0].get("description"),
+           f"alice wrote nothing to B: {doc}")
+    # unknown names: 403 before anything is read for a user without the right, 404 for an admin
+    admin = {"Authorization": "Bearer " + ADMIN_TOKEN}
+    expect_error(as_user(BOB, "GET", "/api/v1/model_registry/nope/registered_models"), 403,
+                 "kubernetes", 'may not use the model registry "nope"')
+    expect_error(get("/api/v1/model_registry/nope/registered_models", admin), 404, "ui",
+                 "no model registry named 'nope'")
+    expect_error(get("/api/v1/model_registry/not-a-registry/registered_models", admin), 404,
+                 "ui", "component=model-registry")
+    st, _, _, _ = get(MRB + "/registered_models", admin)
+    expect(st == 200, f"admin's token on mr-b: {st}")
+
+
+def test_deploy_from_another_registry():
+    bind_in("team-a", "viewer-frank", "viewer", "frank")
+    bind_in("team-a", "deployer-frank", "deployer", "frank")
+    b = lambda m, p, body=None: call(registry_b.port, m, "/api/model_registry/v1alpha3" + p,
+                                     body=body)
+    st, _, raw, m = b("POST", "/registered_models", {"name": "b-model"})
+    expect(st == 201, raw)
+    st, _, raw, v = b("POST", f"/registered_models/{m['id']}/versions",
+                      {"name": "v1", "registeredModelId": m["id"]})
+    expect(st == 201, raw)
+    st, _, raw, _ = b("POST", f"/model_versions/{v['id']}/artifacts",
+                      {"artifactType": "model-artifact", "name": "model",
+                       "uri": "s3://bucket/b", "modelFormatName": "sklearn"})
+    expect(st == 201, raw)
+    body = {"data": {"name": "b-iris", "inferenceService": "sklearn", "modelVersionId": v["id"],
+                     "memory": "64Mi", "modelRegistry": "mr-b"}}
+    # alice may create TrainedModels in team-a but not use mr-b: nothing is created
+    expect_error(as_user(ALICE, "POST", "/api/v1/namespaces/team-a/trainedmodels", body), 403,
+                 "kubernetes", 'may not use the model registry "mr-b"')
+    expect(not tm_exists("b-iris"), "alice's refused deploy created it")
+    st, _, raw, _ = as_user(FRANK, "POST", "/api/v1/namespaces/team-a/trainedmodels", body)
+    expect(st == 201, f"frank deploys from mr-b: {st} {raw[:300]!r}")
+    tm = json.loads(kubectl("-n", "team-a", "get", "trainedmodel", "b-iris", "-o", "json"))
+    labels = tm["metadata"]["labels"]
+    expect(tm["spec"]["model"]["storageUri"] == "s3://bucket/b" and
+           labels.get("modelregistry.kubeflow.org/name") == "mr-b" and
+           labels.get("modelregistry.kubeflow.org/namespace") == REG_NS, tm)
+    q = f"/api/v1/deployments?modelVersionId={v['id']}"
+    st, _, _, doc = as_user(FRANK, "GET", q + "&modelRegistry=mr-b")
+    expect([t["name"] for t in doc["data"]["trainedModels"]] == ["b-iris"], doc)
+    st, _, _, doc = as_user(FRANK, "GET", q)
+    expect("b-iris" not in [t["name"] for t in doc["data"]["trainedModels"]],
+           f"the configured registry's deployments hold mr-b's: {doc}")
+    kubectl("-n", "team-a", "delete", "trainedmodel", "b-iris")
+
+
+# ---- the settings routes, as the user (docs/ui.md, "Settings") ----
+
+RB_ADMIN = {"kubeflow-userid": "rb-admin"}
+GINA = {"kubeflow-userid": "gina"}
+S = "/api/v1/settings"
+
+
+def settings_setup():
+    """rb-admin administers REG_NS (reads its Services, manages its RoleBindings) and may list
+    OpenShift groups; bob may do nothing."""
+    apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+           "metadata": {"name": "registry-admin", "namespace": REG_NS},
+           "rules": [{"apiGroups": [""], "resources": ["services"], "verbs": ["get", "list"]},
+                     {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["rolebindings"],
+                      "verbs": ["get", "list", "create", "delete"]}]})
+    bind_in(REG_NS, "registry-admin-rb-admin", "registry-admin", "rb-admin")
+    apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+           "metadata": {"name": "mp-ui-test-group-reader"},
+           "rules": [{"apiGroups": ["user.openshift.io"], "resources": ["groups"],
+                      "verbs": ["list"]}]})
+    apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+           "metadata": {"name": "mp-ui-test-group-reader-rb-admin"},
+           "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                       "name": "mp-ui-test-group-reader"},
+           "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+                         "name": "rb-admin"}]})
+
+
+def test_settings_groups():
+    # Kubernetes keeps no groups: without OpenShift's API the list is empty, as upstream's
+    st, _, raw, doc = as_user(RB_ADMIN, "GET", S + "/groups")
+    expect(st == 200 and doc["data"] == [], raw)
+    # with it (a CRD of OpenShift's Group here), the groups the user may list
+    apply({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "groups.user.openshift.io"},
+           "spec": {"group": "user.openshift.io", "scope": "Cluster",
+                    "names": {"plural": "groups", "singular": "group", "kind": "Group"},
+                    "versions": [{"name": "v1", "served": True, "storage": True,
+                                  "schema": {"openAPIV3Schema": {
+                                      "type": "object",
+                                      "x-kubernetes-preserve-unknown-fields": True}}}]}})
+    wait_until(lambda: subprocess.run([TESTENV, "kubectl", DIR, "get", "groups.user.openshift.io"],
+                                      capture_output=True).returncode == 0,
+               "the Group CRD to be served")
+    apply({"apiVersion": "user.openshift.io/v1", "kind": "Group",
+           "metadata": {"name": "b-team"}, "users": ["gina", "frank"]})
+    st, _, raw, doc = as_user(RB_ADMIN, "GET", S + "/groups")
+    expect(st == 200, raw)
+    expect([(g["metadata"]["name"], g["users"]) for g in doc["data"]] ==
+           [("b-team", ["gina", "frank"])], doc)
+    expect_error(as_user(BOB, "GET", S + "/groups"), 403, "kubernetes", "bob")
+
+
+def registry_bindings():
+    out = kubectl("-n", REG_NS, "get", "rolebindings", "-l",
+                  "app.kubernetes.io/component=model-registry", "-o", "json")
+    return sorted(i["metadata"]["name"] for i in json.loads(out)["items"])
+
+
+def test_settings_registries():
+    settings_setup()
+    st, _, raw, doc = as_user(RB_ADMIN, "GET", S + "/model_registry")
+    expect(st == 200, raw)
+    expect([k["metadata"]["name"] for k in doc["data"]] == ["mr-b"], doc)
+    expect(doc["data"][0]["spec"]["rest"]["port"] == 8080, doc)
+    st, _, raw, doc = as_user(RB_ADMIN, "GET", S + "/model_registry/mr-b")
+    expect(st == 200 and doc["data"]["modelRegistry"]["metadata"]["namespace"] == REG_NS, raw)
+    expect_error(as_user(RB_ADMIN, "GET", S + "/model_registry/not-a-registry"), 404, "ui",
+                 "no model registry named 'not-a-registry'")
+    expect_error(as_user(BOB, "GET", S + "/model_registry"), 403, "kubernetes",
+                 f"user bob may not list services in namespace {REG_NS}")
+    expect_error(as_user(BOB, "GET", S + "/model_registry/mr-b"), 403, "kubernetes", "bob")
+
+
+def test_settings_role_bindings_grant_and_revoke():
+    grant = {"data": {"metadata": {"name": "mr-b-gina",
+                                   "labels": {"app.kubernetes.io/name": "mr-b"}},
+                      "subjects": [{"kind": "User", "name": "gina",
+                                    "apiGroup": "rbac.authorization.k8s.io"}],
+                      "roleRef": {"kind": "Role", "name": "registry-user-mr-b",
+                                  "apiGroup": "rbac.authorization.k8s.io"}}}
+    st, _, raw, doc = as_user(RB_ADMIN, "GET", S + "/role_bindings")
+    expect(st == 200 and doc["data"]["items"] == [], raw)
+    expect_error(as_user(GINA, "GET", MRB + "/registered_models"), 403, "kubernetes", "gina")
+    # bob may not: 403, nothing written
+    expect_error(as_user(BOB, "POST", S + "/role_bindings", grant), 403, "kubernetes",
+                 f"user bob may not create rolebindings.rbac.authorization.k8s.io mr-b-gina "
+                 f"in namespace {REG_NS}")
+    expect_error(as_user(BOB, "GET", S + "/role_bindings"), 403, "kubernetes", "bob")
+    expect(registry_bindings() == [], registry_bindings())
+    # a binding to another role is refused before anything is sent
+    bad = json.loads(json.dumps(grant))
+    bad["data"]["roleRef"] = {"kind": "ClusterRole", "name": "cluster-admin"}
+    expect_error(as_user(RB_ADMIN, "POST", S + "/role_bindings", bad), 400, "ui",
+                 "registry-user-mr-b")
+    expect(registry_bindings() == [], registry_bindings())
+    # the administrator grants gina the use of mr-b: as upstream's frontend builds it
+    st, _, raw, doc = as_user(RB_ADMIN, "POST", S + "/role_bindings", grant)
+    expect(st == 201, f"rb-admin grants: {st} {raw[:300]!r}")
+    expect(doc["data"]["roleRef"]["name"] == "registry-user-mr-b" and
+           doc["data"]["metadata"]["labels"]["app.kubernetes.io/component"] == "model-registry",
+           doc)
+    wait_until(lambda: as_user(GINA, "GET", MRB + "/registered_models")[0] == 200,
+               "gina's new RoleBinding to count")
+    expect_error(as_user(RB_ADMIN, "POST", S + "/role_bindings", grant), 409, "kubernetes",
+                 "mr-b-gina already exists")
+    # a group, without a name: generateName
+    team = {"data": {"metadata": {"labels": {"app.kubernetes.io/name": "mr-b"}},
+                     "subjects": [{"kind": "Group", "name": "b-team"}]}}
+    st, _, raw, doc = as_user(RB_ADMIN, "POST", S + "/role_bindings", team)
+    expect(st == 201 and doc["data"]["metadata"]["name"].startswith("mr-b-permissions-"), raw)
+    team_rb = doc["data"]["metadata"]["name"]
+    st, _, raw, doc = as_user(RB_ADMIN, "GET", S + "/role_bindings")
+    expect(sorted(i["metadata"]["name"] for i in doc["data"]["items"]) ==
+           sorted(["mr-b-gina", team_rb]), raw)
+    # delete: bob may not; a RoleBinding that is not a registry's is not this route's
+    expect_error(as_user(BOB, "DELETE", S + "/role_bindings/mr-b-gina"), 403, "kubernetes",
+                 "bob")
+    expect("mr-b-gina" in registry_bindings(), "bob's refused delete removed it")
+    expect_error(as_user(RB_ADMIN, "DELETE", S + "/role_bindings/registry-alice"), 404, "ui",
+                 "no model registry RoleBinding named registry-alice")
+    kubectl("-n", REG_NS, "get", "rolebinding", "registry-alice")
+    st, _, raw, _ = as_user(RB_ADMIN, "DELETE", S + "/role_bindings/mr-b-gina")
+    expect(st == 204, f"delete: {st} {raw[:200]!r}")
+    expect(registry_bindings() == [team_rb], registry_bindings())
+    wait_until(lambda: as_user(GINA, "GET", MRB + "/registered_models")[0] == 403,
+               "gina's revoked RoleBinding to count")
+    st, _, _, _ = as_user(RB_ADMIN, "DELETE", S + f"/role_bindings/{team_rb}")
+    expect(st == 204, st)
 
 
 def test_catalog_only_for_users_who_may_get_its_service():
@@ -594,6 +861,9 @@ for t in (test_namespaces_only_those_the_user_may_read, test_forbidden_namespace
           test_registry_access_by_group_and_by_token, test_grant_and_revoke_take_effect,
           test_server_without_subjectaccessreview_right,
           test_deploy_as_the_user_rbac_decides, test_deploy_targets_and_deployments,
-          test_archive_refused_while_deployed, test_isvc_events_and_replicas):
+          test_archive_refused_while_deployed, test_isvc_events_and_replicas,
+          test_registries_discovered_per_user, test_each_registry_routes_and_authorizes_alone,
+          test_deploy_from_another_registry, test_settings_registries,
+          test_settings_role_bindings_grant_and_revoke, test_settings_groups):
     tap.run(t)
 tap.finish()

@@ -7,6 +7,7 @@ import { createRoot } from 'react-dom/client';
 import { Masthead, MastheadBrand, MastheadContent, MastheadMain, MastheadToggle, Nav, NavItem, NavList, Page, PageSidebar, PageSidebarBody, PageToggleButton, SkipToContent } from '@patternfly/react-core';
 import { href, parseRoute, type Route } from './router';
 import { Loading } from './common';
+import { RegistrySwitcher } from './switcher';
 import { UserBadge } from './user';
 
 const RegisteredModels = lazy(() => import('./screens/RegisteredModels'));
@@ -90,6 +91,7 @@ function App() {
         </MastheadBrand>
       </MastheadMain>
       <MastheadContent>
+        <RegistrySwitcher />
         <UserBadge />
       </MastheadContent>
     </Masthead>

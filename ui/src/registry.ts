@@ -1,21 +1,65 @@
-// The registry the console shows: the first one GET /api/v1/model_registry lists.
+// The registry the console shows: the one the user chose in the masthead (kept in the browser),
+// else the first one GET /api/v1/model_registry lists (the server's configured registry).
 import { ApiError, get, patch, pathOf } from './api';
 import { absoluteTime } from './format';
 import type { ModelRegistryInfo, ModelVersion, RegisteredModel } from './types';
 
-let mr: Promise<string> | null = null;
+const CHOICE_KEY = 'modelplane.registry';
 
-export function registryName(): Promise<string> {
-  if (!mr) {
-    mr = get<ModelRegistryInfo[]>('/model_registry').then((list) => {
-      if (!Array.isArray(list) || list.length === 0) throw new ApiError(404, 'the console server knows no model registry', 'registry');
-      return list[0].name;
+let list: Promise<ModelRegistryInfo[]> | null = null;
+
+/** The registries the user may see, read once per page load. */
+export function registries(): Promise<ModelRegistryInfo[]> {
+  if (!list) {
+    list = get<ModelRegistryInfo[]>('/model_registry').then((l) => {
+      if (!Array.isArray(l) || l.length === 0) throw new ApiError(404, 'the console server knows no model registry', 'registry');
+      return l;
     });
-    mr.catch(() => {
-      mr = null;
+    list.catch(() => {
+      list = null;
     });
   }
-  return mr;
+  return list;
+}
+
+/** The registry to show: the chosen one when the list still has it, else the first. */
+export function pickRegistry(l: ModelRegistryInfo[], chosen: string | null | undefined): string {
+  return l.find((r) => r.name === chosen)?.name ?? l[0].name;
+}
+
+/** What the switcher shows for a registry: its display name with its name, or the name. */
+export const registryLabel = (r: ModelRegistryInfo) => (r.displayName && r.displayName !== r.name ? `${r.displayName} (${r.name})` : r.name);
+
+/** The name the user chose (null: none, or no storage). */
+export function chosenRegistry(): string | null {
+  try {
+    return window.localStorage.getItem(CHOICE_KEY);
+  } catch {
+    return null;
+  }
+}
+
+/** Keeps the user's choice; the caller reloads the page so that every screen follows it. */
+export function chooseRegistry(name: string): void {
+  try {
+    window.localStorage.setItem(CHOICE_KEY, name);
+  } catch {
+    // no storage (private mode): the first registry stays shown
+  }
+}
+
+export async function registryName(): Promise<string> {
+  const l = await registries();
+  const chosen = chosenRegistry();
+  const name = pickRegistry(l, chosen);
+  // a choice the list no longer has is forgotten, so the deployments' filter follows too
+  if (chosen && chosen !== name)
+    try {
+      window.localStorage.removeItem(CHOICE_KEY);
+    } catch {
+      // nothing kept
+    }
+  return name;
 }
 
 /** "/model_registry/<mr>/<rest...>" */

@@ -59,6 +59,8 @@ export interface ModelRegistryInfo {
   displayName?: string;
   description?: string;
   serverAddress?: string;
+  isHttps?: boolean;
+  isAvailable?: boolean;
 }
 
 export interface CatalogSource {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { ApiError, errorFromBody, pathOf, queryString, unwrap } from '../src/api';
 import { currentToken, firstPage, goNext, goPrev, hasNext, hasPrev, loaded } from '../src/pager';
 import { href, parseRoute } from '../src/router';
+import { pickRegistry, registryLabel } from '../src/registry';
 
 test('queryString: unset values dropped, arrays repeated, values escaped', () => {
   assert.equal(queryString(undefined), '');
@@ -82,4 +83,14 @@ test('catalog routes: curated filters, search and page in the URL, in one order'
   assert.equal((parseRoute('#/catalog?page=x') as { page: number }).page, 1);
   assert.equal(href(parseRoute('#/catalog?language=en&task=text-generation&q=granite&page=3')), '#/catalog?q=granite&task=text-generation&language=en&page=3');
   assert.equal(href({ screen: 'catalog', source: '', q: '', filters: { license: '' }, page: 1 }), '#/catalog');
+});
+
+test('pickRegistry: the chosen registry while the list has it, else the first', () => {
+  const l = [{ name: 'modelplane' }, { name: 'mr-b', displayName: 'Team B' }];
+  assert.equal(pickRegistry(l, 'mr-b'), 'mr-b');
+  assert.equal(pickRegistry(l, null), 'modelplane');
+  assert.equal(pickRegistry(l, 'gone'), 'modelplane');
+  assert.equal(registryLabel(l[1]), 'Team B (mr-b)');
+  assert.equal(registryLabel(l[0]), 'modelplane');
+  assert.equal(registryLabel({ name: 'x', displayName: 'x' }), 'x');
 });

@@ -8,6 +8,7 @@ import { ApiError } from '../api';
 import { Loading, useAsync } from '../common';
 import { deploy, deployTargets, namespaces } from '../deployments';
 import { formatBytes, memoryProblem, suggestTmName, tmNameProblem } from '../format';
+import { registryName } from '../registry';
 import type { DeployTargets, ModelVersion, TrainedModelView } from '../types';
 
 function Helper({ error, hint }: { error?: string | null; hint?: string }) {
@@ -56,7 +57,7 @@ export function DeployModal({ modelName, version, onClose }: { modelName: string
     setBusy(true);
     setError(null);
     try {
-      onClose(await deploy(ns, { name, inferenceService: isvc, modelVersionId: version.id, memory: memory.trim() }));
+      onClose(await deploy(ns, { name, inferenceService: isvc, modelVersionId: version.id, memory: memory.trim(), modelRegistry: await registryName() }));
     } catch (e) {
       setError(e instanceof ApiError ? e : new ApiError(0, String(e)));
       setBusy(false);
