@@ -120,13 +120,13 @@ static int real_fetch(void *userdata, const char *uri, const char *dir, const at
 
 static const struct agent_fetch_ops real_fetch_ops = { .fetch = real_fetch };
 
-static int real_open(void *userdata, void **ret_conn)
+static int real_open(void *userdata, long timeout_sec, void **ret_conn)
 {
         struct agent *a = userdata;
         struct repo_client *c = NULL;
         int r;
 
-        r = repo_client_new(a->server_url, a->o.load_timeout_sec, &c);
+        r = repo_client_new(a->server_url, timeout_sec, &c);
         if (r < 0)
                 return r;
         *ret_conn = c;
@@ -219,7 +219,9 @@ int agent_new(const struct agent_options *opts, struct agent **ret)
                 agent_free(a);
                 return r;
         }
-        r = a->repo.ops->open(a->repo.userdata, &a->conn);
+        r = a->repo.ops->open(a->repo.userdata,
+                              MIN((long)AGENT_INDEX_TIMEOUT_SEC, (long)a->o.load_timeout_sec),
+                              &a->conn);
         if (r < 0) {
                 agent_free(a);
                 return r;
@@ -822,7 +824,7 @@ static void run_call(struct agent *a, void **conn, struct job *j)
         int r;
 
         if (!*conn) {
-                r = a->repo.ops->open(a->repo.userdata, conn);
+                r = a->repo.ops->open(a->repo.userdata, (long)a->o.load_timeout_sec, conn);
                 if (r < 0) {
                         *conn = NULL;
                         j->r = r;

@@ -79,10 +79,17 @@ struct agent_fetch_port {
         void *userdata;
 };
 
+/* How long the planner waits for the model server's index: a server that hangs is seen as
+ * unavailable then, and the planner goes on (deletes, creates) instead of waiting for the load
+ * timeout (300 s by default). */
+#define AGENT_INDEX_TIMEOUT_SEC 30
+
 /* The model server's repository API (the real one: repo.h, one client per connection). */
 struct agent_repo_ops {
-        /* A connection for one thread (new; closed by close()). */
-        int (*open)(void *userdata, void **ret_conn);
+        /* A connection for one thread (new; closed by close()), whose calls give up after
+         * @timeout_sec: the planner's (index reads only) AGENT_INDEX_TIMEOUT_SEC, the call
+         * workers' --load-timeout. */
+        int (*open)(void *userdata, long timeout_sec, void **ret_conn);
         void (*close)(void *conn);
         int (*index)(void *conn, struct repo_index *ret, char *reterr, size_t len);
         int (*load)(void *conn, const char *name, char *reterr, size_t len);

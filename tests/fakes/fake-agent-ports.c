@@ -216,8 +216,9 @@ static void record(struct fake_repo *r, const char *verb, const char *name)
         pthread_cond_broadcast(&r->cond);
 }
 
-static int fake_open(void *userdata, void **ret_conn)
+static int fake_open(void *userdata, long timeout_sec, void **ret_conn)
 {
+        (void)timeout_sec;
         *ret_conn = userdata;
         return 0;
 }
