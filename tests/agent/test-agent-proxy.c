@@ -247,6 +247,40 @@ Test(proxy, stop_lets_an_exchange_in_flight_finish_and_closes_idle_ones)
         close(idle);
 }
 
+static void *stop_given(void *u)
+{
+        return proxy_stop(u);
+}
+
+/* The stop's grace period ends: an exchange still in flight is cut (the client sees the
+ * connection end without the rest of the response) and the stop returns. */
+Test(proxy, stop_cuts_an_exchange_still_in_flight_when_the_grace_ends)
+{
+        struct proxy *p2 = NULL;
+        pthread_t t;
+        char *r, x;
+        int fd;
+
+        cr_assert_eq(proxy_start(&(struct proxy_config){ .address = "127.0.0.1",
+                                                         .upstream_host = "127.0.0.1",
+                                                         .upstream_port = up_port,
+                                                         .ready = is_ready,
+                                                         .stop_grace_ms = 200 },
+                                 &p2),
+                     0);
+        fd = dial_port(proxy_port(p2));
+        send_str(fd, "GET /stream HTTP/1.1\r\nHost: h\r\n\r\n");
+        r = read_response(fd, "hello\r\n");
+        cr_assert(strstr(r, "hello"), "%s", r);
+        free(r);
+        cr_assert_eq(pthread_create(&t, NULL, stop_given, p2), 0);
+        /* the upstream holds "world" back: the grace (200 ms) ends first */
+        cr_assert_eq(recv(fd, &x, 1, 0), 0, "the exchange was not cut when the grace ended");
+        cr_assert_eq(pthread_join(t, NULL), 0, "the stop did not return");
+        cr_assert_eq(write(release_pipe[1], "x", 1), 1); /* the upstream goes on (teardown) */
+        close(fd);
+}
+
 Test(proxy, keep_alive_reuses_one_upstream_connection)
 {
         int fd = dial();
