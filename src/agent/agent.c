@@ -19,6 +19,7 @@
 #include "agent/served.h"
 #include "agent/uri.h"
 #include "serving/modelconfig.h"
+#include "util/string-util.h"
 #include "util/file-util.h"
 #include "util/log.h"
 
@@ -544,24 +545,12 @@ json_t *agent_status(struct agent *a)
 
 static struct model_memory *mem_find(struct agent *a, const char *name, size_t *ret_pos)
 {
-        size_t lo = 0, hi = a->n_mem;
+        bool found;
+        size_t pos = sorted_find(a->mem, a->n_mem, sizeof(*a->mem), name, &found);
 
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                int c = strcmp(a->mem[mid].name, name);
-                if (c == 0) {
-                        if (ret_pos)
-                                *ret_pos = mid;
-                        return &a->mem[mid];
-                }
-                if (c < 0)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
         if (ret_pos)
-                *ret_pos = lo;
-        return NULL;
+                *ret_pos = pos;
+        return found ? &a->mem[pos] : NULL;
 }
 
 /* Never takes the agent's lock (the planner holds it while it plans): the served set. */

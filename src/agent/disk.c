@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/string-util.h"
 #include "util/file-util.h"
 #include "util/log.h"
 #include "util/memory.h"
@@ -193,33 +194,11 @@ static int scan(struct disk_list *l, bool remove_leftovers, struct disk_model **
         return 0;
 }
 
-/* The position of @name in the listing, or where it would go (*ret_found false). */
-static size_t find(const struct disk_list *l, const char *name, bool *ret_found)
-{
-        size_t lo = 0, hi = l->n;
-
-        *ret_found = false;
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                int c = strcmp(l->items[mid].name, name);
-
-                if (c == 0) {
-                        *ret_found = true;
-                        return mid;
-                }
-                if (c < 0)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        return lo;
-}
-
 /* Looks at @name again and updates its entry. -ENOMEM leaves the listing as it was. */
 static int refresh(struct disk_list *l, const char *name)
 {
         bool found, is_dir;
-        size_t pos = find(l, name, &found);
+        size_t pos = sorted_find(l->items, l->n, sizeof(*l->items), name, &found);
         AUTOFREE char *uri = NULL;
         struct disk_model *v;
         char *copy;

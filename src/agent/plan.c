@@ -7,6 +7,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "util/string-util.h"
+
 enum server_state server_state_from_string(const char *s)
 {
         static const struct {
@@ -78,20 +80,10 @@ static int cmp_str(const void *a, const void *b)
 /* Binary search in an array sorted by its elements' first member, a name string. */
 static const void *find_by_name(const void *base, size_t n, size_t size, const char *name)
 {
-        size_t lo = 0, hi = n;
+        bool found;
+        size_t pos = sorted_find(base, n, size, name, &found);
 
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                const void *el = (const char *)base + mid * size;
-                int c = strcmp(*(const char *const *)el, name);
-                if (c == 0)
-                        return el;
-                if (c < 0)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        return NULL;
+        return found ? (const char *)base + pos * size : NULL;
 }
 
 static bool str_eq_opt(const char *a, const char *b)

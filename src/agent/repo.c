@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/string-util.h"
 #include "util/buf.h"
 
 #define REPO_BODY_MAX ((size_t)64 * 1024 * 1024)
@@ -28,32 +29,10 @@ void repo_index_release(struct repo_index *ix)
         *ix = (struct repo_index){ 0 };
 }
 
-/* The position of @name in @ix, or where it would go (*ret_found false). */
-static size_t index_find(const struct repo_index *ix, const char *name, bool *ret_found)
-{
-        size_t lo = 0, hi = ix->n;
-
-        *ret_found = false;
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                int c = strcmp(ix->items[mid].name, name);
-
-                if (c == 0) {
-                        *ret_found = true;
-                        return mid;
-                }
-                if (c < 0)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        return lo;
-}
-
 int repo_index_set(struct repo_index *ix, const char *name, enum server_state state)
 {
         bool found;
-        size_t pos = index_find(ix, name, &found);
+        size_t pos = sorted_find(ix->items, ix->n, sizeof(*ix->items), name, &found);
         struct repo_entry *v;
         char *copy;
 

@@ -8,6 +8,7 @@
 #include "agent/plan.h"
 #include "json/json-util.h"
 #include "serving/modelconfig.h"
+#include "util/string-util.h"
 #include "serving/placement.h"
 #include "serving/replicas.h"
 #include "serving/report.h"
@@ -78,20 +79,10 @@ static int routes_init(const struct model_entries *wanted, struct routes *ret)
 
 const struct route *routes_find(const struct routes *r, const char *model)
 {
-        size_t lo = 0, hi = r->n;
+        bool found;
+        size_t pos = sorted_find(r->items, r->n, sizeof(*r->items), model, &found);
 
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                int c = strcmp(r->items[mid].model, model);
-
-                if (c == 0)
-                        return &r->items[mid];
-                if (c < 0)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        return NULL;
+        return found ? &r->items[pos] : NULL;
 }
 
 static bool has_label(const json_t *cm, const char *key, const char *value)

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/string-util.h"
+
 void served_init(struct served *s)
 {
         *s = (struct served){ 0 };
@@ -24,23 +26,7 @@ void served_release(struct served *s)
 /* Caller holds the lock. The position of @name, or where it would go (*ret_found false). */
 static size_t find(const struct served *s, const char *name, bool *ret_found)
 {
-        size_t lo = 0, hi = s->n;
-
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                int c = strcmp(s->names[mid], name);
-
-                if (c == 0) {
-                        *ret_found = true;
-                        return mid;
-                }
-                if (c < 0)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        *ret_found = false;
-        return lo;
+        return sorted_find(s->names, s->n, sizeof(*s->names), name, ret_found);
 }
 
 static int insert_at(struct served *s, size_t pos, const char *name)

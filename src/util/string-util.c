@@ -24,3 +24,24 @@ int unhexchar(char c)
                 return c - 'A' + 10;
         return -EINVAL;
 }
+
+size_t sorted_find(const void *base, size_t n, size_t size, const char *name, bool *ret_found)
+{
+        size_t lo = 0, hi = n;
+
+        *ret_found = false;
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                int c = strcmp(*(const char *const *)((const char *)base + mid * size), name);
+
+                if (c == 0) {
+                        *ret_found = true;
+                        return mid;
+                }
+                if (c < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo;
+}

@@ -3,6 +3,9 @@
 
 /* Small string helpers. */
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "util/macro.h"
 
 /*
@@ -13,3 +16,10 @@ _warn_unused_result_ int strdup_opt(const char *s, char **ret);
 
 /* The value of one hexadecimal digit (either case), or -EINVAL. */
 int unhexchar(char c);
+
+/*
+ * Binary search of @n elements of @size bytes at @base, sorted by strcmp() of the string each one
+ * begins with (a struct whose first member is its name, or an array of char *). Returns the
+ * position of @name, or where it would be inserted to keep the order (*ret_found false).
+ */
+size_t sorted_find(const void *base, size_t n, size_t size, const char *name, bool *ret_found);
