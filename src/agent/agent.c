@@ -737,26 +737,6 @@ static void mem_busy(struct agent *a, struct model_memory *m, enum model_busy bu
 
 /* ---- jobs: downloads and model-server calls, each on its own worker ---- */
 
-static int write_record(const char *dir, const char *uri)
-{
-        AUTOFREE char *path = NULL;
-        AUTOCLOSE int fd = -EBADF;
-        size_t len = strlen(uri);
-
-        if (asprintf(&path, "%s/" DISK_SOURCE_RECORD, dir) < 0)
-                return -ENOMEM;
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0)
-                return negative_errno();
-        /* a short write sets no errno: ENOSPC is what a full volume gives */
-        errno = 0;
-        if (write(fd, uri, len) != (ssize_t)len || write(fd, "\n", 1) != 1)
-                return errno ? negative_errno() : -ENOSPC;
-        if (fsync(fd) < 0 || close(TAKE_FD(fd)) < 0)
-                return negative_errno();
-        return 0;
-}
-
 static void download_one(struct agent *a, struct job *j)
 {
         AUTOFREE char *tmp = NULL, *final = NULL;
@@ -778,7 +758,7 @@ static void download_one(struct agent *a, struct job *j)
         r = a->fetch.ops->fetch(a->fetch.userdata, j->uri, tmp, &j->cancel, j->reason,
                                 sizeof(j->reason));
         if (r >= 0) {
-                r = write_record(tmp, j->uri);
+                r = disk_write_record(tmp, j->uri);
                 if (r < 0)
                         snprintf(j->reason, sizeof(j->reason), "cannot record the source in %s: %s",
                                  tmp, errno_to_string(-r));

@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 #include "util/file-util.h"
 #include "util/log.h"
 #include "util/memory.h"
+#include "util/parse-util.h"
 #include "util/time-util.h"
 
 #define DISK_RACY_USEC   (100 * USEC_PER_MSEC)
@@ -96,11 +99,79 @@ static bool is_tmp(const char *name)
         return strncmp(name, DISK_TMP_PREFIX, strlen(DISK_TMP_PREFIX)) == 0;
 }
 
-/* The storage URI @name's record names; NULL when it is missing or unreadable. */
-static char *read_record(const char *dir, const char *name)
+/* What a model directory holds besides its record: regular files and their bytes. nftw() takes
+ * no user data, and download workers walk at the same time: the sums are the thread's own. */
+static _Thread_local struct disk_tally {
+        uint64_t bytes, files;
+} tally;
+
+static int tally_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
-        AUTOFREE char *path = NULL;
-        char buf[RECORD_MAX];
+        if (flag == FTW_F && S_ISREG(st->st_mode) &&
+            !(ftw->level == 1 && streq(path + ftw->base, DISK_SOURCE_RECORD))) {
+                tally.bytes += (uint64_t)st->st_size;
+                tally.files++;
+        }
+        return 0;
+}
+
+static int tree_tally(const char *dir, struct disk_tally *ret)
+{
+        tally = (struct disk_tally){ 0 };
+        /* glibc's nftw() is thread-safe without FTW_CHDIR (it never changes the cwd) */
+        if (nftw(dir, tally_one, 16, FTW_PHYS) < 0) /* NOLINT(concurrency-mt-unsafe) */
+                return negative_errno();
+        *ret = tally;
+        return 0;
+}
+
+int disk_write_record(const char *dir, const char *uri)
+{
+        AUTOFREE char *path = NULL, *text = NULL;
+        AUTOCLOSE int fd = -EBADF;
+        struct disk_tally t = { 0 };
+        int len, r;
+
+        r = tree_tally(dir, &t);
+        if (r < 0)
+                return r;
+        len = asprintf(&text, "%s\nsize %" PRIu64 " files %" PRIu64 "\n", uri, t.bytes, t.files);
+        if (len < 0 || asprintf(&path, "%s/" DISK_SOURCE_RECORD, dir) < 0) {
+                text = NULL;
+                return -ENOMEM;
+        }
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0)
+                return negative_errno();
+        /* a short write sets no errno: ENOSPC is what a full volume gives */
+        errno = 0;
+        if (write(fd, text, (size_t)len) != (ssize_t)len)
+                return errno ? negative_errno() : -ENOSPC;
+        if (close(TAKE_FD(fd)) < 0)
+                return negative_errno();
+        return 0;
+}
+
+/* The record's second line, "size BYTES files COUNT". */
+static bool parse_tally(char *line, struct disk_tally *ret)
+{
+        char *files;
+
+        line[strcspn(line, "\n")] = 0;
+        files = strstr(line, " files ");
+        if (strncmp(line, "size ", 5) != 0 || !files)
+                return false;
+        *files = 0;
+        return safe_atou64(line + 5, &ret->bytes) >= 0 && safe_atou64(files + 7, &ret->files) >= 0;
+}
+
+/* The storage URI @name's record names; NULL when it is missing or unreadable, or, with @verify,
+ * when the directory no longer holds what the record says it was written with. */
+static char *read_record(const char *dir, const char *name, bool verify)
+{
+        AUTOFREE char *path = NULL, *model = NULL;
+        struct disk_tally want, got = { 0 };
+        char buf[RECORD_MAX], *second;
         ssize_t n;
         AUTOCLOSE int fd = -EBADF;
 
@@ -113,12 +184,30 @@ static char *read_record(const char *dir, const char *name)
         if (n <= 0)
                 return NULL;
         buf[n] = 0;
-        buf[strcspn(buf, "\n")] = 0;
+        second = buf + strcspn(buf, "\n");
+        if (*second)
+                *second++ = 0;
+        /* a record of an older modelplane has no second line: taken as it is */
+        if (verify && parse_tally(second, &want)) {
+                if (asprintf(&model, "%s/%s", dir, name) < 0) {
+                        model = NULL;
+                        return NULL;
+                }
+                if (tree_tally(model, &got) < 0 || got.bytes != want.bytes ||
+                    got.files != want.files) {
+                        log_warn("agent: %s holds %" PRIu64 " bytes in %" PRIu64
+                                 " files, its record says %" PRIu64 " in %" PRIu64
+                                 " (cut short by a crash?): downloading it again",
+                                 model, got.bytes, got.files, want.bytes, want.files);
+                        return NULL;
+                }
+        }
         return strdup(buf);
 }
 
 /* Whether @name is a model directory now; its record's URI in *ret_uri (NULL: none). -ENOMEM. */
-static int look_at(const struct disk_list *l, const char *name, bool *ret_dir, char **ret_uri)
+static int look_at(const struct disk_list *l, const char *name, bool verify, bool *ret_dir,
+                   char **ret_uri)
 {
         AUTOFREE char *path = NULL;
         struct stat st;
@@ -130,7 +219,7 @@ static int look_at(const struct disk_list *l, const char *name, bool *ret_dir, c
         if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
                 return 0;
         *ret_dir = true;
-        *ret_uri = read_record(l->dir, name);
+        *ret_uri = read_record(l->dir, name, verify);
         return 0;
 }
 
@@ -168,7 +257,7 @@ static int scan(struct disk_list *l, bool remove_leftovers, struct disk_model **
                 }
                 if (agent_model_name_problem(de->d_name, strlen(de->d_name)))
                         continue;
-                r = look_at(l, de->d_name, &is_dir, &uri);
+                r = look_at(l, de->d_name, remove_leftovers, &is_dir, &uri);
                 if (r < 0 || !is_dir)
                         continue;
                 v = reallocarray(items, n + 1, sizeof(*items));
@@ -204,7 +293,7 @@ static int refresh(struct disk_list *l, const char *name)
         char *copy;
         int r;
 
-        r = look_at(l, name, &is_dir, &uri);
+        r = look_at(l, name, false, &is_dir, &uri);
         if (r < 0)
                 return r;
         if (!is_dir) {

@@ -544,7 +544,7 @@ def run(work, model_dir, config_dir):
     pred = wait_for(lambda: (lambda p: p if p == [7, 7] else None)(infer(agent_port, "iris")),
                     "iris v2 prediction")
     ok(pred == [7, 7], "storageUri change reloads the new model (prediction changes)")
-    ok(open(os.path.join(model_dir, "iris", ".modelplane-source")).read().strip() ==
+    ok(open(os.path.join(model_dir, "iris", ".modelplane-source")).readline().strip() ==
        "s3://models/iris/v2", "the directory records its new source")
     ok(not [d for d in os.listdir(model_dir) if d.startswith(".mp-tmp-")], "no temp dirs left")
 
