@@ -4,10 +4,13 @@
 logger's records uploaded to moto's S3 server, the GCS emulator and Azurite (the stores the
 download tests use), in front of a small fake model server, each checked by its key
 (<prefix>/<namespace>/<isvc>/<component>/<store-path>/<id>-request|response.<ext>) and its body
-(KServe's json and csv records). Then a store that answers 500 (retried a bounded number of
-times, then dropped and counted as failed), one that answers 403 (not retried, counted) and one
-that stalls (a full queue drops and counts; inference answers every request; the agent stops at
-SIGTERM). Usage: logger_store.py MODELPLANE_BINARY (run with the agent test venv's python)."""
+(KServe's json and csv records). S3's SigV4 verified with botocore's signer (moto checks none);
+a GCS service-account key (the JWT verified with openssl, the read-write scope, one exchange);
+Azurite refusing a wrong key; an Azure service principal's token. Then a store that answers
+500 (retried a bounded number of times, then dropped and counted as failed), one that answers
+403 (not retried, counted) and one that stalls (a full queue drops and counts; inference
+answers every request; the agent stops at SIGTERM). No wall-clock assertion.
+Usage: logger_store.py MODELPLANE_BINARY (run with the agent test venv's python)."""
 import base64
 import csv
 import hashlib
@@ -24,6 +27,7 @@ import tempfile
 import threading
 import time
 import urllib.parse
+import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -299,6 +303,82 @@ def gcs_steps(bin_, work, model_port, venv_bin):
 
     logged(bin_, work, model_port, "gcs-json", "gs://logs/a/b", "json",
            {"STORAGE_EMULATOR_HOST": f"127.0.0.1:{port}"}, get, "a/b/")
+    gcs_key_step(bin_, work, model_port, port)
+
+
+def b64url_decode(v):
+    return base64.urlsafe_b64decode(v + "=" * (-len(v) % 4))
+
+
+def gcs_key_step(bin_, work, model_port, gport):
+    """GOOGLE_APPLICATION_CREDENTIALS: a token endpoint that verifies the JWT's RS256 signature
+    with the key's public half (openssl) and wants the read-write scope; a guard in front of
+    the emulator that passes only its bearer. One exchange for both records."""
+    if not shutil.which("openssl"):
+        return skip("gs:// with a service-account key", "no openssl")
+    pem, pub = os.path.join(work, "sa.pem"), os.path.join(work, "sa.pub")
+    subprocess.run(["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048",
+                    "-out", pem], check=True, capture_output=True)
+    subprocess.run(["openssl", "pkey", "-in", pem, "-pubout", "-out", pub], check=True,
+                   capture_output=True)
+    seen = {"exchanges": 0, "scopes": [], "bearers": []}
+
+    class Token(Quiet):
+        def do_POST(self):
+            form = dict(urllib.parse.parse_qsl(self.body().decode()))
+            head, claims, sig = form.get("assertion", "..").split(".")
+            signed, sigf = os.path.join(work, "signed"), os.path.join(work, "sig")
+            with open(signed, "wb") as f:
+                f.write(f"{head}.{claims}".encode())
+            with open(sigf, "wb") as f:
+                f.write(b64url_decode(sig))
+            v = subprocess.run(["openssl", "dgst", "-sha256", "-verify", pub, "-signature", sigf,
+                                signed], capture_output=True)
+            scope = json.loads(b64url_decode(claims)).get("scope")
+            seen["scopes"].append(scope)
+            if v.returncode != 0 or \
+                    scope != "https://www.googleapis.com/auth/devstorage.read_write":
+                return self.send(400, json.dumps({"error": "invalid_scope"}).encode())
+            seen["exchanges"] += 1
+            self.send(200, json.dumps({"access_token": "ya29.writer", "expires_in": 3599,
+                                       "token_type": "Bearer"}).encode())
+
+    class Guard(Quiet):
+        def do_POST(self):
+            body = self.body()
+            auth = self.headers.get("Authorization", "")
+            seen["bearers"].append(auth)
+            if auth != "Bearer ya29.writer":
+                return self.send(401, b'{"error": {"code": 401, "message": "no token"}}')
+            c = http.client.HTTPConnection("127.0.0.1", gport, timeout=10)
+            c.request("POST", self.path, body=body,
+                      headers={"Content-Type": self.headers.get("Content-Type", "")})
+            r = c.getresponse()
+            self.send(r.status, r.read())
+
+    token, guard = serve(Token), serve(Guard)
+    key = os.path.join(work, "sa.json")
+    with open(pem) as f, open(key, "w") as out:
+        json.dump({"type": "service_account", "project_id": "proj", "private_key_id": "k1",
+                   "client_email": "logger@proj.iam.gserviceaccount.com", "private_key": f.read(),
+                   "token_uri": f"http://127.0.0.1:{token.server_address[1]}/token"}, out)
+
+    def get(k):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{gport}/storage/v1/b/logs/o/"
+                                        f"{urllib.parse.quote(k, safe='')}?alt=media",
+                                        timeout=5) as r:
+                return r.read()
+        except urllib.error.HTTPError:
+            return None
+
+    logged(bin_, work, model_port, "gcs-key", "gs://logs/sa", "csv",
+           {"STORAGE_EMULATOR_HOST": f"127.0.0.1:{guard.server_address[1]}",
+            "GOOGLE_APPLICATION_CREDENTIALS": key}, get, "sa/")
+    ok(seen["exchanges"] == 1 and seen["bearers"] == ["Bearer ya29.writer"] * 2,
+       f"gcs-key: one exchange for the read-write scope, its bearer on both uploads ({seen})")
+    token.shutdown()
+    guard.shutdown()
 
 
 def azure_steps(bin_, work, model_port):
@@ -341,6 +421,48 @@ def azure_steps(bin_, work, model_port):
         ok(get_pub("default/iris/predictor/sp/id-wrong-key-request.json") is None,
            "abfs with a wrong key: nothing written")
         stop(p)
+
+
+def azure_principal_step(bin_, work, model_port):
+    """A service principal (AZURE_CLIENT_ID...): its client-credentials token from a local Azure
+    AD endpoint (AZURE_AUTHORITY_HOST), the bearer of Put Blob on a blob endpoint in the script
+    that wants it (and x-ms-blob-type: BlockBlob). One exchange for both records."""
+    seen = {"forms": [], "auth": []}
+    blobs = {}
+
+    class Token(Quiet):
+        def do_POST(self):
+            form = dict(urllib.parse.parse_qsl(self.body().decode()))
+            seen["forms"].append((self.path, form))
+            if form.get("client_secret") != "s3cret":
+                return self.send(401, b'{"error": "invalid_client"}')
+            self.send(200, json.dumps({"access_token": "aad-token", "expires_in": 3599,
+                                       "token_type": "Bearer"}).encode())
+
+    class Blob(Quiet):
+        def do_PUT(self):
+            body = self.body()
+            seen["auth"].append(self.headers.get("Authorization"))
+            if self.headers.get("Authorization") != "Bearer aad-token" or \
+                    self.headers.get("x-ms-blob-type") != "BlockBlob":
+                return self.send(403, b"<Error><Code>AuthorizationFailure</Code></Error>",
+                                 "application/xml")
+            blobs[urllib.parse.unquote(self.path)] = body
+            self.send(201)
+
+    token, blob = serve(Token), serve(Blob)
+    env = {"AZURE_CLIENT_ID": "app", "AZURE_CLIENT_SECRET": "s3cret", "AZURE_TENANT_ID": "tenant",
+           "AZURE_AUTHORITY_HOST": f"http://127.0.0.1:{token.server_address[1]}",
+           "AZURE_STORAGE_CONNECTION_STRING":
+               f"AccountName=acct;BlobEndpoint=http://127.0.0.1:{blob.server_address[1]}/acct"}
+    logged(bin_, work, model_port, "azure-principal", "abfs://c@acct/p", "json", env,
+           lambda k: blobs.get(f"/acct/c/{k}"), "p/")
+    ok(len(seen["forms"]) == 1 and seen["forms"][0][0] == "/tenant/oauth2/v2.0/token" and
+       seen["forms"][0][1].get("scope") == "https://storage.azure.com/.default" and
+       seen["auth"] == ["Bearer aad-token"] * 2,
+       f"azure-principal: one client-credentials exchange, its bearer on both uploads ({seen})")
+    token.shutdown()
+    blob.shutdown()
 
 
 # ---- stores that fail ----
@@ -411,7 +533,8 @@ def failing_steps(bin_, work, model_port):
         ok(all(st == 200 and json.loads(b)["outputs"][0]["data"] == [2.0, 4.0] for st, b in res),
            "stalled store: all 10 inferences answered")
         m = metrics(port)
-        ok(m["modelplane_agent_log_dropped_total"] > 0 and m["modelplane_agent_log_sent_total"] == 0,
+        ok(m["modelplane_agent_log_dropped_total"] > 0 and
+           m["modelplane_agent_log_sent_total"] == 0,
            f"stalled store: the full queue dropped and counted "
            f"({m['modelplane_agent_log_dropped_total']} dropped)")
         ok(store.count() >= 1, "stalled store: the worker's upload is in flight")
@@ -429,6 +552,7 @@ def main():
         s3_steps(bin_, work, model_port, venv_bin)
         gcs_steps(bin_, work, model_port, venv_bin)
         azure_steps(bin_, work, model_port)
+        azure_principal_step(bin_, work, model_port)
         failing_steps(bin_, work, model_port)
     finally:
         for p in procs:
