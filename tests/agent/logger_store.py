@@ -203,9 +203,12 @@ def logged(bin_, work, model_port, name, url, fmt, env, get, prefix):
     ok(st == 200 and json.loads(answer)["outputs"][0]["data"] == [2.0, 4.0],
        f"{name}: inference answered through the logging agent")
     check_records(name, fmt, get, prefix, f"id-{name}", answer)
-    m = metrics(port)
+    # an object is visible before its worker counts it: wait for the count
+    m = wait_for(lambda: (lambda m: m.get("modelplane_agent_log_sent_total") == 2 and m)(
+        metrics(port)), 10) or metrics(port)
     ok(m.get("modelplane_agent_log_sent_total") == 2 and
-       m.get("modelplane_agent_log_failed_total") == 0, f"{name}: 2 records counted as sent")
+       m.get("modelplane_agent_log_failed_total") == 0,
+       f"{name}: 2 records counted as sent ({m.get('modelplane_agent_log_sent_total')})")
     ok(stop(p) == 0, f"{name}: the agent exits 0")
 
 
