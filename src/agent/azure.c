@@ -216,12 +216,13 @@ static int put_params(struct buf *b, struct qparam *qs, size_t nq)
         return r;
 }
 
-int azure_string_to_sign(const char *account, const char *url, const char *date,
-                         const char *version, char **ret)
+int azure_string_to_sign_upload(const char *account, const char *url, const char *date,
+                                const char *version, const struct azure_upload *up, char **ret)
 {
         CLEANUP(buf_release) struct buf b = BUF_INIT(16384);
         struct qparam qs[QUERY_PARAMS_MAX];
         const char *host = strstr(url, "://"), *path;
+        char length[24] = "";
         size_t plen;
         int nq, r;
 
@@ -234,16 +235,30 @@ int azure_string_to_sign(const char *account, const char *url, const char *date,
         nq = query_params(path[plen] == '?' ? path + plen + 1 : NULL, qs);
         if (nq < 0)
                 return nq;
+        if (up && up->content_length > 0)
+                (void)snprintf(length, sizeof(length), "%llu",
+                               (unsigned long long)up->content_length);
         /* VERB, then Content-Encoding, -Language, -Length, -MD5, -Type, Date, If-Modified-Since,
-         * If-Match, If-None-Match, If-Unmodified-Since, Range: all empty for our GETs */
-        r = buf_printf(&b, "GET\n\n\n\n\n\n\n\n\n\n\n\nx-ms-date:%s\nx-ms-version:%s\n/%s%.*s",
-                       date, version, account, (int)plen, path);
+         * If-Match, If-None-Match, If-Unmodified-Since, Range; then the x-ms-* headers, sorted */
+        r = buf_printf(&b, "%s\n\n\n%s\n\n%s\n\n\n\n\n\n\n", up ? up->method : "GET", length,
+                       up && up->content_type ? up->content_type : "");
+        if (r >= 0 && up && up->blob_type)
+                r = buf_printf(&b, "x-ms-blob-type:%s\n", up->blob_type);
+        if (r >= 0)
+                r = buf_printf(&b, "x-ms-date:%s\nx-ms-version:%s\n/%s%.*s", date, version, account,
+                               (int)plen, path);
         if (r >= 0)
                 r = put_params(&b, qs, (size_t)nq);
         if (r < 0)
                 return r;
         *ret = strdup(buf_str(&b));
         return *ret ? 0 : -ENOMEM;
+}
+
+int azure_string_to_sign(const char *account, const char *url, const char *date,
+                         const char *version, char **ret)
+{
+        return azure_string_to_sign_upload(account, url, date, version, /* up= */ NULL, ret);
 }
 
 int azure_shared_key_signature(const char *key, const char *text, char **ret)

@@ -16,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "util/macro.h"
 
@@ -42,6 +43,21 @@ _warn_unused_result_ int azure_connection_string_parse(const char *s, struct azu
  */
 _warn_unused_result_ int azure_string_to_sign(const char *account, const char *url,
                                               const char *date, const char *version, char **ret);
+
+/* A request with a body, as the string to sign sees it (Put Blob: the request logger's
+ * uploads). Strings borrowed. */
+struct azure_upload {
+        const char *method;       /* "PUT" */
+        uint64_t content_length;  /* 0: the empty string, as versions since 2015-02-21 want */
+        const char *content_type; /* may be NULL */
+        const char *blob_type;    /* x-ms-blob-type ("BlockBlob"), may be NULL */
+};
+
+/* azure_string_to_sign() of an upload @up: its verb, Content-Length, Content-Type and
+ * x-ms-blob-type header signed too. Same returns. */
+_warn_unused_result_ int azure_string_to_sign_upload(const char *account, const char *url,
+                                                     const char *date, const char *version,
+                                                     const struct azure_upload *up, char **ret);
 
 /* base64(HMAC-SHA256(base64-decoded @key, @text)). Returns 0, -EINVAL (@key not base64),
  * -ENOMEM, -EIO (no HMAC). */

@@ -302,3 +302,136 @@ char *ce_annotations_json(const char *const *items, size_t n)
         json_decref(o);
         return s;
 }
+
+void ce_store_url_release(struct ce_store_url *u)
+{
+        free(u->bucket);
+        free(u->account);
+        free(u->prefix);
+        *u = (struct ce_store_url){ .store = CE_STORE__INVALID };
+}
+
+static bool name_is_plain(const char *s, size_t n)
+{
+        if (n == 0)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_",
+                            s[i]) ||
+                    s[i] == 0)
+                        return false;
+        return true;
+}
+
+/* A key prefix without leading and trailing '/', and without "." or ".." segments. */
+static int prefix_of(const char *p, char **ret)
+{
+        char *q;
+        size_t n;
+
+        while (*p == '/')
+                p++;
+        q = strdup(p);
+        if (!q)
+                return -ENOMEM;
+        for (n = strlen(q); n > 0 && q[n - 1] == '/'; n--)
+                q[n - 1] = 0;
+        for (const char *s = q; *s;) {
+                size_t k = strcspn(s, "/");
+                if ((k == 1 && s[0] == '.') || (k == 2 && s[0] == '.' && s[1] == '.')) {
+                        free(q);
+                        return -EINVAL;
+                }
+                s += k;
+                s += strspn(s, "/");
+        }
+        *ret = q;
+        return 0;
+}
+
+/* BUCKET or CONTAINER@ACCOUNT[.HOST] of @auth (@n bytes) into @u. */
+static int store_authority(struct ce_store_url *u, const char *auth, size_t n)
+{
+        const char *at = memchr(auth, '@', n), *host, *dot;
+        size_t hn;
+
+        if (u->store != CE_STORE_AZURE) {
+                if (!name_is_plain(auth, n))
+                        return -EINVAL;
+                u->bucket = strndup(auth, n);
+                return u->bucket ? 0 : -ENOMEM;
+        }
+        if (!at)
+                return -EINVAL;
+        host = at + 1;
+        hn = n - (size_t)(host - auth);
+        dot = memchr(host, '.', hn);
+        if (dot)
+                hn = (size_t)(dot - host);
+        if (!name_is_plain(auth, (size_t)(at - auth)) || !name_is_plain(host, hn))
+                return -EINVAL;
+        u->bucket = strndup(auth, (size_t)(at - auth));
+        u->account = strndup(host, hn);
+        return u->bucket && u->account ? 0 : -ENOMEM;
+}
+
+int ce_store_url_parse(const char *url, struct ce_store_url *ret)
+{
+        static const struct {
+                const char *scheme;
+                enum ce_store store;
+        } schemes[] = { { "s3://", CE_STORE_S3 },
+                        { "gs://", CE_STORE_GCS },
+                        { "abfs://", CE_STORE_AZURE },
+                        { "file://", CE_STORE_FILE } };
+        struct ce_store_url u = { .store = CE_STORE__INVALID };
+        const char *rest = NULL;
+        size_t n;
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(schemes) && !rest; i++)
+                if (strncmp(url, schemes[i].scheme, strlen(schemes[i].scheme)) == 0) {
+                        u.store = schemes[i].store;
+                        rest = url + strlen(schemes[i].scheme);
+                }
+        if (!rest)
+                return -EPROTONOSUPPORT;
+        if (strpbrk(rest, "?#"))
+                return -EINVAL;
+        if (u.store == CE_STORE_FILE) {
+                if (rest[0] != '/')
+                        return -EINVAL;
+                u.prefix = strdup(rest);
+                r = u.prefix ? 0 : -ENOMEM;
+        } else {
+                n = strcspn(rest, "/");
+                r = store_authority(&u, rest, n);
+                if (r >= 0)
+                        r = prefix_of(rest + n, &u.prefix);
+        }
+        if (r < 0) {
+                ce_store_url_release(&u);
+                return r;
+        }
+        *ret = u;
+        return 0;
+}
+
+int ce_record_key(const char *const parts[static 5], const char *id, bool response, const char *ext,
+                  char **ret)
+{
+        CLEANUP(buf_release) struct buf b = BUF_INIT(16384);
+        int r = 0;
+
+        if (!id || !*id || strchr(id, '/') || streq(id, ".") || streq(id, ".."))
+                return -EINVAL;
+        for (size_t i = 0; i < 5 && r >= 0; i++)
+                if (parts[i] && *parts[i])
+                        r = buf_printf(&b, "%s/", parts[i]);
+        if (r >= 0)
+                r = buf_printf(&b, "%s-%s.%s", id, response ? "response" : "request", ext);
+        if (r < 0)
+                return r;
+        *ret = strdup(buf_str(&b));
+        return *ret ? 0 : -ENOMEM;
+}

@@ -82,3 +82,38 @@ char *ce_annotations_json(const char *const *items, size_t n);
 
 void ce_strv_free(char **v);
 DEFINE_CLEANUP_FUNC(char **, ce_strv_free)
+
+/* Where blob-store records go (--log-url), as KServe's agent reads it: s3://BUCKET[/PREFIX],
+ * gs://BUCKET[/PREFIX], abfs://CONTAINER@ACCOUNT[.HOST...][/PREFIX] (the bucket is the user
+ * part), or modelplane's file:///DIR. */
+enum ce_store {
+        CE_STORE_FILE,
+        CE_STORE_S3,
+        CE_STORE_GCS,
+        CE_STORE_AZURE,
+        CE_STORE__MAX,
+        CE_STORE__INVALID = -22,
+};
+
+struct ce_store_url {
+        enum ce_store store;
+        char *bucket;  /* owned; the bucket or container; NULL for file */
+        char *account; /* owned; Azure's account (the host's first label), else NULL */
+        char *prefix;  /* owned; the key prefix without leading or trailing '/' (may be ""), or
+                        * file's absolute DIR */
+};
+
+/* Returns 0, -EPROTONOSUPPORT (not one of the four schemes: an http(s) sink), -EINVAL (no
+ * bucket, no CONTAINER@ACCOUNT, a bucket or account with other characters than letters, digits,
+ * '.', '-', '_', a prefix with a ".." segment, a query or fragment) or -ENOMEM. */
+_warn_unused_result_ int ce_store_url_parse(const char *url, struct ce_store_url *ret);
+void ce_store_url_release(struct ce_store_url *u);
+
+/*
+ * KServe's object key of a record: the non-empty ones of @parts (the URL's prefix, namespace,
+ * inference service, component, --log-store-path) joined by '/', then "/<id>-request.<ext>" or
+ * "-response.<ext>" (no leading '/' when every part is empty). Returns 0 with an owned key,
+ * -EINVAL when @id is no file name (empty, ".", "..", '/' in it), -ENOMEM.
+ */
+_warn_unused_result_ int ce_record_key(const char *const parts[static 5], const char *id,
+                                       bool response, const char *ext, char **ret);

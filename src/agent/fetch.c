@@ -134,6 +134,7 @@ void fetch_config_release(struct fetch_config *c)
         free(c->gcs_token);
         free(c->gcs_credentials);
         token_cache_free(c->gcs_cache);
+        token_cache_free(c->gcs_write_cache);
         token_cache_free(c->azure_cache);
         free(c->azure_client_id);
         free(c->azure_client_secret);
@@ -275,6 +276,7 @@ int fetch_config_from_env(struct fetch_config *c)
         c->gcs_token = env_dup("GOOGLE_OAUTH_ACCESS_TOKEN");
         c->gcs_credentials = env_dup("GOOGLE_APPLICATION_CREDENTIALS");
         c->gcs_cache = token_cache_new();
+        c->gcs_write_cache = token_cache_new();
         c->azure_cache = token_cache_new();
         c->ca_bundle = env_dup("AWS_CA_BUNDLE");
         s3_credentials_from_env(c);
@@ -297,8 +299,8 @@ int fetch_config_from_env(struct fetch_config *c)
         if (!c->pvc_root)
                 c->pvc_root = strdup("/mnt/pvc");
         if (!c->s3_region || !c->s3_endpoint || !c->pvc_root || !c->gcs_endpoint ||
-            !c->hf_endpoint || !c->gcs_cache || !c->azure_cache || !c->azure_authority ||
-            r == -ENOMEM || mr_resolve_config_from_env(&c->registry) < 0) {
+            !c->hf_endpoint || !c->gcs_cache || !c->gcs_write_cache || !c->azure_cache ||
+            !c->azure_authority || r == -ENOMEM || mr_resolve_config_from_env(&c->registry) < 0) {
                 fetch_config_release(c);
                 return -ENOMEM;
         }
@@ -337,6 +339,7 @@ struct sink {
         const struct expect_md5 *listed; /* from the listing, may be NULL */
         struct response_heads heads;
         bool started;
+        bool answer;            /* an upload's answer: no sum to check */
         gnutls_hash_hd_t md5;   /* while hashing */
         struct expect_md5 want; /* what the body is checked against */
 };
@@ -395,7 +398,9 @@ static int sink_start(struct sink *s)
         curl_off_t cl = -1;
 
         s->started = true;
-        if (s->listed && s->listed->set)
+        if (s->answer)
+                ; /* the stored object's sums, not the answer's */
+        else if (s->listed && s->listed->set)
                 s->want = *s->listed;
         else if (s->heads.content_md5.set)
                 s->want = s->heads.content_md5;
@@ -516,6 +521,14 @@ static int s3_escape(struct buf *b, const char *s, bool keep_slash)
 
 struct stream_job;
 
+/* A body sent (the request logger's records): PUT (S3, Azure) or POST (GCS media upload). */
+struct upload {
+        const char *method; /* "PUT" or "POST" */
+        const void *body;   /* borrowed */
+        size_t len;
+        const char *content_type; /* borrowed */
+};
+
 /* How an Azure request is authorized: a Shared Key, a bearer token, or neither (anonymous). */
 struct azure_auth {
         const char *account; /* the canonicalized resource's account */
@@ -530,6 +543,7 @@ struct request {
         const char *const *headers;      /* borrowed; more "Name: value" lines, may be NULL */
         const struct azure_auth *azure;  /* borrowed; x-ms-* headers, may be NULL */
         const char *post;                /* borrowed; a form body POSTed, may be NULL (GET) */
+        const struct upload *upload;     /* borrowed; a body PUT or POSTed, may be NULL */
         int fd;                          /* sink: a file (truncated per attempt), or -EBADF ... */
         struct buf *body;                /* ... a buffer (reset per attempt) ... */
         struct stream_job *stream;       /* ... or an archive extracted as it arrives */
@@ -538,6 +552,11 @@ struct request {
         const struct expect_md5 *listed; /* the listing's MD5, may be NULL */
         uint64_t max;
 };
+
+static const char *method_of(const struct request *q)
+{
+        return q->upload ? q->upload->method : q->post ? "POST" : "GET";
+}
 
 static bool retryable(CURLcode cc, long code)
 {
@@ -551,7 +570,7 @@ static bool retryable(CURLcode cc, long code)
 struct transfer_opts {
         CURL *curl;
         struct curl_slist *hdrs;
-        char *sigv4, *userpwd, *tok, *auth, *date;
+        char *sigv4, *userpwd, *tok, *auth, *date, *ctype, *sha;
         char curlerr[CURL_ERROR_SIZE];
 };
 
@@ -564,6 +583,8 @@ static void transfer_opts_release(struct transfer_opts *t)
         free(t->tok);
         free(t->auth);
         free(t->date);
+        free(t->ctype);
+        free(t->sha);
 }
 
 /* libcurl's progress callback: a non-zero answer aborts the transfer (CURLE_ABORTED_BY_CALLBACK). */
@@ -605,6 +626,26 @@ static void setopt_common(struct transfer_opts *t, const struct fetch_config *c,
                 curl_easy_setopt(curl, CURLOPT_POSTFIELDS, q->post);
                 curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)strlen(q->post));
         }
+}
+
+/* An upload's body, verb and Content-Type (libcurl's form type otherwise). */
+static int setopt_upload(struct transfer_opts *t, const struct upload *up)
+{
+        struct curl_slist *l;
+
+        curl_easy_setopt(t->curl, CURLOPT_POSTFIELDS, (const char *)up->body);
+        curl_easy_setopt(t->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)up->len);
+        if (!streq(up->method, "POST"))
+                curl_easy_setopt(t->curl, CURLOPT_CUSTOMREQUEST, up->method);
+        if (asprintf(&t->ctype, "Content-Type: %s", up->content_type) < 0) {
+                t->ctype = NULL;
+                return -ENOMEM;
+        }
+        l = curl_slist_append(t->hdrs, t->ctype);
+        if (!l)
+                return -ENOMEM;
+        t->hdrs = l;
+        return 0;
 }
 
 /* http(s):// and gs://: redirects followed, an optional bearer token and more headers (libcurl
@@ -670,8 +711,17 @@ static int setopt_azure(struct transfer_opts *t, const struct request *q)
         }
         t->hdrs = curl_slist_append(t->hdrs, t->date);
         t->hdrs = curl_slist_append(t->hdrs, "x-ms-version: " AZURE_API_VERSION);
+        if (q->upload) /* Put Blob: a block blob, whole */
+                t->hdrs = curl_slist_append(t->hdrs, "x-ms-blob-type: BlockBlob");
         if (a->key) {
-                r = azure_string_to_sign(a->account, q->url, date, AZURE_API_VERSION, &sts);
+                const struct azure_upload up = {
+                        .method = q->upload ? q->upload->method : "GET",
+                        .content_length = q->upload ? q->upload->len : 0,
+                        .content_type = q->upload ? q->upload->content_type : NULL,
+                        .blob_type = q->upload ? "BlockBlob" : NULL,
+                };
+                r = azure_string_to_sign_upload(a->account, q->url, date, AZURE_API_VERSION, &up,
+                                                &sts);
                 if (r >= 0)
                         r = azure_shared_key_signature(a->key, sts, &sig);
                 if (r < 0)
@@ -691,17 +741,48 @@ static int setopt_azure(struct transfer_opts *t, const struct request *q)
         return 0;
 }
 
-/* s3://: the endpoint's TLS settings and, with credentials, libcurl's SigV4. */
-static int setopt_s3(struct transfer_opts *t, const struct fetch_config *c)
+/* "x-amz-content-sha256: <hex>" of the body SigV4 signs: an upload's, or the empty one. */
+static int payload_sha256(struct transfer_opts *t, const struct upload *up)
 {
+        static const char hex[] = "0123456789abcdef";
+        uint8_t sum[32];
+        char sum_hex[65];
+
+        if (!up)
+                return 0;
+        if (gnutls_hash_fast(GNUTLS_DIG_SHA256, up->body, up->len, sum) < 0)
+                return -EIO;
+        for (size_t i = 0; i < sizeof(sum); i++) {
+                sum_hex[2 * i] = hex[sum[i] >> 4];
+                sum_hex[2 * i + 1] = hex[sum[i] & 15];
+        }
+        sum_hex[64] = 0;
+        if (asprintf(&t->sha, "x-amz-content-sha256: %s", sum_hex) < 0) {
+                t->sha = NULL;
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+/* s3://: the endpoint's TLS settings and, with credentials, libcurl's SigV4. */
+static int setopt_s3(struct transfer_opts *t, const struct fetch_config *c, const struct request *q)
+{
+        int r;
+
         if (!c->s3_verify) {
                 curl_easy_setopt(t->curl, CURLOPT_SSL_VERIFYPEER, 0L);
                 curl_easy_setopt(t->curl, CURLOPT_SSL_VERIFYHOST, 0L);
         }
         if (c->ca_bundle)
                 curl_easy_setopt(t->curl, CURLOPT_CAINFO, c->ca_bundle);
-        if (!c->access_key)
+        if (!c->access_key) {
+                if (t->hdrs)
+                        curl_easy_setopt(t->curl, CURLOPT_HTTPHEADER, t->hdrs);
                 return 0;
+        }
+        r = payload_sha256(t, q->upload);
+        if (r < 0)
+                return r;
         if (asprintf(&t->sigv4, "aws:amz:%s:s3", c->s3_region) < 0) {
                 t->sigv4 = NULL;
                 return -ENOMEM;
@@ -710,7 +791,8 @@ static int setopt_s3(struct transfer_opts *t, const struct fetch_config *c)
                 t->userpwd = NULL;
                 return -ENOMEM;
         }
-        t->hdrs = curl_slist_append(t->hdrs, "x-amz-content-sha256: " EMPTY_SHA256);
+        t->hdrs = curl_slist_append(t->hdrs,
+                                    t->sha ? t->sha : "x-amz-content-sha256: " EMPTY_SHA256);
         if (c->session_token &&
             asprintf(&t->tok, "x-amz-security-token: %s", c->session_token) >= 0)
                 t->hdrs = curl_slist_append(t->hdrs, t->tok);
@@ -766,11 +848,11 @@ static int transfer_outcome(const struct request *q, struct sink *s, CURLcode cc
                 return -EFBIG;
         }
         if (cc == CURLE_ABORTED_BY_CALLBACK) {
-                (void)snprintf(reterr, len, "GET %s: cancelled", q->url);
+                (void)snprintf(reterr, len, "%s %s: cancelled", method_of(q), q->url);
                 return -ECANCELED;
         }
         if (cc != CURLE_OK) {
-                (void)snprintf(reterr, len, "GET %s: %s", q->url,
+                (void)snprintf(reterr, len, "%s %s: %s", method_of(q), q->url,
                                *curlerr ? curlerr : curl_easy_strerror(cc));
                 return cc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT : -EIO;
         }
@@ -780,8 +862,8 @@ static int transfer_outcome(const struct request *q, struct sink *s, CURLcode cc
                     !oauth_error_parse(buf_str(&s->err), s->err.len, reason, sizeof(reason)) &&
                     !hf_error_parse(buf_str(&s->err), s->err.len, reason, sizeof(reason)))
                         (void)snprintf(reason, sizeof(reason), "%.200s", buf_str(&s->err));
-                (void)snprintf(reterr, len, "%s %s: HTTP %ld%s%s", q->post ? "POST" : "GET", q->url,
-                               code, *reason ? " " : "", reason);
+                (void)snprintf(reterr, len, "%s %s: HTTP %ld%s%s", method_of(q), q->url, code,
+                               *reason ? " " : "", reason);
                 return code == 403 || code == 401 ? -EACCES : code == 404 ? -ENOENT : -EIO;
         }
         return check_md5(q, s, reterr, len);
@@ -800,7 +882,8 @@ static int transfer_once(const struct fetch_config *c, const struct request *q, 
                           .max = q->max,
                           .space_dir = q->space_dir,
                           .s3 = q->s3 && c->s3_etag_md5,
-                          .listed = q->listed };
+                          .listed = q->listed,
+                          .answer = q->upload != NULL };
         CURLcode cc;
         long code = 0;
         int r;
@@ -808,7 +891,11 @@ static int transfer_once(const struct fetch_config *c, const struct request *q, 
         if (!t.curl)
                 return -ENOMEM;
         setopt_common(&t, c, q, &s);
-        r = q->azure ? setopt_azure(&t, q) : q->s3 ? setopt_s3(&t, c) : setopt_plain(&t, q);
+        r = q->upload ? setopt_upload(&t, q->upload) : 0;
+        if (r >= 0)
+                r = q->azure ? setopt_azure(&t, q)
+                    : q->s3  ? setopt_s3(&t, c, q)
+                             : setopt_plain(&t, q);
         if (r < 0)
                 return r;
         cc = curl_easy_perform(t.curl);
@@ -886,6 +973,18 @@ static int transfer_streamed(const struct fetch_config *c, const struct request 
         return r;
 }
 
+/* The backoff before attempt @attempt + 1, said in a warning (debug with quiet_retries). */
+static void retry_wait(const struct fetch_config *c, unsigned attempt, const char *reterr)
+{
+        usec_t d = backoff_delay(attempt, c->retry_base, 30 * USEC_PER_SEC, fetch_jitter01());
+        struct timespec ts = usec_to_timespec(d);
+
+        log_emit(c->quiet_retries ? LOG_LEVEL_DEBUG : LOG_LEVEL_WARN, 0, NULL,
+                 "%s (attempt %u of %u, retrying in %llu ms)", reterr, attempt, c->attempts,
+                 (unsigned long long)(d / USEC_PER_MSEC));
+        nanosleep(&ts, NULL);
+}
+
 static int transfer(const struct fetch_config *c, const struct request *q, char *reterr, size_t len)
 {
         int r = -EIO;
@@ -895,7 +994,7 @@ static int transfer(const struct fetch_config *c, const struct request *q, char 
                 CURLcode cc = CURLE_OK;
 
                 if (c->cancel && atomic_load(c->cancel)) {
-                        (void)snprintf(reterr, len, "GET %s: cancelled", q->url);
+                        (void)snprintf(reterr, len, "%s %s: cancelled", method_of(q), q->url);
                         return -ECANCELED;
                 }
 
@@ -913,14 +1012,8 @@ static int transfer(const struct fetch_config *c, const struct request *q, char 
                 if (r == 0 || r == -ENOMEM || r == -EFBIG || errno_is_space(r) || r == -EBADMSG ||
                     r == -ECANCELED || !retryable(cc, code))
                         return r;
-                if (attempt < c->attempts) {
-                        usec_t d = backoff_delay(attempt, c->retry_base, 30 * USEC_PER_SEC,
-                                                 fetch_jitter01());
-                        log_warn("%s (attempt %u of %u, retrying in %llu ms)", reterr, attempt,
-                                 c->attempts, (unsigned long long)(d / USEC_PER_MSEC));
-                        struct timespec ts = usec_to_timespec(d);
-                        nanosleep(&ts, NULL);
-                }
+                if (attempt < c->attempts)
+                        retry_wait(c, attempt, reterr);
         }
         return r;
 }
@@ -1473,11 +1566,11 @@ static int fetch_registered(const struct fetch_config *c, const char *uri, const
         return r;
 }
 
-/* A service-account key file's access token: the JWT (RS256, its private_key) exchanged at its
- * token_uri. Into *ret (owned). -EACCES with the reason (the file, the key, the endpoint's
- * answer) in @reterr. */
-static int gcs_token_exchange(const struct fetch_config *c, char **ret, uint64_t *ret_expires_in,
-                              char *reterr, size_t len)
+/* A service-account key file's access token for @scope: the JWT (RS256, its private_key)
+ * exchanged at its token_uri. Into *ret (owned). -EACCES with the reason (the file, the key, the
+ * endpoint's answer) in @reterr. */
+static int gcs_token_exchange_scope(const struct fetch_config *c, const char *scope, char **ret,
+                                    uint64_t *ret_expires_in, char *reterr, size_t len)
 {
         CLEANUP(sa_key_release) struct sa_key key = { 0 };
         AUTOFREE char *json = NULL, *input = NULL, *jwt = NULL, *form = NULL;
@@ -1495,7 +1588,7 @@ static int gcs_token_exchange(const struct fetch_config *c, char **ret, uint64_t
         r = sa_key_parse(json, n, &key, why, sizeof(why));
         explicit_bzero(json, n);
         if (r >= 0)
-                r = jwt_signing_input(&key, GCS_READ_SCOPE, (int64_t)time(NULL), &input);
+                r = jwt_signing_input(&key, scope, (int64_t)time(NULL), &input);
         if (r >= 0)
                 r = jwt_sign_rs256(key.private_key, input, &jwt, why, sizeof(why));
         if (key.private_key)
@@ -1534,6 +1627,19 @@ static int gcs_token_exchange(const struct fetch_config *c, char **ret, uint64_t
 typedef int (*token_exchange_fn)(const struct fetch_config *c, char **ret, uint64_t *ret_expires_in,
                                  char *reterr, size_t len);
 
+/* Downloads read (devstorage.read_only); the request logger's uploads write. */
+static int gcs_read_token_exchange(const struct fetch_config *c, char **ret,
+                                   uint64_t *ret_expires_in, char *reterr, size_t len)
+{
+        return gcs_token_exchange_scope(c, GCS_READ_SCOPE, ret, ret_expires_in, reterr, len);
+}
+
+static int gcs_write_token_exchange(const struct fetch_config *c, char **ret,
+                                    uint64_t *ret_expires_in, char *reterr, size_t len)
+{
+        return gcs_token_exchange_scope(c, GCS_WRITE_SCOPE, ret, ret_expires_in, reterr, len);
+}
+
 /* @tc's token, or a new one from @exchange when there is none or it expires within a minute
  * (one exchange however many downloads run). Into *ret (owned). */
 static int cached_token(const struct fetch_config *c, struct token_cache *tc,
@@ -1566,16 +1672,21 @@ static int cached_token(const struct fetch_config *c, struct token_cache *tc,
 }
 
 /* The bearer of gs:// requests: GOOGLE_OAUTH_ACCESS_TOKEN, else the service-account key's
- * token (cached), else none. */
-static int gcs_bearer(const struct fetch_config *c, char **ret, char *reterr, size_t len)
+ * token for reading or, @write, for writing (each cached), else none. */
+static int gcs_bearer(const struct fetch_config *c, bool write, char **ret, char *reterr,
+                      size_t len)
 {
         *ret = NULL;
         if (c->gcs_token || !c->gcs_credentials) {
                 *ret = c->gcs_token ? strdup(c->gcs_token) : NULL;
                 return c->gcs_token && !*ret ? -ENOMEM : 0;
         }
-        return cached_token(c, c->gcs_cache, gcs_token_exchange, "GOOGLE_APPLICATION_CREDENTIALS",
-                            ret, reterr, len);
+        if (write)
+                return cached_token(c, c->gcs_write_cache, gcs_write_token_exchange,
+                                    "GOOGLE_APPLICATION_CREDENTIALS (read-write)", ret, reterr,
+                                    len);
+        return cached_token(c, c->gcs_cache, gcs_read_token_exchange,
+                            "GOOGLE_APPLICATION_CREDENTIALS", ret, reterr, len);
 }
 
 /* An Azure service principal's token for Blob Storage: the client-credentials grant at
@@ -1689,43 +1800,69 @@ static bool azure_account_is_configured(const struct fetch_config *c, const char
         return !c->azure_account || streq(c->azure_account, account);
 }
 
+/* How requests to an Azure @account are made: the endpoint (the connection string's BlobEndpoint
+ * when the key is this account's, else @url_endpoint, else https://<account>.blob.core.windows.net)
+ * and the authorization, in KServe's order: a service principal's token, else the account's
+ * Shared Key, else anonymous. *ret_endpoint and *ret_bearer are owned (the bearer may be NULL);
+ * @auth borrows them and @c's key. */
+static int azure_access(const struct fetch_config *c, const char *account, const char *url_endpoint,
+                        struct azure_auth *auth, char **ret_endpoint, char **ret_bearer,
+                        char *reterr, size_t len)
+{
+        bool ours = azure_account_is_configured(c, account);
+        char *endpoint = NULL, *bearer = NULL;
+        int r = 0;
+
+        *auth = (struct azure_auth){ .account = account, .key = ours ? c->azure_key : NULL };
+        if (c->azure_client_id && c->azure_client_secret && c->azure_tenant_id) {
+                auth->key = NULL;
+                r = cached_token(c, c->azure_cache, azure_token_exchange,
+                                 "the Azure service principal", &bearer, reterr, len);
+                if (r < 0)
+                        return r;
+                auth->bearer = bearer;
+        }
+        if (ours && c->azure_endpoint)
+                endpoint = strdup(c->azure_endpoint);
+        else if (url_endpoint)
+                endpoint = strdup(url_endpoint);
+        else if (asprintf(&endpoint, "https://%s.blob.core.windows.net", account) < 0)
+                endpoint = NULL;
+        if (!endpoint) {
+                free(bearer);
+                return -ENOMEM;
+        }
+        *ret_endpoint = endpoint;
+        *ret_bearer = bearer;
+        return 0;
+}
+
+static void secret_free(char *s)
+{
+        if (s)
+                explicit_bzero(s, strlen(s));
+        free(s);
+}
+
 /* Azure: every blob under <prefix>/ (List Blobs, paged by NextMarker), or the one blob, from the
  * account's endpoint (https://<account>.blob.core.windows.net, or the connection string's
  * BlobEndpoint: Azurite), with its Shared Key or anonymously. */
 static int fetch_azure(const struct fetch_config *c, const struct storage_uri *u, const char *dir,
                        char *reterr, size_t len)
 {
-        bool ours = azure_account_is_configured(c, u->account);
-        struct azure_auth auth = { .account = u->account, .key = ours ? c->azure_key : NULL };
+        struct azure_auth auth;
         struct object_store az = { .scheme = "azure", .azure = &auth, .md5_name = "Content-MD5" };
         char *endpoint = NULL, *bearer = NULL; /* freed below (not AUTOFREE: the structs alias
                                                 * them, which the analyzer takes for a leak) */
-        int r = 0;
+        int r;
 
-        /* KServe's order: a service principal, else the key, else anonymous */
-        if (c->azure_client_id && c->azure_client_secret && c->azure_tenant_id) {
-                auth.key = NULL;
-                r = cached_token(c, c->azure_cache, azure_token_exchange,
-                                 "the Azure service principal", &bearer, reterr, len);
-                auth.bearer = bearer;
-        }
-        if (r >= 0) {
-                if (ours && c->azure_endpoint)
-                        endpoint = strdup(c->azure_endpoint);
-                else if (u->url)
-                        endpoint = strdup(u->url);
-                else if (asprintf(&endpoint, "https://%s.blob.core.windows.net", u->account) < 0)
-                        endpoint = NULL;
-                r = endpoint ? 0 : -ENOMEM;
-        }
+        r = azure_access(c, u->account, u->url, &auth, &endpoint, &bearer, reterr, len);
         if (r >= 0) {
                 az.endpoint = endpoint;
                 r = fetch_bucket(c, &az, u, dir, reterr, len);
         }
         free(endpoint);
-        if (bearer)
-                explicit_bzero(bearer, strlen(bearer));
-        free(bearer);
+        secret_free(bearer);
         return r;
 }
 
@@ -1768,6 +1905,69 @@ static int azure_endpoint_url(const struct fetch_config *c, struct storage_uri *
         return 1;
 }
 
+/* The URL an object is uploaded to: S3's object URL, GCS's media upload, Azure's blob URL. */
+static int put_url(const struct fetch_config *c, const struct fetch_object *o,
+                   const char *azure_endpoint, struct buf *b)
+{
+        int r;
+
+        switch (o->store) {
+        case FETCH_STORE_S3:
+                r = s3_base(c, o->bucket, b);
+                return r >= 0 ? s3_escape(b, o->key, true) : r;
+        case FETCH_STORE_GCS:
+                r = buf_printf(b, "%s/upload/storage/v1/b/", c->gcs_endpoint);
+                if (r >= 0)
+                        r = s3_escape(b, o->bucket, false);
+                if (r >= 0)
+                        r = buf_puts(b, "/o?uploadType=media&name=");
+                return r >= 0 ? s3_escape(b, o->key, false) : r;
+        case FETCH_STORE_AZURE:
+                r = buf_printf(b, "%s/", azure_endpoint);
+                if (r >= 0)
+                        r = s3_escape(b, o->bucket, false);
+                if (r >= 0)
+                        r = buf_putc(b, '/');
+                return r >= 0 ? s3_escape(b, o->key, true) : r;
+        }
+        return -EINVAL;
+}
+
+int fetch_put_object(const struct fetch_config *c, const struct fetch_object *o, const void *body,
+                     size_t len, const char *content_type, char *reterr, size_t len_err)
+{
+        CLEANUP(buf_release) struct buf url = BUF_INIT(8192), answer = BUF_INIT(65536);
+        const struct upload up = { .method = o->store == FETCH_STORE_GCS ? "POST" : "PUT",
+                                   .body = body,
+                                   .len = len,
+                                   .content_type = content_type };
+        struct azure_auth auth = { 0 };
+        char *endpoint = NULL, *bearer = NULL; /* freed below, as in fetch_azure() */
+        int r = 0;
+
+        if (o->store == FETCH_STORE_AZURE)
+                r = azure_access(c, o->account, /* url_endpoint= */ NULL, &auth, &endpoint, &bearer,
+                                 reterr, len_err);
+        else if (o->store == FETCH_STORE_GCS)
+                r = gcs_bearer(c, /* write= */ true, &bearer, reterr, len_err);
+        if (r >= 0)
+                r = put_url(c, o, endpoint, &url);
+        if (r >= 0) {
+                struct request q = { .url = buf_str(&url),
+                                     .s3 = o->store == FETCH_STORE_S3,
+                                     .bearer = o->store == FETCH_STORE_GCS ? bearer : NULL,
+                                     .azure = o->store == FETCH_STORE_AZURE ? &auth : NULL,
+                                     .upload = &up,
+                                     .fd = -EBADF,
+                                     .body = &answer,
+                                     .max = answer.max - 1 };
+                r = transfer(c, &q, reterr, len_err);
+        }
+        free(endpoint);
+        secret_free(bearer);
+        return r;
+}
+
 int fetch_model_cancellable(const struct fetch_config *c, const char *uri, const char *dir,
                             const atomic_bool *cancel, char *reterr, size_t len)
 {
@@ -1806,7 +2006,7 @@ int fetch_model(const struct fetch_config *c, const char *uri, const char *dir, 
         case STORAGE_GCS: {
                 /* GCS JSON API; STORAGE_EMULATOR_HOST honoured (fetch_config_from_env) */
                 AUTOFREE char *bearer = NULL;
-                r = gcs_bearer(c, &bearer, reterr, len);
+                r = gcs_bearer(c, /* write= */ false, &bearer, reterr, len);
                 if (r >= 0) {
                         const struct object_store gs = { .scheme = "gs", .bearer = bearer };
                         r = fetch_bucket(c, &gs, &u, dir, reterr, len);

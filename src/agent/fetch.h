@@ -60,10 +60,11 @@ struct fetch_config {
         char *secret_key;    /* owned */
         char *session_token; /* owned; may be NULL */
         /* GCS */
-        char *gcs_endpoint;            /* owned; scheme://host[:port], no trailing '/' */
-        char *gcs_token;               /* owned; OAuth2 access token, NULL = anonymous */
-        char *gcs_credentials;         /* owned; a service-account key file, NULL = none */
-        struct token_cache *gcs_cache; /* owned; its access token */
+        char *gcs_endpoint;                  /* owned; scheme://host[:port], no trailing '/' */
+        char *gcs_token;                     /* owned; OAuth2 access token, NULL = anonymous */
+        char *gcs_credentials;               /* owned; a service-account key file, NULL = none */
+        struct token_cache *gcs_cache;       /* owned; its access token */
+        struct token_cache *gcs_write_cache; /* owned; its read-write token (uploads) */
         /* Azure Blob Storage */
         char *azure_account;  /* owned; the account key and endpoint belong to; NULL: any */
         char *azure_key;      /* owned; base64 Shared Key, NULL = anonymous */
@@ -80,6 +81,8 @@ struct fetch_config {
         /* Per call, set by fetch_model_cancellable() on its own shallow copy (borrowed): once
          * true, a transfer in progress stops (-ECANCELED) and none is started or retried. */
         const atomic_bool *cancel;
+        bool quiet_retries; /* a retry is logged at debug, not as a warning (the request logger
+                             * counts its failures instead) */
 };
 
 /*
@@ -135,3 +138,32 @@ _warn_unused_result_ int fetch_empty_dir(const char *dir);
 _warn_unused_result_ int fetch_model_cancellable(const struct fetch_config *c, const char *uri,
                                                  const char *dir, const atomic_bool *cancel,
                                                  char *reterr, size_t len_err);
+
+/* Where fetch_put_object() writes: an S3 or GCS bucket, or an Azure account's container. */
+enum fetch_store {
+        FETCH_STORE_S3,
+        FETCH_STORE_GCS,
+        FETCH_STORE_AZURE,
+};
+
+struct fetch_object {
+        enum fetch_store store;
+        const char *bucket;  /* borrowed; the bucket, or the Azure container */
+        const char *account; /* borrowed; the Azure account, else NULL */
+        const char *key;     /* borrowed; the object's name ('/' kept) */
+};
+
+/*
+ * Uploads @len bytes of @body as the object @o, with @content_type, and the credentials and
+ * endpoints the downloads use (fetch_config_from_env()): S3 PutObject (libcurl's SigV4 with the
+ * body's SHA-256), the GCS JSON API's media upload (POST .../upload/storage/v1/b/<bucket>/o?
+ * uploadType=media&name=<key>, the bearer of GOOGLE_OAUTH_ACCESS_TOKEN or a service-account
+ * key's read-write token, else anonymous), Azure Put Blob (a BlockBlob, Shared Key or the
+ * service principal's token). The same timeouts and @c->attempts as downloads; *@c->cancel
+ * stops it. Returns 0, -EACCES (401, 403, a token refused), -ENOENT (404: no such bucket),
+ * -ETIMEDOUT, -ECANCELED, -EIO, -ENOMEM, with the reason in @reterr.
+ */
+_warn_unused_result_ int fetch_put_object(const struct fetch_config *c,
+                                          const struct fetch_object *o, const void *body,
+                                          size_t len, const char *content_type, char *reterr,
+                                          size_t len_err);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,11 +13,19 @@
 #include <unistd.h>
 
 #include "agent/cloudevent.h"
+#include "agent/fetch.h"
 #include "util/log.h"
 #include "util/time-util.h"
 
 #define LOGGER_CA_DIR "/etc/tls/logger"
 #define WORKERS_MAX   64
+#define WHY_MAX       512 /* one delivery failure's reason (the store's answer, cut) */
+/* A blob-store upload: attempts (retries of 5xx, 429, transport errors) and their first
+ * backoff (doubled, jittered), the connect and stall timeouts (less than 1 byte/s) */
+#define STORE_ATTEMPTS    3
+#define STORE_RETRY_BASE  (200 * USEC_PER_MSEC)
+#define STORE_CONNECT_SEC 5
+#define STORE_STALL_SEC   10
 
 struct item {
         bool response;
@@ -32,7 +41,10 @@ struct logger {
         char *format, *ca_file, *cert_name;
         char **allow;
         size_t n_allow;
-        char *dir; /* file:// blob store root, or NULL */
+        char *dir;                 /* file:// blob store root, or NULL */
+        struct ce_store_url store; /* s3://, gs://, abfs:// (store.bucket set), else unset */
+        struct fetch_config fc;    /* the blob store's credentials and endpoints (the downloads') */
+        atomic_bool cancel;        /* set at stop: an upload in flight ends */
         pthread_mutex_t lock;
         pthread_cond_t more;
         struct item **q;
@@ -243,29 +255,13 @@ static int write_all_fd(int fd, const char *s, size_t len)
         return 0;
 }
 
-/* A segment of the record key: "s/" or "" when unset. */
-static const char *seg(const char *s, const char **ret_slash)
+/* KServe's object key: [prefix/][ns/][isvc/][component/][store-path/]ID-TYPE.EXT; -EINVAL for
+ * an id that is no file name. */
+static int record_key(const struct logger *l, const char *prefix, const struct item *it, char **ret)
 {
-        *ret_slash = s ? "/" : "";
-        return s ? s : "";
-}
+        const char *const parts[5] = { prefix, l->ns, l->isvc, l->component, l->store_path };
 
-/* DIR/[ns/][isvc/][component/][store-path/]ID-TYPE.EXT; -EINVAL for an id that is no file name. */
-static int record_path(const struct logger *l, const struct item *it, char **ret)
-{
-        const char *s1, *s2, *s3, *s4;
-        const char *ns = seg(l->ns, &s1), *isvc = seg(l->isvc, &s2);
-        const char *comp = seg(l->component, &s3), *sp = seg(l->store_path, &s4);
-
-        if (strchr(it->id, '/') || streq(it->id, "..") || streq(it->id, "."))
-                return -EINVAL;
-        if (asprintf(ret, "%s/%s%s%s%s%s%s%s%s%s-%s.%s", l->dir, ns, s1, isvc, s2, comp, s3, sp, s4,
-                     it->id, it->response ? "response" : "request",
-                     streq(l->format, "csv") ? "csv" : "json") < 0) {
-                *ret = NULL;
-                return -ENOMEM;
-        }
-        return 0;
+        return ce_record_key(parts, it->id, it->response, l->format, ret);
 }
 
 /* The record in the store's format (csv: header line and one row). Owned, NULL on OOM. */
@@ -291,7 +287,7 @@ static int store_record(struct logger *l, const struct item *it)
         AUTOFREE char *path = NULL, *tmp = NULL, *text = NULL;
         int fd, r;
 
-        r = record_path(l, it, &path);
+        r = record_key(l, l->dir, it, &path);
         if (r < 0)
                 return r;
         if (asprintf(&tmp, "%s.tmp", path) < 0) {
@@ -317,15 +313,47 @@ static int store_record(struct logger *l, const struct item *it)
         return r;
 }
 
+/* The record uploaded to the blob store under KServe's key (fetch_put_object(): the downloads'
+ * credentials, STORE_ATTEMPTS attempts). */
+static int upload_record(struct logger *l, const struct item *it, char *why, size_t len)
+{
+        static const enum fetch_store stores[CE_STORE__MAX] = {
+                [CE_STORE_S3] = FETCH_STORE_S3,
+                [CE_STORE_GCS] = FETCH_STORE_GCS,
+                [CE_STORE_AZURE] = FETCH_STORE_AZURE,
+        };
+        AUTOFREE char *key = NULL, *text = NULL;
+        const char *type = streq(l->format, "csv") ? "text/csv" : "application/json";
+        int r;
+
+        /* GCS: what KServe's Go client sends for these records (it sniffs the text); the GCS
+         * emulator also takes an application/json media upload for the object's metadata */
+        if (l->store.store == CE_STORE_GCS)
+                type = "text/plain; charset=utf-8";
+        r = record_key(l, l->store.prefix, it, &key);
+        if (r < 0)
+                return r;
+        text = record_text(l, it);
+        if (!text)
+                return -ENOMEM;
+        return fetch_put_object(&l->fc,
+                                &(struct fetch_object){ .store = stores[l->store.store],
+                                                        .bucket = l->store.bucket,
+                                                        .account = l->store.account,
+                                                        .key = key },
+                                text, strlen(text), type, why, len);
+}
+
 /* One warning when deliveries start failing, one note when they work again; the rest is counted
  * (modelplane_agent_log_failed_total), not logged per event. Called with the lock held. */
-static void outage_note(struct logger *l, int r, const struct item *it)
+static void outage_note(struct logger *l, int r, const struct item *it, const char *why)
 {
         if (r < 0 && !l->failing)
                 log_warn_errno(r,
-                               "logger: %s %s not delivered to %s; further failures are counted "
-                               "in modelplane_agent_log_failed_total",
-                               it->response ? "response" : "request", it->id, l->url);
+                               "logger: %s %s not delivered to %s%s%s; further failures are "
+                               "counted in modelplane_agent_log_failed_total",
+                               it->response ? "response" : "request", it->id, l->url,
+                               *why ? ": " : "", why);
         else if (r >= 0 && l->failing)
                 log_info("logger: events are delivered to %s again", l->url);
         else if (r < 0)
@@ -337,7 +365,7 @@ static void outage_note(struct logger *l, int r, const struct item *it)
 static void *worker(void *userdata)
 {
         struct logger *l = userdata;
-        CURL *curl = l->dir ? NULL : curl_easy_init();
+        CURL *curl = l->dir || l->store.bucket ? NULL : curl_easy_init();
 
         for (;;) {
                 struct item *it;
@@ -355,13 +383,17 @@ static void *worker(void *userdata)
                 l->n--;
                 pthread_mutex_unlock(&l->lock);
 
-                r = l->dir ? store_record(l, it) : curl ? send_event(l, curl, it) : -ENOMEM;
+                char why[WHY_MAX] = "";
+                r = l->dir            ? store_record(l, it)
+                    : l->store.bucket ? upload_record(l, it, why, sizeof(why))
+                    : curl            ? send_event(l, curl, it)
+                                      : -ENOMEM;
                 pthread_mutex_lock(&l->lock);
                 if (r < 0)
                         l->st.failed++;
                 else
                         l->st.sent++;
-                outage_note(l, r, it);
+                outage_note(l, r, it, why);
                 pthread_mutex_unlock(&l->lock);
                 item_free(it);
         }
@@ -392,6 +424,8 @@ static void logger_free_fields(struct logger *l)
         free(l->ca_file);
         free(l->cert_name);
         free(l->dir);
+        ce_store_url_release(&l->store);
+        fetch_config_release(&l->fc);
         free(l->q);
         pthread_mutex_destroy(&l->lock);
         pthread_cond_destroy(&l->more);
@@ -402,30 +436,69 @@ static void logger_free_fields(struct logger *l)
  * KServe has and this agent has not) with @err set. */
 static int check_config(const struct logger_config *c, char *err, size_t err_size)
 {
-        bool file;
+        struct ce_store_url u = { 0 };
+        bool store;
+        int r;
 
         if (!c->url || !*c->url)
                 return snprintf(err, err_size, "no --log-url"), -EINVAL;
         if (c->mode < 0 || c->mode >= LOGGER_MODE__MAX)
                 return snprintf(err, err_size, "invalid --log-mode"), -EINVAL;
-        file = strncmp(c->url, "file:///", 8) == 0;
-        if (strncmp(c->url, "http://", 7) != 0 && strncmp(c->url, "https://", 8) != 0 && !file)
+        r = ce_store_url_parse(c->url, &u);
+        ce_store_url_release(&u);
+        store = r >= 0;
+        if (r == -EPROTONOSUPPORT && strncmp(c->url, "http://", 7) != 0 &&
+            strncmp(c->url, "https://", 8) != 0)
                 return snprintf(err, err_size,
                                 "--log-url %s: this agent sends to http(s):// sinks and writes to "
-                                "file:///DIR; s3://, gs:// and abfs:// blob stores are not "
-                                "supported yet",
+                                "s3://, gs://, abfs:// blob stores and file:///DIR",
                                 c->url),
                        -EOPNOTSUPP;
+        if (r == -EINVAL)
+                return snprintf(
+                               err, err_size,
+                               "--log-url %s: expected s3://BUCKET[/PREFIX], gs://BUCKET[/PREFIX], "
+                               "abfs://CONTAINER@ACCOUNT[/PREFIX] or file:///DIR",
+                               c->url),
+                       -EINVAL;
+        if (r == -ENOMEM)
+                return r;
         /* the store format and path matter for the blob store only, as in KServe */
-        if (file && c->store_format && streq(c->store_format, "parquet"))
+        if (store && c->store_format && streq(c->store_format, "parquet"))
                 return snprintf(err, err_size,
                                 "--log-store-format parquet is not supported: no Parquet C "
                                 "library (Apache Arrow/Parquet GLib) is available to this build"),
                        -EOPNOTSUPP;
-        if (file && c->store_path && (strstr(c->store_path, "..") || c->store_path[0] == '/'))
+        if (store && c->store_path && (strstr(c->store_path, "..") || c->store_path[0] == '/'))
                 return snprintf(err, err_size, "--log-store-path %s: a relative path without ..",
                                 c->store_path),
                        -EINVAL;
+        return 0;
+}
+
+/* The blob store of @l->url (s3://, gs://, abfs://): its bucket and prefix, and the downloads'
+ * credentials and endpoints with the logger's own attempts and timeouts. */
+static int store_open(struct logger *l)
+{
+        int r;
+
+        r = ce_store_url_parse(l->url, &l->store);
+        if (r < 0)
+                return r;
+        if (l->store.store == CE_STORE_FILE) {
+                l->dir = TAKE_PTR(l->store.prefix);
+                ce_store_url_release(&l->store);
+                return 0;
+        }
+        r = fetch_config_from_env(&l->fc);
+        if (r < 0)
+                return r;
+        l->fc.attempts = STORE_ATTEMPTS;
+        l->fc.retry_base = STORE_RETRY_BASE;
+        l->fc.connect_timeout_sec = STORE_CONNECT_SEC;
+        l->fc.stall_timeout_sec = STORE_STALL_SEC;
+        l->fc.quiet_retries = true;
+        l->fc.cancel = &l->cancel;
         return 0;
 }
 
@@ -485,8 +558,9 @@ int logger_start(const struct logger_config *cfg, struct logger **ret, char *err
         if (r >= 0 && cfg->ca_cert_file && *cfg->ca_cert_file &&
             !(l->cert_name = strdup(cfg->ca_cert_file)))
                 r = -ENOMEM;
-        if (r >= 0 && strncmp(cfg->url, "file://", 7) == 0 && !(l->dir = strdup(cfg->url + 7)))
-                r = -ENOMEM;
+        l->store.store = CE_STORE__INVALID;
+        if (r >= 0 && strncmp(cfg->url, "http", 4) != 0)
+                r = store_open(l);
         for (unsigned i = 0; i < l->c.workers && r >= 0; i++) {
                 r = -pthread_create(&l->threads[i], NULL, worker, l);
                 if (r >= 0)
@@ -506,6 +580,7 @@ struct logger *logger_stop(struct logger *l)
                 return NULL;
         pthread_mutex_lock(&l->lock);
         __atomic_store_n(&l->stopping, true, __ATOMIC_RELAXED);
+        atomic_store(&l->cancel, true);
         pthread_cond_broadcast(&l->more);
         pthread_mutex_unlock(&l->lock);
         for (unsigned i = 0; i < l->n_threads; i++)

@@ -5,8 +5,10 @@
  * The request logger (KServe's agent pkg/logger, docs/agent.md "Request logging"): the proxy
  * hands every request and response to logger_submit(), which copies it into a bounded queue and
  * never blocks; worker threads POST each as a CloudEvent in binary mode to the log URL (libcurl),
- * or write it to the blob store directory as json or csv. A full queue drops the message and
- * counts it: a sink that is down or slow never holds inference up.
+ * or store it as a json or csv record under KServe's object key: uploaded to an S3, GCS or Azure
+ * blob store (agent/fetch.h's fetch_put_object(): the downloads' credentials; a few attempts,
+ * then dropped and counted as failed), or written to a directory. A full queue drops the message
+ * and counts it: a sink or store that is down or slow never holds inference up.
  */
 
 #include <stdbool.h>
@@ -27,7 +29,8 @@ enum logger_mode {
 enum logger_mode logger_mode_from_string(const char *s);
 
 struct logger_config {
-        const char *url; /* http(s):// CloudEvents sink, or file:///DIR (blob store) */
+        const char *url; /* http(s):// CloudEvents sink; s3://BUCKET[/PREFIX], gs://BUCKET[/PREFIX],
+                          * abfs://CONTAINER@ACCOUNT[/PREFIX] or file:///DIR (blob store) */
         enum logger_mode mode;
         const char *source_uri; /* ce-source (KServe: --source-uri) */
         const char *inference_service, *namespace_, *component, *endpoint;
@@ -47,8 +50,8 @@ struct logger_stats {
 };
 
 /* Checks @cfg and starts the workers. -EINVAL (malformed: KServe's agent exits too) or
- * -EOPNOTSUPP (s3://, gs://, abfs:// or a parquet store: KServe has them, this agent not yet)
- * with @err set. */
+ * -EOPNOTSUPP (another scheme, or a parquet store: KServe has it, this agent not) with @err
+ * set. */
 _warn_unused_result_ int logger_start(const struct logger_config *cfg, struct logger **ret,
                                       char *err, size_t err_size);
 struct logger *logger_stop(struct logger *l);

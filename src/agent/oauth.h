@@ -15,6 +15,7 @@
 #include "util/macro.h"
 
 #define GCS_READ_SCOPE   "https://www.googleapis.com/auth/devstorage.read_only"
+#define GCS_WRITE_SCOPE  "https://www.googleapis.com/auth/devstorage.read_write"
 #define GOOGLE_TOKEN_URI "https://oauth2.googleapis.com/token"
 #define JWT_BEARER_GRANT "urn:ietf:params:oauth:grant-type:jwt-bearer"
 #define JWT_LIFETIME_SEC 3600

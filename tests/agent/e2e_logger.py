@@ -448,16 +448,20 @@ def logger_steps(bin_, work, counter_port, direct):
     else:
         note("SKIP https sink steps: no openssl to make a certificate")
 
-    # destinations KServe has and this agent not: named, and serving goes on without logging
-    for name, extra in (("parquet", ["--log-url", f"file://{work}", "--log-store-format",
-                                     "parquet"]),
-                        ("s3", ["--log-url", "s3://bucket/logs"])):
+    # what KServe has and this agent not (parquet, for a directory or a bucket), and a scheme
+    # neither has: named, and serving goes on without logging (tests/agent/logger_store.py
+    # uploads to s3://, gs:// and abfs://)
+    for name, word, extra in (("parquet", "parquet", ["--log-url", f"file://{work}",
+                                                      "--log-store-format", "parquet"]),
+                              ("parquet-s3", "parquet", ["--log-url", "s3://bucket/logs",
+                                                         "--log-store-format", "parquet"]),
+                              ("ftp", "ftp://", ["--log-url", "ftp://host/logs"])):
         p, port = agent(bin_, work, f"agent-{name}", counter_port, extra)
         st = post(port, "/v2/models/iris/infer", body)[0] if port else None
         stop(p)
         with open(os.path.join(work, f"agent-{name}.log")) as f:
             log = f.read()
-        ok(st == 200 and "request logging is OFF" in log and name in log,
+        ok(st == 200 and "request logging is OFF" in log and word in log,
            f"{name}: not supported, named in an error, and inference still served")
     rc = subprocess.run([bin_, "agent", "--port", "0", "--log-url", "http://x/", "--log-mode",
                          "metadata", "--api-watch", "off"], capture_output=True, text=True,

@@ -174,3 +174,68 @@ Test(cloudevent, annotations_from_kv_items)
         cr_assert_str_eq(s, "{\"\":\"x\",\"env\":\"a=b\",\"team\":\"ml\"}");
         cr_assert_null(ce_annotations_json(items + 1, 1));
 }
+
+Test(cloudevent, store_urls_as_kserve_reads_them)
+{
+        struct ce_store_url u;
+
+        cr_assert_eq(ce_store_url_parse("s3://logs/a/b/", &u), 0);
+        cr_assert_eq(u.store, CE_STORE_S3);
+        cr_assert_str_eq(u.bucket, "logs");
+        cr_assert_null(u.account);
+        cr_assert_str_eq(u.prefix, "a/b");
+        ce_store_url_release(&u);
+        cr_assert_eq(ce_store_url_parse("gs://logs", &u), 0);
+        cr_assert_eq(u.store, CE_STORE_GCS);
+        cr_assert_str_eq(u.bucket, "logs");
+        cr_assert_str_eq(u.prefix, "");
+        ce_store_url_release(&u);
+        /* abfs: the bucket is the user part, the account the host's first label */
+        cr_assert_eq(ce_store_url_parse("abfs://c1@acct.dfs.core.windows.net//p/", &u), 0);
+        cr_assert_eq(u.store, CE_STORE_AZURE);
+        cr_assert_str_eq(u.bucket, "c1");
+        cr_assert_str_eq(u.account, "acct");
+        cr_assert_str_eq(u.prefix, "p");
+        ce_store_url_release(&u);
+        cr_assert_eq(ce_store_url_parse("abfs://c1@acct", &u), 0);
+        cr_assert_str_eq(u.account, "acct");
+        ce_store_url_release(&u);
+        cr_assert_eq(ce_store_url_parse("file:///var/log/x", &u), 0);
+        cr_assert_eq(u.store, CE_STORE_FILE);
+        cr_assert_str_eq(u.prefix, "/var/log/x");
+        ce_store_url_release(&u);
+
+        cr_assert_eq(ce_store_url_parse("http://sink/", &u), -EPROTONOSUPPORT);
+        cr_assert_eq(ce_store_url_parse("s3a://logs", &u), -EPROTONOSUPPORT);
+        cr_assert_eq(ce_store_url_parse("abfss://c@a/p", &u), -EPROTONOSUPPORT);
+        cr_assert_eq(ce_store_url_parse("s3://", &u), -EINVAL);
+        cr_assert_eq(ce_store_url_parse("s3:///p", &u), -EINVAL);
+        cr_assert_eq(ce_store_url_parse("gs://a b/p", &u), -EINVAL);
+        cr_assert_eq(ce_store_url_parse("s3://logs/a/../b", &u), -EINVAL);
+        cr_assert_eq(ce_store_url_parse("s3://logs/p?x=1", &u), -EINVAL);
+        cr_assert_eq(ce_store_url_parse("abfs://acct/p", &u), -EINVAL);
+        cr_assert_eq(ce_store_url_parse("abfs://@acct/p", &u), -EINVAL);
+        cr_assert_eq(ce_store_url_parse("abfs://c@/p", &u), -EINVAL);
+        cr_assert_eq(ce_store_url_parse("file://relative", &u), -EINVAL);
+}
+
+Test(cloudevent, record_keys_as_kserve_builds_them)
+{
+        const char *const all[5] = { "pfx", "default", "iris", "predictor", "sp" };
+        const char *const some[5] = { "", NULL, "iris", NULL, "" };
+        const char *const none[5] = { NULL, NULL, NULL, NULL, NULL };
+        char *key = NULL;
+
+        cr_assert_eq(ce_record_key(all, "req-1", false, "json", &key), 0);
+        cr_assert_str_eq(key, "pfx/default/iris/predictor/sp/req-1-request.json");
+        free(key);
+        cr_assert_eq(ce_record_key(some, "req-1", true, "csv", &key), 0);
+        cr_assert_str_eq(key, "iris/req-1-response.csv");
+        free(key);
+        cr_assert_eq(ce_record_key(none, "x", true, "json", &key), 0);
+        cr_assert_str_eq(key, "x-response.json");
+        free(key);
+        cr_assert_eq(ce_record_key(all, "a/b", false, "json", &key), -EINVAL);
+        cr_assert_eq(ce_record_key(all, "..", false, "json", &key), -EINVAL);
+        cr_assert_eq(ce_record_key(all, "", false, "json", &key), -EINVAL);
+}
