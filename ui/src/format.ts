@@ -138,7 +138,7 @@ export function likeContains(s: string): string {
 /** The registered model's own fields, which a filterQuery property of that name means. */
 const MODEL_FIELDS = ['id', 'name', 'description', 'externalId', 'owner', 'state', 'createTimeSinceEpoch', 'lastUpdateTimeSinceEpoch'];
 
-export function registeredModelsFilter(search: string, state: '' | 'LIVE' | 'ARCHIVED'): string {
+export function registeredModelsFilter(search: string, state: '' | 'LIVE' | 'ARCHIVED', owner = ''): string {
   const parts: string[] = [];
   const q = search.trim();
   // name and description contain it (any case), or it is one of the model's labels (upstream's
@@ -150,6 +150,8 @@ export function registeredModelsFilter(search: string, state: '' | 'LIVE' | 'ARC
     parts.push(`(name ILIKE ${like} OR description ILIKE ${like}${label})`);
   }
   if (state) parts.push(`state = ${filterLiteral(state)}`);
+  // the owner as the registry holds it (upstream's owner filter: an exact match)
+  if (owner.trim()) parts.push(`owner = ${filterLiteral(owner.trim())}`);
   return parts.join(' AND ');
 }
 

@@ -85,7 +85,7 @@ function App() {
           <PageToggleButton isHamburgerButton isSidebarOpen={navOpen} onSidebarToggle={() => setNavOpen((o) => !o)} aria-label="Navigation" aria-expanded={navOpen} aria-controls="mp-nav" id="mp-nav-toggle" />
         </MastheadToggle>
         <MastheadBrand>
-          <a className="mp-brand" href={href({ screen: 'models', q: '', state: '', sort: '' })}>
+          <a className="mp-brand" href={href({ screen: 'models', q: '', state: '', sort: '', owner: '' })}>
             modelplane
           </a>
         </MastheadBrand>

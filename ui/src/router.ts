@@ -1,7 +1,7 @@
 // Hash routes of the console ("#/models/3"): parse and build. Pure.
 
 export type Route =
-  | { screen: 'models'; q: string; state: '' | 'LIVE' | 'ARCHIVED'; sort: string }
+  | { screen: 'models'; q: string; state: '' | 'LIVE' | 'ARCHIVED'; sort: string; owner: string }
   | { screen: 'model'; id: string; version?: string }
   | { screen: 'catalog'; source: string; q: string; filters: CatalogFilters; page: number }
   | { screen: 'catalogModel'; source: string; name: string }
@@ -36,7 +36,7 @@ export function parseRoute(hash: string): Route {
   const seg = path.split('/').filter((s) => s !== '').map(dec);
   if (seg.length === 0 || (seg[0] === 'models' && seg.length === 1)) {
     const st = params.get('state');
-    return { screen: 'models', q: params.get('q') ?? '', state: st === 'LIVE' || st === 'ARCHIVED' ? st : '', sort: params.get('sort') ?? '' };
+    return { screen: 'models', q: params.get('q') ?? '', state: st === 'LIVE' || st === 'ARCHIVED' ? st : '', sort: params.get('sort') ?? '', owner: params.get('owner') ?? '' };
   }
   if (seg[0] === 'models' && seg.length === 2) return { screen: 'model', id: seg[1] };
   if (seg[0] === 'models' && seg.length === 4 && seg[2] === 'versions') return { screen: 'model', id: seg[1], version: seg[3] };
@@ -67,7 +67,7 @@ const enc = (s: string) => encodeURIComponent(s);
 export function href(r: Route): string {
   switch (r.screen) {
     case 'models':
-      return `#/models${qs({ q: r.q, state: r.state, sort: r.sort })}`;
+      return `#/models${qs({ q: r.q, state: r.state, sort: r.sort, owner: r.owner })}`;
     case 'model':
       return r.version ? `#/models/${enc(r.id)}/versions/${enc(r.version)}` : `#/models/${enc(r.id)}`;
     case 'catalog':

@@ -61,8 +61,9 @@ test('pager: forward and back by nextPageToken, never past the last page', () =>
 });
 
 test('routes: parse and build round trip', () => {
-  assert.deepEqual(parseRoute(''), { screen: 'models', q: '', state: '', sort: '' });
-  assert.deepEqual(parseRoute('#/models?q=mni&state=ARCHIVED'), { screen: 'models', q: 'mni', state: 'ARCHIVED', sort: '' });
+  assert.deepEqual(parseRoute(''), { screen: 'models', q: '', state: '', sort: '', owner: '' });
+  assert.deepEqual(parseRoute('#/models?q=mni&state=ARCHIVED'), { screen: 'models', q: 'mni', state: 'ARCHIVED', sort: '', owner: '' });
+  assert.deepEqual(parseRoute('#/models?owner=alice%40example.com'), { screen: 'models', q: '', state: '', sort: '', owner: 'alice@example.com' });
   assert.equal((parseRoute('#/models?state=bogus') as { state: string }).state, '');
   assert.deepEqual(parseRoute('#/models/12'), { screen: 'model', id: '12' });
   assert.deepEqual(parseRoute('#/catalog/hf/org/name%20x'), { screen: 'catalogModel', source: 'hf', name: 'org/name x' });

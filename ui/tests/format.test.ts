@@ -76,6 +76,8 @@ test('filterQuery literals escape quotes, backslashes and LIKE wildcards', () =>
   assert.equal(registeredModelsFilter('by bob', ''), "(name ILIKE '%by bob%' OR description ILIKE '%by bob%' OR `by bob` = '')");
   assert.equal(registeredModelsFilter('o\'k', 'ARCHIVED'), "(name ILIKE '%o\\'k%' OR description ILIKE '%o\\'k%' OR `o'k` = '') AND state = 'ARCHIVED'");
   assert.equal(registeredModelsFilter('', 'LIVE'), "state = 'LIVE'");
+  assert.equal(registeredModelsFilter('', '', ' alice '), "owner = 'alice'");
+  assert.equal(registeredModelsFilter('m', 'LIVE', "o'b"), "(name ILIKE '%m%' OR description ILIKE '%m%' OR m = '') AND state = 'LIVE' AND owner = 'o\\'b'");
 });
 
 test('catalogFilter: sorted keys, unset values left out, odd keys escaped', () => {

@@ -325,7 +325,7 @@ export default function ModelDetail({ id, version }: { id: string; version?: str
 
   const crumbs = (
     <Breadcrumb>
-      <BreadcrumbItem to={href({ screen: 'models', q: '', state: '', sort: '' })}>Registered models</BreadcrumbItem>
+      <BreadcrumbItem to={href({ screen: 'models', q: '', state: '', sort: '', owner: '' })}>Registered models</BreadcrumbItem>
       <BreadcrumbItem isActive>{model.state === 'ok' ? model.data.name : id}</BreadcrumbItem>
     </Breadcrumb>
   );

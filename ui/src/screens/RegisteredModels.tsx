@@ -26,22 +26,24 @@ type ModelsRoute = Extract<Route, { screen: 'models' }>;
 
 export default function RegisteredModels({ route }: { route: ModelsRoute }) {
   const [search, setSearch] = useState(route.q);
+  const [owner, setOwner] = useState(route.owner);
   const [pager, setPager] = useState<PagerState>(firstPage);
   const [registering, setRegistering] = useState(false);
   const sort = SORTS[route.sort] ?? SORTS[''];
-  const filterQuery = registeredModelsFilter(route.q, route.state);
+  const filterQuery = registeredModelsFilter(route.q, route.state, route.owner);
   const token = currentToken(pager);
 
   useEffect(() => setPager(firstPage), [filterQuery, route.sort]);
   useEffect(() => setSearch(route.q), [route.q]);
+  useEffect(() => setOwner(route.owner), [route.owner]);
   // the search box updates the route (and so the query) shortly after typing stops
   useEffect(() => {
-    if (search === route.q) return;
+    if (search === route.q && owner === route.owner) return;
     const t = setTimeout(() => {
-      window.location.hash = href({ ...route, q: search });
+      window.location.hash = href({ ...route, q: search, owner });
     }, 300);
     return () => clearTimeout(t);
-  }, [search, route]);
+  }, [search, owner, route]);
 
   const [page, reload] = useAsync(
     async (signal) =>
@@ -75,6 +77,9 @@ export default function RegisteredModels({ route }: { route: ModelsRoute }) {
               <SearchInput aria-label="Search models" placeholder="Name, description or label" value={search} onChange={(_e, v) => setSearch(v)} onClear={() => setSearch('')} />
             </ToolbarItem>
             <ToolbarItem>
+              <SearchInput aria-label="Filter by owner" placeholder="Owner" value={owner} onChange={(_e, v) => setOwner(v)} onClear={() => setOwner('')} />
+            </ToolbarItem>
+            <ToolbarItem>
               <FormSelect aria-label="Filter by state" value={route.state} onChange={(_e, v) => setRoute({ state: v as ModelsRoute['state'] })}>
                 <FormSelectOption value="" label="Any state" />
                 <FormSelectOption value="LIVE" label="Live" />
@@ -98,7 +103,7 @@ export default function RegisteredModels({ route }: { route: ModelsRoute }) {
         {page.state === 'loading' && <Loading what="registered models" />}
         {page.state === 'error' && <ErrorBanner error={page.error} what="registered models" />}
         {page.state === 'ok' && page.data.items.length === 0 && (
-          <Empty title={filterQuery ? 'No model matches' : 'No registered models yet'}>{filterQuery ? 'Change the search or the state filter.' : 'Register a model to see it here.'}</Empty>
+          <Empty title={filterQuery ? 'No model matches' : 'No registered models yet'}>{filterQuery ? 'Change the search, the owner or the state filter.' : 'Register a model to see it here.'}</Empty>
         )}
         {page.state === 'ok' && page.data.items.length > 0 && (
           <Table aria-label="Registered models" variant="compact" data-testid="models-table">
