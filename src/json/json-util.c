@@ -7,21 +7,21 @@
 #include <stdio.h>
 #include <string.h>
 
-static int dispatch_error(struct json_dispatch_error *e, const char *name, int r, const char *fmt,
-                          ...) _printf_(4, 5);
+static int dispatch_error(struct error_detail *e, const char *name, int r, const char *fmt, ...)
+        _printf_(4, 5);
 
-static int dispatch_error(struct json_dispatch_error *e, const char *name, int r, const char *fmt,
-                          ...)
+static int dispatch_error(struct error_detail *e, const char *name, int r, const char *fmt, ...)
 {
+        char msg[sizeof(e->message)];
         va_list ap;
 
-        if (e) {
-                (void)snprintf(e->field, sizeof(e->field), "%s", name ? name : "");
-                va_start(ap, fmt);
-                (void)vsnprintf(e->message, sizeof(e->message), fmt, ap);
-                va_end(ap);
-        }
-        return r;
+        if (!e)
+                return r;
+        va_start(ap, fmt);
+        (void)vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        return error_detail_set_field(e, r == -ENOMEM ? ERROR_INTERNAL : ERROR_INVALID, r, name,
+                                      "%s", msg);
 }
 
 static const char *type_name(int type)
@@ -59,7 +59,7 @@ static bool type_matches(int want, const json_t *v)
 }
 
 int json_dispatch(json_t *v, const struct json_field *table, unsigned flags, void *base,
-                  struct json_dispatch_error *reterr)
+                  struct error_detail *reterr)
 {
         const char *key;
         json_t *value;
@@ -105,7 +105,7 @@ bool json_string_has_nul(const json_t *v)
         return json_is_string(v) && strlen(json_string_value(v)) != json_string_length(v);
 }
 
-static int check_string(const char *name, const json_t *v, struct json_dispatch_error *e)
+static int check_string(const char *name, const json_t *v, struct error_detail *e)
 {
         if (!json_is_string(v))
                 return dispatch_error(e, name, -EINVAL, "field \"%s\" must be a string", name);
@@ -115,7 +115,7 @@ static int check_string(const char *name, const json_t *v, struct json_dispatch_
         return 0;
 }
 
-int json_dispatch_string(const char *name, json_t *v, void *ret, struct json_dispatch_error *e)
+int json_dispatch_string(const char *name, json_t *v, void *ret, struct error_detail *e)
 {
         char **s = ret, *copy;
         int r;
@@ -131,8 +131,7 @@ int json_dispatch_string(const char *name, json_t *v, void *ret, struct json_dis
         return 0;
 }
 
-int json_dispatch_const_string(const char *name, json_t *v, void *ret,
-                               struct json_dispatch_error *e)
+int json_dispatch_const_string(const char *name, json_t *v, void *ret, struct error_detail *e)
 {
         const char **s = ret;
         int r;
@@ -144,7 +143,7 @@ int json_dispatch_const_string(const char *name, json_t *v, void *ret,
         return 0;
 }
 
-int json_dispatch_int64(const char *name, json_t *v, void *ret, struct json_dispatch_error *e)
+int json_dispatch_int64(const char *name, json_t *v, void *ret, struct error_detail *e)
 {
         int64_t *i = ret;
 
@@ -154,7 +153,7 @@ int json_dispatch_int64(const char *name, json_t *v, void *ret, struct json_disp
         return 0;
 }
 
-int json_dispatch_uint32(const char *name, json_t *v, void *ret, struct json_dispatch_error *e)
+int json_dispatch_uint32(const char *name, json_t *v, void *ret, struct error_detail *e)
 {
         uint32_t *u = ret;
         json_int_t i;
@@ -168,7 +167,7 @@ int json_dispatch_uint32(const char *name, json_t *v, void *ret, struct json_dis
         return 0;
 }
 
-int json_dispatch_bool(const char *name, json_t *v, void *ret, struct json_dispatch_error *e)
+int json_dispatch_bool(const char *name, json_t *v, void *ret, struct error_detail *e)
 {
         bool *b = ret;
 
@@ -178,7 +177,7 @@ int json_dispatch_bool(const char *name, json_t *v, void *ret, struct json_dispa
         return 0;
 }
 
-int json_dispatch_json(const char *name, json_t *v, void *ret, struct json_dispatch_error *e)
+int json_dispatch_json(const char *name, json_t *v, void *ret, struct error_detail *e)
 {
         json_t **j = ret;
 
@@ -189,7 +188,7 @@ int json_dispatch_json(const char *name, json_t *v, void *ret, struct json_dispa
         return 0;
 }
 
-int json_dispatch_borrow(const char *name, json_t *v, void *ret, struct json_dispatch_error *e)
+int json_dispatch_borrow(const char *name, json_t *v, void *ret, struct error_detail *e)
 {
         json_t **j = ret;
 

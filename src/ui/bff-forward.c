@@ -155,7 +155,7 @@ int bff_body_data(struct call *c, json_t **in, json_t **ret_data)
 
 /* The reply to a failed upstream call r with err. */
 static int forward_failure(struct call *c, enum upstream up, const char *url, int r,
-                           const struct mr_error *err)
+                           const struct error_detail *err)
 {
         unsigned status = ui_upstream_status(r, err->status);
         const char *src = upstream_sources[up];
@@ -166,8 +166,8 @@ static int forward_failure(struct call *c, enum upstream up, const char *url, in
                 return bff_reply_error(c->resp, status, src, "%s at %s is unavailable: %s",
                                        upstream_names[up], url,
                                        err->message[0] ? err->message : ui_errno_text(r));
-        return bff_reply_error(c->resp, status, src, "%s at %s answered %ld: %s",
-                               upstream_names[up], url, err->status, err->message);
+        return bff_reply_error(c->resp, status, src, "%s at %s answered %d: %s", upstream_names[up],
+                               url, err->status, err->message);
 }
 
 int bff_forward(struct call *c, const struct api_route *rt)
@@ -177,7 +177,7 @@ int bff_forward(struct call *c, const struct api_route *rt)
         CLEANUP(buf_releasep) struct buf path = BUF_INIT((size_t)16 * 1024 + 4096);
         CLEANUP(ui_json_decrefp) json_t *in = NULL;
         CLEANUP(ui_json_decrefp) json_t *out = NULL;
-        struct mr_error err = { 0 };
+        struct error_detail err = { 0 };
         struct mr_client *m;
         json_t *data = NULL;
         int r;
@@ -225,7 +225,7 @@ int bff_api_registries(struct call *c)
 int bff_registry_get(struct call *c, const char *path, json_t **ret)
 {
         struct ui_server *s = c->s;
-        struct mr_error err = { 0 };
+        struct error_detail err = { 0 };
         struct mr_client *m;
         int r;
 

@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                                    REG_SCHEMA_FULL };
         const struct reg_kind *k;
         struct reg_input in = { 0 };
-        struct reg_error err = { 0 };
+        struct error_detail err = { 0 };
         json_t *body = NULL, *out;
         char msg[256];
         int r;

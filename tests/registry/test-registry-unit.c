@@ -16,7 +16,7 @@
 
 static struct store_cond *compile_ok(const char *q)
 {
-        struct reg_error err = { 0 };
+        struct error_detail err = { 0 };
         struct store_cond *c = NULL;
         int r = reg_filter_compile(reg_kind(REG_REGISTERED_MODEL), q, &c, &err);
 
@@ -26,11 +26,11 @@ static struct store_cond *compile_ok(const char *q)
 
 static void compile_bad(const char *q)
 {
-        struct reg_error err = { 0 };
+        struct error_detail err = { 0 };
         struct store_cond *c = NULL;
 
         cr_assert_lt(reg_filter_compile(reg_kind(REG_REGISTERED_MODEL), q, &c, &err), 0, "%s", q);
-        cr_assert_eq(err.kind, REG_ERR_INVALID, "%s", q);
+        cr_assert_eq(err.kind, ERROR_INVALID, "%s", q);
         cr_assert_null(c);
 }
 
@@ -103,7 +103,7 @@ Test(filter, errors)
 Test(codec, strict_decode)
 {
         struct reg_input in = { 0 };
-        struct reg_error err = { 0 };
+        struct error_detail err = { 0 };
         json_t *j = json_loads(
                 "{\"name\":\"n\",\"state\":\"ARCHIVED\",\"tasks\":[\"a\"],"
                 "\"customProperties\":{\"k\":{\"metadataType\":\"MetadataIntValue\",\"int_value\":\"7\"}}}",
@@ -120,7 +120,7 @@ Test(codec, strict_decode)
         /* name is not part of the Update schema */
         cr_assert_lt(reg_decode(reg_kind(REG_REGISTERED_MODEL), REG_SCHEMA_UPDATE, j, &in, &err),
                      0);
-        cr_assert_eq(err.kind, REG_ERR_INVALID);
+        cr_assert_eq(err.kind, ERROR_INVALID);
         cr_assert_str_eq(err.message, "json: unknown field \"name\"");
         json_decref(j);
 }

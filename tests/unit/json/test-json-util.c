@@ -18,7 +18,7 @@ Test(json_dispatch_borrow, stores_the_value_without_a_reference)
 {
         json_t *doc = json_pack("{s:{s:i}}", "spec", "a", 1);
         struct borrowed b = { 0 };
-        struct json_dispatch_error e = { 0 };
+        struct error_detail e = { 0 };
         json_t *spec;
 
         cr_assert_not_null(doc);
