@@ -94,7 +94,7 @@ int main(int argc, char **argv)
         char *paths[2] = { NULL, NULL };
         struct catalog_service_config cfg = { .config_paths = paths, .n_config_paths = 1 };
         struct catalog_service *s = NULL;
-        struct catalog_error cerr = { 0 };
+        struct error_detail cerr = { 0 };
         struct catalog_index *idx;
         unsigned iter = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 10) : 2000;
         double *t;

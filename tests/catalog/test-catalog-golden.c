@@ -380,7 +380,7 @@ Test(golden, responses_are_byte_identical)
         static const char sources[] = "model_catalogs:\n"
                                       "  - {id: gen, name: Gen, type: yaml, labels: [Bench],\n"
                                       "     properties: {yamlCatalogPath: g.yaml}}\n";
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
         struct catalog_service *svc = NULL;
         struct catalog_index *idx;
         int64_t t1_ms;

@@ -64,7 +64,7 @@ static struct catalog_service *start(void)
 {
         char p[256], *paths[] = { p };
         struct catalog_service *svc = NULL;
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
 
         path_of(p, sizeof(p), "sources.yaml");
         cr_assert_eq(
@@ -249,7 +249,7 @@ static long rss_kib(void)
 static atomic_int reloads_done;
 
 /* Called by the watcher after a reload and its frees and trim (the server logs "reloaded"). */
-static void count_reload(void *userdata, int r, const struct catalog_error *err,
+static void count_reload(void *userdata, int r, const struct error_detail *err,
                          const struct catalog_index *idx)
 {
         (void)userdata;
@@ -319,7 +319,7 @@ Test(hostile, rss_steady_across_20_reloads, .timeout = 600)
 #else
         struct buf b = BUF_INIT(SIZE_MAX);
         struct catalog_service *svc = NULL;
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
         char sources[256], *paths[] = { sources };
         char *text;
         long warm = 0, last;

@@ -250,7 +250,7 @@ Test(index, search_filter_labels)
 Test(index, stable_ids_across_reload)
 {
         json_t *a = NULL, *b = NULL;
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
         struct catalog_index *idx2;
 
         cr_assert_eq(catalog_index_get_model(idx, "acme_models", "Beta-Model", &a), 0);
@@ -345,7 +345,7 @@ static struct catalog_index *index_build_with(struct catalog_ids *ids, const cha
                 "  - {id: m, name: M, type: yaml, properties: {yamlCatalogPath: m.yaml}}\n";
         struct catalog_config cfg = { 0 };
         struct catalog_source_load loads[2] = { 0 };
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
         struct catalog_index *built = NULL;
 
         cr_assert_eq(catalog_config_parse("sources.yaml", sources, strlen(sources), &cfg, &e), 0,
@@ -552,7 +552,7 @@ Test(behaviour, equal_artifacts_are_shared_and_served_apart)
                                                         "1") "    artifacts:\n" SAME_PERF;
         struct catalog_artifact_query aq = { .page = { .page_size = 10 } };
         struct catalog_source_load load = { 0 };
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
         const char *ids[3];
         struct mem_index mi;
         json_t *out = NULL;
@@ -615,7 +615,7 @@ Test(behaviour, artifact_filter_options_and_shared_maps)
                 "          hw: {metadataType: MetadataStringValue, string_value: H100}\n"
                 "          n: {metadataType: MetadataIntValue, int_value: '9'}\n";
         struct catalog_source_load load = { 0 };
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
         struct mem_index mi;
         const struct catalog_record *a1, *a2;
         json_t *f;

@@ -163,7 +163,7 @@ Test(postings_reload, old_readers_keep_the_old_postings)
         char sources[256], *paths[] = { sources, NULL };
         struct catalog_service_config cfg = { .config_paths = paths, .n_config_paths = 1 };
         struct catalog_service *svc = NULL;
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
         struct catalog_index *old, *cur;
         const char *text;
         size_t len;

@@ -12,7 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         struct catalog_models *m = NULL;
         struct catalog_config c = { 0 };
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
 
         if (catalog_models_parse("fuzz.yaml", (const char *)data, size, &m, &e) == 0) {
                 if (!m)
