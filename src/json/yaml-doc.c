@@ -152,11 +152,21 @@ static int push_node(yaml_document_t *doc, const yaml_node_t *n)
 }
 
 /* libyaml's composer error texts, so that a bad file reads as it did with yaml_parser_load(). */
+/* A syntax error: its line, and its column too (the kubeconfig reader names it). */
+static int syntax_error(struct composer *c, const yaml_mark_t *m, const char *problem,
+                        const char *context)
+{
+        (void)error_detail_set_at(c->err, -EINVAL, c->file, (unsigned)m->line + 1,
+                                  "invalid YAML: %s%s%s", problem, context ? " " : "",
+                                  context ? context : "");
+        if (c->err)
+                c->err->column = (unsigned)m->column + 1;
+        return -EINVAL;
+}
+
 static int compose_error(struct composer *c, const yaml_mark_t *m, const char *problem)
 {
-        error_detail_set_at(c->err, -EINVAL, c->file, (unsigned)m->line + 1, "invalid YAML: %s",
-                            problem);
-        return -EINVAL;
+        return syntax_error(c, m, problem, NULL);
 }
 
 /* With many anchors every lookup is a scan: keep the CPU bound then too. */
@@ -333,9 +343,7 @@ static int parse_error(struct composer *c)
         const yaml_parser_t *p = &c->parser;
         yaml_mark_t m = p->problem ? p->problem_mark : p->context_mark;
 
-        error_detail_set_at(c->err, -EINVAL, c->file, (unsigned)m.line + 1, "invalid YAML: %s%s%s",
-                            p->problem ? p->problem : "parse error", p->context ? " " : "",
-                            p->context ? p->context : "");
+        (void)syntax_error(c, &m, p->problem ? p->problem : "parse error", p->context);
         return p->error == YAML_MEMORY_ERROR ? -ENOMEM : -EINVAL;
 }
 

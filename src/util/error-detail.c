@@ -52,6 +52,7 @@ int error_detail_set_at(struct error_detail *e, int r, const char *file, unsigne
         e->error = r;
         (void)snprintf(e->file, sizeof(e->file), "%s", file ? file : "");
         e->line = line;
+        e->column = 0;
         va_start(ap, fmt);
         set_message(e, fmt, ap);
         va_end(ap);

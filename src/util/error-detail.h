@@ -30,6 +30,7 @@ struct error_detail {
         int error;         /* negative errno; 0 when unset */
         int status;        /* the HTTP status the error came with (a client's answer); 0: none */
         unsigned line;     /* 1-based line in file; 0 when not tied to a line */
+        unsigned column;   /* 1-based column of a syntax error; 0: none (not in the format) */
         char file[512];    /* the input's name ("" for none): a file, "kubeconfig" ... */
         char field[128];   /* the offending field ("" for the value itself) */
         char message[512]; /* human-readable reason */
@@ -41,7 +42,8 @@ int error_detail_set(struct error_detail *e, enum error_kind kind, int r, const 
 /* As error_detail_set(), naming field. */
 int error_detail_set_field(struct error_detail *e, enum error_kind kind, int r, const char *field,
                            const char *fmt, ...) _printf_(5, 6);
-/* An error in an input file: kind ERROR_INVALID, error r, file (NULL: ""), line (0: none). */
+/* An error in an input file: kind ERROR_INVALID, error r, file (NULL: ""), line (0: none),
+ * no column. */
 int error_detail_set_at(struct error_detail *e, int r, const char *file, unsigned line,
                         const char *fmt, ...) _printf_(5, 6);
 
