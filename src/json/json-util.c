@@ -198,14 +198,13 @@ int json_dispatch_borrow(const char *name, json_t *v, void *ret, struct error_de
         return 0;
 }
 
-int json_parse_bounded(const char *data, size_t len, json_t **ret, char *reterr_message,
-                       size_t len_message)
+int json_parse_bounded(const char *data, size_t len, json_t **ret, struct error_detail *reterr)
 {
-        return json_parse_bounded_flags(data, len, 0, ret, reterr_message, len_message);
+        return json_parse_bounded_flags(data, len, 0, ret, reterr);
 }
 
 int json_parse_bounded_flags(const char *data, size_t len, unsigned flags, json_t **ret,
-                             char *reterr_message, size_t len_message)
+                             struct error_detail *reterr)
 {
         size_t jflags = JSON_REJECT_DUPLICATES;
         json_error_t err;
@@ -214,12 +213,9 @@ int json_parse_bounded_flags(const char *data, size_t len, unsigned flags, json_
         if (flags & JSON_PARSE_ALLOW_NUL)
                 jflags |= JSON_ALLOW_NUL;
         v = json_loadb(data, len, jflags, &err);
-        if (!v) {
-                if (reterr_message)
-                        (void)snprintf(reterr_message, len_message, "%s at line %d column %d",
-                                       err.text, err.line, err.column);
-                return -EINVAL;
-        }
+        if (!v)
+                return error_detail_set(reterr, ERROR_INVALID, -EINVAL, "%s at line %d column %d",
+                                        err.text, err.line, err.column);
         *ret = v;
         return 0;
 }

@@ -67,10 +67,11 @@ int json_dispatch_borrow(const char *name, json_t *v, void *ret, struct error_de
 
 /*
  * Parses data of len bytes as exactly one JSON value, rejecting duplicate keys and NUL bytes.
- * On failure fills reterr_message (when non-NULL, size len_message) and returns -EINVAL.
+ * On failure fills reterr (when non-NULL: kind ERROR_INVALID, message "<jansson's text> at line L
+ * column C") and returns -EINVAL.
  */
 _warn_unused_result_ int json_parse_bounded(const char *data, size_t len, json_t **ret,
-                                            char *reterr_message, size_t len_message);
+                                            struct error_detail *reterr);
 
 enum {
         /*
@@ -84,8 +85,7 @@ enum {
 
 /* json_parse_bounded() with JSON_PARSE_* flags. */
 _warn_unused_result_ int json_parse_bounded_flags(const char *data, size_t len, unsigned flags,
-                                                  json_t **ret, char *reterr_message,
-                                                  size_t len_message);
+                                                  json_t **ret, struct error_detail *reterr);
 
 /* True when v is a string with an embedded NUL character (its C string would be truncated). */
 bool json_string_has_nul(const json_t *v);

@@ -88,8 +88,7 @@ int kube_status_from_response(int http_code, const char *body, size_t len, struc
 
         *ret = (struct kube_status){ .http_code = http_code };
 
-        if (body && len > 0 &&
-            json_parse_bounded(body, len, &v, /* reterr_message= */ NULL, 0) >= 0)
+        if (body && len > 0 && json_parse_bounded(body, len, &v, /* reterr= */ NULL) >= 0)
                 kind = json_string_value(json_object_get(v, "kind"));
         else
                 kind = NULL;

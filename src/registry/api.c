@@ -150,7 +150,6 @@ static int path_id(struct ctx *x, const char *param, const char *word, int64_t *
 
 static int parse_body(struct ctx *x, json_t **ret)
 {
-        char msg[256];
         const char *data = x->req->body.p ? x->req->body.p : "";
         size_t len = x->req->body.len;
 
@@ -174,9 +173,7 @@ static int parse_body(struct ctx *x, json_t **ret)
                 return error_detail_set(&x->err, ERROR_INVALID, -EINVAL,
                                         "Request body contains null bytes which are not allowed");
         }
-        if (json_parse_bounded(data, len, ret, msg, sizeof(msg)) < 0)
-                return error_detail_set(&x->err, ERROR_INVALID, -EINVAL, "%s", msg);
-        return 0;
+        return json_parse_bounded(data, len, ret, &x->err);
 }
 
 /* ---- answers ---- */

@@ -682,7 +682,7 @@ bool reg_body_nul_field(const char *data, size_t len, char *ret, size_t size)
         if (size == 0)
                 return false;
         ret[0] = '\0';
-        if (json_parse_bounded_flags(data, len, JSON_PARSE_ALLOW_NUL, &v, NULL, 0) < 0)
+        if (json_parse_bounded_flags(data, len, JSON_PARSE_ALLOW_NUL, &v, NULL) < 0)
                 return false;
         return find_nul(v, ret, size, 0, 0) && ret[0];
 }

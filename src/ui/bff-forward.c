@@ -136,15 +136,15 @@ static int forward_path(struct call *c, const struct api_route *rt, struct buf *
 
 int bff_body_data(struct call *c, json_t **in, json_t **ret_data)
 {
-        char msg[256];
+        struct error_detail e = { 0 };
         json_t *data;
 
         *ret_data = NULL;
         if (streq(c->req->method, "GET"))
                 return 0;
-        if (json_parse_bounded(c->req->body.p, c->req->body.len, in, msg, sizeof(msg)) < 0)
-                return bff_refused(
-                        bff_reply_error(c->resp, 400, "ui", "request body is not JSON: %s", msg));
+        if (json_parse_bounded(c->req->body.p, c->req->body.len, in, &e) < 0)
+                return bff_refused(bff_reply_error(c->resp, 400, "ui",
+                                                   "request body is not JSON: %s", e.message));
         data = json_object_get(*in, "data");
         if (!json_is_object(data))
                 return bff_refused(bff_reply_error(c->resp, 400, "ui",

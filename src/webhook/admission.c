@@ -233,9 +233,13 @@ static int parse_body(const char *data, size_t len, json_t **ret, char *reterr, 
                             ADMISSION_BODY_MAX);
         if (len == 0)
                 return fail(reterr, reterr_len, -EINVAL, "request body is empty");
-        r = json_parse_bounded(data, len, &root, perr, sizeof(perr));
+        struct error_detail e = { 0 };
+
+        r = json_parse_bounded(data, len, &root, &e);
         if (r == -ENOMEM)
                 return r;
+        /* the answer's words as before: jansson's text in 160 bytes */
+        (void)snprintf(perr, sizeof(perr), "%.159s", e.message);
         if (r < 0)
                 return fail(reterr, reterr_len, -EINVAL, "request body is not valid JSON: %s",
                             perr);
