@@ -6,6 +6,7 @@
 
 #include "catalog/glob.h"
 #include "catalog/limits.h"
+#include "util/file-util.h"
 
 static const char *const asset_type_names[CATALOG_ASSET__MAX] = {
         [CATALOG_ASSET_MODELS] = "models",
@@ -863,18 +864,10 @@ fail:
 int catalog_source_yaml_path(const struct catalog_source_config *s, char **ret)
 {
         const char *p = json_string_value(json_object_get(s->properties, "yamlCatalogPath"));
-        char *out;
 
         if (!p || p[0] == '\0')
                 return -ENOENT;
-        if (p[0] == '/' || !s->base_dir)
-                out = strdup(p);
-        else if (asprintf(&out, "%s/%s", s->base_dir, p) < 0)
-                out = NULL;
-        if (!out)
-                return -ENOMEM;
-        *ret = out;
-        return 0;
+        return path_resolve(s->base_dir, p, ret);
 }
 
 int catalog_source_excluded(const struct catalog_source_config *s, char ***ret)

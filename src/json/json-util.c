@@ -12,16 +12,13 @@ static int dispatch_error(struct error_detail *e, const char *name, int r, const
 
 static int dispatch_error(struct error_detail *e, const char *name, int r, const char *fmt, ...)
 {
-        char msg[sizeof(e->message)];
         va_list ap;
 
-        if (!e)
-                return r;
         va_start(ap, fmt);
-        (void)vsnprintf(msg, sizeof(msg), fmt, ap);
+        r = error_detail_setv(e, r == -ENOMEM ? ERROR_INTERNAL : ERROR_INVALID, r, name ? name : "",
+                              fmt, ap);
         va_end(ap);
-        return error_detail_set_field(e, r == -ENOMEM ? ERROR_INTERNAL : ERROR_INVALID, r, name,
-                                      "%s", msg);
+        return r;
 }
 
 static const char *type_name(int type)

@@ -61,15 +61,12 @@ static const struct yaml_limits kubeconfig_limits = {
 /* Fills e with the whole message (it names the file and line itself) and returns r. */
 _printf_(3, 4) static int cfg_error(struct error_detail *e, int r, const char *fmt, ...)
 {
-        char msg[sizeof(e->message)];
         va_list ap;
 
-        if (!e)
-                return r;
         va_start(ap, fmt);
-        (void)vsnprintf(msg, sizeof(msg), fmt, ap);
+        r = error_detail_setv(e, r == -ENOMEM ? ERROR_INTERNAL : ERROR_INVALID, r, NULL, fmt, ap);
         va_end(ap);
-        return error_detail_set(e, r == -ENOMEM ? ERROR_INTERNAL : ERROR_INVALID, r, "%s", msg);
+        return r;
 }
 
 /*
@@ -237,16 +234,7 @@ static int find_named(struct kcfg *k, yaml_node_t *root, const char *list_key, c
 /* Resolves a path from the kubeconfig relative to the kubeconfig's directory. */
 static int resolve_path(struct kcfg *k, const char *path, char **ret)
 {
-        char *p;
-
-        if (path[0] == '/' || !k->dir)
-                p = strdup(path);
-        else if (asprintf(&p, "%s/%s", k->dir, path) < 0)
-                p = NULL;
-        if (!p)
-                return -ENOMEM;
-        *ret = p;
-        return 0;
+        return path_resolve(k->dir, path, ret);
 }
 
 /* The error for a file reference when files are disabled. */

@@ -204,15 +204,11 @@ static const struct opt_def defs[REG_OPT__MAX] = {
 static void set_err(struct error_detail *err, const char *fmt, ...) _printf_(2, 3);
 static void set_err(struct error_detail *err, const char *fmt, ...)
 {
-        char msg[sizeof(err->message)];
         va_list ap;
 
-        if (!err)
-                return;
         va_start(ap, fmt);
-        (void)vsnprintf(msg, sizeof(msg), fmt, ap);
+        (void)error_detail_setv(err, ERROR_INVALID, -EINVAL, NULL, fmt, ap);
         va_end(ap);
-        (void)error_detail_set(err, ERROR_INVALID, -EINVAL, "%s", msg);
 }
 
 void reg_options_init(struct reg_options *o)

@@ -4,23 +4,25 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-static void set_message(struct error_detail *e, const char *fmt, va_list ap) _printf_(2, 0);
-
-static void set_message(struct error_detail *e, const char *fmt, va_list ap)
+int error_detail_setv(struct error_detail *e, enum error_kind kind, int r, const char *field,
+                      const char *fmt, va_list ap)
 {
+        if (!e)
+                return r;
+        e->kind = kind;
+        e->error = r;
+        if (field)
+                (void)snprintf(e->field, sizeof(e->field), "%s", field);
         (void)vsnprintf(e->message, sizeof(e->message), fmt, ap);
+        return r;
 }
 
 int error_detail_set(struct error_detail *e, enum error_kind kind, int r, const char *fmt, ...)
 {
         va_list ap;
 
-        if (!e)
-                return r;
-        e->kind = kind;
-        e->error = r;
         va_start(ap, fmt);
-        set_message(e, fmt, ap);
+        r = error_detail_setv(e, kind, r, NULL, fmt, ap);
         va_end(ap);
         return r;
 }
@@ -30,13 +32,8 @@ int error_detail_set_field(struct error_detail *e, enum error_kind kind, int r, 
 {
         va_list ap;
 
-        if (!e)
-                return r;
-        e->kind = kind;
-        e->error = r;
-        (void)snprintf(e->field, sizeof(e->field), "%s", field ? field : "");
         va_start(ap, fmt);
-        set_message(e, fmt, ap);
+        r = error_detail_setv(e, kind, r, field ? field : "", fmt, ap);
         va_end(ap);
         return r;
 }
@@ -48,13 +45,11 @@ int error_detail_set_at(struct error_detail *e, int r, const char *file, unsigne
 
         if (!e)
                 return r;
-        e->kind = ERROR_INVALID;
-        e->error = r;
         (void)snprintf(e->file, sizeof(e->file), "%s", file ? file : "");
         e->line = line;
         e->column = 0;
         va_start(ap, fmt);
-        set_message(e, fmt, ap);
+        r = error_detail_setv(e, ERROR_INVALID, r, NULL, fmt, ap);
         va_end(ap);
         return r;
 }

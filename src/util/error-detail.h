@@ -11,6 +11,7 @@
  * write `return error_detail_set(e, ERROR_INVALID, -EINVAL, "...")`.
  */
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #include "util/macro.h"
@@ -42,6 +43,9 @@ int error_detail_set(struct error_detail *e, enum error_kind kind, int r, const 
 /* As error_detail_set(), naming field. */
 int error_detail_set_field(struct error_detail *e, enum error_kind kind, int r, const char *field,
                            const char *fmt, ...) _printf_(5, 6);
+/* The va_list form of both: field NULL keeps e's field. */
+int error_detail_setv(struct error_detail *e, enum error_kind kind, int r, const char *field,
+                      const char *fmt, va_list ap) _printf_(5, 0);
 /* An error in an input file: kind ERROR_INVALID, error r, file (NULL: ""), line (0: none),
  * no column. */
 int error_detail_set_at(struct error_detail *e, int r, const char *file, unsigned line,

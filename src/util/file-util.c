@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -141,4 +142,18 @@ int read_file_bounded(const char *path, size_t max, unsigned flags, char **ret, 
         if (fd < 0)
                 return fd;
         return read_fd_bounded(fd, max, flags, ret, ret_len, ret_st);
+}
+
+int path_resolve(const char *dir, const char *path, char **ret)
+{
+        char *p;
+
+        if (path[0] == '/' || !dir)
+                p = strdup(path);
+        else if (asprintf(&p, "%s/%s", dir, path) < 0)
+                p = NULL;
+        if (!p)
+                return -ENOMEM;
+        *ret = p;
+        return 0;
 }

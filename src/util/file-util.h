@@ -60,3 +60,9 @@ _warn_unused_result_ int read_file_bounded(const char *path, size_t max, unsigne
  */
 _warn_unused_result_ int read_fd_bounded(int fd, size_t max, unsigned flags, char **ret,
                                          size_t *ret_len, struct stat *ret_st);
+
+/*
+ * A path named in a configuration file, made usable: path itself when it is absolute or dir is
+ * NULL, else dir/path (dir: the file's directory). An owned string in *ret; -ENOMEM.
+ */
+_warn_unused_result_ int path_resolve(const char *dir, const char *path, char **ret);

@@ -34,11 +34,12 @@ Test(error_detail, field)
 
 Test(error_detail, format_with_and_without_position)
 {
-        struct error_detail e = { 0 };
+        struct error_detail e = { .column = 9, .kind = ERROR_CONFLICT };
         char buf[64];
 
         cr_assert_eq(error_detail_set_at(&e, -EINVAL, "a.yaml", 3, "bad %s", "key"), -EINVAL);
         cr_assert_eq(e.kind, ERROR_INVALID);
+        cr_assert_eq(e.column, 0, "a new position has no column until the reader sets one");
         cr_assert_str_eq(error_detail_format(&e, buf, sizeof(buf)), "a.yaml:3: bad key");
         (void)error_detail_set_at(&e, -EFBIG, "a.yaml", 0, "too large");
         cr_assert_str_eq(error_detail_format(&e, buf, sizeof(buf)), "a.yaml: too large");
