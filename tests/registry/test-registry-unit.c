@@ -471,6 +471,8 @@ Test(options, config_errors_name_file_line_and_key)
         config_error("- port\n- 8080\n", ":1:", "expected a mapping", NULL);
         config_error("port: 1\n  hostname: [\n", "invalid YAML", NULL, NULL);
         config_error("? [a, b]\n: 1\n", ":1:", "plain strings", NULL);
+        /* one file, one document (the second was silently ignored before the one reader) */
+        config_error("port: 1\n---\nport: 2\n", ":2:", "more than one YAML document", NULL);
 }
 
 Test(options, unreadable_config_file)
