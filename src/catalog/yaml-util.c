@@ -15,9 +15,9 @@
 #include "util/parse-util.h"
 
 const struct yaml_limits catalog_yaml_limits = {
-        .size_max = CATALOG_FILE_MAX,
+        .size_max = (size_t)CATALOG_FILE_MAX,
         .depth_max = CATALOG_YAML_DEPTH_MAX,
-        .nodes_max = CATALOG_YAML_NODES_MAX,
+        .nodes_max = (size_t)CATALOG_YAML_NODES_MAX,
         .cpu_usec_max = CATALOG_PARSE_USEC_MAX,
 };
 

@@ -54,7 +54,7 @@ struct kube_config *kube_config_free(struct kube_config *c)
 static const struct yaml_limits kubeconfig_limits = {
         .size_max = KUBECONFIG_MAX,
         .depth_max = 32,
-        .nodes_max = 1024U * 1024U,
+        .nodes_max = (size_t)1024 * 1024,
         .cpu_usec_max = 2ULL * 1000000ULL,
 };
 

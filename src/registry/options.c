@@ -452,9 +452,9 @@ int reg_options_load_env(struct reg_options *o, const char *(*lookup)(const char
 
 /* The config file's bounds: a small mapping of scalars. */
 static const struct yaml_limits config_limits = {
-        .size_max = CONFIG_FILE_MAX,
+        .size_max = (size_t)CONFIG_FILE_MAX,
         .depth_max = 8,
-        .nodes_max = 64U * 1024U,
+        .nodes_max = (size_t)64 * 1024,
         .cpu_usec_max = 2ULL * 1000000ULL,
 };
 
@@ -543,7 +543,7 @@ int reg_options_load_file(struct reg_options *o, const char *path, struct error_
         size_t len = 0;
         int r;
 
-        r = read_file_bounded(path, CONFIG_FILE_MAX, READ_FILE_REGULAR, &data, &len, NULL);
+        r = read_file_bounded(path, (size_t)CONFIG_FILE_MAX, READ_FILE_REGULAR, &data, &len, NULL);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)

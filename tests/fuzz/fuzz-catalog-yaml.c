@@ -16,7 +16,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const struct yaml_limits small = {
-        .size_max = 64 * 1024,
+        .size_max = (size_t)64 * 1024,
         .depth_max = 16,
         .nodes_max = 4096,
         .cpu_usec_max = 2ULL * 1000000ULL,
