@@ -551,17 +551,12 @@ static int parse_top_value(struct ydoc *d, enum top_key t, yaml_node_t *v, struc
 
 static int parse_document(struct ydoc *d, struct catalog_config *c, struct error_detail *err)
 {
-        yaml_node_t *root = ydoc_root(d);
-        yaml_node_t *values[TOP__MAX] = { 0 };
+        yaml_node_t *root, *values[TOP__MAX] = { 0 };
         int r;
 
-        if (!root)
-                return 0;
-        if (root->type != YAML_MAPPING_NODE) {
-                error_detail_set_at(err, -EINVAL, d->file, ynode_line(root),
-                                    "the sources file must be a mapping");
-                return -EINVAL;
-        }
+        r = ydoc_root_mapping(d, "the sources file", &root, err);
+        if (r < 0 || !root)
+                return r;
         r = collect_top_level(d, root, values, err);
         if (r < 0)
                 return r;
@@ -582,9 +577,6 @@ int catalog_config_parse(const char *file, const char *data, size_t len, struct 
         struct ydoc d;
         int r;
 
-        r = catalog_check_size(file, len, (size_t)CATALOG_FILE_MAX, err);
-        if (r < 0)
-                return r;
         r = ydoc_load(&d, file, data, len, &catalog_yaml_limits, err);
         if (r < 0)
                 return r;

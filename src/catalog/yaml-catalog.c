@@ -1139,16 +1139,12 @@ static int parse_models(struct ydoc *d, yaml_node_t *models, struct catalog_mode
 
 static int parse_catalog(struct ydoc *d, struct catalog_models *m, struct error_detail *err)
 {
-        yaml_node_t *root = ydoc_root(d), *models = NULL, *servers = NULL;
+        yaml_node_t *root, *models = NULL, *servers = NULL;
         int r;
 
-        if (!root)
-                return 0;
-        if (root->type != YAML_MAPPING_NODE) {
-                error_detail_set_at(err, -EINVAL, d->file, ynode_line(root),
-                                    "a catalog file must be a mapping");
-                return -EINVAL;
-        }
+        r = ydoc_root_mapping(d, "a catalog file", &root, err);
+        if (r < 0 || !root)
+                return r;
         r = catalog_top_keys(d, root, &models, &servers, err);
         if (r < 0)
                 return r;
@@ -1236,9 +1232,6 @@ int catalog_models_parse(const char *file, const char *data, size_t len,
         struct ydoc d;
         int r;
 
-        r = catalog_check_size(file, len, (size_t)CATALOG_FILE_MAX, err);
-        if (r < 0)
-                return r;
         m = calloc(1, sizeof(*m));
         if (!m)
                 return -ENOMEM;

@@ -83,17 +83,6 @@ json_t *catalog_strv_to_json(char *const *v)
         return a;
 }
 
-static int too_large(const char *file, size_t max, struct error_detail *err)
-{
-        error_detail_set_at(err, -EFBIG, file, 0, "file too large (limit %zu bytes)", max);
-        return -EFBIG;
-}
-
-int catalog_check_size(const char *file, size_t len, size_t max, struct error_detail *err)
-{
-        return len <= max ? 0 : too_large(file, max, err);
-}
-
 int catalog_read_file_reported(const char *path, size_t max, char **ret_data, size_t *ret_len,
                                struct error_detail *err)
 {
@@ -102,12 +91,14 @@ int catalog_read_file_reported(const char *path, size_t max, char **ret_data, si
 
         r = catalog_read_file(path, max, ret_data, ret_len);
         if (r == -EFBIG)
-                return too_large(path, max, err);
+                /* the words of json/yaml-doc's size limit */
+                return error_detail_set_at(err, r, path, 0, "file too large (limit %zu bytes)",
+                                           max);
         if (r == -EFTYPE_CATALOG)
-                error_detail_set_at(err, -EINVAL, path, 0, "cannot read: not a regular file");
-        else if (r < 0)
-                error_detail_set_at(err, -EINVAL, path, 0, "cannot read: %s",
-                                    strerror_r(-r, msg, sizeof(msg)));
+                return error_detail_set_at(err, r, path, 0, "cannot read: not a regular file");
+        if (r < 0)
+                return error_detail_set_at(err, r, path, 0, "cannot read: %s",
+                                           strerror_r(-r, msg, sizeof(msg)));
         return r;
 }
 

@@ -38,11 +38,6 @@ _warn_unused_result_ int catalog_read_file(const char *path, size_t max, char **
 _warn_unused_result_ int catalog_read_file_reported(const char *path, size_t max, char **ret_data,
                                                     size_t *ret_len, struct error_detail *err);
 
-/* 0 when len is at most max; else -EFBIG, with "file too large (limit N bytes)" in err naming
- * file (the same words as catalog_read_file_reported()). */
-_warn_unused_result_ int catalog_check_size(const char *file, size_t len, size_t max,
-                                            struct error_detail *err);
-
 /* The bounds of every catalog YAML input (json/yaml-doc.h). */
 extern const struct yaml_limits catalog_yaml_limits;
 

@@ -485,6 +485,18 @@ yaml_node_t *ydoc_map_get(struct ydoc *d, yaml_node_t *map, const char *key)
         return NULL;
 }
 
+int ydoc_root_mapping(struct ydoc *d, const char *what, yaml_node_t **ret, struct error_detail *err)
+{
+        yaml_node_t *root = ydoc_root(d);
+
+        *ret = NULL;
+        if (root && root->type != YAML_MAPPING_NODE)
+                return error_detail_set_at(err, -EINVAL, d->file, ynode_line(root),
+                                           "%s must be a mapping", what);
+        *ret = root;
+        return 0;
+}
+
 int ydoc_visit(struct ydoc *d, const yaml_node_t *n, struct error_detail *err)
 {
         if (++d->visited > d->budget) {

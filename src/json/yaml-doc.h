@@ -84,6 +84,13 @@ _warn_unused_result_ int yaml_parse_bool(const char *s, bool *ret);
  */
 yaml_node_t *ydoc_map_get(struct ydoc *d, yaml_node_t *map, const char *key);
 
+/*
+ * The document's root when it is a mapping (*ret NULL for an empty document); else -EINVAL with
+ * "<what> must be a mapping" at the root's line.
+ */
+_warn_unused_result_ int ydoc_root_mapping(struct ydoc *d, const char *what, yaml_node_t **ret,
+                                           struct error_detail *err);
+
 /* Counts a node against the budget; -E2BIG (with err) past it. */
 _warn_unused_result_ int ydoc_visit(struct ydoc *d, const yaml_node_t *n, struct error_detail *err);
 

@@ -209,3 +209,25 @@ Test(yaml_doc, dispatch_tables)
         cr_assert_str_eq(e.message, "expected a mapping, got a list");
         target_release(&t);
 }
+
+Test(yaml_doc, root_mapping)
+{
+        struct error_detail e = { 0 };
+        yaml_node_t *root = (yaml_node_t *)&e; /* any non-NULL: must be reset */
+        struct ydoc d;
+
+        cr_assert_eq(load(&d, "", &e), 0);
+        cr_assert_eq(ydoc_root_mapping(&d, "a config", &root, &e), 0);
+        cr_assert_null(root);
+        ydoc_release(&d);
+        cr_assert_eq(load(&d, "\n- a\n", &e), 0);
+        cr_assert_eq(ydoc_root_mapping(&d, "a config", &root, &e), -EINVAL);
+        cr_assert_null(root);
+        cr_assert_str_eq(e.message, "a config must be a mapping");
+        cr_assert_eq(e.line, 2);
+        ydoc_release(&d);
+        cr_assert_eq(load(&d, "k: v\n", &e), 0);
+        cr_assert_eq(ydoc_root_mapping(&d, "a config", &root, &e), 0);
+        cr_assert_eq(root, ydoc_root(&d));
+        ydoc_release(&d);
+}
