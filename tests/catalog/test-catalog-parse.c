@@ -380,7 +380,7 @@ Test(catalog_file, alias_bomb_is_bounded)
         free(text);
 }
 
-/* The one-pass composer (yaml-compose.c) reads anchors, aliases and documents as libyaml's loader. */
+/* The one-pass composer (json/yaml-doc.c) reads anchors, aliases and documents as libyaml's loader. */
 Test(catalog_file, anchors_aliases_and_documents)
 {
         static const struct {
