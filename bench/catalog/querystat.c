@@ -76,9 +76,10 @@ static int run_list(struct catalog_index *idx, unsigned i, double *t, unsigned i
                                                           : CATALOG_ORDER_CREATE_TIME;
         for (unsigned k = 0; k < iter && r >= 0; k++) {
                 struct buf out = BUF_INIT(SIZE_MAX);
+                struct error_detail e = { 0 };
                 double t0 = thread_ns();
 
-                r = catalog_index_list_models_text(idx, &q, &out, err, sizeof(err));
+                r = catalog_index_list_models_text(idx, &q, &out, &e);
                 t[k] = thread_ns() - t0;
                 len = out.len;
                 buf_release(&out);

@@ -16,6 +16,7 @@
 
 #include "catalog/service.h"
 #include "util/buf.h"
+#include "catalog-fixture.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define UNDER_ASAN 1
@@ -110,7 +111,8 @@ static void assert_isolated(struct catalog_service *svc, const char *what)
         cr_assert(strstr(err, what), "the error says '%s': %s", what, err);
         json_decref(l);
         l = NULL;
-        cr_assert_eq(catalog_index_list_models(idx, &mq, &l, msg, sizeof(msg)), 0, "%s", msg);
+        cr_assert_eq(WITH_DETAIL(msg, catalog_index_list_models(idx, &mq, &l, &detail_)), 0, "%s",
+                     msg);
         cr_assert_eq(json_integer_value(json_object_get(l, "size")), 2);
         json_decref(l);
         catalog_index_unref(idx);

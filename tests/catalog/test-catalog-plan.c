@@ -108,7 +108,7 @@ static int page_text(const struct catalog_model_query *q, struct buf *out)
         char err[256];
 
         buf_reset(out);
-        return catalog_index_list_models_text(idx, q, out, err, sizeof(err));
+        return WITH_DETAIL(err, catalog_index_list_models_text(idx, q, out, &detail_));
 }
 
 /* The nextPageToken of a page's text (static buffer). */
