@@ -8,12 +8,12 @@ int kube_connect(const char *path, struct kube_config **ret_cfg, struct kube_cli
         struct kube_config_options copts = { .kubeconfig_path = path };
         struct kube_config *cfg = NULL;
         struct kube_client *client = NULL;
-        char err[512];
+        struct error_detail kerr = { 0 };
         int r;
 
-        r = kube_config_load(&copts, &cfg, err, sizeof(err));
+        r = kube_config_load(&copts, &cfg, &kerr);
         if (r < 0) {
-                fprintf(stderr, "kubeconfig: %s\n", err);
+                fprintf(stderr, "kubeconfig: %s\n", kerr.message);
                 return r;
         }
         r = kube_client_new(cfg, NULL, &client);

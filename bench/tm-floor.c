@@ -376,7 +376,7 @@ int main(int argc, char **argv)
         unsigned batches = 0, writes = 0, started = 0;
         size_t cm_bytes = 0;
         usec_t done;
-        char err[256];
+        struct error_detail kerr = { 0 };
         int r;
 
         if (argc < 8)
@@ -413,9 +413,9 @@ int main(int argc, char **argv)
 
         (void)curl_global_init(CURL_GLOBAL_DEFAULT);
         copts.kubeconfig_path = argv[2];
-        r = kube_config_load(&copts, &cfg, err, sizeof(err));
+        r = kube_config_load(&copts, &cfg, &kerr);
         if (r < 0) {
-                fprintf(stderr, "tm-floor: kubeconfig: %s\n", err);
+                fprintf(stderr, "tm-floor: kubeconfig: %s\n", kerr.message);
                 return 1;
         }
         if (kube_client_new(cfg, NULL, &base) < 0)

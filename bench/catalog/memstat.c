@@ -49,7 +49,7 @@ static void report(const char *stage)
 
 int main(int argc, char **argv)
 {
-        struct catalog_error err = { 0 };
+        struct error_detail err = { 0 };
         char msg[1200];
         int r;
 
@@ -63,7 +63,7 @@ int main(int argc, char **argv)
 
                 r = catalog_models_load_file(argv[2], &m, &err);
                 if (r < 0) {
-                        fprintf(stderr, "%s\n", catalog_error_format(&err, msg, sizeof(msg)));
+                        fprintf(stderr, "%s\n", error_detail_format(&err, msg, sizeof(msg)));
                         return 1;
                 }
                 report("catalog file parsed");
@@ -79,7 +79,7 @@ int main(int argc, char **argv)
 
                 r = catalog_service_new(&cfg, &s, &err);
                 if (r < 0) {
-                        fprintf(stderr, "%s\n", catalog_error_format(&err, msg, sizeof(msg)));
+                        fprintf(stderr, "%s\n", error_detail_format(&err, msg, sizeof(msg)));
                         return 1;
                 }
                 report("service (parse + index)");

@@ -76,9 +76,10 @@ static int run_list(struct catalog_index *idx, unsigned i, double *t, unsigned i
                                                           : CATALOG_ORDER_CREATE_TIME;
         for (unsigned k = 0; k < iter && r >= 0; k++) {
                 struct buf out = BUF_INIT(SIZE_MAX);
+                struct error_detail e = { 0 };
                 double t0 = thread_ns();
 
-                r = catalog_index_list_models_text(idx, &q, &out, err, sizeof(err));
+                r = catalog_index_list_models_text(idx, &q, &out, &e);
                 t[k] = thread_ns() - t0;
                 len = out.len;
                 buf_release(&out);
@@ -94,7 +95,7 @@ int main(int argc, char **argv)
         char *paths[2] = { NULL, NULL };
         struct catalog_service_config cfg = { .config_paths = paths, .n_config_paths = 1 };
         struct catalog_service *s = NULL;
-        struct catalog_error cerr = { 0 };
+        struct error_detail cerr = { 0 };
         struct catalog_index *idx;
         unsigned iter = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 10) : 2000;
         double *t;

@@ -132,13 +132,13 @@ static int say(struct res *x, int r, const char *fmt, ...)
 }
 
 /* A failed registry call: not found is the caller's to word; the rest names the registry. */
-static int call_failed(struct res *x, int r, const struct mr_error *e, const char *what)
+static int call_failed(struct res *x, int r, const struct error_detail *e, const char *what)
 {
         if (r == -ENOMEM)
                 return r;
         if (e->status)
                 return say(x, r,
-                           "the model registry at %s answered HTTP %ld while looking up %s: %s",
+                           "the model registry at %s answered HTTP %d while looking up %s: %s",
                            x->url, e->status, what,
                            e->message[0] ? e->message : errno_to_string(r));
         return say(x, r, "the model registry at %s failed while looking up %s: %s", x->url, what,
@@ -154,7 +154,7 @@ static bool archived(const json_t *o)
 
 static int find_model(struct res *x, json_t **ret)
 {
-        struct mr_error e = { 0 };
+        struct error_detail e = { 0 };
         int r = mr_find_registered_model(x->m, x->u.model, ret, &e);
 
         if (r == -ENOENT)
@@ -175,7 +175,7 @@ static int latest_version(struct res *x, const char *mid, json_t **ret)
         for (unsigned page = 0; page < MR_RESOLVE_PAGES_MAX; page++) {
                 json_auto_t *list = NULL;
                 AUTOFREE char *q = NULL;
-                struct mr_error e = { 0 };
+                struct error_detail e = { 0 };
                 const char *next;
                 json_t *v;
                 size_t i;
@@ -211,7 +211,7 @@ static int latest_version(struct res *x, const char *mid, json_t **ret)
 
 static int find_version(struct res *x, const char *mid, json_t **ret)
 {
-        struct mr_error e = { 0 };
+        struct error_detail e = { 0 };
         int r;
 
         if (!x->u.version)
@@ -243,7 +243,7 @@ static int artifact_uri(struct res *x, const json_t *version, char **ret)
         const char *vid = json_string_value(json_object_get(version, "id"));
         const char *vname = json_string_value(json_object_get(version, "name"));
         json_auto_t *list = NULL;
-        struct mr_error e = { 0 };
+        struct error_detail e = { 0 };
         json_t *a;
         size_t i;
         int r;

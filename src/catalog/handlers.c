@@ -114,7 +114,7 @@ static int handle_models(struct catalog__ctx *c, struct http_req *req, struct ht
         CLEANUP(buf_release) struct buf text = BUF_INIT((size_t)HTTP_RESPONSE_MAX);
         AUTOFREE char *order_prop = NULL;
         const char *ob = http_req_query(req, "orderBy");
-        char err[512];
+        struct error_detail err = { 0 };
         int r;
 
         if (catalog__parse_page(req, &q.page, resp) < 0 ||
@@ -130,9 +130,9 @@ static int handle_models(struct catalog__ctx *c, struct http_req *req, struct ht
                                             "unsupported order by field '%s': bad request", ob);
         q.order_property = order_prop;
         q.q = http_req_query(req, "q");
-        r = catalog_index_list_models_text(c->idx, &q, &text, err, sizeof(err));
+        r = catalog_index_list_models_text(c->idx, &q, &text, &err);
         if (r < 0)
-                return catalog__reply_query_error(resp, r, err);
+                return catalog__reply_query_error(resp, r, err.message);
         catalog__reply_text_json(resp, &text);
         return 0;
 }
@@ -249,7 +249,7 @@ static int handle_artifacts(struct catalog__ctx *c, struct http_req *req, struct
         struct catalog_perf_params perf = { 0 };
         CLEANUP(strv_builder_release) struct strv_builder types = { 0 };
         CLEANUP(filterq_freep) struct filterq_node *filter = NULL;
-        char err[512];
+        struct error_detail err = { 0 };
         json_t *out = NULL;
         int r;
 
@@ -263,13 +263,13 @@ static int handle_artifacts(struct catalog__ctx *c, struct http_req *req, struct
         q.filter = filter;
         q.performance_only = performance;
         q.order_by = http_req_query(req, "orderBy");
-        r = catalog_index_list_artifacts(c->idx, source_id, name, &q, &out, err, sizeof(err));
+        r = catalog_index_list_artifacts(c->idx, source_id, name, &q, &out, &err);
         if (r == -ENOENT)
                 return catalog__reply_error(resp, 400,
                                             "invalid model name '%s' for source '%s': bad request",
                                             name, source_id);
         if (r < 0)
-                return catalog__reply_query_error(resp, r, err);
+                return catalog__reply_query_error(resp, r, err.message);
         return catalog__reply_json(resp, out);
 }
 

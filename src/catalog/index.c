@@ -1316,7 +1316,7 @@ static void format_value(const struct sort_key *k, char *buf, size_t n)
  * list's keys. value_buf keeps the string alive.
  */
 static int cursor_decode(const char *token, bool is_str, bool always_has, struct sort_key *ret,
-                         char **ret_plain, char *reterr, size_t n_reterr)
+                         char **ret_plain, struct error_detail *reterr)
 {
         AUTOFREE char *plain = NULL;
         char *colon;
@@ -1324,24 +1324,28 @@ static int cursor_decode(const char *token, bool is_str, bool always_has, struct
         int r;
 
         if (strlen(token) > CATALOG_TOKEN_MAX) {
-                snprintf(reterr, n_reterr, "invalid nextPageToken: token too long");
+                (void)error_detail_set(reterr, ERROR_INVALID, -EINVAL,
+                                       "invalid nextPageToken: token too long");
                 return -EINVAL;
         }
         r = b64_decode(token, &plain);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
-                snprintf(reterr, n_reterr, "invalid nextPageToken: illegal base64 data");
+                (void)error_detail_set(reterr, ERROR_INVALID, -EINVAL,
+                                       "invalid nextPageToken: illegal base64 data");
                 return -EINVAL;
         }
         colon = strchr(plain, ':');
         if (!colon) {
-                snprintf(reterr, n_reterr, "invalid nextPageToken: missing ':' separator");
+                (void)error_detail_set(reterr, ERROR_INVALID, -EINVAL,
+                                       "invalid nextPageToken: missing ':' separator");
                 return -EINVAL;
         }
         *colon = '\0';
         if (safe_atoi32(plain, &id) < 0) {
-                snprintf(reterr, n_reterr, "invalid nextPageToken: invalid id '%s'", plain);
+                (void)error_detail_set(reterr, ERROR_INVALID, -EINVAL,
+                                       "invalid nextPageToken: invalid id '%s'", plain);
                 return -EINVAL;
         }
         *ret = (struct sort_key){ .id = id, .is_str = is_str };
@@ -1354,7 +1358,8 @@ static int cursor_decode(const char *token, bool is_str, bool always_has, struct
                 errno = 0;
                 ret->num = strtod(colon + 1, &end);
                 if (errno != 0 || *end != '\0') {
-                        snprintf(reterr, n_reterr, "invalid nextPageToken: invalid value");
+                        (void)error_detail_set(reterr, ERROR_INVALID, -EINVAL,
+                                               "invalid nextPageToken: invalid value");
                         return -EINVAL;
                 }
         }
@@ -1372,7 +1377,7 @@ static int cursor_decode(const char *token, bool is_str, bool always_has, struct
  */
 static int keyed_window(struct keyed *v, size_t n, bool presorted, bool is_str, bool always_has,
                         bool id_asc, const struct catalog_page *page, size_t *ret_start,
-                        size_t *ret_end, char **ret_next, char *reterr, size_t n_reterr)
+                        size_t *ret_end, char **ret_next, struct error_detail *reterr)
 {
         AUTOFREE char *plain = NULL;
         char *next = NULL;
@@ -1383,7 +1388,7 @@ static int keyed_window(struct keyed *v, size_t n, bool presorted, bool is_str, 
         if (page->token && page->token[0]) {
                 struct sort_key cur;
 
-                r = cursor_decode(page->token, is_str, always_has, &cur, &plain, reterr, n_reterr);
+                r = cursor_decode(page->token, is_str, always_has, &cur, &plain, reterr);
                 if (r < 0)
                         return r;
                 if (!presorted)
@@ -1427,8 +1432,8 @@ static int keyed_window(struct keyed *v, size_t n, bool presorted, bool is_str, 
 /* keyed_window() rendered as a list object, items via item_json. */
 static int keyed_page(struct keyed *v, size_t n, bool presorted, bool is_str, bool always_has,
                       bool id_asc, const struct catalog_page *page,
-                      json_t *(*item_json)(const void *item), json_t **ret, char *reterr,
-                      size_t n_reterr)
+                      json_t *(*item_json)(const void *item), json_t **ret,
+                      struct error_detail *reterr)
 {
         AUTOFREE char *next = NULL;
         json_auto_t *items = json_array();
@@ -1438,7 +1443,7 @@ static int keyed_page(struct keyed *v, size_t n, bool presorted, bool is_str, bo
         if (!items)
                 return -ENOMEM;
         r = keyed_window(v, n, presorted, is_str, always_has, id_asc, page, &start, &end, &next,
-                         reterr, n_reterr);
+                         reterr);
         if (r < 0)
                 return r;
         for (size_t i = start; i < end; i++)
@@ -2115,7 +2120,6 @@ static int models_select_presorted(const struct catalog_index *idx,
         struct sort_opts opts = { .desc = q->page.desc };
         AUTOFREE struct keyed *v = NULL;
         size_t start = 0, n = 0, total = presorted_n(idx, c);
-        char err[8];
 
         if ((q->order != CATALOG_ORDER_ID && q->order != CATALOG_ORDER_NAME) ||
             (q->filter && (!idx->well_typed || !filter_is_total(q->filter))))
@@ -2129,8 +2133,9 @@ static int models_select_presorted(const struct catalog_index *idx,
                 struct sort_key cur;
                 size_t lo = 0, hi = total;
 
+                /* a bad token is the general path's to report */
                 if (cursor_decode(q->page.token, q->order == CATALOG_ORDER_NAME, true, &cur, &plain,
-                                  err, sizeof(err)) < 0)
+                                  /* reterr= */ NULL) < 0)
                         return 0;
                 while (lo < hi) {
                         size_t mid = lo + (hi - lo) / 2;
@@ -2345,7 +2350,7 @@ static int models_select(const struct catalog_index *idx, const struct catalog_m
 }
 
 int catalog_index_list_models(const struct catalog_index *idx, const struct catalog_model_query *q,
-                              json_t **ret, char *reterr, size_t n_reterr)
+                              json_t **ret, struct error_detail *reterr)
 {
         struct model_selection sel;
         int r;
@@ -2354,14 +2359,14 @@ int catalog_index_list_models(const struct catalog_index *idx, const struct cata
         if (r < 0)
                 return r;
         r = keyed_page(sel.v, sel.n, sel.presorted, sel.is_str, sel.always_has, sel.id_asc,
-                       &q->page, model_item_json, ret, reterr, n_reterr);
+                       &q->page, model_item_json, ret, reterr);
         free(sel.v);
         return r;
 }
 
 int catalog_index_list_models_text(const struct catalog_index *idx,
                                    const struct catalog_model_query *q, struct buf *out,
-                                   char *reterr, size_t n_reterr)
+                                   struct error_detail *reterr)
 {
         struct model_selection sel;
         AUTOFREE char *next = NULL;
@@ -2372,7 +2377,7 @@ int catalog_index_list_models_text(const struct catalog_index *idx,
         if (r < 0)
                 return r;
         r = keyed_window(sel.v, sel.n, sel.presorted, sel.is_str, sel.always_has, sel.id_asc,
-                         &q->page, &start, &end, &next, reterr, n_reterr);
+                         &q->page, &start, &end, &next, reterr);
         if (r >= 0)
                 r = buf_puts(out, "{\"items\":[");
         for (size_t i = start; r >= 0 && i < end; i++) {
@@ -2532,8 +2537,8 @@ static int perf_recommend_page(struct keyed *v, size_t n, json_t **arts, bool *k
  * property names, targetRPS properties on private copies, the recommendations filter.
  */
 static int perf_page(struct keyed *v, size_t n, bool is_str, bool always_has, bool id_asc,
-                     const struct catalog_artifact_query *q, json_t **ret, char *reterr,
-                     size_t n_reterr)
+                     const struct catalog_artifact_query *q, json_t **ret,
+                     struct error_detail *reterr)
 {
         struct catalog_perf_params p = *q->perf;
         struct sort_opts opts = { .desc = q->page.desc, .id_asc = id_asc };
@@ -2546,19 +2551,19 @@ static int perf_page(struct keyed *v, size_t n, bool is_str, bool always_has, bo
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++)
                 arts[i] = (json_t *)v[i].item;
-        r = catalog_perf_validate(arts, n, &p, reterr, n_reterr);
+        r = catalog_perf_validate(arts, n, &p, reterr);
         if (r < 0)
                 return r;
         if (!catalog_perf_active(&p))
                 return keyed_page(v, n, false, is_str, always_has, id_asc, &q->page,
-                                  artifact_item_json, ret, reterr, n_reterr);
+                                  artifact_item_json, ret, reterr);
         if (p.recommendations && p.target_rps <= 0)
                 p.target_rps = 1;
         /* private copies with the computed properties; v[i].item then owns one reference */
         r = perf_copies(v, n, &p, &k);
         if (r >= 0 && !p.recommendations)
                 r = keyed_page(v, n, false, is_str, always_has, id_asc, &q->page,
-                               artifact_item_json, ret, reterr, n_reterr);
+                               artifact_item_json, ret, reterr);
         else if (r >= 0)
                 r = perf_recommend_page(v, n, arts, keep, &p, &opts, q, ret);
         for (size_t i = 0; i < k; i++)
@@ -2575,10 +2580,11 @@ struct artifact_order {
 
 /* "<property>.<double|int|string>_value" of orderBy: the suffix starts at dot. */
 static int artifact_order_property(const char *order_by, const char *dot, struct artifact_order *o,
-                                   char *reterr, size_t n_reterr)
+                                   struct error_detail *reterr)
 {
         if (dot == order_by) {
-                snprintf(reterr, n_reterr, "invalid orderBy '%s': empty property name", order_by);
+                (void)error_detail_set(reterr, ERROR_INVALID, -EINVAL,
+                                       "invalid orderBy '%s': empty property name", order_by);
                 return -EINVAL;
         }
         if (streq(dot, ".double_value"))
@@ -2588,8 +2594,8 @@ static int artifact_order_property(const char *order_by, const char *dot, struct
         else if (streq(dot, ".string_value"))
                 o->suffix = FILTERQ_SUFFIX_STRING;
         else {
-                snprintf(reterr, n_reterr, "invalid orderBy '%s': unsupported value type",
-                         order_by);
+                (void)error_detail_set(reterr, ERROR_INVALID, -EINVAL,
+                                       "invalid orderBy '%s': unsupported value type", order_by);
                 return -EINVAL;
         }
         o->prop = strndup(order_by, (size_t)(dot - order_by));
@@ -2600,8 +2606,8 @@ static int artifact_order_property(const char *order_by, const char *dot, struct
 }
 
 /* The order of an artifact list from orderBy (NULL or empty: ID). */
-static int artifact_order_parse(const char *order_by, struct artifact_order *o, char *reterr,
-                                size_t n_reterr)
+static int artifact_order_parse(const char *order_by, struct artifact_order *o,
+                                struct error_detail *reterr)
 {
         const char *dot;
 
@@ -2613,7 +2619,7 @@ static int artifact_order_parse(const char *order_by, struct artifact_order *o, 
                 return 0;
         dot = strrchr(order_by, '.');
         if (dot)
-                return artifact_order_property(order_by, dot, o, reterr, n_reterr);
+                return artifact_order_property(order_by, dot, o, reterr);
         /* anything else falls back to ID ordering (upstream behaviour) */
         return 0;
 }
@@ -2662,7 +2668,7 @@ static void artifact_sort_key(const json_t *a, const struct artifact_order *o, s
 
 int catalog_index_list_artifacts(const struct catalog_index *idx, const char *source_id,
                                  const char *name, const struct catalog_artifact_query *q,
-                                 json_t **ret, char *reterr, size_t n_reterr)
+                                 json_t **ret, struct error_detail *reterr)
 {
         const struct catalog_model *m = find_model(idx, source_id, name);
         struct artifact_order o = { 0 };
@@ -2676,7 +2682,7 @@ int catalog_index_list_artifacts(const struct catalog_index *idx, const char *so
 
         if (!m)
                 return -ENOENT;
-        r = artifact_order_parse(q->order_by, &o, reterr, n_reterr);
+        r = artifact_order_parse(q->order_by, &o, reterr);
         prop = o.prop;
         if (r < 0)
                 return r;
@@ -2698,9 +2704,9 @@ int catalog_index_list_artifacts(const struct catalog_index *idx, const char *so
                 n++;
         }
         if (q->perf)
-                return perf_page(v, n, is_str, always_has, by_prop, q, ret, reterr, n_reterr);
+                return perf_page(v, n, is_str, always_has, by_prop, q, ret, reterr);
         return keyed_page(v, n, false, is_str, always_has, by_prop, &q->page, artifact_item_json,
-                          ret, reterr, n_reterr);
+                          ret, reterr);
 }
 
 /* ---- in-memory lists (sources, labels, preview) ---- */
@@ -3028,7 +3034,7 @@ static json_t *mcp_shape(const json_t *s, bool include_tools, uint32_t tool_limi
 }
 
 int catalog_index_list_mcp(const struct catalog_index *idx, const struct catalog_mcp_query *q,
-                           json_t **ret, char *reterr, size_t n_reterr)
+                           json_t **ret, struct error_detail *reterr)
 {
         size_t n_all = json_array_size(idx->mcp), n = 0, i;
         AUTOFREE struct keyed *v = calloc(n_all + 1, sizeof(*v));
@@ -3075,8 +3081,7 @@ int catalog_index_list_mcp(const struct catalog_index *idx, const struct catalog
                 }
                 n++;
         }
-        r = keyed_page(v, n, false, is_str, true, false, &q->page, mcp_item_json, &out, reterr,
-                       n_reterr);
+        r = keyed_page(v, n, false, is_str, true, false, &q->page, mcp_item_json, &out, reterr);
         if (r < 0)
                 return r;
         items = json_object_get(out, "items");

@@ -26,6 +26,7 @@
 #include "catalog/sources.h"
 #include "catalog/yaml-catalog.h"
 #include "util/buf.h"
+#include "util/error-detail.h"
 #include "util/macro.h"
 
 enum catalog_source_state {
@@ -121,7 +122,7 @@ _warn_unused_result_ int catalog_order_parse_models(const char *s, enum catalog_
 
 _warn_unused_result_ int catalog_index_list_models(const struct catalog_index *idx,
                                                    const struct catalog_model_query *q,
-                                                   json_t **ret, char *reterr, size_t n_reterr);
+                                                   json_t **ret, struct error_detail *reterr);
 
 /*
  * The same page, serialized: appends the CatalogModelList JSON text to out (models are
@@ -129,8 +130,8 @@ _warn_unused_result_ int catalog_index_list_models(const struct catalog_index *i
  */
 _warn_unused_result_ int catalog_index_list_models_text(const struct catalog_index *idx,
                                                         const struct catalog_model_query *q,
-                                                        struct buf *out, char *reterr,
-                                                        size_t n_reterr);
+                                                        struct buf *out,
+                                                        struct error_detail *reterr);
 
 /* GET one model as JSON text: borrowed, valid while the caller holds its reference on idx. */
 _warn_unused_result_ int catalog_index_get_model_text(const struct catalog_index *idx,
@@ -160,7 +161,7 @@ struct catalog_artifact_query {
 _warn_unused_result_ int catalog_index_list_artifacts(const struct catalog_index *idx,
                                                       const char *source_id, const char *name,
                                                       const struct catalog_artifact_query *q,
-                                                      json_t **ret, char *reterr, size_t n_reterr);
+                                                      json_t **ret, struct error_detail *reterr);
 
 struct catalog_source_query {
         struct catalog_page page;
@@ -206,7 +207,7 @@ struct catalog_mcp_query {
 
 _warn_unused_result_ int catalog_index_list_mcp(const struct catalog_index *idx,
                                                 const struct catalog_mcp_query *q, json_t **ret,
-                                                char *reterr, size_t n_reterr);
+                                                struct error_detail *reterr);
 /* -ENOENT when absent. */
 _warn_unused_result_ int catalog_index_get_mcp(const struct catalog_index *idx, const char *id,
                                                bool include_tools, uint32_t tool_limit,

@@ -153,7 +153,7 @@ int catalog__handle_mcp_servers(struct catalog__ctx *c, struct http_req *req,
         CLEANUP(buf_release) struct buf text = BUF_INIT(2 * (size_t)FILTERQ_QUERY_MAX);
         const char *lbl = http_req_query(req, "sourceLabel");
         const char *ob = http_req_query(req, "orderBy");
-        char err[512];
+        struct error_detail err = { 0 };
         json_t *out = NULL;
         int r;
 
@@ -176,9 +176,9 @@ int catalog__handle_mcp_servers(struct catalog__ctx *c, struct http_req *req,
         q.filter = filter;
         q.name = http_req_query(req, "name");
         q.q = http_req_query(req, "q");
-        r = catalog_index_list_mcp(c->idx, &q, &out, err, sizeof(err));
+        r = catalog_index_list_mcp(c->idx, &q, &out, &err);
         if (r == -EINVAL)
-                return catalog__reply_error(resp, 400, "%s: bad request", err);
+                return catalog__reply_error(resp, 400, "%s: bad request", err.message);
         if (r < 0)
                 return catalog__reply_errno(resp, r);
         return catalog__reply_json(resp, out);

@@ -58,7 +58,7 @@ static const char *prop_string(const json_t *a, const char *name)
 }
 
 int catalog_perf_validate(json_t *const *artifacts, size_t n, const struct catalog_perf_params *p,
-                          char *reterr, size_t n_reterr)
+                          struct error_detail *reterr)
 {
         const char *given[] = { p->rps_property, p->latency_property, p->hw_count_property,
                                 p->hw_type_property };
@@ -83,10 +83,11 @@ int catalog_perf_validate(json_t *const *artifacts, size_t n, const struct catal
                         r = buf_printf(&missing, "%s%s", missing.len ? " " : "", given[g]);
         }
         if (r >= 0 && missing.len > 0) {
-                snprintf(reterr, n_reterr,
-                         "invalid custom properties: properties not found in any performance "
-                         "artifacts: [%s]",
-                         buf_str(&missing));
+                (void)error_detail_set(
+                        reterr, ERROR_INVALID, -EINVAL,
+                        "invalid custom properties: properties not found in any performance "
+                        "artifacts: [%s]",
+                        buf_str(&missing));
                 r = -EINVAL;
         }
         buf_release(&missing);

@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/error-detail.h"
 #include "util/macro.h"
 
 #define CATALOG_PERF_RPS_DEFAULT      "requests_per_second"
@@ -54,8 +55,8 @@ bool catalog_perf_active(const struct catalog_perf_params *p);
  * (an empty list passes). -EINVAL with "properties not found in any performance artifacts: [a b]".
  */
 _warn_unused_result_ int catalog_perf_validate(json_t *const *artifacts, size_t n,
-                                               const struct catalog_perf_params *p, char *reterr,
-                                               size_t n_reterr);
+                                               const struct catalog_perf_params *p,
+                                               struct error_detail *reterr);
 
 /* Sets replicas and total_requests_per_second on artifact (a private copy) for target_rps > 0. */
 _warn_unused_result_ int catalog_perf_add_target_rps(json_t *artifact, int32_t target_rps,

@@ -55,7 +55,7 @@ static int preview_yaml_names(struct catalog__ctx *c, struct catalog_source_conf
 {
         CLEANUP(catalog_models_unrefp) struct catalog_models *models = NULL;
         CLEANUP(catalog_strv_freep) char **excluded = NULL, **names = NULL;
-        struct catalog_error err = { 0 };
+        struct error_detail err = { 0 };
         AUTOFREE bool *included = NULL;
         char msg[1200];
         int r;
@@ -87,7 +87,7 @@ static int preview_yaml_names(struct catalog__ctx *c, struct catalog_source_conf
                 return r;
         if (r < 0) {
                 catalog__reply_error(resp, 422, "invalid catalog data: %s",
-                                     catalog_error_format(&err, msg, sizeof(msg)));
+                                     error_detail_format(&err, msg, sizeof(msg)));
                 return -EINVAL;
         }
         names = calloc(models->n + 1, sizeof(*names));
@@ -188,7 +188,7 @@ static int preview_source_names(struct catalog__ctx *c, struct http_req *req,
         size_t cfg_len = 0, cat_len = 0;
         CLEANUP(catalog_source_config_release)
         struct catalog_source_config src = { .enabled = -1 };
-        struct catalog_error err = { 0 };
+        struct error_detail err = { 0 };
         char msg[1200];
         int r;
 
@@ -208,7 +208,7 @@ static int preview_source_names(struct catalog__ctx *c, struct http_req *req,
                 return r;
         if (r < 0) {
                 catalog__reply_error(resp, 422, "invalid source config: %s",
-                                     catalog_error_format(&err, msg, sizeof(msg)));
+                                     error_detail_format(&err, msg, sizeof(msg)));
                 return -EINVAL;
         }
         if (src.type && streq(src.type, "yaml"))

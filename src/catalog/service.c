@@ -49,7 +49,7 @@ struct builder {
         pthread_cond_t cond;
         bool has_job, quit;        /* protected by lock */
         struct catalog_service *s; /* set by the thread that has the reload_lock */
-        struct catalog_error *err; /* the job's */
+        struct error_detail *err;  /* the job's */
         int r;                     /* the job's result */
 };
 
@@ -240,11 +240,11 @@ static bool stat_same(const struct stat *a, const struct stat *b)
                a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
 }
 
-static char *error_text(const struct catalog_error *e)
+static char *error_text(const struct error_detail *e)
 {
         char buf[1200];
 
-        return strdup(catalog_error_format(e, buf, sizeof(buf)));
+        return strdup(error_detail_format(e, buf, sizeof(buf)));
 }
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
@@ -309,7 +309,7 @@ static int load_yaml_file(struct catalog_service *s, const struct catalog_source
                           const char *path, struct catalog_source_load *l, uint64_t *sig)
 {
         CLEANUP(catalog_models_unrefp) struct catalog_models *data = NULL;
-        struct catalog_error err = { 0 };
+        struct error_detail err = { 0 };
         struct good_entry *g = good_find(s, src->id);
         struct stat st;
         int r;
@@ -452,7 +452,7 @@ static void index_publish(struct catalog_service *s, struct catalog_index *idx, 
         s->signature = sig;
 }
 
-static int reload_locked(struct catalog_service *s, struct catalog_error *err)
+static int reload_locked(struct catalog_service *s, struct error_detail *err)
 {
         struct catalog_config cfg = { 0 };
         struct catalog_source_load *loads = NULL;
@@ -565,7 +565,7 @@ static void builder_stop(struct builder *b)
 }
 
 /* Runs the reload on the next builder (see struct builder); on the caller when it cannot start. */
-static int reload_on_builder(struct catalog_service *s, struct catalog_error *err)
+static int reload_on_builder(struct catalog_service *s, struct error_detail *err)
 {
         struct builder *b = &s->builders[s->next_builder];
 
@@ -582,7 +582,7 @@ static int reload_on_builder(struct catalog_service *s, struct catalog_error *er
         return b->r;
 }
 
-int catalog_service_reload(struct catalog_service *s, struct catalog_error *err)
+int catalog_service_reload(struct catalog_service *s, struct error_detail *err)
 {
         int r;
 
@@ -611,7 +611,7 @@ static char *dir_of(const char *path)
 }
 
 int catalog_service_new(const struct catalog_service_config *cfg, struct catalog_service **ret,
-                        struct catalog_error *err)
+                        struct error_detail *err)
 {
         struct catalog_service *s;
         int r;
@@ -779,7 +779,7 @@ static void drain(int fd)
 
 static void do_reload(struct catalog_service *s)
 {
-        struct catalog_error err = { 0 };
+        struct error_detail err = { 0 };
         struct catalog_index *idx;
         int r;
 
@@ -793,7 +793,7 @@ static void do_reload(struct catalog_service *s)
 
 int catalog_service_sync_hf(struct catalog_service *s, bool all)
 {
-        struct catalog_error err = { 0 };
+        struct error_detail err = { 0 };
         usec_t now = now_monotonic();
         unsigned synced = 0;
         int r = 0;
@@ -837,7 +837,7 @@ static void watch_sync_hf(struct catalog_service *s)
         if (catalog_service_sync_hf(s, false) <= 0 || !s->on_reload)
                 return;
         idx = catalog_service_get(s);
-        s->on_reload(s->userdata, 0, &(struct catalog_error){ 0 }, idx);
+        s->on_reload(s->userdata, 0, &(struct error_detail){ 0 }, idx);
         catalog_index_unref(idx);
 }
 

@@ -29,7 +29,7 @@
 struct catalog_service;
 
 /* Called (from the watcher thread) after every reload attempt: r < 0 means the config was rejected. */
-typedef void (*catalog_reload_fn)(void *userdata, int r, const struct catalog_error *err,
+typedef void (*catalog_reload_fn)(void *userdata, int r, const struct error_detail *err,
                                   const struct catalog_index *idx /* borrowed; NULL on error */);
 
 struct catalog_service_config {
@@ -48,7 +48,7 @@ struct catalog_service_config {
  */
 _warn_unused_result_ int catalog_service_new(const struct catalog_service_config *cfg,
                                              struct catalog_service **ret,
-                                             struct catalog_error *err);
+                                             struct error_detail *err);
 /* Stops the watcher (if started) and frees. Accepts NULL; returns NULL. */
 struct catalog_service *catalog_service_free(struct catalog_service *s);
 DEFINE_CLEANUP_FUNC(struct catalog_service *, catalog_service_free)
@@ -59,7 +59,7 @@ struct catalog_index *catalog_service_get(struct catalog_service *s);
 /* Reloads now (serialised with the watcher; after the first load the build runs on one of two
  * builder threads, the caller waiting). On a config error the previous snapshot stays. */
 _warn_unused_result_ int catalog_service_reload(struct catalog_service *s,
-                                                struct catalog_error *err);
+                                                struct error_detail *err);
 
 /*
  * Syncs the hf sources from the hub now: those whose syncInterval passed, or all; then rebuilds

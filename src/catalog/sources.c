@@ -6,6 +6,7 @@
 
 #include "catalog/glob.h"
 #include "catalog/limits.h"
+#include "util/file-util.h"
 
 static const char *const asset_type_names[CATALOG_ASSET__MAX] = {
         [CATALOG_ASSET_MODELS] = "models",
@@ -81,10 +82,11 @@ static int config_add_source(struct catalog_config *c, struct catalog_source_con
         return 0;
 }
 
-static int field_properties(struct ydoc *d, yaml_node_t *n, void *ret, struct catalog_error *err)
+static int field_properties(struct ydoc *d, yaml_node_t *n, void *ret, struct error_detail *err)
 {
         if (!ynode_is_null(n) && n->type != YAML_MAPPING_NODE) {
-                catalog_error_set(err, d->file, ynode_line(n), "properties must be a mapping");
+                error_detail_set_at(err, -EINVAL, d->file, ynode_line(n),
+                                    "properties must be a mapping");
                 return -EINVAL;
         }
         return ydoc_field_json(d, n, ret, err);
@@ -100,9 +102,9 @@ static int field_properties(struct ydoc *d, yaml_node_t *n, void *ret, struct ca
         SOURCE_FIELD("id", ydoc_field_string, id), SOURCE_FIELD("name", ydoc_field_string, name), \
                 SOURCE_FIELD("type", ydoc_field_string, type),                                    \
                 SOURCE_FIELD("enabled", ydoc_field_tristate, enabled),                            \
-                SOURCE_FIELD("labels", ydoc_field_strv, labels),                                  \
-                SOURCE_FIELD(included_key, ydoc_field_strv, included),                            \
-                SOURCE_FIELD(excluded_key, ydoc_field_strv, excluded),                            \
+                SOURCE_FIELD("labels", catalog_field_strv, labels),                               \
+                SOURCE_FIELD(included_key, catalog_field_strv, included),                         \
+                SOURCE_FIELD(excluded_key, catalog_field_strv, excluded),                         \
                 SOURCE_FIELD("assetType", ydoc_field_string, asset_type),                         \
                 SOURCE_FIELD("properties", field_properties, properties),                         \
         {                                                                                         \
@@ -118,28 +120,28 @@ static const struct yfield mcp_source_fields[] = {
 };
 
 static int validate_patterns(struct ydoc *d, unsigned line, const struct catalog_source_config *s,
-                             struct catalog_error *err)
+                             struct error_detail *err)
 {
         for (char **p = s->included; p && *p; p++) {
                 if (catalog_glob_validate(*p) < 0) {
-                        catalog_error_set(err, d->file, line,
-                                          "source '%s': empty or whitespace-only pattern",
-                                          s->id ? s->id : "");
+                        error_detail_set_at(err, -EINVAL, d->file, line,
+                                            "source '%s': empty or whitespace-only pattern",
+                                            s->id ? s->id : "");
                         return -EINVAL;
                 }
                 if (catalog_strv_contains(s->excluded, *p)) {
-                        catalog_error_set(err, d->file, line,
-                                          "source '%s': pattern '%s' is both included and "
-                                          "excluded",
-                                          s->id ? s->id : "", *p);
+                        error_detail_set_at(err, -EINVAL, d->file, line,
+                                            "source '%s': pattern '%s' is both included and "
+                                            "excluded",
+                                            s->id ? s->id : "", *p);
                         return -EINVAL;
                 }
         }
         for (char **p = s->excluded; p && *p; p++)
                 if (catalog_glob_validate(*p) < 0) {
-                        catalog_error_set(err, d->file, line,
-                                          "source '%s': empty or whitespace-only pattern",
-                                          s->id ? s->id : "");
+                        error_detail_set_at(err, -EINVAL, d->file, line,
+                                            "source '%s': empty or whitespace-only pattern",
+                                            s->id ? s->id : "");
                         return -EINVAL;
                 }
         return 0;
@@ -169,13 +171,14 @@ static int dir_of(const char *file, char **ret)
 
 /* Parses one entry of model_catalogs/catalogs/mcp_catalogs into a fresh struct. */
 static int parse_source(struct ydoc *d, yaml_node_t *n, bool mcp, struct catalog_source_config *s,
-                        struct catalog_error *err)
+                        struct error_detail *err)
 {
         unsigned line = ynode_line(n);
         int r;
 
         if (n->type != YAML_MAPPING_NODE) {
-                catalog_error_set(err, d->file, line, "a catalog source must be a mapping");
+                error_detail_set_at(err, -EINVAL, d->file, line,
+                                    "a catalog source must be a mapping");
                 return -EINVAL;
         }
         s->is_mcp = mcp;
@@ -183,20 +186,20 @@ static int parse_source(struct ydoc *d, yaml_node_t *n, bool mcp, struct catalog
         if (r < 0)
                 return r;
         if (!s->id || s->id[0] == '\0') {
-                catalog_error_set(err, d->file, line, "catalog source without id");
+                error_detail_set_at(err, -EINVAL, d->file, line, "catalog source without id");
                 return -EINVAL;
         }
         if (s->asset_type && catalog_asset_type_from_string(s->asset_type) < 0) {
-                catalog_error_set(err, d->file, line, "source '%s': invalid assetType '%s'", s->id,
-                                  s->asset_type);
+                error_detail_set_at(err, -EINVAL, d->file, line,
+                                    "source '%s': invalid assetType '%s'", s->id, s->asset_type);
                 return -EINVAL;
         }
         if (s->properties) {
                 json_t *p = json_object_get(s->properties, "yamlCatalogPath");
 
                 if (p && !json_is_string(p)) {
-                        catalog_error_set(err, d->file, line,
-                                          "source '%s': yamlCatalogPath must be a string", s->id);
+                        error_detail_set_at(err, -EINVAL, d->file, line,
+                                            "source '%s': yamlCatalogPath must be a string", s->id);
                         return -EINVAL;
                 }
                 r = dir_of(d->file, &s->base_dir);
@@ -207,14 +210,15 @@ static int parse_source(struct ydoc *d, yaml_node_t *n, bool mcp, struct catalog
 }
 
 static int parse_source_list(struct ydoc *d, yaml_node_t *n, bool mcp, bool legacy,
-                             struct catalog_config *c, struct catalog_error *err)
+                             struct catalog_config *c, struct error_detail *err)
 {
         int r;
 
         if (ynode_is_null(n))
                 return 0;
         if (n->type != YAML_SEQUENCE_NODE) {
-                catalog_error_set(err, d->file, ynode_line(n), "expected a list of sources");
+                error_detail_set_at(err, -EINVAL, d->file, ynode_line(n),
+                                    "expected a list of sources");
                 return -EINVAL;
         }
         for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
@@ -235,20 +239,20 @@ static int parse_source_list(struct ydoc *d, yaml_node_t *n, bool mcp, bool lega
                                 continue;
                         }
                         if (existing->is_mcp != mcp)
-                                catalog_error_set(err, d->file, ynode_line(item),
-                                                  "source id '%s' is in both model_catalogs and "
-                                                  "mcp_catalogs",
-                                                  s.id);
+                                error_detail_set_at(err, -EINVAL, d->file, ynode_line(item),
+                                                    "source id '%s' is in both model_catalogs and "
+                                                    "mcp_catalogs",
+                                                    s.id);
                         else
-                                catalog_error_set(err, d->file, ynode_line(item),
-                                                  "duplicate source id '%s'", s.id);
+                                error_detail_set_at(err, -EINVAL, d->file, ynode_line(item),
+                                                    "duplicate source id '%s'", s.id);
                         catalog_source_config_release(&s);
                         return -EINVAL;
                 }
                 r = config_add_source(c, &dst);
                 if (r < 0) {
-                        catalog_error_set(err, d->file, ynode_line(item),
-                                          "too many sources (limit %u)", CATALOG_SOURCES_MAX);
+                        error_detail_set_at(err, -EINVAL, d->file, ynode_line(item),
+                                            "too many sources (limit %u)", CATALOG_SOURCES_MAX);
                         catalog_source_config_release(&s);
                         return r;
                 }
@@ -262,7 +266,7 @@ static int parse_source_list(struct ydoc *d, yaml_node_t *n, bool mcp, bool lega
  * max items (what names them in the error). *ret stays NULL when the value is null.
  */
 static int bounded_json(struct ydoc *d, yaml_node_t *n, yaml_node_type_t type, const char *key,
-                        const char *what, size_t max, json_t **ret, struct catalog_error *err)
+                        const char *what, size_t max, json_t **ret, struct error_detail *err)
 {
         json_auto_t *v = NULL;
         bool list = type == YAML_SEQUENCE_NODE;
@@ -271,15 +275,15 @@ static int bounded_json(struct ydoc *d, yaml_node_t *n, yaml_node_type_t type, c
         if (ynode_is_null(n))
                 return 0;
         if (n->type != type) {
-                catalog_error_set(err, d->file, ynode_line(n), "%s must be %s", key,
-                                  list ? "a list" : "a mapping");
+                error_detail_set_at(err, -EINVAL, d->file, ynode_line(n), "%s must be %s", key,
+                                    list ? "a list" : "a mapping");
                 return -EINVAL;
         }
         r = ydoc_to_json(d, n, &v, err);
         if (r < 0)
                 return r;
         if ((list ? json_array_size(v) : json_object_size(v)) > max) {
-                catalog_error_set(err, d->file, ynode_line(n), "too many %s", what);
+                error_detail_set_at(err, -E2BIG, d->file, ynode_line(n), "too many %s", what);
                 return -E2BIG;
         }
         *ret = TAKE_PTR(v);
@@ -287,7 +291,7 @@ static int bounded_json(struct ydoc *d, yaml_node_t *n, yaml_node_type_t type, c
 }
 
 static int parse_labels(struct ydoc *d, yaml_node_t *n, struct catalog_config *c,
-                        struct catalog_error *err)
+                        struct error_detail *err)
 {
         json_auto_t *v = NULL;
         size_t i;
@@ -303,22 +307,22 @@ static int parse_labels(struct ydoc *d, yaml_node_t *n, struct catalog_config *c
                 json_t *val;
 
                 if (!json_is_object(l)) {
-                        catalog_error_set(err, d->file, ynode_line(item),
-                                          "a label must be a mapping");
+                        error_detail_set_at(err, -EINVAL, d->file, ynode_line(item),
+                                            "a label must be a mapping");
                         return -EINVAL;
                 }
                 val = json_object_get(l, "name");
                 if (!val || !(json_is_string(val) || json_is_null(val))) {
-                        catalog_error_set(err, d->file, ynode_line(item),
-                                          "a label needs a name (a string or null)");
+                        error_detail_set_at(err, -EINVAL, d->file, ynode_line(item),
+                                            "a label needs a name (a string or null)");
                         return -EINVAL;
                 }
                 json_object_foreach(l, k, val) {
                         if (streq(k, "name"))
                                 continue;
                         if (!json_is_string(val)) {
-                                catalog_error_set(err, d->file, ynode_line(item),
-                                                  "label value '%s' must be a string", k);
+                                error_detail_set_at(err, -EINVAL, d->file, ynode_line(item),
+                                                    "label value '%s' must be a string", k);
                                 return -EINVAL;
                         }
                 }
@@ -340,13 +344,14 @@ static bool filter_operator_valid(const char *op)
 
 /* Validates {field: {operator, value}} and returns it normalised (operator upper-cased). */
 static int check_filters(struct ydoc *d, unsigned line, const char *qname, json_t *filters,
-                         struct catalog_error *err)
+                         struct error_detail *err)
 {
         const char *field;
         json_t *f;
 
         if (!json_is_object(filters) || json_object_size(filters) == 0) {
-                catalog_error_set(err, d->file, line, "named query '%s' has no filters", qname);
+                error_detail_set_at(err, -EINVAL, d->file, line, "named query '%s' has no filters",
+                                    qname);
                 return -EINVAL;
         }
         json_object_foreach(filters, field, f) {
@@ -355,23 +360,23 @@ static int check_filters(struct ydoc *d, unsigned line, const char *qname, json_
 
                 if (!json_is_object(f) || json_object_size(f) != 2 || !json_is_string(op) || !val ||
                     json_is_object(val) || json_is_null(val)) {
-                        catalog_error_set(err, d->file, line,
-                                          "named query '%s': field '%s' needs exactly operator "
-                                          "and value",
-                                          qname, field);
+                        error_detail_set_at(err, -EINVAL, d->file, line,
+                                            "named query '%s': field '%s' needs exactly operator "
+                                            "and value",
+                                            qname, field);
                         return -EINVAL;
                 }
                 if (!filter_operator_valid(json_string_value(op))) {
-                        catalog_error_set(err, d->file, line,
-                                          "named query '%s': invalid operator '%s'", qname,
-                                          json_string_value(op));
+                        error_detail_set_at(err, -EINVAL, d->file, line,
+                                            "named query '%s': invalid operator '%s'", qname,
+                                            json_string_value(op));
                         return -EINVAL;
                 }
                 if (json_is_array(val) != (strcasecmp(json_string_value(op), "IN") == 0)) {
-                        catalog_error_set(err, d->file, line,
-                                          "named query '%s': operator IN needs a list value "
-                                          "and a list value needs IN",
-                                          qname);
+                        error_detail_set_at(err, -EINVAL, d->file, line,
+                                            "named query '%s': operator IN needs a list value "
+                                            "and a list value needs IN",
+                                            qname);
                         return -EINVAL;
                 }
         }
@@ -397,14 +402,14 @@ static unsigned line_of_key(struct ydoc *d, yaml_node_t *n, const char *key)
  * -EINVAL with err for another key or an unknown asset type.
  */
 static int named_query_asset_type(struct ydoc *d, unsigned line, const char *qname, const json_t *q,
-                                  const char **ret, struct catalog_error *err)
+                                  const char **ret, struct error_detail *err)
 {
         const json_t *asset = json_object_get(q, "assetType");
 
         if (json_object_size(q) != (asset ? 2U : 1U)) {
-                catalog_error_set(err, d->file, line,
-                                  "named query '%s': unknown key (expected assetType, filters)",
-                                  qname);
+                error_detail_set_at(err, -EINVAL, d->file, line,
+                                    "named query '%s': unknown key (expected assetType, filters)",
+                                    qname);
                 return -EINVAL;
         }
         if (!asset) {
@@ -413,7 +418,8 @@ static int named_query_asset_type(struct ydoc *d, unsigned line, const char *qna
         }
         if (!json_is_string(asset) ||
             catalog_asset_type_from_string(json_string_value(asset)) < 0) {
-                catalog_error_set(err, d->file, line, "named query '%s': invalid assetType", qname);
+                error_detail_set_at(err, -EINVAL, d->file, line,
+                                    "named query '%s': invalid assetType", qname);
                 return -EINVAL;
         }
         *ret = json_string_value(asset);
@@ -425,14 +431,15 @@ static int named_query_asset_type(struct ydoc *d, unsigned line, const char *qna
  * value}}, models), added to out as {assetType, filters}.
  */
 static int parse_named_query(struct ydoc *d, unsigned line, const char *qname, json_t *q,
-                             json_t *out, struct catalog_error *err)
+                             json_t *out, struct error_detail *err)
 {
         json_t *filters = json_object_get(q, "filters");
         const char *at = "models";
         int r;
 
         if (!json_is_object(q)) {
-                catalog_error_set(err, d->file, line, "named query '%s' must be a mapping", qname);
+                error_detail_set_at(err, -EINVAL, d->file, line,
+                                    "named query '%s' must be a mapping", qname);
                 return -EINVAL;
         }
         if (filters) {
@@ -451,7 +458,7 @@ static int parse_named_query(struct ydoc *d, unsigned line, const char *qname, j
 }
 
 static int parse_named_queries(struct ydoc *d, yaml_node_t *n, struct catalog_config *c,
-                               struct catalog_error *err)
+                               struct error_detail *err)
 {
         json_auto_t *v = NULL, *out = NULL;
         const char *qname;
@@ -492,7 +499,7 @@ static const char *const top_key_names[TOP__MAX] = {
 
 /* Sorts the root mapping's values by key into values[]; -EINVAL for an unknown or repeated key. */
 static int collect_top_level(struct ydoc *d, yaml_node_t *root, yaml_node_t *values[TOP__MAX],
-                             struct catalog_error *err)
+                             struct error_detail *err)
 {
         for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
              p++) {
@@ -501,18 +508,20 @@ static int collect_top_level(struct ydoc *d, yaml_node_t *root, yaml_node_t *val
                 size_t t = 0;
 
                 if (!key) {
-                        catalog_error_set(err, d->file, ynode_line(k),
-                                          "mapping keys must be scalars");
+                        error_detail_set_at(err, -EINVAL, d->file, ynode_line(k),
+                                            "mapping keys must be scalars");
                         return -EINVAL;
                 }
                 while (t < TOP__MAX && !streq(key, top_key_names[t]))
                         t++;
                 if (t == TOP__MAX) {
-                        catalog_error_set(err, d->file, ynode_line(k), "unknown key '%s'", key);
+                        error_detail_set_at(err, -EINVAL, d->file, ynode_line(k),
+                                            "unknown key '%s'", key);
                         return -EINVAL;
                 }
                 if (values[t]) {
-                        catalog_error_set(err, d->file, ynode_line(k), "duplicate key '%s'", key);
+                        error_detail_set_at(err, -EINVAL, d->file, ynode_line(k),
+                                            "duplicate key '%s'", key);
                         return -EINVAL;
                 }
                 values[t] = ydoc_node(d, p->value);
@@ -521,7 +530,7 @@ static int collect_top_level(struct ydoc *d, yaml_node_t *root, yaml_node_t *val
 }
 
 static int parse_top_value(struct ydoc *d, enum top_key t, yaml_node_t *v, struct catalog_config *c,
-                           struct catalog_error *err)
+                           struct error_detail *err)
 {
         switch (t) {
         case TOP_MODEL_CATALOGS:
@@ -540,19 +549,14 @@ static int parse_top_value(struct ydoc *d, enum top_key t, yaml_node_t *v, struc
         return -EINVAL;
 }
 
-static int parse_document(struct ydoc *d, struct catalog_config *c, struct catalog_error *err)
+static int parse_document(struct ydoc *d, struct catalog_config *c, struct error_detail *err)
 {
-        yaml_node_t *root = ydoc_root(d);
-        yaml_node_t *values[TOP__MAX] = { 0 };
+        yaml_node_t *root, *values[TOP__MAX] = { 0 };
         int r;
 
-        if (!root)
-                return 0;
-        if (root->type != YAML_MAPPING_NODE) {
-                catalog_error_set(err, d->file, ynode_line(root),
-                                  "the sources file must be a mapping");
-                return -EINVAL;
-        }
+        r = ydoc_root_mapping(d, "the sources file", &root, err);
+        if (r < 0 || !root)
+                return r;
         r = collect_top_level(d, root, values, err);
         if (r < 0)
                 return r;
@@ -567,16 +571,13 @@ static int parse_document(struct ydoc *d, struct catalog_config *c, struct catal
 }
 
 int catalog_config_parse(const char *file, const char *data, size_t len, struct catalog_config *ret,
-                         struct catalog_error *err)
+                         struct error_detail *err)
 {
         struct catalog_config c = { 0 };
         struct ydoc d;
         int r;
 
-        r = catalog_check_size(file, len, (size_t)CATALOG_FILE_MAX, err);
-        if (r < 0)
-                return r;
-        r = ydoc_load(&d, file, data, len, err);
+        r = ydoc_load(&d, file, data, len, &catalog_yaml_limits, err);
         if (r < 0)
                 return r;
         r = parse_document(&d, &c, err);
@@ -589,8 +590,7 @@ int catalog_config_parse(const char *file, const char *data, size_t len, struct 
         return 0;
 }
 
-int catalog_config_load_file(const char *path, struct catalog_config *ret,
-                             struct catalog_error *err)
+int catalog_config_load_file(const char *path, struct catalog_config *ret, struct error_detail *err)
 {
         AUTOFREE char *data = NULL;
         size_t len;
@@ -662,21 +662,21 @@ static int merge_source(struct catalog_source_config *dst, const struct catalog_
 
 /* The source of dst with s's id, added (id and kind only) when dst has none. */
 static int merge_target(struct catalog_config *dst, const struct catalog_source_config *s,
-                        struct catalog_source_config **ret, struct catalog_error *err)
+                        struct catalog_source_config **ret, struct error_detail *err)
 {
         struct catalog_source_config *t = config_find_mut(dst, s->id);
         int r;
 
         if (t && t->is_mcp != s->is_mcp) {
-                catalog_error_set(err, NULL, 0, "source id '%s' is both a model and an MCP source",
-                                  s->id);
+                error_detail_set_at(err, -EINVAL, NULL, 0,
+                                    "source id '%s' is both a model and an MCP source", s->id);
                 return -EINVAL;
         }
         if (!t) {
                 r = config_add_source(dst, &t);
                 if (r < 0) {
-                        catalog_error_set(err, NULL, 0, "too many sources (limit %u)",
-                                          CATALOG_SOURCES_MAX);
+                        error_detail_set_at(err, -EINVAL, NULL, 0, "too many sources (limit %u)",
+                                            CATALOG_SOURCES_MAX);
                         return r;
                 }
                 t->id = strdup(s->id);
@@ -689,22 +689,23 @@ static int merge_target(struct catalog_config *dst, const struct catalog_source_
 }
 
 /* -EINVAL with err when a pattern of the merged source is both included and excluded. */
-static int check_include_exclude(const struct catalog_source_config *t, struct catalog_error *err)
+static int check_include_exclude(const struct catalog_source_config *t, struct error_detail *err)
 {
         if (!t->included || !t->excluded)
                 return 0;
         for (char **p = t->included; *p; p++)
                 if (catalog_strv_contains(t->excluded, *p)) {
-                        catalog_error_set(err, NULL, 0,
-                                          "source '%s': pattern '%s' is both included and excluded",
-                                          t->id, *p);
+                        error_detail_set_at(
+                                err, -EINVAL, NULL, 0,
+                                "source '%s': pattern '%s' is both included and excluded", t->id,
+                                *p);
                         return -EINVAL;
                 }
         return 0;
 }
 
 static int merge_sources(struct catalog_config *dst, const struct catalog_config *src,
-                         struct catalog_error *err)
+                         struct error_detail *err)
 {
         for (size_t i = 0; i < src->n_sources; i++) {
                 struct catalog_source_config *t;
@@ -785,7 +786,7 @@ static int merge_named_queries(struct catalog_config *dst, json_t *queries)
 }
 
 int catalog_config_merge(struct catalog_config *dst, const struct catalog_config *src,
-                         struct catalog_error *err)
+                         struct error_detail *err)
 {
         int r;
 
@@ -798,14 +799,14 @@ int catalog_config_merge(struct catalog_config *dst, const struct catalog_config
 }
 
 int catalog_config_load(char *const *files, size_t n, struct catalog_config *ret,
-                        struct catalog_error *err)
+                        struct error_detail *err)
 {
         struct catalog_config all = { 0 };
         int r = 0;
 
         if (n > CATALOG_CONFIG_FILES_MAX) {
-                catalog_error_set(err, NULL, 0, "too many config files (limit %u)",
-                                  CATALOG_CONFIG_FILES_MAX);
+                error_detail_set_at(err, -E2BIG, NULL, 0, "too many config files (limit %u)",
+                                    CATALOG_CONFIG_FILES_MAX);
                 return -E2BIG;
         }
         for (size_t i = 0; i < n; i++) {
@@ -815,8 +816,11 @@ int catalog_config_load(char *const *files, size_t n, struct catalog_config *ret
                 if (r < 0)
                         goto fail;
                 r = catalog_config_merge(&all, &one, err);
-                if (r < 0 && err && !err->file[0])
-                        catalog_error_set(err, files[i], 0, "%s", err->message);
+                if (r < 0 && err && !err->file[0]) {
+                        /* a merge error names no file yet: the one being merged */
+                        (void)snprintf(err->file, sizeof(err->file), "%s", files[i]);
+                        err->line = 0;
+                }
                 catalog_config_release(&one);
                 if (r < 0)
                         goto fail;
@@ -852,18 +856,10 @@ fail:
 int catalog_source_yaml_path(const struct catalog_source_config *s, char **ret)
 {
         const char *p = json_string_value(json_object_get(s->properties, "yamlCatalogPath"));
-        char *out;
 
         if (!p || p[0] == '\0')
                 return -ENOENT;
-        if (p[0] == '/' || !s->base_dir)
-                out = strdup(p);
-        else if (asprintf(&out, "%s/%s", s->base_dir, p) < 0)
-                out = NULL;
-        if (!out)
-                return -ENOMEM;
-        *ret = out;
-        return 0;
+        return path_resolve(s->base_dir, p, ret);
 }
 
 int catalog_source_excluded(const struct catalog_source_config *s, char ***ret)
@@ -894,19 +890,20 @@ int catalog_source_excluded(const struct catalog_source_config *s, char ***ret)
 }
 
 int catalog_source_parse_preview(const char *file, const char *data, size_t len,
-                                 struct catalog_source_config *ret, struct catalog_error *err)
+                                 struct catalog_source_config *ret, struct error_detail *err)
 {
         struct catalog_source_config s = { .enabled = -1 };
         struct ydoc d;
         yaml_node_t *root;
         int r;
 
-        r = ydoc_load(&d, file, data, len, err);
+        r = ydoc_load(&d, file, data, len, &catalog_yaml_limits, err);
         if (r < 0)
                 return r;
         root = ydoc_root(&d);
         if (!root || root->type != YAML_MAPPING_NODE) {
-                catalog_error_set(err, file, ynode_line(root), "config must be a mapping");
+                error_detail_set_at(err, -EINVAL, file, ynode_line(root),
+                                    "config must be a mapping");
                 ydoc_release(&d);
                 return -EINVAL;
         }

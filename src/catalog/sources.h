@@ -58,18 +58,17 @@ void catalog_config_release(struct catalog_config *c);
  * Returns -EINVAL (err filled), -E2BIG past the limits, -ENOMEM.
  */
 _warn_unused_result_ int catalog_config_parse(const char *file, const char *data, size_t len,
-                                              struct catalog_config *ret,
-                                              struct catalog_error *err);
+                                              struct catalog_config *ret, struct error_detail *err);
 /* Reads (bounded by CATALOG_FILE_MAX) and parses one file; -EFBIG for an oversized file. */
 _warn_unused_result_ int catalog_config_load_file(const char *path, struct catalog_config *ret,
-                                                  struct catalog_error *err);
+                                                  struct error_detail *err);
 /* Merges src into dst (later wins field by field). */
 _warn_unused_result_ int catalog_config_merge(struct catalog_config *dst,
                                               const struct catalog_config *src,
-                                              struct catalog_error *err);
+                                              struct error_detail *err);
 /* Loads and merges files[0..n) in order; then applies defaults (enabled true, labels []). */
 _warn_unused_result_ int catalog_config_load(char *const *files, size_t n,
-                                             struct catalog_config *ret, struct catalog_error *err);
+                                             struct catalog_config *ret, struct error_detail *err);
 
 /* Borrowed; NULL when absent. */
 const struct catalog_source_config *catalog_config_find(const struct catalog_config *c,
@@ -91,5 +90,5 @@ _warn_unused_result_ int catalog_source_excluded(const struct catalog_source_con
  */
 _warn_unused_result_ int catalog_source_parse_preview(const char *file, const char *data,
                                                       size_t len, struct catalog_source_config *ret,
-                                                      struct catalog_error *err);
+                                                      struct error_detail *err);
 void catalog_source_config_release(struct catalog_source_config *s);

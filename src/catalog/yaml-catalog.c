@@ -163,7 +163,7 @@ static json_t *intern_add(struct intern_table *t, json_t *v)
 /* Takes v; returns the shared value equal to it (a new reference) or NULL (out of memory). */
 static json_t *intern(struct ydoc *d, json_t *v)
 {
-        struct intern_table *t = d->intern;
+        struct intern_table *t = d->userdata;
         json_t *hit;
 
         if (!v || !t)
@@ -183,7 +183,7 @@ static json_t *intern(struct ydoc *d, json_t *v)
  * (most strings interned are repeats: a provider, a license, a time). */
 static json_t *intern_string(struct ydoc *d, const char *s)
 {
-        struct intern_table *t = d->intern;
+        struct intern_table *t = d->userdata;
         json_t *hit;
 
         if (!t)
@@ -195,7 +195,7 @@ static json_t *intern_string(struct ydoc *d, const char *s)
         return hit ? hit : intern_add(t, json_string(s));
 }
 
-static int store_node(struct ydoc *d, yaml_node_t *n, void *ret, struct catalog_error *err)
+static int store_node(struct ydoc *d, yaml_node_t *n, void *ret, struct error_detail *err)
 {
         (void)d;
         (void)err;
@@ -219,7 +219,7 @@ static void u64_decimal(char *buf, uint64_t v)
 }
 
 /* A JSON string of milliseconds since the epoch; YAML may give it as a number or a string. */
-static int field_epoch(struct ydoc *d, yaml_node_t *n, void *ret, struct catalog_error *err)
+static int field_epoch(struct ydoc *d, yaml_node_t *n, void *ret, struct error_detail *err)
 {
         const char *s = ynode_scalar(n);
         uint64_t v;
@@ -233,8 +233,8 @@ static int field_epoch(struct ydoc *d, yaml_node_t *n, void *ret, struct catalog
         if (ynode_is_null(n))
                 return 0;
         if (!s || safe_atou64(s, &v) < 0 || v > INT64_MAX) {
-                catalog_error_set(err, d->file, ynode_line(n),
-                                  "expected milliseconds since the epoch, got '%s'", s ? s : "?");
+                error_detail_set_at(err, -EINVAL, d->file, ynode_line(n),
+                                    "expected milliseconds since the epoch, got '%s'", s ? s : "?");
                 return -EINVAL;
         }
         u64_decimal(buf, v);
@@ -364,7 +364,7 @@ static json_t *metadata_value_new(const char *type, const char *vkey, json_t *va
 static json_t *intern_metadata_value(struct ydoc *d, const struct metadata_kind *kind,
                                      json_t *value)
 {
-        struct intern_table *t = d->intern;
+        struct intern_table *t = d->userdata;
         json_t *hit;
         int r;
 
@@ -396,24 +396,24 @@ static json_t *intern_metadata_value(struct ydoc *d, const struct metadata_kind 
  */
 static int metadata_value_of(struct ydoc *d, const char *key, unsigned line,
                              const struct metadata_kind *kind, json_t *raw, bool exact,
-                             json_t **ret, struct catalog_error *err)
+                             json_t **ret, struct error_detail *err)
 {
         json_t *value = NULL;
         int r;
 
         r = kind->normalise(raw, &value);
         if (r == -EINVAL) {
-                catalog_error_set(err, d->file, line, "custom property '%s': invalid %s", key,
-                                  kind->vkey);
+                error_detail_set_at(err, -EINVAL, d->file, line, "custom property '%s': invalid %s",
+                                    key, kind->vkey);
                 return r;
         }
         if (r < 0)
                 return r;
         if (!value || !exact) {
                 json_decref(value);
-                catalog_error_set(err, d->file, line,
-                                  "custom property '%s': %s needs exactly metadataType and %s", key,
-                                  kind->type, kind->vkey);
+                error_detail_set_at(err, -EINVAL, d->file, line,
+                                    "custom property '%s': %s needs exactly metadataType and %s",
+                                    key, kind->type, kind->vkey);
                 return -EINVAL;
         }
         *ret = intern_metadata_value(d, kind, value);
@@ -422,20 +422,20 @@ static int metadata_value_of(struct ydoc *d, const char *key, unsigned line,
 
 /* Normalises one property as written (raw) into a shared MetadataValue (a new reference). */
 static int custom_property_value(struct ydoc *d, const char *key, unsigned line, json_t *raw,
-                                 json_t **ret, struct catalog_error *err)
+                                 json_t **ret, struct error_detail *err)
 {
         const char *type = json_string_value(json_object_get(raw, "metadataType"));
         const struct metadata_kind *kind;
 
         if (!json_is_object(raw) || !type) {
-                catalog_error_set(err, d->file, line, "custom property '%s' needs a metadataType",
-                                  key);
+                error_detail_set_at(err, -EINVAL, d->file, line,
+                                    "custom property '%s' needs a metadataType", key);
                 return -EINVAL;
         }
         kind = metadata_kind_find(type);
         if (!kind) {
-                catalog_error_set(err, d->file, line,
-                                  "custom property '%s': unknown metadataType '%s'", key, type);
+                error_detail_set_at(err, -EINVAL, d->file, line,
+                                    "custom property '%s': unknown metadataType '%s'", key, type);
                 return -EINVAL;
         }
         return metadata_value_of(d, key, line, kind, json_object_get(raw, kind->vkey),
@@ -449,7 +449,7 @@ static int custom_property_value(struct ydoc *d, const char *key, unsigned line,
  * general path, which also words its errors), or a negative errno with err.
  */
 static int custom_property_direct(struct ydoc *d, const char *key, unsigned line, yaml_node_t *v,
-                                  json_t **ret, struct catalog_error *err)
+                                  json_t **ret, struct error_detail *err)
 {
         const struct metadata_kind *kind;
         yaml_node_t *k0, *k1, *v0, *v1, *tnode, *vnode;
@@ -489,7 +489,7 @@ static int custom_property_direct(struct ydoc *d, const char *key, unsigned line
 
 /* Adds the property of one mapping pair (k: v) to out. */
 static int custom_property_add(struct ydoc *d, yaml_node_t *k, yaml_node_t *v, json_t *out,
-                               struct catalog_error *err)
+                               struct error_detail *err)
 {
         const char *key = ynode_scalar(k);
         unsigned line = ynode_line(k);
@@ -498,11 +498,11 @@ static int custom_property_add(struct ydoc *d, yaml_node_t *k, yaml_node_t *v, j
         int r;
 
         if (!key || key[0] == '\0') {
-                catalog_error_set(err, d->file, line, "invalid customProperties key");
+                error_detail_set_at(err, -EINVAL, d->file, line, "invalid customProperties key");
                 return -EINVAL;
         }
         if (json_object_get(out, key)) {
-                catalog_error_set(err, d->file, line, "duplicate key '%s'", key);
+                error_detail_set_at(err, -EINVAL, d->file, line, "duplicate key '%s'", key);
                 return -EINVAL;
         }
         r = custom_property_direct(d, key, line, v, &value, err);
@@ -516,11 +516,11 @@ static int custom_property_add(struct ydoc *d, yaml_node_t *k, yaml_node_t *v, j
 }
 
 static int custom_properties_fill(struct ydoc *d, yaml_node_t *n, json_t *out,
-                                  struct catalog_error *err)
+                                  struct error_detail *err)
 {
         if (n->type != YAML_MAPPING_NODE) {
-                catalog_error_set(err, d->file, ynode_line(n),
-                                  "customProperties must be a mapping");
+                error_detail_set_at(err, -EINVAL, d->file, ynode_line(n),
+                                    "customProperties must be a mapping");
                 return -EINVAL;
         }
         for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
@@ -536,7 +536,7 @@ static int custom_properties_fill(struct ydoc *d, yaml_node_t *n, json_t *out,
 
 /* Validates and normalises a customProperties mapping into MetadataValue JSON. */
 static int field_custom_properties(struct ydoc *d, yaml_node_t *n, void *ret,
-                                   struct catalog_error *err)
+                                   struct error_detail *err)
 {
         json_auto_t *out = NULL;
         int r;
@@ -609,36 +609,36 @@ static bool uri_valid(const char *u)
 
 /* Checks the artifactType and metricsType of a and adds them to b. */
 static int artifact_kind_add(struct ydoc *d, const struct artifact_parse *a, unsigned line,
-                             struct catalog_record_builder *b, struct catalog_error *err)
+                             struct catalog_record_builder *b, struct error_detail *err)
 {
         int r;
 
         if (!a->artifact_type || streq(a->artifact_type, "model-artifact")) {
                 if (!a->uri || !uri_valid(a->uri)) {
-                        catalog_error_set(err, d->file, line,
-                                          a->uri ? "artifact uri '%s' is not a valid URI"
-                                                 : "model artifact without uri%s",
-                                          a->uri ? a->uri : "");
+                        error_detail_set_at(err, -EINVAL, d->file, line,
+                                            a->uri ? "artifact uri '%s' is not a valid URI"
+                                                   : "model artifact without uri%s",
+                                            a->uri ? a->uri : "");
                         return -EINVAL;
                 }
                 if (a->metrics_type) {
-                        catalog_error_set(err, d->file, line,
-                                          "metricsType is only valid on metrics artifacts");
+                        error_detail_set_at(err, -EINVAL, d->file, line,
+                                            "metricsType is only valid on metrics artifacts");
                         return -EINVAL;
                 }
                 return catalog_record_builder_add(b, "artifactType",
                                                   intern_string(d, "model-artifact"));
         }
         if (!streq(a->artifact_type, "metrics-artifact")) {
-                catalog_error_set(err, d->file, line, "unknown artifactType '%s'",
-                                  a->artifact_type);
+                error_detail_set_at(err, -EINVAL, d->file, line, "unknown artifactType '%s'",
+                                    a->artifact_type);
                 return -EINVAL;
         }
         if (!a->metrics_type || !(streq(a->metrics_type, "performance-metrics") ||
                                   streq(a->metrics_type, "accuracy-metrics"))) {
-                catalog_error_set(err, d->file, line,
-                                  "metrics artifact needs metricsType performance-metrics or "
-                                  "accuracy-metrics");
+                error_detail_set_at(err, -EINVAL, d->file, line,
+                                    "metrics artifact needs metricsType performance-metrics or "
+                                    "accuracy-metrics");
                 return -EINVAL;
         }
         r = catalog_record_builder_add(b, "artifactType", intern_string(d, "metrics-artifact"));
@@ -665,7 +665,7 @@ static int rec_json(struct catalog_record_builder *b, const char *key, json_t *v
 static int artifact_to_record(struct ydoc *d, struct artifact_parse *a,
                               struct catalog_record_builder *b)
 {
-        const struct intern_table *t = d->intern;
+        const struct intern_table *t = d->userdata;
         int r;
 
         r = rec_string(b, "uri", a->uri);
@@ -728,7 +728,7 @@ static int intern_record_add(struct intern_table *t, struct catalog_record *rec)
 static int intern_record(struct ydoc *d, struct catalog_record_builder *b,
                          struct catalog_record **ret)
 {
-        struct intern_table *t = d->intern;
+        struct intern_table *t = d->userdata;
         CLEANUP(catalog_record_unrefp) struct catalog_record *rec = NULL;
         json_t *pos = NULL;
         int r;
@@ -755,7 +755,7 @@ static int intern_record(struct ydoc *d, struct catalog_record_builder *b,
 }
 
 static int parse_artifact(struct ydoc *d, yaml_node_t *n, struct catalog_record **ret,
-                          struct catalog_error *err)
+                          struct error_detail *err)
 {
         CLEANUP(artifact_parse_release) struct artifact_parse a = { 0 };
         CLEANUP(catalog_record_builder_release) struct catalog_record_builder b = { 0 };
@@ -763,7 +763,7 @@ static int parse_artifact(struct ydoc *d, yaml_node_t *n, struct catalog_record 
         int r;
 
         if (n->type != YAML_MAPPING_NODE) {
-                catalog_error_set(err, d->file, line, "an artifact must be a mapping");
+                error_detail_set_at(err, -EINVAL, d->file, line, "an artifact must be a mapping");
                 return -EINVAL;
         }
         r = ydoc_dispatch(d, n, artifact_fields, &a, err);
@@ -818,8 +818,8 @@ static const struct yfield model_fields[] = {
         { "licenseLink", ydoc_field_string, offsetof(struct model_parse, license_link) },
         { "libraryName", ydoc_field_string, offsetof(struct model_parse, library_name) },
         { "externalId", ydoc_field_string, offsetof(struct model_parse, external_id) },
-        { "language", ydoc_field_strv, offsetof(struct model_parse, language) },
-        { "tasks", ydoc_field_strv, offsetof(struct model_parse, tasks) },
+        { "language", catalog_field_strv, offsetof(struct model_parse, language) },
+        { "tasks", catalog_field_strv, offsetof(struct model_parse, tasks) },
         { "createTimeSinceEpoch", field_epoch, offsetof(struct model_parse, create) },
         { "lastUpdateTimeSinceEpoch", field_epoch, offsetof(struct model_parse, update) },
         { "customProperties", field_custom_properties, offsetof(struct model_parse, custom) },
@@ -843,20 +843,22 @@ static json_t *strv_to_json(char *const *v)
 
 /* Parses the artifacts list (node, may be NULL) of a model into ret's artifacts. */
 static int parse_artifacts(struct ydoc *d, yaml_node_t *node, struct catalog_model_data *ret,
-                           struct catalog_error *err)
+                           struct error_detail *err)
 {
         size_t count;
 
         if (!node || ynode_is_null(node))
                 return 0;
         if (node->type != YAML_SEQUENCE_NODE) {
-                catalog_error_set(err, d->file, ynode_line(node), "artifacts must be a list");
+                error_detail_set_at(err, -EINVAL, d->file, ynode_line(node),
+                                    "artifacts must be a list");
                 return -EINVAL;
         }
         count = (size_t)(node->data.sequence.items.top - node->data.sequence.items.start);
         if (count > CATALOG_ARTIFACTS_PER_MODEL_MAX) {
-                catalog_error_set(err, d->file, ynode_line(node), "too many artifacts (limit %u)",
-                                  CATALOG_ARTIFACTS_PER_MODEL_MAX);
+                error_detail_set_at(err, -E2BIG, d->file, ynode_line(node),
+                                    "too many artifacts (limit %u)",
+                                    CATALOG_ARTIFACTS_PER_MODEL_MAX);
                 return -E2BIG;
         }
         ret->artifacts = calloc(count ? count : 1, sizeof(struct catalog_record *));
@@ -957,7 +959,7 @@ static int model_to_record(struct ydoc *d, struct model_parse *m, struct catalog
 static int model_record(struct ydoc *d, struct model_parse *m, struct catalog_record **ret)
 {
         CLEANUP(catalog_record_builder_release) struct catalog_record_builder b = { 0 };
-        const struct intern_table *t = d->intern;
+        const struct intern_table *t = d->userdata;
         int r;
 
         r = model_to_record(d, m, &b);
@@ -970,7 +972,7 @@ static int model_record(struct ydoc *d, struct model_parse *m, struct catalog_re
 }
 
 static int parse_model(struct ydoc *d, yaml_node_t *n, struct catalog_model_data *ret,
-                       struct catalog_error *err)
+                       struct error_detail *err)
 {
         CLEANUP(model_parse_release) struct model_parse m = { 0 };
         CLEANUP(catalog_model_data_release) struct catalog_model_data data = { 0 };
@@ -978,14 +980,14 @@ static int parse_model(struct ydoc *d, yaml_node_t *n, struct catalog_model_data
         int r;
 
         if (n->type != YAML_MAPPING_NODE) {
-                catalog_error_set(err, d->file, line, "a model must be a mapping");
+                error_detail_set_at(err, -EINVAL, d->file, line, "a model must be a mapping");
                 return -EINVAL;
         }
         r = ydoc_dispatch(d, n, model_fields, &m, err);
         if (r < 0)
                 return r;
         if (!m.name || m.name[0] == '\0') {
-                catalog_error_set(err, d->file, line, "model without name");
+                error_detail_set_at(err, -EINVAL, d->file, line, "model without name");
                 return -EINVAL;
         }
         r = parse_artifacts(d, m.artifacts, &data, err);
@@ -1009,7 +1011,7 @@ static int cmp_model_name(const void *a, const void *b)
 
 /* Finds the models and mcp_servers nodes of the top-level mapping (root); source is ignored. */
 static int catalog_top_keys(struct ydoc *d, yaml_node_t *root, yaml_node_t **ret_models,
-                            yaml_node_t **ret_servers, struct catalog_error *err)
+                            yaml_node_t **ret_servers, struct error_detail *err)
 {
         for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
              p++) {
@@ -1019,8 +1021,8 @@ static int catalog_top_keys(struct ydoc *d, yaml_node_t *root, yaml_node_t **ret
 
                 if (key && streq(key, "source")) {
                         if (v->type != YAML_SCALAR_NODE) {
-                                catalog_error_set(err, d->file, ynode_line(v),
-                                                  "source must be a string");
+                                error_detail_set_at(err, -EINVAL, d->file, ynode_line(v),
+                                                    "source must be a string");
                                 return -EINVAL;
                         }
                 } else if (known && streq(key, "models") && !*ret_models)
@@ -1028,8 +1030,8 @@ static int catalog_top_keys(struct ydoc *d, yaml_node_t *root, yaml_node_t **ret
                 else if (known && streq(key, "mcp_servers") && !*ret_servers)
                         *ret_servers = v;
                 else {
-                        catalog_error_set(err, d->file, ynode_line(k), "%s key '%s'",
-                                          known ? "duplicate" : "unknown", key ? key : "?");
+                        error_detail_set_at(err, -EINVAL, d->file, ynode_line(k), "%s key '%s'",
+                                            known ? "duplicate" : "unknown", key ? key : "?");
                         return -EINVAL;
                 }
         }
@@ -1038,39 +1040,42 @@ static int catalog_top_keys(struct ydoc *d, yaml_node_t *root, yaml_node_t **ret
 
 /* Checks MCP server i (as JSON in servers) has a name no earlier one has. */
 static int mcp_server_check(struct ydoc *d, yaml_node_t *item, const json_t *servers, size_t i,
-                            struct catalog_error *err)
+                            struct error_detail *err)
 {
         json_t *sv = json_array_get(servers, i);
         const char *nm = json_string_value(json_object_get(sv, "name"));
 
         if (!json_is_object(sv) || !nm || nm[0] == '\0') {
-                catalog_error_set(err, d->file, ynode_line(item), "MCP server without name");
+                error_detail_set_at(err, -EINVAL, d->file, ynode_line(item),
+                                    "MCP server without name");
                 return -EINVAL;
         }
         for (size_t j = 0; j < i; j++)
                 if (streq(json_string_value(json_object_get(json_array_get(servers, j), "name")),
                           nm)) {
-                        catalog_error_set(err, d->file, ynode_line(item),
-                                          "duplicate MCP server name '%s'", nm);
+                        error_detail_set_at(err, -EINVAL, d->file, ynode_line(item),
+                                            "duplicate MCP server name '%s'", nm);
                         return -EINVAL;
                 }
         return 0;
 }
 
 static int parse_mcp_servers(struct ydoc *d, yaml_node_t *servers, struct catalog_models *m,
-                             struct catalog_error *err)
+                             struct error_detail *err)
 {
         int r;
 
         if (servers->type != YAML_SEQUENCE_NODE && !ynode_is_null(servers)) {
-                catalog_error_set(err, d->file, ynode_line(servers), "mcp_servers must be a list");
+                error_detail_set_at(err, -EINVAL, d->file, ynode_line(servers),
+                                    "mcp_servers must be a list");
                 return -EINVAL;
         }
         r = ydoc_to_json(d, servers, &m->mcp_servers, err);
         if (r < 0)
                 return r;
         if (json_array_size(m->mcp_servers) > CATALOG_MODELS_PER_SOURCE_MAX) {
-                catalog_error_set(err, d->file, ynode_line(servers), "too many MCP servers");
+                error_detail_set_at(err, -E2BIG, d->file, ynode_line(servers),
+                                    "too many MCP servers");
                 return -E2BIG;
         }
         for (size_t i = 0; i < json_array_size(m->mcp_servers); i++) {
@@ -1084,7 +1089,7 @@ static int parse_mcp_servers(struct ydoc *d, yaml_node_t *servers, struct catalo
 
 /* Names are unique within a source: sorts a copy of the order to find duplicates. */
 static int model_names_check(struct ydoc *d, const struct catalog_models *m,
-                             struct catalog_error *err)
+                             struct error_detail *err)
 {
         AUTOFREE struct catalog_model_data *sorted = malloc(m->n * sizeof(*sorted) + 1);
 
@@ -1094,27 +1099,29 @@ static int model_names_check(struct ydoc *d, const struct catalog_models *m,
         qsort(sorted, m->n, sizeof(*sorted), cmp_model_name);
         for (size_t i = 1; i < m->n; i++)
                 if (streq(sorted[i].name, sorted[i - 1].name)) {
-                        catalog_error_set(err, d->file, MAX(sorted[i].line, sorted[i - 1].line),
-                                          "duplicate model name '%s'", sorted[i].name);
+                        error_detail_set_at(err, -EINVAL, d->file,
+                                            MAX(sorted[i].line, sorted[i - 1].line),
+                                            "duplicate model name '%s'", sorted[i].name);
                         return -EINVAL;
                 }
         return 0;
 }
 
 static int parse_models(struct ydoc *d, yaml_node_t *models, struct catalog_models *m,
-                        struct catalog_error *err)
+                        struct error_detail *err)
 {
         size_t count;
         int r;
 
         if (models->type != YAML_SEQUENCE_NODE) {
-                catalog_error_set(err, d->file, ynode_line(models), "models must be a list");
+                error_detail_set_at(err, -EINVAL, d->file, ynode_line(models),
+                                    "models must be a list");
                 return -EINVAL;
         }
         count = (size_t)(models->data.sequence.items.top - models->data.sequence.items.start);
         if (count > CATALOG_MODELS_PER_SOURCE_MAX) {
-                catalog_error_set(err, d->file, ynode_line(models), "too many models (limit %u)",
-                                  CATALOG_MODELS_PER_SOURCE_MAX);
+                error_detail_set_at(err, -E2BIG, d->file, ynode_line(models),
+                                    "too many models (limit %u)", CATALOG_MODELS_PER_SOURCE_MAX);
                 return -E2BIG;
         }
         m->v = calloc(count ? count : 1, sizeof(*m->v));
@@ -1130,18 +1137,14 @@ static int parse_models(struct ydoc *d, yaml_node_t *models, struct catalog_mode
         return model_names_check(d, m, err);
 }
 
-static int parse_catalog(struct ydoc *d, struct catalog_models *m, struct catalog_error *err)
+static int parse_catalog(struct ydoc *d, struct catalog_models *m, struct error_detail *err)
 {
-        yaml_node_t *root = ydoc_root(d), *models = NULL, *servers = NULL;
+        yaml_node_t *root, *models = NULL, *servers = NULL;
         int r;
 
-        if (!root)
-                return 0;
-        if (root->type != YAML_MAPPING_NODE) {
-                catalog_error_set(err, d->file, ynode_line(root),
-                                  "a catalog file must be a mapping");
-                return -EINVAL;
-        }
+        r = ydoc_root_mapping(d, "a catalog file", &root, err);
+        if (r < 0 || !root)
+                return r;
         r = catalog_top_keys(d, root, &models, &servers, err);
         if (r < 0)
                 return r;
@@ -1222,26 +1225,23 @@ int catalog_models_stamp(struct catalog_models *m, int64_t load_ms)
 }
 
 int catalog_models_parse(const char *file, const char *data, size_t len,
-                         struct catalog_models **ret, struct catalog_error *err)
+                         struct catalog_models **ret, struct error_detail *err)
 {
         CLEANUP(catalog_models_unrefp) struct catalog_models *m = NULL;
         struct intern_table table = { .key = BUF_INIT(SIZE_MAX) };
         struct ydoc d;
         int r;
 
-        r = catalog_check_size(file, len, (size_t)CATALOG_FILE_MAX, err);
-        if (r < 0)
-                return r;
         m = calloc(1, sizeof(*m));
         if (!m)
                 return -ENOMEM;
         m->refs = 1;
-        r = ydoc_load(&d, file, data, len, err);
+        r = ydoc_load(&d, file, data, len, &catalog_yaml_limits, err);
         if (r < 0)
                 return r;
         table.map = json_object();
         table.stamp = stamp_new((int64_t)(now_realtime() / USEC_PER_MSEC));
-        d.intern = &table;
+        d.userdata = &table;
         r = table.map && table.stamp ? parse_catalog(&d, m, err) : -ENOMEM;
         ydoc_release(&d);
         /* no models_stamp(): models and artifacts got the stamp as they were built */
@@ -1258,7 +1258,7 @@ int catalog_models_parse(const char *file, const char *data, size_t len,
 }
 
 int catalog_models_load_file(const char *path, struct catalog_models **ret,
-                             struct catalog_error *err)
+                             struct error_detail *err)
 {
         AUTOFREE char *data = NULL;
         size_t len;

@@ -66,7 +66,7 @@ _warn_unused_result_ int catalog_models_stamp(struct catalog_models *m, int64_t 
 /* Parses a catalog file from memory; -EINVAL with err, -E2BIG past the limits, -ENOMEM. */
 _warn_unused_result_ int catalog_models_parse(const char *file, const char *data, size_t len,
                                               struct catalog_models **ret,
-                                              struct catalog_error *err);
+                                              struct error_detail *err);
 /* Reads (bounded by CATALOG_FILE_MAX, -EFBIG) and parses. */
 _warn_unused_result_ int catalog_models_load_file(const char *path, struct catalog_models **ret,
-                                                  struct catalog_error *err);
+                                                  struct error_detail *err);

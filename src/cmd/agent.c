@@ -751,7 +751,9 @@ static int start_api_watch(struct agent_run *s, const struct agent_args *args, b
         CLEANUP(kube_config_freep) struct kube_config *cfg = NULL;
         CLEANUP(kube_client_freep) struct kube_client *kc = NULL;
         AUTOFREE char *isvc = NULL; /* owned: --inference-service's copy or the pod's label */
-        char name[MODELCONFIG_NAME_MAX + 1], err[512] = "";
+        char name[MODELCONFIG_NAME_MAX + 1];
+        struct error_detail kerr = { 0 };
+        const char *err = kerr.message;
         const char *ns;
         int r;
 
@@ -760,7 +762,7 @@ static int start_api_watch(struct agent_run *s, const struct agent_args *args, b
                 if (!isvc)
                         return log_error_errno(-ENOMEM, "agent: cannot start the API watch");
         }
-        r = kube_config_load(&ko, &cfg, err, sizeof(err));
+        r = kube_config_load(&ko, &cfg, &kerr);
         if (r < 0) {
                 if (required)
                         return log_error_errno(r, "agent: --api-watch=on but no API access: %s",

@@ -63,7 +63,7 @@ static void log_sources(const struct catalog_index *idx)
         }
 }
 
-static void on_reload(void *userdata, int r, const struct catalog_error *err,
+static void on_reload(void *userdata, int r, const struct error_detail *err,
                       const struct catalog_index *idx)
 {
         char msg[1200];
@@ -71,7 +71,7 @@ static void on_reload(void *userdata, int r, const struct catalog_error *err,
         (void)userdata;
         if (r < 0) {
                 log_error_errno(r, "catalog: reload rejected, previous catalog keeps serving: %s",
-                                catalog_error_format(err, msg, sizeof(msg)));
+                                error_detail_format(err, msg, sizeof(msg)));
                 return;
         }
         log_info("catalog: reloaded");
@@ -208,7 +208,7 @@ static int start_service(char **paths, size_t n_paths, uint32_t poll_s,
                          struct catalog_service **ret)
 {
         CLEANUP(catalog_service_freep) struct catalog_service *svc = NULL;
-        struct catalog_error err = { 0 };
+        struct error_detail err = { 0 };
         struct catalog_index *idx;
         char msg[1200];
         int r;
@@ -220,7 +220,7 @@ static int start_service(char **paths, size_t n_paths, uint32_t poll_s,
                                 &svc, &err);
         if (r < 0)
                 return log_error_errno(r, "error starting loader: model config: %s",
-                                       catalog_error_format(&err, msg, sizeof(msg)));
+                                       error_detail_format(&err, msg, sizeof(msg)));
         idx = catalog_service_get(svc);
         log_sources(idx);
         catalog_index_unref(idx);

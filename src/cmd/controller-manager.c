@@ -519,10 +519,11 @@ static int controller_setup_client(struct controller_state *s)
                                              .observer = observe_request,
                                              .observer_userdata = &s->rm };
         const char *h;
-        char err[512] = "";
+        struct error_detail kerr = { 0 };
+        const char *err = kerr.message;
         int r;
 
-        r = kube_config_load(&copts, &s->cfg, err, sizeof(err));
+        r = kube_config_load(&copts, &s->cfg, &kerr);
         if (r < 0)
                 return log_error_errno(r, "Failed to load Kubernetes configuration: %s", err);
         /* the host label: the server URL without scheme */

@@ -90,9 +90,14 @@ static int registry_set(void *userdata, const struct cli_option *opt, const char
                 o->config_file = strdup(arg);
                 return o->config_file ? 0 : -ENOMEM;
         }
+        struct error_detail e = { 0 };
+        int r;
+
         (void)snprintf(origin, sizeof(origin), "--%s", reg_option_name((enum reg_opt)opt->id));
-        return reg_options_set(o, (enum reg_opt)opt->id, arg ? arg : "true", REG_SRC_FLAG, origin,
-                               err, err_size);
+        r = reg_options_set(o, (enum reg_opt)opt->id, arg ? arg : "true", REG_SRC_FLAG, origin, &e);
+        if (r < 0)
+                (void)snprintf(err, err_size, "%s", e.message);
+        return r;
 }
 
 static const struct cli_command registry_cli_base = {
@@ -113,7 +118,7 @@ static int load_options(struct reg_options *o, int argc, char **argv)
 {
         struct cli_option opts[2 * REG_OPT__MAX + 1];
         struct cli_command cli = registry_cli_base;
-        char err[REG_OPTIONS_ERROR_MAX] = "";
+        struct error_detail err = { 0 };
         char alias_help[REG_OPT__MAX][96];
         const char *config;
         char home_config[4096];
@@ -153,9 +158,9 @@ static int load_options(struct reg_options *o, int argc, char **argv)
         r = cli_parse(&cli, argc, argv, o);
         if (r != 0)
                 return cli_exit_status(r);
-        r = reg_options_load_env(o, env_lookup, err, sizeof(err));
+        r = reg_options_load_env(o, env_lookup, &err);
         if (r < 0) {
-                fprintf(stderr, "modelplane registry: %s\n", err);
+                fprintf(stderr, "modelplane registry: %s\n", err.message);
                 return 2;
         }
         config = o->config_file;
@@ -170,15 +175,16 @@ static int load_options(struct reg_options *o, int argc, char **argv)
                         config = home_config;
         }
         if (config) {
-                r = reg_options_load_file(o, config, err, sizeof(err));
+                r = reg_options_load_file(o, config, &err);
                 if (r < 0) {
-                        fprintf(stderr, "modelplane registry: %s\n", err);
+                        fprintf(stderr, "modelplane registry: %s\n",
+                                err.message[0] ? err.message : "out of memory");
                         return 2;
                 }
         }
-        r = reg_options_check(o, err, sizeof(err));
+        r = reg_options_check(o, &err);
         if (r < 0)
-                return cli_exit_status(cli_usage_error(&cli, "%s", err));
+                return cli_exit_status(cli_usage_error(&cli, "%s", err.message));
         return -1;
 }
 
@@ -318,13 +324,14 @@ static int start_http(const struct reg_options *opts, const struct serve_setting
                 .error_style = HTTP_ERROR_REASON,
         };
         AUTOFREE struct cidr *trusted = NULL;
-        char err[REG_OPTIONS_ERROR_MAX] = "";
+        struct error_detail err = { 0 };
         int r;
 
         /* checked by reg_options_check() at start: only out of memory is left */
-        r = reg_options_trusted_proxies(opts, &trusted, &cfg.n_trusted_proxies, err, sizeof(err));
+        r = reg_options_trusted_proxies(opts, &trusted, &cfg.n_trusted_proxies, &err);
         if (r < 0)
-                return log_error_errno(r, "registry: %s", err[0] ? err : "out of memory");
+                return log_error_errno(r, "registry: %s",
+                                       err.message[0] ? err.message : "out of memory");
         cfg.trusted_proxies = trusted;
         cfg.max_per_ip = (unsigned)reg_options_uint(opts, REG_OPT_MAX_CONNECTIONS_PER_IP);
         cfg.address = set->host;

@@ -388,17 +388,17 @@ static int ui_load_secrets(struct ui_run *s, const struct ui_args *a)
 static int ui_load_kube(struct ui_run *s, const struct ui_args *a)
 {
         struct kube_config_options ko = { .kubeconfig_path = a->kubeconfig, .context = a->context };
-        char err[512];
+        struct error_detail err = { 0 };
         int r;
 
         if (a->no_kube)
                 return 0;
-        r = kube_config_load(&ko, &s->kcfg, err, sizeof(err));
+        r = kube_config_load(&ko, &s->kcfg, &err);
         if (r < 0) {
                 log_error_errno(r,
                                 "ui: cannot load the Kubernetes configuration: %s "
                                 "(--no-kube runs without deployments)",
-                                err);
+                                err.message);
                 return 1;
         }
         return 0;

@@ -7,20 +7,17 @@
 #include <stdio.h>
 #include <string.h>
 
-static int dispatch_error(struct json_dispatch_error *e, const char *name, int r, const char *fmt,
-                          ...) _printf_(4, 5);
+static int dispatch_error(struct error_detail *e, const char *name, int r, const char *fmt, ...)
+        _printf_(4, 5);
 
-static int dispatch_error(struct json_dispatch_error *e, const char *name, int r, const char *fmt,
-                          ...)
+static int dispatch_error(struct error_detail *e, const char *name, int r, const char *fmt, ...)
 {
         va_list ap;
 
-        if (e) {
-                (void)snprintf(e->field, sizeof(e->field), "%s", name ? name : "");
-                va_start(ap, fmt);
-                (void)vsnprintf(e->message, sizeof(e->message), fmt, ap);
-                va_end(ap);
-        }
+        va_start(ap, fmt);
+        r = error_detail_setv(e, r == -ENOMEM ? ERROR_INTERNAL : ERROR_INVALID, r, name ? name : "",
+                              fmt, ap);
+        va_end(ap);
         return r;
 }
 
@@ -59,7 +56,7 @@ static bool type_matches(int want, const json_t *v)
 }
 
 int json_dispatch(json_t *v, const struct json_field *table, unsigned flags, void *base,
-                  struct json_dispatch_error *reterr)
+                  struct error_detail *reterr)
 {
         const char *key;
         json_t *value;
@@ -105,7 +102,7 @@ bool json_string_has_nul(const json_t *v)
         return json_is_string(v) && strlen(json_string_value(v)) != json_string_length(v);
 }
 
-static int check_string(const char *name, const json_t *v, struct json_dispatch_error *e)
+static int check_string(const char *name, const json_t *v, struct error_detail *e)
 {
         if (!json_is_string(v))
                 return dispatch_error(e, name, -EINVAL, "field \"%s\" must be a string", name);
@@ -115,7 +112,7 @@ static int check_string(const char *name, const json_t *v, struct json_dispatch_
         return 0;
 }
 
-int json_dispatch_string(const char *name, json_t *v, void *ret, struct json_dispatch_error *e)
+int json_dispatch_string(const char *name, json_t *v, void *ret, struct error_detail *e)
 {
         char **s = ret, *copy;
         int r;
@@ -131,8 +128,7 @@ int json_dispatch_string(const char *name, json_t *v, void *ret, struct json_dis
         return 0;
 }
 
-int json_dispatch_const_string(const char *name, json_t *v, void *ret,
-                               struct json_dispatch_error *e)
+int json_dispatch_const_string(const char *name, json_t *v, void *ret, struct error_detail *e)
 {
         const char **s = ret;
         int r;
@@ -144,7 +140,7 @@ int json_dispatch_const_string(const char *name, json_t *v, void *ret,
         return 0;
 }
 
-int json_dispatch_int64(const char *name, json_t *v, void *ret, struct json_dispatch_error *e)
+int json_dispatch_int64(const char *name, json_t *v, void *ret, struct error_detail *e)
 {
         int64_t *i = ret;
 
@@ -154,7 +150,7 @@ int json_dispatch_int64(const char *name, json_t *v, void *ret, struct json_disp
         return 0;
 }
 
-int json_dispatch_uint32(const char *name, json_t *v, void *ret, struct json_dispatch_error *e)
+int json_dispatch_uint32(const char *name, json_t *v, void *ret, struct error_detail *e)
 {
         uint32_t *u = ret;
         json_int_t i;
@@ -168,7 +164,7 @@ int json_dispatch_uint32(const char *name, json_t *v, void *ret, struct json_dis
         return 0;
 }
 
-int json_dispatch_bool(const char *name, json_t *v, void *ret, struct json_dispatch_error *e)
+int json_dispatch_bool(const char *name, json_t *v, void *ret, struct error_detail *e)
 {
         bool *b = ret;
 
@@ -178,7 +174,7 @@ int json_dispatch_bool(const char *name, json_t *v, void *ret, struct json_dispa
         return 0;
 }
 
-int json_dispatch_json(const char *name, json_t *v, void *ret, struct json_dispatch_error *e)
+int json_dispatch_json(const char *name, json_t *v, void *ret, struct error_detail *e)
 {
         json_t **j = ret;
 
@@ -189,7 +185,7 @@ int json_dispatch_json(const char *name, json_t *v, void *ret, struct json_dispa
         return 0;
 }
 
-int json_dispatch_borrow(const char *name, json_t *v, void *ret, struct json_dispatch_error *e)
+int json_dispatch_borrow(const char *name, json_t *v, void *ret, struct error_detail *e)
 {
         json_t **j = ret;
 
@@ -199,14 +195,13 @@ int json_dispatch_borrow(const char *name, json_t *v, void *ret, struct json_dis
         return 0;
 }
 
-int json_parse_bounded(const char *data, size_t len, json_t **ret, char *reterr_message,
-                       size_t len_message)
+int json_parse_bounded(const char *data, size_t len, json_t **ret, struct error_detail *reterr)
 {
-        return json_parse_bounded_flags(data, len, 0, ret, reterr_message, len_message);
+        return json_parse_bounded_flags(data, len, 0, ret, reterr);
 }
 
 int json_parse_bounded_flags(const char *data, size_t len, unsigned flags, json_t **ret,
-                             char *reterr_message, size_t len_message)
+                             struct error_detail *reterr)
 {
         size_t jflags = JSON_REJECT_DUPLICATES;
         json_error_t err;
@@ -215,12 +210,9 @@ int json_parse_bounded_flags(const char *data, size_t len, unsigned flags, json_
         if (flags & JSON_PARSE_ALLOW_NUL)
                 jflags |= JSON_ALLOW_NUL;
         v = json_loadb(data, len, jflags, &err);
-        if (!v) {
-                if (reterr_message)
-                        (void)snprintf(reterr_message, len_message, "%s at line %d column %d",
-                                       err.text, err.line, err.column);
-                return -EINVAL;
-        }
+        if (!v)
+                return error_detail_set(reterr, ERROR_INVALID, -EINVAL, "%s at line %d column %d",
+                                        err.text, err.line, err.column);
         *ret = v;
         return 0;
 }

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/error-detail.h"
 #include "util/macro.h"
 
 /* Any JSON type: pass as json_field.type. */
@@ -29,14 +30,13 @@ enum {
         JSON_DISPATCH_ALLOW_UNKNOWN = 1U << 0,
 };
 
-struct json_dispatch_error {
-        char field[128];   /* the offending field name, "" if the object itself */
-        char message[256]; /* human-readable reason */
-};
+/* Errors are a struct error_detail (util/error-detail.h): field is the offending field's name
+ * ("" for the object itself), message the reason, kind ERROR_INVALID (ERROR_INTERNAL for
+ * -ENOMEM). */
 
 /* Stores value into ret (the address base + offset). Returns 0 or -EINVAL/-ERANGE/-ENOMEM. */
 typedef int (*json_dispatch_fn)(const char *name, json_t *value, void *ret,
-                                struct json_dispatch_error *reterr);
+                                struct error_detail *reterr);
 
 struct json_field {
         const char *name;
@@ -51,27 +51,27 @@ struct json_field {
  * Fields already stored when a later field fails stay stored; callers release base either way.
  */
 _warn_unused_result_ int json_dispatch(json_t *v, const struct json_field *table, unsigned flags,
-                                       void *base, struct json_dispatch_error *reterr);
+                                       void *base, struct error_detail *reterr);
 
 /* Callbacks for the common field types. The string callbacks refuse a string with an embedded
  * NUL: -EILSEQ, message "field \"x\" contains a NUL character". */
-int json_dispatch_string(const char *name, json_t *v, void *ret, struct json_dispatch_error *e);
-int json_dispatch_const_string(const char *name, json_t *v, void *ret,
-                               struct json_dispatch_error *e);
-int json_dispatch_int64(const char *name, json_t *v, void *ret, struct json_dispatch_error *e);
-int json_dispatch_uint32(const char *name, json_t *v, void *ret, struct json_dispatch_error *e);
-int json_dispatch_bool(const char *name, json_t *v, void *ret, struct json_dispatch_error *e);
+int json_dispatch_string(const char *name, json_t *v, void *ret, struct error_detail *e);
+int json_dispatch_const_string(const char *name, json_t *v, void *ret, struct error_detail *e);
+int json_dispatch_int64(const char *name, json_t *v, void *ret, struct error_detail *e);
+int json_dispatch_uint32(const char *name, json_t *v, void *ret, struct error_detail *e);
+int json_dispatch_bool(const char *name, json_t *v, void *ret, struct error_detail *e);
 /* Stores a new reference in *(json_t **)ret. */
-int json_dispatch_json(const char *name, json_t *v, void *ret, struct json_dispatch_error *e);
+int json_dispatch_json(const char *name, json_t *v, void *ret, struct error_detail *e);
 /* Stores v itself (borrowed: valid while the parsed document is) in *(json_t **)ret. */
-int json_dispatch_borrow(const char *name, json_t *v, void *ret, struct json_dispatch_error *e);
+int json_dispatch_borrow(const char *name, json_t *v, void *ret, struct error_detail *e);
 
 /*
  * Parses data of len bytes as exactly one JSON value, rejecting duplicate keys and NUL bytes.
- * On failure fills reterr_message (when non-NULL, size len_message) and returns -EINVAL.
+ * On failure fills reterr (when non-NULL: kind ERROR_INVALID, message "<jansson's text> at line L
+ * column C") and returns -EINVAL.
  */
 _warn_unused_result_ int json_parse_bounded(const char *data, size_t len, json_t **ret,
-                                            char *reterr_message, size_t len_message);
+                                            struct error_detail *reterr);
 
 enum {
         /*
@@ -85,8 +85,7 @@ enum {
 
 /* json_parse_bounded() with JSON_PARSE_* flags. */
 _warn_unused_result_ int json_parse_bounded_flags(const char *data, size_t len, unsigned flags,
-                                                  json_t **ret, char *reterr_message,
-                                                  size_t len_message);
+                                                  json_t **ret, struct error_detail *reterr);
 
 /* True when v is a string with an embedded NUL character (its C string would be truncated). */
 bool json_string_has_nul(const json_t *v);

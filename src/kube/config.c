@@ -5,8 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <yaml.h>
-
+#include "json/yaml-doc.h"
 #include "util/base64.h"
 #include "util/file-util.h"
 #include "util/string-util.h"
@@ -51,19 +50,24 @@ struct kube_config *kube_config_free(struct kube_config *c)
 /* strerror() is banned (not thread-safe); GNU strerror_r into a caller buffer. */
 #define ERRSTR(r) strerror_r(-(r), (char[128]){ 0 }, 128)
 
-_printf_(3, 4) static void cfg_report(char *buf, size_t len, const char *fmt, ...)
+/* The kubeconfig's bounds: 4 MiB of text, shallow, a few thousand nodes per list. */
+static const struct yaml_limits kubeconfig_limits = {
+        .size_max = KUBECONFIG_MAX,
+        .depth_max = 32,
+        .nodes_max = (size_t)1024 * 1024,
+        .cpu_usec_max = 2ULL * 1000000ULL,
+};
+
+/* Fills e with the whole message (it names the file and line itself) and returns r. */
+_printf_(3, 4) static int cfg_error(struct error_detail *e, int r, const char *fmt, ...)
 {
         va_list ap;
 
-        if (buf && len > 0) {
-                va_start(ap, fmt);
-                (void)vsnprintf(buf, len, fmt, ap);
-                va_end(ap);
-        }
+        va_start(ap, fmt);
+        r = error_detail_setv(e, r == -ENOMEM ? ERROR_INTERNAL : ERROR_INVALID, r, NULL, fmt, ap);
+        va_end(ap);
+        return r;
 }
-
-/* Writes the message into buf and yields r (a macro: the caller's code path sees r itself). */
-#define cfg_error(buf, len, r, ...) (cfg_report((buf), (len), __VA_ARGS__), (r))
 
 /*
  * Reads a whole file of at most max bytes into an owned NUL-terminated string, with this file's
@@ -121,63 +125,23 @@ static int base64_decode_text(const char *in, char **ret)
         return 0;
 }
 
-static void yaml_parser_deletep(yaml_parser_t **p)
-{
-        if (*p)
-                yaml_parser_delete(*p);
-}
-
-static void yaml_document_deletep(yaml_document_t **d)
-{
-        if (*d)
-                yaml_document_delete(*d);
-}
-
 struct kcfg {
         const char *file; /* borrowed */
         const char *dir;  /* borrowed; directory of file, for relative paths */
-        yaml_document_t doc;
-        char *err; /* borrowed; the caller's message buffer */
-        size_t errlen;
-        bool no_files; /* file references are errors (fuzzing) */
+        struct ydoc doc;
+        struct error_detail *err; /* borrowed; the caller's, may be NULL */
+        bool no_files;            /* file references are errors (fuzzing) */
 };
 
 static size_t node_line(const yaml_node_t *n)
 {
-        return n->start_mark.line + 1;
-}
-
-/* Whether a scalar is YAML null ("", "~", "null" unquoted). */
-static bool scalar_is_null(const yaml_node_t *n)
-{
-        const char *v = (const char *)n->data.scalar.value;
-
-        if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-                return false;
-        return v[0] == '\0' || streq(v, "~") || streq(v, "null") || streq(v, "Null") ||
-               streq(v, "NULL");
+        return ynode_line(n);
 }
 
 /* Borrowed value of key in mapping node map, NULL when absent or null. */
 static yaml_node_t *map_get(struct kcfg *k, yaml_node_t *map, const char *key)
 {
-        yaml_node_pair_t *pair;
-
-        if (!map || map->type != YAML_MAPPING_NODE)
-                return NULL;
-        for (pair = map->data.mapping.pairs.start; pair < map->data.mapping.pairs.top; pair++) {
-                yaml_node_t *kn = yaml_document_get_node(&k->doc, pair->key);
-                yaml_node_t *vn = yaml_document_get_node(&k->doc, pair->value);
-
-                if (!kn || kn->type != YAML_SCALAR_NODE)
-                        continue;
-                if (!streq((const char *)kn->data.scalar.value, key))
-                        continue;
-                if (vn && vn->type == YAML_SCALAR_NODE && scalar_is_null(vn))
-                        return NULL;
-                return vn;
-        }
-        return NULL;
+        return ydoc_map_get(&k->doc, map, key);
 }
 
 /* *ret = borrowed string value of map.key (NULL if absent). -EINVAL with a message naming
@@ -192,9 +156,8 @@ static int get_string(struct kcfg *k, yaml_node_t *map, const char *where, const
                 return 0;
         }
         if (v->type != YAML_SCALAR_NODE)
-                return cfg_error(k->err, k->errlen, -EINVAL,
-                                 "%s:%zu: field %s.%s: expected a string", k->file, node_line(v),
-                                 where, key);
+                return cfg_error(k->err, -EINVAL, "%s:%zu: field %s.%s: expected a string", k->file,
+                                 node_line(v), where, key);
         *ret = (const char *)v->data.scalar.value;
         return 0;
 }
@@ -211,17 +174,10 @@ static int get_bool(struct kcfg *k, yaml_node_t *map, const char *where, const c
                 *ret = false;
                 return 0;
         }
-        if (streq(s, "true") || streq(s, "True") || streq(s, "TRUE")) {
-                *ret = true;
+        if (yaml_parse_bool(s, ret) == 0)
                 return 0;
-        }
-        if (streq(s, "false") || streq(s, "False") || streq(s, "FALSE")) {
-                *ret = false;
-                return 0;
-        }
-        return cfg_error(k->err, k->errlen, -EINVAL,
-                         "%s:%zu: field %s.%s: expected true or false, got \"%s\"", k->file,
-                         node_line(map_get(k, map, key)), where, key, s);
+        return cfg_error(k->err, -EINVAL, "%s:%zu: field %s.%s: expected true or false, got \"%s\"",
+                         k->file, node_line(map_get(k, map, key)), where, key, s);
 }
 
 /*
@@ -236,16 +192,15 @@ static int find_named(struct kcfg *k, yaml_node_t *root, const char *list_key, c
         size_t i = 0;
 
         if (!list)
-                return cfg_error(k->err, k->errlen, -EINVAL,
-                                 "%s: field %s: missing, but \"%s\" is referenced", k->file,
-                                 list_key, name);
+                return cfg_error(k->err, -EINVAL, "%s: field %s: missing, but \"%s\" is referenced",
+                                 k->file, list_key, name);
         if (list->type != YAML_SEQUENCE_NODE)
-                return cfg_error(k->err, k->errlen, -EINVAL, "%s:%zu: field %s: expected a list",
-                                 k->file, node_line(list), list_key);
+                return cfg_error(k->err, -EINVAL, "%s:%zu: field %s: expected a list", k->file,
+                                 node_line(list), list_key);
 
         for (item = list->data.sequence.items.start; item < list->data.sequence.items.top;
              item++, i++) {
-                yaml_node_t *e = yaml_document_get_node(&k->doc, *item);
+                yaml_node_t *e = ydoc_node(&k->doc, *item);
                 yaml_node_t *inner;
                 const char *n = NULL;
                 char where[64];
@@ -255,9 +210,8 @@ static int find_named(struct kcfg *k, yaml_node_t *root, const char *list_key, c
                         break;
                 (void)snprintf(where, sizeof(where), "%s[%zu]", list_key, i);
                 if (!e || e->type != YAML_MAPPING_NODE)
-                        return cfg_error(k->err, k->errlen, -EINVAL,
-                                         "%s:%zu: field %s: expected a mapping", k->file,
-                                         e ? node_line(e) : node_line(list), where);
+                        return cfg_error(k->err, -EINVAL, "%s:%zu: field %s: expected a mapping",
+                                         k->file, e ? node_line(e) : node_line(list), where);
                 r = get_string(k, e, where, "name", &n);
                 if (r < 0)
                         return r;
@@ -265,40 +219,29 @@ static int find_named(struct kcfg *k, yaml_node_t *root, const char *list_key, c
                         continue;
                 inner = map_get(k, e, inner_key);
                 if (!inner)
-                        return cfg_error(k->err, k->errlen, -EINVAL, "%s:%zu: field %s.%s: missing",
-                                         k->file, node_line(e), where, inner_key);
+                        return cfg_error(k->err, -EINVAL, "%s:%zu: field %s.%s: missing", k->file,
+                                         node_line(e), where, inner_key);
                 if (inner->type != YAML_MAPPING_NODE)
-                        return cfg_error(k->err, k->errlen, -EINVAL,
-                                         "%s:%zu: field %s.%s: expected a mapping", k->file,
-                                         node_line(inner), where, inner_key);
+                        return cfg_error(k->err, -EINVAL, "%s:%zu: field %s.%s: expected a mapping",
+                                         k->file, node_line(inner), where, inner_key);
                 *ret = inner;
                 return 0;
         }
-        return cfg_error(k->err, k->errlen, -EINVAL, "%s:%zu: field %s: no entry named \"%s\"",
-                         k->file, node_line(list), list_key, name);
+        return cfg_error(k->err, -EINVAL, "%s:%zu: field %s: no entry named \"%s\"", k->file,
+                         node_line(list), list_key, name);
 }
 
 /* Resolves a path from the kubeconfig relative to the kubeconfig's directory. */
 static int resolve_path(struct kcfg *k, const char *path, char **ret)
 {
-        char *p;
-
-        if (path[0] == '/' || !k->dir)
-                p = strdup(path);
-        else if (asprintf(&p, "%s/%s", k->dir, path) < 0)
-                p = NULL;
-        if (!p)
-                return -ENOMEM;
-        *ret = p;
-        return 0;
+        return path_resolve(k->dir, path, ret);
 }
 
 /* The error for a file reference when files are disabled. */
 static int no_files_error(struct kcfg *k, yaml_node_t *map, const char *where, const char *key)
 {
-        return cfg_error(k->err, k->errlen, -EPERM,
-                         "%s:%zu: field %s.%s: file references are disabled", k->file,
-                         node_line(map_get(k, map, key)), where, key);
+        return cfg_error(k->err, -EPERM, "%s:%zu: field %s.%s: file references are disabled",
+                         k->file, node_line(map_get(k, map, key)), where, key);
 }
 
 /*
@@ -323,8 +266,7 @@ static int load_blob(struct kcfg *k, yaml_node_t *map, const char *where, const 
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)
-                        return cfg_error(k->err, k->errlen, r,
-                                         "%s:%zu: field %s.%s: invalid base64", k->file,
+                        return cfg_error(k->err, r, "%s:%zu: field %s.%s: invalid base64", k->file,
                                          node_line(map_get(k, map, data_key)), where, data_key);
                 return 0;
         }
@@ -341,10 +283,9 @@ static int load_blob(struct kcfg *k, yaml_node_t *map, const char *where, const 
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0) {
-                        return cfg_error(k->err, k->errlen, r,
-                                         "%s:%zu: field %s.%s: cannot read \"%s\": %s", k->file,
-                                         node_line(map_get(k, map, file_key)), where, file_key,
-                                         path, ERRSTR(r));
+                        return cfg_error(k->err, r, "%s:%zu: field %s.%s: cannot read \"%s\": %s",
+                                         k->file, node_line(map_get(k, map, file_key)), where,
+                                         file_key, path, ERRSTR(r));
                 }
         }
         return 0;
@@ -381,10 +322,10 @@ static int load_cluster(struct kcfg *k, yaml_node_t *root, const char *name, str
         if (r < 0)
                 return r;
         if (!server)
-                return cfg_error(k->err, k->errlen, -EINVAL, "%s:%zu: field %s.server: missing",
-                                 k->file, node_line(cl), where);
+                return cfg_error(k->err, -EINVAL, "%s:%zu: field %s.server: missing", k->file,
+                                 node_line(cl), where);
         if (!strneq(server, "https://", 8) && !strneq(server, "http://", 7))
-                return cfg_error(k->err, k->errlen, -EINVAL,
+                return cfg_error(k->err, -EINVAL,
                                  "%s:%zu: field %s.server: \"%s\" is not an http(s) URL", k->file,
                                  node_line(map_get(k, cl, "server")), where, server);
         c->server = strdup(server);
@@ -419,7 +360,7 @@ static int load_user(struct kcfg *k, yaml_node_t *root, const char *name, struct
                 yaml_node_t *v = map_get(k, u, unsupported[i]);
 
                 if (v)
-                        return cfg_error(k->err, k->errlen, -EOPNOTSUPP,
+                        return cfg_error(k->err, -EOPNOTSUPP,
                                          "%s:%zu: field %s.%s: not supported by modelplane "
                                          "(use a token or a client certificate)",
                                          k->file, node_line(v), where, unsupported[i]);
@@ -433,7 +374,7 @@ static int load_user(struct kcfg *k, yaml_node_t *root, const char *name, struct
         if (r < 0)
                 return r;
         if (!!c->client_cert_pem != !!c->client_key_pem)
-                return cfg_error(k->err, k->errlen, -EINVAL,
+                return cfg_error(k->err, -EINVAL,
                                  "%s:%zu: field %s.%s: missing (a client certificate needs a key "
                                  "and a key needs a certificate)",
                                  k->file, node_line(u), where,
@@ -463,7 +404,7 @@ static int load_user(struct kcfg *k, yaml_node_t *root, const char *name, struct
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0) {
-                        return cfg_error(k->err, k->errlen, r,
+                        return cfg_error(k->err, r,
                                          "%s:%zu: field %s.tokenFile: cannot read \"%s\": %s",
                                          k->file, node_line(map_get(k, u, "tokenFile")), where,
                                          c->token_file, ERRSTR(r));
@@ -495,18 +436,18 @@ static int parent_dir(const char *file, char **ret)
 /* The document's root: a mapping whose kind, when present, is "Config". */
 static int config_root(struct kcfg *k, yaml_node_t **ret)
 {
-        yaml_node_t *root = yaml_document_get_root_node(&k->doc), *v;
+        yaml_node_t *root = ydoc_root(&k->doc), *v;
 
         if (!root)
-                return cfg_error(k->err, k->errlen, -EINVAL, "%s: empty document", k->file);
+                return cfg_error(k->err, -EINVAL, "%s: empty document", k->file);
         if (root->type != YAML_MAPPING_NODE)
-                return cfg_error(k->err, k->errlen, -EINVAL,
-                                 "%s:%zu: top level: expected a mapping", k->file, node_line(root));
+                return cfg_error(k->err, -EINVAL, "%s:%zu: top level: expected a mapping", k->file,
+                                 node_line(root));
         v = map_get(k, root, "kind");
         if (v &&
             (v->type != YAML_SCALAR_NODE || !streq((const char *)v->data.scalar.value, "Config")))
-                return cfg_error(k->err, k->errlen, -EINVAL,
-                                 "%s:%zu: field kind: expected \"Config\"", k->file, node_line(v));
+                return cfg_error(k->err, -EINVAL, "%s:%zu: field kind: expected \"Config\"",
+                                 k->file, node_line(v));
         *ret = root;
         return 0;
 }
@@ -532,7 +473,7 @@ static int read_context(struct kcfg *k, yaml_node_t *root, const char *context_o
                 if (r < 0)
                         return r;
                 if (!context)
-                        return cfg_error(k->err, k->errlen, -EINVAL,
+                        return cfg_error(k->err, -EINVAL,
                                          "%s: field current-context: missing (and no context "
                                          "was given)",
                                          k->file);
@@ -545,8 +486,8 @@ static int read_context(struct kcfg *k, yaml_node_t *root, const char *context_o
         if (r < 0)
                 return r;
         if (!n.cluster)
-                return cfg_error(k->err, k->errlen, -EINVAL, "%s:%zu: field %s.cluster: missing",
-                                 k->file, node_line(ctx), where);
+                return cfg_error(k->err, -EINVAL, "%s:%zu: field %s.cluster: missing", k->file,
+                                 node_line(ctx), where);
         r = get_string(k, ctx, where, "user", &n.user);
         if (r < 0)
                 return r;
@@ -557,67 +498,34 @@ static int read_context(struct kcfg *k, yaml_node_t *root, const char *context_o
         return 0;
 }
 
-int kube__config_parse(const char *file, const char *data, size_t len, const char *context_override,
-                       bool allow_files, struct kube_config **ret, char *reterr_message,
-                       size_t len_message)
+/* The walk of a loaded document: the context's cluster and user. */
+static int config_walk(struct kcfg *k, const char *context_override, struct kube_config **ret)
 {
-        char *err = reterr_message;
-        size_t errlen = len_message;
         CLEANUP(kube_config_freep) struct kube_config *c = NULL;
-        AUTOFREE char *dir = NULL;
-        yaml_parser_t parser;
-        CLEANUP(yaml_parser_deletep) yaml_parser_t *pp = NULL;
-        CLEANUP(yaml_document_deletep) yaml_document_t *dp = NULL;
         struct context_names names = { 0 };
         yaml_node_t *root = NULL;
         int r;
 
-        if (!file || !data || !ret)
-                return -EINVAL;
-        if (len > KUBECONFIG_MAX)
-                return cfg_error(err, errlen, -E2BIG, "%s: larger than %zu bytes", file,
-                                 KUBECONFIG_MAX);
-        r = parent_dir(file, &dir);
+        r = config_root(k, &root);
         if (r < 0)
                 return r;
-        struct kcfg k = {
-                .file = file, .dir = dir, .err = err, .errlen = errlen, .no_files = !allow_files
-        };
-
-        if (!yaml_parser_initialize(&parser))
-                return -ENOMEM;
-        pp = &parser;
-        yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
-        if (!yaml_parser_load(&parser, &k.doc)) {
-                if (parser.error == YAML_MEMORY_ERROR)
-                        return -ENOMEM;
-                return cfg_error(err, errlen, -EINVAL, "%s:%zu:%zu: invalid YAML: %s%s%s", file,
-                                 parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-                                 parser.problem ? parser.problem : "syntax error",
-                                 parser.context ? " " : "", parser.context ? parser.context : "");
-        }
-        dp = &k.doc;
-
-        r = config_root(&k, &root);
-        if (r < 0)
-                return r;
-        r = read_context(&k, root, context_override, &names);
+        r = read_context(k, root, context_override, &names);
         if (r < 0)
                 return r;
 
         c = calloc(1, sizeof(*c));
         if (!c)
                 return -ENOMEM;
-        r = load_cluster(&k, root, names.cluster, c);
+        r = load_cluster(k, root, names.cluster, c);
         if (r < 0)
                 return r;
         if (names.user) {
-                r = load_user(&k, root, names.user, c);
+                r = load_user(k, root, names.user, c);
                 if (r < 0)
                         return r;
         }
         c->namespace = strdup(names.ns ? names.ns : "default");
-        c->source = strdup(file);
+        c->source = strdup(k->file);
         if (!c->namespace || !c->source)
                 return -ENOMEM;
 
@@ -625,8 +533,39 @@ int kube__config_parse(const char *file, const char *data, size_t len, const cha
         return 0;
 }
 
+int kube__config_parse(const char *file, const char *data, size_t len, const char *context_override,
+                       bool allow_files, struct kube_config **ret, struct error_detail *reterr)
+{
+        AUTOFREE char *dir = NULL;
+        struct error_detail yerr = { 0 };
+        int r;
+
+        if (!file || !data || !ret)
+                return -EINVAL;
+        if (len > KUBECONFIG_MAX)
+                return cfg_error(reterr, -E2BIG, "%s: larger than %zu bytes", file, KUBECONFIG_MAX);
+        r = parent_dir(file, &dir);
+        if (r < 0)
+                return r;
+        struct kcfg k = { .file = file, .dir = dir, .err = reterr, .no_files = !allow_files };
+
+        r = ydoc_load(&k.doc, file, data, len, &kubeconfig_limits, &yerr);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 && yerr.column > 0)
+                return cfg_error(reterr, r, "%s:%u:%u: %s", file, yerr.line, yerr.column,
+                                 yerr.message);
+        if (r < 0) {
+                char msg[sizeof(yerr.message) + 64];
+
+                return cfg_error(reterr, r, "%s", error_detail_format(&yerr, msg, sizeof(msg)));
+        }
+        r = config_walk(&k, context_override, ret);
+        ydoc_release(&k.doc);
+        return r;
+}
 static int load_kubeconfig(const char *file, const char *context_override, struct kube_config **ret,
-                           char *err, size_t errlen)
+                           struct error_detail *err)
 {
         AUTOFREE char *data = NULL;
         size_t len;
@@ -634,14 +573,14 @@ static int load_kubeconfig(const char *file, const char *context_override, struc
 
         r = read_cfg_file(file, KUBECONFIG_MAX, &data, &len);
         if (r == -E2BIG)
-                return cfg_error(err, errlen, r, "%s: larger than %zu bytes", file, KUBECONFIG_MAX);
+                return cfg_error(err, r, "%s: larger than %zu bytes", file, KUBECONFIG_MAX);
         if (r < 0)
-                return cfg_error(err, errlen, r, "%s: cannot read: %s", file, ERRSTR(r));
+                return cfg_error(err, r, "%s: cannot read: %s", file, ERRSTR(r));
         return kube__config_parse(file, data, len, context_override, /* allow_files= */ true, ret,
-                                  err, errlen);
+                                  err);
 }
 
-static int load_in_cluster(const char *root, struct kube_config **ret, char *err, size_t errlen)
+static int load_in_cluster(const char *root, struct kube_config **ret, struct error_detail *err)
 {
         CLEANUP(kube_config_freep) struct kube_config *c = NULL;
         const char *host = getenv("KUBERNETES_SERVICE_HOST"); /* NOLINT(concurrency-mt-unsafe) */
@@ -651,8 +590,7 @@ static int load_in_cluster(const char *root, struct kube_config **ret, char *err
         int r;
 
         if (!host || !port || !*host || !*port)
-                return cfg_error(err, errlen, -ENOENT,
-                                 "in-cluster: KUBERNETES_SERVICE_HOST/PORT not set");
+                return cfg_error(err, -ENOENT, "in-cluster: KUBERNETES_SERVICE_HOST/PORT not set");
 
         c = calloc(1, sizeof(*c));
         if (!c)
@@ -675,8 +613,8 @@ static int load_in_cluster(const char *root, struct kube_config **ret, char *err
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
-                return cfg_error(err, errlen, r, "in-cluster: %s: cannot read token: %s",
-                                 c->token_file, ERRSTR(r));
+                return cfg_error(err, r, "in-cluster: %s: cannot read token: %s", c->token_file,
+                                 ERRSTR(r));
         }
         strip(c->token);
 
@@ -688,8 +626,7 @@ static int load_in_cluster(const char *root, struct kube_config **ret, char *err
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
-                return cfg_error(err, errlen, r, "in-cluster: %s: cannot read CA: %s", path,
-                                 ERRSTR(r));
+                return cfg_error(err, r, "in-cluster: %s: cannot read CA: %s", path, ERRSTR(r));
         }
 
         path = mfree(path);
@@ -739,7 +676,7 @@ static int first_existing(const char *list, char **ret)
 }
 
 int kube_config_load(const struct kube_config_options *opts, struct kube_config **ret,
-                     char *reterr_message, size_t len)
+                     struct error_detail *reterr)
 {
         static const struct kube_config_options defaults = { 0 };
         const char *env, *home;
@@ -748,12 +685,11 @@ int kube_config_load(const struct kube_config_options *opts, struct kube_config 
                 return -EINVAL;
         if (!opts)
                 opts = &defaults;
-        if (reterr_message && len > 0)
-                reterr_message[0] = '\0';
+        if (reterr)
+                *reterr = (struct error_detail){ 0 };
 
         if (opts->kubeconfig_path)
-                return load_kubeconfig(opts->kubeconfig_path, opts->context, ret, reterr_message,
-                                       len);
+                return load_kubeconfig(opts->kubeconfig_path, opts->context, ret, reterr);
 
         env = getenv("KUBECONFIG"); /* NOLINT(concurrency-mt-unsafe) */
         if (env && *env) {
@@ -763,14 +699,14 @@ int kube_config_load(const struct kube_config_options *opts, struct kube_config 
                 if (r < 0)
                         return r;
                 if (r > 0)
-                        return load_kubeconfig(path, opts->context, ret, reterr_message, len);
+                        return load_kubeconfig(path, opts->context, ret, reterr);
         }
 
         env = getenv("KUBERNETES_SERVICE_HOST"); /* NOLINT(concurrency-mt-unsafe) */
         if (env && *env)
                 return load_in_cluster(opts->in_cluster_root ? opts->in_cluster_root
                                                              : IN_CLUSTER_ROOT_DEFAULT,
-                                       ret, reterr_message, len);
+                                       ret, reterr);
 
         home = getenv("HOME"); /* NOLINT(concurrency-mt-unsafe) */
         if (home && *home) {
@@ -781,10 +717,10 @@ int kube_config_load(const struct kube_config_options *opts, struct kube_config 
                         return -ENOMEM;
                 }
                 if (access(path, F_OK) >= 0)
-                        return load_kubeconfig(path, opts->context, ret, reterr_message, len);
+                        return load_kubeconfig(path, opts->context, ret, reterr);
         }
 
-        return cfg_error(reterr_message, len, -ENOENT,
+        return cfg_error(reterr, -ENOENT,
                          "no Kubernetes configuration: no --kubeconfig, no usable $KUBECONFIG, "
                          "not in a cluster, no ~/.kube/config");
 }

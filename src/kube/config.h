@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "util/error-detail.h"
 #include "util/macro.h"
 
 struct kube_config_options {
@@ -39,12 +40,12 @@ struct kube_config {
 };
 
 /*
- * Loads the configuration. On failure returns a negative errno and writes a message naming the
- * file and the field that was wrong into reterr_message (size len).
+ * Loads the configuration. On failure returns a negative errno and fills reterr (may be NULL):
+ * its message names the file, the line and the field that was wrong ("FILE:LINE: field
+ * clusters[x].cluster.server: missing"); YAML syntax errors read "FILE:LINE: invalid YAML: …".
  */
 _warn_unused_result_ int kube_config_load(const struct kube_config_options *opts,
-                                          struct kube_config **ret, char *reterr_message,
-                                          size_t len);
+                                          struct kube_config **ret, struct error_detail *reterr);
 struct kube_config *kube_config_free(struct kube_config *c);
 DEFINE_CLEANUP_FUNC(struct kube_config *, kube_config_free)
 
@@ -55,5 +56,4 @@ DEFINE_CLEANUP_FUNC(struct kube_config *, kube_config_free)
  */
 _warn_unused_result_ int kube__config_parse(const char *file, const char *data, size_t len,
                                             const char *context_override, bool allow_files,
-                                            struct kube_config **ret, char *reterr_message,
-                                            size_t len_message);
+                                            struct kube_config **ret, struct error_detail *reterr);

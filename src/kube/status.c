@@ -46,6 +46,36 @@ int kube_status_to_errno(int http_code, const char *reason)
         return -EIO;
 }
 
+static enum error_kind status_kind(int http_code)
+{
+        switch (http_code) {
+        case 400:
+        case 422:
+                return ERROR_INVALID;
+        case 404:
+                return ERROR_NOT_FOUND;
+        case 409:
+                return ERROR_CONFLICT;
+        case 0:
+        case 429:
+        case 503:
+        case 504:
+                return ERROR_UNAVAILABLE;
+        default:
+                return ERROR_INTERNAL;
+        }
+}
+
+int kube_status_to_error_detail(const struct kube_status *st, struct error_detail *ret)
+{
+        int r = kube_status_to_errno(st->http_code, st->reason);
+
+        if (!ret)
+                return r;
+        *ret = (struct error_detail){ .status = st->http_code };
+        return error_detail_set(ret, status_kind(st->http_code), r, "%s", st->message);
+}
+
 /* Copies s into dst (size n), truncating, replacing control characters with spaces. */
 static void copy_text(char *dst, size_t n, const char *s, size_t len)
 {
@@ -88,8 +118,7 @@ int kube_status_from_response(int http_code, const char *body, size_t len, struc
 
         *ret = (struct kube_status){ .http_code = http_code };
 
-        if (body && len > 0 &&
-            json_parse_bounded(body, len, &v, /* reterr_message= */ NULL, 0) >= 0)
+        if (body && len > 0 && json_parse_bounded(body, len, &v, /* reterr= */ NULL) >= 0)
                 kind = json_string_value(json_object_get(v, "kind"));
         else
                 kind = NULL;

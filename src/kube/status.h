@@ -17,11 +17,13 @@
  *   other 5xx, transport errors -EIO
  *   allocation failure          -ENOMEM
  *
- * Callers that need more detail read struct kube_status, decoded from the metav1.Status body.
+ * Callers that need more detail read struct kube_status, decoded from the metav1.Status body;
+ * kube_status_to_error_detail() gives it as the tree's one error-detail type.
  */
 
 #include <jansson.h>
 
+#include "util/error-detail.h"
 #include "util/macro.h"
 
 struct kube_status {
@@ -40,6 +42,14 @@ int kube_status_to_errno(int http_code, const char *reason);
  * body is one (body may be NULL or not JSON). Returns the errno of kube_status_to_errno().
  */
 int kube_status_from_response(int http_code, const char *body, size_t len, struct kube_status *ret);
+
+/*
+ * The Status as a struct error_detail (util/error-detail.h), for code that reports errors of
+ * several sources in one form: status http_code, error kube_status_to_errno(), message the
+ * Status message, field "" and kind by the answer: 400/422 invalid, 404 not found, 409
+ * conflict, 429/503/504 and no answer (0) unavailable, any other internal. Returns the errno.
+ */
+int kube_status_to_error_detail(const struct kube_status *st, struct error_detail *ret);
 
 /* Decodes a watch ERROR event object (a metav1.Status) into *ret; returns its errno. */
 int kube_status_from_json(const json_t *status, struct kube_status *ret);

@@ -491,19 +491,20 @@ static int answer_decode(long code, const struct kube__response *resp, json_t **
 {
         if (ret_obj) {
                 json_t *obj = NULL;
-                char msg[256];
+                struct error_detail e = { 0 };
                 int r;
 
                 if (resp->body.len == 0)
                         obj = json_object();
                 else {
                         r = json_parse_bounded_flags(resp->body.p, resp->body.len,
-                                                     JSON_PARSE_ALLOW_NUL, &obj, msg, sizeof(msg));
+                                                     JSON_PARSE_ALLOW_NUL, &obj, &e);
                         if (r < 0) {
                                 if (reterr) {
                                         *reterr = (struct kube_status){ .http_code = (int)code };
                                         (void)snprintf(reterr->message, sizeof(reterr->message),
-                                                       "invalid JSON in response: %s", msg);
+                                                       "invalid JSON in response: %.255s",
+                                                       e.message);
                                 }
                                 return -EBADMSG;
                         }

@@ -131,7 +131,7 @@ int watch_event_decode(const char *line, size_t len, enum watch_event_type *ret_
                 return -EINVAL;
 
         r = json_parse_bounded_flags(line, len, JSON_PARSE_ALLOW_NUL, &ev,
-                                     /* reterr_message= */ NULL, 0);
+                                     /* reterr= */ NULL);
         if (r == -ENOMEM)
                 return r;
         if (r < 0 || !json_is_object(ev))

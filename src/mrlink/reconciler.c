@@ -383,7 +383,7 @@ static int mr_open(struct ctx *x)
 /* Serving environment id for the InferenceService's namespace (calls 1-2), remembered. */
 static int serving_environment(struct ctx *x, char *id, size_t len, char *why, size_t whylen)
 {
-        struct mr_error e = { 0 };
+        struct error_detail e = { 0 };
         json_auto_t *se = NULL;
         const char *s;
         int k;
@@ -416,7 +416,7 @@ static int serving_environment(struct ctx *x, char *id, size_t len, char *why, s
 /* Step 9, linked: the record the InferenceService names, its url brought up to date. */
 static int sync_linked_record(struct ctx *x, json_t **rec, char *why, size_t whylen)
 {
-        struct mr_error e = { 0 };
+        struct error_detail e = { 0 };
         json_auto_t *patch = NULL;
         const char *id;
         char idb[32];
@@ -449,7 +449,7 @@ static int sync_linked_record(struct ctx *x, json_t **rec, char *why, size_t why
 /* Step 10, not linked yet: the record "<name>/<uid>" in @se_id, found or created. */
 static int sync_new_record(struct ctx *x, const char *se_id, json_t **rec, char *why, size_t whylen)
 {
-        struct mr_error e = { 0 };
+        struct error_detail e = { 0 };
         char name[320];
         int k;
 
@@ -572,7 +572,7 @@ static int undeploy(struct ctx *x, const json_t *rec, const char *id, struct rec
         int k;
 
         if (mrlink_needs_undeploy(rec)) {
-                struct mr_error e = { 0 };
+                struct error_detail e = { 0 };
                 json_auto_t *body = json_pack("{s:s}", "desiredState", "UNDEPLOYED");
 
                 if (!body)

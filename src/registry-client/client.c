@@ -25,12 +25,30 @@ struct mr_client {
         const struct mr_transport *transport; /* NULL: curl */
 };
 
-static void set_err(struct mr_error *e, long status, const char *msg)
+/* The kind of an answer's status (0: no answer, the registry is unavailable). */
+static enum error_kind status_kind(long status)
+{
+        switch (status) {
+        case 0:
+                return ERROR_UNAVAILABLE;
+        case 404:
+                return ERROR_NOT_FOUND;
+        case 409:
+                return ERROR_CONFLICT;
+        case 400:
+        case 422:
+                return ERROR_INVALID;
+        default:
+                return ERROR_INTERNAL;
+        }
+}
+
+static void set_err(struct error_detail *e, long status, int r, const char *msg)
 {
         if (!e)
                 return;
-        e->status = status;
-        (void)snprintf(e->message, sizeof(e->message), "%s", msg ? msg : "");
+        e->status = (int)status;
+        (void)error_detail_set(e, status_kind(status), r, "%s", msg ? msg : "");
 }
 
 int mr_client_new(const struct mr_client_config *cfg, struct mr_client **ret)
@@ -128,7 +146,7 @@ static int curl_errno(CURLcode cc)
 
 /* libcurl's detail (e.g. "SSL certificate problem: unable to get local issuer certificate")
  * when it has one; certificate problems say so first. */
-static void transport_err(struct mr_error *e, CURLcode cc, const char *detail)
+static void transport_err(struct error_detail *e, CURLcode cc, const char *detail)
 {
         const char *msg = detail[0] ? detail : curl_easy_strerror(cc);
 
@@ -136,10 +154,10 @@ static void transport_err(struct mr_error *e, CURLcode cc, const char *detail)
                 return;
         e->status = 0;
         if (cc == CURLE_PEER_FAILED_VERIFICATION || cc == CURLE_SSL_CACERT_BADFILE)
-                (void)snprintf(e->message, sizeof(e->message),
-                               "TLS certificate verification failed: %s", msg);
+                (void)error_detail_set(e, ERROR_UNAVAILABLE, curl_errno(cc),
+                                       "TLS certificate verification failed: %s", msg);
         else
-                (void)snprintf(e->message, sizeof(e->message), "%s", msg);
+                (void)error_detail_set(e, ERROR_UNAVAILABLE, curl_errno(cc), "%s", msg);
 }
 
 static void slist_freep(struct curl_slist **l)
@@ -202,13 +220,14 @@ static void call_setup(struct mr_client *c, const char *url, const char *method,
 }
 
 /* The outcome of an answer with HTTP status: the status, or the errno of an error answer. */
-static int call_answer(long status, const struct buf *reply, json_t **ret, struct mr_error *reterr)
+static int call_answer(long status, const struct buf *reply, json_t **ret,
+                       struct error_detail *reterr)
 {
         if (status < 200 || status > 299) {
                 json_t *j = json_loads(buf_str(reply), 0, NULL);
                 const char *m = json_string_value(json_object_get(j, "message"));
 
-                set_err(reterr, status, m ? m : buf_str(reply));
+                set_err(reterr, status, status_errno(status), m ? m : buf_str(reply));
                 json_decref(j);
                 return status_errno(status);
         }
@@ -216,17 +235,17 @@ static int call_answer(long status, const struct buf *reply, json_t **ret, struc
                 json_t *j = json_loads(buf_str(reply), JSON_DECODE_ANY, NULL);
 
                 if (!j) {
-                        set_err(reterr, status, "reply body is not JSON");
+                        set_err(reterr, status, -EBADMSG, "reply body is not JSON");
                         return -EBADMSG;
                 }
                 *ret = j;
         }
-        set_err(reterr, status, "");
+        set_err(reterr, status, 0, "");
         return (int)status;
 }
 
 int mr_client_call(struct mr_client *c, const char *method, const char *path_and_query,
-                   json_t *body, json_t **ret, struct mr_error *reterr)
+                   json_t *body, json_t **ret, struct error_detail *reterr)
 {
         struct buf reply CLEANUP(buf_releasep) = BUF_INIT(MR_REPLY_MAX);
         CLEANUP(slist_freep) struct curl_slist *h = NULL;
@@ -245,10 +264,12 @@ int mr_client_call(struct mr_client *c, const char *method, const char *path_and
                         return -ENOMEM;
         }
         if (c->transport) {
+                struct error_detail t = { 0 };
+
                 r = c->transport->ops->round_trip(c->transport->userdata, method, url, payload,
-                                                  &status, &reply, detail, sizeof(detail));
+                                                  &status, &reply, &t);
                 if (r < 0) {
-                        set_err(reterr, 0, detail);
+                        set_err(reterr, 0, r, t.message);
                         return r;
                 }
                 return call_answer(status, &reply, ret, reterr);
@@ -285,7 +306,7 @@ static int add_query(struct mr_client *c, struct buf *b, const char *key, const 
 }
 
 static int find(struct mr_client *c, const char *path, const char *name, const char *parent,
-                json_t **ret, struct mr_error *reterr)
+                json_t **ret, struct error_detail *reterr)
 {
         struct buf b = BUF_INIT(MR_URL_MAX);
         int r;
@@ -302,19 +323,19 @@ static int find(struct mr_client *c, const char *path, const char *name, const c
 }
 
 int mr_find_registered_model(struct mr_client *c, const char *name, json_t **ret,
-                             struct mr_error *reterr)
+                             struct error_detail *reterr)
 {
         return find(c, "/registered_model", name, NULL, ret, reterr);
 }
 
 int mr_find_model_version(struct mr_client *c, const char *name, const char *registered_model_id,
-                          json_t **ret, struct mr_error *reterr)
+                          json_t **ret, struct error_detail *reterr)
 {
         return find(c, "/model_version", name, registered_model_id, ret, reterr);
 }
 
 int mr_get_under(struct mr_client *c, const char *prefix, const char *id, const char *suffix,
-                 const char *query, json_t **ret, struct mr_error *reterr)
+                 const char *query, json_t **ret, struct error_detail *reterr)
 {
         char *e = curl_easy_escape(c->curl, id, 0);
         struct buf b = BUF_INIT(MR_URL_MAX);
@@ -332,13 +353,13 @@ int mr_get_under(struct mr_client *c, const char *prefix, const char *id, const 
 }
 
 int mr_find_serving_environment(struct mr_client *c, const char *name, json_t **ret,
-                                struct mr_error *reterr)
+                                struct error_detail *reterr)
 {
         return find(c, "/serving_environment", name, NULL, ret, reterr);
 }
 
 int mr_create_serving_environment(struct mr_client *c, const char *name, json_t **ret,
-                                  struct mr_error *reterr)
+                                  struct error_detail *reterr)
 {
         json_auto_t *body = json_pack("{s:s}", "name", name);
 
@@ -360,7 +381,7 @@ static int id_path(struct mr_client *c, const char *prefix, const char *id, char
 }
 
 int mr_get_inference_service(struct mr_client *c, const char *id, json_t **ret,
-                             struct mr_error *reterr)
+                             struct error_detail *reterr)
 {
         char path[1024];
         int r = id_path(c, "/inference_services", id, path, sizeof(path));
@@ -370,13 +391,13 @@ int mr_get_inference_service(struct mr_client *c, const char *id, json_t **ret,
 
 int mr_find_inference_service(struct mr_client *c, const char *name,
                               const char *serving_environment_id, json_t **ret,
-                              struct mr_error *reterr)
+                              struct error_detail *reterr)
 {
         return find(c, "/inference_service", name, serving_environment_id, ret, reterr);
 }
 
 int mr_create_inference_service(struct mr_client *c, const struct mr_inference_service_create *in,
-                                json_t **ret, struct mr_error *reterr)
+                                json_t **ret, struct error_detail *reterr)
 {
         json_auto_t *body = json_pack("{s:s,s:s,s:s,s:s}", "name", in->name, "registeredModelId",
                                       in->registered_model_id, "servingEnvironmentId",
@@ -399,7 +420,7 @@ int mr_create_inference_service(struct mr_client *c, const struct mr_inference_s
 }
 
 int mr_update_inference_service(struct mr_client *c, const char *id, json_t *update, json_t **ret,
-                                struct mr_error *reterr)
+                                struct error_detail *reterr)
 {
         char path[1024];
         int r = id_path(c, "/inference_services", id, path, sizeof(path));

@@ -6,7 +6,9 @@
  * call plus the typed calls the InferenceService controller makes (spec A.7). Sends
  * Accept/Content-Type JSON and, when a token is set, "Authorization: Bearer <token>".
  *
- * Errors: negative errno, with the HTTP status and the server's message in struct mr_error:
+ * Errors: negative errno, with the HTTP status (.status, 0 for a transport error) and the server's
+ * message (.message: the error body's "message", or the transport's text) in a struct
+ * error_detail (util/error-detail.h):
  * -ENOENT (404), -EEXIST (409), -EINVAL (400/422), -EBADMSG (2xx body not JSON), -EIO (other
  * statuses), -ECONNREFUSED/-ETIMEDOUT/-EHOSTUNREACH (transport), -EIO (TLS: the message then
  * starts with "TLS certificate verification failed: " when the server's certificate was not
@@ -17,25 +19,21 @@
 #include <jansson.h>
 #include <stdbool.h>
 
+#include "util/error-detail.h"
 #include "util/macro.h"
 
 struct mr_client;
-
-struct mr_error {
-        long status;       /* HTTP status, 0 on a transport error */
-        char message[512]; /* the error body's "message", or a transport error text */
-};
 
 /*
  * The transport (a port: tests and fuzzers answer calls without a server). round_trip() sends
  * @method @url with @payload (NULL: no body) and stores the HTTP status in *@ret_status and the
  * body in @reply (a struct buf, util/buf.h, with its own limit). Returns 0, or a negative errno
- * for a transport failure with its text in @err (a reply of any status is 0).
+ * for a transport failure with its text in @reterr (a reply of any status is 0).
  */
 struct buf;
 struct mr_transport_ops {
         int (*round_trip)(void *userdata, const char *method, const char *url, const char *payload,
-                          long *ret_status, struct buf *reply, char *err, size_t len_err);
+                          long *ret_status, struct buf *reply, struct error_detail *reterr);
 };
 
 struct mr_transport {
@@ -69,36 +67,36 @@ DEFINE_CLEANUP_FUNC(struct mr_client *, mr_client_free)
  */
 _warn_unused_result_ int mr_client_call(struct mr_client *c, const char *method,
                                         const char *path_and_query, json_t *body, json_t **ret,
-                                        struct mr_error *reterr);
+                                        struct error_detail *reterr);
 
 /* GET /registered_model?name= */
 _warn_unused_result_ int mr_find_registered_model(struct mr_client *c, const char *name,
-                                                  json_t **ret, struct mr_error *reterr);
+                                                  json_t **ret, struct error_detail *reterr);
 /* GET /model_version?name=&parentResourceId= */
 _warn_unused_result_ int mr_find_model_version(struct mr_client *c, const char *name,
                                                const char *registered_model_id, json_t **ret,
-                                               struct mr_error *reterr);
+                                               struct error_detail *reterr);
 /*
  * GET PREFIX/ID/SUFFIX?QUERY (ID escaped; query as given, already encoded), e.g. the versions of
  * a registered model: ("/registered_models", id, "/versions", "orderBy=CREATE_TIME").
  */
 _warn_unused_result_ int mr_get_under(struct mr_client *c, const char *prefix, const char *id,
                                       const char *suffix, const char *query, json_t **ret,
-                                      struct mr_error *reterr);
+                                      struct error_detail *reterr);
 
 /* GET /serving_environment?name= */
 _warn_unused_result_ int mr_find_serving_environment(struct mr_client *c, const char *name,
-                                                     json_t **ret, struct mr_error *reterr);
+                                                     json_t **ret, struct error_detail *reterr);
 /* POST /serving_environments {"name":…} */
 _warn_unused_result_ int mr_create_serving_environment(struct mr_client *c, const char *name,
-                                                       json_t **ret, struct mr_error *reterr);
+                                                       json_t **ret, struct error_detail *reterr);
 /* GET /inference_services/{id} */
 _warn_unused_result_ int mr_get_inference_service(struct mr_client *c, const char *id, json_t **ret,
-                                                  struct mr_error *reterr);
+                                                  struct error_detail *reterr);
 /* GET /inference_service?name=&parentResourceId= */
 _warn_unused_result_ int mr_find_inference_service(struct mr_client *c, const char *name,
                                                    const char *serving_environment_id, json_t **ret,
-                                                   struct mr_error *reterr);
+                                                   struct error_detail *reterr);
 
 struct mr_inference_service_create {
         const char *name;
@@ -113,8 +111,8 @@ struct mr_inference_service_create {
 /* POST /inference_services */
 _warn_unused_result_ int mr_create_inference_service(struct mr_client *c,
                                                      const struct mr_inference_service_create *in,
-                                                     json_t **ret, struct mr_error *reterr);
+                                                     json_t **ret, struct error_detail *reterr);
 /* PATCH /inference_services/{id} with an InferenceServiceUpdate object (borrowed). */
 _warn_unused_result_ int mr_update_inference_service(struct mr_client *c, const char *id,
                                                      json_t *update, json_t **ret,
-                                                     struct mr_error *reterr);
+                                                     struct error_detail *reterr);

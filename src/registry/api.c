@@ -3,7 +3,7 @@
  * The HTTP edge of the Model Registry REST API: the route table and one handler per route
  * family. Each handler parses the path, the query and the body (codec), calls one operation of
  * the domain layer (service.h), and encodes its result; the status of a failure is chosen in one
- * place (http_kind(): error kind -> src/http/errors), from the struct reg_error it filled.
+ * place (http_kind(): error kind -> src/http/errors), from the struct error_detail it filled.
  */
 #include "registry/registry.h"
 
@@ -34,7 +34,7 @@ struct ctx {
         struct http_req *req;
         struct http_resp *resp;
         struct store_conn *conn;
-        struct reg_error err;
+        struct error_detail err;
         struct reg_db db; /* store, conn and &err, for the service layer */
 };
 
@@ -91,21 +91,21 @@ static int reply_json(struct ctx *x, unsigned status, json_t *v)
 }
 
 /* The one mapping from the registry's error kinds to the HTTP error table. */
-static enum http_error_kind http_kind(enum reg_error_kind kind)
+static enum http_error_kind http_kind(enum error_kind kind)
 {
         switch (kind) {
-        case REG_ERR_INVALID:
+        case ERROR_INVALID:
                 return HTTP_ERR_INVALID;
-        case REG_ERR_UNPROCESSABLE:
+        case ERROR_UNPROCESSABLE:
                 return HTTP_ERR_REQUIRED_FIELD; /* 422 with code "Bad Request", as upstream */
-        case REG_ERR_NOT_FOUND:
+        case ERROR_NOT_FOUND:
                 return HTTP_ERR_NOT_FOUND;
-        case REG_ERR_CONFLICT:
+        case ERROR_CONFLICT:
                 return HTTP_ERR_CONFLICT;
-        case REG_ERR_UNAVAILABLE:
+        case ERROR_UNAVAILABLE:
                 return HTTP_ERR_UNAVAILABLE;
-        case REG_ERR_INTERNAL:
-        case REG_ERR__MAX:
+        case ERROR_INTERNAL:
+        case ERROR__MAX:
                 break;
         }
         return HTTP_ERR_INTERNAL;
@@ -140,8 +140,8 @@ static int path_id(struct ctx *x, const char *param, const char *word, int64_t *
         int32_t id;
 
         if (!v || safe_atoi32(v, &id) < 0)
-                return reg_error_set(
-                        &x->err, REG_ERR_INVALID, -EINVAL,
+                return error_detail_set(
+                        &x->err, ERROR_INVALID, -EINVAL,
                         "invalid %s ID: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
                         word, v ? v : "");
         *ret = id;
@@ -150,33 +150,30 @@ static int path_id(struct ctx *x, const char *param, const char *word, int64_t *
 
 static int parse_body(struct ctx *x, json_t **ret)
 {
-        char msg[256];
         const char *data = x->req->body.p ? x->req->body.p : "";
         size_t len = x->req->body.len;
 
         if (len == 0)
-                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL, "EOF");
+                return error_detail_set(&x->err, ERROR_INVALID, -EINVAL, "EOF");
         if (memchr(data, 0, len) || strstr(data, "\\u0000")) {
                 char field[128];
                 const char *nul = memchr(data, 0, len);
 
                 /* upstream's message, then what was wrong: the field, or where the byte is */
                 if (nul)
-                        return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
-                                             "Request body contains null bytes which are not "
-                                             "allowed: a raw NUL byte at offset %zu",
-                                             (size_t)(nul - data));
+                        return error_detail_set(&x->err, ERROR_INVALID, -EINVAL,
+                                                "Request body contains null bytes which are not "
+                                                "allowed: a raw NUL byte at offset %zu",
+                                                (size_t)(nul - data));
                 if (reg_body_nul_field(data, len, field, sizeof(field)))
-                        return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
-                                             "Request body contains null bytes which are not "
-                                             "allowed: %s: contains U+0000",
-                                             field);
-                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
-                                     "Request body contains null bytes which are not allowed");
+                        return error_detail_set(&x->err, ERROR_INVALID, -EINVAL,
+                                                "Request body contains null bytes which are not "
+                                                "allowed: %s: contains U+0000",
+                                                field);
+                return error_detail_set(&x->err, ERROR_INVALID, -EINVAL,
+                                        "Request body contains null bytes which are not allowed");
         }
-        if (json_parse_bounded(data, len, ret, msg, sizeof(msg)) < 0)
-                return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL, "%s", msg);
-        return 0;
+        return json_parse_bounded(data, len, ret, &x->err);
 }
 
 /* ---- answers ---- */
@@ -219,7 +216,7 @@ static int run_list(struct ctx *x, const struct reg_list_req *rq)
         out = encode_list(&l, rq->page_size);
         reg_list_done(&l);
         if (!out)
-                return reg_error_set(&x->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
+                return error_detail_set(&x->err, ERROR_INTERNAL, -ENOMEM, "out of memory");
         return reply_json(x, 200, out);
 }
 
@@ -232,8 +229,8 @@ static int list_params(struct ctx *x, struct reg_list_req *rq)
                    *so = query(x, "sortOrder");
 
         if (ps && safe_atoi32(ps, &rq->page_size) < 0)
-                return reg_error_set(
-                        &x->err, REG_ERR_INVALID, -EINVAL,
+                return error_detail_set(
+                        &x->err, ERROR_INVALID, -EINVAL,
                         "invalid numeric string: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
                         ps);
         rq->order = STORE_ORDER_ID;
@@ -257,8 +254,8 @@ static int artifact_type_param(struct ctx *x, const char **ret_type)
                 return 0;
         k = reg_kind_by_artifact_type(at);
         if (!k)
-                return reg_error_set(
-                        &x->err, REG_ERR_INVALID, -EINVAL,
+                return error_detail_set(
+                        &x->err, ERROR_INVALID, -EINVAL,
                         "invalid artifact type, must be either ModelArtifact, DocArtifact, DataSet, Metric, or Parameter: bad request");
         *ret_type = k->type;
         return 0;
@@ -348,8 +345,8 @@ static int body_kind(struct ctx *x, const struct route_spec *sp, json_t *body,
                 return 0;
         *ret = reg_kind_by_artifact_type(reg_body_artifact_type(body));
         if (!*ret)
-                return reg_error_set(
-                        &x->err, REG_ERR_INVALID, -EINVAL,
+                return error_detail_set(
+                        &x->err, ERROR_INVALID, -EINVAL,
                         "invalid artifact type, must be either ModelArtifact, DocArtifact, DataSet, Metric, or Parameter: bad request");
         return 0;
 }
@@ -460,8 +457,9 @@ static int parse_step_ids(struct ctx *x, const char *p, int32_t *steps, size_t *
 
                 (void)snprintf(item, sizeof(item), "%.*s", (int)MIN(len, sizeof(item) - 1), p);
                 if (len >= sizeof(item) || n >= STEP_IDS_MAX || safe_atoi32(item, &steps[n]) < 0)
-                        return reg_error_set(&x->err, REG_ERR_INVALID, -EINVAL,
-                                             "invalid step ID '%s': must be a valid integer", item);
+                        return error_detail_set(&x->err, ERROR_INVALID, -EINVAL,
+                                                "invalid step ID '%s': must be a valid integer",
+                                                item);
                 n++;
                 if (!comma)
                         break;

@@ -38,12 +38,12 @@ static const char *json_type_word(const json_t *v)
         }
 }
 
-static int type_error(struct reg_error *err, const char *schema, const char *field, const json_t *v,
-                      const char *want)
+static int type_error(struct error_detail *err, const char *schema, const char *field,
+                      const json_t *v, const char *want)
 {
-        return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                             "json: cannot unmarshal %s into Go struct field %s.%s of type %s",
-                             json_type_word(v), schema, field, want);
+        return error_detail_set(err, ERROR_INVALID, -EINVAL,
+                                "json: cannot unmarshal %s into Go struct field %s.%s of type %s",
+                                json_type_word(v), schema, field, want);
 }
 
 const char *reg_body_artifact_type(json_t *obj)
@@ -57,10 +57,10 @@ const char *reg_body_artifact_type(json_t *obj)
  * metadata value of type mt, for key) and fills p.
  */
 typedef int metadata_decode_fn(const char *key, const char *mt, const char *value_key, json_t *val,
-                               struct store_prop *p, struct reg_error *err);
+                               struct store_prop *p, struct error_detail *err);
 
 static int decode_string_value(const char *key, const char *mt, const char *value_key, json_t *val,
-                               struct store_prop *p, struct reg_error *err)
+                               struct store_prop *p, struct error_detail *err)
 {
         if (!json_is_string(val))
                 return type_error(err, mt, value_key, val, "string");
@@ -71,7 +71,7 @@ static int decode_string_value(const char *key, const char *mt, const char *valu
 
 /* An int32, as a JSON integer or a decimal string (upstream's int64 string encoding). */
 static int decode_int_value(const char *key, const char *mt, const char *value_key, json_t *val,
-                            struct store_prop *p, struct reg_error *err)
+                            struct store_prop *p, struct error_detail *err)
 {
         int32_t i;
 
@@ -79,24 +79,24 @@ static int decode_int_value(const char *key, const char *mt, const char *value_k
                 json_int_t j = json_integer_value(val);
 
                 if (j < INT32_MIN || j > INT32_MAX)
-                        return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                             "bad request: unable to decode as int64 "
-                                             "%" JSON_INTEGER_FORMAT " for key %s",
-                                             j, key);
+                        return error_detail_set(err, ERROR_INVALID, -EINVAL,
+                                                "bad request: unable to decode as int64 "
+                                                "%" JSON_INTEGER_FORMAT " for key %s",
+                                                j, key);
                 i = (int32_t)j;
         } else if (!json_is_string(val))
                 return type_error(err, mt, value_key, val, "string");
         else if (safe_atoi32(json_string_value(val), &i) < 0)
-                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                     "bad request: unable to decode as int64 %s for key %s",
-                                     json_string_value(val), key);
+                return error_detail_set(err, ERROR_INVALID, -EINVAL,
+                                        "bad request: unable to decode as int64 %s for key %s",
+                                        json_string_value(val), key);
         p->type = STORE_P_INT;
         p->i = i;
         return 0;
 }
 
 static int decode_double_value(const char *key, const char *mt, const char *value_key, json_t *val,
-                               struct store_prop *p, struct reg_error *err)
+                               struct store_prop *p, struct error_detail *err)
 {
         if (!json_is_number(val))
                 return type_error(err, mt, value_key, val, "float64");
@@ -106,7 +106,7 @@ static int decode_double_value(const char *key, const char *mt, const char *valu
 }
 
 static int decode_bool_value(const char *key, const char *mt, const char *value_key, json_t *val,
-                             struct store_prop *p, struct reg_error *err)
+                             struct store_prop *p, struct error_detail *err)
 {
         if (!json_is_boolean(val))
                 return type_error(err, mt, value_key, val, "bool");
@@ -117,7 +117,7 @@ static int decode_bool_value(const char *key, const char *mt, const char *value_
 
 /* A base64 string of a JSON object, stored as compact sorted JSON text. */
 static int decode_struct_value(const char *key, const char *mt, const char *value_key, json_t *val,
-                               struct store_prop *p, struct reg_error *err)
+                               struct store_prop *p, struct error_detail *err)
 {
         AUTOFREE char *raw = NULL;
         json_auto_t *obj = NULL;
@@ -126,18 +126,18 @@ static int decode_struct_value(const char *key, const char *mt, const char *valu
         if (!json_is_string(val))
                 return type_error(err, mt, value_key, val, "string");
         if (base64_decode(json_string_value(val), &raw, &raw_len) < 0)
-                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                     "bad request: invalid base64 struct_value for key %s", key);
+                return error_detail_set(err, ERROR_INVALID, -EINVAL,
+                                        "bad request: invalid base64 struct_value for key %s", key);
         /* stored as JSON text: a NUL would cut it, so it is refused */
         if (memchr(raw, 0, raw_len))
-                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                     "bad request: struct_value for key %s contains a NUL byte",
-                                     key);
+                return error_detail_set(err, ERROR_INVALID, -EINVAL,
+                                        "bad request: struct_value for key %s contains a NUL byte",
+                                        key);
         obj = json_loadb(raw, raw_len, JSON_REJECT_DUPLICATES, NULL);
         if (!json_is_object(obj))
-                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                     "bad request: struct_value for key %s is not a JSON object",
-                                     key);
+                return error_detail_set(err, ERROR_INVALID, -EINVAL,
+                                        "bad request: struct_value for key %s is not a JSON object",
+                                        key);
         p->type = STORE_P_STRUCT;
         p->s = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS);
         return 0;
@@ -165,7 +165,7 @@ static const struct metadata_type *metadata_type_find(const char *mt)
 
 /* The metadata value v of key: its type, no other member, and a non-null value; *ret_val. */
 static int metadata_check(const char *key, json_t *v, const struct metadata_type **ret_type,
-                          json_t **ret_val, struct reg_error *err)
+                          json_t **ret_val, struct error_detail *err)
 {
         const struct metadata_type *t;
         const char *mt, *k;
@@ -176,24 +176,24 @@ static int metadata_check(const char *key, json_t *v, const struct metadata_type
         mt = json_string_value(json_object_get(v, "metadataType"));
         t = mt ? metadata_type_find(mt) : NULL;
         if (!t)
-                return reg_error_set(err, REG_ERR_INVALID, -EINVAL, "metadataType not found for %s",
-                                     key);
+                return error_detail_set(err, ERROR_INVALID, -EINVAL,
+                                        "metadataType not found for %s", key);
         json_object_foreach(v, k, x) {
                 if (!streq(k, "metadataType") && !streq(k, t->value_key))
-                        return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                             "json: unknown field \"%s\"", k);
+                        return error_detail_set(err, ERROR_INVALID, -EINVAL,
+                                                "json: unknown field \"%s\"", k);
         }
         val = json_object_get(v, t->value_key);
         if (!val || json_is_null(val))
-                return reg_error_set(err, REG_ERR_UNPROCESSABLE, -EINVAL,
-                                     "required field '%s' is zero value.", t->value_key);
+                return error_detail_set(err, ERROR_UNPROCESSABLE, -EINVAL,
+                                        "required field '%s' is zero value.", t->value_key);
         *ret_type = t;
         *ret_val = val;
         return 0;
 }
 
 static int decode_metadata(const char *key, json_t *v, struct store_entity *e,
-                           struct reg_error *err)
+                           struct error_detail *err)
 {
         const struct metadata_type *t = NULL;
         struct store_prop p = { .custom = true };
@@ -213,12 +213,12 @@ static int decode_metadata(const char *key, json_t *v, struct store_entity *e,
                     : -ENOMEM;
         if (r < 0) {
                 store_prop_done(&p);
-                return reg_error_set(err, REG_ERR_INTERNAL, r, "out of memory");
+                return error_detail_set(err, ERROR_INTERNAL, r, "out of memory");
         }
         return 0;
 }
 
-int reg_decode_custom(json_t *obj, struct store_entity *e, struct reg_error *err)
+int reg_decode_custom(json_t *obj, struct store_entity *e, struct error_detail *err)
 {
         const char *key;
         json_t *v;
@@ -229,8 +229,8 @@ int reg_decode_custom(json_t *obj, struct store_entity *e, struct reg_error *err
                                   "map[string]openapi.MetadataValue");
         /* checked before decoding, so that a huge map costs nothing */
         if (json_object_size(obj) > REG_CUSTOM_PROPS_MAX)
-                return reg_error_set(
-                        err, REG_ERR_INVALID, -EINVAL,
+                return error_detail_set(
+                        err, ERROR_INVALID, -EINVAL,
                         "invalid customProperties: %zu properties, at most %d allowed: bad request",
                         json_object_size(obj), REG_CUSTOM_PROPS_MAX);
         json_object_foreach(obj, key, v) {
@@ -264,7 +264,7 @@ static bool field_allowed(const struct reg_field *f, enum reg_schema schema)
 }
 
 static int decode_enum(const struct reg_field *f, const char *sname, json_t *v,
-                       struct store_entity *vals, struct reg_error *err)
+                       struct store_entity *vals, struct error_detail *err)
 {
         const char *s;
 
@@ -274,13 +274,13 @@ static int decode_enum(const struct reg_field *f, const char *sname, json_t *v,
         for (const char *const *e = f->enums; *e; e++)
                 if (streq(*e, s))
                         return store_entity_set_string(vals, f->prop, false, STORE_P_STRING, s);
-        return reg_error_set(err, REG_ERR_INVALID, -EINVAL, "%s is not a valid %s", s,
-                             f->enum_name);
+        return error_detail_set(err, ERROR_INVALID, -EINVAL, "%s is not a valid %s", s,
+                                f->enum_name);
 }
 
 /* An id (string of an int32) or a millisecond timestamp (string of an int64). */
 static int decode_id_or_ms(const struct reg_field *f, const char *sname, json_t *v,
-                           struct store_entity *vals, struct reg_error *err)
+                           struct store_entity *vals, struct error_detail *err)
 {
         int32_t i32;
         int64_t i;
@@ -289,8 +289,8 @@ static int decode_id_or_ms(const struct reg_field *f, const char *sname, json_t 
                 return type_error(err, sname, f->json, v, "string");
         if (f->type == REG_F_MS) {
                 if (safe_atoi64(json_string_value(v), &i) < 0)
-                        return reg_error_set(
-                                err, REG_ERR_INVALID, -EINVAL,
+                        return error_detail_set(
+                                err, ERROR_INVALID, -EINVAL,
                                 "invalid %s: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
                                 f->json, json_string_value(v));
                 return store_entity_set_int(vals, f->prop, false, i);
@@ -300,8 +300,8 @@ static int decode_id_or_ms(const struct reg_field *f, const char *sname, json_t 
                 return 0;
         }
         if (safe_atoi32(json_string_value(v), &i32) < 0)
-                return reg_error_set(
-                        err, REG_ERR_INVALID, -EINVAL,
+                return error_detail_set(
+                        err, ERROR_INVALID, -EINVAL,
                         "invalid %s: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
                         f->json, json_string_value(v));
         /*
@@ -314,15 +314,15 @@ static int decode_id_or_ms(const struct reg_field *f, const char *sname, json_t 
         if (i32 == 0 && !(f->flags & REG_FF_REQUIRED))
                 return 0;
         if (i32 < 1)
-                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                     "invalid %s: \"%s\" is not a positive id: bad request",
-                                     f->json, json_string_value(v));
+                return error_detail_set(err, ERROR_INVALID, -EINVAL,
+                                        "invalid %s: \"%s\" is not a positive id: bad request",
+                                        f->json, json_string_value(v));
         return store_entity_set_int(vals, f->prop, false, i32);
 }
 
 /* An array of strings, stored as its compact JSON text. */
 static int decode_strlist(const struct reg_field *f, const char *sname, json_t *v,
-                          struct store_entity *vals, struct reg_error *err)
+                          struct store_entity *vals, struct error_detail *err)
 {
         AUTOFREE char *text = NULL;
         size_t i;
@@ -344,9 +344,9 @@ static int decode_strlist(const struct reg_field *f, const char *sname, json_t *
  * without detail is an allocation failure).
  */
 static int decode_field(const struct reg_field *f, const char *sname, json_t *v,
-                        struct store_entity *vals, struct reg_error *err)
+                        struct store_entity *vals, struct error_detail *err)
 {
-        struct reg_error detail = { 0 };
+        struct error_detail detail = { 0 };
         int r = 0;
 
         switch (f->type) {
@@ -383,12 +383,12 @@ static int decode_field(const struct reg_field *f, const char *sname, json_t *v,
                 *err = detail;
                 return r;
         }
-        return reg_error_set(err, REG_ERR_INTERNAL, r, "out of memory");
+        return error_detail_set(err, ERROR_INTERNAL, r, "out of memory");
 }
 
 /* name, externalId, description: strings (null = absent). 1 handled, 0 not this key, <0. */
 static int decode_string_member(enum reg_schema schema, const char *sname, const char *key,
-                                json_t *v, struct reg_input *in, struct reg_error *err)
+                                json_t *v, struct reg_input *in, struct error_detail *err)
 {
         bool name = streq(key, "name") && schema != REG_SCHEMA_UPDATE;
         char **dst;
@@ -403,7 +403,7 @@ static int decode_string_member(enum reg_schema schema, const char *sname, const
         if (streq(key, "description")) {
                 r = store_entity_set_string(&in->vals, "description", false, STORE_P_STRING,
                                             json_string_value(v));
-                return r < 0 ? reg_error_set(err, REG_ERR_INTERNAL, r, "out of memory") : 1;
+                return r < 0 ? error_detail_set(err, ERROR_INTERNAL, r, "out of memory") : 1;
         }
         if (name) {
                 in->has_name = true;
@@ -414,12 +414,12 @@ static int decode_string_member(enum reg_schema schema, const char *sname, const
         }
         free(*dst);
         *dst = strdup(json_string_value(v));
-        return *dst ? 1 : reg_error_set(err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
+        return *dst ? 1 : error_detail_set(err, ERROR_INTERNAL, -ENOMEM, "out of memory");
 }
 
 /* id, createTimeSinceEpoch, lastUpdateTimeSinceEpoch of a full body. 1 handled, 0, <0. */
 static int decode_full_member(enum reg_schema schema, const char *sname, const char *key, json_t *v,
-                              struct reg_input *in, struct reg_error *err)
+                              struct reg_input *in, struct error_detail *err)
 {
         int32_t id;
 
@@ -434,8 +434,8 @@ static int decode_full_member(enum reg_schema schema, const char *sname, const c
         if (!streq(key, "id"))
                 return 1;
         if (safe_atoi32(json_string_value(v), &id) < 0)
-                return reg_error_set(
-                        err, REG_ERR_INVALID, -EINVAL,
+                return error_detail_set(
+                        err, ERROR_INVALID, -EINVAL,
                         "invalid artifact ID: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
                         json_string_value(v));
         in->has_id = true;
@@ -445,7 +445,7 @@ static int decode_full_member(enum reg_schema schema, const char *sname, const c
 
 /* customProperties and artifactType. 1 handled, 0 not this key, <0. */
 static int decode_special_member(const struct reg_kind *k, const char *sname, const char *key,
-                                 json_t *v, struct reg_input *in, struct reg_error *err)
+                                 json_t *v, struct reg_input *in, struct error_detail *err)
 {
         int r;
 
@@ -464,15 +464,15 @@ static int decode_special_member(const struct reg_kind *k, const char *sname, co
                 return type_error(err, sname, key, v, "string");
         /* upstream's POST /model_artifacts ignores the body's artifactType (B.10) */
         if (k->id != REG_MODEL_ARTIFACT && !streq(json_string_value(v), k->artifact_type))
-                return reg_error_set(
-                        err, REG_ERR_INVALID, -EINVAL,
+                return error_detail_set(
+                        err, ERROR_INVALID, -EINVAL,
                         "invalid artifact type, must be either ModelArtifact, DocArtifact, DataSet, Metric, or Parameter: bad request");
         return 1;
 }
 
 /* One member of the body. */
 static int decode_member(const struct reg_kind *k, enum reg_schema schema, const char *sname,
-                         const char *key, json_t *v, struct reg_input *in, struct reg_error *err)
+                         const char *key, json_t *v, struct reg_input *in, struct error_detail *err)
 {
         const struct reg_field *f;
         int r;
@@ -486,15 +486,15 @@ static int decode_member(const struct reg_kind *k, enum reg_schema schema, const
                 return r < 0 ? r : 0;
         f = reg_kind_field(k, key);
         if (!f || !field_allowed(f, schema))
-                return reg_error_set(err, REG_ERR_INVALID, -EINVAL, "json: unknown field \"%s\"",
-                                     key);
+                return error_detail_set(err, ERROR_INVALID, -EINVAL, "json: unknown field \"%s\"",
+                                        key);
         if (json_is_null(v) || (f->flags & REG_FF_OUTPUT))
                 return 0;
         return decode_field(f, sname, v, &in->vals, err);
 }
 
 int reg_decode(const struct reg_kind *k, enum reg_schema schema, json_t *obj, struct reg_input *ret,
-               struct reg_error *err)
+               struct error_detail *err)
 {
         struct reg_input in = { .kind = k };
         char sname[64];
@@ -504,9 +504,10 @@ int reg_decode(const struct reg_kind *k, enum reg_schema schema, json_t *obj, st
 
         schema_name(k, schema, sname, sizeof(sname));
         if (!json_is_object(obj))
-                return reg_error_set(err, REG_ERR_INVALID, -EINVAL,
-                                     "json: cannot unmarshal %s into Go value of type openapi.%s",
-                                     json_type_word(obj), sname);
+                return error_detail_set(
+                        err, ERROR_INVALID, -EINVAL,
+                        "json: cannot unmarshal %s into Go value of type openapi.%s",
+                        json_type_word(obj), sname);
         json_object_foreach(obj, key, v) {
                 r = decode_member(k, schema, sname, key, v, &in, err);
                 if (r < 0) {
@@ -518,13 +519,13 @@ int reg_decode(const struct reg_kind *k, enum reg_schema schema, json_t *obj, st
         return 0;
 }
 
-int reg_check_required(const struct reg_input *in, struct reg_error *err)
+int reg_check_required(const struct reg_input *in, struct error_detail *err)
 {
         const struct reg_kind *k = in->kind;
 
         if (k->name_required && (!in->has_name || !in->vals.name || !*in->vals.name))
-                return reg_error_set(err, REG_ERR_UNPROCESSABLE, -EINVAL,
-                                     "required field 'name' is zero value.");
+                return error_detail_set(err, ERROR_UNPROCESSABLE, -EINVAL,
+                                        "required field 'name' is zero value.");
         for (const struct reg_field *f = k->fields; f->json; f++) {
                 const struct store_prop *p;
 
@@ -532,8 +533,8 @@ int reg_check_required(const struct reg_input *in, struct reg_error *err)
                         continue;
                 p = store_entity_prop(&in->vals, f->prop, false);
                 if (!p || (p->type == STORE_P_STRING && (!p->s || !*p->s)))
-                        return reg_error_set(err, REG_ERR_UNPROCESSABLE, -EINVAL,
-                                             "required field '%s' is zero value.", f->json);
+                        return error_detail_set(err, ERROR_UNPROCESSABLE, -EINVAL,
+                                                "required field '%s' is zero value.", f->json);
         }
         return 0;
 }
@@ -681,7 +682,7 @@ bool reg_body_nul_field(const char *data, size_t len, char *ret, size_t size)
         if (size == 0)
                 return false;
         ret[0] = '\0';
-        if (json_parse_bounded_flags(data, len, JSON_PARSE_ALLOW_NUL, &v, NULL, 0) < 0)
+        if (json_parse_bounded_flags(data, len, JSON_PARSE_ALLOW_NUL, &v, NULL) < 0)
                 return false;
         return find_nul(v, ret, size, 0, 0) && ret[0];
 }

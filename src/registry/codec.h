@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "registry/error.h"
+#include "util/error-detail.h"
 #include "registry/kinds.h"
 #include "store/entity.h"
 
@@ -43,14 +43,14 @@ void reg_input_done(struct reg_input *in);
 const char *reg_body_artifact_type(json_t *obj);
 
 _warn_unused_result_ int reg_decode(const struct reg_kind *k, enum reg_schema schema, json_t *obj,
-                                    struct reg_input *ret, struct reg_error *err);
+                                    struct reg_input *ret, struct error_detail *err);
 
 /* Checks required fields for a create: 422 "required field '<f>' is zero value." */
-_warn_unused_result_ int reg_check_required(const struct reg_input *in, struct reg_error *err);
+_warn_unused_result_ int reg_check_required(const struct reg_input *in, struct error_detail *err);
 
 /* Decodes one customProperties object into custom properties of e. */
 _warn_unused_result_ int reg_decode_custom(json_t *obj, struct store_entity *e,
-                                           struct reg_error *err);
+                                           struct error_detail *err);
 
 /*
  * Where a request body holds U+0000 (or the text \u0000, which upstream refuses too): the path of

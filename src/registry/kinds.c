@@ -298,7 +298,7 @@ static void like_cost(const char *pat, size_t *ret_chars, size_t *ret_wild)
 }
 
 /* LIKE/ILIKE cost grows with pattern length times text length: both bounds in docs/registry.md. */
-static int check_like(const struct store_cond *c, struct reg_error *err)
+static int check_like(const struct store_cond *c, struct error_detail *err)
 {
         if (c->kind == STORE_COND_AND || c->kind == STORE_COND_OR) {
                 for (size_t i = 0; i < c->n_kids; i++) {
@@ -317,13 +317,13 @@ static int check_like(const struct store_cond *c, struct reg_error *err)
                         continue;
                 like_cost(c->vals[i].s, &chars, &wild);
                 if (chars > REG_LIKE_PATTERN_MAX)
-                        return reg_error_set(
-                                err, REG_ERR_INVALID, -EINVAL,
+                        return error_detail_set(
+                                err, ERROR_INVALID, -EINVAL,
                                 "invalid filter query: LIKE pattern of %zu characters, at most %d allowed: bad request",
                                 chars, REG_LIKE_PATTERN_MAX);
                 if (wild > REG_LIKE_WILDCARDS_MAX)
-                        return reg_error_set(
-                                err, REG_ERR_INVALID, -EINVAL,
+                        return error_detail_set(
+                                err, ERROR_INVALID, -EINVAL,
                                 "invalid filter query: LIKE pattern with %zu wildcards, at most %d allowed: bad request",
                                 wild, REG_LIKE_WILDCARDS_MAX);
         }
@@ -331,7 +331,7 @@ static int check_like(const struct store_cond *c, struct reg_error *err)
 }
 
 int reg_filter_compile(const struct reg_kind *k, const char *query, struct store_cond **ret,
-                       struct reg_error *err)
+                       struct error_detail *err)
 {
         CLEANUP(filterq_freep) struct filterq_node *tree = NULL;
         char msg[256];
@@ -339,12 +339,12 @@ int reg_filter_compile(const struct reg_kind *k, const char *query, struct store
 
         r = filterq_parse(query, &tree, msg, sizeof(msg));
         if (r == -EINVAL)
-                return reg_error_set(err, REG_ERR_INVALID, r,
-                                     "invalid filter query: %s: bad request", msg);
+                return error_detail_set(err, ERROR_INVALID, r,
+                                        "invalid filter query: %s: bad request", msg);
         if (r >= 0)
                 r = filterq_sql_lower(tree, filter_resolve, (void *)k, ret);
         if (r < 0)
-                return reg_error_set(err, REG_ERR_INTERNAL, r, "out of memory");
+                return error_detail_set(err, ERROR_INTERNAL, r, "out of memory");
         if (*ret) {
                 r = check_like(*ret, err);
                 if (r < 0)

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "registry/error.h"
+#include "util/error-detail.h"
 #include "store/entity.h"
 
 enum reg_ftype {
@@ -93,8 +93,8 @@ extern const char *const reg_artifact_states[];
  * condition, resolving names against k (well-known columns, "description", the kind's system
  * properties, else custom properties; an artifact's `state` also takes its enum index). *ret =
  * NULL for a NULL or empty query. A syntax error or an exceeded limit (filterq/filterq.h) fills
- * err with REG_ERR_INVALID and "invalid filter query: ...: bad request"; so does a LIKE/ILIKE
+ * err with ERROR_INVALID and "invalid filter query: ...: bad request"; so does a LIKE/ILIKE
  * pattern past REG_LIKE_PATTERN_MAX characters or REG_LIKE_WILDCARDS_MAX wildcards.
  */
 _warn_unused_result_ int reg_filter_compile(const struct reg_kind *k, const char *query,
-                                            struct store_cond **ret, struct reg_error *err);
+                                            struct store_cond **ret, struct error_detail *err);

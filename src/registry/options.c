@@ -7,11 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <yaml.h>
 
+#include "json/yaml-doc.h"
 #include "store/store.h"
 #include "util/cidr.h"
+#include "util/file-util.h"
 #include "util/parse-util.h"
 
 #define CONFIG_FILE_MAX (1024U * 1024U)
@@ -200,15 +200,14 @@ static const struct opt_def defs[REG_OPT__MAX] = {
         [REG_OPT_WIPE] = { "wipe", NULL, 0, T_BOOL, 0, 0, "false", true, { NULL } },
 };
 
-static void set_err(char *err, size_t n, const char *fmt, ...) _printf_(3, 4);
-static void set_err(char *err, size_t n, const char *fmt, ...)
+/* An invalid setting (kind ERROR_INVALID, -EINVAL) whose message names where it came from. */
+static void set_err(struct error_detail *err, const char *fmt, ...) _printf_(2, 3);
+static void set_err(struct error_detail *err, const char *fmt, ...)
 {
         va_list ap;
 
-        if (!err || n == 0)
-                return;
         va_start(ap, fmt);
-        (void)vsnprintf(err, n, fmt, ap);
+        (void)error_detail_setv(err, ERROR_INVALID, -EINVAL, NULL, fmt, ap);
         va_end(ap);
 }
 
@@ -260,7 +259,7 @@ int reg_option_lookup(const char *name, enum reg_opt *ret)
 
 /* Checks value against the option's type; writes the normalised text to buf. */
 static int normalise(enum reg_opt opt, const char *value, char *buf, size_t n, const char *origin,
-                     char *err, size_t err_size)
+                     struct error_detail *err)
 {
         const struct opt_def *d = &defs[opt];
 
@@ -269,7 +268,7 @@ static int normalise(enum reg_opt opt, const char *value, char *buf, size_t n, c
                 uint64_t u;
 
                 if (safe_atou64(value, &u) < 0 || u < d->min || u > d->max) {
-                        set_err(err, err_size,
+                        set_err(err,
                                 "%s: invalid value '%s': expected an integer from %llu to %llu",
                                 origin, value, (unsigned long long)d->min,
                                 (unsigned long long)d->max);
@@ -282,8 +281,7 @@ static int normalise(enum reg_opt opt, const char *value, char *buf, size_t n, c
                 bool b;
 
                 if (parse_boolean(value, &b) < 0) {
-                        set_err(err, err_size,
-                                "%s: invalid value '%s': expected a boolean (true or false)",
+                        set_err(err, "%s: invalid value '%s': expected a boolean (true or false)",
                                 origin, value);
                         return -EINVAL;
                 }
@@ -292,7 +290,7 @@ static int normalise(enum reg_opt opt, const char *value, char *buf, size_t n, c
         }
         case T_SSLMODE:
                 if (!store_pg_sslmode_valid(value)) {
-                        set_err(err, err_size,
+                        set_err(err,
                                 "%s: invalid TLS mode '%s': expected one of disable, allow, "
                                 "prefer, require, verify-ca, verify-full",
                                 origin, value);
@@ -306,7 +304,7 @@ static int normalise(enum reg_opt opt, const char *value, char *buf, size_t n, c
 }
 
 int reg_options_set(struct reg_options *o, enum reg_opt opt, const char *value,
-                    enum reg_opt_source src, const char *origin, char *err, size_t err_size)
+                    enum reg_opt_source src, const char *origin, struct error_detail *err)
 {
         char buf[32];
         char *copy;
@@ -314,7 +312,7 @@ int reg_options_set(struct reg_options *o, enum reg_opt opt, const char *value,
 
         if ((unsigned)opt >= REG_OPT__MAX || !value)
                 return -EINVAL;
-        r = normalise(opt, value, buf, sizeof(buf), origin, err, err_size);
+        r = normalise(opt, value, buf, sizeof(buf), origin, err);
         if (r < 0)
                 return r;
         if (src < o->source[opt])
@@ -367,19 +365,19 @@ static size_t option_of(int c)
 }
 
 /* What getopt_long() refused (c is ':' or '?'), as a message. */
-static int getopt_refusal(int c, char **argv, char *err, size_t err_size)
+static int getopt_refusal(int c, char **argv, struct error_detail *err)
 {
         if (c == ':')
-                set_err(err, err_size, "option '%s' requires an argument", argv[optind - 1]);
+                set_err(err, "option '%s' requires an argument", argv[optind - 1]);
         else if (optopt && optopt < ARG_BASE)
-                set_err(err, err_size, "unknown option '-%c'", optopt);
+                set_err(err, "unknown option '-%c'", optopt);
         else
-                set_err(err, err_size, "unknown option '%s'", argv[optind - 1]);
+                set_err(err, "unknown option '%s'", argv[optind - 1]);
         return -EINVAL;
 }
 
 /* One option getopt_long() returned: 1 for help, 0 when taken, < 0 on error. */
-static int take_arg(struct reg_options *o, int c, char **argv, char *err, size_t err_size)
+static int take_arg(struct reg_options *o, int c, char **argv, struct error_detail *err)
 {
         char origin[96];
         size_t i;
@@ -392,16 +390,16 @@ static int take_arg(struct reg_options *o, int c, char **argv, char *err, size_t
                 return o->config_file ? 0 : -ENOMEM;
         }
         if (c == ':' || c == '?')
-                return getopt_refusal(c, argv, err, err_size);
+                return getopt_refusal(c, argv, err);
         i = option_of(c);
         if (i == REG_OPT__MAX)
                 return -EINVAL;
         (void)snprintf(origin, sizeof(origin), "--%s", defs[i].name);
         return reg_options_set(o, (enum reg_opt)i, optarg ? optarg : "true", REG_SRC_FLAG, origin,
-                               err, err_size);
+                               err);
 }
 
-int reg_options_parse_args(struct reg_options *o, int argc, char **argv, char *err, size_t err_size)
+int reg_options_parse_args(struct reg_options *o, int argc, char **argv, struct error_detail *err)
 {
         struct option longopts[2 * REG_OPT__MAX + 3];
         char shortopts[64];
@@ -417,19 +415,19 @@ int reg_options_parse_args(struct reg_options *o, int argc, char **argv, char *e
                 c = getopt_long(argc, argv, shortopts, longopts, NULL);
                 if (c < 0)
                         break;
-                r = take_arg(o, c, argv, err, err_size);
+                r = take_arg(o, c, argv, err);
                 if (r != 0)
                         return r;
         }
         if (optind < argc) {
-                set_err(err, err_size, "unexpected argument '%s'", argv[optind]);
+                set_err(err, "unexpected argument '%s'", argv[optind]);
                 return -EINVAL;
         }
         return 0;
 }
 
-int reg_options_load_env(struct reg_options *o, const char *(*lookup)(const char *name), char *err,
-                         size_t err_size)
+int reg_options_load_env(struct reg_options *o, const char *(*lookup)(const char *name),
+                         struct error_detail *err)
 {
         for (size_t i = 0; i < REG_OPT__MAX; i++) {
                 if (defs[i].flag_only)
@@ -443,8 +441,7 @@ int reg_options_load_env(struct reg_options *o, const char *(*lookup)(const char
                                 continue;
                         (void)snprintf(origin, sizeof(origin), "environment variable %s",
                                        defs[i].env[k]);
-                        r = reg_options_set(o, (enum reg_opt)i, v, REG_SRC_ENV, origin, err,
-                                            err_size);
+                        r = reg_options_set(o, (enum reg_opt)i, v, REG_SRC_ENV, origin, err);
                         if (r < 0)
                                 return r;
                         break; /* the first non-empty variable wins */
@@ -453,125 +450,115 @@ int reg_options_load_env(struct reg_options *o, const char *(*lookup)(const char
         return 0;
 }
 
-static unsigned line_of(const yaml_node_t *n)
+/* The config file's bounds: a small mapping of scalars. */
+static const struct yaml_limits config_limits = {
+        .size_max = (size_t)CONFIG_FILE_MAX,
+        .depth_max = 8,
+        .nodes_max = (size_t)64 * 1024,
+        .cpu_usec_max = 2ULL * 1000000ULL,
+};
+
+/* One key of the config file's mapping: the option it names, its value, refusals in err. */
+static int load_pair(struct reg_options *o, struct ydoc *d, const yaml_node_pair_t *p, bool *seen,
+                     struct error_detail *err)
 {
-        return (unsigned)n->start_mark.line + 1;
+        const yaml_node_t *k = ydoc_node(d, p->key);
+        const yaml_node_t *v = ydoc_node(d, p->value);
+        const char *key = ynode_scalar(k), *path = d->file;
+        char origin[REG_OPTIONS_ERROR_MAX / 2];
+        enum reg_opt opt;
+
+        if (!k || !v)
+                return -EINVAL;
+        if (!key) {
+                set_err(err, "%s:%u: option names must be plain strings", path, ynode_line(k));
+                return -EINVAL;
+        }
+        if (reg_option_lookup(key, &opt) < 0 || defs[opt].flag_only) {
+                set_err(err, "%s:%u: unknown key '%.128s'", path, ynode_line(k), key);
+                return -EINVAL;
+        }
+        if (seen[opt]) {
+                set_err(err, "%s:%u: key '%.128s': option '%s' is set twice", path, ynode_line(k),
+                        key, defs[opt].name);
+                return -EINVAL;
+        }
+        seen[opt] = true;
+        (void)snprintf(origin, sizeof(origin), "%s:%u: key '%s'", path, ynode_line(v),
+                       defs[opt].name);
+        if (v->type != YAML_SCALAR_NODE) {
+                set_err(err, "%s: expected a single value, got a %s", origin,
+                        v->type == YAML_MAPPING_NODE ? "mapping" : "list");
+                return -EINVAL;
+        }
+        if (ynode_is_null(v))
+                return 0;
+        return reg_options_set(o, opt, ynode_scalar(v), REG_SRC_CONFIG, origin, err);
 }
 
-static bool plain_null(const yaml_node_t *n)
+static int load_mapping(struct reg_options *o, struct ydoc *d, struct error_detail *err)
 {
-        const char *s = (const char *)n->data.scalar.value;
-
-        if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-                return false;
-        return !*s || streq(s, "~") || streq(s, "null") || streq(s, "Null") || streq(s, "NULL");
-}
-
-static int load_mapping(struct reg_options *o, const char *path, yaml_document_t *doc, char *err,
-                        size_t err_size)
-{
-        yaml_node_t *root = yaml_document_get_root_node(doc);
+        yaml_node_t *root = ydoc_root(d);
         bool seen[REG_OPT__MAX] = { false };
 
-        if (!root)
+        if (!root || ynode_is_null(root))
                 return 0; /* empty file */
-        if (root->type == YAML_SCALAR_NODE && plain_null(root))
-                return 0;
         if (root->type != YAML_MAPPING_NODE) {
-                set_err(err, err_size, "%s:%u: expected a mapping of option names to values", path,
-                        line_of(root));
+                set_err(err, "%s:%u: expected a mapping of option names to values", d->file,
+                        ynode_line(root));
                 return -EINVAL;
         }
         for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
              p++) {
-                yaml_node_t *k = yaml_document_get_node(doc, p->key);
-                yaml_node_t *v = yaml_document_get_node(doc, p->value);
-                const char *key;
-                char origin[REG_OPTIONS_ERROR_MAX / 2];
-                enum reg_opt opt;
-                int r;
+                int r = load_pair(o, d, p, seen, err);
 
-                if (!k || !v)
-                        return -EINVAL;
-                if (k->type != YAML_SCALAR_NODE) {
-                        set_err(err, err_size, "%s:%u: option names must be plain strings", path,
-                                line_of(k));
-                        return -EINVAL;
-                }
-                key = (const char *)k->data.scalar.value;
-                if (reg_option_lookup(key, &opt) < 0 || defs[opt].flag_only) {
-                        set_err(err, err_size, "%s:%u: unknown key '%.128s'", path, line_of(k),
-                                key);
-                        return -EINVAL;
-                }
-                if (seen[opt]) {
-                        set_err(err, err_size, "%s:%u: key '%.128s': option '%s' is set twice",
-                                path, line_of(k), key, defs[opt].name);
-                        return -EINVAL;
-                }
-                seen[opt] = true;
-                (void)snprintf(origin, sizeof(origin), "%s:%u: key '%s'", path, line_of(v),
-                               defs[opt].name);
-                if (v->type != YAML_SCALAR_NODE) {
-                        set_err(err, err_size, "%s: expected a single value, got a %s", origin,
-                                v->type == YAML_MAPPING_NODE ? "mapping" : "list");
-                        return -EINVAL;
-                }
-                if (plain_null(v))
-                        continue;
-                r = reg_options_set(o, opt, (const char *)v->data.scalar.value, REG_SRC_CONFIG,
-                                    origin, err, err_size);
                 if (r < 0)
                         return r;
         }
         return 0;
 }
 
-int reg_options_load_file(struct reg_options *o, const char *path, char *err, size_t err_size)
+/* The words of a file that cannot be read, by errno (read_file_bounded()). */
+static int read_refused(const char *path, int r, struct error_detail *err)
 {
-        yaml_parser_t parser;
-        yaml_document_t doc;
-        struct stat st;
-        FILE *f;
+        char msg[128];
+
+        if (r == -EINVAL)
+                set_err(err, "%s: not a regular file", path);
+        else if (r == -EFBIG)
+                set_err(err, "%s: config file too large (limit %u bytes)", path, CONFIG_FILE_MAX);
+        else
+                set_err(err, "%s: cannot read config file: %s", path,
+                        strerror_r(-r, msg, sizeof(msg)));
+        if (err)
+                err->error = r;
+        return r;
+}
+
+int reg_options_load_file(struct reg_options *o, const char *path, struct error_detail *err)
+{
+        AUTOFREE char *data = NULL;
+        struct error_detail yerr = { 0 };
+        struct ydoc d;
+        size_t len = 0;
         int r;
 
-        f = fopen(path, "re");
-        if (!f) {
-                char msg[128];
-
-                r = negative_errno();
-                set_err(err, err_size, "%s: cannot read config file: %s", path,
-                        strerror_r(-r, msg, sizeof(msg)));
+        r = read_file_bounded(path, (size_t)CONFIG_FILE_MAX, READ_FILE_REGULAR, &data, &len, NULL);
+        if (r == -ENOMEM)
                 return r;
-        }
-        if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode)) {
-                (void)fclose(f);
-                set_err(err, err_size, "%s: not a regular file", path);
+        if (r < 0)
+                return read_refused(path, r, err);
+        r = ydoc_load(&d, path, data, len, &config_limits, &yerr);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                char msg[sizeof(yerr.message) + 64];
+
+                set_err(err, "%s", error_detail_format(&yerr, msg, sizeof(msg)));
                 return -EINVAL;
         }
-        if (st.st_size > (off_t)CONFIG_FILE_MAX) {
-                (void)fclose(f);
-                set_err(err, err_size, "%s: config file too large (limit %u bytes)", path,
-                        CONFIG_FILE_MAX);
-                return -EFBIG;
-        }
-        if (!yaml_parser_initialize(&parser)) {
-                (void)fclose(f);
-                return -ENOMEM;
-        }
-        yaml_parser_set_input_file(&parser, f);
-        if (!yaml_parser_load(&parser, &doc)) {
-                set_err(err, err_size, "%s:%u: invalid YAML: %s", path,
-                        (unsigned)parser.problem_mark.line + 1,
-                        parser.problem ? parser.problem : "syntax error");
-                yaml_parser_delete(&parser);
-                (void)fclose(f);
-                return -EINVAL;
-        }
-        r = load_mapping(o, path, &doc, err, err_size);
-        yaml_document_delete(&doc);
-        yaml_parser_delete(&parser);
-        (void)fclose(f);
+        r = load_mapping(o, &d, err);
+        ydoc_release(&d);
         return r;
 }
 
@@ -590,7 +577,7 @@ static const char *source_name(enum reg_opt_source src)
         return "default";
 }
 
-int reg_options_check(const struct reg_options *o, char *err, size_t err_size)
+int reg_options_check(const struct reg_options *o, struct error_detail *err)
 {
         const char *cert = reg_options_str(o, REG_OPT_TLS_CERT_FILE);
         const char *key = reg_options_str(o, REG_OPT_TLS_KEY_FILE);
@@ -600,17 +587,17 @@ int reg_options_check(const struct reg_options *o, char *err, size_t err_size)
                 enum reg_opt given = has_cert ? REG_OPT_TLS_CERT_FILE : REG_OPT_TLS_KEY_FILE;
                 enum reg_opt missing = has_cert ? REG_OPT_TLS_KEY_FILE : REG_OPT_TLS_CERT_FILE;
 
-                set_err(err, err_size,
+                set_err(err,
                         "--%s (from the %s) needs --%s too: HTTPS takes a certificate and its "
                         "key (flags, MR_TLS_CERT_FILE/MR_TLS_KEY_FILE or the config file)",
                         defs[given].name, source_name(o->source[given]), defs[missing].name);
                 return -EINVAL;
         }
-        return reg_options_trusted_proxies(o, NULL, NULL, err, err_size);
+        return reg_options_trusted_proxies(o, NULL, NULL, err);
 }
 
 int reg_options_trusted_proxies(const struct reg_options *o, struct cidr **ret, size_t *ret_n,
-                                char *err, size_t err_size)
+                                struct error_detail *err)
 {
         const char *list = reg_options_str(o, REG_OPT_TRUSTED_PROXY);
         AUTOFREE struct cidr *v = NULL;
@@ -622,7 +609,7 @@ int reg_options_trusted_proxies(const struct reg_options *o, struct cidr **ret, 
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0) {
-                        set_err(err, err_size,
+                        set_err(err,
                                 "invalid --trusted-proxy '%s' (from the %s)%s: a comma list of "
                                 "addresses or CIDR ranges such as 10.0.0.0/8, fd00::/8",
                                 list, source_name(o->source[REG_OPT_TRUSTED_PROXY]),

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "util/cidr.h"
+#include "util/error-detail.h"
 #include "util/macro.h"
 
 enum reg_opt {
@@ -84,8 +85,8 @@ _warn_unused_result_ int reg_option_lookup(const char *name, enum reg_opt *ret);
  * ("--port", "environment variable MR_PORT", "FILE:LINE: key 'port'"). -EINVAL with err.
  */
 _warn_unused_result_ int reg_options_set(struct reg_options *o, enum reg_opt opt, const char *value,
-                                         enum reg_opt_source src, const char *origin, char *err,
-                                         size_t err_size);
+                                         enum reg_opt_source src, const char *origin,
+                                         struct error_detail *err);
 
 /*
  * Parses the command line (getopt_long, whose state is process-global: call it from main()
@@ -93,12 +94,12 @@ _warn_unused_result_ int reg_options_set(struct reg_options *o, enum reg_opt opt
  * was given, or -EINVAL with err (unknown flag, bad value, stray argument).
  */
 _warn_unused_result_ int reg_options_parse_args(struct reg_options *o, int argc, char **argv,
-                                                char *err, size_t err_size);
+                                                struct error_detail *err);
 
 /* Reads the environment through lookup (getenv in production). -EINVAL with err. */
 _warn_unused_result_ int reg_options_load_env(struct reg_options *o,
-                                              const char *(*lookup)(const char *name), char *err,
-                                              size_t err_size);
+                                              const char *(*lookup)(const char *name),
+                                              struct error_detail *err);
 
 /*
  * Reads the YAML config file at path: one mapping of option names to scalars. Unknown keys,
@@ -106,20 +107,20 @@ _warn_unused_result_ int reg_options_load_env(struct reg_options *o,
  * "PATH:LINE: …" in err; an unreadable file is -errno with "PATH: …". A null value (`key:`)
  * leaves the option unset. Files over 1 MiB are refused (-EFBIG).
  */
-_warn_unused_result_ int reg_options_load_file(struct reg_options *o, const char *path, char *err,
-                                               size_t err_size);
+_warn_unused_result_ int reg_options_load_file(struct reg_options *o, const char *path,
+                                               struct error_detail *err);
 
 /*
  * Checks what no single value can show, once every source has been read: --tls-cert-file and
  * --tls-key-file come together (from any sources) or not at all; --trusted-proxy is a CIDR list.
  * -EINVAL with err naming the missing option and where the other one came from.
  */
-_warn_unused_result_ int reg_options_check(const struct reg_options *o, char *err, size_t err_size);
+_warn_unused_result_ int reg_options_check(const struct reg_options *o, struct error_detail *err);
 
 /* --trusted-proxy parsed (util/cidr.h): a new array in *ret (NULL, *ret_n 0 when unset); ret
  * NULL only checks. -EINVAL with err naming the list and where it came from. */
 _warn_unused_result_ int reg_options_trusted_proxies(const struct reg_options *o, struct cidr **ret,
-                                                     size_t *ret_n, char *err, size_t err_size);
+                                                     size_t *ret_n, struct error_detail *err);
 
 /* Typed getters; unset options give the table's default. */
 const char *reg_options_str(const struct reg_options *o, enum reg_opt opt);

@@ -16,24 +16,26 @@ int reg_store_error(struct reg_db *db, int r, const char *what)
 {
         switch (r) {
         case -EBUSY:
-                return reg_error_set(db->err, REG_ERR_UNAVAILABLE, r, "database busy, retry: %s",
-                                     what);
+                return error_detail_set(db->err, ERROR_UNAVAILABLE, r, "database busy, retry: %s",
+                                        what);
         case -ECONNREFUSED:
         case -ECONNRESET:
                 /* the store reconnects by itself once the database is back */
-                return reg_error_set(db->err, REG_ERR_UNAVAILABLE, r,
-                                     "Datastore service is down or unavailable (database not "
-                                     "reachable while %s). Please check that the database is "
-                                     "reachable and try again later.",
-                                     what);
+                return error_detail_set(db->err, ERROR_UNAVAILABLE, r,
+                                        "Datastore service is down or unavailable (database not "
+                                        "reachable while %s). Please check that the database is "
+                                        "reachable and try again later.",
+                                        what);
         case -EINVAL:
                 /* a constraint of the schema (a name over 255 characters) or a value it refuses */
-                return reg_error_set(db->err, REG_ERR_INVALID, r,
-                                     "the database refused the value while %s: bad request", what);
+                return error_detail_set(db->err, ERROR_INVALID, r,
+                                        "the database refused the value while %s: bad request",
+                                        what);
         case -E2BIG:
-                return reg_error_set(db->err, REG_ERR_INVALID, r, "query too large: bad request");
+                return error_detail_set(db->err, ERROR_INVALID, r, "query too large: bad request");
         default:
-                return reg_error_set(db->err, REG_ERR_INTERNAL, r, "internal error while %s", what);
+                return error_detail_set(db->err, ERROR_INTERNAL, r, "internal error while %s",
+                                        what);
         }
 }
 
@@ -79,8 +81,8 @@ static int load(struct reg_db *db, const struct reg_kind *k, int64_t id, const c
                 *ret_kind = ek;
         return 0;
 notfound:
-        return reg_error_set(db->err, REG_ERR_NOT_FOUND, -ENOENT,
-                             "no %s found for id %" PRId64 ": not found", word, id);
+        return error_detail_set(db->err, ERROR_NOT_FOUND, -ENOENT,
+                                "no %s found for id %" PRId64 ": not found", word, id);
 }
 
 int reg_load(struct reg_db *db, const struct reg_kind *k, int64_t id, const char *word,
@@ -112,12 +114,12 @@ static int conflict(struct reg_db *db, const struct reg_kind *k, const struct st
                     enum store_unique clash)
 {
         if (clash == STORE_UNIQUE_EXTERNAL_ID)
-                return reg_error_set(db->err, REG_ERR_CONFLICT, -EEXIST,
-                                     "%s with externalId %s already exists: conflict", k->word,
-                                     e->external_id ? e->external_id : "");
-        return reg_error_set(db->err, REG_ERR_CONFLICT, -EEXIST,
-                             "%s with name %s already exists: conflict", k->word,
-                             e->name ? e->name : "");
+                return error_detail_set(db->err, ERROR_CONFLICT, -EEXIST,
+                                        "%s with externalId %s already exists: conflict", k->word,
+                                        e->external_id ? e->external_id : "");
+        return error_detail_set(db->err, ERROR_CONFLICT, -EEXIST,
+                                "%s with name %s already exists: conflict", k->word,
+                                e->name ? e->name : "");
 }
 
 /* The uniqueness scope of pl: a fresh UUID, the parent id, or none. */
@@ -129,7 +131,7 @@ static int build_scope(struct reg_db *db, const struct reg_placement *pl, char *
         if (pl->scope_uuid) {
                 r = uuid_random(uuid);
                 if (r < 0)
-                        return reg_error_set(db->err, REG_ERR_INTERNAL, r, "no randomness");
+                        return error_detail_set(db->err, ERROR_INTERNAL, r, "no randomness");
                 (void)snprintf(scope, len, "%s", uuid);
         } else if (pl->scope_parent)
                 (void)snprintf(scope, len, "%" PRId64, pl->parent_id);
@@ -150,7 +152,7 @@ static int build_name(struct reg_db *db, struct reg_input *in, struct store_enti
         }
         r = uuid_random(uuid);
         if (r < 0)
-                return reg_error_set(db->err, REG_ERR_INTERNAL, r, "no randomness");
+                return error_detail_set(db->err, ERROR_INTERNAL, r, "no randomness");
         e->name = strdup(uuid);
         return 0;
 }
@@ -168,7 +170,7 @@ static int build_defaults(struct reg_db *db, const struct reg_kind *k,
                 if (r >= 0 && (f->flags & REG_FF_PARENT) && pl->parent_id > 0)
                         r = store_entity_set_int(e, f->prop, false, pl->parent_id);
                 if (r < 0)
-                        return reg_error_set(db->err, REG_ERR_INTERNAL, r, "out of memory");
+                        return error_detail_set(db->err, ERROR_INTERNAL, r, "out of memory");
         }
         return 0;
 }
@@ -192,7 +194,7 @@ int reg_build_new(struct reg_db *db, struct reg_input *in, const struct reg_plac
         if (in->has_external_id && in->vals.external_id && *in->vals.external_id)
                 e->external_id = TAKE_PTR(in->vals.external_id);
         if (!e->type || !e->scope || !e->name)
-                return reg_error_set(db->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
+                return error_detail_set(db->err, ERROR_INTERNAL, -ENOMEM, "out of memory");
         e->create_ms = e->update_ms = reg_now_ms();
         e->props = TAKE_PTR(in->vals.props);
         e->n_props = in->vals.n_props;
@@ -211,8 +213,8 @@ static int time_prop(struct reg_db *db, const struct store_entity *e, const char
                 return 0;
         }
         if (safe_atoi64(p->s ? p->s : "", ret) < 0)
-                return reg_error_set(
-                        db->err, REG_ERR_INVALID, -EINVAL,
+                return error_detail_set(
+                        db->err, ERROR_INVALID, -EINVAL,
                         "invalid %s: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
                         json, p->s ? p->s : "");
         return 0;
@@ -231,8 +233,8 @@ static int validate_run_times(struct reg_db *db, const struct store_entity *e)
         if (r >= 0)
                 r = time_prop(db, e, "end_time_since_epoch", "endTimeSinceEpoch", &end);
         if (r >= 0 && end < start)
-                r = reg_error_set(
-                        db->err, REG_ERR_INVALID, -EINVAL,
+                r = error_detail_set(
+                        db->err, ERROR_INVALID, -EINVAL,
                         "endTimeSinceEpoch must not be before startTimeSinceEpoch: bad request");
         return r;
 }
@@ -261,12 +263,12 @@ static int validate_name_length(struct reg_db *db, const struct reg_kind *k,
         if (prefix + n <= REG_NAME_MAX)
                 return 0;
         if (prefix == 0)
-                return reg_error_set(
-                        db->err, REG_ERR_INVALID, -EINVAL,
+                return error_detail_set(
+                        db->err, ERROR_INVALID, -EINVAL,
                         "invalid %s name: %zu characters, at most %d allowed: bad request", k->word,
                         n, REG_NAME_MAX);
-        return reg_error_set(
-                db->err, REG_ERR_INVALID, -EINVAL,
+        return error_detail_set(
+                db->err, ERROR_INVALID, -EINVAL,
                 "invalid %s name: %zu characters, at most %zu allowed (the name is stored "
                 "as \"<%s>:<name>\" in at most %d characters): bad request",
                 k->word, n, REG_NAME_MAX - prefix, strchr(e->scope, '-') ? "uuid" : "parentId",
@@ -280,8 +282,8 @@ static int validate_sizes(struct reg_db *db, const struct reg_kind *k, const str
         size_t n_custom = 0, custom_bytes = 0, n;
 
         if (e->external_id && (n = utf8_length(e->external_id)) > REG_EXTERNAL_ID_MAX)
-                return reg_error_set(
-                        db->err, REG_ERR_INVALID, -EINVAL,
+                return error_detail_set(
+                        db->err, ERROR_INVALID, -EINVAL,
                         "invalid %s externalId: %zu characters, at most %d allowed: bad request",
                         k->word, n, REG_EXTERNAL_ID_MAX);
         for (size_t i = 0; i < e->n_props; i++) {
@@ -292,19 +294,19 @@ static int validate_sizes(struct reg_db *db, const struct reg_kind *k, const str
                 n_custom++;
                 custom_bytes += strlen(p->name) + (p->s ? strlen(p->s) : sizeof(p->d));
                 if ((n = utf8_length(p->name)) > REG_CUSTOM_KEY_MAX)
-                        return reg_error_set(
-                                db->err, REG_ERR_INVALID, -EINVAL,
+                        return error_detail_set(
+                                db->err, ERROR_INVALID, -EINVAL,
                                 "invalid customProperties: key of %zu characters, at most %d allowed: bad request",
                                 n, REG_CUSTOM_KEY_MAX);
         }
         if (n_custom > REG_CUSTOM_PROPS_MAX)
-                return reg_error_set(
-                        db->err, REG_ERR_INVALID, -EINVAL,
+                return error_detail_set(
+                        db->err, ERROR_INVALID, -EINVAL,
                         "invalid customProperties: %zu properties, at most %d allowed: bad request",
                         n_custom, REG_CUSTOM_PROPS_MAX);
         if (custom_bytes > REG_CUSTOM_BYTES_MAX)
-                return reg_error_set(
-                        db->err, REG_ERR_INVALID, -EINVAL,
+                return error_detail_set(
+                        db->err, ERROR_INVALID, -EINVAL,
                         "invalid customProperties: %zu bytes, at most %zu allowed: bad request",
                         custom_bytes, REG_CUSTOM_BYTES_MAX);
         return 0;
@@ -392,7 +394,7 @@ int reg_merge(struct reg_db *db, struct store_entity *e, struct reg_input *in)
                         continue;
                 r = store_entity_put_prop(e, &in->vals.props[i]);
                 if (r < 0)
-                        return reg_error_set(db->err, REG_ERR_INTERNAL, r, "out of memory");
+                        return error_detail_set(db->err, ERROR_INTERNAL, r, "out of memory");
         }
         if (in->has_custom) {
                 store_entity_remove_props(e, true);
@@ -402,7 +404,8 @@ int reg_merge(struct reg_db *db, struct store_entity *e, struct reg_input *in)
                         /* the keys of one JSON object, and e has no custom ones left: O(1) */
                         r = store_entity_append_prop(e, &in->vals.props[i]);
                         if (r < 0)
-                                return reg_error_set(db->err, REG_ERR_INTERNAL, r, "out of memory");
+                                return error_detail_set(db->err, ERROR_INTERNAL, r,
+                                                        "out of memory");
                 }
         }
         if (in->has_external_id) {
@@ -436,6 +439,6 @@ int reg_tx_end(struct reg_db *db, int r)
         }
         r = store_commit(db->store, db->conn);
         if (r == -EEXIST)
-                return reg_error_set(db->err, REG_ERR_CONFLICT, r, "already exists: conflict");
+                return error_detail_set(db->err, ERROR_CONFLICT, r, "already exists: conflict");
         return r < 0 ? reg_store_error(db, r, "committing") : 0;
 }

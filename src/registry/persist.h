@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "registry/codec.h"
-#include "registry/error.h"
+#include "util/error-detail.h"
 #include "registry/kinds.h"
 #include "store/entity.h"
 #include "store/store.h"
@@ -30,9 +30,9 @@
 
 /* A store connection lent to one request, and where its error goes. */
 struct reg_db {
-        struct store *store;     /* borrowed */
-        struct store_conn *conn; /* borrowed */
-        struct reg_error *err;   /* borrowed */
+        struct store *store;      /* borrowed */
+        struct store_conn *conn;  /* borrowed */
+        struct error_detail *err; /* borrowed */
 };
 
 /* Where a new entity goes: its parent and the scope its name must be unique in. */

@@ -52,12 +52,12 @@ static int find_query(struct reg_db *db, const struct reg_find_req *rq, struct s
                 q->n_types = reg_n_artifact_types;
         }
         if (is_child_kind(k) && !((name && parent) || ext))
-                return reg_error_set(
-                        db->err, REG_ERR_INVALID, -EINVAL,
+                return error_detail_set(
+                        db->err, ERROR_INVALID, -EINVAL,
                         "invalid parameters call, supply either (name and parentResourceId), or externalId: bad request");
         if (!is_child_kind(k) && !name && !ext)
-                return reg_error_set(
-                        db->err, REG_ERR_INVALID, -EINVAL,
+                return error_detail_set(
+                        db->err, ERROR_INVALID, -EINVAL,
                         "invalid parameters call, supply either name or externalId: bad request");
         if (!name || (!parent && is_child_kind(k))) {
                 q->external_id_eq = ext;
@@ -67,8 +67,8 @@ static int find_query(struct reg_db *db, const struct reg_find_req *rq, struct s
         if (!parent)
                 return 0;
         if (safe_atoi32(parent, &pid) < 0)
-                return reg_error_set(
-                        db->err, REG_ERR_INVALID, -EINVAL,
+                return error_detail_set(
+                        db->err, ERROR_INVALID, -EINVAL,
                         "invalid parentResourceId: strconv.ParseInt: parsing \"%s\": invalid syntax: bad request",
                         parent);
         q->has_parent = true;
@@ -96,8 +96,8 @@ int reg_find(struct reg_db *db, const struct reg_find_req *rq, struct reg_result
                 return reg_store_error(db, r, "finding");
         if (n == 0 || more) {
                 store_entities_free(v, n);
-                return reg_error_set(
-                        db->err, REG_ERR_NOT_FOUND, -ENOENT,
+                return error_detail_set(
+                        db->err, ERROR_NOT_FOUND, -ENOENT,
                         "%s %s found for name=%s, parentResourceId=%s, externalId=%s: not found",
                         n == 0 ? "no" : "multiple", k->plural_word, name ? name : "",
                         parent ? parent : "", ext ? ext : "");
@@ -119,19 +119,21 @@ static int parse_page_token(struct reg_db *db, const char *tok, int64_t *ret_id,
         int64_t value;
 
         if (strlen(tok) > PAGE_TOKEN_MAX)
-                return reg_error_set(db->err, REG_ERR_INVALID, -EINVAL,
-                                     "invalid nextPageToken: token too long: bad request");
+                return error_detail_set(db->err, ERROR_INVALID, -EINVAL,
+                                        "invalid nextPageToken: token too long: bad request");
         if (base64_decode(tok, &raw, NULL) < 0)
-                return reg_error_set(db->err, REG_ERR_INVALID, -EINVAL,
-                                     "invalid nextPageToken: illegal base64 data: bad request");
+                return error_detail_set(db->err, ERROR_INVALID, -EINVAL,
+                                        "invalid nextPageToken: illegal base64 data: bad request");
         colon = strchr(raw, ':');
         if (!colon)
-                return reg_error_set(db->err, REG_ERR_INVALID, -EINVAL,
-                                     "invalid nextPageToken: invalid cursor format: bad request");
+                return error_detail_set(
+                        db->err, ERROR_INVALID, -EINVAL,
+                        "invalid nextPageToken: invalid cursor format: bad request");
         *colon = 0;
         if (safe_atoi32(raw, &id) < 0 || safe_atoi64(colon + 1, &value) < 0)
-                return reg_error_set(db->err, REG_ERR_INVALID, -EINVAL,
-                                     "invalid nextPageToken: invalid cursor values: bad request");
+                return error_detail_set(
+                        db->err, ERROR_INVALID, -EINVAL,
+                        "invalid nextPageToken: invalid cursor values: bad request");
         *ret_id = id;
         *ret_value = value;
         return 0;
@@ -182,7 +184,7 @@ static int add_step_filter(struct reg_db *db, const int32_t *steps, size_t n,
 oom:
         store_cond_free(and);
         store_cond_free(c);
-        return reg_error_set(db->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
+        return error_detail_set(db->err, ERROR_INTERNAL, -ENOMEM, "out of memory");
 }
 
 int reg_list(struct reg_db *db, const struct reg_list_req *rq, struct reg_list *ret)
@@ -226,7 +228,7 @@ int reg_list(struct reg_db *db, const struct reg_list_req *rq, struct reg_list *
                 ret->next_page_token = make_page_token(&v[n - 1], q.order);
                 if (!ret->next_page_token) {
                         store_entities_free(v, n);
-                        return reg_error_set(db->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
+                        return error_detail_set(db->err, ERROR_INTERNAL, -ENOMEM, "out of memory");
                 }
         }
         ret->items = v;
@@ -245,10 +247,10 @@ static int require_parent(struct reg_db *db, enum reg_kind_id pk, int64_t pid)
 
         store_entity_done(&parent);
         if (r == -ENOENT && pk == REG_EXPERIMENT)
-                (void)reg_error_set(db->err, REG_ERR_NOT_FOUND, r,
-                                    "experiment not found: no experiment found for id %" PRId64
-                                    ": not found",
-                                    pid);
+                (void)error_detail_set(db->err, ERROR_NOT_FOUND, r,
+                                       "experiment not found: no experiment found for id %" PRId64
+                                       ": not found",
+                                       pid);
         return r;
 }
 
@@ -275,10 +277,10 @@ static int create_entity(struct reg_db *db, struct reg_input *in, struct store_e
                 if (r >= 0)
                         r = require_parent(db, REG_SERVING_ENVIRONMENT, pid);
                 if (r == -ENOENT)
-                        (void)reg_error_set(db->err, REG_ERR_NOT_FOUND, r,
-                                            "no serving environment found for id %" PRId64
-                                            ": not found",
-                                            pid);
+                        (void)error_detail_set(db->err, ERROR_NOT_FOUND, r,
+                                               "no serving environment found for id %" PRId64
+                                               ": not found",
+                                               pid);
                 pl.scope_parent = true;
                 break;
         case REG_EXPERIMENT_RUN:
@@ -312,11 +314,11 @@ static int set_path_parent(struct reg_db *db, const struct reg_create_req *rq)
                 if (!(f->flags & REG_FF_PARENT))
                         continue;
                 if (rq->schema == REG_SCHEMA_FULL && !store_entity_prop(&in->vals, f->prop, false))
-                        return reg_error_set(db->err, REG_ERR_UNPROCESSABLE, -EINVAL,
-                                             "required field '%s' is zero value.", f->json);
+                        return error_detail_set(db->err, ERROR_UNPROCESSABLE, -EINVAL,
+                                                "required field '%s' is zero value.", f->json);
                 r = store_entity_set_int(&in->vals, f->prop, false, rq->parent_id);
                 if (r < 0)
-                        return reg_error_set(db->err, REG_ERR_INTERNAL, r, "out of memory");
+                        return error_detail_set(db->err, ERROR_INTERNAL, r, "out of memory");
         }
         return 0;
 }
@@ -380,8 +382,8 @@ static int patch_in_tx(struct reg_db *db, const struct reg_kind *k, int64_t id, 
                 const char *at = reg_body_artifact_type(body);
 
                 if (at && !streq(at, ret->kind->artifact_type))
-                        return reg_error_set(
-                                db->err, REG_ERR_INVALID, -EINVAL,
+                        return error_detail_set(
+                                db->err, ERROR_INVALID, -EINVAL,
                                 "cannot change artifact type from '%s' to '%s': artifact type is immutable",
                                 ret->kind->artifact_type, at);
         }
@@ -421,7 +423,7 @@ static int log_metric_history(struct reg_db *db, const struct store_entity *metr
 
         r = uuid_random(uuid);
         if (r < 0)
-                return reg_error_set(db->err, REG_ERR_INTERNAL, r, "no randomness");
+                return error_detail_set(db->err, ERROR_INTERNAL, r, "no randomness");
         h.type = strdup("MetricHistory");
         h.scope = strdup(uuid);
         h.name = strdup(metric->name);
@@ -429,7 +431,7 @@ static int log_metric_history(struct reg_db *db, const struct store_entity *metr
         h.create_ms = h.update_ms = metric->update_ms;
         if (!h.type || !h.scope || !h.name) {
                 store_entity_done(&h);
-                return reg_error_set(db->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
+                return error_detail_set(db->err, ERROR_INTERNAL, -ENOMEM, "out of memory");
         }
         for (size_t i = 0; i < metric->n_props && r >= 0; i++) {
                 const struct store_prop *p = &metric->props[i];
@@ -444,7 +446,7 @@ static int log_metric_history(struct reg_db *db, const struct store_entity *metr
         }
         if (r < 0) {
                 store_entity_done(&h);
-                return reg_error_set(db->err, REG_ERR_INTERNAL, r, "out of memory");
+                return error_detail_set(db->err, ERROR_INTERNAL, r, "out of memory");
         }
         r = store_entity_insert(db->store, db->conn, &h, NULL);
         store_entity_done(&h);
@@ -460,7 +462,7 @@ static int set_run_ids(struct reg_db *db, struct store_entity *e, int64_t exp_id
         if (r >= 0)
                 r = store_entity_set_int(e, "experiment_run_id", false, run_id);
         if (r < 0)
-                return reg_error_set(db->err, REG_ERR_INTERNAL, r, "out of memory");
+                return error_detail_set(db->err, ERROR_INTERNAL, r, "out of memory");
         return 0;
 }
 
@@ -482,21 +484,21 @@ static int upsert_load_by_id(struct reg_db *db, struct upsert *u)
 
         r = reg_load_for_update(db, NULL, u->in->id, "artifact", u->e, &ek);
         if (r == -ENOENT)
-                db->err->kind = REG_ERR_INVALID;
+                db->err->kind = ERROR_INVALID;
         if (r < 0)
                 return r;
         if (ek != u->k)
-                return reg_error_set(db->err, REG_ERR_INVALID, -EINVAL,
-                                     "artifact with id %" PRId64
-                                     " is not a %s artifact: bad request",
-                                     u->in->id, u->k->artifact_type);
+                return error_detail_set(db->err, ERROR_INVALID, -EINVAL,
+                                        "artifact with id %" PRId64
+                                        " is not a %s artifact: bad request",
+                                        u->in->id, u->k->artifact_type);
         /* names are immutable (upstream keeps the old one silently; we say so) */
         if (u->in->has_name && u->in->vals.name && *u->in->vals.name &&
             !streq(u->in->vals.name, u->e->name))
-                return reg_error_set(db->err, REG_ERR_INVALID, -EINVAL,
-                                     "cannot change name of artifact %" PRId64
-                                     " from '%s' to '%s': name is immutable: bad request",
-                                     u->in->id, u->e->name, u->in->vals.name);
+                return error_detail_set(db->err, ERROR_INVALID, -EINVAL,
+                                        "cannot change name of artifact %" PRId64
+                                        " from '%s' to '%s': name is immutable: bad request",
+                                        u->in->id, u->e->name, u->in->vals.name);
         r = reg_merge(db, u->e, u->in);
         if (r < 0 || u->e->parent_id == u->pid)
                 return r;
@@ -505,7 +507,7 @@ static int upsert_load_by_id(struct reg_db *db, struct upsert *u)
         free(u->e->scope);
         u->e->scope = strdup(scope);
         if (!u->e->scope)
-                return reg_error_set(db->err, REG_ERR_INTERNAL, -ENOMEM, "out of memory");
+                return error_detail_set(db->err, ERROR_INTERNAL, -ENOMEM, "out of memory");
         return 0;
 }
 
@@ -595,8 +597,8 @@ int reg_upsert(struct reg_db *db, const struct reg_upsert_req *rq, struct reg_re
         u.e = &ret->e;
         if (u.k->id == REG_METRIC && u.run && !store_entity_prop(&rq->in->vals, "value", false) &&
             !rq->in->has_id)
-                r = reg_error_set(db->err, REG_ERR_INVALID, -EINVAL,
-                                  "metric value is required: bad request");
+                r = error_detail_set(db->err, ERROR_INVALID, -EINVAL,
+                                     "metric value is required: bad request");
         if (r >= 0)
                 r = reg_tx_begin(db);
         if (r >= 0)
@@ -621,10 +623,10 @@ int reg_is_model(struct reg_db *db, int64_t id, struct reg_result *ret)
         r = reg_prop_int(&is, "registered_model_id", &rmid);
         store_entity_done(&is);
         if (r < 0)
-                return reg_error_set(db->err, REG_ERR_NOT_FOUND, -ENOENT,
-                                     "no registered model found for inference service %" PRId64
-                                     ": not found",
-                                     id);
+                return error_detail_set(db->err, ERROR_NOT_FOUND, -ENOENT,
+                                        "no registered model found for inference service %" PRId64
+                                        ": not found",
+                                        id);
         return reg_get(db, reg_kind(REG_REGISTERED_MODEL), rmid, ret);
 }
 
@@ -662,10 +664,10 @@ int reg_is_version(struct reg_db *db, int64_t id, struct reg_result *ret)
                         return reg_store_error(db, r, "listing");
                 if (n == 0) {
                         store_entities_free(v, n);
-                        return reg_error_set(db->err, REG_ERR_NOT_FOUND, -ENOENT,
-                                             "no model versions found for id %" PRId64
-                                             ": not found",
-                                             id);
+                        return error_detail_set(db->err, ERROR_NOT_FOUND, -ENOENT,
+                                                "no model versions found for id %" PRId64
+                                                ": not found",
+                                                id);
                 }
                 ret->kind = mvk;
                 ret->e = v[0];

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "registry/codec.h"
-#include "registry/error.h"
+#include "util/error-detail.h"
 #include "registry/kinds.h"
 #include "registry/persist.h"
 #include "store/entity.h"

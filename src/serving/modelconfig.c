@@ -277,6 +277,7 @@ int modelconfig_parse(const char *data, struct model_entries *ret, char *reterr,
 {
         CLEANUP(model_entries_release) struct model_entries out = { 0 };
         json_auto_t *v = NULL;
+        struct error_detail perr = { 0 };
         char dummy[1];
         size_t i;
         json_t *e;
@@ -290,9 +291,11 @@ int modelconfig_parse(const char *data, struct model_entries *ret, char *reterr,
                 *ret = out;
                 return 0;
         }
-        r = json_parse_bounded(data, strlen(data), &v, reterr, len_err);
-        if (r < 0)
+        r = json_parse_bounded(data, strlen(data), &v, &perr);
+        if (r < 0) {
+                (void)snprintf(reterr, len_err, "%s", perr.message);
                 return r;
+        }
         if (!json_is_array(v)) {
                 (void)snprintf(reterr, len_err,
                                "json: cannot unmarshal non-array into []ModelConfig");

@@ -49,7 +49,7 @@ static void invalid(struct trained_model *tm, const char *field, const char *fmt
 }
 
 static void invalid_dispatch(struct trained_model *tm, const char *prefix, int r,
-                             const struct json_dispatch_error *err)
+                             const struct error_detail *err)
 {
         char field[TM_INVALID_FIELD_MAX + sizeof(err->field)];
 
@@ -118,7 +118,7 @@ static bool check_memory(const json_t *memory, struct trained_model *tm)
 /* spec.model, once spec itself has dispatched into @f. */
 static void check_model(struct tm_fields *f, struct trained_model *tm)
 {
-        struct json_dispatch_error err = { 0 };
+        struct error_detail err = { 0 };
         int r;
 
         r = json_dispatch(f->model, model_fields, JSON_DISPATCH_ALLOW_UNKNOWN, f, &err);
@@ -140,7 +140,7 @@ static void check_model(struct tm_fields *f, struct trained_model *tm)
 static void check_spec(const json_t *obj, struct trained_model *tm)
 {
         struct tm_fields f = { 0 };
-        struct json_dispatch_error err = { 0 };
+        struct error_detail err = { 0 };
         json_t *spec = json_object_get(obj, "spec");
         int r;
 

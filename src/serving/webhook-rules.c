@@ -77,7 +77,7 @@ static int tm_view_decode(const json_t *object, const char *what, struct tm_view
                           char **ret_error)
 {
         struct tm_view v = { .name = "", .storage_uri = "" };
-        struct json_dispatch_error err = { 0 };
+        struct error_detail err = { 0 };
         json_t *obj = (json_t *)object; /* jansson is not const-correct; nothing is modified */
         json_t *metadata;
         const char *section = "";

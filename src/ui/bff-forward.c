@@ -153,15 +153,15 @@ static int forward_path(struct call *c, const struct api_route *rt, struct buf *
 
 int bff_body_data(struct call *c, json_t **in, json_t **ret_data)
 {
-        char msg[256];
+        struct error_detail e = { 0 };
         json_t *data;
 
         *ret_data = NULL;
         if (streq(c->req->method, "GET"))
                 return 0;
-        if (json_parse_bounded(c->req->body.p, c->req->body.len, in, msg, sizeof(msg)) < 0)
-                return bff_refused(
-                        bff_reply_error(c->resp, 400, "ui", "request body is not JSON: %s", msg));
+        if (json_parse_bounded(c->req->body.p, c->req->body.len, in, &e) < 0)
+                return bff_refused(bff_reply_error(c->resp, 400, "ui",
+                                                   "request body is not JSON: %s", e.message));
         data = json_object_get(*in, "data");
         if (!json_is_object(data))
                 return bff_refused(bff_reply_error(c->resp, 400, "ui",
@@ -172,7 +172,7 @@ int bff_body_data(struct call *c, json_t **in, json_t **ret_data)
 
 /* The reply to a failed upstream call r with err. */
 static int forward_failure(struct call *c, enum upstream up, const char *url, int r,
-                           const struct mr_error *err)
+                           const struct error_detail *err)
 {
         unsigned status = ui_upstream_status(r, err->status);
         const char *src = upstream_sources[up];
@@ -183,8 +183,8 @@ static int forward_failure(struct call *c, enum upstream up, const char *url, in
                 return bff_reply_error(c->resp, status, src, "%s at %s is unavailable: %s",
                                        upstream_names[up], url,
                                        err->message[0] ? err->message : ui_errno_text(r));
-        return bff_reply_error(c->resp, status, src, "%s at %s answered %ld: %s",
-                               upstream_names[up], url, err->status, err->message);
+        return bff_reply_error(c->resp, status, src, "%s at %s answered %d: %s", upstream_names[up],
+                               url, err->status, err->message);
 }
 
 /* The upstream of a forwarded route, authorized for the caller: its URL; NULL after a refusal
@@ -218,7 +218,7 @@ int bff_forward(struct call *c, const struct api_route *rt)
         CLEANUP(ui_json_decrefp) json_t *in = NULL;
         CLEANUP(ui_json_decrefp) json_t *out = NULL;
         struct ui_registry reg;
-        struct mr_error err = { 0 };
+        struct error_detail err = { 0 };
         struct mr_client *m;
         json_t *data = NULL;
         const char *url;
@@ -250,7 +250,7 @@ int bff_registry_get(struct call *c, const char *path, json_t **ret)
 {
         struct ui_server *s = c->s;
         const struct ui_registry *reg = c->reg ? c->reg : &s->default_reg;
-        struct mr_error err = { 0 };
+        struct error_detail err = { 0 };
         struct mr_client *m;
         bool pooled = reg_pooled(s, reg);
         int r;

@@ -112,7 +112,7 @@ int bff_authorize(struct call *c, enum upstream up);
 struct gvr;
 struct kube_list_options;
 struct kube_status;
-struct mr_error;
+struct error_detail;
 
 extern const struct gvr BFF_GVR_NAMESPACES, BFF_GVR_EVENTS, BFF_GVR_ISVC, BFF_GVR_TM,
         BFF_GVR_SERVICES;

@@ -6,6 +6,7 @@
 #include <ftw.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -167,5 +168,19 @@ int remove_tree(const char *path, bool keep_top)
         if (nftw(path, fn, 16, FTW_DEPTH | FTW_PHYS) < 0 && /* NOLINT(concurrency-mt-unsafe) */
             errno != ENOENT)
                 return negative_errno();
+        return 0;
+}
+
+int path_resolve(const char *dir, const char *path, char **ret)
+{
+        char *p;
+
+        if (path[0] == '/' || !dir)
+                p = strdup(path);
+        else if (asprintf(&p, "%s/%s", dir, path) < 0)
+                p = NULL;
+        if (!p)
+                return -ENOMEM;
+        *ret = p;
         return 0;
 }

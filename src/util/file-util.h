@@ -68,3 +68,9 @@ _warn_unused_result_ int read_fd_bounded(int fd, size_t max, unsigned flags, cha
  * without FTW_CHDIR never changes the working directory). 0 or a negative errno.
  */
 int remove_tree(const char *path, bool keep_top);
+
+/*
+ * A path named in a configuration file, made usable: path itself when it is absolute or dir is
+ * NULL, else dir/path (dir: the file's directory). An owned string in *ret; -ENOMEM.
+ */
+_warn_unused_result_ int path_resolve(const char *dir, const char *path, char **ret);

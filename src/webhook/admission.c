@@ -49,7 +49,7 @@ struct gvk {
         char *kind;
 };
 
-static int dispatch_gvk(const char *name, json_t *v, void *ret, struct json_dispatch_error *e)
+static int dispatch_gvk(const char *name, json_t *v, void *ret, struct error_detail *e)
 {
         static const struct json_field table[] = {
                 { "group", JSON_STRING, json_dispatch_string, offsetof(struct gvk, group), 0 },
@@ -69,7 +69,7 @@ static int dispatch_gvk(const char *name, json_t *v, void *ret, struct json_disp
 }
 
 /* Type-checks a field we do not keep. */
-static int dispatch_ignore(const char *name, json_t *v, void *ret, struct json_dispatch_error *e)
+static int dispatch_ignore(const char *name, json_t *v, void *ret, struct error_detail *e)
 {
         (void)name;
         (void)v;
@@ -79,7 +79,7 @@ static int dispatch_ignore(const char *name, json_t *v, void *ret, struct json_d
 }
 
 /* object/oldObject: a JSON object or null. */
-static int dispatch_object(const char *name, json_t *v, void *ret, struct json_dispatch_error *e)
+static int dispatch_object(const char *name, json_t *v, void *ret, struct error_detail *e)
 {
         json_t **j = ret;
 
@@ -152,8 +152,7 @@ static void report(char *reterr, size_t reterr_len, const char *fmt, ...)
 /* Writes the message into reterr and yields r (a macro: the caller's code path sees r itself). */
 #define fail(reterr, reterr_len, r, ...) (report((reterr), (reterr_len), __VA_ARGS__), (r))
 
-static int dispatch_failed(int r, const struct json_dispatch_error *e, char *reterr,
-                           size_t reterr_len)
+static int dispatch_failed(int r, const struct error_detail *e, char *reterr, size_t reterr_len)
 {
         if (r == -ENOMEM)
                 return r;
@@ -234,9 +233,13 @@ static int parse_body(const char *data, size_t len, json_t **ret, char *reterr, 
                             ADMISSION_BODY_MAX);
         if (len == 0)
                 return fail(reterr, reterr_len, -EINVAL, "request body is empty");
-        r = json_parse_bounded(data, len, &root, perr, sizeof(perr));
+        struct error_detail e = { 0 };
+
+        r = json_parse_bounded(data, len, &root, &e);
         if (r == -ENOMEM)
                 return r;
+        /* the answer's words as before: jansson's text in 160 bytes */
+        (void)snprintf(perr, sizeof(perr), "%.159s", e.message);
         if (r < 0)
                 return fail(reterr, reterr_len, -EINVAL, "request body is not valid JSON: %s",
                             perr);
@@ -252,7 +255,7 @@ int admission_review_decode(const char *data, size_t len, struct admission_reque
 {
         CLEANUP(review_top_release) struct review_top top = { 0 };
         CLEANUP(request_fields_release) struct request_fields req = { 0 };
-        struct json_dispatch_error e = { 0 };
+        struct error_detail e = { 0 };
         json_auto_t *root = NULL;
         char *kind_group;
         int r;

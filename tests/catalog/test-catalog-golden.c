@@ -96,7 +96,7 @@ static void walk_models(struct catalog_index *idx, const char *label, const char
 
                 q.page.token = token;
                 err[0] = '\0';
-                r = catalog_index_list_models_text(idx, &q, &b, err, sizeof(err));
+                r = WITH_DETAIL(err, catalog_index_list_models_text(idx, &q, &b, &detail_));
                 cr_assert_geq(buf_printf(&out,
                                          "models %s order=%s desc=%d filter=%s q=%s page=%d\n",
                                          label, order_s, desc, fq ? fq : "-", qs ? qs : "-", page),
@@ -108,7 +108,7 @@ static void walk_models(struct catalog_index *idx, const char *label, const char
                 }
                 cr_assert_geq(buf_printf(&out, "%s\n", buf_str(&b)), 0);
                 /* the JSON API answers the same page */
-                r = catalog_index_list_models(idx, &q, &j, err, sizeof(err));
+                r = WITH_DETAIL(err, catalog_index_list_models(idx, &q, &j, &detail_));
                 cr_assert_eq(r, 0, "%s", err);
                 {
                         char *t = json_dumps(j, JSON_COMPACT);
@@ -155,8 +155,9 @@ static void artifacts(struct catalog_index *idx, const char *source, const char 
                                 };
                                 json_auto_t *j = NULL;
                                 char err[512] = "", label[1024];
-                                int r = catalog_index_list_artifacts(idx, source, name, &q, &j, err,
-                                                                     sizeof(err));
+                                int r = WITH_DETAIL(err,
+                                                    catalog_index_list_artifacts(idx, source, name,
+                                                                                 &q, &j, &detail_));
 
                                 snprintf(label, sizeof(label),
                                          "artifacts %s/%s order=%s filter=%s desc=%d -> %d %s",
@@ -170,7 +171,8 @@ static void artifacts(struct catalog_index *idx, const char *source, const char 
                                                     .perf = &perf[p] };
                 json_auto_t *j = NULL;
                 char err[512] = "", label[1024];
-                int r = catalog_index_list_artifacts(idx, source, name, &q, &j, err, sizeof(err));
+                int r = WITH_DETAIL(err, catalog_index_list_artifacts(idx, source, name, &q, &j,
+                                                                      &detail_));
 
                 snprintf(label, sizeof(label), "perf artifacts %s/%s %zu -> %d %s", source, name, p,
                          r, err);
@@ -197,7 +199,8 @@ static void dump_index(struct catalog_index *idx, const char *label)
         for (size_t s = 0; s < ELEMENTSOF(searches); s++)
                 walk_models(idx, label, "NAME", false, NULL, searches[s]);
 
-        cr_assert_eq(catalog_index_list_models(idx, &all, &l, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(WITH_DETAIL(err, catalog_index_list_models(idx, &all, &l, &detail_)), 0, "%s",
+                     err);
         json_array_foreach(json_object_get(l, "items"), i, m) {
                 const char *src = json_string_value(json_object_get(m, "source_id"));
                 const char *name = json_string_value(json_object_get(m, "name"));
@@ -239,7 +242,8 @@ static void dump_index(struct catalog_index *idx, const char *label)
                                                .tool_limit = 10 };
                 json_auto_t *j = NULL;
 
-                cr_assert_eq(catalog_index_list_mcp(idx, &q, &j, err, sizeof(err)), 0, "%s", err);
+                cr_assert_eq(WITH_DETAIL(err, catalog_index_list_mcp(idx, &q, &j, &detail_)), 0,
+                             "%s", err);
                 put_json("mcp", j);
         }
 }
@@ -380,7 +384,7 @@ Test(golden, responses_are_byte_identical)
         static const char sources[] = "model_catalogs:\n"
                                       "  - {id: gen, name: Gen, type: yaml, labels: [Bench],\n"
                                       "     properties: {yamlCatalogPath: g.yaml}}\n";
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
         struct catalog_service *svc = NULL;
         struct catalog_index *idx;
         int64_t t1_ms;

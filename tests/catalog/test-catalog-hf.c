@@ -676,7 +676,7 @@ Test(hf, service_refresh_keeps_the_last_data)
 {
         char *path = write_sources("");
         struct catalog_service *svc = NULL;
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
         struct catalog_index *idx;
         enum catalog_source_state st;
         const char *err;
@@ -718,7 +718,7 @@ Test(hf, service_refresh_keeps_the_last_data)
         remove_sources(path);
 }
 
-static void on_reload(void *ud, int r, const struct catalog_error *err,
+static void on_reload(void *ud, int r, const struct error_detail *err,
                       const struct catalog_index *idx)
 {
         (void)r, (void)err, (void)idx;
@@ -729,7 +729,7 @@ Test(hf, watcher_syncs_every_sync_interval)
 {
         char *path = write_sources("      syncInterval: 1s\n");
         struct catalog_service *svc = NULL;
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
         atomic_int reloads = 0;
         size_t before = hub_count("author=ibm-granite", NULL, 0);
 
@@ -754,7 +754,7 @@ Test(hf, source_preview_over_http)
 {
         char *path = write_sources("");
         struct catalog_service *svc = NULL;
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
         struct http_server *http = NULL;
         struct http_server_config hc = { HTTP_SERVER_CONFIG_DEFAULTS };
         struct buf b = BUF_INIT(1U << 20);

@@ -16,6 +16,7 @@
 
 #include "catalog/service.h"
 #include "util/buf.h"
+#include "catalog-fixture.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define UNDER_ASAN 1
@@ -64,7 +65,7 @@ static struct catalog_service *start(void)
 {
         char p[256], *paths[] = { p };
         struct catalog_service *svc = NULL;
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
 
         path_of(p, sizeof(p), "sources.yaml");
         cr_assert_eq(
@@ -110,7 +111,8 @@ static void assert_isolated(struct catalog_service *svc, const char *what)
         cr_assert(strstr(err, what), "the error says '%s': %s", what, err);
         json_decref(l);
         l = NULL;
-        cr_assert_eq(catalog_index_list_models(idx, &mq, &l, msg, sizeof(msg)), 0, "%s", msg);
+        cr_assert_eq(WITH_DETAIL(msg, catalog_index_list_models(idx, &mq, &l, &detail_)), 0, "%s",
+                     msg);
         cr_assert_eq(json_integer_value(json_object_get(l, "size")), 2);
         json_decref(l);
         catalog_index_unref(idx);
@@ -249,7 +251,7 @@ static long rss_kib(void)
 static atomic_int reloads_done;
 
 /* Called by the watcher after a reload and its frees and trim (the server logs "reloaded"). */
-static void count_reload(void *userdata, int r, const struct catalog_error *err,
+static void count_reload(void *userdata, int r, const struct error_detail *err,
                          const struct catalog_index *idx)
 {
         (void)userdata;
@@ -319,7 +321,7 @@ Test(hostile, rss_steady_across_20_reloads, .timeout = 600)
 #else
         struct buf b = BUF_INIT(SIZE_MAX);
         struct catalog_service *svc = NULL;
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
         char sources[256], *paths[] = { sources };
         char *text;
         long warm = 0, last;

@@ -29,7 +29,7 @@ struct server {
 
 static void server_start(struct server *s, char **paths, size_t n, bool watch)
 {
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
         struct http_server_config hc = { HTTP_SERVER_CONFIG_DEFAULTS };
 
         cr_assert_eq(catalog_service_new(&(struct catalog_service_config){ .config_paths = paths,
@@ -858,7 +858,7 @@ Test(shared, demo_catalogs, .timeout = 120)
                 cr_assert_eq(copy_file(from, to), 0);
                 if (strstr(de->d_name, "-models.yaml")) {
                         struct catalog_models *m = NULL;
-                        struct catalog_error e = { 0 };
+                        struct error_detail e = { 0 };
 
                         cr_assert_eq(catalog_models_load_file(from, &m, &e), 0, "%s:%u: %s", e.file,
                                      e.line, e.message);
@@ -1112,7 +1112,7 @@ Test(reload, configmap_swaps_under_load, .timeout = 240)
         }
         /* A broken sources file is rejected as a whole: the previous snapshot stays. */
         {
-                struct catalog_error e = { 0 };
+                struct error_detail e = { 0 };
                 uint64_t g;
 
                 publish(&env, 'B', false, true);

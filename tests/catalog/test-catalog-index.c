@@ -32,7 +32,8 @@ static json_t *list(const struct catalog_model_query *q)
         json_t *out = NULL;
         char err[256];
 
-        cr_assert_eq(catalog_index_list_models(idx, q, &out, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(WITH_DETAIL(err, catalog_index_list_models(idx, q, &out, &detail_)), 0, "%s",
+                     err);
         return out;
 }
 
@@ -154,10 +155,10 @@ Test(index, token_format_and_errors)
                          "6");
         cr_assert_str_eq(json_string_value(json_object_get(l, "nextPageToken")), "Njo2");
         q.page.token = "not base64!";
-        cr_assert_eq(catalog_index_list_models(idx, &q, &out, err, sizeof(err)), -EINVAL);
+        cr_assert_eq(WITH_DETAIL(err, catalog_index_list_models(idx, &q, &out, &detail_)), -EINVAL);
         cr_assert(strstr(err, "invalid nextPageToken"), "%s", err);
         q.page.token = "eDp5"; /* "x:y" */
-        cr_assert_eq(catalog_index_list_models(idx, &q, &out, err, sizeof(err)), -EINVAL);
+        cr_assert_eq(WITH_DETAIL(err, catalog_index_list_models(idx, &q, &out, &detail_)), -EINVAL);
 }
 
 Test(index, accuracy_and_property_order)
@@ -250,7 +251,7 @@ Test(index, search_filter_labels)
 Test(index, stable_ids_across_reload)
 {
         json_t *a = NULL, *b = NULL;
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
         struct catalog_index *idx2;
 
         cr_assert_eq(catalog_index_get_model(idx, "acme_models", "Beta-Model", &a), 0);
@@ -345,7 +346,7 @@ static struct catalog_index *index_build_with(struct catalog_ids *ids, const cha
                 "  - {id: m, name: M, type: yaml, properties: {yamlCatalogPath: m.yaml}}\n";
         struct catalog_config cfg = { 0 };
         struct catalog_source_load loads[2] = { 0 };
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
         struct catalog_index *built = NULL;
 
         cr_assert_eq(catalog_config_parse("sources.yaml", sources, strlen(sources), &cfg, &e), 0,
@@ -384,7 +385,8 @@ static json_t *mem_list(const struct mem_index *mi, const struct catalog_model_q
         json_t *out = NULL;
         char err[256];
 
-        cr_assert_eq(catalog_index_list_models(mi->idx, q, &out, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(WITH_DETAIL(err, catalog_index_list_models(mi->idx, q, &out, &detail_)), 0,
+                     "%s", err);
         return out;
 }
 
@@ -471,8 +473,8 @@ Test(behaviour, artifact_property_order_ties_by_id_ascending)
                 size_t len = strlen(names);
 
                 q.page.token = token;
-                cr_assert_eq(catalog_index_list_artifacts(mi.idx, "s", "m", &q, &out, err,
-                                                          sizeof(err)),
+                cr_assert_eq(WITH_DETAIL(err, catalog_index_list_artifacts(mi.idx, "s", "m", &q,
+                                                                           &out, &detail_)),
                              0, "%s", err);
                 snprintf(names + len, sizeof(names) - len, "%s%s", len ? "," : "",
                          item_name(out, 0));
@@ -525,7 +527,8 @@ Test(behaviour, missing_times_get_the_load_time)
         cr_assert_str_eq(item_name(l, 0), "old");
         json_decref(l);
 
-        cr_assert_eq(catalog_index_list_artifacts(mi.idx, "s", "new", &aq, &out, err, sizeof(err)),
+        cr_assert_eq(WITH_DETAIL(err, catalog_index_list_artifacts(mi.idx, "s", "new", &aq, &out,
+                                                                   &detail_)),
                      0);
         a = json_array_get(json_object_get(out, "items"), 0);
         cr_assert_str_eq(json_string_value(json_object_get(a, "createTimeSinceEpoch")), "5");
@@ -552,7 +555,7 @@ Test(behaviour, equal_artifacts_are_shared_and_served_apart)
                                                         "1") "    artifacts:\n" SAME_PERF;
         struct catalog_artifact_query aq = { .page = { .page_size = 10 } };
         struct catalog_source_load load = { 0 };
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
         const char *ids[3];
         struct mem_index mi;
         json_t *out = NULL;
@@ -568,7 +571,8 @@ Test(behaviour, equal_artifacts_are_shared_and_served_apart)
         catalog_source_load_release(&load);
 
         mi = mem_index_build(yaml, NULL);
-        cr_assert_eq(catalog_index_list_artifacts(mi.idx, "s", "m1", &aq, &out, err, sizeof(err)),
+        cr_assert_eq(WITH_DETAIL(err, catalog_index_list_artifacts(mi.idx, "s", "m1", &aq, &out,
+                                                                   &detail_)),
                      0, "%s", err);
         cr_assert_eq(json_array_size(json_object_get(out, "items")), 2);
         for (size_t i = 0; i < 2; i++)
@@ -576,7 +580,8 @@ Test(behaviour, equal_artifacts_are_shared_and_served_apart)
                         json_object_get(json_array_get(json_object_get(out, "items"), i), "id"));
         cr_assert_str_neq(ids[0], ids[1]);
         json_t *out2 = NULL;
-        cr_assert_eq(catalog_index_list_artifacts(mi.idx, "s", "m2", &aq, &out2, err, sizeof(err)),
+        cr_assert_eq(WITH_DETAIL(err, catalog_index_list_artifacts(mi.idx, "s", "m2", &aq, &out2,
+                                                                   &detail_)),
                      0, "%s", err);
         cr_assert_eq(json_array_size(json_object_get(out2, "items")), 1);
         ids[2] = json_string_value(
@@ -615,7 +620,7 @@ Test(behaviour, artifact_filter_options_and_shared_maps)
                 "          hw: {metadataType: MetadataStringValue, string_value: H100}\n"
                 "          n: {metadataType: MetadataIntValue, int_value: '9'}\n";
         struct catalog_source_load load = { 0 };
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
         struct mem_index mi;
         const struct catalog_record *a1, *a2;
         json_t *f;
@@ -711,7 +716,8 @@ Test(behaviour, mcp_tools_default_to_read_only)
                                                  "accessType")),
                          "read_only");
         json_decref(out);
-        cr_assert_eq(catalog_index_list_mcp(mi.idx, &q, &out, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(WITH_DETAIL(err, catalog_index_list_mcp(mi.idx, &q, &out, &detail_)), 0, "%s",
+                     err);
         cr_assert_str_eq(
                 json_string_value(json_object_get(
                         json_array_get(json_object_get(json_array_get(json_object_get(out, "items"),

@@ -14,7 +14,7 @@
 #include "catalog/yaml-catalog.h"
 #include "util/buf.h"
 
-static int parse_config(const char *text, struct catalog_config *c, struct catalog_error *e)
+static int parse_config(const char *text, struct catalog_config *c, struct error_detail *e)
 {
         return catalog_config_parse("test.yaml", text, strlen(text), c, e);
 }
@@ -23,7 +23,7 @@ Test(sources, fixture_parses)
 {
         char *p = catalog_fixture_path("sources.yaml");
         struct catalog_config c = { 0 };
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
         const struct catalog_source_config *s;
 
         cr_assert_eq(catalog_config_load(&p, 1, &c, &e), 0, "load failed: %s", e.message);
@@ -64,7 +64,7 @@ Test(sources, later_file_overrides_field_by_field)
         char *files[2] = { catalog_fixture_path("sources.yaml"),
                            catalog_fixture_path("override.yaml") };
         struct catalog_config c = { 0 };
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
         const struct catalog_source_config *s;
         json_t *v;
 
@@ -92,7 +92,7 @@ Test(sources, later_file_overrides_field_by_field)
 Test(sources, unknown_key_names_file_and_line)
 {
         struct catalog_config c = { 0 };
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
 
         cr_assert_eq(parse_config("model_catalogs:\n"
                                   "  - id: a\n"
@@ -112,7 +112,7 @@ Test(sources, unknown_key_names_file_and_line)
 Test(sources, malformed_yaml_names_line)
 {
         struct catalog_config c = { 0 };
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
         char buf[1500];
 
         cr_assert_eq(parse_config("model_catalogs:\n"
@@ -123,7 +123,7 @@ Test(sources, malformed_yaml_names_line)
                      -EINVAL);
         cr_assert_str_eq(e.file, "test.yaml");
         cr_assert_geq(e.line, 3, "line %u", e.line);
-        catalog_error_format(&e, buf, sizeof(buf));
+        error_detail_format(&e, buf, sizeof(buf));
         cr_assert(strneq(buf, "test.yaml:", 10), "%s", buf);
 }
 
@@ -147,7 +147,7 @@ Test(sources, validation_errors)
 
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 struct catalog_config c = { 0 };
-                struct catalog_error e = { 0 };
+                struct error_detail e = { 0 };
 
                 cr_assert_eq(parse_config(bad[i], &c, &e), -EINVAL, "case %zu accepted: %s", i,
                              bad[i]);
@@ -158,7 +158,7 @@ Test(sources, validation_errors)
 Test(sources, named_query_error_names_its_line)
 {
         struct catalog_config c = { 0 };
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
 
         cr_assert_eq(parse_config("namedQueries:\n"
                                   "  good: {f: {operator: '=', value: 1}}\n"
@@ -172,7 +172,7 @@ Test(sources, named_query_error_names_its_line)
 Test(sources, legacy_catalogs_key_merges)
 {
         struct catalog_config c = { 0 };
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
 
         cr_assert_eq(parse_config("model_catalogs:\n  - {id: a, name: New}\n"
                                   "catalogs:\n  - {id: a, name: Old}\n  - {id: b, name: B}\n",
@@ -188,7 +188,7 @@ Test(sources, oversized_file_is_rejected)
         char path[] = "/tmp/catalog-big-XXXXXX";
         struct catalog_config c = { 0 };
         struct catalog_models *m = NULL;
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
         int fd = mkstemp(path);
 
         cr_assert_geq(fd, 0);
@@ -208,7 +208,7 @@ Test(sources, too_many_sources)
         size_t len = 0;
         FILE *f = open_memstream(&text, &len);
         struct catalog_config c = { 0 };
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
 
         fprintf(f, "model_catalogs:\n");
         for (unsigned i = 0; i <= CATALOG_SOURCES_MAX; i++)
@@ -220,7 +220,7 @@ Test(sources, too_many_sources)
 
 /* ---- catalog files ---- */
 
-static int parse_models(const char *text, struct catalog_models **m, struct catalog_error *e)
+static int parse_models(const char *text, struct catalog_models **m, struct error_detail *e)
 {
         return catalog_models_parse("models.yaml", text, strlen(text), m, e);
 }
@@ -229,7 +229,7 @@ Test(catalog_file, fixture_parses)
 {
         char *p = catalog_fixture_path("acme-models.yaml");
         struct catalog_models *m = NULL;
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
         json_t *alpha, *cp;
 
         cr_assert_eq(catalog_models_load_file(p, &m, &e), 0, "%s", e.message);
@@ -256,7 +256,7 @@ Test(catalog_file, broken_fixture_names_file_and_line)
 {
         char *p = catalog_fixture_path("broken-models.yaml");
         struct catalog_models *m = NULL;
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
 
         cr_assert_eq(catalog_models_load_file(p, &m, &e), -EINVAL);
         cr_assert(strstr(e.file, "broken-models.yaml"));
@@ -285,7 +285,7 @@ Test(catalog_file, strictness)
 
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 struct catalog_models *m = NULL;
-                struct catalog_error e = { 0 };
+                struct error_detail e = { 0 };
 
                 cr_assert_lt(parse_models(bad[i], &m, &e), 0, "case %zu accepted:\n%s", i, bad[i]);
                 cr_assert_null(m);
@@ -332,7 +332,7 @@ Test(catalog_file, custom_property_shapes)
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 struct catalog_models *m = NULL;
-                struct catalog_error e = { 0 };
+                struct error_detail e = { 0 };
                 char *got;
 
                 snprintf(yaml, sizeof(yaml),
@@ -347,7 +347,7 @@ Test(catalog_file, custom_property_shapes)
         }
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 struct catalog_models *m = NULL;
-                struct catalog_error e = { 0 };
+                struct error_detail e = { 0 };
 
                 snprintf(yaml, sizeof(yaml),
                          "models:\n  - name: a\n    customProperties:\n      x: %s\n", bad[i][0]);
@@ -364,7 +364,7 @@ Test(catalog_file, alias_bomb_is_bounded)
         size_t len = 0;
         FILE *f = open_memstream(&text, &len);
         struct catalog_models *m = NULL;
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
 
         fprintf(f, "models:\n  - name: bomb\n    customProperties:\n      x:\n"
                    "        metadataType: MetadataStringValue\n        string_value: y\n"
@@ -380,7 +380,7 @@ Test(catalog_file, alias_bomb_is_bounded)
         free(text);
 }
 
-/* The one-pass composer (yaml-compose.c) reads anchors, aliases and documents as libyaml's loader. */
+/* The one-pass composer (json/yaml-doc.c) reads anchors, aliases and documents as libyaml's loader. */
 Test(catalog_file, anchors_aliases_and_documents)
 {
         static const struct {
@@ -395,7 +395,7 @@ Test(catalog_file, anchors_aliases_and_documents)
                 { "models: [\n", "invalid YAML: ", 2 },
         };
         struct catalog_models *m = NULL;
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
 
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 cr_assert_eq(parse_models(bad[i].text, &m, &e), -EINVAL, "case %zu", i);
@@ -426,7 +426,7 @@ Test(catalog_file, scalars_across_text_blocks)
         enum { N = 6000, BIG = 300 * 1024 };
         struct buf y = BUF_INIT(SIZE_MAX);
         struct catalog_models *m = NULL;
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
         char *big = malloc(BIG + 1);
         char name[32];
 
@@ -525,7 +525,7 @@ Test(hostile, deep_nesting_is_refused_before_the_parse)
 {
         struct catalog_models *m = NULL;
         struct catalog_config c = { 0 };
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
         char *deep = nested(60000), *ok = nested(CATALOG_YAML_DEPTH_MAX - 1);
 
         /* 120 KB of [ ]: once 7 s of CPU in libyaml; now stops at the limit */
@@ -535,7 +535,7 @@ Test(hostile, deep_nesting_is_refused_before_the_parse)
         cr_assert_eq(catalog_config_parse("deep-sources.yaml", deep, strlen(deep), &c, &e), -E2BIG);
         cr_assert(strstr(e.message, "nesting deeper"), "%s", e.message);
         /* just under the limit parses (and is then refused for its shape, not its depth) */
-        e = (struct catalog_error){ 0 };
+        e = (struct error_detail){ 0 };
         cr_assert_neq(catalog_models_parse("ok.yaml", ok, strlen(ok), &m, &e), -E2BIG, "%s",
                       e.message);
         free(deep);
@@ -546,7 +546,7 @@ Test(hostile, a_fifo_is_refused_without_blocking)
 {
         char dir[] = "/tmp/mp-hostile-XXXXXX", fifo[64], *data = NULL;
         struct catalog_models *m = NULL;
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
         size_t len;
 
         cr_assert_not_null(mkdtemp(dir));
@@ -567,7 +567,7 @@ Test(hostile, a_fifo_source_does_not_stop_the_service)
         char dir[] = "/tmp/mp-hostile-XXXXXX", path[96], cat[96];
         char *paths[] = { path };
         struct catalog_service *svc = NULL;
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
         struct catalog_index *idx;
         FILE *f;
 

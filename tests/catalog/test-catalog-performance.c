@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "catalog/performance.h"
+#include "catalog-fixture.h"
 
 /* A performance artifact; NULL/negative sentinels leave a property out. */
 static json_t *art(const char *name, const char *hw_type, double latency, int hw_count, double rps)
@@ -193,16 +194,25 @@ Test(performance, property_names_are_validated)
         struct catalog_perf_params p = { 0 };
         char err[256];
 
-        cr_assert_eq(catalog_perf_validate(v, 2, &p, err, sizeof(err)), 0, "defaults unchecked");
+        cr_assert_eq(WITH_DETAIL(err, catalog_perf_validate(v, 2, &p, &detail_)), 0,
+                     "defaults unchecked");
         p.rps_property = "requests_per_second"; /* only b has it: enough */
         p.latency_property = "ttft_p90";
-        cr_assert_eq(catalog_perf_validate(v, 2, &p, err, sizeof(err)), 0);
+        cr_assert_eq(WITH_DETAIL(err, catalog_perf_validate(v, 2, &p, &detail_)), 0);
         p.latency_property = "p99";
         p.hw_type_property = "gpu";
-        cr_assert_eq(catalog_perf_validate(v, 2, &p, err, sizeof(err)), -EINVAL);
+        cr_assert_eq(WITH_DETAIL(err, catalog_perf_validate(v, 2, &p, &detail_)), -EINVAL);
         cr_assert_str_eq(err, "invalid custom properties: properties not found in any performance "
                               "artifacts: [p99 gpu]");
-        cr_assert_eq(catalog_perf_validate(v, 0, &p, err, sizeof(err)), 0, "no artifacts: valid");
+        {
+                struct error_detail e = { 0 };
+
+                cr_assert_eq(catalog_perf_validate(v, 2, &p, &e), -EINVAL);
+                cr_assert_eq(e.kind, ERROR_INVALID, "a 400");
+                cr_assert_eq(e.error, -EINVAL);
+        }
+        cr_assert_eq(WITH_DETAIL(err, catalog_perf_validate(v, 0, &p, &detail_)), 0,
+                     "no artifacts: valid");
         json_decref(v[0]);
         json_decref(v[1]);
 }

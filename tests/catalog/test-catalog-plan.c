@@ -67,7 +67,7 @@ static void build(const char *extra_model, bool ill_typed)
                 "  - {id: s, name: S, type: yaml, labels: [L], properties: {yamlCatalogPath: s.yaml}}\n";
         struct catalog_config cfg = { 0 };
         struct catalog_source_load load = { .state = CATALOG_SOURCE_AVAILABLE };
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
         char *yaml = models_yaml(61, extra_model);
 
         ids = catalog_ids_new();
@@ -108,7 +108,7 @@ static int page_text(const struct catalog_model_query *q, struct buf *out)
         char err[256];
 
         buf_reset(out);
-        return catalog_index_list_models_text(idx, q, out, err, sizeof(err));
+        return WITH_DETAIL(err, catalog_index_list_models_text(idx, q, out, &detail_));
 }
 
 /* The nextPageToken of a page's text (static buffer). */

@@ -16,6 +16,7 @@
 #include "catalog/service.h"
 #include "filterq/filterq.h"
 #include "util/buf.h"
+#include "catalog-fixture.h"
 
 static void expect_list(const struct catalog_posting *p, const uint32_t *by_pos,
                         const uint32_t *by_rank, size_t n)
@@ -150,7 +151,8 @@ static long filtered_size(struct catalog_index *idx, const char *filter)
 
         cr_assert_eq(filterq_parse(filter, &f, err, sizeof(err)), 0, "%s", err);
         q.filter = f;
-        cr_assert_eq(catalog_index_list_models_text(idx, &q, &out, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(WITH_DETAIL(err, catalog_index_list_models_text(idx, &q, &out, &detail_)), 0,
+                     "%s", err);
         s = strstr(buf_str(&out), "\"size\":");
         cr_assert_not_null(s);
         n = strtol(s + strlen("\"size\":"), NULL, 10);
@@ -163,7 +165,7 @@ Test(postings_reload, old_readers_keep_the_old_postings)
         char sources[256], *paths[] = { sources, NULL };
         struct catalog_service_config cfg = { .config_paths = paths, .n_config_paths = 1 };
         struct catalog_service *svc = NULL;
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
         struct catalog_index *old, *cur;
         const char *text;
         size_t len;

@@ -27,7 +27,7 @@ struct script {
 };
 
 static int replay(void *userdata, const char *method, const char *url, const char *payload,
-                  long *ret_status, struct buf *reply, char *err, size_t len_err)
+                  long *ret_status, struct buf *reply, struct error_detail *reterr)
 {
         struct script *s = userdata;
         const char *nul;
@@ -37,7 +37,8 @@ static int replay(void *userdata, const char *method, const char *url, const cha
         (void)payload;
         s->calls++;
         if (s->at >= s->end || s->end - s->at < 3) {
-                (void)snprintf(err, len_err, "Connection refused");
+                (void)error_detail_set(reterr, ERROR_UNAVAILABLE, -ECONNREFUSED,
+                                       "Connection refused");
                 return -ECONNREFUSED;
         }
         nul = memchr(s->at, 0, (size_t)(s->end - s->at));

@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                                    REG_SCHEMA_FULL };
         const struct reg_kind *k;
         struct reg_input in = { 0 };
-        struct reg_error err = { 0 };
+        struct error_detail err = { 0 };
         json_t *body = NULL, *out;
         char msg[256];
         int r;
@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             (msg[0] == '\0' || strnlen(msg, sizeof(msg)) == sizeof(msg)))
                 __builtin_trap();
         k = reg_kind((enum reg_kind_id)(data[0] % REG_KIND__MAX));
-        if (!k || json_parse_bounded((const char *)data + 1, size - 1, &body, msg, sizeof(msg)) < 0)
+        if (!k || json_parse_bounded((const char *)data + 1, size - 1, &body, NULL) < 0)
                 return 0;
         r = reg_decode(k, schemas[(data[0] / REG_KIND__MAX) % 3], body, &in, &err);
         if (r < 0) {

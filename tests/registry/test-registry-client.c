@@ -21,7 +21,7 @@ static struct mr_client *new_client(void)
 Test(client, controller_flow)
 {
         CLEANUP(mr_client_freep) struct mr_client *c = new_client();
-        struct mr_error err = { 0 };
+        struct error_detail err = { 0 };
         json_t *se = NULL, *is = NULL, *again = NULL, *patch;
         struct mr_inference_service_create in = { 0 };
         char se_id[32], is_id[32];
@@ -96,7 +96,7 @@ Test(client, transport_errors)
 {
         struct mr_client_config cfg = { .base_url = "http://127.0.0.1:1", .timeout_ms = 2000 };
         CLEANUP(mr_client_freep) struct mr_client *c = NULL;
-        struct mr_error err = { 0 };
+        struct error_detail err = { 0 };
         json_t *j = NULL;
 
         cr_assert_eq(mr_client_new(&cfg, &c), 0);

@@ -17,14 +17,14 @@
 
 static struct store *store;
 static struct store_conn *conn;
-static struct reg_error err;
+static struct error_detail err;
 static struct reg_db db;
 
 static void setup(void)
 {
         cr_assert_eq(store_open(":memory:", 1, &store), 0);
         cr_assert_eq(store_acquire(store, &conn), 0);
-        err = (struct reg_error){ 0 };
+        err = (struct error_detail){ 0 };
         db = (struct reg_db){ .store = store, .conn = conn, .err = &err };
 }
 
@@ -64,7 +64,7 @@ static int64_t create(enum reg_kind_id k, const char *body)
         return id;
 }
 
-static void expect_error(int r, enum reg_error_kind kind, int error, const char *msg_part)
+static void expect_error(int r, enum error_kind kind, int error, const char *msg_part)
 {
         cr_assert_eq(r, error, "r = %d (%s)", r, err.message);
         cr_assert_eq(err.kind, kind, "kind %d: %s", err.kind, err.message);
@@ -82,10 +82,10 @@ Test(service, create_get_and_not_found)
         cr_assert_str_eq(store_entity_prop(&res.e, "owner", false)->s, "me");
         cr_assert_str_eq(store_entity_prop(&res.e, "state", false)->s, "LIVE", "create default");
         reg_result_done(&res);
-        expect_error(reg_get(&db, reg_kind(REG_REGISTERED_MODEL), 99, &res), REG_ERR_NOT_FOUND,
+        expect_error(reg_get(&db, reg_kind(REG_REGISTERED_MODEL), 99, &res), ERROR_NOT_FOUND,
                      -ENOENT, "no registered model found for id 99");
-        expect_error(reg_get(&db, reg_kind(REG_MODEL_VERSION), id, &res), REG_ERR_NOT_FOUND,
-                     -ENOENT, "no model version found");
+        expect_error(reg_get(&db, reg_kind(REG_MODEL_VERSION), id, &res), ERROR_NOT_FOUND, -ENOENT,
+                     "no model version found");
 }
 
 Test(service, create_errors_have_kinds)
@@ -96,17 +96,17 @@ Test(service, create_errors_have_kinds)
 
         (void)create(REG_REGISTERED_MODEL, "{\"name\":\"m\"}");
         decode(REG_REGISTERED_MODEL, REG_SCHEMA_CREATE, "{\"name\":\"m\"}", &in);
-        expect_error(reg_create(&db, &rq, &res), REG_ERR_CONFLICT, -EEXIST, "already exists");
+        expect_error(reg_create(&db, &rq, &res), ERROR_CONFLICT, -EEXIST, "already exists");
         reg_input_done(&in);
 
         decode(REG_MODEL_VERSION, REG_SCHEMA_CREATE, "{\"name\":\"v\"}", &in);
-        expect_error(reg_create(&db, &rq, &res), REG_ERR_UNPROCESSABLE, -EINVAL,
+        expect_error(reg_create(&db, &rq, &res), ERROR_UNPROCESSABLE, -EINVAL,
                      "required field 'registeredModelId' is zero value.");
         reg_input_done(&in);
 
         decode(REG_MODEL_VERSION, REG_SCHEMA_CREATE, "{\"name\":\"v\",\"registeredModelId\":\"7\"}",
                &in);
-        expect_error(reg_create(&db, &rq, &res), REG_ERR_NOT_FOUND, -ENOENT,
+        expect_error(reg_create(&db, &rq, &res), ERROR_NOT_FOUND, -ENOENT,
                      "no registered model found for id 7");
         reg_input_done(&in);
 }
@@ -149,10 +149,10 @@ Test(service, patch_merges_and_checks)
         json_decref(body);
 
         body = json_loads("{\"name\":\"x\"}", 0, NULL);
-        expect_error(reg_patch(&db, reg_kind(REG_REGISTERED_MODEL), id, body, &res),
-                     REG_ERR_INVALID, -EINVAL, "unknown field");
+        expect_error(reg_patch(&db, reg_kind(REG_REGISTERED_MODEL), id, body, &res), ERROR_INVALID,
+                     -EINVAL, "unknown field");
         expect_error(reg_patch(&db, reg_kind(REG_REGISTERED_MODEL), 42, body, &res),
-                     REG_ERR_NOT_FOUND, -ENOENT, "no registered model found for id 42");
+                     ERROR_NOT_FOUND, -ENOENT, "no registered model found for id 42");
         json_decref(body);
 }
 
@@ -162,7 +162,7 @@ Test(service, patch_of_an_artifact_keeps_its_type)
         struct reg_result res;
         int64_t id = create(REG_MODEL_ARTIFACT, "{\"name\":\"a\"}");
 
-        expect_error(reg_patch(&db, NULL, id, body, &res), REG_ERR_INVALID, -EINVAL,
+        expect_error(reg_patch(&db, NULL, id, body, &res), ERROR_INVALID, -EINVAL,
                      "cannot change artifact type from 'model-artifact' to 'doc-artifact'");
         json_decref(body);
 }
@@ -200,10 +200,10 @@ Test(service, list_pages_and_filters)
         reg_list_done(&l);
 
         rq.filter = "owner = ";
-        expect_error(reg_list(&db, &rq, &l), REG_ERR_INVALID, -EINVAL, "invalid filter query");
+        expect_error(reg_list(&db, &rq, &l), ERROR_INVALID, -EINVAL, "invalid filter query");
         rq.filter = NULL;
         rq.page_token = "!!";
-        expect_error(reg_list(&db, &rq, &l), REG_ERR_INVALID, -EINVAL, "invalid nextPageToken");
+        expect_error(reg_list(&db, &rq, &l), ERROR_INVALID, -EINVAL, "invalid nextPageToken");
 }
 
 Test(service, find_one)
@@ -216,10 +216,10 @@ Test(service, find_one)
         cr_assert_str_eq(res.e.external_id, "ext");
         reg_result_done(&res);
         rq = (struct reg_find_req){ .kind = reg_kind(REG_REGISTERED_MODEL), .external_id = "nope" };
-        expect_error(reg_find(&db, &rq, &res), REG_ERR_NOT_FOUND, -ENOENT,
+        expect_error(reg_find(&db, &rq, &res), ERROR_NOT_FOUND, -ENOENT,
                      "no registered models found");
         rq = (struct reg_find_req){ .kind = reg_kind(REG_MODEL_VERSION), .name = "v" };
-        expect_error(reg_find(&db, &rq, &res), REG_ERR_INVALID, -EINVAL,
+        expect_error(reg_find(&db, &rq, &res), ERROR_INVALID, -EINVAL,
                      "supply either (name and parentResourceId)");
 }
 
@@ -255,7 +255,7 @@ Test(service, upsert_creates_then_updates)
 
         rq.parent_id = 999;
         decode(REG_MODEL_ARTIFACT, REG_SCHEMA_FULL, "{\"artifactType\":\"model-artifact\"}", &in);
-        expect_error(reg_upsert(&db, &rq, &res), REG_ERR_NOT_FOUND, -ENOENT,
+        expect_error(reg_upsert(&db, &rq, &res), ERROR_NOT_FOUND, -ENOENT,
                      "no model version found for id 999");
         reg_input_done(&in);
 }
@@ -276,7 +276,7 @@ Test(service, inference_service_derived_resources)
         cr_assert_eq(res.e.id, rm);
         cr_assert_eq(res.kind, reg_kind(REG_REGISTERED_MODEL));
         reg_result_done(&res);
-        expect_error(reg_is_version(&db, is, &res), REG_ERR_NOT_FOUND, -ENOENT,
+        expect_error(reg_is_version(&db, is, &res), ERROR_NOT_FOUND, -ENOENT,
                      "no model versions found");
         (void)snprintf(b, sizeof(b), "{\"name\":\"v\",\"registeredModelId\":\"%lld\"}",
                        (long long)rm);
@@ -284,6 +284,6 @@ Test(service, inference_service_derived_resources)
         cr_assert_eq(reg_is_version(&db, is, &res), 0);
         cr_assert_str_eq(res.e.name, "v");
         reg_result_done(&res);
-        expect_error(reg_is_model(&db, 77, &res), REG_ERR_NOT_FOUND, -ENOENT,
+        expect_error(reg_is_model(&db, 77, &res), ERROR_NOT_FOUND, -ENOENT,
                      "no inference service found");
 }

@@ -486,7 +486,7 @@ Test(stores, custom_properties_are_capped)
 Test(stores, custom_property_bytes_are_capped)
 {
         struct store *s = test_store();
-        struct reg_error err = { 0 };
+        struct error_detail err = { 0 };
         struct reg_db db = { .store = s, .err = &err };
         const struct reg_kind *k = reg_kind(REG_REGISTERED_MODEL);
         struct store_entity e = { .group = STORE_GROUP_CONTEXT,
@@ -508,7 +508,7 @@ Test(stores, custom_property_bytes_are_capped)
         cr_assert_eq(reg_tx_begin(&db), 0);
         r = reg_tx_end(&db, reg_insert(&db, k, &e));
         cr_assert_eq(r, -EINVAL);
-        cr_assert_eq(err.kind, REG_ERR_INVALID);
+        cr_assert_eq(err.kind, ERROR_INVALID);
         cr_assert(strstr(err.message, "at most 1048576"), "%s", err.message);
         v[half - 16] = 0;
         cr_assert_eq(store_entity_set_string(&e, "b", true, STORE_P_STRING, v), 0);

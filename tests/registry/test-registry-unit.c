@@ -16,7 +16,7 @@
 
 static struct store_cond *compile_ok(const char *q)
 {
-        struct reg_error err = { 0 };
+        struct error_detail err = { 0 };
         struct store_cond *c = NULL;
         int r = reg_filter_compile(reg_kind(REG_REGISTERED_MODEL), q, &c, &err);
 
@@ -26,11 +26,11 @@ static struct store_cond *compile_ok(const char *q)
 
 static void compile_bad(const char *q)
 {
-        struct reg_error err = { 0 };
+        struct error_detail err = { 0 };
         struct store_cond *c = NULL;
 
         cr_assert_lt(reg_filter_compile(reg_kind(REG_REGISTERED_MODEL), q, &c, &err), 0, "%s", q);
-        cr_assert_eq(err.kind, REG_ERR_INVALID, "%s", q);
+        cr_assert_eq(err.kind, ERROR_INVALID, "%s", q);
         cr_assert_null(c);
 }
 
@@ -103,7 +103,7 @@ Test(filter, errors)
 Test(codec, strict_decode)
 {
         struct reg_input in = { 0 };
-        struct reg_error err = { 0 };
+        struct error_detail err = { 0 };
         json_t *j = json_loads(
                 "{\"name\":\"n\",\"state\":\"ARCHIVED\",\"tasks\":[\"a\"],"
                 "\"customProperties\":{\"k\":{\"metadataType\":\"MetadataIntValue\",\"int_value\":\"7\"}}}",
@@ -120,7 +120,7 @@ Test(codec, strict_decode)
         /* name is not part of the Update schema */
         cr_assert_lt(reg_decode(reg_kind(REG_REGISTERED_MODEL), REG_SCHEMA_UPDATE, j, &in, &err),
                      0);
-        cr_assert_eq(err.kind, REG_ERR_INVALID);
+        cr_assert_eq(err.kind, ERROR_INVALID);
         cr_assert_str_eq(err.message, "json: unknown field \"name\"");
         json_decref(j);
 }
@@ -327,7 +327,8 @@ Test(options, connection_limit_and_trusted_proxies)
         const char *path = write_config("p.yaml", "max-connections-per-ip: 0\n"
                                                   "trusted-proxy: 10.0.0.0/8, fd00::/8\n");
         const char *argv[] = { "registry", "--trusted-proxy", "10.0.0.0/33", NULL };
-        char err[REG_OPTIONS_ERROR_MAX] = "";
+        struct error_detail e = { 0 };
+        const char *err = e.message;
         struct cidr *v = NULL;
         struct reg_options o;
         size_t n = 0;
@@ -335,16 +336,16 @@ Test(options, connection_limit_and_trusted_proxies)
         reg_options_init(&o);
         cr_assert_eq(reg_options_uint(&o, REG_OPT_MAX_CONNECTIONS_PER_IP), 256);
         cr_assert_null(reg_options_str(&o, REG_OPT_TRUSTED_PROXY));
-        cr_assert_eq(reg_options_trusted_proxies(&o, &v, &n, err, sizeof(err)), 0);
+        cr_assert_eq(reg_options_trusted_proxies(&o, &v, &n, &e), 0);
         cr_assert(v == NULL && n == 0);
-        cr_assert_eq(reg_options_load_file(&o, path, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(reg_options_load_file(&o, path, &e), 0, "%s", err);
         cr_assert_eq(reg_options_uint(&o, REG_OPT_MAX_CONNECTIONS_PER_IP), 0);
-        cr_assert_eq(reg_options_check(&o, err, sizeof(err)), 0, "%s", err);
-        cr_assert_eq(reg_options_trusted_proxies(&o, &v, &n, err, sizeof(err)), 0);
+        cr_assert_eq(reg_options_check(&o, &e), 0, "%s", err);
+        cr_assert_eq(reg_options_trusted_proxies(&o, &v, &n, &e), 0);
         cr_assert_eq(n, 2);
         free(v);
-        cr_assert_eq(reg_options_parse_args(&o, 3, (char **)argv, err, sizeof(err)), 0, "%s", err);
-        cr_assert_eq(reg_options_check(&o, err, sizeof(err)), -EINVAL);
+        cr_assert_eq(reg_options_parse_args(&o, 3, (char **)argv, &e), 0, "%s", err);
+        cr_assert_eq(reg_options_check(&o, &e), -EINVAL);
         cr_assert(strstr(err, "invalid --trusted-proxy '10.0.0.0/33' (from the command line)"),
                   "%s", err);
         reg_options_release(&o);
@@ -359,14 +360,15 @@ Test(options, precedence_flag_env_config_default)
                                                   "database: /var/lib/mr.db\n"
                                                   "embedmd-database-ssl-mode: require\n");
         const char *argv[] = { "registry", "--port", "3333", NULL };
-        char err[REG_OPTIONS_ERROR_MAX] = "";
+        struct error_detail e = { 0 };
+        const char *err = e.message;
         struct reg_options o;
 
         /* the config file is read first here: order does not matter, rank does */
         reg_options_init(&o);
-        cr_assert_eq(reg_options_load_file(&o, path, err, sizeof(err)), 0, "%s", err);
-        cr_assert_eq(reg_options_load_env(&o, fake_env, err, sizeof(err)), 0, "%s", err);
-        cr_assert_eq(reg_options_parse_args(&o, 3, (char **)argv, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(reg_options_load_file(&o, path, &e), 0, "%s", err);
+        cr_assert_eq(reg_options_load_env(&o, fake_env, &e), 0, "%s", err);
+        cr_assert_eq(reg_options_parse_args(&o, 3, (char **)argv, &e), 0, "%s", err);
         cr_assert_eq(reg_options_uint(&o, REG_OPT_PORT), 3333); /* flag */
         cr_assert_eq(reg_options_source(&o, REG_OPT_PORT), REG_SRC_FLAG);
         cr_assert_eq(reg_options_uint(&o, REG_OPT_POOL_SIZE), 5); /* env */
@@ -380,9 +382,9 @@ Test(options, precedence_flag_env_config_default)
 
         /* the other order gives the same result */
         reg_options_init(&o);
-        cr_assert_eq(reg_options_parse_args(&o, 3, (char **)argv, err, sizeof(err)), 0, "%s", err);
-        cr_assert_eq(reg_options_load_env(&o, fake_env, err, sizeof(err)), 0, "%s", err);
-        cr_assert_eq(reg_options_load_file(&o, path, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(reg_options_parse_args(&o, 3, (char **)argv, &e), 0, "%s", err);
+        cr_assert_eq(reg_options_load_env(&o, fake_env, &e), 0, "%s", err);
+        cr_assert_eq(reg_options_load_file(&o, path, &e), 0, "%s", err);
         cr_assert_eq(reg_options_uint(&o, REG_OPT_PORT), 3333);
         cr_assert_eq(reg_options_uint(&o, REG_OPT_POOL_SIZE), 5);
         cr_assert_str_eq(reg_options_str(&o, REG_OPT_HOSTNAME), "0.0.0.0");
@@ -390,13 +392,13 @@ Test(options, precedence_flag_env_config_default)
 
         /* without the flag the environment wins over the file; without both, the file */
         reg_options_init(&o);
-        cr_assert_eq(reg_options_load_file(&o, path, err, sizeof(err)), 0, "%s", err);
-        cr_assert_eq(reg_options_load_env(&o, fake_env, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(reg_options_load_file(&o, path, &e), 0, "%s", err);
+        cr_assert_eq(reg_options_load_env(&o, fake_env, &e), 0, "%s", err);
         cr_assert_eq(reg_options_uint(&o, REG_OPT_PORT), 2222);
         reg_options_release(&o);
         reg_options_init(&o);
-        cr_assert_eq(reg_options_load_env(&o, no_env, err, sizeof(err)), 0, "%s", err);
-        cr_assert_eq(reg_options_load_file(&o, path, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(reg_options_load_env(&o, no_env, &e), 0, "%s", err);
+        cr_assert_eq(reg_options_load_file(&o, path, &e), 0, "%s", err);
         cr_assert_eq(reg_options_uint(&o, REG_OPT_PORT), 1111);
         reg_options_release(&o);
 }
@@ -409,11 +411,12 @@ Test(options, config_types_quoting_and_nulls)
                                                   "embedmd-database-ssl-verify-server-cert: true\n"
                                                   "embedmd-database-ssl-ca: '/etc/ca.pem'\n"
                                                   "embedmd-database-dsn: host=db dbname=mr\n");
-        char err[REG_OPTIONS_ERROR_MAX] = "";
+        struct error_detail e = { 0 };
+        const char *err = e.message;
         struct reg_options o;
 
         reg_options_init(&o);
-        cr_assert_eq(reg_options_load_file(&o, path, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(reg_options_load_file(&o, path, &e), 0, "%s", err);
         cr_assert_eq(reg_options_uint(&o, REG_OPT_PORT), 9090);
         cr_assert_str_eq(reg_options_str(&o, REG_OPT_HOSTNAME), "localhost"); /* null: unset */
         cr_assert_eq(reg_options_source(&o, REG_OPT_HOSTNAME), REG_SRC_DEFAULT);
@@ -424,10 +427,8 @@ Test(options, config_types_quoting_and_nulls)
 
         /* an empty file and a file with only comments set nothing */
         reg_options_init(&o);
-        cr_assert_eq(reg_options_load_file(&o, write_config("e.yaml", ""), err, sizeof(err)), 0);
-        cr_assert_eq(reg_options_load_file(&o, write_config("n.yaml", "# nothing\n"), err,
-                                           sizeof(err)),
-                     0);
+        cr_assert_eq(reg_options_load_file(&o, write_config("e.yaml", ""), &e), 0);
+        cr_assert_eq(reg_options_load_file(&o, write_config("n.yaml", "# nothing\n"), &e), 0);
         cr_assert_eq(reg_options_source(&o, REG_OPT_PORT), REG_SRC_DEFAULT);
         reg_options_release(&o);
 }
@@ -436,11 +437,12 @@ Test(options, config_types_quoting_and_nulls)
 static void config_error(const char *text, const char *a, const char *b, const char *c)
 {
         const char *path = write_config("bad.yaml", text);
-        char err[REG_OPTIONS_ERROR_MAX] = "";
+        struct error_detail e = { 0 };
+        const char *err = e.message;
         struct reg_options o;
 
         reg_options_init(&o);
-        cr_assert_eq(reg_options_load_file(&o, path, err, sizeof(err)), -EINVAL, "%s", text);
+        cr_assert_eq(reg_options_load_file(&o, path, &e), -EINVAL, "%s", text);
         cr_assert_not_null(strstr(err, path), "no file name in: %s", err);
         cr_assert_not_null(strstr(err, a), "'%s' not in: %s", a, err);
         if (b)
@@ -469,33 +471,37 @@ Test(options, config_errors_name_file_line_and_key)
         config_error("- port\n- 8080\n", ":1:", "expected a mapping", NULL);
         config_error("port: 1\n  hostname: [\n", "invalid YAML", NULL, NULL);
         config_error("? [a, b]\n: 1\n", ":1:", "plain strings", NULL);
+        /* one file, one document (the second was silently ignored before the one reader) */
+        config_error("port: 1\n---\nport: 2\n", ":2:", "more than one YAML document", NULL);
 }
 
 Test(options, unreadable_config_file)
 {
-        char err[REG_OPTIONS_ERROR_MAX] = "";
+        struct error_detail e = { 0 };
+        const char *err = e.message;
         char path[256];
         struct reg_options o;
 
         (void)snprintf(path, sizeof(path), "%s/missing.yaml", optdir);
         reg_options_init(&o);
-        cr_assert_eq(reg_options_load_file(&o, path, err, sizeof(err)), -ENOENT);
+        cr_assert_eq(reg_options_load_file(&o, path, &e), -ENOENT);
         cr_assert_not_null(strstr(err, path));
         cr_assert_not_null(strstr(err, "cannot read config file"));
-        cr_assert_eq(reg_options_load_file(&o, optdir, err, sizeof(err)), -EINVAL);
+        cr_assert_eq(reg_options_load_file(&o, optdir, &e), -EINVAL);
         cr_assert_not_null(strstr(err, "not a regular file"));
         reg_options_release(&o);
 }
 
 Test(options, environment_errors_name_the_variable)
 {
-        char err[REG_OPTIONS_ERROR_MAX] = "";
+        struct error_detail e = { 0 };
+        const char *err = e.message;
         struct reg_options o;
 
         reg_options_init(&o);
-        cr_assert_eq(reg_options_load_env(&o, no_env, err, sizeof(err)), 0);
+        cr_assert_eq(reg_options_load_env(&o, no_env, &e), 0);
         cr_assert_eq(reg_options_set(&o, REG_OPT_BODY_MAX, "-1", REG_SRC_ENV,
-                                     "environment variable MR_BODY_MAX", err, sizeof(err)),
+                                     "environment variable MR_BODY_MAX", &e),
                      -EINVAL);
         cr_assert_not_null(strstr(err, "environment variable MR_BODY_MAX"), "%s", err);
         cr_assert_not_null(strstr(err, "'-1'"), "%s", err);
@@ -504,7 +510,8 @@ Test(options, environment_errors_name_the_variable)
 
 Test(options, command_line)
 {
-        char err[REG_OPTIONS_ERROR_MAX] = "";
+        struct error_detail e = { 0 };
+        const char *err = e.message;
         struct reg_options o;
 
         {
@@ -524,8 +531,7 @@ Test(options, command_line)
                                        NULL };
 
                 reg_options_init(&o);
-                cr_assert_eq(reg_options_parse_args(&o, 13, (char **)argv, err, sizeof(err)), 0,
-                             "%s", err);
+                cr_assert_eq(reg_options_parse_args(&o, 13, (char **)argv, &e), 0, "%s", err);
                 cr_assert_str_eq(reg_options_str(&o, REG_OPT_HOSTNAME), "0.0.0.0");
                 cr_assert_eq(reg_options_uint(&o, REG_OPT_PORT), 0);
                 cr_assert_str_eq(reg_options_str(&o, REG_OPT_DSN), "x.db");
@@ -540,7 +546,7 @@ Test(options, command_line)
                 const char *argv[] = { "registry", "--help", NULL };
 
                 reg_options_init(&o);
-                cr_assert_eq(reg_options_parse_args(&o, 2, (char **)argv, err, sizeof(err)), 1);
+                cr_assert_eq(reg_options_parse_args(&o, 2, (char **)argv, &e), 1);
                 reg_options_release(&o);
         }
         {
@@ -548,8 +554,7 @@ Test(options, command_line)
                                        "--embedmd-database-ssl-verify-server-cert", NULL };
 
                 reg_options_init(&o);
-                cr_assert_eq(reg_options_parse_args(&o, 4, (char **)argv, err, sizeof(err)), 0,
-                             "%s", err);
+                cr_assert_eq(reg_options_parse_args(&o, 4, (char **)argv, &e), 0, "%s", err);
                 cr_assert_str_eq(reg_options_sslmode(&o), "verify-ca"); /* explicit mode wins */
                 reg_options_release(&o);
         }
@@ -576,10 +581,9 @@ Test(options, command_line)
                         for (size_t j = 0; j < 3 && bad[i].args[j]; j++)
                                 argv[argc++] = bad[i].args[j];
                         reg_options_init(&o);
-                        err[0] = 0;
-                        cr_assert_eq(reg_options_parse_args(&o, argc, (char **)argv, err,
-                                                            sizeof(err)),
-                                     -EINVAL, "%s", bad[i].args[0]);
+                        e.message[0] = 0;
+                        cr_assert_eq(reg_options_parse_args(&o, argc, (char **)argv, &e), -EINVAL,
+                                     "%s", bad[i].args[0]);
                         cr_assert_not_null(strstr(err, bad[i].msg), "'%s' not in '%s'", bad[i].msg,
                                            err);
                         reg_options_release(&o);

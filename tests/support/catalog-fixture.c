@@ -18,7 +18,7 @@ char *catalog_fixture_path(const char *name)
 struct catalog_service *catalog_fixture_service(void)
 {
         char *path = catalog_fixture_path("sources.yaml");
-        struct catalog_error e = { 0 };
+        struct error_detail e = { 0 };
         struct catalog_service *svc = NULL;
 
         cr_assert_eq(catalog_service_new(&(struct catalog_service_config){ .config_paths = &path,

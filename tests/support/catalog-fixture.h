@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #pragma once
 
+#include <stdio.h>
+
+#include "util/error-detail.h"
+
 /*
  * Catalog inputs shared by the tests of tests/catalog: the committed fixtures under
  * tests/fixtures/catalog (found through MODELPLANE_SOURCE_ROOT) and generated catalog files.
@@ -23,3 +27,15 @@ struct catalog_service *catalog_fixture_service(void);
 void catalog_fixture_models(struct buf *b, const char *source, unsigned n,
                             void (*model)(struct buf *b, unsigned i, void *userdata),
                             void *userdata);
+
+/*
+ * Runs call, which reports into detail_ (a struct error_detail this macro declares), and copies
+ * the message into the char array buf: the index's errors in the tests' message buffers.
+ */
+#define WITH_DETAIL(buf, call)                                                                     \
+        __extension__({                                                                            \
+                struct error_detail detail_ = { 0 };                                               \
+                int r_ = (call);                                                                   \
+                (void)snprintf((buf), sizeof(buf), "%.*s", (int)sizeof(buf) - 1, detail_.message); \
+                r_;                                                                                \
+        })

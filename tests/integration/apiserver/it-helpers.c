@@ -15,13 +15,14 @@ struct kube_client *it_client(struct kube_config **ret_cfg)
         struct kube_config_options o = { 0 };
         struct kube_config *cfg = NULL;
         struct kube_client *c = NULL;
-        char err[512] = "";
+        struct error_detail kerr = { 0 };
+        const char *err = kerr.message;
         const char *path = getenv("MODELPLANE_KUBECONFIG");
 
         if (!path || !*path)
                 cr_skip_test("MODELPLANE_KUBECONFIG is not set (run under scripts/with-testenv)");
         o.kubeconfig_path = path;
-        cr_assert_eq(kube_config_load(&o, &cfg, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(kube_config_load(&o, &cfg, &kerr), 0, "%s", err);
         cr_assert_eq(kube_client_new(cfg, NULL, &c), 0);
         if (ret_cfg)
                 *ret_cfg = cfg;

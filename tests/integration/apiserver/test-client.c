@@ -698,7 +698,8 @@ static int get_with_kubeconfig(const char *yaml, struct kube_status *st)
         struct kube_config_options o = { .kubeconfig_path = path };
         struct kube_config *k = NULL;
         struct kube_client *kc = NULL;
-        char err[512] = "";
+        struct error_detail kerr = { 0 };
+        const char *err = kerr.message;
         int fd = mkstemp(path), r;
         FILE *f;
 
@@ -707,7 +708,7 @@ static int get_with_kubeconfig(const char *yaml, struct kube_status *st)
         cr_assert_not_null(f);
         cr_assert_geq(fputs(yaml, f), 0);
         cr_assert_eq(fclose(f), 0);
-        r = kube_config_load(&o, &k, err, sizeof(err));
+        r = kube_config_load(&o, &k, &kerr);
         (void)unlink(path);
         cr_assert_eq(r, 0, "%s", err);
         cr_assert_eq(kube_client_new(k, NULL, &kc), 0);

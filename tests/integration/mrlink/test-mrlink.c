@@ -77,7 +77,7 @@ static json_t *reg_call(struct reg *g, const char *method, const char *path, jso
                         int *ret_code)
 {
         struct mr_client *c = NULL;
-        struct mr_error e = { 0 };
+        struct error_detail e = { 0 };
         json_t *out = NULL;
         int r;
 

@@ -112,7 +112,9 @@ void srv_setup(struct srv *s, const char *prefix)
 {
         struct kube_config_options o = { 0 };
         const char *path = getenv("MODELPLANE_KUBECONFIG");
-        char kc[512], err[512] = "";
+        char kc[512];
+        struct error_detail kerr = { 0 };
+        const char *err = kerr.message;
         struct kube_status st;
         json_t *ns;
         int r;
@@ -121,7 +123,7 @@ void srv_setup(struct srv *s, const char *prefix)
         if (!path || !*path)
                 cr_skip_test("MODELPLANE_KUBECONFIG is not set (run under scripts/with-testenv)");
         o.kubeconfig_path = path;
-        cr_assert_eq(kube_config_load(&o, &s->cfg, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(kube_config_load(&o, &s->cfg, &kerr), 0, "%s", err);
         cr_assert_eq(kube_client_new(s->cfg, NULL, &s->c), 0);
         controller_kubeconfig(kc, sizeof(kc));
 

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "kube/status.h"
@@ -141,4 +143,37 @@ Test(kube_status, watch_error_event_object)
         json_decref(o);
         json_decref(nocode);
         json_decref(ok);
+}
+
+Test(kube_status, as_the_common_error_detail)
+{
+        static const char body[] = "{\"kind\":\"Status\",\"code\":409,\"reason\":\"AlreadyExists\","
+                                   "\"message\":\"trainedmodels \\\"m\\\" already exists\"}";
+        struct kube_status st = { 0 };
+        struct error_detail e = { 0 };
+
+        cr_assert_eq(kube_status_from_response(409, body, strlen(body), &st), -EEXIST);
+        cr_assert_eq(kube_status_to_error_detail(&st, &e), -EEXIST);
+        cr_assert_eq(e.kind, ERROR_CONFLICT);
+        cr_assert_eq(e.error, -EEXIST);
+        cr_assert_eq(e.status, 409);
+        cr_assert_str_eq(e.message, "trainedmodels \"m\" already exists");
+
+        st = (struct kube_status){ .http_code = 0 };
+        (void)snprintf(st.message, sizeof(st.message), "Connection refused");
+        cr_assert_eq(kube_status_to_error_detail(&st, &e), -EIO);
+        cr_assert_eq(e.kind, ERROR_UNAVAILABLE);
+        cr_assert_eq(e.status, 0);
+        cr_assert_str_eq(e.message, "Connection refused");
+
+        st = (struct kube_status){ .http_code = 404 };
+        cr_assert_eq(kube_status_to_error_detail(&st, &e), -ENOENT);
+        cr_assert_eq(e.kind, ERROR_NOT_FOUND);
+        st.http_code = 422;
+        cr_assert_eq(kube_status_to_error_detail(&st, NULL), -EINVAL);
+        cr_assert_eq(kube_status_to_error_detail(&st, &e), -EINVAL);
+        cr_assert_eq(e.kind, ERROR_INVALID);
+        st.http_code = 500;
+        (void)kube_status_to_error_detail(&st, &e);
+        cr_assert_eq(e.kind, ERROR_INTERNAL);
 }

@@ -45,11 +45,27 @@ static void cleanup_dir(void)
 
 TestSuite(kubeconfig, .init = make_dir, .fini = cleanup_dir);
 
+/* Loads path; the message goes to err (512 bytes, as struct error_detail's). */
 static int load(const char *path, const char *context, struct kube_config **ret, char *err)
 {
         struct kube_config_options o = { .kubeconfig_path = path, .context = context };
+        struct error_detail e = { 0 };
+        int r;
 
-        return kube_config_load(&o, ret, err, 512);
+        r = kube_config_load(&o, ret, &e);
+        (void)snprintf(err, 512, "%s", e.message);
+        return r;
+}
+
+/* kube_config_load() with the message copied to err (512 bytes). */
+static int load_opts(const struct kube_config_options *o, struct kube_config **ret, char *err)
+{
+        struct error_detail e = { 0 };
+        int r;
+
+        r = kube_config_load(o, ret, &e);
+        (void)snprintf(err, 512, "%s", e.message);
+        return r;
 }
 
 static const char inline_config[] =
@@ -241,6 +257,16 @@ Test(kubeconfig, yaml_syntax_error_has_line_and_column)
         cr_assert_eq(load(p, NULL, &c, err), -EINVAL);
         cr_assert(strstr(err, "invalid YAML"), "%s", err);
         cr_assert(strstr(err, ":4:") || strstr(err, ":3:"), "line of the problem: %s", err);
+        {
+                unsigned line = 0, column = 0;
+                int used = 0;
+
+                cr_assert(strncmp(err, p, strlen(p)) == 0, "%s", err);
+                cr_assert_eq(sscanf(err + strlen(p), ":%u:%u: invalid YAML%n", &line, &column,
+                                    &used),
+                             2, "file:line:column: %s", err);
+                cr_assert(used > 0 && line > 0 && column > 0, "%s", err);
+        }
 }
 
 Test(kubeconfig, missing_file)
@@ -261,7 +287,7 @@ Test(kubeconfig, kubeconfig_env_takes_first_existing)
 
         (void)snprintf(env, sizeof(env), "/nonexistent/a:%s:/nonexistent/b", p);
         cr_assert_eq(setenv("KUBECONFIG", env, 1), 0);
-        cr_assert_eq(kube_config_load(NULL, &c, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(load_opts(NULL, &c, err), 0, "%s", err);
         cr_assert_str_eq(c->source, p);
         kube_config_free(c);
 }
@@ -275,13 +301,13 @@ Test(kubeconfig, home_fallback_and_nothing_found)
         (void)unsetenv("KUBECONFIG");
         (void)unsetenv("KUBERNETES_SERVICE_HOST");
         cr_assert_eq(setenv("HOME", dir, 1), 0);
-        cr_assert_eq(kube_config_load(NULL, &c, err, sizeof(err)), -ENOENT);
+        cr_assert_eq(load_opts(NULL, &c, err), -ENOENT);
         cr_assert(strstr(err, "no Kubernetes configuration"), "%s", err);
 
         (void)snprintf(kdir, sizeof(kdir), "%s/.kube", dir);
         cr_assert_eq(mkdir(kdir, 0700), 0);
         write_file(".kube/config", inline_config);
-        cr_assert_eq(kube_config_load(NULL, &c, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(load_opts(NULL, &c, err), 0, "%s", err);
         cr_assert(strstr(c->source, "/.kube/config"));
         kube_config_free(c);
 }
@@ -296,13 +322,13 @@ Test(kubeconfig, in_cluster)
         cr_assert_eq(setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1", 1), 0);
         cr_assert_eq(setenv("KUBERNETES_SERVICE_PORT", "443", 1), 0);
 
-        cr_assert_eq(kube_config_load(&o, &c, err, sizeof(err)), -ENOENT, "no token file yet");
+        cr_assert_eq(load_opts(&o, &c, err), -ENOENT, "no token file yet");
         cr_assert(strstr(err, "token"), "%s", err);
 
         write_file("token", "sa-token\n");
         write_file("ca.crt", CA_PEM);
         write_file("namespace", "modelplane-system");
-        cr_assert_eq(kube_config_load(&o, &c, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(load_opts(&o, &c, err), 0, "%s", err);
         cr_assert_str_eq(c->server, "https://10.0.0.1:443");
         cr_assert_str_eq(c->token, "sa-token");
         cr_assert(strstr(c->token_file, "/token"), "token file kept for rotation");
@@ -311,7 +337,7 @@ Test(kubeconfig, in_cluster)
         kube_config_free(c);
 
         cr_assert_eq(setenv("KUBERNETES_SERVICE_HOST", "fd00::1", 1), 0);
-        cr_assert_eq(kube_config_load(&o, &c, err, sizeof(err)), 0, "%s", err);
+        cr_assert_eq(load_opts(&o, &c, err), 0, "%s", err);
         cr_assert_str_eq(c->server, "https://[fd00::1]:443");
         kube_config_free(c);
 }
@@ -323,19 +349,20 @@ Test(kubeconfig, parse_from_memory_without_files)
                                         "clusters:\n- name: c\n  cluster: {server: 'https://h'}\n"
                                         "users:\n- name: u\n  user:\n    tokenFile: /etc/passwd\n";
         struct kube_config *c = NULL;
-        char err[512] = "";
+        struct error_detail e = { 0 };
+        const char *err = e.message;
 
         cr_assert_eq(kube__config_parse("mem", inline_config, strlen(inline_config), NULL,
-                                        /* allow_files= */ false, &c, err, sizeof(err)),
+                                        /* allow_files= */ false, &c, &e),
                      0, "%s", err);
         cr_assert_str_eq(c->source, "mem");
         cr_assert_str_eq(c->client_key_pem, KEY_PEM);
         kube_config_free(c);
         c = NULL;
 
-        cr_assert_eq(kube__config_parse("mem", with_file, strlen(with_file), NULL, false, &c, err,
-                                        sizeof(err)),
+        cr_assert_eq(kube__config_parse("mem", with_file, strlen(with_file), NULL, false, &c, &e),
                      -EPERM);
+        cr_assert_eq(e.error, -EPERM);
         cr_assert_null(c);
         cr_assert(strstr(err,
                          "mem:11: field users[u].user.tokenFile: file references are disabled"),

@@ -218,3 +218,18 @@ Test(file_util, absurd_limit_is_einval)
         cr_assert_eq(read_file_bounded(NULL, 64, 0, &s, NULL, NULL), -EINVAL);
         cr_assert_null(s);
 }
+
+Test(path_resolve, relative_to_the_files_directory)
+{
+        char *p = NULL;
+
+        cr_assert_eq(path_resolve("/etc/kube", "ca.crt", &p), 0);
+        cr_assert_str_eq(p, "/etc/kube/ca.crt");
+        free(p);
+        cr_assert_eq(path_resolve("/etc/kube", "/abs/ca.crt", &p), 0);
+        cr_assert_str_eq(p, "/abs/ca.crt");
+        free(p);
+        cr_assert_eq(path_resolve(NULL, "ca.crt", &p), 0);
+        cr_assert_str_eq(p, "ca.crt");
+        free(p);
+}
