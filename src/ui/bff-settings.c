@@ -61,12 +61,14 @@ static bool is_registry_service(const json_t *svc)
         return comp && streq(comp, "model-registry");
 }
 
-int bff_api_settings_registries(struct call *c)
+/* Lists @gvr in the request's namespace as the caller and replies with the kept items' views. */
+static int settings_list(struct call *c, const struct gvr *gvr, const char *resource,
+                         const char *selector, unsigned limit, bool (*keep)(const json_t *),
+                         json_t *(*view)(const json_t *), bool wrap)
 {
         CLEANUP(bff_kube_holdp) struct kube_hold h = { 0 };
         CLEANUP(ui_json_decrefp) json_t *list = NULL;
-        struct kube_list_options lo = { .label_selector = UI_REGISTRY_LABEL_SELECTOR,
-                                        .limit = UI_REGISTRIES_MAX };
+        struct kube_list_options lo = { .label_selector = selector, .limit = limit };
         struct kube_status st = { 0 };
         const char *ns;
         int r;
@@ -74,11 +76,17 @@ int bff_api_settings_registries(struct call *c)
         r = settings_begin(c, &h, &ns);
         if (r != 0)
                 return r < 0 ? r : 0;
-        r = kube_list(h.k, &BFF_GVR_SERVICES, ns, &lo, &list, &st);
+        r = kube_list(h.k, gvr, ns, &lo, &list, &st);
         if (r < 0)
                 return r == -ENOMEM ? r
-                                    : bff_reply_kube_error(c, r, &st, "list", "services", ns, NULL);
-        return reply_items(c, list, is_registry_service, ui_registry_kind, false);
+                                    : bff_reply_kube_error(c, r, &st, "list", resource, ns, NULL);
+        return reply_items(c, list, keep, view, wrap);
+}
+
+int bff_api_settings_registries(struct call *c)
+{
+        return settings_list(c, &BFF_GVR_SERVICES, "services", UI_REGISTRY_LABEL_SELECTOR,
+                             UI_REGISTRIES_MAX, is_registry_service, ui_registry_kind, false);
 }
 
 int bff_api_settings_registry(struct call *c)
@@ -107,23 +115,8 @@ int bff_api_settings_registry(struct call *c)
 
 int bff_api_role_bindings(struct call *c)
 {
-        CLEANUP(bff_kube_holdp) struct kube_hold h = { 0 };
-        CLEANUP(ui_json_decrefp) json_t *list = NULL;
-        struct kube_list_options lo = { .label_selector = UI_ROLE_BINDING_SELECTOR,
-                                        .limit = RB_LIST_MAX };
-        struct kube_status st = { 0 };
-        const char *ns;
-        int r;
-
-        r = settings_begin(c, &h, &ns);
-        if (r != 0)
-                return r < 0 ? r : 0;
-        r = kube_list(h.k, &GVR_ROLEBINDINGS, ns, &lo, &list, &st);
-        if (r < 0)
-                return r == -ENOMEM
-                               ? r
-                               : bff_reply_kube_error(c, r, &st, "list", RB_RESOURCE, ns, NULL);
-        return reply_items(c, list, ui_role_binding_is_registry, ui_role_binding_view, true);
+        return settings_list(c, &GVR_ROLEBINDINGS, RB_RESOURCE, UI_ROLE_BINDING_SELECTOR,
+                             RB_LIST_MAX, ui_role_binding_is_registry, ui_role_binding_view, true);
 }
 
 int bff_api_role_binding_create(struct call *c)
