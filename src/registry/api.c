@@ -380,19 +380,44 @@ static int do_create(struct ctx *x, const struct route_spec *sp)
 
 /* ---- patch ---- */
 
+/* A generic artifact's PATCH may not change its artifactType (immutable). */
+static int check_artifact_type(struct ctx *x, const struct reg_kind *stored, json_t *body)
+{
+        const char *at = reg_body_artifact_type(body);
+
+        if (at && !streq(at, stored->artifact_type))
+                return error_detail_set(
+                        &x->err, ERROR_INVALID, -EINVAL,
+                        "cannot change artifact type from '%s' to '%s': artifact type is immutable",
+                        stored->artifact_type, at);
+        return 0;
+}
+
+/* The body decoded here, at the edge, as its entity's kind (for a generic artifact the stored
+ * one's: looked up first, so a missing entity is 404 before the body is judged, as before). */
 static int do_patch(struct ctx *x, const struct route_spec *sp)
 {
         json_auto_t *body = NULL;
-        const struct reg_kind *k = NULL;
+        const struct reg_kind *k = NULL, *kind = NULL;
+        const char *word;
+        struct reg_input in = { 0 };
         struct reg_result res;
         int64_t id = 0;
         int r;
 
         r = kind_and_id(x, sp, &k, &id);
+        word = k ? k->word : "artifact";
         if (r >= 0)
                 r = parse_body(x, &body);
         if (r >= 0)
-                r = reg_patch(&x->db, k, id, body, &res);
+                r = reg_patch_kind(&x->db, k, id, word, &kind);
+        if (r >= 0 && !k)
+                r = check_artifact_type(x, kind, body);
+        if (r >= 0)
+                r = reg_decode(kind, REG_SCHEMA_UPDATE, body, &in, &x->err);
+        if (r >= 0)
+                r = reg_patch(&x->db, kind, id, word, &in, &res);
+        reg_input_done(&in);
         return r < 0 ? r : reply_result(x, 200, &res);
 }
 

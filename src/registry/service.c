@@ -368,26 +368,25 @@ int reg_create(struct reg_db *db, const struct reg_create_req *rq, struct reg_re
 
 /* ---- patch ---- */
 
-/* Inside the transaction: loads the entity locked, checks the artifact type, merges, writes. */
-static int patch_in_tx(struct reg_db *db, const struct reg_kind *k, int64_t id, json_t *body,
-                       struct reg_result *ret, struct reg_input *in)
+int reg_patch_kind(struct reg_db *db, const struct reg_kind *k, int64_t id, const char *word,
+                   const struct reg_kind **ret)
+{
+        struct store_entity e = { 0 };
+        int r;
+
+        r = reg_load(db, k, id, word, &e, ret);
+        store_entity_done(&e);
+        return r;
+}
+
+/* Inside the transaction: loads the entity locked, merges, writes. */
+static int patch_in_tx(struct reg_db *db, const struct reg_kind *k, int64_t id, const char *word,
+                       struct reg_input *in, struct reg_result *ret)
 {
         int r;
 
         /* locked until the transaction ends: concurrent PATCHes never lose each other's fields */
-        r = reg_load_for_update(db, k, id, k ? k->word : "artifact", &ret->e, &ret->kind);
-        if (r < 0)
-                return r;
-        if (!k) {
-                const char *at = reg_body_artifact_type(body);
-
-                if (at && !streq(at, ret->kind->artifact_type))
-                        return error_detail_set(
-                                db->err, ERROR_INVALID, -EINVAL,
-                                "cannot change artifact type from '%s' to '%s': artifact type is immutable",
-                                ret->kind->artifact_type, at);
-        }
-        r = reg_decode(ret->kind, REG_SCHEMA_UPDATE, body, in, db->err);
+        r = reg_load_for_update(db, k, id, word, &ret->e, &ret->kind);
         if (r < 0)
                 return r;
         r = reg_merge(db, &ret->e, in);
@@ -396,17 +395,15 @@ static int patch_in_tx(struct reg_db *db, const struct reg_kind *k, int64_t id, 
         return reg_update(db, ret->kind, &ret->e);
 }
 
-int reg_patch(struct reg_db *db, const struct reg_kind *k, int64_t id, json_t *body,
-              struct reg_result *ret)
+int reg_patch(struct reg_db *db, const struct reg_kind *k, int64_t id, const char *word,
+              struct reg_input *in, struct reg_result *ret)
 {
-        struct reg_input in = { 0 };
         int r;
 
         *ret = (struct reg_result){ 0 };
         r = reg_tx_begin(db);
         if (r >= 0)
-                r = reg_tx_end(db, patch_in_tx(db, k, id, body, ret, &in));
-        reg_input_done(&in);
+                r = reg_tx_end(db, patch_in_tx(db, k, id, word, in, ret));
         if (r < 0)
                 reg_result_done(ret);
         return r;

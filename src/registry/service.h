@@ -93,12 +93,19 @@ _warn_unused_result_ int reg_create(struct reg_db *db, const struct reg_create_r
                                     struct reg_result *ret);
 
 /*
- * PATCH (spec B.10.2) of entity id of kind k (NULL: any artifact, whose body may not change its
- * artifactType): loads it locked, decodes body as its kind's Update schema, merges, validates
- * and writes, in one transaction.
+ * The kind a PATCH of entity id decodes its body as (spec B.10.2): k itself, or for k NULL (any
+ * artifact) the stored artifact's kind. NOT_FOUND when there is no such entity (@word names it).
+ * The body is then decoded at the HTTP edge, as a create's is.
+ */
+_warn_unused_result_ int reg_patch_kind(struct reg_db *db, const struct reg_kind *k, int64_t id,
+                                        const char *word, const struct reg_kind **ret);
+
+/*
+ * PATCH (spec B.10.2) of entity id of kind k with the decoded Update input in: loads it locked,
+ * merges, validates and writes, in one transaction.
  */
 _warn_unused_result_ int reg_patch(struct reg_db *db, const struct reg_kind *k, int64_t id,
-                                   json_t *body, struct reg_result *ret);
+                                   const char *word, struct reg_input *in, struct reg_result *ret);
 
 /* An artifact upsert under a model version or experiment run (spec B.10.4). */
 struct reg_upsert_req {

@@ -167,6 +167,11 @@ Test(registry, registered_model_lifecycle)
                "unknown field");
         expect("PATCH", API "/registered_models/1", "{\"state\":\"GONE\"}", 400, "is not a valid");
         expect("PATCH", API "/registered_models/99", "{}", 404, "not found");
+        /* a missing entity is 404 before its body is judged (the body is decoded at the edge) */
+        expect("PATCH", API "/registered_models/99", "{\"name\":\"other\"}", 404,
+               "no registered model found for id 99");
+        expect("PATCH", API "/artifacts/99", "{\"artifactType\":\"doc-artifact\"}", 404,
+               "no artifact found for id 99");
         expect("GET", API "/registered_models/99", NULL, 404,
                "no registered model found for id 99: not found");
         expect("GET", API "/registered_models/abc", NULL, 400, "invalid registered model ID");

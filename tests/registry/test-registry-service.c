@@ -134,37 +134,42 @@ Test(service, nested_create_takes_the_path_parent)
 
 Test(service, patch_merges_and_checks)
 {
-        json_t *body = json_loads("{\"description\":\"d\",\"customProperties\":{\"a\":"
-                                  "{\"metadataType\":\"MetadataIntValue\",\"int_value\":\"3\"}}}",
-                                  0, NULL);
+        const struct reg_kind *rm = reg_kind(REG_REGISTERED_MODEL), *kind = NULL;
+        struct reg_input in = { 0 };
         struct reg_result res;
         int64_t id = create(REG_REGISTERED_MODEL, "{\"name\":\"m\",\"owner\":\"me\"}");
 
-        cr_assert_eq(reg_patch(&db, reg_kind(REG_REGISTERED_MODEL), id, body, &res), 0, "%s",
-                     err.message);
+        decode(REG_REGISTERED_MODEL, REG_SCHEMA_UPDATE,
+               "{\"description\":\"d\",\"customProperties\":{\"a\":"
+               "{\"metadataType\":\"MetadataIntValue\",\"int_value\":\"3\"}}}",
+               &in);
+        cr_assert_eq(reg_patch_kind(&db, rm, id, rm->word, &kind), 0, "%s", err.message);
+        cr_assert_eq(kind, rm);
+        cr_assert_eq(reg_patch(&db, rm, id, rm->word, &in, &res), 0, "%s", err.message);
         cr_assert_str_eq(store_entity_prop(&res.e, "description", false)->s, "d");
         cr_assert_str_eq(store_entity_prop(&res.e, "owner", false)->s, "me", "kept");
         cr_assert_eq(store_entity_prop(&res.e, "a", true)->i, 3);
         reg_result_done(&res);
-        json_decref(body);
+        reg_input_done(&in);
 
-        body = json_loads("{\"name\":\"x\"}", 0, NULL);
-        expect_error(reg_patch(&db, reg_kind(REG_REGISTERED_MODEL), id, body, &res), ERROR_INVALID,
-                     -EINVAL, "unknown field");
-        expect_error(reg_patch(&db, reg_kind(REG_REGISTERED_MODEL), 42, body, &res),
-                     ERROR_NOT_FOUND, -ENOENT, "no registered model found for id 42");
-        json_decref(body);
+        expect_error(reg_patch_kind(&db, rm, 42, rm->word, &kind), ERROR_NOT_FOUND, -ENOENT,
+                     "no registered model found for id 42");
+        decode(REG_REGISTERED_MODEL, REG_SCHEMA_UPDATE, "{\"description\":\"e\"}", &in);
+        expect_error(reg_patch(&db, rm, 42, rm->word, &in, &res), ERROR_NOT_FOUND, -ENOENT,
+                     "no registered model found for id 42");
+        reg_input_done(&in);
 }
 
-Test(service, patch_of_an_artifact_keeps_its_type)
+/* A generic artifact's PATCH decodes its body as the stored artifact's kind. */
+Test(service, patch_kind_of_an_artifact_is_the_stored_one)
 {
-        json_t *body = json_loads("{\"artifactType\":\"doc-artifact\"}", 0, NULL);
-        struct reg_result res;
+        const struct reg_kind *kind = NULL;
         int64_t id = create(REG_MODEL_ARTIFACT, "{\"name\":\"a\"}");
 
-        expect_error(reg_patch(&db, NULL, id, body, &res), ERROR_INVALID, -EINVAL,
-                     "cannot change artifact type from 'model-artifact' to 'doc-artifact'");
-        json_decref(body);
+        cr_assert_eq(reg_patch_kind(&db, NULL, id, "artifact", &kind), 0, "%s", err.message);
+        cr_assert_eq(kind, reg_kind(REG_MODEL_ARTIFACT));
+        expect_error(reg_patch_kind(&db, NULL, id + 1000, "artifact", &kind), ERROR_NOT_FOUND,
+                     -ENOENT, "no artifact found for id");
 }
 
 Test(service, list_pages_and_filters)
