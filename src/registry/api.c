@@ -643,20 +643,6 @@ static bool has_suffix(const char *s, const char *suffix)
         return a >= b && streq(s + a - b, suffix);
 }
 
-static int check_db(struct registry *reg)
-{
-        struct store_conn *c;
-        int r;
-
-        r = store_acquire(reg->store, &c);
-        if (r < 0)
-                return r;
-        r = store_exec(reg->store, c, "SELECT COALESCE(MAX(version), 0) FROM schema_version", NULL,
-                       0, NULL, NULL);
-        store_release(reg->store, c);
-        return r < 0 ? r : 0;
-}
-
 static int readiness(struct registry *reg, struct http_req *req, struct http_resp *resp,
                      const char *name)
 {
@@ -667,7 +653,7 @@ static int readiness(struct registry *reg, struct http_req *req, struct http_res
                 http_resp_set_text(resp, 405, "text/plain; charset=utf-8", "method not allowed\n");
                 return 0;
         }
-        ok = check_db(reg) >= 0;
+        ok = store_ping(reg->store) >= 0;
         if (fmt && streq(fmt, "json")) {
                 struct ctx x = { .resp = resp };
                 char ts[64];

@@ -272,6 +272,20 @@ int store_schema_version(const struct store *s)
         return s->version;
 }
 
+int store_ping(struct store *s)
+{
+        struct store_conn *c;
+        int r;
+
+        r = store_acquire(s, &c);
+        if (r < 0)
+                return r;
+        r = store_exec(s, c, "SELECT COALESCE(MAX(version), 0) FROM schema_version", NULL, 0, NULL,
+                       NULL);
+        store_release(s, c);
+        return r < 0 ? r : 0;
+}
+
 /*
  * Opens one more connection, called with the lock held and returning with it held (it is
  * dropped while connecting). Returns its index, or -1 when it failed: then the pool makes do

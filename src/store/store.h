@@ -143,6 +143,10 @@ enum store_dialect store_dialect(const struct store *s);
 /* The schema version after migrations. */
 int store_schema_version(const struct store *s);
 
+/* Whether the database answers now (readiness): a connection from the pool and one query of
+ * its schema version. 0 or a negative errno. */
+_warn_unused_result_ int store_ping(struct store *s);
+
 /* Takes a connection from the pool: an idle one, else a new one while fewer than n_conns are
  * open, else it waits for one. When opening fails it waits for an open one (and tries opening
  * again a second later). Give it back with store_release(). */
