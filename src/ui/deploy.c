@@ -194,23 +194,38 @@ const char *ui_deploy_framework(const json_t *artifact, const char *fallback_for
         return fallback_format && *fallback_format ? fallback_format : NULL;
 }
 
+/* The storageUri of an artifact's URI. Upstream's object-storage form writes
+ * s3://BUCKET/PATH?endpoint=...&defaultRegion=...: a TrainedModel's S3 endpoint and region are
+ * its InferenceService's (the service account's S3 settings), and the agent would take the query
+ * for part of the key, so the query is left out. Its length in *ret_len. */
+static const char *storage_uri(const json_t *artifact, size_t *ret_len)
+{
+        const char *uri = json_string_value(json_object_get(artifact, "uri"));
+
+        if (!uri)
+                return NULL;
+        *ret_len = strncmp(uri, "s3://", 5) == 0 ? strcspn(uri, "?") : strlen(uri);
+        return uri;
+}
+
 json_t *ui_deploy_trainedmodel(const struct ui_deploy_request *rq, const json_t *version,
                                const json_t *artifact, const char *fallback_format,
                                const struct ui_service_ref *registry)
 {
         const char *rm = json_string_value(json_object_get(version, "registeredModelId"));
         const char *framework = ui_deploy_framework(artifact, fallback_format);
+        size_t uri_len = 0;
+        const char *uri = storage_uri(artifact, &uri_len);
 
-        if (!rm || !framework)
+        if (!rm || !framework || !uri)
                 return NULL;
-        return json_pack("{s:s,s:s,s:{s:s,s:{s:s,s:s,s:s,s:s}},s:{s:s,s:{s:s,s:s,s:s}}}",
+        return json_pack("{s:s,s:s,s:{s:s,s:{s:s,s:s,s:s,s:s}},s:{s:s,s:{s:s%,s:s,s:s}}}",
                          "apiVersion", "serving.kserve.io/v1alpha1", "kind", "TrainedModel",
                          "metadata", "name", rq->name, "labels", UI_LABEL_REGISTERED_MODEL, rm,
                          UI_LABEL_MODEL_VERSION, rq->version_id, UI_LABEL_REGISTRY_NAME,
                          registry->name, UI_LABEL_REGISTRY_NAMESPACE, registry->ns, "spec",
-                         "inferenceService", rq->isvc, "model", "storageUri",
-                         json_string_value(json_object_get(artifact, "uri")), "framework",
-                         framework, "memory", rq->memory);
+                         "inferenceService", rq->isvc, "model", "storageUri", uri, uri_len,
+                         "framework", framework, "memory", rq->memory);
 }
 
 int ui_link_selector(const char *rm_id, const char *mv_id, char *buf, size_t len)

@@ -32,6 +32,49 @@ function noProblems(page) {
   assert.deepEqual(page.problems, [], 'console errors or CSP violations in the page');
 }
 
+// Issue 26: "not a uri at all" was accepted; no object-storage fields; no owner filter.
+test('the register form checks the URI first, builds one from object storage, and the owner filter finds it', async () => {
+  const page = await userPage(browser, 'alice');
+  const name = `browser-os-${process.pid}`;
+  const owner = `olga-${process.pid}`;
+  await page.goto(`${stack.url}/#/models`);
+  await page.getByRole('heading', { name: 'Registered models', level: 1 }).waitFor({ timeout: T });
+  await page.getByRole('button', { name: 'Register model' }).click();
+  await page.getByLabel('Model name').fill(name);
+  await page.getByLabel('Owner', { exact: true }).fill(owner);
+  await page.getByLabel('Model artifact URI').fill('not a uri at all');
+  await page.getByRole('button', { name: 'Register', exact: true }).click();
+  const err = page.locator('.pf-v6-c-helper-text__item.pf-m-error');
+  await err.waitFor({ timeout: T });
+  assert.match(await err.innerText(), /no spaces/);
+  const found = await registry(stack, 'GET', `/registered_model?name=${name}`).catch(() => null);
+  assert.equal(found, null, 'the model was registered although its URI was refused');
+
+  await page.getByLabel('Object storage').check();
+  await page.getByLabel('Endpoint').fill('https://minio.example:9000');
+  await page.getByLabel('Bucket').fill('My_Bucket');
+  await page.getByRole('button', { name: 'Register', exact: true }).click();
+  await page.getByText(/A bucket name has 3 to 63/).waitFor({ timeout: T });
+  await page.getByLabel('Bucket').fill('models');
+  await page.getByLabel('Region').fill('us-east-1');
+  await page.getByLabel('Path').fill('iris/v1');
+  await noA11yViolations(page, 'register model dialog, object storage');
+  await page.getByRole('button', { name: 'Register', exact: true }).click();
+  await page.getByTestId('model-name').filter({ hasText: name }).waitFor({ timeout: T });
+  await page.getByTestId('version-detail')
+    .getByText('s3://models/iris/v1?endpoint=https%3A%2F%2Fminio.example%3A9000&defaultRegion=us-east-1')
+    .waitFor({ timeout: T });
+
+  await page.goto(`${stack.url}/#/models?owner=${owner}`);
+  await waitFor('the owner filter to show only this model', async () => {
+    const names = await page.getByTestId('models-table').locator('tbody tr td:first-child').allInnerTexts();
+    return names.length === 1 && names[0] === name;
+  }, T);
+  assert.equal(await page.getByLabel('Filter by owner').inputValue(), owner);
+  noProblems(page);
+  await page.close();
+});
+
 test('register a model with a version, find it by search, open it, archive and restore it', async () => {
   const page = await userPage(browser, 'alice');
   const name = `browser-model-${process.pid}`;

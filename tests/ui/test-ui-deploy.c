@@ -142,6 +142,17 @@ Test(deploy, artifact_version_and_trainedmodel)
         free(s);
         json_decref(tm);
 
+        /* upstream's object-storage URI: the query (endpoint, region) is the InferenceService's */
+        json_object_set_new(json_array_get(json_object_get(arts, "items"), 2), "uri",
+                            json_string("s3://b/iris/v1?endpoint=https%3A%2F%2Fminio%3A9000"
+                                        "&defaultRegion=us-east-1"));
+        tm = ui_deploy_trainedmodel(&rq, version, a, "xgboost", &REG);
+        cr_assert_str_eq(json_string_value(json_object_get(
+                                 json_object_get(json_object_get(tm, "spec"), "model"),
+                                 "storageUri")),
+                         "s3://b/iris/v1");
+        json_decref(tm);
+
         /* no format on the artifact: the InferenceService's; neither: none */
         json_object_del(json_array_get(json_object_get(arts, "items"), 2), "modelFormatName");
         cr_assert_str_eq(ui_deploy_framework(a, "xgboost"), "xgboost");

@@ -310,3 +310,47 @@ export function memoryText(u: MemoryUse): string {
   if (u.waitingCount > 0) s += `; ${formatBytes(u.waiting)} waiting for room (${n(u.waitingCount)})`;
   return s;
 }
+
+/** Where a model artifact's files are, as upstream's register form takes it: object storage. */
+export interface ObjectStorage {
+  endpoint: string;
+  bucket: string;
+  region: string;
+  path: string;
+}
+
+/** The artifact URI of an object-storage location, in upstream's form:
+ * s3://BUCKET/PATH?endpoint=ENDPOINT[&defaultRegion=REGION]. */
+export function objectStorageUri(o: ObjectStorage): string {
+  const q = new URLSearchParams({ endpoint: o.endpoint.trim() });
+  if (o.region.trim()) q.set('defaultRegion', o.region.trim());
+  const path = o.path.trim().replace(/^\/+/, '');
+  return `s3://${o.bucket.trim()}/${path}?${q.toString()}`;
+}
+
+/** What is wrong with an object-storage location, field by field (empty: nothing). */
+export function objectStorageProblems(o: ObjectStorage): Partial<Record<keyof ObjectStorage, string>> {
+  const p: Partial<Record<keyof ObjectStorage, string>> = {};
+  const endpoint = o.endpoint.trim();
+  if (!endpoint) p.endpoint = 'The endpoint is required, e.g. https://s3.us-east-1.amazonaws.com.';
+  else if (!/^https?:\/\/[^\s/?#]+/i.test(endpoint)) p.endpoint = 'The endpoint is an http:// or https:// URL.';
+  const bucket = o.bucket.trim();
+  if (!bucket) p.bucket = 'The bucket is required.';
+  // S3's bucket naming rules: 3-63 characters, lowercase letters, digits, dots and hyphens,
+  // beginning and ending with a letter or digit
+  else if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) p.bucket = 'A bucket name has 3 to 63 lowercase letters, digits, dots or hyphens, and begins and ends with a letter or digit.';
+  if (o.region.trim() && !/^[a-z0-9-]+$/.test(o.region.trim())) p.region = 'A region is lowercase letters, digits and hyphens, e.g. us-east-1.';
+  if (!o.path.trim().replace(/^\/+/, '')) p.path = 'The path to the model inside the bucket is required.';
+  return p;
+}
+
+/** Why a model artifact URI typed by hand is not one (undefined: it is). */
+export function uriProblem(uri: string): string | undefined {
+  const u = uri.trim();
+  if (!u) return undefined; // no artifact: the version is registered without one
+  if (/\s/.test(u)) return 'A URI has no spaces.';
+  const m = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\/(.+)$/.exec(u);
+  if (!m) return 'Not a URI: give one such as s3://bucket/path, gs://bucket/path, hf://org/model or https://host/path.';
+  if (m[2].startsWith('/') && m[1].toLowerCase() !== 'file') return `The ${m[1]}:// URI names no bucket or host.`;
+  return undefined;
+}

@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   absoluteTime, catalogFilter, conditionColor, filterLiteral, filterProperty, formatBytes, likeContains, loadedText,
-  labelsOf, propertyRows, registeredModelsFilter, registryLink, relativeTime, summaryStatus, toEpochMs,
+  labelsOf, objectStorageProblems, objectStorageUri, propertyRows, registeredModelsFilter, registryLink, relativeTime,
+  summaryStatus, toEpochMs, uriProblem,
 } from '../src/format';
 
 test('propertyRows: every MetadataValue type, sorted by key', () => {
@@ -172,4 +173,23 @@ test('memoryUse and memoryText: admitted TrainedModels against the limit, the ot
   assert.deepEqual(u, { limit: 2 * 2 ** 30, assigned: 768 * 2 ** 20, assignedCount: 2, waiting: 3 * 2 ** 30, waitingCount: 1 });
   assert.equal(memoryText(u), '768 MiB of 2.0 GiB assigned (2 TrainedModels); 3.0 GiB waiting for room (1 TrainedModel)');
   assert.equal(memoryText(memoryUse(null, [])), '0 B assigned (0 TrainedModels)');
+});
+
+test('object storage: the artifact URI as upstream writes it, and what is wrong with it', () => {
+  const o = { endpoint: 'https://minio.example:9000', bucket: 'models', region: 'us-east-1', path: '/iris/v1' };
+  assert.equal(objectStorageUri(o), 's3://models/iris/v1?endpoint=https%3A%2F%2Fminio.example%3A9000&defaultRegion=us-east-1');
+  assert.equal(objectStorageUri({ ...o, region: '' }), 's3://models/iris/v1?endpoint=https%3A%2F%2Fminio.example%3A9000');
+  assert.deepEqual(objectStorageProblems(o), {});
+  const bad = objectStorageProblems({ endpoint: 'minio:9000', bucket: 'My_Bucket', region: 'US East', path: '/' });
+  assert.deepEqual(Object.keys(bad).sort(), ['bucket', 'endpoint', 'path', 'region']);
+  assert.match(objectStorageProblems({ ...o, endpoint: '' }).endpoint ?? '', /required/);
+});
+
+test('uriProblem: a hand-typed artifact URI', () => {
+  assert.equal(uriProblem(''), undefined);
+  assert.equal(uriProblem('s3://bucket/path'), undefined);
+  assert.equal(uriProblem('hf://org/model'), undefined);
+  assert.match(uriProblem('not a uri at all') ?? '', /no spaces/);
+  assert.match(uriProblem('bucket/path') ?? '', /Not a URI/);
+  assert.match(uriProblem('s3:///path') ?? '', /no bucket or host/);
 });

@@ -1,8 +1,10 @@
 // Register a model (with its first version and model artifact), and add a version to a model.
-// Validation is the registry's: its message is shown inline, under the field it concerns.
+// The form checks what it can first (a name, a URI, an object-storage location, as upstream's
+// does); the rest is the registry's: its message is shown inline, under the field it concerns.
 import React, { useState } from 'react';
-import { Alert, Button, Form, FormGroup, FormHelperText, HelperText, HelperTextItem, Modal, ModalBody, ModalFooter, ModalHeader, TextInput } from '@patternfly/react-core';
+import { Alert, Button, Form, FormGroup, FormHelperText, HelperText, HelperTextItem, Modal, ModalBody, ModalFooter, ModalHeader, Radio, TextInput } from '@patternfly/react-core';
 import { ApiError, post } from '../api';
+import { objectStorageProblems, objectStorageUri, uriProblem, type ObjectStorage } from '../format';
 import { mrPath } from '../registry';
 import type { Artifact, ModelVersion, RegisteredModel } from '../types';
 
@@ -58,6 +60,58 @@ async function createVersion(modelId: string, versionName: string, author: strin
   return v;
 }
 
+/** The model artifact's location: a URI, or upstream's object-storage fields that make one. */
+interface Location {
+  mode: 'uri' | 's3';
+  uri: string;
+  s3: ObjectStorage;
+}
+
+const emptyLocation = (uri = ''): Location => ({ mode: 'uri', uri, s3: { endpoint: '', bucket: '', region: '', path: '' } });
+
+/** The location's URI, or the field failure the form shows before anything is sent. */
+function locationUri(l: Location): string {
+  if (l.mode === 'uri') {
+    const problem = uriProblem(l.uri);
+    if (problem) failWith('uri', new Error(problem));
+    return l.uri.trim();
+  }
+  const problems = objectStorageProblems(l.s3);
+  const first = Object.values(problems)[0];
+  if (first) failWith('uri', new Error(first));
+  return objectStorageUri(l.s3);
+}
+
+function LocationFields({ id, value, onChange, error }: { id: string; value: Location; onChange: (l: Location) => void; error?: string }) {
+  const s3 = (k: keyof ObjectStorage, label: string, placeholder: string, required = true) => (
+    <FormGroup label={label} isRequired={required} fieldId={`${id}-s3-${k}`}>
+      <TextInput id={`${id}-s3-${k}`} value={value.s3[k]} placeholder={placeholder} onChange={(_e, v) => onChange({ ...value, s3: { ...value.s3, [k]: v } })} />
+    </FormGroup>
+  );
+  return (
+    <>
+      <FormGroup role="radiogroup" isInline label="Model location" fieldId={`${id}-mode`}>
+        <Radio id={`${id}-mode-uri`} name={`${id}-mode`} label="URI" isChecked={value.mode === 'uri'} onChange={() => onChange({ ...value, mode: 'uri' })} />
+        <Radio id={`${id}-mode-s3`} name={`${id}-mode`} label="Object storage" isChecked={value.mode === 's3'} onChange={() => onChange({ ...value, mode: 's3' })} />
+      </FormGroup>
+      {value.mode === 'uri' ? (
+        <FormGroup label="Model artifact URI" fieldId={`${id}-uri`}>
+          <TextInput id={`${id}-uri`} value={value.uri} placeholder="s3://bucket/path" onChange={(_e, v) => onChange({ ...value, uri: v })} validated={error ? 'error' : 'default'} />
+          <FieldError msg={error} />
+        </FormGroup>
+      ) : (
+        <>
+          {s3('endpoint', 'Endpoint', 'https://s3.us-east-1.amazonaws.com')}
+          {s3('bucket', 'Bucket', 'models')}
+          {s3('region', 'Region', 'us-east-1', false)}
+          {s3('path', 'Path', 'iris/v1')}
+          <FieldError msg={error} />
+        </>
+      )}
+    </>
+  );
+}
+
 class FieldFailure extends Error {
   constructor(readonly field: Field, readonly cause: unknown) {
     super(cause instanceof Error ? cause.message : String(cause));
@@ -97,10 +151,12 @@ export function RegisterModelModal({ onClose, initial }: { onClose: (createdId?:
   const [description, setDescription] = useState(initial?.description ?? '');
   const [owner, setOwner] = useState('');
   const [versionName, setVersionName] = useState(initial?.versionName ?? 'v1');
-  const [uri, setUri] = useState(initial?.uri ?? '');
+  const [location, setLocation] = useState<Location>(emptyLocation(initial?.uri));
   const [format, setFormat] = useState(initial?.format ?? '');
   const [createdId, setCreatedId] = useState<string | undefined>();
   const { errors, busy, submit } = useSubmit(async () => {
+    if (!name.trim()) failWith('modelName', new Error('The model name is required.'));
+    const uri = locationUri(location);
     let id = createdId;
     if (!id) {
       try {
@@ -137,10 +193,7 @@ export function RegisterModelModal({ onClose, initial }: { onClose: (createdId?:
             <TextInput id="rm-version" value={versionName} onChange={(_e, v) => setVersionName(v)} validated={errors.versionName ? 'error' : 'default'} />
             <FieldError msg={errors.versionName} />
           </FormGroup>
-          <FormGroup label="Model artifact URI" fieldId="rm-uri">
-            <TextInput id="rm-uri" value={uri} placeholder="s3://bucket/path" onChange={(_e, v) => setUri(v)} validated={errors.uri ? 'error' : 'default'} />
-            <FieldError msg={errors.uri} />
-          </FormGroup>
+          <LocationFields id="rm" value={location} onChange={setLocation} error={errors.uri} />
           <FormGroup label="Model format" fieldId="rm-format">
             <TextInput id="rm-format" value={format} placeholder="sklearn" onChange={(_e, v) => setFormat(v)} />
           </FormGroup>
@@ -161,9 +214,11 @@ export function RegisterModelModal({ onClose, initial }: { onClose: (createdId?:
 export function AddVersionModal({ modelId, onClose }: { modelId: string; onClose: (added: boolean) => void }) {
   const [versionName, setVersionName] = useState('');
   const [author, setAuthor] = useState('');
-  const [uri, setUri] = useState('');
+  const [location, setLocation] = useState<Location>(emptyLocation());
   const [format, setFormat] = useState('');
   const { errors, busy, submit } = useSubmit(async () => {
+    if (!versionName.trim()) failWith('versionName', new Error('The version name is required.'));
+    const uri = locationUri(location);
     await createVersion(modelId, versionName, author, uri, format, failWith);
     onClose(true);
   });
@@ -181,10 +236,7 @@ export function AddVersionModal({ modelId, onClose }: { modelId: string; onClose
           <FormGroup label="Author" fieldId="mv-author">
             <TextInput id="mv-author" value={author} onChange={(_e, v) => setAuthor(v)} />
           </FormGroup>
-          <FormGroup label="Model artifact URI" fieldId="mv-uri">
-            <TextInput id="mv-uri" value={uri} onChange={(_e, v) => setUri(v)} validated={errors.uri ? 'error' : 'default'} />
-            <FieldError msg={errors.uri} />
-          </FormGroup>
+          <LocationFields id="mv" value={location} onChange={setLocation} error={errors.uri} />
           <FormGroup label="Model format" fieldId="mv-format">
             <TextInput id="mv-format" value={format} onChange={(_e, v) => setFormat(v)} />
           </FormGroup>
