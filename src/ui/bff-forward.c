@@ -9,7 +9,8 @@
 #include "registry-client/client.h"
 #include "ui/views.h"
 
-#define CATALOG_API_PATH "/api/model_catalog/v1alpha1"
+/* the catalog's two APIs, models and MCP servers, under one base: each route names its own */
+#define CATALOG_API_PATH "/api"
 #define REG_PAGE_DEFAULT "100"
 #define REG_PAGE_MAX     1000U
 #define FILTER_QUERY_MAX ((size_t)16 * 1024)

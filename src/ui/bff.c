@@ -163,10 +163,21 @@ static const char *const Q_PERF[] = { "targetRPS",
                                       "sortOrder",
                                       "nextPageToken",
                                       NULL };
+static const char *const Q_MCP_SERVERS[] = {
+        "name",      "q",        "sourceLabel", "filterQuery", "namedQuery",    "includeTools",
+        "toolLimit", "pageSize", "orderBy",     "sortOrder",   "nextPageToken", NULL
+};
+static const char *const Q_MCP_SERVER[] = { "includeTools", "toolLimit", NULL };
+static const char *const Q_MCP_TOOLS[] = { "filterQuery", "pageSize",      "orderBy",
+                                           "sortOrder",   "nextPageToken", NULL };
 static const char *const Q_NONE[] = { NULL };
 
-#define MR "/api/v1/model_registry/{mr}"
-#define MC "/api/v1/model_catalog"
+#define MR   "/api/v1/model_registry/{mr}"
+#define MC   "/api/v1/model_catalog"
+#define MCPC "/api/v1/mcp_catalog"
+/* the catalog server's paths, under the catalog client's "/api" */
+#define CAT "/model_catalog/v1alpha1"
+#define MCP "/mcp_catalog/v1alpha1"
 #define ROUTE(m, p, ...)                                      \
         {                                                     \
                 m, p, NULL, (void *)&(const struct api_route) \
@@ -206,17 +217,26 @@ static const struct http_route api_routes[] = {
         ROUTE("PATCH", MR "/model_artifact/{id}", .path = "/model_artifacts/{id}", .query = Q_NONE),
         ROUTE("GET", MR "/inference_services", .path = "/inference_services", .query = Q_LIST,
               .flags = F_LIST),
-        ROUTE("GET", MC "/sources", .up = UP_CATALOG, .path = "/sources", .query = Q_SOURCES),
-        ROUTE("GET", MC "/models", .up = UP_CATALOG, .path = "/models", .query = Q_CATALOG_MODELS),
+        ROUTE("GET", MC "/sources", .up = UP_CATALOG, .path = CAT "/sources", .query = Q_SOURCES),
+        ROUTE("GET", MC "/models", .up = UP_CATALOG, .path = CAT "/models",
+              .query = Q_CATALOG_MODELS),
         ROUTE("GET", MC "/models/filter_options", .up = UP_CATALOG,
-              .path = "/models/filter_options", .query = Q_NONE),
-        ROUTE("GET", MC "/labels", .up = UP_CATALOG, .path = "/labels", .query = Q_SOURCES),
+              .path = CAT "/models/filter_options", .query = Q_NONE),
+        ROUTE("GET", MC "/labels", .up = UP_CATALOG, .path = CAT "/labels", .query = Q_SOURCES),
         ROUTE("GET", MC "/sources/{sid}/models/{name+}", .up = UP_CATALOG,
-              .path = "/sources/{sid}/models/{name}", .query = Q_NONE),
+              .path = CAT "/sources/{sid}/models/{name}", .query = Q_NONE),
         ROUTE("GET", MC "/sources/{sid}/artifacts/{name+}", .up = UP_CATALOG,
-              .path = "/sources/{sid}/models/{name}/artifacts", .query = Q_ARTIFACTS),
+              .path = CAT "/sources/{sid}/models/{name}/artifacts", .query = Q_ARTIFACTS),
         ROUTE("GET", MC "/sources/{sid}/performance_artifacts/{name+}", .up = UP_CATALOG,
-              .path = "/sources/{sid}/models/{name}/artifacts/performance", .query = Q_PERF),
+              .path = CAT "/sources/{sid}/models/{name}/artifacts/performance", .query = Q_PERF),
+        ROUTE("GET", MCPC "/mcp_servers", .up = UP_CATALOG, .path = MCP "/mcp_servers",
+              .query = Q_MCP_SERVERS),
+        ROUTE("GET", MCPC "/mcp_servers_filter_options", .up = UP_CATALOG,
+              .path = MCP "/mcp_servers/filter_options", .query = Q_NONE),
+        ROUTE("GET", MCPC "/mcp_servers/{sid}", .up = UP_CATALOG, .path = MCP "/mcp_servers/{sid}",
+              .query = Q_MCP_SERVER),
+        ROUTE("GET", MCPC "/mcp_servers/{sid}/tools", .up = UP_CATALOG,
+              .path = MCP "/mcp_servers/{sid}/tools", .query = Q_MCP_TOOLS),
         ROUTE("GET", "/api/v1/namespaces/{ns}/inferenceservices", .fn = bff_api_isvc_list),
         ROUTE("GET", "/api/v1/namespaces/{ns}/inferenceservices/{name}", .fn = bff_api_isvc_get),
         ROUTE("GET", "/api/v1/namespaces/{ns}/inferenceservices/{name}/trainedmodels",

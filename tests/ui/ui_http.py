@@ -294,6 +294,24 @@ def test_catalog_routes():
     expect_error(get("/api/v1/model_catalog/sources/acme_models/models/nope"), 404, "catalog")
 
 
+def test_mcp_catalog_routes():
+    """Issue 26 item 8: upstream's /api/v1/mcp_catalog paths, forwarded to the catalog's MCP API."""
+    st, _, _, doc = get("/api/v1/mcp_catalog/mcp_servers?includeTools=true&toolLimit=1")
+    items = doc["data"]["items"] if st == 200 else []
+    expect(st == 200 and len(items) == 2 and all(len(i.get("tools", [])) == 1 for i in items),
+           f"{st} {doc}")
+    st, _, _, doc = get("/api/v1/mcp_catalog/mcp_servers?q=deploy")
+    expect(st == 200 and [i["name"] for i in doc["data"]["items"]] == ["acme-deploy"], f"{st} {doc}")
+    st, _, _, doc = get("/api/v1/mcp_catalog/mcp_servers_filter_options")
+    expect(st == 200 and "filters" in doc["data"], f"{st} {doc}")
+    sid = next(i["id"] for i in items if i["name"] == "acme-search") if items else "none"
+    st, _, _, doc = get(f"/api/v1/mcp_catalog/mcp_servers/{sid}?includeTools=true")
+    expect(st == 200 and len(doc["data"].get("tools", [])) == 2, f"{st} {doc}")
+    st, _, _, doc = get(f"/api/v1/mcp_catalog/mcp_servers/{sid}/tools?filterQuery=name%3D%27fetch%27")
+    expect(st == 200 and [t["name"] for t in doc["data"]["items"]] == ["fetch"], f"{st} {doc}")
+    expect_error(get("/api/v1/mcp_catalog/mcp_servers/999999"), 404, "catalog")
+
+
 def test_deployments_without_kubernetes_are_503():
     expect_error(get("/api/v1/namespaces/default/inferenceservices"), 503, "kubernetes",
                  "no Kubernetes API")
@@ -444,7 +462,7 @@ for t in (test_healthcheck_needs_no_identity, test_no_identity_is_401_with_a_cle
           test_register_archive_restore_and_html_name,
           test_registry_validation_errors_keep_their_message, test_bad_bodies,
           test_unknown_routes_and_methods, test_header_and_query_limits, test_etag_and_304,
-          test_paging_10000_models, test_catalog_routes,
+          test_paging_10000_models, test_catalog_routes, test_mcp_catalog_routes,
           test_deployments_without_kubernetes_are_503,
           test_registries_and_settings_without_kubernetes, test_broken_registry_is_502_naming_it,
           test_static_files, test_static_refusals, test_spa_fallback,

@@ -638,7 +638,8 @@ def test_settings_role_bindings_grant_and_revoke():
 
 def test_catalog_only_for_users_who_may_get_its_service():
     for path in ("/api/v1/model_catalog/sources", "/api/v1/model_catalog/models",
-                 "/api/v1/model_catalog/models/filter_options", "/api/v1/model_catalog/labels"):
+                 "/api/v1/model_catalog/models/filter_options", "/api/v1/model_catalog/labels",
+                 "/api/v1/mcp_catalog/mcp_servers", "/api/v1/mcp_catalog/mcp_servers_filter_options"):
         st, _, raw, _ = as_user(ALICE, "GET", path)
         expect(st == 200, f"alice {path}: {st} {raw[:200]!r}")
         expect_error(as_user(BOB, "GET", path), 403, "kubernetes",
