@@ -351,3 +351,29 @@ test('the catalog page number is in the URL too: a reload of page 2 shows page 2
   await waitFor('page 1: no page in the URL', () => !/page=/.test(page.url()), T);
   noProblems(page);
 });
+
+// Issue 26 item 4: MCP servers and their tools (upstream's MCP catalog).
+test('MCP servers: each with its labels and tools, a search in the URL', async () => {
+  const page = await userPage(browser, 'alice');
+  await page.goto(`${stack.url}/#/mcp`);
+  await page.getByRole('heading', { name: 'MCP servers', level: 1 }).waitFor({ timeout: T });
+  const servers = page.getByTestId('mcp-server');
+  await page.getByRole('heading', { name: 'demo-search', level: 2 }).waitFor({ timeout: T });
+  assert.equal(await servers.count(), 2);
+  const search = page.getByRole('region', { name: 'MCP server demo-search' });
+  await search.getByText('verified source').waitFor({ timeout: T });
+  await search.getByRole('button', { name: 'Tools (2)' }).click();
+  const tools = search.getByRole('grid', { name: 'Tools of demo-search' });
+  await tools.getByText('Fetch one document').waitFor({ timeout: T });
+  assert.deepEqual(await tools.locator('tbody tr td:first-child').allInnerTexts(), ['search', 'fetch']);
+  await screenshot(page, 'mcp-servers');
+  await noA11yViolations(page, 'MCP servers');
+
+  await page.getByLabel('Search MCP servers').fill('deploy');
+  await waitFor('the search in the URL', () => page.url().includes('#/mcp?q=deploy'), T);
+  await waitFor('only demo-deploy', async () => (await servers.count()) === 1 && (await servers.locator('h2').innerText()) === 'demo-deploy', T);
+  await page.reload();
+  await page.getByRole('heading', { name: 'demo-deploy', level: 2 }).waitFor({ timeout: T });
+  assert.equal(await servers.count(), 1);
+  noProblems(page);
+});

@@ -64,6 +64,11 @@ export function devServer({ dist, registryUrl, catalogUrl }) {
       if (a) rest = `sources/${a[1]}/models/${a[3]}/artifacts${a[2] === 'performance_artifacts' ? '/performance' : ''}`;
       return forward(res, req, `${catalogUrl}/api/model_catalog/v1alpha1/${rest}${u.search}`, 'model catalog');
     }
+    m = /^\/api\/v1\/mcp_catalog\/(.*)$/.exec(p);
+    if (m) {
+      const rest = m[1].replace(/^mcp_servers_filter_options$/, 'mcp_servers/filter_options');
+      return forward(res, req, `${catalogUrl}/api/mcp_catalog/v1alpha1/${rest}${u.search}`, 'model catalog');
+    }
     if (p.startsWith('/api/')) return error(res, 404, `no route ${p}`, 'ui');
     let f = normalize(join(dist, decodeURIComponent(p)));
     if (!f.startsWith(dist) || !existsSync(f) || statSync(f).isDirectory()) f = join(dist, 'index.html');

@@ -111,7 +111,7 @@ export class Stack {
     this.registryUrl = `http://127.0.0.1:${this.registryPort}`;
     const cat = join(this.dir, 'catalog');
     mkdirSync(cat);
-    for (const f of ['sources.yaml', 'demo-models.yaml', 'paging-models.yaml']) copyFileSync(join(ROOT, 'tests/browser/fixtures', f), join(cat, f));
+    for (const f of ['sources.yaml', 'demo-models.yaml', 'paging-models.yaml', 'demo-mcp-servers.yaml']) copyFileSync(join(ROOT, 'tests/browser/fixtures', f), join(cat, f));
     this.catalogPort = await this.serve('catalog', ['catalog', '--listen', '127.0.0.1:0', '--catalogs-path', join(cat, 'sources.yaml')]);
     this.catalogUrl = `http://127.0.0.1:${this.catalogPort}`;
 

@@ -14,6 +14,7 @@ const RegisteredModels = lazy(() => import('./screens/RegisteredModels'));
 const ModelDetail = lazy(() => import('./screens/ModelDetail'));
 const Catalog = lazy(() => import('./screens/Catalog'));
 const CatalogModel = lazy(() => import('./screens/CatalogModel'));
+const McpServers = lazy(() => import('./screens/McpServers'));
 const Deployments = lazy(() => import('./screens/Deployments'));
 const InferenceServiceDetail = lazy(() => import('./screens/InferenceServiceDetail'));
 
@@ -40,6 +41,8 @@ function Screen({ route, nav }: { route: Route; nav: number }) {
       return <Catalog key={nav} route={route} />;
     case 'catalogModel':
       return <CatalogModel source={route.source} name={route.name} />;
+    case 'mcp':
+      return <McpServers route={route} />;
     case 'deployments':
       return <Deployments ns={route.ns} />;
     case 'isvc':
@@ -57,6 +60,7 @@ function Screen({ route, nav }: { route: Route; nav: number }) {
 const SECTIONS = [
   { key: 'models', label: 'Registered models', to: '#/models', match: ['models', 'model'] },
   { key: 'catalog', label: 'Catalog', to: '#/catalog', match: ['catalog', 'catalogModel'] },
+  { key: 'mcp', label: 'MCP servers', to: '#/mcp', match: ['mcp'] },
   { key: 'deployments', label: 'Deployments', to: '#/deployments', match: ['deployments', 'isvc'] },
 ];
 

@@ -5,6 +5,7 @@ export type Route =
   | { screen: 'model'; id: string; version?: string }
   | { screen: 'catalog'; source: string; q: string; filters: CatalogFilters; page: number }
   | { screen: 'catalogModel'; source: string; name: string }
+  | { screen: 'mcp'; q: string }
   | { screen: 'deployments'; ns: string }
   | { screen: 'isvc'; ns: string; name: string }
   | { screen: 'notFound'; path: string };
@@ -50,6 +51,7 @@ export function parseRoute(hash: string): Route {
     return { screen: 'catalog', source: params.get('source') ?? '', q: params.get('q') ?? '', filters, page: Number.isInteger(page) && page > 1 ? page : 1 };
   }
   if (seg[0] === 'catalog' && seg.length >= 3) return { screen: 'catalogModel', source: seg[1], name: seg.slice(2).join('/') };
+  if (seg[0] === 'mcp' && seg.length === 1) return { screen: 'mcp', q: params.get('q') ?? '' };
   if (seg[0] === 'deployments' && seg.length <= 2) return { screen: 'deployments', ns: seg[1] ?? '' };
   if (seg[0] === 'deployments' && seg.length === 3) return { screen: 'isvc', ns: seg[1], name: seg[2] };
   return { screen: 'notFound', path: '/' + seg.join('/') };
@@ -74,6 +76,8 @@ export function href(r: Route): string {
       return `#/catalog${qs({ source: r.source, q: r.q, ...Object.fromEntries(CATALOG_FILTERS.map((f) => [f.param, r.filters[f.param]])), page: r.page > 1 ? String(r.page) : '' })}`;
     case 'catalogModel':
       return `#/catalog/${enc(r.source)}/${r.name.split('/').map(enc).join('/')}`;
+    case 'mcp':
+      return `#/mcp${qs({ q: r.q })}`;
     case 'deployments':
       return r.ns ? `#/deployments/${enc(r.ns)}` : '#/deployments';
     case 'isvc':

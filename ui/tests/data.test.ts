@@ -95,3 +95,10 @@ test('pickRegistry: the chosen registry while the list has it, else the first', 
   assert.equal(registryLabel(l[0]), 'modelplane');
   assert.equal(registryLabel({ name: 'x', displayName: 'x' }), 'x');
 });
+
+test('the MCP servers route keeps its search', () => {
+  assert.deepEqual(parseRoute('#/mcp'), { screen: 'mcp', q: '' });
+  assert.deepEqual(parseRoute('#/mcp?q=deploy%20tools'), { screen: 'mcp', q: 'deploy tools' });
+  assert.equal(href({ screen: 'mcp', q: 'a b' }), '#/mcp?q=a+b');
+  assert.equal(href({ screen: 'mcp', q: '' }), '#/mcp');
+});
