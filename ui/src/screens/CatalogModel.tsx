@@ -1,5 +1,5 @@
 // One catalog model: its details, artifacts and performance data.
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { Breadcrumb, BreadcrumbItem, Button, PageSection, Title } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { get, pathOf, type ListPage } from '../api';
@@ -7,8 +7,10 @@ import { Empty, ErrorBanners, Fields, Loading, PropertiesTable, useAsync } from 
 import { absoluteTime, propertyRows } from '../format';
 import { href } from '../router';
 import { Markdown } from '../markdown';
+import { perfQuery, type PerfFilters } from '../performance';
+import PerformanceTable from './PerformanceTable';
 import { RegisterModelModal, type RegisterInitial } from './RegisterModel';
-import type { CatalogArtifact, CatalogModel as Model } from '../types';
+import type { CatalogArtifact, FilterOptions, CatalogModel as Model } from '../types';
 
 function ArtifactsTable({ items, caption }: { items: CatalogArtifact[]; caption: string }) {
   if (items.length === 0) return <Empty title={`No ${caption.toLowerCase()}`} />;
@@ -63,12 +65,26 @@ export function registerFromCatalog(source: string, m: Model, arts: CatalogArtif
   };
 }
 
-export default function CatalogModel({ source, name }: { source: string; name: string }) {
+/** The hardware types of the catalog's performance artifacts (its filter_options, as upstream's). */
+export function hardwareTypes(o: FilterOptions): string[] {
+  const f = o.filters?.['artifacts.hardware_type.string_value'];
+  return f && f.type === 'string' ? (f.values ?? []).map(String) : [];
+}
+
+export default function CatalogModel({ source, name, perf: initialPerf }: { source: string; name: string; perf?: PerfFilters }) {
   const base = (kind: string) => '/' + pathOf('model_catalog', 'sources', source, kind, name);
   const [model, reloadModel] = useAsync((signal) => get<Model>(base('models'), undefined, signal), [source, name]);
   const [arts, reloadArts] = useAsync((signal) => get<ListPage<CatalogArtifact>>(base('artifacts'), { artifactType: 'model-artifact', pageSize: 50 }, signal), [source, name]);
   const [registering, setRegistering] = useState(false);
-  const [perf, reloadPerf] = useAsync((signal) => get<ListPage<CatalogArtifact>>(base('performance_artifacts'), { pageSize: 50 }, signal), [source, name]);
+  const [filters, setFilters] = useState<PerfFilters>(initialPerf ?? {});
+  const query = perfQuery(filters);
+  const [perf, reloadPerf] = useAsync((signal) => get<ListPage<CatalogArtifact>>(base('performance_artifacts'), query, signal), [source, name, JSON.stringify(query)]);
+  const [options, reloadOptions] = useAsync((signal) => get<FilterOptions>('/model_catalog/models/filter_options', undefined, signal), []);
+  // the filters live in the URL (replaceState: no navigation, as the catalog page's)
+  useEffect(() => {
+    const want = href({ screen: 'catalogModel', source, name, perf: filters });
+    if (window.location.hash !== want) window.history.replaceState(null, '', want);
+  }, [source, name, filters]);
   return (
     <>
       <PageSection>
@@ -90,6 +106,7 @@ export default function CatalogModel({ source, name }: { source: string; name: s
             { state: model, what: `catalog model ${name}`, retry: reloadModel },
             { state: arts, what: 'its artifacts', retry: reloadArts },
             { state: perf, what: 'its performance data', retry: reloadPerf },
+            { state: options, what: "the catalog's hardware types", retry: reloadOptions },
           ]}
         />
         {model.state === 'ok' && (
@@ -120,9 +137,9 @@ export default function CatalogModel({ source, name }: { source: string; name: s
         <Title headingLevel="h2">Artifacts</Title>
         {arts.state === 'loading' && <Loading what="artifacts" />}
         {arts.state === 'ok' && <ArtifactsTable items={arts.data.items ?? []} caption="Artifacts" />}
-        <Title headingLevel="h2">Performance</Title>
-        {perf.state === 'loading' && <Loading what="performance data" />}
-        {perf.state === 'ok' && <ArtifactsTable items={perf.data.items ?? []} caption="Performance data" />}
+      </PageSection>
+      <PageSection>
+        <PerformanceTable perf={perf} filters={filters} setFilters={setFilters} hardwareTypes={options.state === 'ok' ? hardwareTypes(options.data) : []} />
       </PageSection>
       {registering && model.state === 'ok' && (
         <RegisterModelModal
