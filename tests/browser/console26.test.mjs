@@ -108,7 +108,7 @@ test('one banner per outage, with a Retry button, when every catalog call is ref
   await waitFor('the banner back', async () => (await banner.count()) === 1, T);
   // a catalog model's page: its four calls, one banner
   await page.goto(`${stack.url}/#/catalog/demo_models/granite-demo`);
-  await waitFor('the four calls of the model page to have failed', async () => /granite-demo, its artifacts, its performance data and the catalog's hardware types/.test(await banner.first().innerText()), T);
+  await waitFor('the four calls of the model page to have failed', async () => /granite-demo, its artifacts, its performance data and the catalog's hardware and workload types/.test(await banner.first().innerText()), T);
   assert.equal(await banner.count(), 1);
   await noA11yViolations(page, 'catalog model (403)');
   noProblems(page);
@@ -200,7 +200,7 @@ test("a catalog model's benchmarks: a row per hardware configuration, the catalo
   const cells = async (hw) => (await row(hw).locator('td').allInnerTexts()).join('|');
   // the catalog's recommendations (A100 x 2 is not 10% faster than A100 x 1 at twice the cost),
   // fastest TTFT P90 first
-  await waitFor('the recommended configurations', async () => (await configs()) === 'H100 × 2,H100 × 1,A100 × 1,L40S × 4', T);
+  await waitFor('the recommended configurations', async () => (await configs()) === 'H100 × 2,H100 × 1,A100 × 1,L40S × 4,L40S × 1', T);
   const heads = (await table.locator('thead th').allInnerTexts()).map((h) => h.trim());
   assert.deepEqual(heads.slice(0, 9), ['Hardware configuration', 'Workload', 'Replicas', 'RPS per replica', 'Total RPS', 'TTFT P90 (ms)', 'E2E P90 (ms)', 'ITL P90 (ms)', 'TPS P90 (tokens/s)']);
   assert.equal(await cells('H100 × 1'), 'H100 × 1|chatbot|1|12|12|41.5|910|21.5|780|512 / 256|vllm v0.8.4');
@@ -209,12 +209,17 @@ test("a catalog model's benchmarks: a row per hardware configuration, the catalo
 
   // every benchmark
   await page.getByText('Recommended only').click();
-  await waitFor('every benchmark', async () => (await configs()) === 'H100 × 2,H100 × 1,A100 × 2,A100 × 1,L40S × 4', T);
+  await waitFor('every benchmark', async () => (await configs()) === 'H100 × 2,H100 × 1,A100 × 2,A100 × 1,L40S × 4,L40S × 1', T);
   await waitFor('all=1 in the URL', () => /[?&]all=1/.test(page.url()), T);
   await page.getByText('Recommended only').click();
-  await waitFor('the recommendations again', async () => (await configs()) === 'H100 × 2,H100 × 1,A100 × 1,L40S × 4', T);
+  await waitFor('the recommendations again', async () => (await configs()) === 'H100 × 2,H100 × 1,A100 × 1,L40S × 4,L40S × 1', T);
 
-  // hardware, then a latency maximum, then a target RPS: each narrows the rows or sizes them
+  // a workload; then hardware, a latency maximum and a target RPS: each narrows the rows or sizes them
+  await page.getByRole('combobox', { name: 'Filter by workload' }).selectOption('rag');
+  await waitFor('the workload filter', async () => (await configs()) === 'L40S × 1', T);
+  assert.equal(await cells('L40S × 1'), 'L40S × 1|rag|1|2|2|400|6000|60|200|2048 / 256|vllm v0.8.4');
+  await page.getByRole('combobox', { name: 'Filter by workload' }).selectOption('');
+  await waitFor('every workload again', async () => (await configs()).split(',').length === 5, T);
   await page.getByRole('combobox', { name: 'Filter by hardware type' }).selectOption('H100');
   await waitFor('the hardware filter', async () => (await configs()) === 'H100 × 2,H100 × 1', T);
   await page.getByLabel('Maximum latency (ms)').fill('35');
@@ -256,7 +261,7 @@ test("a catalog model's benchmarks: a row per hardware configuration, the catalo
   await waitFor('latency=e2e_p95 in the URL', () => /latency=e2e_p95/.test(page.url()), T);
   await waitFor('the E2E P95 column first', async () => (await table.locator('thead th').nth(5).innerText()).trim() === 'E2E P95 (ms)', T);
   await page.getByRole('button', { name: 'Clear all filters' }).click();
-  await waitFor('every filter cleared', async () => (await configs()) === 'H100 × 2,H100 × 1,A100 × 1,L40S × 4', T);
+  await waitFor('every filter cleared', async () => (await configs()) === 'H100 × 2,H100 × 1,A100 × 1,L40S × 4,L40S × 1', T);
   assert.ok(page.url().endsWith('#/catalog/demo_models/granite-demo'), page.url());
   noProblems(page);
 });

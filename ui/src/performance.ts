@@ -27,9 +27,12 @@ export const DEFAULT_LATENCY = 'ttft_p90';
 
 /**
  * The performance filters of a catalog model page, as the URL holds them:
- * hardware=H100&latency=e2e_p95&maxLatency=9000&rps=20&all=1. Every field is a valid value or absent.
+ * workload=chatbot&hardware=H100&latency=e2e_p95&maxLatency=9000&rps=20&all=1. Every field is a
+ * valid value or absent.
  */
 export interface PerfFilters {
+  /** workload type (the artifacts' use_case string, upstream's "workload type") */
+  workload?: string;
   /** hardware type (the artifacts' hardware_type string) */
   hardware?: string;
   /** latency property, `<metric>_<percentile>` */
@@ -61,6 +64,8 @@ export function isTargetRps(s: string): boolean {
 /** The filters of the URL's parameters; a value that is not valid is left out. */
 export function parsePerfFilters(params: URLSearchParams): PerfFilters {
   const f: PerfFilters = {};
+  const wl = params.get('workload');
+  if (wl) f.workload = wl;
   const hw = params.get('hardware');
   if (hw) f.hardware = hw;
   const lat = params.get('latency') ?? '';
@@ -76,6 +81,7 @@ export function parsePerfFilters(params: URLSearchParams): PerfFilters {
 /** The URL's parameters of the filters, in one order (unset ones absent). */
 export function perfFilterParams(f: PerfFilters): Record<string, string | undefined> {
   return {
+    workload: f.workload || undefined,
     hardware: f.hardware || undefined,
     latency: f.latency || undefined,
     maxLatency: f.maxLatency || undefined,
@@ -104,13 +110,14 @@ export function latencyLabel(prop: string): string {
 
 /**
  * The query of GET .../performance_artifacts/{name} for the filters, as docs/catalog.md
- * documents it: the hardware type and the latency maximum as a filterQuery over the artifacts'
+ * documents it: the workload, the hardware type and the latency maximum as a filterQuery over the artifacts'
  * custom properties, targetRPS, latencyProperty (the catalog's recommendations rank by it),
  * recommendations=true unless every benchmark is asked for, and the rows ordered by the table's
  * latency, fastest first (those without it last).
  */
 export function perfQuery(f: PerfFilters, pageSize = 100): Record<string, string | undefined> {
   const clauses: string[] = [];
+  if (f.workload) clauses.push(`use_case.string_value = ${filterLiteral(f.workload)}`);
   if (f.hardware) clauses.push(`hardware_type.string_value = ${filterLiteral(f.hardware)}`);
   if (f.maxLatency) clauses.push(`${latencyOf(f)}.double_value <= ${f.maxLatency}`);
   return {
@@ -125,8 +132,11 @@ export function perfQuery(f: PerfFilters, pageSize = 100): Record<string, string
 }
 
 /** One filter chip per set filter: category and label (the "all" switch is not a filter). */
-export function perfChips(f: PerfFilters): { key: 'hardware' | 'latency' | 'rps'; category: string; label: string }[] {
-  const chips: { key: 'hardware' | 'latency' | 'rps'; category: string; label: string }[] = [];
+export type PerfChipKey = 'workload' | 'hardware' | 'latency' | 'rps';
+
+export function perfChips(f: PerfFilters): { key: PerfChipKey; category: string; label: string }[] {
+  const chips: { key: PerfChipKey; category: string; label: string }[] = [];
+  if (f.workload) chips.push({ key: 'workload', category: 'Workload', label: f.workload });
   if (f.hardware) chips.push({ key: 'hardware', category: 'Hardware', label: f.hardware });
   if (f.latency || f.maxLatency) chips.push({ key: 'latency', category: 'Latency', label: f.maxLatency ? `${latencyLabel(latencyOf(f))} ≤ ${f.maxLatency} ms` : latencyLabel(latencyOf(f)) });
   if (f.rps) chips.push({ key: 'rps', category: 'Target RPS', label: `${f.rps} requests/s` });

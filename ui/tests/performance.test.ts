@@ -7,11 +7,12 @@ const mv = (v: string | number) =>
   typeof v === 'string' ? { metadataType: 'MetadataStringValue', string_value: v } : { metadataType: 'MetadataDoubleValue', double_value: v };
 
 test('performance filters: read from the URL, invalid values left out, written back in one order', () => {
-  const f = parsePerfFilters(new URLSearchParams('rps=40&maxLatency=35.5&latency=e2e_p95&hardware=H100&all=1'));
-  assert.deepEqual(f, { hardware: 'H100', latency: 'e2e_p95', maxLatency: '35.5', rps: '40', all: true });
+  const f = parsePerfFilters(new URLSearchParams('rps=40&maxLatency=35.5&latency=e2e_p95&hardware=H100&all=1&workload=rag'));
+  assert.deepEqual(f, { workload: 'rag', hardware: 'H100', latency: 'e2e_p95', maxLatency: '35.5', rps: '40', all: true });
+  assert.equal(new URLSearchParams(perfFilterParams(f) as Record<string, string>).toString(), 'workload=rag&hardware=H100&latency=e2e_p95&maxLatency=35.5&rps=40&all=1');
   assert.deepEqual(parsePerfFilters(new URLSearchParams('latency=tps_p90&maxLatency=-1&rps=1.5&all=yes')), {});
   assert.deepEqual(parsePerfFilters(new URLSearchParams('latency=ttft_p99;drop&maxLatency=1e3&rps=2147483648')), {});
-  assert.deepEqual(perfFilterParams({ rps: '3', hardware: 'A100' }), { hardware: 'A100', latency: undefined, maxLatency: undefined, rps: '3', all: undefined });
+  assert.deepEqual(perfFilterParams({ rps: '3', hardware: 'A100' }), { workload: undefined, hardware: 'A100', latency: undefined, maxLatency: undefined, rps: '3', all: undefined });
   const r = parseRoute('#/catalog/demo/org/m?rps=40&hardware=H100%20SXM&maxLatency=35');
   assert.deepEqual(r, { screen: 'catalogModel', source: 'demo', name: 'org/m', perf: { hardware: 'H100 SXM', maxLatency: '35', rps: '40' } });
   assert.equal(href(r), '#/catalog/demo/org/m?hardware=H100+SXM&maxLatency=35&rps=40');
@@ -27,8 +28,8 @@ test('isPositiveNumber and isTargetRps: what the inputs accept', () => {
 
 test('perfQuery: the catalog parameters of docs/catalog.md, the filterQuery over the artifacts', () => {
   assert.deepEqual(perfQuery({}), { filterQuery: undefined, targetRPS: undefined, latencyProperty: undefined, recommendations: 'true', orderBy: 'ttft_p90.double_value', sortOrder: 'ASC', pageSize: '100' });
-  assert.deepEqual(perfQuery({ hardware: "O'Brien \\ GPU", latency: 'itl_mean', maxLatency: '20', rps: '40', all: true }, 50), {
-    filterQuery: "hardware_type.string_value = 'O\\'Brien \\\\ GPU' AND itl_mean.double_value <= 20",
+  assert.deepEqual(perfQuery({ workload: 'rag', hardware: "O'Brien \\ GPU", latency: 'itl_mean', maxLatency: '20', rps: '40', all: true }, 50), {
+    filterQuery: "use_case.string_value = 'rag' AND hardware_type.string_value = 'O\\'Brien \\\\ GPU' AND itl_mean.double_value <= 20",
     targetRPS: '40',
     latencyProperty: 'itl_mean',
     recommendations: undefined,
@@ -42,7 +43,8 @@ test('perfQuery: the catalog parameters of docs/catalog.md, the filterQuery over
 
 test('perfChips: one chip per filter set', () => {
   assert.deepEqual(perfChips({ all: true }), []);
-  assert.deepEqual(perfChips({ hardware: 'H100', maxLatency: '35', rps: '40' }), [
+  assert.deepEqual(perfChips({ hardware: 'H100', maxLatency: '35', rps: '40', workload: 'chatbot' }), [
+    { key: 'workload', category: 'Workload', label: 'chatbot' },
     { key: 'hardware', category: 'Hardware', label: 'H100' },
     { key: 'latency', category: 'Latency', label: 'TTFT P90 ≤ 35 ms' },
     { key: 'rps', category: 'Target RPS', label: '40 requests/s' },

@@ -3,7 +3,7 @@ import { useEffect, useState } from 'react';
 import { Breadcrumb, BreadcrumbItem, Button, PageSection, Title } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { get, pathOf, type ListPage } from '../api';
-import { Empty, ErrorBanners, Fields, Loading, PropertiesTable, useAsync } from '../common';
+import { Empty, ErrorBanners, Fields, Loading, PropertiesTable, useAsync, type Async } from '../common';
 import { absoluteTime, propertyRows } from '../format';
 import { href } from '../router';
 import { Markdown } from '../markdown';
@@ -65,9 +65,10 @@ export function registerFromCatalog(source: string, m: Model, arts: CatalogArtif
   };
 }
 
-/** The hardware types of the catalog's performance artifacts (its filter_options, as upstream's). */
-export function hardwareTypes(o: FilterOptions): string[] {
-  const f = o.filters?.['artifacts.hardware_type.string_value'];
+/** The values of an artifact property in the catalog's filter_options (upstream's source of the hardware and workload choices). */
+function artifactValues(o: Async<FilterOptions>, prop: string): string[] {
+  if (o.state !== 'ok') return [];
+  const f = o.data.filters?.[`artifacts.${prop}.string_value`];
   return f && f.type === 'string' ? (f.values ?? []).map(String) : [];
 }
 
@@ -106,7 +107,7 @@ export default function CatalogModel({ source, name, perf: initialPerf }: { sour
             { state: model, what: `catalog model ${name}`, retry: reloadModel },
             { state: arts, what: 'its artifacts', retry: reloadArts },
             { state: perf, what: 'its performance data', retry: reloadPerf },
-            { state: options, what: "the catalog's hardware types", retry: reloadOptions },
+            { state: options, what: "the catalog's hardware and workload types", retry: reloadOptions },
           ]}
         />
         {model.state === 'ok' && (
@@ -139,7 +140,7 @@ export default function CatalogModel({ source, name, perf: initialPerf }: { sour
         {arts.state === 'ok' && <ArtifactsTable items={arts.data.items ?? []} caption="Artifacts" />}
       </PageSection>
       <PageSection>
-        <PerformanceTable perf={perf} filters={filters} setFilters={setFilters} hardwareTypes={options.state === 'ok' ? hardwareTypes(options.data) : []} />
+        <PerformanceTable perf={perf} filters={filters} setFilters={setFilters} hardwareTypes={artifactValues(options, 'hardware_type')} workloads={artifactValues(options, 'use_case')} />
       </PageSection>
       {registering && model.state === 'ok' && (
         <RegisterModelModal

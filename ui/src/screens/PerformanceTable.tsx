@@ -6,7 +6,7 @@ import { useEffect, useState } from 'react';
 import { Content, FormSelect, FormSelectOption, Switch, TextInput, Title, Toolbar, ToolbarContent, ToolbarFilter, ToolbarGroup, ToolbarItem } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { Empty, Loading, type Async } from '../common';
-import { LATENCY_METRICS, PERCENTILES, figure, figureColumns, isPositiveNumber, isTargetRps, latencyOf, perfChips, perfRows, splitLatency, type PerfFilters } from '../performance';
+import { LATENCY_METRICS, PERCENTILES, figure, figureColumns, isPositiveNumber, isTargetRps, latencyOf, perfChips, perfRows, splitLatency, type PerfChipKey, type PerfFilters } from '../performance';
 import type { CatalogArtifact } from '../types';
 import type { ListPage } from '../api';
 
@@ -25,16 +25,19 @@ function useCommitted(value: string | undefined, valid: (s: string) => boolean, 
   return [text, setText, ok];
 }
 
-export default function PerformanceTable({ perf, filters, setFilters, hardwareTypes }: { perf: Async<ListPage<CatalogArtifact>>; filters: PerfFilters; setFilters: (f: (old: PerfFilters) => PerfFilters) => void; hardwareTypes: string[] }) {
+export default function PerformanceTable({ perf, filters, setFilters, hardwareTypes, workloads }: { perf: Async<ListPage<CatalogArtifact>>; filters: PerfFilters; setFilters: (f: (old: PerfFilters) => PerfFilters) => void; hardwareTypes: string[]; workloads: string[] }) {
   const set = (patch: Partial<PerfFilters>) => setFilters((old) => ({ ...old, ...patch }));
   const latency = latencyOf(filters);
   const { metric, percentile } = splitLatency(latency);
   const [maxText, setMaxText, maxOk] = useCommitted(filters.maxLatency, isPositiveNumber, (v) => set({ maxLatency: v }));
   const [rpsText, setRpsText, rpsOk] = useCommitted(filters.rps, isTargetRps, (v) => set({ rps: v }));
   const chips = perfChips(filters);
-  const chip = (key: 'hardware' | 'latency' | 'rps') => chips.filter((c) => c.key === key).map((c) => c.label);
-  const clear = (key: 'hardware' | 'latency' | 'rps') => set(key === 'latency' ? { latency: undefined, maxLatency: undefined } : { [key]: undefined });
-  const hw = filters.hardware && !hardwareTypes.includes(filters.hardware) ? [filters.hardware, ...hardwareTypes] : hardwareTypes;
+  const chip = (key: PerfChipKey) => chips.filter((c) => c.key === key).map((c) => c.label);
+  const clear = (key: PerfChipKey) => set(key === 'latency' ? { latency: undefined, maxLatency: undefined } : { [key]: undefined });
+  // a value of the URL that the catalog no longer offers stays selectable (and removable)
+  const withChosen = (v: string | undefined, vs: string[]) => (v && !vs.includes(v) ? [v, ...vs] : vs);
+  const hw = withChosen(filters.hardware, hardwareTypes);
+  const wl = withChosen(filters.workload, workloads);
 
   const rows = perf.state === 'ok' ? perfRows(perf.data.items ?? []) : [];
   const figs = figureColumns(rows, latency);
@@ -54,6 +57,14 @@ export default function PerformanceTable({ perf, filters, setFilters, hardwareTy
       <Toolbar clearAllFilters={() => setFilters((old) => ({ all: old.all }))} clearFiltersButtonText="Clear all filters" data-testid="performance-filters">
         <ToolbarContent>
           <ToolbarGroup variant="filter-group" className="mp-perf-filters">
+            <ToolbarFilter categoryName="Workload" labels={chip('workload')} deleteLabel={() => clear('workload')} deleteLabelGroup={() => clear('workload')}>
+              <FormSelect aria-label="Filter by workload" value={filters.workload ?? ''} isDisabled={wl.length === 0} onChange={(_e, v) => set({ workload: v || undefined })}>
+                <FormSelectOption value="" label={wl.length === 0 ? 'Workload: none in the catalog' : 'Any workload'} />
+                {wl.map((x) => (
+                  <FormSelectOption key={x} value={x} label={`Workload: ${x}`} />
+                ))}
+              </FormSelect>
+            </ToolbarFilter>
             <ToolbarFilter categoryName="Hardware" labels={chip('hardware')} deleteLabel={() => clear('hardware')} deleteLabelGroup={() => clear('hardware')}>
               <FormSelect aria-label="Filter by hardware type" value={filters.hardware ?? ''} isDisabled={hw.length === 0} onChange={(_e, v) => set({ hardware: v || undefined })}>
                 <FormSelectOption value="" label={hw.length === 0 ? 'Hardware: none in the catalog' : 'Any hardware'} />
