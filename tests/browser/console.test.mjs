@@ -208,7 +208,7 @@ test('browse the catalog with a filter and open a model', async () => {
   await page.getByRole('link', { name: 'granite-demo' }).click();
   await page.getByTestId('catalog-model-name').filter({ hasText: 'granite-demo' }).waitFor({ timeout: T });
   await page.locator('table[aria-label="Artifacts"]').getByText('oci://registry.example.com/demo/granite-demo:1.0').waitFor({ timeout: T });
-  await page.locator('table[aria-label="Performance data"]').getByText(/ttft_p90=41.5/).waitFor({ timeout: T });
+  await page.getByTestId('hardware-configurations').getByText('H100 × 1', { exact: true }).waitFor({ timeout: T });
   await screenshot(page, 'catalog-model');
   await noA11yViolations(page, 'catalog model');
   noProblems(page);

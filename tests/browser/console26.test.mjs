@@ -106,9 +106,9 @@ test('one banner per outage, with a Retry button, when every catalog call is ref
   await banner.getByRole('button', { name: 'Retry' }).click();
   await waitFor('the retry to repeat the three calls', () => calls.length >= 3, T);
   await waitFor('the banner back', async () => (await banner.count()) === 1, T);
-  // a catalog model's page: its three calls, one banner
+  // a catalog model's page: its four calls, one banner
   await page.goto(`${stack.url}/#/catalog/demo_models/granite-demo`);
-  await waitFor('the three calls of the model page to have failed', async () => /granite-demo, its artifacts and its performance data/.test(await banner.first().innerText()), T);
+  await waitFor('the four calls of the model page to have failed', async () => /granite-demo, its artifacts, its performance data and the catalog's hardware and workload types/.test(await banner.first().innerText()), T);
   assert.equal(await banner.count(), 1);
   await noA11yViolations(page, 'catalog model (403)');
   noProblems(page);
@@ -188,6 +188,81 @@ test('catalog filters and search live in the URL, survive a reload, and show as 
   assert.equal(await page.getByLabel('Search catalog models').inputValue(), '');
   assert.equal(await page.getByRole('combobox', { name: 'Filter by task' }).inputValue(), '');
   assert.equal(await chips.count(), 0);
+  noProblems(page);
+});
+
+test("a catalog model's benchmarks: a row per hardware configuration, the catalog's recommendations and replicas, filters in the URL and as chips", async () => {
+  const page = await userPage(browser, 'alice');
+  await page.goto(`${stack.url}/#/catalog/demo_models/granite-demo`);
+  const table = page.getByTestId('hardware-configurations');
+  const configs = async () => (await table.locator('tbody tr td:first-child').allInnerTexts()).join(',');
+  const row = (hw) => table.locator('tbody tr').filter({ has: page.locator('td:first-child').getByText(hw, { exact: true }) });
+  const cells = async (hw) => (await row(hw).locator('td').allInnerTexts()).join('|');
+  // the catalog's recommendations (A100 x 2 is not 10% faster than A100 x 1 at twice the cost),
+  // fastest TTFT P90 first
+  await waitFor('the recommended configurations', async () => (await configs()) === 'H100 × 2,H100 × 1,A100 × 1,L40S × 4,L40S × 1', T);
+  const heads = (await table.locator('thead th').allInnerTexts()).map((h) => h.trim());
+  assert.deepEqual(heads.slice(0, 9), ['Hardware configuration', 'Workload', 'Replicas', 'RPS per replica', 'Total RPS', 'TTFT P90 (ms)', 'E2E P90 (ms)', 'ITL P90 (ms)', 'TPS P90 (tokens/s)']);
+  assert.equal(await cells('H100 × 1'), 'H100 × 1|chatbot|1|12|12|41.5|910|21.5|780|512 / 256|vllm v0.8.4');
+  await screenshot(page, 'catalog-performance');
+  await noA11yViolations(page, 'catalog model performance');
+
+  // every benchmark
+  await page.getByText('Recommended only').click();
+  await waitFor('every benchmark', async () => (await configs()) === 'H100 × 2,H100 × 1,A100 × 2,A100 × 1,L40S × 4,L40S × 1', T);
+  await waitFor('all=1 in the URL', () => /[?&]all=1/.test(page.url()), T);
+  await page.getByText('Recommended only').click();
+  await waitFor('the recommendations again', async () => (await configs()) === 'H100 × 2,H100 × 1,A100 × 1,L40S × 4,L40S × 1', T);
+
+  // a workload; then hardware, a latency maximum and a target RPS: each narrows the rows or sizes them
+  await page.getByRole('combobox', { name: 'Filter by workload' }).selectOption('rag');
+  await waitFor('the workload filter', async () => (await configs()) === 'L40S × 1', T);
+  assert.equal(await cells('L40S × 1'), 'L40S × 1|rag|1|2|2|400|6000|60|200|2048 / 256|vllm v0.8.4');
+  await page.getByRole('combobox', { name: 'Filter by workload' }).selectOption('');
+  await waitFor('every workload again', async () => (await configs()).split(',').length === 5, T);
+  await page.getByRole('combobox', { name: 'Filter by hardware type' }).selectOption('H100');
+  await waitFor('the hardware filter', async () => (await configs()) === 'H100 × 2,H100 × 1', T);
+  await page.getByLabel('Maximum latency (ms)').fill('35');
+  await waitFor('the latency filter', async () => (await configs()) === 'H100 × 2', T);
+  await page.getByLabel('Target requests per second').fill('40');
+  // the catalog's replicas and total RPS for 40 requests/s at 20 per replica
+  await waitFor('the replicas for 40 RPS', async () => (await cells('H100 × 2')).startsWith('H100 × 2|chatbot|2|20|40|30|'), T);
+  await waitFor('the URL', () => /hardware=H100/.test(page.url()) && /maxLatency=35/.test(page.url()) && /rps=40/.test(page.url()), T);
+  const chips = page.getByTestId('performance-filters').locator('.pf-v6-c-toolbar__item.pf-m-label-group');
+  const chipText = async () => (await chips.allInnerTexts()).join(' | ').replace(/\s+/g, ' ');
+  const allChips = async () => /Hardware H100/.test(await chipText()) && /Latency TTFT P90 ≤ 35 ms/.test(await chipText()) && /Target RPS 40 requests\/s/.test(await chipText());
+  await waitFor('the chips', allChips, T);
+  await screenshot(page, 'catalog-performance-filters');
+  await noA11yViolations(page, 'catalog model performance, filtered');
+
+  // a reload keeps them
+  const url = page.url();
+  await page.reload();
+  await waitFor('the filtered rows after the reload', async () => (await configs()) === 'H100 × 2', T);
+  assert.equal(page.url(), url);
+  await waitFor('the chips after the reload', allChips, T);
+  assert.equal(await page.getByLabel('Target requests per second').inputValue(), '40');
+
+  // a chip removed removes its filter; a number that is not one is not sent
+  await chips.filter({ hasText: 'Target RPS' }).getByRole('button', { name: /close/i }).first().click();
+  await waitFor('rps gone from the URL', () => !/rps=/.test(page.url()), T);
+  await chips.filter({ hasText: 'Latency' }).getByRole('button', { name: /close/i }).first().click();
+  await waitFor('the latency filter gone', async () => (await configs()) === 'H100 × 2,H100 × 1', T);
+  assert.equal(await page.getByLabel('Maximum latency (ms)').inputValue(), '');
+  await page.getByLabel('Target requests per second').fill('lots');
+  await page.getByText('The target RPS is a whole number').waitFor({ timeout: T });
+  await page.waitForTimeout(600);
+  assert.ok(!/rps=/.test(page.url()), page.url());
+  await page.getByLabel('Target requests per second').fill('');
+
+  // another latency: its columns first, its percentile throughout
+  await page.getByRole('combobox', { name: 'Latency metric' }).selectOption('e2e');
+  await page.getByRole('combobox', { name: 'Latency percentile' }).selectOption('p95');
+  await waitFor('latency=e2e_p95 in the URL', () => /latency=e2e_p95/.test(page.url()), T);
+  await waitFor('the E2E P95 column first', async () => (await table.locator('thead th').nth(5).innerText()).trim() === 'E2E P95 (ms)', T);
+  await page.getByRole('button', { name: 'Clear all filters' }).click();
+  await waitFor('every filter cleared', async () => (await configs()) === 'H100 × 2,H100 × 1,A100 × 1,L40S × 4,L40S × 1', T);
+  assert.ok(page.url().endsWith('#/catalog/demo_models/granite-demo'), page.url());
   noProblems(page);
 });
 

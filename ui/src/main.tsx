@@ -40,7 +40,7 @@ function Screen({ route, nav }: { route: Route; nav: number }) {
       // navigation (the Catalog link, Back) starts it afresh from the URL
       return <Catalog key={nav} route={route} />;
     case 'catalogModel':
-      return <CatalogModel source={route.source} name={route.name} />;
+      return <CatalogModel key={nav} source={route.source} name={route.name} perf={route.perf} />;
     case 'mcp':
       return <McpServers route={route} />;
     case 'deployments':

@@ -1,10 +1,11 @@
 // Hash routes of the console ("#/models/3"): parse and build. Pure.
+import { parsePerfFilters, perfFilterParams, type PerfFilters } from './performance';
 
 export type Route =
   | { screen: 'models'; q: string; state: '' | 'LIVE' | 'ARCHIVED'; sort: string; owner: string }
   | { screen: 'model'; id: string; version?: string }
   | { screen: 'catalog'; source: string; q: string; filters: CatalogFilters; page: number }
-  | { screen: 'catalogModel'; source: string; name: string }
+  | { screen: 'catalogModel'; source: string; name: string; perf?: PerfFilters }
   | { screen: 'mcp'; q: string }
   | { screen: 'deployments'; ns: string }
   | { screen: 'isvc'; ns: string; name: string }
@@ -50,7 +51,7 @@ export function parseRoute(hash: string): Route {
     const page = Number(params.get('page') ?? '1');
     return { screen: 'catalog', source: params.get('source') ?? '', q: params.get('q') ?? '', filters, page: Number.isInteger(page) && page > 1 ? page : 1 };
   }
-  if (seg[0] === 'catalog' && seg.length >= 3) return { screen: 'catalogModel', source: seg[1], name: seg.slice(2).join('/') };
+  if (seg[0] === 'catalog' && seg.length >= 3) return { screen: 'catalogModel', source: seg[1], name: seg.slice(2).join('/'), perf: parsePerfFilters(params) };
   if (seg[0] === 'mcp' && seg.length === 1) return { screen: 'mcp', q: params.get('q') ?? '' };
   if (seg[0] === 'deployments' && seg.length <= 2) return { screen: 'deployments', ns: seg[1] ?? '' };
   if (seg[0] === 'deployments' && seg.length === 3) return { screen: 'isvc', ns: seg[1], name: seg[2] };
@@ -75,7 +76,7 @@ export function href(r: Route): string {
     case 'catalog':
       return `#/catalog${qs({ source: r.source, q: r.q, ...Object.fromEntries(CATALOG_FILTERS.map((f) => [f.param, r.filters[f.param]])), page: r.page > 1 ? String(r.page) : '' })}`;
     case 'catalogModel':
-      return `#/catalog/${enc(r.source)}/${r.name.split('/').map(enc).join('/')}`;
+      return `#/catalog/${enc(r.source)}/${r.name.split('/').map(enc).join('/')}${qs(perfFilterParams(r.perf ?? {}))}`;
     case 'mcp':
       return `#/mcp${qs({ q: r.q })}`;
     case 'deployments':

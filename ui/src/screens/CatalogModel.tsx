@@ -1,14 +1,16 @@
 // One catalog model: its details, artifacts and performance data.
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { Breadcrumb, BreadcrumbItem, Button, PageSection, Title } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { get, pathOf, type ListPage } from '../api';
-import { Empty, ErrorBanners, Fields, Loading, PropertiesTable, useAsync } from '../common';
+import { Empty, ErrorBanners, Fields, Loading, PropertiesTable, useAsync, type Async } from '../common';
 import { absoluteTime, propertyRows } from '../format';
 import { href } from '../router';
 import { Markdown } from '../markdown';
+import { perfQuery, type PerfFilters } from '../performance';
+import PerformanceTable from './PerformanceTable';
 import { RegisterModelModal, type RegisterInitial } from './RegisterModel';
-import type { CatalogArtifact, CatalogModel as Model } from '../types';
+import type { CatalogArtifact, FilterOptions, CatalogModel as Model } from '../types';
 
 function ArtifactsTable({ items, caption }: { items: CatalogArtifact[]; caption: string }) {
   if (items.length === 0) return <Empty title={`No ${caption.toLowerCase()}`} />;
@@ -63,12 +65,27 @@ export function registerFromCatalog(source: string, m: Model, arts: CatalogArtif
   };
 }
 
-export default function CatalogModel({ source, name }: { source: string; name: string }) {
+/** The values of an artifact property in the catalog's filter_options (upstream's source of the hardware and workload choices). */
+function artifactValues(o: Async<FilterOptions>, prop: string): string[] {
+  if (o.state !== 'ok') return [];
+  const f = o.data.filters?.[`artifacts.${prop}.string_value`];
+  return f && f.type === 'string' ? (f.values ?? []).map(String) : [];
+}
+
+export default function CatalogModel({ source, name, perf: initialPerf }: { source: string; name: string; perf?: PerfFilters }) {
   const base = (kind: string) => '/' + pathOf('model_catalog', 'sources', source, kind, name);
   const [model, reloadModel] = useAsync((signal) => get<Model>(base('models'), undefined, signal), [source, name]);
   const [arts, reloadArts] = useAsync((signal) => get<ListPage<CatalogArtifact>>(base('artifacts'), { artifactType: 'model-artifact', pageSize: 50 }, signal), [source, name]);
   const [registering, setRegistering] = useState(false);
-  const [perf, reloadPerf] = useAsync((signal) => get<ListPage<CatalogArtifact>>(base('performance_artifacts'), { pageSize: 50 }, signal), [source, name]);
+  const [filters, setFilters] = useState<PerfFilters>(initialPerf ?? {});
+  const query = perfQuery(filters);
+  const [perf, reloadPerf] = useAsync((signal) => get<ListPage<CatalogArtifact>>(base('performance_artifacts'), query, signal), [source, name, JSON.stringify(query)]);
+  const [options, reloadOptions] = useAsync((signal) => get<FilterOptions>('/model_catalog/models/filter_options', undefined, signal), []);
+  // the filters live in the URL (replaceState: no navigation, as the catalog page's)
+  useEffect(() => {
+    const want = href({ screen: 'catalogModel', source, name, perf: filters });
+    if (window.location.hash !== want) window.history.replaceState(null, '', want);
+  }, [source, name, filters]);
   return (
     <>
       <PageSection>
@@ -90,6 +107,7 @@ export default function CatalogModel({ source, name }: { source: string; name: s
             { state: model, what: `catalog model ${name}`, retry: reloadModel },
             { state: arts, what: 'its artifacts', retry: reloadArts },
             { state: perf, what: 'its performance data', retry: reloadPerf },
+            { state: options, what: "the catalog's hardware and workload types", retry: reloadOptions },
           ]}
         />
         {model.state === 'ok' && (
@@ -120,9 +138,9 @@ export default function CatalogModel({ source, name }: { source: string; name: s
         <Title headingLevel="h2">Artifacts</Title>
         {arts.state === 'loading' && <Loading what="artifacts" />}
         {arts.state === 'ok' && <ArtifactsTable items={arts.data.items ?? []} caption="Artifacts" />}
-        <Title headingLevel="h2">Performance</Title>
-        {perf.state === 'loading' && <Loading what="performance data" />}
-        {perf.state === 'ok' && <ArtifactsTable items={perf.data.items ?? []} caption="Performance data" />}
+      </PageSection>
+      <PageSection>
+        <PerformanceTable perf={perf} filters={filters} setFilters={setFilters} hardwareTypes={artifactValues(options, 'hardware_type')} workloads={artifactValues(options, 'use_case')} />
       </PageSection>
       {registering && model.state === 'ok' && (
         <RegisterModelModal
