@@ -57,6 +57,21 @@ def wait_for(pred, what, timeout=120, interval=0.2):
 SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
 
 
+def agent_port(p, out, timeout=20):
+    """The port a `modelplane agent --port 0` announces ("listening on HOST:PORT" in its output
+    file out), or None when it exits or announces none within timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(out) as f:
+            for line in f:
+                if line.startswith("listening on "):
+                    return int(line.rsplit(":", 1)[1])
+        if p.poll() is not None:
+            return None
+        time.sleep(0.05)
+    return None
+
+
 def sanitizer_clean(text):
     """True when a process log holds no ASan, LSan or UBSan report."""
     return not any(m in text for m in SANITIZER_MARKS)

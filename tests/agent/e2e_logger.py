@@ -29,7 +29,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from agentlib import free_port  # noqa: E402
+from agentlib import agent_port, free_port  # noqa: E402
 
 from cloudevents.http import from_http  # noqa: E402
 
@@ -238,22 +238,12 @@ def agent(bin_, work, name, port_of, extra):
     p = start([bin_, "agent", "--port", "0", "--listen-address", "127.0.0.1",
                "--component-port", str(port_of), "--api-watch", "off", *extra], out,
               env=dict(os.environ, MODELPLANE_LOG_LEVEL="info"))
-    port = []
-
-    def listening():
-        with open(out) as f:
-            for line in f:
-                if line.startswith("listening on "):
-                    port.append(int(line.rsplit(":", 1)[1]))
-                    return True
-        return p.poll() is not None
-
-    wait_for(listening, 20)
-    if not port:
+    port = agent_port(p, out)
+    if port is None:
         with open(out) as f:
             note(f"{name} did not start: {f.read()[-2000:]}")
         return p, None
-    return p, port[0]
+    return p, port
 
 
 def stop(p):

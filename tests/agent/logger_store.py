@@ -31,7 +31,7 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from agentlib import AZURITE_ACCOUNT, AZURITE_KEY, azure_put, free_port  # noqa: E402
+from agentlib import AZURITE_ACCOUNT, AZURITE_KEY, agent_port, azure_put, free_port  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 step_no = [0]
@@ -127,21 +127,11 @@ def agent(bin_, work, name, model_port, extra, env):
     e.update(env, MODELPLANE_LOG_LEVEL="info")
     p = start([bin_, "agent", "--port", "0", "--listen-address", "127.0.0.1", "--component-port",
                str(model_port), "--api-watch", "off", *extra], out, env=e)
-    port = []
-
-    def listening():
-        with open(out) as f:
-            for line in f:
-                if line.startswith("listening on "):
-                    port.append(int(line.rsplit(":", 1)[1]))
-                    return True
-        return p.poll() is not None
-
-    wait_for(listening, 20)
-    if not port:
+    port = agent_port(p, out)
+    if port is None:
         with open(out) as f:
             note(f"{name} did not start: {f.read()[-2000:]}")
-    return p, (port[0] if port else None)
+    return p, port
 
 
 def infer(port, ce_id):
