@@ -657,8 +657,11 @@ static int deletion_failed(struct ctx *x, int k, const char *why, struct reconci
         }
         (void)!format_rfc3339(timeout, ts, sizeof(ts));
         emit(x, "Warning", "UndeployFailed",
-             "the model registry record could not be marked UNDEPLOYED within %llus of deletion: %s; finalizer %s removed",
-             (unsigned long long)(timeout / USEC_PER_SEC), why, x->r->cfg->finalizer);
+             "the model registry record could not be marked UNDEPLOYED within %llus of deletion: %s%s%s%s",
+             (unsigned long long)(timeout / USEC_PER_SEC), why, x->tm ? "" : "; finalizer ",
+             x->tm ? "" : x->r->cfg->finalizer, x->tm ? "" : " removed");
+        if (x->tm) /* a TrainedModel has none of ours: only the record is given up */
+                (void)link_set(x->r, x->key, NULL);
         q = finalizer_remove(x);
         if (q < 0)
                 return q;
@@ -672,8 +675,11 @@ static int resolve_failed(struct ctx *x, int k, const char *why, struct reconcil
                 if (k == -ENOENT) {
                         /* the registry Service is gone: nobody can be told any more */
                         emit(x, "Warning", "UndeployFailed",
-                             "the model registry record could not be marked UNDEPLOYED: %s; finalizer %s removed",
-                             why, x->r->cfg->finalizer);
+                             "the model registry record could not be marked UNDEPLOYED: %s%s%s%s",
+                             why, x->tm ? "" : "; finalizer ", x->tm ? "" : x->r->cfg->finalizer,
+                             x->tm ? "" : " removed");
+                        if (x->tm)
+                                (void)link_set(x->r, x->key, NULL);
                         k = finalizer_remove(x);
                         if (k < 0)
                                 return k;

@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fake-clock.h"
@@ -87,8 +88,14 @@ static void unescape(char *s)
         char *o = s;
 
         for (; *s; s++) {
-                unsigned v;
-                if (*s == '%' && sscanf(s + 1, "%2x", &v) == 1) {
+                char hex[3] = { 0 }, *end = NULL;
+                unsigned long v = 0;
+
+                if (*s == '%' && s[1] && s[2]) {
+                        memcpy(hex, s + 1, 2);
+                        v = strtoul(hex, &end, 16);
+                }
+                if (end == hex + 2) {
                         *o++ = (char)v;
                         s += 2;
                 } else {
