@@ -530,6 +530,7 @@ Test(mrlink_shell, tm_created_is_recorded_in_its_namespace_environment)
         sync_cache();
         cr_assert_eq(reconcile_tm("tm1", &res), 0, "%s", W.error);
         cr_assert_eq(res.outcome, RECONCILE_DONE);
+        cr_assert_eq(MR.calls, 4, "environment find + create, record find + create: %u", MR.calls);
         cr_assert_eq(json_array_size(MR.isvcs), 1);
         cr_assert_str_eq(json_string_value(json_object_get(json_array_get(MR.envs, 0), "name")),
                          NS);
@@ -569,7 +570,9 @@ Test(mrlink_shell, tm_version_label_changed_is_followed)
         cr_assert_null(rec_str("runtime"), "no parent in the cache: runtime omitted");
         put_tm("8", false);
         sync_cache();
+        MR.calls = 0;
         cr_assert_eq(reconcile_tm("tm1", &res), 0, "%s", W.error);
+        cr_assert_eq(MR.calls, 2, "find by name (environment remembered) + PATCH: %u", MR.calls);
         cr_assert_eq(json_array_size(MR.isvcs), 1, "the same record");
         cr_assert_str_eq(rec_str("modelVersionId"), "8");
         cr_assert_str_eq(rec_str("desiredState"), "DEPLOYED");
@@ -584,9 +587,11 @@ Test(mrlink_shell, tm_deleted_marks_the_record_undeployed)
         cr_assert_eq(reconcile_tm("tm1", &res), 0, "%s", W.error);
         cr_assert(fake_kube_api_remove(W.fake, &gvr_tms, NS, "tm1"));
         sync_cache();
+        MR.calls = 0;
         cr_assert_eq(reconcile_tm("tm1", &res), 0, "%s", W.error);
         cr_assert_eq(res.outcome, RECONCILE_DONE);
         cr_assert_str_eq(rec_str("desiredState"), "UNDEPLOYED");
+        cr_assert_eq(MR.calls, 1, "one PATCH: %u", MR.calls);
         MR.calls = 0;
         cr_assert_eq(reconcile_tm("tm1", &res), 0, "%s", W.error);
         cr_assert_eq(MR.calls, 0, "forgotten once UNDEPLOYED");
