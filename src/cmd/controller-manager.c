@@ -485,6 +485,7 @@ struct controller_state {
         struct webhook_server *wh;
         struct mrlink_config *mrcfg;
         struct mrlink_reconciler *mrrec;
+        struct controller *mrtmctrl;
         struct controller *mrctrl;
         struct request_metrics rm; /* the client's observer: outlives the client */
         struct tm_metrics tmm;     /* the manager's collector: outlives the manager */
@@ -493,6 +494,7 @@ struct controller_state {
 static void controller_state_release(struct controller_state *s)
 {
         s->mrctrl = controller_free(s->mrctrl);
+        s->mrtmctrl = controller_free(s->mrtmctrl);
         s->mrrec = mrlink_reconciler_free(s->mrrec);
         s->mrcfg = mrlink_config_free(s->mrcfg);
         s->wh = webhook_server_free(s->wh);
@@ -706,6 +708,7 @@ static int controller_setup_mrlink(struct controller_state *s)
                 &(struct mrlink_reconciler_options){
                         .config = s->mrcfg,
                         .inferenceservices = informer_cache(s->isvcs),
+                        .trainedmodels = informer_cache(s->tms),
                         .token = s->cfg->token,
                         .token_file = token_file,
                         .event = manager_event_fn,
@@ -720,6 +723,14 @@ static int controller_setup_mrlink(struct controller_state *s)
                 r = mrlink_reconciler_watch(s->mrrec, s->isvcs, s->mrctrl);
         if (r >= 0)
                 r = manager_add_controller(s->m, s->mrctrl);
+        /* TrainedModels carrying the registry's labels (a console deploy): recorded the same way */
+        if (r >= 0)
+                r = controller_add(s, mrlink_reconciler_get_trainedmodels(s->mrrec), arg_workers, 0,
+                                   (struct informer *[]){ s->tms, s->isvcs }, 2, &s->mrtmctrl);
+        if (r >= 0)
+                r = mrlink_reconciler_watch_trainedmodels(s->mrrec, s->tms, s->mrtmctrl);
+        if (r >= 0)
+                r = manager_add_controller(s->m, s->mrtmctrl);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the model registry controller");
         log_info("Model registry InferenceService controller enabled (registries namespace %s)",

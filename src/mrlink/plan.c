@@ -58,6 +58,34 @@ int mrlink_isvc_read(const struct mrlink_config *cfg, const json_t *isvc, struct
         return 0;
 }
 
+int mrlink_tm_read(const struct mrlink_config *cfg, const json_t *tm, struct mrlink_isvc *ret)
+{
+        struct mrlink_isvc v;
+        int k;
+
+        k = mrlink_isvc_read(cfg, tm, &v);
+        if (k < 0)
+                return k;
+        v.has_isid = false;
+        v.isid = NULL;
+        v.has_finalizer = false;
+        v.runtime = NULL;
+        v.parent = json_get_string_path(tm, "spec", "inferenceService", NULL);
+        *ret = v;
+        return 0;
+}
+
+bool mrlink_tm_relevant(const struct mrlink_config *cfg, const json_t *tm)
+{
+        return json_object_get(json_get_path(tm, "metadata", "labels", NULL), cfg->rmid_label);
+}
+
+json_t *mrlink_tm_properties(const char *parent)
+{
+        return json_pack("{s:{s:s,s:s}}", "trainedModelInferenceService", "metadataType",
+                         "MetadataStringValue", "string_value", parent ? parent : "");
+}
+
 bool mrlink_isvc_relevant(const struct mrlink_config *cfg, const json_t *isvc)
 {
         const json_t *labels = json_get_path(isvc, "metadata", "labels", NULL);
@@ -175,6 +203,43 @@ json_t *mrlink_url_patch(const json_t *record, const char *status_url)
         return json_pack("{s:O}", "customProperties", copy);
 }
 
+static bool version_differs(const json_t *record, const char *mvid)
+{
+        json_t *cur = json_object_get(record, "modelVersionId");
+        char b[32];
+
+        if (json_is_integer(cur)) {
+                (void)snprintf(b, sizeof(b), "%" JSON_INTEGER_FORMAT, json_integer_value(cur));
+                return !streq(b, mvid);
+        }
+        return !json_is_string(cur) || !streq(json_string_value(cur), mvid);
+}
+
+int mrlink_record_patch(const json_t *record, const struct mrlink_record_want *want, json_t **ret)
+{
+        const char *state = json_string_value(json_object_get(record, "desiredState"));
+        json_auto_t *patch = json_object();
+
+        *ret = NULL;
+        if (!patch)
+                return -ENOMEM;
+        if (mrlink_url_differs(record, want->url)) {
+                json_auto_t *p = mrlink_url_patch(record, want->url);
+
+                if (!p || json_object_update(patch, p) < 0)
+                        return -ENOMEM;
+        }
+        if (want->follow_version && want->mvid && version_differs(record, want->mvid) &&
+            json_object_set_new(patch, "modelVersionId", json_string(want->mvid)) < 0)
+                return -ENOMEM;
+        if (want->deployed && (!state || !streq(state, "DEPLOYED")) &&
+            json_object_set_new(patch, "desiredState", json_string("DEPLOYED")) < 0)
+                return -ENOMEM;
+        if (json_object_size(patch) > 0)
+                *ret = TAKE_PTR(patch);
+        return 0;
+}
+
 bool mrlink_needs_undeploy(const json_t *record)
 {
         const char *s = json_string_value(json_object_get(record, "desiredState"));
@@ -226,11 +291,12 @@ int mrlink_fingerprint(const struct mrlink_isvc *v, const char *id, char *buf, s
 {
         /* fields separated by \x1f; absent values as \x1e so that absent != empty */
 #define F(s) ((s) ? (s) : "\x1e")
-        int n = snprintf(buf, len,
-                         "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%d\x1f%d",
-                         F(v->uid), F(id ? id : v->isid), F(v->rmid), F(v->mvid), F(v->mr_name),
-                         F(v->mr_url), F(v->mr_namespace), F(v->status_url), F(v->runtime),
-                         F(v->deletion_timestamp), v->has_finalizer, v->has_isid || id);
+        int n = snprintf(
+                buf, len,
+                "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%d\x1f%d",
+                F(v->uid), F(id ? id : v->isid), F(v->rmid), F(v->mvid), F(v->mr_name),
+                F(v->mr_url), F(v->mr_namespace), F(v->status_url), F(v->runtime), F(v->parent),
+                F(v->deletion_timestamp), v->has_finalizer, v->has_isid || id);
 #undef F
         return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }

@@ -30,11 +30,45 @@ struct mrlink_isvc {
         const char *runtime;            /* spec.predictor.model.runtime, NULL when unset */
         const char *deletion_timestamp; /* NULL when not being deleted */
         bool has_finalizer;
+        const char *parent; /* a TrainedModel's spec.inferenceService; NULL for an ISVC */
 };
 
 /* Reads isvc (borrowed; ret's strings point into it). -EINVAL without metadata.name/namespace. */
 _warn_unused_result_ int mrlink_isvc_read(const struct mrlink_config *cfg, const json_t *isvc,
                                           struct mrlink_isvc *ret);
+
+/*
+ * Reads a TrainedModel (borrowed) into the same view: the ids, the labels and annotation naming
+ * the registry, status.url, deletion, parent (spec.inferenceService). Nothing writes the IS-id
+ * label or our finalizer on TrainedModels, so has_isid and has_finalizer stay false (the record
+ * is found by name); runtime stays NULL (the shell takes the parent's). -EINVAL without
+ * metadata.name/namespace.
+ */
+_warn_unused_result_ int mrlink_tm_read(const struct mrlink_config *cfg, const json_t *tm,
+                                        struct mrlink_isvc *ret);
+
+/* Whether the controller records this TrainedModel: it has the RM-id label. */
+bool mrlink_tm_relevant(const struct mrlink_config *cfg, const json_t *tm);
+
+/* The customProperties a TrainedModel's record is created with beside "url": its parent
+ * InferenceService, "trainedModelInferenceService". Returns: owned, NULL on OOM. */
+json_t *mrlink_tm_properties(const char *parent);
+
+/* What the record of a live object should say (mrlink_record_patch). */
+struct mrlink_record_want {
+        const char *url;     /* status.url, NULL when unset (the record's url is then "") */
+        bool follow_version; /* modelVersionId follows mvid (TrainedModels) */
+        const char *mvid;    /* NULL: the record's modelVersionId is left alone */
+        bool deployed;       /* desiredState brought back to DEPLOYED (TrainedModels) */
+};
+
+/*
+ * The PATCH body that brings record in line with want: customProperties (all of them, url set)
+ * when the url differs (checkURLDiff), modelVersionId, desiredState. *ret NULL when nothing
+ * differs. Returns 0 or -ENOMEM.
+ */
+_warn_unused_result_ int mrlink_record_patch(const json_t *record,
+                                             const struct mrlink_record_want *want, json_t **ret);
 
 /* Whether the controller acts on this InferenceService at all: an IS-id or RM-id label (A.5
  * step 3), or our finalizer left on it (then it only removes the finalizer). */

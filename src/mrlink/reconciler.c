@@ -17,10 +17,11 @@
 #include "registry-client/client.h"
 #include "util/log.h"
 
-#define CONTROLLER_NAME "inferenceservice"
-#define URL_MAX         2048
-#define FINGERPRINT_MAX 4096
-#define TOKEN_MAX       (64 * 1024)
+#define CONTROLLER_NAME    "inferenceservice"
+#define TM_CONTROLLER_NAME "trainedmodel-registry"
+#define URL_MAX            2048
+#define FINGERPRINT_MAX    4096
+#define TOKEN_MAX          (64 * 1024)
 /* An ambiguous or port-less registry Service: looked at again after this long (it is not
  * watched), besides every change of the InferenceService. */
 #define MISCONFIGURED_REQUEUE (5 * USEC_PER_MINUTE)
@@ -31,15 +32,21 @@ static const struct gvr gvr_isvcs = { "serving.kserve.io", "v1beta1", "inference
 static const struct gvr gvr_services = { "", "v1", "services" };
 
 struct mrlink_reconciler {
-        const struct mrlink_config *cfg; /* borrowed */
-        struct cache *isvcs;             /* borrowed */
-        char *token, *token_file;        /* owned */
+        const struct mrlink_config *cfg;      /* borrowed */
+        struct cache *isvcs;                  /* borrowed */
+        struct cache *tms;                    /* borrowed, may be NULL */
+        const struct mr_transport *transport; /* borrowed, may be NULL (libcurl) */
+        char *token, *token_file;             /* owned */
         mrlink_event_fn event;
         void *event_userdata;
 
-        pthread_mutex_t lock; /* fingerprints, se_ids */
-        json_t *fingerprints; /* key -> fingerprint of the last successful reconcile */
-        json_t *se_ids;       /* "<base URL>\x1f<namespace>" -> serving environment id */
+        pthread_mutex_t lock;    /* fingerprints, tm_fingerprints, se_ids, links */
+        json_t *fingerprints;    /* key -> fingerprint of the last successful reconcile */
+        json_t *tm_fingerprints; /* the same for TrainedModels */
+        json_t *se_ids;          /* "<base URL>\x1f<namespace>" -> serving environment id */
+        /* TrainedModel key -> {uid, id, base, since}: the DEPLOYED record to mark UNDEPLOYED
+         * once the TrainedModel is gone (since: first failed attempt, RFC 3339) */
+        json_t *links;
 
         atomic_ulong calls, errors, writes, skipped;
         struct metric *m_calls, *m_errors, *m_writes, *m_skipped; /* borrowed, may be NULL */
@@ -86,7 +93,10 @@ struct ctx {
         const struct reconcile_ctx *rc; /* the runner's: the API port, clock, log fields */
         struct mr_client *mr;
         const char *key;
-        json_t *obj; /* owned; the InferenceService as last seen (cache or write answer) */
+        bool tm;        /* a TrainedModel's reconcile */
+        json_t *fp_map; /* r->fingerprints or r->tm_fingerprints */
+        json_t *obj;    /* owned; the InferenceService as last seen (cache or write answer) */
+        json_t *parent; /* owned, may be NULL: a TrainedModel's InferenceService (cache) */
         struct mrlink_isvc v;
         char base[URL_MAX];
         char se_key[URL_MAX + 256];
@@ -104,16 +114,21 @@ int mrlink_reconciler_new(const struct mrlink_reconciler_options *opts,
                 return -ENOMEM;
         r->cfg = opts->config;
         r->isvcs = opts->inferenceservices;
+        r->tms = opts->trainedmodels;
+        r->transport = opts->transport;
         r->event = opts->event;
         r->event_userdata = opts->event_userdata;
         r->fingerprints = json_object();
         r->se_ids = json_object();
+        r->tm_fingerprints = json_object();
+        r->links = json_object();
         if (opts->token && *opts->token)
                 r->token = strdup(opts->token);
         if (opts->token_file && *opts->token_file)
                 r->token_file = strdup(opts->token_file);
         (void)pthread_mutex_init(&r->lock, NULL);
-        if (!r->fingerprints || !r->se_ids || (opts->token && *opts->token && !r->token) ||
+        if (!r->fingerprints || !r->se_ids || !r->tm_fingerprints || !r->links ||
+            (opts->token && *opts->token && !r->token) ||
             (opts->token_file && *opts->token_file && !r->token_file)) {
                 mrlink_reconciler_free(r);
                 return -ENOMEM;
@@ -135,6 +150,8 @@ struct mrlink_reconciler *mrlink_reconciler_free(struct mrlink_reconciler *r)
                 return NULL;
         json_decref(r->fingerprints);
         json_decref(r->se_ids);
+        json_decref(r->tm_fingerprints);
+        json_decref(r->links);
         free(r->token);
         free(r->token_file);
         (void)pthread_mutex_destroy(&r->lock);
@@ -179,6 +196,51 @@ static void map_set(struct mrlink_reconciler *r, json_t *map, const char *key, c
         (void)pthread_mutex_unlock(&r->lock);
 }
 
+/* A TrainedModel's DEPLOYED record (r->links), copied out of the map. */
+struct link {
+        char uid[128], id[32], base[URL_MAX], since[64]; /* since: "" before a failed attempt */
+};
+
+static bool copy_member(const json_t *o, const char *name, char *buf, size_t len)
+{
+        const char *v = json_string_value(json_object_get(o, name));
+
+        return v && snprintf(buf, len, "%s", v) < (int)len;
+}
+
+static bool link_get(struct mrlink_reconciler *r, const char *key, struct link *ret)
+{
+        json_t *l;
+        bool ok;
+
+        (void)pthread_mutex_lock(&r->lock);
+        l = json_object_get(r->links, key);
+        ok = l && copy_member(l, "uid", ret->uid, sizeof(ret->uid)) &&
+             copy_member(l, "id", ret->id, sizeof(ret->id)) &&
+             copy_member(l, "base", ret->base, sizeof(ret->base)) &&
+             copy_member(l, "since", ret->since, sizeof(ret->since));
+        (void)pthread_mutex_unlock(&r->lock);
+        return ok;
+}
+
+/* l NULL: forgotten */
+static int link_set(struct mrlink_reconciler *r, const char *key, const struct link *l)
+{
+        json_t *v = NULL;
+        int k = 0;
+
+        if (l && !(v = json_pack("{s:s,s:s,s:s,s:s}", "uid", l->uid, "id", l->id, "base", l->base,
+                                 "since", l->since)))
+                return -ENOMEM;
+        (void)pthread_mutex_lock(&r->lock);
+        if (v)
+                k = json_object_set_new(r->links, key, v) < 0 ? -ENOMEM : 0;
+        else
+                (void)json_object_del(r->links, key);
+        (void)pthread_mutex_unlock(&r->lock);
+        return k;
+}
+
 static int map_isvc(void *userdata, const json_t *obj, json_t **ret_keys)
 {
         struct mrlink_reconciler *r = userdata;
@@ -195,6 +257,33 @@ int mrlink_reconciler_watch(struct mrlink_reconciler *r, struct informer *infere
                             struct controller *c)
 {
         return informer_enqueue_mapped(inferenceservices, controller_queue(c), map_isvc, r);
+}
+
+/* TrainedModels with the RM-id label, and those whose record is still to be marked UNDEPLOYED */
+static int map_tm(void *userdata, const json_t *obj, json_t **ret_keys)
+{
+        struct mrlink_reconciler *r = userdata;
+        char key[CACHE_KEY_MAX];
+        bool linked;
+
+        *ret_keys = NULL;
+        if (cache_key_of(obj, key, sizeof(key)) < 0)
+                return 0;
+        (void)pthread_mutex_lock(&r->lock);
+        linked = json_object_get(r->links, key) != NULL;
+        (void)pthread_mutex_unlock(&r->lock);
+        if (!linked && !mrlink_tm_relevant(r->cfg, obj))
+                return 0;
+        *ret_keys = json_pack("[s]", key);
+        return *ret_keys ? 0 : -ENOMEM;
+}
+
+int mrlink_reconciler_watch_trainedmodels(struct mrlink_reconciler *r,
+                                          struct informer *trainedmodels, struct controller *c)
+{
+        if (!r->tms)
+                return -EINVAL;
+        return informer_enqueue_mapped(trainedmodels, controller_queue(c), map_tm, r);
 }
 
 static void emit(struct ctx *x, const char *type, const char *reason, const char *fmt, ...)
@@ -373,6 +462,7 @@ static int mr_open(struct ctx *x)
                         .ca_file = x->r->cfg->ca_file,
                         .ca_path = x->r->cfg->ca_path,
                         .insecure_skip_verify = x->r->cfg->skip_tls_verify,
+                        .transport = x->r->transport,
                 },
                 &x->mr);
 }
@@ -429,11 +519,12 @@ static int sync_linked_record(struct ctx *x, json_t **rec, char *why, size_t why
                                x->v.isid, e.message);
                 return registry_errno(x, k);
         }
-        if (x->v.deletion_timestamp || !mrlink_url_differs(*rec, x->v.status_url))
+        if (x->v.deletion_timestamp)
                 return 0;
-        patch = mrlink_url_patch(*rec, x->v.status_url);
-        if (!patch)
-                return -ENOMEM;
+        k = mrlink_record_patch(*rec, &(struct mrlink_record_want){ .url = x->v.status_url },
+                                &patch);
+        if (k < 0 || !patch)
+                return k;
         id = mrlink_record_id(*rec, idb, sizeof(idb));
         k = MR_CALL(x, mr_update_inference_service(x->mr, id ? id : x->v.isid, patch, NULL, &e));
         if (k < 0) {
@@ -450,6 +541,7 @@ static int sync_linked_record(struct ctx *x, json_t **rec, char *why, size_t why
 static int sync_new_record(struct ctx *x, const char *se_id, json_t **rec, char *why, size_t whylen)
 {
         struct error_detail e = { 0 };
+        json_auto_t *props = NULL;
         char name[320];
         int k;
 
@@ -461,6 +553,8 @@ static int sync_new_record(struct ctx *x, const char *se_id, json_t **rec, char 
                 return 0;
         if (k != -ENOENT)
                 count(&x->r->errors, x->r->m_errors);
+        if (x->tm && !(props = mrlink_tm_properties(x->v.parent)))
+                return -ENOMEM;
         k = MR_CALL(x,
                     mr_create_inference_service(x->mr,
                                                 &(struct mr_inference_service_create){
@@ -471,6 +565,7 @@ static int sync_new_record(struct ctx *x, const char *se_id, json_t **rec, char 
                                                         .model_version_id = x->v.mvid,
                                                         .runtime = x->v.runtime,
                                                         .url = x->v.status_url,
+                                                        .custom_properties = props,
                                                 },
                                                 rec, &e));
         if (k < 0) {
@@ -478,6 +573,36 @@ static int sync_new_record(struct ctx *x, const char *se_id, json_t **rec, char 
                 map_set(x->r, x->r->se_ids, x->se_key, NULL);
                 (void)snprintf(why, whylen,
                                "unable to create InferenceService %s in model registry: %s", name,
+                               e.message);
+                return registry_errno(x, k);
+        }
+        return 0;
+}
+
+/* A live TrainedModel's record (found by name) follows it: url, modelVersionId, DEPLOYED. */
+static int follow_record(struct ctx *x, const json_t *rec, char *why, size_t whylen)
+{
+        struct error_detail e = { 0 };
+        json_auto_t *patch = NULL;
+        const char *id;
+        char idb[32];
+        int k;
+
+        k = mrlink_record_patch(rec,
+                                &(struct mrlink_record_want){ .url = x->v.status_url,
+                                                              .follow_version = true,
+                                                              .mvid = x->v.mvid,
+                                                              .deployed = true },
+                                &patch);
+        if (k < 0 || !patch)
+                return k;
+        id = mrlink_record_id(rec, idb, sizeof(idb));
+        if (!id)
+                return 0; /* reported by the caller */
+        k = MR_CALL(x, mr_update_inference_service(x->mr, id, patch, NULL, &e));
+        if (k < 0) {
+                (void)snprintf(why, whylen,
+                               "unable to update InferenceService %s in model registry: %s", id,
                                e.message);
                 return registry_errno(x, k);
         }
@@ -504,6 +629,11 @@ static int sync_record(struct ctx *x, json_t **ret, char *why, size_t whylen)
                 (void)snprintf(why, whylen, "unexpected nil model registry InferenceService");
                 return -EBADMSG;
         }
+        if (x->tm && !x->v.deletion_timestamp) {
+                k = follow_record(x, rec, why, whylen);
+                if (k < 0)
+                        return k;
+        }
         *ret = TAKE_PTR(rec);
         return 0;
 }
@@ -527,12 +657,15 @@ static int deletion_failed(struct ctx *x, int k, const char *why, struct reconci
         }
         (void)!format_rfc3339(timeout, ts, sizeof(ts));
         emit(x, "Warning", "UndeployFailed",
-             "the model registry record could not be marked UNDEPLOYED within %llus of deletion: %s; finalizer %s removed",
-             (unsigned long long)(timeout / USEC_PER_SEC), why, x->r->cfg->finalizer);
+             "the model registry record could not be marked UNDEPLOYED within %llus of deletion: %s%s%s%s",
+             (unsigned long long)(timeout / USEC_PER_SEC), why, x->tm ? "" : "; finalizer ",
+             x->tm ? "" : x->r->cfg->finalizer, x->tm ? "" : " removed");
+        if (x->tm) /* a TrainedModel has none of ours: only the record is given up */
+                (void)link_set(x->r, x->key, NULL);
         q = finalizer_remove(x);
         if (q < 0)
                 return q;
-        map_set(x->r, x->r->fingerprints, x->key, NULL);
+        map_set(x->r, x->fp_map, x->key, NULL);
         return reconcile_done(res);
 }
 
@@ -542,12 +675,15 @@ static int resolve_failed(struct ctx *x, int k, const char *why, struct reconcil
                 if (k == -ENOENT) {
                         /* the registry Service is gone: nobody can be told any more */
                         emit(x, "Warning", "UndeployFailed",
-                             "the model registry record could not be marked UNDEPLOYED: %s; finalizer %s removed",
-                             why, x->r->cfg->finalizer);
+                             "the model registry record could not be marked UNDEPLOYED: %s%s%s%s",
+                             why, x->tm ? "" : "; finalizer ", x->tm ? "" : x->r->cfg->finalizer,
+                             x->tm ? "" : " removed");
+                        if (x->tm)
+                                (void)link_set(x->r, x->key, NULL);
                         k = finalizer_remove(x);
                         if (k < 0)
                                 return k;
-                        map_set(x->r, x->r->fingerprints, x->key, NULL);
+                        map_set(x->r, x->fp_map, x->key, NULL);
                         return reconcile_done(res);
                 }
                 return deletion_failed(x, k, why, res);
@@ -588,8 +724,29 @@ static int undeploy(struct ctx *x, const json_t *rec, const char *id, struct rec
         k = finalizer_remove(x);
         if (k < 0)
                 return k;
-        map_set(x->r, x->r->fingerprints, x->key, NULL);
+        map_set(x->r, x->fp_map, x->key, NULL);
+        if (x->tm) {
+                char fp[FINGERPRINT_MAX];
+
+                /* nothing more to do for this TrainedModel: later events skip */
+                (void)link_set(x->r, x->key, NULL);
+                if (mrlink_fingerprint(&x->v, NULL, fp, sizeof(fp)) >= 0)
+                        map_set(x->r, x->fp_map, x->key, fp);
+        }
         return reconcile_done(res);
+}
+
+/* A TrainedModel's record gets the runtime of its InferenceService (from the shared cache). */
+static void parent_runtime(struct ctx *x)
+{
+        char pk[CACHE_KEY_MAX];
+
+        if (!x->v.parent ||
+            snprintf(pk, sizeof(pk), "%s/%s", x->v.ns, x->v.parent) >= (int)sizeof(pk))
+                return;
+        x->parent = cache_get(x->r->isvcs, pk);
+        x->v.runtime = json_get_string_path(x->parent, "spec", "predictor", "model", "runtime",
+                                            NULL);
 }
 
 /* The cases that need no registry call: gone or unreadable, without the registry labels,
@@ -601,27 +758,31 @@ static bool reconcile_needless(struct ctx *x, struct reconcile_result *res, int 
         char fp[FINGERPRINT_MAX], old_fp[FINGERPRINT_MAX];
         int k;
 
-        x->obj = cache_get(r->isvcs, x->key);
-        if (!x->obj || mrlink_isvc_read(r->cfg, x->obj, &x->v) < 0) {
-                map_set(r, r->fingerprints, x->key, NULL);
+        if (!x->obj)
+                x->obj = cache_get(x->tm ? r->tms : r->isvcs, x->key);
+        if (!x->obj || (x->tm ? mrlink_tm_read(r->cfg, x->obj, &x->v)
+                              : mrlink_isvc_read(r->cfg, x->obj, &x->v)) < 0) {
+                map_set(r, x->fp_map, x->key, NULL);
                 *ret_k = reconcile_done(res);
                 return true;
         }
         if (!x->v.has_isid && !x->v.has_rmid) {
                 log_emit(LOG_LEVEL_DEBUG, 0, x->rc->log,
                          "missing model registry specific label, skipping");
-                map_set(r, r->fingerprints, x->key, NULL);
+                map_set(r, x->fp_map, x->key, NULL);
                 /* our finalizer on an InferenceService that lost its labels: let it go */
                 k = finalizer_remove(x);
                 *ret_k = k < 0 ? k : reconcile_done(res);
                 return true;
         }
-        if (x->v.deletion_timestamp && !x->v.has_finalizer) {
+        if (!x->tm && x->v.deletion_timestamp && !x->v.has_finalizer) {
                 *ret_k = reconcile_done(res);
                 return true;
         }
+        if (x->tm)
+                parent_runtime(x);
         if (mrlink_fingerprint(&x->v, NULL, fp, sizeof(fp)) >= 0 &&
-            map_get(r, r->fingerprints, x->key, old_fp, sizeof(old_fp)) && streq(fp, old_fp)) {
+            map_get(r, x->fp_map, x->key, old_fp, sizeof(old_fp)) && streq(fp, old_fp)) {
                 count(&r->skipped, r->m_skipped);
                 *ret_k = reconcile_done(res);
                 return true;
@@ -637,14 +798,24 @@ static int record_linked(struct ctx *x, const char *id, struct reconcile_result 
         char fp[FINGERPRINT_MAX];
         int k;
 
-        if (!x->v.isid || !streq(x->v.isid, id)) {
+        if (x->tm) {
+                struct link l = { 0 };
+
+                (void)snprintf(l.uid, sizeof(l.uid), "%s", x->v.uid ? x->v.uid : "");
+                (void)snprintf(l.id, sizeof(l.id), "%s", id);
+                (void)snprintf(l.base, sizeof(l.base), "%s", x->base);
+                k = link_set(r, x->key, &l);
+                if (k < 0)
+                        return k;
+        } else if (!x->v.isid || !streq(x->v.isid, id)) {
                 k = patch_isvc(x, json_pack("{s:{s:{s:s}}}", "metadata", "labels",
                                             r->cfg->isid_label, id));
                 if (k < 0)
                         return k == -ENOENT ? reconcile_done(res) : k;
         }
-        if (mrlink_fingerprint(&x->v, id, fp, sizeof(fp)) >= 0)
-                map_set(r, r->fingerprints, x->key, fp);
+        /* a TrainedModel never carries the id: its fingerprint is taken without it */
+        if (mrlink_fingerprint(&x->v, x->tm ? NULL : id, fp, sizeof(fp)) >= 0)
+                map_set(r, x->fp_map, x->key, fp);
         return reconcile_done(res);
 }
 
@@ -669,7 +840,7 @@ static int reconcile_one(struct ctx *x, struct reconcile_result *res)
         if (k < 0)
                 return resolve_failed(x, k, why, res);
 
-        if (!deleting && !x->v.has_finalizer) {
+        if (!x->tm && !deleting && !x->v.has_finalizer) {
                 k = patch_isvc(x, mrlink_finalizer_patch(x->obj, r->cfg->finalizer, true,
                                                          x->v.resource_version));
                 if (k < 0)
@@ -704,6 +875,7 @@ static int reconcile(const struct reconcile_ctx *rc, const char *key, struct rec
                 .r = rc->userdata,
                 .rc = rc,
                 .key = key,
+                .fp_map = ((struct mrlink_reconciler *)rc->userdata)->fingerprints,
         };
         int k;
 
@@ -713,9 +885,97 @@ static int reconcile(const struct reconcile_ctx *rc, const char *key, struct rec
         return k;
 }
 
+/*
+ * A TrainedModel's remembered record when the TrainedModel is gone, lost its RM-id label or was
+ * made again under its name (another uid): PATCHed UNDEPLOYED (a 404: nothing to do). On failure
+ * retried after a growing delay until the undeploy timeout has passed since the first failure.
+ * Returns 0 when done with it, 1 when requeued (res set), or a negative errno.
+ */
+static int undeploy_link(struct ctx *x, struct link *l, struct reconcile_result *res)
+{
+        usec_t remaining, now = reconcile_now(x->rc), timeout = x->r->cfg->undeploy_timeout;
+        struct error_detail e = { 0 };
+        json_auto_t *body = json_pack("{s:s}", "desiredState", "UNDEPLOYED");
+        int k;
+
+        if (!body)
+                return -ENOMEM;
+        (void)snprintf(x->base, sizeof(x->base), "%s", l->base);
+        k = mr_open(x);
+        if (k < 0)
+                return reconcile_errorf(x->rc, k, "Cannot make the model registry client for %s",
+                                        x->base);
+        k = MR_CALL(x, mr_update_inference_service(x->mr, l->id, body, NULL, &e));
+        x->mr = mr_client_free(x->mr);
+        if (k >= 0 || k == -ENOENT)
+                return link_set(x->r, x->key, NULL);
+        k = registry_errno(x, k);
+        if (!*l->since &&
+            (format_rfc3339(now, l->since, sizeof(l->since)) < 0 || link_set(x->r, x->key, l) < 0))
+                return -ENOMEM;
+        if (mrlink_undeploy_expired(l->since, now, timeout, &remaining)) {
+                log_emit(
+                        LOG_LEVEL_WARN, k, x->rc->log,
+                        "Gave up marking model registry InferenceService %s UNDEPLOYED at %s after %llus: %s",
+                        l->id, l->base, (unsigned long long)(timeout / USEC_PER_SEC), e.message);
+                return link_set(x->r, x->key, NULL);
+        }
+        log_emit(
+                LOG_LEVEL_WARN, k, x->rc->log,
+                "Cannot mark model registry InferenceService %s UNDEPLOYED yet (%s); retrying for at most %llus more",
+                l->id, e.message, (unsigned long long)(remaining / USEC_PER_SEC));
+        (void)reconcile_requeue_after(res,
+                                      mrlink_undeploy_retry_delay(timeout - remaining, remaining));
+        return 1;
+}
+
+static int reconcile_tm_one(struct ctx *x, struct reconcile_result *res)
+{
+        struct link l;
+        const char *uid;
+        int k;
+
+        x->obj = cache_get(x->r->tms, x->key);
+        uid = json_get_string_path(x->obj, "metadata", "uid", NULL);
+        if (link_get(x->r, x->key, &l) &&
+            (!x->obj || !uid || !streq(uid, l.uid) || !mrlink_tm_relevant(x->r->cfg, x->obj))) {
+                k = undeploy_link(x, &l, res);
+                if (k != 0)
+                        return k < 0 ? k : 0;
+                map_set(x->r, x->fp_map, x->key, NULL);
+        }
+        return reconcile_one(x, res);
+}
+
+static int reconcile_tm(const struct reconcile_ctx *rc, const char *key,
+                        struct reconcile_result *res)
+{
+        struct ctx x = {
+                .r = rc->userdata,
+                .rc = rc,
+                .key = key,
+                .tm = true,
+                .fp_map = ((struct mrlink_reconciler *)rc->userdata)->tm_fingerprints,
+        };
+        int k;
+
+        k = reconcile_tm_one(&x, res);
+        mr_client_free(x.mr);
+        json_decref(x.obj);
+        json_decref(x.parent);
+        return k;
+}
+
 struct reconciler mrlink_reconciler_get(struct mrlink_reconciler *r)
 {
         return (struct reconciler){ .name = CONTROLLER_NAME,
                                     .reconcile = reconcile,
+                                    .userdata = r };
+}
+
+struct reconciler mrlink_reconciler_get_trainedmodels(struct mrlink_reconciler *r)
+{
+        return (struct reconciler){ .name = TM_CONTROLLER_NAME,
+                                    .reconcile = reconcile_tm,
                                     .userdata = r };
 }

@@ -22,6 +22,15 @@
  *      deletion, then removed with a Warning event;
  *   6. the record's id written back as the IS-id label (merge patch of that one label).
  *
+ * TrainedModels (a second reconciler on the same object, mrlink_reconciler_get_trainedmodels,
+ * fed by the TrainedModel informer) with the RM-id label are recorded the same way, by the same
+ * steps 2, 4 and 5, without a finalizer or a label of ours on them: the record "<name>/<uid>" in
+ * the environment named after their namespace, with their InferenceService (spec.inferenceService)
+ * as custom property trainedModelInferenceService and its runtime; it follows status.url, the
+ * model version label and DEPLOYED while the TrainedModel lives. Its id is remembered; once the
+ * TrainedModel is gone (DELETED event), lost its RM-id label or came back under another uid, that
+ * record is PATCHed UNDEPLOYED (level-based, retried until the undeploy timeout).
+ *
  * A reconcile whose inputs (plan.h mrlink_fingerprint) equal those of the last successful one
  * makes no call at all: resyncs and the controller's own label write cost nothing.
  * Registry errors are retried (the runner's rate limiter), never terminal; an ambiguous or
@@ -38,6 +47,7 @@
 #include "util/macro.h"
 
 struct cache;
+struct mr_transport;
 struct informer;
 
 /* Emits a Kubernetes event about obj (borrowed); type "Normal" or "Warning". */
@@ -47,6 +57,8 @@ typedef void (*mrlink_event_fn)(void *userdata, const json_t *obj, const char *t
 struct mrlink_reconciler_options {
         const struct mrlink_config *config; /* borrowed */
         struct cache *inferenceservices;    /* borrowed; the shared InferenceService informer's */
+        struct cache *trainedmodels;        /* borrowed, may be NULL: the TrainedModel informer's */
+        const struct mr_transport *transport; /* borrowed, may be NULL (libcurl); tests */
         const char *token;      /* borrowed, may be NULL: static bearer token for the registry */
         const char *token_file; /* borrowed, may be NULL: re-read before registry calls; wins */
         mrlink_event_fn event;  /* may be NULL */
@@ -71,6 +83,16 @@ struct reconciler mrlink_reconciler_get(struct mrlink_reconciler *r);
 _warn_unused_result_ int mrlink_reconciler_watch(struct mrlink_reconciler *r,
                                                  struct informer *inferenceservices,
                                                  struct controller *c);
+
+/* The TrainedModel reconciler (name "trainedmodel-registry"), for a second controller. */
+struct reconciler mrlink_reconciler_get_trainedmodels(struct mrlink_reconciler *r);
+
+/* Adds a handler to the TrainedModel informer (borrowed, before it starts) that enqueues into c's
+ * queue TrainedModels with the RM-id label and those with a record to mark UNDEPLOYED. -EINVAL
+ * without options.trainedmodels. */
+_warn_unused_result_ int mrlink_reconciler_watch_trainedmodels(struct mrlink_reconciler *r,
+                                                               struct informer *trainedmodels,
+                                                               struct controller *c);
 
 struct mrlink_reconciler_stats {
         unsigned long registry_calls;  /* HTTP calls to model registries */

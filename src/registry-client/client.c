@@ -411,11 +411,18 @@ int mr_create_inference_service(struct mr_client *c, const struct mr_inference_s
                 return -ENOMEM;
         if (in->runtime && json_object_set_new(body, "runtime", json_string(in->runtime)) < 0)
                 return -ENOMEM;
-        if (in->url &&
-            json_object_set_new(body, "customProperties",
-                                json_pack("{s:{s:s,s:s}}", "url", "metadataType",
-                                          "MetadataStringValue", "string_value", in->url)) < 0)
-                return -ENOMEM;
+        if (in->url || in->custom_properties) {
+                json_t *props = in->custom_properties ? json_deep_copy(in->custom_properties)
+                                                      : json_object();
+
+                if (json_object_set_new(body, "customProperties", props) < 0)
+                        return -ENOMEM;
+                if (in->url && json_object_set_new(props, "url",
+                                                   json_pack("{s:s,s:s}", "metadataType",
+                                                             "MetadataStringValue", "string_value",
+                                                             in->url)) < 0)
+                        return -ENOMEM;
+        }
         return mr_client_call(c, "POST", "/inference_services", body, ret, reterr);
 }
 

@@ -102,10 +102,12 @@ struct mr_inference_service_create {
         const char *name;
         const char *registered_model_id;
         const char *serving_environment_id;
-        const char *model_version_id; /* NULL: omitted */
-        const char *runtime;          /* NULL: omitted */
-        const char *desired_state;    /* NULL: "DEPLOYED" */
-        const char *url;              /* NULL: no "url" custom property */
+        const char *model_version_id;    /* NULL: omitted */
+        const char *runtime;             /* NULL: omitted */
+        const char *desired_state;       /* NULL: "DEPLOYED" */
+        const char *url;                 /* NULL: no "url" custom property */
+        const json_t *custom_properties; /* borrowed, NULL: none; more customProperties (a
+                                          * MetadataValue each) beside "url" */
 };
 
 /* POST /inference_services */

@@ -790,6 +790,98 @@ Test(mrlink, x10_registry_down_create_and_delete, .timeout = 240)
         world_teardown(&w);
 }
 
+/* ---- TrainedModels (issue 26: a deploy from the console) ---- */
+
+static json_t *tm_record(struct world *w, const char *tm)
+{
+        json_t *o = srv_get(&w->s, &srv_gvr_tm, tm);
+        char full[400];
+
+        if (!o)
+                return NULL;
+        (void)snprintf(full, sizeof(full), "%s/%s", tm,
+                       json_get_string_path(o, "metadata", "uid", NULL));
+        json_decref(o);
+        return reg_find_is(&w->g, full);
+}
+
+static bool tm_record_is(struct world *w, const char *tm, const char *field, const char *value)
+{
+        json_t *rec = tm_record(w, tm);
+        const char *v = json_string_value(json_object_get(rec, field));
+        bool ok = v && streq(v, value);
+
+        json_decref(rec);
+        return ok;
+}
+
+/* A TrainedModel carrying the console's four labels: recorded DEPLOYED (no finalizer, no label
+ * of ours on it), the version label followed, UNDEPLOYED after deletion with the registry down
+ * at that moment. */
+Test(mrlink, trainedmodel_recorded_followed_and_undeployed, .timeout = 240)
+{
+        struct world w;
+        char rw[256], mv2[32], id[32];
+        json_t *rec, *tm;
+
+        world_setup(&w, "mrl-tm");
+        rewrite_service(&w, "model-registry", w.s.ns, rw, sizeof(rw));
+        set_env(w.s.ns, rw, NULL);
+        service_create(&w, w.s.ns, "model-registry", true, NULL);
+        reg_create(&w.g, "/model_versions",
+                   json_pack("{s:s,s:s}", "name", "v2", "registeredModelId", w.rm), mv2,
+                   sizeof(mv2));
+        srv_controller_start(&w.s);
+        isvc_create(&w, "parent", NULL, NULL);
+        tm = json_pack("{s:s,s:s,s:{s:s,s:{s:s,s:s,s:s,s:s}},s:{s:s,s:{s:s,s:s,s:s}}}",
+                       "apiVersion", "serving.kserve.io/v1alpha1", "kind", "TrainedModel",
+                       "metadata", "name", "mnist-v1", "labels", RMID, w.rm, MVID, w.mv, NAME_L,
+                       "model-registry", NS_L, w.s.ns, "spec", "inferenceService", "parent",
+                       "model", "storageUri", "s3://models/mnist", "framework", "onnx", "memory",
+                       "1Gi");
+        srv_create(&w.s, &srv_gvr_tm, tm);
+        SRV_WAIT(SRV_TIMEOUT, tm_record_is(&w, "mnist-v1", "desiredState", "DEPLOYED"),
+                 "no DEPLOYED record for the TrainedModel (log %s)", w.s.log_path);
+        rec = tm_record(&w, "mnist-v1");
+        cr_assert_str_eq(json_string_value(json_object_get(rec, "registeredModelId")), w.rm);
+        cr_assert_str_eq(json_string_value(json_object_get(rec, "modelVersionId")), w.mv);
+        cr_assert_str_eq(json_string_value(json_object_get(rec, "runtime")), "kserve-ovms",
+                         "the parent's runtime");
+        cr_assert_str_eq(json_get_string_path(rec, "customProperties",
+                                              "trainedModelInferenceService", "string_value", NULL),
+                         "parent");
+        (void)snprintf(id, sizeof(id), "%s", json_string_value(json_object_get(rec, "id")));
+        json_decref(rec);
+        tm = srv_get(&w.s, &srv_gvr_tm, "mnist-v1");
+        cr_assert_null(json_get_path(tm, "metadata", "labels", ISID, NULL),
+                       "no label written back");
+        for (size_t i = 0; i < json_array_size(json_get_path(tm, "metadata", "finalizers", NULL));
+             i++)
+                cr_assert_str_neq(json_string_value(json_array_get(
+                                          json_get_path(tm, "metadata", "finalizers", NULL), i)),
+                                  FINALIZER);
+        json_decref(tm);
+
+        /* the version label changed: the same record follows it */
+        srv_patch(&w.s, &srv_gvr_tm, "mnist-v1", NULL,
+                  json_pack("{s:{s:{s:s}}}", "metadata", "labels", MVID, mv2));
+        SRV_WAIT(SRV_TIMEOUT, tm_record_is(&w, "mnist-v1", "modelVersionId", mv2),
+                 "modelVersionId not followed (log %s)", w.s.log_path);
+        cr_assert_eq(reg_count(&w.g, "/inference_services?pageSize=100"), 1);
+
+        /* deleted while the registry is down: gone at once, UNDEPLOYED once it is back */
+        reg_stop(&w.g);
+        srv_delete(&w.s, &srv_gvr_tm, "mnist-v1", NULL);
+        SRV_WAIT(SRV_TIMEOUT, srv_gone(&w.s, &srv_gvr_tm, "mnist-v1"),
+                 "the TrainedModel waits for nobody of ours");
+        srv_sleep_ms(1500);
+        reg_start(&w.g);
+        SRV_WAIT(60, record_state_is(&w, id, "UNDEPLOYED"), "record %s not UNDEPLOYED (log %s)", id,
+                 w.s.log_path);
+        srv_controller_assert_alive(&w.s);
+        world_teardown(&w);
+}
+
 /* A-X11: already UNDEPLOYED: deletion just removes the finalizer. */
 Test(mrlink, x11_already_undeployed, .timeout = 180)
 {

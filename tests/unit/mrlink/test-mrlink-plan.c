@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <jansson.h>
 #include <string.h>
 
@@ -244,4 +245,114 @@ Test(plan, finalizer_patch)
                      2, "added once");
         json_decref(p);
         json_decref(o);
+}
+
+Test(plan, tm_read)
+{
+        json_t *o = J("{'metadata':{'name':'tm1','namespace':'ns','uid':'u2',"
+                      "'labels':{'modelregistry.kubeflow.org/registered-model-id':'3',"
+                      "'modelregistry.kubeflow.org/model-version-id':'7',"
+                      "'modelregistry.kubeflow.org/inference-service-id':'99',"
+                      "'modelregistry.kubeflow.org/name':'mr'},"
+                      "'finalizers':['modelregistry.kubeflow.org/finalizer']},"
+                      "'spec':{'inferenceService':'parent','model':{'framework':'sklearn'}},"
+                      "'status':{'url':'http://parent/v1/models/tm1'}}");
+        struct mrlink_isvc v;
+
+        cr_assert_eq(mrlink_tm_read(&cfg, o, &v), 0);
+        cr_assert(v.has_rmid);
+        cr_assert_str_eq(v.rmid, "3");
+        cr_assert_str_eq(v.mvid, "7");
+        cr_assert_not(v.has_isid, "an IS-id label on a TrainedModel is not ours: found by name");
+        cr_assert_null(v.isid);
+        cr_assert_not(v.has_finalizer, "no finalizer of ours on TrainedModels");
+        cr_assert_null(v.runtime, "the shell takes the parent's");
+        cr_assert_str_eq(v.parent, "parent");
+        cr_assert_str_eq(v.mr_name, "mr");
+        cr_assert_str_eq(v.status_url, "http://parent/v1/models/tm1");
+        cr_assert(mrlink_tm_relevant(&cfg, o));
+        json_decref(o);
+
+        /* only the IS-id label: not recorded */
+        o = J("{'metadata':{'name':'tm1','namespace':'ns','labels':{"
+              "'modelregistry.kubeflow.org/inference-service-id':'99'}}}");
+        cr_assert_not(mrlink_tm_relevant(&cfg, o));
+        json_decref(o);
+        o = J("{'metadata':{'name':'tm1'}}");
+        cr_assert_eq(mrlink_tm_read(&cfg, o, &v), -EINVAL);
+        json_decref(o);
+
+        o = mrlink_tm_properties("parent");
+        cr_assert_str_eq(json_string_value(
+                                 json_object_get(json_object_get(o, "trainedModelInferenceService"),
+                                                 "string_value")),
+                         "parent");
+        json_decref(o);
+}
+
+Test(plan, record_patch)
+{
+        json_t *rec = J("{'id':'5','desiredState':'DEPLOYED','modelVersionId':'7',"
+                        "'customProperties':{'url':{'metadataType':'MetadataStringValue',"
+                        "'string_value':'http://a'},'trainedModelInferenceService':{"
+                        "'metadataType':'MetadataStringValue','string_value':'p'}}}");
+        json_t *p = NULL;
+
+        /* in line: nothing */
+        cr_assert_eq(mrlink_record_patch(rec,
+                                         &(struct mrlink_record_want){ .url = "http://a",
+                                                                       .follow_version = true,
+                                                                       .mvid = "7",
+                                                                       .deployed = true },
+                                         &p),
+                     0);
+        cr_assert_null(p);
+
+        /* an InferenceService's: only the url, all properties kept (checkURLDiff) */
+        cr_assert_eq(mrlink_record_patch(rec,
+                                         &(struct mrlink_record_want){ .url = "http://b",
+                                                                       .mvid = "8" },
+                                         &p),
+                     0);
+        cr_assert_eq(json_object_size(p), 1, "only customProperties");
+        cr_assert_str_eq(json_string_value(json_object_get(
+                                 json_object_get(json_object_get(p, "customProperties"), "url"),
+                                 "string_value")),
+                         "http://b");
+        cr_assert_not_null(json_object_get(json_object_get(p, "customProperties"),
+                                           "trainedModelInferenceService"));
+        json_decref(p);
+
+        /* a TrainedModel's: the version label changed, the record was UNDEPLOYED by hand */
+        json_object_set_new(rec, "desiredState", json_string("UNDEPLOYED"));
+        cr_assert_eq(mrlink_record_patch(rec,
+                                         &(struct mrlink_record_want){ .url = "http://a",
+                                                                       .follow_version = true,
+                                                                       .mvid = "8",
+                                                                       .deployed = true },
+                                         &p),
+                     0);
+        cr_assert_eq(json_object_size(p), 2);
+        cr_assert_str_eq(json_string_value(json_object_get(p, "modelVersionId")), "8");
+        cr_assert_str_eq(json_string_value(json_object_get(p, "desiredState")), "DEPLOYED");
+        json_decref(p);
+
+        /* an integer id compares as its text; no version label leaves it alone */
+        json_object_set_new(rec, "modelVersionId", json_integer(8));
+        json_object_set_new(rec, "desiredState", json_string("DEPLOYED"));
+        cr_assert_eq(mrlink_record_patch(rec,
+                                         &(struct mrlink_record_want){ .url = "http://a",
+                                                                       .follow_version = true,
+                                                                       .mvid = "8",
+                                                                       .deployed = true },
+                                         &p),
+                     0);
+        cr_assert_null(p);
+        cr_assert_eq(mrlink_record_patch(rec,
+                                         &(struct mrlink_record_want){ .url = "http://a",
+                                                                       .follow_version = true },
+                                         &p),
+                     0);
+        cr_assert_null(p);
+        json_decref(rec);
 }
