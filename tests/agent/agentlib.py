@@ -37,6 +37,11 @@ def ok(cond, what):
     return cond
 
 
+def skip(what, why):
+    step_no[0] += 1
+    print(f"ok {step_no[0]} # SKIP {what}: {why}", flush=True)
+
+
 def wait_for(pred, what, timeout=120, interval=0.2):
     """pred() until it returns something true (returned) or timeout seconds pass (None, logged
     with the last answer or exception)."""

@@ -25,53 +25,25 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 import urllib.parse
 import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from agentlib import AZURITE_ACCOUNT, AZURITE_KEY, agent_port, azure_put, free_port  # noqa: E402
+import agentlib  # noqa: E402
+from agentlib import (AZURITE_ACCOUNT, AZURITE_KEY, agent_port, azure_put, failures,  # noqa: E402
+                      free_port, ok, sanitizer_clean, skip, step_no)
+from agentlib import log as note  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-step_no = [0]
-failed = [0]
 procs = []
 BODY = {"inputs": [{"name": "x", "shape": [1, 2], "datatype": "FP64", "data": [1.0, 2.0]}]}
 NAMES = ["--inference-service", "iris", "--namespace", "default", "--component", "predictor",
          "--source-uri", "http://src/", "--log-store-path", "sp"]
 
 
-def note(msg):
-    print(f"# {msg}", flush=True)
-
-
-def ok(cond, what):
-    step_no[0] += 1
-    print(f"{'ok' if cond else 'not ok'} {step_no[0]} - {what}", flush=True)
-    if not cond:
-        failed[0] += 1
-    return cond
-
-
-def skip(what, why):
-    step_no[0] += 1
-    print(f"ok {step_no[0]} # SKIP {what}: {why}", flush=True)
-
-
-def wait_for(pred, timeout=30, every=0.05):
-    end = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < end:
-        try:
-            last = pred()
-            if last:
-                return last
-        except Exception as e:  # noqa: BLE001 - polling a server that may not be up yet
-            last = e
-        time.sleep(every)
-    note(f"timed out; last: {last!r}")
-    return None
+def wait_for(pred, timeout=30):
+    return agentlib.wait_for(pred, "the condition", timeout, 0.05)
 
 
 def wait_port(port):
@@ -555,14 +527,13 @@ def main():
         for f in logs:
             with open(os.path.join(work, f), errors="replace") as fh:
                 text = fh.read()
-            if any(m in text for m in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
-                                       "runtime error:")):
+            if not sanitizer_clean(text):
                 ok(False, f"{f}: a sanitizer report")
-            if failed[0]:
+            if failures:
                 note(f"--- {f}: " + text[-1500:].replace("\n", "\n# "))
         shutil.rmtree(work, ignore_errors=True)
     print(f"1..{step_no[0]}", flush=True)
-    return 1 if failed[0] else 0
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":
