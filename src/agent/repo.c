@@ -36,21 +36,12 @@ int repo_index_set(struct repo_index *ix, const char *name, enum server_state st
         struct repo_entry *v;
         char *copy;
 
-        if (found && state == SERVER_ABSENT) {
-                free(ix->items[pos].name);
-                free(ix->items[pos].reason);
-                memmove(&ix->items[pos], &ix->items[pos + 1], (ix->n - pos - 1) * sizeof(*v));
-                ix->n--;
-                return 0;
-        }
         if (found) {
                 ix->items[pos].state = state;
                 free(ix->items[pos].reason);
                 ix->items[pos].reason = NULL;
                 return 0;
         }
-        if (state == SERVER_ABSENT)
-                return 0;
         copy = strdup(name);
         v = copy ? reallocarray(ix->items, ix->n + 1, sizeof(*v)) : NULL;
         if (!v) {

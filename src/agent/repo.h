@@ -29,8 +29,9 @@ struct repo_index {
 
 void repo_index_release(struct repo_index *ix);
 
-/* Sets @name's state in @ix, inserted in order when missing; SERVER_ABSENT takes it out. What an
- * own load or unload call did, applied to a kept index. 0 or -ENOMEM (@ix unchanged). */
+/* Sets @name's state in @ix, inserted in order when missing: what an own load (READY) or unload
+ * (UNAVAILABLE, as MLServer and Triton list it) did, applied to a kept index. 0 or -ENOMEM (@ix
+ * unchanged). */
 _warn_unused_result_ int repo_index_set(struct repo_index *ix, const char *name,
                                         enum server_state state);
 
