@@ -18,31 +18,15 @@ bool mr_uri_is(const char *uri)
 /* The percent-decoded copy of s[0..n); -EINVAL for a bad escape, a control character or NUL. */
 static int decode(const char *s, size_t n, char **ret)
 {
-        char *out = malloc(n + 1), *o = out;
+        AUTOFREE char *out = NULL;
+        int r = percent_decode(s, n, &out);
 
-        if (!out)
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                unsigned char c = (unsigned char)s[i];
-
-                if (c == '%') {
-                        int hi = i + 2 < n ? unhexchar(s[i + 1]) : -1;
-
-                        if (hi < 0 || unhexchar(s[i + 2]) < 0) {
-                                free(out);
-                                return -EINVAL;
-                        }
-                        c = (unsigned char)(hi * 16 + unhexchar(s[i + 2]));
-                        i += 2;
-                }
-                if (c < 0x20 || c == 0x7f) {
-                        free(out);
+        if (r < 0)
+                return r;
+        for (const unsigned char *c = (const unsigned char *)out; *c; c++)
+                if (*c < 0x20 || *c == 0x7f)
                         return -EINVAL;
-                }
-                *o++ = (char)c;
-        }
-        *o = '\0';
-        *ret = out;
+        *ret = TAKE_PTR(out);
         return 0;
 }
 

@@ -110,7 +110,7 @@ static int hf_config_limits(const struct catalog_source_config *src, struct cata
                 }
                 c->max_models = (uint32_t)d;
         }
-        if (sync && catalog_parse_go_duration(sync, &c->sync_interval) < 0)
+        if (sync && parse_go_duration_usec(sync, &c->sync_interval) < 0)
                 c->sync_interval = CATALOG_HF_DEFAULT_SYNC_USEC; /* upstream: a warning */
         if (c->sync_interval < USEC_PER_SEC)
                 c->sync_interval = USEC_PER_SEC;
@@ -293,54 +293,6 @@ int catalog_hf_link_next_cursor(const char *link, char **ret)
                 }
                 link = end ? end + 1 : NULL;
         }
-        return 0;
-}
-
-int catalog_parse_go_duration(const char *s, usec_t *ret)
-{
-        static const struct {
-                const char *unit;
-                double usec;
-        } units[] = {
-                { "ns", 1e-3 }, { "us", 1 },  { "\xc2\xb5s", 1 }, { "\xce\xbcs", 1 },
-                { "ms", 1e3 },  { "s", 1e6 }, { "m", 60e6 },      { "h", 3600e6 },
-        };
-        double total = 0;
-
-        if (!s || !*s)
-                return -EINVAL;
-        if (streq(s, "0")) {
-                *ret = 0;
-                return 0;
-        }
-        while (*s) {
-                char *end;
-                double v;
-                size_t best = 0, best_len = 0;
-
-                if (!isdigit((unsigned char)*s) && *s != '.')
-                        return -EINVAL;
-                errno = 0;
-                v = strtod(s, &end);
-                if (errno != 0 || end == s)
-                        return -EINVAL;
-                s = end;
-                for (size_t i = 0; i < ELEMENTSOF(units); i++) {
-                        size_t l = strlen(units[i].unit);
-
-                        if (strneq(s, units[i].unit, l) && l > best_len) {
-                                best = i;
-                                best_len = l;
-                        }
-                }
-                if (best_len == 0)
-                        return -EINVAL;
-                total += v * units[best].usec;
-                s += best_len;
-        }
-        if (!(total < 1.8e19))
-                return -EINVAL;
-        *ret = (usec_t)total;
         return 0;
 }
 

@@ -82,9 +82,6 @@ _warn_unused_result_ int catalog_hf_pattern_parse(const char *pattern,
  */
 _warn_unused_result_ int catalog_hf_link_next_cursor(const char *link, char **ret);
 
-/* Go's time.ParseDuration for the units ns, us, µs, ms, s, m, h (no sign); -EINVAL. */
-_warn_unused_result_ int catalog_parse_go_duration(const char *s, usec_t *ret);
-
 /* RFC 3339 ("2024-05-01T10:00:00.000Z") to epoch ms; -EINVAL. */
 _warn_unused_result_ int catalog_hf_parse_time(const char *s, int64_t *ret_ms);
 

@@ -77,31 +77,6 @@ char *http_utf8_scrub(const char *s)
         return out;
 }
 
-int http_percent_decode(const char *s, size_t len, char **ret)
-{
-        AUTOFREE char *out = malloc(len + 1);
-        size_t j = 0;
-
-        if (!out)
-                return -ENOMEM;
-        for (size_t i = 0; i < len; i++) {
-                if (s[i] != '%') {
-                        out[j++] = s[i];
-                        continue;
-                }
-                if (i + 2 >= len)
-                        return -EINVAL;
-                int hi = unhexchar(s[i + 1]), lo = unhexchar(s[i + 2]);
-                if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
-                        return -EINVAL;
-                out[j++] = (char)(hi * 16 + lo);
-                i += 2;
-        }
-        out[j] = '\0';
-        *ret = TAKE_PTR(out);
-        return 0;
-}
-
 void http_req_params_release(struct http_req *req)
 {
         for (size_t i = 0; i < req->n_params; i++)
@@ -132,7 +107,7 @@ static int capture(struct http_param *params, size_t *n_params, const char *ps, 
 
         if (*n_params >= HTTP_PARAMS_MAX)
                 return -E2BIG;
-        r = http_percent_decode(value, len, &params[*n_params].value);
+        r = percent_decode(value, len, &params[*n_params].value);
         if (r < 0)
                 return r;
         params[*n_params].name = ps + 1; /* not NUL-terminated: fixed by the caller */

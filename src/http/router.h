@@ -40,6 +40,3 @@ bool http_utf8_valid(const char *s, size_t len);
 /* A copy of the NUL-terminated s with each byte that starts no well-formed UTF-8 sequence
  * replaced by '?', so that it can go into a JSON string; NULL when out of memory. */
 _warn_unused_result_ char *http_utf8_scrub(const char *s);
-
-/* Decodes %XX escapes of s[0..len) into a new string. Rejects bad escapes and %00. */
-_warn_unused_result_ int http_percent_decode(const char *s, size_t len, char **ret);

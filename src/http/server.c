@@ -17,6 +17,7 @@
 #include "http/router.h"
 #include "http/tls-conn.h"
 #include "http/tls-source.h"
+#include "util/string-util.h"
 
 struct http_server {
         struct http_engine *engine;
@@ -184,7 +185,7 @@ static void error_resp(const struct http_server *s, unsigned status, const char 
 static int decode_utf8(const char *s, char **ret)
 {
         char *d = NULL;
-        int r = http_percent_decode(s, strlen(s), &d);
+        int r = percent_decode(s, strlen(s), &d);
 
         if (r < 0)
                 return r;

@@ -19,6 +19,7 @@
 #include "ui/views.h"
 #include "util/log.h"
 #include "util/parse-util.h"
+#include "util/string-util.h"
 
 /*
  * The front of modelplane ui's request handler: the route table, identity and CSRF, static files,
@@ -341,7 +342,7 @@ static int handle_static(struct ui_server *s, struct http_req *req, struct http_
                 http_resp_set_text(resp, 503, "text/html; charset=utf-8", NOT_BUILT_PAGE);
                 return http_resp_add_header(resp, "Cache-Control", "no-cache");
         }
-        r = http_percent_decode(req->path, strlen(req->path), &decoded);
+        r = percent_decode(req->path, strlen(req->path), &decoded);
         if (r == -ENOMEM)
                 return r;
         if (r < 0 || ui_static_path(decoded, rel, sizeof(rel)) < 0) {

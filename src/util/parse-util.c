@@ -144,3 +144,51 @@ int parse_duration_usec(const char *s, uint64_t *ret)
                 }
         return -EINVAL;
 }
+
+int parse_go_duration_usec(const char *s, uint64_t *ret)
+{
+        static const struct {
+                const char *unit;
+                double usec;
+        } units[] = {
+                { "ns", 1e-3 }, { "us", 1 },  { "\xc2\xb5s", 1 }, { "\xce\xbcs", 1 },
+                { "ms", 1e3 },  { "s", 1e6 }, { "m", 60e6 },      { "h", 3600e6 },
+        };
+        double total = 0;
+
+        if (!s || !*s)
+                return -EINVAL;
+        if (streq(s, "0")) {
+                *ret = 0;
+                return 0;
+        }
+        while (*s) {
+                char *end;
+                double v;
+                size_t best = 0, best_len = 0;
+
+                if (!isdigit((unsigned char)*s) && *s != '.')
+                        return -EINVAL;
+                errno = 0;
+                v = strtod(s, &end);
+                if (errno != 0 || end == s)
+                        return -EINVAL;
+                s = end;
+                for (size_t i = 0; i < ELEMENTSOF(units); i++) {
+                        size_t l = strlen(units[i].unit);
+
+                        if (strneq(s, units[i].unit, l) && l > best_len) {
+                                best = i;
+                                best_len = l;
+                        }
+                }
+                if (best_len == 0)
+                        return -EINVAL;
+                total += v * units[best].usec;
+                s += best_len;
+        }
+        if (!(total < 1.8e19))
+                return -EINVAL;
+        *ret = (uint64_t)total;
+        return 0;
+}

@@ -21,3 +21,6 @@ _warn_unused_result_ int safe_atou16(const char *s, uint16_t *ret);
 _warn_unused_result_ int parse_boolean(const char *s, bool *ret);
 /* Parses a duration such as "500ms", "10s", "2m", "1h" or a plain number of seconds, into usec. */
 _warn_unused_result_ int parse_duration_usec(const char *s, uint64_t *ret);
+/* Go's time.ParseDuration for the units ns, us, µs, ms, s, m, h (no sign; "0" alone needs no
+ * unit), as KServe's and the catalog's flags take it, into usec; -EINVAL. */
+_warn_unused_result_ int parse_go_duration_usec(const char *s, uint64_t *ret);

@@ -45,3 +45,28 @@ size_t sorted_find(const void *base, size_t n, size_t size, const char *name, bo
         }
         return lo;
 }
+
+int percent_decode(const char *s, size_t len, char **ret)
+{
+        AUTOFREE char *out = malloc(len + 1);
+        size_t j = 0;
+
+        if (!out)
+                return -ENOMEM;
+        for (size_t i = 0; i < len; i++) {
+                if (s[i] != '%') {
+                        out[j++] = s[i];
+                        continue;
+                }
+                if (i + 2 >= len)
+                        return -EINVAL;
+                int hi = unhexchar(s[i + 1]), lo = unhexchar(s[i + 2]);
+                if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
+                        return -EINVAL;
+                out[j++] = (char)(hi * 16 + lo);
+                i += 2;
+        }
+        out[j] = '\0';
+        *ret = TAKE_PTR(out);
+        return 0;
+}

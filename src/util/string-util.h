@@ -17,6 +17,10 @@ _warn_unused_result_ int strdup_opt(const char *s, char **ret);
 /* The value of one hexadecimal digit (either case), or -EINVAL. */
 int unhexchar(char c);
 
+/* Decodes the %XX escapes of s[0..len) into a new string ('+' stays '+'): -EINVAL for a bad
+ * escape or %00, -ENOMEM. */
+_warn_unused_result_ int percent_decode(const char *s, size_t len, char **ret);
+
 /*
  * Binary search of @n elements of @size bytes at @base, sorted by strcmp() of the string each one
  * begins with (a struct whose first member is its name, or an array of char *). Returns the

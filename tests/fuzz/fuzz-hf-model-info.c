@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "catalog/hf.h"
+#include "util/parse-util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -24,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
         if (!line)
                 return 0;
-        (void)!catalog_parse_go_duration(line, &u);
+        (void)!parse_go_duration_usec(line, &u);
         (void)!catalog_hf_parse_time(line, &ms);
         if (catalog_hf_link_next_cursor(line, &cursor) == 0)
                 free(cursor);

@@ -51,3 +51,25 @@ Test(parse_util, duration)
         cr_assert_eq(parse_duration_usec("5d", &u), -EINVAL);
         cr_assert_eq(parse_duration_usec("s", &u), -EINVAL);
 }
+
+Test(parse_util, go_durations)
+{
+        uint64_t u = 0;
+
+        cr_assert_eq(parse_go_duration_usec("24h", &u), 0);
+        cr_assert_eq(u, 24ULL * 3600 * 1000000ULL);
+        cr_assert_eq(parse_go_duration_usec("1h30m", &u), 0);
+        cr_assert_eq(u, 5400ULL * 1000000ULL);
+        cr_assert_eq(parse_go_duration_usec("1.5s", &u), 0);
+        cr_assert_eq(u, 1500 * 1000ULL);
+        cr_assert_eq(parse_go_duration_usec("250ms", &u), 0);
+        cr_assert_eq(u, 250 * 1000ULL);
+        cr_assert_eq(parse_go_duration_usec("0", &u), 0);
+        cr_assert_eq(parse_go_duration_usec("10", &u), -EINVAL, "a unit is required");
+        cr_assert_eq(parse_go_duration_usec("-1s", &u), -EINVAL);
+        cr_assert_eq(parse_go_duration_usec("1d", &u), -EINVAL);
+        cr_assert_eq(parse_go_duration_usec("", &u), -EINVAL);
+        cr_assert_eq(parse_go_duration_usec("1m30s", &u), 0);
+        cr_assert_eq(u, 90ULL * 1000000ULL);
+        cr_assert_eq(parse_go_duration_usec("5x", &u), -EINVAL);
+}
