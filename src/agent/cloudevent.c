@@ -10,6 +10,7 @@
 
 #include "util/base64.h"
 #include "util/buf.h"
+#include "util/string-util.h"
 #include "util/time-util.h"
 
 void ce_strv_free(char **v)
@@ -133,18 +134,102 @@ static int put_str(json_t *o, const char *k, const char *v)
         return set(v) ? json_object_set_new(o, k, json_string(v)) : 0;
 }
 
-char *ce_record_json(const struct ce_event *ev)
+/* The scheme (lowered, as Go's) and host of scheme://[user@]host..., and where the rest starts;
+ * all unset (rest = s) for a URL of another form. -ENOMEM. */
+static int url_authority(const char *s, char **ret_scheme, char **ret_host, bool *ret_user,
+                         const char **ret_rest)
+{
+        const char *colon = strchr(s, ':'), *auth, *at;
+        size_t n;
+
+        *ret_scheme = *ret_host = NULL;
+        *ret_user = false;
+        *ret_rest = s;
+        if (!colon || colon == s || !strneq(colon, "://", 3) ||
+            strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-.") !=
+                    (size_t)(colon - s))
+                return 0;
+        auth = colon + 3;
+        n = strcspn(auth, "/?#");
+        at = memchr(auth, '@', n);
+        *ret_user = at != NULL;
+        *ret_host = at ? strndup(at + 1, n - (size_t)(at + 1 - auth)) : strndup(auth, n);
+        *ret_scheme = strndup(s, (size_t)(colon - s));
+        if (!*ret_host || !*ret_scheme)
+                return -ENOMEM;
+        for (char *c = *ret_scheme; *c; c++)
+                if (*c >= 'A' && *c <= 'Z')
+                        *c = (char)(*c - 'A' + 'a');
+        *ret_rest = auth + n;
+        return 0;
+}
+
+/* Splits an absolute URL as Go's url.Parse does for the ones a logger sees
+ * (scheme://[user@]host[/path][?query][#fragment]) into the fields of Go's url.URL, as
+ * encoding/json writes that struct: every field, User `{}` when there is user information (its
+ * fields are unexported) and null otherwise, Path decoded with the raw form in RawPath when it
+ * held escapes. A URL of another form is all Path, with no scheme or host. NULL on OOM. */
+static json_t *go_url(const char *s)
+{
+        AUTOFREE char *scheme = NULL, *host = NULL, *path = NULL, *query = NULL, *decoded = NULL;
+        const char *rest, *q, *f;
+        bool user;
+        json_t *o;
+        int r;
+
+        if (url_authority(s, &scheme, &host, &user, &rest) < 0)
+                return NULL;
+        f = strchr(rest, '#');
+        q = strchr(rest, '?');
+        if (q && f && q > f)
+                q = NULL;
+        path = strndup(rest, q ? (size_t)(q - rest) : f ? (size_t)(f - rest) : strlen(rest));
+        query = q ? strndup(q + 1, f ? (size_t)(f - q - 1) : strlen(q + 1)) : strdup("");
+        if (!path || !query)
+                return NULL;
+        if (strchr(path, '%') && percent_decode(path, strlen(path), &decoded) < 0)
+                decoded = NULL; /* not a valid escape: Go would refuse the URL; kept as it is */
+        o = json_object();
+        if (!o)
+                return NULL;
+        r = json_object_set_new(o, "Scheme", json_string(scheme ? scheme : "")) |
+            json_object_set_new(o, "Opaque", json_string("")) |
+            json_object_set_new(o, "User", user ? json_object() : json_null()) |
+            json_object_set_new(o, "Host", json_string(host ? host : "")) |
+            json_object_set_new(o, "Path", json_string(decoded ? decoded : path)) |
+            json_object_set_new(o, "RawPath", json_string(decoded ? path : "")) |
+            json_object_set_new(o, "OmitHost", json_false()) |
+            json_object_set_new(o, "ForceQuery", json_false()) |
+            json_object_set_new(o, "RawQuery", json_string(query)) |
+            json_object_set_new(o, "Fragment", json_string(f ? f + 1 : "")) |
+            json_object_set_new(o, "RawFragment", json_string(""));
+        if (r != 0) {
+                json_decref(o);
+                return NULL;
+        }
+        return o;
+}
+
+/* One LogRequest as Go's encoding/json writes it; url and sourceUri as text (KServe's records)
+ * or, with @go_urls, as url.URL structures (what KServe's agent sends its marshaller). */
+static json_t *record_object(const struct ce_event *ev, bool go_urls)
 {
         json_t *o = json_object(), *md = obj(ev->metadata_json), *an = obj(ev->annotations_json);
-        char *b64 = base64_encode(ev->body ? ev->body : "", ev->body_len), t[32], *s = NULL;
+        char *b64 = base64_encode(ev->body ? ev->body : "", ev->body_len), t[32];
         int r = o && b64 ? 0 : -1;
 
         ce_format_time(ev->time_usec, t);
+        if (r == 0 && set(ev->log_url))
+                r = go_urls ? json_object_set_new(o, "url", go_url(ev->log_url))
+                            : put_str(o, "url", ev->log_url);
         if (r == 0)
-                r = put_str(o, "url", ev->log_url) | put_str(o, "bytes", b64) |
-                    put_str(o, "contentType", ev->content_type) | put_str(o, "reqType", ev->type) |
-                    put_str(o, "id", ev->id) | put_str(o, "sourceUri", ev->source) |
-                    put_str(o, "inferenceService", ev->inference_service) |
+                r = put_str(o, "bytes", b64) | put_str(o, "contentType", ev->content_type) |
+                    put_str(o, "reqType", ev->type) | put_str(o, "id", ev->id);
+        if (r == 0 && set(ev->source))
+                r = go_urls ? json_object_set_new(o, "sourceUri", go_url(ev->source))
+                            : put_str(o, "sourceUri", ev->source);
+        if (r == 0)
+                r = put_str(o, "inferenceService", ev->inference_service) |
                     put_str(o, "namespace", ev->namespace_) |
                     put_str(o, "component", ev->component) | put_str(o, "endpoint", ev->endpoint);
         if (r == 0 && md && json_object_size(md) > 0)
@@ -157,13 +242,63 @@ char *ce_record_json(const struct ce_event *ev)
                 r = json_object_set_new(o, "tlsSkipVerify", json_true());
         if (r == 0)
                 r = json_object_set_new(o, "occurrenceTime", json_string(t));
-        if (r == 0)
-                s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        json_decref(o);
         json_decref(md);
         json_decref(an);
         free(b64);
+        if (r != 0) {
+                json_decref(o);
+                return NULL;
+        }
+        return o;
+}
+
+char *ce_record_json(const struct ce_event *ev)
+{
+        json_t *o = record_object(ev, false);
+        char *s = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+
+        json_decref(o);
         return s;
+}
+
+/* The JSON array of @n records. Owned, NULL on OOM. */
+static char *records_array(const struct ce_event *evs, size_t n, bool go_urls)
+{
+        json_t *a = json_array();
+        char *s = NULL;
+        int r = a ? 0 : -1;
+
+        for (size_t i = 0; i < n && r == 0; i++)
+                r = json_array_append_new(a, record_object(&evs[i], go_urls));
+        if (r == 0)
+                s = json_dumps(a, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        json_decref(a);
+        return s;
+}
+
+char *ce_records_text(const struct ce_event *evs, size_t n, bool csv)
+{
+        struct buf b = BUF_INIT(SIZE_MAX / 4);
+        int r;
+
+        if (!csv)
+                return n == 1 ? ce_record_json(&evs[0]) : records_array(evs, n, false);
+        r = buf_puts(&b, ce_record_csv_header());
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                AUTOFREE char *row = ce_record_csv(&evs[i]);
+
+                r = row ? buf_puts(&b, row) : -ENOMEM;
+        }
+        if (r < 0) {
+                buf_release(&b);
+                return NULL;
+        }
+        return b.p;
+}
+
+char *ce_marshal_request(const struct ce_event *evs, size_t n)
+{
+        return records_array(evs, n, true);
 }
 
 const char *ce_record_csv_header(void)
@@ -192,11 +327,14 @@ static int csv_field(struct buf *b, const char *s, bool last)
         return r;
 }
 
-/* Compact JSON of an object given as text ("" when absent or not an object). Owned. */
+/* Compact JSON of an object given as text ("" when absent, empty or not an object). Owned. */
 static char *compact(const char *text)
 {
         json_t *j = obj(text);
-        char *s = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : strdup("");
+        /* an empty map is "", as in KServe's csv: its agent's marshaller call drops the empty
+         * map (omitempty), so its marshaller reads none */
+        char *s = j && json_object_size(j) > 0 ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER)
+                                               : strdup("");
 
         json_decref(j);
         return s;

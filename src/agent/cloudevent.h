@@ -68,6 +68,23 @@ const char *ce_record_csv_header(void);
 char *ce_record_csv(const struct ce_event *ev);
 
 /*
+ * A batch of @n (at least 1) records as KServe's embedded marshallers write one blob
+ * (pkg/logger marshaller_json.go, marshaller_csv.go): json: a single record is the object of
+ * ce_record_json(), several are a JSON array of them; csv: the header line, then a line per
+ * record. Owned, NULL on OOM.
+ */
+char *ce_records_text(const struct ce_event *evs, size_t n, bool csv);
+
+/*
+ * The body KServe's agent POSTs to a log marshaller (--log-marshaller-url, marshaller_http.go):
+ * the batch as a JSON array of Go's LogRequest. That is ce_record_json()'s object but for url and
+ * sourceUri, which are Go url.URL structures ({"Scheme":"http","Opaque":"","User":null,
+ * "Host":"...","Path":"/",...}, as encoding/json writes them), so that a marshaller that decodes
+ * into KServe's type, as KServe's own does, reads it. Owned, NULL on OOM.
+ */
+char *ce_marshal_request(const struct ce_event *evs, size_t n);
+
+/*
  * The metadata of a request (KServe's --metadata-headers): the values of the request headers
  * named in @allow (case-insensitive), as a JSON object of arrays keyed by the header's canonical
  * Go spelling ("x-user-id" -> "X-User-Id"). @names/@values are the request's @n headers.

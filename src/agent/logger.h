@@ -5,8 +5,9 @@
  * The request logger (KServe's agent pkg/logger, docs/agent.md "Request logging"): the proxy
  * hands every request and response to logger_submit(), which copies it into a bounded queue and
  * never blocks; worker threads POST each as a CloudEvent in binary mode to the log URL (libcurl),
- * or store it as a json or csv record under KServe's object key: uploaded to an S3, GCS or Azure
- * blob store (agent/fetch.h's fetch_put_object(): the downloads' credentials; a few attempts,
+ * or store batches of them (KServe's --log-batch-size) as one json or csv blob, or as a
+ * marshaller of one's own writes it (--log-marshaller-url), under KServe's object key: uploaded
+ * to an S3, GCS or Azure blob store (agent/fetch.h's fetch_put_object(): the downloads' credentials; a few attempts,
  * then dropped and counted as failed), or written to a directory. A full queue drops the message
  * and counts it: a sink or store that is down or slow never holds inference up.
  */
@@ -42,11 +43,25 @@ struct logger_config {
         const char *ca_cert_file;     /* relative: under /etc/tls/logger, as KServe */
         bool tls_skip_verify;
         unsigned workers;    /* default 5 */
-        unsigned queue_size; /* default 100 */
+        unsigned queue_size; /* default 100; raised to twice batch_size */
+        /* KServe's --log-batch-size and --log-batch-interval: a store gets one blob per
+         * batch_size records (0, 1: each alone; at most LOGGER_BATCH_MAX), keyed by its first;
+         * a partial batch is stored once its oldest record waited batch_interval_usec (0: it
+         * waits for the batch to fill) */
+        unsigned batch_size;
+        uint64_t batch_interval_usec;
+        /* KServe's --log-marshaller-url: NULL, "" or KServe's default (its agent's embedded
+         * marshaller, http://localhost:9083/marshal): records are marshalled in process, in
+         * store_format; another URL gets each batch as KServe's agent POSTs it, and its answer
+         * is the blob (X-Log-Marshal-Extension: its extension) */
+        const char *marshaller_url;
 };
 
+#define LOGGER_BATCH_MAX 100000U
+
 struct logger_stats {
-        uint64_t queued, sent, failed, dropped;
+        uint64_t queued, sent, failed, dropped; /* records */
+        uint64_t blobs;                         /* objects a store got (a batch each) */
 };
 
 /* Checks @cfg and starts the workers. -EINVAL (malformed: KServe's agent exits too) or

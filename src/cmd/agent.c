@@ -76,6 +76,9 @@ enum {
         OPT_LOGGER_SKIP_VERIFY,
         OPT_LOG_WORKERS,
         OPT_LOG_QUEUE,
+        OPT_LOG_MARSHALLER_URL,
+        OPT_LOG_BATCH_SIZE,
+        OPT_LOG_BATCH_INTERVAL,
         OPT_ENABLE_BATCHER,
         OPT_MAX_BATCHSIZE,
         OPT_MAX_LATENCY,
@@ -173,10 +176,16 @@ static const struct cli_option agent_options[] = {
           OPT_MAX_BATCHSIZE },
         { "max-latency", 0, CLI_ARG_REQUIRED, "MS", "wait for a batch to fill (default 5000)",
           OPT_MAX_LATENCY },
-        IGNORED("log-marshaller-url", CLI_ARG_REQUIRED),
+        { "log-marshaller-url", 0, CLI_ARG_REQUIRED, "URL",
+          "a blob store's batches are POSTed here and stored as\nanswered (default: marshalled "
+          "in process)",
+          OPT_LOG_MARSHALLER_URL },
+        { "log-batch-size", 0, CLI_ARG_REQUIRED, "N", "records per blob-store object (default 1)",
+          OPT_LOG_BATCH_SIZE },
+        { "log-batch-interval", 0, CLI_ARG_REQUIRED, "DURATION",
+          "store a partial batch after this long, e.g. 5s\n(default 0: wait for a full batch)",
+          OPT_LOG_BATCH_INTERVAL },
         IGNORED("log-marshaller-port", CLI_ARG_REQUIRED),
-        IGNORED("log-batch-size", CLI_ARG_REQUIRED),
-        IGNORED("log-batch-interval", CLI_ARG_REQUIRED),
         IGNORED("probe-period", CLI_ARG_REQUIRED),
 };
 
@@ -198,6 +207,9 @@ struct agent_args {
         size_t n_metadata_headers, n_metadata_annotations;
         bool tls_skip_verify, batcher;
         uint32_t log_workers, log_queue, max_batchsize, max_latency;
+        const char *log_marshaller;
+        uint32_t log_batch_size;
+        uint64_t log_batch_interval;
         char ignored[1024];
 };
 
@@ -270,6 +282,30 @@ static int logger_batcher_set(struct agent_args *a, const struct cli_option *opt
                 return count_set(&a->log_workers, arg, 64, opt->name, err, err_size);
         case OPT_LOG_QUEUE:
                 return count_set(&a->log_queue, arg, 1000000, opt->name, err, err_size);
+        case OPT_LOG_MARSHALLER_URL:
+                a->log_marshaller = arg;
+                return 0;
+        case OPT_LOG_BATCH_SIZE: {
+                int32_t v;
+
+                /* Go's flag.Int: any int; 1 or less stores each record alone */
+                if (safe_atoi32(arg, &v) < 0 || v > (int32_t)LOGGER_BATCH_MAX) {
+                        (void)snprintf(err, err_size, "invalid --log-batch-size '%s' (at most %u)",
+                                       arg, LOGGER_BATCH_MAX);
+                        return -EINVAL;
+                }
+                a->log_batch_size = v > 1 ? (uint32_t)v : 1;
+                return 0;
+        }
+        case OPT_LOG_BATCH_INTERVAL:
+                if (parse_go_duration_usec(arg, &a->log_batch_interval) < 0) {
+                        (void)snprintf(err, err_size,
+                                       "invalid --log-batch-interval '%s' (a Go duration: 500ms, "
+                                       "5s, 1m)",
+                                       arg);
+                        return -EINVAL;
+                }
+                return 0;
         case OPT_ENABLE_BATCHER:
                 return cli_parse_bool(arg, &a->batcher) < 0 ? -EINVAL : 0;
         case OPT_MAX_BATCHSIZE:
@@ -408,8 +444,8 @@ static const struct cli_command agent_cli = {
         .options = agent_options,
         .n_options = ELEMENTSOF(agent_options),
         .epilog =
-                "KServe's log-marshaller, log-batch and probe-period flags are accepted and named\n"
-                "in a startup warning.\n"
+                "KServe's --log-marshaller-port and --probe-period are accepted and named in a\n"
+                "startup warning.\n"
                 "Go spellings work too: -port 9081, --enable-puller=true, --logger-tls-skip-verify false.",
         .set = agent_set,
 };
@@ -556,31 +592,36 @@ static char *logger_batcher_metrics(struct agent_ctx *c)
                 logger_get_stats(c->logger, &ls);
         if (c->batcher)
                 batcher_get_stats(c->batcher, &bs);
-        if (asprintf(&s,
-                     "# TYPE modelplane_agent_log_queued_total counter\n"
-                     "modelplane_agent_log_queued_total %llu\n"
-                     "# TYPE modelplane_agent_log_sent_total counter\n"
-                     "modelplane_agent_log_sent_total %llu\n"
-                     "# TYPE modelplane_agent_log_failed_total counter\n"
-                     "modelplane_agent_log_failed_total %llu\n"
-                     "# HELP modelplane_agent_log_dropped_total messages not logged: queue full\n"
-                     "# TYPE modelplane_agent_log_dropped_total counter\n"
-                     "modelplane_agent_log_dropped_total %llu\n"
-                     "# TYPE modelplane_agent_log_too_large_total counter\n"
-                     "modelplane_agent_log_too_large_total %llu\n"
-                     "# TYPE modelplane_agent_batches_total counter\n"
-                     "modelplane_agent_batches_total %llu\n"
-                     "# TYPE modelplane_agent_batched_requests_total counter\n"
-                     "modelplane_agent_batched_requests_total %llu\n"
-                     "# TYPE modelplane_agent_batch_passthrough_total counter\n"
-                     "modelplane_agent_batch_passthrough_total %llu\n"
-                     "# TYPE modelplane_agent_batch_refused_total counter\n"
-                     "modelplane_agent_batch_refused_total %llu\n",
-                     (unsigned long long)ls.queued, (unsigned long long)ls.sent,
-                     (unsigned long long)ls.failed, (unsigned long long)ls.dropped,
-                     (unsigned long long)__atomic_load_n(&c->tap_skipped, __ATOMIC_RELAXED),
-                     (unsigned long long)bs.batches, (unsigned long long)bs.requests,
-                     (unsigned long long)bs.passthrough, (unsigned long long)bs.refused) < 0)
+        if (asprintf(
+                    &s,
+                    "# TYPE modelplane_agent_log_queued_total counter\n"
+                    "modelplane_agent_log_queued_total %llu\n"
+                    "# TYPE modelplane_agent_log_sent_total counter\n"
+                    "modelplane_agent_log_sent_total %llu\n"
+                    "# TYPE modelplane_agent_log_failed_total counter\n"
+                    "modelplane_agent_log_failed_total %llu\n"
+                    "# HELP modelplane_agent_log_dropped_total messages not logged: queue full\n"
+                    "# TYPE modelplane_agent_log_dropped_total counter\n"
+                    "modelplane_agent_log_dropped_total %llu\n"
+                    "# HELP modelplane_agent_log_blobs_total objects a blob store got (a batch each)\n"
+                    "# TYPE modelplane_agent_log_blobs_total counter\n"
+                    "modelplane_agent_log_blobs_total %llu\n"
+                    "# TYPE modelplane_agent_log_too_large_total counter\n"
+                    "modelplane_agent_log_too_large_total %llu\n"
+                    "# TYPE modelplane_agent_batches_total counter\n"
+                    "modelplane_agent_batches_total %llu\n"
+                    "# TYPE modelplane_agent_batched_requests_total counter\n"
+                    "modelplane_agent_batched_requests_total %llu\n"
+                    "# TYPE modelplane_agent_batch_passthrough_total counter\n"
+                    "modelplane_agent_batch_passthrough_total %llu\n"
+                    "# TYPE modelplane_agent_batch_refused_total counter\n"
+                    "modelplane_agent_batch_refused_total %llu\n",
+                    (unsigned long long)ls.queued, (unsigned long long)ls.sent,
+                    (unsigned long long)ls.failed, (unsigned long long)ls.dropped,
+                    (unsigned long long)ls.blobs,
+                    (unsigned long long)__atomic_load_n(&c->tap_skipped, __ATOMIC_RELAXED),
+                    (unsigned long long)bs.batches, (unsigned long long)bs.requests,
+                    (unsigned long long)bs.passthrough, (unsigned long long)bs.refused) < 0)
                 return NULL;
         return s;
 }
@@ -858,6 +899,9 @@ static int start_logger(struct agent_run *s, const struct agent_args *args)
                         .tls_skip_verify = args->tls_skip_verify,
                         .workers = args->log_workers,
                         .queue_size = args->log_queue,
+                        .batch_size = args->log_batch_size,
+                        .batch_interval_usec = args->log_batch_interval,
+                        .marshaller_url = args->log_marshaller,
                 },
                 &s->ctx.logger, err, sizeof(err));
         if (r == -EOPNOTSUPP) {
@@ -872,12 +916,15 @@ static int start_logger(struct agent_run *s, const struct agent_args *args)
                         log_error_errno(r, "agent: cannot start the request logger");
                 return 1;
         }
-        log_info("agent: logging %s to %s (%u workers, queue %u)",
+        log_info("agent: logging %s to %s (%u workers, queue %u, %u record%s per blob%s%s)",
                  args->log_mode == LOGGER_MODE_ALL       ? "requests and responses"
                  : args->log_mode == LOGGER_MODE_REQUEST ? "requests"
                                                          : "responses",
                  args->log_url, args->log_workers ? args->log_workers : 5,
-                 args->log_queue ? args->log_queue : 100);
+                 args->log_queue ? args->log_queue : 100,
+                 args->log_batch_size > 1 ? args->log_batch_size : 1,
+                 args->log_batch_size > 1 ? "s" : "", args->log_marshaller ? ", marshaller " : "",
+                 args->log_marshaller ? args->log_marshaller : "");
         return 0;
 }
 
@@ -1146,8 +1193,8 @@ int cmd_agent(int argc, char **argv)
         if (r != 0)
                 return cli_exit_status(r);
         if (args.ignored[0])
-                log_warn("agent: not implemented, ignored: %s (the log marshaller and log "
-                         "batching of blob stores; see docs/agent.md)",
+                log_warn("agent: not implemented, ignored: %s (the embedded log marshaller "
+                         "server and the probe period; see docs/agent.md)",
                          args.ignored);
 
         /* start-up, before any thread: nothing in this process changes the environment */

@@ -496,7 +496,8 @@ def run(work, model_dir, config_dir):
     start([BIN, "agent", "--log-format", "text", "--enable-puller", "--config-dir", config_dir, "--model-dir", model_dir,
            "--port", str(agent_port), "--component-port", str(ml_port), "--listen-address",
            "127.0.0.1", "--api-watch", "off", "--log-url", "http://logger", "--logger-tls-skip-verify",
-           "false", "--log-batch-size", "1"], os.path.join(work, "agent.log"), env=agent_env)
+           "false", "--log-batch-size", "1", "--log-marshaller-port", "9083"],
+          os.path.join(work, "agent.log"), env=agent_env)
 
     # readiness on the agent's port, KServe/Knative style
     def probe():
@@ -508,7 +509,7 @@ def run(work, model_dir, config_dir):
     ok(wait_for(probe, "agent readiness"), "agent answers K-Network-Probe: queue with 200")
     log = open(os.path.join(work, "agent.log")).read()
     ok("logging requests and responses to http://logger" in log and
-       "not implemented, ignored: --log-batch-size" in log,
+       "not implemented, ignored: --log-marshaller-port" in log,
        "KServe's logger flags start the logger (a sink that cannot be reached: inference goes on); "
        "unimplemented ones are named in a warning")
 

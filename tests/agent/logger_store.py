@@ -9,7 +9,11 @@ a GCS service-account key (the JWT verified with openssl, the read-write scope, 
 Azurite refusing a wrong key; an Azure service principal's token. Then a store that answers
 500 (retried a bounded number of times, then dropped and counted as failed), one that answers
 403 (not retried, counted) and one that stalls (a full queue drops and counts; inference
-answers every request; the agent stops at SIGTERM). No wall-clock assertion.
+answers every request; the agent stops at SIGTERM). Batches (--log-batch-size, with and
+without --log-batch-interval) into a directory; a marshaller of one's own (--log-marshaller-url:
+KServe's request, its answer stored under its extension; a 500 and a bad extension fail the
+batch); and KServe v0.20.0's own agent as the marshaller (its csv equal to ours, its Parquet), in
+a network namespace of its own. No wall-clock assertion.
 Usage: logger_store.py MODELPLANE_BINARY (run with the agent test venv's python)."""
 import base64
 import csv
@@ -25,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import urllib.parse
 import urllib.error
 import urllib.request
@@ -507,7 +512,266 @@ def failing_steps(bin_, work, model_port):
     store.stop()
 
 
+# ---- batches and marshallers (KServe's --log-batch-size, --log-batch-interval,
+# --log-marshaller-url) ----
+
+def records_in(path, fmt):
+    with open(path, "rb") as f:
+        data = f.read()
+    if fmt == "csv":
+        return list(csv.DictReader(io.StringIO(data.decode())))
+    j = json.loads(data)
+    return j if isinstance(j, list) else [j]
+
+
+def batch_run(bin_, work, model_port, name, extra, ids):
+    """An agent storing into file://DIR with extra flags; one inference per id. Returns
+    (process, port, store dir) or None when it did not start."""
+    d = os.path.join(work, name)
+    os.makedirs(d)
+    p, port = agent(bin_, work, name, model_port,
+                    ["--log-url", f"file://{d}", *NAMES, *extra], {})
+    if not ok(port is not None, f"{name}: the agent starts with {' '.join(extra)}"):
+        return None
+    res = [infer(port, i) for i in ids]
+    ok(all(st == 200 for st, _ in res), f"{name}: {len(ids)} inference(s) answered")
+    return p, port, os.path.join(d, "default/iris/predictor/sp")
+
+
+def batch_steps(bin_, work, model_port):
+    # a batch of 4 records is one blob, under the key of its first, in KServe's two formats
+    for fmt in ("json", "csv"):
+        name = f"batch-{fmt}"
+        run = batch_run(bin_, work, model_port, name,
+                        ["--log-batch-size", "4", "--log-store-format", fmt, "--workers", "1"],
+                        [f"{name}-a", f"{name}-b"])
+        if not run:
+            continue
+        p, port, d = run
+        path = os.path.join(d, f"{name}-a-request.{fmt}")
+        got = wait_for(lambda: os.path.exists(path) and
+                       metrics(port)["modelplane_agent_log_sent_total"] == 4)
+        ok(bool(got), f"{name}: one object {os.path.basename(path)} for the batch")
+        if got:
+            recs = records_in(path, fmt)
+            ok(sorted((r["id"], r["reqType"].rsplit(".", 1)[1]) for r in recs) ==
+               [(f"{name}-a", "request"), (f"{name}-a", "response"),
+                (f"{name}-b", "request"), (f"{name}-b", "response")],
+               f"{name}: the object holds the 4 records ({len(recs)})")
+            ok(all(json.loads(base64.b64decode(r["bytes"])) == BODY
+                   for r in recs if r["reqType"].endswith(".request")),
+               f"{name}: the requests' bodies")
+            ok(sorted(os.listdir(d)) == [os.path.basename(path)],
+               f"{name}: nothing else stored ({sorted(os.listdir(d))})")
+            m = metrics(port)
+            ok(m["modelplane_agent_log_blobs_total"] == 1, f"{name}: 1 blob counted")
+        ok(stop(p) == 0, f"{name}: the agent exits 0")
+
+    # a partial batch: stored after --log-batch-interval, held without one
+    run = batch_run(bin_, work, model_port, "batch-interval",
+                    ["--log-batch-size", "10", "--log-batch-interval", "200ms"], ["bi-a"])
+    if run:
+        p, port, d = run
+        path = os.path.join(d, "bi-a-request.json")
+        ok(bool(wait_for(lambda: os.path.exists(path))),
+           "batch-interval: the partial batch of 2 stored once its interval passed")
+        if os.path.exists(path):
+            ok(len(records_in(path, "json")) == 2, "batch-interval: as a JSON array of 2")
+        ok(stop(p) == 0, "batch-interval: the agent exits 0")
+    run = batch_run(bin_, work, model_port, "batch-held", ["--log-batch-size", "10"], ["bh-a"])
+    if run:
+        p, port, d = run
+        ok(bool(wait_for(lambda: metrics(port)["modelplane_agent_log_queued_total"] == 2)),
+           "batch-held: 2 records queued")
+        time.sleep(1)
+        ok(not os.path.exists(d) and metrics(port)["modelplane_agent_log_sent_total"] == 0,
+           "batch-held: without an interval a partial batch waits (KServe's SizeBatch)")
+        ok(stop(p) == 0, "batch-held: the agent exits 0 at SIGTERM")
+    for flags, why in ((["--log-batch-interval", "5 s"], "invalid --log-batch-interval"),
+                       (["--log-batch-size", "many"], "invalid --log-batch-size"),
+                       (["--log-batch-size", "100001"], "invalid --log-batch-size")):
+        r = subprocess.run([bin_, "agent", "--log-url", "file:///tmp", *flags],
+                           capture_output=True, text=True, timeout=30)
+        ok(r.returncode == 2 and why in r.stderr,
+           f"{' '.join(flags)}: refused at start ({r.returncode}: "
+           f"{' '.join(r.stderr.split())[:120]})")
+    marshaller_steps(bin_, work, model_port)
+
+
+class Marshaller:
+    """A --log-marshaller-url of one's own: checks that each batch is the JSON array of Go's
+    LogRequest (url and sourceUri as url.URL structures) and answers `status` with the ids, one
+    per line, and the extension `ext`."""
+
+    def __init__(self, status=200, ext="ndjson"):
+        self.batches = []
+        self.lock = threading.Lock()
+        outer = self
+
+        class H(Quiet):
+            def do_POST(self):
+                batch = json.loads(self.body())
+                with outer.lock:
+                    outer.batches.append(batch)
+                text = "".join(r["id"] + "\n" for r in batch).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/x-ndjson")
+                self.send_header("X-Log-Marshal-Extension", ext)
+                self.send_header("Content-Length", str(len(text)))
+                self.end_headers()
+                self.wfile.write(text)
+
+        self.srv = serve(H)
+        self.url = f"http://127.0.0.1:{self.srv.server_address[1]}/marshal"
+
+    def stop(self):
+        self.srv.shutdown()
+        self.srv.server_close()
+
+
+def marshaller_steps(bin_, work, model_port):
+    mar = Marshaller()
+    run = batch_run(bin_, work, model_port, "marshaller",
+                    ["--log-batch-size", "2", "--log-marshaller-url", mar.url,
+                     "--log-store-format", "parquet"], ["mr-a"])
+    if run:
+        p, port, d = run
+        path = os.path.join(d, "mr-a-request.ndjson")
+        ok(bool(wait_for(lambda: os.path.exists(path))),
+           "marshaller: the batch stored as the marshaller answered, with its extension")
+        if os.path.exists(path):
+            with open(path) as f:
+                ok(f.read() == "mr-a\nmr-a\n", "marshaller: the answer's bytes")
+        b = mar.batches[0] if mar.batches else [{}]
+        u = b[0].get("url") or {}
+        ok(len(b) == 2 and u.get("Scheme") == "file" and u.get("Path", "").endswith("/marshaller")
+           and b[0].get("sourceUri", {}).get("Host") == "src" and
+           json.loads(base64.b64decode(b[0]["bytes"])) == BODY,
+           f"marshaller: got KServe's request, Go url.URL structures ({json.dumps(b)[:200]})")
+        ok(stop(p) == 0, "marshaller: the agent exits 0")
+    mar.stop()
+    for status, ext, what in ((500, "json", "answers 500"), (200, "../x", "names '../x'")):
+        bad = Marshaller(status, ext)
+        run = batch_run(bin_, work, model_port, f"marshaller-{status}",
+                        ["--log-marshaller-url", bad.url, "--log-mode", "request"], ["mb-a"])
+        if run:
+            p, port, d = run
+            ok(bool(wait_for(lambda: metrics(port)["modelplane_agent_log_failed_total"] == 1)),
+               f"a marshaller that {what}: the record counted as failed, inference answered")
+            ok(not os.path.exists(d), f"a marshaller that {what}: nothing stored")
+            with open(os.path.join(work, f"marshaller-{status}.log")) as f:
+                text = f.read()
+            ok("marshaller http://127.0.0.1" in text,
+               f"a marshaller that {what}: the warning names it")
+            ok(stop(p) == 0, f"a marshaller that {what}: the agent exits 0")
+        bad.stop()
+    # parquet with no marshaller: named at start, serving goes on
+    run = batch_run(bin_, work, model_port, "parquet", ["--log-store-format", "parquet"], ["pq"])
+    if run:
+        p, port, d = run
+        with open(os.path.join(work, "parquet.log")) as f:
+            text = f.read()
+        ok("parquet needs a marshaller" in text, "parquet without a marshaller: the start says so")
+        ok(stop(p) == 0, "parquet without a marshaller: the agent exits 0")
+
+
+# ---- KServe's own marshaller ----
+
+KSERVE_BUILD = os.path.join(HERE, "..", "..", "bench", "peers", "kserve-agent", "build")
+
+
+def kserve_marshaller_steps(bin_, work):
+    """KServe v0.20.0's own agent (bench/peers/kserve-agent/build) as --log-marshaller-url: it
+    decodes our batches into its LogRequest type and writes its csv and Parquet. Run in a network
+    namespace of its own (unshare -n), since KServe's agent listens on every interface; there
+    only loopback exists. The child's TAP lines are relayed."""
+    what = "KServe's agent as the log marshaller"
+    if os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("ip"):
+        skip(what, "needs root and unshare/ip for a loopback-only network namespace")
+        return
+    b = subprocess.run([KSERVE_BUILD], capture_output=True, text=True, timeout=1800)
+    if b.returncode != 0:
+        ok(False, f"{what}: KServe's agent builds ({' '.join(b.stderr.split())[-300:]})")
+        return
+    r = subprocess.run(["unshare", "-n", sys.executable, os.path.abspath(__file__),
+                        "--kserve-child", bin_, b.stdout.strip(), work],
+                       capture_output=True, text=True, timeout=600)
+    seen = 0
+    for line in r.stdout.splitlines():
+        t = line.split(" - ", 1)
+        if line.startswith(("ok ", "not ok ")) and len(t) == 2:
+            ok(line.startswith("ok "), t[1])
+            seen += 1
+        elif line.startswith("#"):
+            note(line[1:].strip())
+    ok(r.returncode == 0 and seen > 0,
+       f"{what}: the namespaced steps ran ({r.returncode}, {seen}; "
+       f"{' '.join(r.stderr.split())[-300:]})")
+
+
+def kserve_child(bin_, kbin, work):
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    model = serve(Model)
+    model_port = model.server_address[1]
+    env = dict(os.environ, AWS_REGION="us-east-1", SERVING_READINESS_PROBE=json.dumps(
+        {"tcpSocket": {"port": model_port, "host": "127.0.0.1"}, "successThreshold": 1}))
+    rows = {}
+    for fmt in ("csv", "parquet"):
+        mport = free_port()
+        # one at a time: KServe's agent also binds the abstract socket @/kserve/agent.sock
+        for k in procs:
+            if k.poll() is None:
+                k.kill()
+                k.wait()
+        start([kbin, "--port", str(free_port()), "--component-port", str(model_port),
+               "--log-url", "s3://unused/p", "--log-store-path", "sp", "--log-store-format", fmt,
+               "--log-marshaller-port", str(mport)], os.path.join(work, f"kserve-{fmt}.out"), env)
+        ok(bool(wait_port(mport)), f"KServe's {fmt} marshaller listens")
+        name = f"kserve-{fmt}"
+        run = batch_run(bin_, work, model_port, name,
+                        ["--log-batch-size", "2", "--log-mode", "all", "--log-store-format", fmt,
+                         "--log-marshaller-url", f"http://127.0.0.1:{mport}/marshal"],
+                        ["ks-1"])
+        if not run:
+            continue
+        p, port, d = run
+        path = os.path.join(d, f"ks-1-request.{fmt}")
+        ok(bool(wait_for(lambda: os.path.exists(path))),
+           f"{name}: the batch stored as {os.path.basename(path)}, KServe's extension")
+        if os.path.exists(path) and fmt == "csv":
+            rows["kserve"] = records_in(path, "csv")
+        if os.path.exists(path) and fmt == "parquet":
+            with open(path, "rb") as f:
+                data = f.read()
+            ok(data[:4] == b"PAR1" and data[-4:] == b"PAR1" and len(data) > 100,
+               f"{name}: a Parquet file ({len(data)} bytes) written by KServe's marshaller")
+        ok(stop(p) == 0, f"{name}: the agent exits 0")
+    # the same batch marshalled in process: KServe's csv of our request is ours, column by column
+    run = batch_run(bin_, work, model_port, "ours-csv",
+                    ["--log-batch-size", "2", "--log-store-format", "csv"], ["ks-1"])
+    if run:
+        p, port, d = run
+        path = os.path.join(d, "ks-1-request.csv")
+        if wait_for(lambda: os.path.exists(path)):
+            rows["ours"] = records_in(path, "csv")
+        ok(stop(p) == 0, "ours-csv: the agent exits 0")
+    k, o = rows.get("kserve", []), rows.get("ours", [])
+    same = len(k) == 2 and len(o) == 2 and all(
+        {c: v for c, v in a.items() if c != "url"} == {c: v for c, v in b.items() if c != "url"}
+        for a, b in zip(k, o)) and k[0]["url"].endswith("/kserve-csv") and \
+        o[0]["url"].endswith("/ours-csv")
+    ok(same, "KServe's marshaller decodes our request: its csv is ours but for the log URL "
+       f"({k[:1]} / {o[:1]})")
+    for p in procs:  # KServe's agent sleeps 30 s at SIGTERM
+        if p.poll() is None:
+            p.kill()
+    print(f"1..{step_no[0]}", flush=True)
+    return 1 if failures else 0
+
+
 def main():
+    if len(sys.argv) == 5 and sys.argv[1] == "--kserve-child":
+        return kserve_child(*sys.argv[2:])
     bin_ = os.path.abspath(sys.argv[1])
     work = tempfile.mkdtemp(prefix="mp-logger-store-")
     venv_bin = os.path.dirname(sys.executable)
@@ -519,6 +783,8 @@ def main():
         azure_steps(bin_, work, model_port)
         azure_principal_step(bin_, work, model_port)
         failing_steps(bin_, work, model_port)
+        batch_steps(bin_, work, model_port)
+        kserve_marshaller_steps(bin_, work)
     finally:
         for p in procs:
             if p.poll() is None:

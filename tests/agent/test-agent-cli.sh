@@ -19,12 +19,12 @@ SERVING_READINESS_PROBE='{"tcpSocket":{"port":1},"timeoutSeconds":1}' \
         --log-url http://logger.example --source-uri http://src --log-mode all \
         --inference-service sklearn --namespace ns --endpoint default --component predictor \
         --metadata-headers a,b --logger-tls-skip-verify false --enable-batcher --max-batchsize 32 \
-        --max-latency 500 --log-batch-size 1 --log-batch-interval 0s >"$T/out" 2>"$T/err" &
+        --max-latency 500 --log-batch-size 1 --log-batch-interval 0s --log-marshaller-port 9083 >"$T/out" 2>"$T/err" &
 pid=$!
 for _ in $(seq 100); do grep -q "listening on" "$T/out" && break; sleep 0.1; done
 port=$(sed -n 's/^listening on .*:\([0-9]*\)$/\1/p' "$T/out")
 [ -n "$port" ] && echo "ok 1 - starts with KServe's argument list" || { echo "not ok 1 - no port: $(cat "$T/err")"; exit 1; }
-want="not implemented, ignored: --log-batch-size --log-batch-interval ("
+want="not implemented, ignored: --log-marshaller-port ("
 grep -qF -- "$want" "$T/err" && grep -qF "logging requests and responses to http://logger.example" "$T/err" &&
         grep -qF "max batch size 32, max latency 500 ms" "$T/err" &&
         echo "ok 2 - logger and batcher on; one warning names the unimplemented flags" ||
