@@ -416,9 +416,13 @@ def phase(sides, what, models, change, op, size, expected_loads):
         for s in (sides if i % 2 == 0 else sides[::-1]):
             if failure[s.name]:
                 continue
+            t_before = time.monotonic()
             d = measure_one(s, lambda s: change(s, model), model, op)
             if d is None:
-                failure[s.name] = f"#{i + 1} got no {op} call within {args.timeout:.0f} s: {s.why()}"
+                early = s.first(model, op, t_before)
+                failure[s.name] = (f"#{i + 1} got no {op} call within {args.timeout:.0f} s: {s.why()}"
+                                   if early is None else
+                                   f"#{i + 1}: its {op} call was stamped before the swap's time")
             else:
                 lat[s.name].append(d)
     p50, p99, extra = {}, {}, {}

@@ -194,7 +194,10 @@ class ConfigDir:
 
     def write_bytes(self, data):
         """models.json exactly as given (e.g. the bytes of a ConfigMap another controller wrote).
-        Returns the time.monotonic() of the ..data swap (what an agent watching the dir sees)."""
+        Returns the time.monotonic() of the ..data swap (what an agent watching the dir sees),
+        read just before the rename: read after it, a fast agent's reaction could be stamped
+        earlier than the swap when this thread is preempted in between (the agent bench then
+        missed an unload it had got, at load average 3)."""
         self.n += 1
         ts = os.path.join(self.path, f"..2026_12_01_{self.n:06d}")
         os.mkdir(ts)
@@ -204,8 +207,8 @@ class ConfigDir:
             os.path.join(self.path, "..data")) else None
         tmp = os.path.join(self.path, "..data_tmp")
         os.symlink(os.path.basename(ts), tmp)
-        os.rename(tmp, os.path.join(self.path, "..data"))
         swapped = time.monotonic()
+        os.rename(tmp, os.path.join(self.path, "..data"))
         if old:
             shutil.rmtree(old)
         return swapped
