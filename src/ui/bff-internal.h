@@ -192,6 +192,7 @@ int bff_api_settings_registries(struct call *c);
 int bff_api_settings_registry(struct call *c);
 int bff_api_role_bindings(struct call *c);
 int bff_api_role_binding_create(struct call *c);
+int bff_api_role_binding_update(struct call *c);
 int bff_api_role_binding_delete(struct call *c);
 int bff_api_groups(struct call *c);
 

@@ -153,6 +153,32 @@ int bff_api_role_binding_create(struct call *c)
         return bff_reply_data(c, 201, ui_role_binding_view(made));
 }
 
+/* Reads the RoleBinding @name as the user: 0 with *ret, 1 after a reply (404 when it is not a
+ * registry's), -ENOMEM. */
+static int role_binding_get(struct call *c, struct kube_hold *h, const char *ns, const char *name,
+                            json_t **ret)
+{
+        struct kube_status st = { 0 };
+        int r;
+
+        r = kube_get(h->k, &GVR_ROLEBINDINGS, ns, name, ret, &st);
+        if (r == -ENOMEM)
+                return r;
+        if (r == -ENOENT || (r >= 0 && !ui_role_binding_is_registry(*ret))) {
+                json_decref(*ret);
+                *ret = NULL;
+                r = bff_reply_error(c->resp, 404, "ui",
+                                    "no model registry RoleBinding named %s in namespace %s", name,
+                                    ns);
+                return r < 0 ? r : 1;
+        }
+        if (r < 0) {
+                r = bff_reply_kube_error(c, r, &st, "get", RB_RESOURCE, ns, name);
+                return r < 0 ? r : 1;
+        }
+        return 0;
+}
+
 int bff_api_role_binding_delete(struct call *c)
 {
         CLEANUP(bff_kube_holdp) struct kube_hold h = { 0 };
@@ -167,15 +193,9 @@ int bff_api_role_binding_delete(struct call *c)
         if (r != 0)
                 return r < 0 ? r : 0;
         /* only a registry's RoleBinding: read first, deleted by its uid */
-        r = kube_get(h.k, &GVR_ROLEBINDINGS, ns, name, &rb, &st);
-        if (r == -ENOMEM)
-                return r;
-        if (r == -ENOENT || (r >= 0 && !ui_role_binding_is_registry(rb)))
-                return bff_reply_error(c->resp, 404, "ui",
-                                       "no model registry RoleBinding named %s in namespace %s",
-                                       name, ns);
-        if (r < 0)
-                return bff_reply_kube_error(c, r, &st, "get", RB_RESOURCE, ns, name);
+        r = role_binding_get(c, &h, ns, name, &rb);
+        if (r != 0)
+                return r < 0 ? r : 0;
         del.precondition_uid = json_get_string_path(rb, "metadata", "uid", NULL);
         r = kube_delete(h.k, &GVR_ROLEBINDINGS, ns, name, &del, &out, &st);
         if (r < 0 && r != -ENOENT)
@@ -184,6 +204,44 @@ int bff_api_role_binding_delete(struct call *c)
                                : bff_reply_kube_error(c, r, &st, "delete", RB_RESOURCE, ns, name);
         http_resp_set_text(c->resp, 204, "application/json", "");
         return 0;
+}
+
+int bff_api_role_binding_update(struct call *c)
+{
+        CLEANUP(bff_kube_holdp) struct kube_hold h = { 0 };
+        CLEANUP(ui_json_decrefp) json_t *in = NULL, *rb = NULL, *next = NULL, *out = NULL;
+        const char *name = http_req_param(c->req, "name");
+        struct kube_status st = { 0 };
+        const char *ns;
+        json_t *data;
+        char msg[512];
+        int r;
+
+        r = bff_body_data(c, &in, &data);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        r = settings_begin(c, &h, &ns);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        r = role_binding_get(c, &h, ns, name, &rb);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        r = ui_role_binding_update(rb, data, &next, msg, sizeof(msg));
+        if (r == -EINVAL)
+                return bff_reply_error(c->resp, 400, "ui", "%s", msg);
+        if (r < 0)
+                return r;
+        r = kube_update(h.k, &GVR_ROLEBINDINGS, ns, name, next, NULL, &out, &st);
+        if (r == -ESTALE)
+                return bff_reply_error(c->resp, 409, "kubernetes",
+                                       "RoleBinding %s in namespace %s changed since it was read: "
+                                       "reload it and apply the change again",
+                                       name, ns);
+        if (r < 0)
+                return r == -ENOMEM
+                               ? r
+                               : bff_reply_kube_error(c, r, &st, "update", RB_RESOURCE, ns, name);
+        return bff_reply_data(c, 200, ui_role_binding_view(out));
 }
 
 int bff_api_groups(struct call *c)

@@ -195,6 +195,7 @@ static const struct http_route api_routes[] = {
         ROUTE("GET", "/api/v1/settings/model_registry/{id}", .fn = bff_api_settings_registry),
         ROUTE("GET", "/api/v1/settings/role_bindings", .fn = bff_api_role_bindings),
         ROUTE("POST", "/api/v1/settings/role_bindings", .fn = bff_api_role_binding_create),
+        ROUTE("PATCH", "/api/v1/settings/role_bindings/{name}", .fn = bff_api_role_binding_update),
         ROUTE("DELETE", "/api/v1/settings/role_bindings/{name}", .fn = bff_api_role_binding_delete),
         ROUTE("GET", "/api/v1/settings/groups", .fn = bff_api_groups),
         ROUTE("GET", MR "/registered_models", .path = "/registered_models", .query = Q_LIST,

@@ -228,3 +228,36 @@ int ui_role_binding_request(const json_t *data, const char *ns, json_t **ret, ch
                          "kind", "Role", "name", role);
         return *ret ? 0 : -ENOMEM;
 }
+
+int ui_role_binding_update(const json_t *current, const json_t *data, json_t **ret, char *msg,
+                           size_t len)
+{
+        const json_t *ref = json_object_get(data, "roleRef"), *cur_ref;
+        const char *rv = json_get_string_path(data, "metadata", "resourceVersion", NULL);
+        json_t *subjects, *out;
+
+        msg[0] = '\0';
+        if (!json_is_object(data)) {
+                (void)snprintf(msg, len, "the body's data must be a RoleBinding object");
+                return -EINVAL;
+        }
+        cur_ref = json_object_get(current, "roleRef");
+        if (ref && !json_equal(ref, cur_ref)) {
+                (void)snprintf(msg, len,
+                               "roleRef cannot change (Kubernetes keeps it immutable): delete the "
+                               "RoleBinding and create another");
+                return -EINVAL;
+        }
+        subjects = subjects_of(data, msg, len);
+        if (!subjects)
+                return msg[0] ? -EINVAL : -ENOMEM;
+        out = json_deep_copy(current);
+        if (!out || json_object_set_new(out, "subjects", subjects) < 0 ||
+            (rv && json_object_set_new(json_object_get(out, "metadata"), "resourceVersion",
+                                       json_string(rv)) < 0)) {
+                json_decref(out);
+                return -ENOMEM;
+        }
+        *ret = out;
+        return 0;
+}

@@ -40,6 +40,17 @@ json_t *ui_registry_kind(const json_t *service);
 _warn_unused_result_ int ui_role_binding_request(const json_t *data, const char *ns, json_t **ret,
                                                  char *msg, size_t len);
 
+/*
+ * The RoleBinding current (borrowed, a registry's, as read) with upstream's PATCH body data
+ * (borrowed) applied, to be written back with PUT: its subjects replaced, checked as
+ * ui_role_binding_request() checks them; a roleRef in data must be current's (Kubernetes keeps
+ * it immutable); a metadata.resourceVersion in data replaces the read one as the write's
+ * precondition (the caller's optimistic concurrency). Nothing else changes. Returns 0 with *ret a
+ * new reference, -EINVAL with the reason in msg, -ENOMEM.
+ */
+_warn_unused_result_ int ui_role_binding_update(const json_t *current, const json_t *data,
+                                                json_t **ret, char *msg, size_t len);
+
 /* Whether a RoleBinding (borrowed) is one of a registry's (the component label). */
 bool ui_role_binding_is_registry(const json_t *rb);
 

@@ -154,3 +154,49 @@ Test(settings, views)
         json_decref(rb);
         json_decref(g);
 }
+
+Test(settings, role_binding_update_replaces_the_subjects_only)
+{
+        json_t *cur = load("{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":"
+                           "\"RoleBinding\",\"metadata\":{\"name\":\"mr-b-permissions-x\","
+                           "\"namespace\":\"regs\",\"resourceVersion\":\"41\",\"labels\":{"
+                           "\"app.kubernetes.io/component\":\"model-registry\"}},\"subjects\":[{"
+                           "\"kind\":\"User\",\"name\":\"u\"}],\"roleRef\":{\"apiGroup\":"
+                           "\"rbac.authorization.k8s.io\",\"kind\":\"Role\",\"name\":"
+                           "\"registry-user-mr-b\"}}");
+        json_t *in = load("{\"metadata\":{\"resourceVersion\":\"40\",\"labels\":{\"x\":\"y\"}},"
+                          "\"subjects\":[{\"kind\":\"Group\",\"name\":\"ml-team\"},{\"kind\":"
+                          "\"User\",\"name\":\"alice\"}]}");
+        json_t *out = NULL;
+        char msg[256];
+
+        cr_assert_eq(ui_role_binding_update(cur, in, &out, msg, sizeof(msg)), 0, "%s", msg);
+        cr_assert_eq(json_array_size(json_object_get(out, "subjects")), 2);
+        cr_assert_str_eq(json_string_value(json_object_get(
+                                 json_array_get(json_object_get(out, "subjects"), 0), "apiGroup")),
+                         "rbac.authorization.k8s.io");
+        /* the body's resourceVersion is the write's precondition; its labels change nothing */
+        cr_assert_str_eq(str(out, "metadata", "resourceVersion", NULL), "40");
+        cr_assert_null(json_get_path(out, "metadata", "labels", "x", NULL));
+        cr_assert_str_eq(str(out, "roleRef", "name", NULL), "registry-user-mr-b");
+        json_decref(out);
+        json_decref(in);
+        out = NULL;
+
+        /* roleRef is immutable; subjects are checked as for a create */
+        in = load("{\"roleRef\":{\"kind\":\"ClusterRole\",\"name\":\"cluster-admin\"},"
+                  "\"subjects\":[{\"kind\":\"User\",\"name\":\"u\"}]}");
+        cr_assert_eq(ui_role_binding_update(cur, in, &out, msg, sizeof(msg)), -EINVAL);
+        cr_assert(strstr(msg, "roleRef cannot change"), "%s", msg);
+        json_decref(in);
+        in = load("{\"subjects\":[{\"kind\":\"ServiceAccount\",\"name\":\"default\"}]}");
+        cr_assert_eq(ui_role_binding_update(cur, in, &out, msg, sizeof(msg)), -EINVAL);
+        cr_assert(strstr(msg, "User or a Group"), "%s", msg);
+        json_decref(in);
+        in = load("{}");
+        cr_assert_eq(ui_role_binding_update(cur, in, &out, msg, sizeof(msg)), -EINVAL);
+        cr_assert(strstr(msg, "subjects"), "%s", msg);
+        cr_assert_null(out);
+        json_decref(in);
+        json_decref(cur);
+}

@@ -71,6 +71,10 @@ def call(port, method, path, body=None, headers=None, raw_body=None, host="127.0
     return r.status, hdrs, raw, doc
 
 
+class Skip(Exception):
+    """Raised by a test that cannot run here; its message names why (a TAP SKIP, not a pass)."""
+
+
 class Tap:
     def __init__(self):
         self.n = 0
@@ -83,6 +87,8 @@ class Tap:
         try:
             fn()
             print(f"ok {self.n} - {name}", flush=True)
+        except Skip as e:
+            print(f"ok {self.n} - {name} # SKIP {e}", flush=True)
         except Exception as e:  # noqa: BLE001 - every failure is a test failure
             self.failed += 1
             print(f"not ok {self.n} - {name}: {type(e).__name__}: {e}", flush=True)
