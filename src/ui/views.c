@@ -518,6 +518,14 @@ unsigned ui_kube_error(int r, const struct kube_status *st, const char *user, co
                 (void)snprintf(msg, len, "%s not found%s", what, where);
                 return 404;
         case 0:
+                /* refused before anything was sent: a name (from the URL) the API cannot have */
+                if (r == -EINVAL) {
+                        (void)snprintf(msg, len,
+                                       "%.160s%s: not a name the Kubernetes API accepts (no "
+                                       "such object can exist)",
+                                       what, where);
+                        return 400;
+                }
                 break;
         default:
                 if (st->http_code >= 400 && st->http_code < 500) {

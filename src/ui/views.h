@@ -65,7 +65,8 @@ bool ui_parse_loaded(const char *message, unsigned *ret_ready, unsigned *ret_tot
 /*
  * The status and message for a failed Kubernetes call made as user (may be empty: "you"):
  * 403 "user alice may not list inferenceservices.serving.kserve.io in namespace team-b", 401,
- * 404 naming the object, 503 naming the API server when it could not be reached, 502 otherwise.
+ * 404 naming the object, 400 for a request the client refused to send (a name from the URL no
+ * object can have), 503 naming the API server when it could not be reached, 502 otherwise.
  */
 unsigned ui_kube_error(int r, const struct kube_status *st, const char *user, const char *verb,
                        const char *resource, const char *ns, const char *name, const char *server,

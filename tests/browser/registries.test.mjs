@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { FULL, Stack, apply, registry } from './stack.mjs';
+import { FULL, Stack, apply, kubectl, registry, waitFor } from './stack.mjs';
 import { axe, launch, screenshot, userPage } from './browser.mjs';
 
 let stack;
@@ -81,4 +81,73 @@ test('a second registry: offered in the switcher to a user who may get its Servi
   await banner.waitFor({ timeout: T });
   assert.match(await banner.innerText(), /mallory" may not use the model registry "modelplane"/);
   assert.equal(await other.getByRole('combobox', { name: 'Model registry' }).count(), 0);
+});
+
+test('registry settings: an administrator grants and removes the use of a registry; a user without the right is refused in words', { skip: NEEDS_FULL }, async () => {
+  const ns = stack.nsA;
+  apply({
+    apiVersion: 'v1', kind: 'Service',
+    metadata: { name: 'mr-p', namespace: ns, labels: { component: 'model-registry' }, annotations: { displayName: 'Team P', description: 'team P\'s models' } },
+    spec: { ports: [{ name: 'http-api', port: 8080 }] },
+  });
+  apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'registry-user-mr-p', namespace: ns },
+    rules: [{ apiGroups: [''], resources: ['services'], verbs: ['get'], resourceNames: ['mr-p'] }],
+  });
+  // rb-admin administers the registries' namespace: its Services and RoleBindings
+  apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'registry-admin', namespace: ns },
+    rules: [
+      { apiGroups: [''], resources: ['services'], verbs: ['get', 'list'] },
+      { apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: ['get', 'list', 'create', 'update', 'delete'] },
+    ],
+  });
+  apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'registry-admin-rb-admin', namespace: ns },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'registry-admin' },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'rb-admin' }],
+  });
+  const bindings = () => JSON.parse(kubectl(['-n', ns, 'get', 'rolebindings', '-l', 'app.kubernetes.io/name=mr-p', '-o', 'json'])).items.flatMap((rb) => rb.subjects.map((s) => `${s.kind}:${s.name}`)).sort();
+
+  const page = await userPage(browser, 'rb-admin');
+  await page.goto(`${stack.url}/#/settings`);
+  await page.getByRole('link', { name: 'Manage permissions of Team P' }).waitFor({ timeout: T });
+  await noA11yViolations(page, 'registry settings');
+  await page.getByRole('link', { name: 'Manage permissions of Team P' }).click();
+  await page.getByRole('heading', { name: 'Permissions of mr-p' }).waitFor({ timeout: T });
+  await page.getByText('Nobody is granted this registry').waitFor({ timeout: T });
+
+  // a bad name is refused in the page, nothing sent
+  await page.getByLabel('Name').fill('a\tb');
+  await page.getByRole('button', { name: 'Grant access' }).click();
+  await page.getByText('A name has no control characters.').waitFor({ timeout: T });
+  assert.deepEqual(bindings(), []);
+
+  // a user, then a group
+  await page.getByLabel('Name').fill('gina');
+  await page.getByRole('button', { name: 'Grant access' }).click();
+  await page.getByText('User gina may now use mr-p.').waitFor({ timeout: T });
+  await page.getByRole('cell', { name: 'gina' }).waitFor({ timeout: T });
+  await page.getByLabel('Kind').selectOption('Group');
+  await page.getByLabel('Name').fill('p-team');
+  await page.getByRole('button', { name: 'Grant access' }).click();
+  await page.getByRole('cell', { name: 'p-team' }).waitFor({ timeout: T });
+  assert.deepEqual(bindings(), ['Group:p-team', 'User:gina']);
+  await screenshot(page, 'registry-permissions');
+  await noA11yViolations(page, 'registry permissions');
+
+  // removed: the RoleBinding with its last subject goes
+  await page.getByRole('button', { name: 'Remove the access of User gina' }).click();
+  await page.getByText('User gina may no longer use mr-p.').waitFor({ timeout: T });
+  await waitFor('gina\'s row to go', async () => (await page.getByRole('cell', { name: 'gina' }).count()) === 0, T);
+  assert.deepEqual(bindings(), ['Group:p-team']);
+  assert.deepEqual(page.problems, [], 'console errors or CSP violations in the page');
+
+  // mallory may not list the RoleBindings: refused in words
+  const other = await userPage(browser, 'mallory');
+  await other.goto(`${stack.url}/#/settings/registries/${ns}/mr-p`);
+  const banner = other.getByTestId('error-banner');
+  await banner.waitFor({ timeout: T });
+  assert.match(await banner.innerText(), /mallory may not list rolebindings/);
+  await noA11yViolations(other, 'registry permissions, refused');
 });

@@ -15,6 +15,7 @@ reads and writes; a grant or a revocation taking effect within the short cache t
 whose role lacks subjectaccessreviews."""
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -896,10 +897,21 @@ def test_upstream_bff_contract_no_server_error():
                         "--workers", "1", "--request-timeout", "20", "--seed", "1",
                         "--suppress-health-check", "all"],
                        capture_output=True, text=True, timeout=900)
-    if r.returncode != 0:
-        for line in r.stdout.splitlines()[-80:]:
+    out = r.stdout.splitlines()
+    # the operations schemathesis cannot generate cases for (a "Schema Error": upstream's
+    # document uses a `not` it does not support) are named, not counted against us
+    for i, line in enumerate(out):
+        if line.strip() == "Schema Error" and i > 0:
+            print(f"# schemathesis cannot test {out[i - 1].strip()}: {out[i + 2].strip()[:160]}",
+                  flush=True)
+    failed = "FAILURES" in r.stdout or "Server error" in r.stdout
+    if failed:  # the failures, each with its curl line, then the summary
+        start = next((i for i, x in enumerate(out) if "FAILURES" in x), max(len(out) - 80, 0))
+        for line in out[start:start + 200]:
             print("# " + line, flush=True)
-    expect(r.returncode == 0, f"schemathesis found server errors (exit {r.returncode})")
+    ran = re.search(r"(\d+) generated", r.stdout)
+    expect(ran and int(ran.group(1)) > 1000, f"schemathesis ran too few cases: {out[-5:]}")
+    expect(not failed, f"schemathesis found server errors (exit {r.returncode})")
 
 
 for t in (test_namespaces_only_those_the_user_may_read, test_forbidden_namespace_is_403_naming_it,

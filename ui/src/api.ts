@@ -114,6 +114,13 @@ async function write<T>(method: string, path: string, body: unknown): Promise<T>
   return unwrap<T>(text);
 }
 
+/** DELETE with the CSRF token; the answer (204) has no body. */
+export async function del(path: string): Promise<void> {
+  const u = await currentUser();
+  const r = await request('DELETE', path, undefined, { 'X-CSRF-Token': u.csrfToken });
+  if (!r.ok) throw errorFromBody(r.status, await r.text());
+}
+
 export const post = <T>(path: string, body: unknown) => write<T>('POST', path, body);
 export const patch = <T>(path: string, body: unknown) => write<T>('PATCH', path, body);
 

@@ -17,6 +17,8 @@ const CatalogModel = lazy(() => import('./screens/CatalogModel'));
 const McpServers = lazy(() => import('./screens/McpServers'));
 const Deployments = lazy(() => import('./screens/Deployments'));
 const InferenceServiceDetail = lazy(() => import('./screens/InferenceServiceDetail'));
+const Settings = lazy(() => import('./screens/Settings'));
+const Permissions = lazy(() => import('./screens/Permissions'));
 
 /** The route, and how many times the URL changed by navigation (a link, Back, a typed URL). */
 function useRoute(): [Route, number] {
@@ -47,6 +49,10 @@ function Screen({ route, nav }: { route: Route; nav: number }) {
       return <Deployments ns={route.ns} />;
     case 'isvc':
       return <InferenceServiceDetail ns={route.ns} name={route.name} />;
+    case 'settings':
+      return <Settings />;
+    case 'permissions':
+      return <Permissions ns={route.ns} name={route.name} />;
     case 'notFound':
       return (
         <section className="mp-section">
@@ -62,6 +68,7 @@ const SECTIONS = [
   { key: 'catalog', label: 'Catalog', to: '#/catalog', match: ['catalog', 'catalogModel'] },
   { key: 'mcp', label: 'MCP servers', to: '#/mcp', match: ['mcp'] },
   { key: 'deployments', label: 'Deployments', to: '#/deployments', match: ['deployments', 'isvc'] },
+  { key: 'settings', label: 'Registry settings', to: '#/settings', match: ['settings', 'permissions'] },
 ];
 
 // PatternFly's own breakpoint for the sidebar: below it the navigation is an overlay behind the

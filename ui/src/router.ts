@@ -9,6 +9,8 @@ export type Route =
   | { screen: 'mcp'; q: string }
   | { screen: 'deployments'; ns: string }
   | { screen: 'isvc'; ns: string; name: string }
+  | { screen: 'settings' }
+  | { screen: 'permissions'; ns: string; name: string }
   | { screen: 'notFound'; path: string };
 
 /** The catalog's curated filters: URL parameter, the filter_options key it filters, its label. */
@@ -55,6 +57,8 @@ export function parseRoute(hash: string): Route {
   if (seg[0] === 'mcp' && seg.length === 1) return { screen: 'mcp', q: params.get('q') ?? '' };
   if (seg[0] === 'deployments' && seg.length <= 2) return { screen: 'deployments', ns: seg[1] ?? '' };
   if (seg[0] === 'deployments' && seg.length === 3) return { screen: 'isvc', ns: seg[1], name: seg[2] };
+  if (seg[0] === 'settings' && seg.length === 1) return { screen: 'settings' };
+  if (seg[0] === 'settings' && seg.length === 4 && seg[1] === 'registries') return { screen: 'permissions', ns: seg[2], name: seg[3] };
   return { screen: 'notFound', path: '/' + seg.join('/') };
 }
 
@@ -83,6 +87,10 @@ export function href(r: Route): string {
       return r.ns ? `#/deployments/${enc(r.ns)}` : '#/deployments';
     case 'isvc':
       return `#/deployments/${enc(r.ns)}/${enc(r.name)}`;
+    case 'settings':
+      return '#/settings';
+    case 'permissions':
+      return `#/settings/registries/${enc(r.ns)}/${enc(r.name)}`;
     case 'notFound':
       return `#${r.path}`;
   }

@@ -183,3 +183,21 @@ export interface EventView {
   lastTimestamp?: string | null;
   involvedObject: { kind: string; name: string };
 }
+
+/** GET /settings/model_registry: upstream's ModelRegistryKind, from a registry's Service. */
+export interface ModelRegistryKind {
+  metadata: { name: string; namespace: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+}
+
+export interface RoleBindingSubject {
+  kind: 'User' | 'Group' | string;
+  name: string;
+  apiGroup?: string;
+}
+
+/** GET /settings/role_bindings: the RoleBindings that let users and groups use a registry. */
+export interface RoleBinding {
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; creationTimestamp?: string };
+  subjects?: RoleBindingSubject[];
+  roleRef?: { kind: string; name: string };
+}
