@@ -110,6 +110,7 @@ test('registry settings: an administrator grants and removes the use of a regist
   const bindings = () => JSON.parse(kubectl(['-n', ns, 'get', 'rolebindings', '-l', 'app.kubernetes.io/name=mr-p', '-o', 'json'])).items.flatMap((rb) => rb.subjects.map((s) => `${s.kind}:${s.name}`)).sort();
 
   const page = await userPage(browser, 'rb-admin');
+  const row = (who) => page.getByTestId('permissions-table').locator('tbody tr', { hasText: who });
   await page.goto(`${stack.url}/#/settings`);
   await page.getByRole('link', { name: 'Manage permissions of Team P' }).waitFor({ timeout: T });
   await noA11yViolations(page, 'registry settings');
@@ -127,11 +128,11 @@ test('registry settings: an administrator grants and removes the use of a regist
   await page.getByLabel('Name').fill('gina');
   await page.getByRole('button', { name: 'Grant access' }).click();
   await page.getByText('User gina may now use mr-p.').waitFor({ timeout: T });
-  await page.getByRole('cell', { name: 'gina' }).waitFor({ timeout: T });
+  await row('gina').waitFor({ timeout: T });
   await page.getByLabel('Kind').selectOption('Group');
   await page.getByLabel('Name').fill('p-team');
   await page.getByRole('button', { name: 'Grant access' }).click();
-  await page.getByRole('cell', { name: 'p-team' }).waitFor({ timeout: T });
+  await row('p-team').waitFor({ timeout: T });
   assert.deepEqual(bindings(), ['Group:p-team', 'User:gina']);
   await screenshot(page, 'registry-permissions');
   await noA11yViolations(page, 'registry permissions');
@@ -139,7 +140,7 @@ test('registry settings: an administrator grants and removes the use of a regist
   // removed: the RoleBinding with its last subject goes
   await page.getByRole('button', { name: 'Remove the access of User gina' }).click();
   await page.getByText('User gina may no longer use mr-p.').waitFor({ timeout: T });
-  await waitFor('gina\'s row to go', async () => (await page.getByRole('cell', { name: 'gina' }).count()) === 0, T);
+  await waitFor('gina\'s row to go', async () => (await row('gina').count()) === 0, T);
   assert.deepEqual(bindings(), ['Group:p-team']);
   assert.deepEqual(page.problems, [], 'console errors or CSP violations in the page');
 

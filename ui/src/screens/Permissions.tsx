@@ -105,7 +105,7 @@ export default function Permissions({ ns, name }: { ns: string; name: string }) 
         {list.state === 'error' && <ErrorBanner error={list.error} what={`the permissions of ${name}`} onRetry={reload} />}
         {list.state === 'ok' && rows.length === 0 && <Empty title="Nobody is granted this registry">No RoleBinding to {ROLE_PREFIX + name} in namespace {ns}.</Empty>}
         {rows.length > 0 && (
-          <Table aria-label={`Who may use ${name}`} variant="compact">
+          <Table aria-label={`Who may use ${name}`} variant="compact" data-testid="permissions-table">
             <Thead>
               <Tr>
                 <Th>Name</Th>
