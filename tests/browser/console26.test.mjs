@@ -406,6 +406,33 @@ test('register a catalog model: the form is filled from the catalog, the artifac
   noProblems(page);
 });
 
+test('register and deploy from the catalog: the form from the catalog, then the new version\'s Deploy dialog at once', async () => {
+  const page = await userPage(browser, 'alice');
+  const name = `granite-deploy-${process.pid}`;
+  await page.goto(`${stack.url}/#/catalog/demo_models/granite-demo`);
+  await page.getByTestId('catalog-model-name').filter({ hasText: 'granite-demo' }).waitFor({ timeout: T });
+  await page.getByRole('button', { name: 'Register and deploy' }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByText('From the catalog: granite-demo (source demo_models)').waitFor({ timeout: T });
+  await dialog.getByLabel('Model name').fill(name);
+  await dialog.getByRole('button', { name: 'Register', exact: true }).click();
+  // the version page, its Deploy dialog open for the new version; the URL keeps no flag
+  await page.getByRole('dialog').getByText(`Deploy ${name} / v1`).waitFor({ timeout: T });
+  assert.match(page.url(), /#\/models\/\d+\/versions\/\d+$/);
+  await screenshot(page, 'register-and-deploy');
+  await noA11yViolations(page, 'register and deploy: the deploy dialog');
+  const [, modelId, versionId] = /#\/models\/(\d+)\/versions\/(\d+)$/.exec(page.url());
+  const arts = await registry(stack, 'GET', `/model_versions/${versionId}/artifacts`);
+  assert.equal(arts.items[0].modelSourceName, 'granite-demo');
+  assert.equal((await registry(stack, 'GET', `/registered_models/${modelId}`)).name, name);
+  // closed, and the page reloaded: the dialog does not open again
+  await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+  await page.reload();
+  await page.getByTestId('version-detail').getByRole('heading', { name: 'Version v1' }).waitFor({ timeout: T });
+  assert.equal(await page.getByRole('dialog').count(), 0, 'the deploy dialog opened again after a reload');
+  noProblems(page);
+});
+
 test('the catalog page number is in the URL too: a reload of page 2 shows page 2', async () => {
   const page = await userPage(browser, 'alice');
   await page.goto(`${stack.url}/#/catalog?source=paging_models`);

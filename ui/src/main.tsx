@@ -36,7 +36,7 @@ function Screen({ route, nav }: { route: Route; nav: number }) {
     case 'models':
       return <RegisteredModels route={route} />;
     case 'model':
-      return <ModelDetail id={route.id} version={route.version} />;
+      return <ModelDetail id={route.id} version={route.version} deploy={route.deploy} />;
     case 'catalog':
       // the page writes its filters into the URL itself (replaceState, no hashchange); a
       // navigation (the Catalog link, Back) starts it afresh from the URL

@@ -3,7 +3,7 @@ import { parsePerfFilters, perfFilterParams, type PerfFilters } from './performa
 
 export type Route =
   | { screen: 'models'; q: string; state: '' | 'LIVE' | 'ARCHIVED'; sort: string; owner: string }
-  | { screen: 'model'; id: string; version?: string }
+  | { screen: 'model'; id: string; version?: string; deploy?: true }
   | { screen: 'catalog'; source: string; q: string; filters: CatalogFilters; page: number }
   | { screen: 'catalogModel'; source: string; name: string; perf?: PerfFilters }
   | { screen: 'mcp'; q: string }
@@ -43,7 +43,7 @@ export function parseRoute(hash: string): Route {
     return { screen: 'models', q: params.get('q') ?? '', state: st === 'LIVE' || st === 'ARCHIVED' ? st : '', sort: params.get('sort') ?? '', owner: params.get('owner') ?? '' };
   }
   if (seg[0] === 'models' && seg.length === 2) return { screen: 'model', id: seg[1] };
-  if (seg[0] === 'models' && seg.length === 4 && seg[2] === 'versions') return { screen: 'model', id: seg[1], version: seg[3] };
+  if (seg[0] === 'models' && seg.length === 4 && seg[2] === 'versions') return params.get('deploy') === '1' ? { screen: 'model', id: seg[1], version: seg[3], deploy: true } : { screen: 'model', id: seg[1], version: seg[3] };
   if (seg[0] === 'catalog' && seg.length === 1) {
     const filters: CatalogFilters = {};
     for (const f of CATALOG_FILTERS) {
@@ -76,7 +76,7 @@ export function href(r: Route): string {
     case 'models':
       return `#/models${qs({ q: r.q, state: r.state, sort: r.sort, owner: r.owner })}`;
     case 'model':
-      return r.version ? `#/models/${enc(r.id)}/versions/${enc(r.version)}` : `#/models/${enc(r.id)}`;
+      return r.version ? `#/models/${enc(r.id)}/versions/${enc(r.version)}${r.deploy ? '?deploy=1' : ''}` : `#/models/${enc(r.id)}`;
     case 'catalog':
       return `#/catalog${qs({ source: r.source, q: r.q, ...Object.fromEntries(CATALOG_FILTERS.map((f) => [f.param, r.filters[f.param]])), page: r.page > 1 ? String(r.page) : '' })}`;
     case 'catalogModel':

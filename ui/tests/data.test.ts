@@ -66,6 +66,9 @@ test('routes: parse and build round trip', () => {
   assert.deepEqual(parseRoute('#/models?owner=alice%40example.com'), { screen: 'models', q: '', state: '', sort: '', owner: 'alice@example.com' });
   assert.equal((parseRoute('#/models?state=bogus') as { state: string }).state, '');
   assert.deepEqual(parseRoute('#/models/12'), { screen: 'model', id: '12' });
+  assert.deepEqual(parseRoute('#/models/12/versions/3?deploy=1'), { screen: 'model', id: '12', version: '3', deploy: true });
+  assert.equal(href({ screen: 'model', id: '12', version: '3', deploy: true }), '#/models/12/versions/3?deploy=1');
+  assert.deepEqual(parseRoute('#/models/12/versions/3?deploy=0'), { screen: 'model', id: '12', version: '3' });
   assert.deepEqual(parseRoute('#/catalog/hf/org/name%20x'), { screen: 'catalogModel', source: 'hf', name: 'org/name x', perf: {} });
   assert.deepEqual(parseRoute('#/deployments/team-a'), { screen: 'deployments', ns: 'team-a' });
   assert.deepEqual(parseRoute('#/deployments/team-a/sklearn'), { screen: 'isvc', ns: 'team-a', name: 'sklearn' });

@@ -1,6 +1,6 @@
 // One catalog model: its details, artifacts and performance data.
 import { useEffect, useState } from 'react';
-import { Breadcrumb, BreadcrumbItem, Button, PageSection, Title } from '@patternfly/react-core';
+import { ActionList, ActionListItem, Breadcrumb, BreadcrumbItem, Button, PageSection, Title } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { get, pathOf, type ListPage } from '../api';
 import { Empty, ErrorBanners, Fields, Loading, PropertiesTable, useAsync, type Async } from '../common';
@@ -76,7 +76,8 @@ export default function CatalogModel({ source, name, perf: initialPerf }: { sour
   const base = (kind: string) => '/' + pathOf('model_catalog', 'sources', source, kind, name);
   const [model, reloadModel] = useAsync((signal) => get<Model>(base('models'), undefined, signal), [source, name]);
   const [arts, reloadArts] = useAsync((signal) => get<ListPage<CatalogArtifact>>(base('artifacts'), { artifactType: 'model-artifact', pageSize: 50 }, signal), [source, name]);
-  const [registering, setRegistering] = useState(false);
+  // the register form, then ("Register and deploy") the new version's Deploy dialog
+  const [registering, setRegistering] = useState<'' | 'register' | 'deploy'>('');
   const [filters, setFilters] = useState<PerfFilters>(initialPerf ?? {});
   const query = perfQuery(filters);
   const [perf, reloadPerf] = useAsync((signal) => get<ListPage<CatalogArtifact>>(base('performance_artifacts'), query, signal), [source, name, JSON.stringify(query)]);
@@ -97,9 +98,18 @@ export default function CatalogModel({ source, name, perf: initialPerf }: { sour
           {name}
         </Title>
         {model.state === 'ok' && (
-          <Button variant="primary" onClick={() => setRegistering(true)}>
-            Register model
-          </Button>
+          <ActionList>
+            <ActionListItem>
+              <Button variant="primary" onClick={() => setRegistering('register')}>
+                Register model
+              </Button>
+            </ActionListItem>
+            <ActionListItem>
+              <Button variant="secondary" onClick={() => setRegistering('deploy')}>
+                Register and deploy
+              </Button>
+            </ActionListItem>
+          </ActionList>
         )}
         {model.state === 'loading' && <Loading what="catalog model" />}
         <ErrorBanners
@@ -146,8 +156,9 @@ export default function CatalogModel({ source, name, perf: initialPerf }: { sour
         <RegisterModelModal
           initial={registerFromCatalog(source, model.data, arts.state === 'ok' ? (arts.data.items ?? []) : [])}
           onClose={(created, version) => {
-            setRegistering(false);
-            if (created) window.location.hash = href({ screen: 'model', id: created, version });
+            const then = registering;
+            setRegistering('');
+            if (created) window.location.hash = href(then === 'deploy' && version ? { screen: 'model', id: created, version, deploy: true } : { screen: 'model', id: created, version });
           }}
         />
       )}

@@ -1,6 +1,6 @@
 // A registered model: its details, versions (each with artifacts and custom properties), the
 // InferenceServices that serve it, archive/restore, and adding a version.
-import React, { useState } from 'react';
+import React, { useEffect, useState } from 'react';
 import { Alert, Breadcrumb, BreadcrumbItem, Button, Content, DescriptionList, DescriptionListDescription, DescriptionListGroup, DescriptionListTerm, PageSection, Title, Toolbar, ToolbarContent, ToolbarItem } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { ApiError, get, patch, type ListPage } from '../api';
@@ -29,10 +29,15 @@ export function provenance(arts: Artifact[]): { source: string; name: string } |
   return a ? { source: a.modelSourceClass as string, name: a.modelSourceName as string } : null;
 }
 
-function VersionDetail({ version, modelId, modelName, onChanged }: { version: ModelVersion; modelId: string; modelName: string; onChanged: () => void }) {
+function VersionDetail({ version, modelId, modelName, onChanged, deployNow }: { version: ModelVersion; modelId: string; modelName: string; onChanged: () => void; deployNow?: boolean }) {
   const [arts] = useAsync(async (signal) => get<ListPage<Artifact>>(await mrPath('model_versions', version.id, 'artifacts'), { pageSize: 50 }, signal), [version.id]);
   const deployments = usePoll<Deployments>(deploymentsPath, deploymentsQuery(modelId, version.id));
-  const [deploying, setDeploying] = useState(false);
+  // ?deploy=1 ("Register and deploy" from the catalog): the dialog opens at once, and the URL
+  // forgets the flag so that a reload does not open it again
+  const [deploying, setDeploying] = useState(() => !!deployNow && version.state !== 'ARCHIVED');
+  useEffect(() => {
+    if (deployNow) window.history.replaceState(null, '', href({ screen: 'model', id: modelId, version: version.id }));
+  }, [deployNow, modelId, version.id]);
   const [made, setMade] = useState<TrainedModelView | null>(null);
   const [archiving, setArchiving] = useState(false);
   const [error, setError] = useState<ApiError | null>(null);
@@ -297,7 +302,7 @@ function DeploymentTables({ deployments, showVersion, testId }: { deployments: A
   );
 }
 
-export default function ModelDetail({ id, version }: { id: string; version?: string }) {
+export default function ModelDetail({ id, version, deploy }: { id: string; version?: string; deploy?: boolean }) {
   const [model, reloadModel] = useAsync(async (signal) => get<RegisteredModel>(await mrPath('registered_models', id), undefined, signal), [id]);
   const [versions, reloadVersions] = useAsync(async (signal) => get<ListPage<ModelVersion>>(await mrPath('registered_models', id, 'versions'), { pageSize: 100, orderBy: 'CREATE_TIME', sortOrder: 'DESC' }, signal), [id]);
   // the version of the URL, read by itself (it may be older than the 100 listed)
@@ -456,7 +461,7 @@ export default function ModelDetail({ id, version }: { id: string; version?: str
             <a href={href({ screen: 'model', id: one.data.registeredModelId, version })}>Open it under model {one.data.registeredModelId}</a>
           </Alert>
         )}
-        {shown && <VersionDetail key={shown.id} version={shown} modelId={m.id} modelName={m.name} onChanged={versionChanged} />}
+        {shown && <VersionDetail key={shown.id} version={shown} modelId={m.id} modelName={m.name} onChanged={versionChanged} deployNow={deploy && shown.id === version} />}
       </PageSection>
       <PageSection>
         <Title headingLevel="h2">Deployments</Title>
