@@ -150,6 +150,11 @@ test('catalog filters and search live in the URL, survive a reload, and show as 
   await page.goto(`${stack.url}/#/catalog`);
   const table = page.getByTestId('catalog-models-table');
   await table.getByRole('link', { name: 'granite-demo' }).waitFor({ timeout: T });
+  // logos: granite-demo's data URI shown beside its name; vision-demo's https address is not
+  // fetched (the CSP would refuse it: noProblems below)
+  const logo = (model) => table.locator('tbody tr', { hasText: model }).getByTestId('catalog-logo');
+  assert.match(await logo('granite-demo').getAttribute('src'), /^data:image\/svg\+xml;base64,/);
+  assert.equal(await logo('vision-demo').count(), 0);
   // curated filters with readable names, not the raw keys
   for (const f of ['task', 'provider', 'license', 'language']) await page.getByRole('combobox', { name: `Filter by ${f}` }).waitFor({ timeout: T });
   assert.equal(await page.getByRole('combobox', { name: /model_type|format/ }).count(), 0);

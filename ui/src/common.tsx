@@ -3,7 +3,7 @@ import React, { useCallback, useEffect, useRef, useState } from 'react';
 import { Alert, Bullseye, Button, Content, DescriptionList, DescriptionListDescription, DescriptionListGroup, DescriptionListTerm, EmptyState, EmptyStateBody, ExpandableSection, Form, FormGroup, HelperText, HelperTextItem, Label, Modal, ModalBody, ModalFooter, ModalHeader, Spinner, TextArea, TextInput } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { ApiError } from './api';
-import { absoluteTime, conditionColor, labelsOf, loadedColor, loadedText, propertyRows, relativeTime, replicaStateColor, type Condition, type Loaded, type StatusColor } from './format';
+import { absoluteTime, conditionColor, labelsOf, logoSrc, loadedColor, loadedText, propertyRows, relativeTime, replicaStateColor, type Condition, type Loaded, type StatusColor } from './format';
 import { modelName, versionName } from './registry';
 import { href } from './router';
 import type { ReplicaView } from './types';
@@ -478,4 +478,10 @@ export function LabelsEditor({ owner, props, save }: { owner: string; props: Rec
       )}
     </span>
   );
+}
+
+/** A catalog model's logo (format.ts logoSrc(): data URIs only), decorative beside its name. */
+export function CatalogLogo({ logo, size = 24 }: { logo: string | undefined | null; size?: number }) {
+  const src = logoSrc(logo);
+  return src ? <img className="mp-logo" src={src} alt="" width={size} height={size} data-testid="catalog-logo" /> : null;
 }

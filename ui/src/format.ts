@@ -354,3 +354,14 @@ export function uriProblem(uri: string): string | undefined {
   if (m[2].startsWith('/') && m[1].toLowerCase() !== 'file') return `The ${m[1]}:// URI names no bucket or host.`;
   return undefined;
 }
+
+/**
+ * A catalog model's logo as the console may show it: an image data URI (png, jpeg, gif, webp or
+ * svg+xml, base64), or null. A logo at another address is not fetched: the console's CSP allows
+ * images from itself and data: only, and a catalog should not make every visitor's browser call
+ * a third party.
+ */
+export function logoSrc(logo: string | undefined | null): string | null {
+  if (!logo || logo.length > 256 * 1024) return null;
+  return /^data:image\/(png|jpeg|gif|webp|svg\+xml);base64,[A-Za-z0-9+/=]+$/.test(logo) ? logo : null;
+}

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   absoluteTime, catalogFilter, conditionColor, filterLiteral, filterProperty, formatBytes, likeContains, loadedText,
-  labelsOf, objectStorageProblems, objectStorageUri, propertyRows, registeredModelsFilter, registryLink, relativeTime,
+  labelsOf, logoSrc, objectStorageProblems, objectStorageUri, propertyRows, registeredModelsFilter, registryLink, relativeTime,
   summaryStatus, toEpochMs, uriProblem,
 } from '../src/format';
 
@@ -192,4 +192,14 @@ test('uriProblem: a hand-typed artifact URI', () => {
   assert.match(uriProblem('not a uri at all') ?? '', /no spaces/);
   assert.match(uriProblem('bucket/path') ?? '', /Not a URI/);
   assert.match(uriProblem('s3:///path') ?? '', /no bucket or host/);
+});
+
+test('catalog logos: image data URIs only, never a third-party address', () => {
+  assert.equal(logoSrc('data:image/svg+xml;base64,PHN2Zy8+'), 'data:image/svg+xml;base64,PHN2Zy8+');
+  assert.equal(logoSrc('data:image/png;base64,iVBORw0KGgo='), 'data:image/png;base64,iVBORw0KGgo=');
+  assert.equal(logoSrc('https://logos.example.com/x.png'), null);
+  assert.equal(logoSrc('data:text/html;base64,PHNjcmlwdD4='), null);
+  assert.equal(logoSrc('data:image/svg+xml,<svg onload=alert(1)>'), null);
+  assert.equal(logoSrc(undefined), null);
+  assert.equal(logoSrc(`data:image/png;base64,${'A'.repeat(300 * 1024)}`), null);
 });

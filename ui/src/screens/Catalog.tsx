@@ -4,7 +4,7 @@ import { useEffect, useRef, useState } from 'react';
 import { Content, FormSelect, FormSelectOption, PageSection, SearchInput, Title, Toolbar, ToolbarContent, ToolbarFilter, ToolbarGroup, ToolbarItem } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { get, type ListPage } from '../api';
-import { Empty, ErrorBanners, Loading, PagerNav, StatusLabel, useAsync } from '../common';
+import { CatalogLogo, Empty, ErrorBanners, Loading, PagerNav, StatusLabel, useAsync } from '../common';
 import { catalogFilter } from '../format';
 import { currentToken, firstPage, goNext, loaded, type PagerState } from '../pager';
 import { CATALOG_FILTERS, href, type CatalogFilterParam, type CatalogFilters, type Route } from '../router';
@@ -160,7 +160,10 @@ export default function Catalog({ route }: { route: CatalogRoute }) {
             <Tbody>
               {models.data.items.map((m) => (
                 <Tr key={`${m.source_id ?? ''}/${m.name}`}>
-                  <Td dataLabel="Name">{m.source_id ? <a href={href({ screen: 'catalogModel', source: m.source_id, name: m.name })}>{m.name}</a> : m.name}</Td>
+                  <Td dataLabel="Name">
+                    <CatalogLogo logo={m.logo} />
+                    {m.source_id ? <a href={href({ screen: 'catalogModel', source: m.source_id, name: m.name })}>{m.name}</a> : m.name}
+                  </Td>
                   <Td dataLabel="Source">{m.source_id ?? ''}</Td>
                   <Td dataLabel="Provider">{m.provider ?? ''}</Td>
                   <Td dataLabel="License">{m.license ?? ''}</Td>

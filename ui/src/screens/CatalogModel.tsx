@@ -3,7 +3,7 @@ import { useEffect, useState } from 'react';
 import { ActionList, ActionListItem, Breadcrumb, BreadcrumbItem, Button, PageSection, Title } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { get, pathOf, type ListPage } from '../api';
-import { Empty, ErrorBanners, Fields, Loading, PropertiesTable, useAsync, type Async } from '../common';
+import { CatalogLogo, Empty, ErrorBanners, Fields, Loading, PropertiesTable, useAsync, type Async } from '../common';
 import { absoluteTime, propertyRows } from '../format';
 import { href } from '../router';
 import { Markdown } from '../markdown';
@@ -95,6 +95,7 @@ export default function CatalogModel({ source, name, perf: initialPerf }: { sour
           <BreadcrumbItem isActive>{name}</BreadcrumbItem>
         </Breadcrumb>
         <Title headingLevel="h1" data-testid="catalog-model-name">
+          {model.state === 'ok' && <CatalogLogo logo={model.data.logo} size={32} />}
           {name}
         </Title>
         {model.state === 'ok' && (
