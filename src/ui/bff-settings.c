@@ -36,6 +36,18 @@ static int settings_begin(struct call *c, struct kube_hold *h, const char **ret_
         return 0;
 }
 
+/* A write's body (its "data", borrowed from *ret_in), a client as the caller and the namespace;
+ * 1 after a reply. */
+static int settings_write_begin(struct call *c, struct kube_hold *h, json_t **ret_in,
+                                json_t **ret_data, const char **ret_ns)
+{
+        int r = bff_body_data(c, ret_in, ret_data);
+
+        if (r != 0)
+                return r;
+        return settings_begin(c, h, ret_ns);
+}
+
 /* Replies with the views of the items of list (borrowed) that keep() accepts. */
 static int reply_items(struct call *c, const json_t *list, bool (*keep)(const json_t *),
                        json_t *(*view)(const json_t *), bool wrap)
@@ -129,10 +141,7 @@ int bff_api_role_binding_create(struct call *c)
         char msg[512];
         int r;
 
-        r = bff_body_data(c, &in, &data);
-        if (r != 0)
-                return r < 0 ? r : 0;
-        r = settings_begin(c, &h, &ns);
+        r = settings_write_begin(c, &h, &in, &data, &ns);
         if (r != 0)
                 return r < 0 ? r : 0;
         r = ui_role_binding_request(data, ns, &rb, msg, sizeof(msg));
@@ -217,10 +226,7 @@ int bff_api_role_binding_update(struct call *c)
         char msg[512];
         int r;
 
-        r = bff_body_data(c, &in, &data);
-        if (r != 0)
-                return r < 0 ? r : 0;
-        r = settings_begin(c, &h, &ns);
+        r = settings_write_begin(c, &h, &in, &data, &ns);
         if (r != 0)
                 return r < 0 ? r : 0;
         r = role_binding_get(c, &h, ns, name, &rb);
