@@ -123,29 +123,10 @@ int azure_connection_string_parse(const char *s, struct azure_conn *ret)
 /* Percent-decodes @n bytes of @s into @b ('+' is a space, as in a form). */
 static int put_decoded(struct buf *b, const char *s, size_t n)
 {
-        int r = 0;
+        AUTOFREE char *d = NULL;
+        int r = percent_decode_form(s, n, &d);
 
-        for (size_t i = 0; i < n && r >= 0; i++) {
-                int hi, lo;
-
-                if (s[i] != '%') {
-                        char ch = s[i];
-
-                        if (ch == '+')
-                                ch = ' ';
-                        r = buf_putc(b, ch);
-                        continue;
-                }
-                if (n - i < 3)
-                        return -EINVAL;
-                hi = unhexchar(s[i + 1]);
-                lo = unhexchar(s[i + 2]);
-                if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
-                        return -EINVAL;
-                r = buf_putc(b, (char)(hi << 4 | lo));
-                i += 2;
-        }
-        return r;
+        return r < 0 ? r : buf_puts(b, d);
 }
 
 static char lower(char c)

@@ -2,6 +2,7 @@
 #include "util/string-util.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,7 +47,7 @@ size_t sorted_find(const void *base, size_t n, size_t size, const char *name, bo
         return lo;
 }
 
-int percent_decode(const char *s, size_t len, char **ret)
+static int decode(const char *s, size_t len, bool plus_is_space, char **ret)
 {
         AUTOFREE char *out = malloc(len + 1);
         size_t j = 0;
@@ -55,7 +56,7 @@ int percent_decode(const char *s, size_t len, char **ret)
                 return -ENOMEM;
         for (size_t i = 0; i < len; i++) {
                 if (s[i] != '%') {
-                        out[j++] = s[i];
+                        out[j++] = plus_is_space && s[i] == '+' ? ' ' : s[i];
                         continue;
                 }
                 if (i + 2 >= len)
@@ -69,4 +70,14 @@ int percent_decode(const char *s, size_t len, char **ret)
         out[j] = '\0';
         *ret = TAKE_PTR(out);
         return 0;
+}
+
+int percent_decode(const char *s, size_t len, char **ret)
+{
+        return decode(s, len, false, ret);
+}
+
+int percent_decode_form(const char *s, size_t len, char **ret)
+{
+        return decode(s, len, true, ret);
 }

@@ -20,6 +20,8 @@ int unhexchar(char c);
 /* Decodes the %XX escapes of s[0..len) into a new string ('+' stays '+'): -EINVAL for a bad
  * escape or %00, -ENOMEM. */
 _warn_unused_result_ int percent_decode(const char *s, size_t len, char **ret);
+/* As percent_decode(), and '+' is a space (application/x-www-form-urlencoded, a query string). */
+_warn_unused_result_ int percent_decode_form(const char *s, size_t len, char **ret);
 
 /*
  * Binary search of @n elements of @size bytes at @base, sorted by strcmp() of the string each one

@@ -31,3 +31,25 @@ Test(string_util, sorted_find_structs_and_string_arrays)
         cr_assert_eq(sorted_find(names, 2, sizeof(names[0]), "m2", &found), 1);
         cr_assert(found);
 }
+
+Test(string_util, percent_decoding_one_decoder_two_spellings_of_a_space)
+{
+        char *s = NULL;
+
+        cr_assert_eq(percent_decode("a%20b+c%2Fd", 11, &s), 0);
+        cr_assert_str_eq(s, "a b+c/d");
+        free(s);
+        cr_assert_eq(percent_decode_form("a%20b+c", 7, &s), 0);
+        cr_assert_str_eq(s, "a b c");
+        free(s);
+        s = NULL;
+        cr_assert_eq(percent_decode("a%2", 3, &s), -EINVAL);
+        cr_assert_eq(percent_decode("%00", 3, &s), -EINVAL);
+        cr_assert_eq(percent_decode("%zz", 3, &s), -EINVAL);
+        cr_assert_eq(percent_decode_form("%", 1, &s), -EINVAL);
+        cr_assert_null(s);
+        /* len, not the NUL, ends the input */
+        cr_assert_eq(percent_decode("ab%41xyz", 5, &s), 0);
+        cr_assert_str_eq(s, "abA");
+        free(s);
+}
