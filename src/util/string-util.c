@@ -56,7 +56,9 @@ static int decode(const char *s, size_t len, bool plus_is_space, char **ret)
                 return -ENOMEM;
         for (size_t i = 0; i < len; i++) {
                 if (s[i] != '%') {
-                        out[j++] = plus_is_space && s[i] == '+' ? ' ' : s[i];
+                        out[j++] = s[i];
+                        if (plus_is_space && s[i] == '+')
+                                out[j - 1] = ' ';
                         continue;
                 }
                 if (i + 2 >= len)
