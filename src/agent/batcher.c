@@ -102,11 +102,6 @@ void batcher_get_stats(struct batcher *b, struct batcher_stats *ret)
         pthread_mutex_unlock(&b->lock);
 }
 
-static size_t collect(char *p, size_t size, size_t n, void *userdata)
-{
-        return buf_append(userdata, p, size * n) < 0 ? 0 : size * n;
-}
-
 /* POSTs the merged body; *ret_code 0 when the model server could not be reached. */
 static int post(struct batcher *b, const char *path, const char *body, unsigned *ret_code,
                 struct buf *resp)
@@ -125,7 +120,7 @@ static int post(struct batcher *b, const char *path, const char *body, unsigned 
                 curl_easy_setopt(curl, CURLOPT_URL, url);
                 curl_easy_setopt(curl, CURLOPT_HTTPHEADER, h);
                 curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
-                curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, collect);
+                curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, buf_write_cb);
                 curl_easy_setopt(curl, CURLOPT_WRITEDATA, resp);
                 curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
                 curl_easy_setopt(curl, CURLOPT_TIMEOUT, (long)b->c.upstream_timeout_sec);

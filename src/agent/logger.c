@@ -33,8 +33,6 @@
 #define MARSHAL_TIMEOUT_SEC 30
 #define MARSHAL_MAX         ((size_t)256 * 1024 * 1024)
 #define MARSHAL_EXT_MAX     16
-/* KServe's default --log-marshaller-url: its agent's own embedded marshaller, in process here */
-#define MARSHAL_DEFAULT_URL "http://localhost:9083/marshal"
 
 struct item {
         bool response;
@@ -302,13 +300,6 @@ static struct ce_event *events_of(const struct logger *l, struct item *const *b,
         return evs;
 }
 
-static size_t collect(char *p, size_t size, size_t n, void *userdata)
-{
-        struct buf *b = userdata;
-
-        return buf_append(b, p, size * n) < 0 ? 0 : size * n;
-}
-
 /* The X-Log-Marshal-Extension header of the marshaller's answer, into ext ("" when absent). */
 static size_t header_line(char *p, size_t size, size_t n, void *userdata)
 {
@@ -364,7 +355,7 @@ static int marshal_remote(struct logger *l, CURL *curl, const struct ce_event *e
         curl_easy_setopt(curl, CURLOPT_HTTPHEADER, h);
         curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
         curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
-        curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, collect);
+        curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, buf_write_cb);
         curl_easy_setopt(curl, CURLOPT_WRITEDATA, &out);
         curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, header_line);
         curl_easy_setopt(curl, CURLOPT_HEADERDATA, (void *)ext);
@@ -379,7 +370,7 @@ static int marshal_remote(struct logger *l, CURL *curl, const struct ce_event *e
         curl_slist_free_all(h);
         curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
         if (cr != CURLE_OK || code < 200 || code > 299) {
-                if (cr == CURLE_WRITE_ERROR) /* collect() refused: over the cap (or OOM) */
+                if (cr == CURLE_WRITE_ERROR) /* buf_write_cb() refused: over the cap (or OOM) */
                         (void)snprintf(why, len, "marshaller %s: answer over %zu bytes",
                                        l->marshaller, MARSHAL_MAX);
                 else if (cr != CURLE_OK)
@@ -580,6 +571,8 @@ static void *worker(void *userdata)
         CURL *curl = l->marshaller || (!l->dir && !l->store.bucket) ? curl_easy_init() : NULL;
         struct item **b = calloc(l->batch, sizeof(struct item *));
 
+        if (!b) /* the others go on; what none of them takes is dropped and counted */
+                log_error("logger: out of memory: a worker of %u stops", l->c.workers);
         for (size_t k; b;) {
                 char why[WHY_MAX] = "";
                 int r;
@@ -639,11 +632,9 @@ static void logger_free_fields(struct logger *l)
         free(l);
 }
 
-/* Whether @c names a marshaller other than KServe's default, its agent's own embedded one. */
-static bool remote_marshaller(const struct logger_config *c)
+bool logger_marshaller_remote(const char *url)
 {
-        return c->marshaller_url && *c->marshaller_url &&
-               !streq(c->marshaller_url, MARSHAL_DEFAULT_URL);
+        return url && *url && !streq(url, LOGGER_MARSHAL_DEFAULT_URL);
 }
 
 /* Checks the configuration. Returns 0, -EINVAL (malformed) or -EOPNOTSUPP (a destination
@@ -679,14 +670,16 @@ static int check_config(const struct logger_config *c, char *err, size_t err_siz
                 return r;
         /* the store format and path matter for the blob store only, as in KServe; a marshaller
          * of one's own (--log-marshaller-url) picks its format itself */
-        if (store && c->store_format && streq(c->store_format, "parquet") && !remote_marshaller(c))
+        if (store && c->store_format && streq(c->store_format, "parquet") &&
+            !logger_marshaller_remote(c->marshaller_url))
                 return snprintf(err, err_size,
                                 "--log-store-format parquet needs a marshaller: this agent has no "
                                 "Parquet library (none in Debian 12) to marshal in process; give "
                                 "--log-marshaller-url of one that writes Parquet, such as "
                                 "KServe's agent's embedded marshaller (docs/agent.md)"),
                        -EOPNOTSUPP;
-        if (store && remote_marshaller(c) && strncmp(c->marshaller_url, "http://", 7) != 0 &&
+        if (store && logger_marshaller_remote(c->marshaller_url) &&
+            strncmp(c->marshaller_url, "http://", 7) != 0 &&
             strncmp(c->marshaller_url, "https://", 8) != 0)
                 return snprintf(err, err_size, "--log-marshaller-url %s: expected an http(s) URL",
                                 c->marshaller_url),
@@ -770,7 +763,8 @@ static int logger_copy(struct logger *l, const struct logger_config *cfg)
         if (r >= 0 && cfg->ca_cert_file && *cfg->ca_cert_file &&
             !(l->cert_name = strdup(cfg->ca_cert_file)))
                 r = -ENOMEM;
-        if (r >= 0 && remote_marshaller(cfg) && !(l->marshaller = strdup(cfg->marshaller_url)))
+        if (r >= 0 && logger_marshaller_remote(cfg->marshaller_url) &&
+            !(l->marshaller = strdup(cfg->marshaller_url)))
                 r = -ENOMEM;
         return r;
 }

@@ -58,6 +58,11 @@ struct logger_config {
 };
 
 #define LOGGER_BATCH_MAX 100000U
+/* KServe's default --log-marshaller-url: its agent's own embedded marshaller (here: in process) */
+#define LOGGER_MARSHAL_DEFAULT_URL "http://localhost:9083/marshal"
+/* Whether a --log-marshaller-url names a marshaller of one's own: set, and not KServe's default
+ * (its agent's embedded marshaller, which this agent is in process). */
+bool logger_marshaller_remote(const char *url);
 
 struct logger_stats {
         uint64_t queued, sent, failed, dropped; /* records */

@@ -85,11 +85,6 @@ struct repo_client *repo_client_free(struct repo_client *c)
         return NULL;
 }
 
-static size_t collect(char *p, size_t size, size_t nmemb, void *userdata)
-{
-        return buf_append(userdata, p, size * nmemb) < 0 ? 0 : size * nmemb;
-}
-
 /* POSTs {} to base+path; returns the HTTP code (>0) with the body in @body, or -EIO. */
 static int post(struct repo_client *c, const char *path, struct buf *body, char *reterr, size_t len)
 {
@@ -110,7 +105,7 @@ static int post(struct repo_client *c, const char *path, struct buf *body, char 
         curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, h);
         curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT, 5L);
         curl_easy_setopt(c->curl, CURLOPT_TIMEOUT, c->timeout_sec);
-        curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, collect);
+        curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, buf_write_cb);
         curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, body);
         curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, curlerr);
         cc = curl_easy_perform(c->curl);

@@ -868,6 +868,7 @@ static int start_logger(struct agent_run *s, const struct agent_args *args)
 {
         size_t n_headers = 0, n_annotations = 0;
         char err[512] = "";
+        bool remote;
         int r;
 
         if (!args->log_url)
@@ -916,6 +917,7 @@ static int start_logger(struct agent_run *s, const struct agent_args *args)
                         log_error_errno(r, "agent: cannot start the request logger");
                 return 1;
         }
+        remote = logger_marshaller_remote(args->log_marshaller);
         log_info("agent: logging %s to %s (%u workers, queue %u, %u record%s per blob%s%s)",
                  args->log_mode == LOGGER_MODE_ALL       ? "requests and responses"
                  : args->log_mode == LOGGER_MODE_REQUEST ? "requests"
@@ -923,8 +925,8 @@ static int start_logger(struct agent_run *s, const struct agent_args *args)
                  args->log_url, args->log_workers ? args->log_workers : 5,
                  args->log_queue ? args->log_queue : 100,
                  args->log_batch_size > 1 ? args->log_batch_size : 1,
-                 args->log_batch_size > 1 ? "s" : "", args->log_marshaller ? ", marshaller " : "",
-                 args->log_marshaller ? args->log_marshaller : "");
+                 args->log_batch_size > 1 ? "s" : "", remote ? ", marshaller " : "",
+                 remote ? args->log_marshaller : "");
         return 0;
 }
 

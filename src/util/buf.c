@@ -176,3 +176,12 @@ const char *buf_str(const struct buf *b)
 {
         return b->p ? b->p : "";
 }
+
+size_t buf_write_cb(char *p, size_t size, size_t n, void *userdata)
+{
+        size_t len;
+
+        if (__builtin_mul_overflow(size, n, &len))
+                return 0;
+        return buf_append(userdata, p, len) < 0 ? 0 : len;
+}

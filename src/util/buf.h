@@ -35,6 +35,10 @@ _warn_unused_result_ int buf_append(struct buf *b, const void *data, size_t len)
 _warn_unused_result_ int buf_puts(struct buf *b, const char *s);
 _warn_unused_result_ int buf_putc(struct buf *b, char c);
 _warn_unused_result_ int buf_printf(struct buf *b, const char *fmt, ...) _printf_(2, 3);
+/* A write callback of the shape libcurl's CURLOPT_WRITEFUNCTION takes: appends size * n bytes of p
+ * to the struct buf at userdata; returns 0 (libcurl then fails the transfer with
+ * CURLE_WRITE_ERROR) past the buffer's cap or on OOM, else size * n. */
+size_t buf_write_cb(char *p, size_t size, size_t n, void *userdata);
 _warn_unused_result_ int buf_vprintf(struct buf *b, const char *fmt, va_list ap) _printf_(2, 0);
 /*
  * Appends the len bytes at s as a quoted JSON string, escaped as jansson's json_dumps() does:

@@ -650,21 +650,36 @@ def marshaller_steps(bin_, work, model_port):
            f"marshaller: got KServe's request, Go url.URL structures ({json.dumps(b)[:200]})")
         ok(stop(p) == 0, "marshaller: the agent exits 0")
     mar.stop()
-    for status, ext, what in ((500, "json", "answers 500"), (200, "../x", "names '../x'")):
-        bad = Marshaller(status, ext)
-        run = batch_run(bin_, work, model_port, f"marshaller-{status}",
-                        ["--log-marshaller-url", bad.url, "--log-mode", "request"], ["mb-a"])
+    # a marshaller that answers 500, one that names an extension no key may end in, and one that
+    # is not there at all (its port closed): each batch counted as failed and named, nothing stored
+    gone = free_port()
+    cases = ((Marshaller(500, "json"), "answers 500", "answered 500"),
+             (Marshaller(200, "../x"), "names '../x'", "X-Log-Marshal-Extension '../x'"),
+             (None, "is not there", "Couldn't connect"))
+    for i, (bad, what, said) in enumerate(cases):
+        url = bad.url if bad else f"http://127.0.0.1:{gone}/marshal"
+        name = f"marshaller-bad-{i}"
+        run = batch_run(bin_, work, model_port, name,
+                        ["--log-marshaller-url", url, "--log-mode", "request"], ["mb-a"])
         if run:
             p, port, d = run
             ok(bool(wait_for(lambda: metrics(port)["modelplane_agent_log_failed_total"] == 1)),
                f"a marshaller that {what}: the record counted as failed, inference answered")
             ok(not os.path.exists(d), f"a marshaller that {what}: nothing stored")
-            with open(os.path.join(work, f"marshaller-{status}.log")) as f:
+            with open(os.path.join(work, f"{name}.log")) as f:
                 text = f.read()
-            ok("marshaller http://127.0.0.1" in text,
-               f"a marshaller that {what}: the warning names it")
+            ok(f"marshaller {url}" in text and said in text,
+               f"a marshaller that {what}: the warning names it and says '{said}'")
             ok(stop(p) == 0, f"a marshaller that {what}: the agent exits 0")
-        bad.stop()
+        if bad:
+            bad.stop()
+    # a marshaller URL that is no http(s) URL fails the start, as a malformed --log-url does
+    r = subprocess.run([bin_, "agent", "--port", "0", "--api-watch", "off", "--log-url",
+                        f"file://{work}/never", "--log-marshaller-url", "ftp://m/marshal"],
+                       capture_output=True, text=True, timeout=30)
+    ok(r.returncode != 0 and "--log-marshaller-url ftp://m/marshal: expected an http(s) URL"
+       in r.stderr, f"--log-marshaller-url ftp://: refused at start ({r.returncode}: "
+       f"{' '.join(r.stderr.split())[:160]})")
     # parquet with no marshaller: named at start, serving goes on
     run = batch_run(bin_, work, model_port, "parquet", ["--log-store-format", "parquet"], ["pq"])
     if run:

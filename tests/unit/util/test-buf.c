@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "util/buf.h"
@@ -58,5 +59,22 @@ Test(buf, json_string_over_the_cap_fails)
         struct buf b = BUF_INIT(4);
 
         cr_assert_eq(buf_put_json_string(&b, "\n\n", 2), -E2BIG);
+        buf_release(&b);
+}
+
+Test(buf, write_callback_appends_and_refuses_past_the_cap)
+{
+        struct buf b = BUF_INIT(9); /* 8 bytes and the NUL the buffer keeps */
+        char text[] = "abcdefgh";
+
+        cr_assert_eq(buf_write_cb(text, 1, 5, &b), 5);
+        cr_assert_eq(buf_write_cb(text, 3, 1, &b), 3);
+        cr_assert_eq(b.len, 8);
+        cr_assert(memcmp(b.p, "abcdeabc", 8) == 0);
+        /* past the cap: 0, which libcurl turns into CURLE_WRITE_ERROR; nothing appended */
+        cr_assert_eq(buf_write_cb(text, 1, 1, &b), 0);
+        cr_assert_eq(b.len, 8);
+        /* a size times count that overflows is refused, not wrapped */
+        cr_assert_eq(buf_write_cb(text, SIZE_MAX, 2, &b), 0);
         buf_release(&b);
 }
