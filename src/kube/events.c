@@ -427,6 +427,11 @@ static bool send_item(struct event_recorder *r, json_t *item)
                         k = kube_create(r->client, &events_gvr, ns, create, NULL, NULL, &st);
                 if (k >= 0)
                         return true;
+                /* a create tried again after a transient error finds the Event there: the earlier
+                 * try was stored, only its answer was lost (a timeout). Names are unique per
+                 * Event, so it is this one (client-go treats AlreadyExists as written too). */
+                if (k == -EEXIST && !patch && attempt > 0)
+                        return true;
                 if (k == -EEXIST || k == -EINVAL || k == -EACCES || k == -ENOMEM)
                         break;
                 /* transient: wait and retry, unless stopping */

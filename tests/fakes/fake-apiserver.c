@@ -29,6 +29,7 @@ struct fake_apiserver {
         unsigned watch_fault_n;
         unsigned list_fail_code, list_fail_n;
         unsigned hold_msec;
+        unsigned slow_write_msec, slow_write_n;
         unsigned end_gen;
         bool stopping;
         bool paused;
@@ -464,6 +465,7 @@ static int handler(void *userdata, struct http_req *req, struct http_resp *resp)
 {
         struct fake_apiserver *f = userdata;
         struct parsed_path p;
+        unsigned slow = 0;
         json_t *cnt;
         int r;
 
@@ -483,7 +485,14 @@ static int handler(void *userdata, struct http_req *req, struct http_resp *resp)
                 r = handle_watch(f, &p, req, resp);
         else
                 r = handle_list(f, &p, req, resp);
+        if (f->slow_write_n > 0 && !streq(req->method, "GET")) {
+                f->slow_write_n--;
+                slow = f->slow_write_msec;
+        }
         (void)pthread_mutex_unlock(&f->lock);
+        /* applied, but answered late: a client whose timeout is shorter never sees the answer */
+        if (slow > 0)
+                (void)usleep(slow * 1000U);
         return r;
 }
 
@@ -672,6 +681,14 @@ void fake_apiserver_fail_lists(struct fake_apiserver *f, unsigned code, unsigned
         (void)pthread_mutex_lock(&f->lock);
         f->list_fail_code = code;
         f->list_fail_n = n;
+        (void)pthread_mutex_unlock(&f->lock);
+}
+
+void fake_apiserver_slow_writes(struct fake_apiserver *f, unsigned msec, unsigned n)
+{
+        (void)pthread_mutex_lock(&f->lock);
+        f->slow_write_msec = msec;
+        f->slow_write_n = n;
         (void)pthread_mutex_unlock(&f->lock);
 }
 

@@ -68,6 +68,9 @@ void fake_apiserver_end_watches(struct fake_apiserver *f);
 void fake_apiserver_fail_watches(struct fake_apiserver *f, enum fake_watch_fault fault, unsigned n);
 /* The next n LIST requests answer HTTP code (e.g. 500, 503, 410). */
 void fake_apiserver_fail_lists(struct fake_apiserver *f, unsigned code, unsigned n);
+/* The next n writes (any method but GET) are applied at once and answered msec later: a client
+ * whose request timeout is shorter sees a timeout for a write that happened. */
+void fake_apiserver_slow_writes(struct fake_apiserver *f, unsigned msec, unsigned n);
 /* How long a watch with nothing to send is held (default 5 s). */
 void fake_apiserver_set_watch_hold(struct fake_apiserver *f, unsigned msec);
 /* While paused, held watches deliver no events (they still end, and faults still apply). */
