@@ -215,8 +215,8 @@ Test(events, a_create_answered_too_late_and_retried_counts_as_written, .timeout 
         cr_assert_eq(fake_apiserver_start(&f), 0);
         (void)snprintf(server, sizeof(server), "%s", fake_apiserver_url(f));
         cr_assert_eq(kube_client_new(&cfg,
-                                     &(struct kube_client_options){ .request_timeout =
-                                                                            200 * USEC_PER_MSEC },
+                                     &(struct kube_client_options){
+                                             .request_timeout = 200 * USEC_PER_MSEC },
                                      &c),
                      0);
         o.client = c;
