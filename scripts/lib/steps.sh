@@ -7,6 +7,7 @@
 # log's last lines; a skipped step is listed with its reason just above the closing line.
 #
 #   steps_init LOGDIR             where step logs go (kept after the run)
+#   steps_cpu_log                 samples the busy cores every 30 s into LOGDIR/cpu.log
 #   step_run [--tee] NAME CMD [ARGS...]
 #                                 runs CMD with stdout+stderr in LOGDIR/NAME.log (--tee: shown
 #                                 too); exit 0 passes, 77 skips (reason: the last output line
@@ -39,6 +40,36 @@ steps_init() {
         STEPS_DETAILS=()
 }
 
+# steps_cpu_mark: the machine's busy and total CPU time now (jiffies of /proc/stat's "cpu" line);
+# steps_cpu_since MARK: how many of the machine's cores were busy on average since MARK, as
+# "CPU 1.4 of 2 cores" (what a step left idle is what running steps side by side could use).
+steps_cpu_mark() {
+        awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9; exit }' \
+                /proc/stat 2>/dev/null || echo "0 0"
+}
+steps_cpu_since() {
+        local now
+        now=$(steps_cpu_mark)
+        awk -v a="$1" -v b="$now" -v n="$(nproc 2>/dev/null || echo 1)" 'BEGIN {
+                split(a, x, " "); split(b, y, " ")
+                if (y[2] > x[2]) printf "CPU %.1f of %d cores", (y[1] - x[1]) / (y[2] - x[2]) * n, n
+                else printf "CPU ? of %d cores", n }'
+}
+
+# steps_cpu_log: from now until steps_finish, a line every 30 s in LOGDIR/cpu.log: the time, the
+# cores busy over those 30 s and the load average (which phases leave the machine idle).
+steps_cpu_log() {
+        (
+                trap 'exit 0' TERM
+                m=$(steps_cpu_mark)
+                while sleep 30; do
+                        echo "$(date +%H:%M:%S) $(steps_cpu_since "$m") load $(cut -d' ' -f1 /proc/loadavg)"
+                        m=$(steps_cpu_mark)
+                done
+        ) >"$STEPS_LOGDIR/cpu.log" 2>/dev/null </dev/null &
+        STEPS_CPU_LOG_PID=$!
+}
+
 # Runs "$@" into the log of step $name; sets STEP_RC.
 _step_exec() {
         local tee=$1 log=$2
@@ -60,13 +91,14 @@ _step_log() {
 }
 
 step_setup() {
-        local name=$1 log start
+        local name=$1 log start cpu
         shift
         start=$(date +%s)
+        cpu=$(steps_cpu_mark)
         log=$(_step_log "$name")
         echo "== $name (log $log)" >&2
         _step_exec 0 "$log" "$@"
-        [ "$STEP_RC" = 0 ] && echo "ok: $name ($(($(date +%s) - start)) s)" >&2
+        [ "$STEP_RC" = 0 ] && echo "ok: $name ($(($(date +%s) - start)) s, $(steps_cpu_since "$cpu"))" >&2
         if [ "$STEP_RC" != 0 ]; then
                 STEPS_FAILED+=("$name (exit $STEP_RC, log $log)")
                 echo "FAILED: $name (exit $STEP_RC, log $log); last lines:" >&2
@@ -76,18 +108,19 @@ step_setup() {
 }
 
 step_run() {
-        local tee=0 name log start reason
+        local tee=0 name log start reason cpu
         [ "$1" = --tee ] && { tee=1; shift; }
         name=$1
         shift
         log=$(_step_log "$name")
         start=$(date +%s)
+        cpu=$(steps_cpu_mark)
         echo "== $name (log $log)" >&2
         _step_exec "$tee" "$log" "$@"
         case $STEP_RC in
         0)
                 STEPS_PASSED=$((STEPS_PASSED + 1))
-                echo "ok: $name ($(($(date +%s) - start)) s)" >&2
+                echo "ok: $name ($(($(date +%s) - start)) s, $(steps_cpu_since "$cpu"))" >&2
                 ;;
         77)
                 reason=$(grep -E '^SKIP' "$log" | tail -n 1 | sed -E 's/^SKIP:? *//')
@@ -164,6 +197,7 @@ PY
 
 steps_finish() {
         local s
+        [ -n "${STEPS_CPU_LOG_PID:-}" ] && kill "$STEPS_CPU_LOG_PID" 2>/dev/null && STEPS_CPU_LOG_PID=
         for s in "${STEPS_SKIPPED[@]}"; do echo "skipped: $s"; done
         for s in "${STEPS_DETAILS[@]}"; do echo "  $s"; done
         for s in "${STEPS_FAILED[@]}"; do echo "failed: $s"; done
