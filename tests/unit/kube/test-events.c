@@ -199,7 +199,7 @@ Test(events, recorder_creates_then_patches)
 
 /* A create whose answer was lost (the client timed out; the API server had stored it) is tried
  * again and gets 409: the Event is there, so it counts as written, not as dropped. */
-Test(events, a_create_answered_too_late_and_retried_counts_as_written, .timeout = 60)
+Test(events, a_create_answered_too_late_and_retried_counts_as_written)
 {
         CLEANUP(fake_apiserver_freep) struct fake_apiserver *f = NULL;
         CLEANUP(kube_client_freep) struct kube_client *c = NULL;
