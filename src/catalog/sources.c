@@ -798,6 +798,33 @@ int catalog_config_merge(struct catalog_config *dst, const struct catalog_config
         return r < 0 ? r : 0;
 }
 
+/* Loads file and merges it into all; a missing file is nothing when optional. */
+static int load_one(const char *file, bool optional, struct catalog_config *all,
+                    struct error_detail *err)
+{
+        struct catalog_config one = { 0 };
+        int r;
+
+        r = catalog_config_load_file(file, &one, err);
+        if (r == -ENOENT && optional) {
+                /* a later file not there (yet) adds nothing: the console's ConfigMap
+                 * model-catalog-sources before its first change (an optional mount) */
+                if (err)
+                        *err = (struct error_detail){ 0 };
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        r = catalog_config_merge(all, &one, err);
+        if (r < 0 && err && !err->file[0]) {
+                /* a merge error names no file yet: the one being merged */
+                (void)snprintf(err->file, sizeof(err->file), "%s", file);
+                err->line = 0;
+        }
+        catalog_config_release(&one);
+        return r;
+}
+
 int catalog_config_load(char *const *files, size_t n, struct catalog_config *ret,
                         struct error_detail *err)
 {
@@ -810,18 +837,7 @@ int catalog_config_load(char *const *files, size_t n, struct catalog_config *ret
                 return -E2BIG;
         }
         for (size_t i = 0; i < n; i++) {
-                struct catalog_config one = { 0 };
-
-                r = catalog_config_load_file(files[i], &one, err);
-                if (r < 0)
-                        goto fail;
-                r = catalog_config_merge(&all, &one, err);
-                if (r < 0 && err && !err->file[0]) {
-                        /* a merge error names no file yet: the one being merged */
-                        (void)snprintf(err->file, sizeof(err->file), "%s", files[i]);
-                        err->line = 0;
-                }
-                catalog_config_release(&one);
+                r = load_one(files[i], i > 0, &all, err);
                 if (r < 0)
                         goto fail;
         }

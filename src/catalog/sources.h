@@ -66,7 +66,8 @@ _warn_unused_result_ int catalog_config_load_file(const char *path, struct catal
 _warn_unused_result_ int catalog_config_merge(struct catalog_config *dst,
                                               const struct catalog_config *src,
                                               struct error_detail *err);
-/* Loads and merges files[0..n) in order; then applies defaults (enabled true, labels []). */
+/* Loads and merges files[0..n) in order; then applies defaults (enabled true, labels []). A file
+ * after the first that does not exist adds nothing (an optional ConfigMap not created yet). */
 _warn_unused_result_ int catalog_config_load(char *const *files, size_t n,
                                              struct catalog_config *ret, struct error_detail *err);
 

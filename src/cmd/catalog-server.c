@@ -89,7 +89,7 @@ static const struct cli_option catalog_options[] = {
           "listen address (default 0.0.0.0:8080; port 0 = any)", OPT_LISTEN },
         { "catalogs-path", 0, CLI_ARG_REQUIRED, "PATHS",
           "sources file(s); repeat or comma-separate; later\nfiles override earlier ones per "
-          "source id\n(default sources.yaml)",
+          "source id; a later\nfile that does not exist adds nothing\n(default sources.yaml)",
           OPT_CATALOGS },
         { "poll-interval", 0, CLI_ARG_REQUIRED, "SECS", "stat fallback for hot reload (default 5)",
           OPT_POLL },

@@ -5,8 +5,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
+#include "util/buf.h"
 #include "util/parse-util.h"
 #include "util/time-util.h"
 
@@ -791,4 +793,149 @@ int ydoc_field_tristate(struct ydoc *d, yaml_node_t *n, void *ret, struct error_
                 return r;
         *p = b;
         return 0;
+}
+
+/* ---- the writer ---- */
+
+static int emit_write(void *data, unsigned char *buffer, size_t size)
+{
+        return buf_append(data, buffer, size) == 0; /* libyaml: 1 on success */
+}
+
+/* Whether a plain scalar s would be read back as something else than the string s, by our reader
+ * (YAML 1.2 core schema) or by a YAML 1.1 one (yes/no/on/off/y/n in any case). */
+static bool plain_is_ambiguous(const char *s)
+{
+        static const char *const yaml11[] = { "y", "n", "yes", "no", "on", "off" };
+        json_t *v = plain_scalar_to_json(s);
+        bool amb = !json_is_string(v);
+
+        json_decref(v);
+        for (size_t i = 0; !amb && i < ELEMENTSOF(yaml11); i++)
+                amb = strcasecmp(s, yaml11[i]) == 0;
+        return amb;
+}
+
+static int emit_scalar(yaml_emitter_t *e, const char *text, yaml_scalar_style_t style)
+{
+        yaml_event_t ev;
+
+        if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)text, (int)strlen(text),
+                                          1, 1, style))
+                return -ENOMEM;
+        return yaml_emitter_emit(e, &ev) ? 0 : -EINVAL;
+}
+
+static int emit_value(yaml_emitter_t *e, const json_t *v, unsigned depth, unsigned depth_max);
+
+static int emit_string(yaml_emitter_t *e, const json_t *v)
+{
+        const char *s = json_string_value(v);
+
+        if (strlen(s) != json_string_length(v))
+                return -EINVAL; /* a NUL inside: no YAML scalar holds it here */
+        return emit_scalar(e, s,
+                           strchr(s, '\n')         ? YAML_LITERAL_SCALAR_STYLE
+                           : plain_is_ambiguous(s) ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
+                                                   : YAML_ANY_SCALAR_STYLE);
+}
+
+static int emit_mapping(yaml_emitter_t *e, const json_t *v, unsigned depth, unsigned depth_max)
+{
+        yaml_event_t ev;
+        const char *key;
+        json_t *item;
+        int r;
+
+        if (!yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE) ||
+            !yaml_emitter_emit(e, &ev))
+                return -ENOMEM;
+        json_object_foreach((json_t *)v, key, item) {
+                r = emit_scalar(e, key,
+                                plain_is_ambiguous(key) ? YAML_DOUBLE_QUOTED_SCALAR_STYLE
+                                                        : YAML_ANY_SCALAR_STYLE);
+                if (r >= 0)
+                        r = emit_value(e, item, depth + 1, depth_max);
+                if (r < 0)
+                        return r;
+        }
+        yaml_mapping_end_event_initialize(&ev);
+        return yaml_emitter_emit(e, &ev) ? 0 : -ENOMEM;
+}
+
+static int emit_sequence(yaml_emitter_t *e, const json_t *v, unsigned depth, unsigned depth_max)
+{
+        yaml_event_t ev;
+        json_t *item;
+        size_t i;
+        int r;
+
+        if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE) ||
+            !yaml_emitter_emit(e, &ev))
+                return -ENOMEM;
+        json_array_foreach(v, i, item) {
+                r = emit_value(e, item, depth + 1, depth_max);
+                if (r < 0)
+                        return r;
+        }
+        yaml_sequence_end_event_initialize(&ev);
+        return yaml_emitter_emit(e, &ev) ? 0 : -ENOMEM;
+}
+
+static int emit_value(yaml_emitter_t *e, const json_t *v, unsigned depth, unsigned depth_max)
+{
+        if (json_is_string(v))
+                return emit_string(e, v);
+        if (json_is_number(v) || json_is_boolean(v) || json_is_null(v)) {
+                AUTOFREE char *text = json_dumps(v, JSON_ENCODE_ANY);
+
+                if (!text)
+                        return -ENOMEM;
+                return emit_scalar(e, text, YAML_PLAIN_SCALAR_STYLE);
+        }
+        if (!json_is_object(v) && !json_is_array(v))
+                return -EINVAL;
+        if (depth >= depth_max)
+                return -E2BIG;
+        return json_is_object(v) ? emit_mapping(e, v, depth, depth_max)
+                                 : emit_sequence(e, v, depth, depth_max);
+}
+
+int ydoc_dump_json(const json_t *v, unsigned depth_max, char **ret, size_t *ret_len)
+{
+        CLEANUP(buf_releasep) struct buf out = { 0 };
+        yaml_emitter_t e;
+        yaml_event_t ev;
+        int r = -ENOMEM;
+
+        if (!v || !ret)
+                return -EINVAL;
+        buf_init(&out, SIZE_MAX);
+        if (!yaml_emitter_initialize(&e))
+                return -ENOMEM;
+        yaml_emitter_set_output(&e, emit_write, &out);
+        yaml_emitter_set_unicode(&e, 1);
+        yaml_emitter_set_width(&e, -1); /* no folding of long scalars */
+        yaml_emitter_set_indent(&e, 2);
+        if (!yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) ||
+            !yaml_emitter_emit(&e, &ev))
+                goto out;
+        if (!yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) ||
+            !yaml_emitter_emit(&e, &ev))
+                goto out;
+        r = emit_value(&e, v, 0, depth_max);
+        if (r < 0)
+                goto out;
+        r = -ENOMEM;
+        yaml_document_end_event_initialize(&ev, 1);
+        if (!yaml_emitter_emit(&e, &ev))
+                goto out;
+        yaml_stream_end_event_initialize(&ev);
+        if (!yaml_emitter_emit(&e, &ev) || !yaml_emitter_flush(&e))
+                goto out;
+        *ret = buf_take(&out, ret_len);
+        r = *ret ? 0 : -ENOMEM;
+out:
+        yaml_emitter_delete(&e);
+        return r;
 }

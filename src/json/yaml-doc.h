@@ -107,6 +107,19 @@ _warn_unused_result_ int ydoc_bool(struct ydoc *d, yaml_node_t *n, bool *ret,
 _warn_unused_result_ int ydoc_to_json(struct ydoc *d, yaml_node_t *n, json_t **ret,
                                       struct error_detail *err);
 
+/*
+ * The writer's side: v (borrowed: objects, arrays, strings, numbers, booleans, null, nested at
+ * most depth_max deep) as one block-style YAML document, through libyaml's emitter. Object keys
+ * keep jansson's order. A string that a YAML reader would take for anything else (a number, a
+ * boolean of YAML 1.1 or 1.2 such as "yes" or "on", null, "") is double-quoted; one with a line
+ * break is a literal block; libyaml quotes whatever cannot be plain. ydoc_to_json() of the output
+ * gives v back. Returns 0 with *ret (NUL-terminated, owned by the caller; *ret_len its length when
+ * ret_len is not NULL), -E2BIG when deeper than depth_max, -EINVAL for a value JSON cannot hold,
+ * -ENOMEM.
+ */
+_warn_unused_result_ int ydoc_dump_json(const json_t *v, unsigned depth_max, char **ret,
+                                        size_t *ret_len);
+
 /* One key of a strictly parsed mapping. fn stores value at base + offset (NULL: ignored). */
 struct yfield {
         const char *key;

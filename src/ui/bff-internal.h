@@ -196,6 +196,13 @@ int bff_api_role_binding_update(struct call *c);
 int bff_api_role_binding_delete(struct call *c);
 int bff_api_groups(struct call *c);
 
+/* bff-catalog-settings.c: the catalog's source configurations, as the user. */
+int bff_api_catalog_sources(struct call *c);
+int bff_api_catalog_source(struct call *c);
+int bff_api_catalog_source_create(struct call *c);
+int bff_api_catalog_source_update(struct call *c);
+int bff_api_catalog_source_delete(struct call *c);
+
 /* The "data" object of a write's {"data": {...}} body (borrowed from *in, a new reference the
  * caller releases); 1 after a refusal is written. */
 int bff_body_data(struct call *c, json_t **in, json_t **ret_data);

@@ -176,6 +176,7 @@ static const char *const Q_NONE[] = { NULL };
 #define MR   "/api/v1/model_registry/{mr}"
 #define MC   "/api/v1/model_catalog"
 #define MCPC "/api/v1/mcp_catalog"
+#define MCS  "/api/v1/settings/model_catalog/source_configs"
 /* the catalog server's paths, under the catalog client's "/api" */
 #define CAT "/model_catalog/v1alpha1"
 #define MCP "/mcp_catalog/v1alpha1"
@@ -198,6 +199,11 @@ static const struct http_route api_routes[] = {
         ROUTE("PATCH", "/api/v1/settings/role_bindings/{name}", .fn = bff_api_role_binding_update),
         ROUTE("DELETE", "/api/v1/settings/role_bindings/{name}", .fn = bff_api_role_binding_delete),
         ROUTE("GET", "/api/v1/settings/groups", .fn = bff_api_groups),
+        ROUTE("GET", MCS, .fn = bff_api_catalog_sources),
+        ROUTE("POST", MCS, .fn = bff_api_catalog_source_create),
+        ROUTE("GET", MCS "/{id}", .fn = bff_api_catalog_source),
+        ROUTE("PATCH", MCS "/{id}", .fn = bff_api_catalog_source_update),
+        ROUTE("DELETE", MCS "/{id}", .fn = bff_api_catalog_source_delete),
         ROUTE("GET", MR "/registered_models", .path = "/registered_models", .query = Q_LIST,
               .flags = F_LIST),
         ROUTE("POST", MR "/registered_models", .path = "/registered_models", .query = Q_NONE),

@@ -152,3 +152,72 @@ test('registry settings: an administrator grants and removes the use of a regist
   assert.match(await banner.innerText(), /mallory may not list rolebindings/);
   await noA11yViolations(other, 'registry permissions, refused');
 });
+
+test('catalog sources: an administrator adds a YAML source, disables a default one and deletes hers; a user without the right is refused in words', { skip: NEEDS_FULL }, async () => {
+  const ns = stack.nsA; // the catalog Service's namespace (--catalog-service)
+  apply({
+    apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'model-catalog-default-sources', namespace: ns },
+    data: { 'sources.yaml': 'catalogs:\n- id: shipped\n  name: Shipped models\n  type: yaml\n  properties:\n    yamlCatalogPath: shipped.yaml\n', 'shipped.yaml': 'models: []\n' },
+  });
+  apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'catalog-admin', namespace: ns },
+    rules: [{ apiGroups: [''], resources: ['configmaps', 'secrets'], verbs: ['get', 'create', 'update', 'delete'] }],
+  });
+  apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'catalog-admin-cat-admin', namespace: ns },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'catalog-admin' },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'cat-admin' }],
+  });
+  const userSources = () => {
+    try {
+      return JSON.parse(kubectl(['-n', ns, 'get', 'configmap', 'model-catalog-sources', '-o', 'json'])).data;
+    } catch {
+      return null;
+    }
+  };
+
+  const page = await userPage(browser, 'cat-admin');
+  const table = page.getByTestId('sources-table');
+  await page.goto(`${stack.url}/#/settings/catalog`);
+  await table.locator('tbody tr', { hasText: 'Shipped models' }).waitFor({ timeout: T });
+  await noA11yViolations(page, 'catalog sources');
+
+  // a bad id is refused in the page, nothing sent
+  await page.getByLabel('Id').fill('Team-Models');
+  await page.getByLabel('Name', { exact: true }).fill('Team models');
+  await page.getByLabel('Catalog (YAML)').fill('source: Team\nmodels:\n- name: team/m1\n');
+  await page.getByRole('button', { name: 'Add source' }).click();
+  await page.getByText('Only lowercase letters, digits and underscores.').waitFor({ timeout: T });
+  assert.equal(userSources(), null);
+
+  // added: the entry and its catalog in the user ConfigMap
+  await page.getByLabel('Id').fill('team_models');
+  await page.getByRole('button', { name: 'Add source' }).click();
+  await page.getByText('Source team_models added').waitFor({ timeout: T });
+  await table.locator('tbody tr', { hasText: 'Team models' }).waitFor({ timeout: T });
+  assert.equal(userSources()['team_models.yaml'], 'source: Team\nmodels:\n- name: team/m1\n');
+
+  // the default source disabled (an override), never deletable
+  await page.getByRole('switch', { name: 'Shipped models enabled' }).click();
+  await page.getByText('Source shipped disabled.').waitFor({ timeout: T });
+  assert.match(userSources()['sources.yaml'], /id: shipped\n\s+enabled: false/);
+  assert.equal(await page.getByRole('button', { name: 'Delete Shipped models' }).count(), 0);
+  await screenshot(page, 'catalog-sources');
+  await noA11yViolations(page, 'catalog sources after changes');
+
+  // deleted, after the confirmation
+  page.once('dialog', (d) => d.accept());
+  await page.getByRole('button', { name: 'Delete Team models' }).click();
+  await page.getByText('Source team_models deleted.').waitFor({ timeout: T });
+  await waitFor('the row to go', async () => (await table.locator('tbody tr', { hasText: 'Team models' }).count()) === 0, T);
+  assert.equal(userSources()['team_models.yaml'], undefined);
+  assert.deepEqual(page.problems, [], 'console errors or CSP violations in the page');
+
+  // mallory may not read the ConfigMaps: refused in words
+  const other = await userPage(browser, 'mallory');
+  await other.goto(`${stack.url}/#/settings/catalog`);
+  const banner = other.getByTestId('error-banner');
+  await banner.waitFor({ timeout: T });
+  assert.match(await banner.innerText(), /mallory may not get configmaps/);
+  await noA11yViolations(other, 'catalog sources, refused');
+});

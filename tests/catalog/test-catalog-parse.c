@@ -89,6 +89,23 @@ Test(sources, later_file_overrides_field_by_field)
         free(files[1]);
 }
 
+Test(sources, a_missing_later_file_adds_nothing_a_missing_first_file_fails)
+{
+        char *files[2] = { catalog_fixture_path("sources.yaml"),
+                           catalog_fixture_path("no-such-dir/sources.yaml") };
+        char *swapped[2] = { files[1], files[0] };
+        struct catalog_config c = { 0 };
+        struct error_detail e = { 0 };
+
+        cr_assert_eq(catalog_config_load(files, 2, &c, &e), 0, "load failed: %s", e.message);
+        cr_assert_eq(c.n_sources, 8);
+        catalog_config_release(&c);
+        cr_assert_lt(catalog_config_load(swapped, 2, &c, &e), 0, "the first file is required");
+        cr_assert_not_null(strstr(e.file, "no-such-dir"), "%s", e.file);
+        free(files[0]);
+        free(files[1]);
+}
+
 Test(sources, unknown_key_names_file_and_line)
 {
         struct catalog_config c = { 0 };

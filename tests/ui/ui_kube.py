@@ -914,6 +914,106 @@ def test_upstream_bff_contract_no_server_error():
     expect(not failed, f"schemathesis found server errors (exit {r.returncode})")
 
 
+CS = S + "/model_catalog/source_configs"
+CAT_ADMIN = {"kubeflow-userid": "catalog-admin"}
+DEFAULT_SOURCES = """catalogs:
+- id: dora_ai_models
+  name: Dora AI
+  type: yaml
+  properties:
+    yamlCatalogPath: dora.yaml
+"""
+
+
+def cm_data(name):
+    r = subprocess.run([TESTENV, "kubectl", DIR, "-n", REG_NS, "get", "configmap", name,
+                        "-o", "json"], capture_output=True, text=True)
+    return json.loads(r.stdout).get("data", {}) if r.returncode == 0 else None
+
+
+def test_catalog_source_configs():
+    """The catalog's sources in two ConfigMaps of the catalog Service's namespace, changed as the
+    user: catalog-admin may read and write ConfigMaps and Secrets there, bob nothing."""
+    apply({"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": {"name": "model-catalog-default-sources", "namespace": REG_NS},
+           "data": {"sources.yaml": DEFAULT_SOURCES, "dora.yaml": "models: []\n"}})
+    apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+           "metadata": {"name": "catalog-admin", "namespace": REG_NS},
+           "rules": [{"apiGroups": [""], "resources": ["configmaps", "secrets"],
+                      "verbs": ["get", "create", "update", "delete"]}]})
+    bind_in(REG_NS, "catalog-admin", "catalog-admin", "catalog-admin")
+
+    st, _, raw, doc = as_user(CAT_ADMIN, "GET", CS)
+    expect(st == 200, raw)
+    expect([(c["id"], c["isDefault"]) for c in doc["data"]["catalogs"]] ==
+           [("dora_ai_models", True)], doc)
+    expect_error(as_user(BOB, "GET", CS), 403, "kubernetes",
+                 f"user bob may not get configmaps model-catalog-default-sources in namespace "
+                 f"{REG_NS}")
+    new = {"data": {"id": "team_models", "name": "Team models", "type": "yaml",
+                    "yaml": "source: Team\nmodels:\n- name: team/m1\n",
+                    "includedModels": ["team/*"]}}
+    expect_error(as_user(BOB, "POST", CS, new), 403, "kubernetes", "bob")
+    expect(cm_data("model-catalog-sources") is None, "bob wrote nothing")
+
+    # created: the user ConfigMap with the entry and the catalog under <id>.yaml
+    st, _, raw, doc = as_user(CAT_ADMIN, "POST", CS, new)
+    expect(st == 201, raw)
+    expect(doc["data"]["id"] == "team_models" and doc["data"]["isDefault"] is False, doc)
+    data = cm_data("model-catalog-sources")
+    expect(data["team_models.yaml"] == new["data"]["yaml"], data)
+    expect("id: team_models" in data["sources.yaml"], data)
+    st, _, raw, doc = as_user(CAT_ADMIN, "GET", CS + "/team_models")
+    expect(st == 200 and doc["data"]["yaml"] == new["data"]["yaml"], raw)
+    expect(doc["data"]["includedModels"] == ["team/*"], doc)
+
+    # bad input in words, nothing written
+    expect_error(as_user(CAT_ADMIN, "POST", CS, new), 400, "ui", "already exists")
+    bad = {"data": dict(new["data"], id="Bad-Id")}
+    expect_error(as_user(CAT_ADMIN, "POST", CS, bad), 400, "ui", "lowercase")
+    bad = {"data": dict(new["data"], id="broken", yaml="models: [")}
+    expect_error(as_user(CAT_ADMIN, "POST", CS, bad), 400, "ui", "yaml line")
+    expect_error(as_user(CAT_ADMIN, "GET", CS + "/does_not_exist"), 404, "ui", "does_not_exist")
+
+    # a default source: disabled by an override; its name and its deletion refused
+    st, _, raw, doc = as_user(CAT_ADMIN, "PATCH", CS + "/dora_ai_models",
+                              {"data": {"enabled": False}})
+    expect(st == 200 and doc["data"]["enabled"] is False and doc["data"]["isDefault"], raw)
+    expect_error(as_user(CAT_ADMIN, "PATCH", CS + "/dora_ai_models",
+                         {"data": {"name": "Changed Name"}}), 403, "ui", "'name'")
+    expect_error(as_user(CAT_ADMIN, "PATCH", CS + "/dora_ai_models", {"data": {"type": "hf"}}),
+                 403, "ui", "cannot change catalog source")
+    expect_error(as_user(CAT_ADMIN, "DELETE", CS + "/dora_ai_models"), 403, "ui",
+                 "default source")
+    expect(cm_data("model-catalog-default-sources")["sources.yaml"] == DEFAULT_SOURCES,
+           "the default ConfigMap is never written")
+
+    # an hf source's key goes into upstream's Secret, never into the ConfigMap or a reply
+    hf = {"data": {"id": "hub_org", "name": "Hub", "type": "hf", "allowedOrganization": "ibm",
+                   "apiKey": "hf_test_token"}}
+    st, _, raw, doc = as_user(CAT_ADMIN, "POST", CS, hf)
+    expect(st == 201 and "apiKey" not in doc["data"], raw)
+    r = subprocess.run([TESTENV, "kubectl", DIR, "-n", REG_NS, "get", "secret",
+                        "catalog-hub-org-apikey", "-o", "json"], capture_output=True, text=True)
+    expect(r.returncode == 0, r.stderr)
+    sec = json.loads(r.stdout)
+    expect(sec["metadata"]["labels"]["hub.kubeflow.org/hf-source"] == "HUB_ORG", sec["metadata"])
+    expect("hf_test_token" not in json.dumps(cm_data("model-catalog-sources")), "no token")
+
+    # deleted: the entry and its catalog; the Secret this console made
+    st, _, raw, doc = as_user(CAT_ADMIN, "DELETE", CS + "/team_models")
+    expect(st == 204, raw)
+    data = cm_data("model-catalog-sources")
+    expect("team_models.yaml" not in data and "team_models" not in data["sources.yaml"], data)
+    st, _, raw, doc = as_user(CAT_ADMIN, "DELETE", CS + "/hub_org")
+    expect(st == 204, raw)
+    r = subprocess.run([TESTENV, "kubectl", DIR, "-n", REG_NS, "get", "secret",
+                        "catalog-hub-org-apikey"], capture_output=True, text=True)
+    expect(r.returncode != 0, "the source's Secret went with it")
+    st, _, raw, doc = as_user(CAT_ADMIN, "GET", CS)
+    expect([c["id"] for c in doc["data"]["catalogs"]] == ["dora_ai_models"], doc)
+
+
 for t in (test_namespaces_only_those_the_user_may_read, test_forbidden_namespace_is_403_naming_it,
           test_inferenceservices, test_trainedmodels_every_condition_and_loaded,
           test_polling_with_etag, test_events_newest_first, test_bearer_passthrough,
@@ -928,6 +1028,6 @@ for t in (test_namespaces_only_those_the_user_may_read, test_forbidden_namespace
           test_registries_discovered_per_user, test_each_registry_routes_and_authorizes_alone,
           test_deploy_from_another_registry, test_settings_registries,
           test_settings_role_bindings_grant_and_revoke, test_settings_groups,
-          test_upstream_bff_contract_no_server_error):
+          test_catalog_source_configs, test_upstream_bff_contract_no_server_error):
     tap.run(t)
 tap.finish()

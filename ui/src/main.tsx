@@ -19,6 +19,7 @@ const Deployments = lazy(() => import('./screens/Deployments'));
 const InferenceServiceDetail = lazy(() => import('./screens/InferenceServiceDetail'));
 const Settings = lazy(() => import('./screens/Settings'));
 const Permissions = lazy(() => import('./screens/Permissions'));
+const CatalogSources = lazy(() => import('./screens/CatalogSources'));
 
 /** The route, and how many times the URL changed by navigation (a link, Back, a typed URL). */
 function useRoute(): [Route, number] {
@@ -51,6 +52,8 @@ function Screen({ route, nav }: { route: Route; nav: number }) {
       return <InferenceServiceDetail ns={route.ns} name={route.name} />;
     case 'settings':
       return <Settings />;
+    case 'catalogSources':
+      return <CatalogSources />;
     case 'permissions':
       return <Permissions ns={route.ns} name={route.name} />;
     case 'notFound':
@@ -69,6 +72,7 @@ const SECTIONS = [
   { key: 'mcp', label: 'MCP servers', to: '#/mcp', match: ['mcp'] },
   { key: 'deployments', label: 'Deployments', to: '#/deployments', match: ['deployments', 'isvc'] },
   { key: 'settings', label: 'Registry settings', to: '#/settings', match: ['settings', 'permissions'] },
+  { key: 'catalogSources', label: 'Catalog sources', to: '#/settings/catalog', match: ['catalogSources'] },
 ];
 
 // PatternFly's own breakpoint for the sidebar: below it the navigation is an overlay behind the

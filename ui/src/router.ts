@@ -10,6 +10,7 @@ export type Route =
   | { screen: 'deployments'; ns: string }
   | { screen: 'isvc'; ns: string; name: string }
   | { screen: 'settings' }
+  | { screen: 'catalogSources' }
   | { screen: 'permissions'; ns: string; name: string }
   | { screen: 'notFound'; path: string };
 
@@ -58,6 +59,7 @@ export function parseRoute(hash: string): Route {
   if (seg[0] === 'deployments' && seg.length <= 2) return { screen: 'deployments', ns: seg[1] ?? '' };
   if (seg[0] === 'deployments' && seg.length === 3) return { screen: 'isvc', ns: seg[1], name: seg[2] };
   if (seg[0] === 'settings' && seg.length === 1) return { screen: 'settings' };
+  if (seg[0] === 'settings' && seg.length === 2 && seg[1] === 'catalog') return { screen: 'catalogSources' };
   if (seg[0] === 'settings' && seg.length === 4 && seg[1] === 'registries') return { screen: 'permissions', ns: seg[2], name: seg[3] };
   return { screen: 'notFound', path: '/' + seg.join('/') };
 }
@@ -89,6 +91,8 @@ export function href(r: Route): string {
       return `#/deployments/${enc(r.ns)}/${enc(r.name)}`;
     case 'settings':
       return '#/settings';
+    case 'catalogSources':
+      return '#/settings/catalog';
     case 'permissions':
       return `#/settings/registries/${enc(r.ns)}/${enc(r.name)}`;
     case 'notFound':

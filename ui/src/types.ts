@@ -201,3 +201,18 @@ export interface RoleBinding {
   subjects?: RoleBindingSubject[];
   roleRef?: { kind: string; name: string };
 }
+
+/** GET /settings/model_catalog/source_configs: upstream's CatalogSourceConfig. */
+export interface CatalogSourceConfig {
+  id: string;
+  name?: string;
+  type?: string;
+  enabled?: boolean;
+  labels?: string[];
+  isDefault?: boolean;
+  includedModels?: string[];
+  excludedModels?: string[];
+  allowedOrganization?: string;
+  yamlCatalogPath?: string;
+  yaml?: string;
+}

@@ -4,6 +4,7 @@ import { ApiError, errorFromBody, pathOf, queryString, unwrap } from '../src/api
 import { currentToken, firstPage, goNext, goPrev, hasNext, hasPrev, loaded } from '../src/pager';
 import { href, parseRoute } from '../src/router';
 import { pickRegistry, registryLabel } from '../src/registry';
+import { catalogYamlProblem, sourceIdProblem } from '../src/catalogsources';
 
 test('queryString: unset values dropped, arrays repeated, values escaped', () => {
   assert.equal(queryString(undefined), '');
@@ -104,4 +105,16 @@ test('the MCP servers route keeps its search', () => {
   assert.deepEqual(parseRoute('#/mcp?q=deploy%20tools'), { screen: 'mcp', q: 'deploy tools' });
   assert.equal(href({ screen: 'mcp', q: 'a b' }), '#/mcp?q=a+b');
   assert.equal(href({ screen: 'mcp', q: '' }), '#/mcp');
+});
+
+test('catalog source form: the server rules said before sending', () => {
+  assert.equal(sourceIdProblem(''), 'An id is required.');
+  assert.equal(sourceIdProblem('Bad-Id'), 'Only lowercase letters, digits and underscores.');
+  assert.equal(sourceIdProblem('___'), 'At least one letter or digit.');
+  assert.equal(sourceIdProblem('a'.repeat(239)), 'At most 238 characters.');
+  assert.equal(sourceIdProblem('team_models_2'), null);
+  assert.match(catalogYamlProblem('  ') ?? '', /required/);
+  assert.equal(catalogYamlProblem('models: []'), null);
+  assert.deepEqual(parseRoute('#/settings/catalog'), { screen: 'catalogSources' });
+  assert.equal(href({ screen: 'catalogSources' }), '#/settings/catalog');
 });

@@ -231,3 +231,63 @@ Test(yaml_doc, root_mapping)
         cr_assert_eq(root, ydoc_root(&d));
         ydoc_release(&d);
 }
+
+/* ---- the writer ---- */
+
+/* v -> YAML -> JSON again: the same value (and the YAML text for the caller, owned). */
+static char *round_trip(const json_t *v)
+{
+        struct error_detail e = { 0 };
+        struct ydoc d;
+        json_t *back = NULL;
+        char *yaml = NULL;
+        size_t len = 0;
+
+        cr_assert_eq(ydoc_dump_json(v, 8, &yaml, &len), 0);
+        cr_assert_eq(len, strlen(yaml));
+        cr_assert_eq(ydoc_load(&d, "t.yaml", yaml, len, &limits, &e), 0, "%s\n%s", e.message, yaml);
+        cr_assert_eq(ydoc_to_json(&d, ydoc_root(&d), &back, &e), 0, "%s", e.message);
+        ydoc_release(&d);
+        cr_assert(json_equal(v, back), "round trip changed the value:\n%s", yaml);
+        json_decref(back);
+        return yaml;
+}
+
+Test(yaml_doc, dump_round_trips_every_kind_and_quotes_what_would_change_type)
+{
+        json_t *v = json_loads(
+                "{\"catalogs\": [{\"id\": \"a_1\", \"name\": \"A: the first\", \"enabled\": true,"
+                " \"labels\": [], \"properties\": {\"yamlCatalogPath\": \"a.yaml\", \"n\": 3,"
+                " \"f\": 1.5, \"none\": null}, \"includedModels\": [\"org/*\", \"-x\"]}],"
+                " \"s\": [\"true\", \"yes\", \"No\", \"on\", \"OFF\", \"y\", \"null\", \"~\","
+                " \"\", \"12\", \"1.5e3\", \"0x1F\", \"# not a comment\", \"a: b\", \"- c\","
+                " \"*alias\", \"&anchor\", \"!tag\", \"'q'\", \"\\\"dq\\\"\", \"tab\\there\","
+                " \"é ünïcode\", \"line1\\nline2\\n\", \"trailing space \"],"
+                " \"true\": \"key that reads as a boolean\", \"{}\": {}, \"[]\": []}",
+                0, NULL);
+        char *yaml;
+
+        cr_assert_not_null(v);
+        yaml = round_trip(v);
+        /* block style, a literal block for the line breaks, quotes only where needed */
+        cr_assert_not_null(strstr(yaml, "catalogs:\n- id: a_1\n"), "%s", yaml);
+        cr_assert_not_null(strstr(yaml, "- \"yes\"\n"), "%s", yaml);
+        cr_assert_not_null(strstr(yaml, "  yamlCatalogPath: a.yaml\n"), "%s", yaml);
+        cr_assert_not_null(strstr(yaml, "|"), "%s", yaml);
+        free(yaml);
+        json_decref(v);
+}
+
+Test(yaml_doc, dump_refuses_what_it_cannot_write)
+{
+        json_t *deep = json_array(), *nul = json_stringn("a\0b", 3);
+        char *yaml = NULL;
+
+        for (int i = 0; i < 10; i++)
+                deep = json_pack("[o]", deep);
+        cr_assert_eq(ydoc_dump_json(deep, 8, &yaml, NULL), -E2BIG);
+        cr_assert_eq(ydoc_dump_json(nul, 8, &yaml, NULL), -EINVAL);
+        cr_assert_null(yaml);
+        json_decref(deep);
+        json_decref(nul);
+}

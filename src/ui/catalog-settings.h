@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * The catalog's source configurations for administrators (docs/ui.md, "Settings"), upstream's
+ * /api/v1/settings/model_catalog/source_configs: the catalog's sources live in two ConfigMaps of
+ * its namespace, each with a `sources.yaml` (the catalog's --catalogs-path reads the default one,
+ * then the user one, a later file overriding an earlier one field by field per source id):
+ *
+ *   model-catalog-default-sources  shipped with the catalog; read here, never written
+ *   model-catalog-sources          the administrators' sources and their overrides of the
+ *                                  defaults; each yaml source's catalog under the key <id>.yaml
+ *
+ * A Hugging Face source's API key goes into the Secret catalog-<id, '_' as '-'>-apikey (key
+ * apiKey, labelled as upstream labels it), named by the entry's properties.apiKey.
+ *
+ * Pure: the ConfigMaps' data in, the views and the user ConfigMap's next data (and the Secret to
+ * write or delete) out. Upstream's rules: ids of [a-z0-9_] with a letter or digit, at most 238
+ * bytes; name and type required; type yaml (with the catalog's YAML) or hf (with
+ * allowedOrganization); a default source cannot be deleted, and an override of one may change
+ * only enabled, includedModels, excludedModels and allowedOrganization; no source changes type.
+ */
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "util/macro.h"
+
+#define UI_CATALOG_DEFAULT_SOURCES_CM "model-catalog-default-sources"
+#define UI_CATALOG_SOURCES_CM         "model-catalog-sources"
+#define UI_CATALOG_SOURCES_KEY        "sources.yaml"
+#define UI_CATALOG_ID_MAX             238U
+/* One source's YAML catalog (a ConfigMap holds at most 1 MiB in all). */
+#define UI_CATALOG_YAML_MAX ((size_t)1024 * 1024)
+
+/* The two ConfigMaps' data (borrowed; NULL when the ConfigMap does not exist). */
+struct ui_catalog_cms {
+        const json_t *defaults;
+        const json_t *user;
+};
+
+enum ui_catalog_secret_action {
+        UI_CATALOG_SECRET_NONE,
+        UI_CATALOG_SECRET_PUT,    /* create or replace secret_name with api_key */
+        UI_CATALOG_SECRET_DELETE, /* delete secret_name (a missing one is fine) */
+};
+
+/* What a change writes: the user ConfigMap's new data, and the Secret first. */
+struct ui_catalog_change {
+        json_t *user_data; /* owned */
+        enum ui_catalog_secret_action secret;
+        char secret_name[254];
+        char source_label[64]; /* the hub.kubeflow.org/hf-source label's value */
+        char *api_key;         /* owned; UI_CATALOG_SECRET_PUT */
+};
+
+void ui_catalog_change_done(struct ui_catalog_change *c);
+
+/*
+ * Upstream's CatalogSourceConfigList {catalogs: [...]} of both ConfigMaps, merged per id and
+ * sorted by id; each with isDefault, never an API key. Returns 0 with *ret a new reference,
+ * -EINVAL with the reason in msg (a sources.yaml that does not parse), -ENOMEM.
+ */
+_warn_unused_result_ int ui_catalog_sources_list(const struct ui_catalog_cms *cms, json_t **ret,
+                                                 char *msg, size_t len);
+
+/* One source, merged, with its yamlCatalogPath and yaml for a yaml source. -ENOENT when no
+ * ConfigMap has it, -EINVAL as above. */
+_warn_unused_result_ int ui_catalog_source_get(const struct ui_catalog_cms *cms, const char *id,
+                                               json_t **ret, char *msg, size_t len);
+
+/*
+ * A new source from upstream's CatalogSourceConfigPayload (borrowed). -EINVAL (400) for an
+ * invalid payload or an id that exists already, with the reason in msg; -ENOMEM.
+ */
+_warn_unused_result_ int ui_catalog_source_create(const struct ui_catalog_cms *cms,
+                                                  const json_t *payload,
+                                                  struct ui_catalog_change *ret, char *msg,
+                                                  size_t len);
+
+/*
+ * The source id changed by the payload's fields (a PATCH: only what it sets). -ENOENT, -EPERM
+ * (403: a type change, or a field a default source keeps), -EINVAL (400), -ENOMEM. An apiKey of
+ * "" removes the key (its Secret is deleted).
+ */
+_warn_unused_result_ int ui_catalog_source_update(const struct ui_catalog_cms *cms, const char *id,
+                                                  const json_t *payload,
+                                                  struct ui_catalog_change *ret, char *msg,
+                                                  size_t len);
+
+/* The source id removed with its YAML catalog and its Secret. -ENOENT, -EPERM (a default source),
+ * -ENOMEM. *ret_view (optional) is what was removed, as ui_catalog_source_get() shows it. */
+_warn_unused_result_ int ui_catalog_source_delete(const struct ui_catalog_cms *cms, const char *id,
+                                                  struct ui_catalog_change *ret, json_t **ret_view,
+                                                  char *msg, size_t len);

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The console's catalog source configurations (ui/catalog-settings.h) over outside input: the
+ * input is split at its first two NUL bytes into the default ConfigMap's sources.yaml, the user
+ * ConfigMap's sources.yaml and a JSON payload. Each goes through the list, a get, a create, an
+ * update and a delete; whatever a change writes must read back: its sources.yaml parses again
+ * and lists the created source (the writer's output is the reader's input).
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ui/catalog-settings.h"
+
+static void read_back(const struct ui_catalog_cms *cms, struct ui_catalog_change *c,
+                      const char *id)
+{
+        struct ui_catalog_cms next = { cms->defaults, c->user_data };
+        json_t *view = NULL;
+        char msg[512];
+
+        if (ui_catalog_sources_list(&next, &view, msg, sizeof(msg)) == -EINVAL)
+                abort(); /* what was written does not parse */
+        json_decref(view);
+        view = NULL;
+        if (id && ui_catalog_source_get(&next, id, &view, msg, sizeof(msg)) == -ENOENT)
+                abort(); /* the created source is not there */
+        json_decref(view);
+        ui_catalog_change_done(c);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+        static char none[] = "";
+        char *copy = malloc(size + 1), *f[3] = { none, none, none }, *p;
+        json_t *defaults, *user, *payload, *view = NULL;
+        struct ui_catalog_change c = { 0 };
+        struct ui_catalog_cms cms;
+        char msg[512];
+        size_t n = 0;
+
+        if (!copy)
+                return 0;
+        memcpy(copy, data, size);
+        copy[size] = '\0';
+        for (p = copy; n < 3; n++) {
+                f[n] = p;
+                p = memchr(p, '\0', (size_t)(copy + size - p));
+                if (!p || p >= copy + size)
+                        break;
+                p++;
+        }
+        defaults = json_pack("{s:s}", UI_CATALOG_SOURCES_KEY, f[0]);
+        user = json_pack("{s:s}", UI_CATALOG_SOURCES_KEY, f[1]);
+        payload = json_loads(f[2], JSON_DECODE_ANY, NULL);
+        cms = (struct ui_catalog_cms){ defaults, user };
+        if (ui_catalog_sources_list(&cms, &view, msg, sizeof(msg)) == 0) {
+                json_decref(view);
+                view = NULL;
+        }
+        if (payload && ui_catalog_source_create(&cms, payload, &c, msg, sizeof(msg)) == 0)
+                read_back(&cms, &c, json_string_value(json_object_get(payload, "id")));
+        if (payload && ui_catalog_source_update(&cms, "a", payload, &c, msg, sizeof(msg)) == 0)
+                read_back(&cms, &c, "a");
+        if (ui_catalog_source_delete(&cms, "a", &c, &view, msg, sizeof(msg)) == 0) {
+                read_back(&cms, &c, NULL);
+                json_decref(view);
+                view = NULL;
+        }
+        if (ui_catalog_source_get(&cms, "a", &view, msg, sizeof(msg)) == 0)
+                json_decref(view);
+        json_decref(payload);
+        json_decref(defaults);
+        json_decref(user);
+        free(copy);
+        return 0;
+}
