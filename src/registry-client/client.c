@@ -176,13 +176,18 @@ static bool slist_add(struct curl_slist **l, const char *line)
         return true;
 }
 
-/* The request headers: JSON both ways, the bearer token, no "Expect: 100-continue". */
-static int call_headers(const struct mr_client *c, bool has_body, struct curl_slist **ret)
+/* The request headers: JSON answers, the body's type, the bearer token, no "Expect:
+ * 100-continue". */
+static int call_headers(const struct mr_client *c, const char *content_type,
+                        struct curl_slist **ret)
 {
         CLEANUP(slist_freep) struct curl_slist *h = NULL;
+        char ct[256];
 
-        if (!slist_add(&h, "Accept: application/json") ||
-            (has_body && !slist_add(&h, "Content-Type: application/json")) ||
+        if (content_type &&
+            snprintf(ct, sizeof(ct), "Content-Type: %s", content_type) >= (int)sizeof(ct))
+                return -EINVAL;
+        if (!slist_add(&h, "Accept: application/json") || (content_type && !slist_add(&h, ct)) ||
             (c->auth_header && !slist_add(&h, c->auth_header)) || !slist_add(&h, "Expect:"))
                 return -ENOMEM;
         *ret = TAKE_PTR(h);
@@ -191,8 +196,8 @@ static int call_headers(const struct mr_client *c, bool has_body, struct curl_sl
 
 /* Resets the handle for one request; reply and detail (CURL_ERROR_SIZE) are borrowed. */
 static void call_setup(struct mr_client *c, const char *url, const char *method,
-                       const struct curl_slist *h, const char *payload, struct buf *reply,
-                       char *detail)
+                       const struct curl_slist *h, const char *payload, size_t payload_len,
+                       struct buf *reply, char *detail)
 {
         curl_easy_reset(c->curl);
         curl_easy_setopt(c->curl, CURLOPT_URL, url);
@@ -215,7 +220,7 @@ static void call_setup(struct mr_client *c, const char *url, const char *method,
         }
         if (payload) {
                 curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, payload);
-                curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE, (long)strlen(payload));
+                curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE, (long)payload_len);
         }
 }
 
@@ -244,12 +249,12 @@ static int call_answer(long status, const struct buf *reply, json_t **ret,
         return (int)status;
 }
 
-int mr_client_call(struct mr_client *c, const char *method, const char *path_and_query,
-                   json_t *body, json_t **ret, struct error_detail *reterr)
+int mr_client_call_raw(struct mr_client *c, const char *method, const char *path_and_query,
+                       const char *content_type, const char *body, size_t body_len, json_t **ret,
+                       struct error_detail *reterr)
 {
         struct buf reply CLEANUP(buf_releasep) = BUF_INIT(MR_REPLY_MAX);
         CLEANUP(slist_freep) struct curl_slist *h = NULL;
-        AUTOFREE char *payload = NULL;
         char url[MR_URL_MAX], detail[CURL_ERROR_SIZE] = "";
         long status = 0;
         CURLcode cc;
@@ -258,15 +263,10 @@ int mr_client_call(struct mr_client *c, const char *method, const char *path_and
         if (snprintf(url, sizeof(url), "%s%s%s", c->base_url, c->api_path, path_and_query) >=
             (int)sizeof(url))
                 return -ENAMETOOLONG;
-        if (body) {
-                payload = json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS);
-                if (!payload)
-                        return -ENOMEM;
-        }
         if (c->transport) {
                 struct error_detail t = { 0 };
 
-                r = c->transport->ops->round_trip(c->transport->userdata, method, url, payload,
+                r = c->transport->ops->round_trip(c->transport->userdata, method, url, body,
                                                   &status, &reply, &t);
                 if (r < 0) {
                         set_err(reterr, 0, r, t.message);
@@ -274,11 +274,11 @@ int mr_client_call(struct mr_client *c, const char *method, const char *path_and
                 }
                 return call_answer(status, &reply, ret, reterr);
         }
-        r = call_headers(c, payload != NULL, &h);
+        r = call_headers(c, body ? content_type : NULL, &h);
         if (r < 0)
                 return r;
 
-        call_setup(c, url, method, h, payload, &reply, detail);
+        call_setup(c, url, method, h, body, body_len, &reply, detail);
         cc = curl_easy_perform(c->curl);
         curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, NULL);
         if (cc != CURLE_OK) {
@@ -287,6 +287,20 @@ int mr_client_call(struct mr_client *c, const char *method, const char *path_and
         }
         curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
         return call_answer(status, &reply, ret, reterr);
+}
+
+int mr_client_call(struct mr_client *c, const char *method, const char *path_and_query,
+                   json_t *body, json_t **ret, struct error_detail *reterr)
+{
+        AUTOFREE char *payload = NULL;
+
+        if (body) {
+                payload = json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS);
+                if (!payload)
+                        return -ENOMEM;
+        }
+        return mr_client_call_raw(c, method, path_and_query, "application/json", payload,
+                                  payload ? strlen(payload) : 0, ret, reterr);
 }
 
 /* Appends key=value (form-encoded) to a query string buffer. */

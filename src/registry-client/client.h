@@ -69,6 +69,13 @@ _warn_unused_result_ int mr_client_call(struct mr_client *c, const char *method,
                                         const char *path_and_query, json_t *body, json_t **ret,
                                         struct error_detail *reterr);
 
+/* As mr_client_call() with a body of content_type (body_len bytes; NULL: none), e.g. the
+ * catalog's multipart/form-data /sources/preview. */
+_warn_unused_result_ int mr_client_call_raw(struct mr_client *c, const char *method,
+                                            const char *path_and_query, const char *content_type,
+                                            const char *body, size_t body_len, json_t **ret,
+                                            struct error_detail *reterr);
+
 /* GET /registered_model?name= */
 _warn_unused_result_ int mr_find_registered_model(struct mr_client *c, const char *name,
                                                   json_t **ret, struct error_detail *reterr);

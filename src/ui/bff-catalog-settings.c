@@ -18,6 +18,8 @@
 #include "ui/catalog-settings.h"
 #include "ui/deploy.h"
 #include "ui/views.h"
+#include "util/buf.h"
+#include "util/uuid.h"
 
 static const struct gvr GVR_CONFIGMAPS = { "", "v1", "configmaps" };
 static const struct gvr GVR_SECRETS = { "", "v1", "secrets" };
@@ -289,4 +291,49 @@ int bff_api_catalog_source_update(struct call *c)
 int bff_api_catalog_source_delete(struct call *c)
 {
         return change(c, CHANGE_DELETE);
+}
+
+/* POST /settings/model_catalog/source_preview: upstream's JSON request as the catalog's multipart
+ * /sources/preview, for a user who may use the catalog; its page and filter forwarded
+ * (statusFilter is the catalog's filterStatus). */
+int bff_api_catalog_source_preview(struct call *c)
+{
+        static const char *const page[][2] = { { "pageSize", "pageSize" },
+                                               { "nextPageToken", "nextPageToken" },
+                                               { "statusFilter", "filterStatus" } };
+        CLEANUP(ui_json_decrefp) json_t *in = NULL;
+        CLEANUP(buf_releasep) struct buf path = BUF_INIT(4096);
+        AUTOFREE char *body = NULL;
+        char uuid[UUID_STRING_LEN], boundary[64], ct[128], msg[512];
+        json_t *data = NULL;
+        size_t len = 0;
+        int r;
+
+        r = bff_body_data(c, &in, &data);
+        if (r == 0)
+                r = bff_authorize(c, UP_CATALOG);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        r = -EEXIST;
+        for (int tries = 0; r == -EEXIST && tries < 4; tries++) {
+                if (uuid_random(uuid) < 0)
+                        return -ENOMEM;
+                (void)snprintf(boundary, sizeof(boundary), "modelplane-%s", uuid);
+                r = ui_catalog_preview_body(data, boundary, &body, &len, msg, sizeof(msg));
+        }
+        if (r == -EINVAL)
+                return bff_reply_error(c->resp, 400, "ui", "%s", msg);
+        if (r < 0)
+                return r == -EEXIST ? -EIO : r;
+        r = buf_puts(&path, "/model_catalog/v1alpha1/sources/preview");
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(page); i++) {
+                const char *v = http_req_query(c->req, page[i][0]);
+
+                if (v)
+                        r = ui_query_add(&path, page[i][1], v);
+        }
+        if (r < 0)
+                return r == -E2BIG ? bff_reply_error(c->resp, 414, "ui", "query too long") : r;
+        (void)snprintf(ct, sizeof(ct), "multipart/form-data; boundary=%s", boundary);
+        return bff_catalog_post(c, buf_str(&path), ct, body, len);
 }

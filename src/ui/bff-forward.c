@@ -271,3 +271,27 @@ int bff_registry_get(struct call *c, const char *path, json_t **ret)
                 return bff_refused(forward_failure(c, UP_REGISTRY, reg->url, r, &err));
         return 0;
 }
+
+int bff_catalog_post(struct call *c, const char *path, const char *content_type, const char *body,
+                     size_t len)
+{
+        struct ui_server *s = c->s;
+        CLEANUP(ui_json_decrefp) json_t *out = NULL;
+        struct error_detail err = { 0 };
+        struct mr_client *m;
+        int r;
+
+        if (!s->catalog_url)
+                return bff_reply_error(c->resp, 503, "catalog",
+                                       "no model catalog configured for the ui server");
+        m = upstream_get(s, UP_CATALOG, s->catalog_url, true);
+        if (!m)
+                return -ENOMEM;
+        r = mr_client_call_raw(m, "POST", path, content_type, body, len, &out, &err);
+        upstream_put(s, UP_CATALOG, m, true);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return forward_failure(c, UP_CATALOG, s->catalog_url, r, &err);
+        return bff_reply_data(c, (unsigned)r, TAKE_PTR(out));
+}

@@ -168,6 +168,11 @@ int bff_archive_guard(struct call *c, const struct api_route *rt, const json_t *
 
 /* bff-forward.c: a route forwarded to rt's upstream. */
 int bff_forward(struct call *c, const struct api_route *rt);
+/* A POST of body (len bytes of content_type) to path (relative to the catalog's API, already
+ * encoded, with its query) of the configured catalog; replies with its answer or the failure in
+ * words. The caller has authorized the catalog. */
+int bff_catalog_post(struct call *c, const char *path, const char *content_type, const char *body,
+                     size_t len);
 /* A GET of path (relative to its API, already encoded) from c->reg, the registry the caller was
  * authorized for; *ret: new reference. 0, or 1 after the failure is replied in words, or errno. */
 int bff_registry_get(struct call *c, const char *path, json_t **ret);
@@ -202,6 +207,7 @@ int bff_api_catalog_source(struct call *c);
 int bff_api_catalog_source_create(struct call *c);
 int bff_api_catalog_source_update(struct call *c);
 int bff_api_catalog_source_delete(struct call *c);
+int bff_api_catalog_source_preview(struct call *c);
 
 /* The "data" object of a write's {"data": {...}} body (borrowed from *in, a new reference the
  * caller releases); 1 after a refusal is written. */

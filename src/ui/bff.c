@@ -204,6 +204,8 @@ static const struct http_route api_routes[] = {
         ROUTE("GET", MCS "/{id}", .fn = bff_api_catalog_source),
         ROUTE("PATCH", MCS "/{id}", .fn = bff_api_catalog_source_update),
         ROUTE("DELETE", MCS "/{id}", .fn = bff_api_catalog_source_delete),
+        ROUTE("POST", "/api/v1/settings/model_catalog/source_preview",
+              .fn = bff_api_catalog_source_preview),
         ROUTE("GET", MR "/registered_models", .path = "/registered_models", .query = Q_LIST,
               .flags = F_LIST),
         ROUTE("POST", MR "/registered_models", .path = "/registered_models", .query = Q_NONE),

@@ -10,6 +10,7 @@
 
 #include "json/json-util.h"
 #include "json/yaml-doc.h"
+#include "util/buf.h"
 
 #define SOURCES_DEPTH_MAX 16U
 
@@ -743,4 +744,116 @@ int ui_catalog_source_delete(const struct ui_catalog_cms *cms, const char *id,
         if (ret_view)
                 *ret_view = TAKE_PTR(view);
         return 0;
+}
+
+/* ---- preview ---- */
+
+/* The properties of a preview's config: an hf source's organization and key; a yaml source's
+ * path when the request has no catalog text, else *ret_yaml (borrowed). */
+static int preview_props(const char *type, const json_t *props, json_t *out, const char **ret_yaml,
+                         char *msg, size_t len)
+{
+        static const char *const hf_props[] = { "allowedOrganization", "apiKey" };
+        const char *yaml = json_string_value(json_object_get(props, "yaml")),
+                   *path = json_string_value(json_object_get(props, "yamlCatalogPath"));
+
+        *ret_yaml = NULL;
+        if (streq(type, "hf")) {
+                for (size_t i = 0; i < ELEMENTSOF(hf_props); i++) {
+                        json_t *v = json_object_get(props, hf_props[i]);
+
+                        if (json_is_string(v) && json_object_set(out, hf_props[i], v) < 0)
+                                return -ENOMEM;
+                }
+                return 0;
+        }
+        if (!empty(yaml)) {
+                if (strlen(yaml) > UI_CATALOG_YAML_MAX)
+                        return fail(-EINVAL, msg, len, "yaml is larger than %zu bytes",
+                                    UI_CATALOG_YAML_MAX);
+                *ret_yaml = yaml;
+                return 0;
+        }
+        if (empty(path))
+                return fail(-EINVAL, msg, len,
+                            "a yaml preview needs properties.yaml (the catalog) or "
+                            "properties.yamlCatalogPath");
+        return json_object_set_new(out, "yamlCatalogPath", json_string(path)) < 0 ? -ENOMEM : 0;
+}
+
+/* The config part of a preview: type, the lists, and the type's properties; *ret_yaml is the
+ * catalog to send as catalogData (borrowed from data; NULL: none). */
+static int preview_config(const json_t *data, json_t **ret, const char **ret_yaml, char *msg,
+                          size_t len)
+{
+        static const char *const lists[] = { "includedModels", "excludedModels" };
+        CLEANUP(json_decrefp) json_t *cfg = NULL, *out_props = NULL;
+        const json_t *props;
+        const char *type;
+        int r;
+
+        if (!json_is_object(data))
+                return fail(-EINVAL, msg, len, "data must be a catalog source preview request");
+        props = json_object_get(data, "properties");
+        type = json_string_value(json_object_get(data, "type"));
+        if (empty(type) || (!streq(type, "yaml") && !streq(type, "hf")))
+                return fail(-EINVAL, msg, len, "type must be yaml or hf");
+        if (props && !json_is_object(props))
+                return fail(-EINVAL, msg, len, "properties must be an object");
+        cfg = json_pack("{s:s}", "type", type);
+        out_props = json_object();
+        if (!cfg || !out_props)
+                return -ENOMEM;
+        for (size_t i = 0; i < ELEMENTSOF(lists); i++) {
+                json_t *v = json_object_get(data, lists[i]);
+
+                if ((r = payload_list(data, lists[i], msg, len)) < 0)
+                        return r;
+                if (json_array_size(v) > 0 && json_object_set(cfg, lists[i], v) < 0)
+                        return -ENOMEM;
+        }
+        r = preview_props(type, props, out_props, ret_yaml, msg, len);
+        if (r < 0)
+                return r;
+        if (json_object_size(out_props) > 0 && json_object_set(cfg, "properties", out_props) < 0)
+                return -ENOMEM;
+        *ret = TAKE_PTR(cfg);
+        return 0;
+}
+
+static int add_part(struct buf *b, const char *boundary, const char *name, const char *file,
+                    const char *type, const char *content)
+{
+        return buf_printf(b,
+                          "--%s\r\nContent-Disposition: form-data; name=\"%s\"; "
+                          "filename=\"%s\"\r\nContent-Type: %s\r\n\r\n%s\r\n",
+                          boundary, name, file, type, content);
+}
+
+int ui_catalog_preview_body(const json_t *data, const char *boundary, char **ret, size_t *ret_len,
+                            char *msg, size_t len)
+{
+        CLEANUP(json_decrefp) json_t *cfg = NULL;
+        CLEANUP(buf_releasep) struct buf b = BUF_INIT(2 * UI_CATALOG_YAML_MAX);
+        AUTOFREE char *text = NULL;
+        const char *yaml = NULL;
+        int r;
+
+        r = preview_config(data, &cfg, &yaml, msg, len);
+        if (r < 0)
+                return r;
+        text = json_dumps(cfg, JSON_COMPACT);
+        if (!text)
+                return -ENOMEM;
+        if (strstr(text, boundary) || (yaml && strstr(yaml, boundary)))
+                return -EEXIST;
+        r = add_part(&b, boundary, "config", "config.json", "application/json", text);
+        if (r >= 0 && yaml)
+                r = add_part(&b, boundary, "catalogData", "catalog.yaml", "application/yaml", yaml);
+        if (r >= 0)
+                r = buf_printf(&b, "--%s--\r\n", boundary);
+        if (r < 0)
+                return r;
+        *ret = buf_take(&b, ret_len);
+        return *ret ? 0 : -ENOMEM;
 }

@@ -93,3 +93,16 @@ _warn_unused_result_ int ui_catalog_source_update(const struct ui_catalog_cms *c
 _warn_unused_result_ int ui_catalog_source_delete(const struct ui_catalog_cms *cms, const char *id,
                                                   struct ui_catalog_change *ret, json_t **ret_view,
                                                   char *msg, size_t len);
+
+/*
+ * Upstream's CatalogSourcePreviewRequest (data, borrowed) as the catalog's POST /sources/preview
+ * body, multipart/form-data with boundary, as upstream's BFF sends it: the part "config"
+ * (config.json: type, includedModels, excludedModels, and properties: allowedOrganization and
+ * apiKey of an hf source, yamlCatalogPath of a yaml source without yaml) and, for a yaml source
+ * with properties.yaml, the part "catalogData" (catalog.yaml). Returns 0 with *ret (owned, NUL
+ * terminated) and *ret_len; -EINVAL (400) with the reason in msg; -EEXIST when the boundary
+ * occurs in the content (choose another); -ENOMEM.
+ */
+_warn_unused_result_ int ui_catalog_preview_body(const json_t *data, const char *boundary,
+                                                 char **ret, size_t *ret_len, char *msg,
+                                                 size_t len);

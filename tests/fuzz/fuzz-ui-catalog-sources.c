@@ -14,8 +14,7 @@
 
 #include "ui/catalog-settings.h"
 
-static void read_back(const struct ui_catalog_cms *cms, struct ui_catalog_change *c,
-                      const char *id)
+static void read_back(const struct ui_catalog_cms *cms, struct ui_catalog_change *c, const char *id)
 {
         struct ui_catalog_cms next = { cms->defaults, c->user_data };
         json_t *view = NULL;

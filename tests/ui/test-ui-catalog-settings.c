@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include <string.h>
 
+#include "catalog/multipart.h"
 #include "catalog/sources.h"
 #include "json/json-util.h"
 #include "ui/catalog-settings.h"
@@ -396,4 +397,60 @@ Test(catalog_settings, delete_removes_entry_and_catalog_never_a_default)
         ui_catalog_change_done(&c);
         json_decref(view);
         teardown(&f);
+}
+
+/* The preview request as the catalog's multipart body, read back with the catalog's own
+ * multipart and config parsers. */
+Test(catalog_settings, preview_body_is_what_the_catalog_reads)
+{
+        static const char CT[] = "multipart/form-data; boundary=BND";
+        json_t *d = json_pack("{s:s,s:[s],s:{s:s}}", "type", "yaml", "excludedModels", "team/old*",
+                              "properties", "yaml", CATALOG);
+        struct catalog_source_config src = { 0 };
+        struct error_detail err = { 0 };
+        const char *part;
+        size_t len, plen;
+        char *body = NULL, msg[256];
+
+        cr_assert_eq(ui_catalog_preview_body(d, "BND", &body, &len, msg, sizeof(msg)), 0, "%s",
+                     msg);
+        cr_assert_eq(catalog_multipart_find(CT, body, len, "catalogData", &part, &plen), 0);
+        cr_assert_eq(plen, strlen(CATALOG));
+        cr_assert_eq(memcmp(part, CATALOG, plen), 0);
+        cr_assert_eq(catalog_multipart_find(CT, body, len, "config", &part, &plen), 0);
+        cr_assert_eq(catalog_source_parse_preview("config", part, plen, &src, &err), 0, "%s",
+                     err.message);
+        cr_assert_str_eq(src.type, "yaml");
+        cr_assert_str_eq(src.excluded[0], "team/old*");
+        catalog_source_config_release(&src);
+        free(body);
+        json_decref(d);
+
+        /* a yaml source by path; an hf source's organization and key */
+        d = json_pack("{s:s,s:{s:s}}", "type", "yaml", "properties", "yamlCatalogPath", "a.yaml");
+        cr_assert_eq(ui_catalog_preview_body(d, "BND", &body, &len, msg, sizeof(msg)), 0);
+        cr_assert_eq(catalog_multipart_find(CT, body, len, "catalogData", &part, &plen), -ENOENT);
+        cr_assert_not_null(strstr(body, "\"yamlCatalogPath\":\"a.yaml\""), "%s", body);
+        free(body);
+        json_decref(d);
+        d = json_pack("{s:s,s:{s:s,s:s,s:s}}", "type", "hf", "properties", "allowedOrganization",
+                      "ibm", "apiKey", "hf_x", "yaml", "ignored");
+        cr_assert_eq(ui_catalog_preview_body(d, "BND", &body, &len, msg, sizeof(msg)), 0);
+        cr_assert_not_null(strstr(body, "\"allowedOrganization\":\"ibm\""), "%s", body);
+        cr_assert_null(strstr(body, "ignored"), "%s", body);
+        free(body);
+        json_decref(d);
+
+        /* refusals in words; a boundary inside the content */
+        d = json_pack("{s:s}", "type", "yaml");
+        cr_assert_eq(ui_catalog_preview_body(d, "BND", &body, &len, msg, sizeof(msg)), -EINVAL);
+        cr_assert_not_null(strstr(msg, "properties.yaml"), "%s", msg);
+        json_decref(d);
+        d = json_pack("{s:s}", "type", "git");
+        cr_assert_eq(ui_catalog_preview_body(d, "BND", &body, &len, msg, sizeof(msg)), -EINVAL);
+        cr_assert_not_null(strstr(msg, "yaml or hf"), "%s", msg);
+        json_decref(d);
+        d = json_pack("{s:s,s:{s:s}}", "type", "yaml", "properties", "yaml", "models: [] # BND");
+        cr_assert_eq(ui_catalog_preview_body(d, "BND", &body, &len, msg, sizeof(msg)), -EEXIST);
+        json_decref(d);
 }

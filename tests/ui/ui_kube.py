@@ -1014,6 +1014,29 @@ def test_catalog_source_configs():
     expect([c["id"] for c in doc["data"]["catalogs"]] == ["dora_ai_models"], doc)
 
 
+def test_catalog_source_preview():
+    """upstream's JSON preview request as the catalog's multipart /sources/preview, through the
+    real catalog, for a user who may use the catalog."""
+    req = {"data": {"type": "yaml", "excludedModels": ["team/old*"],
+                    "properties": {"yaml": "source: Team\nmodels:\n- name: team/new\n"
+                                           "- name: team/old-1\n"}}}
+    st, _, raw, doc = as_user(ALICE, "POST", S + "/model_catalog/source_preview", req)
+    expect(st == 200, raw)
+    items = {i["name"]: i["included"] for i in doc["data"]["items"]}
+    expect(items == {"team/new": True, "team/old-1": False}, doc)
+    expect(doc["data"]["summary"] == {"totalModels": 2, "includedModels": 1,
+                                      "excludedModels": 1}, doc)
+    st, _, raw, doc = as_user(ALICE, "POST",
+                              S + "/model_catalog/source_preview?statusFilter=excluded", req)
+    expect(st == 200 and [i["name"] for i in doc["data"]["items"]] == ["team/old-1"], raw)
+    expect_error(as_user(ALICE, "POST", S + "/model_catalog/source_preview",
+                         {"data": {"type": "yaml"}}), 400, "ui", "properties.yaml")
+    bad = {"data": {"type": "yaml", "properties": {"yaml": "models: [\n"}}}
+    expect_error(as_user(ALICE, "POST", S + "/model_catalog/source_preview", bad), 422,
+                 "catalog")
+    expect_error(as_user(BOB, "POST", S + "/model_catalog/source_preview", req), 403)
+
+
 for t in (test_namespaces_only_those_the_user_may_read, test_forbidden_namespace_is_403_naming_it,
           test_inferenceservices, test_trainedmodels_every_condition_and_loaded,
           test_polling_with_etag, test_events_newest_first, test_bearer_passthrough,
@@ -1028,6 +1051,7 @@ for t in (test_namespaces_only_those_the_user_may_read, test_forbidden_namespace
           test_registries_discovered_per_user, test_each_registry_routes_and_authorizes_alone,
           test_deploy_from_another_registry, test_settings_registries,
           test_settings_role_bindings_grant_and_revoke, test_settings_groups,
-          test_catalog_source_configs, test_upstream_bff_contract_no_server_error):
+          test_catalog_source_configs, test_catalog_source_preview,
+          test_upstream_bff_contract_no_server_error):
     tap.run(t)
 tap.finish()
