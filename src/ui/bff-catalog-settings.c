@@ -95,7 +95,8 @@ static int reply_refusal(struct call *c, int r, const char *msg)
                                "ui", "%s", msg);
 }
 
-int bff_api_catalog_sources(struct call *c)
+/* A read: the list (id NULL) or one source. */
+static int read_sources(struct call *c, const char *id)
 {
         CLEANUP(sources_ctx_done) struct sources_ctx x = { 0 };
         struct ui_catalog_cms cms;
@@ -107,28 +108,21 @@ int bff_api_catalog_sources(struct call *c)
         if (r != 0)
                 return r < 0 ? r : 0;
         cms = cms_of(&x);
-        r = ui_catalog_sources_list(&cms, &out, msg, sizeof(msg));
+        r = id ? ui_catalog_source_get(&cms, id, &out, msg, sizeof(msg))
+               : ui_catalog_sources_list(&cms, &out, msg, sizeof(msg));
         if (r < 0)
                 return reply_refusal(c, r, msg);
         return bff_reply_data(c, 200, out);
 }
 
+int bff_api_catalog_sources(struct call *c)
+{
+        return read_sources(c, NULL);
+}
+
 int bff_api_catalog_source(struct call *c)
 {
-        CLEANUP(sources_ctx_done) struct sources_ctx x = { 0 };
-        struct ui_catalog_cms cms;
-        json_t *out = NULL;
-        char msg[512];
-        int r;
-
-        r = sources_begin(c, &x);
-        if (r != 0)
-                return r < 0 ? r : 0;
-        cms = cms_of(&x);
-        r = ui_catalog_source_get(&cms, http_req_param(c->req, "id"), &out, msg, sizeof(msg));
-        if (r < 0)
-                return reply_refusal(c, r, msg);
-        return bff_reply_data(c, 200, out);
+        return read_sources(c, http_req_param(c->req, "id"));
 }
 
 /* Creates or replaces the API-key Secret of a change, or deletes it. 0; 1 after a reply. */

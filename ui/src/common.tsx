@@ -485,3 +485,31 @@ export function CatalogLogo({ logo, size = 24 }: { logo: string | undefined | nu
   const src = logoSrc(logo);
   return src ? <img className="mp-logo" src={src} alt="" width={size} height={size} data-testid="catalog-logo" /> : null;
 }
+
+export interface Outcome {
+  ok: boolean;
+  text: string;
+}
+
+/**
+ * One change at a time and what came of it: run(what, call) marks busy, awaits call, then shows
+ * what (done) or the server's refusal in words, and calls done() after a success (a reload).
+ */
+export function useChange(done: () => void): { busy: boolean; outcome: Outcome | null; run: (what: string, call: () => Promise<unknown>) => Promise<void> } {
+  const [busy, setBusy] = useState(false);
+  const [outcome, setOutcome] = useState<Outcome | null>(null);
+  const run = async (what: string, call: () => Promise<unknown>) => {
+    setBusy(true);
+    setOutcome(null);
+    try {
+      await call();
+      setOutcome({ ok: true, text: what });
+      done();
+    } catch (e) {
+      setOutcome({ ok: false, text: e instanceof ApiError ? e.message : String(e) });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, outcome, run };
+}

@@ -4,9 +4,9 @@
 import { useState } from 'react';
 import { Alert, Button, Content, Form, FormGroup, FormHelperText, HelperText, HelperTextItem, Label, PageSection, Switch, TextArea, TextInput, Title } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
-import { ApiError, del, get, patch, post } from '../api';
+import { del, get, patch, post } from '../api';
 import { catalogYamlProblem, sourceIdProblem } from '../catalogsources';
-import { Empty, ErrorBanner, Loading, useAsync } from '../common';
+import { Empty, ErrorBanner, Loading, useAsync, useChange } from '../common';
 import type { CatalogSourceConfig } from '../types';
 
 const PATH = '/settings/model_catalog/source_configs';
@@ -17,25 +17,11 @@ export default function CatalogSources() {
   const [name, setName] = useState('');
   const [yaml, setYaml] = useState('');
   const [touched, setTouched] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [outcome, setOutcome] = useState<{ ok: boolean; text: string } | null>(null);
   const idProblem = sourceIdProblem(id);
   const nameProblem = name.trim() === '' ? 'A name is required.' : null;
   const yamlProblem = catalogYamlProblem(yaml);
 
-  const run = async (what: string, call: () => Promise<unknown>) => {
-    setBusy(true);
-    setOutcome(null);
-    try {
-      await call();
-      setOutcome({ ok: true, text: what });
-      reload();
-    } catch (e) {
-      setOutcome({ ok: false, text: e instanceof ApiError ? e.message : String(e) });
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, outcome, run } = useChange(reload);
   const add = () => {
     setTouched(true);
     if (idProblem || nameProblem || yamlProblem) return;

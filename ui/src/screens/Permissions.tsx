@@ -6,8 +6,8 @@
 import { useState } from 'react';
 import { Alert, Button, Content, Form, FormGroup, FormHelperText, FormSelect, FormSelectOption, HelperText, HelperTextItem, PageSection, TextInput, Title } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
-import { ApiError, del, get, patch, post } from '../api';
-import { Empty, ErrorBanner, Loading, useAsync } from '../common';
+import { del, get, patch, post } from '../api';
+import { Empty, ErrorBanner, Loading, useAsync, useChange } from '../common';
 import { href } from '../router';
 import { ROLE_PREFIX, bindingIsFor, grantBody, subjectNameProblem } from '../permissions';
 import type { RoleBinding, RoleBindingSubject } from '../types';
@@ -22,25 +22,11 @@ export default function Permissions({ ns, name }: { ns: string; name: string }) 
   const [kind, setKind] = useState('User');
   const [who, setWho] = useState('');
   const [touched, setTouched] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [outcome, setOutcome] = useState<{ ok: boolean; text: string } | null>(null);
   const problem = subjectNameProblem(who);
   const rows: Row[] = list.state === 'ok' ? list.data.items.filter((rb) => bindingIsFor(rb, name)).flatMap((rb) => (rb.subjects ?? []).map((subject) => ({ rb, subject }))) : [];
   const q = `?namespace=${encodeURIComponent(ns)}`;
 
-  const run = async (what: string, call: () => Promise<unknown>) => {
-    setBusy(true);
-    setOutcome(null);
-    try {
-      await call();
-      setOutcome({ ok: true, text: what });
-      reload();
-    } catch (e) {
-      setOutcome({ ok: false, text: e instanceof ApiError ? e.message : String(e) });
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, outcome, run } = useChange(reload);
   const grant = () => {
     setTouched(true);
     if (problem) return;
