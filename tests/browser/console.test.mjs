@@ -505,6 +505,6 @@ test('a registry that is down shows a clear banner, and the catalog still works'
   assert.match(await banner.innerText(), /unavailable/i);
   await screenshot(page, 'registry-down');
   await noA11yViolations(page, 'registered models (registry down)');
-  await page.getByRole('link', { name: 'Catalog' }).click();
+  await page.getByRole('link', { name: 'Catalog', exact: true }).click();
   await page.getByRole('link', { name: 'granite-demo' }).waitFor({ timeout: T });
 });

@@ -42,12 +42,12 @@ test('on a narrow screen (760 px) the navigation is behind the masthead toggle a
   await noA11yViolations(page, 'registered models (760 px)');
 
   await toggle.click();
-  await nav.getByRole('link', { name: 'Catalog' }).waitFor({ state: 'visible', timeout: T });
+  await nav.getByRole('link', { name: 'Catalog', exact: true }).waitFor({ state: 'visible', timeout: T });
   assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
   await page.waitForTimeout(400); // the sidebar's slide-in, for the screenshot only
   await screenshot(page, 'narrow-nav-open');
   await noA11yViolations(page, 'navigation open (760 px)');
-  await nav.getByRole('link', { name: 'Catalog' }).click();
+  await nav.getByRole('link', { name: 'Catalog', exact: true }).click();
   await page.getByRole('heading', { name: 'Catalog', level: 1 }).waitFor({ timeout: T });
   // following a link folds the navigation away again
   await waitFor('the navigation to close', async () => (await toggle.getAttribute('aria-expanded')) === 'false', T);
@@ -187,7 +187,7 @@ test('catalog filters and search live in the URL, survive a reload, and show as 
   await waitFor('the language filter gone from the URL', () => !/language=/.test(page.url()), T);
   assert.equal(await page.getByRole('combobox', { name: 'Filter by language' }).inputValue(), '');
   // the navigation's Catalog link starts afresh: no search, no filter, no chip
-  await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Catalog' }).click();
+  await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Catalog', exact: true }).click();
   await waitFor('the catalog afresh', async () => (await names()).split(',').length >= 4, T);
   assert.ok(page.url().endsWith('#/catalog'), page.url());
   assert.equal(await page.getByLabel('Search catalog models').inputValue(), '');

@@ -184,7 +184,7 @@ test('catalog sources: an administrator adds a YAML source, disables a default o
 
   // a bad id is refused in the page, nothing sent
   await page.getByLabel('Id').fill('Team-Models');
-  await page.getByLabel('Name', { exact: true }).fill('Team models');
+  await page.locator('#source-name').fill('Team models');
   await page.getByLabel('Catalog (YAML)').fill('source: Team\nmodels:\n- name: team/m1\n');
   await page.getByRole('button', { name: 'Add source' }).click();
   await page.getByText('Only lowercase letters, digits and underscores.').waitFor({ timeout: T });
@@ -198,7 +198,7 @@ test('catalog sources: an administrator adds a YAML source, disables a default o
   assert.equal(userSources()['team_models.yaml'], 'source: Team\nmodels:\n- name: team/m1\n');
 
   // the default source disabled (an override), never deletable
-  await page.getByRole('switch', { name: 'Shipped models enabled' }).click();
+  await page.locator('label[for="enabled-shipped"]').click();
   await page.getByText('Source shipped disabled.').waitFor({ timeout: T });
   assert.match(userSources()['sources.yaml'], /id: shipped\n\s+enabled: false/);
   assert.equal(await page.getByRole('button', { name: 'Delete Shipped models' }).count(), 0);
