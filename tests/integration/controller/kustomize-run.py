@@ -7,7 +7,7 @@ Turns the first container of Deployment DEPLOYMENT in a rendered kustomize overl
 run it: env from value, configMapKeyRef and secretKeyRef (secrets given on the command line as
 NAME/KEY=VALUE), envFrom configMapRef, $(VAR) expansion in args, ConfigMap volumes written out
 and PVC/emptyDir volumes as empty directories under WORKDIR (mount paths rewritten in args and
-env). Only the listen addresses are changed, to loopback port 0 (shared machine). Prints JSON:
+env; an optional ConfigMap that does not exist as an empty directory). Only the listen addresses are changed, to loopback port 0 (shared machine). Prints JSON:
 {"argv": [...], "env": {...}, "probes": [[kind, path-or-null], ...]}.
 """
 import json
@@ -29,7 +29,11 @@ for m in c.get("volumeMounts", []):
     v, d = vols[m["name"]], os.path.join(work, m["name"])
     os.makedirs(d, exist_ok=True)
     if "configMap" in v:
-        for k, data in cms[v["configMap"]["name"]].items():
+        ref = v["configMap"]
+        if ref["name"] not in cms and not ref.get("optional"):
+            sys.exit(f"kustomize-run: volume {m['name']}: no ConfigMap {ref['name']}")
+        # an optional ConfigMap that does not exist is an empty directory, as the kubelet mounts it
+        for k, data in cms.get(ref["name"], {}).items():
             open(os.path.join(d, k), "w").write(data)
     elif not ("persistentVolumeClaim" in v or "emptyDir" in v):
         sys.exit(f"kustomize-run: volume {m['name']}: unsupported type")
