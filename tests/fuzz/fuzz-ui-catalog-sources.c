@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The console's catalog source configurations (ui/catalog-settings.h) over outside input: the
- * input is split at its first two NUL bytes into the default ConfigMap's sources.yaml, the user
- * ConfigMap's sources.yaml and a JSON payload. Each goes through the list, a get, a create, an
+ * input is split at its first two lines "%%" into the default ConfigMap's sources.yaml, the user
+ * ConfigMap's sources.yaml and a JSON payload (a text format, so the corpus is text). Each goes through the list, a get, a create, an
  * update and a delete; whatever a change writes must read back: its sources.yaml parses again
  * and lists the created source (the writer's output is the reader's input).
  */
@@ -45,12 +45,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 return 0;
         memcpy(copy, data, size);
         copy[size] = '\0';
+        /* "%%\n" at the start of a line ends a field */
         for (p = copy; n < 3; n++) {
+                char *sep = strstr(p, "\n%%\n");
+
                 f[n] = p;
-                p = memchr(p, '\0', (size_t)(copy + size - p));
-                if (!p || p >= copy + size)
+                if (!sep)
                         break;
-                p++;
+                sep[1] = '\0';
+                p = sep + 4;
         }
         defaults = json_pack("{s:s}", UI_CATALOG_SOURCES_KEY, f[0]);
         user = json_pack("{s:s}", UI_CATALOG_SOURCES_KEY, f[1]);
