@@ -83,8 +83,8 @@ static struct ui_catalog_cms cms_of(const struct sources_ctx *x)
                                         json_object_get(x->user_cm, "data") };
 }
 
-/* A core refusal r with msg: its status in words. */
-static int reply_refusal(struct call *c, int r, const char *msg)
+/* A core refusal r with err: its status in words. */
+static int reply_refusal(struct call *c, int r, const struct error_detail *err)
 {
         if (r == -ENOMEM)
                 return r;
@@ -92,7 +92,7 @@ static int reply_refusal(struct call *c, int r, const char *msg)
                                r == -ENOENT  ? 404
                                : r == -EPERM ? 403
                                              : 400,
-                               "ui", "%s", msg);
+                               "ui", "%s", err->message);
 }
 
 /* A read: the list (id NULL) or one source. */
@@ -101,17 +101,17 @@ static int read_sources(struct call *c, const char *id)
         CLEANUP(sources_ctx_done) struct sources_ctx x = { 0 };
         struct ui_catalog_cms cms;
         json_t *out = NULL;
-        char msg[512];
+        struct error_detail err = { 0 };
         int r;
 
         r = sources_begin(c, &x);
         if (r != 0)
                 return r < 0 ? r : 0;
         cms = cms_of(&x);
-        r = id ? ui_catalog_source_get(&cms, id, &out, msg, sizeof(msg))
-               : ui_catalog_sources_list(&cms, &out, msg, sizeof(msg));
+        r = id ? ui_catalog_source_get(&cms, id, &out, &err)
+               : ui_catalog_sources_list(&cms, &out, &err);
         if (r < 0)
-                return reply_refusal(c, r, msg);
+                return reply_refusal(c, r, &err);
         return bff_reply_data(c, 200, out);
 }
 
@@ -238,7 +238,7 @@ static int change(struct call *c, enum change_kind kind)
         const char *id = http_req_param(c->req, "id");
         struct ui_catalog_cms cms;
         json_t *data = NULL;
-        char msg[512];
+        struct error_detail err = { 0 };
         int r = 0;
 
         if (kind != CHANGE_DELETE)
@@ -249,13 +249,13 @@ static int change(struct call *c, enum change_kind kind)
                 return r < 0 ? r : 0;
         cms = cms_of(&x);
         if (kind == CHANGE_CREATE)
-                r = ui_catalog_source_create(&cms, data, &ch, msg, sizeof(msg));
+                r = ui_catalog_source_create(&cms, data, &ch, &err);
         else if (kind == CHANGE_UPDATE)
-                r = ui_catalog_source_update(&cms, id, data, &ch, msg, sizeof(msg));
+                r = ui_catalog_source_update(&cms, id, data, &ch, &err);
         else
-                r = ui_catalog_source_delete(&cms, id, &ch, &view, msg, sizeof(msg));
+                r = ui_catalog_source_delete(&cms, id, &ch, &view, &err);
         if (r < 0)
-                return reply_refusal(c, r, msg);
+                return reply_refusal(c, r, &err);
         r = apply_change(c, &x, &ch);
         if (r != 0)
                 return r < 0 ? r : 0;
@@ -266,9 +266,9 @@ static int change(struct call *c, enum change_kind kind)
         if (kind == CHANGE_CREATE)
                 id = json_string_value(json_object_get(data, "id"));
         cms = cms_of(&x);
-        r = ui_catalog_source_get(&cms, id, &view, msg, sizeof(msg));
+        r = ui_catalog_source_get(&cms, id, &view, &err);
         if (r < 0)
-                return reply_refusal(c, r, msg);
+                return reply_refusal(c, r, &err);
         return bff_reply_data(c, kind == CHANGE_CREATE ? 201 : 200, TAKE_PTR(view));
 }
 
@@ -298,7 +298,8 @@ int bff_api_catalog_source_preview(struct call *c)
         CLEANUP(ui_json_decrefp) json_t *in = NULL;
         CLEANUP(buf_releasep) struct buf path = BUF_INIT(4096);
         AUTOFREE char *body = NULL;
-        char uuid[UUID_STRING_LEN], boundary[64], ct[128], msg[512];
+        struct error_detail err = { 0 };
+        char uuid[UUID_STRING_LEN], boundary[64], ct[128];
         json_t *data = NULL;
         size_t len = 0;
         int r;
@@ -313,10 +314,10 @@ int bff_api_catalog_source_preview(struct call *c)
                 if (uuid_random(uuid) < 0)
                         return -ENOMEM;
                 (void)snprintf(boundary, sizeof(boundary), "modelplane-%s", uuid);
-                r = ui_catalog_preview_body(data, boundary, &body, &len, msg, sizeof(msg));
+                r = ui_catalog_preview_body(data, boundary, &body, &len, &err);
         }
         if (r == -EINVAL)
-                return bff_reply_error(c->resp, 400, "ui", "%s", msg);
+                return bff_reply_error(c->resp, 400, "ui", "%s", err.message);
         if (r < 0)
                 return r == -EEXIST ? -EIO : r;
         r = buf_puts(&path, "/model_catalog/v1alpha1/sources/preview");

@@ -11,6 +11,7 @@
 #include "json/json-util.h"
 #include "json/yaml-doc.h"
 #include "util/buf.h"
+#include "util/error-detail.h"
 
 #define SOURCES_DEPTH_MAX 16U
 
@@ -25,16 +26,6 @@ static const struct yaml_limits sources_limits = {
         .nodes_max = 1000000,
         .cpu_usec_max = 5ULL * 1000000ULL,
 };
-
-_printf_(4, 5) static int fail(int r, char *msg, size_t len, const char *fmt, ...)
-{
-        va_list ap;
-
-        va_start(ap, fmt);
-        (void)vsnprintf(msg, len, fmt, ap);
-        va_end(ap);
-        return r;
-}
 
 void ui_catalog_change_done(struct ui_catalog_change *c)
 {
@@ -80,10 +71,10 @@ static int one_section(json_t *doc)
 
 /* The sources.yaml of a ConfigMap's data (borrowed, may be NULL) as JSON: an object whose
  * "catalogs" is an array of objects, each with a string id. */
-static int parse_sources(const json_t *data, const char *cm, json_t **ret, char *msg, size_t len)
+static int parse_sources(const json_t *data, const char *cm, json_t **ret, struct error_detail *err)
 {
         const char *text = json_string_value(json_object_get(data, UI_CATALOG_SOURCES_KEY));
-        struct error_detail err = { 0 };
+        struct error_detail yerr = { 0 };
         struct ydoc d;
         json_t *doc = NULL;
         int r;
@@ -92,28 +83,30 @@ static int parse_sources(const json_t *data, const char *cm, json_t **ret, char 
                 *ret = json_pack("{s:[]}", "catalogs");
                 return *ret ? 0 : -ENOMEM;
         }
-        r = ydoc_load(&d, UI_CATALOG_SOURCES_KEY, text, strlen(text), &sources_limits, &err);
+        r = ydoc_load(&d, UI_CATALOG_SOURCES_KEY, text, strlen(text), &sources_limits, &yerr);
         if (r == -ENOMEM)
                 return r;
         if (r >= 0) {
-                r = ydoc_root(&d) ? ydoc_to_json(&d, ydoc_root(&d), &doc, &err) : 0;
+                r = ydoc_root(&d) ? ydoc_to_json(&d, ydoc_root(&d), &doc, &yerr) : 0;
                 ydoc_release(&d);
         }
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return fail(-EINVAL, msg, len, "ConfigMap %s: %s line %u: %s", cm,
-                            UI_CATALOG_SOURCES_KEY, err.line, err.message);
+                return error_detail_set(err, ERROR_INVALID, -EINVAL, "ConfigMap %s: %s line %u: %s",
+                                        cm, UI_CATALOG_SOURCES_KEY, yerr.line, yerr.message);
         if (!doc)
                 doc = json_object();
         r = json_is_object(doc) ? one_section(doc) : -EINVAL;
         if (r < 0) {
                 json_decref(doc);
-                return r == -ENOMEM ? r
-                                    : fail(-EINVAL, msg, len,
-                                           "ConfigMap %s: %s: catalogs must be a list of sources "
-                                           "with an id",
-                                           cm, UI_CATALOG_SOURCES_KEY);
+                return r == -ENOMEM
+                               ? r
+                               : error_detail_set(
+                                         err, ERROR_INVALID, -EINVAL,
+                                         "ConfigMap %s: %s: catalogs must be a list of sources "
+                                         "with an id",
+                                         cm, UI_CATALOG_SOURCES_KEY);
         }
         *ret = doc;
         return 0;
@@ -133,15 +126,15 @@ static json_t *find_source(const json_t *doc, const char *id, size_t *ret_index)
         return NULL;
 }
 
-/* Both documents; 0, -EINVAL (msg), -ENOMEM. */
-static int parse_both(const struct ui_catalog_cms *cms, json_t **def, json_t **user, char *msg,
-                      size_t len)
+/* Both documents; 0, -EINVAL (err), -ENOMEM. */
+static int parse_both(const struct ui_catalog_cms *cms, json_t **def, json_t **user,
+                      struct error_detail *err)
 {
-        int r = parse_sources(cms->defaults, UI_CATALOG_DEFAULT_SOURCES_CM, def, msg, len);
+        int r = parse_sources(cms->defaults, UI_CATALOG_DEFAULT_SOURCES_CM, def, err);
 
         if (r < 0)
                 return r;
-        r = parse_sources(cms->user, UI_CATALOG_SOURCES_CM, user, msg, len);
+        r = parse_sources(cms->user, UI_CATALOG_SOURCES_CM, user, err);
         if (r < 0) {
                 json_decref(*def);
                 *def = NULL;
@@ -209,14 +202,15 @@ static int insert_sorted(json_t *out, json_t *view)
         return json_array_insert_new(out, i, view) < 0 ? -ENOMEM : 0;
 }
 
-int ui_catalog_sources_list(const struct ui_catalog_cms *cms, json_t **ret, char *msg, size_t len)
+int ui_catalog_sources_list(const struct ui_catalog_cms *cms, json_t **ret,
+                            struct error_detail *err)
 {
         CLEANUP(json_decrefp) json_t *def = NULL, *user = NULL, *out = NULL;
         json_t *e;
         size_t i;
         int r;
 
-        r = parse_both(cms, &def, &user, msg, len);
+        r = parse_both(cms, &def, &user, err);
         if (r < 0)
                 return r;
         out = json_array();
@@ -275,43 +269,46 @@ static int view_of(const struct ui_catalog_cms *cms, const json_t *def, const js
         return 0;
 }
 
-int ui_catalog_source_get(const struct ui_catalog_cms *cms, const char *id, json_t **ret, char *msg,
-                          size_t len)
+int ui_catalog_source_get(const struct ui_catalog_cms *cms, const char *id, json_t **ret,
+                          struct error_detail *err)
 {
         CLEANUP(json_decrefp) json_t *def = NULL, *user = NULL;
         int r;
 
-        r = parse_both(cms, &def, &user, msg, len);
+        r = parse_both(cms, &def, &user, err);
         if (r < 0)
                 return r;
         r = view_of(cms, def, user, id, ret);
         if (r == -ENOENT)
-                return fail(r, msg, len, "no catalog source '%s'", id);
+                return error_detail_set(err, ERROR_NOT_FOUND, r, "no catalog source '%s'", id);
         return r;
 }
 
 /* ---- changes ---- */
 
-static int check_id(const char *id, char *msg, size_t len)
+static int check_id(const char *id, struct error_detail *err)
 {
         bool alnum = false;
 
         if (!id || !id[0])
-                return fail(-EINVAL, msg, len, "id is required");
+                return error_detail_set(err, ERROR_INVALID, -EINVAL, "id is required");
         for (const char *p = id; *p; p++) {
                 if (!(islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '_'))
-                        return fail(-EINVAL, msg, len,
-                                    "invalid catalog source id '%.64s': only lowercase letters, "
-                                    "digits and underscores",
-                                    id);
+                        return error_detail_set(
+                                err, ERROR_INVALID, -EINVAL,
+                                "invalid catalog source id '%.64s': only lowercase letters, "
+                                "digits and underscores",
+                                id);
                 alnum |= *p != '_';
         }
         if (!alnum)
-                return fail(-EINVAL, msg, len,
-                            "catalog source id '%s' must contain a letter or a digit", id);
+                return error_detail_set(err, ERROR_INVALID, -EINVAL,
+                                        "catalog source id '%s' must contain a letter or a digit",
+                                        id);
         if (strlen(id) > UI_CATALOG_ID_MAX)
-                return fail(-EINVAL, msg, len, "catalog source id is longer than %u bytes",
-                            UI_CATALOG_ID_MAX);
+                return error_detail_set(err, ERROR_INVALID, -EINVAL,
+                                        "catalog source id is longer than %u bytes",
+                                        UI_CATALOG_ID_MAX);
         return 0;
 }
 
@@ -337,7 +334,8 @@ static void secret_names(const char *id, struct ui_catalog_change *c)
 
 /* A string field of the payload: 1 with *ret (borrowed) when set, 0 when absent or null,
  * -EINVAL when not a string. */
-static int payload_string(const json_t *p, const char *key, const char **ret, char *msg, size_t len)
+static int payload_string(const json_t *p, const char *key, const char **ret,
+                          struct error_detail *err)
 {
         json_t *v = json_object_get(p, key);
 
@@ -345,13 +343,13 @@ static int payload_string(const json_t *p, const char *key, const char **ret, ch
         if (!v || json_is_null(v))
                 return 0;
         if (!json_is_string(v))
-                return fail(-EINVAL, msg, len, "%s must be a string", key);
+                return error_detail_set(err, ERROR_INVALID, -EINVAL, "%s must be a string", key);
         *ret = json_string_value(v);
         return 1;
 }
 
 /* A list-of-strings field: 1 when set (a list of at most 1,000 strings), 0 absent, -EINVAL. */
-static int payload_list(const json_t *p, const char *key, char *msg, size_t len)
+static int payload_list(const json_t *p, const char *key, struct error_detail *err)
 {
         json_t *v = json_object_get(p, key), *s;
         size_t i;
@@ -359,30 +357,33 @@ static int payload_list(const json_t *p, const char *key, char *msg, size_t len)
         if (!v || json_is_null(v))
                 return 0;
         if (!json_is_array(v) || json_array_size(v) > 1000)
-                return fail(-EINVAL, msg, len, "%s must be a list of at most 1000 strings", key);
+                return error_detail_set(err, ERROR_INVALID, -EINVAL,
+                                        "%s must be a list of at most 1000 strings", key);
         json_array_foreach(v, i, s)
                 if (!json_is_string(s) || !json_string_value(s)[0])
-                        return fail(-EINVAL, msg, len, "%s[%zu] must be a non-empty string", key,
-                                    i);
+                        return error_detail_set(err, ERROR_INVALID, -EINVAL,
+                                                "%s[%zu] must be a non-empty string", key, i);
         return 1;
 }
 
-static int check_yaml(const char *text, char *msg, size_t len)
+static int check_yaml(const char *text, struct error_detail *err)
 {
-        struct error_detail err = { 0 };
+        struct error_detail yerr = { 0 };
         struct ydoc d;
         int r;
 
         if (strlen(text) > UI_CATALOG_YAML_MAX)
-                return fail(-EINVAL, msg, len, "yaml is larger than %zu bytes",
-                            UI_CATALOG_YAML_MAX);
-        r = ydoc_load(&d, "yaml", text, strlen(text), &sources_limits, &err);
+                return error_detail_set(err, ERROR_INVALID, -EINVAL,
+                                        "yaml is larger than %zu bytes", UI_CATALOG_YAML_MAX);
+        r = ydoc_load(&d, "yaml", text, strlen(text), &sources_limits, &yerr);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return fail(-EINVAL, msg, len, "yaml line %u: %s", err.line, err.message);
+                return error_detail_set(err, ERROR_INVALID, -EINVAL, "yaml line %u: %s", yerr.line,
+                                        yerr.message);
         if (!ydoc_root(&d) || ydoc_root(&d)->type != YAML_MAPPING_NODE)
-                r = fail(-EINVAL, msg, len, "yaml must be a catalog: a mapping with models");
+                r = error_detail_set(err, ERROR_INVALID, -EINVAL,
+                                     "yaml must be a catalog: a mapping with models");
         ydoc_release(&d);
         return r;
 }
@@ -456,7 +457,7 @@ static int hf_key(json_t *props, const char *id, const char *key, struct ui_cata
         return json_object_set_new(props, "apiKey", json_string(key)) < 0 ? -ENOMEM : 0;
 }
 
-static int check_payload(const json_t *payload, char *msg, size_t len)
+static int check_payload(const json_t *payload, struct error_detail *err)
 {
         static const char *const strs[] = { "id",   "name",   "type",
                                             "yaml", "apiKey", "allowedOrganization" };
@@ -466,16 +467,18 @@ static int check_payload(const json_t *payload, char *msg, size_t len)
         int r;
 
         if (!json_is_object(payload))
-                return fail(-EINVAL, msg, len, "data must be a catalog source object");
+                return error_detail_set(err, ERROR_INVALID, -EINVAL,
+                                        "data must be a catalog source object");
         for (size_t i = 0; i < ELEMENTSOF(strs); i++)
-                if ((r = payload_string(payload, strs[i], &s, msg, len)) < 0)
+                if ((r = payload_string(payload, strs[i], &s, err)) < 0)
                         return r;
         for (size_t i = 0; i < ELEMENTSOF(lists); i++)
-                if ((r = payload_list(payload, lists[i], msg, len)) < 0)
+                if ((r = payload_list(payload, lists[i], err)) < 0)
                         return r;
         v = json_object_get(payload, "enabled");
         if (v && !json_is_null(v) && !json_is_boolean(v))
-                return fail(-EINVAL, msg, len, "enabled must be true or false");
+                return error_detail_set(err, ERROR_INVALID, -EINVAL,
+                                        "enabled must be true or false");
         return 0;
 }
 
@@ -486,14 +489,12 @@ struct fields {
 
 static void read_fields(const json_t *payload, struct fields *f)
 {
-        char scratch[8];
-
-        (void)payload_string(payload, "id", &f->id, scratch, sizeof(scratch));
-        (void)payload_string(payload, "name", &f->name, scratch, sizeof(scratch));
-        (void)payload_string(payload, "type", &f->type, scratch, sizeof(scratch));
-        (void)payload_string(payload, "yaml", &f->yaml, scratch, sizeof(scratch));
-        (void)payload_string(payload, "allowedOrganization", &f->org, scratch, sizeof(scratch));
-        (void)payload_string(payload, "apiKey", &f->key, scratch, sizeof(scratch));
+        (void)payload_string(payload, "id", &f->id, NULL);
+        (void)payload_string(payload, "name", &f->name, NULL);
+        (void)payload_string(payload, "type", &f->type, NULL);
+        (void)payload_string(payload, "yaml", &f->yaml, NULL);
+        (void)payload_string(payload, "allowedOrganization", &f->org, NULL);
+        (void)payload_string(payload, "apiKey", &f->key, NULL);
 }
 
 static bool empty(const char *s)
@@ -502,25 +503,27 @@ static bool empty(const char *s)
 }
 
 /* A new source's required fields, upstream's rules. */
-static int check_new(const struct fields *f, char *msg, size_t len)
+static int check_new(const struct fields *f, struct error_detail *err)
 {
-        int r = check_id(f->id, msg, len);
+        int r = check_id(f->id, err);
 
         if (r < 0)
                 return r;
         if (empty(f->name))
-                return fail(-EINVAL, msg, len, "name is required");
+                return error_detail_set(err, ERROR_INVALID, -EINVAL, "name is required");
         if (empty(f->type))
-                return fail(-EINVAL, msg, len, "type is required");
+                return error_detail_set(err, ERROR_INVALID, -EINVAL, "type is required");
         if (!streq(f->type, "yaml") && !streq(f->type, "hf"))
-                return fail(-EINVAL, msg, len,
-                            "unsupported catalog source type '%.32s' (supported: yaml, hf)",
-                            f->type);
+                return error_detail_set(
+                        err, ERROR_INVALID, -EINVAL,
+                        "unsupported catalog source type '%.32s' (supported: yaml, hf)", f->type);
         if (streq(f->type, "yaml") && empty(f->yaml))
-                return fail(-EINVAL, msg, len, "yaml is required for a yaml source");
+                return error_detail_set(err, ERROR_INVALID, -EINVAL,
+                                        "yaml is required for a yaml source");
         if (streq(f->type, "hf") && empty(f->org))
-                return fail(-EINVAL, msg, len, "allowedOrganization is required for an hf source");
-        return f->yaml ? check_yaml(f->yaml, msg, len) : 0;
+                return error_detail_set(err, ERROR_INVALID, -EINVAL,
+                                        "allowedOrganization is required for an hf source");
+        return f->yaml ? check_yaml(f->yaml, err) : 0;
 }
 
 /* The entry of a new source (new reference in *ret); an hf key's Secret goes into c. */
@@ -549,7 +552,7 @@ static int new_entry(const struct fields *f, const json_t *payload, const char *
 }
 
 int ui_catalog_source_create(const struct ui_catalog_cms *cms, const json_t *payload,
-                             struct ui_catalog_change *ret, char *msg, size_t len)
+                             struct ui_catalog_change *ret, struct error_detail *err)
 {
         CLEANUP(json_decrefp) json_t *def = NULL, *user = NULL, *e = NULL;
         CLEANUP(ui_catalog_change_done) struct ui_catalog_change c = { 0 };
@@ -557,19 +560,20 @@ int ui_catalog_source_create(const struct ui_catalog_cms *cms, const json_t *pay
         char path[UI_CATALOG_ID_MAX + 8];
         int r;
 
-        r = check_payload(payload, msg, len);
+        r = check_payload(payload, err);
         if (r < 0)
                 return r;
         read_fields(payload, &f);
-        r = check_new(&f, msg, len);
+        r = check_new(&f, err);
         if (r < 0)
                 return r;
-        r = parse_both(cms, &def, &user, msg, len);
+        r = parse_both(cms, &def, &user, err);
         if (r < 0)
                 return r;
         if (find_source(def, f.id, NULL) || find_source(user, f.id, NULL))
-                return fail(-EINVAL, msg, len, "catalog source '%s' already exists%s", f.id,
-                            find_source(def, f.id, NULL) ? " (a default source)" : "");
+                return error_detail_set(err, ERROR_INVALID, -EINVAL,
+                                        "catalog source '%s' already exists%s", f.id,
+                                        find_source(def, f.id, NULL) ? " (a default source)" : "");
         (void)snprintf(path, sizeof(path), "%s.yaml", f.id);
         r = new_entry(&f, payload, path, &c, &e);
         if (r >= 0 && json_array_append(json_object_get(user, "catalogs"), e) < 0)
@@ -586,7 +590,7 @@ int ui_catalog_source_create(const struct ui_catalog_cms *cms, const json_t *pay
 }
 
 /* The fields an override of a default source may not set. */
-static int check_default_override(const json_t *payload, char *msg, size_t len)
+static int check_default_override(const json_t *payload, struct error_detail *err)
 {
         static const char *const kept[] = { "name", "labels", "yaml" };
 
@@ -595,10 +599,11 @@ static int check_default_override(const json_t *payload, char *msg, size_t len)
 
                 if (v && !json_is_null(v) && !(json_is_string(v) && !json_string_value(v)[0]) &&
                     !(json_is_array(v) && json_array_size(v) == 0))
-                        return fail(-EPERM, msg, len,
-                                    "cannot change the default source's '%s' (only enabled, "
-                                    "includedModels, excludedModels and allowedOrganization)",
-                                    kept[i]);
+                        return error_detail_set(
+                                err, ERROR_INVALID, -EPERM,
+                                "cannot change the default source's '%s' (only enabled, "
+                                "includedModels, excludedModels and allowedOrganization)",
+                                kept[i]);
         }
         return 0;
 }
@@ -641,8 +646,8 @@ static int update_entry(json_t *e, const json_t *payload, const struct fields *f
 }
 
 int ui_catalog_source_update(const struct ui_catalog_cms *cms, const char *id,
-                             const json_t *payload, struct ui_catalog_change *ret, char *msg,
-                             size_t len)
+                             const json_t *payload, struct ui_catalog_change *ret,
+                             struct error_detail *err)
 {
         CLEANUP(json_decrefp) json_t *def = NULL, *user = NULL, *e = NULL;
         CLEANUP(ui_catalog_change_done) struct ui_catalog_change c = { 0 };
@@ -653,25 +658,27 @@ int ui_catalog_source_update(const struct ui_catalog_cms *cms, const char *id,
         size_t index = 0;
         int r;
 
-        r = check_payload(payload, msg, len);
+        r = check_payload(payload, err);
         if (r >= 0)
-                r = parse_both(cms, &def, &user, msg, len);
+                r = parse_both(cms, &def, &user, err);
         if (r < 0)
                 return r;
         read_fields(payload, &f);
         def_e = find_source(def, id, NULL);
         user_e = find_source(user, id, &index);
         if (!def_e && !user_e)
-                return fail(-ENOENT, msg, len, "no catalog source '%s'", id);
+                return error_detail_set(err, ERROR_NOT_FOUND, -ENOENT, "no catalog source '%s'",
+                                        id);
         /* a copy: the user's entry is replaced below */
         cur_type = current_type(def_e, user_e, type_buf, sizeof(type_buf));
         if (!empty(f.type) && !streq(f.type, cur_type))
-                return fail(-EPERM, msg, len,
-                            "cannot change catalog source '%s' from type '%s' to '%.32s'", id,
-                            cur_type, f.type);
-        if (def_e && (r = check_default_override(payload, msg, len)) < 0)
+                return error_detail_set(
+                        err, ERROR_INVALID, -EPERM,
+                        "cannot change catalog source '%s' from type '%s' to '%.32s'", id, cur_type,
+                        f.type);
+        if (def_e && (r = check_default_override(payload, err)) < 0)
                 return r;
-        if (!empty(f.yaml) && (r = check_yaml(f.yaml, msg, len)) < 0)
+        if (!empty(f.yaml) && (r = check_yaml(f.yaml, err)) < 0)
                 return r;
 
         /* the user's entry, or a new override entry of the default source */
@@ -697,8 +704,8 @@ int ui_catalog_source_update(const struct ui_catalog_cms *cms, const char *id,
 }
 
 int ui_catalog_source_delete(const struct ui_catalog_cms *cms, const char *id,
-                             struct ui_catalog_change *ret, json_t **ret_view, char *msg,
-                             size_t len)
+                             struct ui_catalog_change *ret, json_t **ret_view,
+                             struct error_detail *err)
 {
         CLEANUP(json_decrefp) json_t *def = NULL, *user = NULL, *view = NULL;
         struct ui_catalog_change c = { 0 };
@@ -707,15 +714,17 @@ int ui_catalog_source_delete(const struct ui_catalog_cms *cms, const char *id,
         size_t index = 0;
         int r;
 
-        r = parse_both(cms, &def, &user, msg, len);
+        r = parse_both(cms, &def, &user, err);
         if (r < 0)
                 return r;
         if (find_source(def, id, NULL))
-                return fail(-EPERM, msg, len,
-                            "cannot delete '%s': it is a default source (disable it instead)", id);
+                return error_detail_set(
+                        err, ERROR_INVALID, -EPERM,
+                        "cannot delete '%s': it is a default source (disable it instead)", id);
         user_e = find_source(user, id, &index);
         if (!user_e)
-                return fail(-ENOENT, msg, len, "no catalog source '%s'", id);
+                return error_detail_set(err, ERROR_NOT_FOUND, -ENOENT, "no catalog source '%s'",
+                                        id);
         r = view_of(cms, def, user, id, &view);
         if (r < 0)
                 return r;
@@ -751,7 +760,7 @@ int ui_catalog_source_delete(const struct ui_catalog_cms *cms, const char *id,
 /* The properties of a preview's config: an hf source's organization and key; a yaml source's
  * path when the request has no catalog text, else *ret_yaml (borrowed). */
 static int preview_props(const char *type, const json_t *props, json_t *out, const char **ret_yaml,
-                         char *msg, size_t len)
+                         struct error_detail *err)
 {
         static const char *const hf_props[] = { "allowedOrganization", "apiKey" };
         const char *yaml = json_string_value(json_object_get(props, "yaml")),
@@ -769,22 +778,23 @@ static int preview_props(const char *type, const json_t *props, json_t *out, con
         }
         if (!empty(yaml)) {
                 if (strlen(yaml) > UI_CATALOG_YAML_MAX)
-                        return fail(-EINVAL, msg, len, "yaml is larger than %zu bytes",
-                                    UI_CATALOG_YAML_MAX);
+                        return error_detail_set(err, ERROR_INVALID, -EINVAL,
+                                                "yaml is larger than %zu bytes",
+                                                UI_CATALOG_YAML_MAX);
                 *ret_yaml = yaml;
                 return 0;
         }
         if (empty(path))
-                return fail(-EINVAL, msg, len,
-                            "a yaml preview needs properties.yaml (the catalog) or "
-                            "properties.yamlCatalogPath");
+                return error_detail_set(err, ERROR_INVALID, -EINVAL,
+                                        "a yaml preview needs properties.yaml (the catalog) or "
+                                        "properties.yamlCatalogPath");
         return json_object_set_new(out, "yamlCatalogPath", json_string(path)) < 0 ? -ENOMEM : 0;
 }
 
 /* The config part of a preview: type, the lists, and the type's properties; *ret_yaml is the
  * catalog to send as catalogData (borrowed from data; NULL: none). */
-static int preview_config(const json_t *data, json_t **ret, const char **ret_yaml, char *msg,
-                          size_t len)
+static int preview_config(const json_t *data, json_t **ret, const char **ret_yaml,
+                          struct error_detail *err)
 {
         static const char *const lists[] = { "includedModels", "excludedModels" };
         CLEANUP(json_decrefp) json_t *cfg = NULL, *out_props = NULL;
@@ -793,13 +803,15 @@ static int preview_config(const json_t *data, json_t **ret, const char **ret_yam
         int r;
 
         if (!json_is_object(data))
-                return fail(-EINVAL, msg, len, "data must be a catalog source preview request");
+                return error_detail_set(err, ERROR_INVALID, -EINVAL,
+                                        "data must be a catalog source preview request");
         props = json_object_get(data, "properties");
         type = json_string_value(json_object_get(data, "type"));
         if (empty(type) || (!streq(type, "yaml") && !streq(type, "hf")))
-                return fail(-EINVAL, msg, len, "type must be yaml or hf");
+                return error_detail_set(err, ERROR_INVALID, -EINVAL, "type must be yaml or hf");
         if (props && !json_is_object(props))
-                return fail(-EINVAL, msg, len, "properties must be an object");
+                return error_detail_set(err, ERROR_INVALID, -EINVAL,
+                                        "properties must be an object");
         cfg = json_pack("{s:s}", "type", type);
         out_props = json_object();
         if (!cfg || !out_props)
@@ -807,12 +819,12 @@ static int preview_config(const json_t *data, json_t **ret, const char **ret_yam
         for (size_t i = 0; i < ELEMENTSOF(lists); i++) {
                 json_t *v = json_object_get(data, lists[i]);
 
-                if ((r = payload_list(data, lists[i], msg, len)) < 0)
+                if ((r = payload_list(data, lists[i], err)) < 0)
                         return r;
                 if (json_array_size(v) > 0 && json_object_set(cfg, lists[i], v) < 0)
                         return -ENOMEM;
         }
-        r = preview_props(type, props, out_props, ret_yaml, msg, len);
+        r = preview_props(type, props, out_props, ret_yaml, err);
         if (r < 0)
                 return r;
         if (json_object_size(out_props) > 0 && json_object_set(cfg, "properties", out_props) < 0)
@@ -831,7 +843,7 @@ static int add_part(struct buf *b, const char *boundary, const char *name, const
 }
 
 int ui_catalog_preview_body(const json_t *data, const char *boundary, char **ret, size_t *ret_len,
-                            char *msg, size_t len)
+                            struct error_detail *err)
 {
         CLEANUP(json_decrefp) json_t *cfg = NULL;
         CLEANUP(buf_releasep) struct buf b = BUF_INIT(2 * UI_CATALOG_YAML_MAX);
@@ -839,7 +851,7 @@ int ui_catalog_preview_body(const json_t *data, const char *boundary, char **ret
         const char *yaml = NULL;
         int r;
 
-        r = preview_config(data, &cfg, &yaml, msg, len);
+        r = preview_config(data, &cfg, &yaml, err);
         if (r < 0)
                 return r;
         text = json_dumps(cfg, JSON_COMPACT);

@@ -24,6 +24,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "util/error-detail.h"
 #include "util/macro.h"
 
 #define UI_CATALOG_DEFAULT_SOURCES_CM "model-catalog-default-sources"
@@ -59,24 +60,25 @@ void ui_catalog_change_done(struct ui_catalog_change *c);
 /*
  * Upstream's CatalogSourceConfigList {catalogs: [...]} of both ConfigMaps, merged per id and
  * sorted by id; each with isDefault, never an API key. Returns 0 with *ret a new reference,
- * -EINVAL with the reason in msg (a sources.yaml that does not parse), -ENOMEM.
+ * -EINVAL with the reason in err (a sources.yaml that does not parse), -ENOMEM. Every function
+ * here fills err (may be NULL) when it refuses.
  */
 _warn_unused_result_ int ui_catalog_sources_list(const struct ui_catalog_cms *cms, json_t **ret,
-                                                 char *msg, size_t len);
+                                                 struct error_detail *err);
 
 /* One source, merged, with its yamlCatalogPath and yaml for a yaml source. -ENOENT when no
  * ConfigMap has it, -EINVAL as above. */
 _warn_unused_result_ int ui_catalog_source_get(const struct ui_catalog_cms *cms, const char *id,
-                                               json_t **ret, char *msg, size_t len);
+                                               json_t **ret, struct error_detail *err);
 
 /*
  * A new source from upstream's CatalogSourceConfigPayload (borrowed). -EINVAL (400) for an
- * invalid payload or an id that exists already, with the reason in msg; -ENOMEM.
+ * invalid payload or an id that exists already, with the reason in err; -ENOMEM.
  */
 _warn_unused_result_ int ui_catalog_source_create(const struct ui_catalog_cms *cms,
                                                   const json_t *payload,
-                                                  struct ui_catalog_change *ret, char *msg,
-                                                  size_t len);
+                                                  struct ui_catalog_change *ret,
+                                                  struct error_detail *err);
 
 /*
  * The source id changed by the payload's fields (a PATCH: only what it sets). -ENOENT, -EPERM
@@ -85,14 +87,14 @@ _warn_unused_result_ int ui_catalog_source_create(const struct ui_catalog_cms *c
  */
 _warn_unused_result_ int ui_catalog_source_update(const struct ui_catalog_cms *cms, const char *id,
                                                   const json_t *payload,
-                                                  struct ui_catalog_change *ret, char *msg,
-                                                  size_t len);
+                                                  struct ui_catalog_change *ret,
+                                                  struct error_detail *err);
 
 /* The source id removed with its YAML catalog and its Secret. -ENOENT, -EPERM (a default source),
  * -ENOMEM. *ret_view (optional) is what was removed, as ui_catalog_source_get() shows it. */
 _warn_unused_result_ int ui_catalog_source_delete(const struct ui_catalog_cms *cms, const char *id,
                                                   struct ui_catalog_change *ret, json_t **ret_view,
-                                                  char *msg, size_t len);
+                                                  struct error_detail *err);
 
 /*
  * Upstream's CatalogSourcePreviewRequest (data, borrowed) as the catalog's POST /sources/preview
@@ -100,9 +102,9 @@ _warn_unused_result_ int ui_catalog_source_delete(const struct ui_catalog_cms *c
  * (config.json: type, includedModels, excludedModels, and properties: allowedOrganization and
  * apiKey of an hf source, yamlCatalogPath of a yaml source without yaml) and, for a yaml source
  * with properties.yaml, the part "catalogData" (catalog.yaml). Returns 0 with *ret (owned, NUL
- * terminated) and *ret_len; -EINVAL (400) with the reason in msg; -EEXIST when the boundary
+ * terminated) and *ret_len; -EINVAL (400) with the reason in err; -EEXIST when the boundary
  * occurs in the content (choose another); -ENOMEM.
  */
 _warn_unused_result_ int ui_catalog_preview_body(const json_t *data, const char *boundary,
-                                                 char **ret, size_t *ret_len, char *msg,
-                                                 size_t len);
+                                                 char **ret, size_t *ret_len,
+                                                 struct error_detail *err);

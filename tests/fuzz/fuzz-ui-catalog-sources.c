@@ -18,13 +18,13 @@ static void read_back(const struct ui_catalog_cms *cms, struct ui_catalog_change
 {
         struct ui_catalog_cms next = { cms->defaults, c->user_data };
         json_t *view = NULL;
-        char msg[512];
+        struct error_detail e = { 0 };
 
-        if (ui_catalog_sources_list(&next, &view, msg, sizeof(msg)) == -EINVAL)
+        if (ui_catalog_sources_list(&next, &view, &e) == -EINVAL)
                 abort(); /* what was written does not parse */
         json_decref(view);
         view = NULL;
-        if (id && ui_catalog_source_get(&next, id, &view, msg, sizeof(msg)) == -ENOENT)
+        if (id && ui_catalog_source_get(&next, id, &view, &e) == -ENOENT)
                 abort(); /* the created source is not there */
         json_decref(view);
         ui_catalog_change_done(c);
@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         json_t *defaults, *user, *payload, *view = NULL;
         struct ui_catalog_change c = { 0 };
         struct ui_catalog_cms cms;
-        char msg[512];
+        struct error_detail e = { 0 };
         size_t n = 0;
 
         if (!copy)
@@ -59,20 +59,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         user = json_pack("{s:s}", UI_CATALOG_SOURCES_KEY, f[1]);
         payload = json_loads(f[2], JSON_DECODE_ANY, NULL);
         cms = (struct ui_catalog_cms){ defaults, user };
-        if (ui_catalog_sources_list(&cms, &view, msg, sizeof(msg)) == 0) {
+        if (ui_catalog_sources_list(&cms, &view, &e) == 0) {
                 json_decref(view);
                 view = NULL;
         }
-        if (payload && ui_catalog_source_create(&cms, payload, &c, msg, sizeof(msg)) == 0)
+        if (payload && ui_catalog_source_create(&cms, payload, &c, &e) == 0)
                 read_back(&cms, &c, json_string_value(json_object_get(payload, "id")));
-        if (payload && ui_catalog_source_update(&cms, "a", payload, &c, msg, sizeof(msg)) == 0)
+        if (payload && ui_catalog_source_update(&cms, "a", payload, &c, &e) == 0)
                 read_back(&cms, &c, "a");
-        if (ui_catalog_source_delete(&cms, "a", &c, &view, msg, sizeof(msg)) == 0) {
+        if (ui_catalog_source_delete(&cms, "a", &c, &view, &e) == 0) {
                 read_back(&cms, &c, NULL);
                 json_decref(view);
                 view = NULL;
         }
-        if (ui_catalog_source_get(&cms, "a", &view, msg, sizeof(msg)) == 0)
+        if (ui_catalog_source_get(&cms, "a", &view, &e) == 0)
                 json_decref(view);
         json_decref(payload);
         json_decref(defaults);

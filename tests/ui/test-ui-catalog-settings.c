@@ -95,10 +95,10 @@ Test(catalog_settings, list_merges_both_configmaps_sorted_with_isdefault)
 {
         struct fixture f;
         json_t *out = NULL, *cats, *c;
-        char msg[256];
+        struct error_detail e = { 0 };
 
         setup(&f, true);
-        cr_assert_eq(ui_catalog_sources_list(&f.cms, &out, msg, sizeof(msg)), 0, "%s", msg);
+        cr_assert_eq(ui_catalog_sources_list(&f.cms, &out, &e), 0, "%s", e.message);
         cats = json_object_get(out, "catalogs");
         cr_assert_eq(json_array_size(cats), 3);
         c = json_array_get(cats, 0);
@@ -121,7 +121,7 @@ Test(catalog_settings, list_merges_both_configmaps_sorted_with_isdefault)
         /* no user ConfigMap yet: the defaults alone */
         teardown(&f);
         setup(&f, false);
-        cr_assert_eq(ui_catalog_sources_list(&f.cms, &out, msg, sizeof(msg)), 0, "%s", msg);
+        cr_assert_eq(ui_catalog_sources_list(&f.cms, &out, &e), 0, "%s", e.message);
         cr_assert_eq(json_array_size(json_object_get(out, "catalogs")), 2);
         json_decref(out);
         teardown(&f);
@@ -131,18 +131,18 @@ Test(catalog_settings, get_has_the_yaml_catalog_and_unknown_is_enoent)
 {
         struct fixture f;
         json_t *out = NULL;
-        char msg[256];
+        struct error_detail e = { 0 };
 
         setup(&f, true);
-        cr_assert_eq(ui_catalog_source_get(&f.cms, "team_models", &out, msg, sizeof(msg)), 0);
+        cr_assert_eq(ui_catalog_source_get(&f.cms, "team_models", &out, &e), 0);
         cr_assert_str_eq(str(out, "yaml"), CATALOG);
         cr_assert_str_eq(str(out, "yamlCatalogPath"), "team_models.yaml");
         json_decref(out);
-        cr_assert_eq(ui_catalog_source_get(&f.cms, "dora_ai_models", &out, msg, sizeof(msg)), 0);
+        cr_assert_eq(ui_catalog_source_get(&f.cms, "dora_ai_models", &out, &e), 0);
         cr_assert_str_eq(str(out, "yaml"), "models: []\n", "the default ConfigMap's catalog");
         json_decref(out);
-        cr_assert_eq(ui_catalog_source_get(&f.cms, "nope", &out, msg, sizeof(msg)), -ENOENT);
-        cr_assert_not_null(strstr(msg, "nope"));
+        cr_assert_eq(ui_catalog_source_get(&f.cms, "nope", &out, &e), -ENOENT);
+        cr_assert_not_null(strstr(e.message, "nope"));
         teardown(&f);
 }
 
@@ -150,15 +150,15 @@ Test(catalog_settings, a_broken_sources_yaml_names_its_configmap)
 {
         struct fixture f;
         json_t *out = NULL;
-        char msg[256];
+        struct error_detail e = { 0 };
 
         setup(&f, true);
         json_object_set_new(f.user, UI_CATALOG_SOURCES_KEY, json_string("catalogs: [\n"));
-        cr_assert_eq(ui_catalog_sources_list(&f.cms, &out, msg, sizeof(msg)), -EINVAL);
-        cr_assert_not_null(strstr(msg, UI_CATALOG_SOURCES_CM), "%s", msg);
+        cr_assert_eq(ui_catalog_sources_list(&f.cms, &out, &e), -EINVAL);
+        cr_assert_not_null(strstr(e.message, UI_CATALOG_SOURCES_CM), "%s", e.message);
         json_object_set_new(f.user, UI_CATALOG_SOURCES_KEY, json_string("catalogs: [{name: x}]"));
-        cr_assert_eq(ui_catalog_sources_list(&f.cms, &out, msg, sizeof(msg)), -EINVAL);
-        cr_assert_not_null(strstr(msg, "id"), "%s", msg);
+        cr_assert_eq(ui_catalog_sources_list(&f.cms, &out, &e), -EINVAL);
+        cr_assert_not_null(strstr(e.message, "id"), "%s", e.message);
         teardown(&f);
 }
 
@@ -171,10 +171,10 @@ Test(catalog_settings, create_yaml_source_writes_entry_and_catalog_the_catalog_r
         json_t *p = json_pack("{s:s,s:s,s:s,s:s,s:[s],s:[s]}", "id", "my_src", "name", "My: source",
                               "type", "yaml", "yaml", CATALOG, "labels", "Team", "excludedModels",
                               "team/old*");
-        char msg[256];
+        struct error_detail e = { 0 };
 
         setup(&f, true);
-        cr_assert_eq(ui_catalog_source_create(&f.cms, p, &c, msg, sizeof(msg)), 0, "%s", msg);
+        cr_assert_eq(ui_catalog_source_create(&f.cms, p, &c, &e), 0, "%s", e.message);
         cr_assert_eq(c.secret, UI_CATALOG_SECRET_NONE);
         cr_assert_str_eq(str(c.user_data, "my_src.yaml"), CATALOG);
         cr_assert_str_eq(str(c.user_data, "team_models.yaml"), CATALOG, "others kept");
@@ -198,7 +198,7 @@ Test(catalog_settings, create_yaml_source_writes_entry_and_catalog_the_catalog_r
         setup(&f, false);
         p = json_pack("{s:s,s:s,s:s,s:s}", "id", "x1", "name", "X", "type", "yaml", "yaml",
                       CATALOG);
-        cr_assert_eq(ui_catalog_source_create(&f.cms, p, &c, msg, sizeof(msg)), 0, "%s", msg);
+        cr_assert_eq(ui_catalog_source_create(&f.cms, p, &c, &e), 0, "%s", e.message);
         cr_assert_eq(catalog_reads(&f, c.user_data, &cfg), 0);
         cr_assert_not_null(catalog_config_find(&cfg, "x1"));
         catalog_config_release(&cfg);
@@ -211,12 +211,13 @@ static void expect_refused(struct fixture *f, const char *payload, int code, con
 {
         struct ui_catalog_change c = { 0 };
         json_t *p = json_loads(payload, 0, NULL);
-        char msg[256] = "";
+        struct error_detail e = { 0 };
 
         cr_assert_not_null(p, "%s", payload);
-        cr_assert_eq(ui_catalog_source_create(&f->cms, p, &c, msg, sizeof(msg)), code, "%s: %s",
-                     payload, msg);
-        cr_assert_not_null(strstr(msg, words), "%s: '%s' lacks '%s'", payload, msg, words);
+        cr_assert_eq(ui_catalog_source_create(&f->cms, p, &c, &e), code, "%s: %s", payload,
+                     e.message);
+        cr_assert_not_null(strstr(e.message, words), "%s: '%s' lacks '%s'", payload, e.message,
+                           words);
         cr_assert_null(c.user_data);
         json_decref(p);
 }
@@ -278,10 +279,10 @@ Test(catalog_settings, hf_key_goes_into_upstreams_secret)
         json_t *p = json_pack("{s:s,s:s,s:s,s:s,s:s}", "id", "my_hf_src", "name", "HF", "type",
                               "hf", "allowedOrganization", "ibm", "apiKey", "hf_secret123");
         json_t *out = NULL;
-        char msg[256];
+        struct error_detail e = { 0 };
 
         setup(&f, true);
-        cr_assert_eq(ui_catalog_source_create(&f.cms, p, &c, msg, sizeof(msg)), 0, "%s", msg);
+        cr_assert_eq(ui_catalog_source_create(&f.cms, p, &c, &e), 0, "%s", e.message);
         cr_assert_eq(c.secret, UI_CATALOG_SECRET_PUT);
         cr_assert_str_eq(c.secret_name, "catalog-my-hf-src-apikey");
         cr_assert_str_eq(c.source_label, "MY_HF_SRC");
@@ -293,7 +294,7 @@ Test(catalog_settings, hf_key_goes_into_upstreams_secret)
         json_decref(f.user);
         f.user = json_incref(c.user_data);
         f.cms.user = f.user;
-        cr_assert_eq(ui_catalog_source_get(&f.cms, "my_hf_src", &out, msg, sizeof(msg)), 0);
+        cr_assert_eq(ui_catalog_source_get(&f.cms, "my_hf_src", &out, &e), 0);
         cr_assert_null(json_object_get(out, "apiKey"));
         cr_assert_str_eq(str(out, "allowedOrganization"), "ibm");
         json_decref(out);
@@ -302,8 +303,7 @@ Test(catalog_settings, hf_key_goes_into_upstreams_secret)
 
         /* "" removes the key: the Secret goes */
         p = json_pack("{s:s}", "apiKey", "");
-        cr_assert_eq(ui_catalog_source_update(&f.cms, "my_hf_src", p, &c, msg, sizeof(msg)), 0,
-                     "%s", msg);
+        cr_assert_eq(ui_catalog_source_update(&f.cms, "my_hf_src", p, &c, &e), 0, "%s", e.message);
         cr_assert_eq(c.secret, UI_CATALOG_SECRET_DELETE);
         cr_assert_str_eq(c.secret_name, "catalog-my-hf-src-apikey");
         cr_assert_null(
@@ -319,12 +319,12 @@ Test(catalog_settings, update_overrides_a_default_only_where_upstream_allows)
         struct ui_catalog_change c = { 0 };
         struct catalog_config cfg;
         json_t *p;
-        char msg[256];
+        struct error_detail e = { 0 };
 
         setup(&f, false);
         p = json_pack("{s:b,s:[s]}", "enabled", false, "excludedModels", "x/*");
-        cr_assert_eq(ui_catalog_source_update(&f.cms, "dora_ai_models", p, &c, msg, sizeof(msg)), 0,
-                     "%s", msg);
+        cr_assert_eq(ui_catalog_source_update(&f.cms, "dora_ai_models", p, &c, &e), 0, "%s",
+                     e.message);
         cr_assert_eq(catalog_reads(&f, c.user_data, &cfg), 0);
         cr_assert_eq(catalog_config_find(&cfg, "dora_ai_models")->enabled, 0);
         cr_assert_str_eq(catalog_config_find(&cfg, "dora_ai_models")->name, "Dora AI",
@@ -335,15 +335,13 @@ Test(catalog_settings, update_overrides_a_default_only_where_upstream_allows)
         json_decref(p);
 
         p = json_pack("{s:s}", "name", "Changed Name");
-        cr_assert_eq(ui_catalog_source_update(&f.cms, "dora_ai_models", p, &c, msg, sizeof(msg)),
-                     -EPERM);
-        cr_assert_not_null(strstr(msg, "'name'"), "%s", msg);
+        cr_assert_eq(ui_catalog_source_update(&f.cms, "dora_ai_models", p, &c, &e), -EPERM);
+        cr_assert_not_null(strstr(e.message, "'name'"), "%s", e.message);
         json_decref(p);
         p = json_pack("{s:s}", "type", "hf");
-        cr_assert_eq(ui_catalog_source_update(&f.cms, "dora_ai_models", p, &c, msg, sizeof(msg)),
-                     -EPERM);
-        cr_assert_not_null(strstr(msg, "from type 'yaml' to 'hf'"), "%s", msg);
-        cr_assert_eq(ui_catalog_source_update(&f.cms, "nope", p, &c, msg, sizeof(msg)), -ENOENT);
+        cr_assert_eq(ui_catalog_source_update(&f.cms, "dora_ai_models", p, &c, &e), -EPERM);
+        cr_assert_not_null(strstr(e.message, "from type 'yaml' to 'hf'"), "%s", e.message);
+        cr_assert_eq(ui_catalog_source_update(&f.cms, "nope", p, &c, &e), -ENOENT);
         json_decref(p);
         teardown(&f);
 }
@@ -353,16 +351,16 @@ Test(catalog_settings, update_a_users_source_name_and_catalog)
         struct fixture f;
         struct ui_catalog_change c = { 0 };
         json_t *p = json_pack("{s:s,s:s}", "name", "Renamed", "yaml", "models: []\n"), *out = NULL;
-        char msg[256];
+        struct error_detail e = { 0 };
 
         setup(&f, true);
-        cr_assert_eq(ui_catalog_source_update(&f.cms, "team_models", p, &c, msg, sizeof(msg)), 0,
-                     "%s", msg);
+        cr_assert_eq(ui_catalog_source_update(&f.cms, "team_models", p, &c, &e), 0, "%s",
+                     e.message);
         cr_assert_str_eq(str(c.user_data, "team_models.yaml"), "models: []\n");
         json_decref(f.user);
         f.user = json_incref(c.user_data);
         f.cms.user = f.user;
-        cr_assert_eq(ui_catalog_source_get(&f.cms, "team_models", &out, msg, sizeof(msg)), 0);
+        cr_assert_eq(ui_catalog_source_get(&f.cms, "team_models", &out, &e), 0);
         cr_assert_str_eq(str(out, "name"), "Renamed");
         cr_assert_str_eq(json_string_value(
                                  json_array_get(json_object_get(out, "includedModels"), 0)),
@@ -379,15 +377,14 @@ Test(catalog_settings, delete_removes_entry_and_catalog_never_a_default)
         struct ui_catalog_change c = { 0 };
         struct catalog_config cfg;
         json_t *view = NULL;
-        char msg[256];
+        struct error_detail e = { 0 };
 
         setup(&f, true);
-        cr_assert_eq(ui_catalog_source_delete(&f.cms, "dora_ai_models", &c, NULL, msg, sizeof(msg)),
-                     -EPERM);
-        cr_assert_not_null(strstr(msg, "default source"), "%s", msg);
-        cr_assert_eq(ui_catalog_source_delete(&f.cms, "nope", &c, NULL, msg, sizeof(msg)), -ENOENT);
-        cr_assert_eq(ui_catalog_source_delete(&f.cms, "team_models", &c, &view, msg, sizeof(msg)),
-                     0, "%s", msg);
+        cr_assert_eq(ui_catalog_source_delete(&f.cms, "dora_ai_models", &c, NULL, &e), -EPERM);
+        cr_assert_not_null(strstr(e.message, "default source"), "%s", e.message);
+        cr_assert_eq(ui_catalog_source_delete(&f.cms, "nope", &c, NULL, &e), -ENOENT);
+        cr_assert_eq(ui_catalog_source_delete(&f.cms, "team_models", &c, &view, &e), 0, "%s",
+                     e.message);
         cr_assert_str_eq(str(view, "name"), "Team models");
         cr_assert_null(json_object_get(c.user_data, "team_models.yaml"));
         cr_assert_eq(catalog_reads(&f, c.user_data, &cfg), 0);
@@ -410,10 +407,10 @@ Test(catalog_settings, preview_body_is_what_the_catalog_reads)
         struct error_detail err = { 0 };
         const char *part;
         size_t len, plen;
-        char *body = NULL, msg[256];
+        char *body = NULL;
+        struct error_detail e = { 0 };
 
-        cr_assert_eq(ui_catalog_preview_body(d, "BND", &body, &len, msg, sizeof(msg)), 0, "%s",
-                     msg);
+        cr_assert_eq(ui_catalog_preview_body(d, "BND", &body, &len, &e), 0, "%s", e.message);
         cr_assert_eq(catalog_multipart_find(CT, body, len, "catalogData", &part, &plen), 0);
         cr_assert_eq(plen, strlen(CATALOG));
         cr_assert_eq(memcmp(part, CATALOG, plen), 0);
@@ -428,14 +425,14 @@ Test(catalog_settings, preview_body_is_what_the_catalog_reads)
 
         /* a yaml source by path; an hf source's organization and key */
         d = json_pack("{s:s,s:{s:s}}", "type", "yaml", "properties", "yamlCatalogPath", "a.yaml");
-        cr_assert_eq(ui_catalog_preview_body(d, "BND", &body, &len, msg, sizeof(msg)), 0);
+        cr_assert_eq(ui_catalog_preview_body(d, "BND", &body, &len, &e), 0);
         cr_assert_eq(catalog_multipart_find(CT, body, len, "catalogData", &part, &plen), -ENOENT);
         cr_assert_not_null(strstr(body, "\"yamlCatalogPath\":\"a.yaml\""), "%s", body);
         free(body);
         json_decref(d);
         d = json_pack("{s:s,s:{s:s,s:s,s:s}}", "type", "hf", "properties", "allowedOrganization",
                       "ibm", "apiKey", "hf_x", "yaml", "ignored");
-        cr_assert_eq(ui_catalog_preview_body(d, "BND", &body, &len, msg, sizeof(msg)), 0);
+        cr_assert_eq(ui_catalog_preview_body(d, "BND", &body, &len, &e), 0);
         cr_assert_not_null(strstr(body, "\"allowedOrganization\":\"ibm\""), "%s", body);
         cr_assert_null(strstr(body, "ignored"), "%s", body);
         free(body);
@@ -443,14 +440,14 @@ Test(catalog_settings, preview_body_is_what_the_catalog_reads)
 
         /* refusals in words; a boundary inside the content */
         d = json_pack("{s:s}", "type", "yaml");
-        cr_assert_eq(ui_catalog_preview_body(d, "BND", &body, &len, msg, sizeof(msg)), -EINVAL);
-        cr_assert_not_null(strstr(msg, "properties.yaml"), "%s", msg);
+        cr_assert_eq(ui_catalog_preview_body(d, "BND", &body, &len, &e), -EINVAL);
+        cr_assert_not_null(strstr(e.message, "properties.yaml"), "%s", e.message);
         json_decref(d);
         d = json_pack("{s:s}", "type", "git");
-        cr_assert_eq(ui_catalog_preview_body(d, "BND", &body, &len, msg, sizeof(msg)), -EINVAL);
-        cr_assert_not_null(strstr(msg, "yaml or hf"), "%s", msg);
+        cr_assert_eq(ui_catalog_preview_body(d, "BND", &body, &len, &e), -EINVAL);
+        cr_assert_not_null(strstr(e.message, "yaml or hf"), "%s", e.message);
         json_decref(d);
         d = json_pack("{s:s,s:{s:s}}", "type", "yaml", "properties", "yaml", "models: [] # BND");
-        cr_assert_eq(ui_catalog_preview_body(d, "BND", &body, &len, msg, sizeof(msg)), -EEXIST);
+        cr_assert_eq(ui_catalog_preview_body(d, "BND", &body, &len, &e), -EEXIST);
         json_decref(d);
 }
