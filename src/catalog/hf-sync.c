@@ -51,13 +51,6 @@ static bool cancelled(const struct hf_client *cl)
         return cl->opts.cancel && atomic_load(cl->opts.cancel);
 }
 
-static size_t on_body(char *p, size_t size, size_t n, void *ud)
-{
-        struct buf *b = ud;
-
-        return buf_append(b, p, size * n) < 0 ? 0 : size * n;
-}
-
 /* Keeps the value of header name (case-insensitive) in *slot. */
 static void keep_header(const char *line, size_t len, const char *name, char **slot)
 {
@@ -164,7 +157,7 @@ static int hf_get(struct hf_client *cl, const char *url, size_t body_max, struct
                 curl_easy_setopt(cl->curl, CURLOPT_URL, url);
                 curl_easy_setopt(cl->curl, CURLOPT_USERAGENT, HF_USER_AGENT);
                 curl_easy_setopt(cl->curl, CURLOPT_HTTPHEADER, h);
-                curl_easy_setopt(cl->curl, CURLOPT_WRITEFUNCTION, on_body);
+                curl_easy_setopt(cl->curl, CURLOPT_WRITEFUNCTION, buf_write_cb);
                 curl_easy_setopt(cl->curl, CURLOPT_WRITEDATA, &ret->body);
                 curl_easy_setopt(cl->curl, CURLOPT_HEADERFUNCTION, on_header);
                 curl_easy_setopt(cl->curl, CURLOPT_HEADERDATA, ret);

@@ -105,12 +105,6 @@ struct mr_client *mr_client_free(struct mr_client *c)
         return NULL;
 }
 
-static size_t on_data(char *p, size_t size, size_t n, void *ud)
-{
-        struct buf *b = ud;
-        return buf_append(b, p, size * n) < 0 ? 0 : size * n;
-}
-
 static int status_errno(long status)
 {
         switch (status) {
@@ -203,7 +197,7 @@ static void call_setup(struct mr_client *c, const char *url, const char *method,
         curl_easy_setopt(c->curl, CURLOPT_URL, url);
         curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, method);
         curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, h);
-        curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_data);
+        curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, buf_write_cb);
         curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, reply);
         curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, c->timeout_ms);
         curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
