@@ -130,6 +130,7 @@ static int write_secret(struct call *c, struct sources_ctx *x, const struct ui_c
 {
         CLEANUP(ui_json_decrefp) json_t *secret = NULL, *cur = NULL, *out = NULL;
         struct kube_status st = { 0 };
+        const char *verb = "create";
         int r;
 
         if (ch->secret == UI_CATALOG_SECRET_NONE)
@@ -153,6 +154,7 @@ static int write_secret(struct call *c, struct sources_ctx *x, const struct ui_c
         r = kube_create(x->h.k, &GVR_SECRETS, x->ns, secret, NULL, &out, &st);
         if (r == -EEXIST) {
                 /* replace its key, at the version read */
+                verb = "update";
                 r = kube_get(x->h.k, &GVR_SECRETS, x->ns, ch->secret_name, &cur, &st);
                 if (r >= 0) {
                         json_t *meta = json_object_get(secret, "metadata");
@@ -168,8 +170,8 @@ static int write_secret(struct call *c, struct sources_ctx *x, const struct ui_c
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return bff_refused(bff_reply_kube_error(c, r, &st, "write", "secrets", x->ns,
-                                                        ch->secret_name));
+                return bff_refused(
+                        bff_reply_kube_error(c, r, &st, verb, "secrets", x->ns, ch->secret_name));
         return 0;
 }
 

@@ -999,6 +999,18 @@ def test_catalog_source_configs():
     sec = json.loads(r.stdout)
     expect(sec["metadata"]["labels"]["hub.kubeflow.org/hf-source"] == "HUB_ORG", sec["metadata"])
     expect("hf_test_token" not in json.dumps(cm_data("model-catalog-sources")), "no token")
+    # who may write the ConfigMaps but not Secrets: the key's Secret is refused first, in words,
+    # and the ConfigMap does not name a key that is not there
+    apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+           "metadata": {"name": "catalog-cm-only", "namespace": REG_NS},
+           "rules": [{"apiGroups": [""], "resources": ["configmaps"],
+                      "verbs": ["get", "create", "update"]}]})
+    bind_in(REG_NS, "catalog-cm-only", "catalog-cm-only", "cm-only")
+    before = cm_data("model-catalog-sources")
+    hf2 = {"data": dict(hf["data"], id="hub_two")}
+    expect_error(as_user({"kubeflow-userid": "cm-only"}, "POST", CS, hf2), 403, "kubernetes",
+                 "user cm-only may not create secrets")
+    expect(cm_data("model-catalog-sources") == before, "nothing written after the refusal")
 
     # deleted: the entry and its catalog; the Secret this console made
     st, _, raw, doc = as_user(CAT_ADMIN, "DELETE", CS + "/team_models")
