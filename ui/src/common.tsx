@@ -513,3 +513,13 @@ export function useChange(done: () => void): { busy: boolean; outcome: Outcome |
   };
   return { busy, outcome, run };
 }
+
+/** What came of the last change: its words on success, the refusal in words otherwise. */
+export function ChangeOutcome({ outcome }: { outcome: Outcome | null }) {
+  if (!outcome) return null;
+  return (
+    <Alert isInline variant={outcome.ok ? 'success' : 'danger'} title={outcome.ok ? outcome.text : 'The change was refused'} data-testid="change-outcome">
+      {!outcome.ok && outcome.text}
+    </Alert>
+  );
+}

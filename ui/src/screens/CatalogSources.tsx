@@ -2,11 +2,11 @@
 // merged, each source enabled or disabled, a YAML source added or deleted. Every call is made as
 // the user, so Kubernetes RBAC decides; a refusal is shown in words.
 import { useState } from 'react';
-import { Alert, Button, Content, Form, FormGroup, FormHelperText, HelperText, HelperTextItem, Label, PageSection, Switch, TextArea, TextInput, Title } from '@patternfly/react-core';
+import { Button, Content, Form, FormGroup, FormHelperText, HelperText, HelperTextItem, Label, PageSection, Switch, TextArea, TextInput, Title } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { del, get, patch, post } from '../api';
 import { catalogYamlProblem, sourceIdProblem } from '../catalogsources';
-import { Empty, ErrorBanner, Loading, useAsync, useChange } from '../common';
+import { ChangeOutcome, Empty, ErrorBanner, Loading, useAsync, useChange } from '../common';
 import type { CatalogSourceConfig } from '../types';
 
 const PATH = '/settings/model_catalog/source_configs';
@@ -47,11 +47,7 @@ export default function CatalogSources() {
         <Content component="p">The sources the model catalog reads: the defaults shipped with it, and those added here. A default source can be disabled, not deleted. Your Kubernetes permissions on the catalog's ConfigMaps decide what you may see and change.</Content>
       </PageSection>
       <PageSection>
-        {outcome && (
-          <Alert isInline variant={outcome.ok ? 'success' : 'danger'} title={outcome.ok ? outcome.text : 'The change was refused'} data-testid="sources-outcome">
-            {!outcome.ok && outcome.text}
-          </Alert>
-        )}
+        <ChangeOutcome outcome={outcome} />
         {list.state === 'loading' && <Loading what="catalog sources" />}
         {list.state === 'error' && <ErrorBanner error={list.error} what="the catalog sources" onRetry={reload} />}
         {list.state === 'ok' && list.data.catalogs.length === 0 && <Empty title="No catalog sources">Neither of the catalog's ConfigMaps lists a source.</Empty>}

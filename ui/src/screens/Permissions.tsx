@@ -4,10 +4,10 @@
 // of its RoleBinding with PATCH, or the RoleBinding deleted with its last subject). Every call is
 // made as the user: a refusal is shown in words.
 import { useState } from 'react';
-import { Alert, Button, Content, Form, FormGroup, FormHelperText, FormSelect, FormSelectOption, HelperText, HelperTextItem, PageSection, TextInput, Title } from '@patternfly/react-core';
+import { Button, Content, Form, FormGroup, FormHelperText, FormSelect, FormSelectOption, HelperText, HelperTextItem, PageSection, TextInput, Title } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { del, get, patch, post } from '../api';
-import { Empty, ErrorBanner, Loading, useAsync, useChange } from '../common';
+import { ChangeOutcome, Empty, ErrorBanner, Loading, useAsync, useChange } from '../common';
 import { href } from '../router';
 import { ROLE_PREFIX, bindingIsFor, grantBody, subjectNameProblem } from '../permissions';
 import type { RoleBinding, RoleBindingSubject } from '../types';
@@ -55,11 +55,7 @@ export default function Permissions({ ns, name }: { ns: string; name: string }) 
         </Content>
       </PageSection>
       <PageSection>
-        {outcome && (
-          <Alert isInline variant={outcome.ok ? 'success' : 'danger'} title={outcome.ok ? outcome.text : 'The change was refused'} data-testid="permissions-outcome">
-            {!outcome.ok && outcome.text}
-          </Alert>
-        )}
+        <ChangeOutcome outcome={outcome} />
         <Form
           className="mp-section"
           aria-label={`Grant the use of ${name}`}
