@@ -105,14 +105,19 @@ export class Stack {
     }
   }
 
-  async start() {
+  /** opts.catalogSources: the catalog's sources file (default: tests/browser/fixtures' copy). */
+  async start(opts = {}) {
     // registry and catalog
     this.registryPort = await this.serve('registry', ['registry', '-n', '127.0.0.1', '-p', '0', '--database', join(this.dir, 'registry.db')]);
     this.registryUrl = `http://127.0.0.1:${this.registryPort}`;
-    const cat = join(this.dir, 'catalog');
-    mkdirSync(cat);
-    for (const f of ['sources.yaml', 'demo-models.yaml', 'paging-models.yaml', 'demo-mcp-servers.yaml']) copyFileSync(join(ROOT, 'tests/browser/fixtures', f), join(cat, f));
-    this.catalogPort = await this.serve('catalog', ['catalog', '--listen', '127.0.0.1:0', '--catalogs-path', join(cat, 'sources.yaml')]);
+    let sources = opts.catalogSources;
+    if (!sources) {
+      const cat = join(this.dir, 'catalog');
+      mkdirSync(cat);
+      for (const f of ['sources.yaml', 'demo-models.yaml', 'paging-models.yaml', 'demo-mcp-servers.yaml']) copyFileSync(join(ROOT, 'tests/browser/fixtures', f), join(cat, f));
+      sources = join(cat, 'sources.yaml');
+    }
+    this.catalogPort = await this.serve('catalog', ['catalog', '--listen', '127.0.0.1:0', '--catalogs-path', sources]);
     this.catalogUrl = `http://127.0.0.1:${this.catalogPort}`;
 
     if (!FULL) {
