@@ -295,7 +295,8 @@ export default function CatalogSources() {
         <Title headingLevel="h2">Add a source</Title>
         <AddSource busy={busy} run={run} />
       </PageSection>
-      {editing && <EditSource id={editing} onSaved={(what) => void run(what, async () => undefined)} onClose={() => setEditing(null)} />}
+      {/* the dialog makes its own call (a refusal stays in it, in words); a save is reported on the page, which reloads the list */}
+      {editing && <EditSource id={editing} onSaved={(what) => void run(what, () => Promise.resolve())} onClose={() => setEditing(null)} />}
       {deleting && (
         <TypeToConfirmModal title={`Delete catalog source ${deleting.name ?? deleting.id}?`} label={`Type the source id, ${deleting.id}, to confirm`} expected={deleting.id} action="Delete" onConfirm={async () => void (await run(`Source ${deleting.id} deleted.`, () => del(`${PATH}/${encodeURIComponent(deleting.id)}`)))} onClose={() => setDeleting(null)}>
           Its models leave the catalog; a Hugging Face token this console stored for it is deleted with it.
