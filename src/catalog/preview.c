@@ -121,8 +121,12 @@ static int preview_hf_names(struct catalog_source_config *src, struct http_resp 
                 catalog__reply_error(resp, 422, "invalid source config: %s", err);
                 return r;
         }
-        if (r < 0)
+        if (r >= 0)
+                r = catalog_hf_config_preview_key(src, &cfg);
+        if (r < 0) {
+                catalog_hf_config_release(&cfg);
                 return r;
+        }
         r = catalog_hf_preview_names(&cfg, NULL, &names, err, sizeof(err));
         if (r == -EINVAL)
                 catalog__reply_error(resp, 422, "%s", err);

@@ -27,10 +27,11 @@
  * (bff-kube.c) and the forwarding (bff-forward.c) share through bff-internal.h.
  */
 
+/* img-src https: for the catalog models' logos at https addresses (ui/src/format.ts logoSrc()) */
 static const char CSP[] = "default-src 'self'; script-src 'self'; style-src 'self'; "
-                          "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; "
-                          "object-src 'none'; base-uri 'none'; form-action 'self'; "
-                          "frame-ancestors 'none'";
+                          "img-src 'self' data: https:; font-src 'self' data:; "
+                          "connect-src 'self'; object-src 'none'; base-uri 'none'; "
+                          "form-action 'self'; frame-ancestors 'none'";
 
 static const char NOT_BUILT_PAGE[] =
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

@@ -797,6 +797,39 @@ Test(hf, source_preview_over_http)
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
         cr_assert_eq(status, 422, "%s", buf_str(&b));
         cr_assert(strstr(buf_str(&b), "is not supported"), "%s", buf_str(&b));
+
+        /* the config's own key (the console's): checked first and sent; a rejected one is a 422 */
+        buf_reset(&b);
+        snprintf(body, sizeof(body),
+                 "--B\r\nContent-Disposition: form-data; name=\"config\"\r\n\r\n"
+                 "type: hf\nincludedModels: [\"acme-private/secret-model\"]\n"
+                 "properties: {url: \"%s\", apiKey: hf_good}\n\r\n--B--\r\n",
+                 hub_url);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+        cr_assert_eq(curl_easy_perform(c), CURLE_OK);
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+        cr_assert_eq(status, 200, "%s", buf_str(&b));
+        {
+                char auth[128] = "";
+
+                cr_assert_geq(hub_count("/api/whoami-v2", auth, sizeof(auth)), 1);
+                cr_assert_str_eq(auth, "Bearer hf_good");
+                cr_assert_geq(hub_count("/api/models/acme-private/secret-model", auth,
+                                        sizeof(auth)),
+                              1);
+                cr_assert_str_eq(auth, "Bearer hf_good");
+        }
+        buf_reset(&b);
+        snprintf(body, sizeof(body),
+                 "--B\r\nContent-Disposition: form-data; name=\"config\"\r\n\r\n"
+                 "type: hf\nincludedModels: [\"acme-private/secret-model\"]\n"
+                 "properties: {url: \"%s\", apiKey: hf_revoked}\n\r\n--B--\r\n",
+                 hub_url);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+        cr_assert_eq(curl_easy_perform(c), CURLE_OK);
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+        cr_assert_eq(status, 422, "%s", buf_str(&b));
+        cr_assert(strstr(buf_str(&b), "invalid Hugging Face API credentials"), "%s", buf_str(&b));
         curl_easy_cleanup(c);
         curl_slist_free_all(h);
         buf_release(&b);

@@ -130,8 +130,16 @@ ADMIN_TOKEN = testenv("token", DIR, "admin")
 T = tempfile.mkdtemp(prefix="ui-kube-")
 registry = Server(["registry", "-p", "0", "-d", os.path.join(T, "mr.db")], name="registry")
 tap.cleanups.append(registry.stop)
+# The catalog's hf previews go to the local stand-in for the Hugging Face hub (its wire format;
+# the catalog's hf tests' server): HF_ENDPOINT
+hub = subprocess.Popen([sys.executable, os.path.join(SRC, "tests/catalog/fake-hf-hub.py"),
+                        os.path.join(SRC, "tests/fixtures/catalog/hf")], stdout=subprocess.PIPE,
+                       text=True)
+tap.cleanups.append(lambda: (hub.kill(), hub.wait()))
+HUB_URL = "http://127.0.0.1:%s" % hub.stdout.readline().split()[1]
 catalog = Server(["catalog", "-l", "127.0.0.1:0", "--catalogs-path",
-                  os.path.join(SRC, "tests/fixtures/catalog/sources.yaml")], name="catalog")
+                  os.path.join(SRC, "tests/fixtures/catalog/sources.yaml")],
+                 env=dict(os.environ, HF_ENDPOINT=HUB_URL), name="catalog")
 tap.cleanups.append(catalog.stop)
 
 # Registry access as upstream grants it: get on the registry's Service in its namespace.
@@ -1049,6 +1057,77 @@ def test_catalog_source_preview():
     expect_error(as_user(BOB, "POST", S + "/model_catalog/source_preview", req), 403)
 
 
+def hub_auths(path):
+    """The Authorization headers the hub stand-in saw on requests for path, in order."""
+    st, _, raw, doc = call(int(HUB_URL.rsplit(":", 1)[1]), "GET", "/_requests")
+    expect(st == 200, raw)
+    return [r["authorization"] for r in doc if r["path"].startswith(path)]
+
+
+def test_catalog_hf_preview_reads_the_sources_secret():
+    """A preview naming a configured hf source without a key is sent with the key of the
+    source's Secret, read as the user: the hub sees it; a user who may read the ConfigMaps but not
+    Secrets gets a 403 in words and the hub sees no request."""
+    PREVIEW = S + "/model_catalog/source_preview"
+    bind("registry-catalog-admin", "User", "catalog-admin")  # may use the catalog
+    bind("registry-cm-only", "User", "cm-only")
+    apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+           "metadata": {"name": "catalog-cm-only", "namespace": REG_NS},
+           "rules": [{"apiGroups": [""], "resources": ["configmaps"],
+                      "verbs": ["get", "create", "update"]}]})
+    bind_in(REG_NS, "catalog-cm-only", "catalog-cm-only", "cm-only")
+    src = {"data": {"id": "acme_hub", "name": "Acme", "type": "hf",
+                    "allowedOrganization": "acme-private", "includedModels": ["secret-model"],
+                    "apiKey": "hf_good"}}
+    st, _, raw, doc = as_user(CAT_ADMIN, "POST", CS, src)
+    expect(st == 201, raw)
+    req = {"data": {"id": "acme_hub", "type": "hf", "includedModels": ["secret-model"],
+                    "properties": {"allowedOrganization": "acme-private"}}}
+
+    # the stored key: checked by the hub first, then sent with the model's request
+    seen = len(hub_auths("/api/whoami-v2"))
+    st, _, raw, doc = as_user(CAT_ADMIN, "POST", PREVIEW, req)
+    expect(st == 200, raw)
+    expect([(i["name"], i["included"]) for i in doc["data"]["items"]] ==
+           [("acme-private/secret-model", True)], doc)
+    expect(hub_auths("/api/whoami-v2")[seen:] == ["Bearer hf_good"], hub_auths("/api/whoami-v2"))
+    expect(hub_auths("/api/models/acme-private/secret-model")[-1] == "Bearer hf_good",
+           hub_auths("/api/models/"))
+    # the Secret decides: a revoked token there is the catalog's refusal in words
+    apply({"apiVersion": "v1", "kind": "Secret",
+           "metadata": {"name": "catalog-acme-hub-apikey", "namespace": REG_NS},
+           "stringData": {"apiKey": "hf_revoked"}})
+    expect_error(as_user(CAT_ADMIN, "POST", PREVIEW, req), 422, "catalog",
+                 "invalid Hugging Face API credentials")
+    # a key in the request is used as it is; no id: no Secret read, no key sent
+    typed = {"data": dict(req["data"], properties={"allowedOrganization": "acme-private",
+                                                   "apiKey": "hf_good"})}
+    st, _, raw, doc = as_user(CAT_ADMIN, "POST", PREVIEW, typed)
+    expect(st == 200, raw)
+    seen = len(hub_auths("/api/whoami-v2"))
+    anon = {"data": {k: v for k, v in req["data"].items() if k != "id"}}
+    st, _, raw, doc = as_user(CAT_ADMIN, "POST", PREVIEW, anon)
+    expect(st == 200, raw)
+    expect(len(hub_auths("/api/whoami-v2")) == seen, "no key checked without one")
+    expect(hub_auths("/api/models/acme-private/secret-model")[-1] == "", "no key sent")
+
+    # who may read the ConfigMaps but not Secrets: refused in words, the hub sees nothing
+    before = len(hub_auths("/api/"))
+    expect_error(as_user({"kubeflow-userid": "cm-only"}, "POST", PREVIEW, req), 403, "kubernetes",
+                 f"user cm-only may not get secrets catalog-acme-hub-apikey in namespace {REG_NS}")
+    expect(len(hub_auths("/api/")) == before, "no request to the hub after the refusal")
+    # bob may not use the catalog at all; an unknown source and a yaml one in words
+    expect_error(as_user(BOB, "POST", PREVIEW, req), 403)
+    expect_error(as_user(CAT_ADMIN, "POST", PREVIEW,
+                         {"data": dict(req["data"], id="no_such_source")}), 404, "ui",
+                 "no catalog source 'no_such_source'")
+    expect_error(as_user(CAT_ADMIN, "POST", PREVIEW,
+                         {"data": dict(req["data"], id="dora_ai_models")}), 400, "ui",
+                 "is not a Hugging Face source")
+    st, _, raw, _ = as_user(CAT_ADMIN, "DELETE", CS + "/acme_hub")
+    expect(st == 204, raw)
+
+
 for t in (test_namespaces_only_those_the_user_may_read, test_forbidden_namespace_is_403_naming_it,
           test_inferenceservices, test_trainedmodels_every_condition_and_loaded,
           test_polling_with_etag, test_events_newest_first, test_bearer_passthrough,
@@ -1064,6 +1143,7 @@ for t in (test_namespaces_only_those_the_user_may_read, test_forbidden_namespace
           test_deploy_from_another_registry, test_settings_registries,
           test_settings_role_bindings_grant_and_revoke, test_settings_groups,
           test_catalog_source_configs, test_catalog_source_preview,
+          test_catalog_hf_preview_reads_the_sources_secret,
           test_upstream_bff_contract_no_server_error):
     tap.run(t)
 tap.finish()

@@ -4,7 +4,7 @@ import { parsePerfFilters, perfFilterParams, type PerfFilters } from './performa
 export type Route =
   | { screen: 'models'; q: string; state: '' | 'LIVE' | 'ARCHIVED'; sort: string; owner: string }
   | { screen: 'model'; id: string; version?: string; deploy?: true }
-  | { screen: 'catalog'; source: string; q: string; filters: CatalogFilters; page: number }
+  | { screen: 'catalog'; source: string; q: string; filters: CatalogFilters; page: number; view?: CatalogView }
   | { screen: 'catalogModel'; source: string; name: string; perf?: PerfFilters }
   | { screen: 'mcp'; q: string }
   | { screen: 'deployments'; ns: string }
@@ -21,6 +21,9 @@ export const CATALOG_FILTERS = [
   { param: 'license', key: 'license', label: 'License' },
   { param: 'language', key: 'language', label: 'Language' },
 ] as const;
+
+/** How the catalog lists its models: cards (the default, no URL parameter) or a table. */
+export type CatalogView = 'cards' | 'table';
 
 export type CatalogFilterParam = (typeof CATALOG_FILTERS)[number]['param'];
 export type CatalogFilters = Partial<Record<CatalogFilterParam, string>>;
@@ -52,7 +55,9 @@ export function parseRoute(hash: string): Route {
       if (v) filters[f.param] = v;
     }
     const page = Number(params.get('page') ?? '1');
-    return { screen: 'catalog', source: params.get('source') ?? '', q: params.get('q') ?? '', filters, page: Number.isInteger(page) && page > 1 ? page : 1 };
+    const r: Extract<Route, { screen: 'catalog' }> = { screen: 'catalog', source: params.get('source') ?? '', q: params.get('q') ?? '', filters, page: Number.isInteger(page) && page > 1 ? page : 1 };
+    if (params.get('view') === 'table') r.view = 'table';
+    return r;
   }
   if (seg[0] === 'catalog' && seg.length >= 3) return { screen: 'catalogModel', source: seg[1], name: seg.slice(2).join('/'), perf: parsePerfFilters(params) };
   if (seg[0] === 'mcp' && seg.length === 1) return { screen: 'mcp', q: params.get('q') ?? '' };
@@ -80,7 +85,7 @@ export function href(r: Route): string {
     case 'model':
       return r.version ? `#/models/${enc(r.id)}/versions/${enc(r.version)}${r.deploy ? '?deploy=1' : ''}` : `#/models/${enc(r.id)}`;
     case 'catalog':
-      return `#/catalog${qs({ source: r.source, q: r.q, ...Object.fromEntries(CATALOG_FILTERS.map((f) => [f.param, r.filters[f.param]])), page: r.page > 1 ? String(r.page) : '' })}`;
+      return `#/catalog${qs({ source: r.source, q: r.q, ...Object.fromEntries(CATALOG_FILTERS.map((f) => [f.param, r.filters[f.param]])), page: r.page > 1 ? String(r.page) : '', view: r.view === 'table' ? 'table' : '' })}`;
     case 'catalogModel':
       return `#/catalog/${enc(r.source)}/${r.name.split('/').map(enc).join('/')}${qs(perfFilterParams(r.perf ?? {}))}`;
     case 'mcp':
