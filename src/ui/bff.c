@@ -27,9 +27,10 @@
  * (bff-kube.c) and the forwarding (bff-forward.c) share through bff-internal.h.
  */
 
-/* img-src https: for the catalog models' logos at https addresses (ui/src/format.ts logoSrc()) */
+/* img-src: no third-party host; a catalog logo is shown only as a data URI (ui/src/format.ts
+ * logoSrc()), so no page makes a visitor's browser ask a host a catalog names */
 static const char CSP[] = "default-src 'self'; script-src 'self'; style-src 'self'; "
-                          "img-src 'self' data: https:; font-src 'self' data:; "
+                          "img-src 'self' data:; font-src 'self' data:; "
                           "connect-src 'self'; object-src 'none'; base-uri 'none'; "
                           "form-action 'self'; frame-ancestors 'none'";
 

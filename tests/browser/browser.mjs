@@ -21,13 +21,8 @@ export async function launch() {
  * A page as the given user (the auth proxy's kubeflow-userid header), collecting console
  * errors and CSP violations so that a test can assert there were none.
  */
-/** A 1×1 PNG: what the catalog fixtures' https logo address (logos.example.com) answers in every page. */
-export const LOGO_PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
-
 export async function userPage(browser, user, viewport = { width: 1280, height: 900 }) {
   const context = await browser.newContext({ extraHTTPHeaders: user ? { 'kubeflow-userid': user } : {}, viewport });
-  // the test machine reaches no third party: the fixtures' logo host is answered here
-  await context.route('https://logos.example.com/**', (r) => r.fulfill({ status: 200, contentType: 'image/png', body: LOGO_PNG }));
   const page = await context.newPage();
   page.problems = [];
   page.on('console', (m) => {

@@ -363,18 +363,8 @@ export function uriProblem(uri: string): string | undefined {
  */
 export function logoSrc(logo: string | undefined | null): string | null {
   if (!logo) return null;
-  if (logo.startsWith('data:')) {
-    if (logo.length > 256 * 1024) return null;
-    return /^data:image\/(png|jpeg|gif|webp|svg\+xml);base64,[A-Za-z0-9+/=]+$/.test(logo) ? logo : null;
-  }
-  // eslint-disable-next-line no-control-regex
-  if (logo.length > 2048 || !/^https:\/\/[^\s\u0000-\u001f\u007f"'<>\\`]+$/.test(logo)) return null;
-  let u: URL;
-  try {
-    u = new URL(logo);
-  } catch {
-    return null;
-  }
-  if (u.protocol !== 'https:' || u.username !== '' || u.password !== '' || u.hostname === '') return null;
-  return u.href;
+  // Only an image data URI: a logo at an address would make every visitor's browser ask a host
+  // the catalog names (the CSP's img-src stays 'self' data:), so those show the icon.
+  if (!logo.startsWith('data:') || logo.length > 256 * 1024) return null;
+  return /^data:image\/(png|jpeg|gif|webp|svg\+xml);base64,[A-Za-z0-9+/=]+$/.test(logo) ? logo : null;
 }
