@@ -1,7 +1,6 @@
 // Debian's chromium driven by playwright-core (never a downloaded browser), axe-core injected
 // into the page, and screenshots under the build directory.
 import { createRequire } from 'node:module';
-import { Buffer } from 'node:buffer';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 

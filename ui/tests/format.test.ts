@@ -194,10 +194,10 @@ test('uriProblem: a hand-typed artifact URI', () => {
   assert.match(uriProblem('s3:///path') ?? '', /no bucket or host/);
 });
 
-test('catalog logos: image data URIs and https: addresses only; javascript:, other schemes and markup never', () => {
+test('catalog logos: image data URIs only; https: addresses, javascript:, other schemes and markup never', () => {
   assert.equal(logoSrc('data:image/svg+xml;base64,PHN2Zy8+'), 'data:image/svg+xml;base64,PHN2Zy8+');
   assert.equal(logoSrc('data:image/png;base64,iVBORw0KGgo='), 'data:image/png;base64,iVBORw0KGgo=');
-  assert.equal(logoSrc('https://logos.example.com/x.png'), 'https://logos.example.com/x.png');
+  assert.equal(logoSrc('https://logos.example.com/x.png'), null);
   assert.equal(logoSrc('https://logos.example.com/a b.png'), null);
   assert.equal(logoSrc('https://logos.example.com/x.png" onerror="alert(1)'), null);
   assert.equal(logoSrc("https://x.example/'><img src=x onerror=alert(1)>"), null);
