@@ -659,8 +659,7 @@ int bff_api_transfer_job_update(struct call *c)
 {
         CLEANUP(tctx_done) struct tctx x = { 0 };
         CLEANUP(ui_json_decrefp)
-        json_t *in = NULL,
-               *old = NULL, *cm = NULL, *dest = NULL, *job = NULL;
+        json_t *in = NULL, *old = NULL, *cm = NULL, *dest = NULL, *job = NULL;
         CLEANUP(ui_transfer_req_done) struct ui_transfer_req q = { 0 };
         const char *old_name = http_req_param(c->req, "name");
         const char *del = http_req_query(c->req, "deleteOldJob");
