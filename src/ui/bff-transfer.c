@@ -50,6 +50,19 @@ static int begin(struct call *c, struct tctx *x)
 
         if (r != 0)
                 return r;
+        if (streq(c->req->method, "POST") || streq(c->req->method, "PATCH")) {
+                struct error_detail err = { 0 };
+
+                /* the job is given the registry's address: one it can use, before any write */
+                if (!x->reg.url[0])
+                        return bff_refused(bff_reply_error(
+                                c->resp, 503, "registry",
+                                "the model registry '%s' has no address (--registry-url)",
+                                x->reg.name));
+                if (ui_transfer_registry_check(x->reg.url, &err) < 0)
+                        return bff_refused(
+                                bff_reply_error(c->resp, 502, "registry", "%s", err.message));
+        }
         r = bff_kube_hold_get(c, false, &x->h);
         if (r < 0)
                 return bff_refused(bff_reply_kube_unconfigured(c, r));

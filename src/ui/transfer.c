@@ -541,6 +541,13 @@ static int registry_address(const char *url, struct reg_addr *ret, struct error_
         return 0;
 }
 
+int ui_transfer_registry_check(const char *url, struct error_detail *err)
+{
+        struct reg_addr a;
+
+        return registry_address(url, &a, err);
+}
+
 static int env_add(json_t *env, const char *name, const char *value)
 {
         return json_array_append_new(env,

@@ -96,6 +96,10 @@ _warn_unused_result_ int ui_transfer_job(const struct ui_transfer_req *q, const 
                                          const struct ui_transfer_target *t, json_t **ret,
                                          struct error_detail *err);
 
+/* Whether url is a registry address a job can be given (http(s)://host[:port][/...]): 0, or
+ * -EINVAL with the reason in err. */
+_warn_unused_result_ int ui_transfer_registry_check(const char *url, struct error_detail *err);
+
 /* The merge patch that makes a ConfigMap or Secret owned by the created Job (borrowed). */
 json_t *ui_transfer_owner_patch(const json_t *job);
 

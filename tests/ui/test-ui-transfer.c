@@ -397,6 +397,17 @@ Test(transfer, registry_address_forms)
         }
 }
 
+Test(transfer, registry_check)
+{
+        struct error_detail err = { 0 };
+
+        cr_assert_eq(ui_transfer_registry_check("http://model-registry-service:8080", &err), 0);
+        cr_assert_eq(ui_transfer_registry_check("", &err), -EINVAL);
+        cr_assert(strstr(err.message, "not an http(s) URL"), "%s", err.message);
+        cr_assert_eq(ui_transfer_registry_check("https://h:99999999/", &err), -EINVAL);
+        cr_assert(strstr(err.message, "bad port"), "%s", err.message);
+}
+
 static enum ui_transfer_status status(const char *job_json, const char **msg)
 {
         json_t *job = parse(job_json);

@@ -1464,6 +1464,16 @@ def test_transfer_job_uri_source():
            ["destination-credentials", "model-metadata"], c["volumeMounts"])
     st, _, raw, _ = as_user(MOVER, "DELETE", TJ + f"/hf-job?jobNamespace={TJ_NS}")
     expect(st == 200, raw)
+    # a console without --registry-url has no address to give a job: 503 before any write
+    u = Server(["ui", "-l", "127.0.0.1:0", "--kubeconfig", SA_KUBECONFIG, "--trusted-proxy",
+                "127.0.0.1/32", "--registry-service", f"{REG_NS}/model-registry-service"],
+               name="ui-no-registry")
+    try:
+        expect_error(as_user(MOVER, "POST", TJ, {"data": job}, port=u.port), 503, "registry",
+                     "--registry-url")
+    finally:
+        u.stop()
+    expect(job_obj("hf-job") is None and objects("secrets") == [], "written without a registry")
 
 
 for t in (test_namespaces_only_those_the_user_may_read, test_forbidden_namespace_is_403_naming_it,
