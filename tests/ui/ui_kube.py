@@ -1303,9 +1303,21 @@ def test_transfer_job_list_get_and_refusals():
     expect_error(as_user(MOVER, "GET", TJ + f"/nope?jobNamespace={TJ_NS}"), 404, "ui", "nope")
     expect_error(as_user(MOVER, "GET", TJ + f"/nope/events?jobNamespace={TJ_NS}"), 404, "ui")
     expect_error(as_user(MOVER, "DELETE", TJ + f"/nope?jobNamespace={TJ_NS}"), 404, "ui")
-    # another registry's name finds nothing of this one
+    # a Job of another registry is not this registry's job: 404, and not in its list
+    label = "modelregistry.kubeflow.org/model-registry-name"
+    kubectl("-n", TJ_NS, "label", "--overwrite", "job", "iris-s3", f"{label}=other")
+    try:
+        expect_error(as_user(MOVER, "GET", TJ + f"/iris-s3?jobNamespace={TJ_NS}"), 404, "ui",
+                     "iris-s3")
+        st, _, raw, doc = as_user(MOVER, "GET", TJ + f"?jobNamespace={TJ_NS}")
+        expect(st == 200 and doc["data"]["items"] == [], raw)
+    finally:
+        kubectl("-n", TJ_NS, "label", "--overwrite", "job", "iris-s3", f"{label}=modelplane")
     expect_error(as_user(BOB, "GET", TJ + f"?jobNamespace={TJ_NS}"), 403, "kubernetes",
                  'user "bob" may not use the model registry')
+    # half may read the Job but not list its pods: the events are refused in words
+    expect_error(as_user(HALF, "GET", TJ + f"/iris-s3/events?jobNamespace={TJ_NS}"), 403,
+                 "kubernetes", "user half may not list pods in namespace transfer-a")
     before = len(objects("secrets")) + len(objects("configmaps"))
     # a name clash: 409, nothing written
     expect_error(as_user(MOVER, "POST", TJ, {"data": S3_JOB}), 409, "kubernetes",
