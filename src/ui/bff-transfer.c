@@ -120,31 +120,34 @@ static int read_job(struct call *c, struct tctx *x, const char *name, json_t **r
         return 0;
 }
 
-/* ---- the pods' failures (upstream shows an image pull failure before the Job does) ---- */
+/* ---- the pods (upstream shows an image pull failure before the Job does, and the ids the job
+ * registered) ---- */
 
-struct pod_errors {
-        json_t *by_job; /* "ns/job" -> message */
-};
-
-static int pod_error_one(void *ud, const json_t *pod)
+/* "ns/job" -> [pods] */
+static int pod_collect(void *ud, const json_t *pod)
 {
-        struct pod_errors *pe = ud;
+        json_t *by_job = ud, *list;
         const char *job = json_get_string_path(pod, "metadata", "labels", "job-name", NULL);
         const char *ns = json_get_string_path(pod, "metadata", "namespace", NULL);
-        char msg[512], key[2 * UI_K8S_NAME_MAX + 8];
+        char key[2 * UI_K8S_NAME_MAX + 8];
 
-        if (!job || !ns || ui_transfer_pod_error(pod, msg, sizeof(msg)) == 0)
+        if (!job || !ns)
                 return 0;
         (void)snprintf(key, sizeof(key), "%s/%s", ns, job);
-        return json_object_set_new(pe->by_job, key, json_string(msg)) < 0 ? -ENOMEM : 0;
+        list = json_object_get(by_job, key);
+        if (!list) {
+                list = json_array();
+                if (!list || json_object_set_new(by_job, key, list) < 0)
+                        return -ENOMEM;
+        }
+        return json_array_append(list, (json_t *)pod) < 0 ? -ENOMEM : 0;
 }
 
-/* Applies the failures the jobs' pods show to the views (items); a failed read of the pods
- * leaves the views as the Jobs say (the user may not list pods: upstream goes on too). */
-static int apply_pod_errors(struct tctx *x, const char *ns, const char *selector, json_t *items)
+/* Applies what the jobs' pods show to the views (items); a failed read of the pods leaves the
+ * views as the Jobs say (the user may not list pods: upstream goes on too). */
+static int apply_pods(struct tctx *x, const char *ns, const char *selector, json_t *items)
 {
         CLEANUP(ui_json_decrefp) json_t *by_job = json_object();
-        struct pod_errors pe = { .by_job = by_job };
         struct kube_list_options lo = { .label_selector = selector };
         struct kube_status st = { 0 };
         json_t *v;
@@ -153,28 +156,20 @@ static int apply_pod_errors(struct tctx *x, const char *ns, const char *selector
 
         if (!by_job)
                 return -ENOMEM;
-        r = bff_list_all(x->h.k, &GVR_PODS, ns, &lo, pod_error_one, &pe, &st);
+        r = bff_list_all(x->h.k, &GVR_PODS, ns, &lo, pod_collect, by_job, &st);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
                 return 0;
         json_array_foreach(items, i, v) {
                 char key[2 * UI_K8S_NAME_MAX + 8];
-                const char *status = json_string_value(json_object_get(v, "status"));
-                json_t *msg;
 
                 (void)snprintf(key, sizeof(key), "%s/%s",
                                json_string_value(json_object_get(v, "namespace")),
                                json_string_value(json_object_get(v, "name")));
-                msg = json_object_get(by_job, key);
-                if (!msg)
-                        continue;
-                if (!json_object_get(v, "errorMessage") &&
-                    json_object_set(v, "errorMessage", msg) < 0)
-                        return -ENOMEM;
-                if ((streq(status, "RUNNING") || streq(status, "PENDING")) &&
-                    json_object_set_new(v, "status", json_string("FAILED")) < 0)
-                        return -ENOMEM;
+                r = ui_transfer_view_pods(v, json_object_get(by_job, key));
+                if (r < 0)
+                        return r;
         }
         return 0;
 }
@@ -222,7 +217,7 @@ int bff_api_transfer_jobs(struct call *c)
         if (json_array_size(items) > 0) {
                 (void)snprintf(selector, sizeof(selector), "%s=%s", UI_TRANSFER_LABEL_TYPE,
                                UI_TRANSFER_JOB_TYPE);
-                r = apply_pod_errors(&x, x.ns, selector, items);
+                r = apply_pods(&x, x.ns, selector, items);
                 if (r < 0)
                         return r;
         }
@@ -252,7 +247,7 @@ int bff_api_transfer_job(struct call *c)
         if (!items)
                 return -ENOMEM;
         (void)snprintf(selector, sizeof(selector), "job-name=%s", name);
-        r = apply_pod_errors(&x, x.ns, selector, items);
+        r = apply_pods(&x, x.ns, selector, items);
         if (r < 0)
                 return r;
         return bff_reply_data(c, 200, json_incref(json_array_get(items, 0)));

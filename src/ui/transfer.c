@@ -922,6 +922,63 @@ int ui_transfer_pod_error(const json_t *pod, char *msg, size_t len)
         return 0;
 }
 
+#define TERMINATION_MESSAGE_MAX 4096U /* what the kubelet keeps of one */
+
+/* The ids in an ended container's termination message, set on view. */
+static int pod_result(json_t *view, const json_t *pod)
+{
+        static const char *const ids[][2] = { { "RegisteredModel", "registeredModelId" },
+                                              { "ModelVersion", "modelVersionId" },
+                                              { "ModelArtifact", "modelArtifactId" } };
+        const json_t *cs;
+        size_t i;
+
+        json_array_foreach(json_get_path(pod, "status", "containerStatuses", NULL), i, cs) {
+                const char *m = json_get_string_path(cs, "state", "terminated", "message", NULL);
+                CLEANUP(json_decrefp) json_t *r = NULL;
+                int q = 0;
+
+                if (!m || strlen(m) > TERMINATION_MESSAGE_MAX ||
+                    json_parse_bounded(m, strlen(m), &r, NULL) < 0)
+                        continue;
+                for (size_t k = 0; k < ELEMENTSOF(ids); k++) {
+                        const char *id = nonempty(json_get_string_path(r, ids[k][0], "id", NULL));
+
+                        if (id)
+                                q |= json_object_set_new(view, ids[k][1], json_string(id));
+                }
+                if (q)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+int ui_transfer_view_pods(json_t *view, const json_t *pods)
+{
+        const char *status = json_string_value(json_object_get(view, "status"));
+        char msg[512], last[512] = "";
+        const json_t *pod;
+        size_t i;
+        int r;
+
+        json_array_foreach(pods, i, pod) {
+                if (ui_transfer_pod_error(pod, msg, sizeof(msg)))
+                        memcpy(last, msg, sizeof(last));
+                r = pod_result(view, pod);
+                if (r < 0)
+                        return r;
+        }
+        if (!last[0])
+                return 0;
+        if (!json_object_get(view, "errorMessage") &&
+            json_object_set_new(view, "errorMessage", json_string(last)) < 0)
+                return -ENOMEM;
+        if ((streq(str(status), "RUNNING") || streq(str(status), "PENDING")) &&
+            json_object_set_new(view, "status", json_string("FAILED")) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 json_t *ui_transfer_event_view(const json_t *ev)
 {
         static const char *const keys[] = { "lastTimestamp", "eventTime", "firstTimestamp" };

@@ -137,6 +137,16 @@ json_t *ui_transfer_view(const json_t *job);
  */
 int ui_transfer_pod_error(const json_t *pod, char *msg, size_t len);
 
+/*
+ * Applies what a job's pods (an array, borrowed; may be NULL) show to its view, as upstream's
+ * list does: a pod's failure (ui_transfer_pod_error(); the last pod's wins) becomes the
+ * errorMessage when the Job gave none, and a PENDING or RUNNING job FAILED; the ids an ended
+ * container wrote as its termination message ({"RegisteredModel": {"id"}, "ModelVersion":
+ * {"id"}, "ModelArtifact": {"id"}}, at most 4096 bytes, as Kubernetes keeps it) become
+ * registeredModelId, modelVersionId and modelArtifactId. 0 or -ENOMEM.
+ */
+_warn_unused_result_ int ui_transfer_view_pods(json_t *view, const json_t *pods);
+
 /* A pod's Event (borrowed) as upstream's {timestamp, type, reason, message}; NULL on OOM. */
 json_t *ui_transfer_event_view(const json_t *ev);
 

@@ -4,7 +4,7 @@
  * read and checked; a valid one is built into its ConfigMap, Secrets and Job (the registry's
  * address from the member "registryUrl", else a fixed one) and the Job is read back as a view,
  * which must never carry the request's credentials. As a Kubernetes object it is read as a Job
- * (view, status, the names it owns), a pod (its failure), an Event, and the old job of a retry.
+ * (view, status, the names it owns; its member "pods" as the job's pods), a pod (its failure), an Event, and the old job of a retry.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -44,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         struct ui_transfer_req q = { 0 }, retry = { 0 };
         struct error_detail err = { 0 };
-        json_t *v = NULL;
+        json_t *v = NULL, *view;
         char msg[256];
 
         if (json_parse_bounded((const char *)data, size, &v, NULL) < 0)
@@ -54,7 +54,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 built(&q, json_string_value(json_object_get(v, "registryUrl")));
         ui_transfer_req_done(&q);
 
-        json_decref(ui_transfer_view(v));
+        view = ui_transfer_view(v);
+        if (view && ui_transfer_view_pods(view, json_object_get(v, "pods")) < 0)
+                abort(); /* only on OOM, which libFuzzer does not inject */
+        json_decref(view);
         (void)ui_transfer_status_of(v, NULL);
         (void)ui_transfer_names_of(v);
         (void)ui_transfer_job_of(v, "mr");

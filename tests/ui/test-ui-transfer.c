@@ -521,6 +521,33 @@ Test(transfer, pod_failures_in_upstream_words)
         json_decref(fine);
 }
 
+Test(transfer, view_with_its_pods)
+{
+        json_t *v = parse("{\"name\":\"j\",\"status\":\"RUNNING\"}");
+        json_t *pods = parse("[{\"status\":{\"containerStatuses\":[{\"state\":{\"terminated\":"
+                             "{\"exitCode\":0,\"message\":\"{\\\"RegisteredModel\\\":{\\\"id\\\":"
+                             "\\\"4\\\"},\\\"ModelArtifact\\\":{\\\"id\\\":\\\"9\\\"}}\"}}}]}},"
+                             "{\"status\":{\"containerStatuses\":[{\"state\":{\"waiting\":"
+                             "{\"reason\":\"ErrImagePull\"}}}]}}]");
+        json_t *done = parse("{\"name\":\"j\",\"status\":\"COMPLETED\",\"errorMessage\":\"x\"}");
+
+        cr_assert_eq(ui_transfer_view_pods(v, pods), 0);
+        cr_assert_str_eq(json_get_string_path(v, "status", NULL), "FAILED");
+        cr_assert_str_eq(json_get_string_path(v, "errorMessage", NULL),
+                         "ErrImagePull: ErrImagePull");
+        cr_assert_str_eq(json_get_string_path(v, "registeredModelId", NULL), "4");
+        cr_assert_str_eq(json_get_string_path(v, "modelArtifactId", NULL), "9");
+        cr_assert_null(json_object_get(v, "modelVersionId"));
+        cr_assert_eq(ui_transfer_view_pods(done, pods), 0);
+        cr_assert_str_eq(json_get_string_path(done, "status", NULL), "COMPLETED",
+                         "a pod's failure does not undo the Job's end");
+        cr_assert_str_eq(json_get_string_path(done, "errorMessage", NULL), "x");
+        cr_assert_eq(ui_transfer_view_pods(done, NULL), 0);
+        json_decref(v);
+        json_decref(done);
+        json_decref(pods);
+}
+
 Test(transfer, event_view)
 {
         json_t *a = parse("{\"type\":\"Warning\",\"reason\":\"BackOff\",\"message\":\"m\","

@@ -1413,6 +1413,26 @@ def test_transfer_job_status_retry_and_delete():
            v["errorMessage"] == "ImagePullBackOff: Back-off pulling image", v)
     st, _, raw, doc = as_user(MOVER, "GET", TJ + f"?jobNamespace={TJ_NS}")
     expect(st == 200 and doc["data"]["items"][0]["status"] == "FAILED", raw)
+    # a pod that ended wrote the ids it registered (its termination message): in the list
+    apply({"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": "iris-s3-ended", "namespace": TJ_NS,
+                        "labels": {"job-name": "iris-s3",
+                                   "modelregistry.kubeflow.org/job-type": "async-upload"}},
+           "spec": {"restartPolicy": "Never",
+                    "containers": [{"name": "async-upload", "image": "modelplane"}]}})
+    kubectl("-n", TJ_NS, "patch", "pod", "iris-s3-ended", "--subresource=status", "--type=merge",
+            "-p", json.dumps({"status": {"containerStatuses": [
+                {"name": "async-upload", "image": "modelplane", "imageID": "", "ready": False,
+                 "restartCount": 0, "state": {"terminated": {
+                     "exitCode": 0, "reason": "Completed",
+                     "message": json.dumps({"RegisteredModel": {"id": "41"},
+                                            "ModelVersion": {"id": "42"},
+                                            "ModelArtifact": {"id": "43"}})}}}]}}))
+    st, _, raw, doc = as_user(MOVER, "GET", TJ + f"?jobNamespace={TJ_NS}")
+    item = doc["data"]["items"][0]
+    expect(st == 200 and (item["registeredModelId"], item["modelVersionId"],
+                          item["modelArtifactId"]) == ("41", "42", "43"), raw)
+    kubectl("-n", TJ_NS, "delete", "pod", "iris-s3-ended")
     # the Job failed: its message
     job_status_patch("iris-s3", {"active": 0, "failed": 4, "conditions": FAILED_CONDITIONS})
     v = job_status("iris-s3")
