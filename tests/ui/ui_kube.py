@@ -12,7 +12,10 @@ And who may use the registry and the catalog (a real `modelplane registry` on SQ
 `modelplane catalog` behind the ui): only users whom RBAC lets get the registry's (the
 catalog's) Service, by user, by group or by bearer token; every route refused alike to the others,
 reads and writes; a grant or a revocation taking effect within the short cache time; a server
-whose role lacks subjectaccessreviews."""
+whose role lacks subjectaccessreviews. Model transfer jobs as a user holding the shipped
+ClusterRole modelplane-transfer-jobs: the Job, its Secrets and ConfigMap as upstream's BFF
+shapes them, list, get, events, status from the Job and its pods, retry, delete; refusals (403
+with nothing left behind, 400 naming the field, 404, 409, 503 without a registry address)."""
 import json
 import os
 import re
