@@ -1318,6 +1318,11 @@ def test_transfer_job_list_get_and_refusals():
         kubectl("-n", TJ_NS, "label", "--overwrite", "job", "iris-s3", f"{label}=modelplane")
     expect_error(as_user(BOB, "GET", TJ + f"?jobNamespace={TJ_NS}"), 403, "kubernetes",
                  'user "bob" may not use the model registry')
+    # with a bearer token the calls are the token's: the admin lists every namespace
+    st, _, raw, doc = get(TJ, {"Authorization": "Bearer " + ADMIN_TOKEN})
+    expect(st == 200 and [j["name"] for j in doc["data"]["items"]] == ["iris-s3"], raw)
+    expect_error(get(TJ + f"?jobNamespace={TJ_NS}", {"Authorization": "Bearer " + USER1_TOKEN}),
+                 403, "kubernetes")
     # half may read the Job but not list its pods: the events are refused in words
     expect_error(as_user(HALF, "GET", TJ + f"/iris-s3/events?jobNamespace={TJ_NS}"), 403,
                  "kubernetes", "user half may not list pods in namespace transfer-a")
