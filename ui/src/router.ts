@@ -8,6 +8,7 @@ export type Route =
   | { screen: 'catalogModel'; source: string; name: string; perf?: PerfFilters }
   | { screen: 'mcp'; q: string }
   | { screen: 'deployments'; ns: string }
+  | { screen: 'transfers'; ns: string }
   | { screen: 'isvc'; ns: string; name: string }
   | { screen: 'settings' }
   | { screen: 'catalogSources' }
@@ -62,6 +63,7 @@ export function parseRoute(hash: string): Route {
   if (seg[0] === 'catalog' && seg.length >= 3) return { screen: 'catalogModel', source: seg[1], name: seg.slice(2).join('/'), perf: parsePerfFilters(params) };
   if (seg[0] === 'mcp' && seg.length === 1) return { screen: 'mcp', q: params.get('q') ?? '' };
   if (seg[0] === 'deployments' && seg.length <= 2) return { screen: 'deployments', ns: seg[1] ?? '' };
+  if (seg[0] === 'transfers' && seg.length <= 2) return { screen: 'transfers', ns: seg[1] ?? '' };
   if (seg[0] === 'deployments' && seg.length === 3) return { screen: 'isvc', ns: seg[1], name: seg[2] };
   if (seg[0] === 'settings' && seg.length === 1) return { screen: 'settings' };
   if (seg[0] === 'settings' && seg.length === 2 && seg[1] === 'catalog') return { screen: 'catalogSources' };
@@ -92,6 +94,8 @@ export function href(r: Route): string {
       return `#/mcp${qs({ q: r.q })}`;
     case 'deployments':
       return r.ns ? `#/deployments/${enc(r.ns)}` : '#/deployments';
+    case 'transfers':
+      return r.ns ? `#/transfers/${enc(r.ns)}` : '#/transfers';
     case 'isvc':
       return `#/deployments/${enc(r.ns)}/${enc(r.name)}`;
     case 'settings':
