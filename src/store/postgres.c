@@ -18,11 +18,18 @@
  * parses and analyses each text once per session instead of once per statement, and plans it
  * as PostgreSQL chooses (plan_cache_mode auto: after five executions a generic plan, kept when
  * it costs no more than the custom ones — a get by id then skips planning). Statements run
- * with store_exec_adhoc() (list queries, assembled per request) are never prepared: they run
- * unnamed and are planned with their values every time, so that a filter on a skewed value
- * never inherits a generic plan. A reconnect forgets them (the new session has none). Past the
- * cap, or when preparing fails, statements run unnamed as before (PQexecParams), which also
- * reports the error.
+ * with store_exec_adhoc() (list queries, assembled per request: their texts follow the
+ * filters users write) are prepared too, in a cache of their own of ADHOC_MAX texts per
+ * session, the least recently used deallocated first, so no user's filters can fill the
+ * session; PostgreSQL plans them with their values for the first five executions and keeps a
+ * generic plan only when it costs no more than those (the same statement cache upstream's
+ * server gets from pgx). Without it a list's text was parsed, analysed and planned on every
+ * request, which made a name filter at one connection slower than upstream's (issue 27). A
+ * text of more than ADHOC_PARAMS_MAX parameters (the properties of a page of entities, IN with
+ * one parameter per entity) stays unnamed: prepared, its custom plans cost PostgreSQL twice
+ * the CPU (a copy of the analysed query per execution; measured with a page of 100). A
+ * reconnect forgets them (the new session has none). Past the cap, or when preparing fails,
+ * statements run unnamed as before (PQexecParams), which also reports the error.
  */
 #include "config.h"
 
@@ -43,6 +50,8 @@
 #define RECONNECT_INTERVAL_USEC (1U * USEC_PER_SEC)
 
 #define PREPARED_MAX     128
+#define ADHOC_MAX        32
+#define ADHOC_PARAMS_MAX 16
 #define PREPARED_SQL_MAX ((size_t)16 * 1024)
 
 /* A statement prepared on one session: its text, its parameter types, its name. */
@@ -51,6 +60,7 @@ struct prepared {
         char *sql;       /* owned; as given (with '?') */
         unsigned *types; /* owned; n_params of them */
         size_t n_params;
+        uint64_t used; /* the session's use counter when last run (the adhoc cache's LRU) */
         char name[16]; /* "mp_<n>" */
 };
 
@@ -64,6 +74,9 @@ struct store_conn {
         usec_t next_connect;         /* monotonic; no reconnect attempt before */
         struct prepared prepared[PREPARED_MAX];
         size_t n_prepared;
+        struct prepared adhoc[ADHOC_MAX]; /* store_exec_adhoc()'s texts, least recently used out */
+        size_t n_adhoc;
+        uint64_t uses;
         unsigned next_name;
 };
 
@@ -113,14 +126,22 @@ static int map_result(PGresult *res)
         return -EIO;
 }
 
+static void prepared_free(struct prepared *p)
+{
+        free(p->sql);
+        free(p->types);
+        *p = (struct prepared){ .sql = NULL };
+}
+
 /* Forgets every prepared statement (the session that held them is gone). */
 static void prepared_forget(struct store_conn *c)
 {
-        for (size_t i = 0; i < c->n_prepared; i++) {
-                free(c->prepared[i].sql);
-                free(c->prepared[i].types);
-        }
+        for (size_t i = 0; i < c->n_prepared; i++)
+                prepared_free(&c->prepared[i]);
+        for (size_t i = 0; i < c->n_adhoc; i++)
+                prepared_free(&c->adhoc[i]);
         c->n_prepared = 0;
+        c->n_adhoc = 0;
 }
 
 static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
@@ -139,13 +160,57 @@ static bool preparable(const char *sql)
                 strncasecmp(sql, "UPDATE", 6) == 0 || strncasecmp(sql, "DELETE", 6) == 0);
 }
 
+/* The entry of v[0..n) for sql with these parameter types (hash h), or NULL. */
+static struct prepared *prepared_find(struct prepared *v, size_t n, uint64_t h, const char *sql,
+                                      const unsigned *types, size_t n_params)
+{
+        for (size_t i = 0; i < n; i++) {
+                struct prepared *p = &v[i];
+
+                if (p->sql && p->hash == h && p->n_params == n_params && streq(p->sql, sql) &&
+                    (n_params == 0 || memcmp(p->types, types, n_params * sizeof(*types)) == 0))
+                        return p;
+        }
+        return NULL;
+}
+
+/*
+ * A free slot of the adhoc cache: an empty one (its PQprepare failed), a new one, or the least
+ * recently used one, deallocated (DEALLOCATE: the session keeps at most ADHOC_MAX of them). NULL
+ * when the DEALLOCATE failed: the caller then runs the statement unnamed.
+ */
+static struct prepared *adhoc_slot(struct store_conn *c)
+{
+        struct prepared *lru = &c->adhoc[0];
+        char cmd[32];
+        PGresult *res;
+        bool ok;
+
+        for (size_t i = 0; i < c->n_adhoc; i++)
+                if (!c->adhoc[i].sql)
+                        return &c->adhoc[i];
+        if (c->n_adhoc < ADHOC_MAX)
+                return &c->adhoc[c->n_adhoc++];
+        for (size_t i = 1; i < ADHOC_MAX; i++)
+                if (c->adhoc[i].used < lru->used)
+                        lru = &c->adhoc[i];
+        (void)snprintf(cmd, sizeof(cmd), "DEALLOCATE %s", lru->name);
+        res = PQexec(c->pg, cmd);
+        ok = res && PQresultStatus(res) == PGRES_COMMAND_OK;
+        PQclear(res);
+        if (!ok)
+                return NULL;
+        prepared_free(lru);
+        return lru;
+}
+
 /*
  * The name of the statement prepared for sql with these parameter types, preparing it first
- * when new; NULL when it is not prepared (not DML, too long, the cache is full, or PQprepare
- * failed): the caller then runs it unnamed.
+ * when new, in the adhoc cache when @adhoc; NULL when it is not prepared (not DML, too long, the
+ * cache is full, or PQprepare failed): the caller then runs it unnamed.
  */
-static const char *prepared_name(struct store_conn *c, const char *sql, const char *rewritten,
-                                 const unsigned *types, size_t n_params)
+static const char *prepared_name(struct store_conn *c, bool adhoc, const char *sql,
+                                 const char *rewritten, const unsigned *types, size_t n_params)
 {
         uint64_t h = fnv1a(UINT64_C(0xcbf29ce484222325), sql, strlen(sql));
         struct prepared *p;
@@ -153,16 +218,20 @@ static const char *prepared_name(struct store_conn *c, const char *sql, const ch
         bool ok;
 
         h = fnv1a(h, types, n_params * sizeof(*types));
-        for (size_t i = 0; i < c->n_prepared; i++) {
-                p = &c->prepared[i];
-                if (p->hash == h && p->n_params == n_params && streq(p->sql, sql) &&
-                    (n_params == 0 || memcmp(p->types, types, n_params * sizeof(*types)) == 0))
-                        return p->name;
+        p = adhoc ? prepared_find(c->adhoc, c->n_adhoc, h, sql, types, n_params)
+                  : prepared_find(c->prepared, c->n_prepared, h, sql, types, n_params);
+        if (p) {
+                p->used = ++c->uses;
+                return p->name;
         }
-        if (c->n_prepared >= PREPARED_MAX || !preparable(sql))
+        if (!preparable(sql) || (!adhoc && c->n_prepared >= PREPARED_MAX) ||
+            (adhoc && n_params > ADHOC_PARAMS_MAX))
                 return NULL;
-        p = &c->prepared[c->n_prepared];
+        p = adhoc ? adhoc_slot(c) : &c->prepared[c->n_prepared];
+        if (!p)
+                return NULL;
         *p = (struct prepared){ .hash = h,
+                                .used = ++c->uses,
                                 .n_params = n_params,
                                 .sql = strdup(sql),
                                 .types = n_params ? malloc(n_params * sizeof(*types)) : NULL };
@@ -178,11 +247,12 @@ static const char *prepared_name(struct store_conn *c, const char *sql, const ch
         ok = res && PQresultStatus(res) == PGRES_COMMAND_OK;
         PQclear(res);
         if (!ok) {
-                free(p->sql);
-                free(p->types);
+                /* an adhoc slot stays counted, empty: found by none, taken by the next text */
+                prepared_free(p);
                 return NULL;
         }
-        c->n_prepared++;
+        if (!adhoc)
+                c->n_prepared++;
         return p->name;
 }
 
@@ -301,9 +371,9 @@ static int exec_once(struct store_conn *c, bool adhoc, const char *sql,
         }
         /* never inside a failed transaction: PQprepare would fail there, and so will the
          * statement, which reports why */
-        name = adhoc || PQtransactionStatus(c->pg) == PQTRANS_INERROR
+        name = PQtransactionStatus(c->pg) == PQTRANS_INERROR
                        ? NULL
-                       : prepared_name(c, sql, buf_str(&q), p.types, n_params);
+                       : prepared_name(c, adhoc, sql, buf_str(&q), p.types, n_params);
         if (name)
                 res = PQexecPrepared(c->pg, name, (int)n_params, p.values, NULL, NULL, 0);
         else

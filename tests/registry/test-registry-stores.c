@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "helpers.h"
+#include "util/buf.h"
 #include "registry/codec.h"
 #include "registry/kinds.h"
 #include "registry/service.h"
@@ -598,6 +599,73 @@ Test(stores, postgres_prepares_each_statement_once_per_connection)
                         NULL, 0, read_count, &n),
                 1);
         cr_assert_eq(n, 0);
+        store_release(s, c);
+}
+
+/* List queries (store_exec_adhoc(): texts that follow the users' filters) are prepared too, but
+ * a session keeps at most 32 of them, the least recently used deallocated first: 40 texts leave
+ * the last 32, and an evicted text runs again (prepared anew). Before, none was prepared. */
+Test(stores, postgres_keeps_the_32_list_texts_used_last)
+{
+        struct store *s = test_store();
+        struct store_conn *c;
+        struct store_val one = SV_INT(1);
+        char sql[96];
+        int64_t n = -1;
+
+        if (store_dialect(s) != STORE_DIALECT_POSTGRES)
+                cr_skip_test("PostgreSQL only");
+        cr_assert_eq(store_acquire(s, &c), 0);
+        for (int i = 0; i < 40; i++) {
+                (void)snprintf(sql, sizeof(sql), "SELECT %d WHERE 1 = ?", 1000 + i);
+                for (int k = 0; k < 2; k++)
+                        cr_assert_eq(store_exec_adhoc(s, c, sql, &one, 1, NULL, NULL), 1);
+        }
+        cr_assert_eq(store_exec(s, c,
+                                "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE"
+                                " 'SELECT 1___ WHERE 1 = $1'",
+                                NULL, 0, read_count, &n),
+                     1);
+        cr_assert_eq(n, 32, "prepared list texts: %lld", (long long)n);
+        cr_assert_eq(store_exec(s, c,
+                                "SELECT count(*) FROM pg_prepared_statements WHERE statement IN"
+                                " ('SELECT 1000 WHERE 1 = $1', 'SELECT 1039 WHERE 1 = $1')",
+                                NULL, 0, read_count, &n),
+                     1);
+        cr_assert_eq(n, 1, "the oldest text is out, the newest in");
+        /* the oldest again: it runs, prepared in place of the least recently used */
+        cr_assert_eq(store_exec_adhoc(s, c, "SELECT 1000 WHERE 1 = ?", &one, 1, NULL, NULL), 1);
+        cr_assert_eq(store_exec(s, c,
+                                "SELECT count(*) FROM pg_prepared_statements WHERE statement IN"
+                                " ('SELECT 1000 WHERE 1 = $1', 'SELECT 1008 WHERE 1 = $1')",
+                                NULL, 0, read_count, &n),
+                     1);
+        cr_assert_eq(n, 1, "SELECT 1000 back, SELECT 1008 (least recently used) out");
+        /* a text of more than 16 parameters (a page's properties: IN, one per entity) stays
+         * unnamed: prepared, its custom plans cost PostgreSQL twice the CPU */
+        {
+                struct store_val many[17];
+                struct buf q = BUF_INIT(1024);
+
+                cr_assert_eq(buf_puts(&q, "SELECT 2000 WHERE 1 IN (?"), 0);
+                for (size_t i = 0; i < ELEMENTSOF(many); i++) {
+                        many[i] = one;
+                        if (i > 0)
+                                cr_assert_eq(buf_puts(&q, ", ?"), 0);
+                }
+                cr_assert_eq(buf_puts(&q, ")"), 0);
+                for (int k = 0; k < 2; k++)
+                        cr_assert_eq(store_exec_adhoc(s, c, buf_str(&q), many, ELEMENTSOF(many),
+                                                      NULL, NULL),
+                                     1);
+                buf_release(&q);
+        }
+        cr_assert_eq(store_exec(s, c,
+                                "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE"
+                                " 'SELECT 2000 %'",
+                                NULL, 0, read_count, &n),
+                     1);
+        cr_assert_eq(n, 0, "a 17-parameter list text was prepared");
         store_release(s, c);
 }
 
