@@ -496,8 +496,8 @@ const char *oci_error_message(const char *body, size_t len, char *buf, size_t n)
                 format_errors(errors, buf, n);
                 return buf;
         }
-        line = strnlen(body, len);
-        line = MIN(line, strcspn(body, "\r\n"));
+        for (line = 0; line < len && body[line] && body[line] != '\r' && body[line] != '\n';)
+                line++;
         copy_printable(buf, n, body, line);
         return buf;
 }
