@@ -346,6 +346,16 @@ static int client_for(const struct oci_ref *ref, const struct transfer_docker_au
         return oci_client_ping(*ret, e);
 }
 
+/* The sum of the layers' declared sizes (saturating). */
+static uint64_t base_size(const struct oci_manifest *m)
+{
+        uint64_t sum = 0;
+
+        for (size_t i = 0; i < m->n_layers; i++)
+                sum = m->layers[i].size > UINT64_MAX - sum ? UINT64_MAX : sum + m->layers[i].size;
+        return sum;
+}
+
 /* Reads the base image's manifest (an index resolved to linux/@arch) and config. */
 static int base_read(struct oci_client *bc, const struct oci_ref *ref, const char *arch,
                      const char *tmpdir, struct image *im, struct error_detail *e)
@@ -366,6 +376,10 @@ static int base_read(struct oci_client *bc, const struct oci_ref *ref, const cha
                         r = oci_manifest_parse(buf_str(&body), body.len, &im->base, e);
         }
         buf_release(&body);
+        if (r >= 0 && base_size(&im->base) > FETCH_SIZE_MAX_DEFAULT)
+                r = error_detail_set(e, ERROR_INVALID, -EFBIG,
+                                     "the base image's layers are larger than %llu bytes",
+                                     (unsigned long long)FETCH_SIZE_MAX_DEFAULT);
         if (r >= 0 && im->base.config.size > OCI_CONFIG_MAX)
                 r = error_detail_set(e, ERROR_INVALID, -EFBIG,
                                      "the base image's config is larger than 4 MiB");
