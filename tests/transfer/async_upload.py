@@ -7,7 +7,9 @@ registry` on SQLite. Each intent's registry writes are checked field by field as
 makes them, the pushed image read back with `crane manifest` and `crane export`, and each error
 a user can reach is driven: its exit status and its words.
 
-usage: async_upload.py MODELPLANE CRANE (the venv's python: moto, boto3)"""
+usage: async_upload.py MODELPLANE CRANE (the venv's python: moto, boto3). With
+MODELPLANE_ASYNC_UPLOAD_WRAPPER set (scripts/valgrind-check: "valgrind --error-exitcode=99 ...")
+every `modelplane async-upload` runs under it, so a memcheck error or leak fails its case."""
 import base64
 import http.client
 import http.server
@@ -15,6 +17,7 @@ import io
 import json
 import os
 import secrets
+import shlex
 import shutil
 import socket
 import subprocess
@@ -26,6 +29,7 @@ import time
 import urllib.request
 
 BIN, CRANE = sys.argv[1], sys.argv[2]
+WRAPPER = shlex.split(os.environ.get("MODELPLANE_ASYNC_UPLOAD_WRAPPER", ""))
 T = tempfile.mkdtemp(prefix="async-upload-")
 PROCS = []
 n = 0
@@ -248,8 +252,8 @@ def base_env(**kw):
 def run(env, args=()):
     if os.path.exists(env["TERMINATION_MESSAGE_PATH"]):
         os.unlink(env["TERMINATION_MESSAGE_PATH"])
-    r = subprocess.run([BIN, "async-upload", "--log-format", "text", *args], capture_output=True,
-                       text=True, env=env, timeout=120)
+    r = subprocess.run([*WRAPPER, BIN, "async-upload", "--log-format", "text", *args],
+                       capture_output=True, text=True, env=env, timeout=600)
     term = ""
     if os.path.exists(env["TERMINATION_MESSAGE_PATH"]):
         term = open(env["TERMINATION_MESSAGE_PATH"]).read()
