@@ -48,7 +48,7 @@ static const char *str_or_empty(const char *s)
 /* ---- the Model Registry ---- */
 
 static int registry_open(const struct transfer_job_inputs *in, struct mr_client **ret,
-                         struct error_detail *e)
+                         char **ret_url, struct error_detail *e)
 {
         const struct transfer_config *c = in->config;
         AUTOFREE char *url = NULL;
@@ -72,15 +72,18 @@ static int registry_open(const struct transfer_job_inputs *in, struct mr_client 
         if (r < 0)
                 return error_detail_set(e, ERROR_INTERNAL, r, "out of memory");
         log_info("async-upload: the Model Registry is %s", url);
+        *ret_url = TAKE_PTR(url);
         return 0;
 }
 
-static int registry_check(struct mr_client *mr, struct error_detail *e)
+static int registry_check(struct mr_client *mr, const char *url, struct error_detail *e)
 {
         json_auto_t *page = NULL;
+        char step[256];
         int r = mr_client_call(mr, "GET", "/registered_models?pageSize=1", NULL, &page, e);
 
-        return r < 0 ? step_error(e, r, "cannot use the Model Registry") : 0;
+        (void)snprintf(step, sizeof(step), "cannot use the Model Registry at %s", url);
+        return r < 0 ? step_error(e, r, step) : 0;
 }
 
 static int get_by_id(struct mr_client *mr, const char *prefix, const char *id, json_t **ret,
@@ -765,12 +768,13 @@ int transfer_job_run(const struct transfer_job_inputs *in, json_t **ret_result,
                      struct error_detail *e)
 {
         CLEANUP(mr_client_freep) struct mr_client *mr = NULL;
+        AUTOFREE char *url = NULL;
         json_auto_t *res = NULL;
         int r;
 
-        r = registry_open(in, &mr, e);
+        r = registry_open(in, &mr, &url, e);
         if (r >= 0)
-                r = registry_check(mr, e);
+                r = registry_check(mr, url, e);
         if (r < 0)
                 return r;
         res = json_pack("{s:s}", "intent", transfer_intent_to_string(in->config->intent));

@@ -20,6 +20,7 @@ import secrets
 import shlex
 import shutil
 import socket
+import ssl
 import subprocess
 import sys
 import tarfile
@@ -168,13 +169,15 @@ class Auth(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    require_auth = True
+
     def handle_any(self):
         if self.path.startswith("/token"):
             return self.token()
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else None
         a = self.headers.get("Authorization", "")
-        if not (a.startswith("Bearer ") and a[7:] in TOKENS):
+        if self.require_auth and not (a.startswith("Bearer ") and a[7:] in TOKENS):
             return self.deny()
         c = http.client.HTTPConnection("127.0.0.1", OCI_PORT, timeout=30)
         hdrs = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "authorization")}
@@ -197,6 +200,24 @@ AUTH_PORT = free_port()
 auth_srv = http.server.ThreadingHTTPServer(("127.0.0.1", AUTH_PORT), Auth)
 threading.Thread(target=auth_srv.serve_forever, daemon=True).start()
 AUTHED = f"127.0.0.1:{AUTH_PORT}"
+
+
+class Open(Auth):
+    require_auth = False
+
+
+# the same registry over TLS, with a self-signed certificate nobody trusts
+subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                "-keyout", os.path.join(T, "tls.key"), "-out", os.path.join(T, "tls.crt")],
+               check=True, capture_output=True)
+TLS_PORT = free_port()
+tls_srv = http.server.ThreadingHTTPServer(("127.0.0.1", TLS_PORT), Open)
+_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+_ctx.load_cert_chain(os.path.join(T, "tls.crt"), os.path.join(T, "tls.key"))
+tls_srv.socket = _ctx.wrap_socket(tls_srv.socket, server_side=True)
+threading.Thread(target=tls_srv.serve_forever, daemon=True).start()
+TLS = f"127.0.0.1:{TLS_PORT}"
 
 # ---- helpers ----
 
@@ -536,6 +557,14 @@ def test_oci_registry_unreachable_and_tls_on_by_default():
     port = free_port()
     refused(uri_env(MODEL_SYNC_DESTINATION_OCI_URI=f"127.0.0.1:{port}/models/x:v1"),
             f"cannot reach the OCI registry 127.0.0.1:{port}")
+    # a registry over TLS with a certificate nobody trusts: refused unless verification is off,
+    # and then pushed over https (not plain http)
+    refused(uri_env(MODEL_SYNC_DESTINATION_OCI_URI=f"{TLS}/models/tls:v1",
+                    MODEL_SYNC_DESTINATION_OCI_ENABLE_TLS_VERIFY=None),
+            [f"the OCI registry {TLS}: TLS certificate verification failed"])
+    succeeds(uri_env(MODEL_SYNC_DESTINATION_OCI_URI=f"{TLS}/models/tls:v1",
+                     MODEL_SYNC_DESTINATION_OCI_ENABLE_TLS_VERIFY="False"))
+    expect("models/bert/weights.bin" in image_files(f"{OCI}/models/tls:v1"), "not pushed")
     # verification is on unless turned off: crane serves plain http, so TLS fails in words
     refused(uri_env(MODEL_SYNC_DESTINATION_OCI_ENABLE_TLS_VERIFY=None),
             [f"the OCI registry {OCI}: TLS failed",
@@ -545,7 +574,8 @@ def test_oci_registry_unreachable_and_tls_on_by_default():
 def test_model_registry_errors():
     refused(uri_env(MODEL_SYNC_MODEL_ARTIFACT_ID="999999"), "Artifact 999999 not found")
     port = free_port()
-    refused(uri_env(MODEL_SYNC_REGISTRY_PORT=str(port)), "cannot use the Model Registry")
+    refused(uri_env(MODEL_SYNC_REGISTRY_PORT=str(port)),
+            f"cannot use the Model Registry at http://127.0.0.1:{port}")
     refused(uri_env(MODEL_SYNC_MODEL_UPLOAD_INTENT="create_model",
                     MODEL_SYNC_METADATA_CONFIGMAP_PATH=metadata("dup", {
                         "RegisteredModel.name": "bert", "ModelVersion.name": "9",
@@ -593,6 +623,7 @@ try:
         tap(t)
 finally:
     auth_srv.shutdown()
+    tls_srv.shutdown()
     forbidden_srv.shutdown()
     for p in PROCS:
         p.terminate()
