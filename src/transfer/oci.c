@@ -423,8 +423,13 @@ int oci_token_parse(const char *body, size_t len, char **ret, struct error_detai
                 return error_detail_set(e, ERROR_INVALID, -EINVAL,
                                         "the token answer is larger than 64 KiB");
         r = json_parse_bounded(body, len, &doc, e);
-        if (r < 0)
-                return r;
+        if (r < 0) {
+                char why[sizeof(e->message)];
+
+                (void)snprintf(why, sizeof(why), "%s", e ? e->message : "");
+                return error_detail_set(e, ERROR_INVALID, r,
+                                        "the registry's token answer is not JSON: %.400s", why);
+        }
         t = json_get_string_path(doc, "token", NULL);
         if (!t || !*t)
                 t = json_get_string_path(doc, "access_token", NULL);

@@ -426,8 +426,8 @@ static int status_error(struct oci_client *c, const struct request *rq, const ch
                                                  : ": no credentials were given");
         else if (rq->status == 404)
                 r = error_detail_set(e, ERROR_NOT_FOUND, -ENOENT,
-                                     "the OCI registry %s has no %s in %s (404%s%s)", c->host, what,
-                                     c->repository, msg[0] ? ": " : "", msg);
+                                     "the OCI registry %s: %s of %s not found (404%s%s)", c->host,
+                                     what, c->repository, msg[0] ? ": " : "", msg);
         else
                 r = error_detail_set(e, ERROR_UNAVAILABLE, -EIO,
                                      "the OCI registry %s answered %ld to %s of %s%s%s", c->host,
@@ -573,8 +573,12 @@ static int request_run(struct oci_client *c, struct request *rq, struct error_de
                 }
                 if (!retryable(rq) || attempt + 1 >= ATTEMPTS)
                         break;
-                log_warn("async-upload: %s %s: %s; retrying", rq->method, rq->url,
-                         rq->cc != CURLE_OK ? curl_easy_strerror(rq->cc) : "server error");
+                if (rq->cc != CURLE_OK)
+                        log_warn("async-upload: %s %s: %s; retrying", rq->method, rq->url,
+                                 curl_easy_strerror(rq->cc));
+                else
+                        log_warn("async-upload: %s %s: %ld; retrying", rq->method, rq->url,
+                                 rq->status);
                 backoff(attempt++);
         }
         if (rq->cc != CURLE_OK)

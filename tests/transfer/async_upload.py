@@ -587,6 +587,30 @@ def test_model_registry_errors():
             "RegisteredModel with ID '999999' not found")
 
 
+def test_registries_that_misbehave():
+    def env(dest, base=""):
+        return uri_env(MODEL_SYNC_DESTINATION_OCI_URI=f"{FAULTY}/{dest}",
+                       MODEL_SYNC_DESTINATION_OCI_REGISTRY=FAULTY,
+                       MODEL_SYNC_DESTINATION_OCI_BASE_IMAGE=base)
+
+    refused(env("models/nolocation/m:v1"), f"the OCI registry {FAULTY} gave no usable upload "
+                                           "location")
+    err = refused(env("models/busy/m:v1"), f"the OCI registry {FAULTY} answered 503 to a blob "
+                                           "check of models/busy/m")
+    expect(err.count(": 503; retrying") == 3, err[-1500:])  # 4 attempts
+    refused(env("models/badtoken/m:v1"), "the registry's token answer is not JSON")
+    refused(env("models/x:v1", f"{FAULTY}/corrupt/base:1"),
+            [f"the blob {BAD_DIGEST} from {FAULTY} is corrupt"])
+    refused(env("models/x:v1", f"{FAULTY}/armonly/base:1"),
+            [f"the base image has no linux/{platform_arch()} manifest"])
+    refused(env("models/x:v1", f"{FAULTY}/missing/base:1"),
+            [f"the OCI registry {FAULTY}: the manifest of missing/base not found (404",
+             "MANIFEST_UNKNOWN"])
+    refused(env("models/x:v1", "Not/A/Valid:Image"),
+            ["MODEL_SYNC_DESTINATION_OCI_BASE_IMAGE", "is not an image reference"])
+    refused(env("UPPER/case:v1"), ["MODEL_SYNC_DESTINATION_OCI_URI", "is not an image reference"])
+
+
 class Forbidden(http.server.BaseHTTPRequestHandler):
     def log_message(self, *a):
         pass
@@ -598,6 +622,80 @@ class Forbidden(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+
+# a registry that misbehaves, per repository: no upload Location, always 503, a garbage token
+# answer, a corrupt base layer, an index without this machine's platform
+BAD_DIGEST = "sha256:" + "ab" * 32
+
+
+class Faulty(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+    def reply(self, status, body=b"", headers=()):
+        self.send_response(status)
+        for k, v in headers:
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def handle_any(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)
+        p = self.path
+        arch = platform_arch()
+        other = "s390x" if arch != "s390x" else "arm64"
+        if p == "/v2/":
+            return self.reply(200, b"{}")
+        if p.startswith("/token"):
+            return self.reply(200, b"<html>not a token</html>")
+        if "/badtoken/" in p:
+            return self.reply(401, b"", [("WWW-Authenticate",
+                                          f'Bearer realm="http://127.0.0.1:{FAULTY_PORT}/token"')])
+        if "/busy/" in p:
+            return self.reply(503, b'{"errors":[{"code":"UNAVAILABLE","message":"try later"}]}')
+        if "/nolocation/" in p and self.command == "POST":
+            return self.reply(202)
+        if "/nolocation/" in p and self.command == "HEAD":
+            return self.reply(404)
+        if p == "/v2/corrupt/base/manifests/1":
+            m = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                 "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
+                            "digest": BAD_DIGEST, "size": 2},
+                 "layers": []}
+            return self.reply(200, json.dumps(m).encode(),
+                              [("Content-Type", "application/vnd.oci.image.manifest.v1+json")])
+        if p == f"/v2/corrupt/base/blobs/{BAD_DIGEST}":
+            return self.reply(200, b"{}")  # 2 bytes, but not the digest the manifest says
+        if p == "/v2/armonly/base/manifests/1":
+            idx = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
+                   "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json",
+                                  "digest": BAD_DIGEST, "size": 100,
+                                  "platform": {"os": "linux", "architecture": other}}]}
+            return self.reply(200, json.dumps(idx).encode(),
+                              [("Content-Type", "application/vnd.oci.image.index.v1+json")])
+        if p.startswith("/v2/") and "/blobs/" in p and self.command == "HEAD":
+            return self.reply(404)
+        return self.reply(404, b'{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest '
+                               b'unknown"}]}')
+
+    do_GET = do_HEAD = do_POST = do_PUT = handle_any
+
+
+def platform_arch():
+    m = os.uname().machine
+    return {"x86_64": "amd64", "aarch64": "arm64"}.get(m, m)
+
+
+FAULTY_PORT = free_port()
+faulty_srv = http.server.ThreadingHTTPServer(("127.0.0.1", FAULTY_PORT), Faulty)
+threading.Thread(target=faulty_srv.serve_forever, daemon=True).start()
+FAULTY = f"127.0.0.1:{FAULTY_PORT}"
 
 FORBIDDEN_PORT = free_port()
 forbidden_srv = http.server.ThreadingHTTPServer(("127.0.0.1", FORBIDDEN_PORT), Forbidden)
@@ -617,6 +715,7 @@ try:
              test_push_refused_with_bad_credentials,
              test_plain_text_auth_is_accepted_with_a_warning,
              test_oci_registry_unreachable_and_tls_on_by_default,
+             test_registries_that_misbehave,
              test_model_registry_errors]
     print(f"1..{len(tests)}", flush=True)
     for t in tests:
@@ -624,6 +723,7 @@ try:
 finally:
     auth_srv.shutdown()
     tls_srv.shutdown()
+    faulty_srv.shutdown()
     forbidden_srv.shutdown()
     for p in PROCS:
         p.terminate()
