@@ -90,11 +90,13 @@ static int add_props(json_t **slot, const char *key, const char *value, bool *re
         json_object_foreach(props, k, v) {
                 if (json_is_string(v) || json_is_number(v) || json_is_boolean(v) || json_is_null(v))
                         continue;
+                /* k belongs to props: the message first */
+                r = error_detail_set_field(e, ERROR_INVALID, -EINVAL, key,
+                                           "%s: the property \"%s\" is not a string, number or "
+                                           "boolean",
+                                           key, k);
                 json_decref(props);
-                return error_detail_set_field(e, ERROR_INVALID, -EINVAL, key,
-                                              "%s: the property \"%s\" is not a string, number or "
-                                              "boolean",
-                                              key, k);
+                return r;
         }
         json_decref(*slot);
         *slot = props;

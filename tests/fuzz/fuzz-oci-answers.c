@@ -20,18 +20,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct oci_manifest *m = malloc(sizeof(*m));
         char digest[OCI_DIGEST_LEN], msg[256];
         char *cfg, *man;
+        struct error_detail e = { 0 }; /* messages formatted: their arguments read */
 
         if (!m)
                 return 0;
-        if (oci_manifest_parse(s, size, m, NULL) == 0) {
+        if (oci_manifest_parse(s, size, m, &e) == 0) {
                 if (m->n_layers > OCI_LAYERS_MAX || !oci_digest_valid(m->config.digest))
                         __builtin_trap();
                 man = oci_manifest_build(m->docker, &m->config, m->layers, m->n_layers);
                 free(man);
         }
         free(m);
-        if (oci_index_pick(s, size, "linux", "amd64", digest, NULL) == 0 &&
-            !oci_digest_valid(digest))
+        if (oci_index_pick(s, size, "linux", "amd64", digest, &e) == 0 && !oci_digest_valid(digest))
                 __builtin_trap();
         oci_error_message(s, size, msg, sizeof(msg));
         if (strlen(msg) >= sizeof(msg))
@@ -39,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (const char *p = msg; *p; p++)
                 if ((unsigned char)*p < 0x20)
                         __builtin_trap(); /* it goes into a log line */
-        cfg = oci_config_build(s, size, DIFF_ID, "linux", "amd64", NULL, NULL);
+        cfg = oci_config_build(s, size, DIFF_ID, "linux", "amd64", NULL, &e);
         free(cfg);
         return 0;
 }

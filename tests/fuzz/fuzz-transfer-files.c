@@ -22,11 +22,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct transfer_docker_auth a;
         struct transfer_metadata m = { 0 };
         bool plain, skipped;
+        struct error_detail e = { 0 }; /* messages formatted: their arguments read */
 
         if (!line)
                 return 0;
-        if (nl &&
-            transfer_dockerconfig_parse(nl + 1, size - head - 1, line, &a, &plain, NULL) == 0) {
+        if (nl && transfer_dockerconfig_parse(nl + 1, size - head - 1, line, &a, &plain, &e) == 0) {
                 if (!a.username != !a.password)
                         __builtin_trap(); /* both or neither */
                 transfer_docker_auth_release(&a);
@@ -35,12 +35,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         eq = strchr(line, '=');
         if (rest && eq) {
                 *eq = '\0';
-                (void)!transfer_metadata_add(&m, line, eq + 1, &skipped, NULL);
+                (void)!transfer_metadata_add(&m, line, eq + 1, &skipped, &e);
         }
         if (rest)
-                (void)!transfer_metadata_add(&m, line, rest, &skipped, NULL);
+                (void)!transfer_metadata_add(&m, line, rest, &skipped, &e);
         for (int i = 0; i < 3; i++)
-                (void)!transfer_metadata_validate(&m, true, (enum transfer_intent)i, NULL);
+                (void)!transfer_metadata_validate(&m, true, (enum transfer_intent)i, &e);
         if (m.version_props) {
                 json_t *cp = transfer_custom_properties(m.version_props);
 

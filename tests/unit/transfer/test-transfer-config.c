@@ -285,6 +285,8 @@ Test(metadata, keys_and_validation)
                                            &skipped, &e),
                      -EINVAL);
         cr_assert_str_eq(e.field, "ModelArtifact.custom_properties");
+        cr_assert(strstr(e.message, "the property \"x\" is not a string, number or boolean"), "%s",
+                  e.message);
         cr_assert_eq(transfer_metadata_add(&m, "RegisteredModel.id", "3", &skipped, &e), 0);
         cr_assert_eq(transfer_metadata_validate(&m, true, TRANSFER_INTENT_CREATE_MODEL, &e),
                      -EINVAL);
