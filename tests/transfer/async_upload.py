@@ -275,6 +275,9 @@ def run(env, args=()):
         os.unlink(env["TERMINATION_MESSAGE_PATH"])
     r = subprocess.run([*WRAPPER, BIN, "async-upload", "--log-format", "text", *args],
                        capture_output=True, text=True, env=env, timeout=600)
+    # under ASan/UBSan (scripts/test's build-asan) a report fails the case whatever the exit
+    expect("AddressSanitizer" not in r.stderr and "runtime error:" not in r.stderr
+           and "LeakSanitizer" not in r.stderr, r.stderr[-3000:])
     term = ""
     if os.path.exists(env["TERMINATION_MESSAGE_PATH"]):
         term = open(env["TERMINATION_MESSAGE_PATH"]).read()
