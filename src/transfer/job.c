@@ -145,7 +145,8 @@ static int precheck_create_model(struct mr_client *mr, const struct transfer_met
                                               m->model_name);
         if (r != -ENOENT)
                 return step_error(e, r, "looking the model up");
-        *e = (struct error_detail){ 0 };
+        if (e)
+                *e = (struct error_detail){ 0 };
         return 0;
 }
 
@@ -174,7 +175,8 @@ static int precheck_create_version(struct mr_client *mr, const struct transfer_c
                         c->model_id);
         if (r != -ENOENT)
                 return step_error(e, r, "Failed to check if ModelVersion exists");
-        *e = (struct error_detail){ 0 };
+        if (e)
+                *e = (struct error_detail){ 0 };
         return 0;
 }
 
@@ -319,7 +321,8 @@ static int docker_auth(const struct transfer_job_inputs *in, const char *key, bo
         r = transfer_dockerconfig_parse(in->dockerconfig, in->dockerconfig_len, key, ret, &plain,
                                         e);
         if (r == -ENOENT && !need) {
-                *e = (struct error_detail){ 0 };
+                if (e)
+                        *e = (struct error_detail){ 0 };
                 return 0;
         }
         if (r < 0)
@@ -458,7 +461,7 @@ static int push_config_manifest(struct oci_client *dc, const struct oci_ref *dst
         config = oci_config_build(im->base_config, im->base_config_len, diff_id, "linux", arch,
                                   created, e);
         if (!config)
-                return step_error(e, e ? e->error ? e->error : -EINVAL : -EINVAL,
+                return step_error(e, e && e->error ? e->error : -EINVAL,
                                   "building the image config");
         (void)snprintf(cfg.media_type, sizeof(cfg.media_type), "%s",
                        im->base.docker ? DOCKER_MT_CONFIG : OCI_MT_CONFIG);
