@@ -116,10 +116,19 @@ static int real_fetch(void *userdata, const char *uri, const char *dir, const at
 {
         struct agent *a = userdata;
 
+        /* a worker's downloads reuse its connections (fetch_thread_keep()) */
+        fetch_thread_keep();
         return fetch_model_cancellable(a->o.fetch, uri, dir, cancel, reterr, len_err);
 }
 
-static const struct agent_fetch_ops real_fetch_ops = { .fetch = real_fetch };
+static void real_worker_end(void *userdata)
+{
+        (void)userdata;
+        fetch_thread_release();
+}
+
+static const struct agent_fetch_ops real_fetch_ops = { .fetch = real_fetch,
+                                                       .worker_end = real_worker_end };
 
 static int real_open(void *userdata, long timeout_sec, void **ret_conn)
 {
@@ -857,6 +866,8 @@ static void *worker_thread(void *userdata)
         pthread_mutex_unlock(&a->lock);
         if (conn)
                 a->repo.ops->close(conn);
+        if (!calls && a->fetch.ops->worker_end)
+                a->fetch.ops->worker_end(a->fetch.userdata);
         return NULL;
 }
 

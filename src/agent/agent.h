@@ -72,6 +72,9 @@ struct agent_fetch_ops {
          * Called from several threads. */
         int (*fetch)(void *userdata, const char *uri, const char *dir, const atomic_bool *cancel,
                      char *reterr, size_t len_err);
+        /* May be NULL. Called by a download worker as it ends, from its own thread: the real
+         * one closes the connections its fetches kept open (fetch_thread_release()). */
+        void (*worker_end)(void *userdata);
 };
 
 struct agent_fetch_port {

@@ -606,14 +606,48 @@ static bool retryable(CURLcode cc, long code)
 /* What a transfer's options point to: alive until the transfer is done. */
 struct transfer_opts {
         CURL *curl;
+        bool kept; /* the thread's kept handle: reset, not cleaned up, after the transfer */
         struct curl_slist *hdrs;
         char *sigv4, *userpwd, *tok, *auth, *date, *ctype, *sha;
         char curlerr[CURL_ERROR_SIZE];
 };
 
+/* The calling thread's kept handle (fetch_thread_keep()): its connection cache, DNS cache and
+ * TLS sessions carry over between transfers. One per thread: libcurl does not support one
+ * connection cache used by concurrent threads (CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT). */
+static _Thread_local bool thread_keeps;
+static _Thread_local CURL *thread_curl;
+
+void fetch_thread_keep(void)
+{
+        thread_keeps = true;
+}
+
+void fetch_thread_release(void)
+{
+        curl_easy_cleanup(thread_curl);
+        thread_curl = NULL;
+        thread_keeps = false;
+}
+
+/* The handle of one transfer: the thread's kept one, reset to no options, or a new one. */
+static CURL *transfer_handle(bool *ret_kept)
+{
+        *ret_kept = false;
+        if (!thread_keeps)
+                return curl_easy_init();
+        if (!thread_curl)
+                thread_curl = curl_easy_init();
+        else
+                curl_easy_reset(thread_curl);
+        *ret_kept = thread_curl != NULL;
+        return thread_curl;
+}
+
 static void transfer_opts_release(struct transfer_opts *t)
 {
-        curl_easy_cleanup(t->curl);
+        if (!t->kept)
+                curl_easy_cleanup(t->curl);
         curl_slist_free_all(t->hdrs);
         free(t->sigv4);
         free(t->userpwd);
@@ -909,22 +943,23 @@ static int transfer_outcome(const struct request *q, struct sink *s, CURLcode cc
 static int transfer_once(const struct fetch_config *c, const struct request *q, long *ret_code,
                          CURLcode *ret_cc, char *reterr, size_t len)
 {
-        CLEANUP(transfer_opts_release) struct transfer_opts t = { .curl = curl_easy_init() };
-        CLEANUP(sink_release)
-        struct sink s = { .curl = t.curl,
-                          .fd = q->fd,
-                          .stream = q->fd_is_stream,
-                          .body = q->body,
-                          .err = BUF_INIT(ERROR_BODY_MAX),
-                          .max = q->max,
-                          .space_dir = q->space_dir,
-                          .s3 = q->s3 && c->s3_etag_md5,
-                          .listed = q->listed,
-                          .answer = q->upload != NULL };
+        CLEANUP(transfer_opts_release) struct transfer_opts t = { 0 };
+        CLEANUP(sink_release) struct sink s = { 0 };
         CURLcode cc;
         long code = 0;
         int r;
 
+        t.curl = transfer_handle(&t.kept);
+        s = (struct sink){ .curl = t.curl,
+                           .fd = q->fd,
+                           .stream = q->fd_is_stream,
+                           .body = q->body,
+                           .err = BUF_INIT(ERROR_BODY_MAX),
+                           .max = q->max,
+                           .space_dir = q->space_dir,
+                           .s3 = q->s3 && c->s3_etag_md5,
+                           .listed = q->listed,
+                           .answer = q->upload != NULL };
         if (!t.curl)
                 return -ENOMEM;
         setopt_common(&t, c, q, &s);

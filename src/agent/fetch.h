@@ -149,6 +149,15 @@ _warn_unused_result_ int fetch_model_cancellable(const struct fetch_config *c, c
                                                  const char *dir, const atomic_bool *cancel,
                                                  char *reterr, size_t len_err);
 
+/* Connection reuse, per thread. After fetch_thread_keep(), the calling thread's transfers use one
+ * libcurl handle, so their connections (HTTP keep-alive), DNS answers and TLS sessions carry over
+ * from one transfer to the next (one model's objects, one model after another), as Go's HTTP
+ * client does for KServe's agent; fetch_thread_release() closes them, and the thread's transfers
+ * use a new handle each again. A thread that keeps must release before it ends. Not shared
+ * between threads: libcurl does not support a connection cache used by concurrent threads. */
+void fetch_thread_keep(void);
+void fetch_thread_release(void);
+
 /* Where fetch_put_object() writes: an S3 or GCS bucket, or an Azure account's container. */
 enum fetch_store {
         FETCH_STORE_S3,

@@ -176,6 +176,25 @@ int catalog_hf_config_from_source(const struct catalog_source_config *src,
         return 0;
 }
 
+int catalog_hf_config_preview_key(const struct catalog_source_config *src,
+                                  struct catalog_hf_config *c)
+{
+        const char *key = prop_string(src, "apiKey");
+        char *copy = NULL;
+
+        if (!key)
+                return 0;
+        if (strneq(key, "hf_", 3)) {
+                copy = strdup(key);
+                if (!copy)
+                        return -ENOMEM;
+        }
+        free(c->api_key);
+        c->api_key = copy;
+        c->has_key = true;
+        return 0;
+}
+
 char *catalog_hf_config_key(const struct catalog_hf_config *c)
 {
         json_auto_t *o = json_pack("{s:s, s:s, s:s?, s:b, s:o, s:o, s:I, s:I}", "source",

@@ -61,6 +61,15 @@ _warn_unused_result_ int catalog_hf_config_from_source(const struct catalog_sour
                                                        struct catalog_hf_config *ret, char *reterr,
                                                        size_t n_reterr);
 
+/*
+ * A preview config's own key (properties.apiKey, upstream's preview request: the console sends the
+ * key typed in its form, or the one it read from the source's Secret) in place of the catalog's
+ * environment key; a key without "hf_" is not sent, as ever. 0 (nothing changed when the config
+ * has none), -ENOMEM. Never for a configured source: there properties.apiKey names a Secret.
+ */
+_warn_unused_result_ int catalog_hf_config_preview_key(const struct catalog_source_config *src,
+                                                       struct catalog_hf_config *c);
+
 /* An identity of the settings (JSON text, owned): a change means the source must sync again. */
 char *catalog_hf_config_key(const struct catalog_hf_config *c);
 

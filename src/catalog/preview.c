@@ -116,13 +116,21 @@ static int preview_hf_names(struct catalog_source_config *src, struct http_resp 
         size_t n;
         int r;
 
+        /* A preview's config comes from whoever can reach this API: its hub is this catalog's
+         * own (HF_ENDPOINT, else huggingface.co), as upstream strips the address, so no preview
+         * sends a request, or this catalog's key, to a host the caller names. */
+        (void)json_object_del(src->properties, "url");
         r = catalog_hf_config_from_source(src, NULL, &cfg, err, sizeof(err));
         if (r == -EINVAL) {
                 catalog__reply_error(resp, 422, "invalid source config: %s", err);
                 return r;
         }
-        if (r < 0)
+        if (r >= 0)
+                r = catalog_hf_config_preview_key(src, &cfg);
+        if (r < 0) {
+                catalog_hf_config_release(&cfg);
                 return r;
+        }
         r = catalog_hf_preview_names(&cfg, NULL, &names, err, sizeof(err));
         if (r == -EINVAL)
                 catalog__reply_error(resp, 422, "%s", err);

@@ -95,7 +95,9 @@ int cmd_storage_initializer(int argc, char **argv)
                 return 1;
         }
         log_info("storage-initializer: downloading %s into %s", a.src, a.dst);
+        fetch_thread_keep(); /* one connection for a prefix's objects */
         r = fetch_model(&fc, a.src, a.dst, err, sizeof(err));
+        fetch_thread_release();
         fetch_config_release(&fc);
         if (r < 0) {
                 /* nothing half-written stays behind for the model server to load */

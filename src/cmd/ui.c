@@ -45,6 +45,7 @@ enum {
         OPT_CSRF_SECRET,
         OPT_DEV_USER,
         OPT_CA_FILE,
+        OPT_TRANSFER_IMAGE,
         OPT_NO_KUBE,
         OPT_REGISTRY_SERVICE,
         OPT_CATALOG_SERVICE,
@@ -112,6 +113,10 @@ static const struct cli_option ui_options[] = {
           OPT_DEV_USER },
         { "ca-file", 0, CLI_ARG_REQUIRED, "PATH", "CA bundle for https registry/catalog URLs",
           OPT_CA_FILE },
+        { "transfer-job-image", 0, CLI_ARG_REQUIRED, "IMAGE",
+          "image of the model transfer jobs' containers,\nwhich run `modelplane async-upload` "
+          "(default\n" UI_TRANSFER_IMAGE_DEFAULT ")",
+          OPT_TRANSFER_IMAGE },
         { "max-connections-per-ip", 0, CLI_ARG_REQUIRED, "N",
           "concurrent connections from one client address,\nmore get 429 with Retry-After; "
           "0 = no limit\n(default 256)",
@@ -123,7 +128,8 @@ struct ui_args {
         uint16_t port;
         const char *static_dir, *registry_url, *registry_name, *catalog_url, *kubeconfig, *context,
                 *user_header, *groups_header, *trusted, *proxy_secret_file, *csrf_secret_file,
-                *dev_user, *ca_file, *registry_service, *catalog_service, *registry_ns;
+                *dev_user, *ca_file, *transfer_image, *registry_service, *catalog_service,
+                *registry_ns;
         bool no_kube, skip_access_review, registry_external;
         uint32_t max_per_ip;
 };
@@ -214,6 +220,16 @@ static int ui_set(void *userdata, const struct cli_option *opt, const char *arg,
                 return 0;
         case OPT_CA_FILE:
                 a->ca_file = arg;
+                return 0;
+        case OPT_TRANSFER_IMAGE:
+                if (!*arg || strlen(arg) > 1024) {
+                        (void)snprintf(err, err_size,
+                                       "invalid --transfer-job-image '%.80s' (an image reference "
+                                       "of 1 to 1024 characters)",
+                                       arg);
+                        return -EINVAL;
+                }
+                a->transfer_image = arg;
                 return 0;
         case OPT_PER_IP:
                 if (safe_atou32(arg, &a->max_per_ip) < 0 || a->max_per_ip > 65536) {
@@ -417,6 +433,7 @@ static void ui_build_config(struct ui_run *s, const struct ui_args *a)
         s->cfg.registry_external = a->registry_external;
         s->cfg.skip_access_review = a->skip_access_review;
         s->cfg.ca_file = a->ca_file;
+        s->cfg.transfer_image = a->transfer_image;
         s->cfg.kube = s->kcfg;
         s->cfg.auth = (struct ui_auth_config){
                 .user_header = a->user_header ? a->user_header : "kubeflow-userid",

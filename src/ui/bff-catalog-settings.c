@@ -289,9 +289,61 @@ int bff_api_catalog_source_delete(struct call *c)
         return change(c, CHANGE_DELETE);
 }
 
+static void key_wipep(char **p)
+{
+        if (*p) {
+                explicit_bzero(*p, strlen(*p));
+                free(*p);
+        }
+}
+
+/*
+ * The key of a configured hf source the preview names without one (ui_catalog_preview_secret()):
+ * both ConfigMaps, then the source's Secret, read as the user, so the user's RBAC decides (a
+ * refusal is a 403 naming the verb, the Secret and the namespace). 0 with *ret (owned; NULL: the
+ * preview reads none), 1 after a reply, -ENOMEM.
+ */
+static int preview_key(struct call *c, const json_t *data, char **ret)
+{
+        CLEANUP(sources_ctx_done) struct sources_ctx x = { 0 };
+        CLEANUP(ui_json_decrefp) json_t *secret = NULL;
+        struct ui_catalog_cms cms;
+        struct kube_status st = { 0 };
+        struct error_detail err = { 0 };
+        char name[UI_CATALOG_SECRET_NAME_MAX + 1];
+        const char *id = json_string_value(json_object_get(data, "id")),
+                   *type = json_string_value(json_object_get(data, "type"));
+        int r;
+
+        *ret = NULL;
+        /* only an hf preview naming a source reads anything */
+        if (!id || !id[0] || !type || !streq(type, "hf"))
+                return 0;
+        r = sources_begin(c, &x);
+        if (r != 0)
+                return r;
+        cms = cms_of(&x);
+        r = ui_catalog_preview_secret(&cms, data, name, &err);
+        if (r < 0)
+                return r == -ENOMEM ? r : bff_refused(reply_refusal(c, r, &err));
+        if (r == 0)
+                return 0;
+        r = kube_get(x.h.k, &GVR_SECRETS, x.ns, name, &secret, &st);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return bff_refused(bff_reply_kube_error(c, r, &st, "get", "secrets", x.ns, name));
+        r = ui_catalog_secret_key(secret, ret, &err);
+        /* the Secret's data goes with the answer; the copy in *ret is wiped by the caller */
+        if (r < 0)
+                return r == -ENOMEM ? r : bff_refused(reply_refusal(c, r, &err));
+        return 0;
+}
+
 /* POST /settings/model_catalog/source_preview: upstream's JSON request as the catalog's multipart
  * /sources/preview, for a user who may use the catalog; its page and filter forwarded
- * (statusFilter is the catalog's filterStatus). */
+ * (statusFilter is the catalog's filterStatus). An hf request naming a configured source by id
+ * without a key is previewed with the source's key, read from its Secret as the user. */
 int bff_api_catalog_source_preview(struct call *c)
 {
         static const char *const page[][2] = { { "pageSize", "pageSize" },
@@ -299,7 +351,8 @@ int bff_api_catalog_source_preview(struct call *c)
                                                { "statusFilter", "filterStatus" } };
         CLEANUP(ui_json_decrefp) json_t *in = NULL;
         CLEANUP(buf_releasep) struct buf path = BUF_INIT(4096);
-        AUTOFREE char *body = NULL;
+        CLEANUP(key_wipep) char *key = NULL;
+        CLEANUP(key_wipep) char *body = NULL;
         struct error_detail err = { 0 };
         char uuid[UUID_STRING_LEN], boundary[64], ct[128];
         json_t *data = NULL;
@@ -309,6 +362,8 @@ int bff_api_catalog_source_preview(struct call *c)
         r = bff_body_data(c, &in, &data);
         if (r == 0)
                 r = bff_authorize(c, UP_CATALOG);
+        if (r == 0)
+                r = preview_key(c, data, &key);
         if (r != 0)
                 return r < 0 ? r : 0;
         r = -EEXIST;
@@ -316,7 +371,7 @@ int bff_api_catalog_source_preview(struct call *c)
                 if (uuid_random(uuid) < 0)
                         return -ENOMEM;
                 (void)snprintf(boundary, sizeof(boundary), "modelplane-%s", uuid);
-                r = ui_catalog_preview_body(data, boundary, &body, &len, &err);
+                r = ui_catalog_preview_body(data, key, boundary, &body, &len, &err);
         }
         if (r == -EINVAL)
                 return bff_reply_error(c->resp, 400, "ui", "%s", err.message);

@@ -7,7 +7,8 @@
  * client pools and the reply helpers), bff-kube.c (the Kubernetes views, as the user; the access
  * checks), bff-deploy.c (deploying, deployments, the archive guard), bff-forward.c (the
  * forwarding to a model registry and the catalog), bff-registries.c (which registries there
- * are, and the one a registry route names) and bff-settings.c (the administrators' settings).
+ * are, and the one a registry route names), bff-settings.c (the administrators' settings),
+ * bff-catalog-settings.c (the catalog's sources) and bff-transfer.c (model transfer jobs).
  */
 
 #include <jansson.h>
@@ -60,6 +61,7 @@ struct ui_server {
          * Service whose get permission grants each upstream, and the decisions of late. */
         struct ui_service_ref access_svc[2]; /* enum upstream */
         bool skip_access_review;
+        char *transfer_image;                 /* the model transfer jobs' container image */
         struct ui_access_cache *access_cache; /* under access_lock */
         pthread_mutex_t access_lock;
 };
@@ -208,6 +210,14 @@ int bff_api_catalog_source_create(struct call *c);
 int bff_api_catalog_source_update(struct call *c);
 int bff_api_catalog_source_delete(struct call *c);
 int bff_api_catalog_source_preview(struct call *c);
+
+/* bff-transfer.c: model transfer jobs, as the user (docs/ui.md, "Model transfer jobs"). */
+int bff_api_transfer_jobs(struct call *c);
+int bff_api_transfer_job(struct call *c);
+int bff_api_transfer_job_create(struct call *c);
+int bff_api_transfer_job_update(struct call *c);
+int bff_api_transfer_job_delete(struct call *c);
+int bff_api_transfer_job_events(struct call *c);
 
 /* The "data" object of a write's {"data": {...}} body (borrowed from *in, a new reference the
  * caller releases); 1 after a refusal is written. */

@@ -27,10 +27,12 @@
  * (bff-kube.c) and the forwarding (bff-forward.c) share through bff-internal.h.
  */
 
+/* img-src: no third-party host; a catalog logo is shown only as a data URI (ui/src/format.ts
+ * logoSrc()), so no page makes a visitor's browser ask a host a catalog names */
 static const char CSP[] = "default-src 'self'; script-src 'self'; style-src 'self'; "
-                          "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; "
-                          "object-src 'none'; base-uri 'none'; form-action 'self'; "
-                          "frame-ancestors 'none'";
+                          "img-src 'self' data:; font-src 'self' data:; "
+                          "connect-src 'self'; object-src 'none'; base-uri 'none'; "
+                          "form-action 'self'; frame-ancestors 'none'";
 
 static const char NOT_BUILT_PAGE[] =
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -206,6 +208,12 @@ static const struct http_route api_routes[] = {
         ROUTE("DELETE", MCS "/{id}", .fn = bff_api_catalog_source_delete),
         ROUTE("POST", "/api/v1/settings/model_catalog/source_preview",
               .fn = bff_api_catalog_source_preview),
+        ROUTE("GET", MR "/model_transfer_jobs", .fn = bff_api_transfer_jobs),
+        ROUTE("POST", MR "/model_transfer_jobs", .fn = bff_api_transfer_job_create),
+        ROUTE("GET", MR "/model_transfer_jobs/{name}", .fn = bff_api_transfer_job),
+        ROUTE("PATCH", MR "/model_transfer_jobs/{name}", .fn = bff_api_transfer_job_update),
+        ROUTE("DELETE", MR "/model_transfer_jobs/{name}", .fn = bff_api_transfer_job_delete),
+        ROUTE("GET", MR "/model_transfer_jobs/{name}/events", .fn = bff_api_transfer_job_events),
         ROUTE("GET", MR "/registered_models", .path = "/registered_models", .query = Q_LIST,
               .flags = F_LIST),
         ROUTE("POST", MR "/registered_models", .path = "/registered_models", .query = Q_NONE),
@@ -513,7 +521,9 @@ int ui_server_new(const struct ui_config *cfg, struct ui_server **ret)
             dup_opt(cfg->registry_name ? cfg->registry_name : "modelplane", &s->registry_name) <
                     0 ||
             dup_opt(cfg->catalog_url, &s->catalog_url) < 0 ||
-            dup_opt(cfg->ca_file, &s->ca_file) < 0)
+            dup_opt(cfg->ca_file, &s->ca_file) < 0 ||
+            dup_opt(cfg->transfer_image ? cfg->transfer_image : UI_TRANSFER_IMAGE_DEFAULT,
+                    &s->transfer_image) < 0)
                 return -ENOMEM;
         s->skip_access_review = cfg->skip_access_review;
         own_ns = cfg->kube ? cfg->kube->namespace : NULL;
@@ -563,6 +573,7 @@ struct ui_server *ui_server_free(struct ui_server *s)
         free(s->registry_name);
         free(s->catalog_url);
         free(s->ca_file);
+        free(s->transfer_image);
         free(s->kube_server);
         explicit_bzero(s->csrf_key, sizeof(s->csrf_key));
         free(s);

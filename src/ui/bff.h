@@ -31,10 +31,13 @@ struct ui_config {
         /* Where further registries are discovered (docs/ui.md, "Several registries"; borrowed);
          * NULL = the namespace of the registry's Service. */
         const char *registry_namespace;
-        bool registry_external;   /* their address from the external-address-rest annotation */
-        bool skip_access_review;  /* every signed-in user may use both (no review) */
-        const char *ca_file;      /* borrowed; for https upstreams, may be NULL */
-        long upstream_timeout_ms; /* registry and catalog calls; 0 = 30 s */
+        bool registry_external;  /* their address from the external-address-rest annotation */
+        bool skip_access_review; /* every signed-in user may use both (no review) */
+        const char *ca_file;     /* borrowed; for https upstreams, may be NULL */
+        /* The image of model transfer jobs' containers (`modelplane async-upload`; borrowed);
+         * NULL = UI_TRANSFER_IMAGE_DEFAULT. */
+        const char *transfer_image;
+        long upstream_timeout_ms;       /* registry and catalog calls; 0 = 30 s */
         const struct kube_config *kube; /* borrowed for the call; NULL = deployment routes 503 */
         struct ui_auth_config auth; /* borrowed strings and arrays, kept for the server's life */
         uint8_t csrf_key[UI_CSRF_KEY_SIZE];
@@ -42,6 +45,7 @@ struct ui_config {
 
 #define UI_REGISTRY_SERVICE_DEFAULT "kubeflow/model-registry-service"
 #define UI_CATALOG_SERVICE_DEFAULT  "kubeflow/model-catalog"
+#define UI_TRANSFER_IMAGE_DEFAULT   "modelplane:latest" /* as deploy/ runs modelplane */
 #define UI_ACCESS_CACHE_SIZE        4096U
 #define UI_ACCESS_TTL_ALLOW         (10 * USEC_PER_SEC)
 #define UI_ACCESS_TTL_DENY          (2 * USEC_PER_SEC)

@@ -10,6 +10,7 @@
 
 #include "json/json-util.h"
 #include "json/yaml-doc.h"
+#include "util/base64.h"
 #include "util/buf.h"
 #include "util/error-detail.h"
 
@@ -757,10 +758,107 @@ int ui_catalog_source_delete(const struct ui_catalog_cms *cms, const char *id,
 
 /* ---- preview ---- */
 
+/* A Secret's name: a DNS subdomain (lowercase letters, digits, '-' and '.', alphanumeric ends). */
+static bool secret_name_ok(const char *s)
+{
+        size_t n = strlen(s);
+
+        if (n == 0 || n > UI_CATALOG_SECRET_NAME_MAX || !isalnum((unsigned char)s[0]) ||
+            !isalnum((unsigned char)s[n - 1]))
+                return false;
+        for (const char *p = s; *p; p++)
+                if (!(islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '-' ||
+                      *p == '.'))
+                        return false;
+        return true;
+}
+
+/* The properties.apiKey of an entry (borrowed; NULL: none or empty). */
+static const char *entry_key(const json_t *e)
+{
+        const char *k = json_string_value(
+                json_object_get(json_object_get(e, "properties"), "apiKey"));
+
+        return k && k[0] ? k : NULL;
+}
+
+int ui_catalog_preview_secret(const struct ui_catalog_cms *cms, const json_t *data, char *ret_name,
+                              struct error_detail *err)
+{
+        CLEANUP(json_decrefp) json_t *def = NULL, *user = NULL;
+        const char *id = json_string_value(json_object_get(data, "id")),
+                   *type = json_string_value(json_object_get(data, "type")),
+                   *given = json_string_value(
+                           json_object_get(json_object_get(data, "properties"), "apiKey"));
+        const json_t *def_e, *user_e;
+        const char *key;
+        char cur[32];
+        int r;
+
+        ret_name[0] = '\0';
+        if (!type || !streq(type, "hf") || empty(id) || !empty(given))
+                return 0;
+        r = parse_both(cms, &def, &user, err);
+        if (r < 0)
+                return r;
+        def_e = find_source(def, id, NULL);
+        user_e = find_source(user, id, NULL);
+        if (!def_e && !user_e)
+                return error_detail_set(err, ERROR_NOT_FOUND, -ENOENT, "no catalog source '%.*s'",
+                                        (int)UI_CATALOG_ID_MAX, id);
+        if (!streq(current_type(def_e, user_e, cur, sizeof(cur)), "hf"))
+                return error_detail_set(err, ERROR_INVALID, -EINVAL,
+                                        "catalog source '%s' is not a Hugging Face source", id);
+        key = user_e && entry_key(user_e) ? entry_key(user_e) : entry_key(def_e);
+        if (!key)
+                return 0;
+        if (!secret_name_ok(key))
+                return error_detail_set(err, ERROR_INVALID, -EINVAL,
+                                        "catalog source '%s': its apiKey names no Secret", id);
+        (void)snprintf(ret_name, UI_CATALOG_SECRET_NAME_MAX + 1, "%s", key);
+        return 1;
+}
+
+int ui_catalog_secret_key(const json_t *secret, char **ret, struct error_detail *err)
+{
+        const char *name = json_string_value(
+                           json_object_get(json_object_get(secret, "metadata"), "name")),
+                   *b64 = json_string_value(
+                           json_object_get(json_object_get(secret, "data"), "apiKey"));
+        char *key = NULL;
+        size_t len = 0;
+        int r;
+
+        if (!name)
+                name = "(unnamed)";
+        if (!b64 || !b64[0])
+                return error_detail_set(
+                        err, ERROR_INVALID, -EINVAL,
+                        "Secret %.253s has no apiKey: the source's key is not there", name);
+        /* base64 of UI_CATALOG_KEY_MAX bytes */
+        if (strlen(b64) > (size_t)(UI_CATALOG_KEY_MAX + 2) / 3 * 4)
+                return error_detail_set(err, ERROR_INVALID, -EINVAL,
+                                        "Secret %.253s: apiKey is longer than %u bytes", name,
+                                        UI_CATALOG_KEY_MAX);
+        r = base64_decode(b64, &key, &len);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 || strlen(key) != len || len > UI_CATALOG_KEY_MAX) {
+                if (r >= 0) {
+                        explicit_bzero(key, len);
+                        free(key);
+                }
+                return error_detail_set(err, ERROR_INVALID, -EINVAL,
+                                        "Secret %.253s: apiKey is not a key (base64 text)", name);
+        }
+        *ret = key;
+        return 0;
+}
+
 /* The properties of a preview's config: an hf source's organization and key; a yaml source's
  * path when the request has no catalog text, else *ret_yaml (borrowed). */
-static int preview_props(const char *type, const json_t *props, json_t *out, const char **ret_yaml,
-                         struct error_detail *err)
+static int preview_props(const char *type, const json_t *props, const char *api_key, json_t *out,
+                         const char **ret_yaml, struct error_detail *err)
 {
         static const char *const hf_props[] = { "allowedOrganization", "apiKey" };
         const char *yaml = json_string_value(json_object_get(props, "yaml")),
@@ -774,6 +872,8 @@ static int preview_props(const char *type, const json_t *props, json_t *out, con
                         if (json_is_string(v) && json_object_set(out, hf_props[i], v) < 0)
                                 return -ENOMEM;
                 }
+                if (api_key && json_object_set_new(out, "apiKey", json_string(api_key)) < 0)
+                        return -ENOMEM;
                 return 0;
         }
         if (!empty(yaml)) {
@@ -793,8 +893,8 @@ static int preview_props(const char *type, const json_t *props, json_t *out, con
 
 /* The config part of a preview: type, the lists, and the type's properties; *ret_yaml is the
  * catalog to send as catalogData (borrowed from data; NULL: none). */
-static int preview_config(const json_t *data, json_t **ret, const char **ret_yaml,
-                          struct error_detail *err)
+static int preview_config(const json_t *data, const char *api_key, json_t **ret,
+                          const char **ret_yaml, struct error_detail *err)
 {
         static const char *const lists[] = { "includedModels", "excludedModels" };
         CLEANUP(json_decrefp) json_t *cfg = NULL, *out_props = NULL;
@@ -824,7 +924,7 @@ static int preview_config(const json_t *data, json_t **ret, const char **ret_yam
                 if (json_array_size(v) > 0 && json_object_set(cfg, lists[i], v) < 0)
                         return -ENOMEM;
         }
-        r = preview_props(type, props, out_props, ret_yaml, err);
+        r = preview_props(type, props, api_key, out_props, ret_yaml, err);
         if (r < 0)
                 return r;
         if (json_object_size(out_props) > 0 && json_object_set(cfg, "properties", out_props) < 0)
@@ -842,8 +942,8 @@ static int add_part(struct buf *b, const char *boundary, const char *name, const
                           boundary, name, file, type, content);
 }
 
-int ui_catalog_preview_body(const json_t *data, const char *boundary, char **ret, size_t *ret_len,
-                            struct error_detail *err)
+int ui_catalog_preview_body(const json_t *data, const char *api_key, const char *boundary,
+                            char **ret, size_t *ret_len, struct error_detail *err)
 {
         CLEANUP(json_decrefp) json_t *cfg = NULL;
         CLEANUP(buf_releasep) struct buf b = BUF_INIT(2 * UI_CATALOG_YAML_MAX);
@@ -851,7 +951,7 @@ int ui_catalog_preview_body(const json_t *data, const char *boundary, char **ret
         const char *yaml = NULL;
         int r;
 
-        r = preview_config(data, &cfg, &yaml, err);
+        r = preview_config(data, api_key, &cfg, &yaml, err);
         if (r < 0)
                 return r;
         text = json_dumps(cfg, JSON_COMPACT);

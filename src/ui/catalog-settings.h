@@ -96,15 +96,42 @@ _warn_unused_result_ int ui_catalog_source_delete(const struct ui_catalog_cms *c
                                                   struct ui_catalog_change *ret, json_t **ret_view,
                                                   struct error_detail *err);
 
+/* The longest Secret name (a DNS subdomain) and API key read from a Secret. */
+#define UI_CATALOG_SECRET_NAME_MAX 253U
+#define UI_CATALOG_KEY_MAX         4096U
+
+/*
+ * The Secret a preview reads its key from (upstream's BFF does): data (upstream's
+ * CatalogSourcePreviewRequest, borrowed) of type hf that names a configured source by its "id" and
+ * carries no properties.apiKey. Returns 1 with the Secret's name (the source's properties.apiKey,
+ * its user entry's, else its default's) in ret_name, which has UI_CATALOG_SECRET_NAME_MAX + 1
+ * bytes; 0 when the preview reads none (another type, no id, a key in the request, a source
+ * without a key); -ENOENT (no such source), -EINVAL (the id names a source of another type, a
+ * sources.yaml that does not parse, a key property that is no Secret name), -ENOMEM; err says why.
+ */
+_warn_unused_result_ int ui_catalog_preview_secret(const struct ui_catalog_cms *cms,
+                                                   const json_t *data, char *ret_name,
+                                                   struct error_detail *err);
+
+/*
+ * The API key of a Secret (the object as the API server answers it, borrowed): its data.apiKey,
+ * base64-decoded, at most UI_CATALOG_KEY_MAX bytes, no NUL. 0 with *ret (owned; the caller wipes
+ * and frees it), -EINVAL in words (no apiKey in it, not base64, too long), -ENOMEM.
+ */
+_warn_unused_result_ int ui_catalog_secret_key(const json_t *secret, char **ret,
+                                               struct error_detail *err);
+
 /*
  * Upstream's CatalogSourcePreviewRequest (data, borrowed) as the catalog's POST /sources/preview
  * body, multipart/form-data with boundary, as upstream's BFF sends it: the part "config"
  * (config.json: type, includedModels, excludedModels, and properties: allowedOrganization and
  * apiKey of an hf source, yamlCatalogPath of a yaml source without yaml) and, for a yaml source
- * with properties.yaml, the part "catalogData" (catalog.yaml). Returns 0 with *ret (owned, NUL
+ * with properties.yaml, the part "catalogData" (catalog.yaml). api_key (borrowed; NULL: none)
+ * is an hf source's key read from its Secret (ui_catalog_preview_secret()), sent in place of the
+ * request's. Returns 0 with *ret (owned, NUL
  * terminated) and *ret_len; -EINVAL (400) with the reason in err; -EEXIST when the boundary
  * occurs in the content (choose another); -ENOMEM.
  */
-_warn_unused_result_ int ui_catalog_preview_body(const json_t *data, const char *boundary,
-                                                 char **ret, size_t *ret_len,
+_warn_unused_result_ int ui_catalog_preview_body(const json_t *data, const char *api_key,
+                                                 const char *boundary, char **ret, size_t *ret_len,
                                                  struct error_detail *err);

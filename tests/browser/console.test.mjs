@@ -198,11 +198,11 @@ test('browse the catalog with a filter and open a model', async () => {
   const sources = page.getByTestId('sources-table');
   await sources.getByText('Demo Models').waitFor({ timeout: T });
   await sources.getByText('Missing Models').waitFor({ timeout: T });
-  await page.getByTestId('catalog-models-table').getByRole('link', { name: 'granite-demo' }).waitFor({ timeout: T });
+  await page.getByTestId('catalog-models').getByRole('link', { name: 'granite-demo' }).waitFor({ timeout: T });
   await screenshot(page, 'catalog');
   await noA11yViolations(page, 'catalog');
   await page.getByLabel('Filter by license').selectOption('mit');
-  await waitFor('the license filter', async () => (await page.getByTestId('catalog-models-table').getByRole('link').allInnerTexts()).join(',') === 'vision-demo', T);
+  await waitFor('the license filter', async () => (await page.getByTestId('catalog-models').getByRole('link').allInnerTexts()).join(',') === 'vision-demo', T);
   await page.getByLabel('Filter by license').selectOption('apache-2.0');
   await page.getByRole('link', { name: 'granite-demo' }).waitFor({ timeout: T });
   await page.getByRole('link', { name: 'granite-demo' }).click();

@@ -51,7 +51,7 @@ test('on a narrow screen (760 px) the navigation is behind the masthead toggle a
   await page.getByRole('heading', { name: 'Catalog', level: 1 }).waitFor({ timeout: T });
   // following a link folds the navigation away again
   await waitFor('the navigation to close', async () => (await toggle.getAttribute('aria-expanded')) === 'false', T);
-  await page.getByTestId('catalog-models-table').getByRole('link', { name: 'granite-demo' }).waitFor({ timeout: T });
+  await page.getByTestId('catalog-models').getByRole('link', { name: 'granite-demo' }).waitFor({ timeout: T });
   await screenshot(page, 'narrow-catalog');
   await noA11yViolations(page, 'catalog (760 px)');
 
@@ -62,7 +62,7 @@ test('on a narrow screen (760 px) the navigation is behind the masthead toggle a
 
   // between the stacked layout and the wide one, table headers wrap instead of ending in "…"
   await page.setViewportSize({ width: 800, height: 900 });
-  for (const [url, table] of [['#/catalog', 'catalog-models-table'], ['#/catalog', 'sources-table']]) {
+  for (const [url, table] of [['#/catalog?view=table', 'catalog-models-table'], ['#/catalog', 'sources-table']]) {
     await page.goto(`${stack.url}/${url}`);
     await page.getByTestId(table).locator('thead th').first().waitFor({ timeout: T });
     const cut = await page.getByTestId(table).locator('thead th').evaluateAll((ths) => ths.filter((th) => th.scrollWidth > th.clientWidth + 1 || window.getComputedStyle(th).textOverflow === 'ellipsis').map((th) => th.textContent));
@@ -147,14 +147,32 @@ test('a catalog model card of hostile Markdown and HTML renders as inert, readab
 
 test('catalog filters and search live in the URL, survive a reload, and show as chips', async () => {
   const page = await userPage(browser, 'alice');
+  const fetched = [];
+  await page.route('https://logos.example.com/**', (r) => {
+    fetched.push({ url: r.request().url(), referer: r.request().headers().referer ?? '' });
+    return r.abort();
+  });
   await page.goto(`${stack.url}/#/catalog`);
-  const table = page.getByTestId('catalog-models-table');
+  const table = page.getByTestId('catalog-models');
   await table.getByRole('link', { name: 'granite-demo' }).waitFor({ timeout: T });
-  // logos: granite-demo's data URI shown beside its name; vision-demo's https address is not
-  // fetched (the CSP would refuse it: noProblems below)
-  const logo = (model) => table.locator('tbody tr', { hasText: model }).getByTestId('catalog-logo');
+  // cards with logos: granite-demo's data URI; vision-demo's https address is never asked for
+  // (no third-party host from a visitor's browser): the fallback icon, as for a model without a
+  // logo or with a hostile one, inert
+  const card = (model) => table.getByTestId('catalog-model-card').filter({ has: page.getByRole('heading', { name: model, exact: true }) });
+  const logo = (model) => card(model).getByTestId('catalog-logo');
   assert.match(await logo('granite-demo').getAttribute('src'), /^data:image\/svg\+xml;base64,/);
-  assert.equal(await logo('vision-demo').count(), 0);
+  for (const hostile of ['vision-demo', 'hostile-logo-demo', 'hostile-logo2-demo']) {
+    assert.equal(await logo(hostile).count(), 0, `${hostile}: its logo was rendered`);
+    assert.equal(await card(hostile).getByTestId('catalog-logo-fallback').count(), 1);
+  }
+  assert.equal(await page.locator('img[onerror], img[src^="javascript:"]').count(), 0);
+  assert.deepEqual(fetched, [], 'the page asked a logo host');
+  assert.equal(await page.evaluate(() => window.__logoPwned), undefined, 'a hostile logo ran script');
+  // name, provider, description, labels and source on a card
+  const vision = await card('vision-demo').innerText();
+  for (const want of ['Other Labs', 'A demo vision model under MIT.', 'image-classification', 'mit', 'Demo Models']) assert.ok(vision.includes(want), `vision-demo's card lacks ${want}: ${vision}`);
+  await screenshot(page, 'catalog-cards');
+  await noA11yViolations(page, 'catalog cards');
   // curated filters with readable names, not the raw keys
   for (const f of ['task', 'provider', 'license', 'language']) await page.getByRole('combobox', { name: `Filter by ${f}` }).waitFor({ timeout: T });
   assert.equal(await page.getByRole('combobox', { name: /model_type|format/ }).count(), 0);
@@ -181,6 +199,19 @@ test('catalog filters and search live in the URL, survive a reload, and show as 
   assert.equal(await page.getByLabel('Search catalog models').inputValue(), 'granite');
   assert.equal(await page.getByRole('combobox', { name: 'Filter by task' }).inputValue(), 'text-generation');
   await waitFor('the chips after the reload', async () => /Task text-generation/.test(await chipText()) && /Language en/.test(await chipText()), T);
+
+  // the table view: a toggle, in the URL, kept by a reload
+  await page.getByRole('button', { name: 'Table' }).click();
+  const rows = page.getByTestId('catalog-models-table');
+  await rows.getByRole('link', { name: 'granite-demo' }).waitFor({ timeout: T });
+  await waitFor('the view in the URL', () => /view=table/.test(page.url()) && /task=text-generation/.test(page.url()), T);
+  await page.reload();
+  await rows.getByRole('link', { name: 'granite-demo' }).waitFor({ timeout: T });
+  assert.equal(await page.getByTestId('catalog-models').count(), 0);
+  await noA11yViolations(page, 'catalog table view');
+  await page.getByRole('button', { name: 'Cards' }).click();
+  await table.getByRole('link', { name: 'granite-demo' }).waitFor({ timeout: T });
+  await waitFor('no view in the URL', () => !/view=/.test(page.url()), T);
 
   // removing a chip removes its filter, from the list and from the URL
   await chips.filter({ hasText: 'Language' }).getByRole('button', { name: /close/i }).first().click();
@@ -441,7 +472,7 @@ test('register and deploy from the catalog: the form from the catalog, then the 
 test('the catalog page number is in the URL too: a reload of page 2 shows page 2', async () => {
   const page = await userPage(browser, 'alice');
   await page.goto(`${stack.url}/#/catalog?source=paging_models`);
-  const table = page.getByTestId('catalog-models-table');
+  const table = page.getByTestId('catalog-models');
   const names = () => table.getByRole('link').allInnerTexts();
   await table.getByRole('link', { name: 'zz-paging-00' }).waitFor({ timeout: T });
   assert.equal((await names()).length, 20);

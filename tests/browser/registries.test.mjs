@@ -5,6 +5,7 @@
 // axe-core on every page visited.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { Buffer } from 'node:buffer';
 import { join } from 'node:path';
 import { FULL, Stack, apply, kubectl, registry, waitFor } from './stack.mjs';
 import { axe, launch, screenshot, userPage } from './browser.mjs';
@@ -183,7 +184,7 @@ test('catalog sources: an administrator adds a YAML source, disables a default o
   await noA11yViolations(page, 'catalog sources');
 
   // a bad id is refused in the page, nothing sent
-  await page.getByLabel('Id').fill('Team-Models');
+  await page.locator('#source-id').fill('Team-Models');
   await page.locator('#source-name').fill('Team models');
   await page.getByLabel('Catalog (YAML)').fill('source: Team\nmodels:\n- name: team/m1\n');
   await page.getByRole('button', { name: 'Add source' }).click();
@@ -191,7 +192,7 @@ test('catalog sources: an administrator adds a YAML source, disables a default o
   assert.equal(userSources(), null);
 
   // added: the entry and its catalog in the user ConfigMap
-  await page.getByLabel('Id').fill('team_models');
+  await page.locator('#source-id').fill('team_models');
   await page.getByRole('button', { name: 'Add source' }).click();
   await page.getByText('Source team_models added').waitFor({ timeout: T });
   await table.locator('tbody tr', { hasText: 'Team models' }).waitFor({ timeout: T });
@@ -205,9 +206,13 @@ test('catalog sources: an administrator adds a YAML source, disables a default o
   await screenshot(page, 'catalog-sources');
   await noA11yViolations(page, 'catalog sources after changes');
 
-  // deleted, after the confirmation
-  page.once('dialog', (d) => d.accept());
+  // deleted, after the confirmation: typing the id
   await page.getByRole('button', { name: 'Delete Team models' }).click();
+  const confirm = page.getByRole('dialog');
+  const del = confirm.getByRole('button', { name: 'Delete', exact: true });
+  assert.equal(await del.isDisabled(), true, 'Delete before the id was typed');
+  await confirm.getByLabel('Type the source id, team_models, to confirm').fill('team_models');
+  await del.click();
   await page.getByText('Source team_models deleted.').waitFor({ timeout: T });
   await waitFor('the row to go', async () => (await table.locator('tbody tr', { hasText: 'Team models' }).count()) === 0, T);
   assert.equal(userSources()['team_models.yaml'], undefined);
@@ -220,4 +225,113 @@ test('catalog sources: an administrator adds a YAML source, disables a default o
   await banner.waitFor({ timeout: T });
   assert.match(await banner.innerText(), /mallory may not get configmaps/);
   await noA11yViolations(other, 'catalog sources, refused');
+});
+
+test('catalog sources: a Hugging Face source added with its preview, edited (previewed with its stored token), disabled and deleted; problems and refusals in words', { skip: NEEDS_FULL }, async () => {
+  const ns = stack.nsA;
+  // cat-admin (the test above) may also use the catalog, for the preview
+  apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'registry-user-cat-admin', namespace: ns },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'registry-user' },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'cat-admin' }],
+  });
+  const userSources = () => JSON.parse(kubectl(['-n', ns, 'get', 'configmap', 'model-catalog-sources', '-o', 'json'])).data;
+  const secret = () => {
+    try {
+      return JSON.parse(kubectl(['-n', ns, 'get', 'secret', 'catalog-hub-src-apikey', '-o', 'json']));
+    } catch {
+      return null;
+    }
+  };
+  const page = await userPage(browser, 'cat-admin');
+  const table = page.getByTestId('sources-table');
+  await page.goto(`${stack.url}/#/settings/catalog`);
+  await table.locator('tbody tr', { hasText: 'Shipped models' }).waitFor({ timeout: T });
+  await page.getByLabel('Source type').selectOption('hf');
+  const add = page.getByRole('form', { name: 'Add a catalog source' });
+
+  // the problems, in words, field by field; nothing sent
+  await add.getByRole('button', { name: 'Add source' }).click();
+  for (const words of ['An id is required.', 'A name is required.', 'An organization is required: the Hugging Face organization whose models the source lists.']) await add.getByText(words).waitFor({ timeout: T });
+  await page.locator('#source-id').fill('hub src');
+  await page.locator('#source-key').fill('not-a-token');
+  await page.locator('#source-org').fill('ibm-granite/x');
+  await add.getByText('Only lowercase letters, digits and underscores.').waitFor({ timeout: T });
+  await add.getByText('A Hugging Face access token starts with "hf_".').waitFor({ timeout: T });
+  await add.getByText('An organization name: letters, digits, "-", "_" and ".", without "/" or spaces.').waitFor({ timeout: T });
+  assert.equal(/hub_src/.test(userSources()['sources.yaml']), false);
+  await noA11yViolations(page, 'the Hugging Face form with its problems');
+
+  // filled in, previewed (the hub stand-in's ibm-granite models), added
+  await page.locator('#source-id').fill('hub_src');
+  await page.locator('#source-name').fill('Granite on the hub');
+  await page.locator('#source-org').fill('ibm-granite');
+  await page.locator('#source-key').fill('hf_good');
+  assert.equal(await page.locator('#source-key').getAttribute('type'), 'password');
+  await page.locator('#source-excluded').fill('*embedding*');
+  const preview = page.getByTestId('add-preview');
+  await preview.getByRole('button', { name: 'Preview models' }).click();
+  await preview.getByText('ibm-granite/granite-3.0-2b-instruct').waitFor({ timeout: T });
+  assert.match(await preview.getByTestId('preview-summary').innerText(), /^\d+ models: \d+ included, [1-9]\d* excluded/);
+  await noA11yViolations(page, 'the Hugging Face form with its preview');
+  await add.getByRole('button', { name: 'Add source' }).click();
+  await page.getByText('Source hub_src added').waitFor({ timeout: T });
+  const row = table.locator('tbody tr', { hasText: 'Granite on the hub' });
+  await row.getByText('Hugging Face').waitFor({ timeout: T });
+  assert.equal(Buffer.from(secret().data.apiKey, 'base64').toString(), 'hf_good');
+  assert.equal(/hf_good/.test(userSources()['sources.yaml']), false, 'the token in the ConfigMap');
+  assert.equal(await page.locator('#source-key').inputValue(), '', 'the token left in the form');
+
+  // edited: the token is never shown back; the preview uses the stored one (read from its Secret)
+  await page.getByRole('button', { name: 'Edit Granite on the hub' }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.locator('#edit-source-org').waitFor({ timeout: T });
+  assert.equal(await dialog.locator('#edit-source-key').inputValue(), '');
+  assert.equal(await dialog.locator('#edit-source-excluded').inputValue(), '*embedding*');
+  assert.equal((await page.content()).includes('hf_good'), false, 'the token in the page');
+  await dialog.locator('#edit-source-included').fill('granite-3.0-*');
+  await dialog.getByRole('button', { name: 'Preview models' }).click();
+  await dialog.getByTestId('edit-preview').getByText('ibm-granite/granite-3.0-8b-instruct').waitFor({ timeout: T });
+  await noA11yViolations(page, 'the edit dialog');
+  await screenshot(page, 'catalog-source-edit');
+  await dialog.getByRole('button', { name: 'Save' }).click();
+  await page.getByText('Source hub_src saved').waitFor({ timeout: T });
+  assert.match(userSources()['sources.yaml'], /granite-3\.0-\*/);
+  assert.equal(Buffer.from(secret().data.apiKey, 'base64').toString(), 'hf_good', 'the stored token kept');
+
+  // disabled by its switch, then deleted after typing its id; its Secret goes with it
+  await page.locator('label[for="enabled-hub_src"]').click();
+  await page.getByText('Source hub_src disabled.').waitFor({ timeout: T });
+  assert.match(userSources()['sources.yaml'], /id: hub_src[^]*enabled: false/);
+  await page.getByRole('button', { name: 'Delete Granite on the hub' }).click();
+  await page.getByRole('dialog').getByLabel('Type the source id, hub_src, to confirm').fill('hub_src');
+  await page.getByRole('dialog').getByRole('button', { name: 'Delete', exact: true }).click();
+  await page.getByText('Source hub_src deleted.').waitFor({ timeout: T });
+  await waitFor('the row to go', async () => (await row.count()) === 0, T);
+  assert.equal(secret(), null);
+
+  // a default source's edit: its name and catalog read-only; a user who may read but not write
+  // the ConfigMaps is refused in words, in the dialog
+  apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'catalog-reader', namespace: ns },
+    rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }],
+  });
+  apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'catalog-reader-cat-viewer', namespace: ns },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'catalog-reader' },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'cat-viewer' }],
+  });
+  const viewer = await userPage(browser, 'cat-viewer');
+  await viewer.goto(`${stack.url}/#/settings/catalog`);
+  await viewer.getByRole('button', { name: 'Edit Shipped models' }).click();
+  const d2 = viewer.getByRole('dialog');
+  await d2.locator('#edit-source-excluded').waitFor({ timeout: T });
+  assert.equal(await d2.locator('#edit-source-name').getAttribute('readonly'), '');
+  await d2.locator('#edit-source-excluded').fill('old/*');
+  await d2.getByRole('button', { name: 'Save' }).click();
+  const refused = d2.getByTestId('edit-error');
+  await refused.waitFor({ timeout: T });
+  assert.match(await refused.innerText(), /cat-viewer may not update configmaps model-catalog-sources/);
+  await noA11yViolations(viewer, 'the edit dialog, refused');
+  assert.deepEqual(page.problems, [], 'console errors or CSP violations in the page');
 });

@@ -72,11 +72,11 @@ export class Stack {
     this.suffix = String(process.pid);
   }
 
-  /** Starts BIN args..., logs in dir/name.log; resolves with the port of its "listening on" line. */
-  async serve(name, args) {
+  /** Starts BIN args... (env added to ours), logs in dir/name.log; resolves with the port of its "listening on" line. */
+  async serve(name, args, env = {}) {
     const log = join(this.dir, `${name}.log`);
     const out = openSync(log, 'a');
-    const p = spawn(BIN, args, { stdio: ['ignore', 'pipe', out] });
+    const p = spawn(BIN, args, { stdio: ['ignore', 'pipe', out], env: { ...process.env, ...env } });
     this.procs.push(p);
     let text = '';
     p.stdout.on('data', (b) => {
@@ -86,6 +86,21 @@ export class Stack {
     return waitFor(`${name} to listen (log ${log})`, () => {
       if (p.exitCode !== null) throw new Error(`${name} exited ${p.exitCode}: ${readFileSync(log, 'utf8').slice(-2000)}`);
       const m = /listening on \S*:(\d+)/.exec(text);
+      return m ? Number(m[1]) : null;
+    }, 60_000);
+  }
+
+  /** tests/catalog/fake-hf-hub.py on a free port; resolves with it. */
+  async hub() {
+    const p = spawn('python3', [join(ROOT, 'tests/catalog/fake-hf-hub.py'), join(ROOT, 'tests/fixtures/catalog/hf')], { stdio: ['ignore', 'pipe', 'ignore'] });
+    this.procs.push(p);
+    let text = '';
+    p.stdout.on('data', (b) => {
+      text += b.toString();
+    });
+    return waitFor('the hub stand-in to listen', () => {
+      if (p.exitCode !== null) throw new Error(`fake-hf-hub.py exited ${p.exitCode}`);
+      const m = /^port (\d+)/m.exec(text);
       return m ? Number(m[1]) : null;
     }, 60_000);
   }
@@ -105,14 +120,22 @@ export class Stack {
     }
   }
 
-  async start() {
+  /** opts.catalogSources: the catalog's sources file (default: tests/browser/fixtures' copy). */
+  async start(opts = {}) {
     // registry and catalog
     this.registryPort = await this.serve('registry', ['registry', '-n', '127.0.0.1', '-p', '0', '--database', join(this.dir, 'registry.db')]);
     this.registryUrl = `http://127.0.0.1:${this.registryPort}`;
-    const cat = join(this.dir, 'catalog');
-    mkdirSync(cat);
-    for (const f of ['sources.yaml', 'demo-models.yaml', 'paging-models.yaml', 'demo-mcp-servers.yaml']) copyFileSync(join(ROOT, 'tests/browser/fixtures', f), join(cat, f));
-    this.catalogPort = await this.serve('catalog', ['catalog', '--listen', '127.0.0.1:0', '--catalogs-path', join(cat, 'sources.yaml')]);
+    let sources = opts.catalogSources;
+    if (!sources) {
+      const cat = join(this.dir, 'catalog');
+      mkdirSync(cat);
+      for (const f of ['sources.yaml', 'demo-models.yaml', 'paging-models.yaml', 'demo-mcp-servers.yaml']) copyFileSync(join(ROOT, 'tests/browser/fixtures', f), join(cat, f));
+      sources = join(cat, 'sources.yaml');
+    }
+    // the catalog's hf previews go to the local stand-in for the Hugging Face hub (its wire
+    // format; the catalog's hf tests' server), never to the internet
+    this.hubPort = await this.hub();
+    this.catalogPort = await this.serve('catalog', ['catalog', '--listen', '127.0.0.1:0', '--catalogs-path', sources], { HF_ENDPOINT: `http://127.0.0.1:${this.hubPort}` });
     this.catalogUrl = `http://127.0.0.1:${this.catalogPort}`;
 
     if (!FULL) {

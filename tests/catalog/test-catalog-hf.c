@@ -749,6 +749,8 @@ Test(hf, source_preview_over_http)
         long status = 0;
         CURL *c;
 
+        /* previews go to the catalog's own hub address, never to one the config names */
+        cr_assert_eq(setenv("HF_ENDPOINT", hub_url, 1), 0);
         cr_assert_eq(catalog_service_new(&(struct catalog_service_config){ .config_paths = &path,
                                                                            .n_config_paths = 1,
                                                                            .hf_opts = &fast_opts },
@@ -762,8 +764,8 @@ Test(hf, source_preview_over_http)
         snprintf(body, sizeof(body),
                  "--B\r\nContent-Disposition: form-data; name=\"config\"\r\n\r\n"
                  "type: hf\nincludedModels: [\"ibm-granite/*\", \"ibm-granite/gone\"]\n"
-                 "excludedModels: [\"*embedding*\"]\nproperties: {url: \"%s\"}\n\r\n--B--\r\n",
-                 hub_url);
+                 "excludedModels: [\"*embedding*\"]\n"
+                 "properties: {url: \"http://127.0.0.1:9\"}\n\r\n--B--\r\n");
         c = curl_easy_init();
         h = curl_slist_append(h, "Content-Type: multipart/form-data; boundary=B");
         curl_easy_setopt(c, CURLOPT_URL, url);
@@ -790,13 +792,43 @@ Test(hf, source_preview_over_http)
         buf_reset(&b);
         snprintf(body, sizeof(body),
                  "--B\r\nContent-Disposition: form-data; name=\"config\"\r\n\r\n"
-                 "type: hf\nincludedModels: [\"*\"]\nproperties: {url: \"%s\"}\n\r\n--B--\r\n",
-                 hub_url);
+                 "type: hf\nincludedModels: [\"*\"]\nproperties: {}\n\r\n--B--\r\n");
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
         cr_assert_eq(curl_easy_perform(c), CURLE_OK);
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
         cr_assert_eq(status, 422, "%s", buf_str(&b));
         cr_assert(strstr(buf_str(&b), "is not supported"), "%s", buf_str(&b));
+
+        /* the config's own key (the console's): checked first and sent; a rejected one is a 422 */
+        buf_reset(&b);
+        snprintf(body, sizeof(body),
+                 "--B\r\nContent-Disposition: form-data; name=\"config\"\r\n\r\n"
+                 "type: hf\nincludedModels: [\"acme-private/secret-model\"]\n"
+                 "properties: {apiKey: hf_good}\n\r\n--B--\r\n");
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+        cr_assert_eq(curl_easy_perform(c), CURLE_OK);
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+        cr_assert_eq(status, 200, "%s", buf_str(&b));
+        {
+                char auth[128] = "";
+
+                cr_assert_geq(hub_count("/api/whoami-v2", auth, sizeof(auth)), 1);
+                cr_assert_str_eq(auth, "Bearer hf_good");
+                cr_assert_geq(hub_count("/api/models/acme-private/secret-model", auth,
+                                        sizeof(auth)),
+                              1);
+                cr_assert_str_eq(auth, "Bearer hf_good");
+        }
+        buf_reset(&b);
+        snprintf(body, sizeof(body),
+                 "--B\r\nContent-Disposition: form-data; name=\"config\"\r\n\r\n"
+                 "type: hf\nincludedModels: [\"acme-private/secret-model\"]\n"
+                 "properties: {apiKey: hf_revoked}\n\r\n--B--\r\n");
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+        cr_assert_eq(curl_easy_perform(c), CURLE_OK);
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+        cr_assert_eq(status, 422, "%s", buf_str(&b));
+        cr_assert(strstr(buf_str(&b), "invalid Hugging Face API credentials"), "%s", buf_str(&b));
         curl_easy_cleanup(c);
         curl_slist_free_all(h);
         buf_release(&b);

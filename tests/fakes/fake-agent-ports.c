@@ -85,7 +85,17 @@ static int fake_fetch_fn(void *userdata, const char *uri, const char *dir,
         return 0;
 }
 
-static const struct agent_fetch_ops fake_fetch_ops = { .fetch = fake_fetch_fn };
+static void fake_worker_end(void *userdata)
+{
+        struct fake_fetch *f = userdata;
+
+        pthread_mutex_lock(&f->lock);
+        f->worker_ends++;
+        pthread_mutex_unlock(&f->lock);
+}
+
+static const struct agent_fetch_ops fake_fetch_ops = { .fetch = fake_fetch_fn,
+                                                       .worker_end = fake_worker_end };
 
 void fake_fetch_init(struct fake_fetch *f)
 {

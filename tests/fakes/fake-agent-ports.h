@@ -35,6 +35,7 @@ struct fake_fetch {
         size_t n_calls;
         unsigned running;
         unsigned cancelled;           /* blocked downloads that returned -ECANCELED */
+        unsigned worker_ends;         /* download workers that ended (worker_end) */
         struct agent_fetch_port port; /* hand &port to agent_options.fetch_port */
 };
 

@@ -4,7 +4,9 @@
  * input is split at its first two lines "%%" into the default ConfigMap's sources.yaml, the user
  * ConfigMap's sources.yaml and a JSON payload (a text format, so the corpus is text). Each goes through the list, a get, a create, an
  * update and a delete; whatever a change writes must read back: its sources.yaml parses again
- * and lists the created source (the writer's output is the reader's input).
+ * and lists the created source (the writer's output is the reader's input). The payload also
+ * goes through the preview's Secret lookup (as a preview request) and the Secret's key reader (as
+ * a Secret object): a name and a key within their limits, or a refusal.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -74,6 +76,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         if (ui_catalog_source_get(&cms, "a", &view, &e) == 0)
                 json_decref(view);
+        if (payload) {
+                char name[UI_CATALOG_SECRET_NAME_MAX + 1];
+                char *key = NULL;
+
+                if (ui_catalog_preview_secret(&cms, payload, name, &e) == 1 &&
+                    (name[0] == '\0' || strlen(name) > UI_CATALOG_SECRET_NAME_MAX))
+                        abort();
+                if (ui_catalog_secret_key(payload, &key, &e) == 0) {
+                        if (strlen(key) > UI_CATALOG_KEY_MAX)
+                                abort();
+                        free(key);
+                }
+        }
         json_decref(payload);
         json_decref(defaults);
         json_decref(user);

@@ -410,7 +410,7 @@ Test(catalog_settings, preview_body_is_what_the_catalog_reads)
         char *body = NULL;
         struct error_detail e = { 0 };
 
-        cr_assert_eq(ui_catalog_preview_body(d, "BND", &body, &len, &e), 0, "%s", e.message);
+        cr_assert_eq(ui_catalog_preview_body(d, NULL, "BND", &body, &len, &e), 0, "%s", e.message);
         cr_assert_eq(catalog_multipart_find(CT, body, len, "catalogData", &part, &plen), 0);
         cr_assert_eq(plen, strlen(CATALOG));
         cr_assert_eq(memcmp(part, CATALOG, plen), 0);
@@ -425,14 +425,14 @@ Test(catalog_settings, preview_body_is_what_the_catalog_reads)
 
         /* a yaml source by path; an hf source's organization and key */
         d = json_pack("{s:s,s:{s:s}}", "type", "yaml", "properties", "yamlCatalogPath", "a.yaml");
-        cr_assert_eq(ui_catalog_preview_body(d, "BND", &body, &len, &e), 0);
+        cr_assert_eq(ui_catalog_preview_body(d, NULL, "BND", &body, &len, &e), 0);
         cr_assert_eq(catalog_multipart_find(CT, body, len, "catalogData", &part, &plen), -ENOENT);
         cr_assert_not_null(strstr(body, "\"yamlCatalogPath\":\"a.yaml\""), "%s", body);
         free(body);
         json_decref(d);
         d = json_pack("{s:s,s:{s:s,s:s,s:s}}", "type", "hf", "properties", "allowedOrganization",
                       "ibm", "apiKey", "hf_x", "yaml", "ignored");
-        cr_assert_eq(ui_catalog_preview_body(d, "BND", &body, &len, &e), 0);
+        cr_assert_eq(ui_catalog_preview_body(d, NULL, "BND", &body, &len, &e), 0);
         cr_assert_not_null(strstr(body, "\"allowedOrganization\":\"ibm\""), "%s", body);
         cr_assert_null(strstr(body, "ignored"), "%s", body);
         free(body);
@@ -440,14 +440,135 @@ Test(catalog_settings, preview_body_is_what_the_catalog_reads)
 
         /* refusals in words; a boundary inside the content */
         d = json_pack("{s:s}", "type", "yaml");
-        cr_assert_eq(ui_catalog_preview_body(d, "BND", &body, &len, &e), -EINVAL);
+        cr_assert_eq(ui_catalog_preview_body(d, NULL, "BND", &body, &len, &e), -EINVAL);
         cr_assert_not_null(strstr(e.message, "properties.yaml"), "%s", e.message);
         json_decref(d);
         d = json_pack("{s:s}", "type", "git");
-        cr_assert_eq(ui_catalog_preview_body(d, "BND", &body, &len, &e), -EINVAL);
+        cr_assert_eq(ui_catalog_preview_body(d, NULL, "BND", &body, &len, &e), -EINVAL);
         cr_assert_not_null(strstr(e.message, "yaml or hf"), "%s", e.message);
         json_decref(d);
         d = json_pack("{s:s,s:{s:s}}", "type", "yaml", "properties", "yaml", "models: [] # BND");
-        cr_assert_eq(ui_catalog_preview_body(d, "BND", &body, &len, &e), -EEXIST);
+        cr_assert_eq(ui_catalog_preview_body(d, NULL, "BND", &body, &len, &e), -EEXIST);
         json_decref(d);
+}
+
+/* A preview naming a configured hf source without a key: the Secret its properties.apiKey names
+ * (the user entry's, else the default's); nothing for any other request. */
+Test(catalog_settings, preview_of_a_configured_hf_source_reads_its_secret)
+{
+        static const char USER_HF[] = "catalogs:\n"
+                                      "- id: hub\n"
+                                      "  properties:\n"
+                                      "    apiKey: catalog-hub-apikey\n"
+                                      "- id: mine\n"
+                                      "  name: Mine\n"
+                                      "  type: hf\n"
+                                      "  properties:\n"
+                                      "    allowedOrganization: acme\n"
+                                      "- id: odd\n"
+                                      "  name: Odd\n"
+                                      "  type: hf\n"
+                                      "  properties:\n"
+                                      "    apiKey: 'Not A Secret/Name'\n";
+        json_t *defaults = json_pack("{s:s}", UI_CATALOG_SOURCES_KEY, DEFAULTS),
+               *user = json_pack("{s:s}", UI_CATALOG_SOURCES_KEY, USER_HF), *d;
+        struct ui_catalog_cms cms = { defaults, user };
+        struct error_detail e = { 0 };
+        char name[UI_CATALOG_SECRET_NAME_MAX + 1];
+
+        /* the default hf source with the user's override naming its Secret */
+        d = json_pack("{s:s,s:s,s:{s:s}}", "id", "hub", "type", "hf", "properties",
+                      "allowedOrganization", "ibm-granite");
+        cr_assert_eq(ui_catalog_preview_secret(&cms, d, name, &e), 1, "%s", e.message);
+        cr_assert_str_eq(name, "catalog-hub-apikey");
+        json_decref(d);
+        /* a key in the request wins; an empty one does not count as a key */
+        d = json_pack("{s:s,s:s,s:{s:s}}", "id", "hub", "type", "hf", "properties", "apiKey",
+                      "hf_typed");
+        cr_assert_eq(ui_catalog_preview_secret(&cms, d, name, &e), 0);
+        json_decref(d);
+        d = json_pack("{s:s,s:s,s:{s:s}}", "id", "hub", "type", "hf", "properties", "apiKey", "");
+        cr_assert_eq(ui_catalog_preview_secret(&cms, d, name, &e), 1);
+        json_decref(d);
+        /* no id, a yaml request, a source without a key: nothing to read */
+        d = json_pack("{s:s}", "type", "hf");
+        cr_assert_eq(ui_catalog_preview_secret(&cms, d, name, &e), 0);
+        json_decref(d);
+        d = json_pack("{s:s,s:s}", "id", "hub", "type", "yaml");
+        cr_assert_eq(ui_catalog_preview_secret(&cms, d, name, &e), 0);
+        json_decref(d);
+        d = json_pack("{s:s,s:s}", "id", "mine", "type", "hf");
+        cr_assert_eq(ui_catalog_preview_secret(&cms, d, name, &e), 0);
+        json_decref(d);
+        /* refusals in words */
+        d = json_pack("{s:s,s:s}", "id", "nope", "type", "hf");
+        cr_assert_eq(ui_catalog_preview_secret(&cms, d, name, &e), -ENOENT);
+        cr_assert_str_eq(e.message, "no catalog source 'nope'");
+        json_decref(d);
+        d = json_pack("{s:s,s:s}", "id", "dora_ai_models", "type", "hf");
+        cr_assert_eq(ui_catalog_preview_secret(&cms, d, name, &e), -EINVAL);
+        cr_assert_str_eq(e.message, "catalog source 'dora_ai_models' is not a Hugging Face source");
+        json_decref(d);
+        d = json_pack("{s:s,s:s}", "id", "odd", "type", "hf");
+        cr_assert_eq(ui_catalog_preview_secret(&cms, d, name, &e), -EINVAL);
+        cr_assert_str_eq(e.message, "catalog source 'odd': its apiKey names no Secret");
+        json_decref(d);
+        json_decref(defaults);
+        json_decref(user);
+}
+
+Test(catalog_settings, secret_key_is_its_decoded_apikey_and_goes_into_the_preview)
+{
+        static const char CT[] = "multipart/form-data; boundary=BND";
+        json_t *s = json_pack("{s:{s:s},s:{s:s}}", "metadata", "name", "catalog-hub-apikey", "data",
+                              "apiKey", "aGZfZ29vZA==" /* hf_good */),
+               *d;
+        struct catalog_source_config src = { 0 };
+        struct error_detail e = { 0 };
+        const char *part;
+        char *key = NULL, *body = NULL;
+        size_t len, plen;
+
+        cr_assert_eq(ui_catalog_secret_key(s, &key, &e), 0, "%s", e.message);
+        cr_assert_str_eq(key, "hf_good");
+        /* the Secret's key in the config the catalog reads, in place of the request's */
+        d = json_pack("{s:s,s:s,s:{s:s,s:s}}", "id", "hub", "type", "hf", "properties",
+                      "allowedOrganization", "acme", "apiKey", "");
+        cr_assert_eq(ui_catalog_preview_body(d, key, "BND", &body, &len, &e), 0, "%s", e.message);
+        cr_assert_eq(catalog_multipart_find(CT, body, len, "config", &part, &plen), 0);
+        cr_assert_eq(catalog_source_parse_preview("config", part, plen, &src, &e), 0, "%s",
+                     e.message);
+        cr_assert_str_eq(json_string_value(json_object_get(src.properties, "apiKey")), "hf_good");
+        cr_assert_str_eq(json_string_value(json_object_get(src.properties, "allowedOrganization")),
+                         "acme");
+        catalog_source_config_release(&src);
+        free(body);
+        free(key);
+        json_decref(d);
+        json_decref(s);
+
+        /* no apiKey, not base64, a NUL inside, too long: in words */
+        s = json_pack("{s:{s:s},s:{s:s}}", "metadata", "name", "x", "data", "token", "aGZfeA==");
+        cr_assert_eq(ui_catalog_secret_key(s, &key, &e), -EINVAL);
+        cr_assert_str_eq(e.message, "Secret x has no apiKey: the source's key is not there");
+        json_decref(s);
+        s = json_pack("{s:{s:s},s:{s:s}}", "metadata", "name", "x", "data", "apiKey",
+                      "not base64!");
+        cr_assert_eq(ui_catalog_secret_key(s, &key, &e), -EINVAL);
+        cr_assert_str_eq(e.message, "Secret x: apiKey is not a key (base64 text)");
+        json_decref(s);
+        s = json_pack("{s:{s:s},s:{s:s}}", "metadata", "name", "x", "data", "apiKey",
+                      "aGYAeA==" /* "hf\0x" */);
+        cr_assert_eq(ui_catalog_secret_key(s, &key, &e), -EINVAL);
+        json_decref(s);
+        {
+                char big[(UI_CATALOG_KEY_MAX + 2) / 3 * 4 + 5];
+
+                memset(big, 'A', sizeof(big) - 1);
+                big[sizeof(big) - 1] = '\0';
+                s = json_pack("{s:{s:s},s:{s:s}}", "metadata", "name", "x", "data", "apiKey", big);
+                cr_assert_eq(ui_catalog_secret_key(s, &key, &e), -EINVAL);
+                cr_assert_str_eq(e.message, "Secret x: apiKey is longer than 4096 bytes");
+                json_decref(s);
+        }
 }

@@ -317,6 +317,28 @@ def test_deployments_without_kubernetes_are_503():
                  "no Kubernetes API")
 
 
+def test_transfer_jobs_without_kubernetes():
+    """Model transfer jobs are Kubernetes Jobs made as the user: 503 without the API; a request's
+    own faults are told first, naming the field."""
+    tj = "/api/v1/model_registry/modelplane/model_transfer_jobs"
+    job = {"name": "j", "jobDisplayName": "J", "namespace": "ns",
+           "source": {"type": "uri", "uri": "hf://org/m"},
+           "destination": {"type": "oci", "uri": "r.io/a/b", "username": "u", "password": "p"},
+           "uploadIntent": "update_artifact", "modelArtifactId": "1"}
+    expect_error(get(tj), 503, "kubernetes", "no Kubernetes API")
+    expect_error(get(tj + "/j?jobNamespace=ns"), 503, "kubernetes", "no Kubernetes API")
+    expect_error(write("POST", tj, {"data": job}), 503, "kubernetes", "no Kubernetes API")
+    expect_error(get(tj + "/j"), 400, "ui", "jobNamespace")
+    expect_error(get(tj + "/j/events?jobNamespace=Not_A_Namespace"), 400, "ui", "jobNamespace")
+    expect_error(write("POST", tj, {"data": dict(job, destination={"type": "oci"})}), 400, "ui",
+                 "destination.uri")
+    expect_error(write("POST", tj, {"data": dict(job, source=[])}), 400, "ui", "source")
+    expect_error(write("POST", tj, {"job": job}), 400, "ui", "{\"data\": {...}}")
+    expect_error(write("PATCH", tj + "/j", {"data": {"name": "k"}}), 400, "ui", "namespace")
+    expect_error(get("/api/v1/model_registry/other/model_transfer_jobs"), 404, "ui",
+                 "no model registry named 'other'")
+
+
 def test_registries_and_settings_without_kubernetes():
     # the configured registry alone, in upstream's ModelRegistryModel shape
     st, _, raw, doc = get("/api/v1/model_registry")
@@ -379,6 +401,7 @@ def test_static_files():
     expect(h["content-type"] == "text/html; charset=utf-8" and h["cache-control"] == "no-cache", h)
     csp = h["content-security-policy"]
     for part in ("default-src 'self'", "script-src 'self'", "frame-ancestors 'none'",
+                 "img-src 'self' data:;",
                  "object-src 'none'"):
         expect(part in csp, f"CSP lacks {part}: {csp}")
     expect("unsafe-inline" not in csp, csp)
@@ -464,7 +487,8 @@ for t in (test_healthcheck_needs_no_identity, test_no_identity_is_401_with_a_cle
           test_unknown_routes_and_methods, test_header_and_query_limits, test_etag_and_304,
           test_paging_10000_models, test_catalog_routes, test_mcp_catalog_routes,
           test_deployments_without_kubernetes_are_503,
-          test_registries_and_settings_without_kubernetes, test_broken_registry_is_502_naming_it,
+          test_registries_and_settings_without_kubernetes, test_transfer_jobs_without_kubernetes,
+          test_broken_registry_is_502_naming_it,
           test_static_files, test_static_refusals, test_spa_fallback,
           test_missing_frontend_page_but_api_works,
           test_no_kube_without_skip_flag_refuses_registry_and_catalog,

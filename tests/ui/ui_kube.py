@@ -12,7 +12,10 @@ And who may use the registry and the catalog (a real `modelplane registry` on SQ
 `modelplane catalog` behind the ui): only users whom RBAC lets get the registry's (the
 catalog's) Service, by user, by group or by bearer token; every route refused alike to the others,
 reads and writes; a grant or a revocation taking effect within the short cache time; a server
-whose role lacks subjectaccessreviews."""
+whose role lacks subjectaccessreviews. Model transfer jobs as a user holding the shipped
+ClusterRole modelplane-transfer-jobs: the Job, its Secrets and ConfigMap as upstream's BFF
+shapes them, list, get, events, status from the Job and its pods, retry, delete; refusals (403
+with nothing left behind, 400 naming the field, 404, 409, 503 without a registry address)."""
 import json
 import os
 import re
@@ -28,6 +31,8 @@ if not DIR:
     sys.exit(77)
 TESTENV = os.path.join(SRC, "scripts", "testenv")
 tap = Tap()
+# UI_KUBE_ONLY="test_a test_b": run only those (a quicker loop by hand; the setup runs whole)
+ONLY = os.environ.get("UI_KUBE_ONLY", "").split()
 
 
 def kubectl(*args, stdin=None):
@@ -130,8 +135,16 @@ ADMIN_TOKEN = testenv("token", DIR, "admin")
 T = tempfile.mkdtemp(prefix="ui-kube-")
 registry = Server(["registry", "-p", "0", "-d", os.path.join(T, "mr.db")], name="registry")
 tap.cleanups.append(registry.stop)
+# The catalog's hf previews go to the local stand-in for the Hugging Face hub (its wire format;
+# the catalog's hf tests' server): HF_ENDPOINT
+hub = subprocess.Popen([sys.executable, os.path.join(SRC, "tests/catalog/fake-hf-hub.py"),
+                        os.path.join(SRC, "tests/fixtures/catalog/hf")], stdout=subprocess.PIPE,
+                       text=True)
+tap.cleanups.append(lambda: (hub.kill(), hub.wait()))
+HUB_URL = "http://127.0.0.1:%s" % hub.stdout.readline().split()[1]
 catalog = Server(["catalog", "-l", "127.0.0.1:0", "--catalogs-path",
-                  os.path.join(SRC, "tests/fixtures/catalog/sources.yaml")], name="catalog")
+                  os.path.join(SRC, "tests/fixtures/catalog/sources.yaml")],
+                 env=dict(os.environ, HF_ENDPOINT=HUB_URL), name="catalog")
 tap.cleanups.append(catalog.stop)
 
 # Registry access as upstream grants it: get on the registry's Service in its namespace.
@@ -183,7 +196,8 @@ apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
 UI_ARGS = ["--trusted-proxy", "127.0.0.1/32", "--groups-header", "kubeflow-groups",
            "--registry-url", registry.url, "--catalog-url", catalog.url,
            "--registry-service", f"{REG_NS}/model-registry-service",
-           "--catalog-service", f"{REG_NS}/model-catalog", "--registry-external-address"]
+           "--catalog-service", f"{REG_NS}/model-catalog", "--registry-external-address",
+           "--transfer-job-image", "registry.example/modelplane:transfer-test"]
 ui = Server(["ui", "-l", "127.0.0.1:0", "--kubeconfig", SA_KUBECONFIG] + UI_ARGS, name="ui-kube")
 tap.cleanups.append(ui.stop)
 
@@ -1049,6 +1063,459 @@ def test_catalog_source_preview():
     expect_error(as_user(BOB, "POST", S + "/model_catalog/source_preview", req), 403)
 
 
+def hub_auths(path):
+    """The Authorization headers the hub stand-in saw on requests for path, in order."""
+    st, _, raw, doc = call(int(HUB_URL.rsplit(":", 1)[1]), "GET", "/_requests")
+    expect(st == 200, raw)
+    return [r["authorization"] for r in doc if r["path"].startswith(path)]
+
+
+def test_catalog_hf_preview_reads_the_sources_secret():
+    """A preview naming a configured hf source without a key is sent with the key of the
+    source's Secret, read as the user: the hub sees it; a user who may read the ConfigMaps but not
+    Secrets gets a 403 in words and the hub sees no request."""
+    PREVIEW = S + "/model_catalog/source_preview"
+    bind("registry-catalog-admin", "User", "catalog-admin")  # may use the catalog
+    bind("registry-cm-only", "User", "cm-only")
+    apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+           "metadata": {"name": "catalog-cm-only", "namespace": REG_NS},
+           "rules": [{"apiGroups": [""], "resources": ["configmaps"],
+                      "verbs": ["get", "create", "update"]}]})
+    bind_in(REG_NS, "catalog-cm-only", "catalog-cm-only", "cm-only")
+    src = {"data": {"id": "acme_hub", "name": "Acme", "type": "hf",
+                    "allowedOrganization": "acme-private", "includedModels": ["secret-model"],
+                    "apiKey": "hf_good"}}
+    st, _, raw, doc = as_user(CAT_ADMIN, "POST", CS, src)
+    expect(st == 201, raw)
+    req = {"data": {"id": "acme_hub", "type": "hf", "includedModels": ["secret-model"],
+                    "properties": {"allowedOrganization": "acme-private"}}}
+
+    # the stored key: checked by the hub first, then sent with the model's request
+    seen = len(hub_auths("/api/whoami-v2"))
+    st, _, raw, doc = as_user(CAT_ADMIN, "POST", PREVIEW, req)
+    expect(st == 200, raw)
+    expect([(i["name"], i["included"]) for i in doc["data"]["items"]] ==
+           [("acme-private/secret-model", True)], doc)
+    expect(hub_auths("/api/whoami-v2")[seen:] == ["Bearer hf_good"], hub_auths("/api/whoami-v2"))
+    expect(hub_auths("/api/models/acme-private/secret-model")[-1] == "Bearer hf_good",
+           hub_auths("/api/models/"))
+    # the Secret decides: a revoked token there is the catalog's refusal in words
+    apply({"apiVersion": "v1", "kind": "Secret",
+           "metadata": {"name": "catalog-acme-hub-apikey", "namespace": REG_NS},
+           "stringData": {"apiKey": "hf_revoked"}})
+    expect_error(as_user(CAT_ADMIN, "POST", PREVIEW, req), 422, "catalog",
+                 "invalid Hugging Face API credentials")
+    # a key in the request is used as it is; no id: no Secret read, no key sent
+    typed = {"data": dict(req["data"], properties={"allowedOrganization": "acme-private",
+                                                   "apiKey": "hf_good"})}
+    st, _, raw, doc = as_user(CAT_ADMIN, "POST", PREVIEW, typed)
+    expect(st == 200, raw)
+    seen = len(hub_auths("/api/whoami-v2"))
+    anon = {"data": {k: v for k, v in req["data"].items() if k != "id"}}
+    st, _, raw, doc = as_user(CAT_ADMIN, "POST", PREVIEW, anon)
+    expect(st == 200, raw)
+    expect(len(hub_auths("/api/whoami-v2")) == seen, "no key checked without one")
+    expect(hub_auths("/api/models/acme-private/secret-model")[-1] == "", "no key sent")
+
+    # who may read the ConfigMaps but not Secrets: refused in words, the hub sees nothing
+    before = len(hub_auths("/api/"))
+    expect_error(as_user({"kubeflow-userid": "cm-only"}, "POST", PREVIEW, req), 403, "kubernetes",
+                 f"user cm-only may not get secrets catalog-acme-hub-apikey in namespace {REG_NS}")
+    expect(len(hub_auths("/api/")) == before, "no request to the hub after the refusal")
+    # bob may not use the catalog at all; an unknown source and a yaml one in words
+    expect_error(as_user(BOB, "POST", PREVIEW, req), 403)
+    expect_error(as_user(CAT_ADMIN, "POST", PREVIEW,
+                         {"data": dict(req["data"], id="no_such_source")}), 404, "ui",
+                 "no catalog source 'no_such_source'")
+    expect_error(as_user(CAT_ADMIN, "POST", PREVIEW,
+                         {"data": dict(req["data"], id="dora_ai_models")}), 400, "ui",
+                 "is not a Hugging Face source")
+    st, _, raw, _ = as_user(CAT_ADMIN, "DELETE", CS + "/acme_hub")
+    expect(st == 204, raw)
+
+
+# ---- model transfer jobs (docs/ui.md, "Model transfer jobs") ----
+# mover may use the registry and holds the shipped ClusterRole modelplane-transfer-jobs in
+# transfer-a; half may write ConfigMaps and Secrets there but not create Jobs; erin may use the
+# registry but has no rights in transfer-a; bob may not use the registry.
+TJ_NS = "transfer-a"
+TJ = MR + "/model_transfer_jobs"
+MOVER = {"kubeflow-userid": "mover"}
+HALF = {"kubeflow-userid": "half"}
+TJ_LABEL = "modelregistry.kubeflow.org/job-type=async-upload"
+S3_JOB = {"name": "iris-s3", "jobDisplayName": "Iris from S3", "namespace": TJ_NS,
+          "description": "iris", "author": "mover",
+          "source": {"type": "s3", "bucket": "models", "key": "iris/v1", "region": "eu-west-1",
+                     "endpoint": "http://minio.storage:9000",
+                     "awsAccessKeyId": "AKIA-TEST-ID", "awsSecretAccessKey": "s3-secret-value"},
+          "destination": {"type": "oci", "uri": "oci.example:5000/ml/iris:v1",
+                          "username": "robot", "password": "oci-password-value"},
+          "uploadIntent": "create_model", "registeredModelName": "iris",
+          "modelVersionName": "v1", "versionDescription": "first", "sourceModelFormat": "onnx"}
+CREDENTIALS = ("AKIA-TEST-ID", "s3-secret-value", "oci-password-value")
+
+
+def transfer_setup():
+    apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": TJ_NS}})
+    bind_in(TJ_NS, "transfer-mover", "modelplane-transfer-jobs", "mover", kind="ClusterRole")
+    bind("registry-mover", "User", "mover")
+    apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+           "metadata": {"name": "half", "namespace": TJ_NS},
+           "rules": [{"apiGroups": [""], "resources": ["configmaps", "secrets"],
+                      "verbs": ["create", "get", "patch", "delete"]},
+                     {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["get"]}]})
+    bind_in(TJ_NS, "half", "half", "half")
+    bind("registry-half", "User", "half")
+
+
+def objects(kind, selector=TJ_LABEL):
+    out = kubectl("-n", TJ_NS, "get", kind, "-l", selector, "-o", "json")
+    return json.loads(out)["items"]
+
+
+def job_obj(name):
+    r = subprocess.run([TESTENV, "kubectl", DIR, "-n", TJ_NS, "get", "job", name, "-o", "json"],
+                       capture_output=True, text=True)
+    return json.loads(r.stdout) if r.returncode == 0 else None
+
+
+def b64(s):
+    import base64
+    return base64.b64encode(s.encode()).decode()
+
+
+def unb64(s):
+    import base64
+    return base64.b64decode(s).decode()
+
+
+def test_transfer_job_create_as_upstream_shapes_it():
+    transfer_setup()
+    st, hdrs, raw, doc = as_user(MOVER, "POST", TJ, {"data": S3_JOB})
+    expect(st == 201, f"mover creates: {st} {raw[:400]!r}")
+    v = doc["data"]
+    expect(v["name"] == "iris-s3" and v["jobDisplayName"] == "Iris from S3" and
+           v["namespace"] == TJ_NS and v["uploadIntent"] == "create_model" and
+           v["status"] in ("PENDING", "RUNNING"), v)
+    expect(v["source"]["type"] == "s3" and v["source"]["bucket"] == "models" and
+           v["destination"]["registry"] == "oci.example:5000", v)
+    expect(hdrs.get("location") == TJ + "/iris-s3", hdrs)
+    for secret in CREDENTIALS:
+        expect(secret not in raw.decode(), f"{secret} in the answer")
+    job = job_obj("iris-s3")
+    labels, ann = job["metadata"]["labels"], job["metadata"]["annotations"]
+    job_id = labels["modelregistry.kubeflow.org/job-id"]
+    expect(v["id"] == job_id, (v["id"], job_id))
+    expect(labels == {"modelregistry.kubeflow.org/job-type": "async-upload",
+                      "modelregistry.kubeflow.org/job-id": job_id,
+                      "modelregistry.kubeflow.org/model-registry-name": "modelplane",
+                      **{k: x for k, x in labels.items() if "job-name" in k or
+                         "controller-uid" in k}}, labels)
+    spec = job["spec"]
+    pod = spec["template"]["spec"]
+    expect(spec["backoffLimit"] == 3 and pod["restartPolicy"] == "Never" and
+           pod["securityContext"] == {"runAsNonRoot": True}, spec)
+    expect(spec["template"]["metadata"]["labels"]["modelregistry.kubeflow.org/job-type"] ==
+           "async-upload", spec["template"]["metadata"])
+    c, = pod["containers"]
+    expect(c["name"] == "async-upload" and
+           c["image"] == "registry.example/modelplane:transfer-test" and
+           c["command"] == ["modelplane", "async-upload"] and
+           c["imagePullPolicy"] == "IfNotPresent", c)
+    expect(c["securityContext"] == {"allowPrivilegeEscalation": False,
+                                    "capabilities": {"drop": ["ALL"]},
+                                    "seccompProfile": {"type": "RuntimeDefault"}},
+           c["securityContext"])
+    # the Secrets and the ConfigMap, found back by the job-id label
+    secrets = {s["type"]: s for s in objects("secrets", f"modelregistry.kubeflow.org/job-id={job_id}")}
+    cms = objects("configmaps", f"modelregistry.kubeflow.org/job-id={job_id}")
+    expect(set(secrets) == {"Opaque", "kubernetes.io/dockerconfigjson"} and len(cms) == 1,
+           (list(secrets), len(cms)))
+    src, dst, cm = secrets["Opaque"], secrets["kubernetes.io/dockerconfigjson"], cms[0]
+    expect(src["metadata"]["name"].startswith("iris-s3-source-creds-") and
+           dst["metadata"]["name"].startswith("iris-s3-dest-creds-") and
+           cm["metadata"]["name"].startswith("iris-s3-metadata-configmap-"),
+           [o["metadata"]["name"] for o in (src, dst, cm)])
+    expect({k: unb64(x) for k, x in src["data"].items()} ==
+           {"AWS_ACCESS_KEY_ID": "AKIA-TEST-ID", "AWS_SECRET_ACCESS_KEY": "s3-secret-value",
+            "AWS_S3_ENDPOINT": "http://minio.storage:9000", "AWS_S3_BUCKET": "models",
+            "AWS_DEFAULT_REGION": "eu-west-1"}, "the source Secret")
+    expect(json.loads(unb64(dst["data"][".dockerconfigjson"])) ==
+           {"auths": {"oci.example:5000": {"auth": b64("robot:oci-password-value")}}},
+           "the destination Secret")
+    expect(cm["data"]["RegisteredModel.name"] == "iris" and
+           cm["data"]["ModelVersion.name"] == "v1" and
+           cm["data"]["ModelVersion.description"] == "first" and
+           cm["data"]["ModelArtifact.model_format_name"] == "onnx" and
+           cm["data"]["ModelArtifact.model_source_kind"] == "transfer_job" and
+           cm["data"]["ModelArtifact.model_source_name"] == "iris-s3", cm["data"])
+    for o in (src, dst, cm):
+        expect(o["metadata"].get("ownerReferences") ==
+               [{"apiVersion": "batch/v1", "kind": "Job", "name": "iris-s3",
+                 "uid": job["metadata"]["uid"]}], o["metadata"])
+    # the environment and mounts upstream's BFF gives its async-upload job
+    reg = registry.url.split("//")[1]
+    expect(c["env"] == [
+        {"name": "MODEL_SYNC_SOURCE_TYPE", "value": "s3"},
+        {"name": "MODEL_SYNC_DESTINATION_TYPE", "value": "oci"},
+        {"name": "MODEL_SYNC_DESTINATION_OCI_URI", "value": "oci.example:5000/ml/iris:v1"},
+        {"name": "MODEL_SYNC_DESTINATION_OCI_REGISTRY", "value": "oci.example:5000"},
+        {"name": "MODEL_SYNC_DESTINATION_OCI_CREDENTIALS_PATH",
+         "value": "/opt/creds/destination/.dockerconfigjson"},
+        {"name": "MODEL_SYNC_REGISTRY_SERVER_ADDRESS", "value": "http://" + reg.split(":")[0]},
+        {"name": "MODEL_SYNC_REGISTRY_PORT", "value": reg.split(":")[1]},
+        {"name": "MODEL_SYNC_REGISTRY_IS_SECURE", "value": "false"},
+        {"name": "MODEL_SYNC_METADATA_CONFIGMAP_PATH", "value": "/etc/model-metadata"},
+        {"name": "MODEL_SYNC_MODEL_UPLOAD_INTENT", "value": "create_model"},
+        {"name": "MODEL_SYNC_SOURCE_AWS_KEY", "value": "iris/v1"},
+        {"name": "MODEL_SYNC_SOURCE_S3_CREDENTIALS_PATH", "value": "/opt/creds/source"}],
+        c["env"])
+    expect(c["volumeMounts"] == [
+        {"name": "destination-credentials", "mountPath": "/opt/creds/destination",
+         "readOnly": True},
+        {"name": "model-metadata", "mountPath": "/etc/model-metadata", "readOnly": True},
+        {"name": "source-credentials", "mountPath": "/opt/creds/source", "readOnly": True}],
+        c["volumeMounts"])
+    vols = {x["name"]: x for x in pod["volumes"]}
+    expect(vols["destination-credentials"]["secret"]["secretName"] == dst["metadata"]["name"] and
+           vols["destination-credentials"]["secret"]["items"] ==
+           [{"key": ".dockerconfigjson", "path": ".dockerconfigjson"}] and
+           vols["source-credentials"]["secret"]["secretName"] == src["metadata"]["name"] and
+           vols["model-metadata"]["configMap"]["name"] == cm["metadata"]["name"], vols)
+    expect(ann["modelregistry.kubeflow.org/source-secret"] == src["metadata"]["name"] and
+           ann["modelregistry.kubeflow.org/dest-secret"] == dst["metadata"]["name"] and
+           ann["modelregistry.kubeflow.org/configmap-name"] == cm["metadata"]["name"] and
+           ann["modelregistry.kubeflow.org/display-name"] == "Iris from S3" and
+           ann["modelregistry.kubeflow.org/source-bucket"] == "models", ann)
+    for secret in CREDENTIALS:
+        expect(secret not in json.dumps(job), f"{secret} in the Job")
+        expect(secret not in open(ui.log.name).read(), f"{secret} in the ui's log")
+
+
+def test_transfer_job_list_get_and_refusals():
+    st, _, raw, doc = as_user(MOVER, "GET", TJ + f"?jobNamespace={TJ_NS}")
+    expect(st == 200, raw)
+    expect([j["name"] for j in doc["data"]["items"]] == ["iris-s3"] and doc["data"]["size"] == 1,
+           doc)
+    # mover may not list Jobs in every namespace: 403 in words, naming the way out
+    expect_error(as_user(MOVER, "GET", TJ), 403, "kubernetes", "jobNamespace")
+    st, _, raw, doc = as_user(MOVER, "GET", TJ + f"/iris-s3?jobNamespace={TJ_NS}")
+    expect(st == 200 and doc["data"]["name"] == "iris-s3" and
+           doc["data"]["sourceSecretName"].startswith("iris-s3-source-creds-"), raw)
+    expect_error(as_user(MOVER, "GET", TJ + "/iris-s3"), 400, "ui", "jobNamespace")
+    expect_error(as_user(MOVER, "GET", TJ + f"/nope?jobNamespace={TJ_NS}"), 404, "ui", "nope")
+    expect_error(as_user(MOVER, "GET", TJ + f"/nope/events?jobNamespace={TJ_NS}"), 404, "ui")
+    expect_error(as_user(MOVER, "DELETE", TJ + f"/nope?jobNamespace={TJ_NS}"), 404, "ui")
+    # a Job of another registry is not this registry's job: 404, and not in its list
+    label = "modelregistry.kubeflow.org/model-registry-name"
+    kubectl("-n", TJ_NS, "label", "--overwrite", "job", "iris-s3", f"{label}=other")
+    try:
+        expect_error(as_user(MOVER, "GET", TJ + f"/iris-s3?jobNamespace={TJ_NS}"), 404, "ui",
+                     "iris-s3")
+        st, _, raw, doc = as_user(MOVER, "GET", TJ + f"?jobNamespace={TJ_NS}")
+        expect(st == 200 and doc["data"]["items"] == [], raw)
+    finally:
+        kubectl("-n", TJ_NS, "label", "--overwrite", "job", "iris-s3", f"{label}=modelplane")
+    expect_error(as_user(BOB, "GET", TJ + f"?jobNamespace={TJ_NS}"), 403, "kubernetes",
+                 'user "bob" may not use the model registry')
+    # with a bearer token the calls are the token's: the admin lists every namespace
+    st, _, raw, doc = get(TJ, {"Authorization": "Bearer " + ADMIN_TOKEN})
+    expect(st == 200 and [j["name"] for j in doc["data"]["items"]] == ["iris-s3"], raw)
+    expect_error(get(TJ + f"?jobNamespace={TJ_NS}", {"Authorization": "Bearer " + USER1_TOKEN}),
+                 403, "kubernetes")
+    # half may read the Job but not list its pods: the events are refused in words
+    expect_error(as_user(HALF, "GET", TJ + f"/iris-s3/events?jobNamespace={TJ_NS}"), 403,
+                 "kubernetes", "user half may not list pods in namespace transfer-a")
+    before = len(objects("secrets")) + len(objects("configmaps"))
+    # a name clash: 409, nothing written
+    expect_error(as_user(MOVER, "POST", TJ, {"data": S3_JOB}), 409, "kubernetes",
+                 "iris-s3 already exists")
+    # bad input: 400 naming the field, nothing written
+    bad = dict(S3_JOB, name="other", source=dict(S3_JOB["source"], bucket=""))
+    expect_error(as_user(MOVER, "POST", TJ, {"data": bad}), 400, "ui", "source.bucket")
+    bad = dict(S3_JOB, name="other", uploadIntent="delete_everything")
+    expect_error(as_user(MOVER, "POST", TJ, {"data": bad}), 400, "ui", "uploadIntent")
+    bad = dict(S3_JOB, name="Not_A_Name")
+    expect_error(as_user(MOVER, "POST", TJ, {"data": bad}), 400, "ui", "name")
+    expect_error(as_user(MOVER, "POST", TJ, {"data": dict(S3_JOB, name=7)}), 400, "ui", "name")
+    # half may write the Secrets but not the Job: 403 in words, and what it wrote is removed
+    expect_error(as_user(HALF, "POST", TJ, {"data": dict(S3_JOB, name="half-job")}), 403,
+                 "kubernetes", "user half may not create jobs.batch half-job in namespace transfer-a")
+    # erin may not even read Jobs there; bob may not use the registry
+    expect_error(as_user(ERIN, "POST", TJ, {"data": dict(S3_JOB, name="erin-job")}), 403,
+                 "kubernetes", "user erin may not get jobs.batch")
+    expect_error(as_user(BOB, "POST", TJ, {"data": dict(S3_JOB, name="bob-job")}), 403,
+                 "kubernetes", 'user "bob" may not use the model registry')
+    expect(len(objects("secrets")) + len(objects("configmaps")) == before,
+           "a refused create left objects behind")
+    expect(job_obj("half-job") is None and job_obj("erin-job") is None, "a refused Job exists")
+
+
+def test_transfer_job_events_of_its_pods():
+    # the test control plane runs no job controller: the Job's pod is made here, as the job
+    # controller labels it (the template's labels and job-name); an Event about that pod, and
+    # one about another pod
+    pod = "iris-s3-abcde"
+    apply({"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": pod, "namespace": TJ_NS,
+                        "labels": {"job-name": "iris-s3",
+                                   "modelregistry.kubeflow.org/job-type": "async-upload"}},
+           "spec": {"restartPolicy": "Never",
+                    "containers": [{"name": "async-upload", "image": "modelplane"}]}})
+    apply({"apiVersion": "v1", "kind": "Event",
+           "metadata": {"name": "iris-s3-pulled", "namespace": TJ_NS},
+           "involvedObject": {"kind": "Pod", "name": pod, "namespace": TJ_NS},
+           "reason": "Pulled", "message": "Successfully pulled image", "type": "Normal",
+           "firstTimestamp": "2026-12-07T10:00:00Z", "lastTimestamp": "2026-12-07T10:00:02Z",
+           "count": 1, "source": {"component": "kubelet"}})
+    apply({"apiVersion": "v1", "kind": "Event",
+           "metadata": {"name": "other-pod-event", "namespace": TJ_NS},
+           "involvedObject": {"kind": "Pod", "name": "someone-else", "namespace": TJ_NS},
+           "reason": "Other", "message": "not this job's", "type": "Normal",
+           "lastTimestamp": "2026-12-07T10:00:02Z", "count": 1})
+    st, _, raw, doc = as_user(MOVER, "GET", TJ + f"/iris-s3/events?jobNamespace={TJ_NS}")
+    expect(st == 200, raw)
+    expect(doc["data"]["events"] == [{"timestamp": "2026-12-07T10:00:02Z", "type": "Normal",
+                                      "reason": "Pulled",
+                                      "message": "Successfully pulled image"}], doc)
+    expect_error(as_user(ERIN, "GET", TJ + f"/iris-s3/events?jobNamespace={TJ_NS}"), 403,
+                 "kubernetes", "erin")
+
+
+def job_status(name):
+    st, _, raw, doc = as_user(MOVER, "GET", TJ + f"/{name}?jobNamespace={TJ_NS}")
+    expect(st == 200, raw)
+    return doc["data"]
+
+
+def job_status_patch(name, status):
+    kubectl("-n", TJ_NS, "patch", "job", name, "--subresource=status", "--type=merge", "-p",
+            json.dumps({"status": status}))
+
+
+FAILED_CONDITIONS = [
+    {"type": t, "status": "True", "reason": "BackoffLimitExceeded",
+     "message": "Job has reached the specified backoff limit",
+     "lastTransitionTime": "2026-12-07T10:00:05Z", "lastProbeTime": "2026-12-07T10:00:05Z"}
+    for t in ("FailureTarget", "Failed")]
+
+
+def test_transfer_job_status_retry_and_delete():
+    """The status as the Job (written here as the job controller would: the test control plane
+    runs none) and its pod say it."""
+    expect(job_status("iris-s3")["status"] == "PENDING", "no pod active yet")
+    job_status_patch("iris-s3", {"active": 1, "startTime": "2026-12-07T10:00:00Z"})
+    expect(job_status("iris-s3")["status"] == "RUNNING", "an active pod")
+    # not failed: no retry
+    expect_error(as_user(MOVER, "PATCH", TJ + "/iris-s3",
+                         {"data": {"name": "iris-s3-retry", "namespace": TJ_NS}}), 400, "ui",
+                 "has not failed")
+    # the pod cannot pull its image: FAILED already, in upstream's words, in the list too
+    kubectl("-n", TJ_NS, "patch", "pod", "iris-s3-abcde", "--subresource=status", "--type=merge",
+            "-p", json.dumps({"status": {"containerStatuses": [
+                {"name": "async-upload", "image": "modelplane", "imageID": "", "ready": False,
+                 "restartCount": 0, "state": {"waiting": {
+                     "reason": "ImagePullBackOff", "message": "Back-off pulling image"}}}]}}))
+    v = job_status("iris-s3")
+    expect(v["status"] == "FAILED" and
+           v["errorMessage"] == "ImagePullBackOff: Back-off pulling image", v)
+    st, _, raw, doc = as_user(MOVER, "GET", TJ + f"?jobNamespace={TJ_NS}")
+    expect(st == 200 and doc["data"]["items"][0]["status"] == "FAILED", raw)
+    # a pod that ended wrote the ids it registered (its termination message): in the list
+    apply({"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": "iris-s3-ended", "namespace": TJ_NS,
+                        "labels": {"job-name": "iris-s3",
+                                   "modelregistry.kubeflow.org/job-type": "async-upload"}},
+           "spec": {"restartPolicy": "Never",
+                    "containers": [{"name": "async-upload", "image": "modelplane"}]}})
+    kubectl("-n", TJ_NS, "patch", "pod", "iris-s3-ended", "--subresource=status", "--type=merge",
+            "-p", json.dumps({"status": {"containerStatuses": [
+                {"name": "async-upload", "image": "modelplane", "imageID": "", "ready": False,
+                 "restartCount": 0, "state": {"terminated": {
+                     "exitCode": 0, "reason": "Completed",
+                     "message": json.dumps({"RegisteredModel": {"id": "41"},
+                                            "ModelVersion": {"id": "42"},
+                                            "ModelArtifact": {"id": "43"}})}}}]}}))
+    st, _, raw, doc = as_user(MOVER, "GET", TJ + f"?jobNamespace={TJ_NS}")
+    item = doc["data"]["items"][0]
+    expect(st == 200 and (item["registeredModelId"], item["modelVersionId"],
+                          item["modelArtifactId"]) == ("41", "42", "43"), raw)
+    kubectl("-n", TJ_NS, "delete", "pod", "iris-s3-ended")
+    # the Job failed: its message
+    job_status_patch("iris-s3", {"active": 0, "failed": 4, "conditions": FAILED_CONDITIONS})
+    v = job_status("iris-s3")
+    expect(v["status"] == "FAILED" and
+           v["errorMessage"] == "Job has reached the specified backoff limit", v)
+    old = job_obj("iris-s3")
+    old_names = [old["metadata"]["annotations"]["modelregistry.kubeflow.org/" + k]
+                 for k in ("configmap-name", "source-secret", "dest-secret")]
+    # a retry: a new job from the failed one, its credentials reused, the old one deleted
+    expect_error(as_user(MOVER, "PATCH", TJ + "/iris-s3",
+                         {"data": {"name": "iris-s3", "namespace": TJ_NS}}), 400, "ui", "name")
+    expect_error(as_user(MOVER, "PATCH", TJ + "/iris-s3", {"data": {"name": "x"}}), 400, "ui",
+                 "namespace")
+    st, _, raw, doc = as_user(MOVER, "PATCH", TJ + "/iris-s3?deleteOldJob=true",
+                              {"data": {"name": "iris-s3-retry", "namespace": TJ_NS}})
+    expect(st == 200, raw)
+    expect(doc["data"]["name"] == "iris-s3-retry" and
+           doc["data"]["jobDisplayName"] == "Iris from S3" and
+           doc["data"]["source"]["bucket"] == "models", doc)
+    new = job_obj("iris-s3-retry")
+    expect(new["spec"]["template"]["spec"]["containers"][0]["env"] ==
+           old["spec"]["template"]["spec"]["containers"][0]["env"], "the same environment")
+    new_id = new["metadata"]["labels"]["modelregistry.kubeflow.org/job-id"]
+    secrets = {s["type"]: s for s in
+               objects("secrets", f"modelregistry.kubeflow.org/job-id={new_id}")}
+    expect(unb64(secrets["Opaque"]["data"]["AWS_SECRET_ACCESS_KEY"]) == "s3-secret-value" and
+           json.loads(unb64(secrets["kubernetes.io/dockerconfigjson"]["data"][
+               ".dockerconfigjson"]))["auths"]["oci.example:5000"]["auth"] ==
+           b64("robot:oci-password-value"), "the credentials reused")
+    wait_until(lambda: job_obj("iris-s3") is None, "the old job to go")
+    left = [o["metadata"]["name"] for o in objects("secrets") + objects("configmaps")]
+    expect(not set(old_names) & set(left), f"the old job's objects stay: {left}")
+    # deleted: the Job and its Secrets and ConfigMap; half may not delete Jobs: 403, nothing gone
+    expect_error(as_user(HALF, "DELETE", TJ + f"/iris-s3-retry?jobNamespace={TJ_NS}"), 403,
+                 "kubernetes", "user half may not delete jobs.batch")
+    expect(job_obj("iris-s3-retry") is not None, "half deleted the job")
+    st, _, raw, doc = as_user(MOVER, "DELETE", TJ + f"/iris-s3-retry?jobNamespace={TJ_NS}")
+    expect(st == 200 and doc["data"]["name"] == "iris-s3-retry", raw)
+    wait_until(lambda: job_obj("iris-s3-retry") is None, "the job to go")
+    expect(objects("secrets", f"modelregistry.kubeflow.org/job-id={new_id}") == [] and
+           objects("configmaps", f"modelregistry.kubeflow.org/job-id={new_id}") == [],
+           "the job's Secrets and ConfigMap stay")
+    st, _, raw, doc = as_user(MOVER, "GET", TJ + f"?jobNamespace={TJ_NS}")
+    expect(st == 200 and doc["data"]["items"] == [], raw)
+
+
+def test_transfer_job_uri_source():
+    job = {"name": "hf-job", "jobDisplayName": "From HF", "namespace": TJ_NS,
+           "source": {"type": "uri", "uri": "hf://org/model"},
+           "destination": {"type": "oci", "uri": "quay.io/org/m:v2", "username": "u",
+                           "password": "p"},
+           "uploadIntent": "update_artifact", "modelArtifactId": "12"}
+    st, _, raw, doc = as_user(MOVER, "POST", TJ, {"data": job})
+    expect(st == 201 and doc["data"]["source"] == {"type": "uri", "uri": "hf://org/model"}, raw)
+    c = job_obj("hf-job")["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e["value"] for e in c["env"]}
+    expect(env["MODEL_SYNC_SOURCE_URI"] == "hf://org/model" and
+           env["MODEL_SYNC_DESTINATION_OCI_BASE_IMAGE"] == "quay.io/quay/busybox:latest" and
+           "MODEL_SYNC_SOURCE_S3_CREDENTIALS_PATH" not in env, env)
+    expect([m["name"] for m in c["volumeMounts"]] ==
+           ["destination-credentials", "model-metadata"], c["volumeMounts"])
+    st, _, raw, _ = as_user(MOVER, "DELETE", TJ + f"/hf-job?jobNamespace={TJ_NS}")
+    expect(st == 200, raw)
+    # a console without --registry-url has no address to give a job: 503 before any write
+    u = Server(["ui", "-l", "127.0.0.1:0", "--kubeconfig", SA_KUBECONFIG, "--trusted-proxy",
+                "127.0.0.1/32", "--registry-service", f"{REG_NS}/model-registry-service"],
+               name="ui-no-registry")
+    try:
+        expect_error(as_user(MOVER, "POST", TJ, {"data": job}, port=u.port), 503, "registry",
+                     "--registry-url")
+    finally:
+        u.stop()
+    expect(job_obj("hf-job") is None and objects("secrets") == [], "written without a registry")
+
+
 for t in (test_namespaces_only_those_the_user_may_read, test_forbidden_namespace_is_403_naming_it,
           test_inferenceservices, test_trainedmodels_every_condition_and_loaded,
           test_polling_with_etag, test_events_newest_first, test_bearer_passthrough,
@@ -1064,6 +1531,12 @@ for t in (test_namespaces_only_those_the_user_may_read, test_forbidden_namespace
           test_deploy_from_another_registry, test_settings_registries,
           test_settings_role_bindings_grant_and_revoke, test_settings_groups,
           test_catalog_source_configs, test_catalog_source_preview,
+          test_catalog_hf_preview_reads_the_sources_secret,
+          test_transfer_job_create_as_upstream_shapes_it,
+          test_transfer_job_list_get_and_refusals, test_transfer_job_events_of_its_pods,
+          test_transfer_job_status_retry_and_delete, test_transfer_job_uri_source,
           test_upstream_bff_contract_no_server_error):
+    if ONLY and t.__name__ not in ONLY:
+        continue
     tap.run(t)
 tap.finish()

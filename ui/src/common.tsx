@@ -356,18 +356,21 @@ export function EditableText({ label, value, save, testId }: { label: string; va
   );
 }
 
-/** Archive after confirmation: the user types the name of what is archived. */
-export function ArchiveModal({ kind, name, onArchive, onClose }: { kind: string; name: string; onArchive: () => Promise<void>; onClose: () => void }) {
+/**
+ * A change confirmed by typing: the user types expected (a name, an id) before the action's
+ * button is enabled; onConfirm()'s failure is shown in words and the dialog stays open.
+ */
+export function TypeToConfirmModal({ title, children, label, expected, action, onConfirm, onClose }: { title: string; children: React.ReactNode; label: string; expected: string; action: string; onConfirm: () => Promise<void>; onClose: () => void }) {
   const [typed, setTyped] = useState('');
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
   const go = async (ev?: React.FormEvent) => {
     ev?.preventDefault();
-    if (typed !== name) return;
+    if (typed !== expected) return;
     setBusy(true);
     setError('');
     try {
-      await onArchive();
+      await onConfirm();
       onClose();
     } catch (e) {
       setError(messageOf(e));
@@ -375,28 +378,35 @@ export function ArchiveModal({ kind, name, onArchive, onClose }: { kind: string;
     }
   };
   return (
-    <Modal isOpen onClose={onClose} variant="small" aria-labelledby="archive-title">
-      <ModalHeader title={`Archive ${kind}?`} labelId="archive-title" titleIconVariant="warning" />
+    <Modal isOpen onClose={onClose} variant="small" aria-labelledby="confirm-title">
+      <ModalHeader title={title} labelId="confirm-title" titleIconVariant="warning" />
       <ModalBody>
-        <Content component="p">
-          {kind === 'model' ? 'The model will be archived (its versions are not changed): it stays in the registry, listed under archived models, and can be restored.' : 'The version will be archived: it stays in the registry and can be restored.'}
-        </Content>
-        {error && <Alert isInline variant="danger" title={error} />}
-        <Form id="archive-form" onSubmit={go}>
-          <FormGroup label={`Type the ${kind} name, ${name}, to confirm`} fieldId="archive-confirm">
-            <TextInput id="archive-confirm" value={typed} onChange={(_e, v) => setTyped(v)} autoComplete="off" />
+        <Content component="p">{children}</Content>
+        {error && <Alert isInline variant="danger" title={error} data-testid="confirm-error" />}
+        <Form id="confirm-form" onSubmit={go}>
+          <FormGroup label={label} fieldId="confirm-typed">
+            <TextInput id="confirm-typed" value={typed} onChange={(_e, v) => setTyped(v)} autoComplete="off" />
           </FormGroup>
         </Form>
       </ModalBody>
       <ModalFooter>
-        <Button variant="danger" type="submit" form="archive-form" isDisabled={typed !== name || busy} isLoading={busy}>
-          Archive
+        <Button variant="danger" type="submit" form="confirm-form" isDisabled={typed !== expected || busy} isLoading={busy}>
+          {action}
         </Button>
         <Button variant="link" onClick={onClose}>
           Cancel
         </Button>
       </ModalFooter>
     </Modal>
+  );
+}
+
+/** Archive after confirmation: the user types the name of what is archived. */
+export function ArchiveModal({ kind, name, onArchive, onClose }: { kind: string; name: string; onArchive: () => Promise<void>; onClose: () => void }) {
+  return (
+    <TypeToConfirmModal title={`Archive ${kind}?`} label={`Type the ${kind} name, ${name}, to confirm`} expected={name} action="Archive" onConfirm={onArchive} onClose={onClose}>
+      {kind === 'model' ? 'The model will be archived (its versions are not changed): it stays in the registry, listed under archived models, and can be restored.' : 'The version will be archived: it stays in the registry and can be restored.'}
+    </TypeToConfirmModal>
   );
 }
 
@@ -480,10 +490,25 @@ export function LabelsEditor({ owner, props, save }: { owner: string; props: Rec
   );
 }
 
-/** A catalog model's logo (format.ts logoSrc(): data URIs only), decorative beside its name. */
-export function CatalogLogo({ logo, size = 24 }: { logo: string | undefined | null; size?: number }) {
+/** The icon of a catalog model without a logo (or whose logo did not load): a cube, decorative. */
+function ModelIcon({ size }: { size: number }) {
+  return (
+    <svg className="mp-logo mp-logo-fallback" width={size} height={size} viewBox="0 0 24 24" aria-hidden="true" focusable="false" data-testid="catalog-logo-fallback">
+      <path d="M12 2 3 7v10l9 5 9-5V7l-9-5Zm0 2.3L18.9 8 12 11.7 5.1 8 12 4.3ZM5 9.7l6 3.3v6.6l-6-3.3V9.7Zm8 9.9V13l6-3.3v6.6l-6 3.3Z" fill="currentColor" />
+    </svg>
+  );
+}
+
+/**
+ * A catalog model's logo, decorative beside its name: format.ts logoSrc() decides what may be
+ * loaded (an image data URI or an https: address, loaded without a referrer); anything else, and
+ * a logo that fails to load, shows the fallback icon when asked for (fallback), else nothing.
+ */
+export function CatalogLogo({ logo, size = 24, fallback = false }: { logo: string | undefined | null; size?: number; fallback?: boolean }) {
   const src = logoSrc(logo);
-  return src ? <img className="mp-logo" src={src} alt="" width={size} height={size} data-testid="catalog-logo" /> : null;
+  const [failed, setFailed] = useState<string | null>(null);
+  if (!src || failed === src) return fallback ? <ModelIcon size={size} /> : null;
+  return <img className="mp-logo" src={src} alt="" width={size} height={size} referrerPolicy="no-referrer" loading="lazy" decoding="async" onError={() => setFailed(src)} data-testid="catalog-logo" />;
 }
 
 export interface Outcome {

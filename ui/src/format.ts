@@ -356,12 +356,15 @@ export function uriProblem(uri: string): string | undefined {
 }
 
 /**
- * A catalog model's logo as the console may show it: an image data URI (png, jpeg, gif, webp or
- * svg+xml, base64), or null. A logo at another address is not fetched: the console's CSP allows
- * images from itself and data: only, and a catalog should not make every visitor's browser call
- * a third party.
+ * A catalog model's logo as the console may show it, or null: an image data URI (png, jpeg, gif,
+ * webp or svg+xml, base64, at most 256 KiB), or an https: address (at most 2048 bytes, no
+ * credentials, no spaces or control characters) that the page loads without a referrer. Nothing
+ * else: no javascript:, no http:, no other data: type. An svg in an <img> runs no script.
  */
 export function logoSrc(logo: string | undefined | null): string | null {
-  if (!logo || logo.length > 256 * 1024) return null;
+  if (!logo) return null;
+  // Only an image data URI: a logo at an address would make every visitor's browser ask a host
+  // the catalog names (the CSP's img-src stays 'self' data:), so those show the icon.
+  if (!logo.startsWith('data:') || logo.length > 256 * 1024) return null;
   return /^data:image\/(png|jpeg|gif|webp|svg\+xml);base64,[A-Za-z0-9+/=]+$/.test(logo) ? logo : null;
 }

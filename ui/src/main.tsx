@@ -20,6 +20,7 @@ const InferenceServiceDetail = lazy(() => import('./screens/InferenceServiceDeta
 const Settings = lazy(() => import('./screens/Settings'));
 const Permissions = lazy(() => import('./screens/Permissions'));
 const CatalogSources = lazy(() => import('./screens/CatalogSources'));
+const TransferJobs = lazy(() => import('./screens/TransferJobs'));
 
 /** The route, and how many times the URL changed by navigation (a link, Back, a typed URL). */
 function useRoute(): [Route, number] {
@@ -48,6 +49,8 @@ function Screen({ route, nav }: { route: Route; nav: number }) {
       return <McpServers route={route} />;
     case 'deployments':
       return <Deployments ns={route.ns} />;
+    case 'transfers':
+      return <TransferJobs ns={route.ns} />;
     case 'isvc':
       return <InferenceServiceDetail ns={route.ns} name={route.name} />;
     case 'settings':
@@ -71,6 +74,7 @@ const SECTIONS = [
   { key: 'catalog', label: 'Catalog', to: '#/catalog', match: ['catalog', 'catalogModel'] },
   { key: 'mcp', label: 'MCP servers', to: '#/mcp', match: ['mcp'] },
   { key: 'deployments', label: 'Deployments', to: '#/deployments', match: ['deployments', 'isvc'] },
+  { key: 'transfers', label: 'Transfer jobs', to: '#/transfers', match: ['transfers'] },
   { key: 'settings', label: 'Registry settings', to: '#/settings', match: ['settings', 'permissions'] },
   { key: 'catalogSources', label: 'Catalog sources', to: '#/settings/catalog', match: ['catalogSources'] },
 ];

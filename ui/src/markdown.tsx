@@ -4,8 +4,9 @@
 // and the browser never even sees the hostile markup (its CSP would report it). The tree then goes
 // through rehype-sanitize (GitHub's schema: allowed elements, attributes and URL protocols), and
 // links keep only http(s) and mailto targets (no `javascript:`), opened in a new tab without a
-// referrer. Images are left out: the console's CSP (img-src 'self' data:) would refuse a card's
-// images from other origins anyway. Headings move two levels down, under the page's h1 and the
+// referrer. Images are left out: a README's images would make every visitor's browser call
+// whatever host the card names, and the console's CSP (img-src 'self' data:) refuses images from
+// other origins anyway. Headings move two levels down, under the page's h1 and the
 // "Model card" h2.
 import type { ComponentPropsWithoutRef } from 'react';
 import ReactMarkdown, { type Components } from 'react-markdown';

@@ -4,10 +4,11 @@ import { parsePerfFilters, perfFilterParams, type PerfFilters } from './performa
 export type Route =
   | { screen: 'models'; q: string; state: '' | 'LIVE' | 'ARCHIVED'; sort: string; owner: string }
   | { screen: 'model'; id: string; version?: string; deploy?: true }
-  | { screen: 'catalog'; source: string; q: string; filters: CatalogFilters; page: number }
+  | { screen: 'catalog'; source: string; q: string; filters: CatalogFilters; page: number; view?: CatalogView }
   | { screen: 'catalogModel'; source: string; name: string; perf?: PerfFilters }
   | { screen: 'mcp'; q: string }
   | { screen: 'deployments'; ns: string }
+  | { screen: 'transfers'; ns: string }
   | { screen: 'isvc'; ns: string; name: string }
   | { screen: 'settings' }
   | { screen: 'catalogSources' }
@@ -21,6 +22,9 @@ export const CATALOG_FILTERS = [
   { param: 'license', key: 'license', label: 'License' },
   { param: 'language', key: 'language', label: 'Language' },
 ] as const;
+
+/** How the catalog lists its models: cards (the default, no URL parameter) or a table. */
+export type CatalogView = 'cards' | 'table';
 
 export type CatalogFilterParam = (typeof CATALOG_FILTERS)[number]['param'];
 export type CatalogFilters = Partial<Record<CatalogFilterParam, string>>;
@@ -52,11 +56,14 @@ export function parseRoute(hash: string): Route {
       if (v) filters[f.param] = v;
     }
     const page = Number(params.get('page') ?? '1');
-    return { screen: 'catalog', source: params.get('source') ?? '', q: params.get('q') ?? '', filters, page: Number.isInteger(page) && page > 1 ? page : 1 };
+    const r: Extract<Route, { screen: 'catalog' }> = { screen: 'catalog', source: params.get('source') ?? '', q: params.get('q') ?? '', filters, page: Number.isInteger(page) && page > 1 ? page : 1 };
+    if (params.get('view') === 'table') r.view = 'table';
+    return r;
   }
   if (seg[0] === 'catalog' && seg.length >= 3) return { screen: 'catalogModel', source: seg[1], name: seg.slice(2).join('/'), perf: parsePerfFilters(params) };
   if (seg[0] === 'mcp' && seg.length === 1) return { screen: 'mcp', q: params.get('q') ?? '' };
   if (seg[0] === 'deployments' && seg.length <= 2) return { screen: 'deployments', ns: seg[1] ?? '' };
+  if (seg[0] === 'transfers' && seg.length <= 2) return { screen: 'transfers', ns: seg[1] ?? '' };
   if (seg[0] === 'deployments' && seg.length === 3) return { screen: 'isvc', ns: seg[1], name: seg[2] };
   if (seg[0] === 'settings' && seg.length === 1) return { screen: 'settings' };
   if (seg[0] === 'settings' && seg.length === 2 && seg[1] === 'catalog') return { screen: 'catalogSources' };
@@ -80,13 +87,15 @@ export function href(r: Route): string {
     case 'model':
       return r.version ? `#/models/${enc(r.id)}/versions/${enc(r.version)}${r.deploy ? '?deploy=1' : ''}` : `#/models/${enc(r.id)}`;
     case 'catalog':
-      return `#/catalog${qs({ source: r.source, q: r.q, ...Object.fromEntries(CATALOG_FILTERS.map((f) => [f.param, r.filters[f.param]])), page: r.page > 1 ? String(r.page) : '' })}`;
+      return `#/catalog${qs({ source: r.source, q: r.q, ...Object.fromEntries(CATALOG_FILTERS.map((f) => [f.param, r.filters[f.param]])), page: r.page > 1 ? String(r.page) : '', view: r.view === 'table' ? 'table' : '' })}`;
     case 'catalogModel':
       return `#/catalog/${enc(r.source)}/${r.name.split('/').map(enc).join('/')}${qs(perfFilterParams(r.perf ?? {}))}`;
     case 'mcp':
       return `#/mcp${qs({ q: r.q })}`;
     case 'deployments':
       return r.ns ? `#/deployments/${enc(r.ns)}` : '#/deployments';
+    case 'transfers':
+      return r.ns ? `#/transfers/${enc(r.ns)}` : '#/transfers';
     case 'isvc':
       return `#/deployments/${enc(r.ns)}/${enc(r.name)}`;
     case 'settings':

@@ -4,7 +4,7 @@ import { ApiError, errorFromBody, pathOf, queryString, unwrap } from '../src/api
 import { currentToken, firstPage, goNext, goPrev, hasNext, hasPrev, loaded } from '../src/pager';
 import { href, parseRoute } from '../src/router';
 import { pickRegistry, registryLabel } from '../src/registry';
-import { catalogYamlProblem, sourceIdProblem } from '../src/catalogsources';
+import { apiKeyProblem, catalogYamlProblem, createPayload, emptyForm, formOf, formProblems, organizationProblem, patternList, patternsProblem, previewProblem, previewRequest, sourceIdProblem, updatePayload } from '../src/catalogsources';
 
 test('queryString: unset values dropped, arrays repeated, values escaped', () => {
   assert.equal(queryString(undefined), '');
@@ -117,4 +117,58 @@ test('catalog source form: the server rules said before sending', () => {
   assert.equal(catalogYamlProblem('models: []'), null);
   assert.deepEqual(parseRoute('#/settings/catalog'), { screen: 'catalogSources' });
   assert.equal(href({ screen: 'catalogSources' }), '#/settings/catalog');
+});
+
+test('catalog route: the table view is in the URL, the cards are the default', () => {
+  assert.equal((parseRoute('#/catalog?view=table') as { view?: string }).view, 'table');
+  assert.equal((parseRoute('#/catalog?view=bogus') as { view?: string }).view, undefined);
+  assert.equal(href(parseRoute('#/catalog?task=x&view=table&page=2')), '#/catalog?task=x&page=2&view=table');
+  assert.equal(href({ screen: 'catalog', source: '', q: '', filters: {}, page: 1, view: 'cards' }), '#/catalog');
+});
+
+test('catalog source forms: each problem in words, field by field', () => {
+  assert.equal(sourceIdProblem('a'.repeat(238)), null);
+  assert.equal(organizationProblem(''), 'An organization is required: the Hugging Face organization whose models the source lists.');
+  assert.equal(organizationProblem('ibm/granite'), 'An organization name: letters, digits, "-", "_" and ".", without "/" or spaces.');
+  assert.equal(organizationProblem('ibm-granite'), null);
+  assert.equal(apiKeyProblem(''), null);
+  assert.equal(apiKeyProblem('secret'), 'A Hugging Face access token starts with "hf_".');
+  assert.equal(apiKeyProblem('hf_a b'), 'An access token has no spaces.');
+  assert.equal(apiKeyProblem('hf_good'), null);
+  assert.deepEqual(patternList(' a/* \n\n b \n'), ['a/*', 'b']);
+  assert.equal(patternsProblem('a b'), 'One pattern a line, without spaces: "a b".');
+  assert.equal(patternsProblem(Array.from({ length: 1001 }, (_, i) => `m${i}`).join('\n')), 'At most 1000 patterns.');
+
+  const hf = { ...emptyForm('hf'), id: 'Bad', name: ' ' };
+  assert.deepEqual(formProblems(hf, 'add'), {
+    id: 'Only lowercase letters, digits and underscores.',
+    name: 'A name is required.',
+    organization: 'An organization is required: the Hugging Face organization whose models the source lists.',
+  });
+  // editing: the id does not change; a default source keeps its name and catalog
+  assert.deepEqual(formProblems({ ...emptyForm('yaml'), id: 'x' }, 'edit', true), {});
+  assert.deepEqual(formProblems({ ...emptyForm('yaml'), id: 'x' }, 'edit', false), { name: 'A name is required.', yaml: 'The catalog is required: YAML with a models list.' });
+});
+
+test('catalog source forms: what add, edit and preview send', () => {
+  const f = { ...emptyForm('hf'), id: 'hub', name: ' Hub ', organization: ' acme ', apiKey: 'hf_x', included: 'granite-*\n', excluded: '*-base' };
+  assert.deepEqual(createPayload(f), { id: 'hub', name: 'Hub', type: 'hf', enabled: true, includedModels: ['granite-*'], excludedModels: ['*-base'], allowedOrganization: 'acme', apiKey: 'hf_x' });
+  assert.equal('apiKey' in createPayload({ ...f, apiKey: '' }), false);
+  // a default source: only what the server lets change (no name, no key)
+  assert.deepEqual(updatePayload(f, true), { enabled: true, includedModels: ['granite-*'], excludedModels: ['*-base'], allowedOrganization: 'acme' });
+  assert.deepEqual(updatePayload({ ...f, apiKey: '' }, false), { enabled: true, includedModels: ['granite-*'], excludedModels: ['*-base'], allowedOrganization: 'acme', name: 'Hub' });
+  // the edit form never holds the stored key
+  const stored = { id: 'hub', name: 'Hub', type: 'hf', allowedOrganization: 'acme', includedModels: ['a'], isDefault: false };
+  assert.equal(formOf(stored).apiKey, '');
+  assert.equal(formOf(stored).included, 'a');
+  // a configured hf source without a typed key: named by id, so the server reads its Secret
+  assert.deepEqual(previewRequest({ ...formOf(stored) }, stored), { type: 'hf', includedModels: ['a'], excludedModels: [], id: 'hub', properties: { allowedOrganization: 'acme' } });
+  assert.deepEqual(previewRequest(f), { type: 'hf', includedModels: ['granite-*'], excludedModels: ['*-base'], properties: { allowedOrganization: 'acme', apiKey: 'hf_x' } });
+  // a yaml source: its text, else the configured path
+  const y = { id: 'd', type: 'yaml', yamlCatalogPath: 'd.yaml' };
+  assert.deepEqual(previewRequest({ ...emptyForm('yaml'), yaml: 'models: []' }), { type: 'yaml', includedModels: [], excludedModels: [], properties: { yaml: 'models: []' } });
+  assert.deepEqual(previewRequest(emptyForm('yaml'), y), { type: 'yaml', includedModels: [], excludedModels: [], id: 'd', properties: { yamlCatalogPath: 'd.yaml' } });
+  assert.equal(previewProblem(emptyForm('yaml')), 'Write the catalog (YAML) first.');
+  assert.equal(previewProblem(emptyForm('hf')), 'Name the organization (or the models to include) first.');
+  assert.equal(previewProblem({ ...emptyForm('hf'), organization: 'acme' }), null);
 });

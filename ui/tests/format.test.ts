@@ -194,10 +194,22 @@ test('uriProblem: a hand-typed artifact URI', () => {
   assert.match(uriProblem('s3:///path') ?? '', /no bucket or host/);
 });
 
-test('catalog logos: image data URIs only, never a third-party address', () => {
+test('catalog logos: image data URIs only; https: addresses, javascript:, other schemes and markup never', () => {
   assert.equal(logoSrc('data:image/svg+xml;base64,PHN2Zy8+'), 'data:image/svg+xml;base64,PHN2Zy8+');
   assert.equal(logoSrc('data:image/png;base64,iVBORw0KGgo='), 'data:image/png;base64,iVBORw0KGgo=');
   assert.equal(logoSrc('https://logos.example.com/x.png'), null);
+  assert.equal(logoSrc('https://logos.example.com/a b.png'), null);
+  assert.equal(logoSrc('https://logos.example.com/x.png" onerror="alert(1)'), null);
+  assert.equal(logoSrc("https://x.example/'><img src=x onerror=alert(1)>"), null);
+  assert.equal(logoSrc('https://user:pw@logos.example.com/x.png'), null);
+  assert.equal(logoSrc('http://logos.example.com/x.png'), null);
+  assert.equal(logoSrc('javascript:alert(1)'), null);
+  assert.equal(logoSrc('JAVASCRIPT:alert(1)'), null);
+  assert.equal(logoSrc(' javascript:alert(1)'), null);
+  assert.equal(logoSrc('//logos.example.com/x.png'), null);
+  assert.equal(logoSrc('/local.png'), null);
+  assert.equal(logoSrc('https:\t//x'), null);
+  assert.equal(logoSrc(`https://x.example/${'a'.repeat(2100)}`), null);
   assert.equal(logoSrc('data:text/html;base64,PHNjcmlwdD4='), null);
   assert.equal(logoSrc('data:image/svg+xml,<svg onload=alert(1)>'), null);
   assert.equal(logoSrc(undefined), null);

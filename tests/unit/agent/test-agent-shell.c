@@ -510,3 +510,16 @@ Test(agent_shell, a_create_and_a_delete_neither_read_the_index_nor_list_the_dire
         cr_assert_eq(fake_repo_count(&w.r, "load:b"), 2, "b was not loaded again");
         cr_assert_gt(fake_repo_indexes(&w.r), before);
 }
+
+/* Each download worker keeps its connections open between downloads (fetch_thread_keep());
+ * they are its own, so each worker closes them as it ends: the fetch port hears of every one. */
+Test(agent_shell, every_download_worker_ends_through_the_fetch_port)
+{
+        agent_world_start(&w, 3);
+        agent_world_want(&w, "[" AGENT_ENTRY("m", "s3://b/m") "]");
+        agent_world_wait_state(&w, "m", "Loaded");
+        cr_assert_eq(w.f.worker_ends, 0);
+        w.a = agent_free(w.a);
+        cr_assert_eq(w.f.worker_ends, 3, "%u of 3 download workers ended through the port",
+                     w.f.worker_ends);
+}

@@ -1,13 +1,14 @@
 // The model catalog: sources with their status, and models with the catalog's own filters
-// (/models/filter_options), a search and server-side paging.
+// (/models/filter_options), a search and server-side paging; the models as cards (upstream's
+// gallery: logo, name, provider, description, labels), or as a table.
 import { useEffect, useRef, useState } from 'react';
-import { Content, FormSelect, FormSelectOption, PageSection, SearchInput, Title, Toolbar, ToolbarContent, ToolbarFilter, ToolbarGroup, ToolbarItem } from '@patternfly/react-core';
+import { Card, CardBody, CardFooter, CardHeader, CardTitle, Content, FormSelect, FormSelectOption, Gallery, Label, LabelGroup, PageSection, SearchInput, Title, ToggleGroup, ToggleGroupItem, Toolbar, ToolbarContent, ToolbarFilter, ToolbarGroup, ToolbarItem } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { get, type ListPage } from '../api';
 import { CatalogLogo, Empty, ErrorBanners, Loading, PagerNav, StatusLabel, useAsync } from '../common';
 import { catalogFilter } from '../format';
 import { currentToken, firstPage, goNext, loaded, type PagerState } from '../pager';
-import { CATALOG_FILTERS, href, type CatalogFilterParam, type CatalogFilters, type Route } from '../router';
+import { CATALOG_FILTERS, href, type CatalogFilterParam, type CatalogFilters, type CatalogView, type Route } from '../router';
 import type { CatalogModel, CatalogSource, FilterOptions } from '../types';
 
 type CatalogRoute = Extract<Route, { screen: 'catalog' }>;
@@ -46,11 +47,109 @@ function Sources({ sources }: { sources: CatalogSource[] }) {
   );
 }
 
+function modelHref(m: CatalogModel): string | null {
+  return m.source_id ? href({ screen: 'catalogModel', source: m.source_id, name: m.name }) : null;
+}
+
+const modelKey = (m: CatalogModel) => `${m.source_id ?? ''}/${m.name}`;
+
+/** One card per model, upstream's shape: logo and source, name (the link), provider, description cut to three lines, task and license labels. */
+function ModelCards({ models, sourceNames }: { models: CatalogModel[]; sourceNames: Map<string, string> }) {
+  return (
+    <Gallery hasGutter minWidths={{ default: '100%', md: '18rem' }} component="ul" aria-label="Catalog models" data-testid="catalog-models">
+      {models.map((m) => {
+        const link = modelHref(m);
+        const titleId = `model-card-${modelKey(m).replace(/[^A-Za-z0-9_-]/g, '_')}`;
+        const source = m.source_id ? (sourceNames.get(m.source_id) ?? m.source_id) : '';
+        return (
+          <li key={modelKey(m)} className="mp-card-item">
+            <Card component="article" isCompact isFullHeight aria-labelledby={titleId} data-testid="catalog-model-card">
+              <CardHeader>
+                <div className="mp-card-head">
+                  <CatalogLogo logo={m.logo} size={40} fallback />
+                  {source && (
+                    <Label isCompact variant="outline" data-testid="card-source">
+                      {source}
+                    </Label>
+                  )}
+                </div>
+              </CardHeader>
+              <CardTitle component="h3" id={titleId}>
+                {link ? <a href={link}>{m.name}</a> : m.name}
+              </CardTitle>
+              <CardBody>
+                {m.provider && (
+                  <Content component="p" className="mp-card-provider">
+                    {m.provider}
+                  </Content>
+                )}
+                <Content component="p" className="mp-card-description" title={m.description ?? undefined}>
+                  {m.description || 'No description.'}
+                </Content>
+              </CardBody>
+              {((m.tasks ?? []).length > 0 || m.license) && (
+                <CardFooter>
+                  <LabelGroup numLabels={4} aria-label={`Labels of ${m.name}`}>
+                    {(m.tasks ?? []).map((t) => (
+                      <Label key={`task-${t}`} isCompact color="blue">
+                        {t}
+                      </Label>
+                    ))}
+                    {m.license && (
+                      <Label key="license" isCompact color="grey">
+                        {m.license}
+                      </Label>
+                    )}
+                  </LabelGroup>
+                </CardFooter>
+              )}
+            </Card>
+          </li>
+        );
+      })}
+    </Gallery>
+  );
+}
+
+function ModelTable({ models }: { models: CatalogModel[] }) {
+  return (
+    <Table aria-label="Catalog models" variant="compact" data-testid="catalog-models-table">
+      <Thead>
+        <Tr>
+          <Th>Name</Th>
+          <Th>Source</Th>
+          <Th>Provider</Th>
+          <Th>License</Th>
+          <Th>Tasks</Th>
+        </Tr>
+      </Thead>
+      <Tbody>
+        {models.map((m) => {
+          const link = modelHref(m);
+          return (
+            <Tr key={modelKey(m)}>
+              <Td dataLabel="Name">
+                <CatalogLogo logo={m.logo} />
+                {link ? <a href={link}>{m.name}</a> : m.name}
+              </Td>
+              <Td dataLabel="Source">{m.source_id ?? ''}</Td>
+              <Td dataLabel="Provider">{m.provider ?? ''}</Td>
+              <Td dataLabel="License">{m.license ?? ''}</Td>
+              <Td dataLabel="Tasks">{(m.tasks ?? []).join(', ')}</Td>
+            </Tr>
+          );
+        })}
+      </Tbody>
+    </Table>
+  );
+}
+
 export default function Catalog({ route }: { route: CatalogRoute }) {
   const [search, setSearch] = useState(route.q);
   const [q, setQ] = useState(route.q);
   const [source, setSource] = useState(route.source);
   const [chosen, setChosen] = useState<CatalogFilters>(route.filters);
+  const [view, setView] = useState<CatalogView>(route.view ?? 'cards');
   const [pager, setPager] = useState<PagerState>(firstPage);
   // the page of the URL a reload asked for: walked to by nextPageToken once, then forgotten
   const wantPage = useRef(route.page - 1);
@@ -71,9 +170,9 @@ export default function Catalog({ route }: { route: CatalogRoute }) {
     setPager(firstPage);
   }, [q, source, filterQuery]);
   useEffect(() => {
-    const want = href({ screen: 'catalog', source, q, filters: chosen, page: Math.max(pager.index, wantPage.current) + 1 });
+    const want = href({ screen: 'catalog', source, q, filters: chosen, page: Math.max(pager.index, wantPage.current) + 1, view });
     if (window.location.hash !== want) window.history.replaceState(null, '', want);
-  }, [source, q, chosen, pager.index]);
+  }, [source, q, chosen, pager.index, view]);
 
   const [sources, reloadSources] = useAsync((signal) => get<ListPage<CatalogSource>>('/model_catalog/sources', { pageSize: 100 }, signal), []);
   const [options, reloadOptions] = useAsync((signal) => get<FilterOptions>('/model_catalog/models/filter_options', undefined, signal), []);
@@ -93,6 +192,7 @@ export default function Catalog({ route }: { route: CatalogRoute }) {
     const o = options.data.filters?.[key];
     return o && o.type === 'string' ? (o.values ?? []).map(String) : [];
   };
+  const sourceNames = new Map(sources.state === 'ok' ? (sources.data.items ?? []).map((x) => [x.id, x.name] as const) : []);
   const setFilter = (param: CatalogFilterParam, v: string) => setChosen((c) => ({ ...c, [param]: v || undefined }));
 
   return (
@@ -142,37 +242,17 @@ export default function Catalog({ route }: { route: CatalogRoute }) {
                 );
               })}
             </ToolbarGroup>
+            <ToolbarItem align={{ default: 'alignEnd' }}>
+              <ToggleGroup aria-label="Show the models as">
+                <ToggleGroupItem text="Cards" buttonId="catalog-view-cards" isSelected={view === 'cards'} onChange={() => setView('cards')} />
+                <ToggleGroupItem text="Table" buttonId="catalog-view-table" isSelected={view === 'table'} onChange={() => setView('table')} />
+              </ToggleGroup>
+            </ToolbarItem>
           </ToolbarContent>
         </Toolbar>
         {models.state === 'loading' && <Loading what="catalog models" />}
         {models.state === 'ok' && (models.data.items ?? []).length === 0 && <Empty title="No catalog model matches">Change the search or the filters.</Empty>}
-        {models.state === 'ok' && (models.data.items ?? []).length > 0 && (
-          <Table aria-label="Catalog models" variant="compact" data-testid="catalog-models-table">
-            <Thead>
-              <Tr>
-                <Th>Name</Th>
-                <Th>Source</Th>
-                <Th>Provider</Th>
-                <Th>License</Th>
-                <Th>Tasks</Th>
-              </Tr>
-            </Thead>
-            <Tbody>
-              {models.data.items.map((m) => (
-                <Tr key={`${m.source_id ?? ''}/${m.name}`}>
-                  <Td dataLabel="Name">
-                    <CatalogLogo logo={m.logo} />
-                    {m.source_id ? <a href={href({ screen: 'catalogModel', source: m.source_id, name: m.name })}>{m.name}</a> : m.name}
-                  </Td>
-                  <Td dataLabel="Source">{m.source_id ?? ''}</Td>
-                  <Td dataLabel="Provider">{m.provider ?? ''}</Td>
-                  <Td dataLabel="License">{m.license ?? ''}</Td>
-                  <Td dataLabel="Tasks">{(m.tasks ?? []).join(', ')}</Td>
-                </Tr>
-              ))}
-            </Tbody>
-          </Table>
-        )}
+        {models.state === 'ok' && (models.data.items ?? []).length > 0 && (view === 'table' ? <ModelTable models={models.data.items} /> : <ModelCards models={models.data.items} sourceNames={sourceNames} />)}
         <PagerNav pager={pager} setPager={setPager} label="Pages of catalog models" />
       </PageSection>
     </>

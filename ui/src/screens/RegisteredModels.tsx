@@ -13,7 +13,6 @@ import type { RegisteredModel } from '../types';
 import { RegisterModelModal } from './RegisterModel';
 
 export const PAGE_SIZE = 20;
-const LISTED_MARK = 'modelplane:registered-models-listed';
 
 export const SORTS: Record<string, { label: string; orderBy: string; sortOrder: string }> = {
   '': { label: 'Last updated, newest first', orderBy: 'LAST_UPDATE_TIME', sortOrder: 'DESC' },
@@ -53,8 +52,6 @@ export default function RegisteredModels({ route }: { route: ModelsRoute }) {
   useEffect(() => {
     if (page.state !== 'ok') return;
     setPager((p) => loaded(p, page.data.nextPageToken));
-    // the first meaningful paint of this screen (measured by tests/browser/measure-first-paint.mjs)
-    if (performance.getEntriesByName(LISTED_MARK).length === 0) performance.mark(LISTED_MARK);
   }, [page]);
 
   const setRoute = (patch: Partial<ModelsRoute>) => {
