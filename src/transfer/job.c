@@ -582,13 +582,13 @@ static int set_opt(json_t *o, const char *key, const char *value)
         return value ? json_object_set_new(o, key, json_string(value)) : 0;
 }
 
-static int set_props(json_t *o, const json_t *props)
+static int set_props(json_t *o, const json_t *props, const json_t *api_props)
 {
         json_t *cp;
 
-        if (!props)
+        if (!props && !api_props)
                 return 0;
-        cp = transfer_custom_properties(props);
+        cp = transfer_custom_properties(props, api_props);
         return cp ? json_object_set_new(o, "customProperties", cp) : -1;
 }
 
@@ -599,7 +599,8 @@ static int create_model(struct mr_client *mr, const struct transfer_metadata *m,
         int r;
 
         if (!body || set_opt(body, "description", m->model_description) < 0 ||
-            set_opt(body, "owner", m->model_owner) < 0 || set_props(body, m->model_props) < 0)
+            set_opt(body, "owner", m->model_owner) < 0 ||
+            set_props(body, m->model_props, m->model_api_props) < 0)
                 return error_detail_set(e, ERROR_INTERNAL, -ENOMEM, "out of memory");
         r = mr_client_call(mr, "POST", "/registered_models", body, ret, e);
         return r < 0 ? step_error(e, r, "creating the RegisteredModel") : 0;
@@ -617,7 +618,7 @@ static int create_version(struct mr_client *mr, const struct transfer_job_inputs
 
         if (!body || set_opt(body, "author", author) < 0 ||
             set_opt(body, "description", m->version_description) < 0 ||
-            set_props(body, m->version_props) < 0)
+            set_props(body, m->version_props, m->version_api_props) < 0)
                 return error_detail_set(e, ERROR_INTERNAL, -ENOMEM, "out of memory");
         r = mr_client_call(mr, "POST", "/model_versions", body, ret, e);
         return r < 0 ? step_error(e, r, "creating the ModelVersion") : 0;
@@ -644,7 +645,7 @@ static int create_artifact(struct mr_client *mr, const struct transfer_metadata 
             set_opt(body, "modelSourceGroup", m->source_group) < 0 ||
             set_opt(body, "modelSourceId", m->source_id) < 0 ||
             set_opt(body, "modelSourceName", m->source_name) < 0 ||
-            set_props(body, m->artifact_props) < 0 ||
+            set_props(body, m->artifact_props, m->artifact_api_props) < 0 ||
             asprintf(&path, "/model_versions/%s/artifacts", version_id) < 0)
                 return error_detail_set(e, ERROR_INTERNAL, -ENOMEM, "out of memory");
         r = mr_client_call(mr, "POST", path, body, ret, e);

@@ -23,6 +23,9 @@ void transfer_metadata_release(struct transfer_metadata *m)
         json_decref(m->model_props);
         json_decref(m->version_props);
         json_decref(m->artifact_props);
+        json_decref(m->model_api_props);
+        json_decref(m->version_api_props);
+        json_decref(m->artifact_api_props);
         *m = (struct transfer_metadata){ 0 };
 }
 
@@ -49,10 +52,12 @@ static const struct meta_field meta_fields[] = {
         MF(META_MODEL, "description", model_description),
         MF(META_MODEL, "owner", model_owner),
         MF(META_MODEL, "custom_properties", model_props),
+        MF(META_MODEL, "customProperties", model_api_props),
         MF(META_VERSION, "name", version_name),
         MF(META_VERSION, "description", version_description),
         MF(META_VERSION, "author", version_author),
         MF(META_VERSION, "custom_properties", version_props),
+        MF(META_VERSION, "customProperties", version_api_props),
         MF(META_ARTIFACT, "name", artifact_name),
         MF(META_ARTIFACT, "model_format_name", format_name),
         MF(META_ARTIFACT, "model_format_version", format_version),
@@ -65,6 +70,7 @@ static const struct meta_field meta_fields[] = {
         MF(META_ARTIFACT, "model_source_id", source_id),
         MF(META_ARTIFACT, "model_source_name", source_name),
         MF(META_ARTIFACT, "custom_properties", artifact_props),
+        MF(META_ARTIFACT, "customProperties", artifact_api_props),
 };
 
 static int add_props(json_t **slot, const char *key, const char *value, bool *ret_skipped,
@@ -100,6 +106,79 @@ static int add_props(json_t **slot, const char *key, const char *value, bool *re
         }
         json_decref(*slot);
         *slot = props;
+        return 0;
+}
+
+/* One plain value as a MetadataValue: a new reference; NULL for null (dropped) or OOM. */
+static json_t *metadata_value(const json_t *v)
+{
+        char num[32];
+
+        if (json_is_string(v))
+                return json_pack("{s:s, s:O}", "metadataType", "MetadataStringValue",
+                                 "string_value", v);
+        if (json_is_integer(v)) {
+                (void)snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+                return json_pack("{s:s, s:s}", "metadataType", "MetadataIntValue", "int_value",
+                                 num);
+        }
+        if (json_is_real(v))
+                return json_pack("{s:s, s:O}", "metadataType", "MetadataDoubleValue",
+                                 "double_value", v);
+        if (json_is_boolean(v))
+                return json_pack("{s:s, s:O}", "metadataType", "MetadataBoolValue", "bool_value",
+                                 v);
+        return NULL;
+}
+
+static bool is_metadata_value(const json_t *v)
+{
+        return json_is_object(v) && json_is_string(json_object_get(v, "metadataType"));
+}
+
+/* "<Object>.customProperties": MetadataValue objects, or plain values mapped to them. */
+static int add_api_props(json_t **slot, const char *key, const char *value, struct error_detail *e)
+{
+        json_t *in = NULL, *out, *v;
+        const char *k;
+        int r;
+
+        if (!*value)
+                return 0;
+        r = json_parse_bounded(value, strlen(value), &in, NULL);
+        if (r < 0 || !json_is_object(in)) {
+                json_decref(in);
+                return error_detail_set_field(e, ERROR_INVALID, -EINVAL, key,
+                                              "%s: the custom properties are not a JSON object",
+                                              key);
+        }
+        out = json_object();
+        json_object_foreach(in, k, v) {
+                json_t *mv = NULL;
+
+                if (is_metadata_value(v))
+                        mv = json_incref(v);
+                else if (json_is_string(v) || json_is_number(v) || json_is_boolean(v))
+                        mv = metadata_value(v);
+                else if (json_is_null(v))
+                        continue;
+                else
+                        r = error_detail_set_field(e, ERROR_INVALID, -EINVAL, key,
+                                                   "%s: the property \"%s\" is neither a "
+                                                   "MetadataValue nor a string, number or boolean",
+                                                   key, k);
+                if (r >= 0 && (!out || !mv || json_object_set_new(out, k, mv) < 0))
+                        r = error_detail_set(e, ERROR_INTERNAL, -ENOMEM, "out of memory");
+                if (r < 0)
+                        break;
+        }
+        json_decref(in);
+        if (r < 0) {
+                json_decref(out);
+                return r;
+        }
+        json_decref(*slot);
+        *slot = out;
         return 0;
 }
 
@@ -166,6 +245,11 @@ int transfer_metadata_add(struct transfer_metadata *m, const char *key, const ch
                         free(s);
                         return r;
                 }
+                if (streq(f->name, "customProperties")) {
+                        r = add_api_props((json_t **)slot, key, s, e);
+                        free(s);
+                        return r;
+                }
                 free(*slot);
                 *slot = s;
                 return 0;
@@ -222,36 +306,20 @@ int transfer_metadata_validate(const struct transfer_metadata *m, bool present,
         return 0;
 }
 
-json_t *transfer_custom_properties(const json_t *props)
+json_t *transfer_custom_properties(const json_t *props, const json_t *api_props)
 {
-        json_auto_t *out = json_object();
+        json_auto_t *out = api_props ? json_deep_copy(api_props) : json_object();
         const char *k;
         json_t *v;
 
         if (!out)
                 return NULL;
         json_object_foreach((json_t *)props, k, v) {
-                json_t *mv = NULL;
+                json_t *mv;
 
-                char num[32];
-
-                if (json_is_string(v)) {
-                        mv = json_pack("{s:s, s:O}", "metadataType", "MetadataStringValue",
-                                       "string_value", v);
-                } else if (json_is_integer(v)) {
-                        (void)snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT,
-                                       json_integer_value(v));
-                        mv = json_pack("{s:s, s:s}", "metadataType", "MetadataIntValue",
-                                       "int_value", num);
-                } else if (json_is_real(v)) {
-                        mv = json_pack("{s:s, s:O}", "metadataType", "MetadataDoubleValue",
-                                       "double_value", v);
-                } else if (json_is_boolean(v)) {
-                        mv = json_pack("{s:s, s:O}", "metadataType", "MetadataBoolValue",
-                                       "bool_value", v);
-                } else {
-                        continue; /* null: upstream drops it */
-                }
+                if (json_is_null(v))
+                        continue; /* upstream drops it */
+                mv = metadata_value(v);
                 if (!mv || json_object_set_new(out, k, mv) < 0)
                         return NULL;
         }

@@ -19,13 +19,13 @@
 struct transfer_metadata {
         bool has_model, has_version, has_artifact;
         char *model_name, *model_id, *model_description, *model_owner;
-        json_t *model_props;
+        json_t *model_props, *model_api_props;
         char *version_name, *version_description, *version_author;
-        json_t *version_props;
+        json_t *version_props, *version_api_props;
         char *artifact_name, *format_name, *format_version, *storage_key, *storage_path,
                 *service_account_name, *source_kind, *source_class, *source_group, *source_id,
                 *source_name;
-        json_t *artifact_props;
+        json_t *artifact_props, *artifact_api_props;
 };
 void transfer_metadata_release(struct transfer_metadata *m);
 
@@ -41,6 +41,10 @@ void transfer_metadata_release(struct transfer_metadata *m);
  * a warning: *@ret_skipped). A custom_properties value that is JSON but not an object, or holds
  * a value other than a string, number or boolean, is -EINVAL; more than
  * TRANSFER_METADATA_VALUE_MAX bytes too. Returns 0, -EINVAL with the key in the field, -ENOMEM.
+ *
+ * Our addition: "<Object>.customProperties" (the key upstream's console writes and upstream's
+ * job ignores) is read too, a JSON object of the REST API's MetadataValue objects (a string
+ * "metadataType") or of plain strings, numbers and booleans; anything else is -EINVAL.
  */
 _warn_unused_result_ int transfer_metadata_add(struct transfer_metadata *m, const char *key,
                                                const char *value, bool *ret_skipped,
@@ -55,6 +59,8 @@ _warn_unused_result_ int transfer_metadata_validate(const struct transfer_metada
                                                     enum transfer_intent intent,
                                                     struct error_detail *e);
 
-/* The customProperties of the REST API (MetadataValue objects) for a flat JSON object, as the
- * Python client maps them: strings, int as a string int_value, double, bool. NULL on OOM. */
-json_t *transfer_custom_properties(const json_t *props);
+/* The customProperties of the REST API (MetadataValue objects): @api_props (already in that
+ * form; NULL: none) with @props (a flat JSON object; NULL: none) mapped as the Python client
+ * maps them over it: strings, int as a string int_value, double, bool. A new object, or NULL on
+ * OOM. */
+json_t *transfer_custom_properties(const json_t *props, const json_t *api_props);

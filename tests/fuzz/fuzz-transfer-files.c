@@ -41,8 +41,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 (void)!transfer_metadata_add(&m, line, rest, &skipped, &e);
         for (int i = 0; i < 3; i++)
                 (void)!transfer_metadata_validate(&m, true, (enum transfer_intent)i, &e);
-        if (m.version_props) {
-                json_t *cp = transfer_custom_properties(m.version_props);
+        if (m.version_props || m.version_api_props) {
+                json_t *cp = transfer_custom_properties(m.version_props, m.version_api_props);
 
                 json_decref(cp);
         }

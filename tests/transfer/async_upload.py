@@ -410,8 +410,14 @@ def test_create_version_on_a_base_image_through_token_auth():
     succeeds(base_env_)
     base_layer = manifest(f"{OCI}/base/runtime:1")["layers"][0]["digest"]
     rm = api("GET", "/registered_model?name=bert")
-    meta = metadata("version", {"ModelVersion.name": "2.0.0",
-                                "ModelArtifact.model_format_name": "onnx"})
+    # as the console writes it: RegisteredModel.id, and customProperties (camelCase, REST
+    # MetadataValues), which upstream's job ignores and this one applies
+    meta = metadata("version", {
+        "RegisteredModel.id": rm["id"], "ModelVersion.name": "2.0.0",
+        "ModelArtifact.model_format_name": "onnx",
+        "ModelVersion.customProperties": json.dumps(
+            {"origin": {"metadataType": "MetadataStringValue", "string_value": "console"}}),
+        "ModelArtifact.description": "ignored, as upstream"})
     cfg = dockerconfig("ok", AUTHED, USER, PASSWORD)
     SEEN["token_requests"].clear()
     env = base_env(MODEL_SYNC_SOURCE_TYPE="uri",
@@ -430,6 +436,7 @@ def test_create_version_on_a_base_image_through_token_auth():
            SEEN["token_requests"])
     mv = api("GET", f"/model_versions/{res['ModelVersion']['id']}")
     expect(mv["name"] == "2.0.0" and mv["author"] == "ci-bot", mv)
+    expect(prop(mv, "origin") == "console", mv)
     ma = api("GET", f"/model_artifacts/{res['ModelArtifact']['id']}")
     # the artifact takes the model's name when the metadata gives none (upstream's default)
     expect(ma["name"] == "bert" and ma["state"] == "LIVE"

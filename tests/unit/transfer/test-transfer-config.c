@@ -264,7 +264,7 @@ Test(metadata, keys_and_validation)
         cr_assert_eq(transfer_metadata_validate(&m, false, TRANSFER_INTENT_CREATE_VERSION, &e),
                      -EINVAL);
         cr_assert(strstr(e.message, "requires ConfigMap metadata but none provided"));
-        cp = transfer_custom_properties(m.version_props);
+        cp = transfer_custom_properties(m.version_props, NULL);
         cr_assert_str_eq(json_string_value(json_object_get(json_object_get(cp, "a"), "int_value")),
                          "1");
         cr_assert_str_eq(json_string_value(
@@ -291,6 +291,27 @@ Test(metadata, keys_and_validation)
         cr_assert_eq(transfer_metadata_validate(&m, true, TRANSFER_INTENT_CREATE_MODEL, &e),
                      -EINVAL);
         cr_assert(strstr(e.message, "Cannot provide both name and id"));
+        /* the console's key (upstream's job ignores it): MetadataValues, plain values mapped,
+         * the snake_case properties over them */
+        cr_assert_eq(
+                transfer_metadata_add(&m, "ModelVersion.customProperties",
+                                      "{\"src\": {\"metadataType\": \"MetadataStringValue\", "
+                                      "\"string_value\": \"console\"}, \"n\": 2, \"a\": \"x\"}",
+                                      &skipped, &e),
+                0, "%s", e.message);
+        cp = transfer_custom_properties(m.version_props, m.version_api_props);
+        cr_assert_str_eq(json_string_value(
+                                 json_object_get(json_object_get(cp, "src"), "string_value")),
+                         "console");
+        cr_assert_str_eq(json_string_value(json_object_get(json_object_get(cp, "n"), "int_value")),
+                         "2");
+        cr_assert_str_eq(json_string_value(json_object_get(json_object_get(cp, "a"), "int_value")),
+                         "1"); /* custom_properties' a wins */
+        json_decref(cp);
+        cr_assert_eq(transfer_metadata_add(&m, "ModelVersion.customProperties", "{\"x\": [1]}",
+                                           &skipped, &e),
+                     -EINVAL);
+        cr_assert(strstr(e.message, "neither a MetadataValue"), "%s", e.message);
         cr_assert_eq(transfer_metadata_add(&m, "Unrelated.key", "x", &skipped, &e), 0);
         cr_assert_not(skipped);
         transfer_metadata_release(&m);
