@@ -151,24 +151,61 @@ void fetch_config_release(struct fetch_config *c)
 
 /* $AWS_ENDPOINT_URL or $S3_ENDPOINT (a scheme added from $S3_USE_HTTPS), else AWS's regional
  * endpoint. NULL on OOM. */
-static char *s3_endpoint_from_env(const char *region)
+/* @ep (host[:port] gets https:// or, !@https, http://), else AWS's endpoint for @region. */
+static char *s3_endpoint_url(const char *ep, bool https, const char *region)
 {
-        const char *ep = env_get("AWS_ENDPOINT_URL");
         char *url = NULL;
 
-        if (!ep || !*ep)
-                ep = env_get("S3_ENDPOINT");
         if (ep && *ep) {
                 if (strstr(ep, "://"))
                         url = strdup(ep);
-                else if (asprintf(&url, "%s://%s",
-                                  env_bool("S3_USE_HTTPS", true) ? "https" : "http", ep) < 0)
+                else if (asprintf(&url, "%s://%s", https ? "https" : "http", ep) < 0)
                         url = NULL;
         } else if (region && asprintf(&url, "https://s3.%s.amazonaws.com", region) < 0) {
                 url = NULL;
         }
         strip_slashes(url);
         return url;
+}
+
+static char *s3_endpoint_from_env(const char *region)
+{
+        const char *ep = env_get("AWS_ENDPOINT_URL");
+
+        if (!ep || !*ep)
+                ep = env_get("S3_ENDPOINT");
+        return s3_endpoint_url(ep, env_bool("S3_USE_HTTPS", true), region);
+}
+
+static int replace_str(char **field, const char *value)
+{
+        char *s = NULL;
+
+        if (value && !(s = strdup(value)))
+                return -ENOMEM;
+        if (*field)
+                explicit_bzero(*field, strlen(*field));
+        free(*field);
+        *field = s;
+        return 0;
+}
+
+int fetch_config_set_s3(struct fetch_config *c, const char *endpoint, const char *region,
+                        const char *access_key, const char *secret_key)
+{
+        char *url;
+
+        if (region && *region && replace_str(&c->s3_region, region) < 0)
+                return -ENOMEM;
+        url = s3_endpoint_url(endpoint, true, c->s3_region);
+        if (!url)
+                return -ENOMEM;
+        free(c->s3_endpoint);
+        c->s3_endpoint = url;
+        if (replace_str(&c->access_key, access_key) < 0 ||
+            replace_str(&c->secret_key, secret_key) < 0 || replace_str(&c->session_token, NULL) < 0)
+                return -ENOMEM;
+        return 0;
 }
 
 /* $STORAGE_EMULATOR_HOST (host:port means http://host:port), else Google's endpoint. */

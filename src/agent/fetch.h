@@ -116,6 +116,16 @@ struct fetch_config {
 _warn_unused_result_ int fetch_config_from_env(struct fetch_config *c);
 void fetch_config_release(struct fetch_config *c);
 
+/*
+ * Replaces @c's S3 settings with a caller's (`modelplane async-upload`'s MODEL_SYNC_SOURCE_AWS_*):
+ * @endpoint as AWS_ENDPOINT_URL is read (host[:port] gets https://; NULL or "": AWS's endpoint
+ * for the region), @region when set, the key pair (NULL: anonymous), no session token.
+ * Returns 0 or -ENOMEM.
+ */
+_warn_unused_result_ int fetch_config_set_s3(struct fetch_config *c, const char *endpoint,
+                                             const char *region, const char *access_key,
+                                             const char *secret_key);
+
 /* A uniform random number in [0, 1) for backoff jitter (getrandom; the clock as a fallback). */
 double fetch_jitter01(void);
 

@@ -11,3 +11,4 @@ int cmd_catalog(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_ui(int argc, char **argv);
 int cmd_storage_initializer(int argc, char **argv);
+int cmd_async_upload(int argc, char **argv);

@@ -28,6 +28,8 @@ static const struct command commands[] = {
         { "ui", cmd_ui, "serve the web console and its API (registry, catalog, deployments)" },
         { "storage-initializer", cmd_storage_initializer,
           "download a model (s3, gs, http, pvc, model-registry://) into a directory" },
+        { "async-upload", cmd_async_upload,
+          "the Model Registry's transfer job: a model to a ModelCar image, registered" },
 };
 
 int cmd_version(int argc, char **argv)

@@ -8,7 +8,9 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-SUBCOMMANDS=(controller webhook registry catalog agent)
+SUBCOMMANDS=(controller webhook registry catalog agent async-upload)
+# async-upload writes upstream's termination message (default /dev/termination-log)
+export TERMINATION_MESSAGE_PATH=$T/termination-log
 
 # expect_usage_error SUB MESSAGE ARGS... — exit 2, first line "modelplane SUB: MESSAGE", the hint
 expect_usage_error() {
@@ -50,6 +52,12 @@ for sub in "${SUBCOMMANDS[@]}"; do
 done
 
 # bad values of each subcommand's own flags, in the same format
+expect_usage_error async-upload \
+        "--source-type: invalid choice 'ftp' (choose from 's3', 'oci', 'uri')" --source-type ftp
+expect_usage_error async-upload \
+        "--registry-is-secure: invalid boolean value 'maybe'" --registry-is-secure=maybe
+grep -qx "Unexpected error: --registry-is-secure: invalid boolean value 'maybe'" \
+        "$TERMINATION_MESSAGE_PATH" || fail "async-upload: termination message $(cat "$TERMINATION_MESSAGE_PATH")"
 expect_usage_error controller "invalid --max-concurrent-reconciles '0' (1-256)" \
         --max-concurrent-reconciles 0
 expect_usage_error controller "invalid --leader-elect value 'maybe' (true or false)" \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every manifest in deploy/ passes `kubectl apply --dry-run=server` against the real API server.
+# Every manifest in deploy/ (and examples/async-upload-job.yaml) passes `kubectl apply --dry-run=server` against the real API server.
 . "$(dirname "$0")/lib.sh"
 install_crds
 kubectl apply -f "$ROOT/deploy/controller/namespace.yaml" >/dev/null
@@ -36,4 +36,8 @@ while IFS= read -r f; do
         n=$((n + 1))
 done < <(find "$ROOT/deploy" -name '*.yaml' | sort)
 [ "$n" -gt 5 ] || fail "only $n manifests found"
+# the model transfer Job of docs/transfer.md (the namespace test-deploy-dry-run's apply uses)
+kubectl apply --dry-run=server -n modelplane-system -f "$ROOT/examples/async-upload-job.yaml" \
+        >/dev/null 2>"$T/err" || fail "examples/async-upload-job.yaml: $(cat "$T/err")"
+n=$((n + 1))
 ok "$n manifests accepted by kubectl apply --dry-run=server"
