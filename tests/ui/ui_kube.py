@@ -1516,6 +1516,142 @@ def test_transfer_job_uri_source():
     expect(job_obj("hf-job") is None and objects("secrets") == [], "written without a registry")
 
 
+def crane_binary():
+    """crane (bench/peers/crane/build, as scripts/test builds it for the transfer suite)."""
+    if os.environ.get("MODELPLANE_CRANE"):
+        return os.environ["MODELPLANE_CRANE"]
+    r = subprocess.run([os.path.join(SRC, "bench/peers/crane/build")], capture_output=True,
+                       text=True)
+    if r.returncode != 0:
+        raise Skip(f"no crane (bench/peers/crane/build: {r.stderr.strip()[-200:]})")
+    return r.stdout.strip()
+
+
+def run_job_as_kubelet(job, env_override):
+    """Runs a Job's one container as a kubelet would, on this machine: its Secret and ConfigMap
+    volumes written under a directory of their own (each mountPath moved there, and every
+    environment value that names a mounted path with it), its environment, its command. Returns
+    (exit status, stderr, termination message)."""
+    import base64
+    root = tempfile.mkdtemp(prefix="kubelet-", dir=T)
+    pod = job["spec"]["template"]["spec"]
+    c, = pod["containers"]
+    vols = {v["name"]: v for v in pod.get("volumes", [])}
+    moved = {}
+    for m in c.get("volumeMounts", []):
+        v = vols[m["name"]]
+        if "secret" in v:
+            obj = json.loads(kubectl("-n", TJ_NS, "get", "secret", v["secret"]["secretName"],
+                                     "-o", "json"))
+            data = {k: base64.b64decode(x) for k, x in obj.get("data", {}).items()}
+        else:
+            obj = json.loads(kubectl("-n", TJ_NS, "get", "configmap", v["configMap"]["name"],
+                                     "-o", "json"))
+            data = {k: x.encode() for k, x in obj.get("data", {}).items()}
+        items = (v.get("secret") or v.get("configMap")).get("items")
+        files = {i["path"]: data[i["key"]] for i in items} if items else data
+        d = root + m["mountPath"]
+        os.makedirs(d, exist_ok=True)
+        for path, content in files.items():
+            os.makedirs(os.path.dirname(os.path.join(d, path)), exist_ok=True)
+            with open(os.path.join(d, path), "wb") as f:
+                f.write(content)
+        moved[m["mountPath"]] = d
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MODEL_SYNC_", "AWS_"))}
+    for e in c.get("env", []):
+        value = e["value"]
+        for mount, d in moved.items():
+            if value == mount or value.startswith(mount + "/"):
+                value = d + value[len(mount):]
+        env[e["name"]] = value
+    env.update(env_override)
+    env["TERMINATION_MESSAGE_PATH"] = os.path.join(root, "termination-log")
+    env["MODEL_SYNC_STORAGE_PATH"] = os.path.join(root, "storage")
+    cmd = c["command"] + c.get("args", [])
+    expect(cmd[0] == "modelplane", cmd)
+    r = subprocess.run([os.path.join(os.environ.get("MODELPLANE_BUILD_ROOT", "build"), "src",
+                                     "cmd", "modelplane")] + cmd[1:],
+                       capture_output=True, text=True, env=env, timeout=300)
+    term = open(env["TERMINATION_MESSAGE_PATH"]).read() \
+        if os.path.exists(env["TERMINATION_MESSAGE_PATH"]) else ""
+    return r.returncode, r.stderr, term
+
+
+def test_transfer_job_runs_to_the_registry():
+    """The two halves of a transfer together: the Job the console writes as the user, run as a
+    kubelet would run it, is a `modelplane async-upload` that downloads the model, pushes it to an
+    OCI registry (crane's) with the Secret's credentials and registers it with the ConfigMap's
+    metadata in the registry the console names. Only two variables differ from the Job's: no base
+    image (the test machine reaches no quay.io) and TLS verification off (crane serves plain
+    HTTP on loopback)."""
+    import http.server
+    import threading
+    crane = crane_binary()
+    port = None
+    import socket
+    with socket.socket() as so:
+        so.bind(("127.0.0.1", 0))
+        port = so.getsockname()[1]
+    oci = subprocess.Popen([crane, "registry", "serve", "--address", f"127.0.0.1:{port}"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    www = tempfile.mkdtemp(prefix="www-", dir=T)
+    with open(os.path.join(www, "model.onnx"), "wb") as f:
+        f.write(b"onnx weights " * 100)
+
+    class Files(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, directory=www, **kw)
+
+        def log_message(self, *a):
+            pass
+
+    files = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Files)
+    threading.Thread(target=files.serve_forever, daemon=True).start()
+    try:
+        wait_until(lambda: subprocess.run([crane, "catalog", f"127.0.0.1:{port}", "--insecure"],
+                                          capture_output=True).returncode == 0, "crane registry")
+        job = {"name": "e2e-onnx", "jobDisplayName": "End to end", "namespace": TJ_NS,
+               "source": {"type": "uri",
+                          "uri": f"http://127.0.0.1:{files.server_address[1]}/model.onnx"},
+               "destination": {"type": "oci", "uri": f"127.0.0.1:{port}/ml/e2e:v1",
+                               "username": "robot", "password": "pw"},
+               "uploadIntent": "create_model", "registeredModelName": "e2e-model",
+               "modelVersionName": "v1", "versionDescription": "from a transfer job",
+               "sourceModelFormat": "onnx"}
+        st, _, raw, doc = as_user(MOVER, "POST", TJ, {"data": job})
+        expect(st == 201, raw)
+        rc, err, term = run_job_as_kubelet(job_obj("e2e-onnx"), {
+            "MODEL_SYNC_DESTINATION_OCI_BASE_IMAGE": "",
+            "MODEL_SYNC_DESTINATION_OCI_ENABLE_TLS_VERIFY": "false"})
+        expect(rc == 0, f"async-upload exited {rc}: {err[-1500:]}")
+        res = json.loads(term)
+        # what the registry now holds, read through the console as the user
+        st, _, raw, doc = as_user(MOVER, "GET", MR + f"/registered_models/{res['RegisteredModel']['id']}")
+        expect(st == 200 and doc["data"]["name"] == "e2e-model", raw)
+        st, _, raw, doc = as_user(MOVER, "GET",
+                                  MR + f"/model_versions/{res['ModelVersion']['id']}/artifacts")
+        arts = doc["data"]["items"]
+        expect(st == 200 and len(arts) == 1 and arts[0]["uri"] == f"oci://127.0.0.1:{port}/ml/e2e:v1"
+               and arts[0]["modelFormatName"] == "onnx"
+               and arts[0].get("modelSourceName") == "e2e-onnx", arts)
+        # and the image: the model under /models in its one layer
+        r = subprocess.run([crane, "export", f"127.0.0.1:{port}/ml/e2e:v1", "-", "--insecure"],
+                           capture_output=True)
+        expect(r.returncode == 0, r.stderr[-500:])
+        import io
+        import tarfile
+        with tarfile.open(fileobj=io.BytesIO(r.stdout)) as tf:
+            names = tf.getnames()
+            expect("models/model.onnx" in names, names)
+            expect(tf.extractfile("models/model.onnx").read() == b"onnx weights " * 100, "content")
+        st, _, raw, _ = as_user(MOVER, "DELETE", TJ + f"/e2e-onnx?jobNamespace={TJ_NS}")
+        expect(st == 200, raw)
+    finally:
+        files.shutdown()
+        oci.terminate()
+        oci.wait()
+
+
 for t in (test_namespaces_only_those_the_user_may_read, test_forbidden_namespace_is_403_naming_it,
           test_inferenceservices, test_trainedmodels_every_condition_and_loaded,
           test_polling_with_etag, test_events_newest_first, test_bearer_passthrough,
@@ -1535,6 +1671,7 @@ for t in (test_namespaces_only_those_the_user_may_read, test_forbidden_namespace
           test_transfer_job_create_as_upstream_shapes_it,
           test_transfer_job_list_get_and_refusals, test_transfer_job_events_of_its_pods,
           test_transfer_job_status_retry_and_delete, test_transfer_job_uri_source,
+          test_transfer_job_runs_to_the_registry,
           test_upstream_bff_contract_no_server_error):
     if ONLY and t.__name__ not in ONLY:
         continue
