@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Pieces shared by tests/agent/e2e.py and bench/agent/bench.py: models.json written the way
+"""Pieces shared by tests/agent/e2e.py, bench/agent/bench.py and the TAP scripts of tests/agent
+and tests/transfer (case(), expect()): models.json written the way
 kubelet projects a ConfigMap volume, free loopback ports, the test control plane's kubectl
 and service-account kubeconfigs (scripts/testenv), and Azure Shared Key uploads (Azurite)."""
 import base64
@@ -35,6 +36,23 @@ def ok(cond, what):
     if not cond:
         failures.append(what)
     return cond
+
+
+def expect(cond, msg):
+    """The check inside a case(): raises AssertionError(msg) unless cond."""
+    if not cond:
+        raise AssertionError(msg)
+
+
+def case(fn):
+    """Runs fn() as one TAP step named after it: ok, or not ok with the exception it raised."""
+    step_no[0] += 1
+    try:
+        fn()
+        print(f"ok {step_no[0]} - {fn.__name__}", flush=True)
+    except Exception as e:  # noqa: BLE001 - every failure is a test failure
+        failures.append(fn.__name__)
+        print(f"not ok {step_no[0]} - {fn.__name__}: {type(e).__name__}: {e}", flush=True)
 
 
 def skip(what, why):

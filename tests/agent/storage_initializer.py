@@ -14,27 +14,11 @@ import subprocess
 import sys
 import tempfile
 
+from agentlib import case, expect, failures, step_no
+
 BUILD = os.environ.get("MODELPLANE_BUILD_ROOT", "build")
 BIN = os.path.join(BUILD, "src", "cmd", "modelplane")
 T = tempfile.mkdtemp(prefix="storage-init-")
-n = 0
-failed = 0
-
-
-def tap(fn):
-    global n, failed
-    n += 1
-    try:
-        fn()
-        print(f"ok {n} - {fn.__name__}", flush=True)
-    except Exception as e:  # noqa: BLE001 - every failure is a test failure
-        failed += 1
-        print(f"not ok {n} - {fn.__name__}: {type(e).__name__}: {e}", flush=True)
-
-
-def expect(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
 
 
 log = open(os.path.join(T, "registry.log"), "w")
@@ -202,9 +186,9 @@ for t in (test_a_version_by_name, test_the_latest_live_version, test_the_registr
           test_artifact_pointing_at_the_registry_again, test_allowed_prefixes,
           test_malformed_uris, test_registry_down_names_it,
           test_namespace_parameter_names_the_registry, test_plain_uris_and_usage):
-    tap(t)
+    case(t)
 reg.terminate()
 reg.wait(30)
 shutil.rmtree(T, ignore_errors=True)
-print(f"1..{n}")
-sys.exit(1 if failed else 0)
+print(f"1..{step_no[0]}")
+sys.exit(1 if failures else 0)

@@ -29,36 +29,13 @@ import threading
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "agent"))
+from agentlib import case, expect, failures, free_port  # noqa: E402
+
 BIN, CRANE = sys.argv[1], sys.argv[2]
 WRAPPER = shlex.split(os.environ.get("MODELPLANE_ASYNC_UPLOAD_WRAPPER", ""))
 T = tempfile.mkdtemp(prefix="async-upload-")
 PROCS = []
-n = 0
-failed = 0
-
-
-def tap(fn):
-    global n, failed
-    n += 1
-    try:
-        fn()
-        print(f"ok {n} - {fn.__name__}", flush=True)
-    except Exception as e:  # noqa: BLE001 - every failure is a test failure
-        failed += 1
-        print(f"not ok {n} - {fn.__name__}: {type(e).__name__}: {e}", flush=True)
-
-
-def expect(cond, msg):
-    if not cond:
-        raise AssertionError(msg)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def start(argv, log, env=None):
@@ -729,7 +706,7 @@ try:
              test_model_registry_errors]
     print(f"1..{len(tests)}", flush=True)
     for t in tests:
-        tap(t)
+        case(t)
 finally:
     auth_srv.shutdown()
     tls_srv.shutdown()
@@ -742,8 +719,8 @@ finally:
             p.wait(timeout=10)
         except subprocess.TimeoutExpired:
             p.kill()
-    if failed == 0:
+    if not failures:
         shutil.rmtree(T, ignore_errors=True)
     else:
         print(f"# logs kept in {T}", flush=True)
-sys.exit(1 if failed else 0)
+sys.exit(1 if failures else 0)
