@@ -33,7 +33,8 @@
  * `finalizer` (KServe's, and `modelplane controller --trainedmodel-finalizer=true`).
  *
  * Prints one line of key=value figures, times as Unix seconds (CLOCK_REALTIME, so that
- * bench/convergence can compare them with its watcher's). Wall-clock figures are reported,
+ * bench/convergence can compare them with its watcher's), and throttled: the 429 answers its
+ * clients received and retried. Wall-clock figures are reported,
  * never asserted.
  */
 #include <pthread.h>
@@ -477,8 +478,11 @@ int main(int argc, char **argv)
         if (r == 0)
                 r = atomic_load(&p.failed);
         if (r == 0) {
-                printf("first_request=%.6f last_ack=%.6f", (double)p.first_request / 1e6,
-                       (double)p.last_ack / 1e6);
+                unsigned long throttled = 0;
+
+                kube_client_throttle_stats(base, &throttled, NULL);
+                printf("first_request=%.6f last_ack=%.6f throttled=%lu",
+                       (double)p.first_request / 1e6, (double)p.last_ack / 1e6, throttled);
                 if (p.writes)
                         printf(" done=%.6f batches=%u writes=%u configmap_bytes=%zu window=%u "
                                "design=%s",
