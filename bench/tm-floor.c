@@ -407,8 +407,11 @@ int main(int argc, char **argv)
         if (argc == 10) {
                 if (streq(argv[9], "finalizer"))
                         p.finalizer = true;
-                else if (!streq(argv[9], "no-finalizer"))
+                else if (!streq(argv[9], "no-finalizer")) {
+                        fprintf(stderr, "tm-floor: DESIGN is no-finalizer or finalizer, not '%s'\n",
+                                argv[9]);
                         return usage();
+                }
         }
         if (safe_atou32(argv[5], &p.count) < 0 || safe_atou32(argv[6], &p.creators) < 0 ||
             p.creators == 0 || p.creators > MAX_THREADS || p.count == 0)

@@ -49,6 +49,8 @@ for args in "" "create" "create k ns isvc 0 8 p" "create k ns isvc 5 0 p" "floor
         fi
         grep -q usage "$BLD/tm-floor.err" || fail "tm-floor '$args' printed no usage"
 done
+"$BLD/bench/tm-floor" floor k ns isvc 5 8 p 4 maybe >/dev/null 2>"$BLD/tm-floor.err" || true
+grep -q "DESIGN is no-finalizer or finalizer, not 'maybe'" "$BLD/tm-floor.err" || fail "tm-floor did not name the bad DESIGN"
 # a kubeconfig that does not exist is named
 if "$BLD/bench/tm-floor" create /nonexistent/kubeconfig ns isvc 5 8 p 2>"$BLD/tm-floor.err"; then
         fail "tm-floor ran without a kubeconfig"
