@@ -3,9 +3,9 @@
  * tm-floor: the creator and the API-server floor probe of bench/convergence.
  *
  *   tm-floor create       KUBECONFIG NAMESPACE ISVC COUNT CREATORS PREFIX
- *   tm-floor floor        KUBECONFIG NAMESPACE ISVC COUNT CREATORS PREFIX WINDOW
+ *   tm-floor floor        KUBECONFIG NAMESPACE ISVC COUNT CREATORS PREFIX WINDOW [DESIGN]
  *   tm-floor delete       KUBECONFIG NAMESPACE ISVC COUNT CREATORS PREFIX
- *   tm-floor delete-floor KUBECONFIG NAMESPACE ISVC COUNT CREATORS PREFIX WINDOW
+ *   tm-floor delete-floor KUBECONFIG NAMESPACE ISVC COUNT CREATORS PREFIX WINDOW [DESIGN]
  *
  * create  POSTs COUNT TrainedModels (PREFIX-00000 ...) on InferenceService ISVC from CREATORS
  *         threads, each with its own client (modelplane's src/kube client, no rate limit).
@@ -13,7 +13,8 @@
  * floor   the same creates, and, as each create is acknowledged, the writes a perfect controller
  *         makes for it, from a tight client with WINDOW concurrent requests: in batches of
  *         whatever has been acknowledged so far, one metadata merge PATCH per TrainedModel
- *         (finalizer, parent labels, ownerReference), one merge PATCH of models.json in
+ *         (parent labels, ownerReference; and the finalizer in the finalizer design), one merge
+ *         PATCH of models.json in
  *         modelconfig-ISVC-0 per batch, one status merge PATCH per TrainedModel (Ready) -- the
  *         writes `modelplane controller` makes (src/serving/reconciler.c), without the watch
  *         latency, reads, planning or events. The ConfigMap must exist.
@@ -22,12 +23,18 @@
  *         stream of deletes).
  * delete-floor  the same deletes, and, as each is acknowledged, what a perfect controller does
  *         for it: in batches of whatever has been acknowledged so far, one merge PATCH of
- *         models.json without the deleted entries, then one metadata merge PATCH per
- *         TrainedModel that drops its finalizer (the API server then removes the object), from
- *         WINDOW concurrent requests. Run after `floor` on the same objects.
+ *         models.json without the deleted entries; in the finalizer design then one metadata
+ *         merge PATCH per TrainedModel that drops its finalizer (the API server then removes the
+ *         object), from WINDOW concurrent requests. Run after `floor` (same DESIGN) on the same
+ *         objects.
+ *
+ * DESIGN is what the controller is: `no-finalizer` (the default, modelplane's default since
+ * issue 27: a delete removes the object at once, nothing waits for the controller) or
+ * `finalizer` (KServe's, and `modelplane controller --trainedmodel-finalizer=true`).
  *
  * Prints one line of key=value figures, times as Unix seconds (CLOCK_REALTIME, so that
- * bench/convergence can compare them with its watcher's). Wall-clock figures are reported,
+ * bench/convergence can compare them with its watcher's), and throttled: the 429 answers its
+ * clients received and retried. Wall-clock figures are reported,
  * never asserted.
  */
 #include <pthread.h>
@@ -52,8 +59,9 @@ static const struct gvr gvr_cm = { "", "v1", "configmaps" };
 struct probe {
         const char *ns, *isvc, *prefix, *isvc_uid;
         unsigned count, creators, window, n_isvcs; /* n_isvcs 0: the one ISVC */
-        bool writes;   /* the floor: a perfect controller's writes too */
-        bool deleting; /* DELETEs instead of creates */
+        bool writes;    /* the floor: a perfect controller's writes too */
+        bool deleting;  /* DELETEs instead of creates */
+        bool finalizer; /* the finalizer design */
         /* acknowledged creates not yet handled by the writer */
         pthread_mutex_t lock;
         pthread_cond_t cond;
@@ -157,6 +165,13 @@ struct writer {
 
 static json_t *metadata_patch(const struct probe *p)
 {
+        if (!p->finalizer)
+                return json_pack("{s:{s:{s:s,s:s},s:[{s:s,s:s,s:s,s:s,s:b,s:b}]}}", "metadata",
+                                 "labels", "serving.kserve.io/inferenceservice", p->isvc,
+                                 "serving.kserve.io/trainedmodel-allocated", p->isvc,
+                                 "ownerReferences", "apiVersion", "serving.kserve.io/v1beta1",
+                                 "kind", "InferenceService", "name", p->isvc, "uid", p->isvc_uid,
+                                 "controller", true, "blockOwnerDeletion", true);
         return json_pack("{s:{s:{s:s,s:s},s:[s],s:[{s:s,s:s,s:s,s:s,s:b,s:b}]}}", "metadata",
                          "labels", "serving.kserve.io/inferenceservice", p->isvc,
                          "serving.kserve.io/trainedmodel-allocated", p->isvc, "finalizers",
@@ -339,8 +354,10 @@ static int write_all(struct probe *p, struct kube_client *base, unsigned *batche
                         goto out;
                 }
                 (*writes)++;
-                r = run_phase(p, ws, handled + from, n,
-                              p->deleting ? PATCH_UNFINALIZE : PATCH_STATUS);
+                if (!p->deleting)
+                        r = run_phase(p, ws, handled + from, n, PATCH_STATUS);
+                else if (p->finalizer)
+                        r = run_phase(p, ws, handled + from, n, PATCH_UNFINALIZE);
                 if (r < 0)
                         goto out;
                 (*batches)++;
@@ -360,7 +377,7 @@ static int usage(void)
         fprintf(stderr,
                 "usage: tm-floor create|delete KUBECONFIG NAMESPACE ISVC COUNT CREATORS PREFIX\n"
                 "       tm-floor floor|delete-floor KUBECONFIG NAMESPACE ISVC COUNT CREATORS "
-                "PREFIX WINDOW\n(CREATORS and WINDOW 1-64)\n");
+                "PREFIX WINDOW [no-finalizer|finalizer]\n(CREATORS and WINDOW 1-64)\n");
         return 2;
 }
 
@@ -385,8 +402,17 @@ int main(int argc, char **argv)
         p.deleting = streq(argv[1], "delete") || streq(argv[1], "delete-floor");
         if (!p.writes && !p.deleting && !streq(argv[1], "create"))
                 return usage();
-        if (argc != (p.writes ? 9 : 8))
+        if (p.writes ? argc != 9 && argc != 10 : argc != 8)
                 return usage();
+        if (argc == 10) {
+                if (streq(argv[9], "finalizer"))
+                        p.finalizer = true;
+                else if (!streq(argv[9], "no-finalizer")) {
+                        fprintf(stderr, "tm-floor: DESIGN is no-finalizer or finalizer, not '%s'\n",
+                                argv[9]);
+                        return usage();
+                }
+        }
         if (safe_atou32(argv[5], &p.count) < 0 || safe_atou32(argv[6], &p.creators) < 0 ||
             p.creators == 0 || p.creators > MAX_THREADS || p.count == 0)
                 return usage();
@@ -455,11 +481,16 @@ int main(int argc, char **argv)
         if (r == 0)
                 r = atomic_load(&p.failed);
         if (r == 0) {
-                printf("first_request=%.6f last_ack=%.6f", (double)p.first_request / 1e6,
-                       (double)p.last_ack / 1e6);
+                unsigned long throttled = 0;
+
+                kube_client_throttle_stats(base, &throttled, NULL);
+                printf("first_request=%.6f last_ack=%.6f throttled=%lu",
+                       (double)p.first_request / 1e6, (double)p.last_ack / 1e6, throttled);
                 if (p.writes)
-                        printf(" done=%.6f batches=%u writes=%u configmap_bytes=%zu",
-                               (double)done / 1e6, batches, writes, cm_bytes);
+                        printf(" done=%.6f batches=%u writes=%u configmap_bytes=%zu window=%u "
+                               "design=%s",
+                               (double)done / 1e6, batches, writes, cm_bytes, p.window,
+                               p.finalizer ? "finalizer" : "no-finalizer");
                 printf("\n");
         }
         json_decref(isvc);

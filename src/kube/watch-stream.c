@@ -17,7 +17,8 @@ struct watch_state {
         struct kube_client *c;
         struct watch_splitter splitter;
         struct buf error_body; /* body of a non-2xx answer */
-        kube_watch_fn fn;
+        kube_watch_fn fn;      /* decoded events (kube_watch), or */
+        watch_line_fn line_fn; /* raw lines (kube_watch_lines) */
         void *userdata;
         const atomic_bool *cancel;
         struct kube_status *reterr;
@@ -79,7 +80,10 @@ static size_t on_watch_data(char *data, size_t size, size_t nmemb, void *userdat
                 w->error = -ECANCELED;
                 return 0;
         }
-        r = watch_splitter_feed(&w->splitter, data, n, on_watch_line, w);
+        if (w->line_fn)
+                r = watch_splitter_feed(&w->splitter, data, n, w->line_fn, w->userdata);
+        else
+                r = watch_splitter_feed(&w->splitter, data, n, on_watch_line, w);
         if (r < 0) {
                 if (r == -EBADMSG && w->reterr && w->reterr->message[0] == '\0') {
                         *w->reterr = (struct kube_status){ .http_code = (int)w->code };
@@ -203,9 +207,10 @@ static void watch_state_release(struct watch_state *w)
         buf_release(&w->error_body);
 }
 
-int kube_watch(struct kube_client *c, const struct gvr *r, const char *ns,
-               const struct kube_watch_options *opts, kube_watch_fn fn, void *userdata,
-               struct kube_status *reterr)
+/* kube_watch and kube_watch_lines: exactly one of fn and line_fn is set. */
+static int watch_stream(struct kube_client *c, const struct gvr *r, const char *ns,
+                        const struct kube_watch_options *opts, kube_watch_fn fn,
+                        watch_line_fn line_fn, void *userdata, struct kube_status *reterr)
 {
         static const struct kube_watch_options none = { 0 };
         struct buf url CLEANUP(buf_releasep) = BUF_INIT(KUBE_URL_MAX);
@@ -216,6 +221,7 @@ int kube_watch(struct kube_client *c, const struct gvr *r, const char *ns,
                 .c = c,
                 .error_body = BUF_INIT(KUBE_ERROR_BODY_MAX),
                 .fn = fn,
+                .line_fn = line_fn,
                 .userdata = userdata,
                 .reterr = reterr,
         };
@@ -223,7 +229,7 @@ int kube_watch(struct kube_client *c, const struct gvr *r, const char *ns,
         CURLcode cc;
         int k;
 
-        if (!c || !fn)
+        if (!c || (!fn && !line_fn))
                 return -EINVAL;
         if (!opts)
                 opts = &none;
@@ -252,4 +258,22 @@ int kube_watch(struct kube_client *c, const struct gvr *r, const char *ns,
         if (k == -ECANCELED && reterr)
                 kube__status_local(reterr, "watch cancelled");
         return k;
+}
+
+int kube_watch(struct kube_client *c, const struct gvr *r, const char *ns,
+               const struct kube_watch_options *opts, kube_watch_fn fn, void *userdata,
+               struct kube_status *reterr)
+{
+        if (!fn)
+                return -EINVAL;
+        return watch_stream(c, r, ns, opts, fn, NULL, userdata, reterr);
+}
+
+int kube_watch_lines(struct kube_client *c, const struct gvr *r, const char *ns,
+                     const struct kube_watch_options *opts, watch_line_fn fn, void *userdata,
+                     struct kube_status *reterr)
+{
+        if (!fn)
+                return -EINVAL;
+        return watch_stream(c, r, ns, opts, NULL, fn, userdata, reterr);
 }

@@ -14,6 +14,7 @@
 
 #include "kube/api.h"
 #include "kube/status.h"
+#include "kube/watch.h"
 #include "util/macro.h"
 
 struct kube_client;
@@ -43,3 +44,15 @@ struct kube_watch_options {
 _warn_unused_result_ int kube_watch(struct kube_client *c, const struct gvr *r, const char *ns,
                                     const struct kube_watch_options *opts, kube_watch_fn fn,
                                     void *userdata, struct kube_status *reterr);
+
+/*
+ * The same stream, without decoding: fn gets each event line as it is (watch.h's watch_line_fn:
+ * NUL-terminated, borrowed for the call), for a reader that needs a few fields of large objects
+ * and would rather scan them than build a tree (bench/tm-watch). ERROR events are lines like any
+ * other: the caller recognises them. Returns as kube_watch does, except that a garbage line is
+ * the caller's to refuse (fn's negative value).
+ */
+_warn_unused_result_ int kube_watch_lines(struct kube_client *c, const struct gvr *r,
+                                          const char *ns, const struct kube_watch_options *opts,
+                                          watch_line_fn fn, void *userdata,
+                                          struct kube_status *reterr);

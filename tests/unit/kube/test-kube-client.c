@@ -651,6 +651,58 @@ Test(kube_client, watch_cancel)
         cr_assert_eq(kube_watch(NULL, &configmaps, NULL, &wo, on_event, &e, &st), -EINVAL);
 }
 
+/* kube_watch_lines: each line as it came, nothing decoded (bench/tm-watch scans them). */
+struct lines {
+        char text[8][128];
+        size_t n;
+        int stop_at; /* 1-based line that returns -EPIPE; 0 never */
+};
+
+static int on_line(void *userdata, const char *line, size_t len)
+{
+        struct lines *l = userdata;
+
+        cr_assert_lt(l->n, ELEMENTSOF(l->text));
+        cr_assert_eq(strlen(line), len, "the line is NUL-terminated at len");
+        (void)snprintf(l->text[l->n], sizeof(l->text[0]), "%s", line);
+        l->n++;
+        return l->stop_at > 0 && (size_t)l->stop_at == l->n ? -EPIPE : 0;
+}
+
+Test(kube_client, watch_lines_are_passed_undecoded)
+{
+        struct kube_watch_options wo = { .resource_version = "7", .allow_bookmarks = true };
+        struct lines l = { 0 };
+        struct kube_client *c;
+        struct kube_status st;
+
+        add_step(STREAM_HEAD EV("ADDED", "a") "not json, the caller's to judge\r\n\n" EV(
+                         "DELETED", "a") "{\"type\":\"ERROR\",\"object\":{\"code\":410}}\n",
+                 true);
+        add_step(STREAM_HEAD EV("ADDED", "b") EV("ADDED", "c"), true);
+        server_start();
+        c = client_for_server(NULL, NULL, 0);
+        cr_assert_eq(kube_watch_lines(c, &configmaps, "ns", &wo, on_line, &l, &st), 0, "%s",
+                     st.message);
+        cr_assert_eq(l.n, 4, "blank lines skipped, the rest passed: %zu", l.n);
+        cr_assert_str_eq(l.text[0],
+                         "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\"}}}");
+        cr_assert_str_eq(l.text[1], "not json, the caller's to judge");
+        cr_assert_str_eq(l.text[3], "{\"type\":\"ERROR\",\"object\":{\"code\":410}}",
+                         "an ERROR event is a line too");
+        cr_assert(strstr(srv.requests[0], "configmaps?watch=1&resourceVersion=7"
+                                          "&allowWatchBookmarks=true "),
+                  "%s", srv.requests[0]);
+
+        l = (struct lines){ .stop_at = 1 };
+        cr_assert_eq(kube_watch_lines(c, &configmaps, NULL, NULL, on_line, &l, &st), -EPIPE,
+                     "the callback's error ends the watch");
+        cr_assert_eq(l.n, 1);
+        kube_client_free(c);
+        server_stop();
+        cr_assert_eq(kube_watch_lines(NULL, &configmaps, NULL, NULL, on_line, &l, &st), -EINVAL);
+}
+
 static void *cancel_later(void *arg)
 {
         struct timespec ts = { .tv_sec = 0, .tv_nsec = 200 * 1000 * 1000 };
