@@ -183,7 +183,7 @@ static void fail(struct state *s, int r, const char *what, const char *detail)
         if (s->failure == 0) {
                 s->failure = r;
                 if (detail && detail[0])
-                        (void)snprintf(s->failmsg, sizeof(s->failmsg), "%s: %s", what, detail);
+                        (void)snprintf(s->failmsg, sizeof(s->failmsg), "%s: %.250s", what, detail);
                 else
                         (void)snprintf(s->failmsg, sizeof(s->failmsg), "%s: error %d", what, -r);
         }
