@@ -14,6 +14,8 @@
 #include "kube/client.h"
 #include "ui/settings.h"
 #include "ui/views.h"
+#include "util/error-detail.h"
+#include "util/log.h"
 
 #define RB_RESOURCE "rolebindings.rbac.authorization.k8s.io"
 #define RB_LIST_MAX 500U
@@ -269,4 +271,377 @@ int bff_api_groups(struct call *c)
                                     : bff_reply_kube_error(c, r, &st, "list",
                                                            "groups.user.openshift.io", NULL, NULL);
         return reply_items(c, list, NULL, ui_group_view, false);
+}
+
+/* ---- registries made by the console: what the model-registry operator would write ---- */
+
+static const struct gvr GVR_DEPLOYMENTS = { "apps", "v1", "deployments" };
+static const struct gvr GVR_ROLES = { "rbac.authorization.k8s.io", "v1", "roles" };
+static const struct gvr GVR_CONFIGMAPS = { "", "v1", "configmaps" };
+static const struct gvr GVR_SECRETS = { "", "v1", "secrets" };
+
+/* One of a registry's objects: its type, the resource's name in words, its name. */
+struct part {
+        const struct gvr *gvr;
+        const char *resource;
+        const char *name;
+};
+
+static int reply_refusal(struct call *c, int r, const struct error_detail *err)
+{
+        if (r == -ENOMEM)
+                return r;
+        return bff_reply_error(c->resp, err->kind == ERROR_UNPROCESSABLE ? 422 : 400, "ui", "%s",
+                               err->message);
+}
+
+/* The parts of registry name (role: its Role's name, storage of the caller), in creation order. */
+static void registry_parts(const char *name, const char *role, struct part ret[3])
+{
+        ret[0] = (struct part){ &GVR_DEPLOYMENTS, "deployments.apps", name };
+        ret[1] = (struct part){ &BFF_GVR_SERVICES, "services", name };
+        ret[2] = (struct part){ &GVR_ROLES, "roles.rbac.authorization.k8s.io", role };
+}
+
+/* 409 when any part exists (asked first, as the user: nothing is written for a clash); 1 after
+ * a reply. */
+static int parts_free(struct call *c, struct kube_client *k, const char *ns, const struct part *p,
+                      size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                CLEANUP(ui_json_decrefp) json_t *obj = NULL;
+                struct kube_status st = { 0 };
+                int r = kube_get(k, p[i].gvr, ns, p[i].name, &obj, &st);
+
+                if (r == -ENOENT)
+                        continue;
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        return bff_refused(bff_reply_kube_error(c, r, &st, "get", p[i].resource, ns,
+                                                                p[i].name));
+                return bff_refused(bff_reply_error(c->resp, 409, "kubernetes",
+                                                   "a %s named %s already exists in namespace %s",
+                                                   p[i].resource, p[i].name, ns));
+        }
+        return 0;
+}
+
+/* Deletes parts[0..n) in reverse order as the user, each missing one skipped; the first other
+ * failure is returned with *ret_failed and st, the others are still tried. */
+static int parts_delete(struct kube_client *k, const char *ns, const struct part *p, size_t n,
+                        struct kube_status *st, const struct part **ret_failed)
+{
+        struct kube_delete_options opt = { .propagation_policy = "Background" };
+        int ret = 0;
+
+        while (n-- > 0) {
+                struct kube_status one = { 0 };
+                int r = kube_delete(k, p[n].gvr, ns, p[n].name, &opt, NULL, &one);
+
+                if (r < 0 && r != -ENOENT && ret == 0) {
+                        ret = r;
+                        *st = one;
+                        *ret_failed = &p[n];
+                }
+        }
+        return ret;
+}
+
+/* Creates the objects in order as the user; on a refusal removes what it wrote (as the user)
+ * and replies. *ret_svc: the Service as created. 0; 1 after a reply. */
+static int parts_create(struct call *c, struct kube_client *k, const char *ns, const struct part *p,
+                        json_t *const *objs, size_t n, json_t **ret_svc)
+{
+        for (size_t i = 0; i < n; i++) {
+                CLEANUP(ui_json_decrefp) json_t *made = NULL;
+                struct kube_status st = { 0 }, ust = { 0 };
+                const struct part *failed = NULL;
+                int r = kube_create(k, p[i].gvr, ns, objs[i], NULL, &made, &st);
+
+                if (r >= 0) {
+                        if (p[i].gvr == &BFF_GVR_SERVICES)
+                                *ret_svc = TAKE_PTR(made);
+                        continue;
+                }
+                if (parts_delete(k, ns, p, i, &ust, &failed) < 0)
+                        log_warn("ui: registry %s: %s %s in namespace %s was left behind "
+                                 "(%s)",
+                                 p[0].name, failed->resource, failed->name, ns, ust.message);
+                if (r == -ENOMEM)
+                        return r;
+                if (r == -EEXIST)
+                        return bff_refused(
+                                bff_reply_error(c->resp, 409, "kubernetes",
+                                                "a %s named %s already exists in namespace %s",
+                                                p[i].resource, p[i].name, ns));
+                return bff_refused(
+                        bff_reply_kube_error(c, r, &st, "create", p[i].resource, ns, p[i].name));
+        }
+        return 0;
+}
+
+int bff_api_settings_registry_create(struct call *c)
+{
+        CLEANUP(bff_kube_holdp) struct kube_hold h = { 0 };
+        CLEANUP(ui_json_decrefp)
+        json_t *in = NULL, *dep = NULL, *svc = NULL, *role = NULL, *made = NULL;
+        char role_name[UI_K8S_NAME_MAX + sizeof(UI_REGISTRY_ROLE_PREFIX)];
+        struct ui_registry_req q = { 0 };
+        struct error_detail err = { 0 };
+        struct part parts[3];
+        const char *ns;
+        json_t *data;
+        int r;
+
+        r = settings_write_begin(c, &h, &in, &data, &ns);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        r = ui_registry_req_read(data, ns, true, NULL, &q, &err);
+        if (r < 0)
+                return reply_refusal(c, r, &err);
+        ui_registry_role_name(q.name, role_name, sizeof(role_name));
+        registry_parts(q.name, role_name, parts);
+        dep = ui_registry_deployment(&q, ns, c->s->transfer_image);
+        svc = ui_registry_service(&q, ns);
+        role = ui_registry_role(q.name, ns);
+        if (!dep || !svc || !role)
+                return -ENOMEM;
+        r = parts_free(c, h.k, ns, parts, ELEMENTSOF(parts));
+        if (r == 0)
+                r = parts_create(c, h.k, ns, parts, (json_t *const[]){ dep, svc, role },
+                                 ELEMENTSOF(parts), &made);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        return bff_reply_data(c, 201, ui_registry_kind(made));
+}
+
+/* Reads registry id's Service as the user: 0 with *ret; 1 after a reply (404 when it is no
+ * registry, 409 when the console did not make it). */
+static int made_registry_get(struct call *c, struct kube_client *k, const char *ns, const char *id,
+                             json_t **ret)
+{
+        struct kube_status st = { 0 };
+        int r = kube_get(k, &BFF_GVR_SERVICES, ns, id, ret, &st);
+
+        if (r == -ENOMEM)
+                return r;
+        if ((r >= 0 && !is_registry_service(*ret)) || r == -ENOENT)
+                return bff_refused(bff_reply_error(c->resp, 404, "ui",
+                                                   "no model registry named '%s' in namespace %s",
+                                                   id, ns));
+        if (r < 0)
+                return bff_refused(bff_reply_kube_error(c, r, &st, "get", "services", ns, id));
+        if (!ui_registry_made_here(*ret))
+                return bff_refused(bff_reply_error(
+                        c->resp, 409, "ui",
+                        "the model registry '%s' in namespace %s was not made by this console "
+                        "(no app.kubernetes.io/managed-by: " UI_REGISTRY_MANAGED_BY "): change "
+                        "it where it was deployed",
+                        id, ns));
+        return 0;
+}
+
+/* A SelfSubjectAccessReview per need (verb, group, resource) before any write, so that a refusal
+ * leaves nothing half done; 1 after a 403. */
+static int may_all(struct call *c, struct kube_client *k, const char *ns,
+                   const char *const (*need)[3], size_t n, const char *why)
+{
+        for (size_t i = 0; i < n; i++) {
+                int r = bff_access_review(k, need[i][0], need[i][1], need[i][2], ns);
+
+                if (r == 0)
+                        return bff_refused(bff_reply_error(c->resp, 403, "kubernetes",
+                                                           "user %s may not %s %s%s%s in "
+                                                           "namespace %s (%s)",
+                                                           c->id->user, need[i][0], need[i][2],
+                                                           *need[i][1] ? "." : "", need[i][1], ns,
+                                                           why));
+                if (r == -ENOMEM)
+                        return r;
+                /* a review that cannot be made: the writes themselves decide */
+        }
+        return 0;
+}
+
+/* PUT of a PATCH's next object; 1 after a reply. */
+static int put(struct call *c, struct kube_client *k, const struct gvr *gvr, const char *res,
+               const char *ns, const char *id, const json_t *obj, json_t **ret)
+{
+        struct kube_status st = { 0 };
+        int r = kube_update(k, gvr, ns, id, obj, NULL, ret, &st);
+
+        if (r == -ENOMEM)
+                return r;
+        if (r == -ESTALE)
+                return bff_refused(bff_reply_error(c->resp, 409, "kubernetes",
+                                                   "the %s %s in namespace %s changed while it "
+                                                   "was updated: apply the change again",
+                                                   res, id, ns));
+        if (r < 0)
+                return bff_refused(bff_reply_kube_error(c, r, &st, "update", res, ns, id));
+        return 0;
+}
+
+static int update_deployment(struct call *c, struct kube_client *k, const char *ns,
+                             const struct ui_registry_req *q)
+{
+        CLEANUP(ui_json_decrefp) json_t *cur = NULL, *next = NULL, *out = NULL;
+        struct kube_status st = { 0 };
+        int r = kube_get(k, &GVR_DEPLOYMENTS, ns, q->name, &cur, &st);
+
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return bff_refused(
+                        bff_reply_kube_error(c, r, &st, "get", "deployments.apps", ns, q->name));
+        r = ui_registry_deployment_update(cur, q, c->s->transfer_image, &next);
+        if (r < 0)
+                return r;
+        return put(c, k, &GVR_DEPLOYMENTS, "deployments.apps", ns, q->name, next, &out);
+}
+
+int bff_api_settings_registry_update(struct call *c)
+{
+        static const char *const need[][3] = { { "update", "", "services" },
+                                               { "update", "apps", "deployments" } };
+        CLEANUP(bff_kube_holdp) struct kube_hold h = { 0 };
+        CLEANUP(ui_json_decrefp) json_t *in = NULL, *svc = NULL, *next = NULL, *out = NULL;
+        const char *id = http_req_param(c->req, "id");
+        struct ui_registry_req q = { 0 };
+        struct error_detail err = { 0 };
+        const char *ns;
+        json_t *data;
+        int r;
+
+        r = settings_write_begin(c, &h, &in, &data, &ns);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        r = ui_registry_req_read(data, ns, false, id, &q, &err);
+        if (r < 0)
+                return reply_refusal(c, r, &err);
+        r = made_registry_get(c, h.k, ns, id, &svc);
+        if (r == 0)
+                r = may_all(c, h.k, ns, need, q.has_db ? 2 : 1,
+                            "a registry's settings are its "
+                            "Service and Deployment");
+        if (r == 0 && q.has_db)
+                r = update_deployment(c, h.k, ns, &q);
+        if (r == 0 && (q.display_name || q.description)) {
+                r = ui_registry_service_update(svc, &q, &next);
+                if (r == 0)
+                        r = put(c, h.k, &BFF_GVR_SERVICES, "services", ns, id, next, &out);
+        }
+        if (r != 0)
+                return r < 0 ? r : 0;
+        return bff_reply_data(c, 200, ui_registry_kind(out ? out : svc));
+}
+
+/* The RoleBindings of registry id's Role (any the console's role-binding route made), deleted
+ * as the user; 1 after a reply. */
+static int delete_bindings(struct call *c, struct kube_client *k, const char *ns, const char *role)
+{
+        CLEANUP(ui_json_decrefp) json_t *list = NULL;
+        struct kube_list_options lo = { .label_selector = UI_ROLE_BINDING_SELECTOR,
+                                        .limit = RB_LIST_MAX };
+        struct kube_status st = { 0 };
+        const json_t *rb;
+        size_t i;
+        int r = kube_list(k, &GVR_ROLEBINDINGS, ns, &lo, &list, &st);
+
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return bff_refused(bff_reply_kube_error(c, r, &st, "list", RB_RESOURCE, ns, NULL));
+        json_array_foreach(json_object_get(list, "items"), i, rb) {
+                const char *kind = json_get_string_path(rb, "roleRef", "kind", NULL);
+                const char *ref = json_get_string_path(rb, "roleRef", "name", NULL);
+                const char *name = json_get_string_path(rb, "metadata", "name", NULL);
+
+                if (!kind || !ref || !name || !streq(kind, "Role") || !streq(ref, role))
+                        continue;
+                r = kube_delete(k, &GVR_ROLEBINDINGS, ns, name, NULL, NULL, &st);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 && r != -ENOENT)
+                        return bff_refused(
+                                bff_reply_kube_error(c, r, &st, "delete", RB_RESOURCE, ns, name));
+        }
+        return 0;
+}
+
+int bff_api_settings_registry_delete(struct call *c)
+{
+        static const char *const need[][3] = {
+                { "delete", "rbac.authorization.k8s.io", "rolebindings" },
+                { "list", "rbac.authorization.k8s.io", "rolebindings" },
+                { "delete", "rbac.authorization.k8s.io", "roles" },
+                { "delete", "", "services" },
+                { "delete", "apps", "deployments" },
+        };
+        CLEANUP(bff_kube_holdp) struct kube_hold h = { 0 };
+        CLEANUP(ui_json_decrefp) json_t *svc = NULL;
+        const char *id = http_req_param(c->req, "id");
+        char role[UI_K8S_NAME_MAX + sizeof(UI_REGISTRY_ROLE_PREFIX)];
+        struct kube_status st = { 0 };
+        const struct part *failed = NULL;
+        struct part parts[3];
+        const char *ns;
+        int r;
+
+        r = settings_begin(c, &h, &ns);
+        if (r == 0)
+                r = made_registry_get(c, h.k, ns, id, &svc);
+        if (r == 0)
+                r = may_all(c, h.k, ns, need, ELEMENTSOF(need),
+                            "a registry is deleted with its Deployment, Role and RoleBindings");
+        ui_registry_role_name(id, role, sizeof(role));
+        if (r == 0)
+                r = delete_bindings(c, h.k, ns, role);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        registry_parts(id, role, parts);
+        r = parts_delete(h.k, ns, parts, ELEMENTSOF(parts), &st, &failed);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return bff_reply_kube_error(c, r, &st, "delete", failed->resource, ns,
+                                            failed->name);
+        http_resp_set_text(c->resp, 204, "application/json", "");
+        return 0;
+}
+
+/* The certificate items of gvr in ns, listed as the user; 1 after a reply. */
+static int certificates_of(struct call *c, struct kube_client *k, const char *ns,
+                           const struct gvr *gvr, const char *res, json_t **ret)
+{
+        CLEANUP(ui_json_decrefp) json_t *list = NULL;
+        struct kube_list_options lo = { .limit = UI_CERTIFICATES_MAX };
+        struct kube_status st = { 0 };
+        int r = kube_list(k, gvr, ns, &lo, &list, &st);
+
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return bff_refused(bff_reply_kube_error(c, r, &st, "list", res, ns, NULL));
+        *ret = ui_certificate_items(list, gvr == &GVR_SECRETS);
+        return *ret ? 0 : -ENOMEM;
+}
+
+int bff_api_settings_certificates(struct call *c)
+{
+        CLEANUP(bff_kube_holdp) struct kube_hold h = { 0 };
+        CLEANUP(ui_json_decrefp) json_t *cms = NULL, *secrets = NULL;
+        const char *ns;
+        int r;
+
+        r = settings_begin(c, &h, &ns);
+        if (r == 0)
+                r = certificates_of(c, h.k, ns, &GVR_CONFIGMAPS, "configmaps", &cms);
+        if (r == 0)
+                r = certificates_of(c, h.k, ns, &GVR_SECRETS, "secrets", &secrets);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        return bff_reply_data(c, 200,
+                              json_pack("{s:O,s:O}", "secrets", secrets, "configMaps", cms));
 }
