@@ -103,6 +103,28 @@ int bff_api_settings_registries(struct call *c)
                              UI_REGISTRIES_MAX, is_registry_service, ui_registry_kind, false);
 }
 
+static const struct gvr GVR_DEPLOYMENTS = { "apps", "v1", "deployments" };
+
+/* svc's ModelRegistryKind (borrowed Service), with spec.postgres from dep (borrowed), or for a
+ * registry this console made from its Deployment read as the user (dep NULL; a read that fails
+ * leaves it out). New reference; NULL on OOM. */
+static json_t *kind_with_database(struct kube_client *k, const char *ns, const json_t *svc,
+                                  const json_t *dep)
+{
+        CLEANUP(ui_json_decrefp) json_t *kind = ui_registry_kind(svc), *read = NULL;
+        const char *name = json_get_string_path(svc, "metadata", "name", NULL);
+        struct kube_status st = { 0 };
+
+        if (!kind)
+                return NULL;
+        if (!dep && name && ui_registry_made_here(svc) &&
+            kube_get(k, &GVR_DEPLOYMENTS, ns, name, &read, &st) >= 0)
+                dep = read;
+        if (dep && ui_registry_kind_set_database(kind, dep) < 0)
+                return NULL;
+        return TAKE_PTR(kind);
+}
+
 int bff_api_settings_registry(struct call *c)
 {
         CLEANUP(bff_kube_holdp) struct kube_hold h = { 0 };
@@ -124,7 +146,9 @@ int bff_api_settings_registry(struct call *c)
         if (r < 0)
                 return bff_reply_kube_error(c, r, &st, "get", "services", ns, id);
         /* upstream's ModelRegistryAndCredentials; no database password is kept here */
-        return bff_reply_data(c, 200, json_pack("{s:o}", "modelRegistry", ui_registry_kind(svc)));
+        return bff_reply_data(c, 200,
+                              json_pack("{s:o}", "modelRegistry",
+                                        kind_with_database(h.k, ns, svc, NULL)));
 }
 
 int bff_api_role_bindings(struct call *c)
@@ -275,7 +299,6 @@ int bff_api_groups(struct call *c)
 
 /* ---- registries made by the console: what the model-registry operator would write ---- */
 
-static const struct gvr GVR_DEPLOYMENTS = { "apps", "v1", "deployments" };
 static const struct gvr GVR_ROLES = { "rbac.authorization.k8s.io", "v1", "roles" };
 static const struct gvr GVR_CONFIGMAPS = { "", "v1", "configmaps" };
 static const struct gvr GVR_SECRETS = { "", "v1", "secrets" };
@@ -413,7 +436,7 @@ int bff_api_settings_registry_create(struct call *c)
                                  ELEMENTSOF(parts), &made);
         if (r != 0)
                 return r < 0 ? r : 0;
-        return bff_reply_data(c, 201, ui_registry_kind(made));
+        return bff_reply_data(c, 201, kind_with_database(h.k, ns, made, dep));
 }
 
 /* Reads registry id's Service as the user: 0 with *ret; 1 after a reply (404 when it is no
@@ -483,10 +506,11 @@ static int put(struct call *c, struct kube_client *k, const struct gvr *gvr, con
         return 0;
 }
 
+/* *ret: the Deployment as written. */
 static int update_deployment(struct call *c, struct kube_client *k, const char *ns,
-                             const struct ui_registry_req *q)
+                             const struct ui_registry_req *q, json_t **ret)
 {
-        CLEANUP(ui_json_decrefp) json_t *cur = NULL, *next = NULL, *out = NULL;
+        CLEANUP(ui_json_decrefp) json_t *cur = NULL, *next = NULL;
         struct kube_status st = { 0 };
         int r = kube_get(k, &GVR_DEPLOYMENTS, ns, q->name, &cur, &st);
 
@@ -498,7 +522,7 @@ static int update_deployment(struct call *c, struct kube_client *k, const char *
         r = ui_registry_deployment_update(cur, q, c->s->transfer_image, &next);
         if (r < 0)
                 return r;
-        return put(c, k, &GVR_DEPLOYMENTS, "deployments.apps", ns, q->name, next, &out);
+        return put(c, k, &GVR_DEPLOYMENTS, "deployments.apps", ns, q->name, next, ret);
 }
 
 int bff_api_settings_registry_update(struct call *c)
@@ -506,7 +530,8 @@ int bff_api_settings_registry_update(struct call *c)
         static const char *const need[][3] = { { "update", "", "services" },
                                                { "update", "apps", "deployments" } };
         CLEANUP(bff_kube_holdp) struct kube_hold h = { 0 };
-        CLEANUP(ui_json_decrefp) json_t *in = NULL, *svc = NULL, *next = NULL, *out = NULL;
+        CLEANUP(ui_json_decrefp)
+        json_t *in = NULL, *svc = NULL, *next = NULL, *out = NULL, *dep = NULL;
         const char *id = http_req_param(c->req, "id");
         struct ui_registry_req q = { 0 };
         struct error_detail err = { 0 };
@@ -526,7 +551,7 @@ int bff_api_settings_registry_update(struct call *c)
                             "a registry's settings are its "
                             "Service and Deployment");
         if (r == 0 && q.has_db)
-                r = update_deployment(c, h.k, ns, &q);
+                r = update_deployment(c, h.k, ns, &q, &dep);
         if (r == 0 && (q.display_name || q.description)) {
                 r = ui_registry_service_update(svc, &q, &next);
                 if (r == 0)
@@ -534,7 +559,7 @@ int bff_api_settings_registry_update(struct call *c)
         }
         if (r != 0)
                 return r < 0 ? r : 0;
-        return bff_reply_data(c, 200, ui_registry_kind(out ? out : svc));
+        return bff_reply_data(c, 200, kind_with_database(h.k, ns, out ? out : svc, dep));
 }
 
 /* The RoleBindings of registry id's Role (any the console's role-binding route made), deleted

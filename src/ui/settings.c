@@ -2,6 +2,7 @@
 #include "ui/settings.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -9,6 +10,7 @@
 #include "ui/deploy.h"
 #include "ui/registries.h"
 #include "util/error-detail.h"
+#include "util/parse-util.h"
 
 #define RBAC_GROUP    "rbac.authorization.k8s.io"
 #define ROLE_PREFIX   "registry-user-"
@@ -764,4 +766,104 @@ json_t *ui_certificate_items(const json_t *list, bool secrets)
                 }
         }
         return out;
+}
+
+/* The registry container of a Deployment (borrowed), or NULL. */
+static const json_t *registry_container_of(const json_t *deployment)
+{
+        const json_t *c;
+        size_t i;
+
+        json_array_foreach(json_get_path(deployment, "spec", "template", "spec", "containers",
+                                         NULL),
+                           i, c) {
+                const char *n = json_string_value(json_object_get(c, "name"));
+
+                if (n && streq(n, "registry"))
+                        return c;
+        }
+        return NULL;
+}
+
+/* One "key=value" word of the flag into pg under name (port as a number); -ENOMEM. */
+static int database_word(json_t *pg, char *word)
+{
+        static const char *const keys[][2] = { { "host", "host" },
+                                               { "dbname", "database" },
+                                               { "user", "username" },
+                                               { "sslmode", "sslMode" } };
+        char *eq = strchr(word, '=');
+
+        if (!eq)
+                return 0;
+        *eq++ = '\0';
+        if (streq(word, "port")) {
+                uint16_t port;
+
+                if (safe_atou16(eq, &port) < 0)
+                        return 0;
+                return json_object_set_new(pg, "port", json_integer(port)) < 0 ? -ENOMEM : 0;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+                if (streq(word, keys[i][0]))
+                        return json_object_set_new(pg, keys[i][1], json_string(eq)) < 0 ? -ENOMEM
+                                                                                        : 0;
+        return 0;
+}
+
+/* The PGPASSWORD Secret of container c (borrowed) into pg; -ENOMEM. */
+static int database_secret(json_t *pg, const json_t *c)
+{
+        const json_t *e;
+        size_t i;
+
+        json_array_foreach(json_object_get(c, "env"), i, e) {
+                const char *n = json_string_value(json_object_get(e, "name"));
+                const json_t *ref = json_get_path(e, "valueFrom", "secretKeyRef", NULL);
+
+                if (n && streq(n, "PGPASSWORD") && json_is_object(ref))
+                        return json_object_set_new(
+                                       pg, "passwordSecret",
+                                       json_pack("{s:s?,s:s?}", "name",
+                                                 json_string_value(json_object_get(ref, "name")),
+                                                 "key",
+                                                 json_string_value(json_object_get(ref, "key")))) <
+                                               0
+                                       ? -ENOMEM
+                                       : 0;
+        }
+        return 0;
+}
+
+int ui_registry_kind_set_database(json_t *kind, const json_t *deployment)
+{
+        static const char prefix[] = "--database=";
+        const json_t *c = registry_container_of(deployment), *a;
+        char flag[sizeof("host= port=65535 dbname= user= sslmode=") + UI_DB_HOST_MAX +
+                  (size_t)2 * UI_DB_IDENT_MAX + 16];
+        json_t *pg, *spec = json_object_get(kind, "spec");
+        size_t i;
+        int r = 0;
+
+        flag[0] = '\0';
+        json_array_foreach(json_object_get(c, "args"), i, a) {
+                const char *s = json_string_value(a);
+
+                if (s && strneq(s, prefix, sizeof(prefix) - 1) &&
+                    strlen(s) - (sizeof(prefix) - 1) < sizeof(flag))
+                        memcpy(flag, s + sizeof(prefix) - 1, strlen(s) - (sizeof(prefix) - 1) + 1);
+        }
+        if (!flag[0] || !strstr(flag, "host=") || !json_is_object(spec))
+                return 0; /* SQLite, or not the console's shape */
+        pg = json_object();
+        if (!pg || json_object_set_new(spec, "postgres", pg) < 0)
+                return -ENOMEM;
+        /* words of a checked character set, one space apart (database_flag()) */
+        for (char *w = flag, *sp; w && r >= 0; w = sp ? sp + 1 : NULL) {
+                sp = strchr(w, ' ');
+                if (sp)
+                        *sp = '\0';
+                r = database_word(pg, w);
+        }
+        return r < 0 ? r : database_secret(pg, c);
 }

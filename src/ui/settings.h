@@ -93,6 +93,14 @@ json_t *ui_registry_deployment(const struct ui_registry_req *req, const char *ns
 json_t *ui_registry_service(const struct ui_registry_req *req, const char *ns);
 json_t *ui_registry_role(const char *name, const char *ns);
 
+/*
+ * Sets spec.postgres of kind (a ModelRegistryKind of ui_registry_kind()) from the Deployment
+ * (borrowed) the console made for it: the database its --database flag names (host, port,
+ * database, username, sslMode) and the Secret its PGPASSWORD comes from (passwordSecret); never
+ * a password. Nothing for SQLite or a Deployment of another shape. Returns 0 or -ENOMEM.
+ */
+_warn_unused_result_ int ui_registry_kind_set_database(json_t *kind, const json_t *deployment);
+
 /* Whether a Service (borrowed) is a registry the console made (its managed-by label). */
 bool ui_registry_made_here(const json_t *service);
 

@@ -520,3 +520,41 @@ Test(settings, certificates_names_and_keys_only)
         json_decref(cms);
         json_decref(secrets);
 }
+
+Test(settings, registry_kind_shows_the_database_never_a_password)
+{
+        struct ui_registry_req q = { 0 };
+        struct error_detail err = { 0 };
+        json_t *dep, *svc, *kind;
+        char *s;
+
+        cr_assert_eq(read_req("{\"metadata\":{\"name\":\"mr-pg\"},\"spec\":{\"postgres\":{"
+                              "\"host\":\"db.regs.svc\",\"port\":5433,\"database\":\"mr\","
+                              "\"username\":\"mr_user\",\"sslMode\":\"require\","
+                              "\"passwordSecret\":{\"name\":\"db-pw\",\"key\":\"pw\"}}}}",
+                              true, NULL, &q, &err),
+                     0, "%s", err.message);
+        dep = ui_registry_deployment(&q, "regs", "img:1");
+        svc = ui_registry_service(&q, "regs");
+        kind = ui_registry_kind(svc);
+        cr_assert_eq(ui_registry_kind_set_database(kind, dep), 0);
+        s = json_dumps(json_get_path(kind, "spec", "postgres", NULL),
+                       JSON_COMPACT | JSON_SORT_KEYS);
+        cr_assert_str_eq(s, "{\"database\":\"mr\",\"host\":\"db.regs.svc\",\"passwordSecret\":"
+                            "{\"key\":\"pw\",\"name\":\"db-pw\"},\"port\":5433,\"sslMode\":"
+                            "\"require\",\"username\":\"mr_user\"}");
+        free(s);
+        json_decref(kind);
+        json_decref(dep);
+        /* SQLite, and a Deployment of another shape: no spec.postgres */
+        cr_assert_eq(read_req("{\"metadata\":{\"name\":\"mr-c\"}}", true, NULL, &q, &err), 0);
+        dep = ui_registry_deployment(&q, "regs", "img:1");
+        kind = ui_registry_kind(svc);
+        cr_assert_eq(ui_registry_kind_set_database(kind, dep), 0);
+        cr_assert_null(json_get_path(kind, "spec", "postgres", NULL));
+        cr_assert_eq(ui_registry_kind_set_database(kind, svc), 0);
+        cr_assert_null(json_get_path(kind, "spec", "postgres", NULL));
+        json_decref(kind);
+        json_decref(dep);
+        json_decref(svc);
+}

@@ -772,7 +772,8 @@ def test_settings_registry_create_patch_delete():
     expect(doc["data"]["metadata"]["name"] == "mr-c" and
            doc["data"]["metadata"]["annotations"] == {"displayName": "Team C",
                                                       "description": "C's models"} and
-           doc["data"]["spec"]["rest"]["port"] == 8080, doc)
+           doc["data"]["spec"]["rest"]["port"] == 8080 and
+           "postgres" not in doc["data"]["spec"], doc)
     o = registry_objects("mr-c")
     # the Deployment: modelplane registry on SQLite in an emptyDir, as deploy/base/registry
     dep = o["deployment"]
@@ -838,6 +839,12 @@ def test_settings_registry_create_patch_delete():
     expect(not o["deployment"]["spec"]["template"]["spec"].get("volumes") and
            o["deployment"]["spec"]["strategy"]["type"] == "RollingUpdate", o["deployment"])
     expect(o["service"]["metadata"]["annotations"] == {"displayName": "Team C2"}, o["service"])
+    # GET shows the database from the Deployment, the password's Secret by name only
+    pg = {"host": "db.example", "port": 5433, "database": "mr", "username": "mr_user",
+          "sslMode": "require", "passwordSecret": {"name": "mr-c-db", "key": "pw"}}
+    expect(doc["data"]["spec"]["postgres"] == pg, doc)
+    st, _, raw, doc = as_user(REG_ADMIN, "GET", S + "/model_registry/mr-c")
+    expect(st == 200 and doc["data"]["modelRegistry"]["spec"]["postgres"] == pg, raw)
     # DELETE: bob may not (nothing goes); the admin's removes the objects and the RoleBinding
     expect_error(as_user(BOB, "DELETE", S + "/model_registry/mr-c"), 403, "kubernetes", "bob")
     expect(all(registry_objects("mr-c").values()), "bob's refused delete removed something")
