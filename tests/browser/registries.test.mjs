@@ -212,6 +212,11 @@ test('registries made by the console: an administrator with the shipped role cre
   const c = obj('deployment', 'mr-web').spec.template.spec.containers[0];
   assert.equal(c.args[2], '--database=host=db.example port=5432 dbname=mr user=mr_user');
   assert.deepEqual(c.env, [{ name: 'PGPASSWORD', valueFrom: { secretKeyRef: { name: 'mr-web-db', key: 'database-password' } } }]);
+  // opened again, the dialog shows the database read back from the Deployment
+  await page.getByRole('button', { name: 'Edit Team Web 2' }).click();
+  assert.equal(await page.getByRole('dialog').getByLabel('Host').inputValue({ timeout: T }), 'db.example');
+  assert.equal(await page.getByRole('dialog').getByLabel('Password Secret').inputValue(), 'mr-web-db');
+  await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
 
   // deleted after typing its name
   await page.getByRole('button', { name: 'Delete Team Web 2' }).click();

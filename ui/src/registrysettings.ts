@@ -3,13 +3,13 @@
 // sends nothing the server would refuse for its shape. Pure and tested.
 import type { ModelRegistryKind } from './types';
 
-export type DatabaseChoice = 'keep' | 'sqlite' | 'postgres';
+export type DatabaseChoice = 'sqlite' | 'postgres';
 
 export interface RegistryForm {
   name: string;
   displayName: string;
   description: string;
-  database: DatabaseChoice; // 'keep' only when editing
+  database: DatabaseChoice;
   host: string;
   port: string;
   dbName: string;
@@ -29,9 +29,19 @@ export function emptyRegistryForm(): RegistryForm {
   return { name: '', displayName: '', description: '', database: 'sqlite', host: '', port: '5432', dbName: '', username: '', secretName: '', secretKey: 'database-password', sslMode: '' };
 }
 
-/** The edit form of a registry: its annotations; the database kept unless chosen. */
+/** The edit form of a registry as GET /settings/model_registry/{id} shows it: its annotations and database. */
 export function registryFormOf(r: ModelRegistryKind): RegistryForm {
-  return { ...emptyRegistryForm(), name: r.metadata.name, displayName: r.metadata.annotations?.displayName ?? '', description: r.metadata.annotations?.description ?? '', database: 'keep' };
+  const f = { ...emptyRegistryForm(), name: r.metadata.name, displayName: r.metadata.annotations?.displayName ?? '', description: r.metadata.annotations?.description ?? '' };
+  const pg = r.spec?.postgres;
+  if (!pg) return f;
+  return { ...f, database: 'postgres', host: pg.host ?? '', port: String(pg.port ?? 5432), dbName: pg.database ?? '', username: pg.username ?? '', secretName: pg.passwordSecret?.name ?? '', secretKey: pg.passwordSecret?.key ?? 'database-password', sslMode: pg.sslMode ?? '' };
+}
+
+const DATABASE_FIELDS: (keyof RegistryForm)[] = ['database', 'host', 'port', 'dbName', 'username', 'secretName', 'secretKey', 'sslMode'];
+
+/** Whether the form's database differs from the one it was read with. */
+export function databaseChanged(f: RegistryForm, was: RegistryForm): boolean {
+  return DATABASE_FIELDS.some((k) => f[k] !== was[k]);
 }
 
 /** Whether this console made the registry (only those are edited and deleted here). */
@@ -105,8 +115,8 @@ export function createRegistryBody(f: RegistryForm) {
   };
 }
 
-/** PATCH /settings/model_registry/{id}'s data: the annotations (empty removes one), the database when chosen (SQLite: postgres null). */
-export function updateRegistryBody(f: RegistryForm) {
-  const spec = f.database === 'postgres' ? { postgres: postgresOf(f) } : f.database === 'sqlite' ? { postgres: null } : undefined;
+/** PATCH /settings/model_registry/{id}'s data: the annotations (empty removes one), the database only when it changed from was (SQLite: postgres null), so that a name's change leaves the Deployment alone. */
+export function updateRegistryBody(f: RegistryForm, was: RegistryForm) {
+  const spec = !databaseChanged(f, was) ? undefined : f.database === 'postgres' ? { postgres: postgresOf(f) } : { postgres: null };
   return { modelRegistry: { metadata: { annotations: { displayName: f.displayName, description: f.description } }, ...(spec ? { spec } : {}) } };
 }

@@ -23,13 +23,19 @@ test('a PostgreSQL registry: each field checked, the password by its Secret', ()
   assert.deepEqual(createRegistryBody({ ...f, secretName: '', sslMode: '' }).modelRegistry.spec, { postgres: { host: 'db.example', port: 5433, database: 'mr', username: 'mr_user' } });
 });
 
-test('editing: the annotations, the database only when chosen', () => {
+test('editing: the form as read, the database sent only when it changed', () => {
   const kind = { metadata: { name: 'mr-web', namespace: 'regs', labels: { 'app.kubernetes.io/managed-by': 'modelplane-ui' }, annotations: { displayName: 'Team Web' } } };
   const f = registryFormOf(kind);
-  assert.equal(f.database, 'keep');
+  assert.equal(f.database, 'sqlite');
   assert.ok(madeByConsole(kind));
   assert.ok(!madeByConsole({ metadata: { name: 'x', namespace: 'y' } }));
   assert.deepEqual(registryFormProblems({ ...f, name: 'Not checked' }, 'edit'), {});
-  assert.deepEqual(updateRegistryBody({ ...f, displayName: 'Team Web 2' }), { modelRegistry: { metadata: { annotations: { displayName: 'Team Web 2', description: '' } } } });
-  assert.deepEqual(updateRegistryBody({ ...f, database: 'sqlite' }).modelRegistry, { metadata: { annotations: { displayName: 'Team Web', description: '' } }, spec: { postgres: null } });
+  assert.deepEqual(updateRegistryBody({ ...f, displayName: 'Team Web 2' }, f), { modelRegistry: { metadata: { annotations: { displayName: 'Team Web 2', description: '' } } } });
+  const pg = { ...f, database: 'postgres' as const, host: 'db', dbName: 'mr', username: 'u' };
+  assert.deepEqual(updateRegistryBody(pg, f).modelRegistry.spec, { postgres: { host: 'db', port: 5432, database: 'mr', username: 'u' } });
+  // read back from a PostgreSQL registry: prefilled, unchanged is not sent, SQLite is postgres: null
+  const read = registryFormOf({ ...kind, spec: { postgres: { host: 'db', port: 5433, database: 'mr', username: 'u', passwordSecret: { name: 's', key: 'k' } } } });
+  assert.deepEqual([read.database, read.host, read.port, read.dbName, read.username, read.secretName, read.secretKey], ['postgres', 'db', '5433', 'mr', 'u', 's', 'k']);
+  assert.equal(updateRegistryBody(read, read).modelRegistry.spec, undefined);
+  assert.deepEqual(updateRegistryBody({ ...read, database: 'sqlite' }, read).modelRegistry.spec, { postgres: null });
 });

@@ -36,10 +36,9 @@ function RegistryFields({ prefix, form, set, problems, shown, mode }: { prefix: 
       <Field id={id('description')} label="Description" help="Optional." problem={problems.description} shown={shown}>
         {(v, d) => <TextArea id={id('description')} value={form.description} onChange={(_e, x) => set({ description: x })} rows={2} validated={v} aria-describedby={d} />}
       </Field>
-      <Field id={id('database')} label="Database" help={form.database === 'sqlite' ? "SQLite inside the registry's pod: its data lasts as long as the pod. Use PostgreSQL for a registry that must last." : form.database === 'keep' ? 'The database stays as it is.' : 'The registry connects to this PostgreSQL database.'} shown={shown}>
+      <Field id={id('database')} label="Database" help={form.database === 'sqlite' ? "SQLite inside the registry's pod: its data lasts as long as the pod. Use PostgreSQL for a registry that must last." : 'The registry connects to this PostgreSQL database.'} shown={shown}>
         {(_v, d) => (
           <FormSelect id={id('database')} value={form.database} onChange={(_e, x) => set({ database: x as DatabaseChoice })} aria-describedby={d}>
-            {mode === 'edit' && <FormSelectOption value="keep" label="Keep the current database" />}
             <FormSelectOption value="sqlite" label="Embedded SQLite" />
             <FormSelectOption value="postgres" label="PostgreSQL" />
           </FormSelect>
@@ -113,22 +112,25 @@ function CreateRegistry({ busy, run }: { busy: boolean; run: (what: string, call
   );
 }
 
-/** Edit a registry in a dialog (PATCH); a refusal stays in the dialog in words. */
-function EditRegistry({ reg, onSaved, onClose }: { reg: ModelRegistryKind; onSaved: (what: string) => void; onClose: () => void }) {
-  const [form, setForm] = useState<RegistryForm>(registryFormOf(reg));
+/** Edit a registry in a dialog: read it (its database), change, save (PATCH); a refusal stays in the dialog in words. */
+function EditRegistry({ name, onSaved, onClose }: { name: string; onSaved: (what: string) => void; onClose: () => void }) {
+  const [reg] = useAsync((signal) => get<{ modelRegistry: ModelRegistryKind }>(`${PATH}/${encodeURIComponent(name)}`, undefined, signal), [name]);
+  const [edited, setForm] = useState<RegistryForm | null>(null);
   const [shown, setShown] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
-  const problems = registryFormProblems(form, 'edit');
-  const name = reg.metadata.name;
+  const was = reg.state === 'ok' ? registryFormOf(reg.data.modelRegistry) : null;
+  const form = edited ?? was;
+  const problems = form ? registryFormProblems(form, 'edit') : {};
   const save = async (ev?: React.FormEvent) => {
     ev?.preventDefault();
+    if (!form || !was) return;
     setShown(true);
     if (Object.keys(problems).length > 0) return;
     setBusy(true);
     setError('');
     try {
-      await patch(`${PATH}/${encodeURIComponent(name)}`, updateRegistryBody(form));
+      await patch(`${PATH}/${encodeURIComponent(name)}`, updateRegistryBody(form, was));
       onSaved(`Model registry ${name} saved.`);
       onClose();
     } catch (e) {
@@ -145,12 +147,16 @@ function EditRegistry({ reg, onSaved, onClose }: { reg: ModelRegistryKind; onSav
             {error}
           </Alert>
         )}
-        <Form id="edit-registry-form" aria-label={`Edit model registry ${name}`} onSubmit={save}>
-          <RegistryFields prefix="edit-" form={form} set={(f) => setForm((old) => ({ ...old, ...f }))} problems={problems} shown={shown} mode="edit" />
-        </Form>
+        {reg.state === 'loading' && <Loading what={`model registry ${name}`} />}
+        {reg.state === 'error' && <ErrorBanner error={reg.error} what={`the model registry ${name}`} />}
+        {form && (
+          <Form id="edit-registry-form" aria-label={`Edit model registry ${name}`} onSubmit={save}>
+            <RegistryFields prefix="edit-" form={form} set={(f) => setForm({ ...form, ...f })} problems={problems} shown={shown} mode="edit" />
+          </Form>
+        )}
       </ModalBody>
       <ModalFooter>
-        <Button type="submit" form="edit-registry-form" isDisabled={busy} isLoading={busy}>
+        <Button type="submit" form="edit-registry-form" isDisabled={busy || !form} isLoading={busy}>
           Save
         </Button>
         <Button variant="link" onClick={onClose}>
@@ -220,7 +226,7 @@ export default function Settings() {
         <Content component="p">As the model-registry operator would: a Deployment running the registry, its Service and the Role registry-user-NAME that grants its use, made with your permissions in the registries&apos; namespace.</Content>
         <CreateRegistry busy={busy} run={run} />
       </PageSection>
-      {editing && <EditRegistry reg={editing} onSaved={(what) => void run(what, () => Promise.resolve())} onClose={() => setEditing(null)} />}
+      {editing && <EditRegistry name={editing.metadata.name} onSaved={(what) => void run(what, () => Promise.resolve())} onClose={() => setEditing(null)} />}
       {deleting && (
         <TypeToConfirmModal title={`Delete model registry ${registryTitle(deleting)}?`} label={`Type the registry name, ${deleting.metadata.name}, to confirm`} expected={deleting.metadata.name} action="Delete" onConfirm={async () => void (await run(`Model registry ${deleting.metadata.name} deleted.`, () => del(`${PATH}/${encodeURIComponent(deleting.metadata.name)}`)))} onClose={() => setDeleting(null)}>
           Its Deployment, Service, Role and the RoleBindings granting its use are deleted; with SQLite, its data goes with its pod.
