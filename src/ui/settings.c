@@ -435,7 +435,7 @@ static int read_text(const json_t *ann, const char *key, bool lines, const char 
                      struct error_detail *err)
 {
         const json_t *v = json_object_get(ann, key);
-        char field[64];
+        char field[80];
 
         if (!v)
                 return 0;
@@ -476,7 +476,12 @@ static int read_metadata(const json_t *meta, const char *ns, bool create, const 
         (void)snprintf(q->name, sizeof(q->name), "%s", name ? s : name_or_null ? name_or_null : "");
         if (ann && !json_is_null(ann) && !json_is_object(ann))
                 return invalid(err, "metadata.annotations", "must be an object");
-        r = read_text(ann, "displayName", false, &q->display_name, err);
+        /* OpenShift's annotations, as ODH's frontend sets them on the CR, then upstream BFF's */
+        r = read_text(ann, "openshift.io/display-name", false, &q->display_name, err);
+        if (r >= 0)
+                r = read_text(ann, "openshift.io/description", true, &q->description, err);
+        if (r >= 0)
+                r = read_text(ann, "displayName", false, &q->display_name, err);
         return r < 0 ? r : read_text(ann, "description", true, &q->description, err);
 }
 

@@ -62,8 +62,9 @@ struct ui_registry_req {
  * Reads and checks a request's body data (borrowed) for a registry in namespace ns. create: the
  * name is required (a DNS-1035 label of at most 63 bytes: a Service's name); else (PATCH) it is
  * optional and must equal name_or_null when given. metadata.namespace, when given, must be ns.
- * The annotations displayName and description: strings of at most UI_REGISTRY_TEXT_MAX bytes
- * without control characters (a description may hold newlines and tabs). spec.postgres: host
+ * The annotations displayName and description (else OpenShift's openshift.io/display-name and
+ * openshift.io/description): strings of at most UI_REGISTRY_TEXT_MAX bytes without control
+ * characters (a description may hold newlines and tabs). spec.postgres: host
  * (required), port (1-65535, default 5432), database and username (required), passwordSecret
  * {name, key} (optional; key defaults to "database-password"), sslMode (libpq's); no spec.postgres
  * on create, or `spec.postgres: null` on PATCH, is the embedded SQLite. spec.mysql and

@@ -558,3 +558,31 @@ Test(settings, registry_kind_shows_the_database_never_a_password)
         json_decref(dep);
         json_decref(svc);
 }
+
+Test(settings, registry_openshift_annotations)
+{
+        struct ui_registry_req q = { 0 };
+        struct error_detail err = { 0 };
+
+        cr_assert_eq(read_req("{\"metadata\":{\"name\":\"a\",\"annotations\":{"
+                              "\"openshift.io/display-name\":\"Team A\","
+                              "\"openshift.io/description\":\"A's\"}}}",
+                              true, NULL, &q, &err),
+                     0, "%s", err.message);
+        cr_assert_str_eq(q.display_name, "Team A");
+        cr_assert_str_eq(q.description, "A's");
+        /* upstream BFF's own annotations win */
+        cr_assert_eq(read_req("{\"metadata\":{\"name\":\"a\",\"annotations\":{"
+                              "\"openshift.io/display-name\":\"Team A\","
+                              "\"displayName\":\"Team B\"}}}",
+                              true, NULL, &q, &err),
+                     0, "%s", err.message);
+        cr_assert_str_eq(q.display_name, "Team B");
+        cr_assert_eq(read_req("{\"metadata\":{\"name\":\"a\",\"annotations\":{"
+                              "\"openshift.io/display-name\":\"x\\u0001\"}}}",
+                              true, NULL, &q, &err),
+                     -EINVAL);
+        cr_assert_str_eq(err.field, "metadata.annotations.openshift.io/display-name");
+        json_decref(last_body);
+        last_body = NULL;
+}
