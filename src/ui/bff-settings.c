@@ -117,9 +117,13 @@ static json_t *kind_with_database(struct kube_client *k, const char *ns, const j
 
         if (!kind)
                 return NULL;
-        if (!dep && name && ui_registry_made_here(svc) &&
-            kube_get(k, &GVR_DEPLOYMENTS, ns, name, &read, &st) >= 0)
-                dep = read;
+        if (!dep && name && ui_registry_made_here(svc)) {
+                int r = kube_get(k, &GVR_DEPLOYMENTS, ns, name, &read, &st);
+
+                if (r == -ENOMEM)
+                        return NULL;
+                dep = read; /* NULL after a refusal or a miss: left out */
+        }
         if (dep && ui_registry_kind_set_database(kind, dep) < 0)
                 return NULL;
         return TAKE_PTR(kind);
