@@ -701,9 +701,9 @@ def with_body(body, **spec):
     return b
 
 
-def test_settings_registry_refusals_write_nothing():
+def registry_admins():
     """reg-admin holds the shipped ClusterRole modelplane-registry-admin in REG_NS; half-admin
-    may write Deployments but not Services; bob nothing."""
+    may read Services and Roles and write Deployments, nothing else; bob nothing."""
     bind_in(REG_NS, "reg-admin", "modelplane-registry-admin", "reg-admin", kind="ClusterRole")
     apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
            "metadata": {"name": "half-admin", "namespace": REG_NS},
@@ -713,6 +713,10 @@ def test_settings_registry_refusals_write_nothing():
                      {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles"],
                       "verbs": ["get"]}]})
     bind_in(REG_NS, "half-admin", "half-admin", "half-admin")
+
+
+def test_settings_registry_refusals_write_nothing():
+    registry_admins()
     none = {"deployment": None, "service": None, "role": None}
     expect_error(as_user(BOB, "POST", S + "/model_registry", MR_C), 403, "kubernetes",
                  f"user bob may not get deployments.apps mr-c in namespace {REG_NS}")
@@ -766,7 +770,7 @@ def test_settings_registry_refusals_write_nothing():
 
 
 def test_settings_registry_create_patch_delete():
-    bind_in(REG_NS, "reg-admin", "modelplane-registry-admin", "reg-admin", kind="ClusterRole")
+    registry_admins()
     st, _, raw, doc = as_user(REG_ADMIN, "POST", S + "/model_registry", MR_C)
     expect(st == 201, f"create: {st} {raw[:300]!r}")
     expect(doc["data"]["metadata"]["name"] == "mr-c" and
@@ -823,6 +827,11 @@ def test_settings_registry_create_patch_delete():
                               "passwordSecret": {"name": "mr-c-db", "key": "pw"}}}}}}
     expect_error(as_user(BOB, "PATCH", S + "/model_registry/mr-c", patch), 403, "kubernetes",
                  "bob")
+    # half-admin may read the registry but not update its Service: asked first, nothing changes
+    expect_error(as_user(HALF_ADMIN, "PATCH", S + "/model_registry/mr-c", patch), 403,
+                 "kubernetes", f"user half-admin may not update services in namespace {REG_NS}")
+    expect(registry_objects("mr-c")["deployment"]["spec"]["template"]["spec"]["containers"][0]
+           ["args"][2] == "--database=/data/model-registry.db", "half-admin's PATCH wrote")
     expect_error(as_user(REG_ADMIN, "PATCH", S + "/model_registry/mr-c",
                          {"data": {"spec": {"postgres": {"host": "db", "database": "d;x",
                                                          "username": "u"}}}}),
@@ -848,6 +857,12 @@ def test_settings_registry_create_patch_delete():
     # DELETE: bob may not (nothing goes); the admin's removes the objects and the RoleBinding
     expect_error(as_user(BOB, "DELETE", S + "/model_registry/mr-c"), 403, "kubernetes", "bob")
     expect(all(registry_objects("mr-c").values()), "bob's refused delete removed something")
+    # half-admin may delete the Deployment, not the RoleBindings: asked first, nothing goes
+    expect_error(as_user(HALF_ADMIN, "DELETE", S + "/model_registry/mr-c"), 403, "kubernetes",
+                 f"user half-admin may not delete rolebindings.rbac.authorization.k8s.io in "
+                 f"namespace {REG_NS} (a registry is deleted with its Deployment")
+    expect(all(registry_objects("mr-c").values()) and "mr-c-hank" in registry_bindings(),
+           "half-admin's refused delete removed something")
     st, _, raw, _ = as_user(REG_ADMIN, "DELETE", S + "/model_registry/mr-c")
     expect(st == 204, f"delete: {st} {raw[:300]!r}")
     expect(registry_objects("mr-c") == {"deployment": None, "service": None, "role": None},
