@@ -304,6 +304,7 @@ int bff_api_groups(struct call *c)
 /* ---- registries made by the console: what the model-registry operator would write ---- */
 
 static const struct gvr GVR_ROLES = { "rbac.authorization.k8s.io", "v1", "roles" };
+static const struct gvr GVR_PVCS = { "", "v1", "persistentvolumeclaims" };
 static const struct gvr GVR_CONFIGMAPS = { "", "v1", "configmaps" };
 static const struct gvr GVR_SECRETS = { "", "v1", "secrets" };
 
@@ -322,12 +323,24 @@ static int reply_refusal(struct call *c, int r, const struct error_detail *err)
                                err->message);
 }
 
-/* The parts of registry name (role: its Role's name, storage of the caller), in creation order. */
-static void registry_parts(const char *name, const char *role, struct part ret[3])
+/* The names of a registry's objects, kept by the caller. */
+struct part_names {
+        char role[UI_K8S_NAME_MAX + sizeof(UI_REGISTRY_ROLE_PREFIX)];
+        char pvc[UI_K8S_NAME_MAX + sizeof(UI_REGISTRY_PVC_SUFFIX)];
+};
+
+/* The parts of registry name in creation order (SQLite's claim last: with_pvc), their names in
+ * *names; returns how many. */
+static size_t registry_parts(const char *name, bool with_pvc, struct part_names *names,
+                             struct part ret[4])
 {
+        ui_registry_role_name(name, names->role, sizeof(names->role));
+        ui_registry_pvc_name(name, names->pvc, sizeof(names->pvc));
         ret[0] = (struct part){ &GVR_DEPLOYMENTS, "deployments.apps", name };
         ret[1] = (struct part){ &BFF_GVR_SERVICES, "services", name };
-        ret[2] = (struct part){ &GVR_ROLES, "roles.rbac.authorization.k8s.io", role };
+        ret[2] = (struct part){ &GVR_ROLES, "roles.rbac.authorization.k8s.io", names->role };
+        ret[3] = (struct part){ &GVR_PVCS, "persistentvolumeclaims", names->pvc };
+        return with_pvc ? 4 : 3;
 }
 
 /* 409 when any part exists (asked first, as the user: nothing is written for a clash); 1 after
@@ -412,11 +425,12 @@ int bff_api_settings_registry_create(struct call *c)
 {
         CLEANUP(bff_kube_holdp) struct kube_hold h = { 0 };
         CLEANUP(ui_json_decrefp)
-        json_t *in = NULL, *dep = NULL, *svc = NULL, *role = NULL, *made = NULL;
-        char role_name[UI_K8S_NAME_MAX + sizeof(UI_REGISTRY_ROLE_PREFIX)];
+        json_t *in = NULL, *dep = NULL, *svc = NULL, *role = NULL, *pvc = NULL, *made = NULL;
         struct ui_registry_req q = { 0 };
         struct error_detail err = { 0 };
-        struct part parts[3];
+        struct part_names names;
+        struct part parts[4];
+        size_t n;
         const char *ns;
         json_t *data;
         int r;
@@ -427,17 +441,17 @@ int bff_api_settings_registry_create(struct call *c)
         r = ui_registry_req_read(data, ns, true, NULL, &q, &err);
         if (r < 0)
                 return reply_refusal(c, r, &err);
-        ui_registry_role_name(q.name, role_name, sizeof(role_name));
-        registry_parts(q.name, role_name, parts);
+        n = registry_parts(q.name, !q.db.postgres, &names, parts);
         dep = ui_registry_deployment(&q, ns, c->s->transfer_image);
         svc = ui_registry_service(&q, ns);
         role = ui_registry_role(q.name, ns);
-        if (!dep || !svc || !role)
+        pvc = ui_registry_pvc(q.name, ns);
+        if (!dep || !svc || !role || !pvc)
                 return -ENOMEM;
-        r = parts_free(c, h.k, ns, parts, ELEMENTSOF(parts));
+        r = parts_free(c, h.k, ns, parts, n);
         if (r == 0)
-                r = parts_create(c, h.k, ns, parts, (json_t *const[]){ dep, svc, role },
-                                 ELEMENTSOF(parts), &made);
+                r = parts_create(c, h.k, ns, parts, (json_t *const[]){ dep, svc, role, pvc }, n,
+                                 &made);
         if (r != 0)
                 return r < 0 ? r : 0;
         return bff_reply_data(c, 201, kind_with_database(h.k, ns, made, dep));
@@ -510,6 +524,34 @@ static int put(struct call *c, struct kube_client *k, const struct gvr *gvr, con
         return 0;
 }
 
+/* SQLite's claim, created as the user when it is missing (a registry that was on PostgreSQL);
+ * 1 after a reply. */
+static int ensure_pvc(struct call *c, struct kube_client *k, const char *ns, const char *name)
+{
+        CLEANUP(ui_json_decrefp) json_t *pvc = NULL, *made = NULL;
+        char pvc_name[UI_K8S_NAME_MAX + sizeof(UI_REGISTRY_PVC_SUFFIX)];
+        struct kube_status st = { 0 };
+        int r;
+
+        ui_registry_pvc_name(name, pvc_name, sizeof(pvc_name));
+        r = kube_get(k, &GVR_PVCS, ns, pvc_name, &pvc, &st);
+        if (r >= 0 || r == -ENOMEM)
+                return r < 0 ? r : 0;
+        if (r != -ENOENT)
+                return bff_refused(bff_reply_kube_error(c, r, &st, "get", "persistentvolumeclaims",
+                                                        ns, pvc_name));
+        pvc = ui_registry_pvc(name, ns);
+        if (!pvc)
+                return -ENOMEM;
+        r = kube_create(k, &GVR_PVCS, ns, pvc, NULL, &made, &st);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 && r != -EEXIST)
+                return bff_refused(bff_reply_kube_error(c, r, &st, "create",
+                                                        "persistentvolumeclaims", ns, pvc_name));
+        return 0;
+}
+
 /* *ret: the Deployment as written. */
 static int update_deployment(struct call *c, struct kube_client *k, const char *ns,
                              const struct ui_registry_req *q, json_t **ret)
@@ -554,6 +596,8 @@ int bff_api_settings_registry_update(struct call *c)
                 r = may_all(c, h.k, ns, need, q.has_db ? 2 : 1,
                             "a registry's settings are its "
                             "Service and Deployment");
+        if (r == 0 && q.has_db && !q.db.postgres)
+                r = ensure_pvc(c, h.k, ns, q.name);
         if (r == 0 && q.has_db)
                 r = update_deployment(c, h.k, ns, &q, &dep);
         if (r == 0 && (q.display_name || q.description)) {
@@ -607,14 +651,16 @@ int bff_api_settings_registry_delete(struct call *c)
                 { "delete", "rbac.authorization.k8s.io", "roles" },
                 { "delete", "", "services" },
                 { "delete", "apps", "deployments" },
+                { "delete", "", "persistentvolumeclaims" },
         };
         CLEANUP(bff_kube_holdp) struct kube_hold h = { 0 };
         CLEANUP(ui_json_decrefp) json_t *svc = NULL;
         const char *id = http_req_param(c->req, "id");
-        char role[UI_K8S_NAME_MAX + sizeof(UI_REGISTRY_ROLE_PREFIX)];
         struct kube_status st = { 0 };
         const struct part *failed = NULL;
-        struct part parts[3];
+        struct part_names names;
+        struct part parts[4];
+        size_t n;
         const char *ns;
         int r;
 
@@ -623,14 +669,14 @@ int bff_api_settings_registry_delete(struct call *c)
                 r = made_registry_get(c, h.k, ns, id, &svc);
         if (r == 0)
                 r = may_all(c, h.k, ns, need, ELEMENTSOF(need),
-                            "a registry is deleted with its Deployment, Role and RoleBindings");
-        ui_registry_role_name(id, role, sizeof(role));
+                            "a registry is deleted with its Deployment, Role, RoleBindings and "
+                            "claim");
+        n = registry_parts(id, true, &names, parts);
         if (r == 0)
-                r = delete_bindings(c, h.k, ns, role);
+                r = delete_bindings(c, h.k, ns, names.role);
         if (r != 0)
                 return r < 0 ? r : 0;
-        registry_parts(id, role, parts);
-        r = parts_delete(h.k, ns, parts, ELEMENTSOF(parts), &st, &failed);
+        r = parts_delete(h.k, ns, parts, n, &st, &failed);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)

@@ -541,6 +541,11 @@ void ui_registry_role_name(const char *name, char *role, size_t len)
         (void)snprintf(role, len, UI_REGISTRY_ROLE_PREFIX "%s", name);
 }
 
+void ui_registry_pvc_name(const char *name, char *pvc, size_t len)
+{
+        (void)snprintf(pvc, len, "%s" UI_REGISTRY_PVC_SUFFIX, name);
+}
+
 bool ui_registry_made_here(const json_t *service)
 {
         const char *m = json_get_string_path(service, "metadata", "labels",
@@ -611,7 +616,10 @@ static json_t *registry_container(const struct ui_registry_db *db, const char *i
 
 json_t *ui_registry_deployment(const struct ui_registry_req *req, const char *ns, const char *image)
 {
+        char pvc[UI_K8S_NAME_MAX + sizeof(UI_REGISTRY_PVC_SUFFIX)];
         json_t *pod, *d;
+
+        ui_registry_pvc_name(req->name, pvc, sizeof(pvc));
 
         pod = json_pack("{s:b,s:{s:b,s:i,s:i,s:i,s:{s:s}},s:[o]}", "automountServiceAccountToken",
                         0, "securityContext", "runAsNonRoot", 1, "runAsUser", 65532, "runAsGroup",
@@ -619,7 +627,8 @@ json_t *ui_registry_deployment(const struct ui_registry_req *req, const char *ns
                         "containers", registry_container(&req->db, image));
         if (pod && !req->db.postgres &&
             json_object_set_new(pod, "volumes",
-                                json_pack("[{s:s,s:{}}]", "name", "data", "emptyDir")) < 0) {
+                                json_pack("[{s:s,s:{s:s}}]", "name", "data",
+                                          "persistentVolumeClaim", "claimName", pvc)) < 0) {
                 json_decref(pod);
                 return NULL;
         }
@@ -672,6 +681,19 @@ json_t *ui_registry_role(const char *name, const char *ns)
                          RBAC_GROUP "/v1", "kind", "Role", "metadata", registry_meta(role, ns),
                          "rules", "apiGroups", "", "resources", "services", "resourceNames", name,
                          "verbs", "get");
+}
+
+json_t *ui_registry_pvc(const char *name, const char *ns)
+{
+        char pvc[UI_K8S_NAME_MAX + sizeof(UI_REGISTRY_PVC_SUFFIX)];
+        json_t *meta;
+
+        ui_registry_pvc_name(name, pvc, sizeof(pvc));
+        meta = json_pack("{s:s,s:s,s:o}", "name", pvc, "namespace", ns, "labels",
+                         registry_labels(name));
+        return json_pack("{s:s,s:s,s:o,s:{s:[s],s:{s:{s:s}}}}", "apiVersion", "v1", "kind",
+                         "PersistentVolumeClaim", "metadata", meta, "spec", "accessModes",
+                         "ReadWriteOnce", "resources", "requests", "storage", UI_REGISTRY_PVC_SIZE);
 }
 
 int ui_registry_service_update(const json_t *current, const struct ui_registry_req *req,

@@ -27,6 +27,8 @@ struct error_detail;
 
 #define UI_REGISTRY_ROLE_PREFIX "registry-user-"
 #define UI_REGISTRY_MANAGED_BY  "modelplane-ui" /* app.kubernetes.io/managed-by of its objects */
+#define UI_REGISTRY_PVC_SUFFIX  "-data"         /* SQLite's PersistentVolumeClaim: <name>-data */
+#define UI_REGISTRY_PVC_SIZE    "1Gi"           /* as deploy/overlays/registry-sqlite */
 #define UI_REGISTRY_PORT        8080U
 #define UI_REGISTRY_TEXT_MAX    1024U /* displayName, description: bytes */
 #define UI_DB_HOST_MAX          253U  /* a DNS name or an address */
@@ -38,7 +40,7 @@ struct error_detail;
 /* The database of a registry: PostgreSQL, or none (the embedded SQLite). The strings are
  * read-only outside this module. */
 struct ui_registry_db {
-        bool postgres;                          /* false: SQLite on the pod's emptyDir */
+        bool postgres;                          /* false: SQLite on its claim <name>-data */
         char host[UI_DB_HOST_MAX + 1];          /* [A-Za-z0-9.-:] */
         unsigned port;                          /* 1-65535, 5432 when not given */
         char database[UI_DB_IDENT_MAX + 1];     /* [A-Za-z0-9_.-] */
@@ -76,16 +78,20 @@ _warn_unused_result_ int ui_registry_req_read(const json_t *data, const char *ns
                                               const char *name_or_null, struct ui_registry_req *ret,
                                               struct error_detail *err);
 
-/* The names of a registry's objects: Deployment and Service <name>, Role registry-user-<name>.
- * role must hold UI_K8S_NAME_MAX + sizeof(UI_REGISTRY_ROLE_PREFIX) bytes. */
+/* The names of a registry's objects: Deployment and Service <name>, Role registry-user-<name>,
+ * PersistentVolumeClaim <name>-data (SQLite). role must hold UI_K8S_NAME_MAX +
+ * sizeof(UI_REGISTRY_ROLE_PREFIX) bytes, pvc UI_K8S_NAME_MAX + sizeof(UI_REGISTRY_PVC_SUFFIX). */
 void ui_registry_role_name(const char *name, char *role, size_t len);
+void ui_registry_pvc_name(const char *name, char *pvc, size_t len);
 
 /*
  * The objects the model-registry operator would write, for req in namespace ns, running image
  * (borrowed): the Deployment (one replica of `modelplane registry` on port http-api 8080; the
- * database flag built from req.db, the password in PGPASSWORD from the named Secret; SQLite on an
- * emptyDir under Recreate), the Service (labelled component=model-registry, the annotations, port
- * http-api) and the Role registry-user-<name> (get on that Service). Each labelled app=<name>,
+ * database flag built from req.db, the password in PGPASSWORD from the named Secret; SQLite on
+ * the PersistentVolumeClaim <name>-data under Recreate), the Service (labelled
+ * component=model-registry, the annotations, port http-api), the Role registry-user-<name> (get
+ * on that Service) and SQLite's PersistentVolumeClaim (1Gi, ReadWriteOnce, the cluster's default
+ * storage class, as deploy/overlays/registry-sqlite). Each labelled app=<name>,
  * component=model-registry, app.kubernetes.io/component=model-registry and
  * app.kubernetes.io/managed-by=modelplane-ui. Returns: new references; NULL on OOM.
  */
@@ -93,6 +99,7 @@ json_t *ui_registry_deployment(const struct ui_registry_req *req, const char *ns
                                const char *image);
 json_t *ui_registry_service(const struct ui_registry_req *req, const char *ns);
 json_t *ui_registry_role(const char *name, const char *ns);
+json_t *ui_registry_pvc(const char *name, const char *ns);
 
 /*
  * Sets spec.postgres of kind (a ModelRegistryKind of ui_registry_kind()) from the Deployment

@@ -193,6 +193,7 @@ test('registries made by the console: an administrator with the shipped role cre
   assert.deepEqual(obj('deployment', 'mr-web').spec.template.spec.containers[0].args, ['registry', '--hostname=0.0.0.0', '--database=/data/model-registry.db']);
   assert.equal(obj('service', 'mr-web').metadata.labels.component, 'model-registry');
   assert.equal(obj('role', 'registry-user-mr-web').rules[0].resourceNames[0], 'mr-web');
+  assert.equal(obj('pvc', 'mr-web-data').spec.resources.requests.storage, '1Gi');
   await screenshot(page, 'registry-settings-created');
   await noA11yViolations(page, 'registry settings, one made here');
 
@@ -227,6 +228,8 @@ test('registries made by the console: an administrator with the shipped role cre
   assert.equal(obj('deployment', 'mr-web'), null);
   assert.equal(obj('service', 'mr-web'), null);
   assert.equal(obj('role', 'registry-user-mr-web'), null);
+  const claim = obj('pvc', 'mr-web-data'); // gone, or held by pvc-protection
+  assert.ok(claim === null || claim.metadata.deletionTimestamp, 'the claim stayed');
   assert.deepEqual(page.problems, [], 'console errors or CSP violations in the page');
 
   // mallory may not: refused in words, nothing written

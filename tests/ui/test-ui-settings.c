@@ -243,7 +243,7 @@ Test(settings, registry_sqlite_objects_as_the_operator_writes_them)
                             "{\"displayName\":\"Team C\",\"description\":\"two\\nlines\"}}}}");
         struct ui_registry_req q = { 0 };
         struct error_detail err = { 0 };
-        json_t *dep, *svc, *role;
+        json_t *dep, *svc, *role, *pvc;
 
         cr_assert_eq(ui_registry_req_read(data, "regs", true, NULL, &q, &err), 0, "%s",
                      err.message);
@@ -252,7 +252,7 @@ Test(settings, registry_sqlite_objects_as_the_operator_writes_them)
         dep = ui_registry_deployment(&q, "regs", "img:1");
         svc = ui_registry_service(&q, "regs");
         role = ui_registry_role(q.name, "regs");
-        /* the Deployment: modelplane registry on SQLite in an emptyDir, one writer */
+        /* the Deployment: modelplane registry on SQLite on its claim, one writer */
         cr_assert_str_eq(str(dep, "metadata", "name", NULL), "mr-c");
         cr_assert_str_eq(str(dep, "metadata", "namespace", NULL), "regs");
         cr_assert_str_eq(str(dep, "metadata", "labels", "app.kubernetes.io/managed-by"),
@@ -268,13 +268,25 @@ Test(settings, registry_sqlite_objects_as_the_operator_writes_them)
         cr_assert_str_eq(str(json_array_get(json_get_path(dep, "spec", "template", "spec",
                                                           "volumes", NULL),
                                             0),
-                             "name", NULL, NULL),
-                         "data");
+                             "persistentVolumeClaim", "claimName", NULL),
+                         "mr-c-data");
         cr_assert_str_eq(str(json_array_get(json_get_path(dep, "spec", "template", "spec",
                                                           "containers", NULL),
                                             0),
                              "image", NULL, NULL),
                          "img:1");
+        /* SQLite's claim, as deploy/overlays/registry-sqlite */
+        pvc = ui_registry_pvc(q.name, "regs");
+        cr_assert_str_eq(str(pvc, "metadata", "name", NULL), "mr-c-data");
+        cr_assert_str_eq(str(pvc, "metadata", "labels", "app"), "mr-c");
+        cr_assert_str_eq(str(json_get_path(pvc, "spec", "resources", NULL), "requests", "storage",
+                             NULL),
+                         "1Gi");
+        cr_assert_str_eq(json_string_value(
+                                 json_array_get(json_get_path(pvc, "spec", "accessModes", NULL),
+                                                0)),
+                         "ReadWriteOnce");
+        json_decref(pvc);
         /* the Service: what the console's registry discovery reads */
         cr_assert_str_eq(str(svc, "metadata", "labels", "component"), "model-registry");
         cr_assert_str_eq(str(svc, "metadata", "annotations", "displayName"), "Team C");

@@ -686,9 +686,10 @@ MR_C = {"data": {"modelRegistry": {
     "spec": {"rest": {}, "grpc": {}}}}}
 
 
-def registry_objects(name):
+def registry_objects(name, pvc=False):
     out = {}
-    for kind, obj in (("deployment", name), ("service", name), ("role", f"registry-user-{name}")):
+    kinds = [("deployment", name), ("service", name), ("role", f"registry-user-{name}")]
+    for kind, obj in kinds + ([("pvc", f"{name}-data")] if pvc else []):
         r = subprocess.run([TESTENV, "kubectl", DIR, "-n", REG_NS, "get", kind, obj, "-o", "json"],
                            capture_output=True, text=True)
         out[kind] = json.loads(r.stdout) if r.returncode == 0 else None
@@ -710,6 +711,8 @@ def registry_admins():
            "rules": [{"apiGroups": [""], "resources": ["services"], "verbs": ["get"]},
                      {"apiGroups": ["apps"], "resources": ["deployments"],
                       "verbs": ["get", "create", "delete"]},
+                     {"apiGroups": [""], "resources": ["persistentvolumeclaims"],
+                      "verbs": ["get"]},
                      {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles"],
                       "verbs": ["get"]}]})
     bind_in(REG_NS, "half-admin", "half-admin", "half-admin")
@@ -720,11 +723,13 @@ def test_settings_registry_refusals_write_nothing():
     none = {"deployment": None, "service": None, "role": None}
     expect_error(as_user(BOB, "POST", S + "/model_registry", MR_C), 403, "kubernetes",
                  f"user bob may not get deployments.apps mr-c in namespace {REG_NS}")
-    expect(registry_objects("mr-c") == none, "bob's refused create wrote something")
+    expect(registry_objects("mr-c", pvc=True) == dict(none, pvc=None),
+           "bob's refused create wrote something")
     # half-admin's Deployment is written, the Service refused: the Deployment is removed
     expect_error(as_user(HALF_ADMIN, "POST", S + "/model_registry", MR_C), 403, "kubernetes",
                  f"user half-admin may not create services mr-c in namespace {REG_NS}")
-    wait_until(lambda: registry_objects("mr-c") == none, "half-admin's Deployment to be removed")
+    wait_until(lambda: registry_objects("mr-c", pvc=True) == dict(none, pvc=None),
+               "half-admin's Deployment to be removed")
     # bad input: 400 or 422 naming the field, before anything is sent
     bad = json.loads(json.dumps(MR_C))
     bad["data"]["modelRegistry"]["metadata"]["name"] = "Team_C"
@@ -778,8 +783,8 @@ def test_settings_registry_create_patch_delete():
                                                       "description": "C's models"} and
            doc["data"]["spec"]["rest"]["port"] == 8080 and
            "postgres" not in doc["data"]["spec"], doc)
-    o = registry_objects("mr-c")
-    # the Deployment: modelplane registry on SQLite in an emptyDir, as deploy/base/registry
+    o = registry_objects("mr-c", pvc=True)
+    # the Deployment: modelplane registry on SQLite on its claim, as deploy/overlays/registry-sqlite
     dep = o["deployment"]
     pod = dep["spec"]["template"]["spec"]
     c = pod["containers"][0]
@@ -792,7 +797,12 @@ def test_settings_registry_create_patch_delete():
     expect(c["ports"][0]["name"] == "http-api" and c["ports"][0]["containerPort"] == 8080, c)
     expect(c["readinessProbe"]["httpGet"]["path"] == "/readyz/health", c)
     expect(c["volumeMounts"] == [{"name": "data", "mountPath": "/data"}], c)
-    expect(pod["volumes"] == [{"name": "data", "emptyDir": {}}], pod)
+    expect(pod["volumes"] == [{"name": "data",
+                                "persistentVolumeClaim": {"claimName": "mr-c-data"}}], pod)
+    pvc = o["pvc"]
+    expect(pvc["spec"]["accessModes"] == ["ReadWriteOnce"] and
+           pvc["spec"]["resources"]["requests"]["storage"] == "1Gi" and
+           pvc["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "modelplane-ui", pvc)
     expect(c["securityContext"]["readOnlyRootFilesystem"] is True and
            pod["securityContext"]["runAsNonRoot"] is True and
            pod["automountServiceAccountToken"] is False, pod)
@@ -867,9 +877,31 @@ def test_settings_registry_create_patch_delete():
     expect(st == 204, f"delete: {st} {raw[:300]!r}")
     expect(registry_objects("mr-c") == {"deployment": None, "service": None, "role": None},
            registry_objects("mr-c"))
+    left = registry_objects("mr-c", pvc=True)["pvc"]  # gone, or held by pvc-protection
+    expect(left is None or left["metadata"].get("deletionTimestamp"), left)
     expect("mr-c-hank" not in registry_bindings(), registry_bindings())
     wait_until(lambda: "mr-c" not in registry_names(HANK), "mr-c to leave hank's list")
     expect_error(as_user(REG_ADMIN, "GET", S + "/model_registry/mr-c"), 404, "ui", "mr-c")
+
+
+def test_settings_registry_postgres_then_sqlite():
+    """A registry made on PostgreSQL has no claim; moved to SQLite, its claim is made."""
+    registry_admins()
+    body = with_body(MR_C, postgres={"host": "db", "database": "mr", "username": "u"})
+    body["data"]["modelRegistry"]["metadata"]["name"] = "mr-e"
+    st, _, raw, doc = as_user(REG_ADMIN, "POST", S + "/model_registry", body)
+    expect(st == 201 and doc["data"]["spec"]["postgres"]["host"] == "db", raw)
+    expect(registry_objects("mr-e", pvc=True)["pvc"] is None, "a claim for PostgreSQL")
+    st, _, raw, doc = as_user(REG_ADMIN, "PATCH", S + "/model_registry/mr-e",
+                              {"data": {"modelRegistry": {"spec": {"postgres": None}}}})
+    expect(st == 200 and "postgres" not in doc["data"]["spec"], raw)
+    o = registry_objects("mr-e", pvc=True)
+    expect(o["pvc"] and o["deployment"]["spec"]["template"]["spec"]["volumes"] ==
+           [{"name": "data", "persistentVolumeClaim": {"claimName": "mr-e-data"}}], o)
+    expect(o["deployment"]["spec"]["template"]["spec"]["containers"][0]["args"][2] ==
+           "--database=/data/model-registry.db", o["deployment"])
+    st, _, raw, _ = as_user(REG_ADMIN, "DELETE", S + "/model_registry/mr-e")
+    expect(st == 204, raw)
 
 
 def test_settings_certificates():
@@ -1160,7 +1192,7 @@ def test_settings_registry_contract_as_admin():
         schemathesis("reg-admin", 50, "--max-examples", "25", "--include-path-regex",
                      "^/api/v1/settings/(model_registry|certificates)")
     finally:
-        kubectl("-n", REG_NS, "delete", "deployments,services,roles", "-l",
+        kubectl("-n", REG_NS, "delete", "deployments,services,roles,persistentvolumeclaims", "-l",
                 "app.kubernetes.io/managed-by=modelplane-ui", "--wait=false")
 
 
@@ -1903,7 +1935,8 @@ for t in (test_namespaces_only_those_the_user_may_read, test_forbidden_namespace
           test_deploy_from_another_registry, test_settings_registries,
           test_settings_role_bindings_grant_and_revoke, test_settings_groups,
           test_settings_registry_refusals_write_nothing, test_settings_registry_create_patch_delete,
-          test_settings_certificates, test_settings_registry_contract_as_admin,
+          test_settings_registry_postgres_then_sqlite, test_settings_certificates,
+          test_settings_registry_contract_as_admin,
           test_catalog_source_configs, test_catalog_source_preview,
           test_catalog_hf_preview_reads_the_sources_secret,
           test_transfer_job_create_as_upstream_shapes_it,

@@ -36,7 +36,7 @@ function RegistryFields({ prefix, form, set, problems, shown, mode }: { prefix: 
       <Field id={id('description')} label="Description" help="Optional." problem={problems.description} shown={shown}>
         {(v, d) => <TextArea id={id('description')} value={form.description} onChange={(_e, x) => set({ description: x })} rows={2} validated={v} aria-describedby={d} />}
       </Field>
-      <Field id={id('database')} label="Database" help={form.database === 'sqlite' ? "SQLite inside the registry's pod: its data lasts as long as the pod. Use PostgreSQL for a registry that must last." : 'The registry connects to this PostgreSQL database.'} shown={shown}>
+      <Field id={id('database')} label="Database" help={form.database === 'sqlite' ? "SQLite on a 1Gi volume claim (NAME-data) of the cluster's default storage class, one pod at a time." : 'The registry connects to this PostgreSQL database.'} shown={shown}>
         {(_v, d) => (
           <FormSelect id={id('database')} value={form.database} onChange={(_e, x) => set({ database: x as DatabaseChoice })} aria-describedby={d}>
             <FormSelectOption value="sqlite" label="Embedded SQLite" />
@@ -223,13 +223,13 @@ export default function Settings() {
       </PageSection>
       <PageSection>
         <Title headingLevel="h2">Create a model registry</Title>
-        <Content component="p">As the model-registry operator would: a Deployment running the registry, its Service and the Role registry-user-NAME that grants its use, made with your permissions in the registries&apos; namespace.</Content>
+        <Content component="p">As the model-registry operator would: a Deployment running the registry, its Service, the Role registry-user-NAME that grants its use and, for SQLite, a volume claim, made with your permissions in the registries&apos; namespace.</Content>
         <CreateRegistry busy={busy} run={run} />
       </PageSection>
       {editing && <EditRegistry name={editing.metadata.name} onSaved={(what) => void run(what, () => Promise.resolve())} onClose={() => setEditing(null)} />}
       {deleting && (
         <TypeToConfirmModal title={`Delete model registry ${registryTitle(deleting)}?`} label={`Type the registry name, ${deleting.metadata.name}, to confirm`} expected={deleting.metadata.name} action="Delete" onConfirm={async () => void (await run(`Model registry ${deleting.metadata.name} deleted.`, () => del(`${PATH}/${encodeURIComponent(deleting.metadata.name)}`)))} onClose={() => setDeleting(null)}>
-          Its Deployment, Service, Role and the RoleBindings granting its use are deleted; with SQLite, its data goes with its pod.
+          Its Deployment, Service, Role, the RoleBindings granting its use and its SQLite volume claim (with the registry's data) are deleted; a PostgreSQL database stays.
         </TypeToConfirmModal>
       )}
     </>
