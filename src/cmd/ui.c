@@ -114,8 +114,8 @@ static const struct cli_option ui_options[] = {
         { "ca-file", 0, CLI_ARG_REQUIRED, "PATH", "CA bundle for https registry/catalog URLs",
           OPT_CA_FILE },
         { "transfer-job-image", 0, CLI_ARG_REQUIRED, "IMAGE",
-          "image of the model transfer jobs' containers,\nwhich run `modelplane async-upload` "
-          "(default\n" UI_TRANSFER_IMAGE_DEFAULT ")",
+          "image of the model transfer jobs' containers,\nwhich run `modelplane async-upload`, "
+          "and of\nthe registries the console makes (default\n" UI_TRANSFER_IMAGE_DEFAULT ")",
           OPT_TRANSFER_IMAGE },
         { "max-connections-per-ip", 0, CLI_ARG_REQUIRED, "N",
           "concurrent connections from one client address,\nmore get 429 with Retry-After; "

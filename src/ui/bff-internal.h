@@ -197,6 +197,10 @@ const char *bff_registry_namespace(struct call *c, bool *ret_given, int *ret_r);
 /* bff-settings.c: the settings routes, as the user (docs/ui.md, "Settings"). */
 int bff_api_settings_registries(struct call *c);
 int bff_api_settings_registry(struct call *c);
+int bff_api_settings_registry_create(struct call *c);
+int bff_api_settings_registry_update(struct call *c);
+int bff_api_settings_registry_delete(struct call *c);
+int bff_api_settings_certificates(struct call *c);
 int bff_api_role_bindings(struct call *c);
 int bff_api_role_binding_create(struct call *c);
 int bff_api_role_binding_update(struct call *c);

@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
 import { join } from 'node:path';
-import { FULL, Stack, apply, kubectl, registry, waitFor } from './stack.mjs';
+import { FULL, ROOT, Stack, apply, kubectl, registry, waitFor } from './stack.mjs';
 import { axe, launch, screenshot, userPage } from './browser.mjs';
 
 let stack;
@@ -152,6 +152,98 @@ test('registry settings: an administrator grants and removes the use of a regist
   await banner.waitFor({ timeout: T });
   assert.match(await banner.innerText(), /mallory may not list rolebindings/);
   await noA11yViolations(other, 'registry permissions, refused');
+});
+
+test('registries made by the console: an administrator with the shipped role creates, edits and deletes one; a user without rights is refused in words', { skip: NEEDS_FULL }, async () => {
+  const ns = stack.nsA; // the registries' namespace (--registry-service)
+  kubectl(['apply', '-n', 'modelplane-system', '-f', join(ROOT, 'deploy/base/ui/rbac.yaml')]);
+  apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'registry-admin-reg-admin', namespace: ns },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'modelplane-registry-admin' },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'reg-admin' }],
+  });
+  const obj = (kind, name) => {
+    try {
+      return JSON.parse(kubectl(['-n', ns, 'get', kind, name, '-o', 'json']));
+    } catch {
+      return null;
+    }
+  };
+
+  const page = await userPage(browser, 'reg-admin');
+  const create = page.getByRole('form', { name: 'Create a model registry' });
+  await page.goto(`${stack.url}/#/settings`);
+  await page.getByRole('heading', { name: 'Create a model registry' }).waitFor({ timeout: T });
+  await noA11yViolations(page, 'registry settings, create form');
+
+  // a bad name is refused in the page, nothing sent
+  await create.locator('#registry-name').fill('Mr_Web');
+  await create.getByLabel('Display name').fill('Team Web');
+  await create.getByRole('button', { name: 'Create registry' }).click();
+  await page.getByText("The registry's name is its Service's").waitFor({ timeout: T });
+  assert.equal(obj('deployment', 'mr-web'), null);
+
+  // created as the user: the Deployment, Service and Role, listed with its actions
+  await create.locator('#registry-name').fill('mr-web');
+  await create.getByRole('button', { name: 'Create registry' }).click();
+  await page.getByText('Model registry mr-web created').waitFor({ timeout: T });
+  const row = page.getByTestId('registries-table').locator('tbody tr', { hasText: 'mr-web' });
+  await row.waitFor({ timeout: T });
+  assert.match(await row.innerText(), /Team Web \(mr-web\)/);
+  assert.deepEqual(obj('deployment', 'mr-web').spec.template.spec.containers[0].args, ['registry', '--hostname=0.0.0.0', '--database=/data/model-registry.db']);
+  assert.equal(obj('service', 'mr-web').metadata.labels.component, 'model-registry');
+  assert.equal(obj('role', 'registry-user-mr-web').rules[0].resourceNames[0], 'mr-web');
+  assert.equal(obj('pvc', 'mr-web-data').spec.resources.requests.storage, '1Gi');
+  await screenshot(page, 'registry-settings-created');
+  await noA11yViolations(page, 'registry settings, one made here');
+
+  // edited in a dialog: the display name and the database
+  await page.getByRole('button', { name: 'Edit Team Web' }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByLabel('Display name').fill('Team Web 2');
+  await dialog.getByLabel('Database', { exact: true }).selectOption('postgres');
+  await dialog.getByLabel('Host').fill('db.example');
+  await dialog.getByLabel('Database name').fill('mr');
+  await dialog.getByLabel('Username').fill('mr_user');
+  await dialog.getByLabel('Password Secret').fill('mr-web-db');
+  await noA11yViolations(page, 'registry settings, edit dialog');
+  await dialog.getByRole('button', { name: 'Save' }).click();
+  await page.getByText('Model registry mr-web saved.').waitFor({ timeout: T });
+  await waitFor('the new display name', async () => /Team Web 2/.test(await row.innerText()), T);
+  const c = obj('deployment', 'mr-web').spec.template.spec.containers[0];
+  assert.equal(c.args[2], '--database=host=db.example port=5432 dbname=mr user=mr_user');
+  assert.deepEqual(c.env, [{ name: 'PGPASSWORD', valueFrom: { secretKeyRef: { name: 'mr-web-db', key: 'database-password' } } }]);
+  // opened again, the dialog shows the database read back from the Deployment
+  await page.getByRole('button', { name: 'Edit Team Web 2' }).click();
+  assert.equal(await page.getByRole('dialog').getByLabel('Host').inputValue({ timeout: T }), 'db.example');
+  assert.equal(await page.getByRole('dialog').getByLabel('Password Secret').inputValue(), 'mr-web-db');
+  await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+
+  // deleted after typing its name
+  await page.getByRole('button', { name: 'Delete Team Web 2' }).click();
+  await page.getByLabel('Type the registry name, mr-web, to confirm').fill('mr-web');
+  await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+  await page.getByText('Model registry mr-web deleted.').waitFor({ timeout: T });
+  await waitFor('the row to go', async () => (await row.count()) === 0, T);
+  assert.equal(obj('deployment', 'mr-web'), null);
+  assert.equal(obj('service', 'mr-web'), null);
+  assert.equal(obj('role', 'registry-user-mr-web'), null);
+  const claim = obj('pvc', 'mr-web-data'); // gone, or held by pvc-protection
+  assert.ok(claim === null || claim.metadata.deletionTimestamp, 'the claim stayed');
+  assert.deepEqual(page.problems, [], 'console errors or CSP violations in the page');
+
+  // mallory may not: refused in words, nothing written
+  const other = await userPage(browser, 'mallory');
+  const mcreate = other.getByRole('form', { name: 'Create a model registry' });
+  await other.goto(`${stack.url}/#/settings`);
+  await other.getByTestId('error-banner').waitFor({ timeout: T });
+  await mcreate.locator('#registry-name').fill('mr-mallory');
+  await mcreate.getByRole('button', { name: 'Create registry' }).click();
+  const refused = other.getByTestId('change-outcome');
+  await refused.waitFor({ timeout: T });
+  assert.match(await refused.innerText(), /mallory may not get deployments\.apps mr-mallory/);
+  assert.equal(obj('deployment', 'mr-mallory'), null);
+  await noA11yViolations(other, 'registry settings, refused');
 });
 
 test('catalog sources: an administrator adds a YAML source, disables a default one and deletes hers; a user without the right is refused in words', { skip: NEEDS_FULL }, async () => {

@@ -1,6 +1,6 @@
 // Shared pieces of the screens: async loading state, error banners, empty states, status labels.
 import React, { useCallback, useEffect, useRef, useState } from 'react';
-import { Alert, Bullseye, Button, Content, DescriptionList, DescriptionListDescription, DescriptionListGroup, DescriptionListTerm, EmptyState, EmptyStateBody, ExpandableSection, Form, FormGroup, HelperText, HelperTextItem, Label, Modal, ModalBody, ModalFooter, ModalHeader, Spinner, TextArea, TextInput } from '@patternfly/react-core';
+import { Alert, Bullseye, Button, Content, DescriptionList, DescriptionListDescription, DescriptionListGroup, DescriptionListTerm, EmptyState, EmptyStateBody, ExpandableSection, Form, FormGroup, FormHelperText, HelperText, HelperTextItem, Label, Modal, ModalBody, ModalFooter, ModalHeader, Spinner, TextArea, TextInput } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { ApiError } from './api';
 import { absoluteTime, conditionColor, labelsOf, logoSrc, loadedColor, loadedText, propertyRows, relativeTime, replicaStateColor, type Condition, type Loaded, type StatusColor } from './format';
@@ -546,5 +546,20 @@ export function ChangeOutcome({ outcome }: { outcome: Outcome | null }) {
     <Alert isInline variant={outcome.ok ? 'success' : 'danger'} title={outcome.ok ? outcome.text : 'The change was refused'} data-testid="change-outcome">
       {!outcome.ok && outcome.text}
     </Alert>
+  );
+}
+
+/** One text field with its help, or its problem once the form was submitted. */
+export function Field({ id, label, help, problem, shown, isRequired, children }: { id: string; label: string; help: string; problem?: string; shown: boolean; isRequired?: boolean; children: (validated: 'error' | 'default', describedBy: string) => React.ReactNode }) {
+  const bad = shown && !!problem;
+  return (
+    <FormGroup label={label} isRequired={isRequired} fieldId={id}>
+      {children(bad ? 'error' : 'default', `${id}-help`)}
+      <FormHelperText>
+        <HelperText id={`${id}-help`}>
+          <HelperTextItem variant={bad ? 'error' : 'default'}>{bad ? problem : help}</HelperTextItem>
+        </HelperText>
+      </FormHelperText>
+    </FormGroup>
   );
 }

@@ -187,6 +187,8 @@ export interface EventView {
 /** GET /settings/model_registry: upstream's ModelRegistryKind, from a registry's Service. */
 export interface ModelRegistryKind {
   metadata: { name: string; namespace: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  /** postgres: a registry this console made on PostgreSQL (from its Deployment; never a password). */
+  spec?: { postgres?: { host?: string; port?: number; database?: string; username?: string; sslMode?: string; passwordSecret?: { name?: string; key?: string } } };
 }
 
 export interface RoleBindingSubject {

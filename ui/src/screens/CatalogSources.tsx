@@ -4,11 +4,11 @@
 // id, and a preview of what a source's settings include. Every call is made as the user, so
 // Kubernetes RBAC decides; a refusal is shown in words.
 import React, { useState } from 'react';
-import { Alert, Button, Content, Form, FormGroup, FormHelperText, FormSelect, FormSelectOption, HelperText, HelperTextItem, Label, Modal, ModalBody, ModalFooter, ModalHeader, PageSection, Switch, TextArea, TextInput, Title } from '@patternfly/react-core';
+import { Alert, Button, Content, Form, FormGroup, FormSelect, FormSelectOption, Label, Modal, ModalBody, ModalFooter, ModalHeader, PageSection, Switch, TextArea, TextInput, Title } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { ApiError, del, get, patch, post, queryString } from '../api';
 import { createPayload, emptyForm, formOf, formProblems, previewProblem, previewRequest, updatePayload, type FormProblems, type SourceForm, type SourceKind } from '../catalogsources';
-import { ChangeOutcome, Empty, ErrorBanner, Loading, TypeToConfirmModal, useAsync, useChange } from '../common';
+import { ChangeOutcome, Empty, ErrorBanner, Field, Loading, TypeToConfirmModal, useAsync, useChange } from '../common';
 import type { CatalogSourceConfig } from '../types';
 
 const PATH = '/settings/model_catalog/source_configs';
@@ -24,21 +24,6 @@ const typeName = (t: string | undefined) => (t === 'hf' ? 'Hugging Face' : t ===
 
 function messageOf(e: unknown): string {
   return e instanceof ApiError ? e.message : e instanceof Error ? e.message : String(e);
-}
-
-/** One text field with its help, or its problem once the form was submitted. */
-function Field({ id, label, help, problem, shown, isRequired, children }: { id: string; label: string; help: string; problem?: string; shown: boolean; isRequired?: boolean; children: (validated: 'error' | 'default', describedBy: string) => React.ReactNode }) {
-  const bad = shown && !!problem;
-  return (
-    <FormGroup label={label} isRequired={isRequired} fieldId={id}>
-      {children(bad ? 'error' : 'default', `${id}-help`)}
-      <FormHelperText>
-        <HelperText id={`${id}-help`}>
-          <HelperTextItem variant={bad ? 'error' : 'default'}>{bad ? problem : help}</HelperTextItem>
-        </HelperText>
-      </FormHelperText>
-    </FormGroup>
-  );
 }
 
 /**
