@@ -395,6 +395,96 @@ def test_broken_registry_is_502_naming_it():
         srv.shutdown()
 
 
+class ConflictingApi(http.server.BaseHTTPRequestHandler):
+    """A Kubernetes API server whose catalog sources ConfigMap another writer changes (PUT: 409
+    Conflict) or creates (POST: 409 AlreadyExists) between the console's read and its write: the
+    two races the console can only meet, never make, with a real API server."""
+    user_cm = True  # the user ConfigMap exists (its replace conflicts), else its create does
+    writes = []
+
+    def reply(self, code, obj):
+        body = json.dumps(obj).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def status(self, code, reason, message):
+        self.reply(code, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                          "reason": reason, "code": code, "message": message})
+
+    def do_GET(self):  # noqa: N802
+        if self.path.endswith("/configmaps/model-catalog-sources") and self.user_cm:
+            self.reply(200, {"apiVersion": "v1", "kind": "ConfigMap",
+                             "metadata": {"name": "model-catalog-sources", "namespace": "cat",
+                                          "resourceVersion": "7"},
+                             "data": {"sources.yaml": "catalogs: []\n"}})
+        else:
+            self.status(404, "NotFound", "not found")
+
+    def write_body(self):
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        ConflictingApi.writes.append((self.command, self.path))
+
+    def do_PUT(self):  # noqa: N802
+        self.write_body()
+        self.status(409, "Conflict", 'Operation cannot be fulfilled on configmaps '
+                    '"model-catalog-sources": the object has been modified; please apply your '
+                    'changes to the latest version and try again')
+
+    def do_POST(self):  # noqa: N802
+        if "accessreviews" in self.path:  # whatever the console asks: allowed
+            review = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+            self.reply(201, {**review, "status": {"allowed": True}})
+            return
+        self.write_body()
+        self.status(409, "AlreadyExists", 'configmaps "model-catalog-sources" already exists')
+
+    def log_message(self, *a):
+        pass
+
+
+def test_catalog_source_change_that_races_another_writer_is_409():
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), ConflictingApi)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    kc = os.path.join(T, "conflicting.kubeconfig")
+    with open(kc, "w") as f:
+        f.write(f"""apiVersion: v1
+kind: Config
+clusters:
+- name: fake
+  cluster:
+    server: http://127.0.0.1:{srv.server_address[1]}
+users:
+- name: ui
+  user:
+    token: t
+contexts:
+- name: fake
+  context:
+    cluster: fake
+    user: ui
+current-context: fake
+""")
+    u = Server(["ui", "-l", "127.0.0.1:0", "--kubeconfig", kc, "--insecure-skip-access-review",
+                "--catalog-url", catalog.url, "--catalog-service", "cat/model-catalog",
+                "--trusted-proxy", "127.0.0.1/32"], name="ui-conflict")
+    new = {"data": {"id": "team_models", "name": "Team models", "type": "yaml",
+                    "yaml": "source: Team\nmodels:\n- name: team/m1\n"}}
+    try:
+        for exists, verb in ((True, "PUT"), (False, "POST")):
+            ConflictingApi.user_cm = exists
+            ConflictingApi.writes = []
+            err = expect_error(write("POST", "/api/v1/settings/model_catalog/source_configs", new,
+                                     port=u.port), 409, "kubernetes", "changed since they were read")
+            expect("model-catalog-sources" in err["message"] and "cat" in err["message"], err)
+            expect([w[0] for w in ConflictingApi.writes] == [verb], ConflictingApi.writes)
+    finally:
+        u.stop()
+        srv.shutdown()
+
+
 def test_static_files():
     st, h, raw, _ = call(ui.port, "GET", "/")
     expect(st == 200 and raw == INDEX, f"{st} {raw[:80]!r}")
@@ -478,7 +568,8 @@ def test_registry_down_is_503_and_catalog_works():
     expect_error(get("/api/v1/model_catalog/sources"), 503, "catalog", catalog.url)
 
 
-for t in (test_healthcheck_needs_no_identity, test_no_identity_is_401_with_a_clear_message,
+for t in (test_catalog_source_change_that_races_another_writer_is_409,
+          test_healthcheck_needs_no_identity, test_no_identity_is_401_with_a_clear_message,
           test_user_header_from_trusted_address, test_untrusted_header_needs_the_shared_secret,
           test_bearer_without_kubernetes, test_malformed_identity_headers,
           test_write_without_csrf_is_refused, test_write_rules_content_type_and_origin,
