@@ -1,5 +1,6 @@
 // Debian's chromium driven by playwright-core (never a downloaded browser), axe-core injected
 // into the page, and screenshots under the build directory.
+import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -41,6 +42,12 @@ export async function axe(page) {
     return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }));
   });
   return res.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
+
+/** Asserts that axe finds no serious or critical violation on the page (named in the message). */
+export async function noA11yViolations(page, screen) {
+  const v = await axe(page);
+  assert.deepEqual(v, [], `axe: serious/critical violations on ${screen}: ${JSON.stringify(v, null, 1)}`);
 }
 
 export async function screenshot(page, name) {

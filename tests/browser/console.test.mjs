@@ -3,7 +3,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FULL, Stack, apply, kubectl, registry, waitFor } from './stack.mjs';
-import { axe, launch, screenshot, userPage } from './browser.mjs';
+import { launch, noA11yViolations, screenshot, userPage } from './browser.mjs';
 
 let stack;
 let browser;
@@ -22,11 +22,6 @@ after(async () => {
   await browser?.close();
   await stack?.stop();
 });
-
-async function noA11yViolations(page, screen) {
-  const v = await axe(page);
-  assert.deepEqual(v, [], `axe: serious/critical violations on ${screen}: ${JSON.stringify(v, null, 1)}`);
-}
 
 function noProblems(page) {
   assert.deepEqual(page.problems, [], 'console errors or CSP violations in the page');

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { Buffer } from 'node:buffer';
 import { join } from 'node:path';
 import { FULL, ROOT, Stack, apply, kubectl, registry, waitFor } from './stack.mjs';
-import { axe, launch, screenshot, userPage } from './browser.mjs';
+import { launch, noA11yViolations, screenshot, userPage } from './browser.mjs';
 
 let stack;
 let browser;
@@ -24,11 +24,6 @@ after(async () => {
   await browser?.close();
   await stack?.stop();
 });
-
-async function noA11yViolations(page, screen) {
-  const v = await axe(page);
-  assert.deepEqual(v, [], `axe: serious/critical violations on ${screen}: ${JSON.stringify(v, null, 1)}`);
-}
 
 test('a second registry: offered in the switcher to a user who may get its Service, its models shown once chosen', { skip: NEEDS_FULL }, async () => {
   const pid = process.pid;

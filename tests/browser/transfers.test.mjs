@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { FULL, ROOT, Stack, apply, kubectl, waitFor } from './stack.mjs';
-import { axe, launch, screenshot, userPage } from './browser.mjs';
+import { launch, noA11yViolations, screenshot, userPage } from './browser.mjs';
 
 let stack;
 let browser;
@@ -23,11 +23,6 @@ after(async () => {
   await browser?.close();
   await stack?.stop();
 });
-
-async function noA11yViolations(page, screen) {
-  const v = await axe(page);
-  assert.deepEqual(v, [], `axe: serious/critical violations on ${screen}: ${JSON.stringify(v, null, 1)}`);
-}
 
 test('transfer jobs: a user with the shipped role starts one from the form, sees it and deletes it; a user without rights is refused in words', { skip: NEEDS_FULL }, async () => {
   const ns = stack.nsB;
