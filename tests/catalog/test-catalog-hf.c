@@ -735,6 +735,23 @@ Test(hf, watcher_syncs_every_sync_interval)
         remove_sources(path);
 }
 
+/* POSTs @config (YAML) as the multipart part "config" of a preview with c (its URL, headers and
+ * writer set); the answer's body in b (reset first). Returns the status. */
+static long post_config(CURL *c, struct buf *b, const char *config)
+{
+        char body[1024];
+        long status = 0;
+
+        buf_reset(b);
+        snprintf(body, sizeof(body),
+                 "--B\r\nContent-Disposition: form-data; name=\"config\"\r\n\r\n%s\r\n--B--\r\n",
+                 config);
+        curl_easy_setopt(c, CURLOPT_COPYPOSTFIELDS, body);
+        cr_assert_eq(curl_easy_perform(c), CURLE_OK);
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+        return status;
+}
+
 Test(hf, source_preview_over_http)
 {
         char *path = write_sources("");
@@ -743,7 +760,7 @@ Test(hf, source_preview_over_http)
         struct http_server *http = NULL;
         struct http_server_config hc = { HTTP_SERVER_CONFIG_DEFAULTS };
         struct buf b = BUF_INIT(1U << 20);
-        char url[256], body[1024];
+        char url[256];
         struct curl_slist *h = NULL;
         json_t *out, *items;
         long status = 0;
@@ -761,20 +778,16 @@ Test(hf, source_preview_over_http)
         cr_assert_eq(http_server_start(&hc, &http), 0);
         snprintf(url, sizeof(url), "http://127.0.0.1:%u" CATALOG_API_BASE "/sources/preview",
                  (unsigned)http_server_port(http));
-        snprintf(body, sizeof(body),
-                 "--B\r\nContent-Disposition: form-data; name=\"config\"\r\n\r\n"
-                 "type: hf\nincludedModels: [\"ibm-granite/*\", \"ibm-granite/gone\"]\n"
-                 "excludedModels: [\"*embedding*\"]\n"
-                 "properties: {url: \"http://127.0.0.1:9\"}\n\r\n--B--\r\n");
         c = curl_easy_init();
         h = curl_slist_append(h, "Content-Type: multipart/form-data; boundary=B");
         curl_easy_setopt(c, CURLOPT_URL, url);
         curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
         curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
         curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
-        cr_assert_eq(curl_easy_perform(c), CURLE_OK);
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+        status = post_config(c, &b,
+                             "type: hf\nincludedModels: [\"ibm-granite/*\", \"ibm-granite/gone\"]\n"
+                             "excludedModels: [\"*embedding*\"]\n"
+                             "properties: {url: \"http://127.0.0.1:9\"}\n");
         cr_assert_eq(status, 200, "%s", buf_str(&b));
         out = json_loads(buf_str(&b), 0, NULL);
         items = json_object_get(out, "items");
@@ -789,25 +802,14 @@ Test(hf, source_preview_over_http)
         json_decref(out);
 
         /* an unsupported pattern is a 422 naming it */
-        buf_reset(&b);
-        snprintf(body, sizeof(body),
-                 "--B\r\nContent-Disposition: form-data; name=\"config\"\r\n\r\n"
-                 "type: hf\nincludedModels: [\"*\"]\nproperties: {}\n\r\n--B--\r\n");
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-        cr_assert_eq(curl_easy_perform(c), CURLE_OK);
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+        status = post_config(c, &b, "type: hf\nincludedModels: [\"*\"]\nproperties: {}\n");
         cr_assert_eq(status, 422, "%s", buf_str(&b));
         cr_assert(strstr(buf_str(&b), "is not supported"), "%s", buf_str(&b));
 
         /* the config's own key (the console's): checked first and sent; a rejected one is a 422 */
-        buf_reset(&b);
-        snprintf(body, sizeof(body),
-                 "--B\r\nContent-Disposition: form-data; name=\"config\"\r\n\r\n"
-                 "type: hf\nincludedModels: [\"acme-private/secret-model\"]\n"
-                 "properties: {apiKey: hf_good}\n\r\n--B--\r\n");
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-        cr_assert_eq(curl_easy_perform(c), CURLE_OK);
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+        status = post_config(c, &b,
+                             "type: hf\nincludedModels: [\"acme-private/secret-model\"]\n"
+                             "properties: {apiKey: hf_good}\n");
         cr_assert_eq(status, 200, "%s", buf_str(&b));
         {
                 char auth[128] = "";
@@ -819,14 +821,9 @@ Test(hf, source_preview_over_http)
                               1);
                 cr_assert_str_eq(auth, "Bearer hf_good");
         }
-        buf_reset(&b);
-        snprintf(body, sizeof(body),
-                 "--B\r\nContent-Disposition: form-data; name=\"config\"\r\n\r\n"
-                 "type: hf\nincludedModels: [\"acme-private/secret-model\"]\n"
-                 "properties: {apiKey: hf_revoked}\n\r\n--B--\r\n");
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-        cr_assert_eq(curl_easy_perform(c), CURLE_OK);
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+        status = post_config(c, &b,
+                             "type: hf\nincludedModels: [\"acme-private/secret-model\"]\n"
+                             "properties: {apiKey: hf_revoked}\n");
         cr_assert_eq(status, 422, "%s", buf_str(&b));
         cr_assert(strstr(buf_str(&b), "invalid Hugging Face API credentials"), "%s", buf_str(&b));
         curl_easy_cleanup(c);
